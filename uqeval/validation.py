@@ -1,0 +1,89 @@
+"""Shared argument checks for the metric kernels and prediction containers.
+
+Every check raises :class:`uqeval.errors.InputError` with the argument (or
+column) name, how many rows are bad and the first bad row, e.g.::
+
+    std must be > 0: 3 non-positive values in column 'sigma' (first at row 17)
+
+Rows are counted from 0 over the data rows (the header is not a row).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .errors import InputError
+
+
+def _where(name: str, rows: np.ndarray | None, idx: int) -> str:
+    row = int(rows[idx]) if rows is not None else int(idx)
+    return f"in column '{name}' (first at row {row})"
+
+
+def bad_rows(mask: np.ndarray) -> tuple[int, int]:
+    """Return ``(count, first_index)`` of True entries of a 1-d or 2-d row mask."""
+    mask = np.asarray(mask)
+    if mask.ndim > 1:
+        mask = mask.reshape(mask.shape[0], -1).any(axis=1)
+    idx = np.flatnonzero(mask)
+    return int(idx.size), (int(idx[0]) if idx.size else -1)
+
+
+def as_float_array(x, name: str, ndim: int | tuple[int, ...] = 1) -> np.ndarray:
+    """Convert ``x`` to a float64 ndarray and check its number of dimensions."""
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be numeric: {exc}") from None
+    allowed = (ndim,) if isinstance(ndim, int) else ndim
+    if arr.ndim not in allowed:
+        raise InputError(
+            f"{name} must have {' or '.join(map(str, allowed))} dimension(s), got shape {arr.shape}"
+        )
+    return arr
+
+
+def check_finite(arr: np.ndarray, name: str, rows: np.ndarray | None = None) -> None:
+    """Raise if ``arr`` holds NaN or +-inf."""
+    n, first = bad_rows(~np.isfinite(arr))
+    if n:
+        bad = np.asarray(arr).reshape(len(arr), -1)[first]
+        found = "NaN" if np.isnan(bad).any() else "inf"
+        raise InputError(
+            f"{name} must be finite: {n} row(s) with NaN/inf {_where(name, rows, first)}, found {found}; "
+            "clean the data or pass --nan-policy omit to drop those rows"
+        )
+
+
+def check_positive(arr: np.ndarray, name: str, rows: np.ndarray | None = None) -> None:
+    """Raise if ``arr`` holds values <= 0."""
+    n, first = bad_rows(~(arr > 0))
+    if n:
+        val = np.asarray(arr).reshape(len(arr), -1)[first].min()
+        raise InputError(
+            f"{name} must be > 0: {n} non-positive value(s) {_where(name, rows, first)}, found {val:g}"
+        )
+
+
+def check_same_length(arrays: Sequence[np.ndarray], names: Sequence[str]) -> int:
+    """Raise unless all arrays have the same first dimension; return it."""
+    lengths = [len(a) for a in arrays]
+    if len(set(lengths)) > 1:
+        desc = ", ".join(f"{n}: {l}" for n, l in zip(names, lengths))
+        raise InputError(f"inconsistent numbers of rows ({desc})")
+    return lengths[0] if lengths else 0
+
+
+def check_nonempty(n: int, what: str = "input") -> None:
+    if n == 0:
+        raise InputError(f"{what} has no rows to evaluate")
+
+
+def check_level(level: float, name: str = "level") -> float:
+    """A probability level strictly inside (0, 1)."""
+    level = float(level)
+    if not (0.0 < level < 1.0):
+        raise InputError(f"{name} must be strictly between 0 and 1, got {level:g}")
+    return level
