@@ -45,25 +45,25 @@ def as_float_array(x, name: str, ndim: int | tuple[int, ...] = 1) -> np.ndarray:
     return arr
 
 
-def check_finite(arr: np.ndarray, name: str, rows: np.ndarray | None = None) -> None:
-    """Raise if ``arr`` holds NaN or +-inf."""
+def check_finite(arr: np.ndarray, name: str, rows: np.ndarray | None = None, what: str | None = None) -> None:
+    """Raise if ``arr`` holds NaN or +-inf (``what`` names the quantity, ``name`` the column)."""
     n, first = bad_rows(~np.isfinite(arr))
     if n:
         bad = np.asarray(arr).reshape(len(arr), -1)[first]
         found = "NaN" if np.isnan(bad).any() else "inf"
         raise InputError(
-            f"{name} must be finite: {n} row(s) with NaN/inf {_where(name, rows, first)}, found {found}; "
+            f"{what or name} must be finite: {n} row(s) with NaN/inf {_where(name, rows, first)}, found {found}; "
             "clean the data or pass --nan-policy omit to drop those rows"
         )
 
 
-def check_positive(arr: np.ndarray, name: str, rows: np.ndarray | None = None) -> None:
-    """Raise if ``arr`` holds values <= 0."""
+def check_positive(arr: np.ndarray, name: str, rows: np.ndarray | None = None, what: str | None = None) -> None:
+    """Raise if ``arr`` holds values <= 0 (``what`` names the quantity, ``name`` the column)."""
     n, first = bad_rows(~(arr > 0))
     if n:
         val = np.asarray(arr).reshape(len(arr), -1)[first].min()
         raise InputError(
-            f"{name} must be > 0: {n} non-positive value(s) {_where(name, rows, first)}, found {val:g}"
+            f"{what or name} must be > 0: {n} non-positive value(s) {_where(name, rows, first)}, found {val:g}"
         )
 
 

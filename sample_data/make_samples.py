@@ -1,0 +1,88 @@
+"""Generate the bundled sample files (seeded, deterministic). Run: python sample_data/make_samples.py
+
+Every representation uqeval reads has a small example here. The regression
+files share one synthetic problem: x ~ U[0, 1], y = 2 sin(2 pi x) + noise with
+std 0.5 + x/2 (the ACCRUE "G" problem) and a `shift` column with three levels
+of increasing input shift (the targets of shifted rows get extra noise the
+models do not know about, as in Kompa et al.'s dataset-shift experiments).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from scipy.stats import norm
+
+HERE = Path(__file__).resolve().parent
+N = 2000
+
+
+def write(name: str, cols: dict) -> None:
+    table = pa.table(cols)
+    if name.endswith(".csv"):
+        import pyarrow.csv as pacsv
+
+        pacsv.write_csv(table, HERE / name)
+    else:
+        pq.write_table(table, HERE / name)
+
+
+def regression(rng: np.random.Generator, n: int = N) -> dict:
+    x = rng.uniform(0, 1, n)
+    shift = rng.integers(0, 3, n)
+    true_sd = 0.5 + x / 2
+    noise_sd = true_sd * (1 + 0.5 * shift)          # shifted rows are noisier than the model believes
+    f = 2 * np.sin(2 * np.pi * x)
+    y = f + rng.normal(0, 1, n) * noise_sd
+    mean = f + rng.normal(0, 0.1, n)                 # a slightly imperfect model
+    std = true_sd * 0.9                              # and slightly over-confident
+    return dict(x=x, shift=shift, y=y, mean=mean, std=std)
+
+
+def main() -> None:
+    rng = np.random.default_rng(20240601)
+    r = regression(rng)
+    x, shift, y, mean, std = r["x"], r["shift"], r["y"], r["mean"], r["std"]
+    write("gaussian.parquet", {"x": x, "shift": shift, "y": y, "mu": mean, "sigma": std})
+    write("gaussian.csv", {"x": x, "y": y, "mean": mean, "std": std})
+    write("point.csv", {"x": x, "y": y, "pred": mean})
+    # a second model on the same targets: constant (homoscedastic) std
+    write("gaussian_const.parquet", {"x": x, "shift": shift, "y": y, "mu": mean, "sigma": np.full(N, std.mean())})
+    # intervals: one 90% pair (asymmetric: skewed model), and several levels
+    z90 = norm.ppf(0.95)
+    write("intervals.parquet", {"x": x, "shift": shift, "y": y, "pred": mean,
+                                "lower": mean - z90 * std * 0.8, "upper": mean + z90 * std * 1.2})
+    multi = {"x": x, "y": y, "pred": mean}
+    for lv in (0.5, 0.9, 0.95):
+        z = norm.ppf(0.5 + lv / 2)
+        multi[f"lower_{lv}"] = mean - z * std
+        multi[f"upper_{lv}"] = mean + z * std
+    write("intervals_multi.csv", multi)
+    # quantiles
+    q = {"x": x, "shift": shift, "y": y}
+    for lv in (0.025, 0.05, 0.25, 0.5, 0.75, 0.95, 0.975):
+        q[f"q_{lv}"] = mean + norm.ppf(lv) * std
+    write("quantiles.parquet", q)
+    # samples: a 20-member ensemble (columns) and 50 draws (list column)
+    ens = mean[:, None] + std[:, None] * rng.standard_normal((N, 20))
+    write("samples.parquet", {"x": x, "shift": shift, "y": y, **{f"s_{j}": ens[:, j] for j in range(20)}})
+    draws = mean[:, None] + std[:, None] * rng.standard_normal((N, 50))
+    write("samples_list.parquet", {"y": y, "samples": pa.array(list(draws), type=pa.list_(pa.float64()))})
+    # training targets for width_norm
+    write("train.parquet", {"y": regression(np.random.default_rng(7), 5000)["y"]})
+    # classification: K = 4, a softmax model with temperature miscalibration
+    k = 4
+    logits = rng.normal(0, 1, (N, k)) * 2.0
+    true_p = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    label = (rng.uniform(size=(N, 1)) > np.cumsum(true_p, 1)).sum(1)
+    over = np.exp(1.6 * logits)
+    proba = over / over.sum(1, keepdims=True)        # over-confident
+    write("classification.parquet", {"label": label, "shift": shift,
+                                     **{f"p_{j}": proba[:, j] for j in range(k)}})
+
+
+if __name__ == "__main__":
+    main()

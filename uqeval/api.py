@@ -1,0 +1,74 @@
+"""Python entry points shared by the CLI commands: load, score, group."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .config import Settings
+from .io.load import Loaded, load_predictions
+from .predictions import Prediction
+from .registry import compute_metrics
+from .report.summary import build_summary
+
+
+def score_prediction(pred: Prediction, settings: Settings | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+    """``(metrics, orientation)`` of every metric group that applies to ``pred``."""
+    settings = settings or Settings()
+    pred.require_targets()
+    return compute_metrics(pred, settings)
+
+
+def _group_label(v: Any) -> str:
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return "null"
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def score_groups(loaded: Loaded, settings: Settings) -> dict[str, Any]:
+    """Every metric per value of the ``--by`` column (a loop over groups, not rows)."""
+    labels = np.array([_group_label(v) for v in loaded.groups], dtype=object) if loaded.groups.dtype == object \
+        else np.array([_group_label(v) for v in loaded.groups.tolist()], dtype=object)
+    values, inverse = np.unique(labels.astype(str), return_inverse=True)
+    out: dict[str, Any] = {}
+    for j, value in enumerate(values):
+        idx = np.flatnonzero(inverse == j)
+        metrics, _ = score_prediction(loaded.prediction.subset(idx), settings)
+        out[str(value)] = {"n_rows": int(idx.size), "metrics": metrics}
+    return {"column": loaded.prediction.columns.get("by") or settings.columns.get("by"), "values": out}
+
+
+def train_std(path: str | Path, settings: Settings) -> float:
+    """Standard deviation (ddof=0) of the target column of a training file: the unit of ``width_norm``."""
+    from .errors import InputError
+    from .io.columns import _find
+    from .io.readers import inspect, read_columns, to_float
+
+    table = inspect(path)
+    col = _find(table.columns, "y_true", settings.columns, str(table.path))
+    if col is None:
+        raise InputError(f"{table.path}: no target column (y, y_true, target) in the --train file; name it with --y")
+    cols, _ = read_columns(table, [col])
+    y = to_float(cols[col], col, table.path)
+    y = y[np.isfinite(y)]
+    if y.size < 2:
+        raise InputError(f"{table.path}: the --train file needs at least 2 finite targets in column '{col}'")
+    sd = float(np.std(y))
+    if not sd > 0:
+        raise InputError(f"{table.path}: targets in column '{col}' are constant; their std is 0")
+    return sd
+
+
+def score_file(path: str | Path, settings: Settings | None = None) -> dict[str, Any]:
+    """Load ``path`` and return the full JSON summary (see :mod:`uqeval.report.summary`)."""
+    settings = settings or Settings()
+    loaded = load_predictions(path, settings)
+    metrics, orientation = score_prediction(loaded.prediction, settings)
+    groups = score_groups(loaded, settings) if loaded.groups is not None else None
+    if groups is not None:
+        loaded.info["columns"]["by"] = groups["column"]
+    return build_summary(loaded.info, settings, metrics, orientation, groups)

@@ -1,0 +1,43 @@
+"""The ``uqeval`` command line: ``app`` and ``main``.
+
+Each command lives in its own module and only parses options, calls the core
+and renders. Command modules import nothing heavy at module level, so
+``uqeval --help`` and ``uqeval --version`` never load numpy's friends
+(scipy, matplotlib, pandas).
+"""
+
+from __future__ import annotations
+
+import typer
+
+from .. import __version__
+from . import score as _score
+
+app = typer.Typer(
+    name="uqeval",
+    help="Evaluate predictive uncertainty: calibration, scoring rules, coverage, UCC, recalibration.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"uqeval {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version and exit."),
+) -> None:
+    """uqeval: how good are your uncertainty estimates?"""
+
+
+app.command("score")(_score.score)
+
+
+def main() -> None:
+    app()

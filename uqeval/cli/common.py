@@ -1,0 +1,115 @@
+"""Shared option bundles and the one place where UqevalError becomes an exit code."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Callable, Optional
+
+import typer
+
+from ..errors import UqevalError
+
+
+class OutputFormat(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+class NanPolicy(str, Enum):
+    raise_ = "raise"
+    omit = "omit"
+
+
+class Representation(str, Enum):
+    gaussian = "gaussian"
+    point = "point"
+    intervals = "intervals"
+    quantiles = "quantiles"
+    samples = "samples"
+    categorical = "categorical"
+
+
+# Options shared by every command that reads prediction files.
+YCol = Annotated[Optional[str], typer.Option("--y", help="Target column (default: y, y_true or target; label for classification).")]
+MeanCol = Annotated[Optional[str], typer.Option("--mean", help="Mean / point prediction column (default: mean, mu, y_pred or pred).")]
+StdCol = Annotated[Optional[str], typer.Option("--std", help="Standard deviation column (default: std, sigma or y_std).")]
+VarCol = Annotated[Optional[str], typer.Option("--var", help="Variance column (default: var or variance); converted to std.")]
+LowerCol = Annotated[Optional[str], typer.Option("--lower", help="Lower bound column (default: lower).")]
+UpperCol = Annotated[Optional[str], typer.Option("--upper", help="Upper bound column (default: upper).")]
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="TOML settings file (see configs/default.toml).", dir_okay=False)]
+FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output: rich table, JSON only on stdout, or Markdown.")]
+OutputOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the JSON summary here (atomically).", dir_okay=False)]
+NanOpt = Annotated[Optional[NanPolicy], typer.Option("--nan-policy", help="raise: NaN/inf is an error (default); omit: drop those rows.")]
+SeedOpt = Annotated[Optional[int], typer.Option("--seed", help="Seed for randomised metrics (default 0).")]
+ReprOpt = Annotated[Optional[Representation], typer.Option("--representation", help="Force the representation when columns fit several.")]
+LevelsOpt = Annotated[Optional[str], typer.Option("--levels", help="Comma-separated coverage levels, e.g. 0.5,0.9,0.95 (default 0.95).")]
+
+
+def parse_levels(text: str | None) -> tuple[float, ...] | None:
+    if text is None:
+        return None
+    try:
+        vals = tuple(float(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        raise typer.BadParameter(f"--levels takes comma-separated numbers, got {text!r}") from None
+    if not vals:
+        raise typer.BadParameter("--levels is empty")
+    return vals
+
+
+def parse_pair(text: str | None, flag: str) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    try:
+        a, b = (float(t) for t in text.split(","))
+    except ValueError:
+        raise typer.BadParameter(f"{flag} takes two comma-separated numbers a,b; got {text!r}") from None
+    if not a < b:
+        raise typer.BadParameter(f"{flag} needs a < b; got {text!r}")
+    return a, b
+
+
+def column_overrides(**roles: str | None) -> dict[str, str]:
+    return {k: v for k, v in roles.items() if v}
+
+
+def fail(message: str, code: int) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn a :class:`UqevalError` into one line on stderr and its exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except UqevalError as exc:
+            fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, exc.exit_code)
+        except KeyboardInterrupt:
+            typer.echo("interrupted", err=True)
+            raise typer.Exit(130) from None
+
+    return wrapper
+
+
+def emit(summary: dict, fmt: OutputFormat, output: Path | None, title: str | None = None) -> None:
+    """Write the JSON file (if asked) and render the summary on stdout."""
+    from ..io.writers import dumps_json, write_json
+    from ..report.tables import markdown, rich_table
+
+    if output is not None:
+        write_json(output, summary)
+    if fmt is OutputFormat.json:
+        sys.stdout.write(dumps_json(summary))
+    elif fmt is OutputFormat.markdown:
+        sys.stdout.write(markdown(summary, title))
+    else:
+        from rich.console import Console
+
+        Console().print(rich_table(summary, title))

@@ -1,0 +1,211 @@
+"""Find the columns of each role by name, and the representation they make up.
+
+Names are matched case-insensitively. Explicit choices (flags or the config
+file's ``[columns]`` table) always win; two automatic candidates for one role
+are an error that says which flag picks one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import SchemaError
+
+ALIASES: dict[str, tuple[str, ...]] = {
+    "y_true": ("y", "y_true", "target"),
+    "label": ("label",),
+    "mean": ("mean", "mu", "y_pred", "pred"),
+    "std": ("std", "sigma", "y_std"),
+    "var": ("var", "variance"),
+    "lower": ("lower",),
+    "upper": ("upper",),
+}
+FLAGS = {"y_true": "--y", "mean": "--mean", "std": "--std", "var": "--var", "lower": "--lower",
+         "upper": "--upper", "label": "--y", "by": "--by"}
+
+_NUM = r"(\d*\.?\d+(?:[eE]-?\d+)?)"
+QUANTILE_RE = re.compile(rf"^(?:q|quantile)_?{_NUM}$", re.I)
+LOWER_RE = re.compile(rf"^lower_{_NUM}$", re.I)
+UPPER_RE = re.compile(rf"^upper_{_NUM}$", re.I)
+SAMPLE_RE = re.compile(r"^(?:s|sample)_(\d+)$", re.I)
+PROBA_RE = re.compile(r"^(?:p|prob)_(\d+)$", re.I)
+LOGIT_RE = re.compile(r"^logit_(\d+)$", re.I)
+LIST_COLUMNS = {"samples": "samples", "proba": "proba"}
+
+
+@dataclass
+class ColumnPlan:
+    """Which file columns feed which role of which representation."""
+
+    representation: str
+    roles: dict[str, Any] = field(default_factory=dict)  # role -> column name or list of names
+    levels: list[float] | None = None                    # quantile levels or interval levels
+    list_roles: set[str] = field(default_factory=set)    # roles read from one Parquet list column
+    logits: bool = False
+
+    def needed(self) -> list[str]:
+        out: list[str] = []
+        for v in self.roles.values():
+            out.extend(v if isinstance(v, list) else [v])
+        return out
+
+
+def _find(names: list[str], role: str, explicit: dict[str, str], path: str) -> str | None:
+    if role in explicit:
+        want = explicit[role]
+        if want in names:
+            return want
+        lower = {n.lower(): n for n in names}
+        if want.lower() in lower:
+            return lower[want.lower()]
+        raise SchemaError(
+            f"{path}: column '{want}' given for {role} ({FLAGS.get(role, role)}) not found; "
+            f"available columns: {', '.join(names[:20])}{' ...' if len(names) > 20 else ''}"
+        )
+    hits = [n for n in names if n.lower() in ALIASES.get(role, ())]
+    if len(hits) > 1:
+        raise SchemaError(
+            f"{path}: ambiguous {role} column: {', '.join(repr(h) for h in hits)} all match; "
+            f"choose one with {FLAGS.get(role, role)} COLUMN"
+        )
+    return hits[0] if hits else None
+
+
+def _indexed(names: list[str], regex: re.Pattern[str], what: str, path: str) -> list[str]:
+    """Columns like s_0..s_{M-1}, ordered by index; the indices must be 0..M-1."""
+    found = sorted(((int(m.group(1)), n) for n in names if (m := regex.match(n))), key=lambda t: t[0])
+    if not found:
+        return []
+    idx = [i for i, _ in found]
+    if idx != list(range(len(idx))):
+        raise SchemaError(f"{path}: {what} columns must be numbered 0..{len(idx) - 1} without gaps or repeats; found {idx}")
+    return [n for _, n in found]
+
+
+def _leveled(names: list[str], regex: re.Pattern[str]) -> list[tuple[float, str]]:
+    out = []
+    for n in names:
+        m = regex.match(n)
+        if m:
+            out.append((float(m.group(1)), n))
+    return sorted(out)
+
+
+def plan_columns(
+    names: list[str],
+    list_columns: frozenset[str] | set[str] = frozenset(),
+    explicit: dict[str, Any] | None = None,
+    representation: str | None = None,
+    logits: bool = False,
+    path: str = "input",
+) -> ColumnPlan:
+    """Detect the representation and the column of each role."""
+    explicit = {k: v for k, v in (explicit or {}).items() if v}
+    fam: dict[str, ColumnPlan] = {}
+
+    # classification
+    lc = {n.lower(): n for n in list_columns}
+    proba_cols = _indexed(names, LOGIT_RE if logits else PROBA_RE, "logit" if logits else "probability", path)
+    if not logits and not proba_cols:
+        logit_cols = _indexed(names, LOGIT_RE, "logit", path)
+        if logit_cols:
+            proba_cols, logits = logit_cols, True
+    if proba_cols or "proba" in lc or "proba" in explicit:
+        plan = ColumnPlan("categorical", logits=logits)
+        if "proba" in explicit:
+            plan.roles["proba"] = explicit["proba"]
+            plan.list_roles.add("proba")
+        elif proba_cols:
+            plan.roles["proba"] = proba_cols
+        else:
+            plan.roles["proba"] = lc["proba"]
+            plan.list_roles.add("proba")
+        fam["categorical"] = plan
+    elif representation in (None, "categorical"):
+        single = [n for n in names if n.lower() == "p"]
+        if single:
+            fam["categorical"] = ColumnPlan("categorical", roles={"proba": single}, logits=False)
+
+    samples = _indexed(names, SAMPLE_RE, "sample", path)
+    if samples or "samples" in lc:
+        plan = ColumnPlan("samples")
+        if samples:
+            plan.roles["samples"] = samples
+        else:
+            plan.roles["samples"] = lc["samples"]
+            plan.list_roles.add("samples")
+        fam["samples"] = plan
+
+    quants = _leveled(names, QUANTILE_RE)
+    if quants:
+        fam["quantiles"] = ColumnPlan("quantiles", roles={"quantiles": [n for _, n in quants]},
+                                      levels=[lv for lv, _ in quants])
+
+    lows, ups = _leveled(names, LOWER_RE), _leveled(names, UPPER_RE)
+    lower, upper = _find(names, "lower", explicit, path), _find(names, "upper", explicit, path)
+    if lows or ups:
+        lo_levels, up_levels = [lv for lv, _ in lows], [lv for lv, _ in ups]
+        if lo_levels != up_levels:
+            raise SchemaError(
+                f"{path}: lower_*/upper_* columns must come in pairs; lower levels {lo_levels}, upper levels {up_levels}"
+            )
+        fam["intervals"] = ColumnPlan("intervals", roles={"lower": [n for _, n in lows], "upper": [n for _, n in ups]},
+                                      levels=lo_levels)
+    elif lower or upper:
+        if not (lower and upper):
+            missing = "upper" if lower else "lower"
+            raise SchemaError(f"{path}: found a '{lower or upper}' column but no {missing} bound; "
+                              f"add it or name it with --{missing}")
+        fam["intervals"] = ColumnPlan("intervals", roles={"lower": [lower], "upper": [upper]}, levels=None)
+
+    std, var = _find(names, "std", explicit, path), _find(names, "var", explicit, path)
+    if std and var:
+        raise SchemaError(f"{path}: both a std column ('{std}') and a variance column ('{var}') found; "
+                          "pick one with --std or --var")
+    if std or var:
+        fam["gaussian"] = ColumnPlan("gaussian", roles={"std": std} if std else {"var": var})
+
+    if representation is not None:
+        if representation == "point":
+            chosen = ColumnPlan("point")
+        elif representation not in fam:
+            raise SchemaError(
+                f"{path}: --representation {representation} requested but its columns were not found "
+                f"(detected: {', '.join(sorted(fam)) or 'none'})"
+            )
+        else:
+            chosen = fam[representation]
+    elif len(fam) > 1:
+        raise SchemaError(
+            f"{path}: the columns fit several representations ({', '.join(sorted(fam))}); "
+            "choose one with --representation"
+        )
+    elif fam:
+        chosen = next(iter(fam.values()))
+    else:
+        chosen = ColumnPlan("point")
+
+    # targets and point predictions
+    if chosen.representation == "categorical":
+        target = _find(names, "label", {"label": explicit["y_true"]} if "y_true" in explicit else {}, path) \
+            or _find(names, "y_true", explicit, path)
+    else:
+        target = _find(names, "y_true", explicit, path)
+    if target:
+        chosen.roles["y_true"] = target
+    if chosen.representation in ("gaussian", "point", "intervals"):
+        mean = _find(names, "mean", explicit, path)
+        if mean:
+            chosen.roles["mean"] = mean
+        elif chosen.representation != "intervals":
+            if chosen.representation == "point":
+                raise SchemaError(
+                    f"{path}: no prediction columns found; expected a mean (mean/mu/y_pred/pred), std/sigma, "
+                    "lower/upper, q_<level>, s_<i> or p_<k> columns (or name them with --mean, --std, ...)"
+                )
+            raise SchemaError(f"{path}: no mean column found (mean/mu/y_pred/pred); name it with --mean COLUMN")
+    if "by" in explicit:
+        chosen.roles["by"] = _find(names, "by", explicit, path)
+    return chosen

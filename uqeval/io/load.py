@@ -1,0 +1,133 @@
+"""From a file path to one validated prediction container."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..config import Settings
+from ..errors import InputError
+from ..predictions import Categorical, Gaussian, Intervals, Point, Prediction, Quantiles, Samples
+from .columns import ColumnPlan, plan_columns
+from .readers import inspect, read_columns, to_float, to_matrix
+
+
+@dataclass
+class Loaded:
+    """A prediction plus where it came from (for the JSON ``input`` block)."""
+
+    prediction: Prediction
+    info: dict[str, Any]
+    groups: np.ndarray | None = None  # values of the --by column, aligned with the rows kept
+
+
+def _block(cols: dict, plan: ColumnPlan, role: str, path: Path) -> np.ndarray:
+    spec = plan.roles[role]
+    if role in plan.list_roles:
+        return to_matrix(cols[spec], spec, path)
+    names = spec if isinstance(spec, list) else [spec]
+    return np.column_stack([to_float(cols[n], n, path) for n in names])
+
+
+def load_predictions(path: str | Path, settings: Settings | None = None, require_targets: bool = True) -> Loaded:
+    """Read ``path``, detect its columns and build the matching container.
+
+    With ``settings.nan_policy == "omit"`` rows with NaN/inf in any used column are
+    dropped and counted in ``info["n_dropped"]``; otherwise the container raises
+    naming the first bad row.
+    """
+    settings = settings or Settings()
+    table = inspect(path)
+    plan = plan_columns(
+        table.columns, table.list_columns, explicit=settings.columns,
+        representation=settings.representation, logits=settings.logits, path=str(table.path),
+    )
+    if require_targets and "y_true" not in plan.roles:
+        raise InputError(
+            f"{table.path}: no target column found (expected y, y_true, target"
+            f"{' or label' if plan.representation == 'categorical' else ''}); name it with --y COLUMN"
+        )
+    cols, n_rows = read_columns(table, plan.needed())
+    p = table.path
+    arrays: dict[str, np.ndarray] = {}
+    for role in plan.roles:
+        if role == "by":
+            continue
+        if role in ("quantiles", "samples", "proba", "lower", "upper"):
+            arrays[role] = _block(cols, plan, role, p)
+        else:
+            arrays[role] = to_float(cols[plan.roles[role]], plan.roles[role], p)
+    if "var" in arrays:
+        var = arrays.pop("var")
+        bad = np.isfinite(var) & (var <= 0)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                f"{p}: variance must be > 0: {int(bad.sum())} non-positive value(s) in column "
+                f"'{plan.roles['var']}' (first at row {i}, found {var[i]:g})"
+            )
+        arrays["std"] = np.sqrt(var)
+        plan.roles["std"] = plan.roles.pop("var")
+    if plan.logits and "proba" in arrays:
+        z = arrays["proba"]
+        z = z - np.max(np.where(np.isfinite(z), z, -np.inf), axis=1, keepdims=True)
+        e = np.exp(z)
+        arrays["proba"] = e / e.sum(axis=1, keepdims=True)
+    if plan.representation == "categorical" and arrays["proba"].shape[1] == 1:
+        p1 = arrays["proba"][:, 0]
+        arrays["proba"] = np.column_stack([1.0 - p1, p1])
+
+    rows = np.arange(n_rows)
+    n_dropped = 0
+    if settings.nan_policy == "omit":
+        ok = np.ones(n_rows, dtype=bool)
+        for a in arrays.values():
+            ok &= np.isfinite(a).all(axis=1) if a.ndim == 2 else np.isfinite(a)
+        n_dropped = int(n_rows - ok.sum())
+        if n_dropped:
+            arrays = {k: v[ok] for k, v in arrays.items()}
+            rows = rows[ok]
+        if not ok.any():
+            raise InputError(f"{p}: every row has NaN/inf in a used column; nothing left to evaluate")
+    groups = None
+    if "by" in plan.roles:
+        groups = np.asarray(cols[plan.roles["by"]].to_numpy(zero_copy_only=False), dtype=object)[rows]
+
+    columns = {k: plan.roles[k] for k in sorted(plan.roles, key=lambda r: r != "y_true") if k != "by"}
+    try:
+        pred = _build(plan, arrays, columns, rows, settings)
+    except InputError as exc:  # containers do not know the file: name it here
+        raise type(exc)(f"{p}: {exc}") from None
+    info = {
+        "path": str(path),
+        "format": table.format,
+        "n_rows": int(n_rows),
+        "n_dropped": n_dropped,
+        "representation": pred.kind,
+        "columns": columns,
+    }
+    if isinstance(pred, Quantiles) and pred.n_fixed:
+        info["n_fixed_crossing"] = pred.n_fixed
+    return Loaded(pred, info, groups)
+
+
+def _build(plan: ColumnPlan, a: dict[str, np.ndarray], columns: dict, rows: np.ndarray, s: Settings) -> Prediction:
+    y = a.get("y_true")
+    kind = plan.representation
+    if kind == "gaussian":
+        return Gaussian(y, columns, rows, mean=a["mean"], std=a["std"])
+    if kind == "point":
+        return Point(y, columns, rows, mean=a["mean"])
+    if kind == "intervals":
+        levels = plan.levels if plan.levels else [s.level]
+        return Intervals(y, columns, rows, lower=a["lower"], upper=a["upper"], levels=levels, mean=a.get("mean"))
+    if kind == "quantiles":
+        return Quantiles(y, columns, rows, quantiles=a["quantiles"], levels=plan.levels, fix_crossing=s.fix_crossing)
+    if kind == "samples":
+        return Samples(y, columns, rows, samples=a["samples"])
+    if kind == "categorical":
+        return Categorical(y, columns, rows, proba=a["proba"], renormalize=s.renormalize)
+    raise AssertionError(kind)

@@ -1,0 +1,166 @@
+"""Read CSV (optionally gzipped) and Parquet files into numpy arrays, column by column.
+
+The header (or Parquet schema) is read first so that only the columns a
+command needs are parsed. Every failure becomes an :class:`InputError` naming
+the file; the input file is only ever opened for reading.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError, SchemaError
+
+FORMATS = {".csv": "csv", ".csv.gz": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+def detect_format(path: str | Path) -> str:
+    """``"csv"`` or ``"parquet"`` from the file name; anything else is an error."""
+    name = str(path).lower()
+    for ext in sorted(FORMATS, key=len, reverse=True):
+        if name.endswith(ext):
+            return FORMATS[ext]
+    raise InputError(
+        f"{path}: unsupported file type; uqeval reads .csv, .csv.gz, .parquet and .pq files"
+    )
+
+
+def _check_readable(path: Path) -> None:
+    if not path.exists():
+        raise InputError(f"{path}: file does not exist")
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory, expected a CSV or Parquet file")
+    if path.stat().st_size == 0:
+        raise InputError(f"{path}: file is empty")
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    path: Path
+    format: str
+    columns: list[str]
+    list_columns: frozenset[str]  # Parquet list<number> columns (samples, proba, ...)
+
+
+def inspect(path: str | Path) -> TableInfo:
+    """Column names (and which are list columns) without reading the data."""
+    p = Path(path)
+    fmt = detect_format(p)
+    _check_readable(p)
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            schema = pq.read_schema(p)
+        except (pa.ArrowException, OSError) as exc:
+            raise InputError(f"{p}: cannot read Parquet file ({_short(exc)}); is it a valid Parquet file?") from None
+        names = list(schema.names)
+        lists = frozenset(
+            f.name for f in schema if pa.types.is_list(f.type) or pa.types.is_large_list(f.type)
+            or pa.types.is_fixed_size_list(f.type)
+        )
+        return TableInfo(p, fmt, names, lists)
+    opener = gzip.open if str(p).lower().endswith(".gz") else open
+    try:
+        with opener(p, "rt", encoding="utf-8", newline="") as fh:
+            header = next(csv.reader(io.StringIO(fh.readline())), [])
+    except (OSError, UnicodeDecodeError, EOFError) as exc:
+        raise InputError(f"{p}: cannot read CSV file ({_short(exc)})") from None
+    header = [h.strip() for h in header]
+    if not header or all(not h for h in header):
+        raise InputError(f"{p}: file has no header line; the first line must name the columns")
+    dupes = sorted({h for h in header if header.count(h) > 1})
+    if dupes:
+        raise SchemaError(f"{p}: duplicate column name(s) {dupes}; column names must be unique")
+    return TableInfo(p, fmt, header, frozenset())
+
+
+def _short(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def read_columns(info: TableInfo, names: list[str]) -> tuple[dict[str, object], int]:
+    """Read the named columns; returns ``({name: pyarrow ChunkedArray}, n_rows)``."""
+    import pyarrow as pa
+
+    names = list(dict.fromkeys(names))
+    try:
+        if info.format == "parquet":
+            import pyarrow.parquet as pq
+
+            table = pq.read_table(info.path, columns=names)
+        else:
+            import pyarrow.csv as pacsv
+
+            table = pacsv.read_csv(
+                info.path,
+                read_options=pacsv.ReadOptions(block_size=1 << 24),
+                convert_options=pacsv.ConvertOptions(include_columns=names, strings_can_be_null=True),
+            )
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{info.path}: cannot read {info.format.upper()} data ({_short(exc)})") from None
+    if table.num_rows == 0:
+        raise InputError(f"{info.path}: no data rows (only a header)")
+    return {n: table.column(n) for n in names}, table.num_rows
+
+
+def to_float(column, name: str, path: Path) -> np.ndarray:
+    """A numeric column as float64 (nulls become NaN); non-numeric data is a SchemaError."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    typ = column.type
+    if pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ) or pa.types.is_null(typ):
+        arr = pc.cast(column, pa.float64())
+        if arr.null_count:
+            arr = pc.fill_null(arr, np.nan)
+        return arr.to_numpy()
+    if pa.types.is_string(typ) or pa.types.is_large_string(typ):
+        import pandas as pd
+
+        values = pd.Series(column.to_numpy(zero_copy_only=False), dtype=object)
+        text = values.astype("string").str.strip()
+        out = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = np.isnan(out) & text.notna().to_numpy() & (text != "").fillna(False).to_numpy()
+        bad &= ~text.str.lower().isin(["nan", "na", "n/a", "null", "none"]).fillna(False).to_numpy()
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise SchemaError(
+                f"{path}: column '{name}' is not numeric (row {i} holds {str(values[i])[:40]!r}); "
+                "fix the value or map another column"
+            )
+        return out
+    raise SchemaError(f"{path}: column '{name}' has type {typ}, expected numbers")
+
+
+def to_matrix(column, name: str, path: Path) -> np.ndarray:
+    """A Parquet list column of equal-length numeric lists as an (N, M) float64 matrix."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    chunks = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if not (pa.types.is_list(chunks.type) or pa.types.is_large_list(chunks.type) or pa.types.is_fixed_size_list(chunks.type)):
+        raise SchemaError(f"{path}: column '{name}' must be a list column")
+    lengths = pc.list_value_length(chunks).to_numpy(zero_copy_only=False)
+    lengths = np.where(np.isnan(lengths.astype(float)), -1, lengths).astype(np.int64)
+    if (lengths < 0).any():
+        row = int(np.flatnonzero(lengths < 0)[0])
+        raise InputError(f"{path}: column '{name}' has a missing list at row {row}")
+    if (lengths != lengths[0]).any():
+        row = int(np.flatnonzero(lengths != lengths[0])[0])
+        raise InputError(
+            f"{path}: ragged list column '{name}': row {row} has {lengths[row]} values but row 0 has "
+            f"{lengths[0]}; every row needs the same number of values"
+        )
+    flat = pc.list_flatten(chunks)
+    if not (pa.types.is_integer(flat.type) or pa.types.is_floating(flat.type)):
+        raise SchemaError(f"{path}: list column '{name}' holds {flat.type}, expected numbers")
+    flat = pc.fill_null(pc.cast(flat, pa.float64()), np.nan).to_numpy()
+    return flat.reshape(len(lengths), int(lengths[0]) if len(lengths) else 0)

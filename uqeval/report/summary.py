@@ -1,0 +1,55 @@
+"""The JSON summary of a scoring run (schema ``uqeval.score/1``).
+
+Layout (keys are a contract)::
+
+    {
+      "schema": "uqeval.score/1",
+      "uqeval_version": "0.1.0",
+      "input": {"path", "format", "n_rows", "n_dropped", "representation", "columns"},
+      "settings": {...every Settings field...},
+      "metrics": {group: {key: value}},            # level-keyed groups: {group: {"0.95": {key: value}}}
+      "orientation": {"group.key": "lower" | "higher" | "target"},
+      "groups": {"column": name, "values": {group value: {"n_rows": n, "metrics": {...}}}}   # only with --by
+    }
+
+Values are plain JSON numbers; NaN/inf are written as null.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import __version__
+from ..config import Settings
+
+SCHEMA = "uqeval.score/1"
+
+
+def build_summary(
+    info: dict[str, Any],
+    settings: Settings,
+    metrics: dict[str, Any],
+    orientation: dict[str, str],
+    groups: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "schema": SCHEMA,
+        "uqeval_version": __version__,
+        "input": info,
+        "settings": settings.to_json(),
+        "metrics": metrics,
+        "orientation": dict(sorted(orientation.items())),
+    }
+    if groups is not None:
+        out["groups"] = groups
+    return out
+
+
+def iter_scalars(metrics: dict[str, Any], prefix: str = ""):
+    """Yield ``(path, value)`` for every leaf of a metrics dict (lists are leaves too)."""
+    for k, v in metrics.items():
+        path = f"{prefix}.{k}" if prefix else str(k)
+        if isinstance(v, dict):
+            yield from iter_scalars(v, path)
+        else:
+            yield path, v
