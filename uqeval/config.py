@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-import tomllib
+from ._toml import tomllib
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any

@@ -1,0 +1,909 @@
+"""CI rule gate: thresholds and baseline regressions on a ``uqeval score`` summary.
+
+Pure functions only: TOML text and summary dicts in, a :class:`GateResult` and
+rendered strings out. Nothing here reads files, prints or exits; the ``uqeval
+check`` command does that and turns a failed gate into exit code 1.
+
+Metric paths
+------------
+A *path* names one scalar of a summary's ``"metrics"`` object: its JSON keys
+joined by dots, e.g. ``"accuracy.mae"``, ``"avg_calibration.ma_cal"`` or
+``"coverage.0.95.coverage"``. Keys that themselves contain a dot (probability
+levels such as ``"0.95"``) match whole: a path is resolved by walking the tree
+and, at each level, trying the longest key that is a prefix of the rest of the
+path first (with backtracking), never by a naive ``split(".")``.
+
+Only numeric scalars (JSON numbers, including ``NaN``) are metrics. Lists (for
+example the ``adv_group_calibration`` curves) and objects are not: a rule that
+points at a list or an object is an error that lists the scalars under it.
+List elements cannot be addressed.
+
+Orientation
+-----------
+Each summary carries ``"orientation"``: ``{"group.key": "lower" | "higher" |
+"target"}``. The orientation key of a path is its first and last key joined by
+a dot, so ``"coverage.width"`` applies to ``"coverage.0.95.width"`` at every
+level; an exact full-path entry, if present, takes precedence.
+
+``"target"`` metrics are best at a target value. The target of a path is, in
+order: the rule's ``target`` option; ``summary["targets"][orientation key]`` if
+the summary has such an object (a number, or the string ``"level"``); the
+probability level enclosing the metric for ``coverage.coverage`` (0.95 for
+``coverage.0.95.coverage``); otherwise 0 (e.g. ``coverage_error``).
+
+Rules file (TOML)
+-----------------
+::
+
+    # keys before the first [table] header are top level
+    require = ["accuracy.mae", "coverage.0.95.coverage"]
+
+    [settings]
+    require_baseline = false         # regression checks without a baseline: SKIP (false) or FAIL (true)
+    allow_settings_mismatch = false  # read by `uqeval check` (the --allow-settings-mismatch flag ORs in)
+
+    [rules]
+    "avg_calibration.ma_cal" = { max = 0.05 }
+    "coverage.0.95.coverage" = { min = 0.93, max = 0.97 }
+    "accuracy.mae"           = { max_regression_rel = 0.05 }
+    "coverage.0.95.width"    = { max_increase = 0.5 }
+
+Rule paths may be quoted (recommended) or bare dotted keys; ``[rules.accuracy]``
+sub-tables also work, since nested tables are joined back into paths.
+
+Options of a rule (each option is one *check*, i.e. one row of the result):
+
+- ``min``: ``value >= min``
+- ``max``: ``value <= max``
+- ``max_increase``: ``value - baseline <= x`` (raw direction, ignores orientation)
+- ``max_decrease``: ``baseline - value <= x`` (raw direction, ignores orientation)
+- ``max_increase_rel``: ``(value - baseline) / |baseline| <= x``
+- ``max_decrease_rel``: ``(baseline - value) / |baseline| <= x``
+- ``max_regression``: orientation-aware, ``r <= x`` with the regression ``r`` =
+  ``value - baseline`` (lower is better), ``baseline - value`` (higher is
+  better) or ``|value - t| - |baseline - t|`` (target ``t``)
+- ``max_regression_rel``: ``r / |baseline| <= x``
+- ``target``: the target ``t`` used by ``max_regression[_rel]`` (not a check)
+
+Relative limits are fractions (``0.1`` = 10 %) of ``|baseline|``; with a zero
+baseline any positive change is an infinite relative change and fails. All
+``max_*`` limits must be ``>= 0``. ``max_increase``/``max_decrease`` are raw:
+``max_increase`` on a higher-is-better metric limits *improvements*, which is
+rarely intended; use ``max_regression`` to limit only changes for the worse
+(the row message says so when this happens). Comparisons forgive floating-point
+rounding (relative 1e-9, absolute 1e-12), so identical summaries always pass.
+
+Checks that need a baseline are ``SKIP`` when none is given (or ``FAIL`` with
+``require_baseline = true``); a baseline that lacks the path fails the check.
+A ``NaN`` or ``null`` value fails every check. ``require`` lists paths that must
+hold a finite number; a missing one is a ``FAIL`` row (with close matches),
+whereas a rule on an unknown path is an :class:`~uqeval.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import math
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping
+
+try:  # Python >= 3.11
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10 with tomli installed
+    import tomli as tomllib  # type: ignore[no-redef]
+
+from .errors import InputError
+
+SUMMARY_SCHEMA = "uqeval.score/1"
+CHECK_SCHEMA = "uqeval.check/1"
+
+Orientation = Literal["lower", "higher", "target"]
+Status = Literal["PASS", "FAIL", "SKIP"]
+
+ABSOLUTE_OPTIONS = ("min", "max")
+BASELINE_OPTIONS = (
+    "max_increase",
+    "max_decrease",
+    "max_increase_rel",
+    "max_decrease_rel",
+    "max_regression",
+    "max_regression_rel",
+)
+CHECK_OPTIONS = ABSOLUTE_OPTIONS + BASELINE_OPTIONS
+RULE_OPTIONS = CHECK_OPTIONS + ("target",)
+TOP_LEVEL_KEYS = ("require", "settings", "rules")
+SETTINGS_DEFAULTS: dict[str, bool] = {"require_baseline": False, "allow_settings_mismatch": False}
+
+_RTOL = 1e-9
+_ATOL = 1e-12
+
+
+# --------------------------------------------------------------------------- data types
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check of a rule: ``path`` must satisfy ``option`` with ``threshold``."""
+
+    path: str
+    option: str
+    threshold: float
+    target: float | None = None
+    line: int | None = None
+
+    @property
+    def needs_baseline(self) -> bool:
+        return self.option in BASELINE_OPTIONS
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Parsed rules file (see the module docstring for the format)."""
+
+    checks: tuple[Check, ...]
+    require: tuple[str, ...] = ()
+    settings: Mapping[str, bool] = field(default_factory=lambda: dict(SETTINGS_DEFAULTS))
+    source: str = "rules.toml"
+    require_line: int | None = None
+
+
+@dataclass(frozen=True)
+class GateRow:
+    """The outcome of one check (one row of the report, one JUnit test case)."""
+
+    path: str
+    check: str
+    value: float | None
+    baseline: float | None
+    limit: str
+    status: Status
+    message: str
+    orientation: str | None = None
+    line: int | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.path} {self.check}"
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """All rows of a gate run, plus free-text notes (e.g. settings mismatches)."""
+
+    rows: tuple[GateRow, ...]
+    rules_source: str = "rules.toml"
+    notes: tuple[str, ...] = ()
+
+    @property
+    def counts(self) -> dict[str, int]:
+        out = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+        for row in self.rows:
+            out[row.status] += 1
+        return out
+
+    @property
+    def passed(self) -> bool:
+        return all(row.status != "FAIL" for row in self.rows)
+
+    @property
+    def failures(self) -> tuple[GateRow, ...]:
+        return tuple(row for row in self.rows if row.status == "FAIL")
+
+    def with_notes(self, *notes: str) -> "GateResult":
+        """A copy with ``notes`` appended (e.g. from :func:`settings_mismatch`)."""
+        return dataclasses.replace(self, notes=self.notes + tuple(notes))
+
+
+# --------------------------------------------------------------------------- summaries
+
+
+def validate_summary(obj: Any, source: str = "summary") -> dict:
+    """Check that ``obj`` is a ``uqeval.score/1`` summary; return it unchanged.
+
+    Raises :class:`InputError` saying what is wrong and how to produce a summary.
+    """
+    how = "produce one with `uqeval score PREDICTIONS --output summary.json`"
+    if not isinstance(obj, dict):
+        raise InputError(
+            f"{source} is not a uqeval summary: expected a JSON object, found {type(obj).__name__}; {how}"
+        )
+    schema = obj.get("schema")
+    if schema is None:
+        keys = ", ".join(sorted(map(str, obj))[:8]) or "none"
+        raise InputError(
+            f"{source} is not a uqeval summary: no 'schema' key (top-level keys: {keys}); {how}"
+        )
+    if not isinstance(schema, str) or not schema.startswith("uqeval.score/"):
+        raise InputError(
+            f"{source} is not a uqeval score summary: schema is {schema!r}, expected "
+            f"{SUMMARY_SCHEMA!r}; {how}"
+        )
+    if schema != SUMMARY_SCHEMA:
+        raise InputError(
+            f"{source} has unsupported summary schema {schema!r}; this uqeval reads "
+            f"{SUMMARY_SCHEMA!r}: re-score the predictions with this version of uqeval"
+        )
+    for key in ("metrics", "orientation"):
+        if not isinstance(obj.get(key), dict):
+            found = "missing" if key not in obj else type(obj[key]).__name__
+            raise InputError(
+                f"{source} is not a valid uqeval summary: '{key}' must be a JSON object, found {found}; {how}"
+            )
+    for key in ("settings", "input"):
+        if key in obj and not isinstance(obj[key], dict):
+            raise InputError(
+                f"{source} is not a valid uqeval summary: '{key}' must be a JSON object, "
+                f"found {type(obj[key]).__name__}; {how}"
+            )
+    return obj
+
+
+def summary_from_json(text: str, source: str = "summary.json") -> dict:
+    """Parse and validate a summary JSON document (see :func:`validate_summary`)."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}; "
+            "pass a summary written by `uqeval score --output`"
+        ) from None
+    return validate_summary(obj, source)
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _walk(node: Any, prefix: str, out: dict[str, Any], include_null: bool) -> None:
+    if isinstance(node, dict):
+        for key, val in node.items():
+            _walk(val, f"{prefix}.{key}" if prefix else str(key), out, include_null)
+    elif _is_number(node) or (include_null and node is None):
+        out[prefix] = node
+
+
+def flatten_metrics(summary: Mapping[str, Any]) -> dict[str, float | int]:
+    """Every numeric scalar of ``summary["metrics"]`` keyed by its dotted path.
+
+    Lists and ``null`` are skipped (lists are not metrics; see the module docstring).
+    Keys containing dots are kept whole, so ``"coverage.0.95.coverage"`` appears as is.
+    """
+    out: dict[str, Any] = {}
+    _walk(summary.get("metrics", {}), "", out, include_null=False)
+    return out
+
+
+def _resolve(node: Any, path: str) -> tuple[bool, Any, tuple[str, ...]]:
+    """Walk ``path`` through nested dicts, longest matching key first, with backtracking."""
+    if not isinstance(node, dict):
+        return False, None, ()
+    if path in node:
+        return True, node[path], (path,)
+    candidates = [k for k in node if isinstance(k, str) and path.startswith(k + ".")]
+    for key in sorted(candidates, key=len, reverse=True):
+        ok, val, keys = _resolve(node[key], path[len(key) + 1 :])
+        if ok:
+            return True, val, (key,) + keys
+    return False, None, ()
+
+
+def resolve_path(summary: Mapping[str, Any], path: str) -> tuple[Any, tuple[str, ...]]:
+    """Return ``(value, keys)`` at ``path`` of ``summary["metrics"]``.
+
+    ``keys`` are the JSON keys the path resolved to. Raises :class:`InputError`
+    with close matches if nothing is at ``path``.
+    """
+    ok, val, keys = _resolve(summary.get("metrics", {}), path)
+    if not ok:
+        raise InputError(_unknown_path_message(summary, path))
+    return val, keys
+
+
+def _close_matches(summary: Mapping[str, Any], path: str) -> list[str]:
+    leaves: dict[str, Any] = {}
+    _walk(summary.get("metrics", {}), "", leaves, include_null=True)
+    names = list(leaves)
+    matches = difflib.get_close_matches(path, names, n=5, cutoff=0.6)
+    last = path.rsplit(".", 1)[-1]
+    for name in names:  # same metric name in another group: "ma_cal" -> "avg_calibration.ma_cal"
+        if (name.endswith("." + path) or name.rsplit(".", 1)[-1] == last) and name not in matches:
+            matches.append(name)
+    return matches[:8]
+
+
+def _unknown_path_message(summary: Mapping[str, Any], path: str) -> str:
+    matches = _close_matches(summary, path)
+    if matches:
+        hint = "close matches: " + ", ".join(f'"{m}"' for m in matches)
+    else:
+        known = sorted(flatten_metrics(summary))
+        hint = "known metric paths include: " + (", ".join(f'"{m}"' for m in known[:10]) or "none")
+    return f'no metric at path "{path}" in the summary; {hint}'
+
+
+def _scalar_at(summary: Mapping[str, Any], path: str) -> tuple[Any, tuple[str, ...]]:
+    """Value at ``path``; an :class:`InputError` if it is an object or a list."""
+    val, keys = resolve_path(summary, path)
+    if isinstance(val, dict):
+        sub: dict[str, Any] = {}
+        _walk(val, path, sub, include_null=True)
+        listed = ", ".join(f'"{p}"' for p in list(sub)[:8]) or "none"
+        raise InputError(f'"{path}" is a group of metrics, not one metric; pick one of: {listed}')
+    if isinstance(val, (list, tuple)):
+        raise InputError(
+            f'"{path}" is a list ({len(val)} values), not a scalar metric; rules apply to scalars only'
+        )
+    return val, keys
+
+
+def orientation_of(summary: Mapping[str, Any], path: str) -> Orientation:
+    """Orientation of the metric at ``path`` from ``summary["orientation"]``.
+
+    The exact path is looked up first, then ``"<first key>.<last key>"`` (level keys
+    in between are dropped: ``coverage.0.95.width`` -> ``coverage.width``).
+    """
+    table = summary.get("orientation", {}) or {}
+    _, keys = resolve_path(summary, path)
+    candidates = [path]
+    if len(keys) >= 2:
+        candidates.append(f"{keys[0]}.{keys[-1]}")
+    for key in candidates:
+        if key in table:
+            val = table[key]
+            if val not in ("lower", "higher", "target"):
+                raise InputError(
+                    f'summary orientation of "{key}" is {val!r}; expected "lower", "higher" or "target"'
+                )
+            return val
+    raise InputError(
+        f'the summary declares no orientation for "{path}" (looked up: '
+        f"{', '.join(repr(c) for c in candidates)}); use max_increase/max_decrease, "
+        "which do not need one, or re-score with a uqeval that writes it"
+    )
+
+
+def target_of(summary: Mapping[str, Any], path: str, override: float | None = None) -> float:
+    """Target value of a ``"target"``-oriented metric (see the module docstring)."""
+    if override is not None:
+        return float(override)
+    _, keys = resolve_path(summary, path)
+    okey = f"{keys[0]}.{keys[-1]}" if len(keys) >= 2 else path
+    level = _enclosing_level(keys)
+    targets = summary.get("targets")
+    if isinstance(targets, dict):
+        for key in (path, okey):
+            if key in targets:
+                tv = targets[key]
+                if tv == "level" and level is not None:
+                    return level
+                if _is_number(tv):
+                    return float(tv)
+    if okey == "coverage.coverage" and level is not None:
+        return level
+    return 0.0
+
+
+def _enclosing_level(keys: tuple[str, ...]) -> float | None:
+    for key in reversed(keys[:-1]):
+        try:
+            lv = float(key)
+        except ValueError:
+            continue
+        if 0.0 < lv < 1.0:
+            return lv
+    return None
+
+
+def settings_mismatch(summary: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
+    """Describe every scoring setting that differs between ``summary`` and ``baseline``.
+
+    Compares every key of ``"settings"`` (bins, resolution, seed, levels, ...) plus
+    ``input.representation`` and ``input.n_rows``. Returns one sentence per difference,
+    empty if the two were scored alike.
+    """
+    out: list[str] = []
+
+    def cmp(name: str, a: Any, b: Any, present_a: bool, present_b: bool) -> None:
+        if not present_a and not present_b:
+            return
+        if not present_a or not present_b:
+            where = "baseline" if present_a else "candidate"
+            have = a if present_a else b
+            out.append(f"{name}: missing in the {where} (the other has {_show(have)})")
+        elif not _same(a, b):
+            out.append(f"{name}: candidate {_show(a)}, baseline {_show(b)}")
+
+    sa = summary.get("settings") or {}
+    sb = baseline.get("settings") or {}
+    for key in list(sa) + [k for k in sb if k not in sa]:
+        cmp(f"settings.{key}", sa.get(key), sb.get(key), key in sa, key in sb)
+    ia = summary.get("input") or {}
+    ib = baseline.get("input") or {}
+    for key in ("representation", "n_rows"):
+        cmp(f"input.{key}", ia.get(key), ib.get(key), key in ia, key in ib)
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    if _is_number(a) and _is_number(b):
+        return a == b or (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-12, abs_tol=0)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def _show(x: Any) -> str:
+    return json.dumps(x) if not isinstance(x, str) else repr(x)
+
+
+# --------------------------------------------------------------------------- rules
+
+
+_TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+def load_rules(text: str, source: str = "rules.toml") -> Rules:
+    """Parse a rules file (TOML; format in the module docstring).
+
+    Raises :class:`InputError` naming the file and line for malformed TOML, unknown
+    top-level keys, settings or rule options, and bad values.
+    """
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = str(exc)
+        m = _TOML_POS.search(msg)
+        line = getattr(exc, "lineno", None) or (int(m.group(1)) if m else None)
+        col = getattr(exc, "colno", None) or (int(m.group(2)) if m else None)
+        reason = _TOML_POS.sub("", msg).strip()
+        where = (f"line {line}, column {col}" if line
+                 else f"end of document (line {max(len(text.splitlines()), 1)})")
+        raise InputError(f"{source}: invalid TOML at {where}: {reason}; fix the syntax there") from None
+
+    for key in doc:
+        if key not in TOP_LEVEL_KEYS:
+            close = difflib.get_close_matches(key, TOP_LEVEL_KEYS, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            if isinstance(doc[key], dict) and not close:
+                hint += "; metric rules go under a [rules] table"
+            raise InputError(
+                f"{_at(source, _find_key_line(text, key))}unknown top-level key '{key}'{hint}; "
+                f"allowed: {', '.join(TOP_LEVEL_KEYS)}"
+            )
+
+    require, require_line = _parse_require(doc.get("require", []), text, source)
+    settings = _parse_settings(doc.get("settings", {}), text, source)
+
+    rules_tbl = doc.get("rules", {})
+    if not isinstance(rules_tbl, dict):
+        raise InputError(
+            f"{_at(source, _find_key_line(text, 'rules'))}'rules' must be a table ([rules]), "
+            f"found {type(rules_tbl).__name__}"
+        )
+    checks: list[Check] = []
+    for path, opts in _rule_tables(rules_tbl, (), text, source):
+        checks.extend(_parse_rule(path, opts, text, source))
+
+    if not checks and not require:
+        raise InputError(
+            f"{source}: defines no checks; add metric rules under a [rules] table "
+            '(e.g. "accuracy.mae" = { max = 1.0 }) or a top-level require = [...] list'
+        )
+    return Rules(tuple(checks), tuple(require), settings, source, require_line)
+
+
+def _at(source: str, line: int | None) -> str:
+    return f"{source}, line {line}: " if line else f"{source}: "
+
+
+def _rule_tables(tbl: dict, prefix: tuple[str, ...], text: str, source: str):
+    """Yield ``(path, options)``; nested tables from bare dotted keys are joined back."""
+    for key, val in tbl.items():
+        parts = prefix + (key,)
+        path = ".".join(parts)
+        if not isinstance(val, dict):
+            hint = ""
+            if path == "require" and isinstance(val, list):
+                hint = "; `require = [...]` must come before the first [table] header"
+            raise InputError(
+                f"{_at(source, _find_path_line(text, path))}rule \"{path}\" must be a table of options "
+                f"such as {{ max = 0.05 }}, found {_show(val)}{hint}"
+            )
+        nested = [k for k, v in val.items() if isinstance(v, dict)]
+        if nested and len(nested) == len(val):
+            yield from _rule_tables(val, parts, text, source)
+        elif nested:
+            bad = next(k for k in val if isinstance(val[k], dict))
+            yield path, {bad: val[bad], **{k: v for k, v in val.items() if k != bad}}
+        else:
+            yield path, val
+
+
+def _parse_rule(path: str, opts: dict, text: str, source: str) -> list[Check]:
+    line = _find_path_line(text, path)
+    where = f'{_at(source, line)}rule "{path}"'
+    if not opts:
+        raise InputError(f"{where} has no options; give at least one of {', '.join(CHECK_OPTIONS)}")
+    values: dict[str, float] = {}
+    for opt, val in opts.items():
+        oline = _find_option_line(text, line, opt)
+        owhere = f'{_at(source, oline)}rule "{path}"'
+        if opt not in RULE_OPTIONS:
+            close = difflib.get_close_matches(opt, RULE_OPTIONS, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise InputError(
+                f"{owhere}: unknown option '{opt}'{hint}; allowed: {', '.join(RULE_OPTIONS)}"
+            )
+        if not _is_number(val) or not math.isfinite(val):
+            raise InputError(f"{owhere}: option '{opt}' must be a finite number, found {_show(val)}")
+        if opt.startswith("max_") and val < 0:
+            raise InputError(
+                f"{owhere}: option '{opt}' must be >= 0 (a limit on the size of a change), found {val:g}"
+            )
+        values[opt] = float(val)
+    if "min" in values and "max" in values and values["min"] > values["max"]:
+        raise InputError(f"{where}: min ({values['min']:g}) is greater than max ({values['max']:g})")
+    if "target" in values and not any(o.startswith("max_regression") for o in values):
+        raise InputError(f"{where}: option 'target' is only used by max_regression/max_regression_rel")
+    target = values.get("target")
+    return [
+        Check(path, opt, values[opt], target if opt.startswith("max_regression") else None,
+              _find_option_line(text, line, opt))
+        for opt in opts
+        if opt != "target"
+    ]
+
+
+def _parse_require(val: Any, text: str, source: str) -> tuple[list[str], int | None]:
+    line = _find_key_line(text, "require")
+    if not isinstance(val, list) or not all(isinstance(p, str) and p for p in val):
+        raise InputError(
+            f"{_at(source, line)}'require' must be a list of metric paths (strings), found {_show(val)}"
+        )
+    return list(dict.fromkeys(val)), line
+
+
+def _parse_settings(val: Any, text: str, source: str) -> dict[str, bool]:
+    if not isinstance(val, dict):
+        raise InputError(f"{_at(source, _find_key_line(text, 'settings'))}'settings' must be a table")
+    out = dict(SETTINGS_DEFAULTS)
+    for key, v in val.items():
+        line = _find_key_line(text, key)
+        if key not in SETTINGS_DEFAULTS:
+            close = difflib.get_close_matches(key, list(SETTINGS_DEFAULTS), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise InputError(
+                f"{_at(source, line)}unknown setting '{key}'{hint}; allowed: {', '.join(SETTINGS_DEFAULTS)}"
+            )
+        if not isinstance(v, bool):
+            raise InputError(f"{_at(source, line)}setting '{key}' must be true or false, found {_show(v)}")
+        out[key] = v
+    return out
+
+
+def _strip_comment(line: str) -> str:
+    # good enough for locating keys: '#' inside quoted paths does not occur in metric names
+    return line.split("#", 1)[0]
+
+
+def _find_key_line(text: str, key: str) -> int | None:
+    pat = re.compile(rf"""^\s*(\[\s*)?["']?{re.escape(key)}["']?\s*(=|\])""")
+    for i, line in enumerate(text.splitlines(), 1):
+        if pat.search(_strip_comment(line)):
+            return i
+    return None
+
+
+def _find_path_line(text: str, path: str) -> int | None:
+    """Line defining a rule (below the ``[rules`` header): quoted path, bare path, last key."""
+    lines = [_strip_comment(x) for x in text.splitlines()]
+    header = re.compile(r"^\s*\[\s*[\"']?rules\b")
+    first = next((i for i, line in enumerate(lines) if header.search(line)), 0)
+    q = re.escape(path)
+    patterns = (
+        re.compile(rf"""["']{q}["']\s*[=\]]"""),
+        re.compile(rf"""(^|[\s\[.]){q}\s*[=\]]"""),
+        re.compile(rf"""(^|[\s\[.])["']?{re.escape(path.rsplit(".", 1)[-1])}["']?\s*[=\]]"""),
+    )
+    for pat in patterns:
+        for i in range(first, len(lines)):
+            if pat.search(lines[i]):
+                return i + 1
+    return None
+
+
+def _find_option_line(text: str, start: int | None, option: str) -> int | None:
+    """Line of ``option`` in the rule whose path is on line ``start``.
+
+    TOML inline tables are one line, so for ``"path" = { ... }`` that is ``start``;
+    for a ``[rules."path"]`` sub-table it is the ``option = ...`` line below the header.
+    """
+    if start is None:
+        return None
+    lines = [_strip_comment(x) for x in text.splitlines()]
+    if "{" in lines[start - 1]:
+        return start
+    pat = re.compile(rf"""^\s*["']?{re.escape(option)}["']?\s*=""")
+    for i in range(start, len(lines)):
+        if lines[i].lstrip().startswith("["):
+            break
+        if pat.search(lines[i]):
+            return i + 1
+    return start
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "—"
+    if isinstance(x, float) and math.isnan(x):
+        return "NaN"
+    return f"{x:.6g}"
+
+
+def _le(x: float, limit: float) -> bool:
+    return x <= limit or math.isclose(x, limit, rel_tol=_RTOL, abs_tol=_ATOL)
+
+
+def _rel(change: float, base: float) -> float:
+    if base != 0:
+        return change / abs(base)
+    if math.isclose(change, 0.0, abs_tol=_ATOL):
+        return 0.0
+    return math.copysign(math.inf, change)
+
+
+def _pct(x: float) -> str:
+    return f"{x:+.3g}%" if math.isfinite(x) else ("+inf%" if x > 0 else "-inf%")
+
+
+def _number_or_none(val: Any) -> float | None:
+    return float(val) if _is_number(val) else None
+
+
+def _bad_value(val: Any) -> str | None:
+    if val is None:
+        return "value is null (not computed for this input)"
+    if not _is_number(val):
+        return f"value is not a number ({_show(val)})"
+    if math.isnan(val):
+        return "value is NaN"
+    return None
+
+
+def evaluate(
+    rules: Rules,
+    summary: Mapping[str, Any],
+    baseline: Mapping[str, Any] | None = None,
+) -> GateResult:
+    """Evaluate every check of ``rules`` on ``summary`` (and ``baseline`` if given).
+
+    Returns one :class:`GateRow` per ``require`` entry, then one per check, in file
+    order. Raises :class:`InputError` if a rule's path is not in the summary (with
+    close matches and the rules-file line) or points at a list/object.
+    """
+    validate_summary(summary, "summary")
+    if baseline is not None:
+        validate_summary(baseline, "baseline")
+    rows: list[GateRow] = []
+
+    for path in rules.require:
+        ok, val, _ = _resolve(summary.get("metrics", {}), path)
+        if not ok:
+            msg = _unknown_path_message(summary, path)
+        elif isinstance(val, (dict, list)):
+            msg = f'"{path}" is a group or list, not a scalar metric'
+        else:
+            bad = _bad_value(val) or (None if math.isfinite(val) else f"value is {_fmt(val)}")
+            msg = f"present but {bad}" if bad else "present"
+        status: Status = "PASS" if msg == "present" else "FAIL"
+        rows.append(GateRow(path, "require", _number_or_none(val), None, "present", status, msg,
+                            line=rules.require_line))
+
+    skipped = 0
+    for chk in rules.checks:
+        try:
+            val, _ = _scalar_at(summary, chk.path)
+        except InputError as exc:
+            raise InputError(f"{_at(rules.source, chk.line)}{exc}") from None
+        row = _evaluate_check(chk, val, summary, baseline, rules)
+        skipped += row.status == "SKIP"
+        rows.append(row)
+
+    notes: list[str] = []
+    if skipped and baseline is None:
+        notes.append(f"no baseline given: {skipped} regression check(s) skipped")
+    return GateResult(tuple(rows), rules.source, tuple(notes))
+
+
+def _evaluate_check(
+    chk: Check,
+    val: Any,
+    summary: Mapping[str, Any],
+    baseline: Mapping[str, Any] | None,
+    rules: Rules,
+) -> GateRow:
+    opt, x = chk.option, chk.threshold
+    value = _number_or_none(val)
+
+    def row(
+        status: Status, limit: str, msg: str, base: float | None = None, orient: str | None = None
+    ) -> GateRow:
+        return GateRow(chk.path, opt, value, base, limit, status, msg, orient, chk.line)
+
+    if opt in ABSOLUTE_OPTIONS:
+        limit = f">= {_fmt(x)}" if opt == "min" else f"<= {_fmt(x)}"
+        bad = _bad_value(val)
+        if bad:
+            return row("FAIL", limit, bad)
+        ok = _le(x, value) if opt == "min" else _le(value, x)
+        if ok:
+            return row("PASS", limit, f"{_fmt(value)} {limit}")
+        op = "<" if opt == "min" else ">"
+        return row("FAIL", limit, f"{_fmt(value)} {op} {opt} {_fmt(x)}")
+
+    rel = opt.endswith("_rel")
+    kind = opt.removeprefix("max_").removesuffix("_rel")  # increase | decrease | regression
+    orient: str | None = None
+    target: float | None = None
+    if kind == "regression":
+        try:
+            orient = orientation_of(summary, chk.path)
+        except InputError as exc:
+            raise InputError(f"{_at(rules.source, chk.line)}rule \"{chk.path}\": {exc}") from None
+        if orient == "target":
+            target = target_of(summary, chk.path, chk.target)
+    else:
+        try:
+            orient = orientation_of(summary, chk.path)
+        except InputError:
+            orient = None
+
+    unit = "% of baseline" if rel else ""
+    shown = f"{x * 100:.6g}{unit}" if rel else _fmt(x)
+    limit = f"{kind} <= {shown}"
+    if kind == "regression" and orient == "target":
+        limit += f" (target {_fmt(target)})"
+
+    if baseline is None:
+        if rules.settings.get("require_baseline", False):
+            return row("FAIL", limit, "no baseline given (require_baseline = true)", None, orient)
+        return row("SKIP", limit, "no baseline given", None, orient)
+    ok_b, bval, _ = _resolve(baseline.get("metrics", {}), chk.path)
+    if not ok_b or isinstance(bval, (dict, list)):
+        return row("FAIL", limit, f'the baseline has no metric "{chk.path}"; re-score the baseline '
+                   "with the current settings", None, orient)
+    base = _number_or_none(bval)
+    bad = _bad_value(val)
+    if bad:
+        return row("FAIL", limit, bad, base, orient)
+    bbad = _bad_value(bval)
+    if bbad:
+        return row("FAIL", limit, f"baseline {bbad}", base, orient)
+
+    if kind == "increase":
+        change = value - base
+    elif kind == "decrease":
+        change = base - value
+    elif orient == "lower":
+        change = value - base
+    elif orient == "higher":
+        change = base - value
+    else:  # target
+        change = abs(value - target) - abs(base - target)
+    amount = _rel(change, base) if rel else change
+    ok = _le(amount, x)
+    amount_txt = _pct(amount * 100) if rel else f"{change:+.6g}"
+
+    if kind == "regression":
+        what = f"distance to target {_fmt(target)}" if orient == "target" else f"{orient} is better"
+        desc = f"regression {amount_txt} ({what})"
+    else:
+        desc = f"{kind} {amount_txt}"
+    if ok:
+        return row("PASS", limit, f"{desc}, allowed {shown}", base, orient)
+    msg = f"{desc} exceeds allowed {shown}"
+    if (kind == "increase" and orient == "higher") or (kind == "decrease" and orient == "lower"):
+        msg += (f"; note: this {kind} is an improvement ({orient} is better): use max_regression "
+                "to limit only changes for the worse")
+    return row("FAIL", limit, msg, base, orient)
+
+
+# --------------------------------------------------------------------------- renderers
+
+
+def _headline(result: GateResult) -> str:
+    c = result.counts
+    verdict = "PASSED" if result.passed else "FAILED"
+    parts = [f"{c['PASS']} passed", f"{c['FAIL']} failed"]
+    if c["SKIP"]:
+        parts.append(f"{c['SKIP']} skipped")
+    return f"uqeval check {verdict}: {', '.join(parts)} of {len(result.rows)} checks"
+
+
+def _md_cell(x: str) -> str:
+    return x.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(result: GateResult) -> str:
+    """A GitHub-flavoured markdown report: headline, one table row per check, notes."""
+    icon = {"PASS": "✅ PASS", "FAIL": "❌ FAIL", "SKIP": "⏭️ SKIP"}
+    lines = [
+        f"### {'✅' if result.passed else '❌'} {_headline(result)}",
+        "",
+        f"Rules: `{result.rules_source}`",
+        "",
+        "| Status | Metric | Check | Value | Baseline | Limit | Details |",
+        "|---|---|---|---:|---:|---|---|",
+    ]
+    for r in result.rows:
+        cells = [icon[r.status], f"`{r.path}`", r.check, _fmt(r.value), _fmt(r.baseline), r.limit, r.message]
+        lines.append("| " + " | ".join(_md_cell(c) for c in cells) + " |")
+    if result.notes:
+        lines.append("")
+        lines.extend(f"- {_md_cell(n)}" for n in result.notes)
+    return "\n".join(lines) + "\n"
+
+
+def to_junit(result: GateResult, name: str = "uqeval.check") -> str:
+    """JUnit XML: one ``<testcase>`` per check, ``<failure>``/``<skipped>`` as needed."""
+    c = result.counts
+    counts = {"tests": str(len(result.rows)), "failures": str(c["FAIL"]), "errors": "0",
+              "skipped": str(c["SKIP"]), "time": "0"}
+    root = ET.Element("testsuites", {"name": name, **counts})
+    suite = ET.SubElement(root, "testsuite", {"name": name, **counts})
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", {"name": "rules", "value": result.rules_source})
+    for note in result.notes:
+        ET.SubElement(props, "property", {"name": "note", "value": note})
+    for r in result.rows:
+        case = ET.SubElement(suite, "testcase", {"classname": name, "name": r.name, "time": "0"})
+        detail = (f"value={_fmt(r.value)} baseline={_fmt(r.baseline)} limit={r.limit}"
+                  + (f" (rules line {r.line})" if r.line else ""))
+        if r.status == "FAIL":
+            fail = ET.SubElement(case, "failure", {"message": r.message, "type": "uqeval.gate"})
+            fail.text = f"{r.name}: {r.message}\n{detail}"
+        elif r.status == "SKIP":
+            ET.SubElement(case, "skipped", {"message": r.message})
+        else:
+            ET.SubElement(case, "system-out").text = f"{r.message}\n{detail}"
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _json_num(x: float | None) -> float | None:
+    return x if x is None or math.isfinite(x) else None
+
+
+def to_dict(result: GateResult) -> dict[str, Any]:
+    """A JSON-serialisable view (schema ``uqeval.check/1``); NaN/inf become ``null``."""
+    return {
+        "schema": CHECK_SCHEMA,
+        "passed": result.passed,
+        "headline": _headline(result),
+        "counts": {k.lower(): v for k, v in result.counts.items()},
+        "rules": result.rules_source,
+        "rows": [
+            {
+                "path": r.path,
+                "check": r.check,
+                "status": r.status,
+                "value": _json_num(r.value),
+                "baseline": _json_num(r.baseline),
+                "limit": r.limit,
+                "message": r.message,
+                "orientation": r.orientation,
+                "line": r.line,
+            }
+            for r in result.rows
+        ],
+        "notes": list(result.notes),
+    }
