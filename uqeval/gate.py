@@ -91,10 +91,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
-try:  # Python >= 3.11
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10 with tomli installed
-    import tomli as tomllib  # type: ignore[no-redef]
+from ._toml import tomllib
 
 from .errors import InputError
 
