@@ -20,8 +20,8 @@ def fmt_value(v: Any) -> str:
         a = abs(v)
         return f"{v:.4g}" if 1e-4 <= a < 1e6 else f"{v:.3e}"
     if isinstance(v, (list, tuple)):
-        if len(v) > 6:
-            return "[" + ", ".join(fmt_value(x) for x in v[:3]) + f", … {fmt_value(v[-1])}] ({len(v)})"
+        if len(v) > 4:
+            return f"{fmt_value(v[0])} … {fmt_value(v[-1])} ({len(v)} values)"
         return "[" + ", ".join(fmt_value(x) for x in v) + "]"
     return str(v)
 
@@ -58,8 +58,8 @@ def rich_table(summary: dict[str, Any], title: str | None = None):
     from rich.table import Table
 
     table = Table(title=title or header_line(summary), title_justify="left")
-    table.add_column("group", style="cyan")
-    table.add_column("metric")
+    table.add_column("group", style="cyan", no_wrap=True)
+    table.add_column("metric", no_wrap=True)
     table.add_column("value", justify="right")
     table.add_column("direction", style="dim")
     last = None

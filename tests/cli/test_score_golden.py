@@ -1,0 +1,118 @@
+"""End-to-end `uqeval score` on the bundled samples, compared with golden JSON files.
+
+The golden numbers were produced by this code and cross-checked: the metric kernels are tested
+against uncertainty-toolbox 0.1.1 (frozen values in tests/metrics) and closed forms. Regenerate
+after an intended change with  UQEVAL_UPDATE_GOLDEN=1 python -m pytest tests/cli/test_score_golden.py
+"""
+
+import json
+import os
+
+import pytest
+from typer.testing import CliRunner
+
+from uqeval.cli import app
+
+from ..conftest import ROOT, SAMPLE
+
+runner = CliRunner()
+GOLDEN = ROOT / "tests" / "golden"
+
+CASES = {
+    "gaussian_parquet": ["sample_data/gaussian.parquet"],
+    "gaussian_csv": ["sample_data/gaussian.csv"],
+    "gaussian_by_shift": ["sample_data/gaussian.parquet", "--by", "shift"],
+    "point": ["sample_data/point.csv"],
+}
+
+
+def _run(args, tmp_path):
+    out = tmp_path / "s.json"
+    result = runner.invoke(app, ["score", *args, "--format", "json", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout)
+    assert json.loads(out.read_text()) == printed
+    return printed
+
+
+def _strip(summary):
+    summary = dict(summary)
+    summary["input"] = {k: v for k, v in summary["input"].items() if k != "path"}
+    summary.pop("uqeval_version")
+    return summary
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_score_matches_golden(case, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    got = _strip(_run(CASES[case], tmp_path))
+    path = GOLDEN / f"score_{case}.json"
+    if os.environ.get("UQEVAL_UPDATE_GOLDEN"):
+        path.write_text(json.dumps(got, indent=2) + "\n")
+    want = json.loads(path.read_text())
+    assert got == pytest.approx(want, rel=1e-9, abs=1e-12) if not isinstance(want, dict) else _approx_tree(got, want)
+
+
+def _approx_tree(got, want, where="$"):
+    assert type(got) is type(want) or (isinstance(got, (int, float)) and isinstance(want, (int, float))), where
+    if isinstance(want, dict):
+        assert sorted(got) == sorted(want), where
+        for k in want:
+            _approx_tree(got[k], want[k], f"{where}.{k}")
+    elif isinstance(want, list):
+        assert len(got) == len(want), where
+        for i, (g, w) in enumerate(zip(got, want)):
+            _approx_tree(g, w, f"{where}[{i}]")
+    elif isinstance(want, float):
+        assert got == pytest.approx(want, rel=1e-9, abs=1e-12), where
+    else:
+        assert got == want, where
+    return True
+
+
+def test_csv_and_parquet_give_the_same_metrics(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    a = _run(CASES["gaussian_parquet"], tmp_path)["metrics"]
+    b = _run(CASES["gaussian_csv"], tmp_path)["metrics"]
+    _approx_tree(a, b)
+
+
+def test_orientation_covers_every_metric_key(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    s = _run(CASES["gaussian_parquet"], tmp_path)
+    for group, body in s["metrics"].items():
+        for key in body:
+            if key == "group_sizes":
+                continue  # the x axis of the adversarial curve, not a metric
+            assert s["orientation"][f"{group}.{key}"] in ("lower", "higher", "target")
+
+
+def test_table_and_markdown_render(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    r = runner.invoke(app, ["score", "sample_data/gaussian.parquet"])
+    assert r.exit_code == 0, r.output
+    assert "ma_cal" in r.stdout and "lower is better" in r.stdout
+    r = runner.invoke(app, ["score", "sample_data/gaussian.parquet", "--format", "markdown"])
+    assert r.exit_code == 0 and "| avg_calibration | ma_cal |" in r.stdout
+
+
+def test_nan_policy_omit_reports_dropped(tmp_path):
+    src = (SAMPLE / "gaussian.csv").read_text().splitlines()
+    cells = src[5].split(",")
+    src[5] = ",".join(cells[:1] + ["nan"] + cells[2:])  # the target column y
+    f = tmp_path / "g.csv"
+    f.write_text("\n".join(src) + "\n")
+    r = runner.invoke(app, ["score", str(f), "--format", "json"])
+    assert r.exit_code == 3
+    r = runner.invoke(app, ["score", str(f), "--format", "json", "--nan-policy", "omit"])
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["input"]["n_dropped"] == 1 and s["input"]["n_rows"] == 2000
+
+
+def test_seed_changes_only_adversarial(monkeypatch, tmp_path):
+    monkeypatch.chdir(ROOT)
+    a = _run(["sample_data/gaussian.parquet", "--seed", "1"], tmp_path)["metrics"]
+    b = _run(["sample_data/gaussian.parquet", "--seed", "2"], tmp_path)["metrics"]
+    assert a["scoring_rule"] == b["scoring_rule"]
+    assert a["adv_group_calibration"]["ma_mean"] != b["adv_group_calibration"]["ma_mean"]

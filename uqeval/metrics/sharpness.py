@@ -1,0 +1,31 @@
+"""Sharpness of Gaussian forecasts: how concentrated the predictive distributions are.
+
+A property of the forecasts alone (it ignores the targets); smaller is sharper.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..validation import as_float_array, check_finite, check_nonempty, check_positive
+
+
+def sharpness(std) -> dict[str, float]:
+    r"""Sharpness of predictive standard deviations.
+
+    .. math:: \text{sharp} = \Big(\frac1N\sum_i \sigma_i^2\Big)^{1/2}, \qquad
+              \text{mean\_std} = \frac1N\sum_i \sigma_i
+
+    ``sharp`` is the Uncertainty Toolbox's definition (``metrics_calibration.sharpness``:
+    root of the mean predictive variance); ``mean_std`` is the plain mean of the
+    standard deviations, which is what the toolbox paper's appendix A.3 describes.
+
+    Returns
+    -------
+    ``{"sharp", "mean_std"}`` (floats, in the unit of the target).
+    """
+    sd = as_float_array(std, "std")
+    check_nonempty(sd.size)
+    check_finite(sd, "std")
+    check_positive(sd, "std")
+    return {"sharp": float(np.sqrt(np.mean(np.square(sd)))), "mean_std": float(np.mean(sd))}
