@@ -1,0 +1,617 @@
+"""Classification metrics: accuracy and proper scores, the Brier decomposition, the
+calibration-error family and prediction sets.
+
+All kernels take ``proba`` (N, K) class probabilities (class axis last) and
+``labels`` (N,) integer class ids in ``0..K-1``. Call :func:`validate_proba`
+first: the kernels only check shapes and the label range, not the simplex.
+
+Conventions shared by every kernel
+----------------------------------
+* The *predicted class* is ``argmax`` over the class axis; ties go to the lowest
+  class index (``numpy.argmax``, as in Uncertainty Metrics). Only the
+  top-label quantities (``accuracy``, ``ece``, ``rmsce``, ``mce`` and the Brier
+  decomposition cells) depend on that rule, and only for rows whose top
+  probability is tied.
+* Losses are lower-is-better; accuracy and coverage are reported as shares.
+
+References
+----------
+Guo, Pleiss, Sun, Weinberger (2017), On calibration of modern neural networks.
+Nixon, Dusenberry, Zhang, Jerfel, Tran (2019), Measuring calibration in deep
+learning (the general calibration error, GCE).
+Google Uncertainty Metrics (``uncertainty_metrics.numpy.general_calibration_error``
+and ``uncertainty_metrics.tensorflow.brier_decomposition``).
+Kompa, Snoek, Beam (2021), Empirical frequentist coverage of deep learning
+uncertainty quantification procedures, Eq. 4 (prediction sets).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from ..validation import as_float_array, bad_rows, check_level, check_nonempty
+from .intervals import level_key
+
+__all__ = [
+    "binary_to_two_class",
+    "softmax",
+    "validate_proba",
+    "classification_accuracy",
+    "brier_decomposition",
+    "calibration_errors",
+    "reliability_bins",
+    "prediction_sets",
+]
+
+_EPS = float(np.finfo(np.float64).eps)
+
+# Tolerance on the cumulative probability when building prediction sets: the
+# running sum of K doubles carries a rounding error of order K * eps, so
+# [0.6, 0.3, 0.1] must reach 0.9 with two classes although 0.6 + 0.3 rounds to
+# 0.8999999999999999.
+_SET_TOL = 1e-10
+
+
+# ----------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------
+
+
+def _colname(columns: Sequence[str] | None, j: int) -> str:
+    if columns is not None and j < len(columns):
+        return str(columns[j])
+    return f"proba[:, {j}]"
+
+
+def _row(rows: np.ndarray | None, i: int) -> int:
+    return int(rows[i]) if rows is not None else int(i)
+
+
+def binary_to_two_class(p) -> np.ndarray:
+    """Turn P(class 1) of a binary problem into two columns ``[1 - p, p]``.
+
+    Parameters
+    ----------
+    p : (N,) or (N, 1) array of probabilities of class 1.
+
+    Returns
+    -------
+    (N, 2) float64 array; column 0 is ``1 - p``, as Uncertainty Metrics'
+    ``binary_converter`` and scikit-learn's ``log_loss`` do.
+    """
+    arr = as_float_array(p, "p", ndim=(1, 2))
+    if arr.ndim == 2:
+        if arr.shape[1] != 1:
+            raise InputError(f"binary probabilities must be one column, got shape {arr.shape}")
+        arr = arr[:, 0]
+    return np.column_stack([1.0 - arr, arr])
+
+
+def softmax(logits) -> np.ndarray:
+    r"""Numerically stable softmax over the class axis (the last one).
+
+    .. math:: p_k = \frac{\exp(z_k - \max_j z_j)}{\sum_i \exp(z_i - \max_j z_j)}
+
+    ``-inf`` logits give probability 0 (so log-probabilities are accepted too);
+    NaN, ``+inf`` and rows whose logits are all ``-inf`` raise :class:`InputError`.
+
+    Parameters
+    ----------
+    logits : (K,) or (N, K) array.
+
+    Returns
+    -------
+    float64 array of the same shape whose last axis sums to 1.
+    """
+    z = as_float_array(logits, "logits", ndim=(1, 2))
+    zmax = np.max(z, axis=-1, keepdims=True)
+    bad = np.isnan(z) | (z == np.inf) | ~np.isfinite(zmax)
+    if bad.any():
+        z2 = bad.reshape(-1, z.shape[-1]) if z.ndim == 2 else bad.reshape(1, -1)
+        cnt, first = bad_rows(z2)
+        raise InputError(
+            f"logits must be finite (or -inf for probability 0, with a finite logit in every row): "
+            f"{cnt} bad row(s) (first at row {first}); clean the data or drop those rows"
+        )
+    e = np.exp(z - zmax)
+    e /= e.sum(axis=-1, keepdims=True)
+    return e
+
+
+def validate_proba(
+    proba,
+    labels,
+    atol: float = 1e-6,
+    renormalize: bool = False,
+    columns: Sequence[str] | None = None,
+    *,
+    label_name: str = "label",
+    rows: np.ndarray | None = None,
+    max_drift: float = 0.05,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Check class probabilities and labels; return them as float64 (N, K) and int64 (N,).
+
+    Parameters
+    ----------
+    proba : (N, K) array of class probabilities, or (N,) / (N, 1) P(class 1) of a
+        binary problem (expanded with :func:`binary_to_two_class`).
+    labels : (N,) integer class ids in ``0..K-1`` (integral floats such as ``2.0`` are accepted).
+    atol : rows whose sum differs from 1 by more than ``atol`` are rejected.
+    renormalize : rescale each row to sum to 1 instead, provided the drift is at most
+        ``max_drift``; negative values no smaller than ``-atol`` are then set to 0.
+    columns : names of the K probability columns, quoted in error messages.
+    label_name : name of the label column, quoted in error messages.
+    rows : original row number of each row (for messages only), as in :mod:`uqeval.validation`.
+    max_drift : largest ``|sum - 1|`` that ``renormalize`` will rescale.
+
+    Raises
+    ------
+    InputError
+        NaN/inf or negative probabilities (naming column and row), rows off the
+        simplex (naming the row and its sum), labels that are not integers or fall
+        outside ``0..K-1`` (naming the row and the value), fewer than 2 classes,
+        inconsistent lengths, empty input.
+    """
+    p = as_float_array(proba, "proba", ndim=(1, 2))
+    if p.ndim == 1 or p.shape[1] == 1:
+        p = binary_to_two_class(p)
+        if columns is not None and len(columns) == 1:
+            columns = [f"1 - {columns[0]}", columns[0]]
+    n, k = p.shape
+    check_nonempty(n, "proba")
+    if k < 2:
+        raise InputError(f"proba needs at least 2 classes, got {k} column(s)")
+    if columns is not None and len(columns) != k:
+        columns = None
+
+    nonfinite = ~np.isfinite(p)
+    if nonfinite.any():
+        cnt, first = bad_rows(nonfinite)
+        j = int(np.flatnonzero(nonfinite[first])[0])
+        raise InputError(
+            f"probabilities must be finite: {cnt} row(s) with NaN/inf in column '{_colname(columns, j)}' "
+            f"(first at row {_row(rows, first)}, found {p[first, j]:g}); "
+            "clean the data or pass --nan-policy omit to drop those rows"
+        )
+    neg = p < (-atol if renormalize else 0.0)
+    if neg.any():
+        cnt, first = bad_rows(neg)
+        j = int(np.flatnonzero(neg[first])[0])
+        raise InputError(
+            f"probabilities must be >= 0: {cnt} row(s) with negative values in column '{_colname(columns, j)}' "
+            f"(first at row {_row(rows, first)}, found {p[first, j]:g}); "
+            "if these are logits, pass --logits to apply a softmax"
+        )
+    if renormalize and (p < 0).any():
+        p = np.maximum(p, 0.0)
+    sums = p.sum(axis=1)
+    drift = np.abs(sums - 1.0)
+    limit = max_drift if renormalize else atol
+    off = ~(drift <= limit)
+    if off.any():
+        cnt, first = bad_rows(off)
+        how = (
+            f"drift above max_drift={max_drift:g} is not rescaled; check that the columns are probabilities"
+            if renormalize
+            else "pass --renormalize (renormalize=True) to rescale small drift"
+        )
+        raise InputError(
+            f"probabilities must sum to 1 (within {limit:g}): {cnt} row(s) off the simplex "
+            f"(first at row {_row(rows, first)}, sums to {sums[first]:.9g}); {how}, "
+            "or pass --logits if the columns are logits"
+        )
+    if renormalize and (drift > 0).any():
+        p = p / sums[:, None]
+
+    y = np.asarray(labels)
+    if y.ndim != 1:
+        raise InputError(f"{label_name} must be 1-dimensional, got shape {y.shape}")
+    if len(y) != n:
+        raise InputError(f"inconsistent numbers of rows ({label_name}: {len(y)}, proba: {n})")
+    if y.dtype.kind == "b":
+        y = y.astype(np.int64)
+    if y.dtype.kind in "iu":
+        yi = y.astype(np.int64, copy=False)
+        bad = (yi < 0) | (yi >= k)
+        shown = yi
+    else:
+        try:
+            yf = y.astype(np.float64)
+        except (TypeError, ValueError):
+            raise InputError(
+                f"{label_name} must hold integer class ids 0..{k - 1}, got non-numeric values "
+                f"(dtype {y.dtype}); map class names to ids first"
+            ) from None
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(yf) | (yf != np.floor(yf)) | (yf < 0) | (yf > k - 1)
+        shown = yf
+        yi = np.where(bad, 0, yf).astype(np.int64)
+    if bad.any():
+        cnt, first = bad_rows(bad)
+        raise InputError(
+            f"{label_name} must be integer class ids in 0..{k - 1}: {cnt} invalid value(s) in column "
+            f"'{label_name}' (first at row {_row(rows, first)}, found {shown[first]:g}); "
+            f"labels must index the {k} probability columns"
+        )
+    return p, yi
+
+
+def _check(proba, labels) -> tuple[np.ndarray, np.ndarray]:
+    """Cheap shape and label-range checks of the kernels (the simplex is :func:`validate_proba`'s job)."""
+    p = np.asarray(proba, dtype=np.float64)
+    y = np.asarray(labels)
+    if p.ndim != 2 or p.shape[1] < 2:
+        raise InputError(f"proba must be (N, K) with K >= 2, got shape {p.shape}; see validate_proba")
+    if y.ndim != 1 or len(y) != p.shape[0]:
+        raise InputError(f"labels must be (N,) with N = {p.shape[0]}, got shape {y.shape}")
+    check_nonempty(p.shape[0], "proba")
+    if y.dtype.kind not in "iu":
+        if y.dtype.kind == "f" and np.all(y == np.floor(y)):
+            y = y.astype(np.int64)
+        else:
+            raise InputError(f"labels must be integers, got dtype {y.dtype}; see validate_proba")
+    if y.min() < 0 or y.max() >= p.shape[1]:
+        raise InputError(f"labels must lie in 0..{p.shape[1] - 1}, found {y.min()}..{y.max()}")
+    return p, y.astype(np.intp, copy=False)
+
+
+# ----------------------------------------------------------------------------
+# accuracy and proper scores
+# ----------------------------------------------------------------------------
+
+
+def classification_accuracy(proba, labels) -> dict[str, float]:
+    r"""Accuracy, negative log-likelihood and Brier score.
+
+    With :math:`p_{ik}` the probability of class :math:`k` for row :math:`i`,
+    :math:`y_i` the label and :math:`\epsilon` the float64 machine epsilon,
+
+    .. math::
+        \mathrm{accuracy} &= \frac1N \sum_i \mathbb 1[\arg\max_k p_{ik} = y_i] \\
+        \mathrm{nll} &= -\frac1N \sum_i \log \operatorname{clip}(p_{i y_i}, \epsilon, 1-\epsilon) \\
+        \mathrm{brier} &= \frac1N \sum_i \sum_k (p_{ik} - \mathbb 1[y_i = k])^2 \in [0, 2] \\
+        \mathrm{brier\_um} &= \frac1N \sum_i \Big(\sum_k p_{ik}^2 - 2 p_{i y_i}\Big) = \mathrm{brier} - 1
+
+    ``nll`` clips the label's probability to :math:`[\epsilon, 1-\epsilon]` exactly as
+    scikit-learn's ``log_loss`` does (scikit-learn >= 1.5, checked against 1.9.1),
+    so a label given probability 0 costs :math:`-\log\epsilon \approx 36.04`
+    instead of infinity, and ``log_loss`` values are reproduced to rounding.
+    ``brier_um`` is the Brier score as Google Uncertainty Metrics defines it
+    (README, "Brier score"): the same proper score shifted by -1, in [-1, 1].
+
+    Returns
+    -------
+    dict with keys ``accuracy``, ``nll``, ``brier``, ``brier_um`` (floats).
+    """
+    p, y = _check(proba, labels)
+    n = p.shape[0]
+    rows = np.arange(n)
+    p_y = p[rows, y]
+    acc = float(np.mean(np.argmax(p, axis=1) == y))
+    nll = float(-np.mean(np.log(np.clip(p_y, _EPS, 1.0 - _EPS))))
+    sq = np.einsum("ij,ij->i", p, p)
+    brier_um = float(np.mean(sq - 2.0 * p_y))
+    return {"accuracy": acc, "nll": nll, "brier": brier_um + 1.0, "brier_um": brier_um}
+
+
+def brier_decomposition(proba, labels) -> dict[str, float]:
+    r"""Murphy decomposition of the Brier score, cells = predicted class (Uncertainty Metrics).
+
+    Following ``uncertainty_metrics.tensorflow.brier_decomposition``, the simplex is
+    partitioned into K cells :math:`M_k = \{p : \arg\max_c p_c = k\}`. With
+    :math:`n_k = |M_k|`, the empirical label distribution of cell :math:`k`,
+    :math:`q_{kc} = \frac{1}{n_k}\sum_{i \in M_k} \mathbb 1[y_i = c]`, and the
+    label frequencies :math:`\bar p_c = \frac1N \sum_i \mathbb 1[y_i = c]`:
+
+    .. math::
+        \mathrm{uncertainty} &= 1 - \sum_c \bar p_c^2 \\
+        \mathrm{resolution} &= \sum_k \frac{n_k}{N} \sum_c (q_{kc} - \bar p_c)^2 \\
+        \mathrm{reliability} &= \frac1N \sum_i \sum_c (q_{k(i) c} - p_{ic})^2,
+        \quad k(i) = \arg\max_c p_{ic}
+
+    Convention. ``resolution`` and ``reliability`` are Uncertainty Metrics'
+    (without its ``1e-7`` added to the cell counts, a relative change below 1e-7;
+    empty cells have weight 0). ``uncertainty`` is Murphy's :math:`1 - \sum_c \bar p_c^2`,
+    so it pairs with ``brier`` in [0, 2]; Uncertainty Metrics returns
+    :math:`-\sum_c \bar p_c^2` = ``uncertainty - 1``, which pairs with ``brier_um``.
+    Then
+
+    .. math::
+        \mathrm{brier} = \mathrm{reliability} - \mathrm{resolution} + \mathrm{uncertainty}
+        + \frac2N \sum_i \sum_c (p_{ic} - q_{k(i)c})(q_{k(i)c} - \mathbb 1[y_i = c]),
+
+    and the last (within-cell covariance) term vanishes whenever the predictions
+    are constant within each cell, e.g. when there is one distinct forecast per
+    predicted class; then brier = reliability - resolution + uncertainty exactly.
+    Otherwise it is the discretisation error Uncertainty Metrics' docstring
+    mentions. Reliability lies in [0, 2], lower is better; resolution >= 0,
+    higher is better.
+
+    Returns
+    -------
+    dict with keys ``uncertainty``, ``resolution``, ``reliability`` (floats).
+    """
+    p, y = _check(proba, labels)
+    n, k = p.shape
+    pred = np.argmax(p, axis=1)
+    conf = np.bincount(pred * k + y, minlength=k * k).reshape(k, k).astype(np.float64)
+    n_k = conf.sum(axis=1)
+    pbar = conf.sum(axis=0) / n
+    q = np.divide(conf, n_k[:, None], out=np.zeros_like(conf), where=n_k[:, None] > 0)
+    uncertainty = 1.0 - float(np.sum(pbar**2))
+    resolution = float(np.sum(n_k / n * np.sum((q - pbar) ** 2, axis=1)))
+    # sum_i ||q_k(i) - p_i||^2 = sum_k n_k ||q_k||^2 - 2 sum_k q_k . S_k + sum_i ||p_i||^2,
+    # with S_k the sum of the forecasts in cell k: O(NK) without an (N, K) gather.
+    s = np.stack([np.bincount(pred, weights=p[:, c], minlength=k) for c in range(k)], axis=1)
+    total = np.sum(n_k * np.sum(q * q, axis=1)) - 2.0 * np.sum(q * s) + np.einsum("ij,ij->", p, p)
+    reliability = max(float(total) / n, 0.0)
+    return {"uncertainty": uncertainty, "resolution": resolution, "reliability": reliability}
+
+
+# ----------------------------------------------------------------------------
+# calibration errors (general calibration error family)
+# ----------------------------------------------------------------------------
+
+
+def _even_upper_edges(num_bins: int) -> np.ndarray:
+    # np.histogram_bin_edges([], bins=num_bins, range=(0, 1)) is this linspace.
+    return np.linspace(0.0, 1.0, num_bins + 1)[1:]
+
+
+def _adaptive_upper_edges(xs: np.ndarray, num_bins: int) -> np.ndarray:
+    """Upper edges of equal-mass bins over sorted scores ``xs`` (Uncertainty Metrics' ``get_adaptive_bins``).
+
+    The edges are the order statistics ``xs[r_m]``, ``r_m = round(m n / M)``
+    (``numpy.round``, half to even) clipped to ``n - 1``, for ``m = 1..M-1``.
+    """
+    n = xs.size
+    idx = np.round(np.linspace(0, n, num_bins, endpoint=False)).astype(np.intp)
+    np.minimum(idx, n - 1, out=idx)
+    return xs[idx][1:]
+
+
+def _bin_stats(xs: np.ndarray, xh: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Counts, sums of scores and numbers of hits per bin, from sorted data.
+
+    ``xs`` are all scores sorted ascending, ``xh`` the sorted scores whose outcome
+    is 1, ``upper`` the non-decreasing upper edges. A score goes to bin
+    ``#{edges <= score}`` (``numpy.digitize`` with ``right=False``), so in sorted
+    order every bin is a contiguous run and its boundaries are
+    ``searchsorted(xs, edge, "left")``: O(M log N) after the sort.
+    """
+    nb = upper.size + 1
+    bnd = np.empty(nb + 1, dtype=np.intp)
+    bnd[0], bnd[-1] = 0, xs.size
+    bnd[1:-1] = np.searchsorted(xs, upper, side="left")
+    counts = np.diff(bnd)
+    hb = np.empty(nb + 1, dtype=np.intp)
+    hb[0], hb[-1] = 0, xh.size
+    hb[1:-1] = np.searchsorted(xh, upper, side="left")
+    s_hit = np.diff(hb).astype(np.float64)
+    s_conf = np.zeros(nb)
+    full = counts > 0
+    if full.any():
+        # the non-empty runs tile xs, so reduceat over their starts sums each run exactly once
+        s_conf[full] = np.add.reduceat(xs, bnd[:-1][full])
+    return counts, s_conf, s_hit
+
+
+def _above(xs: np.ndarray, threshold: float) -> np.ndarray:
+    """The part of sorted ``xs`` strictly above ``threshold`` (a view)."""
+    return xs[np.searchsorted(xs, threshold, side="right"):]
+
+
+def _l1_gap(xs: np.ndarray, xh: np.ndarray, upper: np.ndarray) -> float:
+    r"""L1 gap :math:`\sum_b \frac{n_b}{n} |\mathrm{acc}_b - \mathrm{conf}_b|`, computed as
+    :math:`\frac1n \sum_b |\mathrm{hits}_b - \sum_{B_b} x|`; 0 when no score is kept."""
+    if xs.size == 0:
+        return 0.0
+    _, s_conf, s_hit = _bin_stats(xs, xh, upper)
+    return float(np.sum(np.abs(s_hit - s_conf))) / xs.size
+
+
+def _top_label(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    pred = np.argmax(p, axis=1)
+    conf = p[np.arange(p.shape[0]), pred]
+    return conf, pred == y
+
+
+def calibration_errors(
+    proba, labels, num_bins: int = 15, tace_threshold: float = 0.01
+) -> dict[str, float]:
+    r"""The general calibration error family of Nixon et al. (2019), as Uncertainty Metrics computes it.
+
+    For a set of scores :math:`x_i \in [0, 1]` with outcomes :math:`o_i \in \{0, 1\}`
+    split into bins :math:`B_b` with :math:`n_b` members out of :math:`n`,
+    :math:`\mathrm{acc}_b = \frac{1}{n_b}\sum_{B_b} o_i` and
+    :math:`\mathrm{conf}_b = \frac{1}{n_b}\sum_{B_b} x_i`:
+
+    .. math::
+        \mathrm{ece} &= \sum_b \tfrac{n_b}{N} |\mathrm{acc}_b - \mathrm{conf}_b|
+            && \text{top label, even bins} \\
+        \mathrm{rmsce} &= \Big(\sum_b \tfrac{n_b}{N} (\mathrm{acc}_b - \mathrm{conf}_b)^2\Big)^{1/2}
+            && \text{top label, adaptive bins} \\
+        \mathrm{mce} &= \max_{b: n_b > 0} |\mathrm{acc}_b - \mathrm{conf}_b|
+            && \text{top label, even bins} \\
+        \mathrm{sce} &= \frac1K \sum_k \sum_b \tfrac{n_{kb}}{n_k} |\mathrm{acc}_{kb} - \mathrm{conf}_{kb}|
+            && \text{every class, even bins} \\
+        \mathrm{ace} &= \text{as sce} && \text{every class, adaptive bins} \\
+        \mathrm{tace} &= \text{as ace, keeping only } p_{ik} > \text{tace\_threshold}
+
+    For the top label, :math:`x_i = \max_k p_{ik}` and :math:`o_i = \mathbb 1[\arg\max_k p_{ik} = y_i]`.
+    For class :math:`k`, :math:`x_i = p_{ik}`, :math:`o_i = \mathbb 1[y_i = k]`, and
+    :math:`n_k` counts the kept scores of class :math:`k`; every score must exceed the
+    threshold (0 for ``sce``/``ace``, so exact zeros are dropped; ``tace_threshold``
+    for ``tace``), and a class with no kept score contributes 0 but still counts in
+    the :math:`1/K`. This is ``uncertainty_metrics.numpy.gce`` with
+    ``(binning_scheme, max_prob, class_conditional, norm)`` = (even, True, False, l1)
+    for ece, (adaptive, True, False, l2) for rmsce, (even, False, True, l1) for sce,
+    (adaptive, False, True, l1) for ace and tace. ``rmsce`` is the corrected L2 of the
+    library's current source (squared gap weighted by :math:`n_b/N`); release 0.0.81
+    squares the weights as well. ``mce`` (Naeini et al. 2015) is not in the library.
+
+    Bin edges (M = ``num_bins``). A score goes to bin ``#{upper edges <= score}``
+    (``numpy.digitize``, ``right=False``), so every bin is closed on the left and open
+    on the right. Even bins have upper edges ``linspace(0, 1, M + 1)[1:]``: bin
+    :math:`b` is :math:`[b/M, (b+1)/M)` for :math:`b < M`, and a score of exactly 1.0
+    (or a hair above, within the simplex tolerance) lands in an extra bin
+    :math:`[1, \infty)` of its own, as in the library -- it is not merged into the
+    last regular bin. Adaptive bins, computed separately for the top label, each
+    class and (for tace) after thresholding, have the M - 1 upper edges
+    :math:`x_{(r_m)}`, :math:`r_m = \min(\mathrm{round}(m n / M), n - 1)`, m = 1..M-1,
+    of the n sorted kept scores (``numpy.round`` of ``linspace(0, n, M,
+    endpoint=False)``, half to even): equal counts, except that a score equal to an
+    edge goes to the bin above, so ties can make bins unequal or empty.
+
+    Cost: one O(n log n) sort per class and for the top label; each bin is then a
+    contiguous run of the sorted scores, found by binary search.
+
+    Returns
+    -------
+    dict with keys ``ece``, ``rmsce``, ``mce``, ``sce``, ``ace``, ``tace`` (floats in [0, 1]).
+    """
+    p, y = _check(proba, labels)
+    num_bins = int(num_bins)
+    if num_bins < 1:
+        raise InputError(f"num_bins must be >= 1, got {num_bins}")
+    even = _even_upper_edges(num_bins)
+    thr = float(tace_threshold)
+
+    # Top label. Sorting once gives every bin as a contiguous run (see _bin_stats).
+    # The library keeps scores > 0, which every top-label probability is.
+    conf, hit = _top_label(p, y)
+    xs = _above(np.sort(conf), 0.0)
+    xh = _above(np.sort(conf[hit]), 0.0)
+    n = xs.size
+    counts, s_conf, s_hit = _bin_stats(xs, xh, even)
+    gap_sum = np.abs(s_hit - s_conf)
+    ece = float(np.sum(gap_sum)) / n
+    nz = counts > 0
+    mce = float(np.max(gap_sum[nz] / counts[nz]))
+    counts, s_conf, s_hit = _bin_stats(xs, xh, _adaptive_upper_edges(xs, num_bins))
+    nz = counts > 0
+    rmsce = float(np.sqrt(np.sum((s_hit[nz] - s_conf[nz]) ** 2 / counts[nz]) / n))
+
+    # Class-conditional: one sort per class serves sce, ace and tace.
+    k = p.shape[1]
+    sce = ace = tace = 0.0
+    for j in range(k):  # loop over the K classes; each step is vectorised over rows
+        col = p[:, j]
+        xs = _above(np.sort(col), 0.0)
+        xh = _above(np.sort(col[y == j]), 0.0)
+        sce += _l1_gap(xs, xh, even)
+        if xs.size:
+            ace += _l1_gap(xs, xh, _adaptive_upper_edges(xs, num_bins))
+        xs_t, xh_t = _above(xs, thr), _above(xh, thr)
+        if xs_t.size:
+            tace += _l1_gap(xs_t, xh_t, _adaptive_upper_edges(xs_t, num_bins))
+    return {"ece": ece, "rmsce": rmsce, "mce": mce, "sce": sce / k, "ace": ace / k, "tace": tace / k}
+
+
+def reliability_bins(proba, labels, num_bins: int = 15) -> dict[str, np.ndarray]:
+    """Per-bin data of the top-label reliability diagram, on the bins of ``ece``.
+
+    Returns
+    -------
+    dict with
+    ``edges`` : (M + 2,) ``[0, 1/M, ..., 1, 1]``; bin b < M spans ``[edges[b], edges[b+1])``
+        and the last bin holds the top-label probabilities equal to 1.0 (see the
+        bin-edge convention of :func:`calibration_errors`);
+    ``confidence`` : (M + 1,) mean top-label probability per bin (NaN if empty);
+    ``accuracy`` : (M + 1,) share of correct top labels per bin (NaN if empty);
+    ``counts`` : (M + 1,) int64 number of rows per bin.
+    ``sum(counts / N * |accuracy - confidence|)`` over non-empty bins is ``ece``.
+    """
+    p, y = _check(proba, labels)
+    num_bins = int(num_bins)
+    if num_bins < 1:
+        raise InputError(f"num_bins must be >= 1, got {num_bins}")
+    conf, hit = _top_label(p, y)
+    counts, s_conf, s_hit = _bin_stats(np.sort(conf), np.sort(conf[hit]), _even_upper_edges(num_bins))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        confidence = np.where(counts > 0, s_conf / counts, np.nan)
+        accuracy = np.where(counts > 0, s_hit / counts, np.nan)
+    edges = np.concatenate(([0.0], _even_upper_edges(num_bins), [1.0]))
+    return {
+        "edges": edges,
+        "confidence": confidence,
+        "accuracy": accuracy,
+        "counts": counts.astype(np.int64),
+    }
+
+
+# ----------------------------------------------------------------------------
+# prediction sets
+# ----------------------------------------------------------------------------
+
+
+def prediction_sets(proba, labels, levels: float | Iterable[float] = (0.95,)) -> dict[str, dict]:
+    r"""Coverage and size of top-class prediction sets (Kompa, Snoek, Beam 2021, Eq. 4).
+
+    For a level :math:`1-\alpha`, the set of row :math:`i` is the smallest set of
+    classes with the largest probabilities such that
+
+    .. math:: \sum_{c \in S_i} p_{ic} \ge 1 - \alpha .
+
+    Its size is :math:`k_i = \min\{k : \sum_{j \le k} p_{i(j)} \ge 1 - \alpha\}` with
+    :math:`p_{i(1)} \ge p_{i(2)} \ge \dots` the sorted probabilities (capped at K when
+    rounding keeps a row's total just under the level). The running sum is compared
+    with :math:`1 - \alpha - 10^{-10}` so that float rounding of the sum
+    (``0.6 + 0.3 < 0.9`` in doubles) does not add a class.
+
+    Ties. The size is determined by the sorted values alone. Which classes enter is
+    ambiguous only when the last probability admitted, :math:`t_i = p_{i(k_i)}`, is
+    shared by more classes (:math:`m_i` of them, :math:`r_i` needed). Coverage then
+    counts the label as covered with probability :math:`r_i/m_i` -- the expected
+    coverage under uniformly random tie-breaking -- so a row contributes
+    :math:`\mathbb 1[p_{iy_i} > t_i] + \frac{r_i}{m_i}\mathbb 1[p_{iy_i} = t_i]`.
+    This keeps every result independent of the order of the classes.
+
+    Parameters
+    ----------
+    proba, labels : see the module docstring.
+    levels : one level or an iterable of levels :math:`1-\alpha` in (0, 1).
+
+    Returns
+    -------
+    dict mapping each level's key (:func:`uqeval.metrics.intervals.level_key`, e.g.
+    ``"0.95"``) to a dict with ``coverage`` (float), ``mean_size`` (float) and
+    ``size_histogram`` (list of K ints: number of rows whose set has size 1, 2, ..., K).
+    """
+    p, y = _check(proba, labels)
+    n, k = p.shape
+    lv = np.atleast_1d(np.asarray(levels, dtype=np.float64))
+    for v in lv:
+        check_level(v, "level")
+    srt = np.sort(p, axis=1)[:, ::-1]  # descending
+    csum = np.cumsum(srt, axis=1)
+    rows = np.arange(n)
+    p_y = p[rows, y]
+    out: dict[str, dict] = {}
+    for level in lv:
+        size = np.count_nonzero(csum < level - _SET_TOL, axis=1) + 1
+        np.minimum(size, k, out=size)
+        t = srt[rows, size - 1]
+        covered = (p_y > t).astype(np.float64)
+        # rows whose label shares the threshold probability; only when the threshold is
+        # also shared by a neighbour in sorted order (a tie) is coverage fractional
+        at_t = np.flatnonzero(p_y == t)
+        covered[at_t] = 1.0
+        s_t = size[at_t]
+        tied = (s_t < k) & (srt[at_t, np.minimum(s_t, k - 1)] == t[at_t])
+        tied |= (s_t > 1) & (srt[at_t, np.maximum(s_t - 2, 0)] == t[at_t])
+        ti = at_t[tied]
+        if ti.size:
+            pt, tt = p[ti], t[ti, None]
+            n_gt = np.count_nonzero(pt > tt, axis=1)
+            n_eq = np.count_nonzero(pt == tt, axis=1)
+            covered[ti] = (size[ti] - n_gt) / n_eq
+        out[level_key(level)] = {
+            "coverage": float(np.mean(covered)),
+            "mean_size": float(np.mean(size)),
+            "size_histogram": np.bincount(size - 1, minlength=k).astype(int).tolist(),
+        }
+    return out
