@@ -71,4 +71,10 @@ def score_file(path: str | Path, settings: Settings | None = None) -> dict[str, 
     groups = score_groups(loaded, settings) if loaded.groups is not None else None
     if groups is not None:
         loaded.info["columns"]["by"] = groups["column"]
-    return build_summary(loaded.info, settings, metrics, orientation, groups)
+    notes = []
+    if loaded.prediction.kind == "point":
+        notes.append("point predictions only: accuracy metrics are all that apply; "
+                     "`uqeval recalibrate FILE --method accrue` can give them a calibrated std")
+    if loaded.info.get("n_fixed_crossing"):
+        notes.append(f"{loaded.info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted (--fix-crossing)")
+    return build_summary(loaded.info, settings, metrics, orientation, groups, notes)

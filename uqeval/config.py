@@ -29,7 +29,7 @@ class Settings:
     adv_num_group_sizes: int = 10  # group fractions linspace(0.01, 1, adv_num_group_sizes)
     adv_num_trials: int = 10
     adv_num_group_draws: int = 10
-    levels: tuple[float, ...] = (0.95,)   # coverage levels
+    levels: tuple[float, ...] | None = None  # coverage levels; None: 0.95, or the levels quantiles/intervals carry
     level: float = 0.95            # nominal level of a single lower/upper pair
     class_bins: int = 15           # classification calibration bins
     tace_threshold: float = 0.01
@@ -43,7 +43,7 @@ class Settings:
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
-        d["levels"] = list(self.levels)
+        d["levels"] = list(self.levels) if self.levels is not None else None
         return d
 
 
@@ -121,7 +121,7 @@ def _validate(s: Settings) -> None:
         v = getattr(s, name)
         if not isinstance(v, int) or v < 2:
             raise InputError(f"setting {name} must be an integer >= 2, got {v!r}")
-    for lv in s.levels:
+    for lv in s.levels or ():
         check_level(lv, "coverage level (--levels)")
     check_level(s.level, "interval level (--level)")
     if s.nan_policy not in ("raise", "omit"):

@@ -47,40 +47,122 @@ class MetricGroup:
     def representations(self) -> tuple[str, ...]:
         return tuple(self.compute)
 
-    def orientation(self) -> dict[str, str]:
-        return {f"{self.name}.{m.name}": m.orientation for m in self.metrics}
+    def orientation(self, result: dict | None = None) -> dict[str, str]:
+        """``{"group.key": orientation}``, restricted to the keys present in ``result`` if given."""
+        present = None
+        if result is not None:
+            present = set()
+            for k, v in result.items():
+                present.update(v.keys() if self.by_level and isinstance(v, dict) else [k])
+        return {f"{self.name}.{m.name}": m.orientation for m in self.metrics if present is None or m.name in present}
 
 
 def _m(*specs: tuple[str, str, str]) -> tuple[MetricSpec, ...]:
     return tuple(MetricSpec(*s) for s in specs)
 
 
-# --------------------------------------------------------------------------- regression: Gaussian
-def _accuracy(p, s: Settings) -> dict:
-    from .metrics.accuracy import regression_accuracy
-
-    return regression_accuracy(p.y_true, _point(p))
-
-
-def _point(p) -> np.ndarray:
-    """The point prediction of any regression representation."""
-    from .metrics.samples import ensemble_mean_std
-
+# --------------------------------------------------------------------------- helpers
+def _point(p) -> np.ndarray | None:
+    """The point prediction of a regression representation, or None when it has none."""
     kind = p.kind
     if kind in ("gaussian", "point"):
         return p.mean
     if kind == "intervals":
-        return p.mean if p.mean is not None else 0.5 * (p.lower[:, 0] + p.upper[:, 0])
+        return p.mean
     if kind == "quantiles":
-        i = np.flatnonzero(np.isclose(p.levels, 0.5))
-        if i.size:
-            return p.quantiles[:, i[0]]
-        from .metrics.quantiles import interpolate_median
-
-        return interpolate_median(p.quantiles, p.levels)
+        i = np.flatnonzero(np.abs(p.levels - 0.5) < 1e-9)
+        return p.quantiles[:, i[0]] if i.size else None
     if kind == "samples":
-        return ensemble_mean_std(p.samples)[0]
+        return _samples_moments(p)[0]
     raise AssertionError(kind)
+
+
+def _samples_moments(p) -> tuple[np.ndarray, np.ndarray]:
+    from .metrics.samples import ensemble_mean_std
+
+    cache = p.__dict__.setdefault("_cache", {})  # frozen dataclass: memo in the instance dict
+    if "moments" not in cache:
+        cache["moments"] = ensemble_mean_std(p.samples)
+    return cache["moments"]
+
+
+def _samples_pit(p) -> np.ndarray:
+    from .metrics.samples import pit_samples
+
+    cache = p.__dict__.setdefault("_cache", {})
+    if "pit" not in cache:
+        cache["pit"] = pit_samples(p.y_true, p.samples)
+    return cache["pit"]
+
+
+def _expected(s: Settings) -> np.ndarray:
+    return np.linspace(0.0, 1.0, s.num_bins)
+
+
+def coverage_levels(p, s: Settings) -> list[float]:
+    """Levels at which a representation yields central intervals.
+
+    Gaussians and samples: ``--levels`` (default 0.95). Quantiles and intervals: the
+    levels they carry, or the requested subset of them (a requested level they do
+    not carry is an error).
+    """
+    from .errors import InputError
+    from .metrics.intervals import central_pairs, level_key
+
+    if p.kind in ("gaussian", "samples"):
+        return list(s.levels or (0.95,))
+    if p.kind == "quantiles":
+        carried = [lv for _, _, lv in central_pairs(p.levels)]
+    elif p.kind == "intervals":
+        carried = [float(v) for v in p.levels]
+    else:
+        return []
+    if not s.levels:
+        return carried
+    keys = {level_key(c): c for c in carried}
+    missing = [lv for lv in s.levels if level_key(lv) not in keys]
+    if missing:
+        raise InputError(
+            f"--levels {', '.join(level_key(m) for m in missing)} not available: the {p.kind} columns carry "
+            f"central levels {', '.join(keys) or 'none'}"
+        )
+    return [keys[level_key(lv)] for lv in s.levels]
+
+
+def intervals_at(p, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Central interval at ``level`` from any interval-yielding representation (exact conversions)."""
+    from .metrics.intervals import central_pairs, gaussian_interval, level_key
+
+    if p.kind == "gaussian":
+        return gaussian_interval(p.mean, p.std, level)
+    if p.kind == "samples":
+        from .metrics.samples import empirical_quantiles
+
+        q = empirical_quantiles(p.samples, np.array([(1 - level) / 2, (1 + level) / 2]))
+        return q[:, 0], q[:, 1]
+    if p.kind == "quantiles":
+        for i, j, lv in central_pairs(p.levels):
+            if level_key(lv) == level_key(level):
+                return p.quantiles[:, i], p.quantiles[:, j]
+    if p.kind == "intervals":
+        for j, lv in enumerate(p.levels):
+            if level_key(lv) == level_key(level):
+                return p.lower[:, j], p.upper[:, j]
+    raise KeyError(level)
+
+
+# --------------------------------------------------------------------------- compute functions
+def _accuracy(p, s: Settings) -> dict | None:
+    from .metrics.accuracy import regression_accuracy
+
+    point = _point(p)
+    return None if point is None else regression_accuracy(p.y_true, point)
+
+
+def _accuracy_cls(p, s: Settings) -> dict:
+    from .metrics.classification import classification_accuracy
+
+    return classification_accuracy(p.proba, p.labels)
 
 
 def _avg_cal_gaussian(p, s: Settings) -> dict:
@@ -89,14 +171,46 @@ def _avg_cal_gaussian(p, s: Settings) -> dict:
     return avg_calibration_gaussian(p.y_true, p.mean, p.std, num_bins=s.num_bins)
 
 
+def _avg_cal_samples(p, s: Settings) -> dict:
+    from .metrics.calibration import calibration_errors
+    from .metrics.quantiles import interval_calibration_curve_from_pit, pit_histogram
+
+    expected = _expected(s)
+    pit = _samples_pit(p)
+    out = calibration_errors(expected, interval_calibration_curve_from_pit(pit, expected))
+    out["pit_histogram"] = pit_histogram(pit, bins=10)
+    return out
+
+
+def _avg_cal_quantiles(p, s: Settings) -> dict:
+    from .metrics.calibration import calibration_errors
+    from .metrics.quantiles import pit_histogram_quantiles, quantile_calibration_curve
+
+    out = calibration_errors(*quantile_calibration_curve(p.y_true, p.quantiles, p.levels))
+    out["pit_histogram"] = pit_histogram_quantiles(p.y_true, p.quantiles, p.levels)
+    return out
+
+
+def _adv_kwargs(s: Settings) -> dict:
+    return dict(group_fractions=np.linspace(0.01, 1.0, s.adv_num_group_sizes), num_trials=s.adv_num_trials,
+                num_group_draws=s.adv_num_group_draws, seed=s.seed)
+
+
 def _adv_gaussian(p, s: Settings) -> dict:
     from .metrics.calibration import adversarial_group_calibration_gaussian
 
-    return adversarial_group_calibration_gaussian(
-        p.y_true, p.mean, p.std, num_bins=s.num_bins,
-        group_fractions=np.linspace(0.01, 1.0, s.adv_num_group_sizes),
-        num_trials=s.adv_num_trials, num_group_draws=s.adv_num_group_draws, seed=s.seed,
-    )
+    return adversarial_group_calibration_gaussian(p.y_true, p.mean, p.std, num_bins=s.num_bins, **_adv_kwargs(s))
+
+
+def _adv_samples(p, s: Settings) -> dict:
+    from .metrics.calibration import adversarial_group_calibration
+    from .metrics.quantiles import _PIT_TOL
+
+    expected = _expected(s)
+    central = np.abs(2.0 * _samples_pit(p) - 1.0)
+    # first expected level whose central interval holds y: the same rule (and slack) as the curve
+    cover = np.searchsorted(expected, central - _PIT_TOL, side="left")
+    return adversarial_group_calibration(cover, expected, **_adv_kwargs(s))
 
 
 def _sharpness_gaussian(p, s: Settings) -> dict:
@@ -105,10 +219,38 @@ def _sharpness_gaussian(p, s: Settings) -> dict:
     return sharpness(p.std)
 
 
+def _sharpness_samples(p, s: Settings) -> dict:
+    from .metrics.sharpness import sharpness
+
+    return sharpness(_samples_moments(p)[1])
+
+
 def _scoring_gaussian(p, s: Settings) -> dict:
     from .metrics.scoring import scoring_rules_gaussian
 
     return scoring_rules_gaussian(p.y_true, p.mean, p.std, resolution=s.resolution)
+
+
+def _scoring_samples(p, s: Settings) -> dict:
+    from .metrics.samples import crps_ensemble_and_fair
+
+    crps, fair = crps_ensemble_and_fair(p.y_true, p.samples)
+    return {"crps": float(crps.mean()), "crps_fair": float(fair.mean())}
+
+
+def _scoring_quantiles(p, s: Settings) -> dict:
+    from .metrics.quantiles import quantile_scores
+
+    return quantile_scores(p.y_true, p.quantiles, p.levels)
+
+
+def _scoring_intervals(p, s: Settings) -> dict:
+    from .metrics.intervals import level_key
+    from .metrics.scoring import interval_score
+
+    by_level = {level_key(lv): float(interval_score(p.y_true, p.lower[:, j], p.upper[:, j], lv).mean())
+                for j, lv in enumerate(p.levels)}
+    return {"interval": float(np.mean(list(by_level.values()))), "interval_by_level": by_level}
 
 
 def _reliability_gaussian(p, s: Settings) -> dict:
@@ -116,6 +258,42 @@ def _reliability_gaussian(p, s: Settings) -> dict:
 
     return reliability_gaussian(p.y_true, p.mean, p.std)
 
+
+def _reliability_samples(p, s: Settings) -> dict:
+    from .metrics.reliability import max_calibration_error
+
+    return {"max_cal_err": max_calibration_error(_samples_pit(p))}
+
+
+def _coverage(p, s: Settings) -> dict:
+    from .metrics.intervals import coverage_metrics, level_key
+
+    out = {}
+    for lv in coverage_levels(p, s):
+        lo, hi = intervals_at(p, lv)
+        out[level_key(lv)] = coverage_metrics(p.y_true, lo, hi, lv, y_std=s.y_std)
+    return out
+
+
+def _brier_decomposition(p, s: Settings) -> dict:
+    from .metrics.classification import brier_decomposition
+
+    return brier_decomposition(p.proba, p.labels)
+
+
+def _calibration_cls(p, s: Settings) -> dict:
+    from .metrics.classification import calibration_errors
+
+    return calibration_errors(p.proba, p.labels, num_bins=s.class_bins, tace_threshold=s.tace_threshold)
+
+
+def _prediction_sets(p, s: Settings) -> dict:
+    from .metrics.classification import prediction_sets
+
+    return prediction_sets(p.proba, p.labels, levels=list(s.levels or (0.95,)))
+
+
+REGRESSION = ("gaussian", "point", "intervals", "quantiles", "samples")
 
 GROUPS: list[MetricGroup] = [
     MetricGroup(
@@ -125,15 +303,19 @@ GROUPS: list[MetricGroup] = [
            ("mdae", "lower", "median absolute error"),
            ("marpd", "lower", "mean absolute relative percent difference"),
            ("r2", "higher", "coefficient of determination"),
-           ("corr", "higher", "Pearson correlation of prediction and target")),
-        {"gaussian": _accuracy, "point": _accuracy},
+           ("corr", "higher", "Pearson correlation of prediction and target"),
+           ("accuracy", "higher", "share of rows whose top class is the label"),
+           ("nll", "lower", "log loss"),
+           ("brier", "lower", "Brier score, sum over classes, in [0, 2]"),
+           ("brier_um", "lower", "Brier score in the Uncertainty Metrics convention (brier - 1)")),
+        {**{k: _accuracy for k in REGRESSION}, "categorical": _accuracy_cls},
     ),
     MetricGroup(
         "avg_calibration",
         _m(("rms_cal", "lower", "root mean squared calibration error"),
            ("ma_cal", "lower", "mean absolute calibration error"),
            ("miscal_area", "lower", "miscalibration area")),
-        {"gaussian": _avg_cal_gaussian},
+        {"gaussian": _avg_cal_gaussian, "samples": _avg_cal_samples, "quantiles": _avg_cal_quantiles},
     ),
     MetricGroup(
         "adv_group_calibration",
@@ -141,28 +323,69 @@ GROUPS: list[MetricGroup] = [
            ("ma_stderr", "lower", "standard error of ma_mean"),
            ("rms_mean", "lower", "mean worst-group RMS calibration error per group size"),
            ("rms_stderr", "lower", "standard error of rms_mean")),
-        {"gaussian": _adv_gaussian},
+        {"gaussian": _adv_gaussian, "samples": _adv_samples},
     ),
     MetricGroup(
         "sharpness",
         _m(("sharp", "lower", "root mean predicted variance"),
            ("mean_std", "lower", "mean predicted standard deviation")),
-        {"gaussian": _sharpness_gaussian},
+        {"gaussian": _sharpness_gaussian, "samples": _sharpness_samples},
     ),
     MetricGroup(
         "scoring_rule",
         _m(("nll", "lower", "Gaussian negative log-likelihood"),
            ("crps", "lower", "continuous ranked probability score"),
+           ("crps_fair", "lower", "unbiased (fair) ensemble CRPS"),
            ("check", "lower", "check (pinball) score averaged over levels"),
-           ("interval", "lower", "interval score averaged over central levels")),
-        {"gaussian": _scoring_gaussian},
+           ("interval", "lower", "interval score (averaged over levels)"),
+           ("pinball", "lower", "pinball loss averaged over the quantile levels"),
+           ("pinball_by_level", "lower", "pinball loss per quantile level"),
+           ("interval_by_level", "lower", "interval score per central level"),
+           ("wis", "lower", "weighted interval score")),
+        {"gaussian": _scoring_gaussian, "samples": _scoring_samples, "quantiles": _scoring_quantiles,
+         "intervals": _scoring_intervals},
     ),
     MetricGroup(
         "reliability",
         _m(("rs", "lower", "ACCRUE reliability score"),
            ("max_cal_err", "lower", "bin-free maximum calibration error of the PIT"),
            ("accrue", "lower", "ACCRUE cost")),
-        {"gaussian": _reliability_gaussian},
+        {"gaussian": _reliability_gaussian, "samples": _reliability_samples},
+    ),
+    MetricGroup(
+        "coverage",
+        _m(("coverage", "target", "share of targets inside the central interval (target: the level)"),
+           ("width", "lower", "mean interval width"),
+           ("width_norm", "lower", "mean width in units of the training targets' std"),
+           ("coverage_error", "target", "coverage minus level (target: 0)"),
+           ("miss_below", "target", "share of targets below the interval (target: (1 - level)/2)"),
+           ("miss_above", "target", "share of targets above the interval (target: (1 - level)/2)")),
+        {"gaussian": _coverage, "samples": _coverage, "quantiles": _coverage, "intervals": _coverage},
+        by_level=True,
+    ),
+    MetricGroup(
+        "brier_decomposition",
+        _m(("uncertainty", "lower", "uncertainty of the labels alone (a property of the data)"),
+           ("resolution", "higher", "resolution"),
+           ("reliability", "lower", "reliability (calibration) term")),
+        {"categorical": _brier_decomposition},
+    ),
+    MetricGroup(
+        "calibration",
+        _m(("ece", "lower", "expected calibration error"),
+           ("rmsce", "lower", "root mean squared calibration error"),
+           ("mce", "lower", "maximum calibration error"),
+           ("sce", "lower", "static calibration error"),
+           ("ace", "lower", "adaptive calibration error"),
+           ("tace", "lower", "thresholded adaptive calibration error")),
+        {"categorical": _calibration_cls},
+    ),
+    MetricGroup(
+        "prediction_sets",
+        _m(("coverage", "target", "share of rows whose set holds the label (target: the level)"),
+           ("mean_size", "lower", "mean number of classes in the set")),
+        {"categorical": _prediction_sets},
+        by_level=True,
     ),
 ]
 
@@ -187,5 +410,5 @@ def compute_metrics(pred: Prediction, settings: Settings) -> tuple[dict[str, Any
         if result is None:
             continue
         metrics[g.name] = result
-        orientation.update(g.orientation())
+        orientation.update(g.orientation(result))
     return metrics, orientation

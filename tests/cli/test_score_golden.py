@@ -80,11 +80,13 @@ def test_csv_and_parquet_give_the_same_metrics(tmp_path, monkeypatch):
 def test_orientation_covers_every_metric_key(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     s = _run(CASES["gaussian_parquet"], tmp_path)
+    data_keys = {"group_sizes", "pit_histogram", "size_histogram"}  # curve axes and histograms, not metrics
     for group, body in s["metrics"].items():
-        for key in body:
-            if key == "group_sizes":
-                continue  # the x axis of the adversarial curve, not a metric
-            assert s["orientation"][f"{group}.{key}"] in ("lower", "higher", "target")
+        for key, value in body.items():
+            keys = value.keys() if group in ("coverage", "prediction_sets") else [key]
+            for k in keys:
+                if k not in data_keys:
+                    assert s["orientation"][f"{group}.{k}"] in ("lower", "higher", "target"), (group, k)
 
 
 def test_table_and_markdown_render(monkeypatch):

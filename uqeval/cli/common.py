@@ -105,6 +105,8 @@ def emit(summary: dict, fmt: OutputFormat, output: Path | None, title: str | Non
 
     if output is not None:
         write_json(output, summary)
+    for note in summary.get("notes", []):
+        typer.echo(f"note: {note}", err=True)
     if fmt is OutputFormat.json:
         sys.stdout.write(dumps_json(summary))
     elif fmt is OutputFormat.markdown:

@@ -9,7 +9,8 @@ Layout (keys are a contract)::
       "settings": {...every Settings field...},
       "metrics": {group: {key: value}},            # level-keyed groups: {group: {"0.95": {key: value}}}
       "orientation": {"group.key": "lower" | "higher" | "target"},
-      "groups": {"column": name, "values": {group value: {"n_rows": n, "metrics": {...}}}}   # only with --by
+      "groups": {"column": name, "values": {group value: {"n_rows": n, "metrics": {...}}}},  # only with --by
+      "notes": ["..."]                               # only when there is something to point out
     }
 
 Values are plain JSON numbers; NaN/inf are written as null.
@@ -21,6 +22,7 @@ from typing import Any
 
 from .. import __version__
 from ..config import Settings
+from ..io.writers import jsonable
 
 SCHEMA = "uqeval.score/1"
 
@@ -31,17 +33,20 @@ def build_summary(
     metrics: dict[str, Any],
     orientation: dict[str, str],
     groups: dict[str, Any] | None = None,
+    notes: list[str] | None = None,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "schema": SCHEMA,
         "uqeval_version": __version__,
         "input": info,
         "settings": settings.to_json(),
-        "metrics": metrics,
+        "metrics": jsonable(metrics),
         "orientation": dict(sorted(orientation.items())),
     }
     if groups is not None:
-        out["groups"] = groups
+        out["groups"] = jsonable(groups)
+    if notes:
+        out["notes"] = list(notes)
     return out
 
 

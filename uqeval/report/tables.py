@@ -61,7 +61,7 @@ def rich_table(summary: dict[str, Any], title: str | None = None):
     table.add_column("group", style="cyan", no_wrap=True)
     table.add_column("metric", no_wrap=True)
     table.add_column("value", justify="right")
-    table.add_column("direction", style="dim")
+    table.add_column("direction", style="dim", no_wrap=True)
     last = None
     for group, metric, value, direction in metric_rows(summary):
         if last is not None and group != last:

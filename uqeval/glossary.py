@@ -1,0 +1,770 @@
+"""Plain-language explanations of every metric uqeval reports, with formula and source.
+
+:data:`GLOSSARY` is keyed by the metric path ``group.key`` used in the JSON summary
+(``scoring_rule.crps``); a few group-level entries (``ucc``, ``rejection``, ...) explain
+keys that are not listed one by one. Level parts of a path (``coverage.0.95.coverage``)
+are ignored when looking a metric up. ``uqeval explain METRIC`` prints :func:`explain`;
+the HTML report shows the entries of the metrics it contains.
+
+Formulas are plain Unicode text (they are printed in a terminal and in HTML).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Iterable
+
+from .errors import InputError
+
+__all__ = ["GLOSSARY", "canonical_path", "explain", "find_entry", "format_entry", "matches"]
+
+# --------------------------------------------------------------------------- references
+TOOLBOX = (
+    "Chung, Char, Guo, Schneider & Neiswanger (2021), Uncertainty Toolbox: an Open-Source "
+    "Library for Assessing, Visualizing, and Improving Uncertainty Quantification, arXiv:2109.10254"
+)
+KOMPA = (
+    "Kompa, Snoek & Beam (2021), Empirical Frequentist Coverage of Deep Learning Uncertainty "
+    "Quantification Procedures, Entropy 23(12):1608"
+)
+ACCRUE = (
+    "Camporeale & Carè (2021), ACCRUE: Accurate and Reliable Uncertainty Estimate in "
+    "Deterministic Models, International Journal for Uncertainty Quantification 11(4):81-94 "
+    "(arXiv:2003.05103)"
+)
+UCC = (
+    "Navrátil, Elder, Arnold, Ghosh & Sattigeri (2021), Uncertainty Characteristics Curves: "
+    "A Systematic Assessment of Prediction Intervals, arXiv:2106.00858"
+)
+NIXON = (
+    "Nixon, Dusenberry, Zhang, Jerfel & Tran (2019), Measuring Calibration in Deep Learning, "
+    "CVPR Workshops (arXiv:1904.01685); Google Uncertainty Metrics library"
+)
+UM = "Google Uncertainty Metrics library (google/uncertainty-metrics), README"
+GR = (
+    "Gneiting & Raftery (2007), Strictly Proper Scoring Rules, Prediction, and Estimation, "
+    "Journal of the American Statistical Association 102(477):359-378"
+)
+BRACHER = (
+    "Bracher, Ray, Gneiting & Reich (2021), Evaluating epidemic forecasts in an interval "
+    "format, PLOS Computational Biology 17(2):e1008618"
+)
+GUO = "Guo, Pleiss, Sun & Weinberger (2017), On Calibration of Modern Neural Networks, ICML"
+KULESHOV = (
+    "Kuleshov, Fenner & Ermon (2018), Accurate Uncertainties for Deep Learning Using "
+    "Calibrated Regression, ICML"
+)
+ZHAO = "Zhao, Ma & Ermon (2020), Individual Calibration with Randomized Forecasting, ICML"
+GBR = (
+    "Gneiting, Balabdaoui & Raftery (2007), Probabilistic forecasts, calibration and "
+    "sharpness, Journal of the Royal Statistical Society B 69(2):243-268"
+)
+FERRO = "Ferro (2014), Fair scores for ensemble forecasts, Q. J. R. Meteorol. Soc. 140:1917-1923"
+BRIER = (
+    "Brier (1950), Verification of forecasts expressed in terms of probability, "
+    "Monthly Weather Review 78(1):1-3"
+)
+MURPHY = (
+    "Murphy (1973), A New Vector Partition of the Probability Score, Journal of Applied "
+    "Meteorology 12:595-600"
+)
+WATANABE = (
+    "Watanabe (2010), Asymptotic Equivalence of Bayes Cross Validation and Widely Applicable "
+    "Information Criterion in Singular Learning Theory, JMLR 11:3571-3594"
+)
+GELFAND = (
+    "Gelfand, Dey & Chang (1992), Model determination using predictive distributions with "
+    "implementation via sampling-based methods, Bayesian Statistics 4"
+)
+DEPEWEG = (
+    "Depeweg, Hernández-Lobato, Doshi-Velez & Udluft (2018), Decomposition of Uncertainty in "
+    "Bayesian Deep Learning for Efficient and Risk-sensitive Learning, ICML"
+)
+MALININ = "Malinin, Mlodozeniec & Gales (2020), Ensemble Distribution Distillation, ICLR"
+FORT = (
+    "Fort, Hu & Lakshminarayanan (2019), Deep Ensembles: A Loss Landscape Perspective, "
+    "arXiv:1912.02757"
+)
+KUNCHEVA = (
+    "Kuncheva & Whitaker (2003), Measures of Diversity in Classifier Ensembles, "
+    "Machine Learning 51:181-207"
+)
+NADEEM = (
+    "Nadeem, Zucker & Hanczar (2009), Accuracy-Rejection Curves (ARCs) for Comparing "
+    "Classification Methods with a Reject Option, MLSB"
+)
+KIVLICHAN = (
+    "Kivlichan, Lin, Liu & Vasserman (2021), Measuring and Improving Model-Moderator "
+    "Collaboration using Uncertainty Estimation, Workshop on Online Abuse and Harms"
+)
+NAEINI = (
+    "Naeini, Cooper & Hauskrecht (2015), Obtaining Well Calibrated Probabilities Using "
+    "Bayesian Binning, AAAI"
+)
+
+
+def _e(title: str, text: str, formula: str, reference: str) -> dict[str, str]:
+    return {"title": title, "text": text, "formula": formula, "reference": reference}
+
+
+_CAL_CURVE = (
+    "Expected proportions p run over linspace(0, 1, num_bins); the observed proportion "
+    "p_obs(p) is the share of rows whose central p-interval holds the target, "
+    "|y − μ|/σ ≤ Φ⁻¹(½ + p/2) for Gaussians (bounds inclusive)."
+)
+
+GLOSSARY: dict[str, dict[str, str]] = {
+    # ------------------------------------------------------------------ regression accuracy
+    "accuracy.mae": _e(
+        "Mean absolute error",
+        "Average absolute difference between target and point prediction, in units of y.",
+        "MAE = (1/N) Σᵢ |yᵢ − μᵢ|",
+        TOOLBOX,
+    ),
+    "accuracy.rmse": _e(
+        "Root mean squared error",
+        "Square root of the average squared error, in units of y; weights large errors more "
+        "than MAE.",
+        "RMSE = √( (1/N) Σᵢ (yᵢ − μᵢ)² )",
+        TOOLBOX,
+    ),
+    "accuracy.mdae": _e(
+        "Median absolute error",
+        "Median of the absolute errors; robust to a few very large errors.",
+        "MdAE = median_i |yᵢ − μᵢ|",
+        TOOLBOX,
+    ),
+    "accuracy.marpd": _e(
+        "Mean absolute relative percent difference",
+        "Scale-free error in percent: the absolute error relative to the mean magnitude of "
+        "target and prediction.",
+        "MARPD = 100 · (1/N) Σᵢ | 2 (yᵢ − μᵢ) / (|μᵢ| + |yᵢ|) |",
+        TOOLBOX,
+    ),
+    "accuracy.r2": _e(
+        "Coefficient of determination R²",
+        "Share of the target's variance explained by the point prediction; 1 is perfect, "
+        "0 is no better than predicting the mean of y, and it can be negative.",
+        "R² = 1 − Σᵢ (yᵢ − μᵢ)² / Σᵢ (yᵢ − ȳ)²",
+        TOOLBOX,
+    ),
+    "accuracy.corr": _e(
+        "Pearson correlation",
+        "Linear correlation between targets and point predictions.",
+        "corr = Σᵢ (yᵢ − ȳ)(μᵢ − μ̄) / √( Σᵢ (yᵢ − ȳ)² · Σᵢ (μᵢ − μ̄)² )",
+        TOOLBOX,
+    ),
+    # ------------------------------------------------------------------ average calibration
+    "avg_calibration.rms_cal": _e(
+        "Root-mean-squared calibration error",
+        "How far the observed share of targets inside central prediction intervals is from "
+        "the intervals' nominal level, root-mean-squared over levels. " + _CAL_CURVE,
+        "RMSCE = √( (1/B) Σⱼ (p_obs(pⱼ) − pⱼ)² )",
+        f"{TOOLBOX}; {KULESHOV}",
+    ),
+    "avg_calibration.ma_cal": _e(
+        "Mean absolute calibration error",
+        "Average absolute gap between observed and expected proportion in central "
+        "intervals (the toolbox's ECE). " + _CAL_CURVE,
+        "MACE = (1/B) Σⱼ |p_obs(pⱼ) − pⱼ|",
+        f"{TOOLBOX}; {KULESHOV}",
+    ),
+    "avg_calibration.miscal_area": _e(
+        "Miscalibration area",
+        "Area between the average calibration curve (observed vs expected proportion, "
+        "linearly interpolated) and the diagonal; segments crossing the diagonal are split "
+        "at the crossing. 0 is perfect, 0.5 the worst.",
+        "area = ∫₀¹ |p_obs(p) − p| dp",
+        TOOLBOX,
+    ),
+    # ------------------------------------------------------------------ adversarial group cal.
+    "adv_group_calibration": _e(
+        "Adversarial group calibration",
+        "Calibration of the worst subset of rows of a given size: for each group size, "
+        "random subsets are drawn and the largest calibration error among them is kept; "
+        "averaging over trials gives a curve of worst-group error against group size. A "
+        "model calibrated on average but not on subsets has a high curve at small sizes.",
+        "err(s) = mean over trials of max over draws of CE(random subset of size s·N)",
+        f"{ZHAO}; {TOOLBOX} (appendix A.3)",
+    ),
+    "adv_group_calibration.group_sizes": _e(
+        "Group sizes",
+        "Subset sizes as fractions of the rows at which worst-group calibration is measured "
+        "(default linspace(0.01, 1, 10)).",
+        "s ∈ {0.01, 0.12, …, 1.0}; subset size max(round(s·N), 2)",
+        f"{ZHAO}; {TOOLBOX}",
+    ),
+    "adv_group_calibration.ma_mean": _e(
+        "Worst-group mean absolute calibration error",
+        "For each group size: the mean over trials of the worst (largest) mean absolute "
+        "calibration error among random subsets of that size.",
+        "ma_mean(s) = (1/T) Σₜ maxₐ MACE(subset_{t,a})",
+        f"{ZHAO}; {TOOLBOX}",
+    ),
+    "adv_group_calibration.ma_stderr": _e(
+        "Standard error of the worst-group MACE",
+        "Standard error of ma_mean over the trials (sample standard deviation / √trials).",
+        "ma_stderr(s) = sd_t(maxₐ MACE) / √T",
+        f"{ZHAO}; {TOOLBOX}",
+    ),
+    "adv_group_calibration.rms_mean": _e(
+        "Worst-group root-mean-squared calibration error",
+        "As ma_mean, with the root-mean-squared calibration error of each subset.",
+        "rms_mean(s) = (1/T) Σₜ maxₐ RMSCE(subset_{t,a})",
+        f"{ZHAO}; {TOOLBOX}",
+    ),
+    "adv_group_calibration.rms_stderr": _e(
+        "Standard error of the worst-group RMSCE",
+        "Standard error of rms_mean over the trials (sample standard deviation / √trials).",
+        "rms_stderr(s) = sd_t(maxₐ RMSCE) / √T",
+        f"{ZHAO}; {TOOLBOX}",
+    ),
+    # ------------------------------------------------------------------ sharpness
+    "sharpness.sharp": _e(
+        "Sharpness (RMS of σ)",
+        "Concentration of the predictive distributions, ignoring the targets: the root mean "
+        "square of the predicted standard deviations, in units of y. Smaller is sharper; "
+        "sharpness is only desirable subject to calibration.",
+        "sharp = √( (1/N) Σᵢ σᵢ² )",
+        f"{TOOLBOX}; {GBR}",
+    ),
+    "sharpness.mean_std": _e(
+        "Mean predicted standard deviation",
+        "Average predicted σ, in units of y (the toolbox paper's definition of sharpness).",
+        "mean_std = (1/N) Σᵢ σᵢ",
+        f"{TOOLBOX}; {GBR}",
+    ),
+    # ------------------------------------------------------------------ scoring rules
+    "scoring_rule.nll": _e(
+        "Negative log-likelihood (Gaussian)",
+        "Mean negative log predictive density of the targets; a strictly proper score that "
+        "rewards calibration and sharpness together, sensitive to overconfident outliers.",
+        "NLL = (1/N) Σᵢ [ ½ log(2π σᵢ²) + (yᵢ − μᵢ)² / (2σᵢ²) ]",
+        f"{GR}; {TOOLBOX}",
+    ),
+    "scoring_rule.crps": _e(
+        "Continuous ranked probability score",
+        "Mean squared distance between the predictive CDF and the step function at the "
+        "target, in units of y; reduces to the absolute error for a point forecast. "
+        "Closed form for Gaussians; for samples the empirical-CDF (energy form) estimator.",
+        "CRPS(F, y) = ∫ (F(z) − 1{y ≤ z})² dz = E|X − y| − ½ E|X − X′|; Gaussian: "
+        "σ [ z (2Φ(z) − 1) + 2φ(z) − 1/√π ], z = (y − μ)/σ",
+        f"{GR}; {ACCRUE}",
+    ),
+    "scoring_rule.crps_fair": _e(
+        "Fair CRPS (ensembles)",
+        "Unbiased version of the sample CRPS: the score an ensemble of M members would get "
+        "if it had infinitely many members from the same distribution.",
+        "CRPS_fair = (1/M) Σⱼ |xⱼ − y| − 1/(2M(M−1)) Σⱼ Σₖ |xⱼ − xₖ|",
+        f"{FERRO}; {GR}",
+    ),
+    "scoring_rule.check": _e(
+        "Check score (pinball loss over levels)",
+        "Pinball loss of the predicted quantiles at levels linspace(0.01, 0.99, resolution), "
+        "averaged over rows and levels; in units of y.",
+        "ρ_τ(y, q) = max(τ (y − q), (τ − 1)(y − q)); check = mean over τ and i of ρ_τ(yᵢ, q_τ,ᵢ)",
+        f"{GR}; {TOOLBOX}",
+    ),
+    "scoring_rule.pinball": _e(
+        "Pinball (quantile) loss",
+        "Pinball loss of the given predicted quantiles, averaged over rows and the levels "
+        "present in the file (per level under pinball_by_level).",
+        "ρ_τ(y, q) = max(τ (y − q), (τ − 1)(y − q))",
+        GR,
+    ),
+    "scoring_rule.pinball_by_level": _e(
+        "Pinball loss per level",
+        "Mean pinball loss of the predicted τ-quantile for each level τ in the file.",
+        "ρ_τ(y, q) = max(τ (y − q), (τ − 1)(y − q))",
+        GR,
+    ),
+    "scoring_rule.interval": _e(
+        "Interval score",
+        "Width of the central interval plus a penalty 2/α times the distance by which the "
+        "target falls outside it; averaged over rows (and, for Gaussians, over central "
+        "levels linspace(0.01, 0.99, resolution)). In units of y.",
+        "S_α(l, u; y) = (u − l) + (2/α)(l − y)·1{y < l} + (2/α)(y − u)·1{y > u}, α = 1 − level",
+        f"{GR} (Eq. 43); {TOOLBOX}",
+    ),
+    "scoring_rule.interval_by_level": _e(
+        "Interval score per level",
+        "Mean interval score of the central interval at each level in the file.",
+        "S_α(l, u; y) = (u − l) + (2/α)(l − y)·1{y < l} + (2/α)(y − u)·1{y > u}",
+        GR,
+    ),
+    "scoring_rule.wis": _e(
+        "Weighted interval score",
+        "Weighted sum of the absolute error of the median and the interval scores of K "
+        "central intervals; approximates the CRPS for quantile forecasts.",
+        "WIS = 1/(K + ½) · ( ½ |y − m| + Σₖ (αₖ/2) · S_αₖ(lₖ, uₖ; y) )",
+        BRACHER,
+    ),
+    # ------------------------------------------------------------------ reliability (ACCRUE)
+    "reliability.rs": _e(
+        "Reliability score (RS)",
+        "Squared L2 distance between the CDF of the standardised errors ηᵢ and the one a "
+        "calibrated Gaussian forecast implies; computed exactly from the sorted ηᵢ. "
+        "0 is perfect reliability.",
+        "RS = ∫ (Φ(η) − C(η))² dη = Σᵢ [ ηᵢ/N (erf ηᵢ + 1) − ηᵢ (2i − 1)/N² + "
+        "exp(−ηᵢ²)/(N√π) ] − ½√(2/π),  ηᵢ = (yᵢ − μᵢ)/(√2 σᵢ) sorted, Φ(η) = ½(1 + erf η)",
+        ACCRUE,
+    ),
+    "reliability.max_cal_err": _e(
+        "Maximum calibration error (bin-free)",
+        "Largest vertical gap between the empirical CDF of the PIT values and the diagonal "
+        "in ACCRUE's bin-free reliability diagram (a Kolmogorov-Smirnov distance to the "
+        "uniform).",
+        "max_φ |C(φ) − φ|,  C(φ) = (1/N) Σᵢ H(φ − Φᵢ),  Φᵢ = ½(erf ηᵢ + 1)",
+        ACCRUE,
+    ),
+    "reliability.accrue": _e(
+        "ACCRUE cost",
+        "Trade-off between accuracy (mean CRPS) and reliability (RS), each weighted by the "
+        "other's minimum so the two have comparable scale.",
+        "ACCRUE = β·CRPS̄ + (1 − β)·RS,  β = RS_min / (CRPS̄_min + RS_min),  "
+        "CRPS̄_min = erf(√(ln2/2))·mean|ε|,  RS_min ≈ ½√(2/π)",
+        ACCRUE,
+    ),
+    # ------------------------------------------------------------------ coverage (Kompa)
+    "coverage.coverage": _e(
+        "Empirical coverage",
+        "Share of targets inside the prediction interval (bounds inclusive) at each "
+        "nominal level; should be close to the level.",
+        "coverage = (1/N) Σᵢ 1{lᵢ ≤ yᵢ ≤ uᵢ}",
+        KOMPA,
+    ),
+    "coverage.width": _e(
+        "Mean interval width",
+        "Average width of the prediction interval at each level, in units of y.",
+        "width = (1/N) Σᵢ (uᵢ − lᵢ)",
+        KOMPA,
+    ),
+    "coverage.width_norm": _e(
+        "Normalised interval width",
+        "Mean width divided by the standard deviation of the training targets (given by "
+        "--y-std or --train), the unit used by Kompa et al.",
+        "width_norm = width / sd(y_train)",
+        KOMPA,
+    ),
+    "coverage.coverage_error": _e(
+        "Coverage error",
+        "Empirical coverage minus the nominal level: negative means intervals too narrow "
+        "(overconfident), positive too wide.",
+        "coverage_error = coverage − level",
+        KOMPA,
+    ),
+    "coverage.miss_below": _e(
+        "Share below the interval",
+        "Share of targets below the lower bound.",
+        "miss_below = (1/N) Σᵢ 1{yᵢ < lᵢ}",
+        KOMPA,
+    ),
+    "coverage.miss_above": _e(
+        "Share above the interval",
+        "Share of targets above the upper bound.",
+        "miss_above = (1/N) Σᵢ 1{yᵢ > uᵢ}",
+        KOMPA,
+    ),
+    # ------------------------------------------------------------------ classification
+    "accuracy.accuracy": _e(
+        "Accuracy",
+        "Share of rows whose most probable class is the label.",
+        "acc = (1/N) Σᵢ 1{argmaxₖ pᵢₖ = yᵢ}",
+        GUO,
+    ),
+    "accuracy.nll": _e(
+        "Negative log-likelihood (log loss)",
+        "Mean negative log probability given to the true label; strictly proper.",
+        "NLL = −(1/N) Σᵢ log pᵢ,yᵢ",
+        f"{GR}; {UM}",
+    ),
+    "accuracy.brier": _e(
+        "Brier score",
+        "Mean squared distance between the probability vector and the one-hot label, in "
+        "[0, 2]; strictly proper.",
+        "Brier = (1/N) Σᵢ Σₖ (pᵢₖ − 1{yᵢ = k})²",
+        f"{BRIER}; {GR}",
+    ),
+    "accuracy.brier_um": _e(
+        "Brier score (Uncertainty Metrics convention)",
+        "The Brier score without its constant term, as Uncertainty Metrics reports it; "
+        "equals brier − 1.",
+        "Brier_UM = (1/N) Σᵢ ( Σₖ pᵢₖ² − 2 pᵢ,yᵢ ) = Brier − 1",
+        UM,
+    ),
+    "brier_decomposition.uncertainty": _e(
+        "Brier decomposition: uncertainty",
+        "Brier score of always predicting the label frequencies: how hard the labels are, "
+        "independent of the model.",
+        "UNC = Σₖ ȳₖ (1 − ȳₖ), ȳₖ = share of label k;  Brier = REL − RES + UNC",
+        f"{MURPHY}; {UM}",
+    ),
+    "brier_decomposition.resolution": _e(
+        "Brier decomposition: resolution",
+        "How much the label frequencies within groups of rows (grouped by predicted class) "
+        "differ from the overall frequencies; higher means more informative predictions.",
+        "RES = Σ_g (n_g/N) Σₖ (ȳ_g,k − ȳₖ)²",
+        f"{MURPHY}; {UM}",
+    ),
+    "brier_decomposition.reliability": _e(
+        "Brier decomposition: reliability",
+        "Calibration part of the Brier score: squared gap between the mean predicted "
+        "probabilities and the label frequencies within each group (predicted class).",
+        "REL = Σ_g (n_g/N) Σₖ (p̄_g,k − ȳ_g,k)²",
+        f"{MURPHY}; {UM}",
+    ),
+    "calibration.ece": _e(
+        "Expected calibration error",
+        "Count-weighted mean gap between accuracy and mean confidence of the top label in "
+        "equal-width confidence bins (default 15).",
+        "ECE = Σ_b (n_b/N) |acc(b) − conf(b)|",
+        f"{GUO}; {NAEINI}",
+    ),
+    "calibration.rmsce": _e(
+        "Root-mean-squared calibration error",
+        "Square root of the count-weighted mean squared gap between accuracy and confidence "
+        "of the top label, in adaptive (equal-count) bins.",
+        "RMSCE = √( Σ_b (n_b/N) (acc(b) − conf(b))² )",
+        NIXON,
+    ),
+    "calibration.mce": _e(
+        "Maximum calibration error",
+        "Largest gap between accuracy and confidence over the (non-empty) top-label bins.",
+        "MCE = max_b |acc(b) − conf(b)|",
+        f"{NAEINI}; {GUO}",
+    ),
+    "calibration.sce": _e(
+        "Static calibration error",
+        "ECE computed for every class's probability (not only the top label), "
+        "class-conditionally in equal-width bins, averaged over classes.",
+        "SCE = (1/K) Σₖ Σ_b (n_b,k/N) |acc(b, k) − conf(b, k)|",
+        NIXON,
+    ),
+    "calibration.ace": _e(
+        "Adaptive calibration error",
+        "Like SCE but with adaptive bins holding equal numbers of predictions, so every "
+        "bin's estimate has similar variance.",
+        "ACE = (1/(K·B)) Σₖ Σ_b |acc(b, k) − conf(b, k)|, equal-count bins",
+        NIXON,
+    ),
+    "calibration.tace": _e(
+        "Thresholded adaptive calibration error",
+        "ACE restricted to class probabilities above a threshold ε (default 0.01), so the "
+        "many near-zero probabilities do not dominate.",
+        "TACE = ACE over {pᵢₖ > ε}",
+        NIXON,
+    ),
+    "prediction_sets.coverage": _e(
+        "Prediction-set coverage",
+        "Share of rows whose prediction set — the smallest set of top classes with total "
+        "probability ≥ 1 − α — contains the label; should be close to 1 − α.",
+        "coverage = (1/N) Σᵢ 1{yᵢ ∈ Sᵢ},  Sᵢ = smallest top-k set with Σ p ≥ 1 − α",
+        f"{KOMPA} (Eq. 4)",
+    ),
+    "prediction_sets.mean_size": _e(
+        "Mean prediction-set size",
+        "Average number of classes in the prediction sets at each level; smaller is sharper.",
+        "mean_size = (1/N) Σᵢ |Sᵢ|",
+        KOMPA,
+    ),
+    # ------------------------------------------------------------------ ensembles
+    "ensemble_uncertainty.total": _e(
+        "Total uncertainty",
+        "Entropy of the ensemble's mean predictive distribution, averaged over rows (nats).",
+        "total = (1/N) Σᵢ H(p̄ᵢ),  p̄ᵢ = (1/M) Σₘ pᵢ⁽ᵐ⁾,  H(p) = −Σₖ pₖ log pₖ",
+        f"{DEPEWEG}; {UM}",
+    ),
+    "ensemble_uncertainty.aleatoric": _e(
+        "Aleatoric (expected data) uncertainty",
+        "Mean entropy of the individual members' predictions, averaged over rows (nats).",
+        "aleatoric = (1/N) Σᵢ (1/M) Σₘ H(pᵢ⁽ᵐ⁾)",
+        f"{DEPEWEG}; {UM}",
+    ),
+    "ensemble_uncertainty.epistemic": _e(
+        "Epistemic uncertainty (mutual information)",
+        "Mutual information between the label and the model parameters: total minus "
+        "aleatoric. Zero exactly when all members agree.",
+        "epistemic = total − aleatoric = (1/N) Σᵢ I[y; θ | xᵢ]",
+        f"{DEPEWEG}; {UM}",
+    ),
+    "ensemble_uncertainty.knowledge": _e(
+        "Knowledge uncertainty (Dirichlet outputs)",
+        "Mutual information between the label and the categorical parameters π of a "
+        "Dirichlet output.",
+        "MI[y, π] = H(E[π]) − E[H(π)],  π ~ Dir(α)",
+        f"{MALININ}; {UM}",
+    ),
+    "information_criteria": _e(
+        "Information criteria",
+        "Estimates of the expected log predictive density on new data from per-member "
+        "log-likelihoods; reported with their standard error over rows.",
+        "see waic1, waic2, iscv",
+        f"{WATANABE}; {UM}",
+    ),
+    "information_criteria.waic1": _e(
+        "Negative WAIC, type 1",
+        "Log of the ensemble-averaged likelihood minus the variance of the members' "
+        "log-likelihoods (the effective-parameter penalty), averaged over rows.",
+        "nWAIC₁ = (1/n) Σᵢ [ log (1/m) Σⱼ p(yᵢ|θⱼ) − V̂ᵢ ],  V̂ᵢ = sample variance over j of "
+        "log p(yᵢ|θⱼ)",
+        f"{WATANABE}; {UM}",
+    ),
+    "information_criteria.waic2": _e(
+        "Negative WAIC, type 2",
+        "Alternative WAIC form using the mean member log-likelihood.",
+        "nWAIC₂ = (1/n) Σᵢ [ (2/m) Σⱼ log p(yᵢ|θⱼ) − log (1/m) Σⱼ p(yᵢ|θⱼ) ]",
+        f"{WATANABE}; {UM}",
+    ),
+    "information_criteria.iscv": _e(
+        "Importance-sampling cross-validation",
+        "Leave-one-out predictive log-likelihood estimated by importance sampling over the "
+        "members (harmonic mean of the likelihoods).",
+        "ISCV = −(1/n) Σᵢ log (1/m) Σⱼ 1 / p(yᵢ|θⱼ)",
+        f"{GELFAND}; {UM}",
+    ),
+    "diversity": _e(
+        "Ensemble diversity",
+        "How differently the members predict, averaged over pairs of members.",
+        "mean over member pairs (a, b)",
+        f"{FORT}; {KUNCHEVA}; {UM}",
+    ),
+    "diversity.disagreement": _e(
+        "Disagreement",
+        "Share of rows on which two members predict different classes, averaged over pairs.",
+        "dis = mean_(a,b) (1/N) Σᵢ 1{argmax pᵢ⁽ᵃ⁾ ≠ argmax pᵢ⁽ᵇ⁾}",
+        f"{FORT}; {UM}",
+    ),
+    "diversity.kl": _e(
+        "Mean KL divergence between members",
+        "Kullback-Leibler divergence between two members' predictive distributions, "
+        "averaged over rows and pairs (nats).",
+        "KL = mean_(a,b) (1/N) Σᵢ Σₖ pᵢₖ⁽ᵃ⁾ log(pᵢₖ⁽ᵃ⁾ / pᵢₖ⁽ᵇ⁾)",
+        f"{FORT}; {UM}",
+    ),
+    "diversity.cosine_similarity": _e(
+        "Mean cosine similarity between members",
+        "Cosine similarity of two members' predictions, averaged over pairs; 1 means "
+        "identical directions.",
+        "cos = mean_(a,b) ⟨p⁽ᵃ⁾, p⁽ᵇ⁾⟩ / (‖p⁽ᵃ⁾‖ ‖p⁽ᵇ⁾‖)",
+        f"{FORT}; {UM}",
+    ),
+    "diversity.double_fault": _e(
+        "Double fault",
+        "Share of rows that both members of a pair misclassify, averaged over pairs; low "
+        "values mean members make different mistakes.",
+        "DF = mean_(a,b) (1/N) Σᵢ 1{ŷᵢ⁽ᵃ⁾ ≠ yᵢ and ŷᵢ⁽ᵇ⁾ ≠ yᵢ}",
+        f"{KUNCHEVA}; {UM}",
+    ),
+    "rejection": _e(
+        "Rejection curve",
+        "Accuracy (classification) or RMSE (regression) of the rows kept after rejecting "
+        "the fraction f with the highest uncertainty, on a grid of f; the oracle curve "
+        "rejects by true error instead.",
+        "acc(f) = accuracy over the (1 − f)·N least uncertain rows",
+        f"{NADEEM}; {UM}",
+    ),
+    "rejection.auc_rejection": _e(
+        "Area under the rejection curve",
+        "Area under accuracy (or RMSE) against rejected fraction; a good uncertainty "
+        "ranking raises accuracy (lowers RMSE) quickly as uncertain rows are rejected.",
+        "AUC = ∫₀¹ acc(f) df (trapezoid rule on the grid)",
+        f"{NADEEM}; {UM}",
+    ),
+    "rejection.oracle_collaborative_accuracy": _e(
+        "Oracle-collaborative accuracy",
+        "Accuracy when the fraction f (--oca-fraction, default 0.01) of most uncertain rows "
+        "is handed to an oracle that labels them correctly.",
+        "OCA(f) = (1/N) [ #correct among kept rows + f·N ]",
+        f"{KIVLICHAN}; {UM}",
+    ),
+    "bayesian_ece": _e(
+        "Bayesian ECE",
+        "Posterior distribution of the ECE given the finite evaluation set: a Dirichlet "
+        "posterior over bin × correctness counts and a posterior over each bin's mean "
+        "confidence; reported by its mean and quantiles.",
+        "ECE(q, p) = Σ_m q_1,m |q_1,m − p_m| for posterior draws (q, p)",
+        UM,
+    ),
+    "bayesian_ece.mean": _e(
+        "Bayesian ECE: posterior mean",
+        "Mean of the posterior draws of the ECE.",
+        "mean over draws of ECE(q, p)",
+        UM,
+    ),
+    "bayesian_ece.q10": _e(
+        "Bayesian ECE: 10 % quantile",
+        "10th percentile of the posterior draws of the ECE.",
+        "quantile 0.10 of ECE(q, p)",
+        UM,
+    ),
+    "bayesian_ece.q50": _e(
+        "Bayesian ECE: median",
+        "Median of the posterior draws of the ECE.",
+        "quantile 0.50 of ECE(q, p)",
+        UM,
+    ),
+    "bayesian_ece.q90": _e(
+        "Bayesian ECE: 90 % quantile",
+        "90th percentile of the posterior draws of the ECE.",
+        "quantile 0.90 of ECE(q, p)",
+        UM,
+    ),
+    "spce": _e(
+        "Semiparametric calibration error",
+        "Estimate of the L2 calibration error of binary or top-label probabilities without "
+        "bins: a kernel-smoothed, cross-fitted estimate of the calibration function plugged "
+        "into a low-bias estimator, with a bootstrap confidence interval.",
+        "CE² = E[(p − E[y | p])²] ≈ mean of (pᵢ − yᵢ)(pᵢ − ĉ(pᵢ)), ĉ cross-fitted",
+        f"{UM} (semiparametric_calibration_error, after S. Yadlowsky)",
+    ),
+    # ------------------------------------------------------------------ UCC
+    "ucc": _e(
+        "Uncertainty characteristics curve",
+        "Scaling every prediction interval by k traces a curve of two interval properties "
+        "(by default mean bandwidth vs miss rate; also excess, deficit). The curve does "
+        "not depend on one operating point; its area and the gain over constant-width "
+        "bands summarise the intervals' quality.",
+        "interval at scale k: [ŷ − k·zˡ, ŷ + k·zᵘ];  operating point (x(k), y(k))",
+        UCC,
+    ),
+    "ucc.auucc": _e(
+        "Area under the UCC",
+        "Trapezoid area under the uncertainty characteristics curve over all critical "
+        "scales; smaller means less width is needed for a given miss rate.",
+        "AUUCC = ∫ y dx along the curve {(x(k), y(k))}",
+        UCC,
+    ),
+    "ucc.auucc_const": _e(
+        "AUUCC of the constant-band reference",
+        "AUUCC of intervals of equal width around the same point predictions (its value "
+        "does not depend on the width).",
+        "A_const = AUUCC(zˡ = zᵘ = const)",
+        UCC,
+    ),
+    "ucc.gain": _e(
+        "UCC gain",
+        "Relative improvement of the model's AUUCC over the constant-band reference (the "
+        "paper's Eq. 6); positive means the predicted widths carry information.",
+        "gain = (A_const − A_model) / A_const",
+        UCC,
+    ),
+    "ucc.partial": _e(
+        "Partial AUUCC",
+        "Area under the UCC restricted to a range of the x or y axis (interpolated at the "
+        "range ends), with its gain over the constant-band reference on the same range.",
+        "AUUCC_[a,b] = ∫_a^b y dx",
+        UCC,
+    ),
+    "ucc.op": _e(
+        "Original operating point",
+        "The intervals as given (k = 1): their x and y values and the linear cost there.",
+        "C(k) = c·x(k) + (1 − c)·y(k) at k = 1",
+        UCC,
+    ),
+    "ucc.op_min": _e(
+        "Minimum-cost operating point",
+        "The scale k* minimising the linear cost C(k) = c·x(k) + (1 − c)·y(k) (--cost c), "
+        "with its coordinates and cost.",
+        "k* = argmin_k c·x(k) + (1 − c)·y(k)",
+        UCC,
+    ),
+}
+
+# ------------------------------------------------------------------------------ lookup
+_LEVEL = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?%?$")
+
+
+def canonical_path(path: str) -> str:
+    """Lower-case dotted path without level parts: ``coverage.0.95.width`` -> ``coverage.width``.
+
+    Level strings contain dots themselves ("0.95"), so numeric parts are merged back
+    before being dropped.
+    """
+    text = str(path).strip().lower()
+    parts = [p for p in text.split(".") if p != ""]
+    kept: list[str] = []
+    for p in parts:
+        if p.isdigit() or _LEVEL.match(p):
+            continue  # "0" and "95" of "0.95", or a whole level
+        kept.append(p)
+    return ".".join(kept)
+
+
+def find_entry(path: str) -> tuple[str, dict[str, str]] | None:
+    """The glossary entry describing a metric path from a summary, or None.
+
+    Tries the canonical path, then ``group.last`` and ``group.second`` (for nested keys
+    such as ``scoring_rule.pinball_by_level.0.9`` or ``ucc.op.cost``), then the group's
+    own entry.
+    """
+    key = canonical_path(path)
+    parts = key.split(".") if key else []
+    candidates = [key]
+    if len(parts) >= 3:
+        candidates += [f"{parts[0]}.{parts[-1]}", f"{parts[0]}.{parts[1]}"]
+    if parts:
+        candidates.append(parts[0])
+    for c in candidates:
+        if c in GLOSSARY:
+            return c, GLOSSARY[c]
+    return None
+
+
+def matches(name: str) -> list[str]:
+    """Glossary keys a user-typed name refers to.
+
+    A dotted path resolves as in :func:`find_entry`; an exact key wins; otherwise a short
+    name gives every ``group.name`` entry followed by every entry of a group called
+    ``name`` (so ``reliability`` lists ``brier_decomposition.reliability`` and the ACCRUE
+    ``reliability.*`` metrics).
+    """
+    key = canonical_path(name)
+    if not key:
+        return []
+    if "." in key:
+        found = find_entry(key)
+        return [found[0]] if found else []
+    if key in GLOSSARY:
+        return [key]
+    short = [k for k in GLOSSARY if k.rsplit(".", 1)[-1] == key]
+    group = [k for k in GLOSSARY if k.split(".", 1)[0] == key and k not in short]
+    return short + group
+
+
+def format_entry(key: str, entry: dict[str, str] | None = None) -> str:
+    """Plain-text block for one glossary entry."""
+    entry = entry or GLOSSARY[key]
+    return (
+        f"{key} — {entry['title']}\n"
+        f"{entry['text']}\n"
+        f"Formula: {entry['formula']}\n"
+        f"Reference: {entry['reference']}"
+    )
+
+
+def _names() -> Iterable[str]:
+    yield from GLOSSARY
+    yield from {k.rsplit(".", 1)[-1] for k in GLOSSARY}
+    yield from {k.split(".", 1)[0] for k in GLOSSARY}
+
+
+def explain(name: str) -> str:
+    """Plain-text explanation of a metric by full path (``scoring_rule.crps``) or short name.
+
+    A short name that several groups use (``nll``, ``coverage``) returns every match,
+    after a line listing them. Unknown names raise :class:`InputError` with close matches.
+    """
+    found = matches(name)
+    if not found:
+        key = canonical_path(name)
+        close = difflib.get_close_matches(key, sorted(set(_names())), n=5, cutoff=0.6)
+        hint = f"did you mean {', '.join(close)}? " if close else ""
+        raise InputError(
+            f"unknown metric {str(name)!r}: {hint}Metric names are the 'group.key' paths of "
+            "the JSON summary (e.g. 'scoring_rule.crps') or their last part (e.g. 'crps')"
+        )
+    if len(found) == 1:
+        return format_entry(found[0])
+    head = f"{name!r} matches {len(found)} metrics: {', '.join(found)}"
+    return "\n\n".join([head] + [format_entry(k) for k in found])

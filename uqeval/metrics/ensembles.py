@@ -1,0 +1,930 @@
+r"""Ensemble and Bayesian-output metrics (Google *Uncertainty Metrics*).
+
+Pure numpy/scipy kernels for predictions that come as an ensemble (or a set of
+posterior samples) of categorical distributions, as Dirichlet parameters, or as
+a matrix of per-member log-likelihoods:
+
+* :func:`ensemble_uncertainty` / :func:`ensemble_uncertainty_per_row` -- total,
+  aleatoric (expected data) and epistemic (mutual information) uncertainty;
+* :func:`dirichlet_uncertainty` / :func:`dirichlet_uncertainty_per_row` -- the
+  same decomposition for Dirichlet outputs ("knowledge uncertainty");
+* :func:`information_criteria` -- negative WAIC (types 1 and 2) and
+  importance-sampling cross-validation from a log-likelihood matrix;
+* :func:`diversity` -- pairwise disagreement, KL divergence, cosine similarity
+  and double fault, averaged over member pairs;
+* :func:`rejection_curve` and :func:`oracle_collaborative_accuracy`;
+* :func:`bayesian_ece` / :func:`bayesian_ece_samples` -- posterior of the
+  expected calibration error;
+* :func:`spce` -- semiparametric (cross-fitted kernel) L2 calibration error with
+  a bootstrap confidence interval.
+
+Array conventions: ``member_proba`` has shape ``(N, M, K)`` (rows, members,
+classes), ``loglik`` has shape ``(N, M)``, ``proba`` has shape ``(N, K)``.
+Entropies and information quantities are in **nats** (natural logarithm).
+
+References
+----------
+Uncertainty Metrics README and source (google/uncertainty-metrics, 2020).
+Depeweg et al. (2018), *Decomposition of uncertainty in Bayesian deep learning*.
+Malinin, Mlodozeniec & Gales (2019), *Ensemble distribution distillation*.
+Malinin & Gales (2018), *Predictive uncertainty estimation via prior networks*.
+Watanabe (2018), *Mathematical Theory of Bayesian Statistics*.
+Gelfand, Dey & Chang (1992), *Model determination using predictive distributions*.
+Kuncheva & Whitaker (2003), *Measures of diversity in classifier ensembles*.
+Fort, Hu & Lakshminarayanan (2019), *Deep ensembles: a loss landscape perspective*.
+Kivlichan et al. (2021), *Measuring and improving model-moderator collaboration
+using uncertainty estimation* (oracle collaborative accuracy).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import special, stats
+from scipy.integrate import trapezoid
+
+from ..errors import InputError
+from ..validation import as_float_array, check_finite, check_positive, check_same_length
+
+__all__ = [
+    "ensemble_uncertainty",
+    "ensemble_uncertainty_per_row",
+    "dirichlet_uncertainty",
+    "dirichlet_uncertainty_per_row",
+    "information_criteria",
+    "diversity",
+    "rejection_curve",
+    "oracle_collaborative_accuracy",
+    "bayesian_ece",
+    "bayesian_ece_samples",
+    "spce",
+]
+
+#: Rows whose probabilities sum to 1 within this tolerance are accepted.
+SIMPLEX_TOL = 1e-6
+
+
+# --------------------------------------------------------------------------- #
+# validation helpers (private)
+# --------------------------------------------------------------------------- #
+
+
+def _check_nonnegative(arr: np.ndarray, name: str) -> None:
+    mask = (arr < 0).reshape(len(arr), -1).any(axis=1)
+    if mask.any():
+        first = int(np.flatnonzero(mask)[0])
+        raise InputError(
+            f"{name} must be >= 0: {int(mask.sum())} row(s) with negative probabilities "
+            f"(first at row {first}, found {arr[first].min():g}); pass probabilities, not logits"
+        )
+
+
+def _check_member_proba(member_proba) -> np.ndarray:
+    """Validate an ``(N, M, K)`` ensemble of categorical distributions."""
+    p = as_float_array(member_proba, "member_proba", ndim=3)
+    n, m, k = p.shape
+    if n == 0 or m == 0 or k == 0:
+        raise InputError(f"member_proba must have at least one row, member and class, got shape {p.shape}")
+    check_finite(p, "member_proba")
+    _check_nonnegative(p, "member_proba")
+    off = np.abs(p.sum(axis=2) - 1.0) > SIMPLEX_TOL  # (N, M)
+    if off.any():
+        row, member = (int(v) for v in np.argwhere(off)[0])
+        raise InputError(
+            f"member_proba must sum to 1 over classes: {int(off.any(axis=1).sum())} row(s) off the "
+            f"simplex by more than {SIMPLEX_TOL:g} (first at row {row}, member {member}, sum "
+            f"{p[row, member].sum():.9g}); renormalise each member's probabilities"
+        )
+    return p
+
+
+def _check_proba(proba, name: str = "proba") -> np.ndarray:
+    """Validate ``(N, K)`` class probabilities; a 1-d array is P(class 1) of a binary problem."""
+    p = as_float_array(proba, name, ndim=(1, 2))
+    if p.ndim == 1:
+        p = np.stack([1.0 - p, p], axis=1)
+    if p.shape[0] == 0:
+        raise InputError(f"{name} has no rows to evaluate")
+    check_finite(p, name)
+    _check_nonnegative(p, name)
+    off = np.abs(p.sum(axis=1) - 1.0) > SIMPLEX_TOL
+    if off.any():
+        first = int(np.flatnonzero(off)[0])
+        raise InputError(
+            f"{name} must sum to 1 over classes: {int(off.sum())} row(s) off the simplex by more "
+            f"than {SIMPLEX_TOL:g} (first at row {first}, sum {p[first].sum():.9g}); "
+            "renormalise the probabilities"
+        )
+    return p
+
+
+def _check_labels(labels, n_rows: int, n_classes: int, name: str = "labels") -> np.ndarray:
+    """Validate integer class labels in ``0..n_classes-1``; return them as int64."""
+    raw = np.asarray(labels)
+    if raw.ndim != 1:
+        raise InputError(f"{name} must have 1 dimension(s), got shape {raw.shape}")
+    check_same_length([raw, np.empty(n_rows)], [name, "predictions"])
+    try:
+        lab = raw.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be integer class ids: {exc}") from None
+    bad = ~np.isfinite(lab) | (lab != np.round(lab)) | (lab < 0) | (lab > n_classes - 1)
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"{name} must be integer class ids in 0..{n_classes - 1}: {int(bad.sum())} bad value(s) "
+            f"(first at row {first}, found {raw[first]!r}); check the label column or the class count"
+        )
+    return lab.astype(np.int64)
+
+
+def _check_unit_interval(arr: np.ndarray, name: str) -> None:
+    bad = (arr < 0) | (arr > 1)
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"{name} must lie in [0, 1]: {int(bad.sum())} value(s) outside (first at row {first}, "
+            f"found {arr[first]:g}); pass 1 for a correct and 0 for an incorrect prediction"
+        )
+
+
+def _top_label(p: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Confidence (max probability) and correctness (argmax == label) of each row."""
+    pred = np.argmax(p, axis=1)
+    conf = p[np.arange(len(p)), pred]
+    return conf, (pred == labels).astype(np.float64)
+
+
+# --------------------------------------------------------------------------- #
+# entropy decompositions
+# --------------------------------------------------------------------------- #
+
+
+def ensemble_uncertainty_per_row(member_proba) -> dict[str, np.ndarray]:
+    r"""Per-row total / aleatoric / epistemic uncertainty of an ensemble (nats).
+
+    For row :math:`i` with member distributions :math:`p_{i,1}, \dots, p_{i,M}`
+    and mean prediction :math:`\bar p_i = \frac1M \sum_m p_{i,m}`:
+
+    .. math::
+
+        \text{total}_i = H(\bar p_i), \qquad
+        \text{aleatoric}_i = \frac1M \sum_{m=1}^M H(p_{i,m}), \qquad
+        \text{epistemic}_i = \text{total}_i - \text{aleatoric}_i
+        = \mathrm{MI}[y, \theta \mid x_i],
+
+    with :math:`H(p) = -\sum_k p_k \log p_k` and :math:`0 \log 0 = 0`
+    (``scipy.special.entr``). The epistemic part is the mutual information
+    between the label and the member index ("model uncertainty" in
+    Uncertainty Metrics, ``model_uncertainty``; Depeweg et al. 2018). It is
+    non-negative by Jensen's inequality; rounding noise below zero is clipped.
+
+    Parameters
+    ----------
+    member_proba : (N, M, K) array
+        Class probabilities of each of the M members for each row.
+
+    Returns
+    -------
+    dict with keys ``total``, ``aleatoric``, ``epistemic``, each an (N,) array.
+    """
+    p = _check_member_proba(member_proba)
+    total = special.entr(p.mean(axis=1)).sum(axis=1)
+    aleatoric = special.entr(p).sum(axis=2).mean(axis=1)
+    epistemic = np.maximum(total - aleatoric, 0.0)
+    return {"total": total, "aleatoric": aleatoric, "epistemic": epistemic}
+
+
+def ensemble_uncertainty(member_proba) -> dict[str, float]:
+    r"""Total, aleatoric and epistemic uncertainty of an ensemble, averaged over rows (nats).
+
+    The row means of :func:`ensemble_uncertainty_per_row`:
+
+    .. math::
+
+        \text{total} = \frac1N \sum_i H\Big(\frac1M \sum_m p_{i,m}\Big), \quad
+        \text{aleatoric} = \frac1{NM} \sum_{i,m} H(p_{i,m}), \quad
+        \text{epistemic} = \text{total} - \text{aleatoric}.
+
+    Parameters
+    ----------
+    member_proba : (N, M, K) array
+
+    Returns
+    -------
+    dict with float values ``total``, ``aleatoric``, ``epistemic``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> out = ensemble_uncertainty(np.array([[[1.0, 0.0], [0.0, 1.0]]]))
+    >>> round(out["epistemic"], 6) == round(float(np.log(2)), 6)
+    True
+    """
+    rows = ensemble_uncertainty_per_row(member_proba)
+    return {key: float(val.mean()) for key, val in rows.items()}
+
+
+def dirichlet_uncertainty_per_row(alpha) -> dict[str, np.ndarray]:
+    r"""Per-row uncertainty decomposition of Dirichlet outputs (nats).
+
+    For :math:`\pi \sim \mathrm{Dir}(\alpha)` with :math:`\alpha_0 = \sum_k \alpha_k`
+    (Malinin & Gales 2018; Malinin et al. 2019; Uncertainty Metrics README,
+    "knowledge uncertainty"):
+
+    .. math::
+
+        \text{total} &= H(\mathbb{E}[\pi]) = H(\alpha / \alpha_0), \\
+        \text{aleatoric} &= \mathbb{E}_{\pi}[H(\pi)]
+            = -\sum_k \frac{\alpha_k}{\alpha_0}
+              \big(\psi(\alpha_k + 1) - \psi(\alpha_0 + 1)\big), \\
+        \text{epistemic} &= \mathrm{MI}[y, \pi] = \text{total} - \text{aleatoric},
+
+    where :math:`\psi` is the digamma function. The epistemic term is the
+    "knowledge uncertainty"; it is clipped at 0 against rounding noise.
+
+    Parameters
+    ----------
+    alpha : (N, K) array of Dirichlet concentrations, all > 0.
+
+    Returns
+    -------
+    dict with keys ``total``, ``aleatoric``, ``epistemic``, each an (N,) array.
+    """
+    a = as_float_array(alpha, "alpha", ndim=2)
+    if a.shape[0] == 0 or a.shape[1] == 0:
+        raise InputError(f"alpha must have at least one row and one class, got shape {a.shape}")
+    check_finite(a, "alpha")
+    check_positive(a, "alpha")
+    a0 = a.sum(axis=1, keepdims=True)
+    mean = a / a0
+    total = special.entr(mean).sum(axis=1)
+    aleatoric = -(mean * (special.digamma(a + 1.0) - special.digamma(a0 + 1.0))).sum(axis=1)
+    epistemic = np.maximum(total - aleatoric, 0.0)
+    return {"total": total, "aleatoric": aleatoric, "epistemic": epistemic}
+
+
+def dirichlet_uncertainty(alpha) -> dict[str, float]:
+    r"""Row means of :func:`dirichlet_uncertainty_per_row` (nats).
+
+    Parameters
+    ----------
+    alpha : (N, K) array of Dirichlet concentrations, all > 0.
+
+    Returns
+    -------
+    dict with float values ``total``, ``aleatoric``, ``epistemic``
+    (the last is the knowledge uncertainty :math:`\mathrm{MI}[y, \pi]`).
+    """
+    rows = dirichlet_uncertainty_per_row(alpha)
+    return {key: float(val.mean()) for key, val in rows.items()}
+
+
+# --------------------------------------------------------------------------- #
+# information criteria
+# --------------------------------------------------------------------------- #
+
+
+def _sem(t: np.ndarray) -> float:
+    """Standard error of the mean over rows; NaN with fewer than two rows."""
+    if t.size < 2:
+        return float("nan")
+    return float(np.std(t, ddof=1) / math.sqrt(t.size))
+
+
+def information_criteria(loglik, ddof: int = 1) -> dict[str, float]:
+    r"""Negative WAIC (types 1 and 2) and importance-sampling CV from a log-likelihood matrix.
+
+    ``loglik[i, j]`` is :math:`\ell_{ij} = \log p(y_i \mid x_i, \theta_j)` for
+    row :math:`i = 1..N` and ensemble member / posterior sample :math:`j = 1..M`.
+    All three criteria estimate the expected held-out log predictive density
+    per row, so **higher is better** (Uncertainty Metrics README; Watanabe
+    2018; Gelfand et al. 1992):
+
+    .. math::
+
+        \mathrm{lpd}_i &= \log \frac1M \sum_j e^{\ell_{ij}}
+            \quad\text{(log-sum-exp)}, \\
+        \mathrm{nWAIC}_1 &= \frac1N \sum_i \big(\mathrm{lpd}_i - \hat V_i\big),
+            \qquad \hat V_i = \frac{1}{M - \text{ddof}} \sum_j
+            \big(\ell_{ij} - \bar\ell_i\big)^2, \\
+        \mathrm{nWAIC}_2 &= \frac1N \sum_i \big(2 \bar\ell_i - \mathrm{lpd}_i\big),
+            \qquad \bar\ell_i = \frac1M \sum_j \ell_{ij}, \\
+        \mathrm{ISCV} &= -\frac1N \sum_i \log \frac1M \sum_j e^{-\ell_{ij}}.
+
+    Each ``*_se`` is the standard error of the mean of the per-row terms
+    over the **N rows**, :math:`s_t / \sqrt N` with the sample standard
+    deviation :math:`s_t` (ddof = 1); NaN when N < 2.
+
+    Deviations from the Uncertainty Metrics source, on purpose:
+
+    * the library's standard error divides the row variance by the number of
+      **members** M; a standard error of a mean over rows must divide by N;
+    * ``ddof=1`` (default) follows the README's :math:`1/(m-1)` variance; the
+      library's TensorFlow code uses the population variance, obtained with
+      ``ddof=0``.
+
+    Parameters
+    ----------
+    loglik : (N, M) array of finite log-likelihoods, M >= 2.
+    ddof : {1, 0}
+        Delta degrees of freedom of the WAIC-1 variance term.
+
+    Returns
+    -------
+    dict with float values ``waic1``, ``waic2``, ``iscv``, ``waic1_se``,
+    ``waic2_se``, ``iscv_se``.
+    """
+    ll = as_float_array(loglik, "loglik", ndim=2)
+    n, m = ll.shape
+    if n == 0:
+        raise InputError("loglik has no rows to evaluate")
+    if m < 2:
+        raise InputError(
+            f"loglik needs at least 2 members (columns) for information criteria, got {m}; "
+            "pass one log-likelihood column per ensemble member or posterior sample"
+        )
+    if ddof not in (0, 1):
+        raise InputError(f"ddof must be 0 or 1, got {ddof!r}")
+    check_finite(ll, "loglik")
+    log_m = math.log(m)
+    lpd = special.logsumexp(ll, axis=1) - log_m
+    t_waic1 = lpd - np.var(ll, axis=1, ddof=ddof)
+    t_waic2 = 2.0 * ll.mean(axis=1) - lpd
+    t_iscv = -(special.logsumexp(-ll, axis=1) - log_m)
+    return {
+        "waic1": float(t_waic1.mean()),
+        "waic2": float(t_waic2.mean()),
+        "iscv": float(t_iscv.mean()),
+        "waic1_se": _sem(t_waic1),
+        "waic2_se": _sem(t_waic2),
+        "iscv_se": _sem(t_iscv),
+    }
+
+
+# --------------------------------------------------------------------------- #
+# diversity
+# --------------------------------------------------------------------------- #
+
+
+def diversity(member_proba, labels=None, eps: float = 1e-12) -> dict[str, float]:
+    r"""Pairwise ensemble diversity, averaged over member pairs and rows.
+
+    For members :math:`m \ne m'` with predicted classes :math:`\hat y_{i,m} =
+    \arg\max_k p_{i,m,k}` (first maximum on ties):
+
+    .. math::
+
+        \text{disagreement} &= \binom{M}{2}^{-1} \sum_{m<m'} \frac1N \sum_i
+            \mathbb 1[\hat y_{i,m} \ne \hat y_{i,m'}], \\
+        \text{kl} &= \frac{1}{M(M-1)} \sum_{m \ne m'} \frac1N \sum_i
+            \sum_k p_{i,m,k} \log \frac{p_{i,m,k}}{p_{i,m',k}}, \\
+        \text{cosine\_similarity} &= \binom{M}{2}^{-1} \sum_{m<m'} \frac1N \sum_i
+            \frac{p_{i,m} \cdot p_{i,m'}}{\lVert p_{i,m} \rVert \, \lVert p_{i,m'} \rVert}, \\
+        \text{double\_fault} &= \binom{M}{2}^{-1} \sum_{m<m'} \frac1N \sum_i
+            \mathbb 1[\hat y_{i,m} \ne y_i]\, \mathbb 1[\hat y_{i,m'} \ne y_i].
+
+    (Uncertainty Metrics ``average_pairwise_diversity``; Fort et al. 2019;
+    Kuncheva & Whitaker 2003 for the double fault.) Computed without a loop
+    over pairs, in :math:`O(NMK)`: agreeing pairs per row are
+    :math:`\sum_k \binom{c_k}{2}` with :math:`c_k` members voting for class
+    :math:`k`; :math:`\sum_{m<m'} u_m \cdot u_{m'} = (\lVert\sum_m u_m\rVert^2 -
+    \sum_m \lVert u_m\rVert^2)/2`; and :math:`\sum_{m\ne m'} \mathrm{KL}(p_m \Vert
+    p_{m'}) = M \sum_m \sum_k p_{m,k}\log p_{m,k} - \sum_k (\sum_m p_{m,k})
+    (\sum_{m'} \log p_{m',k})`.
+
+    Deviations from the library: ``kl`` averages over **ordered** pairs (the
+    symmetrised KL), so that it does not depend on member order (the library
+    takes KL(first || second) over pairs in index order); probabilities are
+    floored at ``eps`` inside the logarithm, so a member that gives zero mass
+    to a class another member supports adds a large finite term instead of
+    infinity (:math:`0 \log 0 = 0` is kept exact).
+
+    Parameters
+    ----------
+    member_proba : (N, M, K) array, M >= 2.
+    labels : (N,) integer array, optional
+        True classes; when given, ``double_fault`` is added to the result.
+    eps : float
+        Floor of the probabilities inside the logarithm of the KL divergence.
+
+    Returns
+    -------
+    dict with float values ``disagreement``, ``kl``, ``cosine_similarity``
+    and, if ``labels`` is given, ``double_fault``.
+    """
+    p = _check_member_proba(member_proba)
+    n, m, k = p.shape
+    if m < 2:
+        raise InputError(f"diversity needs at least 2 ensemble members, got {m}")
+    n_pairs = m * (m - 1) / 2.0
+    pred = np.argmax(p, axis=2)  # (N, M)
+
+    votes = np.bincount((pred + k * np.arange(n)[:, None]).ravel(), minlength=n * k).reshape(n, k)
+    agree = (votes * (votes - 1) / 2.0).sum(axis=1)
+    disagreement = 1.0 - float(agree.mean()) / n_pairs
+
+    logp = np.log(np.maximum(p, eps))
+    plogp = (p * logp).sum(axis=(1, 2))  # (N,); p = 0 gives 0 * log(eps) = 0 exactly
+    cross = (p.sum(axis=1) * logp.sum(axis=1)).sum(axis=1)  # (N,)
+    kl_rows = np.maximum(m * plogp - cross, 0.0) / (m * (m - 1))
+    kl = float(kl_rows.mean())
+
+    u = p / np.linalg.norm(p, axis=2, keepdims=True)
+    s = u.sum(axis=1)
+    cos_pairs = ((s * s).sum(axis=1) - (u * u).sum(axis=(1, 2))) / 2.0
+    cosine = float(cos_pairs.mean()) / n_pairs
+
+    out = {"disagreement": disagreement, "kl": kl, "cosine_similarity": cosine}
+    if labels is not None:
+        y = _check_labels(labels, n, k)
+        wrong = (pred != y[:, None]).sum(axis=1).astype(np.float64)
+        out["double_fault"] = float((wrong * (wrong - 1) / 2.0).mean()) / n_pairs
+    return out
+
+
+# --------------------------------------------------------------------------- #
+# rejection curves and oracle collaborative accuracy
+# --------------------------------------------------------------------------- #
+
+
+def _kept_sums(values: np.ndarray, uncertainty: np.ndarray, n_keep: np.ndarray) -> np.ndarray:
+    """Sum of ``values`` over the ``n_keep`` least uncertain rows, for each ``n_keep``.
+
+    Ties in ``uncertainty`` that straddle the cut are resolved by the expected
+    value under a uniformly random order within the tied group: the kept part
+    of the group contributes ``(#kept from group) * (group mean)``.
+    O(N log N) for the sort, O(len(n_keep)) afterwards.
+    """
+    order = np.argsort(uncertainty, kind="stable")
+    u = uncertainty[order]
+    cs = np.concatenate([[0.0], np.cumsum(values[order])])
+    n = u.size
+    new_group = np.empty(n, dtype=bool)
+    new_group[0] = True
+    new_group[1:] = u[1:] != u[:-1]
+    starts = np.flatnonzero(new_group)
+    ends = np.append(starts[1:], n)
+    group = np.cumsum(new_group) - 1  # group id of each sorted position
+    kk = np.asarray(n_keep, dtype=np.int64)
+    out = np.zeros(kk.shape, dtype=np.float64)
+    pos = kk > 0
+    g = group[kk[pos] - 1]
+    a, b = starts[g], ends[g]
+    out[pos] = cs[a] + (kk[pos] - a) * (cs[b] - cs[a]) / (b - a)
+    return out
+
+
+def _n_rejected(fractions: np.ndarray, n: int) -> np.ndarray:
+    # floor(f * N), robust to f * N landing a hair below an integer (0.29 * 100 = 28.999...)
+    return np.floor(fractions * n + 1e-9).astype(np.int64)
+
+
+def rejection_curve(
+    correct_or_error,
+    uncertainty,
+    fractions=None,
+    kind: str = "accuracy",
+) -> dict[str, np.ndarray | float]:
+    r"""Accuracy or RMSE of the rows kept after rejecting the most uncertain fraction.
+
+    For each rejection fraction :math:`f`, the :math:`r = \lfloor fN \rfloor`
+    rows with the largest ``uncertainty`` are rejected and the metric is
+    computed on the :math:`N - r` rows kept:
+
+    .. math::
+
+        \text{accuracy}(f) = \frac{1}{N-r} \sum_{i \in \text{kept}} c_i,
+        \qquad
+        \text{RMSE}(f) = \Big(\frac{1}{N-r} \sum_{i \in \text{kept}} e_i^2\Big)^{1/2}.
+
+    The oracle curve rejects by the true outcome instead (incorrect rows
+    first, or largest :math:`|e_i|` first), so for accuracy it is an upper
+    bound and for RMSE a lower bound of any uncertainty ranking. The areas
+    ``auc_rejection`` and ``auc_oracle`` are trapezoidal integrals over the
+    given ``fractions`` (not normalised by their range).
+
+    **Ties.** Rows with equal uncertainty that straddle the cut are counted
+    by their expected contribution under a uniformly random order within the
+    tie (for RMSE: the expected sum of squares), so the result does not depend
+    on row order and a constant uncertainty gives a flat curve at the overall
+    metric. One sort plus cumulative sums: :math:`O(N \log N)`.
+
+    Parameters
+    ----------
+    correct_or_error : (N,) array
+        ``kind="accuracy"``: correctness in [0, 1] (1 = correct).
+        ``kind="rmse"``: residuals (or absolute errors) of the point prediction.
+    uncertainty : (N,) array
+        Higher means less certain (entropy, MI, predictive std, ...).
+    fractions : (F,) array, optional
+        Increasing rejection fractions in [0, 1); default
+        ``np.linspace(0, 0.99, 100)``. At least one row is always kept.
+    kind : {"accuracy", "rmse"}
+
+    Returns
+    -------
+    dict with ``fractions`` (F,), ``values`` (F,), ``oracle_values`` (F,),
+    ``auc_rejection`` (float) and ``auc_oracle`` (float).
+    """
+    if kind not in ("accuracy", "rmse"):
+        raise InputError(f"kind must be 'accuracy' or 'rmse', got {kind!r}")
+    v = as_float_array(correct_or_error, "correct_or_error", ndim=1)
+    u = as_float_array(uncertainty, "uncertainty", ndim=1)
+    n = check_same_length([v, u], ["correct_or_error", "uncertainty"])
+    if n == 0:
+        raise InputError("correct_or_error has no rows to evaluate")
+    check_finite(v, "correct_or_error")
+    check_finite(u, "uncertainty")
+    if fractions is None:
+        fr = np.linspace(0.0, 0.99, 100)
+    else:
+        fr = as_float_array(fractions, "fractions", ndim=1)
+    if fr.size == 0 or not np.all(np.isfinite(fr)) or fr.min() < 0 or fr.max() >= 1:
+        raise InputError("fractions must be a non-empty array of rejection fractions in [0, 1)")
+    if np.any(np.diff(fr) < 0):
+        raise InputError("fractions must be sorted in increasing order")
+
+    if kind == "accuracy":
+        _check_unit_interval(v, "correct_or_error")
+        contrib = v
+        oracle_sorted = np.sort(v)[::-1]  # keep correct rows first
+    else:
+        contrib = v * v
+        oracle_sorted = np.sort(contrib)  # keep the smallest errors first
+    n_keep = np.maximum(n - _n_rejected(fr, n), 1)
+    kept = _kept_sums(contrib, u, n_keep)
+    oracle_kept = np.concatenate([[0.0], np.cumsum(oracle_sorted)])[n_keep]
+    values = kept / n_keep
+    oracle = oracle_kept / n_keep
+    if kind == "rmse":
+        values = np.sqrt(values)
+        oracle = np.sqrt(oracle)
+    return {
+        "fractions": fr,
+        "values": values,
+        "oracle_values": oracle,
+        "auc_rejection": float(trapezoid(values, fr)) if fr.size > 1 else 0.0,
+        "auc_oracle": float(trapezoid(oracle, fr)) if fr.size > 1 else 0.0,
+    }
+
+
+def oracle_collaborative_accuracy(correct, uncertainty, fraction: float = 0.01) -> float:
+    r"""Oracle collaborative accuracy (OCA): the most uncertain rows go to an oracle.
+
+    The :math:`r = \lfloor \text{fraction} \cdot N \rfloor` most uncertain rows
+    are handed to an oracle that labels them correctly; the model keeps the
+    rest (Uncertainty Metrics ``OracleCollaborativeAccuracy``; Kivlichan et
+    al. 2021):
+
+    .. math:: \mathrm{OCA} = \frac{1}{N}\Big(r + \sum_{i \in \text{kept}} c_i\Big).
+
+    The library ranks by 100 confidence bins and takes the expected accuracy
+    of the bin that is split; here rows are ranked exactly by ``uncertainty``
+    and only a tie straddling the cut is split, by its expected accuracy
+    (same tie rule as :func:`rejection_curve`). OCA is non-decreasing in
+    ``fraction``, equals the accuracy at 0 and 1 at 1.
+
+    Parameters
+    ----------
+    correct : (N,) array of correctness in [0, 1].
+    uncertainty : (N,) array, higher = less certain.
+    fraction : float in [0, 1].
+
+    Returns
+    -------
+    float
+    """
+    c = as_float_array(correct, "correct", ndim=1)
+    u = as_float_array(uncertainty, "uncertainty", ndim=1)
+    n = check_same_length([c, u], ["correct", "uncertainty"])
+    if n == 0:
+        raise InputError("correct has no rows to evaluate")
+    check_finite(c, "correct")
+    check_finite(u, "uncertainty")
+    _check_unit_interval(c, "correct")
+    fraction = float(fraction)
+    if not (0.0 <= fraction <= 1.0):
+        raise InputError(f"fraction must be in [0, 1], got {fraction:g}")
+    r = int(_n_rejected(np.array([fraction]), n)[0])
+    kept = _kept_sums(c, u, np.array([n - r]))[0]
+    return float((r + kept) / n)
+
+
+# --------------------------------------------------------------------------- #
+# Bayesian ECE
+# --------------------------------------------------------------------------- #
+
+
+def _even_bins(conf: np.ndarray, num_bins: int) -> np.ndarray:
+    """Even-width bin index of each confidence: bin b holds [b/B, (b+1)/B); 1.0 is in the last bin.
+
+    The edges are ``np.linspace(0, 1, B + 1)`` as in Uncertainty Metrics' numpy
+    GCE (``np.digitize`` on the upper edges) and ``uqeval.metrics.classification``,
+    except that a confidence of exactly 1.0 joins the last bin instead of an
+    extra bin ``[1, inf)``: the truncated Normal over the bin mean needs a bin
+    of positive width, and the library's TensorFlow Bayesian ECE
+    (``histogram_fixed_width_bins``) does the same.
+    """
+    edges = np.linspace(0.0, 1.0, num_bins + 1)
+    return np.searchsorted(edges[1:-1], conf, side="right")
+
+
+def bayesian_ece_samples(
+    proba, labels, num_bins: int = 15, num_samples: int = 500, seed: int = 0
+) -> np.ndarray:
+    r"""Draws from the posterior of the top-label expected calibration error.
+
+    Model (Uncertainty Metrics, "Bayesian ECE"): every row falls in one of
+    :math:`2B` cells (correct or not :math:`\times` confidence bin :math:`b`),
+
+    .. math::
+
+        q \sim \mathrm{Dirichlet}(a\,\mathbb 1_{2 \times B}), \qquad
+        (z_i, b_i) \sim \mathrm{Categorical}(q), \qquad
+        p_i \sim \mathcal N_{[b/B,\,(b+1)/B)}(\mu_{b_i}, \sigma^2),
+
+    with the Perks prior :math:`a = 1/B` of the library. The posterior
+    factorises: :math:`q \mid Z, B \sim \mathrm{Dirichlet}(n_{z,b} + a)` and,
+    with prior :math:`\mu_b \sim \mathcal N(c_b, \sigma_0^2)` at the bin
+    centre :math:`c_b`, the conjugate Normal posterior
+    :math:`\mu_b \mid P \sim \mathcal N(m_b, s_b^2)` truncated to the bin,
+    :math:`s_b^{-2} = n_b/\sigma^2 + 1/\sigma_0^2`,
+    :math:`m_b = s_b^2 (c_b/\sigma_0^2 + n_b \bar p_b / \sigma^2)`. Each draw
+    gives
+
+    .. math::
+
+        \mathrm{ECE}(q, \mu) = \sum_b w_b \Big| \frac{q_{1,b}}{w_b} - \mu_b \Big|
+                             = \sum_b \big| q_{1,b} - w_b \mu_b \big|,
+        \qquad w_b = q_{0,b} + q_{1,b}.
+
+    Deviations from the library source, on purpose: (i) bins are weighted by
+    their posterior mass :math:`w_b` (the library's ``_compute_ece`` weights
+    by :math:`q_{1,b} / \sum_b q_{1,b}`, which does not converge to the ECE);
+    (ii) :math:`\sigma^2 = \sigma_0^2 = (1/B)^2/12`, the variance of a uniform
+    over one bin as the library's comment intends (its code uses
+    :math:`(1/B)/12`). With these, the posterior concentrates on the plain
+    even-bin ECE as N grows. Binning is even-width on the top-label
+    confidence (see ``_even_bins``: a small private copy of the even binning of
+    ``uqeval.metrics.classification``'s ECE, to keep the modules independent;
+    it differs only for confidences of exactly 1.0).
+
+    Vectorised over draws: Dirichlet draws as normalised Gamma variates and
+    truncated Normals from ``scipy.stats.truncnorm``, all from one
+    ``numpy.random.Generator(seed)``.
+
+    Parameters
+    ----------
+    proba : (N, K) array of class probabilities (or (N,) P(class 1)).
+    labels : (N,) integer array of true classes.
+    num_bins : int, number of even-width confidence bins B.
+    num_samples : int, number of posterior draws.
+    seed : int, seed of the random generator.
+
+    Returns
+    -------
+    (num_samples,) array of ECE draws.
+    """
+    p = _check_proba(proba)
+    y = _check_labels(labels, len(p), p.shape[1])
+    num_bins = int(num_bins)
+    num_samples = int(num_samples)
+    if num_bins < 1:
+        raise InputError(f"num_bins must be >= 1, got {num_bins}")
+    if num_samples < 1:
+        raise InputError(f"num_samples must be >= 1, got {num_samples}")
+    conf, correct = _top_label(p, y)
+    b = _even_bins(conf, num_bins)
+    counts = np.bincount(correct.astype(np.int64) * num_bins + b, minlength=2 * num_bins)
+    bin_n = counts[:num_bins] + counts[num_bins:]
+    conf_sum = np.bincount(b, weights=conf, minlength=num_bins)
+    pmean = np.divide(conf_sum, bin_n, out=np.zeros(num_bins), where=bin_n > 0)
+
+    width = 1.0 / num_bins
+    lo = np.arange(num_bins) * width
+    hi = lo + width
+    centers = lo + 0.5 * width
+    sigma0_sq = sigma_sq = width * width / 12.0
+    post_var = 1.0 / (bin_n / sigma_sq + 1.0 / sigma0_sq)
+    post_mean = post_var * (centers / sigma0_sq + bin_n * pmean / sigma_sq)
+    post_sd = np.sqrt(post_var)
+
+    rng = np.random.default_rng(seed)
+    g = rng.gamma(shape=counts + 1.0 / num_bins, size=(num_samples, 2 * num_bins))
+    q = g / g.sum(axis=1, keepdims=True)
+    q0, q1 = q[:, :num_bins], q[:, num_bins:]
+    mu = stats.truncnorm.rvs(
+        (lo - post_mean) / post_sd,
+        (hi - post_mean) / post_sd,
+        loc=post_mean,
+        scale=post_sd,
+        size=(num_samples, num_bins),
+        random_state=rng,
+    )
+    return np.abs(q1 - (q0 + q1) * mu).sum(axis=1)
+
+
+def bayesian_ece(
+    proba, labels, num_bins: int = 15, num_samples: int = 500, seed: int = 0
+) -> dict[str, float]:
+    r"""Posterior summary of the top-label ECE: mean and 10/50/90 % quantiles.
+
+    Summarises :func:`bayesian_ece_samples` (see there for the model, the
+    prior and the deviations from the Uncertainty Metrics source). Quantiles
+    use numpy's default linear interpolation.
+
+    Returns
+    -------
+    dict with float values ``mean``, ``q10``, ``q50``, ``q90``.
+    """
+    draws = bayesian_ece_samples(proba, labels, num_bins=num_bins, num_samples=num_samples, seed=seed)
+    q10, q50, q90 = np.quantile(draws, [0.1, 0.5, 0.9])
+    return {"mean": float(draws.mean()), "q10": float(q10), "q50": float(q50), "q90": float(q90)}
+
+
+# --------------------------------------------------------------------------- #
+# semiparametric calibration error
+# --------------------------------------------------------------------------- #
+
+
+def _stratified_folds(y: np.ndarray, num_folds: int, rng: np.random.Generator) -> np.ndarray:
+    """Fold id of each row: random order, then round-robin within each outcome class."""
+    perm = rng.permutation(y.size)
+    order = perm[np.argsort(y[perm], kind="stable")]
+    folds = np.empty(y.size, dtype=np.int64)
+    folds[order] = np.arange(y.size) % num_folds
+    return folds
+
+
+class _BinnedSmoother:
+    """Cross-fitted Nadaraya-Watson regression of ``y - p`` on ``p`` via linear binning.
+
+    The data are linearly binned onto ``G`` equally spaced grid nodes per
+    fold; for fold f the training statistics are the totals minus fold f's.
+    The Gaussian-kernel smoother is evaluated at the nodes (a G x G kernel
+    matrix) and interpolated linearly back to the held-out rows. Cost per
+    bandwidth: O(G^2 F + N), instead of the O(N^2) of the exact estimate.
+    """
+
+    def __init__(self, p: np.ndarray, resid: np.ndarray, folds: np.ndarray, num_folds: int, grid_size: int):
+        self.p, self.folds, self.num_folds = p, folds, num_folds
+        lo, hi = float(p.min()), float(p.max())
+        self.span = max(hi - lo, 1e-12)
+        g = grid_size
+        self.delta = self.span / (g - 1)
+        pos = (p - lo) / self.delta
+        i0 = np.clip(np.floor(pos).astype(np.int64), 0, g - 2)
+        w1 = np.clip(pos - i0, 0.0, 1.0)
+        self.i0, self.w1 = i0, w1
+        key0, key1 = folds * g + i0, folds * g + i0 + 1
+        size = num_folds * g
+
+        def binned(weights: np.ndarray) -> np.ndarray:
+            out = np.bincount(key0, weights=weights * (1.0 - w1), minlength=size)
+            out += np.bincount(key1, weights=weights * w1, minlength=size)
+            return out.reshape(num_folds, g).T  # (G, F)
+
+        cnt = binned(np.ones_like(p))
+        res = binned(resid)
+        self.cnt_train = cnt.sum(axis=1, keepdims=True) - cnt
+        self.res_train = res.sum(axis=1, keepdims=True) - res
+        tot_cnt = self.cnt_train.sum(axis=0)
+        self.fallback = np.divide(
+            self.res_train.sum(axis=0), tot_cnt, out=np.zeros(num_folds), where=tot_cnt > 0
+        )
+        # the kernel matrix is Toeplitz: gather it from the 2G - 1 offsets
+        self.offsets = np.arange(-(g - 1), g) * self.delta
+        idx = np.arange(g)
+        self.toeplitz_idx = idx[:, None] - idx[None, :] + (g - 1)
+
+    def predict(self, bandwidth: float) -> np.ndarray:
+        """Cross-fitted estimate of E[y - p | p] at every row."""
+        kern = np.exp(-0.5 * (self.offsets / bandwidth) ** 2)[self.toeplitz_idx]
+        num = kern @ self.res_train
+        den = kern @ self.cnt_train
+        ok = den > 1e-300
+        at_nodes = np.where(ok, num / np.where(ok, den, 1.0), self.fallback[None, :])
+        f = self.folds
+        return (1.0 - self.w1) * at_nodes[self.i0, f] + self.w1 * at_nodes[self.i0 + 1, f]
+
+
+def spce(
+    proba,
+    labels,
+    seed: int = 0,
+    n_bootstrap: int = 200,
+    num_folds: int = 5,
+    level: float = 0.95,
+    grid_size: int = 512,
+    num_bandwidths: int = 20,
+) -> dict[str, float]:
+    r"""Semiparametric L2 calibration error (SPCE) with a bootstrap confidence interval.
+
+    With confidence :math:`p_i` and outcome :math:`y_i \in \{0, 1\}`, the
+    target is the root-mean-square calibration error
+    :math:`\sqrt{\theta}`, :math:`\theta = \mathbb E[(p - c(p))^2]`,
+    :math:`c(p) = \mathbb E[y \mid p]`. Following the Uncertainty Metrics
+    ``SemiparametricCalibrationError`` (defaults: kernel smoothing, constant
+    weights, non-orthogonal point estimate), with a cross-fitted estimate
+    :math:`\hat c` (each row's :math:`\hat c` is fitted on the other folds):
+
+    .. math::
+
+        \hat\theta = \frac1N \sum_i (p_i - y_i)(p_i - \hat c(p_i)), \qquad
+        \psi_i = (p_i - \hat c(p_i))(p_i + \hat c(p_i) - 2 y_i),
+
+        \mathrm{SPCE} = \sqrt{\max(\hat\theta, 0)}, \qquad
+        \mathrm{CI} = \Big[\sqrt{\max(\hat\theta - z\,\widehat{se}, 0)},\;
+                          \sqrt{\max(\hat\theta + z\,\widehat{se}, 0)}\Big],
+
+    where :math:`\widehat{se}` is the standard deviation of the means of
+    ``n_bootstrap`` seeded bootstrap resamples of the influence-function
+    terms :math:`\psi_i`, and :math:`z = \Phi^{-1}((1 + \text{level})/2)`.
+
+    **Calibration function.** :math:`\hat c(p) = p + \hat m(p)` where
+    :math:`\hat m` is a Nadaraya-Watson regression of :math:`y - p` on
+    :math:`p` with a Gaussian kernel :math:`\exp(-d^2 / 2h^2)`, fitted on the
+    other ``num_folds - 1`` folds (folds stratified by :math:`y`, seeded).
+    **Bandwidth:** ``num_bandwidths`` values of :math:`h` geometrically
+    spaced from two grid steps to the range of :math:`p` are tried; the one
+    with the smallest cross-fitted squared error :math:`\frac1N\sum_i (\hat
+    c(p_i) - y_i)^2` is chosen and then undersmoothed, :math:`h \cdot
+    N^{-0.04}` (the library's :math:`\sigma \cdot N^{0.08}` for its
+    :math:`\exp(-\sigma d^2)` kernel), but not below one grid step.
+    **Complexity.** The exact kernel estimate is :math:`O(N^2)` (the
+    library's); here the data are linearly binned onto ``grid_size`` nodes,
+    so each bandwidth costs :math:`O(G^2 + N)`; the binning error is
+    :math:`O(\delta^2)` in the grid step :math:`\delta = \text{range}/(G-1)`.
+    The bootstrap costs :math:`O(N \cdot n_\text{bootstrap})`.
+
+    Inputs: a 1-d ``proba`` is P(class 1) of a binary problem and ``labels``
+    are 0/1 (binary calibration, :math:`y = \text{label}`); a 2-d ``proba``
+    (N, K) is evaluated top-label (:math:`p` = max probability, :math:`y` =
+    argmax is correct).
+
+    Parameters
+    ----------
+    proba : (N,) or (N, K) array.
+    labels : (N,) integer array.
+    seed : int, seeds the folds and the bootstrap.
+    n_bootstrap : int, number of bootstrap resamples (>= 2).
+    num_folds : int, number of cross-fitting folds (>= 2).
+    level : float in (0, 1), confidence level of the interval.
+    grid_size : int, number of binning nodes G (>= 16).
+    num_bandwidths : int, number of candidate bandwidths (>= 1).
+
+    Returns
+    -------
+    dict with float values ``spce``, ``ci_low``, ``ci_high``.
+    """
+    raw = as_float_array(proba, "proba", ndim=(1, 2))
+    if raw.ndim == 1:
+        check_finite(raw, "proba")
+        _check_unit_interval(raw, "proba")
+        y = _check_labels(labels, raw.size, 2).astype(np.float64)
+        p = raw
+    else:
+        pk = _check_proba(raw)
+        p, y = _top_label(pk, _check_labels(labels, len(pk), pk.shape[1]))
+    n = p.size
+    num_folds, n_bootstrap, grid_size = int(num_folds), int(n_bootstrap), int(grid_size)
+    if num_folds < 2:
+        raise InputError(f"num_folds must be >= 2, got {num_folds}")
+    if n < 2 * num_folds:
+        raise InputError(
+            f"spce needs at least {2 * num_folds} rows for {num_folds}-fold cross-fitting, got {n}"
+        )
+    if n_bootstrap < 2:
+        raise InputError(f"n_bootstrap must be >= 2, got {n_bootstrap}")
+    if grid_size < 16:
+        raise InputError(f"grid_size must be >= 16, got {grid_size}")
+    if int(num_bandwidths) < 1:
+        raise InputError(f"num_bandwidths must be >= 1, got {num_bandwidths}")
+    if not (0.0 < float(level) < 1.0):
+        raise InputError(f"level must be strictly between 0 and 1, got {level:g}")
+
+    rng = np.random.default_rng(seed)
+    folds = _stratified_folds(y, num_folds, rng)
+    smoother = _BinnedSmoother(p, y - p, folds, num_folds, grid_size)
+    candidates = np.geomspace(2.0 * smoother.delta, smoother.span, int(num_bandwidths))
+    errors = [np.mean((p + smoother.predict(h) - y) ** 2) for h in candidates]
+    h = max(candidates[int(np.argmin(errors))] * n ** -0.04, smoother.delta)
+    c_hat = p + smoother.predict(h)
+
+    theta = float(np.mean((p - y) * (p - c_hat)))
+    psi = (p - c_hat) * (p + c_hat - 2.0 * y)
+    boot = np.empty(n_bootstrap)
+    chunk = max(1, min(n_bootstrap, 2_000_000 // n))  # bound the index block to ~16 MB
+    for start in range(0, n_bootstrap, chunk):  # loop over resample blocks, not rows
+        stop = min(start + chunk, n_bootstrap)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        boot[start:stop] = psi[idx].mean(axis=1)
+    se = float(np.std(boot))
+    z = float(stats.norm.ppf(0.5 + float(level) / 2.0))
+    return {
+        "spce": math.sqrt(max(theta, 0.0)),
+        "ci_low": math.sqrt(max(theta - z * se, 0.0)),
+        "ci_high": math.sqrt(max(theta + z * se, 0.0)),
+    }

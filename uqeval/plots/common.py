@@ -1,0 +1,256 @@
+"""Shared plumbing for every uqeval plot: figures, styling, encoding and data reduction.
+
+Figures are built with :class:`matplotlib.figure.Figure` on an Agg canvas; pyplot (and
+its global figure registry) is never used, so plotting is re-entrant and leaves no state.
+Style is applied per artist (explicit font sizes) instead of through global ``rcParams``.
+
+Large inputs are reduced before drawing, never by dropping information from curves:
+
+* :func:`subsample_indices` picks a seeded random subset of rows for *scatter* plots;
+* :func:`envelope_downsample` reduces a curve ``y(x)`` sorted by ``x`` to at most four
+  vertices per pixel-wide bin (first, min, max, last: the "M4" reduction), which draws
+  the same picture as all rows at the figure's resolution;
+* :func:`step_vertices` thins the vertices of a step function (an empirical CDF) while
+  keeping chosen vertices (e.g. the point of maximal deviation) exactly.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Sequence
+
+import numpy as np
+from matplotlib import rc_context
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from ..errors import InputError, UsageError
+from ..validation import as_float_array, check_finite, check_same_length
+
+__all__ = [
+    "COLORS",
+    "FIGSIZE",
+    "FONT",
+    "PLOT_FORMATS",
+    "band_downsample",
+    "check_unit_interval",
+    "envelope_downsample",
+    "figure_to_bytes",
+    "finite_1d",
+    "finite_columns",
+    "new_figure",
+    "style_axes",
+    "step_vertices",
+    "subsample_indices",
+    "thousands",
+]
+
+#: Default figure size in inches (960 x 720 px at 150 dpi).
+FIGSIZE: tuple[float, float] = (6.4, 4.8)
+
+#: Font sizes in points; readable at 100 % zoom at 150 dpi.
+FONT: dict[str, float] = {"title": 12.0, "label": 11.0, "tick": 10.0, "legend": 9.5, "note": 9.5}
+
+#: A colour-blind-safe palette (Okabe & Ito) by role.
+COLORS: dict[str, str] = {
+    "main": "#0072B2",  # predictions, curves
+    "band": "#56B4E9",  # intervals, shaded bands
+    "obs": "#222222",  # observations
+    "ref": "#777777",  # diagonals, reference lines
+    "accent": "#D55E00",  # highlighted values (max error, mean)
+    "accent2": "#009E73",  # second highlight (RMS)
+    "fill": "#E69F00",  # miscalibration area
+}
+
+#: Output formats understood by :func:`figure_to_bytes`.
+PLOT_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
+
+# Metadata that would make the bytes differ run to run (dates) or name the software.
+_METADATA: dict[str, dict[str, None]] = {
+    "png": {"Software": None},
+    "svg": {"Date": None},
+    "pdf": {"CreationDate": None, "ModDate": None},
+}
+
+
+def new_figure(
+    figsize: tuple[float, float] = FIGSIZE, nrows: int = 1, ncols: int = 1
+) -> tuple[Figure, Axes | np.ndarray]:
+    """Create a Figure on an Agg canvas (no pyplot) with a constrained layout.
+
+    Returns ``(fig, ax)``; ``ax`` is an array of Axes when ``nrows * ncols > 1``.
+    """
+    fig = Figure(figsize=figsize, layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots(nrows, ncols, squeeze=True)
+    return fig, ax
+
+
+def style_axes(
+    ax: Axes,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    legend: bool = True,
+    legend_loc: str = "best",
+) -> None:
+    """Apply the house style: title, axis labels, tick sizes, light grid, legend.
+
+    ``legend_loc`` is a matplotlib location or ``"outside"`` (a legend below the axes).
+    """
+    ax.set_title(title, fontsize=FONT["title"])
+    ax.set_xlabel(xlabel, fontsize=FONT["label"])
+    ax.set_ylabel(ylabel, fontsize=FONT["label"])
+    ax.tick_params(labelsize=FONT["tick"])
+    ax.grid(True, color="#dddddd", linewidth=0.6)
+    ax.set_axisbelow(True)
+    handles, labels = ax.get_legend_handles_labels()
+    if legend and handles:
+        if legend_loc == "outside":  # below the axes, never over the data
+            ncols = min(len(handles), 2)
+            ax.figure.legend(handles, labels, fontsize=FONT["legend"], ncols=ncols,
+                             loc="outside lower center", frameon=False)
+        else:
+            ax.legend(fontsize=FONT["legend"], loc=legend_loc, framealpha=0.9)
+
+
+def thousands(ax_axis) -> None:
+    """Format an axis' tick labels as plain integers with thousands separators."""
+    from matplotlib.ticker import StrMethodFormatter
+
+    ax_axis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+
+
+def figure_to_bytes(fig: Figure, fmt: str = "png", dpi: int = 150) -> bytes:
+    """Encode ``fig`` as PNG, SVG or PDF bytes.
+
+    Date and software metadata are left out, so the same figure gives the same bytes.
+    Write the result with an atomic writer; this function touches no file.
+    """
+    fmt = str(fmt).lower()
+    if fmt not in PLOT_FORMATS:
+        raise UsageError(
+            f"unsupported plot format {fmt!r}: choose one of {', '.join(PLOT_FORMATS)}"
+        )
+    buf = io.BytesIO()
+    # SVG element ids are salted randomly unless svg.hashsalt is set; set it only while
+    # saving (rc_context restores the previous value).
+    with rc_context({"svg.hashsalt": "uqeval"}):
+        fig.savefig(buf, format=fmt, dpi=dpi, metadata=_METADATA[fmt], facecolor="white")
+    return buf.getvalue()
+
+
+def subsample_indices(n: int, max_points: int = 5000, seed: int = 0) -> np.ndarray:
+    """Sorted indices of at most ``max_points`` rows out of ``n``, drawn without replacement.
+
+    All rows (``arange(n)``) when ``n <= max_points``; otherwise a uniformly random subset
+    from ``numpy.random.default_rng(seed)``, so the same call gives the same rows.
+    """
+    n = int(n)
+    max_points = int(max_points)
+    if max_points < 1:
+        raise InputError(f"max_points must be >= 1, got {max_points}")
+    if n <= max_points:
+        return np.arange(n)
+    rng = np.random.default_rng(seed)
+    return np.sort(rng.choice(n, size=max_points, replace=False))
+
+
+def _bin_starts(x_sorted: np.ndarray, n_bins: int) -> np.ndarray:
+    """Start index of each non-empty equal-width bin of ascending ``x_sorted``."""
+    edges = np.linspace(x_sorted[0], x_sorted[-1], n_bins + 1)[:-1]
+    starts = np.searchsorted(x_sorted, edges, side="left")
+    return np.unique(starts)  # drops empty bins (repeated starts)
+
+
+def envelope_downsample(
+    x_sorted: np.ndarray, y: np.ndarray, n_bins: int = 1000
+) -> tuple[np.ndarray, np.ndarray]:
+    """Reduce a line ``y(x)`` to first/min/max/last per equal-width ``x`` bin (M4).
+
+    With ``n_bins`` at least the plot's width in pixels, the reduced polyline rasterises
+    like the full one: every pixel column keeps its extent and its entry/exit points.
+    ``x_sorted`` must be ascending. Returns ``(x, y)`` with at most ``4 * n_bins`` vertices
+    (the inputs unchanged if they are already that small). O(N).
+    """
+    x_sorted = np.asarray(x_sorted, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    n = x_sorted.size
+    if n <= 4 * n_bins:
+        return x_sorted, y
+    starts = _bin_starts(x_sorted, n_bins)
+    ends = np.append(starts[1:], n) - 1
+    centre = 0.5 * (x_sorted[starts] + x_sorted[ends])
+    xs = np.stack([x_sorted[starts], centre, centre, x_sorted[ends]], axis=1).ravel()
+    ys = np.stack(
+        [y[starts], np.minimum.reduceat(y, starts), np.maximum.reduceat(y, starts), y[ends]],
+        axis=1,
+    ).ravel()
+    return xs, ys
+
+
+def band_downsample(
+    x_sorted: np.ndarray, lower: np.ndarray, upper: np.ndarray, n_bins: int = 1000
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Reduce a band ``[lower(x), upper(x)]`` to its per-bin envelope.
+
+    Each equal-width ``x`` bin becomes a flat segment from its first to its last ``x``
+    spanning ``min(lower)`` .. ``max(upper)`` over the bin, so the filled area covers every
+    row's band. Returns ``(x, lo, hi)`` with at most ``2 * n_bins`` vertices. O(N).
+    """
+    x_sorted = np.asarray(x_sorted, dtype=np.float64)
+    lower = np.asarray(lower, dtype=np.float64)
+    upper = np.asarray(upper, dtype=np.float64)
+    n = x_sorted.size
+    if n <= 2 * n_bins:
+        return x_sorted, lower, upper
+    starts = _bin_starts(x_sorted, n_bins)
+    ends = np.append(starts[1:], n) - 1
+    xs = np.stack([x_sorted[starts], x_sorted[ends]], axis=1).ravel()
+    lo = np.repeat(np.minimum.reduceat(lower, starts), 2)
+    hi = np.repeat(np.maximum.reduceat(upper, starts), 2)
+    return xs, lo, hi
+
+
+def step_vertices(
+    n: int, max_vertices: int = 2000, keep: Sequence[int] = ()
+) -> np.ndarray:
+    """Indices ``0..n-1`` thinned to about ``max_vertices``, always including ``keep``.
+
+    For drawing a step function whose ``i``-th jump is at a sorted position ``i``:
+    evenly spaced indices plus the first, the last and every index in ``keep``.
+    """
+    if n <= max_vertices:
+        return np.arange(n)
+    idx = np.linspace(0, n - 1, max_vertices).round().astype(np.int64)
+    extra = np.asarray([k for k in keep if 0 <= k < n], dtype=np.int64)
+    return np.unique(np.concatenate([idx, extra]))
+
+
+def finite_1d(x, name: str) -> np.ndarray:
+    """``x`` as a finite 1-d float array (InputError naming ``name`` otherwise)."""
+    arr = as_float_array(x, name, ndim=1)
+    check_finite(arr, name)
+    return arr
+
+
+def finite_columns(**arrays) -> dict[str, np.ndarray]:
+    """Validate several same-length finite 1-d arrays given by keyword; None passes through."""
+    out = {k: (None if v is None else finite_1d(v, k)) for k, v in arrays.items()}
+    given = [(k, v) for k, v in out.items() if v is not None]
+    check_same_length([v for _, v in given], [k for k, _ in given])
+    if given and len(given[0][1]) == 0:
+        raise InputError(f"{given[0][0]} has no rows to plot")
+    return out
+
+
+def check_unit_interval(arr: np.ndarray, name: str) -> None:
+    """Raise unless every value of ``arr`` lies in [0, 1]."""
+    bad = (arr < 0.0) | (arr > 1.0)
+    if bad.any():
+        idx = np.flatnonzero(bad)
+        raise InputError(
+            f"{name} must lie in [0, 1]: {idx.size} value(s) outside (first at row {idx[0]}, "
+            f"found {arr[idx[0]]:g}); pass probabilities (PIT values), not percentages"
+        )

@@ -1,0 +1,625 @@
+"""The regression plots: the Uncertainty Toolbox set plus ACCRUE's bin-free reliability diagram.
+
+Each ``plot_*`` function takes arrays (and metric values already computed by
+:mod:`uqeval.metrics`), validates them and returns a :class:`matplotlib.figure.Figure`;
+encode it with :func:`uqeval.plots.common.figure_to_bytes`. :func:`regression_figures`
+builds every plot that applies to the inputs at hand, so a command only has to pass the
+columns and the metric summary and write the figures out.
+
+Scatter plots draw a seeded random subset of at most ``max_points`` rows; curves and
+bands use every row, reduced to a few thousand vertices without changing the picture
+(see :mod:`uqeval.plots.common`), so each plot takes well under a second at N = 1e6.
+
+References
+----------
+Chung, Char, Guo, Schneider & Neiswanger (2021), *Uncertainty Toolbox*, arXiv:2109.10254
+(plots 1-6). Camporeale & Carè (2021), *ACCRUE*, Int. J. Uncertainty Quantification 11(4)
+(plot 7, the bin-free reliability diagram). Gneiting, Balabdaoui & Raftery (2007), JRSS-B
+69(2) (plot 8, the PIT histogram).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from ..errors import InputError
+from ..validation import check_positive
+from .common import (
+    COLORS,
+    FONT,
+    band_downsample,
+    check_unit_interval,
+    envelope_downsample,
+    finite_1d,
+    finite_columns,
+    new_figure,
+    step_vertices,
+    style_axes,
+    subsample_indices,
+    thousands,
+)
+
+__all__ = [
+    "PLOT_TITLES",
+    "REGRESSION_PLOT_KINDS",
+    "ecdf_max_deviation",
+    "miscalibration_area",
+    "plot_adversarial",
+    "plot_calibration_curve",
+    "plot_intervals_ordered",
+    "plot_pit_histogram",
+    "plot_predictions_band",
+    "plot_reliability_diagram",
+    "plot_residuals_vs_std",
+    "plot_sharpness",
+    "regression_figures",
+]
+
+#: Plot kinds in the order :func:`regression_figures` produces them (also the ``--kind`` names).
+REGRESSION_PLOT_KINDS: tuple[str, ...] = (
+    "predictions",
+    "intervals",
+    "calibration",
+    "adversarial",
+    "sharpness",
+    "residuals",
+    "reliability",
+    "pit",
+)
+
+_Y_UNITS = "units of y"
+_MAX_VERTICES = 2000  # per curve; > the plot width in pixels at 150 dpi
+
+
+def _check_bounds(lower: np.ndarray, upper: np.ndarray) -> None:
+    bad = lower > upper
+    if bad.any():
+        idx = np.flatnonzero(bad)
+        raise InputError(
+            f"lower must be <= upper: {idx.size} row(s) with lower > upper "
+            f"(first at row {idx[0]}, found {lower[idx[0]]:g} > {upper[idx[0]]:g}); "
+            "swap the columns or fix the intervals"
+        )
+
+
+# --------------------------------------------------------------------------- 1. band
+def plot_predictions_band(
+    y_true,
+    mean,
+    lower,
+    upper,
+    x=None,
+    title: str = "Predictions and intervals",
+    max_points: int = 5000,
+    seed: int = 0,
+    x_label: str | None = None,
+    band_label: str = "prediction interval",
+    mean_label: str = "predicted mean",
+) -> Figure:
+    """Observations, predicted mean and an interval band against ``x`` (or the row index).
+
+    Rows are sorted by ``x``. The mean and the band use every row (reduced per pixel
+    column to first/min/max/last and to the band's envelope); the observations are a
+    seeded random subset of at most ``max_points`` rows.
+
+    Parameters
+    ----------
+    y_true, mean, lower, upper : (N,) arrays
+        Targets, predicted means and band bounds (e.g. ``mean ± 1.96 std``).
+    x : (N,) array, optional
+        Values to plot against; the row index when omitted.
+    x_label : str, optional
+        Axis label for ``x`` (e.g. the column name); "row index" when ``x`` is None.
+    """
+    cols = finite_columns(y_true=y_true, mean=mean, lower=lower, upper=upper, x=x)
+    y, mu, lo, hi = cols["y_true"], cols["mean"], cols["lower"], cols["upper"]
+    _check_bounds(lo, hi)
+    n = y.size
+    if cols["x"] is None:
+        order = np.arange(n)
+        xs = order.astype(np.float64)
+        x_label = x_label or "row index"
+    else:
+        order = np.argsort(cols["x"], kind="stable")
+        xs = cols["x"][order]
+        x_label = x_label or "x"
+    fig, ax = new_figure()
+    bx, blo, bhi = band_downsample(xs, lo[order], hi[order], n_bins=_MAX_VERTICES // 2)
+    ax.fill_between(bx, blo, bhi, color=COLORS["band"], alpha=0.35, linewidth=0, label=band_label)
+    mx, my = envelope_downsample(xs, mu[order], n_bins=_MAX_VERTICES // 2)
+    ax.plot(mx, my, color=COLORS["main"], linewidth=1.2, label=mean_label)
+    sub = subsample_indices(n, max_points, seed)
+    obs_label = "observations" if sub.size == n else f"observations ({sub.size:,} of {n:,})"
+    ax.scatter(xs[sub], y[order][sub], s=6, color=COLORS["obs"], alpha=0.6, linewidths=0,
+               label=obs_label)
+    style_axes(ax, title, x_label, f"target ({_Y_UNITS})")
+    return fig
+
+
+# --------------------------------------------------------------------------- 2. ordered
+def plot_intervals_ordered(
+    y_true,
+    mean,
+    lower,
+    upper,
+    order_by: str = "target",
+    title: str = "Prediction intervals ordered by target",
+    max_points: int = 5000,
+    seed: int = 0,
+    band_label: str = "prediction interval",
+    mean_label: str = "predicted mean",
+) -> Figure:
+    """Each row's interval and observation, rows ordered by target or by prediction.
+
+    The x axis is the row's rank in the full ordering; when N exceeds ``max_points`` a
+    seeded random subset of rows is drawn at their true ranks.
+
+    Parameters
+    ----------
+    order_by : {"target", "prediction"}
+        Sort rows by ``y_true`` or by ``mean``.
+    """
+    if order_by not in ("target", "prediction"):
+        raise InputError(f"order_by must be 'target' or 'prediction', got {order_by!r}")
+    cols = finite_columns(y_true=y_true, mean=mean, lower=lower, upper=upper)
+    y, mu, lo, hi = cols["y_true"], cols["mean"], cols["lower"], cols["upper"]
+    _check_bounds(lo, hi)
+    n = y.size
+    order = np.argsort(y if order_by == "target" else mu, kind="stable")
+    ranks = subsample_indices(n, max_points, seed)
+    rows = order[ranks]
+    fig, ax = new_figure()
+    lw = 1.0 if ranks.size <= 500 else 0.5
+    ax.vlines(ranks, lo[rows], hi[rows], color=COLORS["band"], alpha=0.7, linewidth=lw,
+              label=band_label)
+    ax.scatter(ranks, mu[rows], s=6, color=COLORS["main"], linewidths=0, label=mean_label,
+               zorder=3)
+    if order_by == "target":
+        # Sorted targets form a monotone curve: draw it from every row.
+        ox, oy = envelope_downsample(np.arange(n, dtype=np.float64), y[order],
+                                     n_bins=_MAX_VERTICES // 2)
+        ax.plot(ox, oy, color=COLORS["obs"], linewidth=1.8, label="observation", zorder=4)
+    else:
+        ax.scatter(ranks, y[rows], s=8, color=COLORS["obs"], marker="D", linewidths=0,
+                   label="observation", zorder=4)
+    thousands(ax.xaxis)
+    what = "target" if order_by == "target" else "predicted mean"
+    shown = "" if ranks.size == n else f"; {ranks.size:,} of {n:,} intervals shown"
+    style_axes(ax, title, f"rank of row ordered by {what}{shown}",
+               f"target and interval ({_Y_UNITS})", legend_loc="upper left")
+    return fig
+
+
+# --------------------------------------------------------------------------- 3. calibration
+def miscalibration_area(expected, observed) -> float:
+    r"""Exact area between the piecewise-linear curve ``observed(expected)`` and the diagonal.
+
+    .. math:: \int_0^1 |p^{obs}(p) - p|\,dp
+
+    with ``observed`` linearly interpolated between the given points; a segment that
+    crosses the diagonal is split at the crossing (two triangles). Used only when the
+    metric value is not passed in.
+    """
+    p = np.asarray(expected, dtype=np.float64)
+    d = np.asarray(observed, dtype=np.float64) - p
+    h = np.diff(p)
+    d0, d1 = np.abs(d[:-1]), np.abs(d[1:])
+    same = np.sign(d[:-1]) * np.sign(d[1:]) >= 0
+    denom = np.where(same, 1.0, d0 + d1)
+    area = np.where(same, 0.5 * (d0 + d1), 0.5 * (d0**2 + d1**2) / denom)
+    return float(np.sum(h * area))
+
+
+def plot_calibration_curve(
+    expected,
+    observed,
+    miscal_area: float | None = None,
+    title: str = "Average calibration",
+) -> Figure:
+    """Observed vs expected proportion of targets inside the central intervals.
+
+    The area between the curve and the diagonal is shaded and annotated with
+    ``miscal_area`` (computed by :func:`miscalibration_area` when None).
+    Above the diagonal: intervals too wide (under-confident); below: too narrow.
+    """
+    p = finite_1d(expected, "expected")
+    q = finite_1d(observed, "observed")
+    finite_columns(expected=p, observed=q)
+    check_unit_interval(p, "expected")
+    check_unit_interval(q, "observed")
+    order = np.argsort(p, kind="stable")
+    p, q = p[order], q[order]
+    if miscal_area is None:
+        miscal_area = miscalibration_area(p, q)
+    fig, ax = new_figure(figsize=(5.6, 5.2))
+    ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="ideal")
+    ax.fill_between(p, p, q, color=COLORS["fill"], alpha=0.3, linewidth=0,
+                    label="miscalibration area")
+    ax.plot(p, q, color=COLORS["main"], linewidth=1.6, label="observed")
+    ax.text(0.97, 0.04, f"miscalibration area = {miscal_area:.4f}", transform=ax.transAxes,
+            ha="right", va="bottom", fontsize=FONT["note"],
+            bbox={"facecolor": "white", "edgecolor": "#cccccc", "boxstyle": "round"})
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal")
+    style_axes(ax, title, "expected proportion in interval", "observed proportion in interval",
+               legend_loc="upper left")
+    return fig
+
+
+# --------------------------------------------------------------------------- 4. adversarial
+def plot_adversarial(
+    group_sizes,
+    ma_mean,
+    ma_stderr,
+    title: str = "Adversarial group calibration",
+    y_label: str = "worst-group mean absolute calibration error",
+) -> Figure:
+    """Mean worst-group calibration error ±1 standard error against group size.
+
+    ``group_sizes`` are fractions of the rows (as in the JSON summary); the error is the
+    one reported by ``adv_group_calibration`` (``ma_*`` or, with ``y_label`` changed,
+    ``rms_*``).
+    """
+    cols = finite_columns(group_sizes=group_sizes, ma_mean=ma_mean, ma_stderr=ma_stderr)
+    g, m, s = cols["group_sizes"], cols["ma_mean"], cols["ma_stderr"]
+    order = np.argsort(g, kind="stable")
+    g, m, s = g[order], m[order], s[order]
+    fig, ax = new_figure()
+    ax.fill_between(g, m - s, m + s, color=COLORS["band"], alpha=0.35, linewidth=0,
+                    label="±1 standard error")
+    ax.plot(g, m, color=COLORS["main"], marker="o", markersize=4, linewidth=1.4,
+            label="mean of worst group")
+    ax.set_xlim(0, max(1.0, float(g.max())))
+    ax.set_ylim(bottom=0)
+    style_axes(ax, title, "group size (fraction of rows)", y_label, legend_loc="upper right")
+    return fig
+
+
+# --------------------------------------------------------------------------- 5. sharpness
+def plot_sharpness(std, title: str = "Sharpness", bins: int = 50) -> Figure:
+    r"""Histogram of predicted standard deviations with the mean and the RMS marked.
+
+    The RMS :math:`\sqrt{\tfrac1N\sum_i\sigma_i^2}` is the toolbox's ``sharp``; the mean
+    :math:`\tfrac1N\sum_i\sigma_i` is ``mean_std``. Uses every row.
+    """
+    sd = finite_1d(std, "std")
+    if sd.size == 0:
+        raise InputError("std has no rows to plot")
+    check_positive(sd, "std")
+    counts, edges = np.histogram(sd, bins=bins)
+    mean_sd = float(np.mean(sd))
+    rms_sd = float(np.sqrt(np.mean(sd**2)))
+    fig, ax = new_figure()
+    ax.stairs(counts, edges, fill=True, color=COLORS["band"], alpha=0.6, label="rows")
+    ax.stairs(counts, edges, color=COLORS["main"], linewidth=0.8)
+    ax.axvline(mean_sd, color=COLORS["accent"], linewidth=1.6, label=f"mean σ = {mean_sd:.4g}")
+    ax.axvline(rms_sd, color=COLORS["accent2"], linewidth=1.6, linestyle="--",
+               label=f"RMS σ (sharpness) = {rms_sd:.4g}")
+    ax.set_ylim(bottom=0)
+    thousands(ax.yaxis)
+    style_axes(ax, title, f"predicted standard deviation σ ({_Y_UNITS})", "number of rows",
+               legend_loc="outside")
+    return fig
+
+
+# --------------------------------------------------------------------------- 6. residuals
+def plot_residuals_vs_std(
+    y_true,
+    mean,
+    std,
+    title: str = "Residuals vs predicted σ",
+    max_points: int = 5000,
+    seed: int = 0,
+    z: float = 1.959963984540054,
+) -> Figure:
+    """Residuals ``y − μ`` against predicted σ, with the lines ``±z·σ`` (95 % by default).
+
+    For a calibrated Gaussian about 95 % of the points lie between the lines at every σ,
+    and the spread of residuals grows with σ. A seeded subset of at most ``max_points``
+    rows is drawn. (The toolbox plots |residual| against a rescaled σ; signed residuals
+    against σ in the units of y show bias and calibration at once.)
+    """
+    cols = finite_columns(y_true=y_true, mean=mean, std=std)
+    y, mu, sd = cols["y_true"], cols["mean"], cols["std"]
+    check_positive(sd, "std")
+    n = y.size
+    sub = subsample_indices(n, max_points, seed)
+    r = y[sub] - mu[sub]
+    fig, ax = new_figure()
+    smax = float(sd.max())
+    grid = np.array([0.0, smax * 1.05])
+    ax.plot(grid, z * grid, color=COLORS["accent"], linestyle="--", linewidth=1.2,
+            label=f"±{z:.2f}σ")
+    ax.plot(grid, -z * grid, color=COLORS["accent"], linestyle="--", linewidth=1.2)
+    ax.axhline(0.0, color=COLORS["ref"], linewidth=0.8)
+    label = "rows" if sub.size == n else f"rows ({sub.size:,} of {n:,})"
+    ax.scatter(sd[sub], r, s=6, color=COLORS["main"], alpha=0.5, linewidths=0, label=label)
+    ax.set_xlim(0, smax * 1.05)
+    style_axes(ax, title, f"predicted standard deviation σ ({_Y_UNITS})",
+               f"residual y − μ ({_Y_UNITS})", legend_loc="upper left")
+    return fig
+
+
+# --------------------------------------------------------------------------- 7. reliability
+def ecdf_max_deviation(pit) -> tuple[float, float, float]:
+    r"""Largest vertical distance between the empirical CDF of ``pit`` and the diagonal.
+
+    .. math:: \max_\varphi |C(\varphi) - \varphi|, \quad
+              C(\varphi) = \frac1N \sum_i H(\varphi - \Phi_i)
+
+    attained at a jump: with :math:`u_{(1)} \le \dots \le u_{(N)}` it is
+    :math:`\max_i \max(i/N - u_{(i)},\; u_{(i)} - (i-1)/N)`.
+
+    Returns ``(value, phi, c)``: the deviation, where it occurs and the ECDF value there
+    (the end of the jump nearest the diagonal's far side).
+    """
+    u = np.sort(np.asarray(pit, dtype=np.float64))
+    n = u.size
+    i = np.arange(1, n + 1, dtype=np.float64)
+    above = i / n - u
+    below = u - (i - 1.0) / n
+    ka, kb = int(np.argmax(above)), int(np.argmax(below))
+    if above[ka] >= below[kb]:
+        return float(above[ka]), float(u[ka]), float((ka + 1) / n)
+    return float(below[kb]), float(u[kb]), float(kb / n)
+
+
+def plot_reliability_diagram(
+    pit,
+    max_cal_err: float | None = None,
+    title: str = "Reliability diagram (bin-free)",
+) -> Figure:
+    r"""ACCRUE's bin-free reliability diagram: the empirical CDF of PIT values vs the diagonal.
+
+    For Gaussian forecasts :math:`\Phi_i = \tfrac12(1 + \mathrm{erf}\,\eta_i)` with
+    :math:`\eta_i = (y_i - \mu_i)/(\sqrt2\sigma_i)`; a perfectly reliable forecast lies on
+    the diagonal. The point of largest deviation :math:`\max_\varphi |C(\varphi) - \varphi|`
+    is located from all rows and marked exactly; the step function is drawn through at most
+    a few thousand of its jumps (always including that point). ``max_cal_err`` (the
+    metric value) is shown in the annotation; when None it is computed here.
+    """
+    u = finite_1d(pit, "pit")
+    if u.size == 0:
+        raise InputError("pit has no rows to plot")
+    check_unit_interval(u, "pit")
+    u = np.sort(u)
+    n = u.size
+    dev, phi, c_phi = ecdf_max_deviation(u)
+    if max_cal_err is None:
+        max_cal_err = dev
+    # Vertex j carries the ECDF value (j + 1)/N just after u[j]; keep the one equal to
+    # C at the max-deviation point and its successor so that point is drawn exactly.
+    j = int(round(c_phi * n)) - 1
+    idx = step_vertices(n, _MAX_VERTICES, keep=(j, j + 1))
+    # ECDF after each jump at u[idx]; steps drawn post-jump, anchored at (0, 0) and (1, 1).
+    xs = np.concatenate([[0.0], u[idx], [1.0]])
+    ys = np.concatenate([[0.0], (idx + 1) / n, [1.0]])
+    fig, ax = new_figure(figsize=(5.6, 5.2))
+    ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0,
+            label="perfect reliability")
+    ax.step(xs, ys, where="post", color=COLORS["main"], linewidth=1.6,
+            label="empirical CDF of PIT")
+    ax.plot([phi, phi], [phi, c_phi], color=COLORS["accent"], linewidth=2.2,
+            label=f"max |C(φ) − φ| = {max_cal_err:.4f}")
+    ax.plot([phi], [c_phi], marker="o", color=COLORS["accent"], markersize=5)
+    right = phi < 0.6  # put the label on the side with room
+    ax.annotate(f"φ = {phi:.3f}", (phi, 0.5 * (phi + c_phi)), xytext=(8 if right else -8, 0),
+                textcoords="offset points", fontsize=FONT["note"], color=COLORS["accent"],
+                va="center", ha="left" if right else "right")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal")
+    style_axes(ax, title, "predicted probability φ (PIT)", "observed frequency C(φ)",
+               legend_loc="upper left")
+    return fig
+
+
+# --------------------------------------------------------------------------- 8. PIT histogram
+def plot_pit_histogram(
+    pit=None,
+    title: str = "PIT histogram",
+    bins: int = 10,
+    *,
+    counts=None,
+    edges=None,
+    level: float = 0.95,
+) -> Figure:
+    r"""Histogram of PIT values with the band a uniform PIT would fall in.
+
+    Give either ``pit`` (values in [0, 1], binned into ``bins`` equal bins) or ready
+    ``counts`` (with ``edges``; equal bins on [0, 1] by default). Under calibration the
+    count of bin :math:`j` is Binomial(:math:`N`, :math:`p_j`) with :math:`p_j` its width;
+    the shaded band spans that law's central ``level`` quantiles (per bin, not a
+    simultaneous band) around the expected count :math:`N p_j`.
+    """
+    from scipy.stats import binom
+
+    if (pit is None) == (counts is None):
+        raise InputError("give exactly one of pit (values) or counts (histogram) to plot")
+    if pit is not None:
+        u = finite_1d(pit, "pit")
+        if u.size == 0:
+            raise InputError("pit has no rows to plot")
+        check_unit_interval(u, "pit")
+        if int(bins) < 1:
+            raise InputError(f"bins must be >= 1, got {bins}")
+        e = np.linspace(0.0, 1.0, int(bins) + 1) if edges is None else finite_1d(edges, "edges")
+        c, e = np.histogram(u, bins=e)
+    else:
+        c = finite_1d(counts, "counts")
+        if (c < 0).any():
+            raise InputError("counts must be >= 0")
+        e = np.linspace(0.0, 1.0, c.size + 1) if edges is None else finite_1d(edges, "edges")
+    if e.size != c.size + 1 or np.any(np.diff(e) <= 0):
+        raise InputError(
+            f"edges must be increasing with one more entry than counts ({c.size + 1}), got {e.size}"
+        )
+    n = float(c.sum())
+    if n <= 0:
+        raise InputError("counts sum to 0: there is nothing to plot in the PIT histogram")
+    p = np.diff(e) / (e[-1] - e[0])
+    alpha = 1.0 - float(level)
+    lo = binom.ppf(alpha / 2, n, p)
+    hi = binom.ppf(1 - alpha / 2, n, p)
+    fig, ax = new_figure()
+    ax.stairs(c, e, fill=True, color=COLORS["main"], alpha=0.55, label=f"rows (N = {int(n):,})")
+    ax.stairs(c, e, color=COLORS["main"], linewidth=1.0)
+    # The reference band goes on top of the bars so it stays visible.
+    ax.stairs(hi, e, baseline=lo, fill=True, facecolor="none", edgecolor=COLORS["accent"],
+              hatch="////", linewidth=0, alpha=0.8, label=f"{level:.0%} band of a uniform PIT",
+              zorder=3)
+    ax.stairs(n * p, e, color=COLORS["accent"], linestyle="--", linewidth=1.2, zorder=4,
+              label="expected count N/bins" if np.allclose(p, p[0]) else "expected count")
+    ax.set_xlim(e[0], e[-1])
+    ax.set_ylim(0, max(float(c.max()), float(hi.max())) * 1.05)
+    thousands(ax.yaxis)
+    style_axes(ax, title, "PIT value F(y)", "number of rows", legend_loc="outside")
+    return fig
+
+
+# --------------------------------------------------------------------------- all of them
+#: Human-readable title of each plot kind (also usable as a report caption).
+PLOT_TITLES: dict[str, str] = {
+    "predictions": "Predictions and intervals",
+    "intervals": "Intervals ordered by target",
+    "calibration": "Average calibration",
+    "adversarial": "Adversarial group calibration",
+    "sharpness": "Sharpness",
+    "residuals": "Residuals vs predicted σ",
+    "reliability": "Reliability diagram (bin-free)",
+    "pit": "PIT histogram",
+}
+
+
+def _observed_from_pit(pit: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """Share of rows whose central interval at level p holds y: |2 PIT − 1| <= p."""
+    dist = np.sort(np.abs(2.0 * pit - 1.0))
+    return np.searchsorted(dist, expected, side="right") / dist.size
+
+
+def regression_figures(
+    y_true,
+    *,
+    mean=None,
+    std=None,
+    lower=None,
+    upper=None,
+    pit=None,
+    metrics: Mapping | None = None,
+    x=None,
+    x_label: str | None = None,
+    name: str = "",
+    kinds: Sequence[str] | None = None,
+    level: float = 0.95,
+    num_bins: int = 100,
+    max_points: int = 5000,
+    seed: int = 0,
+) -> dict[str, Figure]:
+    """Every regression plot that the given inputs allow, keyed by kind.
+
+    Parameters
+    ----------
+    y_true : (N,) array
+    mean, std : (N,) arrays, optional
+        Gaussian predictions; with ``std`` the band is ``mean ± z σ`` at ``level`` and the
+        PIT is computed when not given.
+    lower, upper : (N,) arrays, optional
+        Interval bounds (at ``level``); used instead of ``mean ± z σ`` when given.
+    pit : (N,) array, optional
+        PIT values F_i(y_i) (from quantiles or samples); computed from a Gaussian otherwise.
+    metrics : mapping, optional
+        The ``metrics`` part of the score summary: ``avg_calibration.miscal_area``,
+        ``adv_group_calibration`` and ``reliability.max_cal_err`` are taken from it.
+    name : str
+        The file's name; every title ends with it.
+    kinds : sequence of str, optional
+        Subset of :data:`REGRESSION_PLOT_KINDS` to build; an explicitly requested kind whose
+        inputs are missing raises InputError naming what is needed.
+
+    Returns
+    -------
+    dict mapping kind -> Figure, in the order of :data:`REGRESSION_PLOT_KINDS`.
+    """
+    from scipy.special import ndtr, ndtri
+
+    metrics = metrics or {}
+    wanted = list(REGRESSION_PLOT_KINDS if kinds is None else kinds)
+    unknown = [k for k in wanted if k not in REGRESSION_PLOT_KINDS]
+    if unknown:
+        raise InputError(
+            f"unknown plot kind(s) {', '.join(map(repr, unknown))}: "
+            f"choose from {', '.join(REGRESSION_PLOT_KINDS)}"
+        )
+    cols = finite_columns(y_true=y_true, mean=mean, std=std, lower=lower, upper=upper, pit=pit,
+                          x=x)
+    y, mu, sd = cols["y_true"], cols["mean"], cols["std"]
+    lo, hi, u = cols["lower"], cols["upper"], cols["pit"]
+    if sd is not None:
+        check_positive(sd, "std")
+    band_label = f"{level:.0%} prediction interval"
+    if lo is None and mu is not None and sd is not None:
+        z = float(ndtri(0.5 + level / 2))
+        lo, hi = mu - z * sd, mu + z * sd
+        band_label = f"{level:.0%} interval (μ ± {z:.2f}σ)"
+    if u is None and mu is not None and sd is not None:
+        u = ndtr((y - mu) / sd)
+    point = mu if mu is not None else (None if lo is None else 0.5 * (lo + hi))
+    mean_label = "predicted mean" if mu is not None else "interval midpoint"
+
+    adv = metrics.get("adv_group_calibration") or {}
+    has_band = point is not None and lo is not None
+    band_need = "an interval (lower/upper, or mean and std)"
+    needs = {
+        "predictions": (has_band, band_need),
+        "intervals": (has_band, band_need),
+        "calibration": (u is not None, "PIT values (or mean and std)"),
+        "adversarial": (all(k in adv for k in ("group_sizes", "ma_mean", "ma_stderr")),
+                        "metrics['adv_group_calibration'] with group_sizes, ma_mean, ma_stderr"),
+        "sharpness": (sd is not None, "std"),
+        "residuals": (mu is not None and sd is not None, "mean and std"),
+        "reliability": (u is not None, "PIT values (or mean and std)"),
+        "pit": (u is not None, "PIT values (or mean and std)"),
+    }
+    if kinds is not None:
+        missing = [f"{k} needs {needs[k][1]}" for k in wanted if not needs[k][0]]
+        if missing:
+            raise InputError("cannot draw the requested plot(s): " + "; ".join(missing))
+
+    def t(kind: str) -> str:
+        return f"{PLOT_TITLES[kind]}: {name}" if name else PLOT_TITLES[kind]
+
+    out: dict[str, Figure] = {}
+    for kind in REGRESSION_PLOT_KINDS:
+        if kind not in wanted or not needs[kind][0]:
+            continue
+        if kind == "predictions":
+            out[kind] = plot_predictions_band(y, point, lo, hi, x=cols["x"], title=t(kind),
+                                              max_points=max_points, seed=seed, x_label=x_label,
+                                              band_label=band_label, mean_label=mean_label)
+        elif kind == "intervals":
+            out[kind] = plot_intervals_ordered(y, point, lo, hi, title=t(kind),
+                                               max_points=max_points, seed=seed,
+                                               band_label=band_label, mean_label=mean_label)
+        elif kind == "calibration":
+            expected = np.linspace(0.0, 1.0, int(num_bins))
+            observed = _observed_from_pit(u, expected)
+            area = (metrics.get("avg_calibration") or {}).get("miscal_area")
+            out[kind] = plot_calibration_curve(expected, observed, area, title=t(kind))
+        elif kind == "adversarial":
+            out[kind] = plot_adversarial(adv["group_sizes"], adv["ma_mean"], adv["ma_stderr"],
+                                         title=t(kind))
+        elif kind == "sharpness":
+            out[kind] = plot_sharpness(sd, title=t(kind))
+        elif kind == "residuals":
+            out[kind] = plot_residuals_vs_std(y, mu, sd, title=t(kind), max_points=max_points,
+                                              seed=seed)
+        elif kind == "reliability":
+            mce = (metrics.get("reliability") or {}).get("max_cal_err")
+            out[kind] = plot_reliability_diagram(u, mce, title=t(kind))
+        elif kind == "pit":
+            out[kind] = plot_pit_histogram(u, title=t(kind))
+    return out

@@ -1,0 +1,88 @@
+"""Rejection-curve figure: metric of the kept rows vs the fraction rejected, model and oracle.
+
+Builds a :class:`matplotlib.figure.Figure` on the Agg canvas without touching
+pyplot's global state; the caller saves it (``fig.savefig(path)``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from ..errors import InputError
+
+_YLABEL = {"accuracy": "accuracy of kept rows", "rmse": "RMSE of kept rows (units of y)"}
+
+
+def plot_rejection(
+    curves: Sequence[Mapping[str, Any]],
+    title: str = "Rejection curve",
+    metric: str = "accuracy",
+    labels: Sequence[str] | None = None,
+) -> Figure:
+    """Plot one or more rejection curves with their oracle curves.
+
+    Parameters
+    ----------
+    curves : sequence of dicts
+        Outputs of :func:`uqeval.metrics.ensembles.rejection_curve` (keys
+        ``fractions``, ``values``, ``oracle_values``, ``auc_rejection``,
+        ``auc_oracle``); an optional ``label`` key names the curve.
+    title : str
+        Figure title (e.g. naming the input file).
+    metric : {"accuracy", "rmse"}
+        Only used for the y-axis label.
+    labels : sequence of str, optional
+        Curve names; overrides ``label`` keys. Default ``model 1``, ``model 2``, ...
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes: each model curve solid, its oracle dashed in the same colour,
+        with the areas under the curves in the legend.
+    """
+    if len(curves) == 0:
+        raise InputError("plot_rejection needs at least one curve; compute one with rejection_curve()")
+    if labels is not None and len(labels) != len(curves):
+        raise InputError(f"labels has {len(labels)} entries but there are {len(curves)} curves")
+    for i, curve in enumerate(curves):
+        missing = {"fractions", "values", "oracle_values"} - set(curve)
+        if missing:
+            raise InputError(
+                f"curve {i} lacks key(s) {sorted(missing)}; pass the dict returned by rejection_curve()"
+            )
+
+    fig = Figure(figsize=(6.4, 4.8))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    colors = [f"C{i % 10}" for i in range(len(curves))]
+    for i, curve in enumerate(curves):
+        name = labels[i] if labels is not None else str(curve.get("label", f"model {i + 1}"))
+        frac = 100.0 * np.asarray(curve["fractions"], dtype=float)
+        auc = curve.get("auc_rejection")
+        auc_o = curve.get("auc_oracle")
+        ax.plot(
+            frac,
+            np.asarray(curve["values"], dtype=float),
+            color=colors[i],
+            lw=2,
+            label=name if auc is None else f"{name} (AUC {float(auc):.4g})",
+        )
+        ax.plot(
+            frac,
+            np.asarray(curve["oracle_values"], dtype=float),
+            color=colors[i],
+            lw=1.5,
+            ls="--",
+            label=f"{name} oracle" if auc_o is None else f"{name} oracle (AUC {float(auc_o):.4g})",
+        )
+    ax.set_xlabel("rejected rows, most uncertain first (%)")
+    ax.set_ylabel(_YLABEL.get(metric, metric))
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="best", fontsize="small")
+    fig.tight_layout()
+    return fig

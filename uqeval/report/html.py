@@ -1,0 +1,547 @@
+"""Self-contained HTML report of one or more score summaries.
+
+:func:`render_report` turns summaries (the ``uqeval.score/1`` JSON), optional UCC results
+and encoded figures into one HTML string that needs nothing else: inline CSS, images as
+base64 data URIs, no JavaScript, no network (a Content-Security-Policy forbids any fetch
+other than ``data:`` images). Writing the file is the caller's job (atomically).
+
+Every string that comes from the input — file names, column names, group values, metric
+keys, captions — goes through :func:`html.escape`; element ids are built from a
+restricted alphabet. The output is deterministic (no timestamps), so it can be diffed.
+
+Sections, in order (ids in brackets): title [top], contents [contents], inputs [inputs]
+with settings [settings], metrics [metrics] with one table per metric group
+[metrics-<group>], metrics by group value [groups] (only when a summary has ``groups``),
+figures [figures] with one block per file [figures-<n>], glossary [glossary].
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+import re
+from typing import Any, Iterable, Mapping, Sequence
+
+from .. import __version__
+from ..errors import InputError
+from ..glossary import find_entry
+
+__all__ = ["flatten", "image_data_uri", "render_report", "ORIENTATION_TEXT"]
+
+#: How an orientation from the summary is shown.
+ORIENTATION_TEXT: dict[str, str] = {
+    "lower": "↓ lower is better",
+    "higher": "↑ higher is better",
+    "target": "◎ closest to target",
+}
+
+# Orientation of UCC outputs when the UCC result does not carry its own.
+_UCC_ORIENTATION = {"ucc.auucc": "lower", "ucc.auucc_const": "lower", "ucc.gain": "higher"}
+
+_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+
+_CSS = """
+:root { --fg: #1b1b1b; --muted: #5f6368; --line: #d9dce1; --head: #f3f5f7; --accent: #0072B2; }
+* { box-sizing: border-box; }
+body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
+       color: var(--fg); margin: 0 auto; max-width: 1200px; padding: 1.5rem 2rem 3rem; }
+h1 { font-size: 1.7rem; margin: 0 0 .3rem; }
+h2 { font-size: 1.35rem; margin: 2.2rem 0 .6rem; padding-bottom: .25rem;
+     border-bottom: 2px solid var(--line); }
+h3 { font-size: 1.1rem; margin: 1.4rem 0 .4rem; }
+p.meta, p.note { color: var(--muted); margin: .2rem 0 .8rem; }
+nav ol { margin: .3rem 0; padding-left: 1.4rem; }
+a { color: var(--accent); text-decoration: none; }
+a:hover { text-decoration: underline; }
+code { font: .88em/1.4 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace;
+       overflow-wrap: anywhere; }
+.table-wrap { overflow-x: auto; margin: .3rem 0 1rem; }
+table { border-collapse: collapse; font-size: .92rem; }
+th, td { border: 1px solid var(--line); padding: .28rem .6rem; vertical-align: top;
+         text-align: left; }
+thead th { background: var(--head); position: sticky; top: 0; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.orient { color: var(--muted); white-space: nowrap; font-size: .85rem; }
+td.missing { color: #9aa0a6; text-align: center; }
+strong.best { color: #0b6b2f; }
+td.list { min-width: 12rem; }
+svg.spark { display: block; margin-bottom: .15rem; }
+details summary { cursor: pointer; color: var(--muted); font-size: .85rem; }
+details .vals { font-size: .82rem; overflow-wrap: anywhere; }
+.figs { display: flex; flex-wrap: wrap; gap: 1rem; }
+figure { margin: 0; flex: 1 1 460px; max-width: 560px; border: 1px solid var(--line);
+         border-radius: 4px; padding: .5rem; }
+figure img { width: 100%; height: auto; display: block; }
+figcaption { color: var(--muted); font-size: .88rem; margin-top: .3rem; }
+dl.glossary dt { font-weight: 600; margin-top: 1rem; }
+dl.glossary dd { margin: .2rem 0 0 1.2rem; }
+.formula { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace;
+           font-size: .86rem; background: var(--head); padding: .3rem .5rem;
+           border-radius: 3px; margin: .3rem 0; overflow-wrap: anywhere; }
+.ref { color: var(--muted); font-size: .86rem; }
+footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; }
+@media print { thead th { position: static; } figure { break-inside: avoid; } }
+""".strip()
+
+
+# ----------------------------------------------------------------------------- helpers
+def _esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+class _Ids:
+    """Unique, attribute-safe element ids."""
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+
+    def make(self, *parts: Any) -> str:
+        raw = "-".join(str(p) for p in parts)
+        base = re.sub(r"[^A-Za-z0-9_.-]+", "-", raw).strip("-") or "x"
+        ident, k = base, 2
+        while ident in self._seen:
+            ident, k = f"{base}-{k}", k + 1
+        self._seen.add(ident)
+        return ident
+
+
+def _is_scalar(v: Any) -> bool:
+    return v is None or isinstance(v, (str, bool, int, float))
+
+
+def flatten(tree: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """Leaves of nested mappings as ``(dotted path, value)`` in insertion order.
+
+    Scalars and lists are leaves; a list of numbers is kept whole (a list-valued metric).
+    """
+    out: list[tuple[str, Any]] = []
+    if isinstance(tree, Mapping):
+        for k, v in tree.items():
+            path = f"{prefix}.{k}" if prefix else str(k)
+            if isinstance(v, Mapping):
+                if v:
+                    out.extend(flatten(v, path))
+                else:
+                    out.append((path, None))
+            else:
+                out.append((path, v))
+    elif prefix:
+        out.append((prefix, tree))
+    return out
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _fmt_number(v: float | int) -> str:
+    if isinstance(v, int):
+        return f"{v:d}"
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "∞" if v > 0 else "−∞"
+    if v != 0 and (abs(v) >= 1e6 or abs(v) < 1e-4):
+        return f"{v:.4e}"
+    return f"{v:.6g}"
+
+
+def _strip_levels(parts: Sequence[str]) -> list[str]:
+    level = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+    return [p for p in parts if not level.match(p)]
+
+
+def _orientation(path: str, orientation: Mapping[str, str]) -> str | None:
+    """Orientation of a metric path: exact key, then ``group.last``, then ``group.second``."""
+    if not orientation:
+        return None
+    if path in orientation:
+        return orientation[path]
+    parts = _strip_levels(path.split("."))
+    cands = [".".join(parts)]
+    if len(parts) >= 3:
+        cands += [f"{parts[0]}.{parts[-1]}", f"{parts[0]}.{parts[1]}"]
+    for c in cands:
+        if c in orientation:
+            return orientation[c]
+    return None
+
+
+def image_data_uri(data: bytes) -> str:
+    """``data:`` URI for PNG, SVG, JPEG or GIF bytes (type from the content, not a name)."""
+    if not isinstance(data, (bytes, bytearray)):
+        raise InputError(f"figure data must be bytes, got {type(data).__name__}")
+    head = bytes(data[:256]).lstrip()
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        mime = "image/png"
+    elif head.startswith(b"\xff\xd8\xff"):
+        mime = "image/jpeg"
+    elif head.startswith((b"GIF87a", b"GIF89a")):
+        mime = "image/gif"
+    elif head.startswith(b"<?xml") or head.startswith(b"<svg"):
+        mime = "image/svg+xml"
+    else:
+        raise InputError(
+            "figure data is not a PNG, SVG, JPEG or GIF image "
+            f"(starts with {bytes(data[:8])!r}); encode figures with figure_to_bytes"
+        )
+    return f"data:{mime};base64,{base64.b64encode(bytes(data)).decode('ascii')}"
+
+
+def _sparkline(values: Sequence[float]) -> str:
+    pts = [(i, float(v)) for i, v in enumerate(values) if _is_number(v) and math.isfinite(v)]
+    if len(pts) < 2:
+        return ""
+    w, h, pad = 120.0, 26.0, 2.0
+    lo, hi = min(v for _, v in pts), max(v for _, v in pts)
+    span = hi - lo or 1.0
+    n = len(values) - 1 or 1
+    coords = " ".join(
+        f"{pad + (w - 2 * pad) * i / n:.1f},{h - pad - (h - 2 * pad) * (v - lo) / span:.1f}"
+        for i, v in pts
+    )
+    return (
+        f'<svg class="spark" width="{w:.0f}" height="{h:.0f}" viewBox="0 0 {w:.0f} {h:.0f}" '
+        f'role="img" aria-label="trend of {len(values)} values">'
+        f'<polyline fill="none" stroke="#0072B2" stroke-width="1.5" points="{coords}"/></svg>'
+    )
+
+
+def _list_cell(values: Sequence[Any]) -> str:
+    """A list-valued metric: sparkline, size and range, the values folded away."""
+    if len(values) == 0:
+        return '<td class="list">[] (empty)</td>'
+    nums = all(_is_number(v) for v in values)
+    if len(values) <= 4:  # short lists are shown as they are
+        text = ", ".join(_fmt_number(v) if _is_number(v) else str(v) for v in values)
+        return f'<td class="list">[{_esc(text)}]</td>'
+    if nums:
+        finite = [float(v) for v in values if math.isfinite(float(v))]
+        rng = (f"{_fmt_number(min(finite))} … {_fmt_number(max(finite))}" if finite else "no "
+               "finite values")
+        text = ", ".join(_fmt_number(v) for v in values)
+        summary = f"{len(values)} values, {rng}"
+        spark = _sparkline(values)
+    else:
+        text = ", ".join(str(v) for v in values)
+        summary = f"{len(values)} values"
+        spark = ""
+    return (
+        f'<td class="list">{spark}<span>{_esc(summary)}</span>'
+        f'<details><summary>values</summary><div class="vals">{_esc(text)}</div></details></td>'
+    )
+
+
+def _value_cell(value: Any, best: bool = False) -> str:
+    if value is None:
+        return '<td class="missing">—</td>'
+    if isinstance(value, (list, tuple)):
+        return _list_cell(value)
+    if isinstance(value, Mapping):  # an empty mapping (non-empty ones are flattened)
+        return '<td class="missing">{}</td>'
+    if isinstance(value, bool):
+        return f'<td class="num">{"true" if value else "false"}</td>'
+    if _is_number(value):
+        text = _fmt_number(value)
+        if best:
+            text = f'<strong class="best">{text}</strong>'
+        return f'<td class="num">{text}</td>'
+    return f"<td>{_esc(value)}</td>"
+
+
+def _best_columns(values: Sequence[Any], orient: str | None) -> set[int]:
+    if orient not in ("lower", "higher") or len(values) < 2:
+        return set()
+    nums = [(i, float(v)) for i, v in enumerate(values) if _is_number(v) and math.isfinite(v)]
+    if len(nums) < 2:
+        return set()
+    if len({v for _, v in nums}) == 1:
+        return set()  # all equal: nobody is best
+    pick = min if orient == "lower" else max
+    target = pick(v for _, v in nums)
+    return {i for i, v in nums if v == target}
+
+
+def _matrix_table(
+    paths: Sequence[str],
+    columns: Sequence[str],
+    flats: Sequence[Mapping[str, Any]],
+    orientations: Sequence[Mapping[str, str]] | None,
+    table_class: str,
+    first_header: str = "metric",
+    link_glossary: bool = True,
+) -> str:
+    """Rows = paths, columns = files (or group values); orientation column when given."""
+    head = [f"<th>{_esc(first_header)}</th>"]
+    if orientations is not None:
+        head.append("<th>better</th>")
+    head += [f'<th scope="col">{_esc(c)}</th>' for c in columns]
+    rows = []
+    for path in paths:
+        values = [f.get(path) for f in flats]
+        orient = None
+        if orientations is not None:
+            for o in orientations:  # first summary that declares it
+                orient = _orientation(path, o)
+                if orient:
+                    break
+        label = f"<code>{_esc(path)}</code>"
+        if link_glossary:
+            entry = find_entry(path)
+            if entry:
+                label = (f'<a href="#{_glossary_id(entry[0])}" title="{_esc(entry[1]["title"])}">'
+                         f"{label}</a>")
+        cells = [f'<th scope="row">{label}</th>']
+        if orientations is not None:
+            cells.append(f'<td class="orient">{_esc(ORIENTATION_TEXT.get(orient, orient or "—"))}'
+                         "</td>")
+        best = _best_columns(values, orient)
+        cells += [_value_cell(v, i in best) for i, v in enumerate(values)]
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    return (
+        f'<div class="table-wrap"><table class="{table_class}"><thead><tr>{"".join(head)}</tr>'
+        f"</thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def _glossary_id(key: str) -> str:
+    return "glossary-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", key)
+
+
+def _union(seqs: Iterable[Iterable[str]]) -> list[str]:
+    seen: dict[str, None] = {}
+    for s in seqs:
+        for p in s:
+            seen.setdefault(p, None)
+    return list(seen)
+
+
+# ----------------------------------------------------------------------------- entries
+def _check_entries(entries: Sequence[Mapping[str, Any]]) -> None:
+    if not isinstance(entries, Sequence) or isinstance(entries, (str, bytes)) or not entries:
+        raise InputError("the report needs at least one entry (a scored file)")
+    for i, e in enumerate(entries):
+        if not isinstance(e, Mapping) or "name" not in e or not isinstance(
+            e.get("summary"), Mapping
+        ):
+            raise InputError(
+                f"report entry {i} must be a mapping with 'name' and a 'summary' mapping "
+                "(the JSON written by uqeval score)"
+            )
+        for j, fig in enumerate(e.get("figures") or ()):
+            if not (isinstance(fig, (tuple, list)) and len(fig) == 2):
+                raise InputError(f"figure {j} of report entry {i} must be a (caption, bytes) pair")
+
+
+def _ucc_block(ucc: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, str]]:
+    """Flattened ``ucc.*`` scalars of a UCC result and their orientation."""
+    if not ucc:
+        return {}, {}
+    if isinstance(ucc.get("ucc"), Mapping) and len(ucc) == 1:
+        ucc = ucc["ucc"]
+    orient = dict(_UCC_ORIENTATION)
+    if isinstance(ucc.get("orientation"), Mapping):
+        orient.update({(k if str(k).startswith("ucc.") else f"ucc.{k}"): v
+                       for k, v in ucc["orientation"].items()})
+    body = {k: v for k, v in ucc.items() if k != "orientation"}
+    return dict(flatten(body, "ucc")), orient
+
+
+# ----------------------------------------------------------------------------- sections
+def _section_inputs(entries, names, ids: _Ids) -> str:
+    flats = []
+    for e in entries:
+        s = e["summary"]
+        top = {k: v for k, v in s.items() if _is_scalar(v)}
+        flat = dict(flatten(top))
+        flat.update(flatten(s.get("input") or {}, "input"))
+        flats.append(flat)
+    paths = _union(f.keys() for f in flats)
+    table = _matrix_table(paths, names, flats, None, "inputs", first_header="field",
+                          link_glossary=False)
+    settings = [dict(flatten(e["summary"].get("settings") or {}, "settings")) for e in entries]
+    spaths = _union(f.keys() for f in settings)
+    stable = (_matrix_table(spaths, names, settings, None, "settings", first_header="setting",
+                            link_glossary=False) if spaths else '<p class="note">No settings '
+              "recorded.</p>")
+    return (
+        f'<section id="{ids.make("inputs")}"><h2>Inputs</h2>{table}'
+        f'<h3 id="{ids.make("settings")}">Settings</h3>{stable}</section>'
+    )
+
+
+def _section_metrics(entries, names, ids: _Ids) -> tuple[str, list[str]]:
+    flats, orients = [], []
+    for e in entries:
+        s = e["summary"]
+        flat = dict(flatten(s.get("metrics") or {}))
+        orient = dict(s.get("orientation") or {})
+        ucc_flat, ucc_orient = _ucc_block(e.get("ucc"))
+        flat.update(ucc_flat)
+        for k, v in ucc_orient.items():
+            orient.setdefault(k, v)
+        flats.append(flat)
+        orients.append(orient)
+    paths = _union(f.keys() for f in flats)
+    groups: dict[str, list[str]] = {}
+    for p in paths:
+        groups.setdefault(p.split(".", 1)[0], []).append(p)
+    parts = [
+        f'<section id="{ids.make("metrics")}"><h2>Metrics</h2>',
+        '<p class="note">Orientation: ↓ lower is better, ↑ higher is better, ◎ closest to its '
+        "target (e.g. coverage to the nominal level). With several files the best value of "
+        "each row is in bold. Metric names link to their explanation in the glossary.</p>",
+    ]
+    if not groups:
+        parts.append('<p class="note">No metrics.</p>')
+    for group, gpaths in groups.items():
+        parts.append(f'<h3 id="{ids.make("metrics", group)}">{_esc(group)}</h3>')
+        parts.append(_matrix_table(gpaths, names, flats, orients, "metrics"))
+    parts.append("</section>")
+    return "".join(parts), paths
+
+
+def _group_columns(groups: Mapping[str, Any]) -> tuple[str | None, dict[str, dict[str, Any]], dict]:
+    """(grouping column, {group value: flat metrics}, other scalars) of a ``groups`` block."""
+    by = None
+    for k in ("by", "column"):
+        if isinstance(groups.get(k), str):
+            by = groups[k]
+    values = groups.get("values") if isinstance(groups.get("values"), Mapping) else groups
+    cols: dict[str, dict[str, Any]] = {}
+    other: dict[str, Any] = {}
+    for k, v in values.items():
+        if isinstance(v, Mapping):
+            inner = v.get("metrics")
+            if isinstance(inner, Mapping):  # {"n_rows": .., "metrics": {...}}
+                flat = dict(flatten(inner))
+                flat.update(flatten({kk: vv for kk, vv in v.items() if kk != "metrics"}))
+            else:  # the metric groups directly
+                flat = dict(flatten(v))
+            cols[str(k)] = flat
+        elif k not in ("by", "column"):
+            other[str(k)] = v
+    return by, cols, other
+
+
+def _section_groups(entries, names, ids: _Ids) -> tuple[str, list[str]]:
+    blocks, paths_all = [], []
+    for i, (e, name) in enumerate(zip(entries, names)):
+        groups = e["summary"].get("groups")
+        if not isinstance(groups, Mapping) or not groups:
+            continue
+        by, cols, other = _group_columns(groups)
+        head = f"{name} — by {by}" if by else name
+        blocks.append(f'<h3 id="{ids.make("groups", i + 1)}">{_esc(head)}</h3>')
+        if other:
+            items = ", ".join(f"{_esc(k)} = {_esc(v)}" for k, v in other.items())
+            blocks.append(f'<p class="note">{items}</p>')
+        if cols:
+            paths = _union(c.keys() for c in cols.values())
+            paths_all += paths
+            orient = e["summary"].get("orientation") or {}
+            blocks.append(_matrix_table(paths, list(cols), list(cols.values()), [orient],
+                                        "groups"))
+    if not blocks:
+        return "", []
+    return (f'<section id="{ids.make("groups")}"><h2>Metrics by group</h2>{"".join(blocks)}'
+            "</section>"), paths_all
+
+
+def _section_figures(entries, names, ids: _Ids) -> str:
+    parts = [f'<section id="{ids.make("figures")}"><h2>Figures</h2>']
+    any_fig = False
+    for i, (e, name) in enumerate(zip(entries, names)):
+        figs = list(e.get("figures") or ())
+        if not figs:
+            continue
+        any_fig = True
+        parts.append(f'<h3 id="{ids.make("figures", i + 1)}">{_esc(name)}</h3><div class="figs">')
+        for caption, data in figs:
+            uri = image_data_uri(data)
+            parts.append(
+                f'<figure><img src="{uri}" alt="{_esc(caption)}">'
+                f"<figcaption>{_esc(caption)}</figcaption></figure>"
+            )
+        parts.append("</div>")
+    if not any_fig:
+        parts.append('<p class="note">No figures.</p>')
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _section_glossary(paths: Iterable[str], ids: _Ids) -> str:
+    keys: dict[str, dict[str, str]] = {}
+    for p in paths:
+        found = find_entry(p)
+        if found:
+            keys.setdefault(found[0], found[1])
+    parts = [f'<section id="{ids.make("glossary")}"><h2>Glossary</h2>']
+    if not keys:
+        parts.append('<p class="note">No metric in this report has a glossary entry.</p>')
+    else:
+        parts.append('<dl class="glossary">')
+        for key, entry in keys.items():
+            gid = _glossary_id(key)
+            ids.make(gid)
+            parts.append(
+                f'<dt id="{gid}">{_esc(entry["title"])} <code>{_esc(key)}</code></dt>'
+                f'<dd><p>{_esc(entry["text"])}</p>'
+                f'<div class="formula">{_esc(entry["formula"])}</div>'
+                f'<div class="ref">Reference: {_esc(entry["reference"])}</div></dd>'
+            )
+        parts.append("</dl>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
+# ----------------------------------------------------------------------------- public
+def render_report(entries: Sequence[Mapping[str, Any]], title: str = "uqeval report") -> str:
+    """One self-contained HTML document for the given scored files.
+
+    Parameters
+    ----------
+    entries : sequence of mappings
+        One per file: ``{"name": str, "summary": dict, "figures": [(caption, bytes), ...],
+        "ucc": dict}``. ``summary`` is the ``uqeval score`` JSON (``input``, ``settings``,
+        ``metrics``, ``orientation``, optional ``groups``); ``figures`` hold encoded images
+        (PNG/SVG bytes, see :func:`uqeval.plots.common.figure_to_bytes`); ``ucc`` is an
+        optional ``uqeval ucc`` result whose scalars are shown as the ``ucc`` metric group.
+    title : str
+        Document title and top heading.
+
+    Returns
+    -------
+    str
+        The HTML document. Several files are shown side by side (metrics × files).
+    """
+    _check_entries(entries)
+    names = [str(e["name"]) for e in entries]
+    ids = _Ids()
+    inputs = _section_inputs(entries, names, ids)
+    metrics, metric_paths = _section_metrics(entries, names, ids)
+    groups, group_paths = _section_groups(entries, names, ids)
+    figures = _section_figures(entries, names, ids)
+    glossary = _section_glossary(metric_paths + group_paths, ids)
+
+    toc = [("inputs", "Inputs"), ("metrics", "Metrics")]
+    if groups:
+        toc.append(("groups", "Metrics by group"))
+    toc += [("figures", "Figures"), ("glossary", "Glossary")]
+    nav = "".join(f'<li><a href="#{k}">{_esc(v)}</a></li>' for k, v in toc)
+    files = ", ".join(f"<code>{_esc(n)}</code>" for n in names)
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta name="generator" content="uqeval {_esc(__version__)}">'
+        f"<title>{_esc(title)}</title><style>{_CSS}</style></head>\n"
+        f'<body><header id="top"><h1>{_esc(title)}</h1>'
+        f'<p class="meta">{len(names)} file(s): {files}</p></header>\n'
+        f'<nav id="contents"><h2>Contents</h2><ol>{nav}</ol></nav>\n'
+        f"{inputs}\n{metrics}\n{groups + chr(10) if groups else ''}{figures}\n{glossary}\n"
+        f"<footer>Generated by uqeval {_esc(__version__)}. Self-contained: no scripts, no "
+        "network access; images are embedded.</footer></body></html>\n"
+    )
