@@ -1,0 +1,136 @@
+"""UCC plot: every model's Uncertainty Characteristics Curve with its constant-band
+reference, original and minimum-cost operating points and isocost lines (Navratil et al.,
+Figs. 4-5).
+
+Built on :mod:`uqeval.plots.common` (a :class:`matplotlib.figure.Figure` on Agg, no
+pyplot). Curves with many points are reduced per pixel column by
+:func:`~uqeval.plots.common.envelope_downsample` for drawing only; the areas in the legend
+come from the exact curves.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from ..errors import UsageError
+from ..metrics.ucc import UCCCurve, auucc
+from .common import COLORS, FONT, envelope_downsample, new_figure, style_axes
+
+__all__ = ["plot_ucc", "axis_label"]
+
+# Okabe & Ito, one per model (cycled).
+_MODEL_COLORS: tuple[str, ...] = (
+    COLORS["main"], COLORS["accent"], COLORS["accent2"], COLORS["fill"], "#CC79A7",
+    COLORS["band"], "#F0E442",
+)
+_TITLES = {"bandwidth": "Bandwidth", "missrate": "Miss rate", "excess": "Excess",
+           "deficit": "Deficit"}
+
+
+def axis_label(axis: str, normalize: str) -> str:
+    """Axis label with its unit: miss rate is a fraction of rows; the others are in
+    standard deviations of ``y_true`` (``normalize="std"``) or in the units of ``y_true``."""
+    if axis == "missrate":
+        return "Miss rate [fraction of rows]"
+    unit = "std(y)" if normalize == "std" else "units of y"
+    return f"{_TITLES[axis]} [{unit}]"
+
+
+def _fmt_gain(gain: float | None) -> str:
+    return "n/a" if gain is None else f"{100.0 * gain:+.1f}%"
+
+
+def _draw_curve(ax, curve: UCCCurve, **kw) -> None:
+    x, y = envelope_downsample(curve.x, curve.y, n_bins=1000)
+    if x.size == 1:
+        ax.plot(x, y, marker="o", linestyle="none", **kw)
+    else:
+        ax.plot(x, y, **kw)
+
+
+def plot_ucc(models: Sequence[Mapping], cost: float = 0.5,
+             title: str = "Uncertainty Characteristics Curve") -> Figure:
+    """One figure with the UCC of every model.
+
+    Parameters
+    ----------
+    models : list of dicts with keys ``name`` (str), ``curve`` and ``const_curve``
+        (:class:`~uqeval.metrics.ucc.UCCCurve`, e.g. from
+        :func:`~uqeval.metrics.ucc.ucc_curves`), ``op`` and ``op_min`` (``{"k", "x", "y",
+        "cost"}`` from :func:`~uqeval.metrics.ucc.ucc_summary`), ``auucc`` (float) and
+        ``gain`` (float or None). All curves must share their axes and normalisation.
+    cost : the weight ``c`` of the x axis in the linear cost ``c x + (1 - c) y``; the
+        isocost line through each model's minimum-cost point is drawn.
+    title : figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Solid line per model (legend: AUUCC and gain), dashed constant-band reference in
+        the same colour, hollow circle at the original operating point (k = 1), filled
+        diamond at the minimum-cost point, dotted isocost line through it.
+    """
+    models = list(models)
+    if not models:
+        raise UsageError("plot_ucc needs at least one model")
+    c = float(cost)
+    if not 0.0 <= c <= 1.0:
+        raise UsageError(f"cost must lie in [0, 1] (weight of the x axis), got {c:g}")
+    first: UCCCurve = models[0]["curve"]
+    axes = (first.x_axis, first.y_axis, first.normalize)
+    for m in models:
+        for cur in (m["curve"], m["const_curve"]):
+            if (cur.x_axis, cur.y_axis, cur.normalize) != axes:
+                raise UsageError(
+                    f"all UCCs in one plot need the same axes and normalisation: model "
+                    f"{m['name']!r} has {cur.x_axis}/{cur.y_axis}/{cur.normalize}, "
+                    f"the first has {'/'.join(axes)}"
+                )
+
+    fig, ax = new_figure()
+    for i, m in enumerate(models):
+        color = _MODEL_COLORS[i % len(_MODEL_COLORS)]
+        _draw_curve(ax, m["curve"], color=color, linewidth=1.6,
+                    label=f"{m['name']} (AUUCC={m['auucc']:.4g}, gain={_fmt_gain(m.get('gain'))})")
+        _draw_curve(ax, m["const_curve"], color=color, linewidth=1.1, linestyle="--",
+                    label=f"{m['name']} constant band (AUUCC={auucc(m['const_curve']):.4g})")
+        op, op_min = m["op"], m["op_min"]
+        ax.plot([op["x"]], [op["y"]], marker="o", markersize=7, markerfacecolor="white",
+                markeredgecolor=color, markeredgewidth=1.6, linestyle="none", zorder=5)
+        ax.plot([op_min["x"]], [op_min["y"]], marker="D", markersize=6, color=color,
+                linestyle="none", zorder=5)
+
+    # isocost lines span the view fixed by the curves
+    ax.margins(0.03)
+    x0, x1 = ax.get_xlim()
+    y0, y1 = ax.get_ylim()
+    for i, m in enumerate(models):
+        color = _MODEL_COLORS[i % len(_MODEL_COLORS)]
+        level = m["op_min"]["cost"]
+        if c == 1.0:
+            ax.axvline(level, color=color, linestyle=":", linewidth=1.0)
+        elif c == 0.0:
+            ax.axhline(level, color=color, linestyle=":", linewidth=1.0)
+        else:
+            xs = np.array([x0, x1])
+            ax.plot(xs, (level - c * xs) / (1.0 - c), color=color, linestyle=":", linewidth=1.0)
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+
+    # one legend entry per marker kind, in neutral colour
+    grey = COLORS["obs"]
+    ax.add_line(Line2D([], [], marker="o", markerfacecolor="white", markeredgecolor=grey,
+                       linestyle="none", label="original operating point (k = 1)"))
+    ax.add_line(Line2D([], [], marker="D", color=grey, linestyle="none",
+                       label="minimum-cost operating point k*"))
+    ax.add_line(Line2D([], [], color=grey, linestyle=":",
+                       label=f"isocost line through k* (c = {c:g})"))
+    style_axes(ax, title, axis_label(first.x_axis, first.normalize),
+               axis_label(first.y_axis, first.normalize), legend_loc="best")
+    for text in ax.get_legend().get_texts() if ax.get_legend() else ():
+        text.set_fontsize(FONT["legend"] - 1.5)
+    return fig
