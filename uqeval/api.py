@@ -78,3 +78,17 @@ def score_file(path: str | Path, settings: Settings | None = None) -> dict[str, 
     if loaded.info.get("n_fixed_crossing"):
         notes.append(f"{loaded.info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted (--fix-crossing)")
     return build_summary(loaded.info, settings, metrics, orientation, groups, notes)
+
+
+def read_extra_column(path: str | Path, column: str, rows: np.ndarray) -> np.ndarray:
+    """One more column of ``path`` (any type), aligned with the kept ``rows`` of a loaded prediction."""
+    from .errors import SchemaError
+    from .io.readers import inspect, read_columns
+
+    table = inspect(path)
+    names = {c.lower(): c for c in table.columns}
+    if column not in table.columns and column.lower() not in names:
+        raise SchemaError(f"{table.path}: column '{column}' not found; available columns: {', '.join(table.columns[:20])}")
+    name = column if column in table.columns else names[column.lower()]
+    cols, _ = read_columns(table, [name])
+    return np.asarray(cols[name].to_numpy(zero_copy_only=False), dtype=object)[rows]

@@ -1,0 +1,132 @@
+"""Coverage and width of several methods across dataset-shift groups (Kompa, Snoek & Beam 2021).
+
+Each input file is one run of a method. Rows are split into facets by the
+``--by`` column (e.g. corruption level) and, within a facet, into points by the
+optional ``--points-by`` column (e.g. corruption type or dataset): every
+(file, facet, point) gives one coverage/width point, as in the paper's
+Figure 7. Per facet and level a least-squares line of coverage on width is
+fitted across all methods' points, and each method is summarised by the
+fraction of its points strictly above that line (the paper's Figures 8-10:
+more points above the line = more coverage for the width).
+
+Regression intervals give the mean width (in units of the training targets'
+std when ``y_std`` is known); classification prediction sets give the mean set
+size (Kompa et al., Eq. 4).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from .config import Settings
+from .errors import InputError
+from .io.load import Loaded
+
+
+def _labels(values: np.ndarray | None, n: int) -> np.ndarray:
+    if values is None:
+        return np.full(n, "all", dtype=object)
+    out = []
+    for v in values:
+        if v is None or (isinstance(v, float) and np.isnan(v)):
+            out.append("null")
+        elif isinstance(v, (float, np.floating)) and float(v).is_integer():
+            out.append(str(int(v)))
+        else:
+            out.append(str(v))
+    return np.array(out, dtype=object)
+
+
+def _point_metrics(pred, levels: Sequence[float], y_std: float | None) -> dict[str, dict[str, float]]:
+    """{level_key: {coverage, width[, width_norm]}} for one subset of rows."""
+    from .metrics.intervals import coverage_metrics, level_key
+    from .registry import intervals_at
+
+    if pred.kind == "categorical":
+        from .metrics.classification import prediction_sets
+
+        sets = prediction_sets(pred.proba, pred.labels, levels)
+        return {k: {"coverage": v["coverage"], "width": v["mean_size"]} for k, v in sets.items()}
+    if pred.kind == "point":
+        raise InputError("point predictions have no intervals; coverage needs a std, bounds, quantiles or samples")
+    out = {}
+    for lv in levels:
+        lo, hi = intervals_at(pred, lv)
+        m = coverage_metrics(pred.y_true, lo, hi, lv, y_std=y_std)
+        out[level_key(lv)] = {k: m[k] for k in ("coverage", "width", "width_norm") if k in m}
+    return out
+
+
+def coverage_points(
+    runs: Sequence[tuple[str, Loaded, np.ndarray | None]],
+    settings: Settings,
+) -> list[dict[str, Any]]:
+    """One record per (method, file, facet, point, level).
+
+    ``runs`` holds ``(method name, loaded file, points-by values or None)``; the
+    facet comes from ``loaded.groups`` (the ``--by`` column) when present.
+    """
+    from .registry import coverage_levels
+
+    records: list[dict[str, Any]] = []
+    for method, loaded, point_values in runs:
+        pred = loaded.prediction
+        n = pred.n
+        facets = _labels(loaded.groups, n)
+        points = _labels(point_values, n)
+        levels = coverage_levels(pred, settings) if pred.kind != "categorical" else list(settings.levels or (0.95,))
+        fvals, fcode = np.unique(facets.astype(str), return_inverse=True)
+        pvals, pcode = np.unique(points.astype(str), return_inverse=True)
+        cell = fcode * len(pvals) + pcode
+        order = np.argsort(cell, kind="stable")
+        cells, starts = np.unique(cell[order], return_index=True)
+        for c, idx in zip(cells, np.split(order, starts[1:])):  # a loop over (facet, point) cells, not rows
+            facet, point = str(fvals[c // len(pvals)]), str(pvals[c % len(pvals)])
+            for lk, m in _point_metrics(pred.subset(idx), levels, settings.y_std).items():
+                records.append({"method": method, "file": loaded.info["path"], "facet": facet, "point": point,
+                                "level": lk, "n_rows": int(idx.size), **m})
+    return records
+
+
+def above_line(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per facet and level: least-squares line of coverage on width and each method's share above it.
+
+    Returns ``{facet: {level: {"slope", "intercept", "n_points", "fraction_above": {method: f}}}}``.
+    The x variable is ``width_norm`` when every point has it, else ``width``. With fewer
+    than two distinct widths the line is horizontal at the mean coverage.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    cells: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in records:
+        cells.setdefault((r["facet"], r["level"]), []).append(r)
+    for (facet, level), rs in sorted(cells.items()):
+        xkey = "width_norm" if all("width_norm" in r for r in rs) else "width"
+        x = np.array([r[xkey] for r in rs], dtype=float)
+        y = np.array([r["coverage"] for r in rs], dtype=float)
+        dx = x - x.mean()
+        sxx = float(dx @ dx)
+        if sxx > 1e-24 * max(1.0, float(x @ x)):  # ordinary least squares, closed form
+            slope = float(dx @ (y - y.mean())) / sxx
+        else:  # all widths (numerically) equal: a horizontal line at the mean coverage
+            slope = 0.0
+        intercept = float(y.mean() - slope * x.mean())
+        resid = y - (slope * x + intercept)
+        tol = 1e-12 * max(1.0, float(np.abs(y).max()))
+        methods = sorted({r["method"] for r in rs})
+        frac = {m: float(np.mean([res > tol for r, res in zip(rs, resid) if r["method"] == m])) for m in methods}
+        out.setdefault(facet, {})[level] = {"x": xkey, "slope": float(slope), "intercept": float(intercept),
+                                            "n_points": len(rs), "fraction_above": frac}
+    return out
+
+
+def method_names(paths: Sequence[str], names: Sequence[str] | None) -> list[str]:
+    """Method name per file: ``--name`` values in order, else the file stem (files may share a method)."""
+    from pathlib import Path
+
+    if names:
+        if len(names) != len(paths):
+            raise InputError(f"--name was given {len(names)} time(s) for {len(paths)} file(s); give one per file or none")
+        return list(names)
+    return [Path(p).name.split(".")[0] for p in paths]
