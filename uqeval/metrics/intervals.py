@@ -1,0 +1,180 @@
+"""Prediction intervals: empirical coverage and width (Kompa, Snoek & Beam 2021).
+
+Pure kernels: arrays in, numbers out. A ``level`` is the nominal probability
+of a central interval (0.95 for a 95% interval); the JSON key of a level is
+:func:`level_key`.
+
+References
+----------
+Kompa, B., Snoek, J. & Beam, A. L. (2021). Empirical Frequentist Coverage of
+Deep Learning Uncertainty Quantification Procedures. *Entropy* 23(12), 1608.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+from scipy.special import ndtri
+
+from ..errors import InputError
+from ..validation import (
+    as_float_array,
+    bad_rows,
+    check_finite,
+    check_level,
+    check_nonempty,
+    check_positive,
+    check_same_length,
+)
+
+#: Two quantile levels tau and 1 - tau' form a central pair when |tau - tau'| <= this.
+PAIR_TOL = 1e-9
+
+
+def level_key(level: float) -> str:
+    """The string under which a level is reported: shortest decimal form rounded to 10 digits.
+
+    Rounding first makes levels computed by arithmetic print as the number a
+    person wrote: the central level of the 0.05/0.95 quantile pair,
+    ``0.95 - 0.05 == 0.8999999999999999``, is ``"0.9"``. No exponent notation.
+
+    Examples
+    --------
+    >>> level_key(0.95), level_key(0.95 - 0.05), level_key(0.5)
+    ('0.95', '0.9', '0.5')
+    """
+    value = float(level)
+    if not np.isfinite(value):
+        raise InputError(f"level must be a finite number, got {value!r}")
+    rounded = round(value, 10) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return np.format_float_positional(rounded, unique=True, trim="-")
+
+
+def gaussian_interval(
+    mean: np.ndarray, std: np.ndarray, level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Central ``level`` interval of :math:`N(\mu, \sigma^2)`.
+
+    .. math:: [\mu - z\sigma,\ \mu + z\sigma], \qquad z = \Phi^{-1}\left(\tfrac12 + \tfrac{\text{level}}{2}\right)
+
+    Parameters
+    ----------
+    mean, std : (N,) arrays; ``std`` must be > 0.
+    level : float in (0, 1).
+
+    Returns
+    -------
+    (lower, upper) : two (N,) arrays.
+    """
+    level = check_level(level)
+    mu = as_float_array(mean, "mean")
+    sigma = as_float_array(std, "std")
+    check_same_length([mu, sigma], ["mean", "std"])
+    check_finite(mu, "mean")
+    check_finite(sigma, "std")
+    check_positive(sigma, "std")
+    z = float(ndtri(0.5 + 0.5 * level))
+    half = z * sigma
+    return mu - half, mu + half
+
+
+def coverage_metrics(
+    y_true: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    level: float,
+    y_std: float | None = None,
+) -> dict[str, float]:
+    r"""Empirical coverage and width of prediction intervals at a nominal level.
+
+    Following Kompa, Snoek & Beam (2021, Sec. 3), over the :math:`N` rows
+
+    .. math::
+        \text{coverage} = \frac1N \sum_i \mathbb{1}[l_i \le y_i \le u_i], \qquad
+        \text{width} = \frac1N \sum_i (u_i - l_i),
+
+    with ``width_norm = width / y_std``, where ``y_std`` is the standard
+    deviation of the training targets (the paper's unit of width).
+
+    Parameters
+    ----------
+    y_true, lower, upper : (N,) arrays, ``lower <= upper`` row by row.
+    level : nominal level of the intervals, in (0, 1).
+    y_std : reference std (> 0) for ``width_norm``; the key is omitted when None.
+
+    Returns
+    -------
+    dict with float values: ``coverage`` (share of y in [lower, upper], bounds
+    inclusive), ``width``, ``width_norm`` (only when ``y_std`` is given),
+    ``coverage_error`` (coverage - level), ``miss_below`` (share y < lower),
+    ``miss_above`` (share y > upper). ``coverage + miss_below + miss_above == 1``.
+    """
+    level = check_level(level)
+    y = as_float_array(y_true, "y_true")
+    lo = as_float_array(lower, "lower")
+    hi = as_float_array(upper, "upper")
+    n = check_same_length([y, lo, hi], ["y_true", "lower", "upper"])
+    check_nonempty(n)
+    for arr, name in ((y, "y_true"), (lo, "lower"), (hi, "upper")):
+        check_finite(arr, name)
+    count, first = bad_rows(lo > hi)
+    if count:
+        raise InputError(
+            f"lower must be <= upper: {count} row(s) with lower > upper (first at row {first}: "
+            f"lower={lo[first]:g}, upper={hi[first]:g}); swap the columns or fix the interval bounds"
+        )
+    below = float(np.mean(y < lo))
+    above = float(np.mean(y > hi))
+    coverage = float(np.mean((y >= lo) & (y <= hi)))
+    width = float(np.mean(hi - lo))
+    out: dict[str, float] = {"coverage": coverage, "width": width}
+    if y_std is not None:
+        ref = float(y_std)
+        if not (np.isfinite(ref) and ref > 0):
+            raise InputError(
+                f"y_std (reference std of the training targets) must be a finite number > 0, got {ref:g}"
+            )
+        out["width_norm"] = width / ref
+    out["coverage_error"] = coverage - level
+    out["miss_below"] = below
+    out["miss_above"] = above
+    return out
+
+
+def central_pairs(levels: Sequence[float] | np.ndarray) -> list[tuple[int, int, float]]:
+    r"""Pairs of quantile levels :math:`(\tau, 1-\tau)` that bound central intervals.
+
+    For sorted levels, every :math:`\tau < \tfrac12` whose mirror :math:`1 - \tau`
+    is also present (to within ``1e-9``) gives the central interval
+    :math:`[q_\tau, q_{1-\tau}]` of level :math:`1 - 2\tau`. Levels without a
+    mirror (and 0.5 itself) are skipped.
+
+    Parameters
+    ----------
+    levels : strictly increasing quantile levels in (0, 1).
+
+    Returns
+    -------
+    list of ``(lo_idx, hi_idx, level)`` with ``level = 1 - 2 * levels[lo_idx]``,
+    outermost (widest) interval first. Use :func:`level_key` to name the level.
+
+    Examples
+    --------
+    >>> [(i, j, level_key(p)) for i, j, p in central_pairs([0.05, 0.25, 0.5, 0.75, 0.95])]
+    [(0, 4, '0.9'), (1, 3, '0.5')]
+    """
+    tau = as_float_array(levels, "levels")
+    check_finite(tau, "levels")
+    if tau.size and not ((tau > 0).all() and (tau < 1).all()):
+        raise InputError(f"quantile levels must be strictly between 0 and 1, got {tau.tolist()}")
+    if tau.size > 1 and not (np.diff(tau) > 0).all():
+        raise InputError(f"quantile levels must be strictly increasing, got {tau.tolist()}")
+    pairs: list[tuple[int, int, float]] = []
+    for i, t in enumerate(tau):  # loop over levels (a handful), not rows
+        if t >= 0.5 - PAIR_TOL:
+            break
+        j = int(np.searchsorted(tau, 1.0 - t - PAIR_TOL))
+        if j < tau.size and abs(tau[j] - (1.0 - t)) <= PAIR_TOL:
+            pairs.append((i, j, 1.0 - 2.0 * float(t)))
+    return pairs
