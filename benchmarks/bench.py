@@ -13,6 +13,7 @@ import argparse
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -62,7 +63,39 @@ def bench_score(n: int) -> None:
     print(f"score gaussian   N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e6: <= 10 s, <= 2 GB)")
 
 
-BENCHES = {"score": (bench_score, 1_000_000)}
+def bench_crps_samples(n: int, m: int = 50, repeats: int = 5) -> None:
+    """Sample CRPS kernel vs properscoring's numba crps_ensemble, same data, same run (best of `repeats`)."""
+    sys.path.insert(0, str(ROOT))
+    from uqeval.metrics.samples import crps_ensemble, crps_ensemble_and_fair
+
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=n)
+    s = rng.normal(size=(n, m))
+
+    def best(fn) -> float:
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return min(times)
+
+    ours = best(lambda: crps_ensemble(y, s))
+    both = best(lambda: crps_ensemble_and_fair(y, s))
+    line = f"crps samples     N={n:>9,d} M={m}  uqeval {ours:6.3f} s (crps+fair {both:6.3f} s)"
+    try:
+        import numba  # noqa: F401  (properscoring is O(M^2) in memory without it)
+        import properscoring
+
+        properscoring.crps_ensemble(y[:10], s[:10])  # compile
+        ref = best(lambda: properscoring.crps_ensemble(y, s))
+        line += f"  properscoring+numba {ref:6.3f} s  ratio {ours / ref:4.2f} (target <= 1.5)"
+    except ImportError:
+        line += "  (install properscoring and numba to compare; target <= 1.5x its time)"
+    print(line)
+
+
+BENCHES = {"score": (bench_score, 1_000_000), "crps": (bench_crps_samples, 1_000_000)}
 
 
 def main() -> None:
