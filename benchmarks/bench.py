@@ -63,6 +63,23 @@ def bench_score(n: int) -> None:
     print(f"score gaussian   N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e6: <= 10 s, <= 2 GB)")
 
 
+def bench_classification(n: int, k: int = 10) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    DATA.mkdir(exist_ok=True)
+    path = DATA / f"classification_{n}_{k}.parquet"
+    if not path.exists():
+        rng = np.random.default_rng(0)
+        logits = 2.0 * rng.normal(size=(n, k))
+        p = np.exp(logits - logits.max(1, keepdims=True))
+        p /= p.sum(1, keepdims=True)
+        label = (rng.uniform(size=(n, 1)) > np.cumsum(p, 1)).sum(1).clip(0, k - 1)
+        pq.write_table(pa.table({"label": label, **{f"p_{j}": p[:, j] for j in range(k)}}), path)
+    wall, mb = run_cli(["score", str(path), "--format", "json", "--levels", "0.5,0.9,0.95"])
+    print(f"score classif.   N={n:>9,d} K={k}  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e6, K=10: <= 10 s)")
+
+
 def bench_crps_samples(n: int, m: int = 50, repeats: int = 5) -> None:
     """Sample CRPS kernel vs properscoring's numba crps_ensemble, same data, same run (best of `repeats`)."""
     sys.path.insert(0, str(ROOT))
@@ -95,7 +112,8 @@ def bench_crps_samples(n: int, m: int = 50, repeats: int = 5) -> None:
     print(line)
 
 
-BENCHES = {"score": (bench_score, 1_000_000), "crps": (bench_crps_samples, 1_000_000)}
+BENCHES = {"score": (bench_score, 1_000_000), "crps": (bench_crps_samples, 1_000_000),
+           "classification": (bench_classification, 1_000_000)}
 
 
 def main() -> None:

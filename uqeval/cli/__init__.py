@@ -11,7 +11,14 @@ from __future__ import annotations
 import typer
 
 from .. import __version__
+from . import check as _check
+from . import compare as _compare
+from . import explain as _explain
+from . import plot as _plot
+from . import report as _report
+from . import coverage as _coverage
 from . import score as _score
+from . import ucc as _ucc
 
 app = typer.Typer(
     name="uqeval",
@@ -37,6 +44,13 @@ def _root(
 
 
 app.command("score")(_score.score)
+app.command("ucc")(_ucc.ucc)
+app.command("coverage")(_coverage.coverage)
+app.command("check")(_check.check)
+app.command("compare")(_compare.compare)
+app.command("plot")(_plot.plot)
+app.command("report")(_report.report)
+app.command("explain")(_explain.explain)
 
 
 def main() -> None:

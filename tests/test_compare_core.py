@@ -1,0 +1,495 @@
+"""The pure core of ``uqeval compare``: alignment, per-row scores, metric names, bootstrap, ranks, tests."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.special import ndtri
+
+from uqeval import compare as C
+from uqeval.config import Settings
+from uqeval.errors import InputError
+from uqeval.predictions import Categorical, Gaussian, Intervals, Point, Quantiles, Samples
+
+
+def gaussian(y, mean, std, name="g", rows=None) -> C.Model:
+    return C.Model(name, Gaussian(np.asarray(y, float), {}, rows, mean=np.asarray(mean, float),
+                                  std=np.asarray(std, float)), {"path": f"{name}.parquet"})
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(1)
+    n = 400
+    mean = rng.normal(size=n)
+    std = rng.uniform(0.5, 1.5, n)
+    y = mean + std * rng.normal(size=n)
+    return y, mean, std
+
+
+@pytest.fixture
+def two(data):
+    y, mean, std = data
+    return [gaussian(y, mean, std, "good"), gaussian(y, mean, 2.5 * std, "wide")]
+
+
+def run(models, metrics=None, **kw):
+    kw.setdefault("n_boot", 200)
+    kw.setdefault("n_permutations", 500)
+    return C.compare_models(models, Settings(), metrics, **kw)
+
+
+# --------------------------------------------------------------------------- alignment
+
+
+def test_align_same_order_passes_and_differing_target_names_the_first_row(data):
+    y, mean, std = data
+    a = gaussian(y, mean, std, "a")
+    out = C.align_models([a, gaussian(y.copy(), mean, std, "b")])
+    assert [m.name for m in out] == ["a", "b"]
+    y2 = y.copy()
+    y2[[17, 30]] += 1e-6
+    with pytest.raises(InputError, match=r"targets differ between a.parquet and b.parquet: 2 row\(s\), first at row 17"):
+        C.align_models([a, gaussian(y2, mean, std, "b")])
+
+
+def test_align_tolerates_1e_12_only(data):
+    y, mean, std = data
+    a = gaussian(y, mean, std, "a")
+    C.align_models([a, gaussian(y * (1 + 1e-13), mean, std, "b")])
+    with pytest.raises(InputError, match="targets differ"):
+        C.align_models([a, gaussian(y + 1e-9 * np.maximum(1, np.abs(y)), mean, std, "b")])
+
+
+def test_align_length_mismatch_suggests_id(data):
+    y, mean, std = data
+    with pytest.raises(InputError, match=r"has 399 rows but a.parquet has 400.*--id"):
+        C.align_models([gaussian(y, mean, std, "a"), gaussian(y[1:], mean[1:], std[1:], "b")])
+
+
+def test_align_by_id_reorders_rows(data):
+    y, mean, std = data
+    n = y.size
+    ids = np.array([f"r{i}" for i in range(n)], dtype=object)
+    perm = np.random.default_rng(2).permutation(n)
+    a = gaussian(y, mean, std, "a")
+    b = gaussian(y[perm], mean[perm], 2 * std[perm], "b")
+    out = C.align_models([a, b], [ids, ids[perm]], id_column="id")
+    np.testing.assert_array_equal(out[1].prediction.y_true, y)
+    np.testing.assert_array_equal(out[1].prediction.std, 2 * std)
+    # integral floats join with ints
+    out = C.align_models([a, b], [np.arange(n), np.arange(n, dtype=float)[perm]], id_column="id")
+    np.testing.assert_array_equal(out[1].prediction.mean, mean)
+
+
+def test_align_by_id_errors(data):
+    y, mean, std = data
+    n = y.size
+    a, b = gaussian(y, mean, std, "a"), gaussian(y, mean, std, "b")
+    ids = np.arange(n)
+    dup = ids.copy()
+    dup[5] = 3
+    with pytest.raises(InputError, match=r"b.parquet: id '3' of column 'key' occurs more than once"):
+        C.align_models([a, b], [ids, dup], id_column="key")
+    other = ids.copy()
+    other[7] = 10_000
+    with pytest.raises(InputError, match=r"id '7' \(row 7 of a.parquet\) is not in b.parquet"):
+        C.align_models([a, b], [ids, other], id_column="key")
+    with pytest.raises(InputError, match="targets differ.*id '0'"):
+        C.align_models([a, gaussian(y + 1, mean, std, "b")], [ids, ids], id_column="key")
+
+
+def test_model_names_are_unique():
+    assert C.model_names(["x/a.parquet", "y/b.csv"]) == ["a", "b"]
+    assert C.model_names(["x/a.parquet", "y/a.parquet"]) == ["x/a.parquet", "y/a.parquet"]
+    assert C.model_names(["a.csv", "a.csv"]) == ["a.csv", "a.csv#2"]
+    assert C.model_names(["a.csv", "b.csv"], ["m1", "m2"]) == ["m1", "m2"]
+    with pytest.raises(InputError, match="one per file"):
+        C.model_names(["a.csv", "b.csv"], ["m1"])
+    with pytest.raises(InputError, match="distinct"):
+        C.model_names(["a.csv", "b.csv"], ["m", "m"])
+
+
+# --------------------------------------------------------------------------- per-row scores
+
+
+def test_gaussian_per_row_means_equal_the_registry_scoring_rules(data):
+    from uqeval.metrics.scoring import scoring_rules_gaussian
+
+    y, mean, std = data
+    m = gaussian(y, mean, std)
+    grids = C.common_grids([m, m], resolution=99)
+    rows = C.per_row_scores(m.prediction, grids)
+    ref = scoring_rules_gaussian(y, mean, std, resolution=99)
+    assert set(rows) == {"crps", "nll", "pinball", "interval", "check"}
+    for key in ("crps", "nll", "check", "interval"):
+        assert rows[key].shape == (y.size,)
+        assert np.mean(rows[key]) == pytest.approx(ref[key], rel=1e-12)
+    np.testing.assert_allclose(rows["pinball"], rows["check"], rtol=1e-12)
+
+
+def test_gaussian_and_its_quantiles_score_alike_on_the_common_grid(data):
+    y, mean, std = data
+    levels = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
+    q = mean[:, None] + std[:, None] * ndtri(levels)[None, :]
+    g = gaussian(y, mean, std, "g")
+    qm = C.Model("q", Quantiles(y, {}, None, quantiles=q, levels=levels))
+    grids = C.common_grids([g, qm])
+    np.testing.assert_allclose(grids.quantile_levels, levels)
+    np.testing.assert_allclose(grids.central_levels, [0.5, 0.9])
+    assert grids.notes == ()
+    r = run([g, qm], ["pinball", "interval"])
+    for metric in ("pinball", "interval"):
+        v = r["metrics"][metric]["values"]
+        assert v["g"]["estimate"] == pytest.approx(v["q"]["estimate"], rel=1e-12)
+        assert v["g"]["rank"] == v["q"]["rank"] == 1.5  # equal up to rounding: a tie
+    for t in r["tests"]:
+        assert t["permutation_p"] == 1.0 and t["dm_p"] == 1.0
+
+
+def test_disjoint_quantile_levels_make_pinball_unavailable(data):
+    y, mean, std = data
+    q1 = Quantiles(y, {}, None, quantiles=np.column_stack([mean - 1, mean + 1]), levels=[0.1, 0.9])
+    q2 = Quantiles(y, {}, None, quantiles=np.column_stack([mean - 2, mean + 2]), levels=[0.05, 0.95])
+    grids = C.common_grids([C.Model("a", q1), C.Model("b", q2)])
+    assert grids.quantile_levels is None and grids.central_levels is None
+    assert any("share no level" in n for n in grids.notes)
+    r = run([C.Model("a", q1), C.Model("b", q2)], None, n_boot=0)
+    assert "pinball" not in r["metrics"] and "interval" not in r["metrics"]
+    with pytest.raises(InputError, match=r"'pinball' cannot be compared: pinball: the models share no level"):
+        run([C.Model("a", q1), C.Model("b", q2)], ["pinball"])
+
+
+def test_point_crps_is_the_absolute_error_and_samples_crps_the_ensemble_crps(data):
+    from uqeval.metrics.samples import crps_ensemble
+
+    y, mean, std = data
+    s = mean[:, None] + std[:, None] * np.random.default_rng(3).standard_normal((y.size, 8))
+    grids = C.common_grids([C.Model("p", Point(y, {}, None, mean=mean))])
+    np.testing.assert_allclose(C.per_row_scores(Point(y, {}, None, mean=mean), grids)["crps"], np.abs(y - mean))
+    rows = C.per_row_scores(Samples(y, {}, None, samples=s), grids, ["crps", "nll"])
+    assert set(rows) == {"crps"}
+    np.testing.assert_allclose(rows["crps"], crps_ensemble(y, s))
+
+
+def test_categorical_nll_and_brier_match_classification_accuracy():
+    from uqeval.metrics.classification import classification_accuracy
+
+    rng = np.random.default_rng(4)
+    p = rng.dirichlet(np.ones(3), size=200)
+    labels = rng.integers(0, 3, 200).astype(float)
+    pred = Categorical(labels, {}, None, proba=p)
+    rows = C.per_row_scores(pred, C.common_grids([C.Model("c", pred)]))
+    ref = classification_accuracy(p, labels.astype(int))
+    assert set(rows) == {"nll", "brier"}
+    assert rows["nll"].mean() == pytest.approx(ref["nll"], rel=1e-12)
+    assert rows["brier"].mean() == pytest.approx(ref["brier"], rel=1e-12)
+
+
+# --------------------------------------------------------------------------- metric names
+
+
+def test_metric_names_short_full_and_alias(two):
+    r = run(two, ["ma_cal", "accuracy.mae", "scoring_rule.crps", "crps"], n_boot=0, n_permutations=0)
+    assert list(r["metrics"]) == ["avg_calibration.ma_cal", "accuracy.mae", "crps"]
+    assert r["metrics"]["crps"]["source"] == "per_row"
+    assert r["metrics"]["avg_calibration.ma_cal"]["source"] == "summary"
+
+
+def test_unknown_metric_lists_close_matches(two):
+    with pytest.raises(InputError, match=r"unknown metric 'ma_call'.*close matches: .*ma_cal"):
+        run(two, ["ma_call"])
+    with pytest.raises(InputError, match=r"unknown metric 'avg_calibration.mae'.*accuracy.mae"):
+        run(two, ["avg_calibration.mae"])
+
+
+def test_ambiguous_metric_name_is_an_error(two, monkeypatch):
+    from uqeval import registry
+
+    fake = registry.MetricGroup("other", registry._m(("ma_cal", "lower", "")), {"gaussian": lambda p, s: {"ma_cal": 0}})
+    monkeypatch.setattr(registry, "GROUPS", registry.GROUPS + [fake])
+    with pytest.raises(InputError, match=r"'ma_cal' is ambiguous; give one of: avg_calibration.ma_cal, other.ma_cal"):
+        run(two, ["ma_cal"])
+
+
+def test_metric_of_another_representation_is_an_error(data):
+    y, mean, std = data
+    iv = Intervals(y, {}, None, lower=mean - 2 * std, upper=mean + 2 * std, levels=[0.95])
+    models = [C.Model("a", iv), C.Model("b", iv)]
+    with pytest.raises(InputError, match=r"'ma_cal' \(avg_calibration.ma_cal\) is computed for .*gaussian.* not for intervals"):
+        run(models, ["ma_cal"])
+    with pytest.raises(InputError, match="'nll' is not defined for representation"):
+        run(models, ["nll"])
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+def test_calibration_resampler_matches_a_slow_reference(data):
+    from uqeval.metrics.calibration import avg_calibration_gaussian
+
+    y, mean, std = data
+    pred = gaussian(y, mean, std).prediction
+    idx = np.random.default_rng(5).integers(0, y.size, size=(6, y.size))
+    for key in ("ma_cal", "rms_cal", "miscal_area"):
+        fn = C.summary_resampler(pred, C.MetricRef(f"avg_calibration.{key}", "summary", "lower",
+                                                    "avg_calibration", (key,)), Settings(num_bins=40))
+        fast = fn(idx)
+        slow = [avg_calibration_gaussian(y[i], mean[i], std[i], num_bins=40)[key] for i in idx]
+        np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-15)
+
+
+def test_accuracy_resamplers_match_a_slow_reference(data):
+    from uqeval.metrics.accuracy import regression_accuracy
+
+    y, mean, std = data
+    pred = gaussian(y, mean, std).prediction
+    idx = np.random.default_rng(6).integers(0, y.size, size=(5, y.size))
+    for key in ("mae", "rmse", "mdae", "marpd", "r2", "corr"):
+        fn = C.summary_resampler(pred, C.MetricRef(f"accuracy.{key}", "summary", "lower", "accuracy", (key,)),
+                                 Settings())
+        slow = [regression_accuracy(y[i], mean[i])[key] for i in idx]
+        np.testing.assert_allclose(fn(idx), slow, rtol=1e-10)
+
+
+def test_every_gaussian_resampler_reproduces_the_registry_value(two):
+    names = ["accuracy.mae", "accuracy.rmse", "accuracy.mdae", "accuracy.marpd", "accuracy.r2", "accuracy.corr",
+             "avg_calibration.ma_cal", "avg_calibration.rms_cal", "avg_calibration.miscal_area",
+             "sharpness.sharp", "sharpness.mean_std"]
+    r = run(two, names, n_permutations=0)
+    for name in names:
+        body = r["metrics"][name]
+        assert body["bootstrap"], (name, r["notes"])
+        for v in body["values"].values():
+            assert v["low"] <= v["high"], name
+            if name.startswith(("accuracy.mae", "accuracy.rmse", "sharpness")):  # nearly unbiased statistics
+                assert v["low"] <= v["estimate"] <= v["high"], name
+    assert not any("without a bootstrap interval" in n for n in r["notes"])
+
+
+def test_an_estimate_outside_its_interval_is_noted():
+    # residuals at the exact normal quantiles: ma_cal is ~0 and grows on every resample
+    n = 400
+    z = ndtri((np.arange(n) + 0.5) / n)
+    mean, std = np.zeros(n), np.ones(n)
+    r = run([gaussian(z, mean, std, "exact"), gaussian(z, mean, 3 * std, "wide")], ["ma_cal"])
+    v = r["metrics"]["avg_calibration.ma_cal"]["values"]
+    assert v["exact"]["low"] > v["exact"]["estimate"]
+    assert v["wide"]["low"] <= v["wide"]["estimate"] <= v["wide"]["high"]
+    assert any(n.startswith("avg_calibration.ma_cal: the estimate of exact lies outside") for n in r["notes"])
+
+
+def test_metric_without_a_cheap_resampler_is_reported_without_ci(two):
+    r = run(two, ["reliability.rs", "crps"])
+    body = r["metrics"]["reliability.rs"]
+    assert not body["bootstrap"]
+    assert all(math.isnan(v["low"]) and not math.isnan(v["estimate"]) for v in body["values"].values())
+    assert any(n.startswith("reliability.rs: reported without a bootstrap interval") for n in r["notes"])
+    assert r["metrics"]["crps"]["bootstrap"]
+
+
+def test_bootstrap_is_seeded_and_paired(two):
+    a = run(two, ["crps", "ma_cal"], seed=3)
+    b = run(two, ["crps", "ma_cal"], seed=3)
+    c = run(two, ["crps", "ma_cal"], seed=4)
+    assert a["metrics"] == b["metrics"]
+    assert a["metrics"]["crps"]["values"]["good"]["low"] != c["metrics"]["crps"]["values"]["good"]["low"]
+    # the difference to the best model is resampled on the same rows: its interval is
+    # narrower than the difference of the two marginal intervals would suggest
+    wide = a["metrics"]["crps"]["values"]["wide"]
+    good = a["metrics"]["crps"]["values"]["good"]
+    d = wide["diff_vs_best"]
+    assert d["reference"] == "good"
+    assert d["estimate"] == pytest.approx(wide["estimate"] - good["estimate"])
+    assert d["low"] > 0
+    assert d["high"] - d["low"] < (wide["high"] - wide["low"]) + (good["high"] - good["low"])
+
+
+def test_bootstrap_interval_of_mean_crps_covers_the_truth_at_about_the_nominal_rate():
+    # ideal forecast N(0, 1) for y ~ N(0, 1): E[CRPS] = 1 / sqrt(pi)
+    truth = 1.0 / math.sqrt(math.pi)
+    rng = np.random.default_rng(7)
+    reps, n, hits = 200, 150, 0
+    for r in range(reps):
+        y = rng.normal(size=n)
+        m = gaussian(y, np.zeros(n), np.ones(n), "ideal")
+        res = C.compare_models([m, C.Model("copy", m.prediction)], Settings(), ["crps"], n_boot=300,
+                               seed=r, n_permutations=0)
+        v = res["metrics"]["crps"]["values"]["ideal"]
+        hits += v["low"] <= truth <= v["high"]
+    assert 0.88 <= hits / reps <= 0.99
+
+
+# --------------------------------------------------------------------------- ranks and tests
+
+
+def test_ranks_p_best_and_tests_against_the_best(two):
+    r = run(two, ["crps", "nll", "sharpness.sharp"])
+    assert r["metrics"]["crps"]["best"] == ["good"]
+    assert r["metrics"]["crps"]["values"]["good"]["rank"] == 1.0
+    assert r["metrics"]["crps"]["values"]["wide"]["rank"] == 2.0
+    assert r["metrics"]["sharpness.sharp"]["best"] == ["good"]
+    p = [v["p_best"] for v in r["metrics"]["crps"]["values"].values()]
+    assert sum(p) == pytest.approx(1.0) and p[0] > 0.99
+    assert r["ranks"]["mean_rank"] == {"good": 1.0, "wide": 2.0}
+    tests = r["tests"]
+    assert [(t["metric"], t["model"], t["reference"]) for t in tests] == [("crps", "wide", "good"), ("nll", "wide", "good")]
+    for t in tests:
+        assert t["mean_diff"] > 0 and t["permutation_p"] < 0.01 and t["dm_p"] < 0.01 and t["dm_statistic"] > 0
+
+
+def test_all_pairs(data):
+    y, mean, std = data
+    models = [gaussian(y, mean, s * std, f"m{i}") for i, s in enumerate((1.0, 1.5, 2.0))]
+    r = run(models, ["crps"], pairs="all")
+    assert [(t["model"], t["reference"]) for t in r["tests"]] == [("m0", "m1"), ("m0", "m2"), ("m1", "m2")]
+    assert all(t["mean_diff"] < 0 for t in r["tests"])
+
+
+def test_identical_models_tie(two):
+    m = two[0]
+    r = run([m, C.Model("same", m.prediction)], ["crps", "ma_cal"])
+    for body in r["metrics"].values():
+        assert [v["rank"] for v in body["values"].values()] == [1.5, 1.5]
+        assert [v["p_best"] for v in body["values"].values()] == [0.5, 0.5]
+    assert r["tests"][0]["permutation_p"] == 1.0 and r["tests"][0]["dm_p"] == 1.0
+
+
+def test_target_orientation_ranks_by_distance_to_the_target(two, monkeypatch):
+    from uqeval import registry
+
+    cov = {"good": 0.94, "wide": 0.999}
+
+    def compute(pred, s):
+        key = "good" if np.allclose(pred.std.mean(), 1.0, atol=0.2) else "wide"
+        return {"0.95": {"coverage": cov[key]}}
+
+    fake = registry.MetricGroup("coverage", registry._m(("coverage", "target", "")), {"gaussian": compute},
+                                by_level=True)
+    monkeypatch.setattr(registry, "GROUPS", [g for g in registry.GROUPS if g.name != "coverage"] + [fake])
+    r = run(two, ["coverage"], n_boot=0)
+    body = r["metrics"]["coverage.0.95.coverage"]
+    assert body["orientation"] == "target" and body["target"] == 0.95
+    assert body["best"] == ["good"]
+
+
+def test_invalid_options(two):
+    with pytest.raises(InputError, match="bootstrap"):
+        run(two, ["crps"], n_boot=-1)
+    with pytest.raises(InputError, match="pairs"):
+        run(two, ["crps"], pairs="some")
+    with pytest.raises(InputError, match="confidence level"):
+        run(two, ["crps"], ci_level=1.5)
+    with pytest.raises(InputError, match="at least 2"):
+        run(two[:1], ["crps"])
+
+
+def test_no_bootstrap(two):
+    r = run(two, ["crps"], n_boot=0, n_permutations=0)
+    v = r["metrics"]["crps"]["values"]["good"]
+    assert math.isnan(v["low"]) and not r["metrics"]["crps"]["bootstrap"]
+    assert math.isnan(r["tests"][0]["permutation_p"]) and r["tests"][0]["dm_p"] < 0.05
+
+
+# --------------------------------------------------------------------------- rendering and plot
+
+
+def test_markdown_has_every_model_metric_and_test(two):
+    r = run(two, ["crps", "ma_cal"])
+    md = C.to_markdown(r)
+    assert "| `crps` | lower is better |" in md and "`good`" in md and "`wide`" in md
+    assert "(#1)" in md and "Paired tests" in md and "| mean rank |" in md
+
+
+def test_figure_has_one_panel_per_metric_and_encodes_to_png(two):
+    from matplotlib.figure import Figure
+
+    from uqeval.io.writers import jsonable
+    from uqeval.plots.common import figure_to_bytes
+    from uqeval.plots.compare import compare_figure
+
+    r = run(two, ["crps", "nll", "ma_cal", "reliability.rs"])
+    fig = compare_figure(jsonable(r))  # the JSON form (NaN -> None) works too
+    assert isinstance(fig, Figure)
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in visible] == ["crps", "nll", "avg_calibration.ma_cal", "reliability.rs"]
+    assert [t.get_text() for t in visible[0].get_yticklabels()] == ["good", "wide"]
+    assert figure_to_bytes(fig, "png").startswith(b"\x89PNG\r\n\x1a\n")
+
+
+# --------------------------------------------------------------------------- resamplers vs recomputation
+
+
+@pytest.fixture(scope="module")
+def sample_models():
+    from uqeval.io.load import load_predictions
+
+    from .conftest import SAMPLE
+
+    s = Settings(num_bins=20)
+    models = []
+    for f in ("gaussian", "quantiles", "samples", "intervals"):
+        loaded = load_predictions(SAMPLE / f"{f}.parquet", s)
+        sub = loaded.prediction.subset(np.arange(300))
+        models.append(C.Model(f, sub, loaded.info))
+    return models, s
+
+
+SUMMARY_METRICS = ["ma_cal", "rms_cal", "miscal_area", "coverage", "width", "coverage_error", "miss_below",
+                   "miss_above", "mae", "rmse", "mdae", "marpd", "r2", "corr", "sharp", "mean_std",
+                   "scoring_rule.interval", "scoring_rule.crps_fair", "scoring_rule.wis", "scoring_rule.pinball"]
+
+
+def test_every_resampler_equals_the_registry_recomputed_on_the_resampled_rows(sample_models):
+    from uqeval.registry import get_group
+
+    models, settings = sample_models
+    results = C._Results(models, settings)
+    refs, _ = C.resolve_metrics(SUMMARY_METRICS, models, results)
+    idx = np.random.default_rng(9).integers(0, 300, size=(3, 300))
+    checked = set()
+    for ref in refs:
+        for k, m in enumerate(models):
+            fn = C.summary_resampler(m.prediction, ref, settings)
+            if fn is None or C._value_at(results.get(k, ref.group), ref.keys) is None:
+                continue
+            fast = fn(idx)
+            group = get_group(ref.group)
+            for b in range(idx.shape[0]):
+                slow = C._value_at(group.compute[m.kind](m.prediction.subset(idx[b]), settings), ref.keys)
+                assert fast[b] == pytest.approx(slow, rel=1e-9, abs=1e-12), (ref.name, m.kind)
+            checked.add((ref.group, m.kind))
+    assert {("avg_calibration", k) for k in ("gaussian", "samples", "quantiles")} <= checked
+    assert {("coverage", k) for k in ("gaussian", "samples", "quantiles", "intervals")} <= checked
+    assert {("scoring_rule", k) for k in ("gaussian", "samples", "quantiles", "intervals")} <= checked
+    assert {("accuracy", "gaussian"), ("sharpness", "samples")} <= checked
+
+
+def test_every_sample_file_metric_gets_an_interval(sample_models):
+    models, settings = sample_models
+    r = C.compare_models(models, settings, SUMMARY_METRICS, n_boot=50, n_permutations=0)
+    assert not any("does not reproduce" in n or "without a bootstrap" in n for n in r["notes"]), r["notes"]
+    for name, body in r["metrics"].items():
+        assert body["bootstrap"], name
+    # miss_below is best at half the miss rate, (1 - level) / 2
+    assert r["metrics"]["coverage.0.95.miss_below"]["target"] == pytest.approx(0.025)
+
+
+def test_classification_metrics_and_resamplers():
+    from uqeval.metrics.classification import classification_accuracy
+
+    rng = np.random.default_rng(10)
+    p = rng.dirichlet(np.ones(4), size=300)
+    labels = np.array([rng.choice(4, p=row) for row in p], dtype=float)
+    sharp = C.Model("sharp", Categorical(labels, {}, None, proba=p))
+    flat = C.Model("flat", Categorical(labels, {}, None, proba=0.5 * p + 0.125))
+    r = run([sharp, flat], ["nll", "brier", "accuracy.accuracy", "accuracy.brier_um", "ece"])
+    ref = classification_accuracy(p, labels.astype(int))
+    v = r["metrics"]
+    assert v["nll"]["values"]["sharp"]["estimate"] == pytest.approx(ref["nll"], rel=1e-12)
+    assert v["accuracy.brier_um"]["values"]["sharp"]["estimate"] == pytest.approx(ref["brier_um"], rel=1e-12)
+    assert v["accuracy.accuracy"]["bootstrap"] and v["accuracy.brier_um"]["bootstrap"]
+    assert not v["calibration.ece"]["bootstrap"]
+    assert v["nll"]["best"] == ["sharp"] and v["brier"]["best"] == ["sharp"]

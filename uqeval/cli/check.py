@@ -1,0 +1,221 @@
+"""``uqeval check INPUT --rules FILE``: the CI gate (thresholds and regressions against a baseline)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from .common import (ConfigOpt, FormatOpt, LevelsOpt, LowerCol, MeanCol, NanOpt, OutputFormat, ReprOpt, SeedOpt,
+                     StdCol, UpperCol, VarCol, YCol, column_overrides, handle_errors, parse_levels)
+
+#: Settings that change metric values; only these (and the input's representation and
+#: row count) are compared between candidate and baseline.
+RESULT_SETTINGS = ("num_bins", "resolution", "levels", "level", "seed", "class_bins", "tace_threshold", "y_std")
+
+
+def result_view(summary: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a summary that a settings mismatch is judged on."""
+    settings = summary.get("settings") or {}
+    inp = summary.get("input") or {}
+    return {
+        "settings": {k: v for k, v in settings.items() if k in RESULT_SETTINGS or k.startswith("adv_")},
+        "input": {k: inp[k] for k in ("representation", "n_rows") if k in inp},
+    }
+
+
+def _read_text(path: Path, what: str) -> str:
+    from ..errors import InputError
+
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{what} '{path}' does not exist") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {what} '{path}': {exc}") from None
+
+
+def _read_summary(path: Path, what: str) -> dict:
+    from ..gate import summary_from_json
+
+    return summary_from_json(_read_text(path, what), str(path))
+
+
+def _settings(baseline: dict | None, config: Path | None, columns: dict[str, str], flags: dict[str, Any]):
+    """Defaults <- the baseline's settings <- the config file <- flags."""
+    from dataclasses import fields
+
+    from ..config import Settings, load_config, make_settings
+
+    values: dict[str, Any] = {}
+    cols: dict[str, Any] = {}
+    if baseline is not None:
+        known = {f.name for f in fields(Settings)} - {"columns"}
+        bs = baseline.get("settings") or {}
+        values = {k: v for k, v in bs.items() if k in known and v is not None}
+        cols = {k: v for k, v in (bs.get("columns") or {}).items() if k != "by" and v}
+    if config is not None:
+        cfg = load_config(config)
+        cols.update(cfg.pop("columns", {}) or {})
+        values.update(cfg)
+    values.update({k: v for k, v in flags.items() if v is not None})
+    cols.update(columns)
+    cols.pop("by", None)
+    return make_settings(None, columns=cols, **values)
+
+
+@handle_errors
+def check(
+    input: Annotated[Path, typer.Argument(help="Predictions file (CSV/Parquet, scored on the fly) or a summary JSON from `uqeval score --output` (.json).")],
+    rules: Annotated[Path, typer.Option("--rules", "-r", help="Rules file (TOML): limits, regressions, required metrics; see configs/ci.toml.", dir_okay=False)],
+    baseline: Annotated[Optional[Path], typer.Option("--baseline", help="Baseline summary JSON (`uqeval score --output baseline.json`) for the regression checks.", dir_okay=False)] = None,
+    allow_settings_mismatch: Annotated[bool, typer.Option("--allow-settings-mismatch", help="Report, instead of refusing, a baseline scored with other settings (bins, levels, seed, representation, row count).")] = False,
+    junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write a JUnit XML report here (one test case per check), atomically.", dir_okay=False)] = None,
+    y: YCol = None,
+    mean: MeanCol = None,
+    std: StdCol = None,
+    var: VarCol = None,
+    lower: LowerCol = None,
+    upper: UpperCol = None,
+    representation: ReprOpt = None,
+    levels: LevelsOpt = None,
+    level: Annotated[Optional[float], typer.Option("--level", help="Nominal level of a single lower/upper pair (default 0.95).")] = None,
+    y_std: Annotated[Optional[float], typer.Option("--y-std", help="Std of the training targets: coverage widths are also given in this unit.")] = None,
+    train: Annotated[Optional[Path], typer.Option("--train", help="Training file whose target std is the unit of width_norm.", dir_okay=False)] = None,
+    num_bins: Annotated[Optional[int], typer.Option("--num-bins", help="Calibration curve bins (default 100).")] = None,
+    resolution: Annotated[Optional[int], typer.Option("--resolution", help="Levels for check/interval scores (default 99).")] = None,
+    bins: Annotated[Optional[int], typer.Option("--bins", help="Classification calibration bins (default 15).")] = None,
+    fix_crossing: Annotated[bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")] = False,
+    logits: Annotated[bool, typer.Option("--logits", help="Class columns hold logits; apply softmax.")] = False,
+    renormalize: Annotated[bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")] = False,
+    seed: SeedOpt = None,
+    nan_policy: NanOpt = None,
+    config: ConfigOpt = None,
+    fmt: FormatOpt = OutputFormat.table,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the check result JSON here (atomically).", dir_okay=False)] = None,
+) -> None:
+    """Check a model against CI rules: metric limits, regressions against a baseline, required metrics.
+
+    A predictions INPUT is scored first, with the baseline's settings (flags and --config
+    override them); a .json INPUT is an existing `uqeval score` summary. Prints every
+    check with its value, baseline, limit and PASS/FAIL, and exits 0 if all pass, 1 if a
+    check failed (after printing and writing the reports), 2 on usage errors, 3 on bad
+    input or a bad rules file (naming the line).
+    """
+    from ..errors import GateFailure, InputError, UsageError
+    from ..gate import evaluate, load_rules, settings_mismatch, to_dict, to_junit, to_markdown
+    from ..io.writers import atomic_write_text, check_output_path, dumps_json, write_json
+
+    columns = column_overrides(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper)
+    flags = dict(
+        representation=representation.value if representation else None,
+        levels=parse_levels(levels), level=level, y_std=y_std, num_bins=num_bins, resolution=resolution,
+        class_bins=bins, seed=seed, nan_policy=nan_policy.value if nan_policy else None,
+        fix_crossing=fix_crossing or None, logits=logits or None, renormalize=renormalize or None,
+    )
+    is_summary = input.suffix.lower() == ".json"
+    if is_summary:
+        given = [k for k, v in flags.items() if v is not None] + list(columns)
+        given += [name for name, v in (("config", config), ("train", train)) if v is not None]
+        if given:
+            shown = ", ".join("--" + g.replace("_", "-").replace("class-bins", "bins").replace("y-true", "y")
+                              for g in given)
+            raise UsageError(f"{shown}: scoring options apply to a predictions INPUT, but {input} is a summary "
+                             "JSON that is already scored; drop them or pass the predictions file")
+    if y_std is not None and train is not None:
+        raise UsageError("give either --y-std or --train, not both")
+    inputs = [p for p in (input, rules, baseline, train) if p is not None]
+    for out in (junit, output):
+        if out is not None:
+            check_output_path(out, inputs)
+
+    rule_set = load_rules(_read_text(rules, "rules file"), str(rules))
+    base = _read_summary(baseline, "baseline") if baseline is not None else None
+
+    notes: list[str] = []
+    if is_summary:
+        summary = _read_summary(input, "summary")
+    else:
+        from ..api import score_file, train_std
+
+        settings = _settings(base, config, columns, flags)
+        if train is not None:
+            from dataclasses import replace
+
+            settings = replace(settings, y_std=train_std(train, settings))
+        summary = score_file(input, settings)
+        if base is not None:
+            notes.append(f"{input} scored with the baseline's settings"
+                         + (" (overridden by flags/--config)" if config or any(v is not None for v in flags.values())
+                            or columns else ""))
+
+    if base is not None:
+        diffs = settings_mismatch(result_view(summary), result_view(base))
+        if diffs:
+            allowed = allow_settings_mismatch or bool(rule_set.settings.get("allow_settings_mismatch"))
+            if not allowed:
+                raise InputError(
+                    f"{input} and the baseline {baseline} were scored differently: {'; '.join(diffs)}; score "
+                    "both with the same settings and data, or pass --allow-settings-mismatch (or set "
+                    "allow_settings_mismatch = true under [settings] in the rules file) to compare anyway"
+                )
+            notes += [f"settings mismatch (allowed): {d}" for d in diffs]
+
+    result = evaluate(rule_set, summary, base).with_notes(*notes)
+
+    report = to_dict(result)
+    report["input"] = str(input)
+    report["baseline"] = str(baseline) if baseline is not None else None
+    if junit is not None:
+        atomic_write_text(junit, to_junit(result))
+    if output is not None:
+        write_json(output, report)
+    if fmt is OutputFormat.json:
+        sys.stdout.write(dumps_json(report))
+    elif fmt is OutputFormat.markdown:
+        sys.stdout.write(to_markdown(result))
+    else:
+        _print_table(result, report["headline"])
+    if not result.passed:
+        failed = [r.name for r in result.failures]
+        more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
+        raise GateFailure(f"{len(failed)} of {len(result.rows)} checks failed: {', '.join(failed[:3])}{more}")
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "—"
+    return "NaN" if x != x else f"{x:.6g}"
+
+
+def wide_console():
+    """A rich Console; when stdout is not a terminal (CI logs, pipes) at least 140 columns wide."""
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=max(console.width, 140))
+    return console
+
+
+def _print_table(result, headline: str) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    style = {"PASS": "bold green", "FAIL": "bold red", "SKIP": "yellow"}
+    table = Table(title=escape(headline), title_justify="left", caption=escape(f"rules: {result.rules_source}"),
+                  caption_justify="left")
+    for col, just in (("status", "left"), ("metric", "left"), ("check", "left"), ("value", "right"),
+                      ("baseline", "right"), ("limit", "left")):
+        table.add_column(col, justify=just, style="cyan" if col == "metric" else None, no_wrap=True)
+    table.add_column("details", ratio=1, min_width=24)
+    for r in result.rows:
+        table.add_row(f"[{style[r.status]}]{r.status}[/]", escape(r.path), r.check, _fmt(r.value),
+                      _fmt(r.baseline), escape(r.limit), escape(r.message))
+    console = wide_console()
+    console.print(table)
+    for note in result.notes:
+        console.print(f"note: {escape(note)}", style="dim", highlight=False)

@@ -1,0 +1,162 @@
+"""``uqeval compare A B [C ...]``: the same metrics for several models, with intervals, ranks and tests."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from .common import (ConfigOpt, FormatOpt, LevelsOpt, LowerCol, MeanCol, NanOpt, OutputFormat, ReprOpt, SeedOpt,
+                     StdCol, UpperCol, VarCol, YCol, column_overrides, handle_errors, parse_levels)
+
+
+class Pairs(str, Enum):
+    best = "best"
+    all = "all"
+
+
+@handle_errors
+def compare(
+    files: Annotated[list[Path], typer.Argument(help="Two or more prediction files (CSV or Parquet) over the same targets.")],
+    metrics: Annotated[Optional[str], typer.Option("--metrics", "-m", help="Comma-separated metrics: per-row scores crps, nll, pinball, interval, check, brier, or any `uqeval score` metric by short name (ma_cal) or path (avg_calibration.ma_cal, coverage.0.95.coverage). Default: crps,nll,pinball,interval,brier,ma_cal where defined.")] = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", "-b", min=0, help="Bootstrap resamples of the rows for the intervals (0: no intervals).")] = 1000,
+    ci_level: Annotated[float, typer.Option("--ci-level", help="Level of the bootstrap percentile intervals.")] = 0.95,
+    seed: SeedOpt = None,
+    permutations: Annotated[int, typer.Option("--permutations", min=0, help="Random sign flips of the paired permutation test (0: skip it).")] = 5000,
+    pairs: Annotated[Pairs, typer.Option("--pairs", help="Paired tests of each model against the best one per metric, or of all pairs.")] = Pairs.best,
+    dm_lag: Annotated[int, typer.Option("--dm-lag", min=0, help="Newey-West lag of the Diebold-Mariano test; > 0 only for time-ordered rows with correlated errors.")] = 0,
+    id_col: Annotated[Optional[str], typer.Option("--id", help="Join the files on this id column instead of requiring the same row order.")] = None,
+    names: Annotated[Optional[str], typer.Option("--names", help="Comma-separated model names, one per file (default: file names).")] = None,
+    y: YCol = None,
+    mean: MeanCol = None,
+    std: StdCol = None,
+    var: VarCol = None,
+    lower: LowerCol = None,
+    upper: UpperCol = None,
+    representation: ReprOpt = None,
+    levels: LevelsOpt = None,
+    level: Annotated[Optional[float], typer.Option("--level", help="Nominal level of a single lower/upper pair (default 0.95).")] = None,
+    y_std: Annotated[Optional[float], typer.Option("--y-std", help="Std of the training targets (unit of coverage width_norm).")] = None,
+    num_bins: Annotated[Optional[int], typer.Option("--num-bins", help="Calibration curve bins (default 100).")] = None,
+    resolution: Annotated[Optional[int], typer.Option("--resolution", help="Levels of the check/interval score grid (default 99).")] = None,
+    fix_crossing: Annotated[bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")] = False,
+    logits: Annotated[bool, typer.Option("--logits", help="Class columns hold logits; apply softmax.")] = False,
+    renormalize: Annotated[bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")] = False,
+    nan_policy: NanOpt = None,
+    config: ConfigOpt = None,
+    fmt: FormatOpt = OutputFormat.table,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the comparison JSON here (atomically).", dir_okay=False)] = None,
+    plot: Annotated[Optional[Path], typer.Option("--plot", help="Draw the metrics with their intervals to this .png, .svg or .pdf.", dir_okay=False)] = None,
+) -> None:
+    """Compare models on the same targets: metrics with bootstrap intervals, ranks and paired tests.
+
+    Every file must hold the same targets in the same order (checked to 1e-12), or
+    give --id to join them on an id column. Per-row scores (crps, nll, pinball,
+    interval, check, brier) get paired permutation and Diebold-Mariano tests against
+    the best model; every metric gets a rank per model and, where it can be
+    resampled cheaply, a seeded bootstrap interval shared across models.
+    """
+    from ..compare import Model, align_models, compare_models, model_names, to_markdown
+    from ..config import make_settings
+    from ..errors import UsageError
+    from ..io.load import load_predictions
+    from ..io.writers import check_output_path
+
+    if len(files) < 2:
+        raise UsageError(f"compare needs at least two prediction files, got {len(files)}")
+    if plot is not None and plot.suffix.lower().lstrip(".") not in ("png", "svg", "pdf"):
+        raise UsageError(f"--plot {plot}: give a file name ending in .png, .svg or .pdf")
+    metric_names = None
+    if metrics is not None:
+        metric_names = [m.strip() for m in metrics.split(",") if m.strip()]
+        if not metric_names:
+            raise UsageError("--metrics is empty; give comma-separated names such as crps,nll,ma_cal")
+    settings = make_settings(
+        config,
+        columns=column_overrides(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper, by=id_col),
+        representation=representation.value if representation else None,
+        levels=parse_levels(levels), level=level, y_std=y_std, num_bins=num_bins, resolution=resolution,
+        seed=seed, nan_policy=nan_policy.value if nan_policy else None,
+        fix_crossing=fix_crossing or None, logits=logits or None, renormalize=renormalize or None,
+    )
+    for out in (output, plot):
+        if out is not None:
+            check_output_path(out, files)
+
+    labels = model_names([str(f) for f in files], names.split(",") if names is not None else None)
+    models, ids = [], []
+    for name, path in zip(labels, files):
+        loaded = load_predictions(path, settings)
+        models.append(Model(name, loaded.prediction, loaded.info))
+        ids.append(loaded.groups)
+    models = align_models(models, ids if id_col else None, id_column=id_col)
+    result = compare_models(
+        models, settings, metric_names, n_boot=bootstrap, ci_level=ci_level, seed=settings.seed,
+        n_permutations=permutations, pairs=pairs.value, dm_lag=dm_lag,
+    )
+    if output is not None:
+        from ..io.writers import write_json
+
+        write_json(output, result)
+    if plot is not None:
+        from ..io.writers import atomic_write_bytes
+        from ..plots.common import figure_to_bytes
+        from ..plots.compare import compare_figure
+
+        atomic_write_bytes(plot, figure_to_bytes(compare_figure(result), plot.suffix.lower().lstrip(".")))
+    if fmt is OutputFormat.json:
+        from ..io.writers import dumps_json
+
+        sys.stdout.write(dumps_json(result))
+    elif fmt is OutputFormat.markdown:
+        sys.stdout.write(to_markdown(result))
+    else:
+        _print_tables(result)
+
+
+def _print_tables(result: dict[str, Any]) -> None:
+    import math
+
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ..compare import cell, direction, fmt_number, fmt_p
+
+    from .check import wide_console
+
+    console = wide_console()
+    names = [m["name"] for m in result["models"]]
+    s = result["settings"]
+    ci = (f"{s['ci_level'] * 100:g}% bootstrap CI, {s['bootstrap']} resamples, seed {s['seed']}"
+          if s["bootstrap"] else "no bootstrap")
+    table = Table(title=f"{len(names)} models, {result['n_rows']} rows ({ci}); (#rank), best in bold",
+                  title_justify="left")
+    table.add_column("metric", style="cyan", no_wrap=True)
+    table.add_column("direction", style="dim")
+    for n in names:
+        table.add_column(escape(n), justify="right")
+    for metric, body in result["metrics"].items():
+        cells = []
+        for n in names:
+            e = body["values"][n]
+            c = escape(cell(e) + ("" if math.isnan(e["rank"]) else f" (#{e['rank']:g})"))
+            cells.append(f"[bold green]{c}[/]" if n in body["best"] else c)
+        table.add_row(escape(metric), direction(body), *cells)
+    table.add_section()
+    table.add_row("mean rank", "", *[fmt_number(result["ranks"]["mean_rank"][n]) for n in names])
+    console.print(table)
+    if result["tests"]:
+        tests = Table(title="Paired tests on per-row scores (diff = model − reference; p unadjusted)",
+                      title_justify="left")
+        for col, just in (("metric", "left"), ("model", "left"), ("reference", "left"), ("mean diff", "right"),
+                          ("permutation p", "right"), ("DM t", "right"), ("DM p", "right")):
+            tests.add_column(col, justify=just)
+        for t in result["tests"]:
+            tests.add_row(t["metric"], t["model"], t["reference"], fmt_number(t["mean_diff"]), fmt_p(t["permutation_p"]),
+                          fmt_number(t["dm_statistic"]), fmt_p(t["dm_p"]))
+        console.print(tests)
+    for note in result["notes"]:
+        console.print(f"note: {escape(note)}", style="dim", highlight=False)
