@@ -112,8 +112,61 @@ def bench_crps_samples(n: int, m: int = 50, repeats: int = 5) -> None:
     print(line)
 
 
+def ensemble_file(n: int, members: int = 10, classes: int = 10) -> Path:
+    """An N x M x K ensemble of classifiers (m{j}_p_{k} columns), labels and per-member log-likelihoods."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    DATA.mkdir(exist_ok=True)
+    path = DATA / f"ensemble_{n}x{members}x{classes}.parquet"
+    if not path.exists():
+        rng = np.random.default_rng(0)
+        logits = 2.0 * rng.normal(size=(n, 1, classes)) + rng.normal(size=(n, members, classes))
+        logits -= logits.max(axis=2, keepdims=True)
+        logp = logits - np.log(np.exp(logits).sum(axis=2, keepdims=True))
+        p = np.exp(logp)
+        label = np.argmax(p.mean(axis=1) + 0.3 * rng.uniform(size=(n, classes)), axis=1)
+        cols = {"label": label}
+        cols.update({f"m{j}_p_{k}": p[:, j, k] for j in range(members) for k in range(classes)})
+        cols.update({f"loglik_{j}": logp[np.arange(n), j, label] for j in range(members)})
+        pq.write_table(pa.table(cols), path)
+    return path
+
+
+def bench_ensembles(n: int) -> None:
+    """Every classification and ensemble group (incl. information criteria) on an N x 10 x 10 ensemble."""
+    path = ensemble_file(n)
+    wall, mb = run_cli(["score", str(path), "--format", "json"])
+    print(f"score ensemble   N={n:>9,d} M=10 K=10  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e5: <= 10 s)")
+
+
+def bench_ucc(n: int) -> None:
+    """`uqeval ucc`: one file (JSON), then two models on the same targets with --plot.
+
+    N=1e7: python benchmarks/bench.py ucc --n 1e7
+    """
+    import tempfile
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = gaussian_file(n)
+    const = DATA / f"gaussian_const_{n}.parquet"
+    if not const.exists():  # the same targets and means, constant std
+        t = pq.read_table(path)
+        std = t.column("std").to_numpy()
+        pq.write_table(t.set_column(t.schema.get_field_index("std"), "std", pa.array(np.full(n, std.mean()))), const)
+    target = "(target N=1e6: <= 5 s; N=1e7: <= 60 s)"
+    wall, mb = run_cli(["ucc", str(path), "--format", "json"])
+    print(f"ucc 1 model      N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   {target}")
+    with tempfile.TemporaryDirectory() as tmp:
+        wall, mb = run_cli(["ucc", str(path), str(const), "--plot", str(Path(tmp) / "ucc.png"), "--format", "json"])
+    print(f"ucc 2 models+png N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   {target}")
+
+
 BENCHES = {"score": (bench_score, 1_000_000), "crps": (bench_crps_samples, 1_000_000),
-           "classification": (bench_classification, 1_000_000)}
+           "classification": (bench_classification, 1_000_000), "ensembles": (bench_ensembles, 100_000),
+           "ucc": (bench_ucc, 1_000_000)}
 
 
 def main() -> None:

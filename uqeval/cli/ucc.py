@@ -1,0 +1,167 @@
+"""``uqeval ucc FILE [FILE ...]``: Uncertainty Characteristics Curves, AUUCC, gains, operating points."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from .common import (ConfigOpt, FormatOpt, LowerCol, MeanCol, NanOpt, OutputFormat, ReprOpt, SeedOpt, StdCol,
+                     UpperCol, VarCol, YCol, column_overrides, handle_errors, parse_pair)
+
+
+class Axis(str, Enum):
+    bandwidth = "bandwidth"
+    missrate = "missrate"
+    excess = "excess"
+    deficit = "deficit"
+
+
+class Normalize(str, Enum):
+    std = "std"
+    none = "none"
+
+
+@handle_errors
+def ucc(
+    files: Annotated[list[Path], typer.Argument(help="One or more prediction files (CSV or Parquet) over the same targets, in the same row order.")],
+    level: Annotated[Optional[float], typer.Option("--level", help="Nominal level of the band: Gaussian mean ± z·std, the interval pair, the central quantile pair or the empirical sample quantiles (default 0.95).")] = None,
+    x_axis: Annotated[Axis, typer.Option("--x-axis", help="Metric on the x axis.")] = Axis.bandwidth,
+    y_axis: Annotated[Axis, typer.Option("--y-axis", help="Metric on the y axis (the target column is --y).")] = Axis.missrate,
+    normalize: Annotated[Normalize, typer.Option("--normalize", help="Divide bandwidth, excess and deficit by std(y) (ddof 0), or keep the units of y.")] = Normalize.std,
+    partial_x: Annotated[Optional[str], typer.Option("--partial-x", help="Also the area over x between a and b, given as a,b (e.g. 0,1.5; ends interpolated).")] = None,
+    partial_y: Annotated[Optional[str], typer.Option("--partial-y", help="Also the area over the part of the curve with y between a and b, given as a,b (e.g. 0,0.5).")] = None,
+    cost: Annotated[float, typer.Option("--cost", min=0.0, max=1.0, help="Weight c of the x axis in the linear cost c·x + (1 − c)·y.")] = 0.5,
+    permutation_test: Annotated[int, typer.Option("--permutation-test", min=0, help="Paired permutation test of AUUCC differences with this many permutations (0: none); needs two or more files with the same point prediction.")] = 0,
+    seed: SeedOpt = None,
+    plot: Annotated[Optional[Path], typer.Option("--plot", help="Draw every UCC with its constant-band reference to this .png (or .svg, .pdf).", dir_okay=False)] = None,
+    y: YCol = None,
+    mean: MeanCol = None,
+    std: StdCol = None,
+    var: VarCol = None,
+    lower: LowerCol = None,
+    upper: UpperCol = None,
+    representation: ReprOpt = None,
+    fix_crossing: Annotated[bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")] = False,
+    nan_policy: NanOpt = None,
+    config: ConfigOpt = None,
+    fmt: FormatOpt = OutputFormat.table,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the JSON summary here (atomically).", dir_okay=False)] = None,
+) -> None:
+    """Uncertainty Characteristics Curve (Navratil et al.): AUUCC, gain, operating points.
+
+    Each file's band (lower, point prediction, upper) at --level is scaled
+    by k around the point prediction; the curve holds the operating points
+    at every row's critical scale. Per model: AUUCC (trapezoid rule from the
+    smallest critical scale), the AUUCC of a constant-width band around the
+    same prediction, gain = (const - model) / const, an optional partial
+    area, the original operating point (k = 1) and the minimum-cost point
+    k* of c*x + (1 - c)*y. Several files must hold the same targets in the
+    same order.
+    """
+    from ..config import make_settings
+    from ..errors import UsageError
+    from ..io.load import load_predictions
+    from ..io.writers import check_output_path
+    from ..ucc_run import band_of, model_names, ucc_report
+
+    px = parse_pair(partial_x, "--partial-x")
+    py = parse_pair(partial_y, "--partial-y")
+    if px is not None and py is not None:
+        raise UsageError("give at most one of --partial-x and --partial-y")
+    if x_axis is y_axis:
+        raise UsageError(f"--x-axis and --y-axis must differ, both are {x_axis.value}")
+    if level is not None and not 0.0 < level < 1.0:
+        raise UsageError(f"--level must be strictly between 0 and 1, got {level:g}")
+    if permutation_test and len(files) < 2:
+        raise UsageError("--permutation-test compares models: give at least two prediction files")
+    if plot is not None and plot.suffix.lower().lstrip(".") not in ("png", "svg", "pdf"):
+        raise UsageError(f"--plot {plot}: give a file name ending in .png (or .svg, .pdf)")
+    settings = make_settings(
+        config,
+        columns=column_overrides(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper),
+        representation=representation.value if representation else None,
+        level=level, seed=seed, nan_policy=nan_policy.value if nan_policy else None,
+        fix_crossing=fix_crossing or None,
+    )
+    for out in (output, plot):
+        if out is not None:
+            check_output_path(out, files)
+    if output is not None and plot is not None and output.resolve() == plot.resolve():
+        raise UsageError("--output and --plot name the same file")
+
+    bands = [band_of(name, load_predictions(path, settings), settings.level)
+             for name, path in zip(model_names(files), files)]
+    summary = ucc_report(bands, x_axis=x_axis.value, y_axis=y_axis.value, normalize=normalize.value,
+                         partial_x=px, partial_y=py, cost=cost, n_permutations=permutation_test,
+                         seed=settings.seed)
+    image = None
+    if plot is not None:  # rendered before anything is written: a failure leaves no output
+        from ..plots.common import figure_to_bytes
+        from ..plots.ucc import plot_ucc
+        from ..ucc_run import plot_models
+
+        fig = plot_ucc(plot_models(bands, summary), cost=cost)
+        image = figure_to_bytes(fig, plot.suffix.lower().lstrip("."))
+    if output is not None:
+        from ..io.writers import write_json
+
+        write_json(output, summary)
+    if image is not None:
+        from ..io.writers import atomic_write_bytes
+
+        atomic_write_bytes(plot, image)
+    _render(summary, fmt)
+
+
+def _render(summary: dict[str, Any], fmt: OutputFormat) -> None:
+    from ..ucc_run import caption, pvalue_rows, pvalue_title, summary_rows, title, to_markdown
+
+    for note in summary.get("notes", []):
+        typer.echo(f"note: {note}", err=True)
+    if fmt is OutputFormat.json:
+        from ..io.writers import dumps_json
+
+        sys.stdout.write(dumps_json(summary))
+        return
+    if fmt is OutputFormat.markdown:
+        sys.stdout.write(to_markdown(summary))
+        return
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:  # pipes and CI logs: do not squeeze the columns
+        console = Console(width=max(console.width, 200))
+    header, rows = summary_rows(summary)
+    header = [h.replace(" ", "\n", 1) for h in header]  # "k=1" over "bandwidth": narrower columns
+    table = _table(title(summary), caption(summary), header, rows)
+    if console.measure(table, options=console.options.update_width(100_000)).maximum > console.width:
+        # too wide for this terminal: the same columns as two tables, areas then operating points
+        split = header.index("k=1\n" + summary["settings"]["x_axis"])
+        cols = [list(range(split)), [0, *range(split, len(header))]]
+        for j, idx in enumerate(cols):
+            console.print(_table(title(summary) if j == 0 else None, caption(summary) if j == 1 else None,
+                                 [header[i] for i in idx], [[r[i] for i in idx] for r in rows]))
+    else:
+        console.print(table)
+    pv = pvalue_rows(summary)
+    if pv is not None:
+        console.print(_table(pvalue_title(summary), None, *pv))
+
+
+def _table(head: str | None, cap: str | None, header: list[str], rows: list[list[str]]):
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=escape(head) if head else None, caption=escape(cap) if cap else None,
+                  title_justify="left", caption_justify="left")
+    for i, h in enumerate(header):
+        left = i == 0 or h.startswith("model")
+        table.add_column(escape(h), justify="left" if left else "right", style="cyan" if i == 0 else None,
+                         no_wrap=True)
+    for r in rows:
+        table.add_row(*(escape(c) for c in r))
+    return table

@@ -1,0 +1,502 @@
+r"""The glue of ``uqeval ucc``: loaded predictions -> bands -> UCC summaries -> one JSON dict.
+
+Nothing here reads files, prints or plots; the kernels are in :mod:`uqeval.metrics.ucc`.
+
+Steps
+-----
+1. :func:`band_of` turns one loaded prediction into the band the UCC scales: a point
+   prediction :math:`\hat y` and bounds ``lower <= pred <= upper`` at ``level``:
+
+   - ``gaussian``: :math:`\mu \pm z\sigma` with :math:`z = \Phi^{-1}(\tfrac12 + \tfrac{level}2)`;
+     centre ``mean``.
+   - ``intervals``: the pair at ``level``, or the file's only pair (with a note when its
+     level differs); centre the ``mean`` column, else the midpoint ``(lower + upper) / 2``
+     (with a note).
+   - ``quantiles``: the central pair :math:`(q_\tau, q_{1-\tau})` with :math:`1 - 2\tau =
+     level`; centre the median :math:`q_{0.5}` (required).
+   - ``samples``: the empirical quantiles :math:`(1 \mp level) / 2` of the members
+     (Hyndman & Fan type 7, as ``numpy.quantile``); centre the ensemble mean.
+   - ``point``: an error (the UCC needs intervals).
+
+   The UCC scales each side of the band around :math:`\hat y` (Navratil et al., Sec. 2), so
+   :math:`\hat y` must lie inside ``[lower, upper]``; a centre outside its band (possible for
+   an ensemble mean with skewed members, or a ``mean`` column that does not belong to the
+   intervals) is an :class:`~uqeval.errors.InputError` naming the file and first row.
+2. :func:`check_same_targets` (several files: the same ``y_true`` in the same order) and,
+   for the permutation test, :func:`check_same_pred` (the same :math:`\hat y`).
+3. :func:`ucc_report` runs :func:`~uqeval.metrics.ucc.ucc_summary` per model and, on
+   request, :func:`~uqeval.metrics.ucc.permutation_test`, and returns the JSON summary
+   (schema ``uqeval.ucc/1``)::
+
+       {
+         "schema": "uqeval.ucc/1",
+         "uqeval_version": "...",
+         "settings": {"level", "x_axis", "y_axis", "normalize", "partial_x", "partial_y",
+                      "cost", "permutation_test", "seed"},
+         "n_rows": N,
+         "models": {name: {"input": {...load info...},
+                           "band": {"level", "bounds", "centre"},
+                           "ucc": {"x_axis", "y_axis", "normalize", "auucc", "auucc_const",
+                                   "gain", "partial", "op", "op_min"}}},
+         "permutation_test": null | {... see permutation_test ...},
+         "notes": ["..."]                     # only when there is something to point out
+       }
+
+4. :func:`plot_models` builds the input of :func:`~uqeval.plots.ucc.plot_ucc`;
+   :func:`summary_rows`, :func:`pvalue_rows` and :func:`to_markdown` give the tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from .errors import InputError, UsageError
+from .io.load import Loaded
+from .metrics.ucc import permutation_test, ucc_curves, ucc_summary
+from .predictions import Prediction
+
+__all__ = [
+    "SCHEMA",
+    "Band",
+    "band_of",
+    "caption",
+    "check_same_pred",
+    "check_same_targets",
+    "model_names",
+    "plot_models",
+    "pvalue_title",
+    "pvalue_rows",
+    "summary_rows",
+    "title",
+    "to_markdown",
+    "ucc_report",
+]
+
+SCHEMA = "uqeval.ucc/1"
+# targets / predictions of two files agree when |a - b| <= _TOL * max(1, |a|)
+_TOL = 1e-12
+
+
+@dataclass(frozen=True)
+class Band:
+    """One model's band: targets, centre and bounds (``lower <= pred <= upper``), (N,) each.
+
+    ``level`` is the nominal level of the bounds; ``bounds`` and ``centre`` say where
+    they came from (written to the JSON); ``rows`` are the source file's row numbers
+    (for messages); ``notes`` are remarks for the user.
+    """
+
+    name: str
+    y_true: np.ndarray
+    pred: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    level: float
+    bounds: str
+    centre: str
+    info: dict[str, Any] = field(default_factory=dict)
+    rows: np.ndarray | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def source(self) -> str:
+        return str(self.info.get("path", self.name))
+
+    def row(self, i: int) -> int:
+        return int(self.rows[i]) if self.rows is not None else int(i)
+
+
+# --------------------------------------------------------------------------- names
+
+
+def model_names(paths: Sequence[str | Path]) -> list[str]:
+    """File stems (``a.parquet`` -> ``a``; ``.csv.gz`` counts as one suffix), made unique:
+    a stem that occurs more than once is prefixed by its parent directory, and a name
+    still repeated gets ``#2``, ``#3``, ... in order."""
+    stems, parents = [], []
+    for p in paths:
+        path = Path(p)
+        name = path.name
+        for suffix in (".csv.gz", ".parquet", ".pq", ".csv"):
+            if name.lower().endswith(suffix):
+                name = name[: -len(suffix)]
+                break
+        stems.append(name)
+        parents.append(path.parent.name)
+    out = [f"{par}/{s}" if stems.count(s) > 1 and par else s for s, par in zip(stems, parents)]
+    seen: dict[str, int] = {}
+    for i, n in enumerate(out):
+        seen[n] = seen.get(n, 0) + 1
+        if seen[n] > 1:
+            out[i] = f"{n}#{seen[n]}"
+    return out
+
+
+# --------------------------------------------------------------------------- bands
+
+
+def _level_key(level: float) -> str:
+    from .metrics.intervals import level_key
+
+    return level_key(level)
+
+
+def _bounds(p: Prediction, level: float, where: str) -> tuple[np.ndarray, np.ndarray, float, list[str]]:
+    """``(lower, upper, level used, notes)`` of an interval-yielding prediction."""
+    from .metrics.intervals import central_pairs
+    from .registry import intervals_at
+
+    notes: list[str] = []
+    if p.kind == "intervals":
+        levels = [float(v) for v in p.levels]
+        if len(levels) == 1:
+            if _level_key(levels[0]) != _level_key(level):
+                notes.append(f"{where}: the file's only interval pair (level {_level_key(levels[0])}) is used, "
+                             f"not --level {_level_key(level)}")
+            return p.lower[:, 0], p.upper[:, 0], levels[0], notes
+        carried = levels
+    elif p.kind == "quantiles":
+        carried = [lv for _, _, lv in central_pairs(p.levels)]
+    else:  # gaussian, samples: any level
+        carried = None
+    try:
+        lo, hi = intervals_at(p, level)
+    except KeyError:
+        have = ", ".join(_level_key(c) for c in sorted(carried or [])) or "none"
+        what = "interval pairs" if p.kind == "intervals" else "central quantile pairs (tau, 1 - tau)"
+        raise InputError(
+            f"{where}: no {p.kind} band at --level {_level_key(level)}: the file's {what} have "
+            f"levels {have}; pass one of them with --level"
+        ) from None
+    return lo, hi, level, notes
+
+
+def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
+    """The band that the UCC of ``loaded`` scales (see the module docstring's table).
+
+    Raises
+    ------
+    InputError
+        Point predictions only; no targets; no band at ``level``; quantiles without a
+        median; a centre outside its band (names the file, column and first row).
+    """
+    p = loaded.prediction
+    where = str(loaded.info.get("path", name))
+    kind = p.kind
+    notes: list[str] = []
+    if kind == "point":
+        raise InputError(
+            f"{where}: the UCC needs prediction intervals, but the file has point predictions only "
+            f"(column '{p.columns.get('mean', 'mean')}'); add a std column (--std), lower/upper bounds "
+            "(--lower/--upper), quantile or sample columns, or first fit a std with "
+            "`uqeval recalibrate FILE --method accrue`"
+        )
+    if kind not in ("gaussian", "intervals", "quantiles", "samples"):
+        raise InputError(f"{where}: the UCC is defined for regression intervals; a {kind} file has none")
+    try:
+        y = p.require_targets()
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    lower, upper, used, bnotes = _bounds(p, level, where)
+    notes.extend(bnotes)
+    key = _level_key(used)
+    if kind == "gaussian":
+        pred = p.mean
+        col = p.columns.get("mean", "mean")
+        bounds = f"mean ± z·std at level {key}"
+        centre = f"mean (column '{col}')"
+    elif kind == "intervals":
+        j = [_level_key(v) for v in p.levels].index(key)
+        lo_c, hi_c = p.columns.get("lower", ["lower"]), p.columns.get("upper", ["upper"])
+        lo_c = lo_c[j] if isinstance(lo_c, list) else lo_c
+        hi_c = hi_c[j] if isinstance(hi_c, list) else hi_c
+        bounds = f"columns '{lo_c}', '{hi_c}' (level {key})"
+        if p.mean is not None:
+            pred = p.mean
+            centre = f"mean (column '{p.columns.get('mean', 'mean')}')"
+        else:
+            pred = 0.5 * (lower + upper)
+            centre = "midpoint (lower + upper) / 2"
+            notes.append(f"{where}: no point prediction column: the band centre is the midpoint of "
+                         f"'{lo_c}' and '{hi_c}' (give one with --mean)")
+    elif kind == "quantiles":
+        med = np.flatnonzero(np.abs(p.levels - 0.5) < 1e-9)
+        if med.size == 0:
+            have = ", ".join(_level_key(v) for v in p.levels)
+            raise InputError(
+                f"{where}: the UCC scales the band around a point prediction, but the quantile columns "
+                f"(levels {have}) have no median; add a q_0.5 column"
+            )
+        pred = p.quantiles[:, int(med[0])]
+        cols = p.columns.get("quantiles")
+        col = cols[int(med[0])] if isinstance(cols, list) else "q_0.5"
+        bounds = f"central quantile pair at level {key}"
+        centre = f"median (column '{col}')"
+    else:  # samples
+        pred = p.samples.mean(axis=1)
+        bounds = (f"empirical quantiles {_level_key((1 - used) / 2)}, {_level_key((1 + used) / 2)} "
+                  f"of {p.samples.shape[1]} members")
+        centre = "ensemble mean"
+    if loaded.info.get("n_fixed_crossing"):
+        notes.append(f"{where}: {loaded.info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted "
+                     "(--fix-crossing)")
+    outside = (pred < lower) | (pred > upper)
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        r = int(p.rows[i]) if p.rows is not None else i
+        fix = ("use a different --level or give quantiles with a median (q_0.5) column"
+               if kind == "samples" else "check that the point prediction belongs to these intervals")
+        raise InputError(
+            f"{where}: the band centre ({centre}) lies outside its level-{key} interval in "
+            f"{int(outside.sum())} row(s) (first at row {r}: centre {pred[i]:g}, interval "
+            f"[{lower[i]:g}, {upper[i]:g}]); the UCC scales each side of the band around the "
+            f"point prediction, so it must lie inside [lower, upper]; {fix}"
+        )
+    return Band(name=name, y_true=y, pred=np.asarray(pred, dtype=float),
+                lower=np.asarray(lower, dtype=float), upper=np.asarray(upper, dtype=float),
+                level=float(used), bounds=bounds, centre=centre, info=dict(loaded.info),
+                rows=p.rows, notes=tuple(notes))
+
+
+# --------------------------------------------------------------------------- consistency
+
+
+def _first_diff(a: np.ndarray, b: np.ndarray) -> int | None:
+    bad = np.abs(b - a) > _TOL * np.maximum(1.0, np.abs(a))
+    idx = np.flatnonzero(bad)
+    return int(idx[0]) if idx.size else None
+
+
+def check_same_targets(bands: Sequence[Band]) -> None:
+    r"""Every band has the first band's targets in the same order:
+    :math:`|y^{(k)}_i - y^{(1)}_i| \le 10^{-12} \max(1, |y^{(1)}_i|)`.
+
+    Raises :class:`InputError` naming the first differing row.
+    """
+    if not bands:
+        return
+    ref = bands[0]
+    for b in bands[1:]:
+        if b.y_true.size != ref.y_true.size:
+            raise InputError(
+                f"{b.source} has {b.y_true.size} rows but {ref.source} has {ref.y_true.size}; the UCCs of "
+                "several files are compared on the same targets: every file must hold the same rows in "
+                "the same order (with --nan-policy omit, the same rows must be dropped everywhere)"
+            )
+        i = _first_diff(ref.y_true, b.y_true)
+        if i is not None:
+            raise InputError(
+                f"{b.source}: target at row {b.row(i)} is {float(b.y_true[i])!r} but {ref.source} has "
+                f"{float(ref.y_true[i])!r} (row {ref.row(i)}); every file must hold the same targets in the same "
+                "order"
+            )
+
+
+def check_same_pred(bands: Sequence[Band]) -> None:
+    """Every band has the first band's centre :math:`\\hat y` (to ``1e-12``), as the paired
+    permutation test needs. Raises :class:`InputError` naming the first differing row."""
+    if not bands:
+        return
+    ref = bands[0]
+    for b in bands[1:]:
+        i = _first_diff(ref.pred, b.pred)
+        if i is not None:
+            raise InputError(
+                f"--permutation-test needs every model to share the point prediction: at row {b.row(i)} "
+                f"{b.source} has {float(b.pred[i])!r} (centre: {b.centre}) but {ref.source} has "
+                f"{float(ref.pred[i])!r} (centre: {ref.centre}); the test swaps bands around one common "
+                "prediction (Navratil et al., Sec. 2.3), so drop --permutation-test to compare models "
+                "with different predictions"
+            )
+
+
+# --------------------------------------------------------------------------- report
+
+
+def _named(b: Band, func, *args, **kwargs):
+    """Call a kernel; name the file in its InputError."""
+    try:
+        return func(*args, **kwargs)
+    except UsageError:
+        raise
+    except InputError as exc:
+        raise type(exc)(f"{b.source}: {exc}") from None
+
+
+def ucc_report(bands: Sequence[Band], x_axis: str = "bandwidth", y_axis: str = "missrate",
+               normalize: str = "std", partial_x: Sequence[float] | None = None,
+               partial_y: Sequence[float] | None = None, cost: float = 0.5,
+               n_permutations: int = 0, seed: int = 0) -> dict[str, Any]:
+    """The JSON summary of ``uqeval ucc`` (schema ``uqeval.ucc/1``, see the module docstring).
+
+    Several bands must share their targets (:func:`check_same_targets`); a permutation test
+    (``n_permutations > 0``, at least two bands) also needs the same centre
+    (:func:`check_same_pred`) and runs on every pair of models with the widths
+    ``pred - lower`` and ``upper - pred`` of each model around the first model's centre.
+    """
+    from . import __version__
+    from .io.writers import jsonable
+
+    bands = list(bands)
+    if not bands:
+        raise UsageError("uqeval ucc needs at least one prediction file")
+    n_perm = int(n_permutations)
+    if n_perm < 0:
+        raise UsageError(f"--permutation-test must be >= 0, got {n_perm}")
+    if n_perm and len(bands) < 2:
+        raise UsageError("--permutation-test compares models: give at least two prediction files")
+    check_same_targets(bands)
+    if n_perm:
+        check_same_pred(bands)
+    models: dict[str, Any] = {}
+    for b in bands:
+        summ = _named(b, ucc_summary, b.y_true, b.pred, b.lower, b.upper, x_axis=x_axis, y_axis=y_axis,
+                      normalize=normalize, partial_x=partial_x, partial_y=partial_y, cost=cost)
+        models[b.name] = {
+            "input": b.info,
+            "band": {"level": b.level, "bounds": b.bounds, "centre": b.centre},
+            "ucc": summ,
+        }
+    test = None
+    if n_perm:
+        ref = bands[0]
+        widths = [(ref.pred - (b.pred - b.lower), ref.pred + (b.upper - b.pred)) for b in bands]
+        test = _named(ref, permutation_test, ref.y_true, ref.pred, widths, n_permutations=n_perm,
+                      seed=seed, x_axis=x_axis, y_axis=y_axis, normalize=normalize,
+                      names=[b.name for b in bands])
+    notes = [n for b in bands for n in b.notes]
+    out: dict[str, Any] = {
+        "schema": SCHEMA,
+        "uqeval_version": __version__,
+        "settings": {
+            "level": bands[0].level if len({_level_key(b.level) for b in bands}) == 1 else None,
+            "x_axis": x_axis,
+            "y_axis": y_axis,
+            "normalize": normalize,
+            "partial_x": list(partial_x) if partial_x is not None else None,
+            "partial_y": list(partial_y) if partial_y is not None else None,
+            "cost": float(cost),
+            "permutation_test": n_perm,
+            "seed": int(seed),
+        },
+        "n_rows": int(bands[0].y_true.size),
+        "models": models,
+        "permutation_test": test,
+    }
+    if notes:
+        out["notes"] = notes
+    return jsonable(out)
+
+
+def plot_models(bands: Sequence[Band], summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``models`` argument of :func:`~uqeval.plots.ucc.plot_ucc`: each band's exact curve and
+    constant-band curve (:func:`~uqeval.metrics.ucc.ucc_curves`) with its summary values."""
+    out = []
+    for b in bands:
+        u = summary["models"][b.name]["ucc"]
+        curve, const = _named(b, ucc_curves, b.y_true, b.pred, b.lower, b.upper, x_axis=u["x_axis"],
+                              y_axis=u["y_axis"], normalize=u["normalize"])
+        out.append({"name": b.name, "curve": curve, "const_curve": const, "op": u["op"],
+                    "op_min": u["op_min"], "auucc": u["auucc"], "gain": u["gain"]})
+    return out
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def _num(v: Any) -> str:
+    from .report.tables import fmt_value
+
+    return fmt_value(v)
+
+
+def _pct(v: float | None) -> str:
+    return "n/a" if v is None else f"{100.0 * v:+.1f}%"
+
+
+def summary_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """``(header, rows)``: one row per model with AUUCC, constant-band AUUCC, gain, the partial
+    area (when asked), the original operating point (k = 1) and the minimum-cost point k*."""
+    s = summary["settings"]
+    x, y = s["x_axis"], s["y_axis"]
+    partial = s["partial_x"] is not None or s["partial_y"] is not None
+    header = ["model", "AUUCC", "AUUCC const", "gain"]
+    if partial:
+        header += ["partial", "partial const", "partial gain"]
+    header += [f"k=1 {x}", f"k=1 {y}", "k=1 cost", "k*", f"k* {x}", f"k* {y}", "k* cost"]
+    rows = []
+    for name, m in summary["models"].items():
+        u = m["ucc"]
+        row = [name, _num(u["auucc"]), _num(u["auucc_const"]), _pct(u["gain"])]
+        if partial:
+            p = u["partial"]
+            row += [_num(p["auucc"]), _num(p["auucc_const"]), _pct(p["gain"])]
+        op, om = u["op"], u["op_min"]
+        row += [_num(op["x"]), _num(op["y"]), _num(op["cost"]), _num(om["k"]), _num(om["x"]),
+                _num(om["y"]), _num(om["cost"])]
+        rows.append(row)
+    return header, rows
+
+
+def pvalue_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]] | None:
+    """``(header, rows)`` of the permutation test, one row per pair; None when not run."""
+    t = summary.get("permutation_test")
+    if not t:
+        return None
+    header = ["model a", "model b", "AUUCC a", "AUUCC b", "diff a − b", "p-value"]
+    rows = [[p["a"], p["b"], _num(p["auucc_a"]), _num(p["auucc_b"]), _num(p["diff"]), _num(p["p_value"])]
+            for p in t["pairs"]]
+    return header, rows
+
+
+def _axis_label(axis: str, normalize: str) -> str:
+    """``missrate`` or ``bandwidth [std(y)]`` (the plot's labels, without importing matplotlib)."""
+    if axis == "missrate":
+        return axis
+    return f"{axis} [{'std(y)' if normalize == 'std' else 'units of y'}]"
+
+
+def title(summary: dict[str, Any]) -> str:
+    """One line: axes with their units, level, cost weight, partial range and rows."""
+    s = summary["settings"]
+    level = "per file" if s["level"] is None else _level_key(s["level"])
+    part = ""
+    if s["partial_x"] is not None:
+        part = f"; partial: x in [{_num(s['partial_x'][0])}, {_num(s['partial_x'][1])}]"
+    elif s["partial_y"] is not None:
+        part = f"; partial: y in [{_num(s['partial_y'][0])}, {_num(s['partial_y'][1])}]"
+    return (f"UCC: x = {_axis_label(s['x_axis'], s['normalize'])}, y = {_axis_label(s['y_axis'], s['normalize'])}; "
+            f"level {level}; cost c = {s['cost']:g}{part}; {summary['n_rows']} rows")
+
+
+def caption(summary: dict[str, Any]) -> str:
+    """How to read the table: gain, k = 1 and k*."""
+    return ("gain = (AUUCC const − AUUCC) / AUUCC const, higher is better (const: constant-width band around "
+            "the same prediction); k=1: the intervals as given; k*: minimum of the cost c·x + (1 − c)·y")
+
+
+def pvalue_title(summary: dict[str, Any]) -> str:
+    t = summary["permutation_test"]
+    return (f"Paired permutation test of AUUCC differences ({t['n_permutations']} permutations, "
+            f"seed {t['seed']}, two-sided)")
+
+
+def to_markdown(summary: dict[str, Any]) -> str:
+    """The tables as GitHub Markdown."""
+    def table(header: list[str], rows: list[list[str]]) -> list[str]:
+        esc = [[c.replace("|", "\\|") for c in r] for r in [header, *rows]]
+        align = ["---"] + ["---:"] * (len(header) - 1)
+        return ["| " + " | ".join(esc[0]) + " |", "| " + " | ".join(align) + " |",
+                *("| " + " | ".join(r) + " |" for r in esc[1:])]
+
+    lines = [f"**{title(summary)}**", "", *table(*summary_rows(summary)), "", caption(summary)]
+    pv = pvalue_rows(summary)
+    if pv is not None:
+        lines += ["", f"**{pvalue_title(summary)}**", "", *table(*pv)]
+    for note in summary.get("notes", []):
+        lines += ["", f"note: {note}"]
+    return "\n".join(lines) + "\n"
