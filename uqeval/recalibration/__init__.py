@@ -15,16 +15,19 @@ from .isotonic import (
 )
 from .serialize import load_state, save_state
 from .std_scaling import apply_std_scaling, fit_std_scaling
+from .temperature import apply_temperature, fit_temperature
 
 __all__ = [
     "accrue_objective",
     "apply_accrue",
     "apply_conformal",
     "apply_std_scaling",
+    "apply_temperature",
     "fit_accrue",
     "fit_conformal",
     "fit_isotonic",
     "fit_std_scaling",
+    "fit_temperature",
     "isotonic_cdf",
     "isotonic_equivalent_std",
     "isotonic_intervals",

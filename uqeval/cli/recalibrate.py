@@ -1,0 +1,325 @@
+"""``uqeval recalibrate``: fit a recalibrator on a calibration file, apply it to another, save/load it."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from .common import (ConfigOpt, FormatOpt, MeanCol, OutputFormat, StdCol, VarCol, YCol, column_overrides,
+                     handle_errors, parse_levels)
+
+
+class Method(str, Enum):
+    std_scaling = "std-scaling"
+    isotonic = "isotonic"
+    conformal = "conformal"
+    accrue = "accrue"
+    temperature = "temperature"
+
+
+class Criterion(str, Enum):
+    ma_cal = "ma_cal"
+    rms_cal = "rms_cal"
+    miscal_area = "miscal_area"
+    nll = "nll"
+    crps = "crps"
+
+
+class Model(str, Enum):
+    poly = "poly"
+    mlp = "mlp"
+    constant = "constant"
+    kmeans = "kmeans"
+
+
+@handle_errors
+def recalibrate(
+    file: Annotated[Optional[Path], typer.Argument(help="Calibration file (CSV/Parquet with targets) to fit on; omit with --load.", show_default=False)] = None,
+    method: Annotated[Optional[Method], typer.Option("--method", "-m", help="Recalibration method (required when fitting).", show_default=False)] = None,
+    apply: Annotated[Optional[Path], typer.Option("--apply", help="File to recalibrate (targets optional); needs --output.", dir_okay=False)] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Recalibrated copy of --apply: every input column plus the new ones (.parquet/.pq/.csv/.csv.gz, written atomically).", dir_okay=False)] = None,
+    save: Annotated[Optional[Path], typer.Option("--save", help="Write the fitted recalibrator as JSON (never pickle).", dir_okay=False)] = None,
+    load: Annotated[Optional[Path], typer.Option("--load", help="Apply a recalibrator saved with --save instead of fitting.", dir_okay=False)] = None,
+    criterion: Annotated[Optional[Criterion], typer.Option("--criterion", help="std-scaling: criterion the factor minimises (default ma_cal).", show_default=False)] = None,
+    levels: Annotated[Optional[str], typer.Option("--levels", help="Comma-separated central levels of the interval outputs and coverage (default 0.5,0.9,0.95); with --quantiles, quantile levels (default 0.05,0.25,0.5,0.75,0.95).")] = None,
+    quantiles: Annotated[bool, typer.Option("--quantiles", help="isotonic: write recalibrated quantiles q_<level> instead of intervals lower_<level>/upper_<level>.")] = False,
+    equivalent_std: Annotated[bool, typer.Option("--equivalent-std", help="isotonic: also write std_<level>, the std whose Gaussian central interval is as wide as the recalibrated one.")] = False,
+    model: Annotated[Optional[Model], typer.Option("--model", help="accrue: model of sigma(x) (default mlp).", show_default=False)] = None,
+    clusters: Annotated[Optional[int], typer.Option("--clusters", help="accrue --model kmeans: number of clusters (default 5).", min=1)] = None,
+    features: Annotated[Optional[str], typer.Option("--features", help="accrue: comma-separated input columns sigma(x) depends on (with --load: default the saved ones).")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="accrue: seed of k-means, the validation split and the MLP restarts (default 0).", min=0)] = None,
+    y: YCol = None,
+    mean: MeanCol = None,
+    std: StdCol = None,
+    var: VarCol = None,
+    logits: Annotated[bool, typer.Option("--logits", help="temperature: class columns hold logits; apply softmax.")] = False,
+    renormalize: Annotated[bool, typer.Option("--renormalize", help="temperature: rescale probabilities that drift off the simplex.")] = False,
+    num_bins: Annotated[Optional[int], typer.Option("--num-bins", help="Calibration curve bins of the metrics, std-scaling and isotonic (default 100).")] = None,
+    bins: Annotated[Optional[int], typer.Option("--bins", help="Classification calibration bins (default 15).")] = None,
+    config: ConfigOpt = None,
+    fmt: FormatOpt = OutputFormat.table,
+) -> None:
+    """Recalibrate predictive uncertainty: std scaling, isotonic, conformal, ACCRUE sigma(x), temperature.
+
+    Fits on FILE (a held-out calibration split) and prints the before/after metrics on it; with --apply, writes a recalibrated copy of another file (--output) and scores it too when it has targets. --save/--load store the fitted recalibrator as JSON.
+    """
+    from ..errors import UsageError
+
+    if file is None and load is None:
+        raise UsageError("give a calibration FILE to fit (with --method), or --load a saved recalibrator")
+    if file is not None and load is not None:
+        raise UsageError("give either a calibration FILE to fit or --load a saved recalibrator, not both")
+    if file is not None and method is None:
+        raise UsageError("--method is required when fitting: std-scaling, isotonic, conformal, accrue or temperature")
+    if apply is not None and output is None:
+        raise UsageError("--apply needs --output/-o, the file to write the recalibrated predictions to")
+    if output is not None and apply is None:
+        raise UsageError("--output needs --apply FILE, the file to recalibrate (it may be the calibration file)")
+    if save is not None and load is not None:
+        raise UsageError("--save stores a fitted recalibrator; with --load nothing is fitted")
+    if save is not None and output is not None and save.resolve() == output.resolve():
+        raise UsageError("--save and --output must be different files")
+    fit_flags = {"--criterion": criterion, "--model": model, "--clusters": clusters, "--seed": seed}
+    if load is not None:
+        given = [k for k, v in fit_flags.items() if v is not None]
+        if given:
+            raise UsageError(f"{', '.join(given)} configure a fit; with --load the saved recalibrator is applied as is")
+
+    from ..recalibration.run import output_format
+
+    if output is not None:
+        output_format(output)
+    level_values = parse_levels(levels)
+    for lv in level_values or ():
+        if not 0.0 < lv < 1.0:
+            raise typer.BadParameter(f"--levels must lie strictly between 0 and 1, got {lv:g}")
+    feature_names = tuple(f.strip() for f in features.split(",") if f.strip()) if features is not None else None
+    if features is not None and not feature_names:
+        raise typer.BadParameter("--features is empty")
+
+    from ..config import make_settings
+    from ..io.writers import atomic_write_text, check_output_path
+    from ..recalibration.run import Options, cli_method, run, write_table
+    from ..recalibration.serialize import load_state, save_state
+
+    settings = make_settings(
+        config, columns=column_overrides(y_true=y, mean=mean, std=std, var=var),
+        num_bins=num_bins, class_bins=bins, logits=logits or None, renormalize=renormalize or None,
+    )
+    inputs = [p for p in (file, apply, load) if p is not None]
+    for out in (output, save):
+        if out is not None:
+            check_output_path(out, inputs)
+
+    state = None
+    if load is not None:
+        state = load_state(_read_model(load))
+        saved = cli_method(state)
+        if method is not None and method.value != saved:
+            raise UsageError(f"--method {method.value} does not match the saved recalibrator ({saved})")
+        chosen = saved
+    else:
+        chosen = method.value  # type: ignore[union-attr]
+    _check_method_flags(chosen, criterion=criterion, model=model, clusters=clusters, features=feature_names,
+                        seed=seed, quantiles=quantiles, equivalent_std=equivalent_std, levels=level_values,
+                        logits=logits, renormalize=renormalize)
+    options = Options(
+        method=chosen,
+        criterion=criterion.value if criterion else "ma_cal",
+        model=model.value if model else "mlp",
+        clusters=clusters if clusters is not None else 5,
+        seed=seed if seed is not None else 0,
+        features=feature_names,
+        levels=level_values,
+        quantiles=quantiles,
+        equivalent_std=equivalent_std,
+    )
+    result = run(file, apply, options, settings, state=state, loaded_from=load)
+
+    # everything is computed: only now write (the data first: it is the one that can still be refused,
+    # e.g. list columns in a CSV; the model text is serialised before anything is written)
+    model_text = save_state(result.state) if save is not None else None
+    if output is not None:
+        write_table(output, result.table)
+        result.summary["output"] = str(output)
+    if save is not None:
+        atomic_write_text(save, model_text)
+        result.summary["saved"] = str(save)
+    _emit(result.summary, fmt)
+
+
+def _read_model(path: Path) -> str:
+    from ..errors import InputError
+
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: saved recalibrator does not exist") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read the saved recalibrator ({exc})") from None
+
+
+_ONLY = {
+    "--criterion": ("std-scaling",),
+    "--model": ("accrue",),
+    "--clusters": ("accrue",),
+    "--features": ("accrue",),
+    "--seed": ("accrue",),
+    "--quantiles": ("isotonic",),
+    "--equivalent-std": ("isotonic",),
+    "--levels": ("std-scaling", "isotonic", "conformal", "accrue"),
+    "--logits": ("temperature",),
+    "--renormalize": ("temperature",),
+}
+
+
+def _check_method_flags(method: str, **given: Any) -> None:
+    from ..errors import UsageError
+
+    for flag, methods in _ONLY.items():
+        value = given[flag.lstrip("-").replace("-", "_")]
+        if value not in (None, False) and method not in methods:
+            raise UsageError(f"{flag} applies to --method {' or '.join(methods)}, not {method}")
+    if given["clusters"] is not None and (given["model"] is None or given["model"].value != "kmeans"):
+        raise UsageError("--clusters applies to --model kmeans")
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _flat(group: str, body: dict[str, Any]):
+    """``(label, value, orientation keys)`` rows of one metric group; arrays and lists are skipped.
+
+    Level-keyed groups (``{level: {metric: v}}``) take their direction from the inner key,
+    per-level values of one metric (``{"interval_by_level": {level: v}}``) from the outer one.
+    """
+    for key, val in body.items():
+        if isinstance(val, dict):
+            for sub, v in val.items():
+                if isinstance(v, dict):
+                    for sub2, v2 in v.items():
+                        if _scalar(v2):
+                            yield f"{key} {sub} {sub2}", v2, (f"{group}.{sub2}",)
+                elif _scalar(v):
+                    yield f"{key} {sub}", v, (f"{group}.{sub}", f"{group}.{key}")
+        elif _scalar(val):
+            yield key, val, (f"{group}.{key}",)
+
+
+def _scalar(v: Any) -> bool:
+    import numbers
+
+    return v is None or isinstance(v, (numbers.Number, str))
+
+
+_SHORT = {"lower": "lower", "higher": "higher", "target": "target"}
+
+
+def _metric_rows(block: dict[str, Any], orientation: dict[str, str]) -> list[list[str]]:
+    from ..report.tables import fmt_value
+
+    before, after = block.get("before", {}), block.get("after", {})
+    rows: list[list[str]] = []
+    for group in list(dict.fromkeys([*before, *after])):
+        b = {label: (v, o) for label, v, o in _flat(group, before.get(group, {}))}
+        a = {label: (v, o) for label, v, o in _flat(group, after.get(group, {}))}
+        for label in dict.fromkeys([*b, *a]):
+            keys = (b.get(label) or a.get(label))[1]
+            direction = next((orientation[k] for k in keys if k in orientation), "")
+            rows.append([group, label,
+                         fmt_value(_plain(b[label][0])) if label in b else "n/a",
+                         fmt_value(_plain(a[label][0])) if label in a else "n/a",
+                         _SHORT.get(direction, direction)])
+    return rows
+
+
+def _plain(v: Any) -> Any:
+    import numbers
+
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return v
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    return float(v)
+
+
+def _param_rows(params: dict[str, Any], prefix: str = "") -> list[list[str]]:
+    from ..report.tables import fmt_value
+
+    rows = []
+    for k, v in params.items():
+        if isinstance(v, dict):
+            rows.extend(_param_rows(v, f"{prefix}{k} "))
+        else:
+            rows.append([f"{prefix}{k}", fmt_value(v)])
+    return rows
+
+
+def _title(summary: dict[str, Any]) -> str:
+    src = f"fitted on {summary['fitted_on']}" if summary.get("fitted_on") else f"loaded from {summary.get('loaded_from')}"
+    return f"recalibrate --method {summary['method']} ({src})"
+
+
+def _file_title(block: dict[str, Any]) -> str:
+    return f"{block['role']}: {block['path']} ({block['n_rows']} rows, {block['representation']})"
+
+
+def _emit(summary: dict[str, Any], fmt: OutputFormat) -> None:
+    from ..io.writers import dumps_json
+
+    for note in summary.get("notes", []):
+        typer.echo(f"note: {note}", err=True)
+    for key, what in (("saved", "saved the recalibrator to"), ("output", "wrote")):
+        if summary.get(key):
+            typer.echo(f"{what} {summary[key]}", err=True)
+    if fmt is OutputFormat.json:
+        sys.stdout.write(dumps_json(summary))
+        return
+    params = _param_rows(summary["parameters"])
+    head = ["group", "metric", "before", "after", "direction"]
+    if fmt is OutputFormat.markdown:
+        lines = [f"**{_title(summary)}**", "", "| parameter | value |", "|---|---:|"]
+        lines += [f"| {k} | {v} |" for k, v in params]
+        for block in summary["files"].values():
+            lines += ["", f"**{_file_title(block)}**"]
+            if "before" not in block:
+                lines.append("no target column: nothing to score")
+                continue
+            if block.get("before_basis", "input") != "input":
+                lines.append(f"before: {block['before_basis']}")
+            lines += ["", "| " + " | ".join(head) + " |", "|---|---|---:|---:|---|"]
+            lines += ["| " + " | ".join(r) + " |" for r in _metric_rows(block, summary["orientation"])]
+        sys.stdout.write("\n".join(lines) + "\n")
+        return
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=escape(_title(summary)), title_justify="left")
+    table.add_column("parameter", style="cyan", no_wrap=True)
+    table.add_column("value", justify="right")
+    for row in params:
+        table.add_row(*map(escape, row))
+    console.print(table)
+    for block in summary["files"].values():
+        if "before" not in block:
+            console.print(escape(f"{_file_title(block)}: no target column, nothing to score"))
+            continue
+        caption = None if block.get("before_basis", "input") == "input" else escape(f"before: {block['before_basis']}")
+        t = Table(title=escape(_file_title(block)), title_justify="left", caption=caption, caption_justify="left")
+        for h in head:
+            t.add_column(h, justify="right" if h in ("before", "after") else "left",
+                         style="cyan" if h == "group" else ("dim" if h == "direction" else None),
+                         no_wrap=h != "metric")
+        last = None
+        for row in _metric_rows(block, summary["orientation"]):
+            if last is not None and row[0] != last:
+                t.add_section()
+            t.add_row(*map(escape, [row[0] if row[0] != last else "", *row[1:]]))
+            last = row[0]
+        console.print(t)
