@@ -84,5 +84,70 @@ def main() -> None:
                                      **{f"p_{j}": proba[:, j] for j in range(k)}})
 
 
+def _log_softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
+    z = z - z.max(axis=axis, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
+
+
+def ensembles() -> None:
+    """Ensemble and Bayesian outputs (issue 7), from their own seed so the files above never change.
+
+    * ensemble_classification.parquet: a 5-member ensemble of K = 4 classifiers (columns
+      m{j}_p_{k}) whose members disagree more on shifted rows, plus each member's
+      log-likelihood of the label (loglik_{j}) for the information criteria;
+    * dirichlet.parquet: Dirichlet outputs alpha_{k} of a prior network whose precision
+      drops on shifted rows;
+    * loglik.parquet: log-likelihoods alone, log N(y | mu_s, sd_s) of 20 posterior draws of a
+      heteroscedastic regression (no target column: it is already inside the log-likelihoods).
+    """
+    rng = np.random.default_rng(20240607)
+    n, m, k = N, 5, 4
+    shift = rng.integers(0, 3, n)
+    logits = rng.normal(0, 1, (n, k)) * 2.0
+    true_p = np.exp(_log_softmax(logits))
+    label = (rng.uniform(size=(n, 1)) > np.cumsum(true_p, 1)).sum(1)
+    spread = (0.4 + 0.6 * shift)[:, None, None]                      # members disagree more under shift
+    member_logp = _log_softmax(1.3 * (logits[:, None, :] + spread * rng.normal(0, 1, (n, m, k))), axis=2)
+    member_p = np.exp(member_logp)
+    cols = {"label": label, "shift": shift}
+    cols.update({f"m{j}_p_{c}": member_p[:, j, c] for j in range(m) for c in range(k)})
+    cols.update({f"loglik_{j}": member_logp[np.arange(n), j, label] for j in range(m)})
+    write("ensemble_classification.parquet", cols)
+
+    precision = np.exp(rng.normal(3.0, 0.5, n)) / (1.0 + 2.0 * shift)  # less evidence on shifted rows
+    alpha = precision[:, None] * np.exp(_log_softmax(1.2 * logits))
+    write("dirichlet.parquet", {"label": label, "shift": shift, **{f"alpha_{c}": alpha[:, c] for c in range(k)}})
+
+    r = regression(rng)
+    draws = 20
+    mu = r["mean"][:, None] + 0.1 * rng.normal(0, 1, (n, draws))
+    sd = r["std"][:, None] * np.exp(0.1 * rng.normal(0, 1, (n, draws)))
+    loglik = norm.logpdf(r["y"][:, None], mu, sd)
+    write("loglik.parquet", {"shift": r["shift"], **{f"loglik_{j}": loglik[:, j] for j in range(draws)}})
+
+
+def accrue_samples(n: int = 2000) -> None:
+    """The ACCRUE paper's synthetic problems G, Y, W and 5D (uqeval.datasets), point predictions only.
+
+    ``accrue_<p>.parquet`` is a fit (calibration) split and ``accrue_<p>_test.parquet`` a
+    fresh test split, each with its own seed: ``x`` (5D: ``x1..x5``), ``y``, ``pred`` (the
+    oracle mean f(x), no std) and ``true_std`` (the noise sigma(x), for reference only).
+    """
+    import sys
+
+    sys.path.insert(0, str(HERE.parent))
+    from uqeval.datasets import make_problem
+
+    for k, name in enumerate(("G", "Y", "W", "5D")):
+        for split, seed in (("", 100 * (k + 1) + 1), ("_test", 100 * (k + 1) + 2)):
+            d = make_problem(name, n, seed=seed)
+            x = d["x"]
+            xs = {"x": x} if x.ndim == 1 else {f"x{j + 1}": x[:, j] for j in range(x.shape[1])}
+            write(f"accrue_{name.lower()}{split}.parquet",
+                  {**xs, "y": d["y"], "pred": d["mean"], "true_std": d["true_std"]})
+
+
 if __name__ == "__main__":
     main()
+    ensembles()
+    accrue_samples()

@@ -17,7 +17,8 @@ from .report.summary import build_summary
 def score_prediction(pred: Prediction, settings: Settings | None = None) -> tuple[dict[str, Any], dict[str, str]]:
     """``(metrics, orientation)`` of every metric group that applies to ``pred``."""
     settings = settings or Settings()
-    pred.require_targets()
+    if pred.kind != "loglik":  # log-likelihoods alone already contain the targets
+        pred.require_targets()
     return compute_metrics(pred, settings)
 
 
@@ -63,16 +64,44 @@ def train_std(path: str | Path, settings: Settings) -> float:
     return sd
 
 
-def score_file(path: str | Path, settings: Settings | None = None) -> dict[str, Any]:
-    """Load ``path`` and return the full JSON summary (see :mod:`uqeval.report.summary`)."""
+def per_row_table(pred: Prediction):
+    """Per-row ``total``/``aleatoric``/``epistemic`` uncertainty (nats) of an ensemble or Dirichlet
+    prediction as a pyarrow Table, with the original row number of each row in ``row``."""
+    import pyarrow as pa
+
+    from .errors import UsageError
+    from .registry import per_row_uncertainty
+
+    values = per_row_uncertainty(pred)
+    if values is None:
+        raise UsageError(
+            f"--per-row needs ensemble members (m<j>_p_<k> columns or a member_proba list column) or Dirichlet "
+            f"outputs (alpha_<k>); this file holds {pred.kind} predictions"
+        )
+    rows = pred.rows if pred.rows is not None else np.arange(pred.n)
+    return pa.table({"row": np.asarray(rows, dtype=np.int64), **values})
+
+
+def score_file(path: str | Path, settings: Settings | None = None,
+               per_row: str | Path | None = None) -> dict[str, Any]:
+    """Load ``path`` and return the full JSON summary (see :mod:`uqeval.report.summary`).
+
+    ``per_row``: also write the per-row uncertainty decomposition (:func:`per_row_table`)
+    to this Parquet file, atomically, once every metric has been computed.
+    """
     settings = settings or Settings()
     loaded = load_predictions(path, settings)
+    rows_table = per_row_table(loaded.prediction) if per_row is not None else None  # fails before scoring
     metrics, orientation = score_prediction(loaded.prediction, settings)
     groups = score_groups(loaded, settings) if loaded.groups is not None else None
     if groups is not None:
         loaded.info["columns"]["by"] = groups["column"]
+    if rows_table is not None:
+        from .io.writers import write_parquet
+
+        write_parquet(per_row, rows_table)
     notes = []
-    if loaded.prediction.kind == "point":
+    if loaded.prediction.kind == "point" and loaded.prediction.loglik is None:
         notes.append("point predictions only: accuracy metrics are all that apply; "
                      "`uqeval recalibrate FILE --method accrue` can give them a calibrated std")
     if loaded.info.get("n_fixed_crossing"):

@@ -33,6 +33,8 @@ class Settings:
     level: float = 0.95            # nominal level of a single lower/upper pair
     class_bins: int = 15           # classification calibration bins
     tace_threshold: float = 0.01
+    oca_fraction: float = 0.01     # oracle collaborative accuracy: share of most uncertain rows sent to the oracle
+    bayes_samples: int = 500       # posterior draws of the Bayesian ECE
     nan_policy: str = "raise"
     fix_crossing: bool = False
     renormalize: bool = False
@@ -49,7 +51,8 @@ class Settings:
 
 _TABLES = {
     "metrics": {"num_bins", "resolution", "seed", "adv_num_group_sizes", "adv_num_trials",
-                "adv_num_group_draws", "levels", "level", "class_bins", "tace_threshold", "y_std"},
+                "adv_num_group_draws", "levels", "level", "class_bins", "tace_threshold", "y_std",
+                "oca_fraction", "bayes_samples"},
     "input": {"nan_policy", "fix_crossing", "renormalize", "logits", "representation"},
     "columns": set(COLUMN_ROLES),
 }
@@ -128,3 +131,8 @@ def _validate(s: Settings) -> None:
         raise InputError(f"nan_policy must be 'raise' or 'omit', got {s.nan_policy!r}")
     if s.y_std is not None and not (s.y_std > 0):
         raise InputError(f"y_std must be > 0, got {s.y_std!r}")
+    if isinstance(s.oca_fraction, bool) or not isinstance(s.oca_fraction, (int, float)) \
+            or not 0.0 <= s.oca_fraction <= 1.0:
+        raise InputError(f"oca_fraction (--oca-fraction) must be a number in [0, 1], got {s.oca_fraction!r}")
+    if isinstance(s.bayes_samples, bool) or not isinstance(s.bayes_samples, int) or s.bayes_samples < 1:
+        raise InputError(f"bayes_samples (--bayes-samples) must be an integer >= 1, got {s.bayes_samples!r}")

@@ -31,12 +31,25 @@ def _colname(columns: dict[str, Any], role: str, j: int | None = None) -> str:
     return str(name) if j is None else f"{name}[{j}]"
 
 
+def _cellname(columns: dict[str, Any], role: str, j: int, k: int | None = None) -> str:
+    """Column of entry ``j`` of a 2-d role; for an (N, M, K) block flattened member-major
+    (``k`` classes per member) a list column is named ``name[member][class]``."""
+    name = columns.get(role, role)
+    if k is not None and not isinstance(name, (list, tuple)):
+        return f"{name}[{j // k}][{j % k}]"
+    return _colname(columns, role, j)
+
+
 def _row(rows: np.ndarray | None, i: int) -> int:
     return int(rows[i]) if rows is not None else int(i)
 
 
-def _check_2d(arr: np.ndarray, role: str, columns: dict, rows: np.ndarray | None, positive: bool = False) -> None:
-    """Finite (and optionally positive) check of an (N, K) block, naming the column."""
+def _check_2d(arr: np.ndarray, role: str, columns: dict, rows: np.ndarray | None, positive: bool = False,
+              per_member: int | None = None) -> None:
+    """Finite (and optionally positive) check of an (N, K) block, naming the column.
+
+    ``per_member``: the block is an (N, M, K) array flattened to (N, M*K) with this K.
+    """
     bad = ~np.isfinite(arr)
     if positive:
         bad |= ~(arr > 0)
@@ -46,7 +59,7 @@ def _check_2d(arr: np.ndarray, role: str, columns: dict, rows: np.ndarray | None
         val = arr[first, j]
         what = "finite" if not np.isfinite(val) else "> 0"
         raise InputError(
-            f"{role} values must be {what}: {n} bad row(s) in column '{_colname(columns, role, j)}' "
+            f"{role} values must be {what}: {n} bad row(s) in column '{_cellname(columns, role, j, per_member)}' "
             f"(first at row {_row(rows, first)}, found {val:g})"
             + ("; clean the data or pass --nan-policy omit to drop those rows" if what == "finite" else "")
         )
@@ -59,6 +72,69 @@ def _levels(levels, role: str) -> np.ndarray:
     return lv
 
 
+def _check_simplex(p: np.ndarray, role: str, columns: dict, rows: np.ndarray | None, atol: float,
+                   renormalize: bool) -> np.ndarray:
+    """Class probabilities (last axis) must be >= 0 and sum to 1 within ``atol``.
+
+    ``p`` is (N, K) or (N, M, K) (one distribution per member); the message names the
+    column (flat columns are ordered member-major, ``j * K + k``) and the row.
+    """
+    k = p.shape[-1]
+    neg = p < 0
+    if neg.any():
+        n, first = bad_rows(neg)
+        j = int(np.flatnonzero(neg[first].ravel())[0])
+        cell = _cellname(columns, role, j, k if p.ndim == 3 else None)
+        raise InputError(
+            f"probabilities must be >= 0: {n} row(s) with negative values in column "
+            f"'{cell}' (first at row {_row(rows, first)}, found {p[first].ravel()[j]:g})"
+        )
+    sums = p.sum(axis=-1)
+    off = np.abs(sums - 1.0) > atol
+    if off.any() and not renormalize:
+        n, first = bad_rows(off)
+        if p.ndim == 2:
+            where = f"columns '{_colname(columns, role)}'"
+            found = sums[first]
+        else:
+            m = int(np.flatnonzero(off[first])[0])
+            names = columns.get(role, role)
+            if isinstance(names, (list, tuple)) and len(names) == p.shape[1] * k:
+                where = f"member {m} columns '{', '.join(map(str, names[m * k:(m + 1) * k]))}'"
+            else:
+                where = f"member {m} of column '{_colname(columns, role)}'"
+            found = sums[first, m]
+        raise InputError(
+            f"probabilities must sum to 1: {n} row(s) off the simplex in {where} "
+            f"(first at row {_row(rows, first)}, sum {found:.9g}); pass --renormalize to rescale small drift"
+        )
+    return p / sums[..., None] if renormalize else p
+
+
+def _check_labels(pred: "Prediction", k: int, n: int, what: str) -> None:
+    """Targets of a classification container: integers in 0..k-1, one per row."""
+    y = pred.y_true
+    if y is None:
+        return
+    bad = (y != np.round(y)) | (y < 0) | (y >= k)
+    if bad.any():
+        count, first = bad_rows(bad)
+        raise InputError(
+            f"labels must be integers in 0..{k - 1}: {count} bad value(s) in column "
+            f"'{_colname(pred.columns, 'y_true')}' (first at row {_row(pred.rows, first)}, found {y[first]:g})"
+        )
+    if len(y) != n:
+        raise InputError(f"labels have {len(y)} rows but {what} has {n}")
+
+
+def _memo(pred: "Prediction", key: str, make):
+    """Per-instance memo for derived arrays (the dataclass is frozen; not a field, so subset() drops it)."""
+    cache = pred.__dict__.setdefault("_cache", {})
+    if key not in cache:
+        cache[key] = make()
+    return cache[key]
+
+
 @dataclass(frozen=True)
 class Prediction:
     """Base class: targets (optional for the apply side of recalibration) and provenance."""
@@ -67,12 +143,25 @@ class Prediction:
     y_true: np.ndarray | None
     columns: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     rows: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # optional per-member log-likelihoods log p(y_i | member j), (N, M): information criteria
+    loglik: np.ndarray | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
         if self.y_true is not None:
             y = as_float_array(self.y_true, "y_true")
             check_finite(y, _colname(self.columns, "y_true"), self.rows, what="targets")
             object.__setattr__(self, "y_true", y)
+        if self.loglik is not None:
+            ll = as_float_array(self.loglik, "loglik", ndim=2)
+            if ll.shape[1] < 2:
+                raise InputError(
+                    f"log-likelihoods need at least 2 members per row, found {ll.shape[1]} in "
+                    f"'{_colname(self.columns, 'loglik')}'; give one column per member (loglik_0, loglik_1, ...)"
+                )
+            _check_2d(ll, "loglik", self.columns, self.rows)
+            if self.y_true is not None and len(self.y_true) != ll.shape[0]:
+                raise InputError(f"loglik has {ll.shape[0]} rows but y_true has {len(self.y_true)}")
+            object.__setattr__(self, "loglik", ll)
 
     @property
     def n(self) -> int:
@@ -259,39 +348,9 @@ class Categorical(Prediction):
         super().__post_init__()
         p = as_float_array(self.proba, "proba", ndim=2)
         _check_2d(p, "proba", self.columns, self.rows)
-        neg = p < 0
-        if neg.any():
-            n, first = bad_rows(neg)
-            j = int(np.flatnonzero(neg[first])[0])
-            raise InputError(
-                f"probabilities must be >= 0: {n} row(s) with negative values in column "
-                f"'{_colname(self.columns, 'proba', j)}' (first at row {_row(self.rows, first)}, found {p[first, j]:g})"
-            )
-        sums = p.sum(axis=1)
-        off = np.abs(sums - 1.0) > self.atol
-        if off.any():
-            if not self.renormalize:
-                n, first = bad_rows(off)
-                raise InputError(
-                    f"probabilities must sum to 1: {n} row(s) off the simplex in columns "
-                    f"'{_colname(self.columns, 'proba')}' (first at row {_row(self.rows, first)}, sum {sums[first]:.9g}); "
-                    "pass --renormalize to rescale small drift"
-                )
-        if self.renormalize:
-            p = p / sums[:, None]
+        p = _check_simplex(p, "proba", self.columns, self.rows, self.atol, self.renormalize)
         object.__setattr__(self, "proba", p)
-        if self.y_true is not None:
-            y = self.y_true
-            k = p.shape[1]
-            bad = (y != np.round(y)) | (y < 0) | (y >= k)
-            if bad.any():
-                n, first = bad_rows(bad)
-                raise InputError(
-                    f"labels must be integers in 0..{k - 1}: {n} bad value(s) in column "
-                    f"'{_colname(self.columns, 'y_true')}' (first at row {_row(self.rows, first)}, found {y[first]:g})"
-                )
-            if len(y) != p.shape[0]:
-                raise InputError(f"labels have {len(y)} rows but proba has {p.shape[0]}")
+        _check_labels(self, p.shape[1], p.shape[0], "proba")
 
     @property
     def labels(self) -> np.ndarray:
@@ -302,6 +361,122 @@ class Categorical(Prediction):
         return self.proba.shape[0]
 
 
+@dataclass(frozen=True)
+class MemberCategorical(Prediction):
+    """An ensemble of classifiers: ``member_proba`` (N, M, K), each member's row on the simplex.
+
+    ``y_true`` holds integer labels 0..K-1. The ensemble's prediction is the mean over
+    members, :attr:`proba` (N, K), which the classification metrics score exactly as a
+    :class:`Categorical`; the member axis feeds the ensemble metrics (uncertainty
+    decomposition, diversity). ``columns["member_proba"]`` lists the ``m{j}_p_{k}``
+    columns member-major (``j * K + k``) or names one list-of-lists column.
+    """
+
+    kind: ClassVar[str] = "members"
+    member_proba: np.ndarray = None  # type: ignore[assignment]
+    atol: float = field(default=1e-6, compare=False)
+    renormalize: bool = field(default=False, compare=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        p = as_float_array(self.member_proba, "member_proba", ndim=3)
+        n, m, k = p.shape
+        if m < 2:
+            raise InputError(
+                f"an ensemble needs at least 2 members, found {m} in '{_colname(self.columns, 'member_proba')}'; "
+                "a single member is a plain classifier (name its columns p_0..p_{K-1})"
+            )
+        if k < 2:
+            raise InputError(f"member probabilities need at least 2 classes, found {k}")
+        flat = p.reshape(n, m * k)
+        _check_2d(flat, "member_proba", self.columns, self.rows, per_member=k)
+        p = _check_simplex(p, "member_proba", self.columns, self.rows, self.atol, self.renormalize)
+        object.__setattr__(self, "member_proba", p)
+        _check_labels(self, k, n, "member_proba")
+
+    @property
+    def proba(self) -> np.ndarray:
+        """The ensemble's mean prediction (N, K)."""
+        return _memo(self, "proba", lambda: self.member_proba.mean(axis=1))
+
+    @property
+    def labels(self) -> np.ndarray:
+        return self.require_targets().astype(np.int64)
+
+    @property
+    def n(self) -> int:
+        return self.member_proba.shape[0]
+
+    def mean_prediction(self) -> Categorical:
+        """The ensemble mean as a :class:`Categorical` (same targets, rows and log-likelihoods)."""
+        cols = {k: v for k, v in self.columns.items() if k != "member_proba"}
+        cols["proba"] = f"mean of {_colname(self.columns, 'member_proba')}"
+        return Categorical(self.y_true, cols, self.rows, proba=self.proba, loglik=self.loglik)
+
+
+@dataclass(frozen=True)
+class Dirichlet(Prediction):
+    """Dirichlet outputs (prior networks, evidential models): concentrations ``alpha`` (N, K) > 0.
+
+    The predictive distribution is the Dirichlet mean :attr:`proba` = alpha / sum(alpha),
+    scored as a :class:`Categorical`; ``y_true`` holds integer labels 0..K-1.
+    """
+
+    kind: ClassVar[str] = "dirichlet"
+    alpha: np.ndarray = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        a = as_float_array(self.alpha, "alpha", ndim=2)
+        if a.shape[1] < 2:
+            raise InputError(f"Dirichlet outputs need at least 2 classes, found {a.shape[1]} in "
+                             f"'{_colname(self.columns, 'alpha')}'")
+        _check_2d(a, "alpha", self.columns, self.rows, positive=True)
+        object.__setattr__(self, "alpha", a)
+        _check_labels(self, a.shape[1], a.shape[0], "alpha")
+
+    @property
+    def proba(self) -> np.ndarray:
+        """The predictive (mean) distribution alpha / alpha_0, (N, K)."""
+        return _memo(self, "proba", lambda: self.alpha / self.alpha.sum(axis=1, keepdims=True))
+
+    @property
+    def labels(self) -> np.ndarray:
+        return self.require_targets().astype(np.int64)
+
+    @property
+    def n(self) -> int:
+        return self.alpha.shape[0]
+
+    def mean_prediction(self) -> Categorical:
+        """The Dirichlet mean as a :class:`Categorical` (same targets, rows and log-likelihoods)."""
+        cols = {k: v for k, v in self.columns.items() if k != "alpha"}
+        cols["proba"] = f"normalised {_colname(self.columns, 'alpha')}"
+        return Categorical(self.y_true, cols, self.rows, proba=self.proba, loglik=self.loglik)
+
+
+@dataclass(frozen=True)
+class LogLikelihood(Prediction):
+    """Per-member log-likelihoods alone, ``loglik`` (N, M): only the information criteria apply.
+
+    ``loglik[i, j] = log p(y_i | x_i, member/posterior draw j)`` already contains the
+    targets, so ``y_true`` is optional and unused.
+    """
+
+    kind: ClassVar[str] = "loglik"
+
+    def __post_init__(self) -> None:
+        if self.loglik is None:
+            raise InputError("a LogLikelihood prediction needs a loglik array (N, M)")
+        super().__post_init__()
+
+    @property
+    def n(self) -> int:
+        return self.loglik.shape[0]
+
+
 REPRESENTATIONS: dict[str, type[Prediction]] = {
-    cls.kind: cls for cls in (Point, Gaussian, Intervals, Quantiles, Samples, Categorical)
+    cls.kind: cls
+    for cls in (Point, Gaussian, Intervals, Quantiles, Samples, Categorical, MemberCategorical, Dirichlet,
+                LogLikelihood)
 }

@@ -18,7 +18,7 @@ the registry stays cheap.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -42,19 +42,27 @@ class MetricGroup:
     metrics: tuple[MetricSpec, ...]
     compute: Mapping[str, Compute]  # representation kind -> function
     by_level: bool = False          # result is {level_key: {metric: value}}
+    # kind -> {metric: orientation} where a metric's direction depends on the representation
+    # (rejection curves: accuracy for classifiers, higher is better; RMSE for regression, lower)
+    orientation_by_kind: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     @property
     def representations(self) -> tuple[str, ...]:
         return tuple(self.compute)
 
-    def orientation(self, result: dict | None = None) -> dict[str, str]:
-        """``{"group.key": orientation}``, restricted to the keys present in ``result`` if given."""
+    def orientation(self, result: dict | None = None, kind: str | None = None) -> dict[str, str]:
+        """``{"group.key": orientation}``, restricted to the keys present in ``result`` if given.
+
+        ``kind`` (a representation) applies :attr:`orientation_by_kind`.
+        """
         present = None
         if result is not None:
             present = set()
             for k, v in result.items():
                 present.update(v.keys() if self.by_level and isinstance(v, dict) else [k])
-        return {f"{self.name}.{m.name}": m.orientation for m in self.metrics if present is None or m.name in present}
+        override = self.orientation_by_kind.get(kind, {}) if kind is not None else {}
+        return {f"{self.name}.{m.name}": override.get(m.name, m.orientation)
+                for m in self.metrics if present is None or m.name in present}
 
 
 def _m(*specs: tuple[str, str, str]) -> tuple[MetricSpec, ...]:
@@ -293,7 +301,93 @@ def _prediction_sets(p, s: Settings) -> dict:
     return prediction_sets(p.proba, p.labels, levels=list(s.levels or (0.95,)))
 
 
+# --------------------------------------------------------------------------- ensembles and Bayesian outputs
+def per_row_uncertainty(p) -> dict[str, np.ndarray] | None:
+    """Per-row ``total``/``aleatoric``/``epistemic`` (nats) of an ensemble or Dirichlet prediction, else None.
+
+    Ensembles (``members``): entropy of the mean, mean member entropy and their difference
+    (mutual information). Dirichlet outputs: the same decomposition of Dir(alpha); the
+    epistemic part is the knowledge uncertainty MI[y, pi]. Computed once per prediction.
+    """
+    from .metrics.ensembles import dirichlet_uncertainty_per_row, ensemble_uncertainty_per_row
+
+    if p.kind not in ("members", "dirichlet"):
+        return None
+    cache = p.__dict__.setdefault("_cache", {})
+    if "uncertainty_rows" not in cache:
+        cache["uncertainty_rows"] = (ensemble_uncertainty_per_row(p.member_proba) if p.kind == "members"
+                                     else dirichlet_uncertainty_per_row(p.alpha))
+    return cache["uncertainty_rows"]
+
+
+def _ensemble_uncertainty(p, s: Settings) -> dict:
+    out = {k: float(v.mean()) for k, v in per_row_uncertainty(p).items()}
+    if p.kind == "dirichlet":
+        out["knowledge"] = out["epistemic"]  # the prior-network name of the same quantity
+    return out
+
+
+def _information_criteria(p, s: Settings) -> dict | None:
+    from .metrics.ensembles import information_criteria
+
+    return None if p.loglik is None else information_criteria(p.loglik)
+
+
+def _diversity(p, s: Settings) -> dict:
+    from .metrics.ensembles import diversity
+
+    return diversity(p.member_proba, p.labels)
+
+
+def _top_label(p) -> tuple[np.ndarray, np.ndarray]:
+    """Confidence (max probability of the predictive distribution) and correctness of each row."""
+    proba = p.proba
+    pred = np.argmax(proba, axis=1)
+    return proba[np.arange(len(pred)), pred], (pred == p.labels).astype(np.float64)
+
+
+def _rejection_cls(p, s: Settings) -> dict:
+    from .metrics.ensembles import oracle_collaborative_accuracy, rejection_curve
+
+    conf, correct = _top_label(p)
+    uncertainty = 1.0 - conf  # the same ranking for plain classifiers, ensembles and Dirichlet outputs
+    curve = rejection_curve(correct, uncertainty, kind="accuracy")
+    oca = oracle_collaborative_accuracy(correct, uncertainty, fraction=s.oca_fraction)
+    return {"auc_rejection": curve["auc_rejection"], "auc_oracle": curve["auc_oracle"],
+            "oracle_collaborative_accuracy": oca, "fractions": curve["fractions"], "values": curve["values"],
+            "oracle_values": curve["oracle_values"]}
+
+
+def _rejection_samples(p, s: Settings) -> dict:
+    from .metrics.ensembles import rejection_curve
+
+    mean, std = _samples_moments(p)
+    curve = rejection_curve(p.y_true - mean, std, kind="rmse")  # RMSE of the ensemble mean, ranked by its std
+    return {"auc_rejection": curve["auc_rejection"], "auc_oracle": curve["auc_oracle"],
+            "fractions": curve["fractions"], "values": curve["values"], "oracle_values": curve["oracle_values"]}
+
+
+def _bayesian_ece(p, s: Settings) -> dict:
+    from .metrics.ensembles import bayesian_ece
+
+    return bayesian_ece(p.proba, p.labels, num_bins=s.class_bins, num_samples=s.bayes_samples, seed=s.seed)
+
+
+SPCE_MIN_ROWS = 10  # 5-fold cross-fitting needs two rows per fold
+
+
+def _spce(p, s: Settings) -> dict | None:
+    from .metrics.ensembles import spce
+
+    if p.n < SPCE_MIN_ROWS:
+        return None
+    proba = p.proba
+    # binary problems: calibration of P(class 1); more classes: top-label calibration
+    return spce(proba[:, 1] if proba.shape[1] == 2 else proba, p.labels, seed=s.seed)
+
+
 REGRESSION = ("gaussian", "point", "intervals", "quantiles", "samples")
+CLASSIFICATION = ("categorical", "members", "dirichlet")  # all have .proba (the predictive mean) and .labels
 
 GROUPS: list[MetricGroup] = [
     MetricGroup(
@@ -308,7 +402,7 @@ GROUPS: list[MetricGroup] = [
            ("nll", "lower", "log loss"),
            ("brier", "lower", "Brier score, sum over classes, in [0, 2]"),
            ("brier_um", "lower", "Brier score in the Uncertainty Metrics convention (brier - 1)")),
-        {**{k: _accuracy for k in REGRESSION}, "categorical": _accuracy_cls},
+        {**{k: _accuracy for k in REGRESSION}, **{k: _accuracy_cls for k in CLASSIFICATION}},
     ),
     MetricGroup(
         "avg_calibration",
@@ -368,7 +462,7 @@ GROUPS: list[MetricGroup] = [
         _m(("uncertainty", "lower", "uncertainty of the labels alone (a property of the data)"),
            ("resolution", "higher", "resolution"),
            ("reliability", "lower", "reliability (calibration) term")),
-        {"categorical": _brier_decomposition},
+        {k: _brier_decomposition for k in CLASSIFICATION},
     ),
     MetricGroup(
         "calibration",
@@ -378,14 +472,69 @@ GROUPS: list[MetricGroup] = [
            ("sce", "lower", "static calibration error"),
            ("ace", "lower", "adaptive calibration error"),
            ("tace", "lower", "thresholded adaptive calibration error")),
-        {"categorical": _calibration_cls},
+        {k: _calibration_cls for k in CLASSIFICATION},
     ),
     MetricGroup(
         "prediction_sets",
         _m(("coverage", "target", "share of rows whose set holds the label (target: the level)"),
            ("mean_size", "lower", "mean number of classes in the set")),
-        {"categorical": _prediction_sets},
+        {k: _prediction_sets for k in CLASSIFICATION},
         by_level=True,
+    ),
+    # ensembles and Bayesian outputs (Google Uncertainty Metrics). The entropies are descriptive, like
+    # sharpness: "lower" means a more certain model, which is better only if it stays calibrated.
+    MetricGroup(
+        "ensemble_uncertainty",
+        _m(("total", "lower", "entropy of the mean prediction, averaged over rows (nats)"),
+           ("aleatoric", "lower", "mean member entropy (expected data uncertainty, nats)"),
+           ("epistemic", "lower", "mutual information = total - aleatoric (nats)"),
+           ("knowledge", "lower", "Dirichlet outputs: knowledge uncertainty MI[y, pi] (= epistemic, nats)")),
+        {"members": _ensemble_uncertainty, "dirichlet": _ensemble_uncertainty},
+    ),
+    MetricGroup(
+        "information_criteria",
+        _m(("waic1", "higher", "negative WAIC type 1 (expected log predictive density per row)"),
+           ("waic2", "higher", "negative WAIC type 2"),
+           ("iscv", "higher", "importance-sampling cross-validation log predictive density"),
+           ("waic1_se", "lower", "standard error of waic1 over rows"),
+           ("waic2_se", "lower", "standard error of waic2 over rows"),
+           ("iscv_se", "lower", "standard error of iscv over rows")),
+        {k: _information_criteria for k in (*REGRESSION, *CLASSIFICATION, "loglik")},
+    ),
+    MetricGroup(
+        "diversity",
+        _m(("disagreement", "higher", "share of rows where two members predict different classes"),
+           ("kl", "higher", "mean KL divergence between members (nats)"),
+           ("cosine_similarity", "lower", "mean cosine similarity of members' probability vectors"),
+           ("double_fault", "lower", "share of rows both members of a pair get wrong")),
+        {"members": _diversity},
+    ),
+    MetricGroup(
+        "rejection",
+        _m(("auc_rejection", "higher", "area under the accuracy (RMSE) vs rejected-fraction curve"),
+           ("auc_oracle", "higher", "area under the oracle curve (rejects wrong rows / largest errors first)"),
+           ("oracle_collaborative_accuracy", "higher", "accuracy when the --oca-fraction most uncertain rows "
+                                                        "go to an oracle"),
+           ("values", "higher", "accuracy (RMSE) of the kept rows at each rejected fraction"),
+           ("oracle_values", "higher", "oracle curve at each rejected fraction")),
+        {**{k: _rejection_cls for k in CLASSIFICATION}, "samples": _rejection_samples},
+        orientation_by_kind={"samples": {"auc_rejection": "lower", "auc_oracle": "lower", "values": "lower",
+                                         "oracle_values": "lower"}},
+    ),
+    MetricGroup(
+        "bayesian_ece",
+        _m(("mean", "lower", "posterior mean of the top-label ECE"),
+           ("q10", "lower", "10% posterior quantile of the ECE"),
+           ("q50", "lower", "posterior median of the ECE"),
+           ("q90", "lower", "90% posterior quantile of the ECE")),
+        {k: _bayesian_ece for k in CLASSIFICATION},
+    ),
+    MetricGroup(
+        "spce",
+        _m(("spce", "lower", "semiparametric L2 calibration error (binary or top-label)"),
+           ("ci_low", "lower", "lower end of its 95% bootstrap confidence interval"),
+           ("ci_high", "lower", "upper end of its 95% bootstrap confidence interval")),
+        {k: _spce for k in CLASSIFICATION},
     ),
 ]
 
@@ -410,5 +559,5 @@ def compute_metrics(pred: Prediction, settings: Settings) -> tuple[dict[str, Any
         if result is None:
             continue
         metrics[g.name] = result
-        orientation.update(g.orientation(result))
+        orientation.update(g.orientation(result, pred.kind))
     return metrics, orientation

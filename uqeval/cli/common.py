@@ -31,6 +31,9 @@ class Representation(str, Enum):
     quantiles = "quantiles"
     samples = "samples"
     categorical = "categorical"
+    members = "members"
+    dirichlet = "dirichlet"
+    loglik = "loglik"
 
 
 # Options shared by every command that reads prediction files.

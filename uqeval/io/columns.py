@@ -32,7 +32,11 @@ UPPER_RE = re.compile(rf"^upper_{_NUM}$", re.I)
 SAMPLE_RE = re.compile(r"^(?:s|sample)_(\d+)$", re.I)
 PROBA_RE = re.compile(r"^(?:p|prob)_(\d+)$", re.I)
 LOGIT_RE = re.compile(r"^logit_(\d+)$", re.I)
-LIST_COLUMNS = {"samples": "samples", "proba": "proba"}
+MEMBER_RE = re.compile(r"^m(\d+)_p_(\d+)$", re.I)        # ensemble member j, class k
+ALPHA_RE = re.compile(r"^alpha_(\d+)$", re.I)             # Dirichlet concentrations
+LOGLIK_RE = re.compile(r"^loglik_(\d+)$", re.I)           # log p(y | member j)
+LIST_COLUMNS = {"samples": "samples", "proba": "proba", "member_proba": "member_proba", "alpha": "alpha",
+                "loglik": "loglik"}
 
 
 @dataclass
@@ -44,6 +48,7 @@ class ColumnPlan:
     levels: list[float] | None = None                    # quantile levels or interval levels
     list_roles: set[str] = field(default_factory=set)    # roles read from one Parquet list column
     logits: bool = False
+    classes: int | None = None                           # K of flat m{j}_p_{k} member columns (member-major)
 
     def needed(self) -> list[str]:
         out: list[str] = []
@@ -93,6 +98,34 @@ def _leveled(names: list[str], regex: re.Pattern[str]) -> list[tuple[float, str]
     return sorted(out)
 
 
+def _member_grid(names: list[str], path: str) -> tuple[list[str], int]:
+    """``m{j}_p_{k}`` columns ordered member-major, and K; they must form a full M x K grid."""
+    cells = [((int(m.group(1)), int(m.group(2))), n) for n in names if (m := MEMBER_RE.match(n))]
+    if not cells:
+        return [], 0
+    found: dict[tuple[int, int], str] = {}
+    for cell, name in cells:
+        if cell in found:
+            raise SchemaError(f"{path}: ensemble member columns '{found[cell]}' and '{name}' name the same member "
+                              "and class; rename or drop one")
+        found[cell] = name
+    members = sorted({j for j, _ in found})
+    classes = sorted({k for _, k in found})
+    n_m, n_k = len(members), len(classes)
+    if members != list(range(n_m)) or classes != list(range(n_k)):
+        raise SchemaError(
+            f"{path}: ensemble member columns m<j>_p_<k> must be numbered j = 0..M-1 and k = 0..K-1 without gaps; "
+            f"found members {members} and classes {classes}"
+        )
+    missing = [f"m{j}_p_{k}" for j in range(n_m) for k in range(n_k) if (j, k) not in found]
+    if missing:
+        raise SchemaError(
+            f"{path}: ensemble member columns must cover every member and class ({n_m} members x {n_k} classes); "
+            f"missing {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}"
+        )
+    return [found[(j, k)] for j in range(n_m) for k in range(n_k)], n_k
+
+
 def plan_columns(
     names: list[str],
     list_columns: frozenset[str] | set[str] = frozenset(),
@@ -127,6 +160,24 @@ def plan_columns(
         single = [n for n in names if n.lower() == "p"]
         if single:
             fam["categorical"] = ColumnPlan("categorical", roles={"proba": single}, logits=False)
+
+    # ensembles of classifiers, and Dirichlet outputs
+    members, n_classes = _member_grid(names, path)
+    if members or "member_proba" in lc:
+        if members:
+            fam["members"] = ColumnPlan("members", roles={"member_proba": members}, classes=n_classes)
+        else:
+            fam["members"] = ColumnPlan("members", roles={"member_proba": lc["member_proba"]},
+                                        list_roles={"member_proba"})
+    alphas = _indexed(names, ALPHA_RE, "Dirichlet alpha", path)
+    if alphas or "alpha" in lc:
+        if alphas:
+            fam["dirichlet"] = ColumnPlan("dirichlet", roles={"alpha": alphas})
+        else:
+            fam["dirichlet"] = ColumnPlan("dirichlet", roles={"alpha": lc["alpha"]}, list_roles={"alpha"})
+    loglik = _indexed(names, LOGLIK_RE, "log-likelihood", path)
+    if not loglik and "loglik" in lc:
+        loglik = lc["loglik"]
 
     samples = _indexed(names, SAMPLE_RE, "sample", path)
     if samples or "samples" in lc:
@@ -170,6 +221,8 @@ def plan_columns(
     if representation is not None:
         if representation == "point":
             chosen = ColumnPlan("point")
+        elif representation == "loglik" and loglik:
+            chosen = ColumnPlan("loglik")
         elif representation not in fam:
             raise SchemaError(
                 f"{path}: --representation {representation} requested but its columns were not found "
@@ -184,11 +237,22 @@ def plan_columns(
         )
     elif fam:
         chosen = next(iter(fam.values()))
+    elif loglik and _find(names, "mean", explicit, path) is None:
+        chosen = ColumnPlan("loglik")  # log-likelihoods alone: information criteria, no target needed
     else:
         chosen = ColumnPlan("point")
 
+    if loglik:  # per-member log-likelihoods ride along with any representation
+        chosen.roles["loglik"] = loglik
+        if isinstance(loglik, str):
+            chosen.list_roles.add("loglik")
+    if chosen.representation == "loglik":
+        if "by" in explicit:
+            chosen.roles["by"] = _find(names, "by", explicit, path)
+        return chosen
+
     # targets and point predictions
-    if chosen.representation == "categorical":
+    if chosen.representation in ("categorical", "members", "dirichlet"):
         target = _find(names, "label", {"label": explicit["y_true"]} if "y_true" in explicit else {}, path) \
             or _find(names, "y_true", explicit, path)
     else:

@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 
 from ..config import Settings
-from ..errors import InputError
-from ..predictions import Categorical, Gaussian, Intervals, Point, Prediction, Quantiles, Samples
+from ..errors import InputError, SchemaError
+from ..predictions import (Categorical, Dirichlet, Gaussian, Intervals, LogLikelihood, MemberCategorical, Point,
+                           Prediction, Quantiles, Samples)
 from .columns import ColumnPlan, plan_columns
 from .readers import inspect, read_columns, to_float, to_matrix
 
@@ -32,6 +33,48 @@ def _block(cols: dict, plan: ColumnPlan, role: str, path: Path) -> np.ndarray:
     return np.column_stack([to_float(cols[n], n, path) for n in names])
 
 
+def _to_tensor(column, name: str, path: Path) -> np.ndarray:
+    """A Parquet list-of-lists column (M lists of K numbers per row) as an (N, M, K) float64 array."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    chunks = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    outer = chunks.type
+    if not (pa.types.is_list(outer) or pa.types.is_large_list(outer) or pa.types.is_fixed_size_list(outer)) or not (
+            pa.types.is_list(outer.value_type) or pa.types.is_large_list(outer.value_type)
+            or pa.types.is_fixed_size_list(outer.value_type)):
+        raise SchemaError(
+            f"{path}: column '{name}' must be a list of lists (one list of K class probabilities per member), "
+            f"found {outer}"
+        )
+
+    def lengths(arr, what: str, where) -> np.ndarray:
+        ln = pc.list_value_length(arr).to_numpy(zero_copy_only=False)
+        ln = np.where(np.isnan(ln.astype(float)), -1, ln).astype(np.int64)
+        if (ln < 0).any():
+            i = int(np.flatnonzero(ln < 0)[0])
+            raise InputError(f"{path}: column '{name}' has a missing {what} at {where(i)}")
+        if ln.size and (ln != ln[0]).any():
+            i = int(np.flatnonzero(ln != ln[0])[0])
+            raise InputError(
+                f"{path}: ragged list column '{name}': {where(i)} has {ln[i]} {what}s but {where(0)} has {ln[0]}; "
+                f"every row needs the same number of members and every member the same number of classes"
+            )
+        return ln
+
+    n = len(chunks)
+    m_len = lengths(chunks, "member list", lambda i: f"row {i}")
+    m = int(m_len[0]) if n else 0
+    inner = pc.list_flatten(chunks)
+    k_len = lengths(inner, "class value", lambda i: f"row {i // max(m, 1)} member {i % max(m, 1)}")
+    k = int(k_len[0]) if len(k_len) else 0
+    flat = pc.list_flatten(inner)
+    if not (pa.types.is_integer(flat.type) or pa.types.is_floating(flat.type)):
+        raise SchemaError(f"{path}: list column '{name}' holds {flat.type}, expected numbers")
+    values = pc.fill_null(pc.cast(flat, pa.float64()), np.nan).to_numpy()
+    return values.reshape(n, m, k)
+
+
 def load_predictions(path: str | Path, settings: Settings | None = None, require_targets: bool = True) -> Loaded:
     """Read ``path``, detect its columns and build the matching container.
 
@@ -45,7 +88,7 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
         table.columns, table.list_columns, explicit=settings.columns,
         representation=settings.representation, logits=settings.logits, path=str(table.path),
     )
-    if require_targets and "y_true" not in plan.roles:
+    if require_targets and "y_true" not in plan.roles and plan.representation != "loglik":
         raise InputError(
             f"{table.path}: no target column found (expected y, y_true, target"
             f"{' or label' if plan.representation == 'categorical' else ''}); name it with --y COLUMN"
@@ -56,7 +99,14 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
     for role in plan.roles:
         if role == "by":
             continue
-        if role in ("quantiles", "samples", "proba", "lower", "upper"):
+        if role == "member_proba":
+            spec = plan.roles[role]
+            if role in plan.list_roles:
+                arrays[role] = _to_tensor(cols[spec], spec, p)
+            else:
+                block = np.column_stack([to_float(cols[c], c, p) for c in spec])
+                arrays[role] = block.reshape(len(block), -1, plan.classes)
+        elif role in ("quantiles", "samples", "proba", "lower", "upper", "alpha", "loglik"):
             arrays[role] = _block(cols, plan, role, p)
         else:
             arrays[role] = to_float(cols[plan.roles[role]], plan.roles[role], p)
@@ -85,7 +135,7 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
     if settings.nan_policy == "omit":
         ok = np.ones(n_rows, dtype=bool)
         for a in arrays.values():
-            ok &= np.isfinite(a).all(axis=1) if a.ndim == 2 else np.isfinite(a)
+            ok &= np.isfinite(a).reshape(len(a), -1).all(axis=1)
         n_dropped = int(n_rows - ok.sum())
         if n_dropped:
             arrays = {k: v[ok] for k, v in arrays.items()}
@@ -117,17 +167,27 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
 def _build(plan: ColumnPlan, a: dict[str, np.ndarray], columns: dict, rows: np.ndarray, s: Settings) -> Prediction:
     y = a.get("y_true")
     kind = plan.representation
+    ll = a.get("loglik")
     if kind == "gaussian":
-        return Gaussian(y, columns, rows, mean=a["mean"], std=a["std"])
+        return Gaussian(y, columns, rows, mean=a["mean"], std=a["std"], loglik=ll)
     if kind == "point":
-        return Point(y, columns, rows, mean=a["mean"])
+        return Point(y, columns, rows, mean=a["mean"], loglik=ll)
     if kind == "intervals":
         levels = plan.levels if plan.levels else [s.level]
-        return Intervals(y, columns, rows, lower=a["lower"], upper=a["upper"], levels=levels, mean=a.get("mean"))
+        return Intervals(y, columns, rows, lower=a["lower"], upper=a["upper"], levels=levels, mean=a.get("mean"),
+                         loglik=ll)
     if kind == "quantiles":
-        return Quantiles(y, columns, rows, quantiles=a["quantiles"], levels=plan.levels, fix_crossing=s.fix_crossing)
+        return Quantiles(y, columns, rows, quantiles=a["quantiles"], levels=plan.levels, fix_crossing=s.fix_crossing,
+                         loglik=ll)
     if kind == "samples":
-        return Samples(y, columns, rows, samples=a["samples"])
+        return Samples(y, columns, rows, samples=a["samples"], loglik=ll)
     if kind == "categorical":
-        return Categorical(y, columns, rows, proba=a["proba"], renormalize=s.renormalize)
+        return Categorical(y, columns, rows, proba=a["proba"], renormalize=s.renormalize, loglik=ll)
+    if kind == "members":
+        return MemberCategorical(y, columns, rows, member_proba=a["member_proba"], renormalize=s.renormalize,
+                                 loglik=ll)
+    if kind == "dirichlet":
+        return Dirichlet(y, columns, rows, alpha=a["alpha"], loglik=ll)
+    if kind == "loglik":
+        return LogLikelihood(y, columns, rows, loglik=ll)
     raise AssertionError(kind)
