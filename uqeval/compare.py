@@ -557,8 +557,10 @@ def resolve_metrics(
         if len(distinct) > 1:
             raise InputError(f"metric name {name!r} is ambiguous; give one of: {', '.join(distinct)}")
         g, spec, middle = usable[0]
+        kind = next(k for k in sorted(kinds) if k in g.compute)  # orientation can depend on the representation
+        orient = g.orientation(kind=kind).get(f"{g.name}.{spec.name}", spec.orientation)
         if not g.by_level:
-            refs.append(MetricRef(f"{g.name}.{spec.name}", "summary", spec.orientation, g.name, (spec.name,)))
+            refs.append(MetricRef(f"{g.name}.{spec.name}", "summary", orient, g.name, (spec.name,)))
             continue
         levels: list[str] = []
         for k, m in enumerate(models):
@@ -574,7 +576,7 @@ def resolve_metrics(
         if not levels:
             raise InputError(f"metric {name!r}: no model has a value for it")
         for lv in levels:
-            refs.append(MetricRef(f"{g.name}.{lv}.{spec.name}", "summary", spec.orientation, g.name, (lv, spec.name)))
+            refs.append(MetricRef(f"{g.name}.{lv}.{spec.name}", "summary", orient, g.name, (lv, spec.name)))
     seen: set[str] = set()
     unique = [r for r in refs if not (r.name in seen or seen.add(r.name))]
     if not unique:

@@ -60,7 +60,7 @@ def rich_table(summary: dict[str, Any], title: str | None = None):
     table = Table(title=title or header_line(summary), title_justify="left")
     table.add_column("group", style="cyan", no_wrap=True)
     table.add_column("metric", no_wrap=True)
-    table.add_column("value", justify="right")
+    table.add_column("value", justify="right", no_wrap=True)
     table.add_column("direction", style="dim", no_wrap=True)
     last = None
     for group, metric, value, direction in metric_rows(summary):
