@@ -93,7 +93,7 @@ def test_table_and_markdown_render(monkeypatch):
     monkeypatch.chdir(ROOT)
     r = runner.invoke(app, ["score", "sample_data/gaussian.parquet"])
     assert r.exit_code == 0, r.output
-    assert "ma_cal" in r.stdout and "lower is better" in r.stdout
+    assert "ma_cal" in r.stdout and "↓ lower" in r.stdout and "↑ higher" in r.stdout
     r = runner.invoke(app, ["score", "sample_data/gaussian.parquet", "--format", "markdown"])
     assert r.exit_code == 0 and "| avg_calibration | ma_cal |" in r.stdout
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 DIRECTION = {"lower": "lower is better", "higher": "higher is better", "target": "closer to target"}
+SHORT = {"lower is better": "↓ lower", "higher is better": "↑ higher", "closer to target": "◎ target"}
 
 
 def fmt_value(v: Any) -> str:
@@ -21,7 +22,7 @@ def fmt_value(v: Any) -> str:
         return f"{v:.4g}" if 1e-4 <= a < 1e6 else f"{v:.3e}"
     if isinstance(v, (list, tuple)):
         if len(v) > 4:
-            return f"{fmt_value(v[0])} … {fmt_value(v[-1])} ({len(v)} values)"
+            return f"{fmt_value(v[0])} … {fmt_value(v[-1])} ({len(v)})"
         return "[" + ", ".join(fmt_value(x) for x in v) + "]"
     return str(v)
 
@@ -61,12 +62,12 @@ def rich_table(summary: dict[str, Any], title: str | None = None):
     table.add_column("group", style="cyan", no_wrap=True)
     table.add_column("metric", no_wrap=True)
     table.add_column("value", justify="right", no_wrap=True)
-    table.add_column("direction", style="dim", no_wrap=True)
+    table.add_column("better", style="dim", no_wrap=True, min_width=8)
     last = None
     for group, metric, value, direction in metric_rows(summary):
         if last is not None and group != last:
             table.add_section()
-        table.add_row(group if group != last else "", metric, value, direction)
+        table.add_row(group if group != last else "", metric, value, SHORT.get(direction, direction))
         last = group
     return table
 
