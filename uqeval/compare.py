@@ -338,7 +338,7 @@ def _model_quantiles(pred: Prediction, levels: np.ndarray) -> np.ndarray:
     if pred.kind == "samples":
         from .metrics.samples import empirical_quantiles
 
-        return empirical_quantiles(pred.samples, levels)
+        return pred.map_rows(lambda s: empirical_quantiles(s, levels))
     if pred.kind == "quantiles":
         index = {level_key(t): j for j, t in enumerate(pred.levels)}
         return pred.quantiles[:, [index[level_key(t)] for t in levels]]
@@ -388,7 +388,7 @@ def per_row_scores(pred: Prediction, grids: Grids, which: Iterable[str] = PER_RO
             elif kind == "samples":
                 from .metrics.samples import crps_ensemble
 
-                out[name] = crps_ensemble(y, pred.samples)
+                out[name] = pred.map_rows(lambda s, yy: crps_ensemble(yy, s), y)
             else:  # point: the CRPS of a point mass is the absolute error
                 out[name] = np.abs(y - pred.mean)
         elif name == "nll":
@@ -671,7 +671,7 @@ def _cover_index(pred: Prediction, expected: np.ndarray) -> np.ndarray | None:
         from .metrics.quantiles import _PIT_TOL
         from .metrics.samples import pit_samples
 
-        central = np.abs(2.0 * pit_samples(pred.y_true, pred.samples) - 1.0)
+        central = np.abs(2.0 * pred.map_rows(lambda s, y: pit_samples(y, s), pred.y_true) - 1.0)
         # |2u - 1| <= p_j + tol  <=>  j >= searchsorted(p, central - tol, "left")
         return np.searchsorted(expected, central - _PIT_TOL, side="left")
     return None
@@ -723,7 +723,7 @@ def _sharpness_resampler(pred: Prediction, key: str) -> Resampler | None:
     elif pred.kind == "samples":
         from .metrics.samples import ensemble_mean_std
 
-        sd = ensemble_mean_std(pred.samples)[1]
+        sd = pred.map_rows(ensemble_mean_std)[1]
     else:
         return None
     if key == "sharp":
@@ -777,7 +777,8 @@ def _scoring_resampler(pred: Prediction, key: str, settings: Settings) -> Resamp
     elif kind == "samples" and key in ("crps", "crps_fair"):
         from .metrics.samples import crps_ensemble, crps_fair
 
-        rows = (crps_ensemble if key == "crps" else crps_fair)(y, pred.samples)
+        kernel = crps_ensemble if key == "crps" else crps_fair
+        rows = pred.map_rows(lambda s, yy: kernel(yy, s), y)
     elif kind == "quantiles" and key in ("pinball", "wis"):
         from .metrics.quantiles import weighted_interval_score
 

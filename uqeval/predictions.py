@@ -314,10 +314,16 @@ class Quantiles(Prediction):
 
 @dataclass(frozen=True)
 class Samples(Prediction):
-    """Ensemble members or posterior draws: ``samples`` (N, M), member axis last, M >= 2."""
+    """Ensemble members or posterior draws: ``samples`` (N, M), member axis last, M >= 2.
+
+    With ``allow_missing`` (``--nan-policy omit``) a row may lack some members
+    (NaN), as long as it keeps at least 2; metric code reaches the members through
+    :meth:`map_rows`, which hands each kernel dense blocks of equal member count.
+    """
 
     kind: ClassVar[str] = "samples"
     samples: np.ndarray = None  # type: ignore[assignment]
+    allow_missing: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -327,12 +333,56 @@ class Samples(Prediction):
                 f"samples need at least 2 members per row, found {s.shape[1]} in "
                 f"'{_colname(self.columns, 'samples')}'; a single draw is a point prediction (use --mean)"
             )
-        _check_2d(s, "samples", self.columns, self.rows)
+        finite = np.isfinite(s)
+        if self.allow_missing and not finite.all():
+            short = finite.sum(axis=1) < 2
+            if short.any():
+                n, first = bad_rows(short)
+                raise InputError(
+                    f"samples need at least 2 finite members per row: {n} row(s) in "
+                    f"'{_colname(self.columns, 'samples')}' have fewer (first at row {_row(self.rows, first)})"
+                )
+            s = np.where(finite, s, np.nan)
+        else:
+            _check_2d(s, "samples", self.columns, self.rows)
         object.__setattr__(self, "samples", s)
+        object.__setattr__(self, "_ragged", not finite.all())
 
     @property
     def n(self) -> int:
         return self.samples.shape[0]
+
+    @property
+    def ragged(self) -> bool:
+        """True when some rows lack members (NaN), only possible with ``allow_missing``."""
+        return self._ragged  # type: ignore[attr-defined]
+
+    def map_rows(self, fn, *row_args: np.ndarray):
+        """Apply a row-wise kernel ``fn(samples, *row_args)`` that returns an array (or tuple of arrays)
+        with rows first, handling rows with missing members.
+
+        Without missing members this is ``fn(self.samples, *row_args)``. Otherwise rows are
+        grouped by their number of members m and ``fn`` sees each group's members as a dense
+        (n_m, m) block (a loop over distinct member counts, not rows); results are scattered
+        back into row order. Every sample kernel is invariant to member order, which makes this exact.
+        """
+        if not self.ragged:
+            return fn(self.samples, *row_args)
+        counts = np.isfinite(self.samples).sum(axis=1)
+        dense = np.sort(self.samples, axis=1)  # NaN sorts last
+        out: list[np.ndarray] | None = None
+        single = False
+        for m in np.unique(counts):
+            idx = np.flatnonzero(counts == m)
+            res = fn(dense[idx, :m], *(np.asarray(a)[idx] for a in row_args))
+            if not isinstance(res, tuple):
+                res, single = (res,), True
+            if out is None:
+                out = [np.empty((self.n,) + np.shape(r)[1:], dtype=np.asarray(r).dtype) for r in res]
+            for o, r in zip(out, res):
+                o[idx] = r
+        assert out is not None
+        return out[0] if single else tuple(out)
 
 
 @dataclass(frozen=True)

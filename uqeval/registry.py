@@ -90,7 +90,7 @@ def _samples_moments(p) -> tuple[np.ndarray, np.ndarray]:
 
     cache = p.__dict__.setdefault("_cache", {})  # frozen dataclass: memo in the instance dict
     if "moments" not in cache:
-        cache["moments"] = ensemble_mean_std(p.samples)
+        cache["moments"] = p.map_rows(ensemble_mean_std)
     return cache["moments"]
 
 
@@ -99,7 +99,7 @@ def _samples_pit(p) -> np.ndarray:
 
     cache = p.__dict__.setdefault("_cache", {})
     if "pit" not in cache:
-        cache["pit"] = pit_samples(p.y_true, p.samples)
+        cache["pit"] = p.map_rows(lambda s, y: pit_samples(y, s), p.y_true)
     return cache["pit"]
 
 
@@ -146,7 +146,7 @@ def intervals_at(p, level: float) -> tuple[np.ndarray, np.ndarray]:
     if p.kind == "samples":
         from .metrics.samples import empirical_quantiles
 
-        q = empirical_quantiles(p.samples, np.array([(1 - level) / 2, (1 + level) / 2]))
+        q = p.map_rows(lambda s: empirical_quantiles(s, np.array([(1 - level) / 2, (1 + level) / 2])))
         return q[:, 0], q[:, 1]
     if p.kind == "quantiles":
         for i, j, lv in central_pairs(p.levels):
@@ -242,7 +242,7 @@ def _scoring_gaussian(p, s: Settings) -> dict:
 def _scoring_samples(p, s: Settings) -> dict:
     from .metrics.samples import crps_ensemble_and_fair
 
-    crps, fair = crps_ensemble_and_fair(p.y_true, p.samples)
+    crps, fair = p.map_rows(lambda s, y: crps_ensemble_and_fair(y, s), p.y_true)
     return {"crps": float(crps.mean()), "crps_fair": float(fair.mean())}
 
 

@@ -237,7 +237,7 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
         bounds = f"central quantile pair at level {key}"
         centre = f"median (column '{col}')"
     else:  # samples
-        pred = p.samples.mean(axis=1)
+        pred = np.nanmean(p.samples, axis=1)  # missing members (--nan-policy omit) are NaN
         bounds = (f"empirical quantiles {_level_key((1 - used) / 2)}, {_level_key((1 + used) / 2)} "
                   f"of {p.samples.shape[1]} members")
         centre = "ensemble mean"

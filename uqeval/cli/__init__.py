@@ -17,6 +17,7 @@ from . import explain as _explain
 from . import plot as _plot
 from . import report as _report
 from . import coverage as _coverage
+from . import recalibrate as _recalibrate
 from . import score as _score
 from . import ucc as _ucc
 
@@ -48,6 +49,7 @@ app.command("ucc")(_ucc.ucc)
 app.command("coverage")(_coverage.coverage)
 app.command("check")(_check.check)
 app.command("compare")(_compare.compare)
+app.command("recalibrate")(_recalibrate.recalibrate)
 app.command("plot")(_plot.plot)
 app.command("report")(_report.report)
 app.command("explain")(_explain.explain)

@@ -9,6 +9,7 @@ import typer
 
 from .common import (ConfigOpt, FormatOpt, LevelsOpt, LowerCol, MeanCol, NanOpt, OutputFormat, OutputOpt, ReprOpt,
                      SeedOpt, StdCol, UpperCol, VarCol, YCol, column_overrides, emit, handle_errors, parse_levels)
+from .plot import MaxPointsOpt, PlotFormatOpt, XOpt
 
 
 @handle_errors
@@ -32,11 +33,18 @@ def score(
     fix_crossing: Annotated[bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")] = False,
     logits: Annotated[bool, typer.Option("--logits", help="Class columns hold logits; apply softmax.")] = False,
     renormalize: Annotated[bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")] = False,
+    oca_fraction: Annotated[Optional[float], typer.Option("--oca-fraction", help="Share of most uncertain rows handed to an oracle for oracle_collaborative_accuracy (default 0.01).")] = None,
+    bayes_samples: Annotated[Optional[int], typer.Option("--bayes-samples", help="Posterior draws of the Bayesian ECE (default 500, seeded by --seed).")] = None,
+    per_row: Annotated[Optional[Path], typer.Option("--per-row", help="Ensembles and Dirichlet outputs: write per-row total/aleatoric/epistemic uncertainty to this Parquet file.", dir_okay=False)] = None,
     seed: SeedOpt = None,
     nan_policy: NanOpt = None,
     config: ConfigOpt = None,
     fmt: FormatOpt = OutputFormat.table,
     output: OutputOpt = None,
+    plot_dir: Annotated[Optional[Path], typer.Option("--plot-dir", help="Write every plot that applies to the representation into this directory (created if its parent exists), e.g. calibration.png.")] = None,
+    plot_format: PlotFormatOpt = None,
+    max_points: MaxPointsOpt = None,
+    x: XOpt = None,
 ) -> None:
     """Score a prediction file: accuracy, calibration, sharpness, scoring rules, reliability, coverage."""
     from ..api import score_file, train_std
@@ -53,12 +61,50 @@ def score(
         levels=parse_levels(levels), level=level, y_std=y_std, num_bins=num_bins, resolution=resolution,
         class_bins=bins, seed=seed, nan_policy=nan_policy.value if nan_policy else None,
         fix_crossing=fix_crossing or None, logits=logits or None, renormalize=renormalize or None,
+        oca_fraction=oca_fraction, bayes_samples=bayes_samples,
     )
     if output is not None:
         check_output_path(output, [file])
+    if per_row is not None:
+        check_output_path(per_row, [file])
+        if output is not None and per_row.resolve() == output.resolve():
+            raise UsageError("--per-row and --output name the same file; give two different paths")
+    if plot_dir is None and (plot_format is not None or max_points is not None or x is not None):
+        raise UsageError("--plot-format, --max-points and --x only apply with --plot-dir DIR")
+    if plot_dir is not None:
+        from ..plotting import check_plot_dir
+        from .plot import check_max_points
+
+        check_plot_dir(plot_dir)
+        check_max_points(max_points)
+        if x is not None:  # fail before scoring when the column is missing
+            from ..io.readers import inspect
+            from ..plotting import find_x_column
+
+            find_x_column(inspect(file), x)
     if train is not None:
         from dataclasses import replace
 
         settings = replace(settings, y_std=train_std(train, settings))
-    summary = score_file(file, settings)
+    summary = score_file(file, settings, per_row=per_row)
+    if plot_dir is not None:
+        _write_plots(file, settings, summary, plot_dir, plot_format, max_points, x)
     emit(summary, fmt, output)
+
+
+def _write_plots(file, settings, summary, plot_dir, plot_format, max_points, x) -> None:
+    """Every plot that applies to the file's representation, as ``<plot_dir>/<kind>.<format>``."""
+    from ..io.load import load_predictions
+    from ..plotting import build_figures, write_figures
+    from .plot import check_max_points, load_x
+
+    loaded = load_predictions(file, settings)
+    xs, x_label = load_x(file, x, loaded)
+    bundle = build_figures(loaded.prediction, summary.get("metrics"), settings, name=file.name, x=xs,
+                           x_label=x_label, max_points=check_max_points(max_points), info=loaded.info)
+    for note in bundle.notes:
+        typer.echo(f"note: {note}", err=True)
+    if not bundle.figures:
+        typer.echo(f"note: no plot applies to {loaded.prediction.kind} predictions; nothing written to {plot_dir}",
+                   err=True)
+    write_figures(bundle.figures, plot_dir, plot_format.value if plot_format else "png")

@@ -132,9 +132,15 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
 
     rows = np.arange(n_rows)
     n_dropped = 0
+    n_members_dropped = 0
     if settings.nan_policy == "omit":
         ok = np.ones(n_rows, dtype=bool)
-        for a in arrays.values():
+        for role, a in arrays.items():
+            if role == "samples":  # drop NaN/inf members per row; a row needs 2 finite members
+                finite = np.isfinite(a)
+                ok &= finite.sum(axis=1) >= 2
+                n_members_dropped = int((~finite[ok]).sum())
+                continue
             ok &= np.isfinite(a).reshape(len(a), -1).all(axis=1)
         n_dropped = int(n_rows - ok.sum())
         if n_dropped:
@@ -161,6 +167,8 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
     }
     if isinstance(pred, Quantiles) and pred.n_fixed:
         info["n_fixed_crossing"] = pred.n_fixed
+    if n_members_dropped:
+        info["n_members_dropped"] = n_members_dropped
     return Loaded(pred, info, groups)
 
 
@@ -180,7 +188,7 @@ def _build(plan: ColumnPlan, a: dict[str, np.ndarray], columns: dict, rows: np.n
         return Quantiles(y, columns, rows, quantiles=a["quantiles"], levels=plan.levels, fix_crossing=s.fix_crossing,
                          loglik=ll)
     if kind == "samples":
-        return Samples(y, columns, rows, samples=a["samples"], loglik=ll)
+        return Samples(y, columns, rows, samples=a["samples"], loglik=ll, allow_missing=s.nan_policy == "omit")
     if kind == "categorical":
         return Categorical(y, columns, rows, proba=a["proba"], renormalize=s.renormalize, loglik=ll)
     if kind == "members":

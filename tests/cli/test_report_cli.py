@@ -1,0 +1,173 @@
+"""``uqeval report``: every metric of every file, embedded plots, UCC, glossary, escaping, real rendering."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from uqeval.cli import app
+from uqeval.report.html import flatten
+
+from ..conftest import SAMPLE, write_table
+from ..report.test_html import images_loaded_in_chromium, needs_chromium, parse
+
+runner = CliRunner()
+XSS = "<script>alert(1)</script>"
+NAME_XSS = "<img src=x onerror=\"alert(2)\">.csv"
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def summary_of(path, *args) -> dict:
+    r = invoke("score", path, "--format", "json", *args)
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """Two small Gaussian files over the same targets and a small classification file."""
+    d = tmp_path_factory.mktemp("report")
+    rng = np.random.default_rng(0)
+    n = 300
+    mu = rng.normal(size=n)
+    sd = rng.uniform(0.5, 1.5, n)
+    y = mu + sd * rng.normal(size=n)
+    shift = np.where(np.arange(n) < 150, "a", "b")
+    a = write_table(d / "model_a.parquet", {"y": y, "mu": mu, "sigma": sd, "shift": shift})
+    b = write_table(d / "model_b.csv", {"y": y, "mu": mu, "sigma": np.full(n, 1.0), "shift": shift})
+    proba = rng.dirichlet(np.ones(3), size=n)
+    c = write_table(d / "cls.parquet", {"label": rng.integers(0, 3, n), "p_0": proba[:, 0], "p_1": proba[:, 1],
+                                        "p_2": proba[:, 2]})
+    return d, a, b, c
+
+
+@pytest.fixture(scope="module")
+def two_model_report(files):
+    d, a, b, c = files
+    out = d / "report.html"
+    r = invoke("report", a, b, c, "--output", out, "--title", "Models & <friends>", "--max-points", "200")
+    assert r.exit_code == 0, r.output
+    assert "wrote" in r.stderr and "3 file(s)" in r.stderr
+    return out.read_text(encoding="utf-8"), [summary_of(p) for p in (a, b, c)]
+
+
+def test_report_holds_every_metric_key_of_every_summary(two_model_report):
+    doc, summaries = two_model_report
+    text = "".join(parse(doc).text)
+    for s in summaries:
+        for path, _ in flatten(s["metrics"]):
+            assert path in text, path
+        for path, _ in flatten(s["input"], "input"):
+            assert path in text, path
+    # the three files side by side, with orientation
+    head = re.search(r'<table class="metrics"><thead><tr>(.*?)</tr>', doc).group(1)
+    assert "model_a.parquet" in head and "model_b.csv" in head and "cls.parquet" in head
+    row = re.search(r"<code>scoring_rule\.crps</code></a></th>(.*?)</tr>", doc).group(1)
+    assert "lower is better" in row
+    crps = [s["metrics"]["scoring_rule"]["crps"] for s in summaries[:2]]
+    assert f"{crps[0]:.6g}" in row and f"{crps[1]:.6g}" in row
+    assert "Models &amp; &lt;friends&gt;" in doc
+
+
+def test_report_embeds_every_plot_and_the_ucc(two_model_report):
+    doc, summaries = two_model_report
+    imgs = [a for t, a in parse(doc).tags if t == "img"]
+    # 9 Gaussian plots per regression file, 4 classification plots
+    assert len(imgs) == 9 + 9 + 4
+    for img in imgs:
+        assert img["src"].startswith("data:image/png;base64,")
+        data = base64.b64decode(img["src"].split(",", 1)[1])
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    alts = [i["alt"] for i in imgs]
+    assert "Uncertainty characteristics curve — model_a.parquet" in alts
+    assert "Reliability diagram — cls.parquet" in alts
+    # UCC table rows (regression files only) and the glossary
+    for key in ("ucc.auucc", "ucc.auucc_const", "ucc.gain", "ucc.op.k", "ucc.level"):
+        assert f"<code>{key}</code>" in doc, key
+    ids = {a.get("id") for _, a in parse(doc).tags}
+    for key in ("scoring_rule.crps", "calibration.ece", "ucc.gain", "accuracy.mae"):
+        assert f"glossary-{key}" in ids, key
+
+
+def test_report_ucc_equals_uqeval_ucc(files, two_model_report):
+    doc, _ = two_model_report
+    d, a, b, c = files
+    r = invoke("ucc", a, b, "--format", "json")
+    assert r.exit_code == 0, r.output
+    models = json.loads(r.stdout)["models"]
+    row = re.search(r"<code>ucc\.auucc</code></a></th>(.*?)</tr>", doc).group(1)
+    for m in models.values():
+        assert f"{m['ucc']['auucc']:.6g}" in row
+
+
+def test_report_has_group_tables_with_by(files, tmp_path):
+    d, a, b, c = files
+    out = tmp_path / "r.html"
+    r = invoke("report", a, "--by", "shift", "-o", out, "--max-points", "100")
+    assert r.exit_code == 0, r.output
+    doc = out.read_text()
+    groups = doc[doc.index('id="groups"'):doc.index('id="figures"')]
+    assert "model_a.parquet — by shift" in groups
+    text = "".join(parse(groups).text)
+    summary = summary_of(a, "--by", "shift")
+    assert sorted(summary["groups"]["values"]) == ["a", "b"]
+    for value in summary["groups"]["values"].values():
+        for path, _ in flatten(value["metrics"]):
+            assert path in text, path
+
+
+def test_strings_from_the_input_are_escaped_through_the_cli(tmp_path, gaussian_cols):
+    # a column named like a script, in a file whose name is markup
+    f = write_table(tmp_path / NAME_XSS, {"y": gaussian_cols["y"], XSS: gaussian_cols["mu"]})
+    out = tmp_path / "r.html"
+    r = invoke("report", f, "--mean", XSS, "-o", out)
+    assert r.exit_code == 0, r.output
+    doc = out.read_text()
+    assert XSS not in doc and "<script" not in doc.lower() and NAME_XSS not in doc
+    assert html.escape(XSS) in doc and html.escape(NAME_XSS) in doc
+
+
+def test_svg_figures_are_embedded(tmp_path):
+    out = tmp_path / "r.html"
+    r = invoke("report", SAMPLE / "intervals_multi.csv", "-o", out, "--plot-format", "svg", "--max-points", "200")
+    assert r.exit_code == 0, r.output
+    imgs = [a for t, a in parse(out.read_text()).tags if t == "img"]
+    assert len(imgs) == 3 and all(i["src"].startswith("data:image/svg+xml;base64,") for i in imgs)
+
+
+def test_report_errors(files, tmp_path):
+    d, a, b, c = files
+    r = invoke("report", a, "-o", tmp_path / "missing" / "r.html")
+    assert r.exit_code == 3 and "does not exist" in r.stderr
+    r = invoke("report", a, "-o", tmp_path / "r.html", "--plot-format", "pdf")
+    assert r.exit_code == 2 and "cannot be embedded" in r.stderr
+    r = invoke("report", a, "-o", a)
+    assert r.exit_code == 3 and "refusing to overwrite" in r.stderr
+    r = invoke("report", a, tmp_path / "nope.csv", "-o", tmp_path / "r.html")
+    assert r.exit_code == 3 and "does not exist" in r.stderr
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_point_file_report_has_metrics_but_no_figures(tmp_path):
+    out = tmp_path / "p.html"
+    r = invoke("report", SAMPLE / "point.csv", "-o", out)
+    assert r.exit_code == 0, r.output
+    doc = out.read_text()
+    assert "No figures." in doc and "<code>accuracy.rmse</code>" in doc and "<code>ucc." not in doc
+
+
+@needs_chromium
+def test_cli_report_renders_in_chromium_with_every_image_loaded(two_model_report, tmp_path):
+    doc, _ = two_model_report
+    result = images_loaded_in_chromium(doc, tmp_path)
+    assert len(result) == 22
+    assert all(r["ok"] for r in result), [r for r in result if not r["ok"]]

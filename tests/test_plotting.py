@@ -1,0 +1,249 @@
+"""uqeval.plotting: which plots apply, what they are built from, the x column and the plot directory."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from uqeval.api import score_prediction
+from uqeval.config import Settings, make_settings
+from uqeval.errors import InputError, SchemaError
+from uqeval.metrics.ucc import ucc_summary
+from uqeval.plotting import (KIND_TITLES, PLOT_KINDS, applicable_kinds, build_figures, check_plot_dir, plot_level,
+                             read_x_column, ucc_level, ucc_result, write_figures)
+from uqeval.predictions import (Categorical, Dirichlet, Gaussian, Intervals, MemberCategorical, Point, Quantiles,
+                                Samples)
+
+from .conftest import write_table
+
+N = 200
+
+
+@pytest.fixture(scope="module")
+def preds() -> dict:
+    rng = np.random.default_rng(1)
+    mu = rng.normal(size=N)
+    sd = rng.uniform(0.5, 1.5, N)
+    y = mu + sd * rng.normal(size=N)
+    lv = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
+    q = mu[:, None] + sd[:, None] * norm.ppf(lv)[None, :]
+    samples = mu[:, None] + sd[:, None] * rng.normal(size=(N, 8))
+    proba = rng.dirichlet(np.ones(3), size=N)
+    labels = rng.integers(0, 3, N).astype(float)
+    return {
+        "gaussian": Gaussian(y, {}, np.arange(N), mean=mu, std=sd),
+        "samples": Samples(y, {}, np.arange(N), samples=samples),
+        "quantiles": Quantiles(y, {}, np.arange(N), quantiles=q, levels=lv),
+        "intervals": Intervals(y, {}, np.arange(N), lower=q[:, [0, 1]], upper=q[:, [4, 3]], levels=[0.9, 0.5]),
+        "point": Point(y, {}, np.arange(N), mean=mu),
+        "categorical": Categorical(labels, {}, np.arange(N), proba=proba),
+        "members": MemberCategorical(labels, {}, np.arange(N),
+                                     member_proba=rng.dirichlet(np.ones(3), size=(N, 4))),
+        "dirichlet": Dirichlet(labels, {}, np.arange(N), alpha=rng.gamma(2.0, 1.0, size=(N, 3))),
+    }
+
+
+EXPECTED = {
+    "gaussian": ("predictions", "intervals", "calibration", "adversarial", "sharpness", "residuals",
+                 "reliability", "pit", "ucc"),
+    "samples": ("predictions", "intervals", "calibration", "adversarial", "sharpness", "reliability", "pit",
+                "rejection", "ucc"),
+    "quantiles": ("predictions", "intervals", "calibration", "pit", "ucc"),
+    "intervals": ("predictions", "intervals", "ucc"),
+    "point": (),
+    "categorical": ("reliability", "confidence", "sets", "rejection"),
+    "members": ("reliability", "confidence", "sets", "rejection"),
+    "dirichlet": ("reliability", "confidence", "sets", "rejection"),
+}
+
+
+def titles(fig) -> str:
+    return " ".join([ax.get_title() for ax in fig.axes] + [fig._suptitle.get_text() if fig._suptitle else ""])
+
+
+@pytest.mark.parametrize("kind", list(EXPECTED))
+def test_applicable_kinds_and_every_title_names_the_file(preds, kind):
+    pred = preds[kind]
+    assert applicable_kinds(pred) == EXPECTED[kind]
+    metrics, _ = score_prediction(pred, Settings())
+    bundle = build_figures(pred, metrics, Settings(), name="model<1>.parquet")
+    assert tuple(bundle.figures) == EXPECTED[kind]
+    for k, fig in bundle.figures.items():
+        assert "model<1>.parquet" in titles(fig), k
+        for ax in fig.axes:  # every axis is labelled
+            if ax.get_visible() and ax.has_data():  # (stacked axes share one x label)
+                xlabel = any(a.get_xlabel() for a in ax.get_shared_x_axes().get_siblings(ax))
+                assert xlabel and ax.get_ylabel(), (k, ax.get_title())
+    assert (bundle.ucc is not None) == ("ucc" in EXPECTED[kind])
+
+
+def test_no_plot_for_log_likelihoods_alone():
+    from uqeval.predictions import LogLikelihood
+
+    pred = LogLikelihood(None, loglik=np.zeros((5, 3)))
+    assert applicable_kinds(pred) == ()
+    assert build_figures(pred).figures == {}
+
+
+def test_kind_titles_cover_every_kind():
+    assert set(KIND_TITLES) == set(PLOT_KINDS)
+    assert set().union(*map(set, EXPECTED.values())) == set(PLOT_KINDS)
+
+
+def test_requested_kind_that_does_not_apply_lists_those_that_do(preds):
+    with pytest.raises(InputError, match=r"'residuals' does not apply to samples.*sharpness"):
+        build_figures(preds["samples"], kinds=["residuals"])
+    with pytest.raises(InputError, match="carry no uncertainty"):
+        build_figures(preds["point"], kinds=["calibration"])
+    with pytest.raises(InputError, match="unknown plot kind"):
+        build_figures(preds["gaussian"], kinds=["violin"])
+    with pytest.raises(InputError, match="max-points"):
+        build_figures(preds["gaussian"], kinds=["pit"], max_points=0)
+
+
+def test_missing_metrics_are_computed_like_the_summary(preds):
+    # adversarial needs the adv_group_calibration curve: taken from the registry when absent
+    pred = preds["gaussian"]
+    metrics, _ = score_prediction(pred, Settings())
+    a = build_figures(pred, None, Settings(), kinds=["adversarial"]).figures["adversarial"]
+    b = build_figures(pred, metrics, Settings(), kinds=["adversarial"]).figures["adversarial"]
+    ya = a.axes[0].lines[0].get_ydata()
+    np.testing.assert_allclose(ya, b.axes[0].lines[0].get_ydata())
+    np.testing.assert_allclose(ya, metrics["adv_group_calibration"]["ma_mean"])
+
+
+def test_scatter_subsamples_but_curves_use_every_row(preds):
+    pred = preds["gaussian"]
+    figs = build_figures(pred, None, Settings(), kinds=["predictions", "pit"], max_points=50, seed=3).figures
+    ax = figs["predictions"].axes[0]
+    assert len(ax.collections[-1].get_offsets()) == 50  # the observations
+    again = build_figures(pred, None, Settings(), kinds=["predictions"], max_points=50, seed=3).figures
+    other = build_figures(pred, None, Settings(), kinds=["predictions"], max_points=50, seed=4).figures
+    pts = ax.collections[-1].get_offsets()
+    np.testing.assert_array_equal(pts, again["predictions"].axes[0].collections[-1].get_offsets())
+    assert not np.array_equal(pts, other["predictions"].axes[0].collections[-1].get_offsets())
+    # the mean line holds every row (N is below the curve reduction threshold)
+    assert len(ax.lines[0].get_xdata()) == N
+    assert "observations (50 of 200)" in ax.get_legend_handles_labels()[1]
+
+
+def test_x_values_order_the_band_plot(preds):
+    pred = preds["gaussian"]
+    x = np.linspace(10, 0, N)  # decreasing: the plot sorts rows by x
+    fig = build_figures(pred, None, Settings(), kinds=["predictions"], x=x, x_label="time [s]").figures["predictions"]
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "time [s]"
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), pred.mean[::-1])
+    with pytest.raises(InputError, match="x has 3 values"):
+        build_figures(pred, None, Settings(), kinds=["predictions"], x=np.arange(3.0))
+
+
+def test_samples_band_is_the_empirical_095_interval_and_rejection_matches_registry(preds):
+    from uqeval.metrics.ensembles import rejection_curve
+    from uqeval.metrics.samples import empirical_quantiles
+
+    pred = preds["samples"]
+    assert plot_level(pred, Settings()) == 0.95
+    fig = build_figures(pred, None, Settings(), kinds=["intervals"]).figures["intervals"]
+    segs = fig.axes[0].collections[0].get_segments()  # one vertical line per row, in target order
+    q = empirical_quantiles(pred.samples, np.array([0.025, 0.975]))
+    order = np.argsort(pred.y_true, kind="stable")
+    np.testing.assert_allclose([s[0][1] for s in segs], q[order, 0])
+    np.testing.assert_allclose([s[1][1] for s in segs], q[order, 1])
+    rej = build_figures(pred, None, Settings(), kinds=["rejection"]).figures["rejection"]
+    m = pred.samples.mean(axis=1)
+    sd = pred.samples.std(axis=1, ddof=1)
+    expected = rejection_curve(pred.y_true - m, sd, kind="rmse")
+    np.testing.assert_allclose(rej.axes[0].lines[0].get_ydata(), expected["values"])
+    np.testing.assert_allclose(rej.axes[0].lines[1].get_ydata(), expected["oracle_values"])
+
+
+def test_quantile_plots_use_the_widest_pair_quantile_mode_and_counts(preds):
+    from uqeval.metrics.quantiles import pit_histogram_quantiles, quantile_calibration_curve
+
+    pred = preds["quantiles"]
+    assert plot_level(pred, Settings()) == pytest.approx(0.9)
+    figs = build_figures(pred, None, Settings(), kinds=["intervals", "calibration", "pit"]).figures
+    segs = figs["intervals"].axes[0].collections[0].get_segments()
+    order = np.argsort(pred.y_true, kind="stable")
+    np.testing.assert_allclose([s[0][1] for s in segs], pred.quantiles[order, 0])
+    np.testing.assert_allclose([s[1][1] for s in segs], pred.quantiles[order, 4])
+    ax = figs["calibration"].axes[0]
+    exp, obs = quantile_calibration_curve(pred.y_true, pred.quantiles, pred.levels)
+    line = [ln for ln in ax.lines if ln.get_label() == "observed"][0]
+    np.testing.assert_allclose(line.get_xdata(), exp)
+    np.testing.assert_allclose(line.get_ydata(), obs)
+    assert "quantile level" in ax.get_xlabel()
+    hist = pit_histogram_quantiles(pred.y_true, pred.quantiles, pred.levels)
+    bars = figs["pit"].axes[0].patches[0]  # filled stairs of the counts
+    np.testing.assert_allclose(np.unique(bars.get_path().vertices[:, 0]), hist["edges"])
+
+
+def test_quantiles_without_a_central_pair_have_no_band(preds):
+    p = preds["quantiles"]
+    q = Quantiles(p.y_true, {}, p.rows, quantiles=p.quantiles[:, 2:], levels=p.levels[2:])
+    assert applicable_kinds(q) == ("calibration", "pit")
+
+
+def test_ucc_equals_the_kernel_on_the_same_band(preds):
+    pred = preds["gaussian"]
+    res = ucc_result(pred, Settings(), "g")
+    z = norm.ppf(0.975)
+    ref = ucc_summary(pred.y_true, pred.mean, pred.mean - z * pred.std, pred.mean + z * pred.std)
+    for key in ("auucc", "auucc_const", "gain"):
+        assert res["summary"][key] == pytest.approx(ref[key], rel=1e-12)
+    assert res["summary"]["level"] == 0.95 and "mean" in res["summary"]["centre"]
+    assert res["model"]["auucc"] == pytest.approx(ref["auucc"], rel=1e-12)
+    # --level picks the band when the file carries it, else the widest level
+    iv = preds["intervals"]
+    assert ucc_level(iv, Settings()) == pytest.approx(0.9)
+    assert ucc_level(iv, make_settings(level=0.5)) == pytest.approx(0.5)
+    assert ucc_level(preds["point"], Settings()) is None
+
+
+def test_ucc_problem_is_a_note_unless_asked_for(preds):
+    p = preds["intervals"]
+    lo, hi = p.lower.copy(), p.upper.copy()
+    bad = Intervals(p.y_true, {}, p.rows, lower=lo, upper=hi, levels=p.levels, mean=hi[:, 0] + 1.0)
+    bundle = build_figures(bad, None, Settings())
+    assert "ucc" not in bundle.figures and bundle.ucc is None
+    assert any(n.startswith("UCC skipped") for n in bundle.notes)
+    with pytest.raises(InputError, match="outside"):
+        build_figures(bad, None, Settings(), kinds=["ucc"])
+
+
+def test_reliability_diagram_for_classification_shows_the_summary_ece(preds):
+    pred = preds["categorical"]
+    metrics, _ = score_prediction(pred, Settings())
+    fig = build_figures(pred, metrics, Settings(), kinds=["reliability"], name="c").figures["reliability"]
+    assert f"ECE = {metrics['calibration']['ece']:.4f}" in titles(fig)
+    sets = build_figures(pred, metrics, make_settings(levels=(0.85,)), kinds=["sets"]).figures["sets"]
+    xs = sets.axes[0].lines[1].get_xdata()
+    np.testing.assert_allclose(xs, sorted({0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.99}))
+
+
+def test_read_x_column_aligns_with_kept_rows(tmp_path):
+    f = write_table(tmp_path / "d.parquet", {"y": [1.0, 2.0, 3.0, 4.0], "Time": [10.0, 20.0, 30.0, 40.0],
+                                            "name": ["a", "b", "c", "d"], "gap": [1.0, np.nan, 3.0, 4.0]})
+    np.testing.assert_array_equal(read_x_column(f, "time", np.array([0, 2, 3]), 3), [10.0, 30.0, 40.0])
+    np.testing.assert_array_equal(read_x_column(f, "gap", np.array([0, 2]), 2), [1.0, 3.0])
+    with pytest.raises(InputError, match=r"'gap' must be finite.*first at row 1"):
+        read_x_column(f, "gap", np.arange(4), 4)
+    with pytest.raises(SchemaError, match="'nope' given for --x not found"):
+        read_x_column(f, "nope", None, 4)
+    with pytest.raises(SchemaError, match="not numeric"):
+        read_x_column(f, "name", None, 4)
+
+
+def test_plot_dir_is_created_in_an_existing_parent_only(tmp_path, preds):
+    figs = build_figures(preds["quantiles"], None, Settings(), kinds=["pit", "calibration"]).figures
+    paths = write_figures(figs, tmp_path / "plots", "svg")
+    assert [p.name for p in paths] == ["calibration.svg", "pit.svg"]
+    assert all(p.read_bytes().startswith(b"<?xml") for p in paths)
+    assert sorted(x.name for x in (tmp_path / "plots").iterdir()) == ["calibration.svg", "pit.svg"]  # no temp files
+    with pytest.raises(InputError, match="parent directory"):
+        check_plot_dir(tmp_path / "missing" / "plots")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match="not a directory"):
+        check_plot_dir(tmp_path / "file")

@@ -1,0 +1,131 @@
+"""``uqeval plot FILE --kind KIND --output PATH``: one figure of a prediction file.
+
+Also defines the plot options shared with ``uqeval score --plot-dir`` and ``uqeval report``.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .common import (ConfigOpt, LevelsOpt, LowerCol, MeanCol, NanOpt, ReprOpt, StdCol, UpperCol, VarCol,
+                     YCol, column_overrides, handle_errors, parse_levels)
+
+
+class PlotFormat(str, Enum):
+    png = "png"
+    svg = "svg"
+    pdf = "pdf"
+
+
+# The --kind choices; kept in step with uqeval.plotting.PLOT_KINDS by a test (importing
+# uqeval.plotting here would load numpy for `uqeval --help`).
+PlotKind = Enum("PlotKind", {k: k for k in (
+    "predictions", "intervals", "calibration", "adversarial", "sharpness", "residuals", "reliability", "pit",
+    "confidence", "sets", "rejection", "ucc")}, type=str)
+
+XOpt = Annotated[Optional[str], typer.Option("--x", help="Column to plot predictions against (default: the row index).")]
+MaxPointsOpt = Annotated[Optional[int], typer.Option("--max-points", help="Most rows drawn in scatter plots, a seeded random subset (default 5000); curves use every row.")]
+PlotFormatOpt = Annotated[Optional[PlotFormat], typer.Option("--plot-format", help="Image format: png (default), svg or pdf.")]
+DpiOpt = Annotated[int, typer.Option("--dpi", min=30, max=1200, help="Resolution of PNG output, dots per inch.")]
+
+DEFAULT_MAX_POINTS = 5000
+
+
+def check_max_points(max_points: int | None) -> int:
+    from ..errors import UsageError
+
+    if max_points is None:
+        return DEFAULT_MAX_POINTS
+    if max_points < 1:
+        raise UsageError(f"--max-points must be >= 1, got {max_points}")
+    return int(max_points)
+
+
+def output_format(output: Path, plot_format: PlotFormat | None) -> str:
+    """Format from --plot-format, else from the file's suffix, else png; a contradiction is a usage error."""
+    from ..errors import UsageError
+
+    suffix = output.suffix.lower().lstrip(".")
+    if plot_format is not None:
+        if suffix in ("png", "svg", "pdf") and suffix != plot_format.value:
+            raise UsageError(f"--output {output} ends in .{suffix} but --plot-format is {plot_format.value}; "
+                             "make them agree")
+        return plot_format.value
+    return suffix if suffix in ("png", "svg", "pdf") else "png"
+
+
+def load_x(file: Path, x: str | None, loaded) -> tuple[object, str | None]:
+    """``(values, label)`` of the --x column aligned with the loaded rows, or ``(None, None)``."""
+    if x is None:
+        return None, None
+    from ..plotting import read_x_column
+
+    pred = loaded.prediction
+    return read_x_column(file, x, pred.rows, pred.n), x
+
+
+@handle_errors
+def plot(
+    file: Annotated[Path, typer.Argument(help="CSV or Parquet file of targets and predictions.")],
+    kind: Annotated[PlotKind, typer.Option("--kind", "-k", help="Which figure (see the list above).", case_sensitive=False)],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Image file to write (atomically); format from --plot-format or the suffix.", dir_okay=False)],
+    x: XOpt = None,
+    max_points: MaxPointsOpt = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of the scatter subsample and of randomised metrics (default 0).")] = None,
+    plot_format: PlotFormatOpt = None,
+    dpi: DpiOpt = 150,
+    y: YCol = None,
+    mean: MeanCol = None,
+    std: StdCol = None,
+    var: VarCol = None,
+    lower: LowerCol = None,
+    upper: UpperCol = None,
+    representation: ReprOpt = None,
+    levels: LevelsOpt = None,
+    level: Annotated[Optional[float], typer.Option("--level", help="Nominal level of a single lower/upper pair (default 0.95).")] = None,
+    num_bins: Annotated[Optional[int], typer.Option("--num-bins", help="Calibration curve bins (default 100).")] = None,
+    bins: Annotated[Optional[int], typer.Option("--bins", help="Classification reliability-diagram bins (default 15).")] = None,
+    fix_crossing: Annotated[bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")] = False,
+    logits: Annotated[bool, typer.Option("--logits", help="Class columns hold logits; apply softmax.")] = False,
+    renormalize: Annotated[bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")] = False,
+    nan_policy: NanOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Draw one figure of a prediction file.
+
+    Kinds: predictions (interval band vs --x or the row index), intervals (ordered by
+    target), calibration (average calibration curve), adversarial (group calibration),
+    sharpness (histogram of σ), residuals (vs σ), reliability (bin-free PIT diagram for
+    regression; reliability diagram for classification), pit (PIT histogram), confidence
+    and sets (classification), rejection (ensembles), ucc (uncertainty characteristics
+    curve). Which kinds apply depends on the file's representation; `uqeval score
+    FILE --plot-dir DIR` writes all of them.
+    """
+    from ..config import make_settings
+    from ..io.load import load_predictions
+    from ..io.writers import atomic_write_bytes, check_output_path
+    from ..plots.common import figure_to_bytes
+    from ..plotting import build_figures
+
+    fmt = output_format(output, plot_format)
+    n_points = check_max_points(max_points)
+    settings = make_settings(
+        config,
+        columns=column_overrides(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper),
+        representation=representation.value if representation else None,
+        levels=parse_levels(levels), level=level, num_bins=num_bins, class_bins=bins, seed=seed,
+        nan_policy=nan_policy.value if nan_policy else None, fix_crossing=fix_crossing or None,
+        logits=logits or None, renormalize=renormalize or None,
+    )
+    check_output_path(output, [file])
+    loaded = load_predictions(file, settings)
+    xs, x_label = load_x(file, x, loaded)
+    bundle = build_figures(loaded.prediction, None, settings, name=file.name, kinds=[kind.value], x=xs,
+                           x_label=x_label, max_points=n_points, info=loaded.info)
+    for note in bundle.notes:
+        typer.echo(f"note: {note}", err=True)
+    atomic_write_bytes(output, figure_to_bytes(bundle.figures[kind.value], fmt, dpi))

@@ -1,0 +1,130 @@
+"""``uqeval report FILE [FILE ...] --output report.html``: one self-contained HTML report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from .common import (ConfigOpt, LevelsOpt, LowerCol, MeanCol, NanOpt, ReprOpt, SeedOpt, StdCol, UpperCol, VarCol,
+                     YCol, column_overrides, handle_errors, parse_levels)
+from .plot import DpiOpt, MaxPointsOpt, PlotFormat, XOpt
+
+
+def entry_names(files: list[Path]) -> list[str]:
+    """File names as given by their base name; the full path where base names repeat."""
+    base = [f.name for f in files]
+    return [b if base.count(b) == 1 else str(f) for b, f in zip(base, files)]
+
+
+def build_entry(file: Path, name: str, settings, *, x: str | None, max_points: int, fmt: str,
+                dpi: int) -> tuple[dict[str, Any], list[str]]:
+    """Score ``file``, draw its figures and compute its UCC: one report entry and its notes."""
+    from ..api import score_file
+    from ..io.load import load_predictions
+    from ..plotting import KIND_TITLES, build_figures, encode_figures
+    from .plot import load_x
+
+    summary = score_file(file, settings)
+    loaded = load_predictions(file, settings)
+    xs, x_label = load_x(file, x, loaded)
+    bundle = build_figures(loaded.prediction, summary.get("metrics"), settings, name=name, x=xs, x_label=x_label,
+                           max_points=max_points, info=loaded.info)
+    images = encode_figures(bundle.figures, fmt, dpi)
+    entry: dict[str, Any] = {
+        "name": name,
+        "summary": summary,
+        "figures": [(f"{KIND_TITLES[k]} — {name}", data) for k, data in images.items()],
+    }
+    if bundle.ucc is not None:
+        entry["ucc"] = bundle.ucc
+    notes = [f"{name}: {n}" for n in summary.get("notes", []) + bundle.notes]
+    return entry, notes
+
+
+@handle_errors
+def report(
+    files: Annotated[list[Path], typer.Argument(help="One or more CSV or Parquet prediction files, scored with the same settings.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write (atomically).", dir_okay=False)],
+    title: Annotated[str, typer.Option("--title", help="Report title.")] = "uqeval report",
+    x: XOpt = None,
+    max_points: MaxPointsOpt = None,
+    plot_format: Annotated[Optional[PlotFormat], typer.Option("--plot-format", help="Embedded image format: png (default) or svg.")] = None,
+    dpi: DpiOpt = 150,
+    y: YCol = None,
+    mean: MeanCol = None,
+    std: StdCol = None,
+    var: VarCol = None,
+    lower: LowerCol = None,
+    upper: UpperCol = None,
+    by: Annotated[Optional[str], typer.Option("--by", help="Also report every metric per value of this column.")] = None,
+    representation: ReprOpt = None,
+    levels: LevelsOpt = None,
+    level: Annotated[Optional[float], typer.Option("--level", help="Nominal level of a single lower/upper pair (default 0.95).")] = None,
+    y_std: Annotated[Optional[float], typer.Option("--y-std", help="Std of the training targets: coverage widths are also given in this unit.")] = None,
+    train: Annotated[Optional[Path], typer.Option("--train", help="Training file whose target std is the unit of width_norm.", dir_okay=False)] = None,
+    num_bins: Annotated[Optional[int], typer.Option("--num-bins", help="Calibration curve bins (default 100).")] = None,
+    resolution: Annotated[Optional[int], typer.Option("--resolution", help="Levels for check/interval scores (default 99).")] = None,
+    bins: Annotated[Optional[int], typer.Option("--bins", help="Classification calibration bins (default 15).")] = None,
+    fix_crossing: Annotated[bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")] = False,
+    logits: Annotated[bool, typer.Option("--logits", help="Class columns hold logits; apply softmax.")] = False,
+    renormalize: Annotated[bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")] = False,
+    seed: SeedOpt = None,
+    nan_policy: NanOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Write one self-contained HTML report of one or more prediction files.
+
+    Every file is scored with the same settings (as `uqeval score`); the report holds
+    the inputs and settings, every metric table with its orientation (files side by
+    side), the metrics per --by value, all plots that apply (images embedded), the UCC
+    where the predictions give intervals, and a glossary of the metrics shown. No
+    scripts, no network access: open it in any browser.
+    """
+    from ..api import train_std
+    from ..config import make_settings
+    from ..errors import UsageError
+    from ..io.writers import atomic_write_text, check_output_path
+    from ..report.html import render_report
+    from .plot import check_max_points
+
+    if not files:
+        raise UsageError("report needs at least one prediction file")
+    if y_std is not None and train is not None:
+        raise UsageError("give either --y-std or --train, not both")
+    fmt = plot_format.value if plot_format is not None else "png"
+    if fmt == "pdf":
+        raise UsageError("--plot-format pdf cannot be embedded in HTML; use png or svg")
+    n_points = check_max_points(max_points)
+    settings = make_settings(
+        config,
+        columns=column_overrides(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper, by=by),
+        representation=representation.value if representation else None,
+        levels=parse_levels(levels), level=level, y_std=y_std, num_bins=num_bins, resolution=resolution,
+        class_bins=bins, seed=seed, nan_policy=nan_policy.value if nan_policy else None,
+        fix_crossing=fix_crossing or None, logits=logits or None, renormalize=renormalize or None,
+    )
+    check_output_path(output, files)
+    from ..io.readers import inspect
+
+    for f in files:  # fail before any work on a missing or unreadable file (or --x column)
+        table = inspect(f)
+        if x is not None:
+            from ..plotting import find_x_column
+
+            find_x_column(table, x)
+    if train is not None:
+        from dataclasses import replace
+
+        settings = replace(settings, y_std=train_std(train, settings))
+    entries, notes = [], []
+    for f, name in zip(files, entry_names(files)):
+        entry, entry_notes = build_entry(f, name, settings, x=x, max_points=n_points, fmt=fmt, dpi=dpi)
+        entries.append(entry)
+        notes += entry_notes
+    atomic_write_text(output, render_report(entries, title=title))
+    for note in notes:
+        typer.echo(f"note: {note}", err=True)
+    n_fig = sum(len(e["figures"]) for e in entries)
+    typer.echo(f"wrote {output} ({len(entries)} file(s), {n_fig} figure(s))", err=True)
