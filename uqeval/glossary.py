@@ -178,6 +178,14 @@ GLOSSARY: dict[str, dict[str, str]] = {
         "area = ∫₀¹ |p_obs(p) − p| dp",
         TOOLBOX,
     ),
+    "avg_calibration.pit_histogram": _e(
+        "PIT histogram",
+        "Counts of the probability integral transform values per bin (samples: 10 equal bins; quantiles: "
+        "between consecutive predicted quantiles) with the counts a calibrated forecast expects. A U shape "
+        "means over-confidence, a hump under-confidence. Data for plots, not a score.",
+        "counts_b = #{i : u_i ∈ bin b}, expected_b = N·(width of bin b)",
+        TOOLBOX + "; Gneiting, Balabdaoui & Raftery (2007)",
+    ),
     # ------------------------------------------------------------------ adversarial group cal.
     "adv_group_calibration": _e(
         "Adversarial group calibration",
@@ -466,6 +474,13 @@ GLOSSARY: dict[str, dict[str, str]] = {
         "Mean prediction-set size",
         "Average number of classes in the prediction sets at each level; smaller is sharper.",
         "mean_size = (1/N) Σᵢ |Sᵢ|",
+        KOMPA,
+    ),
+    "prediction_sets.size_histogram": _e(
+        "Prediction-set size histogram",
+        "Number of rows whose prediction set at this level holds 1, 2, ..., K classes (data for plots, "
+        "not a score).",
+        "count_k = #{i : |Sᵢ| = k}, k = 1..K",
         KOMPA,
     ),
     # ------------------------------------------------------------------ ensembles

@@ -142,3 +142,13 @@ def test_sample_data_files_all_load():
     kinds = {f.name: load_predictions(f).prediction.kind for f in SAMPLE.glob("*.parquet") if f.name != "train.parquet"}
     kinds.update({f.name: load_predictions(f).prediction.kind for f in SAMPLE.glob("*.csv")})
     assert set(kinds.values()) >= {"gaussian", "point", "intervals", "quantiles", "samples", "categorical"}
+
+
+def test_atomic_writes_get_normal_permissions(tmp_path):
+    from uqeval.io.writers import _umask_mode, write_json
+
+    out = tmp_path / "s.json"
+    write_json(out, {"a": float("nan"), "b": 1})
+    assert (out.stat().st_mode & 0o777) == _umask_mode()
+    assert out.read_text() == '{\n  "a": null,\n  "b": 1\n}\n'
+    assert [p.name for p in tmp_path.iterdir()] == ["s.json"]  # no temporary file left

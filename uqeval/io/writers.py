@@ -37,10 +37,18 @@ def check_output_path(path: str | Path, inputs: Iterable[str | Path] = ()) -> Pa
     return p
 
 
+def _umask_mode() -> int:
+    """The mode a plain ``open(path, "w")`` would give a new file (mkstemp uses 0600)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     p = Path(path)
     fd, tmp = tempfile.mkstemp(dir=p.parent if str(p.parent) else ".", prefix=f".{p.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, _umask_mode())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -90,6 +98,7 @@ def write_parquet(path: str | Path, table: Any) -> None:
 
     p = Path(path)
     fd, tmp = tempfile.mkstemp(dir=p.parent if str(p.parent) else ".", prefix=f".{p.name}.", suffix=".tmp")
+    os.fchmod(fd, _umask_mode())
     os.close(fd)
     try:
         pq.write_table(table, tmp)
