@@ -1,17 +1,14 @@
 """CLI plumbing: help on every command, lazy imports, exit codes, atomic outputs, config files."""
 
-import json
-import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from uqeval.cli import app
 
-from ..conftest import ROOT, SAMPLE, write_table
+from ..conftest import ROOT, write_table
 
 runner = CliRunner()
 

@@ -13,11 +13,11 @@ import typer
 from .. import __version__
 from . import check as _check
 from . import compare as _compare
+from . import coverage as _coverage
 from . import explain as _explain
 from . import plot as _plot
-from . import report as _report
-from . import coverage as _coverage
 from . import recalibrate as _recalibrate
+from . import report as _report
 from . import score as _score
 from . import ucc as _ucc
 

@@ -8,8 +8,33 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .common import (ConfigOpt, FormatOpt, LevelsOpt, LowerCol, MeanCol, NanOpt, OutputFormat, ReprOpt, SeedOpt,
-                     StdCol, UpperCol, VarCol, YCol, column_overrides, handle_errors, parse_levels)
+from .common import (
+    BinsOpt,
+    ConfigOpt,
+    FixCrossingOpt,
+    FormatOpt,
+    LevelOpt,
+    LevelsOpt,
+    LogitsOpt,
+    LowerCol,
+    MeanCol,
+    NanOpt,
+    NumBinsOpt,
+    OutputFormat,
+    RenormalizeOpt,
+    ReprOpt,
+    ResolutionOpt,
+    SeedOpt,
+    StdCol,
+    TrainOpt,
+    UpperCol,
+    VarCol,
+    YCol,
+    YStdOpt,
+    column_overrides,
+    handle_errors,
+    parse_levels,
+)
 
 #: Settings that change metric values; only these (and the input's representation and
 #: row count) are compared between candidate and baseline.
@@ -81,15 +106,15 @@ def check(
     upper: UpperCol = None,
     representation: ReprOpt = None,
     levels: LevelsOpt = None,
-    level: Annotated[Optional[float], typer.Option("--level", help="Nominal level of a single lower/upper pair (default 0.95).")] = None,
-    y_std: Annotated[Optional[float], typer.Option("--y-std", help="Std of the training targets: coverage widths are also given in this unit.")] = None,
-    train: Annotated[Optional[Path], typer.Option("--train", help="Training file whose target std is the unit of width_norm.", dir_okay=False)] = None,
-    num_bins: Annotated[Optional[int], typer.Option("--num-bins", help="Calibration curve bins (default 100).")] = None,
-    resolution: Annotated[Optional[int], typer.Option("--resolution", help="Levels for check/interval scores (default 99).")] = None,
-    bins: Annotated[Optional[int], typer.Option("--bins", help="Classification calibration bins (default 15).")] = None,
-    fix_crossing: Annotated[bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")] = False,
-    logits: Annotated[bool, typer.Option("--logits", help="Class columns hold logits; apply softmax.")] = False,
-    renormalize: Annotated[bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")] = False,
+    level: LevelOpt = None,
+    y_std: YStdOpt = None,
+    train: TrainOpt = None,
+    num_bins: NumBinsOpt = None,
+    resolution: ResolutionOpt = None,
+    bins: BinsOpt = None,
+    fix_crossing: FixCrossingOpt = False,
+    logits: LogitsOpt = False,
+    renormalize: RenormalizeOpt = False,
     seed: SeedOpt = None,
     nan_policy: NanOpt = None,
     config: ConfigOpt = None,
@@ -105,8 +130,20 @@ def check(
     input or a bad rules file (naming the line).
     """
     from ..errors import GateFailure, InputError, UsageError
-    from ..gate import evaluate, load_rules, settings_mismatch, to_dict, to_junit, to_markdown
-    from ..io.writers import atomic_write_text, check_output_path, dumps_json, write_json
+    from ..gate import (
+        evaluate,
+        load_rules,
+        settings_mismatch,
+        to_dict,
+        to_junit,
+        to_markdown,
+    )
+    from ..io.writers import (
+        atomic_write_text,
+        check_output_path,
+        dumps_json,
+        write_json,
+    )
 
     columns = column_overrides(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper)
     flags = dict(
@@ -201,7 +238,6 @@ def wide_console():
 
 
 def _print_table(result, headline: str) -> None:
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 

@@ -50,6 +50,15 @@ NanOpt = Annotated[Optional[NanPolicy], typer.Option("--nan-policy", help="raise
 SeedOpt = Annotated[Optional[int], typer.Option("--seed", help="Seed for randomised metrics (default 0).")]
 ReprOpt = Annotated[Optional[Representation], typer.Option("--representation", help="Force the representation when columns fit several.")]
 LevelsOpt = Annotated[Optional[str], typer.Option("--levels", help="Comma-separated coverage levels, e.g. 0.5,0.9,0.95 (default 0.95).")]
+LevelOpt = Annotated[Optional[float], typer.Option("--level", help="Nominal level of a single lower/upper pair (default 0.95).")]
+YStdOpt = Annotated[Optional[float], typer.Option("--y-std", help="Std of the training targets: coverage widths are also given in this unit.")]
+TrainOpt = Annotated[Optional[Path], typer.Option("--train", help="Training file whose target std is the unit of width_norm.", dir_okay=False)]
+NumBinsOpt = Annotated[Optional[int], typer.Option("--num-bins", help="Calibration curve bins (default 100).")]
+ResolutionOpt = Annotated[Optional[int], typer.Option("--resolution", help="Levels for check/interval scores (default 99).")]
+BinsOpt = Annotated[Optional[int], typer.Option("--bins", help="Classification calibration bins (default 15).")]
+FixCrossingOpt = Annotated[bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")]
+LogitsOpt = Annotated[bool, typer.Option("--logits", help="Class columns hold logits; apply softmax.")]
+RenormalizeOpt = Annotated[bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")]
 
 
 def parse_levels(text: str | None) -> tuple[float, ...] | None:
@@ -78,6 +87,28 @@ def parse_pair(text: str | None, flag: str) -> tuple[float, float] | None:
 
 def column_overrides(**roles: str | None) -> dict[str, str]:
     return {k: v for k, v in roles.items() if v}
+
+
+def settings_from_flags(
+    config: Path | None,
+    columns: dict[str, str | None],
+    representation: "Representation | None" = None,
+    levels: str | None = None,
+    nan_policy: "NanPolicy | None" = None,
+    fix_crossing: bool = False,
+    logits: bool = False,
+    renormalize: bool = False,
+    **values: Any,
+):
+    """Settings from the shared flags: config file <- flags that were given (None/False = not given)."""
+    from ..config import make_settings
+
+    return make_settings(
+        config, columns=column_overrides(**columns),
+        representation=representation.value if representation else None, levels=parse_levels(levels),
+        nan_policy=nan_policy.value if nan_policy else None, fix_crossing=fix_crossing or None,
+        logits=logits or None, renormalize=renormalize or None, **values,
+    )
 
 
 def fail(message: str, code: int) -> None:

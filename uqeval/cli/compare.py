@@ -9,8 +9,28 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .common import (ConfigOpt, FormatOpt, LevelsOpt, LowerCol, MeanCol, NanOpt, OutputFormat, ReprOpt, SeedOpt,
-                     StdCol, UpperCol, VarCol, YCol, column_overrides, handle_errors, parse_levels)
+from .common import (
+    ConfigOpt,
+    FixCrossingOpt,
+    FormatOpt,
+    LevelOpt,
+    LevelsOpt,
+    LogitsOpt,
+    LowerCol,
+    MeanCol,
+    NanOpt,
+    NumBinsOpt,
+    OutputFormat,
+    RenormalizeOpt,
+    ReprOpt,
+    SeedOpt,
+    StdCol,
+    UpperCol,
+    VarCol,
+    YCol,
+    handle_errors,
+    settings_from_flags,
+)
 
 
 class Pairs(str, Enum):
@@ -38,13 +58,13 @@ def compare(
     upper: UpperCol = None,
     representation: ReprOpt = None,
     levels: LevelsOpt = None,
-    level: Annotated[Optional[float], typer.Option("--level", help="Nominal level of a single lower/upper pair (default 0.95).")] = None,
+    level: LevelOpt = None,
     y_std: Annotated[Optional[float], typer.Option("--y-std", help="Std of the training targets (unit of coverage width_norm).")] = None,
-    num_bins: Annotated[Optional[int], typer.Option("--num-bins", help="Calibration curve bins (default 100).")] = None,
+    num_bins: NumBinsOpt = None,
     resolution: Annotated[Optional[int], typer.Option("--resolution", help="Levels of the check/interval score grid (default 99).")] = None,
-    fix_crossing: Annotated[bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")] = False,
-    logits: Annotated[bool, typer.Option("--logits", help="Class columns hold logits; apply softmax.")] = False,
-    renormalize: Annotated[bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")] = False,
+    fix_crossing: FixCrossingOpt = False,
+    logits: LogitsOpt = False,
+    renormalize: RenormalizeOpt = False,
     nan_policy: NanOpt = None,
     config: ConfigOpt = None,
     fmt: FormatOpt = OutputFormat.table,
@@ -60,7 +80,6 @@ def compare(
     resampled cheaply, a seeded bootstrap interval shared across models.
     """
     from ..compare import Model, align_models, compare_models, model_names, to_markdown
-    from ..config import make_settings
     from ..errors import UsageError
     from ..io.load import load_predictions
     from ..io.writers import check_output_path
@@ -74,13 +93,10 @@ def compare(
         metric_names = [m.strip() for m in metrics.split(",") if m.strip()]
         if not metric_names:
             raise UsageError("--metrics is empty; give comma-separated names such as crps,nll,ma_cal")
-    settings = make_settings(
-        config,
-        columns=column_overrides(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper, by=id_col),
-        representation=representation.value if representation else None,
-        levels=parse_levels(levels), level=level, y_std=y_std, num_bins=num_bins, resolution=resolution,
-        seed=seed, nan_policy=nan_policy.value if nan_policy else None,
-        fix_crossing=fix_crossing or None, logits=logits or None, renormalize=renormalize or None,
+    settings = settings_from_flags(
+        config, dict(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper, by=id_col),
+        representation, levels, nan_policy, fix_crossing, logits, renormalize,
+        level=level, y_std=y_std, num_bins=num_bins, resolution=resolution, seed=seed,
     )
     for out in (output, plot):
         if out is not None:
@@ -124,7 +140,6 @@ def _print_tables(result: dict[str, Any]) -> None:
     from rich.table import Table
 
     from ..compare import cell, direction, fmt_number, fmt_p
-
     from .check import wide_console
 
     console = wide_console()

@@ -7,8 +7,20 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from .common import (ConfigOpt, FormatOpt, LevelsOpt, MeanCol, NanOpt, OutputFormat, OutputOpt, ReprOpt, StdCol,
-                     YCol, column_overrides, handle_errors, parse_levels)
+from .common import (
+    ConfigOpt,
+    FormatOpt,
+    LevelsOpt,
+    MeanCol,
+    NanOpt,
+    OutputFormat,
+    OutputOpt,
+    ReprOpt,
+    StdCol,
+    YCol,
+    handle_errors,
+    settings_from_flags,
+)
 
 
 @handle_errors
@@ -35,7 +47,6 @@ def coverage(
     from dataclasses import replace
 
     from ..api import read_extra_column, train_std
-    from ..config import make_settings
     from ..coverage_compare import above_line, coverage_points, method_names
     from ..errors import UsageError
     from ..io.load import load_predictions
@@ -43,11 +54,8 @@ def coverage(
 
     if y_std is not None and train is not None:
         raise UsageError("give either --y-std or --train, not both")
-    settings = make_settings(
-        config, columns=column_overrides(y_true=y, mean=mean, std=std, by=by),
-        representation=representation.value if representation else None, levels=parse_levels(levels),
-        y_std=y_std, nan_policy=nan_policy.value if nan_policy else None,
-    )
+    settings = settings_from_flags(config, dict(y_true=y, mean=mean, std=std, by=by), representation, levels,
+                                   nan_policy, y_std=y_std)
     for out in (output, plot):
         if out is not None:
             check_output_path(out, files)

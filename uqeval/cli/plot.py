@@ -11,8 +11,25 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import (ConfigOpt, LevelsOpt, LowerCol, MeanCol, NanOpt, ReprOpt, StdCol, UpperCol, VarCol,
-                     YCol, column_overrides, handle_errors, parse_levels)
+from .common import (
+    ConfigOpt,
+    FixCrossingOpt,
+    LevelOpt,
+    LevelsOpt,
+    LogitsOpt,
+    LowerCol,
+    MeanCol,
+    NanOpt,
+    NumBinsOpt,
+    RenormalizeOpt,
+    ReprOpt,
+    StdCol,
+    UpperCol,
+    VarCol,
+    YCol,
+    handle_errors,
+    settings_from_flags,
+)
 
 
 class PlotFormat(str, Enum):
@@ -86,12 +103,12 @@ def plot(
     upper: UpperCol = None,
     representation: ReprOpt = None,
     levels: LevelsOpt = None,
-    level: Annotated[Optional[float], typer.Option("--level", help="Nominal level of a single lower/upper pair (default 0.95).")] = None,
-    num_bins: Annotated[Optional[int], typer.Option("--num-bins", help="Calibration curve bins (default 100).")] = None,
+    level: LevelOpt = None,
+    num_bins: NumBinsOpt = None,
     bins: Annotated[Optional[int], typer.Option("--bins", help="Classification reliability-diagram bins (default 15).")] = None,
-    fix_crossing: Annotated[bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")] = False,
-    logits: Annotated[bool, typer.Option("--logits", help="Class columns hold logits; apply softmax.")] = False,
-    renormalize: Annotated[bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")] = False,
+    fix_crossing: FixCrossingOpt = False,
+    logits: LogitsOpt = False,
+    renormalize: RenormalizeOpt = False,
     nan_policy: NanOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -105,7 +122,6 @@ def plot(
     curve). Which kinds apply depends on the file's representation; `uqeval score
     FILE --plot-dir DIR` writes all of them.
     """
-    from ..config import make_settings
     from ..io.load import load_predictions
     from ..io.writers import atomic_write_bytes, check_output_path
     from ..plots.common import figure_to_bytes
@@ -113,13 +129,10 @@ def plot(
 
     fmt = output_format(output, plot_format)
     n_points = check_max_points(max_points)
-    settings = make_settings(
-        config,
-        columns=column_overrides(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper),
-        representation=representation.value if representation else None,
-        levels=parse_levels(levels), level=level, num_bins=num_bins, class_bins=bins, seed=seed,
-        nan_policy=nan_policy.value if nan_policy else None, fix_crossing=fix_crossing or None,
-        logits=logits or None, renormalize=renormalize or None,
+    settings = settings_from_flags(
+        config, dict(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper),
+        representation, levels, nan_policy, fix_crossing, logits, renormalize,
+        level=level, num_bins=num_bins, class_bins=bins, seed=seed,
     )
     check_output_path(output, [file])
     loaded = load_predictions(file, settings)

@@ -9,8 +9,19 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .common import (ConfigOpt, FormatOpt, MeanCol, OutputFormat, StdCol, VarCol, YCol, column_overrides,
-                     handle_errors, parse_levels)
+from .common import (
+    BinsOpt,
+    ConfigOpt,
+    FormatOpt,
+    MeanCol,
+    OutputFormat,
+    StdCol,
+    VarCol,
+    YCol,
+    column_overrides,
+    handle_errors,
+    parse_levels,
+)
 
 
 class Method(str, Enum):
@@ -59,7 +70,7 @@ def recalibrate(
     logits: Annotated[bool, typer.Option("--logits", help="temperature: class columns hold logits; apply softmax.")] = False,
     renormalize: Annotated[bool, typer.Option("--renormalize", help="temperature: rescale probabilities that drift off the simplex.")] = False,
     num_bins: Annotated[Optional[int], typer.Option("--num-bins", help="Calibration curve bins of the metrics, std-scaling and isotonic (default 100).")] = None,
-    bins: Annotated[Optional[int], typer.Option("--bins", help="Classification calibration bins (default 15).")] = None,
+    bins: BinsOpt = None,
     config: ConfigOpt = None,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:

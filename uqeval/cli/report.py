@@ -7,8 +7,30 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .common import (ConfigOpt, LevelsOpt, LowerCol, MeanCol, NanOpt, ReprOpt, SeedOpt, StdCol, UpperCol, VarCol,
-                     YCol, column_overrides, handle_errors, parse_levels)
+from .common import (
+    BinsOpt,
+    ConfigOpt,
+    FixCrossingOpt,
+    LevelOpt,
+    LevelsOpt,
+    LogitsOpt,
+    LowerCol,
+    MeanCol,
+    NanOpt,
+    NumBinsOpt,
+    RenormalizeOpt,
+    ReprOpt,
+    ResolutionOpt,
+    SeedOpt,
+    StdCol,
+    TrainOpt,
+    UpperCol,
+    VarCol,
+    YCol,
+    YStdOpt,
+    handle_errors,
+    settings_from_flags,
+)
 from .plot import DpiOpt, MaxPointsOpt, PlotFormat, XOpt
 
 
@@ -61,15 +83,15 @@ def report(
     by: Annotated[Optional[str], typer.Option("--by", help="Also report every metric per value of this column.")] = None,
     representation: ReprOpt = None,
     levels: LevelsOpt = None,
-    level: Annotated[Optional[float], typer.Option("--level", help="Nominal level of a single lower/upper pair (default 0.95).")] = None,
-    y_std: Annotated[Optional[float], typer.Option("--y-std", help="Std of the training targets: coverage widths are also given in this unit.")] = None,
-    train: Annotated[Optional[Path], typer.Option("--train", help="Training file whose target std is the unit of width_norm.", dir_okay=False)] = None,
-    num_bins: Annotated[Optional[int], typer.Option("--num-bins", help="Calibration curve bins (default 100).")] = None,
-    resolution: Annotated[Optional[int], typer.Option("--resolution", help="Levels for check/interval scores (default 99).")] = None,
-    bins: Annotated[Optional[int], typer.Option("--bins", help="Classification calibration bins (default 15).")] = None,
-    fix_crossing: Annotated[bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")] = False,
-    logits: Annotated[bool, typer.Option("--logits", help="Class columns hold logits; apply softmax.")] = False,
-    renormalize: Annotated[bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")] = False,
+    level: LevelOpt = None,
+    y_std: YStdOpt = None,
+    train: TrainOpt = None,
+    num_bins: NumBinsOpt = None,
+    resolution: ResolutionOpt = None,
+    bins: BinsOpt = None,
+    fix_crossing: FixCrossingOpt = False,
+    logits: LogitsOpt = False,
+    renormalize: RenormalizeOpt = False,
     seed: SeedOpt = None,
     nan_policy: NanOpt = None,
     config: ConfigOpt = None,
@@ -83,7 +105,6 @@ def report(
     scripts, no network access: open it in any browser.
     """
     from ..api import train_std
-    from ..config import make_settings
     from ..errors import UsageError
     from ..io.writers import atomic_write_text, check_output_path
     from ..report.html import render_report
@@ -97,13 +118,10 @@ def report(
     if fmt == "pdf":
         raise UsageError("--plot-format pdf cannot be embedded in HTML; use png or svg")
     n_points = check_max_points(max_points)
-    settings = make_settings(
-        config,
-        columns=column_overrides(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper, by=by),
-        representation=representation.value if representation else None,
-        levels=parse_levels(levels), level=level, y_std=y_std, num_bins=num_bins, resolution=resolution,
-        class_bins=bins, seed=seed, nan_policy=nan_policy.value if nan_policy else None,
-        fix_crossing=fix_crossing or None, logits=logits or None, renormalize=renormalize or None,
+    settings = settings_from_flags(
+        config, dict(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper, by=by),
+        representation, levels, nan_policy, fix_crossing, logits, renormalize,
+        level=level, y_std=y_std, num_bins=num_bins, resolution=resolution, class_bins=bins, seed=seed,
     )
     check_output_path(output, files)
     from ..io.readers import inspect

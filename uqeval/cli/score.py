@@ -7,8 +7,34 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import (ConfigOpt, FormatOpt, LevelsOpt, LowerCol, MeanCol, NanOpt, OutputFormat, OutputOpt, ReprOpt,
-                     SeedOpt, StdCol, UpperCol, VarCol, YCol, column_overrides, emit, handle_errors, parse_levels)
+from .common import (
+    BinsOpt,
+    ConfigOpt,
+    FixCrossingOpt,
+    FormatOpt,
+    LevelOpt,
+    LevelsOpt,
+    LogitsOpt,
+    LowerCol,
+    MeanCol,
+    NanOpt,
+    NumBinsOpt,
+    OutputFormat,
+    OutputOpt,
+    RenormalizeOpt,
+    ReprOpt,
+    ResolutionOpt,
+    SeedOpt,
+    StdCol,
+    TrainOpt,
+    UpperCol,
+    VarCol,
+    YCol,
+    YStdOpt,
+    emit,
+    handle_errors,
+    settings_from_flags,
+)
 from .plot import MaxPointsOpt, PlotFormatOpt, XOpt
 
 
@@ -24,15 +50,15 @@ def score(
     by: Annotated[Optional[str], typer.Option("--by", help="Report every metric per value of this column (e.g. a shift level).")] = None,
     representation: ReprOpt = None,
     levels: LevelsOpt = None,
-    level: Annotated[Optional[float], typer.Option("--level", help="Nominal level of a single lower/upper pair (default 0.95).")] = None,
-    y_std: Annotated[Optional[float], typer.Option("--y-std", help="Std of the training targets: coverage widths are also given in this unit.")] = None,
-    train: Annotated[Optional[Path], typer.Option("--train", help="Training file whose target std is the unit of width_norm.", dir_okay=False)] = None,
-    num_bins: Annotated[Optional[int], typer.Option("--num-bins", help="Calibration curve bins (default 100).")] = None,
-    resolution: Annotated[Optional[int], typer.Option("--resolution", help="Levels for check/interval scores (default 99).")] = None,
-    bins: Annotated[Optional[int], typer.Option("--bins", help="Classification calibration bins (default 15).")] = None,
-    fix_crossing: Annotated[bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")] = False,
-    logits: Annotated[bool, typer.Option("--logits", help="Class columns hold logits; apply softmax.")] = False,
-    renormalize: Annotated[bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")] = False,
+    level: LevelOpt = None,
+    y_std: YStdOpt = None,
+    train: TrainOpt = None,
+    num_bins: NumBinsOpt = None,
+    resolution: ResolutionOpt = None,
+    bins: BinsOpt = None,
+    fix_crossing: FixCrossingOpt = False,
+    logits: LogitsOpt = False,
+    renormalize: RenormalizeOpt = False,
     oca_fraction: Annotated[Optional[float], typer.Option("--oca-fraction", help="Share of most uncertain rows handed to an oracle for oracle_collaborative_accuracy (default 0.01).")] = None,
     bayes_samples: Annotated[Optional[int], typer.Option("--bayes-samples", help="Posterior draws of the Bayesian ECE (default 500, seeded by --seed).")] = None,
     per_row: Annotated[Optional[Path], typer.Option("--per-row", help="Ensembles and Dirichlet outputs: write per-row total/aleatoric/epistemic uncertainty to this Parquet file.", dir_okay=False)] = None,
@@ -48,19 +74,15 @@ def score(
 ) -> None:
     """Score a prediction file: accuracy, calibration, sharpness, scoring rules, reliability, coverage."""
     from ..api import score_file, train_std
-    from ..config import make_settings
     from ..errors import UsageError
     from ..io.writers import check_output_path
 
     if y_std is not None and train is not None:
         raise UsageError("give either --y-std or --train, not both")
-    settings = make_settings(
-        config,
-        columns=column_overrides(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper, by=by),
-        representation=representation.value if representation else None,
-        levels=parse_levels(levels), level=level, y_std=y_std, num_bins=num_bins, resolution=resolution,
-        class_bins=bins, seed=seed, nan_policy=nan_policy.value if nan_policy else None,
-        fix_crossing=fix_crossing or None, logits=logits or None, renormalize=renormalize or None,
+    settings = settings_from_flags(
+        config, dict(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper, by=by),
+        representation, levels, nan_policy, fix_crossing, logits, renormalize,
+        level=level, y_std=y_std, num_bins=num_bins, resolution=resolution, class_bins=bins, seed=seed,
         oca_fraction=oca_fraction, bayes_samples=bayes_samples,
     )
     if output is not None:

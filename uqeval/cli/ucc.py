@@ -9,8 +9,24 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .common import (ConfigOpt, FormatOpt, LowerCol, MeanCol, NanOpt, OutputFormat, ReprOpt, SeedOpt, StdCol,
-                     UpperCol, VarCol, YCol, column_overrides, handle_errors, parse_pair)
+from .common import (
+    ConfigOpt,
+    FixCrossingOpt,
+    FormatOpt,
+    LowerCol,
+    MeanCol,
+    NanOpt,
+    OutputFormat,
+    ReprOpt,
+    SeedOpt,
+    StdCol,
+    UpperCol,
+    VarCol,
+    YCol,
+    handle_errors,
+    parse_pair,
+    settings_from_flags,
+)
 
 
 class Axis(str, Enum):
@@ -45,7 +61,7 @@ def ucc(
     lower: LowerCol = None,
     upper: UpperCol = None,
     representation: ReprOpt = None,
-    fix_crossing: Annotated[bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")] = False,
+    fix_crossing: FixCrossingOpt = False,
     nan_policy: NanOpt = None,
     config: ConfigOpt = None,
     fmt: FormatOpt = OutputFormat.table,
@@ -62,7 +78,6 @@ def ucc(
     k* of c*x + (1 - c)*y. Several files must hold the same targets in the
     same order.
     """
-    from ..config import make_settings
     from ..errors import UsageError
     from ..io.load import load_predictions
     from ..io.writers import check_output_path
@@ -80,12 +95,9 @@ def ucc(
         raise UsageError("--permutation-test compares models: give at least two prediction files")
     if plot is not None and plot.suffix.lower().lstrip(".") not in ("png", "svg", "pdf"):
         raise UsageError(f"--plot {plot}: give a file name ending in .png (or .svg, .pdf)")
-    settings = make_settings(
-        config,
-        columns=column_overrides(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper),
-        representation=representation.value if representation else None,
-        level=level, seed=seed, nan_policy=nan_policy.value if nan_policy else None,
-        fix_crossing=fix_crossing or None,
+    settings = settings_from_flags(
+        config, dict(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper),
+        representation, None, nan_policy, fix_crossing, level=level, seed=seed,
     )
     for out in (output, plot):
         if out is not None:
@@ -118,7 +130,14 @@ def ucc(
 
 
 def _render(summary: dict[str, Any], fmt: OutputFormat) -> None:
-    from ..ucc_run import caption, pvalue_rows, pvalue_title, summary_rows, title, to_markdown
+    from ..ucc_run import (
+        caption,
+        pvalue_rows,
+        pvalue_title,
+        summary_rows,
+        title,
+        to_markdown,
+    )
 
     for note in summary.get("notes", []):
         typer.echo(f"note: {note}", err=True)
