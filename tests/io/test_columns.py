@@ -73,3 +73,12 @@ def test_point_only_and_nothing():
     assert plan_columns(["y", "pred"]).representation == "point"
     with pytest.raises(SchemaError, match="no prediction columns"):
         plan_columns(["y", "x"])
+
+
+def test_level_columns_that_do_not_parse_are_errors():
+    with pytest.raises(SchemaError, match=r"cannot parse the level of column 'q_median'; name it like q_0.05"):
+        plan_columns(["y", "q_0.1", "q_median"])
+    with pytest.raises(SchemaError, match=r"column 'q_5' names level 5, which is not strictly between 0 and 1"):
+        plan_columns(["y", "q_5", "q_0.5"])
+    with pytest.raises(SchemaError, match=r"cannot parse the level of column 'lower_ninety'; name it like lower_0.9"):
+        plan_columns(["y", "lower_ninety", "upper_0.9"])

@@ -89,12 +89,28 @@ def _indexed(names: list[str], regex: re.Pattern[str], what: str, path: str) -> 
     return [n for _, n in found]
 
 
-def _leveled(names: list[str], regex: re.Pattern[str]) -> list[tuple[float, str]]:
+_LEVEL_PREFIX = {QUANTILE_RE: re.compile(r"^(?:q|quantile)_", re.I), LOWER_RE: re.compile(r"^lower_", re.I),
+                 UPPER_RE: re.compile(r"^upper_", re.I)}
+
+
+def _leveled(names: list[str], regex: re.Pattern[str], path: str = "input") -> list[tuple[float, str]]:
+    """Columns whose name carries a level (``q_0.05``, ``lower_0.9``), sorted by level.
+
+    A name with the prefix but no parsable level in (0, 1) is an error, not silently ignored.
+    """
     out = []
     for n in names:
         m = regex.match(n)
         if m:
-            out.append((float(m.group(1)), n))
+            level = float(m.group(1))
+            if not 0.0 < level < 1.0:
+                raise SchemaError(f"{path}: column '{n}' names level {m.group(1)}, which is not strictly between "
+                                  "0 and 1; write levels as fractions, e.g. q_0.05")
+            out.append((level, n))
+        elif _LEVEL_PREFIX[regex].match(n):
+            raise SchemaError(f"{path}: cannot parse the level of column '{n}'; name it like "
+                              f"{'q_0.05' if regex is QUANTILE_RE else regex.pattern[1:6] + '_0.9'} "
+                              "(or rename the column if it is not a prediction)")
     return sorted(out)
 
 
@@ -189,12 +205,12 @@ def plan_columns(
             plan.list_roles.add("samples")
         fam["samples"] = plan
 
-    quants = _leveled(names, QUANTILE_RE)
+    quants = _leveled(names, QUANTILE_RE, path)
     if quants:
         fam["quantiles"] = ColumnPlan("quantiles", roles={"quantiles": [n for _, n in quants]},
                                       levels=[lv for lv, _ in quants])
 
-    lows, ups = _leveled(names, LOWER_RE), _leveled(names, UPPER_RE)
+    lows, ups = _leveled(names, LOWER_RE, path), _leveled(names, UPPER_RE, path)
     lower, upper = _find(names, "lower", explicit, path), _find(names, "upper", explicit, path)
     if lows or ups:
         lo_levels, up_levels = [lv for lv, _ in lows], [lv for lv, _ in ups]
