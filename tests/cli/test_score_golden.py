@@ -118,3 +118,15 @@ def test_seed_changes_only_adversarial(monkeypatch, tmp_path):
     b = _run(["sample_data/gaussian.parquet", "--seed", "2"], tmp_path)["metrics"]
     assert a["scoring_rule"] == b["scoring_rule"]
     assert a["adv_group_calibration"]["ma_mean"] != b["adv_group_calibration"]["ma_mean"]
+
+
+def test_by_renders_one_column_per_group_value(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    r = runner.invoke(app, ["score", "sample_data/gaussian.parquet", "--by", "shift", "--format", "markdown"])
+    assert r.exit_code == 0, r.output
+    header = next(line for line in r.stdout.splitlines() if line.startswith("| group"))
+    assert header == "| group | metric | all | shift=0 n=649 | shift=1 n=654 | shift=2 n=697 | direction |"
+    row = next(line for line in r.stdout.splitlines() if line.startswith("| avg_calibration | ma_cal |"))
+    assert len(row.split("|")) == len(header.split("|"))
+    r = runner.invoke(app, ["score", "sample_data/gaussian.parquet", "--by", "shift"])
+    assert r.exit_code == 0 and "shift=2" in r.stdout and "n=697" in r.stdout

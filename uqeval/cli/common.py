@@ -146,6 +146,15 @@ def emit(summary: dict, fmt: OutputFormat, output: Path | None, title: str | Non
     elif fmt is OutputFormat.markdown:
         sys.stdout.write(markdown(summary, title))
     else:
-        from rich.console import Console
+        print_table(rich_table(summary, title))
 
-        Console().print(rich_table(summary, title))
+
+def print_table(table) -> None:
+    """Print a rich table; when stdout is not a terminal, widen the console so nothing is cropped."""
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:
+        width = table.__rich_measure__(console, console.options.update_width(10_000)).maximum
+        console = Console(width=max(console.width, width))
+    console.print(table)

@@ -27,24 +27,43 @@ def fmt_value(v: Any) -> str:
     return str(v)
 
 
-def metric_rows(summary: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-    """``(group, metric, value, direction)`` rows in summary order; level keys join the metric name."""
-    orient = summary.get("orientation", {})
+def _raw_rows(metrics: dict[str, Any], orient: dict[str, str]) -> list[tuple[str, str, Any, str]]:
+    """``(group, metric label, value, direction)`` for every leaf; level keys join the metric label."""
     rows = []
-    for group, body in summary.get("metrics", {}).items():
+    for group, body in metrics.items():
         for key, val in body.items():
             if isinstance(val, dict):
                 for sub, v in val.items():
                     if isinstance(v, dict):
                         for sub2, v2 in v.items():
-                            rows.append((group, f"{key} {sub} {sub2}", fmt_value(v2),
+                            rows.append((group, f"{key} {sub} {sub2}", v2,
                                          DIRECTION.get(orient.get(f"{group}.{sub2}", ""), "")))
                         continue
                     d = orient.get(f"{group}.{sub}") or orient.get(f"{group}.{key}", "")
-                    rows.append((group, f"{key} {sub}", fmt_value(v), DIRECTION.get(d, "")))
+                    rows.append((group, f"{key} {sub}", v, DIRECTION.get(d, "")))
             else:
-                rows.append((group, key, fmt_value(val), DIRECTION.get(orient.get(f"{group}.{key}", ""), "")))
+                rows.append((group, key, val, DIRECTION.get(orient.get(f"{group}.{key}", ""), "")))
     return rows
+
+
+def metric_rows(summary: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """``(group, metric, value, direction)`` rows in summary order; level keys join the metric name."""
+    return [(g, m, fmt_value(v), d) for g, m, v, d in _raw_rows(summary.get("metrics", {}),
+                                                                summary.get("orientation", {}))]
+
+
+def grouped_rows(summary: dict[str, Any]) -> tuple[list[str], list[tuple[str, str, list[str], str]]]:
+    """With ``--by``: column labels and ``(group, metric, [overall, per value...], direction)`` rows."""
+    orient = summary.get("orientation", {})
+    values = summary["groups"]["values"]
+    column = summary["groups"].get("column") or "group"
+    labels = ["all"] + [f"{column}={v}\nn={body['n_rows']}" for v, body in values.items()]
+    per_value = [{(g, m): val for g, m, val, _ in _raw_rows(body["metrics"], orient)} for body in values.values()]
+    rows = []
+    for g, m, v, d in _raw_rows(summary.get("metrics", {}), orient):
+        cells = [v] + [pv.get((g, m)) for pv in per_value]
+        rows.append((g, m, [f"[{len(c)}]" if isinstance(c, list) else fmt_value(c) for c in cells], d))
+    return labels, rows
 
 
 def header_line(summary: dict[str, Any]) -> str:
@@ -61,20 +80,30 @@ def rich_table(summary: dict[str, Any], title: str | None = None):
     table = Table(title=title or header_line(summary), title_justify="left")
     table.add_column("group", style="cyan", no_wrap=True)
     table.add_column("metric", no_wrap=True)
-    table.add_column("value", justify="right", no_wrap=True)
+    if "groups" in summary:
+        labels, rows = grouped_rows(summary)
+    else:
+        labels, rows = ["value"], [(g, m, [v], d) for g, m, v, d in metric_rows(summary)]
+    for label in labels:
+        table.add_column(label, justify="right", no_wrap=True)
     table.add_column("better", style="dim", no_wrap=True, min_width=8)
     last = None
-    for group, metric, value, direction in metric_rows(summary):
+    for group, metric, values, direction in rows:
         if last is not None and group != last:
             table.add_section()
-        table.add_row(group if group != last else "", metric, value, SHORT.get(direction, direction))
+        table.add_row(group if group != last else "", metric, *values, SHORT.get(direction, direction))
         last = group
     return table
 
 
 def markdown(summary: dict[str, Any], title: str | None = None) -> str:
-    lines = [f"**{title or header_line(summary)}**", "", "| group | metric | value | direction |",
-             "|---|---|---:|---|"]
-    for group, metric, value, direction in metric_rows(summary):
-        lines.append(f"| {group} | {metric} | {value} | {direction} |")
+    if "groups" in summary:
+        labels, rows = grouped_rows(summary)
+    else:
+        labels, rows = ["value"], [(g, m, [v], d) for g, m, v, d in metric_rows(summary)]
+    lines = [f"**{title or header_line(summary)}**", "",
+             "| group | metric | " + " | ".join(label.replace("\n", " ") for label in labels) + " | direction |",
+             "|---|---|" + "---:|" * len(labels) + "---|"]
+    for group, metric, values, direction in rows:
+        lines.append(f"| {group} | {metric} | " + " | ".join(values) + f" | {direction} |")
     return "\n".join(lines) + "\n"
