@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from .config import Settings
+from .errors import InputError
 from .predictions import Prediction
 
 Compute = Callable[[Prediction, Settings], dict]
@@ -114,8 +115,7 @@ def coverage_levels(p, s: Settings) -> list[float]:
     levels they carry, or the requested subset of them (a requested level they do
     not carry is an error).
     """
-    from .errors import InputError
-    from .metrics.intervals import central_pairs, level_key
+    from .metrics.intervals import central_pairs
 
     if p.kind in ("gaussian", "samples"):
         return list(s.levels or (0.95,))
@@ -125,16 +125,25 @@ def coverage_levels(p, s: Settings) -> list[float]:
         carried = [float(v) for v in p.levels]
     else:
         return []
-    if not s.levels:
-        return carried
-    keys = {level_key(c): c for c in carried}
-    missing = [lv for lv in s.levels if level_key(lv) not in keys]
+    return pick_levels(carried, s.levels, f"the {p.kind} columns carry central levels")
+
+
+def pick_levels(available, requested, where: str, error: type[Exception] = InputError) -> list[float]:
+    """The ``requested`` levels (all ``available`` ones if None), matched by level key.
+
+    A requested level that is not available raises ``error`` naming it and ``where`` they come from.
+    """
+    from .metrics.intervals import level_key
+
+    available = [float(v) for v in available]
+    if not requested:
+        return available
+    keys = {level_key(c): c for c in available}
+    missing = [lv for lv in requested if level_key(lv) not in keys]
     if missing:
-        raise InputError(
-            f"--levels {', '.join(level_key(m) for m in missing)} not available: the {p.kind} columns carry "
-            f"central levels {', '.join(keys) or 'none'}"
-        )
-    return [keys[level_key(lv)] for lv in s.levels]
+        raise error(f"--levels {', '.join(level_key(m) for m in missing)} not available: {where} "
+                    f"{', '.join(keys) or 'none'}")
+    return [keys[level_key(lv)] for lv in requested]
 
 
 def intervals_at(p, level: float) -> tuple[np.ndarray, np.ndarray]:

@@ -156,7 +156,7 @@ def test_levels_of_a_loaded_conformal_state():
     state = {"method": "conformal", "normalized": False, "levels": [0.5, 0.9], "score_quantile": [1.0, 2.0]}
     assert central_levels("conformal", Options("conformal"), state) == [0.5, 0.9]
     assert central_levels("conformal", Options("conformal", levels=(0.9,)), state) == [0.9]
-    with pytest.raises(UsageError, match="0.95 not in this conformal recalibrator"):
+    with pytest.raises(UsageError, match="0.95 not available: this conformal recalibrator was fitted at 0.5, 0.9"):
         central_levels("conformal", Options("conformal", levels=(0.95,)), state)
     assert central_levels("isotonic", Options("isotonic", levels=(0.05, 0.5, 0.95), quantiles=True)) == \
         pytest.approx([0.9])

@@ -140,17 +140,10 @@ def central_levels(method: str, options: Options, state: dict[str, Any] | None =
     if method == "temperature":
         return []
     if method == "conformal" and state is not None:
-        available = [float(v) for v in state.get("levels", [])]
-        if options.levels is None:
-            return available
-        keys = {_key(v): v for v in available}
-        missing = [lv for lv in options.levels if _key(lv) not in keys]
-        if missing:
-            raise UsageError(
-                f"--levels {', '.join(_key(m) for m in missing)} not in this conformal recalibrator, which was "
-                f"fitted at {', '.join(keys) or 'no level'}; pick among those or refit"
-            )
-        return [keys[_key(lv)] for lv in options.levels]
+        from ..registry import pick_levels
+
+        return pick_levels(state.get("levels", []), options.levels,
+                           "this conformal recalibrator was fitted at", UsageError)
     if method == "isotonic" and options.quantiles:
         from ..metrics.intervals import central_pairs
 
