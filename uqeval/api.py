@@ -82,6 +82,21 @@ def per_row_table(pred: Prediction):
     return pa.table({"row": np.asarray(rows, dtype=np.int64), **values})
 
 
+def score_loaded(loaded: Loaded, settings: Settings) -> dict[str, Any]:
+    """The full JSON summary (see :mod:`uqeval.report.summary`) of an already loaded file."""
+    metrics, orientation = score_prediction(loaded.prediction, settings)
+    groups = score_groups(loaded, settings) if loaded.groups is not None else None
+    if groups is not None:
+        loaded.info["columns"]["by"] = groups["column"]
+    notes = []
+    if loaded.prediction.kind == "point" and loaded.prediction.loglik is None:
+        notes.append("point predictions only: accuracy metrics are all that apply; "
+                     "`uqeval recalibrate FILE --method accrue` can give them a calibrated std")
+    if loaded.info.get("n_fixed_crossing"):
+        notes.append(f"{loaded.info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted (--fix-crossing)")
+    return build_summary(loaded.info, settings, metrics, orientation, groups, notes)
+
+
 def score_file(path: str | Path, settings: Settings | None = None,
                per_row: str | Path | None = None) -> dict[str, Any]:
     """Load ``path`` and return the full JSON summary (see :mod:`uqeval.report.summary`).
@@ -92,21 +107,12 @@ def score_file(path: str | Path, settings: Settings | None = None,
     settings = settings or Settings()
     loaded = load_predictions(path, settings)
     rows_table = per_row_table(loaded.prediction) if per_row is not None else None  # fails before scoring
-    metrics, orientation = score_prediction(loaded.prediction, settings)
-    groups = score_groups(loaded, settings) if loaded.groups is not None else None
-    if groups is not None:
-        loaded.info["columns"]["by"] = groups["column"]
+    summary = score_loaded(loaded, settings)
     if rows_table is not None:
         from .io.writers import write_parquet
 
         write_parquet(per_row, rows_table)
-    notes = []
-    if loaded.prediction.kind == "point" and loaded.prediction.loglik is None:
-        notes.append("point predictions only: accuracy metrics are all that apply; "
-                     "`uqeval recalibrate FILE --method accrue` can give them a calibrated std")
-    if loaded.info.get("n_fixed_crossing"):
-        notes.append(f"{loaded.info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted (--fix-crossing)")
-    return build_summary(loaded.info, settings, metrics, orientation, groups, notes)
+    return summary
 
 
 def read_extra_column(path: str | Path, column: str, rows: np.ndarray) -> np.ndarray:

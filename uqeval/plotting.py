@@ -314,7 +314,8 @@ def read_x_column(path: str | Path, column: str, rows: np.ndarray | None, n: int
 
 # --------------------------------------------------------------------------- builders
 def _regression(pred: Prediction, kinds: Sequence[str], metrics, settings: Settings, cache: dict,
-                name: str, x, x_label, max_points: int, seed: int, notes: list[str]) -> dict[str, Any]:
+                name: str, x, x_label, max_points: int, seed: int, notes: list[str],
+                order_by: str = "target") -> dict[str, Any]:
     from .plots.regression import (plot_calibration_curve, plot_intervals_ordered, plot_pit_histogram,
                                    plot_predictions_band, regression_figures)
 
@@ -355,7 +356,7 @@ def _regression(pred: Prediction, kinds: Sequence[str], metrics, settings: Setti
             kw["metrics"]["reliability"] = _group(pred, settings, metrics, "reliability", cache)
         figs = regression_figures(
             y, x=x, x_label=x_label, name=name, kinds=wanted, level=level if level is not None else 0.95,
-            num_bins=settings.num_bins, max_points=max_points, seed=seed, **kw,
+            num_bins=settings.num_bins, max_points=max_points, seed=seed, order_by=order_by, **kw,
         )
         out.update(figs)
         return out
@@ -370,7 +371,7 @@ def _regression(pred: Prediction, kinds: Sequence[str], metrics, settings: Setti
                 x_label=x_label, band_label=band_label, mean_label=point_label)
         if "intervals" in kinds:
             out["intervals"] = plot_intervals_ordered(
-                y, point, lo, hi, title=title("intervals"), max_points=max_points, seed=seed,
+                y, point, lo, hi, title=title("intervals"), order_by=order_by, max_points=max_points, seed=seed,
                 band_label=band_label, mean_label=point_label)
     if pred.kind == "quantiles" and "calibration" in kinds:
         from .metrics.quantiles import quantile_calibration_curve
@@ -451,6 +452,7 @@ def build_figures(
     max_points: int = 5000,
     seed: int | None = None,
     info: Mapping[str, Any] | None = None,
+    order_by: str = "target",
 ) -> PlotBundle:
     """Every figure that applies to ``pred`` (or the requested ``kinds``).
 
@@ -503,7 +505,7 @@ def build_figures(
         figs = _categorical(pred, wanted, metrics, settings, cache, name)
     else:
         figs = _regression(pred, wanted, metrics, settings, cache, name, x, x_label, int(max_points), seed,
-                           bundle.notes)
+                           bundle.notes, order_by)
     if "rejection" in wanted:
         figs["rejection"] = _rejection(pred, metrics, settings, cache, name)
     if "ucc" in wanted:
@@ -537,25 +539,26 @@ def encode_figures(figures: Mapping[str, Any], fmt: str = "png", dpi: int = 150)
     return out
 
 
-def write_figures(figures: Mapping[str, Any], directory: str | Path, fmt: str = "png",
-                  dpi: int = 150) -> list[Path]:
-    """Write ``<directory>/<kind>.<fmt>`` for every figure, each atomically; returns the paths.
+def write_images(images: Mapping[str, bytes], directory: str | Path, fmt: str = "png") -> list[Path]:
+    """Write ``<directory>/<kind>.<fmt>`` for every encoded image, each atomically; returns the paths.
 
-    ``directory`` is created when its parent exists. Each figure is cleared once encoded
-    (to free its memory), so the figures cannot be drawn again afterwards.
+    ``directory`` is created when its parent exists.
     """
     from .io.writers import atomic_write_bytes
-    from .plots.common import figure_to_bytes
 
     d = prepare_plot_dir(directory)
     paths = []
-    for kind, fig in figures.items():
-        data = figure_to_bytes(fig, fmt, dpi)
-        fig.clear()
+    for kind, data in images.items():
         path = d / f"{kind}.{fmt}"
         atomic_write_bytes(path, data)
         paths.append(path)
     return paths
+
+
+def write_figures(figures: Mapping[str, Any], directory: str | Path, fmt: str = "png",
+                  dpi: int = 150) -> list[Path]:
+    """Encode every figure (:func:`encode_figures`), then write them (:func:`write_images`)."""
+    return write_images(encode_figures(figures, fmt, dpi), directory, fmt)
 
 
 def check_plot_dir(directory: str | Path) -> Path:

@@ -165,3 +165,17 @@ def test_plot_dir_and_option_errors(tmp_path, small):
     assert r.exit_code == 3 and "does not exist" in r.stderr
     r = invoke("plot", small, "--kind", "pit", "-o", small)
     assert r.exit_code == 3 and "refusing to overwrite an input" in r.stderr
+
+
+def test_intervals_can_be_ordered_by_prediction(tmp_path):
+    from uqeval.cli import app as _app
+
+    a, b = tmp_path / "t.png", tmp_path / "p.png"
+    for path, extra in ((a, []), (b, ["--order-by", "prediction"])):
+        r = runner.invoke(_app, ["plot", str(SAMPLE / "gaussian.parquet"), "--kind", "intervals", "-o", str(path), *extra])
+        assert r.exit_code == 0, r.output
+    assert a.read_bytes()[:8] == b.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert a.read_bytes() != b.read_bytes()
+    r = runner.invoke(_app, ["plot", str(SAMPLE / "gaussian.parquet"), "--kind", "intervals", "-o", str(a),
+                             "--order-by", "x"])
+    assert r.exit_code == 2

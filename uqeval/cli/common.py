@@ -24,6 +24,14 @@ class NanPolicy(str, Enum):
     omit = "omit"
 
 
+class OrderBy(str, Enum):
+    target = "target"
+    prediction = "prediction"
+
+
+OrderByOpt = Annotated[OrderBy, typer.Option("--order-by", help="Order of the intervals plot: by target or by prediction.")]
+
+
 class Representation(str, Enum):
     gaussian = "gaussian"
     point = "point"

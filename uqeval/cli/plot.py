@@ -21,6 +21,8 @@ from .common import (
     MeanCol,
     NanOpt,
     NumBinsOpt,
+    OrderBy,
+    OrderByOpt,
     RenormalizeOpt,
     ReprOpt,
     StdCol,
@@ -92,6 +94,7 @@ def plot(
     output: Annotated[Path, typer.Option("--output", "-o", help="Image file to write (atomically); format from --plot-format or the suffix.", dir_okay=False)],
     x: XOpt = None,
     max_points: MaxPointsOpt = None,
+    order_by: OrderByOpt = OrderBy.target,
     seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of the scatter subsample and of randomised metrics (default 0).")] = None,
     plot_format: PlotFormatOpt = None,
     dpi: DpiOpt = 150,
@@ -138,7 +141,7 @@ def plot(
     loaded = load_predictions(file, settings)
     xs, x_label = load_x(file, x, loaded)
     bundle = build_figures(loaded.prediction, None, settings, name=file.name, kinds=[kind.value], x=xs,
-                           x_label=x_label, max_points=n_points, info=loaded.info)
+                           x_label=x_label, max_points=n_points, info=loaded.info, order_by=order_by.value)
     for note in bundle.notes:
         typer.echo(f"note: {note}", err=True)
     atomic_write_bytes(output, figure_to_bytes(bundle.figures[kind.value], fmt, dpi))

@@ -19,6 +19,8 @@ from .common import (
     MeanCol,
     NanOpt,
     NumBinsOpt,
+    OrderBy,
+    OrderByOpt,
     OutputFormat,
     OutputOpt,
     RenormalizeOpt,
@@ -71,11 +73,14 @@ def score(
     plot_format: PlotFormatOpt = None,
     max_points: MaxPointsOpt = None,
     x: XOpt = None,
+    order_by: OrderByOpt = OrderBy.target,
 ) -> None:
     """Score a prediction file: accuracy, calibration, sharpness, scoring rules, reliability, coverage."""
-    from ..api import score_file, train_std
+    from ..api import per_row_table, score_loaded, train_std
     from ..errors import UsageError
-    from ..io.writers import check_output_path
+    from ..io.load import load_predictions
+    from ..io.writers import check_output_path, write_parquet
+    from ..plotting import write_images
 
     if y_std is not None and train is not None:
         raise UsageError("give either --y-std or --train, not both")
@@ -108,25 +113,31 @@ def score(
         from dataclasses import replace
 
         settings = replace(settings, y_std=train_std(train, settings))
-    summary = score_file(file, settings, per_row=per_row)
-    if plot_dir is not None:
-        _write_plots(file, settings, summary, plot_dir, plot_format, max_points, x)
+    # compute everything first, then write: a failure leaves no output behind
+    loaded = load_predictions(file, settings)
+    rows_table = per_row_table(loaded.prediction) if per_row is not None else None
+    summary = score_loaded(loaded, settings)
+    images = _plot_images(file, loaded, settings, summary, plot_dir, plot_format, max_points, x, order_by) \
+        if plot_dir is not None else None
+    if rows_table is not None:
+        write_parquet(per_row, rows_table)
+    if images is not None:
+        write_images(images, plot_dir, plot_format.value if plot_format else "png")
     emit(summary, fmt, output)
 
 
-def _write_plots(file, settings, summary, plot_dir, plot_format, max_points, x) -> None:
-    """Every plot that applies to the file's representation, as ``<plot_dir>/<kind>.<format>``."""
-    from ..io.load import load_predictions
-    from ..plotting import build_figures, write_figures
+def _plot_images(file, loaded, settings, summary, plot_dir, plot_format, max_points, x, order_by) -> dict[str, bytes]:
+    """Every plot that applies to the file's representation, encoded (``{kind: bytes}``)."""
+    from ..plotting import build_figures, encode_figures
     from .plot import check_max_points, load_x
 
-    loaded = load_predictions(file, settings)
     xs, x_label = load_x(file, x, loaded)
     bundle = build_figures(loaded.prediction, summary.get("metrics"), settings, name=file.name, x=xs,
-                           x_label=x_label, max_points=check_max_points(max_points), info=loaded.info)
+                           x_label=x_label, max_points=check_max_points(max_points), info=loaded.info,
+                           order_by=order_by.value)
     for note in bundle.notes:
         typer.echo(f"note: {note}", err=True)
     if not bundle.figures:
         typer.echo(f"note: no plot applies to {loaded.prediction.kind} predictions; nothing written to {plot_dir}",
                    err=True)
-    write_figures(bundle.figures, plot_dir, plot_format.value if plot_format else "png")
+    return encode_figures(bundle.figures, plot_format.value if plot_format else "png")

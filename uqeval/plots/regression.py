@@ -518,8 +518,10 @@ def regression_figures(
     num_bins: int = 100,
     max_points: int = 5000,
     seed: int = 0,
+    order_by: str = "target",
 ) -> dict[str, Figure]:
-    """Every regression plot that the given inputs allow, keyed by kind.
+    """Every regression plot that the given inputs allow, keyed by kind (``order_by``: see
+    :func:`plot_intervals_ordered`).
 
     Parameters
     ----------
@@ -601,7 +603,7 @@ def regression_figures(
                                               max_points=max_points, seed=seed, x_label=x_label,
                                               band_label=band_label, mean_label=mean_label)
         elif kind == "intervals":
-            out[kind] = plot_intervals_ordered(y, point, lo, hi, title=t(kind),
+            out[kind] = plot_intervals_ordered(y, point, lo, hi, title=t(kind), order_by=order_by,
                                                max_points=max_points, seed=seed,
                                                band_label=band_label, mean_label=mean_label)
         elif kind == "calibration":
