@@ -135,7 +135,7 @@ def test_conformal_coverage_held_out_and_in_sample(tmp_path):
         # the overconfident input does not cover
         assert s["files"]["applied"]["before"]["coverage"][str(lv)]["coverage"] < lv - 0.1
     assert s["parameters"]["normalized"] is True
-    assert set(s["files"]["applied"]["after"]) == {"coverage", "scoring_rule"}
+    assert set(s["files"]["applied"]["after"]) == {"avg_calibration", "coverage", "scoring_rule"}
 
 
 # ----------------------------------------------------------------------------- ACCRUE on the G sample
@@ -378,3 +378,22 @@ def test_usage_errors_exit_2(tmp_path, case):
     assert message in r.output
     assert "Traceback" not in r.output
     assert {p.name: _md5(p) for p in tmp_path.iterdir()} == before
+
+
+def test_conformal_reports_calibration_on_its_levels(tmp_path):
+    import numpy as np
+
+    from uqeval.metrics.calibration import calibration_errors
+
+    out = tmp_path / "c.parquet"
+    r = runner.invoke(app, ["recalibrate", str(SAMPLE / "gaussian.parquet"), "--method", "conformal",
+                            "--apply", str(SAMPLE / "gaussian_const.parquet"), "-o", str(out), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    files = json.loads(r.stdout)["files"]
+    for role in ("calibration", "applied"):
+        before, after = files[role]["before"], files[role]["after"]
+        assert after["avg_calibration"]["ma_cal"] < before["avg_calibration"]["ma_cal"]
+        levels = sorted(after["coverage"], key=float)
+        want = calibration_errors(np.array([float(k) for k in levels]),
+                                  np.array([after["coverage"][k]["coverage"] for k in levels]))
+        assert after["avg_calibration"]["ma_cal"] == pytest.approx(want["ma_cal"], rel=1e-12)

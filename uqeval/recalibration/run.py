@@ -504,11 +504,37 @@ def evaluate(state: dict[str, Any], loaded: Loaded, applied: Applied, settings: 
             base = _intervals(pred, np.column_stack([p[0] for p in pairs]), np.column_stack([p[1] for p in pairs]),
                               levels)
             before, o1 = _groups(base, s, INTERVAL_GROUPS)
+            _add_level_calibration(before, o1)
         after, o2 = _groups(_intervals(pred, applied.lower, applied.upper, levels), s, INTERVAL_GROUPS)
+        _add_level_calibration(after, o2)
     basis = applied.before_basis
     if method == "conformal" and pred.kind != "gaussian":
         basis = "none (point predictions have no intervals before conformal)"
     return {"before_basis": basis, "before": before, "after": after, "orientation": {**o1, **o2}}
+
+
+def _add_level_calibration(metrics: dict[str, Any], orientation: dict[str, str]) -> None:
+    """``avg_calibration`` of central intervals on the levels they carry: expected = the levels,
+    observed = their coverage (conformal gives intervals at its fitted levels, not a full CDF).
+
+    The curve is anchored at (0, 0) and (1, 1), where every forecast is calibrated, so
+    ``miscal_area`` covers [0, 1] like the Gaussian curve; ``rms_cal``/``ma_cal`` average over the
+    carried levels only.
+    """
+    from ..metrics.calibration import calibration_errors
+    from ..registry import get_group
+
+    cov = metrics.get("coverage")
+    if not cov:
+        return
+    levels = np.array([float(k) for k in cov])
+    observed = np.array([cov[k]["coverage"] for k in cov])
+    order = np.argsort(levels)
+    levels, observed = levels[order], observed[order]
+    errors = calibration_errors(levels, observed)
+    area = calibration_errors(np.r_[0.0, levels, 1.0], np.r_[0.0, observed, 1.0])["miscal_area"]
+    metrics["avg_calibration"] = {"rms_cal": errors["rms_cal"], "ma_cal": errors["ma_cal"], "miscal_area": area}
+    orientation.update(get_group("avg_calibration").orientation(metrics["avg_calibration"]))
 
 
 # --------------------------------------------------------------------------- parameters
