@@ -531,7 +531,8 @@ def _add_level_calibration(metrics: dict[str, Any], orientation: dict[str, str])
     observed = np.array([cov[k]["coverage"] for k in cov])
     order = np.argsort(levels)
     levels, observed = levels[order], observed[order]
-    errors = calibration_errors(levels, observed)
+    gap = np.abs(observed - levels)
+    errors = {"rms_cal": float(np.sqrt(np.mean(gap**2))), "ma_cal": float(np.mean(gap))}
     area = calibration_errors(np.r_[0.0, levels, 1.0], np.r_[0.0, observed, 1.0])["miscal_area"]
     metrics["avg_calibration"] = {"rms_cal": errors["rms_cal"], "ma_cal": errors["ma_cal"], "miscal_area": area}
     orientation.update(get_group("avg_calibration").orientation(metrics["avg_calibration"]))
