@@ -15,13 +15,13 @@ Steps
    - ``quantiles``: the central pair :math:`(q_\tau, q_{1-\tau})` with :math:`1 - 2\tau =
      level`; centre the median :math:`q_{0.5}` (required).
    - ``samples``: the empirical quantiles :math:`(1 \mp level) / 2` of the members
-     (Hyndman & Fan type 7, as ``numpy.quantile``); centre the ensemble mean.
+     (Hyndman & Fan type 7, as ``numpy.quantile``); centre the members' median, which lies
+     inside every central band (the mean of skewed members need not).
    - ``point``: an error (the UCC needs intervals).
 
    The UCC scales each side of the band around :math:`\hat y` (Navratil et al., Sec. 2), so
    :math:`\hat y` must lie inside ``[lower, upper]``; a centre outside its band (possible for
-   an ensemble mean with skewed members, or a ``mean`` column that does not belong to the
-   intervals) is an :class:`~uqeval.errors.InputError` naming the file and first row.
+   a ``mean`` column that does not belong to the intervals) is an :class:`~uqeval.errors.InputError` naming the file and first row.
 2. :func:`check_same_targets` (several files: the same ``y_true`` in the same order) and,
    for the permutation test, :func:`check_same_pred` (the same :math:`\hat y`).
 3. :func:`ucc_report` runs :func:`~uqeval.metrics.ucc.ucc_summary` per model and, on
@@ -237,10 +237,13 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
         bounds = f"central quantile pair at level {key}"
         centre = f"median (column '{col}')"
     else:  # samples
-        pred = np.nanmean(p.samples, axis=1)  # missing members (--nan-policy omit) are NaN
+        from .metrics.samples import empirical_quantiles
+
+        # the median lies inside every central band, whatever the skew of the members
+        pred = p.map_rows(lambda s: empirical_quantiles(s, np.array([0.5])))[:, 0]
         bounds = (f"empirical quantiles {_level_key((1 - used) / 2)}, {_level_key((1 + used) / 2)} "
                   f"of {p.samples.shape[1]} members")
-        centre = "ensemble mean"
+        centre = "ensemble median"
     if loaded.info.get("n_fixed_crossing"):
         notes.append(f"{where}: {loaded.info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted "
                      "(--fix-crossing)")

@@ -164,7 +164,6 @@ def test_several_files_need_the_same_targets(tmp_path, monkeypatch):
     (["sample_data/gaussian.parquet", "sample_data/samples.parquet", "--permutation-test", "10"],
      "share the point prediction: at row 0"),
     (["sample_data/quantiles.parquet", "--level", "0.8"], "levels 0.5, 0.9, 0.95"),
-    (["sample_data/samples.parquet", "--level", "0.05"], "lies outside its level-0.05 interval"),
     (["sample_data/classification.parquet"], "categorical"),
     (["sample_data/missing.parquet"], "missing.parquet"),
 ])
@@ -260,3 +259,10 @@ def test_wide_table_is_split_to_fit_the_console(tmp_path):
     assert "…" not in r.stdout  # nothing truncated: the columns went to a second table
     assert sum(line.count(long.stem) for line in lines) == 2  # one row in each table
     assert "partial" in r.stdout and "missrate" in r.stdout
+
+
+def test_a_centre_outside_its_band_is_an_error(tmp_path):
+    f = write_table(tmp_path / "iv.parquet", {"y": [0.0, 1.0, 2.0], "pred": [0.0, 5.0, 2.0],
+                                               "lower": [-1.0, 0.0, 1.0], "upper": [1.0, 2.0, 3.0]})
+    r = runner.invoke(app, ["ucc", str(f)])
+    assert r.exit_code == 3 and "lies outside" in r.stderr and "row 1" in r.stderr
