@@ -505,3 +505,15 @@ def test_with_notes_appends_settings_mismatch():
     result = gate.evaluate(gate.load_rules(RULES), s, b).with_notes(*gate.settings_mismatch(s, b))
     assert "settings.num_bins: candidate 100, baseline 10" in gate.to_markdown(result)
     assert math.isclose(result.rows[0].value, 0.5)
+
+
+def test_targets_come_from_the_registry():
+    from uqeval.gate import target_of
+
+    summary = {"metrics": {"coverage": {"0.9": {"coverage": 0.8, "miss_below": 0.1, "miss_above": 0.1,
+                                                "coverage_error": -0.1}},
+                           "prediction_sets": {"0.95": {"coverage": 0.9}}}}
+    assert target_of(summary, "coverage.0.9.coverage") == 0.9
+    assert target_of(summary, "coverage.0.9.miss_below") == pytest.approx(0.05)
+    assert target_of(summary, "coverage.0.9.coverage_error") == 0.0
+    assert target_of(summary, "prediction_sets.0.95.coverage") == 0.95

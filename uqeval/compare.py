@@ -855,8 +855,6 @@ def _target(ref: MetricRef, result: Any) -> float | None:
         return None
     from .gate import target_of
 
-    if ref.group == "coverage" and len(ref.keys) == 2 and ref.keys[1] in ("miss_below", "miss_above"):
-        return (1.0 - float(ref.keys[0])) / 2.0  # the registry's declared target: half the miss rate
     return target_of({"metrics": {ref.group: result}}, ref.name)
 
 

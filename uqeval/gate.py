@@ -27,9 +27,10 @@ level; an exact full-path entry, if present, takes precedence.
 
 ``"target"`` metrics are best at a target value. The target of a path is, in
 order: the rule's ``target`` option; ``summary["targets"][orientation key]`` if
-the summary has such an object (a number, or the string ``"level"``); the
-probability level enclosing the metric for ``coverage.coverage`` (0.95 for
-``coverage.0.95.coverage``); otherwise 0 (e.g. ``coverage_error``).
+the summary has such an object (a number, or the string ``"level"``); the target
+the registry declares (:func:`uqeval.registry.metric_target`: the enclosing level for
+``coverage.0.95.coverage`` and ``prediction_sets.0.95.coverage``, (1 - level)/2 for
+``miss_below``/``miss_above``, 0 for ``coverage_error``); otherwise 0.
 
 Rules file (TOML)
 -----------------
@@ -379,9 +380,10 @@ def target_of(summary: Mapping[str, Any], path: str, override: float | None = No
                     return level
                 if _is_number(tv):
                     return float(tv)
-    if okey == "coverage.coverage" and level is not None:
-        return level
-    return 0.0
+    from .registry import metric_target
+
+    target = metric_target(keys[0], keys[-1], level) if len(keys) >= 2 else None
+    return 0.0 if target is None else target
 
 
 def _enclosing_level(keys: tuple[str, ...]) -> float | None:

@@ -548,6 +548,24 @@ GROUPS: list[MetricGroup] = [
 ]
 
 
+def metric_target(group: str, key: str, level: float | None = None) -> float | None:
+    """Target value of a ``"target"``-oriented metric; None when it depends on an unknown level.
+
+    ``coverage.coverage`` and ``prediction_sets.coverage`` aim at their level,
+    ``coverage.miss_below``/``miss_above`` at half the nominal miss rate (1 - level)/2, and
+    ``coverage.coverage_error`` at 0.
+    """
+    if key == "coverage_error":
+        return 0.0
+    if level is None:
+        return None
+    if key == "coverage" and group in ("coverage", "prediction_sets"):
+        return float(level)
+    if group == "coverage" and key in ("miss_below", "miss_above"):
+        return (1.0 - float(level)) / 2.0
+    return None
+
+
 def groups_for(kind: str) -> list[MetricGroup]:
     return [g for g in GROUPS if kind in g.compute]
 
