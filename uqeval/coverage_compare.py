@@ -25,6 +25,10 @@ from .errors import InputError
 from .io.load import Loaded
 
 
+_INTERVALS = ("gaussian", "intervals", "quantiles", "samples")
+_SETS = ("categorical", "members", "dirichlet")
+
+
 def _labels(values: np.ndarray | None, n: int) -> np.ndarray:
     if values is None:
         return np.full(n, "all", dtype=object)
@@ -44,13 +48,11 @@ def _point_metrics(pred, levels: Sequence[float], y_std: float | None) -> dict[s
     from .metrics.intervals import coverage_metrics, level_key
     from .registry import intervals_at
 
-    if pred.kind == "categorical":
+    if pred.kind in _SETS:
         from .metrics.classification import prediction_sets
 
         sets = prediction_sets(pred.proba, pred.labels, levels)
         return {k: {"coverage": v["coverage"], "width": v["mean_size"]} for k, v in sets.items()}
-    if pred.kind == "point":
-        raise InputError("point predictions have no intervals; coverage needs a std, bounds, quantiles or samples")
     out = {}
     for lv in levels:
         lo, hi = intervals_at(pred, lv)
@@ -71,12 +73,19 @@ def coverage_points(
     from .registry import coverage_levels
 
     records: list[dict[str, Any]] = []
+    families = {"classification" if r[1].prediction.kind in _SETS else "regression" for r in runs}
+    if len(families) > 1:
+        raise InputError("coverage compares methods on one task: these files mix regression intervals and "
+                         "classification prediction sets; run them separately")
     for method, loaded, point_values in runs:
         pred = loaded.prediction
+        if pred.kind not in _SETS + _INTERVALS:
+            raise InputError(f"{loaded.info['path']}: {pred.kind} predictions have no intervals or prediction "
+                             "sets; coverage needs a std, bounds, quantiles, samples or class probabilities")
         n = pred.n
         facets = _labels(loaded.groups, n)
         points = _labels(point_values, n)
-        levels = coverage_levels(pred, settings) if pred.kind != "categorical" else list(settings.levels or (0.95,))
+        levels = coverage_levels(pred, settings) if pred.kind not in _SETS else list(settings.levels or (0.95,))
         fvals, fcode = np.unique(facets.astype(str), return_inverse=True)
         pvals, pcode = np.unique(points.astype(str), return_inverse=True)
         cell = fcode * len(pvals) + pcode

@@ -94,3 +94,10 @@ def test_table_and_markdown(monkeypatch):
     assert r.exit_code == 0 and "| gaussian | 0 | all | 0.95 |" in r.stdout
     r = runner.invoke(app, ["coverage", "sample_data/gaussian.parquet", "--by", "shift"])
     assert r.exit_code == 0 and "share above fit" in r.stdout
+
+
+def test_mixed_tasks_and_files_without_intervals_are_errors():
+    r = runner.invoke(app, ["coverage", str(SAMPLE / "gaussian.parquet"), str(SAMPLE / "classification.parquet")])
+    assert r.exit_code == 3 and "mix regression intervals and classification" in r.stderr
+    r = runner.invoke(app, ["coverage", str(SAMPLE / "loglik.parquet")])
+    assert r.exit_code == 3 and "loglik predictions have no intervals" in r.stderr

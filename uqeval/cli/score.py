@@ -93,6 +93,8 @@ def score(
     if output is not None:
         check_output_path(output, [file])
     if per_row is not None:
+        if not per_row.name.lower().endswith((".parquet", ".pq")):
+            raise UsageError(f"--per-row writes Parquet: give a .parquet or .pq file name, not '{per_row.name}'")
         check_output_path(per_row, [file])
         if output is not None and per_row.resolve() == output.resolve():
             raise UsageError("--per-row and --output name the same file; give two different paths")
