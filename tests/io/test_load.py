@@ -90,7 +90,7 @@ def test_empty_header_only_corrupt_directory_and_extension(tmp_path):
 def test_ragged_csv_is_an_error(tmp_path):
     p = tmp_path / "r.csv"
     p.write_text("y,mean,std\n1,2,1\n1,2,3,4\n")
-    with pytest.raises(InputError, match="cannot read CSV"):
+    with pytest.raises(InputError, match=r"cannot read CSV data at row 1 \(line 3: 4 fields, the header has 3\)"):
         load_predictions(p)
 
 

@@ -105,10 +105,30 @@ def read_columns(info: TableInfo, names: list[str]) -> tuple[dict[str, object], 
                 convert_options=pacsv.ConvertOptions(include_columns=names, strings_can_be_null=True),
             )
     except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{info.path}: cannot read {info.format.upper()} data ({_short(exc)})") from None
+        where = _ragged_csv_row(info) if info.format == "csv" else ""
+        raise InputError(f"{info.path}: cannot read {info.format.upper()} data{where} ({_short(exc)})") from None
     if table.num_rows == 0:
         raise InputError(f"{info.path}: no data rows (only a header)")
     return {n: table.column(n) for n in names}, table.num_rows
+
+
+def _ragged_csv_row(info: TableInfo) -> str:
+    """`` at row R (line L)`` for the first CSV record whose field count differs from the header.
+
+    Only called after a parse error, so a plain pass over the file is fine here.
+    """
+    opener = gzip.open if str(info.path).lower().endswith(".gz") else open
+    try:
+        with opener(info.path, "rt", encoding="utf-8", newline="") as fh:
+            reader = csv.reader(fh)
+            next(reader, None)
+            for i, record in enumerate(reader):
+                if record and len(record) != len(info.columns):
+                    return (f" at row {i} (line {reader.line_num}: {len(record)} fields, the header has "
+                            f"{len(info.columns)})")
+    except (OSError, UnicodeDecodeError, csv.Error):
+        pass
+    return ""
 
 
 def to_float(column, name: str, path: Path) -> np.ndarray:
