@@ -110,7 +110,7 @@ def test_without_baseline_regression_checks_are_skipped(gaussian_file, rules):
 
 @pytest.mark.parametrize("text,needle", [
     ('[rules]\n"accuracy.mae" = { max = 1.0 }\n"accuracy.rmse" = { maxx = 1 }\n', "line 3"),
-    ('[rules]\n"accuracy.mae" = { max = 1.0 \n', "line 2"),
+    ('[rules]\n"accuracy.mae" = { max = = 1.0 }\n"accuracy.rmse" = { max = 2.0 }\n', "line 2"),
     ('[rules]\n"accuracy.mae" = { max = "big" }\n', "line 2"),
     ('[rules]\n"accuracy.mea" = { max = 1.0 }\n', "line 2"),
 ])
