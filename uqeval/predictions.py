@@ -72,6 +72,9 @@ def _levels(levels, role: str) -> np.ndarray:
     return lv
 
 
+MAX_DRIFT = 0.05  # largest |sum - 1| that --renormalize rescales (as metrics.classification.validate_proba)
+
+
 def _check_simplex(p: np.ndarray, role: str, columns: dict, rows: np.ndarray | None, atol: float,
                    renormalize: bool) -> np.ndarray:
     """Class probabilities (last axis) must be >= 0 and sum to 1 within ``atol``.
@@ -90,8 +93,9 @@ def _check_simplex(p: np.ndarray, role: str, columns: dict, rows: np.ndarray | N
             f"'{cell}' (first at row {_row(rows, first)}, found {p[first].ravel()[j]:g})"
         )
     sums = p.sum(axis=-1)
-    off = np.abs(sums - 1.0) > atol
-    if off.any() and not renormalize:
+    limit = MAX_DRIFT if renormalize else atol  # --renormalize rescales small drift only
+    off = ~(np.abs(sums - 1.0) <= limit)
+    if off.any():
         n, first = bad_rows(off)
         if p.ndim == 2:
             where = f"columns '{_colname(columns, role)}'"
@@ -104,9 +108,11 @@ def _check_simplex(p: np.ndarray, role: str, columns: dict, rows: np.ndarray | N
             else:
                 where = f"member {m} of column '{_colname(columns, role)}'"
             found = sums[first, m]
+        how = (f"--renormalize only rescales drift up to {MAX_DRIFT:g}; check that the columns are probabilities"
+               if renormalize else "pass --renormalize to rescale small drift")
         raise InputError(
             f"probabilities must sum to 1: {n} row(s) off the simplex in {where} "
-            f"(first at row {_row(rows, first)}, sum {found:.9g}); pass --renormalize to rescale small drift"
+            f"(first at row {_row(rows, first)}, sum {found:.9g}); {how} (or --logits if they are logits)"
         )
     return p / sums[..., None] if renormalize else p
 

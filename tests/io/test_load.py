@@ -152,3 +152,12 @@ def test_atomic_writes_get_normal_permissions(tmp_path):
     assert (out.stat().st_mode & 0o777) == _umask_mode()
     assert out.read_text() == '{\n  "a": null,\n  "b": 1\n}\n'
     assert [p.name for p in tmp_path.iterdir()] == ["s.json"]  # no temporary file left
+
+
+def test_renormalize_rescales_small_drift_only(tmp_path):
+    p = write_table(tmp_path / "c.parquet", {"label": [0, 1], "p_0": [0.5, 0.2], "p_1": [0.51, 0.79]})
+    loaded = load_predictions(p, make_settings(renormalize=True))
+    np.testing.assert_allclose(loaded.prediction.proba.sum(axis=1), 1.0, rtol=1e-15)
+    p = write_table(tmp_path / "c2.parquet", {"label": [0, 1], "p_0": [0.5, 0.2], "p_1": [0.5, 0.3]})
+    with pytest.raises(InputError, match=r"first at row 1, sum 0.5\); --renormalize only rescales drift up to 0.05"):
+        load_predictions(p, make_settings(renormalize=True))

@@ -9,31 +9,11 @@ from typing import Annotated, Any, Optional
 import typer
 
 from .common import (
-    BinsOpt,
-    ConfigOpt,
-    FixCrossingOpt,
     FormatOpt,
-    LevelOpt,
-    LevelsOpt,
-    LogitsOpt,
-    LowerCol,
-    MeanCol,
-    NanOpt,
-    NumBinsOpt,
     OutputFormat,
-    RenormalizeOpt,
-    ReprOpt,
-    ResolutionOpt,
-    SeedOpt,
-    StdCol,
-    TrainOpt,
-    UpperCol,
-    VarCol,
-    YCol,
-    YStdOpt,
-    column_overrides,
+    ScoringFlags,
     handle_errors,
-    parse_levels,
+    scoring_options,
 )
 
 #: Settings that change metric values; only these (and the input's representation and
@@ -92,32 +72,14 @@ def _settings(baseline: dict | None, config: Path | None, columns: dict[str, str
 
 
 @handle_errors
+@scoring_options
 def check(
     input: Annotated[Path, typer.Argument(help="Predictions file (CSV/Parquet, scored on the fly) or a summary JSON from `uqeval score --output` (.json).")],
     rules: Annotated[Path, typer.Option("--rules", "-r", help="Rules file (TOML): limits, regressions, required metrics; see configs/ci.toml.", dir_okay=False)],
     baseline: Annotated[Optional[Path], typer.Option("--baseline", help="Baseline summary JSON (`uqeval score --output baseline.json`) for the regression checks.", dir_okay=False)] = None,
     allow_settings_mismatch: Annotated[bool, typer.Option("--allow-settings-mismatch", help="Report, instead of refusing, a baseline scored with other settings (bins, levels, seed, representation, row count).")] = False,
     junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write a JUnit XML report here (one test case per check), atomically.", dir_okay=False)] = None,
-    y: YCol = None,
-    mean: MeanCol = None,
-    std: StdCol = None,
-    var: VarCol = None,
-    lower: LowerCol = None,
-    upper: UpperCol = None,
-    representation: ReprOpt = None,
-    levels: LevelsOpt = None,
-    level: LevelOpt = None,
-    y_std: YStdOpt = None,
-    train: TrainOpt = None,
-    num_bins: NumBinsOpt = None,
-    resolution: ResolutionOpt = None,
-    bins: BinsOpt = None,
-    fix_crossing: FixCrossingOpt = False,
-    logits: LogitsOpt = False,
-    renormalize: RenormalizeOpt = False,
-    seed: SeedOpt = None,
-    nan_policy: NanOpt = None,
-    config: ConfigOpt = None,
+    flags: ScoringFlags = None,  # type: ignore[assignment]  (filled by @scoring_options)
     fmt: FormatOpt = OutputFormat.table,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the check result JSON here (atomically).", dir_okay=False)] = None,
 ) -> None:
@@ -145,23 +107,17 @@ def check(
         write_json,
     )
 
-    columns = column_overrides(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper)
-    flags = dict(
-        representation=representation.value if representation else None,
-        levels=parse_levels(levels), level=level, y_std=y_std, num_bins=num_bins, resolution=resolution,
-        class_bins=bins, seed=seed, nan_policy=nan_policy.value if nan_policy else None,
-        fix_crossing=fix_crossing or None, logits=logits or None, renormalize=renormalize or None,
-    )
+    columns, given_values, config, train = flags.columns, flags.given(), flags.config, flags.train
     is_summary = input.suffix.lower() == ".json"
     if is_summary:
-        given = [k for k, v in flags.items() if v is not None] + list(columns)
+        given = list(given_values) + list(columns)
         given += [name for name, v in (("config", config), ("train", train)) if v is not None]
         if given:
             shown = ", ".join("--" + g.replace("_", "-").replace("class-bins", "bins").replace("y-true", "y")
                               for g in given)
             raise UsageError(f"{shown}: scoring options apply to a predictions INPUT, but {input} is a summary "
                              "JSON that is already scored; drop them or pass the predictions file")
-    if y_std is not None and train is not None:
+    if given_values.get("y_std") is not None and train is not None:
         raise UsageError("give either --y-std or --train, not both")
     inputs = [p for p in (input, rules, baseline, train) if p is not None]
     for out in (junit, output):
@@ -177,7 +133,7 @@ def check(
     else:
         from ..api import score_file, train_std
 
-        settings = _settings(base, config, columns, flags)
+        settings = _settings(base, config, columns, given_values)
         if train is not None:
             from dataclasses import replace
 
@@ -185,8 +141,7 @@ def check(
         summary = score_file(input, settings)
         if base is not None:
             notes.append(f"{input} scored with the baseline's settings"
-                         + (" (overridden by flags/--config)" if config or any(v is not None for v in flags.values())
-                            or columns else ""))
+                         + (" (overridden by flags/--config)" if config or given_values or columns else ""))
 
     if base is not None:
         diffs = settings_mismatch(result_view(summary), result_view(base))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Callable, Optional
@@ -117,6 +118,91 @@ def settings_from_flags(
         nan_policy=nan_policy.value if nan_policy else None, fix_crossing=fix_crossing or None,
         logits=logits or None, renormalize=renormalize or None, **values,
     )
+
+
+@dataclass(frozen=True)
+class ScoringFlags:
+    """The column and metric-setting flags every scoring command shares (see :func:`scoring_options`)."""
+
+    config: Path | None
+    columns: dict[str, str]
+    representation: str | None
+    levels: tuple[float, ...] | None
+    train: Path | None
+    values: dict[str, Any]  # Settings fields given on the command line (None = not given)
+
+    def given(self) -> dict[str, Any]:
+        """Settings fields set by flags, for commands that layer settings themselves."""
+        out = {k: v for k, v in self.values.items() if v is not None}
+        if self.representation is not None:
+            out["representation"] = self.representation
+        if self.levels is not None:
+            out["levels"] = self.levels
+        return out
+
+    def settings(self, columns: dict[str, str | None] | None = None, **extra: Any):
+        """Settings: defaults <- --config <- these flags (<- ``extra``); ``--train`` sets ``y_std``."""
+        from dataclasses import replace
+
+        from ..config import make_settings
+        from ..errors import UsageError
+
+        if self.train is not None and self.values.get("y_std") is not None:
+            raise UsageError("give either --y-std or --train, not both")
+        values = {**self.values, **extra}
+        settings = make_settings(self.config, columns={**self.columns, **column_overrides(**(columns or {}))},
+                                 representation=self.representation, levels=self.levels, **values)
+        if self.train is not None:
+            from ..api import train_std
+
+            settings = replace(settings, y_std=train_std(self.train, settings))
+        return settings
+
+
+_SHARED: list[tuple[str, Any, Any]] = [  # (parameter, annotation, default), in --help order
+    ("y", YCol, None), ("mean", MeanCol, None), ("std", StdCol, None), ("var", VarCol, None),
+    ("lower", LowerCol, None), ("upper", UpperCol, None), ("representation", ReprOpt, None),
+    ("levels", LevelsOpt, None), ("level", LevelOpt, None), ("y_std", YStdOpt, None), ("train", TrainOpt, None),
+    ("num_bins", NumBinsOpt, None), ("resolution", ResolutionOpt, None), ("bins", BinsOpt, None),
+    ("fix_crossing", FixCrossingOpt, False), ("logits", LogitsOpt, False), ("renormalize", RenormalizeOpt, False),
+    ("seed", SeedOpt, None), ("nan_policy", NanOpt, None), ("config", ConfigOpt, None),
+]
+
+
+def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a command the shared scoring flags, collected into its ``flags: ScoringFlags`` argument.
+
+    Typer has no option groups; this appends the shared parameters to the command's
+    signature (so they appear in ``--help`` after its own) and packs their values.
+    """
+    import inspect
+
+    sig = inspect.signature(func, eval_str=True)
+    own = [p for p in sig.parameters.values() if p.name != "flags"]
+    shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann)
+              for name, ann, default in _SHARED]
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        v = {name: kwargs.pop(name, default) for name, _, default in _SHARED}
+        flags = ScoringFlags(
+            config=v["config"],
+            columns=column_overrides(y_true=v["y"], mean=v["mean"], std=v["std"], var=v["var"],
+                                     lower=v["lower"], upper=v["upper"]),
+            representation=v["representation"].value if v["representation"] else None,
+            levels=parse_levels(v["levels"]),
+            train=v["train"],
+            values=dict(level=v["level"], y_std=v["y_std"], num_bins=v["num_bins"], resolution=v["resolution"],
+                        class_bins=v["bins"], seed=v["seed"],
+                        nan_policy=v["nan_policy"].value if v["nan_policy"] else None,
+                        fix_crossing=v["fix_crossing"] or None, logits=v["logits"] or None,
+                        renormalize=v["renormalize"] or None),
+        )
+        return func(*args, flags=flags, **kwargs)
+
+    wrapper.__signature__ = sig.replace(parameters=own + shared)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in own + shared}
+    return wrapper
 
 
 def fail(message: str, code: int) -> None:

@@ -10,26 +10,11 @@ from typing import Annotated, Any, Optional
 import typer
 
 from .common import (
-    ConfigOpt,
-    FixCrossingOpt,
     FormatOpt,
-    LevelOpt,
-    LevelsOpt,
-    LogitsOpt,
-    LowerCol,
-    MeanCol,
-    NanOpt,
-    NumBinsOpt,
     OutputFormat,
-    RenormalizeOpt,
-    ReprOpt,
-    SeedOpt,
-    StdCol,
-    UpperCol,
-    VarCol,
-    YCol,
+    ScoringFlags,
     handle_errors,
-    settings_from_flags,
+    scoring_options,
 )
 
 
@@ -39,34 +24,18 @@ class Pairs(str, Enum):
 
 
 @handle_errors
+@scoring_options
 def compare(
     files: Annotated[list[Path], typer.Argument(help="Two or more prediction files (CSV or Parquet) over the same targets.")],
     metrics: Annotated[Optional[str], typer.Option("--metrics", "-m", help="Comma-separated metrics: per-row scores crps, nll, pinball, interval, check, brier, or any `uqeval score` metric by short name (ma_cal) or path (avg_calibration.ma_cal, coverage.0.95.coverage). Default: crps,nll,pinball,interval,brier,ma_cal where defined.")] = None,
     bootstrap: Annotated[int, typer.Option("--bootstrap", "-b", min=0, help="Bootstrap resamples of the rows for the intervals (0: no intervals).")] = 1000,
     ci_level: Annotated[float, typer.Option("--ci-level", help="Level of the bootstrap percentile intervals.")] = 0.95,
-    seed: SeedOpt = None,
     permutations: Annotated[int, typer.Option("--permutations", min=0, help="Random sign flips of the paired permutation test (0: skip it).")] = 5000,
     pairs: Annotated[Pairs, typer.Option("--pairs", help="Paired tests of each model against the best one per metric, or of all pairs.")] = Pairs.best,
     dm_lag: Annotated[int, typer.Option("--dm-lag", min=0, help="Newey-West lag of the Diebold-Mariano test; > 0 only for time-ordered rows with correlated errors.")] = 0,
     id_col: Annotated[Optional[str], typer.Option("--id", help="Join the files on this id column instead of requiring the same row order.")] = None,
     names: Annotated[Optional[str], typer.Option("--names", help="Comma-separated model names, one per file (default: file names).")] = None,
-    y: YCol = None,
-    mean: MeanCol = None,
-    std: StdCol = None,
-    var: VarCol = None,
-    lower: LowerCol = None,
-    upper: UpperCol = None,
-    representation: ReprOpt = None,
-    levels: LevelsOpt = None,
-    level: LevelOpt = None,
-    y_std: Annotated[Optional[float], typer.Option("--y-std", help="Std of the training targets (unit of coverage width_norm).")] = None,
-    num_bins: NumBinsOpt = None,
-    resolution: Annotated[Optional[int], typer.Option("--resolution", help="Levels of the check/interval score grid (default 99).")] = None,
-    fix_crossing: FixCrossingOpt = False,
-    logits: LogitsOpt = False,
-    renormalize: RenormalizeOpt = False,
-    nan_policy: NanOpt = None,
-    config: ConfigOpt = None,
+    flags: ScoringFlags = None,  # type: ignore[assignment]  (filled by @scoring_options)
     fmt: FormatOpt = OutputFormat.table,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the comparison JSON here (atomically).", dir_okay=False)] = None,
     plot: Annotated[Optional[Path], typer.Option("--plot", help="Draw the metrics with their intervals to this .png, .svg or .pdf.", dir_okay=False)] = None,
@@ -93,11 +62,7 @@ def compare(
         metric_names = [m.strip() for m in metrics.split(",") if m.strip()]
         if not metric_names:
             raise UsageError("--metrics is empty; give comma-separated names such as crps,nll,ma_cal")
-    settings = settings_from_flags(
-        config, dict(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper, by=id_col),
-        representation, levels, nan_policy, fix_crossing, logits, renormalize,
-        level=level, y_std=y_std, num_bins=num_bins, resolution=resolution, seed=seed,
-    )
+    settings = flags.settings(columns={"by": id_col})
     for out in (output, plot):
         if out is not None:
             check_output_path(out, files)

@@ -12,25 +12,11 @@ from typing import Annotated, Optional
 import typer
 
 from .common import (
-    ConfigOpt,
-    FixCrossingOpt,
-    LevelOpt,
-    LevelsOpt,
-    LogitsOpt,
-    LowerCol,
-    MeanCol,
-    NanOpt,
-    NumBinsOpt,
     OrderBy,
     OrderByOpt,
-    RenormalizeOpt,
-    ReprOpt,
-    StdCol,
-    UpperCol,
-    VarCol,
-    YCol,
+    ScoringFlags,
     handle_errors,
-    settings_from_flags,
+    scoring_options,
 )
 
 
@@ -88,6 +74,7 @@ def load_x(file: Path, x: str | None, loaded) -> tuple[object, str | None]:
 
 
 @handle_errors
+@scoring_options
 def plot(
     file: Annotated[Path, typer.Argument(help="CSV or Parquet file of targets and predictions.")],
     kind: Annotated[PlotKind, typer.Option("--kind", "-k", help="Which figure (see the list above).", case_sensitive=False)],
@@ -95,25 +82,9 @@ def plot(
     x: XOpt = None,
     max_points: MaxPointsOpt = None,
     order_by: OrderByOpt = OrderBy.target,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of the scatter subsample and of randomised metrics (default 0).")] = None,
     plot_format: PlotFormatOpt = None,
     dpi: DpiOpt = 150,
-    y: YCol = None,
-    mean: MeanCol = None,
-    std: StdCol = None,
-    var: VarCol = None,
-    lower: LowerCol = None,
-    upper: UpperCol = None,
-    representation: ReprOpt = None,
-    levels: LevelsOpt = None,
-    level: LevelOpt = None,
-    num_bins: NumBinsOpt = None,
-    bins: Annotated[Optional[int], typer.Option("--bins", help="Classification reliability-diagram bins (default 15).")] = None,
-    fix_crossing: FixCrossingOpt = False,
-    logits: LogitsOpt = False,
-    renormalize: RenormalizeOpt = False,
-    nan_policy: NanOpt = None,
-    config: ConfigOpt = None,
+    flags: ScoringFlags = None,  # type: ignore[assignment]  (filled by @scoring_options)
 ) -> None:
     """Draw one figure of a prediction file.
 
@@ -132,11 +103,7 @@ def plot(
 
     fmt = output_format(output, plot_format)
     n_points = check_max_points(max_points)
-    settings = settings_from_flags(
-        config, dict(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper),
-        representation, levels, nan_policy, fix_crossing, logits, renormalize,
-        level=level, num_bins=num_bins, class_bins=bins, seed=seed,
-    )
+    settings = flags.settings()
     check_output_path(output, [file])
     loaded = load_predictions(file, settings)
     xs, x_label = load_x(file, x, loaded)

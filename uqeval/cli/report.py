@@ -8,28 +8,9 @@ from typing import Annotated, Any, Optional
 import typer
 
 from .common import (
-    BinsOpt,
-    ConfigOpt,
-    FixCrossingOpt,
-    LevelOpt,
-    LevelsOpt,
-    LogitsOpt,
-    LowerCol,
-    MeanCol,
-    NanOpt,
-    NumBinsOpt,
-    RenormalizeOpt,
-    ReprOpt,
-    ResolutionOpt,
-    SeedOpt,
-    StdCol,
-    TrainOpt,
-    UpperCol,
-    VarCol,
-    YCol,
-    YStdOpt,
+    ScoringFlags,
     handle_errors,
-    settings_from_flags,
+    scoring_options,
 )
 from .plot import DpiOpt, MaxPointsOpt, PlotFormat, XOpt
 
@@ -66,6 +47,7 @@ def build_entry(file: Path, name: str, settings, *, x: str | None, max_points: i
 
 
 @handle_errors
+@scoring_options
 def report(
     files: Annotated[list[Path], typer.Argument(help="One or more CSV or Parquet prediction files, scored with the same settings.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write (atomically).", dir_okay=False)],
@@ -74,27 +56,8 @@ def report(
     max_points: MaxPointsOpt = None,
     plot_format: Annotated[Optional[PlotFormat], typer.Option("--plot-format", help="Embedded image format: png (default) or svg.")] = None,
     dpi: DpiOpt = 150,
-    y: YCol = None,
-    mean: MeanCol = None,
-    std: StdCol = None,
-    var: VarCol = None,
-    lower: LowerCol = None,
-    upper: UpperCol = None,
     by: Annotated[Optional[str], typer.Option("--by", help="Also report every metric per value of this column.")] = None,
-    representation: ReprOpt = None,
-    levels: LevelsOpt = None,
-    level: LevelOpt = None,
-    y_std: YStdOpt = None,
-    train: TrainOpt = None,
-    num_bins: NumBinsOpt = None,
-    resolution: ResolutionOpt = None,
-    bins: BinsOpt = None,
-    fix_crossing: FixCrossingOpt = False,
-    logits: LogitsOpt = False,
-    renormalize: RenormalizeOpt = False,
-    seed: SeedOpt = None,
-    nan_policy: NanOpt = None,
-    config: ConfigOpt = None,
+    flags: ScoringFlags = None,  # type: ignore[assignment]  (filled by @scoring_options)
 ) -> None:
     """Write one self-contained HTML report of one or more prediction files.
 
@@ -104,7 +67,6 @@ def report(
     where the predictions give intervals, and a glossary of the metrics shown. No
     scripts, no network access: open it in any browser.
     """
-    from ..api import train_std
     from ..errors import UsageError
     from ..io.writers import atomic_write_text, check_output_path
     from ..report.html import render_report
@@ -112,17 +74,11 @@ def report(
 
     if not files:
         raise UsageError("report needs at least one prediction file")
-    if y_std is not None and train is not None:
-        raise UsageError("give either --y-std or --train, not both")
     fmt = plot_format.value if plot_format is not None else "png"
     if fmt == "pdf":
         raise UsageError("--plot-format pdf cannot be embedded in HTML; use png or svg")
     n_points = check_max_points(max_points)
-    settings = settings_from_flags(
-        config, dict(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper, by=by),
-        representation, levels, nan_policy, fix_crossing, logits, renormalize,
-        level=level, y_std=y_std, num_bins=num_bins, resolution=resolution, class_bins=bins, seed=seed,
-    )
+    settings = flags.settings(columns={"by": by})
     check_output_path(output, files)
     from ..io.readers import inspect
 
@@ -132,10 +88,6 @@ def report(
             from ..plotting import find_x_column
 
             find_x_column(table, x)
-    if train is not None:
-        from dataclasses import replace
-
-        settings = replace(settings, y_std=train_std(train, settings))
     entries, notes = [], []
     for f, name in zip(files, entry_names(files)):
         entry, entry_notes = build_entry(f, name, settings, x=x, max_points=n_points, fmt=fmt, dpi=dpi)

@@ -8,65 +8,28 @@ from typing import Annotated, Optional
 import typer
 
 from .common import (
-    BinsOpt,
-    ConfigOpt,
-    FixCrossingOpt,
     FormatOpt,
-    LevelOpt,
-    LevelsOpt,
-    LogitsOpt,
-    LowerCol,
-    MeanCol,
-    NanOpt,
-    NumBinsOpt,
     OrderBy,
     OrderByOpt,
     OutputFormat,
     OutputOpt,
-    RenormalizeOpt,
-    ReprOpt,
-    ResolutionOpt,
-    SeedOpt,
-    StdCol,
-    TrainOpt,
-    UpperCol,
-    VarCol,
-    YCol,
-    YStdOpt,
+    ScoringFlags,
     emit,
     handle_errors,
-    settings_from_flags,
+    scoring_options,
 )
 from .plot import MaxPointsOpt, PlotFormatOpt, XOpt
 
 
 @handle_errors
+@scoring_options
 def score(
     file: Annotated[Path, typer.Argument(help="CSV (.csv, .csv.gz) or Parquet (.parquet, .pq) file of targets and predictions.")],
-    y: YCol = None,
-    mean: MeanCol = None,
-    std: StdCol = None,
-    var: VarCol = None,
-    lower: LowerCol = None,
-    upper: UpperCol = None,
+    flags: ScoringFlags,
     by: Annotated[Optional[str], typer.Option("--by", help="Report every metric per value of this column (e.g. a shift level).")] = None,
-    representation: ReprOpt = None,
-    levels: LevelsOpt = None,
-    level: LevelOpt = None,
-    y_std: YStdOpt = None,
-    train: TrainOpt = None,
-    num_bins: NumBinsOpt = None,
-    resolution: ResolutionOpt = None,
-    bins: BinsOpt = None,
-    fix_crossing: FixCrossingOpt = False,
-    logits: LogitsOpt = False,
-    renormalize: RenormalizeOpt = False,
     oca_fraction: Annotated[Optional[float], typer.Option("--oca-fraction", help="Share of most uncertain rows handed to an oracle for oracle_collaborative_accuracy (default 0.01).")] = None,
     bayes_samples: Annotated[Optional[int], typer.Option("--bayes-samples", help="Posterior draws of the Bayesian ECE (default 500, seeded by --seed).")] = None,
     per_row: Annotated[Optional[Path], typer.Option("--per-row", help="Ensembles and Dirichlet outputs: write per-row total/aleatoric/epistemic uncertainty to this Parquet file.", dir_okay=False)] = None,
-    seed: SeedOpt = None,
-    nan_policy: NanOpt = None,
-    config: ConfigOpt = None,
     fmt: FormatOpt = OutputFormat.table,
     output: OutputOpt = None,
     plot_dir: Annotated[Optional[Path], typer.Option("--plot-dir", help="Write every plot that applies to the representation into this directory (created if its parent exists), e.g. calibration.png.")] = None,
@@ -76,20 +39,13 @@ def score(
     order_by: OrderByOpt = OrderBy.target,
 ) -> None:
     """Score a prediction file: accuracy, calibration, sharpness, scoring rules, reliability, coverage."""
-    from ..api import per_row_table, score_loaded, train_std
+    from ..api import per_row_table, score_loaded
     from ..errors import UsageError
     from ..io.load import load_predictions
     from ..io.writers import check_output_path, write_parquet
     from ..plotting import write_images
 
-    if y_std is not None and train is not None:
-        raise UsageError("give either --y-std or --train, not both")
-    settings = settings_from_flags(
-        config, dict(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper, by=by),
-        representation, levels, nan_policy, fix_crossing, logits, renormalize,
-        level=level, y_std=y_std, num_bins=num_bins, resolution=resolution, class_bins=bins, seed=seed,
-        oca_fraction=oca_fraction, bayes_samples=bayes_samples,
-    )
+    settings = flags.settings(columns={"by": by}, oca_fraction=oca_fraction, bayes_samples=bayes_samples)
     if output is not None:
         check_output_path(output, [file])
     if per_row is not None:
@@ -111,10 +67,6 @@ def score(
             from ..plotting import find_x_column
 
             find_x_column(inspect(file), x)
-    if train is not None:
-        from dataclasses import replace
-
-        settings = replace(settings, y_std=train_std(train, settings))
     # compute everything first, then write: a failure leaves no output behind
     loaded = load_predictions(file, settings)
     rows_table = per_row_table(loaded.prediction) if per_row is not None else None
