@@ -34,3 +34,37 @@ def gaussian_cols() -> dict:
 @pytest.fixture
 def gaussian_file(tmp_path, gaussian_cols) -> Path:
     return write_table(tmp_path / "preds.parquet", gaussian_cols)
+
+
+GOLDEN = ROOT / "tests" / "golden"
+
+
+def assert_tree_close(got, want, where="$", rel=1e-9, abs_=1e-12):
+    """Compare nested JSON-like data: same keys and types, floats to ``rel``/``abs_``, the rest exactly."""
+    numbers = (int, float)
+    assert type(got) is type(want) or (isinstance(got, numbers) and isinstance(want, numbers)), where
+    if isinstance(want, dict):
+        assert sorted(got) == sorted(want), where
+        for k in want:
+            assert_tree_close(got[k], want[k], f"{where}.{k}", rel, abs_)
+    elif isinstance(want, list):
+        assert len(got) == len(want), where
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_tree_close(g, w, f"{where}[{i}]", rel, abs_)
+    elif isinstance(want, float):
+        assert got == pytest.approx(want, rel=rel, abs=abs_), where
+    else:
+        assert got == want, where
+    return True
+
+
+def check_golden(name: str, got) -> None:
+    """Compare ``got`` with ``tests/golden/<name>.json``; with UQEVAL_UPDATE_GOLDEN=1 rewrite the file first
+    (after an intended change; review the diff)."""
+    import json
+    import os
+
+    path = GOLDEN / f"{name}.json"
+    if os.environ.get("UQEVAL_UPDATE_GOLDEN"):
+        path.write_text(json.dumps(got, indent=2) + "\n")
+    assert_tree_close(got, json.loads(path.read_text()))

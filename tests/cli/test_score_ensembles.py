@@ -8,7 +8,6 @@ UQEVAL_UPDATE_GOLDEN=1 python -m pytest tests/cli/test_score_ensembles.py
 
 import json
 import math
-import os
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -21,11 +20,10 @@ from uqeval.config import make_settings
 from uqeval.predictions import Categorical, MemberCategorical
 from uqeval.registry import compute_metrics
 
-from ..conftest import ROOT, write_table
-from .test_score_golden import _approx_tree, _strip
+from ..conftest import ROOT, assert_tree_close, check_golden, write_table
+from .test_score_golden import _strip
 
 runner = CliRunner()
-GOLDEN = ROOT / "tests" / "golden"
 DATA_KEYS = {"size_histogram", "fractions"}  # histogram and curve axis: data, not metrics
 
 CASES = {
@@ -68,11 +66,7 @@ def _random_members(seed, n=200, m=4, k=3):
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_score_matches_golden(case, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
-    got = _strip(_run(CASES[case], tmp_path))
-    path = GOLDEN / f"score_{case}.json"
-    if os.environ.get("UQEVAL_UPDATE_GOLDEN"):
-        path.write_text(json.dumps(got, indent=2) + "\n")
-    _approx_tree(got, json.loads(path.read_text()))
+    check_golden(f"score_{case}", _strip(_run(CASES[case], tmp_path)))
 
 
 def test_groups_and_orientation_per_representation(tmp_path, monkeypatch):
@@ -154,7 +148,7 @@ def test_identical_members_have_no_epistemic_uncertainty_and_score_like_one_mode
     assert div["disagreement"] == 0.0 and div["kl"] == pytest.approx(0.0, abs=1e-12)
     assert div["cosine_similarity"] == pytest.approx(1.0, rel=1e-12)
     for group in CLASSIFICATION_GROUPS:  # the ensemble mean is scored exactly like a single classifier
-        _approx_tree(ens["metrics"][group], single["metrics"][group])
+        assert_tree_close(ens["metrics"][group], single["metrics"][group])
 
 
 def test_one_hot_members_have_no_aleatoric_uncertainty(tmp_path):
@@ -181,7 +175,7 @@ def test_dirichlet_mean_is_scored_as_categorical(tmp_path):
     c = _run([write_table(tmp_path / "c.parquet", {"label": labels, **{f"p_{j}": mean[:, j] for j in range(k)}})],
              tmp_path)
     for group in CLASSIFICATION_GROUPS:
-        _approx_tree(d["metrics"][group], c["metrics"][group])
+        assert_tree_close(d["metrics"][group], c["metrics"][group])
     assert d["metrics"]["ensemble_uncertainty"]["total"] == pytest.approx(-np.sum(mean * np.log(mean), 1).mean())
 
 
@@ -281,7 +275,7 @@ def test_csv_flat_and_parquet_list_of_lists_score_the_same(tmp_path):
     nested = pa.array([[list(map(float, mm)) for mm in row] for row in p], type=pa.list_(pa.list_(pa.float64())))
     pq.write_table(pa.table({"label": labels, "member_proba": nested}), tmp_path / "l.parquet")
     listed = _run([tmp_path / "l.parquet"], tmp_path)
-    _approx_tree(flat["metrics"], listed["metrics"])
+    assert_tree_close(flat["metrics"], listed["metrics"])
 
 
 # --------------------------------------------------------------------------- properties

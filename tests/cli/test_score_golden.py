@@ -6,17 +6,15 @@ after an intended change with  UQEVAL_UPDATE_GOLDEN=1 python -m pytest tests/cli
 """
 
 import json
-import os
 
 import pytest
 from typer.testing import CliRunner
 
 from uqeval.cli import app
 
-from ..conftest import ROOT, SAMPLE
+from ..conftest import ROOT, SAMPLE, assert_tree_close, check_golden
 
 runner = CliRunner()
-GOLDEN = ROOT / "tests" / "golden"
 
 CASES = {
     "gaussian_parquet": ["sample_data/gaussian.parquet"],
@@ -45,36 +43,14 @@ def _strip(summary):
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_score_matches_golden(case, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
-    got = _strip(_run(CASES[case], tmp_path))
-    path = GOLDEN / f"score_{case}.json"
-    if os.environ.get("UQEVAL_UPDATE_GOLDEN"):
-        path.write_text(json.dumps(got, indent=2) + "\n")
-    want = json.loads(path.read_text())
-    assert got == pytest.approx(want, rel=1e-9, abs=1e-12) if not isinstance(want, dict) else _approx_tree(got, want)
-
-
-def _approx_tree(got, want, where="$"):
-    assert type(got) is type(want) or (isinstance(got, (int, float)) and isinstance(want, (int, float))), where
-    if isinstance(want, dict):
-        assert sorted(got) == sorted(want), where
-        for k in want:
-            _approx_tree(got[k], want[k], f"{where}.{k}")
-    elif isinstance(want, list):
-        assert len(got) == len(want), where
-        for i, (g, w) in enumerate(zip(got, want)):
-            _approx_tree(g, w, f"{where}[{i}]")
-    elif isinstance(want, float):
-        assert got == pytest.approx(want, rel=1e-9, abs=1e-12), where
-    else:
-        assert got == want, where
-    return True
+    check_golden(f"score_{case}", _strip(_run(CASES[case], tmp_path)))
 
 
 def test_csv_and_parquet_give_the_same_metrics(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     a = _run(CASES["gaussian_parquet"], tmp_path)["metrics"]
     b = _run(CASES["gaussian_csv"], tmp_path)["metrics"]
-    _approx_tree(a, b)
+    assert_tree_close(a, b)
 
 
 def test_orientation_covers_every_metric_key(tmp_path, monkeypatch):

@@ -9,7 +9,6 @@ an intended change with  UQEVAL_UPDATE_GOLDEN=1 python -m pytest tests/cli/test_
 from __future__ import annotations
 
 import json
-import os
 import struct
 
 import numpy as np
@@ -21,10 +20,9 @@ from typer.testing import CliRunner
 from uqeval.cli import app
 from uqeval.metrics.ucc import ucc_summary
 
-from ..conftest import ROOT, SAMPLE, write_table
+from ..conftest import ROOT, SAMPLE, assert_tree_close, check_golden, write_table
 
 runner = CliRunner()
-GOLDEN = ROOT / "tests" / "golden"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 CASES = {
@@ -55,30 +53,10 @@ def _strip(summary):
     return summary
 
 
-def _approx_tree(got, want, where="$"):
-    assert type(got) is type(want) or (isinstance(got, (int, float)) and isinstance(want, (int, float))), where
-    if isinstance(want, dict):
-        assert sorted(got) == sorted(want), where
-        for k in want:
-            _approx_tree(got[k], want[k], f"{where}.{k}")
-    elif isinstance(want, list):
-        assert len(got) == len(want), where
-        for i, (g, w) in enumerate(zip(got, want)):
-            _approx_tree(g, w, f"{where}[{i}]")
-    elif isinstance(want, float):
-        assert got == pytest.approx(want, rel=1e-9, abs=1e-12), where
-    else:
-        assert got == want, where
-
-
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_ucc_matches_golden(case, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
-    got = _strip(_run(CASES[case], tmp_path))
-    path = GOLDEN / f"ucc_{case}.json"
-    if os.environ.get("UQEVAL_UPDATE_GOLDEN"):
-        path.write_text(json.dumps(got, indent=2) + "\n")
-    _approx_tree(got, json.loads(path.read_text()))
+    check_golden(f"ucc_{case}", _strip(_run(CASES[case], tmp_path)))
 
 
 def test_json_layout_and_independent_gaussian_values(tmp_path, monkeypatch):
@@ -91,7 +69,7 @@ def test_json_layout_and_independent_gaussian_values(tmp_path, monkeypatch):
     want = ucc_summary(y, mu, mu - half, mu + half, cost=0.3)
     got = s["models"]["gaussian"]["ucc"]
     assert set(got) == {"x_axis", "y_axis", "normalize", "auucc", "auucc_const", "gain", "partial", "op", "op_min"}
-    _approx_tree(got, want)
+    assert_tree_close(got, want)
     assert s["models"]["gaussian"]["input"]["representation"] == "gaussian"
     assert s["models"]["gaussian"]["band"]["level"] == 0.95
     pt = s["permutation_test"]
@@ -200,7 +178,7 @@ def test_intervals_without_point_prediction_use_the_midpoint(tmp_path):
     assert s["models"]["bounds"]["band"]["centre"].startswith("midpoint") and s["notes"]
     # centre (lower + upper) / 2 = mid + 0.5: widths 2 below and 2 above
     want = ucc_summary(y, mid + 0.5, mid - 1.5, mid + 2.5)
-    _approx_tree(s["models"]["bounds"]["ucc"], want)
+    assert_tree_close(s["models"]["bounds"]["ucc"], want)
 
 
 def test_hand_computed_file(tmp_path):

@@ -6,12 +6,13 @@ existing file is replaced in one step. Writing over an input file is refused.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -44,15 +45,15 @@ def _umask_mode() -> int:
     return 0o666 & ~mask
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+@contextlib.contextmanager
+def _replacing(path: str | Path) -> Iterator[str]:
+    """Yield a temporary file name next to ``path``; on success rename it over ``path``, else delete it."""
     p = Path(path)
     fd, tmp = tempfile.mkstemp(dir=p.parent if str(p.parent) else ".", prefix=f".{p.name}.", suffix=".tmp")
+    os.fchmod(fd, _umask_mode())
+    os.close(fd)
     try:
-        os.fchmod(fd, _umask_mode())
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+        yield tmp
         os.replace(tmp, p)
     except BaseException:
         try:
@@ -60,6 +61,13 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    with _replacing(path) as tmp, open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
@@ -96,19 +104,8 @@ def write_parquet(path: str | Path, table: Any) -> None:
     """Write a pyarrow Table atomically."""
     import pyarrow.parquet as pq
 
-    p = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=p.parent if str(p.parent) else ".", prefix=f".{p.name}.", suffix=".tmp")
-    os.fchmod(fd, _umask_mode())
-    os.close(fd)
-    try:
+    with _replacing(path) as tmp:
         pq.write_table(table, tmp)
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def write_figure(path: str | Path, fig: Any, dpi: int = 150) -> None:
