@@ -590,10 +590,10 @@ Resampler = Callable[[np.ndarray], np.ndarray]
 
 
 def _point_of(pred: Prediction) -> np.ndarray | None:
-    from .registry import _point
+    from .registry import point_prediction
 
     try:
-        return _point(pred)
+        return point_prediction(pred)
     except AssertionError:  # a representation without a point prediction
         return None
 
@@ -668,12 +668,10 @@ def _cover_index(pred: Prediction, expected: np.ndarray) -> np.ndarray | None:
 
         return interval_cover_index(np.abs(pred.y_true - pred.mean) / pred.std, expected)
     if pred.kind == "samples":
-        from .metrics.quantiles import _PIT_TOL
-        from .metrics.samples import pit_samples
+        from .metrics.quantiles import pit_cover_index
+        from .registry import _samples_pit
 
-        central = np.abs(2.0 * pred.map_rows(lambda s, y: pit_samples(y, s), pred.y_true) - 1.0)
-        # |2u - 1| <= p_j + tol  <=>  j >= searchsorted(p, central - tol, "left")
-        return np.searchsorted(expected, central - _PIT_TOL, side="left")
+        return pit_cover_index(_samples_pit(pred), expected)
     return None
 
 

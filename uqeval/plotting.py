@@ -214,12 +214,12 @@ def _group(pred: Prediction, settings: Settings, metrics: Mapping[str, Any] | No
 
 def _point_and_interval(pred: Prediction, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     """``(point, lower, upper, point_label)`` for the band plots."""
-    from .registry import _point, _samples_moments, intervals_at
+    from .registry import _samples_moments, intervals_at, point_prediction
 
     lo, hi = intervals_at(pred, level)
     if pred.kind == "samples":
         return _samples_moments(pred)[0], lo, hi, "ensemble mean"
-    point = _point(pred)
+    point = point_prediction(pred)
     if point is None:
         return 0.5 * (lo + hi), lo, hi, "interval midpoint"
     label = {"quantiles": "predicted median", "intervals": "point prediction"}.get(pred.kind,

@@ -71,7 +71,7 @@ def _m(*specs: tuple[str, str, str]) -> tuple[MetricSpec, ...]:
 
 
 # --------------------------------------------------------------------------- helpers
-def _point(p) -> np.ndarray | None:
+def point_prediction(p) -> np.ndarray | None:
     """The point prediction of a regression representation, or None when it has none."""
     kind = p.kind
     if kind in ("gaussian", "point"):
@@ -172,7 +172,7 @@ def intervals_at(p, level: float) -> tuple[np.ndarray, np.ndarray]:
 def _accuracy(p, s: Settings) -> dict | None:
     from .metrics.accuracy import regression_accuracy
 
-    point = _point(p)
+    point = point_prediction(p)
     return None if point is None else regression_accuracy(p.y_true, point)
 
 
@@ -221,13 +221,10 @@ def _adv_gaussian(p, s: Settings) -> dict:
 
 def _adv_samples(p, s: Settings) -> dict:
     from .metrics.calibration import adversarial_group_calibration
-    from .metrics.quantiles import _PIT_TOL
+    from .metrics.quantiles import pit_cover_index
 
     expected = _expected(s)
-    central = np.abs(2.0 * _samples_pit(p) - 1.0)
-    # first expected level whose central interval holds y: the same rule (and slack) as the curve
-    cover = np.searchsorted(expected, central - _PIT_TOL, side="left")
-    return adversarial_group_calibration(cover, expected, **_adv_kwargs(s))
+    return adversarial_group_calibration(pit_cover_index(_samples_pit(p), expected), expected, **_adv_kwargs(s))
 
 
 def _sharpness_gaussian(p, s: Settings) -> dict:

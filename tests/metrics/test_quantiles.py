@@ -280,3 +280,14 @@ def test_scores_nonnegative_and_row_order_invariant(data, seed):
     assert _flat(quantile_scores(y[rows], q[rows], LEVELS)) == pytest.approx(out, rel=1e-12, abs=1e-12)
     # a perfect (degenerate) forecast scores zero
     assert weighted_interval_score(y, np.repeat(y[:, None], LEVELS.size, axis=1), LEVELS) == pytest.approx(0.0)
+
+
+def test_pit_cover_index_reproduces_the_interval_curve():
+    from uqeval.metrics.quantiles import interval_calibration_curve_from_pit, pit_cover_index
+
+    rng = np.random.default_rng(5)
+    pit = np.r_[rng.uniform(size=500), 0.0, 1.0, 0.5, 0.75]
+    expected = np.linspace(0, 1, 21)
+    idx = pit_cover_index(pit, expected)
+    counts = np.cumsum(np.bincount(idx, minlength=len(expected) + 1))[:-1] / pit.size
+    np.testing.assert_array_equal(counts, interval_calibration_curve_from_pit(pit, expected))

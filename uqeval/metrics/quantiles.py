@@ -19,7 +19,7 @@ from .scoring import interval_score, pinball_loss
 
 #: Slack for "bounds inclusive" comparisons of PIT values with levels
 #: (``|2u - 1|`` of u = 0.025 is 0.95 only up to rounding).
-_PIT_TOL = 1e-12
+PIT_TOL = 1e-12
 
 
 def _as_levels(levels) -> np.ndarray:
@@ -283,4 +283,17 @@ def interval_calibration_curve_from_pit(pit: np.ndarray, expected: np.ndarray) -
     p = as_float_array(expected, "expected")
     check_finite(p, "expected")
     dist = np.sort(np.abs(2.0 * u - 1.0))
-    return np.searchsorted(dist, p + _PIT_TOL, side="right") / u.size
+    return np.searchsorted(dist, p + PIT_TOL, side="right") / u.size
+
+
+def pit_cover_index(pit: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    r"""Index of the first central level in ``expected`` whose interval holds each row, from PIT values.
+
+    Row i is inside the central :math:`p_j` interval iff :math:`|2u_i - 1| \le p_j` (with the same
+    slack as :func:`interval_calibration_curve_from_pit`), so the index is
+    ``searchsorted(expected, |2u - 1| - tol, "left")``; ``len(expected)`` means never covered.
+    Counting indices <= j reproduces that curve, which is what adversarial group calibration needs.
+    """
+    u = _as_pit(pit)
+    p = as_float_array(expected, "expected")
+    return np.searchsorted(p, np.abs(2.0 * u - 1.0) - PIT_TOL, side="left")
