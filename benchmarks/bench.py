@@ -164,7 +164,24 @@ def bench_ucc(n: int) -> None:
     print(f"ucc 2 models+png N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   {target}")
 
 
+def bench_score_samples(n: int, m: int = 50) -> None:
+    """Whole `uqeval score` on an M-member ensemble file (CRPS, fair CRPS, PIT calibration, coverage...)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    DATA.mkdir(exist_ok=True)
+    path = DATA / f"samples_{n}_{m}.parquet"
+    if not path.exists():
+        rng = np.random.default_rng(0)
+        mu = rng.normal(size=n)
+        s = mu[:, None] + rng.normal(size=(n, m))
+        pq.write_table(pa.table({"y": mu + rng.normal(size=n), **{f"s_{j}": s[:, j] for j in range(m)}}), path)
+    wall, mb = run_cli(["score", str(path), "--format", "json"])
+    print(f"score samples    N={n:>9,d} M={m}  {wall:7.2f} s  peak {mb:7.0f} MB   (no target; input alone is {n * m * 8 / 1e6:.0f} MB)")
+
+
 BENCHES = {"score": (bench_score, 1_000_000), "crps": (bench_crps_samples, 1_000_000),
+           "samples": (bench_score_samples, 1_000_000),
            "classification": (bench_classification, 1_000_000), "ensembles": (bench_ensembles, 100_000),
            "ucc": (bench_ucc, 1_000_000)}
 
