@@ -135,7 +135,7 @@ def test_conformal_coverage_held_out_and_in_sample(tmp_path):
         # the overconfident input does not cover
         assert s["files"]["applied"]["before"]["coverage"][str(lv)]["coverage"] < lv - 0.1
     assert s["parameters"]["normalized"] is True
-    assert set(s["files"]["applied"]["after"]) == {"avg_calibration", "coverage", "scoring_rule"}
+    assert set(s["files"]["applied"]["after"]) == {"avg_calibration", "coverage", "reliability", "scoring_rule"}
 
 
 # ----------------------------------------------------------------------------- ACCRUE on the G sample
@@ -380,20 +380,34 @@ def test_usage_errors_exit_2(tmp_path, case):
     assert {p.name: _md5(p) for p in tmp_path.iterdir()} == before
 
 
-def test_conformal_reports_calibration_on_its_levels(tmp_path):
+def test_conformal_reports_calibration_from_its_score_distribution(tmp_path):
     import numpy as np
+    import pyarrow.parquet as pq
+    from scipy.special import ndtr
 
-    from uqeval.metrics.calibration import calibration_errors
+    from uqeval.metrics.calibration import avg_calibration_gaussian, calibration_errors
 
-    out = tmp_path / "c.parquet"
+    out, model = tmp_path / "c.parquet", tmp_path / "conf.json"
     r = runner.invoke(app, ["recalibrate", str(SAMPLE / "gaussian.parquet"), "--method", "conformal",
-                            "--apply", str(SAMPLE / "gaussian_const.parquet"), "-o", str(out), "--format", "json"])
+                            "--apply", str(SAMPLE / "gaussian_const.parquet"), "-o", str(out), "--format", "json",
+                            "--save", str(model)])
     assert r.exit_code == 0, r.output
     files = json.loads(r.stdout)["files"]
     for role in ("calibration", "applied"):
         before, after = files[role]["before"], files[role]["after"]
-        assert after["avg_calibration"]["ma_cal"] < before["avg_calibration"]["ma_cal"]
-        levels = sorted(after["coverage"], key=float)
-        want = calibration_errors(np.array([float(k) for k in levels]),
-                                  np.array([after["coverage"][k]["coverage"] for k in levels]))
-        assert after["avg_calibration"]["ma_cal"] == pytest.approx(want["ma_cal"], rel=1e-12)
+        assert after["avg_calibration"]["ma_cal"] < before["avg_calibration"]["ma_cal"] / 10
+        assert after["reliability"]["max_cal_err"] < before["reliability"]["max_cal_err"] / 5
+    # before: the Gaussian interval-mode curve, as `uqeval score` computes it
+    t = pq.read_table(SAMPLE / "gaussian.parquet").to_pydict()
+    y, mu, sd = (np.asarray(t[c]) for c in ("y", "mu", "sigma"))
+    assert files["calibration"]["before"]["avg_calibration"]["ma_cal"] == pytest.approx(
+        avg_calibration_gaussian(y, mu, sd)["ma_cal"], rel=1e-12)
+    # after, on the calibration file: the central PIT is the rank of each score among the stored scores
+    state = json.loads(model.read_text())["state"]
+    ref = np.asarray(state["score_sample"])
+    c = np.searchsorted(ref, np.abs(y - mu) / sd, side="right") / ref.size
+    expected = np.linspace(0, 1, 100)
+    want = calibration_errors(expected, np.array([(c <= p).mean() for p in expected]))
+    assert files["calibration"]["after"]["avg_calibration"]["ma_cal"] == pytest.approx(want["ma_cal"], rel=1e-12)
+    assert files["calibration"]["before"]["reliability"]["max_cal_err"] > 0.2
+    assert np.all(np.diff(ref) >= 0) and abs((2 * ndtr(0.0) - 1)) < 1e-15

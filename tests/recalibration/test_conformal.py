@@ -149,3 +149,23 @@ def test_bad_input():
         apply_conformal(raw, np.zeros(3), np.ones(3))
     with pytest.raises(InputError, match="score_quantile"):
         apply_conformal({"method": "conformal", "normalized": False}, np.zeros(3))
+
+
+def test_central_pit_from_the_score_sample():
+    from uqeval.recalibration.conformal import SCORE_SAMPLE_SIZE, conformal_central_pit
+
+    rng = np.random.default_rng(11)
+    n = 5000
+    mu, sd = rng.normal(size=n), rng.uniform(0.5, 2, n)
+    y = mu + 1.7 * sd * rng.normal(size=n)  # miscalibrated by a factor 1.7; conformal fixes it
+    state = fit_conformal(y, mu, sd, levels=(0.9,))
+    assert len(state["score_sample"]) == SCORE_SAMPLE_SIZE  # large n: a quantile summary, not every score
+    m2 = rng.normal(size=n)
+    s2 = rng.uniform(0.5, 2, n)
+    c = conformal_central_pit(state, m2 + 1.7 * s2 * rng.normal(size=n), m2, s2)
+    # exchangeable new data: the central PIT is close to uniform
+    assert np.max(np.abs(np.sort(c) - (np.arange(n) + 0.5) / n)) < 0.03
+    small = fit_conformal(y[:50], mu[:50], sd[:50], levels=(0.9,))
+    assert small["score_sample"] == sorted(small["score_sample"]) and len(small["score_sample"]) == 50
+    legacy = {k: v for k, v in state.items() if k != "score_sample"}
+    assert conformal_central_pit(legacy, y, mu, sd) is None

@@ -131,7 +131,37 @@ def fit_conformal(
         "score_quantile": [float(ordered[k - 1]) for k in ranks],
         "coverage_guaranteed": [k / (n + 1) for k in ranks],
         "coverage_upper": [min(1.0, (k + 1) / (n + 1)) for k in ranks],
+        "score_sample": _score_sample(ordered),
     }
+
+
+SCORE_SAMPLE_SIZE = 2001
+
+
+def _score_sample(ordered: np.ndarray) -> list[float]:
+    """The calibration scores (sorted), or their quantiles at SCORE_SAMPLE_SIZE evenly spaced
+    probabilities when there are more, so that a saved state stays small."""
+    if ordered.size > SCORE_SAMPLE_SIZE:
+        ordered = np.quantile(ordered, (np.arange(SCORE_SAMPLE_SIZE) + 0.5) / SCORE_SAMPLE_SIZE)
+    return [float(v) for v in ordered]
+
+
+def conformal_central_pit(state: dict[str, Any], y_true: np.ndarray, mean: np.ndarray,
+                          std: np.ndarray | None = None) -> np.ndarray | None:
+    r"""Central PIT of each row under the conformal forecast: the share of calibration scores
+    :math:`\le` the row's score :math:`|y - \mu|/\sigma` (or :math:`|y - \mu|`).
+
+    y lies inside the conformal central interval of level :math:`p` (built from the
+    empirical score distribution) iff this value is :math:`\le p`, so it plays the role of
+    :math:`|2u - 1|` for a full predictive distribution: its ECDF against the diagonal is the
+    interval-mode calibration curve. None for states saved without ``score_sample``.
+    """
+    sample = state.get("score_sample")
+    if not sample:
+        return None
+    scores, _ = _scores(y_true, mean, std if state.get("normalized") else None)
+    ref = np.asarray(sample, dtype=np.float64)
+    return np.searchsorted(ref, scores, side="right") / ref.size
 
 
 def apply_conformal(

@@ -497,20 +497,47 @@ def evaluate(state: dict[str, Any], loaded: Loaded, applied: Applied, settings: 
         before, o1 = _groups(pred, s, REGRESSION_GROUPS)
         after = isotonic_metrics(state, pred.y_true, pred.mean, pred.std, applied.lower, applied.upper, levels, s)
         o2 = _orient(after)
-    else:  # conformal: intervals at the fitted levels only
+    else:  # conformal: intervals at the fitted levels, calibration from the score distribution
         before, o1 = {}, {}
         if pred.kind == "gaussian":
             pairs = [gaussian_interval(pred.mean, pred.std, lv) for lv in levels]
             base = _intervals(pred, np.column_stack([p[0] for p in pairs]), np.column_stack([p[1] for p in pairs]),
                               levels)
             before, o1 = _groups(base, s, INTERVAL_GROUPS)
-            _add_level_calibration(before, o1)
+            from scipy.special import ndtr
+
+            z = np.abs(pred.y_true - pred.mean) / pred.std
+            _add_central_calibration(before, o1, 2.0 * ndtr(z) - 1.0, s)
         after, o2 = _groups(_intervals(pred, applied.lower, applied.upper, levels), s, INTERVAL_GROUPS)
-        _add_level_calibration(after, o2)
+        from .conformal import conformal_central_pit
+
+        central = conformal_central_pit(state, pred.y_true, pred.mean, pred.std if pred.kind == "gaussian" else None)
+        if central is not None:
+            _add_central_calibration(after, o2, central, s)
+        else:  # a state saved before score_sample existed: calibration on the fitted levels only
+            _add_level_calibration(after, o2)
     basis = applied.before_basis
     if method == "conformal" and pred.kind != "gaussian":
         basis = "none (point predictions have no intervals before conformal)"
     return {"before_basis": basis, "before": before, "after": after, "orientation": {**o1, **o2}}
+
+
+def _add_central_calibration(metrics: dict[str, Any], orientation: dict[str, str], central: np.ndarray,
+                             settings: Settings) -> None:
+    """``avg_calibration`` and ``reliability.max_cal_err`` from central PIT values ``c`` (y lies in
+    the central p interval iff c <= p): the interval-mode curve at ``linspace(0, 1, num_bins)``
+    and the bin-free sup |C(p) - p| of their ECDF."""
+    from ..metrics.calibration import calibration_errors
+    from ..metrics.reliability import max_calibration_error
+    from ..registry import get_group
+
+    expected = np.linspace(0.0, 1.0, settings.num_bins)
+    c = np.sort(np.asarray(central, dtype=np.float64))
+    observed = np.searchsorted(c, expected, side="right") / c.size
+    metrics["avg_calibration"] = calibration_errors(expected, observed)
+    metrics["reliability"] = {"max_cal_err": max_calibration_error(np.clip(c, 0.0, 1.0))}
+    for group in ("avg_calibration", "reliability"):
+        orientation.update(get_group(group).orientation(metrics[group]))
 
 
 def _add_level_calibration(metrics: dict[str, Any], orientation: dict[str, str]) -> None:
