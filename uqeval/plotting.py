@@ -61,6 +61,7 @@ import numpy as np
 
 from .config import Settings
 from .errors import InputError
+from .plots import PLOT_KINDS, REGRESSION_PLOT_KINDS  # noqa: F401  (re-exported)
 from .predictions import Prediction
 
 __all__ = [
@@ -80,21 +81,6 @@ __all__ = [
     "write_figures",
 ]
 
-#: Every plot kind, in the order figures are produced (also the ``--kind`` choices).
-PLOT_KINDS: tuple[str, ...] = (
-    "predictions",
-    "intervals",
-    "calibration",
-    "adversarial",
-    "sharpness",
-    "residuals",
-    "reliability",
-    "pit",
-    "confidence",
-    "sets",
-    "rejection",
-    "ucc",
-)
 
 #: Caption of each kind (report figure captions; titles add the file name).
 KIND_TITLES: dict[str, str] = {
@@ -316,8 +302,13 @@ def read_x_column(path: str | Path, column: str, rows: np.ndarray | None, n: int
 def _regression(pred: Prediction, kinds: Sequence[str], metrics, settings: Settings, cache: dict,
                 name: str, x, x_label, max_points: int, seed: int, notes: list[str],
                 order_by: str = "target") -> dict[str, Any]:
-    from .plots.regression import (plot_calibration_curve, plot_intervals_ordered, plot_pit_histogram,
-                                   plot_predictions_band, regression_figures)
+    from .plots.regression import (
+        plot_calibration_curve,
+        plot_intervals_ordered,
+        plot_pit_histogram,
+        plot_predictions_band,
+        regression_figures,
+    )
 
     out: dict[str, Any] = {}
     y = pred.require_targets()
@@ -396,7 +387,11 @@ def _regression(pred: Prediction, kinds: Sequence[str], metrics, settings: Setti
 def _categorical(pred: Prediction, kinds: Sequence[str], metrics, settings: Settings, cache: dict,
                  name: str) -> dict[str, Any]:
     from .metrics.classification import prediction_sets, reliability_bins
-    from .plots.classification import confidence_histogram, reliability_diagram, set_size_vs_coverage
+    from .plots.classification import (
+        confidence_histogram,
+        reliability_diagram,
+        set_size_vs_coverage,
+    )
 
     out: dict[str, Any] = {}
     proba, labels = pred.proba, pred.labels

@@ -11,6 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..plots import PLOT_KINDS
 from .common import (
     OrderBy,
     OrderByOpt,
@@ -26,11 +27,8 @@ class PlotFormat(str, Enum):
     pdf = "pdf"
 
 
-# The --kind choices; kept in step with uqeval.plotting.PLOT_KINDS by a test (importing
-# uqeval.plotting here would load numpy for `uqeval --help`).
-PlotKind = Enum("PlotKind", {k: k for k in (
-    "predictions", "intervals", "calibration", "adversarial", "sharpness", "residuals", "reliability", "pit",
-    "confidence", "sets", "rejection", "ucc")}, type=str)
+# The --kind choices (uqeval.plots holds only the names: no matplotlib import for `uqeval --help`).
+PlotKind = Enum("PlotKind", {k: k for k in PLOT_KINDS}, type=str)
 
 XOpt = Annotated[Optional[str], typer.Option("--x", help="Column to plot predictions against (default: the row index).")]
 MaxPointsOpt = Annotated[Optional[int], typer.Option("--max-points", help="Most rows drawn in scatter plots, a seeded random subset (default 5000); curves use every row.")]

@@ -27,6 +27,7 @@ from matplotlib.figure import Figure
 
 from ..errors import InputError
 from ..validation import check_positive
+from . import REGRESSION_PLOT_KINDS
 from .common import (
     COLORS,
     FONT,
@@ -57,18 +58,6 @@ __all__ = [
     "plot_sharpness",
     "regression_figures",
 ]
-
-#: Plot kinds in the order :func:`regression_figures` produces them (also the ``--kind`` names).
-REGRESSION_PLOT_KINDS: tuple[str, ...] = (
-    "predictions",
-    "intervals",
-    "calibration",
-    "adversarial",
-    "sharpness",
-    "residuals",
-    "reliability",
-    "pit",
-)
 
 _Y_UNITS = "units of y"
 _MAX_VERTICES = 2000  # per curve; > the plot width in pixels at 150 dpi
