@@ -115,7 +115,7 @@ def test_model_names_are_unique():
 # --------------------------------------------------------------------------- per-row scores
 
 
-def test_gaussian_per_row_means_equal_the_registry_scoring_rules(data):
+def test_gaussian_per_row_means_equal_the_catalogue_scoring_rules(data):
     from uqeval.metrics.scoring import scoring_rules_gaussian
 
     y, mean, std = data
@@ -206,10 +206,10 @@ def test_unknown_metric_lists_close_matches(two):
 
 
 def test_ambiguous_metric_name_is_an_error(two, monkeypatch):
-    from uqeval import registry
+    from uqeval import catalogue
 
-    fake = registry.MetricGroup("other", registry._m(("ma_cal", "lower", "")), {"gaussian": lambda p, s: {"ma_cal": 0}})
-    monkeypatch.setattr(registry, "GROUPS", registry.GROUPS + [fake])
+    fake = catalogue.Metric("other", "ma_cal", "lower", "", representations=("gaussian",))
+    monkeypatch.setitem(catalogue.METRICS, fake.path, fake)
     with pytest.raises(InputError, match=r"'ma_cal' is ambiguous; give one of: avg_calibration.ma_cal, other.ma_cal"):
         run(two, ["ma_cal"])
 
@@ -227,6 +227,14 @@ def test_metric_of_another_representation_is_an_error(data):
 # --------------------------------------------------------------------------- bootstrap
 
 
+def _resampler(pred, ref, settings):
+    """The catalogue's resampler of a summary metric (None where it has no per-row form)."""
+    from uqeval.catalogue import METRICS, rows
+
+    stat = rows(METRICS[f"{ref.group}.{ref.keys[-1]}"], pred, settings, ref.level)
+    return None if stat is None else stat.resampler()
+
+
 def test_calibration_resampler_matches_a_slow_reference(data):
     from uqeval.metrics.calibration import avg_calibration_gaussian
 
@@ -234,7 +242,7 @@ def test_calibration_resampler_matches_a_slow_reference(data):
     pred = gaussian(y, mean, std).prediction
     idx = np.random.default_rng(5).integers(0, y.size, size=(6, y.size))
     for key in ("ma_cal", "rms_cal", "miscal_area"):
-        fn = C.summary_resampler(pred, C.MetricRef(f"avg_calibration.{key}", "summary", "lower",
+        fn = _resampler(pred, C.MetricRef(f"avg_calibration.{key}", "summary", "lower",
                                                     "avg_calibration", (key,)), Settings(num_bins=40))
         fast = fn(idx)
         slow = [avg_calibration_gaussian(y[i], mean[i], std[i], num_bins=40)[key] for i in idx]
@@ -248,13 +256,13 @@ def test_accuracy_resamplers_match_a_slow_reference(data):
     pred = gaussian(y, mean, std).prediction
     idx = np.random.default_rng(6).integers(0, y.size, size=(5, y.size))
     for key in ("mae", "rmse", "mdae", "marpd", "r2", "corr"):
-        fn = C.summary_resampler(pred, C.MetricRef(f"accuracy.{key}", "summary", "lower", "accuracy", (key,)),
+        fn = _resampler(pred, C.MetricRef(f"accuracy.{key}", "summary", "lower", "accuracy", (key,)),
                                  Settings())
         slow = [regression_accuracy(y[i], mean[i])[key] for i in idx]
         np.testing.assert_allclose(fn(idx), slow, rtol=1e-10)
 
 
-def test_every_gaussian_resampler_reproduces_the_registry_value(two):
+def test_every_gaussian_resampler_reproduces_the_catalogue_value(two):
     names = ["accuracy.mae", "accuracy.rmse", "accuracy.mdae", "accuracy.marpd", "accuracy.r2", "accuracy.corr",
              "avg_calibration.ma_cal", "avg_calibration.rms_cal", "avg_calibration.miscal_area",
              "sharpness.sharp", "sharpness.mean_std"]
@@ -358,7 +366,7 @@ def test_identical_models_tie(two):
 
 
 def test_target_orientation_ranks_by_distance_to_the_target(two, monkeypatch):
-    from uqeval import registry
+    from uqeval import catalogue
 
     cov = {"good": 0.94, "wide": 0.999}
 
@@ -366,9 +374,11 @@ def test_target_orientation_ranks_by_distance_to_the_target(two, monkeypatch):
         key = "good" if np.allclose(pred.std.mean(), 1.0, atol=0.2) else "wide"
         return {"0.95": {"coverage": cov[key]}}
 
-    fake = registry.MetricGroup("coverage", registry._m(("coverage", "target", "")), {"gaussian": compute},
-                                by_level=True)
-    monkeypatch.setattr(registry, "GROUPS", [g for g in registry.GROUPS if g.name != "coverage"] + [fake])
+    metric = catalogue.Metric("coverage", "coverage", "target", "", representations=("gaussian",), by_level=True)
+    fake = catalogue.Family("coverage", (metric,), {"gaussian": compute}, by_level=True)
+    monkeypatch.setattr(catalogue, "FAMILIES", tuple(f for f in catalogue.FAMILIES if f.name != "coverage") + (fake,))
+    monkeypatch.setattr(catalogue, "METRICS", {k: v for k, v in catalogue.METRICS.items() if v.group != "coverage"}
+                        | {metric.path: metric})
     r = run(two, ["coverage"], n_boot=0)
     body = r["metrics"]["coverage.0.95.coverage"]
     assert body["orientation"] == "target" and body["target"] == 0.95
@@ -442,8 +452,8 @@ SUMMARY_METRICS = ["ma_cal", "rms_cal", "miscal_area", "coverage", "width", "cov
                    "scoring_rule.interval", "scoring_rule.crps_fair", "scoring_rule.wis", "scoring_rule.pinball"]
 
 
-def test_every_resampler_equals_the_registry_recomputed_on_the_resampled_rows(sample_models):
-    from uqeval.registry import get_group
+def test_every_resampler_equals_the_catalogue_recomputed_on_the_resampled_rows(sample_models):
+    from uqeval.catalogue import get_family
 
     models, settings = sample_models
     results = C._Results(models, settings)
@@ -452,11 +462,11 @@ def test_every_resampler_equals_the_registry_recomputed_on_the_resampled_rows(sa
     checked = set()
     for ref in refs:
         for k, m in enumerate(models):
-            fn = C.summary_resampler(m.prediction, ref, settings)
+            fn = _resampler(m.prediction, ref, settings)
             if fn is None or C._value_at(results.get(k, ref.group), ref.keys) is None:
                 continue
             fast = fn(idx)
-            group = get_group(ref.group)
+            group = get_family(ref.group)
             for b in range(idx.shape[0]):
                 slow = C._value_at(group.compute[m.kind](m.prediction.subset(idx[b]), settings), ref.keys)
                 assert fast[b] == pytest.approx(slow, rel=1e-9, abs=1e-12), (ref.name, m.kind)

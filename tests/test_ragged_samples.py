@@ -10,7 +10,7 @@ from uqeval.cli import app
 from uqeval.config import make_settings
 from uqeval.errors import InputError
 from uqeval.io.load import load_predictions
-from uqeval.registry import compute_metrics
+from uqeval.catalogue import compute_metrics
 
 from .conftest import write_table
 

@@ -10,7 +10,7 @@ import numpy as np
 from .config import Settings
 from .io.load import Loaded, load_predictions
 from .predictions import Prediction
-from .registry import compute_metrics
+from .catalogue import compute_metrics
 from .report.summary import build_summary
 
 
@@ -70,7 +70,7 @@ def per_row_table(pred: Prediction):
     import pyarrow as pa
 
     from .errors import UsageError
-    from .registry import per_row_uncertainty
+    from .catalogue import per_row_uncertainty
 
     values = per_row_uncertainty(pred)
     if values is None:

@@ -9,38 +9,26 @@ Steps (each a function, arrays and dicts in and out; nothing here reads files or
 2. :func:`common_grids` picks the quantile levels of ``pinball`` and the central levels
    of ``interval`` that *every* model can be scored at, so that the per-row scores of a
    Gaussian, a sample and a quantile model are comparable.
-3. :func:`per_row_scores` computes per-row scores (lower is better):
-
-   ================  ==========================================================
-   ``crps``          Gaussian closed form; samples: empirical-CDF CRPS
-                     (``crps_ensemble``); point forecast: :math:`|y - \hat y|`,
-                     the CRPS of a point mass
-   ``nll``           Gaussian negative log density; categorical
-                     :math:`-\log \mathrm{clip}(p_{y}, \epsilon, 1-\epsilon)`
-   ``pinball``       mean pinball loss over the common quantile levels
-   ``interval``      mean interval score over the common central levels
-   ``check``         the Uncertainty Toolbox check score: mean pinball loss over
-                     ``linspace(0.01, 0.99, resolution)`` (Gaussian, samples)
-   ``brier``         categorical :math:`\sum_k (p_k - \mathbb 1[y = k])^2`
-   ================  ==========================================================
+3. :func:`comparison_score` gives the per-row comparison scores (lower is better):
+   ``crps``, ``nll`` and ``brier`` are the catalogue's per-row scores (a point forecast's
+   CRPS is its absolute error, the CRPS of a point mass); ``pinball`` and ``interval``
+   average the pinball loss and interval score over the common grids; ``check`` is the
+   Uncertainty Toolbox check score over ``linspace(0.01, 0.99, resolution)``.
 
 4. :func:`compare_models` resolves the requested metric names (short ``ma_cal`` or full
    ``avg_calibration.ma_cal``; unknown names list close matches), takes each model's
-   value of every metric (per-row means, or the registry's value for summary metrics),
-   bootstraps them (rows resampled with replacement; one shared set of resamples for
-   every model and metric, so intervals are paired), ranks the models per metric (the
-   rank-consistency view of Kompa, Snoek & Beam 2021, Fig. 11) and runs paired tests
-   (sign-flip permutation and Diebold--Mariano) on the per-row scores.
+   value of every metric, bootstraps them (rows resampled with replacement; one shared
+   set of resamples for every model and metric, so intervals are paired), ranks the
+   models per metric (the rank-consistency view of Kompa, Snoek & Beam 2021, Fig. 11)
+   and runs paired tests (sign-flip permutation and Diebold--Mariano) on per-row scores.
 
-Non-additive metrics are bootstrapped from resampled *index arrays* without a Python
-loop over resamples (:func:`summary_resampler`): average calibration from each row's
-cover index (Gaussian, samples: one ``bincount`` per resample) or per-level indicators
-(quantiles); coverage, width and miss rates from per-row indicators; accuracy,
-sharpness and the registry's scoring rules from per-row terms. Each resampler is
-checked against the registry's full-sample value; if they disagree, or no cheap
-resampler exists (reliability scores, adversarial group calibration, classification
-calibration errors, prediction sets, ...), the metric is reported without an interval
-and a note says so.
+Every catalogue metric is resampled through its per-row form
+(:func:`uqeval.catalogue.rows`): a per-row score, or a function of resampled index
+arrays (average calibration from each row's cover index, one ``bincount`` per resample;
+RMSE, R² and correlation from the batch form of the accuracy kernel). Each resampler
+is checked against the full-sample value; a metric without a cheap per-row form
+(reliability scores, adversarial group calibration, classification calibration
+errors, ...) is reported without an interval, with a note.
 
 Percentile intervals of statistics that are biased under resampling (calibration
 errors only grow on a resample of a calibrated model) can miss the estimate; a note
@@ -63,23 +51,13 @@ from .predictions import Prediction
 
 COMPARE_SCHEMA = "uqeval.compare/1"
 
-#: Per-row scores, all lower-is-better.
+#: Comparison scores, all lower-is-better: per-row scores that models of different
+#: representations share (pinball, interval and check on a common level grid).
 PER_ROW_SCORES: tuple[str, ...] = ("crps", "nll", "pinball", "interval", "check", "brier")
-
-#: Per-row scores each representation provides.
-PER_ROW_BY_KIND: dict[str, tuple[str, ...]] = {
-    "gaussian": ("crps", "nll", "pinball", "interval", "check"),
-    "samples": ("crps", "pinball", "interval", "check"),
-    "quantiles": ("pinball", "interval"),
-    "intervals": ("pinball", "interval"),
-    "point": ("crps",),
-    "categorical": ("nll", "brier"),
-}
 
 #: Metrics compared when none are named (those that no model has are left out).
 DEFAULT_METRICS: tuple[str, ...] = ("crps", "nll", "pinball", "interval", "brier", "avg_calibration.ma_cal")
 
-_EPS = float(np.finfo(np.float64).eps)
 _RTOL_CONSISTENT = 1e-9
 
 
@@ -171,7 +149,9 @@ def align_models(
     if len(models) < 2:
         raise InputError(f"compare needs at least 2 models, got {len(models)}")
     first = models[0]
-    y0 = first.prediction.require_targets()
+    # log-likelihoods alone already contain the targets: without a target column they are matched by row
+    no_targets = all(m.kind == "loglik" and m.prediction.y_true is None for m in models)
+    y0 = None if no_targets else first.prediction.require_targets()
     out = [first]
     ref_ids: np.ndarray | None = None
     how = f"join on --id '{id_column}'" if id_column else "pass --id COLUMN to join the files on an id column"
@@ -194,7 +174,7 @@ def align_models(
         ref_ids = labels[0]
     for k, m in enumerate(models[1:], start=1):
         pred = m.prediction
-        y = pred.require_targets()
+        y = None if no_targets else pred.require_targets()
         if ref_ids is not None:
             lab = labels[k]
             order = np.argsort(lab, kind="stable")
@@ -217,13 +197,13 @@ def align_models(
             index = order[pos]
             pred = pred.subset(index)
             y = pred.y_true
-        elif y.size != y0.size:
+        elif pred.n != first.prediction.n:
             raise InputError(
-                f"{m.source} has {y.size} rows but {first.source} has {y0.size}"
+                f"{m.source} has {pred.n} rows but {first.source} has {first.prediction.n}"
                 f"{' (after dropping NaN rows)' if m.info.get('n_dropped') or first.info.get('n_dropped') else ''}; "
                 f"the files must hold the same targets in the same order, or {how}"
             )
-        bad = ~(np.abs(y - y0) <= tol * np.maximum(1.0, np.abs(y0)))
+        bad = np.zeros(pred.n, dtype=bool) if no_targets else ~(np.abs(y - y0) <= tol * np.maximum(1.0, np.abs(y0)))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             where = f"row {i}"
@@ -255,35 +235,9 @@ class Grids:
     notes: tuple[str, ...] = ()
 
 
-def _quantile_keys(pred: Prediction) -> set[str] | None:
-    """Quantile levels ``pred`` provides (level keys); None: any level."""
-    from .metrics.intervals import level_key
-
-    if pred.kind in ("gaussian", "samples"):
-        return None
-    if pred.kind == "quantiles":
-        return {level_key(t) for t in pred.levels}
-    if pred.kind == "intervals":
-        return {level_key((1.0 - p) / 2.0) for p in pred.levels} | {level_key((1.0 + p) / 2.0) for p in pred.levels}
-    return set()
-
-
-def _central_keys(pred: Prediction) -> set[str] | None:
-    """Central interval levels ``pred`` provides (level keys); None: any level."""
-    from .metrics.intervals import central_pairs, level_key
-
-    if pred.kind in ("gaussian", "samples"):
-        return None
-    if pred.kind == "intervals":
-        return {level_key(p) for p in pred.levels}
-    if pred.kind == "quantiles":
-        return {level_key(p) for _, _, p in central_pairs(pred.levels)}
-    return set()
-
-
 def _common(models: Sequence[Model], keys: Callable[[Prediction], set[str] | None], score: str
             ) -> tuple[np.ndarray | None, list[str]]:
-    finite = [(m, keys(m.prediction)) for m in models if score in PER_ROW_BY_KIND.get(m.kind, ())]
+    finite = [(m, keys(m.prediction)) for m in models if keys(m.prediction) != set()]
     sets = [(m, s) for m, s in finite if s is not None]
     if not finite:
         return None, []
@@ -310,8 +264,8 @@ def common_grids(models: Sequence[Model], resolution: int = 99) -> Grids:
     score and ``interval`` the toolbox interval score.
     """
     toolbox = np.linspace(0.01, 0.99, int(resolution))
-    q, notes_q = _common(models, _quantile_keys, "pinball")
-    c, notes_c = _common(models, _central_keys, "interval")
+    q, notes_q = _common(models, lambda p: p.quantile_keys(), "pinball")
+    c, notes_c = _common(models, lambda p: p.central_keys(), "interval")
     tq = q is not None and q.size == 0
     tc = c is not None and c.size == 0
     return Grids(
@@ -327,98 +281,65 @@ def common_grids(models: Sequence[Model], resolution: int = 99) -> Grids:
 # --------------------------------------------------------------------------- per-row scores
 
 
-def _model_quantiles(pred: Prediction, levels: np.ndarray) -> np.ndarray:
-    """(N, Q) predicted quantiles of ``pred`` at ``levels`` (which it must provide)."""
-    from scipy.special import ndtri
+def _catalogue_score(pred: Prediction, path: str, settings: Settings) -> np.ndarray | None:
+    from .catalogue import METRICS, rows
 
-    from .metrics.intervals import level_key
-
-    if pred.kind == "gaussian":
-        return pred.mean[:, None] + pred.std[:, None] * ndtri(levels)[None, :]
-    if pred.kind == "samples":
-        from .metrics.samples import empirical_quantiles
-
-        return pred.map_rows(lambda s: empirical_quantiles(s, levels))
-    if pred.kind == "quantiles":
-        index = {level_key(t): j for j, t in enumerate(pred.levels)}
-        return pred.quantiles[:, [index[level_key(t)] for t in levels]]
-    if pred.kind == "intervals":
-        cols = {}
-        for j, p in enumerate(pred.levels):
-            cols[level_key((1.0 - p) / 2.0)] = pred.lower[:, j]
-            cols[level_key((1.0 + p) / 2.0)] = pred.upper[:, j]
-        return np.column_stack([cols[level_key(t)] for t in levels])
-    raise AssertionError(pred.kind)
+    stat = rows(METRICS[path], pred, settings)
+    return None if stat is None else stat.score
 
 
-def _model_intervals(pred: Prediction, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(N, L) lower and upper bounds of central intervals of ``pred`` at ``levels``."""
-    from .metrics.intervals import central_pairs, level_key
+def comparison_score(pred: Prediction, name: str, grids: Grids, settings: Settings) -> np.ndarray | None:
+    """Per-row comparison score ``name`` of ``pred`` (an (N,) array, lower is better), or None.
 
-    if pred.kind == "intervals":
-        index = {level_key(p): j for j, p in enumerate(pred.levels)}
-        j = [index[level_key(p)] for p in levels]
-        return pred.lower[:, j], pred.upper[:, j]
-    if pred.kind == "quantiles":
-        pairs = {level_key(p): (i, k) for i, k, p in central_pairs(pred.levels)}
-        ij = [pairs[level_key(p)] for p in levels]
-        return pred.quantiles[:, [a for a, _ in ij]], pred.quantiles[:, [b for _, b in ij]]
-    q = _model_quantiles(pred, np.concatenate([(1.0 - levels) / 2.0, (1.0 + levels) / 2.0]))
-    return q[:, : levels.size], q[:, levels.size:]
-
-
-def per_row_scores(pred: Prediction, grids: Grids, which: Iterable[str] = PER_ROW_SCORES) -> dict[str, np.ndarray]:
-    """Per-row scores of ``pred`` (each an (N,) array, lower is better).
-
-    Only the scores in ``which`` that ``pred``'s representation provides (see
-    :data:`PER_ROW_BY_KIND`) and whose level grid exists are returned; the table in
-    the module docstring defines them.
+    ``crps`` and ``nll`` are the catalogue's per-row scores (``scoring_rule.*``, for
+    classifiers ``accuracy.nll``); a point forecast's CRPS is that of a point mass, its
+    absolute error (``accuracy.mae``). ``brier`` is ``accuracy.brier``. ``pinball``,
+    ``interval`` and ``check`` are the pinball loss and interval score averaged over the
+    common level grids, from the quantiles and intervals the prediction gives
+    (:meth:`~uqeval.predictions.Prediction.quantiles_at`); a Gaussian on the toolbox grid
+    uses the catalogue's closed forms.
     """
     from .metrics import scoring
 
-    y = pred.require_targets()
-    kind = pred.kind
-    out: dict[str, np.ndarray] = {}
-    for name in which:
-        if name not in PER_ROW_BY_KIND.get(kind, ()):
-            continue
-        if name == "crps":
-            if kind == "gaussian":
-                out[name] = scoring.crps_gaussian(y, pred.mean, pred.std)
-            elif kind == "samples":
-                from .metrics.samples import crps_ensemble
+    if name == "crps":
+        out = _catalogue_score(pred, "scoring_rule.crps", settings)
+        return out if out is not None or pred.kind != "point" else _catalogue_score(pred, "accuracy.mae", settings)
+    if name == "nll":
+        out = _catalogue_score(pred, "scoring_rule.nll", settings)
+        return out if out is not None else _catalogue_score(pred, "accuracy.nll", settings)
+    if name == "brier":
+        return _catalogue_score(pred, "accuracy.brier", settings)
+    y = pred.y_true
+    if name in ("pinball", "check"):
+        levels = grids.check_levels if name == "check" else grids.quantile_levels
+        if levels is None or pred.quantile_keys() == set() or (name == "check" and pred.quantile_keys() is not None):
+            return None
+        if name == "check" or grids.toolbox_quantiles:
+            closed = _catalogue_score(pred, "scoring_rule.check", replace(settings, resolution=int(levels.size)))
+            if closed is not None:
+                return closed
+        return scoring.pinball_loss(y, pred.quantiles_at(levels), levels).mean(axis=1)
+    if name == "interval":
+        levels = grids.central_levels
+        if levels is None or pred.central_keys() == set():
+            return None
+        if grids.toolbox_central and pred.kind == "gaussian":
+            return _catalogue_score(pred, "scoring_rule.interval", replace(settings, resolution=int(levels.size)))
+        lo, hi = pred.intervals_at(levels)
+        return scoring.interval_score(y, lo, hi, levels).mean(axis=1)
+    raise KeyError(name)
 
-                out[name] = pred.map_rows(lambda s, yy: crps_ensemble(yy, s), y)
-            else:  # point: the CRPS of a point mass is the absolute error
-                out[name] = np.abs(y - pred.mean)
-        elif name == "nll":
-            if kind == "gaussian":
-                out[name] = scoring.nll_gaussian(y, pred.mean, pred.std)
-            else:
-                p_y = pred.proba[np.arange(pred.n), pred.labels]
-                out[name] = -np.log(np.clip(p_y, _EPS, 1.0 - _EPS))
-        elif name == "brier":
-            onehot = np.zeros_like(pred.proba)
-            onehot[np.arange(pred.n), pred.labels] = 1.0
-            out[name] = np.sum(np.square(pred.proba - onehot), axis=1)
-        elif name in ("pinball", "check"):
-            levels = grids.check_levels if name == "check" else grids.quantile_levels
-            if levels is None:
-                continue
-            toolbox = name == "check" or grids.toolbox_quantiles
-            if kind == "gaussian" and toolbox:  # closed form, O(N log K)
-                out[name] = scoring.check_score_gaussian(y, pred.mean, pred.std, resolution=levels.size)
-            else:
-                out[name] = scoring.pinball_loss(y, _model_quantiles(pred, levels), levels).mean(axis=1)
-        elif name == "interval":
-            levels = grids.central_levels
-            if levels is None:
-                continue
-            if kind == "gaussian" and grids.toolbox_central:
-                out[name] = scoring.interval_score_gaussian(y, pred.mean, pred.std, resolution=levels.size)
-            else:
-                lo, hi = _model_intervals(pred, levels)
-                out[name] = scoring.interval_score(y, lo, hi, levels).mean(axis=1)
+
+def per_row_scores(pred: Prediction, grids: Grids, which: Iterable[str] = PER_ROW_SCORES,
+                   settings: Settings | None = None) -> dict[str, np.ndarray]:
+    """The comparison scores in ``which`` that ``pred`` has (see :func:`comparison_score`)."""
+    pred.require_targets()
+    settings = settings or Settings()
+    out = {}
+    for name in which:
+        score = comparison_score(pred, name, grids, settings)
+        if score is not None:
+            out[name] = score
     return out
 
 
@@ -427,32 +348,50 @@ def per_row_scores(pred: Prediction, grids: Grids, which: Iterable[str] = PER_RO
 
 @dataclass(frozen=True)
 class MetricRef:
-    """A resolved metric: a per-row score or one scalar of a registry group."""
+    """A resolved metric: a comparison score or one scalar of a catalogue metric."""
 
-    name: str  # display name (a per-row score name or a full summary path)
+    name: str  # display name (a comparison score name or a full summary path)
     source: str  # "per_row" | "summary"
     orientation: str  # "lower" | "higher" | "target"
     group: str | None = None
     keys: tuple[str, ...] = ()  # keys inside the group's result
 
+    @property
+    def level(self) -> str | None:
+        return self.keys[0] if len(self.keys) == 2 else None
+
 
 class _Results:
-    """Lazily computed registry group results, per model."""
+    """Lazily computed catalogue family results and comparison scores, per model."""
 
-    def __init__(self, models: Sequence[Model], settings: Settings) -> None:
+    def __init__(self, models: Sequence[Model], settings: Settings, grids: Grids | None = None) -> None:
         self.models = models
         self.settings = settings
-        self.cache: dict[tuple[int, str], dict | None] = {}
+        self.grids = grids
+        self.cache: dict[tuple[int, str], Any] = {}
 
     def get(self, k: int, group: str) -> dict | None:
-        from .registry import get_group
+        from .catalogue import compute, get_family
 
         key = (k, group)
         if key not in self.cache:
-            g = get_group(group)
-            m = self.models[k]
-            fn = g.compute.get(m.kind)
-            self.cache[key] = fn(m.prediction, self.settings) if fn is not None else None
+            self.cache[key] = compute(get_family(group), self.models[k].prediction, self.settings)
+        return self.cache[key]
+
+    def score(self, k: int, name: str) -> np.ndarray | None:
+        key = (k, "score:" + name)
+        if key not in self.cache:
+            self.cache[key] = comparison_score(self.models[k].prediction, name, self.grids, self.settings)
+        return self.cache[key]
+
+    def row_stat(self, k: int, ref: MetricRef):
+        """The catalogue's per-row form of a summary metric for model ``k``, or None."""
+        from .catalogue import METRICS, rows
+
+        m = self.models[k].prediction
+        key = (k, "rows:" + ref.name)
+        if key not in self.cache:
+            self.cache[key] = rows(METRICS[f"{ref.group}.{ref.keys[-1]}"], m, self.settings, ref.level)
         return self.cache[key]
 
 
@@ -465,19 +404,18 @@ def _value_at(result: Any, keys: Sequence[str]) -> Any:
     return node
 
 
-def _known_names(kinds: set[str]) -> list[str]:
-    from .registry import GROUPS
+def _known_names() -> list[str]:
+    from .catalogue import METRICS
 
     names = list(PER_ROW_SCORES)
-    for g in GROUPS:
-        for m in g.metrics:
-            names.append(f"{g.name}.{m.name}")
-            names.append(m.name)
+    for m in METRICS.values():
+        if m.orientation is not None:
+            names += [m.path, m.name]
     return list(dict.fromkeys(names))
 
 
-def _unknown_metric(name: str, kinds: set[str]) -> InputError:
-    known = _known_names(kinds)
+def _unknown_metric(name: str) -> InputError:
+    known = _known_names()
     close = difflib.get_close_matches(name, known, n=6, cutoff=0.6)
     last = name.rsplit(".", 1)[-1]
     close += [k for k in known if k.rsplit(".", 1)[-1] == last and k not in close and k != name]
@@ -487,19 +425,51 @@ def _unknown_metric(name: str, kinds: set[str]) -> InputError:
     return InputError(f"unknown metric {name!r} in --metrics; {hint}")
 
 
+def _catalogue_matches(name: str):
+    """``(metric, level key or None)`` for every catalogue metric ``name`` can mean."""
+    from .catalogue import METRICS
+
+    matches = []
+    for m in METRICS.values():
+        if m.orientation is None:
+            continue
+        if name in (m.name, m.path):
+            matches.append((m, None))
+        elif m.by_level and name.startswith(m.group + ".") and name.endswith("." + m.name):
+            middle = name[len(m.group) + 1: -len(m.name) - 1]
+            if middle:
+                matches.append((m, middle))
+    return matches
+
+
+def _scored_by_all(models: Sequence[Model], results: _Results) -> list[str]:
+    """Catalogue metrics with a per-row score for every model (the default when no comparison score applies)."""
+    from .catalogue import METRICS
+
+    out = []
+    for m in METRICS.values():
+        if m.by_level or m.rows_fn is None or not all(m.applies_to(x.kind) for x in models):
+            continue
+        ref = MetricRef(m.path, "summary", m.orientation_for(models[0].kind) or "lower", m.group, (m.name,))
+        if all(results.row_stat(k, ref) is not None and results.row_stat(k, ref).score is not None
+               for k in range(len(models))):
+            out.append(m.path)
+    return out
+
+
 def resolve_metrics(
     names: Sequence[str] | None, models: Sequence[Model], results: _Results, grids: Grids | None = None
 ) -> tuple[list[MetricRef], list[str]]:
     """Resolve metric names to :class:`MetricRef` (plus notes).
 
-    A name is a per-row score (:data:`PER_ROW_SCORES`; ``scoring_rule.crps`` etc. are the
-    same), or a registry metric given by its short name (``ma_cal``), ``group.metric``
+    A name is a comparison score (:data:`PER_ROW_SCORES`; ``scoring_rule.crps`` etc. are the
+    same), or a catalogue metric given by its short name (``ma_cal``), ``group.metric``
     (``avg_calibration.ma_cal``) or full path with a level (``coverage.0.95.coverage``).
     A short name of a level-keyed metric expands to every level. Unknown or ambiguous
-    names raise :class:`InputError` listing close matches.
+    names raise :class:`InputError` listing close matches. Without names, the
+    :data:`DEFAULT_METRICS` that apply; where none does, every catalogue metric with a
+    per-row score for all models.
     """
-    from .registry import GROUPS
-
     kinds = {m.kind for m in models}
     notes: list[str] = []
     explicit = names is not None
@@ -512,15 +482,6 @@ def resolve_metrics(
             continue
         short = name.removeprefix("scoring_rule.")
         if short in PER_ROW_SCORES and (name == short or short in ("crps", "nll", "check")):
-            have = [m for m in models if short in PER_ROW_BY_KIND.get(m.kind, ())]
-            if not have:
-                if explicit:
-                    avail = sorted({s for k in kinds for s in PER_ROW_BY_KIND.get(k, ())})
-                    raise InputError(
-                        f"metric {name!r} is not defined for representation(s) {', '.join(sorted(kinds))}; "
-                        f"per-row scores available: {', '.join(avail) or 'none'}"
-                    )
-                continue
             no_grid = grids is not None and (
                 (short == "pinball" and grids.quantile_levels is None)
                 or (short == "interval" and grids.central_levels is None))
@@ -529,54 +490,59 @@ def resolve_metrics(
                     why = next((n for n in grids.notes if n.startswith(short)), f"{short}: no common level")
                     raise InputError(f"metric {name!r} cannot be compared: {why}")
                 continue
+            if all(results.score(k, short) is None for k in range(len(models))):
+                if explicit:
+                    avail = [s for s in PER_ROW_SCORES
+                             if any(results.score(k, s) is not None for k in range(len(models)))]
+                    raise InputError(
+                        f"metric {name!r} is not defined for representation(s) {', '.join(sorted(kinds))}; "
+                        f"per-row scores available: {', '.join(avail) or 'none'}"
+                    )
+                continue
             refs.append(MetricRef(short, "per_row", "lower"))
             continue
-        matches = []
-        for g in GROUPS:
-            for spec in g.metrics:
-                full = f"{g.name}.{spec.name}"
-                if name in (spec.name, full):
-                    matches.append((g, spec, None))
-                elif g.by_level and name.startswith(g.name + ".") and name.endswith("." + spec.name):
-                    middle = name[len(g.name) + 1: -len(spec.name) - 1]
-                    if middle:
-                        matches.append((g, spec, middle))
+        matches = _catalogue_matches(name)
         if not matches:
-            raise _unknown_metric(name, kinds)
-        usable = [t for t in matches if any(k in t[0].compute for k in kinds)]
+            raise _unknown_metric(name)
+        usable = [t for t in matches if any(t[0].applies_to(k) for k in kinds)]
         if not usable:
             if not explicit:
                 continue
-            where = ", ".join(sorted({f"{g.name}.{s.name}" for g, s, _ in matches}))
-            reps = sorted({r for g, _, _ in matches for r in g.representations})
+            where = ", ".join(sorted({m.path for m, _ in matches}))
+            reps = sorted({r for m, _ in matches for r in m.representations})
             raise InputError(
                 f"metric {name!r} ({where}) is computed for {', '.join(reps)} predictions only, not for "
                 f"{', '.join(sorted(kinds))}"
             )
-        distinct = sorted({f"{g.name}.{s.name}" for g, s, _ in usable})
+        distinct = sorted({m.path for m, _ in usable})
         if len(distinct) > 1:
             raise InputError(f"metric name {name!r} is ambiguous; give one of: {', '.join(distinct)}")
-        g, spec, middle = usable[0]
-        kind = next(k for k in sorted(kinds) if k in g.compute)  # orientation can depend on the representation
-        orient = g.orientation(kind=kind).get(f"{g.name}.{spec.name}", spec.orientation)
-        if not g.by_level:
-            refs.append(MetricRef(f"{g.name}.{spec.name}", "summary", orient, g.name, (spec.name,)))
+        metric, middle = usable[0]
+        kind = next(k for k in sorted(kinds) if metric.applies_to(k))  # orientation can depend on the representation
+        orient = metric.orientation_for(kind)
+        if not metric.by_level:
+            refs.append(MetricRef(metric.path, "summary", orient, metric.group, (metric.name,)))
             continue
         levels: list[str] = []
         for k, m in enumerate(models):
-            res = results.get(k, g.name)
+            res = results.get(k, metric.group)
             if isinstance(res, dict):
                 levels += [lv for lv, body in res.items()
-                           if isinstance(body, dict) and spec.name in body and lv not in levels]
+                           if isinstance(body, dict) and metric.name in body and lv not in levels]
         if middle is not None:
             if middle not in levels:
-                have = ", ".join(f"{g.name}.{lv}.{spec.name}" for lv in levels) or "none"
+                have = ", ".join(f"{metric.group}.{lv}.{metric.name}" for lv in levels) or "none"
                 raise InputError(f"no metric {name!r} for these models; available: {have}")
             levels = [middle]
         if not levels:
             raise InputError(f"metric {name!r}: no model has a value for it")
         for lv in levels:
-            refs.append(MetricRef(f"{g.name}.{lv}.{spec.name}", "summary", orient, g.name, (lv, spec.name)))
+            refs.append(MetricRef(f"{metric.group}.{lv}.{metric.name}", "summary", orient, metric.group,
+                                  (lv, metric.name)))
+    if not refs and not explicit:
+        fallback = _scored_by_all(models, results)
+        if fallback:
+            return resolve_metrics(fallback, models, results, grids)
     seen: set[str] = set()
     unique = [r for r in refs if not (r.name in seen or seen.add(r.name))]
     if not unique:
@@ -584,230 +550,7 @@ def resolve_metrics(
     return unique, notes
 
 
-# --------------------------------------------------------------------------- bootstrap resamplers
-
 Resampler = Callable[[np.ndarray], np.ndarray]
-
-
-def _point_of(pred: Prediction) -> np.ndarray | None:
-    from .registry import point_prediction
-
-    try:
-        return point_prediction(pred)
-    except AssertionError:  # a representation without a point prediction
-        return None
-
-
-def _mean_of(x: np.ndarray) -> Resampler:
-    return lambda idx: x[idx].mean(axis=-1)
-
-
-def _classification_rows(pred: Prediction) -> dict[str, np.ndarray]:
-    """Per-row terms of :func:`uqeval.metrics.classification.classification_accuracy`."""
-    p, labels = pred.proba, pred.labels
-    p_y = p[np.arange(pred.n), labels]
-    sq = np.einsum("ij,ij->i", p, p)
-    return {
-        "accuracy": (np.argmax(p, axis=1) == labels).astype(np.float64),
-        "nll": -np.log(np.clip(p_y, _EPS, 1.0 - _EPS)),
-        "brier": sq - 2.0 * p_y + 1.0,
-        "brier_um": sq - 2.0 * p_y,
-    }
-
-
-def _accuracy_resampler(pred: Prediction, key: str) -> Resampler | None:
-    """Accuracy metrics (``regression_accuracy`` / ``classification_accuracy``) of resampled rows."""
-    if pred.kind == "categorical":
-        rows = _classification_rows(pred)
-        return _mean_of(rows[key]) if key in rows else None
-    yhat = _point_of(pred)
-    if yhat is None:
-        return None
-    y = pred.y_true
-    err = y - yhat
-    abs_err = np.abs(err)
-    sq = err * err
-    if key == "mae":
-        return _mean_of(abs_err)
-    if key == "rmse":
-        return lambda idx: np.sqrt(sq[idx].mean(axis=-1))
-    if key == "mdae":
-        return lambda idx: np.median(abs_err[idx], axis=-1)  # O(N) selection per resample
-    if key == "marpd":
-        denom = np.abs(yhat) + np.abs(y)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rel = np.where(denom > 0, 2.0 * abs_err / denom, 0.0)
-        return lambda idx: 100.0 * rel[idx].mean(axis=-1)
-    if key == "r2":
-        def r2(idx: np.ndarray) -> np.ndarray:
-            yi = y[idx]
-            ss_tot = np.square(yi - yi.mean(axis=-1, keepdims=True)).sum(axis=-1)
-            ss_res = sq[idx].sum(axis=-1)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                return np.where(ss_tot > 0, 1.0 - ss_res / ss_tot, np.where(ss_res == 0, 1.0, 0.0))
-        return r2
-    if key == "corr":
-        def corr(idx: np.ndarray) -> np.ndarray:
-            yc = y[idx]
-            pc = yhat[idx]
-            yc = yc - yc.mean(axis=-1, keepdims=True)
-            pc = pc - pc.mean(axis=-1, keepdims=True)
-            sy = np.sqrt(np.square(yc).sum(axis=-1))
-            sp = np.sqrt(np.square(pc).sum(axis=-1))
-            with np.errstate(invalid="ignore", divide="ignore"):
-                r = (yc * pc).sum(axis=-1) / (sy * sp)
-            return np.clip(np.where((sy > 0) & (sp > 0), r, np.nan), -1.0, 1.0)
-        return corr
-    return None
-
-
-def _cover_index(pred: Prediction, expected: np.ndarray) -> np.ndarray | None:
-    """First expected central level whose interval holds each row (Gaussian and samples)."""
-    if pred.kind == "gaussian":
-        from .metrics.calibration import interval_cover_index
-
-        return interval_cover_index(np.abs(pred.y_true - pred.mean) / pred.std, expected)
-    if pred.kind == "samples":
-        from .metrics.quantiles import pit_cover_index
-        from .registry import _samples_pit
-
-        return pit_cover_index(_samples_pit(pred), expected)
-    return None
-
-
-def _calibration_resampler(pred: Prediction, key: str, settings: Settings) -> Resampler | None:
-    r"""Average calibration of resampled rows without recomputing the curve from the data.
-
-    Gaussian and sample forecasts: row ``i`` is inside the central :math:`p_j` interval iff
-    its cover index :math:`c_i \le j`
-    (:func:`uqeval.metrics.calibration.interval_cover_index`), so the observed curve of a
-    resample is the cumulative histogram of its :math:`c_i`: one ``bincount`` per
-    resample, :math:`O(N)`, no (N, bins) array. Quantile forecasts: the curve is the
-    mean of the indicators :math:`\mathbb 1[y_i \le \hat q_{\tau, i}]`, one column per level.
-    """
-    if key not in ("ma_cal", "rms_cal", "miscal_area"):
-        return None
-    from .metrics.calibration import calibration_errors
-
-    n = pred.n
-    if pred.kind == "quantiles":
-        tau = np.asarray(pred.levels, dtype=np.float64)
-        below = pred.y_true[:, None] <= pred.quantiles  # (N, Q), Q small
-
-        def fn_q(idx: np.ndarray) -> np.ndarray:
-            observed = np.column_stack([below[:, j][idx].mean(axis=-1) for j in range(tau.size)])
-            return np.asarray(calibration_errors(tau, observed)[key])
-
-        return fn_q
-    nb = int(settings.num_bins)
-    expected = np.linspace(0.0, 1.0, nb)
-    cover = _cover_index(pred, expected)
-    if cover is None:
-        return None
-
-    def fn(idx: np.ndarray) -> np.ndarray:
-        b = idx.shape[0]
-        flat = (cover[idx] + (np.arange(b) * (nb + 1))[:, None]).ravel()
-        counts = np.bincount(flat, minlength=b * (nb + 1)).reshape(b, nb + 1)
-        observed = np.cumsum(counts[:, :nb], axis=1) / n
-        return np.asarray(calibration_errors(expected, observed)[key])
-
-    return fn
-
-
-def _sharpness_resampler(pred: Prediction, key: str) -> Resampler | None:
-    if pred.kind == "gaussian":
-        sd = pred.std
-    elif pred.kind == "samples":
-        from .metrics.samples import ensemble_mean_std
-
-        sd = pred.map_rows(ensemble_mean_std)[1]
-    else:
-        return None
-    if key == "sharp":
-        var = sd * sd
-        return lambda idx: np.sqrt(var[idx].mean(axis=-1))
-    if key == "mean_std":
-        return _mean_of(sd)
-    return None
-
-
-def _coverage_resampler(pred: Prediction, level: str, key: str, settings: Settings) -> Resampler | None:
-    """Coverage and width at one level: per-row indicators and widths, resampled."""
-    from .registry import intervals_at
-
-    try:
-        lv = float(level)
-        lo, hi = intervals_at(pred, lv)
-    except (KeyError, ValueError, AssertionError):
-        return None
-    y = pred.y_true
-    inside = ((y >= lo) & (y <= hi)).astype(np.float64)
-    per_row = {
-        "coverage": inside,
-        "miss_below": (y < lo).astype(np.float64),
-        "miss_above": (y > hi).astype(np.float64),
-        "width": hi - lo,
-    }
-    if key in per_row:
-        return _mean_of(per_row[key])
-    if key == "coverage_error":
-        return lambda idx: inside[idx].mean(axis=-1) - lv
-    if key == "width_norm" and settings.y_std:
-        return _mean_of((hi - lo) / float(settings.y_std))
-    return None
-
-
-def _scoring_resampler(pred: Prediction, key: str, settings: Settings) -> Resampler | None:
-    """Means of per-row scoring rules, as the registry's ``scoring_rule`` group reports them."""
-    from .metrics import scoring
-
-    y, kind = pred.y_true, pred.kind
-    rows: np.ndarray | None = None
-    if kind == "gaussian":
-        fns = {"nll": scoring.nll_gaussian, "crps": scoring.crps_gaussian}
-        if key in fns:
-            rows = fns[key](y, pred.mean, pred.std)
-        elif key == "check":
-            rows = scoring.check_score_gaussian(y, pred.mean, pred.std, resolution=settings.resolution)
-        elif key == "interval":
-            rows = scoring.interval_score_gaussian(y, pred.mean, pred.std, resolution=settings.resolution)
-    elif kind == "samples" and key in ("crps", "crps_fair"):
-        from .metrics.samples import crps_ensemble, crps_fair
-
-        kernel = crps_ensemble if key == "crps" else crps_fair
-        rows = pred.map_rows(lambda s, yy: kernel(yy, s), y)
-    elif kind == "quantiles" and key in ("pinball", "wis"):
-        from .metrics.quantiles import weighted_interval_score
-
-        rows = (scoring.pinball_loss(y, pred.quantiles, pred.levels).mean(axis=1) if key == "pinball"
-                else weighted_interval_score(y, pred.quantiles, pred.levels))
-    elif kind == "intervals" and key == "interval":
-        rows = scoring.interval_score(y, pred.lower, pred.upper, pred.levels).mean(axis=1)
-    return None if rows is None else _mean_of(rows)
-
-
-def summary_resampler(pred: Prediction, ref: MetricRef, settings: Settings) -> Resampler | None:
-    """A function of resampled row indices ``(B, N) -> (B,)`` for ``ref``, or None.
-
-    None means that the metric cannot be bootstrapped cheaply (e.g. reliability scores,
-    which sort every resample, or adversarial group calibration, which draws random
-    subsets): it is then reported without an interval.
-    """
-    if ref.source != "summary" or pred.y_true is None:
-        return None
-    key = ref.keys[-1]
-    if ref.group == "accuracy":
-        return _accuracy_resampler(pred, key)
-    if ref.group == "avg_calibration":
-        return _calibration_resampler(pred, key, settings)
-    if ref.group == "sharpness":
-        return _sharpness_resampler(pred, key)
-    if ref.group == "coverage" and len(ref.keys) == 2:
-        return _coverage_resampler(pred, ref.keys[0], key, settings)
-    if ref.group == "scoring_rule" and len(ref.keys) == 1:
-        return _scoring_resampler(pred, key, settings)
-    return None
 
 
 # --------------------------------------------------------------------------- the comparison
@@ -913,12 +656,21 @@ def compare_models(
         raise InputError(f"pairs must be 'best' or 'all', got {pairs!r}")
     ci_level = check_level(ci_level, "confidence level")
     names = [m.name for m in models]
-    results = _Results(models, settings)
     grids = common_grids(models, settings.resolution)
+    results = _Results(models, settings, grids)
     refs, notes = resolve_metrics(metrics, models, results, grids)
     notes = list(grids.notes) + notes
-    wanted = [r.name for r in refs if r.source == "per_row"]
-    rows = [per_row_scores(m.prediction, grids, wanted) for m in models]
+    # per-row scores: the comparison scores, and the catalogue's per-row score of a summary metric
+    rows: list[dict[str, np.ndarray]] = [{} for _ in models]
+    for ref in refs:
+        for k in range(len(models)):
+            if ref.source == "per_row":
+                score = results.score(k, ref.name)
+            else:
+                stat = results.row_stat(k, ref)
+                score = None if stat is None else stat.score
+            if score is not None:
+                rows[k][ref.name] = score
 
     # estimates and resamplers, one column per (metric, model)
     estimates: dict[str, dict[str, float | None]] = {}
@@ -944,14 +696,15 @@ def compare_models(
                 continue
             if targets[ref.name] is None:
                 targets[ref.name] = _target(ref, res)
-            fn = summary_resampler(m.prediction, ref, settings) if n_boot else None
+            stat = results.row_stat(k, ref) if n_boot else None
+            fn = None if stat is None else stat.resampler()
             if fn is None:
                 no_ci.setdefault(ref.name, "no cheap resampler (it would be recomputed from scratch per resample)")
                 continue
             at_full = float(np.asarray(fn(np.arange(n)[None, :]), dtype=np.float64)[0])
             if not _consistent(at_full, val):
                 no_ci.setdefault(ref.name, f"the resampled statistic ({at_full:.6g}) does not reproduce the "
-                                           f"registry value ({val:.6g}) for {m.name}")
+                                           f"full-sample value ({val:.6g}) for {m.name}")
                 continue
             columns.append((ref.name, m.name, fn))
         estimates[ref.name] = est
@@ -1045,7 +798,7 @@ def compare_models(
 
     tests: list[dict[str, Any]] = []
     for ref in refs:
-        if ref.source != "per_row":
+        if ref.orientation == "target":  # a paired test of indicator means says nothing about closeness to a target
             continue
         avail = [k for k, m in enumerate(models) if ref.name in rows[k]]
         if len(avail) < 2:

@@ -46,7 +46,6 @@ def _labels(values: np.ndarray | None, n: int) -> np.ndarray:
 def _point_metrics(pred, levels: Sequence[float], y_std: float | None) -> dict[str, dict[str, float]]:
     """{level_key: {coverage, width[, width_norm]}} for one subset of rows."""
     from .metrics.intervals import coverage_metrics, level_key
-    from .registry import intervals_at
 
     if pred.kind in _SETS:
         from .metrics.classification import prediction_sets
@@ -55,7 +54,7 @@ def _point_metrics(pred, levels: Sequence[float], y_std: float | None) -> dict[s
         return {k: {"coverage": v["coverage"], "width": v["mean_size"]} for k, v in sets.items()}
     out = {}
     for lv in levels:
-        lo, hi = intervals_at(pred, lv)
+        lo, hi = pred.interval(lv)
         m = coverage_metrics(pred.y_true, lo, hi, lv, y_std=y_std)
         out[level_key(lv)] = {k: m[k] for k in ("coverage", "width", "width_norm") if k in m}
     return out
@@ -70,7 +69,7 @@ def coverage_points(
     ``runs`` holds ``(method name, loaded file, points-by values or None)``; the
     facet comes from ``loaded.groups`` (the ``--by`` column) when present.
     """
-    from .registry import coverage_levels
+    from .catalogue import coverage_levels
 
     records: list[dict[str, Any]] = []
     families = {"classification" if r[1].prediction.kind in _SETS else "regression" for r in runs}

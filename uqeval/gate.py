@@ -28,7 +28,7 @@ level; an exact full-path entry, if present, takes precedence.
 ``"target"`` metrics are best at a target value. The target of a path is, in
 order: the rule's ``target`` option; ``summary["targets"][orientation key]`` if
 the summary has such an object (a number, or the string ``"level"``); the target
-the registry declares (:func:`uqeval.registry.metric_target`: the enclosing level for
+the registry declares (:func:`uqeval.catalogue.target`: the enclosing level for
 ``coverage.0.95.coverage`` and ``prediction_sets.0.95.coverage``, (1 - level)/2 for
 ``miss_below``/``miss_above``, 0 for ``coverage_error``); otherwise 0.
 
@@ -380,7 +380,7 @@ def target_of(summary: Mapping[str, Any], path: str, override: float | None = No
                     return level
                 if _is_number(tv):
                     return float(tv)
-    from .registry import metric_target
+    from .catalogue import target as metric_target
 
     target = metric_target(keys[0], keys[-1], level) if len(keys) >= 2 else None
     return 0.0 if target is None else target

@@ -6,7 +6,7 @@ It decides which plot kinds apply to a representation, derives the arrays each b
 needs (intervals, PIT values, ensemble moments, reliability bins, ...) and reuses the
 metric values of the summary where a plot annotates one (miscalibration area, adversarial
 group calibration, ``max_cal_err``, ECE). A metric the summary lacks is computed through
-the registry, so ``uqeval plot`` does not need a full scoring run.
+the catalogue, so ``uqeval plot`` does not need a full scoring run.
 
 Plot kinds (``--kind``):
 
@@ -35,7 +35,7 @@ ucc            uncertainty characteristics curve (bandwidth vs miss rate)  gauss
 No plot applies to point predictions (they carry no uncertainty) nor to log-likelihoods alone.
 
 Bands drawn in the ``predictions`` and ``intervals`` plots are central intervals at the
-*plot level*: the widest of :func:`uqeval.registry.coverage_levels` (0.95 by default for
+*plot level*: the widest of :func:`uqeval.catalogue.coverage_levels` (0.95 by default for
 Gaussians and samples; the widest central quantile pair or interval level the file
 carries). Samples give empirical quantiles (type 7) around the ensemble mean; quantiles
 give the median (or the midpoint of the pair when there is no median). The UCC uses the
@@ -45,7 +45,7 @@ those of ``uqeval ucc FILE``. The quantile calibration curve is in *quantile mod
 (observed share of targets below each quantile against its level, at the levels the
 file carries), and their PIT histogram counts targets between neighbouring quantiles.
 The rejection curve and the metric values annotated on plots come from the summary
-(else from the registry), so plots and tables always agree.
+(else from the catalogue), so plots and tables always agree.
 
 Every title ends with the file's name; scatter plots draw at most ``max_points`` rows
 (seeded), curves use every row.
@@ -139,13 +139,10 @@ def _has_rejection_curve(metrics: Mapping[str, Any] | None) -> bool:
     return isinstance(rej, Mapping) and all(k in rej for k in _CURVE_KEYS)
 
 
-def _rejection_in_registry(kind: str) -> bool:
-    from .registry import get_group
+def _rejection_in_catalogue(kind: str) -> bool:
+    from .catalogue import get_family
 
-    try:
-        return kind in get_group("rejection").compute
-    except KeyError:
-        return False
+    return kind in get_family("rejection").compute
 
 
 def plot_level(pred: Prediction, settings: Settings) -> float | None:
@@ -154,9 +151,9 @@ def plot_level(pred: Prediction, settings: Settings) -> float | None:
     The widest of the coverage levels: ``max(--levels)`` (default 0.95) for Gaussians and
     samples, the widest carried (or requested) central level for quantiles and intervals.
     """
-    from .registry import coverage_levels
+    from .catalogue import coverage_levels
 
-    if pred.kind not in ("gaussian", "samples", "quantiles", "intervals"):
+    if pred.carried_levels() == []:  # no central interval at any level
         return None
     levels = coverage_levels(pred, settings)
     return max(levels) if levels else None
@@ -167,7 +164,7 @@ def applicable_kinds(pred: Prediction, settings: Settings | None = None,
     """Plot kinds that apply to ``pred`` (see the table in the module docstring).
 
     Quantiles without a central pair have no band, interval or UCC plot. The rejection
-    plot applies where the registry's ``rejection`` group does (and to samples), or when
+    plot applies where the catalogue's ``rejection`` family does (and to samples), or when
     the summary's ``rejection`` group carries curve data (``fractions``, ``values``,
     ``oracle_values``).
     """
@@ -175,7 +172,7 @@ def applicable_kinds(pred: Prediction, settings: Settings | None = None,
     kinds = list(_BY_KIND.get(pred.kind, ()))
     if any(k in kinds for k in _BAND_KINDS) and plot_level(pred, settings) is None:
         kinds = [k for k in kinds if k not in _BAND_KINDS]
-    has_curve = _has_rejection_curve(metrics) or _rejection_in_registry(pred.kind) or pred.kind == "samples"
+    has_curve = _has_rejection_curve(metrics) or _rejection_in_catalogue(pred.kind) or pred.kind == "samples"
     if "rejection" in kinds and not has_curve:
         kinds.remove("rejection")
     elif "rejection" not in kinds and _has_rejection_curve(metrics):
@@ -186,30 +183,24 @@ def applicable_kinds(pred: Prediction, settings: Settings | None = None,
 # --------------------------------------------------------------------------- helpers
 def _group(pred: Prediction, settings: Settings, metrics: Mapping[str, Any] | None,
            name: str, cache: dict[str, Any]) -> dict[str, Any]:
-    """A metric group from the summary, or computed through the registry when absent."""
+    """A metric group from the summary, or computed through the catalogue when absent."""
     if metrics is not None and isinstance(metrics.get(name), Mapping):
         return dict(metrics[name])
     if name not in cache:
-        from .registry import get_group
+        from .catalogue import compute, get_family
 
-        group = get_group(name)
-        fn = group.compute.get(pred.kind)
-        cache[name] = (fn(pred, settings) or {}) if fn is not None else {}
+        cache[name] = compute(get_family(name), pred, settings) or {}
     return cache[name]
 
 
 def _point_and_interval(pred: Prediction, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     """``(point, lower, upper, point_label)`` for the band plots."""
-    from .registry import _samples_moments, intervals_at, point_prediction
-
-    lo, hi = intervals_at(pred, level)
-    if pred.kind == "samples":
-        return _samples_moments(pred)[0], lo, hi, "ensemble mean"
-    point = point_prediction(pred)
+    lo, hi = pred.interval(level)
+    point = pred.point()
     if point is None:
         return 0.5 * (lo + hi), lo, hi, "interval midpoint"
-    label = {"quantiles": "predicted median", "intervals": "point prediction"}.get(pred.kind,
-                                                                                  "predicted mean")
+    label = {"quantiles": "predicted median", "intervals": "point prediction",
+             "samples": "ensemble mean"}.get(pred.kind, "predicted mean")
     return point, lo, hi, label
 
 
@@ -217,16 +208,13 @@ def ucc_level(pred: Prediction, settings: Settings) -> float | None:
     """Level of the band the UCC scales: ``settings.level`` (``--level``, default 0.95, as
     ``uqeval ucc``) when the representation has it, else :func:`plot_level`; None without
     intervals."""
-    from .metrics.intervals import central_pairs, level_key
+    from .metrics.intervals import level_key
 
     widest = plot_level(pred, settings)
     if widest is None:
         return None
-    if pred.kind == "quantiles":
-        carried = [lv for _, _, lv in central_pairs(pred.levels)]
-    elif pred.kind == "intervals":
-        carried = [float(v) for v in pred.levels]
-    else:
+    carried = pred.carried_levels()
+    if carried is None:  # any level
         return float(settings.level)
     return float(settings.level) if level_key(settings.level) in {level_key(c) for c in carried} else widest
 
@@ -326,11 +314,9 @@ def _regression(pred: Prediction, kinds: Sequence[str], metrics, settings: Setti
         if pred.kind == "gaussian":
             kw.update(mean=pred.mean, std=pred.std)
         else:
-            from .registry import _samples_moments, _samples_pit
-
             point, lo, hi, _ = _point_and_interval(pred, level if level is not None else 0.95)
-            std = _samples_moments(pred)[1]
-            kw.update(mean=point, lower=lo, upper=hi, pit=_samples_pit(pred))
+            std = pred.spread()
+            kw.update(mean=point, lower=lo, upper=hi, pit=pred.pit())
             if np.all(std > 0):
                 kw["std"] = std
             elif "sharpness" in wanted:
@@ -423,14 +409,8 @@ def _rejection(pred: Prediction, metrics, settings: Settings, cache: dict, name:
     title = f"{KIND_TITLES['rejection']} ({how}): {name}" if name else f"{KIND_TITLES['rejection']} ({how})"
     if _has_rejection_curve(metrics):
         curve = dict(metrics["rejection"])
-    elif _rejection_in_registry(pred.kind):
+    else:
         curve = _group(pred, settings, None, "rejection", cache)
-    else:  # samples before the registry had a rejection group: the same curve, computed here
-        from .metrics.ensembles import rejection_curve
-        from .registry import _samples_moments
-
-        mean, std = _samples_moments(pred)
-        curve = rejection_curve(pred.require_targets() - mean, std, kind="rmse")
     return plot_rejection([curve], title=title, metric="rmse" if regression else "accuracy",
                           labels=["ensemble mean" if regression else (name or "model")])
 

@@ -183,6 +183,52 @@ class Prediction:
         changes["rows"] = rows[mask]
         return replace(self, **changes)
 
+    # ------------------------------------------------------------------ derivations
+    # Each representation answers these itself, so kernels, plots and UCC bands need no
+    # switch on ``kind``. ``None`` means "this representation has no such thing".
+    def point(self) -> np.ndarray | None:
+        """The point prediction (N,), or None when the representation has none."""
+        return None
+
+    def spread(self) -> np.ndarray | None:
+        """A predictive standard deviation per row (N,), or None."""
+        return None
+
+    def pit(self) -> np.ndarray | None:
+        """Probability integral transform F_i(y_i) per row (N,), or None where it is not exact."""
+        return None
+
+    def quantile_keys(self) -> set[str] | None:
+        """Level keys of the quantiles this prediction carries exactly; None: any level."""
+        return set()
+
+    def central_keys(self) -> set[str] | None:
+        """Level keys of the central intervals this prediction carries exactly; None: any level."""
+        return set()
+
+    def quantiles_at(self, levels: np.ndarray) -> np.ndarray:
+        """(N, Q) predicted quantiles at ``levels`` (each must be available: see :meth:`quantile_keys`)."""
+        raise KeyError(f"{self.kind} predictions carry no quantiles")
+
+    def intervals_at(self, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(N, L) lower and upper bounds of the central intervals at ``levels``.
+
+        Any representation with quantiles at (1 ∓ level)/2 answers it; intervals and
+        quantile files override it with their own pairs.
+        """
+        levels = np.asarray(levels, dtype=np.float64)
+        q = self.quantiles_at(np.concatenate([(1.0 - levels) / 2.0, (1.0 + levels) / 2.0]))
+        return q[:, : levels.size], q[:, levels.size:]
+
+    def interval(self, level: float) -> tuple[np.ndarray, np.ndarray]:
+        """Central interval (lower, upper), each (N,), at ``level``; KeyError if not carried."""
+        lo, hi = self.intervals_at(np.array([float(level)]))
+        return lo[:, 0], hi[:, 0]
+
+    def carried_levels(self) -> list[float] | None:
+        """Central levels the prediction carries (intervals, quantile pairs); None: any level."""
+        return []
+
     def require_targets(self) -> np.ndarray:
         if self.y_true is None:
             raise InputError("this operation needs targets, but the input has no target column (pass --y COLUMN)")
@@ -208,6 +254,9 @@ class Point(Prediction):
     def n(self) -> int:
         return len(self.mean)
 
+    def point(self) -> np.ndarray:
+        return self.mean
+
 
 @dataclass(frozen=True)
 class Gaussian(Point):
@@ -225,6 +274,35 @@ class Gaussian(Point):
         if len(std) != len(self.mean):
             raise InputError(f"std has {len(std)} rows but mean has {len(self.mean)}")
         object.__setattr__(self, "std", std)
+
+    def spread(self) -> np.ndarray:
+        return self.std
+
+    def pit(self) -> np.ndarray:
+        from scipy.special import ndtr
+
+        return _memo(self, "pit", lambda: ndtr((self.require_targets() - self.mean) / self.std))
+
+    def quantile_keys(self) -> None:
+        return None
+
+    def central_keys(self) -> None:
+        return None
+
+    def carried_levels(self) -> None:
+        return None
+
+    def quantiles_at(self, levels: np.ndarray) -> np.ndarray:
+        from scipy.special import ndtri
+
+        return self.mean[:, None] + self.std[:, None] * ndtri(np.asarray(levels, dtype=np.float64))[None, :]
+
+    def intervals_at(self, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # symmetric half-widths z·σ, z = Φ⁻¹(½ + level/2): the same bounds as metrics.intervals.gaussian_interval
+        from scipy.special import ndtri
+
+        half = self.std[:, None] * ndtri(0.5 + 0.5 * np.asarray(levels, dtype=np.float64))[None, :]
+        return self.mean[:, None] - half, self.mean[:, None] + half
 
 
 @dataclass(frozen=True)
@@ -273,6 +351,41 @@ class Intervals(Prediction):
     def n(self) -> int:
         return self.lower.shape[0]
 
+    def point(self) -> np.ndarray | None:
+        return self.mean
+
+    def carried_levels(self) -> list[float]:
+        return [float(v) for v in self.levels]
+
+    def central_keys(self) -> set[str]:
+        from .metrics.intervals import level_key
+
+        return {level_key(p) for p in self.levels}
+
+    def quantile_keys(self) -> set[str]:
+        from .metrics.intervals import level_key
+
+        return {level_key((1.0 - p) / 2.0) for p in self.levels} | {level_key((1.0 + p) / 2.0) for p in self.levels}
+
+    def quantiles_at(self, levels: np.ndarray) -> np.ndarray:
+        from .metrics.intervals import level_key
+
+        cols = {}
+        for j, p in enumerate(self.levels):
+            cols[level_key((1.0 - p) / 2.0)] = self.lower[:, j]
+            cols[level_key((1.0 + p) / 2.0)] = self.upper[:, j]
+        try:
+            return np.column_stack([cols[level_key(t)] for t in levels])
+        except KeyError as e:
+            raise KeyError(f"no interval bound at quantile level {e.args[0]}") from None
+
+    def intervals_at(self, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        from .metrics.intervals import level_key
+
+        index = {level_key(p): j for j, p in enumerate(self.levels)}
+        j = [index[level_key(p)] for p in levels]
+        return self.lower[:, j], self.upper[:, j]
+
 
 @dataclass(frozen=True)
 class Quantiles(Prediction):
@@ -316,6 +429,42 @@ class Quantiles(Prediction):
     @property
     def n(self) -> int:
         return self.quantiles.shape[0]
+
+    def point(self) -> np.ndarray | None:
+        """The predicted median q_0.5, or None when the file carries no 0.5 level."""
+        i = np.flatnonzero(np.abs(self.levels - 0.5) < 1e-9)
+        return self.quantiles[:, i[0]] if i.size else None
+
+    def _pairs(self) -> list[tuple[int, int, float]]:
+        from .metrics.intervals import central_pairs
+
+        return central_pairs(self.levels)
+
+    def carried_levels(self) -> list[float]:
+        return [lv for _, _, lv in self._pairs()]
+
+    def central_keys(self) -> set[str]:
+        from .metrics.intervals import level_key
+
+        return {level_key(p) for _, _, p in self._pairs()}
+
+    def quantile_keys(self) -> set[str]:
+        from .metrics.intervals import level_key
+
+        return {level_key(t) for t in self.levels}
+
+    def quantiles_at(self, levels: np.ndarray) -> np.ndarray:
+        from .metrics.intervals import level_key
+
+        index = {level_key(t): j for j, t in enumerate(self.levels)}
+        return self.quantiles[:, [index[level_key(t)] for t in levels]]
+
+    def intervals_at(self, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        from .metrics.intervals import level_key
+
+        pairs = {level_key(p): (i, k) for i, k, p in self._pairs()}
+        ij = [pairs[level_key(p)] for p in levels]
+        return self.quantiles[:, [a for a, _ in ij]], self.quantiles[:, [b for _, b in ij]]
 
 
 @dataclass(frozen=True)
@@ -363,6 +512,39 @@ class Samples(Prediction):
         """True when some rows lack members (NaN), only possible with ``allow_missing``."""
         return self._ragged  # type: ignore[attr-defined]
 
+    def moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """Members' mean and standard deviation (ddof 1) per row, computed once."""
+        from .metrics.samples import ensemble_mean_std
+
+        return _memo(self, "moments", lambda: self.map_rows(ensemble_mean_std))
+
+    def point(self) -> np.ndarray:
+        """The ensemble mean."""
+        return self.moments()[0]
+
+    def spread(self) -> np.ndarray:
+        return self.moments()[1]
+
+    def pit(self) -> np.ndarray:
+        from .metrics.samples import pit_samples
+
+        return _memo(self, "pit", lambda: self.map_rows(lambda s, y: pit_samples(y, s), self.require_targets()))
+
+    def quantile_keys(self) -> None:
+        return None
+
+    def central_keys(self) -> None:
+        return None
+
+    def carried_levels(self) -> None:
+        return None
+
+    def quantiles_at(self, levels: np.ndarray) -> np.ndarray:
+        from .metrics.samples import empirical_quantiles
+
+        levels = np.asarray(levels, dtype=np.float64)
+        return self.map_rows(lambda s: empirical_quantiles(s, levels))
+
     def map_rows(self, fn, *row_args: np.ndarray):
         """Apply a row-wise kernel ``fn(samples, *row_args)`` that returns an array (or tuple of arrays)
         with rows first, handling rows with missing members.
@@ -391,8 +573,22 @@ class Samples(Prediction):
         return out[0] if single else tuple(out)
 
 
+class _Classifier:
+    """Shared by the classification containers: integer labels and the top label of the predictive mean."""
+
+    @property
+    def labels(self) -> np.ndarray:
+        return self.require_targets().astype(np.int64)
+
+    def top_label(self) -> tuple[np.ndarray, np.ndarray]:
+        """Confidence (max probability of the predictive distribution) and correctness (0/1) of each row."""
+        proba = self.proba
+        pred = np.argmax(proba, axis=1)
+        return proba[np.arange(len(pred)), pred], (pred == self.labels).astype(np.float64)
+
+
 @dataclass(frozen=True)
-class Categorical(Prediction):
+class Categorical(_Classifier, Prediction):
     """Class probabilities ``proba`` (N, K) on the simplex; ``y_true`` holds integer labels 0..K-1."""
 
     kind: ClassVar[str] = "categorical"
@@ -409,16 +605,12 @@ class Categorical(Prediction):
         _check_labels(self, p.shape[1], p.shape[0], "proba")
 
     @property
-    def labels(self) -> np.ndarray:
-        return self.require_targets().astype(np.int64)
-
-    @property
     def n(self) -> int:
         return self.proba.shape[0]
 
 
 @dataclass(frozen=True)
-class MemberCategorical(Prediction):
+class MemberCategorical(_Classifier, Prediction):
     """An ensemble of classifiers: ``member_proba`` (N, M, K), each member's row on the simplex.
 
     ``y_true`` holds integer labels 0..K-1. The ensemble's prediction is the mean over
@@ -456,10 +648,6 @@ class MemberCategorical(Prediction):
         return _memo(self, "proba", lambda: self.member_proba.mean(axis=1))
 
     @property
-    def labels(self) -> np.ndarray:
-        return self.require_targets().astype(np.int64)
-
-    @property
     def n(self) -> int:
         return self.member_proba.shape[0]
 
@@ -471,7 +659,7 @@ class MemberCategorical(Prediction):
 
 
 @dataclass(frozen=True)
-class Dirichlet(Prediction):
+class Dirichlet(_Classifier, Prediction):
     """Dirichlet outputs (prior networks, evidential models): concentrations ``alpha`` (N, K) > 0.
 
     The predictive distribution is the Dirichlet mean :attr:`proba` = alpha / sum(alpha),
@@ -495,10 +683,6 @@ class Dirichlet(Prediction):
     def proba(self) -> np.ndarray:
         """The predictive (mean) distribution alpha / alpha_0, (N, K)."""
         return _memo(self, "proba", lambda: self.alpha / self.alpha.sum(axis=1, keepdims=True))
-
-    @property
-    def labels(self) -> np.ndarray:
-        return self.require_targets().astype(np.int64)
 
     @property
     def n(self) -> int:

@@ -147,24 +147,16 @@ def _level_key(level: float) -> str:
 
 def _bounds(p: Prediction, level: float, where: str) -> tuple[np.ndarray, np.ndarray, float, list[str]]:
     """``(lower, upper, level used, notes)`` of an interval-yielding prediction."""
-    from .metrics.intervals import central_pairs
-    from .registry import intervals_at
-
     notes: list[str] = []
-    if p.kind == "intervals":
-        levels = [float(v) for v in p.levels]
-        if len(levels) == 1:
-            if _level_key(levels[0]) != _level_key(level):
-                notes.append(f"{where}: the file's only interval pair (level {_level_key(levels[0])}) is used, "
-                             f"not --level {_level_key(level)}")
-            return p.lower[:, 0], p.upper[:, 0], levels[0], notes
-        carried = levels
-    elif p.kind == "quantiles":
-        carried = [lv for _, _, lv in central_pairs(p.levels)]
-    else:  # gaussian, samples: any level
-        carried = None
+    carried = p.carried_levels()  # None: any level (Gaussian, samples)
+    if carried is not None and p.kind == "intervals" and len(carried) == 1:
+        if _level_key(carried[0]) != _level_key(level):
+            notes.append(f"{where}: the file's only interval pair (level {_level_key(carried[0])}) is used, "
+                         f"not --level {_level_key(level)}")
+        lo, hi = p.interval(carried[0])
+        return lo, hi, carried[0], notes
     try:
-        lo, hi = intervals_at(p, level)
+        lo, hi = p.interval(level)
     except KeyError:
         have = ", ".join(_level_key(c) for c in sorted(carried or [])) or "none"
         what = "interval pairs" if p.kind == "intervals" else "central quantile pairs (tau, 1 - tau)"

@@ -203,11 +203,6 @@ def test_rules_option_is_required(gaussian_file):
 
 
 def test_example_ci_rules_apply_to_sample_data(tmp_path):
-    # depends on the coverage metric group (coverage.0.95.*) being in the registry
-    from uqeval.registry import GROUPS
-
-    if not any(g.name == "coverage" for g in GROUPS):
-        pytest.skip("the registry has no coverage group yet (configs/ci.toml names coverage.0.95.*)")
     src = SAMPLE / "gaussian.parquet"
     base = tmp_path / "baseline.json"
     assert runner.invoke(app, ["score", str(src), "--output", str(base), "-f", "json"]).exit_code == 0

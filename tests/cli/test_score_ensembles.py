@@ -18,13 +18,12 @@ from typer.testing import CliRunner
 from uqeval.cli import app
 from uqeval.config import make_settings
 from uqeval.predictions import Categorical, MemberCategorical
-from uqeval.registry import compute_metrics
+from uqeval.catalogue import METRICS, compute_metrics
 
 from ..conftest import ROOT, assert_tree_close, check_golden, write_table
 from .test_score_golden import _strip
 
 runner = CliRunner()
-DATA_KEYS = {"size_histogram", "fractions"}  # histogram and curve axis: data, not metrics
 
 CASES = {
     "ensemble_classification": ["sample_data/ensemble_classification.parquet"],
@@ -79,7 +78,9 @@ def test_groups_and_orientation_per_representation(tmp_path, monkeypatch):
         for key, value in body.items():
             keys = value.keys() if group == "prediction_sets" else [key]
             for k in keys:
-                if k not in DATA_KEYS:
+                if METRICS[f"{group}.{k}"].orientation is None:  # data, curves and descriptive values
+                    assert f"{group}.{k}" not in s["orientation"]
+                else:
                     assert s["orientation"][f"{group}.{k}"] in ("lower", "higher", "target"), (group, k)
     assert s["orientation"]["rejection.auc_rejection"] == "higher"
     assert s["orientation"]["information_criteria.waic1"] == "higher"
@@ -111,8 +112,9 @@ def test_samples_rejection_is_rmse_and_lower_is_better(tmp_path, monkeypatch):
     assert rej["values"][0] == pytest.approx(s["metrics"]["accuracy"]["rmse"], rel=1e-12)
     assert "oracle_collaborative_accuracy" not in rej
     assert rej["auc_oracle"] <= rej["auc_rejection"]  # the oracle rejects the largest errors first
-    for key in ("auc_rejection", "auc_oracle", "values", "oracle_values"):
+    for key in ("auc_rejection", "auc_oracle"):
         assert s["orientation"][f"rejection.{key}"] == "lower"
+    assert "rejection.values" not in s["orientation"]  # curves carry no orientation
 
 
 def test_samples_with_loglik_get_information_criteria(tmp_path):

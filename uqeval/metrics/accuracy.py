@@ -44,32 +44,63 @@ def regression_accuracy(y_true, mean) -> dict[str, float]:
     check_finite(y, "y_true")
     check_finite(yhat, "mean")
 
+    out = accuracy_batch(y[None, :], yhat[None, :])
+    return {k: float(v[0]) for k, v in out.items()}
+
+
+ACCURACY_KEYS = ("mae", "rmse", "mdae", "marpd", "r2", "corr")
+
+
+def accuracy_batch(y: np.ndarray, yhat: np.ndarray, keys=ACCURACY_KEYS) -> dict[str, np.ndarray]:
+    """The metrics of :func:`regression_accuracy` for B sets of rows at once: (B, N) arrays -> (B,) each.
+
+    The one place the formulas live: :func:`regression_accuracy` calls it with B = 1 and
+    the bootstrap with resampled rows.
+    """
+    n = y.shape[-1]
     err = y - yhat
-    abs_err = np.abs(err)
+    out: dict[str, np.ndarray] = {}
+    if "mae" in keys:
+        out["mae"] = np.abs(err).mean(axis=-1)
+    if "rmse" in keys:
+        out["rmse"] = np.sqrt(np.square(err).mean(axis=-1))
+    if "mdae" in keys:
+        out["mdae"] = np.median(np.abs(err), axis=-1)  # O(N) selection per set
+    if "marpd" in keys:
+        denom = np.abs(yhat) + np.abs(y)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rel = np.where(denom > 0, 2.0 * np.abs(err) / denom, 0.0)
+        out["marpd"] = 100.0 * rel.mean(axis=-1)
+    if "r2" in keys:
+        ss_res = np.square(err).sum(axis=-1)
+        ss_tot = np.square(y - y.mean(axis=-1, keepdims=True)).sum(axis=-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r2 = np.where(ss_tot > 0, 1.0 - ss_res / ss_tot, np.where(ss_res == 0, 1.0, 0.0))
+        out["r2"] = r2 if n >= 2 else np.full_like(r2, np.nan)
+    if "corr" in keys:
+        yc = y - y.mean(axis=-1, keepdims=True)
+        pc = yhat - yhat.mean(axis=-1, keepdims=True)
+        sy = np.sqrt(np.square(yc).sum(axis=-1))
+        sp = np.sqrt(np.square(pc).sum(axis=-1))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = (yc * pc).sum(axis=-1) / (sy * sp)
+        r = np.clip(np.where((sy > 0) & (sp > 0), r, np.nan), -1.0, 1.0)
+        out["corr"] = r if n >= 2 else np.full_like(r, np.nan)
+    return out
+
+
+def accuracy_rows(y_true: np.ndarray, mean: np.ndarray) -> dict[str, tuple[np.ndarray | None, object]]:
+    """Per-row form of each accuracy metric: ``{key: (score, resample)}``.
+
+    ``score`` is a per-row array whose mean is the metric (mae, marpd), else None;
+    ``resample(idx)`` gives the metric of resampled rows ``(B, N) -> (B,)``.
+    """
+    y, yhat = np.asarray(y_true, dtype=np.float64), np.asarray(mean, dtype=np.float64)
+    abs_err = np.abs(y - yhat)
     denom = np.abs(yhat) + np.abs(y)
     with np.errstate(invalid="ignore", divide="ignore"):
-        rel = np.where(denom > 0, 2.0 * abs_err / denom, 0.0)
-    ss_res = float(np.sum(np.square(err)))
-
-    if n < 2:
-        r2 = corr = float("nan")
-    else:
-        ss_tot = float(np.sum(np.square(y - np.mean(y))))
-        if ss_tot > 0:
-            r2 = 1.0 - ss_res / ss_tot
-        else:
-            r2 = 1.0 if ss_res == 0 else 0.0
-        yc, pc = y - np.mean(y), yhat - np.mean(yhat)
-        sy, sp = np.sqrt(np.sum(yc * yc)), np.sqrt(np.sum(pc * pc))
-        corr = float(np.sum(yc * pc) / (sy * sp)) if sy > 0 and sp > 0 else float("nan")
-        if np.isfinite(corr):
-            corr = min(1.0, max(-1.0, corr))
-
-    return {
-        "mae": float(np.mean(abs_err)),
-        "rmse": float(np.sqrt(ss_res / n)),
-        "mdae": float(np.median(abs_err)),
-        "marpd": float(100.0 * np.mean(rel)),
-        "r2": float(r2),
-        "corr": corr,
-    }
+        rel = 100.0 * np.where(denom > 0, 2.0 * abs_err / denom, 0.0)
+    out: dict[str, tuple[np.ndarray | None, object]] = {"mae": (abs_err, None), "marpd": (rel, None)}
+    for key in ("rmse", "mdae", "r2", "corr"):
+        out[key] = (None, (lambda k: lambda idx: accuracy_batch(y[idx], yhat[idx], (k,))[k])(key))
+    return out

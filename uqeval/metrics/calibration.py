@@ -175,6 +175,26 @@ def calibration_errors(expected, observed) -> dict[str, float | np.ndarray]:
     return {"rms_cal": rms, "ma_cal": ma, "miscal_area": area}
 
 
+def resample_calibration_errors(cover_index: np.ndarray, expected: np.ndarray):
+    r"""Calibration errors of resampled rows, from cover indices: ``(B, N)`` indices -> dict of (B,) arrays.
+
+    Row ``i`` is inside the central :math:`p_j` interval iff its cover index :math:`c_i \le j`
+    (:func:`interval_cover_index`), so the curve of a resample is the cumulative histogram of
+    its :math:`c_i`: one ``bincount`` per call, :math:`O(BN)`, no (N, bins) array.
+    """
+    c = np.asarray(cover_index)
+    p = _check_expected(expected)
+    nb = p.size
+
+    def fn(idx: np.ndarray) -> dict[str, np.ndarray]:
+        b = idx.shape[0]
+        flat = (c[idx] + (np.arange(b) * (nb + 1))[:, None]).ravel()
+        counts = np.bincount(flat, minlength=b * (nb + 1)).reshape(b, nb + 1)
+        return calibration_errors(p, _observed_from_counts(counts, idx.shape[1], nb))
+
+    return fn
+
+
 def _gaussian_cover_index(y_true, mean, std, num_bins: int) -> tuple[np.ndarray, np.ndarray]:
     y, mu, sd = _gaussian_arrays(y_true, mean, std)
     expected = _expected_grid(num_bins)

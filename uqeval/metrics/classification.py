@@ -286,15 +286,20 @@ def classification_accuracy(proba, labels) -> dict[str, float]:
     -------
     dict with keys ``accuracy``, ``nll``, ``brier``, ``brier_um`` (floats).
     """
+    r = classification_rows(proba, labels)
+    brier_um = float(np.mean(r["brier_um"]))
+    return {"accuracy": float(np.mean(r["accuracy"])), "nll": float(np.mean(r["nll"])), "brier": brier_um + 1.0,
+            "brier_um": brier_um}
+
+
+def classification_rows(proba, labels) -> dict[str, np.ndarray]:
+    """Per-row terms of :func:`classification_accuracy`, each (N,): their means are the metrics."""
     p, y = _check(proba, labels)
-    n = p.shape[0]
-    rows = np.arange(n)
-    p_y = p[rows, y]
-    acc = float(np.mean(np.argmax(p, axis=1) == y))
-    nll = float(-np.mean(np.log(np.clip(p_y, _EPS, 1.0 - _EPS))))
+    p_y = p[np.arange(p.shape[0]), y]
     sq = np.einsum("ij,ij->i", p, p)
-    brier_um = float(np.mean(sq - 2.0 * p_y))
-    return {"accuracy": acc, "nll": nll, "brier": brier_um + 1.0, "brier_um": brier_um}
+    brier_um = sq - 2.0 * p_y
+    return {"accuracy": (np.argmax(p, axis=1) == y).astype(np.float64),
+            "nll": -np.log(np.clip(p_y, _EPS, 1.0 - _EPS)), "brier": brier_um + 1.0, "brier_um": brier_um}
 
 
 def brier_decomposition(proba, labels) -> dict[str, float]:
@@ -582,36 +587,48 @@ def prediction_sets(proba, labels, levels: float | Iterable[float] = (0.95,)) ->
     ``size_histogram`` (list of K ints: number of rows whose set has size 1, 2, ..., K).
     """
     p, y = _check(proba, labels)
-    n, k = p.shape
+    k = p.shape[1]
     lv = np.atleast_1d(np.asarray(levels, dtype=np.float64))
     for v in lv:
         check_level(v, "level")
     srt = np.sort(p, axis=1)[:, ::-1]  # descending
-    csum = np.cumsum(srt, axis=1)
-    rows = np.arange(n)
-    p_y = p[rows, y]
     out: dict[str, dict] = {}
     for level in lv:
-        size = np.count_nonzero(csum < level - _SET_TOL, axis=1) + 1
-        np.minimum(size, k, out=size)
-        t = srt[rows, size - 1]
-        covered = (p_y > t).astype(np.float64)
-        # rows whose label shares the threshold probability; only when the threshold is
-        # also shared by a neighbour in sorted order (a tie) is coverage fractional
-        at_t = np.flatnonzero(p_y == t)
-        covered[at_t] = 1.0
-        s_t = size[at_t]
-        tied = (s_t < k) & (srt[at_t, np.minimum(s_t, k - 1)] == t[at_t])
-        tied |= (s_t > 1) & (srt[at_t, np.maximum(s_t - 2, 0)] == t[at_t])
-        ti = at_t[tied]
-        if ti.size:
-            pt, tt = p[ti], t[ti, None]
-            n_gt = np.count_nonzero(pt > tt, axis=1)
-            n_eq = np.count_nonzero(pt == tt, axis=1)
-            covered[ti] = (size[ti] - n_gt) / n_eq
+        covered, size = _set_rows(p, y, srt, level)
         out[level_key(level)] = {
             "coverage": float(np.mean(covered)),
             "mean_size": float(np.mean(size)),
             "size_histogram": np.bincount(size - 1, minlength=k).astype(int).tolist(),
         }
     return out
+
+
+def prediction_set_rows(proba, labels, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row coverage (fractional under ties) and set size at ``level``: the terms of :func:`prediction_sets`."""
+    p, y = _check(proba, labels)
+    return _set_rows(p, y, np.sort(p, axis=1)[:, ::-1], check_level(level, "level"))
+
+
+def _set_rows(p: np.ndarray, y: np.ndarray, srt: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    n, k = p.shape
+    rows = np.arange(n)
+    p_y = p[rows, y]
+    csum = np.cumsum(srt, axis=1)
+    size = np.count_nonzero(csum < level - _SET_TOL, axis=1) + 1
+    np.minimum(size, k, out=size)
+    t = srt[rows, size - 1]
+    covered = (p_y > t).astype(np.float64)
+    # rows whose label shares the threshold probability; only when the threshold is
+    # also shared by a neighbour in sorted order (a tie) is coverage fractional
+    at_t = np.flatnonzero(p_y == t)
+    covered[at_t] = 1.0
+    s_t = size[at_t]
+    tied = (s_t < k) & (srt[at_t, np.minimum(s_t, k - 1)] == t[at_t])
+    tied |= (s_t > 1) & (srt[at_t, np.maximum(s_t - 2, 0)] == t[at_t])
+    ti = at_t[tied]
+    if ti.size:
+        pt, tt = p[ti], t[ti, None]
+        n_gt = np.count_nonzero(pt > tt, axis=1)
+        n_eq = np.count_nonzero(pt == tt, axis=1)
+        covered[ti] = (size[ti] - n_gt) / n_eq
+    return covered, size

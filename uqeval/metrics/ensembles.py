@@ -348,19 +348,25 @@ def information_criteria(loglik, ddof: int = 1) -> dict[str, float]:
     if ddof not in (0, 1):
         raise InputError(f"ddof must be 0 or 1, got {ddof!r}")
     check_finite(ll, "loglik")
-    log_m = math.log(m)
-    lpd = special.logsumexp(ll, axis=1) - log_m
-    t_waic1 = lpd - np.var(ll, axis=1, ddof=ddof)
-    t_waic2 = 2.0 * ll.mean(axis=1) - lpd
-    t_iscv = -(special.logsumexp(-ll, axis=1) - log_m)
+    t = information_criteria_rows(ll, ddof)
     return {
-        "waic1": float(t_waic1.mean()),
-        "waic2": float(t_waic2.mean()),
-        "iscv": float(t_iscv.mean()),
-        "waic1_se": _sem(t_waic1),
-        "waic2_se": _sem(t_waic2),
-        "iscv_se": _sem(t_iscv),
+        "waic1": float(t["waic1"].mean()),
+        "waic2": float(t["waic2"].mean()),
+        "iscv": float(t["iscv"].mean()),
+        "waic1_se": _sem(t["waic1"]),
+        "waic2_se": _sem(t["waic2"]),
+        "iscv_se": _sem(t["iscv"]),
     }
+
+
+def information_criteria_rows(loglik: np.ndarray, ddof: int = 1) -> dict[str, np.ndarray]:
+    """Per-row terms of :func:`information_criteria` (``waic1``, ``waic2``, ``iscv``, each (N,)):
+    their means are the criteria."""
+    ll = np.asarray(loglik, dtype=np.float64)
+    log_m = math.log(ll.shape[1])
+    lpd = special.logsumexp(ll, axis=1) - log_m
+    return {"waic1": lpd - np.var(ll, axis=1, ddof=ddof), "waic2": 2.0 * ll.mean(axis=1) - lpd,
+            "iscv": -(special.logsumexp(-ll, axis=1) - log_m)}
 
 
 # --------------------------------------------------------------------------- #

@@ -124,21 +124,33 @@ def coverage_metrics(
             f"lower must be <= upper: {count} row(s) with lower > upper (first at row {first}: "
             f"lower={lo[first]:g}, upper={hi[first]:g}); swap the columns or fix the interval bounds"
         )
-    below = float(np.mean(y < lo))
-    above = float(np.mean(y > hi))
-    coverage = float(np.mean((y >= lo) & (y <= hi)))
-    width = float(np.mean(hi - lo))
-    out: dict[str, float] = {"coverage": coverage, "width": width}
     if y_std is not None:
         ref = float(y_std)
         if not (np.isfinite(ref) and ref > 0):
             raise InputError(
                 f"y_std (reference std of the training targets) must be a finite number > 0, got {ref:g}"
             )
-        out["width_norm"] = width / ref
-    out["coverage_error"] = coverage - level
-    out["miss_below"] = below
-    out["miss_above"] = above
+    rows = coverage_rows(y, lo, hi, level, y_std)
+    out: dict[str, float] = {}
+    for key, (score, resample) in rows.items():
+        out[key] = float(np.mean(score)) if score is not None else float(resample(np.arange(n)[None, :])[0])
+    return out
+
+
+def coverage_rows(y_true, lower, upper, level: float, y_std: float | None = None) -> dict[str, tuple]:
+    """Per-row terms of :func:`coverage_metrics`: ``{key: (score, resample)}`` in its key order.
+
+    Coverage, miss rates and widths are means of per-row indicators and widths;
+    ``coverage_error`` is the mean of the indicator minus the level (a resample function).
+    """
+    inside = ((y_true >= lower) & (y_true <= upper)).astype(np.float64)
+    width = upper - lower
+    out: dict[str, tuple] = {"coverage": (inside, None), "width": (width, None)}
+    if y_std is not None:
+        out["width_norm"] = (width / float(y_std), None)
+    out["coverage_error"] = (None, lambda idx: inside[idx].mean(axis=-1) - level)
+    out["miss_below"] = ((y_true < lower).astype(np.float64), None)
+    out["miss_above"] = ((y_true > upper).astype(np.float64), None)
     return out
 
 

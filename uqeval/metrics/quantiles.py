@@ -165,6 +165,23 @@ def quantile_calibration_curve(
     return tau.copy(), observed
 
 
+def resample_quantile_calibration(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray):
+    """Calibration errors of the quantile calibration curve of resampled rows: ``(B, N)`` indices -> dict of (B,).
+
+    The curve of a resample is the mean of the per-row indicators 1[y <= q_tau] (one column per level).
+    """
+    from .calibration import calibration_errors
+
+    y, q, tau = _inputs(y_true, quantiles, levels)
+    below = y[:, None] <= q  # (N, Q), Q small
+
+    def fn(idx: np.ndarray) -> dict[str, np.ndarray]:
+        observed = np.column_stack([below[:, j][idx].mean(axis=-1) for j in range(tau.size)])
+        return calibration_errors(tau, observed)
+
+    return fn
+
+
 def check_quantiles_sorted(
     quantiles: np.ndarray, levels: np.ndarray, columns: Sequence[str] | None = None
 ) -> None:

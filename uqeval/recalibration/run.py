@@ -3,7 +3,7 @@ score both before and after, and build the output table.
 
 The kernels (:mod:`.std_scaling`, :mod:`.isotonic`, :mod:`.conformal`, :mod:`.accrue`,
 :mod:`.temperature`) stay pure; this module connects them to loaded files
-(:func:`uqeval.io.load.load_predictions`) and to the metric registry. It never prints;
+(:func:`uqeval.io.load.load_predictions`) and to the metric catalogue. It never prints;
 it reads files but writes only through :func:`write_table` (atomic), which the CLI calls
 after everything else has succeeded, so a failed run writes nothing.
 
@@ -140,7 +140,7 @@ def central_levels(method: str, options: Options, state: dict[str, Any] | None =
     if method == "temperature":
         return []
     if method == "conformal" and state is not None:
-        from ..registry import pick_levels
+        from ..catalogue import pick_levels
 
         return pick_levels(state.get("levels", []), options.levels,
                            "this conformal recalibrator was fitted at", UsageError)
@@ -388,28 +388,26 @@ def apply_state(state: dict[str, Any], loaded: Loaded, options: Options, setting
 
 
 def _groups(pred: Prediction, settings: Settings, names: Sequence[str]) -> tuple[dict, dict]:
-    from ..registry import get_group
+    from ..catalogue import compute, get_family, orientation_of
 
     metrics: dict[str, Any] = {}
     orientation: dict[str, str] = {}
     for name in names:
-        group = get_group(name)
-        if pred.kind not in group.compute:
-            continue
-        result = group.compute[pred.kind](pred, settings)
+        family = get_family(name)
+        result = compute(family, pred, settings)
         if result is None:
             continue
         metrics[name] = result
-        orientation.update(group.orientation(result))
+        orientation.update(orientation_of(result, family, pred.kind))
     return metrics, orientation
 
 
 def _orient(metrics: dict[str, Any]) -> dict[str, str]:
-    from ..registry import get_group
+    from ..catalogue import get_family, orientation_of
 
     out: dict[str, str] = {}
     for name, result in metrics.items():
-        out.update(get_group(name).orientation(result))
+        out.update(orientation_of(result, get_family(name), None))
     return out
 
 
@@ -529,7 +527,7 @@ def _add_central_calibration(metrics: dict[str, Any], orientation: dict[str, str
     and the bin-free sup |C(p) - p| of their ECDF."""
     from ..metrics.calibration import calibration_errors
     from ..metrics.reliability import max_calibration_error
-    from ..registry import get_group
+    from ..catalogue import get_family, orientation_of
 
     expected = np.linspace(0.0, 1.0, settings.num_bins)
     c = np.sort(np.asarray(central, dtype=np.float64))
@@ -537,7 +535,7 @@ def _add_central_calibration(metrics: dict[str, Any], orientation: dict[str, str
     metrics["avg_calibration"] = calibration_errors(expected, observed)
     metrics["reliability"] = {"max_cal_err": max_calibration_error(np.clip(c, 0.0, 1.0))}
     for group in ("avg_calibration", "reliability"):
-        orientation.update(get_group(group).orientation(metrics[group]))
+        orientation.update(orientation_of(metrics[group], get_family(group), None))
 
 
 def _add_level_calibration(metrics: dict[str, Any], orientation: dict[str, str]) -> None:
@@ -549,7 +547,7 @@ def _add_level_calibration(metrics: dict[str, Any], orientation: dict[str, str])
     carried levels only.
     """
     from ..metrics.calibration import calibration_errors
-    from ..registry import get_group
+    from ..catalogue import get_family, orientation_of
 
     cov = metrics.get("coverage")
     if not cov:
@@ -562,7 +560,7 @@ def _add_level_calibration(metrics: dict[str, Any], orientation: dict[str, str])
     errors = {"rms_cal": float(np.sqrt(np.mean(gap**2))), "ma_cal": float(np.mean(gap))}
     area = calibration_errors(np.r_[0.0, levels, 1.0], np.r_[0.0, observed, 1.0])["miscal_area"]
     metrics["avg_calibration"] = {"rms_cal": errors["rms_cal"], "ma_cal": errors["ma_cal"], "miscal_area": area}
-    orientation.update(get_group("avg_calibration").orientation(metrics["avg_calibration"]))
+    orientation.update(orientation_of(metrics["avg_calibration"], get_family("avg_calibration"), None))
 
 
 # --------------------------------------------------------------------------- parameters
