@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.special import ndtri
 
-from uqeval import compare as C
+from uqeval.tasks import compare as C
 from uqeval.config import Settings
 from uqeval.errors import InputError
 from uqeval.predictions import Categorical, Gaussian, Intervals, Point, Quantiles, Samples

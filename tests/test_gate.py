@@ -1,4 +1,4 @@
-"""Tests of the CI rule gate (uqeval.gate): parsing, evaluation, renderers."""
+"""Tests of the CI rule gate (uqeval.tasks.check): parsing, evaluation, renderers."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uqeval import gate
+from uqeval.tasks import check as gate
 from uqeval.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -508,7 +508,7 @@ def test_with_notes_appends_settings_mismatch():
 
 
 def test_targets_come_from_the_registry():
-    from uqeval.gate import target_of
+    from uqeval.tasks.check import target_of
 
     summary = {"metrics": {"coverage": {"0.9": {"coverage": 0.8, "miss_below": 0.1, "miss_above": 0.1,
                                                 "coverage_error": -0.1}},

@@ -1,4 +1,4 @@
-"""uqeval.plotting: which plots apply, what they are built from, the x column and the plot directory."""
+"""uqeval.tasks.plot: which plots apply, what they are built from, the x column and the plot directory."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from uqeval.api import score_prediction
+from uqeval.tasks.score import score_prediction
 from uqeval.config import Settings, make_settings
 from uqeval.errors import InputError, SchemaError
 from uqeval.metrics.ucc import ucc_summary
-from uqeval.plotting import (KIND_TITLES, PLOT_KINDS, applicable_kinds, build_figures, check_plot_dir, plot_level,
+from uqeval.tasks.plot import (KIND_TITLES, PLOT_KINDS, applicable_kinds, build_figures, check_plot_dir, plot_level,
                              read_x_column, ucc_level, ucc_result, write_figures)
 from uqeval.predictions import (Categorical, Dirichlet, Gaussian, Intervals, MemberCategorical, Point, Quantiles,
                                 Samples)

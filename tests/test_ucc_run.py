@@ -1,4 +1,4 @@
-"""Tests of uqeval.ucc_run: bands from each representation, consistency checks, the UCC report."""
+"""Tests of uqeval.tasks.ucc: bands from each representation, consistency checks, the UCC report."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from uqeval.errors import InputError, UsageError
 from uqeval.io.load import Loaded
 from uqeval.metrics.ucc import permutation_test, ucc_summary
 from uqeval.predictions import Gaussian, Intervals, Point, Quantiles, Samples
-from uqeval.ucc_run import (SCHEMA, band_of, check_same_pred, check_same_targets, model_names, plot_models,
+from uqeval.tasks.ucc import (SCHEMA, band_of, check_same_pred, check_same_targets, model_names, plot_models,
                             pvalue_rows, summary_rows, to_markdown, ucc_report)
 
 N = 400

@@ -1,4 +1,4 @@
-"""Glue of `uqeval recalibrate` (uqeval.recalibration.run): metrics of the recalibrated forecasts,
+"""Glue of `uqeval recalibrate` (uqeval.tasks.recalibrate): metrics of the recalibrated forecasts,
 output table, parameters, feature reading, option checks."""
 
 import gzip
@@ -19,7 +19,7 @@ from uqeval.metrics.scoring import scoring_rules_gaussian
 from uqeval.recalibration.accrue import fit_accrue
 from uqeval.recalibration.conformal import fit_conformal
 from uqeval.recalibration.isotonic import fit_isotonic, isotonic_intervals
-from uqeval.recalibration.run import (
+from uqeval.tasks.recalibrate import (
     Options,
     apply_state,
     build_table,
@@ -70,7 +70,7 @@ def test_isotonic_metrics_of_the_identity_map_equal_the_gaussian_ones():
 
 
 def test_isotonic_metrics_row_blocks_do_not_change_the_result(monkeypatch):
-    import uqeval.recalibration.run as run_mod
+    import uqeval.tasks.recalibrate as run_mod
 
     rng = np.random.default_rng(1)
     _, y, mu, sd = _gauss(rng, 1000, scale=2.0)
@@ -101,7 +101,7 @@ def test_run_std_scaling_on_a_variance_column_writes_the_variance(tmp_path):
 
 
 def test_build_table_replaces_case_insensitively_and_appends_list_columns(tmp_path):
-    from uqeval.recalibration.run import Applied
+    from uqeval.tasks.recalibrate import Applied
 
     f = write_input(tmp_path / "t.parquet", {"y": [1.0, 2.0], "Mean": [0.0, 0.0], "STD": [1.0, 1.0]})
     loaded = load_predictions(f, make_settings())

@@ -43,7 +43,7 @@ def _read_text(path: Path, what: str) -> str:
 
 
 def _read_summary(path: Path, what: str) -> dict:
-    from ..gate import summary_from_json
+    from ..tasks.check import summary_from_json
 
     return summary_from_json(_read_text(path, what), str(path))
 
@@ -92,7 +92,7 @@ def check(
     input or a bad rules file (naming the line).
     """
     from ..errors import GateFailure, InputError, UsageError
-    from ..gate import (
+    from ..tasks.check import (
         evaluate,
         load_rules,
         settings_mismatch,
@@ -131,7 +131,7 @@ def check(
     if is_summary:
         summary = _read_summary(input, "summary")
     else:
-        from ..api import score_file, train_std
+        from ..tasks.score import score_file, train_std
 
         settings = _settings(base, config, columns, given_values)
         if train is not None:

@@ -153,7 +153,7 @@ class ScoringFlags:
         settings = make_settings(self.config, columns={**self.columns, **column_overrides(**(columns or {}))},
                                  representation=self.representation, levels=self.levels, **values)
         if self.train is not None:
-            from ..api import train_std
+            from ..tasks.score import train_std
 
             settings = replace(settings, y_std=train_std(self.train, settings))
         return settings

@@ -48,7 +48,7 @@ def compare(
     the best model; every metric gets a rank per model and, where it can be
     resampled cheaply, a seeded bootstrap interval shared across models.
     """
-    from ..compare import Model, align_models, compare_models, model_names, to_markdown
+    from ..tasks.compare import Model, align_models, compare_models, model_names, to_markdown
     from ..errors import UsageError
     from ..io.load import load_predictions
     from ..io.writers import check_output_path
@@ -104,7 +104,7 @@ def _print_tables(result: dict[str, Any]) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from ..compare import cell, direction, fmt_number, fmt_p
+    from ..tasks.compare import cell, direction, fmt_number, fmt_p
     from .check import wide_console
 
     console = wide_console()

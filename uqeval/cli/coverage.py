@@ -46,8 +46,8 @@ def coverage(
     import sys
     from dataclasses import replace
 
-    from ..api import read_extra_column, train_std
-    from ..coverage_compare import above_line, coverage_points, method_names
+    from ..tasks.score import read_extra_column, train_std
+    from ..tasks.coverage import above_line, coverage_points, method_names
     from ..errors import UsageError
     from ..io.load import load_predictions
     from ..io.writers import check_output_path, dumps_json, write_figure, write_json

@@ -65,7 +65,7 @@ def load_x(file: Path, x: str | None, loaded) -> tuple[object, str | None]:
     """``(values, label)`` of the --x column aligned with the loaded rows, or ``(None, None)``."""
     if x is None:
         return None, None
-    from ..plotting import read_x_column
+    from ..tasks.plot import read_x_column
 
     pred = loaded.prediction
     return read_x_column(file, x, pred.rows, pred.n), x
@@ -97,7 +97,7 @@ def plot(
     from ..io.load import load_predictions
     from ..io.writers import atomic_write_bytes, check_output_path
     from ..plots.common import figure_to_bytes
-    from ..plotting import build_figures
+    from ..tasks.plot import build_figures
 
     fmt = output_format(output, plot_format)
     n_points = check_max_points(max_points)

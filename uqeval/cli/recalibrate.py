@@ -100,7 +100,7 @@ def recalibrate(
         if given:
             raise UsageError(f"{', '.join(given)} configure a fit; with --load the saved recalibrator is applied as is")
 
-    from ..recalibration.run import output_format
+    from ..tasks.recalibrate import output_format
 
     if output is not None:
         output_format(output)
@@ -114,7 +114,7 @@ def recalibrate(
 
     from ..config import make_settings
     from ..io.writers import atomic_write_text, check_output_path
-    from ..recalibration.run import Options, cli_method, run, write_table
+    from ..tasks.recalibrate import Options, cli_method, run, write_table
     from ..recalibration.serialize import load_state, save_state
 
     settings = make_settings(

@@ -24,9 +24,9 @@ def entry_names(files: list[Path]) -> list[str]:
 def build_entry(file: Path, name: str, settings, *, x: str | None, max_points: int, fmt: str,
                 dpi: int) -> tuple[dict[str, Any], list[str]]:
     """Score ``file``, draw its figures and compute its UCC: one report entry and its notes."""
-    from ..api import score_file
+    from ..tasks.score import score_file
     from ..io.load import load_predictions
-    from ..plotting import KIND_TITLES, build_figures, encode_figures
+    from ..tasks.plot import KIND_TITLES, build_figures, encode_figures
     from .plot import load_x
 
     summary = score_file(file, settings)
@@ -85,7 +85,7 @@ def report(
     for f in files:  # fail before any work on a missing or unreadable file (or --x column)
         table = inspect(f)
         if x is not None:
-            from ..plotting import find_x_column
+            from ..tasks.plot import find_x_column
 
             find_x_column(table, x)
     entries, notes = [], []

@@ -39,11 +39,11 @@ def score(
     order_by: OrderByOpt = OrderBy.target,
 ) -> None:
     """Score a prediction file: accuracy, calibration, sharpness, scoring rules, reliability, coverage."""
-    from ..api import per_row_table, score_loaded
+    from ..tasks.score import per_row_table, score_loaded
     from ..errors import UsageError
     from ..io.load import load_predictions
     from ..io.writers import check_output_path, write_parquet
-    from ..plotting import write_images
+    from ..tasks.plot import write_images
 
     settings = flags.settings(columns={"by": by}, oca_fraction=oca_fraction, bayes_samples=bayes_samples)
     if output is not None:
@@ -57,14 +57,14 @@ def score(
     if plot_dir is None and (plot_format is not None or max_points is not None or x is not None):
         raise UsageError("--plot-format, --max-points and --x only apply with --plot-dir DIR")
     if plot_dir is not None:
-        from ..plotting import check_plot_dir
+        from ..tasks.plot import check_plot_dir
         from .plot import check_max_points
 
         check_plot_dir(plot_dir)
         check_max_points(max_points)
         if x is not None:  # fail before scoring when the column is missing
             from ..io.readers import inspect
-            from ..plotting import find_x_column
+            from ..tasks.plot import find_x_column
 
             find_x_column(inspect(file), x)
     # compute everything first, then write: a failure leaves no output behind
@@ -82,7 +82,7 @@ def score(
 
 def _plot_images(file, loaded, settings, summary, plot_dir, plot_format, max_points, x, order_by) -> dict[str, bytes]:
     """Every plot that applies to the file's representation, encoded (``{kind: bytes}``)."""
-    from ..plotting import build_figures, encode_figures
+    from ..tasks.plot import build_figures, encode_figures
     from .plot import check_max_points, load_x
 
     xs, x_label = load_x(file, x, loaded)

@@ -81,7 +81,7 @@ def ucc(
     from ..errors import UsageError
     from ..io.load import load_predictions
     from ..io.writers import check_output_path
-    from ..ucc_run import band_of, model_names, ucc_report
+    from ..tasks.ucc import band_of, model_names, ucc_report
 
     px = parse_pair(partial_x, "--partial-x")
     py = parse_pair(partial_y, "--partial-y")
@@ -114,7 +114,7 @@ def ucc(
     if plot is not None:  # rendered before anything is written: a failure leaves no output
         from ..plots.common import figure_to_bytes
         from ..plots.ucc import plot_ucc
-        from ..ucc_run import plot_models
+        from ..tasks.ucc import plot_models
 
         fig = plot_ucc(plot_models(bands, summary), cost=cost)
         image = figure_to_bytes(fig, plot.suffix.lower().lstrip("."))
@@ -130,7 +130,7 @@ def ucc(
 
 
 def _render(summary: dict[str, Any], fmt: OutputFormat) -> None:
-    from ..ucc_run import (
+    from ..tasks.ucc import (
         caption,
         pvalue_rows,
         pvalue_title,

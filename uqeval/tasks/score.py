@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from .config import Settings
-from .io.load import Loaded, load_predictions
-from .predictions import Prediction
-from .catalogue import compute_metrics
-from .report.summary import build_summary
+from ..config import Settings
+from ..io.load import Loaded, load_predictions
+from ..predictions import Prediction
+from ..catalogue import compute_metrics
+from ..report.summary import build_summary
 
 
 def score_prediction(pred: Prediction, settings: Settings | None = None) -> tuple[dict[str, Any], dict[str, str]]:
@@ -45,9 +45,9 @@ def score_groups(loaded: Loaded, settings: Settings) -> dict[str, Any]:
 
 def train_std(path: str | Path, settings: Settings) -> float:
     """Standard deviation (ddof=0) of the target column of a training file: the unit of ``width_norm``."""
-    from .errors import InputError
-    from .io.columns import _find
-    from .io.readers import inspect, read_columns, to_float
+    from ..errors import InputError
+    from ..io.columns import _find
+    from ..io.readers import inspect, read_columns, to_float
 
     table = inspect(path)
     col = _find(table.columns, "y_true", settings.columns, str(table.path))
@@ -69,8 +69,8 @@ def per_row_table(pred: Prediction):
     prediction as a pyarrow Table, with the original row number of each row in ``row``."""
     import pyarrow as pa
 
-    from .errors import UsageError
-    from .catalogue import per_row_uncertainty
+    from ..errors import UsageError
+    from ..catalogue import per_row_uncertainty
 
     values = per_row_uncertainty(pred)
     if values is None:
@@ -109,7 +109,7 @@ def score_file(path: str | Path, settings: Settings | None = None,
     rows_table = per_row_table(loaded.prediction) if per_row is not None else None  # fails before scoring
     summary = score_loaded(loaded, settings)
     if rows_table is not None:
-        from .io.writers import write_parquet
+        from ..io.writers import write_parquet
 
         write_parquet(per_row, rows_table)
     return summary
@@ -117,8 +117,8 @@ def score_file(path: str | Path, settings: Settings | None = None,
 
 def read_extra_column(path: str | Path, column: str, rows: np.ndarray) -> np.ndarray:
     """One more column of ``path`` (any type), aligned with the kept ``rows`` of a loaded prediction."""
-    from .errors import SchemaError
-    from .io.readers import inspect, read_columns
+    from ..errors import SchemaError
+    from ..io.readers import inspect, read_columns
 
     table = inspect(path)
     names = {c.lower(): c for c in table.columns}

@@ -45,9 +45,9 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .config import Settings
-from .errors import InputError
-from .predictions import Prediction
+from ..config import Settings
+from ..errors import InputError
+from ..predictions import Prediction
 
 COMPARE_SCHEMA = "uqeval.compare/1"
 
@@ -282,7 +282,7 @@ def common_grids(models: Sequence[Model], resolution: int = 99) -> Grids:
 
 
 def _catalogue_score(pred: Prediction, path: str, settings: Settings) -> np.ndarray | None:
-    from .catalogue import METRICS, rows
+    from ..catalogue import METRICS, rows
 
     stat = rows(METRICS[path], pred, settings)
     return None if stat is None else stat.score
@@ -299,7 +299,7 @@ def comparison_score(pred: Prediction, name: str, grids: Grids, settings: Settin
     (:meth:`~uqeval.predictions.Prediction.quantiles_at`); a Gaussian on the toolbox grid
     uses the catalogue's closed forms.
     """
-    from .metrics import scoring
+    from ..metrics import scoring
 
     if name == "crps":
         out = _catalogue_score(pred, "scoring_rule.crps", settings)
@@ -371,7 +371,7 @@ class _Results:
         self.cache: dict[tuple[int, str], Any] = {}
 
     def get(self, k: int, group: str) -> dict | None:
-        from .catalogue import compute, get_family
+        from ..catalogue import compute, get_family
 
         key = (k, group)
         if key not in self.cache:
@@ -386,7 +386,7 @@ class _Results:
 
     def row_stat(self, k: int, ref: MetricRef):
         """The catalogue's per-row form of a summary metric for model ``k``, or None."""
-        from .catalogue import METRICS, rows
+        from ..catalogue import METRICS, rows
 
         m = self.models[k].prediction
         key = (k, "rows:" + ref.name)
@@ -405,7 +405,7 @@ def _value_at(result: Any, keys: Sequence[str]) -> Any:
 
 
 def _known_names() -> list[str]:
-    from .catalogue import METRICS
+    from ..catalogue import METRICS
 
     names = list(PER_ROW_SCORES)
     for m in METRICS.values():
@@ -427,7 +427,7 @@ def _unknown_metric(name: str) -> InputError:
 
 def _catalogue_matches(name: str):
     """``(metric, level key or None)`` for every catalogue metric ``name`` can mean."""
-    from .catalogue import METRICS
+    from ..catalogue import METRICS
 
     matches = []
     for m in METRICS.values():
@@ -444,7 +444,7 @@ def _catalogue_matches(name: str):
 
 def _scored_by_all(models: Sequence[Model], results: _Results) -> list[str]:
     """Catalogue metrics with a per-row score for every model (the default when no comparison score applies)."""
-    from .catalogue import METRICS
+    from ..catalogue import METRICS
 
     out = []
     for m in METRICS.values():
@@ -594,7 +594,7 @@ def _levels_json(levels: np.ndarray | None, toolbox: bool) -> str | list[float] 
 def _target(ref: MetricRef, result: Any) -> float | None:
     if ref.orientation != "target":
         return None
-    from .gate import target_of
+    from .check import target_of
 
     return target_of({"metrics": {ref.group: result}}, ref.name)
 
@@ -639,8 +639,8 @@ def compare_models(
     reference, ``permutation_p``, ``dm_statistic``, ``dm_p``; unadjusted for multiple
     testing) and ``notes``. NaN is returned as ``float('nan')``.
     """
-    from .metrics.comparison import bootstrap_samples, diebold_mariano, paired_permutation_test, ranks
-    from .validation import check_level
+    from ..metrics.comparison import bootstrap_samples, diebold_mariano, paired_permutation_test, ranks
+    from ..validation import check_level
 
     settings = settings or Settings()
     if len(models) < 2:
@@ -838,7 +838,7 @@ def compare_models(
         listed = "; ".join(f"{w} by {few(ms)}" for w, ms in by_winner.items())
         notes.append(f"rank consistency: the metrics disagree on the best model (best: {listed})")
 
-    from . import __version__
+    from .. import __version__
 
     return {
         "schema": COMPARE_SCHEMA,
@@ -870,7 +870,7 @@ def compare_models(
 
 
 def fmt_number(x: Any) -> str:
-    from .report.tables import fmt_value
+    from ..report.tables import fmt_value
 
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"

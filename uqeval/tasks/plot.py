@@ -39,7 +39,7 @@ Bands drawn in the ``predictions`` and ``intervals`` plots are central intervals
 Gaussians and samples; the widest central quantile pair or interval level the file
 carries). Samples give empirical quantiles (type 7) around the ensemble mean; quantiles
 give the median (or the midpoint of the pair when there is no median). The UCC uses the
-band of ``uqeval ucc`` (:func:`uqeval.ucc_run.band_of`) at ``--level`` (default 0.95;
+band of ``uqeval ucc`` (:func:`uqeval.tasks.ucc.band_of`) at ``--level`` (default 0.95;
 the widest level when the file does not carry it), so the report's UCC numbers equal
 those of ``uqeval ucc FILE``. The quantile calibration curve is in *quantile mode*
 (observed share of targets below each quantile against its level, at the levels the
@@ -59,10 +59,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .config import Settings
-from .errors import InputError
-from .plots import PLOT_KINDS, REGRESSION_PLOT_KINDS  # noqa: F401  (re-exported)
-from .predictions import Prediction
+from ..config import Settings
+from ..errors import InputError
+from ..plots import PLOT_KINDS, REGRESSION_PLOT_KINDS  # noqa: F401  (re-exported)
+from ..predictions import Prediction
 
 __all__ = [
     "KIND_TITLES",
@@ -140,7 +140,7 @@ def _has_rejection_curve(metrics: Mapping[str, Any] | None) -> bool:
 
 
 def _rejection_in_catalogue(kind: str) -> bool:
-    from .catalogue import get_family
+    from ..catalogue import get_family
 
     return kind in get_family("rejection").compute
 
@@ -151,7 +151,7 @@ def plot_level(pred: Prediction, settings: Settings) -> float | None:
     The widest of the coverage levels: ``max(--levels)`` (default 0.95) for Gaussians and
     samples, the widest carried (or requested) central level for quantiles and intervals.
     """
-    from .catalogue import coverage_levels
+    from ..catalogue import coverage_levels
 
     if pred.carried_levels() == []:  # no central interval at any level
         return None
@@ -187,7 +187,7 @@ def _group(pred: Prediction, settings: Settings, metrics: Mapping[str, Any] | No
     if metrics is not None and isinstance(metrics.get(name), Mapping):
         return dict(metrics[name])
     if name not in cache:
-        from .catalogue import compute, get_family
+        from ..catalogue import compute, get_family
 
         cache[name] = compute(get_family(name), pred, settings) or {}
     return cache[name]
@@ -208,7 +208,7 @@ def ucc_level(pred: Prediction, settings: Settings) -> float | None:
     """Level of the band the UCC scales: ``settings.level`` (``--level``, default 0.95, as
     ``uqeval ucc``) when the representation has it, else :func:`plot_level`; None without
     intervals."""
-    from .metrics.intervals import level_key
+    from ..metrics.intervals import level_key
 
     widest = plot_level(pred, settings)
     if widest is None:
@@ -223,7 +223,7 @@ def ucc_result(pred: Prediction, settings: Settings, name: str = "",
                info: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """UCC of ``pred`` exactly as ``uqeval ucc FILE`` computes it with default options.
 
-    The band comes from :func:`uqeval.ucc_run.band_of` at :func:`ucc_level` (bandwidth vs
+    The band comes from :func:`uqeval.tasks.ucc.band_of` at :func:`ucc_level` (bandwidth vs
     miss rate, normalised by std(y), cost 0.5). Returns ``{"summary": ..., "model": ...,
     "notes": [...]}``: ``summary`` is the ``ucc`` block of ``uqeval ucc`` (``x_axis``,
     ``y_axis``, ``normalize``, ``auucc``, ``auucc_const``, ``gain``, ``partial``, ``op``,
@@ -231,8 +231,8 @@ def ucc_result(pred: Prediction, settings: Settings, name: str = "",
     :func:`uqeval.plots.ucc.plot_ucc` takes. Raises InputError when there is no band or its
     centre lies outside it.
     """
-    from .io.load import Loaded
-    from .ucc_run import band_of, plot_models, ucc_report
+    from ..io.load import Loaded
+    from .ucc import band_of, plot_models, ucc_report
 
     level = ucc_level(pred, settings)
     if level is None:
@@ -251,7 +251,7 @@ def ucc_result(pred: Prediction, settings: Settings, name: str = "",
 def find_x_column(table: Any, column: str) -> str:
     """The name of the --x column in a :class:`~uqeval.io.readers.TableInfo` (exact, else
     case-insensitive match); a missing or list column is a SchemaError. Reads no data."""
-    from .errors import SchemaError
+    from ..errors import SchemaError
 
     name = column if column in table.columns else {c.lower(): c for c in table.columns}.get(column.lower())
     if name is None:
@@ -269,7 +269,7 @@ def read_x_column(path: str | Path, column: str, rows: np.ndarray | None, n: int
     ``n``). The name matches exactly, else case-insensitively. Non-finite values in kept
     rows are an error naming the column and the first such row.
     """
-    from .io.readers import inspect, read_columns, to_float
+    from ..io.readers import inspect, read_columns, to_float
 
     table = inspect(path)
     name = find_x_column(table, column)
@@ -290,7 +290,7 @@ def read_x_column(path: str | Path, column: str, rows: np.ndarray | None, n: int
 def _regression(pred: Prediction, kinds: Sequence[str], metrics, settings: Settings, cache: dict,
                 name: str, x, x_label, max_points: int, seed: int, notes: list[str],
                 order_by: str = "target") -> dict[str, Any]:
-    from .plots.regression import (
+    from ..plots.regression import (
         plot_calibration_curve,
         plot_intervals_ordered,
         plot_pit_histogram,
@@ -351,7 +351,7 @@ def _regression(pred: Prediction, kinds: Sequence[str], metrics, settings: Setti
                 y, point, lo, hi, title=title("intervals"), order_by=order_by, max_points=max_points, seed=seed,
                 band_label=band_label, mean_label=point_label)
     if pred.kind == "quantiles" and "calibration" in kinds:
-        from .metrics.quantiles import quantile_calibration_curve
+        from ..metrics.quantiles import quantile_calibration_curve
 
         # the levels the file carries, as avg_calibration uses them (so the shaded area is
         # the annotated miscal_area)
@@ -363,7 +363,7 @@ def _regression(pred: Prediction, kinds: Sequence[str], metrics, settings: Setti
         ax.set_ylabel("observed share of targets ≤ quantile", fontsize=ax.yaxis.label.get_fontsize())
         out["calibration"] = fig
     if pred.kind == "quantiles" and "pit" in kinds:
-        from .metrics.quantiles import pit_histogram_quantiles
+        from ..metrics.quantiles import pit_histogram_quantiles
 
         hist = pit_histogram_quantiles(y, pred.quantiles, pred.levels)
         out["pit"] = plot_pit_histogram(counts=hist["counts"], edges=hist["edges"], title=title("pit"))
@@ -372,8 +372,8 @@ def _regression(pred: Prediction, kinds: Sequence[str], metrics, settings: Setti
 
 def _categorical(pred: Prediction, kinds: Sequence[str], metrics, settings: Settings, cache: dict,
                  name: str) -> dict[str, Any]:
-    from .metrics.classification import prediction_sets, reliability_bins
-    from .plots.classification import (
+    from ..metrics.classification import prediction_sets, reliability_bins
+    from ..plots.classification import (
         confidence_histogram,
         reliability_diagram,
         set_size_vs_coverage,
@@ -391,7 +391,7 @@ def _categorical(pred: Prediction, kinds: Sequence[str], metrics, settings: Sett
         if "confidence" in kinds:
             out["confidence"] = confidence_histogram(bins, title=KIND_TITLES["confidence"] + suffix)
     if "sets" in kinds:
-        from .metrics.intervals import level_key
+        from ..metrics.intervals import level_key
 
         levels = {level_key(v): float(v) for v in (*SET_LEVELS, *(settings.levels or ()))}
         sets = prediction_sets(proba, labels, levels=sorted(levels.values()))
@@ -402,7 +402,7 @@ def _categorical(pred: Prediction, kinds: Sequence[str], metrics, settings: Sett
 def _rejection(pred: Prediction, metrics, settings: Settings, cache: dict, name: str) -> Any:
     """Rejection curve and its oracle: accuracy of the kept rows (classification, rejecting the
     least confident first) or RMSE of the ensemble mean (samples, largest ensemble std first)."""
-    from .plots.rejection import plot_rejection
+    from ..plots.rejection import plot_rejection
 
     regression = pred.kind == "samples"
     how = "by ensemble std" if regression else "by confidence"
@@ -491,7 +491,7 @@ def build_figures(
                 raise
             bundle.notes.append(f"UCC skipped: {exc}")
         else:
-            from .plots.ucc import plot_ucc
+            from ..plots.ucc import plot_ucc
 
             bundle.ucc = res["summary"]
             bundle.notes.extend(res["notes"])
@@ -505,7 +505,7 @@ def build_figures(
 def encode_figures(figures: Mapping[str, Any], fmt: str = "png", dpi: int = 150) -> dict[str, bytes]:
     """``{kind: bytes}`` of each figure (:func:`uqeval.plots.common.figure_to_bytes`); each
     figure is cleared once encoded, to free its memory."""
-    from .plots.common import figure_to_bytes
+    from ..plots.common import figure_to_bytes
 
     out: dict[str, bytes] = {}
     for kind, fig in figures.items():
@@ -519,7 +519,7 @@ def write_images(images: Mapping[str, bytes], directory: str | Path, fmt: str = 
 
     ``directory`` is created when its parent exists.
     """
-    from .io.writers import atomic_write_bytes
+    from ..io.writers import atomic_write_bytes
 
     d = prepare_plot_dir(directory)
     paths = []

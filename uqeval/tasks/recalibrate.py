@@ -263,24 +263,24 @@ def fit_state(method: str, loaded: Loaded, options: Options, settings: Settings,
     pred = loaded.prediction
     y = pred.require_targets()
     if method == "temperature":
-        from .temperature import fit_temperature
+        from ..recalibration.temperature import fit_temperature
 
         return fit_temperature(pred.proba, pred.labels, kind="proba")  # type: ignore[attr-defined]
     _, mu, sd = _gaussian_parts(pred)
     if method == "std-scaling":
-        from .std_scaling import fit_std_scaling
+        from ..recalibration.std_scaling import fit_std_scaling
 
         return fit_std_scaling(y, mu, sd, options.criterion, num_bins=settings.num_bins)
     if method == "isotonic":
-        from .isotonic import fit_isotonic
+        from ..recalibration.isotonic import fit_isotonic
 
         return fit_isotonic(y, mu, sd, num_bins=settings.num_bins)
     if method == "conformal":
-        from .conformal import fit_conformal
+        from ..recalibration.conformal import fit_conformal
 
         return fit_conformal(y, mu, sd, levels=list(options.levels or DEFAULT_LEVELS))
     if method == "accrue":
-        from .accrue import fit_accrue
+        from ..recalibration.accrue import fit_accrue
 
         if features is None or options.features is None:
             raise UsageError("--method accrue needs --features COLUMNS (the inputs sigma(x) depends on)")
@@ -331,7 +331,7 @@ def apply_state(state: dict[str, Any], loaded: Loaded, options: Options, setting
     pred = loaded.prediction
     out = Applied()
     if method == "temperature":
-        from .temperature import apply_temperature
+        from ..recalibration.temperature import apply_temperature
 
         out.proba = apply_temperature(pred.proba, state, kind="proba")  # type: ignore[attr-defined]
         out.columns = _proba_columns(loaded, out.proba)
@@ -339,12 +339,12 @@ def apply_state(state: dict[str, Any], loaded: Loaded, options: Options, setting
     _, mu, sd = _gaussian_parts(pred)
     out.levels = central_levels(method, options, state)
     if method == "std-scaling":
-        from .std_scaling import apply_std_scaling
+        from ..recalibration.std_scaling import apply_std_scaling
 
         out.std = apply_std_scaling(state, sd)
         out.columns = _spread_columns(loaded, settings, out.std)
     elif method == "accrue":
-        from .accrue import apply_accrue
+        from ..recalibration.accrue import apply_accrue
 
         if features is None:
             raise UsageError("--method accrue needs --features COLUMNS")
@@ -355,7 +355,7 @@ def apply_state(state: dict[str, Any], loaded: Loaded, options: Options, setting
             out.before_basis = (f"constant std {float(state['sigma_constant']):.6g} "
                                 "(CRPS-optimal on the calibration file; the input has point predictions only)")
     elif method == "isotonic":
-        from .isotonic import isotonic_equivalent_std, isotonic_intervals, isotonic_quantiles
+        from ..recalibration.isotonic import isotonic_equivalent_std, isotonic_intervals, isotonic_quantiles
 
         if options.quantiles:
             tau = quantile_levels(options)
@@ -371,7 +371,7 @@ def apply_state(state: dict[str, Any], loaded: Loaded, options: Options, setting
             for lv, k in isotonic_equivalent_std(state, out.levels).items():
                 out.columns[f"std_{_key(lv)}"] = k * sd
     elif method == "conformal":
-        from .conformal import apply_conformal
+        from ..recalibration.conformal import apply_conformal
 
         bounds = apply_conformal(state, mu, sd if state.get("normalized") else None)
         by_key = {_key(lv): b for lv, b in bounds.items()}
@@ -437,7 +437,7 @@ def isotonic_metrics(state: dict[str, Any], y_true: np.ndarray, mean: np.ndarray
     from ..metrics.quantiles import interval_calibration_curve_from_pit
     from ..metrics.reliability import max_calibration_error
     from ..metrics.scoring import interval_score, pinball_loss
-    from .isotonic import isotonic_cdf, isotonic_quantiles
+    from ..recalibration.isotonic import isotonic_cdf, isotonic_quantiles
 
     y = np.asarray(y_true, dtype=np.float64)
     mu = np.asarray(mean, dtype=np.float64)
@@ -507,7 +507,7 @@ def evaluate(state: dict[str, Any], loaded: Loaded, applied: Applied, settings: 
             z = np.abs(pred.y_true - pred.mean) / pred.std
             _add_central_calibration(before, o1, 2.0 * ndtr(z) - 1.0, s)
         after, o2 = _groups(_intervals(pred, applied.lower, applied.upper, levels), s, INTERVAL_GROUPS)
-        from .conformal import conformal_central_pit
+        from ..recalibration.conformal import conformal_central_pit
 
         central = conformal_central_pit(state, pred.y_true, pred.mean, pred.std if pred.kind == "gaussian" else None)
         if central is not None:
@@ -586,7 +586,7 @@ def compact_parameters(state: dict[str, Any], levels: Sequence[float] = ()) -> d
                 "cost_constant")
     out: dict[str, Any] = {k: state[k] for k in keep if k in state}
     if method == "isotonic":
-        from .isotonic import isotonic_equivalent_std
+        from ..recalibration.isotonic import isotonic_equivalent_std
 
         out["n_knots"] = len(state.get("expected", []))
         if levels:
@@ -598,7 +598,7 @@ def compact_parameters(state: dict[str, Any], levels: Sequence[float] = ()) -> d
             _key(v): {n: state[n][j] for n in names if n in state and j < len(state[n])} for j, v in enumerate(lv)
         }
     elif method == "temperature":
-        from .temperature import TEMPERATURE_BOUNDS
+        from ..recalibration.temperature import TEMPERATURE_BOUNDS
 
         t = float(state.get("temperature", 1.0))
         out["at_bound"] = any(math.isclose(t, b, rel_tol=1e-3) for b in TEMPERATURE_BOUNDS)

@@ -92,9 +92,9 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
-from ._toml import tomllib
+from .._toml import tomllib
 
-from .errors import InputError
+from ..errors import InputError
 
 SUMMARY_SCHEMA = "uqeval.score/1"
 CHECK_SCHEMA = "uqeval.check/1"
@@ -380,7 +380,7 @@ def target_of(summary: Mapping[str, Any], path: str, override: float | None = No
                     return level
                 if _is_number(tv):
                     return float(tv)
-    from .catalogue import target as metric_target
+    from ..catalogue import target as metric_target
 
     target = metric_target(keys[0], keys[-1], level) if len(keys) >= 2 else None
     return 0.0 if target is None else target
@@ -868,7 +868,7 @@ def to_junit(result: GateResult, name: str = "uqeval.check") -> str:
         detail = (f"value={_fmt(r.value)} baseline={_fmt(r.baseline)} limit={r.limit}"
                   + (f" (rules line {r.line})" if r.line else ""))
         if r.status == "FAIL":
-            fail = ET.SubElement(case, "failure", {"message": r.message, "type": "uqeval.gate"})
+            fail = ET.SubElement(case, "failure", {"message": r.message, "type": "uqeval.check"})
             fail.text = f"{r.name}: {r.message}\n{detail}"
         elif r.status == "SKIP":
             ET.SubElement(case, "skipped", {"message": r.message})

@@ -54,10 +54,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .errors import InputError, UsageError
-from .io.load import Loaded
-from .metrics.ucc import permutation_test, ucc_curves, ucc_summary
-from .predictions import Prediction
+from ..errors import InputError, UsageError
+from ..io.load import Loaded
+from ..metrics.ucc import permutation_test, ucc_curves, ucc_summary
+from ..predictions import Prediction
 
 __all__ = [
     "SCHEMA",
@@ -140,7 +140,7 @@ def model_names(paths: Sequence[str | Path]) -> list[str]:
 
 
 def _level_key(level: float) -> str:
-    from .metrics.intervals import level_key
+    from ..metrics.intervals import level_key
 
     return level_key(level)
 
@@ -229,7 +229,7 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
         bounds = f"central quantile pair at level {key}"
         centre = f"median (column '{col}')"
     else:  # samples
-        from .metrics.samples import empirical_quantiles
+        from ..metrics.samples import empirical_quantiles
 
         # the median lies inside every central band, whatever the skew of the members
         pred = p.map_rows(lambda s: empirical_quantiles(s, np.array([0.5])))[:, 0]
@@ -333,8 +333,8 @@ def ucc_report(bands: Sequence[Band], x_axis: str = "bandwidth", y_axis: str = "
     (:func:`check_same_pred`) and runs on every pair of models with the widths
     ``pred - lower`` and ``upper - pred`` of each model around the first model's centre.
     """
-    from . import __version__
-    from .io.writers import jsonable
+    from .. import __version__
+    from ..io.writers import jsonable
 
     bands = list(bands)
     if not bands:
@@ -404,7 +404,7 @@ def plot_models(bands: Sequence[Band], summary: dict[str, Any]) -> list[dict[str
 
 
 def _num(v: Any) -> str:
-    from .report.tables import fmt_value
+    from ..report.tables import fmt_value
 
     return fmt_value(v)
 

@@ -20,9 +20,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .config import Settings
-from .errors import InputError
-from .io.load import Loaded
+from ..config import Settings
+from ..errors import InputError
+from ..io.load import Loaded
 
 
 _INTERVALS = ("gaussian", "intervals", "quantiles", "samples")
@@ -45,10 +45,10 @@ def _labels(values: np.ndarray | None, n: int) -> np.ndarray:
 
 def _point_metrics(pred, levels: Sequence[float], y_std: float | None) -> dict[str, dict[str, float]]:
     """{level_key: {coverage, width[, width_norm]}} for one subset of rows."""
-    from .metrics.intervals import coverage_metrics, level_key
+    from ..metrics.intervals import coverage_metrics, level_key
 
     if pred.kind in _SETS:
-        from .metrics.classification import prediction_sets
+        from ..metrics.classification import prediction_sets
 
         sets = prediction_sets(pred.proba, pred.labels, levels)
         return {k: {"coverage": v["coverage"], "width": v["mean_size"]} for k, v in sets.items()}
@@ -69,7 +69,7 @@ def coverage_points(
     ``runs`` holds ``(method name, loaded file, points-by values or None)``; the
     facet comes from ``loaded.groups`` (the ``--by`` column) when present.
     """
-    from .catalogue import coverage_levels
+    from ..catalogue import coverage_levels
 
     records: list[dict[str, Any]] = []
     families = {"classification" if r[1].prediction.kind in _SETS else "regression" for r in runs}
