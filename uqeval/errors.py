@@ -8,9 +8,23 @@ from __future__ import annotations
 
 
 class UqevalError(Exception):
-    """Base class of every error uqeval reports to a user."""
+    """Base class of every error uqeval reports to a user.
+
+    The message says what is wrong with the data. ``fix`` optionally names the setting that
+    would fix it (``"nan_policy"``, ``"targets"``, ``"fix_crossing"``, ``"renormalize"``,
+    ``"logits"``); the caller's edge phrases it: the CLI as a flag (``--nan-policy omit``),
+    the Python API as an argument.
+    """
 
     exit_code: int = 3
+
+    def __init__(self, message: str = "", *, fix: str | None = None) -> None:
+        super().__init__(message)
+        self.fix = fix
+
+    def at(self, where: str) -> "UqevalError":
+        """The same error with its message prefixed by where it happened (a file name)."""
+        return type(self)(f"{where}: {self}", fix=self.fix)
 
 
 class InputError(UqevalError, ValueError):

@@ -60,8 +60,7 @@ def _check_2d(arr: np.ndarray, role: str, columns: dict, rows: np.ndarray | None
         what = "finite" if not np.isfinite(val) else "> 0"
         raise InputError(
             f"{role} values must be {what}: {n} bad row(s) in column '{_cellname(columns, role, j, per_member)}' "
-            f"(first at row {_row(rows, first)}, found {val:g})"
-            + ("; clean the data or pass --nan-policy omit to drop those rows" if what == "finite" else "")
+            f"(first at row {_row(rows, first)}, found {val:g})", fix="nan_policy" if what == "finite" else None
         )
 
 
@@ -108,12 +107,12 @@ def _check_simplex(p: np.ndarray, role: str, columns: dict, rows: np.ndarray | N
             else:
                 where = f"member {m} of column '{_colname(columns, role)}'"
             found = sums[first, m]
-        how = (f"--renormalize only rescales drift up to {MAX_DRIFT:g}; check that the columns are probabilities"
-               if renormalize else "pass --renormalize to rescale small drift")
         raise InputError(
             f"probabilities must sum to 1: {n} row(s) off the simplex in {where} "
-            f"(first at row {_row(rows, first)}, sum {found:.9g}); {how} (or --logits if they are logits)"
-        )
+            f"(first at row {_row(rows, first)}, sum {found:.9g})"
+            + (f"; drift above {MAX_DRIFT:g} is not rescaled: check that the columns are probabilities"
+               if renormalize else ""),
+            fix="logits" if renormalize else "renormalize")
     return p / sums[..., None] if renormalize else p
 
 
@@ -231,7 +230,7 @@ class Prediction:
 
     def require_targets(self) -> np.ndarray:
         if self.y_true is None:
-            raise InputError("this operation needs targets, but the input has no target column (pass --y COLUMN)")
+            raise InputError("this operation needs targets, but the input has no target column", fix="targets")
         return self.y_true
 
 
@@ -419,7 +418,7 @@ class Quantiles(Prediction):
                 raise InputError(
                     f"crossing quantiles in {n} row(s): column '{_colname(self.columns, 'quantiles', j + 1)}' < "
                     f"'{_colname(self.columns, 'quantiles', j)}' (first at row {_row(self.rows, first)}: "
-                    f"{q[first, j + 1]:g} < {q[first, j]:g}); fix the model or pass --fix-crossing to sort each row"
+                    f"{q[first, j + 1]:g} < {q[first, j]:g})", fix="fix_crossing"
                 )
             object.__setattr__(self, "n_fixed", int(crossing.any(axis=1).sum()))
             q = np.sort(q, axis=1)

@@ -52,8 +52,8 @@ def check_finite(arr: np.ndarray, name: str, rows: np.ndarray | None = None, wha
         bad = np.asarray(arr).reshape(len(arr), -1)[first]
         found = "NaN" if np.isnan(bad).any() else "inf"
         raise InputError(
-            f"{what or name} must be finite: {n} row(s) with NaN/inf {_where(name, rows, first)}, found {found}; "
-            "clean the data or pass --nan-policy omit to drop those rows"
+            f"{what or name} must be finite: {n} row(s) with NaN/inf {_where(name, rows, first)}, found {found}",
+            fix="nan_policy",
         )
 
 

@@ -159,5 +159,5 @@ def test_renormalize_rescales_small_drift_only(tmp_path):
     loaded = load_predictions(p, make_settings(renormalize=True))
     np.testing.assert_allclose(loaded.prediction.proba.sum(axis=1), 1.0, rtol=1e-15)
     p = write_table(tmp_path / "c2.parquet", {"label": [0, 1], "p_0": [0.5, 0.2], "p_1": [0.5, 0.3]})
-    with pytest.raises(InputError, match=r"first at row 1, sum 0.5\); --renormalize only rescales drift up to 0.05"):
+    with pytest.raises(InputError, match=r"first at row 1, sum 0.5\); drift above 0.05 is not rescaled"):
         load_predictions(p, make_settings(renormalize=True))

@@ -210,6 +210,22 @@ def fail(message: str, code: int) -> None:
     raise typer.Exit(code)
 
 
+#: How the CLI phrases the setting that fixes an error (:attr:`UqevalError.fix`).
+FIXES = {
+    "nan_policy": "; clean the data or pass --nan-policy omit to drop those rows",
+    "targets": " (pass --y COLUMN)",
+    "fix_crossing": "; fix the model or pass --fix-crossing to sort each row",
+    "renormalize": "; pass --renormalize to rescale small drift (or --logits if they are logits)",
+    "logits": " or pass --logits if the columns are logits",
+}
+
+
+def error_line(exc: UqevalError) -> str:
+    """The one line printed for an error: its message and the flag that fixes it."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text + FIXES.get(getattr(exc, "fix", None) or "", "")
+
+
 def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     """Turn a :class:`UqevalError` into one line on stderr and its exit code."""
 
@@ -218,7 +234,7 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return func(*args, **kwargs)
         except UqevalError as exc:
-            fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, exc.exit_code)
+            fail(error_line(exc), exc.exit_code)
         except KeyboardInterrupt:
             typer.echo("interrupted", err=True)
             raise typer.Exit(130) from None

@@ -156,7 +156,7 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
     try:
         pred = _build(plan, arrays, columns, rows, settings)
     except InputError as exc:  # containers do not know the file: name it here
-        raise type(exc)(f"{p}: {exc}") from None
+        raise exc.at(str(p)) from None
     info = {
         "path": str(path),
         "format": table.format,

@@ -192,7 +192,7 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
     try:
         y = p.require_targets()
     except InputError as exc:
-        raise InputError(f"{where}: {exc}") from None
+        raise exc.at(where) from None
     lower, upper, used, bnotes = _bounds(p, level, where)
     notes.extend(bnotes)
     key = _level_key(used)
@@ -319,7 +319,7 @@ def _named(b: Band, func, *args, **kwargs):
     except UsageError:
         raise
     except InputError as exc:
-        raise type(exc)(f"{b.source}: {exc}") from None
+        raise exc.at(b.source) from None
 
 
 def ucc_report(bands: Sequence[Band], x_axis: str = "bandwidth", y_axis: str = "missrate",
