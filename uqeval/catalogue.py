@@ -685,8 +685,15 @@ def orientation_of(result: Mapping[str, Any], family: Family, kind: str) -> dict
 
 
 def compute(family: Family, pred: Prediction, settings: Settings) -> dict | None:
+    """A family's results for ``pred`` (None where it does not apply). The prediction validated its
+    arrays on construction, so the kernels skip their own checks (:func:`uqeval.validation.trusted`)."""
+    from .validation import trusted
+
     fn = family.compute.get(pred.kind)
-    return None if fn is None else fn(pred, settings)
+    if fn is None:
+        return None
+    with trusted():
+        return fn(pred, settings)
 
 
 def compute_metrics(pred: Prediction, settings: Settings) -> tuple[dict[str, Any], dict[str, str]]:
@@ -706,5 +713,8 @@ def rows(metric: Metric, pred: Prediction, settings: Settings, level: str | None
     """The per-row form of ``metric`` for ``pred`` (``level``: the level key of a by-level metric)."""
     if metric.rows_fn is None or not metric.applies_to(pred.kind) or pred.y_true is None and pred.kind != "loglik":
         return None
-    stat = metric.rows_fn(pred, settings, level)
+    from .validation import trusted
+
+    with trusted():
+        stat = metric.rows_fn(pred, settings, level)
     return stat if stat is not None and (stat.score is not None or stat.resample is not None) else None

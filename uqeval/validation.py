@@ -10,11 +10,30 @@ Rows are counted from 0 over the data rows (the header is not a row).
 
 from __future__ import annotations
 
-from typing import Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Iterator, Sequence
 
 import numpy as np
 
 from .errors import InputError
+
+_TRUSTED: ContextVar[bool] = ContextVar("uqeval_trusted", default=False)
+
+
+@contextmanager
+def trusted() -> Iterator[None]:
+    """Skip the kernels' data checks (finite, positive) inside this block.
+
+    The catalogue computes metrics from prediction containers, which validated their
+    arrays once at construction; the kernels' own checks serve direct callers of the
+    array functions and would only repeat that work here.
+    """
+    token = _TRUSTED.set(True)
+    try:
+        yield
+    finally:
+        _TRUSTED.reset(token)
 
 
 def _where(name: str, rows: np.ndarray | None, idx: int) -> str:
@@ -47,6 +66,8 @@ def as_float_array(x, name: str, ndim: int | tuple[int, ...] = 1) -> np.ndarray:
 
 def check_finite(arr: np.ndarray, name: str, rows: np.ndarray | None = None, what: str | None = None) -> None:
     """Raise if ``arr`` holds NaN or +-inf (``what`` names the quantity, ``name`` the column)."""
+    if _TRUSTED.get():
+        return
     n, first = bad_rows(~np.isfinite(arr))
     if n:
         bad = np.asarray(arr).reshape(len(arr), -1)[first]
@@ -59,6 +80,8 @@ def check_finite(arr: np.ndarray, name: str, rows: np.ndarray | None = None, wha
 
 def check_positive(arr: np.ndarray, name: str, rows: np.ndarray | None = None, what: str | None = None) -> None:
     """Raise if ``arr`` holds values <= 0 (``what`` names the quantity, ``name`` the column)."""
+    if _TRUSTED.get():
+        return
     n, first = bad_rows(~(arr > 0))
     if n:
         val = np.asarray(arr).reshape(len(arr), -1)[first].min()
