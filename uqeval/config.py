@@ -43,6 +43,9 @@ class Settings:
     representation: str | None = None
     columns: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        _validate(self)
+
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["levels"] = list(self.levels) if self.levels is not None else None
@@ -98,12 +101,20 @@ def load_config(path: str | Path) -> dict[str, Any]:
     return out
 
 
-def make_settings(config: str | Path | None = None, **overrides: Any) -> Settings:
-    """Defaults <- config file <- non-None overrides; validates the result."""
+def make_settings(config: str | Path | None = None, baseline: dict[str, Any] | None = None,
+                  **overrides: Any) -> Settings:
+    """The one settings resolution: defaults <- ``baseline`` (the ``settings`` of a baseline
+    summary) <- config file <- non-None ``overrides`` (flags). Validated on construction."""
     values: dict[str, Any] = {}
+    columns: dict[str, Any] = {}
+    if baseline is not None:
+        known = {f.name for f in fields(Settings)} - {"columns"}
+        values.update({k: v for k, v in baseline.items() if k in known and v is not None})
+        columns.update({k: v for k, v in (baseline.get("columns") or {}).items() if k != "by" and v})
     if config is not None:
-        values.update(load_config(config))
-    columns = dict(values.pop("columns", {}))
+        cfg = load_config(config)
+        columns.update(cfg.pop("columns", {}) or {})
+        values.update(cfg)
     columns.update(overrides.pop("columns", None) or {})
     values.update({k: v for k, v in overrides.items() if v is not None})
     known = {f.name for f in fields(Settings)}
@@ -112,9 +123,7 @@ def make_settings(config: str | Path | None = None, **overrides: Any) -> Setting
         raise InputError(f"unknown settings: {sorted(unknown)}")
     if "levels" in values:
         values["levels"] = tuple(float(v) for v in values["levels"])
-    s = replace(Settings(), **values, columns={k: v for k, v in columns.items() if v})
-    _validate(s)
-    return s
+    return replace(Settings(), **values, columns={k: v for k, v in columns.items() if v})
 
 
 def _validate(s: Settings) -> None:

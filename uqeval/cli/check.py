@@ -49,26 +49,13 @@ def _read_summary(path: Path, what: str) -> dict:
 
 
 def _settings(baseline: dict | None, config: Path | None, columns: dict[str, str], flags: dict[str, Any]):
-    """Defaults <- the baseline's settings <- the config file <- flags."""
-    from dataclasses import fields
+    """Defaults <- the baseline's settings <- the config file <- flags (:func:`uqeval.config.make_settings`)."""
+    from ..config import make_settings
 
-    from ..config import Settings, load_config, make_settings
-
-    values: dict[str, Any] = {}
-    cols: dict[str, Any] = {}
-    if baseline is not None:
-        known = {f.name for f in fields(Settings)} - {"columns"}
-        bs = baseline.get("settings") or {}
-        values = {k: v for k, v in bs.items() if k in known and v is not None}
-        cols = {k: v for k, v in (bs.get("columns") or {}).items() if k != "by" and v}
-    if config is not None:
-        cfg = load_config(config)
-        cols.update(cfg.pop("columns", {}) or {})
-        values.update(cfg)
-    values.update({k: v for k, v in flags.items() if v is not None})
-    cols.update(columns)
-    cols.pop("by", None)
-    return make_settings(None, columns=cols, **values)
+    base = None if baseline is None else dict(baseline.get("settings") or {})
+    if base is not None and isinstance(base.get("columns"), dict):
+        base["columns"] = {k: v for k, v in base["columns"].items() if k != "by"}
+    return make_settings(config, baseline=base, columns={k: v for k, v in columns.items() if k != "by"}, **flags)
 
 
 @handle_errors
