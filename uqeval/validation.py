@@ -41,6 +41,11 @@ def _where(name: str, rows: np.ndarray | None, idx: int) -> str:
     return f"in column '{name}' (first at row {row})"
 
 
+def is_trusted() -> bool:
+    """True inside :func:`trusted`: the arrays come from a validated prediction container."""
+    return _TRUSTED.get()
+
+
 def bad_rows(mask: np.ndarray) -> tuple[int, int]:
     """Return ``(count, first_index)`` of True entries of a 1-d or 2-d row mask."""
     mask = np.asarray(mask)

@@ -45,7 +45,7 @@ from scipy import special, stats
 from scipy.integrate import trapezoid
 
 from ..errors import InputError
-from ..validation import as_float_array, check_finite, check_positive, check_same_length
+from ..validation import as_float_array, check_finite, check_positive, check_same_length, is_trusted
 
 __all__ = [
     "ensemble_uncertainty",
@@ -83,6 +83,8 @@ def _check_nonnegative(arr: np.ndarray, name: str) -> None:
 def _check_member_proba(member_proba) -> np.ndarray:
     """Validate an ``(N, M, K)`` ensemble of categorical distributions."""
     p = as_float_array(member_proba, "member_proba", ndim=3)
+    if is_trusted():  # validated by the MemberCategorical container
+        return p
     n, m, k = p.shape
     if n == 0 or m == 0 or k == 0:
         raise InputError(f"member_proba must have at least one row, member and class, got shape {p.shape}")
@@ -106,6 +108,8 @@ def _check_proba(proba, name: str = "proba") -> np.ndarray:
         p = np.stack([1.0 - p, p], axis=1)
     if p.shape[0] == 0:
         raise InputError(f"{name} has no rows to evaluate")
+    if is_trusted():  # validated by the prediction container
+        return p
     check_finite(p, name)
     _check_nonnegative(p, name)
     off = np.abs(p.sum(axis=1) - 1.0) > SIMPLEX_TOL
