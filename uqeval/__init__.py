@@ -1,30 +1,47 @@
 """uqeval: evaluate predictive uncertainty from the command line or Python.
 
->>> import uqeval
->>> summary = uqeval.score_file("sample_data/gaussian.parquet")   # doctest: +SKIP
+>>> import numpy as np, uqeval
+>>> y = np.array([0.1, -0.4, 1.2]); mu = np.zeros(3); sd = np.ones(3)
+>>> scores = uqeval.evaluate(y, mean=mu, std=sd)
+>>> round(scores["crps"], 6) == round(float(uqeval.crps_normal(y, mu, sd).mean()), 6)
+True
 
-Heavy modules (numpy, scipy, pandas) load on first use, so ``uqeval --help``
-stays fast.
+``evaluate`` takes arrays, a prediction container, a DataFrame or (``evaluate_file``) a CSV or
+Parquet file and returns :class:`Scores`; the array functions (``crps_normal``, ``crps_ensemble``,
+``pinball_loss``, ``brier_score``, ...) score arrays directly. Heavy modules (numpy, scipy,
+pandas) load on first use, so ``import uqeval`` and ``uqeval --help`` stay fast.
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "score_file", "score_prediction", "load_predictions", "Settings", "make_settings"]
+#: public name -> module that defines it (loaded on first use)
+_EXPORTS = {
+    **{n: "api" for n in ("Scores", "evaluate", "evaluate_file", "list_metrics", "explain")},
+    **{n: "functions" for n in ("crps_normal", "logs_normal", "crps_ensemble", "pinball_loss", "interval_score",
+                                "weighted_interval_score", "calibration_error", "coverage",
+                                "expected_calibration_error", "brier_score", "log_loss")},
+    **{n: "predictions" for n in ("Prediction", "Point", "Gaussian", "Intervals", "Quantiles", "Samples",
+                                  "Categorical", "MemberCategorical", "Dirichlet", "LogLikelihood")},
+    **{n: "config" for n in ("Settings", "make_settings")},
+    **{n: "errors" for n in ("UqevalError", "InputError", "SchemaError", "UsageError")},
+    "load_predictions": "io.load",
+    "score_file": "tasks.score",
+    "score_prediction": "tasks.score",
+}
+
+__all__ = ["__version__", *_EXPORTS]
 
 
 def __getattr__(name: str):
-    if name in ("score_file", "score_prediction"):
-        from . import api
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'uqeval' has no attribute {name!r}")
+    from importlib import import_module
 
-        return getattr(api, name)
-    if name == "load_predictions":
-        from .io.load import load_predictions
+    return getattr(import_module(f"{__name__}.{module}"), name)
 
-        return load_predictions
-    if name in ("Settings", "make_settings"):
-        from . import config
 
-        return getattr(config, name)
-    raise AttributeError(f"module 'uqeval' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

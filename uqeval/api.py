@@ -1,0 +1,316 @@
+"""The Python API: :func:`evaluate` arrays, a prediction, a DataFrame or a file; get :class:`Scores`.
+
+Everything here is a thin front over the command cores (:mod:`uqeval.tasks.score`) and the metric
+catalogue, so a notebook gets the numbers and the JSON document ``uqeval score`` gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from .config import Settings, make_settings
+from .errors import InputError, UqevalError
+from .predictions import (Categorical, Gaussian, Intervals, LogLikelihood, MemberCategorical, Point, Prediction,
+                          Quantiles, Samples)
+
+__all__ = ["Scores", "evaluate", "evaluate_file", "list_metrics", "explain"]
+
+#: How an error's fix (:attr:`uqeval.errors.UqevalError.fix`) is phrased for a Python caller.
+PYTHON_FIXES = {
+    "nan_policy": "; drop those rows first, or pass nan_policy='omit'",
+    "targets": " (pass y_true)",
+    "fix_crossing": "; fix the model or pass fix_crossing=True to sort each row",
+    "renormalize": "; pass renormalize=True to rescale small drift (or logits= if they are logits)",
+    "logits": " or pass logits= if the values are logits",
+}
+
+
+def _python_error(exc: UqevalError) -> UqevalError:
+    hint = PYTHON_FIXES.get(exc.fix or "", "")
+    return type(exc)(f"{exc}{hint}") if hint else exc
+
+
+class Scores(Mapping):
+    """The metrics of one evaluation: a read-only mapping with flat dotted keys.
+
+    ``scores["scoring_rule.crps"]`` or, where the last part is unique, ``scores["crps"]``;
+    level-keyed metrics read ``scores["coverage.0.95.coverage"]``. ``orientation`` maps each
+    key to ``"lower"``, ``"higher"`` or ``"target"`` (curves and histograms have none),
+    :meth:`nested` gives the JSON ``metrics`` block, :meth:`to_json` the whole ``uqeval
+    score --format json`` document, :meth:`to_frame` one row per metric.
+    """
+
+    def __init__(self, summary: dict[str, Any]) -> None:
+        self._summary = summary
+        self._flat = dict(_flatten(summary["metrics"]))
+        kind = summary["input"].get("representation")
+        self.orientation: dict[str, str] = {}
+        from .catalogue import lookup
+
+        for key in self._flat:
+            entry = lookup(key)
+            o = entry.orientation_for(kind) if entry is not None else None
+            if o is not None:
+                self.orientation[key] = o
+
+    # Mapping
+    def __getitem__(self, key: str) -> Any:
+        if key in self._flat:
+            return self._flat[key]
+        found = [k for k in self._flat if k.rsplit(".", 1)[-1] == key or k.endswith("." + key)]
+        if len(found) == 1:
+            return self._flat[found[0]]
+        if found:
+            raise KeyError(f"{key!r} is ambiguous; use one of: {', '.join(found)}")
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._flat)
+
+    def __len__(self) -> int:
+        return len(self._flat)
+
+    @property
+    def representation(self) -> str:
+        return self._summary["input"]["representation"]
+
+    def nested(self) -> dict[str, Any]:
+        """The metrics as the JSON summary nests them: ``{group: {key: value}}``."""
+        import copy
+
+        return copy.deepcopy(self._summary["metrics"])
+
+    def to_json(self) -> str:
+        """The ``uqeval.score/1`` document, exactly as ``uqeval score --format json`` writes it."""
+        from .io.writers import dumps_json
+
+        return dumps_json(self._summary)
+
+    def to_frame(self):
+        """A pandas DataFrame, one row per metric: ``metric``, ``group``, ``value``, ``orientation``."""
+        import pandas as pd
+
+        return pd.DataFrame([{"metric": k, "group": k.split(".", 1)[0], "value": v,
+                              "orientation": self.orientation.get(k)} for k, v in self._flat.items()])
+
+    def __repr__(self) -> str:
+        lines = [f"Scores({self.representation}, {self._summary['input'].get('n_rows')} rows)"]
+        for k, v in self._flat.items():
+            if isinstance(v, (int, float)) or v is None:
+                lines.append(f"  {k}: {_fmt(v)}" + (f"  ({self.orientation[k]})" if k in self.orientation else ""))
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        rows = "".join(
+            f"<tr><td>{escape(k)}</td><td style='text-align:right'>{escape(_fmt(v))}</td>"
+            f"<td>{escape(self.orientation.get(k, ''))}</td></tr>"
+            for k, v in self._flat.items() if isinstance(v, (int, float)) or v is None)
+        return (f"<table><caption>uqeval scores: {escape(self.representation)}, "
+                f"{self._summary['input'].get('n_rows')} rows</caption>"
+                f"<tr><th>metric</th><th>value</th><th>better</th></tr>{rows}</table>")
+
+
+def _fmt(v: Any) -> str:
+    return "n/a" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
+def _flatten(tree: Mapping[str, Any], prefix: str = ""):
+    for k, v in tree.items():
+        path = f"{prefix}.{k}" if prefix else str(k)
+        if isinstance(v, Mapping):
+            yield from _flatten(v, path)
+        else:
+            yield path, v
+
+
+# --------------------------------------------------------------------------- building a prediction
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _prediction(y_true, *, mean=None, std=None, var=None, lower=None, upper=None, level=None, quantiles=None,
+                levels=None, samples=None, proba=None, logits=None, member_axis: int = -1,
+                loglik=None, settings: Settings) -> Prediction:
+    """The container the given arrays describe (the representation is inferred from the arguments)."""
+    given = {k for k, v in dict(mean=mean, std=std, var=var, lower=lower, upper=upper, quantiles=quantiles,
+                                samples=samples, proba=proba, logits=logits, loglik=loglik).items() if v is not None}
+    if std is not None and var is not None:
+        raise InputError("give std or var, not both")
+    if var is not None:
+        var = np.asarray(var, dtype=np.float64)
+        if np.any(var <= 0):
+            raise InputError(f"var must be > 0: {int(np.sum(var <= 0))} non-positive value(s) "
+                             f"(first at row {int(np.flatnonzero(var <= 0)[0])})")
+        std = np.sqrt(var)
+    ll = None if loglik is None else np.asarray(loglik, dtype=np.float64)
+    if proba is not None or logits is not None:
+        if proba is not None and logits is not None:
+            raise InputError("give proba or logits, not both")
+        p = _softmax(np.asarray(logits, dtype=np.float64)) if logits is not None else np.asarray(proba, np.float64)
+        if p.ndim == 1:  # binary: P(class 1)
+            p = np.column_stack([1.0 - p, p])
+        labels = None if y_true is None else np.asarray(y_true)
+        if p.ndim == 3:
+            return MemberCategorical(y_true=labels, member_proba=p, renormalize=settings.renormalize, loglik=ll)
+        return Categorical(y_true=labels, proba=p, renormalize=settings.renormalize, loglik=ll)
+    if samples is not None:
+        s = np.moveaxis(np.asarray(samples, dtype=np.float64), member_axis, -1)
+        return Samples(y_true=y_true, samples=s, allow_missing=settings.nan_policy == "omit", loglik=ll)
+    if quantiles is not None:
+        if levels is None:
+            raise InputError("quantiles need their levels: pass levels=[...]")
+        return Quantiles(y_true=y_true, quantiles=np.asarray(quantiles, dtype=np.float64), levels=levels,
+                         fix_crossing=settings.fix_crossing, loglik=ll)
+    if lower is not None or upper is not None:
+        if lower is None or upper is None:
+            raise InputError("intervals need both lower and upper")
+        lv = levels if levels is not None else (level if level is not None else settings.level)
+        return Intervals(y_true=y_true, lower=lower, upper=upper, levels=np.atleast_1d(lv), mean=mean, loglik=ll)
+    if mean is not None:
+        if std is not None:
+            return Gaussian(y_true=y_true, mean=mean, std=std, loglik=ll)
+        return Point(y_true=y_true, mean=mean, loglik=ll)
+    if ll is not None:
+        return LogLikelihood(y_true=y_true, loglik=ll)
+    raise InputError("nothing to evaluate: pass mean (and std or var), lower/upper, quantiles with levels, "
+                     f"samples, proba or logits{'' if not given else ''}")
+
+
+def _from_table(table, columns: dict[str, Any]) -> dict[str, Any]:
+    """Arrays from a pandas DataFrame or pyarrow Table, by column name (a list of names for 2-d roles)."""
+    import pandas as pd
+
+    df = table if isinstance(table, pd.DataFrame) else table.to_pandas()
+    out = {}
+    for role, name in columns.items():
+        if name is None:
+            continue
+        names = list(name) if isinstance(name, (list, tuple)) else [name]
+        missing = [n for n in names if n not in df.columns]
+        if missing:
+            raise InputError(f"column {missing[0]!r} (for {role}) not found; columns: {', '.join(map(str, df.columns))}")
+        block = df[names].to_numpy(dtype=np.float64)
+        out[role] = block if isinstance(name, (list, tuple)) else block[:, 0]
+    return out
+
+
+_ARRAY_ROLES = ("mean", "std", "var", "lower", "upper", "quantiles", "samples", "proba", "logits", "loglik")
+
+
+def evaluate(data=None, *, y_true=None, mean=None, std=None, var=None, lower=None, upper=None,
+             level: float | None = None, quantiles=None, levels=None, samples=None, proba=None, logits=None,
+             loglik=None, member_axis: int = -1, settings: Settings | None = None, y: str | None = None,
+             **overrides: Any) -> Scores:
+    """Every metric that applies to a prediction, as ``uqeval score`` computes it.
+
+    Parameters
+    ----------
+    data : array of targets, a :class:`~uqeval.predictions.Prediction`, or a pandas DataFrame /
+        pyarrow Table (then ``y`` and the role arguments are column names; a list of names for
+        quantiles, samples and probabilities).
+    y_true : targets (class labels 0..K-1 for probabilities), when ``data`` is not given.
+    mean, std, var : Gaussian N(mean, std²) (``mean`` alone: point predictions).
+    lower, upper, level / levels : central intervals ((N,) with ``level``, (N, L) with ``levels``).
+    quantiles, levels : (N, Q) predicted quantiles at ``levels``.
+    samples, member_axis : ensemble members or posterior draws.
+    proba, logits : class probabilities (N, K), binary P(class 1) (N,), or an ensemble (N, M, K).
+    loglik : per-member log-likelihoods (N, M) for the information criteria.
+    settings, **overrides : a :class:`~uqeval.config.Settings` and/or its fields (``num_bins=50``).
+
+    Returns
+    -------
+    Scores
+
+    Examples
+    --------
+    >>> import numpy as np, uqeval
+    >>> rng = np.random.default_rng(0)
+    >>> mu = rng.normal(size=500); y = mu + rng.normal(size=500)
+    >>> s = uqeval.evaluate(y, mean=mu, std=np.ones(500))
+    >>> round(s["crps"], 4) == round(float(uqeval.crps_normal(y, mu, 1.0).mean()), 4)
+    True
+    """
+    from .tasks.score import score_prediction
+    from .report.summary import build_summary
+
+    try:
+        settings = make_settings(None, **overrides) if settings is None else replace(settings, **overrides)
+        roles = dict(mean=mean, std=std, var=var, lower=lower, upper=upper, quantiles=quantiles, samples=samples,
+                     proba=proba, logits=logits, loglik=loglik)
+        columns: dict[str, Any] = {}
+        if isinstance(data, Prediction):
+            pred = data
+        else:
+            if data is not None and _is_table(data):
+                names = {k: v for k, v in roles.items() if v is not None}
+                target = y or y_true
+                arrays = _from_table(data, {"y_true": target, **names})
+                columns = {k: v for k, v in {"y_true": target, **names}.items()}
+                y_arr = arrays.pop("y_true", None)
+                roles.update(arrays)
+            else:
+                y_arr = y_true if data is None else data
+            pred = _prediction(y_arr, level=level, levels=levels, member_axis=member_axis, settings=settings, **roles)
+        metrics, orientation = score_prediction(pred, settings)
+    except UqevalError as exc:
+        raise _python_error(exc) from None
+    info = {"path": "<arrays>" if not _is_table(data) else "<table>", "format": "python", "n_rows": pred.n,
+            "n_dropped": 0, "representation": pred.kind, "columns": {k: v for k, v in columns.items() if v}}
+    return Scores(build_summary(info, settings, metrics, orientation))
+
+
+def _is_table(x) -> bool:
+    mod = type(x).__module__
+    return mod.startswith("pandas") or mod.startswith("pyarrow")
+
+
+def evaluate_file(path: str | Path, *, settings: Settings | None = None, config: str | Path | None = None,
+                  **overrides: Any) -> Scores:
+    """:func:`evaluate` a CSV or Parquet file, exactly as ``uqeval score FILE`` does.
+
+    ``overrides`` are settings (``num_bins=50``, ``nan_policy="omit"``, ``columns={"y_true": "target"}``).
+    ``Scores.to_json()`` is the document ``uqeval score FILE --format json`` prints.
+    """
+    from .io.load import load_predictions
+    from .tasks.score import score_loaded
+
+    try:
+        s = settings if settings is not None and not overrides and config is None else make_settings(
+            config, **overrides)
+        return Scores(score_loaded(load_predictions(path, s), s))
+    except UqevalError as exc:
+        raise _python_error(exc) from None
+
+
+def list_metrics(representation: str | None = None) -> list[dict[str, Any]]:
+    """The metric catalogue: one dict per metric (``path``, ``group``, ``name``, ``representations``,
+    ``orientation``, ``reduction``, ``description``), optionally only those for one representation
+    (``"gaussian"``, ``"point"``, ``"intervals"``, ``"quantiles"``, ``"samples"``, ``"categorical"``,
+    ``"members"``, ``"dirichlet"``, ``"loglik"``)."""
+    from .catalogue import METRICS
+
+    kinds = {k for m in METRICS.values() for k in m.representations}
+    if representation is not None and representation not in kinds:
+        raise InputError(f"unknown representation {representation!r}; one of {', '.join(sorted(kinds))}")
+    return [{"path": m.path, "group": m.group, "name": m.name, "representations": list(m.representations),
+             "orientation": m.orientation_for(representation), "reduction": m.reduction,
+             "description": m.description}
+            for m in METRICS.values() if representation is None or m.applies_to(representation)]
+
+
+def explain(name: str) -> str:
+    """What a metric means, its formula and reference (as ``uqeval explain NAME``)."""
+    from .glossary import explain as _explain
+
+    return _explain(name)

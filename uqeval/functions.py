@@ -1,0 +1,229 @@
+r"""Array functions in the conventions of scoringrules and scikit-learn.
+
+The observation comes first, scalars broadcast, scores are returned per row (an array shaped
+like the broadcast inputs; a float for scalar inputs) and summaries as floats. Each function is
+a thin front over the kernels in :mod:`uqeval.metrics`, which ``uqeval score`` uses too.
+
+>>> import uqeval
+>>> round(float(uqeval.crps_normal(0.3, 0.0, 1.0)), 6)
+0.269333
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError
+
+__all__ = ["crps_normal", "logs_normal", "crps_ensemble", "pinball_loss", "interval_score",
+           "weighted_interval_score", "calibration_error", "coverage", "expected_calibration_error",
+           "brier_score", "log_loss"]
+
+
+def _rows(*args: Any, names: tuple[str, ...]) -> tuple[tuple[np.ndarray, ...], tuple[int, ...]]:
+    """Broadcast the arguments and flatten them to 1-d rows; also return the broadcast shape."""
+    try:
+        arrays = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in args))
+    except ValueError:
+        shapes = ", ".join(f"{n}: {np.shape(a)}" for n, a in zip(names, args))
+        raise InputError(f"arguments do not broadcast together ({shapes})") from None
+    shape = arrays[0].shape
+    return tuple(a.reshape(-1) for a in arrays), shape
+
+
+def _shaped(values: np.ndarray, shape: tuple[int, ...]):
+    out = values.reshape(shape)
+    return float(out) if out.ndim == 0 else out
+
+
+def crps_normal(obs, mu, sigma):
+    r"""CRPS of the normal distribution N(mu, sigma²) for observation ``obs`` (closed form).
+
+    .. math:: \mathrm{CRPS} = \sigma\Big[z(2\Phi(z) - 1) + 2\varphi(z) - \tfrac1{\sqrt\pi}\Big],
+              \quad z = \frac{y - \mu}{\sigma}
+
+    Gneiting et al. (2005). Same as ``scoringrules.crps_normal``.
+
+    >>> round(float(crps_normal(0.0, 0.0, 1.0)), 6)
+    0.233695
+    """
+    from .metrics.scoring import crps_gaussian
+
+    (y, m, s), shape = _rows(obs, mu, sigma, names=("obs", "mu", "sigma"))
+    return _shaped(crps_gaussian(y, m, s), shape)
+
+
+def logs_normal(obs, mu, sigma):
+    r"""Logarithmic score (negative log density) of N(mu, sigma²) at ``obs``.
+
+    .. math:: \mathrm{LogS} = \tfrac12\log(2\pi) + \log\sigma + \frac{(y-\mu)^2}{2\sigma^2}
+
+    Same as ``scoringrules.logs_normal``.
+
+    >>> round(float(logs_normal(0.0, 0.0, 1.0)), 6)
+    0.918939
+    """
+    from .metrics.scoring import nll_gaussian
+
+    (y, m, s), shape = _rows(obs, mu, sigma, names=("obs", "mu", "sigma"))
+    return _shaped(nll_gaussian(y, m, s), shape)
+
+
+def crps_ensemble(obs, fct, *, member_axis: int = -1, estimator: str = "nrg"):
+    r"""CRPS of an ensemble forecast ``fct`` (members along ``member_axis``) for ``obs``.
+
+    ``estimator="nrg"``: the energy form of the empirical CDF,
+    :math:`\frac1M\sum_i|x_i - y| - \frac1{2M^2}\sum_{i,j}|x_i - x_j|`;
+    ``"fair"``: the unbiased form with :math:`\frac{1}{2M(M-1)}` (Ferro 2014).
+    Same as ``scoringrules.crps_ensemble`` with the same estimator names.
+
+    >>> round(float(crps_ensemble(0.5, [0.0, 1.0])), 6)
+    0.25
+    """
+    from .metrics.samples import crps_ensemble as nrg, crps_fair
+
+    kernels = {"nrg": nrg, "fair": crps_fair}
+    if estimator not in kernels:
+        raise InputError(f"estimator must be 'nrg' or 'fair', got {estimator!r}")
+    f = np.moveaxis(np.asarray(fct, dtype=np.float64), member_axis, -1)
+    y = np.broadcast_to(np.asarray(obs, dtype=np.float64), f.shape[:-1])
+    return _shaped(kernels[estimator](y.reshape(-1), f.reshape(-1, f.shape[-1])), y.shape)
+
+
+def pinball_loss(y_true, quantiles, levels):
+    r"""Pinball (quantile) loss of each row at each level: :math:`\rho_\tau(y, q) = \max(\tau(y-q), (\tau-1)(y-q))`.
+
+    ``quantiles`` has the levels on its last axis; returns an array shaped like ``quantiles``.
+    Its mean over rows is scikit-learn's ``mean_pinball_loss`` at each level.
+
+    >>> pinball_loss(1.0, [0.0, 2.0], [0.1, 0.9]).round(12).tolist()
+    [0.1, 0.1]
+    """
+    from .metrics.scoring import pinball_loss as kernel
+
+    q = np.asarray(quantiles, dtype=np.float64)
+    tau = np.asarray(levels, dtype=np.float64)
+    if q.shape[-1:] != tau.shape:
+        raise InputError(f"quantiles have {q.shape[-1:]} levels on their last axis but levels is {tau.shape}")
+    y = np.broadcast_to(np.asarray(y_true, dtype=np.float64), q.shape[:-1])
+    return kernel(y.reshape(-1), q.reshape(-1, tau.size), tau).reshape(q.shape)
+
+
+def interval_score(y_true, lower, upper, level):
+    r"""Interval score of central ``level`` intervals (Gneiting & Raftery 2007, Eq. 43), per row.
+
+    .. math:: S = (u - l) + \frac2\alpha (l - y)\mathbb 1[y < l] + \frac2\alpha (y - u)\mathbb 1[y > u],
+              \quad \alpha = 1 - \text{level}
+
+    >>> round(float(interval_score(3.0, 0.0, 2.0, 0.8)), 12)
+    12.0
+    """
+    from .metrics.scoring import interval_score as kernel
+
+    (y, lo, hi, lv), shape = _rows(y_true, lower, upper, level, names=("y_true", "lower", "upper", "level"))
+    return _shaped(kernel(y, lo, hi, lv), shape)
+
+
+def weighted_interval_score(y_true, quantiles, levels):
+    r"""Weighted interval score of quantile forecasts (Bracher et al. 2021), per row.
+
+    ``quantiles`` (N, Q) at symmetric ``levels`` (with the median).
+    """
+    from .metrics.quantiles import weighted_interval_score as kernel
+
+    q = np.atleast_2d(np.asarray(quantiles, dtype=np.float64))
+    y = np.broadcast_to(np.asarray(y_true, dtype=np.float64), q.shape[:-1])
+    out = kernel(y.reshape(-1), q.reshape(-1, q.shape[-1]), np.asarray(levels, dtype=np.float64))
+    return _shaped(out, y.shape)
+
+
+def calibration_error(y_true, mean, std, *, kind: str = "ma", num_bins: int = 100) -> float:
+    r"""Average calibration error of Gaussian forecasts (Uncertainty Toolbox, interval mode).
+
+    ``kind``: ``"ma"`` mean absolute, ``"rms"`` root mean squared, ``"area"`` miscalibration area,
+    over expected proportions ``linspace(0, 1, num_bins)``.
+    """
+    from .metrics.calibration import avg_calibration_gaussian
+
+    keys = {"ma": "ma_cal", "rms": "rms_cal", "area": "miscal_area"}
+    if kind not in keys:
+        raise InputError(f"kind must be 'ma', 'rms' or 'area', got {kind!r}")
+    (y, m, s), _ = _rows(y_true, mean, std, names=("y_true", "mean", "std"))
+    return float(avg_calibration_gaussian(y, m, s, num_bins=num_bins)[keys[kind]])
+
+
+def coverage(y_true, lower, upper) -> float:
+    """Share of targets inside [lower, upper] (bounds inclusive; Kompa, Snoek & Beam 2021).
+
+    >>> coverage([0.0, 1.0, 3.0], 0.0, 2.0)
+    0.6666666666666666
+    """
+    (y, lo, hi), _ = _rows(y_true, lower, upper, names=("y_true", "lower", "upper"))
+    from .metrics.intervals import coverage_metrics
+
+    return float(coverage_metrics(y, lo, hi, 0.5)["coverage"])
+
+
+def _classifier(labels, proba) -> tuple[np.ndarray, np.ndarray]:
+    p = np.asarray(proba, dtype=np.float64)
+    if p.ndim == 1:  # binary: P(class 1)
+        p = np.column_stack([1.0 - p, p])
+    y = np.asarray(labels)
+    if y.dtype.kind == "b":
+        y = y.astype(np.int64)
+    return p, y
+
+
+def expected_calibration_error(labels, proba, *, num_bins: int = 15, adaptive: bool = False,
+                               classwise: bool = False) -> float:
+    r"""Calibration error of class probabilities (Nixon et al. 2019, as Uncertainty Metrics computes it).
+
+    ``(adaptive, classwise)`` = (False, False): ECE, top label, even bins (Guo et al. 2017);
+    (False, True): static calibration error SCE; (True, True): adaptive calibration error ACE.
+    Binary (N,) probabilities are P(class 1).
+    """
+    from .metrics.classification import calibration_errors
+
+    key = {(False, False): "ece", (False, True): "sce", (True, True): "ace"}.get((bool(adaptive), bool(classwise)))
+    if key is None:
+        raise InputError("adaptive top-label bins give the RMSCE in Nixon et al.'s family, not an L1 error; "
+                         "use classwise=True (ACE) or adaptive=False (ECE)")
+    p, y = _classifier(labels, proba)
+    return float(calibration_errors(p, y, num_bins=num_bins)[key])
+
+
+def brier_score(labels, proba, *, convention: str = "sum") -> float:
+    r"""Mean Brier score.
+
+    ``convention="sum"`` (uqeval's ``accuracy.brier``): :math:`\frac1N\sum_i\sum_k (p_{ik} - \mathbb 1[y_i = k])^2`,
+    in [0, 2]; ``"binary"``: scikit-learn's ``brier_score_loss``, :math:`\frac1N\sum_i (p_i - y_i)^2` of
+    P(class 1), half the sum form for two classes.
+
+    >>> round(brier_score([1, 0], [0.8, 0.3]), 6), round(brier_score([1, 0], [0.8, 0.3], convention="binary"), 6)
+    (0.13, 0.065)
+    """
+    from .metrics.classification import classification_rows
+
+    if convention not in ("sum", "binary"):
+        raise InputError(f"convention must be 'sum' or 'binary', got {convention!r}")
+    p, y = _classifier(labels, proba)
+    if convention == "binary":
+        if p.shape[1] != 2:
+            raise InputError(f"convention='binary' needs two classes, got {p.shape[1]}")
+        return float(np.mean(np.square(p[:, 1] - (np.asarray(y) == 1))))
+    return float(np.mean(classification_rows(p, y)["brier"]))
+
+
+def log_loss(labels, proba) -> float:
+    r"""Mean negative log-likelihood of the labels, :math:`-\frac1N\sum_i\log\mathrm{clip}(p_{iy_i}, \epsilon, 1-\epsilon)`
+    (scikit-learn's ``log_loss``).
+
+    >>> round(log_loss([1, 0], [0.8, 0.3]), 6)
+    0.289909
+    """
+    from .metrics.classification import classification_rows
+
+    p, y = _classifier(labels, proba)
+    return float(np.mean(classification_rows(p, y)["nll"]))
