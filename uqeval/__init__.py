@@ -18,7 +18,7 @@ __version__ = "0.1.0"
 
 #: public name -> module that defines it (loaded on first use)
 _EXPORTS = {
-    **{n: "api" for n in ("Scores", "evaluate", "evaluate_file", "list_metrics", "explain")},
+    **{n: "api" for n in ("Scores", "evaluate", "evaluate_file", "ucc", "compare", "list_metrics", "explain")},
     **{n: "functions" for n in ("crps_normal", "logs_normal", "crps_ensemble", "pinball_loss", "interval_score",
                                 "weighted_interval_score", "calibration_error", "coverage",
                                 "expected_calibration_error", "brier_score", "log_loss")},

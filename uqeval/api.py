@@ -18,7 +18,7 @@ from .errors import InputError, UqevalError
 from .predictions import (Categorical, Gaussian, Intervals, LogLikelihood, MemberCategorical, Point, Prediction,
                           Quantiles, Samples)
 
-__all__ = ["Scores", "evaluate", "evaluate_file", "list_metrics", "explain"]
+__all__ = ["Scores", "evaluate", "evaluate_file", "ucc", "compare", "list_metrics", "explain"]
 
 #: How an error's fix (:attr:`uqeval.errors.UqevalError.fix`) is phrased for a Python caller.
 PYTHON_FIXES = {
@@ -314,3 +314,70 @@ def explain(name: str) -> str:
     from .glossary import explain as _explain
 
     return _explain(name)
+
+
+def _models(models) -> dict[str, Prediction]:
+    """``{name: prediction}`` from a mapping of names to containers (or a sequence of containers)."""
+    if isinstance(models, Prediction):
+        models = [models]
+    if not isinstance(models, Mapping):
+        models = {f"model {i + 1}": m for i, m in enumerate(models)}
+    bad = [name for name, m in models.items() if not isinstance(m, Prediction)]
+    if bad:
+        raise InputError(f"models must be prediction containers (uqeval.Gaussian, uqeval.Quantiles, ...); "
+                         f"{bad[0]!r} is a {type(models[bad[0]]).__name__}")
+    return dict(models)
+
+
+def ucc(models, *, level: float = 0.95, x_axis: str = "bandwidth", y_axis: str = "missrate",
+        normalize: str = "std", cost: float = 0.5, partial_x=None, partial_y=None,
+        n_permutations: int = 0, seed: int = 0) -> dict[str, Any]:
+    """Uncertainty Characteristics Curves (Navratil et al.) of one or several predictions with targets.
+
+    ``models``: a container or ``{name: container}`` (Gaussian, intervals, quantiles with a median,
+    samples). Returns the ``uqeval.ucc/1`` document of ``uqeval ucc`` (per model ``ucc`` with
+    ``auucc``, ``auucc_const``, ``gain``, ``op``, ``op_min`` and the curve).
+
+    >>> import numpy as np, uqeval
+    >>> y = np.random.default_rng(0).normal(size=300)
+    >>> out = uqeval.ucc(uqeval.Gaussian(y_true=y, mean=np.zeros(300), std=np.ones(300)))
+    >>> 0 < out["models"]["model 1"]["ucc"]["auucc"] < 1
+    True
+    """
+    from .io.load import Loaded
+    from .tasks.ucc import band_of, ucc_report
+
+    try:
+        bands = [band_of(name, Loaded(pred, {"path": name}), level) for name, pred in _models(models).items()]
+        return ucc_report(bands, x_axis=x_axis, y_axis=y_axis, normalize=normalize, partial_x=partial_x,
+                          partial_y=partial_y, cost=cost, n_permutations=n_permutations, seed=seed)
+    except UqevalError as exc:
+        raise _python_error(exc) from None
+
+
+def compare(models, *, metrics=None, settings: Settings | None = None, n_boot: int = 1000,
+            ci_level: float = 0.95, seed: int = 0, n_permutations: int = 10000, pairs: str = "best",
+            dm_lag: int = 0) -> dict[str, Any]:
+    """Compare models on the same targets: bootstrap intervals, ranks and paired tests (``uqeval compare``).
+
+    ``models``: ``{name: container}`` (at least two, the same targets in the same order).
+    ``metrics``: names as ``uqeval compare --metrics`` takes them (default: crps, nll, pinball,
+    interval, brier, ma_cal where defined). Returns the ``uqeval.compare/1`` document.
+
+    >>> import numpy as np, uqeval
+    >>> rng = np.random.default_rng(0); y = rng.normal(size=400)
+    >>> a = uqeval.Gaussian(y_true=y, mean=np.zeros(400), std=np.ones(400))
+    >>> b = uqeval.Gaussian(y_true=y, mean=np.zeros(400), std=np.full(400, 3.0))
+    >>> out = uqeval.compare({"a": a, "b": b}, metrics=["crps"], n_boot=100, n_permutations=0)
+    >>> out["metrics"]["crps"]["best"]
+    ['a']
+    """
+    from .tasks.compare import Model, align_models, compare_models
+
+    try:
+        named = _models(models)
+        aligned = align_models([Model(name, pred, {"path": name}) for name, pred in named.items()])
+        return compare_models(aligned, settings or Settings(), metrics, n_boot=n_boot, ci_level=ci_level, seed=seed,
+                              n_permutations=n_permutations, pairs=pairs, dm_lag=dm_lag)
+    except UqevalError as exc:
+        raise _python_error(exc) from None
