@@ -32,15 +32,15 @@ def preds() -> dict:
     proba = rng.dirichlet(np.ones(3), size=N)
     labels = rng.integers(0, 3, N).astype(float)
     return {
-        "gaussian": Gaussian(y, {}, np.arange(N), mean=mu, std=sd),
-        "samples": Samples(y, {}, np.arange(N), samples=samples),
-        "quantiles": Quantiles(y, {}, np.arange(N), quantiles=q, levels=lv),
-        "intervals": Intervals(y, {}, np.arange(N), lower=q[:, [0, 1]], upper=q[:, [4, 3]], levels=[0.9, 0.5]),
-        "point": Point(y, {}, np.arange(N), mean=mu),
-        "categorical": Categorical(labels, {}, np.arange(N), proba=proba),
-        "members": MemberCategorical(labels, {}, np.arange(N),
+        "gaussian": Gaussian(y_true=y, columns={}, rows=np.arange(N), mean=mu, std=sd),
+        "samples": Samples(y_true=y, columns={}, rows=np.arange(N), samples=samples),
+        "quantiles": Quantiles(y_true=y, columns={}, rows=np.arange(N), quantiles=q, levels=lv),
+        "intervals": Intervals(y_true=y, columns={}, rows=np.arange(N), lower=q[:, [0, 1]], upper=q[:, [4, 3]], levels=[0.9, 0.5]),
+        "point": Point(y_true=y, columns={}, rows=np.arange(N), mean=mu),
+        "categorical": Categorical(y_true=labels, columns={}, rows=np.arange(N), proba=proba),
+        "members": MemberCategorical(y_true=labels, columns={}, rows=np.arange(N),
                                      member_proba=rng.dirichlet(np.ones(3), size=(N, 4))),
-        "dirichlet": Dirichlet(labels, {}, np.arange(N), alpha=rng.gamma(2.0, 1.0, size=(N, 3))),
+        "dirichlet": Dirichlet(y_true=labels, columns={}, rows=np.arange(N), alpha=rng.gamma(2.0, 1.0, size=(N, 3))),
     }
 
 
@@ -81,7 +81,7 @@ def test_applicable_kinds_and_every_title_names_the_file(preds, kind):
 def test_no_plot_for_log_likelihoods_alone():
     from uqeval.predictions import LogLikelihood
 
-    pred = LogLikelihood(None, loglik=np.zeros((5, 3)))
+    pred = LogLikelihood(y_true=None, loglik=np.zeros((5, 3)))
     assert applicable_kinds(pred) == ()
     assert build_figures(pred).figures == {}
 
@@ -182,7 +182,7 @@ def test_quantile_plots_use_the_widest_pair_quantile_mode_and_counts(preds):
 
 def test_quantiles_without_a_central_pair_have_no_band(preds):
     p = preds["quantiles"]
-    q = Quantiles(p.y_true, {}, p.rows, quantiles=p.quantiles[:, 2:], levels=p.levels[2:])
+    q = Quantiles(y_true=p.y_true, columns={}, rows=p.rows, quantiles=p.quantiles[:, 2:], levels=p.levels[2:])
     assert applicable_kinds(q) == ("calibration", "pit")
 
 
@@ -205,7 +205,7 @@ def test_ucc_equals_the_kernel_on_the_same_band(preds):
 def test_ucc_problem_is_a_note_unless_asked_for(preds):
     p = preds["intervals"]
     lo, hi = p.lower.copy(), p.upper.copy()
-    bad = Intervals(p.y_true, {}, p.rows, lower=lo, upper=hi, levels=p.levels, mean=hi[:, 0] + 1.0)
+    bad = Intervals(y_true=p.y_true, columns={}, rows=p.rows, lower=lo, upper=hi, levels=p.levels, mean=hi[:, 0] + 1.0)
     bundle = build_figures(bad, None, Settings())
     assert "ucc" not in bundle.figures and bundle.ucc is None
     assert any(n.startswith("UCC skipped") for n in bundle.notes)

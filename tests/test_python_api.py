@@ -158,3 +158,21 @@ def test_list_metrics_and_explain():
     assert "CRPS" in uqeval.explain("crps") or "ranked probability" in uqeval.explain("crps")
     with pytest.raises(ValueError, match="unknown representation"):
         uqeval.list_metrics("nope")
+
+
+def test_containers_take_data_first_and_leave_the_callers_data_alone():
+    rng = np.random.default_rng(2)
+    y = rng.normal(size=50)
+    g = uqeval.Gaussian(np.zeros(50), np.ones(50), y_true=y)
+    assert g.kind == "gaussian" and g.mean.shape == (50,)
+    cols = {"quantiles": ["q_0.9", "q_0.1"]}
+    q = uqeval.Quantiles(np.column_stack([y + 1, y - 1]), [0.9, 0.1], y_true=y, columns=cols)
+    assert cols == {"quantiles": ["q_0.9", "q_0.1"]}  # sorted by level inside, the caller's dict untouched
+    assert q.columns["quantiles"] == ["q_0.1", "q_0.9"]
+    s = uqeval.Samples(rng.normal(size=(8, 50)), y_true=y, member_axis=0)
+    assert s.samples.shape == (50, 8)
+    c = uqeval.Categorical(np.full(50, 0.3), y_true=(y > 0).astype(int))
+    assert c.proba.shape == (50, 2) and np.allclose(c.proba[:, 1], 0.3)
+    assert uqeval.evaluate(g)["crps"] == uqeval.evaluate(y, mean=np.zeros(50), std=np.ones(50))["crps"]
+    with pytest.raises(ValueError, match="num_bins"):
+        uqeval.Settings(num_bins=1)

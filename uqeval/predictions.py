@@ -13,7 +13,7 @@ of each row (after ``--nan-policy omit`` dropped some), used in messages only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import InitVar, dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -145,9 +145,11 @@ class Prediction:
     """Base class: targets (optional for the apply side of recalibration) and provenance."""
 
     kind: ClassVar[str] = "prediction"
-    y_true: np.ndarray | None
-    columns: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-    rows: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # data first: the representation's own arrays are positional (Gaussian(y_true=mean, columns=std)); targets and
+    # provenance are keyword-only
+    y_true: np.ndarray | None = field(default=None, kw_only=True)
+    columns: dict[str, Any] = field(default_factory=dict, repr=False, compare=False, kw_only=True)
+    rows: np.ndarray | None = field(default=None, repr=False, compare=False, kw_only=True)
     # optional per-member log-likelihoods log p(y_i | member j), (N, M): information criteria
     loglik: np.ndarray | None = field(default=None, kw_only=True)
 
@@ -407,8 +409,8 @@ class Quantiles(Prediction):
             raise InputError(f"quantile levels must be distinct, got {sorted(levels.tolist())}")
         q, levels = q[:, order], levels[order]
         cols = self.columns.get("quantiles")
-        if isinstance(cols, (list, tuple)) and len(cols) == len(order):
-            self.columns["quantiles"] = [cols[i] for i in order]
+        if isinstance(cols, (list, tuple)) and len(cols) == len(order):  # a copy: the caller's dict stays as it is
+            object.__setattr__(self, "columns", {**self.columns, "quantiles": [cols[i] for i in order]})
         _check_2d(q, "quantiles", self.columns, self.rows)
         crossing = q[:, 1:] < q[:, :-1]
         if crossing.any():
@@ -478,10 +480,14 @@ class Samples(Prediction):
     kind: ClassVar[str] = "samples"
     samples: np.ndarray = None  # type: ignore[assignment]
     allow_missing: bool = field(default=False, compare=False)
+    member_axis: InitVar[int] = -1  # the axis of ``samples`` that holds the members
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, member_axis: int = -1) -> None:
         super().__post_init__()
-        s = as_float_array(self.samples, "samples", ndim=2)
+        s = np.asarray(self.samples)
+        if member_axis not in (-1, s.ndim - 1):
+            s = np.moveaxis(s, member_axis, -1)
+        s = as_float_array(s, "samples", ndim=2)
         if s.shape[1] < 2:
             raise InputError(
                 f"samples need at least 2 members per row, found {s.shape[1]} in "
@@ -597,7 +603,9 @@ class Categorical(_Classifier, Prediction):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        p = as_float_array(self.proba, "proba", ndim=2)
+        p = as_float_array(self.proba, "proba", ndim=(1, 2))
+        if p.ndim == 1:  # binary: P(class 1)
+            p = np.column_stack([1.0 - p, p])
         _check_2d(p, "proba", self.columns, self.rows)
         p = _check_simplex(p, "proba", self.columns, self.rows, self.atol, self.renormalize)
         object.__setattr__(self, "proba", p)
@@ -654,7 +662,7 @@ class MemberCategorical(_Classifier, Prediction):
         """The ensemble mean as a :class:`Categorical` (same targets, rows and log-likelihoods)."""
         cols = {k: v for k, v in self.columns.items() if k != "member_proba"}
         cols["proba"] = f"mean of {_colname(self.columns, 'member_proba')}"
-        return Categorical(self.y_true, cols, self.rows, proba=self.proba, loglik=self.loglik)
+        return Categorical(y_true=self.y_true, columns=cols, rows=self.rows, proba=self.proba, loglik=self.loglik)
 
 
 @dataclass(frozen=True)
@@ -691,7 +699,7 @@ class Dirichlet(_Classifier, Prediction):
         """The Dirichlet mean as a :class:`Categorical` (same targets, rows and log-likelihoods)."""
         cols = {k: v for k, v in self.columns.items() if k != "alpha"}
         cols["proba"] = f"normalised {_colname(self.columns, 'alpha')}"
-        return Categorical(self.y_true, cols, self.rows, proba=self.proba, loglik=self.loglik)
+        return Categorical(y_true=self.y_true, columns=cols, rows=self.rows, proba=self.proba, loglik=self.loglik)
 
 
 @dataclass(frozen=True)

@@ -177,25 +177,25 @@ def _build(plan: ColumnPlan, a: dict[str, np.ndarray], columns: dict, rows: np.n
     kind = plan.representation
     ll = a.get("loglik")
     if kind == "gaussian":
-        return Gaussian(y, columns, rows, mean=a["mean"], std=a["std"], loglik=ll)
+        return Gaussian(y_true=y, columns=columns, rows=rows, mean=a["mean"], std=a["std"], loglik=ll)
     if kind == "point":
-        return Point(y, columns, rows, mean=a["mean"], loglik=ll)
+        return Point(y_true=y, columns=columns, rows=rows, mean=a["mean"], loglik=ll)
     if kind == "intervals":
         levels = plan.levels if plan.levels else [s.level]
-        return Intervals(y, columns, rows, lower=a["lower"], upper=a["upper"], levels=levels, mean=a.get("mean"),
+        return Intervals(y_true=y, columns=columns, rows=rows, lower=a["lower"], upper=a["upper"], levels=levels, mean=a.get("mean"),
                          loglik=ll)
     if kind == "quantiles":
-        return Quantiles(y, columns, rows, quantiles=a["quantiles"], levels=plan.levels, fix_crossing=s.fix_crossing,
+        return Quantiles(y_true=y, columns=columns, rows=rows, quantiles=a["quantiles"], levels=plan.levels, fix_crossing=s.fix_crossing,
                          loglik=ll)
     if kind == "samples":
-        return Samples(y, columns, rows, samples=a["samples"], loglik=ll, allow_missing=s.nan_policy == "omit")
+        return Samples(y_true=y, columns=columns, rows=rows, samples=a["samples"], loglik=ll, allow_missing=s.nan_policy == "omit")
     if kind == "categorical":
-        return Categorical(y, columns, rows, proba=a["proba"], renormalize=s.renormalize, loglik=ll)
+        return Categorical(y_true=y, columns=columns, rows=rows, proba=a["proba"], renormalize=s.renormalize, loglik=ll)
     if kind == "members":
-        return MemberCategorical(y, columns, rows, member_proba=a["member_proba"], renormalize=s.renormalize,
+        return MemberCategorical(y_true=y, columns=columns, rows=rows, member_proba=a["member_proba"], renormalize=s.renormalize,
                                  loglik=ll)
     if kind == "dirichlet":
-        return Dirichlet(y, columns, rows, alpha=a["alpha"], loglik=ll)
+        return Dirichlet(y_true=y, columns=columns, rows=rows, alpha=a["alpha"], loglik=ll)
     if kind == "loglik":
-        return LogLikelihood(y, columns, rows, loglik=ll)
+        return LogLikelihood(y_true=y, columns=columns, rows=rows, loglik=ll)
     raise AssertionError(kind)

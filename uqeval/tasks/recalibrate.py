@@ -469,7 +469,7 @@ def isotonic_metrics(state: dict[str, Any], y_true: np.ndarray, mean: np.ndarray
 
 
 def _intervals(pred: Prediction, lower: np.ndarray, upper: np.ndarray, levels: Sequence[float]) -> Intervals:
-    return Intervals(pred.y_true, dict(pred.columns), pred.rows, lower=lower, upper=upper, levels=list(levels),
+    return Intervals(y_true=pred.y_true, columns=dict(pred.columns), rows=pred.rows, lower=lower, upper=upper, levels=list(levels),
                      mean=getattr(pred, "mean", None))
 
 
@@ -483,13 +483,13 @@ def evaluate(state: dict[str, Any], loaded: Loaded, applied: Applied, settings: 
     s = replace(settings, levels=tuple(levels) if levels else None)
     if method == "temperature":
         before, o1 = _groups(pred, s, CLASSIFICATION_GROUPS)
-        after_pred = Categorical(pred.y_true, dict(pred.columns), pred.rows, proba=applied.proba)
+        after_pred = Categorical(y_true=pred.y_true, columns=dict(pred.columns), rows=pred.rows, proba=applied.proba)
         after, o2 = _groups(after_pred, s, CLASSIFICATION_GROUPS)
     elif method in ("std-scaling", "accrue"):
         base = pred if applied.before_std is None else Gaussian(
-            pred.y_true, dict(pred.columns), pred.rows, mean=pred.mean, std=applied.before_std)
+            y_true=pred.y_true, columns=dict(pred.columns), rows=pred.rows, mean=pred.mean, std=applied.before_std)
         before, o1 = _groups(base, s, REGRESSION_GROUPS)
-        after_pred = Gaussian(pred.y_true, dict(pred.columns), pred.rows, mean=pred.mean, std=applied.std)
+        after_pred = Gaussian(y_true=pred.y_true, columns=dict(pred.columns), rows=pred.rows, mean=pred.mean, std=applied.std)
         after, o2 = _groups(after_pred, s, REGRESSION_GROUPS)
     elif method == "isotonic":
         before, o1 = _groups(pred, s, REGRESSION_GROUPS)
