@@ -135,7 +135,7 @@ def test_gaussian_and_its_quantiles_score_alike_on_the_common_grid(data):
     levels = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
     q = mean[:, None] + std[:, None] * ndtri(levels)[None, :]
     g = gaussian(y, mean, std, "g")
-    qm = C.Model("q", Quantiles(y_true=y, columns={}, rows=None, quantiles=q, levels=levels))
+    qm = C.Model("q", Quantiles(y_true=y, quantiles=q, levels=levels))
     grids = C.common_grids([g, qm])
     np.testing.assert_allclose(grids.quantile_levels, levels)
     np.testing.assert_allclose(grids.central_levels, [0.5, 0.9])
@@ -151,8 +151,8 @@ def test_gaussian_and_its_quantiles_score_alike_on_the_common_grid(data):
 
 def test_disjoint_quantile_levels_make_pinball_unavailable(data):
     y, mean, std = data
-    q1 = Quantiles(y_true=y, columns={}, rows=None, quantiles=np.column_stack([mean - 1, mean + 1]), levels=[0.1, 0.9])
-    q2 = Quantiles(y_true=y, columns={}, rows=None, quantiles=np.column_stack([mean - 2, mean + 2]), levels=[0.05, 0.95])
+    q1 = Quantiles(y_true=y, quantiles=np.column_stack([mean - 1, mean + 1]), levels=[0.1, 0.9])
+    q2 = Quantiles(y_true=y, quantiles=np.column_stack([mean - 2, mean + 2]), levels=[0.05, 0.95])
     grids = C.common_grids([C.Model("a", q1), C.Model("b", q2)])
     assert grids.quantile_levels is None and grids.central_levels is None
     assert any("share no level" in n for n in grids.notes)
@@ -167,9 +167,9 @@ def test_point_crps_is_the_absolute_error_and_samples_crps_the_ensemble_crps(dat
 
     y, mean, std = data
     s = mean[:, None] + std[:, None] * np.random.default_rng(3).standard_normal((y.size, 8))
-    grids = C.common_grids([C.Model("p", Point(y_true=y, columns={}, rows=None, mean=mean))])
-    np.testing.assert_allclose(C.per_row_scores(Point(y_true=y, columns={}, rows=None, mean=mean), grids)["crps"], np.abs(y - mean))
-    rows = C.per_row_scores(Samples(y_true=y, columns={}, rows=None, samples=s), grids, ["crps", "nll"])
+    grids = C.common_grids([C.Model("p", Point(y_true=y, mean=mean))])
+    np.testing.assert_allclose(C.per_row_scores(Point(y_true=y, mean=mean), grids)["crps"], np.abs(y - mean))
+    rows = C.per_row_scores(Samples(y_true=y, samples=s), grids, ["crps", "nll"])
     assert set(rows) == {"crps"}
     np.testing.assert_allclose(rows["crps"], crps_ensemble(y, s))
 
@@ -180,7 +180,7 @@ def test_categorical_nll_and_brier_match_classification_accuracy():
     rng = np.random.default_rng(4)
     p = rng.dirichlet(np.ones(3), size=200)
     labels = rng.integers(0, 3, 200).astype(float)
-    pred = Categorical(y_true=labels, columns={}, rows=None, proba=p)
+    pred = Categorical(y_true=labels, proba=p)
     rows = C.per_row_scores(pred, C.common_grids([C.Model("c", pred)]))
     ref = classification_accuracy(p, labels.astype(int))
     assert set(rows) == {"nll", "brier"}
@@ -216,7 +216,7 @@ def test_ambiguous_metric_name_is_an_error(two, monkeypatch):
 
 def test_metric_of_another_representation_is_an_error(data):
     y, mean, std = data
-    iv = Intervals(y_true=y, columns={}, rows=None, lower=mean - 2 * std, upper=mean + 2 * std, levels=[0.95])
+    iv = Intervals(y_true=y, lower=mean - 2 * std, upper=mean + 2 * std, levels=[0.95])
     models = [C.Model("a", iv), C.Model("b", iv)]
     with pytest.raises(InputError, match=r"'ma_cal' \(avg_calibration.ma_cal\) is computed for .*gaussian.* not for intervals"):
         run(models, ["ma_cal"])
@@ -493,8 +493,8 @@ def test_classification_metrics_and_resamplers():
     rng = np.random.default_rng(10)
     p = rng.dirichlet(np.ones(4), size=300)
     labels = np.array([rng.choice(4, p=row) for row in p], dtype=float)
-    sharp = C.Model("sharp", Categorical(y_true=labels, columns={}, rows=None, proba=p))
-    flat = C.Model("flat", Categorical(y_true=labels, columns={}, rows=None, proba=0.5 * p + 0.125))
+    sharp = C.Model("sharp", Categorical(y_true=labels, proba=p))
+    flat = C.Model("flat", Categorical(y_true=labels, proba=0.5 * p + 0.125))
     r = run([sharp, flat], ["nll", "brier", "accuracy.accuracy", "accuracy.brier_um", "ece"])
     ref = classification_accuracy(p, labels.astype(int))
     v = r["metrics"]

@@ -29,7 +29,7 @@ def _loaded(pred, path="m.parquet"):
 
 
 def _gauss(y, mean, std, path="g.parquet"):
-    return _loaded(Gaussian(y_true=y, columns={"y_true": "y", "mean": "mu", "std": "sigma"}, rows=None, mean=mean, std=std), path)
+    return _loaded(Gaussian(y_true=y, columns={"y_true": "y", "mean": "mu", "std": "sigma"}, mean=mean, std=std), path)
 
 
 # --------------------------------------------------------------------------- names
@@ -60,7 +60,7 @@ def test_intervals_pick_the_level_and_the_only_pair():
     lo = np.column_stack([mean - 0.5 * std, mean - 2 * std])
     hi = np.column_stack([mean + 0.7 * std, mean + 3 * std])
     cols = {"y_true": "y", "lower": ["lo_5", "lo_9"], "upper": ["hi_5", "hi_9"], "mean": "pred"}
-    two = Intervals(y_true=y, columns=cols, rows=None, lower=lo, upper=hi, levels=[0.5, 0.9], mean=mean)
+    two = Intervals(y_true=y, columns=cols, lower=lo, upper=hi, levels=[0.5, 0.9], mean=mean)
     b = band_of("i", _loaded(two), 0.9)
     np.testing.assert_array_equal(b.lower, lo[:, 1])
     np.testing.assert_array_equal(b.upper, hi[:, 1])
@@ -79,7 +79,7 @@ def test_intervals_pick_the_level_and_the_only_pair():
 def test_intervals_without_point_prediction_use_the_midpoint_with_a_note():
     y, mean, std = _data()
     lo, hi = mean - std, mean + 2 * std
-    p = Intervals(y_true=y, columns={"y_true": "y", "lower": ["lower"], "upper": ["upper"]}, rows=None, lower=lo, upper=hi,
+    p = Intervals(y_true=y, columns={"y_true": "y", "lower": ["lower"], "upper": ["upper"]}, lower=lo, upper=hi,
                   levels=[0.95])
     b = band_of("i", _loaded(p, "iv.csv"), 0.95)
     np.testing.assert_allclose(b.pred, (lo + hi) / 2, rtol=0, atol=1e-15)
@@ -104,14 +104,14 @@ def test_quantiles_central_pair_and_median():
     levels = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
     q = mean[:, None] + stats.norm.ppf(levels)[None, :] * std[:, None]
     cols = {"y_true": "y", "quantiles": [f"q_{v}" for v in levels]}
-    b = band_of("q", _loaded(Quantiles(y_true=y, columns=cols, rows=None, quantiles=q, levels=levels)), 0.9)
+    b = band_of("q", _loaded(Quantiles(y_true=y, columns=cols, quantiles=q, levels=levels)), 0.9)
     np.testing.assert_array_equal(b.lower, q[:, 0])
     np.testing.assert_array_equal(b.upper, q[:, 4])
     np.testing.assert_array_equal(b.pred, q[:, 2])
     assert "q_0.5" in b.centre
-    b5 = band_of("q", _loaded(Quantiles(y_true=y, columns=cols, rows=None, quantiles=q, levels=levels)), 0.5)
+    b5 = band_of("q", _loaded(Quantiles(y_true=y, columns=cols, quantiles=q, levels=levels)), 0.5)
     np.testing.assert_array_equal(b5.lower, q[:, 1])
-    no_median = Quantiles(y_true=y, columns={"y_true": "y"}, rows=None, quantiles=q[:, [0, 1, 3, 4]], levels=levels[[0, 1, 3, 4]])
+    no_median = Quantiles(y_true=y, columns={"y_true": "y"}, quantiles=q[:, [0, 1, 3, 4]], levels=levels[[0, 1, 3, 4]])
     with pytest.raises(InputError, match=r"no median; add a q_0\.5 column"):
         band_of("q", _loaded(no_median), 0.9)
 
@@ -120,20 +120,20 @@ def test_samples_empirical_quantiles_and_ensemble_median():
     y, mean, std = _data()
     rng = np.random.default_rng(1)
     s = mean[:, None] + std[:, None] * rng.normal(size=(N, 30))
-    b = band_of("s", _loaded(Samples(y_true=y, columns={"y_true": "y"}, rows=None, samples=s)), 0.8)
+    b = band_of("s", _loaded(Samples(y_true=y, columns={"y_true": "y"}, samples=s)), 0.8)
     want = np.quantile(s, [0.1, 0.9], axis=1)
     np.testing.assert_allclose(b.lower, want[0], rtol=0, atol=1e-12)
     np.testing.assert_allclose(b.upper, want[1], rtol=0, atol=1e-12)
     np.testing.assert_allclose(b.pred, np.median(s, axis=1), rtol=0, atol=1e-12)
     # skewed members: the mean (2.02) would fall outside the narrow band, the median does not
     skew = np.tile([0.0, 0.0, 0.0, 0.1, 10.0], (N, 1))
-    b = band_of("s", _loaded(Samples(y_true=y, columns={"y_true": "y"}, rows=None, samples=skew), "ens.parquet"), 0.5)
+    b = band_of("s", _loaded(Samples(y_true=y, columns={"y_true": "y"}, samples=skew), "ens.parquet"), 0.5)
     assert np.all((b.lower <= b.pred) & (b.pred <= b.upper)) and np.all(b.pred == 0.0)
 
 
 def test_point_predictions_are_refused_with_a_hint():
     y, mean, _ = _data()
-    p = Point(y_true=y, columns={"y_true": "y", "mean": "pred"}, rows=None, mean=mean)
+    p = Point(y_true=y, columns={"y_true": "y", "mean": "pred"}, mean=mean)
     with pytest.raises(InputError, match=r"pt\.csv: the UCC needs prediction intervals.*'pred'.*--std"):
         band_of("p", _loaded(p, "pt.csv"), 0.95)
 
@@ -141,7 +141,7 @@ def test_point_predictions_are_refused_with_a_hint():
 def test_missing_targets_are_refused():
     _, mean, std = _data()
     with pytest.raises(InputError, match="needs targets"):
-        band_of("g", _loaded(Gaussian(y_true=None, columns={}, rows=None, mean=mean, std=std)), 0.95)
+        band_of("g", _loaded(Gaussian(y_true=None, mean=mean, std=std)), 0.95)
 
 
 # --------------------------------------------------------------------------- consistency
@@ -259,9 +259,9 @@ def test_same_band_from_any_representation_gives_the_same_ucc():
     y, mean, std = _data()
     z = stats.norm.ppf(0.95)
     g = band_of("g", _gauss(y, mean, std), 0.9)
-    iv = Intervals(y_true=y, columns={"y_true": "y"}, rows=None, lower=mean - z * std, upper=mean + z * std, levels=[0.9], mean=mean)
+    iv = Intervals(y_true=y, columns={"y_true": "y"}, lower=mean - z * std, upper=mean + z * std, levels=[0.9], mean=mean)
     levels = np.array([0.05, 0.5, 0.95])
-    q = Quantiles(y_true=y, columns={"y_true": "y"}, rows=None, quantiles=mean[:, None] + stats.norm.ppf(levels) * std[:, None],
+    q = Quantiles(y_true=y, columns={"y_true": "y"}, quantiles=mean[:, None] + stats.norm.ppf(levels) * std[:, None],
                   levels=levels)
     rep = ucc_report([g, band_of("i", _loaded(iv), 0.9), band_of("q", _loaded(q), 0.9)])
     ref = rep["models"]["g"]["ucc"]
@@ -274,7 +274,7 @@ def test_same_band_from_any_representation_gives_the_same_ucc():
 def test_hand_computed_case():
     # widths 1 on both sides; d = 0.5, -1, 2, 0 -> critical scales 0.5, 1, 2, 0
     y = np.array([0.5, -1.0, 2.0, 0.0])
-    p = Intervals(y_true=y, columns={"y_true": "y"}, rows=None, lower=-np.ones(4), upper=np.ones(4), levels=[0.9], mean=np.zeros(4))
+    p = Intervals(y_true=y, columns={"y_true": "y"}, lower=-np.ones(4), upper=np.ones(4), levels=[0.9], mean=np.zeros(4))
     rep = ucc_report([band_of("m", _loaded(p), 0.9)], normalize="none", partial_x=(0.25, 1.5))
     u = rep["models"]["m"]["ucc"]
     # curve (bandwidth, missrate): (0, .75), (.5, .5), (1, .25), (2, 0)
@@ -321,6 +321,6 @@ def test_sorted_crossing_quantiles_are_noted():
     y, mean, std = _data()
     levels = np.array([0.05, 0.5, 0.95])
     q = mean[:, None] + stats.norm.ppf(levels) * std[:, None]
-    pred = Quantiles(y_true=y, columns={"y_true": "y"}, rows=None, quantiles=q, levels=levels)
+    pred = Quantiles(y_true=y, columns={"y_true": "y"}, quantiles=q, levels=levels)
     b = band_of("q", Loaded(pred, {"path": "q.parquet", "n_fixed_crossing": 3}), 0.9)
     assert any("3 row(s) had crossing quantiles" in n for n in b.notes)

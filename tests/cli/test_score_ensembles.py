@@ -291,8 +291,8 @@ def test_member_order_does_not_matter(seed, m, k):
     ll = rng.normal(-1.0, 0.5, (n, m))
     perm = rng.permutation(m)
     s = make_settings(bayes_samples=20)
-    a, _ = compute_metrics(MemberCategorical(y_true=labels, columns={}, rows=None, member_proba=p, loglik=ll), s)
-    b, _ = compute_metrics(MemberCategorical(y_true=labels, columns={}, rows=None, member_proba=p[:, perm], loglik=ll[:, perm]), s)
+    a, _ = compute_metrics(MemberCategorical(y_true=labels, member_proba=p, loglik=ll), s)
+    b, _ = compute_metrics(MemberCategorical(y_true=labels, member_proba=p[:, perm], loglik=ll[:, perm]), s)
     _approx_close(a, b)
 
 
@@ -310,7 +310,7 @@ def _approx_close(a, b):
 def test_members_metrics_equal_their_mean_categorical():
     p, labels = _random_members(9)
     s = make_settings(bayes_samples=30)
-    ens, _ = compute_metrics(MemberCategorical(y_true=labels.astype(float), columns={}, rows=None, member_proba=p), s)
-    cat, _ = compute_metrics(Categorical(y_true=labels.astype(float), columns={}, rows=None, proba=p.mean(axis=1)), s)
+    ens, _ = compute_metrics(MemberCategorical(y_true=labels.astype(float), member_proba=p), s)
+    cat, _ = compute_metrics(Categorical(y_true=labels.astype(float), proba=p.mean(axis=1)), s)
     for group in CLASSIFICATION_GROUPS:
         _approx_close(ens[group], cat[group])

@@ -64,7 +64,7 @@ def test_csv_flat_columns_and_parquet_list_of_lists_agree(tmp_path):
 
 def test_mean_prediction_is_a_categorical():
     p, labels = _members(2)
-    pred = MemberCategorical(y_true=labels.astype(float), columns={}, rows=None, member_proba=p)
+    pred = MemberCategorical(y_true=labels.astype(float), member_proba=p)
     mean = pred.mean_prediction()
     assert isinstance(mean, Categorical)
     np.testing.assert_allclose(mean.proba, p.mean(axis=1), rtol=1e-15)
