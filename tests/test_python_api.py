@@ -99,7 +99,8 @@ def test_arrays_dataframe_and_file_give_the_same_scores(monkeypatch):
     a = uqeval.evaluate(df["y"].to_numpy(), mean=df["mu"].to_numpy(), std=df["sigma"].to_numpy())
     b = uqeval.evaluate(df, y="y", mean="mu", std="sigma")
     c = uqeval.evaluate_file("sample_data/gaussian.parquet")
-    assert dict(a) == dict(b) == dict(c)
+    d = uqeval.evaluate(df)  # columns detected as for a file
+    assert dict(a) == dict(b) == dict(c) == dict(d)
     assert a.orientation == c.orientation
 
 

@@ -218,7 +218,8 @@ def evaluate(data=None, *, y_true=None, mean=None, std=None, var=None, lower=Non
     ----------
     data : array of targets, a :class:`~uqeval.predictions.Prediction`, or a pandas DataFrame /
         pyarrow Table (then ``y`` and the role arguments are column names; a list of names for
-        quantiles, samples and probabilities).
+        quantiles, samples and probabilities; without names the columns are detected as
+        ``uqeval score`` detects a file's).
     y_true : targets (class labels 0..K-1 for probabilities), when ``data`` is not given.
     mean, std, var : Gaussian N(mean, std²) (``mean`` alone: point predictions).
     lower, upper, level / levels : central intervals ((N,) with ``level``, (N, L) with ``levels``).
@@ -252,6 +253,8 @@ def evaluate(data=None, *, y_true=None, mean=None, std=None, var=None, lower=Non
         if isinstance(data, Prediction):
             pred = data
         else:
+            if data is not None and _is_table(data) and not any(v is not None for v in (y, y_true, *roles.values())):
+                return _detect(data, settings)
             if data is not None and _is_table(data):
                 names = {k: v for k, v in roles.items() if v is not None}
                 target = y or y_true
@@ -268,6 +271,26 @@ def evaluate(data=None, *, y_true=None, mean=None, std=None, var=None, lower=Non
     info = {"path": "<arrays>" if not _is_table(data) else "<table>", "format": "python", "n_rows": pred.n,
             "n_dropped": 0, "representation": pred.kind, "columns": {k: v for k, v in columns.items() if v}}
     return Scores(build_summary(info, settings, metrics, orientation))
+
+
+def _detect(table, settings: Settings) -> Scores:
+    """A table without column names: detected exactly as ``uqeval score`` detects a file's columns
+    (the table goes through a temporary Parquet file, so there is one detection code path)."""
+    import tempfile
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .io.load import load_predictions
+    from .tasks.score import score_loaded
+
+    arrow = table if isinstance(table, pa.Table) else pa.Table.from_pandas(table, preserve_index=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "table.parquet"
+        pq.write_table(arrow, path)
+        loaded = load_predictions(path, settings)
+    loaded.info.update(path="<table>", format="python")
+    return Scores(score_loaded(loaded, settings))
 
 
 def _is_table(x) -> bool:
