@@ -236,6 +236,19 @@ class Prediction:
         return self.y_true
 
 
+class _AnyLevel:
+    """A full predictive distribution (Gaussian, samples): quantiles and intervals at any level."""
+
+    def quantile_keys(self) -> None:
+        return None
+
+    def central_keys(self) -> None:
+        return None
+
+    def carried_levels(self) -> None:
+        return None
+
+
 @dataclass(frozen=True)
 class Point(Prediction):
     """Point predictions only: ``mean`` (accuracy metrics only)."""
@@ -260,7 +273,7 @@ class Point(Prediction):
 
 
 @dataclass(frozen=True)
-class Gaussian(Point):
+class Gaussian(_AnyLevel, Point):
     """Gaussian predictive distributions N(mean, std²)."""
 
     kind: ClassVar[str] = "gaussian"
@@ -283,15 +296,6 @@ class Gaussian(Point):
         from scipy.special import ndtr
 
         return _memo(self, "pit", lambda: ndtr((self.require_targets() - self.mean) / self.std))
-
-    def quantile_keys(self) -> None:
-        return None
-
-    def central_keys(self) -> None:
-        return None
-
-    def carried_levels(self) -> None:
-        return None
 
     def quantiles_at(self, levels: np.ndarray) -> np.ndarray:
         from scipy.special import ndtri
@@ -469,7 +473,7 @@ class Quantiles(Prediction):
 
 
 @dataclass(frozen=True)
-class Samples(Prediction):
+class Samples(_AnyLevel, Prediction):
     """Ensemble members or posterior draws: ``samples`` (N, M), member axis last, M >= 2.
 
     With ``allow_missing`` (``--nan-policy omit``) a row may lack some members
@@ -534,15 +538,6 @@ class Samples(Prediction):
         from .metrics.samples import pit_samples
 
         return _memo(self, "pit", lambda: self.map_rows(lambda s, y: pit_samples(y, s), self.require_targets()))
-
-    def quantile_keys(self) -> None:
-        return None
-
-    def central_keys(self) -> None:
-        return None
-
-    def carried_levels(self) -> None:
-        return None
 
     def quantiles_at(self, levels: np.ndarray) -> np.ndarray:
         from .metrics.samples import empirical_quantiles
