@@ -6,7 +6,7 @@ Most tests are parametrised over every catalogue entry x every representation it
 classification: under-confident, over-confident and noisy probabilities), each with per-member
 log-likelihoods so that the information criteria apply everywhere. Files are written once per
 module and scored once per file (``Store``), so each case only compares numbers. The bundled sample
-files are covered by a file-level test.
+files are covered by a file-level test, the README's reduction table by the last test.
 
 Exemptions are listed next to the invariant they escape, with the reason.
 """
@@ -587,3 +587,22 @@ def test_every_group_declares_known_orientations():
         for m in g.metrics:
             assert m.orientation in ("lower", "higher", "target", None), (g.name, m.name)
 
+
+# --------------------------------------------------------------------------- the README's reduction table
+
+
+def test_readme_reduction_table_is_the_catalogues():
+    import importlib.util
+
+    from .conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("reduction_table", ROOT / "benchmarks" / "reduction_table.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert {m.reduction for m in METRICS.values()} <= set(module.KINDS)  # no metric left out of the table
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert module.table() in readme, "README table out of date: python benchmarks/reduction_table.py --write"
+    listed = readme[readme.index(module.BEGIN):readme.index(module.END)]
+    for m in METRICS.values():
+        row = next(line for line in listed.splitlines() if f"`{m.path}`" in line)
+        assert f"(`{m.reduction}`)" in row, m.path
