@@ -183,7 +183,8 @@ GLOSSARY: dict[str, dict[str, str]] = {
         "Counts of the probability integral transform values per bin (samples: 10 equal bins; quantiles: "
         "between consecutive predicted quantiles) with the counts a calibrated forecast expects. A U shape "
         "means over-confidence, a hump under-confidence. Data for plots, not a score.",
-        "counts_b = #{i : u_i ∈ bin b}, expected_b = N·(width of bin b)",
+        "counts_b = #{i : uᵢ ∈ bin b} (quantiles: bin bᵢ = #{j : q_τⱼ,ᵢ < yᵢ}), "
+        "expected_b = N·(width of bin b)",
         TOOLBOX + "; Gneiting, Balabdaoui & Raftery (2007)",
     ),
     # ------------------------------------------------------------------ adversarial group cal.
@@ -538,6 +539,28 @@ GLOSSARY: dict[str, dict[str, str]] = {
         "ISCV = −(1/n) Σᵢ log (1/m) Σⱼ 1 / p(yᵢ|θⱼ)",
         f"{GELFAND}; {UM}",
     ),
+    "information_criteria.waic1_se": _e(
+        "Standard error of nWAIC₁",
+        "How precisely the rows determine waic1: the standard error of the mean of its per-row terms "
+        "(sample standard deviation over rows / √N). It describes the estimate, not the model, and "
+        "shrinks as N grows; a difference between two models smaller than it is noise.",
+        "se = s_t / √N,  s_t² = 1/(N−1) Σᵢ (tᵢ − t̄)²,  tᵢ = log (1/M) Σⱼ p(yᵢ|θⱼ) − V̂ᵢ",
+        f"{WATANABE}; {UM} (which divides by the number of members instead of N)",
+    ),
+    "information_criteria.waic2_se": _e(
+        "Standard error of nWAIC₂",
+        "Standard error of the mean of the per-row waic2 terms over the N rows (sample standard "
+        "deviation / √N); describes the precision of waic2.",
+        "se = s_t / √N,  tᵢ = (2/M) Σⱼ log p(yᵢ|θⱼ) − log (1/M) Σⱼ p(yᵢ|θⱼ)",
+        f"{WATANABE}; {UM} (which divides by the number of members instead of N)",
+    ),
+    "information_criteria.iscv_se": _e(
+        "Standard error of ISCV",
+        "Standard error of the mean of the per-row ISCV terms over the N rows (sample standard "
+        "deviation / √N); describes the precision of iscv.",
+        "se = s_t / √N,  tᵢ = −log (1/M) Σⱼ 1 / p(yᵢ|θⱼ)",
+        f"{GELFAND}; {UM} (which divides by the number of members instead of N)",
+    ),
     "diversity": _e(
         "Ensemble diversity",
         "How differently the members predict, averaged over pairs of members.",
@@ -586,6 +609,38 @@ GLOSSARY: dict[str, dict[str, str]] = {
         "AUC = ∫₀¹ acc(f) df (trapezoid rule on the grid)",
         f"{NADEEM}; {UM}",
     ),
+    "rejection.auc_oracle": _e(
+        "Area under the oracle rejection curve",
+        "The same area for an oracle that rejects by the true outcome (wrong rows first; for "
+        "samples, the largest errors first): the best any uncertainty ranking could do with these "
+        "predictions. auc_rejection close to it means the uncertainty ranks the errors well.",
+        "AUC_oracle = ∫₀^0.99 oracle(f) df (trapezoid rule on f = 0, 0.01, …, 0.99)",
+        f"{NADEEM}; {UM}",
+    ),
+    "rejection.fractions": _e(
+        "Rejected fractions",
+        "The grid of rejected fractions f at which the rejection and oracle curves are evaluated; "
+        "r = ⌊f·N⌋ rows are rejected and at least one row is always kept. Data for plots, not a score.",
+        "f ∈ {0, 0.01, …, 0.99},  r = ⌊f·N⌋,  kept = max(N − r, 1)",
+        f"{NADEEM}; {UM}",
+    ),
+    "rejection.values": _e(
+        "Rejection curve values",
+        "Accuracy (classification: uncertainty 1 − max probability) or RMSE of the ensemble mean "
+        "(samples: uncertainty the members' standard deviation) of the rows kept after rejecting the "
+        "r most uncertain ones, at each rejected fraction. Rows tied in uncertainty across the cut "
+        "count by their expected value under a random order. Data for plots, not a score.",
+        "acc(f) = (1/(N−r)) Σ_kept cᵢ;  RMSE(f) = √( (1/(N−r)) Σ_kept eᵢ² )",
+        f"{NADEEM}; {UM}",
+    ),
+    "rejection.oracle_values": _e(
+        "Oracle curve values",
+        "The rejection curve of the oracle, which keeps the correct rows (the smallest errors) "
+        "first: an upper bound of the accuracy curve (a lower bound of the RMSE curve) for any "
+        "uncertainty ranking. Data for plots, not a score.",
+        "oracle(f) = (1/(N−r)) Σ of the N−r largest cᵢ;  RMSE: √((1/(N−r)) Σ of the N−r smallest eᵢ²)",
+        f"{NADEEM}; {UM}",
+    ),
     "rejection.oracle_collaborative_accuracy": _e(
         "Oracle-collaborative accuracy",
         "Accuracy when the fraction f (--oca-fraction, default 0.01) of most uncertain rows "
@@ -632,6 +687,33 @@ GLOSSARY: dict[str, dict[str, str]] = {
         "into a low-bias estimator, with a bootstrap confidence interval.",
         "CE² = E[(p − E[y | p])²] ≈ mean of (pᵢ − yᵢ)(pᵢ − ĉ(pᵢ)), ĉ cross-fitted",
         f"{UM} (semiparametric_calibration_error, after S. Yadlowsky)",
+    ),
+    "spce.spce": _e(
+        "Semiparametric calibration error (SPCE)",
+        "Root-mean-square gap between the predicted probability p and the true frequency E[y | p], "
+        "estimated without bins: E[y | p] is a Gaussian-kernel regression fitted on the other "
+        "folds (5-fold cross-fitting, seeded) and plugged into a low-bias estimator. Binary files "
+        "(K = 2) use P(class 1) and y = label; more classes use the top label (p = max probability, "
+        "y = top class is right). 0 is perfect calibration.",
+        "SPCE = √max(θ̂, 0),  θ̂ = (1/N) Σᵢ (pᵢ − yᵢ)(pᵢ − ĉ(pᵢ)),  ĉ(p) = p + m̂(p), m̂ = "
+        "cross-fitted Nadaraya-Watson regression of y − p on p",
+        f"{UM} (semiparametric_calibration_error, after S. Yadlowsky)",
+    ),
+    "spce.ci_low": _e(
+        "SPCE: lower end of the 95 % interval",
+        "Lower end of the 95 % confidence interval of the SPCE, from a seeded bootstrap (200 "
+        "resamples) of the per-row influence terms ψᵢ. Describes the uncertainty of the estimate, "
+        "not the model.",
+        "ci_low = √max(θ̂ − z·ŝe, 0),  ŝe = sd of the bootstrap means of ψᵢ = (pᵢ − ĉᵢ)(pᵢ + ĉᵢ − 2yᵢ), "
+        "z = Φ⁻¹(0.975)",
+        f"{UM} (semiparametric_calibration_error)",
+    ),
+    "spce.ci_high": _e(
+        "SPCE: upper end of the 95 % interval",
+        "Upper end of the 95 % confidence interval of the SPCE (seeded bootstrap of the influence "
+        "terms, as ci_low).",
+        "ci_high = √max(θ̂ + z·ŝe, 0),  ŝe and ψᵢ as for ci_low, z = Φ⁻¹(0.975)",
+        f"{UM} (semiparametric_calibration_error)",
     ),
     # ------------------------------------------------------------------ UCC
     "ucc": _e(
@@ -706,19 +788,20 @@ def canonical_path(path: str) -> str:
     return ".".join(kept)
 
 
-def find_entry(path: str) -> tuple[str, dict[str, str]] | None:
+def find_entry(path: str, group_fallback: bool = True) -> tuple[str, dict[str, str]] | None:
     """The glossary entry describing a metric path from a summary, or None.
 
     Tries the canonical path, then ``group.last`` and ``group.second`` (for nested keys
-    such as ``scoring_rule.pinball_by_level.0.9`` or ``ucc.op.cost``), then the group's
-    own entry.
+    such as ``scoring_rule.pinball_by_level.0.9`` or ``ucc.op.cost``), then, with
+    ``group_fallback``, the group's own entry (the HTML report links any key of a group
+    to it; :func:`explain` does not, so a typo under a known group is an error).
     """
     key = canonical_path(path)
     parts = key.split(".") if key else []
     candidates = [key]
     if len(parts) >= 3:
         candidates += [f"{parts[0]}.{parts[-1]}", f"{parts[0]}.{parts[1]}"]
-    if parts:
+    if parts and (group_fallback or len(parts) == 1):
         candidates.append(parts[0])
     for c in candidates:
         if c in GLOSSARY:
@@ -738,7 +821,7 @@ def matches(name: str) -> list[str]:
     if not key:
         return []
     if "." in key:
-        found = find_entry(key)
+        found = find_entry(key, group_fallback=False)
         return [found[0]] if found else []
     if key in GLOSSARY:
         return [key]
@@ -774,6 +857,12 @@ def explain(name: str) -> str:
     if not found:
         key = canonical_path(name)
         close = difflib.get_close_matches(key, sorted(set(_names())), n=5, cutoff=0.6)
+        group = key.split(".", 1)[0]
+        members = [k for k in GLOSSARY if "." in key and k.startswith(group + ".")]
+        if members:  # an unknown key under a known group: close ones first, then the rest of the group
+            close = list(dict.fromkeys(
+                [c for c in close if c in members]
+                + difflib.get_close_matches(key, members, n=len(members), cutoff=0.0)))
         hint = f"did you mean {', '.join(close)}? " if close else ""
         raise InputError(
             f"unknown metric {str(name)!r}: {hint}Metric names are the 'group.key' paths of "
