@@ -252,3 +252,32 @@ def print_table(table) -> None:
         width = table.__rich_measure__(console, console.options.update_width(10_000)).maximum
         console = Console(width=max(console.width, width))
     console.print(table)
+
+
+def wide_console():
+    """A rich Console; when stdout is not a terminal (CI logs, pipes) at least 140 columns wide."""
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=max(console.width, 140))
+    return console
+
+
+def show(document: dict, fmt: OutputFormat, markdown: Callable[[], str], rich: Callable[[], list],
+         console=None) -> None:
+    """Write a command's result on stdout: its JSON ``document``, the ``markdown()`` text, or the
+    ``rich()`` renderables printed on ``console`` (default: a plain Console)."""
+    if fmt is OutputFormat.json:
+        from ..io.writers import dumps_json
+
+        sys.stdout.write(dumps_json(document))
+    elif fmt is OutputFormat.markdown:
+        sys.stdout.write(markdown())
+    else:
+        if console is None:
+            from rich.console import Console
+
+            console = Console()
+        for part in rich():
+            console.print(part)
