@@ -7,8 +7,7 @@ from typing import Any
 from .format import fmt_number, md_table
 
 
-def _num(v: Any) -> str:
-    return fmt_number(v)
+_num = fmt_number
 
 
 def _pct(v: float | None) -> str:

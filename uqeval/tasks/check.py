@@ -1,8 +1,9 @@
 """CI rule gate: thresholds and baseline regressions on a ``uqeval score`` summary.
 
-Pure functions only: TOML text and summary dicts in, a :class:`GateResult` and
-rendered strings out. Nothing here reads files, prints or exits; the ``uqeval
-check`` command does that and turns a failed gate into exit code 1.
+Pure functions only: TOML text and summary dicts in, a :class:`GateResult` out
+(rendered as JSON, Markdown, JUnit or a table by :mod:`uqeval.report.check`).
+Nothing here reads files, prints or exits; the ``uqeval check`` command does that
+and turns a failed gate into exit code 1.
 
 Metric paths
 ------------
@@ -21,9 +22,11 @@ List elements cannot be addressed.
 Orientation
 -----------
 Each summary carries ``"orientation"``: ``{"group.key": "lower" | "higher" |
-"target"}``. The orientation key of a path is its first and last key joined by
-a dot, so ``"coverage.width"`` applies to ``"coverage.0.95.width"`` at every
-level; an exact full-path entry, if present, takes precedence.
+"target"}``. An exact full-path entry answers first; otherwise the path's entry
+in the metric catalogue (:func:`uqeval.catalogue.lookup`, so ``"coverage.width"``
+applies to ``"coverage.0.95.width"`` at every level) names its key in that map,
+or, when the summary lacks it, gives its own orientation for the summary's
+representation. Orientation is never guessed from a key's name.
 
 ``"target"`` metrics are best at a target value. The target of a path is, in
 order: the rule's ``target`` option; ``summary["targets"][orientation key]`` if

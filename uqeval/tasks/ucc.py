@@ -42,8 +42,8 @@ Steps
          "notes": ["..."]                     # only when there is something to point out
        }
 
-4. :func:`plot_models` builds the input of :func:`~uqeval.plots.ucc.plot_ucc`;
-   :func:`summary_rows`, :func:`pvalue_rows` and :func:`to_markdown` give the tables.
+4. :func:`plot_models` builds the input of :func:`~uqeval.plots.ucc.plot_ucc`; the tables
+   are rendered by :mod:`uqeval.report.ucc`.
 """
 
 from __future__ import annotations
