@@ -11,11 +11,10 @@ from .common import (
     FormatOpt,
     OutputFormat,
     ScoringFlags,
+    console,
     handle_errors,
-    show,
     scoring_options,
     show,
-    wide_console,
 )
 
 #: Settings that change metric values; only these (and the input's representation and
@@ -159,7 +158,7 @@ def check(
         atomic_write_text(junit, to_junit(result))
     if output is not None:
         write_json(output, report)
-    show(report, fmt, lambda: to_markdown(result), lambda: rich_tables(result), wide_console())
+    show(report, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
     if not result.passed:
         failed = [r.name for r in result.failures]
         more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""

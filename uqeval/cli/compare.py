@@ -48,7 +48,7 @@ def compare(
     resampled cheaply, a seeded bootstrap interval shared across models.
     """
     from ..report.compare import rich_tables, to_markdown
-    from .common import show, wide_console
+    from .common import console, show
     from ..tasks.compare import Model, align_models, compare_models, model_names
     from ..errors import UsageError
     from ..io.load import load_predictions
@@ -89,4 +89,4 @@ def compare(
         from ..plots.compare import compare_figure
 
         atomic_write_bytes(plot, figure_to_bytes(compare_figure(result), plot.suffix.lower().lstrip(".")))
-    show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), wide_console())
+    show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))

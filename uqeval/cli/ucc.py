@@ -22,6 +22,7 @@ from .common import (
     UpperCol,
     VarCol,
     YCol,
+    console,
     handle_errors,
     show,
     parse_pair,
@@ -132,11 +133,7 @@ def ucc(
 def _render(summary: dict[str, Any], fmt: OutputFormat) -> None:
     for note in summary.get("notes", []):
         typer.echo(f"note: {note}", err=True)
-    from rich.console import Console
-
     from ..report.ucc import rich_tables, to_markdown
 
-    console = Console()
-    if not console.is_terminal:  # pipes and CI logs: do not squeeze the columns
-        console = Console(width=max(console.width, 200))
-    show(summary, fmt, lambda: to_markdown(summary), lambda: rich_tables(summary, console.width), console)
+    out = console(200)  # pipes and CI logs: do not squeeze the columns
+    show(summary, fmt, lambda: to_markdown(summary), lambda: rich_tables(summary, out.width), out)
