@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy.special import ndtri
 
+from uqeval.report.compare import to_markdown
 from uqeval.tasks import compare as C
 from uqeval.config import Settings
 from uqeval.errors import InputError
@@ -408,7 +409,7 @@ def test_no_bootstrap(two):
 
 def test_markdown_has_every_model_metric_and_test(two):
     r = run(two, ["crps", "ma_cal"])
-    md = C.to_markdown(r)
+    md = to_markdown(r)
     assert "| `crps` | lower is better |" in md and "`good`" in md and "`wide`" in md
     assert "(#1)" in md and "Paired tests" in md and "| mean rank |" in md
 

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from uqeval.report import check as render
 from uqeval.tasks import check as gate
 from uqeval.errors import InputError
 
@@ -207,7 +208,7 @@ def test_example_config_parses_and_passes_on_identical_summaries():
     assert len(rules.checks) >= 5 and rules.require
     s = make_summary()
     result = gate.evaluate(rules, s, copy.deepcopy(s))
-    assert result.passed, gate.to_markdown(result)
+    assert result.passed, render.to_markdown(result)
     assert result.counts["SKIP"] == 0
     assert all(r.status == "PASS" for r in result.rows)
 
@@ -448,7 +449,7 @@ def _failing_result() -> gate.GateResult:
 
 def test_junit_parses_with_the_right_counts():
     result = _failing_result()
-    xml = gate.to_junit(result)
+    xml = render.to_junit(result)
     root = ET.fromstring(xml.encode())
     assert root.tag == "testsuites"
     (suite,) = root.findall("testsuite")
@@ -466,14 +467,14 @@ def test_junit_parses_with_the_right_counts():
 def test_junit_marks_skipped_checks():
     s = make_summary()
     result = gate.evaluate(gate.load_rules(RULES), s)
-    suite = ET.fromstring(gate.to_junit(result, name="my.gate")).find("testsuite")
+    suite = ET.fromstring(render.to_junit(result, name="my.gate")).find("testsuite")
     assert suite.get("name") == "my.gate" and suite.get("skipped") == "2"
     assert len([c for c in suite.findall("testcase") if c.find("skipped") is not None]) == 2
 
 
 def test_markdown_has_headline_and_one_row_per_check():
     result = _failing_result()
-    md = gate.to_markdown(result)
+    md = render.to_markdown(result)
     assert "FAILED: 6 passed, 2 failed of 8 checks" in md.splitlines()[0]
     table = [line for line in md.splitlines() if line.startswith("| ")]
     assert len(table) == 1 + len(result.rows)  # header + one per check
@@ -483,14 +484,14 @@ def test_markdown_has_headline_and_one_row_per_check():
 
 def test_markdown_escapes_pipes():
     row = gate.GateRow("a|b", "max", 1.0, None, "<= 0", "FAIL", "x | y")
-    md = gate.to_markdown(gate.GateResult((row,)))
+    md = render.to_markdown(gate.GateResult((row,)))
     assert "a\\|b" in md and "x \\| y" in md
 
 
 def test_to_dict_is_json_serialisable_and_nan_becomes_null():
     s = make_summary()
     rules = gate.load_rules('[rules]\n"accuracy.mae" = { max = 1 }\n')
-    d = gate.to_dict(gate.evaluate(rules, with_metric(s, ("accuracy", "mae"), float("nan")), s))
+    d = render.to_dict(gate.evaluate(rules, with_metric(s, ("accuracy", "mae"), float("nan")), s))
     text = json.dumps(d, allow_nan=False)
     back = json.loads(text)
     assert back["schema"] == "uqeval.check/1" and back["passed"] is False
@@ -503,7 +504,7 @@ def test_with_notes_appends_settings_mismatch():
     b = copy.deepcopy(s)
     b["settings"]["num_bins"] = 10
     result = gate.evaluate(gate.load_rules(RULES), s, b).with_notes(*gate.settings_mismatch(s, b))
-    assert "settings.num_bins: candidate 100, baseline 10" in gate.to_markdown(result)
+    assert "settings.num_bins: candidate 100, baseline 10" in render.to_markdown(result)
     assert math.isclose(result.rows[0].value, 0.5)
 
 

@@ -11,7 +11,8 @@ from uqeval.io.load import Loaded
 from uqeval.metrics.ucc import permutation_test, ucc_summary
 from uqeval.predictions import Gaussian, Intervals, Point, Quantiles, Samples
 from uqeval.tasks.ucc import (SCHEMA, band_of, check_same_pred, check_same_targets, model_names, plot_models,
-                            pvalue_rows, summary_rows, to_markdown, ucc_report)
+                            ucc_report)
+from uqeval.report.ucc import pvalue_rows, summary_rows, to_markdown
 
 N = 400
 

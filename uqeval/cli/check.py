@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -12,8 +11,10 @@ from .common import (
     FormatOpt,
     OutputFormat,
     ScoringFlags,
+    console,
     handle_errors,
     scoring_options,
+    show,
 )
 
 #: Settings that change metric values; only these (and the input's representation and
@@ -79,18 +80,11 @@ def check(
     input or a bad rules file (naming the line).
     """
     from ..errors import GateFailure, InputError, UsageError
-    from ..tasks.check import (
-        evaluate,
-        load_rules,
-        settings_mismatch,
-        to_dict,
-        to_junit,
-        to_markdown,
-    )
+    from ..report.check import rich_tables, to_dict, to_junit, to_markdown
+    from ..tasks.check import evaluate, load_rules, settings_mismatch
     from ..io.writers import (
         atomic_write_text,
         check_output_path,
-        dumps_json,
         write_json,
     )
 
@@ -151,49 +145,8 @@ def check(
         atomic_write_text(junit, to_junit(result))
     if output is not None:
         write_json(output, report)
-    if fmt is OutputFormat.json:
-        sys.stdout.write(dumps_json(report))
-    elif fmt is OutputFormat.markdown:
-        sys.stdout.write(to_markdown(result))
-    else:
-        _print_table(result, report["headline"])
+    show(report, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
     if not result.passed:
         failed = [r.name for r in result.failures]
         more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
         raise GateFailure(f"{len(failed)} of {len(result.rows)} checks failed: {', '.join(failed[:3])}{more}")
-
-
-def _fmt(x: float | None) -> str:
-    if x is None:
-        return "—"
-    return "NaN" if x != x else f"{x:.6g}"
-
-
-def wide_console():
-    """A rich Console; when stdout is not a terminal (CI logs, pipes) at least 140 columns wide."""
-    from rich.console import Console
-
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=max(console.width, 140))
-    return console
-
-
-def _print_table(result, headline: str) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
-    style = {"PASS": "bold green", "FAIL": "bold red", "SKIP": "yellow"}
-    table = Table(title=escape(headline), title_justify="left", caption=escape(f"rules: {result.rules_source}"),
-                  caption_justify="left")
-    for col, just in (("status", "left"), ("metric", "left"), ("check", "left"), ("value", "right"),
-                      ("baseline", "right"), ("limit", "left")):
-        table.add_column(col, justify=just, style="cyan" if col == "metric" else None, no_wrap=True)
-    table.add_column("details", ratio=1, min_width=24)
-    for r in result.rows:
-        table.add_row(f"[{style[r.status]}]{r.status}[/]", escape(r.path), r.check, _fmt(r.value),
-                      _fmt(r.baseline), escape(r.limit), escape(r.message))
-    console = wide_console()
-    console.print(table)
-    for note in result.notes:
-        console.print(f"note: {escape(note)}", style="dim", highlight=False)

@@ -244,27 +244,42 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def emit(summary: dict, fmt: OutputFormat, output: Path | None, title: str | None = None) -> None:
     """Write the JSON file (if asked) and render the summary on stdout."""
-    from ..io.writers import dumps_json, write_json
+    from ..io.writers import write_json
     from ..report.tables import markdown, rich_table
 
     if output is not None:
         write_json(output, summary)
     for note in summary.get("notes", []):
         typer.echo(f"note: {note}", err=True)
-    if fmt is OutputFormat.json:
-        sys.stdout.write(dumps_json(summary))
-    elif fmt is OutputFormat.markdown:
-        sys.stdout.write(markdown(summary, title))
-    else:
-        print_table(rich_table(summary, title))
+    table = rich_table(summary, title) if fmt is OutputFormat.table else None
+    show(summary, fmt, lambda: markdown(summary, title), lambda: [table], console(fit=table))
 
 
-def print_table(table) -> None:
-    """Print a rich table; when stdout is not a terminal, widen the console so nothing is cropped."""
+def console(min_width: int = 0, fit=None):
+    """A rich Console; when stdout is not a terminal (CI logs, pipes), at least ``min_width``
+    columns wide and wide enough that the table ``fit`` is not cropped."""
     from rich.console import Console
 
-    console = Console()
-    if not console.is_terminal:
-        width = table.__rich_measure__(console, console.options.update_width(10_000)).maximum
-        console = Console(width=max(console.width, width))
-    console.print(table)
+    out = Console()
+    if not out.is_terminal:
+        width = min_width
+        if fit is not None:
+            width = max(width, fit.__rich_measure__(out, out.options.update_width(10_000)).maximum)
+        out = Console(width=max(out.width, width))
+    return out
+
+
+def show(document: dict, fmt: OutputFormat, markdown: Callable[[], str], rich: Callable[[], list],
+         out=None) -> None:
+    """Write a command's result on stdout: its JSON ``document``, the ``markdown()`` text, or the
+    ``rich()`` renderables printed on the console ``out`` (default: :func:`console`)."""
+    if fmt is OutputFormat.json:
+        from ..io.writers import dumps_json
+
+        sys.stdout.write(dumps_json(document))
+    elif fmt is OutputFormat.markdown:
+        sys.stdout.write(markdown())
+    else:
+        out = out or console()
+        for part in rich():
+            out.print(part)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 
@@ -48,7 +47,9 @@ def compare(
     the best model; every metric gets a rank per model and, where it can be
     resampled cheaply, a seeded bootstrap interval shared across models.
     """
-    from ..tasks.compare import Model, align_models, compare_models, model_names, to_markdown
+    from ..report.compare import rich_tables, to_markdown
+    from .common import console, show
+    from ..tasks.compare import Model, align_models, compare_models, model_names
     from ..errors import UsageError
     from ..io.load import load_predictions
     from ..io.writers import check_output_path
@@ -88,55 +89,4 @@ def compare(
         from ..plots.compare import compare_figure
 
         atomic_write_bytes(plot, figure_to_bytes(compare_figure(result), plot.suffix.lower().lstrip(".")))
-    if fmt is OutputFormat.json:
-        from ..io.writers import dumps_json
-
-        sys.stdout.write(dumps_json(result))
-    elif fmt is OutputFormat.markdown:
-        sys.stdout.write(to_markdown(result))
-    else:
-        _print_tables(result)
-
-
-def _print_tables(result: dict[str, Any]) -> None:
-    import math
-
-    from rich.markup import escape
-    from rich.table import Table
-
-    from ..tasks.compare import cell, direction, fmt_number, fmt_p
-    from .check import wide_console
-
-    console = wide_console()
-    names = [m["name"] for m in result["models"]]
-    s = result["settings"]
-    ci = (f"{s['ci_level'] * 100:g}% bootstrap CI, {s['bootstrap']} resamples, seed {s['seed']}"
-          if s["bootstrap"] else "no bootstrap")
-    table = Table(title=f"{len(names)} models, {result['n_rows']} rows ({ci}); (#rank), best in bold",
-                  title_justify="left")
-    table.add_column("metric", style="cyan", no_wrap=True)
-    table.add_column("direction", style="dim")
-    for n in names:
-        table.add_column(escape(n), justify="right")
-    for metric, body in result["metrics"].items():
-        cells = []
-        for n in names:
-            e = body["values"][n]
-            c = escape(cell(e) + ("" if math.isnan(e["rank"]) else f" (#{e['rank']:g})"))
-            cells.append(f"[bold green]{c}[/]" if n in body["best"] else c)
-        table.add_row(escape(metric), direction(body), *cells)
-    table.add_section()
-    table.add_row("mean rank", "", *[fmt_number(result["ranks"]["mean_rank"][n]) for n in names])
-    console.print(table)
-    if result["tests"]:
-        tests = Table(title="Paired tests on per-row scores (diff = model − reference; p unadjusted)",
-                      title_justify="left")
-        for col, just in (("metric", "left"), ("model", "left"), ("reference", "left"), ("mean diff", "right"),
-                          ("permutation p", "right"), ("DM t", "right"), ("DM p", "right")):
-            tests.add_column(col, justify=just)
-        for t in result["tests"]:
-            tests.add_row(t["metric"], t["model"], t["reference"], fmt_number(t["mean_diff"]), fmt_p(t["permutation_p"]),
-                          fmt_number(t["dm_statistic"]), fmt_p(t["dm_p"]))
-        console.print(tests)
-    for note in result["notes"]:
-        console.print(f"note: {escape(note)}", style="dim", highlight=False)
+    show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))

@@ -19,6 +19,7 @@ from .common import (
     StdCol,
     YCol,
     handle_errors,
+    show,
     settings_from_flags,
 )
 
@@ -43,14 +44,14 @@ def coverage(
     output: OutputOpt = None,
 ) -> None:
     """Compare methods' coverage and width per shift group (Kompa, Snoek & Beam): table, scatter, share above the fit."""
-    import sys
     from dataclasses import replace
 
     from ..tasks.score import read_extra_column, train_std
+    from ..report.coverage import coverage_document
     from ..tasks.coverage import above_line, coverage_points, method_names
     from ..errors import UsageError
     from ..io.load import load_predictions
-    from ..io.writers import check_output_path, dumps_json, write_figure, write_json
+    from ..io.writers import check_output_path, write_figure, write_json
 
     if y_std is not None and train is not None:
         raise UsageError("give either --y-std or --train, not both")
@@ -70,8 +71,7 @@ def coverage(
         runs.append((method, loaded, pts))
     records = coverage_points(runs, settings)
     lines = above_line(records)
-    result = {"schema": "uqeval.coverage/1", "by": by, "points_by": points_by,
-              "y_std": settings.y_std, "points": records, "fit": lines}
+    result = coverage_document(records, lines, by=by, points_by=points_by, y_std=settings.y_std)
     if plot is not None:
         from ..plots.coverage import plot_coverage_width
 
@@ -80,34 +80,6 @@ def coverage(
                                                title="Coverage vs width"))
     if output is not None:
         write_json(output, result)
-    if fmt is OutputFormat.json:
-        sys.stdout.write(dumps_json(result))
-        return
-    _render(result, fmt)
+    from ..report.coverage import rich_table, to_markdown
 
-
-def _render(result: dict, fmt: OutputFormat) -> None:
-    from ..report.tables import fmt_value
-
-    xkey = "width_norm" if all("width_norm" in r for r in result["points"]) else "width"
-    rows = []
-    for r in result["points"]:
-        frac = result["fit"][r["facet"]][r["level"]]["fraction_above"][r["method"]]
-        rows.append([r["method"], r["facet"], r["point"], r["level"], str(r["n_rows"]), fmt_value(r["coverage"]),
-                     fmt_value(r[xkey]), fmt_value(frac)])
-    head = ["method", result["by"] or "group", result["points_by"] or "point", "level", "rows", "coverage", xkey,
-            "share above fit"]
-    if fmt is OutputFormat.markdown:
-        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        lines += ["| " + " | ".join(row) + " |" for row in rows]
-        typer.echo("\n".join(lines))
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title="coverage and width per method and group", title_justify="left")
-    for h in head:
-        table.add_column(h, justify="right" if h in ("rows", "coverage", xkey, "share above fit") else "left")
-    for row in rows:
-        table.add_row(*row)
-    Console().print(table)
+    show(result, fmt, lambda: to_markdown(result), lambda: [rich_table(result)])

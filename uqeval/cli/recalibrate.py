@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -20,6 +19,7 @@ from .common import (
     YCol,
     column_overrides,
     handle_errors,
+    show,
     parse_levels,
 )
 
@@ -202,135 +202,12 @@ def _check_method_flags(method: str, **given: Any) -> None:
 # --------------------------------------------------------------------------- rendering
 
 
-def _flat(group: str, body: dict[str, Any]):
-    """``(label, value, orientation keys)`` rows of one metric group; arrays and lists are skipped.
-
-    Level-keyed groups (``{level: {metric: v}}``) take their direction from the inner key,
-    per-level values of one metric (``{"interval_by_level": {level: v}}``) from the outer one.
-    """
-    for key, val in body.items():
-        if isinstance(val, dict):
-            for sub, v in val.items():
-                if isinstance(v, dict):
-                    for sub2, v2 in v.items():
-                        if _scalar(v2):
-                            yield f"{key} {sub} {sub2}", v2, (f"{group}.{sub2}",)
-                elif _scalar(v):
-                    yield f"{key} {sub}", v, (f"{group}.{sub}", f"{group}.{key}")
-        elif _scalar(val):
-            yield key, val, (f"{group}.{key}",)
-
-
-def _scalar(v: Any) -> bool:
-    import numbers
-
-    return v is None or isinstance(v, (numbers.Number, str))
-
-
-_SHORT = {"lower": "lower", "higher": "higher", "target": "target"}
-
-
-def _metric_rows(block: dict[str, Any], orientation: dict[str, str]) -> list[list[str]]:
-    from ..report.tables import fmt_value
-
-    before, after = block.get("before", {}), block.get("after", {})
-    rows: list[list[str]] = []
-    for group in list(dict.fromkeys([*before, *after])):
-        b = {label: (v, o) for label, v, o in _flat(group, before.get(group, {}))}
-        a = {label: (v, o) for label, v, o in _flat(group, after.get(group, {}))}
-        for label in dict.fromkeys([*b, *a]):
-            keys = (b.get(label) or a.get(label))[1]
-            direction = next((orientation[k] for k in keys if k in orientation), "")
-            rows.append([group, label,
-                         fmt_value(_plain(b[label][0])) if label in b else "n/a",
-                         fmt_value(_plain(a[label][0])) if label in a else "n/a",
-                         _SHORT.get(direction, direction)])
-    return rows
-
-
-def _plain(v: Any) -> Any:
-    import numbers
-
-    if isinstance(v, bool) or v is None or isinstance(v, str):
-        return v
-    if isinstance(v, numbers.Integral):
-        return int(v)
-    return float(v)
-
-
-def _param_rows(params: dict[str, Any], prefix: str = "") -> list[list[str]]:
-    from ..report.tables import fmt_value
-
-    rows = []
-    for k, v in params.items():
-        if isinstance(v, dict):
-            rows.extend(_param_rows(v, f"{prefix}{k} "))
-        else:
-            rows.append([f"{prefix}{k}", fmt_value(v)])
-    return rows
-
-
-def _title(summary: dict[str, Any]) -> str:
-    src = f"fitted on {summary['fitted_on']}" if summary.get("fitted_on") else f"loaded from {summary.get('loaded_from')}"
-    return f"recalibrate --method {summary['method']} ({src})"
-
-
-def _file_title(block: dict[str, Any]) -> str:
-    return f"{block['role']}: {block['path']} ({block['n_rows']} rows, {block['representation']})"
-
-
 def _emit(summary: dict[str, Any], fmt: OutputFormat) -> None:
-    from ..io.writers import dumps_json
-
     for note in summary.get("notes", []):
         typer.echo(f"note: {note}", err=True)
     for key, what in (("saved", "saved the recalibrator to"), ("output", "wrote")):
         if summary.get(key):
             typer.echo(f"{what} {summary[key]}", err=True)
-    if fmt is OutputFormat.json:
-        sys.stdout.write(dumps_json(summary))
-        return
-    params = _param_rows(summary["parameters"])
-    head = ["group", "metric", "before", "after", "direction"]
-    if fmt is OutputFormat.markdown:
-        lines = [f"**{_title(summary)}**", "", "| parameter | value |", "|---|---:|"]
-        lines += [f"| {k} | {v} |" for k, v in params]
-        for block in summary["files"].values():
-            lines += ["", f"**{_file_title(block)}**"]
-            if "before" not in block:
-                lines.append("no target column: nothing to score")
-                continue
-            if block.get("before_basis", "input") != "input":
-                lines.append(f"before: {block['before_basis']}")
-            lines += ["", "| " + " | ".join(head) + " |", "|---|---|---:|---:|---|"]
-            lines += ["| " + " | ".join(r) + " |" for r in _metric_rows(block, summary["orientation"])]
-        sys.stdout.write("\n".join(lines) + "\n")
-        return
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
+    from ..report.recalibrate import rich_tables, to_markdown
 
-    console = Console()
-    table = Table(title=escape(_title(summary)), title_justify="left")
-    table.add_column("parameter", style="cyan", no_wrap=True)
-    table.add_column("value", justify="right")
-    for row in params:
-        table.add_row(*map(escape, row))
-    console.print(table)
-    for block in summary["files"].values():
-        if "before" not in block:
-            console.print(escape(f"{_file_title(block)}: no target column, nothing to score"))
-            continue
-        caption = None if block.get("before_basis", "input") == "input" else escape(f"before: {block['before_basis']}")
-        t = Table(title=escape(_file_title(block)), title_justify="left", caption=caption, caption_justify="left")
-        for h in head:
-            t.add_column(h, justify="right" if h in ("before", "after") else "left",
-                         style="cyan" if h == "group" else ("dim" if h == "direction" else None),
-                         no_wrap=h != "metric")
-        last = None
-        for row in _metric_rows(block, summary["orientation"]):
-            if last is not None and row[0] != last:
-                t.add_section()
-            t.add_row(*map(escape, [row[0] if row[0] != last else "", *row[1:]]))
-            last = row[0]
-        console.print(t)
+    show(summary, fmt, lambda: to_markdown(summary), lambda: rich_tables(summary))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -23,7 +22,9 @@ from .common import (
     UpperCol,
     VarCol,
     YCol,
+    console,
     handle_errors,
+    show,
     parse_pair,
     settings_from_flags,
 )
@@ -130,57 +131,9 @@ def ucc(
 
 
 def _render(summary: dict[str, Any], fmt: OutputFormat) -> None:
-    from ..tasks.ucc import (
-        caption,
-        pvalue_rows,
-        pvalue_title,
-        summary_rows,
-        title,
-        to_markdown,
-    )
-
     for note in summary.get("notes", []):
         typer.echo(f"note: {note}", err=True)
-    if fmt is OutputFormat.json:
-        from ..io.writers import dumps_json
+    from ..report.ucc import rich_tables, to_markdown
 
-        sys.stdout.write(dumps_json(summary))
-        return
-    if fmt is OutputFormat.markdown:
-        sys.stdout.write(to_markdown(summary))
-        return
-    from rich.console import Console
-
-    console = Console()
-    if not console.is_terminal:  # pipes and CI logs: do not squeeze the columns
-        console = Console(width=max(console.width, 200))
-    header, rows = summary_rows(summary)
-    header = [h.replace(" ", "\n", 1) for h in header]  # "k=1" over "bandwidth": narrower columns
-    table = _table(title(summary), caption(summary), header, rows)
-    if console.measure(table, options=console.options.update_width(100_000)).maximum > console.width:
-        # too wide for this terminal: the same columns as two tables, areas then operating points
-        split = header.index("k=1\n" + summary["settings"]["x_axis"])
-        cols = [list(range(split)), [0, *range(split, len(header))]]
-        for j, idx in enumerate(cols):
-            console.print(_table(title(summary) if j == 0 else None, caption(summary) if j == 1 else None,
-                                 [header[i] for i in idx], [[r[i] for i in idx] for r in rows]))
-    else:
-        console.print(table)
-    pv = pvalue_rows(summary)
-    if pv is not None:
-        console.print(_table(pvalue_title(summary), None, *pv))
-
-
-def _table(head: str | None, cap: str | None, header: list[str], rows: list[list[str]]):
-    from rich.markup import escape
-    from rich.table import Table
-
-    table = Table(title=escape(head) if head else None, caption=escape(cap) if cap else None,
-                  title_justify="left", caption_justify="left")
-    for i, h in enumerate(header):
-        left = i == 0 or h.startswith("model")
-        table.add_column(escape(h), justify="left" if left else "right", style="cyan" if i == 0 else None,
-                         no_wrap=True)
-    for r in rows:
-        table.add_row(*(escape(c) for c in r))
-    return table
+    out = console(200)  # pipes and CI logs: do not squeeze the columns
+    show(summary, fmt, lambda: to_markdown(summary), lambda: rich_tables(summary, out.width), out)

@@ -26,6 +26,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from .. import __version__
 from ..errors import InputError
 from ..glossary import find_entry
+from .format import HTML, flatten, fmt_number, metric_orientation
+from .format import is_number as _is_number
 
 __all__ = ["flatten", "image_data_uri", "render_report", "ORIENTATION_TEXT"]
 
@@ -110,62 +112,8 @@ def _is_scalar(v: Any) -> bool:
     return v is None or isinstance(v, (str, bool, int, float))
 
 
-def flatten(tree: Any, prefix: str = "") -> list[tuple[str, Any]]:
-    """Leaves of nested mappings as ``(dotted path, value)`` in insertion order.
-
-    Scalars and lists are leaves; a list of numbers is kept whole (a list-valued metric).
-    """
-    out: list[tuple[str, Any]] = []
-    if isinstance(tree, Mapping):
-        for k, v in tree.items():
-            path = f"{prefix}.{k}" if prefix else str(k)
-            if isinstance(v, Mapping):
-                if v:
-                    out.extend(flatten(v, path))
-                else:
-                    out.append((path, None))
-            else:
-                out.append((path, v))
-    elif prefix:
-        out.append((prefix, tree))
-    return out
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
 def _fmt_number(v: float | int) -> str:
-    if isinstance(v, int):
-        return f"{v:d}"
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "∞" if v > 0 else "−∞"
-    if v != 0 and (abs(v) >= 1e6 or abs(v) < 1e-4):
-        return f"{v:.4e}"
-    return f"{v:.6g}"
-
-
-def _strip_levels(parts: Sequence[str]) -> list[str]:
-    level = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-    return [p for p in parts if not level.match(p)]
-
-
-def _orientation(path: str, orientation: Mapping[str, str]) -> str | None:
-    """Orientation of a metric path: exact key, then ``group.last``, then ``group.second``."""
-    if not orientation:
-        return None
-    if path in orientation:
-        return orientation[path]
-    parts = _strip_levels(path.split("."))
-    cands = [".".join(parts)]
-    if len(parts) >= 3:
-        cands += [f"{parts[0]}.{parts[-1]}", f"{parts[0]}.{parts[1]}"]
-    for c in cands:
-        if c in orientation:
-            return orientation[c]
-    return None
+    return fmt_number(v, HTML)
 
 
 def image_data_uri(data: bytes) -> str:
@@ -267,12 +215,13 @@ def _matrix_table(
     paths: Sequence[str],
     columns: Sequence[str],
     flats: Sequence[Mapping[str, Any]],
-    orientations: Sequence[Mapping[str, str]] | None,
+    orientations: Sequence[tuple[Mapping[str, str], str | None]] | None,
     table_class: str,
     first_header: str = "metric",
     link_glossary: bool = True,
 ) -> str:
-    """Rows = paths, columns = files (or group values); orientation column when given."""
+    """Rows = paths, columns = files (or group values); orientation column when given
+    (``orientations``: each summary's orientation map and representation)."""
     head = [f"<th>{_esc(first_header)}</th>"]
     if orientations is not None:
         head.append("<th>better</th>")
@@ -282,8 +231,8 @@ def _matrix_table(
         values = [f.get(path) for f in flats]
         orient = None
         if orientations is not None:
-            for o in orientations:  # first summary that declares it
-                orient = _orientation(path, o)
+            for o, kind in orientations:  # first summary that declares it
+                orient = metric_orientation(path, o, kind)
                 if orient:
                     break
         label = f"<code>{_esc(path)}</code>"
@@ -382,7 +331,7 @@ def _section_metrics(entries, names, ids: _Ids) -> tuple[str, list[str]]:
         for k, v in ucc_orient.items():
             orient.setdefault(k, v)
         flats.append(flat)
-        orients.append(orient)
+        orients.append((orient, (s.get("input") or {}).get("representation")))
     paths = _union(f.keys() for f in flats)
     groups: dict[str, list[str]] = {}
     for p in paths:
@@ -440,7 +389,8 @@ def _section_groups(entries, names, ids: _Ids) -> tuple[str, list[str]]:
         if cols:
             paths = _union(c.keys() for c in cols.values())
             paths_all += paths
-            orient = e["summary"].get("orientation") or {}
+            s = e["summary"]
+            orient = (s.get("orientation") or {}, (s.get("input") or {}).get("representation"))
             blocks.append(_matrix_table(paths, list(cols), list(cols.values()), [orient],
                                         "groups"))
     if not blocks:

@@ -48,13 +48,3 @@ def build_summary(
     if notes:
         out["notes"] = list(notes)
     return out
-
-
-def iter_scalars(metrics: dict[str, Any], prefix: str = ""):
-    """Yield ``(path, value)`` for every leaf of a metrics dict (lists are leaves too)."""
-    for k, v in metrics.items():
-        path = f"{prefix}.{k}" if prefix else str(k)
-        if isinstance(v, dict):
-            yield from iter_scalars(v, path)
-        else:
-            yield path, v

@@ -1,68 +1,43 @@
-"""Render a summary as rich tables or Markdown. Strings only; the CLI prints them."""
+"""Render a score summary (``uqeval.score/1``) as a rich table or Markdown. Strings only; the CLI prints them."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from .format import fmt_number, leaves, md_table, metric_orientation, rich_table as _rich_table
+
 DIRECTION = {"lower": "lower is better", "higher": "higher is better", "target": "closer to target"}
 SHORT = {"lower is better": "↓ lower", "higher is better": "↑ higher", "closer to target": "◎ target"}
 
 
-def fmt_value(v: Any) -> str:
-    if v is None:
-        return "n/a"
-    if isinstance(v, bool):
-        return str(v)
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if v == 0:
-            return "0"
-        a = abs(v)
-        return f"{v:.4g}" if 1e-4 <= a < 1e6 else f"{v:.3e}"
-    if isinstance(v, (list, tuple)):
-        if len(v) > 4:
-            return f"{fmt_value(v[0])} … {fmt_value(v[-1])} ({len(v)})"
-        return "[" + ", ".join(fmt_value(x) for x in v) + "]"
-    return str(v)
-
-
-def _raw_rows(metrics: dict[str, Any], orient: dict[str, str]) -> list[tuple[str, str, Any, str]]:
+def _raw_rows(metrics: dict[str, Any], orient: dict[str, str], kind: str | None) -> list[tuple[str, str, Any, str]]:
     """``(group, metric label, value, direction)`` for every leaf; level keys join the metric label."""
-    rows = []
-    for group, body in metrics.items():
-        for key, val in body.items():
-            if isinstance(val, dict):
-                for sub, v in val.items():
-                    if isinstance(v, dict):
-                        for sub2, v2 in v.items():
-                            rows.append((group, f"{key} {sub} {sub2}", v2,
-                                         DIRECTION.get(orient.get(f"{group}.{sub2}", ""), "")))
-                        continue
-                    d = orient.get(f"{group}.{sub}") or orient.get(f"{group}.{key}", "")
-                    rows.append((group, f"{key} {sub}", v, DIRECTION.get(d, "")))
-            else:
-                rows.append((group, key, val, DIRECTION.get(orient.get(f"{group}.{key}", ""), "")))
-    return rows
+    return [(keys[0], " ".join(keys[1:]), v, DIRECTION.get(metric_orientation(keys, orient, kind) or "", ""))
+            for keys, v in leaves(metrics, empty=False) if len(keys) >= 2]
+
+
+def _kind(summary: dict[str, Any]) -> str | None:
+    return (summary.get("input") or {}).get("representation")
 
 
 def metric_rows(summary: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     """``(group, metric, value, direction)`` rows in summary order; level keys join the metric name."""
-    return [(g, m, fmt_value(v), d) for g, m, v, d in _raw_rows(summary.get("metrics", {}),
-                                                                summary.get("orientation", {}))]
+    return [(g, m, fmt_number(v), d) for g, m, v, d in _raw_rows(summary.get("metrics", {}),
+                                                                 summary.get("orientation", {}), _kind(summary))]
 
 
 def grouped_rows(summary: dict[str, Any]) -> tuple[list[str], list[tuple[str, str, list[str], str]]]:
     """With ``--by``: column labels and ``(group, metric, [overall, per value...], direction)`` rows."""
-    orient = summary.get("orientation", {})
+    orient, kind = summary.get("orientation", {}), _kind(summary)
     values = summary["groups"]["values"]
     column = summary["groups"].get("column") or "group"
     labels = ["all"] + [f"{column}={v}\nn={body['n_rows']}" for v, body in values.items()]
-    per_value = [{(g, m): val for g, m, val, _ in _raw_rows(body["metrics"], orient)} for body in values.values()]
+    per_value = [{(g, m): val for g, m, val, _ in _raw_rows(body["metrics"], orient, kind)}
+                 for body in values.values()]
     rows = []
-    for g, m, v, d in _raw_rows(summary.get("metrics", {}), orient):
+    for g, m, v, d in _raw_rows(summary.get("metrics", {}), orient, kind):
         cells = [v] + [pv.get((g, m)) for pv in per_value]
-        rows.append((g, m, [f"[{len(c)}]" if isinstance(c, list) else fmt_value(c) for c in cells], d))
+        rows.append((g, m, [f"[{len(c)}]" if isinstance(c, list) else fmt_number(c) for c in cells], d))
     return labels, rows
 
 
@@ -74,36 +49,31 @@ def header_line(summary: dict[str, Any]) -> str:
     return s
 
 
-def rich_table(summary: dict[str, Any], title: str | None = None):
-    from rich.table import Table
-
-    table = Table(title=title or header_line(summary), title_justify="left")
-    table.add_column("group", style="cyan", no_wrap=True)
-    table.add_column("metric", no_wrap=True)
+def _rows(summary: dict[str, Any]) -> tuple[list[str], list[tuple[str, str, list[str], str]]]:
     if "groups" in summary:
-        labels, rows = grouped_rows(summary)
-    else:
-        labels, rows = ["value"], [(g, m, [v], d) for g, m, v, d in metric_rows(summary)]
-    for label in labels:
-        table.add_column(label, justify="right", no_wrap=True)
-    table.add_column("better", style="dim", no_wrap=True, min_width=8)
-    last = None
+        return grouped_rows(summary)
+    return ["value"], [(g, m, [v], d) for g, m, v, d in metric_rows(summary)]
+
+
+def rich_table(summary: dict[str, Any], title: str | None = None):
+    from rich.markup import escape
+
+    labels, rows = _rows(summary)
+    columns = [("group", {"style": "cyan", "no_wrap": True}), ("metric", {"no_wrap": True})]
+    columns += [(escape(label), {"justify": "right", "no_wrap": True}) for label in labels]
+    columns += [("better", {"style": "dim", "no_wrap": True, "min_width": 8})]
+    cells, sections, last = [], [], None
     for group, metric, values, direction in rows:
-        if last is not None and group != last:
-            table.add_section()
-        table.add_row(group if group != last else "", metric, *values, SHORT.get(direction, direction))
+        sections.append(last is not None and group != last)
+        cells.append([escape(group) if group != last else "", escape(metric), *map(escape, values),
+                      SHORT.get(direction, direction)])
         last = group
-    return table
+    return _rich_table(columns, cells, title=title or header_line(summary), sections=sections)
 
 
 def markdown(summary: dict[str, Any], title: str | None = None) -> str:
-    if "groups" in summary:
-        labels, rows = grouped_rows(summary)
-    else:
-        labels, rows = ["value"], [(g, m, [v], d) for g, m, v, d in metric_rows(summary)]
+    labels, rows = _rows(summary)
     lines = [f"**{title or header_line(summary)}**", "",
-             "| group | metric | " + " | ".join(label.replace("\n", " ") for label in labels) + " | direction |",
-             "|---|---|" + "---:|" * len(labels) + "---|"]
-    for group, metric, values, direction in rows:
-        lines.append(f"| {group} | {metric} | " + " | ".join(values) + f" | {direction} |")
+             *md_table(["group", "metric", *labels, "direction"],
+                       [[g, m, *values, d] for g, m, values, d in rows], "ll" + "r" * len(labels) + "l")]
     return "\n".join(lines) + "\n"

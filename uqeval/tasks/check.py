@@ -1,8 +1,9 @@
 """CI rule gate: thresholds and baseline regressions on a ``uqeval score`` summary.
 
-Pure functions only: TOML text and summary dicts in, a :class:`GateResult` and
-rendered strings out. Nothing here reads files, prints or exits; the ``uqeval
-check`` command does that and turns a failed gate into exit code 1.
+Pure functions only: TOML text and summary dicts in, a :class:`GateResult` out
+(rendered as JSON, Markdown, JUnit or a table by :mod:`uqeval.report.check`).
+Nothing here reads files, prints or exits; the ``uqeval check`` command does that
+and turns a failed gate into exit code 1.
 
 Metric paths
 ------------
@@ -21,9 +22,11 @@ List elements cannot be addressed.
 Orientation
 -----------
 Each summary carries ``"orientation"``: ``{"group.key": "lower" | "higher" |
-"target"}``. The orientation key of a path is its first and last key joined by
-a dot, so ``"coverage.width"`` applies to ``"coverage.0.95.width"`` at every
-level; an exact full-path entry, if present, takes precedence.
+"target"}``. An exact full-path entry answers first; otherwise the path's entry
+in the metric catalogue (:func:`uqeval.catalogue.lookup`, so ``"coverage.width"``
+applies to ``"coverage.0.95.width"`` at every level) names its key in that map,
+or, when the summary lacks it, gives its own orientation for the summary's
+representation. Orientation is never guessed from a key's name.
 
 ``"target"`` metrics are best at a target value. The target of a path is, in
 order: the rule's ``target`` option; ``summary["targets"][orientation key]`` if
@@ -88,16 +91,15 @@ import difflib
 import json
 import math
 import re
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
 from .._toml import tomllib
 
 from ..errors import InputError
+from ..report.format import DETAIL, flatten, fmt_number, metric_orientation
 
 SUMMARY_SCHEMA = "uqeval.score/1"
-CHECK_SCHEMA = "uqeval.check/1"
 
 Orientation = Literal["lower", "higher", "target"]
 Status = Literal["PASS", "FAIL", "SKIP"]
@@ -256,12 +258,9 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def _walk(node: Any, prefix: str, out: dict[str, Any], include_null: bool) -> None:
-    if isinstance(node, dict):
-        for key, val in node.items():
-            _walk(val, f"{prefix}.{key}" if prefix else str(key), out, include_null)
-    elif _is_number(node) or (include_null and node is None):
-        out[prefix] = node
+def _leaves(node: Any, prefix: str = "") -> dict[str, Any]:
+    """Numeric and ``null`` leaves below ``node`` by dotted path (lists are not metrics)."""
+    return {p: v for p, v in flatten(node, prefix, empty=False) if _is_number(v) or v is None}
 
 
 def flatten_metrics(summary: Mapping[str, Any]) -> dict[str, float | int]:
@@ -270,9 +269,7 @@ def flatten_metrics(summary: Mapping[str, Any]) -> dict[str, float | int]:
     Lists and ``null`` are skipped (lists are not metrics; see the module docstring).
     Keys containing dots are kept whole, so ``"coverage.0.95.coverage"`` appears as is.
     """
-    out: dict[str, Any] = {}
-    _walk(summary.get("metrics", {}), "", out, include_null=False)
-    return out
+    return {p: v for p, v in _leaves(summary.get("metrics", {})).items() if v is not None}
 
 
 def _resolve(node: Any, path: str) -> tuple[bool, Any, tuple[str, ...]]:
@@ -302,9 +299,7 @@ def resolve_path(summary: Mapping[str, Any], path: str) -> tuple[Any, tuple[str,
 
 
 def _close_matches(summary: Mapping[str, Any], path: str) -> list[str]:
-    leaves: dict[str, Any] = {}
-    _walk(summary.get("metrics", {}), "", leaves, include_null=True)
-    names = list(leaves)
+    names = list(_leaves(summary.get("metrics", {})))
     matches = difflib.get_close_matches(path, names, n=5, cutoff=0.6)
     last = path.rsplit(".", 1)[-1]
     for name in names:  # same metric name in another group: "ma_cal" -> "avg_calibration.ma_cal"
@@ -327,8 +322,7 @@ def _scalar_at(summary: Mapping[str, Any], path: str) -> tuple[Any, tuple[str, .
     """Value at ``path``; an :class:`InputError` if it is an object or a list."""
     val, keys = resolve_path(summary, path)
     if isinstance(val, dict):
-        sub: dict[str, Any] = {}
-        _walk(val, path, sub, include_null=True)
+        sub = _leaves(val, path)
         listed = ", ".join(f'"{p}"' for p in list(sub)[:8]) or "none"
         raise InputError(f'"{path}" is a group of metrics, not one metric; pick one of: {listed}')
     if isinstance(val, (list, tuple)):
@@ -339,29 +333,19 @@ def _scalar_at(summary: Mapping[str, Any], path: str) -> tuple[Any, tuple[str, .
 
 
 def orientation_of(summary: Mapping[str, Any], path: str) -> Orientation:
-    """Orientation of the metric at ``path`` from ``summary["orientation"]``.
-
-    The exact path is looked up first, then ``"<first key>.<last key>"`` (level keys
-    in between are dropped: ``coverage.0.95.width`` -> ``coverage.width``).
-    """
-    table = summary.get("orientation", {}) or {}
+    """Orientation of the metric at ``path``: the summary's ``orientation`` map, else the
+    metric catalogue (:func:`uqeval.report.format.metric_orientation`)."""
     _, keys = resolve_path(summary, path)
-    candidates = [path]
-    if len(keys) >= 2:
-        candidates.append(f"{keys[0]}.{keys[-1]}")
-    for key in candidates:
-        if key in table:
-            val = table[key]
-            if val not in ("lower", "higher", "target"):
-                raise InputError(
-                    f'summary orientation of "{key}" is {val!r}; expected "lower", "higher" or "target"'
-                )
-            return val
-    raise InputError(
-        f'the summary declares no orientation for "{path}" (looked up: '
-        f"{', '.join(repr(c) for c in candidates)}); use max_increase/max_decrease, "
-        "which do not need one, or re-score with a uqeval that writes it"
-    )
+    kind = (summary.get("input") or {}).get("representation")
+    val = metric_orientation(keys, summary.get("orientation") or {}, kind)
+    if val is None:
+        raise InputError(
+            f'the summary declares no orientation for "{path}" and the metric catalogue has none; use '
+            "max_increase/max_decrease, which do not need one, or re-score with a uqeval that writes it"
+        )
+    if val not in ("lower", "higher", "target"):
+        raise InputError(f'summary orientation of "{path}" is {val!r}; expected "lower", "higher" or "target"')
+    return val
 
 
 def target_of(summary: Mapping[str, Any], path: str, override: float | None = None) -> float:
@@ -641,11 +625,7 @@ def _find_option_line(text: str, start: int | None, option: str) -> int | None:
 
 
 def _fmt(x: float | None) -> str:
-    if x is None:
-        return "—"
-    if isinstance(x, float) and math.isnan(x):
-        return "NaN"
-    return f"{x:.6g}"
+    return fmt_number(x, DETAIL)
 
 
 def _le(x: float, limit: float) -> bool:
@@ -814,95 +794,3 @@ def _evaluate_check(
         msg += (f"; note: this {kind} is an improvement ({orient} is better): use max_regression "
                 "to limit only changes for the worse")
     return row("FAIL", limit, msg, base, orient)
-
-
-# --------------------------------------------------------------------------- renderers
-
-
-def _headline(result: GateResult) -> str:
-    c = result.counts
-    verdict = "PASSED" if result.passed else "FAILED"
-    parts = [f"{c['PASS']} passed", f"{c['FAIL']} failed"]
-    if c["SKIP"]:
-        parts.append(f"{c['SKIP']} skipped")
-    return f"uqeval check {verdict}: {', '.join(parts)} of {len(result.rows)} checks"
-
-
-def _md_cell(x: str) -> str:
-    return x.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
-def to_markdown(result: GateResult) -> str:
-    """A GitHub-flavoured markdown report: headline, one table row per check, notes."""
-    icon = {"PASS": "✅ PASS", "FAIL": "❌ FAIL", "SKIP": "⏭️ SKIP"}
-    lines = [
-        f"### {'✅' if result.passed else '❌'} {_headline(result)}",
-        "",
-        f"Rules: `{result.rules_source}`",
-        "",
-        "| Status | Metric | Check | Value | Baseline | Limit | Details |",
-        "|---|---|---|---:|---:|---|---|",
-    ]
-    for r in result.rows:
-        cells = [icon[r.status], f"`{r.path}`", r.check, _fmt(r.value), _fmt(r.baseline), r.limit, r.message]
-        lines.append("| " + " | ".join(_md_cell(c) for c in cells) + " |")
-    if result.notes:
-        lines.append("")
-        lines.extend(f"- {_md_cell(n)}" for n in result.notes)
-    return "\n".join(lines) + "\n"
-
-
-def to_junit(result: GateResult, name: str = "uqeval.check") -> str:
-    """JUnit XML: one ``<testcase>`` per check, ``<failure>``/``<skipped>`` as needed."""
-    c = result.counts
-    counts = {"tests": str(len(result.rows)), "failures": str(c["FAIL"]), "errors": "0",
-              "skipped": str(c["SKIP"]), "time": "0"}
-    root = ET.Element("testsuites", {"name": name, **counts})
-    suite = ET.SubElement(root, "testsuite", {"name": name, **counts})
-    props = ET.SubElement(suite, "properties")
-    ET.SubElement(props, "property", {"name": "rules", "value": result.rules_source})
-    for note in result.notes:
-        ET.SubElement(props, "property", {"name": "note", "value": note})
-    for r in result.rows:
-        case = ET.SubElement(suite, "testcase", {"classname": name, "name": r.name, "time": "0"})
-        detail = (f"value={_fmt(r.value)} baseline={_fmt(r.baseline)} limit={r.limit}"
-                  + (f" (rules line {r.line})" if r.line else ""))
-        if r.status == "FAIL":
-            fail = ET.SubElement(case, "failure", {"message": r.message, "type": "uqeval.check"})
-            fail.text = f"{r.name}: {r.message}\n{detail}"
-        elif r.status == "SKIP":
-            ET.SubElement(case, "skipped", {"message": r.message})
-        else:
-            ET.SubElement(case, "system-out").text = f"{r.message}\n{detail}"
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
-
-
-def _json_num(x: float | None) -> float | None:
-    return x if x is None or math.isfinite(x) else None
-
-
-def to_dict(result: GateResult) -> dict[str, Any]:
-    """A JSON-serialisable view (schema ``uqeval.check/1``); NaN/inf become ``null``."""
-    return {
-        "schema": CHECK_SCHEMA,
-        "passed": result.passed,
-        "headline": _headline(result),
-        "counts": {k.lower(): v for k, v in result.counts.items()},
-        "rules": result.rules_source,
-        "rows": [
-            {
-                "path": r.path,
-                "check": r.check,
-                "status": r.status,
-                "value": _json_num(r.value),
-                "baseline": _json_num(r.baseline),
-                "limit": r.limit,
-                "message": r.message,
-                "orientation": r.orientation,
-                "line": r.line,
-            }
-            for r in result.rows
-        ],
-        "notes": list(result.notes),
-    }

@@ -42,8 +42,8 @@ Steps
          "notes": ["..."]                     # only when there is something to point out
        }
 
-4. :func:`plot_models` builds the input of :func:`~uqeval.plots.ucc.plot_ucc`;
-   :func:`summary_rows`, :func:`pvalue_rows` and :func:`to_markdown` give the tables.
+4. :func:`plot_models` builds the input of :func:`~uqeval.plots.ucc.plot_ucc`; the tables
+   are rendered by :mod:`uqeval.report.ucc`.
 """
 
 from __future__ import annotations
@@ -398,100 +398,3 @@ def plot_models(bands: Sequence[Band], summary: dict[str, Any]) -> list[dict[str
         out.append({"name": b.name, "curve": curve, "const_curve": const, "op": u["op"],
                     "op_min": u["op_min"], "auucc": u["auucc"], "gain": u["gain"]})
     return out
-
-
-# --------------------------------------------------------------------------- tables
-
-
-def _num(v: Any) -> str:
-    from ..report.tables import fmt_value
-
-    return fmt_value(v)
-
-
-def _pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{100.0 * v:+.1f}%"
-
-
-def summary_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """``(header, rows)``: one row per model with AUUCC, constant-band AUUCC, gain, the partial
-    area (when asked), the original operating point (k = 1) and the minimum-cost point k*."""
-    s = summary["settings"]
-    x, y = s["x_axis"], s["y_axis"]
-    partial = s["partial_x"] is not None or s["partial_y"] is not None
-    header = ["model", "AUUCC", "AUUCC const", "gain"]
-    if partial:
-        header += ["partial", "partial const", "partial gain"]
-    header += [f"k=1 {x}", f"k=1 {y}", "k=1 cost", "k*", f"k* {x}", f"k* {y}", "k* cost"]
-    rows = []
-    for name, m in summary["models"].items():
-        u = m["ucc"]
-        row = [name, _num(u["auucc"]), _num(u["auucc_const"]), _pct(u["gain"])]
-        if partial:
-            p = u["partial"]
-            row += [_num(p["auucc"]), _num(p["auucc_const"]), _pct(p["gain"])]
-        op, om = u["op"], u["op_min"]
-        row += [_num(op["x"]), _num(op["y"]), _num(op["cost"]), _num(om["k"]), _num(om["x"]),
-                _num(om["y"]), _num(om["cost"])]
-        rows.append(row)
-    return header, rows
-
-
-def pvalue_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]] | None:
-    """``(header, rows)`` of the permutation test, one row per pair; None when not run."""
-    t = summary.get("permutation_test")
-    if not t:
-        return None
-    header = ["model a", "model b", "AUUCC a", "AUUCC b", "diff a − b", "p-value"]
-    rows = [[p["a"], p["b"], _num(p["auucc_a"]), _num(p["auucc_b"]), _num(p["diff"]), _num(p["p_value"])]
-            for p in t["pairs"]]
-    return header, rows
-
-
-def _axis_label(axis: str, normalize: str) -> str:
-    """``missrate`` or ``bandwidth [std(y)]`` (the plot's labels, without importing matplotlib)."""
-    if axis == "missrate":
-        return axis
-    return f"{axis} [{'std(y)' if normalize == 'std' else 'units of y'}]"
-
-
-def title(summary: dict[str, Any]) -> str:
-    """One line: axes with their units, level, cost weight, partial range and rows."""
-    s = summary["settings"]
-    level = "per file" if s["level"] is None else _level_key(s["level"])
-    part = ""
-    if s["partial_x"] is not None:
-        part = f"; partial: x in [{_num(s['partial_x'][0])}, {_num(s['partial_x'][1])}]"
-    elif s["partial_y"] is not None:
-        part = f"; partial: y in [{_num(s['partial_y'][0])}, {_num(s['partial_y'][1])}]"
-    return (f"UCC: x = {_axis_label(s['x_axis'], s['normalize'])}, y = {_axis_label(s['y_axis'], s['normalize'])}; "
-            f"level {level}; cost c = {s['cost']:g}{part}; {summary['n_rows']} rows")
-
-
-def caption(summary: dict[str, Any]) -> str:
-    """How to read the table: gain, k = 1 and k*."""
-    return ("gain = (AUUCC const − AUUCC) / AUUCC const, higher is better (const: constant-width band around "
-            "the same prediction); k=1: the intervals as given; k*: minimum of the cost c·x + (1 − c)·y")
-
-
-def pvalue_title(summary: dict[str, Any]) -> str:
-    t = summary["permutation_test"]
-    return (f"Paired permutation test of AUUCC differences ({t['n_permutations']} permutations, "
-            f"seed {t['seed']}, two-sided)")
-
-
-def to_markdown(summary: dict[str, Any]) -> str:
-    """The tables as GitHub Markdown."""
-    def table(header: list[str], rows: list[list[str]]) -> list[str]:
-        esc = [[c.replace("|", "\\|") for c in r] for r in [header, *rows]]
-        align = ["---"] + ["---:"] * (len(header) - 1)
-        return ["| " + " | ".join(esc[0]) + " |", "| " + " | ".join(align) + " |",
-                *("| " + " | ".join(r) + " |" for r in esc[1:])]
-
-    lines = [f"**{title(summary)}**", "", *table(*summary_rows(summary)), "", caption(summary)]
-    pv = pvalue_rows(summary)
-    if pv is not None:
-        lines += ["", f"**{pvalue_title(summary)}**", "", *table(*pv)]
-    for note in summary.get("notes", []):
-        lines += ["", f"note: {note}"]
-    return "\n".join(lines) + "\n"

@@ -1,0 +1,92 @@
+"""Render a comparison (``uqeval.compare/1``): Markdown, and rich tables for the terminal."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+from .format import DASHED, fmt_number, fmt_p, md_table
+
+
+def _num(x: Any) -> str:
+    return fmt_number(None if x is None else float(x), DASHED)
+
+
+def cell(entry: Mapping[str, Any]) -> str:
+    """``estimate [low, high]`` of one model's value of one metric."""
+    s = _num(entry.get("estimate"))
+    if not (entry.get("low") is None or (isinstance(entry.get("low"), float) and math.isnan(entry["low"]))):
+        s += f" [{_num(entry['low'])}, {_num(entry['high'])}]"
+    return s
+
+
+def direction(metric: Mapping[str, Any]) -> str:
+    o = metric.get("orientation")
+    if o == "target":
+        return f"closest to {_num(metric.get('target'))}"
+    return {"lower": "lower is better", "higher": "higher is better"}.get(o, "")
+
+
+def _ranked(e: Mapping[str, Any]) -> str:
+    return cell(e) + ("" if math.isnan(e["rank"]) else f" (#{e['rank']:g})")
+
+
+def _ci(s: Mapping[str, Any]) -> str:
+    return f"{s['ci_level'] * 100:g}% bootstrap CI, {s['bootstrap']} resamples" if s["bootstrap"] else "no bootstrap"
+
+
+_TESTS_HEADER = ["metric", "model", "reference", "mean diff", "permutation p", "DM t", "DM p"]
+
+
+def _test_row(t: Mapping[str, Any], code: str = "") -> list[str]:
+    return [f"{code}{t['metric']}{code}", f"{code}{t['model']}{code}", f"{code}{t['reference']}{code}",
+            _num(t["mean_diff"]), fmt_p(t["permutation_p"]), _num(t["dm_statistic"]), fmt_p(t["dm_p"])]
+
+
+def to_markdown(result: Mapping[str, Any]) -> str:
+    """GitHub-flavoured markdown: metric table (value [CI] and rank), tests, notes."""
+    names = [m["name"] for m in result["models"]]
+    s = result["settings"]
+    rows = []
+    for metric, body in result["metrics"].items():
+        cells = [f"**{_ranked(body['values'][n])}**" if n in body["best"] else _ranked(body["values"][n])
+                 for n in names]
+        rows.append([f"`{metric}`", direction(body), *cells])
+    rows.append(["mean rank", "", *(_num(result["ranks"]["mean_rank"][n]) for n in names)])
+    lines = [f"### uqeval compare: {len(names)} models, {result['n_rows']} rows ({_ci(s)}, seed {s['seed']})", "",
+             *md_table(["metric", "direction", *(f"`{n}`" for n in names)], rows, "ll" + "r" * len(names))]
+    if result["tests"]:
+        lines += ["", "Paired tests on per-row scores (difference = model − reference; p-values unadjusted):", "",
+                  *md_table(_TESTS_HEADER, [_test_row(t, "`") for t in result["tests"]], "lllrrrr")]
+    if result["notes"]:
+        lines.append("")
+        lines += [f"- {n}" for n in result["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+def rich_tables(result: Mapping[str, Any]) -> list[Any]:
+    """The metric table, the tests table (when tests ran) and the notes, as rich renderables."""
+    from rich.markup import escape
+    from rich.text import Text
+
+    from .format import rich_table
+
+    names = [m["name"] for m in result["models"]]
+    s = result["settings"]
+    ci = f"{_ci(s)}, seed {s['seed']}" if s["bootstrap"] else _ci(s)
+    columns = [("metric", {"style": "cyan", "no_wrap": True}), ("direction", {"style": "dim"})]
+    columns += [(escape(n), {"justify": "right"}) for n in names]
+    rows = []
+    for metric, body in result["metrics"].items():
+        cells = [escape(_ranked(body["values"][n])) for n in names]
+        cells = [f"[bold green]{c}[/]" if n in body["best"] else c for n, c in zip(names, cells)]
+        rows.append([escape(metric), direction(body), *cells])
+    rows.append(["mean rank", "", *(_num(result["ranks"]["mean_rank"][n]) for n in names)])
+    out = [rich_table(columns, rows, title=f"{len(names)} models, {result['n_rows']} rows ({ci}); (#rank), best in bold",
+                      sections=[False] * (len(rows) - 1) + [True])]
+    if result["tests"]:
+        cols = [(c, {"justify": "right" if i >= 3 else "left"}) for i, c in enumerate(_TESTS_HEADER)]
+        out.append(rich_table(cols, [[escape(c) for c in _test_row(t)] for t in result["tests"]],
+                              title="Paired tests on per-row scores (diff = model − reference; p unadjusted)"))
+    out += [Text(f"note: {n}", style="dim") for n in result["notes"]]
+    return out
