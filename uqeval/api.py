@@ -47,14 +47,13 @@ class Scores(Mapping):
 
     def __init__(self, summary: dict[str, Any]) -> None:
         self._summary = summary
-        self._flat = dict(_flatten(summary["metrics"]))
+        from .report.format import flatten, metric_orientation
+
+        self._flat = dict(flatten(summary["metrics"]))
         kind = summary["input"].get("representation")
         self.orientation: dict[str, str] = {}
-        from .catalogue import lookup
-
         for key in self._flat:
-            entry = lookup(key)
-            o = entry.orientation_for(kind) if entry is not None else None
+            o = metric_orientation(key, summary.get("orientation"), kind)
             if o is not None:
                 self.orientation[key] = o
 
@@ -99,35 +98,26 @@ class Scores(Mapping):
                               "orientation": self.orientation.get(k)} for k, v in self._flat.items()])
 
     def __repr__(self) -> str:
+        from .report.format import DETAIL, fmt_number
+
         lines = [f"Scores({self.representation}, {self._summary['input'].get('n_rows')} rows)"]
         for k, v in self._flat.items():
             if isinstance(v, (int, float)) or v is None:
-                lines.append(f"  {k}: {_fmt(v)}" + (f"  ({self.orientation[k]})" if k in self.orientation else ""))
+                lines.append(f"  {k}: {fmt_number(v, DETAIL)}" + (f"  ({self.orientation[k]})" if k in self.orientation else ""))
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
         from html import escape
 
+        from .report.format import DETAIL, fmt_number
+
         rows = "".join(
-            f"<tr><td>{escape(k)}</td><td style='text-align:right'>{escape(_fmt(v))}</td>"
+            f"<tr><td>{escape(k)}</td><td style='text-align:right'>{escape(fmt_number(v, DETAIL))}</td>"
             f"<td>{escape(self.orientation.get(k, ''))}</td></tr>"
             for k, v in self._flat.items() if isinstance(v, (int, float)) or v is None)
         return (f"<table><caption>uqeval scores: {escape(self.representation)}, "
                 f"{self._summary['input'].get('n_rows')} rows</caption>"
                 f"<tr><th>metric</th><th>value</th><th>better</th></tr>{rows}</table>")
-
-
-def _fmt(v: Any) -> str:
-    return "n/a" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v)
-
-
-def _flatten(tree: Mapping[str, Any], prefix: str = ""):
-    for k, v in tree.items():
-        path = f"{prefix}.{k}" if prefix else str(k)
-        if isinstance(v, Mapping):
-            yield from _flatten(v, path)
-        else:
-            yield path, v
 
 
 # --------------------------------------------------------------------------- building a prediction
