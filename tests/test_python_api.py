@@ -177,3 +177,10 @@ def test_containers_take_data_first_and_leave_the_callers_data_alone():
     assert uqeval.evaluate(g)["crps"] == uqeval.evaluate(y, mean=np.zeros(50), std=np.ones(50))["crps"]
     with pytest.raises(ValueError, match="num_bins"):
         uqeval.Settings(num_bins=1)
+
+
+def test_uqeval_metrics_lists_the_array_functions():
+    import uqeval.metrics
+
+    assert uqeval.metrics.crps_normal is uqeval.crps_normal
+    assert "brier_score" in dir(uqeval.metrics)
