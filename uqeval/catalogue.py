@@ -323,9 +323,11 @@ def _ensemble_uncertainty(p, s: Settings) -> dict:
 
 
 def _information_criteria(p, s: Settings) -> dict | None:
+    if p.loglik is None:
+        return None
     from .metrics.ensembles import information_criteria
 
-    return None if p.loglik is None else information_criteria(p.loglik)
+    return information_criteria(p.loglik)
 
 
 def _diversity(p, s: Settings) -> dict:
