@@ -10,8 +10,9 @@ from uqeval.tasks.score import score_prediction
 from uqeval.config import Settings, make_settings
 from uqeval.errors import InputError, SchemaError
 from uqeval.metrics.ucc import ucc_summary
-from uqeval.tasks.plot import (KIND_TITLES, PLOT_KINDS, applicable_kinds, build_figures, check_plot_dir, plot_level,
-                             read_x_column, ucc_level, ucc_result, write_figures)
+from uqeval.tasks.plot import (KIND_TITLES, PLOT_KINDS, applicable_kinds, build_figures, check_plot_dir, encode_figures,
+                             plot_level,
+                             read_x_column, ucc_level, ucc_result, write_images)
 from uqeval.predictions import (Categorical, Dirichlet, Gaussian, Intervals, MemberCategorical, Point, Quantiles,
                                 Samples)
 
@@ -238,7 +239,7 @@ def test_read_x_column_aligns_with_kept_rows(tmp_path):
 
 def test_plot_dir_is_created_in_an_existing_parent_only(tmp_path, preds):
     figs = build_figures(preds["quantiles"], None, Settings(), kinds=["pit", "calibration"]).figures
-    paths = write_figures(figs, tmp_path / "plots", "svg")
+    paths = write_images(encode_figures(figs, "svg"), tmp_path / "plots", "svg")
     assert [p.name for p in paths] == ["calibration.svg", "pit.svg"]
     assert all(p.read_bytes().startswith(b"<?xml") for p in paths)
     assert sorted(x.name for x in (tmp_path / "plots").iterdir()) == ["calibration.svg", "pit.svg"]  # no temp files

@@ -213,20 +213,6 @@ def check_quantiles_sorted(
         )
 
 
-def sort_crossing(quantiles: np.ndarray) -> tuple[np.ndarray, int]:
-    """Sort each row's quantiles (the monotone rearrangement of Chernozhukov et al. 2010).
-
-    Returns
-    -------
-    (sorted, n_fixed_rows) : the (N, Q) row-sorted array (a new array) and the
-    number of rows that were not sorted before.
-    """
-    q = as_float_array(quantiles, "quantiles", ndim=2)
-    check_finite(q, "quantiles")
-    n_fixed = int(np.count_nonzero((np.diff(q, axis=1) < 0).any(axis=1)))
-    return np.sort(q, axis=1), n_fixed
-
-
 def pit_histogram_quantiles(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray) -> dict:
     r"""PIT histogram of quantile forecasts, one bin between neighbouring levels.
 

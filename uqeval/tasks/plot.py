@@ -78,7 +78,6 @@ __all__ = [
     "read_x_column",
     "ucc_level",
     "ucc_result",
-    "write_figures",
 ]
 
 
@@ -528,12 +527,6 @@ def write_images(images: Mapping[str, bytes], directory: str | Path, fmt: str = 
         atomic_write_bytes(path, data)
         paths.append(path)
     return paths
-
-
-def write_figures(figures: Mapping[str, Any], directory: str | Path, fmt: str = "png",
-                  dpi: int = 150) -> list[Path]:
-    """Encode every figure (:func:`encode_figures`), then write them (:func:`write_images`)."""
-    return write_images(encode_figures(figures, fmt, dpi), directory, fmt)
 
 
 def check_plot_dir(directory: str | Path) -> Path:
