@@ -297,6 +297,6 @@ def pit_cover_index(pit: np.ndarray, expected: np.ndarray) -> np.ndarray:
     ``searchsorted(expected, |2u - 1| - tol, "left")``; ``len(expected)`` means never covered.
     Counting indices <= j reproduces that curve, which is what adversarial group calibration needs.
     """
-    u = _as_pit(pit)
-    p = as_float_array(expected, "expected")
-    return np.searchsorted(p, np.abs(2.0 * u - 1.0) - PIT_TOL, side="left")
+    from .calibration import central_cover_index
+
+    return central_cover_index(np.abs(2.0 * _as_pit(pit) - 1.0) - PIT_TOL, expected)

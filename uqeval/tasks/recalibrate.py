@@ -475,8 +475,6 @@ def _intervals(pred: Prediction, lower: np.ndarray, upper: np.ndarray, levels: S
 
 def evaluate(state: dict[str, Any], loaded: Loaded, applied: Applied, settings: Settings) -> dict[str, Any]:
     """``{"before", "after", "orientation", "before_basis"}`` metric groups of one file with targets."""
-    from ..metrics.intervals import gaussian_interval
-
     method = cli_method(state)
     pred = loaded.prediction
     levels = applied.levels
@@ -498,22 +496,14 @@ def evaluate(state: dict[str, Any], loaded: Loaded, applied: Applied, settings: 
     else:  # conformal: intervals at the fitted levels, calibration from the score distribution
         before, o1 = {}, {}
         if pred.kind == "gaussian":
-            pairs = [gaussian_interval(pred.mean, pred.std, lv) for lv in levels]
-            base = _intervals(pred, np.column_stack([p[0] for p in pairs]), np.column_stack([p[1] for p in pairs]),
-                              levels)
-            before, o1 = _groups(base, s, INTERVAL_GROUPS)
-            from scipy.special import ndtr
-
-            z = np.abs(pred.y_true - pred.mean) / pred.std
-            _add_central_calibration(before, o1, 2.0 * ndtr(z) - 1.0, s)
+            before, o1 = _groups(_intervals(pred, *pred.intervals_at(np.asarray(levels)), levels), s, INTERVAL_GROUPS)
+            _add_central_calibration(before, o1, np.abs(2.0 * pred.pit() - 1.0), s)
         after, o2 = _groups(_intervals(pred, applied.lower, applied.upper, levels), s, INTERVAL_GROUPS)
         from ..recalibration.conformal import conformal_central_pit
 
         central = conformal_central_pit(state, pred.y_true, pred.mean, pred.std if pred.kind == "gaussian" else None)
-        if central is not None:
+        if central is not None:  # None: a state saved without score_sample has no calibration curve
             _add_central_calibration(after, o2, central, s)
-        else:  # a state saved before score_sample existed: calibration on the fitted levels only
-            _add_level_calibration(after, o2)
     basis = applied.before_basis
     if method == "conformal" and pred.kind != "gaussian":
         basis = "none (point predictions have no intervals before conformal)"
@@ -525,42 +515,17 @@ def _add_central_calibration(metrics: dict[str, Any], orientation: dict[str, str
     """``avg_calibration`` and ``reliability.max_cal_err`` from central PIT values ``c`` (y lies in
     the central p interval iff c <= p): the interval-mode curve at ``linspace(0, 1, num_bins)``
     and the bin-free sup |C(p) - p| of their ECDF."""
-    from ..metrics.calibration import calibration_errors
-    from ..metrics.reliability import max_calibration_error
     from ..catalogue import get_family, orientation_of
+    from ..metrics.calibration import calibration_errors, central_cover_index, observed_from_cover_index
+    from ..metrics.reliability import max_calibration_error
 
     expected = np.linspace(0.0, 1.0, settings.num_bins)
-    c = np.sort(np.asarray(central, dtype=np.float64))
-    observed = np.searchsorted(c, expected, side="right") / c.size
-    metrics["avg_calibration"] = calibration_errors(expected, observed)
+    c = np.asarray(central, dtype=np.float64)
+    metrics["avg_calibration"] = calibration_errors(
+        expected, observed_from_cover_index(central_cover_index(c, expected), expected.size))
     metrics["reliability"] = {"max_cal_err": max_calibration_error(np.clip(c, 0.0, 1.0))}
     for group in ("avg_calibration", "reliability"):
         orientation.update(orientation_of(metrics[group], get_family(group), None))
-
-
-def _add_level_calibration(metrics: dict[str, Any], orientation: dict[str, str]) -> None:
-    """``avg_calibration`` of central intervals on the levels they carry: expected = the levels,
-    observed = their coverage (conformal gives intervals at its fitted levels, not a full CDF).
-
-    The curve is anchored at (0, 0) and (1, 1), where every forecast is calibrated, so
-    ``miscal_area`` covers [0, 1] like the Gaussian curve; ``rms_cal``/``ma_cal`` average over the
-    carried levels only.
-    """
-    from ..metrics.calibration import calibration_errors
-    from ..catalogue import get_family, orientation_of
-
-    cov = metrics.get("coverage")
-    if not cov:
-        return
-    levels = np.array([float(k) for k in cov])
-    observed = np.array([cov[k]["coverage"] for k in cov])
-    order = np.argsort(levels)
-    levels, observed = levels[order], observed[order]
-    gap = np.abs(observed - levels)
-    errors = {"rms_cal": float(np.sqrt(np.mean(gap**2))), "ma_cal": float(np.mean(gap))}
-    area = calibration_errors(np.r_[0.0, levels, 1.0], np.r_[0.0, observed, 1.0])["miscal_area"]
-    metrics["avg_calibration"] = {"rms_cal": errors["rms_cal"], "ma_cal": errors["ma_cal"], "miscal_area": area}
-    orientation.update(orientation_of(metrics["avg_calibration"], get_family("avg_calibration"), None))
 
 
 # --------------------------------------------------------------------------- parameters
