@@ -73,9 +73,9 @@ __all__ = [
     "find_x_column",
     "plot_level",
     "prepare_plot_dir",
-    "read_x_column",
     "ucc_level",
     "ucc_result",
+    "x_values",
 ]
 
 
@@ -267,20 +267,20 @@ def find_x_column(table: Any, column: str) -> str:
     return name
 
 
-def read_x_column(path: str | Path, column: str, rows: np.ndarray | None, n: int) -> np.ndarray:
-    """The numeric column ``column`` of ``path``, restricted to the kept ``rows``.
+def x_values(loaded: Any, column: str) -> np.ndarray:
+    """The numeric --x column ``column`` of a loaded file, restricted to the rows the loader kept.
 
-    ``rows`` are the row numbers the loader kept (``prediction.rows``; None means all
-    ``n``). The name matches exactly, else case-insensitively. Non-finite values in kept
-    rows are an error naming the column and the first such row.
+    The column is read with the prediction (``load_predictions(path, settings, extra=[column])``);
+    the name matches exactly, else case-insensitively. Non-finite values in kept rows are an
+    error naming the column and the first such row.
     """
-    from ..io.readers import inspect, read_columns, to_float
+    from ..io.readers import to_float
 
-    table = inspect(path)
+    table, pred = loaded.table, loaded.prediction
     name = find_x_column(table, column)
-    cols, _ = read_columns(table, [name])
-    x = to_float(cols[name], name, table.path)
-    x = x[rows] if rows is not None else x[:n]
+    x = to_float(loaded.extra[name], name, table.path)
+    rows = pred.rows
+    x = x[rows] if rows is not None else x[:pred.n]
     bad = np.flatnonzero(~np.isfinite(x))
     if bad.size:
         first = int(rows[bad[0]]) if rows is not None else int(bad[0])

@@ -161,12 +161,11 @@ def quantile_levels(options: Options) -> list[float]:
 # --------------------------------------------------------------------------- reading
 
 
-def _representation(method: str, path: str | Path, settings: Settings, state: dict[str, Any] | None) -> str:
-    """Representation to load ``path`` as, with a clear error when the method's columns are missing."""
+def _representation(method: str, table: Any, settings: Settings, state: dict[str, Any] | None) -> str:
+    """Representation to load a file (its header ``table``) as, with a clear error when the method's
+    columns are missing."""
     from ..io.columns import _find, plan_columns
-    from ..io.readers import inspect
 
-    table = inspect(path)
     names, p = table.columns, str(table.path)
     explicit = {k: v for k, v in settings.columns.items() if v}
     if method == "temperature":
@@ -201,24 +200,34 @@ def _representation(method: str, path: str | Path, settings: Settings, state: di
 
 
 def load_for(method: str, path: str | Path, settings: Settings, *, require_targets: bool,
-             state: dict[str, Any] | None = None) -> Loaded:
-    """Load ``path`` as the representation ``method`` works on (see the module table)."""
-    rep = _representation(method, path, settings, state)
-    loaded = load_predictions(path, replace(settings, representation=rep), require_targets=require_targets)
+             state: dict[str, Any] | None = None, features: Sequence[str] = (),
+             every_column: bool = False) -> Loaded:
+    """Load ``path`` as the representation ``method`` works on (see the module table).
+
+    The ACCRUE ``features`` (:func:`read_features`), or with ``every_column`` every column of the
+    file (:func:`build_table`), are read in the same pass.
+    """
+    from ..io.readers import inspect
+
+    table = inspect(path)
+    rep = _representation(method, table, settings, state)
+    loaded = load_predictions(path, replace(settings, representation=rep), require_targets=require_targets,
+                              extra=table.columns if every_column else features)
     if require_targets and loaded.prediction.y_true is None:  # pragma: no cover - load_predictions raises first
         raise InputError(f"{path}: the calibration file needs a target column; name it with --y")
     return loaded
 
 
-def read_features(path: str | Path, names: Sequence[str], rows: np.ndarray | None) -> np.ndarray:
-    """The ``names`` columns of ``path`` as an (N, d) float array aligned with ``rows``.
+def read_features(loaded: Loaded, names: Sequence[str]) -> np.ndarray:
+    """The ``names`` columns of a loaded file (read with it: :func:`load_for` ``features``) as an
+    (N, d) float array aligned with the rows of its prediction.
 
     Missing columns are a :class:`SchemaError`; NaN/inf an :class:`InputError` naming the
     file, column, count and first row.
     """
-    from ..io.readers import inspect, read_columns, to_float
+    from ..io.readers import to_float
 
-    table = inspect(path)
+    table, rows = loaded.table, loaded.prediction.rows
     lower = {c.lower(): c for c in table.columns}
     found, missing = [], []
     for name in names:
@@ -230,8 +239,7 @@ def read_features(path: str | Path, names: Sequence[str], rows: np.ndarray | Non
             f"needs {', '.join(names)}; available columns: {', '.join(table.columns[:20])}"
             f"{' ...' if len(table.columns) > 20 else ''}"
         )
-    cols, _ = read_columns(table, found)
-    x = np.column_stack([to_float(cols[c], c, table.path) for c in found])
+    x = np.column_stack([to_float(loaded.extra[c], c, table.path) for c in found])
     if rows is not None:
         x = x[rows]
     bad = ~np.isfinite(x)
@@ -605,20 +613,19 @@ def output_format(path: str | Path) -> str:
     raise UsageError(f"--output {path}: give a .parquet, .pq, .csv or .csv.gz file name")
 
 
-def build_table(path: str | Path, loaded: Loaded, applied: Applied):
-    """Every column of ``path`` in its order, recalibrated columns replaced in place, new ones appended.
+def build_table(loaded: Loaded, applied: Applied):
+    """Every column of the loaded file (read with it: :func:`load_for` ``every_column``) in its order,
+    recalibrated columns replaced in place, new ones appended.
 
     Existing columns are matched by name case-insensitively. (N, K) arrays become
     Parquet list columns.
     """
     import pyarrow as pa
 
-    from ..io.readers import inspect, read_columns
-
-    info = inspect(path)
-    cols, n = read_columns(info, list(info.columns))
+    info, cols, n = loaded.table, loaded.extra, loaded.info["n_rows"]
     if loaded.prediction.n != n:
-        raise InputError(f"{path}: {n} rows in the file but {loaded.prediction.n} recalibrated; rows were dropped")
+        raise InputError(f"{loaded.info['path']}: {n} rows in the file but {loaded.prediction.n} recalibrated; "
+                         "rows were dropped")
 
     def arrow(v: np.ndarray):
         v = np.asarray(v, dtype=np.float64)
@@ -706,11 +713,12 @@ def run(calibration: str | Path | None, apply: str | Path | None, options: Optio
     if state is None:
         if calibration is None:
             raise UsageError("give a calibration FILE to fit, or --load a saved recalibrator")
-        loaded_c = load_for(method, calibration, settings, require_targets=True)
+        loaded_c = load_for(method, calibration, settings, require_targets=True,
+                            features=options.features if method == "accrue" and options.features else ())
         if method == "accrue":
             if not options.features:
                 raise UsageError("--method accrue needs --features COLUMNS (the inputs sigma(x) depends on)")
-            feats_c = read_features(calibration, options.features, loaded_c.prediction.rows)
+            feats_c = read_features(loaded_c, options.features)
         state = fit_state(method, loaded_c, options, settings, feats_c)
         state["apply_defaults"] = {"levels": list(options.levels) if options.levels else None,
                                    "quantiles": bool(options.quantiles),
@@ -735,10 +743,10 @@ def run(calibration: str | Path | None, apply: str | Path | None, options: Optio
         one("calibration", calibration, loaded_c, feats_c)
     table = None
     if apply is not None:
-        loaded_a = load_for(method, apply, settings, require_targets=False, state=state)
-        feats_a = read_features(apply, features, loaded_a.prediction.rows) if method == "accrue" else None
+        loaded_a = load_for(method, apply, settings, require_targets=False, state=state, every_column=True)
+        feats_a = read_features(loaded_a, features) if method == "accrue" else None
         applied_a = one("applied", apply, loaded_a, feats_a)
-        table = build_table(apply, loaded_a, applied_a)
+        table = build_table(loaded_a, applied_a)
         kinds = {loaded_a.prediction.kind}
         if method in ("isotonic", "conformal") and "gaussian" in kinds:
             notes.append("the output keeps the mean/std columns and adds interval or quantile columns: score it with "
