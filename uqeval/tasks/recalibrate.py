@@ -257,10 +257,6 @@ def read_features(loaded: Loaded, names: Sequence[str]) -> np.ndarray:
 # --------------------------------------------------------------------------- fit and apply
 
 
-def _gaussian_parts(pred: Prediction) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
-    return pred.y_true, pred.mean, getattr(pred, "std", None)  # type: ignore[attr-defined]
-
-
 def fit_state(method: str, loaded: Loaded, options: Options, settings: Settings,
               features: np.ndarray | None = None) -> dict[str, Any]:
     """Fit ``method`` on a loaded calibration file; returns the kernel's JSON-serialisable state.
@@ -274,7 +270,7 @@ def fit_state(method: str, loaded: Loaded, options: Options, settings: Settings,
         from ..recalibration.temperature import fit_temperature
 
         return fit_temperature(pred.proba, pred.labels, kind="proba")  # type: ignore[attr-defined]
-    _, mu, sd = _gaussian_parts(pred)
+    mu, sd = pred.point(), pred.spread()  # sd None for point predictions
     if method == "std-scaling":
         from ..recalibration.std_scaling import fit_std_scaling
 
@@ -311,7 +307,7 @@ def _std_target(loaded: Loaded, settings: Settings) -> tuple[str, str]:
 
 
 def _spread_columns(loaded: Loaded, settings: Settings, std: np.ndarray) -> dict[str, np.ndarray]:
-    if loaded.prediction.kind != "gaussian":
+    if loaded.prediction.spread() is None:  # point predictions: a new std column
         return {"std": std}
     kind, name = _std_target(loaded, settings)
     return {name: std * std if kind == "var" else std}
@@ -344,7 +340,7 @@ def apply_state(state: dict[str, Any], loaded: Loaded, options: Options, setting
         out.proba = apply_temperature(pred.proba, state, kind="proba")  # type: ignore[attr-defined]
         out.columns = _proba_columns(loaded, out.proba)
         return out
-    _, mu, sd = _gaussian_parts(pred)
+    mu, sd = pred.point(), pred.spread()  # sd None for point predictions
     out.levels = central_levels(method, options, state)
     if method == "std-scaling":
         from ..recalibration.std_scaling import apply_std_scaling
@@ -358,7 +354,7 @@ def apply_state(state: dict[str, Any], loaded: Loaded, options: Options, setting
             raise UsageError("--method accrue needs --features COLUMNS")
         out.std = apply_accrue(state, features)
         out.columns = _spread_columns(loaded, settings, out.std)
-        if pred.kind != "gaussian":
+        if pred.spread() is None:  # point predictions
             out.before_std = np.full(pred.n, float(state["sigma_constant"]))
             out.before_basis = (f"constant std {float(state['sigma_constant']):.6g} "
                                 "(CRPS-optimal on the calibration file; the input has point predictions only)")
@@ -503,17 +499,17 @@ def evaluate(state: dict[str, Any], loaded: Loaded, applied: Applied, settings: 
         o2 = _orient(after)
     else:  # conformal: intervals at the fitted levels, calibration from the score distribution
         before, o1 = {}, {}
-        if pred.kind == "gaussian":
+        if pred.spread() is not None:  # Gaussian: intervals at every level before
             before, o1 = _groups(_intervals(pred, *pred.intervals_at(np.asarray(levels)), levels), s, INTERVAL_GROUPS)
             _add_central_calibration(before, o1, np.abs(2.0 * pred.pit() - 1.0), s)
         after, o2 = _groups(_intervals(pred, applied.lower, applied.upper, levels), s, INTERVAL_GROUPS)
         from ..recalibration.conformal import conformal_central_pit
 
-        central = conformal_central_pit(state, pred.y_true, pred.mean, pred.std if pred.kind == "gaussian" else None)
+        central = conformal_central_pit(state, pred.y_true, pred.mean, pred.spread())
         if central is not None:  # None: a state saved without score_sample has no calibration curve
             _add_central_calibration(after, o2, central, s)
     basis = applied.before_basis
-    if method == "conformal" and pred.kind != "gaussian":
+    if method == "conformal" and pred.spread() is None:
         basis = "none (point predictions have no intervals before conformal)"
     return {"before_basis": basis, "before": before, "after": after, "orientation": {**o1, **o2}}
 
@@ -747,8 +743,7 @@ def run(calibration: str | Path | None, apply: str | Path | None, options: Optio
         feats_a = read_features(loaded_a, features) if method == "accrue" else None
         applied_a = one("applied", apply, loaded_a, feats_a)
         table = build_table(loaded_a, applied_a)
-        kinds = {loaded_a.prediction.kind}
-        if method in ("isotonic", "conformal") and "gaussian" in kinds:
+        if method in ("isotonic", "conformal") and loaded_a.prediction.spread() is not None:
             notes.append("the output keeps the mean/std columns and adds interval or quantile columns: score it with "
                          "--representation intervals (or quantiles)")
         if not files["applied"]["has_targets"]:
