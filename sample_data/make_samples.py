@@ -127,7 +127,7 @@ def ensembles() -> None:
 
 
 def accrue_samples(n: int = 2000) -> None:
-    """The ACCRUE paper's synthetic problems G, Y, W and 5D (uqeval.datasets), point predictions only.
+    """The ACCRUE paper's synthetic problems G, Y, W and 5D (accrue_problems.py), point predictions only.
 
     ``accrue_<p>.parquet`` is a fit (calibration) split and ``accrue_<p>_test.parquet`` a
     fresh test split, each with its own seed: ``x`` (5D: ``x1..x5``), ``y``, ``pred`` (the
@@ -135,8 +135,8 @@ def accrue_samples(n: int = 2000) -> None:
     """
     import sys
 
-    sys.path.insert(0, str(HERE.parent))
-    from uqeval.datasets import make_problem
+    sys.path[:0] = [str(HERE), str(HERE.parent)]  # accrue_problems.py here, uqeval above
+    from accrue_problems import make_problem
 
     for k, name in enumerate(("G", "Y", "W", "5D")):
         for split, seed in (("", 100 * (k + 1) + 1), ("_test", 100 * (k + 1) + 2)):

@@ -12,6 +12,13 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
 
 
+def softmax(logits) -> np.ndarray:
+    """Softmax over the last axis (test data only; the package reads probabilities or applies temperature)."""
+    z = np.asarray(logits, dtype=np.float64)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
 def write_table(path: Path, cols: dict) -> Path:
     table = pa.table(cols)
     if str(path).endswith((".csv", ".csv.gz")):

@@ -10,8 +10,9 @@ from uqeval.tasks.score import score_prediction
 from uqeval.config import Settings, make_settings
 from uqeval.errors import InputError, SchemaError
 from uqeval.metrics.ucc import ucc_summary
-from uqeval.tasks.plot import (KIND_TITLES, PLOT_KINDS, applicable_kinds, build_figures, check_plot_dir, plot_level,
-                             read_x_column, ucc_level, ucc_result, write_figures)
+from uqeval.tasks.plot import (KIND_TITLES, PLOT_KINDS, applicable_kinds, build_figures, check_plot_dir, encode_figures,
+                             plot_level,
+                             ucc_level, ucc_result, write_images, x_values)
 from uqeval.predictions import (Categorical, Dirichlet, Gaussian, Intervals, MemberCategorical, Point, Quantiles,
                                 Samples)
 
@@ -223,22 +224,28 @@ def test_reliability_diagram_for_classification_shows_the_summary_ece(preds):
     np.testing.assert_allclose(xs, sorted({0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.99}))
 
 
-def test_read_x_column_aligns_with_kept_rows(tmp_path):
-    f = write_table(tmp_path / "d.parquet", {"y": [1.0, 2.0, 3.0, 4.0], "Time": [10.0, 20.0, 30.0, 40.0],
-                                            "name": ["a", "b", "c", "d"], "gap": [1.0, np.nan, 3.0, 4.0]})
-    np.testing.assert_array_equal(read_x_column(f, "time", np.array([0, 2, 3]), 3), [10.0, 30.0, 40.0])
-    np.testing.assert_array_equal(read_x_column(f, "gap", np.array([0, 2]), 2), [1.0, 3.0])
-    with pytest.raises(InputError, match=r"'gap' must be finite.*first at row 1"):
-        read_x_column(f, "gap", np.arange(4), 4)
+def test_x_values_are_read_with_the_prediction_and_align_with_kept_rows(tmp_path):
+    from uqeval.io.load import load_predictions
+
+    f = write_table(tmp_path / "d.parquet", {"y": [1.0, 2.0, 3.0, 4.0], "mean": [1.0, np.nan, 3.0, 4.0],
+                                            "Time": [10.0, 20.0, 30.0, 40.0], "name": ["a", "b", "c", "d"],
+                                            "gap": [1.0, 2.0, np.nan, 4.0]})
+
+    def load(policy: str, *extra: str):
+        return load_predictions(f, make_settings(nan_policy=policy), extra=extra)
+
+    np.testing.assert_array_equal(x_values(load("omit", "time"), "time"), [10.0, 30.0, 40.0])
+    with pytest.raises(InputError, match=r"'gap' must be finite.*first at row 2"):
+        x_values(load("omit", "gap"), "gap")
     with pytest.raises(SchemaError, match="'nope' given for --x not found"):
-        read_x_column(f, "nope", None, 4)
+        x_values(load("omit", "nope"), "nope")
     with pytest.raises(SchemaError, match="not numeric"):
-        read_x_column(f, "name", None, 4)
+        x_values(load("omit", "name"), "name")
 
 
 def test_plot_dir_is_created_in_an_existing_parent_only(tmp_path, preds):
     figs = build_figures(preds["quantiles"], None, Settings(), kinds=["pit", "calibration"]).figures
-    paths = write_figures(figs, tmp_path / "plots", "svg")
+    paths = write_images(encode_figures(figs, "svg"), tmp_path / "plots", "svg")
     assert [p.name for p in paths] == ["calibration.svg", "pit.svg"]
     assert all(p.read_bytes().startswith(b"<?xml") for p in paths)
     assert sorted(x.name for x in (tmp_path / "plots").iterdir()) == ["calibration.svg", "pit.svg"]  # no temp files

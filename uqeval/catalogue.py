@@ -200,10 +200,26 @@ def _accuracy_cls(p, s: Settings) -> dict:
     return classification_accuracy(p.proba, p.labels)
 
 
-def _avg_cal_gaussian(p, s: Settings) -> dict:
-    from .metrics.calibration import calibration_errors, observed_from_cover_index
+def calibration_curve(p: Prediction, s: Settings) -> tuple[np.ndarray, np.ndarray]:
+    """``(expected, observed)``: the average calibration curve that ``avg_calibration`` summarises.
 
-    return calibration_errors(_expected(s), observed_from_cover_index(_cover_index(p, s), s.num_bins))
+    Forecasts with every level (Gaussians, samples): interval mode at ``linspace(0, 1, num_bins)``
+    (:func:`~uqeval.metrics.calibration.observed_from_cover_index`); quantiles: quantile mode at
+    the levels the file carries (:func:`~uqeval.metrics.quantiles.quantile_calibration_curve`).
+    """
+    if p.quantile_keys() is None:
+        from .metrics.calibration import observed_from_cover_index
+
+        return _expected(s), observed_from_cover_index(_cover_index(p, s), s.num_bins)
+    from .metrics.quantiles import quantile_calibration_curve
+
+    return quantile_calibration_curve(p.y_true, p.quantiles, p.levels)
+
+
+def _avg_cal_gaussian(p, s: Settings) -> dict:
+    from .metrics.calibration import calibration_errors
+
+    return calibration_errors(*calibration_curve(p, s))
 
 
 def _avg_cal_samples(p, s: Settings) -> dict:
@@ -215,10 +231,9 @@ def _avg_cal_samples(p, s: Settings) -> dict:
 
 
 def _avg_cal_quantiles(p, s: Settings) -> dict:
-    from .metrics.calibration import calibration_errors
-    from .metrics.quantiles import pit_histogram_quantiles, quantile_calibration_curve
+    from .metrics.quantiles import pit_histogram_quantiles
 
-    out = calibration_errors(*quantile_calibration_curve(p.y_true, p.quantiles, p.levels))
+    out = _avg_cal_gaussian(p, s)
     out["pit_histogram"] = pit_histogram_quantiles(p.y_true, p.quantiles, p.levels)
     return out
 

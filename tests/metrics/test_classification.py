@@ -16,17 +16,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import softmax
 from tests.reference.regen_uncertainty_metrics import make_datasets
 from uqeval.errors import InputError
 from uqeval.metrics.classification import (
-    binary_to_two_class,
     brier_decomposition,
     calibration_errors,
     classification_accuracy,
     prediction_sets,
     reliability_bins,
-    softmax,
-    validate_proba,
 )
 
 # ---------------------------------------------------------------------------
@@ -95,7 +93,10 @@ DATASETS = make_datasets()
 
 def _data(name):
     p, y = DATASETS[name]
-    return validate_proba(p, y)
+    p = np.asarray(p, dtype=np.float64)
+    if p.ndim == 1:  # binary: P(class 1) -> [1 - p, p], as Uncertainty Metrics' binary_converter
+        p = np.column_stack([1.0 - p, p])
+    return p, np.asarray(y, dtype=np.int64)
 
 
 @pytest.mark.parametrize("name", sorted(DATASETS))
@@ -239,7 +240,7 @@ def test_probability_one_has_its_own_bin():
 def test_even_bins_are_left_closed():
     edges = np.linspace(0.0, 1.0, 16)
     p1 = np.array([edges[10], np.nextafter(edges[10], 0.0), edges[14]])
-    bins = reliability_bins(binary_to_two_class(p1), np.ones(3, dtype=int))
+    bins = reliability_bins(np.column_stack([1.0 - p1, p1]), np.ones(3, dtype=int))
     assert bins["counts"][10] == 1 and bins["counts"][9] == 1 and bins["counts"][14] == 1
 
 
@@ -510,81 +511,8 @@ def test_ranges(seed, n, k, quantised):
 
 
 # ---------------------------------------------------------------------------
-# validation, softmax, binary helper
+# validation
 # ---------------------------------------------------------------------------
-
-
-def test_validate_proba_accepts_and_converts():
-    p, y = validate_proba([[0.2, 0.8], [0.5, 0.5]], [1.0, 0.0])
-    assert p.dtype == np.float64 and y.dtype == np.int64 and y.tolist() == [1, 0]
-
-
-def test_validate_proba_binary_single_column():
-    p, y = validate_proba(np.array([0.2, 0.9]), np.array([0, 1]))
-    np.testing.assert_allclose(p, [[0.8, 0.2], [0.1, 0.9]], rtol=0, atol=1e-15)
-    p2, _ = validate_proba(np.array([[0.2], [0.9]]), np.array([0, 1]))
-    np.testing.assert_array_equal(p, p2)
-    np.testing.assert_array_equal(binary_to_two_class([0.25]), [[0.75, 0.25]])
-
-
-def test_validate_proba_off_simplex_names_row_and_sum():
-    p = np.array([[0.2, 0.8], [0.3, 0.6], [0.5, 0.5]])
-    with pytest.raises(InputError, match=r"row 1, sums to 0\.9\b.*renormalize"):
-        validate_proba(p, [0, 1, 0])
-
-
-def test_validate_proba_tolerance_and_renormalize():
-    p = np.array([[0.2, 0.8 + 5e-7], [0.3, 0.69]])
-    validate_proba(p[:1], [0])  # drift 5e-7 <= atol
-    with pytest.raises(InputError, match="row 1"):
-        validate_proba(p, [0, 1])
-    q, _ = validate_proba(p, [0, 1], renormalize=True)
-    np.testing.assert_allclose(q.sum(axis=1), 1.0, rtol=0, atol=1e-15)
-    np.testing.assert_allclose(q[1], [0.3 / 0.99, 0.69 / 0.99])
-    with pytest.raises(InputError, match="max_drift"):
-        validate_proba(np.array([[0.2, 0.5]]), [0], renormalize=True)
-
-
-def test_validate_proba_negative_names_column_and_row():
-    p = np.array([[0.5, 0.5, 0.0], [0.6, 0.5, -0.1]])
-    with pytest.raises(InputError, match=r"'p_2' \(first at row 1, found -0\.1\)"):
-        validate_proba(p, [0, 1], columns=["p_0", "p_1", "p_2"])
-
-
-def test_validate_proba_nan():
-    with pytest.raises(InputError, match=r"finite.*'p_1'.*row 0"):
-        validate_proba(np.array([[0.5, np.nan]]), [0], columns=["p_0", "p_1"])
-
-
-@pytest.mark.parametrize(
-    "labels,found",
-    [([0, 3], "found 3"), ([0, -1], "found -1"), ([0.0, 1.5], "found 1.5"), ([0.0, np.nan], "found nan")],
-)
-def test_validate_proba_bad_labels_name_row_and_value(labels, found):
-    p = np.array([[0.5, 0.3, 0.2], [0.1, 0.1, 0.8]])
-    with pytest.raises(InputError, match=rf"0\.\.2.*'label'.*row 1, {found}"):
-        validate_proba(p, labels)
-
-
-def test_validate_proba_structural_errors():
-    with pytest.raises(InputError, match="non-numeric"):
-        validate_proba(np.array([[0.5, 0.5]]), np.array(["cat"]))
-    with pytest.raises(InputError, match="inconsistent"):
-        validate_proba(np.array([[0.5, 0.5]]), [0, 1])
-    with pytest.raises(InputError, match="no rows"):
-        validate_proba(np.zeros((0, 3)), [])
-
-
-def test_softmax_stable_and_normalised():
-    z = np.array([[1000.0, 0.0, -1000.0], [1.0, 2.0, 3.0], [0.0, -np.inf, 0.0]])
-    p = softmax(z)
-    np.testing.assert_allclose(p.sum(axis=1), 1.0)
-    np.testing.assert_allclose(p[0], [1.0, 0.0, 0.0])
-    e = np.exp([1.0, 2.0, 3.0])
-    np.testing.assert_allclose(p[1], e / e.sum(), rtol=1e-15)
-    np.testing.assert_array_equal(p[2], [0.5, 0.0, 0.5])
-    with pytest.raises(InputError, match="row 1"):
-        softmax(np.array([[0.0, 1.0], [np.nan, 0.0]]))
 
 
 def test_kernels_reject_labels_out_of_range():

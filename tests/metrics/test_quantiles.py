@@ -20,7 +20,6 @@ from uqeval.metrics.quantiles import (
     pit_histogram_quantiles,
     quantile_calibration_curve,
     quantile_scores,
-    sort_crossing,
     weighted_interval_score,
 )
 from uqeval.metrics.samples import pit_samples
@@ -217,18 +216,6 @@ def test_check_quantiles_sorted_names_row_and_columns():
     with pytest.raises(InputError, match="'lo' = 3 > column 'mid'"):
         check_quantiles_sorted(q[3:], [0.1, 0.5, 0.9], columns=["lo", "mid", "hi"])
     check_quantiles_sorted(q[:2], [0.1, 0.5, 0.9])  # ties are fine
-
-
-def test_sort_crossing():
-    q = np.array([[0.0, 1.0, 2.0], [0.0, 2.0, 1.5], [3.0, 2.0, 1.0]])
-    fixed, n = sort_crossing(q)
-    assert n == 2
-    np.testing.assert_array_equal(fixed, [[0.0, 1.0, 2.0], [0.0, 1.5, 2.0], [1.0, 2.0, 3.0]])
-    assert q[2, 0] == 3.0  # input untouched
-    check_quantiles_sorted(fixed, [0.1, 0.5, 0.9])
-
-
-# --- bad input ---------------------------------------------------------------------------
 
 
 def test_bad_levels_and_shapes():

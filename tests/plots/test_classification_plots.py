@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from uqeval.metrics.classification import calibration_errors, prediction_sets, reliability_bins, softmax
+from uqeval.metrics.classification import calibration_errors, prediction_sets, reliability_bins
+
+from ..conftest import softmax
 from uqeval.plots.classification import confidence_histogram, reliability_diagram, set_size_vs_coverage
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -19,10 +19,11 @@ from uqeval.plots.common import (
     step_vertices,
     subsample_indices,
 )
+from uqeval.config import Settings
+from uqeval.metrics.calibration import calibration_errors
+from uqeval.metrics.reliability import max_calibration_error_at
+from uqeval.predictions import Gaussian
 from uqeval.plots.regression import (
-    REGRESSION_PLOT_KINDS,
-    ecdf_max_deviation,
-    miscalibration_area,
     plot_adversarial,
     plot_calibration_curve,
     plot_intervals_ordered,
@@ -31,8 +32,8 @@ from uqeval.plots.regression import (
     plot_reliability_diagram,
     plot_residuals_vs_std,
     plot_sharpness,
-    regression_figures,
 )
+from uqeval.tasks.plot import build_figures
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 Z95 = 1.959963984540054
@@ -122,61 +123,15 @@ def test_dpi_changes_pixel_size():
     assert width(big) == 3 * width(small)
 
 
-# ----------------------------------------------------------------------------- representations
-def test_regression_figures_gaussian_gives_all_kinds():
-    x, y, mu, sd = gaussian_data()
-    figs = regression_figures(
-        y, mean=mu, std=sd, x=x, x_label="x", name="gauss.parquet",
-        metrics={"adv_group_calibration": ADV, "avg_calibration": {"miscal_area": 0.04}},
-    )
-    assert list(figs) == list(REGRESSION_PLOT_KINDS)
-    for fig in figs.values():
-        assert_png(fig)
-        assert fig.axes[0].get_title().endswith("gauss.parquet")
-
-
-def test_regression_figures_intervals_only():
-    _, y, mu, sd = gaussian_data()
-    figs = regression_figures(y, lower=mu - sd, upper=mu + 2 * sd, name="iv.csv")
-    assert list(figs) == ["predictions", "intervals"]
-    for fig in figs.values():
-        assert_png(fig)
-
-
-def test_regression_figures_quantiles_or_samples_with_pit():
-    _, y, mu, sd = gaussian_data()
-    rng = np.random.default_rng(1)
-    samples = mu[:, None] + sd[:, None] * rng.normal(size=(y.size, 30))
-    pit = (samples <= y[:, None]).mean(axis=1)
-    lo, hi = np.quantile(samples, [0.025, 0.975], axis=1)
-    figs = regression_figures(y, mean=samples.mean(axis=1), lower=lo, upper=hi, pit=pit)
-    assert list(figs) == ["predictions", "intervals", "calibration", "reliability", "pit"]
-    for fig in figs.values():
-        assert_png(fig)
-
-
-def test_regression_figures_point_only_gives_nothing_and_explicit_kind_errors():
-    _, y, mu, _ = gaussian_data(50)
-    assert regression_figures(y, mean=mu) == {}
-    with pytest.raises(InputError, match="sharpness needs std"):
-        regression_figures(y, mean=mu, kinds=["sharpness"])
-    with pytest.raises(InputError, match="unknown plot kind"):
-        regression_figures(y, mean=mu, kinds=["violin"])
-
-
-def test_regression_figures_kinds_subset():
-    _, y, mu, sd = gaussian_data(80)
-    figs = regression_figures(y, mean=mu, std=sd, kinds=["pit", "calibration"])
-    assert list(figs) == ["calibration", "pit"]
-
-
+# ----------------------------------------------------------------------------- what the glue passes
 def test_calibration_curve_from_pit_matches_interval_definition():
-    # The curve regression_figures draws equals the avg_calibration definition:
+    # The curve drawn is the one avg_calibration summarises:
     # share of rows with |y - mu| / sd <= Phi^-1(1/2 + p/2).
     from scipy.stats import norm
 
     _, y, mu, sd = gaussian_data(300)
-    fig = regression_figures(y, mean=mu, std=sd, kinds=["calibration"], num_bins=11)["calibration"]
+    pred = Gaussian(y, mean=mu, std=sd)
+    fig = build_figures(pred, None, Settings(num_bins=11), kinds=["calibration"]).figures["calibration"]
     line = [ln for ln in fig.axes[0].get_lines() if ln.get_label() == "observed"][0]
     p = np.linspace(0, 1, 11)
     z = np.abs(y - mu) / sd
@@ -277,28 +232,28 @@ def _brute_max_deviation(u):
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_ecdf_max_deviation_matches_brute_force(seed):
+def test_max_calibration_error_at_matches_brute_force(seed):
     rng = np.random.default_rng(seed)
     u = rng.beta(0.7 + seed / 5, 1.2, size=200)
     if seed % 2:
         u = np.round(u, 2)  # ties
-    value, phi, c = ecdf_max_deviation(u)
+    value, phi, c = max_calibration_error_at(u)
     assert value == pytest.approx(_brute_max_deviation(u), abs=1e-15)
     assert abs(c - phi) == pytest.approx(value, abs=1e-15)
 
 
-def test_ecdf_max_deviation_hand_case():
+def test_max_calibration_error_at_hand_case():
     # u = (0.5, 0.5): C jumps 0 -> 1 at 0.5; the gap is 0.5 either side of the jump.
-    value, phi, _ = ecdf_max_deviation([0.5, 0.5])
+    value, phi, _ = max_calibration_error_at([0.5, 0.5])
     assert value == 0.5 and phi == 0.5
     # u = (0.9,): C(0.9-) = 0 is 0.9 below the diagonal.
-    assert ecdf_max_deviation([0.9])[:2] == (0.9, 0.9)
+    assert max_calibration_error_at([0.9])[:2] == (0.9, 0.9)
 
 
 def test_reliability_diagram_is_thinned_but_marks_the_exact_maximum():
     rng = np.random.default_rng(7)
     pit = rng.beta(1.3, 1.0, size=300_000)
-    value, phi, c = ecdf_max_deviation(pit)
+    value, phi, c = max_calibration_error_at(pit)
     fig = plot_reliability_diagram(pit)
     lines = {ln.get_label(): ln for ln in fig.axes[0].get_lines()}
     ecdf = lines["empirical CDF of PIT"]
@@ -340,15 +295,16 @@ def test_scatter_subsample_is_seeded():
 # ----------------------------------------------------------------------------- calibration area
 def test_miscalibration_area_hand_cases_and_quadrature():
     p = np.linspace(0, 1, 11)
-    assert miscalibration_area(p, p) == 0.0
-    assert miscalibration_area([0, 1], [1, 1]) == pytest.approx(0.5)
+    area = lambda e, o: calibration_errors(e, o)["miscal_area"]  # noqa: E731  (what the plot annotates)
+    assert area(p, p) == 0.0
+    assert area([0, 1], [1, 1]) == pytest.approx(0.5)
     # a segment crossing the diagonal: d goes from +0.2 to -0.2 -> two triangles of 0.05
-    assert miscalibration_area([0, 1], [0.2, 0.8]) == pytest.approx(0.1)
+    assert area([0, 1], [0.2, 0.8]) == pytest.approx(0.1)
     rng = np.random.default_rng(0)
     q = np.clip(p + rng.normal(scale=0.1, size=p.size), 0, 1)
     f = lambda t: abs(np.interp(t, p, q) - t)  # noqa: E731
     ref, _ = integrate.quad(f, 0, 1, points=list(p), limit=200, epsabs=1e-13)
-    assert miscalibration_area(p, q) == pytest.approx(ref, abs=1e-10)
+    assert area(p, q) == pytest.approx(ref, abs=1e-10)
 
 
 def test_calibration_plot_annotates_given_or_computed_area():
@@ -358,7 +314,7 @@ def test_calibration_plot_annotates_given_or_computed_area():
     assert any("0.1234" in t for t in texts)
     fig = plot_calibration_curve(p, p**2)
     texts = [t.get_text() for t in fig.axes[0].texts]
-    assert any(f"{miscalibration_area(p, p**2):.4f}" in t for t in texts)
+    assert any(f"{calibration_errors(p, p**2)['miscal_area']:.4f}" in t for t in texts)
 
 
 def test_pit_histogram_band_is_binomial():
@@ -385,11 +341,13 @@ def test_plots_never_import_pyplot():
     code = textwrap.dedent(
         """
         import sys, numpy as np
-        from uqeval.plots.regression import regression_figures
+        from uqeval.config import Settings
+        from uqeval.predictions import Gaussian
+        from uqeval.tasks.plot import build_figures
         from uqeval.plots.common import figure_to_bytes
         rng = np.random.default_rng(0)
-        y = rng.normal(size=300); mu = np.zeros(300); sd = np.ones(300)
-        for f in regression_figures(y, mean=mu, std=sd, kinds=["pit", "residuals"]).values():
+        pred = Gaussian(rng.normal(size=300), mean=np.zeros(300), std=np.ones(300))
+        for f in build_figures(pred, None, Settings(), kinds=["pit", "residuals"]).figures.values():
             figure_to_bytes(f, dpi=50)
         assert "matplotlib.pyplot" not in sys.modules, "pyplot was imported"
         print("ok")

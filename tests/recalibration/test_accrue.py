@@ -9,7 +9,7 @@ from scipy.integrate import quad
 from scipy.optimize import minimize_scalar
 from scipy.special import erf
 
-from uqeval.datasets import PROBLEMS, make_5d, make_g, make_problem, make_w, make_y
+from sample_data.accrue_problems import PROBLEMS, make_5d, make_g, make_problem, make_w, make_y
 from uqeval.errors import InputError, UsageError
 from uqeval.metrics.reliability import accrue_score, max_calibration_error, pit_gaussian, reliability_score
 from uqeval.metrics.scoring import crps_gaussian

@@ -12,7 +12,6 @@ import pytest
 
 from uqeval.config import Settings, make_settings
 from uqeval.errors import InputError, SchemaError, UsageError
-from uqeval.io.load import load_predictions
 from uqeval.metrics.calibration import avg_calibration_gaussian
 from uqeval.metrics.reliability import max_calibration_error, pit_gaussian
 from uqeval.metrics.scoring import scoring_rules_gaussian
@@ -104,10 +103,10 @@ def test_build_table_replaces_case_insensitively_and_appends_list_columns(tmp_pa
     from uqeval.tasks.recalibrate import Applied
 
     f = write_input(tmp_path / "t.parquet", {"y": [1.0, 2.0], "Mean": [0.0, 0.0], "STD": [1.0, 1.0]})
-    loaded = load_predictions(f, make_settings())
+    loaded = load_for("std-scaling", f, make_settings(), require_targets=True, every_column=True)
     applied = Applied(columns={"std": np.array([2.0, 3.0]), "lower_0.9": np.array([-1.0, -2.0]),
                                "block": np.array([[1.0, 2.0], [3.0, 4.0]])})
-    t = build_table(f, loaded, applied)
+    t = build_table(loaded, applied)
     assert t.schema.names == ["y", "Mean", "STD", "lower_0.9", "block"]
     assert t.column("STD").to_pylist() == [2.0, 3.0]
     assert t.column("block").to_pylist() == [[1.0, 2.0], [3.0, 4.0]]
@@ -131,11 +130,14 @@ def test_write_table_formats(tmp_path):
 def test_read_features_errors_name_file_column_and_row(tmp_path):
     f = write_input(tmp_path / "f.parquet", {"y": [1.0, 2.0, 3.0], "pred": [1.0, 2.0, 3.0],
                                               "x1": [0.1, np.nan, 0.3], "X2": [1.0, 2.0, 3.0]})
-    np.testing.assert_array_equal(read_features(f, ["x2"], None)[:, 0], [1.0, 2.0, 3.0])  # case-insensitive
+    def load(*features):
+        return load_for("accrue", f, make_settings(), require_targets=True, features=features)
+
+    np.testing.assert_array_equal(read_features(load("x2"), ["x2"])[:, 0], [1.0, 2.0, 3.0])  # case-insensitive
     with pytest.raises(SchemaError, match=r"f\.parquet.*'x3'.*not found"):
-        read_features(f, ["x2", "x3"], None)
+        read_features(load("x2", "x3"), ["x2", "x3"])
     with pytest.raises(InputError, match=r"f\.parquet: feature column 'x1' must be finite: 1 row.*row 1"):
-        read_features(f, ["X2", "x1"], None)
+        read_features(load("X2", "x1"), ["X2", "x1"])
 
 
 def test_accrue_state_records_features_and_mlp_parameters_are_compact():

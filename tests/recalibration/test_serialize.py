@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from uqeval import __version__
-from uqeval.datasets import make_g
+from sample_data.accrue_problems import make_g
 from uqeval.errors import InputError
 from uqeval.recalibration import (
     apply_accrue,

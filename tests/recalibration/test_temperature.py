@@ -11,7 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from uqeval.errors import InputError
-from uqeval.metrics.classification import classification_accuracy, softmax
+from uqeval.metrics.classification import classification_accuracy
+
+from ..conftest import softmax
 from uqeval.recalibration.temperature import apply_temperature, fit_temperature
 
 

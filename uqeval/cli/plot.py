@@ -61,14 +61,14 @@ def output_format(output: Path, plot_format: PlotFormat | None) -> str:
     return suffix if suffix in ("png", "svg", "pdf") else "png"
 
 
-def load_x(file: Path, x: str | None, loaded) -> tuple[object, str | None]:
-    """``(values, label)`` of the --x column aligned with the loaded rows, or ``(None, None)``."""
+def load_x(x: str | None, loaded) -> tuple[object, str | None]:
+    """``(values, label)`` of the --x column (read with the prediction: ``extra=[x]``) aligned with the
+    loaded rows, or ``(None, None)``."""
     if x is None:
         return None, None
-    from ..tasks.plot import read_x_column
+    from ..tasks.plot import x_values
 
-    pred = loaded.prediction
-    return read_x_column(file, x, pred.rows, pred.n), x
+    return x_values(loaded, x), x
 
 
 @handle_errors
@@ -103,8 +103,8 @@ def plot(
     n_points = check_max_points(max_points)
     settings = flags.settings()
     check_output_path(output, [file])
-    loaded = load_predictions(file, settings)
-    xs, x_label = load_x(file, x, loaded)
+    loaded = load_predictions(file, settings, extra=[x] if x else ())
+    xs, x_label = load_x(x, loaded)
     bundle = build_figures(loaded.prediction, None, settings, name=file.name, kinds=[kind.value], x=xs,
                            x_label=x_label, max_points=n_points, info=loaded.info, order_by=order_by.value)
     for note in bundle.notes:

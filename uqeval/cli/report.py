@@ -24,14 +24,14 @@ def entry_names(files: list[Path]) -> list[str]:
 def build_entry(file: Path, name: str, settings, *, x: str | None, max_points: int, fmt: str,
                 dpi: int) -> tuple[dict[str, Any], list[str]]:
     """Score ``file``, draw its figures and compute its UCC: one report entry and its notes."""
-    from ..tasks.score import score_file
     from ..io.load import load_predictions
     from ..tasks.plot import KIND_TITLES, build_figures, encode_figures
+    from ..tasks.score import score_loaded
     from .plot import load_x
 
-    summary = score_file(file, settings)
-    loaded = load_predictions(file, settings)
-    xs, x_label = load_x(file, x, loaded)
+    loaded = load_predictions(file, settings, extra=[x] if x else ())  # read once: scored, then drawn
+    summary = score_loaded(loaded, settings)
+    xs, x_label = load_x(x, loaded)
     bundle = build_figures(loaded.prediction, summary.get("metrics"), settings, name=name, x=xs, x_label=x_label,
                            max_points=max_points, info=loaded.info)
     images = encode_figures(bundle.figures, fmt, dpi)

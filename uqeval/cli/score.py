@@ -68,7 +68,7 @@ def score(
 
             find_x_column(inspect(file), x)
     # compute everything first, then write: a failure leaves no output behind
-    loaded = load_predictions(file, settings)
+    loaded = load_predictions(file, settings, extra=[x] if x else ())  # --x read with the prediction
     rows_table = per_row_table(loaded.prediction) if per_row is not None else None
     summary = score_loaded(loaded, settings)
     images = _plot_images(file, loaded, settings, summary, plot_dir, plot_format, max_points, x, order_by) \
@@ -85,7 +85,7 @@ def _plot_images(file, loaded, settings, summary, plot_dir, plot_format, max_poi
     from ..tasks.plot import build_figures, encode_figures
     from .plot import check_max_points, load_x
 
-    xs, x_label = load_x(file, x, loaded)
+    xs, x_label = load_x(x, loaded)
     bundle = build_figures(loaded.prediction, summary.get("metrics"), settings, name=file.name, x=xs,
                            x_label=x_label, max_points=check_max_points(max_points), info=loaded.info,
                            order_by=order_by.value)

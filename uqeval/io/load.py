@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -13,7 +13,7 @@ from ..errors import InputError, SchemaError
 from ..predictions import (Categorical, Dirichlet, Gaussian, Intervals, LogLikelihood, MemberCategorical, Point,
                            Prediction, Quantiles, Samples)
 from .columns import ColumnPlan, plan_columns
-from .readers import inspect, read_columns, to_float, to_matrix
+from .readers import TableInfo, inspect, read_columns, to_float, to_matrix
 
 
 @dataclass
@@ -23,6 +23,9 @@ class Loaded:
     prediction: Prediction
     info: dict[str, Any]
     groups: np.ndarray | None = None  # values of the --by column, aligned with the rows kept
+    #: the ``extra`` columns read in the same pass, by their name in the file (pyarrow, every row of the file)
+    extra: dict[str, Any] = field(default_factory=dict)
+    table: TableInfo | None = None  # the file's header
 
 
 def _block(cols: dict, plan: ColumnPlan, role: str, path: Path) -> np.ndarray:
@@ -75,12 +78,15 @@ def _to_tensor(column, name: str, path: Path) -> np.ndarray:
     return values.reshape(n, m, k)
 
 
-def load_predictions(path: str | Path, settings: Settings | None = None, require_targets: bool = True) -> Loaded:
+def load_predictions(path: str | Path, settings: Settings | None = None, require_targets: bool = True,
+                     extra: Sequence[str] = ()) -> Loaded:
     """Read ``path``, detect its columns and build the matching container.
 
     With ``settings.nan_policy == "omit"`` rows with NaN/inf in any used column are
     dropped and counted in ``info["n_dropped"]``; otherwise the container raises
-    naming the first bad row.
+    naming the first bad row. ``extra``: further columns (``--x``, features, every
+    column) read in the same pass into ``Loaded.extra``, matched exactly, else
+    case-insensitively; names not in the file are left out (the caller says why it needs them).
     """
     settings = settings or Settings()
     table = inspect(path)
@@ -93,7 +99,10 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
             f"{table.path}: no target column found (expected y, y_true, target"
             f"{' or label' if plan.representation == 'categorical' else ''}); name it with --y COLUMN"
         )
-    cols, n_rows = read_columns(table, plan.needed())
+    lower = {c.lower(): c for c in table.columns}
+    extra_names = [e if e in table.columns else lower[e.lower()] for e in extra
+                   if e in table.columns or e.lower() in lower]
+    cols, n_rows = read_columns(table, [*plan.needed(), *extra_names])
     p = table.path
     arrays: dict[str, np.ndarray] = {}
     for role in plan.roles:
@@ -169,7 +178,7 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
         info["n_fixed_crossing"] = pred.n_fixed
     if n_members_dropped:
         info["n_members_dropped"] = n_members_dropped
-    return Loaded(pred, info, groups)
+    return Loaded(pred, info, groups, {e: cols[e] for e in extra_names}, table)
 
 
 def _build(plan: ColumnPlan, a: dict[str, np.ndarray], columns: dict, rows: np.ndarray, s: Settings) -> Prediction:

@@ -81,6 +81,18 @@ def interval_cover_index(z_abs, expected) -> np.ndarray:
     return np.searchsorted(thresholds, a, side="left")
 
 
+def central_cover_index(central, expected) -> np.ndarray:
+    r"""Index of the first central interval that contains each row, from central PIT values.
+
+    A row whose central PIT is :math:`c_i` (y lies in the central :math:`p` interval of its
+    forecast iff :math:`c_i \le p`; :math:`c = |2u - 1|` for a PIT :math:`u`) gets
+    :math:`\min\{j : c_i \le p_j\}`, or ``B = len(expected)`` when no level holds it:
+    one ``searchsorted``, the same cover index as :func:`interval_cover_index`.
+    """
+    p = _check_expected(expected)
+    return np.searchsorted(p, as_float_array(central, "central"), side="left")
+
+
 def observed_from_cover_index(cover_index, n_levels: int) -> np.ndarray:
     r"""Observed proportions of the calibration curve from cover indices.
 

@@ -2,8 +2,9 @@
 calibration-error family and prediction sets.
 
 All kernels take ``proba`` (N, K) class probabilities (class axis last) and
-``labels`` (N,) integer class ids in ``0..K-1``. Call :func:`validate_proba`
-first: the kernels only check shapes and the label range, not the simplex.
+``labels`` (N,) integer class ids in ``0..K-1``, as the prediction containers
+(:mod:`uqeval.predictions`) validate them: the kernels only check shapes and the label range,
+not the simplex.
 
 Conventions shared by every kernel
 ----------------------------------
@@ -27,18 +28,15 @@ uncertainty quantification procedures, Eq. 4 (prediction sets).
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Iterable
 
 import numpy as np
 
 from ..errors import InputError
-from ..validation import as_float_array, bad_rows, check_level, check_nonempty
+from ..validation import check_level, check_nonempty
 from .intervals import level_key
 
 __all__ = [
-    "binary_to_two_class",
-    "softmax",
-    "validate_proba",
     "classification_accuracy",
     "brier_decomposition",
     "calibration_errors",
@@ -60,191 +58,12 @@ _SET_TOL = 1e-10
 # ----------------------------------------------------------------------------
 
 
-def _colname(columns: Sequence[str] | None, j: int) -> str:
-    if columns is not None and j < len(columns):
-        return str(columns[j])
-    return f"proba[:, {j}]"
-
-
-def _row(rows: np.ndarray | None, i: int) -> int:
-    return int(rows[i]) if rows is not None else int(i)
-
-
-def binary_to_two_class(p) -> np.ndarray:
-    """Turn P(class 1) of a binary problem into two columns ``[1 - p, p]``.
-
-    Parameters
-    ----------
-    p : (N,) or (N, 1) array of probabilities of class 1.
-
-    Returns
-    -------
-    (N, 2) float64 array; column 0 is ``1 - p``, as Uncertainty Metrics'
-    ``binary_converter`` and scikit-learn's ``log_loss`` do.
-    """
-    arr = as_float_array(p, "p", ndim=(1, 2))
-    if arr.ndim == 2:
-        if arr.shape[1] != 1:
-            raise InputError(f"binary probabilities must be one column, got shape {arr.shape}")
-        arr = arr[:, 0]
-    return np.column_stack([1.0 - arr, arr])
-
-
-def softmax(logits) -> np.ndarray:
-    r"""Numerically stable softmax over the class axis (the last one).
-
-    .. math:: p_k = \frac{\exp(z_k - \max_j z_j)}{\sum_i \exp(z_i - \max_j z_j)}
-
-    ``-inf`` logits give probability 0 (so log-probabilities are accepted too);
-    NaN, ``+inf`` and rows whose logits are all ``-inf`` raise :class:`InputError`.
-
-    Parameters
-    ----------
-    logits : (K,) or (N, K) array.
-
-    Returns
-    -------
-    float64 array of the same shape whose last axis sums to 1.
-    """
-    z = as_float_array(logits, "logits", ndim=(1, 2))
-    zmax = np.max(z, axis=-1, keepdims=True)
-    bad = np.isnan(z) | (z == np.inf) | ~np.isfinite(zmax)
-    if bad.any():
-        z2 = bad.reshape(-1, z.shape[-1]) if z.ndim == 2 else bad.reshape(1, -1)
-        cnt, first = bad_rows(z2)
-        raise InputError(
-            f"logits must be finite (or -inf for probability 0, with a finite logit in every row): "
-            f"{cnt} bad row(s) (first at row {first}); clean the data or drop those rows"
-        )
-    e = np.exp(z - zmax)
-    e /= e.sum(axis=-1, keepdims=True)
-    return e
-
-
-def validate_proba(
-    proba,
-    labels,
-    atol: float = 1e-6,
-    renormalize: bool = False,
-    columns: Sequence[str] | None = None,
-    *,
-    label_name: str = "label",
-    rows: np.ndarray | None = None,
-    max_drift: float = 0.05,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Check class probabilities and labels; return them as float64 (N, K) and int64 (N,).
-
-    Parameters
-    ----------
-    proba : (N, K) array of class probabilities, or (N,) / (N, 1) P(class 1) of a
-        binary problem (expanded with :func:`binary_to_two_class`).
-    labels : (N,) integer class ids in ``0..K-1`` (integral floats such as ``2.0`` are accepted).
-    atol : rows whose sum differs from 1 by more than ``atol`` are rejected.
-    renormalize : rescale each row to sum to 1 instead, provided the drift is at most
-        ``max_drift``; negative values no smaller than ``-atol`` are then set to 0.
-    columns : names of the K probability columns, quoted in error messages.
-    label_name : name of the label column, quoted in error messages.
-    rows : original row number of each row (for messages only), as in :mod:`uqeval.validation`.
-    max_drift : largest ``|sum - 1|`` that ``renormalize`` will rescale.
-
-    Raises
-    ------
-    InputError
-        NaN/inf or negative probabilities (naming column and row), rows off the
-        simplex (naming the row and its sum), labels that are not integers or fall
-        outside ``0..K-1`` (naming the row and the value), fewer than 2 classes,
-        inconsistent lengths, empty input.
-    """
-    p = as_float_array(proba, "proba", ndim=(1, 2))
-    if p.ndim == 1 or p.shape[1] == 1:
-        p = binary_to_two_class(p)
-        if columns is not None and len(columns) == 1:
-            columns = [f"1 - {columns[0]}", columns[0]]
-    n, k = p.shape
-    check_nonempty(n, "proba")
-    if k < 2:
-        raise InputError(f"proba needs at least 2 classes, got {k} column(s)")
-    if columns is not None and len(columns) != k:
-        columns = None
-
-    nonfinite = ~np.isfinite(p)
-    if nonfinite.any():
-        cnt, first = bad_rows(nonfinite)
-        j = int(np.flatnonzero(nonfinite[first])[0])
-        raise InputError(
-            f"probabilities must be finite: {cnt} row(s) with NaN/inf in column '{_colname(columns, j)}' "
-            f"(first at row {_row(rows, first)}, found {p[first, j]:g}); "
-            "clean the data or pass --nan-policy omit to drop those rows"
-        )
-    neg = p < (-atol if renormalize else 0.0)
-    if neg.any():
-        cnt, first = bad_rows(neg)
-        j = int(np.flatnonzero(neg[first])[0])
-        raise InputError(
-            f"probabilities must be >= 0: {cnt} row(s) with negative values in column '{_colname(columns, j)}' "
-            f"(first at row {_row(rows, first)}, found {p[first, j]:g}); "
-            "if these are logits, pass --logits to apply a softmax"
-        )
-    if renormalize and (p < 0).any():
-        p = np.maximum(p, 0.0)
-    sums = p.sum(axis=1)
-    drift = np.abs(sums - 1.0)
-    limit = max_drift if renormalize else atol
-    off = ~(drift <= limit)
-    if off.any():
-        cnt, first = bad_rows(off)
-        how = (
-            f"drift above max_drift={max_drift:g} is not rescaled; check that the columns are probabilities"
-            if renormalize
-            else "pass --renormalize (renormalize=True) to rescale small drift"
-        )
-        raise InputError(
-            f"probabilities must sum to 1 (within {limit:g}): {cnt} row(s) off the simplex "
-            f"(first at row {_row(rows, first)}, sums to {sums[first]:.9g}); {how}, "
-            "or pass --logits if the columns are logits"
-        )
-    if renormalize and (drift > 0).any():
-        p = p / sums[:, None]
-
-    y = np.asarray(labels)
-    if y.ndim != 1:
-        raise InputError(f"{label_name} must be 1-dimensional, got shape {y.shape}")
-    if len(y) != n:
-        raise InputError(f"inconsistent numbers of rows ({label_name}: {len(y)}, proba: {n})")
-    if y.dtype.kind == "b":
-        y = y.astype(np.int64)
-    if y.dtype.kind in "iu":
-        yi = y.astype(np.int64, copy=False)
-        bad = (yi < 0) | (yi >= k)
-        shown = yi
-    else:
-        try:
-            yf = y.astype(np.float64)
-        except (TypeError, ValueError):
-            raise InputError(
-                f"{label_name} must hold integer class ids 0..{k - 1}, got non-numeric values "
-                f"(dtype {y.dtype}); map class names to ids first"
-            ) from None
-        with np.errstate(invalid="ignore"):
-            bad = ~np.isfinite(yf) | (yf != np.floor(yf)) | (yf < 0) | (yf > k - 1)
-        shown = yf
-        yi = np.where(bad, 0, yf).astype(np.int64)
-    if bad.any():
-        cnt, first = bad_rows(bad)
-        raise InputError(
-            f"{label_name} must be integer class ids in 0..{k - 1}: {cnt} invalid value(s) in column "
-            f"'{label_name}' (first at row {_row(rows, first)}, found {shown[first]:g}); "
-            f"labels must index the {k} probability columns"
-        )
-    return p, yi
-
-
 def _check(proba, labels) -> tuple[np.ndarray, np.ndarray]:
-    """Cheap shape and label-range checks of the kernels (the simplex is :func:`validate_proba`'s job)."""
+    """Cheap shape and label-range checks of the kernels (the simplex is checked by the prediction containers)."""
     p = np.asarray(proba, dtype=np.float64)
     y = np.asarray(labels)
     if p.ndim != 2 or p.shape[1] < 2:
-        raise InputError(f"proba must be (N, K) with K >= 2, got shape {p.shape}; see validate_proba")
+        raise InputError(f"proba must be (N, K) with K >= 2, got shape {p.shape}")
     if y.ndim != 1 or len(y) != p.shape[0]:
         raise InputError(f"labels must be (N,) with N = {p.shape[0]}, got shape {y.shape}")
     check_nonempty(p.shape[0], "proba")
@@ -252,7 +71,7 @@ def _check(proba, labels) -> tuple[np.ndarray, np.ndarray]:
         if y.dtype.kind == "f" and np.all(y == np.floor(y)):
             y = y.astype(np.int64)
         else:
-            raise InputError(f"labels must be integers, got dtype {y.dtype}; see validate_proba")
+            raise InputError(f"labels must be integers, got dtype {y.dtype}")
     if y.min() < 0 or y.max() >= p.shape[1]:
         raise InputError(f"labels must lie in 0..{p.shape[1] - 1}, found {y.min()}..{y.max()}")
     return p, y.astype(np.intp, copy=False)

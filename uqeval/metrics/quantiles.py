@@ -213,20 +213,6 @@ def check_quantiles_sorted(
         )
 
 
-def sort_crossing(quantiles: np.ndarray) -> tuple[np.ndarray, int]:
-    """Sort each row's quantiles (the monotone rearrangement of Chernozhukov et al. 2010).
-
-    Returns
-    -------
-    (sorted, n_fixed_rows) : the (N, Q) row-sorted array (a new array) and the
-    number of rows that were not sorted before.
-    """
-    q = as_float_array(quantiles, "quantiles", ndim=2)
-    check_finite(q, "quantiles")
-    n_fixed = int(np.count_nonzero((np.diff(q, axis=1) < 0).any(axis=1)))
-    return np.sort(q, axis=1), n_fixed
-
-
 def pit_histogram_quantiles(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray) -> dict:
     r"""PIT histogram of quantile forecasts, one bin between neighbouring levels.
 
@@ -311,6 +297,6 @@ def pit_cover_index(pit: np.ndarray, expected: np.ndarray) -> np.ndarray:
     ``searchsorted(expected, |2u - 1| - tol, "left")``; ``len(expected)`` means never covered.
     Counting indices <= j reproduces that curve, which is what adversarial group calibration needs.
     """
-    u = _as_pit(pit)
-    p = as_float_array(expected, "expected")
-    return np.searchsorted(p, np.abs(2.0 * u - 1.0) - PIT_TOL, side="left")
+    from .calibration import central_cover_index
+
+    return central_cover_index(np.abs(2.0 * _as_pit(pit) - 1.0) - PIT_TOL, expected)

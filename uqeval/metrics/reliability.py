@@ -73,12 +73,30 @@ def reliability_score(y_true, mean, std) -> float:
     return _rs_sorted(np.sort((y - mu) / sd) / np.sqrt(2.0))
 
 
-def _max_cal_err_sorted(u: np.ndarray) -> float:
+def _max_cal_err_sorted(u: np.ndarray) -> tuple[float, float, float]:
+    """``(value, phi, c)`` of sorted PIT values: the largest gap, where it is and the ECDF value there."""
     n = u.size
     i = np.arange(1, n + 1, dtype=np.float64)
-    above = np.max(i / n - u)  # C just right of each jump (C(u_i) with ties: last of a run)
-    below = np.max(u - (i - 1.0) / n)  # C just left of each jump
-    return float(max(above, below))
+    above = i / n - u  # C just right of each jump (C(u_i) with ties: last of a run)
+    below = u - (i - 1.0) / n  # C just left of each jump
+    ka, kb = int(np.argmax(above)), int(np.argmax(below))
+    if above[ka] >= below[kb]:
+        return float(above[ka]), float(u[ka]), float((ka + 1) / n)
+    return float(below[kb]), float(u[kb]), float(kb / n)
+
+
+def max_calibration_error_at(pit) -> tuple[float, float, float]:
+    r""":func:`max_calibration_error` and where the bin-free reliability diagram attains it.
+
+    Returns ``(value, phi, c)``: the gap :math:`\max_\varphi |C(\varphi) - \varphi|`, the PIT
+    value :math:`\varphi` of the jump where it occurs and the ECDF value :math:`C` there (the
+    end of the jump farthest from the diagonal), so a plot can mark the gap exactly.
+    """
+    u = as_float_array(pit, "pit")
+    check_nonempty(u.size, "pit")
+    if not np.all((u >= 0.0) & (u <= 1.0)):
+        raise InputError("pit values must lie in [0, 1] (no NaN); compute them with pit_gaussian")
+    return _max_cal_err_sorted(np.sort(u))
 
 
 def max_calibration_error(pit) -> float:
@@ -99,11 +117,7 @@ def max_calibration_error(pit) -> float:
     -------
     float in [0, 1], lower is better.
     """
-    u = as_float_array(pit, "pit")
-    check_nonempty(u.size, "pit")
-    if not np.all((u >= 0.0) & (u <= 1.0)):
-        raise InputError("pit values must lie in [0, 1] (no NaN); compute them with pit_gaussian")
-    return _max_cal_err_sorted(np.sort(u))
+    return max_calibration_error_at(pit)[0]
 
 
 def _accrue(crps_mean: float, rs: float, mean_abs_err: float) -> dict[str, float]:
@@ -170,6 +184,6 @@ def reliability_gaussian(y_true, mean, std) -> dict[str, float]:
     z = eps / sd
     z_sorted = np.sort(z)
     rs = _rs_sorted(z_sorted / np.sqrt(2.0))
-    mce = _max_cal_err_sorted(ndtr(z_sorted))
+    mce = _max_cal_err_sorted(ndtr(z_sorted))[0]
     acc = _accrue(float(np.mean(_crps_z(z, sd))), rs, float(np.mean(np.abs(eps))))
     return {"rs": rs, "max_cal_err": mce, "accrue": acc["accrue"]}

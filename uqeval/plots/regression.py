@@ -1,10 +1,10 @@
 """The regression plots: the Uncertainty Toolbox set plus ACCRUE's bin-free reliability diagram.
 
-Each ``plot_*`` function takes arrays (and metric values already computed by
-:mod:`uqeval.metrics`), validates them and returns a :class:`matplotlib.figure.Figure`;
-encode it with :func:`uqeval.plots.common.figure_to_bytes`. :func:`regression_figures`
-builds every plot that applies to the inputs at hand, so a command only has to pass the
-columns and the metric summary and write the figures out.
+Each ``plot_*`` function takes arrays and the curves and metric values computed by
+:mod:`uqeval.metrics` (through the catalogue: :mod:`uqeval.tasks.plot` passes them), validates
+them and returns a :class:`matplotlib.figure.Figure`; encode it with
+:func:`uqeval.plots.common.figure_to_bytes`. Nothing here derives a metric: a value left out
+is asked of its kernel.
 
 Scatter plots draw a seeded random subset of at most ``max_points`` rows; curves and
 bands use every row, reduced to a few thousand vertices without changing the picture
@@ -20,14 +20,13 @@ Chung, Char, Guo, Schneider & Neiswanger (2021), *Uncertainty Toolbox*, arXiv:21
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Mapping
 
 import numpy as np
 from matplotlib.figure import Figure
 
 from ..errors import InputError
 from ..validation import check_positive
-from . import REGRESSION_PLOT_KINDS
 from .common import (
     COLORS,
     FONT,
@@ -44,10 +43,6 @@ from .common import (
 )
 
 __all__ = [
-    "PLOT_TITLES",
-    "REGRESSION_PLOT_KINDS",
-    "ecdf_max_deviation",
-    "miscalibration_area",
     "plot_adversarial",
     "plot_calibration_curve",
     "plot_intervals_ordered",
@@ -56,7 +51,6 @@ __all__ = [
     "plot_reliability_diagram",
     "plot_residuals_vs_std",
     "plot_sharpness",
-    "regression_figures",
 ]
 
 _Y_UNITS = "units of y"
@@ -183,25 +177,6 @@ def plot_intervals_ordered(
 
 
 # --------------------------------------------------------------------------- 3. calibration
-def miscalibration_area(expected, observed) -> float:
-    r"""Exact area between the piecewise-linear curve ``observed(expected)`` and the diagonal.
-
-    .. math:: \int_0^1 |p^{obs}(p) - p|\,dp
-
-    with ``observed`` linearly interpolated between the given points; a segment that
-    crosses the diagonal is split at the crossing (two triangles). Used only when the
-    metric value is not passed in.
-    """
-    p = np.asarray(expected, dtype=np.float64)
-    d = np.asarray(observed, dtype=np.float64) - p
-    h = np.diff(p)
-    d0, d1 = np.abs(d[:-1]), np.abs(d[1:])
-    same = np.sign(d[:-1]) * np.sign(d[1:]) >= 0
-    denom = np.where(same, 1.0, d0 + d1)
-    area = np.where(same, 0.5 * (d0 + d1), 0.5 * (d0**2 + d1**2) / denom)
-    return float(np.sum(h * area))
-
-
 def plot_calibration_curve(
     expected,
     observed,
@@ -211,7 +186,8 @@ def plot_calibration_curve(
     """Observed vs expected proportion of targets inside the central intervals.
 
     The area between the curve and the diagonal is shaded and annotated with
-    ``miscal_area`` (computed by :func:`miscalibration_area` when None).
+    ``miscal_area`` (the ``avg_calibration`` metric; asked of
+    :func:`uqeval.metrics.calibration.calibration_errors` when None).
     Above the diagonal: intervals too wide (under-confident); below: too narrow.
     """
     p = finite_1d(expected, "expected")
@@ -222,7 +198,9 @@ def plot_calibration_curve(
     order = np.argsort(p, kind="stable")
     p, q = p[order], q[order]
     if miscal_area is None:
-        miscal_area = miscalibration_area(p, q)
+        from ..metrics.calibration import calibration_errors
+
+        miscal_area = calibration_errors(p, q)["miscal_area"]
     fig, ax = new_figure(figsize=(5.6, 5.2))
     ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="ideal")
     ax.fill_between(p, p, q, color=COLORS["fill"], alpha=0.3, linewidth=0,
@@ -269,19 +247,23 @@ def plot_adversarial(
 
 
 # --------------------------------------------------------------------------- 5. sharpness
-def plot_sharpness(std, title: str = "Sharpness", bins: int = 50) -> Figure:
+def plot_sharpness(std, title: str = "Sharpness", bins: int = 50, *, sharpness: Mapping | None = None) -> Figure:
     r"""Histogram of predicted standard deviations with the mean and the RMS marked.
 
     The RMS :math:`\sqrt{\tfrac1N\sum_i\sigma_i^2}` is the toolbox's ``sharp``; the mean
-    :math:`\tfrac1N\sum_i\sigma_i` is ``mean_std``. Uses every row.
+    :math:`\tfrac1N\sum_i\sigma_i` is ``mean_std``: the ``sharpness`` group (asked of
+    :func:`uqeval.metrics.sharpness.sharpness` when None). Uses every row.
     """
     sd = finite_1d(std, "std")
     if sd.size == 0:
         raise InputError("std has no rows to plot")
     check_positive(sd, "std")
     counts, edges = np.histogram(sd, bins=bins)
-    mean_sd = float(np.mean(sd))
-    rms_sd = float(np.sqrt(np.mean(sd**2)))
+    if sharpness is None:
+        from ..metrics.sharpness import sharpness as sharpness_of
+
+        sharpness = sharpness_of(sd)
+    mean_sd, rms_sd = float(sharpness["mean_std"]), float(sharpness["sharp"])
     fig, ax = new_figure()
     ax.stairs(counts, edges, fill=True, color=COLORS["band"], alpha=0.6, label="rows")
     ax.stairs(counts, edges, color=COLORS["main"], linewidth=0.8)
@@ -334,29 +316,6 @@ def plot_residuals_vs_std(
 
 
 # --------------------------------------------------------------------------- 7. reliability
-def ecdf_max_deviation(pit) -> tuple[float, float, float]:
-    r"""Largest vertical distance between the empirical CDF of ``pit`` and the diagonal.
-
-    .. math:: \max_\varphi |C(\varphi) - \varphi|, \quad
-              C(\varphi) = \frac1N \sum_i H(\varphi - \Phi_i)
-
-    attained at a jump: with :math:`u_{(1)} \le \dots \le u_{(N)}` it is
-    :math:`\max_i \max(i/N - u_{(i)},\; u_{(i)} - (i-1)/N)`.
-
-    Returns ``(value, phi, c)``: the deviation, where it occurs and the ECDF value there
-    (the end of the jump nearest the diagonal's far side).
-    """
-    u = np.sort(np.asarray(pit, dtype=np.float64))
-    n = u.size
-    i = np.arange(1, n + 1, dtype=np.float64)
-    above = i / n - u
-    below = u - (i - 1.0) / n
-    ka, kb = int(np.argmax(above)), int(np.argmax(below))
-    if above[ka] >= below[kb]:
-        return float(above[ka]), float(u[ka]), float((ka + 1) / n)
-    return float(below[kb]), float(u[kb]), float(kb / n)
-
-
 def plot_reliability_diagram(
     pit,
     max_cal_err: float | None = None,
@@ -368,16 +327,19 @@ def plot_reliability_diagram(
     :math:`\eta_i = (y_i - \mu_i)/(\sqrt2\sigma_i)`; a perfectly reliable forecast lies on
     the diagonal. The point of largest deviation :math:`\max_\varphi |C(\varphi) - \varphi|`
     is located from all rows and marked exactly; the step function is drawn through at most
-    a few thousand of its jumps (always including that point). ``max_cal_err`` (the
-    metric value) is shown in the annotation; when None it is computed here.
+    a few thousand of its jumps (always including that point), found by
+    :func:`uqeval.metrics.reliability.max_calibration_error_at`. ``max_cal_err`` (the
+    metric value) is shown in the annotation; when None, that kernel's value.
     """
+    from ..metrics.reliability import max_calibration_error_at
+
     u = finite_1d(pit, "pit")
     if u.size == 0:
         raise InputError("pit has no rows to plot")
     check_unit_interval(u, "pit")
     u = np.sort(u)
     n = u.size
-    dev, phi, c_phi = ecdf_max_deviation(u)
+    dev, phi, c_phi = max_calibration_error_at(u)
     if max_cal_err is None:
         max_cal_err = dev
     # Vertex j carries the ECDF value (j + 1)/N just after u[j]; keep the one equal to
@@ -419,9 +381,10 @@ def plot_pit_histogram(
 ) -> Figure:
     r"""Histogram of PIT values with the band a uniform PIT would fall in.
 
-    Give either ``pit`` (values in [0, 1], binned into ``bins`` equal bins) or ready
-    ``counts`` (with ``edges``; equal bins on [0, 1] by default). Under calibration the
-    count of bin :math:`j` is Binomial(:math:`N`, :math:`p_j`) with :math:`p_j` its width;
+    Give either ``pit`` (values in [0, 1], binned into ``bins`` equal bins by
+    :func:`uqeval.metrics.quantiles.pit_histogram`) or ready ``counts`` (with ``edges``;
+    equal bins on [0, 1] by default), e.g. the ``pit_histogram`` of ``avg_calibration``.
+    Under calibration the count of bin :math:`j` is Binomial(:math:`N`, :math:`p_j`) with :math:`p_j` its width;
     the shaded band spans that law's central ``level`` quantiles (per bin, not a
     simultaneous band) around the expected count :math:`N p_j`.
     """
@@ -434,10 +397,10 @@ def plot_pit_histogram(
         if u.size == 0:
             raise InputError("pit has no rows to plot")
         check_unit_interval(u, "pit")
-        if int(bins) < 1:
-            raise InputError(f"bins must be >= 1, got {bins}")
-        e = np.linspace(0.0, 1.0, int(bins) + 1) if edges is None else finite_1d(edges, "edges")
-        c, e = np.histogram(u, bins=e)
+        from ..metrics.quantiles import pit_histogram
+
+        hist = pit_histogram(u, bins)
+        c, e = hist["counts"], hist["edges"]
     else:
         c = finite_1d(counts, "counts")
         if (c < 0).any():
@@ -468,149 +431,3 @@ def plot_pit_histogram(
     thousands(ax.yaxis)
     style_axes(ax, title, "PIT value F(y)", "number of rows", legend_loc="outside")
     return fig
-
-
-# --------------------------------------------------------------------------- all of them
-#: Human-readable title of each plot kind (also usable as a report caption).
-PLOT_TITLES: dict[str, str] = {
-    "predictions": "Predictions and intervals",
-    "intervals": "Intervals ordered by target",
-    "calibration": "Average calibration",
-    "adversarial": "Adversarial group calibration",
-    "sharpness": "Sharpness",
-    "residuals": "Residuals vs predicted σ",
-    "reliability": "Reliability diagram (bin-free)",
-    "pit": "PIT histogram",
-}
-
-
-def _observed_from_pit(pit: np.ndarray, expected: np.ndarray) -> np.ndarray:
-    """Share of rows whose central interval at level p holds y: |2 PIT − 1| <= p."""
-    dist = np.sort(np.abs(2.0 * pit - 1.0))
-    return np.searchsorted(dist, expected, side="right") / dist.size
-
-
-def regression_figures(
-    y_true,
-    *,
-    mean=None,
-    std=None,
-    lower=None,
-    upper=None,
-    pit=None,
-    metrics: Mapping | None = None,
-    x=None,
-    x_label: str | None = None,
-    name: str = "",
-    kinds: Sequence[str] | None = None,
-    level: float = 0.95,
-    num_bins: int = 100,
-    max_points: int = 5000,
-    seed: int = 0,
-    order_by: str = "target",
-) -> dict[str, Figure]:
-    """Every regression plot that the given inputs allow, keyed by kind (``order_by``: see
-    :func:`plot_intervals_ordered`).
-
-    Parameters
-    ----------
-    y_true : (N,) array
-    mean, std : (N,) arrays, optional
-        Gaussian predictions; with ``std`` the band is ``mean ± z σ`` at ``level`` and the
-        PIT is computed when not given.
-    lower, upper : (N,) arrays, optional
-        Interval bounds (at ``level``); used instead of ``mean ± z σ`` when given.
-    pit : (N,) array, optional
-        PIT values F_i(y_i) (from quantiles or samples); computed from a Gaussian otherwise.
-    metrics : mapping, optional
-        The ``metrics`` part of the score summary: ``avg_calibration.miscal_area``,
-        ``adv_group_calibration`` and ``reliability.max_cal_err`` are taken from it.
-    name : str
-        The file's name; every title ends with it.
-    kinds : sequence of str, optional
-        Subset of :data:`REGRESSION_PLOT_KINDS` to build; an explicitly requested kind whose
-        inputs are missing raises InputError naming what is needed.
-
-    Returns
-    -------
-    dict mapping kind -> Figure, in the order of :data:`REGRESSION_PLOT_KINDS`.
-    """
-    from scipy.special import ndtr, ndtri
-
-    metrics = metrics or {}
-    wanted = list(REGRESSION_PLOT_KINDS if kinds is None else kinds)
-    unknown = [k for k in wanted if k not in REGRESSION_PLOT_KINDS]
-    if unknown:
-        raise InputError(
-            f"unknown plot kind(s) {', '.join(map(repr, unknown))}: "
-            f"choose from {', '.join(REGRESSION_PLOT_KINDS)}"
-        )
-    cols = finite_columns(y_true=y_true, mean=mean, std=std, lower=lower, upper=upper, pit=pit,
-                          x=x)
-    y, mu, sd = cols["y_true"], cols["mean"], cols["std"]
-    lo, hi, u = cols["lower"], cols["upper"], cols["pit"]
-    if sd is not None:
-        check_positive(sd, "std")
-    band_label = f"{level:.0%} prediction interval"
-    if lo is None and mu is not None and sd is not None:
-        z = float(ndtri(0.5 + level / 2))
-        lo, hi = mu - z * sd, mu + z * sd
-        band_label = f"{level:.0%} interval (μ ± {z:.2f}σ)"
-    if u is None and mu is not None and sd is not None:
-        u = ndtr((y - mu) / sd)
-    point = mu if mu is not None else (None if lo is None else 0.5 * (lo + hi))
-    mean_label = "predicted mean" if mu is not None else "interval midpoint"
-
-    adv = metrics.get("adv_group_calibration") or {}
-    has_band = point is not None and lo is not None
-    band_need = "an interval (lower/upper, or mean and std)"
-    needs = {
-        "predictions": (has_band, band_need),
-        "intervals": (has_band, band_need),
-        "calibration": (u is not None, "PIT values (or mean and std)"),
-        "adversarial": (all(k in adv for k in ("group_sizes", "ma_mean", "ma_stderr")),
-                        "metrics['adv_group_calibration'] with group_sizes, ma_mean, ma_stderr"),
-        "sharpness": (sd is not None, "std"),
-        "residuals": (mu is not None and sd is not None, "mean and std"),
-        "reliability": (u is not None, "PIT values (or mean and std)"),
-        "pit": (u is not None, "PIT values (or mean and std)"),
-    }
-    if kinds is not None:
-        missing = [f"{k} needs {needs[k][1]}" for k in wanted if not needs[k][0]]
-        if missing:
-            raise InputError("cannot draw the requested plot(s): " + "; ".join(missing))
-
-    def t(kind: str) -> str:
-        return f"{PLOT_TITLES[kind]}: {name}" if name else PLOT_TITLES[kind]
-
-    out: dict[str, Figure] = {}
-    for kind in REGRESSION_PLOT_KINDS:
-        if kind not in wanted or not needs[kind][0]:
-            continue
-        if kind == "predictions":
-            out[kind] = plot_predictions_band(y, point, lo, hi, x=cols["x"], title=t(kind),
-                                              max_points=max_points, seed=seed, x_label=x_label,
-                                              band_label=band_label, mean_label=mean_label)
-        elif kind == "intervals":
-            out[kind] = plot_intervals_ordered(y, point, lo, hi, title=t(kind), order_by=order_by,
-                                               max_points=max_points, seed=seed,
-                                               band_label=band_label, mean_label=mean_label)
-        elif kind == "calibration":
-            expected = np.linspace(0.0, 1.0, int(num_bins))
-            observed = _observed_from_pit(u, expected)
-            area = (metrics.get("avg_calibration") or {}).get("miscal_area")
-            out[kind] = plot_calibration_curve(expected, observed, area, title=t(kind))
-        elif kind == "adversarial":
-            out[kind] = plot_adversarial(adv["group_sizes"], adv["ma_mean"], adv["ma_stderr"],
-                                         title=t(kind))
-        elif kind == "sharpness":
-            out[kind] = plot_sharpness(sd, title=t(kind))
-        elif kind == "residuals":
-            out[kind] = plot_residuals_vs_std(y, mu, sd, title=t(kind), max_points=max_points,
-                                              seed=seed)
-        elif kind == "reliability":
-            mce = (metrics.get("reliability") or {}).get("max_cal_err")
-            out[kind] = plot_reliability_diagram(u, mce, title=t(kind))
-        elif kind == "pit":
-            out[kind] = plot_pit_histogram(u, title=t(kind))
-    return out

@@ -2,34 +2,34 @@
 
 The one piece of glue between the pure figure builders (:mod:`uqeval.plots`) and the
 commands that draw: ``uqeval score --plot-dir``, ``uqeval plot`` and ``uqeval report``.
-It decides which plot kinds apply to a representation, derives the arrays each builder
-needs (intervals, PIT values, ensemble moments, reliability bins, ...) and reuses the
-metric values of the summary where a plot annotates one (miscalibration area, adversarial
-group calibration, ``max_cal_err``, ECE). A metric the summary lacks is computed through
-the catalogue, so ``uqeval plot`` does not need a full scoring run.
+Which plot kinds apply comes from one table, :data:`PLOT_NEEDS`: each kind needs a
+catalogue family that applies to the representation, or a central band. Curves,
+histograms and metric values come from the catalogue's results (the summary's
+``metrics`` when given, else :func:`uqeval.catalogue.compute`; the full calibration curve
+from :func:`uqeval.catalogue.calibration_curve`, which ``avg_calibration`` also uses),
+arrays from the prediction itself (``point()``, ``interval()``, ``spread()``, ``pit()``),
+so plots and tables always agree.
 
 Plot kinds (``--kind``):
 
 =============  ==========================================================  ===========================
-kind           figure                                                      representations
+kind           figure                                                      needs
 =============  ==========================================================  ===========================
-predictions    observations, point prediction and interval band vs x       gaussian, samples, quantiles,
-               (``--x COL``) or the row index                              intervals
-intervals      intervals ordered by target                                 gaussian, samples, quantiles,
-                                                                           intervals
-calibration    average calibration curve, miscalibration area shaded       gaussian, samples, quantiles
-adversarial    adversarial group calibration ±1 standard error             gaussian, samples
-sharpness      histogram of σ (ensemble std for samples)                   gaussian, samples
-residuals      residuals vs predicted σ                                    gaussian
-reliability    regression: ACCRUE's bin-free reliability diagram;          gaussian, samples, categorical,
-               classification: reliability diagram (ECE in the title)      members, dirichlet
-pit            PIT histogram with a uniform reference band                 gaussian, samples, quantiles
-confidence     top-label confidence histogram                              categorical, members, dirichlet
-sets           prediction-set coverage and size across levels              categorical, members, dirichlet
-rejection      rejection curve with its oracle: RMSE of the ensemble mean  samples, categorical, members,
-               (samples) or accuracy (classification) of the kept rows     dirichlet
-ucc            uncertainty characteristics curve (bandwidth vs miss rate)  gaussian, samples, quantiles,
-                                                                           intervals
+predictions    observations, point prediction and interval band vs x       a central band
+               (``--x COL``) or the row index
+intervals      intervals ordered by target                                 a central band
+calibration    average calibration curve, miscalibration area shaded       avg_calibration
+adversarial    adversarial group calibration ±1 standard error             adv_group_calibration
+sharpness      histogram of σ (ensemble std for samples)                   sharpness
+residuals      residuals vs predicted σ                                    a Gaussian σ
+reliability    regression: ACCRUE's bin-free reliability diagram;          reliability (regression),
+               classification: reliability diagram (ECE in the title)      calibration (classifiers)
+pit            PIT histogram with a uniform reference band                 avg_calibration
+confidence     top-label confidence histogram                              calibration (classifiers)
+sets           prediction-set coverage and size across levels              prediction_sets
+rejection      rejection curve with its oracle: RMSE of the ensemble mean  rejection (or its curve in
+               (samples) or accuracy (classification) of the kept rows     the summary)
+ucc            uncertainty characteristics curve (bandwidth vs miss rate)  a central band
 =============  ==========================================================  ===========================
 
 No plot applies to point predictions (they carry no uncertainty) nor to log-likelihoods alone.
@@ -44,8 +44,6 @@ the widest level when the file does not carry it), so the report's UCC numbers e
 those of ``uqeval ucc FILE``. The quantile calibration curve is in *quantile mode*
 (observed share of targets below each quantile against its level, at the levels the
 file carries), and their PIT histogram counts targets between neighbouring quantiles.
-The rejection curve and the metric values annotated on plots come from the summary
-(else from the catalogue), so plots and tables always agree.
 
 Every title ends with the file's name; scatter plots draw at most ``max_points`` rows
 (seeded), curves use every row.
@@ -55,13 +53,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from ..config import Settings
 from ..errors import InputError
-from ..plots import PLOT_KINDS, REGRESSION_PLOT_KINDS  # noqa: F401  (re-exported)
+from ..plots import PLOT_KINDS
 from ..predictions import Prediction
 
 __all__ = [
@@ -75,10 +73,9 @@ __all__ = [
     "find_x_column",
     "plot_level",
     "prepare_plot_dir",
-    "read_x_column",
     "ucc_level",
     "ucc_result",
-    "write_figures",
+    "x_values",
 ]
 
 
@@ -98,26 +95,13 @@ KIND_TITLES: dict[str, str] = {
     "ucc": "Uncertainty characteristics curve",
 }
 
-_BY_KIND: dict[str, tuple[str, ...]] = {
-    "gaussian": ("predictions", "intervals", "calibration", "adversarial", "sharpness",
-                 "residuals", "reliability", "pit", "ucc"),
-    "samples": ("predictions", "intervals", "calibration", "adversarial", "sharpness",
-                "reliability", "pit", "rejection", "ucc"),
-    "quantiles": ("predictions", "intervals", "calibration", "pit", "ucc"),
-    "intervals": ("predictions", "intervals", "ucc"),
-    "point": (),
-    "categorical": ("reliability", "confidence", "sets", "rejection"),
-    "members": ("reliability", "confidence", "sets", "rejection"),
-    "dirichlet": ("reliability", "confidence", "sets", "rejection"),
-}
-#: Representations with class probabilities (``proba``, ``labels``): the classification plots.
-_CLASSIFICATION = ("categorical", "members", "dirichlet")
-
 #: Levels of the set-size-vs-coverage plot (joined with the run's ``--levels``).
 SET_LEVELS: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)
 
-_BAND_KINDS = ("predictions", "intervals", "ucc")
 _CURVE_KEYS = ("fractions", "values", "oracle_values")
+#: Legend of the point prediction and of the band, by representation (figures only).
+_POINT_LABELS = {"quantiles": "predicted median", "intervals": "point prediction"}
+_BAND_LABELS = {"samples": "prediction interval"}
 
 
 @dataclass
@@ -134,17 +118,6 @@ class PlotBundle:
 
 
 # --------------------------------------------------------------------------- what applies
-def _has_rejection_curve(metrics: Mapping[str, Any] | None) -> bool:
-    rej = (metrics or {}).get("rejection")
-    return isinstance(rej, Mapping) and all(k in rej for k in _CURVE_KEYS)
-
-
-def _rejection_in_catalogue(kind: str) -> bool:
-    from ..catalogue import get_family
-
-    return kind in get_family("rejection").compute
-
-
 def plot_level(pred: Prediction, settings: Settings) -> float | None:
     """Level of the central intervals drawn (and scaled by the UCC); None when there are none.
 
@@ -159,25 +132,51 @@ def plot_level(pred: Prediction, settings: Settings) -> float | None:
     return max(levels) if levels else None
 
 
+def _family(*names: str) -> Callable[[Prediction, Settings], bool]:
+    def applies(pred: Prediction, settings: Settings) -> bool:
+        from ..catalogue import get_family
+
+        return any(pred.kind in get_family(n).compute for n in names)
+    return applies
+
+
+def _band(pred: Prediction, settings: Settings) -> bool:
+    return plot_level(pred, settings) is not None
+
+
+#: The one table of what each plot kind needs: a catalogue family that applies to the
+#: representation (its results are what the plot draws), or a central band.
+PLOT_NEEDS: dict[str, Callable[[Prediction, Settings], bool]] = {
+    "predictions": _band,
+    "intervals": _band,
+    "calibration": _family("avg_calibration"),
+    "adversarial": _family("adv_group_calibration"),
+    "sharpness": _family("sharpness"),
+    "residuals": lambda pred, settings: pred.kind == "gaussian",  # residuals against a Gaussian's σ
+    "reliability": _family("reliability", "calibration"),
+    "pit": _family("avg_calibration"),
+    "confidence": _family("calibration"),
+    "sets": _family("prediction_sets"),
+    "rejection": _family("rejection"),
+    "ucc": _band,
+}
+
+
+def _has_rejection_curve(metrics: Mapping[str, Any] | None) -> bool:
+    rej = (metrics or {}).get("rejection")
+    return isinstance(rej, Mapping) and all(k in rej for k in _CURVE_KEYS)
+
+
 def applicable_kinds(pred: Prediction, settings: Settings | None = None,
                      metrics: Mapping[str, Any] | None = None) -> tuple[str, ...]:
-    """Plot kinds that apply to ``pred`` (see the table in the module docstring).
+    """Plot kinds that apply to ``pred`` (:data:`PLOT_NEEDS`).
 
-    Quantiles without a central pair have no band, interval or UCC plot. The rejection
-    plot applies where the catalogue's ``rejection`` family does (and to samples), or when
-    the summary's ``rejection`` group carries curve data (``fractions``, ``values``,
-    ``oracle_values``).
+    The rejection plot also applies when the summary's ``rejection`` group carries curve
+    data (``fractions``, ``values``, ``oracle_values``).
     """
     settings = settings or Settings()
-    kinds = list(_BY_KIND.get(pred.kind, ()))
-    if any(k in kinds for k in _BAND_KINDS) and plot_level(pred, settings) is None:
-        kinds = [k for k in kinds if k not in _BAND_KINDS]
-    has_curve = _has_rejection_curve(metrics) or _rejection_in_catalogue(pred.kind) or pred.kind == "samples"
-    if "rejection" in kinds and not has_curve:
-        kinds.remove("rejection")
-    elif "rejection" not in kinds and _has_rejection_curve(metrics):
-        kinds.append("rejection")
-    return tuple(k for k in PLOT_KINDS if k in kinds)
+    return tuple(k for k in PLOT_KINDS
+                 if PLOT_NEEDS[k](pred, settings) or (k == "rejection" and _has_rejection_curve(metrics)))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -199,9 +198,15 @@ def _point_and_interval(pred: Prediction, level: float) -> tuple[np.ndarray, np.
     point = pred.point()
     if point is None:
         return 0.5 * (lo + hi), lo, hi, "interval midpoint"
-    label = {"quantiles": "predicted median", "intervals": "point prediction",
-             "samples": "ensemble mean"}.get(pred.kind, "predicted mean")
-    return point, lo, hi, label
+    return point, lo, hi, _POINT_LABELS.get(pred.kind, "predicted mean")
+
+
+def _band_label(pred: Prediction, level: float) -> str:
+    if pred.kind == "gaussian":  # the band is mean ± zσ: say so
+        from scipy.special import ndtri
+
+        return f"{level:.0%} interval (μ ± {float(ndtri(0.5 + level / 2)):.2f}σ)"
+    return f"{level:.0%} {_BAND_LABELS.get(pred.kind, 'central interval')}"
 
 
 def ucc_level(pred: Prediction, settings: Settings) -> float | None:
@@ -262,20 +267,20 @@ def find_x_column(table: Any, column: str) -> str:
     return name
 
 
-def read_x_column(path: str | Path, column: str, rows: np.ndarray | None, n: int) -> np.ndarray:
-    """The numeric column ``column`` of ``path``, restricted to the kept ``rows``.
+def x_values(loaded: Any, column: str) -> np.ndarray:
+    """The numeric --x column ``column`` of a loaded file, restricted to the rows the loader kept.
 
-    ``rows`` are the row numbers the loader kept (``prediction.rows``; None means all
-    ``n``). The name matches exactly, else case-insensitively. Non-finite values in kept
-    rows are an error naming the column and the first such row.
+    The column is read with the prediction (``load_predictions(path, settings, extra=[column])``);
+    the name matches exactly, else case-insensitively. Non-finite values in kept rows are an
+    error naming the column and the first such row.
     """
-    from ..io.readers import inspect, read_columns, to_float
+    from ..io.readers import to_float
 
-    table = inspect(path)
+    table, pred = loaded.table, loaded.prediction
     name = find_x_column(table, column)
-    cols, _ = read_columns(table, [name])
-    x = to_float(cols[name], name, table.path)
-    x = x[rows] if rows is not None else x[:n]
+    x = to_float(loaded.extra[name], name, table.path)
+    rows = pred.rows
+    x = x[rows] if rows is not None else x[:pred.n]
     bad = np.flatnonzero(~np.isfinite(x))
     if bad.size:
         first = int(rows[bad[0]]) if rows is not None else int(bad[0])
@@ -290,83 +295,63 @@ def read_x_column(path: str | Path, column: str, rows: np.ndarray | None, n: int
 def _regression(pred: Prediction, kinds: Sequence[str], metrics, settings: Settings, cache: dict,
                 name: str, x, x_label, max_points: int, seed: int, notes: list[str],
                 order_by: str = "target") -> dict[str, Any]:
-    from ..plots.regression import (
-        plot_calibration_curve,
-        plot_intervals_ordered,
-        plot_pit_histogram,
-        plot_predictions_band,
-        regression_figures,
-    )
+    from ..plots import regression as plots
 
     out: dict[str, Any] = {}
     y = pred.require_targets()
-    level = plot_level(pred, settings)
 
     def title(kind: str) -> str:
-        return f"{KIND_TITLES[kind]}: {name}" if name else KIND_TITLES[kind]
+        head = "Reliability diagram (bin-free)" if kind == "reliability" else KIND_TITLES[kind]
+        return f"{head}: {name}" if name else head
 
-    if pred.kind in ("gaussian", "samples"):
-        wanted = [k for k in kinds if k in ("predictions", "intervals", "calibration", "adversarial",
-                                            "sharpness", "residuals", "reliability", "pit")]
-        if not wanted:
-            return out
-        kw: dict[str, Any] = {}
-        if pred.kind == "gaussian":
-            kw.update(mean=pred.mean, std=pred.std)
-        else:
-            point, lo, hi, _ = _point_and_interval(pred, level if level is not None else 0.95)
-            std = pred.spread()
-            kw.update(mean=point, lower=lo, upper=hi, pit=pred.pit())
-            if np.all(std > 0):
-                kw["std"] = std
-            elif "sharpness" in wanted:
-                wanted.remove("sharpness")
-                notes.append(f"sharpness plot skipped: {int(np.sum(std <= 0))} row(s) have identical "
-                             "members (ensemble std 0)")
-        if "adversarial" in wanted:
-            kw["metrics"] = {"adv_group_calibration": _group(pred, settings, metrics, "adv_group_calibration", cache)}
-        else:
-            kw["metrics"] = {}
-        if "calibration" in wanted:
-            kw["metrics"]["avg_calibration"] = _group(pred, settings, metrics, "avg_calibration", cache)
-        if "reliability" in wanted:
-            kw["metrics"]["reliability"] = _group(pred, settings, metrics, "reliability", cache)
-        figs = regression_figures(
-            y, x=x, x_label=x_label, name=name, kinds=wanted, level=level if level is not None else 0.95,
-            num_bins=settings.num_bins, max_points=max_points, seed=seed, order_by=order_by, **kw,
-        )
-        out.update(figs)
-        return out
+    def group(family: str) -> dict[str, Any]:
+        return _group(pred, settings, metrics, family, cache)
 
-    # quantiles and intervals: band plots from the plot level; quantiles add calibration and PIT
-    if any(k in kinds for k in ("predictions", "intervals")):
+    if "predictions" in kinds or "intervals" in kinds:
+        level = plot_level(pred, settings)
         point, lo, hi, point_label = _point_and_interval(pred, level)
-        band_label = f"{level:.0%} central interval"
+        band = dict(band_label=_band_label(pred, level), mean_label=point_label, max_points=max_points, seed=seed)
         if "predictions" in kinds:
-            out["predictions"] = plot_predictions_band(
-                y, point, lo, hi, x=x, title=title("predictions"), max_points=max_points, seed=seed,
-                x_label=x_label, band_label=band_label, mean_label=point_label)
+            out["predictions"] = plots.plot_predictions_band(y, point, lo, hi, x=x, title=title("predictions"),
+                                                             x_label=x_label, **band)
         if "intervals" in kinds:
-            out["intervals"] = plot_intervals_ordered(
-                y, point, lo, hi, title=title("intervals"), order_by=order_by, max_points=max_points, seed=seed,
-                band_label=band_label, mean_label=point_label)
-    if pred.kind == "quantiles" and "calibration" in kinds:
-        from ..metrics.quantiles import quantile_calibration_curve
+            out["intervals"] = plots.plot_intervals_ordered(y, point, lo, hi, title=title("intervals"),
+                                                            order_by=order_by, **band)
+    if "calibration" in kinds:
+        from ..catalogue import calibration_curve
 
-        # the levels the file carries, as avg_calibration uses them (so the shaded area is
-        # the annotated miscal_area)
-        expected, observed = quantile_calibration_curve(y, pred.quantiles, pred.levels)
-        area = _group(pred, settings, metrics, "avg_calibration", cache).get("miscal_area")
-        fig = plot_calibration_curve(expected, observed, area, title=title("calibration"))
-        ax = fig.axes[0]
-        ax.set_xlabel("quantile level τ", fontsize=ax.xaxis.label.get_fontsize())
-        ax.set_ylabel("observed share of targets ≤ quantile", fontsize=ax.yaxis.label.get_fontsize())
+        expected, observed = calibration_curve(pred, settings)
+        fig = plots.plot_calibration_curve(expected, observed, group("avg_calibration").get("miscal_area"),
+                                           title=title("calibration"))
+        if pred.quantile_keys() is not None:  # quantile mode: at the levels the file carries
+            ax = fig.axes[0]
+            ax.set_xlabel("quantile level τ", fontsize=ax.xaxis.label.get_fontsize())
+            ax.set_ylabel("observed share of targets ≤ quantile", fontsize=ax.yaxis.label.get_fontsize())
         out["calibration"] = fig
-    if pred.kind == "quantiles" and "pit" in kinds:
-        from ..metrics.quantiles import pit_histogram_quantiles
+    if "adversarial" in kinds:
+        adv = group("adv_group_calibration")
+        out["adversarial"] = plots.plot_adversarial(adv["group_sizes"], adv["ma_mean"], adv["ma_stderr"],
+                                                    title=title("adversarial"))
+    if "sharpness" in kinds:
+        std = pred.spread()
+        if np.all(std > 0):
+            out["sharpness"] = plots.plot_sharpness(std, title=title("sharpness"), sharpness=group("sharpness"))
+        else:
+            notes.append(f"sharpness plot skipped: {int(np.sum(std <= 0))} row(s) have identical "
+                         "members (ensemble std 0)")
+    if "residuals" in kinds:
+        out["residuals"] = plots.plot_residuals_vs_std(y, pred.point(), pred.spread(), title=title("residuals"),
+                                                       max_points=max_points, seed=seed)
+    if "reliability" in kinds:
+        out["reliability"] = plots.plot_reliability_diagram(pred.pit(), group("reliability").get("max_cal_err"),
+                                                            title=title("reliability"))
+    if "pit" in kinds:
+        hist = group("avg_calibration").get("pit_histogram")
+        if hist is None:  # Gaussians: the JSON holds no histogram; the kernel bins the PIT
+            from ..metrics.quantiles import pit_histogram
 
-        hist = pit_histogram_quantiles(y, pred.quantiles, pred.levels)
-        out["pit"] = plot_pit_histogram(counts=hist["counts"], edges=hist["edges"], title=title("pit"))
+            hist = pit_histogram(pred.pit(), bins=10)
+        out["pit"] = plots.plot_pit_histogram(counts=hist["counts"], edges=hist["edges"], title=title("pit"))
     return out
 
 
@@ -402,9 +387,10 @@ def _categorical(pred: Prediction, kinds: Sequence[str], metrics, settings: Sett
 def _rejection(pred: Prediction, metrics, settings: Settings, cache: dict, name: str) -> Any:
     """Rejection curve and its oracle: accuracy of the kept rows (classification, rejecting the
     least confident first) or RMSE of the ensemble mean (samples, largest ensemble std first)."""
+    from ..catalogue import CLASSIFICATION
     from ..plots.rejection import plot_rejection
 
-    regression = pred.kind == "samples"
+    regression = pred.kind not in CLASSIFICATION
     how = "by ensemble std" if regression else "by confidence"
     title = f"{KIND_TITLES['rejection']} ({how}): {name}" if name else f"{KIND_TITLES['rejection']} ({how})"
     if _has_rejection_curve(metrics):
@@ -413,7 +399,6 @@ def _rejection(pred: Prediction, metrics, settings: Settings, cache: dict, name:
         curve = _group(pred, settings, None, "rejection", cache)
     return plot_rejection([curve], title=title, metric="rmse" if regression else "accuracy",
                           labels=["ensemble mean" if regression else (name or "model")])
-
 
 def build_figures(
     pred: Prediction,
@@ -474,9 +459,11 @@ def build_figures(
         if x.shape != (pred.n,):
             raise InputError(f"x has {x.size} values but the prediction has {pred.n} rows")
 
+    from ..catalogue import CLASSIFICATION
+
     bundle = PlotBundle()
     cache: dict[str, Any] = {}
-    if pred.kind in _CLASSIFICATION:
+    if pred.kind in CLASSIFICATION:
         figs = _categorical(pred, wanted, metrics, settings, cache, name)
     else:
         figs = _regression(pred, wanted, metrics, settings, cache, name, x, x_label, int(max_points), seed,
@@ -528,12 +515,6 @@ def write_images(images: Mapping[str, bytes], directory: str | Path, fmt: str = 
         atomic_write_bytes(path, data)
         paths.append(path)
     return paths
-
-
-def write_figures(figures: Mapping[str, Any], directory: str | Path, fmt: str = "png",
-                  dpi: int = 150) -> list[Path]:
-    """Encode every figure (:func:`encode_figures`), then write them (:func:`write_images`)."""
-    return write_images(encode_figures(figures, fmt, dpi), directory, fmt)
 
 
 def check_plot_dir(directory: str | Path) -> Path:

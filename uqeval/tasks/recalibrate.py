@@ -161,12 +161,11 @@ def quantile_levels(options: Options) -> list[float]:
 # --------------------------------------------------------------------------- reading
 
 
-def _representation(method: str, path: str | Path, settings: Settings, state: dict[str, Any] | None) -> str:
-    """Representation to load ``path`` as, with a clear error when the method's columns are missing."""
+def _representation(method: str, table: Any, settings: Settings, state: dict[str, Any] | None) -> str:
+    """Representation to load a file (its header ``table``) as, with a clear error when the method's
+    columns are missing."""
     from ..io.columns import _find, plan_columns
-    from ..io.readers import inspect
 
-    table = inspect(path)
     names, p = table.columns, str(table.path)
     explicit = {k: v for k, v in settings.columns.items() if v}
     if method == "temperature":
@@ -201,24 +200,34 @@ def _representation(method: str, path: str | Path, settings: Settings, state: di
 
 
 def load_for(method: str, path: str | Path, settings: Settings, *, require_targets: bool,
-             state: dict[str, Any] | None = None) -> Loaded:
-    """Load ``path`` as the representation ``method`` works on (see the module table)."""
-    rep = _representation(method, path, settings, state)
-    loaded = load_predictions(path, replace(settings, representation=rep), require_targets=require_targets)
+             state: dict[str, Any] | None = None, features: Sequence[str] = (),
+             every_column: bool = False) -> Loaded:
+    """Load ``path`` as the representation ``method`` works on (see the module table).
+
+    The ACCRUE ``features`` (:func:`read_features`), or with ``every_column`` every column of the
+    file (:func:`build_table`), are read in the same pass.
+    """
+    from ..io.readers import inspect
+
+    table = inspect(path)
+    rep = _representation(method, table, settings, state)
+    loaded = load_predictions(path, replace(settings, representation=rep), require_targets=require_targets,
+                              extra=table.columns if every_column else features)
     if require_targets and loaded.prediction.y_true is None:  # pragma: no cover - load_predictions raises first
         raise InputError(f"{path}: the calibration file needs a target column; name it with --y")
     return loaded
 
 
-def read_features(path: str | Path, names: Sequence[str], rows: np.ndarray | None) -> np.ndarray:
-    """The ``names`` columns of ``path`` as an (N, d) float array aligned with ``rows``.
+def read_features(loaded: Loaded, names: Sequence[str]) -> np.ndarray:
+    """The ``names`` columns of a loaded file (read with it: :func:`load_for` ``features``) as an
+    (N, d) float array aligned with the rows of its prediction.
 
     Missing columns are a :class:`SchemaError`; NaN/inf an :class:`InputError` naming the
     file, column, count and first row.
     """
-    from ..io.readers import inspect, read_columns, to_float
+    from ..io.readers import to_float
 
-    table = inspect(path)
+    table, rows = loaded.table, loaded.prediction.rows
     lower = {c.lower(): c for c in table.columns}
     found, missing = [], []
     for name in names:
@@ -230,8 +239,7 @@ def read_features(path: str | Path, names: Sequence[str], rows: np.ndarray | Non
             f"needs {', '.join(names)}; available columns: {', '.join(table.columns[:20])}"
             f"{' ...' if len(table.columns) > 20 else ''}"
         )
-    cols, _ = read_columns(table, found)
-    x = np.column_stack([to_float(cols[c], c, table.path) for c in found])
+    x = np.column_stack([to_float(loaded.extra[c], c, table.path) for c in found])
     if rows is not None:
         x = x[rows]
     bad = ~np.isfinite(x)
@@ -249,10 +257,6 @@ def read_features(path: str | Path, names: Sequence[str], rows: np.ndarray | Non
 # --------------------------------------------------------------------------- fit and apply
 
 
-def _gaussian_parts(pred: Prediction) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
-    return pred.y_true, pred.mean, getattr(pred, "std", None)  # type: ignore[attr-defined]
-
-
 def fit_state(method: str, loaded: Loaded, options: Options, settings: Settings,
               features: np.ndarray | None = None) -> dict[str, Any]:
     """Fit ``method`` on a loaded calibration file; returns the kernel's JSON-serialisable state.
@@ -266,7 +270,7 @@ def fit_state(method: str, loaded: Loaded, options: Options, settings: Settings,
         from ..recalibration.temperature import fit_temperature
 
         return fit_temperature(pred.proba, pred.labels, kind="proba")  # type: ignore[attr-defined]
-    _, mu, sd = _gaussian_parts(pred)
+    mu, sd = pred.point(), pred.spread()  # sd None for point predictions
     if method == "std-scaling":
         from ..recalibration.std_scaling import fit_std_scaling
 
@@ -303,7 +307,7 @@ def _std_target(loaded: Loaded, settings: Settings) -> tuple[str, str]:
 
 
 def _spread_columns(loaded: Loaded, settings: Settings, std: np.ndarray) -> dict[str, np.ndarray]:
-    if loaded.prediction.kind != "gaussian":
+    if loaded.prediction.spread() is None:  # point predictions: a new std column
         return {"std": std}
     kind, name = _std_target(loaded, settings)
     return {name: std * std if kind == "var" else std}
@@ -336,7 +340,7 @@ def apply_state(state: dict[str, Any], loaded: Loaded, options: Options, setting
         out.proba = apply_temperature(pred.proba, state, kind="proba")  # type: ignore[attr-defined]
         out.columns = _proba_columns(loaded, out.proba)
         return out
-    _, mu, sd = _gaussian_parts(pred)
+    mu, sd = pred.point(), pred.spread()  # sd None for point predictions
     out.levels = central_levels(method, options, state)
     if method == "std-scaling":
         from ..recalibration.std_scaling import apply_std_scaling
@@ -350,7 +354,7 @@ def apply_state(state: dict[str, Any], loaded: Loaded, options: Options, setting
             raise UsageError("--method accrue needs --features COLUMNS")
         out.std = apply_accrue(state, features)
         out.columns = _spread_columns(loaded, settings, out.std)
-        if pred.kind != "gaussian":
+        if pred.spread() is None:  # point predictions
             out.before_std = np.full(pred.n, float(state["sigma_constant"]))
             out.before_basis = (f"constant std {float(state['sigma_constant']):.6g} "
                                 "(CRPS-optimal on the calibration file; the input has point predictions only)")
@@ -475,8 +479,6 @@ def _intervals(pred: Prediction, lower: np.ndarray, upper: np.ndarray, levels: S
 
 def evaluate(state: dict[str, Any], loaded: Loaded, applied: Applied, settings: Settings) -> dict[str, Any]:
     """``{"before", "after", "orientation", "before_basis"}`` metric groups of one file with targets."""
-    from ..metrics.intervals import gaussian_interval
-
     method = cli_method(state)
     pred = loaded.prediction
     levels = applied.levels
@@ -497,25 +499,17 @@ def evaluate(state: dict[str, Any], loaded: Loaded, applied: Applied, settings: 
         o2 = _orient(after)
     else:  # conformal: intervals at the fitted levels, calibration from the score distribution
         before, o1 = {}, {}
-        if pred.kind == "gaussian":
-            pairs = [gaussian_interval(pred.mean, pred.std, lv) for lv in levels]
-            base = _intervals(pred, np.column_stack([p[0] for p in pairs]), np.column_stack([p[1] for p in pairs]),
-                              levels)
-            before, o1 = _groups(base, s, INTERVAL_GROUPS)
-            from scipy.special import ndtr
-
-            z = np.abs(pred.y_true - pred.mean) / pred.std
-            _add_central_calibration(before, o1, 2.0 * ndtr(z) - 1.0, s)
+        if pred.spread() is not None:  # Gaussian: intervals at every level before
+            before, o1 = _groups(_intervals(pred, *pred.intervals_at(np.asarray(levels)), levels), s, INTERVAL_GROUPS)
+            _add_central_calibration(before, o1, np.abs(2.0 * pred.pit() - 1.0), s)
         after, o2 = _groups(_intervals(pred, applied.lower, applied.upper, levels), s, INTERVAL_GROUPS)
         from ..recalibration.conformal import conformal_central_pit
 
-        central = conformal_central_pit(state, pred.y_true, pred.mean, pred.std if pred.kind == "gaussian" else None)
-        if central is not None:
+        central = conformal_central_pit(state, pred.y_true, pred.mean, pred.spread())
+        if central is not None:  # None: a state saved without score_sample has no calibration curve
             _add_central_calibration(after, o2, central, s)
-        else:  # a state saved before score_sample existed: calibration on the fitted levels only
-            _add_level_calibration(after, o2)
     basis = applied.before_basis
-    if method == "conformal" and pred.kind != "gaussian":
+    if method == "conformal" and pred.spread() is None:
         basis = "none (point predictions have no intervals before conformal)"
     return {"before_basis": basis, "before": before, "after": after, "orientation": {**o1, **o2}}
 
@@ -525,42 +519,17 @@ def _add_central_calibration(metrics: dict[str, Any], orientation: dict[str, str
     """``avg_calibration`` and ``reliability.max_cal_err`` from central PIT values ``c`` (y lies in
     the central p interval iff c <= p): the interval-mode curve at ``linspace(0, 1, num_bins)``
     and the bin-free sup |C(p) - p| of their ECDF."""
-    from ..metrics.calibration import calibration_errors
-    from ..metrics.reliability import max_calibration_error
     from ..catalogue import get_family, orientation_of
+    from ..metrics.calibration import calibration_errors, central_cover_index, observed_from_cover_index
+    from ..metrics.reliability import max_calibration_error
 
     expected = np.linspace(0.0, 1.0, settings.num_bins)
-    c = np.sort(np.asarray(central, dtype=np.float64))
-    observed = np.searchsorted(c, expected, side="right") / c.size
-    metrics["avg_calibration"] = calibration_errors(expected, observed)
+    c = np.asarray(central, dtype=np.float64)
+    metrics["avg_calibration"] = calibration_errors(
+        expected, observed_from_cover_index(central_cover_index(c, expected), expected.size))
     metrics["reliability"] = {"max_cal_err": max_calibration_error(np.clip(c, 0.0, 1.0))}
     for group in ("avg_calibration", "reliability"):
         orientation.update(orientation_of(metrics[group], get_family(group), None))
-
-
-def _add_level_calibration(metrics: dict[str, Any], orientation: dict[str, str]) -> None:
-    """``avg_calibration`` of central intervals on the levels they carry: expected = the levels,
-    observed = their coverage (conformal gives intervals at its fitted levels, not a full CDF).
-
-    The curve is anchored at (0, 0) and (1, 1), where every forecast is calibrated, so
-    ``miscal_area`` covers [0, 1] like the Gaussian curve; ``rms_cal``/``ma_cal`` average over the
-    carried levels only.
-    """
-    from ..metrics.calibration import calibration_errors
-    from ..catalogue import get_family, orientation_of
-
-    cov = metrics.get("coverage")
-    if not cov:
-        return
-    levels = np.array([float(k) for k in cov])
-    observed = np.array([cov[k]["coverage"] for k in cov])
-    order = np.argsort(levels)
-    levels, observed = levels[order], observed[order]
-    gap = np.abs(observed - levels)
-    errors = {"rms_cal": float(np.sqrt(np.mean(gap**2))), "ma_cal": float(np.mean(gap))}
-    area = calibration_errors(np.r_[0.0, levels, 1.0], np.r_[0.0, observed, 1.0])["miscal_area"]
-    metrics["avg_calibration"] = {"rms_cal": errors["rms_cal"], "ma_cal": errors["ma_cal"], "miscal_area": area}
-    orientation.update(orientation_of(metrics["avg_calibration"], get_family("avg_calibration"), None))
 
 
 # --------------------------------------------------------------------------- parameters
@@ -640,20 +609,19 @@ def output_format(path: str | Path) -> str:
     raise UsageError(f"--output {path}: give a .parquet, .pq, .csv or .csv.gz file name")
 
 
-def build_table(path: str | Path, loaded: Loaded, applied: Applied):
-    """Every column of ``path`` in its order, recalibrated columns replaced in place, new ones appended.
+def build_table(loaded: Loaded, applied: Applied):
+    """Every column of the loaded file (read with it: :func:`load_for` ``every_column``) in its order,
+    recalibrated columns replaced in place, new ones appended.
 
     Existing columns are matched by name case-insensitively. (N, K) arrays become
     Parquet list columns.
     """
     import pyarrow as pa
 
-    from ..io.readers import inspect, read_columns
-
-    info = inspect(path)
-    cols, n = read_columns(info, list(info.columns))
+    info, cols, n = loaded.table, loaded.extra, loaded.info["n_rows"]
     if loaded.prediction.n != n:
-        raise InputError(f"{path}: {n} rows in the file but {loaded.prediction.n} recalibrated; rows were dropped")
+        raise InputError(f"{loaded.info['path']}: {n} rows in the file but {loaded.prediction.n} recalibrated; "
+                         "rows were dropped")
 
     def arrow(v: np.ndarray):
         v = np.asarray(v, dtype=np.float64)
@@ -741,11 +709,12 @@ def run(calibration: str | Path | None, apply: str | Path | None, options: Optio
     if state is None:
         if calibration is None:
             raise UsageError("give a calibration FILE to fit, or --load a saved recalibrator")
-        loaded_c = load_for(method, calibration, settings, require_targets=True)
+        loaded_c = load_for(method, calibration, settings, require_targets=True,
+                            features=options.features if method == "accrue" and options.features else ())
         if method == "accrue":
             if not options.features:
                 raise UsageError("--method accrue needs --features COLUMNS (the inputs sigma(x) depends on)")
-            feats_c = read_features(calibration, options.features, loaded_c.prediction.rows)
+            feats_c = read_features(loaded_c, options.features)
         state = fit_state(method, loaded_c, options, settings, feats_c)
         state["apply_defaults"] = {"levels": list(options.levels) if options.levels else None,
                                    "quantiles": bool(options.quantiles),
@@ -770,12 +739,11 @@ def run(calibration: str | Path | None, apply: str | Path | None, options: Optio
         one("calibration", calibration, loaded_c, feats_c)
     table = None
     if apply is not None:
-        loaded_a = load_for(method, apply, settings, require_targets=False, state=state)
-        feats_a = read_features(apply, features, loaded_a.prediction.rows) if method == "accrue" else None
+        loaded_a = load_for(method, apply, settings, require_targets=False, state=state, every_column=True)
+        feats_a = read_features(loaded_a, features) if method == "accrue" else None
         applied_a = one("applied", apply, loaded_a, feats_a)
-        table = build_table(apply, loaded_a, applied_a)
-        kinds = {loaded_a.prediction.kind}
-        if method in ("isotonic", "conformal") and "gaussian" in kinds:
+        table = build_table(loaded_a, applied_a)
+        if method in ("isotonic", "conformal") and loaded_a.prediction.spread() is not None:
             notes.append("the output keeps the mean/std columns and adds interval or quantile columns: score it with "
                          "--representation intervals (or quantiles)")
         if not files["applied"]["has_targets"]:

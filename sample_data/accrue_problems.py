@@ -28,7 +28,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import InputError
+from uqeval.errors import InputError
 
 
 def _check_n(n: int) -> int:
