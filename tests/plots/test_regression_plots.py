@@ -130,7 +130,7 @@ def test_calibration_curve_from_pit_matches_interval_definition():
     from scipy.stats import norm
 
     _, y, mu, sd = gaussian_data(300)
-    pred = Gaussian(y, mean=mu, std=sd)
+    pred = Gaussian(y_true=y, mean=mu, std=sd)
     fig = build_figures(pred, None, Settings(num_bins=11), kinds=["calibration"]).figures["calibration"]
     line = [ln for ln in fig.axes[0].get_lines() if ln.get_label() == "observed"][0]
     p = np.linspace(0, 1, 11)
@@ -346,7 +346,7 @@ def test_plots_never_import_pyplot():
         from uqeval.tasks.plot import build_figures
         from uqeval.plots.common import figure_to_bytes
         rng = np.random.default_rng(0)
-        pred = Gaussian(rng.normal(size=300), mean=np.zeros(300), std=np.ones(300))
+        pred = Gaussian(y_true=rng.normal(size=300), mean=np.zeros(300), std=np.ones(300))
         for f in build_figures(pred, None, Settings(), kinds=["pit", "residuals"]).figures.values():
             figure_to_bytes(f, dpi=50)
         assert "matplotlib.pyplot" not in sys.modules, "pyplot was imported"
