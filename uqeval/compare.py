@@ -1147,11 +1147,13 @@ def direction(metric: Mapping[str, Any]) -> str:
 
 def to_markdown(result: Mapping[str, Any]) -> str:
     """GitHub-flavoured markdown: metric table (value [CI] and rank), tests, notes."""
+    from .report.text import md_cell, md_code
+
     names = [m["name"] for m in result["models"]]
     s = result["settings"]
     ci = f"{s['ci_level'] * 100:g}% bootstrap CI, {s['bootstrap']} resamples" if s["bootstrap"] else "no bootstrap"
     lines = [f"### uqeval compare: {len(names)} models, {result['n_rows']} rows ({ci}, seed {s['seed']})", "",
-             "| metric | direction | " + " | ".join(f"`{n}`" for n in names) + " |",
+             "| metric | direction | " + " | ".join(f"`{md_code(n)}`" for n in names) + " |",
              "|---|---|" + "---:|" * len(names)]
     for metric, body in result["metrics"].items():
         cells = []
@@ -1163,7 +1165,7 @@ def to_markdown(result: Mapping[str, Any]) -> str:
             if n in body["best"]:
                 c = f"**{c}**"
             cells.append(c)
-        lines.append(f"| `{metric}` | {direction(body)} | " + " | ".join(cells) + " |")
+        lines.append(f"| `{md_code(metric)}` | {direction(body)} | " + " | ".join(cells) + " |")
     mr = result["ranks"]["mean_rank"]
     lines.append("| mean rank |  | " + " | ".join(fmt_number(mr[n]) for n in names) + " |")
     if result["tests"]:
@@ -1171,9 +1173,10 @@ def to_markdown(result: Mapping[str, Any]) -> str:
                   "| metric | model | reference | mean diff | permutation p | DM t | DM p |",
                   "|---|---|---|---:|---:|---:|---:|"]
         for t in result["tests"]:
-            lines.append(f"| `{t['metric']}` | `{t['model']}` | `{t['reference']}` | {fmt_number(t['mean_diff'])} | "
+            lines.append(f"| `{md_code(t['metric'])}` | `{md_code(t['model'])}` | `{md_code(t['reference'])}` | "
+                         f"{fmt_number(t['mean_diff'])} | "
                          f"{fmt_p(t['permutation_p'])} | {fmt_number(t['dm_statistic'])} | {fmt_p(t['dm_p'])} |")
     if result["notes"]:
         lines.append("")
-        lines += [f"- {n}" for n in result["notes"]]
+        lines += [f"- {md_cell(n)}" for n in result["notes"]]
     return "\n".join(lines) + "\n"

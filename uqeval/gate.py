@@ -242,13 +242,12 @@ def validate_summary(obj: Any, source: str = "summary") -> dict:
 
 def summary_from_json(text: str, source: str = "summary.json") -> dict:
     """Parse and validate a summary JSON document (see :func:`validate_summary`)."""
+    from .io.strict import loads_json
+
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}; "
-            "pass a summary written by `uqeval score --output`"
-        ) from None
+        obj = loads_json(text, source)
+    except InputError as exc:
+        raise InputError(f"{exc}; pass a summary written by `uqeval score --output`") from None
     return validate_summary(obj, source)
 
 
@@ -453,8 +452,10 @@ def load_rules(text: str, source: str = "rules.toml") -> Rules:
     Raises :class:`InputError` naming the file and line for malformed TOML, unknown
     top-level keys, settings or rule options, and bad values.
     """
+    from .io.strict import loads_toml
+
     try:
-        doc = tomllib.loads(text)
+        doc = loads_toml(text, source)
     except tomllib.TOMLDecodeError as exc:
         msg = str(exc)
         m = _TOML_POS.search(msg)
@@ -829,7 +830,15 @@ def _headline(result: GateResult) -> str:
 
 
 def _md_cell(x: str) -> str:
-    return x.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    from .report.text import md_cell
+
+    return md_cell(x)
+
+
+def _md_code(x: str) -> str:
+    from .report.text import md_code
+
+    return md_code(x)
 
 
 def to_markdown(result: GateResult) -> str:
@@ -838,14 +847,14 @@ def to_markdown(result: GateResult) -> str:
     lines = [
         f"### {'✅' if result.passed else '❌'} {_headline(result)}",
         "",
-        f"Rules: `{result.rules_source}`",
+        f"Rules: `{_md_code(result.rules_source)}`",
         "",
         "| Status | Metric | Check | Value | Baseline | Limit | Details |",
         "|---|---|---|---:|---:|---|---|",
     ]
     for r in result.rows:
-        cells = [icon[r.status], f"`{r.path}`", r.check, _fmt(r.value), _fmt(r.baseline), r.limit, r.message]
-        lines.append("| " + " | ".join(_md_cell(c) for c in cells) + " |")
+        cells = [icon[r.status], f"`{_md_code(r.path)}`", r.check, _fmt(r.value), _fmt(r.baseline), r.limit, r.message]
+        lines.append("| " + " | ".join(c if i == 1 else _md_cell(c) for i, c in enumerate(cells)) + " |")
     if result.notes:
         lines.append("")
         lines.extend(f"- {_md_cell(n)}" for n in result.notes)
@@ -875,7 +884,9 @@ def to_junit(result: GateResult, name: str = "uqeval.check") -> str:
         else:
             ET.SubElement(case, "system-out").text = f"{r.message}\n{detail}"
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    from .report.text import xml_text  # controls XML 1.0 forbids become visible escapes
+
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + xml_text(ET.tostring(root, encoding="unicode")) + "\n"
 
 
 def _json_num(x: float | None) -> float | None:

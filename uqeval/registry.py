@@ -574,12 +574,23 @@ def get_group(name: str) -> MetricGroup:
     raise KeyError(name)
 
 
-def compute_metrics(pred: Prediction, settings: Settings) -> tuple[dict[str, Any], dict[str, str]]:
-    """Every applicable group for ``pred``: ``(metrics, orientation)``."""
+def compute_metrics(pred: Prediction, settings: Settings,
+                    skipped: list[tuple[str, str]] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+    """Every applicable group for ``pred``: ``(metrics, orientation)``.
+
+    ``skipped``: when given, a group whose metrics are not defined for this data (an
+    :class:`InputError`, e.g. too few rows) is left out and ``(group, reason)`` appended.
+    """
     metrics: dict[str, Any] = {}
     orientation: dict[str, str] = {}
     for g in groups_for(pred.kind):
-        result = g.compute[pred.kind](pred, settings)
+        try:
+            result = g.compute[pred.kind](pred, settings)
+        except InputError as exc:
+            if skipped is None:
+                raise
+            skipped.append((g.name, str(exc)))
+            continue
         if result is None:
             continue
         metrics[g.name] = result

@@ -491,15 +491,17 @@ def pvalue_title(summary: dict[str, Any]) -> str:
 def to_markdown(summary: dict[str, Any]) -> str:
     """The tables as GitHub Markdown."""
     def table(header: list[str], rows: list[list[str]]) -> list[str]:
-        esc = [[c.replace("|", "\\|") for c in r] for r in [header, *rows]]
+        esc = [[md_cell(c) for c in r] for r in [header, *rows]]
         align = ["---"] + ["---:"] * (len(header) - 1)
         return ["| " + " | ".join(esc[0]) + " |", "| " + " | ".join(align) + " |",
                 *("| " + " | ".join(r) + " |" for r in esc[1:])]
 
-    lines = [f"**{title(summary)}**", "", *table(*summary_rows(summary)), "", caption(summary)]
+    from .report.text import md_cell
+
+    lines = [f"**{md_cell(title(summary))}**", "", *table(*summary_rows(summary)), "", md_cell(caption(summary))]
     pv = pvalue_rows(summary)
     if pv is not None:
         lines += ["", f"**{pvalue_title(summary)}**", "", *table(*pv)]
     for note in summary.get("notes", []):
-        lines += ["", f"note: {note}"]
+        lines += ["", f"note: {md_cell(note)}"]
     return "\n".join(lines) + "\n"

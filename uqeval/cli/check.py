@@ -193,7 +193,7 @@ def wide_console():
 
 
 def _print_table(result, headline: str) -> None:
-    from rich.markup import escape
+    from ..report.text import markup as escape
     from rich.table import Table
 
     style = {"PASS": "bold green", "FAIL": "bold red", "SKIP": "yellow"}

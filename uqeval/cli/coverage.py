@@ -98,16 +98,20 @@ def _render(result: dict, fmt: OutputFormat) -> None:
     head = ["method", result["by"] or "group", result["points_by"] or "point", "level", "rows", "coverage", xkey,
             "share above fit"]
     if fmt is OutputFormat.markdown:
-        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        lines += ["| " + " | ".join(row) + " |" for row in rows]
+        from ..report.text import md_cell
+
+        lines = ["| " + " | ".join(map(md_cell, head)) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(map(md_cell, row)) + " |" for row in rows]
         typer.echo("\n".join(lines))
         return
     from rich.console import Console
     from rich.table import Table
 
     table = Table(title="coverage and width per method and group", title_justify="left")
+    from ..report.text import markup
+
     for h in head:
-        table.add_column(h, justify="right" if h in ("rows", "coverage", xkey, "share above fit") else "left")
+        table.add_column(markup(h), justify="right" if h in ("rows", "coverage", xkey, "share above fit") else "left")
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*map(markup, row))
     Console().print(table)

@@ -9,6 +9,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from ..report.text import plain
+from ..config import LIMITS
 from .common import (
     BinsOpt,
     ConfigOpt,
@@ -60,16 +62,16 @@ def recalibrate(
     quantiles: Annotated[bool, typer.Option("--quantiles", help="isotonic: write recalibrated quantiles q_<level> instead of intervals lower_<level>/upper_<level>.")] = False,
     equivalent_std: Annotated[bool, typer.Option("--equivalent-std", help="isotonic: also write std_<level>, the std whose Gaussian central interval is as wide as the recalibrated one.")] = False,
     model: Annotated[Optional[Model], typer.Option("--model", help="accrue: model of sigma(x) (default mlp).", show_default=False)] = None,
-    clusters: Annotated[Optional[int], typer.Option("--clusters", help="accrue --model kmeans: number of clusters (default 5).", min=1)] = None,
+    clusters: Annotated[Optional[int], typer.Option("--clusters", help="accrue --model kmeans: number of clusters (default 5).", min=1, max=LIMITS["clusters"])] = None,
     features: Annotated[Optional[str], typer.Option("--features", help="accrue: comma-separated input columns sigma(x) depends on (with --load: default the saved ones).")] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="accrue: seed of k-means, the validation split and the MLP restarts (default 0).", min=0)] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="accrue: seed of k-means, the validation split and the MLP restarts (default 0).", min=0, max=LIMITS["seed"])] = None,
     y: YCol = None,
     mean: MeanCol = None,
     std: StdCol = None,
     var: VarCol = None,
     logits: Annotated[bool, typer.Option("--logits", help="temperature: class columns hold logits; apply softmax.")] = False,
     renormalize: Annotated[bool, typer.Option("--renormalize", help="temperature: rescale probabilities that drift off the simplex.")] = False,
-    num_bins: Annotated[Optional[int], typer.Option("--num-bins", help="Calibration curve bins of the metrics, std-scaling and isotonic (default 100).")] = None,
+    num_bins: Annotated[Optional[int], typer.Option("--num-bins", min=2, max=LIMITS["num_bins"], help="Calibration curve bins of the metrics, std-scaling and isotonic (default 100).")] = None,
     bins: BinsOpt = None,
     config: ConfigOpt = None,
     fmt: FormatOpt = OutputFormat.table,
@@ -128,7 +130,7 @@ def recalibrate(
 
     state = None
     if load is not None:
-        state = load_state(_read_model(load))
+        state = load_state(_read_model(load), str(load))
         saved = cli_method(state)
         if method is not None and method.value != saved:
             raise UsageError(f"--method {method.value} does not match the saved recalibrator ({saved})")
@@ -283,31 +285,33 @@ def _emit(summary: dict[str, Any], fmt: OutputFormat) -> None:
     from ..io.writers import dumps_json
 
     for note in summary.get("notes", []):
-        typer.echo(f"note: {note}", err=True)
+        typer.echo(f"note: {plain(note)}", err=True)
     for key, what in (("saved", "saved the recalibrator to"), ("output", "wrote")):
         if summary.get(key):
-            typer.echo(f"{what} {summary[key]}", err=True)
+            typer.echo(f"{what} {plain(summary[key])}", err=True)
     if fmt is OutputFormat.json:
         sys.stdout.write(dumps_json(summary))
         return
     params = _param_rows(summary["parameters"])
     head = ["group", "metric", "before", "after", "direction"]
     if fmt is OutputFormat.markdown:
-        lines = [f"**{_title(summary)}**", "", "| parameter | value |", "|---|---:|"]
-        lines += [f"| {k} | {v} |" for k, v in params]
+        from ..report.text import md_cell
+
+        lines = [f"**{md_cell(_title(summary))}**", "", "| parameter | value |", "|---|---:|"]
+        lines += [f"| {md_cell(k)} | {md_cell(v)} |" for k, v in params]
         for block in summary["files"].values():
-            lines += ["", f"**{_file_title(block)}**"]
+            lines += ["", f"**{md_cell(_file_title(block))}**"]
             if "before" not in block:
                 lines.append("no target column: nothing to score")
                 continue
             if block.get("before_basis", "input") != "input":
-                lines.append(f"before: {block['before_basis']}")
+                lines.append(f"before: {md_cell(block['before_basis'])}")
             lines += ["", "| " + " | ".join(head) + " |", "|---|---|---:|---:|---|"]
-            lines += ["| " + " | ".join(r) + " |" for r in _metric_rows(block, summary["orientation"])]
+            lines += ["| " + " | ".join(map(md_cell, r)) + " |" for r in _metric_rows(block, summary["orientation"])]
         sys.stdout.write("\n".join(lines) + "\n")
         return
     from rich.console import Console
-    from rich.markup import escape
+    from ..report.text import markup as escape
     from rich.table import Table
 
     console = Console()

@@ -9,6 +9,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from ..report.text import plain
+from ..config import LIMITS
 from .common import (
     ConfigOpt,
     FixCrossingOpt,
@@ -51,7 +53,7 @@ def ucc(
     partial_x: Annotated[Optional[str], typer.Option("--partial-x", help="Also the area over x between a and b, given as a,b (e.g. 0,1.5; ends interpolated).")] = None,
     partial_y: Annotated[Optional[str], typer.Option("--partial-y", help="Also the area over the part of the curve with y between a and b, given as a,b (e.g. 0,0.5).")] = None,
     cost: Annotated[float, typer.Option("--cost", min=0.0, max=1.0, help="Weight c of the x axis in the linear cost c·x + (1 − c)·y.")] = 0.5,
-    permutation_test: Annotated[int, typer.Option("--permutation-test", min=0, help="Paired permutation test of AUUCC differences with this many permutations (0: none); needs two or more files with the same point prediction.")] = 0,
+    permutation_test: Annotated[int, typer.Option("--permutation-test", min=0, max=LIMITS["permutations"], help="Paired permutation test of AUUCC differences with this many permutations (0: none); needs two or more files with the same point prediction.")] = 0,
     seed: SeedOpt = None,
     plot: Annotated[Optional[Path], typer.Option("--plot", help="Draw every UCC with its constant-band reference to this .png (or .svg, .pdf).", dir_okay=False)] = None,
     y: YCol = None,
@@ -140,7 +142,7 @@ def _render(summary: dict[str, Any], fmt: OutputFormat) -> None:
     )
 
     for note in summary.get("notes", []):
-        typer.echo(f"note: {note}", err=True)
+        typer.echo(f"note: {plain(note)}", err=True)
     if fmt is OutputFormat.json:
         from ..io.writers import dumps_json
 
@@ -172,7 +174,7 @@ def _render(summary: dict[str, Any], fmt: OutputFormat) -> None:
 
 
 def _table(head: str | None, cap: str | None, header: list[str], rows: list[list[str]]):
-    from rich.markup import escape
+    from ..report.text import markup as escape
     from rich.table import Table
 
     table = Table(title=escape(head) if head else None, caption=escape(cap) if cap else None,

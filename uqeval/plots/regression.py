@@ -279,9 +279,14 @@ def plot_sharpness(std, title: str = "Sharpness", bins: int = 50) -> Figure:
     if sd.size == 0:
         raise InputError("std has no rows to plot")
     check_positive(sd, "std")
-    counts, edges = np.histogram(sd, bins=bins)
-    mean_sd = float(np.mean(sd))
-    rms_sd = float(np.sqrt(np.mean(sd**2)))
+    try:
+        counts, edges = np.histogram(sd, bins=bins)
+    except ValueError:  # huge, nearly equal values: no `bins` distinct float64 edges fit in their range
+        pad = abs(float(sd.max())) * 1e-6
+        counts, edges = np.histogram(sd, bins=[float(sd.min()) - pad, float(sd.max()) + pad])
+    top = float(sd.max())  # scaled, so that sd**2 cannot overflow
+    mean_sd = float(np.mean(sd / top)) * top
+    rms_sd = float(np.sqrt(np.mean((sd / top) ** 2))) * top
     fig, ax = new_figure()
     ax.stairs(counts, edges, fill=True, color=COLORS["band"], alpha=0.6, label="rows")
     ax.stairs(counts, edges, color=COLORS["main"], linewidth=0.8)

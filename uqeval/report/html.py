@@ -26,6 +26,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from .. import __version__
 from ..errors import InputError
 from ..glossary import find_entry
+from .text import xml_text
 
 __all__ = ["flatten", "image_data_uri", "render_report", "ORIENTATION_TEXT"]
 
@@ -87,7 +88,7 @@ footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; }
 
 # ----------------------------------------------------------------------------- helpers
 def _esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    return html.escape(xml_text(value), quote=True)  # control characters shown as \xNN
 
 
 class _Ids:

@@ -77,7 +77,9 @@ def header_line(summary: dict[str, Any]) -> str:
 def rich_table(summary: dict[str, Any], title: str | None = None):
     from rich.table import Table
 
-    table = Table(title=title or header_line(summary), title_justify="left")
+    from .text import markup
+
+    table = Table(title=markup(title or header_line(summary)), title_justify="left")
     table.add_column("group", style="cyan", no_wrap=True)
     table.add_column("metric", no_wrap=True)
     if "groups" in summary:
@@ -85,13 +87,14 @@ def rich_table(summary: dict[str, Any], title: str | None = None):
     else:
         labels, rows = ["value"], [(g, m, [v], d) for g, m, v, d in metric_rows(summary)]
     for label in labels:
-        table.add_column(label, justify="right", no_wrap=True)
+        table.add_column(markup(label), justify="right", no_wrap=True)
     table.add_column("better", style="dim", no_wrap=True, min_width=8)
     last = None
     for group, metric, values, direction in rows:
         if last is not None and group != last:
             table.add_section()
-        table.add_row(group if group != last else "", metric, *values, SHORT.get(direction, direction))
+        table.add_row(markup(group) if group != last else "", markup(metric), *map(markup, values),
+                      SHORT.get(direction, direction))
         last = group
     return table
 
@@ -101,9 +104,12 @@ def markdown(summary: dict[str, Any], title: str | None = None) -> str:
         labels, rows = grouped_rows(summary)
     else:
         labels, rows = ["value"], [(g, m, [v], d) for g, m, v, d in metric_rows(summary)]
-    lines = [f"**{title or header_line(summary)}**", "",
-             "| group | metric | " + " | ".join(label.replace("\n", " ") for label in labels) + " | direction |",
+    from .text import md_cell
+
+    lines = [f"**{md_cell(title or header_line(summary))}**", "",
+             "| group | metric | " + " | ".join(" ".join(md_cell(p) for p in label.split("\n")) for label in labels)
+             + " | direction |",
              "|---|---|" + "---:|" * len(labels) + "---|"]
     for group, metric, values, direction in rows:
-        lines.append(f"| {group} | {metric} | " + " | ".join(values) + f" | {direction} |")
+        lines.append(f"| {md_cell(group)} | {md_cell(metric)} | " + " | ".join(map(md_cell, values)) + f" | {direction} |")
     return "\n".join(lines) + "\n"
