@@ -136,7 +136,7 @@ def _print_tables(result: dict[str, Any]) -> None:
                           ("permutation p", "right"), ("DM t", "right"), ("DM p", "right")):
             tests.add_column(col, justify=just)
         for t in result["tests"]:
-            tests.add_row(t["metric"], t["model"], t["reference"], fmt_number(t["mean_diff"]), fmt_p(t["permutation_p"]),
+            tests.add_row(escape(t["metric"]), escape(t["model"]), escape(t["reference"]), fmt_number(t["mean_diff"]), fmt_p(t["permutation_p"]),
                           fmt_number(t["dm_statistic"]), fmt_p(t["dm_p"]))
         console.print(tests)
     for note in result["notes"]:

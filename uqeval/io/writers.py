@@ -278,18 +278,16 @@ def write_parquet(path: str | Path, table: Any) -> None:
 
 def write_figure(path: str | Path, fig: Any, dpi: int = 150) -> None:
     """Render a matplotlib Figure (Agg) to PNG/SVG/PDF by extension, atomically."""
-    import io
-
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from ..plots.common import figure_to_bytes
 
     fmt = Path(path).suffix.lstrip(".").lower() or "png"
     if fmt not in ("png", "svg", "pdf"):
         raise InputError(f"{path}: plots are written as .png, .svg or .pdf")
     if fig.canvas is None or not isinstance(fig.canvas, FigureCanvasAgg):
         FigureCanvasAgg(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format=fmt, dpi=dpi)
-    atomic_write_bytes(path, buf.getvalue())
+    atomic_write_bytes(path, figure_to_bytes(fig, fmt, dpi))
 
 
 _LAST_INPUT: list[str] = []
