@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ._toml import tomllib
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -126,7 +128,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
         _validate(replace(Settings(), **{k: _levels(v) if k == "levels" else v for k, v in out.items()
                                          if k != "columns"}))
     except (InputError, TypeError, ValueError) as exc:
-        msg = str(exc).replace(" (--", " (").replace("--levels", "levels").replace("--level", "level")
+        msg = re.sub(r" \(--[a-z-]+\)", "", str(exc))  # the flag hints do not apply to a file
         raise InputError(f"config file '{p}': {msg}") from None
     return out
 

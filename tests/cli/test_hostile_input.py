@@ -230,3 +230,21 @@ def test_deeply_nested_rules_are_one_line(tmp_path):
     rules.write_text("a = " + "[" * 3000 + "]" * 3000 + "\n")
     r = runner.invoke(app, ["check", str(SAMPLE / "gaussian.parquet"), "--rules", str(rules)])
     _one_error_line(r, "rules.toml")
+
+
+def test_baseline_with_wrong_setting_types_is_bad_input_naming_it(tmp_path):
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps({"schema": "uqeval.score/1", "input": {}, "settings": {"num_bins": "x"},
+                                "metrics": {"accuracy": {"mae": 0.8}}, "orientation": {"accuracy.mae": "lower"}}))
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[rules]\n"accuracy.mae" = { max = 10.0 }\n')
+    r = runner.invoke(app, ["check", str(SAMPLE / "gaussian.csv"), "--rules", str(rules), "--baseline", str(base)])
+    _one_error_line(r, "base.json", "num_bins")
+
+
+def test_plot_of_a_file_named_like_mathtext_and_controls(tmp_path):
+    p = write_table(tmp_path / "$\\frac{x$\x1b[31m.parquet", _gauss())
+    out = tmp_path / "c.png"
+    r = runner.invoke(app, ["plot", str(p), "--kind", "calibration", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and r.stderr == ""  # no glyph warning note either

@@ -61,6 +61,12 @@ def _settings(baseline: dict | None, config: Path | None, columns: dict[str, str
         bs = baseline.get("settings") or {}
         values = {k: v for k, v in bs.items() if k in known and v is not None}
         cols = {k: v for k, v in (bs.get("columns") or {}).items() if k != "by" and v}
+        from ..errors import InputError, UsageError
+
+        try:  # checked alone first, so a tampered baseline is bad input (3), not a usage error
+            make_settings(None, columns=cols, **values)
+        except (UsageError, TypeError) as exc:
+            raise InputError(f"the baseline's settings are invalid: {exc}") from None
     if config is not None:
         cfg = load_config(config)
         cols.update(cfg.pop("columns", {}) or {})
@@ -133,7 +139,12 @@ def check(
     else:
         from ..api import score_file, train_std
 
-        settings = _settings(base, config, columns, given_values)
+        from ..errors import naming
+
+        import contextlib
+
+        with naming(baseline) if baseline is not None else contextlib.nullcontext():
+            settings = _settings(base, config, columns, given_values)
         if train is not None:
             from dataclasses import replace
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..errors import InputError
 
-_LIVE: set[str] = set()          # temporary files that exist and are not yet renamed
+_LIVE: set[str] = set()          # temporary files (maybe) created and not yet renamed
 _INPUTS: set[tuple[int, int]] = set()  # (st_dev, st_ino) of files read in this run
 _BATCH: list[list[tuple[str, Any, Any]]] = []  # stack of staged (kind, target, tmp-or-data)
 
@@ -88,8 +88,9 @@ def _resolve(path: str | Path, inputs: Iterable[str | Path] = ()) -> tuple[str, 
         raise InputError(f"{p}: refusing to overwrite an input file of this run; choose another output path")
     real = Path(os.path.realpath(p))
     if not real.parent.is_dir():
-        shown = p.parent if real == p.absolute() else f"{real.parent}' (the target of link '{p}')"
-        raise InputError(f"{p}: output directory '{shown}' does not exist; create it first")
+        if os.path.islink(p):
+            raise InputError(f"{p}: is a link into '{real.parent}', which does not exist; create it first")
+        raise InputError(f"{p}: output directory '{p.parent}' does not exist; create it first")
     return "file", real
 
 
