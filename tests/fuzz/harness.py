@@ -115,9 +115,25 @@ def _point(rng, n):
     return {"y": g["y"], "mean": g["mean"]}
 
 
+def _samples_list(rng, n):  # Parquet list column (a CSV cannot hold it: written as text, refused)
+    g = _gaussian(rng, n)
+    return {"y": g["y"], "samples": pa.array([list(g["mean"][i] + rng.normal(size=5)) for i in range(n)])}
+
+
+def _member_lists(rng, n):
+    z = rng.normal(size=(n, 3, 2))
+    p = np.exp(z) / np.exp(z).sum(axis=2, keepdims=True)
+    return {"label": rng.integers(0, 2, n), "member_proba": pa.array([[list(m) for m in row] for row in p])}
+
+
+def _dirichlet(rng, n):
+    return {"label": rng.integers(0, 3, n), **{f"alpha_{k}": rng.uniform(0.1, 5, n) for k in range(3)}}
+
+
 DATASETS: dict[str, Callable] = {"gaussian": _gaussian, "quantiles": _quantiles, "intervals": _intervals,
                                  "samples": _samples, "classes": _classes, "logits": _logits,
-                                 "members": _members, "point": _point}
+                                 "members": _members, "point": _point, "samples_list": _samples_list,
+                                 "member_lists": _member_lists, "dirichlet": _dirichlet}
 
 
 @dataclass
@@ -151,8 +167,15 @@ def write_data(path: Path, cols: dict[str, Any], fmt: str) -> Path:
 
 def _damage_csv(data: bytes, r: random.Random) -> tuple[bytes, str]:
     kind = r.choice(["truncate", "bom", "spaces", "ragged", "text", "nan", "bool", "badutf8", "empty",
-                     "header_only", "crlf", "dup", "quote_nl", "huge", "one_row"])
+                     "header_only", "crlf", "dup", "quote_nl", "huge", "one_row", "nul", "cr_only", "long"])
     lines = data.split(b"\n")
+    if kind == "nul":
+        i = r.randrange(0, max(1, len(data)))
+        return data[:i] + b"\x00" + data[i:], kind
+    if kind == "cr_only":
+        return data.replace(b"\n", b"\r"), kind
+    if kind == "long":
+        return lines[0] + b"\n" + b"1" * 200_000 + b"\n" + b"\n".join(lines[1:]), kind
     if kind == "truncate":
         return data[: r.randrange(1, max(2, len(data)))], kind
     if kind == "bom":
@@ -258,8 +281,8 @@ class Generator:
         if hostile_ok and r.random() < 0.3:  # a --by style column with hostile values
             cols["grp"] = [r.choice(HOSTILE[:6] + ["a", "b"]) for _ in range(n)]
             label += "+grp"
-        fmt = r.choice(["csv", "parquet", "csv.gz"])
-        if fmt == "parquet" and r.random() < 0.3:
+        fmt = r.choice(["csv", "parquet", "csv.gz"]) if kind not in ("samples_list", "member_lists") else "parquet"
+        if fmt == "parquet" and r.random() < 0.3 and kind not in ("samples_list", "member_lists"):
             cols, what = _odd_parquet_cols(cols, r)
             label += f"+{what}"
         path = d / f"{self.name('pred')}.{fmt}"
@@ -409,6 +432,8 @@ class Generator:
         args = ["coverage", *map(str, case.inputs), "-f", self.r.choice(["table", "json", "markdown"])]
         if self.r.random() < 0.6:
             args += ["--by", self.r.choice(["grp", "grp", "y", "nope"])]
+        if self.r.random() < 0.3:
+            args += ["--points-by", self.r.choice(["grp", "label", "nope"])]
         for _ in case.inputs:
             if self.r.random() < 0.3:
                 args += ["--name", self.r.choice(HOSTILE)]
@@ -460,6 +485,10 @@ class Generator:
     def _check(self, d: Path, case: Case) -> None:
         r = self.r
         f, label, cols = self.dataset(d, "gaussian")
+        if r.random() < 0.25:  # a summary JSON as INPUT, maybe damaged
+            f = d / f"{self.name('summary')}.json"
+            f.write_text(malformed_baseline(r))
+            cols, label = {}, "summary-input"
         case.inputs.append(f)
         rules = d / f"{self.name('rules')}.toml"
         rules.write_text(malformed_rules(r))
@@ -494,6 +523,8 @@ class Generator:
         fmt = self.r.choice(["png", "svg", "pdf", "txt"])
         args = ["plot", str(f), "--kind", self.r.choice(PLOT_KINDS), "-o", self.output(d, fmt, case, [f])]
         args += self.column_flags(cols)
+        if self.r.random() < 0.3:
+            args += ["--x", self.r.choice(["grp", "y", "nope", HOSTILE[0]])]
         case.args, case.label = args, label
 
     def _explain(self, d: Path, case: Case) -> None:
@@ -724,7 +755,7 @@ def check_case(case: Case, result, before: dict, after: dict, fifo_data: dict[Pa
         bad = _md_tables_ok(out)
         if bad:
             problems.append(bad)
-    if fmt == "markdown" and f"<b>{MARK}" in out:
+    if fmt == "markdown" and f"<b>{MARK}" in re.sub(r"`[^`\n]*`", "", out):  # code spans are literal
         problems.append("planted HTML tag is live in Markdown")
     if wrote:
         for p in case.outputs:
