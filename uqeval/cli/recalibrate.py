@@ -155,7 +155,10 @@ def recalibrate(
 
     # everything is computed: only now write (the data first: it is the one that can still be refused,
     # e.g. list columns in a CSV; the model text is serialised before anything is written)
-    model_text = save_state(result.state) if save is not None else None
+    from ..errors import naming
+
+    with naming(file if file is not None else load):  # a state that cannot be saved comes from that data
+        model_text = save_state(result.state) if save is not None else None
     if output is not None:
         write_table(output, result.table)
         result.summary["output"] = str(output)

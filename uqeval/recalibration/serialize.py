@@ -37,6 +37,22 @@ def _major(version: str) -> int:
         raise InputError(f"saved recalibrator has an unreadable uqeval_version {version!r}") from None
 
 
+def _non_finite(node: Any, path: str) -> tuple[str, float] | None:
+    """The first ``(path, value)`` holding NaN/inf in a nested state, or ``None``."""
+    import math
+
+    stack = [(node, path)]
+    while stack:
+        v, p = stack.pop()
+        if isinstance(v, dict):
+            stack.extend((x, f"{p}.{k}") for k, x in reversed(list(v.items())))
+        elif isinstance(v, (list, tuple)):
+            stack.extend((x, f"{p}[{i}]") for i, x in reversed(list(enumerate(v))))
+        elif isinstance(v, float) and not math.isfinite(v):
+            return p, v
+    return None
+
+
 def save_state(state: dict[str, Any]) -> str:
     """Serialise a fitted recalibrator state to JSON text.
 
@@ -56,6 +72,16 @@ def save_state(state: dict[str, Any]) -> str:
     """
     if not isinstance(state, dict) or not isinstance(state.get("method"), str):
         raise InputError("a recalibrator state must be a dict with a 'method' string")
+    import math
+
+    for key in ("before", "after"):  # diagnostics, not parameters: a metric that overflowed is saved as null
+        if isinstance(state.get(key), dict):
+            state = {**state, key: {k: None if isinstance(v, float) and not math.isfinite(v) else v
+                                    for k, v in state[key].items()}}
+    bad = _non_finite(state, "state")
+    if bad is not None:
+        raise InputError(f"recalibrator state is not plain JSON data: non-finite value at '{bad[0]}' ({bad[1]}); "
+                         "the calibration data are too extreme or degenerate to fit and save")
     doc = {"format": FORMAT, "uqeval_version": __version__, "method": state["method"], "state": state}
     try:
         return json.dumps(doc, allow_nan=False, indent=1, sort_keys=False)
