@@ -11,7 +11,7 @@ from scipy.special import ndtri
 from uqeval.report.compare import to_markdown
 from uqeval.tasks import compare as C
 from uqeval.config import Settings
-from uqeval.errors import InputError
+from uqeval.errors import InputError, UsageError
 from uqeval.predictions import Categorical, Gaussian, Intervals, Point, Quantiles, Samples
 
 
@@ -107,9 +107,9 @@ def test_model_names_are_unique():
     assert C.model_names(["x/a.parquet", "y/a.parquet"]) == ["x/a.parquet", "y/a.parquet"]
     assert C.model_names(["a.csv", "a.csv"]) == ["a.csv", "a.csv#2"]
     assert C.model_names(["a.csv", "b.csv"], ["m1", "m2"]) == ["m1", "m2"]
-    with pytest.raises(InputError, match="one per file"):
+    with pytest.raises(UsageError, match="one per file"):  # --names is a flag: a usage error (exit 2)
         C.model_names(["a.csv", "b.csv"], ["m1"])
-    with pytest.raises(InputError, match="distinct"):
+    with pytest.raises(UsageError, match="distinct"):
         C.model_names(["a.csv", "b.csv"], ["m", "m"])
 
 

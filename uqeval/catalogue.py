@@ -713,12 +713,23 @@ def compute(family: Family, pred: Prediction, settings: Settings) -> dict | None
         return fn(pred, settings)
 
 
-def compute_metrics(pred: Prediction, settings: Settings) -> tuple[dict[str, Any], dict[str, str]]:
-    """Every applicable family for ``pred``: ``(metrics, orientation)``."""
+def compute_metrics(pred: Prediction, settings: Settings,
+                    skipped: list[tuple[str, str]] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+    """Every applicable family for ``pred``: ``(metrics, orientation)``.
+
+    ``skipped``: when given, a family whose metrics are not defined for this data (an
+    :class:`InputError`, e.g. too few rows) is left out and ``(family, reason)`` appended.
+    """
     metrics: dict[str, Any] = {}
     orientation: dict[str, str] = {}
     for f in families_for(pred.kind):
-        result = compute(f, pred, settings)
+        try:
+            result = compute(f, pred, settings)
+        except InputError as exc:
+            if skipped is None:
+                raise
+            skipped.append((f.name, str(exc)))
+            continue
         if result is None:
             continue
         metrics[f.name] = result

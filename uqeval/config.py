@@ -7,12 +7,14 @@
 
 from __future__ import annotations
 
+import re
+
 from ._toml import tomllib
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from .errors import InputError, UsageError
 
 COLUMN_ROLES = (
     "y_true", "mean", "std", "var", "lower", "upper", "quantiles", "samples", "proba", "logits", "by",
@@ -52,6 +54,24 @@ class Settings:
         return d
 
 
+#: Upper limits of the settings that scale time or memory, checked before any work
+#: (flags: exit 2 via the options' ``max``; config files: exit 3 naming the file).
+LIMITS: dict[str, int] = {
+    "num_bins": 100_000,          # calibration curve: O(N * num_bins) comparisons
+    "resolution": 10_000,         # check / interval scores: an (N, resolution) profile
+    "class_bins": 100_000,
+    "adv_num_group_sizes": 1_000,
+    "adv_num_trials": 10_000,
+    "adv_num_group_draws": 10_000,
+    "bayes_samples": 1_000_000,
+    "seed": 2**63 - 1,
+    "bootstrap": 100_000,         # compare --bootstrap (resampled in bounded-memory chunks)
+    "permutations": 1_000_000,    # compare --permutations, ucc --permutation-test
+    "groups": 1_000,              # distinct --by values scored one by one
+    "max_points": 1_000_000,
+    "clusters": 10_000,
+}
+
 _TABLES = {
     "metrics": {"num_bins", "resolution", "seed", "adv_num_group_sizes", "adv_num_trials",
                 "adv_num_group_draws", "levels", "level", "class_bins", "tace_threshold", "y_std",
@@ -77,11 +97,15 @@ def load_config(path: str | Path) -> dict[str, Any]:
         raise InputError(f"config file '{p}' does not exist") from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read config file '{p}': {exc}") from None
+    from .io.strict import loads_toml
+
     try:
-        data = tomllib.loads(text)
+        data = loads_toml(text, f"config file '{p}'")
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"config file '{p}' is not valid TOML: {exc}") from None
     out: dict[str, Any] = {}
+    if not isinstance(data, dict):  # pragma: no cover - tomllib always returns a table
+        raise InputError(f"config file '{p}' must hold TOML tables")
     for table, body in data.items():
         if table not in _TABLES or not isinstance(body, dict):
             raise InputError(
@@ -95,22 +119,59 @@ def load_config(path: str | Path) -> dict[str, Any]:
                     f"allowed: {', '.join(sorted(_TABLES[table]))}"
                 )
             if table == "columns":
+                if not _column_spec(value):
+                    raise InputError(
+                        f"config file '{p}': [columns] {key}{_line_of(text, key)} must be a column name "
+                        f"(a string) or a list of names, got {_show(value)}"
+                    )
                 out.setdefault("columns", {})[key] = value
             else:
                 out[key] = value
+    try:  # every value checked here, so a bad one names the file (a bad flag is a usage error)
+        _validate(replace(Settings(), **{k: _levels(v) if k == "levels" else v for k, v in out.items()
+                                         if k != "columns"}))
+    except (InputError, TypeError, ValueError) as exc:
+        msg = re.sub(r" \(--[a-z-]+\)", "", str(exc))  # the flag hints do not apply to a file
+        raise InputError(f"config file '{p}': {msg}") from None
     return out
+
+
+def _column_spec(value: Any) -> bool:
+    if isinstance(value, str):
+        return True
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _levels(value: Any) -> tuple[float, ...]:
+    if not isinstance(value, (list, tuple)) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        raise InputError(f"setting levels must be a list of numbers, got {_show(value)}")
+    return tuple(float(v) for v in value)
 
 
 def make_settings(config: str | Path | None = None, baseline: dict[str, Any] | None = None,
                   **overrides: Any) -> Settings:
     """The one settings resolution: defaults <- ``baseline`` (the ``settings`` of a baseline
-    summary) <- config file <- non-None ``overrides`` (flags). Validated on construction."""
+    summary) <- config file <- non-None ``overrides`` (flags). Validated on construction.
+
+    Invalid baseline settings are bad input (:class:`InputError`, checked alone first); the config
+    file is checked on reading; what is left came from flags (:class:`UsageError`).
+    """
     values: dict[str, Any] = {}
     columns: dict[str, Any] = {}
     if baseline is not None:
         known = {f.name for f in fields(Settings)} - {"columns"}
         values.update({k: v for k, v in baseline.items() if k in known and v is not None})
         columns.update({k: v for k, v in (baseline.get("columns") or {}).items() if k != "by" and v})
+        try:  # checked alone first, so a tampered baseline is bad input (3), not a usage error
+            make_settings(None, columns=dict(columns), **values)
+        except (UsageError, TypeError) as exc:
+            raise InputError(f"the baseline's settings are invalid: {exc}") from None
     if config is not None:
         cfg = load_config(config)
         columns.update(cfg.pop("columns", {}) or {})
@@ -121,9 +182,12 @@ def make_settings(config: str | Path | None = None, baseline: dict[str, Any] | N
     unknown = set(values) - known
     if unknown:
         raise InputError(f"unknown settings: {sorted(unknown)}")
-    if "levels" in values:
-        values["levels"] = tuple(float(v) for v in values["levels"])
-    return replace(Settings(), **values, columns={k: v for k, v in columns.items() if v})
+    try:
+        if "levels" in values:
+            values["levels"] = _levels(values["levels"])
+        return replace(Settings(), **values, columns={k: v for k, v in columns.items() if v})
+    except InputError as exc:  # the config file was checked on reading: what is left came from flags
+        raise UsageError(str(exc)) from None
 
 
 def _validate(s: Settings) -> None:
@@ -131,8 +195,23 @@ def _validate(s: Settings) -> None:
 
     for name in ("num_bins", "resolution", "adv_num_group_sizes", "adv_num_trials", "adv_num_group_draws", "class_bins"):
         v = getattr(s, name)
-        if not isinstance(v, int) or v < 2:
-            raise InputError(f"setting {name} must be an integer >= 2, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, int) or v < 2:
+            raise InputError(f"setting {name} must be an integer >= 2, got {_show(v)}")
+        if v > LIMITS[name]:
+            raise InputError(f"setting {name} = {v} is above the limit {LIMITS[name]:,} (time and memory grow with it)")
+    if isinstance(s.seed, bool) or not isinstance(s.seed, int) or not 0 <= s.seed <= LIMITS["seed"]:
+        raise InputError(f"seed (--seed) must be an integer from 0 to 2**63-1, got {_show(s.seed)}")
+    for name in ("level", "y_std", "tace_threshold"):
+        v = getattr(s, name)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise InputError(f"setting {name} must be a number, got {_show(v)}")
+    for name in ("nan_policy", "representation"):
+        v = getattr(s, name)
+        if v is not None and not isinstance(v, str):
+            raise InputError(f"setting {name} must be a string, got {_show(v)}")
+    for name in ("fix_crossing", "renormalize", "logits"):
+        if not isinstance(getattr(s, name), bool):
+            raise InputError(f"setting {name} must be true or false, got {_show(getattr(s, name))}")
     for lv in s.levels or ():
         check_level(lv, "coverage level (--levels)")
     check_level(s.level, "interval level (--level)")
@@ -143,5 +222,7 @@ def _validate(s: Settings) -> None:
     if isinstance(s.oca_fraction, bool) or not isinstance(s.oca_fraction, (int, float)) \
             or not 0.0 <= s.oca_fraction <= 1.0:
         raise InputError(f"oca_fraction (--oca-fraction) must be a number in [0, 1], got {s.oca_fraction!r}")
-    if isinstance(s.bayes_samples, bool) or not isinstance(s.bayes_samples, int) or s.bayes_samples < 1:
-        raise InputError(f"bayes_samples (--bayes-samples) must be an integer >= 1, got {s.bayes_samples!r}")
+    if isinstance(s.bayes_samples, bool) or not isinstance(s.bayes_samples, int) or not \
+            1 <= s.bayes_samples <= LIMITS["bayes_samples"]:
+        raise InputError(f"bayes_samples (--bayes-samples) must be an integer from 1 to {LIMITS['bayes_samples']:,}, "
+                         f"got {_show(s.bayes_samples)}")

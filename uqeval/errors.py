@@ -6,6 +6,9 @@ and exits with :attr:`UqevalError.exit_code`.
 
 from __future__ import annotations
 
+import contextlib
+from typing import Iterator
+
 
 class UqevalError(Exception):
     """Base class of every error uqeval reports to a user.
@@ -53,3 +56,17 @@ class GateFailure(UqevalError):
     """A CI rule failed (``uqeval check``)."""
 
     exit_code = 1
+
+
+@contextlib.contextmanager
+def naming(path: object) -> Iterator[None]:
+    """Prefix ``path: `` to an :class:`InputError` raised inside that does not name the file yet.
+
+    For core code that knows arrays, not files (fitting a recalibrator, drawing a plot).
+    """
+    try:
+        yield
+    except InputError as exc:
+        if str(path) in str(exc):
+            raise
+        raise type(exc)(f"{path}: {exc}") from None

@@ -74,7 +74,7 @@ def test_points_by_and_names(tmp_path):
     assert {p["method"] for p in out["points"]} == {"m"}
     assert len(out["points"]) == 2 * 2 * 3  # files x shift levels x corruption types
     r = runner.invoke(app, ["coverage", str(a), "--name", "x", "--name", "y"])
-    assert r.exit_code == 3 and "--name was given 2 time(s) for 1 file(s)" in r.stderr
+    assert r.exit_code == 2 and "--name was given 2 time(s) for 1 file(s)" in r.stderr  # a usage error
 
 
 def test_classification_prediction_sets():
@@ -98,6 +98,7 @@ def test_table_and_markdown(monkeypatch):
 
 def test_mixed_tasks_and_files_without_intervals_are_errors():
     r = runner.invoke(app, ["coverage", str(SAMPLE / "gaussian.parquet"), str(SAMPLE / "classification.parquet")])
-    assert r.exit_code == 3 and "mix regression intervals and classification" in r.stderr
+    assert r.exit_code == 3 and "gaussian.parquet holds regression intervals but" in r.stderr
+    assert "classification.parquet classification prediction sets" in r.stderr
     r = runner.invoke(app, ["coverage", str(SAMPLE / "loglik.parquet")])
     assert r.exit_code == 3 and "loglik predictions have no intervals" in r.stderr

@@ -252,10 +252,10 @@ def test_oca_fraction_and_bayes_samples_flags(tmp_path, monkeypatch):
     (["--oca-fraction", "1.5"], "oca_fraction"),
     (["--bayes-samples", "0"], "bayes_samples"),
 ])
-def test_bad_settings_exit_3(args, match, monkeypatch, tmp_path):
-    monkeypatch.chdir(ROOT)
+def test_bad_settings_exit_2(args, match, monkeypatch, tmp_path):
+    monkeypatch.chdir(ROOT)  # a bad flag value is a usage error (2); the same value in a config file is bad input (3)
     r = runner.invoke(app, ["score", "sample_data/ensemble_classification.parquet", *args])
-    assert r.exit_code == 3 and match in r.output
+    assert r.exit_code == 2 and match in r.output
 
 
 def test_seed_changes_bayesian_ece_and_spce_only(tmp_path, monkeypatch):

@@ -145,11 +145,15 @@ def test_sample_data_files_all_load():
 
 
 def test_atomic_writes_get_normal_permissions(tmp_path):
-    from uqeval.io.writers import _umask_mode, write_json
+    import os
+
+    from uqeval.io.writers import write_json
 
     out = tmp_path / "s.json"
     write_json(out, {"a": float("nan"), "b": 1})
-    assert (out.stat().st_mode & 0o777) == _umask_mode()
+    mask = os.umask(0)
+    os.umask(mask)
+    assert (out.stat().st_mode & 0o777) == 0o666 & ~mask  # as a plain open(path, "w") would give
     assert out.read_text() == '{\n  "a": null,\n  "b": 1\n}\n'
     assert [p.name for p in tmp_path.iterdir()] == ["s.json"]  # no temporary file left
 

@@ -114,7 +114,12 @@ def check(
     else:
         from ..tasks.score import score_file, train_std
 
-        settings = _settings(base, config, columns, given_values)
+        from ..errors import naming
+
+        import contextlib
+
+        with naming(baseline) if baseline is not None else contextlib.nullcontext():
+            settings = _settings(base, config, columns, given_values)
         if train is not None:
             from dataclasses import replace
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 from dataclasses import dataclass
@@ -12,6 +13,9 @@ from typing import Annotated, Any, Callable, Optional
 import typer
 
 from ..errors import UqevalError
+
+# the limits live with the settings (config.py imports nothing heavy)
+from ..config import LIMITS
 
 
 class OutputFormat(str, Enum):
@@ -56,15 +60,15 @@ ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="TOML settin
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output: rich table, JSON only on stdout, or Markdown.")]
 OutputOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the JSON summary here (atomically).", dir_okay=False)]
 NanOpt = Annotated[Optional[NanPolicy], typer.Option("--nan-policy", help="raise: NaN/inf is an error (default); omit: drop those rows.")]
-SeedOpt = Annotated[Optional[int], typer.Option("--seed", help="Seed for randomised metrics (default 0).")]
+SeedOpt = Annotated[Optional[int], typer.Option("--seed", min=0, max=LIMITS["seed"], help="Seed for randomised metrics (default 0).")]
 ReprOpt = Annotated[Optional[Representation], typer.Option("--representation", help="Force the representation when columns fit several.")]
 LevelsOpt = Annotated[Optional[str], typer.Option("--levels", help="Comma-separated coverage levels, e.g. 0.5,0.9,0.95 (default 0.95).")]
 LevelOpt = Annotated[Optional[float], typer.Option("--level", help="Nominal level of a single lower/upper pair (default 0.95).")]
 YStdOpt = Annotated[Optional[float], typer.Option("--y-std", help="Std of the training targets: coverage widths are also given in this unit.")]
 TrainOpt = Annotated[Optional[Path], typer.Option("--train", help="Training file whose target std is the unit of width_norm.", dir_okay=False)]
-NumBinsOpt = Annotated[Optional[int], typer.Option("--num-bins", help="Calibration curve bins (default 100).")]
-ResolutionOpt = Annotated[Optional[int], typer.Option("--resolution", help="Levels for check/interval scores (default 99).")]
-BinsOpt = Annotated[Optional[int], typer.Option("--bins", help="Classification calibration bins (default 15).")]
+NumBinsOpt = Annotated[Optional[int], typer.Option("--num-bins", min=2, max=LIMITS["num_bins"], help="Calibration curve bins (default 100).")]
+ResolutionOpt = Annotated[Optional[int], typer.Option("--resolution", min=2, max=LIMITS["resolution"], help="Levels for check/interval scores (default 99).")]
+BinsOpt = Annotated[Optional[int], typer.Option("--bins", min=2, max=LIMITS["class_bins"], help="Classification calibration bins (default 15).")]
 FixCrossingOpt = Annotated[bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")]
 LogitsOpt = Annotated[bool, typer.Option("--logits", help="Class columns hold logits; apply softmax.")]
 RenormalizeOpt = Annotated[bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")]
@@ -206,7 +210,9 @@ def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def fail(message: str, code: int) -> None:
-    typer.echo(f"error: {message}", err=True)
+    from ..report.text import plain
+
+    typer.echo(f"error: {plain(message)}", err=True)
     raise typer.Exit(code)
 
 
@@ -222,24 +228,135 @@ FIXES = {
 
 def error_line(exc: UqevalError) -> str:
     """The one line printed for an error: its message and the flag that fixes it."""
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    text = str(exc) or type(exc).__name__  # newlines from input are shown escaped by fail(), not cut
     return text + FIXES.get(getattr(exc, "fix", None) or "", "")
+def note(text: str) -> None:
+    """One ``note:`` line on stderr, input-derived text made inert."""
+    from ..report.text import plain
+
+    typer.echo(f"note: {plain(text)}", err=True)
+
+
+def _expected_error(exc: BaseException) -> str | None:
+    """One line for a failure that bad input or a bad output path can cause, else ``None`` (a bug).
+
+    Readers and writers already name the file in their own errors; this catches what
+    slips past them (pyarrow, gzip/zlib, decoding, nesting, rich markup) at the one edge.
+    """
+    import csv
+    import zlib
+
+    from ..io.writers import last_input
+
+    where = last_input()
+    if isinstance(exc, OSError):
+        path = exc.filename or where or "output"
+        return f"{path}: {exc.strerror or type(exc).__name__}{_first_line(exc, exc.strerror)}"
+    kinds: tuple[type[BaseException], ...] = (EOFError, zlib.error, UnicodeError, RecursionError, csv.Error,
+                                              MemoryError)
+    try:
+        import pyarrow as pa
+
+        kinds += (pa.ArrowException,)
+    except ImportError:  # pragma: no cover
+        pass
+    if "rich" in sys.modules:
+        from rich.errors import MarkupError
+
+        kinds += (MarkupError,)
+    if isinstance(exc, kinds):
+        what = {RecursionError: "nested too deeply", MemoryError: "too large to process"}.get(type(exc))
+        text = what or f"{type(exc).__name__}{_first_line(exc)}"
+        return f"{where}: cannot process input ({text})" if where else f"cannot process input ({text})"
+    return None
+
+
+def _first_line(exc: BaseException, skip: str | None = None) -> str:
+    text = str(exc).strip()
+    text = text.splitlines()[0] if text else ""
+    if not text or text == skip:
+        return ""
+    return f": {text[:200]}"
+
+
+@contextlib.contextmanager
+def _sigterm_raises():
+    """While a command runs, SIGTERM raises KeyboardInterrupt (so temporary files are cleaned up)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _raise(signum, frame):  # noqa: ARG001
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, _raise)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn a :class:`UqevalError` into one line on stderr and its exit code."""
+    """The CLI edge: one clean line on stderr and the documented exit code for every expected failure.
+
+    :class:`UqevalError` -> its code (1 only for a failed check); OS errors, pyarrow, gzip/zlib,
+    decoding, nesting-depth and rich markup errors -> 3. Outputs are staged and written together
+    on success (and after a failed check's reports), never on failure; SIGINT/SIGTERM remove the
+    temporary files and exit 130. Warnings are the commands' to turn into notes; none reaches stderr raw.
+    """
+    if getattr(func, "_uqeval_edge", False):
+        return func
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except UqevalError as exc:
-            fail(error_line(exc), exc.exit_code)
-        except KeyboardInterrupt:
-            typer.echo("interrupted", err=True)
-            raise typer.Exit(130) from None
+        import warnings
 
+        from ..errors import GateFailure
+        from ..io.writers import discard_temps, output_batch
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                with _sigterm_raises(), output_batch(commit_on=(GateFailure,)):
+                    result = func(*args, **kwargs)
+            except UqevalError as exc:
+                _warnings_note(caught, exc.exit_code)
+                fail(error_line(exc), exc.exit_code)
+            except KeyboardInterrupt:
+                discard_temps()
+                typer.echo("interrupted", err=True)
+                raise typer.Exit(130) from None
+            except (typer.Exit, typer.Abort, *click_exceptions()):
+                raise
+            except Exception as exc:
+                message = _expected_error(exc)
+                if message is None:
+                    raise
+                fail(message, 3)
+            _warnings_note(caught, 0)
+            return result
+
+    wrapper._uqeval_edge = True  # type: ignore[attr-defined]
     return wrapper
+
+
+def _warnings_note(caught: list, code: int) -> None:
+    """Python warnings raised during a command (numpy overflow, matplotlib glyphs) as one note line."""
+    if not caught or code not in (0, 1):
+        return
+    kinds = sorted({(str(w.message).splitlines() or [w.category.__name__])[0][:80] for w in caught})
+    more = f" and {len(kinds) - 3} more" if len(kinds) > 3 else ""
+    note(f"{len(caught)} numerical or drawing warning(s) while computing ({'; '.join(kinds[:3])}{more}); "
+         "values that could not be computed finitely are reported as null (n/a)")
+
+
+def click_exceptions() -> tuple[type[BaseException], ...]:
+    import click
+
+    return (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort)
 
 
 def emit(summary: dict, fmt: OutputFormat, output: Path | None, title: str | None = None) -> None:
@@ -249,8 +366,8 @@ def emit(summary: dict, fmt: OutputFormat, output: Path | None, title: str | Non
 
     if output is not None:
         write_json(output, summary)
-    for note in summary.get("notes", []):
-        typer.echo(f"note: {note}", err=True)
+    for text in summary.get("notes", []):
+        note(text)
     table = rich_table(summary, title) if fmt is OutputFormat.table else None
     show(summary, fmt, lambda: markdown(summary, title), lambda: [table], console(fit=table))
 

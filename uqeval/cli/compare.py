@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..config import LIMITS
 from .common import (
     FormatOpt,
     OutputFormat,
@@ -27,9 +28,9 @@ class Pairs(str, Enum):
 def compare(
     files: Annotated[list[Path], typer.Argument(help="Two or more prediction files (CSV or Parquet) over the same targets.")],
     metrics: Annotated[Optional[str], typer.Option("--metrics", "-m", help="Comma-separated metrics: per-row scores crps, nll, pinball, interval, check, brier, or any `uqeval score` metric by short name (ma_cal) or path (avg_calibration.ma_cal, coverage.0.95.coverage). Default: crps,nll,pinball,interval,brier,ma_cal where defined.")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", "-b", min=0, help="Bootstrap resamples of the rows for the intervals (0: no intervals).")] = 1000,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", "-b", min=0, max=LIMITS["bootstrap"], help="Bootstrap resamples of the rows for the intervals (0: no intervals).")] = 1000,
     ci_level: Annotated[float, typer.Option("--ci-level", help="Level of the bootstrap percentile intervals.")] = 0.95,
-    permutations: Annotated[int, typer.Option("--permutations", min=0, help="Random sign flips of the paired permutation test (0: skip it).")] = 5000,
+    permutations: Annotated[int, typer.Option("--permutations", min=0, max=LIMITS["permutations"], help="Random sign flips of the paired permutation test (0: skip it).")] = 5000,
     pairs: Annotated[Pairs, typer.Option("--pairs", help="Paired tests of each model against the best one per metric, or of all pairs.")] = Pairs.best,
     dm_lag: Annotated[int, typer.Option("--dm-lag", min=0, help="Newey-West lag of the Diebold-Mariano test; > 0 only for time-ordered rows with correlated errors.")] = 0,
     id_col: Annotated[Optional[str], typer.Option("--id", help="Join the files on this id column instead of requiring the same row order.")] = None,

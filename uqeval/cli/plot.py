@@ -12,6 +12,8 @@ from typing import Annotated, Optional
 import typer
 
 from ..plots import PLOT_KINDS
+from ..report.text import plain
+from ..config import LIMITS
 from .common import (
     OrderBy,
     OrderByOpt,
@@ -31,7 +33,7 @@ class PlotFormat(str, Enum):
 PlotKind = Enum("PlotKind", {k: k for k in PLOT_KINDS}, type=str)
 
 XOpt = Annotated[Optional[str], typer.Option("--x", help="Column to plot predictions against (default: the row index).")]
-MaxPointsOpt = Annotated[Optional[int], typer.Option("--max-points", help="Most rows drawn in scatter plots, a seeded random subset (default 5000); curves use every row.")]
+MaxPointsOpt = Annotated[Optional[int], typer.Option("--max-points", max=LIMITS["max_points"], help="Most rows drawn in scatter plots, a seeded random subset (default 5000); curves use every row.")]
 PlotFormatOpt = Annotated[Optional[PlotFormat], typer.Option("--plot-format", help="Image format: png (default), svg or pdf.")]
 DpiOpt = Annotated[int, typer.Option("--dpi", min=30, max=1200, help="Resolution of PNG output, dots per inch.")]
 
@@ -105,8 +107,11 @@ def plot(
     check_output_path(output, [file])
     loaded = load_predictions(file, settings, extra=[x] if x else ())
     xs, x_label = load_x(x, loaded)
-    bundle = build_figures(loaded.prediction, None, settings, name=file.name, kinds=[kind.value], x=xs,
-                           x_label=x_label, max_points=n_points, info=loaded.info, order_by=order_by.value)
+    from ..errors import naming
+
+    with naming(file):
+        bundle = build_figures(loaded.prediction, None, settings, name=file.name, kinds=[kind.value], x=xs,
+                               x_label=x_label, max_points=n_points, info=loaded.info, order_by=order_by.value)
     for note in bundle.notes:
-        typer.echo(f"note: {note}", err=True)
+        typer.echo(f"note: {plain(note)}", err=True)
     atomic_write_bytes(output, figure_to_bytes(bundle.figures[kind.value], fmt, dpi))

@@ -8,6 +8,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from ..report.text import plain
+from ..config import LIMITS
 from .common import (
     BinsOpt,
     ConfigOpt,
@@ -60,16 +62,16 @@ def recalibrate(
     quantiles: Annotated[bool, typer.Option("--quantiles", help="isotonic: write recalibrated quantiles q_<level> instead of intervals lower_<level>/upper_<level>.")] = False,
     equivalent_std: Annotated[bool, typer.Option("--equivalent-std", help="isotonic: also write std_<level>, the std whose Gaussian central interval is as wide as the recalibrated one.")] = False,
     model: Annotated[Optional[Model], typer.Option("--model", help="accrue: model of sigma(x) (default mlp).", show_default=False)] = None,
-    clusters: Annotated[Optional[int], typer.Option("--clusters", help="accrue --model kmeans: number of clusters (default 5).", min=1)] = None,
+    clusters: Annotated[Optional[int], typer.Option("--clusters", help="accrue --model kmeans: number of clusters (default 5).", min=1, max=LIMITS["clusters"])] = None,
     features: Annotated[Optional[str], typer.Option("--features", help="accrue: comma-separated input columns sigma(x) depends on (with --load: default the saved ones).")] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="accrue: seed of k-means, the validation split and the MLP restarts (default 0).", min=0)] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="accrue: seed of k-means, the validation split and the MLP restarts (default 0).", min=0, max=LIMITS["seed"])] = None,
     y: YCol = None,
     mean: MeanCol = None,
     std: StdCol = None,
     var: VarCol = None,
     logits: Annotated[bool, typer.Option("--logits", help="temperature: class columns hold logits; apply softmax.")] = False,
     renormalize: Annotated[bool, typer.Option("--renormalize", help="temperature: rescale probabilities that drift off the simplex.")] = False,
-    num_bins: Annotated[Optional[int], typer.Option("--num-bins", help="Calibration curve bins of the metrics, std-scaling and isotonic (default 100).")] = None,
+    num_bins: Annotated[Optional[int], typer.Option("--num-bins", min=2, max=LIMITS["num_bins"], help="Calibration curve bins of the metrics, std-scaling and isotonic (default 100).")] = None,
     bins: BinsOpt = None,
     config: ConfigOpt = None,
     fmt: FormatOpt = OutputFormat.table,
@@ -128,7 +130,7 @@ def recalibrate(
 
     state = None
     if load is not None:
-        state = load_state(_read_model(load))
+        state = load_state(_read_model(load), str(load))
         saved = cli_method(state)
         if method is not None and method.value != saved:
             raise UsageError(f"--method {method.value} does not match the saved recalibrator ({saved})")
@@ -153,7 +155,10 @@ def recalibrate(
 
     # everything is computed: only now write (the data first: it is the one that can still be refused,
     # e.g. list columns in a CSV; the model text is serialised before anything is written)
-    model_text = save_state(result.state) if save is not None else None
+    from ..errors import naming
+
+    with naming(file if file is not None else load):  # a state that cannot be saved comes from that data
+        model_text = save_state(result.state) if save is not None else None
     if output is not None:
         write_table(output, result.table)
         result.summary["output"] = str(output)
@@ -204,10 +209,10 @@ def _check_method_flags(method: str, **given: Any) -> None:
 
 def _emit(summary: dict[str, Any], fmt: OutputFormat) -> None:
     for note in summary.get("notes", []):
-        typer.echo(f"note: {note}", err=True)
+        typer.echo(f"note: {plain(note)}", err=True)
     for key, what in (("saved", "saved the recalibrator to"), ("output", "wrote")):
         if summary.get(key):
-            typer.echo(f"{what} {summary[key]}", err=True)
+            typer.echo(f"{what} {plain(summary[key])}", err=True)
     from ..report.recalibrate import rich_tables, to_markdown
 
     show(summary, fmt, lambda: to_markdown(summary), lambda: rich_tables(summary))

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from ..report.text import plain
 from .common import (
     ScoringFlags,
     handle_errors,
@@ -95,6 +96,6 @@ def report(
         notes += entry_notes
     atomic_write_text(output, render_report(entries, title=title))
     for note in notes:
-        typer.echo(f"note: {note}", err=True)
+        typer.echo(f"note: {plain(note)}", err=True)
     n_fig = sum(len(e["figures"]) for e in entries)
-    typer.echo(f"wrote {output} ({len(entries)} file(s), {n_fig} figure(s))", err=True)
+    typer.echo(f"wrote {plain(output)} ({len(entries)} file(s), {n_fig} figure(s))", err=True)

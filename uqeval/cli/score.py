@@ -7,6 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..report.text import plain
+from ..config import LIMITS
 from .common import (
     FormatOpt,
     OrderBy,
@@ -28,7 +30,7 @@ def score(
     flags: ScoringFlags,
     by: Annotated[Optional[str], typer.Option("--by", help="Report every metric per value of this column (e.g. a shift level).")] = None,
     oca_fraction: Annotated[Optional[float], typer.Option("--oca-fraction", help="Share of most uncertain rows handed to an oracle for oracle_collaborative_accuracy (default 0.01).")] = None,
-    bayes_samples: Annotated[Optional[int], typer.Option("--bayes-samples", help="Posterior draws of the Bayesian ECE (default 500, seeded by --seed).")] = None,
+    bayes_samples: Annotated[Optional[int], typer.Option("--bayes-samples", max=LIMITS["bayes_samples"], help="Posterior draws of the Bayesian ECE (default 500, seeded by --seed).")] = None,
     per_row: Annotated[Optional[Path], typer.Option("--per-row", help="Ensembles and Dirichlet outputs: write per-row total/aleatoric/epistemic uncertainty to this Parquet file.", dir_okay=False)] = None,
     fmt: FormatOpt = OutputFormat.table,
     output: OutputOpt = None,
@@ -90,8 +92,8 @@ def _plot_images(file, loaded, settings, summary, plot_dir, plot_format, max_poi
                            x_label=x_label, max_points=check_max_points(max_points), info=loaded.info,
                            order_by=order_by.value)
     for note in bundle.notes:
-        typer.echo(f"note: {note}", err=True)
+        typer.echo(f"note: {plain(note)}", err=True)
     if not bundle.figures:
-        typer.echo(f"note: no plot applies to {loaded.prediction.kind} predictions; nothing written to {plot_dir}",
+        typer.echo(f"note: no plot applies to {loaded.prediction.kind} predictions; nothing written to {plain(plot_dir)}",
                    err=True)
     return encode_figures(bundle.figures, plot_format.value if plot_format else "png")

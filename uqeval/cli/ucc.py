@@ -8,6 +8,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from ..report.text import plain
+from ..config import LIMITS
 from .common import (
     ConfigOpt,
     FixCrossingOpt,
@@ -52,7 +54,7 @@ def ucc(
     partial_x: Annotated[Optional[str], typer.Option("--partial-x", help="Also the area over x between a and b, given as a,b (e.g. 0,1.5; ends interpolated).")] = None,
     partial_y: Annotated[Optional[str], typer.Option("--partial-y", help="Also the area over the part of the curve with y between a and b, given as a,b (e.g. 0,0.5).")] = None,
     cost: Annotated[float, typer.Option("--cost", min=0.0, max=1.0, help="Weight c of the x axis in the linear cost c·x + (1 − c)·y.")] = 0.5,
-    permutation_test: Annotated[int, typer.Option("--permutation-test", min=0, help="Paired permutation test of AUUCC differences with this many permutations (0: none); needs two or more files with the same point prediction.")] = 0,
+    permutation_test: Annotated[int, typer.Option("--permutation-test", min=0, max=LIMITS["permutations"], help="Paired permutation test of AUUCC differences with this many permutations (0: none); needs two or more files with the same point prediction.")] = 0,
     seed: SeedOpt = None,
     plot: Annotated[Optional[Path], typer.Option("--plot", help="Draw every UCC with its constant-band reference to this .png (or .svg, .pdf).", dir_okay=False)] = None,
     y: YCol = None,
@@ -132,7 +134,7 @@ def ucc(
 
 def _render(summary: dict[str, Any], fmt: OutputFormat) -> None:
     for note in summary.get("notes", []):
-        typer.echo(f"note: {note}", err=True)
+        typer.echo(f"note: {plain(note)}", err=True)
     from ..report.ucc import rich_tables, to_markdown
 
     out = console(200)  # pipes and CI logs: do not squeeze the columns

@@ -132,9 +132,13 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
         plan.roles["std"] = plan.roles.pop("var")
     if plan.logits and "proba" in arrays:
         z = arrays["proba"]
-        z = z - np.max(np.where(np.isfinite(z), z, -np.inf), axis=1, keepdims=True)
-        e = np.exp(z)
-        arrays["proba"] = e / e.sum(axis=1, keepdims=True)
+        finite = np.isfinite(z)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            zz = np.where(finite, z, -np.inf)
+            zz = zz - np.max(zz, axis=1, keepdims=True)
+            e = np.where(finite, np.exp(zz), 0.0)
+            # a NaN/inf logit stays in its own column, so the finiteness check names that column
+            arrays["proba"] = np.where(finite, e / e.sum(axis=1, keepdims=True), z)
     if plan.representation == "categorical" and arrays["proba"].shape[1] == 1:
         p1 = arrays["proba"][:, 0]
         arrays["proba"] = np.column_stack([1.0 - p1, p1])

@@ -10,7 +10,8 @@ from __future__ import annotations
 import csv
 import gzip
 import io
-from dataclasses import dataclass
+import zlib
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +47,7 @@ class TableInfo:
     format: str
     columns: list[str]
     list_columns: frozenset[str]  # Parquet list<number> columns (samples, proba, ...)
+    raw_names: dict[str, str] = field(default_factory=dict)  # CSV: name -> header text as written (spaces kept)
 
 
 def inspect(path: str | Path) -> TableInfo:
@@ -53,6 +55,9 @@ def inspect(path: str | Path) -> TableInfo:
     p = Path(path)
     fmt = detect_format(p)
     _check_readable(p)
+    from .writers import register_input
+
+    register_input(p)
     if fmt == "parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -68,18 +73,18 @@ def inspect(path: str | Path) -> TableInfo:
         )
         return TableInfo(p, fmt, names, lists)
     opener = gzip.open if str(p).lower().endswith(".gz") else open
-    try:
-        with opener(p, "rt", encoding="utf-8", newline="") as fh:
-            header = next(csv.reader(io.StringIO(fh.readline())), [])
-    except (OSError, UnicodeDecodeError, EOFError) as exc:
+    try:  # utf-8-sig: a byte-order mark (Excel's CSV export) is not part of the first name
+        with opener(p, "rt", encoding="utf-8-sig", newline="") as fh:
+            raw = next(csv.reader(fh), [])  # a quoted header name may span lines
+    except (OSError, UnicodeDecodeError, EOFError, zlib.error, csv.Error) as exc:
         raise InputError(f"{p}: cannot read CSV file ({_short(exc)})") from None
-    header = [h.strip() for h in header]
+    header = [h.strip() for h in raw]  # `y, mean, std` names y, mean and std
     if not header or all(not h for h in header):
         raise InputError(f"{p}: file has no header line; the first line must name the columns")
     dupes = sorted({h for h in header if header.count(h) > 1})
     if dupes:
         raise SchemaError(f"{p}: duplicate column name(s) {dupes}; column names must be unique")
-    return TableInfo(p, fmt, header, frozenset())
+    return TableInfo(p, fmt, header, frozenset(), dict(zip(header, raw)))
 
 
 def _short(exc: BaseException) -> str:
@@ -99,12 +104,13 @@ def read_columns(info: TableInfo, names: list[str]) -> tuple[dict[str, object], 
         else:
             import pyarrow.csv as pacsv
 
+            raw = [info.raw_names.get(n, n) for n in names]
             table = pacsv.read_csv(
                 info.path,
                 read_options=pacsv.ReadOptions(block_size=1 << 24),
-                convert_options=pacsv.ConvertOptions(include_columns=names, strings_can_be_null=True),
-            )
-    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
+                convert_options=pacsv.ConvertOptions(include_columns=raw, strings_can_be_null=True),
+            ).rename_columns(names)
+    except (pa.ArrowException, OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:
         where = _ragged_csv_row(info) if info.format == "csv" else ""
         raise InputError(f"{info.path}: cannot read {info.format.upper()} data{where} ({_short(exc)})") from None
     if table.num_rows == 0:
@@ -126,7 +132,7 @@ def _ragged_csv_row(info: TableInfo) -> str:
                 if record and len(record) != len(info.columns):
                     return (f" at row {i} (line {reader.line_num}: {len(record)} fields, the header has "
                             f"{len(info.columns)})")
-    except (OSError, UnicodeDecodeError, csv.Error):
+    except (OSError, UnicodeDecodeError, csv.Error, EOFError, zlib.error):
         pass
     return ""
 
@@ -137,8 +143,17 @@ def to_float(column, name: str, path: Path) -> np.ndarray:
     import pyarrow.compute as pc
 
     typ = column.type
-    if pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_boolean(typ) or pa.types.is_null(typ):
-        arr = pc.cast(column, pa.float64())
+    if pa.types.is_boolean(typ):
+        raise SchemaError(
+            f"{path}: column '{name}' holds true/false values; a boolean is not a number here: "
+            "write labels, targets and predictions as numbers (0/1)"
+        )
+    if pa.types.is_decimal(typ):  # Parquet decimal128/256: exact decimals, read as float64
+        column = pc.cast(column, pa.float64())
+        typ = column.type
+    if pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_null(typ):
+        # integers beyond 2**53 (uint64/int64) round to the nearest float64, as every metric computes in float64
+        arr = pc.cast(column, pa.float64(), safe=False)
         if arr.null_count:
             arr = pc.fill_null(arr, np.nan)
         return arr.to_numpy()

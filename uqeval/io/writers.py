@@ -1,7 +1,23 @@
-"""Atomic writers: data goes to a temporary file in the target directory, then is renamed.
+"""Output writers: regular files are written atomically, special files are written through.
 
-An interrupted run therefore never leaves a half-written output, and an
-existing file is replaced in one step. Writing over an input file is refused.
+* A regular file (or a new path) gets a temporary file in the same directory that
+  is renamed over it once complete, so an interrupted run never leaves a
+  half-written output. A symlink is followed: the temporary file goes next to the
+  link's final target and replaces that target; the link itself stays a link.
+* ``-`` means stdout; character devices (``/dev/stdout``, ``/dev/null``) and FIFOs
+  are opened and written directly. Nothing is ever renamed over a non-regular file;
+  directories, sockets and block devices are refused.
+* An output that is one of the run's input files (also through a link or a hard
+  link) is refused: every file a run reads is registered with :func:`register_input`.
+* Inside :func:`output_batch` (the CLI wraps every command in one) writes are
+  staged: each output is fully written to its temporary file (or kept in memory
+  for a device), and all of them are renamed/written only when the command
+  succeeds, so a run's outputs appear together or not at all.
+* Temporary files are tracked from before they exist (the name is registered,
+  then created exclusively); any failure, ``KeyboardInterrupt`` or SIGTERM (the
+  CLI turns it into ``KeyboardInterrupt``) removes them.
+
+OS errors while writing become :class:`InputError` naming the output path.
 """
 
 from __future__ import annotations
@@ -10,7 +26,9 @@ import contextlib
 import json
 import math
 import os
-import tempfile
+import secrets
+import stat
+import sys
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -18,56 +36,205 @@ import numpy as np
 
 from ..errors import InputError
 
+_LIVE: set[str] = set()          # temporary files (maybe) created and not yet renamed
+_INPUTS: set[tuple[int, int]] = set()  # (st_dev, st_ino) of files read in this run
+_BATCH: list[list[tuple[str, Any, Any]]] = []  # stack of staged (kind, target, tmp-or-data)
+
+
+def _identity(path: str | Path) -> tuple[int, int] | None:
+    with contextlib.suppress(OSError, ValueError):
+        st = os.stat(path)
+        if stat.S_ISREG(st.st_mode):
+            return st.st_dev, st.st_ino
+    return None
+
+
+def register_input(path: str | Path) -> None:
+    """Remember that this run reads ``path``: writing an output onto it will be refused.
+
+    Only inside :func:`output_batch` (a CLI run); a library caller's reads leave no trace.
+    """
+    if not _BATCH:
+        return
+    _LAST_INPUT[:] = [str(path)]
+    ident = _identity(path)
+    if ident is not None:
+        _INPUTS.add(ident)
+
+
+def _os_error(path: Any, exc: OSError) -> InputError:
+    why = exc.strerror or str(exc) or type(exc).__name__
+    return InputError(f"{path}: cannot write output ({why})")
+
+
+def _resolve(path: str | Path, inputs: Iterable[str | Path] = ()) -> tuple[str, Path | None]:
+    """``("stdout", None)``, ``("through", path)`` for a device/FIFO, or ``("file", real path)``."""
+    if str(path) == "-":
+        return "stdout", None
+    p = Path(path)
+    try:
+        st = os.stat(p)  # follows links
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise _os_error(p, exc) from None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+            return "through", p
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError(f"{p}: is a directory; give a file name for the output")
+        raise InputError(f"{p}: is neither a regular file, a character device nor a FIFO; refusing to write to it")
+    if st is not None and ((st.st_dev, st.st_ino) in _INPUTS or (st.st_dev, st.st_ino) in map(_identity, inputs)):
+        raise InputError(f"{p}: refusing to overwrite an input file of this run; choose another output path")
+    real = Path(os.path.realpath(p))
+    if not real.parent.is_dir():
+        if os.path.islink(p):
+            raise InputError(f"{p}: is a link into '{real.parent}', which does not exist; create it first")
+        raise InputError(f"{p}: output directory '{p.parent}' does not exist; create it first")
+    return "file", real
+
 
 def check_output_path(path: str | Path, inputs: Iterable[str | Path] = ()) -> Path:
     """Fail early (before any work) when ``path`` cannot be written or would overwrite an input."""
-    p = Path(path)
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.exists():
-        raise InputError(f"{p}: output directory '{parent}' does not exist; create it first")
-    if not parent.is_dir():
-        raise InputError(f"{p}: '{parent}' is not a directory")
-    if p.is_dir():
-        raise InputError(f"{p}: is a directory; give a file name for the output")
+    inputs = list(inputs)
     for src in inputs:
-        try:
-            if p.exists() and Path(src).exists() and os.path.samefile(p, src):
-                raise InputError(f"{p}: refusing to overwrite an input file; choose another output path")
-        except OSError:
-            pass
+        register_input(src)
+    p = Path(path)
+    kind, real = _resolve(p, inputs)
+    if kind == "file" and not os.access(real.parent, os.W_OK | os.X_OK):
+        raise InputError(f"{p}: cannot write output (directory '{real.parent}' is not writable)")
     return p
 
 
-def _umask_mode() -> int:
-    """The mode a plain ``open(path, "w")`` would give a new file (mkstemp uses 0600)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
+def _new_temp(real: Path) -> tuple[int, str]:
+    """A new temporary file next to ``real``: its name is registered in ``_LIVE`` *before* it is created.
 
-
-@contextlib.contextmanager
-def _replacing(path: str | Path) -> Iterator[str]:
-    """Yield a temporary file name next to ``path``; on success rename it over ``path``, else delete it."""
-    p = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=p.parent if str(p.parent) else ".", prefix=f".{p.name}.", suffix=".tmp")
-    os.fchmod(fd, _umask_mode())
-    os.close(fd)
-    try:
-        yield tmp
-        os.replace(tmp, p)
-    except BaseException:
+    So an interrupt at any point (signals may be handled between any two bytecodes, and
+    blocking them in one thread does not stop another thread from receiving them) leaves
+    nothing that :func:`discard_temps` does not know about.
+    """
+    for _ in range(100):
+        tmp = str(real.parent / f".{real.name}.{secrets.token_hex(8)}.tmp")
+        _LIVE.add(tmp)
         try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies, as for open()
+        except FileExistsError:  # someone else's file: never ours to delete
+            _LIVE.discard(tmp)
+            continue
+        return fd, tmp  # (on any other exception the name stays registered; deleting a missing file is harmless)
+    raise InputError(f"{real}: cannot create a temporary file next to it")
+
+
+def discard_temps() -> None:
+    """Delete every temporary output file not yet renamed (after a failure or an interrupt)."""
+    for tmp in list(_LIVE):
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
+        _LIVE.discard(tmp)
+
+
+def _write_temp(real: Path, data: bytes) -> str:
+    fd = -1
+    try:
+        fd, tmp = _new_temp(real)
+        with os.fdopen(fd, "wb") as fh:
+            fd = -1
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        return tmp
+    except BaseException:
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if not _BATCH:
+            discard_temps()
         raise
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    with _replacing(path) as tmp, open(tmp, "wb") as fh:
+def _write_through(kind: str, target: Path | None, data: bytes) -> None:
+    if kind == "stdout":
+        out = getattr(sys.stdout, "buffer", None)
+        if out is None:
+            sys.stdout.write(data.decode("utf-8", "replace"))
+        else:
+            sys.stdout.flush()
+            out.write(data)
+        sys.stdout.flush()
+        return
+    with open(target, "wb") as fh:  # type: ignore[arg-type]
         fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
+
+
+def _commit(kind: str, target: Any, payload: Any) -> None:
+    if kind == "file":
+        os.replace(payload, target)
+        _LIVE.discard(payload)
+    else:
+        _write_through(kind, target, payload)
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` (see the module docstring for what kind of path gets what)."""
+    try:
+        kind, real = _resolve(path)
+        if kind == "file":
+            tmp = _write_temp(real, data)  # type: ignore[arg-type]
+            if _BATCH:
+                _BATCH[-1].append((kind, real, tmp))
+            else:
+                try:
+                    _commit(kind, real, tmp)
+                except BaseException:
+                    discard_temps()
+                    raise
+        elif _BATCH:
+            _BATCH[-1].append((kind, real, bytes(data)))
+        else:
+            _write_through(kind, real, data)
+    except OSError as exc:
+        raise _os_error(path, exc) from None
+
+
+@contextlib.contextmanager
+def output_batch(commit_on: tuple[type[BaseException], ...] = ()) -> Iterator[None]:
+    """Stage every output written inside; rename/write them all at the end, or none on failure.
+
+    ``commit_on``: exception types after which the staged outputs are still committed
+    (``uqeval check`` writes its reports and then fails with :class:`~uqeval.errors.GateFailure`).
+    """
+    _BATCH.append([])
+    committed = False
+    try:
+        try:
+            yield
+        except commit_on:
+            _finish(_BATCH[-1])
+            committed = True
+            raise
+        _finish(_BATCH[-1])
+        committed = True
+    finally:
+        staged = _BATCH.pop()
+        if not committed:
+            for kind, _, payload in staged:
+                if kind == "file":
+                    with contextlib.suppress(OSError):
+                        os.unlink(payload)
+                    _LIVE.discard(payload)
+        if not _BATCH:
+            discard_temps()
+            _INPUTS.clear()
+            _LAST_INPUT.clear()
+
+
+def _finish(staged: list[tuple[str, Any, Any]]) -> None:
+    try:
+        for i, (kind, target, payload) in enumerate(staged):
+            _commit(kind, target, payload)
+            staged[i] = ("done", target, None)
+    except OSError as exc:
+        raise _os_error(target, exc) from None
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
@@ -101,24 +268,32 @@ def write_json(path: str | Path, obj: Any) -> None:
 
 
 def write_parquet(path: str | Path, table: Any) -> None:
-    """Write a pyarrow Table atomically."""
+    """Write a pyarrow Table (serialised in memory, then like any other output)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    with _replacing(path) as tmp:
-        pq.write_table(table, tmp)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    atomic_write_bytes(path, sink.getvalue().to_pybytes())
 
 
 def write_figure(path: str | Path, fig: Any, dpi: int = 150) -> None:
     """Render a matplotlib Figure (Agg) to PNG/SVG/PDF by extension, atomically."""
-    import io
-
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from ..plots.common import figure_to_bytes
 
     fmt = Path(path).suffix.lstrip(".").lower() or "png"
     if fmt not in ("png", "svg", "pdf"):
         raise InputError(f"{path}: plots are written as .png, .svg or .pdf")
     if fig.canvas is None or not isinstance(fig.canvas, FigureCanvasAgg):
         FigureCanvasAgg(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format=fmt, dpi=dpi)
-    atomic_write_bytes(path, buf.getvalue())
+    atomic_write_bytes(path, figure_to_bytes(fig, fmt, dpi))
+
+
+_LAST_INPUT: list[str] = []
+
+
+def last_input() -> str | None:
+    """The file this run registered last (named in errors that do not say which file they are about)."""
+    return _LAST_INPUT[-1] if _LAST_INPUT else None

@@ -28,4 +28,5 @@ def sharpness(std) -> dict[str, float]:
     check_nonempty(sd.size)
     check_finite(sd, "std")
     check_positive(sd, "std")
-    return {"sharp": float(np.sqrt(np.mean(np.square(sd)))), "mean_std": float(np.mean(sd))}
+    top = float(sd.max())  # scaled by the largest std, so that sd**2 cannot overflow for huge values
+    return {"sharp": float(np.sqrt(np.mean(np.square(sd / top)))) * top, "mean_std": float(np.mean(sd / top)) * top}

@@ -122,6 +122,21 @@ def thousands(ax_axis) -> None:
     ax_axis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
 
 
+def _literal_text(fig: Figure) -> None:
+    """Every text of ``fig`` is literal: no mathtext (a ``$`` in a file or model name), control
+    characters shown as ``\\xNN`` (no missing-glyph warnings). uqeval draws no math."""
+    from matplotlib.text import Text
+
+    from ..report.text import xml_text
+
+    for t in fig.findobj(Text):
+        t.set_parse_math(False)
+        text = t.get_text()
+        safe = xml_text(text)
+        if safe != text:
+            t.set_text(safe)
+
+
 def figure_to_bytes(fig: Figure, fmt: str = "png", dpi: int = 150) -> bytes:
     """Encode ``fig`` as PNG, SVG or PDF bytes.
 
@@ -133,6 +148,7 @@ def figure_to_bytes(fig: Figure, fmt: str = "png", dpi: int = 150) -> bytes:
         raise UsageError(
             f"unsupported plot format {fmt!r}: choose one of {', '.join(PLOT_FORMATS)}"
         )
+    _literal_text(fig)
     buf = io.BytesIO()
     # SVG element ids are salted randomly unless svg.hashsalt is set; set it only while
     # saving (rc_context restores the previous value).

@@ -258,7 +258,11 @@ def plot_sharpness(std, title: str = "Sharpness", bins: int = 50, *, sharpness: 
     if sd.size == 0:
         raise InputError("std has no rows to plot")
     check_positive(sd, "std")
-    counts, edges = np.histogram(sd, bins=bins)
+    try:
+        counts, edges = np.histogram(sd, bins=bins)
+    except ValueError:  # huge, nearly equal values: no `bins` distinct float64 edges fit in their range
+        pad = abs(float(sd.max())) * 1e-6
+        counts, edges = np.histogram(sd, bins=[float(sd.min()) - pad, float(sd.max()) + pad])
     if sharpness is None:
         from ..metrics.sharpness import sharpness as sharpness_of
 

@@ -26,6 +26,8 @@ def headline(result) -> str:
 
 
 def to_markdown(result) -> str:
+    from .text import md_code
+
     """A GitHub-flavoured markdown report: headline, one table row per check, notes."""
     icon = {"PASS": "✅ PASS", "FAIL": "❌ FAIL", "SKIP": "⏭️ SKIP"}
     rows = [[icon[r.status], f"`{r.path}`", r.check, _fmt(r.value), _fmt(r.baseline), r.limit, r.message]
@@ -33,7 +35,7 @@ def to_markdown(result) -> str:
     lines = [
         f"### {'✅' if result.passed else '❌'} {headline(result)}",
         "",
-        f"Rules: `{result.rules_source}`",
+        f"Rules: `{md_code(result.rules_source)}`",
         "",
         *md_table(["Status", "Metric", "Check", "Value", "Baseline", "Limit", "Details"], rows, "lllrrll"),
     ]
@@ -66,7 +68,9 @@ def to_junit(result, name: str = "uqeval.check") -> str:
         else:
             ET.SubElement(case, "system-out").text = f"{r.message}\n{detail}"
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    from .text import xml_text  # controls XML 1.0 forbids become visible escapes
+
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + xml_text(ET.tostring(root, encoding="unicode")) + "\n"
 
 
 def _json_num(x: float | None) -> float | None:
@@ -101,7 +105,7 @@ def to_dict(result) -> dict[str, Any]:
 
 def rich_tables(result) -> list[Any]:
     """One row per check (status, metric, check, value, baseline, limit, details), then the notes."""
-    from rich.markup import escape
+    from .text import markup as escape
     from rich.text import Text
 
     from .format import rich_table

@@ -66,7 +66,7 @@ def to_markdown(result: Mapping[str, Any]) -> str:
 
 def rich_tables(result: Mapping[str, Any]) -> list[Any]:
     """The metric table, the tests table (when tests ran) and the notes, as rich renderables."""
-    from rich.markup import escape
+    from .text import markup as escape
     from rich.text import Text
 
     from .format import rich_table

@@ -33,7 +33,7 @@ def to_markdown(result: dict[str, Any]) -> str:
 
 
 def rich_table(result: dict[str, Any]):
-    from rich.markup import escape
+    from .text import markup as escape
 
     from .format import rich_table as table
 

@@ -136,11 +136,11 @@ def metric_orientation(keys: Sequence[str] | str, orientation: Mapping[str, str]
 
 
 def md_cell(text: Any) -> str:
-    """One Markdown table cell: ``|`` and backslashes escaped, newlines made spaces.
+    """One Markdown table cell: :func:`uqeval.report.text.md_cell` (control characters shown, ``\\ |``
+    escaped, HTML defused) on each line, lines joined by spaces."""
+    from .text import md_cell as escape
 
-    The one place Markdown escaping happens (swap it for a shared escaper in one edit).
-    """
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", " ").replace("\n", " ")
+    return " ".join(escape(line) for line in str(text).replace("\r\n", "\n").split("\n"))
 
 
 def md_table(header: Sequence[str], rows: Iterable[Sequence[Any]], align: str = "") -> list[str]:
@@ -157,7 +157,7 @@ def rich_table(columns: Sequence[tuple[str, dict[str, Any]]], rows: Iterable[Seq
     """A rich ``Table``: ``columns`` are ``(header, add_column options)``, rows are markup
     strings (escape data first); titles and captions are escaped here and left-justified.
     ``sections[i]`` true draws a rule before row ``i``."""
-    from rich.markup import escape
+    from .text import markup as escape
     from rich.table import Table
 
     table = Table(title=escape(title) if title else None, caption=escape(caption) if caption else None,

@@ -28,6 +28,7 @@ from ..errors import InputError
 from ..glossary import find_entry
 from .format import HTML, flatten, fmt_number, metric_orientation
 from .format import is_number as _is_number
+from .text import xml_text
 
 __all__ = ["flatten", "image_data_uri", "render_report", "ORIENTATION_TEXT"]
 
@@ -89,7 +90,7 @@ footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; }
 
 # ----------------------------------------------------------------------------- helpers
 def _esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    return html.escape(xml_text(value), quote=True)  # control characters shown as \xNN
 
 
 class _Ids:

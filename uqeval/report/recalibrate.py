@@ -72,7 +72,7 @@ def to_markdown(summary: dict[str, Any]) -> str:
 
 
 def rich_tables(summary: dict[str, Any]) -> list[Any]:
-    from rich.markup import escape
+    from .text import markup as escape
 
     from .format import rich_table
 

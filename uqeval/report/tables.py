@@ -56,7 +56,7 @@ def _rows(summary: dict[str, Any]) -> tuple[list[str], list[tuple[str, str, list
 
 
 def rich_table(summary: dict[str, Any], title: str | None = None):
-    from rich.markup import escape
+    from .text import markup as escape
 
     labels, rows = _rows(summary)
     columns = [("group", {"style": "cyan", "no_wrap": True}), ("metric", {"no_wrap": True})]

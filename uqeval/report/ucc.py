@@ -98,7 +98,7 @@ def to_markdown(summary: dict[str, Any]) -> str:
 
 
 def _table(head: str | None, cap: str | None, header: list[str], rows: list[list[str]]):
-    from rich.markup import escape
+    from .text import markup as escape
 
     from .format import rich_table
 

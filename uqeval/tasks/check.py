@@ -244,13 +244,12 @@ def validate_summary(obj: Any, source: str = "summary") -> dict:
 
 def summary_from_json(text: str, source: str = "summary.json") -> dict:
     """Parse and validate a summary JSON document (see :func:`validate_summary`)."""
+    from ..io.strict import loads_json
+
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}; "
-            "pass a summary written by `uqeval score --output`"
-        ) from None
+        obj = loads_json(text, source)
+    except InputError as exc:
+        raise InputError(f"{exc}; pass a summary written by `uqeval score --output`") from None
     return validate_summary(obj, source)
 
 
@@ -437,8 +436,10 @@ def load_rules(text: str, source: str = "rules.toml") -> Rules:
     Raises :class:`InputError` naming the file and line for malformed TOML, unknown
     top-level keys, settings or rule options, and bad values.
     """
+    from ..io.strict import loads_toml
+
     try:
-        doc = tomllib.loads(text)
+        doc = loads_toml(text, source)
     except tomllib.TOMLDecodeError as exc:
         msg = str(exc)
         m = _TOML_POS.search(msg)

@@ -46,7 +46,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..config import Settings
-from ..errors import InputError
+from ..errors import InputError, UsageError
 from ..predictions import Prediction
 
 COMPARE_SCHEMA = "uqeval.compare/1"
@@ -89,10 +89,10 @@ def model_names(paths: Sequence[str], names: Sequence[str] | None = None) -> lis
     if names is not None:
         names = [n.strip() for n in names]
         if len(names) != len(paths):
-            raise InputError(f"--names gives {len(names)} name(s) for {len(paths)} file(s); give one per file")
+            raise UsageError(f"--names gives {len(names)} name(s) for {len(paths)} file(s); give one per file")
         dup = next((n for i, n in enumerate(names) if n in names[:i] or not n), None)
         if dup is not None:
-            raise InputError(f"--names must be non-empty and distinct, found {dup!r} twice or empty")
+            raise UsageError(f"--names must be non-empty and distinct, found {dup!r} twice or empty")
         return list(names)
     from pathlib import Path
 

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..config import Settings
-from ..errors import InputError
+from ..errors import InputError, UsageError
 from ..io.load import Loaded
 
 
@@ -74,7 +74,9 @@ def coverage_points(
     records: list[dict[str, Any]] = []
     families = {"classification" if r[1].prediction.kind in _SETS else "regression" for r in runs}
     if len(families) > 1:
-        raise InputError("coverage compares methods on one task: these files mix regression intervals and "
+        cls = [str(r[1].info.get("path")) for r in runs if r[1].prediction.kind in _SETS]
+        reg = [str(r[1].info.get("path")) for r in runs if r[1].prediction.kind not in _SETS]
+        raise InputError(f"coverage compares methods on one task: {reg[0]} holds regression intervals but {cls[0]} "
                          "classification prediction sets; run them separately")
     for method, loaded, point_values in runs:
         pred = loaded.prediction
@@ -135,6 +137,6 @@ def method_names(paths: Sequence[str], names: Sequence[str] | None) -> list[str]
 
     if names:
         if len(names) != len(paths):
-            raise InputError(f"--name was given {len(names)} time(s) for {len(paths)} file(s); give one per file or none")
+            raise UsageError(f"--name was given {len(names)} time(s) for {len(paths)} file(s); give one per file or none")
         return list(names)
     return [Path(p).name.split(".")[0] for p in paths]

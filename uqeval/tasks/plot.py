@@ -434,8 +434,14 @@ def build_figures(
     PlotBundle with ``figures`` (kind -> matplotlib Figure, in :data:`PLOT_KINDS` order),
     ``ucc`` (the UCC summary when the ``ucc`` kind was drawn) and ``notes``.
     """
+    from ..report.text import plain
+
     settings = settings or Settings()
     seed = settings.seed if seed is None else int(seed)
+    def text(s: str) -> str:  # titles are text: no control characters, no mathtext ($...$)
+        return plain(s).replace("$", r"\$")
+
+    name, x_label = text(name), text(x_label) if x_label is not None else x_label
     if int(max_points) < 1:
         raise InputError(f"--max-points must be >= 1, got {max_points}")
     allowed = applicable_kinds(pred, settings, metrics)

@@ -43,7 +43,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..config import Settings
-from ..errors import InputError, SchemaError, UsageError
+from ..errors import InputError, SchemaError, UsageError, naming
 from ..io.load import Loaded, load_predictions
 from ..predictions import Categorical, Gaussian, Intervals, Prediction
 
@@ -715,7 +715,8 @@ def run(calibration: str | Path | None, apply: str | Path | None, options: Optio
             if not options.features:
                 raise UsageError("--method accrue needs --features COLUMNS (the inputs sigma(x) depends on)")
             feats_c = read_features(loaded_c, options.features)
-        state = fit_state(method, loaded_c, options, settings, feats_c)
+        with naming(calibration):
+            state = fit_state(method, loaded_c, options, settings, feats_c)
         state["apply_defaults"] = {"levels": list(options.levels) if options.levels else None,
                                    "quantiles": bool(options.quantiles),
                                    "equivalent_std": bool(options.equivalent_std)}

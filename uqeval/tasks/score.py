@@ -14,12 +14,16 @@ from ..catalogue import compute_metrics
 from ..report.summary import build_summary
 
 
-def score_prediction(pred: Prediction, settings: Settings | None = None) -> tuple[dict[str, Any], dict[str, str]]:
-    """``(metrics, orientation)`` of every metric group that applies to ``pred``."""
+def score_prediction(pred: Prediction, settings: Settings | None = None,
+                     skipped: list[tuple[str, str]] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+    """``(metrics, orientation)`` of every metric group that applies to ``pred``.
+
+    ``skipped``: collect ``(group, reason)`` for groups not defined on this data instead of failing.
+    """
     settings = settings or Settings()
     if pred.kind != "loglik":  # log-likelihoods alone already contain the targets
         pred.require_targets()
-    return compute_metrics(pred, settings)
+    return compute_metrics(pred, settings, skipped)
 
 
 def _group_label(v: Any) -> str:
@@ -35,11 +39,22 @@ def score_groups(loaded: Loaded, settings: Settings) -> dict[str, Any]:
     labels = np.array([_group_label(v) for v in loaded.groups], dtype=object) if loaded.groups.dtype == object \
         else np.array([_group_label(v) for v in loaded.groups.tolist()], dtype=object)
     values, inverse = np.unique(labels.astype(str), return_inverse=True)
+    from ..config import LIMITS
+    from ..errors import InputError
+
+    if len(values) > LIMITS["groups"]:
+        raise InputError(
+            f"{loaded.info.get('path')}: --by column has {len(values):,} distinct values; at most "
+            f"{LIMITS['groups']:,} groups are scored (each runs every metric); group by a coarser column"
+        )
     out: dict[str, Any] = {}
     for j, value in enumerate(values):
         idx = np.flatnonzero(inverse == j)
-        metrics, _ = score_prediction(loaded.prediction.subset(idx), settings)
+        skipped: list[tuple[str, str]] = []  # a small group reports the metrics defined on it
+        metrics, _ = score_prediction(loaded.prediction.subset(idx), settings, skipped)
         out[str(value)] = {"n_rows": int(idx.size), "metrics": metrics}
+        if skipped:
+            out[str(value)]["notes"] = [f"{g} not computed: {why}" for g, why in skipped]
     return {"column": loaded.prediction.columns.get("by") or settings.columns.get("by"), "values": out}
 
 
@@ -84,14 +99,19 @@ def per_row_table(pred: Prediction):
 
 def score_loaded(loaded: Loaded, settings: Settings) -> dict[str, Any]:
     """The full JSON summary (see :mod:`uqeval.report.summary`) of an already loaded file."""
-    metrics, orientation = score_prediction(loaded.prediction, settings)
-    groups = score_groups(loaded, settings) if loaded.groups is not None else None
+    from ..errors import naming
+
+    with naming(loaded.info.get("path")):
+        metrics, orientation = score_prediction(loaded.prediction, settings)
+        groups = score_groups(loaded, settings) if loaded.groups is not None else None
     if groups is not None:
         loaded.info["columns"]["by"] = groups["column"]
     notes = []
     if loaded.prediction.kind == "point" and loaded.prediction.loglik is None:
         notes.append("point predictions only: accuracy metrics are all that apply; "
                      "`uqeval recalibrate FILE --method accrue` can give them a calibrated std")
+    for value, body in (groups or {}).get("values", {}).items():
+        notes += [f"--by {groups['column']}={value} ({body['n_rows']} rows): {n}" for n in body.get("notes", [])]
     if loaded.info.get("n_fixed_crossing"):
         notes.append(f"{loaded.info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted (--fix-crossing)")
     return build_summary(loaded.info, settings, metrics, orientation, groups, notes)

@@ -1,0 +1,74 @@
+"""Input-derived strings made safe for the four places people read them.
+
+Column names, file names, ``--by`` values, model names, notes and error messages
+come from files a user (or an attacker) wrote. They are data, never markup or
+terminal control:
+
+* :func:`plain` -- for plain terminal lines (errors, notes): every control
+  character (C0, DEL, C1 such as ``\\x9b``, ESC, ``\\r``, newlines) and the Unicode
+  bidirectional overrides become visible escapes such as ``\\x1b``, so a string
+  can neither move the cursor, retitle the window nor start a new line.
+* :func:`markup` -- for strings handed to rich (tables, titles): :func:`plain`
+  except that newlines stay (rich keeps them inside the cell), then
+  :func:`rich.markup.escape`, so ``[bold]`` is printed, not rendered.
+* :func:`md_cell` -- for Markdown (tables in pull-request comments): :func:`plain`,
+  then ``\\`` and ``|`` escaped, and ``<``/``&`` where they would start HTML.
+* :func:`xml_text` -- for JUnit XML: characters XML 1.0 forbids (and other
+  controls) become visible escapes; ElementTree escapes ``<``, ``&`` and quotes.
+
+HTML is escaped by :mod:`uqeval.report.html` with :func:`html.escape`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# C0 controls, DEL, C1 controls, bidi embeddings/overrides/isolates, line/paragraph separators,
+# BOM/zero-width no-break space, and the XML-forbidden non-characters U+FFFE/U+FFFF.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ufffe\uffff\ud800-\udfff]")
+_CONTROL_KEEP_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff"
+                                 "\ufffe\uffff\ud800-\udfff]")
+
+
+# what would start an HTML tag, comment or entity in GitHub Markdown (``<=`` stays readable)
+_MD_HTML = re.compile(r"<(?=[A-Za-z/!?])|&(?=#|[A-Za-z]+;)")
+
+
+def _show(m: re.Match[str]) -> str:
+    c = ord(m.group(0))
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def plain(value: Any) -> str:
+    """``value`` as one line of inert text: control characters shown as ``\\xNN`` / ``\\uNNNN``."""
+    return _CONTROL.sub(_show, str(value))
+
+
+def markup(value: Any) -> str:
+    """Like :func:`plain` but keeping newlines (rich lays them out inside a cell), escaped for rich markup.
+
+    ``[bold]`` is printed, not rendered.
+    """
+    from rich.markup import escape
+
+    return escape("\n".join(plain(line) for line in str(value).split("\n")))
+
+
+def md_cell(value: Any) -> str:
+    """One Markdown table cell (or inline text): :func:`plain`, ``\\ |`` escaped, HTML tags/entities defused."""
+    s = plain(value).replace("\\", "\\\\").replace("|", "\\|")
+    return _MD_HTML.sub(lambda m: "&amp;" if m.group(0) == "&" else "&lt;", s)
+
+
+def xml_text(value: Any) -> str:
+    """Text for an XML 1.0 attribute or element: forbidden and control characters shown as escapes.
+
+    Newlines and tabs are kept (they are legal XML); ElementTree does the ``<&"`` escaping.
+    """
+    return _CONTROL_KEEP_LINES.sub(_show, str(value))
+
+
+def md_code(value: Any) -> str:
+    """Text for inside a Markdown code span in a table cell: :func:`plain`, ``|`` escaped, backticks made quotes."""
+    return plain(value).replace("`", "'").replace("|", "\\|")
