@@ -354,9 +354,10 @@ def _warnings_note(caught: list, code: int) -> None:
 
 
 def click_exceptions() -> tuple[type[BaseException], ...]:
-    import click
-
-    return (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort)
+    """Typer's usage and exit exceptions (it vendors click from 0.2x on, so they are found through typer's
+    public classes, never by importing click)."""
+    usage = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+    return (usage, typer.Exit, typer.Abort)
 
 
 def emit(summary: dict, fmt: OutputFormat, output: Path | None, title: str | None = None) -> None:

@@ -168,6 +168,19 @@ def _representation(method: str, table: Any, settings: Settings, state: dict[str
 
     names, p = table.columns, str(table.path)
     explicit = {k: v for k, v in settings.columns.items() if v}
+    try:
+        detected = plan_columns(names, table.list_columns, explicit=explicit, representation=settings.representation,
+                                logits=settings.logits, path=p).representation
+    except SchemaError:
+        detected = None
+    if method == "temperature" and detected in ("members", "dirichlet"):
+        raise SchemaError(f"{p}: --method temperature rescales one classifier's probabilities or logits; this file "
+                          f"holds {'an ensemble of classifiers' if detected == 'members' else 'Dirichlet outputs'}, "
+                          "to which it does not apply")
+    if method != "temperature" and detected not in (None, "gaussian", "point") and _find(names, "mean", explicit, p) is None:
+        needs = "a mean and a std (or variance)" if method in ("std-scaling", "isotonic") else "a mean column"
+        raise SchemaError(f"{p}: --method {method} recalibrates point or Gaussian predictions ({needs}); this file "
+                          f"holds {detected} predictions without a mean column, to which it does not apply")
     if method == "temperature":
         try:
             plan_columns(names, table.list_columns, explicit=explicit, representation="categorical",
