@@ -305,7 +305,8 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     :class:`UqevalError` -> its code (1 only for a failed check); OS errors, pyarrow, gzip/zlib,
     decoding, nesting-depth and rich markup errors -> 3. Outputs are staged and written together
     on success (and after a failed check's reports), never on failure; SIGINT/SIGTERM remove the
-    temporary files and exit 130. Warnings are the commands' to turn into notes; none reaches stderr raw.
+    temporary files and exit 130. Python warnings never reach stderr raw: numerical (RuntimeWarning)
+    and drawing (UserWarning) ones become one ``note:`` line, library deprecations are dropped.
     """
     if getattr(func, "_uqeval_edge", False):
         return func
@@ -345,6 +346,7 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def _warnings_note(caught: list, code: int) -> None:
     """Python warnings raised during a command (numpy overflow, matplotlib glyphs) as one note line."""
+    caught = [w for w in caught if issubclass(w.category, (RuntimeWarning, UserWarning))]
     if not caught or code not in (0, 1):
         return
     kinds = sorted({(str(w.message).splitlines() or [w.category.__name__])[0][:80] for w in caught})
