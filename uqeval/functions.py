@@ -130,6 +130,11 @@ def weighted_interval_score(y_true, quantiles, levels):
     r"""Weighted interval score of quantile forecasts (Bracher et al. 2021), per row.
 
     ``quantiles`` (N, Q) at symmetric ``levels`` (with the median).
+
+    .. math:: \mathrm{WIS} = \frac{1}{K + 1/2}\Big(\tfrac12|y - m| + \sum_k \tfrac{\alpha_k}{2} S_{\alpha_k}(l_k, u_k; y)\Big)
+
+    >>> weighted_interval_score(0.5, [[-1.0, 0.0, 1.0]], [0.1, 0.5, 0.9]).round(12).tolist()
+    [0.3]
     """
     from .metrics.quantiles import weighted_interval_score as kernel
 
@@ -144,6 +149,11 @@ def calibration_error(y_true, mean, std, *, kind: str = "ma", num_bins: int = 10
 
     ``kind``: ``"ma"`` mean absolute, ``"rms"`` root mean squared, ``"area"`` miscalibration area,
     over expected proportions ``linspace(0, 1, num_bins)``.
+
+    >>> import numpy as np
+    >>> y = np.random.default_rng(0).normal(size=1000)
+    >>> calibration_error(y, 0.0, 1.0) < 0.02 < calibration_error(y, 0.0, 3.0)
+    True
     """
     from .metrics.calibration import avg_calibration_gaussian
 
@@ -183,6 +193,9 @@ def expected_calibration_error(labels, proba, *, num_bins: int = 15, adaptive: b
     ``(adaptive, classwise)`` = (False, False): ECE, top label, even bins (Guo et al. 2017);
     (False, True): static calibration error SCE; (True, True): adaptive calibration error ACE.
     Binary (N,) probabilities are P(class 1).
+
+    >>> round(expected_calibration_error([1, 0, 1, 1], [0.9, 0.2, 0.6, 0.8]), 6)
+    0.225
     """
     from .metrics.classification import calibration_errors
 
