@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from .format import DASHED, fmt_number, fmt_p, md_table
+from .format import DASHED, fmt_number, fmt_p, md_cell, md_table
 
 
 def _num(x: Any) -> str:
@@ -60,7 +60,7 @@ def to_markdown(result: Mapping[str, Any]) -> str:
                   *md_table(_TESTS_HEADER, [_test_row(t, "`") for t in result["tests"]], "lllrrrr")]
     if result["notes"]:
         lines.append("")
-        lines += [f"- {n}" for n in result["notes"]]
+        lines += [f"- {md_cell(n)}" for n in result["notes"]]
     return "\n".join(lines) + "\n"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-from .format import fmt_number, leaves, md_table, metric_orientation
+from .format import fmt_number, leaves, md_cell, md_table, metric_orientation
 
 _HEAD = ["group", "metric", "before", "after", "direction"]
 
@@ -59,14 +59,14 @@ def file_title(block: dict[str, Any]) -> str:
 
 
 def to_markdown(summary: dict[str, Any]) -> str:
-    lines = [f"**{title(summary)}**", "", *md_table(["parameter", "value"], param_rows(summary["parameters"]), "lr")]
+    lines = [f"**{md_cell(title(summary))}**", "", *md_table(["parameter", "value"], param_rows(summary["parameters"]), "lr")]
     for block in summary["files"].values():
-        lines += ["", f"**{file_title(block)}**"]
+        lines += ["", f"**{md_cell(file_title(block))}**"]
         if "before" not in block:
             lines.append("no target column: nothing to score")
             continue
         if block.get("before_basis", "input") != "input":
-            lines.append(f"before: {block['before_basis']}")
+            lines.append(f"before: {md_cell(block['before_basis'])}")
         lines += ["", *md_table(_HEAD, metric_rows(block, summary["orientation"]), "llrrl")]
     return "\n".join(lines) + "\n"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .format import fmt_number, leaves, md_table, metric_orientation, rich_table as _rich_table
+from .format import fmt_number, leaves, md_cell, md_table, metric_orientation, rich_table as _rich_table
 
 DIRECTION = {"lower": "lower is better", "higher": "higher is better", "target": "closer to target"}
 SHORT = {"lower is better": "↓ lower", "higher is better": "↑ higher", "closer to target": "◎ target"}
@@ -73,7 +73,7 @@ def rich_table(summary: dict[str, Any], title: str | None = None):
 
 def markdown(summary: dict[str, Any], title: str | None = None) -> str:
     labels, rows = _rows(summary)
-    lines = [f"**{title or header_line(summary)}**", "",
+    lines = [f"**{md_cell(title or header_line(summary))}**", "",
              *md_table(["group", "metric", *labels, "direction"],
                        [[g, m, *values, d] for g, m, values, d in rows], "ll" + "r" * len(labels) + "l")]
     return "\n".join(lines) + "\n"

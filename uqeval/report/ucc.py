@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .format import fmt_number, md_table
+from .format import fmt_number, md_cell, md_table
 
 
 _num = fmt_number
@@ -88,10 +88,10 @@ def to_markdown(summary: dict[str, Any]) -> str:
     def table(header: list[str], rows: list[list[str]]) -> list[str]:
         return md_table(header, rows, "l" + "r" * (len(header) - 1))
 
-    lines = [f"**{title(summary)}**", "", *table(*summary_rows(summary)), "", caption(summary)]
+    lines = [f"**{md_cell(title(summary))}**", "", *table(*summary_rows(summary)), "", md_cell(caption(summary))]
     pv = pvalue_rows(summary)
     if pv is not None:
-        lines += ["", f"**{pvalue_title(summary)}**", "", *table(*pv)]
+        lines += ["", f"**{md_cell(pvalue_title(summary))}**", "", *table(*pv)]
     for note in summary.get("notes", []):
         lines += ["", f"note: {note}"]
     return "\n".join(lines) + "\n"
