@@ -100,7 +100,10 @@ def read_columns(info: TableInfo, names: list[str]) -> tuple[dict[str, object], 
         if info.format == "parquet":
             import pyarrow.parquet as pq
 
-            table = pq.read_table(info.path, columns=names)
+            # ParquetFile, not read_table: the same columns without importing pyarrow.dataset and pandas
+            # (~0.4 s of start-up)
+            with pq.ParquetFile(info.path) as parquet:
+                table = parquet.read(columns=names)
         else:
             import pyarrow.csv as pacsv
 
