@@ -133,8 +133,6 @@ def _prediction(y_true, *, mean=None, std=None, var=None, lower=None, upper=None
                 levels=None, samples=None, proba=None, logits=None, member_axis: int = -1,
                 loglik=None, settings: Settings) -> Prediction:
     """The container the given arrays describe (the representation is inferred from the arguments)."""
-    given = {k for k, v in dict(mean=mean, std=std, var=var, lower=lower, upper=upper, quantiles=quantiles,
-                                samples=samples, proba=proba, logits=logits, loglik=loglik).items() if v is not None}
     if std is not None and var is not None:
         raise InputError("give std or var, not both")
     if var is not None:
@@ -174,7 +172,7 @@ def _prediction(y_true, *, mean=None, std=None, var=None, lower=None, upper=None
     if ll is not None:
         return LogLikelihood(y_true=y_true, loglik=ll)
     raise InputError("nothing to evaluate: pass mean (and std or var), lower/upper, quantiles with levels, "
-                     f"samples, proba or logits{'' if not given else ''}")
+                     "samples, proba or logits")
 
 
 def _from_table(table, columns: dict[str, Any]) -> dict[str, Any]:
