@@ -108,6 +108,12 @@ class Family:
     metrics: tuple[Metric, ...]
     compute: Mapping[str, Compute]
     by_level: bool = False
+    #: a Settings field that must be set (truthy) for the family to be computed, e.g.
+    #: ``"diagnostics"`` (``--diagnostics``); None: always computed where it applies
+    option: str | None = None
+
+    def enabled(self, settings: Settings | None) -> bool:
+        return self.option is None or settings is not None and bool(getattr(settings, self.option, None))
 
     @property
     def representations(self) -> tuple[str, ...]:
@@ -501,7 +507,7 @@ def _m(name: str, orientation: str | None, description: str, reduction: str = "o
 
 
 def _family(name: str, specs: list[dict], compute: Mapping[str, Compute], rows: Callable | None = None,
-            by_level: bool = False, no_rows: tuple[str, ...] = ()) -> Family:
+            by_level: bool = False, no_rows: tuple[str, ...] = (), option: str | None = None) -> Family:
     """A family whose metrics share a per-row form ``rows(p, s, level) -> {metric: RowStat}``."""
     def family_rows(p, s, level):  # one computation per prediction, settings and level for all its metrics
         key = ("rows", name, level, s.resolution, s.num_bins, s.y_std)
@@ -514,7 +520,7 @@ def _family(name: str, specs: list[dict], compute: Mapping[str, Compute], rows: 
             fn = (lambda key: lambda p, s, level=None: family_rows(p, s, level).get(key))(spec["name"])
         spec.setdefault("representations", tuple(compute))
         metrics.append(Metric(group=name, rows_fn=fn, by_level=by_level, **spec))
-    return Family(name, tuple(metrics), compute, by_level)
+    return Family(name, tuple(metrics), compute, by_level, option)
 
 
 FAMILIES: tuple[Family, ...] = (
@@ -645,8 +651,9 @@ FAMILIES: tuple[Family, ...] = (
 METRICS: dict[str, Metric] = {m.path: m for f in FAMILIES for m in f.metrics}
 
 
-def families_for(kind: str) -> list[Family]:
-    return [f for f in FAMILIES if kind in f.compute]
+def families_for(kind: str, settings: Settings | None = None) -> list[Family]:
+    """The families that apply to ``kind``; with ``settings``, only those it turns on (:attr:`Family.option`)."""
+    return [f for f in FAMILIES if kind in f.compute and (settings is None or f.enabled(settings))]
 
 
 def get_family(name: str) -> Family:
@@ -722,7 +729,7 @@ def compute_metrics(pred: Prediction, settings: Settings,
     """
     metrics: dict[str, Any] = {}
     orientation: dict[str, str] = {}
-    for f in families_for(pred.kind):
+    for f in families_for(pred.kind, settings):
         try:
             result = compute(f, pred, settings)
         except InputError as exc:

@@ -37,6 +37,7 @@ class Settings:
     tace_threshold: float = 0.01
     oca_fraction: float = 0.01     # oracle collaborative accuracy: share of most uncertain rows sent to the oracle
     bayes_samples: int = 500       # posterior draws of the Bayesian ECE
+    diagnostics: bool = False      # also compute the opt-in diagnostic groups (catalogue families with option="diagnostics")
     nan_policy: str = "raise"
     fix_crossing: bool = False
     renormalize: bool = False
@@ -75,7 +76,7 @@ LIMITS: dict[str, int] = {
 _TABLES = {
     "metrics": {"num_bins", "resolution", "seed", "adv_num_group_sizes", "adv_num_trials",
                 "adv_num_group_draws", "levels", "level", "class_bins", "tace_threshold", "y_std",
-                "oca_fraction", "bayes_samples"},
+                "oca_fraction", "bayes_samples", "diagnostics"},
     "input": {"nan_policy", "fix_crossing", "renormalize", "logits", "representation"},
     "columns": set(COLUMN_ROLES),
 }
@@ -209,7 +210,7 @@ def _validate(s: Settings) -> None:
         v = getattr(s, name)
         if v is not None and not isinstance(v, str):
             raise InputError(f"setting {name} must be a string, got {_show(v)}")
-    for name in ("fix_crossing", "renormalize", "logits"):
+    for name in ("fix_crossing", "renormalize", "logits", "diagnostics"):
         if not isinstance(getattr(s, name), bool):
             raise InputError(f"setting {name} must be true or false, got {_show(getattr(s, name))}")
     for lv in s.levels or ():

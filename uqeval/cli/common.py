@@ -72,6 +72,8 @@ BinsOpt = Annotated[Optional[int], typer.Option("--bins", min=2, max=LIMITS["cla
 FixCrossingOpt = Annotated[bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")]
 LogitsOpt = Annotated[bool, typer.Option("--logits", help="Class columns hold logits; apply softmax.")]
 RenormalizeOpt = Annotated[bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")]
+DiagnosticsOpt = Annotated[bool, typer.Option(
+    "--diagnostics", help="Also compute the diagnostic groups (calibration tests, score decompositions, ...).")]
 
 
 def parse_levels(text: str | None) -> tuple[float, ...] | None:
@@ -169,6 +171,7 @@ _SHARED: list[tuple[str, Any, Any]] = [  # (parameter, annotation, default), in 
     ("levels", LevelsOpt, None), ("level", LevelOpt, None), ("y_std", YStdOpt, None), ("train", TrainOpt, None),
     ("num_bins", NumBinsOpt, None), ("resolution", ResolutionOpt, None), ("bins", BinsOpt, None),
     ("fix_crossing", FixCrossingOpt, False), ("logits", LogitsOpt, False), ("renormalize", RenormalizeOpt, False),
+    ("diagnostics", DiagnosticsOpt, False),
     ("seed", SeedOpt, None), ("nan_policy", NanOpt, None), ("config", ConfigOpt, None),
 ]
 
@@ -200,7 +203,7 @@ def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
                         class_bins=v["bins"], seed=v["seed"],
                         nan_policy=v["nan_policy"].value if v["nan_policy"] else None,
                         fix_crossing=v["fix_crossing"] or None, logits=v["logits"] or None,
-                        renormalize=v["renormalize"] or None),
+                        renormalize=v["renormalize"] or None, diagnostics=v["diagnostics"] or None),
         )
         return func(*args, flags=flags, **kwargs)
 
