@@ -664,6 +664,12 @@ def _corp(p, s: Settings) -> dict | None:
 
     if p.kind in CLASSIFICATION:
         return corp_classification(p.proba, p.labels)
+    if p.kind == "quantiles":  # the pinball loss of each quantile (their median is no mean forecast)
+        from .metrics.corp import corp_quantile
+        from .metrics.intervals import level_key
+
+        return {f"pinball_{level_key(t)}": corp_quantile(p.y_true, p.quantiles[:, j], float(t))
+                for j, t in enumerate(p.levels)}
     point = p.point()
     return None if point is None else {"mse": corp_mean(p.y_true, point)}
 
@@ -685,7 +691,7 @@ FAMILIES = FAMILIES + (
         _m("mcb", "lower", "CORP miscalibration: mean score minus that of the PAV-recalibrated forecast"),
         _m("dsc", "higher", "CORP discrimination: score of the climatology minus that of the recalibrated forecast"),
         _m("unc", None, "CORP uncertainty: mean score of the climatology (a property of the data)"),
-    ], {**{k: _corp for k in ("gaussian", "point", "intervals", "samples")}, **{k: _corp for k in CLASSIFICATION}},
+    ], {**{k: _corp for k in REGRESSION}, **{k: _corp for k in CLASSIFICATION}},
         by_level=True, option="diagnostics"),
     _family("spread_calibration", [
         _m("ence", "lower", "expected normalised calibration error over sigma-sorted equal-count bins"),

@@ -778,7 +778,9 @@ LAVES = ("Laves, Ihler, Fast, Kahrs & Ortmaier (2020), Well-calibrated regressio
          "with deep learning, MIDL 2020, PMLR 121:393-412")
 SMECE = ("Błasiok & Nakkiran (2023), Smooth ECE: Principled Reliability Diagrams via Kernel Smoothing, "
          "arXiv:2309.12236 (reference implementation: relplot)")
-_CORP_SCORES = ("Scores (keys under corp): mse (squared error of the point forecast, regression); brier and log "
+_CORP_SCORES = ("Scores (keys under corp): mse (squared error of the point forecast: Gaussians, samples, points, "
+                "intervals with a point column); pinball_<level> (quantile files, isotonic quantile regression, "
+                "climatology = the τ-quantile of y); brier and log "
                 "(P(class 1), two classes); brier_top_label, log_top_label (top-label confidence vs correctness) "
                 "and brier_ovr, log_ovr (sums over classes of the one-vs-rest decompositions) for more classes. "
                 "Opt-in: --diagnostics.")

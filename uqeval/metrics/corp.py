@@ -136,6 +136,79 @@ def corp_mean(y_true, mean) -> dict[str, float]:
     return _decompose(brier_score, m, isotonic_mean(m, y), float(y.mean()), y)
 
 
+def pinball_score(q: np.ndarray, y: np.ndarray, tau: float) -> np.ndarray:
+    """Pinball loss (1{q ≥ y} − τ)(q − y) (model-diagnostics' ``PinballLoss``; = (1{y < q} − τ)(q − y))."""
+    return (np.greater_equal(q, y) - tau) * (q - y)
+
+
+def isotonic_quantile(x, y, tau: float) -> np.ndarray:
+    r"""Isotonic τ-quantile regression of ``y`` on ``x``: a non-decreasing θ(x) minimising Σᵢ ρ_τ(yᵢ − θ(xᵢ)).
+
+    Solved by partitioning on thresholds (the level sets of the solution are the solutions of the
+    binary problems "θ ≥ η?", which are nested in η; Stout 2008, "Isotonic regression via
+    partitioning"): rows sorted by ``x`` form one segment with the candidate values (the distinct
+    ``y``); each round splits every segment at the middle candidate η by the best suffix "θ ≥ η"
+    (the cut minimising Σ_{suffix} (1{yᵢ < η} − τ), allowed only between distinct ``x``; among equal
+    minima the shortest suffix, which gives the smallest solution and keeps the cuts nested), and
+    the prefix keeps the candidates below η, the suffix those from η on. Every round is one
+    vectorised pass over the rows, and there are ⌈log₂(distinct y)⌉ + 1 rounds: O(N log N).
+    Rows with equal ``x`` get one value. Returns θ per row (a τ-quantile of its block of rows, the
+    lower one where the quantile is not unique).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    n = x.size
+    order, _, group = _pooled(x)
+    values, rank = np.unique(y[order], return_inverse=True)
+    group_start = np.r_[True, group[1:] != group[:-1]]
+    lo = np.zeros(n, dtype=np.int64)  # candidate index range [lo, hi] of each row's segment
+    hi = np.full(n, values.size - 1, dtype=np.int64)
+    seg_start = np.r_[True, np.zeros(n - 1, dtype=bool)]  # segments: contiguous runs of sorted rows
+    while np.any(lo < hi):
+        mid = (lo + hi + 1) // 2
+        active = lo < hi
+        v = np.where(active, (rank < mid) - tau, 0.0)
+        starts = np.flatnonzero(seg_start)
+        ends = np.r_[starts[1:], n]
+        rev = np.r_[np.cumsum(v[::-1])[::-1], 0.0]  # rev[i] = sum of v[i:]
+        seg = np.cumsum(seg_start) - 1
+        suffix = rev[:n] - rev[ends[seg]]  # sum of v from i to the end of i's segment
+        # a cut is allowed at the start of a group of equal x; the empty suffix (cut at the end) scores 0
+        cand = np.where(group_start, suffix, np.inf)
+        best = np.minimum(np.minimum.reduceat(cand, starts), 0.0)
+        tol = 1e-9 * (1.0 + np.abs(best))
+        # the shortest optimal suffix: the last allowed cut within tolerance of the minimum, else the end
+        hit = np.where(group_start & (cand <= best[seg] + tol[seg]), np.arange(n), -1)
+        last = np.maximum.reduceat(hit, starts)
+        cut = np.where(best > -tol, ends, np.where(last >= 0, last, ends))
+        cut = np.where(np.maximum.reduceat(active.astype(np.int64), starts) > 0, cut, ends)
+        upper = np.arange(n) >= cut[seg]  # rows in the suffix: θ ≥ η
+        lo = np.where(active & upper, mid, lo)
+        hi = np.where(active & ~upper, mid - 1, hi)
+        split = np.zeros(n, dtype=bool)
+        inside = (cut > starts) & (cut < ends)
+        split[cut[inside]] = True
+        seg_start = seg_start | split
+    out = np.empty(n)
+    out[order] = values[lo]
+    return out
+
+
+def corp_quantile(y_true, q, tau: float) -> dict[str, float]:
+    r"""CORP decomposition of the pinball loss of a τ-quantile forecast (Gneiting et al. 2023).
+
+    .. math:: \bar\rho_\tau(q) = \mathrm{MCB} - \mathrm{DSC} + \mathrm{UNC},\quad
+              \hat q = \text{isotonic τ-quantile regression of } y \text{ on } q,\ r = \text{τ-quantile of } y
+
+    ``r`` is the lower empirical τ-quantile (numpy ``method="inverted_cdf"``, as model-diagnostics).
+    Returns ``{"mcb", "dsc", "unc"}``.
+    """
+    y = np.asarray(y_true, dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    ref = float(np.quantile(y, tau, method="inverted_cdf"))
+    return _decompose(lambda z, t: pinball_score(z, t, tau), q, isotonic_quantile(q, y, tau), ref, y)
+
+
 def reliability_curve(proba, outcome, *, num_resamples: int = 100, level: float = 0.9,
                       seed: int = 0) -> dict[str, np.ndarray]:
     r"""The CORP reliability diagram of binary probabilities with its consistency band.

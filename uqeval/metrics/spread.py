@@ -15,9 +15,11 @@ def _sorted_rows(std: np.ndarray, err: np.ndarray) -> np.ndarray:
 
 
 def _count_bins(n: int, num_bins: int) -> np.ndarray:
-    """Bin of each sorted row: ``num_bins`` (at most n) bins of equal count, sizes differing by at most one."""
+    """Bin of each sorted row: ``num_bins`` (at most n) bins of equal count; the first ``n % num_bins`` bins
+    hold one row more (``numpy.array_split``)."""
     b = min(num_bins, n)
-    return (np.arange(n) * b) // n
+    sizes = np.full(b, n // b) + (np.arange(b) < n % b)
+    return np.repeat(np.arange(b), sizes)
 
 
 def spread_bins(y_true, mean, std, num_bins: int = 15) -> dict[str, np.ndarray]:
