@@ -72,7 +72,7 @@ def _cases():
     for name in ("cancer", "binary"):
         p, y = ARR[f"{name}_p"], ARR[f"{name}_y"]
         yield f"{name} brier", corp_binary(p, y)["brier"], np.mean((p - y) ** 2)
-        yield f"{name} log", corp_binary(p, y)["log"], np.mean(log_score(np.clip(p, 2.2e-16, 1 - 2.2e-16), y))
+        yield f"{name} log", corp_binary(p, y)["log"], np.mean(log_score(p, y))
     for name in ("wine", "multi"):
         proba, labels = ARR[f"{name}_proba"], ARR[f"{name}_labels"]
         onehot = np.eye(proba.shape[1])[labels]
@@ -253,3 +253,20 @@ def test_spread_calibration_edge_cases():
     yy = m + sd * rng.normal(size=5000)
     good, wide = spread_calibration(yy, m, sd), spread_calibration(yy, m, 2.5 * sd)
     assert good["ence"] < 0.1 < wide["ence"] and good["uce"] < wide["uce"]
+
+
+def test_ence_leaves_out_bins_without_spread_as_netcal():
+    y = np.array([0.0, 1.0, 2.0, 3.0])
+    mean = np.zeros(4)
+    std = np.array([0.0, 0.0, 1.0, 1.0])
+    # two bins: sigma 0 (left out), sigma 1 with RMSE sqrt((4 + 9)/2)
+    assert ence(y, mean, std, 2) == pytest.approx(abs(1 - np.sqrt(6.5)))
+    assert np.isnan(ence(y, mean, np.zeros(4), 2))
+
+
+def test_log_score_of_certain_forecasts():
+    y = np.array([1.0, 1.0, 0.0, 0.0])
+    right = corp_binary(np.array([1.0, 1.0, 0.0, 0.0]), y)["log"]
+    assert right == {"mcb": 0.0, "dsc": right["unc"], "unc": pytest.approx(np.log(2))}  # exact 0 log 0 = 0
+    wrong = corp_binary(np.array([0.0, 1.0, 0.0, 1.0]), y)["log"]  # two certain failures: 36.04 each, finite
+    assert wrong["mcb"] - wrong["dsc"] + wrong["unc"] == pytest.approx(-np.log(np.finfo(float).eps) / 2)

@@ -71,10 +71,10 @@ def corp_binary(proba, outcome) -> dict[str, dict[str, float]]:
               \mathrm{UNC} = \bar S(\bar y)
 
     with :math:`\hat p` the PAV recalibration of ``proba`` (:func:`isotonic_mean`). Brier:
-    :math:`(p-y)^2`; log: :math:`-y\log p-(1-y)\log(1-p)`. For the log score the forecast is
-    clipped to :math:`[\epsilon, 1-\epsilon]` (as ``accuracy.nll``) so that a probability of 0 for
-    an event that happened costs a finite 36.04; the recalibrated forecast is 0 or 1 only where
-    every outcome of its block agrees, so there :math:`0\log 0 = 0` applies exactly.
+    :math:`(p-y)^2`; log: :math:`-y\log p-(1-y)\log(1-p)` with :math:`0\log 0 = 0`. A certain forecast
+    that failed (0 for an event that happened, 1 for one that did not) is moved to ε or 1 − ε for the
+    log score (as ``accuracy.nll`` clips), so it costs a finite 36.04 instead of ∞; every other
+    forecast is used as it is. The recalibrated forecast is 0 or 1 only where its block's outcomes agree.
 
     Parameters
     ----------
@@ -95,7 +95,13 @@ def corp_binary(proba, outcome) -> dict[str, dict[str, float]]:
     recal = isotonic_mean(p, y)
     base = float(y.mean())
     return {"brier": _decompose(brier_score, p, recal, base, y),
-            "log": _decompose(log_score, np.clip(p, _EPS, 1.0 - _EPS), recal, base, y)}
+            "log": _decompose(log_score, _finite_log_forecast(p, y), recal, base, y)}
+
+
+def _finite_log_forecast(p: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``p`` with a certain forecast that failed (p = 0, y = 1 or p = 1, y = 0) moved to ε or 1 − ε, as
+    ``accuracy.nll`` clips; every other row keeps its exact value (0 log 0 = 0 where p = y)."""
+    return np.where((p <= 0.0) & (y > 0), _EPS, np.where((p >= 1.0) & (y < 1), 1.0 - _EPS, p))
 
 
 def corp_classification(proba, labels) -> dict[str, dict[str, float]]:

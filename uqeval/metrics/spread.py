@@ -48,9 +48,15 @@ def ence(y_true, mean, std, num_bins: int = 15) -> float:
     .. math:: \mathrm{ENCE} = \frac1B\sum_{b=1}^B \frac{|\mathrm{RMV}_b - \mathrm{RMSE}_b|}{\mathrm{RMV}_b}
 
     over B = min(``num_bins``, N) bins of equal count of the rows sorted by σ (:func:`spread_bins`).
+    Bins with RMV = 0 (every σ 0, e.g. identical ensemble members) are left out of the mean, as netcal
+    does; NaN when every bin has RMV = 0.
     """
     bins = spread_bins(y_true, mean, std, num_bins)
-    return float(np.mean(np.abs(bins["rmv"] - bins["rmse"]) / bins["rmv"]))
+    rmv, rmse = bins["rmv"], bins["rmse"]
+    keep = rmv > 0
+    if not keep.any():
+        return float("nan")
+    return float(np.mean(np.abs(rmv[keep] - rmse[keep]) / rmv[keep]))
 
 
 def coefficient_of_variation(std) -> float:

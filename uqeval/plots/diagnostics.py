@@ -73,12 +73,16 @@ def plot_spread_reliability(bins: Mapping[str, np.ndarray], ence: float | None =
     """Levi et al.'s reliability diagram: RMSE of each σ-sorted equal-count bin against its RMV
     (:func:`uqeval.metrics.spread.spread_bins`); on the diagonal σ matches the error."""
     rmv, rmse = np.asarray(bins["rmv"]), np.asarray(bins["rmse"])
+    ok = np.isfinite(rmv) & np.isfinite(rmse)  # squares of huge values overflow: those bins are not drawn
+    rmv, rmse = rmv[ok], rmse[ok]
     fig, ax = new_figure(figsize=(5.6, 5.2))
-    hi = float(max(rmv.max(), rmse.max())) * 1.05
+    hi = float(max(rmv.max(), rmse.max())) * 1.05 if rmv.size else 0.0
+    hi = hi if 0 < hi < np.inf else 1.0
     ax.plot([0, hi], [0, hi], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="calibrated spread")
     ax.plot(rmv, rmse, marker="o", color=COLORS["main"], linewidth=1.4, label="bins (equal count)")
     if ence is not None:
-        _note(ax, f"ENCE = {ence:.4f} ({rmv.size} bins)")
+        _note(ax, f"ENCE = {ence:.4f} ({int(ok.sum())} of {ok.size} bins drawn)" if not ok.all()
+              else f"ENCE = {ence:.4f} ({rmv.size} bins)")
     ax.set_xlim(0, hi)
     ax.set_ylim(0, hi)
     style_axes(ax, title, "root mean predicted variance (RMV)", "RMSE of the point prediction",
