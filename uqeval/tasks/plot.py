@@ -518,7 +518,8 @@ def build_figures(
             raise InputError(f"unknown plot kind(s) {', '.join(map(repr, unknown))}: choose from {', '.join(PLOT_KINDS)}")
         bad = [k for k in kinds if k not in allowed]
         if bad:
-            hint = (f"kinds for {pred.kind} predictions: {', '.join(allowed)}" if allowed
+            shown = applicable_kinds(pred, settings, metrics)  # the hint lists the diagnostic kinds with --diagnostics
+            hint = (f"kinds for {pred.kind} predictions: {', '.join(shown)}" if shown
                     else f"no plot applies to {pred.kind} predictions (they carry no uncertainty)")
             raise InputError(f"plot kind {', '.join(map(repr, bad))} does not apply to {pred.kind} predictions; {hint}")
         wanted = [k for k in PLOT_KINDS if k in kinds]
