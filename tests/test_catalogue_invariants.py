@@ -388,7 +388,15 @@ def _badness(metric: Metric, kind: str, lv: str, value) -> float:
     return abs(x - t)
 
 
-@pytest.mark.parametrize("metric,kind", _cases(lambda m, k: m.orientation is not None and m.path not in DESCRIPTIVE))
+#: CORP discrimination is the information in the forecast's ranking, which the isotonic recalibration keeps:
+#: a mis-scaled forecast (wide, narrow, tempered) ranks rows almost as well as the true model, so its DSC can
+#: exceed the true one by sampling noise (quantiles x 0.4: 0.0478 vs 0.0476). Its invariance under increasing
+#: transformations is tested in tests/metrics/test_diagnostics.py.
+RANKING_ONLY = {"corp.dsc"}
+
+
+@pytest.mark.parametrize("metric,kind", _cases(lambda m, k: m.orientation is not None and m.path not in DESCRIPTIVE
+                                               and m.path not in RANKING_ONLY))
 def test_true_model_never_scores_worse_than_a_degraded_one(store, metric, kind):
     truth = store.values(metric, kind)
     for variant in VARIANTS[kind]:

@@ -270,3 +270,21 @@ def test_log_score_of_certain_forecasts():
     assert right == {"mcb": 0.0, "dsc": right["unc"], "unc": pytest.approx(np.log(2))}  # exact 0 log 0 = 0
     wrong = corp_binary(np.array([0.0, 1.0, 0.0, 1.0]), y)["log"]  # two certain failures: 36.04 each, finite
     assert wrong["mcb"] - wrong["dsc"] + wrong["unc"] == pytest.approx(-np.log(np.finfo(float).eps) / 2)
+
+
+def test_dsc_keeps_the_ranking_and_mcb_sees_the_scale():
+    """DSC depends on the forecast only through its ranking: an increasing transformation leaves it
+    unchanged (the PAV fit is the same) and moves only MCB."""
+    p, y = ARR["cancer_p"], ARR["cancer_y"]
+    for f in (np.sqrt(p), p ** 3, 0.2 + 0.6 * p):
+        for score in ("brier", "log"):
+            a, b = corp_binary(p, y)[score], corp_binary(f, y)[score]
+            assert b["dsc"] == pytest.approx(a["dsc"], rel=1e-12) and b["unc"] == a["unc"]
+            assert b["mcb"] > a["mcb"]  # the transformed forecast is worse calibrated
+    yy, m = ARR["diabetes_y"], ARR["diabetes_mean"]
+    assert corp_mean(yy, m + 30.0)["dsc"] == pytest.approx(corp_mean(yy, m)["dsc"], rel=1e-12)
+    q = ARR["diabetes_q"][:, 2]
+    assert corp_quantile(yy, 2.0 * q - 5.0, 0.9)["dsc"] == pytest.approx(corp_quantile(yy, q, 0.9)["dsc"], rel=1e-12)
+    # a forecast that ranks worse (noise added) discriminates less
+    noisy = np.clip(p + np.random.default_rng(0).normal(0, 0.3, p.size), 0, 1)
+    assert corp_binary(noisy, y)["brier"]["dsc"] < corp_binary(p, y)["brier"]["dsc"]
