@@ -239,9 +239,10 @@ def reliability_curve(proba, outcome, *, num_resamples: int = 100, level: float 
     counts = np.bincount(group).astype(np.float64)
     curve = isotonic_regression(np.bincount(group, weights=y[order]) / counts, weights=counts).x
     rng = np.random.default_rng(seed)
-    draws = (rng.random((num_resamples, p.size)) < p[order]).astype(np.float64)
-    # one PAV per resample (a loop over resamples, not rows); pooled means of each draw in one bincount
-    sums = np.stack([np.bincount(group, weights=d, minlength=ux.size) for d in draws])
-    band = np.stack([isotonic_regression(s / counts, weights=counts).x for s in sums])
+    ps = p[order]
+    # one draw and one PAV per resample (a loop over resamples, not rows; memory O(N), not O(B N))
+    band = np.stack([isotonic_regression(np.bincount(group, weights=(rng.random(ps.size) < ps).astype(np.float64),
+                                                     minlength=ux.size) / counts, weights=counts).x
+                     for _ in range(num_resamples)])
     lo, hi = np.quantile(band, [(1 - level) / 2, (1 + level) / 2], axis=0)
     return {"x": ux, "calibrated": curve, "lower": lo, "upper": hi, "counts": counts}
