@@ -16,7 +16,7 @@ from uqeval.metrics.corp import corp_classification, corp_mean, corp_quantile
 from uqeval.metrics.smooth_ece import smooth_ece
 from uqeval.metrics.spread import spread_calibration
 
-from ..conftest import SAMPLE
+from ..conftest import SAMPLE, write_table
 
 runner = CliRunner()
 GROUPS = ("corp", "spread_calibration", "smooth_calibration")
@@ -120,8 +120,12 @@ def test_plot_kind_that_does_not_apply_is_an_error(tmp_path):
 
 
 def test_plot_dir_holds_the_diagnostic_plots_with_the_flag(tmp_path):
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=150)
+    small = write_table(tmp_path / "binary.parquet", {"label": (rng.uniform(size=150) < p).astype(int),
+                                                      "p_0": 1 - p, "p_1": p})
     for flags, want in (([], set()), (["--diagnostics"], {"corp.png", "smooth_reliability.png"})):
         d = tmp_path / ("on" if flags else "off")
-        r = runner.invoke(app, ["score", str(SAMPLE / "classification.parquet"), "--plot-dir", str(d), *flags])
+        r = runner.invoke(app, ["score", str(small), "--plot-dir", str(d), *flags])
         assert r.exit_code == 0, r.output
         assert {p.name for p in d.iterdir()} & {"corp.png", "smooth_reliability.png"} == want
