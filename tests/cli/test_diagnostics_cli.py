@@ -129,3 +129,14 @@ def test_plot_dir_holds_the_diagnostic_plots_with_the_flag(tmp_path):
         r = runner.invoke(app, ["score", str(small), "--plot-dir", str(d), *flags])
         assert r.exit_code == 0, r.output
         assert {p.name for p in d.iterdir()} & {"corp.png", "smooth_reliability.png"} == want
+
+
+def test_a_typo_under_a_computed_opt_in_group_gets_close_matches(tmp_path):
+    summary = tmp_path / "summary.json"
+    r = runner.invoke(app, ["score", str(SAMPLE / "classification.parquet"), "--diagnostics", "--output", str(summary)])
+    assert r.exit_code == 0, r.output
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[rules]\n"smooth_calibration.smec" = { max = 0.5 }\n')
+    r = runner.invoke(app, ["check", str(summary), "--rules", str(rules)])
+    assert r.exit_code == 3
+    assert "smooth_calibration.smece" in r.output and "--diagnostics" not in r.output

@@ -125,8 +125,7 @@ def check(
 
             settings = replace(settings, y_std=train_std(train, settings))
         # a rule on an opt-in group (corp.brier.mcb, smooth_calibration.smece) turns its option on
-        wanted = {o: True for o in opt_in_options(rule_set) if getattr(settings, o, None) in (False, None)
-                  and isinstance(getattr(settings, o, None), bool)}
+        wanted = {o: True for o in opt_in_options(rule_set) if getattr(settings, o, None) is False}
         if wanted:
             from dataclasses import replace
 

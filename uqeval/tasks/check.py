@@ -334,7 +334,7 @@ def _opt_in_hint(path: str) -> str:
 
 
 def _unknown_path_message(summary: Mapping[str, Any], path: str) -> str:
-    hint = _opt_in_hint(path)
+    hint = "" if path.split(".", 1)[0] in (summary.get("metrics") or {}) else _opt_in_hint(path)
     if hint:
         return f'no metric at path "{path}" in the summary{hint}'
     matches = _close_matches(summary, path)
