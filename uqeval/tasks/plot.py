@@ -30,7 +30,14 @@ sets           prediction-set coverage and size across levels              predi
 rejection      rejection curve with its oracle: RMSE of the ensemble mean  rejection (or its curve in
                (samples) or accuracy (classification) of the kept rows     the summary)
 ucc            uncertainty characteristics curve (bandwidth vs miss rate)  a central band
+corp           CORP reliability diagram with its consistency band          corp, classifiers (opt-in)
+smooth_relia-  smooth reliability diagram at the smooth ECE's bandwidth    smooth_calibration (opt-in)
+bility
+spread_relia-  RMSE vs RMV per σ-sorted bin (Levi et al.)                  spread_calibration (opt-in)
+bility
 =============  ==========================================================  ===========================
+
+The last three are opt-in (``--diagnostics``), or drawn when asked for by ``--kind``.
 
 No plot applies to point predictions (they carry no uncertainty) nor to log-likelihoods alone.
 
