@@ -687,6 +687,64 @@ FAMILIES: tuple[Family, ...] = (
     ], {k: _spce for k in CLASSIFICATION}),
 )
 
+# --------------------------------------------------------------------------- calibration diagnostics (issue 15, part A)
+# Opt-in (``--diagnostics``): CORP score decompositions, spread calibration, smooth ECE.
+
+
+def binary_or_top_label(p: Prediction) -> tuple[np.ndarray, np.ndarray]:
+    """``(forecast, outcome)`` of the binary event a classifier's calibration diagnostics look at:
+    P(class 1) and ``label == 1`` for two classes, the top-label confidence and its correctness for more."""
+    if p.proba.shape[1] == 2:
+        return p.proba[:, 1], (p.labels == 1).astype(np.float64)
+    return p.top_label()
+
+
+def _corp(p, s: Settings) -> dict | None:
+    from .metrics.corp import corp_classification, corp_mean
+
+    if p.kind in CLASSIFICATION:
+        return corp_classification(p.proba, p.labels)
+    if p.kind == "quantiles":  # the pinball loss of each quantile (their median is no mean forecast)
+        from .metrics.corp import corp_quantile
+        from .metrics.intervals import level_key
+
+        return {f"pinball_{level_key(t)}": corp_quantile(p.y_true, p.quantiles[:, j], float(t))
+                for j, t in enumerate(p.levels)}
+    point = p.point()
+    return None if point is None else {"mse": corp_mean(p.y_true, point)}
+
+
+def _spread_calibration(p, s: Settings) -> dict:
+    from .metrics.spread import spread_calibration
+
+    return spread_calibration(p.y_true, p.point(), p.spread(), num_bins=s.class_bins)
+
+
+def _smooth_calibration(p, s: Settings) -> dict:
+    from .metrics.smooth_ece import smooth_ece
+
+    return smooth_ece(*binary_or_top_label(p))
+
+
+FAMILIES = FAMILIES + (
+    _family("corp", [
+        _m("mcb", "lower", "CORP miscalibration: mean score minus that of the PAV-recalibrated forecast"),
+        _m("dsc", "higher", "CORP discrimination: score of the climatology minus that of the recalibrated forecast"),
+        _m("unc", None, "CORP uncertainty: mean score of the climatology (a property of the data)"),
+    ], {**{k: _corp for k in REGRESSION}, **{k: _corp for k in CLASSIFICATION}},
+        by_level=True, option="diagnostics"),
+    _family("spread_calibration", [
+        _m("ence", "lower", "expected normalised calibration error over sigma-sorted equal-count bins"),
+        _m("uce", "lower", "uncertainty calibration error over equal-width bins of the predicted variance"),
+        _m("cv", None, "coefficient of variation of the predicted sigma (descriptive: low = uninformative sigma)"),
+    ], {"gaussian": _spread_calibration, "samples": _spread_calibration}, option="diagnostics"),
+    _family("smooth_calibration", [
+        _m("smece", "lower", "smooth ECE (binary: P(class 1); more classes: top label)"),
+        _m("bandwidth", None, "the kernel bandwidth sigma* at which smece is evaluated (its fixed point)"),
+    ], {k: _smooth_calibration for k in CLASSIFICATION}, option="diagnostics"),
+)
+# --------------------------------------------------------------------------- end of calibration diagnostics
+
 #: Every entry, keyed by path (``group.name``).
 METRICS: dict[str, Metric] = {m.path: m for f in FAMILIES for m in f.metrics}
 

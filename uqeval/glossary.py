@@ -768,6 +768,90 @@ GLOSSARY: dict[str, dict[str, str]] = {
     ),
 }
 
+# ------------------------------------------------------------------------------ calibration diagnostics (issue 15, part A)
+CORP = ("Dimitriadis, Gneiting & Jordan (2021), Stable reliability diagrams for probabilistic classifiers, "
+        "PNAS 118(8):e2016191118; for the mean: Gneiting & Resin (2023), Regression diagnostics meets forecast "
+        "evaluation, Electronic Journal of Statistics 17:3226-3286")
+LEVI = ("Levi, Gispan, Giladi & Fetaya (2022), Evaluating and Calibrating Uncertainty Prediction in Regression "
+        "Tasks, Sensors 22(15):5540 (arXiv:1905.11659)")
+LAVES = ("Laves, Ihler, Fast, Kahrs & Ortmaier (2020), Well-calibrated regression uncertainty in medical imaging "
+         "with deep learning, MIDL 2020, PMLR 121:393-412")
+SMECE = ("Błasiok & Nakkiran (2023), Smooth ECE: Principled Reliability Diagrams via Kernel Smoothing, "
+         "arXiv:2309.12236 (reference implementation: relplot)")
+_CORP_SCORES = ("Scores (keys under corp): mse (squared error of the point forecast: Gaussians, samples, points, "
+                "intervals with a point column); pinball_<level> (quantile files, isotonic quantile regression, "
+                "climatology = the τ-quantile of y); brier and log "
+                "(P(class 1), two classes); brier_top_label, log_top_label (top-label confidence vs correctness) "
+                "and brier_ovr, log_ovr (sums over classes of the one-vs-rest decompositions) for more classes. "
+                "Opt-in: --diagnostics.")
+GLOSSARY.update({
+    "corp.mcb": _e(
+        "CORP miscalibration (MCB)",
+        "How much of the mean score is lost to miscalibration: the mean score of the forecast minus that of "
+        "its isotonic (PAV) recalibration x̂ = PAV(y | x), which keeps the forecast's ranking and fixes its "
+        "values. 0 for a forecast that is already isotonic-calibrated. " + _CORP_SCORES,
+        "MCB = S̄(x) − S̄(x̂), x̂ = isotonic regression of y on x; S̄ = MCB − DSC + UNC exactly",
+        CORP,
+    ),
+    "corp.dsc": _e(
+        "CORP discrimination (DSC)",
+        "How much better the recalibrated forecast scores than the climatology r (the mean outcome; higher is "
+        "better): the information in the forecast's ranking. " + _CORP_SCORES,
+        "DSC = S̄(r) − S̄(x̂), r = mean of y",
+        CORP,
+    ),
+    "corp.unc": _e(
+        "CORP uncertainty (UNC)",
+        "Mean score of the climatology r (the mean outcome): a property of the data, not of the model. "
+        + _CORP_SCORES,
+        "UNC = S̄(r) = (1/N) Σᵢ S(r, yᵢ)",
+        CORP,
+    ),
+    "spread_calibration.ence": _e(
+        "Expected normalised calibration error (ENCE)",
+        "Rows sorted by predicted σ into B equal-count bins (--bins, default 15; at most N); in each bin the "
+        "root mean predicted variance (RMV) is compared with the RMSE of the point forecast. 0 when σ matches "
+        "the error at every spread level. Gaussians and samples (σ = members' std). Opt-in: --diagnostics.",
+        "ENCE = (1/B) Σ_b |RMV_b − RMSE_b| / RMV_b, RMV_b = √mean_b σ², RMSE_b = √mean_b (y − ŷ)²",
+        LEVI,
+    ),
+    "spread_calibration.cv": _e(
+        "Coefficient of variation of σ (C_v)",
+        "How much the predicted σ varies across rows, relative to its mean (unbiased N − 1 form). Descriptive: "
+        "a low C_v means nearly constant σ, which says little about which rows are hard (Levi et al.). "
+        "Opt-in: --diagnostics.",
+        "C_v = √(Σᵢ (σᵢ − σ̄)² / (N − 1)) / σ̄",
+        LEVI,
+    ),
+    "spread_calibration.uce": _e(
+        "Uncertainty calibration error (UCE)",
+        "B equal-width bins (--bins, default 15) of the predicted variance σ² between its minimum and maximum; "
+        "the count-weighted mean absolute gap between the mean squared error and the mean variance of each "
+        "bin (as netcal). Opt-in: --diagnostics.",
+        "UCE = Σ_b (n_b/N) |MSE_b − MV_b|",
+        LAVES,
+    ),
+    "smooth_calibration.smece": _e(
+        "Smooth ECE (smECE)",
+        "Kernel-smoothed calibration error: the residuals f − y are smoothed over the predictions with a "
+        "Gaussian kernel reflected at 0 and 1 and averaged against the smoothed density of the predictions; "
+        "the bandwidth σ* is the fixed point σ = smECE_σ. Binary: P(class 1); more classes: the top label. "
+        "Consistent (unlike binned ECE) and free of bin choices. Opt-in: --diagnostics.",
+        "smECE_σ = ∫ |r̂_σ(t)| δ̂_σ(t) dt / ∫ δ̂_σ(t) dt, r̂_σ(t) = Σᵢ K_σ(t, fᵢ)(fᵢ − yᵢ) / δ̂_σ(t), "
+        "δ̂_σ(t) = Σᵢ K_σ(t, fᵢ); σ* = fixed point of σ = smECE_σ",
+        SMECE,
+    ),
+    "smooth_calibration.bandwidth": _e(
+        "Smooth ECE bandwidth σ*",
+        "The kernel bandwidth at which smooth_calibration.smece is evaluated, found by relplot's bisection "
+        "(10 halvings of [0, 1]) for the fixed point σ = smECE_σ. Data, not a score.",
+        "σ* ≈ smECE_{σ*}",
+        SMECE,
+    ),
+})
+# ------------------------------------------------------------------------------ end of calibration diagnostics
+
+
 # ------------------------------------------------------------------------------ lookup
 _LEVEL = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?%?$")
 

@@ -81,7 +81,7 @@ def check(
     """
     from ..errors import GateFailure, InputError, UsageError
     from ..report.check import rich_tables, to_dict, to_junit, to_markdown
-    from ..tasks.check import evaluate, load_rules, settings_mismatch
+    from ..tasks.check import evaluate, load_rules, opt_in_options, settings_mismatch
     from ..io.writers import (
         atomic_write_text,
         check_output_path,
@@ -124,6 +124,12 @@ def check(
             from dataclasses import replace
 
             settings = replace(settings, y_std=train_std(train, settings))
+        # a rule on an opt-in group (corp.brier.mcb, smooth_calibration.smece) turns its option on
+        wanted = {o: True for o in opt_in_options(rule_set) if getattr(settings, o, None) is False}
+        if wanted:
+            from dataclasses import replace
+
+            settings = replace(settings, **wanted)
         summary = score_file(input, settings)
         if base is not None:
             notes.append(f"{input} scored with the baseline's settings"

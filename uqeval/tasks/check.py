@@ -307,7 +307,36 @@ def _close_matches(summary: Mapping[str, Any], path: str) -> list[str]:
     return matches[:8]
 
 
+def opt_in_options(rules: Rules) -> dict[str, list[str]]:
+    """``{option: [group, ...]}``: the opt-in catalogue families (``Family.option``, e.g. ``diagnostics``)
+    whose groups the rules name, so that checking a predictions file can compute them."""
+    from ..catalogue import FAMILIES
+
+    groups = {p.split(".", 1)[0] for p in (*rules.require, *(c.path for c in rules.checks))}
+    out: dict[str, list[str]] = {}
+    for f in FAMILIES:
+        if f.option is not None and f.name in groups:
+            out.setdefault(f.option, []).append(f.name)
+    return out
+
+
+def _opt_in_hint(path: str) -> str:
+    """Why an opt-in group is missing from a summary, and how to get it."""
+    from ..catalogue import FAMILIES
+
+    group = path.split(".", 1)[0]
+    family = next((f for f in FAMILIES if f.option is not None and f.name == group), None)
+    if family is None:
+        return ""
+    flag = "--" + family.option.replace("_", "-")
+    return (f" ({group} is computed only with {flag}: score the predictions with `uqeval score {flag}`, "
+            f"or check the predictions file itself)")
+
+
 def _unknown_path_message(summary: Mapping[str, Any], path: str) -> str:
+    hint = "" if path.split(".", 1)[0] in (summary.get("metrics") or {}) else _opt_in_hint(path)
+    if hint:
+        return f'no metric at path "{path}" in the summary{hint}'
     matches = _close_matches(summary, path)
     if matches:
         hint = "close matches: " + ", ".join(f'"{m}"' for m in matches)

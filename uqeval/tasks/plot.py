@@ -30,7 +30,14 @@ sets           prediction-set coverage and size across levels              predi
 rejection      rejection curve with its oracle: RMSE of the ensemble mean  rejection (or its curve in
                (samples) or accuracy (classification) of the kept rows     the summary)
 ucc            uncertainty characteristics curve (bandwidth vs miss rate)  a central band
+corp           CORP reliability diagram with its consistency band          corp, classifiers (opt-in)
+smooth_relia-  smooth reliability diagram at the smooth ECE's bandwidth    smooth_calibration (opt-in)
+bility
+spread_relia-  RMSE vs RMV per σ-sorted bin (Levi et al.)                  spread_calibration (opt-in)
+bility
 =============  ==========================================================  ===========================
+
+The last three are opt-in (``--diagnostics``), or drawn when asked for by ``--kind``.
 
 No plot applies to point predictions (they carry no uncertainty) nor to log-likelihoods alone.
 
@@ -51,7 +58,7 @@ Every title ends with the file's name; scatter plots draw at most ``max_points``
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -93,6 +100,9 @@ KIND_TITLES: dict[str, str] = {
     "sets": "Prediction-set coverage and size",
     "rejection": "Rejection curve",
     "ucc": "Uncertainty characteristics curve",
+    "corp": "CORP reliability diagram",
+    "smooth_reliability": "Smooth reliability diagram",
+    "spread_reliability": "Spread reliability (RMSE vs RMV)",
 }
 
 #: Levels of the set-size-vs-coverage plot (joined with the run's ``--levels``).
@@ -160,6 +170,67 @@ PLOT_NEEDS: dict[str, Callable[[Prediction, Settings], bool]] = {
     "rejection": _family("rejection"),
     "ucc": _band,
 }
+
+
+# --------------------------------------------------------------------------- calibration diagnostics (issue 15, part A)
+def _diagnostic(family: str, kinds: tuple[str, ...] | None = None) -> Callable[[Prediction, Settings], bool]:
+    """An opt-in family's plot: it applies where the family applies and is turned on (``--diagnostics``;
+    :func:`build_figures` turns it on for a kind asked for by name)."""
+    def applies(pred: Prediction, settings: Settings) -> bool:
+        from ..catalogue import get_family
+
+        f = get_family(family)
+        return pred.kind in f.compute and (kinds is None or pred.kind in kinds) and f.enabled(settings)
+    return applies
+
+
+def _classifiers() -> tuple[str, ...]:
+    from ..catalogue import CLASSIFICATION
+
+    return CLASSIFICATION
+
+
+PLOT_NEEDS.update({
+    "corp": _diagnostic("corp", _classifiers()),
+    "smooth_reliability": _diagnostic("smooth_calibration"),
+    "spread_reliability": _diagnostic("spread_calibration"),
+})
+
+
+def _diagnostics(pred: Prediction, kinds: Sequence[str], metrics, settings: Settings, cache: dict,
+                 name: str) -> dict[str, Any]:
+    from ..plots import diagnostics as plots
+
+    out: dict[str, Any] = {}
+    suffix = f": {name}" if name else ""
+    if "corp" in kinds or "smooth_reliability" in kinds:
+        from ..catalogue import binary_or_top_label
+
+        f, y = binary_or_top_label(pred)
+        xlabel = "P(class 1)" if pred.proba.shape[1] == 2 else "top-label confidence"
+        if "corp" in kinds:
+            from ..metrics.corp import reliability_curve
+
+            corp = _group(pred, settings, metrics, "corp", cache)
+            out["corp"] = plots.plot_corp(reliability_curve(f, y, seed=settings.seed),
+                                          corp.get("brier") or corp.get("brier_top_label"),
+                                          title=KIND_TITLES["corp"] + suffix, xlabel=xlabel)
+        if "smooth_reliability" in kinds:
+            from ..metrics.smooth_ece import smooth_reliability_curve
+
+            sm = _group(pred, settings, metrics, "smooth_calibration", cache)
+            out["smooth_reliability"] = plots.plot_smooth_reliability(
+                smooth_reliability_curve(f, y, sm["bandwidth"]), sm["smece"], sm["bandwidth"],
+                title=KIND_TITLES["smooth_reliability"] + suffix, xlabel=xlabel)
+    if "spread_reliability" in kinds:
+        from ..metrics.spread import spread_bins
+
+        bins = spread_bins(pred.y_true, pred.point(), pred.spread(), settings.class_bins)
+        ence = _group(pred, settings, metrics, "spread_calibration", cache).get("ence")
+        out["spread_reliability"] = plots.plot_spread_reliability(
+            bins, ence, title=KIND_TITLES["spread_reliability"] + suffix)
+    return out
+# --------------------------------------------------------------------------- end of calibration diagnostics
 
 
 def _has_rejection_curve(metrics: Mapping[str, Any] | None) -> bool:
@@ -444,7 +515,8 @@ def build_figures(
     name, x_label = text(name), text(x_label) if x_label is not None else x_label
     if int(max_points) < 1:
         raise InputError(f"--max-points must be >= 1, got {max_points}")
-    allowed = applicable_kinds(pred, settings, metrics)
+    # a diagnostic plot asked for by name turns its (opt-in) family on
+    allowed = applicable_kinds(pred, settings if kinds is None else replace(settings, diagnostics=True), metrics)
     if kinds is None:
         wanted = list(allowed)
     else:
@@ -453,7 +525,8 @@ def build_figures(
             raise InputError(f"unknown plot kind(s) {', '.join(map(repr, unknown))}: choose from {', '.join(PLOT_KINDS)}")
         bad = [k for k in kinds if k not in allowed]
         if bad:
-            hint = (f"kinds for {pred.kind} predictions: {', '.join(allowed)}" if allowed
+            shown = applicable_kinds(pred, settings, metrics)  # the hint lists the diagnostic kinds with --diagnostics
+            hint = (f"kinds for {pred.kind} predictions: {', '.join(shown)}" if shown
                     else f"no plot applies to {pred.kind} predictions (they carry no uncertainty)")
             raise InputError(f"plot kind {', '.join(map(repr, bad))} does not apply to {pred.kind} predictions; {hint}")
         wanted = [k for k in PLOT_KINDS if k in kinds]
@@ -476,6 +549,7 @@ def build_figures(
                            bundle.notes, order_by)
     if "rejection" in wanted:
         figs["rejection"] = _rejection(pred, metrics, settings, cache, name)
+    figs.update(_diagnostics(pred, wanted, metrics, settings, cache, name))
     if "ucc" in wanted:
         try:
             res = ucc_result(pred, settings, name, info)
