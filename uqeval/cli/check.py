@@ -81,7 +81,7 @@ def check(
     """
     from ..errors import GateFailure, InputError, UsageError
     from ..report.check import rich_tables, to_dict, to_junit, to_markdown
-    from ..tasks.check import evaluate, load_rules, settings_mismatch
+    from ..tasks.check import evaluate, load_rules, needs_diagnostics, settings_mismatch
     from ..io.writers import (
         atomic_write_text,
         check_output_path,
@@ -120,10 +120,12 @@ def check(
 
         with naming(baseline) if baseline is not None else contextlib.nullcontext():
             settings = _settings(base, config, columns, given_values)
-        if train is not None:
-            from dataclasses import replace
+        from dataclasses import replace
 
+        if train is not None:
             settings = replace(settings, y_std=train_std(train, settings))
+        if needs_diagnostics(rule_set) and not settings.diagnostics:  # a rule on an opt-in group turns it on
+            settings = replace(settings, diagnostics=True)
         summary = score_file(input, settings)
         if base is not None:
             notes.append(f"{input} scored with the baseline's settings"

@@ -314,7 +314,17 @@ def _unknown_path_message(summary: Mapping[str, Any], path: str) -> str:
     else:
         known = sorted(flatten_metrics(summary))
         hint = "known metric paths include: " + (", ".join(f'"{m}"' for m in known[:10]) or "none")
+    group = path.split(".", 1)[0]
+    if group not in (summary.get("metrics") or {}) and _opt_in_groups().get(group):
+        hint += f"; the {group} group is computed only with --{_opt_in_groups()[group]}: score with it"
     return f'no metric at path "{path}" in the summary; {hint}'
+
+
+def _opt_in_groups() -> dict[str, str]:
+    """``{group: option}`` of the catalogue families computed only when a setting turns them on."""
+    from ..catalogue import FAMILIES
+
+    return {f.name: f.option.replace("_", "-") for f in FAMILIES if f.option}
 
 
 def _scalar_at(summary: Mapping[str, Any], path: str) -> tuple[Any, tuple[str, ...]]:
@@ -367,6 +377,13 @@ def target_of(summary: Mapping[str, Any], path: str, override: float | None = No
 
     target = metric_target(keys[0], keys[-1], level) if len(keys) >= 2 else None
     return 0.0 if target is None else target
+
+
+def needs_diagnostics(rules: Rules) -> bool:
+    """True when a rule or ``require`` entry names a group computed only with ``--diagnostics``
+    (a catalogue family with ``option="diagnostics"``): `uqeval check` then scores with it on."""
+    return any(_opt_in_groups().get(path.split(".", 1)[0]) == "diagnostics"
+               for path in (*rules.require, *(c.path for c in rules.checks)))
 
 
 def _enclosing_level(keys: tuple[str, ...]) -> float | None:

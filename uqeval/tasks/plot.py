@@ -30,7 +30,12 @@ sets           prediction-set coverage and size across levels              predi
 rejection      rejection curve with its oracle: RMSE of the ensemble mean  rejection (or its curve in
                (samples) or accuracy (classification) of the kept rows     the summary)
 ucc            uncertainty characteristics curve (bandwidth vs miss rate)  a central band
+rank_histogram rank histogram (Talagrand) of an ensemble, χ² p-value       calibration_tests (samples;
+                                                                           opt-in: --diagnostics)
 =============  ==========================================================  ===========================
+
+Kinds drawn from an opt-in family (:data:`OPT_IN_KINDS`) apply when its setting is on; ``uqeval plot
+--kind`` turns it on for the kind it is asked for.
 
 No plot applies to point predictions (they carry no uncertainty) nor to log-likelihoods alone.
 
@@ -93,6 +98,7 @@ KIND_TITLES: dict[str, str] = {
     "sets": "Prediction-set coverage and size",
     "rejection": "Rejection curve",
     "ucc": "Uncertainty characteristics curve",
+    "rank_histogram": "Rank histogram",
 }
 
 #: Levels of the set-size-vs-coverage plot (joined with the run's ``--levels``).
@@ -136,7 +142,7 @@ def _family(*names: str) -> Callable[[Prediction, Settings], bool]:
     def applies(pred: Prediction, settings: Settings) -> bool:
         from ..catalogue import get_family
 
-        return any(pred.kind in get_family(n).compute for n in names)
+        return any(pred.kind in get_family(n).compute and get_family(n).enabled(settings) for n in names)
     return applies
 
 
@@ -159,7 +165,13 @@ PLOT_NEEDS: dict[str, Callable[[Prediction, Settings], bool]] = {
     "sets": _family("prediction_sets"),
     "rejection": _family("rejection"),
     "ucc": _band,
+    # issue 15 part B: an opt-in family (--diagnostics); one histogram needs one member count
+    "rank_histogram": lambda pred, settings: (pred.kind == "samples" and not pred.ragged
+                                              and _family("calibration_tests")(pred, settings)),
 }
+
+#: Plot kinds drawn from an opt-in catalogue family: the Settings field that turns it on.
+OPT_IN_KINDS: dict[str, str] = {"rank_histogram": "diagnostics"}
 
 
 def _has_rejection_curve(metrics: Mapping[str, Any] | None) -> bool:
@@ -352,6 +364,10 @@ def _regression(pred: Prediction, kinds: Sequence[str], metrics, settings: Setti
 
             hist = pit_histogram(pred.pit(), bins=10)
         out["pit"] = plots.plot_pit_histogram(counts=hist["counts"], edges=hist["edges"], title=title("pit"))
+    if "rank_histogram" in kinds:
+        tests = group("calibration_tests")
+        out["rank_histogram"] = plots.plot_rank_histogram(tests["rank_histogram"], title=title("rank_histogram"),
+                                                          p_value=tests.get("rank_hist_chi2_p"))
     return out
 
 
