@@ -683,6 +683,8 @@ def binary_events(p: Prediction) -> tuple[np.ndarray, np.ndarray]:
 def _calibration_tests(p, s: Settings) -> dict:
     from .metrics import calibration_tests as ct
 
+    if p.n < 2:  # no test of a distribution from one row (the family is left out, as spce below 10 rows)
+        return None
     if p.kind in CLASSIFICATION:
         return ct.binary_calibration_tests(*binary_events(p))
     u = diagnostic_pit(p, s)
