@@ -732,7 +732,7 @@ DIAGNOSTIC_TEST_FAMILIES: tuple[Family, ...] = (
         _m("spiegelhalter_p", None, "two-sided p-value of Spiegelhalter's z", "moments", representations=CLASSIFICATION),
         _m("hosmer_lemeshow_stat", "lower", "Hosmer-Lemeshow statistic (10 groups by deciles)",
            representations=CLASSIFICATION),
-        _m("hosmer_lemeshow_p", None, "p-value of the Hosmer-Lemeshow test (chi-squared, groups - 2 df)",
+        _m("hosmer_lemeshow_p", None, "p-value of the Hosmer-Lemeshow test (chi-squared, one df per group: out of sample)",
            representations=CLASSIFICATION),
     ], {**{k: _calibration_tests for k in PIT_TEST_KINDS}, **{k: _calibration_tests for k in CLASSIFICATION}},
         option="diagnostics"),

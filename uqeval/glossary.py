@@ -959,9 +959,13 @@ GLOSSARY.update({
         "Hosmer & Lemeshow (1980), Goodness of fit tests for the multiple logistic regression model, "
         "Communications in Statistics A 9(10):1043-1069"),
     f"{_CT}.hosmer_lemeshow_p": _e(
-        "Hosmer–Lemeshow test: p-value", "p-value of Ĉ against χ² with G − 2 degrees of freedom (G non-empty "
-        "groups, 10 unless p has many ties); NaN with fewer than 3 groups." + _P_TEXT,
-        "p = P(χ²_{G−2} ≥ Ĉ)", "Hosmer & Lemeshow (1980)"),
+        "Hosmer–Lemeshow test: p-value", "p-value of Ĉ against χ² with G degrees of freedom (G non-empty "
+        "groups, 10 unless p has many ties); NaN with fewer than 3 groups. G, not the textbook G − 2: that "
+        "counts the two parameters of a logistic model fitted on the same rows, whereas scored predictions "
+        "come from elsewhere (external validation); with G − 2 calibrated forecasts would fail too often."
+        + _P_TEXT, "p = P(χ²_G ≥ Ĉ)",
+        "Hosmer & Lemeshow (1980); Hosmer, Lemeshow & Sturdivant (2013), Applied Logistic Regression, 3rd ed., "
+        "section 5.5 (external validation)"),
     _CC: _e("Conditional coverage (--diagnostics)",
             "Coverage within strata of the rows, per level: prediction sets by set size and by true class, "
             "intervals by width (3 equal-count strata), and, with --by, per group.",

@@ -22,7 +22,8 @@ scikit-learn 1.9.1, numpy 2.4.6. Reference per number:
 - Spiegelhalter's z and p: the closed form written out here with ``math``;
 - Hosmer–Lemeshow: a hand computation with ``pandas.cut`` (edges = numpy type-7 quantiles,
   include_lowest, as R's ``ResourceSelection::hoslem.test``) and ``groupby``, p from
-  ``scipy.stats.chi2.sf``.
+  ``scipy.stats.chi2.sf`` with G degrees of freedom (hoslem.test uses G − 2, meant for a model
+  fitted on the same rows; see uqeval.metrics.calibration_tests.hosmer_lemeshow).
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ def hosmer_lemeshow_pandas(p, y, g: int = 10) -> tuple[float, float, int]:
     agg = df.groupby("g", observed=True).agg(o1=("y", "sum"), e1=("p", "sum"), n=("y", "size"))
     agg = agg[agg.n > 0]
     stat = float((((agg.o1 - agg.e1) ** 2) / agg.e1 + ((agg.n - agg.o1) - (agg.n - agg.e1)) ** 2 / (agg.n - agg.e1)).sum())
-    return stat, float(chi2.sf(stat, len(agg) - 2)), int(len(agg))
+    return stat, float(chi2.sf(stat, len(agg))), int(len(agg))  # G df: out-of-sample predictions
 
 
 def main() -> None:

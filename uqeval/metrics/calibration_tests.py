@@ -252,10 +252,16 @@ def hosmer_lemeshow(p: np.ndarray, y: np.ndarray, groups: int = HL_GROUPS) -> tu
     groups (tied edges) are dropped; with :math:`G` non-empty groups
 
     .. math:: \hat C = \sum_{k=1}^{G} \frac{(O_k - E_k)^2}{E_k} + \frac{(n_k - O_k - (n_k - E_k))^2}{n_k - E_k}
-              \sim \chi^2_{G - 2},
+              \sim \chi^2_{G},
 
     :math:`O_k` the events and :math:`E_k = \sum p_i` the expected events of group k. A term
     with expectation 0 counts 0 if nothing was observed there, else makes the statistic infinite.
+
+    Degrees of freedom: G, not the G − 2 of the in-sample test. Hosmer & Lemeshow's G − 2 accounts
+    for a logistic model fitted on the same rows; probabilities scored on data they were not fitted
+    to estimate nothing, and the statistic is χ²_G under calibration (Hosmer, Lemeshow & Sturdivant
+    2013, Applied Logistic Regression, 3rd ed., section 5.5 on external validation). With G − 2 the
+    p-values of calibrated forecasts are far from uniform (a test checks both).
 
     Returns ``(statistic, p_value, G)``; NaN statistic and p-value when G < 3.
     """
@@ -280,7 +286,7 @@ def hosmer_lemeshow(p: np.ndarray, y: np.ndarray, groups: int = HL_GROUPS) -> tu
     if n_groups < 3:
         return float("nan"), float("nan"), n_groups
     stat = float((term(o1, e1) + term(o0, e0)).sum())
-    return stat, float(stats.chi2.sf(stat, n_groups - 2)), n_groups
+    return stat, float(stats.chi2.sf(stat, n_groups)), n_groups
 
 
 def binary_calibration_tests(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
