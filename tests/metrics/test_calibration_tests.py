@@ -190,8 +190,12 @@ def test_binary_pvalues_uniform_under_calibration_and_small_for_overconfidence()
     p = rng.uniform(0.05, 0.95, size=(r, n))
     y = (rng.uniform(size=(r, n)) < p).astype(float)
     spz = np.array([ct.spiegelhalter(p[k], y[k])[1] for k in range(r)])
-    hl = np.array([ct.hosmer_lemeshow(p[k], y[k])[1] for k in range(r)])
+    hl_stat = np.array([ct.hosmer_lemeshow(p[k], y[k])[0] for k in range(r)])
+    hl = stats.chi2.sf(hl_stat, 10)
     assert _uniform_pvalue(spz) > 0.001 and _uniform_pvalue(hl) > 0.001
+    assert hl[0] == ct.hosmer_lemeshow(p[0], y[0])[1]
+    # the in-sample G - 2 degrees of freedom would reject calibrated, externally scored forecasts too often
+    assert _uniform_pvalue(stats.chi2.sf(hl_stat, 8)) < 1e-6
     sharp = stats.norm.cdf(2.0 * stats.norm.ppf(p))  # over-confident: pushed towards 0 and 1
     spz = np.array([ct.spiegelhalter(sharp[k], y[k])[1] for k in range(100)])
     hl = np.array([ct.hosmer_lemeshow(sharp[k], y[k])[1] for k in range(100)])
