@@ -89,7 +89,9 @@ def test_no_plot_for_log_likelihoods_alone():
 
 def test_kind_titles_cover_every_kind():
     assert set(KIND_TITLES) == set(PLOT_KINDS)
-    assert set().union(*map(set, EXPECTED.values())) == set(PLOT_KINDS)
+    from uqeval.tasks.plot import OPT_IN_KINDS  # kinds of opt-in families (--diagnostics) are not defaults
+
+    assert set().union(*map(set, EXPECTED.values())) | set(OPT_IN_KINDS) == set(PLOT_KINDS)
 
 
 def test_requested_kind_that_does_not_apply_lists_those_that_do(preds):
