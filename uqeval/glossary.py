@@ -973,8 +973,9 @@ GLOSSARY.update({
     f"{_CC}.ssc_violation": _e(
         "Size-stratified coverage violation", "The largest gap between the coverage of a stratum and the level. "
         "Prediction sets: one stratum per set size (1..K, empty sizes left out); intervals: 3 strata of equal "
-        "row count by increasing width (rows of equal width ordered uncovered first, so row order does not "
-        "matter). 0 means every stratum is covered at the level.",
+        "row count by increasing width (a run of equal widths is never split: it stays in the stratum of its "
+        "first row, so constant widths are one stratum and row order does not matter). 0 means every "
+        "stratum is covered at the level.",
         "SSCV = max_g |coverage_g − level|", f"{_RAPS}; {_ANGELOPOULOS}"),
     f"{_CC}.worst_stratum_coverage": _e(
         "Worst size-stratified coverage", "The lowest coverage over the set-size (or width) strata of "

@@ -54,14 +54,17 @@ def test_size_stratified_and_class_coverage_match_mapie(ds):
 
 
 def test_hand_example_and_tied_widths():
-    # 6 rows, widths 1,1,1,2,2,3 -> strata {1,1}, {1,2}, {2,3}; covered rows ordered last among equal widths
+    # 6 rows, widths 1,1,1,2,2,3 -> array_split positions {0,1}, {2,3}, {4,5}; the run of 1s starts in
+    # stratum 0 and stays whole, so does the run of 2s (starts at position 3, stratum 1): {1,1,1}, {2,2}, {3}
     covered = np.array([1, 0, 1, 1, 0, 1], dtype=float)
     width = np.array([1, 1, 1, 2, 2, 3], dtype=float)
     out = interval_ssc(covered, width, level=0.5)
-    # sorted: (1,0) (1,1) | (1,1) (2,0) | (2,1) (3,1) -> coverage 0.5, 0.5, 1.0
-    assert out == {"ssc_violation": 0.5, "worst_stratum_coverage": 0.5}
+    assert out == {"ssc_violation": pytest.approx(0.5), "worst_stratum_coverage": 0.5}  # 2/3, 1/2, 1
     perm = np.random.default_rng(0).permutation(6)
     assert interval_ssc(covered[perm], width[perm], level=0.5) == out
+    # distinct widths: plain array_split, {1,0}, {1,1}, {0,1}
+    assert interval_ssc(covered, np.arange(6.0), level=0.9) == {"ssc_violation": pytest.approx(0.4),
+                                                                  "worst_stratum_coverage": 0.5}
     # sets: sizes 1,1,2,3 with coverage 1,0,1,1 -> strata {1: 0.5, 2: 1, 3: 1}; size 4 empty, left out
     assert set_ssc(np.array([1, 0, 1, 1.0]), np.array([1, 1, 2, 3]), level=0.9, n_classes=4) == {
         "ssc_violation": pytest.approx(0.4), "worst_stratum_coverage": 0.5}
@@ -75,6 +78,8 @@ def test_constant_width_intervals_do_not_depend_on_row_order():
     a = compute(FAMILY, pred, settings)
     b = compute(FAMILY, pred.subset(rng.permutation(90)), settings)
     assert a == b
+    covered = np.mean(np.abs(y) <= 1.0)  # one stratum: the marginal coverage
+    assert a["0.9"] == {"ssc_violation": pytest.approx(abs(covered - 0.9)), "worst_stratum_coverage": covered}
 
 
 def test_worst_group_is_named_and_escaped(tmp_path):

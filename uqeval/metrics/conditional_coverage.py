@@ -46,20 +46,25 @@ def interval_ssc(covered: np.ndarray, width: np.ndarray, level: float, n_strata:
 
     Rows are sorted by width and split into ``n_strata`` consecutive groups whose sizes differ by
     at most one (``numpy.array_split``, the first groups one larger), as MAPIE's
-    ``regression_ssc``. Rows of equal width are ordered covered-last, so the strata (and the
-    result) do not depend on row order; MAPIE's unstable argsort splits such ties arbitrarily.
+    ``regression_ssc``. Rows of equal width are never split: a run of ties joins the stratum of its
+    first row (later strata may then be smaller or empty, and empty ones are left out), so the result
+    does not depend on row order; MAPIE's unstable argsort splits ties arbitrarily. Constant-width
+    intervals thus form one stratum: width carries no information to stratify by.
 
     .. math:: \mathrm{SSC\ violation} = \max_g \Big|\frac{1}{|I_g|}\sum_{i \in I_g} 1\{y_i \in [l_i, u_i]\} - (1 - \alpha)\Big|
 
     With fewer rows than strata, every row is its own stratum.
     """
     covered = np.asarray(covered, dtype=np.float64)
+    w = np.asarray(width, dtype=np.float64)
     n = covered.size
     k = max(1, min(int(n_strata), n))
-    order = np.lexsort((covered, np.asarray(width, dtype=np.float64)))
-    sizes = np.full(k, n // k) + (np.arange(k) < n % k)
+    order = np.argsort(w, kind="stable")
+    sw = w[order]
+    first = np.searchsorted(sw, sw, side="left")  # sorted position of the first row of each run of ties
+    ends = np.cumsum(np.full(k, n // k) + (np.arange(k) < n % k))  # array_split boundaries
     stratum = np.empty(n, dtype=np.int64)
-    stratum[order] = np.repeat(np.arange(k), sizes)
+    stratum[order] = np.searchsorted(ends, first, side="right")
     cov, _ = stratum_coverage(covered, stratum, k)
     return _summary(cov, level)
 
