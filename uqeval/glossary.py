@@ -956,3 +956,128 @@ def explain(name: str) -> str:
         return format_entry(found[0])
     head = f"{name!r} matches {len(found)} metrics: {', '.join(found)}"
     return "\n\n".join([head] + [format_entry(k) for k in found])
+
+
+# =========================================================================== issue 15 part B (--diagnostics)
+# calibration tests with p-values and conditional coverage
+_CZADO = ("Czado, Gneiting & Held (2009), Predictive model assessment for count data, Biometrics 65(4):1254-1261 "
+          "(randomised PIT)")
+_PIT_TEXT = (
+    "PIT values: Φ((y − μ)/σ) for Gaussians; for samples, quantiles and intervals the PIT is only known to lie "
+    "in an interval (between two members, or two carried quantile levels), so it is drawn uniformly inside it "
+    "(randomised PIT, seeded by --seed, assigned in sorted order so row order does not matter); under "
+    "calibration it is exactly U(0, 1). "
+)
+_P_TEXT = (" A p-value weighs evidence, it does not rank models (it shrinks with more rows for the same "
+           "miscalibration): it has no orientation; bound it in a check rule, e.g. { min = 0.01 }.")
+_CT = "calibration_tests"
+_CC = "conditional_coverage"
+_ANGELOPOULOS = ("Angelopoulos & Bates (2021), A Gentle Introduction to Conformal Prediction and Distribution-Free "
+                 "Uncertainty Quantification, arXiv:2107.07511, section 3; MAPIE's classification_ssc / "
+                 "regression_ssc")
+_RAPS = ("Angelopoulos, Bates, Malik & Jordan (2021), Uncertainty Sets for Image Classifiers using Conformal "
+         "Prediction, ICLR (size-stratified coverage violation)")
+GLOSSARY.update({
+    _CT: _e("Calibration tests (--diagnostics)",
+            "Hypothesis tests of calibration with p-values: PIT uniformity for regression forecasts, the rank "
+            "histogram for ensembles, Spiegelhalter's z and Hosmer–Lemeshow for binary (top-label) probabilities."
+            + _P_TEXT, "p = P(statistic ≥ observed | calibrated)", f"{GBR}; {_CZADO}"),
+    f"{_CT}.pit_ks_stat": _e(
+        "Kolmogorov–Smirnov distance of the PIT", _PIT_TEXT + "The largest gap between the empirical CDF of the "
+        "PIT values and the diagonal; 0 is perfect.",
+        "D = maxᵢ max(i/n − u₍ᵢ₎, u₍ᵢ₎ − (i − 1)/n)", "Kolmogorov (1933); Smirnov (1948); " + _CZADO),
+    f"{_CT}.pit_ks_p": _e(
+        "KS test of PIT uniformity: p-value", _PIT_TEXT + "p-value of D under the exact null distribution "
+        "(scipy.stats.kstwo, as ks_1samp(method='exact'))." + _P_TEXT,
+        "p = P(Dₙ ≥ D), Dₙ the KS statistic of n uniforms", "Simard & L'Ecuyer (2011), Computing the two-sided "
+        "Kolmogorov-Smirnov distribution, J. Stat. Softw. 39(11)"),
+    f"{_CT}.pit_cvm_stat": _e(
+        "Cramér–von Mises statistic of the PIT", _PIT_TEXT + "Integrated squared gap between the empirical CDF "
+        "of the PIT and the diagonal.", "W² = 1/(12n) + Σᵢ ((2i − 1)/(2n) − u₍ᵢ₎)²",
+        "Cramér (1928); von Mises (1928); Anderson (1962)"),
+    f"{_CT}.pit_cvm_p": _e(
+        "Cramér–von Mises test of PIT uniformity: p-value", _PIT_TEXT + "p-value of W² from "
+        "scipy.stats.cramervonmises (Csörgő & Faraway's finite-n distribution)." + _P_TEXT,
+        "p = P(W²ₙ ≥ W²)", "Csörgő & Faraway (1996), The exact and asymptotic distributions of Cramér-von Mises "
+        "statistics, JRSS B 58(1):221-234"),
+    f"{_CT}.pit_ad_stat": _e(
+        "Anderson–Darling statistic of the PIT", _PIT_TEXT + "Like Cramér–von Mises but weighted towards the "
+        "tails (PIT near 0 or 1: targets outside the forecast's range); PIT values clipped to [1e-12, 1 − 1e-12].",
+        "A² = −n − (1/n) Σᵢ (2i − 1) [ln u₍ᵢ₎ + ln(1 − u₍ₙ₊₁₋ᵢ₎)]",
+        "Anderson & Darling (1954), A test of goodness of fit, JASA 49(268):765-769"),
+    f"{_CT}.pit_ad_p": _e(
+        "Anderson–Darling test of PIT uniformity: p-value", _PIT_TEXT + "p-value of A² for a fully specified "
+        "null (U(0, 1)): Marsaglia & Marsaglia's ADinf with their finite-n correction (absolute error about "
+        "1e-6; below 1e-5 the limiting tail)." + _P_TEXT, "p = 1 − (ADinf(A²) + errfix(n, ADinf(A²)))",
+        "Marsaglia & Marsaglia (2004), Evaluating the Anderson-Darling distribution, J. Stat. Softw. 9(2)"),
+    f"{_CT}.rank_histogram": _e(
+        "Rank histogram (Talagrand diagram)", "Number of rows whose target has rank r = 0..M among the M "
+        "members (r members below it; ties broken at random, seeded). Flat: calibrated; U-shaped: "
+        "under-dispersed (over-confident); dome: over-dispersed; sloped: biased. Plot kind rank_histogram.",
+        "c_r = #{i : rankᵢ = r},  r = 0..M", "Hamill (2001), Interpretation of rank histograms for verifying "
+        "ensemble forecasts, Monthly Weather Review 129(3):550-560; Talagrand, Vautard & Strauss (1997)"),
+    f"{_CT}.rank_hist_chi2": _e(
+        "Rank histogram χ² statistic", "Pearson's χ² distance of the rank histogram from flat. Needs about 5 "
+        "expected rows per rank (N ≥ 5(M + 1)) for the χ² approximation of its p-value.",
+        "X² = Σᵣ (c_r − N/(M + 1))² / (N/(M + 1))", "Hamill (2001); Pearson (1900)"),
+    f"{_CT}.rank_hist_chi2_p": _e(
+        "Rank histogram χ² test: p-value", "p-value of X² against χ² with M degrees of freedom (uniform ranks "
+        "under exchangeability of target and members)." + _P_TEXT, "p = P(χ²_M ≥ X²)", "Hamill (2001)"),
+    f"{_CT}.spiegelhalter_z": _e(
+        "Spiegelhalter's z", "Standardised difference between the Brier score and its expectation under "
+        "calibration; ≈ N(0, 1) for calibrated probabilities, large |z| is miscalibration. Two classes: "
+        "P(class 1) and the label; more classes: top label (p = max probability, y = top class is right). "
+        "NaN when every p is 0, ½ or 1. Target 0.",
+        "Z = Σ (yᵢ − pᵢ)(1 − 2pᵢ) / √(Σ (1 − 2pᵢ)² pᵢ(1 − pᵢ))",
+        "Spiegelhalter (1986), Probabilistic prediction in patient management and clinical trials, "
+        "Statistics in Medicine 5(5):421-433"),
+    f"{_CT}.spiegelhalter_p": _e(
+        "Spiegelhalter's test: p-value", "Two-sided p-value of Spiegelhalter's z." + _P_TEXT,
+        "p = 2Φ(−|Z|)", "Spiegelhalter (1986)"),
+    f"{_CT}.hosmer_lemeshow_stat": _e(
+        "Hosmer–Lemeshow statistic", "Rows are split into 10 groups by deciles of p (edges: quantiles of p, "
+        "groups (e_{k−1}, e_k], the lowest closed, as R's ResourceSelection::hoslem.test; empty groups from tied "
+        "edges dropped); observed and expected events and non-events are compared in each. Two classes: "
+        "P(class 1); more classes: top label.",
+        "Ĉ = Σ_k (O_k − E_k)²/E_k + (O'_k − E'_k)²/E'_k,  E_k = Σ_{i∈k} pᵢ,  E'_k = n_k − E_k",
+        "Hosmer & Lemeshow (1980), Goodness of fit tests for the multiple logistic regression model, "
+        "Communications in Statistics A 9(10):1043-1069"),
+    f"{_CT}.hosmer_lemeshow_p": _e(
+        "Hosmer–Lemeshow test: p-value", "p-value of Ĉ against χ² with G degrees of freedom (G non-empty "
+        "groups, 10 unless p has many ties); NaN with fewer than 3 groups. G, not the textbook G − 2: that "
+        "counts the two parameters of a logistic model fitted on the same rows, whereas scored predictions "
+        "come from elsewhere (external validation); with G − 2 calibrated forecasts would fail too often."
+        + _P_TEXT, "p = P(χ²_G ≥ Ĉ)",
+        "Hosmer & Lemeshow (1980); Hosmer, Lemeshow & Sturdivant (2013), Applied Logistic Regression, 3rd ed., "
+        "section 5.5 (external validation)"),
+    _CC: _e("Conditional coverage (--diagnostics)",
+            "Coverage within strata of the rows, per level: prediction sets by set size and by true class, "
+            "intervals by width (3 equal-count strata), and, with --by, per group.",
+            "coverage_g = (1/|I_g|) Σ_{i∈I_g} 1{yᵢ ∈ C(xᵢ)}", f"{_ANGELOPOULOS}; {_RAPS}"),
+    f"{_CC}.ssc_violation": _e(
+        "Size-stratified coverage violation", "The largest gap between the coverage of a stratum and the level. "
+        "Prediction sets: one stratum per set size (1..K, empty sizes left out); intervals: 3 strata of equal "
+        "row count by increasing width (a run of equal widths is never split: it stays in the stratum of its "
+        "first row, so constant widths are one stratum and row order does not matter). 0 means every "
+        "stratum is covered at the level.",
+        "SSCV = max_g |coverage_g − level|", f"{_RAPS}; {_ANGELOPOULOS}"),
+    f"{_CC}.worst_stratum_coverage": _e(
+        "Worst size-stratified coverage", "The lowest coverage over the set-size (or width) strata of "
+        "ssc_violation: MAPIE's classification_ssc_score / regression_ssc_score. Target: the level.",
+        "SSC = min_g coverage_g", _ANGELOPOULOS),
+    f"{_CC}.worst_class": _e(
+        "Worst-covered class", "The class (label index) whose rows' prediction sets hold the label least often.",
+        "argmin_k (1/n_k) Σ_{yᵢ=k} 1{k ∈ C(xᵢ)}", _ANGELOPOULOS),
+    f"{_CC}.worst_class_coverage": _e(
+        "Coverage of the worst class", "Class-conditional coverage of worst_class. Target: the level.",
+        "min_k (1/n_k) Σ_{yᵢ=k} 1{k ∈ C(xᵢ)}", _ANGELOPOULOS),
+    f"{_CC}.worst_group": _e(
+        "Worst-covered --by group", "With `score --by COL --diagnostics`: the value of COL whose rows are covered "
+        "least often (coverage.<level>.coverage, or prediction_sets.<level>.coverage for classifiers). Small "
+        "groups have noisy coverage: read it with the group's n_rows.",
+        "argmin_g coverage_g over the values g of --by", _ANGELOPOULOS),
+    f"{_CC}.worst_group_coverage": _e(
+        "Coverage of the worst --by group", "Coverage of worst_group. Target: the level.",
+        "min_g coverage_g", _ANGELOPOULOS),
+})
+# =========================================================================== end of issue 15 part B

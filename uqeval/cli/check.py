@@ -120,9 +120,9 @@ def check(
 
         with naming(baseline) if baseline is not None else contextlib.nullcontext():
             settings = _settings(base, config, columns, given_values)
-        if train is not None:
-            from dataclasses import replace
+        from dataclasses import replace
 
+        if train is not None:
             settings = replace(settings, y_std=train_std(train, settings))
         # a rule on an opt-in group (corp.brier.mcb, smooth_calibration.smece) turns its option on
         wanted = {o: True for o in opt_in_options(rule_set) if getattr(settings, o, None) is False}

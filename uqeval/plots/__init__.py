@@ -7,4 +7,5 @@ PLOT_KINDS: tuple[str, ...] = (
     "confidence", "sets", "rejection", "ucc",
     # calibration diagnostics (opt-in: --diagnostics, or asked for by --kind)
     "corp", "smooth_reliability", "spread_reliability",
+    "rank_histogram",  # issue 15 part B (--diagnostics)
 )

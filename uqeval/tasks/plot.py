@@ -35,9 +35,12 @@ smooth_relia-  smooth reliability diagram at the smooth ECE's bandwidth    smoot
 bility
 spread_relia-  RMSE vs RMV per σ-sorted bin (Levi et al.)                  spread_calibration (opt-in)
 bility
+rank_histogram rank histogram (Talagrand) of an ensemble, χ² p-value       calibration_tests (samples;
+                                                                           opt-in)
 =============  ==========================================================  ===========================
 
-The last three are opt-in (``--diagnostics``), or drawn when asked for by ``--kind``.
+The last four are drawn from opt-in families (:data:`OPT_IN_KINDS`): they apply when
+``--diagnostics`` is on, and ``uqeval plot --kind`` turns it on for the kind it is asked for.
 
 No plot applies to point predictions (they carry no uncertainty) nor to log-likelihoods alone.
 
@@ -103,6 +106,7 @@ KIND_TITLES: dict[str, str] = {
     "corp": "CORP reliability diagram",
     "smooth_reliability": "Smooth reliability diagram",
     "spread_reliability": "Spread reliability (RMSE vs RMV)",
+    "rank_histogram": "Rank histogram",
 }
 
 #: Levels of the set-size-vs-coverage plot (joined with the run's ``--levels``).
@@ -146,7 +150,7 @@ def _family(*names: str) -> Callable[[Prediction, Settings], bool]:
     def applies(pred: Prediction, settings: Settings) -> bool:
         from ..catalogue import get_family
 
-        return any(pred.kind in get_family(n).compute for n in names)
+        return any(pred.kind in get_family(n).compute and get_family(n).enabled(settings) for n in names)
     return applies
 
 
@@ -169,7 +173,14 @@ PLOT_NEEDS: dict[str, Callable[[Prediction, Settings], bool]] = {
     "sets": _family("prediction_sets"),
     "rejection": _family("rejection"),
     "ucc": _band,
+    # issue 15 part B: an opt-in family (--diagnostics); one histogram needs one member count
+    "rank_histogram": lambda pred, settings: (pred.kind == "samples" and not pred.ragged
+                                              and _family("calibration_tests")(pred, settings)),
 }
+
+#: Plot kinds drawn from an opt-in catalogue family: the Settings field that turns it on.
+OPT_IN_KINDS: dict[str, str] = {k: "diagnostics" for k in
+                                ("corp", "smooth_reliability", "spread_reliability", "rank_histogram")}
 
 
 # --------------------------------------------------------------------------- calibration diagnostics (issue 15, part A)
@@ -423,6 +434,10 @@ def _regression(pred: Prediction, kinds: Sequence[str], metrics, settings: Setti
 
             hist = pit_histogram(pred.pit(), bins=10)
         out["pit"] = plots.plot_pit_histogram(counts=hist["counts"], edges=hist["edges"], title=title("pit"))
+    if "rank_histogram" in kinds:
+        tests = group("calibration_tests")
+        out["rank_histogram"] = plots.plot_rank_histogram(tests["rank_histogram"], title=title("rank_histogram"),
+                                                          p_value=tests.get("rank_hist_chi2_p"))
     return out
 
 

@@ -58,6 +58,25 @@ def score_groups(loaded: Loaded, settings: Settings) -> dict[str, Any]:
     return {"column": loaded.prediction.columns.get("by") or settings.columns.get("by"), "values": out}
 
 
+def worst_groups(metrics: dict[str, Any], orientation: dict[str, str], groups: dict[str, Any]) -> None:
+    """``conditional_coverage.<level>.worst_group`` and ``worst_group_coverage`` (issue 15, --diagnostics):
+    the ``--by`` value with the lowest coverage at each level (``coverage.<level>.coverage``, or
+    ``prediction_sets.<level>.coverage`` for classifiers; ties go to the first value in sorted order),
+    filled in place. Groups where the coverage was not computed are left out."""
+    conditional = metrics.get("conditional_coverage")
+    if not isinstance(conditional, dict):
+        return
+    source = "prediction_sets" if "prediction_sets" in metrics else "coverage"
+    for level, body in conditional.items():
+        found = [(body_g["metrics"].get(source, {}).get(level, {}).get("coverage"), value)
+                 for value, body_g in groups["values"].items()]
+        found = [(c, v) for c, v in found if isinstance(c, float) and np.isfinite(c)]
+        if found:
+            c, v = min(found, key=lambda cv: cv[0])
+            body["worst_group"], body["worst_group_coverage"] = v, c
+            orientation["conditional_coverage.worst_group_coverage"] = "target"
+
+
 def train_std(path: str | Path, settings: Settings) -> float:
     """Standard deviation (ddof=0) of the target column of a training file: the unit of ``width_norm``."""
     from ..errors import InputError
@@ -106,6 +125,7 @@ def score_loaded(loaded: Loaded, settings: Settings) -> dict[str, Any]:
         groups = score_groups(loaded, settings) if loaded.groups is not None else None
     if groups is not None:
         loaded.info["columns"]["by"] = groups["column"]
+        worst_groups(metrics, orientation, groups)
     notes = []
     if loaded.prediction.kind == "point" and loaded.prediction.loglik is None:
         notes.append("point predictions only: accuracy metrics are all that apply; "
