@@ -510,7 +510,7 @@ def _family(name: str, specs: list[dict], compute: Mapping[str, Compute], rows: 
             by_level: bool = False, no_rows: tuple[str, ...] = (), option: str | None = None) -> Family:
     """A family whose metrics share a per-row form ``rows(p, s, level) -> {metric: RowStat}``."""
     def family_rows(p, s, level):  # one computation per prediction, settings and level for all its metrics
-        key = ("rows", name, level, s.resolution, s.num_bins, s.y_std)
+        key = ("rows", name, level, s.resolution, s.num_bins, s.y_std, option and getattr(s, option, None))
         return _memo(p, key, lambda: rows(p, s, level) or {})
 
     metrics = []
@@ -645,6 +645,131 @@ FAMILIES: tuple[Family, ...] = (
         _m("ci_low", None, "lower end of its 95% bootstrap confidence interval", "resampling"),
         _m("ci_high", None, "upper end of its 95% bootstrap confidence interval", "resampling"),
     ], {k: _spce for k in CLASSIFICATION}),
+)
+
+# --------------------------------------------------------------------------- forecast verification (issue 16 A)
+# Opt-in groups: weighted_scoring (--tw-threshold), exceedance (--threshold), murphy (--murphy).
+# Kernels: metrics/weighted.py, metrics/exceedance.py, metrics/murphy.py.
+
+
+def _region(s: Settings) -> tuple[float, float]:
+    a, b = s.tw_threshold
+    return (-np.inf if a is None else a, np.inf if b is None else b)
+
+
+def _rows_weighted(p, s, level) -> dict[str, RowStat] | None:
+    from .metrics import weighted
+
+    region = _region(s)
+    if p.kind == "gaussian":
+        return {"twcrps": RowStat(score=weighted.twcrps_gaussian(p.y_true, p.mean, p.std, region)),
+                "owcrps": RowStat(score=weighted.owcrps_gaussian(p.y_true, p.mean, p.std, region))}
+    if p.kind == "samples":
+        tw, ow = p.map_rows(lambda m, y: (weighted.twcrps_samples(y, m, region), weighted.owcrps_samples(y, m, region)),
+                            p.y_true)
+        return {"twcrps": RowStat(score=tw), "owcrps": RowStat(score=ow)}
+    return None
+
+
+def _weighted(p, s: Settings) -> dict:
+    rows_ = _rows_weighted(p, s, None)
+    return {k: float(v.score.mean()) for k, v in rows_.items()}
+
+
+def _quantile_table(p) -> tuple[np.ndarray, np.ndarray]:
+    """``(quantiles, levels)`` of a quantile or interval forecast (interval ends as quantiles, rows sorted)."""
+    if p.kind == "quantiles":
+        return p.quantiles, p.levels
+    levels = np.concatenate([(1.0 - p.levels) / 2.0, (1.0 + p.levels) / 2.0])
+    order = np.argsort(levels, kind="stable")
+    return np.sort(np.column_stack([p.lower, p.upper])[:, order], axis=1), levels[order]
+
+
+def exceedance_probability(p: Prediction, t: float) -> np.ndarray:
+    """P(Y > t) per row from any regression representation (:mod:`uqeval.metrics.exceedance`)."""
+    from .metrics import exceedance as ex
+
+    if p.kind == "gaussian":
+        return ex.exceedance_gaussian(p.mean, p.std, t)
+    if p.kind == "samples":
+        return ex.exceedance_samples(p.samples, t)
+    if p.kind == "point":
+        return ex.exceedance_point(p.point(), t)
+    return ex.exceedance_quantiles(*_quantile_table(p), t)
+
+
+def _rows_exceedance(p, s, level) -> dict[str, RowStat] | None:
+    from .metrics.exceedance import exceedance_scores
+
+    try:
+        t = float(level)
+    except (TypeError, ValueError):
+        return None
+    return {k: RowStat(score=v) for k, v in exceedance_scores(p.y_true, exceedance_probability(p, t), t).items()}
+
+
+def _exceedance(p, s: Settings) -> dict:
+    from .metrics.intervals import level_key
+
+    out = {}
+    for t in s.thresholds:
+        key = level_key(t)
+        out[key] = {k: float(v.score.mean()) for k, v in _rows_exceedance(p, s, key).items()}
+    return out
+
+
+def murphy_curves(p: Prediction, thetas: np.ndarray | None = None) -> dict:
+    """``{"thetas": grid, "mean" | "quantile" | "probability": curves}`` of one prediction.
+
+    Regression: the curve of the mean forecast (expectile 1/2; Gaussians, points, samples, intervals
+    with a mean) or one per quantile level (quantiles); classifiers: the probability of each class
+    (binary: of class 1) as the mean of its indicator, on θ in [0, 1]. ``thetas``: a given grid
+    (compare uses one grid for every model), else :func:`uqeval.metrics.murphy.theta_grid`.
+    """
+    from .metrics.intervals import level_key
+    from .metrics.murphy import murphy_curve, theta_grid
+
+    if p.kind in CLASSIFICATION:
+        proba = p.proba
+        classes = [1] if proba.shape[1] == 2 else list(range(proba.shape[1]))
+        th = theta_grid(bounds=(0.0, 1.0)) if thetas is None else thetas
+        curves = {str(k): murphy_curve(proba[:, k], (p.labels == k).astype(np.float64), th).tolist() for k in classes}
+        return {"thetas": th.tolist(), "probability": curves}
+    if p.kind == "quantiles":
+        th = theta_grid(p.quantiles, p.y_true) if thetas is None else thetas
+        curves = {level_key(a): murphy_curve(p.quantiles[:, j], p.y_true, th, "quantile", float(a)).tolist()
+                  for j, a in enumerate(p.levels)}
+        return {"thetas": th.tolist(), "quantile": curves}
+    x = p.point()
+    if x is None:
+        return {}
+    th = theta_grid(x, p.y_true) if thetas is None else thetas
+    return {"thetas": th.tolist(), "mean": murphy_curve(x, p.y_true, th).tolist()}
+
+
+def _murphy(p, s: Settings) -> dict | None:
+    return murphy_curves(p) or None
+
+
+FAMILIES = FAMILIES + (
+    _family("weighted_scoring", [
+        _m("twcrps", "lower", "threshold-weighted CRPS on the --tw-threshold region", "mean"),
+        _m("owcrps", "lower", "outcome-weighted CRPS on the --tw-threshold region", "mean"),
+    ], {"gaussian": _weighted, "samples": _weighted}, rows=_rows_weighted, option="tw_threshold"),
+    _family("exceedance", [
+        _m("brier", "lower", "Brier score of P(Y > t) for the event Y > t (per --threshold t)", "mean"),
+        _m("crps", "lower", "CRPS of the binary event forecast (equals its Brier score)", "mean"),
+    ], {k: _exceedance for k in REGRESSION}, rows=_rows_exceedance, by_level=True, option="thresholds"),
+    _family("murphy", [
+        _m("thetas", None, "threshold grid θ of the Murphy curves", "curve"),
+        _m("mean", None, "mean elementary (expectile 1/2) score of the mean forecast at each θ", "curve",
+           representations=("gaussian", "point", "samples", "intervals")),
+        _m("quantile", None, "mean elementary quantile score of each quantile level at each θ", "curve",
+           representations=("quantiles",)),
+        _m("probability", None, "mean elementary score of each class probability at each θ in [0, 1]", "curve",
+           representations=CLASSIFICATION),
+    ], {**{k: _murphy for k in ("gaussian", "point", "samples", "intervals", "quantiles")},
+        **{k: _murphy for k in CLASSIFICATION}}, option="murphy"),
 )
 
 #: Every entry, keyed by path (``group.name``).
