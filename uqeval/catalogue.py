@@ -751,6 +751,45 @@ def _murphy(p, s: Settings) -> dict | None:
     return murphy_curves(p) or None
 
 
+#: The flag that turns on each opt-in family's Settings field (for messages).
+OPTION_FLAGS = {"diagnostics": "--diagnostics", "tw_threshold": "--tw-threshold", "thresholds": "--threshold",
+                "murphy": "--murphy"}
+
+
+def opt_in_hint(group: str) -> str | None:
+    """How to turn on the opt-in family ``group`` (None when it is always computed or unknown)."""
+    for f in FAMILIES:
+        if f.name == group and f.option is not None:
+            return f"the {group} group is computed only with {OPTION_FLAGS.get(f.option, f.option)} (config key {f.option})"
+    return None
+
+
+def settings_for_paths(settings: Settings, paths) -> Settings:
+    """``settings`` with the opt-ins that metric ``paths`` (check rules) name and that need no value:
+    ``murphy.*`` turns on ``murphy``, ``exceedance.<t>.<metric>`` adds the threshold ``t``. The
+    region of ``weighted_scoring`` is not in its paths: it must come from ``--tw-threshold``."""
+    from dataclasses import replace
+
+    from .glossary import canonical_path
+
+    thresholds = list(settings.thresholds or ())
+    murphy = settings.murphy
+    for path in paths:
+        head = str(path).split(".", 1)[0]
+        if head == "murphy":
+            murphy = True
+        elif head == "exceedance":
+            rest = str(path)[len("exceedance."):]
+            name = canonical_path(path).split(".")[-1]
+            try:
+                t = float(rest[: len(rest) - len(name) - 1]) if rest.endswith("." + name) else None
+            except ValueError:
+                t = None
+            if t is not None and np.isfinite(t) and t not in thresholds:
+                thresholds.append(t)
+    return replace(settings, thresholds=tuple(thresholds) or None, murphy=murphy)
+
+
 FAMILIES = FAMILIES + (
     _family("weighted_scoring", [
         _m("twcrps", "lower", "threshold-weighted CRPS on the --tw-threshold region", "mean"),

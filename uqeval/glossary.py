@@ -789,6 +789,9 @@ _MURPHY = ("Computed with --murphy on a grid of 201 thresholds θ from the small
            "target (probabilities: [0, 1]); 'thetas' holds the grid. Data for the Murphy diagram (plot kind "
            "'murphy'); in 'uqeval compare' a model dominates another when its curve is nowhere above and "
            "somewhere below it on a common grid.")
+#: Entries reached by their full path (or group) only: the short names keep meaning the classic metric
+#: ("crps" is scoring_rule.crps, "brier" accuracy.brier).
+QUALIFIED_ONLY = {"exceedance.crps", "exceedance.brier"}
 GLOSSARY.update({
     "weighted_scoring.twcrps": _e(
         "Threshold-weighted CRPS",
@@ -918,7 +921,7 @@ def matches(name: str) -> list[str]:
         return [found[0]] if found else []
     if key in GLOSSARY:
         return [key]
-    short = [k for k in GLOSSARY if k.rsplit(".", 1)[-1] == key]
+    short = [k for k in GLOSSARY if k.rsplit(".", 1)[-1] == key and k not in QUALIFIED_ONLY]
     group = [k for k in GLOSSARY if k.split(".", 1)[0] == key and k not in short]
     return short + group
 

@@ -124,6 +124,9 @@ def check(
             from dataclasses import replace
 
             settings = replace(settings, y_std=train_std(train, settings))
+        from ..catalogue import settings_for_paths  # rules on opt-in groups turn them on (issue 16 A)
+
+        settings = settings_for_paths(settings, [c.path for c in rule_set.checks] + list(rule_set.require))
         summary = score_file(input, settings)
         if base is not None:
             notes.append(f"{input} scored with the baseline's settings"

@@ -5,4 +5,5 @@ names of the plot kinds live here, so the CLI can offer them without loading mat
 PLOT_KINDS: tuple[str, ...] = (
     "predictions", "intervals", "calibration", "adversarial", "sharpness", "residuals", "reliability", "pit",
     "confidence", "sets", "rejection", "ucc",
+    "murphy",  # opt-in (--murphy), issue 16 A
 )

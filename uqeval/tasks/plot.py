@@ -30,6 +30,7 @@ sets           prediction-set coverage and size across levels              predi
 rejection      rejection curve with its oracle: RMSE of the ensemble mean  rejection (or its curve in
                (samples) or accuracy (classification) of the kept rows     the summary)
 ucc            uncertainty characteristics curve (bandwidth vs miss rate)  a central band
+murphy         Murphy diagram: mean elementary score vs threshold θ         murphy (``--murphy``)
 =============  ==========================================================  ===========================
 
 No plot applies to point predictions (they carry no uncertainty) nor to log-likelihoods alone.
@@ -93,6 +94,7 @@ KIND_TITLES: dict[str, str] = {
     "sets": "Prediction-set coverage and size",
     "rejection": "Rejection curve",
     "ucc": "Uncertainty characteristics curve",
+    "murphy": "Murphy diagram",
 }
 
 #: Levels of the set-size-vs-coverage plot (joined with the run's ``--levels``).
@@ -159,6 +161,8 @@ PLOT_NEEDS: dict[str, Callable[[Prediction, Settings], bool]] = {
     "sets": _family("prediction_sets"),
     "rejection": _family("rejection"),
     "ucc": _band,
+    "murphy": lambda pred, settings: bool(settings.murphy) and _family("murphy")(pred, settings)
+    and (pred.kind != "intervals" or pred.point() is not None),
 }
 
 
@@ -490,6 +494,12 @@ def build_figures(
             bundle.notes.extend(res["notes"])
             title = f"{KIND_TITLES['ucc']}: {name}" if name else KIND_TITLES["ucc"]
             figs["ucc"] = plot_ucc([res["model"]], title=title)
+    if "murphy" in wanted:  # issue 16 A
+        from ..plots.murphy import murphy_panels, plot_murphy
+
+        thetas, curves, xlabel = murphy_panels(_group(pred, settings, metrics, "murphy", cache))
+        figs["murphy"] = plot_murphy(thetas, curves, title=f"{KIND_TITLES['murphy']}: {name}" if name
+                                     else KIND_TITLES["murphy"], xlabel=xlabel)
     bundle.figures = {k: figs[k] for k in PLOT_KINDS if k in figs}
     return bundle
 
