@@ -660,6 +660,8 @@ def _region(s: Settings) -> tuple[float, float]:
 def _rows_weighted(p, s, level) -> dict[str, RowStat] | None:
     from .metrics import weighted
 
+    if s.tw_threshold is None:  # the group is off (reached through compare's catalogue lookups)
+        return None
     region = _region(s)
     if p.kind == "gaussian":
         return {"twcrps": RowStat(score=weighted.twcrps_gaussian(p.y_true, p.mean, p.std, region)),
@@ -671,9 +673,9 @@ def _rows_weighted(p, s, level) -> dict[str, RowStat] | None:
     return None
 
 
-def _weighted(p, s: Settings) -> dict:
+def _weighted(p, s: Settings) -> dict | None:
     rows_ = _rows_weighted(p, s, None)
-    return {k: float(v.score.mean()) for k, v in rows_.items()}
+    return None if rows_ is None else {k: float(v.score.mean()) for k, v in rows_.items()}
 
 
 def _quantile_table(p) -> tuple[np.ndarray, np.ndarray]:
@@ -708,9 +710,11 @@ def _rows_exceedance(p, s, level) -> dict[str, RowStat] | None:
     return {k: RowStat(score=v) for k, v in exceedance_scores(p.y_true, exceedance_probability(p, t), t).items()}
 
 
-def _exceedance(p, s: Settings) -> dict:
+def _exceedance(p, s: Settings) -> dict | None:
     from .metrics.intervals import level_key
 
+    if not s.thresholds:
+        return None
     out = {}
     for t in s.thresholds:
         key = level_key(t)

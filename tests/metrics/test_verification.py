@@ -296,3 +296,64 @@ def test_python_api_keywords():
     assert res["settings"]["tw_threshold"] == [1.0, None]
     plain = json.loads(uqeval.evaluate(y, mean=m, std=np.ones(300)).to_json())["metrics"]
     assert not {"weighted_scoring", "exceedance", "murphy"} & set(plain)  # opt-in
+
+
+def _files(tmp_path):
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    n = 400
+    m = rng.normal(size=n)
+    y = m + 0.5 * rng.normal(size=n)
+    paths = {}
+    for name, cols in {"perfect": {"y": y, "mu": y, "sigma": np.full(n, 0.1)},
+                       "model": {"y": y, "mu": m, "sigma": np.full(n, 0.5)},
+                       "shifted": {"y": y, "mu": m + 1.5, "sigma": np.full(n, 0.5)}}.items():
+        paths[name] = tmp_path / f"{name}.parquet"
+        pd.DataFrame(cols).to_parquet(paths[name])
+    return paths
+
+
+def test_cli_score_check_and_compare_with_dominance(tmp_path):
+    from typer.testing import CliRunner
+
+    from uqeval.cli import app
+
+    runner = CliRunner()
+    f = _files(tmp_path)
+    out = tmp_path / "s.json"
+    r = runner.invoke(app, ["score", str(f["model"]), "--tw-threshold", "<0", "--threshold", "0.5",
+                            "--threshold", "1", "--murphy", "--plot-dir", str(tmp_path / "plots"), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    summary = json.loads(out.read_text())
+    assert set(summary["metrics"]["exceedance"]) == {"0.5", "1"}
+    assert summary["settings"]["tw_threshold"] == [None, 0.0] and summary["settings"]["thresholds"] == [0.5, 1.0]
+    assert summary["orientation"]["weighted_scoring.owcrps"] == "lower"
+    assert (tmp_path / "plots" / "murphy.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # a rule on an exceedance path turns the group on for a predictions file; a weighted one names its flag
+    rules = tmp_path / "r.toml"
+    rules.write_text('[rules]\n"exceedance.2.brier" = { max = 1 }\n')
+    r = runner.invoke(app, ["check", str(f["model"]), "--rules", str(rules), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rules.write_text('[rules]\n"weighted_scoring.twcrps" = { max = 1 }\n')
+    r = runner.invoke(app, ["check", str(f["model"]), "--rules", str(rules)])
+    assert r.exit_code == 3 and "--tw-threshold" in r.stderr
+    r = runner.invoke(app, ["check", str(out), "--rules", str(rules), "--format", "json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["passed"] is True
+    # compare: paired tests on the per-row scores; the perfect forecast dominates both (its curve is 0)
+    r = runner.invoke(app, ["compare", str(f["perfect"]), str(f["model"]), str(f["shifted"]), "--murphy",
+                            "--tw-threshold", "1", "--metrics", "weighted_scoring.twcrps,weighted_scoring.owcrps,"
+                            "exceedance.0.5.brier", "--bootstrap", "50", "--permutations", "50", "--pairs", "all",
+                            "--format", "json"])
+    assert r.exit_code == 0, r.output
+    res = json.loads(r.stdout)
+    assert {t["metric"] for t in res["tests"]} == {"weighted_scoring.twcrps", "weighted_scoring.owcrps",
+                                                   "exceedance.0.5.brier"}
+    dom = {(d["model"], d["dominated"]) for d in res["murphy"]["dominates"]}
+    assert ("perfect", "model") in dom and ("perfect", "shifted") in dom
+    assert ("model", "perfect") not in dom and ("shifted", "perfect") not in dom
+    curves = res["murphy"]["curves"]["mean"]
+    assert set(curves) == {"perfect", "model", "shifted"} and len(curves["model"]) == len(res["murphy"]["thetas"])
+    assert not any(curves["perfect"])
+    md = runner.invoke(app, ["compare", str(f["perfect"]), str(f["model"]), "--murphy", "--format", "markdown"])
+    assert md.exit_code == 0 and "Murphy-diagram dominance" in md.stdout

@@ -39,3 +39,23 @@ def murphy_panels(group: Mapping, name: str = "") -> tuple[list[float], dict[str
     if "quantile" in group:
         return thetas, {f"quantile {k}": v for k, v in group["quantile"].items()}, "threshold θ (units of y)"
     return thetas, {f"P(class {k})": v for k, v in group.get("probability", {}).items()}, "threshold θ (probability)"
+
+
+def murphy_compare_figure(murphy: Mapping, title: str = "Murphy diagrams") -> Figure:
+    """The ``murphy`` block of ``uqeval compare --murphy``: one panel per functional, one curve per model."""
+    curves = murphy["curves"]
+    if not curves:
+        raise InputError("no Murphy curves to draw")
+    keys = list(curves)[:6]  # a quantile file: the first levels; the JSON holds them all
+    ncols = min(3, len(keys))
+    nrows = -(-len(keys) // ncols)
+    fig, axes = new_figure((5.0 * ncols, 3.8 * nrows), nrows, ncols)
+    axes = np.atleast_1d(axes).ravel()
+    th = np.asarray(murphy["thetas"], dtype=float)
+    for ax, key in zip(axes, keys):
+        for i, (model, values) in enumerate(curves[key].items()):
+            ax.plot(th, np.asarray(values, dtype=float), color=f"C{i % 10}", lw=1.8, label=str(model))
+        style_axes(ax, f"{title}: {key}", "threshold θ", "mean elementary score", legend=True)
+    for ax in axes[len(keys):]:
+        ax.set_visible(False)
+    return fig

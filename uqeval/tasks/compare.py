@@ -655,6 +655,9 @@ def compare_models(
     if pairs not in ("best", "all"):
         raise InputError(f"pairs must be 'best' or 'all', got {pairs!r}")
     ci_level = check_level(ci_level, "confidence level")
+    from ..catalogue import settings_for_paths  # --metrics exceedance.<t>.brier turns the group on (issue 16 A)
+
+    settings = settings_for_paths(settings, metrics or ())
     names = [m.name for m in models]
     grids = common_grids(models, settings.resolution)
     results = _Results(models, settings, grids)
@@ -840,6 +843,14 @@ def compare_models(
 
     from .. import __version__
 
+    extra = {}
+    if settings.murphy:  # issue 16 A
+        extra["murphy"] = murphy_comparison(models)
+        if extra["murphy"]["dominates"]:
+            notes.append("Murphy diagrams: " + "; ".join(
+                f"{d['model']} dominates {d['dominated']} ({d['functional']})" for d in extra["murphy"]["dominates"]))
+        elif extra["murphy"]["curves"]:
+            notes.append("Murphy diagrams: no model dominates another (the curves cross or coincide)")
     return {
         "schema": COMPARE_SCHEMA,
         "uqeval_version": __version__,
@@ -863,4 +874,54 @@ def compare_models(
         "ranks": {"by_metric": rank_table, "mean_rank": mean_rank},
         "tests": tests,
         "notes": notes,
+        **extra,
     }
+
+
+# --------------------------------------------------------------------------- Murphy dominance (issue 16 A)
+
+
+def murphy_comparison(models: Sequence[Model]) -> dict[str, Any]:
+    """Murphy curves of every model on one threshold grid, and which model dominates which.
+
+    The grid (:data:`uqeval.metrics.murphy.GRID_POINTS` thresholds) spans every model's forecasts
+    and the targets (probabilities: [0, 1]). Curves are keyed by functional: ``mean``,
+    ``quantile <level>`` or ``probability <class>``; model A *dominates* B on a functional when A's
+    curve is nowhere above B's and somewhere below on the grid (Ehm et al. 2016, Corollary 1: A is
+    then preferred by every consistent scoring function of that functional, up to the grid).
+
+    Returns ``{"thetas": grid, "curves": {functional: {model: curve}}, "dominates": [{"functional",
+    "model", "dominated"}, ...]}``.
+    """
+    from ..catalogue import CLASSIFICATION, murphy_curves
+    from ..metrics.murphy import dominates, theta_grid
+
+    preds = [m.prediction for m in models]
+    if all(p.kind in CLASSIFICATION for p in preds):
+        grid = theta_grid(bounds=(0.0, 1.0))
+    else:
+        values = [preds[0].y_true]
+        for p in preds:
+            if p.kind == "quantiles":
+                values.append(p.quantiles)
+            elif p.kind not in CLASSIFICATION and p.point() is not None:
+                values.append(p.point())
+        grid = theta_grid(*values)
+    curves: dict[str, dict[str, list[float]]] = {}
+    for m, p in zip(models, preds):
+        got = murphy_curves(p, grid)
+        for key, label in (("mean", "mean"), ("quantile", "quantile"), ("probability", "probability")):
+            if key not in got:
+                continue
+            if key == "mean":
+                curves.setdefault("mean", {})[m.name] = got["mean"]
+            else:
+                for sub, c in got[key].items():
+                    curves.setdefault(f"{label} {sub}", {})[m.name] = c
+    pairs = []
+    for functional, by_model in curves.items():
+        for a, ca in by_model.items():
+            for b, cb in by_model.items():
+                if a != b and dominates(ca, cb):
+                    pairs.append({"functional": functional, "model": a, "dominated": b})
+    return {"thetas": grid.tolist(), "curves": curves, "dominates": pairs}
