@@ -893,10 +893,14 @@ def murphy_comparison(models: Sequence[Model]) -> dict[str, Any]:
     Returns ``{"thetas": grid, "curves": {functional: {model: curve}}, "dominates": [{"functional",
     "model", "dominated"}, ...]}``.
     """
-    from ..catalogue import CLASSIFICATION, murphy_curves
+    from ..catalogue import CLASSIFICATION, get_family, murphy_curves
     from ..metrics.murphy import dominates, theta_grid
 
+    applies = get_family("murphy").compute
+    models = [m for m in models if m.kind in applies and m.prediction.y_true is not None]
     preds = [m.prediction for m in models]
+    if not preds or any(p.kind in CLASSIFICATION for p in preds) and not all(p.kind in CLASSIFICATION for p in preds):
+        return {"thetas": [], "curves": {}, "dominates": []}
     if all(p.kind in CLASSIFICATION for p in preds):
         grid = theta_grid(bounds=(0.0, 1.0))
     else:
