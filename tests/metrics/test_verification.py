@@ -349,6 +349,7 @@ def test_cli_score_check_and_compare_with_dominance(tmp_path):
     res = json.loads(r.stdout)
     assert {t["metric"] for t in res["tests"]} == {"weighted_scoring.twcrps", "weighted_scoring.owcrps",
                                                    "exceedance.0.5.brier"}
+    assert res["settings"]["tw_threshold"] == [1.0, None] and res["settings"]["thresholds"] == [0.5]
     dom = {(d["model"], d["dominated"]) for d in res["murphy"]["dominates"]}
     assert ("perfect", "model") in dom and ("perfect", "shifted") in dom
     assert ("model", "perfect") not in dom and ("shifted", "perfect") not in dom
@@ -357,3 +358,21 @@ def test_cli_score_check_and_compare_with_dominance(tmp_path):
     assert not any(curves["perfect"])
     md = runner.invoke(app, ["compare", str(f["perfect"]), str(f["model"]), "--murphy", "--format", "markdown"])
     assert md.exit_code == 0 and "Murphy-diagram dominance" in md.stdout
+
+
+def test_murphy_plot_kind_is_opt_in():
+    from uqeval.config import Settings
+    from uqeval.predictions import Categorical, Gaussian, Quantiles
+    from uqeval.tasks.plot import applicable_kinds, build_figures
+
+    rng = np.random.default_rng(1)
+    y = rng.normal(size=50)
+    preds = [Gaussian(y_true=y, columns={}, rows=np.arange(50), mean=y + 0.1, std=np.ones(50)),
+             Quantiles(y_true=y, columns={}, rows=np.arange(50), quantiles=y[:, None] + np.array([-1.0, 0.0, 1.0]),
+                       levels=np.array([0.1, 0.5, 0.9])),
+             Categorical(y_true=(y > 0).astype(int), columns={}, rows=np.arange(50), proba=stats.norm.cdf(y))]
+    for pred in preds:
+        assert "murphy" not in applicable_kinds(pred, Settings())
+        assert "murphy" in applicable_kinds(pred, Settings(murphy=True))
+        fig = build_figures(pred, settings=Settings(murphy=True), kinds=["murphy"], name="f.csv").figures["murphy"]
+        assert "f.csv" in fig.axes[0].get_title() and fig.axes[0].lines

@@ -869,6 +869,8 @@ def compare_models(
             "pinball_levels": _levels_json(grids.quantile_levels, grids.toolbox_quantiles),
             "interval_levels": _levels_json(grids.central_levels, grids.toolbox_central),
             "check_levels": _levels_json(grids.check_levels, True),
+            **{k: v for k, v in settings.to_json().items()  # issue 16 A: the opt-in groups' settings, when set
+               if k in ("tw_threshold", "thresholds", "murphy") and v not in (None, False)},
         },
         "metrics": out_metrics,
         "ranks": {"by_metric": rank_table, "mean_rank": mean_rank},
