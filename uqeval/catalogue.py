@@ -722,33 +722,49 @@ def _exceedance(p, s: Settings) -> dict | None:
     return out
 
 
-def murphy_curves(p: Prediction, thetas: np.ndarray | None = None) -> dict:
-    """``{"thetas": grid, "mean" | "quantile" | "probability": curves}`` of one prediction.
+def murphy_forecasts(p: Prediction) -> dict[str, tuple[np.ndarray, np.ndarray, str, float]]:
+    """``{label: (forecast, target, functional, alpha)}`` of the Murphy curves of one prediction.
 
-    Regression: the curve of the mean forecast (expectile 1/2; Gaussians, points, samples, intervals
-    with a mean) or one per quantile level (quantiles); classifiers: the probability of each class
-    (binary: of class 1) as the mean of its indicator, on θ in [0, 1]. ``thetas``: a given grid
-    (compare uses one grid for every model), else :func:`uqeval.metrics.murphy.theta_grid`.
+    Labels: ``mean`` (the point forecast as a mean, expectile 1/2: Gaussians, points, samples, intervals
+    with a mean), ``quantile <level>`` (quantiles), ``probability <class>`` (classifiers: each class's
+    probability against its indicator, the event's mean; binary: class 1 only).
     """
     from .metrics.intervals import level_key
-    from .metrics.murphy import murphy_curve, theta_grid
 
     if p.kind in CLASSIFICATION:
         proba = p.proba
         classes = [1] if proba.shape[1] == 2 else list(range(proba.shape[1]))
-        th = theta_grid(bounds=(0.0, 1.0)) if thetas is None else thetas
-        curves = {str(k): murphy_curve(proba[:, k], (p.labels == k).astype(np.float64), th).tolist() for k in classes}
-        return {"thetas": th.tolist(), "probability": curves}
+        return {f"probability {k}": (proba[:, k], (p.labels == k).astype(np.float64), "expectile", 0.5)
+                for k in classes}
     if p.kind == "quantiles":
-        th = theta_grid(p.quantiles, p.y_true) if thetas is None else thetas
-        curves = {level_key(a): murphy_curve(p.quantiles[:, j], p.y_true, th, "quantile", float(a)).tolist()
-                  for j, a in enumerate(p.levels)}
-        return {"thetas": th.tolist(), "quantile": curves}
+        return {f"quantile {level_key(a)}": (p.quantiles[:, j], p.y_true, "quantile", float(a))
+                for j, a in enumerate(p.levels)}
     x = p.point()
-    if x is None:
+    return {} if x is None else {"mean": (x, p.y_true, "expectile", 0.5)}
+
+
+def murphy_curves(p: Prediction, thetas: np.ndarray | None = None) -> dict:
+    """``{"thetas": grid, "mean" | "quantile" | "probability": curves}`` of one prediction
+    (:func:`murphy_forecasts`; quantile and probability curves keyed by level / class). ``thetas``: a given
+    grid (compare uses one grid for every model), else :func:`uqeval.metrics.murphy.theta_grid` over the
+    forecasts and targets ([0, 1] for probabilities)."""
+    from .metrics.murphy import murphy_curve, theta_grid
+
+    fc = murphy_forecasts(p)
+    if not fc:
         return {}
-    th = theta_grid(x, p.y_true) if thetas is None else thetas
-    return {"thetas": th.tolist(), "mean": murphy_curve(x, p.y_true, th).tolist()}
+    if thetas is None:
+        probability = p.kind in CLASSIFICATION
+        thetas = theta_grid(bounds=(0.0, 1.0)) if probability else theta_grid(p.y_true, *(v[0] for v in fc.values()))
+    out: dict = {"thetas": np.asarray(thetas, dtype=np.float64).tolist()}
+    for label, (x, y, functional, alpha) in fc.items():
+        curve = murphy_curve(x, y, thetas, functional, alpha).tolist()
+        if label == "mean":
+            out["mean"] = curve
+        else:
+            head, key = label.split(" ", 1)
+            out.setdefault(head, {})[key] = curve
+    return out
 
 
 def _murphy(p, s: Settings) -> dict | None:

@@ -788,7 +788,7 @@ _REGION = ("The region R comes from --tw-threshold: 't' or '>t' is [t, ∞), '<t
 _MURPHY = ("Computed with --murphy on a grid of 201 thresholds θ from the smallest to the largest forecast or "
            "target (probabilities: [0, 1]); 'thetas' holds the grid. Data for the Murphy diagram (plot kind "
            "'murphy'); in 'uqeval compare' a model dominates another when its curve is nowhere above and "
-           "somewhere below it on a common grid.")
+           "somewhere below it (checked exactly at every forecast and target value).")
 #: Entries reached by their full path (or group) only: the short names keep meaning the classic metric
 #: ("crps" is scoring_rule.crps, "brier" accuracy.brier).
 QUALIFIED_ONLY = {"exceedance.crps", "exceedance.brier"}

@@ -229,12 +229,21 @@ def test_murphy_integral_is_the_consistent_score(name):
     assert integral(p, o, pgrid) == pytest.approx(np.mean((p - o) ** 2) / 4, rel=1e-10)
 
 
-def test_murphy_blocks_do_not_change_the_curve(monkeypatch):
-    y, m = _d("synth", "y"), _d("synth", "mu")
-    th = np.linspace(-5, 5, 37)
-    full = mu_.murphy_curve(m, y, th, "quantile", 0.3)
-    monkeypatch.setattr(mu_, "_BLOCK_ELEMENTS", 3 * y.size)  # 3 thresholds per block
-    np.testing.assert_array_equal(mu_.murphy_curve(m, y, th, "quantile", 0.3), full)
+def test_sorted_murphy_curve_equals_the_direct_sum(monkeypatch):
+    """The O((N + G) log N) suffix-sum form against the row-by-threshold sum (in blocks of 3 thresholds),
+    with ties, forecasts equal to targets and thresholds on the jump points; and the left limits."""
+    rng = np.random.default_rng(4)
+    y = np.round(rng.normal(size=300), 1)
+    x = np.round(y + rng.normal(size=300), 1)
+    x[:30] = y[:30]
+    th = np.concatenate([mu_.jump_points(x, y), np.linspace(-5, 5, 41)])
+    monkeypatch.setattr(mu_, "_BLOCK_ELEMENTS", 3 * y.size)
+    for functional, a in (("quantile", 0.3), ("quantile", 0.5), ("expectile", 0.5), ("expectile", 0.9)):
+        want = mu_.murphy_curve_direct(x, y, th, functional, a)
+        np.testing.assert_allclose(mu_.murphy_curve(x, y, th, functional, a), want, rtol=1e-12,
+                                   atol=1e-14 * want.max())
+        left = mu_.murphy_curve(x, y, th, functional, a, left_limit=True)
+        np.testing.assert_allclose(left, mu_.murphy_curve_direct(x, y, th - 1e-9, functional, a), atol=1e-8)
 
 
 def test_dominance():

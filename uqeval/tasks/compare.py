@@ -886,48 +886,47 @@ def compare_models(
 def murphy_comparison(models: Sequence[Model]) -> dict[str, Any]:
     """Murphy curves of every model on one threshold grid, and which model dominates which.
 
-    The grid (:data:`uqeval.metrics.murphy.GRID_POINTS` thresholds) spans every model's forecasts
-    and the targets (probabilities: [0, 1]). Curves are keyed by functional: ``mean``,
-    ``quantile <level>`` or ``probability <class>``; model A *dominates* B on a functional when A's
-    curve is nowhere above B's and somewhere below on the grid (Ehm et al. 2016, Corollary 1: A is
-    then preferred by every consistent scoring function of that functional, up to the grid).
+    The grid (:data:`uqeval.metrics.murphy.GRID_POINTS` thresholds, for the JSON and the figure) spans
+    every model's forecasts and the targets (probabilities: [0, 1]). Curves are keyed by functional:
+    ``mean``, ``quantile <level>`` or ``probability <class>``. Model A *dominates* B on a functional
+    when A's curve is nowhere above B's and somewhere below (Ehm et al. 2016, Corollary 1: every
+    consistent scoring function of that functional then prefers A). Checked exactly: at every jump
+    point of both curves (the two models' forecasts and the targets), from the right and from the
+    left; between them the curves are constant (quantiles) or linear (expectiles).
 
     Returns ``{"thetas": grid, "curves": {functional: {model: curve}}, "dominates": [{"functional",
     "model", "dominated"}, ...]}``.
     """
-    from ..catalogue import CLASSIFICATION, get_family, murphy_curves
-    from ..metrics.murphy import dominates, theta_grid
+    from ..catalogue import CLASSIFICATION, get_family, murphy_forecasts
+    from ..metrics.murphy import dominates, jump_points, murphy_curve, theta_grid
 
     applies = get_family("murphy").compute
     models = [m for m in models if m.kind in applies and m.prediction.y_true is not None]
     preds = [m.prediction for m in models]
     if not preds or any(p.kind in CLASSIFICATION for p in preds) and not all(p.kind in CLASSIFICATION for p in preds):
         return {"thetas": [], "curves": {}, "dominates": []}
+    forecasts = {m.name: murphy_forecasts(m.prediction) for m in models}
     if all(p.kind in CLASSIFICATION for p in preds):
         grid = theta_grid(bounds=(0.0, 1.0))
     else:
-        values = [preds[0].y_true]
-        for p in preds:
-            if p.kind == "quantiles":
-                values.append(p.quantiles)
-            elif p.kind not in CLASSIFICATION and p.point() is not None:
-                values.append(p.point())
-        grid = theta_grid(*values)
+        grid = theta_grid(preds[0].y_true, *(v[0] for fc in forecasts.values() for v in fc.values()))
     curves: dict[str, dict[str, list[float]]] = {}
-    for m, p in zip(models, preds):
-        got = murphy_curves(p, grid)
-        for key, label in (("mean", "mean"), ("quantile", "quantile"), ("probability", "probability")):
-            if key not in got:
-                continue
-            if key == "mean":
-                curves.setdefault("mean", {})[m.name] = got["mean"]
-            else:
-                for sub, c in got[key].items():
-                    curves.setdefault(f"{label} {sub}", {})[m.name] = c
+    for name, fc in forecasts.items():
+        for label, (x, y, functional, alpha) in fc.items():
+            curves.setdefault(label, {})[name] = murphy_curve(x, y, grid, functional, alpha).tolist()
     pairs = []
-    for functional, by_model in curves.items():
-        for a, ca in by_model.items():
-            for b, cb in by_model.items():
-                if a != b and dominates(ca, cb):
-                    pairs.append({"functional": functional, "model": a, "dominated": b})
+    for label, by_model in curves.items():
+        names = list(by_model)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                xa, y, functional, alpha = forecasts[a][label]
+                xb = forecasts[b][label][0]
+                exact = jump_points(xa, xb, y)
+                va, vb = (np.concatenate([murphy_curve(x, y, exact, functional, alpha),
+                                          murphy_curve(x, y, exact, functional, alpha, left_limit=True)])
+                          for x in (xa, xb))
+                if dominates(va, vb):
+                    pairs.append({"functional": label, "model": a, "dominated": b})
+                elif dominates(vb, va):
+                    pairs.append({"functional": label, "model": b, "dominated": a})
     return {"thetas": grid.tolist(), "curves": curves, "dominates": pairs}
