@@ -385,3 +385,26 @@ def test_murphy_plot_kind_is_opt_in():
         assert "murphy" in applicable_kinds(pred, Settings(murphy=True))
         fig = build_figures(pred, settings=Settings(murphy=True), kinds=["murphy"], name="f.csv").figures["murphy"]
         assert "f.csv" in fig.axes[0].get_title() and fig.axes[0].lines
+
+
+def test_ragged_samples_score_each_row_on_its_own_members():
+    """--nan-policy omit keeps rows with missing members: each row is scored on the members it has."""
+    from uqeval.catalogue import compute_metrics
+    from uqeval.config import make_settings
+    from uqeval.predictions import Samples
+
+    rng = np.random.default_rng(8)
+    s = rng.normal(size=(40, 6))
+    s[0, 1] = np.nan
+    s[5, :3] = np.nan
+    y = rng.normal(size=40)
+    pred = Samples(y_true=y, columns={}, rows=np.arange(40), samples=s, allow_missing=True)
+    settings = make_settings(tw_threshold="-0.5:1", thresholds=[0.2])
+    got = compute_metrics(pred, settings)[0]
+    rows = [(y[i:i + 1], s[i:i + 1, np.isfinite(s[i])]) for i in range(40)]
+    tw = np.mean([w.twcrps_samples(a, b, (-0.5, 1.0))[0] for a, b in rows])
+    ow = np.mean([w.owcrps_samples(a, b, (-0.5, 1.0))[0] for a, b in rows])
+    br = np.mean([(np.mean(b > 0.2) - (a[0] > 0.2)) ** 2 for a, b in rows])
+    assert got["weighted_scoring"]["twcrps"] == pytest.approx(tw, rel=1e-12)
+    assert got["weighted_scoring"]["owcrps"] == pytest.approx(ow, rel=1e-12)
+    assert got["exceedance"]["0.2"]["brier"] == pytest.approx(br, rel=1e-12)
