@@ -321,3 +321,10 @@ def _validate_verification(s: Settings) -> None:
         raise InputError(f"tw_threshold must be a region (a, b), got {_show(s.tw_threshold)}")
     if s.thresholds is not None and parse_thresholds(s.thresholds) != tuple(s.thresholds):
         raise InputError(f"thresholds must be distinct finite numbers, got {_show(s.thresholds)}")
+    if s.thresholds is not None and len(s.thresholds) > MAX_THRESHOLDS:
+        raise InputError(f"thresholds (--threshold): {len(s.thresholds):,} given, at most {MAX_THRESHOLDS:,} "
+                         "(each is a pass over the rows)")
+
+
+#: At most this many exceedance thresholds (each costs a pass over the rows and a JSON entry).
+MAX_THRESHOLDS = 1_000

@@ -270,6 +270,8 @@ def test_region_syntax():
     assert parse_thresholds(["0.5,1", "2", "1"]) == (0.5, 1.0, 2.0)
     with pytest.raises(UsageError):
         make_settings(tw_threshold="a:b")
+    with pytest.raises(UsageError, match="at most 1,000"):
+        make_settings(thresholds=",".join(str(i) for i in range(1001)))
     s = make_settings(tw_threshold="<0", thresholds=[1.0], murphy=True)
     assert s.to_json()["tw_threshold"] == [None, 0.0] and s.to_json()["thresholds"] == [1.0]
     assert make_settings(baseline=json.loads(json.dumps(s.to_json()))) == s  # round trip through a summary
