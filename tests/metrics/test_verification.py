@@ -410,3 +410,12 @@ def test_ragged_samples_score_each_row_on_its_own_members():
     assert got["weighted_scoring"]["twcrps"] == pytest.approx(tw, rel=1e-12)
     assert got["weighted_scoring"]["owcrps"] == pytest.approx(ow, rel=1e-12)
     assert got["exceedance"]["0.2"]["brier"] == pytest.approx(br, rel=1e-12)
+
+
+def test_owcrps_gaussian_far_out_region_is_finite_and_near_its_limit():
+    y, m, s = np.array([41.0, 45.0, 0.0]), np.zeros(3), np.ones(3)
+    got = w.owcrps_gaussian(y, m, s, (40.0, None))
+    assert np.all(np.isfinite(got)) and got[2] == 0.0
+    assert got[1] == pytest.approx(5.0, rel=0.01)  # F_w is a point mass at 40 in the limit
+    moderate = w.owcrps_gaussian(np.array([21.0]), np.zeros(1), np.ones(1), (20.0, None))[0]
+    assert np.isfinite(moderate) and 0.9 < moderate < 1.0  # the truncated normal sits just above 20

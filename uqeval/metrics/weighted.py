@@ -129,7 +129,8 @@ def owcrps_gaussian(y_true, mean, std, region=(None, None)) -> np.ndarray:
               + \int_{-b'}^{-z} (\Phi(u) - \Phi(-b'))^2 du\Big],
 
     and 0 where the target lies outside the region. Equals scoringrules' ``crps_tnormal`` on
-    those rows. Returns an (N,) array >= 0.
+    those rows. Where the region lies so far out that :math:`D^2` underflows (about 26σ) the limit
+    :math:`\sigma|z - c|`, c the end of the region nearest the mean, is returned. Returns an (N,) array >= 0.
     """
     lo, hi, z, sd = _standardise(y_true, mean, std, region)
     inside = (z >= lo) & (z <= hi)
@@ -139,8 +140,13 @@ def owcrps_gaussian(y_true, mean, std, region=(None, None)) -> np.ndarray:
     d = np.where(upper, ndtr(-lo) - ndtr(-hi), ndtr(hi) - ndtr(lo))
     below = _sq_from_anchor(lo, zc, anchor_low=True)
     above = _sq_from_anchor(-hi, -zc, anchor_low=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
         out = sd * (below + above) / (d * d)
+    # R beyond ~26 sigma: D^2 underflows. F_w then tends to a point mass at the end of R nearest the mean,
+    # so the limit |y - that end| is used (finite; the same convention as for an ensemble with no member in R)
+    lost = ~np.isfinite(out) | (d * d < 1e-300)
+    if np.any(lost & inside):
+        out = np.where(lost, sd * np.abs(z - np.clip(0.0, lo, hi)), out)
     return np.where(inside, out, 0.0)
 
 
