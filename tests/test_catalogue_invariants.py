@@ -46,8 +46,12 @@ VARIANTS = {
 }
 QUANTILE_LEVELS = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
 INTERVAL_LEVELS = (0.5, 0.9)
-SETTINGS = dict(levels=(0.5, 0.9), y_std=1.3, diagnostics=True)  # samples and Gaussians answer any level;
-FLAGS = ["--levels", "0.5,0.9", "--y-std", "1.3", "--diagnostics"]  # opt-in families included
+# samples and Gaussians answer any level; the opt-in groups (Family.option) are on, so that every catalogue
+# entry is exercised
+SETTINGS = dict(levels=(0.5, 0.9), y_std=1.3, diagnostics=True,
+                tw_threshold=(0.5, None), thresholds=(-0.5, 1.0), murphy=True)
+FLAGS = ["--levels", "0.5,0.9", "--y-std", "1.3", "--diagnostics", "--tw-threshold", "0.5", "--threshold", "-0.5,1",
+         "--murphy"]
 
 #: two bootstrap draws of the rows (compare's resampling is checked against them)
 BOOT = np.random.default_rng(2).integers(0, N, size=(2, N))

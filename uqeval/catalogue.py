@@ -550,7 +550,7 @@ def _family(name: str, specs: list[dict], compute: Mapping[str, Compute], rows: 
             by_level: bool = False, no_rows: tuple[str, ...] = (), option: str | None = None) -> Family:
     """A family whose metrics share a per-row form ``rows(p, s, level) -> {metric: RowStat}``."""
     def family_rows(p, s, level):  # one computation per prediction, settings and level for all its metrics
-        key = ("rows", name, level, s.resolution, s.num_bins, s.y_std)
+        key = ("rows", name, level, s.resolution, s.num_bins, s.y_std, option and getattr(s, option, None))
         return _memo(p, key, lambda: rows(p, s, level) or {})
 
     metrics = []
@@ -849,6 +849,189 @@ DIAGNOSTIC_TEST_FAMILIES: tuple[Family, ...] = (
 FAMILIES = FAMILIES + DIAGNOSTIC_TEST_FAMILIES
 # =========================================================================== end of issue 15 part B
 
+# --------------------------------------------------------------------------- forecast verification (issue 16 A)
+# Opt-in groups: weighted_scoring (--tw-threshold), exceedance (--threshold), murphy (--murphy).
+# Kernels: metrics/weighted.py, metrics/exceedance.py, metrics/murphy.py.
+
+
+def _region(s: Settings) -> tuple[float, float]:
+    a, b = s.tw_threshold
+    return (-np.inf if a is None else a, np.inf if b is None else b)
+
+
+def _rows_weighted(p, s, level) -> dict[str, RowStat] | None:
+    from .metrics import weighted
+
+    if s.tw_threshold is None:  # the group is off (reached through compare's catalogue lookups)
+        return None
+    region = _region(s)
+    if p.kind == "gaussian":
+        return {"twcrps": RowStat(score=weighted.twcrps_gaussian(p.y_true, p.mean, p.std, region)),
+                "owcrps": RowStat(score=weighted.owcrps_gaussian(p.y_true, p.mean, p.std, region))}
+    if p.kind == "samples":
+        tw, ow = p.map_rows(lambda m, y: (weighted.twcrps_samples(y, m, region), weighted.owcrps_samples(y, m, region)),
+                            p.y_true)
+        return {"twcrps": RowStat(score=tw), "owcrps": RowStat(score=ow)}
+    return None
+
+
+def _weighted(p, s: Settings) -> dict | None:
+    rows_ = _rows_weighted(p, s, None)
+    return None if rows_ is None else {k: float(v.score.mean()) for k, v in rows_.items()}
+
+
+def _quantile_table(p) -> tuple[np.ndarray, np.ndarray]:
+    """``(quantiles, levels)`` of a quantile or interval forecast (interval ends as quantiles, rows sorted)."""
+    if p.kind == "quantiles":
+        return p.quantiles, p.levels
+    levels = np.concatenate([(1.0 - p.levels) / 2.0, (1.0 + p.levels) / 2.0])
+    order = np.argsort(levels, kind="stable")
+    return np.sort(np.column_stack([p.lower, p.upper])[:, order], axis=1), levels[order]
+
+
+def exceedance_probability(p: Prediction, t: float) -> np.ndarray:
+    """P(Y > t) per row from any regression representation (:mod:`uqeval.metrics.exceedance`)."""
+    from .metrics import exceedance as ex
+
+    if p.kind == "gaussian":
+        return ex.exceedance_gaussian(p.mean, p.std, t)
+    if p.kind == "samples":
+        return ex.exceedance_samples(p.samples, t)
+    if p.kind == "point":
+        return ex.exceedance_point(p.point(), t)
+    return ex.exceedance_quantiles(*_quantile_table(p), t)
+
+
+def _rows_exceedance(p, s, level) -> dict[str, RowStat] | None:
+    from .metrics.exceedance import exceedance_scores
+
+    try:
+        t = float(level)
+    except (TypeError, ValueError):
+        return None
+    return {k: RowStat(score=v) for k, v in exceedance_scores(p.y_true, exceedance_probability(p, t), t).items()}
+
+
+def _exceedance(p, s: Settings) -> dict | None:
+    from .metrics.intervals import level_key
+
+    if not s.thresholds:
+        return None
+    out = {}
+    for t in s.thresholds:
+        key = level_key(t)
+        out[key] = {k: float(v.score.mean()) for k, v in _rows_exceedance(p, s, key).items()}
+    return out
+
+
+def murphy_forecasts(p: Prediction) -> dict[str, tuple[np.ndarray, np.ndarray, str, float]]:
+    """``{label: (forecast, target, functional, alpha)}`` of the Murphy curves of one prediction.
+
+    Labels: ``mean`` (the point forecast as a mean, expectile 1/2: Gaussians, points, samples, intervals
+    with a mean), ``quantile <level>`` (quantiles), ``probability <class>`` (classifiers: each class's
+    probability against its indicator, the event's mean; binary: class 1 only).
+    """
+    from .metrics.intervals import level_key
+
+    if p.kind in CLASSIFICATION:
+        proba = p.proba
+        classes = [1] if proba.shape[1] == 2 else list(range(proba.shape[1]))
+        return {f"probability {k}": (proba[:, k], (p.labels == k).astype(np.float64), "expectile", 0.5)
+                for k in classes}
+    if p.kind == "quantiles":
+        return {f"quantile {level_key(a)}": (p.quantiles[:, j], p.y_true, "quantile", float(a))
+                for j, a in enumerate(p.levels)}
+    x = p.point()
+    return {} if x is None else {"mean": (x, p.y_true, "expectile", 0.5)}
+
+
+def murphy_curves(p: Prediction, thetas: np.ndarray | None = None) -> dict:
+    """``{"thetas": grid, "mean" | "quantile" | "probability": curves}`` of one prediction
+    (:func:`murphy_forecasts`; quantile and probability curves keyed by level / class). ``thetas``: a given
+    grid (compare uses one grid for every model), else :func:`uqeval.metrics.murphy.theta_grid` over the
+    forecasts and targets ([0, 1] for probabilities)."""
+    from .metrics.murphy import murphy_curve, theta_grid
+
+    fc = murphy_forecasts(p)
+    if not fc:
+        return {}
+    if thetas is None:
+        probability = p.kind in CLASSIFICATION
+        thetas = theta_grid(bounds=(0.0, 1.0)) if probability else theta_grid(p.y_true, *(v[0] for v in fc.values()))
+    out: dict = {"thetas": np.asarray(thetas, dtype=np.float64).tolist()}
+    for label, (x, y, functional, alpha) in fc.items():
+        curve = murphy_curve(x, y, thetas, functional, alpha).tolist()
+        if label == "mean":
+            out["mean"] = curve
+        else:
+            head, key = label.split(" ", 1)
+            out.setdefault(head, {})[key] = curve
+    return out
+
+
+def _murphy(p, s: Settings) -> dict | None:
+    return murphy_curves(p) or None
+
+
+#: The flag that turns on each opt-in family's Settings field (for messages).
+OPTION_FLAGS = {"diagnostics": "--diagnostics", "tw_threshold": "--tw-threshold", "thresholds": "--threshold",
+                "murphy": "--murphy"}
+
+
+def opt_in_hint(group: str) -> str | None:
+    """How to turn on the opt-in family ``group`` (None when it is always computed or unknown)."""
+    for f in FAMILIES:
+        if f.name == group and f.option is not None:
+            return f"the {group} group is computed only with {OPTION_FLAGS.get(f.option, f.option)} (config key {f.option})"
+    return None
+
+
+def settings_for_paths(settings: Settings, paths) -> Settings:
+    """``settings`` with the opt-ins that metric ``paths`` (check rules) name and that need no value:
+    ``murphy.*`` turns on ``murphy``, ``exceedance.<t>.<metric>`` adds the threshold ``t``. The
+    region of ``weighted_scoring`` is not in its paths: it must come from ``--tw-threshold``."""
+    from dataclasses import replace
+
+    from .glossary import canonical_path
+
+    thresholds = list(settings.thresholds or ())
+    murphy = settings.murphy
+    for path in paths:
+        head = str(path).split(".", 1)[0]
+        if head == "murphy":
+            murphy = True
+        elif head == "exceedance":
+            rest = str(path)[len("exceedance."):]
+            name = canonical_path(path).split(".")[-1]
+            try:
+                t = float(rest[: len(rest) - len(name) - 1]) if rest.endswith("." + name) else None
+            except ValueError:
+                t = None
+            if t is not None and np.isfinite(t) and t not in thresholds:
+                thresholds.append(t)
+    return replace(settings, thresholds=tuple(thresholds) or None, murphy=murphy)
+
+
+FAMILIES = FAMILIES + (
+    _family("weighted_scoring", [
+        _m("twcrps", "lower", "threshold-weighted CRPS on the --tw-threshold region", "mean"),
+        _m("owcrps", "lower", "outcome-weighted CRPS on the --tw-threshold region", "mean"),
+    ], {"gaussian": _weighted, "samples": _weighted}, rows=_rows_weighted, option="tw_threshold"),
+    _family("exceedance", [
+        _m("brier", "lower", "Brier score of P(Y > t) for the event Y > t (per --threshold t)", "mean"),
+        _m("crps", "lower", "CRPS of the binary event forecast (equals its Brier score)", "mean"),
+    ], {k: _exceedance for k in REGRESSION}, rows=_rows_exceedance, by_level=True, option="thresholds"),
+    _family("murphy", [
+        _m("thetas", None, "threshold grid θ of the Murphy curves", "curve"),
+        _m("mean", None, "mean elementary (expectile 1/2) score of the mean forecast at each θ", "curve",
+           representations=("gaussian", "point", "samples", "intervals")),
+        _m("quantile", None, "mean elementary quantile score of each quantile level at each θ", "curve",
+           representations=("quantiles",)),
+        _m("probability", None, "mean elementary score of each class probability at each θ in [0, 1]", "curve",
+           representations=CLASSIFICATION),
+    ], {**{k: _murphy for k in ("gaussian", "point", "samples", "intervals", "quantiles")},
+        **{k: _murphy for k in CLASSIFICATION}}, option="murphy"),
+)
 
 #: Every entry, keyed by path (``group.name``).
 METRICS: dict[str, Metric] = {m.path: m for f in FAMILIES for m in f.metrics}

@@ -851,6 +851,101 @@ GLOSSARY.update({
 })
 # ------------------------------------------------------------------------------ end of calibration diagnostics
 
+# ------------------------------------------------------------------ forecast verification (issue 16 A)
+GNEITING_RANJAN = (
+    "Gneiting & Ranjan (2011), Comparing density forecasts using threshold- and quantile-weighted "
+    "scoring rules, Journal of Business & Economic Statistics 29(3):411-422"
+)
+ALLEN = (
+    "Allen, Ginsbourger & Ziegel (2023), Evaluating forecasts for high-impact events using transformed "
+    "kernel scores, SIAM/ASA J. Uncertainty Quantification 11(3):906-940; Allen, Koh, Segers & Ziegel "
+    "(2023), Weighted verification tools to evaluate univariate and multivariate probabilistic forecasts "
+    "for high-impact weather events, Weather and Forecasting 38(3):499-516"
+)
+EHM = (
+    "Ehm, Gneiting, Jordan & Krüger (2016), Of quantiles and expectiles: consistent scoring functions, "
+    "Choquet representations and forecast rankings, JRSS B 78(3):505-562"
+)
+_REGION = ("The region R comes from --tw-threshold: 't' or '>t' is [t, ∞), '<t' is (−∞, t], 'a:b' is "
+           "[a, b] (settings.tw_threshold = [a, b], null for an open end).")
+_MURPHY = ("Computed with --murphy on a grid of 201 thresholds θ from the smallest to the largest forecast or "
+           "target (probabilities: [0, 1]); 'thetas' holds the grid. Data for the Murphy diagram (plot kind "
+           "'murphy'); in 'uqeval compare' a model dominates another when its curve is nowhere above and "
+           "somewhere below it (checked exactly at every forecast and target value).")
+#: Entries reached by their full path (or group) only: the short names keep meaning the classic metric
+#: ("crps" is scoring_rule.crps, "brier" accuracy.brier).
+QUALIFIED_ONLY = {"exceedance.crps", "exceedance.brier"}
+GLOSSARY.update({
+    "weighted_scoring.twcrps": _e(
+        "Threshold-weighted CRPS",
+        "The CRPS restricted to outcomes in a region R: the squared distance between forecast CDF and "
+        "target step integrated over R only, so a forecast is judged on the tail that matters. Equals "
+        "the CRPS of the forecast and target censored to R (chaining function v). Gaussians: closed "
+        "form; samples: the CRPS of the chained members. " + _REGION,
+        "twCRPS(F, y) = ∫_R (F(z) − 1{y ≤ z})² dz = CRPS(F∘v⁻¹, v(y)), v(z) = min(max(z, a), b); "
+        "Gaussian: σ[B(c) − B(a′) + B(−c) − B(−b′)], B(u) = uΦ(u)² + 2Φ(u)φ(u) − Φ(√2u)/√π, "
+        "c = min(max(z, a′), b′), z = (y − μ)/σ",
+        f"{GNEITING_RANJAN}; {ALLEN}",
+    ),
+    "weighted_scoring.owcrps": _e(
+        "Outcome-weighted CRPS",
+        "The CRPS of the forecast conditioned on R (truncated to R and renormalised), counted only on rows "
+        "whose target falls in R (0 elsewhere). Gaussians: the truncated-normal CRPS; samples: the CRPS "
+        "of the members inside R. An ensemble with no member in R while the target is in R is scored by "
+        "its chained members (uqeval's convention; scoringrules gives NaN). " + _REGION,
+        "owCRPS(F, y) = w(y) · CRPS(F_w, y), F_w(z) = ∫_{−∞}^z w dF / ∫ w dF, w = 1_R",
+        f"Holzmann & Klar (2017), Focusing on regions of interest in forecast evaluation, Annals of "
+        f"Applied Statistics 11(4):2404-2431; {ALLEN}",
+    ),
+    "exceedance.brier": _e(
+        "Brier score of threshold exceedance",
+        "A regression forecast judged on the event Y > t (per --threshold t): the squared difference "
+        "between its probability P(Y > t) and the outcome. P(Y > t): Gaussian 1 − Φ((t − μ)/σ); "
+        "samples: share of members above t; quantiles and intervals: the CDF interpolated linearly "
+        "between the quantiles, flat at the outermost levels beyond them; points: 1{ŷ > t}.",
+        "BS_t = (1/N) Σᵢ (pᵢ − 1{yᵢ > t})², pᵢ = P(Yᵢ > t)",
+        f"{BRIER}; {GR}",
+    ),
+    "exceedance.crps": _e(
+        "CRPS of the threshold-exceedance forecast",
+        "The CRPS of the binary event forecast Bernoulli(p) at the outcome 1{y > t}. For a binary event "
+        "the CRPS equals the Brier score (the CRPS is the Brier score integrated over all thresholds), "
+        "so this equals exceedance.brier; it is given so that CRPS-based checks carry over. For the "
+        "CRPS of the whole tail above t use --tw-threshold t (weighted_scoring.twcrps).",
+        "CRPS(Bernoulli(p), o) = ∫₀¹ (1 − p − 1{o ≤ z})² dz = (p − o)², o = 1{y > t}",
+        f"{GR}; Hersbach (2000), Decomposition of the continuous ranked probability score for ensemble "
+        f"prediction systems, Weather and Forecasting 15(5):559-570",
+    ),
+    "murphy.thetas": _e(
+        "Murphy diagram thresholds",
+        "The grid of thresholds θ at which the elementary scores are given. " + _MURPHY,
+        "θ_k = θ_min + k (θ_max − θ_min)/200, k = 0..200",
+        EHM,
+    ),
+    "murphy.mean": _e(
+        "Murphy curve of the mean forecast",
+        "Mean elementary score of the point (mean) forecast at each θ: the expectile-1/2 elementary "
+        "score. Its integral over θ is a quarter of the mean squared error (normalisation of Ehm et "
+        "al. and of the scores package). " + _MURPHY,
+        "S_θ(x, y) = ½ |y − θ| (1{y ≤ θ < x} + 1{x ≤ θ < y}); ∫ S_θ dθ = (x − y)²/4",
+        f"{EHM}; scores package (murphy_score, functional='expectile', alpha=0.5)",
+    ),
+    "murphy.quantile": _e(
+        "Murphy curves of the quantile forecasts",
+        "Mean elementary quantile score of each quantile level α at each θ (keyed by level). Its "
+        "integral over θ is that level's pinball loss. " + _MURPHY,
+        "S_θ(x, y) = (1 − α) 1{y ≤ θ < x} + α 1{x ≤ θ < y}; ∫ S_θ dθ = (1{y < x} − α)(x − y)",
+        f"{EHM}; scores package (murphy_score, functional='quantile')",
+    ),
+    "murphy.probability": _e(
+        "Murphy curves of the class probabilities",
+        "Mean elementary score of each class probability p (binary: class 1; keyed by class) against its "
+        "indicator, on θ in [0, 1]: the expectile-1/2 curve of the event's mean. Its integral is a "
+        "quarter of that class's Brier score. " + _MURPHY,
+        "S_θ(p, o) = ½ |o − θ| (1{o ≤ θ < p} + 1{p ≤ θ < o}), o = 1{label = k}",
+        EHM,
+    ),
+})
 
 # ------------------------------------------------------------------------------ lookup
 _LEVEL = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?%?$")
@@ -909,7 +1004,7 @@ def matches(name: str) -> list[str]:
         return [found[0]] if found else []
     if key in GLOSSARY:
         return [key]
-    short = [k for k in GLOSSARY if k.rsplit(".", 1)[-1] == key]
+    short = [k for k in GLOSSARY if k.rsplit(".", 1)[-1] == key and k not in QUALIFIED_ONLY]
     group = [k for k in GLOSSARY if k.split(".", 1)[0] == key and k not in short]
     return short + group
 

@@ -122,14 +122,16 @@ def check(
             settings = _settings(base, config, columns, given_values)
         from dataclasses import replace
 
+        from ..catalogue import settings_for_paths
+
         if train is not None:
             settings = replace(settings, y_std=train_std(train, settings))
-        # a rule on an opt-in group (corp.brier.mcb, smooth_calibration.smece) turns its option on
+        # a rule on an opt-in group turns its option on: on/off options (corp.brier.mcb -> --diagnostics,
+        # murphy.* -> --murphy), and the thresholds named in exceedance.<t>.* paths
         wanted = {o: True for o in opt_in_options(rule_set) if getattr(settings, o, None) is False}
         if wanted:
-            from dataclasses import replace
-
             settings = replace(settings, **wanted)
+        settings = settings_for_paths(settings, [c.path for c in rule_set.checks] + list(rule_set.require))
         summary = score_file(input, settings)
         if base is not None:
             notes.append(f"{input} scored with the baseline's settings"

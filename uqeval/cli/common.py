@@ -74,6 +74,14 @@ LogitsOpt = Annotated[bool, typer.Option("--logits", help="Class columns hold lo
 RenormalizeOpt = Annotated[bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")]
 DiagnosticsOpt = Annotated[bool, typer.Option(
     "--diagnostics", help="Also compute the diagnostic groups (calibration tests, score decompositions, ...).")]
+# forecast verification (issue 16 A): weighted_scoring, exceedance and murphy groups
+TwThresholdOpt = Annotated[Optional[str], typer.Option(
+    "--tw-threshold", help="Weighted CRPS (twcrps, owcrps) on a region: 't' or '>t' above t, '<t' below t, "
+                           "'a:b' between a and b.")]
+ThresholdOpt = Annotated[Optional[list[str]], typer.Option(
+    "--threshold", help="Exceedance threshold t: Brier score of P(Y > t); repeat or give a comma list.")]
+MurphyOpt = Annotated[bool, typer.Option(
+    "--murphy", help="Murphy diagrams: elementary scores over a threshold grid (mean, quantile, probability).")]
 
 
 def parse_levels(text: str | None) -> tuple[float, ...] | None:
@@ -172,6 +180,7 @@ _SHARED: list[tuple[str, Any, Any]] = [  # (parameter, annotation, default), in 
     ("num_bins", NumBinsOpt, None), ("resolution", ResolutionOpt, None), ("bins", BinsOpt, None),
     ("fix_crossing", FixCrossingOpt, False), ("logits", LogitsOpt, False), ("renormalize", RenormalizeOpt, False),
     ("diagnostics", DiagnosticsOpt, False),
+    ("tw_threshold", TwThresholdOpt, None), ("threshold", ThresholdOpt, None), ("murphy", MurphyOpt, False),
     ("seed", SeedOpt, None), ("nan_policy", NanOpt, None), ("config", ConfigOpt, None),
 ]
 
@@ -203,7 +212,9 @@ def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
                         class_bins=v["bins"], seed=v["seed"],
                         nan_policy=v["nan_policy"].value if v["nan_policy"] else None,
                         fix_crossing=v["fix_crossing"] or None, logits=v["logits"] or None,
-                        renormalize=v["renormalize"] or None, diagnostics=v["diagnostics"] or None),
+                        renormalize=v["renormalize"] or None, diagnostics=v["diagnostics"] or None,
+                        tw_threshold=v["tw_threshold"], thresholds=v["threshold"] or None,
+                        murphy=v["murphy"] or None),
         )
         return func(*args, flags=flags, **kwargs)
 

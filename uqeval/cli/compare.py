@@ -38,7 +38,7 @@ def compare(
     flags: ScoringFlags = None,  # type: ignore[assignment]  (filled by @scoring_options)
     fmt: FormatOpt = OutputFormat.table,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the comparison JSON here (atomically).", dir_okay=False)] = None,
-    plot: Annotated[Optional[Path], typer.Option("--plot", help="Draw the metrics with their intervals to this .png, .svg or .pdf.", dir_okay=False)] = None,
+    plot: Annotated[Optional[Path], typer.Option("--plot", help="Draw the metrics with their intervals to this .png, .svg or .pdf (with --murphy also NAME_murphy.EXT).", dir_okay=False)] = None,
 ) -> None:
     """Compare models on the same targets: metrics with bootstrap intervals, ranks and paired tests.
 
@@ -90,4 +90,9 @@ def compare(
         from ..plots.compare import compare_figure
 
         atomic_write_bytes(plot, figure_to_bytes(compare_figure(result), plot.suffix.lower().lstrip(".")))
+        if result.get("murphy", {}).get("curves"):  # --murphy: the overlaid Murphy curves next to it (issue 16 A)
+            from ..plots.murphy import murphy_compare_figure
+
+            atomic_write_bytes(plot.with_name(f"{plot.stem}_murphy{plot.suffix}"),
+                               figure_to_bytes(murphy_compare_figure(result["murphy"]), plot.suffix.lower().lstrip(".")))
     show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))

@@ -8,4 +8,5 @@ PLOT_KINDS: tuple[str, ...] = (
     # calibration diagnostics (opt-in: --diagnostics, or asked for by --kind)
     "corp", "smooth_reliability", "spread_reliability",
     "rank_histogram",  # issue 15 part B (--diagnostics)
+    "murphy",  # opt-in (--murphy), issue 16 A
 )

@@ -58,6 +58,11 @@ def to_markdown(result: Mapping[str, Any]) -> str:
     if result["tests"]:
         lines += ["", "Paired tests on per-row scores (difference = model − reference; p-values unadjusted):", "",
                   *md_table(_TESTS_HEADER, [_test_row(t, "`") for t in result["tests"]], "lllrrrr")]
+    if result.get("murphy", {}).get("dominates"):  # issue 16 A (also listed in the notes)
+        lines += ["", "Murphy-diagram dominance (nowhere above, somewhere below on the threshold grid):", "",
+                  *md_table(["functional", "model", "dominates"],
+                            [[md_cell(d["functional"]), f"`{md_cell(d['model'])}`", f"`{md_cell(d['dominated'])}`"]
+                             for d in result["murphy"]["dominates"]], "lll")]
     if result["notes"]:
         lines.append("")
         lines += [f"- {md_cell(n)}" for n in result["notes"]]

@@ -343,6 +343,11 @@ def _unknown_path_message(summary: Mapping[str, Any], path: str) -> str:
     else:
         known = sorted(flatten_metrics(summary))
         hint = "known metric paths include: " + (", ".join(f'"{m}"' for m in known[:10]) or "none")
+    from ..catalogue import opt_in_hint
+
+    opt_in = opt_in_hint(path.split(".", 1)[0])
+    if opt_in and path.split(".", 1)[0] not in summary.get("metrics", {}):
+        hint += f"; {opt_in}"
     return f'no metric at path "{path}" in the summary; {hint}'
 
 

@@ -37,10 +37,12 @@ spread_relia-  RMSE vs RMV per σ-sorted bin (Levi et al.)                  spre
 bility
 rank_histogram rank histogram (Talagrand) of an ensemble, χ² p-value       calibration_tests (samples;
                                                                            opt-in)
+murphy         Murphy diagram: mean elementary score vs threshold θ         murphy (``--murphy``)
 =============  ==========================================================  ===========================
 
-The last four are drawn from opt-in families (:data:`OPT_IN_KINDS`): they apply when
-``--diagnostics`` is on, and ``uqeval plot --kind`` turns it on for the kind it is asked for.
+The last five are drawn from opt-in families (:data:`OPT_IN_KINDS`): they apply when their
+setting is on (``--diagnostics``, ``--murphy``), and ``uqeval plot --kind`` turns it on for the kind
+it is asked for.
 
 No plot applies to point predictions (they carry no uncertainty) nor to log-likelihoods alone.
 
@@ -107,6 +109,7 @@ KIND_TITLES: dict[str, str] = {
     "smooth_reliability": "Smooth reliability diagram",
     "spread_reliability": "Spread reliability (RMSE vs RMV)",
     "rank_histogram": "Rank histogram",
+    "murphy": "Murphy diagram",
 }
 
 #: Levels of the set-size-vs-coverage plot (joined with the run's ``--levels``).
@@ -176,11 +179,14 @@ PLOT_NEEDS: dict[str, Callable[[Prediction, Settings], bool]] = {
     # issue 15 part B: an opt-in family (--diagnostics); one histogram needs one member count
     "rank_histogram": lambda pred, settings: (pred.kind == "samples" and not pred.ragged
                                               and _family("calibration_tests")(pred, settings)),
+    "murphy": lambda pred, settings: bool(settings.murphy) and _family("murphy")(pred, settings)
+    and (pred.kind != "intervals" or pred.point() is not None),
 }
 
 #: Plot kinds drawn from an opt-in catalogue family: the Settings field that turns it on.
-OPT_IN_KINDS: dict[str, str] = {k: "diagnostics" for k in
-                                ("corp", "smooth_reliability", "spread_reliability", "rank_histogram")}
+OPT_IN_KINDS: dict[str, str] = {**{k: "diagnostics" for k in
+                                   ("corp", "smooth_reliability", "spread_reliability", "rank_histogram")},
+                                "murphy": "murphy"}
 
 
 # --------------------------------------------------------------------------- calibration diagnostics (issue 15, part A)
@@ -579,6 +585,12 @@ def build_figures(
             bundle.notes.extend(res["notes"])
             title = f"{KIND_TITLES['ucc']}: {name}" if name else KIND_TITLES["ucc"]
             figs["ucc"] = plot_ucc([res["model"]], title=title)
+    if "murphy" in wanted:  # issue 16 A
+        from ..plots.murphy import murphy_panels, plot_murphy
+
+        thetas, curves, xlabel = murphy_panels(_group(pred, settings, metrics, "murphy", cache))
+        figs["murphy"] = plot_murphy(thetas, curves, title=f"{KIND_TITLES['murphy']}: {name}" if name
+                                     else KIND_TITLES["murphy"], xlabel=xlabel)
     bundle.figures = {k: figs[k] for k in PLOT_KINDS if k in figs}
     return bundle
 
