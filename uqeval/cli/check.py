@@ -92,7 +92,8 @@ def check(
     is_summary = input.suffix.lower() == ".json"
     if is_summary:
         given = list(given_values) + list(columns)
-        given += [name for name, v in (("config", config), ("train", train)) if v is not None]
+        given += [name for name, v in (("config", config), ("train", train), ("reference", flags.reference),
+                                       ("time", flags.time)) if v is not None]
         if given:
             shown = ", ".join("--" + g.replace("_", "-").replace("class-bins", "bins").replace("y-true", "y")
                               for g in given)
@@ -124,7 +125,7 @@ def check(
             from dataclasses import replace
 
             settings = replace(settings, y_std=train_std(train, settings))
-        summary = score_file(input, settings)
+        summary = score_file(input, settings, reference=flags.reference_spec())
         if base is not None:
             notes.append(f"{input} scored with the baseline's settings"
                          + (" (overridden by flags/--config)" if config or given_values or columns else ""))

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import InputError, SchemaError
-from ..predictions import (Categorical, Dirichlet, Gaussian, Intervals, LogLikelihood, MemberCategorical, Point,
+from ..predictions import (Categorical, Dirichlet, Gaussian, Intervals, LogLikelihood, MemberCategorical, Multivariate, Point,
                            Prediction, Quantiles, Samples)
 from .columns import ColumnPlan, plan_columns
 from .readers import TableInfo, inspect, read_columns, to_float, to_matrix
@@ -115,6 +115,9 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
             else:
                 block = np.column_stack([to_float(cols[c], c, p) for c in spec])
                 arrays[role] = block.reshape(len(block), -1, plan.classes)
+        elif plan.representation == "multivariate":  # (N, d) targets, (N, M, d) members
+            block = np.column_stack([to_float(cols[c], c, p) for c in plan.roles[role]])
+            arrays[role] = block if role == "y_true" else block.reshape(len(block), -1, plan.classes)
         elif role in ("quantiles", "samples", "proba", "lower", "upper", "alpha", "loglik"):
             arrays[role] = _block(cols, plan, role, p)
         else:
@@ -149,7 +152,7 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
     if settings.nan_policy == "omit":
         ok = np.ones(n_rows, dtype=bool)
         for role, a in arrays.items():
-            if role == "samples":  # drop NaN/inf members per row; a row needs 2 finite members
+            if role == "samples" and plan.representation == "samples":  # drop NaN/inf members per row; a row needs 2 finite members
                 finite = np.isfinite(a)
                 ok &= finite.sum(axis=1) >= 2
                 n_members_dropped = int((~finite[ok]).sum())
@@ -211,4 +214,6 @@ def _build(plan: ColumnPlan, a: dict[str, np.ndarray], columns: dict, rows: np.n
         return Dirichlet(y_true=y, columns=columns, rows=rows, alpha=a["alpha"], loglik=ll)
     if kind == "loglik":
         return LogLikelihood(y_true=y, columns=columns, rows=rows, loglik=ll)
+    if kind == "multivariate":
+        return Multivariate(y_true=y, columns=columns, rows=rows, samples=a["samples"])
     raise AssertionError(kind)
