@@ -45,6 +45,7 @@ class Reference:
     path: str | None = None          # file: the reference predictions; climatology: the training file
     time: Any = None                 # persistence: a column name, or (Python API) an array of times
     prediction: Prediction | None = None
+    values: np.ndarray | None = None  # climatology from the Python API: the training targets themselves
 
 
 def reference_spec(reference: Any, train: str | Path | None = None, time: Any = None) -> Reference | None:
@@ -59,6 +60,8 @@ def reference_spec(reference: Any, train: str | Path | None = None, time: Any = 
     if text == "climatology":
         if train is None:
             raise UsageError("--reference climatology needs --train FILE (the training targets it is built from)")
+        if not isinstance(train, (str, Path)):  # Python API: the training targets as an array
+            return Reference("climatology", path="<array>", values=np.asarray(train))
         return Reference("climatology", path=str(train))
     if time is not None and text != "persistence":
         raise UsageError("--time only applies with --reference persistence")
@@ -138,7 +141,13 @@ def build_reference(ref: Reference, model: Prediction, source: str, settings: Se
         return pred, None, info
     if ref.kind == "climatology":
         labels = model.kind in CLASSIFICATION
-        train, col = _train_targets(ref.path, settings, labels)
+        if ref.values is not None:
+            train, col = np.asarray(ref.values, dtype=np.float64), "train"
+            train = train[np.isfinite(train)]
+            if train.size < 1:
+                raise InputError("the training targets of the climatology hold no finite value")
+        else:
+            train, col = _train_targets(ref.path, settings, labels)
         info = {"kind": "climatology", "path": ref.path, "column": col, "n_train": int(train.size),
                 "n_rows": int(model.n)}
         if labels:
