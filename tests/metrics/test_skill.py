@@ -206,3 +206,31 @@ def test_python_api_reference_forms():
         evaluate(y, mean=mu, std=np.ones(200), reference=Gaussian(y_true=y[:-1], mean=mu[:-1], std=np.ones(199)))
     f = evaluate_file(SAMPLE / "gaussian.parquet", reference=str(SAMPLE / "gaussian_const.parquet"))
     assert "skill.crps" in f
+
+
+def test_nan_policy_omit_keeps_the_reference_rows_the_model_kept(tmp_path):
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=50)
+    mu = y + 0.5 * rng.normal(size=50)
+    sd_model, sd_ref, sd_other = np.ones(50), np.full(50, 2.0), np.full(50, 2.0)
+    sd_model[3] = np.nan
+    sd_other[7] = np.nan
+    a = write_table(tmp_path / "a.parquet", {"y": y, "mu": mu, "sigma": sd_model})
+    ref = write_table(tmp_path / "ref.parquet", {"y": y, "mu": mu, "sigma": sd_ref})
+    other = write_table(tmp_path / "other.parquet", {"y": y, "mu": mu, "sigma": sd_other})
+    out = _score(a, "--reference", ref, "--nan-policy", "omit")
+    keep = np.arange(50) != 3
+    from uqeval.metrics.scoring import crps_gaussian
+
+    expected = 1 - crps_gaussian(y[keep], mu[keep], np.ones(49)).mean() / crps_gaussian(y[keep], mu[keep],
+                                                                                      np.full(49, 2.0)).mean()
+    assert out["metrics"]["skill"]["crps"] == pytest.approx(expected, rel=1e-12)
+    r = runner.invoke(app, ["score", str(a), "--reference", str(other), "--nan-policy", "omit"])
+    assert r.exit_code == 3 and "row 7" in r.output and "not among the 49 rows" in r.output
+
+
+def test_a_skill_rule_without_a_reference_says_how_to_get_one(tmp_path):
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[rules]\n"skill.crps" = { min = 0.2 }\n')
+    r = runner.invoke(app, ["check", str(SAMPLE / "gaussian.parquet"), "--rules", str(rules)])
+    assert r.exit_code == 3 and "--reference" in r.output, r.output

@@ -314,6 +314,9 @@ def _unknown_path_message(summary: Mapping[str, Any], path: str) -> str:
     else:
         known = sorted(flatten_metrics(summary))
         hint = "known metric paths include: " + (", ".join(f'"{m}"' for m in known[:10]) or "none")
+    if path.split(".", 1)[0] == "skill" and "skill" not in summary.get("metrics", {}):  # issue 16
+        hint = ("skill scores are computed only against a reference forecast: score with --reference FILE, "
+                "--reference climatology --train FILE or --reference persistence --time COLUMN")
     return f'no metric at path "{path}" in the summary; {hint}'
 
 

@@ -85,6 +85,19 @@ def _same_targets(model: Prediction, ref: Prediction, source: str, ref_source: s
                          "targets in the same row order")
 
 
+def _keep_model_rows(pred: Prediction, model: Prediction, source: str, ref_source: str) -> Prediction:
+    """``--nan-policy omit`` dropped different rows of the two files: keep the reference's rows that the
+    model kept (by file row number); a model row the reference dropped is an error naming it."""
+    pos = np.searchsorted(pred.rows, model.rows)
+    found = (pos < pred.rows.size) & (pred.rows[np.minimum(pos, pred.rows.size - 1)] == model.rows)
+    if not found.all():
+        i = int(model.rows[np.flatnonzero(~found)[0]])
+        raise InputError(f"row {i} of {source} is not among the {pred.n} rows the reference {ref_source} kept "
+                         "(dropped for NaN/inf under --nan-policy omit, or missing); the reference must forecast "
+                         "every row the model forecasts, in the same row order")
+    return pred.subset(pos)
+
+
 def _train_targets(path: str, settings: Settings, labels: bool) -> tuple[np.ndarray, str]:
     from ..io.columns import _find
     from ..io.readers import inspect, read_columns, to_float
@@ -133,6 +146,9 @@ def build_reference(ref: Reference, model: Prediction, source: str, settings: Se
             pred, ref_source = loaded.prediction, str(ref.path)
         else:
             pred, ref_source = ref.prediction, "prediction"
+        if settings.nan_policy == "omit" and model.rows is not None and pred.rows is not None \
+                and pred.n and not np.array_equal(model.rows, pred.rows):
+            pred = _keep_model_rows(pred, model, source, ref_source)
         if (pred.kind in CLASSIFICATION) != (model.kind in CLASSIFICATION):
             raise InputError(f"the reference {ref_source} holds {pred.kind} predictions but {source} holds "
                              f"{model.kind}; a reference must forecast the same kind of target")
