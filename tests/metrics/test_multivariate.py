@@ -131,3 +131,23 @@ def test_sample_file_scores_and_compares():
     assert r.exit_code == 0, r.output
     cmp = json.loads(r.stdout)
     assert cmp["metrics"]["multivariate.energy"]["bootstrap"] is True
+
+
+def test_parquet_list_columns(tmp_path):
+    """A list column of M lists of d components per row (``samples``) and a list target column (``y``)."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(4)
+    y, x = rng.normal(size=(15, 3)), rng.normal(size=(15, 6, 3))
+    path = tmp_path / "lists.parquet"
+    write_table(path, {"y": pa.array(list(y), type=pa.list_(pa.float64())),
+                       "samples": pa.array([[list(mm) for mm in row] for row in x],
+                                           type=pa.list_(pa.list_(pa.float64())))})
+    p = load_predictions(path).prediction
+    assert p.kind == "multivariate"
+    np.testing.assert_array_equal(p.samples, x)
+    np.testing.assert_array_equal(p.y_true, y)
+    r = runner.invoke(app, ["score", str(path), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["metrics"]["multivariate"]["energy"] == pytest.approx(
+        mv.energy_score(y, x).mean(), rel=1e-12)
