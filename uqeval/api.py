@@ -62,6 +62,8 @@ class Scores(Mapping):
         if key in self._flat:
             return self._flat[key]
         found = [k for k in self._flat if k.rsplit(".", 1)[-1] == key or k.endswith("." + key)]
+        if len(found) > 1 and not key.startswith("skill."):  # "crps" is the score, "skill.crps" its skill
+            found = [k for k in found if not k.startswith("skill.")] or found
         if len(found) == 1:
             return self._flat[found[0]]
         if found:

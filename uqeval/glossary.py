@@ -891,6 +891,8 @@ def matches(name: str) -> list[str]:
     if key in GLOSSARY:
         return [key]
     short = [k for k in GLOSSARY if k.rsplit(".", 1)[-1] == key]
+    derived = [k for k in short if k.startswith("skill.")]  # skill.crps is read as "crps" only when nothing else is
+    short = [k for k in short if k not in derived] or derived
     group = [k for k in GLOSSARY if k.split(".", 1)[0] == key and k not in short]
     return short + group
 
