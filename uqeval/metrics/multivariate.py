@@ -119,12 +119,12 @@ def variogram_score(y_true: np.ndarray, samples: np.ndarray, p: float = 0.5,
     w = np.ones((d, d)) if weights is None else as_float_array(weights, "weights", ndim=2)
     if w.shape != (d, d):
         raise InputError(f"variogram weights must be ({d}, {d}), got {w.shape}")
-    vy = np.abs(y[:, :, None] - y[:, None, :]) ** p  # (N, d, d)
     out = np.empty(n)
-    for rows in _blocks(n, m * d * d):
-        xb = x[rows]
-        vx = (np.abs(xb[:, :, :, None] - xb[:, :, None, :]) ** p).mean(axis=1)
-        out[rows] = (w * (vy[rows] - vx) ** 2).sum(axis=(1, 2))
+    for rows in _blocks(n, (m + 1) * d * d):  # bounded memory: one block of rows at a time
+        xb, yb = x[rows], y[rows]
+        vx = (np.abs(xb[:, :, :, None] - xb[:, :, None, :]) ** p).mean(axis=1)  # (rows, d, d)
+        vy = np.abs(yb[:, :, None] - yb[:, None, :]) ** p
+        out[rows] = (w * (vy - vx) ** 2).sum(axis=(1, 2))
     return out
 
 

@@ -27,14 +27,14 @@ from typing import Any
 
 import numpy as np
 
+from ..catalogue import CLASSIFICATION
 from ..config import Settings
 from ..errors import InputError, UsageError
 from ..predictions import Prediction
 
 #: Scores a skill is computed for (those both forecasts have), in JSON order.
 SKILL_SCORES: tuple[str, ...] = ("crps", "nll", "brier", "pinball", "interval", "wis", "mse")
-CLASSIFICATION = ("categorical", "members", "dirichlet")
-_TOL = 1e-12
+_TOL = 1e-12  # targets of the model and the reference agree to this relative tolerance (as compare's)
 
 
 @dataclass(frozen=True)
