@@ -346,7 +346,7 @@ def list_metrics(representation: str | None = None) -> list[dict[str, Any]]:
     """The metric catalogue: one dict per metric (``path``, ``group``, ``name``, ``representations``,
     ``orientation``, ``reduction``, ``description``), optionally only those for one representation
     (``"gaussian"``, ``"point"``, ``"intervals"``, ``"quantiles"``, ``"samples"``, ``"categorical"``,
-    ``"members"``, ``"dirichlet"``, ``"loglik"``)."""
+    ``"members"``, ``"dirichlet"``, ``"loglik"``, ``"multivariate"``)."""
     from .catalogue import METRICS
 
     kinds = {k for m in METRICS.values() for k in m.representations}

@@ -127,6 +127,8 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
             if skill:
                 metrics["skill"] = skill
                 orientation.update({f"skill.{k}": "higher" for k in skill})
+            if groups is not None:
+                skill_notes.append("skill scores are computed over all rows, not per --by group")
     if groups is not None:
         loaded.info["columns"]["by"] = groups["column"]
     notes = []
