@@ -234,3 +234,14 @@ def test_a_skill_rule_without_a_reference_says_how_to_get_one(tmp_path):
     rules.write_text('[rules]\n"skill.crps" = { min = 0.2 }\n')
     r = runner.invoke(app, ["check", str(SAMPLE / "gaussian.parquet"), "--rules", str(rules)])
     assert r.exit_code == 3 and "--reference" in r.output, r.output
+
+
+def test_check_a_classifier_against_its_base_rates(tmp_path):
+    """--train holds labels only: no target std for width_norm, which a classifier does not need."""
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[rules]\n"skill.brier" = { min = 0.1 }\n')
+    r = runner.invoke(app, ["check", str(DATA / "skill_sim_cls.csv"), "--rules", str(rules), "--reference",
+                            "climatology", "--train", str(DATA / "skill_sim_cls_train.csv"), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["rows"][0]["value"] == pytest.approx(
+        EXPECTED["sim_classifier_vs_base_rates"]["brier"], rel=1e-9)

@@ -124,7 +124,11 @@ def check(
         if train is not None:
             from dataclasses import replace
 
-            settings = replace(settings, y_std=train_std(train, settings))
+            try:
+                settings = replace(settings, y_std=train_std(train, settings))
+            except InputError:
+                if flags.reference != "climatology":  # a classifier's climatology: labels, no target std
+                    raise
         summary = score_file(input, settings, reference=flags.reference_spec())
         if base is not None:
             notes.append(f"{input} scored with the baseline's settings"
