@@ -33,7 +33,8 @@ from .conftest import SAMPLE, write_table
 
 runner = CliRunner()
 
-KINDS = ("gaussian", "point", "intervals", "quantiles", "samples", "categorical", "members", "dirichlet", "loglik")
+KINDS = ("gaussian", "point", "intervals", "quantiles", "samples", "categorical", "members", "dirichlet", "loglik",
+         "multivariate")
 REGRESSION = ("gaussian", "point", "intervals", "quantiles", "samples")
 N, K, M_SAMPLES, M_MEMBERS, M_LOGLIK = 400, 4, 40, 5, 8
 #: degraded versions of the true model, per representation
@@ -43,6 +44,7 @@ VARIANTS = {
     "members": ("hot", "cold", "noisy"),
     "dirichlet": ("hot", "cold", "noisy"),
     "loglik": ("shifted",),
+    "multivariate": ("wide", "narrow", "shifted"),
 }
 QUANTILE_LEVELS = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
 INTERVAL_LEVELS = (0.5, 0.9)
@@ -155,7 +157,24 @@ def _classification_columns(kind: str, variant: str) -> dict:
     return cols
 
 
+def _multivariate_columns(kind: str, variant: str) -> dict:
+    """y_1..y_3 ~ N(mu, sd^2 I) per row and an ensemble of M_SAMPLES members m<j>_<k> of the model."""
+    rng = _rng()
+    mu = rng.normal(size=(N, 1)) + np.array([0.0, 0.5, -0.5])
+    sd = rng.uniform(0.5, 1.5, (N, 1))
+    y = mu + sd * rng.normal(size=(N, 3))
+    z = rng.normal(size=(N, M_SAMPLES, 3))
+    m, s = mu, {"wide": 2.5, "narrow": 0.4}.get(variant, 1.0) * sd
+    if variant == "shifted":
+        m = mu + 1.0
+    x = m[:, None, :] + s[:, None, :] * z
+    return {**{f"y_{k + 1}": y[:, k] for k in range(3)},
+            **{f"m{j}_{k + 1}": x[:, j, k] for j in range(M_SAMPLES) for k in range(3)}}
+
+
 def _columns(kind: str, variant: str) -> dict:
+    if kind == "multivariate":
+        return _multivariate_columns(kind, variant)
     return (_regression_columns if kind in (*REGRESSION, "loglik") else _classification_columns)(kind, variant)
 
 
@@ -215,6 +234,8 @@ class Store:
                     changes["samples"] = p.samples[:, rng.permutation(M_SAMPLES)]
                 if kind == "members":
                     changes["member_proba"] = p.member_proba[:, rng.permutation(M_MEMBERS), :]
+                if kind == "multivariate":
+                    changes["samples"] = p.samples[:, rng.permutation(M_SAMPLES), :]
                 assert all(not np.array_equal(v, getattr(p, k)) for k, v in changes.items())
                 p = replace(p, **changes)
             return compute_metrics(p, self.settings)[0]
@@ -337,7 +358,7 @@ def test_spce_is_really_order_dependent(store):
     assert a != b
 
 
-@pytest.mark.parametrize("metric,kind", _cases(lambda m, k: k in ("samples", "members")
+@pytest.mark.parametrize("metric,kind", _cases(lambda m, k: k in ("samples", "members", "multivariate")
                                                or m.group == "information_criteria"))
 def test_member_order_does_not_matter(store, metric, kind):
     """Ensemble members, samples and log-likelihood columns are exchangeable."""

@@ -1032,6 +1032,32 @@ FAMILIES = FAMILIES + (
     ], {**{k: _murphy for k in ("gaussian", "point", "samples", "intervals", "quantiles")},
         **{k: _murphy for k in CLASSIFICATION}}, option="murphy"),
 )
+# --------------------------------------------------------------------------- forecast verification (issue 16, part B)
+# Multivariate ensembles (y_1..y_d, m<j>_<k>): the energy score and the variogram score of order 1/2, both
+# means of per-row scores. Skill scores need a second prediction (the reference) and are computed by the
+# task layer (uqeval.tasks.skill), which declares their orientation in the summary.
+VARIOGRAM_ORDER = 0.5
+
+
+def _rows_multivariate(p, s, level) -> dict[str, RowStat]:
+    from .metrics.multivariate import energy_score, variogram_score
+
+    return {"energy": RowStat(score=energy_score(p.y_true, p.samples)),
+            "variogram": RowStat(score=variogram_score(p.y_true, p.samples, VARIOGRAM_ORDER))}
+
+
+def _multivariate(p, s: Settings) -> dict:
+    rows_ = _memo(p, ("rows", "multivariate", None, s.resolution, s.num_bins, s.y_std, None),  # as family_rows
+                  lambda: _rows_multivariate(p, s, None))
+    return {k: float(v.score.mean()) for k, v in rows_.items()}
+
+
+FAMILIES = FAMILIES + (
+    _family("multivariate", [
+        _m("energy", "lower", "energy score (beta = 1) of the multivariate ensemble", "mean"),
+        _m("variogram", "lower", "variogram score of order 0.5 (unit weights)", "mean"),
+    ], {"multivariate": _multivariate}, rows=_rows_multivariate),
+)
 
 #: Every entry, keyed by path (``group.name``).
 METRICS: dict[str, Metric] = {m.path: m for f in FAMILIES for m in f.metrics}

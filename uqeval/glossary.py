@@ -946,6 +946,70 @@ GLOSSARY.update({
         EHM,
     ),
 })
+# ------------------------------------------------------------------------------ forecast verification (issue 16, part B)
+_SKILL_REF = ("Murphy (1973), Hedging and skill scores for probability forecasts, J. Appl. Meteor.; "
+              f"{GR}, sec. 2.3")
+_SKILL_TEXT = ("Skill against the reference forecast of --reference (a predictions file, the climatology of "
+               "the --train targets, or persistence in --time order): 1 − S/S_ref of the mean {what} of the "
+               "model and of the reference on the same rows. 1: perfect; 0: no better than the reference; "
+               "< 0: worse. ")
+GLOSSARY.update({
+    "skill": _e(
+        "Skill scores against a reference forecast",
+        "1 − S/S_ref for each proper score the model and the reference (--reference) share; higher is "
+        "better. Climatology: the empirical distribution of the training targets (classifiers: their base "
+        "rates); persistence: the previous row's target as a point mass (CRPS = absolute error, no log score).",
+        "SS = 1 − S̄ / S̄_ref",
+        _SKILL_REF,
+    ),
+    "skill.crps": _e("CRPS skill score", _SKILL_TEXT.format(what="CRPS") +
+                     "A climatology's CRPS is that of the empirical distribution of the training targets "
+                     "(sorted cumulative sums, O((N + M) log M)); a point forecast's is its absolute error.",
+                     "CRPSS = 1 − CRPS̄ / CRPS̄_ref", _SKILL_REF),
+    "skill.nll": _e("Log-score skill", _SKILL_TEXT.format(what="negative log-likelihood") +
+                    "Not defined against a reference without a density (climatology of a regression target, "
+                    "persistence, point forecasts).", "1 − NLL̄ / NLL̄_ref", _SKILL_REF),
+    "skill.brier": _e("Brier skill score", _SKILL_TEXT.format(what="Brier score (sum over classes)") +
+                      "Against the base rates of the training labels this is the classical Brier skill score.",
+                      "BSS = 1 − BS̄ / BS̄_ref", _SKILL_REF),
+    "skill.pinball": _e("Pinball (quantile) skill", _SKILL_TEXT.format(what="pinball loss") +
+                        "Averaged over the quantile levels both forecasts give (the Uncertainty Toolbox grid "
+                        "linspace(0.01, 0.99, resolution) when both give every level).",
+                        "1 − ρ̄ / ρ̄_ref, ρ_τ(u) = u (τ − 1{u < 0})", _SKILL_REF),
+    "skill.interval": _e("Interval-score skill", _SKILL_TEXT.format(what="interval score") +
+                         "Averaged over the central levels both forecasts give.", "1 − IS̄ / IS̄_ref", _SKILL_REF),
+    "skill.wis": _e("Weighted-interval-score skill", _SKILL_TEXT.format(what="weighted interval score") +
+                    "At the quantile levels of the model (quantile files).", "1 − WIS̄ / WIS̄_ref",
+                    f"{_SKILL_REF}; Bracher, Ray, Gneiting & Reich (2021), PLoS Comput. Biol."),
+    "skill.mse": _e("MSE skill score", _SKILL_TEXT.format(what="squared error of the point forecast") +
+                    "Against climatology (the training mean) it is an out-of-sample R².",
+                    "MSESS = 1 − MSE / MSE_ref", _SKILL_REF),
+    "multivariate": _e(
+        "Multivariate ensemble scores",
+        "Proper scores of ensembles of vector-valued forecasts (target columns y_1..y_d, member columns "
+        "m<j>_<k> for member j and component k).",
+        "see multivariate.energy, multivariate.variogram",
+        "Gneiting & Raftery (2007); Scheuerer & Hamill (2015), Mon. Wea. Rev. 143",
+    ),
+    "multivariate.energy": _e(
+        "Energy score",
+        "Multivariate generalisation of the CRPS (β = 1): mean Euclidean distance of the members to the "
+        "outcome minus half their mean pairwise distance, averaged over rows; in units of y. In one "
+        "dimension it is the sample CRPS. The member term is divided by 2M² (the empirical distribution "
+        "of the members, as scoringrules' es_ensemble default). O(N·M²·d), blocked over rows.",
+        "ES(F, y) = (1/M) Σⱼ ‖xⱼ − y‖ − 1/(2M²) Σⱼ Σₖ ‖xⱼ − xₖ‖",
+        "Gneiting & Raftery (2007), Strictly proper scoring rules, prediction, and estimation, JASA 102, eq. 22",
+    ),
+    "multivariate.variogram": _e(
+        "Variogram score (p = 0.5)",
+        "Compares the pairwise variogram of the outcome, |yᵢ − yⱼ|^p, with the members' mean variogram over "
+        "every ordered pair of components (unit weights, p = 0.5); sensitive to a wrong dependence structure "
+        "between components, which the energy score barely sees. O(N·M·d²).",
+        "VS_p(F, y) = Σᵢ Σⱼ ( |yᵢ − yⱼ|^p − (1/M) Σₘ |x_{m,i} − x_{m,j}|^p )²",
+        "Scheuerer & Hamill (2015), Variogram-based proper scoring rules for probabilistic forecasts of "
+        "multivariate quantities, Mon. Wea. Rev. 143, eq. 4",
+    ),
+})
 
 # ------------------------------------------------------------------------------ lookup
 _LEVEL = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?%?$")
@@ -1005,6 +1069,8 @@ def matches(name: str) -> list[str]:
     if key in GLOSSARY:
         return [key]
     short = [k for k in GLOSSARY if k.rsplit(".", 1)[-1] == key and k not in QUALIFIED_ONLY]
+    derived = [k for k in short if k.startswith("skill.")]  # skill.crps is read as "crps" only when nothing else is
+    short = [k for k in short if k not in derived] or derived
     group = [k for k in GLOSSARY if k.split(".", 1)[0] == key and k not in short]
     return short + group
 

@@ -92,7 +92,8 @@ def check(
     is_summary = input.suffix.lower() == ".json"
     if is_summary:
         given = list(given_values) + list(columns)
-        given += [name for name, v in (("config", config), ("train", train)) if v is not None]
+        given += [name for name, v in (("config", config), ("train", train), ("reference", flags.reference),
+                                       ("time", flags.time)) if v is not None]
         if given:
             shown = ", ".join("--" + g.replace("_", "-").replace("class-bins", "bins").replace("y-true", "y")
                               for g in given)
@@ -123,16 +124,19 @@ def check(
         from dataclasses import replace
 
         from ..catalogue import settings_for_paths
-
         if train is not None:
-            settings = replace(settings, y_std=train_std(train, settings))
+            try:
+                settings = replace(settings, y_std=train_std(train, settings))
+            except InputError:
+                if flags.reference != "climatology":  # a classifier's climatology: labels, no target std
+                    raise
         # a rule on an opt-in group turns its option on: on/off options (corp.brier.mcb -> --diagnostics,
         # murphy.* -> --murphy), and the thresholds named in exceedance.<t>.* paths
         wanted = {o: True for o in opt_in_options(rule_set) if getattr(settings, o, None) is False}
         if wanted:
             settings = replace(settings, **wanted)
         settings = settings_for_paths(settings, [c.path for c in rule_set.checks] + list(rule_set.require))
-        summary = score_file(input, settings)
+        summary = score_file(input, settings, reference=flags.reference_spec())
         if base is not None:
             notes.append(f"{input} scored with the baseline's settings"
                          + (" (overridden by flags/--config)" if config or given_values or columns else ""))

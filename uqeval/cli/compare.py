@@ -48,6 +48,8 @@ def compare(
     the best model; every metric gets a rank per model and, where it can be
     resampled cheaply, a seeded bootstrap interval shared across models.
     """
+    import numpy as np
+
     from ..report.compare import rich_tables, to_markdown
     from .common import console, show
     from ..tasks.compare import Model, align_models, compare_models, model_names
@@ -65,6 +67,7 @@ def compare(
         if not metric_names:
             raise UsageError("--metrics is empty; give comma-separated names such as crps,nll,ma_cal")
     settings = flags.settings(columns={"by": id_col})
+    reference = flags.reference_spec()
     for out in (output, plot):
         if out is not None:
             check_output_path(out, files)
@@ -80,6 +83,18 @@ def compare(
         models, settings, metric_names, n_boot=bootstrap, ci_level=ci_level, seed=settings.seed,
         n_permutations=permutations, pairs=pairs.value, dm_lag=dm_lag,
     )
+    if reference is not None:  # forecast verification (issue 16): skill of each model against the reference
+        from ..tasks.score import read_extra_column
+        from ..tasks.skill import compare_skill
+
+        first = models[0].prediction
+        times = None if reference.kind != "persistence" else read_extra_column(
+            models[0].source, reference.time, first.rows if first.rows is not None else np.arange(first.n))
+        extra = compare_skill(models, reference, settings, times, n_boot=bootstrap, seed=settings.seed,
+                              ci_level=ci_level)
+        result["reference"], result["skill"] = extra["reference"], extra["skill"]
+        result["skill_orientation"] = extra["orientation"]
+        result["notes"] = list(result.get("notes", [])) + extra["notes"]
     if output is not None:
         from ..io.writers import write_json
 

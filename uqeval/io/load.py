@@ -10,7 +10,7 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import InputError, SchemaError
-from ..predictions import (Categorical, Dirichlet, Gaussian, Intervals, LogLikelihood, MemberCategorical, Point,
+from ..predictions import (Categorical, Dirichlet, Gaussian, Intervals, LogLikelihood, MemberCategorical, Multivariate, Point,
                            Prediction, Quantiles, Samples)
 from .columns import ColumnPlan, plan_columns
 from .readers import TableInfo, inspect, read_columns, to_float, to_matrix
@@ -34,6 +34,15 @@ def _block(cols: dict, plan: ColumnPlan, role: str, path: Path) -> np.ndarray:
         return to_matrix(cols[spec], spec, path)
     names = spec if isinstance(spec, list) else [spec]
     return np.column_stack([to_float(cols[n], n, path) for n in names])
+
+
+def _nested(column) -> bool:
+    """True for a Parquet list-of-lists column."""
+    import pyarrow as pa
+
+    t = column.type
+    is_list = (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list)
+    return any(f(t) for f in is_list) and any(f(t.value_type) for f in is_list)
 
 
 def _to_tensor(column, name: str, path: Path) -> np.ndarray:
@@ -104,6 +113,10 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
                    if e in table.columns or e.lower() in lower]
     cols, n_rows = read_columns(table, [*plan.needed(), *extra_names])
     p = table.path
+    if plan.representation == "samples" and "samples" in plan.list_roles and _nested(cols[plan.roles["samples"]]):
+        plan.representation = "multivariate"  # a list of M lists of d components per row (issue 16)
+        if "y_true" in plan.roles:
+            plan.list_roles.add("y_true")
     arrays: dict[str, np.ndarray] = {}
     for role in plan.roles:
         if role == "by":
@@ -115,6 +128,12 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
             else:
                 block = np.column_stack([to_float(cols[c], c, p) for c in spec])
                 arrays[role] = block.reshape(len(block), -1, plan.classes)
+        elif plan.representation == "multivariate" and role in plan.list_roles:  # list columns
+            spec = plan.roles[role]
+            arrays[role] = _to_tensor(cols[spec], spec, p) if role == "samples" else to_matrix(cols[spec], spec, p)
+        elif plan.representation == "multivariate":  # (N, d) targets, (N, M, d) members
+            block = np.column_stack([to_float(cols[c], c, p) for c in plan.roles[role]])
+            arrays[role] = block if role == "y_true" else block.reshape(len(block), -1, plan.classes)
         elif role in ("quantiles", "samples", "proba", "lower", "upper", "alpha", "loglik"):
             arrays[role] = _block(cols, plan, role, p)
         else:
@@ -149,7 +168,7 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
     if settings.nan_policy == "omit":
         ok = np.ones(n_rows, dtype=bool)
         for role, a in arrays.items():
-            if role == "samples":  # drop NaN/inf members per row; a row needs 2 finite members
+            if role == "samples" and plan.representation == "samples":  # drop NaN/inf members per row; a row needs 2 finite members
                 finite = np.isfinite(a)
                 ok &= finite.sum(axis=1) >= 2
                 n_members_dropped = int((~finite[ok]).sum())
@@ -211,4 +230,6 @@ def _build(plan: ColumnPlan, a: dict[str, np.ndarray], columns: dict, rows: np.n
         return Dirichlet(y_true=y, columns=columns, rows=rows, alpha=a["alpha"], loglik=ll)
     if kind == "loglik":
         return LogLikelihood(y_true=y, columns=columns, rows=rows, loglik=ll)
+    if kind == "multivariate":
+        return Multivariate(y_true=y, columns=columns, rows=rows, samples=a["samples"])
     raise AssertionError(kind)

@@ -348,6 +348,9 @@ def _unknown_path_message(summary: Mapping[str, Any], path: str) -> str:
     opt_in = opt_in_hint(path.split(".", 1)[0])
     if opt_in and path.split(".", 1)[0] not in summary.get("metrics", {}):
         hint += f"; {opt_in}"
+    if path.split(".", 1)[0] == "skill" and "skill" not in summary.get("metrics", {}):  # issue 16
+        hint = ("skill scores are computed only against a reference forecast: score with --reference FILE, "
+                "--reference climatology --train FILE or --reference persistence --time COLUMN")
     return f'no metric at path "{path}" in the summary; {hint}'
 
 

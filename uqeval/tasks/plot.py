@@ -548,7 +548,8 @@ def build_figures(
         if bad:
             shown = applicable_kinds(pred, settings, metrics)  # the hint lists the diagnostic kinds with --diagnostics
             hint = (f"kinds for {pred.kind} predictions: {', '.join(shown)}" if shown
-                    else f"no plot applies to {pred.kind} predictions (they carry no uncertainty)")
+                    else f"no plot applies to {pred.kind} predictions"
+                    + (" yet" if pred.kind == "multivariate" else " (they carry no uncertainty)"))
             raise InputError(f"plot kind {', '.join(map(repr, bad))} does not apply to {pred.kind} predictions; {hint}")
         wanted = [k for k in PLOT_KINDS if k in kinds]
     if not wanted:  # e.g. point predictions, or log-likelihoods alone
