@@ -978,14 +978,6 @@ OPTION_FLAGS = {"diagnostics": "--diagnostics", "tw_threshold": "--tw-threshold"
                 "murphy": "--murphy"}
 
 
-def opt_in_hint(group: str) -> str | None:
-    """How to turn on the opt-in family ``group`` (None when it is always computed or unknown)."""
-    for f in FAMILIES:
-        if f.name == group and f.option is not None:
-            return f"the {group} group is computed only with {OPTION_FLAGS.get(f.option, f.option)} (config key {f.option})"
-    return None
-
-
 def settings_for_paths(settings: Settings, paths) -> Settings:
     """``settings`` with the opt-ins that metric ``paths`` (check rules) name and that need no value:
     ``murphy.*`` turns on ``murphy``, ``exceedance.<t>.<metric>`` adds the threshold ``t``. The

@@ -322,13 +322,13 @@ def opt_in_options(rules: Rules) -> dict[str, list[str]]:
 
 def _opt_in_hint(path: str) -> str:
     """Why an opt-in group is missing from a summary, and how to get it."""
-    from ..catalogue import FAMILIES
+    from ..catalogue import FAMILIES, OPTION_FLAGS
 
     group = path.split(".", 1)[0]
     family = next((f for f in FAMILIES if f.option is not None and f.name == group), None)
     if family is None:
         return ""
-    flag = "--" + family.option.replace("_", "-")
+    flag = OPTION_FLAGS.get(family.option, "--" + family.option.replace("_", "-"))
     return (f" ({group} is computed only with {flag}: score the predictions with `uqeval score {flag}`, "
             f"or check the predictions file itself)")
 
@@ -343,11 +343,6 @@ def _unknown_path_message(summary: Mapping[str, Any], path: str) -> str:
     else:
         known = sorted(flatten_metrics(summary))
         hint = "known metric paths include: " + (", ".join(f'"{m}"' for m in known[:10]) or "none")
-    from ..catalogue import opt_in_hint
-
-    opt_in = opt_in_hint(path.split(".", 1)[0])
-    if opt_in and path.split(".", 1)[0] not in summary.get("metrics", {}):
-        hint += f"; {opt_in}"
     if path.split(".", 1)[0] == "skill" and "skill" not in summary.get("metrics", {}):  # issue 16
         hint = ("skill scores are computed only against a reference forecast: score with --reference FILE, "
                 "--reference climatology --train FILE or --reference persistence --time COLUMN")
