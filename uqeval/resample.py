@@ -173,7 +173,7 @@ class Accumulator:
             for s in range(lo, hi, _SUB):  # per slice of rows: its terms and its rows grouped by category
                 e = min(hi, s + _SUB)
                 rows = slice(at + s - lo, at + e - lo)
-                groups = [_grouping(np.asarray(c[rows], dtype=np.intp)) for c in codes]
+                groups = [_grouping(np.asarray(c[rows], dtype=np.intp), k) for c, k in zip(codes, self.n_categories)]
                 slices.append((s, e, None if x is None else np.ascontiguousarray(x[rows].T), groups))
             for c in range(-(-self.replicates // CHUNK)):
                 r0, r1 = c * CHUNK, min(self.replicates, (c + 1) * CHUNK)
@@ -184,8 +184,8 @@ class Accumulator:
                     self.total[r0:r1] += w.sum(axis=0)
                     if xt is not None:
                         self.sums[:, r0:r1] += xt @ w
-                    for j, (order, starts, present) in enumerate(groups):
-                        self.counts[j][present, r0:r1] += np.add.reduceat(w[order], starts, axis=0)
+                    for j, onehot in enumerate(groups):
+                        self.counts[j][:, r0:r1] += onehot @ w
 
     def _flip(self, start: int, stop: int, d: np.ndarray) -> None:
         total = d.sum(axis=0)[:, None]
@@ -215,12 +215,12 @@ class Accumulator:
         return self
 
 
-def _grouping(code: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows of a slice grouped by category: (order, start of each present category in it, the categories)."""
-    order = np.argsort(code, kind="stable")
-    sorted_codes = code[order]
-    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
-    return order, starts, sorted_codes[starts]
+def _grouping(code: np.ndarray, k: int):
+    """The (k, n) 0/1 matrix (sparse) that sums a slice's rows per category."""
+    from scipy.sparse import csr_matrix
+
+    n = code.size
+    return csr_matrix((np.ones(n), (code, np.arange(n))), shape=(k, n))
 
 
 def permutation_p_values(flipped: np.ndarray, observed: np.ndarray, scale: np.ndarray) -> np.ndarray:
