@@ -8,6 +8,10 @@ from typing import Annotated, Any, Optional
 import typer
 
 from .common import (
+    ChunkRowsOpt,
+    Engine,
+    EngineOpt,
+    QuietOpt,
     FormatOpt,
     OutputFormat,
     ScoringFlags,
@@ -70,6 +74,9 @@ def check(
     flags: ScoringFlags = None,  # type: ignore[assignment]  (filled by @scoring_options)
     fmt: FormatOpt = OutputFormat.table,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the check result JSON here (atomically).", dir_okay=False)] = None,
+    engine: EngineOpt = Engine.auto,
+    chunk_rows: ChunkRowsOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
     """Check a model against CI rules: metric limits, regressions against a baseline, required metrics.
 
@@ -124,7 +131,17 @@ def check(
             from dataclasses import replace
 
             settings = replace(settings, y_std=train_std(train, settings))
-        summary = score_file(input, settings)
+        from ..stream.engine import choose_engine
+
+        chosen = choose_engine(engine.value, input)
+        if chosen == "memory":
+            if chunk_rows is not None:
+                raise UsageError("--chunk-rows applies to --engine stream only")
+            summary = score_file(input, settings)
+        else:
+            from .score import _score_streamed
+
+            summary = _score_streamed(input, settings, chosen, chunk_rows, None, None, quiet)
         if base is not None:
             notes.append(f"{input} scored with the baseline's settings"
                          + (" (overridden by flags/--config)" if config or given_values or columns else ""))

@@ -1,0 +1,388 @@
+"""Mergeable states of the catalogue metrics: ``init / update(batch) / merge(a, b) / finalize(state)``.
+
+The same code serves every engine: in memory a single batch is the whole file; the stream
+engine updates one state per record batch; the Dask engine maps partitions to partial
+states and tree-reduces them with :func:`merge` (torchmetrics' ``update``/``compute``,
+Dask's chunk/combine/aggregate). States are plain dicts of numbers and numpy arrays, so
+they pickle cheaply between processes.
+
+How each metric merges follows its catalogue :attr:`~uqeval.catalogue.Metric.reduction`;
+no metric formula is written here a second time:
+
+- ``"mean"``: the family's own kernel runs on the batch and every value is weighted by
+  the batch's row count (a mean of per-row scores is the count-weighted mean of batch
+  means); ``"histogram"``: bin counts add up (the edges are fixed). **Exact.**
+- ``"moments"`` / ``"counts"``: sufficient statistics computed by the kernels' own
+  helpers and finished by the same functions as in memory (:data:`SPECIAL`): moment sums
+  of (target, point) merged with Chan et al.'s pairwise update (rmse, r2, corr), the sum
+  of variances (sharp), the cover-index counts (average and adversarial group calibration:
+  the same multivariate-hypergeometric draws), per-level hit counts (quantile calibration),
+  Brier-decomposition cell sums, even-bin calibration sums (ece, mce, sce). **Exact.**
+- Everything else needs order statistics or draws over the rows themselves (MdAE, RS,
+  max_cal_err, ACCRUE, adaptive-bin RMSCE/ACE/TACE, rejection curves, Bayesian ECE,
+  SPCE, ...): **not streamed**: left out of the result and named in the notes with the
+  reason (:func:`not_streamed`); run in memory (``--engine memory``) for those.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..catalogue import FAMILIES, Family, Settings, compute, families_for, orientation_of
+from ..predictions import Prediction
+
+State = dict[str, Any]
+
+# --------------------------------------------------------------------------- linear (mean / histogram) leaves
+
+
+def _tag_leaves(value: Any, n: int, reduction: str, key: str | None = None) -> Any:
+    """A chunk value as a tree of tagged leaves: ("m", n * v) mean, ("s", v) sum, ("k", v) kept as is."""
+    if isinstance(value, dict):
+        return {k: _tag_leaves(v, n, reduction, k) for k, v in value.items()}
+    if reduction == "histogram":
+        if key == "edges" or value is None:
+            return ("k", np.asarray(value) if value is not None else None)
+        return ("s", np.asarray(value))
+    if value is None:
+        return ("k", None)
+    return ("m", n * np.asarray(value, dtype=np.float64))
+
+
+def _merge_tree(a: Any, b: Any) -> Any:
+    if isinstance(a, dict):
+        return {k: _merge_tree(a[k], b[k]) if k in b else a[k] for k in {**a, **b}} if isinstance(b, dict) else a
+    tag, va = a
+    _, vb = b
+    if tag == "k":
+        return a
+    return (tag, va + vb)
+
+
+def _finish_tree(t: Any, n: int) -> Any:
+    if isinstance(t, dict):
+        return {k: _finish_tree(v, n) for k, v in t.items()}
+    tag, v = t
+    if tag == "m":
+        return float(v / n) if np.ndim(v) == 0 else (v / n).tolist()
+    if tag == "s":
+        return v.tolist()
+    return v.tolist() if isinstance(v, np.ndarray) else v
+
+
+# --------------------------------------------------------------------------- sufficient statistics
+
+
+class Special:
+    """A mergeable state of some metrics of one family: ``update(pred, s) -> state``,
+    ``merge(a, b) -> state``, ``finalize(state, s) -> {metric: value}``."""
+
+    metrics: tuple[str, ...] = ()
+    kinds: tuple[str, ...] | None = None  # None: every representation of the family
+
+    def update(self, p: Prediction, s: Settings) -> State | None: ...
+
+    def merge(self, a: State, b: State) -> State:
+        return {k: a[k] + b[k] for k in a}
+
+    def finalize(self, st: State, s: Settings) -> dict[str, Any]: ...
+
+
+class AccuracyMoments(Special):
+    """(target, point) means and co-moments, merged with Chan, Golub & LeVeque's pairwise update,
+    plus the sum of squared errors: rmse, r2 and corr as :func:`uqeval.metrics.accuracy.accuracy_batch`."""
+
+    metrics = ("rmse", "r2", "corr")
+    kinds = ("gaussian", "point", "intervals", "quantiles", "samples")
+
+    def update(self, p, s):
+        point = p.point()
+        if point is None:
+            return None
+        x = np.column_stack([p.y_true, point])
+        mu = x.mean(axis=0)
+        d = x - mu
+        return {"n": x.shape[0], "mean": mu, "m2": d.T @ d, "sse": float(np.square(x[:, 0] - x[:, 1]).sum())}
+
+    def merge(self, a, b):
+        n = a["n"] + b["n"]
+        delta = b["mean"] - a["mean"]
+        return {"n": n, "mean": a["mean"] + delta * (b["n"] / n),
+                "m2": a["m2"] + b["m2"] + np.outer(delta, delta) * (a["n"] * b["n"] / n), "sse": a["sse"] + b["sse"]}
+
+    def finalize(self, st, s):
+        n, sse, m2 = st["n"], st["sse"], st["m2"]
+        # the conventions of accuracy_batch: r2 as scikit-learn's force_finite, NaN below 2 rows
+        ss_tot, sp = m2[0, 0], m2[1, 1]
+        if ss_tot > 0:
+            r2 = 1.0 - sse / ss_tot
+        else:
+            r2 = 1.0 if sse == 0 else 0.0
+        corr = float(np.clip(m2[0, 1] / np.sqrt(ss_tot * sp), -1.0, 1.0)) if ss_tot > 0 and sp > 0 else float("nan")
+        return {"rmse": float(np.sqrt(sse / n)), "r2": float(r2) if n >= 2 else float("nan"),
+                "corr": corr if n >= 2 else float("nan")}
+
+
+class Sharp(Special):
+    """Sum of predicted variances: sharp = sqrt(mean variance) (:func:`uqeval.metrics.sharpness.sharpness`)."""
+
+    metrics = ("sharp",)
+
+    def update(self, p, s):
+        sd = p.spread()
+        return {"n": sd.size, "sum_var": float(np.square(sd).sum())}
+
+    def finalize(self, st, s):
+        return {"sharp": float(np.sqrt(st["sum_var"] / st["n"]))}
+
+
+def _cover_counts(p: Prediction, s: Settings) -> np.ndarray:
+    from ..catalogue import _cover_index
+
+    return np.bincount(_cover_index(p, s), minlength=s.num_bins + 1)
+
+
+class AvgCalibration(Special):
+    """Counts of the cover index (interval mode) or of y <= q per level (quantile mode); the curve
+    and its errors come from the kernels (``_observed_from_counts``, ``calibration_errors``)."""
+
+    metrics = ("rms_cal", "ma_cal", "miscal_area")
+
+    def update(self, p, s):
+        if p.kind == "quantiles":
+            return {"n": p.n, "below": np.sum(p.y_true[:, None] <= p.quantiles, axis=0)}
+        return {"n": p.n, "counts": _cover_counts(p, s)}
+
+    def finalize(self, st, s):
+        from ..catalogue import _expected
+        from ..metrics.calibration import _observed_from_counts, calibration_errors
+
+        if "below" in st:
+            return calibration_errors(np.asarray(st["levels"]), st["below"] / st["n"])
+        return calibration_errors(_expected(s), _observed_from_counts(st["counts"][None, :], st["n"], s.num_bins)[0])
+
+
+class AvgCalibrationQuantiles(AvgCalibration):
+    def update(self, p, s):
+        st = super().update(p, s)
+        st["levels"] = np.asarray(p.levels, dtype=np.float64)
+        return st
+
+    def merge(self, a, b):
+        return {"n": a["n"] + b["n"], "below": a["below"] + b["below"], "levels": a["levels"]}
+
+
+class Adversarial(Special):
+    """Cover-index counts: the merged counts feed the same multivariate-hypergeometric draws."""
+
+    metrics = ("ma_mean", "ma_stderr", "rms_mean", "rms_stderr", "group_sizes")
+
+    def update(self, p, s):
+        return {"counts": _cover_counts(p, s)}
+
+    def finalize(self, st, s):
+        from ..catalogue import _expected
+        from ..metrics.calibration import adversarial_group_calibration_counts
+
+        return adversarial_group_calibration_counts(
+            st["counts"], _expected(s), group_fractions=np.linspace(0.01, 1.0, s.adv_num_group_sizes),
+            num_trials=s.adv_num_trials, num_group_draws=s.adv_num_group_draws, seed=s.seed)
+
+
+class BrierDecomposition(Special):
+    metrics = ("uncertainty", "resolution", "reliability")
+
+    def update(self, p, s):
+        from ..metrics.classification import brier_stats
+
+        conf, sums, sq = brier_stats(p.proba, p.labels)
+        return {"conf": conf, "sums": sums, "sq": sq}
+
+    def finalize(self, st, s):
+        from ..metrics.classification import brier_decomposition_from_stats
+
+        return brier_decomposition_from_stats(st["conf"], st["sums"], st["sq"])
+
+
+class EvenBins(Special):
+    metrics = ("ece", "mce", "sce")
+
+    def update(self, p, s):
+        from ..metrics.classification import even_bin_stats
+
+        return {"stats": even_bin_stats(p.proba, p.labels, s.class_bins)}
+
+    def finalize(self, st, s):
+        from ..metrics.classification import even_bin_errors
+
+        return even_bin_errors(st["stats"])
+
+
+#: family -> its sufficient-statistic states (by representation where they differ)
+SPECIAL: dict[str, Callable[[str], Special | None]] = {
+    "accuracy": lambda kind: AccuracyMoments() if kind in AccuracyMoments.kinds else None,
+    "sharpness": lambda kind: Sharp(),
+    "avg_calibration": lambda kind: AvgCalibrationQuantiles() if kind == "quantiles" else AvgCalibration(),
+    "adv_group_calibration": lambda kind: Adversarial(),
+    "brier_decomposition": lambda kind: BrierDecomposition(),
+    "calibration": lambda kind: EvenBins(),
+}
+
+#: why a metric is not streamed, by reduction
+WHY = {
+    "order": "needs order statistics (a sort or median over all rows)",
+    "resampling": "draws over the rows themselves",
+    "curve": "a curve over sorted rows",
+    "moments": "its moment form is not streamed yet",
+    "counts": "its count form is not streamed yet",
+}
+
+
+def _plan(family: Family, kind: str) -> tuple[list[str], Special | None, list[str]]:
+    """``(linear metrics, special state, not streamed metrics)`` of a family for a representation."""
+    make = SPECIAL.get(family.name)
+    special = make(kind) if make else None
+    covered = set(special.metrics) if special else set()
+    linear, skipped = [], []
+    for m in family.metrics:
+        if not m.applies_to(kind):
+            continue
+        if m.name in covered:
+            continue
+        if m.reduction in ("mean", "histogram"):
+            linear.append(m.name)
+        else:
+            skipped.append(m.name)
+    return linear, special, skipped
+
+
+def not_streamed(kind: str, settings: Settings | None = None) -> dict[str, str]:
+    """``{"group.name": reason}`` of the metrics of ``kind`` that the streaming engines leave out."""
+    out = {}
+    for f in families_for(kind, settings):
+        by_name = {m.name: m for m in f.metrics}
+        for name in _plan(f, kind)[2]:
+            out[f"{f.name}.{name}"] = WHY.get(by_name[name].reduction, "not mergeable")
+    return out
+
+
+def streamed(kind: str, settings: Settings | None = None) -> list[str]:
+    """Paths of the metrics of ``kind`` that stream exactly."""
+    out = []
+    for f in families_for(kind, settings):
+        linear, special, _ = _plan(f, kind)
+        out += [f"{f.name}.{m}" for m in linear]
+        if special is not None:
+            out += [m.path for m in f.metrics if m.name in special.metrics and m.applies_to(kind)]
+    return out
+
+
+# --------------------------------------------------------------------------- the protocol
+
+
+def init() -> State:
+    """The empty state (the identity of :func:`merge`)."""
+    return {"n": 0, "families": {}}
+
+
+def update(state: State, pred: Prediction, settings: Settings) -> State:
+    """``state`` merged with the state of one batch of rows."""
+    return merge(state, batch_state(pred, settings))
+
+
+def batch_state(pred: Prediction, settings: Settings) -> State:
+    """The state of one batch of rows (a validated prediction container)."""
+    from ..validation import trusted
+
+    fams: dict[str, Any] = {}
+    for f in families_for(pred.kind, settings):
+        linear, special, _ = _plan(f, pred.kind)
+        entry: dict[str, Any] = {}
+        if linear:
+            with trusted():
+                result = compute(f, pred, settings)
+            if result is not None:
+                by_name = {m.name: m for m in f.metrics}
+                tree: dict[str, Any] = {}
+                for key, value in result.items():
+                    if f.by_level and isinstance(value, dict):
+                        sub = {k: _tag_leaves(v, pred.n, by_name[k].reduction) for k, v in value.items()
+                               if k in linear}
+                        tree[key] = sub
+                    elif key in linear:
+                        tree[key] = _tag_leaves(value, pred.n, by_name[key].reduction, key)
+                entry["linear"] = tree
+        if special is not None:
+            with trusted():
+                st = special.update(pred, settings)
+            if st is not None:
+                entry["special"] = st
+        if entry:
+            fams[f.name] = entry
+    return {"n": pred.n, "kind": pred.kind, "families": fams}
+
+
+def merge(a: State, b: State) -> State:
+    """Two states combined (associative; :func:`init` is the identity)."""
+    if not a["n"]:
+        return b
+    if not b["n"]:
+        return a
+    fams = dict(a["families"])
+    kind = a["kind"]
+    for name, eb in b["families"].items():
+        ea = fams.get(name)
+        if ea is None:
+            fams[name] = eb
+            continue
+        out = dict(ea)
+        if "linear" in eb:
+            out["linear"] = _merge_tree(ea["linear"], eb["linear"]) if "linear" in ea else eb["linear"]
+        if "special" in eb:
+            sp = SPECIAL[name](kind)
+            out["special"] = sp.merge(ea["special"], eb["special"]) if "special" in ea else eb["special"]
+        fams[name] = out
+    return {"n": a["n"] + b["n"], "kind": kind, "families": fams}
+
+
+def finalize(state: State, settings: Settings) -> tuple[dict[str, Any], dict[str, str]]:
+    """``(metrics, orientation)`` as :func:`uqeval.catalogue.compute_metrics` gives them, without the
+    metrics that are not streamed (:func:`not_streamed`)."""
+    from ..errors import InputError
+
+    n, kind = state["n"], state.get("kind")
+    if not n:
+        raise InputError("no rows to evaluate")
+    metrics: dict[str, Any] = {}
+    orientation: dict[str, str] = {}
+    for f in FAMILIES:
+        entry = state["families"].get(f.name)
+        if entry is None:
+            continue
+        result: dict[str, Any] = _finish_tree(entry["linear"], n) if "linear" in entry else {}
+        if "special" in entry:
+            result.update(SPECIAL[f.name](kind).finalize(entry["special"], settings))
+        order = [m.name for m in f.metrics]
+        if not f.by_level:
+            result = {k: result[k] for k in sorted(result, key=lambda k: order.index(k) if k in order else len(order))}
+        metrics[f.name] = result
+        orientation.update(orientation_of(result, f, kind))
+    return metrics, orientation
+
+
+def not_streamed_in(state: State, settings: Settings) -> dict[str, str]:
+    """:func:`not_streamed` restricted to what the in-memory run would have reported: families the
+    batches gave results for, and families with no streamed metric at all."""
+    kind = state.get("kind")
+    if kind is None:
+        return {}
+    out = {}
+    for f in families_for(kind, settings):
+        linear, special, skipped = _plan(f, kind)
+        if not skipped or (f.name not in state["families"] and (linear or special is not None)):
+            continue
+        by_name = {m.name: m for m in f.metrics}
+        out.update({f"{f.name}.{n}": WHY.get(by_name[n].reduction, "not mergeable") for n in skipped})
+    return out
