@@ -18,12 +18,11 @@ ENGINES = ("auto", "memory", "stream", "dask")
 AUTO_STREAM_BYTES = 1 << 30
 #: rows per record batch when streaming (``--chunk-rows``)
 DEFAULT_CHUNK_ROWS = 1_000_000
+GLOB_CHARS = frozenset("*?[")
 
 
 def is_multi(spec: str | Path) -> bool:
     """A directory or a glob: only the streaming engines read these."""
-    from .source import GLOB_CHARS
-
     s = str(spec)
     return Path(s).is_dir() or any(c in s for c in GLOB_CHARS)
 

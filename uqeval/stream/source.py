@@ -14,7 +14,7 @@ from typing import Iterator
 from ..errors import InputError
 from ..io.readers import TableInfo, _short, detect_format, inspect
 
-GLOB_CHARS = set("*?[")
+from .engine import GLOB_CHARS
 
 
 @dataclass
