@@ -220,6 +220,37 @@ class EvenBins(Special):
         return even_bin_errors(st["stats"])
 
 
+class RowTermMoments(Special):
+    """Mean and second central moment (Chan's merge) of the per-row WAIC/ISCV terms
+    (:func:`uqeval.metrics.ensembles.information_criteria_rows`): ``*_se = s / sqrt(N)``, ddof = 1,
+    as :func:`~uqeval.metrics.ensembles.information_criteria`."""
+
+    metrics = ("waic1_se", "waic2_se", "iscv_se")
+    terms = ("waic1", "waic2", "iscv")
+
+    def update(self, p, s):
+        from ..metrics.ensembles import information_criteria_rows
+
+        if p.loglik is None:
+            return None
+        rows = information_criteria_rows(p.loglik)
+        x = np.column_stack([rows[t] for t in self.terms])
+        mu = x.mean(axis=0)
+        return {"n": x.shape[0], "mean": mu, "m2": np.square(x - mu).sum(axis=0)}
+
+    def merge(self, a, b):
+        n = a["n"] + b["n"]
+        delta = b["mean"] - a["mean"]
+        return {"n": n, "mean": a["mean"] + delta * (b["n"] / n), "m2": a["m2"] + b["m2"] + delta**2 * (a["n"] * b["n"] / n)}
+
+    def finalize(self, st, s):
+        n = st["n"]
+        if n < 2:
+            return {f"{t}_se": float("nan") for t in self.terms}
+        se = np.sqrt(st["m2"] / (n - 1)) / np.sqrt(n)
+        return {f"{t}_se": float(v) for t, v in zip(self.terms, se)}
+
+
 #: family -> its sufficient-statistic states (by representation where they differ)
 SPECIAL: dict[str, Callable[[str], Special | None]] = {
     "accuracy": lambda kind: AccuracyMoments() if kind in AccuracyMoments.kinds else None,
@@ -228,6 +259,7 @@ SPECIAL: dict[str, Callable[[str], Special | None]] = {
     "adv_group_calibration": lambda kind: Adversarial(),
     "brier_decomposition": lambda kind: BrierDecomposition(),
     "calibration": lambda kind: EvenBins(),
+    "information_criteria": lambda kind: RowTermMoments(),
 }
 
 #: why a metric is not streamed, by reduction
@@ -386,3 +418,27 @@ def not_streamed_in(state: State, settings: Settings) -> dict[str, str]:
         by_name = {m.name: m for m in f.metrics}
         out.update({f"{f.name}.{n}": WHY.get(by_name[n].reduction, "not mergeable") for n in skipped})
     return out
+
+
+def streaming_table() -> str:
+    """The README's table (section "Beyond one machine"): per catalogue metric, streamed exactly or not and why."""
+    from ..catalogue import METRICS
+
+    exact: dict[str, None] = {}
+    left: dict[str, str] = {}
+    for f in FAMILIES:
+        for kind in f.representations:
+            for path in streamed(kind, Settings(**({f.option: True} if f.option else {}))):
+                exact.setdefault(path, None)
+            for path, why in not_streamed(kind, Settings(**({f.option: True} if f.option else {}))).items():
+                left.setdefault(path, why)
+    how = {"mean": "count-weighted batch means (sums of per-row scores)", "histogram": "summed bin counts",
+           "moments": "moment sums (Chan's pairwise merge)", "counts": "summed fixed-bin / cell counts",
+           "resampling": "summed cover-index counts, the same seeded draws", "curve": "from the summed counts"}
+    rows = ["| metric | streamed | how (state) or why not |", "|---|---|---|"]
+    for path, m in METRICS.items():
+        if path in exact and path not in left:
+            rows.append(f"| `{path}` | exact | {how.get(m.reduction, m.reduction)} |")
+        elif path in left:
+            rows.append(f"| `{path}` | not streamed | {left[path]} |")
+    return "\n".join(rows)
