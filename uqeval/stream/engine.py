@@ -92,30 +92,49 @@ class Partial:
         return out
 
 
-def _prepare(spec: str | Path, settings: Settings):
+def _prepare(spec: str | Path, settings: Settings, allow_by: bool = False):
     from ..io.load import plan_for
     from .source import open_source
 
     src = open_source(spec)
     plan = plan_for(src.info, settings)
-    if "by" in plan.roles:
+    if "by" in plan.roles and not allow_by:
         raise UsageError("--by is not streamed yet: score per group with --engine memory")
     numeric = frozenset(c for role, v in plan.roles.items() if role != "by" for c in (v if isinstance(v, list) else [v]))
     return src, plan, numeric
 
 
-def stream_partial(spec: str | Path, settings: Settings, chunk_rows: int = DEFAULT_CHUNK_ROWS,
-                   progress: Callable[[int], None] | None = None) -> tuple[Any, Partial]:
-    """Read ``spec`` in record batches of at most ``chunk_rows`` rows and fold them into one :class:`Partial`."""
+def iter_batches_of(spec: str | Path, settings: Settings, chunk_rows: int = DEFAULT_CHUNK_ROWS,
+                    extra: tuple[str, ...] = (), allow_by: bool = False):
+    """``(source, generator)``: the generator yields ``(file, Batch, n_rows, offset, extra columns)`` per record
+    batch, the batch built and validated by the in-memory loader's :func:`~uqeval.io.load.build_batch`."""
+    from ..errors import SchemaError
     from ..io.load import build_batch
     from .source import iter_batches
 
     if chunk_rows < 1:
         raise UsageError(f"--chunk-rows must be >= 1, got {chunk_rows}")
-    src, plan, numeric = _prepare(spec, settings)
+    src, plan, numeric = _prepare(spec, settings, allow_by)
+    for e in extra:
+        if e not in src.info.columns:
+            raise SchemaError(f"{src.spec}: column '{e}' not found; available columns: {', '.join(src.info.columns[:20])}")
+
+    def gen():
+        offset = 0
+        for f, cols, k in iter_batches(src, [*plan.needed(), *extra], chunk_rows, numeric):
+            yield f, build_batch(Path(f), plan, cols, k, settings, offset=offset, allow_empty=True), k, offset, \
+                {e: cols[e] for e in extra}
+            offset += k
+
+    return src, gen()
+
+
+def stream_partial(spec: str | Path, settings: Settings, chunk_rows: int = DEFAULT_CHUNK_ROWS,
+                   progress: Callable[[int], None] | None = None) -> tuple[Any, Partial]:
+    """Read ``spec`` in record batches of at most ``chunk_rows`` rows and fold them into one :class:`Partial`."""
+    src, batches = iter_batches_of(spec, settings, chunk_rows)
     part = Partial()
-    for f, cols, k in iter_batches(src, plan.needed(), chunk_rows, numeric):
-        batch = build_batch(Path(f), plan, cols, k, settings, offset=part.n_rows, allow_empty=True)
+    for f, batch, k, _, _ in batches:
         part.add(batch, k, settings, f)
         if progress is not None:
             progress(part.n_rows)
