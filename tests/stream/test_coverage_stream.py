@@ -42,7 +42,7 @@ def _same(a: dict, b: dict) -> None:
 def test_coverage_streamed_equals_memory(files):
     args = [str(SAMPLE / f) for f in files] + ["--by", "shift", "--levels", "0.9,0.5"]
     ref = _json([*args, "--engine", "memory"])
-    for chunk in ("7", "100000"):
+    for chunk in ("29", "100000"):
         _same(_json([*args, "--engine", "stream", "--chunk-rows", chunk]), ref)
 
 

@@ -161,12 +161,15 @@ def summary_of(src, part: Partial, settings: Settings, engine: str, extra_info: 
         info["n_members_dropped"] = part.n_members_dropped
     notes = []
     left_out = states.not_streamed_in(part.state, settings)
-    info["not_streamed"] = dict(left_out)  # every other metric is exact
+    info["not_streamed"] = dict(left_out)
+    approx = {k: v for k, v in states.approximate(kind, settings).items() if k.split(".")[0] in metrics}
+    info["approximate"] = approx  # every other metric is exact
     if left_out:
         notes.append(f"--engine {engine}: {len(left_out)} metric(s) not computed because they do not merge over "
                      f"chunks: " + "; ".join(f"{k} ({why})" for k, why in left_out.items())
-                     + ". Every other metric is exact (equal to the in-memory result up to float rounding); "
-                     "use --engine memory for the rest")
+                     + "; use --engine memory for them")
+    for path, bound in approx.items():
+        notes.append(f"--engine {engine}: {path} is approximate: {bound}")
     if part.n_fixed:
         notes.append(f"{part.n_fixed} row(s) had crossing quantiles and were sorted (--fix-crossing)")
     return build_summary(info, settings, metrics, orientation, None, notes)
