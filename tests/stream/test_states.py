@@ -40,11 +40,24 @@ def assert_same(got: dict, ref: dict, skipped: dict[str, str], approx: dict[str,
         assert f"{group}.{name}" in skipped, f"{path} missing but not declared as not streamed"
 
 
+def _chunks(pred, size):
+    return [pred.subset(np.arange(start, min(start + size, pred.n))) for start in range(0, pred.n, size)]
+
+
 def _chunked(pred, settings, size):
     st = states.init()
-    for start in range(0, pred.n, size):
-        st = states.update(st, pred.subset(np.arange(start, min(start + size, pred.n))), settings)
+    for chunk in _chunks(pred, size):
+        st = states.update(st, chunk, settings)
     return st
+
+
+def _finalize_two_pass(st, pred, settings, size):
+    """finalize() after the second pass (exact MdAE) over the same chunks."""
+    sel = states.selection(st)
+    second = None
+    for chunk in _chunks(pred, size) if sel else ():
+        second = states.merge_second(second, states.second_state(sel, chunk, settings), pred.kind)
+    return states.finalize(st, settings, sel, second)
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -54,7 +67,7 @@ def test_chunked_states_equal_in_memory(name, size):
     pred = load_predictions(SAMPLE / name, settings, require_targets=name != "loglik.parquet").prediction
     ref, orient_ref = compute_metrics(pred, settings)
     st = _chunked(pred, settings, size)
-    got, orient = states.finalize(st, settings)
+    got, orient = _finalize_two_pass(st, pred, settings, size)
     skipped = states.not_streamed_in(st, settings)
     assert_same(got, ref, skipped, states.approximate(pred.kind, settings))
     assert orient == {k: v for k, v in orient_ref.items() if k in orient}
@@ -69,7 +82,7 @@ def test_merge_order_and_tree_reduction_do_not_matter():
     while len(parts) > 1:  # a tree reduce, pairs merged right to left
         parts = [states.merge(parts[i + 1], parts[i]) if i + 1 < len(parts) else parts[i]
                  for i in range(0, len(parts), 2)]
-    got, _ = states.finalize(parts[0], settings)
+    got, _ = _finalize_two_pass(parts[0], pred, settings, 111)
     ref, _ = compute_metrics(pred, settings)
     assert_same(got, ref, states.not_streamed("gaussian", settings), states.approximate("gaussian"))
     # the adversarial curves come from the merged counts: the same draws as in memory, bit for bit
@@ -85,7 +98,7 @@ def test_moment_merge_is_stable_far_from_zero():
     mean = y + 0.5 * rng.normal(size=5000)
     pred = Point(y_true=y, mean=mean, columns={"y_true": "y", "mean": "mean"})
     s = Settings()
-    got, _ = states.finalize(_chunked(pred, s, 13), s)
+    got, _ = _finalize_two_pass(_chunked(pred, s, 13), pred, s, 13)
     ref, _ = compute_metrics(pred, s)
     for k in ("rmse", "r2", "corr"):
         assert got["accuracy"][k] == pytest.approx(ref["accuracy"][k], rel=1e-9), k
@@ -107,7 +120,7 @@ def test_every_metric_is_streamed_or_declared():
         paths = {m.path for m in metrics_for(kind) if m.group in enabled}
         assert paths == exact | set(left), (kind, paths ^ (exact | set(left)))
         assert all(left.values())
-    assert "accuracy.mdae" in states.not_streamed("gaussian")
+    assert "accuracy.mdae" in states.two_pass("gaussian") and "accuracy.mdae" not in states.not_streamed("gaussian")
     assert {"accuracy.rmse", "accuracy.r2", "avg_calibration.rms_cal", "adv_group_calibration.ma_mean",
             "scoring_rule.crps"} <= set(states.streamed("gaussian"))
     assert {"calibration.ece", "calibration.mce", "calibration.sce", "brier_decomposition.reliability"} <= set(
@@ -140,3 +153,17 @@ def test_streamed_max_cal_err_is_within_its_stated_bound(case):
         st = ks.merge(st, other)
     got = ks.finalize(st, None)["max_cal_err"]
     assert abs(got - max_calibration_error(u)) <= 0.5 / states.PIT_BINS + 1e-12
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 1000, 1001])
+def test_two_pass_median_is_exact_with_ties_and_zeros(n):
+    """MdAE from the bit-pattern histogram + second pass equals numpy.median (reference) for ties and zeros."""
+    from uqeval.predictions import Point
+
+    rng = np.random.default_rng(n)
+    y = np.round(rng.normal(size=n), 1)
+    mean = np.where(rng.uniform(size=n) < 0.3, y, np.round(rng.normal(size=n), 1))  # exact zeros and ties
+    pred = Point(y_true=y, mean=mean, columns={"y_true": "y", "mean": "mean"})
+    s = Settings()
+    got, _ = _finalize_two_pass(_chunked(pred, s, 3), pred, s, 3)
+    assert got["accuracy"]["mdae"] == float(np.median(np.abs(y - mean)))

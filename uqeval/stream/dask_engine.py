@@ -77,6 +77,26 @@ def partition_partial(task: tuple[str, list[int], int, int], plan, settings: Set
     return part
 
 
+def partition_second(task, plan, settings: Settings, chunk_rows: int, columns: list[str], sel: dict):
+    """The second-pass state of one task's rows (:func:`uqeval.stream.states.selection`; runs on a worker)."""
+    import pyarrow.parquet as pq
+
+    from ..io.load import build_batch
+    from . import states
+
+    f, groups, offset, _ = task
+    out = None
+    done = 0
+    with pq.ParquetFile(f) as pf:
+        for batch in pf.iter_batches(batch_size=chunk_rows, row_groups=groups, columns=columns, use_threads=False):
+            b = build_batch(Path(f), plan, {c: batch.column(c) for c in columns}, batch.num_rows, settings,
+                            offset=offset + done, allow_empty=True)
+            done += batch.num_rows
+            if b.prediction is not None:
+                out = states.merge_second(out, states.second_state(sel, b.prediction, settings), b.prediction.kind)
+    return out
+
+
 def _merge(a, b):
     return a.merge(b)
 
@@ -114,6 +134,14 @@ def score_dask(spec: str | Path, settings: Settings, chunk_rows: int, scheduler:
                 level = [client.submit(_merge, level[i], level[i + 1], pure=False) if i + 1 < len(level) else level[i]
                          for i in range(0, len(level), 2)]
             part = level[0].result()
+            from . import states
+
+            part.selection = states.selection(part.state) if part.state["n"] else None
+            if part.selection is not None:  # exact order statistics: a second map over the same tasks
+                seconds = client.gather([client.submit(partition_second, t, plan, settings, chunk_rows, columns,
+                                                       part.selection, pure=False) for t in tasks])
+                for st2 in seconds:
+                    part.second = states.merge_second(part.second, st2, part.state["kind"])
     finally:
         if cluster is not None:
             cluster.close()

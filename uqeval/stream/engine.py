@@ -57,6 +57,8 @@ class Partial:
         self.columns: dict[str, Any] | None = None
         self.signature: tuple | None = None
         self.first_file: str | None = None
+        self.selection: dict | None = None  # what the second pass collects (uqeval.stream.states.selection)
+        self.second: dict | None = None     # the merged second-pass state
 
     def add(self, batch, n_rows: int, settings: Settings, where: str) -> None:
         from . import states
@@ -131,13 +133,23 @@ def iter_batches_of(spec: str | Path, settings: Settings, chunk_rows: int = DEFA
 
 def stream_partial(spec: str | Path, settings: Settings, chunk_rows: int = DEFAULT_CHUNK_ROWS,
                    progress: Callable[[int], None] | None = None) -> tuple[Any, Partial]:
-    """Read ``spec`` in record batches of at most ``chunk_rows`` rows and fold them into one :class:`Partial`."""
+    """Read ``spec`` in record batches of at most ``chunk_rows`` rows and fold them into one :class:`Partial`;
+    when a metric needs one (:func:`uqeval.stream.states.selection`: exact MdAE), read the rows a second time."""
+    from . import states
+
     src, batches = iter_batches_of(spec, settings, chunk_rows)
     part = Partial()
     for f, batch, k, _, _ in batches:
         part.add(batch, k, settings, f)
         if progress is not None:
             progress(part.n_rows)
+    part.selection = states.selection(part.state) if part.state["n"] else None
+    if part.selection is not None:
+        _, batches = iter_batches_of(spec, settings, chunk_rows)
+        for _, batch, _, _, _ in batches:
+            if batch.prediction is not None:
+                part.second = states.merge_second(part.second, states.second_state(
+                    part.selection, batch.prediction, settings), part.state["kind"])
     return src, part
 
 
@@ -150,7 +162,7 @@ def summary_of(src, part: Partial, settings: Settings, engine: str, extra_info: 
         raise InputError(f"{src.spec}: no data rows")
     if part.state["n"] == 0:
         raise InputError(f"{src.spec}: every row has NaN/inf in a used column; nothing left to evaluate")
-    metrics, orientation = states.finalize(part.state, settings)
+    metrics, orientation = states.finalize(part.state, settings, part.selection, part.second)
     kind = part.state["kind"]
     info: dict[str, Any] = {"path": str(src.spec), "format": src.fmt, "n_rows": part.n_rows,
                             "n_dropped": part.n_dropped, "representation": kind, "columns": part.columns,
@@ -161,6 +173,12 @@ def summary_of(src, part: Partial, settings: Settings, engine: str, extra_info: 
         info["n_members_dropped"] = part.n_members_dropped
     notes = []
     left_out = states.not_streamed_in(part.state, settings)
+    for path in states.streamed(kind, settings):  # a two-pass metric whose selection was too large (MdAE)
+        group, name = path.split(".", 1)
+        if group in metrics and name not in metrics[group] and not states.get_family(group).by_level \
+                and path in states.two_pass(kind, settings):
+            left_out[path] = (f"the rows around the median exceed {states.MEDIAN_CAP:,} in one histogram code "
+                              "(many equal values); score in memory")
     info["not_streamed"] = dict(left_out)
     approx = {k: v for k, v in states.approximate(kind, settings).items() if k.split(".")[0] in metrics}
     info["approximate"] = approx  # every other metric is exact

@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..catalogue import FAMILIES, Family, Settings, compute, families_for, orientation_of
+from ..catalogue import FAMILIES, Family, Settings, compute, families_for, get_family, orientation_of
 from ..predictions import Prediction
 
 State = dict[str, Any]
@@ -90,6 +90,113 @@ class Special:
         return {k: a[k] + b[k] for k in a}
 
     def finalize(self, st: State, s: Settings) -> dict[str, Any]: ...
+
+    # a second pass over the rows, for exact order statistics: select() reads the merged first-pass
+    # state and says which rows to keep; update2/merge2 collect them; finalize2 finishes the metrics
+    def select(self, st: State) -> Any | None:
+        return None
+
+    def update2(self, sel: Any, p: Prediction, s: Settings) -> State: ...
+
+    def merge2(self, a: State, b: State) -> State: ...
+
+    def finalize2(self, st: State, sel: Any, st2: State, s: Settings) -> dict[str, Any]: ...
+
+
+class Composite(Special):
+    """Several states of one family side by side."""
+
+    def __init__(self, *parts: Special) -> None:
+        self.parts = parts
+        self.metrics = tuple(m for p in parts for m in p.metrics)
+        self.approximate = {k: v for p in parts for k, v in p.approximate.items()}
+
+    def update(self, p, s):
+        out = {i: part.update(p, s) for i, part in enumerate(self.parts)}
+        return None if all(v is None for v in out.values()) else out
+
+    def merge(self, a, b):
+        return {i: part.merge(a[i], b[i]) for i, part in enumerate(self.parts)}
+
+    def finalize(self, st, s):
+        return {k: v for i, part in enumerate(self.parts) for k, v in part.finalize(st[i], s).items()}
+
+    def select(self, st):
+        out = {i: part.select(st[i]) for i, part in enumerate(self.parts)}
+        out = {i: v for i, v in out.items() if v is not None}
+        return out or None
+
+    def update2(self, sel, p, s):
+        return {i: self.parts[i].update2(v, p, s) for i, v in sel.items()}
+
+    def merge2(self, a, b):
+        return {i: self.parts[i].merge2(a[i], b[i]) for i in a}
+
+    def finalize2(self, st, sel, st2, s):
+        return {k: v for i, v in sel.items() for k, v in self.parts[i].finalize2(st[i], v, st2[i], s).items()}
+
+
+#: float64 bit pattern >> MEDIAN_SHIFT: 1M histogram codes for non-negative values (11 exponent bits and the
+#: top 8 mantissa bits: a code spans a relative width of 2**-8)
+MEDIAN_SHIFT = 44
+MEDIAN_CODES = 1 << 19
+#: most rows the second pass collects (the rows in the median's histogram code); above it mdae is left out
+MEDIAN_CAP = 20_000_000
+
+
+class MedianAbsErr(Special):
+    """Exact MdAE in two passes: a histogram of |y - point| over the float64 bit patterns (monotone for
+    non-negative numbers) finds the codes holding the middle order statistics; the second pass collects
+    the rows in those codes, and their sort gives the median exactly (the mean of the two middle values
+    for even N, as ``numpy.median``)."""
+
+    metrics = ("mdae",)
+
+    @staticmethod
+    def _abs_err(p) -> np.ndarray | None:
+        point = p.point()
+        return None if point is None else np.abs(p.y_true - point)
+
+    @staticmethod
+    def _codes(a: np.ndarray) -> np.ndarray:
+        return (np.ascontiguousarray(a, dtype=np.float64).view(np.int64) >> MEDIAN_SHIFT).astype(np.intp)
+
+    def update(self, p, s):
+        a = self._abs_err(p)
+        if a is None:
+            return None
+        return {"hist": np.bincount(self._codes(a), minlength=MEDIAN_CODES)}
+
+    def merge(self, a, b):
+        return {"hist": a["hist"] + b["hist"]}
+
+    def finalize(self, st, s):
+        return {}
+
+    def select(self, st):
+        hist = st["hist"]
+        n = int(hist.sum())
+        k1, k2 = (n - 1) // 2, n // 2
+        cum = np.cumsum(hist)
+        lo, hi = int(np.searchsorted(cum, k1, side="right")), int(np.searchsorted(cum, k2, side="right"))
+        held = int(hist[lo:hi + 1].sum())
+        if held > MEDIAN_CAP:
+            return None
+        return {"lo": lo, "hi": hi, "below": int(cum[lo - 1]) if lo else 0, "k": (k1, k2)}
+
+    def update2(self, sel, p, s):
+        a = self._abs_err(p)
+        c = self._codes(a)
+        return {"values": a[(c >= sel["lo"]) & (c <= sel["hi"])]}
+
+    def merge2(self, a, b):
+        return {"values": np.concatenate([a["values"], b["values"]])}
+
+    def finalize2(self, st, sel, st2, s):
+        v = np.sort(st2["values"])
+        k1, k2 = sel["k"]
+        pair = v[[k1 - sel["below"], k2 - sel["below"]]]
+        return {"mdae": float(np.mean(pair))}
 
 
 class AccuracyMoments(Special):
@@ -284,7 +391,7 @@ class PitKS(Special):
 
 #: family -> its sufficient-statistic states (by representation where they differ)
 SPECIAL: dict[str, Callable[[str], Special | None]] = {
-    "accuracy": lambda kind: AccuracyMoments() if kind in AccuracyMoments.kinds else None,
+    "accuracy": lambda kind: Composite(AccuracyMoments(), MedianAbsErr()) if kind in AccuracyMoments.kinds else None,
     "sharpness": lambda kind: Sharp(),
     "avg_calibration": lambda kind: AvgCalibrationQuantiles() if kind == "quantiles" else AvgCalibration(),
     "adv_group_calibration": lambda kind: Adversarial(),
@@ -340,6 +447,17 @@ def approximate(kind: str, settings: Settings | None = None) -> dict[str, str]:
         if special is not None:
             out.update({f"{f.name}.{m}": b for m, b in special.approximate.items()
                         if any(x.name == m and x.applies_to(kind) for x in f.metrics)})
+    return out
+
+
+def two_pass(kind: str, settings: Settings | None = None) -> list[str]:
+    """Paths of the metrics of ``kind`` that a second pass over the rows makes exact (MdAE)."""
+    out = []
+    for f in families_for(kind, settings):
+        _, special, _ = _plan(f, kind)
+        parts = getattr(special, "parts", (special,)) if special is not None else ()
+        out += [f"{f.name}.{m}" for sp in parts if type(sp).select is not Special.select for m in sp.metrics
+                if any(x.name == m and x.applies_to(kind) for x in f.metrics)]
     return out
 
 
@@ -422,9 +540,34 @@ def merge(a: State, b: State) -> State:
     return {"n": a["n"] + b["n"], "kind": kind, "families": fams}
 
 
-def finalize(state: State, settings: Settings) -> tuple[dict[str, Any], dict[str, str]]:
+def selection(state: State) -> dict[str, Any] | None:
+    """What a second pass over the rows must collect (exact order statistics), or None when nothing needs one."""
+    kind = state.get("kind")
+    out = {}
+    for name, entry in state["families"].items():
+        if "special" in entry:
+            sel = SPECIAL[name](kind).select(entry["special"])
+            if sel is not None:
+                out[name] = sel
+    return out or None
+
+
+def second_state(sel: dict[str, Any], pred: Prediction, settings: Settings) -> State:
+    """The second-pass state of one batch (:func:`selection` says what to keep)."""
+    return {name: SPECIAL[name](pred.kind).update2(v, pred, settings) for name, v in sel.items()}
+
+
+def merge_second(a: State | None, b: State | None, kind: str) -> State | None:
+    if a is None or b is None:
+        return b if a is None else a
+    return {name: SPECIAL[name](kind).merge2(a[name], b[name]) for name in a}
+
+
+def finalize(state: State, settings: Settings, sel: dict[str, Any] | None = None,
+             second: State | None = None) -> tuple[dict[str, Any], dict[str, str]]:
     """``(metrics, orientation)`` as :func:`uqeval.catalogue.compute_metrics` gives them, without the
-    metrics that are not streamed (:func:`not_streamed`)."""
+    metrics that are not streamed (:func:`not_streamed`) and, without a second pass (``sel``, ``second``),
+    without those that need one (MdAE)."""
     from ..errors import InputError
 
     n, kind = state["n"], state.get("kind")
@@ -438,7 +581,10 @@ def finalize(state: State, settings: Settings) -> tuple[dict[str, Any], dict[str
             continue
         result: dict[str, Any] = _finish_tree(entry["linear"], n) if "linear" in entry else {}
         if "special" in entry:
-            result.update(SPECIAL[f.name](kind).finalize(entry["special"], settings))
+            sp = SPECIAL[f.name](kind)
+            result.update(sp.finalize(entry["special"], settings))
+            if sel and second and f.name in sel:
+                result.update(sp.finalize2(entry["special"], sel[f.name], second[f.name], settings))
         order = [m.name for m in f.metrics]
         if not f.by_level:
             result = {k: result[k] for k in sorted(result, key=lambda k: order.index(k) if k in order else len(order))}
@@ -477,6 +623,7 @@ def streaming_table() -> str:
                 exact.setdefault(path, None)
             for path, why in not_streamed(kind, Settings(**({f.option: True} if f.option else {}))).items():
                 left.setdefault(path, why)
+    two = {p for f in FAMILIES for kind in f.representations for p in two_pass(kind)}
     how = {"mean": "count-weighted batch means (sums of per-row scores)", "histogram": "summed bin counts",
            "moments": "moment sums (Chan's pairwise merge)", "counts": "summed fixed-bin / cell counts",
            "resampling": "summed cover-index counts, the same seeded draws", "curve": "from the summed counts"}
@@ -484,6 +631,9 @@ def streaming_table() -> str:
     for path, m in METRICS.items():
         if path in approx:
             rows.append(f"| `{path}` | approximate | {approx[path]} |")
+        elif path in two:
+            rows.append(f"| `{path}` | exact (two passes) | a histogram of float bit patterns finds the median's "
+                        "bin; a second pass collects its rows |")
         elif path in exact and path not in left:
             rows.append(f"| `{path}` | exact | {how.get(m.reduction, m.reduction)} |")
         elif path in left:
