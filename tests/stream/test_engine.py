@@ -170,3 +170,12 @@ def test_memory_path_does_not_import_the_stream_machinery(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "LOADED []" in out.stdout, out.stdout[-300:]
+
+
+def test_check_rule_on_a_metric_the_stream_leaves_out_says_so(tmp_path):
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[rules."reliability.rs"]\nmax = 5\n')
+    result = runner.invoke(app, ["check", str(SAMPLE / "gaussian.parquet"), "--rules", str(rules), "--engine",
+                                 "stream"])
+    assert result.exit_code == 3, result.output
+    assert "not computed by --engine stream" in result.output and "--engine memory" in result.output

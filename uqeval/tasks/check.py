@@ -308,6 +308,13 @@ def _close_matches(summary: Mapping[str, Any], path: str) -> list[str]:
 
 
 def _unknown_path_message(summary: Mapping[str, Any], path: str) -> str:
+    inp = summary.get("input") if isinstance(summary.get("input"), Mapping) else {}
+    left_out = inp.get("not_streamed") if isinstance(inp.get("not_streamed"), Mapping) else {}
+    parts = path.split(".")
+    for key, why in left_out.items():  # streamed summaries (issue 14) leave some metrics out
+        if key == path or len(parts) >= 2 and key == f"{parts[0]}.{parts[-1]}":
+            return (f'"{path}" is not computed by --engine {inp.get("engine", "stream")} ({why}); '
+                    "score with --engine memory to check it")
     matches = _close_matches(summary, path)
     if matches:
         hint = "close matches: " + ", ".join(f'"{m}"' for m in matches)
