@@ -55,7 +55,8 @@ def test_dask_local_cluster_equals_in_memory_for_1_and_8_partitions(tmp_path, cl
         got = json.loads(result.stdout)
         assert got["input"]["engine"] == "dask" and got["input"]["n_rows"] == 2400
         assert got["input"]["n_partitions"] == n_files  # one task per file (each far below TASK_ROWS)
-        assert_same(got["metrics"], ref["metrics"], got["input"]["not_streamed"], got["input"]["approximate"])
+        assert_same(got["metrics"], ref["metrics"], got["input"]["not_streamed"], got["input"]["approximate"],
+                    got["input"].get("bounds"))
         # the same adversarial draws as in memory: the merged cover-index counts are the whole data's
         assert got["metrics"]["adv_group_calibration"] == ref["metrics"]["adv_group_calibration"]
 

@@ -40,7 +40,8 @@ def test_stream_equals_memory_for_every_chunk_size(name):
         assert got["input"]["engine"] == "stream" and got["input"]["n_rows"] == ref["input"]["n_rows"]
         assert got["input"]["representation"] == ref["input"]["representation"]
         assert got["input"]["columns"] == ref["input"]["columns"]
-        assert_same(got["metrics"], ref["metrics"], got["input"]["not_streamed"], got["input"]["approximate"])
+        assert_same(got["metrics"], ref["metrics"], got["input"]["not_streamed"], got["input"]["approximate"],
+                    got["input"].get("bounds"))
         assert got["orientation"] == {k: v for k, v in ref["orientation"].items() if k in got["orientation"]}
         if got["input"]["not_streamed"]:
             assert any("not computed because they do not merge" in n for n in got["notes"])
@@ -71,7 +72,8 @@ def test_hive_partitioned_directory_and_glob_equal_the_single_file(tmp_path):
             assert got["input"]["engine"] == "stream"
             assert got["input"]["n_rows"] == 1000
             assert got["input"]["n_files"] == (3 if spec.endswith("parts") else 8)
-            assert_same(got["metrics"], ref["metrics"], got["input"]["not_streamed"], got["input"]["approximate"])
+            assert_same(got["metrics"], ref["metrics"], got["input"]["not_streamed"], got["input"]["approximate"],
+                    got["input"].get("bounds"))
 
 
 def test_bad_value_in_a_later_chunk_names_file_column_and_global_row(tmp_path):
@@ -110,7 +112,8 @@ def test_csv_integers_first_then_floats_stream(tmp_path):
     f = write_table(tmp_path / "mixed.csv", {"y": mean + rng.normal(size=n), "mean": mean, "std": np.full(n, 1.5)})
     ref = score_json([str(f), "--engine", "memory"])
     got = score_json([str(f), "--engine", "stream", "--chunk-rows", "70000"])
-    assert_same(got["metrics"], ref["metrics"], got["input"]["not_streamed"], got["input"]["approximate"])
+    assert_same(got["metrics"], ref["metrics"], got["input"]["not_streamed"], got["input"]["approximate"],
+                    got["input"].get("bounds"))
 
 
 def test_nan_policy_omit_counts_dropped_rows_across_chunks(tmp_path):
@@ -122,7 +125,8 @@ def test_nan_policy_omit_counts_dropped_rows_across_chunks(tmp_path):
     ref = score_json([str(f), "--engine", "memory", "--nan-policy", "omit"])
     got = score_json([str(f), "--engine", "stream", "--chunk-rows", "7", "--nan-policy", "omit"])
     assert got["input"]["n_dropped"] == ref["input"]["n_dropped"] == 6
-    assert_same(got["metrics"], ref["metrics"], got["input"]["not_streamed"], got["input"]["approximate"])
+    assert_same(got["metrics"], ref["metrics"], got["input"]["not_streamed"], got["input"]["approximate"],
+                    got["input"].get("bounds"))
     result = runner.invoke(app, ["score", str(f), "--engine", "stream", "--chunk-rows", "7"])
     assert result.exit_code == 3 and "row 3" in result.output, result.output
 
@@ -174,8 +178,8 @@ def test_memory_path_does_not_import_the_stream_machinery(tmp_path):
 
 def test_check_rule_on_a_metric_the_stream_leaves_out_says_so(tmp_path):
     rules = tmp_path / "rules.toml"
-    rules.write_text('[rules."reliability.rs"]\nmax = 5\n')
-    result = runner.invoke(app, ["check", str(SAMPLE / "gaussian.parquet"), "--rules", str(rules), "--engine",
+    rules.write_text('[rules."calibration.ace"]\nmax = 5\n')
+    result = runner.invoke(app, ["check", str(SAMPLE / "classification.parquet"), "--rules", str(rules), "--engine",
                                  "stream"])
     assert result.exit_code == 3, result.output
     assert "not computed by --engine stream" in result.output and "--engine memory" in result.output

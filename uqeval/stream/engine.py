@@ -162,7 +162,8 @@ def summary_of(src, part: Partial, settings: Settings, engine: str, extra_info: 
         raise InputError(f"{src.spec}: no data rows")
     if part.state["n"] == 0:
         raise InputError(f"{src.spec}: every row has NaN/inf in a used column; nothing left to evaluate")
-    metrics, orientation = states.finalize(part.state, settings, part.selection, part.second)
+    bounds: dict[str, float] = {}
+    metrics, orientation = states.finalize(part.state, settings, part.selection, part.second, bounds)
     kind = part.state["kind"]
     info: dict[str, Any] = {"path": str(src.spec), "format": src.fmt, "n_rows": part.n_rows,
                             "n_dropped": part.n_dropped, "representation": kind, "columns": part.columns,
@@ -182,6 +183,8 @@ def summary_of(src, part: Partial, settings: Settings, engine: str, extra_info: 
     info["not_streamed"] = dict(left_out)
     approx = {k: v for k, v in states.approximate(kind, settings).items() if k.split(".")[0] in metrics}
     info["approximate"] = approx  # every other metric is exact
+    if bounds:
+        info["bounds"] = {k: v for k, v in bounds.items() if k.split(".")[0] in metrics}
     if left_out:
         notes.append(f"--engine {engine}: {len(left_out)} metric(s) not computed because they do not merge over "
                      f"chunks: " + "; ".join(f"{k} ({why})" for k, why in left_out.items())

@@ -389,6 +389,77 @@ class PitKS(Special):
         return {"max_cal_err": float(np.max(np.abs(cum - edges))) + 0.5 / PIT_BINS}
 
 
+_SIGN_FREE = np.int64(0x7FFFFFFFFFFFFFFF)
+#: signed float64 -> monotone int64 key >> RS_SHIFT: 2**20 codes (sign, 11 exponent and 8 mantissa bits)
+RS_SHIFT = 44
+RS_CODES = 1 << 20
+
+
+def _monotone_key(x: np.ndarray) -> np.ndarray:
+    bits = np.ascontiguousarray(x, dtype=np.float64).view(np.int64)
+    return np.where(bits < 0, bits ^ _SIGN_FREE, bits)
+
+
+def _code_edges() -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) float edges of every code (values v in a code satisfy lower <= v < upper)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        key = (np.arange(RS_CODES + 1, dtype=np.int64) - RS_CODES // 2) << RS_SHIFT
+        bits = np.where(key < 0, key ^ _SIGN_FREE, key)
+        edges = bits.view(np.float64)
+    return edges[:-1], edges[1:]
+
+
+class ReliabilityScore(Special):
+    r"""RS and ACCRUE (:mod:`uqeval.metrics.reliability`) from per-row sums and a histogram of
+    :math:`\eta = z/\sqrt2` over monotone float codes (relative width 2**-8).
+
+    RS is a sum of per-row terms except :math:`-\sum_i \eta_{(i)}(2i-1)/N^2 = -(G + N\sum_i\eta_i)/N^2`,
+    with :math:`G = \sum_{i<j} |\eta_i - \eta_j|` the Gini mean difference sum. Pairs in different codes are
+    ordered by their codes, so their part of G is exact from per-code counts and sums; a code holding
+    :math:`c` values within width :math:`w` adds between 0 and :math:`\lfloor c^2/4\rfloor w` more. The
+    midpoint is used, so :math:`|RS_{stream} - RS| \le \sum_b \lfloor c_b^2/4\rfloor w_b / (2N^2)`,
+    a bound computed from the data and written to the JSON (``input.approximate``); ACCRUE's error is
+    :math:`(1-\beta)` times it.
+    """
+
+    metrics = ("rs", "accrue")
+    approximate = {"rs": "within the data-dependent bound in input.bounds (the Gini pairs inside one of 2^20 "
+                         "float codes, relative width 2^-8)",
+                   "accrue": "within the data-dependent bound in input.bounds ((1 - beta) x that of rs)"}
+
+    def update(self, p, s):
+        from scipy.special import erfc
+
+        from ..metrics.scoring import _crps_z
+
+        eps = p.y_true - p.mean
+        z = eps / p.std
+        eta = z / np.sqrt(2.0)
+        code = ((_monotone_key(eta) >> RS_SHIFT) + RS_CODES // 2).astype(np.intp)
+        return {"n": eta.size, "counts": np.bincount(code, minlength=RS_CODES),
+                "sums": np.bincount(code, weights=eta, minlength=RS_CODES),
+                "t13": float(np.sum(eta * erfc(-eta) + np.exp(-eta * eta) / np.sqrt(np.pi))),
+                "sum_eta": float(eta.sum()), "crps": float(_crps_z(z, p.std).sum()),
+                "abs_eps": float(np.abs(eps).sum())}
+
+    def finalize(self, st, s):
+        from ..metrics.reliability import _HALF_SQRT_2_OVER_PI, _accrue
+
+        n, c, sm = st["n"], st["counts"].astype(np.float64), st["sums"]
+        cum_c = np.cumsum(c) - c
+        cum_s = np.cumsum(sm) - sm
+        between = float(np.sum(sm * cum_c - c * cum_s))
+        lo, hi = _code_edges()
+        many = c > 1  # a code with one value has no pair inside it
+        half = float(np.sum(np.floor(c[many] * c[many] / 4.0) * (hi[many] - lo[many]))) / 2.0
+        g = between + half
+        rs = (st["t13"] - (g + n * st["sum_eta"]) / n) / n - _HALF_SQRT_2_OVER_PI
+        acc = _accrue(st["crps"] / n, rs, st["abs_eps"] / n)
+        bound = half / (n * n)
+        return {"rs": float(rs), "accrue": acc["accrue"], "_rs_bound": bound,
+                "_accrue_bound": (1.0 - acc["beta"]) * bound}
+
+
 #: family -> its sufficient-statistic states (by representation where they differ)
 SPECIAL: dict[str, Callable[[str], Special | None]] = {
     "accuracy": lambda kind: Composite(AccuracyMoments(), MedianAbsErr()) if kind in AccuracyMoments.kinds else None,
@@ -398,7 +469,7 @@ SPECIAL: dict[str, Callable[[str], Special | None]] = {
     "brier_decomposition": lambda kind: BrierDecomposition(),
     "calibration": lambda kind: EvenBins(),
     "information_criteria": lambda kind: RowTermMoments(),
-    "reliability": lambda kind: PitKS(),
+    "reliability": lambda kind: Composite(PitKS(), ReliabilityScore()) if kind == "gaussian" else PitKS(),
 }
 
 #: why a metric is not streamed, by reduction
@@ -564,7 +635,7 @@ def merge_second(a: State | None, b: State | None, kind: str) -> State | None:
 
 
 def finalize(state: State, settings: Settings, sel: dict[str, Any] | None = None,
-             second: State | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+             second: State | None = None, bounds: dict[str, float] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
     """``(metrics, orientation)`` as :func:`uqeval.catalogue.compute_metrics` gives them, without the
     metrics that are not streamed (:func:`not_streamed`) and, without a second pass (``sel``, ``second``),
     without those that need one (MdAE)."""
@@ -585,6 +656,10 @@ def finalize(state: State, settings: Settings, sel: dict[str, Any] | None = None
             result.update(sp.finalize(entry["special"], settings))
             if sel and second and f.name in sel:
                 result.update(sp.finalize2(entry["special"], sel[f.name], second[f.name], settings))
+            for key in [k for k in result if k.startswith("_") and k.endswith("_bound")]:  # data-dependent bounds
+                value = result.pop(key)
+                if bounds is not None:
+                    bounds[f"{f.name}.{key[1:-len('_bound')]}"] = value
         order = [m.name for m in f.metrics]
         if not f.by_level:
             result = {k: result[k] for k in sorted(result, key=lambda k: order.index(k) if k in order else len(order))}
