@@ -229,11 +229,15 @@ def test_metric_of_another_representation_is_an_error(data):
 
 
 def _resampler(pred, ref, settings):
-    """The catalogue's resampler of a summary metric (None where it has no per-row form)."""
+    """The catalogue's resampler of a summary metric, taking resampled row indices (None where it has
+    no per-row form): the indices become row weights (row i counted as often as it was drawn)."""
     from uqeval.catalogue import METRICS, rows
 
     stat = rows(METRICS[f"{ref.group}.{ref.keys[-1]}"], pred, settings, ref.level)
-    return None if stat is None else stat.resampler()
+    if stat is None:
+        return None
+    fn = stat.resampler()
+    return lambda idx: fn(np.stack([np.bincount(i, minlength=idx.shape[1]) for i in idx]).astype(np.float64))
 
 
 def test_calibration_resampler_matches_a_slow_reference(data):

@@ -30,7 +30,7 @@ from .errors import InputError
 from .predictions import Prediction
 
 Compute = Callable[[Prediction, Settings], "dict | None"]
-#: ``(B, N)`` resampled row indices -> ``(B,)`` metric values.
+#: ``(B, N)`` row weights (a resample counts row ``i`` ``w[b, i]`` times) -> ``(B,)`` metric values.
 Resampler = Callable[[np.ndarray], np.ndarray]
 
 REGRESSION = ("gaussian", "point", "intervals", "quantiles", "samples")
@@ -40,23 +40,56 @@ ORIENTATIONS = ("lower", "higher", "target")
 
 @dataclass(frozen=True)
 class RowStat:
-    """How a metric comes out of its rows.
+    """How a metric comes out of its rows, for paired tests, the bootstrap and streaming.
 
-    ``score``: a per-row score whose mean is the metric (a paired test can use it);
-    ``resample``: the metric of resampled rows, ``(B, N)`` indices -> ``(B,)``. Either
-    may be None; a metric with a score resamples as the mean of the score.
+    - ``score``: a per-row score whose mean is the metric (a paired test can use it);
+    - ``terms`` (N, k) and/or ``codes`` (N,) ints in ``[0, n_codes)`` with ``finish``: the metric
+      of any weighted set of rows is ``finish(sums, total)``, where ``sums`` (B, k + n_codes) holds
+      the weighted sums of the terms and the weighted counts of each code, ``total`` (B,) the
+      total weights (a mergeable state: sums over chunks add up);
+    - ``weighted``: the metric of weighted rows directly, ``(B, N)`` weights -> ``(B,)``, for
+      metrics that need order statistics.
+
+    A metric with only a score resamples as the weighted mean of the score.
     """
 
     score: np.ndarray | None = None
-    resample: Resampler | None = None
+    terms: np.ndarray | None = None
+    codes: np.ndarray | None = None
+    n_codes: int = 0
+    finish: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
+    weighted: Resampler | None = None
+
+    @property
+    def sums_form(self) -> tuple[np.ndarray | None, np.ndarray | None, int, Callable] | None:
+        """``(terms, codes, n_codes, finish)`` where the metric is a function of weighted sums, else None."""
+        if self.finish is not None:
+            return self.terms, self.codes, self.n_codes, self.finish
+        if self.weighted is None and self.score is not None:
+            return self.score[:, None], None, 0, _mean_of_first
+        return None
 
     def resampler(self) -> Resampler | None:
-        if self.resample is not None:
-            return self.resample
-        if self.score is not None:
-            s = self.score
-            return lambda idx: s[idx].mean(axis=-1)
-        return None
+        """``(B, N)`` row weights -> ``(B,)``: the metric of the rows, row ``i`` counted ``w[b, i]`` times."""
+        if self.weighted is not None:
+            return self.weighted
+        form = self.sums_form
+        if form is None:
+            return None
+        terms, codes, n_codes, finish = form
+
+        def fn(w: np.ndarray) -> np.ndarray:
+            w = np.asarray(w, dtype=np.float64)
+            parts = [] if terms is None else [w @ terms]
+            if codes is not None:
+                parts.append(np.stack([np.bincount(codes, weights=row, minlength=n_codes) for row in w]))
+            return finish(np.concatenate(parts, axis=1), w.sum(axis=1))
+
+        return fn
+
+
+def _mean_of_first(sums: np.ndarray, total: np.ndarray) -> np.ndarray:
+    return sums[:, 0] / total
 
 
 RowsFn = Callable[[Prediction, Settings, Any], "RowStat | None"]
@@ -409,7 +442,7 @@ def _rows_accuracy(p, s, level) -> dict[str, RowStat] | None:
     if point is None:
         return None
     terms = _memo(p, "accuracy_rows", lambda: accuracy_rows(p.y_true, point))
-    return {k: RowStat(*v) for k, v in terms.items()}
+    return {k: RowStat(score=score, weighted=weighted) for k, (score, weighted) in terms.items()}
 
 
 def _rows_accuracy_cls(p, s, level) -> dict[str, RowStat]:
@@ -419,21 +452,28 @@ def _rows_accuracy_cls(p, s, level) -> dict[str, RowStat]:
 
 
 def _rows_avg_cal(p, s, level) -> dict[str, RowStat] | None:
-    from .metrics.calibration import resample_calibration_errors
-
     if p.kind == "quantiles":
-        from .metrics.quantiles import resample_quantile_calibration
+        from .metrics.quantiles import quantile_calibration_terms
 
-        fn = resample_quantile_calibration(p.y_true, p.quantiles, p.levels)
+        below, fn = quantile_calibration_terms(p.y_true, p.quantiles, p.levels)
+        form = dict(terms=below)
     else:
-        fn = resample_calibration_errors(_cover_index(p, s), _expected(s))
-    return {k: RowStat(resample=(lambda key: lambda idx: fn(idx)[key])(k)) for k in ("rms_cal", "ma_cal", "miscal_area")}
+        from .metrics.calibration import calibration_errors_from_counts
+
+        expected = _expected(s)
+        fn = calibration_errors_from_counts(expected)
+        form = dict(codes=_cover_index(p, s), n_codes=expected.size + 1)
+    return {k: RowStat(finish=(lambda key: lambda sums, total: fn(sums, total)[key])(k), **form)
+            for k in ("rms_cal", "ma_cal", "miscal_area")}
 
 
 def _rows_sharpness(p, s, level) -> dict[str, RowStat]:
     sd = p.spread()
-    var = sd * sd
-    return {"sharp": RowStat(resample=lambda idx: np.sqrt(var[idx].mean(axis=-1))), "mean_std": RowStat(score=sd)}
+    return {"sharp": RowStat(terms=(sd * sd)[:, None], finish=_root_mean), "mean_std": RowStat(score=sd)}
+
+
+def _root_mean(sums: np.ndarray, total: np.ndarray) -> np.ndarray:
+    return np.sqrt(sums[:, 0] / total)
 
 
 def _rows_scoring(p, s, level) -> dict[str, RowStat]:
@@ -468,8 +508,8 @@ def _rows_coverage(p, s, level) -> dict[str, RowStat] | None:
         lo, hi = p.interval(lv)
     except (KeyError, TypeError, ValueError):
         return None
-    return {k: RowStat(*v)
-            for k, v in coverage_rows(p.y_true, lo, hi, lv, y_std=s.y_std).items()}
+    return {k: RowStat(score=score, terms=None if finish is None else score_terms, finish=finish)
+            for k, (score, score_terms, finish) in coverage_rows(p.y_true, lo, hi, lv, y_std=s.y_std).items()}
 
 
 def _rows_prediction_sets(p, s, level) -> dict[str, RowStat] | None:
@@ -752,4 +792,4 @@ def rows(metric: Metric, pred: Prediction, settings: Settings, level: str | None
 
     with trusted():
         stat = metric.rows_fn(pred, settings, level)
-    return stat if stat is not None and (stat.score is not None or stat.resample is not None) else None
+    return stat if stat is not None and stat.resampler() is not None else None

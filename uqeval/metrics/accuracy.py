@@ -44,56 +44,86 @@ def regression_accuracy(y_true, mean) -> dict[str, float]:
     check_finite(y, "y_true")
     check_finite(yhat, "mean")
 
-    out = accuracy_batch(y[None, :], yhat[None, :])
+    out = accuracy_batch(y, yhat)
     return {k: float(v[0]) for k, v in out.items()}
 
 
 ACCURACY_KEYS = ("mae", "rmse", "mdae", "marpd", "r2", "corr")
 
 
-def accuracy_batch(y: np.ndarray, yhat: np.ndarray, keys=ACCURACY_KEYS) -> dict[str, np.ndarray]:
-    """The metrics of :func:`regression_accuracy` for B sets of rows at once: (B, N) arrays -> (B,) each.
+def accuracy_batch(y: np.ndarray, yhat: np.ndarray, keys=ACCURACY_KEYS,
+                   weights: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """The metrics of :func:`regression_accuracy` for B sets of rows at once -> (B,) each.
 
-    The one place the formulas live: :func:`regression_accuracy` calls it with B = 1 and
-    the bootstrap with resampled rows.
+    ``y``, ``yhat``: (N,) arrays; ``weights``: (B, N) row weights (set ``b`` counts row ``i``
+    ``weights[b, i]`` times: a bootstrap replicate), or None for the rows themselves (B = 1).
+    The one place the formulas live: :func:`regression_accuracy` calls it without weights and
+    the bootstrap with them; integer weights give the metric of the rows repeated that often.
     """
-    n = y.shape[-1]
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    total = float(y.shape[-1]) if w is None else w.sum(axis=-1)
+
+    def wsum(x: np.ndarray) -> np.ndarray:  # (N,) or (B, N) per-row terms -> (B,) sums
+        if w is None:
+            return x.sum(axis=-1).reshape(-1)
+        return w @ x if x.ndim == 1 else np.einsum("bi,bi->b", w, x)
+
+    def wmean(x: np.ndarray) -> np.ndarray:
+        return wsum(x) / total
+
     err = y - yhat
     out: dict[str, np.ndarray] = {}
     if "mae" in keys:
-        out["mae"] = np.abs(err).mean(axis=-1)
+        out["mae"] = wmean(np.abs(err))
     if "rmse" in keys:
-        out["rmse"] = np.sqrt(np.square(err).mean(axis=-1))
+        out["rmse"] = np.sqrt(wmean(np.square(err)))
     if "mdae" in keys:
-        out["mdae"] = np.median(np.abs(err), axis=-1)  # O(N) selection per set
+        out["mdae"] = _weighted_median(np.abs(err), w)
     if "marpd" in keys:
         denom = np.abs(yhat) + np.abs(y)
         with np.errstate(invalid="ignore", divide="ignore"):
             rel = np.where(denom > 0, 2.0 * np.abs(err) / denom, 0.0)
-        out["marpd"] = 100.0 * rel.mean(axis=-1)
+        out["marpd"] = 100.0 * wmean(rel)
+    n_ok = total >= 2
     if "r2" in keys:
-        ss_res = np.square(err).sum(axis=-1)
-        ss_tot = np.square(y - y.mean(axis=-1, keepdims=True)).sum(axis=-1)
+        ss_res = wsum(np.square(err))
+        ss_tot = wsum(np.square(y - wmean(y)[:, None]))
         with np.errstate(invalid="ignore", divide="ignore"):
             r2 = np.where(ss_tot > 0, 1.0 - ss_res / ss_tot, np.where(ss_res == 0, 1.0, 0.0))
-        out["r2"] = r2 if n >= 2 else np.full_like(r2, np.nan)
+        out["r2"] = np.where(n_ok, r2, np.nan)
     if "corr" in keys:
-        yc = y - y.mean(axis=-1, keepdims=True)
-        pc = yhat - yhat.mean(axis=-1, keepdims=True)
-        sy = np.sqrt(np.square(yc).sum(axis=-1))
-        sp = np.sqrt(np.square(pc).sum(axis=-1))
+        yc = y - wmean(y)[:, None]
+        pc = yhat - wmean(yhat)[:, None]
+        sy = np.sqrt(wsum(np.square(yc)))
+        sp = np.sqrt(wsum(np.square(pc)))
         with np.errstate(invalid="ignore", divide="ignore"):
-            r = (yc * pc).sum(axis=-1) / (sy * sp)
+            r = wsum(yc * pc) / (sy * sp)
         r = np.clip(np.where((sy > 0) & (sp > 0), r, np.nan), -1.0, 1.0)
-        out["corr"] = r if n >= 2 else np.full_like(r, np.nan)
+        out["corr"] = np.where(n_ok, r, np.nan)
     return out
+
+
+def _weighted_median(x: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    """Median of ``x`` (N,) -> (1,), or per row of integer weights ``w`` (B, N) -> (B,): the median of
+    the rows repeated ``w[b, i]`` times (mean of the two middle values of an even count)."""
+    if w is None:
+        return np.atleast_1d(np.median(x))  # O(N) selection
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    cum = np.cumsum(w[:, order], axis=1)  # O(B N)
+    total = cum[:, -1]
+    lo = np.floor((total - 1.0) / 2.0)  # 0-based positions of the middle values
+    hi = np.floor(total / 2.0)
+    i_lo = np.minimum((cum <= lo[:, None]).sum(axis=1), x.size - 1)
+    i_hi = np.minimum((cum <= hi[:, None]).sum(axis=1), x.size - 1)
+    return 0.5 * (xs[i_lo] + xs[i_hi])
 
 
 def accuracy_rows(y_true: np.ndarray, mean: np.ndarray) -> dict[str, tuple[np.ndarray | None, object]]:
     """Per-row form of each accuracy metric: ``{key: (score, resample)}``.
 
     ``score`` is a per-row array whose mean is the metric (mae, marpd), else None;
-    ``resample(idx)`` gives the metric of resampled rows ``(B, N) -> (B,)``.
+    ``resample(weights)`` gives the metric of weighted rows ``(B, N) -> (B,)`` (see :func:`accuracy_batch`).
     """
     y, yhat = np.asarray(y_true, dtype=np.float64), np.asarray(mean, dtype=np.float64)
     abs_err = np.abs(y - yhat)
@@ -102,5 +132,5 @@ def accuracy_rows(y_true: np.ndarray, mean: np.ndarray) -> dict[str, tuple[np.nd
         rel = 100.0 * np.where(denom > 0, 2.0 * abs_err / denom, 0.0)
     out: dict[str, tuple[np.ndarray | None, object]] = {"mae": (abs_err, None), "marpd": (rel, None)}
     for key in ("rmse", "mdae", "r2", "corr"):
-        out[key] = (None, (lambda k: lambda idx: accuracy_batch(y[idx], yhat[idx], (k,))[k])(key))
+        out[key] = (None, (lambda k: lambda w: accuracy_batch(y, yhat, (k,), weights=w)[k])(key))
     return out

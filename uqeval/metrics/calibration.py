@@ -187,22 +187,20 @@ def calibration_errors(expected, observed) -> dict[str, float | np.ndarray]:
     return {"rms_cal": rms, "ma_cal": ma, "miscal_area": area}
 
 
-def resample_calibration_errors(cover_index: np.ndarray, expected: np.ndarray):
-    r"""Calibration errors of resampled rows, from cover indices: ``(B, N)`` indices -> dict of (B,) arrays.
+def calibration_errors_from_counts(expected: np.ndarray):
+    r"""Calibration errors from weighted counts of cover indices: ``(counts (B, n_levels + 1), total (B,))``
+    -> dict of (B,) arrays.
 
     Row ``i`` is inside the central :math:`p_j` interval iff its cover index :math:`c_i \le j`
-    (:func:`interval_cover_index`), so the curve of a resample is the cumulative histogram of
-    its :math:`c_i`: one ``bincount`` per call, :math:`O(BN)`, no (N, bins) array.
+    (:func:`interval_cover_index`), so the curve of a set of rows (each counted with its weight)
+    is the cumulative histogram of its :math:`c_i` over its total weight. With unit weights this is
+    the summary's own code path (:func:`_observed_from_counts`), so it reproduces it bitwise.
     """
-    c = np.asarray(cover_index)
     p = _check_expected(expected)
     nb = p.size
 
-    def fn(idx: np.ndarray) -> dict[str, np.ndarray]:
-        b = idx.shape[0]
-        flat = (c[idx] + (np.arange(b) * (nb + 1))[:, None]).ravel()
-        counts = np.bincount(flat, minlength=b * (nb + 1)).reshape(b, nb + 1)
-        return calibration_errors(p, _observed_from_counts(counts, idx.shape[1], nb))
+    def fn(counts: np.ndarray, total: np.ndarray) -> dict[str, np.ndarray]:
+        return calibration_errors(p, _observed_from_counts(counts, np.asarray(total)[:, None], nb))
 
     return fn
 

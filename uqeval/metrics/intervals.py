@@ -132,25 +132,27 @@ def coverage_metrics(
             )
     rows = coverage_rows(y, lo, hi, level, y_std)
     out: dict[str, float] = {}
-    for key, (score, resample) in rows.items():
-        out[key] = float(np.mean(score)) if score is not None else float(resample(np.arange(n)[None, :])[0])
+    for key, (score, terms, finish) in rows.items():
+        out[key] = float(np.mean(score)) if score is not None else \
+            float(finish(terms.sum(axis=0)[None, :], np.array([float(n)]))[0])
     return out
 
 
 def coverage_rows(y_true, lower, upper, level: float, y_std: float | None = None) -> dict[str, tuple]:
-    """Per-row terms of :func:`coverage_metrics`: ``{key: (score, resample)}`` in its key order.
+    """Per-row terms of :func:`coverage_metrics`: ``{key: (score, terms, finish)}`` in its key order.
 
-    Coverage, miss rates and widths are means of per-row indicators and widths;
-    ``coverage_error`` is the mean of the indicator minus the level (a resample function).
+    Coverage, miss rates and widths are means of per-row indicators and widths (``score``);
+    ``coverage_error`` is the weighted mean of the indicator minus the level
+    (``finish(sums, total)`` of the ``terms``).
     """
     inside = ((y_true >= lower) & (y_true <= upper)).astype(np.float64)
     width = upper - lower
-    out: dict[str, tuple] = {"coverage": (inside, None), "width": (width, None)}
+    out: dict[str, tuple] = {"coverage": (inside, None, None), "width": (width, None, None)}
     if y_std is not None:
-        out["width_norm"] = (width / float(y_std), None)
-    out["coverage_error"] = (None, lambda idx: inside[idx].mean(axis=-1) - level)
-    out["miss_below"] = ((y_true < lower).astype(np.float64), None)
-    out["miss_above"] = ((y_true > upper).astype(np.float64), None)
+        out["width_norm"] = (width / float(y_std), None, None)
+    out["coverage_error"] = (None, inside[:, None], lambda sums, total: sums[:, 0] / total - level)
+    out["miss_below"] = ((y_true < lower).astype(np.float64), None, None)
+    out["miss_above"] = ((y_true > upper).astype(np.float64), None, None)
     return out
 
 

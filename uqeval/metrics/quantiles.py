@@ -165,21 +165,22 @@ def quantile_calibration_curve(
     return tau.copy(), observed
 
 
-def resample_quantile_calibration(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray):
-    """Calibration errors of the quantile calibration curve of resampled rows: ``(B, N)`` indices -> dict of (B,).
+def quantile_calibration_terms(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray):
+    """Per-row terms of the quantile calibration curve and the errors of weighted sums of them.
 
-    The curve of a resample is the mean of the per-row indicators 1[y <= q_tau] (one column per level).
+    Returns ``(below, fn)``: ``below`` (N, Q) float indicators 1[y <= q_tau]; ``fn(sums (B, Q),
+    total (B,))`` -> dict of (B,) calibration errors of the curve ``sums / total`` (a set of rows,
+    each counted with its weight).
     """
     from .calibration import calibration_errors
 
     y, q, tau = _inputs(y_true, quantiles, levels)
-    below = y[:, None] <= q  # (N, Q), Q small
+    below = (y[:, None] <= q).astype(np.float64)  # (N, Q), Q small
 
-    def fn(idx: np.ndarray) -> dict[str, np.ndarray]:
-        observed = np.column_stack([below[:, j][idx].mean(axis=-1) for j in range(tau.size)])
-        return calibration_errors(tau, observed)
+    def fn(sums: np.ndarray, total: np.ndarray) -> dict[str, np.ndarray]:
+        return calibration_errors(tau, sums / np.asarray(total)[:, None])
 
-    return fn
+    return below, fn
 
 
 def check_quantiles_sorted(

@@ -234,7 +234,7 @@ def _sweep(k: np.ndarray, w: np.ndarray | None, a: np.ndarray, half_width: np.nd
     """
     b, n = k.shape
     need_w = "excess" in metrics or "deficit" in metrics
-    if w is None:
+    if w is None or not need_w:  # the widths are not needed: a value sort suffices
         ks = np.sort(k, axis=1)
         ws = np.ones((b, n)) if need_w else None
     else:

@@ -45,6 +45,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..catalogue import RowStat
 from ..config import Settings
 from ..errors import InputError, UsageError
 from ..predictions import Prediction
@@ -550,7 +551,6 @@ def resolve_metrics(
     return unique, notes
 
 
-Resampler = Callable[[np.ndarray], np.ndarray]
 
 
 # --------------------------------------------------------------------------- the comparison
@@ -599,6 +599,62 @@ def _target(ref: MetricRef, result: Any) -> float | None:
     return target_of({"metrics": {ref.group: result}}, ref.name)
 
 
+def poisson_bootstrap(stats: Sequence[RowStat], n: int, replicates: int, seed: int) -> list[np.ndarray]:
+    """``(replicates,)`` Poisson-bootstrap values of each metric (:mod:`uqeval.resample`), all on the
+    same replicates: one pass over the rows for every metric with a sums form, weight matrices in
+    blocks of replicates for the others (order statistics)."""
+    from ..resample import Accumulator, poisson_weights
+
+    forms = [st.sums_form for st in stats]
+    dense = [f[0] for f in forms if f is not None and f[0] is not None]
+    codes = [f[1] for f in forms if f is not None and f[1] is not None]
+    acc = Accumulator(seed, replicates, n_terms=sum(t.shape[1] for t in dense),
+                      n_categories=tuple(f[2] for f in forms if f is not None and f[1] is not None))
+    if dense or codes:
+        terms = np.column_stack(dense) if dense else None
+        for start in range(0, n, 1 << 18):  # bounded temporaries: the terms of 2**18 rows at a time
+            stop = min(n, start + (1 << 18))
+            acc.update(start, None if terms is None else terms[start:stop], [c[start:stop] for c in codes])
+    out: list[np.ndarray] = []
+    col = cat = 0
+    for st, form in zip(stats, forms):
+        if form is None:
+            out.append(np.empty(replicates))
+            continue
+        terms, code, _, finish = form
+        parts = []
+        if terms is not None:
+            parts.append(acc.sums[col:col + terms.shape[1]].T)
+            col += terms.shape[1]
+        if code is not None:
+            parts.append(acc.counts[cat].T)
+            cat += 1
+        out.append(np.asarray(finish(np.concatenate(parts, axis=1), acc.total), dtype=np.float64))
+    rest = [i for i, f in enumerate(forms) if f is None]
+    if rest:
+        step = max(1, (1 << 22) // max(n, 1))
+        for r0 in range(0, replicates, step):
+            r1 = min(replicates, r0 + step)
+            w = poisson_weights(seed, 0, n, r1)[r0:r1]
+            for i in rest:
+                out[i][r0:r1] = stats[i].weighted(w)
+    return out
+
+
+def sign_flip_tests(diffs: np.ndarray, permutations: int, seed: int) -> np.ndarray:
+    r"""Two-sided paired sign-flip permutation tests of zero mean difference, one per column of
+    ``diffs`` (N, t), all on the same random signs (:mod:`uqeval.resample`): with
+    :math:`T = |\sum_i d_i|` and :math:`T_p = |\sum_i \varepsilon_{pi} d_i|`,
+    :math:`p = (1 + \#\{p: T_p \ge T\}) / (1 + P)` (Phipson & Smyth 2010)."""
+    from ..resample import Accumulator, permutation_p_values
+
+    n, t = diffs.shape
+    acc = Accumulator(seed, permutations=permutations, n_diffs=t)
+    for start in range(0, n, 1 << 18):
+        acc.update(start, diffs=diffs[start:start + (1 << 18)])
+    return permutation_p_values(acc.flipped, diffs.sum(axis=0), np.abs(diffs).sum(axis=0))
+
+
 def compare_models(
     models: Sequence[Model],
     settings: Settings | None = None,
@@ -639,7 +695,7 @@ def compare_models(
     reference, ``permutation_p``, ``dm_statistic``, ``dm_p``; unadjusted for multiple
     testing) and ``notes``. NaN is returned as ``float('nan')``.
     """
-    from ..metrics.comparison import bootstrap_samples, diebold_mariano, paired_permutation_test, ranks
+    from ..metrics.comparison import diebold_mariano, ranks
     from ..validation import check_level
 
     settings = settings or Settings()
@@ -672,10 +728,10 @@ def compare_models(
             if score is not None:
                 rows[k][ref.name] = score
 
-    # estimates and resamplers, one column per (metric, model)
+    # estimates and row forms, one column per (metric, model)
     estimates: dict[str, dict[str, float | None]] = {}
     targets: dict[str, float | None] = {}
-    columns: list[tuple[str, str, Resampler]] = []
+    columns: list[tuple[str, str, RowStat]] = []
     no_ci: dict[str, str] = {}
     for ref in refs:
         est: dict[str, float | None] = {}
@@ -687,7 +743,7 @@ def compare_models(
                     est[m.name] = None
                     continue
                 est[m.name] = float(np.mean(s))
-                columns.append((ref.name, m.name, (lambda x: lambda idx: x[idx].mean(axis=-1))(s)))
+                columns.append((ref.name, m.name, RowStat(score=s)))
                 continue
             res = results.get(k, ref.group)
             val = _num(_value_at(res, ref.keys))
@@ -701,12 +757,12 @@ def compare_models(
             if fn is None:
                 no_ci.setdefault(ref.name, "no cheap resampler (it would be recomputed from scratch per resample)")
                 continue
-            at_full = float(np.asarray(fn(np.arange(n)[None, :]), dtype=np.float64)[0])
+            at_full = float(np.asarray(fn(np.ones((1, n))), dtype=np.float64)[0])  # unit weights: the rows
             if not _consistent(at_full, val):
                 no_ci.setdefault(ref.name, f"the resampled statistic ({at_full:.6g}) does not reproduce the "
                                            f"full-sample value ({val:.6g}) for {m.name}")
                 continue
-            columns.append((ref.name, m.name, fn))
+            columns.append((ref.name, m.name, stat))
         estimates[ref.name] = est
         missing = [name for name, v in est.items() if v is None]
         if missing and len(missing) < len(models):
@@ -718,10 +774,9 @@ def compare_models(
 
     replicates: dict[tuple[str, str], np.ndarray] = {}
     if n_boot and columns:
-        fns = [c[2] for c in columns]
-        reps = bootstrap_samples(lambda idx: np.column_stack([f(idx) for f in fns]), n, n_boot=int(n_boot), seed=seed)
-        for j, (metric, model, _) in enumerate(columns):
-            replicates[(metric, model)] = reps[:, j]
+        reps = poisson_bootstrap([c[2] for c in columns], n, int(n_boot), seed or 0)
+        for (metric, model, _), rep in zip(columns, reps):
+            replicates[(metric, model)] = rep
     alpha = 1.0 - ci_level
 
     def interval(x: np.ndarray) -> tuple[float, float]:
@@ -797,6 +852,7 @@ def compare_models(
         }
 
     tests: list[dict[str, Any]] = []
+    diffs: list[np.ndarray] = []
     for ref in refs:
         if ref.orientation == "target":  # a paired test of indicator means says nothing about closeness to a target
             continue
@@ -815,13 +871,14 @@ def compare_models(
             entry = {"metric": ref.name, "model": names[a], "reference": names[b],
                      "mean_diff": float(np.mean(sa - sb)), "permutation_p": math.nan,
                      "dm_statistic": math.nan, "dm_p": math.nan}
-            if n_permutations:
-                entry["permutation_p"] = paired_permutation_test(sa, sb, n_permutations=int(n_permutations),
-                                                                 seed=seed)["p_value"]
             if n >= 2 and dm_lag < n:
                 dm = diebold_mariano(sa, sb, lag=dm_lag)
                 entry["dm_statistic"], entry["dm_p"] = dm["statistic"], dm["p_value"]
             tests.append(entry)
+            diffs.append(sa - sb)
+    if n_permutations and diffs:
+        for entry, p in zip(tests, sign_flip_tests(np.column_stack(diffs), int(n_permutations), seed or 0)):
+            entry["permutation_p"] = float(p)
 
     mean_rank = {}
     for k in names:
