@@ -183,3 +183,22 @@ def test_check_rule_on_a_metric_the_stream_leaves_out_says_so(tmp_path):
                                  "stream"])
     assert result.exit_code == 3, result.output
     assert "not computed by --engine stream" in result.output and "--engine memory" in result.output
+
+
+def test_partitions_with_different_member_counts_are_refused(tmp_path):
+    rng = np.random.default_rng(2)
+    for i, m in enumerate((5, 6)):
+        y = rng.normal(size=40)
+        draws = y[:, None] + rng.normal(size=(40, m))
+        pq.write_table(pa.table({"y": y, "samples": pa.FixedSizeListArray.from_arrays(pa.array(draws.ravel()), m)}),
+                       tmp_path / f"s{i}.parquet")
+    result = runner.invoke(app, ["score", str(tmp_path / "s*.parquet"), "--chunk-rows", "16"])
+    assert result.exit_code == 3, result.output
+    assert "s1.parquet" in result.output and "global row 40" in result.output
+
+
+def test_empty_directory_and_unmatched_glob_are_input_errors(tmp_path):
+    (tmp_path / "empty").mkdir()
+    for spec in (tmp_path / "empty", tmp_path / "none-*.parquet"):
+        result = runner.invoke(app, ["score", str(spec)])
+        assert result.exit_code == 3 and str(spec) in result.output.replace("\n", ""), result.output
