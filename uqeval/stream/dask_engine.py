@@ -119,7 +119,12 @@ def score_dask(spec: str | Path, settings: Settings, chunk_rows: int, scheduler:
         cluster = distributed.LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
                                            dashboard_address=None, silence_logs=50)
     try:
-        with distributed.Client(scheduler or cluster, set_as_default=True) as client:
+        try:
+            client = distributed.Client(scheduler or cluster, set_as_default=True, timeout="20s")
+        except (OSError, TimeoutError) as exc:
+            raise UsageError(f"--scheduler {scheduler}: cannot connect to a Dask scheduler there ({exc}); "
+                             "give its address as tcp://host:8786, or use --workers N for a local cluster") from None
+        with client:
             futures = [client.submit(partition_partial, t, plan, settings, chunk_rows, columns, pure=False)
                        for t in tasks]
             done = 0
