@@ -92,14 +92,17 @@ def iter_batches(src: Source, columns: list[str], chunk_rows: int,
         return
     import pyarrow.dataset as ds
 
+    # pre_buffer=False and a readahead of one batch keep memory flat: with the defaults the scanner
+    # keeps the pre-buffered column chunks of the whole file (RSS grew by one batch per batch read,
+    # 0.26 -> 1.8 GB over 60 batches of 1e6 rows of a 1e8-row file; flat at 0.26 GB with these)
+    opts = dict(columns=columns, batch_size=chunk_rows, use_threads=False, batch_readahead=1, fragment_readahead=1,
+                fragment_scan_options=ds.ParquetFragmentScanOptions(pre_buffer=False))
     if src.partitioned:
         dataset = ds.dataset(src.spec, format="parquet", partitioning="hive")
         fragments = sorted(dataset.get_fragments(), key=lambda fr: fr.path)
-        parts = [(fr.path, lambda fr=fr: fr.to_batches(columns=columns, batch_size=chunk_rows,
-                                                        use_threads=False)) for fr in fragments]
+        parts = [(fr.path, lambda fr=fr: fr.to_batches(**opts)) for fr in fragments]
     else:
-        parts = [(f, lambda f=f: ds.dataset(f, format="parquet").to_batches(
-            columns=columns, batch_size=chunk_rows, use_threads=False)) for f in src.files]
+        parts = [(f, lambda f=f: ds.dataset(f, format="parquet").to_batches(**opts)) for f in src.files]
     for name, make in parts:
         try:
             for batch in make():
