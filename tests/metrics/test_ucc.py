@@ -590,3 +590,28 @@ def test_min_cost_ties_take_smallest_scale():
     s = ucc_summary(y, [0.0] * 4, [-1.0] * 4, [1.0] * 4, x_axis="missrate",
                     y_axis="bandwidth", normalize="none", cost=0.5)
     assert s["op_min"]["k"] == 0.0
+
+
+@pytest.mark.parametrize("case", ["continuous", "ties", "zero widths", "shared bands"])
+def test_swap_areas_equal_the_sorted_curves_of_every_swap(case):
+    """The O(N) swap path of the permutation test (bandwidth x miss rate) gives the same areas as
+    building and sorting both swapped curves (:func:`_auucc_batch`)."""
+    from uqeval.metrics.ucc import _SwapAreas, _auucc_batch
+
+    rng = np.random.default_rng(len(case))
+    n = 300
+    d = rng.normal(size=n)
+    zl_a, zu_a, zl_b, zu_b = (rng.uniform(0, 2, n) for _ in range(4))
+    if case == "ties":
+        d, zu_b = np.round(d, 1), np.round(zu_b, 1)
+    if case == "zero widths":
+        zl_a[:5] = zu_a[:5] = 0.0
+        d[:3] = 0.0
+    if case == "shared bands":
+        zl_b, zu_b = zl_a.copy(), np.round(zu_a, 1)
+    swap = rng.random((50, n)) < 0.5
+    a, b = _SwapAreas(d, zl_a, zu_a, zl_b, zu_b, 1.3).areas(swap)
+    want_a = _auucc_batch(d, np.where(swap, zl_b, zl_a), np.where(swap, zu_b, zu_a), "bandwidth", "missrate", 1.3)
+    want_b = _auucc_batch(d, np.where(swap, zl_a, zl_b), np.where(swap, zu_a, zu_b), "bandwidth", "missrate", 1.3)
+    np.testing.assert_allclose(a, want_a, rtol=1e-13)
+    np.testing.assert_allclose(b, want_b, rtol=1e-13)
