@@ -6,22 +6,27 @@ states and tree-reduces them with :func:`merge` (torchmetrics' ``update``/``comp
 Dask's chunk/combine/aggregate). States are plain dicts of numbers and numpy arrays, so
 they pickle cheaply between processes.
 
-How each metric merges follows its catalogue :attr:`~uqeval.catalogue.Metric.reduction`;
-no metric formula is written here a second time:
+How each metric merges follows its catalogue :attr:`~uqeval.catalogue.Metric.reduction`:
 
 - ``"mean"``: the family's own kernel runs on the batch and every value is weighted by
   the batch's row count (a mean of per-row scores is the count-weighted mean of batch
-  means); ``"histogram"``: bin counts add up (the edges are fixed). **Exact.**
-- ``"moments"`` / ``"counts"``: sufficient statistics computed by the kernels' own
-  helpers and finished by the same functions as in memory (:data:`SPECIAL`): moment sums
-  of (target, point) merged with Chan et al.'s pairwise update (rmse, r2, corr), the sum
-  of variances (sharp), the cover-index counts (average and adversarial group calibration:
-  the same multivariate-hypergeometric draws), per-level hit counts (quantile calibration),
-  Brier-decomposition cell sums, even-bin calibration sums (ece, mce, sce). **Exact.**
-- Everything else needs order statistics or draws over the rows themselves (MdAE, RS,
-  max_cal_err, ACCRUE, adaptive-bin RMSCE/ACE/TACE, rejection curves, Bayesian ECE,
-  SPCE, ...): **not streamed**: left out of the result and named in the notes with the
-  reason (:func:`not_streamed`); run in memory (``--engine memory``) for those.
+  means); ``"histogram"``: bin counts add up (the edges are fixed). **Exact**, and no
+  formula is repeated.
+- ``"counts"`` and the adversarial draws: sufficient statistics from the kernels' own helpers,
+  finished by the same functions as in memory (:data:`SPECIAL`): cover-index counts (average
+  calibration; adversarial group calibration, the same multivariate-hypergeometric draws),
+  per-level hit counts (quantile calibration), Brier-decomposition cell sums
+  (``brier_decomposition_from_stats``), even-bin calibration sums (``even_bin_errors``). **Exact.**
+- ``"moments"``: (target, point) means and co-moments merged with Chan et al.'s pairwise update,
+  the sum of variances, the WAIC/ISCV term moments. Their finish (rmse, r2, corr, sharp, *_se)
+  is the moment form of the kernel's formula, written here once and tested against the kernel
+  to 1e-12. **Exact.**
+- Order statistics: MdAE exact in two passes (:class:`MedianAbsErr`); max_cal_err from a
+  2^20-bin PIT histogram within 1/(2B) (:class:`PitKS`); RS and ACCRUE from per-row sums plus a
+  code histogram for the Gini pair sum, within a bound computed from the data
+  (:class:`ReliabilityScore`). The rest (adaptive-bin RMSCE/ACE/TACE, rejection curves,
+  Bayesian ECE, SPCE) is **not streamed**: left out of the result and named with the reason
+  (:func:`not_streamed`); run in memory (``--engine memory``) for those.
 """
 
 from __future__ import annotations
