@@ -202,3 +202,13 @@ def test_empty_directory_and_unmatched_glob_are_input_errors(tmp_path):
     for spec in (tmp_path / "empty", tmp_path / "none-*.parquet"):
         result = runner.invoke(app, ["score", str(spec)])
         assert result.exit_code == 3 and str(spec) in result.output.replace("\n", ""), result.output
+
+
+def test_default_chunk_rows_shrink_with_wide_rows():
+    from uqeval.config import Settings
+    from uqeval.stream.engine import CHUNK_VALUES, DEFAULT_CHUNK_ROWS, auto_chunk_rows
+
+    assert auto_chunk_rows(SAMPLE / "gaussian.parquet", Settings()) == DEFAULT_CHUNK_ROWS  # 3 numbers per row
+    assert auto_chunk_rows(SAMPLE / "samples_list.parquet", Settings()) == CHUNK_VALUES // 51  # y + 50 samples
+    got = score_json([str(SAMPLE / "samples_list.parquet"), "--engine", "stream"])
+    assert got["input"]["chunk_rows"] == CHUNK_VALUES // 51

@@ -421,7 +421,7 @@ EngineOpt = Annotated[Engine, typer.Option(
                      "directories incl. hive partitions, globs); dask: partial states on a Dask cluster; auto: "
                      "stream above 1 GiB on disk or for a directory/glob, else memory.")]
 ChunkRowsOpt = Annotated[Optional[int], typer.Option(
-    "--chunk-rows", min=1, help="Rows per record batch when streaming (default 1,000,000).")]
+    "--chunk-rows", min=1, help="Rows per record batch when streaming (default: about 4 million numbers per batch, at most 1,000,000 rows).")]
 SchedulerOpt = Annotated[Optional[str], typer.Option(
     "--scheduler", help="--engine dask: address of an existing Dask scheduler (tcp://host:8786).")]
 WorkersOpt = Annotated[Optional[int], typer.Option(

@@ -68,7 +68,7 @@ def coverage(
     if train is not None:
         settings = replace(settings, y_std=train_std(train, settings))
     names = method_names([str(f) for f in files], name)
-    from ..stream.engine import DEFAULT_CHUNK_ROWS, choose_engine
+    from ..stream.engine import auto_chunk_rows, choose_engine
 
     chosen = {choose_engine(engine.value, f) for f in files}
     if chosen - {"memory"}:
@@ -77,7 +77,7 @@ def coverage(
         from ..stream.coverage import coverage_points_stream
 
         records = coverage_points_stream([(m, str(f)) for m, f in zip(names, files)], settings,
-                                         chunk_rows or DEFAULT_CHUNK_ROWS, points_by)
+                                         chunk_rows or min(auto_chunk_rows(f, settings) for f in files), points_by)
     elif chunk_rows is not None:
         raise UsageError("--chunk-rows applies to --engine stream only")
     runs = []

@@ -16,8 +16,12 @@ from ..errors import InputError, UsageError
 ENGINES = ("auto", "memory", "stream", "dask")
 #: inputs larger than this (bytes on disk, summed over files) are streamed by ``--engine auto``
 AUTO_STREAM_BYTES = 1 << 30
-#: rows per record batch when streaming (``--chunk-rows``)
+#: rows per record batch when streaming (``--chunk-rows``), at most
 DEFAULT_CHUNK_ROWS = 1_000_000
+#: numbers per record batch when ``--chunk-rows`` is not given: wide rows (50 samples, 10 classes) get
+#: fewer rows per batch, so that the kernels' temporaries stay bounded (1e7 x 50 samples at 1e6 rows per
+#: batch peaked at 5 GB)
+CHUNK_VALUES = 4_000_000
 GLOB_CHARS = frozenset("*?[")
 
 
@@ -204,11 +208,37 @@ def score_stream(spec: str | Path, settings: Settings | None = None, chunk_rows:
     return summary_of(src, part, settings, "stream", {"chunk_rows": int(chunk_rows)})
 
 
+def _values_per_row(src, column: str) -> int:
+    """Numbers per row of a column: 1, or a list column's mean length from the first row group's footer."""
+    if column not in src.info.list_columns or src.fmt != "parquet":
+        return 1
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.ParquetFile(src.files[0]).metadata
+        if meta.num_row_groups == 0:
+            return 1
+        rg = meta.row_group(0)
+        values = sum(rg.column(j).num_values for j in range(rg.num_columns)
+                     if rg.column(j).path_in_schema.split(".")[0] == column)
+        return max(1, -(-values // max(rg.num_rows, 1)))
+    except Exception:  # only a size hint: the read reports any real problem
+        return 1
+
+
+def auto_chunk_rows(spec: str | Path, settings: Settings) -> int:
+    """Rows per record batch when ``--chunk-rows`` is not given: about :data:`CHUNK_VALUES` numbers, at
+    most :data:`DEFAULT_CHUNK_ROWS` rows, at least 1,000 rows."""
+    src, plan, _ = _prepare(spec, settings, allow_by=True)
+    width = sum(_values_per_row(src, c) for v in plan.roles.values() for c in (v if isinstance(v, list) else [v]))
+    return int(min(DEFAULT_CHUNK_ROWS, max(1000, CHUNK_VALUES // max(width, 1))))
+
+
 def score_with_engine(spec: str | Path, settings: Settings, engine: str = "stream",
                       chunk_rows: int | None = None, scheduler: str | None = None, workers: int | None = None,
                       progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """The JSON summary of ``spec`` on a streaming engine (``stream`` or ``dask``)."""
-    chunk_rows = int(chunk_rows or DEFAULT_CHUNK_ROWS)
+    chunk_rows = int(chunk_rows or auto_chunk_rows(spec, settings))
     if engine == "dask":
         from .dask_engine import score_dask
 
