@@ -80,19 +80,19 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--case", choices=sorted(CASES), default="gaussian")
     ap.add_argument("--n", type=float, default=1e8)
-    ap.add_argument("--chunk-rows", type=int, default=1_000_000)
+    ap.add_argument("--chunk-rows", type=int, default=None, help="default: uqeval's (about 4e6 numbers per batch)")
     ap.add_argument("--memory", action="store_true", help="also run the in-memory engine")
     ap.add_argument("--no-dask", action="store_true")
     ap.add_argument("--workers", type=int, default=2)
     a = ap.parse_args()
     n = int(a.n)
     path = _write(DATA / f"{a.case}_{n}.parquet", n, CASES[a.case])
-    runs = [("stream", ["--engine", "stream", "--chunk-rows", str(a.chunk_rows)])]
+    chunk = ["--chunk-rows", str(a.chunk_rows)] if a.chunk_rows else []
+    runs = [("stream", ["--engine", "stream", *chunk])]
     if a.memory:
         runs.insert(0, ("memory", ["--engine", "memory"]))
     if not a.no_dask:
-        runs.append((f"dask x{a.workers}", ["--engine", "dask", "--workers", str(a.workers),
-                                            "--chunk-rows", str(a.chunk_rows)]))
+        runs.append((f"dask x{a.workers}", ["--engine", "dask", "--workers", str(a.workers), *chunk]))
     for name, extra in runs:
         wall, mb = run_cli(["score", str(path), "--format", "json", "--quiet", *extra])
         print(f"{a.case:<14} N={n:>11,d}  {name:<9} {wall:8.1f} s  {n / wall:>12,.0f} rows/s  peak RSS {mb:7.0f} MB",

@@ -67,7 +67,7 @@ def partition_partial(task: tuple[str, list[int], int, int], plan, settings: Set
     f, groups, offset, _ = task
     part = Partial()
     try:
-        with pq.ParquetFile(f, pre_buffer=False) as pf:
+        with pq.ParquetFile(f, pre_buffer=False, buffer_size=1 << 20) as pf:
             for batch in pf.iter_batches(batch_size=chunk_rows, row_groups=groups, columns=columns, use_threads=False):
                 cols = {c: batch.column(c) for c in columns}
                 part.add(build_batch(Path(f), plan, cols, batch.num_rows, settings, offset=offset + part.n_rows,
@@ -87,7 +87,7 @@ def partition_second(task, plan, settings: Settings, chunk_rows: int, columns: l
     f, groups, offset, _ = task
     out = None
     done = 0
-    with pq.ParquetFile(f, pre_buffer=False) as pf:
+    with pq.ParquetFile(f, pre_buffer=False, buffer_size=1 << 20) as pf:
         for batch in pf.iter_batches(batch_size=chunk_rows, row_groups=groups, columns=columns, use_threads=False):
             b = build_batch(Path(f), plan, {c: batch.column(c) for c in columns}, batch.num_rows, settings,
                             offset=offset + done, allow_empty=True)
