@@ -147,7 +147,30 @@ def accrue_samples(n: int = 2000) -> None:
                   {**xs, "y": d["y"], "pred": d["mean"], "true_std": d["true_std"]})
 
 
+def verification() -> None:
+    """Forecast verification (issue 16), from its own seed so the files above never change.
+
+    * multivariate.parquet: 500 rows of a 3-component target (y_1..y_3, correlated 0.7 between
+      neighbouring components, heteroscedastic) and a 20-member ensemble m<j>_<k> (member j,
+      component k) with the right means and spreads but independent components, so the
+      variogram score sees the missing correlation.
+    """
+    rng = np.random.default_rng(20261123)
+    n, m, d = 500, 20, 3
+    shift = rng.integers(0, 3, n)
+    mu = rng.normal(0, 1, (n, 1)) + np.linspace(-1, 1, d)
+    sd = (0.5 + 0.25 * shift)[:, None] * np.ones(d)
+    corr = 0.7 ** np.abs(np.subtract.outer(np.arange(d), np.arange(d)))
+    chol = np.linalg.cholesky(corr)
+    y = mu + sd * (rng.normal(0, 1, (n, d)) @ chol.T)
+    members = mu[:, None, :] + sd[:, None, :] * rng.normal(0, 1, (n, m, d))
+    cols = {"shift": shift, **{f"y_{k + 1}": y[:, k] for k in range(d)}}
+    cols.update({f"m{j}_{k + 1}": members[:, j, k] for j in range(m) for k in range(d)})
+    write("multivariate.parquet", cols)
+
+
 if __name__ == "__main__":
     main()
     ensembles()
     accrue_samples()
+    verification()

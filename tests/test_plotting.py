@@ -87,9 +87,32 @@ def test_no_plot_for_log_likelihoods_alone():
     assert build_figures(pred).figures == {}
 
 
+#: the opt-in calibration-diagnostics plots (--diagnostics), per representation
+DIAGNOSTIC_PLOTS = {"gaussian": ("spread_reliability",), "samples": ("spread_reliability", "rank_histogram"),
+                    **{k: ("corp", "smooth_reliability") for k in ("categorical", "members", "dirichlet")}}
+
+
 def test_kind_titles_cover_every_kind():
     assert set(KIND_TITLES) == set(PLOT_KINDS)
-    assert set().union(*map(set, EXPECTED.values())) == set(PLOT_KINDS)
+    assert set().union(*map(set, EXPECTED.values()), *map(set, DIAGNOSTIC_PLOTS.values())) | {"murphy"} == set(PLOT_KINDS)  # murphy: --murphy
+
+
+@pytest.mark.parametrize("kind", list(EXPECTED))
+def test_diagnostic_plots_apply_with_diagnostics_on(preds, kind):
+    pred, on = preds[kind], Settings(diagnostics=True)
+    want = DIAGNOSTIC_PLOTS.get(kind, ())
+    assert applicable_kinds(pred, on) == tuple(k for k in PLOT_KINDS if k in EXPECTED[kind] + want)
+    if not want:
+        return
+    metrics, _ = score_prediction(pred, on)
+    figs = build_figures(pred, metrics, on, name="m.parquet", kinds=list(want)).figures
+    assert tuple(figs) == want
+    # asked for by name, a diagnostic plot needs no --diagnostics (its family is computed for it)
+    again = build_figures(pred, None, Settings(), name="m.parquet", kinds=list(want)).figures
+    for k in want:
+        assert "m.parquet" in titles(figs[k]) and "m.parquet" in titles(again[k])
+        a, b = figs[k].axes[0].lines[-1].get_ydata(), again[k].axes[0].lines[-1].get_ydata()
+        np.testing.assert_allclose(a, b)
 
 
 def test_requested_kind_that_does_not_apply_lists_those_that_do(preds):

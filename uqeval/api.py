@@ -62,6 +62,8 @@ class Scores(Mapping):
         if key in self._flat:
             return self._flat[key]
         found = [k for k in self._flat if k.rsplit(".", 1)[-1] == key or k.endswith("." + key)]
+        if len(found) > 1 and not key.startswith("skill."):  # "crps" is the score, "skill.crps" its skill
+            found = [k for k in found if not k.startswith("skill.")] or found
         if len(found) == 1:
             return self._flat[found[0]]
         if found:
@@ -199,7 +201,7 @@ _ARRAY_ROLES = ("mean", "std", "var", "lower", "upper", "quantiles", "samples", 
 def evaluate(data=None, *, y_true=None, mean=None, std=None, var=None, lower=None, upper=None,
              level: float | None = None, quantiles=None, levels=None, samples=None, proba=None, logits=None,
              loglik=None, member_axis: int = -1, settings: Settings | None = None, y: str | None = None,
-             **overrides: Any) -> Scores:
+             reference=None, train=None, time=None, **overrides: Any) -> Scores:
     """Every metric that applies to a prediction, as ``uqeval score`` computes it.
 
     Parameters
@@ -216,6 +218,10 @@ def evaluate(data=None, *, y_true=None, mean=None, std=None, var=None, lower=Non
     proba, logits : class probabilities (N, K), binary P(class 1) (N,), or an ensemble (N, M, K).
     loglik : per-member log-likelihoods (N, M) for the information criteria.
     settings, **overrides : a :class:`~uqeval.config.Settings` and/or its fields (``num_bins=50``).
+    reference, train, time : skill scores (group ``skill``) against a reference forecast: a
+        :class:`~uqeval.predictions.Prediction` or a predictions file over the same targets,
+        ``"climatology"`` with ``train`` (training targets: an array or a file), or
+        ``"persistence"`` with ``time`` (an array, or a column name of ``data``). See ``uqeval.tasks.skill``.
 
     Returns
     -------
@@ -238,11 +244,18 @@ def evaluate(data=None, *, y_true=None, mean=None, std=None, var=None, lower=Non
         roles = dict(mean=mean, std=std, var=var, lower=lower, upper=upper, quantiles=quantiles, samples=samples,
                      proba=proba, logits=logits, loglik=loglik)
         columns: dict[str, Any] = {}
+        spec = None
+        if reference is not None or time is not None:  # forecast verification (issue 16): skill scores
+            from .tasks.skill import reference_spec
+
+            if isinstance(time, str) and _is_table(data):
+                time = _from_table_objects(data, time)
+            spec = reference_spec(reference, train, time)
         if isinstance(data, Prediction):
             pred = data
         else:
             if data is not None and _is_table(data) and not any(v is not None for v in (y, y_true, *roles.values())):
-                return _detect(data, settings)
+                return _detect(data, settings, spec)
             if data is not None and _is_table(data):
                 names = {k: v for k, v in roles.items() if v is not None}
                 target = y or y_true
@@ -254,14 +267,34 @@ def evaluate(data=None, *, y_true=None, mean=None, std=None, var=None, lower=Non
                 y_arr = y_true if data is None else data
             pred = _prediction(y_arr, level=level, levels=levels, member_axis=member_axis, settings=settings, **roles)
         metrics, orientation = score_prediction(pred, settings)
+        info = {"path": "<arrays>" if not _is_table(data) else "<table>", "format": "python", "n_rows": pred.n,
+                "n_dropped": 0, "representation": pred.kind, "columns": {k: v for k, v in columns.items() if v}}
+        notes: list[str] = []
+        if spec is not None:
+            from .tasks.skill import evaluate_skill
+
+            if spec.kind == "persistence" and isinstance(spec.time, str):
+                raise InputError("time= names a column, but data is not a table: pass the times as an array")
+            times = np.asarray(spec.time) if spec.kind == "persistence" else None
+            skill, info["reference"], notes = evaluate_skill(pred, info["path"], spec, settings, times)
+            if skill:
+                metrics["skill"] = skill
+                orientation.update({f"skill.{k}": "higher" for k in skill})
     except UqevalError as exc:
         raise _python_error(exc) from None
-    info = {"path": "<arrays>" if not _is_table(data) else "<table>", "format": "python", "n_rows": pred.n,
-            "n_dropped": 0, "representation": pred.kind, "columns": {k: v for k, v in columns.items() if v}}
-    return Scores(build_summary(info, settings, metrics, orientation))
+    return Scores(build_summary(info, settings, metrics, orientation, notes=notes))
 
 
-def _detect(table, settings: Settings) -> Scores:
+def _from_table_objects(table, column: str) -> np.ndarray:
+    import pandas as pd
+
+    df = table if isinstance(table, pd.DataFrame) else table.to_pandas()
+    if column not in df.columns:
+        raise InputError(f"time column {column!r} not found; columns: {', '.join(map(str, df.columns))}")
+    return df[column].to_numpy()
+
+
+def _detect(table, settings: Settings, reference=None) -> Scores:
     """A table without column names: detected exactly as ``uqeval score`` detects a file's columns
     (the table goes through a temporary Parquet file, so there is one detection code path)."""
     import tempfile
@@ -278,7 +311,7 @@ def _detect(table, settings: Settings) -> Scores:
         pq.write_table(arrow, path)
         loaded = load_predictions(path, settings)
     loaded.info.update(path="<table>", format="python")
-    return Scores(score_loaded(loaded, settings))
+    return Scores(score_loaded(loaded, settings, reference))
 
 
 def _is_table(x) -> bool:
@@ -287,7 +320,7 @@ def _is_table(x) -> bool:
 
 
 def evaluate_file(path: str | Path, *, settings: Settings | None = None, config: str | Path | None = None,
-                  **overrides: Any) -> Scores:
+                  reference=None, train=None, time=None, **overrides: Any) -> Scores:
     """:func:`evaluate` a CSV or Parquet file, exactly as ``uqeval score FILE`` does.
 
     ``overrides`` are settings (``num_bins=50``, ``nan_policy="omit"``, ``columns={"y_true": "target"}``).
@@ -299,7 +332,12 @@ def evaluate_file(path: str | Path, *, settings: Settings | None = None, config:
     try:
         s = settings if settings is not None and not overrides and config is None else make_settings(
             config, **overrides)
-        return Scores(score_loaded(load_predictions(path, s), s))
+        spec = None
+        if reference is not None or time is not None:  # skill scores (see evaluate)
+            from .tasks.skill import reference_spec
+
+            spec = reference_spec(reference, train, time)
+        return Scores(score_loaded(load_predictions(path, s), s, spec))
     except UqevalError as exc:
         raise _python_error(exc) from None
 
@@ -308,7 +346,7 @@ def list_metrics(representation: str | None = None) -> list[dict[str, Any]]:
     """The metric catalogue: one dict per metric (``path``, ``group``, ``name``, ``representations``,
     ``orientation``, ``reduction``, ``description``), optionally only those for one representation
     (``"gaussian"``, ``"point"``, ``"intervals"``, ``"quantiles"``, ``"samples"``, ``"categorical"``,
-    ``"members"``, ``"dirichlet"``, ``"loglik"``)."""
+    ``"members"``, ``"dirichlet"``, ``"loglik"``, ``"multivariate"``)."""
     from .catalogue import METRICS
 
     kinds = {k for m in METRICS.values() for k in m.representations}

@@ -550,7 +550,7 @@ def _family(name: str, specs: list[dict], compute: Mapping[str, Compute], rows: 
             by_level: bool = False, no_rows: tuple[str, ...] = (), option: str | None = None) -> Family:
     """A family whose metrics share a per-row form ``rows(p, s, level) -> {metric: RowStat}``."""
     def family_rows(p, s, level):  # one computation per prediction, settings and level for all its metrics
-        key = ("rows", name, level, s.resolution, s.num_bins, s.y_std)
+        key = ("rows", name, level, s.resolution, s.num_bins, s.y_std, option and getattr(s, option, None))
         return _memo(p, key, lambda: rows(p, s, level) or {})
 
     metrics = []
@@ -687,6 +687,370 @@ FAMILIES: tuple[Family, ...] = (
     ], {k: _spce for k in CLASSIFICATION}),
 )
 
+# --------------------------------------------------------------------------- calibration diagnostics (issue 15, part A)
+# Opt-in (``--diagnostics``): CORP score decompositions, spread calibration, smooth ECE.
+
+
+def binary_or_top_label(p: Prediction) -> tuple[np.ndarray, np.ndarray]:
+    """``(forecast, outcome)`` of the binary event a classifier's calibration diagnostics look at:
+    P(class 1) and ``label == 1`` for two classes, the top-label confidence and its correctness for more."""
+    if p.proba.shape[1] == 2:
+        return p.proba[:, 1], (p.labels == 1).astype(np.float64)
+    return p.top_label()
+
+
+def _corp(p, s: Settings) -> dict | None:
+    from .metrics.corp import corp_classification, corp_mean
+
+    if p.kind in CLASSIFICATION:
+        return corp_classification(p.proba, p.labels)
+    if p.kind == "quantiles":  # the pinball loss of each quantile (their median is no mean forecast)
+        from .metrics.corp import corp_quantile
+        from .metrics.intervals import level_key
+
+        return {f"pinball_{level_key(t)}": corp_quantile(p.y_true, p.quantiles[:, j], float(t))
+                for j, t in enumerate(p.levels)}
+    point = p.point()
+    return None if point is None else {"mse": corp_mean(p.y_true, point)}
+
+
+def _spread_calibration(p, s: Settings) -> dict:
+    from .metrics.spread import spread_calibration
+
+    return spread_calibration(p.y_true, p.point(), p.spread(), num_bins=s.class_bins)
+
+
+def _smooth_calibration(p, s: Settings) -> dict:
+    from .metrics.smooth_ece import smooth_ece
+
+    return smooth_ece(*binary_or_top_label(p))
+
+
+FAMILIES = FAMILIES + (
+    _family("corp", [
+        _m("mcb", "lower", "CORP miscalibration: mean score minus that of the PAV-recalibrated forecast"),
+        _m("dsc", "higher", "CORP discrimination: score of the climatology minus that of the recalibrated forecast"),
+        _m("unc", None, "CORP uncertainty: mean score of the climatology (a property of the data)"),
+    ], {**{k: _corp for k in REGRESSION}, **{k: _corp for k in CLASSIFICATION}},
+        by_level=True, option="diagnostics"),
+    _family("spread_calibration", [
+        _m("ence", "lower", "expected normalised calibration error over sigma-sorted equal-count bins"),
+        _m("uce", "lower", "uncertainty calibration error over equal-width bins of the predicted variance"),
+        _m("cv", None, "coefficient of variation of the predicted sigma (descriptive: low = uninformative sigma)"),
+    ], {"gaussian": _spread_calibration, "samples": _spread_calibration}, option="diagnostics"),
+    _family("smooth_calibration", [
+        _m("smece", "lower", "smooth ECE (binary: P(class 1); more classes: top label)"),
+        _m("bandwidth", None, "the kernel bandwidth sigma* at which smece is evaluated (its fixed point)"),
+    ], {k: _smooth_calibration for k in CLASSIFICATION}, option="diagnostics"),
+)
+# --------------------------------------------------------------------------- end of calibration diagnostics
+# =========================================================================== issue 15 part B (opt-in: --diagnostics)
+# calibration tests with p-values and conditional coverage. p-values rank nothing (orientation None: they
+# weigh evidence, which grows with N); a check rule bounds them (`min = 0.01`).
+PIT_TEST_KINDS = ("gaussian", "samples", "quantiles", "intervals")
+
+
+def diagnostic_pit(p: Prediction, s: Settings) -> np.ndarray:
+    """PIT values the calibration tests use: exact for Gaussians; for samples, quantiles and intervals
+    drawn uniformly (seeded by ``Settings.seed``) inside each row's PIT interval
+    (:func:`~uqeval.metrics.calibration_tests.randomised_pit`)."""
+    from .metrics import calibration_tests as ct
+
+    def make():
+        if p.kind == "gaussian":
+            return p.pit()
+        if p.kind == "samples":
+            lo, hi = p.map_rows(lambda m, y: ct.ensemble_pit_bounds(y, m), p.y_true)
+        else:  # quantile levels the file carries (intervals: (1 -/+ level)/2 of each central level)
+            lv = p.levels if p.kind == "quantiles" else np.unique(np.concatenate([(1 - p.levels) / 2, (1 + p.levels) / 2]))
+            lo, hi = ct.quantile_pit_bounds(p.y_true, p.quantiles_at(lv), lv)
+        return ct.randomised_pit(lo, hi, s.seed)
+
+    return _memo(p, f"diagnostic_pit_{s.seed}", make)
+
+
+def binary_events(p: Prediction) -> tuple[np.ndarray, np.ndarray]:
+    """``(probability, event)``: P(class 1) and the label for 2 classes, else the top label's
+    confidence and whether it is right (top-label calibration, as ``spce``)."""
+    if p.proba.shape[1] == 2:
+        return p.proba[:, 1], p.labels.astype(np.float64)
+    return p.top_label()
+
+
+def _calibration_tests(p, s: Settings) -> dict:
+    from .metrics import calibration_tests as ct
+
+    if p.n < 2:  # no test of a distribution from one row (the family is left out, as spce below 10 rows)
+        return None
+    if p.kind in CLASSIFICATION:
+        return ct.binary_calibration_tests(*binary_events(p))
+    u = diagnostic_pit(p, s)
+    out = ct.pit_uniformity_tests(u)
+    if p.kind == "samples" and not p.ragged:  # one rank histogram needs one member count
+        out.update(ct.rank_histogram_test(u, p.samples.shape[1]))
+    return out
+
+
+def _conditional_coverage(p, s: Settings) -> dict:
+    from .metrics.conditional_coverage import class_coverage, interval_ssc, set_ssc
+    from .metrics.intervals import level_key
+
+    out = {}
+    if p.kind in CLASSIFICATION:
+        from .metrics.classification import prediction_set_rows
+
+        k = p.proba.shape[1]
+        for lv in list(s.levels or (0.95,)):
+            covered, size = prediction_set_rows(p.proba, p.labels, lv)
+            out[level_key(lv)] = {**set_ssc(covered, size, lv, k), **class_coverage(covered, p.labels, k)}
+        return out
+    for lv in coverage_levels(p, s):
+        lo, hi = p.interval(lv)
+        out[level_key(lv)] = interval_ssc((p.y_true >= lo) & (p.y_true <= hi), hi - lo, lv)
+    return out
+
+
+DIAGNOSTIC_TEST_FAMILIES: tuple[Family, ...] = (
+    _family("calibration_tests", [
+        _m("pit_ks_stat", "lower", "Kolmogorov-Smirnov distance of the PIT to U(0, 1)", representations=PIT_TEST_KINDS),
+        _m("pit_ks_p", None, "p-value of the KS test of PIT uniformity", representations=PIT_TEST_KINDS),
+        _m("pit_cvm_stat", "lower", "Cramer-von Mises statistic of the PIT", representations=PIT_TEST_KINDS),
+        _m("pit_cvm_p", None, "p-value of the Cramer-von Mises test of PIT uniformity", representations=PIT_TEST_KINDS),
+        _m("pit_ad_stat", "lower", "Anderson-Darling statistic of the PIT", representations=PIT_TEST_KINDS),
+        _m("pit_ad_p", None, "p-value of the Anderson-Darling test of PIT uniformity", representations=PIT_TEST_KINDS),
+        _m("rank_histogram", None, "rank histogram: rows per rank 0..M of the target among the members",
+           "histogram", representations=("samples",)),
+        _m("rank_hist_chi2", "lower", "chi-squared statistic of the rank histogram against uniform",
+           representations=("samples",)),
+        _m("rank_hist_chi2_p", None, "p-value of the chi-squared test of the rank histogram (M df)",
+           representations=("samples",)),
+        _m("spiegelhalter_z", "target", "Spiegelhalter's z of binary (top-label) probabilities (target: 0)",
+           "moments", representations=CLASSIFICATION),
+        _m("spiegelhalter_p", None, "two-sided p-value of Spiegelhalter's z", "moments", representations=CLASSIFICATION),
+        _m("hosmer_lemeshow_stat", "lower", "Hosmer-Lemeshow statistic (10 groups by deciles)",
+           representations=CLASSIFICATION),
+        _m("hosmer_lemeshow_p", None, "p-value of the Hosmer-Lemeshow test (chi-squared, one df per group: out of sample)",
+           representations=CLASSIFICATION),
+    ], {**{k: _calibration_tests for k in PIT_TEST_KINDS}, **{k: _calibration_tests for k in CLASSIFICATION}},
+        option="diagnostics"),
+    _family("conditional_coverage", [
+        _m("ssc_violation", "lower", "max over set-size / width strata of |coverage - level|"),
+        _m("worst_stratum_coverage", "target", "lowest coverage of a set-size / width stratum (target: the level)"),
+        _m("worst_class", None, "the class whose rows are covered least often", representations=CLASSIFICATION),
+        _m("worst_class_coverage", "target", "coverage of the worst class (target: the level)",
+           representations=CLASSIFICATION),
+        # filled by `score --by` from the per-group coverage (uqeval.tasks.score), not by a representation
+        _m("worst_group", None, "the --by group with the lowest coverage", representations=()),
+        _m("worst_group_coverage", "target", "coverage of the worst --by group (target: the level)",
+           representations=()),
+    ], {**{k: _conditional_coverage for k in PIT_TEST_KINDS}, **{k: _conditional_coverage for k in CLASSIFICATION}},
+        by_level=True, option="diagnostics"),
+)
+FAMILIES = FAMILIES + DIAGNOSTIC_TEST_FAMILIES
+# =========================================================================== end of issue 15 part B
+
+# --------------------------------------------------------------------------- forecast verification (issue 16 A)
+# Opt-in groups: weighted_scoring (--tw-threshold), exceedance (--threshold), murphy (--murphy).
+# Kernels: metrics/weighted.py, metrics/exceedance.py, metrics/murphy.py.
+
+
+def _region(s: Settings) -> tuple[float, float]:
+    a, b = s.tw_threshold
+    return (-np.inf if a is None else a, np.inf if b is None else b)
+
+
+def _rows_weighted(p, s, level) -> dict[str, RowStat] | None:
+    from .metrics import weighted
+
+    if s.tw_threshold is None:  # the group is off (reached through compare's catalogue lookups)
+        return None
+    region = _region(s)
+    if p.kind == "gaussian":
+        return {"twcrps": RowStat(score=weighted.twcrps_gaussian(p.y_true, p.mean, p.std, region)),
+                "owcrps": RowStat(score=weighted.owcrps_gaussian(p.y_true, p.mean, p.std, region))}
+    if p.kind == "samples":
+        tw, ow = p.map_rows(lambda m, y: (weighted.twcrps_samples(y, m, region), weighted.owcrps_samples(y, m, region)),
+                            p.y_true)
+        return {"twcrps": RowStat(score=tw), "owcrps": RowStat(score=ow)}
+    return None
+
+
+def _weighted(p, s: Settings) -> dict | None:
+    rows_ = _rows_weighted(p, s, None)
+    return None if rows_ is None else {k: float(v.score.mean()) for k, v in rows_.items()}
+
+
+def _quantile_table(p) -> tuple[np.ndarray, np.ndarray]:
+    """``(quantiles, levels)`` of a quantile or interval forecast (interval ends as quantiles, rows sorted)."""
+    if p.kind == "quantiles":
+        return p.quantiles, p.levels
+    levels = np.concatenate([(1.0 - p.levels) / 2.0, (1.0 + p.levels) / 2.0])
+    order = np.argsort(levels, kind="stable")
+    return np.sort(np.column_stack([p.lower, p.upper])[:, order], axis=1), levels[order]
+
+
+def exceedance_probability(p: Prediction, t: float) -> np.ndarray:
+    """P(Y > t) per row from any regression representation (:mod:`uqeval.metrics.exceedance`)."""
+    from .metrics import exceedance as ex
+
+    if p.kind == "gaussian":
+        return ex.exceedance_gaussian(p.mean, p.std, t)
+    if p.kind == "samples":
+        return ex.exceedance_samples(p.samples, t)
+    if p.kind == "point":
+        return ex.exceedance_point(p.point(), t)
+    return ex.exceedance_quantiles(*_quantile_table(p), t)
+
+
+def _rows_exceedance(p, s, level) -> dict[str, RowStat] | None:
+    from .metrics.exceedance import exceedance_scores
+
+    try:
+        t = float(level)
+    except (TypeError, ValueError):
+        return None
+    return {k: RowStat(score=v) for k, v in exceedance_scores(p.y_true, exceedance_probability(p, t), t).items()}
+
+
+def _exceedance(p, s: Settings) -> dict | None:
+    from .metrics.intervals import level_key
+
+    if not s.thresholds:
+        return None
+    out = {}
+    for t in s.thresholds:
+        key = level_key(t)
+        out[key] = {k: float(v.score.mean()) for k, v in _rows_exceedance(p, s, key).items()}
+    return out
+
+
+def murphy_forecasts(p: Prediction) -> dict[str, tuple[np.ndarray, np.ndarray, str, float]]:
+    """``{label: (forecast, target, functional, alpha)}`` of the Murphy curves of one prediction.
+
+    Labels: ``mean`` (the point forecast as a mean, expectile 1/2: Gaussians, points, samples, intervals
+    with a mean), ``quantile <level>`` (quantiles), ``probability <class>`` (classifiers: each class's
+    probability against its indicator, the event's mean; binary: class 1 only).
+    """
+    from .metrics.intervals import level_key
+
+    if p.kind in CLASSIFICATION:
+        proba = p.proba
+        classes = [1] if proba.shape[1] == 2 else list(range(proba.shape[1]))
+        return {f"probability {k}": (proba[:, k], (p.labels == k).astype(np.float64), "expectile", 0.5)
+                for k in classes}
+    if p.kind == "quantiles":
+        return {f"quantile {level_key(a)}": (p.quantiles[:, j], p.y_true, "quantile", float(a))
+                for j, a in enumerate(p.levels)}
+    x = p.point()
+    return {} if x is None else {"mean": (x, p.y_true, "expectile", 0.5)}
+
+
+def murphy_curves(p: Prediction, thetas: np.ndarray | None = None) -> dict:
+    """``{"thetas": grid, "mean" | "quantile" | "probability": curves}`` of one prediction
+    (:func:`murphy_forecasts`; quantile and probability curves keyed by level / class). ``thetas``: a given
+    grid (compare uses one grid for every model), else :func:`uqeval.metrics.murphy.theta_grid` over the
+    forecasts and targets ([0, 1] for probabilities)."""
+    from .metrics.murphy import murphy_curve, theta_grid
+
+    fc = murphy_forecasts(p)
+    if not fc:
+        return {}
+    if thetas is None:
+        probability = p.kind in CLASSIFICATION
+        thetas = theta_grid(bounds=(0.0, 1.0)) if probability else theta_grid(p.y_true, *(v[0] for v in fc.values()))
+    out: dict = {"thetas": np.asarray(thetas, dtype=np.float64).tolist()}
+    for label, (x, y, functional, alpha) in fc.items():
+        curve = murphy_curve(x, y, thetas, functional, alpha).tolist()
+        if label == "mean":
+            out["mean"] = curve
+        else:
+            head, key = label.split(" ", 1)
+            out.setdefault(head, {})[key] = curve
+    return out
+
+
+def _murphy(p, s: Settings) -> dict | None:
+    return murphy_curves(p) or None
+
+
+#: The flag that turns on each opt-in family's Settings field (for messages).
+OPTION_FLAGS = {"diagnostics": "--diagnostics", "tw_threshold": "--tw-threshold", "thresholds": "--threshold",
+                "murphy": "--murphy"}
+
+
+def settings_for_paths(settings: Settings, paths) -> Settings:
+    """``settings`` with the opt-ins that metric ``paths`` (check rules) name and that need no value:
+    ``murphy.*`` turns on ``murphy``, ``exceedance.<t>.<metric>`` adds the threshold ``t``. The
+    region of ``weighted_scoring`` is not in its paths: it must come from ``--tw-threshold``."""
+    from dataclasses import replace
+
+    from .glossary import canonical_path
+
+    thresholds = list(settings.thresholds or ())
+    murphy = settings.murphy
+    for path in paths:
+        head = str(path).split(".", 1)[0]
+        if head == "murphy":
+            murphy = True
+        elif head == "exceedance":
+            rest = str(path)[len("exceedance."):]
+            name = canonical_path(path).split(".")[-1]
+            try:
+                t = float(rest[: len(rest) - len(name) - 1]) if rest.endswith("." + name) else None
+            except ValueError:
+                t = None
+            if t is not None and np.isfinite(t) and t not in thresholds:
+                thresholds.append(t)
+    return replace(settings, thresholds=tuple(thresholds) or None, murphy=murphy)
+
+
+FAMILIES = FAMILIES + (
+    _family("weighted_scoring", [
+        _m("twcrps", "lower", "threshold-weighted CRPS on the --tw-threshold region", "mean"),
+        _m("owcrps", "lower", "outcome-weighted CRPS on the --tw-threshold region", "mean"),
+    ], {"gaussian": _weighted, "samples": _weighted}, rows=_rows_weighted, option="tw_threshold"),
+    _family("exceedance", [
+        _m("brier", "lower", "Brier score of P(Y > t) for the event Y > t (per --threshold t)", "mean"),
+        _m("crps", "lower", "CRPS of the binary event forecast (equals its Brier score)", "mean"),
+    ], {k: _exceedance for k in REGRESSION}, rows=_rows_exceedance, by_level=True, option="thresholds"),
+    _family("murphy", [
+        _m("thetas", None, "threshold grid θ of the Murphy curves", "curve"),
+        _m("mean", None, "mean elementary (expectile 1/2) score of the mean forecast at each θ", "curve",
+           representations=("gaussian", "point", "samples", "intervals")),
+        _m("quantile", None, "mean elementary quantile score of each quantile level at each θ", "curve",
+           representations=("quantiles",)),
+        _m("probability", None, "mean elementary score of each class probability at each θ in [0, 1]", "curve",
+           representations=CLASSIFICATION),
+    ], {**{k: _murphy for k in ("gaussian", "point", "samples", "intervals", "quantiles")},
+        **{k: _murphy for k in CLASSIFICATION}}, option="murphy"),
+)
+# --------------------------------------------------------------------------- forecast verification (issue 16, part B)
+# Multivariate ensembles (y_1..y_d, m<j>_<k>): the energy score and the variogram score of order 1/2, both
+# means of per-row scores. Skill scores need a second prediction (the reference) and are computed by the
+# task layer (uqeval.tasks.skill), which declares their orientation in the summary.
+VARIOGRAM_ORDER = 0.5
+
+
+def _rows_multivariate(p, s, level) -> dict[str, RowStat]:
+    from .metrics.multivariate import energy_score, variogram_score
+
+    return {"energy": RowStat(score=energy_score(p.y_true, p.samples)),
+            "variogram": RowStat(score=variogram_score(p.y_true, p.samples, VARIOGRAM_ORDER))}
+
+
+def _multivariate(p, s: Settings) -> dict:
+    rows_ = _memo(p, ("rows", "multivariate", None, s.resolution, s.num_bins, s.y_std, None),  # as family_rows
+                  lambda: _rows_multivariate(p, s, None))
+    return {k: float(v.score.mean()) for k, v in rows_.items()}
+
+
+FAMILIES = FAMILIES + (
+    _family("multivariate", [
+        _m("energy", "lower", "energy score (beta = 1) of the multivariate ensemble", "mean"),
+        _m("variogram", "lower", "variogram score of order 0.5 (unit weights)", "mean"),
+    ], {"multivariate": _multivariate}, rows=_rows_multivariate),
+)
+
 #: Every entry, keyed by path (``group.name``).
 METRICS: dict[str, Metric] = {m.path: m for f in FAMILIES for m in f.metrics}
 
@@ -724,11 +1088,13 @@ def target(group: str, key: str, level: float | None = None) -> float | None:
     ``coverage.miss_below``/``miss_above`` at half the nominal miss rate (1 - level)/2, and
     ``coverage.coverage_error`` at 0.
     """
-    if key == "coverage_error":
+    if key == "coverage_error" or (group, key) == ("calibration_tests", "spiegelhalter_z"):
         return 0.0
     if level is None:
         return None
     if key == "coverage" and group in ("coverage", "prediction_sets"):
+        return float(level)
+    if group == "conditional_coverage" and key.endswith("_coverage"):  # worst stratum / class / group
         return float(level)
     if group == "coverage" and key in ("miss_below", "miss_above"):
         return (1.0 - float(level)) / 2.0

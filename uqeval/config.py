@@ -38,6 +38,10 @@ class Settings:
     oca_fraction: float = 0.01     # oracle collaborative accuracy: share of most uncertain rows sent to the oracle
     bayes_samples: int = 500       # posterior draws of the Bayesian ECE
     diagnostics: bool = False      # also compute the opt-in diagnostic groups (catalogue families with option="diagnostics")
+    # forecast verification (issue 16 A): opt-in groups weighted_scoring, exceedance, murphy
+    tw_threshold: tuple[float | None, float | None] | None = None  # weight region [a, b] (None: unbounded)
+    thresholds: tuple[float, ...] | None = None  # exceedance thresholds t: the events Y > t
+    murphy: bool = False           # Murphy diagrams (elementary scores over a threshold grid)
     nan_policy: str = "raise"
     fix_crossing: bool = False
     renormalize: bool = False
@@ -52,6 +56,8 @@ class Settings:
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["levels"] = list(self.levels) if self.levels is not None else None
+        d["tw_threshold"] = list(self.tw_threshold) if self.tw_threshold is not None else None
+        d["thresholds"] = list(self.thresholds) if self.thresholds is not None else None
         return d
 
 
@@ -76,7 +82,7 @@ LIMITS: dict[str, int] = {
 _TABLES = {
     "metrics": {"num_bins", "resolution", "seed", "adv_num_group_sizes", "adv_num_trials",
                 "adv_num_group_draws", "levels", "level", "class_bins", "tace_threshold", "y_std",
-                "oca_fraction", "bayes_samples", "diagnostics"},
+                "oca_fraction", "bayes_samples", "diagnostics", "tw_threshold", "thresholds", "murphy"},
     "input": {"nan_policy", "fix_crossing", "renormalize", "logits", "representation"},
     "columns": set(COLUMN_ROLES),
 }
@@ -129,7 +135,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
             else:
                 out[key] = value
     try:  # every value checked here, so a bad one names the file (a bad flag is a usage error)
-        _validate(replace(Settings(), **{k: _levels(v) if k == "levels" else v for k, v in out.items()
+        _validate(replace(Settings(), **{k: _CONVERT.get(k, _same)(v) for k, v in out.items()
                                          if k != "columns"}))
     except (InputError, TypeError, ValueError) as exc:
         msg = re.sub(r" \(--[a-z-]+\)", "", str(exc))  # the flag hints do not apply to a file
@@ -184,8 +190,8 @@ def make_settings(config: str | Path | None = None, baseline: dict[str, Any] | N
     if unknown:
         raise InputError(f"unknown settings: {sorted(unknown)}")
     try:
-        if "levels" in values:
-            values["levels"] = _levels(values["levels"])
+        for k in set(values) & set(_CONVERT):
+            values[k] = _CONVERT[k](values[k])
         return replace(Settings(), **values, columns={k: v for k, v in columns.items() if v})
     except InputError as exc:  # the config file was checked on reading: what is left came from flags
         raise UsageError(str(exc)) from None
@@ -210,11 +216,12 @@ def _validate(s: Settings) -> None:
         v = getattr(s, name)
         if v is not None and not isinstance(v, str):
             raise InputError(f"setting {name} must be a string, got {_show(v)}")
-    for name in ("fix_crossing", "renormalize", "logits", "diagnostics"):
+    for name in ("fix_crossing", "renormalize", "logits", "diagnostics", "murphy"):
         if not isinstance(getattr(s, name), bool):
             raise InputError(f"setting {name} must be true or false, got {_show(getattr(s, name))}")
     for lv in s.levels or ():
         check_level(lv, "coverage level (--levels)")
+    _validate_verification(s)
     check_level(s.level, "interval level (--level)")
     if s.nan_policy not in ("raise", "omit"):
         raise InputError(f"nan_policy must be 'raise' or 'omit', got {s.nan_policy!r}")
@@ -227,3 +234,97 @@ def _validate(s: Settings) -> None:
             1 <= s.bayes_samples <= LIMITS["bayes_samples"]:
         raise InputError(f"bayes_samples (--bayes-samples) must be an integer from 1 to {LIMITS['bayes_samples']:,}, "
                          f"got {_show(s.bayes_samples)}")
+
+
+# --------------------------------------------------------------------------- forecast verification (issue 16 A)
+# --tw-threshold / tw_threshold: the weight region of weighted_scoring, one small syntax parsed here only.
+#   "t" or ">t": above t, w(z) = 1{z >= t}     "<t": below t, w(z) = 1{z <= t}     "a:b": the interval [a, b]
+# A config file may also give a number (above it) or a pair [a, b]; the JSON writes [a, b] with null
+# for an open end. --threshold / thresholds: exceedance thresholds, numbers (a list, or "0.5,1").
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def parse_region(value: Any) -> tuple[float | None, float | None] | None:
+    """The weight region ``(a, b)`` (None: open end) of a ``--tw-threshold`` value; InputError if malformed."""
+    if value is None:
+        return None
+    how = "'t' or '>t' (above t), '<t' (below t) or 'a:b' (between a and b)"
+
+    def num(text: Any) -> float:
+        if isinstance(text, bool):
+            raise ValueError
+        v = float(text)
+        if v != v or v in (float("inf"), float("-inf")):
+            raise ValueError
+        return v
+
+    try:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            region: tuple[float | None, float | None] = (num(value), None)
+        elif isinstance(value, (list, tuple)):
+            a, b = value
+            region = (None if a is None else num(a), None if b is None else num(b))
+        elif isinstance(value, str):
+            text = value.strip()
+            if text.startswith(">"):
+                region = (num(text[1:].lstrip("=")), None)
+            elif text.startswith("<"):
+                region = (None, num(text[1:].lstrip("=")))
+            elif ":" in text:
+                a, b = text.split(":")
+                region = (num(a), num(b))
+            else:
+                region = (num(text), None)
+        else:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise InputError(f"tw_threshold (--tw-threshold) takes {how}, got {_show(value)}") from None
+    if region == (None, None) or region[0] is not None and region[1] is not None and not region[0] < region[1]:
+        raise InputError(f"tw_threshold (--tw-threshold) needs a < b in 'a:b', got {_show(value)}")
+    return region
+
+
+def parse_thresholds(value: Any) -> tuple[float, ...] | None:
+    """Exceedance thresholds from a number, a list, or comma-separated text (duplicates dropped, order kept)."""
+    if value is None:
+        return None
+    items = value if isinstance(value, (list, tuple)) else [value]
+    out: list[float] = []
+    for item in items:
+        parts = item.split(",") if isinstance(item, str) else [item]
+        for part in parts:
+            if isinstance(part, str) and not part.strip():
+                continue
+            try:
+                if isinstance(part, bool):
+                    raise ValueError
+                v = float(part)
+            except (TypeError, ValueError):
+                raise InputError(f"thresholds (--threshold) must be numbers, got {_show(part)}") from None
+            if v != v or v in (float("inf"), float("-inf")):
+                raise InputError(f"thresholds (--threshold) must be finite, got {_show(part)}")
+            if v not in out:
+                out.append(v)
+    if not out:
+        raise InputError("thresholds (--threshold) is empty")
+    return tuple(out)
+
+
+_CONVERT = {"levels": _levels, "tw_threshold": parse_region, "thresholds": parse_thresholds}
+
+
+def _validate_verification(s: Settings) -> None:
+    if s.tw_threshold is not None and parse_region(s.tw_threshold) != tuple(s.tw_threshold):
+        raise InputError(f"tw_threshold must be a region (a, b), got {_show(s.tw_threshold)}")
+    if s.thresholds is not None and parse_thresholds(s.thresholds) != tuple(s.thresholds):
+        raise InputError(f"thresholds must be distinct finite numbers, got {_show(s.thresholds)}")
+    if s.thresholds is not None and len(s.thresholds) > MAX_THRESHOLDS:
+        raise InputError(f"thresholds (--threshold): {len(s.thresholds):,} given, at most {MAX_THRESHOLDS:,} "
+                         "(each is a pass over the rows)")
+
+
+#: At most this many exceedance thresholds (each costs a pass over the rows and a JSON entry).
+MAX_THRESHOLDS = 1_000

@@ -717,8 +717,95 @@ class LogLikelihood(Prediction):
         return self.loglik.shape[0]
 
 
+# --------------------------------------------------------------------------- forecast verification (issue 16)
+
+
+@dataclass(frozen=True)
+class Multivariate(Prediction):
+    """Ensembles of vector-valued forecasts: ``samples`` (N, M, d) (member j, component k) and
+    ``y_true`` (N, d); M >= 2 members, d >= 1 components (columns ``y_1..y_d`` and ``m<j>_<k>``)."""
+
+    kind: ClassVar[str] = "multivariate"
+    samples: np.ndarray = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.loglik is not None:
+            raise InputError("multivariate predictions take no per-member log-likelihoods")
+        x = as_float_array(self.samples, "samples", ndim=3)
+        n, m, d = x.shape
+        if m < 2:
+            raise InputError(f"multivariate ensembles need at least 2 members per row, found {m} in "
+                             f"'{_colname(self.columns, 'samples')}'")
+        _check_2d(x.reshape(n, m * d), "samples", self.columns, self.rows)
+        object.__setattr__(self, "samples", x)
+        if self.y_true is not None:
+            y = as_float_array(self.y_true, "y_true", ndim=2)
+            if y.shape != (n, d):
+                raise InputError(f"multivariate targets have shape {y.shape} but the members {x.shape} "
+                                 f"(rows, members, components): give {d} target columns y_1..y_{d}")
+            _check_2d(y, "y_true", self.columns, self.rows)
+            object.__setattr__(self, "y_true", y)
+
+    @property
+    def n(self) -> int:
+        return self.samples.shape[0]
+
+    @property
+    def dim(self) -> int:
+        return self.samples.shape[2]
+
+
+@dataclass(frozen=True)
+class Climatology(_AnyLevel, Prediction):
+    """The same empirical distribution for every row: the sorted training targets ``values`` (M,).
+
+    A reference forecast for skill scores (``--reference climatology --train FILE``), kept as
+    one sorted vector (never an (N, M) matrix): CRPS, quantiles and the PIT come from it
+    through sorted cumulative sums and binary search (:mod:`uqeval.metrics.skill`).
+    """
+
+    kind: ClassVar[str] = "climatology"
+    values: np.ndarray = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        v = as_float_array(self.values, "training targets")
+        check_finite(v, "training targets")
+        if v.size < 1:
+            raise InputError("a climatology needs at least 1 training target")
+        object.__setattr__(self, "values", np.sort(v))
+
+    @property
+    def n(self) -> int:
+        return 0 if self.y_true is None else len(self.y_true)
+
+    def _array_fields(self) -> list[str]:
+        return ["y_true"]
+
+    def point(self) -> np.ndarray:
+        return np.full(self.n, float(self.values.mean()))
+
+    def spread(self) -> np.ndarray:
+        return np.full(self.n, float(self.values.std(ddof=1)) if self.values.size > 1 else 0.0)
+
+    def quantiles_at(self, levels: np.ndarray) -> np.ndarray:
+        q = np.quantile(self.values, np.asarray(levels, dtype=np.float64))  # type 7, as Samples
+        return np.broadcast_to(q, (self.n, q.size))
+
+
+@dataclass(frozen=True)
+class PointMass(_AnyLevel, Point):
+    """A point forecast read as a degenerate distribution (all its mass at ``mean``): every
+    quantile is the point, so its CRPS is the absolute error, its pinball loss at level tau
+    rho_tau(y - mean) and its interval score (2/alpha)|y - mean|. It has no density (no log score).
+    The persistence reference of skill scores."""
+
+    def quantiles_at(self, levels: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(self.mean[:, None], (self.n, np.asarray(levels).size))
+
+
 REPRESENTATIONS: dict[str, type[Prediction]] = {
     cls.kind: cls
     for cls in (Point, Gaussian, Intervals, Quantiles, Samples, Categorical, MemberCategorical, Dirichlet,
-                LogLikelihood)
+                LogLikelihood, Multivariate)
 }

@@ -67,11 +67,13 @@ FILES = {
     "dirichlet.parquet": "dirichlet",
     "loglik.parquet": "loglik",
     "accrue_g.parquet": "point",
+    "multivariate.parquet": "multivariate",
 }
 # Files with a `shift` column (the --by cases).
 SHIFT_FILES = [
     "gaussian.parquet", "intervals.parquet", "quantiles.parquet", "samples.parquet",
     "classification.parquet", "ensemble_classification.parquet", "dirichlet.parquet", "loglik.parquet",
+    "multivariate.parquet",
 ]
 # Regression files over the same targets, for the multi-file cases.
 MIXED = ["gaussian.parquet", "quantiles.parquet", "samples.parquet", "intervals.parquet", "point.csv"]
@@ -100,6 +102,7 @@ RULES = {
                   '"calibration.ece" = { max = 0.5 }\n"accuracy.accuracy" = { min = 0.5 }\n'),
     "loglik": ('require = ["information_criteria.waic1"]\n[rules]\n'
                '"information_criteria.iscv" = { min = -10.0 }\n'),
+    "multivariate": 'require = ["multivariate.energy"]\n[rules]\n"multivariate.variogram" = { max = 10.0 }\n',
 }
 
 

@@ -27,6 +27,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain click help and usage errors: no rich.markdown/pygments import (--help ~2x faster)
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 

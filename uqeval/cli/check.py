@@ -88,7 +88,7 @@ def check(
     """
     from ..errors import GateFailure, InputError, UsageError
     from ..report.check import rich_tables, to_dict, to_junit, to_markdown
-    from ..tasks.check import evaluate, load_rules, settings_mismatch
+    from ..tasks.check import evaluate, load_rules, opt_in_options, settings_mismatch
     from ..io.writers import (
         atomic_write_text,
         check_output_path,
@@ -99,7 +99,8 @@ def check(
     is_summary = input.suffix.lower() == ".json"
     if is_summary:
         given = list(given_values) + list(columns)
-        given += [name for name, v in (("config", config), ("train", train)) if v is not None]
+        given += [name for name, v in (("config", config), ("train", train), ("reference", flags.reference),
+                                       ("time", flags.time)) if v is not None]
         if given:
             shown = ", ".join("--" + g.replace("_", "-").replace("class-bins", "bins").replace("y-true", "y")
                               for g in given)
@@ -127,18 +128,31 @@ def check(
 
         with naming(baseline) if baseline is not None else contextlib.nullcontext():
             settings = _settings(base, config, columns, given_values)
-        if train is not None:
-            from dataclasses import replace
+        from dataclasses import replace
 
-            settings = replace(settings, y_std=train_std(train, settings))
+        from ..catalogue import settings_for_paths
+        if train is not None:
+            try:
+                settings = replace(settings, y_std=train_std(train, settings))
+            except InputError:
+                if flags.reference != "climatology":  # a classifier's climatology: labels, no target std
+                    raise
+        # a rule on an opt-in group turns its option on: on/off options (corp.brier.mcb -> --diagnostics,
+        # murphy.* -> --murphy), and the thresholds named in exceedance.<t>.* paths
+        wanted = {o: True for o in opt_in_options(rule_set) if getattr(settings, o, None) is False}
+        if wanted:
+            settings = replace(settings, **wanted)
+        settings = settings_for_paths(settings, [c.path for c in rule_set.checks] + list(rule_set.require))
         from ..stream.engine import choose_engine
 
         chosen = choose_engine(engine.value, input)
         if chosen == "memory":
             if chunk_rows is not None:
                 raise UsageError("--chunk-rows applies to --engine stream only")
-            summary = score_file(input, settings)
+            summary = score_file(input, settings, reference=flags.reference_spec())
         else:
+            if flags.reference is not None:
+                raise UsageError("--reference needs the whole file: use --engine memory")
             from .score import _score_streamed
 
             summary = _score_streamed(input, settings, chosen, chunk_rows, None, None, quiet)

@@ -47,6 +47,7 @@ class Representation(str, Enum):
     members = "members"
     dirichlet = "dirichlet"
     loglik = "loglik"
+    multivariate = "multivariate"
 
 
 # Options shared by every command that reads prediction files.
@@ -74,6 +75,22 @@ LogitsOpt = Annotated[bool, typer.Option("--logits", help="Class columns hold lo
 RenormalizeOpt = Annotated[bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")]
 DiagnosticsOpt = Annotated[bool, typer.Option(
     "--diagnostics", help="Also compute the diagnostic groups (calibration tests, score decompositions, ...).")]
+# forecast verification (issue 16 A): weighted_scoring, exceedance and murphy groups
+TwThresholdOpt = Annotated[Optional[str], typer.Option(
+    "--tw-threshold", help="Weighted CRPS (twcrps, owcrps) on a region: 't' or '>t' above t, '<t' below t, "
+                           "'a:b' between a and b.")]
+ThresholdOpt = Annotated[Optional[list[str]], typer.Option(
+    "--threshold", help="Exceedance threshold t: Brier score of P(Y > t); repeat or give a comma list.")]
+MurphyOpt = Annotated[bool, typer.Option(
+    "--murphy", help="Murphy diagrams: elementary scores over a threshold grid (mean, quantile, probability).")]
+
+# forecast verification (issue 16): skill against a reference forecast
+ReferenceOpt = Annotated[Optional[str], typer.Option(
+    "--reference", help="Skill scores (1 - S/S_ref) against a reference forecast: a predictions FILE over the same "
+                        "targets (same row order), 'climatology' (the --train file's targets) or 'persistence' "
+                        "(the previous row's target in --time order).")]
+TimeOpt = Annotated[Optional[str], typer.Option(
+    "--time", help="Column that orders the rows in time (for --reference persistence).")]
 
 
 def parse_levels(text: str | None) -> tuple[float, ...] | None:
@@ -136,6 +153,14 @@ class ScoringFlags:
     levels: tuple[float, ...] | None
     train: Path | None
     values: dict[str, Any]  # Settings fields given on the command line (None = not given)
+    reference: str | None = None  # --reference (skill scores; not a Settings field: it names data)
+    time: str | None = None       # --time (persistence)
+
+    def reference_spec(self):
+        """The :class:`uqeval.tasks.skill.Reference` of ``--reference``/``--train``/``--time``, or None."""
+        from ..tasks.skill import reference_spec
+
+        return reference_spec(self.reference, self.train, self.time)
 
     def given(self) -> dict[str, Any]:
         """Settings fields set by flags, for commands that layer settings themselves."""
@@ -159,9 +184,14 @@ class ScoringFlags:
         settings = make_settings(self.config, columns={**self.columns, **column_overrides(**(columns or {}))},
                                  representation=self.representation, levels=self.levels, **values)
         if self.train is not None:
+            from ..errors import InputError
             from ..tasks.score import train_std
 
-            settings = replace(settings, y_std=train_std(self.train, settings))
+            try:
+                settings = replace(settings, y_std=train_std(self.train, settings))
+            except InputError:
+                if self.reference != "climatology":  # a classifier's climatology: labels, no target std
+                    raise
         return settings
 
 
@@ -172,7 +202,9 @@ _SHARED: list[tuple[str, Any, Any]] = [  # (parameter, annotation, default), in 
     ("num_bins", NumBinsOpt, None), ("resolution", ResolutionOpt, None), ("bins", BinsOpt, None),
     ("fix_crossing", FixCrossingOpt, False), ("logits", LogitsOpt, False), ("renormalize", RenormalizeOpt, False),
     ("diagnostics", DiagnosticsOpt, False),
+    ("tw_threshold", TwThresholdOpt, None), ("threshold", ThresholdOpt, None), ("murphy", MurphyOpt, False),
     ("seed", SeedOpt, None), ("nan_policy", NanOpt, None), ("config", ConfigOpt, None),
+    ("reference", ReferenceOpt, None), ("time", TimeOpt, None),
 ]
 
 
@@ -203,7 +235,10 @@ def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
                         class_bins=v["bins"], seed=v["seed"],
                         nan_policy=v["nan_policy"].value if v["nan_policy"] else None,
                         fix_crossing=v["fix_crossing"] or None, logits=v["logits"] or None,
-                        renormalize=v["renormalize"] or None, diagnostics=v["diagnostics"] or None),
+                        renormalize=v["renormalize"] or None, diagnostics=v["diagnostics"] or None,
+                        tw_threshold=v["tw_threshold"], thresholds=v["threshold"] or None,
+                        murphy=v["murphy"] or None),
+            reference=v["reference"], time=v["time"],
         )
         return func(*args, flags=flags, **kwargs)
 

@@ -38,7 +38,7 @@ def compare(
     flags: ScoringFlags = None,  # type: ignore[assignment]  (filled by @scoring_options)
     fmt: FormatOpt = OutputFormat.table,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the comparison JSON here (atomically).", dir_okay=False)] = None,
-    plot: Annotated[Optional[Path], typer.Option("--plot", help="Draw the metrics with their intervals to this .png, .svg or .pdf.", dir_okay=False)] = None,
+    plot: Annotated[Optional[Path], typer.Option("--plot", help="Draw the metrics with their intervals to this .png, .svg or .pdf (with --murphy also NAME_murphy.EXT).", dir_okay=False)] = None,
 ) -> None:
     """Compare models on the same targets: metrics with bootstrap intervals, ranks and paired tests.
 
@@ -48,6 +48,8 @@ def compare(
     the best model; every metric gets a rank per model and, where it can be
     resampled cheaply, a seeded bootstrap interval shared across models.
     """
+    import numpy as np
+
     from ..report.compare import rich_tables, to_markdown
     from .common import console, show
     from ..tasks.compare import Model, align_models, compare_models, model_names
@@ -65,6 +67,7 @@ def compare(
         if not metric_names:
             raise UsageError("--metrics is empty; give comma-separated names such as crps,nll,ma_cal")
     settings = flags.settings(columns={"by": id_col})
+    reference = flags.reference_spec()
     for out in (output, plot):
         if out is not None:
             check_output_path(out, files)
@@ -80,6 +83,18 @@ def compare(
         models, settings, metric_names, n_boot=bootstrap, ci_level=ci_level, seed=settings.seed,
         n_permutations=permutations, pairs=pairs.value, dm_lag=dm_lag,
     )
+    if reference is not None:  # forecast verification (issue 16): skill of each model against the reference
+        from ..tasks.score import read_extra_column
+        from ..tasks.skill import compare_skill
+
+        first = models[0].prediction
+        times = None if reference.kind != "persistence" else read_extra_column(
+            models[0].source, reference.time, first.rows if first.rows is not None else np.arange(first.n))
+        extra = compare_skill(models, reference, settings, times, n_boot=bootstrap, seed=settings.seed,
+                              ci_level=ci_level)
+        result["reference"], result["skill"] = extra["reference"], extra["skill"]
+        result["skill_orientation"] = extra["orientation"]
+        result["notes"] = list(result.get("notes", [])) + extra["notes"]
     if output is not None:
         from ..io.writers import write_json
 
@@ -90,4 +105,9 @@ def compare(
         from ..plots.compare import compare_figure
 
         atomic_write_bytes(plot, figure_to_bytes(compare_figure(result), plot.suffix.lower().lstrip(".")))
+        if result.get("murphy", {}).get("curves"):  # --murphy: the overlaid Murphy curves next to it (issue 16 A)
+            from ..plots.murphy import murphy_compare_figure
+
+            atomic_write_bytes(plot.with_name(f"{plot.stem}_murphy{plot.suffix}"),
+                               figure_to_bytes(murphy_compare_figure(result["murphy"]), plot.suffix.lower().lstrip(".")))
     show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))

@@ -93,8 +93,8 @@ def plot(
     sharpness (histogram of σ), residuals (vs σ), reliability (bin-free PIT diagram for
     regression; reliability diagram for classification), pit (PIT histogram), confidence
     and sets (classification), rejection (ensembles), ucc (uncertainty characteristics
-    curve). Which kinds apply depends on the file's representation; `uqeval score
-    FILE --plot-dir DIR` writes all of them.
+    curve), rank_histogram (ensembles; a --diagnostics figure). Which kinds apply depends
+    on the file's representation; `uqeval score FILE --plot-dir DIR` writes all of them.
     """
     from ..io.load import load_predictions
     from ..io.writers import atomic_write_bytes, check_output_path
@@ -104,6 +104,16 @@ def plot(
     fmt = output_format(output, plot_format)
     n_points = check_max_points(max_points)
     settings = flags.settings()
+    if flags.reference is not None or flags.time is not None:
+        from ..errors import UsageError
+
+        raise UsageError("--reference and --time apply to score, compare, check and report (skill scores), not plot")
+    from ..tasks.plot import OPT_IN_KINDS
+
+    if kind.value in OPT_IN_KINDS:  # asking for the figure asks for the opt-in family it draws
+        from dataclasses import replace
+
+        settings = replace(settings, **{OPT_IN_KINDS[kind.value]: True})
     check_output_path(output, [file])
     loaded = load_predictions(file, settings, extra=[x] if x else ())
     xs, x_label = load_x(x, loaded)

@@ -23,7 +23,7 @@ def entry_names(files: list[Path]) -> list[str]:
 
 
 def build_entry(file: Path, name: str, settings, *, x: str | None, max_points: int, fmt: str,
-                dpi: int) -> tuple[dict[str, Any], list[str]]:
+                dpi: int, reference=None) -> tuple[dict[str, Any], list[str]]:
     """Score ``file``, draw its figures and compute its UCC: one report entry and its notes."""
     from ..io.load import load_predictions
     from ..tasks.plot import KIND_TITLES, build_figures, encode_figures
@@ -31,7 +31,7 @@ def build_entry(file: Path, name: str, settings, *, x: str | None, max_points: i
     from .plot import load_x
 
     loaded = load_predictions(file, settings, extra=[x] if x else ())  # read once: scored, then drawn
-    summary = score_loaded(loaded, settings)
+    summary = score_loaded(loaded, settings, reference)
     xs, x_label = load_x(x, loaded)
     bundle = build_figures(loaded.prediction, summary.get("metrics"), settings, name=name, x=xs, x_label=x_label,
                            max_points=max_points, info=loaded.info)
@@ -80,6 +80,7 @@ def report(
         raise UsageError("--plot-format pdf cannot be embedded in HTML; use png or svg")
     n_points = check_max_points(max_points)
     settings = flags.settings(columns={"by": by})
+    reference = flags.reference_spec()
     check_output_path(output, files)
     from ..io.readers import inspect
 
@@ -91,7 +92,8 @@ def report(
             find_x_column(table, x)
     entries, notes = [], []
     for f, name in zip(files, entry_names(files)):
-        entry, entry_notes = build_entry(f, name, settings, x=x, max_points=n_points, fmt=fmt, dpi=dpi)
+        entry, entry_notes = build_entry(f, name, settings, x=x, max_points=n_points, fmt=fmt, dpi=dpi,
+                                          reference=reference)
         entries.append(entry)
         notes += entry_notes
     atomic_write_text(output, render_report(entries, title=title))

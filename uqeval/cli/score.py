@@ -59,6 +59,7 @@ def score(
     from ..tasks.plot import write_images
 
     settings = flags.settings(columns={"by": by}, oca_fraction=oca_fraction, bayes_samples=bayes_samples)
+    reference = flags.reference_spec()
     if output is not None:
         check_output_path(output, [file])
     from ..stream.engine import choose_engine
@@ -94,7 +95,7 @@ def score(
     # compute everything first, then write: a failure leaves no output behind
     loaded = load_predictions(file, settings, extra=[x] if x else ())  # --x read with the prediction
     rows_table = per_row_table(loaded.prediction) if per_row is not None else None
-    summary = score_loaded(loaded, settings)
+    summary = score_loaded(loaded, settings, reference)
     images = _plot_images(file, loaded, settings, summary, plot_dir, plot_format, max_points, x, order_by) \
         if plot_dir is not None else None
     if rows_table is not None:

@@ -35,6 +35,8 @@ LOGIT_RE = re.compile(r"^logit_(\d+)$", re.I)
 MEMBER_RE = re.compile(r"^m(\d+)_p_(\d+)$", re.I)        # ensemble member j, class k
 ALPHA_RE = re.compile(r"^alpha_(\d+)$", re.I)             # Dirichlet concentrations
 LOGLIK_RE = re.compile(r"^loglik_(\d+)$", re.I)           # log p(y | member j)
+MV_MEMBER_RE = re.compile(r"^m(\d+)_(\d+)$", re.I)       # multivariate ensembles: member j, component k
+MV_TARGET_RE = re.compile(r"^y_(\d+)$", re.I)             # multivariate targets y_1..y_d
 LIST_COLUMNS = {"samples": "samples", "proba": "proba", "member_proba": "member_proba", "alpha": "alpha",
                 "loglik": "loglik"}
 
@@ -227,6 +229,10 @@ def plan_columns(
                               f"add it or name it with --{missing}")
         fam["intervals"] = ColumnPlan("intervals", roles={"lower": [lower], "upper": [upper]}, levels=None)
 
+    mv = _multivariate_plan(names, path)  # forecast verification (issue 16): multivariate ensembles
+    if mv is not None:
+        fam["multivariate"] = mv
+
     std, var = _find(names, "std", explicit, path), _find(names, "var", explicit, path)
     if std and var:
         raise SchemaError(f"{path}: both a std column ('{std}') and a variance column ('{var}') found; "
@@ -262,7 +268,7 @@ def plan_columns(
         chosen.roles["loglik"] = loglik
         if isinstance(loglik, str):
             chosen.list_roles.add("loglik")
-    if chosen.representation == "loglik":
+    if chosen.representation in ("loglik", "multivariate"):
         if "by" in explicit:
             chosen.roles["by"] = _find(names, "by", explicit, path)
         return chosen
@@ -289,3 +295,28 @@ def plan_columns(
     if "by" in explicit:
         chosen.roles["by"] = _find(names, "by", explicit, path)
     return chosen
+
+
+def _multivariate_plan(names: list[str], path: str) -> ColumnPlan | None:
+    """Multivariate ensembles: member columns ``m<j>_<k>`` (member j = 0..M-1, component k) over
+    the components of the target columns ``y_<k>``; ordered member-major, ``classes`` = d."""
+    cells = {(int(m.group(1)), int(m.group(2))): n for n in names if (m := MV_MEMBER_RE.match(n))}
+    if not cells:
+        return None
+    targets = {int(m.group(1)): n for n in names if (m := MV_TARGET_RE.match(n))}
+    members = sorted({j for j, _ in cells})
+    comps = sorted({k for _, k in cells})
+    if members != list(range(len(members))):
+        raise SchemaError(f"{path}: multivariate member columns m<j>_<k> must be numbered j = 0..M-1 without gaps; "
+                          f"found members {members}")
+    if sorted(targets) != comps:
+        raise SchemaError(f"{path}: multivariate member columns m<j>_<k> name components {comps} but the target "
+                          f"columns y_<k> are {sorted(targets) or 'missing'}; give one y_<k> per component")
+    missing = [f"m{j}_{k}" for j in members for k in comps if (j, k) not in cells]
+    if missing:
+        raise SchemaError(f"{path}: multivariate member columns must cover every member and component "
+                          f"({len(members)} x {len(comps)}); missing {', '.join(missing[:5])}"
+                          f"{' ...' if len(missing) > 5 else ''}")
+    return ColumnPlan("multivariate", roles={"y_true": [targets[k] for k in comps],
+                                             "samples": [cells[(j, k)] for j in members for k in comps]},
+                      classes=len(comps))

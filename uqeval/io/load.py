@@ -10,7 +10,7 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import InputError, SchemaError
-from ..predictions import (Categorical, Dirichlet, Gaussian, Intervals, LogLikelihood, MemberCategorical, Point,
+from ..predictions import (Categorical, Dirichlet, Gaussian, Intervals, LogLikelihood, MemberCategorical, Multivariate, Point,
                            Prediction, Quantiles, Samples)
 from .columns import ColumnPlan, plan_columns
 from .readers import TableInfo, inspect, read_columns, to_float, to_matrix
@@ -34,6 +34,15 @@ def _block(cols: dict, plan: ColumnPlan, role: str, path: Path, offset: int = 0)
         return to_matrix(cols[spec], spec, path, offset)
     names = spec if isinstance(spec, list) else [spec]
     return np.column_stack([to_float(cols[n], n, path, offset) for n in names])
+
+
+def _nested(column) -> bool:
+    """True for a Parquet list-of-lists column."""
+    import pyarrow as pa
+
+    t = column.type
+    is_list = (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list)
+    return any(f(t) for f in is_list) and any(f(t.value_type) for f in is_list)
 
 
 def _to_tensor(column, name: str, path: Path, offset: int = 0) -> np.ndarray:
@@ -147,7 +156,13 @@ def build_batch(p: Path, plan: ColumnPlan, cols: dict, n_rows: int, settings: Se
     """
     from dataclasses import replace
 
-    plan = replace(plan, roles=dict(plan.roles))  # the variance role is renamed below; the caller's plan is reused
+    # the roles and list roles are changed below (variance, multivariate); the caller's plan is reused
+    plan = replace(plan, roles=dict(plan.roles), list_roles=set(plan.list_roles))
+    p = Path(p)
+    if plan.representation == "samples" and "samples" in plan.list_roles and _nested(cols[plan.roles["samples"]]):
+        plan.representation = "multivariate"  # a list of M lists of d components per row (issue 16)
+        if "y_true" in plan.roles:
+            plan.list_roles.add("y_true")
     arrays: dict[str, np.ndarray] = {}
     for role in plan.roles:
         if role == "by":
@@ -159,6 +174,13 @@ def build_batch(p: Path, plan: ColumnPlan, cols: dict, n_rows: int, settings: Se
             else:
                 block = np.column_stack([to_float(cols[c], c, p, offset) for c in spec])
                 arrays[role] = block.reshape(len(block), -1, plan.classes)
+        elif plan.representation == "multivariate" and role in plan.list_roles:  # list columns
+            spec = plan.roles[role]
+            arrays[role] = _to_tensor(cols[spec], spec, p, offset) if role == "samples" else \
+                to_matrix(cols[spec], spec, p, offset)
+        elif plan.representation == "multivariate":  # (N, d) targets, (N, M, d) members
+            block = np.column_stack([to_float(cols[c], c, p, offset) for c in plan.roles[role]])
+            arrays[role] = block if role == "y_true" else block.reshape(len(block), -1, plan.classes)
         elif role in ("quantiles", "samples", "proba", "lower", "upper", "alpha", "loglik"):
             arrays[role] = _block(cols, plan, role, p, offset)
         else:
@@ -193,7 +215,7 @@ def build_batch(p: Path, plan: ColumnPlan, cols: dict, n_rows: int, settings: Se
     if settings.nan_policy == "omit":
         ok = np.ones(n_rows, dtype=bool)
         for role, a in arrays.items():
-            if role == "samples":  # drop NaN/inf members per row; a row needs 2 finite members
+            if role == "samples" and plan.representation == "samples":  # drop NaN/inf members per row; a row needs 2 finite members
                 finite = np.isfinite(a)
                 ok &= finite.sum(axis=1) >= 2
                 n_members_dropped = int((~finite[ok]).sum())
@@ -245,4 +267,6 @@ def _build(plan: ColumnPlan, a: dict[str, np.ndarray], columns: dict, rows: np.n
         return Dirichlet(y_true=y, columns=columns, rows=rows, alpha=a["alpha"], loglik=ll)
     if kind == "loglik":
         return LogLikelihood(y_true=y, columns=columns, rows=rows, loglik=ll)
+    if kind == "multivariate":
+        return Multivariate(y_true=y, columns=columns, rows=rows, samples=a["samples"])
     raise AssertionError(kind)

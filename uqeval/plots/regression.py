@@ -435,3 +435,39 @@ def plot_pit_histogram(
     thousands(ax.yaxis)
     style_axes(ax, title, "PIT value F(y)", "number of rows", legend_loc="outside")
     return fig
+
+
+# =========================================================================== issue 15 part B (--diagnostics)
+def plot_rank_histogram(counts, title: str = "Rank histogram", p_value: float | None = None,
+                        level: float = 0.95) -> Figure:
+    r"""Rank histogram (Talagrand diagram) of an M-member ensemble: rows per rank 0..M of the target.
+
+    ``counts`` is ``calibration_tests.rank_histogram`` (M + 1 entries). The dashed line is the
+    expected count N/(M + 1) of a calibrated ensemble and the hatched band the central ``level``
+    quantiles of Binomial(N, 1/(M + 1)) per rank; ``p_value`` (the χ² test) goes into the legend.
+    """
+    from scipy.stats import binom
+
+    c = finite_1d(counts, "counts")
+    if c.size < 2 or (c < 0).any() or c.sum() <= 0:
+        raise InputError("the rank histogram needs at least 2 non-negative counts with a positive sum")
+    n, m1 = float(c.sum()), c.size
+    r = np.arange(m1)
+    alpha = 1.0 - float(level)
+    lo, hi = binom.ppf(alpha / 2, n, 1.0 / m1), binom.ppf(1 - alpha / 2, n, 1.0 / m1)
+    fig, ax = new_figure()
+    label = f"rows (N = {int(n):,})" + (f", χ² test p = {p_value:.3g}" if p_value is not None else "")
+    ax.bar(r, c, width=0.9, color=COLORS["main"], alpha=0.7, label=label)
+    ax.axhspan(lo, hi, facecolor="none", edgecolor=COLORS["accent"], hatch="////", linewidth=0, alpha=0.8,
+               label=f"{level:.0%} band of a calibrated ensemble", zorder=3)
+    ax.axhline(n / m1, color=COLORS["accent"], linestyle="--", linewidth=1.2, zorder=4,
+               label="expected count N/(M + 1)")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlim(-0.6, m1 - 0.4)
+    ax.set_ylim(0, max(float(c.max()), float(hi)) * 1.05)
+    thousands(ax.yaxis)
+    style_axes(ax, title, f"rank of the target among the {m1 - 1} members", "number of rows",
+               legend_loc="outside")
+    return fig

@@ -58,10 +58,25 @@ def to_markdown(result: Mapping[str, Any]) -> str:
     if result["tests"]:
         lines += ["", "Paired tests on per-row scores (difference = model − reference; p-values unadjusted):", "",
                   *md_table(_TESTS_HEADER, [_test_row(t, "`") for t in result["tests"]], "lllrrrr")]
+    if result.get("skill"):
+        lines += ["", f"Skill against the {md_cell(result['reference']['kind'])} reference (1 − S/S_ref, higher is "
+                      "better):", "", *md_table(["skill", *(f"`{n}`" for n in names)], _skill_rows(result, names, "`"),
+                                                "l" + "r" * len(names))]
+    if result.get("murphy", {}).get("dominates"):  # issue 16 A (also listed in the notes)
+        lines += ["", "Murphy-diagram dominance (nowhere above, somewhere below on the threshold grid):", "",
+                  *md_table(["functional", "model", "dominates"],
+                            [[md_cell(d["functional"]), f"`{md_cell(d['model'])}`", f"`{md_cell(d['dominated'])}`"]
+                             for d in result["murphy"]["dominates"]], "lll")]
     if result["notes"]:
         lines.append("")
         lines += [f"- {md_cell(n)}" for n in result["notes"]]
     return "\n".join(lines) + "\n"
+
+
+def _skill_rows(result: Mapping[str, Any], names: list[str], code: str = "") -> list[list[str]]:
+    """Forecast verification (issue 16): one row per skill score, ``estimate [low, high]`` per model."""
+    return [[f"{code}skill.{k}{code}", *(cell(v[n]) if n in v else "–" for n in names)]
+            for k, v in result["skill"].items()]
 
 
 def rich_tables(result: Mapping[str, Any]) -> list[Any]:
@@ -88,5 +103,10 @@ def rich_tables(result: Mapping[str, Any]) -> list[Any]:
         cols = [(c, {"justify": "right" if i >= 3 else "left"}) for i, c in enumerate(_TESTS_HEADER)]
         out.append(rich_table(cols, [[escape(c) for c in _test_row(t)] for t in result["tests"]],
                               title="Paired tests on per-row scores (diff = model − reference; p unadjusted)"))
+    if result.get("skill"):
+        cols = [("skill", {"style": "cyan", "no_wrap": True})] + [(escape(n), {"justify": "right"}) for n in names]
+        out.append(rich_table(cols, [[escape(c) for c in r] for r in _skill_rows(result, names)],
+                              title=f"Skill against the {escape(str(result['reference']['kind']))} reference "
+                                    "(1 − S/S_ref, higher is better)"))
     out += [Text(f"note: {n}", style="dim") for n in result["notes"]]
     return out

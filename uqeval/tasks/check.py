@@ -307,6 +307,32 @@ def _close_matches(summary: Mapping[str, Any], path: str) -> list[str]:
     return matches[:8]
 
 
+def opt_in_options(rules: Rules) -> dict[str, list[str]]:
+    """``{option: [group, ...]}``: the opt-in catalogue families (``Family.option``, e.g. ``diagnostics``)
+    whose groups the rules name, so that checking a predictions file can compute them."""
+    from ..catalogue import FAMILIES
+
+    groups = {p.split(".", 1)[0] for p in (*rules.require, *(c.path for c in rules.checks))}
+    out: dict[str, list[str]] = {}
+    for f in FAMILIES:
+        if f.option is not None and f.name in groups:
+            out.setdefault(f.option, []).append(f.name)
+    return out
+
+
+def _opt_in_hint(path: str) -> str:
+    """Why an opt-in group is missing from a summary, and how to get it."""
+    from ..catalogue import FAMILIES, OPTION_FLAGS
+
+    group = path.split(".", 1)[0]
+    family = next((f for f in FAMILIES if f.option is not None and f.name == group), None)
+    if family is None:
+        return ""
+    flag = OPTION_FLAGS.get(family.option, "--" + family.option.replace("_", "-"))
+    return (f" ({group} is computed only with {flag}: score the predictions with `uqeval score {flag}`, "
+            f"or check the predictions file itself)")
+
+
 def _unknown_path_message(summary: Mapping[str, Any], path: str) -> str:
     inp = summary.get("input") if isinstance(summary.get("input"), Mapping) else {}
     left_out = inp.get("not_streamed") if isinstance(inp.get("not_streamed"), Mapping) else {}
@@ -315,12 +341,18 @@ def _unknown_path_message(summary: Mapping[str, Any], path: str) -> str:
         if key == path or len(parts) >= 2 and key == f"{parts[0]}.{parts[-1]}":
             return (f'"{path}" is not computed by --engine {inp.get("engine", "stream")} ({why}); '
                     "score with --engine memory to check it")
+    hint = "" if path.split(".", 1)[0] in (summary.get("metrics") or {}) else _opt_in_hint(path)
+    if hint:
+        return f'no metric at path "{path}" in the summary{hint}'
     matches = _close_matches(summary, path)
     if matches:
         hint = "close matches: " + ", ".join(f'"{m}"' for m in matches)
     else:
         known = sorted(flatten_metrics(summary))
         hint = "known metric paths include: " + (", ".join(f'"{m}"' for m in known[:10]) or "none")
+    if path.split(".", 1)[0] == "skill" and "skill" not in summary.get("metrics", {}):  # issue 16
+        hint = ("skill scores are computed only against a reference forecast: score with --reference FILE, "
+                "--reference climatology --train FILE or --reference persistence --time COLUMN")
     return f'no metric at path "{path}" in the summary; {hint}'
 
 

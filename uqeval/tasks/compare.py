@@ -711,6 +711,9 @@ def compare_models(
     if pairs not in ("best", "all"):
         raise InputError(f"pairs must be 'best' or 'all', got {pairs!r}")
     ci_level = check_level(ci_level, "confidence level")
+    from ..catalogue import settings_for_paths  # --metrics exceedance.<t>.brier turns the group on (issue 16 A)
+
+    settings = settings_for_paths(settings, metrics or ())
     names = [m.name for m in models]
     grids = common_grids(models, settings.resolution)
     results = _Results(models, settings, grids)
@@ -897,6 +900,14 @@ def compare_models(
 
     from .. import __version__
 
+    extra = {}
+    if settings.murphy:  # issue 16 A
+        extra["murphy"] = murphy_comparison(models)
+        if extra["murphy"]["dominates"]:
+            notes.append("Murphy diagrams: " + "; ".join(
+                f"{d['model']} dominates {d['dominated']} ({d['functional']})" for d in extra["murphy"]["dominates"]))
+        elif extra["murphy"]["curves"]:
+            notes.append("Murphy diagrams: no model dominates another (the curves cross or coincide)")
     return {
         "schema": COMPARE_SCHEMA,
         "uqeval_version": __version__,
@@ -915,9 +926,64 @@ def compare_models(
             "pinball_levels": _levels_json(grids.quantile_levels, grids.toolbox_quantiles),
             "interval_levels": _levels_json(grids.central_levels, grids.toolbox_central),
             "check_levels": _levels_json(grids.check_levels, True),
+            **{k: v for k, v in settings.to_json().items()  # issue 16 A: the opt-in groups' settings, when set
+               if k in ("tw_threshold", "thresholds", "murphy") and v not in (None, False)},
         },
         "metrics": out_metrics,
         "ranks": {"by_metric": rank_table, "mean_rank": mean_rank},
         "tests": tests,
         "notes": notes,
+        **extra,
     }
+
+
+# --------------------------------------------------------------------------- Murphy dominance (issue 16 A)
+
+
+def murphy_comparison(models: Sequence[Model]) -> dict[str, Any]:
+    """Murphy curves of every model on one threshold grid, and which model dominates which.
+
+    The grid (:data:`uqeval.metrics.murphy.GRID_POINTS` thresholds, for the JSON and the figure) spans
+    every model's forecasts and the targets (probabilities: [0, 1]). Curves are keyed by functional:
+    ``mean``, ``quantile <level>`` or ``probability <class>``. Model A *dominates* B on a functional
+    when A's curve is nowhere above B's and somewhere below (Ehm et al. 2016, Corollary 1: every
+    consistent scoring function of that functional then prefers A). Checked exactly: at every jump
+    point of both curves (the two models' forecasts and the targets), from the right and from the
+    left; between them the curves are constant (quantiles) or linear (expectiles).
+
+    Returns ``{"thetas": grid, "curves": {functional: {model: curve}}, "dominates": [{"functional",
+    "model", "dominated"}, ...]}``.
+    """
+    from ..catalogue import CLASSIFICATION, get_family, murphy_forecasts
+    from ..metrics.murphy import dominates, jump_points, murphy_curve, theta_grid
+
+    applies = get_family("murphy").compute
+    models = [m for m in models if m.kind in applies and m.prediction.y_true is not None]
+    preds = [m.prediction for m in models]
+    if not preds or any(p.kind in CLASSIFICATION for p in preds) and not all(p.kind in CLASSIFICATION for p in preds):
+        return {"thetas": [], "curves": {}, "dominates": []}
+    forecasts = {m.name: murphy_forecasts(m.prediction) for m in models}
+    if all(p.kind in CLASSIFICATION for p in preds):
+        grid = theta_grid(bounds=(0.0, 1.0))
+    else:
+        grid = theta_grid(preds[0].y_true, *(v[0] for fc in forecasts.values() for v in fc.values()))
+    curves: dict[str, dict[str, list[float]]] = {}
+    for name, fc in forecasts.items():
+        for label, (x, y, functional, alpha) in fc.items():
+            curves.setdefault(label, {})[name] = murphy_curve(x, y, grid, functional, alpha).tolist()
+    pairs = []
+    for label, by_model in curves.items():
+        names = list(by_model)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                xa, y, functional, alpha = forecasts[a][label]
+                xb = forecasts[b][label][0]
+                exact = jump_points(xa, xb, y)
+                va, vb = (np.concatenate([murphy_curve(x, y, exact, functional, alpha),
+                                          murphy_curve(x, y, exact, functional, alpha, left_limit=True)])
+                          for x in (xa, xb))
+                if dominates(va, vb):
+                    pairs.append({"functional": label, "model": a, "dominated": b})
+                elif dominates(vb, va):
+                    pairs.append({"functional": label, "model": b, "dominated": a})
+    return {"thetas": grid.tolist(), "curves": curves, "dominates": pairs}

@@ -30,7 +30,19 @@ sets           prediction-set coverage and size across levels              predi
 rejection      rejection curve with its oracle: RMSE of the ensemble mean  rejection (or its curve in
                (samples) or accuracy (classification) of the kept rows     the summary)
 ucc            uncertainty characteristics curve (bandwidth vs miss rate)  a central band
+corp           CORP reliability diagram with its consistency band          corp, classifiers (opt-in)
+smooth_relia-  smooth reliability diagram at the smooth ECE's bandwidth    smooth_calibration (opt-in)
+bility
+spread_relia-  RMSE vs RMV per σ-sorted bin (Levi et al.)                  spread_calibration (opt-in)
+bility
+rank_histogram rank histogram (Talagrand) of an ensemble, χ² p-value       calibration_tests (samples;
+                                                                           opt-in)
+murphy         Murphy diagram: mean elementary score vs threshold θ         murphy (``--murphy``)
 =============  ==========================================================  ===========================
+
+The last five are drawn from opt-in families (:data:`OPT_IN_KINDS`): they apply when their
+setting is on (``--diagnostics``, ``--murphy``), and ``uqeval plot --kind`` turns it on for the kind
+it is asked for.
 
 No plot applies to point predictions (they carry no uncertainty) nor to log-likelihoods alone.
 
@@ -51,7 +63,7 @@ Every title ends with the file's name; scatter plots draw at most ``max_points``
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -93,6 +105,11 @@ KIND_TITLES: dict[str, str] = {
     "sets": "Prediction-set coverage and size",
     "rejection": "Rejection curve",
     "ucc": "Uncertainty characteristics curve",
+    "corp": "CORP reliability diagram",
+    "smooth_reliability": "Smooth reliability diagram",
+    "spread_reliability": "Spread reliability (RMSE vs RMV)",
+    "rank_histogram": "Rank histogram",
+    "murphy": "Murphy diagram",
 }
 
 #: Levels of the set-size-vs-coverage plot (joined with the run's ``--levels``).
@@ -136,7 +153,7 @@ def _family(*names: str) -> Callable[[Prediction, Settings], bool]:
     def applies(pred: Prediction, settings: Settings) -> bool:
         from ..catalogue import get_family
 
-        return any(pred.kind in get_family(n).compute for n in names)
+        return any(pred.kind in get_family(n).compute and get_family(n).enabled(settings) for n in names)
     return applies
 
 
@@ -159,7 +176,78 @@ PLOT_NEEDS: dict[str, Callable[[Prediction, Settings], bool]] = {
     "sets": _family("prediction_sets"),
     "rejection": _family("rejection"),
     "ucc": _band,
+    # issue 15 part B: an opt-in family (--diagnostics); one histogram needs one member count
+    "rank_histogram": lambda pred, settings: (pred.kind == "samples" and not pred.ragged
+                                              and _family("calibration_tests")(pred, settings)),
+    "murphy": lambda pred, settings: bool(settings.murphy) and _family("murphy")(pred, settings)
+    and (pred.kind != "intervals" or pred.point() is not None),
 }
+
+#: Plot kinds drawn from an opt-in catalogue family: the Settings field that turns it on.
+OPT_IN_KINDS: dict[str, str] = {**{k: "diagnostics" for k in
+                                   ("corp", "smooth_reliability", "spread_reliability", "rank_histogram")},
+                                "murphy": "murphy"}
+
+
+# --------------------------------------------------------------------------- calibration diagnostics (issue 15, part A)
+def _diagnostic(family: str, kinds: tuple[str, ...] | None = None) -> Callable[[Prediction, Settings], bool]:
+    """An opt-in family's plot: it applies where the family applies and is turned on (``--diagnostics``;
+    :func:`build_figures` turns it on for a kind asked for by name)."""
+    def applies(pred: Prediction, settings: Settings) -> bool:
+        from ..catalogue import get_family
+
+        f = get_family(family)
+        return pred.kind in f.compute and (kinds is None or pred.kind in kinds) and f.enabled(settings)
+    return applies
+
+
+def _classifiers() -> tuple[str, ...]:
+    from ..catalogue import CLASSIFICATION
+
+    return CLASSIFICATION
+
+
+PLOT_NEEDS.update({
+    "corp": _diagnostic("corp", _classifiers()),
+    "smooth_reliability": _diagnostic("smooth_calibration"),
+    "spread_reliability": _diagnostic("spread_calibration"),
+})
+
+
+def _diagnostics(pred: Prediction, kinds: Sequence[str], metrics, settings: Settings, cache: dict,
+                 name: str) -> dict[str, Any]:
+    from ..plots import diagnostics as plots
+
+    out: dict[str, Any] = {}
+    suffix = f": {name}" if name else ""
+    if "corp" in kinds or "smooth_reliability" in kinds:
+        from ..catalogue import binary_or_top_label
+
+        f, y = binary_or_top_label(pred)
+        xlabel = "P(class 1)" if pred.proba.shape[1] == 2 else "top-label confidence"
+        if "corp" in kinds:
+            from ..metrics.corp import reliability_curve
+
+            corp = _group(pred, settings, metrics, "corp", cache)
+            out["corp"] = plots.plot_corp(reliability_curve(f, y, seed=settings.seed),
+                                          corp.get("brier") or corp.get("brier_top_label"),
+                                          title=KIND_TITLES["corp"] + suffix, xlabel=xlabel)
+        if "smooth_reliability" in kinds:
+            from ..metrics.smooth_ece import smooth_reliability_curve
+
+            sm = _group(pred, settings, metrics, "smooth_calibration", cache)
+            out["smooth_reliability"] = plots.plot_smooth_reliability(
+                smooth_reliability_curve(f, y, sm["bandwidth"]), sm["smece"], sm["bandwidth"],
+                title=KIND_TITLES["smooth_reliability"] + suffix, xlabel=xlabel)
+    if "spread_reliability" in kinds:
+        from ..metrics.spread import spread_bins
+
+        bins = spread_bins(pred.y_true, pred.point(), pred.spread(), settings.class_bins)
+        ence = _group(pred, settings, metrics, "spread_calibration", cache).get("ence")
+        out["spread_reliability"] = plots.plot_spread_reliability(
+            bins, ence, title=KIND_TITLES["spread_reliability"] + suffix)
+    return out
+# --------------------------------------------------------------------------- end of calibration diagnostics
 
 
 def _has_rejection_curve(metrics: Mapping[str, Any] | None) -> bool:
@@ -352,6 +440,10 @@ def _regression(pred: Prediction, kinds: Sequence[str], metrics, settings: Setti
 
             hist = pit_histogram(pred.pit(), bins=10)
         out["pit"] = plots.plot_pit_histogram(counts=hist["counts"], edges=hist["edges"], title=title("pit"))
+    if "rank_histogram" in kinds:
+        tests = group("calibration_tests")
+        out["rank_histogram"] = plots.plot_rank_histogram(tests["rank_histogram"], title=title("rank_histogram"),
+                                                          p_value=tests.get("rank_hist_chi2_p"))
     return out
 
 
@@ -444,7 +536,8 @@ def build_figures(
     name, x_label = text(name), text(x_label) if x_label is not None else x_label
     if int(max_points) < 1:
         raise InputError(f"--max-points must be >= 1, got {max_points}")
-    allowed = applicable_kinds(pred, settings, metrics)
+    # a diagnostic plot asked for by name turns its (opt-in) family on
+    allowed = applicable_kinds(pred, settings if kinds is None else replace(settings, diagnostics=True), metrics)
     if kinds is None:
         wanted = list(allowed)
     else:
@@ -453,8 +546,10 @@ def build_figures(
             raise InputError(f"unknown plot kind(s) {', '.join(map(repr, unknown))}: choose from {', '.join(PLOT_KINDS)}")
         bad = [k for k in kinds if k not in allowed]
         if bad:
-            hint = (f"kinds for {pred.kind} predictions: {', '.join(allowed)}" if allowed
-                    else f"no plot applies to {pred.kind} predictions (they carry no uncertainty)")
+            shown = applicable_kinds(pred, settings, metrics)  # the hint lists the diagnostic kinds with --diagnostics
+            hint = (f"kinds for {pred.kind} predictions: {', '.join(shown)}" if shown
+                    else f"no plot applies to {pred.kind} predictions"
+                    + (" yet" if pred.kind == "multivariate" else " (they carry no uncertainty)"))
             raise InputError(f"plot kind {', '.join(map(repr, bad))} does not apply to {pred.kind} predictions; {hint}")
         wanted = [k for k in PLOT_KINDS if k in kinds]
     if not wanted:  # e.g. point predictions, or log-likelihoods alone
@@ -476,6 +571,7 @@ def build_figures(
                            bundle.notes, order_by)
     if "rejection" in wanted:
         figs["rejection"] = _rejection(pred, metrics, settings, cache, name)
+    figs.update(_diagnostics(pred, wanted, metrics, settings, cache, name))
     if "ucc" in wanted:
         try:
             res = ucc_result(pred, settings, name, info)
@@ -490,6 +586,12 @@ def build_figures(
             bundle.notes.extend(res["notes"])
             title = f"{KIND_TITLES['ucc']}: {name}" if name else KIND_TITLES["ucc"]
             figs["ucc"] = plot_ucc([res["model"]], title=title)
+    if "murphy" in wanted:  # issue 16 A
+        from ..plots.murphy import murphy_panels, plot_murphy
+
+        thetas, curves, xlabel = murphy_panels(_group(pred, settings, metrics, "murphy", cache))
+        figs["murphy"] = plot_murphy(thetas, curves, title=f"{KIND_TITLES['murphy']}: {name}" if name
+                                     else KIND_TITLES["murphy"], xlabel=xlabel)
     bundle.figures = {k: figs[k] for k in PLOT_KINDS if k in figs}
     return bundle
 

@@ -58,6 +58,25 @@ def score_groups(loaded: Loaded, settings: Settings) -> dict[str, Any]:
     return {"column": loaded.prediction.columns.get("by") or settings.columns.get("by"), "values": out}
 
 
+def worst_groups(metrics: dict[str, Any], orientation: dict[str, str], groups: dict[str, Any]) -> None:
+    """``conditional_coverage.<level>.worst_group`` and ``worst_group_coverage`` (issue 15, --diagnostics):
+    the ``--by`` value with the lowest coverage at each level (``coverage.<level>.coverage``, or
+    ``prediction_sets.<level>.coverage`` for classifiers; ties go to the first value in sorted order),
+    filled in place. Groups where the coverage was not computed are left out."""
+    conditional = metrics.get("conditional_coverage")
+    if not isinstance(conditional, dict):
+        return
+    source = "prediction_sets" if "prediction_sets" in metrics else "coverage"
+    for level, body in conditional.items():
+        found = [(body_g["metrics"].get(source, {}).get(level, {}).get("coverage"), value)
+                 for value, body_g in groups["values"].items()]
+        found = [(c, v) for c, v in found if isinstance(c, float) and np.isfinite(c)]
+        if found:
+            c, v = min(found, key=lambda cv: cv[0])
+            body["worst_group"], body["worst_group_coverage"] = v, c
+            orientation["conditional_coverage.worst_group_coverage"] = "target"
+
+
 def train_std(path: str | Path, settings: Settings) -> float:
     """Standard deviation (ddof=0) of the target column of a training file: the unit of ``width_norm``."""
     from ..errors import InputError
@@ -97,28 +116,55 @@ def per_row_table(pred: Prediction):
     return pa.table({"row": np.asarray(rows, dtype=np.int64), **values})
 
 
-def score_loaded(loaded: Loaded, settings: Settings) -> dict[str, Any]:
-    """The full JSON summary (see :mod:`uqeval.report.summary`) of an already loaded file."""
+def reference_time(loaded: Loaded, reference) -> np.ndarray | None:
+    """Persistence references: the time of each kept row (``--time``: a column of the file, or an array)."""
+    if reference is None or reference.kind != "persistence":
+        return None
+    if not isinstance(reference.time, str):
+        return np.asarray(reference.time)
+    pred = loaded.prediction
+    rows = pred.rows if pred.rows is not None else np.arange(pred.n)
+    return read_extra_column(loaded.info["path"], reference.time, rows)
+
+
+def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str, Any]:
+    """The full JSON summary (see :mod:`uqeval.report.summary`) of an already loaded file.
+
+    ``reference``: a :class:`uqeval.tasks.skill.Reference`; adds the ``skill`` group and ``input.reference``.
+    """
     from ..errors import naming
 
+    skill_notes: list[str] = []
     with naming(loaded.info.get("path")):
         metrics, orientation = score_prediction(loaded.prediction, settings)
         groups = score_groups(loaded, settings) if loaded.groups is not None else None
+        if reference is not None:  # forecast verification (issue 16): skill against a reference forecast
+            from .skill import evaluate_skill
+
+            skill, loaded.info["reference"], skill_notes = evaluate_skill(
+                loaded.prediction, str(loaded.info.get("path")), reference, settings, reference_time(loaded, reference))
+            if skill:
+                metrics["skill"] = skill
+                orientation.update({f"skill.{k}": "higher" for k in skill})
+            if groups is not None:
+                skill_notes.append("skill scores are computed over all rows, not per --by group")
     if groups is not None:
         loaded.info["columns"]["by"] = groups["column"]
+        worst_groups(metrics, orientation, groups)
     notes = []
     if loaded.prediction.kind == "point" and loaded.prediction.loglik is None:
         notes.append("point predictions only: accuracy metrics are all that apply; "
                      "`uqeval recalibrate FILE --method accrue` can give them a calibrated std")
     for value, body in (groups or {}).get("values", {}).items():
         notes += [f"--by {groups['column']}={value} ({body['n_rows']} rows): {n}" for n in body.get("notes", [])]
+    notes += skill_notes
     if loaded.info.get("n_fixed_crossing"):
         notes.append(f"{loaded.info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted (--fix-crossing)")
     return build_summary(loaded.info, settings, metrics, orientation, groups, notes)
 
 
 def score_file(path: str | Path, settings: Settings | None = None,
-               per_row: str | Path | None = None) -> dict[str, Any]:
+               per_row: str | Path | None = None, reference=None) -> dict[str, Any]:
     """Load ``path`` and return the full JSON summary (see :mod:`uqeval.report.summary`).
 
     ``per_row``: also write the per-row uncertainty decomposition (:func:`per_row_table`)
@@ -127,7 +173,7 @@ def score_file(path: str | Path, settings: Settings | None = None,
     settings = settings or Settings()
     loaded = load_predictions(path, settings)
     rows_table = per_row_table(loaded.prediction) if per_row is not None else None  # fails before scoring
-    summary = score_loaded(loaded, settings)
+    summary = score_loaded(loaded, settings, reference)
     if rows_table is not None:
         from ..io.writers import write_parquet
 

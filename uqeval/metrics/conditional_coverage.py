@@ -1,0 +1,85 @@
+"""Conditional coverage: coverage within strata of the rows (the opt-in ``conditional_coverage`` group).
+
+Angelopoulos & Bates (2021), "A gentle introduction to conformal prediction and
+distribution-free uncertainty quantification", section 3 ("Evaluating conformal
+prediction"): marginal coverage can hide rows that are systematically under-covered. The
+size-stratified coverage (SSC) splits the rows by the size of their prediction set (classes in
+the set; width of an interval) and reports the coverage of each stratum; an adaptive method
+keeps every stratum near the nominal level.
+
+- prediction sets: one stratum per set size 1..K (empty strata are left out), as MAPIE's
+  ``classification_ssc(num_bins=None)``; and one stratum per true class (class-conditional
+  coverage);
+- intervals: :data:`WIDTH_STRATA` strata of equal size by increasing width, as MAPIE's
+  ``regression_ssc(num_bins=3)``.
+
+Reported per level: ``ssc_violation`` = max over strata of |coverage − level| (the
+"size-stratified coverage violation" of Angelopoulos et al. 2021, RAPS), and
+``worst_stratum_coverage`` = min over strata of the coverage (MAPIE's ``*_ssc_score``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["WIDTH_STRATA", "class_coverage", "interval_ssc", "set_ssc", "stratum_coverage"]
+
+#: Equal-count width strata of interval forecasts (MAPIE's default ``num_bins``).
+WIDTH_STRATA = 3
+
+
+def stratum_coverage(covered: np.ndarray, stratum: np.ndarray, n_strata: int) -> tuple[np.ndarray, np.ndarray]:
+    """Coverage and row count of each stratum ``0..n_strata-1`` (coverage NaN where a stratum is empty)."""
+    counts = np.bincount(stratum, minlength=n_strata)
+    hits = np.bincount(stratum, weights=np.asarray(covered, dtype=np.float64), minlength=n_strata)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return hits / counts, counts
+
+
+def _summary(cov: np.ndarray, level: float) -> dict[str, float]:
+    cov = cov[np.isfinite(cov)]
+    return {"ssc_violation": float(np.abs(cov - level).max()), "worst_stratum_coverage": float(cov.min())}
+
+
+def interval_ssc(covered: np.ndarray, width: np.ndarray, level: float, n_strata: int = WIDTH_STRATA) -> dict:
+    r"""Width-stratified coverage of central intervals.
+
+    Rows are sorted by width and split into ``n_strata`` consecutive groups whose sizes differ by
+    at most one (``numpy.array_split``, the first groups one larger), as MAPIE's
+    ``regression_ssc``. Rows of equal width are never split: a run of ties joins the stratum of its
+    first row (later strata may then be smaller or empty, and empty ones are left out), so the result
+    does not depend on row order; MAPIE's unstable argsort splits ties arbitrarily. Constant-width
+    intervals thus form one stratum: width carries no information to stratify by.
+
+    .. math:: \mathrm{SSC\ violation} = \max_g \Big|\frac{1}{|I_g|}\sum_{i \in I_g} 1\{y_i \in [l_i, u_i]\} - (1 - \alpha)\Big|
+
+    With fewer rows than strata, every row is its own stratum.
+    """
+    covered = np.asarray(covered, dtype=np.float64)
+    w = np.asarray(width, dtype=np.float64)
+    n = covered.size
+    k = max(1, min(int(n_strata), n))
+    order = np.argsort(w, kind="stable")
+    sw = w[order]
+    first = np.searchsorted(sw, sw, side="left")  # sorted position of the first row of each run of ties
+    ends = np.cumsum(np.full(k, n // k) + (np.arange(k) < n % k))  # array_split boundaries
+    stratum = np.empty(n, dtype=np.int64)
+    stratum[order] = np.searchsorted(ends, first, side="right")
+    cov, _ = stratum_coverage(covered, stratum, k)
+    return _summary(cov, level)
+
+
+def set_ssc(covered: np.ndarray, size: np.ndarray, level: float, n_classes: int) -> dict:
+    """Size-stratified coverage of prediction sets: one stratum per set size (empty ones left out),
+    as MAPIE's ``classification_ssc(num_bins=None)``."""
+    cov, _ = stratum_coverage(covered, np.asarray(size, dtype=np.int64), n_classes + 1)
+    return _summary(cov, level)
+
+
+def class_coverage(covered: np.ndarray, labels: np.ndarray, n_classes: int) -> dict:
+    """Class-conditional coverage: the class (label index, as a string) whose rows are covered least
+    often and that coverage; classes without rows are left out, ties go to the smallest index."""
+    cov, counts = stratum_coverage(covered, np.asarray(labels, dtype=np.int64), n_classes)
+    cov = np.where(counts > 0, cov, np.inf)
+    worst = int(np.argmin(cov))
+    return {"worst_class": str(worst), "worst_class_coverage": float(cov[worst])}

@@ -1,0 +1,102 @@
+"""Calibration of the predicted spread of regression forecasts: ENCE, C_v (Levi et al. 2022), UCE (Laves et al. 2020).
+
+Each row has a point prediction ``mean``, a predicted standard deviation ``std`` and a target ``y``;
+``err = (y − mean)²``. A forecast whose σ is calibrated has E[err | σ] = σ².
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _sorted_rows(std: np.ndarray, err: np.ndarray) -> np.ndarray:
+    """Rows by increasing σ; ties broken by the squared error, so equal-count bins do not depend on row order."""
+    return np.lexsort((err, std))
+
+
+def _count_bins(n: int, num_bins: int) -> np.ndarray:
+    """Bin of each sorted row: ``num_bins`` (at most n) bins of equal count; the first ``n % num_bins`` bins
+    hold one row more (``numpy.array_split``)."""
+    b = min(num_bins, n)
+    sizes = np.full(b, n // b) + (np.arange(b) < n % b)
+    return np.repeat(np.arange(b), sizes)
+
+
+def spread_bins(y_true, mean, std, num_bins: int = 15) -> dict[str, np.ndarray]:
+    r"""Levi et al.'s reliability diagram data: RMV and RMSE per σ-sorted equal-count bin.
+
+    .. math:: \mathrm{RMV}_b = \sqrt{\tfrac1{|B_b|}\sum_{i\in B_b}\sigma_i^2},\quad
+              \mathrm{RMSE}_b = \sqrt{\tfrac1{|B_b|}\sum_{i\in B_b}(y_i-\mu_i)^2}
+
+    Returns ``{"rmv", "rmse", "counts"}`` (one entry per bin, increasing σ).
+    """
+    y = np.asarray(y_true, dtype=np.float64)
+    m = np.asarray(mean, dtype=np.float64)
+    sd = np.asarray(std, dtype=np.float64)
+    err = np.square(y - m)
+    order = _sorted_rows(sd, err)
+    b = _count_bins(y.size, num_bins)
+    counts = np.bincount(b).astype(np.float64)
+    rmv = np.sqrt(np.bincount(b, weights=np.square(sd[order])) / counts)
+    rmse = np.sqrt(np.bincount(b, weights=err[order]) / counts)
+    return {"rmv": rmv, "rmse": rmse, "counts": counts}
+
+
+def ence(y_true, mean, std, num_bins: int = 15) -> float:
+    r"""Expected normalised calibration error (Levi et al. 2022, Eq. 6).
+
+    .. math:: \mathrm{ENCE} = \frac1B\sum_{b=1}^B \frac{|\mathrm{RMV}_b - \mathrm{RMSE}_b|}{\mathrm{RMV}_b}
+
+    over B = min(``num_bins``, N) bins of equal count of the rows sorted by σ (:func:`spread_bins`).
+    Bins with RMV = 0 (every σ 0, e.g. identical ensemble members) are left out of the mean, as netcal
+    does; NaN when every bin has RMV = 0.
+    """
+    bins = spread_bins(y_true, mean, std, num_bins)
+    rmv, rmse = bins["rmv"], bins["rmse"]
+    keep = rmv > 0
+    if not keep.any():
+        return float("nan")
+    return float(np.mean(np.abs(rmv[keep] - rmse[keep]) / rmv[keep]))
+
+
+def coefficient_of_variation(std) -> float:
+    r"""C_v of the predicted σ (Levi et al. 2022, Eq. 7), with the unbiased (N − 1) variance:
+
+    .. math:: C_v = \frac{\sqrt{\frac1{N-1}\sum_i(\sigma_i-\bar\sigma)^2}}{\bar\sigma}
+
+    0 for a single row. A low C_v means nearly constant σ: it then carries little information
+    about which rows are hard.
+    """
+    sd = np.asarray(std, dtype=np.float64)
+    if sd.size < 2:
+        return 0.0
+    return float(np.std(sd, ddof=1) / np.mean(sd))
+
+
+def uce(y_true, mean, std, num_bins: int = 15) -> float:
+    r"""Uncertainty calibration error (Laves et al. 2020, Eq. 9), as netcal computes it.
+
+    .. math:: \mathrm{UCE} = \sum_{b=1}^B \frac{n_b}{N}\,|\mathrm{MSE}_b - \mathrm{MV}_b|
+
+    over B equal-width bins of the predicted variance σ² between its minimum and maximum (bins
+    closed on the left, the last one on both sides, as ``numpy.histogram``); one bin when every
+    σ is equal.
+    """
+    y = np.asarray(y_true, dtype=np.float64)
+    m = np.asarray(mean, dtype=np.float64)
+    var = np.square(np.asarray(std, dtype=np.float64))
+    err = np.square(y - m)
+    lo, hi = float(var.min()), float(var.max())
+    if hi > lo:
+        edges = np.linspace(lo, hi, num_bins + 1)
+        b = np.minimum(np.searchsorted(edges, var, side="right") - 1, num_bins - 1)
+    else:
+        b = np.zeros(var.size, dtype=np.int64)
+    # sum over bins of |sum(err) - sum(var)| / N  ==  sum_b n_b/N |MSE_b - MV_b|
+    return float(np.sum(np.abs(np.bincount(b, weights=err) - np.bincount(b, weights=var))) / y.size)
+
+
+def spread_calibration(y_true, mean, std, num_bins: int = 15) -> dict[str, float]:
+    """``{"ence", "cv", "uce"}`` of a regression forecast with a predicted σ (see each function)."""
+    return {"ence": ence(y_true, mean, std, num_bins), "cv": coefficient_of_variation(std),
+            "uce": uce(y_true, mean, std, num_bins)}

@@ -1,0 +1,90 @@
+"""Figures of the calibration diagnostics (``--diagnostics``): the CORP reliability diagram with its
+consistency band, the smooth reliability diagram (smooth ECE) and Levi et al.'s RMV-vs-RMSE diagram.
+
+Each builder draws what a kernel computed (:mod:`uqeval.metrics.corp`, :mod:`uqeval.metrics.smooth_ece`,
+:mod:`uqeval.metrics.spread`) and returns a Figure on an Agg canvas.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from .common import COLORS, FONT, new_figure, style_axes
+
+__all__ = ["plot_corp", "plot_smooth_reliability", "plot_spread_reliability"]
+
+
+def _note(ax, text: str) -> None:
+    ax.text(0.97, 0.04, text, transform=ax.transAxes, ha="right", va="bottom", fontsize=FONT["note"],
+            bbox={"facecolor": "white", "edgecolor": "#cccccc", "boxstyle": "round"})
+
+
+def plot_corp(curve: Mapping[str, np.ndarray], decomposition: Mapping[str, float] | None = None, *,
+              title: str = "CORP reliability diagram", xlabel: str = "forecast probability") -> Figure:
+    """The PAV-recalibrated probability against the forecast, with the consistency band under calibration.
+
+    Parameters
+    ----------
+    curve : :func:`uqeval.metrics.corp.reliability_curve` (``x``, ``calibrated``, ``lower``, ``upper``, ``counts``).
+    decomposition : the Brier score's ``{"mcb", "dsc", "unc"}``, annotated when given.
+    """
+    x, cal = np.asarray(curve["x"]), np.asarray(curve["calibrated"])
+    fig, (ax, axh) = new_figure(figsize=(5.6, 6.4), nrows=2)
+    ax.fill_between(x, curve["lower"], curve["upper"], step="post", color=COLORS["band"], alpha=0.35,
+                    linewidth=0, label="90% consistency band")
+    ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="calibrated")
+    ax.step(x, cal, where="post", color=COLORS["main"], linewidth=1.6, label="CORP (PAV-recalibrated)")
+    if decomposition:
+        d = decomposition
+        _note(ax, f"Brier MCB {d['mcb']:.4f}  DSC {d['dsc']:.4f}  UNC {d['unc']:.4f}")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    style_axes(ax, title, xlabel, "conditional event probability", legend_loc="upper left")
+    axh.hist(x, bins=np.linspace(0, 1, 41), weights=curve["counts"], color=COLORS["main"], alpha=0.7)
+    axh.set_xlim(0, 1)
+    style_axes(axh, "", xlabel, "rows", legend=False)
+    return fig
+
+
+def plot_smooth_reliability(curve: Mapping[str, np.ndarray], smece: float, sigma: float, *,
+                            title: str = "Smooth reliability diagram",
+                            xlabel: str = "forecast probability") -> Figure:
+    """Kernel-smoothed outcome E[y | f ≈ t] against t with the density of the forecasts
+    (:func:`uqeval.metrics.smooth_ece.smooth_reliability_curve`), smECE and σ* in a note."""
+    t, mu, dens = (np.asarray(curve[k]) for k in ("t", "mu", "density"))
+    fig, (ax, axd) = new_figure(figsize=(5.6, 6.4), nrows=2)
+    ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="calibrated")
+    ax.plot(t, mu, color=COLORS["main"], linewidth=1.8, label="smoothed outcome")
+    _note(ax, f"smECE = {smece:.4f} (σ* = {sigma:.4f})")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    style_axes(ax, title, xlabel, "smoothed event frequency", legend_loc="upper left")
+    axd.fill_between(t, 0, dens, color=COLORS["band"], alpha=0.6, linewidth=0)
+    axd.set_xlim(0, 1)
+    style_axes(axd, "", xlabel, "density of forecasts", legend=False)
+    return fig
+
+
+def plot_spread_reliability(bins: Mapping[str, np.ndarray], ence: float | None = None, *,
+                            title: str = "Spread reliability (RMSE vs RMV)") -> Figure:
+    """Levi et al.'s reliability diagram: RMSE of each σ-sorted equal-count bin against its RMV
+    (:func:`uqeval.metrics.spread.spread_bins`); on the diagonal σ matches the error."""
+    rmv, rmse = np.asarray(bins["rmv"]), np.asarray(bins["rmse"])
+    ok = np.isfinite(rmv) & np.isfinite(rmse)  # squares of huge values overflow: those bins are not drawn
+    rmv, rmse = rmv[ok], rmse[ok]
+    fig, ax = new_figure(figsize=(5.6, 5.2))
+    hi = float(max(rmv.max(), rmse.max())) * 1.05 if rmv.size else 0.0
+    hi = hi if 0 < hi < np.inf else 1.0
+    ax.plot([0, hi], [0, hi], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="calibrated spread")
+    ax.plot(rmv, rmse, marker="o", color=COLORS["main"], linewidth=1.4, label="bins (equal count)")
+    if ence is not None:
+        _note(ax, f"ENCE = {ence:.4f} ({int(ok.sum())} of {ok.size} bins drawn)" if not ok.all()
+              else f"ENCE = {ence:.4f} ({rmv.size} bins)")
+    ax.set_xlim(0, hi)
+    ax.set_ylim(0, hi)
+    style_axes(ax, title, "root mean predicted variance (RMV)", "RMSE of the point prediction",
+               legend_loc="upper left")
+    return fig

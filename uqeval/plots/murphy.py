@@ -1,0 +1,61 @@
+"""Murphy diagram: mean elementary score against the threshold θ, one curve per model (or level/class).
+
+Draws what :func:`uqeval.catalogue.murphy_curves` computed (the ``murphy`` group of a summary) or the
+common-grid curves of ``uqeval compare --murphy``. Built on :class:`matplotlib.figure.Figure` (no pyplot).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from ..errors import InputError
+from .common import new_figure, style_axes
+
+
+def plot_murphy(thetas: Sequence[float], curves: Mapping[str, Sequence[float]], title: str = "Murphy diagram",
+                xlabel: str = "threshold θ") -> Figure:
+    """One line per entry of ``curves`` (label -> elementary scores on ``thetas``); lower is better at each θ."""
+    th = np.asarray(thetas, dtype=float)
+    if not curves:
+        raise InputError("plot_murphy needs at least one curve")
+    fig, ax = new_figure()
+    for i, (label, values) in enumerate(curves.items()):
+        v = np.asarray(values, dtype=float)
+        if v.shape != th.shape:
+            raise InputError(f"curve {label!r} has {v.size} values for {th.size} thresholds")
+        ax.plot(th, v, color=f"C{i % 10}", lw=1.8, label=str(label))
+    style_axes(ax, title, xlabel, "mean elementary score (lower is better)", legend=True)
+    return fig
+
+
+def murphy_panels(group: Mapping, name: str = "") -> tuple[list[float], dict[str, list[float]], str]:
+    """``(thetas, {label: curve}, xlabel)`` of one summary's ``murphy`` group."""
+    thetas = group["thetas"]
+    if "mean" in group:
+        return thetas, {"mean forecast": group["mean"]}, "threshold θ (units of y)"
+    if "quantile" in group:
+        return thetas, {f"quantile {k}": v for k, v in group["quantile"].items()}, "threshold θ (units of y)"
+    return thetas, {f"P(class {k})": v for k, v in group.get("probability", {}).items()}, "threshold θ (probability)"
+
+
+def murphy_compare_figure(murphy: Mapping, title: str = "Murphy diagrams") -> Figure:
+    """The ``murphy`` block of ``uqeval compare --murphy``: one panel per functional, one curve per model."""
+    curves = murphy["curves"]
+    if not curves:
+        raise InputError("no Murphy curves to draw")
+    keys = list(curves)[:6]  # a quantile file: the first levels; the JSON holds them all
+    ncols = min(3, len(keys))
+    nrows = -(-len(keys) // ncols)
+    fig, axes = new_figure((5.0 * ncols, 3.8 * nrows), nrows, ncols)
+    axes = np.atleast_1d(axes).ravel()
+    th = np.asarray(murphy["thetas"], dtype=float)
+    for ax, key in zip(axes, keys):
+        for i, (model, values) in enumerate(curves[key].items()):
+            ax.plot(th, np.asarray(values, dtype=float), color=f"C{i % 10}", lw=1.8, label=str(model))
+        style_axes(ax, f"{title}: {key}", "threshold θ", "mean elementary score", legend=True)
+    for ax in axes[len(keys):]:
+        ax.set_visible(False)
+    return fig
