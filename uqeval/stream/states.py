@@ -696,14 +696,24 @@ def streaming_table() -> str:
     exact: dict[str, None] = {}
     left: dict[str, str] = {}
     approx: dict[str, str] = {}
-    for f in FAMILIES:
+    two: set[str] = set()
+    for f in FAMILIES:  # every family, opt-in ones included (their option may be a threshold, not a flag)
+        by_name = {m.name: m for m in f.metrics}
         for kind in f.representations:
-            approx.update(approximate(kind, Settings(**({f.option: True} if f.option else {}))))
-            for path in streamed(kind, Settings(**({f.option: True} if f.option else {}))):
-                exact.setdefault(path, None)
-            for path, why in not_streamed(kind, Settings(**({f.option: True} if f.option else {}))).items():
-                left.setdefault(path, why)
-    two = {p for f in FAMILIES for kind in f.representations for p in two_pass(kind)}
+            linear, special, skipped = _plan(f, kind)
+            applies = [m.name for m in f.metrics if m.applies_to(kind)]
+            for name in linear:
+                exact.setdefault(f"{f.name}.{name}", None)
+            if special is not None:
+                for name in special.metrics:
+                    if name in applies:
+                        exact.setdefault(f"{f.name}.{name}", None)
+                approx.update({f"{f.name}.{m}": v for m, v in special.approximate.items() if m in applies})
+                parts = getattr(special, "parts", (special,))
+                two.update(f"{f.name}.{m}" for sp in parts if type(sp).select is not Special.select
+                           for m in sp.metrics if m in applies)
+            for name in skipped:
+                left.setdefault(f"{f.name}.{name}", WHY.get(by_name[name].reduction, "not mergeable"))
     how = {"mean": "count-weighted batch means (sums of per-row scores)", "histogram": "summed bin counts",
            "moments": "moment sums (Chan's pairwise merge)", "counts": "summed fixed-bin / cell counts",
            "resampling": "summed cover-index counts, the same seeded draws", "curve": "from the summed counts"}
