@@ -8,6 +8,10 @@ from typing import Annotated, Any, Optional
 import typer
 
 from .common import (
+    ChunkRowsOpt,
+    Engine,
+    EngineOpt,
+    QuietOpt,
     FormatOpt,
     OutputFormat,
     ScoringFlags,
@@ -70,6 +74,9 @@ def check(
     flags: ScoringFlags = None,  # type: ignore[assignment]  (filled by @scoring_options)
     fmt: FormatOpt = OutputFormat.table,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the check result JSON here (atomically).", dir_okay=False)] = None,
+    engine: EngineOpt = Engine.auto,
+    chunk_rows: ChunkRowsOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
     """Check a model against CI rules: metric limits, regressions against a baseline, required metrics.
 
@@ -136,7 +143,19 @@ def check(
         if wanted:
             settings = replace(settings, **wanted)
         settings = settings_for_paths(settings, [c.path for c in rule_set.checks] + list(rule_set.require))
-        summary = score_file(input, settings, reference=flags.reference_spec())
+        from ..stream.engine import choose_engine
+
+        chosen = choose_engine(engine.value, input)
+        if chosen == "memory":
+            if chunk_rows is not None:
+                raise UsageError("--chunk-rows applies to --engine stream only")
+            summary = score_file(input, settings, reference=flags.reference_spec())
+        else:
+            if flags.reference is not None:
+                raise UsageError("--reference needs the whole file: use --engine memory")
+            from .score import _score_streamed
+
+            summary = _score_streamed(input, settings, chosen, chunk_rows, None, None, quiet)
         if base is not None:
             notes.append(f"{input} scored with the baseline's settings"
                          + (" (overridden by flags/--config)" if config or given_values or columns else ""))

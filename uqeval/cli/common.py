@@ -441,3 +441,24 @@ def show(document: dict, fmt: OutputFormat, markdown: Callable[[], str], rich: C
         out = out or console()
         for part in rich():
             out.print(part)
+
+
+# --------------------------------------------------------------------------- engines (issue 14): streaming and Dask
+class Engine(str, Enum):
+    auto = "auto"
+    memory = "memory"
+    stream = "stream"
+    dask = "dask"
+
+
+EngineOpt = Annotated[Engine, typer.Option(
+    "--engine", help="memory: read the file at once; stream: record batches with bounded memory (files, Parquet "
+                     "directories incl. hive partitions, globs); dask: partial states on a Dask cluster; auto: "
+                     "stream above 1 GiB on disk or for a directory/glob, else memory.")]
+ChunkRowsOpt = Annotated[Optional[int], typer.Option(
+    "--chunk-rows", min=1, help="Rows per record batch when streaming (default: about 4 million numbers per batch, at most 1,000,000 rows).")]
+SchedulerOpt = Annotated[Optional[str], typer.Option(
+    "--scheduler", help="--engine dask: address of an existing Dask scheduler (tcp://host:8786).")]
+WorkersOpt = Annotated[Optional[int], typer.Option(
+    "--workers", min=1, max=256, help="--engine dask: start a local cluster with this many worker processes.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr (it is shown only on a terminal anyway).")]

@@ -8,6 +8,9 @@ from typing import Annotated, List, Optional
 import typer
 
 from .common import (
+    ChunkRowsOpt,
+    Engine,
+    EngineOpt,
     ConfigOpt,
     FormatOpt,
     LevelsOpt,
@@ -42,6 +45,8 @@ def coverage(
     config: ConfigOpt = None,
     fmt: FormatOpt = OutputFormat.table,
     output: OutputOpt = None,
+    engine: EngineOpt = Engine.auto,
+    chunk_rows: ChunkRowsOpt = None,
 ) -> None:
     """Compare methods' coverage and width per shift group (Kompa, Snoek & Beam): table, scatter, share above the fit."""
     from dataclasses import replace
@@ -63,13 +68,26 @@ def coverage(
     if train is not None:
         settings = replace(settings, y_std=train_std(train, settings))
     names = method_names([str(f) for f in files], name)
+    from ..stream.engine import auto_chunk_rows, choose_engine
+
+    chosen = {choose_engine(engine.value, f) for f in files}
+    if chosen - {"memory"}:
+        if "dask" in chosen:
+            raise UsageError("coverage streams with --engine stream; --engine dask applies to score")
+        from ..stream.coverage import coverage_points_stream
+
+        records = coverage_points_stream([(m, str(f)) for m, f in zip(names, files)], settings,
+                                         chunk_rows or min(auto_chunk_rows(f, settings) for f in files), points_by)
+    elif chunk_rows is not None:
+        raise UsageError("--chunk-rows applies to --engine stream only")
     runs = []
-    for method, f in zip(names, files):
+    for method, f in zip(names, files) if not chosen - {"memory"} else ():
         loaded = load_predictions(f, settings)
         pts = read_extra_column(f, points_by, loaded.prediction.rows if loaded.prediction.rows is not None
                                 else slice(None)) if points_by else None
         runs.append((method, loaded, pts))
-    records = coverage_points(runs, settings)
+    if runs:
+        records = coverage_points(runs, settings)
     lines = above_line(records)
     result = coverage_document(records, lines, by=by, points_by=points_by, y_std=settings.y_std)
     if plot is not None:

@@ -10,6 +10,12 @@ import typer
 from ..report.text import plain
 from ..config import LIMITS
 from .common import (
+    ChunkRowsOpt,
+    Engine,
+    EngineOpt,
+    QuietOpt,
+    SchedulerOpt,
+    WorkersOpt,
     FormatOpt,
     OrderBy,
     OrderByOpt,
@@ -26,7 +32,7 @@ from .plot import MaxPointsOpt, PlotFormatOpt, XOpt
 @handle_errors
 @scoring_options
 def score(
-    file: Annotated[Path, typer.Argument(help="CSV (.csv, .csv.gz) or Parquet (.parquet, .pq) file of targets and predictions.")],
+    file: Annotated[Path, typer.Argument(help="CSV (.csv, .csv.gz) or Parquet (.parquet, .pq) file of targets and predictions; with --engine stream/dask also a directory of Parquet files (hive partitions) or a glob.")],
     flags: ScoringFlags,
     by: Annotated[Optional[str], typer.Option("--by", help="Report every metric per value of this column (e.g. a shift level).")] = None,
     oca_fraction: Annotated[Optional[float], typer.Option("--oca-fraction", help="Share of most uncertain rows handed to an oracle for oracle_collaborative_accuracy (default 0.01).")] = None,
@@ -39,6 +45,11 @@ def score(
     max_points: MaxPointsOpt = None,
     x: XOpt = None,
     order_by: OrderByOpt = OrderBy.target,
+    engine: EngineOpt = Engine.auto,
+    chunk_rows: ChunkRowsOpt = None,
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
     """Score a prediction file: accuracy, calibration, sharpness, scoring rules, reliability, coverage."""
     from ..tasks.score import per_row_table, score_loaded
@@ -51,6 +62,17 @@ def score(
     reference = flags.reference_spec()
     if output is not None:
         check_output_path(output, [file])
+    from ..stream.engine import choose_engine
+
+    chosen = choose_engine(engine.value, file)
+    if chosen != "memory":
+        for flag, value in (("--by", by), ("--per-row", per_row), ("--plot-dir", plot_dir)):
+            if value is not None:
+                raise UsageError(f"{flag} needs the whole file in memory: use --engine memory")
+        emit(_score_streamed(file, settings, chosen, chunk_rows, scheduler, workers, quiet), fmt, output)
+        return
+    if chunk_rows is not None or scheduler is not None or workers is not None:
+        raise UsageError("--chunk-rows, --scheduler and --workers apply to --engine stream/dask only")
     if per_row is not None:
         if not per_row.name.lower().endswith((".parquet", ".pq")):
             raise UsageError(f"--per-row writes Parquet: give a .parquet or .pq file name, not '{per_row.name}'")
@@ -81,6 +103,15 @@ def score(
     if images is not None:
         write_images(images, plot_dir, plot_format.value if plot_format else "png")
     emit(summary, fmt, output)
+
+
+def _score_streamed(file, settings, engine, chunk_rows, scheduler, workers, quiet) -> dict:
+    """The summary of ``file`` on the stream or Dask engine, with a progress bar on a terminal."""
+    from ..stream.engine import score_with_engine, total_rows
+    from ..stream.progress import row_progress
+
+    with row_progress(None if quiet else total_rows(file), quiet) as progress:
+        return score_with_engine(file, settings, engine, chunk_rows, scheduler, workers, progress)
 
 
 def _plot_images(file, loaded, settings, summary, plot_dir, plot_format, max_points, x, order_by) -> dict[str, bytes]:

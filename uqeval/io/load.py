@@ -28,12 +28,12 @@ class Loaded:
     table: TableInfo | None = None  # the file's header
 
 
-def _block(cols: dict, plan: ColumnPlan, role: str, path: Path) -> np.ndarray:
+def _block(cols: dict, plan: ColumnPlan, role: str, path: Path, offset: int = 0) -> np.ndarray:
     spec = plan.roles[role]
     if role in plan.list_roles:
-        return to_matrix(cols[spec], spec, path)
+        return to_matrix(cols[spec], spec, path, offset)
     names = spec if isinstance(spec, list) else [spec]
-    return np.column_stack([to_float(cols[n], n, path) for n in names])
+    return np.column_stack([to_float(cols[n], n, path, offset) for n in names])
 
 
 def _nested(column) -> bool:
@@ -45,7 +45,7 @@ def _nested(column) -> bool:
     return any(f(t) for f in is_list) and any(f(t.value_type) for f in is_list)
 
 
-def _to_tensor(column, name: str, path: Path) -> np.ndarray:
+def _to_tensor(column, name: str, path: Path, offset: int = 0) -> np.ndarray:
     """A Parquet list-of-lists column (M lists of K numbers per row) as an (N, M, K) float64 array."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -75,10 +75,10 @@ def _to_tensor(column, name: str, path: Path) -> np.ndarray:
         return ln
 
     n = len(chunks)
-    m_len = lengths(chunks, "member list", lambda i: f"row {i}")
+    m_len = lengths(chunks, "member list", lambda i: f"row {offset + i}")
     m = int(m_len[0]) if n else 0
     inner = pc.list_flatten(chunks)
-    k_len = lengths(inner, "class value", lambda i: f"row {i // max(m, 1)} member {i % max(m, 1)}")
+    k_len = lengths(inner, "class value", lambda i: f"row {offset + i // max(m, 1)} member {i % max(m, 1)}")
     k = int(k_len[0]) if len(k_len) else 0
     flat = pc.list_flatten(inner)
     if not (pa.types.is_integer(flat.type) or pa.types.is_floating(flat.type)):
@@ -99,6 +99,30 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
     """
     settings = settings or Settings()
     table = inspect(path)
+    plan = plan_for(table, settings, require_targets)
+    lower = {c.lower(): c for c in table.columns}
+    extra_names = [e if e in table.columns else lower[e.lower()] for e in extra
+                   if e in table.columns or e.lower() in lower]
+    cols, n_rows = read_columns(table, [*plan.needed(), *extra_names])
+    batch = build_batch(table.path, plan, cols, n_rows, settings)
+    pred = batch.prediction
+    info = {
+        "path": str(path),
+        "format": table.format,
+        "n_rows": int(n_rows),
+        "n_dropped": batch.n_dropped,
+        "representation": pred.kind,
+        "columns": batch.columns,
+    }
+    if isinstance(pred, Quantiles) and pred.n_fixed:
+        info["n_fixed_crossing"] = pred.n_fixed
+    if batch.n_members_dropped:
+        info["n_members_dropped"] = batch.n_members_dropped
+    return Loaded(pred, info, batch.groups, {e: cols[e] for e in extra_names}, table)
+
+
+def plan_for(table: TableInfo, settings: Settings, require_targets: bool = True) -> ColumnPlan:
+    """The column plan of a file's header (raises when no target column is found and one is required)."""
     plan = plan_columns(
         table.columns, table.list_columns, explicit=settings.columns,
         representation=settings.representation, logits=settings.logits, path=str(table.path),
@@ -108,11 +132,33 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
             f"{table.path}: no target column found (expected y, y_true, target"
             f"{' or label' if plan.representation == 'categorical' else ''}); name it with --y COLUMN"
         )
-    lower = {c.lower(): c for c in table.columns}
-    extra_names = [e if e in table.columns else lower[e.lower()] for e in extra
-                   if e in table.columns or e.lower() in lower]
-    cols, n_rows = read_columns(table, [*plan.needed(), *extra_names])
-    p = table.path
+    return plan
+
+
+@dataclass
+class Batch:
+    """A validated prediction built from some rows of a file (all of them in memory, a chunk when streaming)."""
+
+    prediction: Prediction | None  # None: every row of a streamed chunk was dropped (--nan-policy omit)
+    n_dropped: int
+    n_members_dropped: int
+    columns: dict[str, Any]
+    groups: np.ndarray | None = None
+
+
+def build_batch(p: Path, plan: ColumnPlan, cols: dict, n_rows: int, settings: Settings, offset: int = 0,
+                allow_empty: bool = False) -> Batch:
+    """The prediction container of ``n_rows`` rows read into ``cols`` (pyarrow arrays by column name).
+
+    ``offset``: global row number of the first row (messages name global rows; a chunk's
+    ``Prediction.rows`` are global). ``allow_empty``: a chunk whose every row is dropped
+    gives ``Batch(None, ...)`` instead of an error (the stream engine checks the total).
+    """
+    from dataclasses import replace
+
+    # the roles and list roles are changed below (variance, multivariate); the caller's plan is reused
+    plan = replace(plan, roles=dict(plan.roles), list_roles=set(plan.list_roles))
+    p = Path(p)
     if plan.representation == "samples" and "samples" in plan.list_roles and _nested(cols[plan.roles["samples"]]):
         plan.representation = "multivariate"  # a list of M lists of d components per row (issue 16)
         if "y_true" in plan.roles:
@@ -124,20 +170,21 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
         if role == "member_proba":
             spec = plan.roles[role]
             if role in plan.list_roles:
-                arrays[role] = _to_tensor(cols[spec], spec, p)
+                arrays[role] = _to_tensor(cols[spec], spec, p, offset)
             else:
-                block = np.column_stack([to_float(cols[c], c, p) for c in spec])
+                block = np.column_stack([to_float(cols[c], c, p, offset) for c in spec])
                 arrays[role] = block.reshape(len(block), -1, plan.classes)
         elif plan.representation == "multivariate" and role in plan.list_roles:  # list columns
             spec = plan.roles[role]
-            arrays[role] = _to_tensor(cols[spec], spec, p) if role == "samples" else to_matrix(cols[spec], spec, p)
+            arrays[role] = _to_tensor(cols[spec], spec, p, offset) if role == "samples" else \
+                to_matrix(cols[spec], spec, p, offset)
         elif plan.representation == "multivariate":  # (N, d) targets, (N, M, d) members
-            block = np.column_stack([to_float(cols[c], c, p) for c in plan.roles[role]])
+            block = np.column_stack([to_float(cols[c], c, p, offset) for c in plan.roles[role]])
             arrays[role] = block if role == "y_true" else block.reshape(len(block), -1, plan.classes)
         elif role in ("quantiles", "samples", "proba", "lower", "upper", "alpha", "loglik"):
-            arrays[role] = _block(cols, plan, role, p)
+            arrays[role] = _block(cols, plan, role, p, offset)
         else:
-            arrays[role] = to_float(cols[plan.roles[role]], plan.roles[role], p)
+            arrays[role] = to_float(cols[plan.roles[role]], plan.roles[role], p, offset)
     if "var" in arrays:
         var = arrays.pop("var")
         bad = np.isfinite(var) & (var <= 0)
@@ -145,7 +192,7 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
             i = int(np.flatnonzero(bad)[0])
             raise InputError(
                 f"{p}: variance must be > 0: {int(bad.sum())} non-positive value(s) in column "
-                f"'{plan.roles['var']}' (first at row {i}, found {var[i]:g})"
+                f"'{plan.roles['var']}' (first at row {offset + i}, found {var[i]:g})"
             )
         arrays["std"] = np.sqrt(var)
         plan.roles["std"] = plan.roles.pop("var")
@@ -162,7 +209,7 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
         p1 = arrays["proba"][:, 0]
         arrays["proba"] = np.column_stack([1.0 - p1, p1])
 
-    rows = np.arange(n_rows)
+    rows = np.arange(offset, offset + n_rows)
     n_dropped = 0
     n_members_dropped = 0
     if settings.nan_policy == "omit":
@@ -179,29 +226,19 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
             arrays = {k: v[ok] for k, v in arrays.items()}
             rows = rows[ok]
         if not ok.any():
+            if allow_empty:
+                return Batch(None, n_dropped, n_members_dropped, {})
             raise InputError(f"{p}: every row has NaN/inf in a used column; nothing left to evaluate")
     groups = None
     if "by" in plan.roles:
-        groups = np.asarray(cols[plan.roles["by"]].to_numpy(zero_copy_only=False), dtype=object)[rows]
+        groups = np.asarray(cols[plan.roles["by"]].to_numpy(zero_copy_only=False), dtype=object)[rows - offset]
 
     columns = {k: plan.roles[k] for k in sorted(plan.roles, key=lambda r: r != "y_true") if k != "by"}
     try:
         pred = _build(plan, arrays, columns, rows, settings)
     except InputError as exc:  # containers do not know the file: name it here
         raise exc.at(str(p)) from None
-    info = {
-        "path": str(path),
-        "format": table.format,
-        "n_rows": int(n_rows),
-        "n_dropped": n_dropped,
-        "representation": pred.kind,
-        "columns": columns,
-    }
-    if isinstance(pred, Quantiles) and pred.n_fixed:
-        info["n_fixed_crossing"] = pred.n_fixed
-    if n_members_dropped:
-        info["n_members_dropped"] = n_members_dropped
-    return Loaded(pred, info, groups, {e: cols[e] for e in extra_names}, table)
+    return Batch(pred, n_dropped, n_members_dropped, columns, groups)
 
 
 def _build(plan: ColumnPlan, a: dict[str, np.ndarray], columns: dict, rows: np.ndarray, s: Settings) -> Prediction:

@@ -140,8 +140,10 @@ def _ragged_csv_row(info: TableInfo) -> str:
     return ""
 
 
-def to_float(column, name: str, path: Path) -> np.ndarray:
-    """A numeric column as float64 (nulls become NaN); non-numeric data is a SchemaError."""
+def to_float(column, name: str, path: Path, offset: int = 0) -> np.ndarray:
+    """A numeric column as float64 (nulls become NaN); non-numeric data is a SchemaError.
+
+    ``offset``: global row number of the first row (streamed chunks), used in messages."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -171,14 +173,14 @@ def to_float(column, name: str, path: Path) -> np.ndarray:
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise SchemaError(
-                f"{path}: column '{name}' is not numeric (row {i} holds {str(values[i])[:40]!r}); "
+                f"{path}: column '{name}' is not numeric (row {offset + i} holds {str(values[i])[:40]!r}); "
                 "fix the value or map another column"
             )
         return out
     raise SchemaError(f"{path}: column '{name}' has type {typ}, expected numbers")
 
 
-def to_matrix(column, name: str, path: Path) -> np.ndarray:
+def to_matrix(column, name: str, path: Path, offset: int = 0) -> np.ndarray:
     """A Parquet list column of equal-length numeric lists as an (N, M) float64 matrix."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -190,11 +192,11 @@ def to_matrix(column, name: str, path: Path) -> np.ndarray:
     lengths = np.where(np.isnan(lengths.astype(float)), -1, lengths).astype(np.int64)
     if (lengths < 0).any():
         row = int(np.flatnonzero(lengths < 0)[0])
-        raise InputError(f"{path}: column '{name}' has a missing list at row {row}")
+        raise InputError(f"{path}: column '{name}' has a missing list at row {offset + row}")
     if (lengths != lengths[0]).any():
         row = int(np.flatnonzero(lengths != lengths[0])[0])
         raise InputError(
-            f"{path}: ragged list column '{name}': row {row} has {lengths[row]} values but row 0 has "
+            f"{path}: ragged list column '{name}': row {offset + row} has {lengths[row]} values but row {offset} has "
             f"{lengths[0]}; every row needs the same number of values"
         )
     flat = pc.list_flatten(chunks)

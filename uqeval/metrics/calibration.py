@@ -301,7 +301,27 @@ def adversarial_group_calibration(
     c = np.asarray(cover_index)
     if c.ndim != 1 or not np.issubdtype(c.dtype, np.integer) or (c.size and (c.min() < 0 or c.max() > b)):
         raise InputError(f"cover_index must be a 1-d array of integers in 0..{b} (from interval_cover_index)")
-    n = c.size
+    return adversarial_group_calibration_counts(np.bincount(c, minlength=b + 1), p, group_fractions, num_trials,
+                                                num_group_draws, seed)
+
+
+def adversarial_group_calibration_counts(
+    counts: np.ndarray,
+    expected,
+    group_fractions: Sequence[float] | np.ndarray | None = None,
+    num_trials: int = 10,
+    num_group_draws: int = 10,
+    seed: int | None = 0,
+) -> dict[str, list[float]]:
+    """:func:`adversarial_group_calibration` from the ``(B + 1,)`` counts of the cover indices.
+
+    The counts are all a group's curve depends on, so merged counts of chunks (streaming)
+    give the same draws, hence the same result, as the whole data in memory.
+    """
+    p = _check_expected(expected)
+    b = p.size
+    counts = np.asarray(counts, dtype=np.int64)
+    n = int(counts.sum())
     if n < 2:
         raise InputError(f"adversarial group calibration needs at least 2 rows, got {n}")
     fr = np.linspace(0.01, 1.0, 10) if group_fractions is None else as_float_array(group_fractions, "group_fractions")
@@ -312,7 +332,6 @@ def adversarial_group_calibration(
             raise InputError(f"{name} must be an integer >= {low}, got {val!r}")
     t, d = int(num_trials), int(num_group_draws)
 
-    counts = np.bincount(c, minlength=b + 1)
     rng = np.random.default_rng(seed)
     out: dict[str, list[float]] = {k: [] for k in ("group_sizes", "ma_mean", "ma_stderr", "rms_mean", "rms_stderr")}
     for f in fr:

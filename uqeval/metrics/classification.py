@@ -159,9 +159,23 @@ def brier_decomposition(proba, labels) -> dict[str, float]:
     dict with keys ``uncertainty``, ``resolution``, ``reliability`` (floats).
     """
     p, y = _check(proba, labels)
-    n, k = p.shape
+    return brier_decomposition_from_stats(*brier_stats(p, y))
+
+
+def brier_stats(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Sufficient statistics of :func:`brier_decomposition` (validated ``p``, integer ``y``):
+    the (K, K) counts of (predicted class, label), the (K, K) sums of the forecasts per
+    predicted class, and the sum of squared forecasts. Sums over chunks give the whole data's."""
+    k = p.shape[1]
     pred = np.argmax(p, axis=1)
     conf = np.bincount(pred * k + y, minlength=k * k).reshape(k, k).astype(np.float64)
+    s = np.stack([np.bincount(pred, weights=p[:, c], minlength=k) for c in range(k)], axis=1)
+    return conf, s, float(np.einsum("ij,ij->", p, p))
+
+
+def brier_decomposition_from_stats(conf: np.ndarray, s: np.ndarray, sum_sq: float) -> dict[str, float]:
+    """:func:`brier_decomposition` from :func:`brier_stats` (summed over chunks when streaming)."""
+    n = float(conf.sum())
     n_k = conf.sum(axis=1)
     pbar = conf.sum(axis=0) / n
     q = np.divide(conf, n_k[:, None], out=np.zeros_like(conf), where=n_k[:, None] > 0)
@@ -169,8 +183,7 @@ def brier_decomposition(proba, labels) -> dict[str, float]:
     resolution = float(np.sum(n_k / n * np.sum((q - pbar) ** 2, axis=1)))
     # sum_i ||q_k(i) - p_i||^2 = sum_k n_k ||q_k||^2 - 2 sum_k q_k . S_k + sum_i ||p_i||^2,
     # with S_k the sum of the forecasts in cell k: O(NK) without an (N, K) gather.
-    s = np.stack([np.bincount(pred, weights=p[:, c], minlength=k) for c in range(k)], axis=1)
-    total = np.sum(n_k * np.sum(q * q, axis=1)) - 2.0 * np.sum(q * s) + np.einsum("ij,ij->", p, p)
+    total = np.sum(n_k * np.sum(q * q, axis=1)) - 2.0 * np.sum(q * s) + sum_sq
     reliability = max(float(total) / n, 0.0)
     return {"uncertainty": uncertainty, "resolution": resolution, "reliability": reliability}
 
@@ -233,8 +246,46 @@ def _l1_gap(xs: np.ndarray, xh: np.ndarray, upper: np.ndarray) -> float:
     :math:`\frac1n \sum_b |\mathrm{hits}_b - \sum_{B_b} x|`; 0 when no score is kept."""
     if xs.size == 0:
         return 0.0
-    _, s_conf, s_hit = _bin_stats(xs, xh, upper)
-    return float(np.sum(np.abs(s_hit - s_conf))) / xs.size
+    return _l1_max(*_bin_stats(xs, xh, upper))[0]
+
+
+def _l1_max(counts: np.ndarray, s_conf: np.ndarray, s_hit: np.ndarray) -> tuple[float, float]:
+    """``(L1 gap, max gap over non-empty bins)`` from per-bin counts, score sums and hits; (0, nan) when empty."""
+    n = int(np.sum(counts))
+    if n == 0:
+        return 0.0, float("nan")
+    gap_sum = np.abs(s_hit - s_conf)
+    nz = counts > 0
+    return float(np.sum(gap_sum)) / n, float(np.max(gap_sum[nz] / counts[nz]))
+
+
+def even_bin_stats(p: np.ndarray, y: np.ndarray, num_bins: int) -> np.ndarray:
+    """Per-bin ``(counts, score sums, hits)`` of the even bins of :func:`calibration_errors`, unsorted:
+    a ``(K + 1, 3, M + 1)`` array, row 0 the top label, row 1 + k class k (scores > 0 only).
+
+    Sums over chunks give the whole data's, so ece, mce and sce stream exactly
+    (:func:`even_bin_errors`); the adaptive-bin metrics need the sorted scores.
+    """
+    even = _even_upper_edges(int(num_bins))
+    nb = even.size + 1
+    n, k = p.shape
+    conf, hit = _top_label(p, y)
+    scores = np.concatenate([conf[:, None], p], axis=1)  # (N, K + 1)
+    outcome = np.concatenate([hit[:, None], y[:, None] == np.arange(k)[None, :]], axis=1)
+    keep = scores > 0.0
+    cell = (np.arange(k + 1)[None, :] * nb + np.searchsorted(even, scores, side="right"))[keep]
+    size = (k + 1) * nb
+    out = np.stack([np.bincount(cell, minlength=size).astype(np.float64),
+                    np.bincount(cell, weights=scores[keep], minlength=size),
+                    np.bincount(cell, weights=outcome[keep].astype(np.float64), minlength=size)])
+    return out.reshape(3, k + 1, nb).transpose(1, 0, 2)
+
+
+def even_bin_errors(stats: np.ndarray) -> dict[str, float]:
+    """``ece``, ``mce`` and ``sce`` of :func:`calibration_errors` from :func:`even_bin_stats`."""
+    ece, mce = _l1_max(*stats[0])
+    k = stats.shape[0] - 1
+    return {"ece": ece, "mce": mce, "sce": sum(_l1_max(*stats[1 + j])[0] for j in range(k)) / k}
 
 
 def _top_label(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -310,11 +361,7 @@ def calibration_errors(
     xs = _above(np.sort(conf), 0.0)
     xh = _above(np.sort(conf[hit]), 0.0)
     n = xs.size
-    counts, s_conf, s_hit = _bin_stats(xs, xh, even)
-    gap_sum = np.abs(s_hit - s_conf)
-    ece = float(np.sum(gap_sum)) / n
-    nz = counts > 0
-    mce = float(np.max(gap_sum[nz] / counts[nz]))
+    ece, mce = _l1_max(*_bin_stats(xs, xh, even))
     counts, s_conf, s_hit = _bin_stats(xs, xh, _adaptive_upper_edges(xs, num_bins))
     nz = counts > 0
     rmsce = float(np.sqrt(np.sum((s_hit[nz] - s_conf[nz]) ** 2 / counts[nz]) / n))

@@ -334,6 +334,13 @@ def _opt_in_hint(path: str) -> str:
 
 
 def _unknown_path_message(summary: Mapping[str, Any], path: str) -> str:
+    inp = summary.get("input") if isinstance(summary.get("input"), Mapping) else {}
+    left_out = inp.get("not_streamed") if isinstance(inp.get("not_streamed"), Mapping) else {}
+    parts = path.split(".")
+    for key, why in left_out.items():  # streamed summaries (issue 14) leave some metrics out
+        if key == path or len(parts) >= 2 and key == f"{parts[0]}.{parts[-1]}":
+            return (f'"{path}" is not computed by --engine {inp.get("engine", "stream")} ({why}); '
+                    "score with --engine memory to check it")
     hint = "" if path.split(".", 1)[0] in (summary.get("metrics") or {}) else _opt_in_hint(path)
     if hint:
         return f'no metric at path "{path}" in the summary{hint}'

@@ -1,0 +1,199 @@
+"""Mergeable states (uqeval.stream.states): any chunking, any merge order gives the in-memory result.
+
+Reference: the in-memory catalogue (``uqeval.catalogue.compute_metrics``), the code path every
+other test checks against the reference libraries. Exact metrics must agree to 1e-12 relative.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from uqeval.catalogue import compute_metrics
+from uqeval.config import Settings
+from uqeval.io.load import load_predictions
+from uqeval.report.format import flatten
+from uqeval.stream import states
+
+from ..conftest import SAMPLE
+
+FILES = ["gaussian.parquet", "point.csv", "intervals_multi.csv", "quantiles.parquet", "samples.parquet",
+         "classification.parquet", "ensemble_classification.parquet", "dirichlet.parquet", "loglik.parquet"]
+
+
+def assert_same(got: dict, ref: dict, skipped: dict[str, str], approx: dict[str, str] | None = None,
+                bounds: dict[str, float] | None = None) -> None:
+    """Every streamed value equals the in-memory one (1e-12 relative; the approximate ones within their stated
+    bound: 1/(2 * PIT_BINS) for max_cal_err, the data-dependent ``bounds`` for rs and accrue); exactly the
+    not-streamed ones are missing."""
+    fg, fr = dict(flatten(got)), dict(flatten(ref))
+    assert fg, "nothing streamed"
+    for path, value in fg.items():
+        assert path in fr, path
+        a = np.asarray(value, dtype=float)
+        b = np.asarray(fr[path], dtype=float)
+        assert a.shape == b.shape, path
+        if path in (approx or {}):
+            bound = 0.5 / states.PIT_BINS if path == "reliability.max_cal_err" else bounds[path]
+            assert abs(float(a) - float(b)) <= bound * (1 + 1e-9) + 1e-12, (path, float(a), float(b), bound)
+            continue
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14, equal_nan=True, err_msg=path)
+    for path in set(fr) - set(fg):
+        group, *_, name = path.split(".")
+        assert f"{group}.{name}" in skipped, f"{path} missing but not declared as not streamed"
+
+
+def _chunks(pred, size):
+    return [pred.subset(np.arange(start, min(start + size, pred.n))) for start in range(0, pred.n, size)]
+
+
+def _chunked(pred, settings, size):
+    st = states.init()
+    for chunk in _chunks(pred, size):
+        st = states.update(st, chunk, settings)
+    return st
+
+
+def _finalize_two_pass(st, pred, settings, size, bounds=None):
+    """finalize() after the second pass (exact MdAE) over the same chunks."""
+    sel = states.selection(st)
+    second = None
+    for chunk in _chunks(pred, size) if sel else ():
+        second = states.merge_second(second, states.second_state(sel, chunk, settings), pred.kind)
+    return states.finalize(st, settings, sel, second, bounds)
+
+
+@pytest.mark.parametrize("name", FILES)
+@pytest.mark.parametrize("size", [7, 100_000])
+def test_chunked_states_equal_in_memory(name, size):
+    settings = Settings(levels=(0.5, 0.9)) if name in ("gaussian.parquet", "samples.parquet") else Settings()
+    pred = load_predictions(SAMPLE / name, settings, require_targets=name != "loglik.parquet").prediction
+    ref, orient_ref = compute_metrics(pred, settings)
+    st = _chunked(pred, settings, size)
+    bounds: dict[str, float] = {}
+    got, orient = _finalize_two_pass(st, pred, settings, size, bounds)
+    skipped = states.not_streamed_in(st, settings)
+    assert_same(got, ref, skipped, states.approximate(pred.kind, settings), bounds)
+    assert orient == {k: v for k, v in orient_ref.items() if k in orient}
+
+
+def test_merge_order_and_tree_reduction_do_not_matter():
+    settings = Settings()
+    pred = load_predictions(SAMPLE / "gaussian.parquet", settings).prediction
+    rng = np.random.default_rng(3)
+    cuts = np.sort(rng.choice(np.arange(1, pred.n), size=15, replace=False))
+    parts = [states.batch_state(pred.subset(idx), settings) for idx in np.split(np.arange(pred.n), cuts)]
+    while len(parts) > 1:  # a tree reduce, pairs merged right to left
+        parts = [states.merge(parts[i + 1], parts[i]) if i + 1 < len(parts) else parts[i]
+                 for i in range(0, len(parts), 2)]
+    bounds: dict[str, float] = {}
+    got, _ = _finalize_two_pass(parts[0], pred, settings, 111, bounds)
+    ref, _ = compute_metrics(pred, settings)
+    assert_same(got, ref, states.not_streamed("gaussian", settings), states.approximate("gaussian"), bounds)
+    # the adversarial curves come from the merged counts: the same draws as in memory, bit for bit
+    assert got["adv_group_calibration"] == ref["adv_group_calibration"]
+
+
+def test_moment_merge_is_stable_far_from_zero():
+    """Chan's update keeps r2/corr exact where naive sums of squares lose every digit (targets near 1e8)."""
+    from uqeval.predictions import Point
+
+    rng = np.random.default_rng(0)
+    y = 1e8 + rng.normal(size=5000)
+    mean = y + 0.5 * rng.normal(size=5000)
+    pred = Point(y_true=y, mean=mean, columns={"y_true": "y", "mean": "mean"})
+    s = Settings()
+    got, _ = _finalize_two_pass(_chunked(pred, s, 13), pred, s, 13)
+    ref, _ = compute_metrics(pred, s)
+    for k in ("rmse", "r2", "corr"):
+        assert got["accuracy"][k] == pytest.approx(ref["accuracy"][k], rel=1e-9), k
+
+
+def test_every_metric_is_streamed_or_declared():
+    """Each catalogue metric of each representation is streamed exactly or named with a reason."""
+    from uqeval.catalogue import CLASSIFICATION, REGRESSION, metrics_for
+
+    s = Settings(diagnostics=True)
+    for kind in (*REGRESSION, *CLASSIFICATION):
+        exact = set(states.streamed(kind, s))
+        assert set(states.approximate(kind, s)) <= exact
+        left = states.not_streamed(kind, s)
+        assert not exact & set(left), kind
+        from uqeval.catalogue import families_for
+
+        enabled = {f.name for f in families_for(kind, s)}
+        paths = {m.path for m in metrics_for(kind) if m.group in enabled}
+        assert paths == exact | set(left), (kind, paths ^ (exact | set(left)))
+        assert all(left.values())
+    assert "accuracy.mdae" in states.two_pass("gaussian") and "accuracy.mdae" not in states.not_streamed("gaussian")
+    assert {"accuracy.rmse", "accuracy.r2", "avg_calibration.rms_cal", "adv_group_calibration.ma_mean",
+            "scoring_rule.crps"} <= set(states.streamed("gaussian"))
+    assert {"calibration.ece", "calibration.mce", "calibration.sce", "brier_decomposition.reliability"} <= set(
+        states.streamed("categorical"))
+
+
+def test_readme_streaming_table_is_current():
+    from ..conftest import ROOT
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("<!-- streaming: generated by uqeval.stream.states.streaming_table() -->")
+    block = text[start:text.index("<!-- /streaming -->")]
+    assert states.streaming_table() in block, "regenerate the README table from uqeval.stream.states.streaming_table()"
+
+
+@pytest.mark.parametrize("case", ["uniform", "miscalibrated", "ties", "edges", "tiny"])
+def test_streamed_max_cal_err_is_within_its_stated_bound(case):
+    """|histogram KS - exact KS| <= 1/(2B); exact: uqeval.metrics.reliability.max_calibration_error (sorted ECDF)."""
+    from uqeval.metrics.reliability import max_calibration_error
+    from uqeval.predictions import Samples
+
+    rng = np.random.default_rng(5)
+    u = {"uniform": rng.uniform(size=20_000), "miscalibrated": rng.beta(2.0, 2.0, size=20_000),
+         "ties": np.repeat(rng.uniform(size=50), 40), "edges": np.r_[np.zeros(30), np.ones(30), rng.uniform(size=100)],
+         "tiny": np.array([0.3])}[case]
+    ks = states.PitKS()
+    parts = [ks.update(type("P", (), {"pit": lambda self, x=x: x})(), None) for x in np.array_split(u, 7) if x.size]
+    st = parts[0]
+    for other in parts[1:]:
+        st = ks.merge(st, other)
+    got = ks.finalize(st, None)["max_cal_err"]
+    assert abs(got - max_calibration_error(u)) <= 0.5 / states.PIT_BINS + 1e-12
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 1000, 1001])
+def test_two_pass_median_is_exact_with_ties_and_zeros(n):
+    """MdAE from the bit-pattern histogram + second pass equals numpy.median (reference) for ties and zeros."""
+    from uqeval.predictions import Point
+
+    rng = np.random.default_rng(n)
+    y = np.round(rng.normal(size=n), 1)
+    mean = np.where(rng.uniform(size=n) < 0.3, y, np.round(rng.normal(size=n), 1))  # exact zeros and ties
+    pred = Point(y_true=y, mean=mean, columns={"y_true": "y", "mean": "mean"})
+    s = Settings()
+    got, _ = _finalize_two_pass(_chunked(pred, s, 3), pred, s, 3)
+    assert got["accuracy"]["mdae"] == float(np.median(np.abs(y - mean)))
+
+
+@pytest.mark.parametrize("case", ["calibrated", "overconfident", "ties", "two_rows"])
+def test_streamed_rs_and_accrue_are_within_their_reported_bound(case):
+    """RS/ACCRUE from code histograms vs uqeval.metrics.reliability (sorted, exact; itself checked against
+    numerical integration in tests/metrics): the error stays within the bound the state reports."""
+    from uqeval.metrics.reliability import reliability_gaussian
+    from uqeval.predictions import Gaussian
+
+    rng = np.random.default_rng(11)
+    n = {"two_rows": 2}.get(case, 5000)
+    mean = rng.normal(size=n)
+    std = np.full(n, 0.4) if case == "overconfident" else rng.uniform(0.5, 2.0, n)
+    y = mean + rng.uniform(0.5, 2.0, n) * rng.normal(size=n)
+    if case == "ties":
+        y = mean + np.round(rng.normal(size=n), 1) * std
+    pred = Gaussian(y_true=y, mean=mean, std=std, columns={"y_true": "y", "mean": "mean", "std": "std"})
+    s = Settings()
+    bounds: dict[str, float] = {}
+    got, _ = _finalize_two_pass(_chunked(pred, s, 17), pred, s, 17, bounds)
+    ref = reliability_gaussian(y, mean, std)
+    for k in ("rs", "accrue"):
+        assert abs(got["reliability"][k] - ref[k]) <= bounds[f"reliability.{k}"] * (1 + 1e-9) + 1e-12, k
+    if case in ("calibrated", "overconfident"):  # continuous errors: the bound is tiny next to RS itself
+        assert bounds["reliability.rs"] < 1e-4 * ref["rs"]

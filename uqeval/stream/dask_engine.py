@@ -1,0 +1,155 @@
+"""``--engine dask``: Parquet row groups mapped to partial states on a Dask cluster, tree-reduced with
+:meth:`uqeval.stream.engine.Partial.merge` (the same state code as the stream engine; no metric logic here).
+
+``--scheduler ADDRESS`` connects to an existing cluster; ``--workers N`` starts a ``LocalCluster`` of
+N worker processes for the run. Dask is an optional extra (``pip install "uqeval[dask]"``), imported
+only here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from ..config import Settings
+from ..errors import InputError, UsageError
+
+#: row groups are packed into tasks of about this many rows (at least one row group per task)
+TASK_ROWS = 4_000_000
+
+
+def _import_dask():
+    try:
+        import dask  # noqa: F401
+        import distributed
+    except ImportError:
+        raise UsageError('--engine dask needs the Dask extra: pip install "uqeval[dask]" '
+                         '(dask[dataframe] and distributed)') from None
+    return distributed
+
+
+def partitions(files: list[str], task_rows: int = TASK_ROWS) -> list[tuple[str, list[int], int, int]]:
+    """``(file, row groups, global offset, rows)`` tasks in file order, from the Parquet footers."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = []
+    offset = 0
+    for f in files:
+        try:
+            meta = pq.ParquetFile(f).metadata
+        except (pa.ArrowException, OSError) as exc:
+            raise InputError(f"{f}: cannot read Parquet file ({exc})") from None
+        groups: list[int] = []
+        rows = 0
+        for g in range(meta.num_row_groups):
+            groups.append(g)
+            rows += meta.row_group(g).num_rows
+            if rows >= task_rows:
+                out.append((f, groups, offset, rows))
+                offset += rows
+                groups, rows = [], 0
+        if groups:
+            out.append((f, groups, offset, rows))
+            offset += rows
+    return out
+
+
+def partition_partial(task: tuple[str, list[int], int, int], plan, settings: Settings, chunk_rows: int,
+                      columns: list[str]):
+    """The :class:`~uqeval.stream.engine.Partial` of one task's row groups (runs on a worker)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ..io.load import build_batch
+    from .engine import Partial
+
+    f, groups, offset, _ = task
+    part = Partial()
+    try:
+        with pq.ParquetFile(f, pre_buffer=False, buffer_size=1 << 20) as pf:
+            for batch in pf.iter_batches(batch_size=chunk_rows, row_groups=groups, columns=columns, use_threads=False):
+                cols = {c: batch.column(c) for c in columns}
+                part.add(build_batch(Path(f), plan, cols, batch.num_rows, settings, offset=offset + part.n_rows,
+                                     allow_empty=True), batch.num_rows, settings, f)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"{f}: cannot read Parquet data ({exc})") from None
+    return part
+
+
+def partition_second(task, plan, settings: Settings, chunk_rows: int, columns: list[str], sel: dict):
+    """The second-pass state of one task's rows (:func:`uqeval.stream.states.selection`; runs on a worker)."""
+    import pyarrow.parquet as pq
+
+    from ..io.load import build_batch
+    from . import states
+
+    f, groups, offset, _ = task
+    out = None
+    done = 0
+    with pq.ParquetFile(f, pre_buffer=False, buffer_size=1 << 20) as pf:
+        for batch in pf.iter_batches(batch_size=chunk_rows, row_groups=groups, columns=columns, use_threads=False):
+            b = build_batch(Path(f), plan, {c: batch.column(c) for c in columns}, batch.num_rows, settings,
+                            offset=offset + done, allow_empty=True)
+            done += batch.num_rows
+            if b.prediction is not None:
+                out = states.merge_second(out, states.second_state(sel, b.prediction, settings), b.prediction.kind)
+    return out
+
+
+def _merge(a, b):
+    return a.merge(b)
+
+
+def score_dask(spec: str | Path, settings: Settings, chunk_rows: int, scheduler: str | None = None,
+               workers: int | None = None, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """The JSON summary of ``spec`` (Parquet file, directory or glob) computed on a Dask cluster."""
+    from .engine import _prepare, summary_of
+
+    distributed = _import_dask()
+    if scheduler is not None and workers is not None:
+        raise UsageError("give either --scheduler ADDRESS (an existing cluster) or --workers N (a local one)")
+    src, plan, _ = _prepare(spec, settings)
+    if src.fmt != "parquet":
+        raise UsageError("--engine dask reads Parquet (files, directories, globs); stream CSV with --engine stream")
+    tasks = partitions(src.files)
+    columns = list(dict.fromkeys(plan.needed()))
+    cluster = None
+    if scheduler is None:
+        cluster = distributed.LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=50)
+    try:
+        try:
+            client = distributed.Client(scheduler or cluster, set_as_default=True, timeout="20s")
+        except (OSError, TimeoutError) as exc:
+            raise UsageError(f"--scheduler {scheduler}: cannot connect to a Dask scheduler there ({exc}); "
+                             "give its address as tcp://host:8786, or use --workers N for a local cluster") from None
+        with client:
+            futures = [client.submit(partition_partial, t, plan, settings, chunk_rows, columns, pure=False)
+                       for t in tasks]
+            done = 0
+            for fut in distributed.as_completed(futures):
+                if fut.status == "error":
+                    fut.result()  # raises the worker's InputError here
+                done += next(t[3] for t, f in zip(tasks, futures) if f is fut)
+                if progress is not None:
+                    progress(done)
+            level = futures  # tree reduction on the cluster, pairs in file order (merge is associative)
+            while len(level) > 1:
+                level = [client.submit(_merge, level[i], level[i + 1], pure=False) if i + 1 < len(level) else level[i]
+                         for i in range(0, len(level), 2)]
+            part = level[0].result()
+            from . import states
+
+            part.selection = states.selection(part.state) if part.state["n"] else None
+            if part.selection is not None:  # exact order statistics: a second map over the same tasks
+                seconds = client.gather([client.submit(partition_second, t, plan, settings, chunk_rows, columns,
+                                                       part.selection, pure=False) for t in tasks])
+                for st2 in seconds:
+                    part.second = states.merge_second(part.second, st2, part.state["kind"])
+    finally:
+        if cluster is not None:
+            cluster.close()
+    info = {"chunk_rows": int(chunk_rows), "n_partitions": len(tasks),
+            "scheduler": scheduler if scheduler is not None else f"LocalCluster({workers or 2} worker processes)"}
+    return summary_of(src, part, settings, "dask", info)

@@ -1,0 +1,263 @@
+"""The engines: ``memory`` (today's path), ``stream`` (record batches through mergeable states, bounded
+memory) and ``dask`` (partitions mapped to partial states on a Dask cluster, tree-reduced with the same
+:func:`~uqeval.stream.states.merge`).
+
+``auto`` streams inputs above :data:`AUTO_STREAM_BYTES` (and directories and globs), else reads in memory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from ..config import Settings
+from ..errors import InputError, UsageError
+
+ENGINES = ("auto", "memory", "stream", "dask")
+#: inputs larger than this (bytes on disk, summed over files) are streamed by ``--engine auto``
+AUTO_STREAM_BYTES = 1 << 30
+#: rows per record batch when streaming (``--chunk-rows``), at most
+DEFAULT_CHUNK_ROWS = 1_000_000
+#: numbers per record batch when ``--chunk-rows`` is not given: wide rows (50 samples, 10 classes) get
+#: fewer rows per batch, so that the kernels' temporaries stay bounded (1e7 x 50 samples at 1e6 rows per
+#: batch peaked at 5 GB)
+CHUNK_VALUES = 4_000_000
+GLOB_CHARS = frozenset("*?[")
+
+
+def is_multi(spec: str | Path) -> bool:
+    """A directory or a glob: only the streaming engines read these."""
+    s = str(spec)
+    return Path(s).is_dir() or any(c in s for c in GLOB_CHARS)
+
+
+def choose_engine(engine: str, spec: str | Path) -> str:
+    """``memory`` or ``stream`` (or ``dask``) for ``--engine engine`` on input ``spec``."""
+    if engine not in ENGINES:
+        raise UsageError(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine != "auto":
+        return engine
+    if is_multi(spec):
+        return "stream"
+    p = Path(spec)
+    return "stream" if p.is_file() and p.stat().st_size > AUTO_STREAM_BYTES else "memory"
+
+
+def _signature(pred) -> tuple:
+    """The per-row shape of a chunk's arrays (members, classes, levels): every chunk must agree."""
+    return tuple((a, getattr(pred, a).shape[1:]) for a in ("quantiles", "samples", "proba", "member_proba", "alpha",
+                                                          "lower", "loglik")
+                 if getattr(pred, a, None) is not None)
+
+
+class Partial:
+    """Counts and the metric state of some rows (one chunk, one partition, or all merged)."""
+
+    def __init__(self) -> None:
+        from . import states
+
+        self.state = states.init()
+        self.n_rows = self.n_dropped = self.n_members_dropped = self.n_fixed = 0
+        self.columns: dict[str, Any] | None = None
+        self.signature: tuple | None = None
+        self.first_file: str | None = None
+        self.selection: dict | None = None  # what the second pass collects (uqeval.stream.states.selection)
+        self.second: dict | None = None     # the merged second-pass state
+
+    def add(self, batch, n_rows: int, settings: Settings, where: str) -> None:
+        from . import states
+
+        self.n_rows += n_rows
+        self.n_dropped += batch.n_dropped
+        self.n_members_dropped += batch.n_members_dropped
+        pred = batch.prediction
+        if pred is None:
+            return
+        sig = _signature(pred)
+        if self.signature is None:
+            self.signature, self.columns, self.first_file = sig, batch.columns, where
+        elif sig != self.signature:
+            raise InputError(f"{where}: rows from global row {pred.rows[0]} on have per-row shapes {dict(sig)}, "
+                             f"but {self.first_file} has {dict(self.signature)}; every row needs the same number "
+                             "of members, classes and levels")
+        self.n_fixed += int(getattr(pred, "n_fixed", 0) or 0)
+        self.state = states.merge(self.state, states.batch_state(pred, settings))
+
+    def merge(self, other: "Partial") -> "Partial":
+        from . import states
+
+        if self.signature is not None and other.signature is not None and self.signature != other.signature:
+            raise InputError(f"{other.first_file}: per-row shapes {dict(other.signature)} differ from "
+                             f"{self.first_file}'s {dict(self.signature)}")
+        out = Partial()
+        out.state = states.merge(self.state, other.state)
+        for k in ("n_rows", "n_dropped", "n_members_dropped", "n_fixed"):
+            setattr(out, k, getattr(self, k) + getattr(other, k))
+        first = self if self.signature is not None else other
+        out.columns, out.signature, out.first_file = first.columns, first.signature, first.first_file
+        return out
+
+
+def _prepare(spec: str | Path, settings: Settings, allow_by: bool = False):
+    from ..io.load import plan_for
+    from .source import open_source
+
+    src = open_source(spec)
+    plan = plan_for(src.info, settings)
+    if "by" in plan.roles and not allow_by:
+        raise UsageError("--by is not streamed yet: score per group with --engine memory")
+    numeric = frozenset(c for role, v in plan.roles.items() if role != "by" for c in (v if isinstance(v, list) else [v]))
+    return src, plan, numeric
+
+
+def iter_batches_of(spec: str | Path, settings: Settings, chunk_rows: int = DEFAULT_CHUNK_ROWS,
+                    extra: tuple[str, ...] = (), allow_by: bool = False):
+    """``(source, generator)``: the generator yields ``(file, Batch, n_rows, offset, extra columns)`` per record
+    batch, the batch built and validated by the in-memory loader's :func:`~uqeval.io.load.build_batch`."""
+    from ..errors import SchemaError
+    from ..io.load import build_batch
+    from .source import iter_batches
+
+    if chunk_rows < 1:
+        raise UsageError(f"--chunk-rows must be >= 1, got {chunk_rows}")
+    src, plan, numeric = _prepare(spec, settings, allow_by)
+    for e in extra:
+        if e not in src.info.columns:
+            raise SchemaError(f"{src.spec}: column '{e}' not found; available columns: {', '.join(src.info.columns[:20])}")
+
+    def gen():
+        offset = 0
+        for f, cols, k in iter_batches(src, [*plan.needed(), *extra], chunk_rows, numeric):
+            yield f, build_batch(Path(f), plan, cols, k, settings, offset=offset, allow_empty=True), k, offset, \
+                {e: cols[e] for e in extra}
+            offset += k
+
+    return src, gen()
+
+
+def stream_partial(spec: str | Path, settings: Settings, chunk_rows: int = DEFAULT_CHUNK_ROWS,
+                   progress: Callable[[int], None] | None = None) -> tuple[Any, Partial]:
+    """Read ``spec`` in record batches of at most ``chunk_rows`` rows and fold them into one :class:`Partial`;
+    when a metric needs one (:func:`uqeval.stream.states.selection`: exact MdAE), read the rows a second time."""
+    from . import states
+
+    src, batches = iter_batches_of(spec, settings, chunk_rows)
+    part = Partial()
+    for f, batch, k, _, _ in batches:
+        part.add(batch, k, settings, f)
+        if progress is not None:
+            progress(part.n_rows)
+    part.selection = states.selection(part.state) if part.state["n"] else None
+    if part.selection is not None:
+        _, batches = iter_batches_of(spec, settings, chunk_rows)
+        for _, batch, _, _, _ in batches:
+            if batch.prediction is not None:
+                part.second = states.merge_second(part.second, states.second_state(
+                    part.selection, batch.prediction, settings), part.state["kind"])
+    return src, part
+
+
+def summary_of(src, part: Partial, settings: Settings, engine: str, extra_info: dict | None = None) -> dict[str, Any]:
+    """The JSON summary (schema ``uqeval.score/1``) of a merged :class:`Partial`."""
+    from ..report.summary import build_summary
+    from . import states
+
+    if part.n_rows == 0:
+        raise InputError(f"{src.spec}: no data rows")
+    if part.state["n"] == 0:
+        raise InputError(f"{src.spec}: every row has NaN/inf in a used column; nothing left to evaluate")
+    bounds: dict[str, float] = {}
+    metrics, orientation = states.finalize(part.state, settings, part.selection, part.second, bounds)
+    kind = part.state["kind"]
+    info: dict[str, Any] = {"path": str(src.spec), "format": src.fmt, "n_rows": part.n_rows,
+                            "n_dropped": part.n_dropped, "representation": kind, "columns": part.columns,
+                            "engine": engine, "n_files": len(src.files), **(extra_info or {})}
+    if part.n_fixed:
+        info["n_fixed_crossing"] = part.n_fixed
+    if part.n_members_dropped:
+        info["n_members_dropped"] = part.n_members_dropped
+    notes = []
+    left_out = states.not_streamed_in(part.state, settings)
+    for path in states.streamed(kind, settings):  # a two-pass metric whose selection was too large (MdAE)
+        group, name = path.split(".", 1)
+        if group in metrics and name not in metrics[group] and not states.get_family(group).by_level \
+                and path in states.two_pass(kind, settings):
+            left_out[path] = (f"the rows around the median exceed {states.MEDIAN_CAP:,} in one histogram code "
+                              "(many equal values); score in memory")
+    info["not_streamed"] = dict(left_out)
+    approx = {k: v for k, v in states.approximate(kind, settings).items() if k.split(".")[0] in metrics}
+    info["approximate"] = approx  # every other metric is exact
+    if bounds:
+        info["bounds"] = {k: v for k, v in bounds.items() if k.split(".")[0] in metrics}
+    if left_out:
+        notes.append(f"--engine {engine}: {len(left_out)} metric(s) not computed because they do not merge over "
+                     f"chunks: " + "; ".join(f"{k} ({why})" for k, why in left_out.items())
+                     + "; use --engine memory for them")
+    for path, bound in approx.items():
+        notes.append(f"--engine {engine}: {path} is approximate: {bound}")
+    if part.n_fixed:
+        notes.append(f"{part.n_fixed} row(s) had crossing quantiles and were sorted (--fix-crossing)")
+    return build_summary(info, settings, metrics, orientation, None, notes)
+
+
+def score_stream(spec: str | Path, settings: Settings | None = None, chunk_rows: int = DEFAULT_CHUNK_ROWS,
+                 progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """The JSON summary of ``spec`` scored in record batches (bounded memory)."""
+    settings = settings or Settings()
+    src, part = stream_partial(spec, settings, chunk_rows, progress)
+    return summary_of(src, part, settings, "stream", {"chunk_rows": int(chunk_rows)})
+
+
+def _values_per_row(src, column: str) -> int:
+    """Numbers per row of a column: 1, or a list column's mean length from the first row group's footer."""
+    if column not in src.info.list_columns or src.fmt != "parquet":
+        return 1
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.ParquetFile(src.files[0]).metadata
+        if meta.num_row_groups == 0:
+            return 1
+        rg = meta.row_group(0)
+        values = sum(rg.column(j).num_values for j in range(rg.num_columns)
+                     if rg.column(j).path_in_schema.split(".")[0] == column)
+        return max(1, -(-values // max(rg.num_rows, 1)))
+    except Exception:  # only a size hint: the read reports any real problem
+        return 1
+
+
+def auto_chunk_rows(spec: str | Path, settings: Settings) -> int:
+    """Rows per record batch when ``--chunk-rows`` is not given: about :data:`CHUNK_VALUES` numbers, at
+    most :data:`DEFAULT_CHUNK_ROWS` rows, at least 1,000 rows."""
+    src, plan, _ = _prepare(spec, settings, allow_by=True)
+    width = sum(_values_per_row(src, c) for v in plan.roles.values() for c in (v if isinstance(v, list) else [v]))
+    return int(min(DEFAULT_CHUNK_ROWS, max(1000, CHUNK_VALUES // max(width, 1))))
+
+
+def score_with_engine(spec: str | Path, settings: Settings, engine: str = "stream",
+                      chunk_rows: int | None = None, scheduler: str | None = None, workers: int | None = None,
+                      progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """The JSON summary of ``spec`` on a streaming engine (``stream`` or ``dask``)."""
+    chunk_rows = int(chunk_rows or auto_chunk_rows(spec, settings))
+    if engine == "dask":
+        from .dask_engine import score_dask
+
+        return score_dask(spec, settings, chunk_rows, scheduler=scheduler, workers=workers, progress=progress)
+    if scheduler is not None or workers is not None:
+        raise UsageError("--scheduler and --workers apply to --engine dask only")
+    return score_stream(spec, settings, chunk_rows, progress)
+
+
+def total_rows(spec: str | Path) -> int | None:
+    """Rows of a Parquet input from the file footers (for the progress bar's ETA); None for CSV."""
+    from .source import open_source
+
+    try:
+        src = open_source(spec)
+        if src.fmt != "parquet":
+            return None
+        import pyarrow.parquet as pq
+
+        return sum(pq.ParquetFile(f).metadata.num_rows for f in src.files)
+    except Exception:  # only an estimate: the real read reports any problem
+        return None

@@ -1,0 +1,731 @@
+"""Mergeable states of the catalogue metrics: ``init / update(batch) / merge(a, b) / finalize(state)``.
+
+The same code serves every engine: in memory a single batch is the whole file; the stream
+engine updates one state per record batch; the Dask engine maps partitions to partial
+states and tree-reduces them with :func:`merge` (torchmetrics' ``update``/``compute``,
+Dask's chunk/combine/aggregate). States are plain dicts of numbers and numpy arrays, so
+they pickle cheaply between processes.
+
+How each metric merges follows its catalogue :attr:`~uqeval.catalogue.Metric.reduction`:
+
+- ``"mean"``: the family's own kernel runs on the batch and every value is weighted by
+  the batch's row count (a mean of per-row scores is the count-weighted mean of batch
+  means); ``"histogram"``: bin counts add up (the edges are fixed). **Exact**, and no
+  formula is repeated.
+- ``"counts"`` and the adversarial draws: sufficient statistics from the kernels' own helpers,
+  finished by the same functions as in memory (:data:`SPECIAL`): cover-index counts (average
+  calibration; adversarial group calibration, the same multivariate-hypergeometric draws),
+  per-level hit counts (quantile calibration), Brier-decomposition cell sums
+  (``brier_decomposition_from_stats``), even-bin calibration sums (``even_bin_errors``). **Exact.**
+- ``"moments"``: (target, point) means and co-moments merged with Chan et al.'s pairwise update,
+  the sum of variances, the WAIC/ISCV term moments. Their finish (rmse, r2, corr, sharp, *_se)
+  is the moment form of the kernel's formula, written here once and tested against the kernel
+  to 1e-12. **Exact.**
+- Order statistics: MdAE exact in two passes (:class:`MedianAbsErr`); max_cal_err from a
+  2^20-bin PIT histogram within 1/(2B) (:class:`PitKS`); RS and ACCRUE from per-row sums plus a
+  code histogram for the Gini pair sum, within a bound computed from the data
+  (:class:`ReliabilityScore`). The rest (adaptive-bin RMSCE/ACE/TACE, rejection curves,
+  Bayesian ECE, SPCE) is **not streamed**: left out of the result and named with the reason
+  (:func:`not_streamed`); run in memory (``--engine memory``) for those.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..catalogue import FAMILIES, Family, Settings, compute, families_for, get_family, orientation_of
+from ..predictions import Prediction
+
+State = dict[str, Any]
+
+# --------------------------------------------------------------------------- linear (mean / histogram) leaves
+
+
+def _tag_leaves(value: Any, n: int, reduction: str, key: str | None = None) -> Any:
+    """A chunk value as a tree of tagged leaves: ("m", n * v) mean, ("s", v) sum, ("k", v) kept as is."""
+    if isinstance(value, dict):
+        return {k: _tag_leaves(v, n, reduction, k) for k, v in value.items()}
+    if reduction == "histogram":
+        if key == "edges" or value is None:
+            return ("k", np.asarray(value) if value is not None else None)
+        return ("s", np.asarray(value))
+    if value is None:
+        return ("k", None)
+    return ("m", n * np.asarray(value, dtype=np.float64))
+
+
+def _merge_tree(a: Any, b: Any) -> Any:
+    if isinstance(a, dict):
+        return {k: _merge_tree(a[k], b[k]) if k in b else a[k] for k in {**a, **b}} if isinstance(b, dict) else a
+    tag, va = a
+    _, vb = b
+    if tag == "k":
+        return a
+    return (tag, va + vb)
+
+
+def _finish_tree(t: Any, n: int) -> Any:
+    if isinstance(t, dict):
+        return {k: _finish_tree(v, n) for k, v in t.items()}
+    tag, v = t
+    if tag == "m":
+        return float(v / n) if np.ndim(v) == 0 else (v / n).tolist()
+    if tag == "s":
+        return v.tolist()
+    return v.tolist() if isinstance(v, np.ndarray) else v
+
+
+# --------------------------------------------------------------------------- sufficient statistics
+
+
+class Special:
+    """A mergeable state of some metrics of one family: ``update(pred, s) -> state``,
+    ``merge(a, b) -> state``, ``finalize(state, s) -> {metric: value}``."""
+
+    metrics: tuple[str, ...] = ()
+    kinds: tuple[str, ...] | None = None  # None: every representation of the family
+    #: metrics this state gives approximately: {metric: the stated bound on |streamed - in memory|}
+    approximate: dict[str, str] = {}
+
+    def update(self, p: Prediction, s: Settings) -> State | None: ...
+
+    def merge(self, a: State, b: State) -> State:
+        return {k: a[k] + b[k] for k in a}
+
+    def finalize(self, st: State, s: Settings) -> dict[str, Any]: ...
+
+    # a second pass over the rows, for exact order statistics: select() reads the merged first-pass
+    # state and says which rows to keep; update2/merge2 collect them; finalize2 finishes the metrics
+    def select(self, st: State) -> Any | None:
+        return None
+
+    def update2(self, sel: Any, p: Prediction, s: Settings) -> State: ...
+
+    def merge2(self, a: State, b: State) -> State: ...
+
+    def finalize2(self, st: State, sel: Any, st2: State, s: Settings) -> dict[str, Any]: ...
+
+
+class Composite(Special):
+    """Several states of one family side by side."""
+
+    def __init__(self, *parts: Special) -> None:
+        self.parts = parts
+        self.metrics = tuple(m for p in parts for m in p.metrics)
+        self.approximate = {k: v for p in parts for k, v in p.approximate.items()}
+
+    def update(self, p, s):
+        out = {i: part.update(p, s) for i, part in enumerate(self.parts)}
+        return None if all(v is None for v in out.values()) else out
+
+    def merge(self, a, b):
+        return {i: part.merge(a[i], b[i]) for i, part in enumerate(self.parts)}
+
+    def finalize(self, st, s):
+        return {k: v for i, part in enumerate(self.parts) for k, v in part.finalize(st[i], s).items()}
+
+    def select(self, st):
+        out = {i: part.select(st[i]) for i, part in enumerate(self.parts)}
+        out = {i: v for i, v in out.items() if v is not None}
+        return out or None
+
+    def update2(self, sel, p, s):
+        return {i: self.parts[i].update2(v, p, s) for i, v in sel.items()}
+
+    def merge2(self, a, b):
+        return {i: self.parts[i].merge2(a[i], b[i]) for i in a}
+
+    def finalize2(self, st, sel, st2, s):
+        return {k: v for i, v in sel.items() for k, v in self.parts[i].finalize2(st[i], v, st2[i], s).items()}
+
+
+#: float64 bit pattern >> MEDIAN_SHIFT: 1M histogram codes for non-negative values (11 exponent bits and the
+#: top 8 mantissa bits: a code spans a relative width of 2**-8)
+MEDIAN_SHIFT = 44
+MEDIAN_CODES = 1 << 19
+#: most rows the second pass collects (the rows in the median's histogram code); above it mdae is left out
+MEDIAN_CAP = 20_000_000
+
+
+class MedianAbsErr(Special):
+    """Exact MdAE in two passes: a histogram of |y - point| over the float64 bit patterns (monotone for
+    non-negative numbers) finds the codes holding the middle order statistics; the second pass collects
+    the rows in those codes, and their sort gives the median exactly (the mean of the two middle values
+    for even N, as ``numpy.median``)."""
+
+    metrics = ("mdae",)
+
+    @staticmethod
+    def _abs_err(p) -> np.ndarray | None:
+        point = p.point()
+        return None if point is None else np.abs(p.y_true - point)
+
+    @staticmethod
+    def _codes(a: np.ndarray) -> np.ndarray:
+        return (np.ascontiguousarray(a, dtype=np.float64).view(np.int64) >> MEDIAN_SHIFT).astype(np.intp)
+
+    def update(self, p, s):
+        a = self._abs_err(p)
+        if a is None:
+            return None
+        return {"hist": np.bincount(self._codes(a), minlength=MEDIAN_CODES)}
+
+    def merge(self, a, b):
+        return {"hist": a["hist"] + b["hist"]}
+
+    def finalize(self, st, s):
+        return {}
+
+    def select(self, st):
+        hist = st["hist"]
+        n = int(hist.sum())
+        k1, k2 = (n - 1) // 2, n // 2
+        cum = np.cumsum(hist)
+        lo, hi = int(np.searchsorted(cum, k1, side="right")), int(np.searchsorted(cum, k2, side="right"))
+        held = int(hist[lo:hi + 1].sum())
+        if held > MEDIAN_CAP:
+            return None
+        return {"lo": lo, "hi": hi, "below": int(cum[lo - 1]) if lo else 0, "k": (k1, k2)}
+
+    def update2(self, sel, p, s):
+        a = self._abs_err(p)
+        c = self._codes(a)
+        return {"values": a[(c >= sel["lo"]) & (c <= sel["hi"])]}
+
+    def merge2(self, a, b):
+        return {"values": np.concatenate([a["values"], b["values"]])}
+
+    def finalize2(self, st, sel, st2, s):
+        v = np.sort(st2["values"])
+        k1, k2 = sel["k"]
+        pair = v[[k1 - sel["below"], k2 - sel["below"]]]
+        return {"mdae": float(np.mean(pair))}
+
+
+class AccuracyMoments(Special):
+    """(target, point) means and co-moments, merged with Chan, Golub & LeVeque's pairwise update,
+    plus the sum of squared errors: rmse, r2 and corr as :func:`uqeval.metrics.accuracy.accuracy_batch`."""
+
+    metrics = ("rmse", "r2", "corr")
+    kinds = ("gaussian", "point", "intervals", "quantiles", "samples")
+
+    def update(self, p, s):
+        point = p.point()
+        if point is None:
+            return None
+        x = np.column_stack([p.y_true, point])
+        mu = x.mean(axis=0)
+        d = x - mu
+        return {"n": x.shape[0], "mean": mu, "m2": d.T @ d, "sse": float(np.square(x[:, 0] - x[:, 1]).sum())}
+
+    def merge(self, a, b):
+        n = a["n"] + b["n"]
+        delta = b["mean"] - a["mean"]
+        return {"n": n, "mean": a["mean"] + delta * (b["n"] / n),
+                "m2": a["m2"] + b["m2"] + np.outer(delta, delta) * (a["n"] * b["n"] / n), "sse": a["sse"] + b["sse"]}
+
+    def finalize(self, st, s):
+        n, sse, m2 = st["n"], st["sse"], st["m2"]
+        # the conventions of accuracy_batch: r2 as scikit-learn's force_finite, NaN below 2 rows
+        ss_tot, sp = m2[0, 0], m2[1, 1]
+        if ss_tot > 0:
+            r2 = 1.0 - sse / ss_tot
+        else:
+            r2 = 1.0 if sse == 0 else 0.0
+        corr = float(np.clip(m2[0, 1] / np.sqrt(ss_tot * sp), -1.0, 1.0)) if ss_tot > 0 and sp > 0 else float("nan")
+        return {"rmse": float(np.sqrt(sse / n)), "r2": float(r2) if n >= 2 else float("nan"),
+                "corr": corr if n >= 2 else float("nan")}
+
+
+class Sharp(Special):
+    """Sum of predicted variances: sharp = sqrt(mean variance) (:func:`uqeval.metrics.sharpness.sharpness`)."""
+
+    metrics = ("sharp",)
+
+    def update(self, p, s):
+        sd = p.spread()
+        return {"n": sd.size, "sum_var": float(np.square(sd).sum())}
+
+    def finalize(self, st, s):
+        return {"sharp": float(np.sqrt(st["sum_var"] / st["n"]))}
+
+
+def _cover_counts(p: Prediction, s: Settings) -> np.ndarray:
+    from ..catalogue import _cover_index
+
+    return np.bincount(_cover_index(p, s), minlength=s.num_bins + 1)
+
+
+class AvgCalibration(Special):
+    """Counts of the cover index (interval mode) or of y <= q per level (quantile mode); the curve
+    and its errors come from the kernels (``_observed_from_counts``, ``calibration_errors``)."""
+
+    metrics = ("rms_cal", "ma_cal", "miscal_area")
+
+    def update(self, p, s):
+        if p.kind == "quantiles":
+            return {"n": p.n, "below": np.sum(p.y_true[:, None] <= p.quantiles, axis=0)}
+        return {"n": p.n, "counts": _cover_counts(p, s)}
+
+    def finalize(self, st, s):
+        from ..catalogue import _expected
+        from ..metrics.calibration import _observed_from_counts, calibration_errors
+
+        if "below" in st:
+            return calibration_errors(np.asarray(st["levels"]), st["below"] / st["n"])
+        return calibration_errors(_expected(s), _observed_from_counts(st["counts"][None, :], st["n"], s.num_bins)[0])
+
+
+class AvgCalibrationQuantiles(AvgCalibration):
+    def update(self, p, s):
+        st = super().update(p, s)
+        st["levels"] = np.asarray(p.levels, dtype=np.float64)
+        return st
+
+    def merge(self, a, b):
+        return {"n": a["n"] + b["n"], "below": a["below"] + b["below"], "levels": a["levels"]}
+
+
+class Adversarial(Special):
+    """Cover-index counts: the merged counts feed the same multivariate-hypergeometric draws."""
+
+    metrics = ("ma_mean", "ma_stderr", "rms_mean", "rms_stderr", "group_sizes")
+
+    def update(self, p, s):
+        return {"counts": _cover_counts(p, s)}
+
+    def finalize(self, st, s):
+        from ..catalogue import _expected
+        from ..metrics.calibration import adversarial_group_calibration_counts
+
+        return adversarial_group_calibration_counts(
+            st["counts"], _expected(s), group_fractions=np.linspace(0.01, 1.0, s.adv_num_group_sizes),
+            num_trials=s.adv_num_trials, num_group_draws=s.adv_num_group_draws, seed=s.seed)
+
+
+class BrierDecomposition(Special):
+    metrics = ("uncertainty", "resolution", "reliability")
+
+    def update(self, p, s):
+        from ..metrics.classification import brier_stats
+
+        conf, sums, sq = brier_stats(p.proba, p.labels)
+        return {"conf": conf, "sums": sums, "sq": sq}
+
+    def finalize(self, st, s):
+        from ..metrics.classification import brier_decomposition_from_stats
+
+        return brier_decomposition_from_stats(st["conf"], st["sums"], st["sq"])
+
+
+class EvenBins(Special):
+    metrics = ("ece", "mce", "sce")
+
+    def update(self, p, s):
+        from ..metrics.classification import even_bin_stats
+
+        return {"stats": even_bin_stats(p.proba, p.labels, s.class_bins)}
+
+    def finalize(self, st, s):
+        from ..metrics.classification import even_bin_errors
+
+        return even_bin_errors(st["stats"])
+
+
+class RowTermMoments(Special):
+    """Mean and second central moment (Chan's merge) of the per-row WAIC/ISCV terms
+    (:func:`uqeval.metrics.ensembles.information_criteria_rows`): ``*_se = s / sqrt(N)``, ddof = 1,
+    as :func:`~uqeval.metrics.ensembles.information_criteria`."""
+
+    metrics = ("waic1_se", "waic2_se", "iscv_se")
+    terms = ("waic1", "waic2", "iscv")
+
+    def update(self, p, s):
+        from ..metrics.ensembles import information_criteria_rows
+
+        if p.loglik is None:
+            return None
+        rows = information_criteria_rows(p.loglik)
+        x = np.column_stack([rows[t] for t in self.terms])
+        mu = x.mean(axis=0)
+        return {"n": x.shape[0], "mean": mu, "m2": np.square(x - mu).sum(axis=0)}
+
+    def merge(self, a, b):
+        n = a["n"] + b["n"]
+        delta = b["mean"] - a["mean"]
+        return {"n": n, "mean": a["mean"] + delta * (b["n"] / n), "m2": a["m2"] + b["m2"] + delta**2 * (a["n"] * b["n"] / n)}
+
+    def finalize(self, st, s):
+        n = st["n"]
+        if n < 2:
+            return {f"{t}_se": float("nan") for t in self.terms}
+        se = np.sqrt(st["m2"] / (n - 1)) / np.sqrt(n)
+        return {f"{t}_se": float(v) for t, v in zip(self.terms, se)}
+
+
+#: PIT histogram bins of the streamed max_cal_err: |streamed - exact| <= 1 / (2 * PIT_BINS)
+PIT_BINS = 1 << 20
+
+
+class PitKS(Special):
+    r"""max_cal_err (the KS distance of the PIT from uniform) from a PIT histogram of B = 2**20 bins.
+
+    With :math:`C_j` the share of PIT values below edge :math:`j/B`, the exact distance D lies in
+    :math:`[L, L + 1/B]`, :math:`L = \max_j |C_j - j/B|` (D is at least the gap at each edge's left
+    limit; within a bin the ECDF moves between :math:`C_j` and :math:`C_{j+1}`). The midpoint
+    :math:`L + 1/(2B)` is within :math:`1/(2B) \approx 4.8 \cdot 10^{-7}` of D. 8 MB of counts.
+    """
+
+    metrics = ("max_cal_err",)
+    approximate = {"max_cal_err": f"within 1/(2*{PIT_BINS}) = {0.5 / PIT_BINS:.2g} of the exact value "
+                                  f"(PIT histogram of {PIT_BINS} bins)"}
+
+    def update(self, p, s):
+        u = p.pit()
+        j = np.minimum((u * PIT_BINS).astype(np.int64), PIT_BINS - 1)
+        return {"counts": np.bincount(j, minlength=PIT_BINS)}
+
+    def finalize(self, st, s):
+        c = st["counts"]
+        cum = np.concatenate([[0], np.cumsum(c)]) / c.sum()  # C_j, j = 0..B
+        edges = np.arange(PIT_BINS + 1) / PIT_BINS
+        return {"max_cal_err": float(np.max(np.abs(cum - edges))) + 0.5 / PIT_BINS}
+
+
+_SIGN_FREE = np.int64(0x7FFFFFFFFFFFFFFF)
+#: signed float64 -> monotone int64 key >> RS_SHIFT: 2**20 codes (sign, 11 exponent and 8 mantissa bits)
+RS_SHIFT = 44
+RS_CODES = 1 << 20
+
+
+def _monotone_key(x: np.ndarray) -> np.ndarray:
+    bits = np.ascontiguousarray(x, dtype=np.float64).view(np.int64)
+    return np.where(bits < 0, bits ^ _SIGN_FREE, bits)
+
+
+def _code_edges() -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) float edges of every code (values v in a code satisfy lower <= v < upper)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        key = (np.arange(RS_CODES + 1, dtype=np.int64) - RS_CODES // 2) << RS_SHIFT
+        bits = np.where(key < 0, key ^ _SIGN_FREE, key)
+        edges = bits.view(np.float64)
+    return edges[:-1], edges[1:]
+
+
+class ReliabilityScore(Special):
+    r"""RS and ACCRUE (:mod:`uqeval.metrics.reliability`) from per-row sums and a histogram of
+    :math:`\eta = z/\sqrt2` over monotone float codes (relative width 2**-8).
+
+    RS is a sum of per-row terms except :math:`-\sum_i \eta_{(i)}(2i-1)/N^2 = -(G + N\sum_i\eta_i)/N^2`,
+    with :math:`G = \sum_{i<j} |\eta_i - \eta_j|` the Gini mean difference sum. Pairs in different codes are
+    ordered by their codes, so their part of G is exact from per-code counts and sums; a code holding
+    :math:`c` values within width :math:`w` adds between 0 and :math:`\lfloor c^2/4\rfloor w` more. The
+    midpoint is used, so :math:`|RS_{stream} - RS| \le \sum_b \lfloor c_b^2/4\rfloor w_b / (2N^2)`,
+    a bound computed from the data and written to the JSON (``input.approximate``); ACCRUE's error is
+    :math:`(1-\beta)` times it.
+    """
+
+    metrics = ("rs", "accrue")
+    approximate = {"rs": "within the data-dependent bound in input.bounds (the Gini pairs inside one of 2^20 "
+                         "float codes, relative width 2^-8)",
+                   "accrue": "within the data-dependent bound in input.bounds ((1 - beta) x that of rs)"}
+
+    def update(self, p, s):
+        from scipy.special import erfc
+
+        from ..metrics.scoring import _crps_z
+
+        eps = p.y_true - p.mean
+        z = eps / p.std
+        eta = z / np.sqrt(2.0)
+        code = ((_monotone_key(eta) >> RS_SHIFT) + RS_CODES // 2).astype(np.intp)
+        return {"n": eta.size, "counts": np.bincount(code, minlength=RS_CODES),
+                "sums": np.bincount(code, weights=eta, minlength=RS_CODES),
+                "t13": float(np.sum(eta * erfc(-eta) + np.exp(-eta * eta) / np.sqrt(np.pi))),
+                "sum_eta": float(eta.sum()), "crps": float(_crps_z(z, p.std).sum()),
+                "abs_eps": float(np.abs(eps).sum())}
+
+    def finalize(self, st, s):
+        from ..metrics.reliability import _HALF_SQRT_2_OVER_PI, _accrue
+
+        n, c, sm = st["n"], st["counts"].astype(np.float64), st["sums"]
+        cum_c = np.cumsum(c) - c
+        cum_s = np.cumsum(sm) - sm
+        between = float(np.sum(sm * cum_c - c * cum_s))
+        lo, hi = _code_edges()
+        many = c > 1  # a code with one value has no pair inside it
+        half = float(np.sum(np.floor(c[many] * c[many] / 4.0) * (hi[many] - lo[many]))) / 2.0
+        g = between + half
+        rs = (st["t13"] - (g + n * st["sum_eta"]) / n) / n - _HALF_SQRT_2_OVER_PI
+        acc = _accrue(st["crps"] / n, rs, st["abs_eps"] / n)
+        bound = half / (n * n)
+        return {"rs": float(rs), "accrue": acc["accrue"], "_rs_bound": bound,
+                "_accrue_bound": (1.0 - acc["beta"]) * bound}
+
+
+#: family -> its sufficient-statistic states (by representation where they differ)
+SPECIAL: dict[str, Callable[[str], Special | None]] = {
+    "accuracy": lambda kind: Composite(AccuracyMoments(), MedianAbsErr()) if kind in AccuracyMoments.kinds else None,
+    "sharpness": lambda kind: Sharp(),
+    "avg_calibration": lambda kind: AvgCalibrationQuantiles() if kind == "quantiles" else AvgCalibration(),
+    "adv_group_calibration": lambda kind: Adversarial(),
+    "brier_decomposition": lambda kind: BrierDecomposition(),
+    "calibration": lambda kind: EvenBins(),
+    "information_criteria": lambda kind: RowTermMoments(),
+    "reliability": lambda kind: Composite(PitKS(), ReliabilityScore()) if kind == "gaussian" else PitKS(),
+}
+
+#: why a metric is not streamed, by reduction
+WHY = {
+    "order": "needs order statistics (a sort or median over all rows)",
+    "resampling": "draws over the rows themselves",
+    "curve": "a curve over sorted rows",
+    "moments": "its moment form is not streamed yet",
+    "counts": "its count form is not streamed yet",
+}
+
+
+def _plan(family: Family, kind: str) -> tuple[list[str], Special | None, list[str]]:
+    """``(linear metrics, special state, not streamed metrics)`` of a family for a representation."""
+    make = SPECIAL.get(family.name)
+    special = make(kind) if make else None
+    covered = set(special.metrics) if special else set()
+    linear, skipped = [], []
+    for m in family.metrics:
+        if not m.applies_to(kind):
+            continue
+        if m.name in covered:
+            continue
+        if m.reduction in ("mean", "histogram"):
+            linear.append(m.name)
+        else:
+            skipped.append(m.name)
+    return linear, special, skipped
+
+
+def not_streamed(kind: str, settings: Settings | None = None) -> dict[str, str]:
+    """``{"group.name": reason}`` of the metrics of ``kind`` that the streaming engines leave out."""
+    out = {}
+    for f in families_for(kind, settings):
+        by_name = {m.name: m for m in f.metrics}
+        for name in _plan(f, kind)[2]:
+            out[f"{f.name}.{name}"] = WHY.get(by_name[name].reduction, "not mergeable")
+    return out
+
+
+def approximate(kind: str, settings: Settings | None = None) -> dict[str, str]:
+    """``{"group.name": bound}`` of the streamed metrics of ``kind`` that are approximate (the rest are exact)."""
+    out = {}
+    for f in families_for(kind, settings):
+        _, special, _ = _plan(f, kind)
+        if special is not None:
+            out.update({f"{f.name}.{m}": b for m, b in special.approximate.items()
+                        if any(x.name == m and x.applies_to(kind) for x in f.metrics)})
+    return out
+
+
+def two_pass(kind: str, settings: Settings | None = None) -> list[str]:
+    """Paths of the metrics of ``kind`` that a second pass over the rows makes exact (MdAE)."""
+    out = []
+    for f in families_for(kind, settings):
+        _, special, _ = _plan(f, kind)
+        parts = getattr(special, "parts", (special,)) if special is not None else ()
+        out += [f"{f.name}.{m}" for sp in parts if type(sp).select is not Special.select for m in sp.metrics
+                if any(x.name == m and x.applies_to(kind) for x in f.metrics)]
+    return out
+
+
+def streamed(kind: str, settings: Settings | None = None) -> list[str]:
+    """Paths of the metrics of ``kind`` that stream (exactly, or within the bound :func:`approximate` states)."""
+    out = []
+    for f in families_for(kind, settings):
+        linear, special, _ = _plan(f, kind)
+        out += [f"{f.name}.{m}" for m in linear]
+        if special is not None:
+            out += [m.path for m in f.metrics if m.name in special.metrics and m.applies_to(kind)]
+    return out
+
+
+# --------------------------------------------------------------------------- the protocol
+
+
+def init() -> State:
+    """The empty state (the identity of :func:`merge`)."""
+    return {"n": 0, "families": {}}
+
+
+def update(state: State, pred: Prediction, settings: Settings) -> State:
+    """``state`` merged with the state of one batch of rows."""
+    return merge(state, batch_state(pred, settings))
+
+
+def batch_state(pred: Prediction, settings: Settings) -> State:
+    """The state of one batch of rows (a validated prediction container)."""
+    from ..validation import trusted
+
+    fams: dict[str, Any] = {}
+    for f in families_for(pred.kind, settings):
+        linear, special, _ = _plan(f, pred.kind)
+        entry: dict[str, Any] = {}
+        if linear:
+            with trusted():
+                result = compute(f, pred, settings)
+            if result is not None:
+                by_name = {m.name: m for m in f.metrics}
+                tree: dict[str, Any] = {}
+                for key, value in result.items():
+                    if f.by_level and isinstance(value, dict):
+                        sub = {k: _tag_leaves(v, pred.n, by_name[k].reduction) for k, v in value.items()
+                               if k in linear}
+                        tree[key] = sub
+                    elif key in linear:
+                        tree[key] = _tag_leaves(value, pred.n, by_name[key].reduction, key)
+                entry["linear"] = tree
+        if special is not None:
+            with trusted():
+                st = special.update(pred, settings)
+            if st is not None:
+                entry["special"] = st
+        if entry:
+            fams[f.name] = entry
+    return {"n": pred.n, "kind": pred.kind, "families": fams}
+
+
+def merge(a: State, b: State) -> State:
+    """Two states combined (associative; :func:`init` is the identity)."""
+    if not a["n"]:
+        return b
+    if not b["n"]:
+        return a
+    fams = dict(a["families"])
+    kind = a["kind"]
+    for name, eb in b["families"].items():
+        ea = fams.get(name)
+        if ea is None:
+            fams[name] = eb
+            continue
+        out = dict(ea)
+        if "linear" in eb:
+            out["linear"] = _merge_tree(ea["linear"], eb["linear"]) if "linear" in ea else eb["linear"]
+        if "special" in eb:
+            sp = SPECIAL[name](kind)
+            out["special"] = sp.merge(ea["special"], eb["special"]) if "special" in ea else eb["special"]
+        fams[name] = out
+    return {"n": a["n"] + b["n"], "kind": kind, "families": fams}
+
+
+def selection(state: State) -> dict[str, Any] | None:
+    """What a second pass over the rows must collect (exact order statistics), or None when nothing needs one."""
+    kind = state.get("kind")
+    out = {}
+    for name, entry in state["families"].items():
+        if "special" in entry:
+            sel = SPECIAL[name](kind).select(entry["special"])
+            if sel is not None:
+                out[name] = sel
+    return out or None
+
+
+def second_state(sel: dict[str, Any], pred: Prediction, settings: Settings) -> State:
+    """The second-pass state of one batch (:func:`selection` says what to keep)."""
+    return {name: SPECIAL[name](pred.kind).update2(v, pred, settings) for name, v in sel.items()}
+
+
+def merge_second(a: State | None, b: State | None, kind: str) -> State | None:
+    if a is None or b is None:
+        return b if a is None else a
+    return {name: SPECIAL[name](kind).merge2(a[name], b[name]) for name in a}
+
+
+def finalize(state: State, settings: Settings, sel: dict[str, Any] | None = None,
+             second: State | None = None, bounds: dict[str, float] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+    """``(metrics, orientation)`` as :func:`uqeval.catalogue.compute_metrics` gives them, without the
+    metrics that are not streamed (:func:`not_streamed`) and, without a second pass (``sel``, ``second``),
+    without those that need one (MdAE)."""
+    from ..errors import InputError
+
+    n, kind = state["n"], state.get("kind")
+    if not n:
+        raise InputError("no rows to evaluate")
+    metrics: dict[str, Any] = {}
+    orientation: dict[str, str] = {}
+    for f in FAMILIES:
+        entry = state["families"].get(f.name)
+        if entry is None:
+            continue
+        result: dict[str, Any] = _finish_tree(entry["linear"], n) if "linear" in entry else {}
+        if "special" in entry:
+            sp = SPECIAL[f.name](kind)
+            result.update(sp.finalize(entry["special"], settings))
+            if sel and second and f.name in sel:
+                result.update(sp.finalize2(entry["special"], sel[f.name], second[f.name], settings))
+            for key in [k for k in result if k.startswith("_") and k.endswith("_bound")]:  # data-dependent bounds
+                value = result.pop(key)
+                if bounds is not None:
+                    bounds[f"{f.name}.{key[1:-len('_bound')]}"] = value
+        order = [m.name for m in f.metrics]
+        if not f.by_level:
+            result = {k: result[k] for k in sorted(result, key=lambda k: order.index(k) if k in order else len(order))}
+        metrics[f.name] = result
+        orientation.update(orientation_of(result, f, kind))
+    return metrics, orientation
+
+
+def not_streamed_in(state: State, settings: Settings) -> dict[str, str]:
+    """:func:`not_streamed` restricted to what the in-memory run would have reported: families the
+    batches gave results for, and families with no streamed metric at all."""
+    kind = state.get("kind")
+    if kind is None:
+        return {}
+    out = {}
+    for f in families_for(kind, settings):
+        linear, special, skipped = _plan(f, kind)
+        if not skipped or (f.name not in state["families"] and (linear or special is not None)):
+            continue
+        by_name = {m.name: m for m in f.metrics}
+        out.update({f"{f.name}.{n}": WHY.get(by_name[n].reduction, "not mergeable") for n in skipped})
+    return out
+
+
+def streaming_table() -> str:
+    """The README's table (section "Beyond one machine"): per catalogue metric, streamed exactly or not and why."""
+    from ..catalogue import METRICS
+
+    exact: dict[str, None] = {}
+    left: dict[str, str] = {}
+    approx: dict[str, str] = {}
+    two: set[str] = set()
+    for f in FAMILIES:  # every family, opt-in ones included (their option may be a threshold, not a flag)
+        by_name = {m.name: m for m in f.metrics}
+        for kind in f.representations:
+            linear, special, skipped = _plan(f, kind)
+            applies = [m.name for m in f.metrics if m.applies_to(kind)]
+            for name in linear:
+                exact.setdefault(f"{f.name}.{name}", None)
+            if special is not None:
+                for name in special.metrics:
+                    if name in applies:
+                        exact.setdefault(f"{f.name}.{name}", None)
+                approx.update({f"{f.name}.{m}": v for m, v in special.approximate.items() if m in applies})
+                parts = getattr(special, "parts", (special,))
+                two.update(f"{f.name}.{m}" for sp in parts if type(sp).select is not Special.select
+                           for m in sp.metrics if m in applies)
+            for name in skipped:
+                left.setdefault(f"{f.name}.{name}", WHY.get(by_name[name].reduction, "not mergeable"))
+    how = {"mean": "count-weighted batch means (sums of per-row scores)", "histogram": "summed bin counts",
+           "moments": "moment sums (Chan's pairwise merge)", "counts": "summed fixed-bin / cell counts",
+           "resampling": "summed cover-index counts, the same seeded draws", "curve": "from the summed counts"}
+    rows = ["| metric | streamed | how (state) or why not |", "|---|---|---|"]
+    for path, m in METRICS.items():
+        if path in approx:
+            rows.append(f"| `{path}` | approximate | {approx[path]} |")
+        elif path in two:
+            rows.append(f"| `{path}` | exact (two passes) | a histogram of float bit patterns finds the median's "
+                        "bin; a second pass collects its rows |")
+        elif path in exact and path not in left:
+            rows.append(f"| `{path}` | exact | {how.get(m.reduction, m.reduction)} |")
+        elif path in left:
+            rows.append(f"| `{path}` | not streamed | {left[path]} |")
+    return "\n".join(rows)
