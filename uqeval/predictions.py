@@ -132,6 +132,27 @@ def _check_labels(pred: "Prediction", k: int, n: int, what: str) -> None:
         raise InputError(f"labels have {len(y)} rows but {what} has {n}")
 
 
+#: memo keys (:func:`_memo`, ``catalogue._memo``) whose values are functions of each row alone: arrays
+#: with one entry per row, or dicts/tuples of them. :meth:`Prediction.subset` slices these instead of
+#: recomputing them; so does any ``cover_index_<bins>`` key. A key whose value depends on other rows
+#: (ranks, bins, fitted values) must not be listed.
+ROW_MEMO = frozenset({"pit", "moments", "proba", "top_label", "member_rows", "uncertainty_rows", "crps_rows",
+                      "interval_rows", "cls_rows"})
+
+
+def _slice_rows(value, mask, n: int):
+    """``value`` restricted to ``mask`` (arrays of length n, dicts or tuples of them), else None."""
+    if isinstance(value, np.ndarray):
+        return value[mask] if value.ndim >= 1 and len(value) == n else None
+    if isinstance(value, dict):
+        parts = {k: _slice_rows(v, mask, n) for k, v in value.items()}
+        return None if any(v is None for v in parts.values()) else parts
+    if isinstance(value, tuple):
+        parts = tuple(_slice_rows(v, mask, n) for v in value)
+        return None if any(v is None for v in parts) else parts
+    return None
+
+
 def _memo(pred: "Prediction", key: str, make):
     """Per-instance memo for derived arrays (the dataclass is frozen; not a field, so subset() drops it)."""
     cache = pred.__dict__.setdefault("_cache", {})
@@ -178,11 +199,21 @@ class Prediction:
         return [k for k, v in self.__dict__.items() if isinstance(v, np.ndarray) and k not in ("rows",) and v.ndim >= 1 and len(v) == self.n and k != "levels"]
 
     def subset(self, mask: np.ndarray) -> "Prediction":
-        """The same prediction restricted to the rows where ``mask`` is True (or an index array)."""
+        """The same prediction restricted to the rows where ``mask`` is True (or an index array).
+
+        Memoised per-row derivations (:data:`ROW_MEMO`) are sliced, not recomputed (``--by``).
+        """
         changes = {k: getattr(self, k)[mask] for k in self._array_fields()}
         rows = self.rows if self.rows is not None else np.arange(self.n)
         changes["rows"] = rows[mask]
-        return replace(self, **changes)
+        out = replace(self, **changes)
+        n = self.n
+        carried = {key: _slice_rows(value, mask, n) for key, value in self.__dict__.get("_cache", {}).items()
+                   if key in ROW_MEMO or isinstance(key, str) and key.startswith("cover_index_")}
+        carried = {k: v for k, v in carried.items() if v is not None}
+        if carried:
+            out.__dict__.setdefault("_cache", {}).update(carried)
+        return out
 
     # ------------------------------------------------------------------ derivations
     # Each representation answers these itself, so kernels, plots and UCC bands need no
@@ -582,9 +613,12 @@ class _Classifier:
 
     def top_label(self) -> tuple[np.ndarray, np.ndarray]:
         """Confidence (max probability of the predictive distribution) and correctness (0/1) of each row."""
-        proba = self.proba
-        pred = np.argmax(proba, axis=1)
-        return proba[np.arange(len(pred)), pred], (pred == self.labels).astype(np.float64)
+        def make():
+            proba = self.proba
+            pred = np.argmax(proba, axis=1)
+            return proba[np.arange(len(pred)), pred], (pred == self.labels).astype(np.float64)
+
+        return _memo(self, "top_label", make)
 
 
 @dataclass(frozen=True)
@@ -647,7 +681,8 @@ class MemberCategorical(_Classifier, Prediction):
     @property
     def proba(self) -> np.ndarray:
         """The ensemble's mean prediction (N, K)."""
-        return _memo(self, "proba", lambda: self.member_proba.mean(axis=1))
+        # einsum: several times faster than .mean(axis=1), a reduction over the middle axis
+        return _memo(self, "proba", lambda: np.einsum("imk->ik", self.member_proba) / self.member_proba.shape[1])
 
     @property
     def n(self) -> int:

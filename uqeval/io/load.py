@@ -32,8 +32,31 @@ def _block(cols: dict, plan: ColumnPlan, role: str, path: Path) -> np.ndarray:
     spec = plan.roles[role]
     if role in plan.list_roles:
         return to_matrix(cols[spec], spec, path)
-    names = spec if isinstance(spec, list) else [spec]
-    return np.column_stack([to_float(cols[n], n, path) for n in names])
+    return _stack(cols, spec if isinstance(spec, list) else [spec], path)
+
+
+def _stack(cols: dict, names: list[str], path: Path) -> np.ndarray:
+    """The named columns as one (N, C) float64 block, filled in place column by column.
+
+    A float64 Arrow chunk without nulls is read through a zero-copy view, so the only
+    full-size copy is the block itself (``np.column_stack`` of ``to_float`` results made
+    two); other types go through :func:`to_float`.
+    """
+    import pyarrow as pa
+
+    n = len(cols[names[0]])
+    out = np.empty((n, len(names)))
+    for j, name in enumerate(names):
+        col = cols[name]
+        chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+        if all(pa.types.is_float64(c.type) and c.null_count == 0 for c in chunks):
+            start = 0
+            for c in chunks:
+                out[start:start + len(c), j] = c.to_numpy(zero_copy_only=True)
+                start += len(c)
+        else:
+            out[:, j] = to_float(col, name, path)
+    return out
 
 
 def _to_tensor(column, name: str, path: Path) -> np.ndarray:
@@ -113,7 +136,7 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
             if role in plan.list_roles:
                 arrays[role] = _to_tensor(cols[spec], spec, p)
             else:
-                block = np.column_stack([to_float(cols[c], c, p) for c in spec])
+                block = _stack(cols, list(spec), p)
                 arrays[role] = block.reshape(len(block), -1, plan.classes)
         elif role in ("quantiles", "samples", "proba", "lower", "upper", "alpha", "loglik"):
             arrays[role] = _block(cols, plan, role, p)
