@@ -275,7 +275,8 @@ def _scoring_gaussian(p, s: Settings) -> dict:
 def _crps_samples_rows(p) -> tuple[np.ndarray, np.ndarray]:
     from .metrics.samples import crps_ensemble_and_fair
 
-    return _memo(p, "crps_rows", lambda: p.map_rows(lambda m, y: crps_ensemble_and_fair(y, m), p.y_true))
+    return _memo(p, "crps_rows", lambda: p.map_rows(lambda m, y: crps_ensemble_and_fair(y, m, presorted=True),
+                                                      p.y_true))
 
 
 def _scoring_samples(p, s: Settings) -> dict:

@@ -136,7 +136,7 @@ def _check_labels(pred: "Prediction", k: int, n: int, what: str) -> None:
 #: with one entry per row, or dicts/tuples of them. :meth:`Prediction.subset` slices these instead of
 #: recomputing them; so does any ``cover_index_<bins>`` key. A key whose value depends on other rows
 #: (ranks, bins, fitted values) must not be listed.
-ROW_MEMO = frozenset({"pit", "moments", "proba", "top_label", "member_rows", "uncertainty_rows", "crps_rows",
+ROW_MEMO = frozenset({"pit", "moments", "proba", "top_label", "sorted", "member_rows", "uncertainty_rows", "crps_rows",
                       "interval_rows", "cls_rows"})
 
 
@@ -510,12 +510,15 @@ class Samples(_AnyLevel, Prediction):
     With ``allow_missing`` (``--nan-policy omit``) a row may lack some members
     (NaN), as long as it keeps at least 2; metric code reaches the members through
     :meth:`map_rows`, which hands each kernel dense blocks of equal member count.
+    ``members_sorted``: the caller guarantees ascending members in every row (the loader
+    sorts them in place as it builds the block), so :meth:`sorted_samples` is free.
     """
 
     kind: ClassVar[str] = "samples"
     samples: np.ndarray = None  # type: ignore[assignment]
     allow_missing: bool = field(default=False, compare=False)
     member_axis: InitVar[int] = -1  # the axis of ``samples`` that holds the members
+    members_sorted: bool = field(default=False, compare=False, repr=False, kw_only=True)
 
     def __post_init__(self, member_axis: int = -1) -> None:
         super().__post_init__()
@@ -542,6 +545,17 @@ class Samples(_AnyLevel, Prediction):
             _check_2d(s, "samples", self.columns, self.rows)
         object.__setattr__(self, "samples", s)
         object.__setattr__(self, "_ragged", not finite.all())
+        if self.members_sorted and (member_axis not in (-1, 1) or not finite.all()):  # NaN/-inf moved: re-sort
+            object.__setattr__(self, "members_sorted", False)
+
+    def sorted_samples(self) -> np.ndarray:
+        """The members sorted ascending in each row (NaN last): the input itself when it came sorted
+        (``members_sorted``), else a copy sorted once, in cache-sized blocks of rows."""
+        if self.members_sorted:
+            return self.samples
+        from .metrics.samples import sort_rows
+
+        return _memo(self, "sorted", lambda: sort_rows(self.samples))
 
     @property
     def n(self) -> int:
@@ -574,21 +588,22 @@ class Samples(_AnyLevel, Prediction):
         from .metrics.samples import empirical_quantiles
 
         levels = np.asarray(levels, dtype=np.float64)
-        return self.map_rows(lambda s: empirical_quantiles(s, levels))
+        return self.map_rows(lambda s: empirical_quantiles(s, levels, presorted=True))
 
     def map_rows(self, fn, *row_args: np.ndarray):
         """Apply a row-wise kernel ``fn(samples, *row_args)`` that returns an array (or tuple of arrays)
         with rows first, handling rows with missing members.
 
-        Without missing members this is ``fn(self.samples, *row_args)``. Otherwise rows are
-        grouped by their number of members m and ``fn`` sees each group's members as a dense
-        (n_m, m) block (a loop over distinct member counts, not rows); results are scattered
+        ``fn`` sees the members sorted ascending in each row (:meth:`sorted_samples`; kernels may
+        skip their own sort). Without missing members this is ``fn(self.sorted_samples(), *row_args)``.
+        Otherwise rows are grouped by their number of members m and ``fn`` sees each group's members
+        as a dense (n_m, m) block (a loop over distinct member counts, not rows); results are scattered
         back into row order. Every sample kernel is invariant to member order, which makes this exact.
         """
         if not self.ragged:
-            return fn(self.samples, *row_args)
+            return fn(self.sorted_samples(), *row_args)
         counts = np.isfinite(self.samples).sum(axis=1)
-        dense = np.sort(self.samples, axis=1)  # NaN sorts last
+        dense = self.sorted_samples()  # NaN sorts last
         out: list[np.ndarray] | None = None
         single = False
         for m in np.unique(counts):
