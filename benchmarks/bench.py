@@ -2,6 +2,8 @@
 
     python benchmarks/bench.py                 # every benchmark at its default size
     python benchmarks/bench.py score --n 1e6   # one of them
+    python benchmarks/bench.py recalibrate samples_anchor --repeat 3 --anchor-python /path/to/venv/bin/python
+                                               # best of 3 runs; anchors run in a venv with the reference libraries
 
 Figures are printed, never asserted: speed targets live here, not in timed tests.
 Data files are written under benchmarks/data/ (git-ignored) and reused.
@@ -235,20 +237,44 @@ def bench_recalibrate(n: int) -> None:
     for method, path in (("std-scaling", gauss), ("isotonic", gauss), ("temperature", cls)):
         wall, mb = run_cli(["recalibrate", str(path), "--method", method, "--format", "json"])
         print(f"recalibrate {method:<12s} N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   {target}")
-    try:
-        from sklearn.isotonic import IsotonicRegression
-    except ImportError:
-        print("  anchor: scikit-learn not installed (pip install scikit-learn): IsotonicRegression skipped")
-        return
     import pyarrow.parquet as pq
     from scipy.special import ndtr
 
-    t = pq.read_table(gauss)
-    y, mu, sd = (t.column(c).to_numpy() for c in ("y", "mean", "std"))
-    pit = ndtr((y - mu) / sd)
-    ecdf = (np.argsort(np.argsort(pit)) + 1.0) / n  # observed proportion of each row's PIT
-    sec = best_of(lambda: IsotonicRegression(out_of_bounds="clip").fit(pit, ecdf), 3)
-    print(f"  anchor: scikit-learn IsotonicRegression.fit on the N PIT values  {sec:7.2f} s (in-process, no I/O)")
+    pit_file = DATA / f"pit_{n}.npy"
+    if not pit_file.exists():
+        t = pq.read_table(gauss)
+        np.save(pit_file, ndtr((t.column("y").to_numpy() - t.column("mean").to_numpy()) / t.column("std").to_numpy()))
+    print(run_anchor("scikit-learn IsotonicRegression.fit on the N PIT values (their empirical cdf)", """
+from sklearn.isotonic import IsotonicRegression
+pit = np.load(sys.argv[1]); ecdf = (np.argsort(np.argsort(pit)) + 1.0) / pit.size
+sec = best_of(lambda: IsotonicRegression(out_of_bounds="clip").fit(pit, ecdf))
+""", pit_file))
+
+
+#: interpreter of the anchors (reference libraries, maybe in another venv): --anchor-python
+ANCHOR_PYTHON = sys.executable
+
+_ANCHOR_PRELUDE = (
+    "import sys, time\nimport numpy as np\n"
+    "def best_of(fn, repeats=3):\n"
+    "    times = []\n"
+    "    for _ in range(repeats):\n"
+    "        t0 = time.perf_counter(); fn(); times.append(time.perf_counter() - t0)\n"
+    "    return min(times)\n"
+)
+
+
+def run_anchor(what: str, code: str, *files: Path) -> str:
+    """Run an anchor snippet (which sets ``sec``) in :data:`ANCHOR_PYTHON`, in-process timing, no I/O
+    timed; a missing library gives a note instead of a figure."""
+    proc = subprocess.run([ANCHOR_PYTHON, "-c", _ANCHOR_PRELUDE + code + "\nprint(sec)\n", *map(str, files)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["failed"])[-1]
+        if "ModuleNotFoundError" in last or "ImportError" in last:
+            return f"  anchor: {what}: skipped ({last}; install it or pass --anchor-python)"
+        return f"  anchor: {what}: failed ({last})"
+    return f"  anchor: {what}  {float(proc.stdout.split()[-1]):7.2f} s (in-process, best of 3)"
 
 
 def bench_samples_anchor(n: int, m: int = 50) -> None:
@@ -257,26 +283,27 @@ def bench_samples_anchor(n: int, m: int = 50) -> None:
     bench_score_samples(n, m)
     import pyarrow.parquet as pq
 
-    t = pq.read_table(DATA / f"samples_{n}_{m}.parquet")
-    y = t.column("y").to_numpy()
-    s = np.column_stack([t.column(f"s_{j}").to_numpy() for j in range(m)])
-    del t
-    try:
-        import scoringrules as sr
+    y_file, s_file = DATA / f"samples_{n}_{m}_y.npy", DATA / f"samples_{n}_{m}_s.npy"
+    if not s_file.exists():
+        t = pq.read_table(DATA / f"samples_{n}_{m}.parquet")
+        np.save(y_file, t.column("y").to_numpy())
+        np.save(s_file, np.column_stack([t.column(f"s_{j}").to_numpy() for j in range(m)]))
+    load = "y, s = np.load(sys.argv[1]), np.load(sys.argv[2])\n"
+    print(run_anchor("scoringrules crps_ensemble (numpy backend) on the same arrays", load + """
+import scoringrules as sr
+sr.crps_ensemble(y[:10], s[:10])
+sec = best_of(lambda: sr.crps_ensemble(y, s))
+""", y_file, s_file))
+    print(run_anchor("properscoring crps_ensemble on the same arrays", load + """
+import properscoring
+properscoring.crps_ensemble(y[:10], s[:10])
+sec = best_of(lambda: properscoring.crps_ensemble(y, s))
+""", y_file, s_file))
+    sys.path.insert(0, str(ROOT))
+    from uqeval.metrics.samples import crps_ensemble
 
-        sr.crps_ensemble(y[:10], s[:10])
-        sec = best_of(lambda: sr.crps_ensemble(y, s), 3)
-        print(f"  anchor: scoringrules {sr.__version__} crps_ensemble (numpy backend)  {sec:7.2f} s (in-process, no I/O)")
-    except ImportError:
-        print("  anchor: scoringrules not installed (pip install scoringrules): skipped")
-    try:
-        import properscoring
-
-        properscoring.crps_ensemble(y[:10], s[:10])
-        sec = best_of(lambda: properscoring.crps_ensemble(y, s), 3)
-        print(f"  anchor: properscoring crps_ensemble  {sec:7.2f} s (in-process, no I/O)")
-    except ImportError:
-        print("  anchor: properscoring not installed (pip install properscoring numba): skipped")
+    y, s = np.load(y_file), np.load(s_file)
+    print(f"  uqeval crps_ensemble on the same arrays  {best_of(lambda: crps_ensemble(y, s), 3):7.2f} s (in-process, best of 3)")
 
 
 BENCHES = {"score": (bench_score, 1_000_000), "crps": (bench_crps_samples, 1_000_000),
@@ -292,9 +319,11 @@ def main() -> None:
     ap.add_argument("which", nargs="*", default=list(BENCHES), help=f"any of {', '.join(BENCHES)}")
     ap.add_argument("--n", type=float, default=None, help="rows (default: each benchmark's own)")
     ap.add_argument("--repeat", type=int, default=1, help="whole-process runs per figure; the best is printed")
+    ap.add_argument("--anchor-python", default=sys.executable,
+                    help="python with the anchor libraries (scikit-learn, scoringrules, properscoring)")
     a = ap.parse_args()
-    global REPEAT
-    REPEAT = a.repeat
+    global REPEAT, ANCHOR_PYTHON
+    REPEAT, ANCHOR_PYTHON = a.repeat, a.anchor_python
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} cpu(s)")
     for name in a.which:
         fn, n = BENCHES[name]

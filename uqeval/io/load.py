@@ -13,7 +13,7 @@ from ..errors import InputError, SchemaError
 from ..predictions import (Categorical, Dirichlet, Gaussian, Intervals, LogLikelihood, MemberCategorical, Point,
                            Prediction, Quantiles, Samples)
 from .columns import ColumnPlan, plan_columns
-from .readers import TableInfo, inspect, read_columns, to_float, to_matrix
+from .readers import TableInfo, inspect, read_block, read_columns, to_float, to_matrix
 
 
 @dataclass
@@ -129,11 +129,23 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
     lower = {c.lower(): c for c in table.columns}
     extra_names = [e if e in table.columns else lower[e.lower()] for e in extra
                    if e in table.columns or e.lower() in lower]
-    cols, n_rows = read_columns(table, [*plan.needed(), *extra_names])
+    # the widest block (sample or member columns of a Parquet file) is decoded batch by batch into its
+    # array, never held as a whole Arrow table next to it
+    wide = next((r for r in ("samples", "member_proba") if table.format == "parquet" and r in plan.roles
+                 and r not in plan.list_roles and isinstance(plan.roles[r], list)), None)
+    wide_names = list(plan.roles[wide]) if wide else []
+    first = [c for c in [*plan.needed(), *extra_names] if c not in wide_names or c in extra_names]
+    cols, n_rows = read_columns(table, first or wide_names[:1])
     p = table.path
     arrays: dict[str, np.ndarray] = {}
+    block = read_block(table, wide_names, n_rows) if wide else None
+    if block is None and wide:  # not all numbers: read the columns whole, as for any other role
+        cols.update(read_columns(table, wide_names)[0])
+        wide = None
+    elif wide:
+        arrays[wide] = block.reshape(n_rows, -1, plan.classes) if wide == "member_proba" else block
     for role in plan.roles:
-        if role == "by":
+        if role == "by" or role == wide:
             continue
         if role == "member_proba":
             spec = plan.roles[role]
