@@ -136,7 +136,7 @@ def _check_labels(pred: "Prediction", k: int, n: int, what: str) -> None:
 #: with one entry per row, or dicts/tuples of them. :meth:`Prediction.subset` slices these instead of
 #: recomputing them; so does any ``cover_index_<bins>`` key. A key whose value depends on other rows
 #: (ranks, bins, fitted values) must not be listed.
-ROW_MEMO = frozenset({"pit", "moments", "proba", "top_label", "sorted", "member_rows", "uncertainty_rows", "crps_rows",
+ROW_MEMO = frozenset({"pit", "moments", "proba", "top_label", "member_rows", "uncertainty_rows", "crps_rows",
                       "interval_rows", "cls_rows"})
 
 
@@ -510,15 +510,12 @@ class Samples(_AnyLevel, Prediction):
     With ``allow_missing`` (``--nan-policy omit``) a row may lack some members
     (NaN), as long as it keeps at least 2; metric code reaches the members through
     :meth:`map_rows`, which hands each kernel dense blocks of equal member count.
-    ``members_sorted``: the caller guarantees ascending members in every row (the loader
-    sorts them in place as it builds the block), so :meth:`sorted_samples` is free.
     """
 
     kind: ClassVar[str] = "samples"
     samples: np.ndarray = None  # type: ignore[assignment]
     allow_missing: bool = field(default=False, compare=False)
     member_axis: InitVar[int] = -1  # the axis of ``samples`` that holds the members
-    members_sorted: bool = field(default=False, compare=False, repr=False, kw_only=True)
 
     def __post_init__(self, member_axis: int = -1) -> None:
         super().__post_init__()
@@ -545,17 +542,14 @@ class Samples(_AnyLevel, Prediction):
             _check_2d(s, "samples", self.columns, self.rows)
         object.__setattr__(self, "samples", s)
         object.__setattr__(self, "_ragged", not finite.all())
-        if self.members_sorted and (member_axis not in (-1, 1) or not finite.all()):  # NaN/-inf moved: re-sort
-            object.__setattr__(self, "members_sorted", False)
 
     def sorted_samples(self) -> np.ndarray:
-        """The members sorted ascending in each row (NaN last): the input itself when it came sorted
-        (``members_sorted``), else a copy sorted once, in cache-sized blocks of rows."""
-        if self.members_sorted:
-            return self.samples
-        from .metrics.samples import sort_rows
+        """The members sorted ascending in each row (NaN last), computed once: the input itself when
+        its rows are already sorted (the loader sorts them in place; checking is one cheap pass),
+        else a copy sorted in cache-sized blocks of rows."""
+        from .metrics.samples import rows_sorted, sort_rows
 
-        return _memo(self, "sorted", lambda: sort_rows(self.samples))
+        return _memo(self, "sorted", lambda: self.samples if rows_sorted(self.samples) else sort_rows(self.samples))
 
     @property
     def n(self) -> int:

@@ -204,7 +204,6 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
     if "by" in plan.roles:
         groups = np.asarray(cols[plan.roles["by"]].to_numpy(zero_copy_only=False), dtype=object)[rows]
 
-    members_sorted = False
     if "samples" in arrays and np.isfinite(arrays["samples"]).all():
         # members sorted once, here, in place (the block is ours): every sample metric reuses the order.
         # Not with NaN/inf members, so that an error still names the member's own column.
@@ -212,10 +211,9 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
 
         block = arrays["samples"]
         arrays["samples"] = sort_rows(block, out=block if block.flags.writeable else None)
-        members_sorted = True
     columns = {k: plan.roles[k] for k in sorted(plan.roles, key=lambda r: r != "y_true") if k != "by"}
     try:
-        pred = _build(plan, arrays, columns, rows, settings, members_sorted)
+        pred = _build(plan, arrays, columns, rows, settings)
     except InputError as exc:  # containers do not know the file: name it here
         raise exc.at(str(p)) from None
     info = {
@@ -233,8 +231,7 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
     return Loaded(pred, info, groups, {e: cols[e] for e in extra_names}, table)
 
 
-def _build(plan: ColumnPlan, a: dict[str, np.ndarray], columns: dict, rows: np.ndarray, s: Settings,
-           members_sorted: bool = False) -> Prediction:
+def _build(plan: ColumnPlan, a: dict[str, np.ndarray], columns: dict, rows: np.ndarray, s: Settings) -> Prediction:
     y = a.get("y_true")
     kind = plan.representation
     ll = a.get("loglik")
@@ -250,8 +247,7 @@ def _build(plan: ColumnPlan, a: dict[str, np.ndarray], columns: dict, rows: np.n
         return Quantiles(y_true=y, columns=columns, rows=rows, quantiles=a["quantiles"], levels=plan.levels, fix_crossing=s.fix_crossing,
                          loglik=ll)
     if kind == "samples":
-        return Samples(y_true=y, columns=columns, rows=rows, samples=a["samples"], loglik=ll, allow_missing=s.nan_policy == "omit",
-                       members_sorted=members_sorted)
+        return Samples(y_true=y, columns=columns, rows=rows, samples=a["samples"], loglik=ll, allow_missing=s.nan_policy == "omit")
     if kind == "categorical":
         return Categorical(y_true=y, columns=columns, rows=rows, proba=a["proba"], renormalize=s.renormalize, loglik=ll)
     if kind == "members":

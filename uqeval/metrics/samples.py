@@ -61,6 +61,17 @@ def sort_rows(samples: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
+def rows_sorted(samples: np.ndarray) -> bool:
+    """True when the members of every row are ascending (False with NaN), checked in blocks of rows."""
+    s = np.asarray(samples)
+    block = max(1, _BLOCK_BYTES // (8 * max(s.shape[1], 1)))
+    for start in range(0, s.shape[0], block):  # blocks of rows, not rows
+        part = s[start:start + block]
+        if not (part[:, 1:] >= part[:, :-1]).all():
+            return False
+    return True
+
+
 def _crps_terms(y: np.ndarray, s: np.ndarray, presorted: bool = False) -> tuple[np.ndarray, np.ndarray]:
     r"""Per row :math:`\frac1M\sum_i |x_i - y|` and :math:`P = \sum_k (2k-M-1)\,x_{(k)}`.
 
