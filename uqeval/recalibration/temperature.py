@@ -38,9 +38,8 @@ def _log_scores(values, kind: str) -> np.ndarray:
             raise InputError("probabilities must be finite and >= 0; run validate_proba first")
         with np.errstate(divide="ignore"):
             z = np.log(z)
-    bad = np.isnan(z) | (z == np.inf)
     zmax = z.max(axis=1)
-    bad_row = bad.any(axis=1) | ~np.isfinite(zmax)
+    bad_row = ~np.isfinite(zmax)  # the row max is NaN with any NaN, +inf with any +inf, -inf if all are -inf
     if bad_row.any():
         first = int(np.flatnonzero(bad_row)[0])
         raise InputError(
