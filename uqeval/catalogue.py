@@ -201,13 +201,21 @@ def per_row_uncertainty(p: Prediction) -> dict[str, np.ndarray] | None:
     (mutual information). Dirichlet outputs: the same decomposition of Dir(alpha); the
     epistemic part is the knowledge uncertainty MI[y, pi]. Computed once per prediction.
     """
-    from .metrics.ensembles import dirichlet_uncertainty_per_row, ensemble_uncertainty_per_row
+    from .metrics.ensembles import dirichlet_uncertainty_per_row
 
     if p.kind == "members":
-        return _memo(p, "uncertainty_rows", lambda: ensemble_uncertainty_per_row(p.member_proba))
+        rows = _member_rows(p)
+        return {k: rows[k] for k in ("total", "aleatoric", "epistemic")}
     if p.kind == "dirichlet":
         return _memo(p, "uncertainty_rows", lambda: dirichlet_uncertainty_per_row(p.alpha))
     return None
+
+
+def _member_rows(p: Prediction) -> dict[str, np.ndarray]:
+    """Per-row terms of the ensemble uncertainty and diversity families: one pass over (N, M, K)."""
+    from .metrics.ensembles import member_rows
+
+    return _memo(p, "member_rows", lambda: member_rows(p.member_proba, None if p.y_true is None else p.labels))
 
 
 def _cover_index(p: Prediction, s: Settings) -> np.ndarray:
@@ -300,7 +308,8 @@ def _scoring_gaussian(p, s: Settings) -> dict:
 def _crps_samples_rows(p) -> tuple[np.ndarray, np.ndarray]:
     from .metrics.samples import crps_ensemble_and_fair
 
-    return _memo(p, "crps_rows", lambda: p.map_rows(lambda m, y: crps_ensemble_and_fair(y, m), p.y_true))
+    return _memo(p, "crps_rows", lambda: p.map_rows(lambda m, y: crps_ensemble_and_fair(y, m, presorted=True),
+                                                      p.y_true))
 
 
 def _scoring_samples(p, s: Settings) -> dict:
@@ -385,9 +394,9 @@ def _information_criteria(p, s: Settings) -> dict | None:
 
 
 def _diversity(p, s: Settings) -> dict:
-    from .metrics.ensembles import diversity
+    from .metrics.ensembles import diversity_from_rows
 
-    return diversity(p.member_proba, p.labels)
+    return diversity_from_rows(_member_rows(p), p.member_proba.shape[1])
 
 
 def _rejection_cls(p, s: Settings) -> dict:

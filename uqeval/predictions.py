@@ -132,6 +132,27 @@ def _check_labels(pred: "Prediction", k: int, n: int, what: str) -> None:
         raise InputError(f"labels have {len(y)} rows but {what} has {n}")
 
 
+#: memo keys (:func:`_memo`, ``catalogue._memo``) whose values are functions of each row alone: arrays
+#: with one entry per row, or dicts/tuples of them. :meth:`Prediction.subset` slices these instead of
+#: recomputing them; so does any ``cover_index_<bins>`` key. A key whose value depends on other rows
+#: (ranks, bins, fitted values) must not be listed.
+ROW_MEMO = frozenset({"pit", "moments", "proba", "top_label", "member_rows", "uncertainty_rows", "crps_rows",
+                      "interval_rows", "cls_rows"})
+
+
+def _slice_rows(value, mask, n: int):
+    """``value`` restricted to ``mask`` (arrays of length n, dicts or tuples of them), else None."""
+    if isinstance(value, np.ndarray):
+        return value[mask] if value.ndim >= 1 and len(value) == n else None
+    if isinstance(value, dict):
+        parts = {k: _slice_rows(v, mask, n) for k, v in value.items()}
+        return None if any(v is None for v in parts.values()) else parts
+    if isinstance(value, tuple):
+        parts = tuple(_slice_rows(v, mask, n) for v in value)
+        return None if any(v is None for v in parts) else parts
+    return None
+
+
 def _memo(pred: "Prediction", key: str, make):
     """Per-instance memo for derived arrays (the dataclass is frozen; not a field, so subset() drops it)."""
     cache = pred.__dict__.setdefault("_cache", {})
@@ -178,11 +199,21 @@ class Prediction:
         return [k for k, v in self.__dict__.items() if isinstance(v, np.ndarray) and k not in ("rows",) and v.ndim >= 1 and len(v) == self.n and k != "levels"]
 
     def subset(self, mask: np.ndarray) -> "Prediction":
-        """The same prediction restricted to the rows where ``mask`` is True (or an index array)."""
+        """The same prediction restricted to the rows where ``mask`` is True (or an index array).
+
+        Memoised per-row derivations (:data:`ROW_MEMO`) are sliced, not recomputed (``--by``).
+        """
         changes = {k: getattr(self, k)[mask] for k in self._array_fields()}
         rows = self.rows if self.rows is not None else np.arange(self.n)
         changes["rows"] = rows[mask]
-        return replace(self, **changes)
+        out = replace(self, **changes)
+        n = self.n
+        carried = {key: _slice_rows(value, mask, n) for key, value in self.__dict__.get("_cache", {}).items()
+                   if key in ROW_MEMO or isinstance(key, str) and key.startswith("cover_index_")}
+        carried = {k: v for k, v in carried.items() if v is not None}
+        if carried:
+            out.__dict__.setdefault("_cache", {}).update(carried)
+        return out
 
     # ------------------------------------------------------------------ derivations
     # Each representation answers these itself, so kernels, plots and UCC bands need no
@@ -512,6 +543,14 @@ class Samples(_AnyLevel, Prediction):
         object.__setattr__(self, "samples", s)
         object.__setattr__(self, "_ragged", not finite.all())
 
+    def sorted_samples(self) -> np.ndarray:
+        """The members sorted ascending in each row (NaN last), computed once: the input itself when
+        its rows are already sorted (the loader sorts them in place; checking is one cheap pass),
+        else a copy sorted in cache-sized blocks of rows."""
+        from .metrics.samples import rows_sorted, sort_rows
+
+        return _memo(self, "sorted", lambda: self.samples if rows_sorted(self.samples) else sort_rows(self.samples))
+
     @property
     def n(self) -> int:
         return self.samples.shape[0]
@@ -543,21 +582,22 @@ class Samples(_AnyLevel, Prediction):
         from .metrics.samples import empirical_quantiles
 
         levels = np.asarray(levels, dtype=np.float64)
-        return self.map_rows(lambda s: empirical_quantiles(s, levels))
+        return self.map_rows(lambda s: empirical_quantiles(s, levels, presorted=True))
 
     def map_rows(self, fn, *row_args: np.ndarray):
         """Apply a row-wise kernel ``fn(samples, *row_args)`` that returns an array (or tuple of arrays)
         with rows first, handling rows with missing members.
 
-        Without missing members this is ``fn(self.samples, *row_args)``. Otherwise rows are
-        grouped by their number of members m and ``fn`` sees each group's members as a dense
-        (n_m, m) block (a loop over distinct member counts, not rows); results are scattered
+        ``fn`` sees the members sorted ascending in each row (:meth:`sorted_samples`; kernels may
+        skip their own sort). Without missing members this is ``fn(self.sorted_samples(), *row_args)``.
+        Otherwise rows are grouped by their number of members m and ``fn`` sees each group's members
+        as a dense (n_m, m) block (a loop over distinct member counts, not rows); results are scattered
         back into row order. Every sample kernel is invariant to member order, which makes this exact.
         """
         if not self.ragged:
-            return fn(self.samples, *row_args)
+            return fn(self.sorted_samples(), *row_args)
         counts = np.isfinite(self.samples).sum(axis=1)
-        dense = np.sort(self.samples, axis=1)  # NaN sorts last
+        dense = self.sorted_samples()  # NaN sorts last
         out: list[np.ndarray] | None = None
         single = False
         for m in np.unique(counts):
@@ -582,9 +622,12 @@ class _Classifier:
 
     def top_label(self) -> tuple[np.ndarray, np.ndarray]:
         """Confidence (max probability of the predictive distribution) and correctness (0/1) of each row."""
-        proba = self.proba
-        pred = np.argmax(proba, axis=1)
-        return proba[np.arange(len(pred)), pred], (pred == self.labels).astype(np.float64)
+        def make():
+            proba = self.proba
+            pred = np.argmax(proba, axis=1)
+            return proba[np.arange(len(pred)), pred], (pred == self.labels).astype(np.float64)
+
+        return _memo(self, "top_label", make)
 
 
 @dataclass(frozen=True)
@@ -647,7 +690,8 @@ class MemberCategorical(_Classifier, Prediction):
     @property
     def proba(self) -> np.ndarray:
         """The ensemble's mean prediction (N, K)."""
-        return _memo(self, "proba", lambda: self.member_proba.mean(axis=1))
+        # einsum: several times faster than .mean(axis=1), a reduction over the middle axis
+        return _memo(self, "proba", lambda: np.einsum("imk->ik", self.member_proba) / self.member_proba.shape[1])
 
     @property
     def n(self) -> int:

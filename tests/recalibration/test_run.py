@@ -68,17 +68,23 @@ def test_isotonic_metrics_of_the_identity_map_equal_the_gaussian_ones():
     assert got["coverage"]["0.9"]["coverage"] == pytest.approx(np.mean(z <= 1.6448536269514722), abs=1e-12)
 
 
-def test_isotonic_metrics_row_blocks_do_not_change_the_result(monkeypatch):
-    import uqeval.tasks.recalibrate as run_mod
+def test_isotonic_metrics_closed_form_matches_the_direct_scores():
+    """check/interval of the recalibrated forecast: the prefix-sum closed form equals the (rows x levels)
+    pinball and interval scores of the recalibrated quantiles, computed directly."""
+    from uqeval.metrics.scoring import interval_score, pinball_loss
+    from uqeval.recalibration.isotonic import isotonic_quantiles
 
     rng = np.random.default_rng(1)
     _, y, mu, sd = _gauss(rng, 1000, scale=2.0)
     state = fit_isotonic(y, mu, sd)
     whole = isotonic_metrics(state, y, mu, sd, None, None, [], Settings())
-    monkeypatch.setattr(run_mod, "_ROW_CHUNK", 7)
-    blocks = isotonic_metrics(state, y, mu, sd, None, None, [], Settings())
-    assert blocks["scoring_rule"]["check"] == pytest.approx(whole["scoring_rule"]["check"], rel=1e-12)
-    assert blocks["scoring_rule"]["interval"] == pytest.approx(whole["scoring_rule"]["interval"], rel=1e-12)
+    tau = np.linspace(0.01, 0.99, Settings().resolution)
+    q = isotonic_quantiles(state, mu, sd, tau)
+    bounds = isotonic_quantiles(state, mu, sd, np.concatenate([(1 - tau) / 2, (1 + tau) / 2]))
+    check = pinball_loss(y, q, tau).mean()
+    interval = interval_score(y, bounds[:, :tau.size], bounds[:, tau.size:], tau).mean()
+    assert whole["scoring_rule"]["check"] == pytest.approx(check, rel=1e-12)
+    assert whole["scoring_rule"]["interval"] == pytest.approx(interval, rel=1e-12)
     # and recalibration improves on the overdispersed forecast
     before = avg_calibration_gaussian(y, mu, sd)["ma_cal"]
     assert whole["avg_calibration"]["ma_cal"] < 0.1 * before

@@ -193,11 +193,69 @@ def ensemble_uncertainty_per_row(member_proba) -> dict[str, np.ndarray]:
     -------
     dict with keys ``total``, ``aleatoric``, ``epistemic``, each an (N,) array.
     """
+    rows = member_rows(member_proba)
+    return {key: rows[key] for key in ("total", "aleatoric", "epistemic")}
+
+
+#: rows per block of :func:`member_rows`: a (block, M, K) slice and its temporaries stay in cache
+_BLOCK_ELEMENTS = 1 << 17
+
+
+def member_rows(member_proba, labels=None, eps: float = 1e-12) -> dict[str, np.ndarray]:
+    r"""Every per-row quantity of the ensemble metrics, in one pass over the (N, M, K) block.
+
+    Rows are processed in blocks of about ``2**17`` probabilities, so the temporaries
+    (logarithms, normalised members) never reach the size of the input. Returns (N,)
+    arrays: ``total``, ``aleatoric``, ``epistemic`` (:func:`ensemble_uncertainty_per_row`),
+    ``kl`` (mean KL over ordered member pairs), ``cosine`` (sum of pairwise cosine
+    similarities), ``agree`` (number of agreeing member pairs) and, with ``labels``,
+    ``wrong`` (number of members whose top class is not the label), from which
+    :func:`diversity` reduces its metrics. ``eps`` floors the probabilities inside the
+    KL logarithm (see :func:`diversity`).
+    """
     p = _check_member_proba(member_proba)
-    total = special.entr(p.mean(axis=1)).sum(axis=1)
-    aleatoric = special.entr(p).sum(axis=2).mean(axis=1)
-    epistemic = np.maximum(total - aleatoric, 0.0)
-    return {"total": total, "aleatoric": aleatoric, "epistemic": epistemic}
+    n, m, k = p.shape
+    y = None if labels is None else _check_labels(labels, n, k)
+    names = ("total", "aleatoric", "epistemic", "kl", "cosine", "agree") + (() if y is None else ("wrong",))
+    out = {name: np.full(n, np.nan) if m < 2 and name in ("kl", "cosine") else np.empty(n) for name in names}
+    step = max(1, _BLOCK_ELEMENTS // max(m * k, 1))
+    offsets = k * np.arange(step)[:, None]
+    log_eps = math.log(eps)
+    for a in range(0, n, step):  # loop over row blocks; each block is vectorised
+        b = min(a + step, n)
+        pb = p[a:b]
+        nb = b - a
+        # one logarithm serves both families: log max(p, eps) = max(log p, log eps), and
+        # p log max(p, eps) is the exact p log p (entr) unless 0 < p < eps somewhere in the block
+        with np.errstate(divide="ignore"):
+            logp = np.log(pb)
+        np.maximum(logp, log_eps, out=logp)
+        plogp = np.einsum("imk,imk->i", pb, logp)  # p = 0 gives 0 * log(eps) = 0 exactly
+        if ((pb > 0) & (pb < eps)).any():
+            aleatoric = special.entr(pb).sum(axis=2).mean(axis=1)
+        else:
+            aleatoric = -plogp / m
+        psum = np.einsum("imk->ik", pb)  # einsum: much faster than a reduction over the middle axis
+        mean = psum / m
+        with np.errstate(divide="ignore"):
+            log_mean = np.log(mean)
+        total = -np.einsum("ik,ik->i", mean, np.where(mean > 0, log_mean, 0.0))  # sum of entr(mean)
+        out["total"][a:b] = total
+        out["aleatoric"][a:b] = aleatoric
+        out["epistemic"][a:b] = np.maximum(total - aleatoric, 0.0)
+        if m >= 2:
+            cross = np.einsum("ik,ik->i", psum, np.einsum("imk->ik", logp))
+            out["kl"][a:b] = np.maximum(m * plogp - cross, 0.0) / (m * (m - 1))
+            sq = np.einsum("imk,imk->im", pb, pb)
+            norm = np.sqrt(sq)
+            s = np.einsum("imk,im->ik", pb, 1.0 / norm)  # sum of the unit-norm members
+            out["cosine"][a:b] = (np.einsum("ik,ik->i", s, s) - (sq / (norm * norm)).sum(axis=1)) / 2.0
+        pred = np.argmax(pb, axis=2)  # (B, M)
+        votes = np.bincount((pred + offsets[:nb]).ravel(), minlength=nb * k).reshape(nb, k)
+        out["agree"][a:b] = (votes * (votes - 1) / 2.0).sum(axis=1)
+        if y is not None:
+            out["wrong"][a:b] = (pred != y[a:b, None]).sum(axis=1)
+    return out
 
 
 def ensemble_uncertainty(member_proba) -> dict[str, float]:
@@ -368,9 +426,15 @@ def information_criteria_rows(loglik: np.ndarray, ddof: int = 1) -> dict[str, np
     their means are the criteria."""
     ll = np.asarray(loglik, dtype=np.float64)
     log_m = math.log(ll.shape[1])
-    lpd = special.logsumexp(ll, axis=1) - log_m
+    lpd = _logsumexp_rows(ll) - log_m
     return {"waic1": lpd - np.var(ll, axis=1, ddof=ddof), "waic2": 2.0 * ll.mean(axis=1) - lpd,
-            "iscv": -(special.logsumexp(-ll, axis=1) - log_m)}
+            "iscv": -(_logsumexp_rows(-ll) - log_m)}
+
+
+def _logsumexp_rows(a: np.ndarray) -> np.ndarray:
+    """``scipy.special.logsumexp(a, axis=1)`` for finite ``a``, without its generic overhead."""
+    top = a.max(axis=1)
+    return np.log(np.exp(a - top[:, None]).sum(axis=1)) + top
 
 
 # --------------------------------------------------------------------------- #
@@ -428,28 +492,16 @@ def diversity(member_proba, labels=None, eps: float = 1e-12) -> dict[str, float]
     n, m, k = p.shape
     if m < 2:
         raise InputError(f"diversity needs at least 2 ensemble members, got {m}")
+    return diversity_from_rows(member_rows(p, labels, eps), m)
+
+
+def diversity_from_rows(rows: dict[str, np.ndarray], m: int) -> dict[str, float]:
+    """:func:`diversity` from the per-row terms of :func:`member_rows` of an M-member ensemble."""
     n_pairs = m * (m - 1) / 2.0
-    pred = np.argmax(p, axis=2)  # (N, M)
-
-    votes = np.bincount((pred + k * np.arange(n)[:, None]).ravel(), minlength=n * k).reshape(n, k)
-    agree = (votes * (votes - 1) / 2.0).sum(axis=1)
-    disagreement = 1.0 - float(agree.mean()) / n_pairs
-
-    logp = np.log(np.maximum(p, eps))
-    plogp = (p * logp).sum(axis=(1, 2))  # (N,); p = 0 gives 0 * log(eps) = 0 exactly
-    cross = (p.sum(axis=1) * logp.sum(axis=1)).sum(axis=1)  # (N,)
-    kl_rows = np.maximum(m * plogp - cross, 0.0) / (m * (m - 1))
-    kl = float(kl_rows.mean())
-
-    u = p / np.linalg.norm(p, axis=2, keepdims=True)
-    s = u.sum(axis=1)
-    cos_pairs = ((s * s).sum(axis=1) - (u * u).sum(axis=(1, 2))) / 2.0
-    cosine = float(cos_pairs.mean()) / n_pairs
-
-    out = {"disagreement": disagreement, "kl": kl, "cosine_similarity": cosine}
-    if labels is not None:
-        y = _check_labels(labels, n, k)
-        wrong = (pred != y[:, None]).sum(axis=1).astype(np.float64)
+    out = {"disagreement": 1.0 - float(rows["agree"].mean()) / n_pairs, "kl": float(rows["kl"].mean()),
+           "cosine_similarity": float(rows["cosine"].mean()) / n_pairs}
+    if "wrong" in rows:
+        wrong = rows["wrong"]
         out["double_fault"] = float((wrong * (wrong - 1) / 2.0).mean()) / n_pairs
     return out
 
@@ -790,6 +842,7 @@ class _BinnedSmoother:
         i0 = np.clip(np.floor(pos).astype(np.int64), 0, g - 2)
         w1 = np.clip(pos - i0, 0.0, 1.0)
         self.i0, self.w1 = i0, w1
+        self.flat0 = i0 * num_folds + folds  # row -> (node i0, fold) in the (G, F) node estimates, raveled
         key0, key1 = folds * g + i0, folds * g + i0 + 1
         size = num_folds * g
 
@@ -818,8 +871,8 @@ class _BinnedSmoother:
         den = kern @ self.cnt_train
         ok = den > 1e-300
         at_nodes = np.where(ok, num / np.where(ok, den, 1.0), self.fallback[None, :])
-        f = self.folds
-        return (1.0 - self.w1) * at_nodes[self.i0, f] + self.w1 * at_nodes[self.i0 + 1, f]
+        flat = at_nodes.ravel()  # one flat take per node instead of 2-d fancy indexing
+        return (1.0 - self.w1) * flat.take(self.flat0) + self.w1 * flat.take(self.flat0 + self.num_folds)
 
 
 def spce(
@@ -932,7 +985,7 @@ def spce(
     for start in range(0, n_bootstrap, chunk):  # loop over resample blocks, not rows
         stop = min(start + chunk, n_bootstrap)
         idx = rng.integers(0, n, size=(stop - start, n))
-        boot[start:stop] = psi[idx].mean(axis=1)
+        boot[start:stop] = psi.take(idx).mean(axis=1)
     se = float(np.std(boot))
     z = float(special.ndtri(0.5 + float(level) / 2.0))
     return {

@@ -103,7 +103,7 @@ def _crps_z(z: np.ndarray, sd: np.ndarray) -> np.ndarray:
     return sd * (z * (2.0 * ndtr(z) - 1.0) + 2.0 * pdf - _INV_SQRT_PI)
 
 
-def _check_profile(z: np.ndarray, levels: np.ndarray) -> np.ndarray:
+def _check_profile(z: np.ndarray, levels: np.ndarray, q: np.ndarray | None = None) -> np.ndarray:
     r"""Mean pinball loss over ``levels`` of the standard normal quantiles, as a function of z.
 
     For a Gaussian forecast the pinball loss at level :math:`\tau` is
@@ -115,16 +115,19 @@ def _check_profile(z: np.ndarray, levels: np.ndarray) -> np.ndarray:
 
     with :math:`T=\sum_k\tau_k` and :math:`m = \#\{k: q_k \le z\}` (``q`` ascending).
     One ``searchsorted`` and prefix sums: O(N log K) time, O(N) memory (no (N, K) array).
+    ``q``: other non-decreasing standard quantiles at ``levels`` (default :math:`\Phi^{-1}(\tau)`),
+    e.g. those of an isotonically recalibrated forecast.
     """
     tau = np.asarray(levels, dtype=np.float64)
-    q = ndtri(tau)  # ascending
+    q = ndtri(tau) if q is None else np.asarray(q, dtype=np.float64)  # ascending
     k = tau.size
     suffix_q = np.concatenate([np.cumsum(q[::-1])[::-1], [0.0]])  # suffix_q[m] = sum_{k>=m} q_k
     m = np.searchsorted(q, z, side="right")
     return (z * (tau.sum() - k + m) - np.dot(tau, q) + suffix_q[m]) / k
 
 
-def _interval_profile(z: np.ndarray, levels: np.ndarray) -> np.ndarray:
+def _interval_profile(z: np.ndarray, levels: np.ndarray, lo: np.ndarray | None = None,
+                      hi: np.ndarray | None = None) -> np.ndarray:
     r"""Mean interval score over central ``levels`` of a standard normal, as a function of z.
 
     With :math:`l_k = \Phi^{-1}(1/2 - p_k/2)`, :math:`u_k = \Phi^{-1}(1/2 + p_k/2)` and
@@ -136,11 +139,13 @@ def _interval_profile(z: np.ndarray, levels: np.ndarray) -> np.ndarray:
     evaluated with prefix sums over the sorted bounds (O(N log K), no (N, K) array).
     The bounds are computed as ``ndtri(0.5 -/+ p/2)`` exactly as the toolbox does
     (they are not bitwise symmetric), and the strict inequalities are the toolbox's.
+    ``lo``/``hi``: other standard bounds (non-increasing / non-decreasing in p), e.g. those of
+    an isotonically recalibrated forecast.
     """
     p = np.asarray(levels, dtype=np.float64)
     k = p.size
-    lo = ndtri(0.5 - p / 2.0)  # descending in p
-    hi = ndtri(0.5 + p / 2.0)  # ascending in p
+    lo = ndtri(0.5 - p / 2.0) if lo is None else np.asarray(lo, dtype=np.float64)  # descending in p
+    hi = ndtri(0.5 + p / 2.0) if hi is None else np.asarray(hi, dtype=np.float64)  # ascending in p
     w = 2.0 / (1.0 - p)
     width = np.sum(hi - lo)
     # above: sum over {k: u_k < z} = the first m_u levels (hi ascending)

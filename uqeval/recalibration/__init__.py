@@ -4,18 +4,32 @@ Every ``fit_*`` returns a dict with a ``method`` key; :func:`save_state` /
 :func:`load_state` turn it into versioned JSON text and back (never pickle).
 """
 
-from .accrue import accrue_objective, apply_accrue, fit_accrue
-from .conformal import apply_conformal, fit_conformal
-from .isotonic import (
-    fit_isotonic,
-    isotonic_cdf,
-    isotonic_equivalent_std,
-    isotonic_intervals,
-    isotonic_quantiles,
-)
-from .serialize import load_state, save_state
-from .std_scaling import apply_std_scaling, fit_std_scaling
-from .temperature import apply_temperature, fit_temperature
+from importlib import import_module
+
+#: public name -> submodule. Submodules are imported on first use (PEP 562), so that e.g.
+#: ``recalibrate --method temperature`` does not pay ACCRUE's scipy.cluster/optimize imports (~1 s).
+_EXPORTS = {
+    "accrue_objective": "accrue", "apply_accrue": "accrue", "fit_accrue": "accrue",
+    "apply_conformal": "conformal", "fit_conformal": "conformal",
+    "fit_isotonic": "isotonic", "isotonic_cdf": "isotonic", "isotonic_equivalent_std": "isotonic",
+    "isotonic_intervals": "isotonic", "isotonic_quantiles": "isotonic",
+    "load_state": "serialize", "save_state": "serialize",
+    "apply_std_scaling": "std_scaling", "fit_std_scaling": "std_scaling",
+    "apply_temperature": "temperature", "fit_temperature": "temperature",
+}
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "accrue_objective",

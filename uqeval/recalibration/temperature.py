@@ -38,9 +38,8 @@ def _log_scores(values, kind: str) -> np.ndarray:
             raise InputError("probabilities must be finite and >= 0; run validate_proba first")
         with np.errstate(divide="ignore"):
             z = np.log(z)
-    bad = np.isnan(z) | (z == np.inf)
     zmax = z.max(axis=1)
-    bad_row = bad.any(axis=1) | ~np.isfinite(zmax)
+    bad_row = ~np.isfinite(zmax)  # the row max is NaN with any NaN, +inf with any +inf, -inf if all are -inf
     if bad_row.any():
         first = int(np.flatnonzero(bad_row)[0])
         raise InputError(
@@ -66,10 +65,16 @@ def _labels(labels, n: int, k: int) -> np.ndarray:
     return y.astype(np.intp)
 
 
-def _nll(zc: np.ndarray, z_y: np.ndarray, temperature: float) -> float:
-    r"""Mean of :math:`\log\sum_k e^{z_k/T} - z_y/T` for row-max-shifted logits (exact, no clipping)."""
+def _nll(zc: np.ndarray, z_y: np.ndarray, temperature: float, work: np.ndarray | None = None) -> float:
+    r"""Mean of :math:`\log\sum_k e^{z_k/T} - z_y/T` for row-max-shifted logits (exact, no clipping).
+
+    ``work``: an array shaped like ``zc`` to compute in (the optimiser calls this ~20 times).
+    """
     beta = 1.0 / temperature
-    lse = np.log(np.exp(zc * beta).sum(axis=1))  # zc <= 0 with a 0 in each row: no overflow, sum >= 1
+    work = np.multiply(zc, beta, out=work)
+    np.exp(work, out=work)
+    # zc <= 0 with a 0 in each row: no overflow, sum >= 1; the row sums as one matrix-vector product
+    lse = np.log(work @ np.ones(zc.shape[1]))
     return float(np.mean(lse - beta * z_y))
 
 
@@ -126,15 +131,16 @@ def fit_temperature(
     lo, hi = float(bounds[0]), float(bounds[1])
     if not (0.0 < lo < hi < math.inf):
         raise InputError(f"bounds must satisfy 0 < low < high < inf, got {bounds}")
+    work = np.empty_like(zc)
     res = minimize_scalar(
-        lambda u: _nll(zc, z_y, math.exp(u)),
+        lambda u: _nll(zc, z_y, math.exp(u), work),
         bounds=(math.log(lo), math.log(hi)),
         method="bounded",
         options={"xatol": 1e-7},
     )
     temperature = float(math.exp(res.x))
-    nll_after = _nll(zc, z_y, temperature)
-    nll_before = _nll(zc, z_y, 1.0)
+    nll_after = _nll(zc, z_y, temperature, work)
+    nll_before = _nll(zc, z_y, 1.0, work)
     if lo <= 1.0 <= hi and nll_before < nll_after:  # Brent's tolerance; T = 1 is a candidate too
         temperature, nll_after = 1.0, nll_before
     return {

@@ -68,7 +68,6 @@ REGRESSION_GROUPS: tuple[str, ...] = ("avg_calibration", "reliability", "scoring
 INTERVAL_GROUPS: tuple[str, ...] = ("coverage", "scoring_rule")
 CLASSIFICATION_GROUPS: tuple[str, ...] = ("accuracy", "calibration")
 
-_ROW_CHUNK = 20_000  # rows per block of the (rows x levels) isotonic score arrays
 
 
 @dataclass(frozen=True)
@@ -447,13 +446,14 @@ def isotonic_metrics(state: dict[str, Any], y_true: np.ndarray, mean: np.ndarray
       :math:`q'_\tau = \Phi^{-1}(R^{-1}(\tau))`; NLL and CRPS are not reported;
     * ``coverage`` of the recalibrated central intervals at ``levels``.
 
-    Rows are processed in blocks of 20,000, so memory stays O(block x resolution).
+    The level averages are closed forms in z (:func:`uqeval.metrics.scoring._check_profile`,
+    ``_interval_profile``): O(N log resolution) time, no (rows x levels) array.
     """
     from ..metrics.calibration import calibration_errors
     from ..metrics.intervals import coverage_metrics
     from ..metrics.quantiles import interval_calibration_curve_from_pit
     from ..metrics.reliability import max_calibration_error
-    from ..metrics.scoring import interval_score, pinball_loss
+    from ..metrics.scoring import _check_profile, _interval_profile
     from ..recalibration.isotonic import isotonic_cdf, isotonic_quantiles
 
     y = np.asarray(y_true, dtype=np.float64)
@@ -470,14 +470,9 @@ def isotonic_metrics(state: dict[str, Any], y_true: np.ndarray, mean: np.ndarray
     bounds = isotonic_quantiles(state, np.zeros(1), np.ones(1), np.concatenate([(1 - tau) / 2, (1 + tau) / 2]))[0]
     lo_q, hi_q = bounds[: tau.size], bounds[tau.size :]
     z = (y - mu) / sd
-    check = interval = 0.0
-    for start in range(0, y.size, _ROW_CHUNK):  # blocks of rows: bounded (rows x levels) arrays
-        zs, ss = z[start : start + _ROW_CHUNK], sd[start : start + _ROW_CHUNK]
-        q = np.broadcast_to(std_q, (zs.size, tau.size))
-        check += float(np.sum(ss * pinball_loss(zs, q, tau).mean(axis=1)))
-        lo = np.broadcast_to(lo_q, (zs.size, tau.size))
-        hi = np.broadcast_to(hi_q, (zs.size, tau.size))
-        interval += float(np.sum(ss * interval_score(zs, lo, hi, tau).mean(axis=1)))
+    # sigma * rho_tau(z, q'_tau) summed in closed form over the levels (prefix sums, no (rows x levels) array)
+    check = float(np.sum(sd * _check_profile(z, tau, std_q)))
+    interval = float(np.sum(sd * _interval_profile(z, tau, lo_q, hi_q)))
     out["scoring_rule"] = {"check": check / y.size, "interval": interval / y.size}
     if levels and lower is not None:
         out["coverage"] = {_key(lv): coverage_metrics(y, lower[:, j], upper[:, j], lv, y_std=settings.y_std)
