@@ -306,12 +306,83 @@ sec = best_of(lambda: properscoring.crps_ensemble(y, s))
     print(f"  uqeval crps_ensemble on the same arrays  {best_of(lambda: crps_ensemble(y, s), 3):7.2f} s (in-process, best of 3)")
 
 
+# --------------------------------------------------------------------------- issue 18: start-up, compare, ucc, report
+
+
+def bench_startup(n: int) -> None:
+    """`uqeval --help` and `uqeval score` on N Gaussian rows (whole processes), and the Uncertainty
+    Toolbox's `get_all_metrics` on the same rows as the anchor (in-process, the toolbox's own cost)."""
+    path = gaussian_file(n)
+    wall, mb = run_cli(["--help"])
+    print(f"--help                          {wall:7.2f} s  peak {mb:7.0f} MB   (target <= 0.15 s)")
+    wall, mb = run_cli(["score", str(path), "--format", "json"])
+    print(f"score gaussian   N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e4: <= 0.5 s; "
+          f">= 100x the toolbox at 1e5)")
+    print(run_anchor("Uncertainty Toolbox get_all_metrics on the same rows", """
+import pyarrow.parquet as pq
+import uncertainty_toolbox as uct
+t = pq.read_table(sys.argv[1]); y, mu, sd = (t.column(c).to_numpy() for c in ("y", "mean", "std"))
+sec = best_of(lambda: uct.get_all_metrics(mu, sd, y, verbose=False), 1)
+""", path))
+
+
+def three_models(n: int) -> list[Path]:
+    """Three Gaussian models on the same N targets (shifted mean, scaled std)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    DATA.mkdir(exist_ok=True)
+    paths = [DATA / f"model{i}_{n}.parquet" for i in range(3)]
+    if not all(p.exists() for p in paths):
+        rng = np.random.default_rng(0)
+        mean = rng.normal(size=n)
+        std = rng.uniform(0.5, 2.0, n)
+        y = mean + 1.1 * std * rng.normal(size=n)
+        for i, (p, f) in enumerate(zip(paths, (1.0, 1.1, 0.9))):
+            pq.write_table(pa.table({"y": y, "mean": mean + 0.01 * i, "std": std * f}), p)
+    return paths
+
+
+def bench_compare(n: int) -> None:
+    paths = [str(p) for p in three_models(n)]
+    wall, mb = run_cli(["compare", *paths, "--format", "json"])
+    print(f"compare 3 models N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   (defaults: bootstrap 1000, "
+          f"permutations 5000; target N=1e6: <= 20 s)")
+
+
+def bench_ucc_permutation(n: int) -> None:
+    paths = [str(p) for p in three_models(n)[:2]]
+    wall, mb = run_cli(["ucc", *paths, "--permutation-test", "1000", "--format", "json"])
+    print(f"ucc --permutation-test 1000 N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e5: <= 5 s)")
+
+
+def bench_report(n: int) -> None:
+    out = DATA / "report.html"
+    paths = [str(p) for p in three_models(n)[:2]]
+    wall, mb = run_cli(["report", *paths, "--output", str(out)])
+    print(f"report 2 models  N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e5: <= 3 s)")
+    for name, path in (("samples", DATA / f"samples_{n}_50.parquet"), ("classification", classification_file(n))):
+        if name == "samples" and not path.exists():
+            bench_score_samples(n)  # writes the file
+        wall, mb = run_cli(["report", str(path), "--output", str(out)])
+        print(f"report {name:<14s} N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e6: <= 6 s)")
+
+
+def bench_score_large(n: int) -> None:
+    path = gaussian_file(n)
+    wall, mb = run_cli(["score", str(path), "--format", "json"])
+    print(f"score gaussian   N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e7: <= 6 s, <= 1 GB)")
+
+
 BENCHES = {"score": (bench_score, 1_000_000), "crps": (bench_crps_samples, 1_000_000),
            "samples": (bench_score_samples, 1_000_000),
            "classification": (bench_classification, 1_000_000), "ensembles": (bench_ensembles, 100_000),
            "ucc": (bench_ucc, 1_000_000),
            "ensemble_classification": (bench_ensemble_classification, 1_000_000),
-           "recalibrate": (bench_recalibrate, 1_000_000), "samples_anchor": (bench_samples_anchor, 1_000_000)}
+           "recalibrate": (bench_recalibrate, 1_000_000), "samples_anchor": (bench_samples_anchor, 1_000_000),
+           "startup": (bench_startup, 10_000), "toolbox": (bench_startup, 100_000),
+           "compare": (bench_compare, 1_000_000), "ucc_permutation": (bench_ucc_permutation, 100_000),
+           "report": (bench_report, 100_000), "score_large": (bench_score_large, 10_000_000)}
 
 
 def main() -> None:
