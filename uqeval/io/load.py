@@ -13,7 +13,7 @@ from ..errors import InputError, SchemaError
 from ..predictions import (Categorical, Dirichlet, Gaussian, Intervals, LogLikelihood, MemberCategorical, Multivariate, Point,
                            Prediction, Quantiles, Samples)
 from .columns import ColumnPlan, plan_columns
-from .readers import TableInfo, inspect, read_block, read_columns, to_float, to_matrix
+from .readers import TableInfo, float64_numpy, inspect, read_block, read_columns, to_float, to_matrix
 
 
 @dataclass
@@ -50,7 +50,7 @@ def _stack(cols: dict, names: list[str], path: Path, offset: int = 0) -> np.ndar
         col = cols[name]
         chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
         if len(chunks) == 1 and pa.types.is_float64(chunks[0].type) and chunks[0].null_count == 0:
-            sources.append(chunks[0].to_numpy(zero_copy_only=True))
+            sources.append(float64_numpy(chunks[0]))
         else:
             sources.append(to_float(col, name, path, offset))
     n = len(sources[0])
