@@ -351,8 +351,21 @@ def bench_compare(n: int) -> None:
 
 
 def bench_ucc_permutation(n: int) -> None:
-    paths = [str(p) for p in three_models(n)[:2]]
-    wall, mb = run_cli(["ucc", *paths, "--permutation-test", "1000", "--format", "json"])
+    """`uqeval ucc A B --permutation-test 1000`: two models with the same point prediction (the test swaps
+    their bands), one with an informative std and one with a constant std."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    DATA.mkdir(exist_ok=True)
+    paths = [DATA / f"ucc{i}_{n}.parquet" for i in range(2)]
+    if not all(p.exists() for p in paths):
+        rng = np.random.default_rng(0)
+        mean = rng.normal(size=n)
+        std = rng.uniform(0.5, 2.0, n)
+        y = mean + std * rng.normal(size=n)
+        for p, sd in zip(paths, (std, np.full(n, std.mean()))):
+            pq.write_table(pa.table({"y": y, "mean": mean, "std": sd}), p)
+    wall, mb = run_cli(["ucc", *map(str, paths), "--permutation-test", "1000", "--format", "json"])
     print(f"ucc --permutation-test 1000 N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e5: <= 5 s)")
 
 
