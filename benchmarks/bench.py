@@ -101,12 +101,7 @@ def bench_crps_samples(n: int, m: int = 50, repeats: int = 5) -> None:
     s = rng.normal(size=(n, m))
 
     def best(fn) -> float:
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        return min(times)
+        return best_of(fn, repeats)
 
     ours = best(lambda: crps_ensemble(y, s))
     both = best(lambda: crps_ensemble_and_fair(y, s))
