@@ -507,6 +507,63 @@ def test_batch_auucc_matches_single_curves():
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_closed_form_auucc_matches_sorted_curves(seed):
+    # _auucc_closed against the trapezoid over the sorted curve (_auucc_batch), with
+    # never-covered rows (zero active width) and rows with y == pred (ties at k = 0)
+    rng = np.random.default_rng(seed)
+    n = 200
+    y = rng.standard_t(3, size=n)
+    p = y + rng.normal(size=n)
+    p[:7] = y[:7]  # k = 0: ties at the smallest scale
+    zl = np.abs(rng.normal(size=(3, n)))
+    zu = np.abs(rng.normal(size=(3, n)))
+    zl[1, 10:20] = zu[1, 10:20] = 0.0  # never covered
+    d = y - p
+    k, _, _ = U._active(np.broadcast_to(d, zl.shape), zl, zu)
+    assert U._closed_form_applies("bandwidth", "missrate", k[0], k[1])
+    unit = float(np.std(y))
+    for xa, ya in (("bandwidth", "missrate"), ("missrate", "bandwidth")):
+        got = U._auucc_closed(k, 0.5 * (zl + zu), xa, unit, any_inf=True)
+        want = U._auucc_batch(d, zl, zu, xa, ya, unit)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        if xa == "bandwidth":
+            np.testing.assert_allclose(U._auucc_closed(k[[0, 2]], 0.5 * (zl + zu)[[0, 2]], xa,
+                                                       unit, any_inf=False), want[[0, 2]],
+                                       rtol=1e-12)
+    # degenerate curves: one finite scale, or none, have area 0 like auucc()
+    one = np.full((1, 5), np.inf)
+    one[0, 2] = 0.7
+    assert U._auucc_closed(one, np.ones((1, 5)), "bandwidth", 1.0, any_inf=True)[0] == 0.0
+    assert U._auucc_closed(np.full((1, 5), np.inf), np.ones((1, 5)), "missrate", 1.0,
+                           any_inf=True)[0] == 0.0
+
+
+def test_closed_form_refuses_positive_ties_and_other_axes():
+    k = np.array([0.0, 0.0, 0.5, 1.0])
+    assert U._closed_form_applies("missrate", "bandwidth", k, k)  # same row twice is no tie
+    assert not U._closed_form_applies("bandwidth", "missrate", k, k[::-1])  # 0.5 in two rows
+    assert not U._closed_form_applies("excess", "missrate", k, k)
+
+
+def test_permutation_test_closed_form_equals_sorted_path(monkeypatch):
+    # the same draws through the sorting path give the same p-values and areas
+    rng = np.random.default_rng(21)
+    n = 300
+    y = rng.normal(size=n)
+    sig = np.exp(rng.normal(size=n) * 0.5)
+    p = y + rng.normal(size=n) * sig
+    bands = [(p - sig, p + sig), (p - 1.1 * sig[::-1], p + 0.9 * sig[::-1]),
+             (p - 0.8 * sig, p + 1.3 * sig)]
+    for xa, ya in (("bandwidth", "missrate"), ("missrate", "bandwidth")):
+        fast = permutation_test(y, p, bands, n_permutations=300, seed=5, x_axis=xa, y_axis=ya)
+        with monkeypatch.context() as m:
+            m.setattr(U, "_closed_form_applies", lambda *a: False)
+            slow = permutation_test(y, p, bands, n_permutations=300, seed=5, x_axis=xa,
+                                    y_axis=ya)
+        assert fast == slow
+
+
 def _slow_permutation_p(y, p, bands, i, j, n_perm, seed, n_pairs, pair_index):
     """The documented scheme, one permutation at a time with public functions."""
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(n_pairs)[pair_index])
