@@ -69,3 +69,17 @@ def test_dask_bad_row_on_a_worker_exits_3_naming_file_and_global_row(tmp_path, c
     assert result.exit_code == 3, result.output
     assert "part-06.parquet" in result.output and "'sigma'" in result.output and "row 2000" in result.output
     assert not out.exists()
+
+
+def test_dask_reads_a_uri(tmp_path, cluster):
+    # the workers open the files through the same pyarrow filesystem as the stream engine (file:// here;
+    # s3://, gs://, ... where their filesystem package is installed on the workers)
+    whole, parts = _write(tmp_path, 4)
+    ref = json.loads(runner.invoke(app, ["score", str(whole), "--engine", "memory", "-f", "json"]).stdout)
+    result = runner.invoke(app, ["score", parts.as_uri(), "--engine", "dask", "--scheduler", cluster.scheduler_address,
+                                 "-f", "json"])
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.stdout)
+    assert got["input"]["path"] == parts.as_uri() and got["input"]["n_partitions"] == 4
+    assert_same(got["metrics"], ref["metrics"], got["input"]["not_streamed"], got["input"]["approximate"],
+                got["input"].get("bounds"))

@@ -32,7 +32,7 @@ from .plot import MaxPointsOpt, PlotFormatOpt, XOpt
 @handle_errors
 @scoring_options
 def score(
-    file: Annotated[Path, typer.Argument(help="CSV (.csv, .csv.gz) or Parquet (.parquet, .pq) file of targets and predictions; with --engine stream/dask also a directory of Parquet files (hive partitions) or a glob.")],
+    file: Annotated[Path, typer.Argument(help="CSV (.csv, .csv.gz) or Parquet (.parquet, .pq) file of targets and predictions; with --engine stream/dask also a directory of Parquet files (hive partitions), a glob, or a URI (s3://, gs://, file://, ...).")],
     flags: ScoringFlags,
     by: Annotated[Optional[str], typer.Option("--by", help="Report every metric per value of this column (e.g. a shift level).")] = None,
     oca_fraction: Annotated[Optional[float], typer.Option("--oca-fraction", help="Share of most uncertain rows handed to an oracle for oracle_collaborative_accuracy (default 0.01).")] = None,

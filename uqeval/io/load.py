@@ -186,7 +186,7 @@ class Batch:
     groups: np.ndarray | None = None
 
 
-def build_batch(p: Path, plan: ColumnPlan, cols: dict, n_rows: int, settings: Settings, offset: int = 0,
+def build_batch(p: Path | str, plan: ColumnPlan, cols: dict, n_rows: int, settings: Settings, offset: int = 0,
                 allow_empty: bool = False, prefilled: dict[str, np.ndarray] | None = None) -> Batch:
     """The prediction container of ``n_rows`` rows read into ``cols`` (pyarrow arrays by column name).
 
@@ -199,7 +199,7 @@ def build_batch(p: Path, plan: ColumnPlan, cols: dict, n_rows: int, settings: Se
 
     # the roles and list roles are changed below (variance, multivariate); the caller's plan is reused
     plan = replace(plan, roles=dict(plan.roles), list_roles=set(plan.list_roles))
-    p = Path(p)
+    # p is only named in messages: a local Path, or a URI string kept as written (Path would fold "s3://")
     if plan.representation == "samples" and "samples" in plan.list_roles and _nested(cols[plan.roles["samples"]]):
         plan.representation = "multivariate"  # a list of M lists of d components per row (issue 16)
         if "y_true" in plan.roles:

@@ -43,7 +43,7 @@ def _check_readable(path: Path) -> None:
 
 @dataclass(frozen=True)
 class TableInfo:
-    path: Path
+    path: Path  # or a URI string (``s3://bucket/key``) for the streaming engines' remote inputs
     format: str
     columns: list[str]
     list_columns: frozenset[str]  # Parquet list<number> columns (samples, proba, ...)
@@ -66,25 +66,36 @@ def inspect(path: str | Path) -> TableInfo:
             schema = pq.read_schema(p)
         except (pa.ArrowException, OSError) as exc:
             raise InputError(f"{p}: cannot read Parquet file ({_short(exc)}); is it a valid Parquet file?") from None
-        names = list(schema.names)
-        lists = frozenset(
-            f.name for f in schema if pa.types.is_list(f.type) or pa.types.is_large_list(f.type)
-            or pa.types.is_fixed_size_list(f.type)
-        )
-        return TableInfo(p, fmt, names, lists)
+        return parquet_info(p, schema)
     opener = gzip.open if str(p).lower().endswith(".gz") else open
     try:  # utf-8-sig: a byte-order mark (Excel's CSV export) is not part of the first name
         with opener(p, "rt", encoding="utf-8-sig", newline="") as fh:
-            raw = next(csv.reader(fh), [])  # a quoted header name may span lines
+            return csv_info(p, fh)
     except (OSError, UnicodeDecodeError, EOFError, zlib.error, csv.Error) as exc:
         raise InputError(f"{p}: cannot read CSV file ({_short(exc)})") from None
+
+
+def parquet_info(where, schema) -> TableInfo:
+    """The :class:`TableInfo` of a Parquet file at ``where`` (a path or a URI) with this Arrow schema."""
+    import pyarrow as pa
+
+    lists = frozenset(
+        f.name for f in schema if pa.types.is_list(f.type) or pa.types.is_large_list(f.type)
+        or pa.types.is_fixed_size_list(f.type)
+    )
+    return TableInfo(where, "parquet", list(schema.names), lists)
+
+
+def csv_info(where, fh) -> TableInfo:
+    """The :class:`TableInfo` of a CSV file at ``where`` (a path or a URI) from its text handle ``fh``."""
+    raw = next(csv.reader(fh), [])  # a quoted header name may span lines
     header = [h.strip() for h in raw]  # `y, mean, std` names y, mean and std
     if not header or all(not h for h in header):
-        raise InputError(f"{p}: file has no header line; the first line must name the columns")
+        raise InputError(f"{where}: file has no header line; the first line must name the columns")
     dupes = sorted({h for h in header if header.count(h) > 1})
     if dupes:
-        raise SchemaError(f"{p}: duplicate column name(s) {dupes}; column names must be unique")
-    return TableInfo(p, fmt, header, frozenset(), dict(zip(header, raw)))
+        raise SchemaError(f"{where}: duplicate column name(s) {dupes}; column names must be unique")
+    return TableInfo(where, "csv", header, frozenset(), dict(zip(header, raw)))
 
 
 def _short(exc: BaseException) -> str:

@@ -31,13 +31,15 @@ def _import_dask():
 def partitions(files: list[str], task_rows: int = TASK_ROWS) -> list[tuple[str, list[int], int, int]]:
     """``(file, row groups, global offset, rows)`` tasks in file order, from the Parquet footers."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
+
+    from .source import parquet_file
 
     out = []
     offset = 0
     for f in files:
         try:
-            meta = pq.ParquetFile(f).metadata
+            with parquet_file(f) as pf:
+                meta = pf.metadata
         except (pa.ArrowException, OSError) as exc:
             raise InputError(f"{f}: cannot read Parquet file ({exc})") from None
         groups: list[int] = []
@@ -59,18 +61,18 @@ def partition_partial(task: tuple[str, list[int], int, int], plan, settings: Set
                       columns: list[str]):
     """The :class:`~uqeval.stream.engine.Partial` of one task's row groups (runs on a worker)."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     from ..io.load import build_batch
     from .engine import Partial
+    from .source import parquet_file
 
     f, groups, offset, _ = task
     part = Partial()
     try:
-        with pq.ParquetFile(f, pre_buffer=False, buffer_size=1 << 20) as pf:
+        with parquet_file(f) as pf:
             for batch in pf.iter_batches(batch_size=chunk_rows, row_groups=groups, columns=columns, use_threads=False):
                 cols = {c: batch.column(c) for c in columns}
-                part.add(build_batch(Path(f), plan, cols, batch.num_rows, settings, offset=offset + part.n_rows,
+                part.add(build_batch(f, plan, cols, batch.num_rows, settings, offset=offset + part.n_rows,
                                      allow_empty=True), batch.num_rows, settings, f)
     except (pa.ArrowException, OSError) as exc:
         raise InputError(f"{f}: cannot read Parquet data ({exc})") from None
@@ -79,17 +81,16 @@ def partition_partial(task: tuple[str, list[int], int, int], plan, settings: Set
 
 def partition_second(task, plan, settings: Settings, chunk_rows: int, columns: list[str], sel: dict):
     """The second-pass state of one task's rows (:func:`uqeval.stream.states.selection`; runs on a worker)."""
-    import pyarrow.parquet as pq
-
     from ..io.load import build_batch
     from . import states
+    from .source import parquet_file
 
     f, groups, offset, _ = task
     out = None
     done = 0
-    with pq.ParquetFile(f, pre_buffer=False, buffer_size=1 << 20) as pf:
+    with parquet_file(f) as pf:
         for batch in pf.iter_batches(batch_size=chunk_rows, row_groups=groups, columns=columns, use_threads=False):
-            b = build_batch(Path(f), plan, {c: batch.column(c) for c in columns}, batch.num_rows, settings,
+            b = build_batch(f, plan, {c: batch.column(c) for c in columns}, batch.num_rows, settings,
                             offset=offset + done, allow_empty=True)
             done += batch.num_rows
             if b.prediction is not None:

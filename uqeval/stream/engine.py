@@ -26,15 +26,21 @@ GLOB_CHARS = frozenset("*?[")
 
 
 def is_multi(spec: str | Path) -> bool:
-    """A directory or a glob: only the streaming engines read these."""
-    s = str(spec)
-    return Path(s).is_dir() or any(c in s for c in GLOB_CHARS)
+    """A directory, a glob or a URI: only the streaming engines read these."""
+    from .uri import as_spec, is_uri
+
+    s = as_spec(spec)
+    return is_uri(s) or Path(s).is_dir() or any(c in s for c in GLOB_CHARS)
 
 
 def choose_engine(engine: str, spec: str | Path) -> str:
     """``memory`` or ``stream`` (or ``dask``) for ``--engine engine`` on input ``spec``."""
+    from .uri import as_spec, is_uri
+
     if engine not in ENGINES:
         raise UsageError(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine == "memory" and is_uri(spec):
+        raise UsageError(f"{as_spec(spec)}: --engine memory reads local files; use --engine stream or dask for a URI")
     if engine != "auto":
         return engine
     if is_multi(spec):
@@ -128,7 +134,7 @@ def iter_batches_of(spec: str | Path, settings: Settings, chunk_rows: int = DEFA
     def gen():
         offset = 0
         for f, cols, k in iter_batches(src, [*plan.needed(), *extra], chunk_rows, numeric):
-            yield f, build_batch(Path(f), plan, cols, k, settings, offset=offset, allow_empty=True), k, offset, \
+            yield f, build_batch(f, plan, cols, k, settings, offset=offset, allow_empty=True), k, offset, \
                 {e: cols[e] for e in extra}
             offset += k
 
@@ -212,10 +218,11 @@ def _values_per_row(src, column: str) -> int:
     """Numbers per row of a column: 1, or a list column's mean length from the first row group's footer."""
     if column not in src.info.list_columns or src.fmt != "parquet":
         return 1
-    import pyarrow.parquet as pq
+    from .source import parquet_file
 
     try:
-        meta = pq.ParquetFile(src.files[0]).metadata
+        with parquet_file(src.files[0]) as pf:
+            meta = pf.metadata
         if meta.num_row_groups == 0:
             return 1
         rg = meta.row_group(0)
@@ -256,8 +263,12 @@ def total_rows(spec: str | Path) -> int | None:
         src = open_source(spec)
         if src.fmt != "parquet":
             return None
-        import pyarrow.parquet as pq
+        from .source import parquet_file
 
-        return sum(pq.ParquetFile(f).metadata.num_rows for f in src.files)
+        total = 0
+        for f in src.files:
+            with parquet_file(f) as pf:
+                total += pf.metadata.num_rows
+        return total
     except Exception:  # only an estimate: the real read reports any problem
         return None

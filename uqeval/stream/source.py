@@ -2,19 +2,27 @@
 (hive partitions included) or a glob, read with ``pyarrow.dataset``; CSV read in blocks with
 ``pyarrow.csv.open_csv``. Imported only by the streaming paths (the in-memory ``score`` path
 never imports ``pyarrow.dataset``).
+
+Any of these may also be a URI (``s3://bucket/preds/``, ``gs://...``, ``hdfs://...``,
+``file:///data/x.parquet``, ``memory://...``): pyarrow's own filesystems open the schemes it was
+built with, and any other scheme goes through fsspec where fsspec and the scheme's package
+(s3fs, gcsfs, adlfs, ...) are installed. Nothing here imports them otherwise.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import glob as _glob
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 from ..errors import InputError
-from ..io.readers import TableInfo, _short, detect_format, inspect
+from ..io.readers import TableInfo, _short, csv_info, detect_format, inspect, parquet_info
 
 from .engine import GLOB_CHARS
+from .uri import SCHEME, as_spec, is_uri
 
 
 @dataclass
@@ -29,7 +37,121 @@ class Source:
 
     @property
     def size_bytes(self) -> int:
+        if is_uri(self.files[0]):
+            fs, _ = filesystem(self.files[0])
+            return sum(fs.get_file_info(filesystem(f)[1]).size or 0 for f in self.files)
         return sum(Path(f).stat().st_size for f in self.files)
+
+
+# --------------------------------------------------------------------------- URIs
+
+def filesystem(uri: str):
+    """``(pyarrow FileSystem, path inside it)`` for a URI: pyarrow's own filesystem for the scheme,
+    else fsspec's wrapped in :class:`pyarrow.fs.PyFileSystem`. Unknown schemes and missing packages
+    are one-line :class:`InputError` s saying what to install."""
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+
+    scheme = SCHEME.match(uri).group(1).lower()
+    try:
+        return pafs.FileSystem.from_uri(uri)
+    except (pa.ArrowException, ValueError, OSError) as exc:
+        native = _short(exc)
+    try:
+        import fsspec
+    except ImportError:
+        raise InputError(f"{uri}: pyarrow cannot open {scheme}:// ({native}) and fsspec is not installed: "
+                         f"pip install fsspec and the package for {scheme}:// (s3fs, gcsfs, adlfs, ...)") from None
+    try:
+        fs, path = fsspec.core.url_to_fs(uri)
+    except (ImportError, ValueError, OSError) as exc:
+        raise InputError(f"{uri}: no filesystem for {scheme}:// ({_short(exc)}); install the fsspec package "
+                         "for it (s3fs for s3://, gcsfs for gs://, adlfs for az://)") from None
+    return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path
+
+
+def _uri_of(spec: str, path: str) -> str:
+    """The URI of ``path`` on the filesystem of ``spec`` (same scheme)."""
+    return SCHEME.match(spec).group(0) + path
+
+
+def _remote_files(spec: str) -> tuple[list[str], bool]:
+    """The data files a URI names (a file, a directory of Parquet files, or a glob) and whether it is a
+    directory; the same rules as local paths (hidden ``.``/``_`` parts skipped)."""
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+
+    fs, path = filesystem(spec)
+    try:
+        if any(c in path for c in GLOB_CHARS):
+            parts = path.split("/")
+            fixed = next(i for i, part in enumerate(parts) if any(c in part for c in GLOB_CHARS))
+            base = "/".join(parts[:fixed]) or "/"
+            infos = fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
+            files = sorted(i.path for i in infos if i.type == pafs.FileType.File and fnmatch.fnmatchcase(i.path, path))
+            if not files:
+                raise InputError(f"{spec}: the pattern matches no file")
+            return [_uri_of(spec, f) for f in files], False
+        info = fs.get_file_info(path)
+        if info.type == pafs.FileType.NotFound:
+            raise InputError(f"{spec}: no such file or directory")
+        if info.type != pafs.FileType.Directory:
+            return [spec], False
+        base = info.path.rstrip("/")
+        infos = fs.get_file_info(pafs.FileSelector(info.path, recursive=True))
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"{spec}: cannot list ({_short(exc)})") from None
+    files = sorted(i.path for i in infos if i.type == pafs.FileType.File
+                   and i.path.lower().endswith((".parquet", ".pq"))
+                   and not any(part.startswith((".", "_")) for part in i.path[len(base):].split("/") if part))
+    if not files:
+        raise InputError(f"{spec}: the directory holds no .parquet or .pq file")
+    return [_uri_of(spec, f) for f in files], True
+
+
+@contextmanager
+def parquet_file(f: str | Path):
+    """``pyarrow.parquet.ParquetFile`` of a local path or a URI, read page by page (``pre_buffer=False``,
+    a 1 MiB buffer): memory stays flat whatever the row-group size."""
+    import pyarrow.parquet as pq
+
+    if is_uri(f):
+        fs, path = filesystem(as_spec(f))
+        with fs.open_input_file(path) as fh, pq.ParquetFile(fh, pre_buffer=False, buffer_size=1 << 20) as pf:
+            yield pf
+        return
+    with pq.ParquetFile(f, pre_buffer=False, buffer_size=1 << 20) as pf:
+        yield pf
+
+
+def _open_text(f: str):
+    """A text handle on a (possibly gzipped) CSV file, local or remote."""
+    import gzip
+    import io
+
+    if is_uri(f):
+        fs, path = filesystem(f)
+        raw = fs.open_input_stream(path, compression="gzip" if f.lower().endswith(".gz") else None)
+        return io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
+    opener = gzip.open if f.lower().endswith(".gz") else open
+    return opener(f, "rt", encoding="utf-8-sig", newline="")
+
+
+def _remote_info(f: str, fmt: str) -> TableInfo:
+    """The header of a remote file (:func:`uqeval.io.readers.inspect` for URIs)."""
+    import csv
+    import zlib
+
+    import pyarrow as pa
+
+    try:
+        if fmt == "parquet":
+            with parquet_file(f) as pf:
+                return parquet_info(f, pf.schema_arrow)
+        with _open_text(f) as fh:
+            return csv_info(f, fh)
+    except (pa.ArrowException, OSError, UnicodeDecodeError, EOFError, zlib.error, csv.Error) as exc:
+        raise InputError(f"{f}: cannot read {fmt.upper()} file ({_short(exc)})") from None
 
 
 def _parquet_files(spec: str) -> tuple[list[str], bool]:
@@ -49,32 +171,40 @@ def _parquet_files(spec: str) -> tuple[list[str], bool]:
 
 
 def open_source(spec: str | Path) -> Source:
-    """The header and files of ``spec`` (a CSV/Parquet file, a directory of Parquet files, or a glob)."""
-    spec = str(spec)
-    p = Path(spec)
-    if not p.is_dir() and not any(c in spec for c in GLOB_CHARS) and detect_format(spec) == "csv":
-        return Source(spec, inspect(p), [spec], "csv")
-    files, partitioned = _parquet_files(spec)
+    """The header and files of ``spec`` (a CSV/Parquet file, a directory of Parquet files, or a glob; a local
+    path or a URI)."""
+    spec = as_spec(spec)
+    remote = is_uri(spec)
+    if remote:
+        files, partitioned = _remote_files(spec)
+        header = lambda f: _remote_info(f, detect_format(f))  # noqa: E731
+    else:
+        p = Path(spec)
+        if not p.is_dir() and not any(c in spec for c in GLOB_CHARS) and detect_format(spec) == "csv":
+            return Source(spec, inspect(p), [spec], "csv")
+        files, partitioned = _parquet_files(spec)
+        header = inspect
     for f in files:
         detect_format(f)  # only .parquet/.pq (or .csv: a glob of CSV files is read file by file)
     if detect_format(files[0]) == "csv":
-        return Source(spec, inspect(files[0]), files, "csv")
+        return Source(spec, header(files[0]), files, "csv")
     if partitioned:
         import pyarrow as pa
         import pyarrow.dataset as ds
 
         try:
-            dataset = ds.dataset(spec, format="parquet", partitioning="hive")
+            if remote:
+                fs, path = filesystem(spec)
+                dataset = ds.dataset(path, filesystem=fs, format="parquet", partitioning="hive")
+            else:
+                dataset = ds.dataset(spec, format="parquet", partitioning="hive")
         except (pa.ArrowException, OSError) as exc:
             raise InputError(f"{spec}: cannot open the Parquet dataset ({_short(exc)})") from None
-        schema = dataset.schema
-        lists = frozenset(f.name for f in schema if pa.types.is_list(f.type) or pa.types.is_large_list(f.type)
-                          or pa.types.is_fixed_size_list(f.type))
-        info = TableInfo(p, "parquet", list(schema.names), lists)
+        info = parquet_info(spec if remote else Path(spec), dataset.schema)
         return Source(spec, info, files, "parquet", partitioned=True)
-    head = inspect(files[0])
-    return Source(spec, TableInfo(p if len(files) == 1 else Path(spec), "parquet", head.columns, head.list_columns),
-                  files, "parquet")
+    head = header(files[0])
+    where = head.path if len(files) == 1 else (spec if remote else Path(spec))
+    return Source(spec, TableInfo(where, "parquet", head.columns, head.list_columns), files, "parquet")
 
 
 def iter_batches(src: Source, columns: list[str], chunk_rows: int,
@@ -90,8 +220,6 @@ def iter_batches(src: Source, columns: list[str], chunk_rows: int,
         for f in src.files:
             yield from _csv_batches(f, src.info if f == src.files[0] else inspect(f), columns, chunk_rows, numeric)
         return
-    import pyarrow.parquet as pq
-
     # Each file is read with ParquetFile.iter_batches, pre_buffer=False and a 1 MiB read buffer: batches
     # are decoded page by page inside a row group, so memory stays flat whatever the row-group size.
     # (The pyarrow.dataset scanner, used for discovering hive partitions, decodes whole row groups and
@@ -99,7 +227,7 @@ def iter_batches(src: Source, columns: list[str], chunk_rows: int,
     # 4.4 GB peak on 1e8 Gaussian rows; these settings stay at 0.27 GB.)
     def reader(f):
         def make():
-            with pq.ParquetFile(f, pre_buffer=False, buffer_size=1 << 20) as pf:
+            with parquet_file(f) as pf:
                 yield from pf.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=False)
         return make
 
@@ -123,14 +251,17 @@ NULLS = ["", "NA", "N/A", "n/a", "NULL", "null", "NaN", "nan", "-NaN", "-nan", "
 
 def _csv_batches(f: str, info: TableInfo, columns: list[str], chunk_rows: int,
                  numeric: frozenset[str]) -> Iterator[tuple[str, dict, int]]:
-    import re
-
+    
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     raw = [info.raw_names.get(n, n) for n in columns]
     try:
-        reader = pacsv.open_csv(f, read_options=pacsv.ReadOptions(block_size=1 << 22, use_threads=False),
+        source = f
+        if is_uri(f):
+            fs, path = filesystem(f)
+            source = fs.open_input_stream(path, compression="gzip" if f.lower().endswith(".gz") else None)
+        reader = pacsv.open_csv(source, read_options=pacsv.ReadOptions(block_size=1 << 22, use_threads=False),
                                 convert_options=pacsv.ConvertOptions(
                                     include_columns=raw, strings_can_be_null=True, null_values=NULLS,
                                     column_types={r: pa.float64() for r, c in zip(raw, columns) if c in numeric}))
@@ -157,13 +288,11 @@ def _bad_csv_row(f: str, info: TableInfo, columns: list[str], numeric: frozenset
     """`` in column 'C' at row R`` for the first value from data row ``start`` on that is not a number
     (or `` at row R`` for a line with the wrong field count). Only called after a parse error."""
     import csv
-    import gzip
 
     index = {c: info.columns.index(c) for c in columns if c in numeric and c in info.columns}
-    opener = gzip.open if f.lower().endswith(".gz") else open
     nulls = set(NULLS)
     try:
-        with opener(f, "rt", encoding="utf-8-sig", newline="") as fh:
+        with _open_text(f) as fh:
             reader = csv.reader(fh)
             next(reader, None)
             for i, record in enumerate(reader):
