@@ -116,3 +116,25 @@ def test_default_config_matches_builtin_defaults():
     from uqeval.config import Settings, make_settings
 
     assert make_settings(ROOT / "configs" / "default.toml") == Settings()
+
+
+def test_cli_runs_blas_on_one_thread_unless_the_user_chose():
+    # uqeval.cli.main sets one BLAS thread before numpy loads (compare's many small products run
+    # slower on several); a user's own setting is kept
+    from uqeval.cli import single_threaded_blas
+
+    env: dict[str, str] = {}
+    single_threaded_blas(env)
+    assert env == {"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    env = {"OMP_NUM_THREADS": "4"}
+    single_threaded_blas(env)
+    assert env == {"OMP_NUM_THREADS": "4"}
+    code = ("import os, sys, runpy\n"
+            "for v in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'): os.environ.pop(v, None)\n"
+            "sys.argv = ['uqeval', '--version']\n"
+            "import uqeval.cli\n"
+            "assert 'numpy' not in sys.modules, 'numpy loaded before main() could set its threads'\n"
+            "try:\n    runpy.run_module('uqeval', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print('BLAS', os.environ.get('OPENBLAS_NUM_THREADS'))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert "BLAS 1" in out
