@@ -100,7 +100,7 @@ def check(
     if is_summary:
         given = list(given_values) + list(columns)
         given += [name for name, v in (("config", config), ("train", train), ("reference", flags.reference),
-                                       ("time", flags.time)) if v is not None]
+                                       ("time", flags.time), ("id", flags.id)) if v is not None]
         if given:
             shown = ", ".join("--" + g.replace("_", "-").replace("class-bins", "bins").replace("y-true", "y")
                               for g in given)

@@ -104,10 +104,10 @@ def plot(
     fmt = output_format(output, plot_format)
     n_points = check_max_points(max_points)
     settings = flags.settings()
-    if flags.reference is not None or flags.time is not None:
+    if flags.reference is not None or flags.time is not None or flags.id is not None:
         from ..errors import UsageError
 
-        raise UsageError("--reference and --time apply to score, compare, check and report (skill scores), not plot")
+        raise UsageError("--reference, --time and --id apply to score, compare, check and report (skill scores), not plot")
     from ..tasks.plot import OPT_IN_KINDS
 
     if kind.value in OPT_IN_KINDS:  # asking for the figure asks for the opt-in family it draws
