@@ -93,7 +93,8 @@ def plot(
     sharpness (histogram of σ), residuals (vs σ), reliability (bin-free PIT diagram for
     regression; reliability diagram for classification), pit (PIT histogram), confidence
     and sets (classification), rejection (ensembles), ucc (uncertainty characteristics
-    curve), rank_histogram (ensembles; a --diagnostics figure). Which kinds apply depends
+    curve), rank_histogram (ensembles; a --diagnostics figure), murphy (--murphy),
+    exceedance_reliability (CORP diagram of Y > t; needs --threshold). Which kinds apply depends
     on the file's representation; `uqeval score FILE --plot-dir DIR` writes all of them.
     """
     from ..io.load import load_predictions
@@ -113,7 +114,14 @@ def plot(
     if kind.value in OPT_IN_KINDS:  # asking for the figure asks for the opt-in family it draws
         from dataclasses import replace
 
-        settings = replace(settings, **{OPT_IN_KINDS[kind.value]: True})
+        field = OPT_IN_KINDS[kind.value]
+        if isinstance(getattr(settings, field), bool):
+            settings = replace(settings, **{field: True})
+        elif not getattr(settings, field):  # a setting with a value (--threshold t) cannot be guessed
+            from ..catalogue import OPTION_FLAGS
+            from ..errors import UsageError
+
+            raise UsageError(f"--kind {kind.value} needs {OPTION_FLAGS[field]}")
     check_output_path(output, [file])
     loaded = load_predictions(file, settings, extra=[x] if x else ())
     xs, x_label = load_x(x, loaded)

@@ -9,4 +9,5 @@ PLOT_KINDS: tuple[str, ...] = (
     "corp", "smooth_reliability", "spread_reliability",
     "rank_histogram",  # issue 15 part B (--diagnostics)
     "murphy",  # opt-in (--murphy), issue 16 A
+    "exceedance_reliability",  # opt-in (--threshold), issue 16: CORP diagram of the event Y > t
 )

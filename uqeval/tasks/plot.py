@@ -38,11 +38,13 @@ bility
 rank_histogram rank histogram (Talagrand) of an ensemble, χ² p-value       calibration_tests (samples;
                                                                            opt-in)
 murphy         Murphy diagram: mean elementary score vs threshold θ         murphy (``--murphy``)
+exceedance_    CORP reliability diagram of the event Y > t per threshold    exceedance (``--threshold``;
+reliability                                                                not points)
 =============  ==========================================================  ===========================
 
-The last five are drawn from opt-in families (:data:`OPT_IN_KINDS`): they apply when their
-setting is on (``--diagnostics``, ``--murphy``), and ``uqeval plot --kind`` turns it on for the kind
-it is asked for.
+The last six are drawn from opt-in families (:data:`OPT_IN_KINDS`): they apply when their
+setting is on (``--diagnostics``, ``--murphy``, ``--threshold``), and ``uqeval plot --kind`` turns an
+on/off setting on for the kind it is asked for (``exceedance_reliability`` needs its ``--threshold``).
 
 No plot applies to point predictions (they carry no uncertainty) nor to log-likelihoods alone.
 
@@ -110,6 +112,7 @@ KIND_TITLES: dict[str, str] = {
     "spread_reliability": "Spread reliability (RMSE vs RMV)",
     "rank_histogram": "Rank histogram",
     "murphy": "Murphy diagram",
+    "exceedance_reliability": "CORP reliability diagram of exceedances",
 }
 
 #: Levels of the set-size-vs-coverage plot (joined with the run's ``--levels``).
@@ -181,12 +184,15 @@ PLOT_NEEDS: dict[str, Callable[[Prediction, Settings], bool]] = {
                                               and _family("calibration_tests")(pred, settings)),
     "murphy": lambda pred, settings: bool(settings.murphy) and _family("murphy")(pred, settings)
     and (pred.kind != "intervals" or pred.point() is not None),
+    # issue 16: the event Y > t of each --threshold as a binary probability forecast (points: 0/1 only, no plot)
+    "exceedance_reliability": lambda pred, settings: pred.kind in ("gaussian", "samples", "quantiles", "intervals")
+    and _family("exceedance")(pred, settings),
 }
 
 #: Plot kinds drawn from an opt-in catalogue family: the Settings field that turns it on.
 OPT_IN_KINDS: dict[str, str] = {**{k: "diagnostics" for k in
                                    ("corp", "smooth_reliability", "spread_reliability", "rank_histogram")},
-                                "murphy": "murphy"}
+                                "murphy": "murphy", "exceedance_reliability": "thresholds"}
 
 
 # --------------------------------------------------------------------------- calibration diagnostics (issue 15, part A)
@@ -592,8 +598,29 @@ def build_figures(
         thetas, curves, xlabel = murphy_panels(_group(pred, settings, metrics, "murphy", cache))
         figs["murphy"] = plot_murphy(thetas, curves, title=f"{KIND_TITLES['murphy']}: {name}" if name
                                      else KIND_TITLES["murphy"], xlabel=xlabel)
+    if "exceedance_reliability" in wanted:  # issue 16
+        figs["exceedance_reliability"] = _exceedance_reliability(pred, settings, name)
     bundle.figures = {k: figs[k] for k in PLOT_KINDS if k in figs}
     return bundle
+
+
+def _exceedance_reliability(pred: Prediction, settings: Settings, name: str) -> Any:
+    """The CORP reliability diagram of the event Y > t for each ``--threshold`` t: the forecast probability
+    P(Y > t) (:func:`uqeval.catalogue.exceedance_probability`) against 1{y > t}, with its consistency band and
+    the Brier score's CORP decomposition (MCB − DSC + UNC = ``exceedance.<t>.brier``)."""
+    from ..catalogue import exceedance_probability
+    from ..metrics.corp import corp_binary, reliability_curve
+    from ..metrics.intervals import level_key
+    from ..plots.diagnostics import plot_corp_panels
+
+    panels = []
+    for t in settings.thresholds:
+        p = exceedance_probability(pred, float(t))
+        o = (pred.y_true > t).astype(np.float64)
+        panels.append((reliability_curve(p, o, seed=settings.seed), corp_binary(p, o)["brier"],
+                       f"event Y > {level_key(t)}", f"P(Y > {level_key(t)})"))
+    head = KIND_TITLES["exceedance_reliability"]
+    return plot_corp_panels(panels, suptitle=f"{head}: {name}" if name else head)
 
 
 # --------------------------------------------------------------------------- output
