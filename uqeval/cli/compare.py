@@ -37,7 +37,7 @@ def compare(
     flags: ScoringFlags = None,  # type: ignore[assignment]  (filled by @scoring_options)
     fmt: FormatOpt = OutputFormat.table,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the comparison JSON here (atomically).", dir_okay=False)] = None,
-    plot: Annotated[Optional[Path], typer.Option("--plot", help="Draw the metrics with their intervals to this .png, .svg or .pdf (with --murphy also NAME_murphy.EXT).", dir_okay=False)] = None,
+    plot: Annotated[Optional[Path], typer.Option("--plot", help="Draw the metrics with their intervals to this .png, .svg or .pdf (with --murphy also NAME_murphy.EXT, with --reference NAME_skill.EXT).", dir_okay=False)] = None,
 ) -> None:
     """Compare models on the same targets: metrics with bootstrap intervals, ranks and paired tests.
 
@@ -114,4 +114,10 @@ def compare(
 
             atomic_write_bytes(plot.with_name(f"{plot.stem}_murphy{plot.suffix}"),
                                figure_to_bytes(murphy_compare_figure(result["murphy"]), plot.suffix.lower().lstrip(".")))
+        if result.get("skill"):  # --reference: the skill of each model with its bootstrap interval (issue 16)
+            from ..plots.verification import plot_skill, reference_label
+
+            atomic_write_bytes(plot.with_name(f"{plot.stem}_skill{plot.suffix}"),
+                               figure_to_bytes(plot_skill(result["skill"], reference=reference_label(result["reference"])),
+                                               plot.suffix.lower().lstrip(".")))
     show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
