@@ -251,3 +251,17 @@ def test_multivariate_rank_histogram_plot(tmp_path):
     r = runner.invoke(app, ["report", src, "--diagnostics", "--output", str(html)])
     assert r.exit_code == 0, r.output
     assert "Average-rank histogram" in html.read_text()
+
+
+def test_exceedance_reliability_draws_at_most_six_thresholds_in_rows_of_three():
+    from uqeval.tasks.plot import MAX_EXCEEDANCE_PANELS
+
+    s = Settings(thresholds=tuple(np.linspace(-1.5, 1.5, 8)))
+    bundle = build_figures(_gaussian(), None, s, kinds=["exceedance_reliability"])
+    fig = bundle.figures["exceedance_reliability"]
+    curves = [ax for ax in fig.axes if ax.get_visible() and ax.get_title().startswith("event")]
+    assert len(curves) == MAX_EXCEEDANCE_PANELS == 6
+    assert any("first 6 of 8" in n for n in bundle.notes)
+    fig = build_figures(_gaussian(), None, Settings(thresholds=(-1.0, 0.0, 0.5, 1.0)),
+                        kinds=["exceedance_reliability"]).figures["exceedance_reliability"]
+    assert sum(ax.get_visible() for ax in fig.axes) == 8 and len(fig.axes) == 12  # 2 empty slots hidden

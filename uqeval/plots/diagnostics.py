@@ -42,10 +42,12 @@ def plot_corp_panels(panels: Sequence[tuple[Mapping[str, np.ndarray], Mapping[st
     exceedance events Y > t of several thresholds (``--threshold``).
     """
     n = len(panels)
-    fig, axes = new_figure(figsize=(5.6 * n, 6.4), nrows=2, ncols=n)
-    axes = np.asarray(axes).reshape(2, n)
+    ncols = min(n, 3)
+    blocks = -(-n // ncols)  # rows of diagrams, each a curve above its histogram
+    fig, axes = new_figure(figsize=(5.6 * ncols, 6.4 * blocks), nrows=2 * blocks, ncols=ncols)
+    axes = np.asarray(axes).reshape(2 * blocks, ncols)
     for k, (curve, decomposition, title, xlabel) in enumerate(panels):
-        ax, axh = axes[0, k], axes[1, k]
+        ax, axh = axes[2 * (k // ncols), k % ncols], axes[2 * (k // ncols) + 1, k % ncols]
         x, cal = np.asarray(curve["x"]), np.asarray(curve["calibrated"])
         ax.fill_between(x, curve["lower"], curve["upper"], step="post", color=COLORS["band"], alpha=0.35,
                         linewidth=0, label="90% consistency band")
@@ -60,6 +62,9 @@ def plot_corp_panels(panels: Sequence[tuple[Mapping[str, np.ndarray], Mapping[st
         axh.hist(x, bins=np.linspace(0, 1, 41), weights=curve["counts"], color=COLORS["main"], alpha=0.7)
         axh.set_xlim(0, 1)
         style_axes(axh, "", xlabel, "rows", legend=False)
+    for k in range(n, blocks * ncols):  # empty slots of the last row
+        axes[2 * (k // ncols), k % ncols].set_visible(False)
+        axes[2 * (k // ncols) + 1, k % ncols].set_visible(False)
     if suptitle:
         fig.suptitle(suptitle, fontsize=FONT["title"])
     return fig

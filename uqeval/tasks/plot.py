@@ -46,10 +46,11 @@ multivariate_  average-rank histogram (Thorarinsdottir et al. 2016), χ²     mu
 rank_histogram                                                             ``--diagnostics``)
 =============  ==========================================================  ===========================
 
-The corp ... exceedance_reliability and multivariate_rank_histogram kinds are drawn from opt-in families
-(:data:`OPT_IN_KINDS`): they apply when their
-setting is on (``--diagnostics``, ``--murphy``, ``--threshold``), and ``uqeval plot --kind`` turns an
-on/off setting on for the kind it is asked for (``exceedance_reliability`` needs its ``--threshold``).
+The kinds from corp to murphy, exceedance_reliability and multivariate_rank_histogram are drawn
+from opt-in families (:data:`OPT_IN_KINDS`): they apply when their setting is on (``--diagnostics``,
+``--murphy``, ``--threshold``), and ``uqeval plot --kind`` turns an on/off setting on for the kind it
+is asked for (``exceedance_reliability`` needs its ``--threshold``). ``skill`` applies when the
+summary has a ``skill`` group (``--reference``).
 
 No plot applies to point predictions (they carry no uncertainty) nor to log-likelihoods alone.
 
@@ -621,7 +622,7 @@ def build_figures(
         figs["murphy"] = plot_murphy(thetas, curves, title=f"{KIND_TITLES['murphy']}: {name}" if name
                                      else KIND_TITLES["murphy"], xlabel=xlabel)
     if "exceedance_reliability" in wanted:  # issue 16
-        figs["exceedance_reliability"] = _exceedance_reliability(pred, settings, name)
+        figs["exceedance_reliability"] = _exceedance_reliability(pred, settings, name, bundle.notes)
     if "skill" in wanted:  # issue 16: drawn from the summary's skill group
         from ..plots.verification import plot_skill
 
@@ -642,17 +643,26 @@ def build_figures(
     return bundle
 
 
-def _exceedance_reliability(pred: Prediction, settings: Settings, name: str) -> Any:
-    """The CORP reliability diagram of the event Y > t for each ``--threshold`` t: the forecast probability
-    P(Y > t) (:func:`uqeval.catalogue.exceedance_probability`) against 1{y > t}, with its consistency band and
-    the Brier score's CORP decomposition (MCB − DSC + UNC = ``exceedance.<t>.brier``)."""
+#: Thresholds drawn by the exceedance_reliability figure (one panel each; the JSON holds them all).
+MAX_EXCEEDANCE_PANELS = 6
+
+
+def _exceedance_reliability(pred: Prediction, settings: Settings, name: str, notes: list[str]) -> Any:
+    """The CORP reliability diagram of the event Y > t for each ``--threshold`` t (the first
+    :data:`MAX_EXCEEDANCE_PANELS`): the forecast probability P(Y > t)
+    (:func:`uqeval.catalogue.exceedance_probability`) against 1{y > t}, with its consistency band and the
+    Brier score's CORP decomposition (MCB − DSC + UNC = ``exceedance.<t>.brier``)."""
     from ..catalogue import exceedance_probability
     from ..metrics.corp import corp_binary, reliability_curve
     from ..metrics.intervals import level_key
     from ..plots.diagnostics import plot_corp_panels
 
+    thresholds = list(settings.thresholds)
+    if len(thresholds) > MAX_EXCEEDANCE_PANELS:
+        notes.append(f"exceedance_reliability: drew the first {MAX_EXCEEDANCE_PANELS} of {len(thresholds)} "
+                     "thresholds")
     panels = []
-    for t in settings.thresholds:
+    for t in thresholds[:MAX_EXCEEDANCE_PANELS]:
         p = exceedance_probability(pred, float(t))
         o = (pred.y_true > t).astype(np.float64)
         panels.append((reliability_curve(p, o, seed=settings.seed), corp_binary(p, o)["brier"],
