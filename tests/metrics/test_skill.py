@@ -357,3 +357,14 @@ def test_id_join_in_check_and_compare(tmp_path):
     assert outs[0]["skill"]["crps"]["a"] == outs[1]["skill"]["crps"]["a"]
     assert outs[0]["skill"]["crps"]["b"]["estimate"] == pytest.approx(outs[1]["skill"]["crps"]["b_shuf"]["estimate"],
                                                                       rel=1e-12)
+
+
+def test_the_stream_engine_refuses_a_reference_instead_of_dropping_it(tmp_path):
+    ref = ["--reference", "climatology", "--train", str(SAMPLE / "train.parquet")]
+    r = runner.invoke(app, ["score", str(SAMPLE / "gaussian.parquet"), "--engine", "stream", "--quiet", *ref])
+    assert r.exit_code == 2 and "--reference" in r.output, r.output
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[rules]\n"scoring_rule.crps" = { max = 5 }\n')
+    r = runner.invoke(app, ["check", str(SAMPLE / "gaussian.parquet"), "--rules", str(rules), "--engine", "stream",
+                            "--quiet", "--id", "x"])
+    assert r.exit_code == 2 and "--reference FILE" in r.output, r.output

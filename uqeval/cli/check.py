@@ -146,10 +146,11 @@ def check(
         from ..stream.engine import choose_engine
 
         chosen = choose_engine(engine.value, input)
+        reference = flags.reference_spec()  # usage errors (--id without --reference FILE) on every engine
         if chosen == "memory":
             if chunk_rows is not None:
                 raise UsageError("--chunk-rows applies to --engine stream only")
-            summary = score_file(input, settings, reference=flags.reference_spec())
+            summary = score_file(input, settings, reference=reference)
         else:
             if flags.reference is not None:
                 raise UsageError("--reference needs the whole file: use --engine memory")
