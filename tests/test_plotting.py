@@ -94,7 +94,9 @@ DIAGNOSTIC_PLOTS = {"gaussian": ("spread_reliability",), "samples": ("spread_rel
 
 def test_kind_titles_cover_every_kind():
     assert set(KIND_TITLES) == set(PLOT_KINDS)
-    assert set().union(*map(set, EXPECTED.values()), *map(set, DIAGNOSTIC_PLOTS.values())) | {"murphy"} == set(PLOT_KINDS)  # murphy: --murphy
+    # murphy: --murphy; exceedance_reliability: --threshold; skill: --reference; multivariate: --diagnostics
+    assert set().union(*map(set, EXPECTED.values()), *map(set, DIAGNOSTIC_PLOTS.values())) | {
+        "murphy", "exceedance_reliability", "skill", "multivariate_rank_histogram"} == set(PLOT_KINDS)
 
 
 @pytest.mark.parametrize("kind", list(EXPECTED))

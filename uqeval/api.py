@@ -14,7 +14,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from .config import Settings, make_settings
-from .errors import InputError, UqevalError
+from .errors import InputError, UqevalError, UsageError
 from .predictions import (Categorical, Gaussian, Intervals, LogLikelihood, MemberCategorical, Point, Prediction,
                           Quantiles, Samples)
 
@@ -201,7 +201,7 @@ _ARRAY_ROLES = ("mean", "std", "var", "lower", "upper", "quantiles", "samples", 
 def evaluate(data=None, *, y_true=None, mean=None, std=None, var=None, lower=None, upper=None,
              level: float | None = None, quantiles=None, levels=None, samples=None, proba=None, logits=None,
              loglik=None, member_axis: int = -1, settings: Settings | None = None, y: str | None = None,
-             reference=None, train=None, time=None, **overrides: Any) -> Scores:
+             reference=None, train=None, time=None, id: str | None = None, **overrides: Any) -> Scores:
     """Every metric that applies to a prediction, as ``uqeval score`` computes it.
 
     Parameters
@@ -222,6 +222,8 @@ def evaluate(data=None, *, y_true=None, mean=None, std=None, var=None, lower=Non
         :class:`~uqeval.predictions.Prediction` or a predictions file over the same targets,
         ``"climatology"`` with ``train`` (training targets: an array or a file), or
         ``"persistence"`` with ``time`` (an array, or a column name of ``data``). See ``uqeval.tasks.skill``.
+    id : with a reference file, join its rows to the model's on this column (of ``data``, a table, and of
+        the file) instead of requiring the same row order (``--id``).
 
     Returns
     -------
@@ -245,12 +247,17 @@ def evaluate(data=None, *, y_true=None, mean=None, std=None, var=None, lower=Non
                      proba=proba, logits=logits, loglik=loglik)
         columns: dict[str, Any] = {}
         spec = None
-        if reference is not None or time is not None:  # forecast verification (issue 16): skill scores
+        if reference is not None or time is not None or id is not None:  # forecast verification (issue 16)
             from .tasks.skill import reference_spec
 
             if isinstance(time, str) and _is_table(data):
                 time = _from_table_objects(data, time)
-            spec = reference_spec(reference, train, time)
+            spec = reference_spec(reference, train, time, id)
+            if id is not None:
+                if not _is_table(data):
+                    raise UsageError(f"id={id!r} names a column of data and of the reference file, but data is "
+                                     "not a table: pass a pandas DataFrame or pyarrow Table, or use evaluate_file")
+                spec = replace(spec, model_ids=_from_table_objects(data, id, "id"))
         if isinstance(data, Prediction):
             pred = data
         else:
@@ -285,12 +292,12 @@ def evaluate(data=None, *, y_true=None, mean=None, std=None, var=None, lower=Non
     return Scores(build_summary(info, settings, metrics, orientation, notes=notes))
 
 
-def _from_table_objects(table, column: str) -> np.ndarray:
+def _from_table_objects(table, column: str, role: str = "time") -> np.ndarray:
     import pandas as pd
 
     df = table if isinstance(table, pd.DataFrame) else table.to_pandas()
     if column not in df.columns:
-        raise InputError(f"time column {column!r} not found; columns: {', '.join(map(str, df.columns))}")
+        raise InputError(f"{role} column {column!r} not found; columns: {', '.join(map(str, df.columns))}")
     return df[column].to_numpy()
 
 
@@ -320,7 +327,7 @@ def _is_table(x) -> bool:
 
 
 def evaluate_file(path: str | Path, *, settings: Settings | None = None, config: str | Path | None = None,
-                  reference=None, train=None, time=None, **overrides: Any) -> Scores:
+                  reference=None, train=None, time=None, id: str | None = None, **overrides: Any) -> Scores:
     """:func:`evaluate` a CSV or Parquet file, exactly as ``uqeval score FILE`` does.
 
     ``overrides`` are settings (``num_bins=50``, ``nan_policy="omit"``, ``columns={"y_true": "target"}``).
@@ -333,10 +340,10 @@ def evaluate_file(path: str | Path, *, settings: Settings | None = None, config:
         s = settings if settings is not None and not overrides and config is None else make_settings(
             config, **overrides)
         spec = None
-        if reference is not None or time is not None:  # skill scores (see evaluate)
+        if reference is not None or time is not None or id is not None:  # skill scores (see evaluate)
             from .tasks.skill import reference_spec
 
-            spec = reference_spec(reference, train, time)
+            spec = reference_spec(reference, train, time, id)
         return Scores(score_loaded(load_predictions(path, s), s, spec))
     except UqevalError as exc:
         raise _python_error(exc) from None

@@ -881,6 +881,8 @@ def _rows_weighted(p, s, level) -> dict[str, RowStat] | None:
         tw, ow = p.map_rows(lambda m, y: (weighted.twcrps_samples(y, m, region), weighted.owcrps_samples(y, m, region)),
                             p.y_true)
         return {"twcrps": RowStat(score=tw), "owcrps": RowStat(score=ow)}
+    if p.kind in ("quantiles", "intervals"):  # the quantile CRPS of the chained quantiles (no owCRPS: README)
+        return {"twcrps": RowStat(score=weighted.twcrps_quantiles(p.y_true, *_quantile_table(p), region))}
     return None
 
 
@@ -1016,8 +1018,10 @@ def settings_for_paths(settings: Settings, paths) -> Settings:
 FAMILIES = FAMILIES + (
     _family("weighted_scoring", [
         _m("twcrps", "lower", "threshold-weighted CRPS on the --tw-threshold region", "mean"),
-        _m("owcrps", "lower", "outcome-weighted CRPS on the --tw-threshold region", "mean"),
-    ], {"gaussian": _weighted, "samples": _weighted}, rows=_rows_weighted, option="tw_threshold"),
+        _m("owcrps", "lower", "outcome-weighted CRPS on the --tw-threshold region", "mean",
+           representations=("gaussian", "samples")),
+    ], {k: _weighted for k in ("gaussian", "samples", "quantiles", "intervals")}, rows=_rows_weighted,
+        option="tw_threshold"),
     _family("exceedance", [
         _m("brier", "lower", "Brier score of P(Y > t) for the event Y > t (per --threshold t)", "mean"),
         _m("crps", "lower", "CRPS of the binary event forecast (equals its Brier score)", "mean"),

@@ -881,7 +881,9 @@ GLOSSARY.update({
         "The CRPS restricted to outcomes in a region R: the squared distance between forecast CDF and "
         "target step integrated over R only, so a forecast is judged on the tail that matters. Equals "
         "the CRPS of the forecast and target censored to R (chaining function v). Gaussians: closed "
-        "form; samples: the CRPS of the chained members. " + _REGION,
+        "form; samples: the CRPS of the chained members; quantiles (and interval ends as quantiles): twice the "
+        "mean pinball loss of the chained quantiles v(q_τ) at v(y), the quantile approximation of the CRPS. "
+        + _REGION,
         "twCRPS(F, y) = ∫_R (F(z) − 1{y ≤ z})² dz = CRPS(F∘v⁻¹, v(y)), v(z) = min(max(z, a), b); "
         "Gaussian: σ[B(c) − B(a′) + B(−c) − B(−b′)], B(u) = uΦ(u)² + 2Φ(u)φ(u) − Φ(√2u)/√π, "
         "c = min(max(z, a′), b′), z = (y − μ)/σ",
@@ -892,7 +894,8 @@ GLOSSARY.update({
         "The CRPS of the forecast conditioned on R (truncated to R and renormalised), counted only on rows "
         "whose target falls in R (0 elsewhere). Gaussians: the truncated-normal CRPS; samples: the CRPS "
         "of the members inside R. An ensemble with no member in R while the target is in R is scored by "
-        "its chained members (uqeval's convention; scoringrules gives NaN). " + _REGION,
+        "its chained members (uqeval's convention; scoringrules gives NaN). Not defined for quantile "
+        "forecasts (see the README). " + _REGION,
         "owCRPS(F, y) = w(y) · CRPS(F_w, y), F_w(z) = ∫_{−∞}^z w dF / ∫ w dF, w = 1_R",
         f"Holzmann & Klar (2017), Focusing on regions of interest in forecast evaluation, Annals of "
         f"Applied Statistics 11(4):2404-2431; {ALLEN}",

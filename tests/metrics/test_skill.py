@@ -246,3 +246,125 @@ def test_check_a_classifier_against_its_base_rates(tmp_path):
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["rows"][0]["value"] == pytest.approx(
         EXPECTED["sim_classifier_vs_base_rates"]["brier"], rel=1e-9)
+
+
+# --------------------------------------------------------------------------- --reference FILE --id COLUMN
+
+
+def _id_files(tmp_path, n: int = 60):
+    """A Gaussian model with ids 'k<i>', and a Gaussian reference holding the same rows shuffled."""
+    rng = np.random.default_rng(3)
+    y = rng.normal(size=n)
+    mu = y + 0.5 * rng.normal(size=n)
+    ids = np.array([f"k{i}" for i in range(n)])
+    perm = rng.permutation(n)
+    model = {"key": ids, "y": y, "mu": mu, "sigma": np.ones(n)}
+    ref = {"key": ids[perm], "y": y[perm], "mu": np.zeros(n), "sigma": np.full(n, 2.0)}
+    return model, ref, perm
+
+
+def test_id_join_equals_the_row_by_row_skill(tmp_path):
+    from uqeval.metrics.scoring import crps_gaussian
+
+    model, ref, perm = _id_files(tmp_path)
+    a = write_table(tmp_path / "a.parquet", model)
+    shuffled = write_table(tmp_path / "ref.parquet", ref)
+    out = _score(a, "--reference", shuffled, "--id", "key")
+    y, mu = model["y"], model["mu"]
+    expected = 1 - crps_gaussian(y, mu, np.ones(y.size)).mean() / crps_gaussian(y, np.zeros(y.size),
+                                                                               np.full(y.size, 2.0)).mean()
+    assert out["metrics"]["skill"]["crps"] == pytest.approx(expected, rel=1e-12)
+    assert out["input"]["reference"]["id"] == "key"
+    # without --id the shuffled rows are refused, and the message says how to join them
+    r = runner.invoke(app, ["score", str(a), "--reference", str(shuffled)])
+    assert r.exit_code == 3 and "targets differ" in r.output and "--id" in r.output, r.output
+    # the same through the Python API (a file, and a DataFrame with the column)
+    f = evaluate_file(a, reference=str(shuffled), id="key")
+    assert f["skill.crps"] == pytest.approx(expected, rel=1e-12)
+    import pandas as pd
+
+    df = pd.DataFrame(model)
+    t = evaluate(df, y="y", mean="mu", std="sigma", reference=str(shuffled), id="key")
+    assert t["skill.crps"] == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(UsageError, match="not a table"):
+        evaluate(model["y"], mean=mu, std=np.ones(y.size), reference=str(shuffled), id="key")
+
+
+@pytest.mark.parametrize("case, words", [
+    ("dup_ref", ["ref.parquet", "'key'", "more than once", "row"]),
+    ("dup_model", ["a.parquet", "'key'", "more than once", "row"]),
+    ("missing_in_ref", ["ref.parquet", "'key'", "row", "not in"]),
+    ("missing_in_model", ["ref.parquet", "'key'", "row", "not in", "a.parquet"]),
+    ("target", ["targets differ", "id 'k", "row"]),
+    ("no_column", ["'key'", "not found"]),
+])
+def test_id_join_errors_are_one_line_naming_file_column_and_row(tmp_path, case, words):
+    model, ref, _ = _id_files(tmp_path)
+    if case == "dup_ref":
+        ref["key"] = ref["key"].copy()
+        ref["key"][5] = ref["key"][6]
+    elif case == "dup_model":
+        model["key"] = model["key"].copy()
+        model["key"][1] = model["key"][0]
+    elif case == "missing_in_ref":
+        ref = {k: v[:-1] for k, v in ref.items()}
+    elif case == "missing_in_model":
+        model = {k: v[:-1] for k, v in model.items()}
+    elif case == "target":
+        ref["y"] = ref["y"].copy()
+        ref["y"][4] += 1.0
+    a = write_table(tmp_path / "a.parquet", model)
+    b = write_table(tmp_path / "ref.parquet", ref if case != "no_column" else
+                    {k: v for k, v in ref.items() if k != "key"})
+    r = runner.invoke(app, ["score", str(a), "--reference", str(b), "--id", "key"])
+    assert r.exit_code == 3, r.output
+    lines = [ln for ln in r.output.splitlines() if ln.startswith("error:")]
+    assert len(lines) == 1, r.output
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+
+
+def test_id_usage_errors():
+    with pytest.raises(UsageError, match="--reference FILE"):
+        reference_spec(None, id="key")
+    with pytest.raises(UsageError, match="--reference FILE"):
+        reference_spec("climatology", train="t.csv", id="key")
+    r = runner.invoke(app, ["plot", str(SAMPLE / "gaussian.parquet"), "--kind", "pit", "--output", "x.png",
+                            "--id", "x"])
+    assert r.exit_code == 2
+
+
+def test_id_join_in_check_and_compare(tmp_path):
+    model, ref, perm = _id_files(tmp_path)
+    a = write_table(tmp_path / "a.parquet", model)
+    b = write_table(tmp_path / "b.parquet", {**model, "sigma": np.full(model["y"].size, 1.5)})
+    shuffled = write_table(tmp_path / "ref.parquet", ref)
+    est = _score(a, "--reference", shuffled, "--id", "key")["metrics"]["skill"]
+    rules = tmp_path / "rules.toml"
+    rules.write_text(f'[rules]\n"skill.crps" = {{ min = {est["crps"] - 1e-9!r} }}\n')
+    r = runner.invoke(app, ["check", str(a), "--rules", str(rules), "--reference", str(shuffled), "--id", "key"])
+    assert r.exit_code == 0, r.output
+    # compare: the files are joined on --id (b shuffled too) and the reference joined to the first file
+    b_shuffled = write_table(tmp_path / "b_shuf.parquet", {k: v[perm] for k, v in
+                                                         {**model, "sigma": np.full(model["y"].size, 1.5)}.items()})
+    outs = []
+    for second in (b, b_shuffled):
+        r = runner.invoke(app, ["compare", str(a), str(second), "--reference", str(shuffled), "--id", "key",
+                                "--bootstrap", "50", "--permutations", "0", "--format", "json"])
+        assert r.exit_code == 0, r.output
+        outs.append(json.loads(r.stdout))
+    assert outs[0]["skill"]["crps"]["a"]["estimate"] == pytest.approx(est["crps"], rel=1e-12)
+    assert outs[0]["skill"]["crps"]["a"] == outs[1]["skill"]["crps"]["a"]
+    assert outs[0]["skill"]["crps"]["b"]["estimate"] == pytest.approx(outs[1]["skill"]["crps"]["b_shuf"]["estimate"],
+                                                                      rel=1e-12)
+
+
+def test_the_stream_engine_refuses_a_reference_instead_of_dropping_it(tmp_path):
+    ref = ["--reference", "climatology", "--train", str(SAMPLE / "train.parquet")]
+    r = runner.invoke(app, ["score", str(SAMPLE / "gaussian.parquet"), "--engine", "stream", "--quiet", *ref])
+    assert r.exit_code == 2 and "--reference" in r.output, r.output
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[rules]\n"scoring_rule.crps" = { max = 5 }\n')
+    r = runner.invoke(app, ["check", str(SAMPLE / "gaussian.parquet"), "--rules", str(rules), "--engine", "stream",
+                            "--quiet", "--id", "x"])
+    assert r.exit_code == 2 and "--reference FILE" in r.output, r.output

@@ -419,3 +419,55 @@ def test_owcrps_gaussian_far_out_region_is_finite_and_near_its_limit():
     assert got[1] == pytest.approx(5.0, rel=0.01)  # F_w is a point mass at 40 in the limit
     moderate = w.owcrps_gaussian(np.array([21.0]), np.zeros(1), np.ones(1), (20.0, None))[0]
     assert np.isfinite(moderate) and 0.9 < moderate < 1.0  # the truncated normal sits just above 20
+
+
+# --------------------------------------------------------------------------- twCRPS of quantile forecasts
+QREF = np.load(Path(__file__).parents[1] / "reference" / "data" / "weighted_quantiles.npz")
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_twcrps_quantiles_matches_scoringrules_crps_quantile_of_the_chained_forecast(name):
+    """Frozen from scoringrules 0.10.0 ``crps_quantile`` (tests/reference/regen_weighted_quantiles.py)."""
+    y = _d(name, "y")
+    for key, q, lv in (("q3", _d(name, "q"), QREF["levels3"]), ("q7", QREF[f"{name}_q7"], QREF["levels7"])):
+        for j, region in enumerate(_regions(name)):
+            np.testing.assert_allclose(w.twcrps_quantiles(y, q, lv, region), QREF[f"{name}_twcrps_{key}"][j],
+                                       rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_twcrps_quantiles_at_midpoint_levels_is_the_ensemble_twcrps(name):
+    """At levels (j + 1/2)/M twice the mean pinball loss is the CRPS of the quantiles taken as members, so
+    the quantile twCRPS equals scoringrules' ``twcrps_ensemble`` of the same numbers."""
+    y, ens = _d(name, "y"), _d(name, "ens")
+    lv = (np.arange(ens.shape[1]) + 0.5) / ens.shape[1]
+    q = np.sort(ens, axis=1)
+    for j, region in enumerate(_regions(name)):
+        np.testing.assert_allclose(w.twcrps_quantiles(y, q, lv, region), _d(name, "twcrps_ensemble")[j],
+                                   rtol=RTOL, atol=ATOL)
+
+
+def test_twcrps_quantiles_whole_line_and_cli(tmp_path):
+    from typer.testing import CliRunner
+
+    from uqeval.cli import app
+    from uqeval.metrics.scoring import pinball_loss
+
+    y, q, lv = _d("synth", "y"), QREF["synth_q7"], QREF["levels7"]
+    np.testing.assert_allclose(w.twcrps_quantiles(y, q, lv), 2 * pinball_loss(y, q, lv).mean(axis=1), rtol=1e-15)
+    assert np.all(w.twcrps_quantiles(y, q, lv, (1.0, None)) >= 0)
+    # a quantile file: twcrps only (no owCRPS for quantiles, README); 2 x pinball for a region holding all
+    src = Path(__file__).parents[2] / "sample_data" / "quantiles.parquet"
+    runner = CliRunner()
+    outs = []
+    for region in ("-1e6:1e6", "1"):
+        r = runner.invoke(app, ["score", str(src), "--tw-threshold", region, "--format", "json"])
+        assert r.exit_code == 0, r.output
+        outs.append(json.loads(r.stdout))
+    assert set(outs[0]["metrics"]["weighted_scoring"]) == {"twcrps"}
+    assert outs[0]["metrics"]["weighted_scoring"]["twcrps"] == pytest.approx(
+        2 * outs[0]["metrics"]["scoring_rule"]["pinball"], rel=1e-12)
+    assert 0 < outs[1]["metrics"]["weighted_scoring"]["twcrps"] < outs[0]["metrics"]["weighted_scoring"]["twcrps"]
+    r = runner.invoke(app, ["score", str(src).replace("quantiles", "intervals"), "--tw-threshold", "1",
+                            "--format", "json"])
+    assert r.exit_code == 0 and "twcrps" in json.loads(r.stdout)["metrics"]["weighted_scoring"]

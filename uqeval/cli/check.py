@@ -100,7 +100,7 @@ def check(
     if is_summary:
         given = list(given_values) + list(columns)
         given += [name for name, v in (("config", config), ("train", train), ("reference", flags.reference),
-                                       ("time", flags.time)) if v is not None]
+                                       ("time", flags.time), ("id", flags.id)) if v is not None]
         if given:
             shown = ", ".join("--" + g.replace("_", "-").replace("class-bins", "bins").replace("y-true", "y")
                               for g in given)
@@ -146,10 +146,11 @@ def check(
         from ..stream.engine import choose_engine
 
         chosen = choose_engine(engine.value, input)
+        reference = flags.reference_spec()  # usage errors (--id without --reference FILE) on every engine
         if chosen == "memory":
             if chunk_rows is not None:
                 raise UsageError("--chunk-rows applies to --engine stream only")
-            summary = score_file(input, settings, reference=flags.reference_spec())
+            summary = score_file(input, settings, reference=reference)
         else:
             if flags.reference is not None:
                 raise UsageError("--reference needs the whole file: use --engine memory")

@@ -87,10 +87,13 @@ MurphyOpt = Annotated[bool, typer.Option(
 # forecast verification (issue 16): skill against a reference forecast
 ReferenceOpt = Annotated[Optional[str], typer.Option(
     "--reference", help="Skill scores (1 - S/S_ref) against a reference forecast: a predictions FILE over the same "
-                        "targets (same row order), 'climatology' (the --train file's targets) or 'persistence' "
+                        "targets (same row order, or joined on --id), 'climatology' (the --train file's targets) or 'persistence' "
                         "(the previous row's target in --time order).")]
 TimeOpt = Annotated[Optional[str], typer.Option(
     "--time", help="Column that orders the rows in time (for --reference persistence).")]
+IdOpt = Annotated[Optional[str], typer.Option(
+    "--id", help="Join on this id column instead of requiring the same row order: a --reference FILE to the "
+                 "model (both files hold the column); in compare also the files to each other.")]
 
 
 def parse_levels(text: str | None) -> tuple[float, ...] | None:
@@ -155,12 +158,18 @@ class ScoringFlags:
     values: dict[str, Any]  # Settings fields given on the command line (None = not given)
     reference: str | None = None  # --reference (skill scores; not a Settings field: it names data)
     time: str | None = None       # --time (persistence)
+    id: str | None = None         # --id: join a --reference FILE (and compare's files) on this column
 
-    def reference_spec(self):
-        """The :class:`uqeval.tasks.skill.Reference` of ``--reference``/``--train``/``--time``, or None."""
+    def reference_spec(self, joins_files: bool = False):
+        """The :class:`uqeval.tasks.skill.Reference` of ``--reference``/``--train``/``--time``/``--id``, or None.
+
+        ``joins_files``: the command itself joins its files on ``--id`` (compare), so ``--id`` without
+        ``--reference`` is not an error.
+        """
         from ..tasks.skill import reference_spec
 
-        return reference_spec(self.reference, self.train, self.time)
+        return reference_spec(self.reference, self.train, self.time, None if joins_files and self.reference is None
+                              else self.id)
 
     def given(self) -> dict[str, Any]:
         """Settings fields set by flags, for commands that layer settings themselves."""
@@ -204,7 +213,7 @@ _SHARED: list[tuple[str, Any, Any]] = [  # (parameter, annotation, default), in 
     ("diagnostics", DiagnosticsOpt, False),
     ("tw_threshold", TwThresholdOpt, None), ("threshold", ThresholdOpt, None), ("murphy", MurphyOpt, False),
     ("seed", SeedOpt, None), ("nan_policy", NanOpt, None), ("config", ConfigOpt, None),
-    ("reference", ReferenceOpt, None), ("time", TimeOpt, None),
+    ("reference", ReferenceOpt, None), ("time", TimeOpt, None), ("id", IdOpt, None),
 ]
 
 
@@ -238,7 +247,7 @@ def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
                         renormalize=v["renormalize"] or None, diagnostics=v["diagnostics"] or None,
                         tw_threshold=v["tw_threshold"], thresholds=v["threshold"] or None,
                         murphy=v["murphy"] or None),
-            reference=v["reference"], time=v["time"],
+            reference=v["reference"], time=v["time"], id=v["id"],
         )
         return func(*args, flags=flags, **kwargs)
 

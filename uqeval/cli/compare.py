@@ -33,12 +33,11 @@ def compare(
     permutations: Annotated[int, typer.Option("--permutations", min=0, max=LIMITS["permutations"], help="Random sign flips of the paired permutation test (0: skip it).")] = 5000,
     pairs: Annotated[Pairs, typer.Option("--pairs", help="Paired tests of each model against the best one per metric, or of all pairs.")] = Pairs.best,
     dm_lag: Annotated[int, typer.Option("--dm-lag", min=0, help="Newey-West lag of the Diebold-Mariano test; > 0 only for time-ordered rows with correlated errors.")] = 0,
-    id_col: Annotated[Optional[str], typer.Option("--id", help="Join the files on this id column instead of requiring the same row order.")] = None,
     names: Annotated[Optional[str], typer.Option("--names", help="Comma-separated model names, one per file (default: file names).")] = None,
     flags: ScoringFlags = None,  # type: ignore[assignment]  (filled by @scoring_options)
     fmt: FormatOpt = OutputFormat.table,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the comparison JSON here (atomically).", dir_okay=False)] = None,
-    plot: Annotated[Optional[Path], typer.Option("--plot", help="Draw the metrics with their intervals to this .png, .svg or .pdf (with --murphy also NAME_murphy.EXT).", dir_okay=False)] = None,
+    plot: Annotated[Optional[Path], typer.Option("--plot", help="Draw the metrics with their intervals to this .png, .svg or .pdf (with --murphy also NAME_murphy.EXT, with --reference NAME_skill.EXT).", dir_okay=False)] = None,
 ) -> None:
     """Compare models on the same targets: metrics with bootstrap intervals, ranks and paired tests.
 
@@ -66,8 +65,9 @@ def compare(
         metric_names = [m.strip() for m in metrics.split(",") if m.strip()]
         if not metric_names:
             raise UsageError("--metrics is empty; give comma-separated names such as crps,nll,ma_cal")
+    id_col = flags.id
     settings = flags.settings(columns={"by": id_col})
-    reference = flags.reference_spec()
+    reference = flags.reference_spec(joins_files=True)
     for out in (output, plot):
         if out is not None:
             check_output_path(out, files)
@@ -90,6 +90,10 @@ def compare(
         first = models[0].prediction
         times = None if reference.kind != "persistence" else read_extra_column(
             models[0].source, reference.time, first.rows if first.rows is not None else np.arange(first.n))
+        if id_col is not None:  # the reference is joined to the first model's rows on the same column
+            from dataclasses import replace
+
+            reference = replace(reference, model_ids=ids[0])
         extra = compare_skill(models, reference, settings, times, n_boot=bootstrap, seed=settings.seed,
                               ci_level=ci_level)
         result["reference"], result["skill"] = extra["reference"], extra["skill"]
@@ -110,4 +114,10 @@ def compare(
 
             atomic_write_bytes(plot.with_name(f"{plot.stem}_murphy{plot.suffix}"),
                                figure_to_bytes(murphy_compare_figure(result["murphy"]), plot.suffix.lower().lstrip(".")))
+        if result.get("skill"):  # --reference: the skill of each model with its bootstrap interval (issue 16)
+            from ..plots.verification import plot_skill, reference_label
+
+            atomic_write_bytes(plot.with_name(f"{plot.stem}_skill{plot.suffix}"),
+                               figure_to_bytes(plot_skill(result["skill"], reference=reference_label(result["reference"])),
+                                               plot.suffix.lower().lstrip(".")))
     show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))

@@ -93,7 +93,10 @@ def plot(
     sharpness (histogram of σ), residuals (vs σ), reliability (bin-free PIT diagram for
     regression; reliability diagram for classification), pit (PIT histogram), confidence
     and sets (classification), rejection (ensembles), ucc (uncertainty characteristics
-    curve), rank_histogram (ensembles; a --diagnostics figure). Which kinds apply depends
+    curve), rank_histogram (ensembles; a --diagnostics figure), murphy (--murphy),
+    exceedance_reliability (CORP diagram of Y > t; needs --threshold), skill (bars of
+    1 - S/S_ref; needs --reference), multivariate_rank_histogram (average-rank histogram of a
+    multivariate ensemble). Which kinds apply depends
     on the file's representation; `uqeval score FILE --plot-dir DIR` writes all of them.
     """
     from ..io.load import load_predictions
@@ -104,23 +107,49 @@ def plot(
     fmt = output_format(output, plot_format)
     n_points = check_max_points(max_points)
     settings = flags.settings()
-    if flags.reference is not None or flags.time is not None:
+    reference = None
+    if kind.value == "skill":  # the skill bars need the reference forecast
+        reference = flags.reference_spec()
+        if reference is None:
+            from ..errors import UsageError
+
+            raise UsageError("--kind skill needs --reference (a predictions FILE, climatology with --train, or "
+                             "persistence with --time)")
+    elif flags.reference is not None or flags.time is not None or flags.id is not None:
         from ..errors import UsageError
 
-        raise UsageError("--reference and --time apply to score, compare, check and report (skill scores), not plot")
+        raise UsageError("--reference, --time and --id apply to score, compare, check, report and plot --kind skill "
+                         "(skill scores), not to other plots")
     from ..tasks.plot import OPT_IN_KINDS
 
     if kind.value in OPT_IN_KINDS:  # asking for the figure asks for the opt-in family it draws
         from dataclasses import replace
 
-        settings = replace(settings, **{OPT_IN_KINDS[kind.value]: True})
+        field = OPT_IN_KINDS[kind.value]
+        if isinstance(getattr(settings, field), bool):
+            settings = replace(settings, **{field: True})
+        elif not getattr(settings, field):  # a setting with a value (--threshold t) cannot be guessed
+            from ..catalogue import OPTION_FLAGS
+            from ..errors import UsageError
+
+            raise UsageError(f"--kind {kind.value} needs {OPTION_FLAGS[field]}")
     check_output_path(output, [file])
     loaded = load_predictions(file, settings, extra=[x] if x else ())
     xs, x_label = load_x(x, loaded)
     from ..errors import naming
 
     with naming(file):
-        bundle = build_figures(loaded.prediction, None, settings, name=file.name, kinds=[kind.value], x=xs,
+        metrics = None
+        if reference is not None:
+            from ..tasks.score import reference_ids, reference_time
+            from ..tasks.skill import evaluate_skill
+
+            skill, _, skill_notes = evaluate_skill(loaded.prediction, str(file), reference, settings,
+                                                   reference_time(loaded, reference), reference_ids(loaded, reference))
+            metrics = {"skill": skill}
+            for note in skill_notes:
+                typer.echo(f"note: {plain(note)}", err=True)
+        bundle = build_figures(loaded.prediction, metrics, settings, name=file.name, kinds=[kind.value], x=xs,
                                x_label=x_label, max_points=n_points, info=loaded.info, order_by=order_by.value)
     for note in bundle.notes:
         typer.echo(f"note: {plain(note)}", err=True)

@@ -66,7 +66,8 @@ def score(
 
     chosen = choose_engine(engine.value, file)
     if chosen != "memory":
-        for flag, value in (("--by", by), ("--per-row", per_row), ("--plot-dir", plot_dir)):
+        for flag, value in (("--by", by), ("--per-row", per_row), ("--plot-dir", plot_dir),
+                            ("--reference", flags.reference)):
             if value is not None:
                 raise UsageError(f"{flag} needs the whole file in memory: use --engine memory")
         emit(_score_streamed(file, settings, chosen, chunk_rows, scheduler, workers, quiet), fmt, output)

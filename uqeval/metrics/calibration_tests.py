@@ -32,7 +32,8 @@ from ..errors import InputError
 
 __all__ = [
     "ad_pvalue", "ad_statistic", "binary_calibration_tests", "cvm_statistic", "hosmer_lemeshow",
-    "ks_statistic", "pit_uniformity_tests", "randomised_pit", "rank_histogram_test", "spiegelhalter",
+    "ks_statistic", "pit_uniformity_tests", "randomised_pit", "rank_counts_test", "rank_histogram_test",
+    "spiegelhalter",
 ]
 
 #: PIT values are kept inside [EPS, 1 - EPS] for the logarithms of the Anderson–Darling statistic
@@ -210,12 +211,17 @@ def rank_histogram_test(u: np.ndarray, m: int) -> dict:
     -------
     dict with ``rank_histogram`` (M + 1 counts), ``rank_hist_chi2`` and ``rank_hist_chi2_p``.
     """
+    u = np.asarray(u, dtype=np.float64)
+    return rank_counts_test(np.minimum(np.floor(u * (m + 1)).astype(np.int64), m), m)
+
+
+def rank_counts_test(ranks: np.ndarray, m: int) -> dict:
+    """:func:`rank_histogram_test` of integer ranks ``0..m`` (e.g. multivariate average ranks,
+    :func:`uqeval.metrics.multivariate.average_ranks`): the M + 1 counts and their χ² test."""
     from scipy import stats
 
-    u = np.asarray(u, dtype=np.float64)
-    ranks = np.minimum(np.floor(u * (m + 1)).astype(np.int64), m)
-    counts = np.bincount(ranks, minlength=m + 1)
-    expected = u.size / (m + 1.0)
+    counts = np.bincount(np.asarray(ranks, dtype=np.int64), minlength=m + 1)
+    expected = counts.sum() / (m + 1.0)
     chi2 = float(((counts - expected) ** 2).sum() / expected)
     return {"rank_histogram": counts.tolist(), "rank_hist_chi2": chi2,
             "rank_hist_chi2_p": float(stats.chi2.sf(chi2, m))}

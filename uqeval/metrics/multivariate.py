@@ -144,3 +144,33 @@ def multivariate_scores(y_true: np.ndarray, samples: np.ndarray, p: float = 0.5)
     """Means over rows of :func:`energy_score` and :func:`variogram_score` (order ``p``)."""
     return {"energy": float(energy_score(y_true, samples).mean()),
             "variogram": float(variogram_score(y_true, samples, p).mean())}
+
+
+def average_ranks(y_true: np.ndarray, samples: np.ndarray, seed: int = 0) -> np.ndarray:
+    r"""Average rank of each row's outcome among its ensemble (Thorarinsdottir, Scheuerer & Heinz 2016).
+
+    Pool the outcome and the :math:`M` members, :math:`z_0 = y, z_1 = x_1, \dots, z_M = x_M`. The pre-rank of
+    :math:`z_j` is the mean over the :math:`d` components of its univariate rank among the pool,
+    :math:`\rho_j = \frac1d \sum_k \operatorname{rank}(z_{j,k} \mid z_{0,k}, \dots, z_{M,k})` (ties: mean
+    ranks); the multivariate rank of the outcome is its place among the pre-ranks,
+    :math:`r = \#\{j \ge 1: \rho_j < \rho_0\} + U`, with :math:`U` uniform on
+    :math:`\{0, \dots, \#\{j \ge 1: \rho_j = \rho_0\}\}` (ties broken at random, seeded). Under
+    calibration (outcome and members exchangeable) :math:`r` is uniform on :math:`\{0, \dots, M\}`, so the
+    histogram of ``r`` is read as a rank histogram: a U shape is an underdispersed ensemble, a hump an
+    overdispersed one, a slope a bias. For ``d = 1`` it is the univariate rank. One sort per row and
+    component, O(N M log M d) (``scipy.stats.rankdata`` along the pool axis).
+
+    Returns
+    -------
+    (N,) integer ranks in ``0..M``.
+    """
+    from scipy.stats import rankdata
+
+    y, x = _inputs(y_true, samples)
+    pool = np.concatenate([y[:, None, :], x], axis=1)  # (N, M + 1, d), the outcome first
+    # sums of mean ranks are multiples of 1/2, exact in floating point: ties are found exactly
+    pre = rankdata(pool, method="average", axis=1).sum(axis=2)
+    below = (pre[:, 1:] < pre[:, :1]).sum(axis=1)
+    ties = (pre[:, 1:] == pre[:, :1]).sum(axis=1)
+    u = np.random.default_rng(seed).random(y.shape[0])
+    return below + np.floor(u * (ties + 1)).astype(np.int64)

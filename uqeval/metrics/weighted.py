@@ -150,6 +150,30 @@ def owcrps_gaussian(y_true, mean, std, region=(None, None)) -> np.ndarray:
     return np.where(inside, out, 0.0)
 
 
+# --------------------------------------------------------------------------- quantiles
+
+
+def twcrps_quantiles(y_true, quantiles, levels, region=(None, None)) -> np.ndarray:
+    r"""Threshold-weighted CRPS of a quantile forecast, per row: the quantile CRPS of the chained forecast.
+
+    .. math:: \mathrm{twCRPS} \approx \frac{2}{Q}\sum_{j=1}^{Q} \rho_{\tau_j}\big(v(y) - v(q_j)\big),
+              \qquad v(z) = \min(\max(z, a), b)
+
+    ``v`` is non-decreasing, so the :math:`\tau`-quantile of :math:`v(X)` is :math:`v(q_\tau)`: the chained
+    forecast is again a quantile forecast at the same levels, scored with the quantile approximation of
+    the CRPS, twice the mean pinball loss :func:`uqeval.metrics.scoring.pinball_loss` over the levels
+    (:math:`\mathrm{CRPS} = 2\int_0^1 \rho_\tau\,d\tau`; Berrisch & Ziel 2023; scoringrules'
+    ``crps_quantile``). With ``R`` the whole line it is ``2 ×`` ``scoring_rule.pinball``'s per-row score;
+    at the midpoint levels :math:`(j - 1/2)/Q` it equals :func:`twcrps_samples` of the quantiles as members.
+    """
+    from .scoring import pinball_loss
+
+    a, b = check_region(region)
+    q = np.clip(np.asarray(quantiles, dtype=np.float64), a, b)
+    y = np.clip(np.asarray(y_true, dtype=np.float64), a, b)
+    return 2.0 * pinball_loss(y, q, levels).mean(axis=1)
+
+
 # --------------------------------------------------------------------------- samples
 
 

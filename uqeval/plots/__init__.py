@@ -9,4 +9,7 @@ PLOT_KINDS: tuple[str, ...] = (
     "corp", "smooth_reliability", "spread_reliability",
     "rank_histogram",  # issue 15 part B (--diagnostics)
     "murphy",  # opt-in (--murphy), issue 16 A
+    "exceedance_reliability",  # opt-in (--threshold), issue 16: CORP diagram of the event Y > t
+    "skill",  # issue 16: skill against --reference (drawn from the summary's skill group)
+    "multivariate_rank_histogram",  # issue 16: average-rank histogram of multivariate ensembles (--diagnostics)
 )

@@ -7,14 +7,14 @@ Each builder draws what a kernel computed (:mod:`uqeval.metrics.corp`, :mod:`uqe
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
 
 from .common import COLORS, FONT, new_figure, style_axes
 
-__all__ = ["plot_corp", "plot_smooth_reliability", "plot_spread_reliability"]
+__all__ = ["plot_corp", "plot_corp_panels", "plot_smooth_reliability", "plot_spread_reliability"]
 
 
 def _note(ax, text: str) -> None:
@@ -31,21 +31,42 @@ def plot_corp(curve: Mapping[str, np.ndarray], decomposition: Mapping[str, float
     curve : :func:`uqeval.metrics.corp.reliability_curve` (``x``, ``calibrated``, ``lower``, ``upper``, ``counts``).
     decomposition : the Brier score's ``{"mcb", "dsc", "unc"}``, annotated when given.
     """
-    x, cal = np.asarray(curve["x"]), np.asarray(curve["calibrated"])
-    fig, (ax, axh) = new_figure(figsize=(5.6, 6.4), nrows=2)
-    ax.fill_between(x, curve["lower"], curve["upper"], step="post", color=COLORS["band"], alpha=0.35,
-                    linewidth=0, label="90% consistency band")
-    ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="calibrated")
-    ax.step(x, cal, where="post", color=COLORS["main"], linewidth=1.6, label="CORP (PAV-recalibrated)")
-    if decomposition:
-        d = decomposition
-        _note(ax, f"Brier MCB {d['mcb']:.4f}  DSC {d['dsc']:.4f}  UNC {d['unc']:.4f}")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    style_axes(ax, title, xlabel, "conditional event probability", legend_loc="upper left")
-    axh.hist(x, bins=np.linspace(0, 1, 41), weights=curve["counts"], color=COLORS["main"], alpha=0.7)
-    axh.set_xlim(0, 1)
-    style_axes(axh, "", xlabel, "rows", legend=False)
+    return plot_corp_panels([(curve, decomposition, title, xlabel)])
+
+
+def plot_corp_panels(panels: Sequence[tuple[Mapping[str, np.ndarray], Mapping[str, float] | None, str, str]],
+                     *, suptitle: str | None = None) -> Figure:
+    """One CORP reliability diagram (curve over its histogram of forecasts) per panel, side by side.
+
+    ``panels``: ``(curve, decomposition, title, xlabel)`` as :func:`plot_corp` takes them; e.g. the
+    exceedance events Y > t of several thresholds (``--threshold``).
+    """
+    n = len(panels)
+    ncols = min(n, 3)
+    blocks = -(-n // ncols)  # rows of diagrams, each a curve above its histogram
+    fig, axes = new_figure(figsize=(5.6 * ncols, 6.4 * blocks), nrows=2 * blocks, ncols=ncols)
+    axes = np.asarray(axes).reshape(2 * blocks, ncols)
+    for k, (curve, decomposition, title, xlabel) in enumerate(panels):
+        ax, axh = axes[2 * (k // ncols), k % ncols], axes[2 * (k // ncols) + 1, k % ncols]
+        x, cal = np.asarray(curve["x"]), np.asarray(curve["calibrated"])
+        ax.fill_between(x, curve["lower"], curve["upper"], step="post", color=COLORS["band"], alpha=0.35,
+                        linewidth=0, label="90% consistency band")
+        ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="calibrated")
+        ax.step(x, cal, where="post", color=COLORS["main"], linewidth=1.6, label="CORP (PAV-recalibrated)")
+        if decomposition:
+            d = decomposition
+            _note(ax, f"Brier MCB {d['mcb']:.4f}  DSC {d['dsc']:.4f}  UNC {d['unc']:.4f}")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        style_axes(ax, title, xlabel, "conditional event probability", legend_loc="upper left")
+        axh.hist(x, bins=np.linspace(0, 1, 41), weights=curve["counts"], color=COLORS["main"], alpha=0.7)
+        axh.set_xlim(0, 1)
+        style_axes(axh, "", xlabel, "rows", legend=False)
+    for k in range(n, blocks * ncols):  # empty slots of the last row
+        axes[2 * (k // ncols), k % ncols].set_visible(False)
+        axes[2 * (k // ncols) + 1, k % ncols].set_visible(False)
+    if suptitle:
+        fig.suptitle(suptitle, fontsize=FONT["title"])
     return fig
 
 

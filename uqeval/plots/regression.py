@@ -439,12 +439,13 @@ def plot_pit_histogram(
 
 # =========================================================================== issue 15 part B (--diagnostics)
 def plot_rank_histogram(counts, title: str = "Rank histogram", p_value: float | None = None,
-                        level: float = 0.95) -> Figure:
+                        level: float = 0.95, xlabel: str | None = None) -> Figure:
     r"""Rank histogram (Talagrand diagram) of an M-member ensemble: rows per rank 0..M of the target.
 
     ``counts`` is ``calibration_tests.rank_histogram`` (M + 1 entries). The dashed line is the
     expected count N/(M + 1) of a calibrated ensemble and the hatched band the central ``level``
     quantiles of Binomial(N, 1/(M + 1)) per rank; ``p_value`` (the χ² test) goes into the legend.
+    ``xlabel``: what the ranks are (default: the target's rank among the members).
     """
     from scipy.stats import binom
 
@@ -468,6 +469,6 @@ def plot_rank_histogram(counts, title: str = "Rank histogram", p_value: float | 
     ax.set_xlim(-0.6, m1 - 0.4)
     ax.set_ylim(0, max(float(c.max()), float(hi)) * 1.05)
     thousands(ax.yaxis)
-    style_axes(ax, title, f"rank of the target among the {m1 - 1} members", "number of rows",
+    style_axes(ax, title, xlabel or f"rank of the target among the {m1 - 1} members", "number of rows",
                legend_loc="outside")
     return fig

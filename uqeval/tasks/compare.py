@@ -191,9 +191,11 @@ def align_models(
                 )
             if s.size != ref_ids.size:
                 extra = np.setdiff1d(lab, ref_ids)
+                j = int(np.flatnonzero(lab == extra[0])[0]) if extra.size else 0
                 raise InputError(
                     f"{m.source} has {s.size} rows but {first.source} has {ref_ids.size}: id '{extra[0]}' "
-                    f"of {m.source} is not in {first.source}; every file must hold the same ids"
+                    f"(row {_file_row(pred, j)} of {m.source}) is not in {first.source}; every file must hold "
+                    f"the same ids in column '{id_column}'"
                 )
             index = order[pos]
             pred = pred.subset(index)

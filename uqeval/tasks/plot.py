@@ -38,11 +38,19 @@ bility
 rank_histogram rank histogram (Talagrand) of an ensemble, χ² p-value       calibration_tests (samples;
                                                                            opt-in)
 murphy         Murphy diagram: mean elementary score vs threshold θ         murphy (``--murphy``)
+exceedance_    CORP reliability diagram of the event Y > t per threshold    exceedance (``--threshold``;
+reliability                                                                not points)
+skill          bars of the skill 1 − S/S_ref per score, 0 marked            the summary's ``skill`` group
+                                                                           (``--reference``)
+multivariate_  average-rank histogram (Thorarinsdottir et al. 2016), χ²     multivariate (opt-in:
+rank_histogram                                                             ``--diagnostics``)
 =============  ==========================================================  ===========================
 
-The last five are drawn from opt-in families (:data:`OPT_IN_KINDS`): they apply when their
-setting is on (``--diagnostics``, ``--murphy``), and ``uqeval plot --kind`` turns it on for the kind
-it is asked for.
+The kinds from corp to murphy, exceedance_reliability and multivariate_rank_histogram are drawn
+from opt-in families (:data:`OPT_IN_KINDS`): they apply when their setting is on (``--diagnostics``,
+``--murphy``, ``--threshold``), and ``uqeval plot --kind`` turns an on/off setting on for the kind it
+is asked for (``exceedance_reliability`` needs its ``--threshold``). ``skill`` applies when the
+summary has a ``skill`` group (``--reference``).
 
 No plot applies to point predictions (they carry no uncertainty) nor to log-likelihoods alone.
 
@@ -110,6 +118,9 @@ KIND_TITLES: dict[str, str] = {
     "spread_reliability": "Spread reliability (RMSE vs RMV)",
     "rank_histogram": "Rank histogram",
     "murphy": "Murphy diagram",
+    "exceedance_reliability": "CORP reliability diagram of exceedances",
+    "skill": "Skill against the reference",
+    "multivariate_rank_histogram": "Average-rank histogram",
 }
 
 #: Levels of the set-size-vs-coverage plot (joined with the run's ``--levels``).
@@ -181,12 +192,19 @@ PLOT_NEEDS: dict[str, Callable[[Prediction, Settings], bool]] = {
                                               and _family("calibration_tests")(pred, settings)),
     "murphy": lambda pred, settings: bool(settings.murphy) and _family("murphy")(pred, settings)
     and (pred.kind != "intervals" or pred.point() is not None),
+    # issue 16: the event Y > t of each --threshold as a binary probability forecast (points: 0/1 only, no plot)
+    "exceedance_reliability": lambda pred, settings: pred.kind in ("gaussian", "samples", "quantiles", "intervals")
+    and _family("exceedance")(pred, settings),
+    # skill needs a reference forecast (data, not a setting): drawn when the summary has a skill group
+    "skill": lambda pred, settings: False,
+    "multivariate_rank_histogram": lambda pred, settings: pred.kind == "multivariate" and bool(settings.diagnostics),
 }
 
 #: Plot kinds drawn from an opt-in catalogue family: the Settings field that turns it on.
 OPT_IN_KINDS: dict[str, str] = {**{k: "diagnostics" for k in
                                    ("corp", "smooth_reliability", "spread_reliability", "rank_histogram")},
-                                "murphy": "murphy"}
+                                "murphy": "murphy", "exceedance_reliability": "thresholds",
+                                "multivariate_rank_histogram": "diagnostics"}
 
 
 # --------------------------------------------------------------------------- calibration diagnostics (issue 15, part A)
@@ -255,16 +273,23 @@ def _has_rejection_curve(metrics: Mapping[str, Any] | None) -> bool:
     return isinstance(rej, Mapping) and all(k in rej for k in _CURVE_KEYS)
 
 
+def _has_skill(metrics: Mapping[str, Any] | None) -> bool:
+    skill = (metrics or {}).get("skill")
+    return isinstance(skill, Mapping) and bool(skill)
+
+
 def applicable_kinds(pred: Prediction, settings: Settings | None = None,
                      metrics: Mapping[str, Any] | None = None) -> tuple[str, ...]:
     """Plot kinds that apply to ``pred`` (:data:`PLOT_NEEDS`).
 
     The rejection plot also applies when the summary's ``rejection`` group carries curve
-    data (``fractions``, ``values``, ``oracle_values``).
+    data (``fractions``, ``values``, ``oracle_values``); the skill plot when it has a ``skill``
+    group (``--reference``).
     """
     settings = settings or Settings()
     return tuple(k for k in PLOT_KINDS
-                 if PLOT_NEEDS[k](pred, settings) or (k == "rejection" and _has_rejection_curve(metrics)))
+                 if PLOT_NEEDS[k](pred, settings) or (k == "rejection" and _has_rejection_curve(metrics))
+                 or (k == "skill" and _has_skill(metrics)))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -547,9 +572,13 @@ def build_figures(
         bad = [k for k in kinds if k not in allowed]
         if bad:
             shown = applicable_kinds(pred, settings, metrics)  # the hint lists the diagnostic kinds with --diagnostics
+            if "skill" in bad and not _has_skill(metrics):
+                raise InputError("plot kind 'skill' needs skill scores: give --reference (a predictions FILE, "
+                                 "climatology with --train, or persistence with --time)")
             hint = (f"kinds for {pred.kind} predictions: {', '.join(shown)}" if shown
-                    else f"no plot applies to {pred.kind} predictions"
-                    + (" yet" if pred.kind == "multivariate" else " (they carry no uncertainty)"))
+                    else "the multivariate_rank_histogram (a --diagnostics figure) is the plot of multivariate "
+                    "ensembles" if pred.kind == "multivariate"
+                    else f"no plot applies to {pred.kind} predictions (they carry no uncertainty)")
             raise InputError(f"plot kind {', '.join(map(repr, bad))} does not apply to {pred.kind} predictions; {hint}")
         wanted = [k for k in PLOT_KINDS if k in kinds]
     if not wanted:  # e.g. point predictions, or log-likelihoods alone
@@ -592,8 +621,54 @@ def build_figures(
         thetas, curves, xlabel = murphy_panels(_group(pred, settings, metrics, "murphy", cache))
         figs["murphy"] = plot_murphy(thetas, curves, title=f"{KIND_TITLES['murphy']}: {name}" if name
                                      else KIND_TITLES["murphy"], xlabel=xlabel)
+    if "exceedance_reliability" in wanted:  # issue 16
+        figs["exceedance_reliability"] = _exceedance_reliability(pred, settings, name, bundle.notes)
+    if "skill" in wanted:  # issue 16: drawn from the summary's skill group
+        from ..plots.verification import plot_skill
+
+        figs["skill"] = plot_skill(metrics["skill"], title=f"{KIND_TITLES['skill']}: {name}" if name
+                                   else KIND_TITLES["skill"])
+    if "multivariate_rank_histogram" in wanted:  # issue 16
+        from ..metrics.calibration_tests import rank_counts_test
+        from ..metrics.multivariate import average_ranks
+        from ..plots.regression import plot_rank_histogram
+
+        m = pred.samples.shape[1]
+        test = rank_counts_test(average_ranks(pred.y_true, pred.samples, seed=seed), m)
+        head = f"{KIND_TITLES['multivariate_rank_histogram']} ({pred.samples.shape[2]} components)"
+        figs["multivariate_rank_histogram"] = plot_rank_histogram(
+            test["rank_histogram"], title=f"{head}: {name}" if name else head, p_value=test["rank_hist_chi2_p"],
+            xlabel=f"average rank of the outcome among the {m} members")
     bundle.figures = {k: figs[k] for k in PLOT_KINDS if k in figs}
     return bundle
+
+
+#: Thresholds drawn by the exceedance_reliability figure (one panel each; the JSON holds them all).
+MAX_EXCEEDANCE_PANELS = 6
+
+
+def _exceedance_reliability(pred: Prediction, settings: Settings, name: str, notes: list[str]) -> Any:
+    """The CORP reliability diagram of the event Y > t for each ``--threshold`` t (the first
+    :data:`MAX_EXCEEDANCE_PANELS`): the forecast probability P(Y > t)
+    (:func:`uqeval.catalogue.exceedance_probability`) against 1{y > t}, with its consistency band and the
+    Brier score's CORP decomposition (MCB − DSC + UNC = ``exceedance.<t>.brier``)."""
+    from ..catalogue import exceedance_probability
+    from ..metrics.corp import corp_binary, reliability_curve
+    from ..metrics.intervals import level_key
+    from ..plots.diagnostics import plot_corp_panels
+
+    thresholds = list(settings.thresholds)
+    if len(thresholds) > MAX_EXCEEDANCE_PANELS:
+        notes.append(f"exceedance_reliability: drew the first {MAX_EXCEEDANCE_PANELS} of {len(thresholds)} "
+                     "thresholds")
+    panels = []
+    for t in thresholds[:MAX_EXCEEDANCE_PANELS]:
+        p = exceedance_probability(pred, float(t))
+        o = (pred.y_true > t).astype(np.float64)
+        panels.append((reliability_curve(p, o, seed=settings.seed), corp_binary(p, o)["brier"],
+                       f"event Y > {level_key(t)}", f"P(Y > {level_key(t)})"))
+    head = KIND_TITLES["exceedance_reliability"]
+    return plot_corp_panels(panels, suptitle=f"{head}: {name}" if name else head)
 
 
 # --------------------------------------------------------------------------- output

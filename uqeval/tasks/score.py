@@ -127,6 +127,14 @@ def reference_time(loaded: Loaded, reference) -> np.ndarray | None:
     return read_extra_column(loaded.info["path"], reference.time, rows)
 
 
+def reference_ids(loaded: Loaded, reference) -> np.ndarray | None:
+    """``--reference FILE --id COLUMN``: the id of each kept row of the model (its file's column, unless given)."""
+    if reference is None or reference.id is None or reference.model_ids is not None:
+        return None
+    pred = loaded.prediction
+    return read_extra_column(loaded.info["path"], reference.id, pred.rows if pred.rows is not None else np.arange(pred.n))
+
+
 def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str, Any]:
     """The full JSON summary (see :mod:`uqeval.report.summary`) of an already loaded file.
 
@@ -142,7 +150,8 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
             from .skill import evaluate_skill
 
             skill, loaded.info["reference"], skill_notes = evaluate_skill(
-                loaded.prediction, str(loaded.info.get("path")), reference, settings, reference_time(loaded, reference))
+                loaded.prediction, str(loaded.info.get("path")), reference, settings, reference_time(loaded, reference),
+                reference_ids(loaded, reference))
             if skill:
                 metrics["skill"] = skill
                 orientation.update({f"skill.{k}": "higher" for k in skill})

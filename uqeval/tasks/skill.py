@@ -3,7 +3,8 @@ r"""Skill scores against a reference forecast (``--reference``): the pure core b
 
 The reference is one of
 
-* a prediction file (any representation) over the same targets, row for row (``--reference FILE``);
+* a prediction file (any representation) over the same targets, row for row (``--reference FILE``), or
+  joined to the model's rows on an id column both files hold (``--id COLUMN``);
 * the **climatology** of a training file (``--reference climatology --train FILE``): the empirical
   distribution of its targets, the same for every row (:class:`~uqeval.predictions.Climatology`;
   for classifiers the base rates of its labels, a :class:`~uqeval.predictions.Categorical`);
@@ -46,14 +47,22 @@ class Reference:
     time: Any = None                 # persistence: a column name, or (Python API) an array of times
     prediction: Prediction | None = None
     values: np.ndarray | None = None  # climatology from the Python API: the training targets themselves
+    id: str | None = None            # file: join on this column of both files (--id) instead of row order
+    model_ids: np.ndarray | None = None  # the model's ids when they do not come from its file (API tables, compare)
 
 
-def reference_spec(reference: Any, train: str | Path | None = None, time: Any = None) -> Reference | None:
-    """The reference that ``--reference``/``--train``/``--time`` describe (None: no skill scores)."""
+def reference_spec(reference: Any, train: str | Path | None = None, time: Any = None,
+                   id: str | None = None) -> Reference | None:
+    """The reference that ``--reference``/``--train``/``--time``/``--id`` describe (None: no skill scores)."""
     if reference is None:
         if time is not None:
             raise UsageError("--time only applies with --reference persistence")
+        if id is not None:
+            raise UsageError("--id joins a --reference FILE to the model's rows; give --reference FILE")
         return None
+    if id is not None and (isinstance(reference, Prediction) or str(reference) in ("climatology", "persistence")):
+        raise UsageError("--id only applies with --reference FILE (a predictions file holding the id column); "
+                         "climatology, persistence and prediction containers have no ids")
     if isinstance(reference, Prediction):
         return Reference("prediction", prediction=reference)
     text = str(reference)
@@ -69,7 +78,7 @@ def reference_spec(reference: Any, train: str | Path | None = None, time: Any = 
         if time is None:
             raise UsageError("--reference persistence needs --time COLUMN (the column that orders the rows in time)")
         return Reference("persistence", time=time)
-    return Reference("file", path=text)
+    return Reference("file", path=text, id=id)
 
 
 def _same_targets(model: Prediction, ref: Prediction, source: str, ref_source: str) -> None:
@@ -82,7 +91,7 @@ def _same_targets(model: Prediction, ref: Prediction, source: str, ref_source: s
         i = int(np.flatnonzero(bad)[0])
         raise InputError(f"targets differ between {source} and the reference {ref_source}: {int(bad.sum())} row(s), "
                          f"first at row {i}: {float(y0[i])!r} vs {float(y[i])!r}; the reference must hold the same "
-                         "targets in the same row order")
+                         "targets in the same row order, or pass --id COLUMN to join the files on an id column")
 
 
 def _keep_model_rows(pred: Prediction, model: Prediction, source: str, ref_source: str) -> Prediction:
@@ -126,12 +135,29 @@ def _time_order(values: np.ndarray, name: str) -> np.ndarray:
     return np.argsort(keys, kind="stable")
 
 
+def _join_on_id(model: Prediction, pred: Prediction, source: str, ref: Reference,
+                model_ids: np.ndarray | None) -> Prediction:
+    """The reference's rows reordered to the model's by ``--id`` (:func:`uqeval.tasks.compare.align_models`:
+    unique ids, the same set in both files, the same target per id, each error naming file, column and row)."""
+    from .compare import Model, align_models
+    from .score import read_extra_column
+
+    if model_ids is None:
+        raise InputError(f"--id '{ref.id}': the ids of {source} are unknown; pass the model's ids")
+    ref_ids = read_extra_column(ref.path, ref.id, pred.rows if pred.rows is not None else np.arange(pred.n))
+    aligned = align_models([Model(source, model, {"path": source}), Model(str(ref.path), pred, {"path": ref.path})],
+                           [np.asarray(model_ids), ref_ids], id_column=ref.id)
+    return aligned[1].prediction
+
+
 def build_reference(ref: Reference, model: Prediction, source: str, settings: Settings,
-                    time_values: np.ndarray | None = None) -> tuple[Prediction, np.ndarray | None, dict[str, Any]]:
+                    time_values: np.ndarray | None = None, model_ids: np.ndarray | None = None,
+                    ) -> tuple[Prediction, np.ndarray | None, dict[str, Any]]:
     """The reference forecast on ``model``'s rows: ``(prediction, mask, info)``.
 
     ``mask``: the rows scored (None: all); ``info``: the JSON ``input.reference`` block.
     ``time_values``: persistence, the time of each row of ``model`` (read from its file by the caller).
+    ``model_ids``: ``--id``, the id of each row of ``model`` (default ``ref.model_ids``).
     """
     from ..predictions import Categorical, Climatology, PointMass
 
@@ -146,14 +172,19 @@ def build_reference(ref: Reference, model: Prediction, source: str, settings: Se
             pred, ref_source = loaded.prediction, str(ref.path)
         else:
             pred, ref_source = ref.prediction, "prediction"
-        if settings.nan_policy == "omit" and model.rows is not None and pred.rows is not None \
-                and pred.n and not np.array_equal(model.rows, pred.rows):
-            pred = _keep_model_rows(pred, model, source, ref_source)
         if (pred.kind in CLASSIFICATION) != (model.kind in CLASSIFICATION):
             raise InputError(f"the reference {ref_source} holds {pred.kind} predictions but {source} holds "
                              f"{model.kind}; a reference must forecast the same kind of target")
-        _same_targets(model, pred, source, ref_source)
+        if ref.id is not None:
+            pred = _join_on_id(model, pred, source, ref, model_ids if model_ids is not None else ref.model_ids)
+        else:
+            if settings.nan_policy == "omit" and model.rows is not None and pred.rows is not None \
+                    and pred.n and not np.array_equal(model.rows, pred.rows):
+                pred = _keep_model_rows(pred, model, source, ref_source)
+            _same_targets(model, pred, source, ref_source)
         info = {"kind": ref.kind, "path": ref.path, "representation": pred.kind, "n_rows": int(pred.n)}
+        if ref.id is not None:
+            info["id"] = ref.id
         return pred, None, info
     if ref.kind == "climatology":
         labels = model.kind in CLASSIFICATION
@@ -263,11 +294,12 @@ def _label(info: dict, pred: Prediction) -> str:
 
 
 def evaluate_skill(model: Prediction, source: str, ref: Reference, settings: Settings,
-                   time_values: np.ndarray | None = None) -> tuple[dict[str, float], dict[str, Any], list[str]]:
+                   time_values: np.ndarray | None = None, model_ids: np.ndarray | None = None,
+                   ) -> tuple[dict[str, float], dict[str, Any], list[str]]:
     """``(skill, input.reference block, notes)`` of ``model`` against ``ref``."""
     from ..metrics.skill import skill_score
 
-    pred, mask, info = build_reference(ref, model, source, settings, time_values)
+    pred, mask, info = build_reference(ref, model, source, settings, time_values, model_ids)
     rows = skill_rows(model, pred, mask, settings, ref_label=_label(info, pred))
     skill = {name: skill_score(s, rows.reference[name]) for name, s in rows.score.items()}
     notes = list(rows.notes)
