@@ -61,17 +61,20 @@ def make_layout(plan: Plan, preds: Sequence) -> tuple[Layout, dict[tuple[str, in
     results = _results(preds, plan)
     families = tuple(sorted({r.group for r in plan.refs if r.source == "summary"}))
     columns, pairs, not_streamed, skip, finishes = [], [], {}, set(), {}
-    for ref in plan.refs:
+    for ref in list(plan.refs):
         if ref.source == "summary":
             path = f"{ref.group}.{ref.keys[-1]}"
             for k, p in enumerate(preds):
-                why = states.not_streamed(p.kind, plan.settings).get(path)
-                if why is None and path in states.two_pass(p.kind, plan.settings):
+                why = states.not_streamed(p.kind).get(path)
+                if why is None and path in states.two_pass(p.kind):
                     why = TWO_PASS
                 if why is not None:
                     skip.add((ref.name, k))
                     not_streamed[ref.name if len(preds) == sum(1 for x in preds if x.kind == p.kind)
                                  else f"{ref.name} ({plan.names[k]})"] = why
+            if all((ref.name, k) in skip for k in range(len(preds))):  # no model has it: not compared at all
+                plan.refs.remove(ref)
+                continue
         for k in range(len(preds)):
             stat = row_form(results, k, ref) if plan.n_boot or ref.source == "per_row" else None
             form = None if stat is None else stat.sums_form
@@ -86,7 +89,7 @@ def make_layout(plan: Plan, preds: Sequence) -> tuple[Layout, dict[tuple[str, in
 
 @dataclass
 class Moments:
-    """Mergeable moments of paired differences (one column per test) for the Diebold--Mariano test:
+    r"""Mergeable moments of paired differences (one column per test) for the Diebold--Mariano test:
     count, mean and centred sum of squares (Chan et al.'s pairwise merge), the lag products
     :math:`S_k = \sum_i d_i d_{i-k}`, the first and last ``lag`` rows (products across a merge), the
     sums of :math:`d` and :math:`|d|` and :math:`\max |d|`."""
@@ -204,7 +207,8 @@ class ComparePartial:
             elif p.kind != self.kinds[k]:
                 raise InputError(f"{files[k]}: rows from global row {int(p.rows[0])} on are {p.kind} predictions, "
                                  f"the rows before {self.kinds[k]}; every row needs the same columns")
-        align_models([Model(name, p, {"path": f}) for name, p, f in zip(plan.names, preds, files)])  # same targets
+        align_models([Model(name, p, {"path": f}) for name, p, f in zip(plan.names, preds, files)],
+                     first_row=self.start + self.n)  # the same targets
         results = _results(preds, plan)
         refs = {r.name: r for r in plan.refs}
         n = preds[0].n
@@ -487,7 +491,7 @@ def finish(models: Sequence[ModelSource], part: ComparePartial, finishes: dict[t
     for k, kind in enumerate(part.kinds):
         if kind is None:
             continue
-        for path, bound in states.approximate(kind, plan.settings).items():
+        for path, bound in states.approximate(kind).items():
             if any(r.source == "summary" and f"{r.group}.{r.keys[-1]}" == path for r in plan.refs):
                 approx[path] = bound
     for path, bound in approx.items():

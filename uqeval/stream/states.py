@@ -567,9 +567,9 @@ def batch_state(pred: Prediction, settings: Settings, families: Collection[str] 
     from ..validation import trusted
 
     fams: dict[str, Any] = {}
-    for f in families_for(pred.kind, settings):
-        if families is not None and f.name not in families:
-            continue
+    # named families are computed whether or not the settings turn them on (compare names them explicitly)
+    for f in families_for(pred.kind, settings) if families is None else \
+            [f for f in families_for(pred.kind) if f.name in families]:
         linear, special, _ = _plan(f, pred.kind)
         entry: dict[str, Any] = {}
         if linear:

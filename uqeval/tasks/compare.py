@@ -135,6 +135,7 @@ def align_models(
     ids: Sequence[np.ndarray] | None = None,
     id_column: str | None = None,
     tol: float = 1e-12,
+    first_row: int = 0,
 ) -> list[Model]:
     r"""Check that all models predict the same targets; reorder them to the first model's rows.
 
@@ -145,7 +146,7 @@ def align_models(
 
     Returns the models with their predictions reordered (``Prediction.subset``), so the
     per-row scores of all models line up. Raises :class:`InputError` naming the first
-    differing row (and its id).
+    differing row (and its id); ``first_row``: the index of the first row among all rows (a streamed batch).
     """
     if len(models) < 2:
         raise InputError(f"compare needs at least 2 models, got {len(models)}")
@@ -207,13 +208,13 @@ def align_models(
         bad = np.zeros(pred.n, dtype=bool) if no_targets else ~(np.abs(y - y0) <= tol * np.maximum(1.0, np.abs(y0)))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            where = f"row {i}"
+            where = f"row {i + first_row}"
             if ref_ids is not None:
                 where += f" (id '{ref_ids[i]}')"
             rows = (f"; file rows {_file_row(first.prediction, i)} and {_file_row(pred, i)}"
-                    if _file_row(first.prediction, i) != i or _file_row(pred, i) != i else "")
+                    if _file_row(first.prediction, i) != i + first_row or _file_row(pred, i) != i + first_row else "")
             raise InputError(
-                f"targets differ between {first.source} and {m.source}: {int(bad.sum())} row(s), first at "
+                f"targets differ between {first.source} and {m.source}: {int(bad.sum())} row(s){' in a batch' if first_row else ''}, first at "
                 f"{where}{rows}: {float(y0[i])!r} vs {float(y[i])!r}; the files must hold the same targets in the same "
                 f"order, or {how}"
             )
