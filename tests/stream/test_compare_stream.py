@@ -212,3 +212,22 @@ def test_merged_moments_give_the_diebold_mariano_test_of_all_rows(lag):
         got = merged.dm(j)
         assert got["statistic"] == pytest.approx(want["statistic"], rel=1e-11)
         assert got["p_value"] == pytest.approx(want["p_value"], rel=1e-9, abs=1e-15)
+
+
+@pytest.mark.parametrize("name", ["point.csv", "intervals_multi.csv", "samples.parquet", "samples_list.parquet",
+                                  "classification.parquet", "dirichlet.parquet", "loglik.parquet",
+                                  "multivariate.parquet"])
+def test_every_representation_streams_like_memory(name):
+    """The default metrics of each representation (the sample file against itself: every test is a tie)."""
+    from ..conftest import SAMPLE
+
+    def run(*extra: str) -> dict:
+        result = runner.invoke(app, ["compare", str(SAMPLE / name), str(SAMPLE / name), "-f", "json",
+                                     "--bootstrap", "60", "--permutations", "99", *extra])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    ref = run()
+    got = run("--engine", "stream", "--chunk-rows", "97")
+    assert got["metrics"] and got["input"]["engine"] == "stream"
+    assert_same_json(_without_engine(got), _without_engine(ref))
