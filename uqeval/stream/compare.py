@@ -159,7 +159,7 @@ class ComparePartial:
     n_rows: list[int] = field(default_factory=list)  # rows read per model
     n_dropped: list[int] = field(default_factory=list)
     columns: list[Any] = field(default_factory=list)
-    kinds: list[str | None] = field(default_factory=list)
+    kinds: list[tuple | None] = field(default_factory=list)  # per model: representation and per-row shapes
     states: list[dict] = field(default_factory=list)
     unit: np.ndarray | None = None  # unit-weight sums of the bootstrap columns' terms and code counts
     acc: Any = None
@@ -201,12 +201,16 @@ class ComparePartial:
         check_same_rows(files, preds)
         if preds[0] is None:
             return
+        from .engine import _signature
+
         for k, p in enumerate(preds):
+            sig = (p.kind, _signature(p))
             if self.kinds[k] is None:
-                self.kinds[k] = p.kind
-            elif p.kind != self.kinds[k]:
-                raise InputError(f"{files[k]}: rows from global row {int(p.rows[0])} on are {p.kind} predictions, "
-                                 f"the rows before {self.kinds[k]}; every row needs the same columns")
+                self.kinds[k] = sig
+            elif sig != self.kinds[k]:
+                raise InputError(f"{files[k]}: rows from global row {int(p.rows[0])} on are {p.kind} predictions "
+                                 f"with per-row shapes {dict(sig[1])}, the rows before {self.kinds[k][0]} with "
+                                 f"{dict(self.kinds[k][1])}; every row needs the same columns, members and levels")
         align_models([Model(name, p, {"path": f}) for name, p, f in zip(plan.names, preds, files)],
                      first_row=self.start + self.n)  # the same targets
         results = _results(preds, plan)
@@ -256,8 +260,10 @@ class ComparePartial:
             if self.kinds[k] is None:
                 self.kinds[k] = other.kinds[k]
             elif other.kinds[k] is not None and other.kinds[k] != self.kinds[k]:
-                raise InputError(f"model {self.layout.plan.names[k]}: {self.kinds[k]} and {other.kinds[k]} "
-                                 "predictions in different partitions; every row needs the same columns")
+                raise InputError(f"model {self.layout.plan.names[k]}: {self.kinds[k][0]} predictions with per-row "
+                                 f"shapes {dict(self.kinds[k][1])} and {other.kinds[k][0]} with "
+                                 f"{dict(other.kinds[k][1])} in different partitions; every row needs the same "
+                                 "columns, members and levels")
             self.states[k] = states.merge(self.states[k], other.states[k])
         self.n += other.n
         return self
@@ -480,7 +486,7 @@ def finish(models: Sequence[ModelSource], part: ComparePartial, finishes: dict[t
             out.append(entry)
         return out
 
-    info_models = [Model(name, _Kind(part.kinds[k]), {
+    info_models = [Model(name, _Kind(part.kinds[k][0] if part.kinds[k] else None), {
         "path": m.spec, "n_rows": part.n_rows[k], "n_dropped": part.n_dropped[k], "columns": part.columns[k]})
         for k, (name, m) in enumerate(zip(plan.names, models))]
     if lay.not_streamed:
@@ -488,10 +494,10 @@ def finish(models: Sequence[ModelSource], part: ComparePartial, finishes: dict[t
                      "over chunks: " + "; ".join(f"{k} ({why})" for k, why in lay.not_streamed.items())
                      + "; use --engine memory for them")
     approx = {}
-    for k, kind in enumerate(part.kinds):
-        if kind is None:
+    for sig in part.kinds:
+        if sig is None:
             continue
-        for path, bound in states.approximate(kind).items():
+        for path, bound in states.approximate(sig[0]).items():
             if any(r.source == "summary" and f"{r.group}.{r.keys[-1]}" == path for r in plan.refs):
                 approx[path] = bound
     for path, bound in approx.items():
@@ -587,7 +593,9 @@ def _extent(part: ComparePartial) -> tuple[int, int]:
 
 
 def _merge(a: ComparePartial, b: ComparePartial) -> ComparePartial:
-    return a.merge(b)
+    import copy
+
+    return copy.deepcopy(a).merge(b)  # never change a result the cluster holds (a retried task would add twice)
 
 
 def compare_dask(specs: Sequence[str], names: Sequence[str], settings: Settings, options: dict[str, Any],
