@@ -22,7 +22,7 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import InputError, UsageError
-from ..tasks.compare import Grids, MetricRef, Model, Plan
+from ..tasks.compare import MetricRef, Model, Plan
 
 #: why the bootstrap of a metric is not streamed
 NO_STREAMED_BOOTSTRAP = ("its resampler needs order statistics over all rows (not streamed; "
@@ -110,8 +110,8 @@ class Moments:
         mean = d.mean(axis=0)
         c = d - mean
         lagged = np.array([np.einsum("ij,ij->j", d[k:], d[:-k]) for k in range(1, lag + 1)]).reshape(lag, d.shape[1])
-        return cls(lag, d.shape[0], mean, np.einsum("ij,ij->j", c, c), lagged, d[:lag].copy(), d[max(0, len(d) - lag):].copy(),
-                   d.sum(axis=0), np.abs(d).sum(axis=0), np.abs(d).max(axis=0))
+        return cls(lag, d.shape[0], mean, np.einsum("ij,ij->j", c, c), lagged, d[:lag].copy(),
+                   d[max(0, len(d) - lag):].copy(), d.sum(axis=0), np.abs(d).sum(axis=0), np.abs(d).max(axis=0))
 
     def merge(self, other: "Moments") -> "Moments":
         """The moments of this partial's rows followed by ``other``'s (order matters for the lag products)."""
@@ -128,15 +128,17 @@ class Moments:
             lo, hi = max(0, la - k), min(la, len(x) - k)
             if hi > lo:
                 lagged[k - 1] += np.einsum("ij,ij->j", x[lo:hi], x[lo + k:hi + k])
-        return Moments(self.lag, n, self.mean + delta * (other.n / n), self.m2 + other.m2 + delta * delta * (self.n * other.n / n),
-                       lagged, np.concatenate([self.head, other.head])[:self.lag],
+        m2 = self.m2 + other.m2 + delta * delta * (self.n * other.n / n)
+        return Moments(self.lag, n, self.mean + delta * (other.n / n), m2, lagged,
+                       np.concatenate([self.head, other.head])[:self.lag],
                        np.concatenate([self.tail, other.tail])[max(0, la + len(other.tail) - self.lag):],
                        self.total + other.total, self.total_abs + other.total_abs,
                        np.maximum(self.max_abs, other.max_abs))
 
     def dm(self, j: int) -> dict[str, float]:
-        r"""The Diebold--Mariano test of column ``j``: :math:`N\hat\gamma_k = S_k - \bar d (A_k + B_k) + (N - k)\bar d^2`
-        with :math:`A_k, B_k` the sums of :math:`d` without the first and without the last ``k`` rows."""
+        r"""The Diebold--Mariano test of column ``j``:
+        :math:`N\hat\gamma_k = S_k - \bar d (A_k + B_k) + (N - k)\bar d^2`, with :math:`A_k, B_k` the sums of
+        :math:`d` without the first and without the last ``k`` rows."""
         from ..metrics.comparison import dm_from_moments
 
         n, dbar = self.n, float(self.mean[j])
@@ -279,7 +281,8 @@ def check_same_rows(files: Sequence[str], preds: Sequence) -> None:
             continue
         m = min(ra.size, rb.size)
         i = int(np.flatnonzero(ra[:m] != rb[:m])[0]) if (ra[:m] != rb[:m]).any() else m
-        row = int(min(ra[i] if i < ra.size else np.iinfo(np.int64).max, rb[i] if i < rb.size else np.iinfo(np.int64).max))
+        big = np.iinfo(np.int64).max
+        row = int(min(ra[i] if i < ra.size else big, rb[i] if i < rb.size else big))
         gone = files[0] if i >= ra.size or (i < rb.size and rb[i] < ra[i]) else f
         raise InputError(f"global row {row} was dropped from {gone} (NaN/inf with --nan-policy omit) but not from "
                          f"{f if gone == files[0] else files[0]}; the files must keep the same rows (fix the values "
@@ -436,6 +439,7 @@ def finish(models: Sequence[ModelSource], part: ComparePartial, finishes: dict[t
         o, width, n_codes = offsets[(ref.name, k)]
         full = finishes[(ref.name, k)](part.unit[None, o:o + width + n_codes], np.array([float(n)]))
         return (ref.name, k), float(np.asarray(full, dtype=np.float64)[0]), None
+
     estimates, targets, columns, notes = estimate_metrics(plan, value, at_full)
     replicates: dict[tuple[str, str], np.ndarray] = {}
     if plan.n_boot and columns:
@@ -451,7 +455,8 @@ def finish(models: Sequence[ModelSource], part: ComparePartial, finishes: dict[t
             parts = [acc.sums[c0:c0 + width].T] if width else []
             if c is not None:
                 parts.append(acc.counts[c].T)
-            replicates[(metric, model)] = np.asarray(finishes[key](np.concatenate(parts, axis=1), acc.total), dtype=np.float64)
+            replicates[(metric, model)] = np.asarray(finishes[key](np.concatenate(parts, axis=1), acc.total),
+                                                     dtype=np.float64)
     available = {}
     for name, a, b in lay.pairs:
         available.setdefault(name, [])

@@ -213,8 +213,9 @@ def align_models(
                 where += f" (id '{ref_ids[i]}')"
             rows = (f"; file rows {_file_row(first.prediction, i)} and {_file_row(pred, i)}"
                     if _file_row(first.prediction, i) != i + first_row or _file_row(pred, i) != i + first_row else "")
+            count = f"{int(bad.sum())} row(s){' in a batch' if first_row else ''}"
             raise InputError(
-                f"targets differ between {first.source} and {m.source}: {int(bad.sum())} row(s){' in a batch' if first_row else ''}, first at "
+                f"targets differ between {first.source} and {m.source}: {count}, first at "
                 f"{where}{rows}: {float(y0[i])!r} vs {float(y[i])!r}; the files must hold the same targets in the same "
                 f"order, or {how}"
             )
