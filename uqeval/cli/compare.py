@@ -10,6 +10,12 @@ import typer
 
 from ..config import LIMITS
 from .common import (
+    ChunkRowsOpt,
+    Engine,
+    EngineOpt,
+    QuietOpt,
+    SchedulerOpt,
+    WorkersOpt,
     FormatOpt,
     OutputFormat,
     ScoringFlags,
@@ -26,7 +32,7 @@ class Pairs(str, Enum):
 @handle_errors
 @scoring_options
 def compare(
-    files: Annotated[list[Path], typer.Argument(help="Two or more prediction files (CSV or Parquet) over the same targets.")],
+    files: Annotated[list[Path], typer.Argument(help="Two or more prediction files (CSV or Parquet) over the same targets; with --engine stream/dask also directories of Parquet files or globs.")],
     metrics: Annotated[Optional[str], typer.Option("--metrics", "-m", help="Comma-separated metrics: per-row scores crps, nll, pinball, interval, check, brier, or any `uqeval score` metric by short name (ma_cal) or path (avg_calibration.ma_cal, coverage.0.95.coverage). Default: crps,nll,pinball,interval,brier,ma_cal where defined.")] = None,
     bootstrap: Annotated[int, typer.Option("--bootstrap", "-b", min=0, max=LIMITS["bootstrap"], help="Bootstrap resamples of the rows for the intervals (0: no intervals).")] = 1000,
     ci_level: Annotated[float, typer.Option("--ci-level", help="Level of the bootstrap percentile intervals.")] = 0.95,
@@ -38,6 +44,11 @@ def compare(
     fmt: FormatOpt = OutputFormat.table,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the comparison JSON here (atomically).", dir_okay=False)] = None,
     plot: Annotated[Optional[Path], typer.Option("--plot", help="Draw the metrics with their intervals to this .png, .svg or .pdf (with --murphy also NAME_murphy.EXT, with --reference NAME_skill.EXT).", dir_okay=False)] = None,
+    engine: EngineOpt = Engine.auto,
+    chunk_rows: ChunkRowsOpt = None,
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
     """Compare models on the same targets: metrics with bootstrap intervals, ranks and paired tests.
 
@@ -73,6 +84,22 @@ def compare(
             check_output_path(out, files)
 
     labels = model_names([str(f) for f in files], names.split(",") if names is not None else None)
+    options = dict(n_boot=bootstrap, ci_level=ci_level, n_permutations=permutations, pairs=pairs.value, dm_lag=dm_lag)
+    from ..stream.engine import choose_engine
+
+    chosen = {choose_engine(engine.value, f) for f in files}
+    chosen = next((e for e in ("dask", "stream") if e in chosen), "memory")
+    if chosen != "memory":
+        for flag, value in (("--id", id_col), ("--reference", reference)):
+            if value is not None:
+                raise UsageError(f"{flag} needs the whole files in memory: use --engine memory")
+        result = _compare_streamed([str(f) for f in files], labels, settings, metric_names, options, chosen,
+                                   chunk_rows, scheduler, workers, quiet)
+        _write(result, output, plot)
+        show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
+        return
+    if chunk_rows is not None or scheduler is not None or workers is not None:
+        raise UsageError("--chunk-rows, --scheduler and --workers apply to --engine stream/dask only")
     models, ids = [], []
     for name, path in zip(labels, files):
         loaded = load_predictions(path, settings)
@@ -80,9 +107,7 @@ def compare(
         ids.append(loaded.groups)
     models = align_models(models, ids if id_col else None, id_column=id_col)
     result = compare_models(
-        models, settings, metric_names, n_boot=bootstrap, ci_level=ci_level, seed=settings.seed,
-        n_permutations=permutations, pairs=pairs.value, dm_lag=dm_lag,
-    )
+        models, settings, metric_names, seed=settings.seed, **options)
     if reference is not None:  # forecast verification (issue 16): skill of each model against the reference
         from ..tasks.score import read_extra_column
         from ..tasks.skill import compare_skill
@@ -99,6 +124,12 @@ def compare(
         result["reference"], result["skill"] = extra["reference"], extra["skill"]
         result["skill_orientation"] = extra["orientation"]
         result["notes"] = list(result.get("notes", [])) + extra["notes"]
+    _write(result, output, plot)
+    show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
+
+
+def _write(result: dict, output: Optional[Path], plot: Optional[Path]) -> None:
+    """The JSON and the figures of a finished comparison (written only after everything was computed)."""
     if output is not None:
         from ..io.writers import write_json
 
@@ -120,4 +151,15 @@ def compare(
             atomic_write_bytes(plot.with_name(f"{plot.stem}_skill{plot.suffix}"),
                                figure_to_bytes(plot_skill(result["skill"], reference=reference_label(result["reference"])),
                                                plot.suffix.lower().lstrip(".")))
-    show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
+
+
+def _compare_streamed(files, labels, settings, metric_names, options, engine, chunk_rows, scheduler, workers,
+                      quiet) -> dict:
+    """The comparison on the stream or Dask engine, with a progress bar on a terminal."""
+    from ..stream.compare import compare_with_engine
+    from ..stream.engine import total_rows
+    from ..stream.progress import row_progress
+
+    options = dict(options, metrics=metric_names, seed=settings.seed)
+    with row_progress(None if quiet else total_rows(files[0]), quiet) as progress:
+        return compare_with_engine(files, labels, settings, options, engine, chunk_rows, scheduler, workers, progress)

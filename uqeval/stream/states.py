@@ -31,7 +31,7 @@ How each metric merges follows its catalogue :attr:`~uqeval.catalogue.Metric.red
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Collection
 
 import numpy as np
 
@@ -561,12 +561,15 @@ def update(state: State, pred: Prediction, settings: Settings) -> State:
     return merge(state, batch_state(pred, settings))
 
 
-def batch_state(pred: Prediction, settings: Settings) -> State:
-    """The state of one batch of rows (a validated prediction container)."""
+def batch_state(pred: Prediction, settings: Settings, families: Collection[str] | None = None) -> State:
+    """The state of one batch of rows (a validated prediction container); ``families``: only these groups
+    (``compare`` keeps the states of the metrics it compares)."""
     from ..validation import trusted
 
     fams: dict[str, Any] = {}
-    for f in families_for(pred.kind, settings):
+    # named families are computed whether or not the settings turn them on (compare names them explicitly)
+    for f in families_for(pred.kind, settings) if families is None else \
+            [f for f in families_for(pred.kind) if f.name in families]:
         linear, special, _ = _plan(f, pred.kind)
         entry: dict[str, Any] = {}
         if linear:

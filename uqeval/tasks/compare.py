@@ -135,6 +135,7 @@ def align_models(
     ids: Sequence[np.ndarray] | None = None,
     id_column: str | None = None,
     tol: float = 1e-12,
+    first_row: int = 0,
 ) -> list[Model]:
     r"""Check that all models predict the same targets; reorder them to the first model's rows.
 
@@ -145,7 +146,7 @@ def align_models(
 
     Returns the models with their predictions reordered (``Prediction.subset``), so the
     per-row scores of all models line up. Raises :class:`InputError` naming the first
-    differing row (and its id).
+    differing row (and its id); ``first_row``: the index of the first row among all rows (a streamed batch).
     """
     if len(models) < 2:
         raise InputError(f"compare needs at least 2 models, got {len(models)}")
@@ -209,13 +210,14 @@ def align_models(
         bad = np.zeros(pred.n, dtype=bool) if no_targets else ~(np.abs(y - y0) <= tol * np.maximum(1.0, np.abs(y0)))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            where = f"row {i}"
+            where = f"row {i + first_row}"
             if ref_ids is not None:
                 where += f" (id '{ref_ids[i]}')"
             rows = (f"; file rows {_file_row(first.prediction, i)} and {_file_row(pred, i)}"
-                    if _file_row(first.prediction, i) != i or _file_row(pred, i) != i else "")
+                    if _file_row(first.prediction, i) != i + first_row or _file_row(pred, i) != i + first_row else "")
+            count = f"{int(bad.sum())} row(s){' in a batch' if first_row else ''}"
             raise InputError(
-                f"targets differ between {first.source} and {m.source}: {int(bad.sum())} row(s), first at "
+                f"targets differ between {first.source} and {m.source}: {count}, first at "
                 f"{where}{rows}: {float(y0[i])!r} vs {float(y[i])!r}; the files must hold the same targets in the same "
                 f"order, or {how}"
             )
@@ -657,6 +659,69 @@ def sign_flip_tests(diffs: np.ndarray, permutations: int, seed: int) -> np.ndarr
     return permutation_p_values(acc.flipped, diffs.sum(axis=0), np.abs(diffs).sum(axis=0))
 
 
+@dataclass
+class Plan:
+    """What a comparison computes, decided from the models (or, streamed, from their first chunk):
+    the checked arguments, the level grids and the resolved metrics."""
+
+    settings: Settings
+    names: list[str]
+    grids: Grids
+    refs: list[MetricRef]
+    notes: list[str]
+    n_boot: int
+    ci_level: float
+    seed: int | None
+    n_permutations: int
+    pairs: str
+    dm_lag: int
+    kinds: list[str]
+
+
+def plan_comparison(models: Sequence[Model], settings: Settings | None = None, metrics: Sequence[str] | None = None,
+                    n_boot: int = 1000, ci_level: float = 0.95, seed: int | None = 0, n_permutations: int = 10000,
+                    pairs: str = "best", dm_lag: int = 0) -> tuple[Plan, "_Results"]:
+    """Check the arguments and resolve the metrics of :func:`compare_models` (``models`` need not hold
+    every row: the stream engine plans on the first chunk)."""
+    from ..validation import check_level
+
+    settings = settings or Settings()
+    if len(models) < 2:
+        raise InputError(f"compare needs at least 2 models, got {len(models)}")
+    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 0:
+        raise InputError(f"the number of bootstrap resamples must be an integer >= 0, got {n_boot!r}")
+    if isinstance(n_permutations, bool) or int(n_permutations) != n_permutations or n_permutations < 0:
+        raise InputError(f"the number of permutations must be an integer >= 0, got {n_permutations!r}")
+    if pairs not in ("best", "all"):
+        raise InputError(f"pairs must be 'best' or 'all', got {pairs!r}")
+    ci_level = check_level(ci_level, "confidence level")
+    from ..catalogue import settings_for_paths  # --metrics exceedance.<t>.brier turns the group on (issue 16 A)
+
+    settings = settings_for_paths(settings, metrics or ())
+    grids = common_grids(models, settings.resolution)
+    results = _Results(models, settings, grids)
+    refs, notes = resolve_metrics(metrics, models, results, grids)
+    plan = Plan(settings, [m.name for m in models], grids, refs, list(grids.notes) + notes, int(n_boot), ci_level,
+                seed, int(n_permutations), pairs, int(dm_lag), [m.kind for m in models])
+    return plan, results
+
+
+def row_score(results: "_Results", k: int, ref: MetricRef) -> np.ndarray | None:
+    """Model ``k``'s per-row score of ``ref`` (a comparison score, or a summary metric's per-row score)."""
+    if ref.source == "per_row":
+        return results.score(k, ref.name)
+    stat = results.row_stat(k, ref)
+    return None if stat is None else stat.score
+
+
+def row_form(results: "_Results", k: int, ref: MetricRef) -> RowStat | None:
+    """The :class:`RowStat` that resamples model ``k``'s ``ref`` (a per-row score resamples as its mean)."""
+    if ref.source == "per_row":
+        s = results.score(k, ref.name)
+        return None if s is None else RowStat(score=s)
+    return results.row_stat(k, ref)
+
+
 def compare_models(
     models: Sequence[Model],
     settings: Settings | None = None,
@@ -697,92 +762,128 @@ def compare_models(
     reference, ``permutation_p``, ``dm_statistic``, ``dm_p``; unadjusted for multiple
     testing) and ``notes``. NaN is returned as ``float('nan')``.
     """
-    from ..metrics.comparison import diebold_mariano, ranks
-    from ..validation import check_level
-
-    settings = settings or Settings()
-    if len(models) < 2:
-        raise InputError(f"compare needs at least 2 models, got {len(models)}")
-    n = models[0].prediction.n
+    n = models[0].prediction.n if models else 0
     if any(m.prediction.n != n for m in models):
         raise InputError("models must be aligned to the same rows first (see align_models)")
-    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 0:
-        raise InputError(f"the number of bootstrap resamples must be an integer >= 0, got {n_boot!r}")
-    if isinstance(n_permutations, bool) or int(n_permutations) != n_permutations or n_permutations < 0:
-        raise InputError(f"the number of permutations must be an integer >= 0, got {n_permutations!r}")
-    if pairs not in ("best", "all"):
-        raise InputError(f"pairs must be 'best' or 'all', got {pairs!r}")
-    ci_level = check_level(ci_level, "confidence level")
-    from ..catalogue import settings_for_paths  # --metrics exceedance.<t>.brier turns the group on (issue 16 A)
-
-    settings = settings_for_paths(settings, metrics or ())
-    names = [m.name for m in models]
-    grids = common_grids(models, settings.resolution)
-    results = _Results(models, settings, grids)
-    refs, notes = resolve_metrics(metrics, models, results, grids)
-    notes = list(grids.notes) + notes
+    plan, results = plan_comparison(models, settings, metrics, n_boot, ci_level, seed, n_permutations, pairs, dm_lag)
     # per-row scores: the comparison scores, and the catalogue's per-row score of a summary metric
     rows: list[dict[str, np.ndarray]] = [{} for _ in models]
-    for ref in refs:
+    for ref in plan.refs:
         for k in range(len(models)):
-            if ref.source == "per_row":
-                score = results.score(k, ref.name)
-            else:
-                stat = results.row_stat(k, ref)
-                score = None if stat is None else stat.score
+            score = row_score(results, k, ref)
             if score is not None:
                 rows[k][ref.name] = score
 
-    # estimates and row forms, one column per (metric, model)
+    def value(k: int, ref: MetricRef) -> tuple[float | None, Any]:
+        if ref.source == "per_row":
+            s = rows[k].get(ref.name)
+            return (None if s is None else float(np.mean(s))), None
+        res = results.get(k, ref.group)
+        return _num(_value_at(res, ref.keys)), res
+
+    def at_full(k: int, ref: MetricRef) -> tuple[Any, float | None, str | None]:
+        stat = row_form(results, k, ref) if plan.n_boot or ref.source == "per_row" else None
+        fn = None if stat is None else stat.resampler()
+        if fn is None:
+            return None, None, "no cheap resampler (it would be recomputed from scratch per resample)"
+        return stat, float(np.asarray(fn(np.ones((1, n))), dtype=np.float64)[0]), None  # unit weights: the rows
+
+    estimates, targets, columns, notes = estimate_metrics(plan, value, at_full)
+    replicates: dict[tuple[str, str], np.ndarray] = {}
+    if plan.n_boot and columns:
+        reps = poisson_bootstrap([c[2] for c in columns], n, plan.n_boot, plan.seed or 0)
+        for (metric, model, _), rep in zip(columns, reps):
+            replicates[(metric, model)] = rep
+    available = {ref.name: [k for k in range(len(models)) if ref.name in rows[k]] for ref in plan.refs}
+
+    def run_tests(todo: list[tuple[str, int, int]]) -> list[dict[str, Any]]:
+        from ..metrics.comparison import diebold_mariano
+
+        tests, diffs = [], []
+        for name, a, b in todo:
+            sa = rows[a][name]
+            sb = _without_rounding_noise(sa, rows[b][name])
+            entry = {"metric": name, "model": plan.names[a], "reference": plan.names[b],
+                     "mean_diff": float(np.mean(sa - sb)), "permutation_p": math.nan,
+                     "dm_statistic": math.nan, "dm_p": math.nan}
+            if n >= 2 and plan.dm_lag < n:
+                dm = diebold_mariano(sa, sb, lag=plan.dm_lag)
+                entry["dm_statistic"], entry["dm_p"] = dm["statistic"], dm["p_value"]
+            tests.append(entry)
+            diffs.append(sa - sb)
+        if plan.n_permutations and diffs:
+            for entry, p in zip(tests, sign_flip_tests(np.column_stack(diffs), plan.n_permutations, plan.seed or 0)):
+                entry["permutation_p"] = float(p)
+        return tests
+
+    extra, last = {}, []
+    if plan.settings.murphy:  # issue 16 A
+        extra["murphy"] = murphy_comparison(models)
+        if extra["murphy"]["dominates"]:
+            last.append("Murphy diagrams: " + "; ".join(
+                f"{d['model']} dominates {d['dominated']} ({d['functional']})" for d in extra["murphy"]["dominates"]))
+        elif extra["murphy"]["curves"]:
+            last.append("Murphy diagrams: no model dominates another (the curves cross or coincide)")
+    return assemble(plan, models, n, estimates, targets, replicates, notes, available, run_tests, extra, last)
+
+
+def estimate_metrics(plan: Plan, value: Callable[[int, MetricRef], tuple[float | None, Any]],
+                     at_full: Callable[[int, MetricRef], tuple[Any, float | None, str | None]]):
+    """Estimates, targets and bootstrap columns of every metric and model.
+
+    ``value(k, ref)``: ``(estimate or None, the family's result)``; ``at_full(k, ref)``: ``(column payload,
+    the resampled statistic at unit weights, why there is no interval)``. A column whose unit-weight
+    statistic does not reproduce the estimate gets no interval. Returns ``(estimates, targets, columns,
+    notes)``, ``columns`` as ``(metric, model, payload)``."""
+    names = plan.names
+    notes = list(plan.notes)
     estimates: dict[str, dict[str, float | None]] = {}
     targets: dict[str, float | None] = {}
-    columns: list[tuple[str, str, RowStat]] = []
+    columns: list[tuple[str, str, Any]] = []
     no_ci: dict[str, str] = {}
-    for ref in refs:
+    for ref in plan.refs:
         est: dict[str, float | None] = {}
         targets[ref.name] = None
-        for k, m in enumerate(models):
-            if ref.source == "per_row":
-                s = rows[k].get(ref.name)
-                if s is None:
-                    est[m.name] = None
-                    continue
-                est[m.name] = float(np.mean(s))
-                columns.append((ref.name, m.name, RowStat(score=s)))
-                continue
-            res = results.get(k, ref.group)
-            val = _num(_value_at(res, ref.keys))
-            est[m.name] = val
+        for k, name in enumerate(names):
+            val, res = value(k, ref)
+            est[name] = val
             if val is None:
                 continue
-            if targets[ref.name] is None:
+            if ref.source == "summary" and targets[ref.name] is None:
                 targets[ref.name] = _target(ref, res)
-            stat = results.row_stat(k, ref) if n_boot else None
-            fn = None if stat is None else stat.resampler()
-            if fn is None:
-                no_ci.setdefault(ref.name, "no cheap resampler (it would be recomputed from scratch per resample)")
+            payload, full, why = at_full(k, ref)
+            if why is not None:
+                no_ci.setdefault(ref.name, why)
                 continue
-            at_full = float(np.asarray(fn(np.ones((1, n))), dtype=np.float64)[0])  # unit weights: the rows
-            if not _consistent(at_full, val):
-                no_ci.setdefault(ref.name, f"the resampled statistic ({at_full:.6g}) does not reproduce the "
-                                           f"full-sample value ({val:.6g}) for {m.name}")
+            if ref.source == "summary" and not _consistent(full, val):
+                no_ci.setdefault(ref.name, f"the resampled statistic ({full:.6g}) does not reproduce the "
+                                           f"full-sample value ({val:.6g}) for {name}")
                 continue
-            columns.append((ref.name, m.name, stat))
+            columns.append((ref.name, name, payload))
         estimates[ref.name] = est
-        missing = [name for name, v in est.items() if v is None]
-        if missing and len(missing) < len(models):
-            listed = ", ".join(f"{x} ({models[names.index(x)].kind})" for x in missing)
+        missing = [x for x, v in est.items() if v is None]
+        if missing and len(missing) < len(names):
+            listed = ", ".join(f"{x} ({plan.kinds[names.index(x)]})" for x in missing)
             notes.append(f"{ref.name}: not available for {listed}")
     for name, why in no_ci.items():
         notes.append(f"{name}: reported without a bootstrap interval: {why}")
     columns = [c for c in columns if c[0] not in no_ci]
+    return estimates, targets, columns, notes
 
-    replicates: dict[tuple[str, str], np.ndarray] = {}
-    if n_boot and columns:
-        reps = poisson_bootstrap([c[2] for c in columns], n, int(n_boot), seed or 0)
-        for (metric, model, _), rep in zip(columns, reps):
-            replicates[(metric, model)] = rep
-    alpha = 1.0 - ci_level
+
+
+def assemble(plan: Plan, models: Sequence[Model], n: int, estimates: dict[str, dict[str, float | None]],
+             targets: dict[str, float | None], replicates: dict[tuple[str, str], np.ndarray], notes: list[str],
+             available: dict[str, list[int]], run_tests: Callable[[list[tuple[str, int, int]]], list[dict[str, Any]]],
+             extra: dict[str, Any] | None = None, last_notes: Sequence[str] = ()) -> dict[str, Any]:
+    """The comparison JSON from the estimates, the bootstrap replicates and ``run_tests(pairs)`` (the entries of
+    the paired tests ``(metric, model index, reference index)``), whichever engine computed them; ``extra``:
+    further top-level keys, ``last_notes``: notes after the others."""
+    from ..metrics.comparison import ranks
+
+    names = plan.names
+    settings, grids = plan.settings, plan.grids
+    alpha = 1.0 - plan.ci_level
 
     def interval(x: np.ndarray) -> tuple[float, float]:
         with np.errstate(all="ignore"):
@@ -794,7 +895,7 @@ def compare_models(
     out_metrics: dict[str, Any] = {}
     rank_table: dict[str, dict[str, float]] = {name: {} for name in names}
     best_by_metric: dict[str, list[str]] = {}
-    for ref in refs:
+    for ref in plan.refs:
         est = estimates[ref.name]
         tgt = targets[ref.name]
         orient = ref.orientation
@@ -856,34 +957,19 @@ def compare_models(
             "values": values,
         }
 
-    tests: list[dict[str, Any]] = []
-    diffs: list[np.ndarray] = []
-    for ref in refs:
+    todo: list[tuple[str, int, int]] = []
+    for ref in plan.refs:
         if ref.orientation == "target":  # a paired test of indicator means says nothing about closeness to a target
             continue
-        avail = [k for k, m in enumerate(models) if ref.name in rows[k]]
+        avail = available.get(ref.name, [])
         if len(avail) < 2:
             continue
-        if pairs == "all":
-            todo = [(a, b) for i, a in enumerate(avail) for b in avail[i + 1:]]
+        if plan.pairs == "all":
+            todo += [(ref.name, a, b) for i, a in enumerate(avail) for b in avail[i + 1:]]
         else:
-            best_name = best_by_metric[ref.name][0]
-            b = names.index(best_name)
-            todo = [(a, b) for a in avail if a != b]
-        for a, b in todo:
-            sa = rows[a][ref.name]
-            sb = _without_rounding_noise(sa, rows[b][ref.name])
-            entry = {"metric": ref.name, "model": names[a], "reference": names[b],
-                     "mean_diff": float(np.mean(sa - sb)), "permutation_p": math.nan,
-                     "dm_statistic": math.nan, "dm_p": math.nan}
-            if n >= 2 and dm_lag < n:
-                dm = diebold_mariano(sa, sb, lag=dm_lag)
-                entry["dm_statistic"], entry["dm_p"] = dm["statistic"], dm["p_value"]
-            tests.append(entry)
-            diffs.append(sa - sb)
-    if n_permutations and diffs:
-        for entry, p in zip(tests, sign_flip_tests(np.column_stack(diffs), int(n_permutations), seed or 0)):
-            entry["permutation_p"] = float(p)
+            b = names.index(best_by_metric[ref.name][0])
+            todo += [(ref.name, a, b) for a in avail if a != b]
+    tests = run_tests(todo)
 
     mean_rank = {}
     for k in names:
@@ -899,17 +985,10 @@ def compare_models(
 
         listed = "; ".join(f"{w} by {few(ms)}" for w, ms in by_winner.items())
         notes.append(f"rank consistency: the metrics disagree on the best model (best: {listed})")
+    notes += last_notes
 
     from .. import __version__
 
-    extra = {}
-    if settings.murphy:  # issue 16 A
-        extra["murphy"] = murphy_comparison(models)
-        if extra["murphy"]["dominates"]:
-            notes.append("Murphy diagrams: " + "; ".join(
-                f"{d['model']} dominates {d['dominated']} ({d['functional']})" for d in extra["murphy"]["dominates"]))
-        elif extra["murphy"]["curves"]:
-            notes.append("Murphy diagrams: no model dominates another (the curves cross or coincide)")
     return {
         "schema": COMPARE_SCHEMA,
         "uqeval_version": __version__,
@@ -921,8 +1000,8 @@ def compare_models(
             for m in models
         ],
         "settings": {
-            "bootstrap": int(n_boot), "ci_level": ci_level, "seed": seed,
-            "permutations": int(n_permutations), "pairs": pairs, "dm_lag": int(dm_lag),
+            "bootstrap": plan.n_boot, "ci_level": plan.ci_level, "seed": plan.seed,
+            "permutations": plan.n_permutations, "pairs": plan.pairs, "dm_lag": plan.dm_lag,
             "resolution": settings.resolution, "num_bins": settings.num_bins,
             "levels": None if settings.levels is None else list(settings.levels), "level": settings.level,
             "pinball_levels": _levels_json(grids.quantile_levels, grids.toolbox_quantiles),
@@ -935,7 +1014,7 @@ def compare_models(
         "ranks": {"by_metric": rank_table, "mean_rank": mean_rank},
         "tests": tests,
         "notes": notes,
-        **extra,
+        **(extra or {}),
     }
 
 

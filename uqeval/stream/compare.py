@@ -1,0 +1,672 @@
+r"""``uqeval compare --engine stream|dask``: several model files read in aligned record batches (the same
+global rows), folded into one mergeable :class:`ComparePartial`.
+
+Per batch and model: the metric states of the compared families (:func:`uqeval.stream.states.batch_state`),
+and the per-row forms of every compared metric (:func:`uqeval.tasks.compare.row_form`: per-row scores,
+terms and codes) folded into one :class:`uqeval.resample.Accumulator` keyed by the row's global index among
+the kept rows (Poisson-bootstrap weights, and sign flips of the paired differences of every pair of models),
+plus the moments of the differences for the Diebold--Mariano test. Every part adds up over disjoint rows, so
+the stream engine folds batches and the Dask engine tree-reduces partition partials with the same
+:meth:`ComparePartial.merge`; the JSON is then assembled by :func:`uqeval.tasks.compare.assemble`, as in
+memory. Nothing depends on the chunking: the draws of a row depend on the seed and its index only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from ..config import Settings
+from ..errors import InputError, UsageError
+from ..tasks.compare import MetricRef, Model, Plan
+
+#: why the bootstrap of a metric is not streamed
+NO_STREAMED_BOOTSTRAP = ("its resampler needs order statistics over all rows (not streamed; "
+                         "compare with --engine memory for an interval)")
+#: why a two-pass metric is not compared when streamed
+TWO_PASS = "needs a second pass over the rows (uqeval score --engine stream computes it)"
+
+
+@dataclass
+class Layout:
+    """What every batch contributes (decided on the first batch; sent to the Dask workers).
+
+    ``columns``: the bootstrap columns ``(metric, model, n_terms, n_codes)`` in accumulator order;
+    ``pairs``: the paired-test columns ``(metric, a, b)``, ``a < b``, every pair of models with per-row scores."""
+
+    plan: Plan
+    families: tuple[str, ...]
+    columns: list[tuple[str, int, int, int]]
+    pairs: list[tuple[str, int, int]]
+    not_streamed: dict[str, str]
+    skip: set[tuple[str, int]]  # (metric, model) whose estimate is not streamed
+
+
+def _results(preds: Sequence, plan: Plan):
+    from ..tasks.compare import _Results
+
+    return _Results([Model(n, p) for n, p in zip(plan.names, preds)], plan.settings, plan.grids)
+
+
+def make_layout(plan: Plan, preds: Sequence) -> tuple[Layout, dict[tuple[str, int], Callable]]:
+    """The :class:`Layout` of ``plan`` from the first batch's predictions, and the ``finish(sums, total)`` of
+    each bootstrap column (a function of the settings and the level, not of the rows; kept on the client)."""
+    from ..tasks.compare import row_form, row_score
+    from . import states
+
+    results = _results(preds, plan)
+    families = tuple(sorted({r.group for r in plan.refs if r.source == "summary"}))
+    columns, pairs, not_streamed, skip, finishes = [], [], {}, set(), {}
+    for ref in list(plan.refs):
+        if ref.source == "summary":
+            path = f"{ref.group}.{ref.keys[-1]}"
+            for k, p in enumerate(preds):
+                why = states.not_streamed(p.kind).get(path)
+                if why is None and path in states.two_pass(p.kind):
+                    why = TWO_PASS
+                if why is not None:
+                    skip.add((ref.name, k))
+                    not_streamed[ref.name if len(preds) == sum(1 for x in preds if x.kind == p.kind)
+                                 else f"{ref.name} ({plan.names[k]})"] = why
+            if all((ref.name, k) in skip for k in range(len(preds))):  # no model has it: not compared at all
+                plan.refs.remove(ref)
+                continue
+        for k in range(len(preds)):
+            stat = row_form(results, k, ref) if plan.n_boot or ref.source == "per_row" else None
+            form = None if stat is None else stat.sums_form
+            if form is not None and (ref.name, k) not in skip:
+                terms, codes, n_codes, finishes[(ref.name, k)] = form
+                columns.append((ref.name, k, 0 if terms is None else terms.shape[1], 0 if codes is None else n_codes))
+        if ref.orientation != "target":
+            avail = [k for k in range(len(preds)) if row_score(results, k, ref) is not None]
+            pairs += [(ref.name, a, b) for i, a in enumerate(avail) for b in avail[i + 1:]]
+    return Layout(plan, families, columns, pairs, not_streamed, skip), finishes
+
+
+@dataclass
+class Moments:
+    r"""Mergeable moments of paired differences (one column per test) for the Diebold--Mariano test:
+    count, mean and centred sum of squares (Chan et al.'s pairwise merge), the lag products
+    :math:`S_k = \sum_i d_i d_{i-k}`, the first and last ``lag`` rows (products across a merge), the
+    sums of :math:`d` and :math:`|d|` and :math:`\max |d|`."""
+
+    lag: int
+    n: int = 0
+    mean: np.ndarray | None = None
+    m2: np.ndarray | None = None
+    lagged: np.ndarray | None = None
+    head: np.ndarray | None = None
+    tail: np.ndarray | None = None
+    total: np.ndarray | None = None
+    total_abs: np.ndarray | None = None
+    max_abs: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, d: np.ndarray, lag: int) -> "Moments":
+        mean = d.mean(axis=0)
+        c = d - mean
+        lagged = np.array([np.einsum("ij,ij->j", d[k:], d[:-k]) for k in range(1, lag + 1)]).reshape(lag, d.shape[1])
+        return cls(lag, d.shape[0], mean, np.einsum("ij,ij->j", c, c), lagged, d[:lag].copy(),
+                   d[max(0, len(d) - lag):].copy(), d.sum(axis=0), np.abs(d).sum(axis=0), np.abs(d).max(axis=0))
+
+    def merge(self, other: "Moments") -> "Moments":
+        """The moments of this partial's rows followed by ``other``'s (order matters for the lag products)."""
+        if not self.n:
+            return other
+        if not other.n:
+            return self
+        n = self.n + other.n
+        delta = other.mean - self.mean
+        lagged = self.lagged + other.lagged
+        x = np.concatenate([self.tail, other.head])
+        la = len(self.tail)
+        for k in range(1, self.lag + 1):  # products of rows k apart across the boundary: a loop over lags
+            lo, hi = max(0, la - k), min(la, len(x) - k)
+            if hi > lo:
+                lagged[k - 1] += np.einsum("ij,ij->j", x[lo:hi], x[lo + k:hi + k])
+        m2 = self.m2 + other.m2 + delta * delta * (self.n * other.n / n)
+        return Moments(self.lag, n, self.mean + delta * (other.n / n), m2, lagged,
+                       np.concatenate([self.head, other.head])[:self.lag],
+                       np.concatenate([self.tail, other.tail])[max(0, la + len(other.tail) - self.lag):],
+                       self.total + other.total, self.total_abs + other.total_abs,
+                       np.maximum(self.max_abs, other.max_abs))
+
+    def dm(self, j: int) -> dict[str, float]:
+        r"""The Diebold--Mariano test of column ``j``:
+        :math:`N\hat\gamma_k = S_k - \bar d (A_k + B_k) + (N - k)\bar d^2`, with :math:`A_k, B_k` the sums of
+        :math:`d` without the first and without the last ``k`` rows."""
+        from ..metrics.comparison import dm_from_moments
+
+        n, dbar = self.n, float(self.mean[j])
+        acov = float(self.m2[j]) / n
+        for k in range(1, self.lag + 1):
+            a = float(self.total[j] - self.head[:k, j].sum())
+            b = float(self.total[j] - self.tail[len(self.tail) - k:, j].sum())
+            gamma = (float(self.lagged[k - 1, j]) - dbar * (a + b) + (n - k) * dbar * dbar) / n
+            acov += 2.0 * (1.0 - k / (self.lag + 1.0)) * gamma
+        return dm_from_moments(dbar, acov, n, float(self.max_abs[j]))
+
+
+@dataclass
+class ComparePartial:
+    """The comparison state of some consecutive rows of every model (a batch, a partition, or all merged)."""
+
+    layout: Layout
+    start: int = 0  # index of the first kept row among all kept rows (the resampling key)
+    n: int = 0  # kept rows
+    n_rows: list[int] = field(default_factory=list)  # rows read per model
+    n_dropped: list[int] = field(default_factory=list)
+    columns: list[Any] = field(default_factory=list)
+    kinds: list[tuple | None] = field(default_factory=list)  # per model: representation and per-row shapes
+    states: list[dict] = field(default_factory=list)
+    unit: np.ndarray | None = None  # unit-weight sums of the bootstrap columns' terms and code counts
+    acc: Any = None
+    moments: Moments | None = None
+
+    def __post_init__(self) -> None:
+        from ..resample import Accumulator
+        from . import states
+
+        m = len(self.layout.plan.names)
+        self.n_rows = self.n_rows or [0] * m
+        self.n_dropped = self.n_dropped or [0] * m
+        self.columns = self.columns or [None] * m
+        self.kinds = self.kinds or [None] * m
+        self.states = self.states or [states.init() for _ in range(m)]
+        cols, plan = self.layout.columns, self.layout.plan
+        if self.unit is None:
+            self.unit = np.zeros(sum(t + c for _, _, t, c in cols))
+        if self.acc is None:
+            self.acc = Accumulator(plan.seed or 0, plan.n_boot, plan.n_permutations if self.layout.pairs else 0,
+                                   n_terms=sum(t for _, _, t, _ in cols),
+                                   n_categories=tuple(c for _, _, _, c in cols if c),
+                                   n_diffs=len(self.layout.pairs))
+        if self.moments is None:
+            self.moments = Moments(plan.dm_lag)
+
+    def add(self, files: Sequence[str], batches: Sequence, n_rows: int) -> None:
+        """Fold one aligned batch (one :class:`~uqeval.io.load.Batch` per model, the same global rows)."""
+        from ..tasks.compare import align_models, row_form, row_score
+        from . import states
+
+        lay, plan = self.layout, self.layout.plan
+        for k, b in enumerate(batches):
+            self.n_rows[k] += n_rows
+            self.n_dropped[k] += b.n_dropped
+            if self.columns[k] is None and b.prediction is not None:
+                self.columns[k] = b.columns
+        preds = [b.prediction for b in batches]
+        check_same_rows(files, preds)
+        if preds[0] is None:
+            return
+        from .engine import _signature
+
+        for k, p in enumerate(preds):
+            sig = (p.kind, _signature(p))
+            if self.kinds[k] is None:
+                self.kinds[k] = sig
+            elif sig != self.kinds[k]:
+                raise InputError(f"{files[k]}: rows from global row {int(p.rows[0])} on are {p.kind} predictions "
+                                 f"with per-row shapes {dict(sig[1])}, the rows before {self.kinds[k][0]} with "
+                                 f"{dict(self.kinds[k][1])}; every row needs the same columns, members and levels")
+        align_models([Model(name, p, {"path": f}) for name, p, f in zip(plan.names, preds, files)],
+                     first_row=self.start + self.n)  # the same targets
+        results = _results(preds, plan)
+        refs = {r.name: r for r in plan.refs}
+        n = preds[0].n
+        dense, codes, unit = [], [], []
+        for name, k, width, n_codes in lay.columns:
+            terms, code, _, _ = row_form(results, k, refs[name]).sums_form
+            if terms is not None:
+                t = np.asarray(terms, dtype=np.float64).reshape(n, width)
+                dense.append(t)
+                unit.append(t.sum(axis=0))
+            if code is not None:
+                codes.append(np.asarray(code, dtype=np.intp))
+                unit.append(np.bincount(codes[-1], minlength=n_codes).astype(np.float64))
+        diffs = None
+        if lay.pairs:
+            from ..tasks.compare import _without_rounding_noise
+
+            cols = []
+            for name, a, b in lay.pairs:
+                sa = row_score(results, a, refs[name])
+                cols.append(sa - _without_rounding_noise(sa, row_score(results, b, refs[name])))
+            diffs = np.column_stack(cols)
+            self.moments = self.moments.merge(Moments.of(diffs, plan.dm_lag))
+        if unit:
+            self.unit += np.concatenate(unit)
+        self.acc.update(self.start + self.n, np.column_stack(dense) if dense else None, codes, diffs)
+        for k, p in enumerate(preds):
+            if lay.families:
+                self.states[k] = states.merge(self.states[k], states.batch_state(p, plan.settings, lay.families))
+        self.n += n
+
+    def merge(self, other: "ComparePartial") -> "ComparePartial":
+        """The partial of this one's rows followed by ``other``'s (the next rows)."""
+        from . import states
+
+        if other.start != self.start + self.n:
+            raise ValueError("partials must be merged in row order")  # a bug, not bad input
+        self.acc.merge(other.acc)
+        self.unit = self.unit + other.unit
+        self.moments = self.moments.merge(other.moments)
+        for k in range(len(self.states)):
+            self.n_rows[k] += other.n_rows[k]
+            self.n_dropped[k] += other.n_dropped[k]
+            self.columns[k] = self.columns[k] if self.columns[k] is not None else other.columns[k]
+            if self.kinds[k] is None:
+                self.kinds[k] = other.kinds[k]
+            elif other.kinds[k] is not None and other.kinds[k] != self.kinds[k]:
+                raise InputError(f"model {self.layout.plan.names[k]}: {self.kinds[k][0]} predictions with per-row "
+                                 f"shapes {dict(self.kinds[k][1])} and {other.kinds[k][0]} with "
+                                 f"{dict(other.kinds[k][1])} in different partitions; every row needs the same "
+                                 "columns, members and levels")
+            self.states[k] = states.merge(self.states[k], other.states[k])
+        self.n += other.n
+        return self
+
+
+def check_same_rows(files: Sequence[str], preds: Sequence) -> None:
+    """Every model kept the same rows of an aligned batch (``--nan-policy omit`` drops rows per file)."""
+    first = preds[0]
+    for f, p in zip(files[1:], preds[1:]):
+        ra = np.empty(0, dtype=np.int64) if first is None else np.asarray(first.rows)
+        rb = np.empty(0, dtype=np.int64) if p is None else np.asarray(p.rows)
+        if ra.size == rb.size and np.array_equal(ra, rb):
+            continue
+        m = min(ra.size, rb.size)
+        i = int(np.flatnonzero(ra[:m] != rb[:m])[0]) if (ra[:m] != rb[:m]).any() else m
+        big = np.iinfo(np.int64).max
+        row = int(min(ra[i] if i < ra.size else big, rb[i] if i < rb.size else big))
+        gone = files[0] if i >= ra.size or (i < rb.size and rb[i] < ra[i]) else f
+        raise InputError(f"global row {row} was dropped from {gone} (NaN/inf with --nan-policy omit) but not from "
+                         f"{f if gone == files[0] else files[0]}; the files must keep the same rows (fix the values "
+                         "or drop the row from every file)")
+
+
+# --------------------------------------------------------------------------- reading aligned batches
+
+
+def aligned(gens: Sequence[Iterator[tuple[str, dict, int]]], specs: Sequence[str], start: int = 0
+            ) -> Iterator[tuple[int, list[str], list[dict], int]]:
+    """``(global offset, files, columns per model, rows)``: the models' record batches cut to the same global
+    row ranges (each at most as long as the shortest current batch). Unequal lengths raise naming the
+    files and the global row where one ends."""
+    current: list[list[Any] | None] = [None] * len(gens)  # [file, cols, rows, position]
+    offset = start
+    while True:
+        for j, g in enumerate(gens):
+            while current[j] is None or current[j][3] >= current[j][2]:
+                item = next(g, None)
+                if item is None:
+                    current[j] = None
+                    break
+                current[j] = [item[0], item[1], item[2], 0]
+        ended = [j for j in range(len(gens)) if current[j] is None]
+        if len(ended) == len(gens):
+            return
+        if ended:
+            short, long_ = specs[ended[0]], specs[next(j for j in range(len(gens)) if current[j] is not None)]
+            raise InputError(f"{short} ends at global row {offset} ({offset} rows) but {long_} has more rows; "
+                             "the files must hold the same targets in the same order")
+        k = min(c[2] - c[3] for c in current)
+        cols = [{name: arr.slice(c[3], k) for name, arr in c[1].items()} for c in current]
+        yield offset, [c[0] for c in current], cols, k
+        for c in current:
+            c[3] += k
+        offset += k
+
+
+@dataclass
+class ModelSource:
+    """One model's input: its source, column plan and the numeric columns of CSV blocks."""
+
+    spec: str
+    src: Any
+    plan: Any
+    numeric: frozenset
+
+    @property
+    def needed(self) -> list[str]:
+        return list(dict.fromkeys(self.plan.needed()))
+
+
+def open_models(specs: Sequence[str], settings: Settings) -> list[ModelSource]:
+    from .engine import _prepare
+
+    return [ModelSource(str(s), *_prepare(s, settings)) for s in specs]
+
+
+def build(models: Sequence[ModelSource], files: Sequence[str], cols: Sequence[dict], k: int, offset: int,
+          settings: Settings) -> list:
+    from ..io.load import build_batch
+
+    return [build_batch(Path(f), m.plan, c, k, settings, offset=offset, allow_empty=True)
+            for m, f, c in zip(models, files, cols)]
+
+
+def stream_batches(models: Sequence[ModelSource], settings: Settings, chunk_rows: int):
+    """Aligned built batches ``(files, batches, rows)`` of every model, in row order (the stream engine)."""
+    from .source import iter_batches
+
+    gens = [iter_batches(m.src, m.needed, chunk_rows, m.numeric) for m in models]
+    for offset, files, cols, k in aligned(gens, [m.spec for m in models]):
+        yield files, build(models, files, cols, k, offset, settings), k
+
+
+def first_batch(batches) -> tuple[list, list]:
+    """The first aligned batch with kept rows, and every batch read up to it (folded after planning)."""
+    seen = []
+    for files, bs, k in batches:
+        seen.append((files, bs, k))
+        check_same_rows(files, [b.prediction for b in bs])
+        if bs[0].prediction is not None:
+            return [b.prediction for b in bs], seen
+    return [], seen
+
+
+def plan_on(models: Sequence[ModelSource], preds: Sequence, names: Sequence[str], settings: Settings,
+            options: dict[str, Any]) -> tuple[Layout, dict]:
+    from ..tasks.compare import align_models, plan_comparison
+
+    if not preds:
+        raise InputError(f"{models[0].spec}: every row has NaN/inf in a used column; nothing left to compare")
+    chunk = align_models([Model(n, p, {"path": m.spec}) for n, p, m in zip(names, preds, models)])
+    if settings.murphy:
+        raise UsageError("--murphy draws curves over all rows: compare with --engine memory")
+    plan, _ = plan_comparison(chunk, settings, **options)
+    return make_layout(plan, preds)
+
+
+def compare_stream(specs: Sequence[str], names: Sequence[str], settings: Settings, options: dict[str, Any],
+                   chunk_rows: int, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """The comparison JSON of the model files ``specs`` read in aligned record batches (the stream engine).
+    ``options``: the keyword arguments of :func:`uqeval.tasks.compare.compare_models` after ``metrics``."""
+    if chunk_rows < 1:
+        raise UsageError(f"--chunk-rows must be >= 1, got {chunk_rows}")
+    models = open_models(specs, settings)
+    batches = stream_batches(models, settings, chunk_rows)
+    preds, seen = first_batch(batches)
+    layout, finishes = plan_on(models, preds, names, settings, options)
+    part = ComparePartial(layout)
+    done = 0
+    for files, bs, k in [*seen, *batches]:
+        part.add(files, bs, k)
+        done += k
+        if progress is not None:
+            progress(done)
+    return finish(models, part, finishes, "stream", {"chunk_rows": int(chunk_rows)})
+
+
+def finish(models: Sequence[ModelSource], part: ComparePartial, finishes: dict[tuple[str, int], Callable],
+           engine: str, extra_info: dict[str, Any]) -> dict[str, Any]:
+    """The comparison JSON (schema ``uqeval.compare/1``) of a merged :class:`ComparePartial`."""
+    from ..tasks.compare import _num, _value_at, assemble, estimate_metrics
+    from . import states
+
+    lay, plan = part.layout, part.layout.plan
+    n = part.n
+    if n == 0:
+        raise InputError(f"{models[0].spec}: every row has NaN/inf in a used column; nothing left to compare")
+    results = [states.finalize(st, plan.settings)[0] if st["n"] else {} for st in part.states]
+    offsets, at = {}, 0
+    for name, k, width, n_codes in lay.columns:
+        offsets[(name, k)] = (at, width, n_codes)
+        at += width + n_codes
+
+    def value(k: int, ref: MetricRef):
+        if ref.source == "per_row":
+            if (ref.name, k) not in offsets:
+                return None, None
+            return float(part.unit[offsets[(ref.name, k)][0]] / n), None
+        if (ref.name, k) in lay.skip:
+            return None, None
+        res = results[k].get(ref.group)
+        return _num(_value_at(res, ref.keys)), res
+
+    def at_full(k: int, ref: MetricRef):
+        if ref.source == "summary" and not plan.n_boot:
+            return None, None, "no cheap resampler (it would be recomputed from scratch per resample)"
+        if (ref.name, k) not in offsets:
+            return None, None, NO_STREAMED_BOOTSTRAP
+        if ref.source == "per_row":
+            return (ref.name, k), None, None
+        o, width, n_codes = offsets[(ref.name, k)]
+        full = finishes[(ref.name, k)](part.unit[None, o:o + width + n_codes], np.array([float(n)]))
+        return (ref.name, k), float(np.asarray(full, dtype=np.float64)[0]), None
+
+    estimates, targets, columns, notes = estimate_metrics(plan, value, at_full)
+    replicates: dict[tuple[str, str], np.ndarray] = {}
+    if plan.n_boot and columns:
+        acc = part.acc
+        col = cat = 0
+        dense_at = {}
+        for name, k, width, n_codes in lay.columns:
+            dense_at[(name, k)] = (col, width, cat if n_codes else None)
+            col += width
+            cat += 1 if n_codes else 0
+        for metric, model, key in columns:
+            c0, width, c = dense_at[key]
+            parts = [acc.sums[c0:c0 + width].T] if width else []
+            if c is not None:
+                parts.append(acc.counts[c].T)
+            replicates[(metric, model)] = np.asarray(finishes[key](np.concatenate(parts, axis=1), acc.total),
+                                                     dtype=np.float64)
+    available = {}
+    for name, a, b in lay.pairs:
+        available.setdefault(name, [])
+        for k in (a, b):
+            if k not in available[name]:
+                available[name].append(k)
+    for name in available:
+        available[name].sort()
+    index = {(name, a, b): j for j, (name, a, b) in enumerate(lay.pairs)}
+
+    def run_tests(todo):
+        from ..resample import permutation_p_values
+
+        mom = part.moments
+        p_values = None
+        if plan.n_permutations and lay.pairs:
+            p_values = permutation_p_values(part.acc.flipped, mom.total, mom.total_abs)
+        out = []
+        for name, a, b in todo:
+            sign = 1.0
+            j = index.get((name, a, b))
+            if j is None:
+                j, sign = index[(name, b, a)], -1.0
+            entry = {"metric": name, "model": plan.names[a], "reference": plan.names[b],
+                     "mean_diff": sign * float(mom.total[j]) / n + 0.0, "permutation_p": math.nan,
+                     "dm_statistic": math.nan, "dm_p": math.nan}
+            if n >= 2 and plan.dm_lag < n:
+                dm = mom.dm(j)
+                entry["dm_statistic"], entry["dm_p"] = sign * dm["statistic"] + 0.0, dm["p_value"]
+            if p_values is not None:
+                entry["permutation_p"] = float(p_values[j])
+            out.append(entry)
+        return out
+
+    info_models = [Model(name, _Kind(part.kinds[k][0] if part.kinds[k] else None), {
+        "path": m.spec, "n_rows": part.n_rows[k], "n_dropped": part.n_dropped[k], "columns": part.columns[k]})
+        for k, (name, m) in enumerate(zip(plan.names, models))]
+    if lay.not_streamed:
+        notes.append(f"--engine {engine}: {len(lay.not_streamed)} metric(s) not compared because they do not merge "
+                     "over chunks: " + "; ".join(f"{k} ({why})" for k, why in lay.not_streamed.items())
+                     + "; use --engine memory for them")
+    approx = {}
+    for sig in part.kinds:
+        if sig is None:
+            continue
+        for path, bound in states.approximate(sig[0]).items():
+            if any(r.source == "summary" and f"{r.group}.{r.keys[-1]}" == path for r in plan.refs):
+                approx[path] = bound
+    for path, bound in approx.items():
+        notes.append(f"--engine {engine}: {path} is approximate: {bound}")
+    out = assemble(plan, info_models, n, estimates, targets, replicates, notes, available, run_tests)
+    out["input"] = {"engine": engine, **extra_info, "n_files": [len(m.src.files) for m in models],
+                    "not_streamed": dict(lay.not_streamed), "approximate": approx}
+    return out
+
+
+class _Kind:
+    """A stand-in prediction that only names its representation (the JSON's model list)."""
+
+    def __init__(self, kind: str | None) -> None:
+        self.kind = kind
+
+
+
+def compare_with_engine(specs: Sequence[str], names: Sequence[str], settings: Settings, options: dict[str, Any],
+                        engine: str = "stream", chunk_rows: int | None = None, scheduler: str | None = None,
+                        workers: int | None = None, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """The comparison JSON of ``specs`` on a streaming engine (``stream`` or ``dask``)."""
+    from .engine import auto_chunk_rows
+
+    chunk_rows = int(chunk_rows or min(auto_chunk_rows(s, settings) for s in specs))
+    if engine == "dask":
+        return compare_dask(specs, names, settings, options, chunk_rows, scheduler, workers, progress)
+    if scheduler is not None or workers is not None:
+        raise UsageError("--scheduler and --workers apply to --engine dask only")
+    return compare_stream(specs, names, settings, options, chunk_rows, progress)
+
+
+# --------------------------------------------------------------------------- Dask
+
+
+def row_groups(files: Sequence[str]) -> list[tuple[str, int, int, int]]:
+    """``(file, row group, global first row, rows)`` of a Parquet source, in file order (from the footers)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out, at = [], 0
+    for f in files:
+        try:
+            meta = pq.ParquetFile(f).metadata
+        except (pa.ArrowException, OSError) as exc:
+            raise InputError(f"{f}: cannot read Parquet file ({exc})") from None
+        for g in range(meta.num_row_groups):
+            k = meta.row_group(g).num_rows
+            out.append((f, g, at, k))
+            at += k
+    return out
+
+
+def range_batches(groups: Sequence[tuple[str, int, int, int]], start: int, stop: int, columns: list[str],
+                  chunk_rows: int) -> Iterator[tuple[str, dict, int]]:
+    """``(file, columns, rows)`` record batches of global rows ``[start, stop)`` of a Parquet source."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    wanted = [g for g in groups if g[2] < stop and g[2] + g[3] > start]
+    by_file: dict[str, list] = {}
+    for g in wanted:
+        by_file.setdefault(g[0], []).append(g)
+    for f, gs in by_file.items():
+        pos = gs[0][2]
+        try:
+            with pq.ParquetFile(f, pre_buffer=False, buffer_size=1 << 20) as pf:
+                for batch in pf.iter_batches(batch_size=chunk_rows, row_groups=[g[1] for g in gs], columns=columns,
+                                             use_threads=False):
+                    lo, hi = max(start, pos), min(stop, pos + batch.num_rows)
+                    if hi > lo:
+                        part = batch.slice(lo - pos, hi - lo)
+                        yield f, {c: part.column(c) for c in columns}, hi - lo
+                    pos += batch.num_rows
+        except (pa.ArrowException, OSError) as exc:
+            raise InputError(f"{f}: cannot read Parquet data ({exc})") from None
+
+
+def partition_compare(task: tuple[int, int], kept_start: int, models: Sequence[ModelSource], groups: Sequence[list],
+                      settings: Settings, chunk_rows: int, layout: Layout) -> ComparePartial:
+    """The :class:`ComparePartial` of global rows ``[offset, offset + rows)`` of every model (runs on a worker);
+    ``kept_start``: the index of its first kept row among all kept rows (the resampling key)."""
+    offset, rows = task
+    gens = [range_batches(g, offset, offset + rows, m.needed, chunk_rows) for m, g in zip(models, groups)]
+    part = ComparePartial(layout, start=kept_start)
+    for at, files, cols, k in aligned(gens, [m.spec for m in models], offset):
+        part.add(files, build(models, files, cols, k, at, settings), k)
+    return part
+
+
+def _extent(part: ComparePartial) -> tuple[int, int]:
+    return part.start, part.n
+
+
+def _merge(a: ComparePartial, b: ComparePartial) -> ComparePartial:
+    import copy
+
+    return copy.deepcopy(a).merge(b)  # never change a result the cluster holds (a retried task would add twice)
+
+
+def compare_dask(specs: Sequence[str], names: Sequence[str], settings: Settings, options: dict[str, Any],
+                 chunk_rows: int, scheduler: str | None = None, workers: int | None = None,
+                 progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """The comparison JSON of Parquet inputs ``specs`` on a Dask cluster: the first model's row groups cut the
+    rows into tasks of global row ranges; each task reads that range of every model into a
+    :class:`ComparePartial`, and the partials are tree-reduced in row order with :meth:`ComparePartial.merge`."""
+    from .dask_engine import _import_dask, partitions
+
+    distributed = _import_dask()
+    if scheduler is not None and workers is not None:
+        raise UsageError("give either --scheduler ADDRESS (an existing cluster) or --workers N (a local one)")
+    models = open_models(specs, settings)
+    for m in models:
+        if m.src.fmt != "parquet":
+            raise UsageError(f"--engine dask reads Parquet (files, directories, globs), not {m.spec}; "
+                             "stream CSV with --engine stream")
+    groups = [row_groups(m.src.files) for m in models]
+    totals = [sum(g[3] for g in gs) for gs in groups]
+    for m, t in zip(models[1:], totals[1:]):
+        if t != totals[0]:
+            short, long_ = (m.spec, models[0].spec) if t < totals[0] else (models[0].spec, m.spec)
+            raise InputError(f"{short} ends at global row {min(t, totals[0])} ({min(t, totals[0])} rows) but {long_} "
+                             f"has {max(t, totals[0])} rows; the files must hold the same targets in the same order")
+    tasks = [(t[2], t[3]) for t in partitions(models[0].src.files)]
+    preds, _ = first_batch(stream_batches(models, settings, chunk_rows))  # plan on the first rows (client)
+    layout, finishes = plan_on(models, preds, names, settings, options)
+    cluster = None
+    if scheduler is None:
+        cluster = distributed.LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=50)
+    try:
+        try:
+            client = distributed.Client(scheduler or cluster, set_as_default=True, timeout="20s")
+        except (OSError, TimeoutError) as exc:
+            raise UsageError(f"--scheduler {scheduler}: cannot connect to a Dask scheduler there ({exc}); "
+                             "give its address as tcp://host:8786, or use --workers N for a local cluster") from None
+        with client:
+            def submit(i: int, kept: int):
+                return client.submit(partition_compare, tasks[i], kept, models, groups, settings, chunk_rows, layout,
+                                     pure=False)
+
+            # first guess: no row is dropped, so a task's first kept row is its first row
+            futures = [submit(i, t[0]) for i, t in enumerate(tasks)]
+            done = 0
+            for fut in distributed.as_completed(futures):
+                if fut.status == "error":
+                    fut.result()  # raises the worker's InputError here
+                done += tasks[futures.index(fut)][1]
+                if progress is not None:
+                    progress(done)
+            extents = client.gather([client.submit(_extent, f, pure=False) for f in futures])
+            kept = 0
+            for i, (start, n) in enumerate(extents):  # --nan-policy omit dropped rows: shift the later keys
+                if start != kept:
+                    futures[i] = submit(i, kept)
+                kept += n
+            level = futures  # tree reduction on the cluster, pairs in row order
+            while len(level) > 1:
+                level = [client.submit(_merge, level[i], level[i + 1], pure=False) if i + 1 < len(level) else level[i]
+                         for i in range(0, len(level), 2)]
+            part = level[0].result()
+    finally:
+        if cluster is not None:
+            cluster.close()
+    info = {"chunk_rows": int(chunk_rows), "n_partitions": len(tasks),
+            "scheduler": scheduler if scheduler is not None else f"LocalCluster({workers or 2} worker processes)"}
+    return finish(models, part, finishes, "dask", info)
