@@ -158,6 +158,8 @@ class ScoringFlags:
 
     def reference_spec(self):
         """The :class:`uqeval.tasks.skill.Reference` of ``--reference``/``--train``/``--time``, or None."""
+        if self.reference is None and self.time is None:  # no skill scores (and no tasks.skill import)
+            return None
         from ..tasks.skill import reference_spec
 
         return reference_spec(self.reference, self.train, self.time)
@@ -409,8 +411,8 @@ def emit(summary: dict, fmt: OutputFormat, output: Path | None, title: str | Non
         write_json(output, summary)
     for text in summary.get("notes", []):
         note(text)
-    table = rich_table(summary, title) if fmt is OutputFormat.table else None
-    show(summary, fmt, lambda: markdown(summary, title), lambda: [table], console(fit=table))
+    table = rich_table(summary, title) if fmt is OutputFormat.table else None  # rich only for the table
+    show(summary, fmt, lambda: markdown(summary, title), lambda: [table], console(fit=table) if table else None)
 
 
 def console(min_width: int = 0, fit=None):
