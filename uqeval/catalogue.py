@@ -225,7 +225,11 @@ def _cover_index(p: Prediction, s: Settings) -> np.ndarray:
 
     def make():
         if p.kind == "gaussian":  # exact on |z|, as the toolbox (no round trip through the PIT)
-            return interval_cover_index(np.abs(p.y_true - p.mean) / p.std, _expected(s))
+            from .metrics.blocks import rowwise
+
+            expected = _expected(s)
+            return rowwise(lambda y, mean, std: interval_cover_index(np.abs(y - mean) / std, expected),
+                           p.y_true, p.mean, p.std, dtype=np.intp)
         return pit_cover_index(p.pit(), _expected(s))
 
     return _memo(p, f"cover_index_{s.num_bins}", make)
