@@ -106,3 +106,14 @@ def test_cover_index_equals_searchsorted_on_the_thresholds():
     expected = np.linspace(0.0, 1.0, 100)
     assert np.array_equal(interval_cover_index(a, expected),
                           np.searchsorted(ndtri(0.5 + expected / 2.0), a, side="left"))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 10, 11, 1000, 1001])
+def test_median_selection_equals_np_median(n):
+    """mdae's selection (np.median's partition and middle-pair mean, without its numpy.ma NaN check)."""
+    from uqeval.metrics.accuracy import _weighted_median
+
+    rng = np.random.default_rng(n)
+    for x in (rng.normal(size=n), np.round(rng.normal(size=n), 1), np.full(n, 0.1)):
+        assert _weighted_median(x.copy(), None, overwrite=True)[0] == np.median(x)
+        assert _weighted_median(x, None)[0] == np.median(x)
