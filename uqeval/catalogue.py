@@ -220,12 +220,16 @@ def _member_rows(p: Prediction) -> dict[str, np.ndarray]:
 
 def _cover_index(p: Prediction, s: Settings) -> np.ndarray:
     """First expected central level whose interval holds each row (interval-mode calibration)."""
-    from .metrics.calibration import interval_cover_index
-    from .metrics.quantiles import pit_cover_index
-
     def make():
         if p.kind == "gaussian":  # exact on |z|, as the toolbox (no round trip through the PIT)
-            return interval_cover_index(np.abs(p.y_true - p.mean) / p.std, _expected(s))
+            from .metrics.blocks import rowwise
+            from .metrics.calibration import interval_cover_index
+
+            expected = _expected(s)
+            return rowwise(lambda y, mean, std: interval_cover_index(np.abs(y - mean) / std, expected),
+                           p.y_true, p.mean, p.std, dtype=np.intp)
+        from .metrics.quantiles import pit_cover_index
+
         return pit_cover_index(p.pit(), _expected(s))
 
     return _memo(p, f"cover_index_{s.num_bins}", make)

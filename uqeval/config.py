@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 
-from ._toml import tomllib
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -104,6 +103,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
         raise InputError(f"config file '{p}' does not exist") from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read config file '{p}': {exc}") from None
+    from ._toml import tomllib
     from .io.strict import loads_toml
 
     try:

@@ -338,7 +338,8 @@ class Gaussian(_AnyLevel, Point):
         from scipy.special import ndtri
 
         half = self.std[:, None] * ndtri(0.5 + 0.5 * np.asarray(levels, dtype=np.float64))[None, :]
-        return self.mean[:, None] - half, self.mean[:, None] + half
+        upper = self.mean[:, None] + half
+        return np.subtract(self.mean[:, None], half, out=half), upper  # the lower bounds reuse `half`
 
 
 @dataclass(frozen=True)

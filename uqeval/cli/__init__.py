@@ -3,33 +3,23 @@
 Each command lives in its own module and only parses options, calls the core
 and renders. Command modules import nothing heavy at module level, so
 ``uqeval --help`` and ``uqeval --version`` never load numpy's friends
-(scipy, matplotlib, pandas).
+(scipy, matplotlib, pandas). ``main`` imports only the module of the command it
+runs (``uqeval score FILE`` never compiles the other eight); ``app``, the full
+Typer application with every command, is built on first access.
 """
 
 from __future__ import annotations
 
+import sys
+from importlib import import_module
+
 import typer
 
 from .. import __version__
-from . import check as _check
-from . import compare as _compare
-from . import coverage as _coverage
-from . import explain as _explain
-from . import plot as _plot
-from . import recalibrate as _recalibrate
-from . import report as _report
-from . import score as _score
-from . import ucc as _ucc
+from ._lean import install as _lean_typer
 
-app = typer.Typer(
-    name="uqeval",
-    help="Evaluate predictive uncertainty: calibration, scoring rules, coverage, UCC, recalibration.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,  # plain click help and usage errors: no rich.markdown/pygments import (--help ~2x faster)
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+#: command name -> its module under uqeval.cli (a function of the same name), in --help order
+COMMANDS = ("score", "ucc", "coverage", "check", "compare", "recalibrate", "plot", "report", "explain")
 
 
 def _version(value: bool) -> None:
@@ -38,22 +28,72 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version and exit."),
 ) -> None:
     """uqeval: how good are your uncertainty estimates?"""
 
 
-app.command("score")(_score.score)
-app.command("ucc")(_ucc.ucc)
-app.command("coverage")(_coverage.coverage)
-app.command("check")(_check.check)
-app.command("compare")(_compare.compare)
-app.command("recalibrate")(_recalibrate.recalibrate)
-app.command("plot")(_plot.plot)
-app.command("report")(_report.report)
-app.command("explain")(_explain.explain)
+def build_app(commands: tuple[str, ...] = COMMANDS) -> typer.Typer:
+    """The Typer application with ``commands`` registered (all of them by default)."""
+    _lean_typer()
+    application = typer.Typer(
+        name="uqeval",
+        help="Evaluate predictive uncertainty: calibration, scoring rules, coverage, UCC, recalibration.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,  # plain click help and usage errors: no rich.markdown/pygments import (--help ~2x faster)
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    application.callback()(_root)
+    for name in commands:
+        application.command(name)(getattr(import_module(f"{__name__}.{name}"), name))
+    return application
+
+
+def __getattr__(name: str):
+    if name == "app":
+        globals()["app"] = application = build_app()
+        return application
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _requested(argv: list[str]) -> tuple[str, ...]:
+    """Only the command named on the command line (the root takes no option values), else every command
+    (``uqeval --help``, a misspelt command: typer lists them all)."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return (first,) if first in COMMANDS else COMMANDS
+
+
+#: numpy submodules that ``import scipy.special`` touches and no score path uses
+_DEFERRED = frozenset(f"numpy.{m}" for m in ("f2py", "testing", "ma", "polynomial", "ctypeslib", "char", "rec", "strings"))
+
+
+def _defer_numpy_extras() -> None:
+    """Load numpy's optional submodules on first use rather than on ``import scipy.special``.
+
+    scipy >= 1.15 copies the numpy namespace when scipy.special is imported, which imports
+    ``numpy.f2py``, ``numpy.testing``, ``numpy.ma`` and friends (~70 ms of start-up; f2py alone
+    compiles hundreds of regular expressions). A finder hands them out with a
+    :class:`importlib.util.LazyLoader`: real modules that execute on first attribute access.
+    Only the CLI process installs it (numpy itself is not imported here); importing
+    :mod:`uqeval` as a library changes nothing.
+    """
+    import importlib.machinery
+    import importlib.util
+
+    class LazyNumpyExtras:  # a meta path finder (importlib.abc is not imported for its base class)
+        def find_spec(self, name, path, target=None):
+            if name not in _DEFERRED:
+                return None
+            spec = importlib.machinery.PathFinder.find_spec(name, path)
+            if spec is not None and spec.loader is not None:
+                spec.loader = importlib.util.LazyLoader(spec.loader)
+            return spec
+
+    if not any(type(f).__name__ == "LazyNumpyExtras" for f in sys.meta_path):
+        sys.meta_path.insert(0, LazyNumpyExtras())
 
 
 #: BLAS thread variables a user may set; when none is set the CLI runs BLAS on one thread
@@ -78,4 +118,5 @@ def single_threaded_blas(environ=None) -> None:
 
 def main() -> None:
     single_threaded_blas()
-    app()
+    _defer_numpy_extras()
+    build_app(_requested(sys.argv[1:]))()

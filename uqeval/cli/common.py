@@ -166,6 +166,8 @@ class ScoringFlags:
         ``joins_files``: the command itself joins its files on ``--id`` (compare), so ``--id`` without
         ``--reference`` is not an error.
         """
+        if self.reference is None and self.time is None and self.train is None and (self.id is None or joins_files):
+            return None  # no skill scores (and no tasks.skill import)
         from ..tasks.skill import reference_spec
 
         return reference_spec(self.reference, self.train, self.time, None if joins_files and self.reference is None
@@ -412,14 +414,23 @@ def click_exceptions() -> tuple[type[BaseException], ...]:
 def emit(summary: dict, fmt: OutputFormat, output: Path | None, title: str | None = None) -> None:
     """Write the JSON file (if asked) and render the summary on stdout."""
     from ..io.writers import write_json
-    from ..report.tables import markdown, rich_table
 
     if output is not None:
         write_json(output, summary)
     for text in summary.get("notes", []):
         note(text)
-    table = rich_table(summary, title) if fmt is OutputFormat.table else None
-    show(summary, fmt, lambda: markdown(summary, title), lambda: [table], console(fit=table))
+    table = None
+    if fmt is OutputFormat.table:  # the renderers (and rich) load only for the output asked for
+        from ..report.tables import rich_table
+
+        table = rich_table(summary, title)
+
+    def markdown() -> str:
+        from ..report.tables import markdown
+
+        return markdown(summary, title)
+
+    show(summary, fmt, markdown, lambda: [table], console(fit=table) if table else None)
 
 
 def console(min_width: int = 0, fit=None):

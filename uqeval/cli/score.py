@@ -56,7 +56,6 @@ def score(
     from ..errors import UsageError
     from ..io.load import load_predictions
     from ..io.writers import check_output_path, write_parquet
-    from ..tasks.plot import write_images
 
     settings = flags.settings(columns={"by": by}, oca_fraction=oca_fraction, bayes_samples=bayes_samples)
     reference = flags.reference_spec()
@@ -102,6 +101,8 @@ def score(
     if rows_table is not None:
         write_parquet(per_row, rows_table)
     if images is not None:
+        from ..tasks.plot import write_images
+
         write_images(images, plot_dir, plot_format.value if plot_format else "png")
     emit(summary, fmt, output)
 

@@ -202,9 +202,12 @@ def to_float(column, name: str, path: Path, offset: int = 0) -> np.ndarray:
 
     ``offset``: global row number of the first row (streamed chunks), used in messages."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     typ = column.type
+    if pa.types.is_float64(typ) and not column.null_count:  # the common case: no cast (pyarrow.compute: ~30 ms to import)
+        return float64_numpy(column)
+    import pyarrow.compute as pc
+
     if pa.types.is_boolean(typ):
         raise SchemaError(
             f"{path}: column '{name}' holds true/false values; a boolean is not a number here: "

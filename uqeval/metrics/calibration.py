@@ -24,6 +24,7 @@ from scipy.special import ndtri
 from ..errors import InputError
 from ..validation import as_float_array
 from .scoring import _gaussian_arrays
+from .search import searchsorted_fixed
 
 
 def _expected_grid(num_bins: int) -> np.ndarray:
@@ -78,7 +79,7 @@ def interval_cover_index(z_abs, expected) -> np.ndarray:
     if a.size and not np.all(a >= 0.0):  # also rejects NaN
         raise InputError("z_abs must be non-negative standardized absolute residuals (no NaN)")
     thresholds = ndtri(0.5 + p / 2.0)
-    return np.searchsorted(thresholds, a, side="left")
+    return searchsorted_fixed(thresholds, a, side="left")
 
 
 def central_cover_index(central, expected) -> np.ndarray:

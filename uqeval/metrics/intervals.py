@@ -12,7 +12,7 @@ Deep Learning Uncertainty Quantification Procedures. *Entropy* 23(12), 1608.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from scipy.special import ndtri
@@ -130,12 +130,34 @@ def coverage_metrics(
             raise InputError(
                 f"y_std (reference std of the training targets) must be a finite number > 0, got {ref:g}"
             )
-    rows = coverage_rows(y, lo, hi, level, y_std)
+    from .blocks import BLOCK
+
+    # coverage_rows block by block, without full-size indicator arrays: the indicators (and the
+    # coverage_error terms) are 0/1 per row, so their sums are exact integers, the same in any order;
+    # the widths go to full-size arrays whose mean is taken as before
+    sums: dict[str, Any] = {}
+    widths: dict[str, np.ndarray] = {}
+    finishers: dict[str, Any] = {}
+    for start in range(0, n, BLOCK):
+        stop = min(start + BLOCK, n)
+        for key, (score, terms, finish) in coverage_rows(y[start:stop], lo[start:stop], hi[start:stop], level,
+                                                        y_std).items():
+            finishers[key] = finish
+            if terms is not None or key in _INDICATORS:
+                sums[key] = sums.get(key, 0.0) + (terms.sum(axis=0) if terms is not None else np.sum(score))
+            else:
+                widths.setdefault(key, np.empty(n))[start:stop] = score
     out: dict[str, float] = {}
-    for key, (score, terms, finish) in rows.items():
-        out[key] = float(np.mean(score)) if score is not None else \
-            float(finish(terms.sum(axis=0)[None, :], np.array([float(n)]))[0])
+    for key, finish in finishers.items():  # coverage_rows' key order
+        if finish is not None:
+            out[key] = float(finish(np.asarray(sums[key])[None, :], np.array([float(n)]))[0])
+        else:
+            out[key] = float(np.mean(widths[key])) if key in widths else float(sums[key] / n)
     return out
+
+
+#: keys of :func:`coverage_rows` whose per-row score is a 0/1 indicator
+_INDICATORS = frozenset({"coverage", "miss_below", "miss_above"})
 
 
 def coverage_rows(y_true, lower, upper, level: float, y_std: float | None = None) -> dict[str, tuple]:

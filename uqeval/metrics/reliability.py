@@ -40,14 +40,20 @@ def pit_gaussian(y_true, mean, std) -> np.ndarray:
     return ndtr((y - mu) / sd)
 
 
-def _rs_sorted(eta_sorted: np.ndarray) -> float:
+def _rs_sorted(eta_sorted: np.ndarray, out: np.ndarray | None = None) -> float:
+    """RS of sorted standardized errors; ``out``: an (N,) buffer for the per-row terms."""
+    from .blocks import rowwise
+
     n = eta_sorted.size
-    i = np.arange(1, n + 1, dtype=np.float64)
-    # eta/N (erf eta + 1) - eta (2i-1)/N^2 grouped as eta/N ((1 + erf eta) - (2i-1)/N):
-    # the bracket is a small difference of two O(1) terms, better than two O(1) sums.
-    terms = (eta_sorted / n) * (erfc(-eta_sorted) - (2.0 * i - 1.0) / n)
-    terms += np.exp(-eta_sorted * eta_sorted) / (n * np.sqrt(np.pi))
-    return float(np.sum(terms) - _HALF_SQRT_2_OVER_PI)
+
+    def terms(i: np.ndarray, eta: np.ndarray) -> np.ndarray:  # i: 1-based ranks
+        # eta/N (erf eta + 1) - eta (2i-1)/N^2 grouped as eta/N ((1 + erf eta) - (2i-1)/N):
+        # the bracket is a small difference of two O(1) terms, better than two O(1) sums.
+        t = (eta / n) * (erfc(-eta) - (2.0 * i - 1.0) / n)
+        t += np.exp(-eta * eta) / (n * np.sqrt(np.pi))
+        return t
+
+    return float(np.sum(rowwise(terms, eta_sorted, out=out, positions=True)) - _HALF_SQRT_2_OVER_PI)
 
 
 def reliability_score(y_true, mean, std) -> float:
@@ -75,14 +81,14 @@ def reliability_score(y_true, mean, std) -> float:
 
 def _max_cal_err_sorted(u: np.ndarray) -> tuple[float, float, float]:
     """``(value, phi, c)`` of sorted PIT values: the largest gap, where it is and the ECDF value there."""
+    from .blocks import row_argmax
+
     n = u.size
-    i = np.arange(1, n + 1, dtype=np.float64)
-    above = i / n - u  # C just right of each jump (C(u_i) with ties: last of a run)
-    below = u - (i - 1.0) / n  # C just left of each jump
-    ka, kb = int(np.argmax(above)), int(np.argmax(below))
-    if above[ka] >= below[kb]:
-        return float(above[ka]), float(u[ka]), float((ka + 1) / n)
-    return float(below[kb]), float(u[kb]), float(kb / n)
+    ka, above = row_argmax(lambda i, u: i / n - u, u, positions=True)  # C just right of each jump (C(u_i) with ties: last of a run)
+    kb, below = row_argmax(lambda i, u: u - (i - 1.0) / n, u, positions=True)  # C just left of each jump
+    if above >= below:
+        return above, float(u[ka]), float((ka + 1) / n)
+    return below, float(u[kb]), float(kb / n)
 
 
 def max_calibration_error_at(pit) -> tuple[float, float, float]:
@@ -179,11 +185,16 @@ def reliability_gaussian(y_true, mean, std) -> dict[str, float]:
     of :func:`pit_gaussian`, ``accrue`` is :func:`accrue_score`'s ``accrue``. One sort
     serves all three (the PIT is monotone in :math:`\\eta`).
     """
+    from .blocks import row_mean, rowwise
+
     y, mu, sd = _gaussian_arrays(y_true, mean, std)
-    eps = y - mu
-    z = eps / sd
-    z_sorted = np.sort(z)
-    rs = _rs_sorted(z_sorted / np.sqrt(2.0))
-    mce = _max_cal_err_sorted(ndtr(z_sorted))[0]
-    acc = _accrue(float(np.mean(_crps_z(z, sd))), rs, float(np.mean(np.abs(eps))))
+    buf = np.empty(y.size)  # per-row values of one quantity at a time (block by block), then reduced
+    mean_abs_err = row_mean(lambda y, mu: np.abs(y - mu), y, mu, out=buf)
+    z = rowwise(lambda y, mu, sd: (y - mu) / sd, y, mu, sd)
+    crps_mean = row_mean(_crps_z, z, sd, out=buf)
+    z.sort()  # ours: sorted in place
+    mce = _max_cal_err_sorted(rowwise(ndtr, z, out=buf))[0]
+    z /= np.sqrt(2.0)
+    rs = _rs_sorted(z, out=buf)
+    acc = _accrue(crps_mean, rs, mean_abs_err)
     return {"rs": rs, "max_cal_err": mce, "accrue": acc["accrue"]}

@@ -11,6 +11,7 @@ from scipy.special import ndtr, ndtri
 
 from ..errors import InputError
 from ..validation import as_float_array, check_finite, check_nonempty, check_positive, check_same_length
+from .search import searchsorted_fixed
 
 
 def pinball_loss(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray) -> np.ndarray:
@@ -114,7 +115,7 @@ def _check_profile(z: np.ndarray, levels: np.ndarray, q: np.ndarray | None = Non
               = \frac1K\Big[z\,(T - K + m) - \sum_k \tau_k q_k + \sum_{k \ge m} q_k\Big]
 
     with :math:`T=\sum_k\tau_k` and :math:`m = \#\{k: q_k \le z\}` (``q`` ascending).
-    One ``searchsorted`` and prefix sums: O(N log K) time, O(N) memory (no (N, K) array).
+    One ``searchsorted`` (:func:`~uqeval.metrics.search.searchsorted_fixed`) and prefix sums: O(N log K) time, O(N) memory (no (N, K) array).
     ``q``: other non-decreasing standard quantiles at ``levels`` (default :math:`\Phi^{-1}(\tau)`),
     e.g. those of an isotonically recalibrated forecast.
     """
@@ -122,7 +123,7 @@ def _check_profile(z: np.ndarray, levels: np.ndarray, q: np.ndarray | None = Non
     q = ndtri(tau) if q is None else np.asarray(q, dtype=np.float64)  # ascending
     k = tau.size
     suffix_q = np.concatenate([np.cumsum(q[::-1])[::-1], [0.0]])  # suffix_q[m] = sum_{k>=m} q_k
-    m = np.searchsorted(q, z, side="right")
+    m = searchsorted_fixed(q, z, side="right")
     return (z * (tau.sum() - k + m) - np.dot(tau, q) + suffix_q[m]) / k
 
 
@@ -151,13 +152,13 @@ def _interval_profile(z: np.ndarray, levels: np.ndarray, lo: np.ndarray | None =
     # above: sum over {k: u_k < z} = the first m_u levels (hi ascending)
     cw_hi = np.concatenate([[0.0], np.cumsum(w)])
     cwu_hi = np.concatenate([[0.0], np.cumsum(w * hi)])
-    m_u = np.searchsorted(hi, z, side="left")
+    m_u = searchsorted_fixed(hi, z, side="left")
     above = z * cw_hi[m_u] - cwu_hi[m_u]
     # below: sum over {k: l_k > z}; lo reversed is ascending, the set is its tail
     lo_a, w_a = lo[::-1], w[::-1]
     sw_lo = np.concatenate([np.cumsum(w_a[::-1])[::-1], [0.0]])
     swl_lo = np.concatenate([np.cumsum((w_a * lo_a)[::-1])[::-1], [0.0]])
-    m_l = np.searchsorted(lo_a, z, side="right")
+    m_l = searchsorted_fixed(lo_a, z, side="right")
     below = swl_lo[m_l] - z * sw_lo[m_l]
     return (width + above + below) / k
 
@@ -228,12 +229,17 @@ def scoring_rules_gaussian(y_true, mean, std, resolution: int = 99) -> dict[str,
     :func:`crps_gaussian`, :func:`check_score_gaussian`, :func:`interval_score_gaussian`.
     Matches the Uncertainty Toolbox's ``get_all_scoring_rule_metrics`` (scaled=True).
     """
+    from .blocks import row_mean
+
     y, mu, sd = _gaussian_arrays(y_true, mean, std)
     levels = _resolution_levels(resolution)
-    z = (y - mu) / sd
+    z = np.subtract(y, mu)
+    z /= sd
+    q, lo, hi = ndtri(levels), ndtri(0.5 - levels / 2.0), ndtri(0.5 + levels / 2.0)  # the profiles' defaults
+    buf = np.empty_like(z)  # each rule's per-row values, block by block, then their mean
     return {
-        "nll": float(np.mean(_nll_z(z, sd))),
-        "crps": float(np.mean(_crps_z(z, sd))),
-        "check": float(np.mean(sd * _check_profile(z, levels))),
-        "interval": float(np.mean(sd * _interval_profile(z, levels))),
+        "nll": row_mean(_nll_z, z, sd, out=buf),
+        "crps": row_mean(_crps_z, z, sd, out=buf),
+        "check": row_mean(lambda z, sd: sd * _check_profile(z, levels, q), z, sd, out=buf),
+        "interval": row_mean(lambda z, sd: sd * _interval_profile(z, levels, lo, hi), z, sd, out=buf),
     }

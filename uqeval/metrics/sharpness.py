@@ -28,5 +28,9 @@ def sharpness(std) -> dict[str, float]:
     check_nonempty(sd.size)
     check_finite(sd, "std")
     check_positive(sd, "std")
+    from .blocks import row_mean
+
     top = float(sd.max())  # scaled by the largest std, so that sd**2 cannot overflow for huge values
-    return {"sharp": float(np.sqrt(np.mean(np.square(sd / top)))) * top, "mean_std": float(np.mean(sd / top)) * top}
+    buf = np.empty_like(sd)
+    return {"sharp": float(np.sqrt(row_mean(lambda sd: np.square(sd / top), sd, out=buf))) * top,
+            "mean_std": row_mean(lambda sd: sd / top, sd, out=buf) * top}

@@ -1,0 +1,119 @@
+"""Blocked kernels (issue 18): the same numbers as the whole-array code they replace, bit for bit.
+
+The Gaussian kernels evaluate per-row terms block by block (``uqeval.metrics.blocks``) and place
+residuals among fixed break points through a lookup table (``uqeval.metrics.search``); both must
+give exactly what the straightforward whole-array numpy expressions give, across block boundaries.
+"""
+
+import numpy as np
+import pytest
+from scipy.special import erfc, ndtr, ndtri
+
+from uqeval.metrics import blocks
+from uqeval.metrics.accuracy import regression_accuracy
+from uqeval.metrics.blocks import row_argmax, rowwise
+from uqeval.metrics.calibration import interval_cover_index
+from uqeval.metrics.intervals import coverage_metrics
+from uqeval.metrics.reliability import reliability_gaussian
+from uqeval.metrics.scoring import scoring_rules_gaussian
+from uqeval.metrics.search import searchsorted_fixed
+from uqeval.metrics.sharpness import sharpness
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of 1,000 rows, so that a few thousand rows cross many block boundaries."""
+    monkeypatch.setattr(blocks, "BLOCK", 1000)
+
+
+def _data(n=5_503, seed=0):
+    rng = np.random.default_rng(seed)
+    mean = rng.normal(size=n)
+    std = rng.uniform(0.5, 2.0, n)
+    return mean + 1.1 * std * rng.normal(size=n), mean, std
+
+
+def test_rowwise_and_row_argmax_equal_the_whole_array_expression():
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=10_007), rng.normal(size=10_007)
+    fn = lambda a, b: np.exp(-a * a) / (1.0 + b * b) - ndtr(a)  # noqa: E731
+    out = rowwise(fn, x, y, block=1000)
+    assert out.tobytes() == fn(x, y).tobytes()
+    ranks = lambda i, a: i / x.size - a  # noqa: E731
+    whole = ranks(np.arange(1, x.size + 1, dtype=np.float64), x)
+    assert rowwise(ranks, x, positions=True, block=999).tobytes() == whole.tobytes()
+    xt = np.repeat(x[:50], 200)  # ties: the first maximum, as np.argmax
+    k, v = row_argmax(lambda a: a, xt, block=64)
+    assert (k, v) == (int(np.argmax(xt)), float(xt.max()))
+
+
+def test_gaussian_kernels_do_not_depend_on_the_block_size(small_blocks):
+    """Blocks of 1,000 rows give bitwise what one block (the whole array) gives."""
+    y, mean, std = _data()
+    got = (scoring_rules_gaussian(y, mean, std), reliability_gaussian(y, mean, std),
+           regression_accuracy(y, mean), sharpness(std), coverage_metrics(y, mean - 2 * std, mean + 2 * std, 0.95))
+    blocks.BLOCK = 1 << 20
+    whole = (scoring_rules_gaussian(y, mean, std), reliability_gaussian(y, mean, std),
+             regression_accuracy(y, mean), sharpness(std), coverage_metrics(y, mean - 2 * std, mean + 2 * std, 0.95))
+    assert repr(got) == repr(whole)
+
+
+def test_blocked_kernels_equal_the_plain_formulas():
+    """The blocked kernels against the plain whole-array expressions they replaced."""
+    y, mean, std = _data(20_011)
+    eps = y - mean
+    z = eps / std
+    nll = np.mean(0.5 * np.log(2.0 * np.pi) + np.log(std) + 0.5 * z * z)
+    pdf = 1.0 / np.sqrt(2.0 * np.pi) * np.exp(-0.5 * z * z)
+    crps = np.mean(std * (z * (2.0 * ndtr(z) - 1.0) + 2.0 * pdf - 1.0 / np.sqrt(np.pi)))
+    got = scoring_rules_gaussian(y, mean, std)
+    assert got["nll"] == float(nll) and got["crps"] == float(crps)
+    zs = np.sort(z)
+    i = np.arange(1, z.size + 1, dtype=np.float64)
+    eta = zs / np.sqrt(2.0)
+    terms = (eta / z.size) * (erfc(-eta) - (2.0 * i - 1.0) / z.size) + np.exp(-eta * eta) / (z.size * np.sqrt(np.pi))
+    assert reliability_gaussian(y, mean, std)["rs"] == float(np.sum(terms) - 0.5 * np.sqrt(2.0 / np.pi))
+    u = ndtr(zs)
+    mce = max(np.max(i / z.size - u), np.max(u - (i - 1.0) / z.size))
+    assert reliability_gaussian(y, mean, std)["max_cal_err"] == float(mce)
+    acc = regression_accuracy(y, mean)
+    assert acc["mae"] == float(np.mean(np.abs(eps))) and acc["mdae"] == float(np.median(np.abs(eps)))
+    assert acc["rmse"] == float(np.sqrt(np.mean(np.square(eps))))
+    lo, hi = mean - std, mean + 1.5 * std
+    cov = coverage_metrics(y, lo, hi, 0.8, y_std=2.0)
+    inside = ((y >= lo) & (y <= hi)).astype(float)
+    assert cov["coverage"] == float(np.mean(inside)) and cov["width"] == float(np.mean(hi - lo))
+    assert cov["width_norm"] == float(np.mean((hi - lo) / 2.0)) and cov["miss_below"] == float(np.mean(y < lo))
+    assert cov["coverage_error"] == float(np.mean(inside) - 0.8)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_fixed_equals_searchsorted(side):
+    rng = np.random.default_rng(1)
+    levels = np.linspace(0.01, 0.99, 99)
+    x = np.concatenate([rng.normal(size=100_000) * 2, rng.standard_cauchy(10_000),
+                        [np.inf, -np.inf, 0.0, -0.0, 9.0, -9.0, 1e300, -1e300, 5e-324]])
+    for breaks in (ndtri(levels), ndtri(0.5 + levels / 2), ndtri(0.5 - levels / 2)[::-1],
+                   ndtri(0.5 + np.linspace(0, 1, 100) / 2),  # 0 ... inf
+                   np.array([-20.0, -9.0, 0.0, 9.0, 20.0]), np.linspace(-1e-3, 1e-3, 50)):  # the last: shared cells
+        finite = breaks[np.isfinite(breaks)]
+        xs = np.concatenate([x, finite, np.nextafter(finite, np.inf), np.nextafter(finite, -np.inf)])
+        assert np.array_equal(searchsorted_fixed(breaks, xs, side), np.searchsorted(breaks, xs, side))
+
+
+def test_cover_index_equals_searchsorted_on_the_thresholds():
+    a = np.abs(np.random.default_rng(2).normal(size=50_000)) * 1.3
+    expected = np.linspace(0.0, 1.0, 100)
+    assert np.array_equal(interval_cover_index(a, expected),
+                          np.searchsorted(ndtri(0.5 + expected / 2.0), a, side="left"))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 10, 11, 1000, 1001])
+def test_median_selection_equals_np_median(n):
+    """mdae's selection (np.median's partition and middle-pair mean, without its numpy.ma NaN check)."""
+    from uqeval.metrics.accuracy import _weighted_median
+
+    rng = np.random.default_rng(n)
+    for x in (rng.normal(size=n), np.round(rng.normal(size=n), 1), np.full(n, 0.1)):
+        assert _weighted_median(x.copy(), None, overwrite=True)[0] == np.median(x)
+        assert _weighted_median(x, None)[0] == np.median(x)

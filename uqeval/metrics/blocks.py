@@ -1,0 +1,70 @@
+"""Row-wise kernels evaluated block by block: the same numbers with block-sized temporaries.
+
+A kernel such as the Gaussian CRPS builds several full-size temporaries before its mean is
+taken (``z * z``, ``exp``, ``ndtr``, ...): at 1e7 rows each is 80 MB, and allocating and
+page-faulting them costs more than the arithmetic. :func:`rowwise` evaluates an element-wise
+function on blocks of rows and writes each block into one output array, so every row goes
+through exactly the same operations (the result is bitwise that of ``fn(*arrays)``) while the
+temporaries stay in cache. Reductions (``np.mean``) are then taken over the whole output, in
+the same order as before.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+#: rows per block: 16 Ki rows, 128 KiB per float64 temporary -- cache-sized, and small enough for malloc to
+#: reuse heap memory (larger blocks are mmap-ed and page-faulted afresh each time: ~0.1 s of system time per
+#: pass at 1e7 rows); 611 Python iterations per pass at 1e7 rows
+BLOCK = 1 << 14
+
+
+def _blocks(n: int, block: int):
+    for start in range(0, n, block):
+        yield start, min(start + block, n)
+
+
+def _args(arrays, start: int, stop: int, positions: bool) -> list:
+    args = [a[start:stop] for a in arrays]
+    if positions:  # 1-based row numbers as float64: the same values as np.arange(1, n + 1.0)[start:stop]
+        args.insert(0, np.arange(start + 1, stop + 1, dtype=np.float64))
+    return args
+
+
+def rowwise(fn: Callable[..., np.ndarray], *arrays: np.ndarray, out: np.ndarray | None = None,
+            dtype=np.float64, positions: bool = False, block: int | None = None) -> np.ndarray:
+    """``fn(*arrays)`` for an element-wise (row by row) ``fn`` of (N,) arrays, computed block by block.
+
+    ``out``: an (N,) array to write into (e.g. a buffer reused by several kernels); a new
+    array of ``dtype`` by default. ``positions``: ``fn`` also receives, first, the 1-based row
+    numbers of the block (float64), for terms that depend on a row's rank in sorted data.
+    Returns the (N,) result. A loop over blocks of rows, not rows.
+    """
+    n, block = len(arrays[0]), block or BLOCK
+    if out is None:
+        if n <= block:
+            return np.asarray(fn(*_args(arrays, 0, n, positions)), dtype=dtype)
+        out = np.empty(n, dtype=dtype)
+    for start, stop in _blocks(n, block):
+        out[start:stop] = fn(*_args(arrays, start, stop, positions))
+    return out
+
+
+def row_argmax(fn: Callable[..., np.ndarray], *arrays: np.ndarray, positions: bool = False,
+               block: int | None = None) -> tuple[int, float]:
+    """``(i, v)``: ``np.argmax`` of the element-wise ``fn(*arrays)`` (its first maximum) and the value
+    there, without the full-size array (see :func:`rowwise`)."""
+    best_i, best_v = -1, None
+    for start, stop in _blocks(len(arrays[0]), block or BLOCK):
+        values = fn(*_args(arrays, start, stop, positions))
+        k = int(np.argmax(values))
+        if best_v is None or values[k] > best_v:  # strictly: ties keep the earlier row, as np.argmax
+            best_i, best_v = start + k, values[k]
+    return best_i, float(best_v)
+
+
+def row_mean(fn: Callable[..., np.ndarray], *arrays: np.ndarray, out: np.ndarray | None = None) -> float:
+    """``float(np.mean(fn(*arrays)))`` with block-sized temporaries (see :func:`rowwise`)."""
+    return float(np.mean(rowwise(fn, *arrays, out=out)))
