@@ -1,0 +1,114 @@
+"""``uqeval score --by COL --engine stream``: one mergeable state per group value.
+
+A batch's rows are split by their ``--by`` label (:func:`uqeval.tasks.score.group_labels`, the labels of
+the in-memory ``--by``) and each part updates its group's state (:func:`uqeval.stream.states.batch_state`);
+the states of a group merge with :func:`~uqeval.stream.states.merge` like the whole file's, so a dict of
+states keyed by label is itself mergeable (union of keys, merge on common keys). The whole file's state is
+the merge of the batch's group states (no metric is computed twice). Exact metrics equal the in-memory
+``--by`` ones to float rounding; the two-pass MdAE selects its rows per group.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ..config import Settings
+from . import states
+from .engine import Partial, iter_batches_of, summary_of
+
+
+def _split(batch) -> list[tuple[str, np.ndarray]]:
+    """``(label, row indices)`` of each group in a batch, labels sorted (a loop over groups, not rows)."""
+    from ..tasks.score import group_labels
+
+    labels = group_labels(batch.groups)
+    values, inverse = np.unique(labels, return_inverse=True)
+    return [(str(v), np.flatnonzero(inverse == j)) for j, v in enumerate(values)]
+
+
+def merge_groups(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Two ``{label: state}`` dicts combined: the union of labels, common ones merged (associative)."""
+    out = dict(a)
+    for label, st in b.items():
+        out[label] = states.merge(out[label], st) if label in out else st
+    return out
+
+
+class GroupedPartial(Partial):
+    """A :class:`~uqeval.stream.engine.Partial` that also keeps one state per ``--by`` label (``groups``)
+    and, after the second pass, the per-group second-pass states (``group_second``)."""
+
+    def __init__(self, path: str = "") -> None:
+        super().__init__()
+        self.path = path
+        self.groups: dict[str, Any] = {}
+        self.group_selection: dict[str, Any] = {}
+        self.group_second: dict[str, Any] = {}
+
+    def batch_state(self, batch, settings: Settings):
+        from ..tasks.score import check_group_count
+
+        pred = batch.prediction
+        parts = {label: states.batch_state(pred.subset(idx), settings) for label, idx in _split(batch)}
+        self.groups = merge_groups(self.groups, parts)
+        check_group_count(len(self.groups), self.path)
+        whole = states.init()
+        for st in parts.values():
+            whole = states.merge(whole, st)
+        return whole
+
+
+def stream_grouped(spec: str | Path, settings: Settings, chunk_rows: int,
+                   progress: Callable[[int], None] | None = None):
+    """``(source, GroupedPartial)`` of ``spec`` read in record batches, with the second pass (exact MdAE)
+    for the whole file and for every group that needs one."""
+    src, batches = iter_batches_of(spec, settings, chunk_rows, allow_by=True)
+    part = GroupedPartial(str(src.spec))
+    for f, batch, k, _, _ in batches:
+        part.add(batch, k, settings, f)
+        if progress is not None:
+            progress(part.n_rows)
+    part.selection = states.selection(part.state) if part.state["n"] else None
+    part.group_selection = {g: sel for g, st in part.groups.items() if (sel := states.selection(st)) is not None}
+    if part.selection is not None or part.group_selection:
+        _, batches = iter_batches_of(spec, settings, chunk_rows, allow_by=True)
+        for _, batch, _, _, _ in batches:
+            pred = batch.prediction
+            if pred is None:
+                continue
+            if part.selection is not None:
+                part.second = states.merge_second(part.second, states.second_state(part.selection, pred, settings),
+                                                  pred.kind)
+            for label, idx in _split(batch):
+                sel = part.group_selection.get(label)
+                if sel is not None:
+                    part.group_second[label] = states.merge_second(
+                        part.group_second.get(label), states.second_state(sel, pred.subset(idx), settings), pred.kind)
+    return src, part
+
+
+def groups_of(part: GroupedPartial, settings: Settings) -> dict[str, Any]:
+    """The ``groups`` block of the summary, as :func:`uqeval.tasks.score.score_groups` writes it: per label
+    (sorted) its row count and streamed metrics (the not-streamed ones are named in ``input.not_streamed``), and
+    ``bounds`` of its approximate metrics when there are any."""
+    values: dict[str, Any] = {}
+    for label in sorted(part.groups):
+        st = part.groups[label]
+        bounds: dict[str, float] = {}
+        metrics, _ = states.finalize(st, settings, part.group_selection.get(label), part.group_second.get(label),
+                                     bounds)
+        values[label] = {"n_rows": int(st["n"]), "metrics": metrics}
+        if bounds:  # the group's own data-dependent bounds of the approximate metrics (RS, ACCRUE)
+            values[label]["bounds"] = bounds
+    return {"column": settings.columns.get("by"), "values": values}
+
+
+def score_stream_by(spec: str | Path, settings: Settings, chunk_rows: int,
+                    progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """The JSON summary of ``spec`` with ``--by`` scored in record batches (bounded memory per group)."""
+    src, part = stream_grouped(spec, settings, chunk_rows, progress)
+    groups = groups_of(part, settings) if part.state["n"] else None
+    return summary_of(src, part, settings, "stream", {"chunk_rows": int(chunk_rows)}, groups)
