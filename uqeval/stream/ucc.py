@@ -238,6 +238,21 @@ APPROXIMATE = {
 }
 
 
+#: rows of the README's streaming table (:func:`uqeval.stream.states.streaming_table`) for ``uqeval ucc``
+UCC_TABLE = (
+    ("ucc.op", "exact", "per-row sums at the one scale k = 1"),
+    ("ucc.auucc", "approximate", "within the data-dependent bound in input.bounds: half the box between the exact "
+                                 f"points at each {CELL_WIDTH}-relative cell's smallest and largest critical scale"),
+    ("ucc.auucc_const", "approximate", "as auucc, for the constant band"),
+    ("ucc.gain", "approximate", "within the bound of the two areas' intervals (input.bounds.gain)"),
+    ("ucc.partial", "approximate", "within input.bounds.partial_auucc (cells inside the range: half box; "
+                                   "crossing an end: overlap x box height, or box width x y for a y range)"),
+    ("ucc.op_min", "approximate", "a point of the exact curve; its cost at most input.bounds.op_min_cost above the "
+                                  "minimum"),
+    ("ucc.permutation_test", "not streamed", "swaps the bands of every row between models"),
+)
+
+
 def finalize_file(st: State, x_axis: str, y_axis: str, normalize: str, partial_x, partial_y,
                   cost: float) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(ucc summary, bounds)``: the dict of :func:`~uqeval.metrics.ucc.ucc_summary` from a merged state, and
