@@ -4,6 +4,7 @@
     python benchmarks/stream.py --n 1e7 --memory     # also the in-memory engine (the throughput to beat)
     python benchmarks/stream.py --case samples --n 1e7      # 1e7 rows x 50 samples
     python benchmarks/stream.py --case classification --n 1e8  # 1e8 rows x 10 class probabilities
+    python benchmarks/stream.py --command ucc --n 1e7 --memory  # uqeval ucc (stream vs memory; no Dask)
 
 Data is generated in chunks (never whole in memory) under $UQEVAL_BENCH_DIR (default
 /tmp/uqeval_bench; not committed) and reused. Prints rows/s and peak RSS of the whole process
@@ -84,6 +85,7 @@ def main() -> None:
     ap.add_argument("--memory", action="store_true", help="also run the in-memory engine")
     ap.add_argument("--no-dask", action="store_true")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--command", choices=("score", "ucc"), default="score")
     a = ap.parse_args()
     n = int(a.n)
     path = _write(DATA / f"{a.case}_{n}.parquet", n, CASES[a.case])
@@ -91,11 +93,12 @@ def main() -> None:
     runs = [("stream", ["--engine", "stream", *chunk])]
     if a.memory:
         runs.insert(0, ("memory", ["--engine", "memory"]))
-    if not a.no_dask:
+    if not a.no_dask and a.command == "score":
         runs.append((f"dask x{a.workers}", ["--engine", "dask", "--workers", str(a.workers), *chunk]))
     for name, extra in runs:
-        wall, mb = run_cli(["score", str(path), "--format", "json", "--quiet", *extra])
-        print(f"{a.case:<14} N={n:>11,d}  {name:<9} {wall:8.1f} s  {n / wall:>12,.0f} rows/s  peak RSS {mb:7.0f} MB",
+        quiet = ["--quiet"] if a.command == "score" else []
+        wall, mb = run_cli([a.command, str(path), "--format", "json", *quiet, *extra])
+        print(f"{a.command} {a.case:<14} N={n:>11,d}  {name:<9} {wall:8.1f} s  {n / wall:>12,.0f} rows/s  peak RSS {mb:7.0f} MB",
               flush=True)
 
 

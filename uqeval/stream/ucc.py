@@ -7,9 +7,9 @@ function of :math:`(k_i, w_i, |d_i|)` (and the half-widths, for the bandwidth).
 State (mergeable: counts and sums add, minima and maxima combine)
 -----------------------------------------------------------------
 The finite critical scales fall into **cells** of a fixed grid: the float64 bit pattern of
-:math:`k \ge 0` shifted right by :data:`SHIFT` (the exponent and the top 12 mantissa bits; bit patterns
+:math:`k \ge 0` shifted right by :data:`SHIFT` (the exponent and the top 14 mantissa bits; bit patterns
 of non-negative floats are monotone), so a cell :math:`[lo_j, hi_j)` spans a relative width of
-:math:`2^{-12}` whatever the scale of :math:`k` (heavy tails included). Only non-empty cells are kept
+:math:`2^{-14}` whatever the scale of :math:`k` (heavy tails included). Only non-empty cells are kept
 (sorted codes), each with its row count :math:`c_j`, width sum :math:`W_j = \sum w_i`, slack sum
 :math:`S_j = \sum w_i (k_i - lo_j)` (exact differences: :math:`lo_j \le k_i < 2 lo_j`), its smallest
 critical scale :math:`F_j` with the count of rows equal to it, and its largest :math:`L_j`. Rows never
@@ -60,9 +60,9 @@ import numpy as np
 from ..config import Settings
 from ..errors import InputError, UsageError
 
-#: float64 bit pattern >> SHIFT: a cell of critical scales spans a relative width of 2**-(52 - SHIFT) = 2**-12
-SHIFT = 40
-CELL_WIDTH = "2^-12"
+#: float64 bit pattern >> SHIFT: a cell of critical scales spans a relative width of 2**-(52 - SHIFT) = 2**-14
+SHIFT = 38
+CELL_WIDTH = "2^-14"
 
 State = dict[str, Any]
 
