@@ -51,7 +51,6 @@ The paired permutation test reshuffles the bands of every row between models: it
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -66,9 +65,6 @@ CELL_WIDTH = "2^-14"
 
 State = dict[str, Any]
 
-_CELL_FIELDS = ("codes", "c", "w", "s", "kmin", "cmin", "kmax")
-
-
 # --------------------------------------------------------------------------- one band
 
 
@@ -76,15 +72,15 @@ def band_state(k: np.ndarray, w: np.ndarray, a: np.ndarray, half: np.ndarray) ->
     """The state of some rows of one band: critical scales ``k``, active widths ``w``, ``a = |d|`` and the
     half widths ``(zl + zu) / 2`` (one sort of the batch's finite scales)."""
     fin = np.isfinite(k)
-    kf = np.sort(k[fin])
-    wf = w[fin][np.argsort(k[fin], kind="stable")] if kf.size else w[:0]
+    order = np.argsort(k[fin], kind="stable")
+    kf, wf = k[fin][order], w[fin][order]
     codes = kf.view(np.int64) >> SHIFT
     lo = (codes << SHIFT).view(np.float64)
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if kf.size else np.zeros(0, dtype=np.intp)
     ends = np.r_[starts[1:], kf.size].astype(np.intp)
     kmin = kf[starts]
     return {
-        "n": int(k.size), "n_inf": int(np.count_nonzero(~fin)), "a_inf": float(a[~fin].sum()),
+        "n": int(k.size), "a_inf": float(a[~fin].sum()),
         "half": float(half.sum()),
         "codes": codes[starts], "c": (ends - starts).astype(np.int64),
         "w": np.add.reduceat(wf, starts) if kf.size else np.zeros(0),
@@ -98,7 +94,7 @@ def merge_band(a: State, b: State) -> State:
     """Two band states combined (associative, commutative up to float rounding of the sums)."""
     codes = np.union1d(a["codes"], b["codes"])
     ia, ib = np.searchsorted(codes, a["codes"]), np.searchsorted(codes, b["codes"])
-    out: State = {"n": a["n"] + b["n"], "n_inf": a["n_inf"] + b["n_inf"], "a_inf": a["a_inf"] + b["a_inf"],
+    out: State = {"n": a["n"] + b["n"], "a_inf": a["a_inf"] + b["a_inf"],
                   "half": a["half"] + b["half"], "codes": codes}
     for key, dtype in (("c", np.int64), ("w", np.float64), ("s", np.float64)):
         v = np.zeros(codes.size, dtype=dtype)
