@@ -39,9 +39,12 @@ def _same_groups(got: dict, ref: dict) -> None:
     assert_same(got["metrics"], ref["metrics"], info["not_streamed"], info["approximate"], info.get("bounds"))
 
 
-@pytest.mark.parametrize("name", ["gaussian.parquet", "quantiles.parquet", "samples.parquet", "intervals.parquet",
-                                  "classification.parquet"])
-@pytest.mark.parametrize("chunk", ["7", "100000"])
+# chunks of 7 rows (every batch splits into 1-3 rows per group) on a regression file (with the per-group
+# two-pass MdAE) and a classifier; every representation in one chunk (1e5 > the 2,000 rows) and in 97s
+@pytest.mark.parametrize("name,chunk", [("gaussian.parquet", "7"), ("classification.parquet", "7"),
+                                        *[(n, c) for n in ("gaussian.parquet", "quantiles.parquet", "samples.parquet",
+                                                           "intervals.parquet", "classification.parquet")
+                                          for c in ("97", "100000")]])
 def test_by_streamed_equals_in_memory_by(name, chunk):
     ref = _score([str(SAMPLE / name), "--by", "shift", "--engine", "memory"])
     got = _score([str(SAMPLE / name), "--by", "shift", "--engine", "stream", "--chunk-rows", chunk])
@@ -83,3 +86,38 @@ def test_group_states_merge_by_label():
 def test_by_refused_on_dask_only():
     result = runner.invoke(app, ["score", str(SAMPLE / "gaussian.parquet"), "--by", "shift", "--engine", "dask"])
     assert result.exit_code == 2 and "--engine stream" in result.output, result.output
+
+
+def test_packed_histograms_add_like_dense_arrays():
+    from uqeval.stream.groups import Packed
+
+    rng = np.random.default_rng(1)
+    a = np.zeros(1 << 17, dtype=np.int64)
+    a[rng.integers(0, a.size, 100)] += 1
+    b = np.zeros(1 << 17)
+    b[rng.integers(0, b.size, 100)] += 0.5
+    pa, pb = Packed.of(a), Packed.of(b)
+    assert isinstance(pa + pb, Packed)
+    np.testing.assert_array_equal((pa + pb).array(), a + b)
+    np.testing.assert_array_equal(a + pb, a + b)
+    np.testing.assert_array_equal(pa + b, a + b)
+    dense = np.ones(a.size)
+    np.testing.assert_array_equal(Packed.of(dense * (np.arange(a.size) % 5 == 0)) + Packed.of(dense * (np.arange(a.size) % 5 == 1)),
+                                  dense * (np.arange(a.size) % 5 < 2))  # over a quarter non-zero: dense again
+
+
+def test_small_groups_hold_kilobytes_not_the_dense_histograms(tmp_path):
+    """20 groups of 10 Gaussian rows: dense states would hold 20 x 28 MB of histograms (PIT, RS, MdAE)."""
+    import pickle
+
+    from uqeval.config import Settings
+    from uqeval.stream.groups import stream_grouped
+
+    rng = np.random.default_rng(2)
+    n = 200
+    mu, sd = rng.normal(size=n), rng.uniform(0.5, 2.0, n)
+    path = write_table(tmp_path / "g.parquet", {"y": mu + sd * rng.normal(size=n), "mu": mu, "sigma": sd,
+                                                "g": np.arange(n) % 20})
+    _, part = stream_grouped(path, Settings(columns={"by": "g"}), 30)
+    assert len(part.groups) == 20
+    assert len(pickle.dumps(part.groups)) < 2**20 * 2

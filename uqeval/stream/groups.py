@@ -5,7 +5,9 @@ the in-memory ``--by``) and each part updates its group's state (:func:`uqeval.s
 the states of a group merge with :func:`~uqeval.stream.states.merge` like the whole file's, so a dict of
 states keyed by label is itself mergeable (union of keys, merge on common keys). The whole file's state is
 the merge of the batch's group states (no metric is computed twice). Exact metrics equal the in-memory
-``--by`` ones to float rounding; the two-pass MdAE selects its rows per group.
+``--by`` ones to float rounding; the two-pass MdAE selects its rows per group. Between batches a group's
+large histograms are kept as their non-zeros (:func:`pack`), so memory grows with the rows of a group, not
+with the 2**20 bins of each histogram.
 """
 
 from __future__ import annotations
@@ -29,8 +31,73 @@ def _split(batch) -> list[tuple[str, np.ndarray]]:
     return [(str(v), np.flatnonzero(inverse == j)) for j, v in enumerate(values)]
 
 
+#: arrays of at least this many elements are kept sparse between batches when at most a quarter is non-zero
+SPARSE_MIN = 1 << 16
+
+
+class Packed:
+    """A mostly-zero array (a histogram of the PIT, RS or MdAE states: 2**19-2**20 bins) as its non-zeros.
+
+    The states merge these histograms with ``+`` only, so :meth:`__add__` is all a packed state needs: two
+    packed arrays add sparsely (a union of indices), and the sum turns dense once a quarter is non-zero."""
+
+    __slots__ = ("index", "values", "shape", "dtype")
+    __array_ufunc__ = None  # ndarray + Packed defers to Packed.__radd__
+
+    def __init__(self, index: np.ndarray, values: np.ndarray, shape: tuple, dtype) -> None:
+        self.index, self.values, self.shape, self.dtype = index, values, shape, dtype
+
+    @classmethod
+    def of(cls, a: np.ndarray) -> "Packed":
+        flat = a.ravel()
+        index = np.flatnonzero(flat)
+        return cls(index, flat[index], a.shape, a.dtype)
+
+    def array(self) -> np.ndarray:
+        out = np.zeros(self.shape, dtype=self.dtype)
+        out.ravel()[self.index] = self.values
+        return out
+
+    def __add__(self, other: Any) -> Any:
+        if isinstance(other, Packed):
+            index = np.union1d(self.index, other.index)
+            size = int(np.prod(self.shape))
+            if index.size > size // 4:
+                return self.array() + other
+            values = np.zeros(index.size, dtype=np.result_type(self.values, other.values))
+            values[np.searchsorted(index, self.index)] += self.values
+            values[np.searchsorted(index, other.index)] += other.values
+            return Packed(index, values, self.shape, values.dtype)
+        out = np.array(other, dtype=np.result_type(other, self.values))
+        out.ravel()[self.index] += self.values
+        return out
+
+    __radd__ = __add__
+
+
+def pack(x: Any) -> Any:
+    """A state with its large mostly-zero arrays :class:`Packed`: a group of a few rows then holds kilobytes,
+    not the 28 MB of a Gaussian state's dense histograms (1,000 groups would need 28 GB)."""
+    if isinstance(x, dict):
+        return {k: pack(v) for k, v in x.items()}
+    if isinstance(x, tuple):
+        return tuple(pack(v) for v in x)
+    if isinstance(x, np.ndarray) and x.size >= SPARSE_MIN and np.count_nonzero(x) <= x.size // 4:
+        return Packed.of(x)
+    return x
+
+
+def unpack(x: Any) -> Any:
+    """The state :func:`pack` packed, with dense arrays again."""
+    if isinstance(x, dict):
+        return {k: unpack(v) for k, v in x.items()}
+    if isinstance(x, tuple):
+        return tuple(unpack(v) for v in x)
+    return x.array() if isinstance(x, Packed) else x
+
+
 def merge_groups(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    """Two ``{label: state}`` dicts combined: the union of labels, common ones merged (associative)."""
+    """Two ``{label: (packed) state}`` dicts combined: the union of labels, common ones merged (associative)."""
     out = dict(a)
     for label, st in b.items():
         out[label] = states.merge(out[label], st) if label in out else st
@@ -52,12 +119,12 @@ class GroupedPartial(Partial):
         from ..tasks.score import check_group_count
 
         pred = batch.prediction
-        parts = {label: states.batch_state(pred.subset(idx), settings) for label, idx in _split(batch)}
-        self.groups = merge_groups(self.groups, parts)
-        check_group_count(len(self.groups), self.path)
         whole = states.init()
-        for st in parts.values():
+        for label, idx in _split(batch):
+            st = states.batch_state(pred.subset(idx), settings)
             whole = states.merge(whole, st)
+            self.groups = merge_groups(self.groups, {label: pack(st)})
+            check_group_count(len(self.groups), self.path)
         return whole
 
 
@@ -72,7 +139,8 @@ def stream_grouped(spec: str | Path, settings: Settings, chunk_rows: int,
         if progress is not None:
             progress(part.n_rows)
     part.selection = states.selection(part.state) if part.state["n"] else None
-    part.group_selection = {g: sel for g, st in part.groups.items() if (sel := states.selection(st)) is not None}
+    part.group_selection = {g: sel for g, st in part.groups.items()
+                            if (sel := states.selection(unpack(st))) is not None}
     if part.selection is not None or part.group_selection:
         _, batches = iter_batches_of(spec, settings, chunk_rows, allow_by=True)
         for _, batch, _, _, _ in batches:
@@ -96,7 +164,7 @@ def groups_of(part: GroupedPartial, settings: Settings) -> dict[str, Any]:
     ``bounds`` of its approximate metrics when there are any."""
     values: dict[str, Any] = {}
     for label in sorted(part.groups):
-        st = part.groups[label]
+        st = unpack(part.groups[label])
         bounds: dict[str, float] = {}
         metrics, _ = states.finalize(st, settings, part.group_selection.get(label), part.group_second.get(label),
                                      bounds)
