@@ -69,7 +69,7 @@ def score(
         if by is not None and chosen == "dask":
             raise UsageError("--by streams with --engine stream (one state per group); --engine dask does not "
                              "group yet")
-        for flag, value in (("--per-row", per_row), ("--plot-dir", plot_dir)):
+        for flag, value in (("--per-row", per_row), ("--plot-dir", plot_dir), ("--reference", reference)):
             if value is not None:
                 raise UsageError(f"{flag} needs the whole file in memory: use --engine memory")
         emit(_score_streamed(file, settings, chosen, chunk_rows, scheduler, workers, quiet), fmt, output)
