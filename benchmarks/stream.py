@@ -4,8 +4,9 @@
     python benchmarks/stream.py --n 1e7 --memory     # also the in-memory engine (the throughput to beat)
     python benchmarks/stream.py --case samples --n 1e7      # 1e7 rows x 50 samples
     python benchmarks/stream.py --case classification --n 1e8  # 1e8 rows x 10 class probabilities
-    python benchmarks/stream.py --compare --n 1e7 --memory     # `uqeval compare` of 3 Gaussian models (defaults:
-                                                               # bootstrap 1000, permutations 5000)
+    python benchmarks/stream.py --command compare --n 1e7 --memory  # `uqeval compare` of 3 Gaussian models (defaults:
+                                                                    # bootstrap 1000, permutations 5000)
+    python benchmarks/stream.py --command ucc --n 1e7 --memory      # uqeval ucc (stream vs memory; no Dask)
 
 Data is generated in chunks (never whole in memory) under $UQEVAL_BENCH_DIR (default
 /tmp/uqeval_bench; not committed) and reused. Prints rows/s and peak RSS of the whole process
@@ -94,23 +95,26 @@ def main() -> None:
     ap.add_argument("--memory", action="store_true", help="also run the in-memory engine")
     ap.add_argument("--no-dask", action="store_true")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--compare", action="store_true", help="`uqeval compare` of three Gaussian models instead")
+    ap.add_argument("--command", choices=("score", "compare", "ucc"), default="score",
+                    help="compare: three Gaussian models of --n rows")
     a = ap.parse_args()
     n = int(a.n)
-    if a.compare:
+    if a.command == "compare":
         paths = [str(_write(DATA / f"gaussian_{n}_model{i}.parquet", n, gaussian_model(i))) for i in range(3)]
         command, label = ["compare", *paths], "compare x3"
     else:
-        command, label = ["score", str(_write(DATA / f"{a.case}_{n}.parquet", n, CASES[a.case]))], a.case
+        command, label = [a.command, str(_write(DATA / f"{a.case}_{n}.parquet", n, CASES[a.case]))], \
+            f"{a.command} {a.case}"
     chunk = ["--chunk-rows", str(a.chunk_rows)] if a.chunk_rows else []
     runs = [("stream", ["--engine", "stream", *chunk])]
     if a.memory:
         runs.insert(0, ("memory", ["--engine", "memory"]))
-    if not a.no_dask:
+    if not a.no_dask and a.command != "ucc":
         runs.append((f"dask x{a.workers}", ["--engine", "dask", "--workers", str(a.workers), *chunk]))
     for name, extra in runs:
-        wall, mb = run_cli([*command, "--format", "json", "--quiet", *extra])
-        print(f"{label:<14} N={n:>11,d}  {name:<9} {wall:8.1f} s  {n / wall:>12,.0f} rows/s  peak RSS {mb:7.0f} MB",
+        quiet = [] if a.command == "ucc" else ["--quiet"]
+        wall, mb = run_cli([*command, "--format", "json", *quiet, *extra])
+        print(f"{label:<20} N={n:>11,d}  {name:<9} {wall:8.1f} s  {n / wall:>12,.0f} rows/s  peak RSS {mb:7.0f} MB",
               flush=True)
 
 

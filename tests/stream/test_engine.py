@@ -141,7 +141,8 @@ def test_auto_streams_above_the_size_threshold(monkeypatch):
 
 
 def test_stream_refuses_flags_that_need_the_whole_file(tmp_path):
-    for extra in (["--by", "region"], ["--plot-dir", str(tmp_path)]):
+    for extra in (["--per-row", str(tmp_path / "rows.parquet")], ["--plot-dir", str(tmp_path)],
+                  ["--reference", "climatology", "--train", str(SAMPLE / "train.parquet")]):
         result = runner.invoke(app, ["score", str(SAMPLE / "gaussian.parquet"), "--engine", "stream", *extra])
         assert result.exit_code == 2 and "--engine memory" in result.output, result.output
     result = runner.invoke(app, ["score", str(SAMPLE / "gaussian.parquet"), "--chunk-rows", "10"])

@@ -11,7 +11,10 @@ import typer
 from ..report.text import plain
 from ..config import LIMITS
 from .common import (
+    ChunkRowsOpt,
     ConfigOpt,
+    Engine,
+    EngineOpt,
     FixCrossingOpt,
     FormatOpt,
     LowerCol,
@@ -69,6 +72,8 @@ def ucc(
     config: ConfigOpt = None,
     fmt: FormatOpt = OutputFormat.table,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the JSON summary here (atomically).", dir_okay=False)] = None,
+    engine: EngineOpt = Engine.auto,
+    chunk_rows: ChunkRowsOpt = None,
 ) -> None:
     """Uncertainty Characteristics Curve (Navratil et al.): AUUCC, gain, operating points.
 
@@ -79,7 +84,8 @@ def ucc(
     same prediction, gain = (const - model) / const, an optional partial
     area, the original operating point (k = 1) and the minimum-cost point
     k* of c*x + (1 - c)*y. Several files must hold the same targets in the
-    same order.
+    same order. --engine stream reads record batches: the op point is exact,
+    the areas, gains and k* are approximate within bounds written to the JSON.
     """
     from ..errors import UsageError
     from ..io.load import load_predictions
@@ -108,6 +114,29 @@ def ucc(
     if output is not None and plot is not None and output.resolve() == plot.resolve():
         raise UsageError("--output and --plot name the same file")
 
+    from ..stream.engine import auto_chunk_rows, choose_engine
+
+    chosen = {choose_engine(engine.value, f) for f in files}
+    if chosen - {"memory"}:
+        if "dask" in chosen:
+            raise UsageError("ucc streams with --engine stream; --engine dask applies to score")
+        for flag, value in (("--permutation-test", permutation_test), ("--plot", plot)):
+            if value:
+                raise UsageError(f"{flag} needs every row in memory: use --engine memory")
+        from ..stream.ucc import ucc_stream
+
+        summary = ucc_stream(files, model_names(files), settings,
+                             chunk_rows or min(auto_chunk_rows(f, settings) for f in files), x_axis=x_axis.value,
+                             y_axis=y_axis.value, normalize=normalize.value, partial_x=px, partial_y=py, cost=cost,
+                             seed=settings.seed)
+        if output is not None:
+            from ..io.writers import write_json
+
+            write_json(output, summary)
+        _render(summary, fmt)
+        return
+    if chunk_rows is not None:
+        raise UsageError("--chunk-rows applies to --engine stream only")
     bands = [band_of(name, load_predictions(path, settings), settings.level)
              for name, path in zip(model_names(files), files)]
     summary = ucc_report(bands, x_axis=x_axis.value, y_axis=y_axis.value, normalize=normalize.value,

@@ -150,9 +150,13 @@ def _validate(y_true, pred, lower, upper) -> tuple[np.ndarray, np.ndarray, np.nd
 
 def _unit(y: np.ndarray, normalize: str) -> float:
     """Axis unit: population std of the target (UQ360's ``np.std(gt)``) or 1."""
+    return unit_of_std(float(np.std(y)) if normalize != "none" else 1.0, normalize)
+
+
+def unit_of_std(s: float, normalize: str) -> float:
+    """Axis unit from the population std ``s`` of the target (streamed: from merged moments) or 1."""
     if normalize == "none":
         return 1.0
-    s = float(np.std(y))
     if not s > 0.0:
         raise InputError(
             "cannot normalise the UCC axes by std(y_true): y_true is constant "
@@ -587,6 +591,15 @@ def ucc_summary(y_true, pred, lower, upper, x_axis: str = "bandwidth", y_axis: s
     unit = _unit(y, normalize)
     model = _curve(d, zl, zu, x_axis, y_axis, normalize, unit)
     const = _curve(d, None, None, x_axis, y_axis, normalize, unit)
+    return summary_of_curves(model, const, _metrics_at(d, zl, zu, 1.0, unit), px, py, c)
+
+
+def summary_of_curves(model: UCCCurve, const: UCCCurve, op: dict[str, float],
+                      px: tuple[float, float] | None, py: tuple[float, float] | None, c: float) -> dict:
+    """The dict of :func:`ucc_summary` from the two curves, the metrics at ``k = 1`` (``op``), checked
+    partial ranges and cost (the streamed UCC, :mod:`uqeval.stream.ucc`, passes curves through a subset
+    of the operating points)."""
+    x_axis, y_axis, normalize = model.x_axis, model.y_axis, model.normalize
     a_m, a_c = auucc(model), auucc(const)
     partial = None
     if px is not None or py is not None:
@@ -595,7 +608,6 @@ def ucc_summary(y_true, pred, lower, upper, x_axis: str = "bandwidth", y_axis: s
         p_m, p_c = partial_auucc(model, **kw), partial_auucc(const, **kw)
         partial = {key: [rng[0], rng[1]], "auucc": p_m, "auucc_const": p_c,
                    "gain": _gain(p_c, p_m)}
-    op = _metrics_at(d, zl, zu, 1.0, unit)
     return {
         "x_axis": x_axis,
         "y_axis": y_axis,

@@ -87,7 +87,14 @@ class Partial:
                              f"but {self.first_file} has {dict(self.signature)}; every row needs the same number "
                              "of members, classes and levels")
         self.n_fixed += int(getattr(pred, "n_fixed", 0) or 0)
-        self.state = states.merge(self.state, states.batch_state(pred, settings))
+        self.state = states.merge(self.state, self.batch_state(batch, settings))
+
+    def batch_state(self, batch, settings: Settings):
+        """The metric state of one batch's rows (:class:`uqeval.stream.groups.GroupedPartial` also keeps
+        one per ``--by`` value)."""
+        from . import states
+
+        return states.batch_state(batch.prediction, settings)
 
     def merge(self, other: "Partial") -> "Partial":
         from . import states
@@ -163,7 +170,8 @@ def stream_partial(spec: str | Path, settings: Settings, chunk_rows: int = DEFAU
     return src, part
 
 
-def summary_of(src, part: Partial, settings: Settings, engine: str, extra_info: dict | None = None) -> dict[str, Any]:
+def summary_of(src, part: Partial, settings: Settings, engine: str, extra_info: dict | None = None,
+               groups: dict[str, Any] | None = None) -> dict[str, Any]:
     """The JSON summary (schema ``uqeval.score/1``) of a merged :class:`Partial`."""
     from ..report.summary import build_summary
     from . import states
@@ -203,13 +211,19 @@ def summary_of(src, part: Partial, settings: Settings, engine: str, extra_info: 
         notes.append(f"--engine {engine}: {path} is approximate: {bound}")
     if part.n_fixed:
         notes.append(f"{part.n_fixed} row(s) had crossing quantiles and were sorted (--fix-crossing)")
-    return build_summary(info, settings, metrics, orientation, None, notes)
+    if groups is not None:  # score --by (uqeval.stream.groups)
+        info["columns"] = {**(info["columns"] or {}), "by": groups["column"]}
+    return build_summary(info, settings, metrics, orientation, groups, notes)
 
 
 def score_stream(spec: str | Path, settings: Settings | None = None, chunk_rows: int = DEFAULT_CHUNK_ROWS,
                  progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """The JSON summary of ``spec`` scored in record batches (bounded memory)."""
     settings = settings or Settings()
+    if settings.columns.get("by"):  # score --by: one state per group (uqeval.stream.groups)
+        from .groups import score_stream_by
+
+        return score_stream_by(spec, settings, chunk_rows, progress)
     src, part = stream_partial(spec, settings, chunk_rows, progress)
     return summary_of(src, part, settings, "stream", {"chunk_rows": int(chunk_rows)})
 

@@ -731,4 +731,7 @@ def streaming_table() -> str:
             rows.append(f"| `{path}` | exact | {how.get(m.reduction, m.reduction)} |")
         elif path in left:
             rows.append(f"| `{path}` | not streamed | {left[path]} |")
+    from .ucc import UCC_TABLE  # uqeval ucc --engine stream (not catalogue metrics: the ucc command's summary)
+
+    rows += [f"| `{path}` | {how} | {why} |" for path, how, why in UCC_TABLE]
     return "\n".join(rows)

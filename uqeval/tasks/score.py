@@ -34,19 +34,29 @@ def _group_label(v: Any) -> str:
     return str(v)
 
 
-def score_groups(loaded: Loaded, settings: Settings) -> dict[str, Any]:
-    """Every metric per value of the ``--by`` column (a loop over groups, not rows)."""
-    labels = np.array([_group_label(v) for v in loaded.groups], dtype=object) if loaded.groups.dtype == object \
-        else np.array([_group_label(v) for v in loaded.groups.tolist()], dtype=object)
-    values, inverse = np.unique(labels.astype(str), return_inverse=True)
+def group_labels(values: np.ndarray) -> np.ndarray:
+    """The ``--by`` values as the labels the JSON keys groups by (``_group_label``: None/NaN -> ``null``,
+    integral floats without ``.0``), a str array."""
+    vals = values if values.dtype == object else values.tolist()
+    return np.array([_group_label(v) for v in vals], dtype=object).astype(str)
+
+
+def check_group_count(n_groups: int, path: Any) -> None:
+    """At most ``LIMITS["groups"]`` distinct ``--by`` values (each group runs every metric)."""
     from ..config import LIMITS
     from ..errors import InputError
 
-    if len(values) > LIMITS["groups"]:
+    if n_groups > LIMITS["groups"]:
         raise InputError(
-            f"{loaded.info.get('path')}: --by column has {len(values):,} distinct values; at most "
+            f"{path}: --by column has {n_groups:,} distinct values; at most "
             f"{LIMITS['groups']:,} groups are scored (each runs every metric); group by a coarser column"
         )
+
+
+def score_groups(loaded: Loaded, settings: Settings) -> dict[str, Any]:
+    """Every metric per value of the ``--by`` column (a loop over groups, not rows)."""
+    values, inverse = np.unique(group_labels(loaded.groups), return_inverse=True)
+    check_group_count(len(values), loaded.info.get("path"))
     out: dict[str, Any] = {}
     for j, value in enumerate(values):
         idx = np.flatnonzero(inverse == j)

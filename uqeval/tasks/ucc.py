@@ -333,9 +333,6 @@ def ucc_report(bands: Sequence[Band], x_axis: str = "bandwidth", y_axis: str = "
     (:func:`check_same_pred`) and runs on every pair of models with the widths
     ``pred - lower`` and ``upper - pred`` of each model around the first model's centre.
     """
-    from .. import __version__
-    from ..io.writers import jsonable
-
     bands = list(bands)
     if not bands:
         raise UsageError("uqeval ucc needs at least one prediction file")
@@ -364,11 +361,23 @@ def ucc_report(bands: Sequence[Band], x_axis: str = "bandwidth", y_axis: str = "
                       seed=seed, x_axis=x_axis, y_axis=y_axis, normalize=normalize,
                       names=[b.name for b in bands])
     notes = [n for b in bands for n in b.notes]
+    return ucc_document(models, int(bands[0].y_true.size), [b.level for b in bands], x_axis, y_axis, normalize,
+                        partial_x, partial_y, cost, n_perm, seed, test, notes)
+
+
+def ucc_document(models: dict[str, Any], n_rows: int, levels: Sequence[float], x_axis: str, y_axis: str,
+                 normalize: str, partial_x: Sequence[float] | None, partial_y: Sequence[float] | None,
+                 cost: float, n_perm: int, seed: int, test: dict | None, notes: Sequence[str]) -> dict[str, Any]:
+    """The ``uqeval.ucc/1`` document around the per-model entries (in memory: :func:`ucc_report`;
+    streamed: :func:`uqeval.stream.ucc.ucc_stream`)."""
+    from .. import __version__
+    from ..io.writers import jsonable
+
     out: dict[str, Any] = {
         "schema": SCHEMA,
         "uqeval_version": __version__,
         "settings": {
-            "level": bands[0].level if len({_level_key(b.level) for b in bands}) == 1 else None,
+            "level": levels[0] if len({_level_key(v) for v in levels}) == 1 else None,
             "x_axis": x_axis,
             "y_axis": y_axis,
             "normalize": normalize,
@@ -378,12 +387,12 @@ def ucc_report(bands: Sequence[Band], x_axis: str = "bandwidth", y_axis: str = "
             "permutation_test": n_perm,
             "seed": int(seed),
         },
-        "n_rows": int(bands[0].y_true.size),
+        "n_rows": int(n_rows),
         "models": models,
         "permutation_test": test,
     }
     if notes:
-        out["notes"] = notes
+        out["notes"] = list(notes)
     return jsonable(out)
 
 

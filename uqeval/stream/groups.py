@@ -1,0 +1,182 @@
+"""``uqeval score --by COL --engine stream``: one mergeable state per group value.
+
+A batch's rows are split by their ``--by`` label (:func:`uqeval.tasks.score.group_labels`, the labels of
+the in-memory ``--by``) and each part updates its group's state (:func:`uqeval.stream.states.batch_state`);
+the states of a group merge with :func:`~uqeval.stream.states.merge` like the whole file's, so a dict of
+states keyed by label is itself mergeable (union of keys, merge on common keys). The whole file's state is
+the merge of the batch's group states (no metric is computed twice). Exact metrics equal the in-memory
+``--by`` ones to float rounding; the two-pass MdAE selects its rows per group. Between batches a group's
+large histograms are kept as their non-zeros (:func:`pack`), so memory grows with the rows of a group, not
+with the 2**20 bins of each histogram.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ..config import Settings
+from . import states
+from .engine import Partial, iter_batches_of, summary_of
+
+
+def _split(batch) -> list[tuple[str, np.ndarray]]:
+    """``(label, row indices)`` of each group in a batch, labels sorted (a loop over groups, not rows)."""
+    from ..tasks.score import group_labels
+
+    labels = group_labels(batch.groups)
+    values, inverse = np.unique(labels, return_inverse=True)
+    return [(str(v), np.flatnonzero(inverse == j)) for j, v in enumerate(values)]
+
+
+#: arrays of at least this many elements are kept sparse between batches when at most a quarter is non-zero
+SPARSE_MIN = 1 << 16
+
+
+class Packed:
+    """A mostly-zero array (a histogram of the PIT, RS or MdAE states: 2**19-2**20 bins) as its non-zeros.
+
+    The states merge these histograms with ``+`` only, so :meth:`__add__` is all a packed state needs: two
+    packed arrays add sparsely (a union of indices), and the sum turns dense once a quarter is non-zero."""
+
+    __slots__ = ("index", "values", "shape", "dtype")
+    __array_ufunc__ = None  # ndarray + Packed defers to Packed.__radd__
+
+    def __init__(self, index: np.ndarray, values: np.ndarray, shape: tuple, dtype) -> None:
+        self.index, self.values, self.shape, self.dtype = index, values, shape, dtype
+
+    @classmethod
+    def of(cls, a: np.ndarray) -> "Packed":
+        flat = a.ravel()
+        index = np.flatnonzero(flat)
+        return cls(index, flat[index], a.shape, a.dtype)
+
+    def array(self) -> np.ndarray:
+        out = np.zeros(self.shape, dtype=self.dtype)
+        out.ravel()[self.index] = self.values
+        return out
+
+    def __add__(self, other: Any) -> Any:
+        if isinstance(other, Packed):
+            index = np.union1d(self.index, other.index)
+            size = int(np.prod(self.shape))
+            if index.size > size // 4:
+                return self.array() + other
+            values = np.zeros(index.size, dtype=np.result_type(self.values, other.values))
+            values[np.searchsorted(index, self.index)] += self.values
+            values[np.searchsorted(index, other.index)] += other.values
+            return Packed(index, values, self.shape, values.dtype)
+        out = np.array(other, dtype=np.result_type(other, self.values))
+        out.ravel()[self.index] += self.values
+        return out
+
+    __radd__ = __add__
+
+
+def pack(x: Any) -> Any:
+    """A state with its large mostly-zero arrays :class:`Packed`: a group of a few rows then holds kilobytes,
+    not the 28 MB of a Gaussian state's dense histograms (1,000 groups would need 28 GB)."""
+    if isinstance(x, dict):
+        return {k: pack(v) for k, v in x.items()}
+    if isinstance(x, tuple):
+        return tuple(pack(v) for v in x)
+    if isinstance(x, np.ndarray) and x.size >= SPARSE_MIN and np.count_nonzero(x) <= x.size // 4:
+        return Packed.of(x)
+    return x
+
+
+def unpack(x: Any) -> Any:
+    """The state :func:`pack` packed, with dense arrays again."""
+    if isinstance(x, dict):
+        return {k: unpack(v) for k, v in x.items()}
+    if isinstance(x, tuple):
+        return tuple(unpack(v) for v in x)
+    return x.array() if isinstance(x, Packed) else x
+
+
+def merge_groups(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Two ``{label: (packed) state}`` dicts combined: the union of labels, common ones merged (associative)."""
+    out = dict(a)
+    for label, st in b.items():
+        out[label] = states.merge(out[label], st) if label in out else st
+    return out
+
+
+class GroupedPartial(Partial):
+    """A :class:`~uqeval.stream.engine.Partial` that also keeps one state per ``--by`` label (``groups``)
+    and, after the second pass, the per-group second-pass states (``group_second``)."""
+
+    def __init__(self, path: str = "") -> None:
+        super().__init__()
+        self.path = path
+        self.groups: dict[str, Any] = {}
+        self.group_selection: dict[str, Any] = {}
+        self.group_second: dict[str, Any] = {}
+
+    def batch_state(self, batch, settings: Settings):
+        from ..tasks.score import check_group_count
+
+        pred = batch.prediction
+        whole = states.init()
+        for label, idx in _split(batch):
+            st = states.batch_state(pred.subset(idx), settings)
+            whole = states.merge(whole, st)
+            self.groups = merge_groups(self.groups, {label: pack(st)})
+            check_group_count(len(self.groups), self.path)
+        return whole
+
+
+def stream_grouped(spec: str | Path, settings: Settings, chunk_rows: int,
+                   progress: Callable[[int], None] | None = None):
+    """``(source, GroupedPartial)`` of ``spec`` read in record batches, with the second pass (exact MdAE)
+    for the whole file and for every group that needs one."""
+    src, batches = iter_batches_of(spec, settings, chunk_rows, allow_by=True)
+    part = GroupedPartial(str(src.spec))
+    for f, batch, k, _, _ in batches:
+        part.add(batch, k, settings, f)
+        if progress is not None:
+            progress(part.n_rows)
+    part.selection = states.selection(part.state) if part.state["n"] else None
+    part.group_selection = {g: sel for g, st in part.groups.items()
+                            if (sel := states.selection(unpack(st))) is not None}
+    if part.selection is not None or part.group_selection:
+        _, batches = iter_batches_of(spec, settings, chunk_rows, allow_by=True)
+        for _, batch, _, _, _ in batches:
+            pred = batch.prediction
+            if pred is None:
+                continue
+            if part.selection is not None:
+                part.second = states.merge_second(part.second, states.second_state(part.selection, pred, settings),
+                                                  pred.kind)
+            for label, idx in _split(batch):
+                sel = part.group_selection.get(label)
+                if sel is not None:
+                    part.group_second[label] = states.merge_second(
+                        part.group_second.get(label), states.second_state(sel, pred.subset(idx), settings), pred.kind)
+    return src, part
+
+
+def groups_of(part: GroupedPartial, settings: Settings) -> dict[str, Any]:
+    """The ``groups`` block of the summary, as :func:`uqeval.tasks.score.score_groups` writes it: per label
+    (sorted) its row count and streamed metrics (the not-streamed ones are named in ``input.not_streamed``), and
+    ``bounds`` of its approximate metrics when there are any."""
+    values: dict[str, Any] = {}
+    for label in sorted(part.groups):
+        st = unpack(part.groups[label])
+        bounds: dict[str, float] = {}
+        metrics, _ = states.finalize(st, settings, part.group_selection.get(label), part.group_second.get(label),
+                                     bounds)
+        values[label] = {"n_rows": int(st["n"]), "metrics": metrics}
+        if bounds:  # the group's own data-dependent bounds of the approximate metrics (RS, ACCRUE)
+            values[label]["bounds"] = bounds
+    return {"column": settings.columns.get("by"), "values": values}
+
+
+def score_stream_by(spec: str | Path, settings: Settings, chunk_rows: int,
+                    progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """The JSON summary of ``spec`` with ``--by`` scored in record batches (bounded memory per group)."""
+    src, part = stream_grouped(spec, settings, chunk_rows, progress)
+    groups = groups_of(part, settings) if part.state["n"] else None
+    return summary_of(src, part, settings, "stream", {"chunk_rows": int(chunk_rows)}, groups)

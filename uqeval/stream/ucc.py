@@ -1,0 +1,406 @@
+r"""``uqeval ucc --engine stream``: the Uncertainty Characteristics Curve from record batches.
+
+Notation of :mod:`uqeval.metrics.ucc`: row :math:`i` has critical scale :math:`k_i = |d_i| / w_i`, active
+width :math:`w_i` and :math:`|d_i| = k_i w_i`; every metric at a scale :math:`k` is a sum over rows of a
+function of :math:`(k_i, w_i, |d_i|)` (and the half-widths, for the bandwidth).
+
+State (mergeable: counts and sums add, minima and maxima combine)
+-----------------------------------------------------------------
+The finite critical scales fall into **cells** of a fixed grid: the float64 bit pattern of
+:math:`k \ge 0` shifted right by :data:`SHIFT` (the exponent and the top 14 mantissa bits; bit patterns
+of non-negative floats are monotone), so a cell :math:`[lo_j, hi_j)` spans a relative width of
+:math:`2^{-14}` whatever the scale of :math:`k` (heavy tails included). Only non-empty cells are kept
+(sorted codes), each with its row count :math:`c_j`, width sum :math:`W_j = \sum w_i`, slack sum
+:math:`S_j = \sum w_i (k_i - lo_j)` (exact differences: :math:`lo_j \le k_i < 2 lo_j`), its smallest
+critical scale :math:`F_j` with the count of rows equal to it, and its largest :math:`L_j`. Rows never
+covered (:math:`w_i = 0 < |d_i|`) keep their count and :math:`\sum |d_i|`; the target keeps its moments
+(Chan's merge) for ``--normalize std``. Merging two states is a union of codes with the per-cell
+fields added (or min/max-ed), so the result does not depend on the chunking or the merge order.
+
+Exact points
+------------
+:math:`F_j` and :math:`L_j` are critical scales, so their operating points are points of the exact
+curve, and all four metrics there follow from the cell sums (sums of non-negative terms, as the in-memory
+sweep): e.g. :math:`\text{excess}(L_j) = \text{excess}(F_j) + (L_j - F_j) W_{<j} + (L_j - lo_j) W_j - S_j`.
+Between :math:`L_j` and :math:`F_{j+1}` there is no critical scale, so the exact curve is the straight
+segment between the two points. The metrics at the original scale :math:`k = 1` (the ``op`` point) are
+per-row sums at one scale: **exact**.
+
+Bound
+-----
+Inside a cell the exact curve runs from the point of :math:`F_j` to that of :math:`L_j` through points
+that all lie in the box these two span (every metric is monotone in :math:`k`), and both coordinates are
+monotone along it. The streamed area replaces that piece by its chord (the trapezoid rule on the points
+kept), so on cell :math:`j` it errs by at most half the box,
+
+.. math:: |A_{stream} - A| \le B = \tfrac12 \sum_j |\Delta x_j|\,|\Delta y_j| ,
+
+with :math:`\Delta x_j, \Delta y_j` the differences of the axes between :math:`F_j` and :math:`L_j`
+(0 for a cell holding one distinct scale, so ties cost nothing). :math:`B` is computed from the data and
+written to the JSON with the value. A partial area over an x range errs by at most half the box of each
+cell inside the range and the overlap width times :math:`|\Delta y_j|` for a cell crossing a range end;
+over a y range, by the full width times the larger y of a cell crossing a level (y >= 0). The gain's
+bound follows from the two areas' by interval arithmetic. The minimum-cost point is searched over the
+points kept: its cost is at most ``bound`` above the exact minimum (each box's lowest corner bounds the
+points inside it).
+
+The paired permutation test reshuffles the bands of every row between models: it is not streamed
+(``--engine memory``).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..config import Settings
+from ..errors import InputError, UsageError
+
+#: float64 bit pattern >> SHIFT: a cell of critical scales spans a relative width of 2**-(52 - SHIFT) = 2**-14
+SHIFT = 38
+CELL_WIDTH = "2^-14"
+
+State = dict[str, Any]
+
+# --------------------------------------------------------------------------- one band
+
+
+def band_state(k: np.ndarray, w: np.ndarray, a: np.ndarray, half: np.ndarray) -> State:
+    """The state of some rows of one band: critical scales ``k``, active widths ``w``, ``a = |d|`` and the
+    half widths ``(zl + zu) / 2`` (one sort of the batch's finite scales)."""
+    fin = np.isfinite(k)
+    order = np.argsort(k[fin], kind="stable")
+    kf, wf = k[fin][order], w[fin][order]
+    codes = kf.view(np.int64) >> SHIFT
+    lo = (codes << SHIFT).view(np.float64)
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if kf.size else np.zeros(0, dtype=np.intp)
+    ends = np.r_[starts[1:], kf.size].astype(np.intp)
+    kmin = kf[starts]
+    return {
+        "n": int(k.size), "a_inf": float(a[~fin].sum()),
+        "half": float(half.sum()),
+        "codes": codes[starts], "c": (ends - starts).astype(np.int64),
+        "w": np.add.reduceat(wf, starts) if kf.size else np.zeros(0),
+        "s": np.add.reduceat(wf * (kf - lo), starts) if kf.size else np.zeros(0),
+        "kmin": kmin, "cmin": (np.searchsorted(kf, kmin, side="right") - starts).astype(np.int64),
+        "kmax": kf[ends - 1] if kf.size else np.zeros(0),
+    }
+
+
+def merge_band(a: State, b: State) -> State:
+    """Two band states combined (associative, commutative up to float rounding of the sums)."""
+    codes = np.union1d(a["codes"], b["codes"])
+    ia, ib = np.searchsorted(codes, a["codes"]), np.searchsorted(codes, b["codes"])
+    out: State = {"n": a["n"] + b["n"], "a_inf": a["a_inf"] + b["a_inf"],
+                  "half": a["half"] + b["half"], "codes": codes}
+    for key, dtype in (("c", np.int64), ("w", np.float64), ("s", np.float64)):
+        v = np.zeros(codes.size, dtype=dtype)
+        v[ia] += a[key]
+        v[ib] += b[key]
+        out[key] = v
+    kmin = np.full(codes.size, np.inf)
+    kmin[ia] = a["kmin"]
+    kmin[ib] = np.minimum(kmin[ib], b["kmin"])
+    cmin = np.zeros(codes.size, dtype=np.int64)
+    cmin[ia] += np.where(a["kmin"] == kmin[ia], a["cmin"], 0)
+    cmin[ib] += np.where(b["kmin"] == kmin[ib], b["cmin"], 0)
+    kmax = np.full(codes.size, -np.inf)
+    kmax[ia] = a["kmax"]
+    kmax[ib] = np.maximum(kmax[ib], b["kmax"])
+    out.update(kmin=kmin, cmin=cmin, kmax=kmax)
+    return out
+
+
+def _vertices(st: State) -> dict[str, np.ndarray]:
+    """The four metrics (raw units) at every cell's smallest and largest critical scale: ``{name: (M, 2)}``
+    with column 0 at ``F_j`` and column 1 at ``L_j``, and ``k``."""
+    n = st["n"]
+    c, w, s, lo = st["c"], st["w"], st["s"], (st["codes"] << SHIFT).view(np.float64)
+    f, last = st["kmin"], st["kmax"]
+    # widths before / after each cell as forward and reverse cumulative sums (no difference of large sums)
+    w_before = np.r_[0.0, np.cumsum(w)[:-1]]
+    w_after = np.r_[np.cumsum(w[::-1])[::-1][1:], 0.0]
+    n_before = np.cumsum(c) - c
+    span = last - f
+    gap = f[1:] - last[:-1]  # no critical scale in between: the exact curve is a straight segment
+    e_in = span * w_before + np.maximum((last - lo) * w - s, 0.0)
+    e_gap = gap * (w_before + w)[:-1]
+    exc_f = np.zeros(c.size)
+    np.cumsum(e_in[:-1] + e_gap, out=exc_f[1:])
+    d_in = span * w_after + np.maximum(s - (f - lo) * w, 0.0)
+    d_gap = gap * (w + w_after)[1:]
+    dfc_l = np.full(c.size, st["a_inf"])
+    dfc_l[:-1] += np.cumsum((d_in[1:] + d_gap)[::-1])[::-1]
+    h = st["half"] / n
+    k = np.column_stack([f, last])
+    return {"k": k, "bandwidth": k * h,
+            "missrate": np.column_stack([n - n_before - st["cmin"], n - n_before - c]) / n,
+            "excess": np.column_stack([exc_f, exc_f + e_in]) / n,
+            "deficit": np.column_stack([dfc_l + d_in, dfc_l]) / n}
+
+
+def curve_of(st: State, x_axis: str, y_axis: str, normalize: str, unit: float):
+    """``(curve, boxes)``: the :class:`~uqeval.metrics.ucc.UCCCurve` through the exact points kept (two per
+    cell, sorted by x) and the cells' ``(x_F, x_L, y_F, y_L)`` in reported units, for the bounds."""
+    from ..metrics.ucc import _INCREASING, AXES, UCCCurve
+
+    if not st["codes"].size:
+        raise InputError(f"no operating point: all {st['n']} rows have y_true != pred and a zero band width on "
+                         "y_true's side, so no scale of the intervals covers any row; pass non-degenerate intervals")
+    v = _vertices(st)
+    for name in AXES:
+        if name != "missrate" and unit != 1.0:
+            v[name] = v[name] / unit
+    order = slice(None) if _INCREASING[x_axis] else slice(None, None, -1)
+    cols = {name: np.ascontiguousarray(v[name].ravel()[order]) for name in (*AXES, "k")}
+    curve = UCCCurve(x_axis=x_axis, y_axis=y_axis, normalize=normalize, unit=unit, n_rows=st["n"], **cols)
+    return curve, (v[x_axis][:, 0], v[x_axis][:, 1], v[y_axis][:, 0], v[y_axis][:, 1])
+
+
+def area_bound(boxes) -> float:
+    """:math:`\\tfrac12 \\sum_j |\\Delta x_j| |\\Delta y_j|` (module docstring)."""
+    xf, xl, yf, yl = boxes
+    return float(0.5 * np.sum(np.abs(xl - xf) * np.abs(yl - yf)))
+
+
+def partial_bound(boxes, x_range: tuple[float, float] | None, y_range: tuple[float, float] | None) -> float:
+    """The bound of a partial area over ``x_range`` or ``y_range`` (module docstring)."""
+    xf, xl, yf, yl = boxes
+    x0, x1, y0, y1 = np.minimum(xf, xl), np.maximum(xf, xl), np.minimum(yf, yl), np.maximum(yf, yl)
+    dx, dy = x1 - x0, y1 - y0
+    if x_range is not None:
+        a, b = x_range
+        inside = (x0 >= a) & (x1 <= b)
+        overlap = np.maximum(np.minimum(x1, b) - np.maximum(x0, a), 0.0)
+        return float(np.sum(np.where(inside, 0.5 * dx * dy, overlap * dy)))
+    a, b = y_range
+    inside = (y0 >= a) & (y1 <= b)
+    outside = (y1 < a) | (y0 > b)
+    return float(np.sum(np.where(inside, 0.5 * dx * dy, np.where(outside, 0.0, dx * y1))))
+
+
+def _gain_bound(a_m: float, b_m: float, a_c: float, b_c: float) -> float | None:
+    """Largest change of ``(a_c - a_m) / a_c`` with each area within its bound (None: not bounded)."""
+    if not a_c > 0.0:
+        return None
+    if not a_c - b_c > 0.0:
+        return math.inf
+    g = 1.0 - a_m / a_c
+    hi = 1.0 - max(a_m - b_m, 0.0) / (a_c + b_c)
+    lo = 1.0 - (a_m + b_m) / (a_c - b_c)
+    return max(hi - g, g - lo)
+
+
+# --------------------------------------------------------------------------- one file
+
+
+def file_state(y: np.ndarray, pred: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> State:
+    """The state of a batch of one model: its band, the constant band, the op sums at ``k = 1`` and the
+    target's moments."""
+    from ..metrics.ucc import _active, _metrics_at, _validate
+
+    y, d, zl, zu = _validate(y, pred, lower, upper)
+    n = d.size
+    k, w, a = _active(d, zl, zu)
+    op = _metrics_at(d, zl, zu, 1.0, 1.0)  # means over the batch; weighted by n below
+    mu = float(y.mean())
+    return {"n": n, "y_mean": mu, "y_m2": float(np.square(y - mu).sum()),
+            "op": {key: n * v for key, v in op.items()},
+            "model": band_state(k, w, a, 0.5 * (zl + zu)),
+            "const": band_state(a, np.ones(n), a, np.ones(n))}
+
+
+def merge_file(a: State | None, b: State) -> State:
+    if a is None:
+        return b
+    n = a["n"] + b["n"]
+    delta = b["y_mean"] - a["y_mean"]
+    return {"n": n, "y_mean": a["y_mean"] + delta * (b["n"] / n),
+            "y_m2": a["y_m2"] + b["y_m2"] + delta * delta * (a["n"] * b["n"] / n),
+            "op": {key: a["op"][key] + b["op"][key] for key in a["op"]},
+            "model": merge_band(a["model"], b["model"]), "const": merge_band(a["const"], b["const"])}
+
+
+APPROXIMATE = {
+    "auucc": f"within input.bounds.auucc: the curve's points inside one {CELL_WIDTH}-relative cell of critical "
+             "scales are replaced by the chord between the cell's smallest and largest scale (half the box they span)",
+    "auucc_const": "within input.bounds.auucc_const (as auucc, for the constant band)",
+    "gain": "within input.bounds.gain (interval arithmetic on the two areas' bounds)",
+    "partial": "within input.bounds.partial_auucc, partial_auucc_const and partial_gain",
+    "op_min": "a point of the exact curve whose cost is within input.bounds.op_min_cost of the minimum",
+}
+
+
+#: rows of the README's streaming table (:func:`uqeval.stream.states.streaming_table`) for ``uqeval ucc``
+UCC_TABLE = (
+    ("ucc.op", "exact", "per-row sums at the one scale k = 1"),
+    ("ucc.auucc", "approximate", "within the data-dependent bound in input.bounds: half the box between the exact "
+                                 f"points at each {CELL_WIDTH}-relative cell's smallest and largest critical scale"),
+    ("ucc.auucc_const", "approximate", "as auucc, for the constant band"),
+    ("ucc.gain", "approximate", "within the bound of the two areas' intervals (input.bounds.gain)"),
+    ("ucc.partial", "approximate", "within input.bounds.partial_auucc (cells inside the range: half box; "
+                                   "crossing an end: overlap x box height, or box width x y for a y range)"),
+    ("ucc.op_min", "approximate", "a point of the exact curve; its cost at most input.bounds.op_min_cost above the "
+                                  "minimum"),
+    ("ucc.permutation_test", "not streamed", "swaps the bands of every row between models"),
+)
+
+
+def finalize_file(st: State, x_axis: str, y_axis: str, normalize: str, partial_x, partial_y,
+                  cost: float) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(ucc summary, bounds)``: the dict of :func:`~uqeval.metrics.ucc.ucc_summary` from a merged state, and
+    the bounds of its approximate values."""
+    from ..metrics.ucc import _check_cost, _check_range, summary_of_curves, unit_of_std
+
+    px, py = _check_range(partial_x, "partial_x"), _check_range(partial_y, "partial_y")
+    c = _check_cost(cost)
+    n = st["n"]
+    unit = unit_of_std(math.sqrt(st["y_m2"] / n), normalize)
+    model, boxes_m = curve_of(st["model"], x_axis, y_axis, normalize, unit)
+    const, boxes_c = curve_of(st["const"], x_axis, y_axis, normalize, unit)
+    op = {key: v / n / (unit if key != "missrate" else 1.0) for key, v in st["op"].items()}
+    summ = summary_of_curves(model, const, op, px, py, c)
+    b_m, b_c = area_bound(boxes_m), area_bound(boxes_c)
+    bounds: dict[str, Any] = {"auucc": b_m, "auucc_const": b_c,
+                              "gain": _gain_bound(summ["auucc"], b_m, summ["auucc_const"], b_c)}
+    if summ["partial"] is not None:
+        pb_m, pb_c = partial_bound(boxes_m, px, py), partial_bound(boxes_c, px, py)
+        bounds.update(partial_auucc=pb_m, partial_auucc_const=pb_c,
+                      partial_gain=_gain_bound(summ["partial"]["auucc"], pb_m, summ["partial"]["auucc_const"], pb_c))
+    xf, xl, yf, yl = boxes_m
+    lowest = float(np.min(c * np.minimum(xf, xl) + (1.0 - c) * np.minimum(yf, yl)))
+    bounds["op_min_cost"] = max(summ["op_min"]["cost"] - lowest, 0.0)
+    return summ, bounds
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def _band(name: str, src, batch, level: float):
+    from ..io.load import Loaded
+    from ..tasks.ucc import band_of
+
+    return band_of(name, Loaded(batch.prediction, {"path": str(src.spec)}), level)
+
+
+def _targets(src, y: np.ndarray, rows: np.ndarray):
+    """A :class:`~uqeval.tasks.ucc.Band` holding only targets and row numbers, for
+    :func:`~uqeval.tasks.ucc.check_same_targets`."""
+    from ..tasks.ucc import Band
+
+    return Band(name=str(src.spec), y_true=y, pred=y, lower=y, upper=y, level=0.0, bounds="", centre="",
+                info={"path": str(src.spec)}, rows=rows)
+
+
+def ucc_stream(files: Sequence[str | Path], names: Sequence[str], settings: Settings, chunk_rows: int,
+               x_axis: str = "bandwidth", y_axis: str = "missrate", normalize: str = "std",
+               partial_x: Sequence[float] | None = None, partial_y: Sequence[float] | None = None,
+               cost: float = 0.5, n_permutations: int = 0, seed: int = 0) -> dict[str, Any]:
+    """The ``uqeval.ucc/1`` document of :func:`uqeval.tasks.ucc.ucc_report`, read in record batches of at most
+    ``chunk_rows`` rows, with ``input.engine``, ``input.approximate`` and ``input.bounds`` per model. The files
+    are read side by side and their targets compared as they arrive (:func:`~uqeval.tasks.ucc.check_same_targets`,
+    naming the first differing row), so memory stays about one batch per file."""
+    from ..metrics.ucc import _check_axes, _check_normalize
+    from ..tasks.ucc import check_same_targets, ucc_document
+    from .engine import iter_batches_of
+
+    if n_permutations:
+        raise UsageError("--permutation-test swaps the bands of every row between models and needs all rows in "
+                         "memory: use --engine memory")
+    _check_axes(x_axis, y_axis)
+    _check_normalize(normalize)
+    files = [str(f) for f in files]
+    if not files:
+        raise UsageError("uqeval ucc needs at least one prediction file")
+    opened = [iter_batches_of(f, settings, chunk_rows) for f in files]
+    sources = [src for src, _ in opened]
+    n_files = len(files)
+    states: list[State | None] = [None] * n_files
+    infos: list[dict[str, Any]] = [{"n_rows": 0, "n_dropped": 0, "n_fixed_crossing": 0} for _ in files]
+    bands: list[dict[str, Any] | None] = [None] * n_files
+    notes: list[str] = []
+    levels = [float(settings.level)] * n_files
+    kept = [0] * n_files
+    pending: list[tuple[np.ndarray, np.ndarray] | None] = [None] * n_files  # targets not yet compared
+    done = [False] * n_files
+
+    def pull(i: int) -> None:
+        """Read file ``i``'s next batch into its state (``done`` at the end)."""
+        item = next(opened[i][1], None)
+        if item is None:
+            done[i] = True
+            return
+        _, batch, k, _, _ = item
+        info = infos[i]
+        info["n_rows"] += k
+        info["n_dropped"] += batch.n_dropped
+        pred = batch.prediction
+        if pred is None:
+            return
+        info.setdefault("representation", pred.kind)
+        info.setdefault("columns", batch.columns)
+        info["n_fixed_crossing"] += int(getattr(pred, "n_fixed", 0) or 0)
+        band = _band(names[i], sources[i], batch, settings.level)
+        if bands[i] is None:
+            bands[i] = {"level": band.level, "bounds": band.bounds, "centre": band.centre}
+            levels[i] = band.level
+        notes.extend(band.notes)
+        try:
+            states[i] = merge_file(states[i], file_state(band.y_true, band.pred, band.lower, band.upper))
+        except InputError as exc:
+            raise exc.at(str(sources[i].spec)) from None
+        kept[i] += band.y_true.size
+        if n_files > 1:
+            y, rows = band.y_true, band.rows if band.rows is not None else np.arange(band.y_true.size)
+            old = pending[i]
+            pending[i] = (y, rows) if old is None else (np.concatenate([old[0], y]), np.concatenate([old[1], rows]))
+
+    while not all(done):
+        for i in range(n_files):  # read on where nothing is pending (about one batch per file in memory)
+            while not done[i] and (n_files == 1 or pending[i] is None or not pending[i][0].size):
+                pull(i)
+                if n_files == 1:
+                    break
+        if n_files == 1:
+            continue
+        m = min(p[0].size if p is not None else 0 for p in pending)
+        if m:
+            check_same_targets([_targets(src, p[0][:m], p[1][:m]) for src, p in zip(sources, pending)])
+            pending = [(p[0][m:], p[1][m:]) for p in pending]
+        elif any(done[i] and (pending[i] is None or not pending[i][0].size) for i in range(n_files)):
+            for i in range(n_files):  # a file ran out of rows: count the others' for the message
+                while not done[i]:
+                    pull(i)
+            break
+    if len(set(kept)) > 1:
+        i = next(j for j, t in enumerate(kept) if t != kept[0])
+        raise InputError(
+            f"{sources[i].spec} has {kept[i]} rows but {sources[0].spec} has {kept[0]}; the UCCs of several files are "
+            "compared on the same targets: every file must hold the same rows in the same order (with --nan-policy "
+            "omit, the same rows must be dropped everywhere)")
+    models: dict[str, Any] = {}
+    for i, (src, name) in enumerate(zip(sources, names)):
+        if states[i] is None:
+            raise InputError(f"{src.spec}: every row has NaN/inf in a used column; nothing left to evaluate")
+        try:
+            summ, bounds = finalize_file(states[i], x_axis, y_axis, normalize, partial_x, partial_y, cost)
+        except InputError as exc:
+            raise exc.at(str(src.spec)) from None
+        info = {"path": str(src.spec), "format": src.fmt, **infos[i], "engine": "stream",
+                "chunk_rows": int(chunk_rows), "n_files": len(src.files),
+                "approximate": {k: v for k, v in APPROXIMATE.items() if k != "partial" or summ["partial"]},
+                "bounds": bounds}
+        if info["n_fixed_crossing"]:
+            notes.append(f"{src.spec}: {info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted "
+                         "(--fix-crossing)")
+        else:
+            del info["n_fixed_crossing"]
+        models[name] = {"input": info, "band": bands[i], "ucc": summ}
+    notes.append(f"--engine stream: the AUUCC, gain, partial area and minimum-cost point are approximate (exact "
+                 f"points at the smallest and largest critical scale of every {CELL_WIDTH}-relative cell); their "
+                 "bounds are in models.<name>.input.bounds; the original operating point (k = 1) is exact")
+    return ucc_document(models, kept[0], levels, x_axis, y_axis, normalize, partial_x, partial_y, cost, 0, seed,
+                        None, list(dict.fromkeys(notes)))
