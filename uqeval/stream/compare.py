@@ -346,7 +346,7 @@ def build(models: Sequence[ModelSource], files: Sequence[str], cols: Sequence[di
           settings: Settings) -> list:
     from ..io.load import build_batch
 
-    return [build_batch(Path(f), m.plan, c, k, settings, offset=offset, allow_empty=True)
+    return [build_batch(f, m.plan, c, k, settings, offset=offset, allow_empty=True)
             for m, f, c in zip(models, files, cols)]
 
 
@@ -541,12 +541,14 @@ def compare_with_engine(specs: Sequence[str], names: Sequence[str], settings: Se
 def row_groups(files: Sequence[str]) -> list[tuple[str, int, int, int]]:
     """``(file, row group, global first row, rows)`` of a Parquet source, in file order (from the footers)."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
+
+    from .source import parquet_file
 
     out, at = [], 0
     for f in files:
         try:
-            meta = pq.ParquetFile(f).metadata
+            with parquet_file(f) as pf:
+                meta = pf.metadata
         except (pa.ArrowException, OSError) as exc:
             raise InputError(f"{f}: cannot read Parquet file ({exc})") from None
         for g in range(meta.num_row_groups):
@@ -560,7 +562,8 @@ def range_batches(groups: Sequence[tuple[str, int, int, int]], start: int, stop:
                   chunk_rows: int) -> Iterator[tuple[str, dict, int]]:
     """``(file, columns, rows)`` record batches of global rows ``[start, stop)`` of a Parquet source."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
+
+    from .source import parquet_file
 
     wanted = [g for g in groups if g[2] < stop and g[2] + g[3] > start]
     by_file: dict[str, list] = {}
@@ -569,7 +572,7 @@ def range_batches(groups: Sequence[tuple[str, int, int, int]], start: int, stop:
     for f, gs in by_file.items():
         pos = gs[0][2]
         try:
-            with pq.ParquetFile(f, pre_buffer=False, buffer_size=1 << 20) as pf:
+            with parquet_file(f) as pf:
                 for batch in pf.iter_batches(batch_size=chunk_rows, row_groups=[g[1] for g in gs], columns=columns,
                                              use_threads=False):
                     lo, hi = max(start, pos), min(stop, pos + batch.num_rows)
