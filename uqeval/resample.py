@@ -141,6 +141,9 @@ class Accumulator:
     counts: list[np.ndarray] = field(init=False)
     flipped: np.ndarray = field(init=False)
     rows: int = field(init=False, default=0)
+    #: the draws of the generator block a batch ended inside (the next batch starts there): batches of
+    #: any size draw each block once (not pickled, not merged)
+    _cache: dict = field(init=False, default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         b, p = self.replicates, self.permutations
@@ -148,6 +151,24 @@ class Accumulator:
         self.sums = np.zeros((self.n_terms, b))
         self.counts = [np.zeros((k, b)) for k in self.n_categories]
         self.flipped = np.zeros((self.n_diffs, p))
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_cache"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, _cache={})
+
+    def _draws(self, make, g: int, c: int, partial: bool) -> np.ndarray:
+        """``make(seed, g, c)``, kept while the rows of block ``g`` come in several batches."""
+        key = (make, g, c)
+        out = self._cache.get(key)
+        if out is None:
+            out = make(self.seed, g, c)
+            if partial:
+                for k in [k for k in self._cache if k[1] != g]:
+                    del self._cache[k]
+                self._cache[key] = out
+        return out
 
     def update(self, start: int, terms: np.ndarray | None = None, codes: list[np.ndarray] = (),
                diffs: np.ndarray | None = None) -> None:
@@ -177,7 +198,7 @@ class Accumulator:
                 slices.append((s, e, None if x is None else np.ascontiguousarray(x[rows].T), groups))
             for c in range(-(-self.replicates // CHUNK)):
                 r0, r1 = c * CHUNK, min(self.replicates, (c + 1) * CHUNK)
-                u = _block_uniforms(self.seed, g, c)
+                u = self._draws(_block_uniforms, g, c, hi - lo < BLOCK)
                 for s, e, xt, groups in slices:
                     w = buf[: e - s, : r1 - r0]
                     np.take(_table(), u[s:e, : r1 - r0], out=w)
@@ -194,7 +215,7 @@ class Accumulator:
             r0, r1 = c * CHUNK, min(self.permutations, (c + 1) * CHUNK)
             acc = np.zeros((self.n_diffs, r1 - r0))
             for g, lo, hi in _blocks(start, stop):
-                bits = _block_bits(self.seed, g, c)
+                bits = self._draws(_block_bits, g, c, hi - lo < BLOCK)
                 at = g * BLOCK + lo - start
                 for s in range(lo, hi, _SUB):
                     e = min(hi, s + _SUB)
