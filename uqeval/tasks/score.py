@@ -34,11 +34,38 @@ def _group_label(v: Any) -> str:
     return str(v)
 
 
+def group_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct labels of a ``--by`` column, sorted as strings, and each row's index into them.
+
+    A value's label is ``"null"`` for None and NaN, an integer-valued float without its ``.0``,
+    else ``str(value)``. The rows are factorised on the column's own type (:func:`numpy.unique`;
+    an object column through an Arrow dictionary encoding, None as null) and only the distinct
+    values are labelled: a loop over distinct values, not rows. An object column Arrow cannot
+    type (mixed types) is labelled row by row.
+    """
+    v = np.asarray(values)
+    if v.dtype != object:
+        distinct, codes = np.unique(v, return_inverse=True)
+        labels = [_group_label(x) for x in distinct.tolist()]
+    else:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        try:
+            encoded = pa.array(v).dictionary_encode()
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            return np.unique(np.array([_group_label(x) for x in v.tolist()], dtype=str), return_inverse=True)
+        labels = [_group_label(x) for x in encoded.dictionary.to_pylist()] + ["null"]  # the last one: None
+        codes = np.asarray(pc.fill_null(encoded.indices, len(labels) - 1).to_numpy(zero_copy_only=False))
+    values, relabel = np.unique(np.array(labels, dtype=str), return_inverse=True)
+    codes = relabel.reshape(-1)[codes.reshape(-1)]
+    used = np.bincount(codes, minlength=len(values)) > 0  # "null" is a label only when some row has it
+    return values[used], (np.cumsum(used) - 1)[codes]
+
+
 def score_groups(loaded: Loaded, settings: Settings) -> dict[str, Any]:
     """Every metric per value of the ``--by`` column (a loop over groups, not rows)."""
-    labels = np.array([_group_label(v) for v in loaded.groups], dtype=object) if loaded.groups.dtype == object \
-        else np.array([_group_label(v) for v in loaded.groups.tolist()], dtype=object)
-    values, inverse = np.unique(labels.astype(str), return_inverse=True)
+    values, inverse = group_codes(loaded.groups)
     from ..config import LIMITS
     from ..errors import InputError
 
