@@ -517,9 +517,11 @@ def _kept_sums(values: np.ndarray, uncertainty: np.ndarray, n_keep: np.ndarray) 
     Ties in ``uncertainty`` that straddle the cut are resolved by the expected
     value under a uniformly random order within the tied group: the kept part
     of the group contributes ``(#kept from group) * (group mean)``.
-    O(N log N) for the sort, O(len(n_keep)) afterwards.
+    O(N log N) for the sort, O(len(n_keep)) afterwards. The sort need not be stable (the
+    default one is ~6x faster): rows only ever count through the sums of whole tied groups and
+    of everything before them, the same sets of rows in any order within a tie.
     """
-    order = np.argsort(uncertainty, kind="stable")
+    order = np.argsort(uncertainty)
     u = uncertainty[order]
     cs = np.concatenate([[0.0], np.cumsum(values[order])])
     n = u.size
