@@ -13,7 +13,7 @@ of each row (after ``--nan-policy omit`` dropped some), used in messages only.
 
 from __future__ import annotations
 
-from dataclasses import InitVar, dataclass, field, replace
+from dataclasses import InitVar, dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -202,12 +202,19 @@ class Prediction:
         """The same prediction restricted to the rows where ``mask`` is True (or an index array).
 
         Memoised per-row derivations (:data:`ROW_MEMO`) are sliced, not recomputed (``--by``).
+        The rows of a validated prediction are valid: the copy is not validated again (with
+        ``--by``, that was one more pass over the whole input per group).
         """
+        import copy
+
         changes = {k: getattr(self, k)[mask] for k in self._array_fields()}
         rows = self.rows if self.rows is not None else np.arange(self.n)
         changes["rows"] = rows[mask]
-        out = replace(self, **changes)
         n = self.n
+        out = copy.copy(self)
+        out.__dict__.pop("_cache", None)
+        for key, value in changes.items():
+            object.__setattr__(out, key, value)
         carried = {key: _slice_rows(value, mask, n) for key, value in self.__dict__.get("_cache", {}).items()
                    if key in ROW_MEMO or isinstance(key, str) and key.startswith("cover_index_")}
         carried = {k: v for k, v in carried.items() if v is not None}
