@@ -535,8 +535,11 @@ class Samples(_AnyLevel, Prediction):
                 f"samples need at least 2 members per row, found {s.shape[1]} in "
                 f"'{_colname(self.columns, 'samples')}'; a single draw is a point prediction (use --mean)"
             )
-        finite = np.isfinite(s)
-        if self.allow_missing and not finite.all():
+        from .metrics.samples import all_finite
+
+        ragged = not all_finite(s)  # in blocks of rows: no (N, M) temporary when every member is finite
+        if ragged and self.allow_missing:
+            finite = np.isfinite(s)
             short = finite.sum(axis=1) < 2
             if short.any():
                 n, first = bad_rows(short)
@@ -545,10 +548,10 @@ class Samples(_AnyLevel, Prediction):
                     f"'{_colname(self.columns, 'samples')}' have fewer (first at row {_row(self.rows, first)})"
                 )
             s = np.where(finite, s, np.nan)
-        else:
-            _check_2d(s, "samples", self.columns, self.rows)
+        elif ragged:
+            _check_2d(s, "samples", self.columns, self.rows)  # raises, naming the first bad member
         object.__setattr__(self, "samples", s)
-        object.__setattr__(self, "_ragged", not finite.all())
+        object.__setattr__(self, "_ragged", ragged)
 
     def sorted_samples(self) -> np.ndarray:
         """The members sorted ascending in each row (NaN last), computed once: the input itself when

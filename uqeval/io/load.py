@@ -274,10 +274,11 @@ def build_batch(p: Path, plan: ColumnPlan, cols: dict, n_rows: int, settings: Se
     if "by" in plan.roles:
         groups = np.asarray(cols[plan.roles["by"]].to_numpy(zero_copy_only=False), dtype=object)[rows - offset]
 
-    if plan.representation == "samples" and "samples" in arrays and np.isfinite(arrays["samples"]).all():
+    from ..metrics.samples import all_finite, sort_rows
+
+    if plan.representation == "samples" and "samples" in arrays and all_finite(arrays["samples"]):
         # members sorted once, here, in place (the block is ours): every sample metric reuses the order.
         # Not with NaN/inf members, so that an error still names the member's own column.
-        from ..metrics.samples import sort_rows
 
         block = arrays["samples"]
         arrays["samples"] = sort_rows(block, out=block if block.flags.writeable else None)
