@@ -44,12 +44,27 @@ def _row(rows: np.ndarray | None, i: int) -> int:
     return int(rows[i]) if rows is not None else int(i)
 
 
+#: bytes of a block of rows of the validity checks below (fast path: no full-size temporaries)
+_CHECK_BLOCK_BYTES = 1 << 21
+
+
+def _rows_pass(arr: np.ndarray, ok) -> bool:
+    """True when ``ok(block)`` holds for every block of rows of ``arr`` (cache-sized blocks of rows).
+
+    The checks run this first and build their full-size masks, for the message, only on failure."""
+    row_bytes = max(1, arr[:1].nbytes)
+    step = max(1, _CHECK_BLOCK_BYTES // row_bytes)
+    return all(ok(arr[start:start + step]) for start in range(0, len(arr), step))  # blocks of rows, not rows
+
+
 def _check_2d(arr: np.ndarray, role: str, columns: dict, rows: np.ndarray | None, positive: bool = False,
               per_member: int | None = None) -> None:
     """Finite (and optionally positive) check of an (N, K) block, naming the column.
 
     ``per_member``: the block is an (N, M, K) array flattened to (N, M*K) with this K.
     """
+    if _rows_pass(arr, lambda part: np.isfinite(part).all() and (not positive or (part > 0).all())):
+        return
     bad = ~np.isfinite(arr)
     if positive:
         bad |= ~(arr > 0)
@@ -82,6 +97,10 @@ def _check_simplex(p: np.ndarray, role: str, columns: dict, rows: np.ndarray | N
     column (flat columns are ordered member-major, ``j * K + k``) and the row.
     """
     k = p.shape[-1]
+    limit = MAX_DRIFT if renormalize else atol  # --renormalize rescales small drift only
+    if not renormalize and _rows_pass(p, lambda part: not (part < 0).any()
+                                      and (np.abs(part.sum(axis=-1) - 1.0) <= limit).all()):
+        return p
     neg = p < 0
     if neg.any():
         n, first = bad_rows(neg)
@@ -92,7 +111,6 @@ def _check_simplex(p: np.ndarray, role: str, columns: dict, rows: np.ndarray | N
             f"'{cell}' (first at row {_row(rows, first)}, found {p[first].ravel()[j]:g})"
         )
     sums = p.sum(axis=-1)
-    limit = MAX_DRIFT if renormalize else atol  # --renormalize rescales small drift only
     off = ~(np.abs(sums - 1.0) <= limit)
     if off.any():
         n, first = bad_rows(off)
