@@ -944,7 +944,9 @@ def spce(
     :math:`\exp(-\sigma d^2)` kernel), but not below one grid step.
     **Complexity.** The exact kernel estimate is :math:`O(N^2)` (the
     library's); here the data are linearly binned onto ``grid_size`` nodes,
-    so each bandwidth costs :math:`O(G^2 + N)`; the binning error is
+    so each candidate bandwidth costs :math:`O(G^2 F)` (its squared error is a
+    quadratic form in the node estimates, whose coefficients are binned once in
+    :math:`O(N)`) and the chosen one :math:`O(G^2 F + N)`; the binning error is
     :math:`O(\delta^2)` in the grid step :math:`\delta = \text{range}/(G-1)`.
     The bootstrap costs :math:`O(N \cdot n_\text{bootstrap})`.
 
