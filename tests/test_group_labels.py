@@ -28,6 +28,8 @@ CASES = {
     "numeric floats": np.where(rng.uniform(size=100) < 0.1, np.nan, rng.integers(-2, 3, 100) * 1.0),
     "numeric ints": rng.integers(0, 20, 100),
     "only None": np.array([None, None], dtype=object),
+    "ints beyond int64": np.array([2**70, 1, None, 1], dtype=object),
+    "strings": np.array(["b", "a", "b", "10", "9"], dtype=object),
 }
 
 

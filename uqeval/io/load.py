@@ -13,7 +13,7 @@ from ..errors import InputError, SchemaError
 from ..predictions import (Categorical, Dirichlet, Gaussian, Intervals, LogLikelihood, MemberCategorical, Multivariate, Point,
                            Prediction, Quantiles, Samples)
 from .columns import ColumnPlan, plan_columns
-from .readers import TableInfo, float64_numpy, inspect, read_block, read_columns, to_float, to_matrix
+from .readers import TableInfo, float64_numpy, inspect, numbers_numpy, read_block, read_columns, to_float, to_matrix
 
 
 @dataclass
@@ -272,7 +272,10 @@ def build_batch(p: Path, plan: ColumnPlan, cols: dict, n_rows: int, settings: Se
             raise InputError(f"{p}: every row has NaN/inf in a used column; nothing left to evaluate")
     groups = None
     if "by" in plan.roles:
-        groups = np.asarray(cols[plan.roles["by"]].to_numpy(zero_copy_only=False), dtype=object)[rows - offset]
+        column = cols[plan.roles["by"]]
+        values = numbers_numpy(column)  # numbers without nulls: no pandas import, as Python numbers below
+        groups = np.asarray(column.to_numpy(zero_copy_only=False) if values is None else values,
+                            dtype=object)[rows - offset]
 
     from ..metrics.samples import all_finite, sort_rows
 

@@ -181,13 +181,23 @@ def _ragged_csv_row(info: TableInfo) -> str:
 def float64_numpy(column) -> np.ndarray:
     """A float64 Arrow array or chunked array without nulls as numpy, from its data buffers: zero-copy
     for one chunk. (pyarrow's ``to_numpy`` imports pandas, 0.2-0.4 s of start-up.)"""
+    return numbers_numpy(column)
+
+
+def numbers_numpy(column) -> np.ndarray | None:
+    """A fixed-width integer or float Arrow array or chunked array without nulls as numpy, in its own
+    dtype, from its data buffers (zero-copy for one chunk); None for any other column."""
     import pyarrow as pa
 
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
-    parts = [np.frombuffer(c.buffers()[1], dtype=np.float64)[c.offset:c.offset + len(c)] for c in chunks if len(c)]
+    typ = column.type
+    if not (pa.types.is_integer(typ) or pa.types.is_floating(typ)) or any(c.null_count for c in chunks):
+        return None
+    dtype = np.dtype(typ.to_pandas_dtype())
+    parts = [np.frombuffer(c.buffers()[1], dtype=dtype)[c.offset:c.offset + len(c)] for c in chunks if len(c)]
     if len(parts) == 1:
         return parts[0]
-    return np.concatenate(parts) if parts else np.empty(0)
+    return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
 
 
 def to_float(column, name: str, path: Path, offset: int = 0) -> np.ndarray:

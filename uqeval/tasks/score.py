@@ -34,29 +34,38 @@ def _group_label(v: Any) -> str:
     return str(v)
 
 
+#: numpy dtype of an object --by column whose values (None aside) are all of one of these types
+_TYPED = {int: np.int64, float: np.float64, str: np.str_, bool: np.bool_}
+
+
 def group_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct labels of a ``--by`` column, sorted as strings, and each row's index into them.
 
     A value's label is ``"null"`` for None and NaN, an integer-valued float without its ``.0``,
-    else ``str(value)``. The rows are factorised on the column's own type (:func:`numpy.unique`;
-    an object column through an Arrow dictionary encoding, None as null) and only the distinct
-    values are labelled: a loop over distinct values, not rows. An object column Arrow cannot
-    type (mixed types) is labelled row by row.
+    else ``str(value)``. The rows are factorised by :func:`numpy.unique` on the column's own type
+    (an object column of ints, floats, strings or booleans and None as that type) and only the
+    distinct values are labelled: a loop over distinct values, not rows. An object column of
+    mixed or other types is labelled row by row.
     """
     v = np.asarray(values)
-    if v.dtype != object:
-        distinct, codes = np.unique(v, return_inverse=True)
-        labels = [_group_label(x) for x in distinct.tolist()]
-    else:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
+    missing = np.zeros(v.shape, dtype=bool)
+    typed = v
+    if v.dtype == object:
+        missing = np.asarray(np.equal(v, None), dtype=bool)
+        present = v[~missing].tolist()
+        kinds = set(map(type, present))
+        dtype = _TYPED.get(kinds.pop()) if len(kinds) == 1 else None
         try:
-            encoded = pa.array(v).dictionary_encode()
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            typed = np.array(present, dtype=dtype) if dtype is not None else None
+        except OverflowError:  # ints beyond int64
+            typed = None
+        if typed is None and present:
             return np.unique(np.array([_group_label(x) for x in v.tolist()], dtype=str), return_inverse=True)
-        labels = [_group_label(x) for x in encoded.dictionary.to_pylist()] + ["null"]  # the last one: None
-        codes = np.asarray(pc.fill_null(encoded.indices, len(labels) - 1).to_numpy(zero_copy_only=False))
+        typed = np.empty(0) if typed is None else typed
+    distinct, inverse = np.unique(typed, return_inverse=True)
+    labels = [_group_label(x) for x in distinct.tolist()] + ["null"]  # the last one: None
+    codes = np.full(v.shape, len(distinct), dtype=np.intp)
+    codes[~missing] = inverse.reshape(-1)
     values, relabel = np.unique(np.array(labels, dtype=str), return_inverse=True)
     codes = relabel.reshape(-1)[codes.reshape(-1)]
     used = np.bincount(codes, minlength=len(values)) > 0  # "null" is a label only when some row has it
