@@ -13,7 +13,7 @@ of each row (after ``--nan-policy omit`` dropped some), used in messages only.
 
 from __future__ import annotations
 
-from dataclasses import InitVar, dataclass, field, replace
+from dataclasses import InitVar, dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -44,12 +44,27 @@ def _row(rows: np.ndarray | None, i: int) -> int:
     return int(rows[i]) if rows is not None else int(i)
 
 
+#: bytes of a block of rows of the validity checks below (fast path: no full-size temporaries)
+_CHECK_BLOCK_BYTES = 1 << 21
+
+
+def _rows_pass(arr: np.ndarray, ok) -> bool:
+    """True when ``ok(block)`` holds for every block of rows of ``arr`` (cache-sized blocks of rows).
+
+    The checks run this first and build their full-size masks, for the message, only on failure."""
+    row_bytes = max(1, arr[:1].nbytes)
+    step = max(1, _CHECK_BLOCK_BYTES // row_bytes)
+    return all(ok(arr[start:start + step]) for start in range(0, len(arr), step))  # blocks of rows, not rows
+
+
 def _check_2d(arr: np.ndarray, role: str, columns: dict, rows: np.ndarray | None, positive: bool = False,
               per_member: int | None = None) -> None:
     """Finite (and optionally positive) check of an (N, K) block, naming the column.
 
     ``per_member``: the block is an (N, M, K) array flattened to (N, M*K) with this K.
     """
+    if _rows_pass(arr, lambda part: np.isfinite(part).all() and (not positive or (part > 0).all())):
+        return
     bad = ~np.isfinite(arr)
     if positive:
         bad |= ~(arr > 0)
@@ -82,6 +97,10 @@ def _check_simplex(p: np.ndarray, role: str, columns: dict, rows: np.ndarray | N
     column (flat columns are ordered member-major, ``j * K + k``) and the row.
     """
     k = p.shape[-1]
+    limit = MAX_DRIFT if renormalize else atol  # --renormalize rescales small drift only
+    if not renormalize and _rows_pass(p, lambda part: not (part < 0).any()
+                                      and (np.abs(part.sum(axis=-1) - 1.0) <= limit).all()):
+        return p
     neg = p < 0
     if neg.any():
         n, first = bad_rows(neg)
@@ -92,7 +111,6 @@ def _check_simplex(p: np.ndarray, role: str, columns: dict, rows: np.ndarray | N
             f"'{cell}' (first at row {_row(rows, first)}, found {p[first].ravel()[j]:g})"
         )
     sums = p.sum(axis=-1)
-    limit = MAX_DRIFT if renormalize else atol  # --renormalize rescales small drift only
     off = ~(np.abs(sums - 1.0) <= limit)
     if off.any():
         n, first = bad_rows(off)
@@ -202,12 +220,19 @@ class Prediction:
         """The same prediction restricted to the rows where ``mask`` is True (or an index array).
 
         Memoised per-row derivations (:data:`ROW_MEMO`) are sliced, not recomputed (``--by``).
+        The rows of a validated prediction are valid: the copy is not validated again (with
+        ``--by``, that was one more pass over the whole input per group).
         """
+        import copy
+
         changes = {k: getattr(self, k)[mask] for k in self._array_fields()}
         rows = self.rows if self.rows is not None else np.arange(self.n)
         changes["rows"] = rows[mask]
-        out = replace(self, **changes)
         n = self.n
+        out = copy.copy(self)
+        out.__dict__.pop("_cache", None)
+        for key, value in changes.items():
+            object.__setattr__(out, key, value)
         carried = {key: _slice_rows(value, mask, n) for key, value in self.__dict__.get("_cache", {}).items()
                    if key in ROW_MEMO or isinstance(key, str) and key.startswith("cover_index_")}
         carried = {k: v for k, v in carried.items() if v is not None}
@@ -529,8 +554,11 @@ class Samples(_AnyLevel, Prediction):
                 f"samples need at least 2 members per row, found {s.shape[1]} in "
                 f"'{_colname(self.columns, 'samples')}'; a single draw is a point prediction (use --mean)"
             )
-        finite = np.isfinite(s)
-        if self.allow_missing and not finite.all():
+        from .metrics.samples import all_finite
+
+        ragged = not all_finite(s)  # in blocks of rows: no (N, M) temporary when every member is finite
+        if ragged and self.allow_missing:
+            finite = np.isfinite(s)
             short = finite.sum(axis=1) < 2
             if short.any():
                 n, first = bad_rows(short)
@@ -539,10 +567,10 @@ class Samples(_AnyLevel, Prediction):
                     f"'{_colname(self.columns, 'samples')}' have fewer (first at row {_row(self.rows, first)})"
                 )
             s = np.where(finite, s, np.nan)
-        else:
-            _check_2d(s, "samples", self.columns, self.rows)
+        elif ragged:
+            _check_2d(s, "samples", self.columns, self.rows)  # raises, naming the first bad member
         object.__setattr__(self, "samples", s)
-        object.__setattr__(self, "_ragged", not finite.all())
+        object.__setattr__(self, "_ragged", ragged)
 
     def sorted_samples(self) -> np.ndarray:
         """The members sorted ascending in each row (NaN last), computed once: the input itself when

@@ -550,6 +550,22 @@ def test_spce_top_label_equals_binary_on_confidence_and_correctness():
     assert spce(proba, labels, seed=2)["spce"] > 0.05  # the sharpened model is miscalibrated
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_spce_bandwidth_error_equals_the_per_row_sum(seed):
+    """The O(G^2 F) squared error of a bandwidth is the per-row sum of the cross-fitted residuals."""
+    from uqeval.metrics.ensembles import _BinnedSmoother, _stratified_folds
+
+    rng = np.random.default_rng(seed)
+    n = 3000
+    p = rng.beta(2, 2, n)
+    y = (rng.uniform(size=n) < p ** 1.3).astype(float)
+    folds = _stratified_folds(y, 5, rng)
+    smoother = _BinnedSmoother(p, y - p, folds, 5, 64)
+    for h in np.geomspace(2.0 * smoother.delta, smoother.span, 6):
+        direct = float(np.sum((p + smoother.predict(h) - y) ** 2))
+        assert smoother.squared_error(h) == pytest.approx(direct, rel=1e-12)
+
+
 def test_spce_input_errors():
     with pytest.raises(InputError, match="at least 10 rows"):
         spce(np.full(5, 0.5), np.zeros(5, dtype=int))

@@ -13,7 +13,7 @@ from ..errors import InputError, SchemaError
 from ..predictions import (Categorical, Dirichlet, Gaussian, Intervals, LogLikelihood, MemberCategorical, Multivariate, Point,
                            Prediction, Quantiles, Samples)
 from .columns import ColumnPlan, plan_columns
-from .readers import TableInfo, float64_numpy, inspect, read_block, read_columns, to_float, to_matrix
+from .readers import TableInfo, float64_numpy, inspect, numbers_numpy, read_block, read_columns, to_float, to_matrix
 
 
 @dataclass
@@ -272,12 +272,16 @@ def build_batch(p: Path | str, plan: ColumnPlan, cols: dict, n_rows: int, settin
             raise InputError(f"{p}: every row has NaN/inf in a used column; nothing left to evaluate")
     groups = None
     if "by" in plan.roles:
-        groups = np.asarray(cols[plan.roles["by"]].to_numpy(zero_copy_only=False), dtype=object)[rows - offset]
+        column = cols[plan.roles["by"]]
+        values = numbers_numpy(column)  # numbers without nulls: no pandas import, as Python numbers below
+        groups = np.asarray(column.to_numpy(zero_copy_only=False) if values is None else values,
+                            dtype=object)[rows - offset]
 
-    if plan.representation == "samples" and "samples" in arrays and np.isfinite(arrays["samples"]).all():
+    from ..metrics.samples import all_finite, sort_rows
+
+    if plan.representation == "samples" and "samples" in arrays and all_finite(arrays["samples"]):
         # members sorted once, here, in place (the block is ours): every sample metric reuses the order.
         # Not with NaN/inf members, so that an error still names the member's own column.
-        from ..metrics.samples import sort_rows
 
         block = arrays["samples"]
         arrays["samples"] = sort_rows(block, out=block if block.flags.writeable else None)

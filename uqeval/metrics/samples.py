@@ -61,6 +61,16 @@ def sort_rows(samples: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
+def all_finite(samples: np.ndarray) -> bool:
+    """``np.isfinite(samples).all()`` in blocks of rows: no (N, M) boolean temporary."""
+    s = np.asarray(samples)
+    block = max(1, _BLOCK_BYTES // (8 * max(s.shape[1], 1)))
+    for start in range(0, s.shape[0], block):  # blocks of rows, not rows
+        if not np.isfinite(s[start:start + block]).all():
+            return False
+    return True
+
+
 def rows_sorted(samples: np.ndarray) -> bool:
     """True when the members of every row are ascending (False with NaN), checked in blocks of rows."""
     s = np.asarray(samples)

@@ -25,20 +25,35 @@ TEMPERATURE_BOUNDS = (1e-2, 1e2)
 _KINDS = ("logits", "proba")
 
 
+#: rows per block of the kernels below: the (block, K) work buffer stays in cache between the
+#: passes (log, max, shift; multiply, exp, row sum) instead of streaming the (N, K) block through
+#: memory once per pass
+_BLOCK_ROWS = 8192
+
+
 def _log_scores(values, kind: str) -> np.ndarray:
-    """(N, K) logits, or log-probabilities from ``kind="proba"`` (0 -> -inf)."""
+    """(N, K) logits, or log-probabilities from ``kind="proba"`` (0 -> -inf), shifted so that each
+    row's maximum is 0; a new array, computed in blocks of rows."""
     if kind not in _KINDS:
         raise InputError(f"kind must be one of {_KINDS}, got {kind!r}")
     z = as_float_array(values, "proba" if kind == "proba" else "logits", ndim=2)
     check_nonempty(z.shape[0], "input")
     if z.shape[1] < 2:
         raise InputError(f"temperature scaling needs at least 2 classes, got {z.shape[1]} column(s)")
-    if kind == "proba":
-        if np.isnan(z).any() or (z < 0).any():
-            raise InputError("probabilities must be finite and >= 0; run validate_proba first")
-        with np.errstate(divide="ignore"):
-            z = np.log(z)
-    zmax = z.max(axis=1)
+    out = np.empty_like(z)
+    zmax = np.empty(z.shape[0])
+    for start in range(0, z.shape[0], _BLOCK_ROWS):  # blocks of rows, not rows
+        part, dst = z[start:start + _BLOCK_ROWS], out[start:start + _BLOCK_ROWS]
+        if kind == "proba":
+            if np.isnan(part).any() or (part < 0).any():
+                raise InputError("probabilities must be finite and >= 0; run validate_proba first")
+            with np.errstate(divide="ignore"):
+                np.log(part, out=dst)
+        else:
+            dst[...] = part
+        m = np.max(dst, axis=1, out=zmax[start:start + _BLOCK_ROWS])
+        with np.errstate(invalid="ignore"):  # bad rows (checked below) may give inf - inf
+            np.subtract(dst, m[:, None], out=dst)  # softmax is shift-invariant
     bad_row = ~np.isfinite(zmax)  # the row max is NaN with any NaN, +inf with any +inf, -inf if all are -inf
     if bad_row.any():
         first = int(np.flatnonzero(bad_row)[0])
@@ -46,7 +61,7 @@ def _log_scores(values, kind: str) -> np.ndarray:
             f"logits must be finite (-inf allowed) with a finite value in every row: "
             f"{int(bad_row.sum())} bad row(s) (first at row {first})"
         )
-    return z - zmax[:, None]  # shift so the row maximum is 0 (softmax is shift-invariant)
+    return out
 
 
 def _labels(labels, n: int, k: int) -> np.ndarray:
@@ -65,17 +80,28 @@ def _labels(labels, n: int, k: int) -> np.ndarray:
     return y.astype(np.intp)
 
 
-def _nll(zc: np.ndarray, z_y: np.ndarray, temperature: float, work: np.ndarray | None = None) -> float:
+def _nll(zc: np.ndarray, z_y: np.ndarray, temperature: float, work: np.ndarray | None = None,
+         lse: np.ndarray | None = None) -> float:
     r"""Mean of :math:`\log\sum_k e^{z_k/T} - z_y/T` for row-max-shifted logits (exact, no clipping).
 
-    ``work``: an array shaped like ``zc`` to compute in (the optimiser calls this ~20 times).
+    ``work`` (a (block, K) buffer) and ``lse`` (N,): scratch space reused across the ~20 calls of
+    the optimiser. Computed in blocks of rows; the mean is taken over the whole (N,) array, so the
+    value does not depend on the block size.
     """
     beta = 1.0 / temperature
-    work = np.multiply(zc, beta, out=work)
-    np.exp(work, out=work)
-    # zc <= 0 with a 0 in each row: no overflow, sum >= 1; the row sums as one matrix-vector product
-    lse = np.log(work @ np.ones(zc.shape[1]))
-    return float(np.mean(lse - beta * z_y))
+    n, k = zc.shape
+    work = np.empty((min(n, _BLOCK_ROWS), k)) if work is None else work
+    lse = np.empty(n) if lse is None else lse
+    ones = np.ones(k)
+    for start in range(0, n, _BLOCK_ROWS):  # blocks of rows, not rows
+        part = zc[start:start + _BLOCK_ROWS]
+        w = np.multiply(part, beta, out=work[:len(part)])
+        np.exp(w, out=w)
+        # zc <= 0 with a 0 in each row: no overflow, sum >= 1; the row sums as one matrix-vector product
+        np.matmul(w, ones, out=lse[start:start + _BLOCK_ROWS])
+    np.log(lse, out=lse)
+    lse -= beta * z_y
+    return float(np.mean(lse))
 
 
 def fit_temperature(
@@ -131,16 +157,16 @@ def fit_temperature(
     lo, hi = float(bounds[0]), float(bounds[1])
     if not (0.0 < lo < hi < math.inf):
         raise InputError(f"bounds must satisfy 0 < low < high < inf, got {bounds}")
-    work = np.empty_like(zc)
+    work, lse = np.empty((min(n, _BLOCK_ROWS), k)), np.empty(n)
     res = minimize_scalar(
-        lambda u: _nll(zc, z_y, math.exp(u), work),
+        lambda u: _nll(zc, z_y, math.exp(u), work, lse),
         bounds=(math.log(lo), math.log(hi)),
         method="bounded",
         options={"xatol": 1e-7},
     )
     temperature = float(math.exp(res.x))
-    nll_after = _nll(zc, z_y, temperature, work)
-    nll_before = _nll(zc, z_y, 1.0, work)
+    nll_after = _nll(zc, z_y, temperature, work, lse)
+    nll_before = _nll(zc, z_y, 1.0, work, lse)
     if lo <= 1.0 <= hi and nll_before < nll_after:  # Brent's tolerance; T = 1 is a candidate too
         temperature, nll_after = 1.0, nll_before
     return {
@@ -174,7 +200,10 @@ def apply_temperature(proba_or_logits, state: dict[str, Any], *, kind: str = "lo
         raise InputError("temperature-scaling state has no numeric 'temperature'") from None
     if not (math.isfinite(temperature) and temperature > 0):
         raise InputError(f"temperature must be finite and > 0, got {temperature:g}")
-    zc = _log_scores(proba_or_logits, kind)
-    e = np.exp(zc / temperature)
-    e /= e.sum(axis=1, keepdims=True)
+    e = _log_scores(proba_or_logits, kind)  # a new array: rescaled in place, in blocks of rows
+    for start in range(0, e.shape[0], _BLOCK_ROWS):  # blocks of rows, not rows
+        part = e[start:start + _BLOCK_ROWS]
+        np.divide(part, temperature, out=part)
+        np.exp(part, out=part)
+        part /= part.sum(axis=1, keepdims=True)
     return e

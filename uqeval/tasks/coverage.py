@@ -30,17 +30,13 @@ _SETS = ("categorical", "members", "dirichlet")
 
 
 def _labels(values: np.ndarray | None, n: int) -> np.ndarray:
+    """Each row's label of a --by / point column (``"all"`` without one), as :func:`~.score.group_codes`."""
     if values is None:
         return np.full(n, "all", dtype=object)
-    out = []
-    for v in values:
-        if v is None or (isinstance(v, float) and np.isnan(v)):
-            out.append("null")
-        elif isinstance(v, (float, np.floating)) and float(v).is_integer():
-            out.append(str(int(v)))
-        else:
-            out.append(str(v))
-    return np.array(out, dtype=object)
+    from .score import group_codes
+
+    labels, codes = group_codes(values)
+    return np.array(labels.tolist(), dtype=object)[codes]
 
 
 def _point_metrics(pred, levels: Sequence[float], y_std: float | None) -> dict[str, dict[str, float]]:

@@ -34,11 +34,48 @@ def _group_label(v: Any) -> str:
     return str(v)
 
 
+#: numpy dtype of an object --by column whose values (None aside) are all of one of these types
+_TYPED = {int: np.int64, float: np.float64, str: np.str_, bool: np.bool_}
+
+
+def group_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct labels of a ``--by`` column, sorted as strings, and each row's index into them.
+
+    A value's label is ``"null"`` for None and NaN, an integer-valued float without its ``.0``,
+    else ``str(value)``. The rows are factorised by :func:`numpy.unique` on the column's own type
+    (an object column of ints, floats, strings or booleans and None as that type) and only the
+    distinct values are labelled: a loop over distinct values, not rows. An object column of
+    mixed or other types is labelled row by row.
+    """
+    v = np.asarray(values)
+    missing = np.zeros(v.shape, dtype=bool)
+    typed = v
+    if v.dtype == object:
+        missing = np.asarray(np.equal(v, None), dtype=bool)
+        present = v[~missing].tolist()
+        kinds = set(map(type, present))
+        dtype = _TYPED.get(kinds.pop()) if len(kinds) == 1 else None
+        try:
+            typed = np.array(present, dtype=dtype) if dtype is not None else None
+        except OverflowError:  # ints beyond int64
+            typed = None
+        if typed is None and present:
+            return np.unique(np.array([_group_label(x) for x in v.tolist()], dtype=str), return_inverse=True)
+        typed = np.empty(0) if typed is None else typed
+    distinct, inverse = np.unique(typed, return_inverse=True)
+    labels = [_group_label(x) for x in distinct.tolist()] + ["null"]  # the last one: None
+    codes = np.full(v.shape, len(distinct), dtype=np.intp)
+    codes[~missing] = inverse.reshape(-1)
+    values, relabel = np.unique(np.array(labels, dtype=str), return_inverse=True)
+    codes = relabel.reshape(-1)[codes.reshape(-1)]
+    used = np.bincount(codes, minlength=len(values)) > 0  # "null" is a label only when some row has it
+    return values[used], (np.cumsum(used) - 1)[codes]
+
+
 def group_labels(values: np.ndarray) -> np.ndarray:
-    """The ``--by`` values as the labels the JSON keys groups by (``_group_label``: None/NaN -> ``null``,
-    integral floats without ``.0``), a str array."""
-    vals = values if values.dtype == object else values.tolist()
-    return np.array([_group_label(v) for v in vals], dtype=object).astype(str)
+    """Each row's ``--by`` label (:func:`group_codes`' labels), a str array."""
+    labels, codes = group_codes(values)
+    return labels[codes]
 
 
 def check_group_count(n_groups: int, path: Any) -> None:
@@ -55,7 +92,7 @@ def check_group_count(n_groups: int, path: Any) -> None:
 
 def score_groups(loaded: Loaded, settings: Settings) -> dict[str, Any]:
     """Every metric per value of the ``--by`` column (a loop over groups, not rows)."""
-    values, inverse = np.unique(group_labels(loaded.groups), return_inverse=True)
+    values, inverse = group_codes(loaded.groups)
     check_group_count(len(values), loaded.info.get("path"))
     out: dict[str, Any] = {}
     for j, value in enumerate(values):
