@@ -16,6 +16,7 @@ Large inputs are reduced before drawing, never by dropping information from curv
 
 from __future__ import annotations
 
+import contextlib
 import io
 from typing import Sequence
 
@@ -183,7 +184,9 @@ def _save_png(fig: Figure, buf: io.BytesIO, dpi: float) -> None:
     fig.set_facecolor("white")
     try:
         if engine is not None:
-            engine.execute(fig)
+            if fig.axes:  # as Figure.draw runs it, ignoring a ValueError
+                with contextlib.suppress(ValueError):
+                    engine.execute(fig)
             # no engine at all while drawing; None reads rcParams
             with rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
                 fig.set_layout_engine(None)
