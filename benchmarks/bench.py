@@ -31,7 +31,8 @@ _WRAPPER = (
     "p = subprocess.run([sys.executable, '-m', 'uqeval', *sys.argv[1:]], capture_output=True, text=True)\n"
     "wall = time.perf_counter() - t0\n"
     "sys.stderr.write(p.stderr)\n"
-    "print(p.returncode, wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    "r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(p.returncode, wall, r.ru_maxrss, r.ru_utime + r.ru_stime)\n"
 )
 
 
@@ -43,15 +44,23 @@ REPEAT = 1
 def run_cli(args: list[str], repeat: int | None = None) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of a `python -m uqeval ...` process (measured by a wrapper),
     the best of ``repeat`` runs (default :data:`REPEAT`)."""
-    walls, peaks = [], []
+    wall, mb, _ = run_cli_cpu(args, repeat)
+    return wall, mb
+
+
+def run_cli_cpu(args: list[str], repeat: int | None = None) -> tuple[float, float, float]:
+    """:func:`run_cli` and the process's CPU seconds (user + sys, the lowest of the runs): on a
+    shared machine the CPU time is the steadier figure."""
+    walls, peaks, cpus = [], [], []
     for _ in range(repeat or REPEAT):
         proc = subprocess.run([sys.executable, "-c", _WRAPPER, *args], cwd=ROOT, capture_output=True, text=True)
-        code, wall, rss = proc.stdout.split()
+        code, wall, rss, cpu = proc.stdout.split()
         if int(code) != 0:
             raise SystemExit(f"uqeval {' '.join(args)} failed:\n{proc.stderr}")
         walls.append(float(wall))
         peaks.append(int(rss) / 1024.0)
-    return min(walls), min(peaks)
+        cpus.append(float(cpu))
+    return min(walls), min(peaks), min(cpus)
 
 
 def best_of(fn, repeats: int) -> float:
@@ -365,15 +374,46 @@ def bench_ucc_permutation(n: int) -> None:
 
 
 def bench_report(n: int) -> None:
+    """`uqeval report A B`: two Gaussian models on the same N targets (every figure, the UCC)."""
     out = DATA / "report.html"
     paths = [str(p) for p in three_models(n)[:2]]
-    wall, mb = run_cli(["report", *paths, "--output", str(out)])
-    print(f"report 2 models  N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e5: <= 3 s)")
-    for name, path in (("samples", DATA / f"samples_{n}_50.parquet"), ("classification", classification_file(n))):
-        if name == "samples" and not path.exists():
-            bench_score_samples(n)  # writes the file
-        wall, mb = run_cli(["report", str(path), "--output", str(out)])
-        print(f"report {name:<14s} N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e6: <= 6 s)")
+    wall, mb, cpu = run_cli_cpu(["report", *paths, "--output", str(out)])
+    print(f"report 2 models  N={n:>9,d}  {wall:7.2f} s  cpu {cpu:6.2f} s  peak {mb:7.0f} MB   (target N=1e5: <= 3 s)")
+
+
+def interval_quantile_files(n: int) -> tuple[Path, Path]:
+    """The Gaussian file's rows as a 95 % interval (with its mean) and as 7 quantiles of the same Normal."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from scipy.special import ndtri
+
+    src = gaussian_file(n)
+    paths = DATA / f"intervals_{n}.parquet", DATA / f"quantiles_{n}.parquet"
+    if not all(p.exists() for p in paths):
+        t = pq.read_table(src)
+        y, mean, std = (t.column(c).to_numpy() for c in ("y", "mean", "std"))
+        z = float(ndtri(0.975))
+        pq.write_table(pa.table({"y": y, "pred": mean, "lower": mean - z * std, "upper": mean + z * std}), paths[0])
+        taus = (0.025, 0.05, 0.25, 0.5, 0.75, 0.95, 0.975)
+        pq.write_table(pa.table({"y": y, **{f"q_{tau}": mean + float(ndtri(tau)) * std for tau in taus}}), paths[1])
+    return paths
+
+
+def bench_report_large(n: int) -> None:
+    """`uqeval report FILE` on N rows of each representation: Gaussian, 95 % intervals, 7 quantiles,
+    50 samples, 10-class probabilities, an ensemble of 5 classifiers (10 classes)."""
+    out = DATA / "report.html"
+    samples = DATA / f"samples_{n}_50.parquet"
+    if not samples.exists():
+        bench_score_samples(n)  # writes the file
+    intervals, quantiles = interval_quantile_files(n)
+    files = (("gaussian", gaussian_file(n)), ("intervals", intervals), ("quantiles", quantiles),
+             ("samples M=50", samples), ("classif. K=10", classification_file(n)),
+             ("ens. cls. 5x10", ensemble_file(n, 5, 10)))
+    for name, path in files:
+        wall, mb, cpu = run_cli_cpu(["report", str(path), "--output", str(out)])
+        print(f"report {name:<14s} N={n:>9,d}  {wall:7.2f} s  cpu {cpu:6.2f} s  peak {mb:7.0f} MB   "
+              "(target N=1e6: <= 6 s)")
 
 
 def bench_score_large(n: int) -> None:
@@ -390,7 +430,8 @@ BENCHES = {"score": (bench_score, 1_000_000), "crps": (bench_crps_samples, 1_000
            "recalibrate": (bench_recalibrate, 1_000_000), "samples_anchor": (bench_samples_anchor, 1_000_000),
            "startup": (bench_startup, 10_000), "toolbox": (bench_startup, 100_000),
            "compare": (bench_compare, 1_000_000), "ucc_permutation": (bench_ucc_permutation, 100_000),
-           "report": (bench_report, 100_000), "score_large": (bench_score_large, 10_000_000)}
+           "report": (bench_report, 100_000), "report_large": (bench_report_large, 1_000_000),
+           "score_large": (bench_score_large, 10_000_000)}
 
 
 def main() -> None:

@@ -139,6 +139,22 @@ def test_missing_metrics_are_computed_like_the_summary(preds):
     np.testing.assert_allclose(ya, metrics["adv_group_calibration"]["ma_mean"])
 
 
+def test_set_plot_reuses_the_summary_levels_and_computes_the_others(preds):
+    from uqeval.metrics.classification import prediction_sets
+    from uqeval.tasks.plot import SET_LEVELS
+
+    pred = preds["categorical"]
+    metrics, _ = score_prediction(pred, Settings())
+    fresh = prediction_sets(pred.proba, pred.labels, levels=sorted(SET_LEVELS))
+    assert metrics["prediction_sets"]["0.95"] == fresh["0.95"]
+    marked = {**metrics, "prediction_sets": {"0.95": {**fresh["0.95"], "coverage": 0.123}}}
+    fig = build_figures(pred, marked, Settings(), kinds=["sets"]).figures["sets"]
+    level, cov = (fig.axes[0].lines[1].get_xdata(), fig.axes[0].lines[1].get_ydata())
+    assert list(level) == sorted(SET_LEVELS)
+    # the summary's 0.95 is drawn (not recomputed); the other levels come from the kernel
+    np.testing.assert_array_equal(cov, [0.123 if v == 0.95 else fresh[str(v)]["coverage"] for v in level])
+
+
 def test_scatter_subsamples_but_curves_use_every_row(preds):
     pred = preds["gaussian"]
     figs = build_figures(pred, None, Settings(), kinds=["predictions", "pit"], max_points=50, seed=3).figures

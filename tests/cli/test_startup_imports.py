@@ -34,3 +34,18 @@ def _loaded(tmp_path, fmt: str) -> list[str]:
 def test_score_on_a_gaussian_file_imports_no_heavy_module(tmp_path):
     assert _loaded(tmp_path, "markdown") == ["MODULES []"]
     assert _loaded(tmp_path, "json") == ["MODULES []"]
+
+
+def test_report_on_a_gaussian_file_does_not_import_scipy_stats(tmp_path):
+    # the PIT histogram's binomial band comes from scipy.special (importing scipy.stats: ~0.8 s)
+    code = (
+        "import sys, runpy\n"
+        f"sys.argv = ['uqeval', 'report', 'sample_data/gaussian.parquet', '--output', {str(tmp_path / 'r.html')!r}]\n"
+        "try:\n    runpy.run_module('uqeval', run_name='__main__')\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "print('MODULES', sorted(m for m in sys.modules if m == 'scipy.stats' or m.startswith('scipy.stats.')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "PIT histogram" in (tmp_path / "r.html").read_text(encoding="utf-8")
+    loaded = [line for line in out.stdout.splitlines() if line.startswith("MODULES")]
+    assert loaded == ["MODULES []"], out.stdout[-500:]

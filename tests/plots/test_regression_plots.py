@@ -115,6 +115,52 @@ def test_figure_to_bytes_is_deterministic_and_rejects_unknown_format():
         figure_to_bytes(fig, fmt="gif")
 
 
+@pytest.mark.parametrize("kind", ["predictions", "intervals", "calibration", "sharpness", "pit", "reliability"])
+def test_png_is_the_picture_savefig_draws_drawn_once(kind):
+    # figure_to_bytes runs the layout engine alone and draws once (savefig draws twice): same pixels
+    import io
+
+    from PIL import Image
+
+    x, y, mu, sd = gaussian_data(3000)
+    pit = np.clip((y - mu) / (3 * sd) + 0.5, 0, 1)
+    make = {
+        "predictions": lambda: plot_predictions_band(y, mu, mu - 2 * sd, mu + 2 * sd, x=x, title="band: a.csv"),
+        "intervals": lambda: plot_intervals_ordered(y, mu, mu - 2 * sd, mu + 2 * sd, max_points=500),
+        "calibration": lambda: plot_calibration_curve(np.linspace(0, 1, 11), np.linspace(0, 1, 11) ** 1.2),
+        "sharpness": lambda: plot_sharpness(sd),
+        "pit": lambda: plot_pit_histogram(pit),
+        "reliability": lambda: plot_reliability_diagram(pit),
+    }[kind]
+    ref = make()
+    ref.savefig(buf := io.BytesIO(), format="png", dpi=60, facecolor="white")
+    fig = make()
+    engine = fig.get_layout_engine()
+    draws = []
+    draw = fig.draw
+    fig.draw = lambda renderer: (draws.append(1), draw(renderer))[1]
+    data = figure_to_bytes(fig, dpi=60)
+    assert len(draws) == 1
+    assert fig.get_layout_engine() is engine and fig.dpi == 100  # restored
+    ours, theirs = (np.asarray(Image.open(io.BytesIO(b)).convert("RGBA")) for b in (data, buf.getvalue()))
+    assert Image.open(io.BytesIO(data)).mode == "RGB"  # every pixel is opaque: no alpha channel
+    assert ours.shape == theirs.shape and np.array_equal(ours, theirs)
+
+
+def test_binomial_band_equals_scipy_binom_ppf():
+    from scipy.stats import binom
+
+    from uqeval.plots.common import binomial_band
+
+    n = np.array([1, 7, 100, 12345, 1_000_000, 3_000_017], dtype=float)[:, None]
+    p = np.array([1e-4, 0.01, 1 / 11, 0.1, 0.5, 0.9, 0.999])[None, :]
+    for level in (0.5, 0.9, 0.95, 0.99):
+        lo, hi = binomial_band(n, p, level)
+        assert np.array_equal(lo, binom.ppf((1 - level) / 2, n, p))
+        assert np.array_equal(hi, binom.ppf(1 - (1 - level) / 2, n, p))
+        assert np.all(lo <= hi)
+
+
 def test_dpi_changes_pixel_size():
     _, _, _, sd = gaussian_data(50)
     fig = plot_sharpness(sd)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Mapping
 
 import numpy as np
+from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from ..errors import InputError
@@ -31,6 +32,7 @@ from .common import (
     COLORS,
     FONT,
     band_downsample,
+    binomial_band,
     check_unit_interval,
     envelope_downsample,
     finite_1d,
@@ -156,8 +158,9 @@ def plot_intervals_ordered(
     rows = order[ranks]
     fig, ax = new_figure()
     lw = 1.0 if ranks.size <= 500 else 0.5
-    ax.vlines(ranks, lo[rows], hi[rows], color=COLORS["band"], alpha=0.7, linewidth=lw,
-              label=band_label)
+    # ax.vlines, without the masked array per segment it builds (a fifth of a second at 5,000)
+    segments = np.stack([np.column_stack([ranks, lo[rows]]), np.column_stack([ranks, hi[rows]])], axis=1)
+    ax.add_collection(LineCollection(segments, colors=COLORS["band"], alpha=0.7, linewidths=lw, label=band_label))
     ax.scatter(ranks, mu[rows], s=6, color=COLORS["main"], linewidths=0, label=mean_label,
                zorder=3)
     if order_by == "target":
@@ -392,8 +395,6 @@ def plot_pit_histogram(
     the shaded band spans that law's central ``level`` quantiles (per bin, not a
     simultaneous band) around the expected count :math:`N p_j`.
     """
-    from scipy.stats import binom
-
     if (pit is None) == (counts is None):
         raise InputError("give exactly one of pit (values) or counts (histogram) to plot")
     if pit is not None:
@@ -418,9 +419,7 @@ def plot_pit_histogram(
     if n <= 0:
         raise InputError("counts sum to 0: there is nothing to plot in the PIT histogram")
     p = np.diff(e) / (e[-1] - e[0])
-    alpha = 1.0 - float(level)
-    lo = binom.ppf(alpha / 2, n, p)
-    hi = binom.ppf(1 - alpha / 2, n, p)
+    lo, hi = binomial_band(n, p, level)
     fig, ax = new_figure()
     ax.stairs(c, e, fill=True, color=COLORS["main"], alpha=0.55, label=f"rows (N = {int(n):,})")
     ax.stairs(c, e, color=COLORS["main"], linewidth=1.0)
@@ -447,15 +446,12 @@ def plot_rank_histogram(counts, title: str = "Rank histogram", p_value: float | 
     quantiles of Binomial(N, 1/(M + 1)) per rank; ``p_value`` (the χ² test) goes into the legend.
     ``xlabel``: what the ranks are (default: the target's rank among the members).
     """
-    from scipy.stats import binom
-
     c = finite_1d(counts, "counts")
     if c.size < 2 or (c < 0).any() or c.sum() <= 0:
         raise InputError("the rank histogram needs at least 2 non-negative counts with a positive sum")
     n, m1 = float(c.sum()), c.size
     r = np.arange(m1)
-    alpha = 1.0 - float(level)
-    lo, hi = binom.ppf(alpha / 2, n, 1.0 / m1), binom.ppf(1 - alpha / 2, n, 1.0 / m1)
+    lo, hi = (float(v) for v in binomial_band(n, 1.0 / m1, level))
     fig, ax = new_figure()
     label = f"rows (N = {int(n):,})" + (f", χ² test p = {p_value:.3g}" if p_value is not None else "")
     ax.bar(r, c, width=0.9, color=COLORS["main"], alpha=0.7, label=label)

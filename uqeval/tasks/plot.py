@@ -496,7 +496,10 @@ def _categorical(pred: Prediction, kinds: Sequence[str], metrics, settings: Sett
         from ..metrics.intervals import level_key
 
         levels = {level_key(v): float(v) for v in (*SET_LEVELS, *(settings.levels or ()))}
-        sets = prediction_sets(proba, labels, levels=sorted(levels.values()))
+        # the levels the summary holds are not computed again
+        done = {k: v for k, v in ((metrics or {}).get("prediction_sets") or {}).items() if k in levels}
+        todo = sorted(v for k, v in levels.items() if k not in done)
+        sets = {**done, **(prediction_sets(proba, labels, levels=todo) if todo else {})}
         out["sets"] = set_size_vs_coverage(sets, title=KIND_TITLES["sets"] + suffix)
     return out
 

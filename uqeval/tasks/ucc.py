@@ -231,8 +231,9 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
     else:  # samples
         from ..metrics.samples import empirical_quantiles
 
-        # the median lies inside every central band, whatever the skew of the members
-        pred = p.map_rows(lambda s: empirical_quantiles(s, np.array([0.5])))[:, 0]
+        # the median lies inside every central band, whatever the skew of the members (map_rows hands
+        # the kernel sorted members: no second sort, a second of 1e6 x 50)
+        pred = p.map_rows(lambda s: empirical_quantiles(s, np.array([0.5]), presorted=True))[:, 0]
         bounds = (f"empirical quantiles {_level_key((1 - used) / 2)}, {_level_key((1 + used) / 2)} "
                   f"of {p.samples.shape[1]} members")
         centre = "ensemble median"
