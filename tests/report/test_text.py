@@ -44,6 +44,17 @@ def test_md_cell_keeps_the_table_shape():
     assert "<script>" not in cell and "&amp;amp;" in cell
 
 
+def test_md_cell_shows_inline_markup_as_written():
+    # a --by label or model name is data: no emphasis, code span, link or strikethrough
+    assert md_cell("*a*") == "\\*a\\*"
+    assert md_cell("_x_ [t](http://e) `c` ~~s~~") == "\\_x\\_ \\[t\\](http://e) \\`c\\` \\~\\~s\\~\\~"
+    assert md_cell("ma_cal") == "ma_cal"  # GitHub ignores _ inside a word: metric names stay readable
+    # every escaped character is a CommonMark backslash escape: the rendered text is the input
+    import re
+
+    assert re.sub(r"\\(.)", r"\1", md_cell("*a* _b_ [c] `d` ~e~")) == "*a* _b_ [c] `d` ~e~"
+
+
 def test_xml_text_parses():
     doc = f"<a>{xml_text(chr(0) + chr(0x1b) + 'x' + chr(0xfffe))}</a>"
     assert ET.fromstring(doc).text == "\\x00\\x1bx\\ufffe"

@@ -89,7 +89,7 @@ def test_by_refused_on_dask_only():
 
 
 def test_packed_histograms_add_like_dense_arrays():
-    from uqeval.stream.groups import Packed
+    from uqeval.stream.states import Packed
 
     rng = np.random.default_rng(1)
     a = np.zeros(1 << 17, dtype=np.int64)

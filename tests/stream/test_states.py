@@ -197,3 +197,19 @@ def test_streamed_rs_and_accrue_are_within_their_reported_bound(case):
         assert abs(got["reliability"][k] - ref[k]) <= bounds[f"reliability.{k}"] * (1 + 1e-9) + 1e-12, k
     if case in ("calibrated", "overconfident"):  # continuous errors: the bound is tiny next to RS itself
         assert bounds["reliability.rs"] < 1e-4 * ref["rs"]
+
+
+def test_histogram_of_a_few_rows_is_sparse_and_adds_like_bincount():
+    # a batch of a few rows (tiny chunks, small --by groups) gets its 2**20-bin histograms as non-zeros;
+    # sums of sparse and dense ones equal numpy.bincount of all rows
+    rng = np.random.default_rng(2)
+    codes = [rng.integers(0, 1 << 20, size=k) for k in (5, 70_000, 9)]
+    weights = [rng.normal(size=c.size) for c in codes]
+    parts = [states.histogram(c, 1 << 20) for c in codes]
+    assert isinstance(parts[0], states.Packed) and isinstance(parts[1], np.ndarray)
+    total = parts[0] + parts[1] + parts[2]
+    np.testing.assert_array_equal(states.unpack(total), np.bincount(np.concatenate(codes), minlength=1 << 20))
+    wsum = states.histogram(codes[0], 1 << 20, weights[0]) + states.histogram(codes[2], 1 << 20, weights[2])
+    np.testing.assert_allclose(states.unpack(wsum), np.bincount(np.concatenate([codes[0], codes[2]]),
+                                                                weights=np.concatenate([weights[0], weights[2]]),
+                                                                minlength=1 << 20), rtol=0, atol=1e-12)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import io
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path

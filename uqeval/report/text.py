@@ -33,6 +33,9 @@ _CONTROL_KEEP_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a
 
 # what would start an HTML tag, comment or entity in GitHub Markdown (``<=`` stays readable)
 _MD_HTML = re.compile(r"<(?=[A-Za-z/!?])|&(?=#|[A-Za-z]+;)")
+# inline Markdown: emphasis (* and _ at a word's edge; GitHub ignores _ inside a word, so metric names
+# such as ma_cal stay as written), code spans, links/images and strikethrough
+_MD_INLINE = re.compile(r"[*`\[\]~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 
 
 def _show(m: re.Match[str]) -> str:
@@ -56,8 +59,10 @@ def markup(value: Any) -> str:
 
 
 def md_cell(value: Any) -> str:
-    """One Markdown table cell (or inline text): :func:`plain`, ``\\ |`` escaped, HTML tags/entities defused."""
+    """One Markdown table cell (or inline text): :func:`plain`, ``\\ |`` and inline markup (``* _ ` [ ] ~``)
+    escaped, HTML tags/entities defused: a ``--by`` label ``*a*`` shows as written, not in italics."""
     s = plain(value).replace("\\", "\\\\").replace("|", "\\|")
+    s = _MD_INLINE.sub(lambda m: "\\" + m.group(0), s)
     return _MD_HTML.sub(lambda m: "&amp;" if m.group(0) == "&" else "&lt;", s)
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -612,11 +611,8 @@ def compare_dask(specs: Sequence[str], names: Sequence[str], settings: Settings,
     """The comparison JSON of Parquet inputs ``specs`` on a Dask cluster: the first model's row groups cut the
     rows into tasks of global row ranges; each task reads that range of every model into a
     :class:`ComparePartial`, and the partials are tree-reduced in row order with :meth:`ComparePartial.merge`."""
-    from .dask_engine import _import_dask, partitions
+    from .dask_engine import cluster_info, dask_client, partitions, tree_reduce
 
-    distributed = _import_dask()
-    if scheduler is not None and workers is not None:
-        raise UsageError("give either --scheduler ADDRESS (an existing cluster) or --workers N (a local one)")
     models = open_models(specs, settings)
     for m in models:
         if m.src.fmt != "parquet":
@@ -632,44 +628,26 @@ def compare_dask(specs: Sequence[str], names: Sequence[str], settings: Settings,
     tasks = [(t[2], t[3]) for t in partitions(models[0].src.files)]
     preds, _ = first_batch(stream_batches(models, settings, chunk_rows))  # plan on the first rows (client)
     layout, finishes = plan_on(models, preds, names, settings, options)
-    cluster = None
-    if scheduler is None:
-        cluster = distributed.LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, silence_logs=50)
-    try:
-        try:
-            client = distributed.Client(scheduler or cluster, set_as_default=True, timeout="20s")
-        except (OSError, TimeoutError) as exc:
-            raise UsageError(f"--scheduler {scheduler}: cannot connect to a Dask scheduler there ({exc}); "
-                             "give its address as tcp://host:8786, or use --workers N for a local cluster") from None
-        with client:
-            def submit(i: int, kept: int):
-                return client.submit(partition_compare, tasks[i], kept, models, groups, settings, chunk_rows, layout,
-                                     pure=False)
+    with dask_client(scheduler, workers) as (client, distributed):
+        def submit(i: int, kept: int):
+            return client.submit(partition_compare, tasks[i], kept, models, groups, settings, chunk_rows, layout,
+                                 pure=False)
 
-            # first guess: no row is dropped, so a task's first kept row is its first row
-            futures = [submit(i, t[0]) for i, t in enumerate(tasks)]
-            done = 0
-            for fut in distributed.as_completed(futures):
-                if fut.status == "error":
-                    fut.result()  # raises the worker's InputError here
-                done += tasks[futures.index(fut)][1]
-                if progress is not None:
-                    progress(done)
-            extents = client.gather([client.submit(_extent, f, pure=False) for f in futures])
-            kept = 0
-            for i, (start, n) in enumerate(extents):  # --nan-policy omit dropped rows: shift the later keys
-                if start != kept:
-                    futures[i] = submit(i, kept)
-                kept += n
-            level = futures  # tree reduction on the cluster, pairs in row order
-            while len(level) > 1:
-                level = [client.submit(_merge, level[i], level[i + 1], pure=False) if i + 1 < len(level) else level[i]
-                         for i in range(0, len(level), 2)]
-            part = level[0].result()
-    finally:
-        if cluster is not None:
-            cluster.close()
-    info = {"chunk_rows": int(chunk_rows), "n_partitions": len(tasks),
-            "scheduler": scheduler if scheduler is not None else f"LocalCluster({workers or 2} worker processes)"}
+        # first guess: no row is dropped, so a task's first kept row is its first row
+        futures = [submit(i, t[0]) for i, t in enumerate(tasks)]
+        done = 0
+        for fut in distributed.as_completed(futures):
+            if fut.status == "error":
+                fut.result()  # raises the worker's InputError here
+            done += tasks[futures.index(fut)][1]
+            if progress is not None:
+                progress(done)
+        extents = client.gather([client.submit(_extent, f, pure=False) for f in futures])
+        kept = 0
+        for i, (start, n) in enumerate(extents):  # --nan-policy omit dropped rows: shift the later keys
+            if start != kept:
+                futures[i] = submit(i, kept)
+            kept += n
+        part = tree_reduce(client, futures, _merge)  # pairs in row order
+    info = cluster_info(chunk_rows, len(tasks), scheduler, workers)
     return finish(models, part, finishes, "dask", info)

@@ -8,8 +8,9 @@ only here.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..config import Settings
 from ..errors import InputError, UsageError
@@ -26,6 +27,46 @@ def _import_dask():
         raise UsageError('--engine dask needs the Dask extra: pip install "uqeval[dask]" '
                          '(dask[dataframe] and distributed)') from None
     return distributed
+
+
+
+@contextmanager
+def dask_client(scheduler: str | None, workers: int | None) -> Iterator[tuple[Any, Any]]:
+    """``(client, distributed)`` for ``--scheduler ADDRESS`` (an existing cluster) or ``--workers N`` (a
+    ``LocalCluster`` of N single-threaded worker processes, closed afterwards)."""
+    distributed = _import_dask()
+    if scheduler is not None and workers is not None:
+        raise UsageError("give either --scheduler ADDRESS (an existing cluster) or --workers N (a local one)")
+    cluster = None
+    if scheduler is None:
+        cluster = distributed.LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=50)
+    try:
+        try:
+            client = distributed.Client(scheduler or cluster, set_as_default=True, timeout="20s")
+        except (OSError, TimeoutError) as exc:
+            raise UsageError(f"--scheduler {scheduler}: cannot connect to a Dask scheduler there ({exc}); "
+                             "give its address as tcp://host:8786, or use --workers N for a local cluster") from None
+        with client:
+            yield client, distributed
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def tree_reduce(client, futures: list, merge: Callable[[Any, Any], Any]):
+    """The merge of every future's result, reduced pairwise on the cluster in the futures' order."""
+    level = list(futures)
+    while len(level) > 1:
+        level = [client.submit(merge, level[i], level[i + 1], pure=False) if i + 1 < len(level) else level[i]
+                 for i in range(0, len(level), 2)]
+    return level[0].result()
+
+
+def cluster_info(chunk_rows: int, n_tasks: int, scheduler: str | None, workers: int | None) -> dict[str, Any]:
+    """The JSON ``input`` entries of a Dask run."""
+    return {"chunk_rows": int(chunk_rows), "n_partitions": n_tasks,
+            "scheduler": scheduler if scheduler is not None else f"LocalCluster({workers or 2} worker processes)"}
 
 
 def partitions(files: list[str], task_rows: int = TASK_ROWS) -> list[tuple[str, list[int], int, int]]:
@@ -107,50 +148,29 @@ def score_dask(spec: str | Path, settings: Settings, chunk_rows: int, scheduler:
     """The JSON summary of ``spec`` (Parquet file, directory or glob) computed on a Dask cluster."""
     from .engine import _prepare, summary_of
 
-    distributed = _import_dask()
-    if scheduler is not None and workers is not None:
-        raise UsageError("give either --scheduler ADDRESS (an existing cluster) or --workers N (a local one)")
     src, plan, _ = _prepare(spec, settings)
     if src.fmt != "parquet":
         raise UsageError("--engine dask reads Parquet (files, directories, globs); stream CSV with --engine stream")
     tasks = partitions(src.files)
     columns = list(dict.fromkeys(plan.needed()))
-    cluster = None
-    if scheduler is None:
-        cluster = distributed.LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, silence_logs=50)
-    try:
-        try:
-            client = distributed.Client(scheduler or cluster, set_as_default=True, timeout="20s")
-        except (OSError, TimeoutError) as exc:
-            raise UsageError(f"--scheduler {scheduler}: cannot connect to a Dask scheduler there ({exc}); "
-                             "give its address as tcp://host:8786, or use --workers N for a local cluster") from None
-        with client:
-            futures = [client.submit(partition_partial, t, plan, settings, chunk_rows, columns, pure=False)
-                       for t in tasks]
-            done = 0
-            for fut in distributed.as_completed(futures):
-                if fut.status == "error":
-                    fut.result()  # raises the worker's InputError here
-                done += next(t[3] for t, f in zip(tasks, futures) if f is fut)
-                if progress is not None:
-                    progress(done)
-            level = futures  # tree reduction on the cluster, pairs in file order (merge is associative)
-            while len(level) > 1:
-                level = [client.submit(_merge, level[i], level[i + 1], pure=False) if i + 1 < len(level) else level[i]
-                         for i in range(0, len(level), 2)]
-            part = level[0].result()
-            from . import states
+    with dask_client(scheduler, workers) as (client, distributed):
+        futures = [client.submit(partition_partial, t, plan, settings, chunk_rows, columns, pure=False)
+                   for t in tasks]
+        done = 0
+        for fut in distributed.as_completed(futures):
+            if fut.status == "error":
+                fut.result()  # raises the worker's InputError here
+            done += next(t[3] for t, f in zip(tasks, futures) if f is fut)
+            if progress is not None:
+                progress(done)
+        part = tree_reduce(client, futures, _merge)  # pairs in file order (merge is associative)
+        from . import states
 
-            part.selection = states.selection(part.state) if part.state["n"] else None
-            if part.selection is not None:  # exact order statistics: a second map over the same tasks
-                seconds = client.gather([client.submit(partition_second, t, plan, settings, chunk_rows, columns,
-                                                       part.selection, pure=False) for t in tasks])
-                for st2 in seconds:
-                    part.second = states.merge_second(part.second, st2, part.state["kind"])
-    finally:
-        if cluster is not None:
-            cluster.close()
-    info = {"chunk_rows": int(chunk_rows), "n_partitions": len(tasks),
-            "scheduler": scheduler if scheduler is not None else f"LocalCluster({workers or 2} worker processes)"}
+        part.selection = states.selection(part.state) if part.state["n"] else None
+        if part.selection is not None:  # exact order statistics: a second map over the same tasks
+            seconds = client.gather([client.submit(partition_second, t, plan, settings, chunk_rows, columns,
+                                                   part.selection, pure=False) for t in tasks])
+            for st2 in seconds:
+                part.second = states.merge_second(part.second, st2, part.state["kind"])
+    info = cluster_info(chunk_rows, len(tasks), scheduler, workers)
     return summary_of(src, part, settings, "dask", info)

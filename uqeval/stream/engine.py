@@ -173,6 +173,7 @@ def stream_partial(spec: str | Path, settings: Settings, chunk_rows: int = DEFAU
 def summary_of(src, part: Partial, settings: Settings, engine: str, extra_info: dict | None = None,
                groups: dict[str, Any] | None = None) -> dict[str, Any]:
     """The JSON summary (schema ``uqeval.score/1``) of a merged :class:`Partial`."""
+    from ..catalogue import get_family
     from ..report.summary import build_summary
     from . import states
 
@@ -194,7 +195,7 @@ def summary_of(src, part: Partial, settings: Settings, engine: str, extra_info: 
     left_out = states.not_streamed_in(part.state, settings)
     for path in states.streamed(kind, settings):  # a two-pass metric whose selection was too large (MdAE)
         group, name = path.split(".", 1)
-        if group in metrics and name not in metrics[group] and not states.get_family(group).by_level \
+        if group in metrics and name not in metrics[group] and not get_family(group).by_level \
                 and path in states.two_pass(kind, settings):
             left_out[path] = (f"the rows around the median exceed {states.MEDIAN_CAP:,} in one histogram code "
                               "(many equal values); score in memory")

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..config import Settings
 from . import states
+from .states import pack, unpack
 from .engine import Partial, iter_batches_of, summary_of
 
 
@@ -29,71 +30,6 @@ def _split(batch) -> list[tuple[str, np.ndarray]]:
     labels = group_labels(batch.groups)
     values, inverse = np.unique(labels, return_inverse=True)
     return [(str(v), np.flatnonzero(inverse == j)) for j, v in enumerate(values)]
-
-
-#: arrays of at least this many elements are kept sparse between batches when at most a quarter is non-zero
-SPARSE_MIN = 1 << 16
-
-
-class Packed:
-    """A mostly-zero array (a histogram of the PIT, RS or MdAE states: 2**19-2**20 bins) as its non-zeros.
-
-    The states merge these histograms with ``+`` only, so :meth:`__add__` is all a packed state needs: two
-    packed arrays add sparsely (a union of indices), and the sum turns dense once a quarter is non-zero."""
-
-    __slots__ = ("index", "values", "shape", "dtype")
-    __array_ufunc__ = None  # ndarray + Packed defers to Packed.__radd__
-
-    def __init__(self, index: np.ndarray, values: np.ndarray, shape: tuple, dtype) -> None:
-        self.index, self.values, self.shape, self.dtype = index, values, shape, dtype
-
-    @classmethod
-    def of(cls, a: np.ndarray) -> "Packed":
-        flat = a.ravel()
-        index = np.flatnonzero(flat)
-        return cls(index, flat[index], a.shape, a.dtype)
-
-    def array(self) -> np.ndarray:
-        out = np.zeros(self.shape, dtype=self.dtype)
-        out.ravel()[self.index] = self.values
-        return out
-
-    def __add__(self, other: Any) -> Any:
-        if isinstance(other, Packed):
-            index = np.union1d(self.index, other.index)
-            size = int(np.prod(self.shape))
-            if index.size > size // 4:
-                return self.array() + other
-            values = np.zeros(index.size, dtype=np.result_type(self.values, other.values))
-            values[np.searchsorted(index, self.index)] += self.values
-            values[np.searchsorted(index, other.index)] += other.values
-            return Packed(index, values, self.shape, values.dtype)
-        out = np.array(other, dtype=np.result_type(other, self.values))
-        out.ravel()[self.index] += self.values
-        return out
-
-    __radd__ = __add__
-
-
-def pack(x: Any) -> Any:
-    """A state with its large mostly-zero arrays :class:`Packed`: a group of a few rows then holds kilobytes,
-    not the 28 MB of a Gaussian state's dense histograms (1,000 groups would need 28 GB)."""
-    if isinstance(x, dict):
-        return {k: pack(v) for k, v in x.items()}
-    if isinstance(x, tuple):
-        return tuple(pack(v) for v in x)
-    if isinstance(x, np.ndarray) and x.size >= SPARSE_MIN and np.count_nonzero(x) <= x.size // 4:
-        return Packed.of(x)
-    return x
-
-
-def unpack(x: Any) -> Any:
-    """The state :func:`pack` packed, with dense arrays again."""
-    if isinstance(x, dict):
-        return {k: unpack(v) for k, v in x.items()}
-    if isinstance(x, tuple):
-        return tuple(unpack(v) for v in x)
-    return x.array() if isinstance(x, Packed) else x
 
 
 def merge_groups(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:

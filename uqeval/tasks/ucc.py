@@ -63,16 +63,10 @@ __all__ = [
     "SCHEMA",
     "Band",
     "band_of",
-    "caption",
     "check_same_pred",
     "check_same_targets",
     "model_names",
     "plot_models",
-    "pvalue_title",
-    "pvalue_rows",
-    "summary_rows",
-    "title",
-    "to_markdown",
     "ucc_report",
 ]
 
