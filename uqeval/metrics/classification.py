@@ -28,7 +28,7 @@ uncertainty quantification procedures, Eq. 4 (prediction sets).
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 import numpy as np
 
@@ -457,10 +457,11 @@ def prediction_sets(proba, labels, levels: float | Iterable[float] = (0.95,)) ->
     lv = np.atleast_1d(np.asarray(levels, dtype=np.float64))
     for v in lv:
         check_level(v, "level")
-    srt = np.sort(p, axis=1)[:, ::-1]  # descending
+    srt = np.ascontiguousarray(np.sort(p, axis=1)[:, ::-1])  # descending
+    shared = _SetParts(p[np.arange(p.shape[0]), y], np.cumsum(srt, axis=1))  # the same for every level
     out: dict[str, dict] = {}
     for level in lv:
-        covered, size = _set_rows(p, y, srt, level)
+        covered, size = _set_rows(p, y, srt, level, shared)
         out[level_key(level)] = {
             "coverage": float(np.mean(covered)),
             "mean_size": float(np.mean(size)),
@@ -475,11 +476,20 @@ def prediction_set_rows(proba, labels, level: float) -> tuple[np.ndarray, np.nda
     return _set_rows(p, y, np.sort(p, axis=1)[:, ::-1], check_level(level, "level"))
 
 
-def _set_rows(p: np.ndarray, y: np.ndarray, srt: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+class _SetParts(NamedTuple):
+    """What :func:`_set_rows` needs at every level: the label's probability and the running sums."""
+
+    p_y: np.ndarray
+    csum: np.ndarray
+
+
+def _set_rows(p: np.ndarray, y: np.ndarray, srt: np.ndarray, level: float,
+              shared: _SetParts | None = None) -> tuple[np.ndarray, np.ndarray]:
     n, k = p.shape
     rows = np.arange(n)
-    p_y = p[rows, y]
-    csum = np.cumsum(srt, axis=1)
+    if shared is None:
+        shared = _SetParts(p[rows, y], np.cumsum(srt, axis=1))
+    p_y, csum = shared
     size = np.count_nonzero(csum < level - _SET_TOL, axis=1) + 1
     np.minimum(size, k, out=size)
     t = srt[rows, size - 1]
