@@ -65,9 +65,6 @@ def score(
 
     chosen = choose_engine(engine.value, file)
     if chosen != "memory":
-        if by is not None and chosen == "dask":
-            raise UsageError("--by streams with --engine stream (one state per group); --engine dask does not "
-                             "group yet")
         for flag, value in (("--per-row", per_row), ("--plot-dir", plot_dir), ("--reference", flags.reference)):
             if value is not None:
                 raise UsageError(f"{flag} needs the whole file in memory: use --engine memory")

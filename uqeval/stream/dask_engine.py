@@ -98,45 +98,48 @@ def partitions(files: list[str], task_rows: int = TASK_ROWS) -> list[tuple[str, 
     return out
 
 
-def partition_partial(task: tuple[str, list[int], int, int], plan, settings: Settings, chunk_rows: int,
-                      columns: list[str]):
-    """The :class:`~uqeval.stream.engine.Partial` of one task's row groups (runs on a worker)."""
+def _task_batches(task: tuple[str, list[int], int, int], plan, settings: Settings, chunk_rows: int,
+                  columns: list[str]):
+    """``(Batch, rows)`` of one task's row groups, built and validated by the loader with global row numbers."""
     import pyarrow as pa
 
     from ..io.load import build_batch
-    from .engine import Partial
     from .source import parquet_file
 
     f, groups, offset, _ = task
-    part = Partial()
+    done = 0
     try:
         with parquet_file(f) as pf:
             for batch in pf.iter_batches(batch_size=chunk_rows, row_groups=groups, columns=columns, use_threads=False):
                 cols = {c: batch.column(c) for c in columns}
-                part.add(build_batch(f, plan, cols, batch.num_rows, settings, offset=offset + part.n_rows,
-                                     allow_empty=True), batch.num_rows, settings, f)
+                yield build_batch(f, plan, cols, batch.num_rows, settings, offset=offset + done,
+                                  allow_empty=True), batch.num_rows
+                done += batch.num_rows
     except (pa.ArrowException, OSError) as exc:
         raise InputError(f"{f}: cannot read Parquet data ({exc})") from None
+
+
+def partition_partial(task: tuple[str, list[int], int, int], plan, settings: Settings, chunk_rows: int,
+                      columns: list[str], grouped: bool = False):
+    """The :class:`~uqeval.stream.engine.Partial` of one task's row groups (runs on a worker); ``grouped``:
+    a :class:`~uqeval.stream.groups.GroupedPartial` that also keeps one state per ``--by`` label."""
+    from .engine import Partial
+    from .groups import GroupedPartial
+
+    part = GroupedPartial(task[0]) if grouped else Partial()
+    for b, rows in _task_batches(task, plan, settings, chunk_rows, columns):
+        part.add(b, rows, settings, task[0])
     return part
 
 
-def partition_second(task, plan, settings: Settings, chunk_rows: int, columns: list[str], sel: dict):
-    """The second-pass state of one task's rows (:func:`uqeval.stream.states.selection`; runs on a worker)."""
-    from ..io.load import build_batch
-    from . import states
-    from .source import parquet_file
+def partition_second(task, plan, settings: Settings, chunk_rows: int, columns: list[str], sel: dict | None,
+                     group_sel: dict | None = None):
+    """``(second-pass state, {label: second-pass state})`` of one task's rows (:func:`uqeval.stream.states.selection`
+    of the whole data and of each ``--by`` group; runs on a worker)."""
+    from .groups import second_states
 
-    f, groups, offset, _ = task
-    out = None
-    done = 0
-    with parquet_file(f) as pf:
-        for batch in pf.iter_batches(batch_size=chunk_rows, row_groups=groups, columns=columns, use_threads=False):
-            b = build_batch(f, plan, {c: batch.column(c) for c in columns}, batch.num_rows, settings,
-                            offset=offset + done, allow_empty=True)
-            done += batch.num_rows
-            if b.prediction is not None:
-                out = states.merge_second(out, states.second_state(sel, b.prediction, settings), b.prediction.kind)
-    return out
+    return second_states((b for b, _ in _task_batches(task, plan, settings, chunk_rows, columns)), settings, sel,
+                         group_sel or {})
 
 
 def _merge(a, b):
@@ -148,13 +151,14 @@ def score_dask(spec: str | Path, settings: Settings, chunk_rows: int, scheduler:
     """The JSON summary of ``spec`` (Parquet file, directory or glob) computed on a Dask cluster."""
     from .engine import _prepare, summary_of
 
-    src, plan, _ = _prepare(spec, settings)
+    grouped = settings.columns.get("by") is not None
+    src, plan, _ = _prepare(spec, settings, allow_by=grouped)
     if src.fmt != "parquet":
         raise UsageError("--engine dask reads Parquet (files, directories, globs); stream CSV with --engine stream")
     tasks = partitions(src.files)
     columns = list(dict.fromkeys(plan.needed()))
     with dask_client(scheduler, workers) as (client, distributed):
-        futures = [client.submit(partition_partial, t, plan, settings, chunk_rows, columns, pure=False)
+        futures = [client.submit(partition_partial, t, plan, settings, chunk_rows, columns, grouped, pure=False)
                    for t in tasks]
         done = 0
         for fut in distributed.as_completed(futures):
@@ -167,10 +171,15 @@ def score_dask(spec: str | Path, settings: Settings, chunk_rows: int, scheduler:
         from . import states
 
         part.selection = states.selection(part.state) if part.state["n"] else None
-        if part.selection is not None:  # exact order statistics: a second map over the same tasks
+        group_sel = part.group_selection = part.selections() if grouped else {}
+        if part.selection is not None or group_sel:  # exact order statistics: a second map over the same tasks
             seconds = client.gather([client.submit(partition_second, t, plan, settings, chunk_rows, columns,
-                                                   part.selection, pure=False) for t in tasks])
-            for st2 in seconds:
-                part.second = states.merge_second(part.second, st2, part.state["kind"])
+                                                   part.selection, group_sel, pure=False) for t in tasks])
+            for second, group_second in seconds:
+                part.add_second(second, group_second, part.state["kind"])
     info = cluster_info(chunk_rows, len(tasks), scheduler, workers)
+    if grouped:
+        from .groups import groups_of
+
+        return summary_of(src, part, settings, "dask", info, groups_of(part, settings) if part.state["n"] else None)
     return summary_of(src, part, settings, "dask", info)

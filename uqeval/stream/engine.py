@@ -96,6 +96,13 @@ class Partial:
 
         return states.batch_state(batch.prediction, settings)
 
+    def add_second(self, second, group_second: dict[str, Any], kind: str) -> None:
+        """Fold a second-pass state of some rows (exact MdAE) into the whole data's (``group_second``: the
+        per-group ones of :class:`~uqeval.stream.groups.GroupedPartial`; none here)."""
+        from . import states
+
+        self.second = states.merge_second(self.second, second, kind)
+
     def merge(self, other: "Partial") -> "Partial":
         from . import states
 

@@ -63,6 +63,43 @@ class GroupedPartial(Partial):
             check_group_count(len(self.groups), self.path)
         return whole
 
+    def merge(self, other: "GroupedPartial") -> "GroupedPartial":
+        """Both parts' rows: the whole state as :meth:`Partial.merge`, the groups by :func:`merge_groups`."""
+        out = GroupedPartial(self.path)
+        out.__dict__.update({k: v for k, v in Partial.merge(self, other).__dict__.items()})
+        out.path = self.path
+        out.groups = merge_groups(self.groups, other.groups)
+        return out
+
+    def selections(self) -> dict[str, Any]:
+        """``{label: selection}`` of the groups whose metrics need a second pass (exact MdAE)."""
+        return {g: sel for g, st in self.groups.items() if (sel := states.selection(unpack(st))) is not None}
+
+    def add_second(self, second, group_second: dict[str, Any], kind: str) -> None:
+        """Fold second-pass states (of some rows) into the whole data's and each group's."""
+        super().add_second(second, group_second, kind)
+        for label, st in group_second.items():
+            self.group_second[label] = states.merge_second(self.group_second.get(label), st, kind)
+
+
+def second_states(batches, settings: Settings, sel: dict | None,
+                  group_sel: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """``(second-pass state of all rows, {label: second-pass state})`` of ``batches`` for the selections
+    :func:`uqeval.stream.states.selection` made of the whole data (``sel``) and of each group (``group_sel``)."""
+    second, group_second = None, {}
+    for batch in batches:
+        pred = batch.prediction
+        if pred is None:
+            continue
+        if sel is not None:
+            second = states.merge_second(second, states.second_state(sel, pred, settings), pred.kind)
+        for label, idx in _split(batch):
+            if label in group_sel:
+                group_second[label] = states.merge_second(
+                    group_second.get(label), states.second_state(group_sel[label], pred.subset(idx), settings),
+                    pred.kind)
+    return second, group_second
+
 
 def stream_grouped(spec: str | Path, settings: Settings, chunk_rows: int,
                    progress: Callable[[int], None] | None = None):
@@ -75,22 +112,12 @@ def stream_grouped(spec: str | Path, settings: Settings, chunk_rows: int,
         if progress is not None:
             progress(part.n_rows)
     part.selection = states.selection(part.state) if part.state["n"] else None
-    part.group_selection = {g: sel for g, st in part.groups.items()
-                            if (sel := states.selection(unpack(st))) is not None}
+    part.group_selection = part.selections()
     if part.selection is not None or part.group_selection:
         _, batches = iter_batches_of(spec, settings, chunk_rows, allow_by=True)
-        for _, batch, _, _, _ in batches:
-            pred = batch.prediction
-            if pred is None:
-                continue
-            if part.selection is not None:
-                part.second = states.merge_second(part.second, states.second_state(part.selection, pred, settings),
-                                                  pred.kind)
-            for label, idx in _split(batch):
-                sel = part.group_selection.get(label)
-                if sel is not None:
-                    part.group_second[label] = states.merge_second(
-                        part.group_second.get(label), states.second_state(sel, pred.subset(idx), settings), pred.kind)
+        second, group_second = second_states((b for _, b, _, _, _ in batches), settings, part.selection,
+                                             part.group_selection)
+        part.add_second(second, group_second, part.state["kind"])
     return src, part
 
 
