@@ -110,3 +110,36 @@ def test_dask_by_equals_the_in_memory_by(tmp_path, cluster):
     _same_groups(got, ref)
     assert set(got["groups"]["values"]) == {"eu", "*us*", "asia"}
     assert "mdae" in got["groups"]["values"]["eu"]["metrics"]["accuracy"]  # the per-group second pass ran
+
+
+def test_dask_coverage_equals_in_memory(tmp_path, cluster):
+    # each file's row groups map to (facet, point) cells on the workers; cells add (uqeval.stream.coverage)
+    from .test_coverage_stream import _same
+
+    rng = np.random.default_rng(4)
+    n = 1500
+    mean = rng.normal(size=n)
+    y = mean + rng.normal(size=n)
+    mean[[7, 900]] = np.nan
+    cols = {"y": y, "mean": mean, "std": rng.uniform(0.5, 2.0, n), "shift": rng.integers(0, 3, n),
+            "corruption": np.array(["blur", "noise", "fog"], dtype=object)[rng.integers(0, 3, n)]}
+    whole = tmp_path / "whole.parquet"
+    pq.write_table(pa.table(cols), whole)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for i, idx in enumerate(np.array_split(np.arange(n), 4)):
+        pq.write_table(pa.table({k: v[idx] for k, v in cols.items()}), parts / f"part-{i}.parquet", row_group_size=150)
+    args = ["--by", "shift", "--points-by", "corruption", "--nan-policy", "omit", "--levels", "0.9,0.5", "--name", "m",
+            "-f", "json"]
+    ref = runner.invoke(app, ["coverage", str(whole), "--engine", "memory", *args])
+    got = runner.invoke(app, ["coverage", str(parts), "--engine", "dask", "--scheduler", cluster.scheduler_address,
+                              "--chunk-rows", "64", *args])
+    assert ref.exit_code == 0 and got.exit_code == 0, got.output
+    a, b = json.loads(got.stdout), json.loads(ref.stdout)
+    for p in a["points"]:  # the file names differ (a directory and a file); everything else is the same
+        p.pop("file", None)
+    for p in b["points"]:
+        p.pop("file", None)
+    _same(a, b)
+    bad = runner.invoke(app, ["coverage", str(whole), "--engine", "stream", "--workers", "2"])
+    assert bad.exit_code == 2 and "--engine dask" in bad.output

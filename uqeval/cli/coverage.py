@@ -11,6 +11,8 @@ from .common import (
     ChunkRowsOpt,
     Engine,
     EngineOpt,
+    SchedulerOpt,
+    WorkersOpt,
     ConfigOpt,
     FormatOpt,
     LevelsOpt,
@@ -47,6 +49,8 @@ def coverage(
     output: OutputOpt = None,
     engine: EngineOpt = Engine.auto,
     chunk_rows: ChunkRowsOpt = None,
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = None,
 ) -> None:
     """Compare methods' coverage and width per shift group (Kompa, Snoek & Beam): table, scatter, share above the fit."""
     from dataclasses import replace
@@ -72,14 +76,18 @@ def coverage(
 
     chosen = {choose_engine(engine.value, f) for f in files}
     if chosen - {"memory"}:
-        if "dask" in chosen:
-            raise UsageError("coverage streams with --engine stream; --engine dask applies to score")
-        from ..stream.coverage import coverage_points_stream
+        from ..stream.coverage import coverage_points_dask, coverage_points_stream
 
-        records = coverage_points_stream([(m, str(f)) for m, f in zip(names, files)], settings,
-                                         chunk_rows or min(auto_chunk_rows(f, settings) for f in files), points_by)
-    elif chunk_rows is not None:
-        raise UsageError("--chunk-rows applies to --engine stream only")
+        pairs = [(m, str(f)) for m, f in zip(names, files)]
+        rows = chunk_rows or min(auto_chunk_rows(f, settings) for f in files)
+        if "dask" in chosen:
+            records = coverage_points_dask(pairs, settings, rows, points_by, scheduler, workers)
+        elif scheduler is not None or workers is not None:
+            raise UsageError("--scheduler and --workers apply to --engine dask only")
+        else:
+            records = coverage_points_stream(pairs, settings, rows, points_by)
+    elif chunk_rows is not None or scheduler is not None or workers is not None:
+        raise UsageError("--chunk-rows, --scheduler and --workers apply to --engine stream/dask only")
     runs = []
     for method, f in zip(names, files) if not chosen - {"memory"} else ():
         loaded = load_predictions(f, settings)

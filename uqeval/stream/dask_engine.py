@@ -99,8 +99,9 @@ def partitions(files: list[str], task_rows: int = TASK_ROWS) -> list[tuple[str, 
 
 
 def _task_batches(task: tuple[str, list[int], int, int], plan, settings: Settings, chunk_rows: int,
-                  columns: list[str]):
-    """``(Batch, rows)`` of one task's row groups, built and validated by the loader with global row numbers."""
+                  columns: list[str], extra: tuple[str, ...] = ()):
+    """``(Batch, rows, global offset, {extra column: array})`` of one task's row groups, built and validated by
+    the loader with global row numbers."""
     import pyarrow as pa
 
     from ..io.load import build_batch
@@ -108,12 +109,13 @@ def _task_batches(task: tuple[str, list[int], int, int], plan, settings: Setting
 
     f, groups, offset, _ = task
     done = 0
+    read = list(dict.fromkeys([*columns, *extra]))
     try:
         with parquet_file(f) as pf:
-            for batch in pf.iter_batches(batch_size=chunk_rows, row_groups=groups, columns=columns, use_threads=False):
-                cols = {c: batch.column(c) for c in columns}
+            for batch in pf.iter_batches(batch_size=chunk_rows, row_groups=groups, columns=read, use_threads=False):
+                cols = {c: batch.column(c) for c in read}
                 yield build_batch(f, plan, cols, batch.num_rows, settings, offset=offset + done,
-                                  allow_empty=True), batch.num_rows
+                                  allow_empty=True), batch.num_rows, offset + done, {e: cols[e] for e in extra}
                 done += batch.num_rows
     except (pa.ArrowException, OSError) as exc:
         raise InputError(f"{f}: cannot read Parquet data ({exc})") from None
@@ -127,7 +129,7 @@ def partition_partial(task: tuple[str, list[int], int, int], plan, settings: Set
     from .groups import GroupedPartial
 
     part = GroupedPartial(task[0]) if grouped else Partial()
-    for b, rows in _task_batches(task, plan, settings, chunk_rows, columns):
+    for b, rows, _, _ in _task_batches(task, plan, settings, chunk_rows, columns):
         part.add(b, rows, settings, task[0])
     return part
 
@@ -138,7 +140,7 @@ def partition_second(task, plan, settings: Settings, chunk_rows: int, columns: l
     of the whole data and of each ``--by`` group; runs on a worker)."""
     from .groups import second_states
 
-    return second_states((b for b, _ in _task_batches(task, plan, settings, chunk_rows, columns)), settings, sel,
+    return second_states((b for b, _, _, _ in _task_batches(task, plan, settings, chunk_rows, columns)), settings, sel,
                          group_sel or {})
 
 
