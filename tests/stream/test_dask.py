@@ -4,6 +4,7 @@ with the stream engine's merge; the JSON equals the in-memory one (exact metrics
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -143,3 +144,42 @@ def test_dask_coverage_equals_in_memory(tmp_path, cluster):
     _same(a, b)
     bad = runner.invoke(app, ["coverage", str(whole), "--engine", "stream", "--workers", "2"])
     assert bad.exit_code == 2 and "--engine dask" in bad.output
+
+
+def test_dask_ucc_equals_in_memory_within_bounds(tmp_path, cluster):
+    # tasks are global row ranges of the first model; each reads that range of every model (partitioned
+    # differently here) and compares their targets; the states merge as a union of cells
+    from .test_ucc_stream import _same_document, _write
+
+    rng = np.random.default_rng(8)
+    n = 1200
+    y, mu = rng.normal(size=n), rng.normal(size=n)
+    sd_a, sd_b = rng.uniform(0.5, 2.0, n), np.full(n, 1.2)
+    files = []
+    for name, sd, pieces in (("a", sd_a, 3), ("b", sd_b, 5)):
+        d = tmp_path / name
+        d.mkdir()
+        for i, idx in enumerate(np.array_split(np.arange(n), pieces)):
+            pq.write_table(pa.table({"y": y[idx], "mu": mu[idx], "sigma": sd[idx]}), d / f"part-{i}.parquet",
+                           row_group_size=77)
+        files.append(str(d))
+    whole = [_write(tmp_path / f"{name}.parquet", y, mu, sd) for name, sd in (("a", sd_a), ("b", sd_b))]
+    ref = json.loads(runner.invoke(app, ["ucc", *whole, "--engine", "memory", "-f", "json"]).stdout)
+    result = runner.invoke(app, ["ucc", *files, "--engine", "dask", "--scheduler", cluster.scheduler_address,
+                                 "--chunk-rows", "50", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.stdout)
+    for body in got["models"].values():  # the inputs are directories of several files
+        assert body["input"].pop("n_files") > 1 and body["input"]["n_partitions"] == 3
+        body["input"]["path"] = str(tmp_path / (Path(body["input"]["path"]).name + ".parquet"))
+    for body in ref["models"].values():
+        body["input"].pop("n_files", None)
+    _same_document(got, ref)
+    y2 = y.copy()
+    y2[1000] += 1.0
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    pq.write_table(pa.table({"y": y2, "mu": mu, "sigma": sd_b}), bad / "part-0.parquet", row_group_size=300)
+    result = runner.invoke(app, ["ucc", files[0], str(bad), "--engine", "dask", "--scheduler",
+                                 cluster.scheduler_address])
+    assert result.exit_code == 3 and "row 1000" in result.output, result.output

@@ -15,6 +15,8 @@ from .common import (
     ConfigOpt,
     Engine,
     EngineOpt,
+    SchedulerOpt,
+    WorkersOpt,
     FixCrossingOpt,
     FormatOpt,
     LowerCol,
@@ -74,6 +76,8 @@ def ucc(
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the JSON summary here (atomically).", dir_okay=False)] = None,
     engine: EngineOpt = Engine.auto,
     chunk_rows: ChunkRowsOpt = None,
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = None,
 ) -> None:
     """Uncertainty Characteristics Curve (Navratil et al.): AUUCC, gain, operating points.
 
@@ -84,7 +88,7 @@ def ucc(
     same prediction, gain = (const - model) / const, an optional partial
     area, the original operating point (k = 1) and the minimum-cost point
     k* of c*x + (1 - c)*y. Several files must hold the same targets in the
-    same order. --engine stream reads record batches: the op point is exact,
+    same order. --engine stream (or dask) reads record batches: the op point is exact,
     the areas, gains and k* are approximate within bounds written to the JSON.
     """
     from ..errors import UsageError
@@ -118,25 +122,29 @@ def ucc(
 
     chosen = {choose_engine(engine.value, f) for f in files}
     if chosen - {"memory"}:
-        if "dask" in chosen:
-            raise UsageError("ucc streams with --engine stream; --engine dask applies to score")
         for flag, value in (("--permutation-test", permutation_test), ("--plot", plot)):
             if value:
                 raise UsageError(f"{flag} needs every row in memory: use --engine memory")
-        from ..stream.ucc import ucc_stream
+        from ..stream.ucc import ucc_dask, ucc_stream
 
-        summary = ucc_stream(files, model_names(files), settings,
-                             chunk_rows or min(auto_chunk_rows(f, settings) for f in files), x_axis=x_axis.value,
-                             y_axis=y_axis.value, normalize=normalize.value, partial_x=px, partial_y=py, cost=cost,
-                             seed=settings.seed)
+        options = dict(x_axis=x_axis.value, y_axis=y_axis.value, normalize=normalize.value, partial_x=px,
+                       partial_y=py, cost=cost, seed=settings.seed)
+        rows = chunk_rows or min(auto_chunk_rows(f, settings) for f in files)
+        if "dask" in chosen:
+            summary = ucc_dask(files, model_names(files), settings, rows, scheduler=scheduler, workers=workers,
+                               **options)
+        elif scheduler is not None or workers is not None:
+            raise UsageError("--scheduler and --workers apply to --engine dask only")
+        else:
+            summary = ucc_stream(files, model_names(files), settings, rows, **options)
         if output is not None:
             from ..io.writers import write_json
 
             write_json(output, summary)
         _render(summary, fmt)
         return
-    if chunk_rows is not None:
-        raise UsageError("--chunk-rows applies to --engine stream only")
+    if chunk_rows is not None or scheduler is not None or workers is not None:
+        raise UsageError("--chunk-rows, --scheduler and --workers apply to --engine stream/dask only")
     bands = [band_of(name, load_predictions(path, settings), settings.level)
              for name, path in zip(model_names(files), files)]
     summary = ucc_report(bands, x_axis=x_axis.value, y_axis=y_axis.value, normalize=normalize.value,

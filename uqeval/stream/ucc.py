@@ -295,17 +295,62 @@ def _targets(src, y: np.ndarray, rows: np.ndarray):
                 info={"path": str(src.spec)}, rows=rows)
 
 
-def ucc_stream(files: Sequence[str | Path], names: Sequence[str], settings: Settings, chunk_rows: int,
-               x_axis: str = "bandwidth", y_axis: str = "missrate", normalize: str = "std",
-               partial_x: Sequence[float] | None = None, partial_y: Sequence[float] | None = None,
-               cost: float = 0.5, n_permutations: int = 0, seed: int = 0) -> dict[str, Any]:
-    """The ``uqeval.ucc/1`` document of :func:`uqeval.tasks.ucc.ucc_report`, read in record batches of at most
-    ``chunk_rows`` rows, with ``input.engine``, ``input.approximate`` and ``input.bounds`` per model. The files
-    are read side by side and their targets compared as they arrive (:func:`~uqeval.tasks.ucc.check_same_targets`,
-    naming the first differing row), so memory stays about one batch per file."""
+class _Models:
+    """What the UCC keeps of each model while its rows are read: the merged state, the row counts, the band's
+    description and the notes; one per record batch, per Dask task or for all rows (:meth:`merge`)."""
+
+    def __init__(self, n: int, level: float) -> None:
+        self.states: list[State | None] = [None] * n
+        self.infos: list[dict[str, Any]] = [{"n_rows": 0, "n_dropped": 0, "n_fixed_crossing": 0} for _ in range(n)]
+        self.bands: list[dict[str, Any] | None] = [None] * n
+        self.levels = [float(level)] * n
+        self.kept = [0] * n
+        self.notes: list[str] = []
+
+    def fold(self, i: int, name: str, src, batch, k: int, level: float):
+        """Model ``i``'s record batch of ``k`` rows into its state; returns its band (None: no row kept)."""
+        info = self.infos[i]
+        info["n_rows"] += k
+        info["n_dropped"] += batch.n_dropped
+        pred = batch.prediction
+        if pred is None:
+            return None
+        info.setdefault("representation", pred.kind)
+        info.setdefault("columns", batch.columns)
+        info["n_fixed_crossing"] += int(getattr(pred, "n_fixed", 0) or 0)
+        band = _band(name, src, batch, level)
+        if self.bands[i] is None:
+            self.bands[i] = {"level": band.level, "bounds": band.bounds, "centre": band.centre}
+            self.levels[i] = band.level
+        self.notes.extend(band.notes)
+        try:
+            self.states[i] = merge_file(self.states[i], file_state(band.y_true, band.pred, band.lower, band.upper))
+        except InputError as exc:
+            raise exc.at(str(src.spec)) from None
+        self.kept[i] += band.y_true.size
+        return band
+
+    def merge(self, other: "_Models") -> "_Models":
+        """Both parts' rows (associative; the cells of the states are a union)."""
+        out = _Models(len(self.states), 0.0)
+        for i, (a, b) in enumerate(zip(self.states, other.states)):
+            out.states[i] = a if b is None else merge_file(a, b)
+            info = dict(self.infos[i])
+            for key in ("n_rows", "n_dropped", "n_fixed_crossing"):
+                info[key] += other.infos[i][key]
+            for key in ("representation", "columns"):
+                if key not in info and key in other.infos[i]:
+                    info[key] = other.infos[i][key]
+            out.infos[i] = info
+            first = self if self.bands[i] is not None else other
+            out.bands[i], out.levels[i] = first.bands[i], first.levels[i]
+            out.kept[i] = self.kept[i] + other.kept[i]
+        out.notes = list(dict.fromkeys(self.notes + other.notes))
+        return out
+
+
+def _check_request(n_permutations: int, x_axis: str, y_axis: str, normalize: str, files) -> list[str]:
     from ..metrics.ucc import _check_axes, _check_normalize
-    from ..tasks.ucc import check_same_targets, ucc_document
-    from .engine import iter_batches_of
 
     if n_permutations:
         raise UsageError("--permutation-test swaps the bands of every row between models and needs all rows in "
@@ -315,15 +360,25 @@ def ucc_stream(files: Sequence[str | Path], names: Sequence[str], settings: Sett
     files = [str(f) for f in files]
     if not files:
         raise UsageError("uqeval ucc needs at least one prediction file")
+    return files
+
+
+def ucc_stream(files: Sequence[str | Path], names: Sequence[str], settings: Settings, chunk_rows: int,
+               x_axis: str = "bandwidth", y_axis: str = "missrate", normalize: str = "std",
+               partial_x: Sequence[float] | None = None, partial_y: Sequence[float] | None = None,
+               cost: float = 0.5, n_permutations: int = 0, seed: int = 0) -> dict[str, Any]:
+    """The ``uqeval.ucc/1`` document of :func:`uqeval.tasks.ucc.ucc_report`, read in record batches of at most
+    ``chunk_rows`` rows, with ``input.engine``, ``input.approximate`` and ``input.bounds`` per model. The files
+    are read side by side and their targets compared as they arrive (:func:`~uqeval.tasks.ucc.check_same_targets`,
+    naming the first differing row), so memory stays about one batch per file."""
+    from ..tasks.ucc import check_same_targets
+    from .engine import iter_batches_of
+
+    files = _check_request(n_permutations, x_axis, y_axis, normalize, files)
     opened = [iter_batches_of(f, settings, chunk_rows) for f in files]
     sources = [src for src, _ in opened]
     n_files = len(files)
-    states: list[State | None] = [None] * n_files
-    infos: list[dict[str, Any]] = [{"n_rows": 0, "n_dropped": 0, "n_fixed_crossing": 0} for _ in files]
-    bands: list[dict[str, Any] | None] = [None] * n_files
-    notes: list[str] = []
-    levels = [float(settings.level)] * n_files
-    kept = [0] * n_files
+    acc = _Models(n_files, settings.level)
     pending: list[tuple[np.ndarray, np.ndarray] | None] = [None] * n_files  # targets not yet compared
     done = [False] * n_files
 
@@ -334,26 +389,8 @@ def ucc_stream(files: Sequence[str | Path], names: Sequence[str], settings: Sett
             done[i] = True
             return
         _, batch, k, _, _ = item
-        info = infos[i]
-        info["n_rows"] += k
-        info["n_dropped"] += batch.n_dropped
-        pred = batch.prediction
-        if pred is None:
-            return
-        info.setdefault("representation", pred.kind)
-        info.setdefault("columns", batch.columns)
-        info["n_fixed_crossing"] += int(getattr(pred, "n_fixed", 0) or 0)
-        band = _band(names[i], sources[i], batch, settings.level)
-        if bands[i] is None:
-            bands[i] = {"level": band.level, "bounds": band.bounds, "centre": band.centre}
-            levels[i] = band.level
-        notes.extend(band.notes)
-        try:
-            states[i] = merge_file(states[i], file_state(band.y_true, band.pred, band.lower, band.upper))
-        except InputError as exc:
-            raise exc.at(str(sources[i].spec)) from None
-        kept[i] += band.y_true.size
-        if n_files > 1:
+        band = acc.fold(i, names[i], sources[i], batch, k, settings.level)
+        if band is not None and n_files > 1:
             y, rows = band.y_true, band.rows if band.rows is not None else np.arange(band.y_true.size)
             old = pending[i]
             pending[i] = (y, rows) if old is None else (np.concatenate([old[0], y]), np.concatenate([old[1], rows]))
@@ -375,6 +412,72 @@ def ucc_stream(files: Sequence[str | Path], names: Sequence[str], settings: Sett
                 while not done[i]:
                     pull(i)
             break
+    return _document(acc, sources, names, x_axis, y_axis, normalize, partial_x, partial_y, cost, seed, "stream",
+                     {"chunk_rows": int(chunk_rows)})
+
+
+def partition_ucc(task: tuple[int, int], models, groups, settings: Settings, chunk_rows: int,
+                  names: Sequence[str]) -> _Models:
+    """The :class:`_Models` of global rows ``[offset, offset + rows)`` of every model (runs on a Dask worker):
+    aligned record batches, the same kept rows and the same targets in every model."""
+    from ..tasks.ucc import check_same_targets
+    from .compare import aligned, build, check_same_rows, range_batches
+
+    offset, rows = task
+    gens = [range_batches(g, offset, offset + rows, m.needed, chunk_rows) for m, g in zip(models, groups)]
+    acc = _Models(len(models), settings.level)
+    for at, files, cols, k in aligned(gens, [m.spec for m in models], offset):
+        batches = build(models, files, cols, k, at, settings)
+        check_same_rows(files, [b.prediction for b in batches])
+        bands = [acc.fold(i, names[i], m.src, b, k, settings.level) for i, (m, b) in enumerate(zip(models, batches))]
+        if len(models) > 1 and bands[0] is not None:
+            check_same_targets([_targets(m.src, b.y_true, b.rows if b.rows is not None else np.arange(b.y_true.size))
+                                for m, b in zip(models, bands)])
+    return acc
+
+
+def _merge_models(a: _Models, b: _Models) -> _Models:
+    return a.merge(b)
+
+
+def ucc_dask(files: Sequence[str | Path], names: Sequence[str], settings: Settings, chunk_rows: int,
+             x_axis: str = "bandwidth", y_axis: str = "missrate", normalize: str = "std",
+             partial_x: Sequence[float] | None = None, partial_y: Sequence[float] | None = None,
+             cost: float = 0.5, n_permutations: int = 0, seed: int = 0, scheduler: str | None = None,
+             workers: int | None = None) -> dict[str, Any]:
+    """:func:`ucc_stream` on a Dask cluster: the first model's row groups cut the rows into tasks of global row
+    ranges; each task reads that range of every model (targets compared there), and the per-model states are
+    tree-reduced with :meth:`_Models.merge` (a union of cells: the same document as streamed)."""
+    from .compare import open_models, row_groups
+    from .dask_engine import cluster_info, dask_client, partitions, tree_reduce
+
+    files = _check_request(n_permutations, x_axis, y_axis, normalize, files)
+    models = open_models(files, settings)
+    for m in models:
+        if m.src.fmt != "parquet":
+            raise UsageError(f"--engine dask reads Parquet (files, directories, globs), not {m.spec}; "
+                             "stream CSV with --engine stream")
+    groups = [row_groups(m.src.files) for m in models]
+    totals = [sum(g[3] for g in gs) for gs in groups]
+    for m, t in zip(models[1:], totals[1:]):
+        if t != totals[0]:
+            raise InputError(f"{m.spec} has {t} rows but {models[0].spec} has {totals[0]}; the UCCs of several files "
+                             "are compared on the same targets: every file must hold the same rows in the same order")
+    tasks = [(t[2], t[3]) for t in partitions(models[0].src.files)]
+    with dask_client(scheduler, workers) as (client, _):
+        futures = [client.submit(partition_ucc, t, models, groups, settings, chunk_rows, list(names), pure=False)
+                   for t in tasks]
+        acc = tree_reduce(client, futures, _merge_models)
+    return _document(acc, [m.src for m in models], names, x_axis, y_axis, normalize, partial_x, partial_y, cost,
+                     seed, "dask", cluster_info(chunk_rows, len(tasks), scheduler, workers))
+
+
+def _document(acc: _Models, sources, names: Sequence[str], x_axis: str, y_axis: str, normalize: str,
+              partial_x, partial_y, cost: float, seed: int, engine: str, extra: dict[str, Any]) -> dict[str, Any]:
+    """The ``uqeval.ucc/1`` document of the merged per-model states."""
+    from ..tasks.ucc import ucc_document
+
+    kept, notes = acc.kept, list(acc.notes)
     if len(set(kept)) > 1:
         i = next(j for j, t in enumerate(kept) if t != kept[0])
         raise InputError(
@@ -383,14 +486,14 @@ def ucc_stream(files: Sequence[str | Path], names: Sequence[str], settings: Sett
             "omit, the same rows must be dropped everywhere)")
     models: dict[str, Any] = {}
     for i, (src, name) in enumerate(zip(sources, names)):
-        if states[i] is None:
+        if acc.states[i] is None:
             raise InputError(f"{src.spec}: every row has NaN/inf in a used column; nothing left to evaluate")
         try:
-            summ, bounds = finalize_file(states[i], x_axis, y_axis, normalize, partial_x, partial_y, cost)
+            summ, bounds = finalize_file(acc.states[i], x_axis, y_axis, normalize, partial_x, partial_y, cost)
         except InputError as exc:
             raise exc.at(str(src.spec)) from None
-        info = {"path": str(src.spec), "format": src.fmt, **infos[i], "engine": "stream",
-                "chunk_rows": int(chunk_rows), "n_files": len(src.files),
+        info = {"path": str(src.spec), "format": src.fmt, **acc.infos[i], "engine": engine, **extra,
+                "n_files": len(src.files),
                 "approximate": {k: v for k, v in APPROXIMATE.items() if k != "partial" or summ["partial"]},
                 "bounds": bounds}
         if info["n_fixed_crossing"]:
@@ -398,9 +501,9 @@ def ucc_stream(files: Sequence[str | Path], names: Sequence[str], settings: Sett
                          "(--fix-crossing)")
         else:
             del info["n_fixed_crossing"]
-        models[name] = {"input": info, "band": bands[i], "ucc": summ}
-    notes.append(f"--engine stream: the AUUCC, gain, partial area and minimum-cost point are approximate (exact "
+        models[name] = {"input": info, "band": acc.bands[i], "ucc": summ}
+    notes.append(f"--engine {engine}: the AUUCC, gain, partial area and minimum-cost point are approximate (exact "
                  f"points at the smallest and largest critical scale of every {CELL_WIDTH}-relative cell); their "
                  "bounds are in models.<name>.input.bounds; the original operating point (k = 1) is exact")
-    return ucc_document(models, kept[0], levels, x_axis, y_axis, normalize, partial_x, partial_y, cost, 0, seed,
+    return ucc_document(models, kept[0], acc.levels, x_axis, y_axis, normalize, partial_x, partial_y, cost, 0, seed,
                         None, list(dict.fromkeys(notes)))
