@@ -29,3 +29,21 @@ def test_no_bar_when_quiet_or_not_a_terminal():
     with row_progress(10, stream=plain) as update:
         assert update is None
     assert plain.getvalue() == ""
+
+
+def test_ucc_and_coverage_streams_report_rows_read():
+    # the progress bar's callback: rows of the first file read (ucc reads its files side by side) and rows
+    # of every file in turn (coverage)
+    from uqeval.config import Settings
+    from uqeval.stream.coverage import coverage_points_stream
+    from uqeval.stream.ucc import ucc_stream
+
+    from ..conftest import SAMPLE
+
+    seen: list[int] = []
+    files = [str(SAMPLE / "gaussian.parquet"), str(SAMPLE / "quantiles.parquet")]
+    doc = ucc_stream(files, ["g", "q"], Settings(), 300, progress=seen.append)
+    assert seen == sorted(seen) and seen[-1] == doc["n_rows"] and len(seen) > 2
+    seen.clear()
+    records = coverage_points_stream([("g", files[0]), ("q", files[1])], Settings(), 300, progress=seen.append)
+    assert records and seen == sorted(seen) and seen[-1] == 2 * doc["n_rows"]

@@ -11,6 +11,7 @@ from .common import (
     ChunkRowsOpt,
     Engine,
     EngineOpt,
+    QuietOpt,
     SchedulerOpt,
     WorkersOpt,
     ConfigOpt,
@@ -51,6 +52,7 @@ def coverage(
     chunk_rows: ChunkRowsOpt = None,
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
     """Compare methods' coverage and width per shift group (Kompa, Snoek & Beam): table, scatter, share above the fit."""
     from dataclasses import replace
@@ -78,14 +80,20 @@ def coverage(
     if chosen - {"memory"}:
         from ..stream.coverage import coverage_points_dask, coverage_points_stream
 
+        from ..stream.engine import total_rows
+        from ..stream.progress import row_progress
+
         pairs = [(m, str(f)) for m, f in zip(names, files)]
         rows = chunk_rows or min(auto_chunk_rows(f, settings) for f in files)
-        if "dask" in chosen:
-            records = coverage_points_dask(pairs, settings, rows, points_by, scheduler, workers)
-        elif scheduler is not None or workers is not None:
+        if "dask" not in chosen and (scheduler is not None or workers is not None):
             raise UsageError("--scheduler and --workers apply to --engine dask only")
-        else:
-            records = coverage_points_stream(pairs, settings, rows, points_by)
+        counts = [] if quiet else [total_rows(f) for f in files]
+        total = None if quiet or None in counts else sum(counts)
+        with row_progress(total, quiet) as progress:
+            if "dask" in chosen:
+                records = coverage_points_dask(pairs, settings, rows, points_by, scheduler, workers, progress)
+            else:
+                records = coverage_points_stream(pairs, settings, rows, points_by, progress)
     elif chunk_rows is not None or scheduler is not None or workers is not None:
         raise UsageError("--chunk-rows, --scheduler and --workers apply to --engine stream/dask only")
     runs = []

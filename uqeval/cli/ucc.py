@@ -15,6 +15,7 @@ from .common import (
     ConfigOpt,
     Engine,
     EngineOpt,
+    QuietOpt,
     SchedulerOpt,
     WorkersOpt,
     FixCrossingOpt,
@@ -78,6 +79,7 @@ def ucc(
     chunk_rows: ChunkRowsOpt = None,
     scheduler: SchedulerOpt = None,
     workers: WorkersOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
     """Uncertainty Characteristics Curve (Navratil et al.): AUUCC, gain, operating points.
 
@@ -129,14 +131,18 @@ def ucc(
 
         options = dict(x_axis=x_axis.value, y_axis=y_axis.value, normalize=normalize.value, partial_x=px,
                        partial_y=py, cost=cost, seed=settings.seed)
+        from ..stream.engine import total_rows
+        from ..stream.progress import row_progress
+
         rows = chunk_rows or min(auto_chunk_rows(f, settings) for f in files)
-        if "dask" in chosen:
-            summary = ucc_dask(files, model_names(files), settings, rows, scheduler=scheduler, workers=workers,
-                               **options)
-        elif scheduler is not None or workers is not None:
+        if "dask" not in chosen and (scheduler is not None or workers is not None):
             raise UsageError("--scheduler and --workers apply to --engine dask only")
-        else:
-            summary = ucc_stream(files, model_names(files), settings, rows, **options)
+        with row_progress(None if quiet else total_rows(files[0]), quiet) as progress:
+            if "dask" in chosen:
+                summary = ucc_dask(files, model_names(files), settings, rows, scheduler=scheduler, workers=workers,
+                                   progress=progress, **options)
+            else:
+                summary = ucc_stream(files, model_names(files), settings, rows, progress=progress, **options)
         if output is not None:
             from ..io.writers import write_json
 

@@ -611,7 +611,7 @@ def compare_dask(specs: Sequence[str], names: Sequence[str], settings: Settings,
     """The comparison JSON of Parquet inputs ``specs`` on a Dask cluster: the first model's row groups cut the
     rows into tasks of global row ranges; each task reads that range of every model into a
     :class:`ComparePartial`, and the partials are tree-reduced in row order with :meth:`ComparePartial.merge`."""
-    from .dask_engine import cluster_info, dask_client, partitions, tree_reduce
+    from .dask_engine import cluster_info, dask_client, partitions, tree_reduce, wait
 
     models = open_models(specs, settings)
     for m in models:
@@ -635,13 +635,7 @@ def compare_dask(specs: Sequence[str], names: Sequence[str], settings: Settings,
 
         # first guess: no row is dropped, so a task's first kept row is its first row
         futures = [submit(i, t[0]) for i, t in enumerate(tasks)]
-        done = 0
-        for fut in distributed.as_completed(futures):
-            if fut.status == "error":
-                fut.result()  # raises the worker's InputError here
-            done += tasks[futures.index(fut)][1]
-            if progress is not None:
-                progress(done)
+        wait(distributed, futures, [t[1] for t in tasks], progress)
         extents = client.gather([client.submit(_extent, f, pure=False) for f in futures])
         kept = 0
         for i, (start, n) in enumerate(extents):  # --nan-policy omit dropped rows: shift the later keys

@@ -4,7 +4,7 @@ its (facet, point) cell, so a cell keeps its row count and count-weighted sums (
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -78,16 +78,28 @@ def _check_kinds(kinds: dict[str, str]) -> None:
 
 
 def coverage_points_stream(files: Sequence[tuple[str, str]], settings: Settings, chunk_rows: int,
-                           points_by: str | None = None) -> list[dict[str, Any]]:
-    """The records of :func:`uqeval.tasks.coverage.coverage_points` for ``(method, path)`` pairs, streamed."""
+                           points_by: str | None = None,
+                           progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+    """The records of :func:`uqeval.tasks.coverage.coverage_points` for ``(method, path)`` pairs, streamed;
+    ``progress(rows)``: rows read so far over all files."""
     from .engine import iter_batches_of
 
     records: list[dict[str, Any]] = []
     kinds: dict[str, str] = {}
+    done = 0
+
+    def counted(batches):
+        nonlocal done
+        for item in batches:
+            done += item[2]
+            if progress is not None:
+                progress(done)
+            yield item
+
     for method, path in files:
         _, batches = iter_batches_of(path, settings, chunk_rows, extra=(points_by,) if points_by else (),
                                      allow_by=True)
-        records += _records(method, path, _cells(path, batches, settings, points_by, kinds))
+        records += _records(method, path, _cells(path, counted(batches), settings, points_by, kinds))
     _check_kinds(kinds)
     return records
 
@@ -109,11 +121,12 @@ def _merge_parts(a, b):
 
 def coverage_points_dask(files: Sequence[tuple[str, str]], settings: Settings, chunk_rows: int,
                          points_by: str | None = None, scheduler: str | None = None,
-                         workers: int | None = None) -> list[dict[str, Any]]:
+                         workers: int | None = None,
+                         progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
     """The records of :func:`coverage_points_stream` on a Dask cluster: each file's row groups map to cells on
     the workers, tree-reduced with :func:`merge_cells`."""
     from ..errors import UsageError, SchemaError
-    from .dask_engine import dask_client, partitions, tree_reduce
+    from .dask_engine import dask_client, partitions, tree_reduce, wait
     from .engine import _prepare
 
     plans = []
@@ -128,10 +141,13 @@ def coverage_points_dask(files: Sequence[tuple[str, str]], settings: Settings, c
         plans.append((src, plan))
     records: list[dict[str, Any]] = []
     kinds: dict[str, str] = {}
-    with dask_client(scheduler, workers) as (client, _):
+    done = 0
+    with dask_client(scheduler, workers) as (client, distributed):
         for (method, path), (src, plan) in zip(files, plans):
+            tasks = partitions(src.files)
             futures = [client.submit(partition_cells, t, plan, settings, chunk_rows, points_by, path, pure=False)
-                       for t in partitions(src.files)]
+                       for t in tasks]
+            done = wait(distributed, futures, [t[3] for t in tasks], progress, done)
             cells, k = tree_reduce(client, futures, _merge_parts)
             kinds.update(k)
             records += _records(method, path, cells)

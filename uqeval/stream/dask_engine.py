@@ -63,6 +63,21 @@ def tree_reduce(client, futures: list, merge: Callable[[Any, Any], Any]):
     return level[0].result()
 
 
+def wait(distributed, futures: list, sizes: list[int], progress: Callable[[int], None] | None = None,
+         start: int = 0) -> int:
+    """Wait for ``futures`` in completion order, raising the first worker error here (its one-line InputError),
+    and report ``start`` plus the rows (``sizes``, one per future) done so far; returns that count."""
+    done = start
+    position = {id(f): i for i, f in enumerate(futures)}
+    for fut in distributed.as_completed(futures):
+        if fut.status == "error":
+            fut.result()  # raises the worker's InputError here
+        done += sizes[position[id(fut)]]
+        if progress is not None:
+            progress(done)
+    return done
+
+
 def cluster_info(chunk_rows: int, n_tasks: int, scheduler: str | None, workers: int | None) -> dict[str, Any]:
     """The JSON ``input`` entries of a Dask run."""
     return {"chunk_rows": int(chunk_rows), "n_partitions": n_tasks,
@@ -162,13 +177,7 @@ def score_dask(spec: str | Path, settings: Settings, chunk_rows: int, scheduler:
     with dask_client(scheduler, workers) as (client, distributed):
         futures = [client.submit(partition_partial, t, plan, settings, chunk_rows, columns, grouped, pure=False)
                    for t in tasks]
-        done = 0
-        for fut in distributed.as_completed(futures):
-            if fut.status == "error":
-                fut.result()  # raises the worker's InputError here
-            done += next(t[3] for t, f in zip(tasks, futures) if f is fut)
-            if progress is not None:
-                progress(done)
+        wait(distributed, futures, [t[3] for t in tasks], progress)
         part = tree_reduce(client, futures, _merge)  # pairs in file order (merge is associative)
         from . import states
 

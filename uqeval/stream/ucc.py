@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -366,7 +366,8 @@ def _check_request(n_permutations: int, x_axis: str, y_axis: str, normalize: str
 def ucc_stream(files: Sequence[str | Path], names: Sequence[str], settings: Settings, chunk_rows: int,
                x_axis: str = "bandwidth", y_axis: str = "missrate", normalize: str = "std",
                partial_x: Sequence[float] | None = None, partial_y: Sequence[float] | None = None,
-               cost: float = 0.5, n_permutations: int = 0, seed: int = 0) -> dict[str, Any]:
+               cost: float = 0.5, n_permutations: int = 0, seed: int = 0,
+               progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """The ``uqeval.ucc/1`` document of :func:`uqeval.tasks.ucc.ucc_report`, read in record batches of at most
     ``chunk_rows`` rows, with ``input.engine``, ``input.approximate`` and ``input.bounds`` per model. The files
     are read side by side and their targets compared as they arrive (:func:`~uqeval.tasks.ucc.check_same_targets`,
@@ -390,6 +391,8 @@ def ucc_stream(files: Sequence[str | Path], names: Sequence[str], settings: Sett
             return
         _, batch, k, _, _ = item
         band = acc.fold(i, names[i], sources[i], batch, k, settings.level)
+        if i == 0 and progress is not None:
+            progress(acc.infos[0]["n_rows"])
         if band is not None and n_files > 1:
             y, rows = band.y_true, band.rows if band.rows is not None else np.arange(band.y_true.size)
             old = pending[i]
@@ -444,12 +447,12 @@ def ucc_dask(files: Sequence[str | Path], names: Sequence[str], settings: Settin
              x_axis: str = "bandwidth", y_axis: str = "missrate", normalize: str = "std",
              partial_x: Sequence[float] | None = None, partial_y: Sequence[float] | None = None,
              cost: float = 0.5, n_permutations: int = 0, seed: int = 0, scheduler: str | None = None,
-             workers: int | None = None) -> dict[str, Any]:
+             workers: int | None = None, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """:func:`ucc_stream` on a Dask cluster: the first model's row groups cut the rows into tasks of global row
     ranges; each task reads that range of every model (targets compared there), and the per-model states are
     tree-reduced with :meth:`_Models.merge` (a union of cells: the same document as streamed)."""
     from .compare import open_models, row_groups
-    from .dask_engine import cluster_info, dask_client, partitions, tree_reduce
+    from .dask_engine import cluster_info, dask_client, partitions, tree_reduce, wait
 
     files = _check_request(n_permutations, x_axis, y_axis, normalize, files)
     models = open_models(files, settings)
@@ -464,9 +467,10 @@ def ucc_dask(files: Sequence[str | Path], names: Sequence[str], settings: Settin
             raise InputError(f"{m.spec} has {t} rows but {models[0].spec} has {totals[0]}; the UCCs of several files "
                              "are compared on the same targets: every file must hold the same rows in the same order")
     tasks = [(t[2], t[3]) for t in partitions(models[0].src.files)]
-    with dask_client(scheduler, workers) as (client, _):
+    with dask_client(scheduler, workers) as (client, distributed):
         futures = [client.submit(partition_ucc, t, models, groups, settings, chunk_rows, list(names), pure=False)
                    for t in tasks]
+        wait(distributed, futures, [t[1] for t in tasks], progress)
         acc = tree_reduce(client, futures, _merge_models)
     return _document(acc, [m.src for m in models], names, x_axis, y_axis, normalize, partial_x, partial_y, cost,
                      seed, "dask", cluster_info(chunk_rows, len(tasks), scheduler, workers))
