@@ -109,3 +109,11 @@ def test_junit_sink(hostile_file, tmp_path):
     root = ET.fromstring(junit.read_bytes())
     assert "\\x1b[31mA" in root.find("testsuite/properties/property").get("value")
     _no_controls(junit.read_text())
+
+
+def test_markdown_cells_keep_the_renderers_own_markup_and_escape_the_data():
+    from uqeval.report.format import md_table
+    from uqeval.report.text import md_bold, md_code_span
+
+    line = md_table(["m"], [[md_code_span("a`b|c")], [md_bold("*x*")], ["**not bold**"]])[2:]
+    assert line == ["| `a'b\\|c` |", "| **\\*x\\*** |", "| \\*\\*not bold\\*\\* |"]

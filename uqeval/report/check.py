@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from .format import DETAIL, fmt_number, md_cell, md_table
+from .text import md_code_span
 
 SCHEMA = "uqeval.check/1"
 
@@ -30,7 +31,7 @@ def to_markdown(result) -> str:
 
     """A GitHub-flavoured markdown report: headline, one table row per check, notes."""
     icon = {"PASS": "✅ PASS", "FAIL": "❌ FAIL", "SKIP": "⏭️ SKIP"}
-    rows = [[icon[r.status], f"`{r.path}`", r.check, _fmt(r.value), _fmt(r.baseline), r.limit, r.message]
+    rows = [[icon[r.status], md_code_span(r.path), r.check, _fmt(r.value), _fmt(r.baseline), r.limit, r.message]
             for r in result.rows]
     lines = [
         f"### {'✅' if result.passed else '❌'} {headline(result)}",

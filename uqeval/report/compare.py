@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from .format import DASHED, fmt_number, fmt_p, md_cell, md_table
+from .text import md_bold, md_code_span
 
 
 def _num(x: Any) -> str:
@@ -38,8 +39,8 @@ def _ci(s: Mapping[str, Any]) -> str:
 _TESTS_HEADER = ["metric", "model", "reference", "mean diff", "permutation p", "DM t", "DM p"]
 
 
-def _test_row(t: Mapping[str, Any], code: str = "") -> list[str]:
-    return [f"{code}{t['metric']}{code}", f"{code}{t['model']}{code}", f"{code}{t['reference']}{code}",
+def _test_row(t: Mapping[str, Any], name: Callable[[Any], str] = str) -> list[str]:
+    return [name(t["metric"]), name(t["model"]), name(t["reference"]),
             _num(t["mean_diff"]), fmt_p(t["permutation_p"]), _num(t["dm_statistic"]), fmt_p(t["dm_p"])]
 
 
@@ -49,23 +50,23 @@ def to_markdown(result: Mapping[str, Any]) -> str:
     s = result["settings"]
     rows = []
     for metric, body in result["metrics"].items():
-        cells = [f"**{_ranked(body['values'][n])}**" if n in body["best"] else _ranked(body["values"][n])
+        cells = [md_bold(_ranked(body["values"][n])) if n in body["best"] else _ranked(body["values"][n])
                  for n in names]
-        rows.append([f"`{metric}`", direction(body), *cells])
+        rows.append([md_code_span(metric), direction(body), *cells])
     rows.append(["mean rank", "", *(_num(result["ranks"]["mean_rank"][n]) for n in names)])
     lines = [f"### uqeval compare: {len(names)} models, {result['n_rows']} rows ({_ci(s)}, seed {s['seed']})", "",
-             *md_table(["metric", "direction", *(f"`{n}`" for n in names)], rows, "ll" + "r" * len(names))]
+             *md_table(["metric", "direction", *(md_code_span(n) for n in names)], rows, "ll" + "r" * len(names))]
     if result["tests"]:
         lines += ["", "Paired tests on per-row scores (difference = model − reference; p-values unadjusted):", "",
-                  *md_table(_TESTS_HEADER, [_test_row(t, "`") for t in result["tests"]], "lllrrrr")]
+                  *md_table(_TESTS_HEADER, [_test_row(t, md_code_span) for t in result["tests"]], "lllrrrr")]
     if result.get("skill"):
         lines += ["", f"Skill against the {md_cell(result['reference']['kind'])} reference (1 − S/S_ref, higher is "
-                      "better):", "", *md_table(["skill", *(f"`{n}`" for n in names)], _skill_rows(result, names, "`"),
+                      "better):", "", *md_table(["skill", *(md_code_span(n) for n in names)], _skill_rows(result, names, md_code_span),
                                                 "l" + "r" * len(names))]
     if result.get("murphy", {}).get("dominates"):  # issue 16 A (also listed in the notes)
         lines += ["", "Murphy-diagram dominance (nowhere above, somewhere below on the threshold grid):", "",
                   *md_table(["functional", "model", "dominates"],
-                            [[md_cell(d["functional"]), f"`{md_cell(d['model'])}`", f"`{md_cell(d['dominated'])}`"]
+                            [[d["functional"], md_code_span(d["model"]), md_code_span(d["dominated"])]
                              for d in result["murphy"]["dominates"]], "lll")]
     if result["notes"]:
         lines.append("")
@@ -73,9 +74,9 @@ def to_markdown(result: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _skill_rows(result: Mapping[str, Any], names: list[str], code: str = "") -> list[list[str]]:
+def _skill_rows(result: Mapping[str, Any], names: list[str], name: Callable[[Any], str] = str) -> list[list[str]]:
     """Forecast verification (issue 16): one row per skill score, ``estimate [low, high]`` per model."""
-    return [[f"{code}skill.{k}{code}", *(cell(v[n]) if n in v else "–" for n in names)]
+    return [[name(f"skill.{k}"), *(cell(v[n]) if n in v else "–" for n in names)]
             for k, v in result["skill"].items()]
 
 

@@ -138,8 +138,10 @@ def metric_orientation(keys: Sequence[str] | str, orientation: Mapping[str, str]
 def md_cell(text: Any) -> str:
     """One Markdown table cell: :func:`uqeval.report.text.md_cell` (control characters shown, ``\\ |``
     escaped, HTML defused) on each line, lines joined by spaces."""
-    from .text import md_cell as escape
+    from .text import Markdown, md_cell as escape
 
+    if isinstance(text, Markdown):  # markup built from escaped data (a code span, bold)
+        return str(text)
     return " ".join(escape(line) for line in str(text).replace("\r\n", "\n").split("\n"))
 
 

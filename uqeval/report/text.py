@@ -58,9 +58,27 @@ def markup(value: Any) -> str:
     return escape("\n".join(plain(line) for line in str(value).split("\n")))
 
 
+class Markdown(str):
+    """Text that is Markdown already, its data escaped by whoever built it (:func:`md_code_span`,
+    :func:`md_bold`): :func:`md_cell` passes it through, so a table cell can hold a code span or bold."""
+
+
+def md_code_span(value: Any) -> Markdown:
+    """``value`` as a Markdown code span (backticks become quotes, ``|`` is escaped: :func:`md_code`)."""
+    return Markdown(f"`{md_code(value)}`")
+
+
+def md_bold(value: Any) -> Markdown:
+    """``value`` in bold, its text escaped by :func:`md_cell`."""
+    return Markdown(f"**{md_cell(value)}**")
+
+
 def md_cell(value: Any) -> str:
     """One Markdown table cell (or inline text): :func:`plain`, ``\\ |`` and inline markup (``* _ ` [ ] ~``)
-    escaped, HTML tags/entities defused: a ``--by`` label ``*a*`` shows as written, not in italics."""
+    escaped, HTML tags/entities defused: a ``--by`` label ``*a*`` shows as written, not in italics.
+    :class:`Markdown` (markup built from escaped data) is kept as it is."""
+    if isinstance(value, Markdown):
+        return str(value)
     s = plain(value).replace("\\", "\\\\").replace("|", "\\|")
     s = _MD_INLINE.sub(lambda m: "\\" + m.group(0), s)
     return _MD_HTML.sub(lambda m: "&amp;" if m.group(0) == "&" else "&lt;", s)
