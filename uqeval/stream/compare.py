@@ -539,22 +539,36 @@ def compare_with_engine(specs: Sequence[str], names: Sequence[str], settings: Se
 
 def row_groups(files: Sequence[str]) -> list[tuple[str, int, int, int]]:
     """``(file, row group, global first row, rows)`` of a Parquet source, in file order (from the footers)."""
-    import pyarrow as pa
-
-    from .source import parquet_file
+    from .dask_engine import footer
 
     out, at = [], 0
     for f in files:
-        try:
-            with parquet_file(f) as pf:
-                meta = pf.metadata
-        except (pa.ArrowException, OSError) as exc:
-            raise InputError(f"{f}: cannot read Parquet file ({exc})") from None
+        meta = footer(f)
         for g in range(meta.num_row_groups):
             k = meta.row_group(g).num_rows
             out.append((f, g, at, k))
             at += k
     return out
+
+
+def row_range_tasks(models: Sequence[ModelSource]) -> tuple[list[list], list[tuple[int, int]]]:
+    """``(row groups of each model, tasks)`` for a Dask run over several aligned Parquet inputs: tasks are
+    ``(global first row, rows)`` ranges cut by the first model's row groups. Inputs that are not Parquet or
+    hold different numbers of rows are one-line errors."""
+    from .dask_engine import partitions
+
+    for m in models:
+        if m.src.fmt != "parquet":
+            raise UsageError(f"--engine dask reads Parquet (files, directories, globs), not {m.spec}; "
+                             "stream CSV with --engine stream")
+    groups = [row_groups(m.src.files) for m in models]
+    totals = [sum(g[3] for g in gs) for gs in groups]
+    for m, t in zip(models[1:], totals[1:]):
+        if t != totals[0]:
+            short, long_ = (m.spec, models[0].spec) if t < totals[0] else (models[0].spec, m.spec)
+            raise InputError(f"{short} ends at global row {min(t, totals[0])} ({min(t, totals[0])} rows) but {long_} "
+                             f"has {max(t, totals[0])} rows; the files must hold the same targets in the same order")
+    return groups, [(t[2], t[3]) for t in partitions(models[0].src.files)]
 
 
 def range_batches(groups: Sequence[tuple[str, int, int, int]], start: int, stop: int, columns: list[str],
@@ -611,21 +625,10 @@ def compare_dask(specs: Sequence[str], names: Sequence[str], settings: Settings,
     """The comparison JSON of Parquet inputs ``specs`` on a Dask cluster: the first model's row groups cut the
     rows into tasks of global row ranges; each task reads that range of every model into a
     :class:`ComparePartial`, and the partials are tree-reduced in row order with :meth:`ComparePartial.merge`."""
-    from .dask_engine import cluster_info, dask_client, partitions, tree_reduce, wait
+    from .dask_engine import cluster_info, dask_client, tree_reduce, wait
 
     models = open_models(specs, settings)
-    for m in models:
-        if m.src.fmt != "parquet":
-            raise UsageError(f"--engine dask reads Parquet (files, directories, globs), not {m.spec}; "
-                             "stream CSV with --engine stream")
-    groups = [row_groups(m.src.files) for m in models]
-    totals = [sum(g[3] for g in gs) for gs in groups]
-    for m, t in zip(models[1:], totals[1:]):
-        if t != totals[0]:
-            short, long_ = (m.spec, models[0].spec) if t < totals[0] else (models[0].spec, m.spec)
-            raise InputError(f"{short} ends at global row {min(t, totals[0])} ({min(t, totals[0])} rows) but {long_} "
-                             f"has {max(t, totals[0])} rows; the files must hold the same targets in the same order")
-    tasks = [(t[2], t[3]) for t in partitions(models[0].src.files)]
+    groups, tasks = row_range_tasks(models)
     preds, _ = first_batch(stream_batches(models, settings, chunk_rows))  # plan on the first rows (client)
     layout, finishes = plan_on(models, preds, names, settings, options)
     with dask_client(scheduler, workers) as (client, distributed):

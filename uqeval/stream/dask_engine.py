@@ -84,20 +84,25 @@ def cluster_info(chunk_rows: int, n_tasks: int, scheduler: str | None, workers: 
             "scheduler": scheduler if scheduler is not None else f"LocalCluster({workers or 2} worker processes)"}
 
 
-def partitions(files: list[str], task_rows: int = TASK_ROWS) -> list[tuple[str, list[int], int, int]]:
-    """``(file, row groups, global offset, rows)`` tasks in file order, from the Parquet footers."""
+def footer(f: str):
+    """The Parquet metadata of ``f`` (row groups and their rows), or a one-line InputError naming it."""
     import pyarrow as pa
 
     from .source import parquet_file
 
+    try:
+        with parquet_file(f) as pf:
+            return pf.metadata
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"{f}: cannot read Parquet file ({exc})") from None
+
+
+def partitions(files: list[str], task_rows: int = TASK_ROWS) -> list[tuple[str, list[int], int, int]]:
+    """``(file, row groups, global offset, rows)`` tasks in file order, from the Parquet footers."""
     out = []
     offset = 0
     for f in files:
-        try:
-            with parquet_file(f) as pf:
-                meta = pf.metadata
-        except (pa.ArrowException, OSError) as exc:
-            raise InputError(f"{f}: cannot read Parquet file ({exc})") from None
+        meta = footer(f)
         groups: list[int] = []
         rows = 0
         for g in range(meta.num_row_groups):

@@ -451,22 +451,12 @@ def ucc_dask(files: Sequence[str | Path], names: Sequence[str], settings: Settin
     """:func:`ucc_stream` on a Dask cluster: the first model's row groups cut the rows into tasks of global row
     ranges; each task reads that range of every model (targets compared there), and the per-model states are
     tree-reduced with :meth:`_Models.merge` (a union of cells: the same document as streamed)."""
-    from .compare import open_models, row_groups
-    from .dask_engine import cluster_info, dask_client, partitions, tree_reduce, wait
+    from .compare import open_models, row_range_tasks
+    from .dask_engine import cluster_info, dask_client, tree_reduce, wait
 
     files = _check_request(n_permutations, x_axis, y_axis, normalize, files)
     models = open_models(files, settings)
-    for m in models:
-        if m.src.fmt != "parquet":
-            raise UsageError(f"--engine dask reads Parquet (files, directories, globs), not {m.spec}; "
-                             "stream CSV with --engine stream")
-    groups = [row_groups(m.src.files) for m in models]
-    totals = [sum(g[3] for g in gs) for gs in groups]
-    for m, t in zip(models[1:], totals[1:]):
-        if t != totals[0]:
-            raise InputError(f"{m.spec} has {t} rows but {models[0].spec} has {totals[0]}; the UCCs of several files "
-                             "are compared on the same targets: every file must hold the same rows in the same order")
-    tasks = [(t[2], t[3]) for t in partitions(models[0].src.files)]
+    groups, tasks = row_range_tasks(models)
     with dask_client(scheduler, workers) as (client, distributed):
         futures = [client.submit(partition_ucc, t, models, groups, settings, chunk_rows, list(names), pure=False)
                    for t in tasks]
