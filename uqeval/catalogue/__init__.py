@@ -1,0 +1,179 @@
+"""The metric catalogue: one entry per metric, read by every command.
+
+Each :class:`Metric` says what a metric is (group, name, representations it applies
+to), which way is better (:attr:`Metric.orientation`: ``"lower"``, ``"higher"``,
+``"target"`` with its :func:`target`, or ``None`` for curves, histograms and
+descriptive quantities that rank nothing), how it reduces over rows
+(:attr:`Metric.reduction`) and, through :func:`rows`, its per-row score or the
+per-row terms from which any resample (or any chunk, later) of rows gives the metric
+again. Its explanation (title, text, formula, reference) is :attr:`Metric.explanation`.
+
+Metrics are computed by *families* (:class:`Family`): the kernels compute the metrics
+of a family together (one sort, one pass), one function per representation. Family
+results are the JSON groups of ``uqeval score`` (level-keyed families return
+``{level: {metric: value}}``).
+
+``score``, ``compare``, ``check``, ``plot``, ``report`` and ``explain`` read this module;
+nothing else declares what applies to which representation or which way is better.
+Kernels are imported inside the functions, so importing the catalogue stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..config import Settings
+from ..errors import InputError
+from ..predictions import Prediction
+from .core import (CLASSIFICATION, REGRESSION, Family, Metric, RowStat, _cover_index, _expected, _memo,  # noqa: F401
+                   coverage_levels, per_row_uncertainty, pick_levels)
+from .diagnostics import DIAGNOSTIC_FAMILIES, DIAGNOSTIC_TEST_FAMILIES, binary_or_top_label  # noqa: F401
+from .standard import STANDARD_FAMILIES, calibration_curve  # noqa: F401
+from .verification import (MULTIVARIATE_FAMILIES, VERIFICATION_FAMILIES, exceedance_probability,  # noqa: F401
+                           murphy_curves, murphy_forecasts)
+
+#: Every family, in the order of the JSON groups: the default ones, then the opt-in ones.
+FAMILIES: tuple[Family, ...] = (STANDARD_FAMILIES + DIAGNOSTIC_FAMILIES + DIAGNOSTIC_TEST_FAMILIES
+                                 + VERIFICATION_FAMILIES + MULTIVARIATE_FAMILIES)
+
+#: The flag that turns on each opt-in family's Settings field (for messages).
+OPTION_FLAGS = {"diagnostics": "--diagnostics", "tw_threshold": "--tw-threshold", "thresholds": "--threshold",
+                "murphy": "--murphy"}
+
+
+def settings_for_paths(settings: Settings, paths) -> Settings:
+    """``settings`` with the opt-ins that metric ``paths`` (check rules) name and that need no value:
+    ``murphy.*`` turns on ``murphy``, ``exceedance.<t>.<metric>`` adds the threshold ``t``. The
+    region of ``weighted_scoring`` is not in its paths: it must come from ``--tw-threshold``."""
+    from dataclasses import replace
+
+    from ..glossary import canonical_path
+
+    thresholds = list(settings.thresholds or ())
+    murphy = settings.murphy
+    for path in paths:
+        head = str(path).split(".", 1)[0]
+        if head == "murphy":
+            murphy = True
+        elif head == "exceedance":
+            rest = str(path)[len("exceedance."):]
+            name = canonical_path(path).split(".")[-1]
+            try:
+                t = float(rest[: len(rest) - len(name) - 1]) if rest.endswith("." + name) else None
+            except ValueError:
+                t = None
+            if t is not None and np.isfinite(t) and t not in thresholds:
+                thresholds.append(t)
+    return replace(settings, thresholds=tuple(thresholds) or None, murphy=murphy)
+
+
+#: Every entry, keyed by path (``group.name``).
+METRICS: dict[str, Metric] = {m.path: m for f in FAMILIES for m in f.metrics}
+
+
+def families_for(kind: str, settings: Settings | None = None) -> list[Family]:
+    """The families that apply to ``kind``; with ``settings``, only those it turns on (:attr:`Family.option`)."""
+    return [f for f in FAMILIES if kind in f.compute and (settings is None or f.enabled(settings))]
+
+
+def get_family(name: str) -> Family:
+    for f in FAMILIES:
+        if f.name == name:
+            return f
+    raise KeyError(name)
+
+
+def metrics_for(kind: str) -> list[Metric]:
+    return [m for m in METRICS.values() if m.applies_to(kind)]
+
+
+def lookup(path: str) -> Metric | None:
+    """The entry of a JSON path (``coverage.0.95.width`` -> ``coverage.width``), or None."""
+    if path in METRICS:
+        return METRICS[path]
+    parts = path.split(".")
+    if len(parts) >= 2:
+        return METRICS.get(f"{parts[0]}.{parts[-1]}")
+    return None
+
+
+def target(group: str, key: str, level: float | None = None) -> float | None:
+    """Target value of a ``"target"``-oriented metric; None when it depends on an unknown level.
+
+    ``coverage.coverage`` and ``prediction_sets.coverage`` aim at their level,
+    ``coverage.miss_below``/``miss_above`` at half the nominal miss rate (1 - level)/2, and
+    ``coverage.coverage_error`` at 0.
+    """
+    if key == "coverage_error" or (group, key) == ("calibration_tests", "spiegelhalter_z"):
+        return 0.0
+    if level is None:
+        return None
+    if key == "coverage" and group in ("coverage", "prediction_sets"):
+        return float(level)
+    if group == "conditional_coverage" and key.endswith("_coverage"):  # worst stratum / class / group
+        return float(level)
+    if group == "coverage" and key in ("miss_below", "miss_above"):
+        return (1.0 - float(level)) / 2.0
+    return None
+
+
+def orientation_of(result: Mapping[str, Any], family: Family, kind: str) -> dict[str, str]:
+    """``{"group.key": orientation}`` of the metrics present in a family's ``result`` (None ones left out)."""
+    present: set[str] = set()
+    for k, v in result.items():
+        present.update(v.keys() if family.by_level and isinstance(v, dict) else [k])
+    out = {}
+    for m in family.metrics:
+        o = m.orientation_for(kind)
+        if m.name in present and o is not None:
+            out[m.path] = o
+    return out
+
+
+def compute(family: Family, pred: Prediction, settings: Settings) -> dict | None:
+    """A family's results for ``pred`` (None where it does not apply). The prediction validated its
+    arrays on construction, so the kernels skip their own checks (:func:`uqeval.validation.trusted`)."""
+    from ..validation import trusted
+
+    fn = family.compute.get(pred.kind)
+    if fn is None:
+        return None
+    with trusted():
+        return fn(pred, settings)
+
+
+def compute_metrics(pred: Prediction, settings: Settings,
+                    skipped: list[tuple[str, str]] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+    """Every applicable family for ``pred``: ``(metrics, orientation)``.
+
+    ``skipped``: when given, a family whose metrics are not defined for this data (an
+    :class:`InputError`, e.g. too few rows) is left out and ``(family, reason)`` appended.
+    """
+    metrics: dict[str, Any] = {}
+    orientation: dict[str, str] = {}
+    for f in families_for(pred.kind, settings):
+        try:
+            result = compute(f, pred, settings)
+        except InputError as exc:
+            if skipped is None:
+                raise
+            skipped.append((f.name, str(exc)))
+            continue
+        if result is None:
+            continue
+        metrics[f.name] = result
+        orientation.update(orientation_of(result, f, pred.kind))
+    return metrics, orientation
+
+
+def rows(metric: Metric, pred: Prediction, settings: Settings, level: str | None = None) -> RowStat | None:
+    """The per-row form of ``metric`` for ``pred`` (``level``: the level key of a by-level metric)."""
+    if metric.rows_fn is None or not metric.applies_to(pred.kind) or pred.y_true is None and pred.kind != "loglik":
+        return None
+    from ..validation import trusted
+
+    with trusted():
+        stat = metric.rows_fn(pred, settings, level)
+    return stat if stat is not None and stat.resampler() is not None else None

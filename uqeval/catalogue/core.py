@@ -1,0 +1,245 @@
+"""The catalogue's building blocks: :class:`Metric`, :class:`Family`, :class:`RowStat`, the helpers the
+family modules share (levels, memos, per-row uncertainty, cover indices) and the entry builders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ..config import Settings
+from ..errors import InputError
+from ..predictions import Prediction
+
+Compute = Callable[[Prediction, Settings], "dict | None"]
+#: ``(B, N)`` row weights (a resample counts row ``i`` ``w[b, i]`` times) -> ``(B,)`` metric values.
+Resampler = Callable[[np.ndarray], np.ndarray]
+
+REGRESSION = ("gaussian", "point", "intervals", "quantiles", "samples")
+CLASSIFICATION = ("categorical", "members", "dirichlet")  # all have .proba (the predictive mean) and .labels
+ORIENTATIONS = ("lower", "higher", "target")
+
+
+@dataclass(frozen=True)
+class RowStat:
+    """How a metric comes out of its rows, for paired tests, the bootstrap and streaming.
+
+    - ``score``: a per-row score whose mean is the metric (a paired test can use it);
+    - ``terms`` (N, k) and/or ``codes`` (N,) ints in ``[0, n_codes)`` with ``finish``: the metric
+      of any weighted set of rows is ``finish(sums, total)``, where ``sums`` (B, k + n_codes) holds
+      the weighted sums of the terms and the weighted counts of each code, ``total`` (B,) the
+      total weights (a mergeable state: sums over chunks add up);
+    - ``weighted``: the metric of weighted rows directly, ``(B, N)`` weights -> ``(B,)``, for
+      metrics that need order statistics.
+
+    A metric with only a score resamples as the weighted mean of the score.
+    """
+
+    score: np.ndarray | None = None
+    terms: np.ndarray | None = None
+    codes: np.ndarray | None = None
+    n_codes: int = 0
+    finish: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
+    weighted: Resampler | None = None
+
+    @property
+    def sums_form(self) -> tuple[np.ndarray | None, np.ndarray | None, int, Callable] | None:
+        """``(terms, codes, n_codes, finish)`` where the metric is a function of weighted sums, else None."""
+        if self.finish is not None:
+            return self.terms, self.codes, self.n_codes, self.finish
+        if self.weighted is None and self.score is not None:
+            return self.score[:, None], None, 0, _mean_of_first
+        return None
+
+    def resampler(self) -> Resampler | None:
+        """``(B, N)`` row weights -> ``(B,)``: the metric of the rows, row ``i`` counted ``w[b, i]`` times."""
+        if self.weighted is not None:
+            return self.weighted
+        form = self.sums_form
+        if form is None:
+            return None
+        terms, codes, n_codes, finish = form
+
+        def fn(w: np.ndarray) -> np.ndarray:
+            w = np.asarray(w, dtype=np.float64)
+            parts = [] if terms is None else [w @ terms]
+            if codes is not None:
+                parts.append(np.stack([np.bincount(codes, weights=row, minlength=n_codes) for row in w]))
+            return finish(np.concatenate(parts, axis=1), w.sum(axis=1))
+
+        return fn
+
+
+def _mean_of_first(sums: np.ndarray, total: np.ndarray) -> np.ndarray:
+    return sums[:, 0] / total
+
+
+RowsFn = Callable[[Prediction, Settings, Any], "RowStat | None"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One catalogue entry. ``path`` (``group.name``) is its key in the JSON summary."""
+
+    group: str
+    name: str
+    orientation: str | None
+    description: str
+    representations: tuple[str, ...] = ()  # filled from the family
+    #: where the direction depends on the representation (rejection: accuracy vs RMSE)
+    orientation_by_kind: Mapping[str, str] = field(default_factory=dict)
+    #: "mean" (a mean of per-row scores), "moments" (a function of per-row sums), "counts"
+    #: (fixed-bin counts), "order" (needs order statistics or a sort), "resampling"
+    #: (random draws), "curve"/"histogram" (data for plots).
+    reduction: str = "order"
+    #: (prediction, settings, level) -> RowStat, or None where the metric has no cheap row form
+    rows_fn: RowsFn | None = None
+    by_level: bool = False
+
+    @property
+    def path(self) -> str:
+        return f"{self.group}.{self.name}"
+
+    def orientation_for(self, kind: str | None) -> str | None:
+        return self.orientation_by_kind.get(kind, self.orientation) if kind is not None else self.orientation
+
+    def applies_to(self, kind: str) -> bool:
+        return kind in self.representations
+
+    @property
+    def explanation(self) -> dict[str, str] | None:
+        """Title, text, formula and reference (:mod:`uqeval.glossary`)."""
+        from ..glossary import find_entry
+
+        found = find_entry(self.path)
+        return found[1] if found else None
+
+
+@dataclass(frozen=True)
+class Family:
+    """Metrics computed together by one kernel call per representation."""
+
+    name: str
+    metrics: tuple[Metric, ...]
+    compute: Mapping[str, Compute]
+    by_level: bool = False
+    #: a Settings field that must be set (truthy) for the family to be computed, e.g.
+    #: ``"diagnostics"`` (``--diagnostics``); None: always computed where it applies
+    option: str | None = None
+
+    def enabled(self, settings: Settings | None) -> bool:
+        return self.option is None or settings is not None and bool(getattr(settings, self.option, None))
+
+    @property
+    def representations(self) -> tuple[str, ...]:
+        return tuple(self.compute)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _expected(s: Settings) -> np.ndarray:
+    return np.linspace(0.0, 1.0, s.num_bins)
+
+
+def coverage_levels(p: Prediction, s: Settings) -> list[float]:
+    """Central levels a representation is scored at: ``--levels`` (default 0.95) where any level
+    exists (Gaussians, samples), else the levels the file carries or the requested subset of them."""
+    carried = p.carried_levels()
+    if carried is None:
+        return list(s.levels or (0.95,))
+    return pick_levels(carried, s.levels, f"the {p.kind} columns carry central levels")
+
+
+def pick_levels(available, requested, where: str, error: type[Exception] = InputError) -> list[float]:
+    """The ``requested`` levels (all ``available`` ones if None), matched by level key.
+
+    A requested level that is not available raises ``error`` naming it and ``where`` they come from.
+    """
+    from ..metrics.intervals import level_key
+
+    available = [float(v) for v in available]
+    if not requested:
+        return available
+    keys = {level_key(c): c for c in available}
+    missing = [lv for lv in requested if level_key(lv) not in keys]
+    if missing:
+        raise error(f"--levels {', '.join(level_key(m) for m in missing)} not available: {where} "
+                    f"{', '.join(keys) or 'none'}")
+    return [keys[level_key(lv)] for lv in requested]
+
+
+def _memo(p: Prediction, key: str, make):
+    cache = p.__dict__.setdefault("_cache", {})
+    if key not in cache:
+        cache[key] = make()
+    return cache[key]
+
+
+def per_row_uncertainty(p: Prediction) -> dict[str, np.ndarray] | None:
+    """Per-row ``total``/``aleatoric``/``epistemic`` (nats) of an ensemble or Dirichlet prediction, else None.
+
+    Ensembles (``members``): entropy of the mean, mean member entropy and their difference
+    (mutual information). Dirichlet outputs: the same decomposition of Dir(alpha); the
+    epistemic part is the knowledge uncertainty MI[y, pi]. Computed once per prediction.
+    """
+    from ..metrics.ensembles import dirichlet_uncertainty_per_row
+
+    if p.kind == "members":
+        rows = _member_rows(p)
+        return {k: rows[k] for k in ("total", "aleatoric", "epistemic")}
+    if p.kind == "dirichlet":
+        return _memo(p, "uncertainty_rows", lambda: dirichlet_uncertainty_per_row(p.alpha))
+    return None
+
+
+def _member_rows(p: Prediction) -> dict[str, np.ndarray]:
+    """Per-row terms of the ensemble uncertainty and diversity families: one pass over (N, M, K)."""
+    from ..metrics.ensembles import member_rows
+
+    return _memo(p, "member_rows", lambda: member_rows(p.member_proba, None if p.y_true is None else p.labels))
+
+
+def _cover_index(p: Prediction, s: Settings) -> np.ndarray:
+    """First expected central level whose interval holds each row (interval-mode calibration)."""
+    def make():
+        if p.kind == "gaussian":  # exact on |z|, as the toolbox (no round trip through the PIT)
+            from ..metrics.blocks import rowwise
+            from ..metrics.calibration import interval_cover_index
+
+            expected = _expected(s)
+            return rowwise(lambda y, mean, std: interval_cover_index(np.abs(y - mean) / std, expected),
+                           p.y_true, p.mean, p.std, dtype=np.intp)
+        from ..metrics.quantiles import pit_cover_index
+
+        return pit_cover_index(p.pit(), _expected(s))
+
+    return _memo(p, f"cover_index_{s.num_bins}", make)
+
+
+
+# --------------------------------------------------------------------------- the catalogue
+
+
+def _m(name: str, orientation: str | None, description: str, reduction: str = "order", **kw) -> dict:
+    return dict(name=name, orientation=orientation, description=description, reduction=reduction, **kw)
+
+
+def _family(name: str, specs: list[dict], compute: Mapping[str, Compute], rows: Callable | None = None,
+            by_level: bool = False, no_rows: tuple[str, ...] = (), option: str | None = None) -> Family:
+    """A family whose metrics share a per-row form ``rows(p, s, level) -> {metric: RowStat}``."""
+    def family_rows(p, s, level):  # one computation per prediction, settings and level for all its metrics
+        key = ("rows", name, level, s.resolution, s.num_bins, s.y_std, option and getattr(s, option, None))
+        return _memo(p, key, lambda: rows(p, s, level) or {})
+
+    metrics = []
+    for spec in specs:
+        fn = None
+        if rows is not None and spec["name"] not in no_rows and spec.get("orientation") is not None:
+            fn = (lambda key: lambda p, s, level=None: family_rows(p, s, level).get(key))(spec["name"])
+        spec.setdefault("representations", tuple(compute))
+        metrics.append(Metric(group=name, rows_fn=fn, by_level=by_level, **spec))
+    return Family(name, tuple(metrics), compute, by_level, option)
+
+
