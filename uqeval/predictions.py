@@ -349,18 +349,18 @@ class Gaussian(_AnyLevel, Point):
         return self.std
 
     def pit(self) -> np.ndarray:
-        from scipy.special import ndtr
+        from .metrics.normal import ndtr
 
         return _memo(self, "pit", lambda: ndtr((self.require_targets() - self.mean) / self.std))
 
     def quantiles_at(self, levels: np.ndarray) -> np.ndarray:
-        from scipy.special import ndtri
+        from .metrics.normal import ndtri
 
         return self.mean[:, None] + self.std[:, None] * ndtri(np.asarray(levels, dtype=np.float64))[None, :]
 
     def intervals_at(self, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # symmetric half-widths z·σ, z = Φ⁻¹(½ + level/2): the same bounds as metrics.intervals.gaussian_interval
-        from scipy.special import ndtri
+        from .metrics.normal import ndtri
 
         half = self.std[:, None] * ndtri(0.5 + 0.5 * np.asarray(levels, dtype=np.float64))[None, :]
         upper = self.mean[:, None] + half

@@ -5,11 +5,11 @@ import sys
 
 from ..conftest import ROOT
 
-# pandas: pyarrow's Array.to_numpy imports it, so float columns are read from their buffers
+# scipy: the normal CDF and quantile come from uqeval.metrics.normal; pandas: pyarrow's Array.to_numpy imports it, so float columns are read from their buffers
 # (uqeval.io.readers.float64_numpy); dask: only the --engine dask path; pyarrow.compute: only for columns
 # that need a cast or hold nulls; pydantic: typer's option adapters (uqeval.cli._lean coerces plain options);
 # rich: only the table output
-HEAVY = ("scipy.stats", "matplotlib", "pyarrow.dataset", "pandas", "dask", "pyarrow.compute", "pydantic", "rich")
+HEAVY = ("scipy", "matplotlib", "pyarrow.dataset", "pandas", "dask", "pyarrow.compute", "pydantic", "rich")
 # modules that must not run: the other commands' modules (only the dispatched one is imported), the
 # numpy submodules scipy.special touches (uqeval.cli._defer_numpy_extras leaves them unexecuted)
 NOT_RUN = ("uqeval.cli.compare", "uqeval.cli.ucc", "uqeval.cli.recalibrate", "uqeval.cli.report",

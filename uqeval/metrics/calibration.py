@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-from scipy.special import ndtri
+from .normal import ndtri
 
 from ..errors import InputError
 from ..validation import as_float_array

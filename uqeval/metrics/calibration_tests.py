@@ -238,7 +238,7 @@ def spiegelhalter(p: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     standard normal under calibration; two-sided p-value :math:`2\Phi(-|Z|)`. Z and p are NaN
     when the denominator is 0 (every probability is 0, ½ or 1).
     """
-    from scipy.special import ndtr
+    from .normal import ndtr
 
     p = np.asarray(p, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)

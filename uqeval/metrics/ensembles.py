@@ -46,6 +46,7 @@ from scipy.integrate import trapezoid
 
 from ..errors import InputError
 from ..validation import as_float_array, check_finite, check_positive, check_same_length, is_trusted
+from .normal import ndtri
 
 __all__ = [
     "ensemble_uncertainty",
@@ -1013,7 +1014,7 @@ def spce(
         idx = rng.integers(0, n, size=(stop - start, n))
         boot[start:stop] = psi.take(idx).mean(axis=1)
     se = float(np.std(boot))
-    z = float(special.ndtri(0.5 + float(level) / 2.0))
+    z = float(ndtri(0.5 + float(level) / 2.0))
     return {
         "spce": math.sqrt(max(theta, 0.0)),
         "ci_low": math.sqrt(max(theta - z * se, 0.0)),

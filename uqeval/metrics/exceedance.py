@@ -2,7 +2,7 @@ r"""Threshold exceedance: the event :math:`Y > t` forecast by a regression model
 
 The event probability :math:`p = P(Y > t) = 1 - F(t)` comes from the predictive distribution:
 
-* Gaussian: :math:`p = 1 - \Phi((t - \mu)/\sigma) = \Phi((\mu - t)/\sigma)` (``scipy.special.ndtr``, no
+* Gaussian: :math:`p = 1 - \Phi((t - \mu)/\sigma) = \Phi((\mu - t)/\sigma)` (``ndtr``, no
   cancellation in the upper tail);
 * samples: the share of members above ``t``;
 * quantiles (and intervals, as the quantiles at their ends): the CDF interpolated linearly between
@@ -22,7 +22,7 @@ above ``t`` see :mod:`uqeval.metrics.weighted`.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ndtr
+from .normal import ndtr
 
 
 def exceedance_gaussian(mean, std, t: float) -> np.ndarray:

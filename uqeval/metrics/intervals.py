@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
-from scipy.special import ndtri
+from .normal import ndtri
 
 from ..errors import InputError
 from ..validation import (

@@ -10,7 +10,7 @@ uniform, and :math:`\eta` is :math:`N(0, 1/2)` with cdf :math:`\Phi(\eta) = \tfr
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import erf, erfc, ndtr
+from .normal import erf, erfc, ndtr
 
 from ..errors import InputError
 from ..validation import as_float_array, check_nonempty
@@ -33,7 +33,7 @@ def pit_gaussian(y_true, mean, std) -> np.ndarray:
               = \Phi_{N(0,1)}\Big(\frac{y_i-\mu_i}{\sigma_i}\Big),
               \qquad \eta_i = \frac{y_i - \mu_i}{\sqrt2\,\sigma_i}
 
-    (ACCRUE, section 3). Evaluated with ``scipy.special.ndtr``, which keeps full relative
+    (ACCRUE, section 3). Evaluated with ``ndtr`` (:mod:`uqeval.metrics.normal`), which keeps full relative
     precision in the lower tail where ``1 + erf`` cancels. Returns an (N,) array in [0, 1].
     """
     y, mu, sd = _gaussian_arrays(y_true, mean, std)

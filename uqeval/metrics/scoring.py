@@ -7,7 +7,7 @@ closed forms build on them.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ndtr, ndtri
+from .normal import ndtr, ndtri
 
 from ..errors import InputError
 from ..validation import as_float_array, check_finite, check_nonempty, check_positive, check_same_length

@@ -31,7 +31,7 @@ threshold and no difference of numbers near 1 is taken.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ndtr
+from .normal import ndtr
 
 from ..errors import InputError
 

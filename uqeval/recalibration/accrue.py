@@ -67,7 +67,7 @@ import numpy as np
 from numpy.polynomial import legendre
 from scipy.cluster.vq import kmeans2, vq
 from scipy.optimize import brentq, minimize
-from scipy.special import erf
+from ..metrics.normal import erf
 
 from ..errors import InputError, UsageError
 from ..metrics.scoring import _gaussian_arrays

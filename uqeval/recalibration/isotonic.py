@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import isotonic_regression
-from scipy.special import ndtr, ndtri
+from ..metrics.normal import ndtr, ndtri
 
 from ..errors import InputError
 from ..metrics.scoring import _gaussian_arrays

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.special import ndtri
+from ..metrics.normal import ndtri
 
 from ..errors import InputError, UsageError
 from ..metrics.calibration import avg_calibration_gaussian, calibration_errors

@@ -512,7 +512,7 @@ class ReliabilityScore(Special):
                    "accrue": "within the data-dependent bound in input.bounds ((1 - beta) x that of rs)"}
 
     def update(self, p, s):
-        from scipy.special import erfc
+        from ..metrics.normal import erfc
 
         from ..metrics.scoring import _crps_z
 

@@ -316,7 +316,7 @@ def _point_and_interval(pred: Prediction, level: float) -> tuple[np.ndarray, np.
 
 def _band_label(pred: Prediction, level: float) -> str:
     if pred.kind == "gaussian":  # the band is mean ± zσ: say so
-        from scipy.special import ndtri
+        from ..metrics.normal import ndtri
 
         return f"{level:.0%} interval (μ ± {float(ndtri(0.5 + level / 2)):.2f}σ)"
     return f"{level:.0%} {_BAND_LABELS.get(pred.kind, 'central interval')}"
