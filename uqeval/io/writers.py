@@ -26,7 +26,6 @@ import contextlib
 import json
 import math
 import os
-import secrets
 import stat
 import sys
 from pathlib import Path
@@ -114,7 +113,7 @@ def _new_temp(real: Path) -> tuple[int, str]:
     nothing that :func:`discard_temps` does not know about.
     """
     for _ in range(100):
-        tmp = str(real.parent / f".{real.name}.{secrets.token_hex(8)}.tmp")
+        tmp = str(real.parent / f".{real.name}.{os.urandom(8).hex()}.tmp")
         _LIVE.add(tmp)
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies, as for open()
