@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 from ..conftest import ROOT
 
 # scipy: the normal CDF and quantile come from uqeval.metrics.normal; pandas: pyarrow's Array.to_numpy imports it, so float columns are read from their buffers
@@ -17,13 +19,13 @@ NOT_RUN = ("uqeval.cli.compare", "uqeval.cli.ucc", "uqeval.cli.recalibrate", "uq
            "numpy.f2py.crackfortran", "numpy.testing._private", "numpy.polynomial.polynomial")
 
 
-def _loaded(tmp_path, fmt: str) -> list[str]:
+def _loaded(tmp_path, fmt: str, path: str = "sample_data/gaussian.parquet", heavy=HEAVY) -> list[str]:
     code = (
         "import sys, runpy\n"
-        f"sys.argv = ['uqeval', 'score', 'sample_data/gaussian.parquet', '--format', {fmt!r}, "
+        f"sys.argv = ['uqeval', 'score', {path!r}, '--format', {fmt!r}, "
         f"'--output', {str(tmp_path / 'out.json')!r}]\n"
         "try:\n    runpy.run_module('uqeval', run_name='__main__')\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-        f"print('MODULES', sorted({{m for m in sys.modules if m.split('.')[0] in {HEAVY!r} or m in {HEAVY!r} "
+        f"print('MODULES', sorted({{m for m in sys.modules if m.split('.')[0] in {heavy!r} or m in {heavy!r} "
         f"or m in {NOT_RUN!r}}}))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
@@ -34,6 +36,21 @@ def _loaded(tmp_path, fmt: str) -> list[str]:
 def test_score_on_a_gaussian_file_imports_no_heavy_module(tmp_path):
     assert _loaded(tmp_path, "markdown") == ["MODULES []"]
     assert _loaded(tmp_path, "json") == ["MODULES []"]
+
+
+# the other representations need scipy.special (entropies, digamma, log-sum-exp) but none of scipy's
+# slow subpackages: the Bayesian ECE's truncated normals come from scipy.special (not scipy.stats, ~0.6 s),
+# the rejection curves' areas from numpy (not scipy.integrate, which loads scipy.optimize: ~0.15 s)
+SLOW_SCIPY = ("scipy.stats", "scipy.integrate", "scipy.optimize", "scipy.sparse", "scipy.linalg")
+
+
+@pytest.mark.parametrize("path", ["sample_data/classification.parquet", "sample_data/ensemble_classification.parquet",
+                                  "sample_data/dirichlet.parquet", "sample_data/samples.parquet",
+                                  "sample_data/loglik.parquet", "sample_data/quantiles.parquet",
+                                  "sample_data/intervals.parquet"])
+def test_score_on_other_representations_imports_no_slow_scipy_subpackage(tmp_path, path):
+    heavy = tuple(m for m in HEAVY if m not in ("scipy", "pyarrow.compute")) + SLOW_SCIPY  # integer labels: a cast
+    assert _loaded(tmp_path, "json", path, heavy) == ["MODULES []"]
 
 
 def test_report_on_a_gaussian_file_does_not_import_scipy_stats(tmp_path):

@@ -496,6 +496,26 @@ def test_bayesian_ece_is_wide_for_small_n_and_reproducible():
     assert draws.shape == (300,) and np.all(draws >= 0) and np.all(draws <= 1)
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_truncated_normal_draws_equal_scipy_stats_truncnorm_bit_for_bit(seed):
+    # the Bayesian ECE's truncated normals without importing scipy.stats: the same inverse-CDF draws
+    # as scipy.stats.truncnorm.rvs (scipy 1.12+: log-space quantile), on bins from the centre to far
+    # tails (posterior sds down to 1e-4 of the bin width, means outside their bins)
+    from scipy import stats
+
+    from uqeval.metrics.ensembles import _truncnorm_ppf
+
+    rng = np.random.default_rng(seed)
+    bins, draws = int(rng.integers(1, 30)), int(rng.integers(1, 60))
+    lo = np.arange(bins) / bins
+    hi = lo + 1.0 / bins
+    mean, sd = rng.uniform(-0.5, 1.5, bins), 10.0 ** rng.uniform(-4, 0.5, bins)
+    a, b = (lo - mean) / sd, (hi - mean) / sd
+    want = stats.truncnorm.rvs(a, b, loc=mean, scale=sd, size=(draws, bins), random_state=np.random.default_rng(seed))
+    u = np.random.default_rng(seed).uniform(size=(draws, bins))
+    np.testing.assert_array_equal(_truncnorm_ppf(u, a, b) * sd + mean, want)
+
+
 def test_bayesian_ece_perfect_calibration_gives_small_posterior():
     rng = np.random.default_rng(2)
     conf = rng.uniform(0.5, 1.0, size=50_000)

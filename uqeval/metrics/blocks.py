@@ -68,3 +68,13 @@ def row_argmax(fn: Callable[..., np.ndarray], *arrays: np.ndarray, positions: bo
 def row_mean(fn: Callable[..., np.ndarray], *arrays: np.ndarray, out: np.ndarray | None = None) -> float:
     """``float(np.mean(fn(*arrays)))`` with block-sized temporaries (see :func:`rowwise`)."""
     return float(np.mean(rowwise(fn, *arrays, out=out)))
+
+
+def trapezoid(x: np.ndarray, y: np.ndarray) -> float:
+    """The trapezoid rule: the area under the polyline through ``(x, y)``, 0 for fewer than two points.
+
+    The value of ``scipy.integrate.trapezoid(y, x)`` (halving the sum rather than each term is exact),
+    without importing scipy.integrate (~0.15 s: it loads scipy.optimize and scipy.sparse)."""
+    if x.size < 2:
+        return 0.0
+    return float(np.sum(np.diff(x) * (y[1:] + y[:-1])) * 0.5)

@@ -42,10 +42,10 @@ import math
 
 import numpy as np
 from scipy import special
-from scipy.integrate import trapezoid
 
 from ..errors import InputError
 from ..validation import as_float_array, check_finite, check_positive, check_same_length, is_trusted
+from .blocks import trapezoid
 from .normal import ndtri
 
 __all__ = [
@@ -630,8 +630,8 @@ def rejection_curve(
         "fractions": fr,
         "values": values,
         "oracle_values": oracle,
-        "auc_rejection": float(trapezoid(values, fr)) if fr.size > 1 else 0.0,
-        "auc_oracle": float(trapezoid(oracle, fr)) if fr.size > 1 else 0.0,
+        "auc_rejection": trapezoid(fr, values),
+        "auc_oracle": trapezoid(fr, oracle),
     }
 
 
@@ -737,8 +737,8 @@ def bayesian_ece_samples(
     it differs only for confidences of exactly 1.0).
 
     Vectorised over draws: Dirichlet draws as normalised Gamma variates and
-    truncated Normals from ``scipy.stats.truncnorm``, all from one
-    ``numpy.random.Generator(seed)``.
+    truncated Normals by the inverse CDF of uniforms (:func:`_truncnorm_ppf`, the
+    draws of ``scipy.stats.truncnorm.rvs``), all from one ``numpy.random.Generator(seed)``.
 
     Parameters
     ----------
@@ -780,17 +780,53 @@ def bayesian_ece_samples(
     g = rng.gamma(shape=counts + 1.0 / num_bins, size=(num_samples, 2 * num_bins))
     q = g / g.sum(axis=1, keepdims=True)
     q0, q1 = q[:, :num_bins], q[:, num_bins:]
-    from scipy import stats  # ~0.5 s to import: only the Bayesian ECE needs it
-
-    mu = stats.truncnorm.rvs(
-        (lo - post_mean) / post_sd,
-        (hi - post_mean) / post_sd,
-        loc=post_mean,
-        scale=post_sd,
-        size=(num_samples, num_bins),
-        random_state=rng,
-    )
+    u = rng.uniform(size=(num_samples, num_bins))
+    mu = _truncnorm_ppf(u, (lo - post_mean) / post_sd, (hi - post_mean) / post_sd) * post_sd + post_mean
     return np.abs(q1 - (q0 + q1) * mu).sum(axis=1)
+
+
+def _log_normal_mass(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    r""":math:`\log(\Phi(b) - \Phi(a))` for :math:`a < b`, accurate in both tails: from the log-CDFs in the
+    lower tail (:math:`b \le 0`), by symmetry in the upper tail (:math:`a > 0`), as
+    :math:`\log(1 - \Phi(a) - \Phi(-b))` across zero. The difference of two logs is a complex
+    log-sum-exp with :math:`-e^x = e^{x + i\pi}`."""
+    def lower(lo, hi):
+        return special.logsumexp([special.log_ndtr(hi), special.log_ndtr(lo) + np.pi * 1j], axis=0)
+
+    out = np.full(a.shape, np.nan, dtype=np.complex128)
+    left, right = b <= 0, a > 0
+    central = ~(left | right)
+    if left.any():
+        out[left] = lower(a[left], b[left])
+    if right.any():
+        out[right] = lower(-b[right], -a[right])
+    if central.any():
+        out[central] = special.log1p(-special.ndtr(a[central]) - special.ndtr(-b[central]))
+    return out.real
+
+
+def _truncnorm_ppf(q, a, b) -> np.ndarray:
+    r"""Quantile ``q`` of the standard normal truncated to :math:`[a, b]`, by inverting
+    :math:`\Phi(x) = \Phi(a) + q\,(\Phi(b) - \Phi(a))` in log space (``ndtri_exp``), reflected to the
+    lower tail when :math:`a \ge 0`.
+
+    ``scipy.stats.truncnorm`` computes its quantiles and (from uniforms) its draws this way; this
+    evaluates the same expressions with ``scipy.special`` so that the Bayesian ECE's draws equal
+    ``truncnorm.rvs``'s bit for bit (tested) without importing ``scipy.stats`` (~0.6 s of start-up
+    for every classification file)."""
+    q, a, b = np.broadcast_arrays(np.asarray(q, dtype=np.float64), a, b)
+    out = np.empty(q.shape)
+    left = a < 0
+    mass = _log_normal_mass(a, b)
+    with np.errstate(divide="ignore"):
+        if left.any():
+            log_cdf = special.logsumexp([special.log_ndtr(a[left]), np.log(q[left]) + mass[left]], axis=0)
+            out[left] = special.ndtri_exp(log_cdf)
+        right = ~left
+        if right.any():
+            log_sf = special.logsumexp([special.log_ndtr(-b[right]), np.log1p(-q[right]) + mass[right]], axis=0)
+            out[right] = -special.ndtri_exp(log_sf)
+    return out
 
 
 def bayesian_ece(

@@ -78,6 +78,7 @@ import numpy as np
 
 from ..errors import InputError, UsageError
 from ..validation import as_float_array, check_finite, check_nonempty, check_same_length
+from .blocks import trapezoid
 
 __all__ = [
     "AXES",
@@ -449,12 +450,6 @@ def _metrics_at(d: np.ndarray, zl: np.ndarray, zu: np.ndarray, k: float,
 # --------------------------------------------------------------------------- areas
 
 
-def _trapezoid(x: np.ndarray, y: np.ndarray) -> float:
-    if x.size < 2:
-        return 0.0
-    return float(np.sum(np.diff(x) * (y[1:] + y[:-1])) * 0.5)
-
-
 def auucc(curve: UCCCurve) -> float:
     r"""Area under the UCC by the trapezoid rule (paper Sec. 2.3, "AUUCC").
 
@@ -468,7 +463,7 @@ def auucc(curve: UCCCurve) -> float:
     area (UQ360 returns 0 when fewer than three points remain after dropping leading
     points with equal x); a single point has area 0.
     """
-    return _trapezoid(curve.x, curve.y)
+    return trapezoid(curve.x, curve.y)
 
 
 def _area_to(x: np.ndarray, y: np.ndarray, cum: np.ndarray, t: float) -> float:
