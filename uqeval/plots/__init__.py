@@ -13,3 +13,7 @@ PLOT_KINDS: tuple[str, ...] = (
     "skill",  # issue 16: skill against --reference (drawn from the summary's skill group)
     "multivariate_rank_histogram",  # issue 16: average-rank histogram of multivariate ensembles (--diagnostics)
 )
+
+#: processes that draw and encode figures (``uqeval.tasks.plot.encode_figures``): 1 in a library call;
+#: ``uqeval.cli.main`` sets 2 on a machine with two or more cores, where drawing is most of a report's time
+RENDER_PROCESSES = 1

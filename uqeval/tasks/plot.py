@@ -677,13 +677,66 @@ def _exceedance_reliability(pred: Prediction, settings: Settings, name: str, not
 # --------------------------------------------------------------------------- output
 def encode_figures(figures: Mapping[str, Any], fmt: str = "png", dpi: int = 150) -> dict[str, bytes]:
     """``{kind: bytes}`` of each figure (:func:`uqeval.plots.common.figure_to_bytes`); each
-    figure is cleared once encoded, to free its memory."""
+    figure is cleared once encoded, to free its memory.
+
+    With ``uqeval.plots.RENDER_PROCESSES`` > 1 (and ``os.fork``), forked children draw every k-th
+    figure (the same bytes: each figure is drawn alone, from the same state); a child that fails
+    leaves its figures to this process."""
+    from .. import plots
     from ..plots.common import figure_to_bytes
 
-    out: dict[str, bytes] = {}
-    for kind, fig in figures.items():
-        out[kind] = figure_to_bytes(fig, fmt, dpi)
+    def encode(fig) -> bytes:
+        data = figure_to_bytes(fig, fmt, dpi)
         fig.clear()
+        return data
+
+    kinds, figs = list(figures), list(figures.values())
+    images = _fork_map(encode, figs, plots.RENDER_PROCESSES)
+    for fig in figs:  # those drawn by a child are still whole here
+        fig.clear()
+    return dict(zip(kinds, images))
+
+
+def _fork_map(fn: Callable[[Any], bytes], items: list, processes: int) -> list[bytes]:
+    """``[fn(x) for x in items]``, items ``k, k + p, ...`` computed in forked child ``k`` (``k >= 1``) and
+    sent back through a pipe; item 0's share here. A loop over a handful of figures, not rows."""
+    import os
+    import pickle
+
+    p = min(int(processes), len(items))
+    if p < 2 or not hasattr(os, "fork"):
+        return [fn(x) for x in items]
+    children: list[tuple[int, int, int]] = []  # (share, pid, read end)
+    for k in range(1, p):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: draw its share, hand back the bytes, leave without any clean-up of the parent's
+            code = 1
+            try:
+                os.close(r)
+                with os.fdopen(w, "wb") as pipe:
+                    pickle.dump([fn(x) for x in items[k::p]], pipe, protocol=pickle.HIGHEST_PROTOCOL)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(w)
+        children.append((k, pid, r))
+    out: list[Any] = [None] * len(items)
+    try:
+        out[0::p] = [fn(x) for x in items[0::p]]
+    finally:
+        shares = {}
+        for k, pid, r in children:
+            with os.fdopen(r, "rb") as pipe:
+                try:
+                    shares[k] = pickle.load(pipe)
+                except Exception:  # the child failed: its share is drawn here
+                    shares[k] = None
+            _, status = os.waitpid(pid, 0)
+            if status != 0:
+                shares[k] = None
+    for k in range(1, p):
+        out[k::p] = shares[k] if shares[k] is not None else [fn(x) for x in items[k::p]]
     return out
 
 
