@@ -673,9 +673,10 @@ def sign_flip_tests(diffs: np.ndarray | Callable[[int, int, np.ndarray], None], 
     # the column sums of the (N, t) matrix, t >= 2: numpy adds its rows in order, so the running sums
     # go first in each block's buffer and the same additions happen in the same order
     observed, scale = np.zeros(t), np.zeros(t)
+    whole = np.empty((min(n, _ROWS) + 1, t))  # one buffer for every block
     for start in range(0, n, _ROWS):
         stop = min(n, start + _ROWS)
-        buf = np.empty((stop - start + 1, t))
+        buf = whole[:stop - start + 1]
         block(start, stop, buf[1:])
         acc.update(start, diffs=buf[1:])
         buf[0] = observed
@@ -826,8 +827,7 @@ def compare_models(
     def run_tests(todo: list[tuple[str, int, int]]) -> list[dict[str, Any]]:
         from ..metrics.comparison import diebold_mariano
 
-        tests = []
-        for name, a, b in todo:
+        def paired(name: str, a: int, b: int) -> dict[str, Any]:  # its full-size temporaries end with it
             sa = rows[a][name]
             sb = _without_rounding_noise(sa, rows[b][name])
             entry = {"metric": name, "model": plan.names[a], "reference": plan.names[b],
@@ -836,7 +836,9 @@ def compare_models(
             if n >= 2 and plan.dm_lag < n:
                 dm = diebold_mariano(sa, sb, lag=plan.dm_lag)
                 entry["dm_statistic"], entry["dm_p"] = dm["statistic"], dm["p_value"]
-            tests.append(entry)
+            return entry
+
+        tests = [paired(*t) for t in todo]
         if plan.n_permutations and todo:
             def block(start: int, stop: int, out: np.ndarray) -> None:  # the differences of rows start .. stop - 1
                 for j, (name, a, b) in enumerate(todo):
