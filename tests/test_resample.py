@@ -119,3 +119,26 @@ def test_sign_flip_is_reproducible_and_chunk_free():
     for a in range(0, 5000, 777):
         acc.update(a, diffs=d[a:a + 777])
     np.testing.assert_array_equal(permutation_p_values(acc.flipped, d.sum(0), np.abs(d).sum(0)), p1)
+
+
+@pytest.mark.parametrize("t", [1, 3])
+def test_sign_flip_from_blocks_equals_the_matrix(t):
+    """compare makes the differences 2**18 rows at a time (a function filling each block) instead of an
+    (N, t) matrix: the same p-values, and the running column sums add the rows in numpy's order."""
+    rng = np.random.default_rng(11)
+    n = (1 << 18) + 1234  # two blocks, the second partial
+    d = rng.normal(0.002, 1.0, size=(n, t)) * rng.uniform(0.0, 50.0, size=(n, 1))
+    calls = []
+
+    def fill(start, stop, out):
+        calls.append((start, stop))
+        out[:] = d[start:stop]
+
+    p = sign_flip_tests(fill, 64, seed=4, shape=(n, t))
+    np.testing.assert_array_equal(p, sign_flip_tests(d, 64, seed=4))
+    assert calls == ([(0, n)] if t == 1 else [(0, 1 << 18), (1 << 18, n)])
+    if t > 1:  # the running sums first in each block's buffer: bit for bit numpy's column sums
+        total = np.zeros(t)
+        for start in range(0, n, 1 << 18):
+            total = np.add.reduce(np.vstack([total[None], d[start:start + (1 << 18)]]), axis=0)
+        np.testing.assert_array_equal(total, d.sum(axis=0))

@@ -202,18 +202,22 @@ def _member_rows(p: Prediction) -> dict[str, np.ndarray]:
 
 
 def _cover_index(p: Prediction, s: Settings) -> np.ndarray:
-    """First expected central level whose interval holds each row (interval-mode calibration)."""
+    """First expected central level whose interval holds each row (interval-mode calibration), as the
+    smallest unsigned integers that hold ``0 .. num_bins`` (one byte a row up to 255 bins: it is kept
+    for the bootstrap of every model that ``compare`` resamples)."""
+    expected = _expected(s)
+    dtype = np.min_scalar_type(expected.size)
+
     def make():
         if p.kind == "gaussian":  # exact on |z|, as the toolbox (no round trip through the PIT)
             from ..metrics.blocks import rowwise
             from ..metrics.calibration import interval_cover_index
 
-            expected = _expected(s)
             return rowwise(lambda y, mean, std: interval_cover_index(np.abs(y - mean) / std, expected),
-                           p.y_true, p.mean, p.std, dtype=np.intp)
+                           p.y_true, p.mean, p.std, dtype=dtype)
         from ..metrics.quantiles import pit_cover_index
 
-        return pit_cover_index(p.pit(), _expected(s))
+        return pit_cover_index(p.pit(), expected).astype(dtype)
 
     return _memo(p, f"cover_index_{s.num_bins}", make)
 

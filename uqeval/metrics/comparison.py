@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Literal, Mapping
 
 import numpy as np
-from scipy import stats as _stats
+from scipy.special import ndtr
 
 from ..errors import InputError
 from ..validation import as_float_array, check_finite, check_same_length
@@ -94,7 +94,7 @@ def dm_from_moments(dbar: float, acov: float, n: int, max_abs: float) -> dict[st
             return {"statistic": 0.0, "p_value": 1.0}
         return {"statistic": float(np.copysign(np.inf, dbar)), "p_value": 0.0}
     statistic = dbar / np.sqrt(var / n)
-    return {"statistic": float(statistic), "p_value": float(2.0 * _stats.norm.sf(abs(statistic)))}
+    return {"statistic": float(statistic), "p_value": float(2.0 * ndtr(-abs(statistic)))}  # scipy.stats.norm.sf
 
 
 def ranks(
@@ -133,5 +133,18 @@ def ranks(
     out = np.full(v.shape, np.nan)
     ok = ~np.isnan(key)
     if ok.any():
-        out[ok] = _stats.rankdata(key[ok], method="average")
+        out[ok] = _average_ranks(key[ok])
     return {k: float(r) for k, r in zip(names, out)}
+
+
+def _average_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1..n of ``x``, ties sharing the mean of their ranks (``scipy.stats.rankdata(x, "average")``,
+    the same algorithm, without importing scipy.stats: ~0.5 s and ~30 MB)."""
+    order = np.argsort(x, kind="mergesort")
+    inverse = np.empty(x.size, dtype=np.intp)
+    inverse[order] = np.arange(x.size)
+    s = x[order]
+    first = np.r_[True, s[1:] != s[:-1]]
+    dense = first.cumsum()[inverse]
+    count = np.r_[np.nonzero(first)[0], first.size]
+    return 0.5 * (count[dense] + count[dense - 1] + 1)

@@ -60,6 +60,8 @@ PER_ROW_SCORES: tuple[str, ...] = ("crps", "nll", "pinball", "interval", "check"
 DEFAULT_METRICS: tuple[str, ...] = ("crps", "nll", "pinball", "interval", "brier", "avg_calibration.ma_cal")
 
 _RTOL_CONSISTENT = 1e-9
+#: rows per block of the resampling passes (bounded temporaries)
+_ROWS = 1 << 18
 
 
 # --------------------------------------------------------------------------- models and alignment
@@ -615,10 +617,11 @@ def poisson_bootstrap(stats: Sequence[RowStat], n: int, replicates: int, seed: i
     acc = Accumulator(seed, replicates, n_terms=sum(t.shape[1] for t in dense),
                       n_categories=tuple(f[2] for f in forms if f is not None and f[1] is not None))
     if dense or codes:
-        terms = np.column_stack(dense) if dense else None
-        for start in range(0, n, 1 << 18):  # bounded temporaries: the terms of 2**18 rows at a time
-            stop = min(n, start + (1 << 18))
-            acc.update(start, None if terms is None else terms[start:stop], [c[start:stop] for c in codes])
+        step = _ROWS // 4  # a multiple of resample.BLOCK: the same sums in the same order as in one update
+        for start in range(0, n, step):  # bounded temporaries: the terms of 2**16 rows at a time
+            stop = min(n, start + step)
+            block = np.column_stack([t[start:stop] for t in dense]) if dense else None
+            acc.update(start, block, [c[start:stop] for c in codes])
     out: list[np.ndarray] = []
     col = cat = 0
     for st, form in zip(stats, forms):
@@ -645,18 +648,43 @@ def poisson_bootstrap(stats: Sequence[RowStat], n: int, replicates: int, seed: i
     return out
 
 
-def sign_flip_tests(diffs: np.ndarray, permutations: int, seed: int) -> np.ndarray:
+def sign_flip_tests(diffs: np.ndarray | Callable[[int, int, np.ndarray], None], permutations: int, seed: int,
+                    shape: tuple[int, int] | None = None) -> np.ndarray:
     r"""Two-sided paired sign-flip permutation tests of zero mean difference, one per column of
     ``diffs`` (N, t), all on the same random signs (:mod:`uqeval.resample`): with
     :math:`T = |\sum_i d_i|` and :math:`T_p = |\sum_i \varepsilon_{pi} d_i|`,
-    :math:`p = (1 + \#\{p: T_p \ge T\}) / (1 + P)` (Phipson & Smyth 2010)."""
+    :math:`p = (1 + \#\{p: T_p \ge T\}) / (1 + P)` (Phipson & Smyth 2010).
+
+    ``diffs`` may also be a function ``(start, stop, out)`` that writes the differences of rows
+    ``start .. stop - 1`` into ``out`` (stop - start, t), with ``shape = (N, t)``: the differences are
+    then made 2**18 rows at a time and the (N, t) matrix never exists (the same p-values, bit for bit)."""
     from ..resample import Accumulator, permutation_p_values
 
-    n, t = diffs.shape
+    block = diffs
+    n, t = shape if callable(diffs) else diffs.shape
+    if callable(diffs) and t == 1:  # one column: its sums are numpy's pairwise sums of the whole column
+        diffs = np.empty((n, 1))
+        block(0, n, diffs)
     acc = Accumulator(seed, permutations=permutations, n_diffs=t)
-    for start in range(0, n, 1 << 18):
-        acc.update(start, diffs=diffs[start:start + (1 << 18)])
-    return permutation_p_values(acc.flipped, diffs.sum(axis=0), np.abs(diffs).sum(axis=0))
+    if not callable(diffs):
+        for start in range(0, n, _ROWS):
+            acc.update(start, diffs=diffs[start:start + _ROWS])
+        return permutation_p_values(acc.flipped, diffs.sum(axis=0), np.abs(diffs).sum(axis=0))
+    # the column sums of the (N, t) matrix, t >= 2: numpy adds its rows in order, so the running sums
+    # go first in each block's buffer and the same additions happen in the same order
+    observed, scale = np.zeros(t), np.zeros(t)
+    whole = np.empty((min(n, _ROWS) + 1, t))  # one buffer for every block
+    for start in range(0, n, _ROWS):
+        stop = min(n, start + _ROWS)
+        buf = whole[:stop - start + 1]
+        block(start, stop, buf[1:])
+        acc.update(start, diffs=buf[1:])
+        buf[0] = observed
+        observed = np.add.reduce(buf, axis=0)
+        np.abs(buf[1:], out=buf[1:])
+        buf[0] = scale
+        scale = np.add.reduce(buf, axis=0)
+    return permutation_p_values(acc.flipped, observed, scale)
 
 
 @dataclass
@@ -799,8 +827,7 @@ def compare_models(
     def run_tests(todo: list[tuple[str, int, int]]) -> list[dict[str, Any]]:
         from ..metrics.comparison import diebold_mariano
 
-        tests, diffs = [], []
-        for name, a, b in todo:
+        def paired(name: str, a: int, b: int) -> dict[str, Any]:  # its full-size temporaries end with it
             sa = rows[a][name]
             sb = _without_rounding_noise(sa, rows[b][name])
             entry = {"metric": name, "model": plan.names[a], "reference": plan.names[b],
@@ -809,10 +836,17 @@ def compare_models(
             if n >= 2 and plan.dm_lag < n:
                 dm = diebold_mariano(sa, sb, lag=plan.dm_lag)
                 entry["dm_statistic"], entry["dm_p"] = dm["statistic"], dm["p_value"]
-            tests.append(entry)
-            diffs.append(sa - sb)
-        if plan.n_permutations and diffs:
-            for entry, p in zip(tests, sign_flip_tests(np.column_stack(diffs), plan.n_permutations, plan.seed or 0)):
+            return entry
+
+        tests = [paired(*t) for t in todo]
+        if plan.n_permutations and todo:
+            def block(start: int, stop: int, out: np.ndarray) -> None:  # the differences of rows start .. stop - 1
+                for j, (name, a, b) in enumerate(todo):
+                    sa = rows[a][name][start:stop]
+                    out[:, j] = sa - _without_rounding_noise(sa, rows[b][name][start:stop])
+
+            p_values = sign_flip_tests(block, plan.n_permutations, plan.seed or 0, shape=(n, len(todo)))
+            for entry, p in zip(tests, p_values):
                 entry["permutation_p"] = float(p)
         return tests
 
