@@ -19,10 +19,11 @@ from __future__ import annotations
 from typing import Literal, Mapping
 
 import numpy as np
-from scipy.special import ndtr
 
 from ..errors import InputError
 from ..validation import as_float_array, check_finite, check_same_length
+from .normal import ndtr
+
 
 def _check_count(value: int, name: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or int(value) != value or value < minimum:
