@@ -297,6 +297,8 @@ def anchor_seconds(code: str, *files: Path) -> tuple[float | None, str]:
     timed: ``(seconds, "")``, or ``(None, why)`` when its library is missing or it failed."""
     proc = subprocess.run([ANCHOR_PYTHON, "-c", _ANCHOR_PRELUDE + code + "\nprint(sec)\n", *map(str, files)],
                           capture_output=True, text=True)
+    if proc.returncode < 0:
+        return None, f"killed by signal {-proc.returncode} (out of memory? properscoring without numba builds N x M x M)"
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["failed"])[-1]
         if "ModuleNotFoundError" in last or "ImportError" in last:
