@@ -216,6 +216,10 @@ class Prediction:
     def _array_fields(self) -> list[str]:
         return [k for k, v in self.__dict__.items() if isinstance(v, np.ndarray) and k not in ("rows",) and v.ndim >= 1 and len(v) == self.n and k != "levels"]
 
+    def row_numbers(self) -> np.ndarray:
+        """The file's row number of each row (``rows``; ``0..N-1`` when no row was dropped)."""
+        return self.rows if self.rows is not None else np.arange(self.n)
+
     def subset(self, mask: np.ndarray) -> "Prediction":
         """The same prediction restricted to the rows where ``mask`` is True (or an index array).
 
@@ -226,8 +230,7 @@ class Prediction:
         import copy
 
         changes = {k: getattr(self, k)[mask] for k in self._array_fields()}
-        rows = self.rows if self.rows is not None else np.arange(self.n)
-        changes["rows"] = rows[mask]
+        changes["rows"] = self.row_numbers()[mask]
         n = self.n
         out = copy.copy(self)
         out.__dict__.pop("_cache", None)

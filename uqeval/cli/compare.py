@@ -58,8 +58,6 @@ def compare(
     the best model; every metric gets a rank per model and, where it can be
     resampled cheaply, a seeded bootstrap interval shared across models.
     """
-    import numpy as np
-
     from ..report.compare import rich_tables, to_markdown
     from .common import console, show
     from ..tasks.compare import Model, align_models, compare_models, model_names
@@ -114,7 +112,7 @@ def compare(
 
         first = models[0].prediction
         times = None if reference.kind != "persistence" else read_extra_column(
-            models[0].source, reference.time, first.rows if first.rows is not None else np.arange(first.n))
+            models[0].source, reference.time, first.row_numbers())
         if id_col is not None:  # the reference is joined to the first model's rows on the same column
             from dataclasses import replace
 

@@ -209,7 +209,7 @@ class ComparePartial:
             if self.kinds[k] is None:
                 self.kinds[k] = sig
             elif sig != self.kinds[k]:
-                raise InputError(f"{files[k]}: rows from global row {int(p.rows[0])} on are {p.kind} predictions "
+                raise InputError(f"{files[k]}: rows from global row {int(p.row_numbers()[0])} on are {p.kind} predictions "
                                  f"with per-row shapes {dict(sig[1])}, the rows before {self.kinds[k][0]} with "
                                  f"{dict(self.kinds[k][1])}; every row needs the same columns, members and levels")
         align_models([Model(name, p, {"path": f}) for name, p, f in zip(plan.names, preds, files)],
@@ -274,8 +274,8 @@ def check_same_rows(files: Sequence[str], preds: Sequence) -> None:
     """Every model kept the same rows of an aligned batch (``--nan-policy omit`` drops rows per file)."""
     first = preds[0]
     for f, p in zip(files[1:], preds[1:]):
-        ra = np.empty(0, dtype=np.int64) if first is None else np.asarray(first.rows)
-        rb = np.empty(0, dtype=np.int64) if p is None else np.asarray(p.rows)
+        ra = np.empty(0, dtype=np.int64) if first is None else first.row_numbers()
+        rb = np.empty(0, dtype=np.int64) if p is None else p.row_numbers()
         if ra.size == rb.size and np.array_equal(ra, rb):
             continue
         m = min(ra.size, rb.size)

@@ -29,7 +29,7 @@ def _cells(path: str, batches, settings: Settings, points_by: str | None,
                              "needs a std, bounds, quantiles, samples or class probabilities")
         kinds[path] = pred.kind
         levels = coverage_levels(pred, settings) if pred.kind not in _SETS else list(settings.levels or (0.95,))
-        kept = pred.rows - offset
+        kept = pred.row_numbers() - offset
         pts = np.asarray(extra[points_by].to_numpy(zero_copy_only=False), dtype=object)[kept] if points_by else None
         facets = _labels(batch.groups, pred.n).astype(str)
         points = _labels(pts, pred.n).astype(str)

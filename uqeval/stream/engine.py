@@ -83,7 +83,7 @@ class Partial:
         if self.signature is None:
             self.signature, self.columns, self.first_file = sig, batch.columns, where
         elif sig != self.signature:
-            raise InputError(f"{where}: rows from global row {pred.rows[0]} on have per-row shapes {dict(sig)}, "
+            raise InputError(f"{where}: rows from global row {int(pred.row_numbers()[0])} on have per-row shapes {dict(sig)}, "
                              f"but {self.first_file} has {dict(self.signature)}; every row needs the same number "
                              "of members, classes and levels")
         self.n_fixed += int(getattr(pred, "n_fixed", 0) or 0)

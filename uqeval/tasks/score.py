@@ -159,7 +159,7 @@ def per_row_table(pred: Prediction):
             f"--per-row needs ensemble members (m<j>_p_<k> columns or a member_proba list column) or Dirichlet "
             f"outputs (alpha_<k>); this file holds {pred.kind} predictions"
         )
-    rows = pred.rows if pred.rows is not None else np.arange(pred.n)
+    rows = pred.row_numbers()
     return pa.table({"row": np.asarray(rows, dtype=np.int64), **values})
 
 
@@ -170,7 +170,7 @@ def reference_time(loaded: Loaded, reference) -> np.ndarray | None:
     if not isinstance(reference.time, str):
         return np.asarray(reference.time)
     pred = loaded.prediction
-    rows = pred.rows if pred.rows is not None else np.arange(pred.n)
+    rows = pred.row_numbers()
     return read_extra_column(loaded.info["path"], reference.time, rows)
 
 
@@ -179,7 +179,7 @@ def reference_ids(loaded: Loaded, reference) -> np.ndarray | None:
     if reference is None or reference.id is None or reference.model_ids is not None:
         return None
     pred = loaded.prediction
-    return read_extra_column(loaded.info["path"], reference.id, pred.rows if pred.rows is not None else np.arange(pred.n))
+    return read_extra_column(loaded.info["path"], reference.id, pred.row_numbers())
 
 
 def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str, Any]:

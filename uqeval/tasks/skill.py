@@ -97,10 +97,11 @@ def _same_targets(model: Prediction, ref: Prediction, source: str, ref_source: s
 def _keep_model_rows(pred: Prediction, model: Prediction, source: str, ref_source: str) -> Prediction:
     """``--nan-policy omit`` dropped different rows of the two files: keep the reference's rows that the
     model kept (by file row number); a model row the reference dropped is an error naming it."""
-    pos = np.searchsorted(pred.rows, model.rows)
-    found = (pos < pred.rows.size) & (pred.rows[np.minimum(pos, pred.rows.size - 1)] == model.rows)
+    ref_rows, model_rows = pred.row_numbers(), model.row_numbers()
+    pos = np.searchsorted(ref_rows, model_rows)
+    found = (pos < ref_rows.size) & (ref_rows[np.minimum(pos, ref_rows.size - 1)] == model_rows)
     if not found.all():
-        i = int(model.rows[np.flatnonzero(~found)[0]])
+        i = int(model_rows[np.flatnonzero(~found)[0]])
         raise InputError(f"row {i} of {source} is not among the {pred.n} rows the reference {ref_source} kept "
                          "(dropped for NaN/inf under --nan-policy omit, or missing); the reference must forecast "
                          "every row the model forecasts, in the same row order")
@@ -144,7 +145,7 @@ def _join_on_id(model: Prediction, pred: Prediction, source: str, ref: Reference
 
     if model_ids is None:
         raise InputError(f"--id '{ref.id}': the ids of {source} are unknown; pass the model's ids")
-    ref_ids = read_extra_column(ref.path, ref.id, pred.rows if pred.rows is not None else np.arange(pred.n))
+    ref_ids = read_extra_column(ref.path, ref.id, pred.row_numbers())
     aligned = align_models([Model(source, model, {"path": source}), Model(str(ref.path), pred, {"path": ref.path})],
                            [np.asarray(model_ids), ref_ids], id_column=ref.id)
     return aligned[1].prediction
@@ -178,8 +179,7 @@ def build_reference(ref: Reference, model: Prediction, source: str, settings: Se
         if ref.id is not None:
             pred = _join_on_id(model, pred, source, ref, model_ids if model_ids is not None else ref.model_ids)
         else:
-            if settings.nan_policy == "omit" and model.rows is not None and pred.rows is not None \
-                    and pred.n and not np.array_equal(model.rows, pred.rows):
+            if settings.nan_policy == "omit" and pred.n and not np.array_equal(model.row_numbers(), pred.row_numbers()):
                 pred = _keep_model_rows(pred, model, source, ref_source)
             _same_targets(model, pred, source, ref_source)
         info = {"kind": ref.kind, "path": ref.path, "representation": pred.kind, "n_rows": int(pred.n)}
