@@ -4,13 +4,11 @@ bad options are usage errors (exit 2), numerics never leak warnings, tampered fi
 from __future__ import annotations
 
 import decimal
-import gzip
 import json
 import time
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 

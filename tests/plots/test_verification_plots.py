@@ -5,7 +5,6 @@ Thorarinsdottir, Scheuerer & Heinz 2016)."""
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pytest
@@ -20,7 +19,7 @@ from uqeval.predictions import Gaussian, Point, Quantiles, Samples
 from uqeval.tasks.plot import applicable_kinds, build_figures
 from uqeval.tasks.score import score_prediction
 
-from ..conftest import SAMPLE, write_table
+from ..conftest import SAMPLE
 
 PNG = b"\x89PNG\r\n\x1a\n"
 runner = CliRunner()

@@ -145,7 +145,6 @@ def test_readme_streaming_table_is_current():
 def test_streamed_max_cal_err_is_within_its_stated_bound(case):
     """|histogram KS - exact KS| <= 1/(2B); exact: uqeval.metrics.reliability.max_calibration_error (sorted ECDF)."""
     from uqeval.metrics.reliability import max_calibration_error
-    from uqeval.predictions import Samples
 
     rng = np.random.default_rng(5)
     u = {"uniform": rng.uniform(size=20_000), "miscalibrated": rng.beta(2.0, 2.0, size=20_000),
