@@ -250,7 +250,7 @@ def build_batch(p: Path | str, plan: ColumnPlan, cols: dict, n_rows: int, settin
         p1 = arrays["proba"][:, 0]
         arrays["proba"] = np.column_stack([1.0 - p1, p1])
 
-    rows = np.arange(offset, offset + n_rows)  # the file's row numbers of the kept rows
+    kept = None  # the positions of the rows kept by --nan-policy omit (None: every row)
     n_dropped = 0
     n_members_dropped = 0
     if settings.nan_policy == "omit":
@@ -265,7 +265,7 @@ def build_batch(p: Path | str, plan: ColumnPlan, cols: dict, n_rows: int, settin
         n_dropped = int(n_rows - ok.sum())
         if n_dropped:
             arrays = {k: v[ok] for k, v in arrays.items()}
-            rows = rows[ok]
+            kept = np.flatnonzero(ok)
         if not ok.any():
             if allow_empty:
                 return Batch(None, n_dropped, n_members_dropped, {})
@@ -274,8 +274,9 @@ def build_batch(p: Path | str, plan: ColumnPlan, cols: dict, n_rows: int, settin
     if "by" in plan.roles:
         column = cols[plan.roles["by"]]
         values = numbers_numpy(column)  # numbers without nulls: no pandas import, as Python numbers below
-        groups = np.asarray(column.to_numpy(zero_copy_only=False) if values is None else values,
-                            dtype=object)[rows - offset]
+        groups = np.asarray(column.to_numpy(zero_copy_only=False) if values is None else values, dtype=object)
+        if kept is not None:
+            groups = groups[kept]
 
     from ..metrics.samples import all_finite, sort_rows
 
@@ -286,8 +287,9 @@ def build_batch(p: Path | str, plan: ColumnPlan, cols: dict, n_rows: int, settin
         block = arrays["samples"]
         arrays["samples"] = sort_rows(block, out=block if block.flags.writeable else None)
     columns = {k: plan.roles[k] for k in sorted(plan.roles, key=lambda r: r != "y_true") if k != "by"}
-    if offset == 0 and n_dropped == 0:
-        rows = None  # row i is the file's row i: no (N,) array of row numbers (8 MB a million rows)
+    # the file's row numbers of the kept rows; None when row i is the file's row i (no (N,) array: 8 MB a
+    # million rows)
+    rows = kept + offset if kept is not None else np.arange(offset, offset + n_rows) if offset else None
     try:
         pred = _build(plan, arrays, columns, rows, settings)
     except InputError as exc:  # containers do not know the file: name it here

@@ -676,8 +676,8 @@ def _exceedance_reliability(pred: Prediction, settings: Settings, name: str, not
 
 # --------------------------------------------------------------------------- output
 def encode_figures(figures: Mapping[str, Any], fmt: str = "png", dpi: int = 150) -> dict[str, bytes]:
-    """``{kind: bytes}`` of each figure (:func:`uqeval.plots.common.figure_to_bytes`); each
-    figure is cleared once encoded, to free its memory.
+    """``{kind: bytes}`` of each figure (:func:`uqeval.plots.common.figure_to_bytes`); the figures are
+    cleared once encoded, to free their memory.
 
     With ``uqeval.plots.RENDER_PROCESSES`` > 1 (and ``os.fork``), forked children draw every k-th
     figure (the same bytes: each figure is drawn alone, from the same state); a child that fails
@@ -685,14 +685,9 @@ def encode_figures(figures: Mapping[str, Any], fmt: str = "png", dpi: int = 150)
     from .. import plots
     from ..plots.common import figure_to_bytes
 
-    def encode(fig) -> bytes:
-        data = figure_to_bytes(fig, fmt, dpi)
-        fig.clear()
-        return data
-
     kinds, figs = list(figures), list(figures.values())
-    images = _fork_map(encode, figs, plots.RENDER_PROCESSES)
-    for fig in figs:  # those drawn by a child are still whole here
+    images = _fork_map(lambda fig: figure_to_bytes(fig, fmt, dpi), figs, plots.RENDER_PROCESSES)
+    for fig in figs:
         fig.clear()
     return dict(zip(kinds, images))
 
