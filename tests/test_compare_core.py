@@ -508,3 +508,68 @@ def test_classification_metrics_and_resamplers():
     assert v["accuracy.accuracy"]["bootstrap"] and v["accuracy.brier_um"]["bootstrap"]
     assert not v["calibration.ece"]["bootstrap"]
     assert v["nll"]["best"] == ["sharp"] and v["brier"]["best"] == ["sharp"]
+
+
+# --------------------------------------------------------------------------- scores made block by block (issue 18)
+
+EVERY_FILE = ["gaussian.parquet", "gaussian.csv", "point.csv", "intervals.parquet", "intervals_multi.csv",
+              "quantiles.parquet", "samples.parquet", "samples_list.parquet", "classification.parquet",
+              "ensemble_classification.parquet", "dirichlet.parquet", "loglik.parquet", "multivariate.parquet"]
+
+
+@pytest.mark.parametrize("name", EVERY_FILE)
+def test_comparison_scores_of_row_blocks_are_the_rows_of_the_whole_score(name):
+    """compare makes each comparison score block by block from ``Prediction.subset(slice)`` in every pass:
+    the blocks, joined, must be the score of the whole prediction bit for bit (a score that depended on
+    other rows would break the bootstrap and the tests), and availability on the first rows must be
+    availability on all."""
+    from uqeval.io.load import load_predictions
+
+    from .conftest import SAMPLE
+
+    settings = Settings()
+    pred = load_predictions(SAMPLE / name, settings).prediction
+    grids = C.common_grids([C.Model("m", pred)], settings.resolution)
+    results = C._Results([C.Model("m", pred)], settings, grids)
+    n = pred.n
+    cuts = sorted({0, 2, 37, n // 2, n - 2, n})  # no block of one row: see compare._spans
+    seen = 0
+    for score in C.PER_ROW_SCORES:
+        whole = C.comparison_score(pred, score, grids, settings)
+        assert results.has_score(0, score) == (whole is not None), score
+        if whole is None:
+            continue
+        seen += 1
+        parts = [C.comparison_score(pred.subset(slice(a, b)), score, grids, settings) for a, b in zip(cuts, cuts[1:])]
+        np.testing.assert_array_equal(np.concatenate(parts), whole, err_msg=score)
+    assert seen or name in ("loglik.parquet", "multivariate.parquet")  # compared by summary metrics only
+
+
+def test_compare_estimates_and_tests_equal_the_whole_score_arrays(data):
+    """The estimates are np.mean of each whole per-row score and mean_diff np.mean of the paired
+    differences, bit for bit (PairwiseSum adds the blocks in numpy's order); the Diebold--Mariano
+    statistic is diebold_mariano on the whole arrays up to rounding (moments merged over blocks)."""
+    from uqeval.metrics.comparison import diebold_mariano
+
+    rng = np.random.default_rng(3)
+    n = 2 * C._ROWS + 1  # two blocks of the test pass, the last row joining the second (compare._spans)
+    mean = rng.normal(size=n)
+    std = rng.uniform(0.5, 1.5, n)
+    y = mean + std * rng.normal(size=n)
+    models = [gaussian(y, mean, std, "a"), gaussian(y, mean + 0.01, 1.1 * std, "b"),
+              gaussian(y, mean, 0.9 * std, "c")]
+    grids = C.common_grids(models)
+    for dm_lag in (0, 2):
+        r = C.compare_models(models, Settings(), ["crps", "nll", "interval"], n_boot=0, n_permutations=9,
+                             dm_lag=dm_lag, pairs="all")
+        whole = {(m.name, s): C.comparison_score(m.prediction, s, grids, Settings())
+                 for m in models for s in ("crps", "nll", "interval")}
+        for (model, score), rows in whole.items():
+            assert r["metrics"][score]["values"][model]["estimate"] == float(np.mean(rows))
+        assert len(r["tests"]) == 9
+        for t in r["tests"]:
+            a, b = whole[(t["model"], t["metric"])], whole[(t["reference"], t["metric"])]
+            assert t["mean_diff"] == float(np.mean(a - C._without_rounding_noise(a, b)))
+            want = diebold_mariano(a, C._without_rounding_noise(a, b), lag=dm_lag)
+            assert t["dm_statistic"] == pytest.approx(want["statistic"], rel=1e-10)
+            assert t["dm_p"] == pytest.approx(want["p_value"], rel=1e-8, abs=1e-300)

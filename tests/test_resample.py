@@ -124,9 +124,12 @@ def test_sign_flip_is_reproducible_and_chunk_free():
 @pytest.mark.parametrize("t", [1, 3])
 def test_sign_flip_from_blocks_equals_the_matrix(t):
     """compare makes the differences 2**18 rows at a time (a function filling each block) instead of an
-    (N, t) matrix: the same p-values, and the running column sums add the rows in numpy's order."""
+    (N, t) matrix: the same p-values; the running column sums add the rows in numpy's order (t >= 2), a
+    single column is summed in numpy's pairwise order (PairwiseSum)."""
     rng = np.random.default_rng(11)
-    n = (1 << 18) + 1234  # two blocks, the second partial
+    from uqeval.tasks.compare import _ROWS
+
+    n = _ROWS + 1234  # two blocks, the second partial
     d = rng.normal(0.002, 1.0, size=(n, t)) * rng.uniform(0.0, 50.0, size=(n, 1))
     calls = []
 
@@ -136,9 +139,9 @@ def test_sign_flip_from_blocks_equals_the_matrix(t):
 
     p = sign_flip_tests(fill, 64, seed=4, shape=(n, t))
     np.testing.assert_array_equal(p, sign_flip_tests(d, 64, seed=4))
-    assert calls == ([(0, n)] if t == 1 else [(0, 1 << 18), (1 << 18, n)])
+    assert calls == [(0, _ROWS), (_ROWS, n)]
     if t > 1:  # the running sums first in each block's buffer: bit for bit numpy's column sums
         total = np.zeros(t)
-        for start in range(0, n, 1 << 18):
-            total = np.add.reduce(np.vstack([total[None], d[start:start + (1 << 18)]]), axis=0)
+        for start in range(0, n, _ROWS):
+            total = np.add.reduce(np.vstack([total[None], d[start:start + _ROWS]]), axis=0)
         np.testing.assert_array_equal(total, d.sum(axis=0))

@@ -221,7 +221,8 @@ class Prediction:
         return self.rows if self.rows is not None else np.arange(self.n)
 
     def subset(self, mask: np.ndarray) -> "Prediction":
-        """The same prediction restricted to the rows where ``mask`` is True (or an index array).
+        """The same prediction restricted to the rows where ``mask`` is True (or an index array, or a
+        ``slice``: then the arrays are views).
 
         Memoised per-row derivations (:data:`ROW_MEMO`) are sliced, not recomputed (``--by``).
         The rows of a validated prediction are valid: the copy is not validated again (with
@@ -229,9 +230,12 @@ class Prediction:
         """
         import copy
 
-        changes = {k: getattr(self, k)[mask] for k in self._array_fields()}
-        changes["rows"] = self.row_numbers()[mask]
         n = self.n
+        changes = {k: getattr(self, k)[mask] for k in self._array_fields()}
+        if self.rows is None and isinstance(mask, slice):  # a range of rows: a view, no full arange
+            changes["rows"] = np.arange(*mask.indices(n))
+        else:
+            changes["rows"] = self.row_numbers()[mask]
         out = copy.copy(self)
         out.__dict__.pop("_cache", None)
         for key, value in changes.items():

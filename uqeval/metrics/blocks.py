@@ -70,6 +70,82 @@ def row_mean(fn: Callable[..., np.ndarray], *arrays: np.ndarray, out: np.ndarray
     return float(np.mean(rowwise(fn, *arrays, out=out)))
 
 
+#: rows per leaf of :class:`PairwiseSum` (numpy sums a leaf itself; larger ranges are split as numpy splits them)
+PAIRWISE_LEAF = 1 << 13
+
+
+def _halves(n: int) -> tuple[int, int]:
+    """How numpy's pairwise summation splits ``n > 128`` values: halves, the first a multiple of 8."""
+    half = n // 2
+    half -= half % 8
+    return half, n - half
+
+
+class PairwiseSum:
+    """``np.add.reduce(x)`` of an (N,) float64 array fed as consecutive pieces of any sizes, bit for bit.
+
+    numpy sums a contiguous float64 array pairwise: a range of more than 128 values is split into
+    two halves (the first a multiple of 8) summed recursively and then added; a shorter one is
+    summed in 8 interleaved partial sums (``pairwise_sum`` in numpy's ``loops_utils.h.src``). The
+    split depends only on the length, so the sum of the whole array is the same tree over ranges
+    of at most :data:`PAIRWISE_LEAF` values, each of which numpy sums itself. Only one leaf is
+    held at a time: a per-row score made block by block (``uqeval compare``) has the mean
+    ``np.mean`` of the whole array would give, without the array.
+    """
+
+    def __init__(self, n: int, leaf: int = PAIRWISE_LEAF) -> None:
+        if leaf < 128:
+            raise ValueError("leaf must be >= 128 (numpy sums up to 128 values without splitting)")
+        self.n, self._leaf = int(n), int(leaf)
+        self._lengths: list[int] = []
+        todo = [self.n]  # depth first, left half first: the leaves in row order
+        while todo:
+            m = todo.pop()
+            if m <= self._leaf:
+                self._lengths.append(m)
+            else:
+                left, right = _halves(m)
+                todo += [right, left]
+        self._sums: list[float] = []
+        self._pending: list[np.ndarray] = []
+        self._have = 0
+
+    def add(self, x: np.ndarray) -> None:
+        """Add the next ``len(x)`` values (in row order)."""
+        x = np.ascontiguousarray(x, dtype=np.float64).ravel()
+        at = 0
+        while at < x.size:
+            if len(self._sums) == len(self._lengths):
+                raise ValueError(f"more than {self.n} values added")
+            need = self._lengths[len(self._sums)] - self._have
+            take = min(need, x.size - at)
+            if not self._have and take == need:  # a whole leaf inside this piece
+                self._sums.append(np.add.reduce(x[at:at + take]))
+            else:
+                self._pending.append(x[at:at + take].copy())
+                self._have += take
+                if take == need:  # the leaf is complete
+                    self._sums.append(np.add.reduce(np.concatenate(self._pending)))
+                    self._pending, self._have = [], 0
+            at += take
+
+    def total(self) -> float:
+        """The sum of all ``n`` values (all must have been added)."""
+        if self.n == 0:
+            return 0.0
+        if len(self._sums) != len(self._lengths):
+            raise ValueError(f"{self.n} values expected, not all were added")
+        sums = iter(self._sums)
+
+        def combine(m: int) -> float:
+            if m <= self._leaf:
+                return next(sums)
+            left, right = _halves(m)
+            return combine(left) + combine(right)
+
+        return float(combine(self.n))
+
+
 def trapezoid(x: np.ndarray, y: np.ndarray) -> float:
     """The trapezoid rule: the area under the polyline through ``(x, y)``, 0 for fewer than two points.
 

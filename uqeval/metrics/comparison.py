@@ -16,6 +16,7 @@ depends on that except the sign of the differences ``a - b`` reported.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal, Mapping
 
 import numpy as np
@@ -74,14 +75,7 @@ def diebold_mariano(a: np.ndarray, b: np.ndarray, lag: int = 0) -> dict[str, flo
     lag = _check_count(lag, "lag", minimum=0)
     if lag >= n:
         raise InputError(f"lag must be smaller than the number of rows ({n}), got {lag}")
-    dbar = float(d.mean())
-    c = d - dbar
-    gamma0 = float(c @ c) / n
-    acov = gamma0
-    # one dot product per lag: O(N * lag), loop over lags, not rows
-    for k in range(1, lag + 1):
-        acov += 2.0 * (1.0 - k / (lag + 1.0)) * float(c[k:] @ c[:-k]) / n
-    return dm_from_moments(dbar, acov, n, float(np.abs(d).max()))
+    return Moments.of(d[:, None], lag, shift=np.array([d.mean()])).dm(0)
 
 
 def dm_from_moments(dbar: float, acov: float, n: int, max_abs: float) -> dict[str, float]:
@@ -96,6 +90,83 @@ def dm_from_moments(dbar: float, acov: float, n: int, max_abs: float) -> dict[st
         return {"statistic": float(np.copysign(np.inf, dbar)), "p_value": 0.0}
     statistic = dbar / np.sqrt(var / n)
     return {"statistic": float(statistic), "p_value": float(2.0 * ndtr(-abs(statistic)))}  # scipy.stats.norm.sf
+
+
+@dataclass
+class Moments:
+    r"""Mergeable moments of paired differences :math:`d` (one column per test) for the Diebold--Mariano
+    test: count, mean and centred sum of squares (Chan et al.'s pairwise merge), the lag products
+    :math:`S_k = \sum_i e_i e_{i-k}` of :math:`e = d - c` for a fixed ``shift`` :math:`c`, the first and last
+    ``lag`` rows of :math:`e` (products across a merge), the sums of :math:`d` and :math:`|d|` and
+    :math:`\max |d|`.
+
+    A shift near the mean keeps the lag products as accurate as products of centred values (with
+    :math:`c = 0` they cancel when the mean is large against the spread); every partial that is
+    merged must use the same shift. ``uqeval compare`` folds blocks of rows (in memory) or batches
+    (``--engine stream|dask``) into one; :func:`diebold_mariano` is one block."""
+
+    lag: int
+    shift: np.ndarray | float = 0.0
+    n: int = 0
+    mean: np.ndarray | None = None
+    m2: np.ndarray | None = None
+    lagged: np.ndarray | None = None
+    head: np.ndarray | None = None
+    tail: np.ndarray | None = None
+    total: np.ndarray | None = None
+    total_abs: np.ndarray | None = None
+    max_abs: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, d: np.ndarray, lag: int, shift: np.ndarray | float = 0.0) -> "Moments":
+        """The moments of the rows of ``d`` (n, t)."""
+        mean = d.mean(axis=0)
+        c = d - mean
+        m2 = np.einsum("ij,ij->j", c, c)
+        np.abs(d, out=c)
+        e = d - shift if lag and np.any(shift) else d
+        lagged = np.array([np.einsum("ij,ij->j", e[k:], e[:-k]) for k in range(1, lag + 1)]).reshape(lag, d.shape[1])
+        return cls(lag, shift, d.shape[0], mean, m2, lagged, e[:lag].copy(), e[max(0, len(e) - lag):].copy(),
+                   d.sum(axis=0), c.sum(axis=0), c.max(axis=0))
+
+    def merge(self, other: "Moments") -> "Moments":
+        """The moments of this partial's rows followed by ``other``'s (order matters for the lag products)."""
+        if not self.n:
+            return other
+        if not other.n:
+            return self
+        if not np.array_equal(self.shift, other.shift):
+            raise ValueError("moments with different shifts cannot be merged")  # a bug, not bad input
+        n = self.n + other.n
+        delta = other.mean - self.mean
+        lagged = self.lagged + other.lagged
+        x = np.concatenate([self.tail, other.head])
+        la = len(self.tail)
+        for k in range(1, self.lag + 1):  # products of rows k apart across the boundary: a loop over lags
+            lo, hi = max(0, la - k), min(la, len(x) - k)
+            if hi > lo:
+                lagged[k - 1] += np.einsum("ij,ij->j", x[lo:hi], x[lo + k:hi + k])
+        m2 = self.m2 + other.m2 + delta * delta * (self.n * other.n / n)
+        return Moments(self.lag, self.shift, n, self.mean + delta * (other.n / n), m2, lagged,
+                       np.concatenate([self.head, other.head])[:self.lag],
+                       np.concatenate([self.tail, other.tail])[max(0, la + len(other.tail) - self.lag):],
+                       self.total + other.total, self.total_abs + other.total_abs,
+                       np.maximum(self.max_abs, other.max_abs))
+
+    def dm(self, j: int) -> dict[str, float]:
+        r"""The Diebold--Mariano test of column ``j`` (:func:`dm_from_moments`): with :math:`\delta = \bar d - c`,
+        :math:`N\hat\gamma_k = S_k - \delta (A_k + B_k) + (N - k)\delta^2`, where :math:`A_k, B_k` are the sums
+        of :math:`e` without its first and without its last ``k`` rows."""
+        n, dbar = self.n, float(self.mean[j])
+        shift = float(np.broadcast_to(self.shift, self.mean.shape)[j])
+        delta, sum_e = dbar - shift, float(self.total[j]) - n * shift
+        acov = float(self.m2[j]) / n
+        for k in range(1, self.lag + 1):
+            a = sum_e - float(self.head[:k, j].sum())
+            b = sum_e - float(self.tail[len(self.tail) - k:, j].sum())
+            gamma = (float(self.lagged[k - 1, j]) - delta * (a + b) + (n - k) * delta * delta) / n
+            acov += 2.0 * (1.0 - k / (self.lag + 1.0)) * gamma
+        return dm_from_moments(dbar, acov, n, float(self.max_abs[j]))
 
 
 def ranks(

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import InputError, UsageError
+from ..metrics.comparison import Moments
 from ..tasks.compare import MetricRef, Model, Plan
 
 #: why the bootstrap of a metric is not streamed
@@ -84,70 +85,6 @@ def make_layout(plan: Plan, preds: Sequence) -> tuple[Layout, dict[tuple[str, in
             avail = [k for k in range(len(preds)) if row_score(results, k, ref) is not None]
             pairs += [(ref.name, a, b) for i, a in enumerate(avail) for b in avail[i + 1:]]
     return Layout(plan, families, columns, pairs, not_streamed, skip), finishes
-
-
-@dataclass
-class Moments:
-    r"""Mergeable moments of paired differences (one column per test) for the Diebold--Mariano test:
-    count, mean and centred sum of squares (Chan et al.'s pairwise merge), the lag products
-    :math:`S_k = \sum_i d_i d_{i-k}`, the first and last ``lag`` rows (products across a merge), the
-    sums of :math:`d` and :math:`|d|` and :math:`\max |d|`."""
-
-    lag: int
-    n: int = 0
-    mean: np.ndarray | None = None
-    m2: np.ndarray | None = None
-    lagged: np.ndarray | None = None
-    head: np.ndarray | None = None
-    tail: np.ndarray | None = None
-    total: np.ndarray | None = None
-    total_abs: np.ndarray | None = None
-    max_abs: np.ndarray | None = None
-
-    @classmethod
-    def of(cls, d: np.ndarray, lag: int) -> "Moments":
-        mean = d.mean(axis=0)
-        c = d - mean
-        lagged = np.array([np.einsum("ij,ij->j", d[k:], d[:-k]) for k in range(1, lag + 1)]).reshape(lag, d.shape[1])
-        return cls(lag, d.shape[0], mean, np.einsum("ij,ij->j", c, c), lagged, d[:lag].copy(),
-                   d[max(0, len(d) - lag):].copy(), d.sum(axis=0), np.abs(d).sum(axis=0), np.abs(d).max(axis=0))
-
-    def merge(self, other: "Moments") -> "Moments":
-        """The moments of this partial's rows followed by ``other``'s (order matters for the lag products)."""
-        if not self.n:
-            return other
-        if not other.n:
-            return self
-        n = self.n + other.n
-        delta = other.mean - self.mean
-        lagged = self.lagged + other.lagged
-        x = np.concatenate([self.tail, other.head])
-        la = len(self.tail)
-        for k in range(1, self.lag + 1):  # products of rows k apart across the boundary: a loop over lags
-            lo, hi = max(0, la - k), min(la, len(x) - k)
-            if hi > lo:
-                lagged[k - 1] += np.einsum("ij,ij->j", x[lo:hi], x[lo + k:hi + k])
-        m2 = self.m2 + other.m2 + delta * delta * (self.n * other.n / n)
-        return Moments(self.lag, n, self.mean + delta * (other.n / n), m2, lagged,
-                       np.concatenate([self.head, other.head])[:self.lag],
-                       np.concatenate([self.tail, other.tail])[max(0, la + len(other.tail) - self.lag):],
-                       self.total + other.total, self.total_abs + other.total_abs,
-                       np.maximum(self.max_abs, other.max_abs))
-
-    def dm(self, j: int) -> dict[str, float]:
-        r"""The Diebold--Mariano test of column ``j``:
-        :math:`N\hat\gamma_k = S_k - \bar d (A_k + B_k) + (N - k)\bar d^2`, with :math:`A_k, B_k` the sums of
-        :math:`d` without the first and without the last ``k`` rows."""
-        from ..metrics.comparison import dm_from_moments
-
-        n, dbar = self.n, float(self.mean[j])
-        acov = float(self.m2[j]) / n
-        for k in range(1, self.lag + 1):
-            a = float(self.total[j] - self.head[:k, j].sum())
-            b = float(self.total[j] - self.tail[len(self.tail) - k:, j].sum())
-            gamma = (float(self.lagged[k - 1, j]) - dbar * (a + b) + (n - k) * dbar * dbar) / n
-            acov += 2.0 * (1.0 - k / (self.lag + 1.0)) * gamma
-        return dm_from_moments(dbar, acov, n, float(self.max_abs[j]))
 
 
 @dataclass

@@ -60,8 +60,11 @@ PER_ROW_SCORES: tuple[str, ...] = ("crps", "nll", "pinball", "interval", "check"
 DEFAULT_METRICS: tuple[str, ...] = ("crps", "nll", "pinball", "interval", "brier", "avg_calibration.ma_cal")
 
 _RTOL_CONSISTENT = 1e-9
-#: rows per block of the resampling passes (bounded temporaries)
-_ROWS = 1 << 18
+#: rows per block of the passes over the rows (bounded temporaries: a block's per-row scores, differences and
+#: their temporaries are a few MB; a multiple of resample.BLOCK, so blocks never split a generator block)
+_ROWS = 1 << 16
+#: rows on which the availability of a comparison score is decided
+_HEAD = 64
 
 
 # --------------------------------------------------------------------------- models and alignment
@@ -385,6 +388,16 @@ class _Results:
             self.cache[key] = compute(get_family(group), self.models[k].prediction, self.settings)
         return self.cache[key]
 
+    def has_score(self, k: int, name: str) -> bool:
+        """Whether model ``k`` has the comparison score ``name``, decided on its first rows (whether a
+        representation has a score does not depend on the values), so no full-size score is made."""
+        key = (k, "has:" + name)
+        if key not in self.cache:
+            pred = self.models[k].prediction
+            head = pred.subset(slice(0, _HEAD)) if pred.n > _HEAD else pred
+            self.cache[key] = comparison_score(head, name, self.grids, self.settings) is not None
+        return self.cache[key]
+
     def score(self, k: int, name: str) -> np.ndarray | None:
         key = (k, "score:" + name)
         if key not in self.cache:
@@ -497,10 +510,9 @@ def resolve_metrics(
                     why = next((n for n in grids.notes if n.startswith(short)), f"{short}: no common level")
                     raise InputError(f"metric {name!r} cannot be compared: {why}")
                 continue
-            if all(results.score(k, short) is None for k in range(len(models))):
+            if not any(results.has_score(k, short) for k in range(len(models))):
                 if explicit:
-                    avail = [s for s in PER_ROW_SCORES
-                             if any(results.score(k, s) is not None for k in range(len(models)))]
+                    avail = [s for s in PER_ROW_SCORES if any(results.has_score(k, s) for k in range(len(models)))]
                     raise InputError(
                         f"metric {name!r} is not defined for representation(s) {', '.join(sorted(kinds))}; "
                         f"per-row scores available: {', '.join(avail) or 'none'}"
@@ -605,22 +617,41 @@ def _target(ref: MetricRef, result: Any) -> float | None:
     return target_of({"metrics": {ref.group: result}}, ref.name)
 
 
-def poisson_bootstrap(stats: Sequence[RowStat], n: int, replicates: int, seed: int) -> list[np.ndarray]:
+def _spans(n: int, step: int):
+    """``(start, stop)`` of the blocks of ``step`` rows that cover ``n`` rows; a last block of one row joins
+    the one before. A score made on one row can differ in the last bit from the same row of a larger
+    block: numpy sums a (1, L) array, which is C- and F-contiguous at once, in another order."""
+    for start in range(0, n, step):
+        stop = n if n - start <= step + 1 else start + step
+        yield start, stop
+        if stop == n:
+            return
+
+
+#: a per-row score made block by block: ``score(start, stop)`` gives rows ``start .. stop - 1``
+BlockScore = Callable[[int, int], np.ndarray]
+
+
+def _width(terms: np.ndarray | BlockScore) -> int:
+    return 1 if callable(terms) else terms.shape[1]
+
+
+def poisson_bootstrap(stats: Sequence[RowStat | BlockScore], n: int, replicates: int, seed: int) -> list[np.ndarray]:
     """``(replicates,)`` Poisson-bootstrap values of each metric (:mod:`uqeval.resample`), all on the
     same replicates: one pass over the rows for every metric with a sums form, weight matrices in
-    blocks of replicates for the others (order statistics)."""
+    blocks of replicates for the others (order statistics). A :data:`BlockScore` resamples as the mean
+    of its score, asked for once per block of rows, in row order."""
+    from ..catalogue.core import _mean_of_first
     from ..resample import Accumulator, poisson_weights
 
-    forms = [st.sums_form for st in stats]
+    forms = [(st, None, 0, _mean_of_first) if callable(st) else st.sums_form for st in stats]
     dense = [f[0] for f in forms if f is not None and f[0] is not None]
     codes = [f[1] for f in forms if f is not None and f[1] is not None]
-    acc = Accumulator(seed, replicates, n_terms=sum(t.shape[1] for t in dense),
+    acc = Accumulator(seed, replicates, n_terms=sum(_width(t) for t in dense),
                       n_categories=tuple(f[2] for f in forms if f is not None and f[1] is not None))
     if dense or codes:
-        step = _ROWS // 4  # a multiple of resample.BLOCK: the same sums in the same order as in one update
-        for start in range(0, n, step):  # bounded temporaries: the terms of 2**16 rows at a time
-            stop = min(n, start + step)
-            block = np.column_stack([t[start:stop] for t in dense]) if dense else None
+        for start, stop in _spans(n, _ROWS):  # the same sums in the same order as in one update
+            block = np.column_stack([t(start, stop) if callable(t) else t[start:stop] for t in dense]) if dense else None
             acc.update(start, block, [c[start:stop] for c in codes])
     out: list[np.ndarray] = []
     col = cat = 0
@@ -631,8 +662,8 @@ def poisson_bootstrap(stats: Sequence[RowStat], n: int, replicates: int, seed: i
         terms, code, _, finish = form
         parts = []
         if terms is not None:
-            parts.append(acc.sums[col:col + terms.shape[1]].T)
-            col += terms.shape[1]
+            parts.append(acc.sums[col:col + _width(terms)].T)
+            col += _width(terms)
         if code is not None:
             parts.append(acc.counts[cat].T)
             cat += 1
@@ -657,33 +688,39 @@ def sign_flip_tests(diffs: np.ndarray | Callable[[int, int, np.ndarray], None], 
 
     ``diffs`` may also be a function ``(start, stop, out)`` that writes the differences of rows
     ``start .. stop - 1`` into ``out`` (stop - start, t), with ``shape = (N, t)``: the differences are
-    then made 2**18 rows at a time and the (N, t) matrix never exists (the same p-values, bit for bit)."""
+    then made _ROWS rows at a time and the (N, t) matrix never exists (the same p-values, bit for bit)."""
     from ..resample import Accumulator, permutation_p_values
+
+    from ..metrics.blocks import PairwiseSum
 
     block = diffs
     n, t = shape if callable(diffs) else diffs.shape
-    if callable(diffs) and t == 1:  # one column: its sums are numpy's pairwise sums of the whole column
-        diffs = np.empty((n, 1))
-        block(0, n, diffs)
     acc = Accumulator(seed, permutations=permutations, n_diffs=t)
     if not callable(diffs):
         for start in range(0, n, _ROWS):
             acc.update(start, diffs=diffs[start:start + _ROWS])
         return permutation_p_values(acc.flipped, diffs.sum(axis=0), np.abs(diffs).sum(axis=0))
-    # the column sums of the (N, t) matrix, t >= 2: numpy adds its rows in order, so the running sums
-    # go first in each block's buffer and the same additions happen in the same order
+    # the column sums of the (N, t) matrix. One column: numpy's pairwise sums of the whole column
+    # (PairwiseSum). t >= 2: numpy adds the rows in order, so the running sums go first in each
+    # block's buffer and the same additions happen in the same order
     observed, scale = np.zeros(t), np.zeros(t)
-    whole = np.empty((min(n, _ROWS) + 1, t))  # one buffer for every block
-    for start in range(0, n, _ROWS):
-        stop = min(n, start + _ROWS)
+    pairwise = (PairwiseSum(n), PairwiseSum(n)) if t == 1 else None
+    whole = np.empty((min(n, _ROWS + 1) + 1, t))  # one buffer for every block
+    for start, stop in _spans(n, _ROWS):
         buf = whole[:stop - start + 1]
         block(start, stop, buf[1:])
         acc.update(start, diffs=buf[1:])
+        if pairwise is not None:
+            pairwise[0].add(buf[1:, 0])
+            pairwise[1].add(np.abs(buf[1:, 0]))
+            continue
         buf[0] = observed
         observed = np.add.reduce(buf, axis=0)
         np.abs(buf[1:], out=buf[1:])
         buf[0] = scale
         scale = np.add.reduce(buf, axis=0)
+    if pairwise is not None:
+        observed, scale = np.array([pairwise[0].total()]), np.array([pairwise[1].total()])
     return permutation_p_values(acc.flipped, observed, scale)
 
 
@@ -794,23 +831,46 @@ def compare_models(
     if any(m.prediction.n != n for m in models):
         raise InputError("models must be aligned to the same rows first (see align_models)")
     plan, results = plan_comparison(models, settings, metrics, n_boot, ci_level, seed, n_permutations, pairs, dm_lag)
-    # per-row scores: the comparison scores, and the catalogue's per-row score of a summary metric
-    rows: list[dict[str, np.ndarray]] = [{} for _ in models]
-    for ref in plan.refs:
-        for k in range(len(models)):
-            score = row_score(results, k, ref)
-            if score is not None:
-                rows[k][ref.name] = score
+    from ..metrics.blocks import PairwiseSum
+
+    refs = {ref.name: ref for ref in plan.refs}
+    # A comparison score is never held whole: each pass over the rows (the bootstrap with the means, then
+    # the paired tests) makes it block by block from the prediction's rows (most kernels are cheaper than
+    # reading an (N,) array back from memory). A summary metric's per-row score is part of its per-row
+    # form, which is held.
+    scored = {(ref.name, k) for ref in plan.refs if ref.source == "per_row"
+              for k in range(len(models)) if results.has_score(k, ref.name)}
+
+    block_of: dict[int, tuple[int, int, Prediction]] = {}  # per model: its rows of the current block
+
+    def score_rows(name: str, k: int, start: int, stop: int) -> np.ndarray:
+        ref = refs[name]
+        if ref.source != "per_row":
+            return row_score(results, k, ref)[start:stop]
+        if block_of.get(k, (None, None))[:2] != (start, stop):  # one subset per block: its memos serve every score
+            block_of[k] = (start, stop, models[k].prediction.subset(slice(start, stop)))
+        return comparison_score(block_of[k][2], name, plan.grids, plan.settings)
+
+    sums = {key: PairwiseSum(n) for key in scored}  # np.mean of each whole score, bit for bit
+
+    def block_score(key: tuple[str, int]) -> BlockScore:
+        def rows_of(start: int, stop: int) -> np.ndarray:
+            score = score_rows(*key, start, stop)
+            sums[key].add(score)
+            return score[:, None]
+
+        return rows_of
 
     def value(k: int, ref: MetricRef) -> tuple[float | None, Any]:
-        if ref.source == "per_row":
-            s = rows[k].get(ref.name)
-            return (None if s is None else float(np.mean(s))), None
+        if ref.source == "per_row":  # its mean is filled in by the pass over the rows below
+            return (0.0 if (ref.name, k) in scored else None), None
         res = results.get(k, ref.group)
         return _num(_value_at(res, ref.keys)), res
 
     def at_full(k: int, ref: MetricRef) -> tuple[Any, float | None, str | None]:
-        stat = row_form(results, k, ref) if plan.n_boot or ref.source == "per_row" else None
+        if ref.source == "per_row":
+            return block_score((ref.name, k)), None, None
+        stat = row_form(results, k, ref) if plan.n_boot else None
         fn = None if stat is None else stat.resampler()
         if fn is None:
             return None, None, "no cheap resampler (it would be recomputed from scratch per resample)"
@@ -818,36 +878,57 @@ def compare_models(
 
     estimates, targets, columns, notes = estimate_metrics(plan, value, at_full)
     replicates: dict[tuple[str, str], np.ndarray] = {}
-    if plan.n_boot and columns:
+    if plan.n_boot and columns:  # every comparison score is a column: the bootstrap pass makes the means too
         reps = poisson_bootstrap([c[2] for c in columns], n, plan.n_boot, plan.seed or 0)
         for (metric, model, _), rep in zip(columns, reps):
             replicates[(metric, model)] = rep
-    available = {ref.name: [k for k in range(len(models)) if ref.name in rows[k]] for ref in plan.refs}
+    else:
+        for start, stop in _spans(n, _ROWS):
+            for key in scored:
+                sums[key].add(score_rows(*key, start, stop))
+    for (name, k), total in sums.items():
+        estimates[name][plan.names[k]] = total.total() / n if n else math.nan
+    available = {ref.name: [k for k in range(len(models)) if (ref.name, k) in scored or ref.source == "summary"
+                            and row_score(results, k, ref) is not None] for ref in plan.refs}
 
     def run_tests(todo: list[tuple[str, int, int]]) -> list[dict[str, Any]]:
-        from ..metrics.comparison import diebold_mariano
+        from ..metrics.comparison import Moments
 
-        def paired(name: str, a: int, b: int) -> dict[str, Any]:  # its full-size temporaries end with it
-            sa = rows[a][name]
-            sb = _without_rounding_noise(sa, rows[b][name])
-            entry = {"metric": name, "model": plan.names[a], "reference": plan.names[b],
-                     "mean_diff": float(np.mean(sa - sb)), "permutation_p": math.nan,
-                     "dm_statistic": math.nan, "dm_p": math.nan}
-            if n >= 2 and plan.dm_lag < n:
-                dm = diebold_mariano(sa, sb, lag=plan.dm_lag)
-                entry["dm_statistic"], entry["dm_p"] = dm["statistic"], dm["p_value"]
-            return entry
+        tests = [{"metric": name, "model": plan.names[a], "reference": plan.names[b], "mean_diff": math.nan,
+                  "permutation_p": math.nan, "dm_statistic": math.nan, "dm_p": math.nan} for name, a, b in todo]
+        if not todo:
+            return tests
+        means = [PairwiseSum(n) for _ in todo]
+        # the difference of the estimates: near the mean difference, it keeps the lag products accurate
+        est = [(estimates[name][plan.names[a]], estimates[name][plan.names[b]]) for name, a, b in todo]
+        shift = np.array([math.nan if None in e else e[0] - e[1] for e in est])
+        shift[~np.isfinite(shift)] = 0.0
+        moments = [Moments(plan.dm_lag, shift)]
 
-        tests = [paired(*t) for t in todo]
-        if plan.n_permutations and todo:
-            def block(start: int, stop: int, out: np.ndarray) -> None:  # the differences of rows start .. stop - 1
-                for j, (name, a, b) in enumerate(todo):
-                    sa = rows[a][name][start:stop]
-                    out[:, j] = sa - _without_rounding_noise(sa, rows[b][name][start:stop])
+        def block(start: int, stop: int, out: np.ndarray) -> None:  # the differences of rows start .. stop - 1
+            here: dict[tuple[str, int], np.ndarray] = {}
+            for j, (name, a, b) in enumerate(todo):
+                for k in (a, b):
+                    if (name, k) not in here:
+                        here[(name, k)] = score_rows(name, k, start, stop)
+                sa = here[(name, a)]
+                out[:, j] = sa - _without_rounding_noise(sa, here[(name, b)])
+                means[j].add(out[:, j])
+            moments[0] = moments[0].merge(Moments.of(out, plan.dm_lag, shift))
 
+        if plan.n_permutations:
             p_values = sign_flip_tests(block, plan.n_permutations, plan.seed or 0, shape=(n, len(todo)))
             for entry, p in zip(tests, p_values):
                 entry["permutation_p"] = float(p)
+        else:
+            buf = np.empty((min(n, _ROWS + 1), len(todo)))
+            for start, stop in _spans(n, _ROWS):
+                block(start, stop, buf[:stop - start])
+        for j, entry in enumerate(tests):
+            entry["mean_diff"] = means[j].total() / n if n else math.nan
+            if n >= 2 and plan.dm_lag < n:
+                dm = moments[0].dm(j)
+                entry["dm_statistic"], entry["dm_p"] = dm["statistic"], dm["p_value"]
         return tests
 
     extra, last = {}, []
