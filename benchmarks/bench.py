@@ -203,8 +203,8 @@ def bench_ucc(n: int) -> None:
     print(f"ucc 2 models+png N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   {target}")
 
 
-def bench_score_samples(n: int, m: int = 50) -> None:
-    """Whole `uqeval score` on an M-member ensemble file (CRPS, fair CRPS, PIT calibration, coverage...)."""
+def samples_file(n: int, m: int = 50) -> Path:
+    """N rows of M samples around a Normal mean, and a target."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -215,6 +215,12 @@ def bench_score_samples(n: int, m: int = 50) -> None:
         mu = rng.normal(size=n)
         s = mu[:, None] + rng.normal(size=(n, m))
         pq.write_table(pa.table({"y": mu + rng.normal(size=n), **{f"s_{j}": s[:, j] for j in range(m)}}), path)
+    return path
+
+
+def bench_score_samples(n: int, m: int = 50) -> None:
+    """Whole `uqeval score` on an M-member ensemble file (CRPS, fair CRPS, PIT calibration, coverage...)."""
+    path = samples_file(n, m)
     wall, mb = run_cli(["score", str(path), "--format", "json"])
     print(f"score samples    N={n:>9,d} M={m}  {wall:7.2f} s  peak {mb:7.0f} MB   (no target; input alone is {n * m * 8 / 1e6:.0f} MB)")
 
@@ -443,9 +449,7 @@ def bench_report_large(n: int) -> None:
     """`uqeval report FILE` on N rows of each representation: Gaussian, 95 % intervals, 7 quantiles,
     50 samples, 10-class probabilities, an ensemble of 5 classifiers (10 classes)."""
     out = DATA / "report.html"
-    samples = DATA / f"samples_{n}_50.parquet"
-    if not samples.exists():
-        bench_score_samples(n)  # writes the file
+    samples = samples_file(n)
     intervals, quantiles = interval_quantile_files(n)
     files = (("gaussian", gaussian_file(n)), ("intervals", intervals), ("quantiles", quantiles),
              ("samples M=50", samples), ("classif. K=10", classification_file(n)),
@@ -462,6 +466,43 @@ def bench_score_large(n: int) -> None:
     print(f"score gaussian   N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e7: <= 6 s, <= 1 GB)")
 
 
+#: substrings of the memory cases to run (``--case``); all when empty
+MEMORY_CASES: list[str] = []
+
+
+def bench_memory(n: int, floor_rows: int = 1000) -> None:
+    """Peak RSS of every command on N rows against the same command on 1,000 rows (the interpreter, the
+    libraries and their buffers): ``copies`` = (peak - floor) / the input columns as float64, the
+    issue-18 target being about 2."""
+    out = DATA / "memory_report.html"
+
+    def inputs(m: int) -> dict[str, list[Path]]:
+        intervals, quantiles = interval_quantile_files(m)
+        return {"gaussian": [gaussian_file(m)], "intervals": [intervals], "quantiles": [quantiles],
+                "samples": [samples_file(m)], "classes": [classification_file(m)], "ensemble": [ensemble_file(m, 5, 10)],
+                "models": three_models(m)}
+
+    widths = {"gaussian": 3, "intervals": 4, "quantiles": 8, "samples": 51, "classes": 11, "ensemble": 51,
+              "models": 9}
+    cases = [(f"score {k}", k, ["score"], ["--format", "json"])
+             for k in ("gaussian", "intervals", "quantiles", "samples", "classes", "ensemble")]
+    cases += [("coverage gaussian", "gaussian", ["coverage"], ["--format", "json"]),
+              ("ucc gaussian", "gaussian", ["ucc"], ["--format", "json"]),
+              ("recalibrate std-scaling", "gaussian", ["recalibrate"], ["--method", "std-scaling", "--format", "json"]),
+              ("recalibrate isotonic", "gaussian", ["recalibrate"], ["--method", "isotonic", "--format", "json"]),
+              ("recalibrate temperature", "classes", ["recalibrate"], ["--method", "temperature", "--format", "json"]),
+              ("compare 3 gaussian", "models", ["compare"], ["--format", "json"])]
+    cases += [(f"report {k}", k, ["report"], ["--output", str(out)]) for k in ("gaussian", "samples", "ensemble")]
+    cases = [c for c in cases if not MEMORY_CASES or any(k in c[0] for k in MEMORY_CASES)]
+    small, large = inputs(floor_rows), inputs(n)
+    for label, kind, head, tail in cases:
+        _, floor = run_cli([*head, *map(str, small[kind]), *tail])
+        wall, mb = run_cli([*head, *map(str, large[kind]), *tail])
+        size = n * widths[kind] * 8 / 1e6
+        print(f"memory {label:<24s} N={n:>9,d}  {wall:6.2f} s  peak {mb:6.0f} MB  floor {floor:4.0f} MB  "
+              f"input {size:5.0f} MB  copies {(mb - floor) / size:4.1f}   (target ~2)")
+
+
 BENCHES = {"score": (bench_score, 1_000_000), "crps": (bench_crps_samples, 1_000_000),
            "samples": (bench_score_samples, 1_000_000),
            "classification": (bench_classification, 1_000_000), "ensembles": (bench_ensembles, 100_000),
@@ -471,7 +512,7 @@ BENCHES = {"score": (bench_score, 1_000_000), "crps": (bench_crps_samples, 1_000
            "startup": (bench_startup, 10_000), "toolbox": (bench_startup, 100_000),
            "compare": (bench_compare, 1_000_000), "ucc_permutation": (bench_ucc_permutation, 100_000),
            "report": (bench_report, 100_000), "report_large": (bench_report_large, 1_000_000),
-           "score_large": (bench_score_large, 10_000_000)}
+           "score_large": (bench_score_large, 10_000_000), "memory": (bench_memory, 1_000_000)}
 
 
 def main() -> None:
@@ -481,9 +522,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="whole-process runs per figure; the best is printed")
     ap.add_argument("--anchor-python", default=sys.executable,
                     help="python with the anchor libraries (scikit-learn, scoringrules, properscoring)")
+    ap.add_argument("--case", action="append", default=[],
+                    help="memory: run only the cases whose label contains this (repeatable), e.g. --case report")
     a = ap.parse_args()
     global REPEAT, ANCHOR_PYTHON
     REPEAT, ANCHOR_PYTHON = a.repeat, a.anchor_python
+    MEMORY_CASES[:] = a.case
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} cpu(s)")
     for name in a.which:
         fn, n = BENCHES[name]
