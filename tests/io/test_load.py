@@ -131,6 +131,25 @@ def test_off_simplex_and_bad_labels(tmp_path):
         load_predictions(p)
 
 
+@pytest.mark.parametrize("logits", [False, True])
+def test_class_columns_of_parquet_decoded_in_batches_equal_csv(tmp_path, logits):
+    # a Parquet file's probability (or logit) columns are decoded batch by batch into the (N, K) block:
+    # the values of the whole-column read of a CSV file, also past a batch (and a block) boundary
+    rng = np.random.default_rng(3)
+    n, k = 70_000, 4
+    z = rng.normal(size=(n, k))
+    p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    prefix = "logit" if logits else "p"
+    cols = {"label": rng.integers(0, k, n), **{f"{prefix}_{j}": (z if logits else p)[:, j] for j in range(k)}}
+    settings = make_settings(logits=logits) if logits else None
+    a = load_predictions(write_table(tmp_path / "c.parquet", cols), settings).prediction
+    b = load_predictions(write_table(tmp_path / "c.csv", cols), settings).prediction
+    np.testing.assert_array_equal(a.proba, b.proba)
+    np.testing.assert_array_equal(a.labels, cols["label"])
+    if not logits:
+        np.testing.assert_array_equal(a.proba, p)
+
+
 def test_input_file_is_not_modified(tmp_path, gaussian_cols):
     p = write_table(tmp_path / "a.parquet", gaussian_cols)
     before = (p.read_bytes(), os.stat(p).st_mtime_ns)

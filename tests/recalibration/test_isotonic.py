@@ -181,3 +181,20 @@ def test_bad_input():
         isotonic_quantiles(bad, mu, sd, [0.5])
     with pytest.raises(InputError, match="expected"):
         isotonic_equivalent_std({"method": "isotonic"}, [0.5])
+
+
+def test_quantiles_and_cdf_are_bitwise_the_whole_array_formulas():
+    # level by level (quantiles) and block by block (cdf): the bits of the broadcast formulas
+    from uqeval.metrics.normal import ndtr
+
+    rng = np.random.default_rng(8)
+    n = 40_000  # more than one block
+    mu, sd = rng.normal(size=n), rng.uniform(0.5, 2.0, n)
+    y = mu + 1.5 * sd * rng.standard_normal(n)
+    state = fit_isotonic(y, mu, sd)
+    levels = [0.05, 0.25, 0.5, 0.75, 0.95]
+    x, r = np.asarray(state["expected"]), np.asarray(state["observed"])
+    q = isotonic_quantiles(state, mu, sd, levels)
+    np.testing.assert_array_equal(q, mu[:, None] + sd[:, None] * ndtri(_inverse(x, r, np.asarray(levels)))[None, :])
+    assert all(q[:, j].flags.c_contiguous for j in range(len(levels)))
+    np.testing.assert_array_equal(isotonic_cdf(state, y, mu, sd), np.interp(ndtr((y - mu) / sd), x, r))

@@ -218,3 +218,25 @@ def test_evaluate_temperature_lowers_nll_on_the_sample():
     out = evaluate(res.state, loaded, applied, s)
     assert out["after"]["accuracy"]["nll"] < out["before"]["accuracy"]["nll"]
     assert out["after"]["accuracy"]["nll"] == pytest.approx(res.state["nll_after"], rel=1e-9)
+
+
+def test_isotonic_scores_without_stored_intervals_are_the_same(tmp_path):
+    # the calibration file's recalibrated forecast is only scored: apply_state(columns=False) stores no
+    # bounds and isotonic_metrics makes each level's interval when it scores it -- the same numbers
+    rng = np.random.default_rng(4)
+    _, y, mu, sd = _gauss(rng, 40_000, bias=0.1, scale=1.3)  # more than one block of rows
+    state = fit_isotonic(y, mu, sd)
+    levels = [0.5, 0.9, 0.95]
+    lo, hi = isotonic_intervals(state, mu, sd, levels)
+    s = Settings()
+    assert isotonic_metrics(state, y, mu, sd, None, None, levels, s) == isotonic_metrics(state, y, mu, sd, lo, hi,
+                                                                                        levels, s)
+    f = write_input(tmp_path / "g.parquet", {"y": y, "mean": mu, "std": sd})
+    loaded = load_for("isotonic", f, make_settings(), require_targets=True)
+    opts = Options("isotonic")
+    bare = apply_state(state, loaded, opts, make_settings(), columns=False)
+    full = apply_state(state, loaded, opts, make_settings())
+    assert bare.columns == {} and bare.lower is None and bare.levels == full.levels
+    assert sorted(full.columns) == ["lower_0.5", "lower_0.9", "lower_0.95", "upper_0.5", "upper_0.9", "upper_0.95"]
+    np.testing.assert_array_equal(full.lower, lo)
+    assert evaluate(state, loaded, bare, make_settings()) == evaluate(state, loaded, full, make_settings())

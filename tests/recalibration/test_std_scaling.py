@@ -199,3 +199,34 @@ def test_bad_input():
         apply_std_scaling(state, [1.0, -1.0])
     with pytest.raises(InputError, match="factor"):
         apply_std_scaling({"method": "std_scaling"}, sd)
+
+
+def test_grid_chunking_does_not_change_the_bits(monkeypatch):
+    # the factors are scored in chunks that bound the (chunk, bins) work arrays; any chunk size gives the
+    # same bits, including a last chunk of one factor (it joins the chunk before: a lone (1, B) curve
+    # would be summed pairwise, a (G, B) one bin after bin)
+    import uqeval.recalibration.std_scaling as ss
+
+    rng = np.random.default_rng(5)
+    a = np.sort(np.abs(rng.standard_normal(5000)))
+    for size in (1, 2, 7, 9, 10, 201):
+        factors = np.sort(np.exp(rng.uniform(-1, 1, size)))
+        for criterion in ("ma_cal", "rms_cal", "miscal_area"):
+            monkeypatch.setattr(ss, "_CHUNK_CELLS", 1 << 30)
+            whole = ss._calibration_on_grid(a, factors, criterion, 100)
+            for cells in (200, 300, 800):  # chunks of 2, 3 and 8 factors
+                monkeypatch.setattr(ss, "_CHUNK_CELLS", cells)
+                np.testing.assert_array_equal(ss._calibration_on_grid(a, factors, criterion, 100), whole)
+
+
+def test_summaries_are_those_of_the_whole_arrays():
+    # before/after are made in blocks of rows: the same numbers as the kernels on the whole arrays
+    rng = np.random.default_rng(6)
+    n = 40_000  # more than one block
+    y, mu, sd = rng.normal(size=n), rng.normal(scale=0.1, size=n), rng.uniform(0.5, 2.0, size=n)
+    state = fit_std_scaling(y, mu, sd)
+    for key, s in (("before", sd), ("after", state["factor"] * sd)):
+        ref = dict(avg_calibration_gaussian(y, mu, s))
+        ref["nll"] = float(np.mean(nll_gaussian(y, mu, s)))
+        ref["crps"] = float(np.mean(crps_gaussian(y, mu, s)))
+        assert state[key] == ref

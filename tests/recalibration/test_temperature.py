@@ -123,3 +123,13 @@ def test_separable_data_drive_the_temperature_down():
     assert state["temperature"] < 0.3
     assert math.isclose(state["nll_after"], 0.0, abs_tol=1e-15)
     assert state["nll_before"] == pytest.approx(math.log1p(math.exp(-10.0)), rel=1e-12)
+
+
+def test_bad_rows_are_counted_over_every_block():
+    # the row maxima are checked block by block: the count and the first row cover all blocks
+    z = np.zeros((3 * 8192 + 5, 3))
+    z[10_000, 1] = np.nan
+    z[20_000, :] = -np.inf
+    z[24_580, 0] = np.inf
+    with pytest.raises(InputError, match=r"3 bad row\(s\) \(first at row 10000\)"):
+        fit_temperature(z, np.zeros(len(z), dtype=int))

@@ -130,9 +130,9 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
     lower = {c.lower(): c for c in table.columns}
     extra_names = [e if e in table.columns else lower[e.lower()] for e in extra
                    if e in table.columns or e.lower() in lower]
-    # the widest block (sample or member columns of a Parquet file) is decoded batch by batch into its
-    # array, never held as a whole Arrow table next to it
-    wide = next((r for r in ("samples", "member_proba") if table.format == "parquet" and r in plan.roles
+    # the widest block (sample, member or class-probability columns of a Parquet file) is decoded batch by
+    # batch into its array, never held as a whole Arrow table next to it
+    wide = next((r for r in ("samples", "member_proba", "proba") if table.format == "parquet" and r in plan.roles
                  and plan.representation != "multivariate"
                  and r not in plan.list_roles and isinstance(plan.roles[r], list)), None)
     wide_names = list(plan.roles[wide]) if wide else []

@@ -38,6 +38,7 @@ from scipy.optimize import isotonic_regression
 from ..metrics.normal import ndtr, ndtri
 
 from ..errors import InputError
+from ..metrics.blocks import rowwise
 from ..metrics.scoring import _gaussian_arrays
 from ..validation import as_float_array, check_finite, check_level, check_positive, check_same_length
 
@@ -68,9 +69,11 @@ def fit_isotonic(y_true: np.ndarray, mean: np.ndarray, std: np.ndarray, *, num_b
     n = y.size
     if n < MIN_ROWS:
         raise InputError(f"too few rows for isotonic recalibration: got {n}, need at least {MIN_ROWS}")
-    pit = np.sort(ndtr((y - mu) / sd))
+    pit = rowwise(lambda y, mu, sd: ndtr((y - mu) / sd), y, mu, sd)  # no full-size temporaries
     grid = np.linspace(0.0, 1.0, int(num_bins) + 1)
-    x = np.unique(np.concatenate([grid, np.quantile(pit, grid)]))
+    # quantiles first, partitioning pit in place (they depend on its values only, not their order), then sorted
+    x = np.unique(np.concatenate([grid, np.quantile(pit, grid, overwrite_input=True)]))
+    pit.sort()
     observed = np.searchsorted(pit, x, side="right") / n
     observed = np.clip(isotonic_regression(observed).x, 0.0, 1.0)
     observed[0], observed[-1] = 0.0, 1.0  # x[0] = 0, x[-1] = 1
@@ -153,12 +156,18 @@ def isotonic_quantiles(state: dict[str, Any], mean: np.ndarray, std: np.ndarray,
 
     Returns
     -------
-    (N, Q) array.
+    (N, Q) array (column-major: each level's column is contiguous).
     """
     x, r = _knots(state)
     q = _levels(levels)
     mu, sd = _gaussian(mean, std)
-    return mu[:, None] + sd[:, None] * ndtri(_inverse(x, r, q))[None, :]
+    z = ndtri(_inverse(x, r, q))
+    # level by level into the result (no (N, Q) temporary); stored level-major, so each column is contiguous
+    out = np.empty((q.size, mu.size)).T
+    for j in range(q.size):  # levels, not rows
+        col = np.multiply(sd, z[j], out=out[:, j])
+        col += mu  # sd * z + mu: the bits of mu + sd * z
+    return out
 
 
 def isotonic_intervals(
@@ -206,4 +215,4 @@ def isotonic_cdf(state: dict[str, Any], y_true: np.ndarray, mean: np.ndarray, st
     """
     x, r = _knots(state)
     y, mu, sd = _gaussian_arrays(y_true, mean, std)
-    return np.interp(ndtr((y - mu) / sd), x, r)
+    return rowwise(lambda y, mu, sd: np.interp(ndtr((y - mu) / sd), x, r), y, mu, sd)

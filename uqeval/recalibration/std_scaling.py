@@ -40,7 +40,8 @@ from scipy.optimize import brentq
 from ..metrics.normal import ndtri
 
 from ..errors import InputError, UsageError
-from ..metrics.calibration import avg_calibration_gaussian, calibration_errors
+from ..metrics.blocks import row_mean, rowwise
+from ..metrics.calibration import calibration_errors, interval_cover_index, observed_from_cover_index
 from ..metrics.scoring import _gaussian_arrays, crps_gaussian, nll_gaussian
 from ..validation import as_float_array, check_finite, check_positive
 
@@ -51,10 +52,18 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
 
 
-def _summary(y: np.ndarray, mu: np.ndarray, sd: np.ndarray, num_bins: int) -> dict[str, float]:
-    out = dict(avg_calibration_gaussian(y, mu, sd, num_bins=num_bins))
-    out["nll"] = float(np.mean(nll_gaussian(y, mu, sd)))
-    out["crps"] = float(np.mean(crps_gaussian(y, mu, sd)))
+def _summary(y: np.ndarray, mu: np.ndarray, sd: np.ndarray, num_bins: int,
+             factor: float = 1.0) -> dict[str, float]:
+    r""":func:`avg_calibration_gaussian` and the mean NLL and CRPS of :math:`N(\mu, (s\sigma)^2)`, the
+    per-row terms made in blocks of rows (the same numbers, no full-size temporaries)."""
+    expected = np.linspace(0.0, 1.0, num_bins)  # as avg_calibration_gaussian
+    cover = rowwise(lambda y, mu, sd: interval_cover_index(np.abs(y - mu) / (factor * sd), expected), y, mu, sd,
+                    dtype=np.min_scalar_type(expected.size))
+    out = calibration_errors(expected, observed_from_cover_index(cover, expected.size))
+    del cover
+    rows = np.empty(y.size)
+    out["nll"] = row_mean(lambda y, mu, sd: nll_gaussian(y, mu, factor * sd), y, mu, sd, out=rows)
+    out["crps"] = row_mean(lambda y, mu, sd: crps_gaussian(y, mu, factor * sd), y, mu, sd, out=rows)
     return out
 
 
@@ -63,17 +72,26 @@ def _thresholds(num_bins: int) -> tuple[np.ndarray, np.ndarray]:
     return expected, ndtri(0.5 + expected / 2.0)  # as avg_calibration_gaussian; last one is +inf
 
 
+#: (factors x bins) cells per chunk of :func:`_calibration_on_grid`
+_CHUNK_CELLS = 1 << 17
+
+
 def _calibration_on_grid(a_sorted: np.ndarray, factors: np.ndarray, criterion: str, num_bins: int) -> np.ndarray:
     """Calibration criterion of ``factor * std`` for every factor (vectorised, in chunks)."""
     expected, thresholds = _thresholds(num_bins)
     out = np.empty(factors.size)
-    step = max(1, 2_000_000 // num_bins)  # bounds the (chunk, num_bins) work arrays
-    for start in range(0, factors.size, step):
-        f = factors[start : start + step]
+    # chunks of factors bound the (chunk, num_bins) work arrays (~10 of them, 1 MB each); a chunk is never a
+    # single factor unless there is only one: a (1, B) curve is contiguous and numpy would sum its bins
+    # pairwise, where a (G, B) one (F-ordered) is summed bin after bin -- the bits would depend on the chunking
+    edges = list(range(0, factors.size, max(2, _CHUNK_CELLS // num_bins))) + [factors.size]
+    if len(edges) > 2 and edges[-1] - edges[-2] == 1:  # a last single factor joins the chunk before
+        del edges[-2]
+    for start, stop in zip(edges[:-1], edges[1:]):
+        f = factors[start:stop]
         # keys laid out threshold by threshold: ascending factors give ascending keys, so successive binary
         # searches follow nearby paths (about 4x faster than factor by factor; the same counts)
         counts = np.searchsorted(a_sorted, thresholds[:, None] * f[None, :], side="right").T
-        out[start : start + step] = calibration_errors(expected, counts / a_sorted.size)[criterion]
+        out[start:stop] = calibration_errors(expected, counts / a_sorted.size)[criterion]
     return out
 
 
@@ -185,7 +203,7 @@ def fit_std_scaling(
     n = y.size
     if n < MIN_ROWS:
         raise InputError(f"too few rows for std scaling: got {n}, need at least {MIN_ROWS}")
-    a = np.abs(y - mu) / sd
+    a = rowwise(lambda y, mu, sd: np.abs(y - mu) / sd, y, mu, sd)  # |z|
     at_bound = False
     if criterion == "nll":
         factor = math.sqrt(float(np.mean(a * a)))
@@ -196,7 +214,8 @@ def fit_std_scaling(
     elif criterion == "crps":
         factor = _crps_factor(a, sd)
     else:
-        factor = _grid_search(np.sort(a), criterion, int(num_bins), bounds, int(grid), int(limit))
+        a.sort()  # in place: |z| is not needed unsorted
+        factor = _grid_search(a, criterion, int(num_bins), bounds, int(grid), int(limit))
         at_bound = bool(
             math.isclose(factor, bounds[0], rel_tol=1e-3) or math.isclose(factor, bounds[1], rel_tol=1e-3)
         )
@@ -208,7 +227,7 @@ def fit_std_scaling(
         "num_bins": int(num_bins),
         "at_bound": at_bound,
         "before": _summary(y, mu, sd, int(num_bins)),
-        "after": _summary(y, mu, factor * sd, int(num_bins)),
+        "after": _summary(y, mu, sd, int(num_bins), factor),
     }
 
 

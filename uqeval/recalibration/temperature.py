@@ -41,7 +41,8 @@ def _log_scores(values, kind: str) -> np.ndarray:
     if z.shape[1] < 2:
         raise InputError(f"temperature scaling needs at least 2 classes, got {z.shape[1]} column(s)")
     out = np.empty_like(z)
-    zmax = np.empty(z.shape[0])
+    zmax = np.empty(min(z.shape[0], _BLOCK_ROWS))
+    n_bad, first = 0, -1
     for start in range(0, z.shape[0], _BLOCK_ROWS):  # blocks of rows, not rows
         part, dst = z[start:start + _BLOCK_ROWS], out[start:start + _BLOCK_ROWS]
         if kind == "proba":
@@ -51,15 +52,17 @@ def _log_scores(values, kind: str) -> np.ndarray:
                 np.log(part, out=dst)
         else:
             dst[...] = part
-        m = np.max(dst, axis=1, out=zmax[start:start + _BLOCK_ROWS])
-        with np.errstate(invalid="ignore"):  # bad rows (checked below) may give inf - inf
+        m = np.max(dst, axis=1, out=zmax[:len(dst)])
+        bad_row = ~np.isfinite(m)  # the row max is NaN with any NaN, +inf with any +inf, -inf if all are -inf
+        if bad_row.any():
+            first = first if n_bad else start + int(np.flatnonzero(bad_row)[0])
+            n_bad += int(bad_row.sum())
+        with np.errstate(invalid="ignore"):  # bad rows (reported below) may give inf - inf
             np.subtract(dst, m[:, None], out=dst)  # softmax is shift-invariant
-    bad_row = ~np.isfinite(zmax)  # the row max is NaN with any NaN, +inf with any +inf, -inf if all are -inf
-    if bad_row.any():
-        first = int(np.flatnonzero(bad_row)[0])
+    if n_bad:
         raise InputError(
             f"logits must be finite (-inf allowed) with a finite value in every row: "
-            f"{int(bad_row.sum())} bad row(s) (first at row {first})"
+            f"{n_bad} bad row(s) (first at row {first})"
         )
     return out
 
@@ -77,7 +80,7 @@ def _labels(labels, n: int, k: int) -> np.ndarray:
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
         raise InputError(f"labels must lie in 0..{k - 1}: found {y[first]} at row {first}")
-    return y.astype(np.intp)
+    return y.astype(np.intp, copy=False)
 
 
 def _nll(zc: np.ndarray, z_y: np.ndarray, temperature: float, work: np.ndarray | None = None,
@@ -147,7 +150,7 @@ def fit_temperature(
     zc = _log_scores(logits_or_log_proba, kind)
     n, k = zc.shape
     y = _labels(labels, n, k)
-    z_y = zc[np.arange(n), y]
+    z_y = np.take_along_axis(zc, y[:, None], axis=1)[:, 0]  # the label's score (no (N,) row index)
     if not np.isfinite(z_y).all():
         first = int(np.flatnonzero(~np.isfinite(z_y))[0])
         raise InputError(

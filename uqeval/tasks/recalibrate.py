@@ -341,8 +341,13 @@ def _proba_columns(loaded: Loaded, proba: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def apply_state(state: dict[str, Any], loaded: Loaded, options: Options, settings: Settings,
-                features: np.ndarray | None = None) -> Applied:
-    """Recalibrate the forecasts of ``loaded`` with a fitted state (see the module table)."""
+                features: np.ndarray | None = None, columns: bool = True) -> Applied:
+    """Recalibrate the forecasts of ``loaded`` with a fitted state (see the module table).
+
+    ``columns=False`` when only the before/after metrics are wanted (the calibration file):
+    isotonic then makes no output columns and no (N, L) bounds; :func:`isotonic_metrics`
+    makes each level's interval when it scores it.
+    """
     method = cli_method(state)
     pred = loaded.prediction
     out = Applied()
@@ -373,6 +378,8 @@ def apply_state(state: dict[str, Any], loaded: Loaded, options: Options, setting
     elif method == "isotonic":
         from ..recalibration.isotonic import isotonic_equivalent_std, isotonic_intervals, isotonic_quantiles
 
+        if not columns:
+            return out
         if options.quantiles:
             tau = quantile_levels(options)
             q = isotonic_quantiles(state, mu, sd, tau)
@@ -444,17 +451,20 @@ def isotonic_metrics(state: dict[str, Any], y_true: np.ndarray, mean: np.ndarray
       resolution)``) and ``interval`` (mean interval score over the same central levels)
       of the recalibrated quantiles :math:`\mu_i + \sigma_i q'_\tau`,
       :math:`q'_\tau = \Phi^{-1}(R^{-1}(\tau))`; NLL and CRPS are not reported;
-    * ``coverage`` of the recalibrated central intervals at ``levels``.
+    * ``coverage`` of the recalibrated central intervals at ``levels`` (``lower``/``upper``, or
+      when they are None each level's interval, made when it is scored).
 
     The level averages are closed forms in z (:func:`uqeval.metrics.scoring._check_profile`,
-    ``_interval_profile``): O(N log resolution) time, no (rows x levels) array.
+    ``_interval_profile``): O(N log resolution) time, no (rows x levels) array; the per-row
+    terms are made in blocks of rows (:func:`uqeval.metrics.blocks.rowwise`).
     """
+    from ..metrics.blocks import rowwise
     from ..metrics.calibration import calibration_errors
     from ..metrics.intervals import coverage_metrics
     from ..metrics.quantiles import interval_calibration_curve_from_pit
     from ..metrics.reliability import max_calibration_error
     from ..metrics.scoring import _check_profile, _interval_profile
-    from ..recalibration.isotonic import isotonic_cdf, isotonic_quantiles
+    from ..recalibration.isotonic import isotonic_cdf, isotonic_intervals, isotonic_quantiles
 
     y = np.asarray(y_true, dtype=np.float64)
     mu = np.asarray(mean, dtype=np.float64)
@@ -465,17 +475,26 @@ def isotonic_metrics(state: dict[str, Any], y_true: np.ndarray, mean: np.ndarray
         "avg_calibration": calibration_errors(expected, interval_calibration_curve_from_pit(u, expected)),
         "reliability": {"max_cal_err": max_calibration_error(u)},
     }
+    del u
     tau = np.linspace(0.01, 0.99, settings.resolution)
     std_q = isotonic_quantiles(state, np.zeros(1), np.ones(1), tau)[0]  # q'_tau of a standard forecast
     bounds = isotonic_quantiles(state, np.zeros(1), np.ones(1), np.concatenate([(1 - tau) / 2, (1 + tau) / 2]))[0]
     lo_q, hi_q = bounds[: tau.size], bounds[tau.size :]
-    z = (y - mu) / sd
     # sigma * rho_tau(z, q'_tau) summed in closed form over the levels (prefix sums, no (rows x levels) array)
-    check = float(np.sum(sd * _check_profile(z, tau, std_q)))
-    interval = float(np.sum(sd * _interval_profile(z, tau, lo_q, hi_q)))
+    rows = rowwise(lambda y, mu, sd: sd * _check_profile((y - mu) / sd, tau, std_q), y, mu, sd)
+    check = float(np.sum(rows))
+    rows = rowwise(lambda y, mu, sd: sd * _interval_profile((y - mu) / sd, tau, lo_q, hi_q), y, mu, sd, out=rows)
+    interval = float(np.sum(rows))
+    del rows
     out["scoring_rule"] = {"check": check / y.size, "interval": interval / y.size}
-    if levels and lower is not None:
-        out["coverage"] = {_key(lv): coverage_metrics(y, lower[:, j], upper[:, j], lv, y_std=settings.y_std)
+    if levels:
+        def bounds_at(j: int, lv: float) -> tuple[np.ndarray, np.ndarray]:
+            if lower is not None:
+                return lower[:, j], upper[:, j]
+            lo, hi = isotonic_intervals(state, mu, sd, [lv])
+            return lo[:, 0], hi[:, 0]
+
+        out["coverage"] = {_key(lv): coverage_metrics(y, *bounds_at(j, lv), lv, y_std=settings.y_std)
                            for j, lv in enumerate(levels)}
     return out
 
@@ -735,7 +754,9 @@ def run(calibration: str | Path | None, apply: str | Path | None, options: Optio
         raise UsageError("this ACCRUE recalibrator does not name its features: pass --features COLUMNS")
 
     def one(role: str, path: str | Path, loaded: Loaded, feats: np.ndarray | None) -> Applied:
-        applied = apply_state(state, loaded, replace(options, features=features), settings, feats)
+        # the calibration file's recalibrated forecast is only scored, never written
+        applied = apply_state(state, loaded, replace(options, features=features), settings, feats,
+                              columns=role == "applied")
         block = _file_block(role, path, loaded)
         if loaded.prediction.y_true is not None:
             result = evaluate(state, loaded, applied, settings)
