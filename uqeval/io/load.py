@@ -32,16 +32,19 @@ def _block(cols: dict, plan: ColumnPlan, role: str, path: Path, offset: int = 0)
     spec = plan.roles[role]
     if role in plan.list_roles:
         return to_matrix(cols[spec], spec, path, offset)
-    return _stack(cols, spec if isinstance(spec, list) else [spec], path, offset)
+    # quantiles column-major: the layout the Quantiles container keeps (it would copy any other)
+    return _stack(cols, spec if isinstance(spec, list) else [spec], path, offset,
+                  order="F" if role == "quantiles" else "C")
 
 
-def _stack(cols: dict, names: list[str], path: Path, offset: int = 0) -> np.ndarray:
+def _stack(cols: dict, names: list[str], path: Path, offset: int = 0, order: str = "C") -> np.ndarray:
     """The named columns as one (N, C) float64 block, filled in place in cache-sized blocks of rows.
 
     A float64 Arrow column in one chunk without nulls is read through a zero-copy view, so the
     only full-size copy is the block itself (``np.column_stack`` of ``to_float`` results made two);
     other columns go through :func:`to_float`. Filling blocks of rows across all columns writes
     each part of the block while it is in cache (column by column is ~40% slower at 50 columns).
+    ``order="F"``: a column-major block, filled column by column (each a contiguous copy).
     """
     import pyarrow as pa
 
@@ -54,6 +57,11 @@ def _stack(cols: dict, names: list[str], path: Path, offset: int = 0) -> np.ndar
         else:
             sources.append(to_float(col, name, path, offset))
     n = len(sources[0])
+    if order == "F":
+        out = np.empty((n, len(names)), order="F")
+        for j, src in enumerate(sources):
+            out[:, j] = src
+        return out
     out = np.empty((n, len(names)))
     step = max(1, (1 << 21) // (8 * len(names)))
     for start in range(0, n, step):  # blocks of rows x every column
