@@ -684,8 +684,8 @@ class _Classifier:
         """Confidence (max probability of the predictive distribution) and correctness (0/1) of each row."""
         def make():
             proba = self.proba
-            pred = np.argmax(proba, axis=1)
-            return proba[np.arange(len(pred)), pred], (pred == self.labels).astype(np.float64)
+            correct = (np.argmax(proba, axis=1) == self.labels).astype(np.float64)
+            return np.max(proba, axis=1), correct  # the max is the value at the argmax
 
         return _memo(self, "top_label", make)
 
