@@ -184,3 +184,17 @@ def test_quantile_container_keeps_a_column_major_block_and_gives_interval_views(
     assert not hi.flags.writeable and np.array_equal(lo, q[:, 1]) and np.array_equal(hi, q[:, -2])
     with pytest.raises(KeyError):
         iv.interval(0.5)
+
+
+def test_coverage_from_block_bounds_is_coverage_of_the_whole_bounds(small_blocks):
+    """Bounds made block by block (the Gaussian's mean -/+ z std) give what coverage_metrics gives on the
+    whole arrays, and the mean widths are np.mean's, bit for bit."""
+    from uqeval.metrics.intervals import coverage_from_bounds
+    from uqeval.predictions import Gaussian
+
+    y, mean, std = _data()
+    pred = Gaussian(y_true=y, mean=mean, std=std)
+    lo, hi = pred.interval(0.9)
+    got = coverage_from_bounds(y, lambda a, b: pred.subset(slice(a, b)).interval(0.9), 0.9, y_std=1.7)
+    assert repr(got) == repr(coverage_metrics(y, lo, hi, 0.9, y_std=1.7))
+    assert got["width"] == float(np.mean(hi - lo)) and got["width_norm"] == float(np.mean((hi - lo) / 1.7))

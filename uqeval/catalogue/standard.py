@@ -136,10 +136,14 @@ def _reliability_samples(p, s: Settings) -> dict:
 
 
 def _coverage(p, s: Settings) -> dict:
-    from ..metrics.intervals import coverage_metrics, level_key
+    from ..metrics.intervals import coverage_from_bounds, coverage_metrics, level_key
 
     out = {}
     for lv in coverage_levels(p, s):
+        if p.kind == "gaussian":  # mean -/+ z std, made for one block of rows at a time (no (N,) bounds)
+            out[level_key(lv)] = coverage_from_bounds(
+                p.y_true, lambda start, stop: p.subset(slice(start, stop)).interval(lv), lv, y_std=s.y_std)
+            continue
         lo, hi = p.interval(lv)
         out[level_key(lv)] = coverage_metrics(p.y_true, lo, hi, lv, y_std=s.y_std)
     return out
