@@ -155,7 +155,7 @@ def _check_labels(pred: "Prediction", k: int, n: int, what: str) -> None:
 #: recomputing them; so does any ``cover_index_<bins>`` key. A key whose value depends on other rows
 #: (ranks, bins, fitted values) must not be listed.
 ROW_MEMO = frozenset({"pit", "moments", "proba", "top_label", "member_rows", "uncertainty_rows", "crps_rows",
-                      "interval_rows", "cls_rows"})
+                      "cls_rows"})
 
 
 def _slice_rows(value, mask, n: int):
@@ -169,6 +169,13 @@ def _slice_rows(value, mask, n: int):
         parts = tuple(_slice_rows(v, mask, n) for v in value)
         return None if any(v is None for v in parts) else parts
     return None
+
+
+def _column(a: np.ndarray, j: int) -> np.ndarray:
+    """Column ``j`` of a 2-d array as a read-only view (the container's data cannot be changed through it)."""
+    view = a[:, j]
+    view.flags.writeable = False
+    return view
 
 
 def _memo(pred: "Prediction", key: str, make):
@@ -455,6 +462,13 @@ class Intervals(Prediction):
         j = [index[level_key(p)] for p in levels]
         return self.lower[:, j], self.upper[:, j]
 
+    def interval(self, level: float) -> tuple[np.ndarray, np.ndarray]:
+        """The carried central interval at ``level`` as read-only views of its columns (no copies)."""
+        from .metrics.intervals import level_key
+
+        j = {level_key(p): j for j, p in enumerate(self.levels)}[level_key(float(level))]
+        return _column(self.lower, j), _column(self.upper, j)
+
 
 @dataclass(frozen=True)
 class Quantiles(Prediction):
@@ -475,7 +489,10 @@ class Quantiles(Prediction):
         order = np.argsort(levels, kind="stable")
         if np.any(np.diff(levels[order]) <= 0):
             raise InputError(f"quantile levels must be distinct, got {sorted(levels.tolist())}")
-        q, levels = q[:, order], levels[order]
+        # column-major, as the indexing below gives: each level's quantiles contiguous. Columns already in
+        # level order (the loader's block, filled column-major) are kept as they are: no (N, Q) copy
+        q = q[:, order] if np.any(order != np.arange(order.size)) else np.asfortranarray(q)
+        levels = levels[order]
         cols = self.columns.get("quantiles")
         if isinstance(cols, (list, tuple)) and len(cols) == len(order):  # a copy: the caller's dict stays as it is
             object.__setattr__(self, "columns", {**self.columns, "quantiles": [cols[i] for i in order]})
@@ -534,6 +551,13 @@ class Quantiles(Prediction):
         pairs = {level_key(p): (i, k) for i, k, p in self._pairs()}
         ij = [pairs[level_key(p)] for p in levels]
         return self.quantiles[:, [a for a, _ in ij]], self.quantiles[:, [b for _, b in ij]]
+
+    def interval(self, level: float) -> tuple[np.ndarray, np.ndarray]:
+        """The central interval at a carried ``level`` as read-only views of its two quantile columns."""
+        from .metrics.intervals import level_key
+
+        i, k = {level_key(p): (i, k) for i, k, p in self._pairs()}[level_key(float(level))]
+        return _column(self.quantiles, i), _column(self.quantiles, k)
 
 
 @dataclass(frozen=True)
@@ -660,8 +684,8 @@ class _Classifier:
         """Confidence (max probability of the predictive distribution) and correctness (0/1) of each row."""
         def make():
             proba = self.proba
-            pred = np.argmax(proba, axis=1)
-            return proba[np.arange(len(pred)), pred], (pred == self.labels).astype(np.float64)
+            correct = (np.argmax(proba, axis=1) == self.labels).astype(np.float64)
+            return np.max(proba, axis=1), correct  # the max is the value at the argmax
 
         return _memo(self, "top_label", make)
 

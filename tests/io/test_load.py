@@ -184,3 +184,29 @@ def test_renormalize_rescales_small_drift_only(tmp_path):
     p = write_table(tmp_path / "c2.parquet", {"label": [0, 1], "p_0": [0.5, 0.2], "p_1": [0.5, 0.3]})
     with pytest.raises(InputError, match=r"first at row 1, sum 0.5\); drift above 0.05 is not rescaled"):
         load_predictions(p, make_settings(renormalize=True))
+
+
+def test_quantile_and_probability_blocks_are_decoded_batch_by_batch(tmp_path, monkeypatch):
+    """Parquet quantile and class-probability columns go straight into their block (no whole Arrow table
+    next to it); the quantile block is column-major and kept by the container as it is; CSV gives the same."""
+    import uqeval.io.load as load_mod
+
+    made = []
+    real = load_mod.read_block
+
+    def spy(*args, **kwargs):
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(load_mod, "read_block", spy)
+    rng = np.random.default_rng(0)
+    q = np.sort(rng.normal(size=(50, 3)), axis=1)
+    qcols = {"y": rng.normal(size=50), "q_0.1": q[:, 0], "q_0.5": q[:, 1], "q_0.9": q[:, 2]}
+    pred = load_predictions(write_table(tmp_path / "q.parquet", qcols)).prediction
+    assert pred.quantiles is made[-1] and pred.quantiles.flags.f_contiguous
+    assert np.array_equal(pred.quantiles, load_predictions(write_table(tmp_path / "q.csv", qcols)).prediction.quantiles)
+    p = rng.dirichlet(np.ones(3), size=50)
+    pcols = {"label": rng.integers(0, 3, 50), **{f"p_{k}": p[:, k] for k in range(3)}}
+    pred = load_predictions(write_table(tmp_path / "p.parquet", pcols)).prediction
+    assert pred.kind == "categorical" and pred.proba is made[-1]
+    assert np.array_equal(pred.proba, load_predictions(write_table(tmp_path / "p.csv", pcols)).prediction.proba)

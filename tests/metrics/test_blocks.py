@@ -117,3 +117,84 @@ def test_median_selection_equals_np_median(n):
     for x in (rng.normal(size=n), np.round(rng.normal(size=n), 1), np.full(n, 0.1)):
         assert _weighted_median(x.copy(), None, overwrite=True)[0] == np.median(x)
         assert _weighted_median(x, None)[0] == np.median(x)
+
+
+def _quantile_data(n=5_503, levels=(0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.975), seed=4):
+    rng = np.random.default_rng(seed)
+    tau = np.array(levels)
+    mean, std = rng.normal(size=n), rng.uniform(0.5, 2.0, n)
+    q = mean[:, None] + std[:, None] * ndtri(tau)[None, :]
+    return mean + 1.1 * std * rng.normal(size=n), np.asfortranarray(q), tau
+
+
+def test_quantile_scores_are_those_of_the_whole_score_arrays(small_blocks):
+    """Pinball per level, interval score per pair and WIS made block by block (no (N, Q) array) equal
+    the means of the whole arrays, bit for bit (quantiles column-major, as the Quantiles container keeps them)."""
+    from uqeval.metrics.intervals import central_pairs, level_key
+    from uqeval.metrics.quantiles import _wis_rows, pinball_rows, quantile_scores, weighted_interval_score
+    from uqeval.metrics.scoring import interval_score, pinball_loss
+
+    y, q, tau = _quantile_data()
+    got = quantile_scores(y, q, tau)
+    pin = pinball_loss(y, q, tau).mean(axis=0)
+    assert got["pinball"] == float(pin.mean())
+    assert got["pinball_by_level"] == {level_key(t): float(v) for t, v in zip(tau, pin)}
+    assert got["interval_by_level"] == {level_key(lv): float(interval_score(y, q[:, i], q[:, j], lv).mean())
+                                        for i, j, lv in central_pairs(tau)}
+    assert got["wis"] == float(_wis_rows(y, q, tau).mean())
+    assert weighted_interval_score(y, q, tau).tobytes() == _wis_rows(y, q, tau).tobytes()
+    assert pinball_rows(y, q, tau).tobytes() == pinball_loss(y, q, tau).mean(axis=1).tobytes()
+    blocks.BLOCK = 1 << 20
+    assert repr(quantile_scores(y, q, tau)) == repr(got)
+
+
+def test_prediction_sets_do_not_depend_on_the_block_size(small_blocks):
+    """Sorted probabilities and running sums block by block: the same coverage, sizes and histograms."""
+    from uqeval.metrics.classification import prediction_set_rows, prediction_sets
+
+    rng = np.random.default_rng(5)
+    p = rng.dirichlet(np.full(6, 0.7), size=4_321)
+    p[:200] = np.round(p[:200], 1)  # ties at the threshold
+    p /= p.sum(axis=1, keepdims=True)
+    y = rng.integers(0, 6, size=len(p))
+    got = prediction_sets(p, y, levels=(0.5, 0.9, 0.95)), prediction_set_rows(p, y, 0.9)
+    blocks.BLOCK = 1 << 20
+    whole = prediction_sets(p, y, levels=(0.5, 0.9, 0.95)), prediction_set_rows(p, y, 0.9)
+    assert repr(got[0]) == repr(whole[0])
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(got[1], whole[1]))
+
+
+def test_quantile_container_keeps_a_column_major_block_and_gives_interval_views():
+    """The loader's column-major block in level order is kept as it is (no (N, Q) copy); any other is
+    stored column-major, as before. Carried intervals are read-only views of the stored columns."""
+    from uqeval.predictions import Intervals, Quantiles
+
+    y, q, tau = _quantile_data(n=100)
+    pred = Quantiles(y_true=y, quantiles=q, levels=tau)
+    assert pred.quantiles is q
+    c = Quantiles(y_true=y, quantiles=np.ascontiguousarray(q), levels=tau)
+    assert c.quantiles.flags.f_contiguous and np.array_equal(c.quantiles, q)
+    lo, hi = pred.interval(0.9)
+    assert np.shares_memory(lo, q) and not lo.flags.writeable
+    assert np.array_equal(lo, q[:, 1]) and np.array_equal(hi, q[:, 7])  # levels 0.05 and 0.95
+    with pytest.raises(KeyError):
+        pred.interval(0.3)
+    iv = Intervals(y_true=y, lower=q[:, :2], upper=q[:, -1:-3:-1], levels=[0.95, 0.9])
+    lo, hi = iv.interval(0.9)
+    assert not hi.flags.writeable and np.array_equal(lo, q[:, 1]) and np.array_equal(hi, q[:, -2])
+    with pytest.raises(KeyError):
+        iv.interval(0.5)
+
+
+def test_coverage_from_block_bounds_is_coverage_of_the_whole_bounds(small_blocks):
+    """Bounds made block by block (the Gaussian's mean -/+ z std) give what coverage_metrics gives on the
+    whole arrays, and the mean widths are np.mean's, bit for bit."""
+    from uqeval.metrics.intervals import coverage_from_bounds
+    from uqeval.predictions import Gaussian
+
+    y, mean, std = _data()
+    pred = Gaussian(y_true=y, mean=mean, std=std)
+    lo, hi = pred.interval(0.9)
+    got = coverage_from_bounds(y, lambda a, b: pred.subset(slice(a, b)).interval(0.9), 0.9, y_std=1.7)
+    assert repr(got) == repr(coverage_metrics(y, lo, hi, 0.9, y_std=1.7))
+    assert got["width"] == float(np.mean(hi - lo)) and got["width_norm"] == float(np.mean((hi - lo) / 1.7))

@@ -104,17 +104,22 @@ def _scoring_quantiles(p, s: Settings) -> dict:
 
 
 def _interval_rows(p) -> np.ndarray:
-    """(N, L) interval score of each of the file's interval levels."""
+    """(N,) interval score of each row averaged over the file's interval levels, block by block."""
+    from ..metrics.blocks import rowwise
     from ..metrics.scoring import interval_score
 
-    return _memo(p, "interval_rows", lambda: interval_score(p.y_true, p.lower, p.upper, p.levels))
+    return rowwise(lambda y, lo, hi: interval_score(y, lo, hi, p.levels).mean(axis=1), p.y_true, p.lower, p.upper)
 
 
 def _scoring_intervals(p, s: Settings) -> dict:
+    from ..metrics.blocks import row_mean
     from ..metrics.intervals import level_key
+    from ..metrics.scoring import interval_score
 
-    rows = _interval_rows(p)
-    by_level = {level_key(lv): float(rows[:, j].mean()) for j, lv in enumerate(p.levels)}
+    # each level's scores block by block into one buffer: the means of the columns of the (N, L) scores
+    buf = np.empty(p.n)
+    by_level = {level_key(lv): row_mean(lambda y, lo, hi: interval_score(y, lo, hi, lv), p.y_true, p.lower[:, j],
+                                        p.upper[:, j], out=buf) for j, lv in enumerate(p.levels)}
     return {"interval": float(np.mean(list(by_level.values()))), "interval_by_level": by_level}
 
 
@@ -131,10 +136,14 @@ def _reliability_samples(p, s: Settings) -> dict:
 
 
 def _coverage(p, s: Settings) -> dict:
-    from ..metrics.intervals import coverage_metrics, level_key
+    from ..metrics.intervals import coverage_from_bounds, coverage_metrics, level_key
 
     out = {}
     for lv in coverage_levels(p, s):
+        if p.kind == "gaussian":  # mean -/+ z std, made for one block of rows at a time (no (N,) bounds)
+            out[level_key(lv)] = coverage_from_bounds(
+                p.y_true, lambda start, stop: p.subset(slice(start, stop)).interval(lv), lv, y_std=s.y_std)
+            continue
         lo, hi = p.interval(lv)
         out[level_key(lv)] = coverage_metrics(p.y_true, lo, hi, lv, y_std=s.y_std)
     return out
@@ -280,12 +289,12 @@ def _rows_scoring(p, s, level) -> dict[str, RowStat]:
         crps, fair = _crps_samples_rows(p)
         return {"crps": RowStat(score=crps), "crps_fair": RowStat(score=fair)}
     if p.kind == "quantiles":
-        from ..metrics.quantiles import weighted_interval_score
+        from ..metrics.quantiles import pinball_rows, weighted_interval_score
 
-        return {"pinball": RowStat(score=scoring.pinball_loss(y, p.quantiles, p.levels).mean(axis=1)),
+        return {"pinball": RowStat(score=pinball_rows(y, p.quantiles, p.levels)),
                 "wis": RowStat(score=weighted_interval_score(y, p.quantiles, p.levels))}
     if p.kind == "intervals":
-        return {"interval": RowStat(score=_interval_rows(p).mean(axis=1))}
+        return {"interval": RowStat(score=_interval_rows(p))}
     return {}
 
 

@@ -13,7 +13,8 @@ from ..errors import InputError, SchemaError
 from ..predictions import (Categorical, Dirichlet, Gaussian, Intervals, LogLikelihood, MemberCategorical, Multivariate, Point,
                            Prediction, Quantiles, Samples)
 from .columns import ColumnPlan, plan_columns
-from .readers import TableInfo, float64_numpy, inspect, numbers_numpy, read_block, read_columns, to_float, to_matrix
+from .readers import (TableInfo, float64_numpy, inspect, numbers_numpy, read_block, read_columns, release_arrow_memory,
+                      to_float, to_matrix)
 
 
 @dataclass
@@ -32,16 +33,22 @@ def _block(cols: dict, plan: ColumnPlan, role: str, path: Path, offset: int = 0)
     spec = plan.roles[role]
     if role in plan.list_roles:
         return to_matrix(cols[spec], spec, path, offset)
-    return _stack(cols, spec if isinstance(spec, list) else [spec], path, offset)
+    return _stack(cols, spec if isinstance(spec, list) else [spec], path, offset, order=_ORDER.get(role, "C"))
 
 
-def _stack(cols: dict, names: list[str], path: Path, offset: int = 0) -> np.ndarray:
+#: memory layout of a role's block where it is not row-major: quantiles column-major, the layout the
+#: Quantiles container keeps (it would copy any other)
+_ORDER = {"quantiles": "F"}
+
+
+def _stack(cols: dict, names: list[str], path: Path, offset: int = 0, order: str = "C") -> np.ndarray:
     """The named columns as one (N, C) float64 block, filled in place in cache-sized blocks of rows.
 
     A float64 Arrow column in one chunk without nulls is read through a zero-copy view, so the
     only full-size copy is the block itself (``np.column_stack`` of ``to_float`` results made two);
     other columns go through :func:`to_float`. Filling blocks of rows across all columns writes
     each part of the block while it is in cache (column by column is ~40% slower at 50 columns).
+    ``order="F"``: a column-major block, filled column by column (each a contiguous copy).
     """
     import pyarrow as pa
 
@@ -54,6 +61,11 @@ def _stack(cols: dict, names: list[str], path: Path, offset: int = 0) -> np.ndar
         else:
             sources.append(to_float(col, name, path, offset))
     n = len(sources[0])
+    if order == "F":
+        out = np.empty((n, len(names)), order="F")
+        for j, src in enumerate(sources):
+            out[:, j] = src
+        return out
     out = np.empty((n, len(names)))
     step = max(1, (1 << 21) // (8 * len(names)))
     for start in range(0, n, step):  # blocks of rows x every column
@@ -130,21 +142,27 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
     lower = {c.lower(): c for c in table.columns}
     extra_names = [e if e in table.columns else lower[e.lower()] for e in extra
                    if e in table.columns or e.lower() in lower]
-    # the widest block (sample, member or class-probability columns of a Parquet file) is decoded batch by
-    # batch into its array, never held as a whole Arrow table next to it
-    wide = next((r for r in ("samples", "member_proba", "proba") if table.format == "parquet" and r in plan.roles
+    # the widest block (sample, member, class-probability or quantile columns of a Parquet file) is decoded
+    # batch by batch into its array, never held as a whole Arrow table next to it
+    wide = next((r for r in ("samples", "member_proba", "proba", "quantiles") if table.format == "parquet"
+                 and r in plan.roles
                  and plan.representation != "multivariate"
                  and r not in plan.list_roles and isinstance(plan.roles[r], list)), None)
     wide_names = list(plan.roles[wide]) if wide else []
     first = [c for c in [*plan.needed(), *extra_names] if c not in wide_names or c in extra_names]
     cols, n_rows = read_columns(table, first or wide_names[:1])
     prefilled: dict[str, np.ndarray] = {}
-    block = read_block(table, wide_names, n_rows) if wide else None
+    block = read_block(table, wide_names, n_rows, order=_ORDER.get(wide, "C")) if wide else None
     if block is None and wide:  # not all numbers: read the columns whole, as for any other role
         cols.update(read_columns(table, wide_names)[0])
     elif wide:
         prefilled[wide] = block.reshape(n_rows, -1, plan.classes) if wide == "member_proba" else block
     batch = build_batch(table.path, plan, cols, n_rows, settings, prefilled=prefilled)
+    extra_cols = {e: cols[e] for e in extra_names}
+    del cols, prefilled, block
+    # the columns were copied into the prediction's arrays and their Arrow buffers are now free, but Arrow's
+    # allocator keeps the pages (about the input's size): hand them back before the metrics allocate theirs
+    release_arrow_memory()
     pred = batch.prediction
     info = {
         "path": str(path),
@@ -158,7 +176,7 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
         info["n_fixed_crossing"] = pred.n_fixed
     if batch.n_members_dropped:
         info["n_members_dropped"] = batch.n_members_dropped
-    return Loaded(pred, info, batch.groups, {e: cols[e] for e in extra_names}, table)
+    return Loaded(pred, info, batch.groups, extra_cols, table)
 
 
 def plan_for(table: TableInfo, settings: Settings, require_targets: bool = True) -> ColumnPlan:

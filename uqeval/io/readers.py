@@ -137,18 +137,25 @@ def read_columns(info: TableInfo, names: list[str]) -> tuple[dict[str, object], 
     return {n: table.column(n) for n in names}, table.num_rows
 
 
-def read_block(info: TableInfo, names: list[str], n_rows: int) -> np.ndarray | None:
+def release_arrow_memory() -> None:
+    """Hand the pages of freed Arrow buffers back to the system (Arrow's allocator keeps them for reuse)."""
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
+
+
+def read_block(info: TableInfo, names: list[str], n_rows: int, order: str = "C") -> np.ndarray | None:
     """Parquet columns ``names`` as one (N, C) float64 block, decoded in batches of rows straight into it.
 
     Peak memory is the block plus one batch, instead of the whole Arrow table plus the block
     (samples and ensemble members: the widest inputs). Values are converted as :func:`to_float`
     does. None when a column is not stored as integers or floats (the caller reads it whole, so
-    that an error names the file's row).
+    that an error names the file's row). ``order``: the block's memory layout (``"F"``: column-major).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    out = np.empty((n_rows, len(names)))
+    out = np.empty((n_rows, len(names)), order=order)
     start = 0
     try:
         with pq.ParquetFile(info.path, pre_buffer=False, buffer_size=1 << 20) as parquet:

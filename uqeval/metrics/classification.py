@@ -457,11 +457,8 @@ def prediction_sets(proba, labels, levels: float | Iterable[float] = (0.95,)) ->
     lv = np.atleast_1d(np.asarray(levels, dtype=np.float64))
     for v in lv:
         check_level(v, "level")
-    srt = np.ascontiguousarray(np.sort(p, axis=1)[:, ::-1])  # descending
-    shared = _SetParts(p[np.arange(p.shape[0]), y], np.cumsum(srt, axis=1))  # the same for every level
     out: dict[str, dict] = {}
-    for level in lv:
-        covered, size = _set_rows(p, y, srt, level, shared)
+    for level, (covered, size) in zip(lv, _set_rows_blocks(p, y, lv)):
         out[level_key(level)] = {
             "coverage": float(np.mean(covered)),
             "mean_size": float(np.mean(size)),
@@ -473,7 +470,23 @@ def prediction_sets(proba, labels, levels: float | Iterable[float] = (0.95,)) ->
 def prediction_set_rows(proba, labels, level: float) -> tuple[np.ndarray, np.ndarray]:
     """Per-row coverage (fractional under ties) and set size at ``level``: the terms of :func:`prediction_sets`."""
     p, y = _check(proba, labels)
-    return _set_rows(p, y, np.sort(p, axis=1)[:, ::-1], check_level(level, "level"))
+    return _set_rows_blocks(p, y, [check_level(level, "level")])[0]
+
+
+def _set_rows_blocks(p: np.ndarray, y: np.ndarray, levels) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(covered, size)`` of :func:`_set_rows` at each level, computed block by block of rows: the
+    sorted probabilities and their running sums (each (N, K)) are only ever held for one block."""
+    from .blocks import BLOCK
+
+    n = p.shape[0]
+    out = [(np.empty(n), np.empty(n, dtype=np.intp)) for _ in levels]
+    for start in range(0, n, BLOCK):  # a loop over blocks of rows; every row's numbers are its own
+        pb, yb = p[start:start + BLOCK], y[start:start + BLOCK]
+        srt = np.ascontiguousarray(np.sort(pb, axis=1)[:, ::-1])  # descending
+        shared = _SetParts(pb[np.arange(pb.shape[0]), yb], np.cumsum(srt, axis=1))  # the same for every level
+        for (covered, size), level in zip(out, levels):
+            covered[start:start + BLOCK], size[start:start + BLOCK] = _set_rows(pb, yb, srt, level, shared)
+    return out
 
 
 class _SetParts(NamedTuple):

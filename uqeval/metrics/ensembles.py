@@ -524,19 +524,16 @@ def _kept_sums(values: np.ndarray, uncertainty: np.ndarray, n_keep: np.ndarray) 
     """
     order = np.argsort(uncertainty)
     u = uncertainty[order]
-    cs = np.concatenate([[0.0], np.cumsum(values[order])])
-    n = u.size
-    new_group = np.empty(n, dtype=bool)
-    new_group[0] = True
-    new_group[1:] = u[1:] != u[:-1]
-    starts = np.flatnonzero(new_group)
-    ends = np.append(starts[1:], n)
-    group = np.cumsum(new_group) - 1  # group id of each sorted position
+    cs = np.empty(u.size + 1)  # cs[i]: the sum over the i least uncertain rows
+    cs[0] = 0.0
+    np.cumsum(values[order], out=cs[1:])
     kk = np.asarray(n_keep, dtype=np.int64)
     out = np.zeros(kk.shape, dtype=np.float64)
     pos = kk > 0
-    g = group[kk[pos] - 1]
-    a, b = starts[g], ends[g]
+    # the tied group [a, b) of sorted positions around each cut: the rows equal to the last one kept
+    # (found in the sorted values; no per-row group ids)
+    cut = u[kk[pos] - 1]
+    a, b = np.searchsorted(u, cut, side="left"), np.searchsorted(u, cut, side="right")
     out[pos] = cs[a] + (kk[pos] - a) * (cs[b] - cs[a]) / (b - a)
     return out
 
@@ -874,7 +871,7 @@ class _BinnedSmoother:
     """
 
     def __init__(self, p: np.ndarray, resid: np.ndarray, folds: np.ndarray, num_folds: int, grid_size: int):
-        self.p, self.folds, self.num_folds = p, folds, num_folds
+        self.num_folds = num_folds
         lo, hi = float(p.min()), float(p.max())
         self.span = max(hi - lo, 1e-12)
         g = grid_size
@@ -882,20 +879,22 @@ class _BinnedSmoother:
         pos = (p - lo) / self.delta
         i0 = np.clip(np.floor(pos).astype(np.int64), 0, g - 2)
         w1 = np.clip(pos - i0, 0.0, 1.0)
+        del pos
         w0 = 1.0 - w1
-        self.i0, self.w1, self.w0 = i0, w1, w0
-        self.flat0 = i0 * num_folds + folds  # row -> (node i0, fold) in the (G, F) node estimates, raveled
-        self.flat1 = self.flat0 + num_folds  # row -> (node i0 + 1, fold)
+        # kept per row: the upper weight and the row's (node i0, fold) in the (G, F) node estimates, raveled
+        # (the lower weight and (node i0 + 1, fold) = flat0 + F are recomputed where needed: fewer (N,) arrays)
+        self.w1 = w1
+        self.flat0 = i0 * num_folds + folds
         key0 = folds * g + i0
-        key1 = key0 + 1
+        del i0
         size = num_folds * g
 
-        def binned(weights: np.ndarray, key: np.ndarray = key0) -> np.ndarray:
-            return np.bincount(key, weights=weights, minlength=size).reshape(num_folds, g)  # (F, G)
+        def binned(weights: np.ndarray, upper: bool = False) -> np.ndarray:  # rows at node i0 (+ 1 if upper)
+            return np.bincount(key0 + 1 if upper else key0, weights=weights, minlength=size).reshape(num_folds, g)
 
         res0 = binned(resid * w0)
-        cnt = (binned(w0) + binned(w1, key1)).T  # (G, F)
-        res = (res0 + binned(resid * w1, key1)).T
+        cnt = (binned(w0) + binned(w1, True)).T  # (G, F)
+        res = (res0 + binned(resid * w1, True)).T
         self.cnt_train = cnt.sum(axis=1, keepdims=True) - cnt
         self.res_train = res.sum(axis=1, keepdims=True) - res
         tot_cnt = self.cnt_train.sum(axis=0)
@@ -926,7 +925,12 @@ class _BinnedSmoother:
     def predict(self, bandwidth: float) -> np.ndarray:
         """Cross-fitted estimate of E[y - p | p] at every row."""
         flat = self.at_nodes(bandwidth).ravel()  # one flat take per node instead of 2-d fancy indexing
-        return self.w0 * flat.take(self.flat0) + self.w1 * flat.take(self.flat1)
+        lower = flat.take(self.flat0)
+        lower *= 1.0 - self.w1  # the lower weight w0
+        upper = flat.take(self.flat0 + self.num_folds)
+        upper *= self.w1
+        lower += upper
+        return lower
 
     def squared_error(self, bandwidth: float) -> float:
         r""":math:`\sum_i (\hat m(p_i) - (y_i - p_i))^2` of the cross-fitted estimate, in O(G^2 F)."""
@@ -1041,9 +1045,11 @@ def spce(
     errors = [smoother.squared_error(h) for h in candidates]  # n times the mean squared error
     h = max(candidates[int(np.argmin(errors))] * n ** -0.04, smoother.delta)
     c_hat = p + smoother.predict(h)
+    del smoother, folds
 
     theta = float(np.mean((p - y) * (p - c_hat)))
     psi = (p - c_hat) * (p + c_hat - 2.0 * y)
+    del p, y, c_hat  # only psi is resampled
     boot = np.empty(n_bootstrap)
     chunk = max(1, min(n_bootstrap, 2_000_000 // n))  # bound the index block to ~16 MB
     blocks = [(start, min(start + chunk, n_bootstrap)) for start in range(0, n_bootstrap, chunk)]

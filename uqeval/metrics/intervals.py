@@ -124,35 +124,47 @@ def coverage_metrics(
             f"lower must be <= upper: {count} row(s) with lower > upper (first at row {first}: "
             f"lower={lo[first]:g}, upper={hi[first]:g}); swap the columns or fix the interval bounds"
         )
+    return coverage_from_bounds(y, lambda start, stop: (lo[start:stop], hi[start:stop]), level, y_std)
+
+
+def coverage_from_bounds(y_true: np.ndarray, bounds, level: float, y_std: float | None = None) -> dict[str, float]:
+    """:func:`coverage_metrics` of intervals whose bounds are made block by block of rows, never whole.
+
+    ``bounds(start, stop)`` -> ``(lower, upper)`` of rows ``start:stop`` (e.g. ``mean -/+ z std``
+    of a Gaussian forecast, whose (N,) bounds would be two more full-size arrays); they are not
+    checked (``lower <= upper``): :func:`coverage_metrics` checks given arrays first.
+    """
+    from .blocks import BLOCK, PairwiseSum
+
+    level = check_level(level)
     if y_std is not None:
         ref = float(y_std)
         if not (np.isfinite(ref) and ref > 0):
             raise InputError(
                 f"y_std (reference std of the training targets) must be a finite number > 0, got {ref:g}"
             )
-    from .blocks import BLOCK
-
-    # coverage_rows block by block, without full-size indicator arrays: the indicators (and the
-    # coverage_error terms) are 0/1 per row, so their sums are exact integers, the same in any order;
-    # the widths go to full-size arrays whose mean is taken as before
+    n = len(y_true)
+    # coverage_rows block by block, without full-size arrays: the indicators (and the coverage_error
+    # terms) are 0/1 per row, so their sums are exact integers, the same in any order; the widths are
+    # summed in numpy's pairwise order (PairwiseSum), so their means are np.mean's of the whole arrays
     sums: dict[str, Any] = {}
-    widths: dict[str, np.ndarray] = {}
+    widths: dict[str, PairwiseSum] = {}
     finishers: dict[str, Any] = {}
     for start in range(0, n, BLOCK):
         stop = min(start + BLOCK, n)
-        for key, (score, terms, finish) in coverage_rows(y[start:stop], lo[start:stop], hi[start:stop], level,
-                                                        y_std).items():
+        lo, hi = bounds(start, stop)
+        for key, (score, terms, finish) in coverage_rows(y_true[start:stop], lo, hi, level, y_std).items():
             finishers[key] = finish
             if terms is not None or key in _INDICATORS:
                 sums[key] = sums.get(key, 0.0) + (terms.sum(axis=0) if terms is not None else np.sum(score))
             else:
-                widths.setdefault(key, np.empty(n))[start:stop] = score
+                widths.setdefault(key, PairwiseSum(n)).add(score)
     out: dict[str, float] = {}
     for key, finish in finishers.items():  # coverage_rows' key order
         if finish is not None:
             out[key] = float(finish(np.asarray(sums[key])[None, :], np.array([float(n)]))[0])
         else:
-            out[key] = float(np.mean(widths[key])) if key in widths else float(sums[key] / n)
+            out[key] = widths[key].total() / n if key in widths else float(sums[key] / n)
     return out
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import InputError
 from ..validation import as_float_array, check_finite, check_nonempty, check_same_length
 from .intervals import PAIR_TOL, central_pairs, level_key
+from .blocks import row_mean, rowwise
 from .scoring import interval_score, pinball_loss
 
 #: Slack for "bounds inclusive" comparisons of PIT values with levels
@@ -76,7 +77,8 @@ def _wis_rows(y: np.ndarray, q: np.ndarray, tau: np.ndarray) -> np.ndarray:
         hi = np.array([j for _, j, _ in pairs])
         alpha = 2.0 * tau[lo]
         scores = interval_score(y, q[:, lo], q[:, hi], 1.0 - alpha)
-        total += scores @ (alpha / 2.0)
+        scores *= alpha / 2.0
+        total += scores.sum(axis=1)  # row by row, not BLAS: the same bits in any block of rows
     if med is None:
         return total / len(pairs)
     total += 0.5 * np.abs(y - q[:, med])
@@ -113,7 +115,7 @@ def weighted_interval_score(y_true: np.ndarray, quantiles: np.ndarray, levels: n
     (N,) array, >= 0, lower is better.
     """
     y, q, tau = _inputs(y_true, quantiles, levels)
-    return _wis_rows(y, q, tau)
+    return rowwise(lambda y, q: _wis_rows(y, q, tau), y, q)
 
 
 def quantile_scores(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray) -> dict:
@@ -132,18 +134,29 @@ def quantile_scores(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarra
         neither a median nor a central pair).
     """
     y, q, tau = _inputs(y_true, quantiles, levels)
-    pin = pinball_loss(y, q, tau).mean(axis=0)
+    # each level's (N,) scores block by block into one buffer (metrics.blocks), then its mean: no (N, Q) array
+    buf = np.empty(y.size)
+    pin = np.array([row_mean(lambda y, qj: pinball_loss(y, qj[:, None], tau[j:j + 1])[:, 0], y, q[:, j], out=buf)
+                    for j in range(tau.size)])  # a loop over levels, not rows
     out: dict = {
         "pinball": float(pin.mean()),
         "pinball_by_level": {level_key(t): float(v) for t, v in zip(tau, pin)},
     }
     by_level: dict[str, float] = {}
     for i, j, level in central_pairs(tau):
-        by_level[level_key(level)] = float(interval_score(y, q[:, i], q[:, j], level).mean())
+        by_level[level_key(level)] = row_mean(lambda y, lo, hi: interval_score(y, lo, hi, level),
+                                              y, q[:, i], q[:, j], out=buf)
     out["interval_by_level"] = by_level
     if by_level or _median_index(tau) is not None:
-        out["wis"] = float(_wis_rows(y, q, tau).mean())
+        out["wis"] = row_mean(lambda y, q: _wis_rows(y, q, tau), y, q, out=buf)
     return out
+
+
+def pinball_rows(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """(N,) pinball loss of each row averaged over the levels, block by block (no (N, Q) array);
+    its mean is ``quantile_scores(...)["pinball"]`` up to the order of summation."""
+    y, q, tau = _inputs(y_true, quantiles, levels)
+    return rowwise(lambda y, q: pinball_loss(y, q, tau).mean(axis=1), y, q)
 
 
 def quantile_calibration_curve(
@@ -202,7 +215,7 @@ def check_quantiles_sorted(
     names = list(columns) if columns is not None else [f"q_{level_key(t)}" for t in tau]
     if len(names) != tau.size:
         raise InputError(f"columns has {len(names)} name(s) for {tau.size} quantile column(s)")
-    crossing = np.diff(q, axis=1) < 0
+    crossing = q[:, 1:] < q[:, :-1]  # np.diff(q) < 0 for finite q, without its (N, Q - 1) floats
     rows = np.flatnonzero(crossing.any(axis=1))
     if rows.size:
         row = int(rows[0])
