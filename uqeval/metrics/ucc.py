@@ -272,19 +272,22 @@ def _sweep(k: np.ndarray, w: np.ndarray | None, a: np.ndarray | None, half: np.n
         with np.errstate(invalid="ignore"):
             out["bandwidth"] = ks * half[:, None]
     if "missrate" in metrics:
-        # coverage at position j counts the whole tie group of ks[j]: last index of the group, i.e. the
-        # smallest group end at or after j (a running minimum from the right, in place)
-        ends = np.empty((b, n), dtype=bool)
-        np.not_equal(ks[:, 1:], ks[:, :-1], out=ends[:, :-1])
-        ends[:, -1] = True
-        last = np.broadcast_to(np.arange(n), (b, n)).copy()
-        last[~ends] = n - 1
-        del ends
-        back = last[:, ::-1]
-        np.minimum.accumulate(back, axis=1, out=back)
-        np.subtract(n - 1, last, out=last)  # rows missed at each position
-        out["missrate"] = last / n
-        del last, back
+        # coverage at position j counts the whole tie group of ks[j]: its last index, the smallest group end
+        # at or after j -- a running minimum from the right, made block by block from the last block back
+        # (``after``: the smallest group end past the block)
+        miss = np.empty((b, n))
+        after = np.full((b, 1), n - 1, dtype=np.intp)
+        for stop in range(n, 0, -BLOCK):  # blocks of positions, not positions
+            start = max(stop - BLOCK, 0)
+            ends = np.ones((b, stop - start), dtype=bool)  # the last position ends its group
+            inner = min(stop, n - 1)
+            np.not_equal(ks[:, start + 1:inner + 1], ks[:, start:inner], out=ends[:, :inner - start])
+            last = np.where(ends, np.arange(start, stop), n - 1)
+            last = np.minimum.accumulate(last[:, ::-1], axis=1)[:, ::-1]
+            np.minimum(last, after, out=last)
+            after = last[:, :1].copy()
+            miss[:, start:stop] = (n - 1 - last) / n
+        out["missrate"] = miss
     if "excess" in metrics:
         cum = np.cumsum(ws, axis=1)  # width covered through position h
         exc = np.zeros((b, n))
@@ -589,8 +592,14 @@ def _operating_point(k: float, x: float, y: float, cost: float) -> dict[str, flo
 
 
 def _min_cost_point(curve: UCCCurve, cost: float) -> dict[str, float]:
-    c = cost * curve.x + (1.0 - cost) * curve.y
-    best = np.flatnonzero(c == c.min())
+    x, y, m = curve.x, curve.y, len(curve)
+    spans = [(start, min(start + BLOCK, m)) for start in range(0, m, BLOCK)]  # blocks of points, not points
+
+    def costs(start: int, stop: int) -> np.ndarray:
+        return cost * x[start:stop] + (1.0 - cost) * y[start:stop]
+
+    c_min = min(costs(*span).min() for span in spans)
+    best = np.concatenate([start + np.flatnonzero(costs(start, stop) == c_min) for start, stop in spans])
     j = best[np.argmin(curve.k[best])]  # ties: the smallest scale (UQ360: first in k order)
     return _operating_point(curve.k[j], curve.x[j], curve.y[j], cost)
 
