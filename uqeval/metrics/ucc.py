@@ -92,6 +92,7 @@ __all__ = [
     "ucc_curve",
     "ucc_curves",
     "ucc_summary",
+    "ucc_summary_rows",
 ]
 
 #: Axis names, in UQ360's order of its ``axes_name2idx`` table.
@@ -637,6 +638,42 @@ def ucc_summary(y_true, pred, lower, upper, x_axis: str = "bandwidth", y_axis: s
         raise UsageError("give at most one of partial_x (--partial-x) and partial_y (--partial-y)")
     c = _check_cost(cost)
     y, p, lo, hi = _check_band(y_true, pred, lower, upper)
+    return _summary_rows(y, p, lambda a, b: (lo[a:b], hi[a:b]), x_axis, y_axis, normalize, px, py, c)
+
+
+def ucc_summary_rows(y_true, pred, bounds, x_axis: str = "bandwidth", y_axis: str = "missrate",
+                     normalize: str = "std", partial_x: Sequence[float] | None = None,
+                     partial_y: Sequence[float] | None = None, cost: float = 0.5) -> dict:
+    """:func:`ucc_summary` with the bounds handed out block by block: ``bounds(start, stop) -> (lower,
+    upper)`` of rows ``start:stop`` (e.g. a Gaussian's ``mean -+ z std``, never held whole). The same
+    numbers, bit for bit; bounds that are not finite or do not contain ``pred`` are made whole once to
+    raise :func:`ucc_summary`'s message."""
+    _check_axes(x_axis, y_axis)
+    _check_normalize(normalize)
+    px = _check_range(partial_x, "partial_x")
+    py = _check_range(partial_y, "partial_y")
+    if px is not None and py is not None:
+        raise UsageError("give at most one of partial_x (--partial-x) and partial_y (--partial-y)")
+    c = _check_cost(cost)
+    y = as_float_array(y_true, "y_true")
+    p = as_float_array(pred, "pred")
+    n = check_same_length([y, p], ["y_true", "pred"])
+    check_nonempty(n, "y_true")
+    check_finite(y, "y_true")
+    check_finite(p, "pred")
+    for start in range(0, n, BLOCK):  # blocks of rows, not rows
+        stop = min(start + BLOCK, n)
+        lo, hi = bounds(start, stop)
+        pb = p[start:stop]
+        if not (np.isfinite(lo).all() and np.isfinite(hi).all() and (lo <= pb).all() and (pb <= hi).all()):
+            whole = [np.concatenate(v) for v in zip(*(bounds(a, min(a + BLOCK, n)) for a in range(0, n, BLOCK)))]
+            _check_band(y, p, *whole)  # raises
+    return _summary_rows(y, p, bounds, x_axis, y_axis, normalize, px, py, c)
+
+
+def _summary_rows(y: np.ndarray, p: np.ndarray, bounds, x_axis: str, y_axis: str, normalize: str,
+                  px: tuple[float, float] | None, py: tuple[float, float] | None, c: float) -> dict:
+    """:func:`ucc_summary` of checked arrays and bounds handed out by ``bounds(start, stop)``."""
     unit = _unit(y, normalize)
     n, axes = y.size, (x_axis, y_axis)
     # every per-row array is made block by block from the bounds (no full-size d, zl, zu; each value as
@@ -645,12 +682,18 @@ def ucc_summary(y_true, pred, lower, upper, x_axis: str = "bandwidth", y_axis: s
 
     def rows(start: int, stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         yb, pb = y[start:stop], p[start:stop]
-        return yb - pb, pb - lo[start:stop], hi[start:stop] - pb
+        lo, hi = bounds(start, stop)
+        return yb - pb, pb - lo, hi - pb
 
     sums = _op_sums(rows, n, 1.0)
     need_w = "excess" in axes or "deficit" in axes
-    k = rowwise(lambda *r: _active(r[0] - r[1], r[1] - r[2], r[3] - r[1])[0], y, p, lo, hi)
-    w = rowwise(lambda *r: _active(r[0] - r[1], r[1] - r[2], r[3] - r[1])[1], y, p, lo, hi) if need_w else None
+    k, w = np.empty(n), np.empty(n) if need_w else None
+    for start in range(0, n, BLOCK):  # blocks of rows, not rows
+        stop = min(start + BLOCK, n)
+        kb, wb, _ = _active(*rows(start, stop))
+        k[start:stop] = kb
+        if need_w:
+            w[start:stop] = wb
     a = rowwise(lambda yb, pb: np.abs(yb - pb), y, p) if "deficit" in axes else None
     half = 0.5 * (sums["zl"] + sums["zu"])
     model = _curve_of(k, w, a, half, n, x_axis, y_axis, normalize, unit, axes, inplace=True)
