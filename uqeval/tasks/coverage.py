@@ -75,8 +75,7 @@ def _point_metrics(pred, levels: Sequence[float], y_std: float | None) -> dict[s
         for lv, state in zip(levels, states):
             lo, hi = part.interval(lv)
             if not (np.isfinite(lo).all() and np.isfinite(hi).all() and (lo <= hi).all()):
-                lo, hi = pred.interval(lv)  # whole-array checks: coverage_metrics raises its message
-                coverage_metrics(y, lo, hi, lv, y_std=y_std)
+                coverage_metrics(y, *pred.interval(lv), lv, y_std=y_std)  # whole-array checks: raises its message
             state.add(y[start:stop], lo, hi)
     out = {}
     for lv, state in zip(levels, states):
