@@ -50,8 +50,13 @@ def test_gaussian_band_is_mean_pm_z_std():
     for level in (0.5, 0.9, 0.95):
         b = band_of("g", _gauss(y, mean, std), level)
         z = stats.norm.ppf(0.5 + level / 2)
-        np.testing.assert_allclose(b.lower, mean - z * std, rtol=0, atol=1e-12)
-        np.testing.assert_allclose(b.upper, mean + z * std, rtol=0, atol=1e-12)
+        lower, upper = b.bounds_of()  # made on demand, not stored
+        assert b.lower is None and b.upper is None
+        np.testing.assert_allclose(lower, mean - z * std, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(upper, mean + z * std, rtol=0, atol=1e-12)
+        part = b.bounds_of(3, 7)  # a block of rows: the same values as the whole bounds' slice
+        np.testing.assert_array_equal(part[0], lower[3:7])
+        np.testing.assert_array_equal(part[1], upper[3:7])
         np.testing.assert_array_equal(b.pred, mean)
         assert b.level == level and "mu" in b.centre and not b.notes
 
@@ -193,13 +198,14 @@ def test_report_matches_the_kernel_and_has_the_documented_keys():
         assert set(m) == {"input", "band", "ucc"}
         assert set(m["ucc"]) == {"x_axis", "y_axis", "normalize", "auucc", "auucc_const", "gain", "partial",
                                  "op", "op_min"}
-        want = ucc_summary(b.y_true, b.pred, b.lower, b.upper, x_axis="excess", y_axis="deficit",
+        # a Gaussian band's bounds are made block by block (ucc_summary_rows): the numbers of the whole arrays
+        want = ucc_summary(b.y_true, b.pred, *b.bounds_of(), x_axis="excess", y_axis="deficit",
                            normalize="none", partial_y=(0.0, 0.3), cost=0.2)
         assert m["ucc"] == want
         assert m["band"]["level"] == 0.9 and m["input"]["path"] == f"{b.name}.parquet"
     # both share pred, hence the constant-band reference
     assert rep["models"]["het"]["ucc"]["auucc_const"] == rep["models"]["hom"]["ucc"]["auucc_const"]
-    want = permutation_test(y, mean, [(b.lower, b.upper) for b in bands], n_permutations=50, seed=4,
+    want = permutation_test(y, mean, [b.bounds_of() for b in bands], n_permutations=50, seed=4,
                             x_axis="excess", y_axis="deficit", normalize="none", names=["het", "hom"])
     t = rep["permutation_test"]
     assert t["p_values"] == want["p_values"] and t["names"] == ["het", "hom"] and t["seed"] == 4

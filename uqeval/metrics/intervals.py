@@ -15,6 +15,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
+
+from .blocks import BLOCK, PairwiseSum
 from .normal import ndtri
 
 from ..errors import InputError
@@ -134,8 +136,6 @@ def coverage_from_bounds(y_true: np.ndarray, bounds, level: float, y_std: float 
     of a Gaussian forecast, whose (N,) bounds would be two more full-size arrays); they are not
     checked (``lower <= upper``): :func:`coverage_metrics` checks given arrays first.
     """
-    from .blocks import BLOCK, PairwiseSum
-
     level = check_level(level)
     if y_std is not None:
         ref = float(y_std)
@@ -144,28 +144,50 @@ def coverage_from_bounds(y_true: np.ndarray, bounds, level: float, y_std: float 
                 f"y_std (reference std of the training targets) must be a finite number > 0, got {ref:g}"
             )
     n = len(y_true)
-    # coverage_rows block by block, without full-size arrays: the indicators (and the coverage_error
-    # terms) are 0/1 per row, so their sums are exact integers, the same in any order; the widths are
-    # summed in numpy's pairwise order (PairwiseSum), so their means are np.mean's of the whole arrays
-    sums: dict[str, Any] = {}
-    widths: dict[str, PairwiseSum] = {}
-    finishers: dict[str, Any] = {}
-    for start in range(0, n, BLOCK):
+    state = CoverageSums(n, level, y_std)
+    for start in range(0, n, BLOCK):  # blocks of rows, not rows
         stop = min(start + BLOCK, n)
-        lo, hi = bounds(start, stop)
-        for key, (score, terms, finish) in coverage_rows(y_true[start:stop], lo, hi, level, y_std).items():
-            finishers[key] = finish
+        state.add(y_true[start:stop], *bounds(start, stop))
+    return state.result()
+
+
+class CoverageSums:
+    """:func:`coverage_metrics` of ``n`` rows fed in consecutive blocks (row order), without full-size arrays.
+
+    The indicators (and the ``coverage_error`` terms) of :func:`coverage_rows` are 0/1 per row, so
+    their sums are exact integers, the same in any order; the widths are summed as ``np.mean`` of the
+    whole array would sum them (:class:`~.blocks.PairwiseSum`), so :meth:`result` is bit for bit that
+    of :func:`coverage_metrics` on the whole arrays. The blocks are not validated: :func:`coverage_metrics`
+    checks whole arrays, and the intervals of a validated prediction container are finite and ordered.
+    """
+
+    def __init__(self, n: int, level: float, y_std: float | None = None) -> None:
+        self.n, self.level, self.y_std = int(n), level, y_std
+        self._sums: dict[str, Any] = {}
+        self._widths: dict[str, PairwiseSum] = {}
+        self._finishers: dict[str, Any] = {}
+
+    def add(self, y_true: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> None:
+        """Add the next block of rows: (B,) targets and interval bounds."""
+        for key, (score, terms, finish) in coverage_rows(y_true, lower, upper, self.level, self.y_std).items():
+            self._finishers[key] = finish
             if terms is not None or key in _INDICATORS:
-                sums[key] = sums.get(key, 0.0) + (terms.sum(axis=0) if terms is not None else np.sum(score))
+                self._sums[key] = self._sums.get(key, 0.0) + (terms.sum(axis=0) if terms is not None
+                                                              else np.sum(score))
             else:
-                widths.setdefault(key, PairwiseSum(n)).add(score)
-    out: dict[str, float] = {}
-    for key, finish in finishers.items():  # coverage_rows' key order
-        if finish is not None:
-            out[key] = float(finish(np.asarray(sums[key])[None, :], np.array([float(n)]))[0])
-        else:
-            out[key] = widths[key].total() / n if key in widths else float(sums[key] / n)
-    return out
+                self._widths.setdefault(key, PairwiseSum(self.n)).add(score)
+
+    def result(self) -> dict[str, float]:
+        """The dict of :func:`coverage_metrics` (its key order); every row must have been added."""
+        n, out = self.n, {}
+        for key, finish in self._finishers.items():  # coverage_rows' key order
+            if finish is not None:
+                out[key] = float(finish(np.asarray(self._sums[key])[None, :], np.array([float(n)]))[0])
+            elif key in self._widths:  # np.mean of the whole width array: its pairwise sum / n
+                out[key] = float(self._widths[key].total() / n)
+            else:
+                out[key] = float(self._sums[key] / n)
+        return out
 
 
 #: keys of :func:`coverage_rows` whose per-row score is a 0/1 indicator

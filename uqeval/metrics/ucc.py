@@ -78,7 +78,7 @@ import numpy as np
 
 from ..errors import InputError, UsageError
 from ..validation import as_float_array, check_finite, check_nonempty, check_same_length
-from .blocks import trapezoid
+from .blocks import BLOCK, PairwiseSum, rowwise, trapezoid
 
 __all__ = [
     "AXES",
@@ -92,6 +92,7 @@ __all__ = [
     "ucc_curve",
     "ucc_curves",
     "ucc_summary",
+    "ucc_summary_rows",
 ]
 
 #: Axis names, in UQ360's order of its ``axes_name2idx`` table.
@@ -125,8 +126,8 @@ def _check_normalize(normalize: str) -> None:
         raise UsageError(f"normalize must be one of {', '.join(NORMALIZE)}, got {normalize!r}")
 
 
-def _validate(y_true, pred, lower, upper) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Checked float arrays ``(y, d, zl, zu)``: target, error and both band widths."""
+def _check_band(y_true, pred, lower, upper) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Checked float arrays ``(y, pred, lower, upper)`` (no full-size float temporaries)."""
     names = ("y_true", "pred", "lower", "upper")
     arrays = [as_float_array(a, n) for a, n in zip((y_true, pred, lower, upper), names)]
     n = check_same_length(arrays, names)
@@ -134,10 +135,9 @@ def _validate(y_true, pred, lower, upper) -> tuple[np.ndarray, np.ndarray, np.nd
     for a, name in zip(arrays, names):
         check_finite(a, name)
     y, p, lo, hi = arrays
-    zl = p - lo
-    zu = hi - p
-    for z, bound, rel in ((zl, "lower", "above"), (zu, "upper", "below")):
-        bad = np.flatnonzero(z < 0)
+    # a negative band p - lo < 0 (hi - p < 0) is lo > p (p > hi): the sign of a difference of finite numbers
+    for bad, bound, rel in ((lo > p, "lower", "above"), (p > hi, "upper", "below")):
+        bad = np.flatnonzero(bad)
         if bad.size:
             i = int(bad[0])
             raise InputError(
@@ -146,7 +146,13 @@ def _validate(y_true, pred, lower, upper) -> tuple[np.ndarray, np.ndarray, np.nd
                 f"pred={p[i]:g}); the interval must contain the prediction "
                 "(check that lower/upper are not swapped and belong to this prediction)"
             )
-    return y, y - p, zl, zu
+    return y, p, lo, hi
+
+
+def _validate(y_true, pred, lower, upper) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Checked float arrays ``(y, d, zl, zu)``: target, error and both band widths."""
+    y, p, lo, hi = _check_band(y_true, pred, lower, upper)
+    return y, y - p, p - lo, hi - p
 
 
 def _unit(y: np.ndarray, normalize: str) -> float:
@@ -228,19 +234,27 @@ def critical_scales(y_true, pred, lower, upper) -> np.ndarray:
     return _active(d, zl, zu)[0]
 
 
-def _sweep(k: np.ndarray, w: np.ndarray | None, a: np.ndarray, half_width: np.ndarray,
-           metrics: Sequence[str]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def _sweep(k: np.ndarray, w: np.ndarray | None, a: np.ndarray | None, half: np.ndarray,
+           metrics: Sequence[str], inplace: bool = False) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Raw-unit metrics at every sorted critical scale, for ``B`` curves at once.
 
-    ``k, w, a`` are ``(B, N)``; ``half_width`` is ``(B,)``, the mean of ``(zl + zu) / 2``.
+    ``k, w, a`` are ``(B, N)``; ``half`` is ``(B,)``, the mean of ``(zl + zu) / 2``.
     ``w=None`` means every active width is 1 (the constant band): a value sort suffices.
+    ``inplace``: a value sort may sort ``k`` itself (the caller's array is then overwritten).
     Returns ``ks`` (``(B, N)``, ascending per row, ``inf`` last) and ``{metric: (B, N)}``
-    at those scales; entries at ``ks == inf`` are meaningless (callers drop or mask them).
+    at those scales (only the ``metrics`` asked for); entries at ``ks == inf`` are meaningless
+    (callers drop or mask them).
     """
     b, n = k.shape
     need_w = "excess" in metrics or "deficit" in metrics
+    # |d| of never-covered rows, before k is sorted (perhaps in place)
+    never = np.where(np.isinf(k), a, 0.0).sum(axis=1) if "deficit" in metrics else None
     if w is None or not need_w:  # the widths are not needed: a value sort suffices
-        ks = np.sort(k, axis=1)
+        if inplace:
+            k.sort(axis=1)
+            ks = k
+        else:
+            ks = np.sort(k, axis=1)
         ws = np.ones((b, n)) if need_w else None
     else:
         order = np.argsort(k, axis=1)
@@ -257,17 +271,24 @@ def _sweep(k: np.ndarray, w: np.ndarray | None, a: np.ndarray, half_width: np.nd
         del finite
     if "bandwidth" in metrics:
         with np.errstate(invalid="ignore"):
-            out["bandwidth"] = ks * half_width[:, None]
+            out["bandwidth"] = ks * half[:, None]
     if "missrate" in metrics:
-        # coverage at position j counts the whole tie group of ks[j]: last index of the group
-        ends = np.empty((b, n), dtype=bool)
-        np.not_equal(ks[:, 1:], ks[:, :-1], out=ends[:, :-1])
-        ends[:, -1] = True
-        last = np.where(ends, np.arange(n), n - 1)
-        del ends
-        last = np.minimum.accumulate(last[:, ::-1], axis=1)[:, ::-1]
-        out["missrate"] = (n - 1 - last) / n
-        del last
+        # coverage at position j counts the whole tie group of ks[j]: its last index, the smallest group end
+        # at or after j -- a running minimum from the right, made block by block from the last block back
+        # (``after``: the smallest group end past the block)
+        miss = np.empty((b, n))
+        after = np.full((b, 1), n - 1, dtype=np.intp)
+        for stop in range(n, 0, -BLOCK):  # blocks of positions, not positions
+            start = max(stop - BLOCK, 0)
+            ends = np.ones((b, stop - start), dtype=bool)  # the last position ends its group
+            inner = min(stop, n - 1)
+            np.not_equal(ks[:, start + 1:inner + 1], ks[:, start:inner], out=ends[:, :inner - start])
+            last = np.where(ends, np.arange(start, stop), n - 1)
+            last = np.minimum.accumulate(last[:, ::-1], axis=1)[:, ::-1]
+            np.minimum(last, after, out=last)
+            after = last[:, :1].copy()
+            miss[:, start:stop] = (n - 1 - last) / n
+        out["missrate"] = miss
     if "excess" in metrics:
         cum = np.cumsum(ws, axis=1)  # width covered through position h
         exc = np.zeros((b, n))
@@ -283,7 +304,6 @@ def _sweep(k: np.ndarray, w: np.ndarray | None, a: np.ndarray, half_width: np.nd
         dfc = np.zeros((b, n))
         np.cumsum(inc[:, ::-1], axis=1, out=dfc[:, -2::-1])
         del inc
-        never = np.where(np.isinf(k), a, 0.0).sum(axis=1)  # |d| of never-covered rows
         dfc += never[:, None]
         dfc /= n
         out["deficit"] = dfc
@@ -298,7 +318,8 @@ class UCCCurve:
     ----------
     k : (M,) critical scales of the points (``M`` = rows with a finite critical scale).
     bandwidth, missrate, excess, deficit : (M,) the four metrics at each ``k``, in the
-        reported units (``bandwidth``, ``excess``, ``deficit`` divided by ``unit``).
+        reported units (``bandwidth``, ``excess``, ``deficit`` divided by ``unit``); the
+        curves of :func:`ucc_summary` hold its two axes only (the others are None).
     x_axis, y_axis : names of the chosen axes (any two of :data:`AXES`).
     normalize : ``"std"`` or ``"none"``.
     unit : the divisor applied (population std of ``y_true``, or 1).
@@ -306,10 +327,10 @@ class UCCCurve:
     """
 
     k: np.ndarray
-    bandwidth: np.ndarray
-    missrate: np.ndarray
-    excess: np.ndarray
-    deficit: np.ndarray
+    bandwidth: np.ndarray | None
+    missrate: np.ndarray | None
+    excess: np.ndarray | None
+    deficit: np.ndarray | None
     x_axis: str
     y_axis: str
     normalize: str
@@ -334,15 +355,21 @@ def _curve(d: np.ndarray, zl: np.ndarray | None, zu: np.ndarray | None,
            x_axis: str, y_axis: str, normalize: str, unit: float) -> UCCCurve:
     """The UCC of bands ``zl, zu`` with errors ``d``; ``None, None``: the constant band of
     width 1 (critical scales ``|d|``)."""
-    n = d.size
     if zl is None:
         a = np.abs(d)
-        ks, m = _sweep(a[None, :], None, a[None, :], np.ones(1), AXES)
-        k = w = None
-    else:
-        k, w, a = _active(d, zl, zu)
-        half = np.array([0.5 * (zl.mean() + zu.mean())])
-        ks, m = _sweep(k[None, :], w[None, :], a[None, :], half, AXES)
+        return _curve_of(a, None, a, 1.0, d.size, x_axis, y_axis, normalize, unit)
+    k, w, a = _active(d, zl, zu)
+    return _curve_of(k, w, a, 0.5 * (zl.mean() + zu.mean()), d.size, x_axis, y_axis, normalize, unit)
+
+
+def _curve_of(k: np.ndarray, w: np.ndarray | None, a: np.ndarray | None, half: float, n: int, x_axis: str,
+              y_axis: str, normalize: str, unit: float, metrics: Sequence[str] = AXES,
+              inplace: bool = False) -> UCCCurve:
+    """The UCC of critical scales ``k``, active widths ``w`` (None: all 1) and ``|d|`` = ``a`` (N,; only
+    read for the deficit) with mean half width ``half``; the metrics not in ``metrics`` are None;
+    ``inplace``: ``k`` may be sorted in place."""
+    ks, m = _sweep(k[None, :], None if w is None else w[None, :], None if a is None else a[None, :],
+                   np.array([half]), metrics, inplace=inplace)
     del k, w, a
     n_fin = int(np.searchsorted(ks[0], np.inf))
     if n_fin == 0:
@@ -353,9 +380,9 @@ def _curve(d: np.ndarray, zl: np.ndarray | None, zu: np.ndarray | None,
         )
     step = 1 if _INCREASING[x_axis] else -1  # ascending x
     sl = slice(None, n_fin) if step == 1 else slice(n_fin - 1, None, -1)
-    cols = {}
-    for name in AXES:
-        v = np.ascontiguousarray(m[name][0, sl])
+    cols: dict[str, np.ndarray | None] = dict.fromkeys(AXES)
+    for name in metrics:
+        v = np.ascontiguousarray(m.pop(name)[0, sl])
         if name != "missrate" and unit != 1.0:
             v /= unit
         cols[name] = v
@@ -433,17 +460,39 @@ def metrics_at_scale(y_true, pred, lower, upper, k: float = 1.0,
 
 def _metrics_at(d: np.ndarray, zl: np.ndarray, zu: np.ndarray, k: float,
                 unit: float) -> dict[str, float]:
-    kc, w, a = _active(d, zl, zu)
-    covered = kc <= k
-    slack = k * w - a
-    excess = float(np.maximum(slack, 0.0, where=covered, out=np.zeros_like(slack)).sum())
-    deficit = float(np.maximum(-slack, 0.0, where=~covered, out=np.zeros_like(slack)).sum())
     n = d.size
+    return _op_metrics(_op_sums(lambda a, b: (d[a:b], zl[a:b], zu[a:b]), n, k), n, k, unit)
+
+
+def _op_sums(rows, n: int, k: float) -> dict[str, float]:
+    """The sums behind :func:`_metrics_at` over ``n`` rows handed out in blocks by ``rows(start, stop)
+    -> (d, zl, zu)``: the means of ``zl`` and ``zu``, the covered rows and the excess and deficit sums,
+    each bit for bit its whole-array value (:class:`~.blocks.PairwiseSum`) with block-sized temporaries."""
+    totals = {key: PairwiseSum(n) for key in ("zl", "zu", "excess", "deficit")}
+    covered_rows = 0
+    for start in range(0, n, BLOCK):  # blocks of rows, not rows
+        d, zl, zu = rows(start, min(start + BLOCK, n))
+        kc, w, a = _active(d, zl, zu)
+        covered = kc <= k
+        slack = k * w - a
+        totals["excess"].add(np.maximum(slack, 0.0, where=covered, out=np.zeros_like(slack)))
+        totals["deficit"].add(np.maximum(-slack, 0.0, where=~covered, out=np.zeros_like(slack)))
+        totals["zl"].add(zl)
+        totals["zu"].add(zu)
+        covered_rows += int(np.count_nonzero(covered))
+    out = {key: t.total() for key, t in totals.items()}
+    out["zl"], out["zu"] = out["zl"] / n, out["zu"] / n  # np.mean
+    out["covered"] = covered_rows
+    return out
+
+
+def _op_metrics(sums: dict[str, float], n: int, k: float, unit: float) -> dict[str, float]:
+    """The four metrics at scale ``k`` from :func:`_op_sums`."""
     return {
-        "bandwidth": k * 0.5 * (float(zl.mean()) + float(zu.mean())) / unit,
-        "missrate": float(n - np.count_nonzero(covered)) / n,
-        "excess": excess / n / unit,
-        "deficit": deficit / n / unit,
+        "bandwidth": k * 0.5 * (sums["zl"] + sums["zu"]) / unit,
+        "missrate": float(n - sums["covered"]) / n,
+        "excess": sums["excess"] / n / unit,
+        "deficit": sums["deficit"] / n / unit,
     }
 
 
@@ -544,8 +593,14 @@ def _operating_point(k: float, x: float, y: float, cost: float) -> dict[str, flo
 
 
 def _min_cost_point(curve: UCCCurve, cost: float) -> dict[str, float]:
-    c = cost * curve.x + (1.0 - cost) * curve.y
-    best = np.flatnonzero(c == c.min())
+    x, y, m = curve.x, curve.y, len(curve)
+    spans = [(start, min(start + BLOCK, m)) for start in range(0, m, BLOCK)]  # blocks of points, not points
+
+    def costs(start: int, stop: int) -> np.ndarray:
+        return cost * x[start:stop] + (1.0 - cost) * y[start:stop]
+
+    c_min = min(costs(*span).min() for span in spans)
+    best = np.concatenate([start + np.flatnonzero(costs(start, stop) == c_min) for start, stop in spans])
     j = best[np.argmin(curve.k[best])]  # ties: the smallest scale (UQ360: first in k order)
     return _operating_point(curve.k[j], curve.x[j], curve.y[j], cost)
 
@@ -582,11 +637,75 @@ def ucc_summary(y_true, pred, lower, upper, x_axis: str = "bandwidth", y_axis: s
     if px is not None and py is not None:
         raise UsageError("give at most one of partial_x (--partial-x) and partial_y (--partial-y)")
     c = _check_cost(cost)
-    y, d, zl, zu = _validate(y_true, pred, lower, upper)
+    y, p, lo, hi = _check_band(y_true, pred, lower, upper)
+    return _summary_rows(y, p, lambda a, b: (lo[a:b], hi[a:b]), x_axis, y_axis, normalize, px, py, c)
+
+
+def ucc_summary_rows(y_true, pred, bounds, x_axis: str = "bandwidth", y_axis: str = "missrate",
+                     normalize: str = "std", partial_x: Sequence[float] | None = None,
+                     partial_y: Sequence[float] | None = None, cost: float = 0.5) -> dict:
+    """:func:`ucc_summary` with the bounds handed out block by block: ``bounds(start, stop) -> (lower,
+    upper)`` of rows ``start:stop`` (e.g. a Gaussian's ``mean -+ z std``, never held whole). The same
+    numbers, bit for bit; bounds that are not finite or do not contain ``pred`` are made whole once to
+    raise :func:`ucc_summary`'s message."""
+    _check_axes(x_axis, y_axis)
+    _check_normalize(normalize)
+    px = _check_range(partial_x, "partial_x")
+    py = _check_range(partial_y, "partial_y")
+    if px is not None and py is not None:
+        raise UsageError("give at most one of partial_x (--partial-x) and partial_y (--partial-y)")
+    c = _check_cost(cost)
+    y = as_float_array(y_true, "y_true")
+    p = as_float_array(pred, "pred")
+    n = check_same_length([y, p], ["y_true", "pred"])
+    check_nonempty(n, "y_true")
+    check_finite(y, "y_true")
+    check_finite(p, "pred")
+    for start in range(0, n, BLOCK):  # blocks of rows, not rows
+        stop = min(start + BLOCK, n)
+        lo, hi = bounds(start, stop)
+        pb = p[start:stop]
+        if not (np.isfinite(lo).all() and np.isfinite(hi).all() and (lo <= pb).all() and (pb <= hi).all()):
+            whole = [np.concatenate(v) for v in zip(*(bounds(a, min(a + BLOCK, n)) for a in range(0, n, BLOCK)))]
+            _check_band(y, p, *whole)  # raises
+    return _summary_rows(y, p, bounds, x_axis, y_axis, normalize, px, py, c)
+
+
+def _summary_rows(y: np.ndarray, p: np.ndarray, bounds, x_axis: str, y_axis: str, normalize: str,
+                  px: tuple[float, float] | None, py: tuple[float, float] | None, c: float) -> dict:
+    """:func:`ucc_summary` of checked arrays and bounds handed out by ``bounds(start, stop)``."""
     unit = _unit(y, normalize)
-    model = _curve(d, zl, zu, x_axis, y_axis, normalize, unit)
-    const = _curve(d, None, None, x_axis, y_axis, normalize, unit)
-    return summary_of_curves(model, const, _metrics_at(d, zl, zu, 1.0, unit), px, py, c)
+    n, axes = y.size, (x_axis, y_axis)
+    # every per-row array is made block by block from the bounds (no full-size d, zl, zu; each value as
+    # _active makes it from the whole arrays), each curve holds its two axes only and is summarised
+    # before the next one is made
+
+    def rows(start: int, stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        yb, pb = y[start:stop], p[start:stop]
+        lo, hi = bounds(start, stop)
+        return yb - pb, pb - lo, hi - pb
+
+    sums = _op_sums(rows, n, 1.0)
+    need_w = "excess" in axes or "deficit" in axes
+    k, w = np.empty(n), np.empty(n) if need_w else None
+    for start in range(0, n, BLOCK):  # blocks of rows, not rows
+        stop = min(start + BLOCK, n)
+        kb, wb, _ = _active(*rows(start, stop))
+        k[start:stop] = kb
+        if need_w:
+            w[start:stop] = wb
+    a = rowwise(lambda yb, pb: np.abs(yb - pb), y, p) if "deficit" in axes else None
+    half = 0.5 * (sums["zl"] + sums["zu"])
+    model = _curve_of(k, w, a, half, n, x_axis, y_axis, normalize, unit, axes, inplace=True)
+    del k, w, a
+    part_m = _curve_part(model, px, py, c)
+    del model
+    a = rowwise(lambda yb, pb: np.abs(yb - pb), y, p)
+    const = _curve_of(a, None, a, 1.0, n, x_axis, y_axis, normalize, unit, axes, inplace=True)
+    del a
+    part_c = _curve_part(const, px, py)
+    del const
+    return _summary(x_axis, y_axis, normalize, part_m, part_c, _op_metrics(sums, n, 1.0, unit), px, py, c)
 
 
 def summary_of_curves(model: UCCCurve, const: UCCCurve, op: dict[str, float],
@@ -594,13 +713,31 @@ def summary_of_curves(model: UCCCurve, const: UCCCurve, op: dict[str, float],
     """The dict of :func:`ucc_summary` from the two curves, the metrics at ``k = 1`` (``op``), checked
     partial ranges and cost (the streamed UCC, :mod:`uqeval.stream.ucc`, passes curves through a subset
     of the operating points)."""
-    x_axis, y_axis, normalize = model.x_axis, model.y_axis, model.normalize
-    a_m, a_c = auucc(model), auucc(const)
+    return _summary(model.x_axis, model.y_axis, model.normalize, _curve_part(model, px, py, c),
+                    _curve_part(const, px, py), op, px, py, c)
+
+
+def _curve_part(curve: UCCCurve, px: tuple[float, float] | None, py: tuple[float, float] | None,
+                c: float | None = None) -> dict:
+    """What a summary takes from one curve: its area, partial area (or None) and, with a cost ``c``,
+    its minimum-cost point."""
+    partial = None
+    if px is not None:
+        partial = partial_auucc(curve, x_range=px)
+    elif py is not None:
+        partial = partial_auucc(curve, y_range=py)
+    return {"area": auucc(curve), "partial": partial,
+            "op_min": _min_cost_point(curve, c) if c is not None else None}
+
+
+def _summary(x_axis: str, y_axis: str, normalize: str, model: dict, const: dict, op: dict[str, float],
+             px: tuple[float, float] | None, py: tuple[float, float] | None, c: float) -> dict:
+    """The dict of :func:`ucc_summary` from the :func:`_curve_part` of the model and constant curves."""
+    a_m, a_c = model["area"], const["area"]
     partial = None
     if px is not None or py is not None:
         key, rng = ("x", px) if px is not None else ("y", py)
-        kw = {"x_range": rng} if key == "x" else {"y_range": rng}
-        p_m, p_c = partial_auucc(model, **kw), partial_auucc(const, **kw)
+        p_m, p_c = model["partial"], const["partial"]
         partial = {key: [rng[0], rng[1]], "auucc": p_m, "auucc_const": p_c,
                    "gain": _gain(p_c, p_m)}
     return {
@@ -612,7 +749,7 @@ def summary_of_curves(model: UCCCurve, const: UCCCurve, op: dict[str, float],
         "gain": _gain(a_c, a_m),
         "partial": partial,
         "op": _operating_point(1.0, op[x_axis], op[y_axis], c),
-        "op_min": _min_cost_point(model, c),
+        "op_min": model["op_min"],
     }
 
 

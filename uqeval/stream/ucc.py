@@ -324,7 +324,7 @@ class _Models:
             self.levels[i] = band.level
         self.notes.extend(band.notes)
         try:
-            self.states[i] = merge_file(self.states[i], file_state(band.y_true, band.pred, band.lower, band.upper))
+            self.states[i] = merge_file(self.states[i], file_state(band.y_true, band.pred, *band.bounds_of()))
         except InputError as exc:
             raise exc.at(str(src.spec)) from None
         self.kept[i] += band.y_true.size

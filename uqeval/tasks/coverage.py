@@ -39,19 +39,47 @@ def _labels(values: np.ndarray | None, n: int) -> np.ndarray:
     return np.array(labels.tolist(), dtype=object)[codes]
 
 
+def _codes(values: np.ndarray | None) -> tuple[list[str], np.ndarray | None]:
+    """The labels of a --by / point column sorted as strings and each row's index into them
+    (:func:`~.score.group_codes`); ``(["all"], None)`` without one (every row has label 0)."""
+    if values is None:
+        return ["all"], None
+    from .score import group_codes
+
+    labels, codes = group_codes(values)
+    return [str(x) for x in labels.tolist()], codes
+
+
 def _point_metrics(pred, levels: Sequence[float], y_std: float | None) -> dict[str, dict[str, float]]:
-    """{level_key: {coverage, width[, width_norm]}} for one subset of rows."""
-    from ..metrics.intervals import coverage_metrics, level_key
+    """{level_key: {coverage, width[, width_norm]}} for one subset of rows.
+
+    Intervals are made and scored block by block of rows (:class:`~..metrics.intervals.CoverageSums`),
+    every level in one pass: no full-size bounds or widths, the numbers of :func:`coverage_metrics`
+    on the whole arrays bit for bit.
+    """
+    from ..metrics.blocks import BLOCK
+    from ..metrics.intervals import CoverageSums, coverage_metrics, level_key
+    from ..validation import check_nonempty
 
     if pred.kind in _SETS:
         from ..metrics.classification import prediction_sets
 
         sets = prediction_sets(pred.proba, pred.labels, levels)
         return {k: {"coverage": v["coverage"], "width": v["mean_size"]} for k, v in sets.items()}
+    n, y = pred.n, pred.require_targets()
+    check_nonempty(n)
+    states = [CoverageSums(n, lv, y_std) for lv in levels]
+    for start in range(0, n, BLOCK):  # blocks of rows, not rows
+        stop = min(start + BLOCK, n)
+        part = pred.subset(slice(start, stop)) if (start, stop) != (0, n) else pred
+        for lv, state in zip(levels, states):
+            lo, hi = part.interval(lv)
+            if not (np.isfinite(lo).all() and np.isfinite(hi).all() and (lo <= hi).all()):
+                coverage_metrics(y, *pred.interval(lv), lv, y_std=y_std)  # whole-array checks: raises its message
+            state.add(y[start:stop], lo, hi)
     out = {}
-    for lv in levels:
-        lo, hi = pred.interval(lv)
-        m = coverage_metrics(pred.y_true, lo, hi, lv, y_std=y_std)
+    for lv, state in zip(levels, states):
+        m = state.result()
         out[level_key(lv)] = {k: m[k] for k in ("coverage", "width", "width_norm") if k in m}
     return out
 
@@ -80,19 +108,25 @@ def coverage_points(
             raise InputError(f"{loaded.info['path']}: {pred.kind} predictions have no intervals or prediction "
                              "sets; coverage needs a std, bounds, quantiles, samples or class probabilities")
         n = pred.n
-        facets = _labels(loaded.groups, n)
-        points = _labels(point_values, n)
+        fvals, fcode = _codes(loaded.groups)
+        pvals, pcode = _codes(point_values)
         levels = coverage_levels(pred, settings) if pred.kind not in _SETS else list(settings.levels or (0.95,))
-        fvals, fcode = np.unique(facets.astype(str), return_inverse=True)
-        pvals, pcode = np.unique(points.astype(str), return_inverse=True)
-        cell = fcode * len(pvals) + pcode
-        order = np.argsort(cell, kind="stable")
-        cells, starts = np.unique(cell[order], return_index=True)
-        for c, idx in zip(cells, np.split(order, starts[1:])):  # a loop over (facet, point) cells, not rows
-            facet, point = str(fvals[c // len(pvals)]), str(pvals[c % len(pvals)])
-            for lk, m in _point_metrics(pred.subset(idx), levels, settings.y_std).items():
+        # cell = facet * len(pvals) + point; the cells in that order: facets, then points, sorted as strings
+        cell = None if fcode is None and pcode is None else \
+            (0 if fcode is None else fcode * len(pvals)) + (0 if pcode is None else pcode)
+        if not n:
+            cells, parts = [], []
+        elif cell is None or cell.min() == cell.max():  # one cell: the prediction itself, no copy
+            cells, parts = [0 if cell is None else int(cell[0])], [(n, pred)]
+        else:
+            order = np.argsort(cell, kind="stable")
+            cells, starts = np.unique(cell[order], return_index=True)
+            parts = ((idx.size, pred.subset(idx)) for idx in np.split(order, starts[1:]))
+        for c, (size, part) in zip(cells, parts):  # a loop over (facet, point) cells, not rows
+            facet, point = fvals[c // len(pvals)], pvals[c % len(pvals)]
+            for lk, m in _point_metrics(part, levels, settings.y_std).items():
                 records.append({"method": method, "file": loaded.info["path"], "facet": facet, "point": point,
-                                "level": lk, "n_rows": int(idx.size), **m})
+                                "level": lk, "n_rows": int(size), **m})
     return records
 
 

@@ -24,7 +24,8 @@ Steps
    a ``mean`` column that does not belong to the intervals) is an :class:`~uqeval.errors.InputError` naming the file and first row.
 2. :func:`check_same_targets` (several files: the same ``y_true`` in the same order) and,
    for the permutation test, :func:`check_same_pred` (the same :math:`\hat y`).
-3. :func:`ucc_report` runs :func:`~uqeval.metrics.ucc.ucc_summary` per model and, on
+3. :func:`ucc_report` runs :func:`~uqeval.metrics.ucc.ucc_summary_rows` per model (the bounds
+   handed out block by block) and, on
    request, :func:`~uqeval.metrics.ucc.permutation_test`, and returns the JSON summary
    (schema ``uqeval.ucc/1``)::
 
@@ -50,13 +51,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..errors import InputError, UsageError
 from ..io.load import Loaded
-from ..metrics.ucc import permutation_test, ucc_curves, ucc_summary
+from ..metrics.ucc import permutation_test, ucc_curves, ucc_summary_rows
 from ..predictions import Prediction
 
 __all__ = [
@@ -81,24 +82,35 @@ class Band:
 
     ``level`` is the nominal level of the bounds; ``bounds`` and ``centre`` say where
     they came from (written to the JSON); ``rows`` are the source file's row numbers
-    (for messages); ``notes`` are remarks for the user.
+    (for messages); ``notes`` are remarks for the user. A Gaussian's bounds
+    ``mean -+ z std`` are not stored (``lower = upper = None``): ``make_bounds(start, stop)``
+    makes those of a block of rows; :meth:`bounds_of` answers both kinds.
     """
 
     name: str
     y_true: np.ndarray
     pred: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
+    lower: np.ndarray | None
+    upper: np.ndarray | None
     level: float
     bounds: str
     centre: str
     info: dict[str, Any] = field(default_factory=dict)
     rows: np.ndarray | None = None
     notes: tuple[str, ...] = ()
+    make_bounds: Callable[[int, int], tuple[np.ndarray, np.ndarray]] | None = field(default=None, repr=False,
+                                                                                    compare=False)
 
     @property
     def source(self) -> str:
         return str(self.info.get("path", self.name))
+
+    def bounds_of(self, start: int = 0, stop: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(lower, upper)`` of rows ``start:stop`` (all rows by default; made afresh when not stored)."""
+        stop = self.y_true.size if stop is None else stop
+        if self.lower is not None:
+            return self.lower[start:stop], self.upper[start:stop]
+        return self.make_bounds(start, stop)
 
     def row(self, i: int) -> int:
         return int(self.rows[i]) if self.rows is not None else int(i)
@@ -187,8 +199,18 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
         y = p.require_targets()
     except InputError as exc:
         raise exc.at(where) from None
-    lower, upper, used, bnotes = _bounds(p, level, where)
-    notes.extend(bnotes)
+    make_bounds = None
+    if kind == "gaussian":  # bounds made block by block when needed (mean -+ z std): not held whole
+        used = level
+
+        def make_bounds(start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+            part = p.subset(slice(start, stop)) if (start, stop) != (0, p.n) else p
+            return _bounds(part, level, where)[:2]
+
+        lower = upper = None
+    else:
+        lower, upper, used, bnotes = _bounds(p, level, where)
+        notes.extend(bnotes)
     key = _level_key(used)
     if kind == "gaussian":
         pred = p.mean
@@ -234,9 +256,20 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
     if loaded.info.get("n_fixed_crossing"):
         notes.append(f"{where}: {loaded.info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted "
                      "(--fix-crossing)")
-    outside = (pred < lower) | (pred > upper)
+    if make_bounds is None:
+        outside = (pred < lower) | (pred > upper)
+    else:  # a Gaussian's centre lies inside its band: checked block by block all the same
+        from ..metrics.blocks import BLOCK
+
+        outside = np.empty(p.n, dtype=bool)
+        for start in range(0, p.n, BLOCK):  # blocks of rows, not rows
+            stop = min(start + BLOCK, p.n)
+            lo, hi = make_bounds(start, stop)
+            np.logical_or(pred[start:stop] < lo, pred[start:stop] > hi, out=outside[start:stop])
     if outside.any():
         i = int(np.flatnonzero(outside)[0])
+        if lower is None:
+            lower, upper = make_bounds(0, p.n)
         r = int(p.rows[i]) if p.rows is not None else i
         fix = ("use a different --level or give quantiles with a median (q_0.5) column"
                if kind == "samples" else "check that the point prediction belongs to these intervals")
@@ -247,9 +280,11 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
             f"point prediction, so it must lie inside [lower, upper]; {fix}"
         )
     return Band(name=name, y_true=y, pred=np.asarray(pred, dtype=float),
-                lower=np.asarray(lower, dtype=float), upper=np.asarray(upper, dtype=float),
+                lower=None if lower is None else np.asarray(lower, dtype=float),
+                upper=None if upper is None else np.asarray(upper, dtype=float),
                 level=float(used), bounds=bounds, centre=centre, info=dict(loaded.info),
-                rows=p.rows, notes=tuple(notes))
+                rows=p.rows, notes=tuple(notes), make_bounds=make_bounds)
+
 
 
 # --------------------------------------------------------------------------- consistency
@@ -341,7 +376,7 @@ def ucc_report(bands: Sequence[Band], x_axis: str = "bandwidth", y_axis: str = "
         check_same_pred(bands)
     models: dict[str, Any] = {}
     for b in bands:
-        summ = _named(b, ucc_summary, b.y_true, b.pred, b.lower, b.upper, x_axis=x_axis, y_axis=y_axis,
+        summ = _named(b, ucc_summary_rows, b.y_true, b.pred, b.bounds_of, x_axis=x_axis, y_axis=y_axis,
                       normalize=normalize, partial_x=partial_x, partial_y=partial_y, cost=cost)
         models[b.name] = {
             "input": b.info,
@@ -351,7 +386,7 @@ def ucc_report(bands: Sequence[Band], x_axis: str = "bandwidth", y_axis: str = "
     test = None
     if n_perm:
         ref = bands[0]
-        widths = [(ref.pred - (b.pred - b.lower), ref.pred + (b.upper - b.pred)) for b in bands]
+        widths = [(ref.pred - (b.pred - lo), ref.pred + (hi - b.pred)) for b in bands for lo, hi in [b.bounds_of()]]
         test = _named(ref, permutation_test, ref.y_true, ref.pred, widths, n_permutations=n_perm,
                       seed=seed, x_axis=x_axis, y_axis=y_axis, normalize=normalize,
                       names=[b.name for b in bands])
@@ -397,7 +432,7 @@ def plot_models(bands: Sequence[Band], summary: dict[str, Any]) -> list[dict[str
     out = []
     for b in bands:
         u = summary["models"][b.name]["ucc"]
-        curve, const = _named(b, ucc_curves, b.y_true, b.pred, b.lower, b.upper, x_axis=u["x_axis"],
+        curve, const = _named(b, ucc_curves, b.y_true, b.pred, *b.bounds_of(), x_axis=u["x_axis"],
                               y_axis=u["y_axis"], normalize=u["normalize"])
         out.append({"name": b.name, "curve": curve, "const_curve": const, "op": u["op"],
                     "op_min": u["op_min"], "auucc": u["auucc"], "gain": u["gain"]})
