@@ -647,3 +647,23 @@ def test_min_cost_ties_take_smallest_scale():
     s = ucc_summary(y, [0.0] * 4, [-1.0] * 4, [1.0] * 4, x_axis="missrate",
                     y_axis="bandwidth", normalize="none", cost=0.5)
     assert s["op_min"]["k"] == 0.0
+
+
+@pytest.mark.parametrize("x_axis,y_axis", PAIRS)
+def test_curves_of_the_two_axes_equal_those_of_all_four(x_axis, y_axis):
+    """ucc_curves(axes_only=True), what the plots ask for: the same x and y bit for bit (ties and a zero
+    width included), the other two metrics not computed."""
+    rng = np.random.default_rng(5)
+    n = 3000
+    y = np.round(rng.normal(size=n), 1)
+    p = y + np.round(rng.normal(scale=0.5, size=n), 1)
+    lo, hi = p - rng.uniform(0, 1, n), p + rng.uniform(0, 1, n)
+    lo[:5] = p[:5]  # zero width below
+    full = ucc_curves(y, p, lo, hi, x_axis=x_axis, y_axis=y_axis)
+    lean = ucc_curves(y, p, lo, hi, x_axis=x_axis, y_axis=y_axis, axes_only=True)
+    for a, b in zip(full, lean):
+        np.testing.assert_array_equal(a.k, b.k)
+        np.testing.assert_array_equal(a.x, b.x)
+        np.testing.assert_array_equal(a.y, b.y)
+        assert auucc(a) == auucc(b)
+        assert [getattr(b, m) is None for m in AXES] == [m not in (x_axis, y_axis) for m in AXES]

@@ -433,7 +433,7 @@ def plot_models(bands: Sequence[Band], summary: dict[str, Any]) -> list[dict[str
     for b in bands:
         u = summary["models"][b.name]["ucc"]
         curve, const = _named(b, ucc_curves, b.y_true, b.pred, *b.bounds_of(), x_axis=u["x_axis"],
-                              y_axis=u["y_axis"], normalize=u["normalize"])
+                              y_axis=u["y_axis"], normalize=u["normalize"], axes_only=True)
         out.append({"name": b.name, "curve": curve, "const_curve": const, "op": u["op"],
                     "op_min": u["op_min"], "auucc": u["auucc"], "gain": u["gain"]})
     return out
