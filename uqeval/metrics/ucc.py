@@ -358,8 +358,13 @@ def _curve(d: np.ndarray, zl: np.ndarray | None, zu: np.ndarray | None,
     if zl is None:
         a = np.abs(d)
         return _curve_of(a, None, a, 1.0, d.size, x_axis, y_axis, normalize, unit, metrics)
-    k, w, a = _active(d, zl, zu)
-    return _curve_of(k, w, a, 0.5 * (zl.mean() + zu.mean()), d.size, x_axis, y_axis, normalize, unit, metrics)
+    half = 0.5 * (zl.mean() + zu.mean())
+    if "excess" in metrics or "deficit" in metrics:
+        k, w, a = _active(d, zl, zu)
+        return _curve_of(k, w, a, half, d.size, x_axis, y_axis, normalize, unit, metrics)
+    # bandwidth and miss rate need the critical scales only: made block by block, sorted in place
+    k = rowwise(lambda d, zl, zu: _active(d, zl, zu)[0], d, zl, zu)
+    return _curve_of(k, None, None, half, d.size, x_axis, y_axis, normalize, unit, metrics, inplace=True)
 
 
 def _curve_of(k: np.ndarray, w: np.ndarray | None, a: np.ndarray | None, half: float, n: int, x_axis: str,
