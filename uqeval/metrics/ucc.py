@@ -357,6 +357,8 @@ def _curve(d: np.ndarray, zl: np.ndarray | None, zu: np.ndarray | None,
     width 1 (critical scales ``|d|``); only the ``metrics`` asked for (the others None)."""
     if zl is None:
         a = np.abs(d)
+        if "deficit" not in metrics:  # |d| is only the critical scales: sorted in place
+            return _curve_of(a, None, None, 1.0, d.size, x_axis, y_axis, normalize, unit, metrics, inplace=True)
         return _curve_of(a, None, a, 1.0, d.size, x_axis, y_axis, normalize, unit, metrics)
     half = 0.5 * (zl.mean() + zu.mean())
     if "excess" in metrics or "deficit" in metrics:
