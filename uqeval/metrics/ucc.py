@@ -642,15 +642,20 @@ def ucc_summary(y_true, pred, lower, upper, x_axis: str = "bandwidth", y_axis: s
     ``op_min`` (``{"k", "x", "y", "cost"}``, the minimum-cost point). Use
     :func:`ucc_curves` for the curves themselves.
     """
+    px, py, c = _summary_options(x_axis, y_axis, normalize, partial_x, partial_y, cost)
+    y, p, lo, hi = _check_band(y_true, pred, lower, upper)
+    return _summary_rows(y, p, lambda a, b: (lo[a:b], hi[a:b]), x_axis, y_axis, normalize, px, py, c)
+
+
+def _summary_options(x_axis: str, y_axis: str, normalize: str, partial_x, partial_y, cost: float):
+    """The checked options of a summary: ``(partial_x, partial_y, cost)``."""
     _check_axes(x_axis, y_axis)
     _check_normalize(normalize)
     px = _check_range(partial_x, "partial_x")
     py = _check_range(partial_y, "partial_y")
     if px is not None and py is not None:
         raise UsageError("give at most one of partial_x (--partial-x) and partial_y (--partial-y)")
-    c = _check_cost(cost)
-    y, p, lo, hi = _check_band(y_true, pred, lower, upper)
-    return _summary_rows(y, p, lambda a, b: (lo[a:b], hi[a:b]), x_axis, y_axis, normalize, px, py, c)
+    return px, py, _check_cost(cost)
 
 
 def ucc_summary_rows(y_true, pred, bounds, x_axis: str = "bandwidth", y_axis: str = "missrate",
@@ -660,13 +665,7 @@ def ucc_summary_rows(y_true, pred, bounds, x_axis: str = "bandwidth", y_axis: st
     upper)`` of rows ``start:stop`` (e.g. a Gaussian's ``mean -+ z std``, never held whole). The same
     numbers, bit for bit; bounds that are not finite or do not contain ``pred`` are made whole once to
     raise :func:`ucc_summary`'s message."""
-    _check_axes(x_axis, y_axis)
-    _check_normalize(normalize)
-    px = _check_range(partial_x, "partial_x")
-    py = _check_range(partial_y, "partial_y")
-    if px is not None and py is not None:
-        raise UsageError("give at most one of partial_x (--partial-x) and partial_y (--partial-y)")
-    c = _check_cost(cost)
+    px, py, c = _summary_options(x_axis, y_axis, normalize, partial_x, partial_y, cost)
     y = as_float_array(y_true, "y_true")
     p = as_float_array(pred, "pred")
     n = check_same_length([y, p], ["y_true", "pred"])
