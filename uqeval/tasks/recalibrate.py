@@ -460,7 +460,7 @@ def isotonic_metrics(state: dict[str, Any], y_true: np.ndarray, mean: np.ndarray
     """
     from ..metrics.blocks import rowwise
     from ..metrics.calibration import calibration_errors
-    from ..metrics.intervals import coverage_metrics
+    from ..metrics.intervals import coverage_from_bounds, coverage_metrics
     from ..metrics.quantiles import interval_calibration_curve_from_pit
     from ..metrics.reliability import max_calibration_error
     from ..metrics.scoring import _check_profile, _interval_profile
@@ -488,14 +488,20 @@ def isotonic_metrics(state: dict[str, Any], y_true: np.ndarray, mean: np.ndarray
     del rows
     out["scoring_rule"] = {"check": check / y.size, "interval": interval / y.size}
     if levels:
-        def bounds_at(j: int, lv: float) -> tuple[np.ndarray, np.ndarray]:
+        def coverage_at(j: int, lv: float) -> dict[str, float]:
             if lower is not None:
-                return lower[:, j], upper[:, j]
-            lo, hi = isotonic_intervals(state, mu, sd, [lv])
-            return lo[:, 0], hi[:, 0]
+                return coverage_metrics(y, lower[:, j], upper[:, j], lv, y_std=settings.y_std)
 
-        out["coverage"] = {_key(lv): coverage_metrics(y, *bounds_at(j, lv), lv, y_std=settings.y_std)
-                           for j, lv in enumerate(levels)}
+            def block(start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:  # the level's bounds of these rows
+                lo, hi = isotonic_intervals(state, mu[start:stop], sd[start:stop], [lv])
+                if not (np.isfinite(lo).all() and np.isfinite(hi).all() and (lo <= hi).all()):
+                    whole = isotonic_intervals(state, mu, sd, [lv])  # raises coverage_metrics' message
+                    coverage_metrics(y, whole[0][:, 0], whole[1][:, 0], lv, y_std=settings.y_std)
+                return lo[:, 0], hi[:, 0]
+
+            return coverage_from_bounds(y, block, lv, y_std=settings.y_std)  # never both bounds whole
+
+        out["coverage"] = {_key(lv): coverage_at(j, lv) for j, lv in enumerate(levels)}
     return out
 
 
