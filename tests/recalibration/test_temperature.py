@@ -133,3 +133,16 @@ def test_bad_rows_are_counted_over_every_block():
     z[24_580, 0] = np.inf
     with pytest.raises(InputError, match=r"3 bad row\(s\) \(first at row 10000\)"):
         fit_temperature(z, np.zeros(len(z), dtype=int))
+
+
+@pytest.mark.parametrize("k", [2, 3, 10, 32, 33, 50])
+def test_row_max_equals_numpy_max_with_nan_and_inf(k):
+    from uqeval.recalibration.temperature import _row_max
+
+    rng = np.random.default_rng(k)
+    a = rng.standard_normal((200, k))
+    a[3, 0], a[5, k - 1], a[7, k // 2] = np.nan, np.nan, np.inf
+    a[9, :] = -np.inf
+    a[11, 1], a[11, 0] = np.nan, np.inf
+    got = _row_max(a, np.empty(200))
+    np.testing.assert_array_equal(got, np.max(a, axis=1))  # NaN where numpy's max is NaN

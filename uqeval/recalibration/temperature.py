@@ -31,6 +31,21 @@ _KINDS = ("logits", "proba")
 _BLOCK_ROWS = 8192
 
 
+#: up to this many classes :func:`_row_max` takes the maximum column by column
+_COLUMNWISE_MAX = 32
+
+
+def _row_max(a: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``np.max(a, axis=1, out=out)`` (NaN propagates): for a few classes as K - 1 element-wise maxima
+    of whole columns, ~4x faster than numpy's reduction over a short row (a loop over classes)."""
+    if a.shape[1] > _COLUMNWISE_MAX:
+        return np.max(a, axis=1, out=out)
+    np.copyto(out, a[:, 0])
+    for j in range(1, a.shape[1]):  # classes, not rows
+        np.maximum(out, a[:, j], out=out)
+    return out
+
+
 def _log_scores(values, kind: str) -> np.ndarray:
     """(N, K) logits, or log-probabilities from ``kind="proba"`` (0 -> -inf), shifted so that each
     row's maximum is 0; a new array, computed in blocks of rows."""
@@ -52,7 +67,7 @@ def _log_scores(values, kind: str) -> np.ndarray:
                 np.log(part, out=dst)
         else:
             dst[...] = part
-        m = np.max(dst, axis=1, out=zmax[:len(dst)])
+        m = _row_max(dst, zmax[:len(dst)])
         bad_row = ~np.isfinite(m)  # the row max is NaN with any NaN, +inf with any +inf, -inf if all are -inf
         if bad_row.any():
             first = first if n_bad else start + int(np.flatnonzero(bad_row)[0])
