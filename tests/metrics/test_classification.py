@@ -213,6 +213,21 @@ def test_calibration_errors_match_slow_reference(num_bins, seed, n, k, quantised
         assert got[key] == pytest.approx(val, rel=1e-12, abs=1e-14), key
 
 
+@pytest.mark.parametrize("k,quantised", [(5, False), (4, True), (2, False)])
+def test_calibration_errors_threaded_classes_equal_serial_bit_for_bit(monkeypatch, k, quantised):
+    # from _THREAD_ROWS rows the classes are sorted two at a time (a worker thread); the sums must not change.
+    # An odd K leaves the last class alone; quantised scores have zeros, ties and scores below the threshold.
+    import uqeval.metrics.classification as mod
+
+    p, y = random_proba(7 + k, 3000, k, quantised)
+    monkeypatch.setattr(mod, "_THREAD_ROWS", 10**9)
+    serial = calibration_errors(p, y, num_bins=15, tace_threshold=0.15)
+    monkeypatch.setattr(mod, "_THREAD_ROWS", 1000)
+    threaded = calibration_errors(p, y, num_bins=15, tace_threshold=0.15)
+    assert threaded == serial  # dict of floats: exact equality
+    assert serial["sce"] > 0 and serial["tace"] > 0
+
+
 # ---------------------------------------------------------------------------
 # calibration errors: hand-made cases and edge conventions
 # ---------------------------------------------------------------------------
