@@ -13,6 +13,7 @@ of each row (after ``--nan-policy omit`` dropped some), used in messages only.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import InitVar, dataclass, field
 from typing import Any, ClassVar
 
@@ -178,12 +179,20 @@ def _column(a: np.ndarray, j: int) -> np.ndarray:
     return view
 
 
+_MEMO_LOCK = threading.RLock()
+
+
 def _memo(pred: "Prediction", key: str, make):
-    """Per-instance memo for derived arrays (the dataclass is frozen; not a field, so subset() drops it)."""
-    cache = pred.__dict__.setdefault("_cache", {})
-    if key not in cache:
-        cache[key] = make()
-    return cache[key]
+    """Per-instance memo for derived arrays (the dataclass is frozen; not a field, so subset() drops it).
+
+    Thread-safe: a background family (:attr:`uqeval.catalogue.Family.background`) and the others may ask
+    for the same array at once, which is then made once. One reentrant lock for all: one cached array is
+    made from another."""
+    with _MEMO_LOCK:
+        cache = pred.__dict__.setdefault("_cache", {})
+        if key not in cache:
+            cache[key] = make()
+        return cache[key]
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ Kernels are imported inside the functions, so importing the catalogue stays chea
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from typing import Any, Mapping
 
 import numpy as np
@@ -144,6 +146,14 @@ def compute(family: Family, pred: Prediction, settings: Settings) -> dict | None
         return fn(pred, settings)
 
 
+def _outcome(family: Family, pred: Prediction, settings: Settings) -> tuple[dict | None, InputError | None]:
+    """``(result, None)`` of :func:`compute`, or ``(None, exc)`` when the metrics are not defined for this data."""
+    try:
+        return compute(family, pred, settings), None
+    except InputError as exc:
+        return None, exc
+
+
 def compute_metrics(pred: Prediction, settings: Settings,
                     skipped: list[tuple[str, str]] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
     """Every applicable family for ``pred``: ``(metrics, orientation)``.
@@ -153,18 +163,23 @@ def compute_metrics(pred: Prediction, settings: Settings,
     """
     metrics: dict[str, Any] = {}
     orientation: dict[str, str] = {}
-    for f in families_for(pred.kind, settings):
-        try:
-            result = compute(f, pred, settings)
-        except InputError as exc:
-            if skipped is None:
-                raise
-            skipped.append((f.name, str(exc)))
-            continue
-        if result is None:
-            continue
-        metrics[f.name] = result
-        orientation.update(orientation_of(result, f, pred.kind))
+    families = families_for(pred.kind, settings)
+    side = [f for f in families if f.background and pred.kind in f.compute]
+    with ThreadPoolExecutor(max_workers=1) if side else nullcontext() as pool:
+        # background families (spce's bootstrap) run in a worker thread while the others run here (numpy
+        # releases the GIL in their loops); the results are taken in family order, so nothing else changes
+        pending = {f.name: pool.submit(_outcome, f, pred, settings) for f in side}
+        for f in families:
+            result, exc = pending[f.name].result() if f.name in pending else _outcome(f, pred, settings)
+            if exc is not None:
+                if skipped is None:
+                    raise exc
+                skipped.append((f.name, str(exc)))
+                continue
+            if result is None:
+                continue
+            metrics[f.name] = result
+            orientation.update(orientation_of(result, f, pred.kind))
     return metrics, orientation
 
 
