@@ -1,6 +1,6 @@
-"""Background families (``Family.background``, spce's bootstrap) run in a worker thread during
-:func:`uqeval.catalogue.compute_metrics`: the results, their order and the skipped families are those
-of computing every family in turn."""
+""":func:`uqeval.catalogue.compute_metrics` computes the families in two threads, the long ones
+(``Family.background``: spce's bootstrap) first: the results, their order and the skipped families are
+those of computing every family in turn."""
 
 from __future__ import annotations
 
@@ -26,7 +26,9 @@ def test_spce_is_a_background_family():
     assert not get_family("calibration").background
 
 
-def test_same_results_and_order_as_one_family_at_a_time():
+@pytest.mark.parametrize("threads", [1, 2])
+def test_same_results_and_order_as_one_family_at_a_time(monkeypatch, threads):
+    monkeypatch.setattr(catalogue, "FAMILY_THREADS", threads)
     s = Settings()
     metrics, _ = compute_metrics(_ensemble(), s)
     pred = _ensemble()
@@ -53,3 +55,25 @@ def test_background_input_error_is_skipped_in_family_order(monkeypatch):
     assert "spce" not in metrics and ("spce", "not for these data") in skipped
     with pytest.raises(InputError, match="not for these data"):
         compute_metrics(_ensemble(), Settings())
+
+
+def test_memo_makes_an_array_once_when_two_threads_ask():
+    import threading
+    import time
+
+    from uqeval.predictions import _memo
+
+    pred, calls = _ensemble(), []
+
+    def make():
+        calls.append(1)
+        time.sleep(0.05)
+        return np.arange(3)
+
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(_memo(pred, "test_key", make))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and got[0] is got[1]

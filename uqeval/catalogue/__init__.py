@@ -20,8 +20,9 @@ Kernels are imported inside the functions, so importing the catalogue stays chea
 
 from __future__ import annotations
 
+import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
 from typing import Any, Mapping
 
 import numpy as np
@@ -70,6 +71,9 @@ def settings_for_paths(settings: Settings, paths) -> Settings:
                 thresholds.append(t)
     return replace(settings, thresholds=tuple(thresholds) or None, murphy=murphy)
 
+
+#: threads that compute the families of one prediction (:func:`compute_metrics`): two where there are two cores
+FAMILY_THREADS = 2 if (os.cpu_count() or 1) >= 2 else 1
 
 #: Every entry, keyed by path (``group.name``).
 METRICS: dict[str, Metric] = {m.path: m for f in FAMILIES for m in f.metrics}
@@ -161,25 +165,42 @@ def compute_metrics(pred: Prediction, settings: Settings,
     ``skipped``: when given, a family whose metrics are not defined for this data (an
     :class:`InputError`, e.g. too few rows) is left out and ``(family, reason)`` appended.
     """
+    families = families_for(pred.kind, settings)
+    outcomes: dict[str, tuple[dict | None, InputError | None]] = {}
+    # two threads take the families from one queue, the long ones first (Family.background: spce's
+    # bootstrap), while numpy releases the GIL in their loops; the results are then taken in family order,
+    # so nothing else changes (arrays shared between families are made once: predictions._memo)
+    queue = iter(sorted(families, key=lambda f: not f.background))
+    taking = threading.Lock()
+
+    def drain() -> None:
+        while True:
+            with taking:
+                f = next(queue, None)
+            if f is None:
+                return
+            outcomes[f.name] = _outcome(f, pred, settings)
+
+    if FAMILY_THREADS > 1 and len(families) > 1:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            other = pool.submit(drain)
+            drain()
+            other.result()
+    else:
+        drain()
     metrics: dict[str, Any] = {}
     orientation: dict[str, str] = {}
-    families = families_for(pred.kind, settings)
-    side = [f for f in families if f.background and pred.kind in f.compute]
-    with ThreadPoolExecutor(max_workers=1) if side else nullcontext() as pool:
-        # background families (spce's bootstrap) run in a worker thread while the others run here (numpy
-        # releases the GIL in their loops); the results are taken in family order, so nothing else changes
-        pending = {f.name: pool.submit(_outcome, f, pred, settings) for f in side}
-        for f in families:
-            result, exc = pending[f.name].result() if f.name in pending else _outcome(f, pred, settings)
-            if exc is not None:
-                if skipped is None:
-                    raise exc
-                skipped.append((f.name, str(exc)))
-                continue
-            if result is None:
-                continue
-            metrics[f.name] = result
-            orientation.update(orientation_of(result, f, pred.kind))
+    for f in families:
+        result, exc = outcomes[f.name]
+        if exc is not None:
+            if skipped is None:
+                raise exc
+            skipped.append((f.name, str(exc)))
+            continue
+        if result is None:
+            continue
+        metrics[f.name] = result
+        orientation.update(orientation_of(result, f, pred.kind))
     return metrics, orientation
 
 

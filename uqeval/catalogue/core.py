@@ -127,8 +127,8 @@ class Family:
     #: a Settings field that must be set (truthy) for the family to be computed, e.g.
     #: ``"diagnostics"`` (``--diagnostics``); None: always computed where it applies
     option: str | None = None
-    #: a long computation that shares nothing with the other families but the prediction's cached arrays
-    #: (spce's bootstrap): :func:`uqeval.catalogue.compute_metrics` runs it in a worker thread meanwhile
+    #: a long computation (spce's bootstrap): :func:`uqeval.catalogue.compute_metrics`, which computes the
+    #: families in two threads, starts it first
     background: bool = False
 
     def enabled(self, settings: Settings | None) -> bool:
