@@ -1062,6 +1062,19 @@ def spce(
     del p, y, c_hat  # only psi is resampled
     boot = np.empty(n_bootstrap)
     chunk = max(1, min(n_bootstrap, 2_000_000 // n))  # bound the index block to ~16 MB
+    from .blocks import PairwiseSum
+
+    # each resample's mean, np.mean(psi.take(idx)) bit for bit, gathered leaf by leaf of numpy's pairwise
+    # summation into one cache-sized buffer: no (chunk, N) array of gathered values
+    leaves = PairwiseSum(n, leaf=1 << 15).leaves
+    buf = np.empty(max(leaves))
+
+    def resample_mean(rows: np.ndarray) -> float:
+        total, at = PairwiseSum(n, leaf=1 << 15), 0
+        for m in leaves:  # a loop over ~N / 2**15 leaves
+            total.add(psi.take(rows[at:at + m], out=buf[:m]))
+            at += m
+        return total.total() / n
     blocks = [(start, min(start + chunk, n_bootstrap)) for start in range(0, n_bootstrap, chunk)]
     from concurrent.futures import ThreadPoolExecutor
 
@@ -1077,7 +1090,7 @@ def spce(
             idx = pending.result()
             if i + 1 < len(blocks):
                 pending = draw(blocks[i + 1])
-            boot[start:stop] = psi.take(idx).mean(axis=1)
+            boot[start:stop] = [resample_mean(rows) for rows in idx]
     se = float(np.std(boot))
     z = float(ndtri(0.5 + float(level) / 2.0))
     return {
