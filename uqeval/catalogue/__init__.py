@@ -72,7 +72,8 @@ def settings_for_paths(settings: Settings, paths) -> Settings:
     return replace(settings, thresholds=tuple(thresholds) or None, murphy=murphy)
 
 
-#: threads that compute the families of one prediction (:func:`compute_metrics`): two where there are two cores
+#: threads that compute the families of one prediction where a long family applies (:func:`compute_metrics`):
+#: two where there are two cores
 FAMILY_THREADS = 2 if (os.cpu_count() or 1) >= 2 else 1
 
 #: Every entry, keyed by path (``group.name``).
@@ -167,9 +168,12 @@ def compute_metrics(pred: Prediction, settings: Settings,
     """
     families = families_for(pred.kind, settings)
     outcomes: dict[str, tuple[dict | None, InputError | None]] = {}
-    # two threads take the families from one queue, the long ones first (Family.background: spce's
-    # bootstrap), while numpy releases the GIL in their loops; the results are then taken in family order,
-    # so nothing else changes (arrays shared between families are made once: predictions._memo)
+    # where a long family applies (Family.background: spce's bootstrap), two threads take the families
+    # from one queue, the long ones first, while numpy releases the GIL in their loops; the results are then
+    # taken in family order, so nothing else changes (arrays shared between families are made once:
+    # predictions._memo). Elsewhere one thread: the others' families are short, and two of them at once
+    # would only add their temporaries up
+    long = any(f.background for f in families)
     queue = iter(sorted(families, key=lambda f: not f.background))
     taking = threading.Lock()
 
@@ -181,7 +185,7 @@ def compute_metrics(pred: Prediction, settings: Settings,
                 return
             outcomes[f.name] = _outcome(f, pred, settings)
 
-    if FAMILY_THREADS > 1 and len(families) > 1:
+    if FAMILY_THREADS > 1 and long and len(families) > 1:
         with ThreadPoolExecutor(max_workers=1) as pool:
             other = pool.submit(drain)
             drain()
