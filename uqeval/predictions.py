@@ -13,6 +13,7 @@ of each row (after ``--nan-policy omit`` dropped some), used in messages only.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import InitVar, dataclass, field
 from typing import Any, ClassVar
 
@@ -178,11 +179,25 @@ def _column(a: np.ndarray, j: int) -> np.ndarray:
     return view
 
 
+_MEMO_LOCK = threading.Lock()
+_KEY_LOCKS: dict = {}  # one lock per memo key (a few dozen names), shared by all predictions
+
+
 def _memo(pred: "Prediction", key: str, make):
-    """Per-instance memo for derived arrays (the dataclass is frozen; not a field, so subset() drops it)."""
+    """Per-instance memo for derived arrays (the dataclass is frozen; not a field, so subset() drops it).
+
+    Thread-safe: families computed in two threads (:func:`uqeval.catalogue.compute_metrics`) may ask for
+    the same array at once, which is then made once. Each key has its own lock, held while its array is
+    made (which may ask for other keys), so one thread making an array does not hold up another's.
+    The locks live outside the instance, which stays picklable."""
     cache = pred.__dict__.setdefault("_cache", {})
-    if key not in cache:
-        cache[key] = make()
+    if key in cache:
+        return cache[key]
+    with _MEMO_LOCK:
+        lock = _KEY_LOCKS.setdefault(key, threading.RLock())
+    with lock:
+        if key not in cache:
+            cache[key] = make()
     return cache[key]
 
 

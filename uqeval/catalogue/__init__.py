@@ -20,6 +20,9 @@ Kernels are imported inside the functions, so importing the catalogue stays chea
 
 from __future__ import annotations
 
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping
 
 import numpy as np
@@ -68,6 +71,10 @@ def settings_for_paths(settings: Settings, paths) -> Settings:
                 thresholds.append(t)
     return replace(settings, thresholds=tuple(thresholds) or None, murphy=murphy)
 
+
+#: threads that compute the families of one prediction where a long family applies (:func:`compute_metrics`):
+#: two where there are two cores
+FAMILY_THREADS = 2 if (os.cpu_count() or 1) >= 2 else 1
 
 #: Every entry, keyed by path (``group.name``).
 METRICS: dict[str, Metric] = {m.path: m for f in FAMILIES for m in f.metrics}
@@ -144,6 +151,14 @@ def compute(family: Family, pred: Prediction, settings: Settings) -> dict | None
         return fn(pred, settings)
 
 
+def _outcome(family: Family, pred: Prediction, settings: Settings) -> tuple[dict | None, InputError | None]:
+    """``(result, None)`` of :func:`compute`, or ``(None, exc)`` when the metrics are not defined for this data."""
+    try:
+        return compute(family, pred, settings), None
+    except InputError as exc:
+        return None, exc
+
+
 def compute_metrics(pred: Prediction, settings: Settings,
                     skipped: list[tuple[str, str]] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
     """Every applicable family for ``pred``: ``(metrics, orientation)``.
@@ -151,14 +166,39 @@ def compute_metrics(pred: Prediction, settings: Settings,
     ``skipped``: when given, a family whose metrics are not defined for this data (an
     :class:`InputError`, e.g. too few rows) is left out and ``(family, reason)`` appended.
     """
+    families = families_for(pred.kind, settings)
+    outcomes: dict[str, tuple[dict | None, InputError | None]] = {}
+    # where a long family applies (Family.background: spce's bootstrap), two threads take the families
+    # from one queue, the long ones first, while numpy releases the GIL in their loops; the results are then
+    # taken in family order, so nothing else changes (arrays shared between families are made once:
+    # predictions._memo). Elsewhere one thread: the others' families are short, and two of them at once
+    # would only add their temporaries up
+    long = any(f.background for f in families)
+    queue = iter(sorted(families, key=lambda f: not f.background))
+    taking = threading.Lock()
+
+    def drain() -> None:
+        while True:
+            with taking:
+                f = next(queue, None)
+            if f is None:
+                return
+            outcomes[f.name] = _outcome(f, pred, settings)
+
+    if FAMILY_THREADS > 1 and long and len(families) > 1:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            other = pool.submit(drain)
+            drain()
+            other.result()
+    else:
+        drain()
     metrics: dict[str, Any] = {}
     orientation: dict[str, str] = {}
-    for f in families_for(pred.kind, settings):
-        try:
-            result = compute(f, pred, settings)
-        except InputError as exc:
+    for f in families:
+        result, exc = outcomes[f.name]
+        if exc is not None:
             if skipped is None:
-                raise
+                raise exc
             skipped.append((f.name, str(exc)))
             continue
         if result is None:

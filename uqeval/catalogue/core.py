@@ -10,7 +10,7 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import InputError
-from ..predictions import Prediction
+from ..predictions import Prediction, _memo  # noqa: F401  (re-exported to the catalogue)
 
 Compute = Callable[[Prediction, Settings], "dict | None"]
 #: ``(B, N)`` row weights (a resample counts row ``i`` ``w[b, i]`` times) -> ``(B,)`` metric values.
@@ -127,6 +127,9 @@ class Family:
     #: a Settings field that must be set (truthy) for the family to be computed, e.g.
     #: ``"diagnostics"`` (``--diagnostics``); None: always computed where it applies
     option: str | None = None
+    #: a long computation (spce's bootstrap): :func:`uqeval.catalogue.compute_metrics`, which computes the
+    #: families in two threads, starts it first
+    background: bool = False
 
     def enabled(self, settings: Settings | None) -> bool:
         return self.option is None or settings is not None and bool(getattr(settings, self.option, None))
@@ -168,13 +171,6 @@ def pick_levels(available, requested, where: str, error: type[Exception] = Input
         raise error(f"--levels {', '.join(level_key(m) for m in missing)} not available: {where} "
                     f"{', '.join(keys) or 'none'}")
     return [keys[level_key(lv)] for lv in requested]
-
-
-def _memo(p: Prediction, key: str, make):
-    cache = p.__dict__.setdefault("_cache", {})
-    if key not in cache:
-        cache[key] = make()
-    return cache[key]
 
 
 def per_row_uncertainty(p: Prediction) -> dict[str, np.ndarray] | None:
@@ -231,7 +227,8 @@ def _m(name: str, orientation: str | None, description: str, reduction: str = "o
 
 
 def _family(name: str, specs: list[dict], compute: Mapping[str, Compute], rows: Callable | None = None,
-            by_level: bool = False, no_rows: tuple[str, ...] = (), option: str | None = None) -> Family:
+            by_level: bool = False, no_rows: tuple[str, ...] = (), option: str | None = None,
+            background: bool = False) -> Family:
     """A family whose metrics share a per-row form ``rows(p, s, level) -> {metric: RowStat}``."""
     def family_rows(p, s, level):  # one computation per prediction, settings and level for all its metrics
         key = ("rows", name, level, s.resolution, s.num_bins, s.y_std, option and getattr(s, option, None))
@@ -244,6 +241,6 @@ def _family(name: str, specs: list[dict], compute: Mapping[str, Compute], rows: 
             fn = (lambda key: lambda p, s, level=None: family_rows(p, s, level).get(key))(spec["name"])
         spec.setdefault("representations", tuple(compute))
         metrics.append(Metric(group=name, rows_fn=fn, by_level=by_level, **spec))
-    return Family(name, tuple(metrics), compute, by_level, option)
+    return Family(name, tuple(metrics), compute, by_level, option, background)
 
 

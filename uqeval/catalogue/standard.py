@@ -459,6 +459,6 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         _m("spce", "lower", "semiparametric L2 calibration error (binary or top-label)", "resampling"),
         _m("ci_low", None, "lower end of its 95% bootstrap confidence interval", "resampling"),
         _m("ci_high", None, "upper end of its 95% bootstrap confidence interval", "resampling"),
-    ], {k: _spce for k in CLASSIFICATION}),
+    ], {k: _spce for k in CLASSIFICATION}, background=True),
 )
 

@@ -110,6 +110,11 @@ class PairwiseSum:
         self._pending: list[np.ndarray] = []
         self._have = 0
 
+    @property
+    def leaves(self) -> list[int]:
+        """The lengths of the leaves numpy sums itself, in row order (pieces of these sizes are not copied)."""
+        return list(self._lengths)
+
     def add(self, x: np.ndarray) -> None:
         """Add the next ``len(x)`` values (in row order)."""
         x = np.ascontiguousarray(x, dtype=np.float64).ravel()

@@ -425,11 +425,21 @@ def information_criteria(loglik, ddof: int = 1) -> dict[str, float]:
 def information_criteria_rows(loglik: np.ndarray, ddof: int = 1) -> dict[str, np.ndarray]:
     """Per-row terms of :func:`information_criteria` (``waic1``, ``waic2``, ``iscv``, each (N,)):
     their means are the criteria."""
+    from .blocks import BLOCK
+
     ll = np.asarray(loglik, dtype=np.float64)
-    log_m = math.log(ll.shape[1])
-    lpd = _logsumexp_rows(ll) - log_m
-    return {"waic1": lpd - np.var(ll, axis=1, ddof=ddof), "waic2": 2.0 * ll.mean(axis=1) - lpd,
-            "iscv": -(_logsumexp_rows(-ll) - log_m)}
+    n, m = ll.shape
+    log_m = math.log(m)
+    out = {name: np.empty(n) for name in ("waic1", "waic2", "iscv")}
+    # block by block of rows: every row goes through the same operations (bitwise the whole-array result)
+    # with cache-sized (B, M) temporaries instead of page-faulting (N, M) ones
+    for start in range(0, n, BLOCK):  # a loop over blocks of rows, each vectorised
+        b = ll[start:start + BLOCK]
+        lpd = _logsumexp_rows(b) - log_m
+        out["waic1"][start:start + BLOCK] = lpd - np.var(b, axis=1, ddof=ddof)
+        out["waic2"][start:start + BLOCK] = 2.0 * b.mean(axis=1) - lpd
+        out["iscv"][start:start + BLOCK] = -(_logsumexp_rows(-b) - log_m)
+    return out
 
 
 def _logsumexp_rows(a: np.ndarray) -> np.ndarray:
@@ -1052,6 +1062,19 @@ def spce(
     del p, y, c_hat  # only psi is resampled
     boot = np.empty(n_bootstrap)
     chunk = max(1, min(n_bootstrap, 2_000_000 // n))  # bound the index block to ~16 MB
+    from .blocks import PairwiseSum
+
+    # each resample's mean, np.mean(psi.take(idx)) bit for bit, gathered leaf by leaf of numpy's pairwise
+    # summation into one cache-sized buffer: no (chunk, N) array of gathered values
+    leaves = PairwiseSum(n, leaf=1 << 15).leaves
+    buf = np.empty(max(leaves))
+
+    def resample_mean(rows: np.ndarray) -> float:
+        total, at = PairwiseSum(n, leaf=1 << 15), 0
+        for m in leaves:  # a loop over ~N / 2**15 leaves
+            total.add(psi.take(rows[at:at + m], out=buf[:m]))
+            at += m
+        return total.total() / n
     blocks = [(start, min(start + chunk, n_bootstrap)) for start in range(0, n_bootstrap, chunk)]
     from concurrent.futures import ThreadPoolExecutor
 
@@ -1067,7 +1090,7 @@ def spce(
             idx = pending.result()
             if i + 1 < len(blocks):
                 pending = draw(blocks[i + 1])
-            boot[start:stop] = psi.take(idx).mean(axis=1)
+            boot[start:stop] = [resample_mean(rows) for rows in idx]
     se = float(np.std(boot))
     z = float(ndtri(0.5 + float(level) / 2.0))
     return {
