@@ -667,3 +667,31 @@ def test_curves_of_the_two_axes_equal_those_of_all_four(x_axis, y_axis):
         np.testing.assert_array_equal(a.y, b.y)
         assert auucc(a) == auucc(b)
         assert [getattr(b, m) is None for m in AXES] == [m not in (x_axis, y_axis) for m in AXES]
+
+
+@pytest.mark.parametrize("x_axis,y_axis", PAIRS)
+def test_curves_from_bounds_in_blocks_equal_the_whole_array_curves(x_axis, y_axis):
+    """ucc_curves_rows (the plot's curves; bounds handed out block by block, over several blocks) gives
+    ucc_curves(axes_only=True) bit for bit; a bad bound raises the whole-array message."""
+    from uqeval.metrics.blocks import BLOCK
+    from uqeval.metrics.ucc import ucc_curves_rows
+
+    rng = np.random.default_rng(8)
+    n = 2 * BLOCK + 77
+    y = np.round(rng.normal(size=n), 2)
+    p = y + np.round(rng.normal(scale=0.5, size=n), 2)
+    lo, hi = p - rng.uniform(0, 1, n), p + rng.uniform(0, 1, n)
+    lo[:3] = p[:3]
+    whole = ucc_curves(y, p, lo, hi, x_axis=x_axis, y_axis=y_axis, axes_only=True)
+    rows = ucc_curves_rows(y, p, lambda a, b: (lo[a:b], hi[a:b]), x_axis=x_axis, y_axis=y_axis)
+    for a, b in zip(whole, rows):
+        np.testing.assert_array_equal(a.k, b.k)
+        np.testing.assert_array_equal(a.x, b.x)
+        np.testing.assert_array_equal(a.y, b.y)
+    bad = hi.copy()
+    bad[BLOCK + 5] = p[BLOCK + 5] - 1.0
+    with pytest.raises(InputError) as whole_err:
+        ucc_curves(y, p, lo, bad)
+    with pytest.raises(InputError) as rows_err:
+        ucc_curves_rows(y, p, lambda a, b: (lo[a:b], bad[a:b]))
+    assert str(rows_err.value) == str(whole_err.value)

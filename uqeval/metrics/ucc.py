@@ -91,6 +91,7 @@ __all__ = [
     "permutation_test",
     "ucc_curve",
     "ucc_curves",
+    "ucc_curves_rows",
     "ucc_summary",
     "ucc_summary_rows",
 ]
@@ -666,6 +667,27 @@ def ucc_summary_rows(y_true, pred, bounds, x_axis: str = "bandwidth", y_axis: st
     numbers, bit for bit; bounds that are not finite or do not contain ``pred`` are made whole once to
     raise :func:`ucc_summary`'s message."""
     px, py, c = _summary_options(x_axis, y_axis, normalize, partial_x, partial_y, cost)
+    y, p = _check_band_rows(y_true, pred, bounds)
+    return _summary_rows(y, p, bounds, x_axis, y_axis, normalize, px, py, c)
+
+
+def ucc_curves_rows(y_true, pred, bounds, x_axis: str = "bandwidth",
+                    y_axis: str = "missrate", normalize: str = "std") -> tuple[UCCCurve, UCCCurve]:
+    """:func:`ucc_curves` with ``axes_only=True`` and the bounds handed out block by block, as in
+    :func:`ucc_summary_rows`: the same curves bit for bit, without the whole bounds, errors or band
+    widths (what the UCC plot draws)."""
+    _check_axes(x_axis, y_axis)
+    _check_normalize(normalize)
+    y, p = _check_band_rows(y_true, pred, bounds)
+    rows = _band_rows(y, p, bounds)
+    sums = _op_sums(rows, y.size, 1.0)
+    return tuple(_curves_rows(rows, y, p, x_axis, y_axis, normalize, _unit(y, normalize),
+                              0.5 * (sums["zl"] + sums["zu"])))
+
+
+def _check_band_rows(y_true, pred, bounds) -> tuple[np.ndarray, np.ndarray]:
+    """Checked ``(y, pred)``; bounds from ``bounds(start, stop)`` checked block by block (bad ones are made
+    whole once to raise :func:`_check_band`'s message)."""
     y = as_float_array(y_true, "y_true")
     p = as_float_array(pred, "pred")
     n = check_same_length([y, p], ["y_true", "pred"])
@@ -679,24 +701,25 @@ def ucc_summary_rows(y_true, pred, bounds, x_axis: str = "bandwidth", y_axis: st
         if not (np.isfinite(lo).all() and np.isfinite(hi).all() and (lo <= pb).all() and (pb <= hi).all()):
             whole = [np.concatenate(v) for v in zip(*(bounds(a, min(a + BLOCK, n)) for a in range(0, n, BLOCK)))]
             _check_band(y, p, *whole)  # raises
-    return _summary_rows(y, p, bounds, x_axis, y_axis, normalize, px, py, c)
+    return y, p
 
 
-def _summary_rows(y: np.ndarray, p: np.ndarray, bounds, x_axis: str, y_axis: str, normalize: str,
-                  px: tuple[float, float] | None, py: tuple[float, float] | None, c: float) -> dict:
-    """:func:`ucc_summary` of checked arrays and bounds handed out by ``bounds(start, stop)``."""
-    unit = _unit(y, normalize)
-    n, axes = y.size, (x_axis, y_axis)
-    # every per-row array is made block by block from the bounds (no full-size d, zl, zu; each value as
-    # _active makes it from the whole arrays), each curve holds its two axes only and is summarised
-    # before the next one is made
-
+def _band_rows(y: np.ndarray, p: np.ndarray, bounds):
+    """``rows(start, stop) -> (d, zl, zu)`` of rows ``start:stop``, each value as :func:`_validate` makes it."""
     def rows(start: int, stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         yb, pb = y[start:stop], p[start:stop]
         lo, hi = bounds(start, stop)
         return yb - pb, pb - lo, hi - pb
 
-    sums = _op_sums(rows, n, 1.0)
+    return rows
+
+
+def _curves_rows(rows, y: np.ndarray, p: np.ndarray, x_axis: str, y_axis: str, normalize: str, unit: float,
+                 half: float):
+    """The model's curve of the two axes, then the constant band's (a generator: the first can be dropped
+    before the second is made), from per-row arrays made block by block by ``rows`` (no full-size d, zl,
+    zu; each value as :func:`_active` makes it from the whole arrays)."""
+    n, axes = y.size, (x_axis, y_axis)
     need_w = "excess" in axes or "deficit" in axes
     k, w = np.empty(n), np.empty(n) if need_w else None
     for start in range(0, n, BLOCK):  # blocks of rows, not rows
@@ -706,16 +729,26 @@ def _summary_rows(y: np.ndarray, p: np.ndarray, bounds, x_axis: str, y_axis: str
         if need_w:
             w[start:stop] = wb
     a = rowwise(lambda yb, pb: np.abs(yb - pb), y, p) if "deficit" in axes else None
-    half = 0.5 * (sums["zl"] + sums["zu"])
-    model = _curve_of(k, w, a, half, n, x_axis, y_axis, normalize, unit, axes, inplace=True)
+    curve = _curve_of(k, w, a, half, n, x_axis, y_axis, normalize, unit, axes, inplace=True)
     del k, w, a
-    part_m = _curve_part(model, px, py, c)
-    del model
+    yield curve
+    del curve  # the caller's reference is the only one left
     a = rowwise(lambda yb, pb: np.abs(yb - pb), y, p)
-    const = _curve_of(a, None, a, 1.0, n, x_axis, y_axis, normalize, unit, axes, inplace=True)
-    del a
-    part_c = _curve_part(const, px, py)
-    del const
+    yield _curve_of(a, None, a, 1.0, n, x_axis, y_axis, normalize, unit, axes, inplace=True)
+
+
+def _summary_rows(y: np.ndarray, p: np.ndarray, bounds, x_axis: str, y_axis: str, normalize: str,
+                  px: tuple[float, float] | None, py: tuple[float, float] | None, c: float) -> dict:
+    """:func:`ucc_summary` of checked arrays and bounds handed out by ``bounds(start, stop)``."""
+    unit = _unit(y, normalize)
+    n = y.size
+    # every per-row array is made block by block from the bounds, each curve holds its two axes only and is
+    # summarised before the next one is made
+    rows = _band_rows(y, p, bounds)
+    sums = _op_sums(rows, n, 1.0)
+    curves = _curves_rows(rows, y, p, x_axis, y_axis, normalize, unit, 0.5 * (sums["zl"] + sums["zu"]))
+    part_m = _curve_part(next(curves), px, py, c)
+    part_c = _curve_part(next(curves), px, py)
     return _summary(x_axis, y_axis, normalize, part_m, part_c, _op_metrics(sums, n, 1.0, unit), px, py, c)
 
 

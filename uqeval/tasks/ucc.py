@@ -57,7 +57,7 @@ import numpy as np
 
 from ..errors import InputError, UsageError
 from ..io.load import Loaded
-from ..metrics.ucc import permutation_test, ucc_curves, ucc_summary_rows
+from ..metrics.ucc import permutation_test, ucc_curves_rows, ucc_summary_rows
 from ..predictions import Prediction
 
 __all__ = [
@@ -428,12 +428,13 @@ def ucc_document(models: dict[str, Any], n_rows: int, levels: Sequence[float], x
 
 def plot_models(bands: Sequence[Band], summary: dict[str, Any]) -> list[dict[str, Any]]:
     """The ``models`` argument of :func:`~uqeval.plots.ucc.plot_ucc`: each band's exact curve and
-    constant-band curve (:func:`~uqeval.metrics.ucc.ucc_curves`) with its summary values."""
+    constant-band curve of the plotted axes (:func:`~uqeval.metrics.ucc.ucc_curves_rows`: its bounds made
+    block by block) with its summary values."""
     out = []
     for b in bands:
         u = summary["models"][b.name]["ucc"]
-        curve, const = _named(b, ucc_curves, b.y_true, b.pred, *b.bounds_of(), x_axis=u["x_axis"],
-                              y_axis=u["y_axis"], normalize=u["normalize"], axes_only=True)
+        curve, const = _named(b, ucc_curves_rows, b.y_true, b.pred, b.bounds_of, x_axis=u["x_axis"],
+                              y_axis=u["y_axis"], normalize=u["normalize"])
         out.append({"name": b.name, "curve": curve, "const_curve": const, "op": u["op"],
                     "op_min": u["op_min"], "auucc": u["auucc"], "gain": u["gain"]})
     return out
