@@ -650,29 +650,10 @@ def test_min_cost_ties_take_smallest_scale():
 
 
 @pytest.mark.parametrize("x_axis,y_axis", PAIRS)
-def test_curves_of_the_two_axes_equal_those_of_all_four(x_axis, y_axis):
-    """ucc_curves(axes_only=True), what the plots ask for: the same x and y bit for bit (ties and a zero
-    width included), the other two metrics not computed."""
-    rng = np.random.default_rng(5)
-    n = 3000
-    y = np.round(rng.normal(size=n), 1)
-    p = y + np.round(rng.normal(scale=0.5, size=n), 1)
-    lo, hi = p - rng.uniform(0, 1, n), p + rng.uniform(0, 1, n)
-    lo[:5] = p[:5]  # zero width below
-    full = ucc_curves(y, p, lo, hi, x_axis=x_axis, y_axis=y_axis)
-    lean = ucc_curves(y, p, lo, hi, x_axis=x_axis, y_axis=y_axis, axes_only=True)
-    for a, b in zip(full, lean):
-        np.testing.assert_array_equal(a.k, b.k)
-        np.testing.assert_array_equal(a.x, b.x)
-        np.testing.assert_array_equal(a.y, b.y)
-        assert auucc(a) == auucc(b)
-        assert [getattr(b, m) is None for m in AXES] == [m not in (x_axis, y_axis) for m in AXES]
-
-
-@pytest.mark.parametrize("x_axis,y_axis", PAIRS)
 def test_curves_from_bounds_in_blocks_equal_the_whole_array_curves(x_axis, y_axis):
     """ucc_curves_rows (the plot's curves; bounds handed out block by block, over several blocks) gives
-    ucc_curves(axes_only=True) bit for bit; a bad bound raises the whole-array message."""
+    ucc_curves's k, x and y bit for bit and leaves the other two metrics out; a bad bound raises the
+    whole-array message."""
     from uqeval.metrics.blocks import BLOCK
     from uqeval.metrics.ucc import ucc_curves_rows
 
@@ -682,12 +663,14 @@ def test_curves_from_bounds_in_blocks_equal_the_whole_array_curves(x_axis, y_axi
     p = y + np.round(rng.normal(scale=0.5, size=n), 2)
     lo, hi = p - rng.uniform(0, 1, n), p + rng.uniform(0, 1, n)
     lo[:3] = p[:3]
-    whole = ucc_curves(y, p, lo, hi, x_axis=x_axis, y_axis=y_axis, axes_only=True)
+    whole = ucc_curves(y, p, lo, hi, x_axis=x_axis, y_axis=y_axis)
     rows = ucc_curves_rows(y, p, lambda a, b: (lo[a:b], hi[a:b]), x_axis=x_axis, y_axis=y_axis)
     for a, b in zip(whole, rows):
         np.testing.assert_array_equal(a.k, b.k)
         np.testing.assert_array_equal(a.x, b.x)
         np.testing.assert_array_equal(a.y, b.y)
+        assert auucc(a) == auucc(b)
+        assert [getattr(b, m) is None for m in AXES] == [m not in (x_axis, y_axis) for m in AXES]
     bad = hi.copy()
     bad[BLOCK + 5] = p[BLOCK + 5] - 1.0
     with pytest.raises(InputError) as whole_err:

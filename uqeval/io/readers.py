@@ -128,10 +128,6 @@ def read_columns(info: TableInfo, names: list[str]) -> tuple[dict[str, object], 
     except (pa.ArrowException, OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:
         where = _ragged_csv_row(info) if info.format == "csv" else ""
         raise InputError(f"{info.path}: cannot read {info.format.upper()} data{where} ({_short(exc)})") from None
-    finally:
-        # the reader's decoding buffers are freed but Arrow's allocator keeps their pages (at 1e6 rows, ~1 MB a
-        # column chunk's worth per column): hand them back, so that each file read costs about its columns
-        pa.default_memory_pool().release_unused()
     if table.num_rows == 0:
         raise InputError(f"{info.path}: no data rows (only a header)")
     return {n: table.column(n) for n in names}, table.num_rows
@@ -177,7 +173,7 @@ def read_block(info: TableInfo, names: list[str], n_rows: int, order: str = "C")
     finally:
         # the decoded batches are freed but Arrow's allocator keeps their pages (~0.2 GB at 1e6 x 50):
         # hand them back before the metrics allocate theirs
-        pa.default_memory_pool().release_unused()
+        release_arrow_memory()
     if start != n_rows:
         raise InputError(f"{info.path}: cannot read PARQUET data (expected {n_rows} rows, read {start})")
     return out

@@ -353,21 +353,14 @@ class UCCCurve:
 
 
 def _curve(d: np.ndarray, zl: np.ndarray | None, zu: np.ndarray | None,
-           x_axis: str, y_axis: str, normalize: str, unit: float, metrics: Sequence[str] = AXES) -> UCCCurve:
+           x_axis: str, y_axis: str, normalize: str, unit: float) -> UCCCurve:
     """The UCC of bands ``zl, zu`` with errors ``d``; ``None, None``: the constant band of
-    width 1 (critical scales ``|d|``); only the ``metrics`` asked for (the others None)."""
+    width 1 (critical scales ``|d|``)."""
     if zl is None:
         a = np.abs(d)
-        if "deficit" not in metrics:  # |d| is only the critical scales: sorted in place
-            return _curve_of(a, None, None, 1.0, d.size, x_axis, y_axis, normalize, unit, metrics, inplace=True)
-        return _curve_of(a, None, a, 1.0, d.size, x_axis, y_axis, normalize, unit, metrics)
-    half = 0.5 * (zl.mean() + zu.mean())
-    if "excess" in metrics or "deficit" in metrics:
-        k, w, a = _active(d, zl, zu)
-        return _curve_of(k, w, a, half, d.size, x_axis, y_axis, normalize, unit, metrics)
-    # bandwidth and miss rate need the critical scales only: made block by block, sorted in place
-    k = rowwise(lambda d, zl, zu: _active(d, zl, zu)[0], d, zl, zu)
-    return _curve_of(k, None, None, half, d.size, x_axis, y_axis, normalize, unit, metrics, inplace=True)
+        return _curve_of(a, None, a, 1.0, d.size, x_axis, y_axis, normalize, unit)
+    k, w, a = _active(d, zl, zu)
+    return _curve_of(k, w, a, 0.5 * (zl.mean() + zu.mean()), d.size, x_axis, y_axis, normalize, unit)
 
 
 def _curve_of(k: np.ndarray, w: np.ndarray | None, a: np.ndarray | None, half: float, n: int, x_axis: str,
@@ -427,25 +420,21 @@ def ucc_curve(y_true, pred, lower, upper, x_axis: str = "bandwidth", y_axis: str
 
 
 def ucc_curves(y_true, pred, lower, upper, x_axis: str = "bandwidth", y_axis: str = "missrate",
-               normalize: str = "std", axes_only: bool = False) -> tuple[UCCCurve, UCCCurve]:
+               normalize: str = "std") -> tuple[UCCCurve, UCCCurve]:
     """The model's UCC and its constant-band reference around the same ``pred``.
 
     The reference has all widths equal to 1 (paper Sec. 2.2; UQ360 uses ``std(pred)``):
     its critical scales are :math:`|d_i|` and its curve, in any units, does not depend on
     the constant (a constant :math:`c` divides every scale by :math:`c` and multiplies every
-    width by :math:`c`). Returns ``(model_curve, const_curve)``. ``axes_only``: only the
-    metrics of ``x_axis`` and ``y_axis`` are computed (the other two are None), enough to
-    draw or integrate the curves: at 1e6 rows ~4 fewer arrays of N per curve, and the
-    excess and deficit sweeps' temporaries are skipped unless an axis needs them.
+    width by :math:`c`). Returns ``(model_curve, const_curve)``; :func:`ucc_curves_rows` gives
+    the curves of two axes from bounds made block by block.
     """
     _check_axes(x_axis, y_axis)
     _check_normalize(normalize)
     y, d, zl, zu = _validate(y_true, pred, lower, upper)
     unit = _unit(y, normalize)
-    metrics = [m for m in AXES if m in (x_axis, y_axis)] if axes_only else AXES
-    model = _curve(d, zl, zu, x_axis, y_axis, normalize, unit, metrics)
-    del zl, zu
-    const = _curve(d, None, None, x_axis, y_axis, normalize, unit, metrics)
+    model = _curve(d, zl, zu, x_axis, y_axis, normalize, unit)
+    const = _curve(d, None, None, x_axis, y_axis, normalize, unit)
     return model, const
 
 
@@ -673,9 +662,9 @@ def ucc_summary_rows(y_true, pred, bounds, x_axis: str = "bandwidth", y_axis: st
 
 def ucc_curves_rows(y_true, pred, bounds, x_axis: str = "bandwidth",
                     y_axis: str = "missrate", normalize: str = "std") -> tuple[UCCCurve, UCCCurve]:
-    """:func:`ucc_curves` with ``axes_only=True`` and the bounds handed out block by block, as in
-    :func:`ucc_summary_rows`: the same curves bit for bit, without the whole bounds, errors or band
-    widths (what the UCC plot draws)."""
+    """The curves of :func:`ucc_curves` with only the ``x_axis`` and ``y_axis`` metrics (the others None)
+    and the bounds handed out block by block, as in :func:`ucc_summary_rows`: the same values bit for bit,
+    without the whole bounds, errors or band widths (what the UCC plot draws)."""
     _check_axes(x_axis, y_axis)
     _check_normalize(normalize)
     y, p = _check_band_rows(y_true, pred, bounds)
