@@ -62,10 +62,17 @@ def run_cli_cpu(args: list[str], repeat: int | None = None) -> tuple[float, floa
     shared machine the CPU time is the steadier figure."""
     walls, peaks, cpus = [], [], []
     # compile uqeval once, unmeasured (a no-op once its bytecode is cached); the libraries come compiled
-    subprocess.run([sys.executable, "-m", "compileall", "-q", "uqeval"], cwd=ROOT, env=_child_env(), check=True)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "uqeval"], cwd=ROOT, env=_child_env(), check=True
+    )
     for _ in range(repeat or REPEAT):
-        proc = subprocess.run([sys.executable, "-c", _WRAPPER, *args], cwd=ROOT, capture_output=True, text=True,
-                              env=_child_env())
+        proc = subprocess.run(
+            [sys.executable, "-c", _WRAPPER, *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env=_child_env(),
+        )
         code, wall, rss, cpu = proc.stdout.split()
         if int(code) != 0:
             raise SystemExit(f"uqeval {' '.join(args)} failed:\n{proc.stderr}")
@@ -81,8 +88,12 @@ def run_cli_bare(repeat: int | None = None) -> tuple[float, float]:
     walls = []
     for _ in range(repeat or REPEAT):
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import numpy, pyarrow.parquet, typer"], cwd=ROOT, check=True,
-                       env={**_child_env(), "OPENBLAS_NUM_THREADS": "1"})
+        subprocess.run(
+            [sys.executable, "-c", "import numpy, pyarrow.parquet, typer"],
+            cwd=ROOT,
+            check=True,
+            env={**_child_env(), "OPENBLAS_NUM_THREADS": "1"},
+        )
         walls.append(time.perf_counter() - t0)
     return min(walls), 0.0
 
@@ -121,7 +132,9 @@ def bench_score(n: int) -> None:
 def bench_classification(n: int, k: int = 10) -> None:
     path = classification_file(n, k)
     wall, mb = run_cli(["score", str(path), "--format", "json", "--levels", "0.5,0.9,0.95"])
-    print(f"score classif.   N={n:>9,d} K={k}  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e6, K=10: <= 10 s)")
+    print(
+        f"score classif.   N={n:>9,d} K={k}  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e6, K=10: <= 10 s)"
+    )
 
 
 def bench_crps_samples(n: int, m: int = 50, repeats: int = 5) -> None:
@@ -176,7 +189,9 @@ def bench_ensembles(n: int) -> None:
     """Every classification and ensemble group (incl. information criteria) on an N x 10 x 10 ensemble."""
     path = ensemble_file(n)
     wall, mb = run_cli(["score", str(path), "--format", "json"])
-    print(f"score ensemble   N={n:>9,d} M=10 K=10  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e5: <= 10 s)")
+    print(
+        f"score ensemble   N={n:>9,d} M=10 K=10  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e5: <= 10 s)"
+    )
 
 
 def bench_ucc(n: int) -> None:
@@ -194,12 +209,16 @@ def bench_ucc(n: int) -> None:
     if not const.exists():  # the same targets and means, constant std
         t = pq.read_table(path)
         std = t.column("std").to_numpy()
-        pq.write_table(t.set_column(t.schema.get_field_index("std"), "std", pa.array(np.full(n, std.mean()))), const)
+        pq.write_table(
+            t.set_column(t.schema.get_field_index("std"), "std", pa.array(np.full(n, std.mean()))), const
+        )
     target = "(target N=1e6: <= 5 s; N=1e7: <= 60 s)"
     wall, mb = run_cli(["ucc", str(path), "--format", "json"])
     print(f"ucc 1 model      N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   {target}")
     with tempfile.TemporaryDirectory() as tmp:
-        wall, mb = run_cli(["ucc", str(path), str(const), "--plot", str(Path(tmp) / "ucc.png"), "--format", "json"])
+        wall, mb = run_cli(
+            ["ucc", str(path), str(const), "--plot", str(Path(tmp) / "ucc.png"), "--format", "json"]
+        )
     print(f"ucc 2 models+png N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   {target}")
 
 
@@ -214,7 +233,9 @@ def samples_file(n: int, m: int = 50) -> Path:
         rng = np.random.default_rng(0)
         mu = rng.normal(size=n)
         s = mu[:, None] + rng.normal(size=(n, m))
-        pq.write_table(pa.table({"y": mu + rng.normal(size=n), **{f"s_{j}": s[:, j] for j in range(m)}}), path)
+        pq.write_table(
+            pa.table({"y": mu + rng.normal(size=n), **{f"s_{j}": s[:, j] for j in range(m)}}), path
+        )
     return path
 
 
@@ -222,7 +243,9 @@ def bench_score_samples(n: int, m: int = 50) -> None:
     """Whole `uqeval score` on an M-member ensemble file (CRPS, fair CRPS, PIT calibration, coverage...)."""
     path = samples_file(n, m)
     wall, mb = run_cli(["score", str(path), "--format", "json"])
-    print(f"score samples    N={n:>9,d} M={m}  {wall:7.2f} s  peak {mb:7.0f} MB   (no target; input alone is {n * m * 8 / 1e6:.0f} MB)")
+    print(
+        f"score samples    N={n:>9,d} M={m}  {wall:7.2f} s  peak {mb:7.0f} MB   (no target; input alone is {n * m * 8 / 1e6:.0f} MB)"
+    )
 
 
 # --- issue 18: kernel workloads (ensemble classification, recalibration, samples, classification)
@@ -254,8 +277,12 @@ def bench_ensemble_classification(n: int, members: int = 5, classes: int = 10) -
     path = DATA / f"ensemble_by_{n}x{members}x{classes}.parquet"
     if not path.exists():
         t = pq.read_table(src)
-        pq.write_table(t.append_column("shift", pc.cast(pc.bit_wise_and(pc.cast(t.column("label"), "int64"), 3),
-                                                           "int64")), path)
+        pq.write_table(
+            t.append_column(
+                "shift", pc.cast(pc.bit_wise_and(pc.cast(t.column("label"), "int64"), 3), "int64")
+            ),
+            path,
+        )
     target = "(target N=1e6: <= 5 s)"
     wall, mb = run_cli(["score", str(path), "--format", "json"])
     print(f"score ens. cls.  N={n:>9,d} M={members} K={classes}  {wall:7.2f} s  peak {mb:7.0f} MB   {target}")
@@ -277,12 +304,21 @@ def bench_recalibrate(n: int) -> None:
     pit_file = DATA / f"pit_{n}.npy"
     if not pit_file.exists():
         t = pq.read_table(gauss)
-        np.save(pit_file, ndtr((t.column("y").to_numpy() - t.column("mean").to_numpy()) / t.column("std").to_numpy()))
-    print(run_anchor("scikit-learn IsotonicRegression.fit on the N PIT values (their empirical cdf)", """
+        np.save(
+            pit_file,
+            ndtr((t.column("y").to_numpy() - t.column("mean").to_numpy()) / t.column("std").to_numpy()),
+        )
+    print(
+        run_anchor(
+            "scikit-learn IsotonicRegression.fit on the N PIT values (their empirical cdf)",
+            """
 from sklearn.isotonic import IsotonicRegression
 pit = np.load(sys.argv[1]); ecdf = (np.argsort(np.argsort(pit)) + 1.0) / pit.size
 sec = best_of(lambda: IsotonicRegression(out_of_bounds="clip").fit(pit, ecdf))
-""", pit_file))
+""",
+            pit_file,
+        )
+    )
 
 
 #: interpreter of the anchors (reference libraries, maybe in another venv): --anchor-python
@@ -301,10 +337,16 @@ _ANCHOR_PRELUDE = (
 def anchor_seconds(code: str, *files: Path) -> tuple[float | None, str]:
     """Run an anchor snippet (which sets ``sec``) in :data:`ANCHOR_PYTHON`, in-process timing, no I/O
     timed: ``(seconds, "")``, or ``(None, why)`` when its library is missing or it failed."""
-    proc = subprocess.run([ANCHOR_PYTHON, "-c", _ANCHOR_PRELUDE + code + "\nprint(sec)\n", *map(str, files)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [ANCHOR_PYTHON, "-c", _ANCHOR_PRELUDE + code + "\nprint(sec)\n", *map(str, files)],
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode < 0:
-        return None, f"killed by signal {-proc.returncode} (out of memory? properscoring without numba builds N x M x M)"
+        return (
+            None,
+            f"killed by signal {-proc.returncode} (out of memory? properscoring without numba builds N x M x M)",
+        )
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["failed"])[-1]
         if "ModuleNotFoundError" in last or "ImportError" in last:
@@ -316,7 +358,11 @@ def anchor_seconds(code: str, *files: Path) -> tuple[float | None, str]:
 def run_anchor(what: str, code: str, *files: Path) -> str:
     """The line of an anchor (see :func:`anchor_seconds`)."""
     sec, why = anchor_seconds(code, *files)
-    return f"  anchor: {what}: {why}" if sec is None else f"  anchor: {what}  {sec:7.2f} s (in-process, best of its runs)"
+    return (
+        f"  anchor: {what}: {why}"
+        if sec is None
+        else f"  anchor: {what}  {sec:7.2f} s (in-process, best of its runs)"
+    )
 
 
 def bench_samples_anchor(n: int, m: int = 50) -> None:
@@ -331,21 +377,39 @@ def bench_samples_anchor(n: int, m: int = 50) -> None:
         np.save(y_file, t.column("y").to_numpy())
         np.save(s_file, np.column_stack([t.column(f"s_{j}").to_numpy() for j in range(m)]))
     load = "y, s = np.load(sys.argv[1]), np.load(sys.argv[2])\n"
-    print(run_anchor("scoringrules crps_ensemble (numpy backend) on the same arrays", load + """
+    print(
+        run_anchor(
+            "scoringrules crps_ensemble (numpy backend) on the same arrays",
+            load
+            + """
 import scoringrules as sr
 sr.crps_ensemble(y[:10], s[:10])
 sec = best_of(lambda: sr.crps_ensemble(y, s))
-""", y_file, s_file))
-    print(run_anchor("properscoring crps_ensemble on the same arrays", load + """
+""",
+            y_file,
+            s_file,
+        )
+    )
+    print(
+        run_anchor(
+            "properscoring crps_ensemble on the same arrays",
+            load
+            + """
 import properscoring
 properscoring.crps_ensemble(y[:10], s[:10])
 sec = best_of(lambda: properscoring.crps_ensemble(y, s))
-""", y_file, s_file))
+""",
+            y_file,
+            s_file,
+        )
+    )
     sys.path.insert(0, str(ROOT))
     from uqeval.metrics.samples import crps_ensemble
 
     y, s = np.load(y_file), np.load(s_file)
-    print(f"  uqeval crps_ensemble on the same arrays  {best_of(lambda: crps_ensemble(y, s), 3):7.2f} s (in-process, best of 3)")
+    print(
+        f"  uqeval crps_ensemble on the same arrays  {best_of(lambda: crps_ensemble(y, s), 3):7.2f} s (in-process, best of 3)"
+    )
 
 
 # --------------------------------------------------------------------------- issue 18: start-up, compare, ucc, report
@@ -358,20 +422,27 @@ def bench_startup(n: int) -> None:
     wall, mb = run_cli(["--help"])
     print(f"--help                          {wall:7.2f} s  peak {mb:7.0f} MB   (target <= 0.15 s)")
     wall, mb = run_cli(["score", str(path), "--format", "json"])
-    print(f"score gaussian   N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e4: <= 0.5 s; "
-          f">= 100x the toolbox at 1e5)")
+    print(
+        f"score gaussian   N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e4: <= 0.5 s; "
+        f">= 100x the toolbox at 1e5)"
+    )
     what = "Uncertainty Toolbox get_all_metrics on the same rows"
-    sec, why = anchor_seconds("""
+    sec, why = anchor_seconds(
+        """
 import pyarrow.parquet as pq
 import uncertainty_toolbox as uct
 t = pq.read_table(sys.argv[1]); y, mu, sd = (t.column(c).to_numpy() for c in ("y", "mean", "std"))
 sec = best_of(lambda: uct.get_all_metrics(mu, sd, y, verbose=False), 1)
-""", path)
+""",
+        path,
+    )
     if sec is None:
         print(f"  anchor: {what}: {why}")
     else:
-        print(f"  anchor: {what}  {sec:7.2f} s (in-process, one run): uqeval's whole process is "
-              f"{sec / wall:.0f}x faster (target >= 100x at 1e5)")
+        print(
+            f"  anchor: {what}  {sec:7.2f} s (in-process, one run): uqeval's whole process is "
+            f"{sec / wall:.0f}x faster (target >= 100x at 1e5)"
+        )
     wall, _ = run_cli_bare()
     print(f"  floor: python -c 'import numpy, pyarrow.parquet, typer'  {wall:7.2f} s")
 
@@ -396,8 +467,10 @@ def three_models(n: int) -> list[Path]:
 def bench_compare(n: int) -> None:
     paths = [str(p) for p in three_models(n)]
     wall, mb = run_cli(["compare", *paths, "--format", "json"])
-    print(f"compare 3 models N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   (defaults: bootstrap 1000, "
-          f"permutations 5000; target N=1e6: <= 20 s)")
+    print(
+        f"compare 3 models N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   (defaults: bootstrap 1000, "
+        f"permutations 5000; target N=1e6: <= 20 s)"
+    )
 
 
 def bench_ucc_permutation(n: int) -> None:
@@ -416,7 +489,9 @@ def bench_ucc_permutation(n: int) -> None:
         for p, sd in zip(paths, (std, np.full(n, std.mean()))):
             pq.write_table(pa.table({"y": y, "mean": mean, "std": sd}), p)
     wall, mb = run_cli(["ucc", *map(str, paths), "--permutation-test", "1000", "--format", "json"])
-    print(f"ucc --permutation-test 1000 N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e5: <= 5 s)")
+    print(
+        f"ucc --permutation-test 1000 N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e5: <= 5 s)"
+    )
 
 
 def bench_report(n: int) -> None:
@@ -424,7 +499,9 @@ def bench_report(n: int) -> None:
     out = DATA / "report.html"
     paths = [str(p) for p in three_models(n)[:2]]
     wall, mb, cpu = run_cli_cpu(["report", *paths, "--output", str(out)])
-    print(f"report 2 models  N={n:>9,d}  {wall:7.2f} s  cpu {cpu:6.2f} s  peak {mb:7.0f} MB   (target N=1e5: <= 3 s)")
+    print(
+        f"report 2 models  N={n:>9,d}  {wall:7.2f} s  cpu {cpu:6.2f} s  peak {mb:7.0f} MB   (target N=1e5: <= 3 s)"
+    )
 
 
 def interval_quantile_files(n: int) -> tuple[Path, Path]:
@@ -439,9 +516,13 @@ def interval_quantile_files(n: int) -> tuple[Path, Path]:
         t = pq.read_table(src)
         y, mean, std = (t.column(c).to_numpy() for c in ("y", "mean", "std"))
         z = float(ndtri(0.975))
-        pq.write_table(pa.table({"y": y, "pred": mean, "lower": mean - z * std, "upper": mean + z * std}), paths[0])
+        pq.write_table(
+            pa.table({"y": y, "pred": mean, "lower": mean - z * std, "upper": mean + z * std}), paths[0]
+        )
         taus = (0.025, 0.05, 0.25, 0.5, 0.75, 0.95, 0.975)
-        pq.write_table(pa.table({"y": y, **{f"q_{tau}": mean + float(ndtri(tau)) * std for tau in taus}}), paths[1])
+        pq.write_table(
+            pa.table({"y": y, **{f"q_{tau}": mean + float(ndtri(tau)) * std for tau in taus}}), paths[1]
+        )
     return paths
 
 
@@ -451,13 +532,20 @@ def bench_report_large(n: int) -> None:
     out = DATA / "report.html"
     samples = samples_file(n)
     intervals, quantiles = interval_quantile_files(n)
-    files = (("gaussian", gaussian_file(n)), ("intervals", intervals), ("quantiles", quantiles),
-             ("samples M=50", samples), ("classif. K=10", classification_file(n)),
-             ("ens. cls. 5x10", ensemble_file(n, 5, 10)))
+    files = (
+        ("gaussian", gaussian_file(n)),
+        ("intervals", intervals),
+        ("quantiles", quantiles),
+        ("samples M=50", samples),
+        ("classif. K=10", classification_file(n)),
+        ("ens. cls. 5x10", ensemble_file(n, 5, 10)),
+    )
     for name, path in files:
         wall, mb, cpu = run_cli_cpu(["report", str(path), "--output", str(out)])
-        print(f"report {name:<14s} N={n:>9,d}  {wall:7.2f} s  cpu {cpu:6.2f} s  peak {mb:7.0f} MB   "
-              "(target N=1e6: <= 6 s)")
+        print(
+            f"report {name:<14s} N={n:>9,d}  {wall:7.2f} s  cpu {cpu:6.2f} s  peak {mb:7.0f} MB   "
+            "(target N=1e6: <= 6 s)"
+        )
 
 
 def bench_score_large(n: int) -> None:
@@ -478,52 +566,101 @@ def bench_memory(n: int, floor_rows: int = 1000) -> None:
 
     def inputs(m: int) -> dict[str, list[Path]]:
         intervals, quantiles = interval_quantile_files(m)
-        return {"gaussian": [gaussian_file(m)], "intervals": [intervals], "quantiles": [quantiles],
-                "samples": [samples_file(m)], "classes": [classification_file(m)], "ensemble": [ensemble_file(m, 5, 10)],
-                "models": three_models(m)}
+        return {
+            "gaussian": [gaussian_file(m)],
+            "intervals": [intervals],
+            "quantiles": [quantiles],
+            "samples": [samples_file(m)],
+            "classes": [classification_file(m)],
+            "ensemble": [ensemble_file(m, 5, 10)],
+            "models": three_models(m),
+        }
 
-    widths = {"gaussian": 3, "intervals": 4, "quantiles": 8, "samples": 51, "classes": 11, "ensemble": 51,
-              "models": 9}
-    cases = [(f"score {k}", k, ["score"], ["--format", "json"])
-             for k in ("gaussian", "intervals", "quantiles", "samples", "classes", "ensemble")]
-    cases += [("coverage gaussian", "gaussian", ["coverage"], ["--format", "json"]),
-              ("ucc gaussian", "gaussian", ["ucc"], ["--format", "json"]),
-              ("recalibrate std-scaling", "gaussian", ["recalibrate"], ["--method", "std-scaling", "--format", "json"]),
-              ("recalibrate isotonic", "gaussian", ["recalibrate"], ["--method", "isotonic", "--format", "json"]),
-              ("recalibrate temperature", "classes", ["recalibrate"], ["--method", "temperature", "--format", "json"]),
-              ("compare 3 gaussian", "models", ["compare"], ["--format", "json"])]
-    cases += [(f"report {k}", k, ["report"], ["--output", str(out)]) for k in ("gaussian", "samples", "ensemble")]
+    widths = {
+        "gaussian": 3,
+        "intervals": 4,
+        "quantiles": 8,
+        "samples": 51,
+        "classes": 11,
+        "ensemble": 51,
+        "models": 9,
+    }
+    cases = [
+        (f"score {k}", k, ["score"], ["--format", "json"])
+        for k in ("gaussian", "intervals", "quantiles", "samples", "classes", "ensemble")
+    ]
+    cases += [
+        ("coverage gaussian", "gaussian", ["coverage"], ["--format", "json"]),
+        ("ucc gaussian", "gaussian", ["ucc"], ["--format", "json"]),
+        (
+            "recalibrate std-scaling",
+            "gaussian",
+            ["recalibrate"],
+            ["--method", "std-scaling", "--format", "json"],
+        ),
+        ("recalibrate isotonic", "gaussian", ["recalibrate"], ["--method", "isotonic", "--format", "json"]),
+        (
+            "recalibrate temperature",
+            "classes",
+            ["recalibrate"],
+            ["--method", "temperature", "--format", "json"],
+        ),
+        ("compare 3 gaussian", "models", ["compare"], ["--format", "json"]),
+    ]
+    cases += [
+        (f"report {k}", k, ["report"], ["--output", str(out)]) for k in ("gaussian", "samples", "ensemble")
+    ]
     cases = [c for c in cases if not MEMORY_CASES or any(k in c[0] for k in MEMORY_CASES)]
     small, large = inputs(floor_rows), inputs(n)
     for label, kind, head, tail in cases:
         _, floor = run_cli([*head, *map(str, small[kind]), *tail])
         wall, mb = run_cli([*head, *map(str, large[kind]), *tail])
         size = n * widths[kind] * 8 / 1e6
-        print(f"memory {label:<24s} N={n:>9,d}  {wall:6.2f} s  peak {mb:6.0f} MB  floor {floor:4.0f} MB  "
-              f"input {size:5.0f} MB  copies {(mb - floor) / size:4.1f}   (target ~2)")
+        print(
+            f"memory {label:<24s} N={n:>9,d}  {wall:6.2f} s  peak {mb:6.0f} MB  floor {floor:4.0f} MB  "
+            f"input {size:5.0f} MB  copies {(mb - floor) / size:4.1f}   (target ~2)"
+        )
 
 
-BENCHES = {"score": (bench_score, 1_000_000), "crps": (bench_crps_samples, 1_000_000),
-           "samples": (bench_score_samples, 1_000_000),
-           "classification": (bench_classification, 1_000_000), "ensembles": (bench_ensembles, 100_000),
-           "ucc": (bench_ucc, 1_000_000),
-           "ensemble_classification": (bench_ensemble_classification, 1_000_000),
-           "recalibrate": (bench_recalibrate, 1_000_000), "samples_anchor": (bench_samples_anchor, 1_000_000),
-           "startup": (bench_startup, 10_000), "toolbox": (bench_startup, 100_000),
-           "compare": (bench_compare, 1_000_000), "ucc_permutation": (bench_ucc_permutation, 100_000),
-           "report": (bench_report, 100_000), "report_large": (bench_report_large, 1_000_000),
-           "score_large": (bench_score_large, 10_000_000), "memory": (bench_memory, 1_000_000)}
+BENCHES = {
+    "score": (bench_score, 1_000_000),
+    "crps": (bench_crps_samples, 1_000_000),
+    "samples": (bench_score_samples, 1_000_000),
+    "classification": (bench_classification, 1_000_000),
+    "ensembles": (bench_ensembles, 100_000),
+    "ucc": (bench_ucc, 1_000_000),
+    "ensemble_classification": (bench_ensemble_classification, 1_000_000),
+    "recalibrate": (bench_recalibrate, 1_000_000),
+    "samples_anchor": (bench_samples_anchor, 1_000_000),
+    "startup": (bench_startup, 10_000),
+    "toolbox": (bench_startup, 100_000),
+    "compare": (bench_compare, 1_000_000),
+    "ucc_permutation": (bench_ucc_permutation, 100_000),
+    "report": (bench_report, 100_000),
+    "report_large": (bench_report_large, 1_000_000),
+    "score_large": (bench_score_large, 10_000_000),
+    "memory": (bench_memory, 1_000_000),
+}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("which", nargs="*", default=list(BENCHES), help=f"any of {', '.join(BENCHES)}")
     ap.add_argument("--n", type=float, default=None, help="rows (default: each benchmark's own)")
-    ap.add_argument("--repeat", type=int, default=1, help="whole-process runs per figure; the best is printed")
-    ap.add_argument("--anchor-python", default=sys.executable,
-                    help="python with the anchor libraries (scikit-learn, scoringrules, properscoring)")
-    ap.add_argument("--case", action="append", default=[],
-                    help="memory: run only the cases whose label contains this (repeatable), e.g. --case report")
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="whole-process runs per figure; the best is printed"
+    )
+    ap.add_argument(
+        "--anchor-python",
+        default=sys.executable,
+        help="python with the anchor libraries (scikit-learn, scoringrules, properscoring)",
+    )
+    ap.add_argument(
+        "--case",
+        action="append",
+        default=[],
+        help="memory: run only the cases whose label contains this (repeatable), e.g. --case report",
+    )
     a = ap.parse_args()
     global REPEAT, ANCHOR_PYTHON
     REPEAT, ANCHOR_PYTHON = a.repeat, a.anchor_python

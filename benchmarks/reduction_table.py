@@ -19,7 +19,10 @@ END = "<!-- /reductions -->"
 #: reduction -> (what it is, what a chunk of rows has to keep so that chunks can be merged)
 KINDS = {
     "mean": ("mean of a per-row score", "the sum of the scores and the row count"),
-    "moments": ("function of per-row sums", "a few sums (of y, ŷ, y², ŷ², yŷ, σ², per-row terms) and the count"),
+    "moments": (
+        "function of per-row sums",
+        "a few sums (of y, ŷ, y², ŷ², yŷ, σ², per-row terms) and the count",
+    ),
     "counts": ("fixed-bin counts", "counts (and sums) per fixed bin, level or class cell"),
     "order": ("needs order statistics or a sort", "the rows themselves (or an approximate sketch)"),
     "resampling": ("needs random draws", "the rows (or the counts the draws are made from), plus the seed"),

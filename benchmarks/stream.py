@@ -49,7 +49,10 @@ def _write(path: Path, n: int, make) -> Path:
         writer.write_table(table, row_group_size=1_000_000)
     writer.close()
     tmp.rename(path)
-    print(f"generated {path} ({path.stat().st_size / 2**30:.2f} GiB) in {time.perf_counter() - t0:.0f} s", flush=True)
+    print(
+        f"generated {path} ({path.stat().st_size / 2**30:.2f} GiB) in {time.perf_counter() - t0:.0f} s",
+        flush=True,
+    )
     return path
 
 
@@ -64,8 +67,10 @@ def samples(rng, m, s=50):
 
     mean = rng.normal(size=m)
     draws = mean[:, None] + rng.normal(size=(m, s))
-    return {"y": mean + 1.1 * rng.normal(size=m),
-            "samples": pa.FixedSizeListArray.from_arrays(pa.array(draws.ravel()), s)}
+    return {
+        "y": mean + 1.1 * rng.normal(size=m),
+        "samples": pa.FixedSizeListArray.from_arrays(pa.array(draws.ravel()), s),
+    }
 
 
 def classification(rng, m, k=10):
@@ -81,9 +86,11 @@ CASES = {"gaussian": gaussian, "samples": samples, "classification": classificat
 
 def gaussian_model(i: int):
     """The ``gaussian`` rows (the same targets: the same generator draws first), mean shifted and std scaled."""
+
     def make(rng, m):
         cols = gaussian(rng, m)
         return {**cols, "mean": cols["mean"] + 0.01 * i, "std": cols["std"] * (1.0, 1.1, 0.9)[i]}
+
     return make
 
 
@@ -91,20 +98,28 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--case", choices=sorted(CASES), default="gaussian")
     ap.add_argument("--n", type=float, default=1e8)
-    ap.add_argument("--chunk-rows", type=int, default=None, help="default: uqeval's (about 4e6 numbers per batch)")
+    ap.add_argument(
+        "--chunk-rows", type=int, default=None, help="default: uqeval's (about 4e6 numbers per batch)"
+    )
     ap.add_argument("--memory", action="store_true", help="also run the in-memory engine")
     ap.add_argument("--no-dask", action="store_true")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--command", choices=("score", "compare", "ucc"), default="score",
-                    help="compare: three Gaussian models of --n rows")
+    ap.add_argument(
+        "--command",
+        choices=("score", "compare", "ucc"),
+        default="score",
+        help="compare: three Gaussian models of --n rows",
+    )
     a = ap.parse_args()
     n = int(a.n)
     if a.command == "compare":
         paths = [str(_write(DATA / f"gaussian_{n}_model{i}.parquet", n, gaussian_model(i))) for i in range(3)]
         command, label = ["compare", *paths], "compare x3"
     else:
-        command, label = [a.command, str(_write(DATA / f"{a.case}_{n}.parquet", n, CASES[a.case]))], \
-            f"{a.command} {a.case}"
+        command, label = (
+            [a.command, str(_write(DATA / f"{a.case}_{n}.parquet", n, CASES[a.case]))],
+            f"{a.command} {a.case}",
+        )
     chunk = ["--chunk-rows", str(a.chunk_rows)] if a.chunk_rows else []
     runs = [("stream", ["--engine", "stream", *chunk])]
     if a.memory:
@@ -114,8 +129,10 @@ def main() -> None:
     for name, extra in runs:
         quiet = [] if a.command == "ucc" else ["--quiet"]
         wall, mb = run_cli([*command, "--format", "json", *quiet, *extra])
-        print(f"{label:<20} N={n:>11,d}  {name:<9} {wall:8.1f} s  {n / wall:>12,.0f} rows/s  peak RSS {mb:7.0f} MB",
-              flush=True)
+        print(
+            f"{label:<20} N={n:>11,d}  {name:<9} {wall:8.1f} s  {n / wall:>12,.0f} rows/s  peak RSS {mb:7.0f} MB",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

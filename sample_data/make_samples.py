@@ -34,11 +34,11 @@ def regression(rng: np.random.Generator, n: int = N) -> dict:
     x = rng.uniform(0, 1, n)
     shift = rng.integers(0, 3, n)
     true_sd = 0.5 + x / 2
-    noise_sd = true_sd * (1 + 0.5 * shift)          # shifted rows are noisier than the model believes
+    noise_sd = true_sd * (1 + 0.5 * shift)  # shifted rows are noisier than the model believes
     f = 2 * np.sin(2 * np.pi * x)
     y = f + rng.normal(0, 1, n) * noise_sd
-    mean = f + rng.normal(0, 0.1, n)                 # a slightly imperfect model
-    std = true_sd * 0.9                              # and slightly over-confident
+    mean = f + rng.normal(0, 0.1, n)  # a slightly imperfect model
+    std = true_sd * 0.9  # and slightly over-confident
     return dict(x=x, shift=shift, y=y, mean=mean, std=std)
 
 
@@ -50,11 +50,23 @@ def main() -> None:
     write("gaussian.csv", {"x": x, "y": y, "mean": mean, "std": std})
     write("point.csv", {"x": x, "y": y, "pred": mean})
     # a second model on the same targets: constant (homoscedastic) std
-    write("gaussian_const.parquet", {"x": x, "shift": shift, "y": y, "mu": mean, "sigma": np.full(N, std.mean())})
+    write(
+        "gaussian_const.parquet",
+        {"x": x, "shift": shift, "y": y, "mu": mean, "sigma": np.full(N, std.mean())},
+    )
     # intervals: one 90% pair (asymmetric: skewed model), and several levels
     z90 = norm.ppf(0.95)
-    write("intervals.parquet", {"x": x, "shift": shift, "y": y, "pred": mean,
-                                "lower": mean - z90 * std * 0.8, "upper": mean + z90 * std * 1.2})
+    write(
+        "intervals.parquet",
+        {
+            "x": x,
+            "shift": shift,
+            "y": y,
+            "pred": mean,
+            "lower": mean - z90 * std * 0.8,
+            "upper": mean + z90 * std * 1.2,
+        },
+    )
     multi = {"x": x, "y": y, "pred": mean}
     for lv in (0.5, 0.9, 0.95):
         z = norm.ppf(0.5 + lv / 2)
@@ -79,9 +91,11 @@ def main() -> None:
     true_p = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
     label = (rng.uniform(size=(N, 1)) > np.cumsum(true_p, 1)).sum(1)
     over = np.exp(1.6 * logits)
-    proba = over / over.sum(1, keepdims=True)        # over-confident
-    write("classification.parquet", {"label": label, "shift": shift,
-                                     **{f"p_{j}": proba[:, j] for j in range(k)}})
+    proba = over / over.sum(1, keepdims=True)  # over-confident
+    write(
+        "classification.parquet",
+        {"label": label, "shift": shift, **{f"p_{j}": proba[:, j] for j in range(k)}},
+    )
 
 
 def _log_softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -106,7 +120,7 @@ def ensembles() -> None:
     logits = rng.normal(0, 1, (n, k)) * 2.0
     true_p = np.exp(_log_softmax(logits))
     label = (rng.uniform(size=(n, 1)) > np.cumsum(true_p, 1)).sum(1)
-    spread = (0.4 + 0.6 * shift)[:, None, None]                      # members disagree more under shift
+    spread = (0.4 + 0.6 * shift)[:, None, None]  # members disagree more under shift
     member_logp = _log_softmax(1.3 * (logits[:, None, :] + spread * rng.normal(0, 1, (n, m, k))), axis=2)
     member_p = np.exp(member_logp)
     cols = {"label": label, "shift": shift}
@@ -116,7 +130,9 @@ def ensembles() -> None:
 
     precision = np.exp(rng.normal(3.0, 0.5, n)) / (1.0 + 2.0 * shift)  # less evidence on shifted rows
     alpha = precision[:, None] * np.exp(_log_softmax(1.2 * logits))
-    write("dirichlet.parquet", {"label": label, "shift": shift, **{f"alpha_{c}": alpha[:, c] for c in range(k)}})
+    write(
+        "dirichlet.parquet", {"label": label, "shift": shift, **{f"alpha_{c}": alpha[:, c] for c in range(k)}}
+    )
 
     r = regression(rng)
     draws = 20
@@ -143,8 +159,10 @@ def accrue_samples(n: int = 2000) -> None:
             d = make_problem(name, n, seed=seed)
             x = d["x"]
             xs = {"x": x} if x.ndim == 1 else {f"x{j + 1}": x[:, j] for j in range(x.shape[1])}
-            write(f"accrue_{name.lower()}{split}.parquet",
-                  {**xs, "y": d["y"], "pred": d["mean"], "true_std": d["true_std"]})
+            write(
+                f"accrue_{name.lower()}{split}.parquet",
+                {**xs, "y": d["y"], "pred": d["mean"], "true_std": d["true_std"]},
+            )
 
 
 def verification() -> None:

@@ -18,7 +18,9 @@ from uqeval.predictions import MemberCategorical
 
 def _ensemble(n: int = 300, m: int = 3, k: int = 4, seed: int = 0) -> MemberCategorical:
     rng = np.random.default_rng(seed)
-    return MemberCategorical(y_true=rng.integers(0, k, n).astype(float), member_proba=rng.dirichlet(np.ones(k), (n, m)))
+    return MemberCategorical(
+        y_true=rng.integers(0, k, n).astype(float), member_proba=rng.dirichlet(np.ones(k), (n, m))
+    )
 
 
 def test_spce_is_a_background_family():
@@ -49,7 +51,9 @@ def test_background_input_error_is_skipped_in_family_order(monkeypatch):
     fams = families_for("members", Settings())
     spce = next(f for f in fams if f.name == "spce")
     broken = replace(spce, compute={**spce.compute, "members": fail})
-    monkeypatch.setattr(catalogue, "families_for", lambda kind, settings=None: [broken if f is spce else f for f in fams])
+    monkeypatch.setattr(
+        catalogue, "families_for", lambda kind, settings=None: [broken if f is spce else f for f in fams]
+    )
     skipped: list[tuple[str, str]] = []
     metrics, _ = compute_metrics(_ensemble(), Settings(), skipped)
     assert "spce" not in metrics and ("spce", "not for these data") in skipped

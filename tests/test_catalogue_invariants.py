@@ -22,8 +22,17 @@ import pytest
 from scipy import special, stats
 from typer.testing import CliRunner
 
-from uqeval.catalogue import (FAMILIES, METRICS, Metric, compute, compute_metrics, families_for, get_family, rows,
-                              target)
+from uqeval.catalogue import (
+    FAMILIES,
+    METRICS,
+    Metric,
+    compute,
+    compute_metrics,
+    families_for,
+    get_family,
+    rows,
+    target,
+)
 from uqeval.cli import app
 from uqeval.config import make_settings
 from uqeval.glossary import GLOSSARY, find_entry
@@ -33,8 +42,18 @@ from .conftest import SAMPLE, write_table
 
 runner = CliRunner()
 
-KINDS = ("gaussian", "point", "intervals", "quantiles", "samples", "categorical", "members", "dirichlet", "loglik",
-         "multivariate")
+KINDS = (
+    "gaussian",
+    "point",
+    "intervals",
+    "quantiles",
+    "samples",
+    "categorical",
+    "members",
+    "dirichlet",
+    "loglik",
+    "multivariate",
+)
 REGRESSION = ("gaussian", "point", "intervals", "quantiles", "samples")
 N, K, M_SAMPLES, M_MEMBERS, M_LOGLIK = 400, 4, 40, 5, 8
 #: degraded versions of the true model, per representation
@@ -50,10 +69,26 @@ QUANTILE_LEVELS = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
 INTERVAL_LEVELS = (0.5, 0.9)
 # samples and Gaussians answer any level; the opt-in groups (Family.option) are on, so that every catalogue
 # entry is exercised
-SETTINGS = dict(levels=(0.5, 0.9), y_std=1.3, diagnostics=True,
-                tw_threshold=(0.5, None), thresholds=(-0.5, 1.0), murphy=True)
-FLAGS = ["--levels", "0.5,0.9", "--y-std", "1.3", "--diagnostics", "--tw-threshold", "0.5", "--threshold", "-0.5,1",
-         "--murphy"]
+SETTINGS = dict(
+    levels=(0.5, 0.9),
+    y_std=1.3,
+    diagnostics=True,
+    tw_threshold=(0.5, None),
+    thresholds=(-0.5, 1.0),
+    murphy=True,
+)
+FLAGS = [
+    "--levels",
+    "0.5,0.9",
+    "--y-std",
+    "1.3",
+    "--diagnostics",
+    "--tw-threshold",
+    "0.5",
+    "--threshold",
+    "-0.5,1",
+    "--murphy",
+]
 
 #: two bootstrap draws of the rows (compare's resampling is checked against them)
 BOOT = np.random.default_rng(2).integers(0, N, size=(2, N))
@@ -81,7 +116,9 @@ def _regression_columns(kind: str, variant: str) -> dict:
     y = mu + sd * rng.normal(size=N)
     # a quantile-matched ensemble of the model (members at the (j + 1/2)/M quantiles, shuffled per row): its
     # mean is the model's mean and its empirical quantiles the model's, so it does not add Monte-Carlo noise
-    z_samples = rng.permuted(np.tile(stats.norm.ppf((np.arange(M_SAMPLES) + 0.5) / M_SAMPLES), (N, 1)), axis=1)
+    z_samples = rng.permuted(
+        np.tile(stats.norm.ppf((np.arange(M_SAMPLES) + 0.5) / M_SAMPLES), (N, 1)), axis=1
+    )
     z_loglik = rng.normal(size=(N, M_LOGLIK))
     m, s = mu, sd
     if variant == "wide":
@@ -141,8 +178,11 @@ def _classification_columns(kind: str, variant: str) -> dict:
         # mix every member towards the uniform (hot) or towards the one-hot of the mean's top class (cold):
         # the ensemble mean keeps its top class, as tempering does for a single classifier
         top = np.eye(K)[np.argmax(p_true, axis=1)][:, None, :]
-        mp = {"hot": 0.4 * member_true + 0.6 / K, "cold": 0.4 * member_true + 0.6 * top,
-              "true": member_true}.get(variant)
+        mp = {
+            "hot": 0.4 * member_true + 0.6 / K,
+            "cold": 0.4 * member_true + 0.6 * top,
+            "true": member_true,
+        }.get(variant)
         if mp is None:
             mp = degrade(logits[:, None, :] + member_noise)
         cols.update({f"m{j}_p_{k}": mp[:, j, k] for j in range(M_MEMBERS) for k in range(K)})
@@ -168,14 +208,18 @@ def _multivariate_columns(kind: str, variant: str) -> dict:
     if variant == "shifted":
         m = mu + 1.0
     x = m[:, None, :] + s[:, None, :] * z
-    return {**{f"y_{k + 1}": y[:, k] for k in range(3)},
-            **{f"m{j}_{k + 1}": x[:, j, k] for j in range(M_SAMPLES) for k in range(3)}}
+    return {
+        **{f"y_{k + 1}": y[:, k] for k in range(3)},
+        **{f"m{j}_{k + 1}": x[:, j, k] for j in range(M_SAMPLES) for k in range(3)},
+    }
 
 
 def _columns(kind: str, variant: str) -> dict:
     if kind == "multivariate":
         return _multivariate_columns(kind, variant)
-    return (_regression_columns if kind in (*REGRESSION, "loglik") else _classification_columns)(kind, variant)
+    return (_regression_columns if kind in (*REGRESSION, "loglik") else _classification_columns)(
+        kind, variant
+    )
 
 
 def _values(result: dict, metric: Metric) -> dict[str, object]:
@@ -210,14 +254,17 @@ class Store:
         return self._cache[key]
 
     def file(self, kind: str, variant: str = "true"):
-        return self._once(("file", kind, variant), lambda: write_table(
-            self.root / f"{kind}_{variant}.parquet", _columns(kind, variant)))
+        return self._once(
+            ("file", kind, variant),
+            lambda: write_table(self.root / f"{kind}_{variant}.parquet", _columns(kind, variant)),
+        )
 
     def pred(self, kind: str, variant: str = "true"):
         def make():
             p = load_predictions(self.file(kind, variant), self.settings).prediction
             assert p.kind == kind, (p.kind, kind)
             return p
+
         return self._once(("pred", kind, variant), make)
 
     def result(self, kind: str, variant: str = "true", rows_: str = "as is") -> dict:
@@ -239,6 +286,7 @@ class Store:
                 assert all(not np.array_equal(v, getattr(p, k)) for k, v in changes.items())
                 p = replace(p, **changes)
             return compute_metrics(p, self.settings)[0]
+
         return self._once(("result", kind, variant, rows_), make)
 
     def resampled(self, kind: str, b: int, group: str) -> dict:
@@ -254,37 +302,68 @@ class Store:
     def score_json(self, kind: str) -> dict:
         def make():
             out = self.root / f"{kind}_summary.json"
-            r = runner.invoke(app, ["score", str(self.file(kind)), *FLAGS, "--format", "json", "--output", str(out)])
+            r = runner.invoke(
+                app, ["score", str(self.file(kind)), *FLAGS, "--format", "json", "--output", str(out)]
+            )
             assert r.exit_code == 0, r.output
             return json.loads(out.read_text())
+
         return self._once(("score", kind), make)
 
     def check_json(self, kind: str) -> dict:
         """``uqeval check`` of the kind's summary with a rule on every scalar metric path it holds."""
+
         def make():
             summary = self.score_json(kind)
             paths = sorted(p for p, _ in scalar_paths(summary["metrics"]))
             rules = self.root / f"{kind}_rules.toml"
-            rules.write_text("require = [" + ", ".join(json.dumps(p) for p in paths) + "]\n\n[rules]\n"
-                             + "".join(f'{json.dumps(p)} = {{ max = 1e300 }}\n' for p in paths))
-            r = runner.invoke(app, ["check", str(self.root / f"{kind}_summary.json"), "--rules", str(rules),
-                                    "--format", "json"])
+            rules.write_text(
+                "require = ["
+                + ", ".join(json.dumps(p) for p in paths)
+                + "]\n\n[rules]\n"
+                + "".join(f"{json.dumps(p)} = {{ max = 1e300 }}\n" for p in paths)
+            )
+            r = runner.invoke(
+                app,
+                ["check", str(self.root / f"{kind}_summary.json"), "--rules", str(rules), "--format", "json"],
+            )
             assert r.exit_code == 0, r.output
             return json.loads(r.stdout)
+
         return self._once(("check", kind), make)
 
     def compare_json(self, kind: str, with_rows: bool = True) -> dict:
         """``uqeval compare`` of the true and the first degraded model on every (oriented) metric with a
         row form, or without one."""
+
         def make():
-            names = [m.path for m in METRICS.values() if m.applies_to(kind) and m.orientation is not None
-                     and (m.rows_fn is not None) == with_rows]
-            r = runner.invoke(app, ["compare", str(self.file(kind)), str(self.file(kind, VARIANTS[kind][0])),
-                                    "--names", "true,degraded", "--metrics", ",".join(names),
-                                    *FLAGS, "--bootstrap", "40", "--permutations", "0",
-                                    "--format", "json"])
+            names = [
+                m.path
+                for m in METRICS.values()
+                if m.applies_to(kind) and m.orientation is not None and (m.rows_fn is not None) == with_rows
+            ]
+            r = runner.invoke(
+                app,
+                [
+                    "compare",
+                    str(self.file(kind)),
+                    str(self.file(kind, VARIANTS[kind][0])),
+                    "--names",
+                    "true,degraded",
+                    "--metrics",
+                    ",".join(names),
+                    *FLAGS,
+                    "--bootstrap",
+                    "40",
+                    "--permutations",
+                    "0",
+                    "--format",
+                    "json",
+                ],
+            )
             assert r.exit_code == 0, r.output
             return json.loads(r.stdout)
+
         return self._once(("compare", kind, with_rows), make)
 
 
@@ -358,8 +437,10 @@ def test_spce_is_really_order_dependent(store):
     assert a != b
 
 
-@pytest.mark.parametrize("metric,kind", _cases(lambda m, k: k in ("samples", "members", "multivariate")
-                                               or m.group == "information_criteria"))
+@pytest.mark.parametrize(
+    "metric,kind",
+    _cases(lambda m, k: k in ("samples", "members", "multivariate") or m.group == "information_criteria"),
+)
 def test_member_order_does_not_matter(store, metric, kind):
     """Ensemble members, samples and log-likelihood columns are exchangeable."""
     a, b = store.values(metric, kind), store.values(metric, kind, rows_="members shuffled")
@@ -370,8 +451,11 @@ def test_member_order_does_not_matter(store, metric, kind):
 
 #: Standard errors shrink by sqrt(2) when every row counts twice: they describe the estimate's
 #: precision, which depends on N by design (information_criteria.*_se are "moments").
-DUPLICATION_EXEMPT = {"information_criteria.waic1_se", "information_criteria.waic2_se",
-                      "information_criteria.iscv_se"}
+DUPLICATION_EXEMPT = {
+    "information_criteria.waic1_se",
+    "information_criteria.waic2_se",
+    "information_criteria.iscv_se",
+}
 MEAN_TYPE = ("mean", "moments", "counts")
 #: Test statistics weigh evidence, which grows with N: Spiegelhalter's z is a sum over rows divided by the
 #: root of another, so doubling every row multiplies it by sqrt(2) (and moves its p-value) exactly.
@@ -398,11 +482,24 @@ def test_duplicating_every_row_leaves_mean_type_metrics_unchanged(store, metric,
 #: (dis)agreement describe the forecast; an over-confident (narrow, cold) model "wins" on them. Standard
 #: errors describe the precision of an estimate, not the model.
 DESCRIPTIVE = {
-    "sharpness.sharp", "sharpness.mean_std", "coverage.width", "coverage.width_norm", "prediction_sets.mean_size",
-    "ensemble_uncertainty.total", "ensemble_uncertainty.aleatoric", "ensemble_uncertainty.epistemic",
-    "ensemble_uncertainty.knowledge", "diversity.disagreement", "diversity.kl", "diversity.cosine_similarity",
-    "diversity.double_fault", "information_criteria.waic1_se", "information_criteria.waic2_se",
-    "information_criteria.iscv_se", "adv_group_calibration.ma_stderr", "adv_group_calibration.rms_stderr",
+    "sharpness.sharp",
+    "sharpness.mean_std",
+    "coverage.width",
+    "coverage.width_norm",
+    "prediction_sets.mean_size",
+    "ensemble_uncertainty.total",
+    "ensemble_uncertainty.aleatoric",
+    "ensemble_uncertainty.epistemic",
+    "ensemble_uncertainty.knowledge",
+    "diversity.disagreement",
+    "diversity.kl",
+    "diversity.cosine_similarity",
+    "diversity.double_fault",
+    "information_criteria.waic1_se",
+    "information_criteria.waic2_se",
+    "information_criteria.iscv_se",
+    "adv_group_calibration.ma_stderr",
+    "adv_group_calibration.rms_stderr",
     # The smallest top-k set with mass >= level over-covers by construction (no randomisation): a calibrated
     # model's 50% sets hold the label ~70% of the time here, so an over-confident model lands nearer the level.
     "prediction_sets.coverage",
@@ -411,7 +508,9 @@ DESCRIPTIVE = {
 
 def _badness(metric: Metric, kind: str, lv: str, value) -> float:
     """A number that is larger for a worse value, in the metric's declared direction."""
-    x = float(np.mean(_leaves(value)))  # curves per group size: their mean; per-level dicts: checked per level
+    x = float(
+        np.mean(_leaves(value))
+    )  # curves per group size: their mean; per-level dicts: checked per level
     o = metric.orientation_for(kind)
     if o == "lower":
         return x
@@ -431,13 +530,24 @@ RANKING_ONLY = {"corp.dsc"}
 
 #: Conditional coverage of prediction sets inherits their over-coverage (see prediction_sets.coverage above):
 #: a calibrated model's 50% sets are covered ~70% in every stratum, an over-confident one lands nearer the level.
-SETS_OVERCOVER = {"conditional_coverage.ssc_violation", "conditional_coverage.worst_stratum_coverage",
-                  "conditional_coverage.worst_class_coverage"}
+SETS_OVERCOVER = {
+    "conditional_coverage.ssc_violation",
+    "conditional_coverage.worst_stratum_coverage",
+    "conditional_coverage.worst_class_coverage",
+}
 
 
-@pytest.mark.parametrize("metric,kind", _cases(lambda m, k: m.orientation is not None and m.path not in DESCRIPTIVE
-                                               and m.path not in RANKING_ONLY
-                                               and not (m.path in SETS_OVERCOVER and k not in REGRESSION)))
+@pytest.mark.parametrize(
+    "metric,kind",
+    _cases(
+        lambda m, k: (
+            m.orientation is not None
+            and m.path not in DESCRIPTIVE
+            and m.path not in RANKING_ONLY
+            and not (m.path in SETS_OVERCOVER and k not in REGRESSION)
+        )
+    ),
+)
 def test_true_model_never_scores_worse_than_a_degraded_one(store, metric, kind):
     truth = store.values(metric, kind)
     for variant in VARIANTS[kind]:
@@ -551,9 +661,12 @@ def test_family_results_are_exactly_the_catalogue_entries(store, kind):
 @pytest.mark.parametrize("metric,kind", _cases(lambda m, k: m.orientation is not None))
 def test_check_accepts_the_path(store, metric, kind):
     summary = store.score_json(kind)
-    paths = [p for p, _ in scalar_paths({metric.group: summary["metrics"][metric.group]})
-             if p.split(".")[0] == metric.group and (p.split(".")[-1] == metric.name
-                                                     or f".{metric.name}." in f"{p}.")]
+    paths = [
+        p
+        for p, _ in scalar_paths({metric.group: summary["metrics"][metric.group]})
+        if p.split(".")[0] == metric.group
+        and (p.split(".")[-1] == metric.name or f".{metric.name}." in f"{p}.")
+    ]
     if metric.path in NOT_SCALAR and metric.path.startswith("adv_group_calibration."):
         assert not paths  # curves over group sizes (lists): not a scalar for a rule
         return
@@ -564,7 +677,10 @@ def test_check_accepts_the_path(store, metric, kind):
     for c in report["rows"]:
         by_path.setdefault(c["path"], []).append(c)
     for p in paths:
-        assert sorted((c["check"], c["status"]) for c in by_path[p]) == [("max", "PASS"), ("require", "PASS")], p
+        assert sorted((c["check"], c["status"]) for c in by_path[p]) == [
+            ("max", "PASS"),
+            ("require", "PASS"),
+        ], p
 
 
 # --------------------------------------------------------------------------- 12. compare accepts metrics with a row form
@@ -591,18 +707,28 @@ def test_compare_accepts_it_with_a_bootstrap_interval(store, metric, kind):
 
 #: oriented metrics whose value is not one number: curves over group sizes and per-level dicts (compare
 #: has no scalar estimate for them; scoring_rule.pinball/interval are their per-row comparable forms)
-NOT_SCALAR = {"adv_group_calibration.ma_mean", "adv_group_calibration.ma_stderr", "adv_group_calibration.rms_mean",
-              "adv_group_calibration.rms_stderr", "scoring_rule.pinball_by_level", "scoring_rule.interval_by_level"}
+NOT_SCALAR = {
+    "adv_group_calibration.ma_mean",
+    "adv_group_calibration.ma_stderr",
+    "adv_group_calibration.rms_mean",
+    "adv_group_calibration.rms_stderr",
+    "scoring_rule.pinball_by_level",
+    "scoring_rule.interval_by_level",
+}
 
 
-@pytest.mark.parametrize("metric,kind", _cases(lambda m, k: m.orientation is not None and m.rows_fn is None
-                                               and m.path not in NOT_SCALAR))
+@pytest.mark.parametrize(
+    "metric,kind",
+    _cases(lambda m, k: m.orientation is not None and m.rows_fn is None and m.path not in NOT_SCALAR),
+)
 def test_compare_shows_the_other_metrics_without_an_interval(store, metric, kind):
     """Metrics without a cheap row form are compared by their estimate, with a note instead of an interval."""
     out = store.compare_json(kind, with_rows=False)
     # a keyed metric (corp: one decomposition per score) is compared under each key's full path
-    keys = {(f"{metric.group}.{k}.{metric.name}" if metric.by_level else metric.path): v
-            for k, v in store.values(metric, kind).items()}
+    keys = {
+        (f"{metric.group}.{k}.{metric.name}" if metric.by_level else metric.path): v
+        for k, v in store.values(metric, kind).items()
+    }
     for path, value in keys.items():
         body = out["metrics"][path]
         assert body["bootstrap"] is False
@@ -612,9 +738,18 @@ def test_compare_shows_the_other_metrics_without_an_interval(store, metric, kind
 
 # --------------------------------------------------------------------------- the bundled sample files
 
-FILES = ["gaussian.parquet", "point.csv", "intervals.parquet", "intervals_multi.csv", "quantiles.parquet",
-         "samples.parquet", "classification.parquet", "ensemble_classification.parquet", "dirichlet.parquet",
-         "loglik.parquet"]
+FILES = [
+    "gaussian.parquet",
+    "point.csv",
+    "intervals.parquet",
+    "intervals_multi.csv",
+    "quantiles.parquet",
+    "samples.parquet",
+    "classification.parquet",
+    "ensemble_classification.parquet",
+    "dirichlet.parquet",
+    "loglik.parquet",
+]
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -650,13 +785,15 @@ def test_readme_reduction_table_is_the_catalogues():
 
     from .conftest import ROOT
 
-    spec = importlib.util.spec_from_file_location("reduction_table", ROOT / "benchmarks" / "reduction_table.py")
+    spec = importlib.util.spec_from_file_location(
+        "reduction_table", ROOT / "benchmarks" / "reduction_table.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert {m.reduction for m in METRICS.values()} <= set(module.KINDS)  # no metric left out of the table
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert module.table() in readme, "README table out of date: python benchmarks/reduction_table.py --write"
-    listed = readme[readme.index(module.BEGIN):readme.index(module.END)]
+    listed = readme[readme.index(module.BEGIN) : readme.index(module.END)]
     for m in METRICS.values():
         row = next(line for line in listed.splitlines() if f"`{m.path}`" in line)
         assert f"(`{m.reduction}`)" in row, m.path

@@ -16,8 +16,17 @@ from uqeval.predictions import Categorical, Gaussian, Intervals, Point, Quantile
 
 
 def gaussian(y, mean, std, name="g", rows=None) -> C.Model:
-    return C.Model(name, Gaussian(y_true=np.asarray(y, float), columns={}, rows=rows, mean=np.asarray(mean, float),
-                                  std=np.asarray(std, float)), {"path": f"{name}.parquet"})
+    return C.Model(
+        name,
+        Gaussian(
+            y_true=np.asarray(y, float),
+            columns={},
+            rows=rows,
+            mean=np.asarray(mean, float),
+            std=np.asarray(std, float),
+        ),
+        {"path": f"{name}.parquet"},
+    )
 
 
 @pytest.fixture
@@ -52,7 +61,9 @@ def test_align_same_order_passes_and_differing_target_names_the_first_row(data):
     assert [m.name for m in out] == ["a", "b"]
     y2 = y.copy()
     y2[[17, 30]] += 1e-6
-    with pytest.raises(InputError, match=r"targets differ between a.parquet and b.parquet: 2 row\(s\), first at row 17"):
+    with pytest.raises(
+        InputError, match=r"targets differ between a.parquet and b.parquet: 2 row\(s\), first at row 17"
+    ):
         C.align_models([a, gaussian(y2, mean, std, "b")])
 
 
@@ -211,7 +222,9 @@ def test_ambiguous_metric_name_is_an_error(two, monkeypatch):
 
     fake = catalogue.Metric("other", "ma_cal", "lower", "", representations=("gaussian",))
     monkeypatch.setitem(catalogue.METRICS, fake.path, fake)
-    with pytest.raises(InputError, match=r"'ma_cal' is ambiguous; give one of: avg_calibration.ma_cal, other.ma_cal"):
+    with pytest.raises(
+        InputError, match=r"'ma_cal' is ambiguous; give one of: avg_calibration.ma_cal, other.ma_cal"
+    ):
         run(two, ["ma_cal"])
 
 
@@ -219,7 +232,10 @@ def test_metric_of_another_representation_is_an_error(data):
     y, mean, std = data
     iv = Intervals(y_true=y, lower=mean - 2 * std, upper=mean + 2 * std, levels=[0.95])
     models = [C.Model("a", iv), C.Model("b", iv)]
-    with pytest.raises(InputError, match=r"'ma_cal' \(avg_calibration.ma_cal\) is computed for .*gaussian.* not for intervals"):
+    with pytest.raises(
+        InputError,
+        match=r"'ma_cal' \(avg_calibration.ma_cal\) is computed for .*gaussian.* not for intervals",
+    ):
         run(models, ["ma_cal"])
     with pytest.raises(InputError, match="'nll' is not defined for representation"):
         run(models, ["nll"])
@@ -247,8 +263,11 @@ def test_calibration_resampler_matches_a_slow_reference(data):
     pred = gaussian(y, mean, std).prediction
     idx = np.random.default_rng(5).integers(0, y.size, size=(6, y.size))
     for key in ("ma_cal", "rms_cal", "miscal_area"):
-        fn = _resampler(pred, C.MetricRef(f"avg_calibration.{key}", "summary", "lower",
-                                                    "avg_calibration", (key,)), Settings(num_bins=40))
+        fn = _resampler(
+            pred,
+            C.MetricRef(f"avg_calibration.{key}", "summary", "lower", "avg_calibration", (key,)),
+            Settings(num_bins=40),
+        )
         fast = fn(idx)
         slow = [avg_calibration_gaussian(y[i], mean[i], std[i], num_bins=40)[key] for i in idx]
         np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-15)
@@ -261,16 +280,27 @@ def test_accuracy_resamplers_match_a_slow_reference(data):
     pred = gaussian(y, mean, std).prediction
     idx = np.random.default_rng(6).integers(0, y.size, size=(5, y.size))
     for key in ("mae", "rmse", "mdae", "marpd", "r2", "corr"):
-        fn = _resampler(pred, C.MetricRef(f"accuracy.{key}", "summary", "lower", "accuracy", (key,)),
-                                 Settings())
+        fn = _resampler(
+            pred, C.MetricRef(f"accuracy.{key}", "summary", "lower", "accuracy", (key,)), Settings()
+        )
         slow = [regression_accuracy(y[i], mean[i])[key] for i in idx]
         np.testing.assert_allclose(fn(idx), slow, rtol=1e-10)
 
 
 def test_every_gaussian_resampler_reproduces_the_catalogue_value(two):
-    names = ["accuracy.mae", "accuracy.rmse", "accuracy.mdae", "accuracy.marpd", "accuracy.r2", "accuracy.corr",
-             "avg_calibration.ma_cal", "avg_calibration.rms_cal", "avg_calibration.miscal_area",
-             "sharpness.sharp", "sharpness.mean_std"]
+    names = [
+        "accuracy.mae",
+        "accuracy.rmse",
+        "accuracy.mdae",
+        "accuracy.marpd",
+        "accuracy.r2",
+        "accuracy.corr",
+        "avg_calibration.ma_cal",
+        "avg_calibration.rms_cal",
+        "avg_calibration.miscal_area",
+        "sharpness.sharp",
+        "sharpness.mean_std",
+    ]
     r = run(two, names, n_permutations=0)
     for name in names:
         body = r["metrics"][name]
@@ -328,8 +358,9 @@ def test_bootstrap_interval_of_mean_crps_covers_the_truth_at_about_the_nominal_r
     for r in range(reps):
         y = rng.normal(size=n)
         m = gaussian(y, np.zeros(n), np.ones(n), "ideal")
-        res = C.compare_models([m, C.Model("copy", m.prediction)], Settings(), ["crps"], n_boot=300,
-                               seed=r, n_permutations=0)
+        res = C.compare_models(
+            [m, C.Model("copy", m.prediction)], Settings(), ["crps"], n_boot=300, seed=r, n_permutations=0
+        )
         v = res["metrics"]["crps"]["values"]["ideal"]
         hits += v["low"] <= truth <= v["high"]
     assert 0.88 <= hits / reps <= 0.99
@@ -348,7 +379,10 @@ def test_ranks_p_best_and_tests_against_the_best(two):
     assert sum(p) == pytest.approx(1.0) and p[0] > 0.99
     assert r["ranks"]["mean_rank"] == {"good": 1.0, "wide": 2.0}
     tests = r["tests"]
-    assert [(t["metric"], t["model"], t["reference"]) for t in tests] == [("crps", "wide", "good"), ("nll", "wide", "good")]
+    assert [(t["metric"], t["model"], t["reference"]) for t in tests] == [
+        ("crps", "wide", "good"),
+        ("nll", "wide", "good"),
+    ]
     for t in tests:
         assert t["mean_diff"] > 0 and t["permutation_p"] < 0.01 and t["dm_p"] < 0.01 and t["dm_statistic"] > 0
 
@@ -379,11 +413,18 @@ def test_target_orientation_ranks_by_distance_to_the_target(two, monkeypatch):
         key = "good" if np.allclose(pred.std.mean(), 1.0, atol=0.2) else "wide"
         return {"0.95": {"coverage": cov[key]}}
 
-    metric = catalogue.Metric("coverage", "coverage", "target", "", representations=("gaussian",), by_level=True)
+    metric = catalogue.Metric(
+        "coverage", "coverage", "target", "", representations=("gaussian",), by_level=True
+    )
     fake = catalogue.Family("coverage", (metric,), {"gaussian": compute}, by_level=True)
-    monkeypatch.setattr(catalogue, "FAMILIES", tuple(f for f in catalogue.FAMILIES if f.name != "coverage") + (fake,))
-    monkeypatch.setattr(catalogue, "METRICS", {k: v for k, v in catalogue.METRICS.items() if v.group != "coverage"}
-                        | {metric.path: metric})
+    monkeypatch.setattr(
+        catalogue, "FAMILIES", tuple(f for f in catalogue.FAMILIES if f.name != "coverage") + (fake,)
+    )
+    monkeypatch.setattr(
+        catalogue,
+        "METRICS",
+        {k: v for k, v in catalogue.METRICS.items() if v.group != "coverage"} | {metric.path: metric},
+    )
     r = run(two, ["coverage"], n_boot=0)
     body = r["metrics"]["coverage.0.95.coverage"]
     assert body["orientation"] == "target" and body["target"] == 0.95
@@ -452,9 +493,28 @@ def sample_models():
     return models, s
 
 
-SUMMARY_METRICS = ["ma_cal", "rms_cal", "miscal_area", "coverage", "width", "coverage_error", "miss_below",
-                   "miss_above", "mae", "rmse", "mdae", "marpd", "r2", "corr", "sharp", "mean_std",
-                   "scoring_rule.interval", "scoring_rule.crps_fair", "scoring_rule.wis", "scoring_rule.pinball"]
+SUMMARY_METRICS = [
+    "ma_cal",
+    "rms_cal",
+    "miscal_area",
+    "coverage",
+    "width",
+    "coverage_error",
+    "miss_below",
+    "miss_above",
+    "mae",
+    "rmse",
+    "mdae",
+    "marpd",
+    "r2",
+    "corr",
+    "sharp",
+    "mean_std",
+    "scoring_rule.interval",
+    "scoring_rule.crps_fair",
+    "scoring_rule.wis",
+    "scoring_rule.pinball",
+]
 
 
 def test_every_resampler_equals_the_catalogue_recomputed_on_the_resampled_rows(sample_models):
@@ -512,9 +572,21 @@ def test_classification_metrics_and_resamplers():
 
 # --------------------------------------------------------------------------- scores made block by block (issue 18)
 
-EVERY_FILE = ["gaussian.parquet", "gaussian.csv", "point.csv", "intervals.parquet", "intervals_multi.csv",
-              "quantiles.parquet", "samples.parquet", "samples_list.parquet", "classification.parquet",
-              "ensemble_classification.parquet", "dirichlet.parquet", "loglik.parquet", "multivariate.parquet"]
+EVERY_FILE = [
+    "gaussian.parquet",
+    "gaussian.csv",
+    "point.csv",
+    "intervals.parquet",
+    "intervals_multi.csv",
+    "quantiles.parquet",
+    "samples.parquet",
+    "samples_list.parquet",
+    "classification.parquet",
+    "ensemble_classification.parquet",
+    "dirichlet.parquet",
+    "loglik.parquet",
+    "multivariate.parquet",
+]
 
 
 @pytest.mark.parametrize("name", EVERY_FILE)
@@ -540,7 +612,10 @@ def test_comparison_scores_of_row_blocks_are_the_rows_of_the_whole_score(name):
         if whole is None:
             continue
         seen += 1
-        parts = [C.comparison_score(pred.subset(slice(a, b)), score, grids, settings) for a, b in zip(cuts, cuts[1:])]
+        parts = [
+            C.comparison_score(pred.subset(slice(a, b)), score, grids, settings)
+            for a, b in zip(cuts, cuts[1:])
+        ]
         np.testing.assert_array_equal(np.concatenate(parts), whole, err_msg=score)
     assert seen or name in ("loglik.parquet", "multivariate.parquet")  # compared by summary metrics only
 
@@ -556,14 +631,27 @@ def test_compare_estimates_and_tests_equal_the_whole_score_arrays(data):
     mean = rng.normal(size=n)
     std = rng.uniform(0.5, 1.5, n)
     y = mean + std * rng.normal(size=n)
-    models = [gaussian(y, mean, std, "a"), gaussian(y, mean + 0.01, 1.1 * std, "b"),
-              gaussian(y, mean, 0.9 * std, "c")]
+    models = [
+        gaussian(y, mean, std, "a"),
+        gaussian(y, mean + 0.01, 1.1 * std, "b"),
+        gaussian(y, mean, 0.9 * std, "c"),
+    ]
     grids = C.common_grids(models)
     for dm_lag in (0, 2):
-        r = C.compare_models(models, Settings(), ["crps", "nll", "interval"], n_boot=0, n_permutations=9,
-                             dm_lag=dm_lag, pairs="all")
-        whole = {(m.name, s): C.comparison_score(m.prediction, s, grids, Settings())
-                 for m in models for s in ("crps", "nll", "interval")}
+        r = C.compare_models(
+            models,
+            Settings(),
+            ["crps", "nll", "interval"],
+            n_boot=0,
+            n_permutations=9,
+            dm_lag=dm_lag,
+            pairs="all",
+        )
+        whole = {
+            (m.name, s): C.comparison_score(m.prediction, s, grids, Settings())
+            for m in models
+            for s in ("crps", "nll", "interval")
+        }
         for (model, score), rows in whole.items():
             assert r["metrics"][score]["values"][model]["estimate"] == float(np.mean(rows))
         assert len(r["tests"]) == 9

@@ -160,9 +160,13 @@ def test_settings_mismatch_describes_each_difference():
     diffs = gate.settings_mismatch(a, b)
     assert len(diffs) == 5
     joined = "\n".join(diffs)
-    for text in ("settings.num_bins: candidate 100, baseline 50", "settings.seed", "settings.levels",
-                 "input.representation: candidate 'gaussian', baseline 'quantiles'",
-                 "input.n_rows: candidate 1000, baseline 999"):
+    for text in (
+        "settings.num_bins: candidate 100, baseline 50",
+        "settings.seed",
+        "settings.levels",
+        "input.representation: candidate 'gaussian', baseline 'quantiles'",
+        "input.n_rows: candidate 1000, baseline 999",
+    ):
         assert text in joined
     del b["settings"]["resolution"]
     assert any("settings.resolution: missing in the baseline" in d for d in gate.settings_mismatch(a, b))
@@ -511,9 +515,14 @@ def test_with_notes_appends_settings_mismatch():
 def test_targets_come_from_the_registry():
     from uqeval.tasks.check import target_of
 
-    summary = {"metrics": {"coverage": {"0.9": {"coverage": 0.8, "miss_below": 0.1, "miss_above": 0.1,
-                                                "coverage_error": -0.1}},
-                           "prediction_sets": {"0.95": {"coverage": 0.9}}}}
+    summary = {
+        "metrics": {
+            "coverage": {
+                "0.9": {"coverage": 0.8, "miss_below": 0.1, "miss_above": 0.1, "coverage_error": -0.1}
+            },
+            "prediction_sets": {"0.95": {"coverage": 0.9}},
+        }
+    }
     assert target_of(summary, "coverage.0.9.coverage") == 0.9
     assert target_of(summary, "coverage.0.9.miss_below") == pytest.approx(0.05)
     assert target_of(summary, "coverage.0.9.coverage_error") == 0.0

@@ -20,8 +20,7 @@ from uqeval.io.load import load_predictions
 from .conftest import SAMPLE
 
 REQUIRED = {
-    "accuracy": ["mae", "rmse", "mdae", "marpd", "r2", "corr",
-                 "accuracy", "nll", "brier", "brier_um"],
+    "accuracy": ["mae", "rmse", "mdae", "marpd", "r2", "corr", "accuracy", "nll", "brier", "brier_um"],
     "avg_calibration": ["rms_cal", "ma_cal", "miscal_area", "pit_histogram"],
     "adv_group_calibration": ["group_sizes", "ma_mean", "ma_stderr", "rms_mean", "rms_stderr"],
     "sharpness": ["sharp", "mean_std"],
@@ -34,8 +33,14 @@ REQUIRED = {
     "ensemble_uncertainty": ["total", "aleatoric", "epistemic"],
     "information_criteria": ["waic1", "waic2", "iscv", "waic1_se", "waic2_se", "iscv_se"],
     "diversity": ["disagreement", "kl", "cosine_similarity", "double_fault"],
-    "rejection": ["auc_rejection", "auc_oracle", "oracle_collaborative_accuracy", "fractions", "values",
-                  "oracle_values"],
+    "rejection": [
+        "auc_rejection",
+        "auc_oracle",
+        "oracle_collaborative_accuracy",
+        "fractions",
+        "values",
+        "oracle_values",
+    ],
     "bayesian_ece": ["mean", "q10", "q50", "q90"],
     "spce": ["spce", "ci_low", "ci_high"],
     "ucc": ["auucc", "auucc_const", "gain", "op", "op_min"],
@@ -44,16 +49,32 @@ REQUIRED_KEYS = [f"{g}.{k}" for g, ks in REQUIRED.items() for k in ks] + ["spce"
 
 # Where each family comes from (a word every reference of the family must contain).
 SOURCES = {
-    "accuracy.mae": "Chung", "avg_calibration.": "Chung", "adv_group_calibration.": "Zhao",
-    "sharpness.": "Chung", "scoring_rule.nll": "Gneiting", "scoring_rule.crps": "Gneiting",
-    "scoring_rule.crps_fair": "Ferro", "scoring_rule.check": "Gneiting",
-    "scoring_rule.interval": "Gneiting", "scoring_rule.wis": "Bracher",
-    "reliability.": "Camporeale", "coverage.": "Kompa", "prediction_sets.": "Kompa",
-    "calibration.ece": "Guo", "calibration.sce": "Nixon", "calibration.ace": "Nixon",
-    "calibration.tace": "Nixon", "calibration.rmsce": "Nixon", "brier_decomposition.": "Murphy",
-    "information_criteria.": "Uncertainty Metrics", "ensemble_uncertainty.": "Uncertainty Metrics",
-    "bayesian_ece.": "Uncertainty Metrics", "spce": "Uncertainty Metrics", "spce.": "Uncertainty Metrics",
-    "rejection.": "Uncertainty Metrics", "ucc.": "Navrátil",
+    "accuracy.mae": "Chung",
+    "avg_calibration.": "Chung",
+    "adv_group_calibration.": "Zhao",
+    "sharpness.": "Chung",
+    "scoring_rule.nll": "Gneiting",
+    "scoring_rule.crps": "Gneiting",
+    "scoring_rule.crps_fair": "Ferro",
+    "scoring_rule.check": "Gneiting",
+    "scoring_rule.interval": "Gneiting",
+    "scoring_rule.wis": "Bracher",
+    "reliability.": "Camporeale",
+    "coverage.": "Kompa",
+    "prediction_sets.": "Kompa",
+    "calibration.ece": "Guo",
+    "calibration.sce": "Nixon",
+    "calibration.ace": "Nixon",
+    "calibration.tace": "Nixon",
+    "calibration.rmsce": "Nixon",
+    "brier_decomposition.": "Murphy",
+    "information_criteria.": "Uncertainty Metrics",
+    "ensemble_uncertainty.": "Uncertainty Metrics",
+    "bayesian_ece.": "Uncertainty Metrics",
+    "spce": "Uncertainty Metrics",
+    "spce.": "Uncertainty Metrics",
+    "rejection.": "Uncertainty Metrics",
+    "ucc.": "Navrátil",
     "avg_calibration.rms_cal": "Kuleshov",
 }
 
@@ -130,7 +151,9 @@ def test_find_entry_fallbacks():
 
 def test_every_catalogue_metric_has_its_own_entry():
     """No catalogue path falls back to its group's text (the HTML report and explain show the metric's own)."""
-    borrowed = {p: find_entry(p) and find_entry(p)[0] for p in METRICS if not find_entry(p) or find_entry(p)[0] != p}
+    borrowed = {
+        p: find_entry(p) and find_entry(p)[0] for p in METRICS if not find_entry(p) or find_entry(p)[0] != p
+    }
     assert borrowed == {}
     assert set(REQUIRED_KEYS) - {"spce"} - {k for k in REQUIRED_KEYS if k.startswith("ucc.")} <= set(METRICS)
 
@@ -152,10 +175,18 @@ def test_close_matches_under_a_group_come_first():
         explain("information_criteria.waic1_sd")
 
 
-@pytest.mark.parametrize("name,key", [("rejection", "rejection"), ("ucc", "ucc"), ("crps", "scoring_rule.crps"),
-                                      ("coverage.0.95.width", "coverage.width"), ("spce.spce", "spce.spce"),
-                                      ("rejection.oracle_values", "rejection.oracle_values"),
-                                      ("waic2_se", "information_criteria.waic2_se")])
+@pytest.mark.parametrize(
+    "name,key",
+    [
+        ("rejection", "rejection"),
+        ("ucc", "ucc"),
+        ("crps", "scoring_rule.crps"),
+        ("coverage.0.95.width", "coverage.width"),
+        ("spce.spce", "spce.spce"),
+        ("rejection.oracle_values", "rejection.oracle_values"),
+        ("waic2_se", "information_criteria.waic2_se"),
+    ],
+)
 def test_names_that_keep_working(name, key):
     r = CliRunner().invoke(app, ["explain", name])
     assert r.exit_code == 0, r.output
@@ -163,6 +194,7 @@ def test_names_that_keep_working(name, key):
 
 
 # The formulas of the new entries, checked against what the kernels compute.
+
 
 def _classification():
     settings = make_settings()

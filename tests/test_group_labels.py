@@ -17,9 +17,12 @@ def row_by_row(values: np.ndarray) -> tuple[list[str], np.ndarray]:
 rng = np.random.default_rng(18)
 CASES = {
     "int objects": np.asarray(rng.integers(0, 4, 500), dtype=object),
-    "floats with NaN": np.asarray(np.where(rng.uniform(size=500) < 0.1, np.nan, rng.integers(-2, 3, 500) * 0.5),
-                                  dtype=object),
-    "strings with None": np.array([None if x < 1 else f"g{x}" for x in rng.integers(0, 5, 500)], dtype=object),
+    "floats with NaN": np.asarray(
+        np.where(rng.uniform(size=500) < 0.1, np.nan, rng.integers(-2, 3, 500) * 0.5), dtype=object
+    ),
+    "strings with None": np.array(
+        [None if x < 1 else f"g{x}" for x in rng.integers(0, 5, 500)], dtype=object
+    ),
     "ints with None": np.array([None if x < 1 else int(x) for x in rng.integers(0, 12, 500)], dtype=object),
     "None and NaN": np.array([None, np.nan, 1.0, None], dtype=object),
     "bools": np.asarray(rng.uniform(size=50) < 0.5, dtype=object),

@@ -10,11 +10,29 @@ from uqeval.tasks.score import score_prediction
 from uqeval.config import Settings, make_settings
 from uqeval.errors import InputError, SchemaError
 from uqeval.metrics.ucc import ucc_summary
-from uqeval.tasks.plot import (KIND_TITLES, PLOT_KINDS, applicable_kinds, build_figures, check_plot_dir, encode_figures,
-                             plot_level,
-                             ucc_level, ucc_result, write_images, x_values)
-from uqeval.predictions import (Categorical, Dirichlet, Gaussian, Intervals, MemberCategorical, Point, Quantiles,
-                                Samples)
+from uqeval.tasks.plot import (
+    KIND_TITLES,
+    PLOT_KINDS,
+    applicable_kinds,
+    build_figures,
+    check_plot_dir,
+    encode_figures,
+    plot_level,
+    ucc_level,
+    ucc_result,
+    write_images,
+    x_values,
+)
+from uqeval.predictions import (
+    Categorical,
+    Dirichlet,
+    Gaussian,
+    Intervals,
+    MemberCategorical,
+    Point,
+    Quantiles,
+    Samples,
+)
 
 from .conftest import write_table
 
@@ -36,20 +54,43 @@ def preds() -> dict:
         "gaussian": Gaussian(y_true=y, columns={}, rows=np.arange(N), mean=mu, std=sd),
         "samples": Samples(y_true=y, columns={}, rows=np.arange(N), samples=samples),
         "quantiles": Quantiles(y_true=y, columns={}, rows=np.arange(N), quantiles=q, levels=lv),
-        "intervals": Intervals(y_true=y, columns={}, rows=np.arange(N), lower=q[:, [0, 1]], upper=q[:, [4, 3]], levels=[0.9, 0.5]),
+        "intervals": Intervals(
+            y_true=y, columns={}, rows=np.arange(N), lower=q[:, [0, 1]], upper=q[:, [4, 3]], levels=[0.9, 0.5]
+        ),
         "point": Point(y_true=y, columns={}, rows=np.arange(N), mean=mu),
         "categorical": Categorical(y_true=labels, columns={}, rows=np.arange(N), proba=proba),
-        "members": MemberCategorical(y_true=labels, columns={}, rows=np.arange(N),
-                                     member_proba=rng.dirichlet(np.ones(3), size=(N, 4))),
-        "dirichlet": Dirichlet(y_true=labels, columns={}, rows=np.arange(N), alpha=rng.gamma(2.0, 1.0, size=(N, 3))),
+        "members": MemberCategorical(
+            y_true=labels, columns={}, rows=np.arange(N), member_proba=rng.dirichlet(np.ones(3), size=(N, 4))
+        ),
+        "dirichlet": Dirichlet(
+            y_true=labels, columns={}, rows=np.arange(N), alpha=rng.gamma(2.0, 1.0, size=(N, 3))
+        ),
     }
 
 
 EXPECTED = {
-    "gaussian": ("predictions", "intervals", "calibration", "adversarial", "sharpness", "residuals",
-                 "reliability", "pit", "ucc"),
-    "samples": ("predictions", "intervals", "calibration", "adversarial", "sharpness", "reliability", "pit",
-                "rejection", "ucc"),
+    "gaussian": (
+        "predictions",
+        "intervals",
+        "calibration",
+        "adversarial",
+        "sharpness",
+        "residuals",
+        "reliability",
+        "pit",
+        "ucc",
+    ),
+    "samples": (
+        "predictions",
+        "intervals",
+        "calibration",
+        "adversarial",
+        "sharpness",
+        "reliability",
+        "pit",
+        "rejection",
+        "ucc",
+    ),
     "quantiles": ("predictions", "intervals", "calibration", "pit", "ucc"),
     "intervals": ("predictions", "intervals", "ucc"),
     "point": (),
@@ -88,15 +129,22 @@ def test_no_plot_for_log_likelihoods_alone():
 
 
 #: the opt-in calibration-diagnostics plots (--diagnostics), per representation
-DIAGNOSTIC_PLOTS = {"gaussian": ("spread_reliability",), "samples": ("spread_reliability", "rank_histogram"),
-                    **{k: ("corp", "smooth_reliability") for k in ("categorical", "members", "dirichlet")}}
+DIAGNOSTIC_PLOTS = {
+    "gaussian": ("spread_reliability",),
+    "samples": ("spread_reliability", "rank_histogram"),
+    **{k: ("corp", "smooth_reliability") for k in ("categorical", "members", "dirichlet")},
+}
 
 
 def test_kind_titles_cover_every_kind():
     assert set(KIND_TITLES) == set(PLOT_KINDS)
     # murphy: --murphy; exceedance_reliability: --threshold; skill: --reference; multivariate: --diagnostics
     assert set().union(*map(set, EXPECTED.values()), *map(set, DIAGNOSTIC_PLOTS.values())) | {
-        "murphy", "exceedance_reliability", "skill", "multivariate_rank_histogram"} == set(PLOT_KINDS)
+        "murphy",
+        "exceedance_reliability",
+        "skill",
+        "multivariate_rank_histogram",
+    } == set(PLOT_KINDS)
 
 
 @pytest.mark.parametrize("kind", list(EXPECTED))
@@ -173,7 +221,9 @@ def test_scatter_subsamples_but_curves_use_every_row(preds):
 def test_x_values_order_the_band_plot(preds):
     pred = preds["gaussian"]
     x = np.linspace(10, 0, N)  # decreasing: the plot sorts rows by x
-    fig = build_figures(pred, None, Settings(), kinds=["predictions"], x=x, x_label="time [s]").figures["predictions"]
+    fig = build_figures(pred, None, Settings(), kinds=["predictions"], x=x, x_label="time [s]").figures[
+        "predictions"
+    ]
     ax = fig.axes[0]
     assert ax.get_xlabel() == "time [s]"
     np.testing.assert_allclose(ax.lines[0].get_ydata(), pred.mean[::-1])
@@ -247,7 +297,9 @@ def test_ucc_equals_the_kernel_on_the_same_band(preds):
 def test_ucc_problem_is_a_note_unless_asked_for(preds):
     p = preds["intervals"]
     lo, hi = p.lower.copy(), p.upper.copy()
-    bad = Intervals(y_true=p.y_true, columns={}, rows=p.rows, lower=lo, upper=hi, levels=p.levels, mean=hi[:, 0] + 1.0)
+    bad = Intervals(
+        y_true=p.y_true, columns={}, rows=p.rows, lower=lo, upper=hi, levels=p.levels, mean=hi[:, 0] + 1.0
+    )
     bundle = build_figures(bad, None, Settings())
     assert "ucc" not in bundle.figures and bundle.ucc is None
     assert any(n.startswith("UCC skipped") for n in bundle.notes)
@@ -268,9 +320,16 @@ def test_reliability_diagram_for_classification_shows_the_summary_ece(preds):
 def test_x_values_are_read_with_the_prediction_and_align_with_kept_rows(tmp_path):
     from uqeval.io.load import load_predictions
 
-    f = write_table(tmp_path / "d.parquet", {"y": [1.0, 2.0, 3.0, 4.0], "mean": [1.0, np.nan, 3.0, 4.0],
-                                            "Time": [10.0, 20.0, 30.0, 40.0], "name": ["a", "b", "c", "d"],
-                                            "gap": [1.0, 2.0, np.nan, 4.0]})
+    f = write_table(
+        tmp_path / "d.parquet",
+        {
+            "y": [1.0, 2.0, 3.0, 4.0],
+            "mean": [1.0, np.nan, 3.0, 4.0],
+            "Time": [10.0, 20.0, 30.0, 40.0],
+            "name": ["a", "b", "c", "d"],
+            "gap": [1.0, 2.0, np.nan, 4.0],
+        },
+    )
 
     def load(policy: str, *extra: str):
         return load_predictions(f, make_settings(nan_policy=policy), extra=extra)
@@ -289,7 +348,10 @@ def test_plot_dir_is_created_in_an_existing_parent_only(tmp_path, preds):
     paths = write_images(encode_figures(figs, "svg"), tmp_path / "plots", "svg")
     assert [p.name for p in paths] == ["calibration.svg", "pit.svg"]
     assert all(p.read_bytes().startswith(b"<?xml") for p in paths)
-    assert sorted(x.name for x in (tmp_path / "plots").iterdir()) == ["calibration.svg", "pit.svg"]  # no temp files
+    assert sorted(x.name for x in (tmp_path / "plots").iterdir()) == [
+        "calibration.svg",
+        "pit.svg",
+    ]  # no temp files
     with pytest.raises(InputError, match="parent directory"):
         check_plot_dir(tmp_path / "missing" / "plots")
     (tmp_path / "file").write_text("x")

@@ -52,10 +52,12 @@ def test_uncertainty_toolbox_get_all_metrics_example(name):
     # tests/metrics (regenerate with tests/reference/regen_toolbox.py), as one uqeval.evaluate call
     y, mean, std = toolbox_datasets()[name]
     scores = uqeval.evaluate(y, mean=mean, std=std)
-    expected = {**{f"accuracy.{k}": v for k, v in TOOLBOX_ACCURACY[name].items()},
-                **{f"avg_calibration.{k}": v for k, v in TOOLBOX_AVG_CALIBRATION[name].items()},
-                **{f"sharpness.{k}": v for k, v in TOOLBOX_SHARPNESS[name].items()},
-                **{f"scoring_rule.{k}": v for k, v in TOOLBOX_SCORING_RULE[name].items()}}
+    expected = {
+        **{f"accuracy.{k}": v for k, v in TOOLBOX_ACCURACY[name].items()},
+        **{f"avg_calibration.{k}": v for k, v in TOOLBOX_AVG_CALIBRATION[name].items()},
+        **{f"sharpness.{k}": v for k, v in TOOLBOX_SHARPNESS[name].items()},
+        **{f"scoring_rule.{k}": v for k, v in TOOLBOX_SCORING_RULE[name].items()},
+    }
     for key, value in expected.items():
         assert scores[key] == pytest.approx(value, rel=1e-12, abs=1e-15), key
 
@@ -114,14 +116,17 @@ def test_to_json_is_the_cli_document(monkeypatch):
     monkeypatch.chdir(ROOT)
     cli = CliRunner().invoke(app, ["score", "sample_data/quantiles.parquet", "--format", "json"])
     assert cli.exit_code == 0, cli.output
-    assert json.loads(uqeval.evaluate_file("sample_data/quantiles.parquet").to_json()) == json.loads(cli.stdout)
+    assert json.loads(uqeval.evaluate_file("sample_data/quantiles.parquet").to_json()) == json.loads(
+        cli.stdout
+    )
 
 
 def test_scores_mapping_short_names_frame_and_repr():
     rng = np.random.default_rng(1)
     y = rng.normal(size=200)
-    s = uqeval.evaluate(y, samples=y[:, None] + rng.normal(size=(200, 20)),
-                        settings=uqeval.Settings(levels=(0.9, 0.95)))
+    s = uqeval.evaluate(
+        y, samples=y[:, None] + rng.normal(size=(200, 20)), settings=uqeval.Settings(levels=(0.9, 0.95))
+    )
     assert s["crps"] == s["scoring_rule.crps"]
     assert s["coverage.0.9.coverage"] <= s["coverage.0.95.coverage"]
     with pytest.raises(KeyError, match="ambiguous"):
@@ -138,19 +143,35 @@ def test_representation_is_inferred_from_the_arguments():
     assert uqeval.evaluate(y, mean=y).representation == "point"
     assert uqeval.evaluate(y, mean=y, var=np.ones(4)).representation == "gaussian"
     assert uqeval.evaluate(y, lower=y - 1, upper=y + 1, level=0.9).representation == "intervals"
-    assert uqeval.evaluate(y, quantiles=np.column_stack([y - 1, y, y + 1]), levels=[0.1, 0.5, 0.9]
-                           ).representation == "quantiles"
+    assert (
+        uqeval.evaluate(
+            y, quantiles=np.column_stack([y - 1, y, y + 1]), levels=[0.1, 0.5, 0.9]
+        ).representation
+        == "quantiles"
+    )
     binary = uqeval.evaluate(np.array([0, 1, 1, 0]), proba=np.array([0.2, 0.9, 0.6, 0.4]))
     assert binary.representation == "categorical" and binary["accuracy.accuracy"] == 1.0
-    assert uqeval.evaluate(np.array([0, 1]), logits=np.array([[2.0, 0.0], [0.0, 1.0]])).representation == "categorical"
+    assert (
+        uqeval.evaluate(np.array([0, 1]), logits=np.array([[2.0, 0.0], [0.0, 1.0]])).representation
+        == "categorical"
+    )
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(mean=np.zeros(3), std=np.ones(2)), "rows"),
-    (dict(mean=np.array([0.0, np.nan, 1.0, np.nan]), std=np.ones(4)), r"2 row\(s\).*first at row 1.*nan_policy='omit'"),
-    (dict(mean=np.zeros(4), std=np.array([1.0, 0.0, -1.0, 1.0])), r"std must be > 0: 2 .*first at row 1"),
-    (dict(proba=np.array([[0.5, 0.6], [0.5, 0.5], [0.1, 0.1], [0.2, 0.8]])), r"simplex.*first at row 0.*renormalize=True"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(mean=np.zeros(3), std=np.ones(2)), "rows"),
+        (
+            dict(mean=np.array([0.0, np.nan, 1.0, np.nan]), std=np.ones(4)),
+            r"2 row\(s\).*first at row 1.*nan_policy='omit'",
+        ),
+        (dict(mean=np.zeros(4), std=np.array([1.0, 0.0, -1.0, 1.0])), r"std must be > 0: 2 .*first at row 1"),
+        (
+            dict(proba=np.array([[0.5, 0.6], [0.5, 0.5], [0.1, 0.1], [0.2, 0.8]])),
+            r"simplex.*first at row 0.*renormalize=True",
+        ),
+    ],
+)
 def test_bad_arguments_raise_value_errors_naming_argument_row_and_count(kwargs, message):
     y = np.array([0, 1, 0, 1], dtype=float)[: len(next(iter(kwargs.values())))]
     with pytest.raises(ValueError, match=message) as err:

@@ -54,7 +54,8 @@ def test_omit_drops_members_per_row_and_matches_direct_crps(ragged):
     assert metrics["scoring_rule"]["crps"] == pytest.approx(want, rel=1e-12)
     # the ensemble mean of a row uses only its finite members
     assert metrics["accuracy"]["mae"] == pytest.approx(
-        np.mean([abs(y[i] - np.nanmean(s[i])) for i in keep]), rel=1e-12)
+        np.mean([abs(y[i] - np.nanmean(s[i])) for i in keep]), rel=1e-12
+    )
 
 
 def test_omit_through_the_cli(ragged):

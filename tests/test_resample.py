@@ -14,21 +14,29 @@ import pytest
 from scipy import stats
 
 from uqeval.catalogue import RowStat
-from uqeval.resample import BLOCK, CHUNK, Accumulator, _table, permutation_p_values, poisson_weights, sign_flips
+from uqeval.resample import (
+    BLOCK,
+    CHUNK,
+    Accumulator,
+    _table,
+    permutation_p_values,
+    poisson_weights,
+    sign_flips,
+)
 from uqeval.tasks.compare import poisson_bootstrap, sign_flip_tests
 
 
 def test_the_table_is_poisson_1_to_2_to_the_minus_16():
     counts = np.bincount(_table().astype(int)) / _table().size
     exact = np.array([math.exp(-1) / math.factorial(k) for k in range(counts.size)])
-    assert np.max(np.abs(counts - exact)) <= 2.0 ** -16
+    assert np.max(np.abs(counts - exact)) <= 2.0**-16
     assert abs(_table().mean() - 1) < 2e-5 and abs(_table().var() - 1) < 4e-5
 
 
 def test_weights_depend_only_on_seed_and_global_row():
     whole = poisson_weights(3, 0, 3 * BLOCK + 17, CHUNK + 9)
     part = poisson_weights(3, BLOCK - 5, 2 * BLOCK + 3, CHUNK + 9)
-    np.testing.assert_array_equal(part, whole[:, BLOCK - 5:2 * BLOCK + 3])
+    np.testing.assert_array_equal(part, whole[:, BLOCK - 5 : 2 * BLOCK + 3])
     # fewer replicates: the first ones are unchanged
     np.testing.assert_array_equal(poisson_weights(3, 0, 100, 7), whole[:7, :100])
     assert not np.array_equal(poisson_weights(4, 0, 100, 7), whole[:7, :100])
@@ -67,9 +75,11 @@ def test_bootstrap_of_every_form_equals_its_resampler_on_the_same_weights():
     rng = np.random.default_rng(2)
     n = 500
     score, code = rng.exponential(size=n), rng.integers(0, 5, n)
-    stats_ = [RowStat(score=score),
-              RowStat(codes=code, n_codes=5, finish=lambda s, t: s[:, 2] / t),
-              RowStat(weighted=lambda w: np.array([np.median(np.repeat(score, wi.astype(int))) for wi in w]))]
+    stats_ = [
+        RowStat(score=score),
+        RowStat(codes=code, n_codes=5, finish=lambda s, t: s[:, 2] / t),
+        RowStat(weighted=lambda w: np.array([np.median(np.repeat(score, wi.astype(int))) for wi in w])),
+    ]
     reps = poisson_bootstrap(stats_, n, 40, seed=9)
     w = poisson_weights(9, 0, n, 40)
     for st, rep in zip(stats_, reps):
@@ -117,7 +127,7 @@ def test_sign_flip_is_reproducible_and_chunk_free():
     np.testing.assert_array_equal(p1, sign_flip_tests(-d, 999, seed=2))  # two-sided
     acc = Accumulator(2, permutations=999, n_diffs=2)
     for a in range(0, 5000, 777):
-        acc.update(a, diffs=d[a:a + 777])
+        acc.update(a, diffs=d[a : a + 777])
     np.testing.assert_array_equal(permutation_p_values(acc.flipped, d.sum(0), np.abs(d).sum(0)), p1)
 
 
@@ -143,5 +153,5 @@ def test_sign_flip_from_blocks_equals_the_matrix(t):
     if t > 1:  # the running sums first in each block's buffer: bit for bit numpy's column sums
         total = np.zeros(t)
         for start in range(0, n, _ROWS):
-            total = np.add.reduce(np.vstack([total[None], d[start:start + _ROWS]]), axis=0)
+            total = np.add.reduce(np.vstack([total[None], d[start : start + _ROWS]]), axis=0)
         np.testing.assert_array_equal(total, d.sum(axis=0))

@@ -10,8 +10,15 @@ from uqeval.errors import InputError, UsageError
 from uqeval.io.load import Loaded
 from uqeval.metrics.ucc import permutation_test, ucc_summary
 from uqeval.predictions import Gaussian, Intervals, Point, Quantiles, Samples
-from uqeval.tasks.ucc import (SCHEMA, band_of, check_same_pred, check_same_targets, model_names, plot_models,
-                            ucc_report)
+from uqeval.tasks.ucc import (
+    SCHEMA,
+    band_of,
+    check_same_pred,
+    check_same_targets,
+    model_names,
+    plot_models,
+    ucc_report,
+)
 from uqeval.report.ucc import pvalue_rows, summary_rows, to_markdown
 
 N = 400
@@ -30,7 +37,9 @@ def _loaded(pred, path="m.parquet"):
 
 
 def _gauss(y, mean, std, path="g.parquet"):
-    return _loaded(Gaussian(y_true=y, columns={"y_true": "y", "mean": "mu", "std": "sigma"}, mean=mean, std=std), path)
+    return _loaded(
+        Gaussian(y_true=y, columns={"y_true": "y", "mean": "mu", "std": "sigma"}, mean=mean, std=std), path
+    )
 
 
 # --------------------------------------------------------------------------- names
@@ -74,8 +83,15 @@ def test_intervals_pick_the_level_and_the_only_pair():
     assert "lo_9" in b.bounds and "hi_9" in b.bounds
     with pytest.raises(InputError, match=r"no intervals band at --level 0\.8.*0\.5, 0\.9"):
         band_of("i", _loaded(two, "two.csv"), 0.8)
-    one = Intervals(y_true=y, columns={"y_true": "y", "lower": ["lower"], "upper": ["upper"], "mean": "pred"}, rows=None,
-                    lower=lo[:, :1], upper=hi[:, :1], levels=[0.5], mean=mean)
+    one = Intervals(
+        y_true=y,
+        columns={"y_true": "y", "lower": ["lower"], "upper": ["upper"], "mean": "pred"},
+        rows=None,
+        lower=lo[:, :1],
+        upper=hi[:, :1],
+        levels=[0.5],
+        mean=mean,
+    )
     b = band_of("i", _loaded(one, "one.csv"), 0.95)  # the only pair, whatever --level says
     np.testing.assert_array_equal(b.lower, lo[:, 0])
     assert b.level == 0.5
@@ -85,8 +101,13 @@ def test_intervals_pick_the_level_and_the_only_pair():
 def test_intervals_without_point_prediction_use_the_midpoint_with_a_note():
     y, mean, std = _data()
     lo, hi = mean - std, mean + 2 * std
-    p = Intervals(y_true=y, columns={"y_true": "y", "lower": ["lower"], "upper": ["upper"]}, lower=lo, upper=hi,
-                  levels=[0.95])
+    p = Intervals(
+        y_true=y,
+        columns={"y_true": "y", "lower": ["lower"], "upper": ["upper"]},
+        lower=lo,
+        upper=hi,
+        levels=[0.95],
+    )
     b = band_of("i", _loaded(p, "iv.csv"), 0.95)
     np.testing.assert_allclose(b.pred, (lo + hi) / 2, rtol=0, atol=1e-15)
     assert b.centre.startswith("midpoint")
@@ -99,9 +120,18 @@ def test_intervals_centre_outside_band_is_an_error_naming_the_row():
     bad_mean = mean.copy()
     bad_mean[7] = hi[7] + 0.1
     rows = np.arange(N) + 100  # original file rows (after --nan-policy omit, say)
-    p = Intervals(y_true=y, columns={"y_true": "y", "lower": ["lower"], "upper": ["upper"], "mean": "pred"}, rows=rows,
-                  lower=lo, upper=hi, levels=[0.95], mean=bad_mean)
-    with pytest.raises(InputError, match=r"iv\.csv: the band centre .* outside .* 1 row\(s\) \(first at row 107"):
+    p = Intervals(
+        y_true=y,
+        columns={"y_true": "y", "lower": ["lower"], "upper": ["upper"], "mean": "pred"},
+        rows=rows,
+        lower=lo,
+        upper=hi,
+        levels=[0.95],
+        mean=bad_mean,
+    )
+    with pytest.raises(
+        InputError, match=r"iv\.csv: the band centre .* outside .* 1 row\(s\) \(first at row 107"
+    ):
         band_of("i", _loaded(p, "iv.csv"), 0.95)
 
 
@@ -117,7 +147,9 @@ def test_quantiles_central_pair_and_median():
     assert "q_0.5" in b.centre
     b5 = band_of("q", _loaded(Quantiles(y_true=y, columns=cols, quantiles=q, levels=levels)), 0.5)
     np.testing.assert_array_equal(b5.lower, q[:, 1])
-    no_median = Quantiles(y_true=y, columns={"y_true": "y"}, quantiles=q[:, [0, 1, 3, 4]], levels=levels[[0, 1, 3, 4]])
+    no_median = Quantiles(
+        y_true=y, columns={"y_true": "y"}, quantiles=q[:, [0, 1, 3, 4]], levels=levels[[0, 1, 3, 4]]
+    )
     with pytest.raises(InputError, match=r"no median; add a q_0\.5 column"):
         band_of("q", _loaded(no_median), 0.9)
 
@@ -186,27 +218,63 @@ def test_same_prediction_required_for_the_test():
 def test_report_matches_the_kernel_and_has_the_documented_keys():
     y, mean, std = _data()
     const = np.full(N, std.mean())
-    bands = [band_of("het", _gauss(y, mean, std, "het.parquet"), 0.9),
-             band_of("hom", _gauss(y, mean, const, "hom.parquet"), 0.9)]
-    rep = ucc_report(bands, x_axis="excess", y_axis="deficit", normalize="none", partial_y=(0.0, 0.3),
-                     cost=0.2, n_permutations=50, seed=4)
+    bands = [
+        band_of("het", _gauss(y, mean, std, "het.parquet"), 0.9),
+        band_of("hom", _gauss(y, mean, const, "hom.parquet"), 0.9),
+    ]
+    rep = ucc_report(
+        bands,
+        x_axis="excess",
+        y_axis="deficit",
+        normalize="none",
+        partial_y=(0.0, 0.3),
+        cost=0.2,
+        n_permutations=50,
+        seed=4,
+    )
     assert rep["schema"] == SCHEMA == "uqeval.ucc/1"
     assert set(rep) == {"schema", "uqeval_version", "settings", "n_rows", "models", "permutation_test"}
     assert rep["n_rows"] == N and list(rep["models"]) == ["het", "hom"]
     for b in bands:
         m = rep["models"][b.name]
         assert set(m) == {"input", "band", "ucc"}
-        assert set(m["ucc"]) == {"x_axis", "y_axis", "normalize", "auucc", "auucc_const", "gain", "partial",
-                                 "op", "op_min"}
+        assert set(m["ucc"]) == {
+            "x_axis",
+            "y_axis",
+            "normalize",
+            "auucc",
+            "auucc_const",
+            "gain",
+            "partial",
+            "op",
+            "op_min",
+        }
         # a Gaussian band's bounds are made block by block (ucc_summary_rows): the numbers of the whole arrays
-        want = ucc_summary(b.y_true, b.pred, *b.bounds_of(), x_axis="excess", y_axis="deficit",
-                           normalize="none", partial_y=(0.0, 0.3), cost=0.2)
+        want = ucc_summary(
+            b.y_true,
+            b.pred,
+            *b.bounds_of(),
+            x_axis="excess",
+            y_axis="deficit",
+            normalize="none",
+            partial_y=(0.0, 0.3),
+            cost=0.2,
+        )
         assert m["ucc"] == want
         assert m["band"]["level"] == 0.9 and m["input"]["path"] == f"{b.name}.parquet"
     # both share pred, hence the constant-band reference
     assert rep["models"]["het"]["ucc"]["auucc_const"] == rep["models"]["hom"]["ucc"]["auucc_const"]
-    want = permutation_test(y, mean, [b.bounds_of() for b in bands], n_permutations=50, seed=4,
-                            x_axis="excess", y_axis="deficit", normalize="none", names=["het", "hom"])
+    want = permutation_test(
+        y,
+        mean,
+        [b.bounds_of() for b in bands],
+        n_permutations=50,
+        seed=4,
+        x_axis="excess",
+        y_axis="deficit",
+        normalize="none",
+        names=["het", "hom"],
+    )
     t = rep["permutation_test"]
     assert t["p_values"] == want["p_values"] and t["names"] == ["het", "hom"] and t["seed"] == 4
     assert t["auucc"] == pytest.approx(want["auucc"], rel=1e-12)
@@ -215,9 +283,11 @@ def test_report_matches_the_kernel_and_has_the_documented_keys():
 
 def test_permutation_test_reproducible_and_seeded():
     y, mean, std = _data()
-    bands = [band_of("a", _gauss(y, mean, std), 0.95),
-             band_of("b", _gauss(y, mean, np.random.default_rng(9).permutation(std)), 0.95),
-             band_of("c", _gauss(y, mean, np.full(N, 1.0)), 0.95)]
+    bands = [
+        band_of("a", _gauss(y, mean, std), 0.95),
+        band_of("b", _gauss(y, mean, np.random.default_rng(9).permutation(std)), 0.95),
+        band_of("c", _gauss(y, mean, np.full(N, 1.0)), 0.95),
+    ]
     r1 = ucc_report(bands, n_permutations=99, seed=7)["permutation_test"]
     r2 = ucc_report(bands, n_permutations=99, seed=7)["permutation_test"]
     r3 = ucc_report(bands, n_permutations=99, seed=8)["permutation_test"]
@@ -266,10 +336,16 @@ def test_same_band_from_any_representation_gives_the_same_ucc():
     y, mean, std = _data()
     z = stats.norm.ppf(0.95)
     g = band_of("g", _gauss(y, mean, std), 0.9)
-    iv = Intervals(y_true=y, columns={"y_true": "y"}, lower=mean - z * std, upper=mean + z * std, levels=[0.9], mean=mean)
+    iv = Intervals(
+        y_true=y, columns={"y_true": "y"}, lower=mean - z * std, upper=mean + z * std, levels=[0.9], mean=mean
+    )
     levels = np.array([0.05, 0.5, 0.95])
-    q = Quantiles(y_true=y, columns={"y_true": "y"}, quantiles=mean[:, None] + stats.norm.ppf(levels) * std[:, None],
-                  levels=levels)
+    q = Quantiles(
+        y_true=y,
+        columns={"y_true": "y"},
+        quantiles=mean[:, None] + stats.norm.ppf(levels) * std[:, None],
+        levels=levels,
+    )
     rep = ucc_report([g, band_of("i", _loaded(iv), 0.9), band_of("q", _loaded(q), 0.9)])
     ref = rep["models"]["g"]["ucc"]
     for name in ("i", "q"):
@@ -281,15 +357,20 @@ def test_same_band_from_any_representation_gives_the_same_ucc():
 def test_hand_computed_case():
     # widths 1 on both sides; d = 0.5, -1, 2, 0 -> critical scales 0.5, 1, 2, 0
     y = np.array([0.5, -1.0, 2.0, 0.0])
-    p = Intervals(y_true=y, columns={"y_true": "y"}, lower=-np.ones(4), upper=np.ones(4), levels=[0.9], mean=np.zeros(4))
+    p = Intervals(
+        y_true=y, columns={"y_true": "y"}, lower=-np.ones(4), upper=np.ones(4), levels=[0.9], mean=np.zeros(4)
+    )
     rep = ucc_report([band_of("m", _loaded(p), 0.9)], normalize="none", partial_x=(0.25, 1.5))
     u = rep["models"]["m"]["ucc"]
     # curve (bandwidth, missrate): (0, .75), (.5, .5), (1, .25), (2, 0)
     assert u["auucc"] == pytest.approx(0.5 * 1.25 / 2 + 0.5 * 0.75 / 2 + 1 * 0.25 / 2, abs=1e-15)
-    assert u["auucc_const"] == pytest.approx(u["auucc"], abs=1e-15) and u["gain"] == pytest.approx(0, abs=1e-15)
+    assert u["auucc_const"] == pytest.approx(u["auucc"], abs=1e-15) and u["gain"] == pytest.approx(
+        0, abs=1e-15
+    )
     # partial over x in [0.25, 1.5]: y(0.25) = 0.625, y(1.5) = 0.125
-    assert u["partial"]["auucc"] == pytest.approx(0.25 * (0.625 + 0.5) / 2 + 0.5 * 0.75 / 2
-                                                  + 0.5 * (0.25 + 0.125) / 2, abs=1e-15)
+    assert u["partial"]["auucc"] == pytest.approx(
+        0.25 * (0.625 + 0.5) / 2 + 0.5 * 0.75 / 2 + 0.5 * (0.25 + 0.125) / 2, abs=1e-15
+    )
     assert u["op"] == {"k": 1.0, "x": 1.0, "y": 0.25, "cost": 0.625}  # bounds inclusive at k = 1
     assert u["op_min"] == {"k": 0.0, "x": 0.0, "y": 0.75, "cost": 0.375}
 

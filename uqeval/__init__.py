@@ -18,12 +18,40 @@ __version__ = "0.1.0"
 
 #: public name -> module that defines it (loaded on first use)
 _EXPORTS = {
-    **{n: "api" for n in ("Scores", "evaluate", "evaluate_file", "ucc", "compare", "list_metrics", "explain")},
-    **{n: "functions" for n in ("crps_normal", "logs_normal", "crps_ensemble", "pinball_loss", "interval_score",
-                                "weighted_interval_score", "calibration_error", "coverage",
-                                "expected_calibration_error", "brier_score", "log_loss")},
-    **{n: "predictions" for n in ("Prediction", "Point", "Gaussian", "Intervals", "Quantiles", "Samples",
-                                  "Categorical", "MemberCategorical", "Dirichlet", "LogLikelihood")},
+    **{
+        n: "api" for n in ("Scores", "evaluate", "evaluate_file", "ucc", "compare", "list_metrics", "explain")
+    },
+    **{
+        n: "functions"
+        for n in (
+            "crps_normal",
+            "logs_normal",
+            "crps_ensemble",
+            "pinball_loss",
+            "interval_score",
+            "weighted_interval_score",
+            "calibration_error",
+            "coverage",
+            "expected_calibration_error",
+            "brier_score",
+            "log_loss",
+        )
+    },
+    **{
+        n: "predictions"
+        for n in (
+            "Prediction",
+            "Point",
+            "Gaussian",
+            "Intervals",
+            "Quantiles",
+            "Samples",
+            "Categorical",
+            "MemberCategorical",
+            "Dirichlet",
+            "LogLikelihood",
+        )
+    },
     **{n: "config" for n in ("Settings", "make_settings")},
     **{n: "errors" for n in ("UqevalError", "InputError", "SchemaError", "UsageError")},
     "load_predictions": "io.load",

@@ -15,8 +15,17 @@ import numpy as np
 
 from .config import Settings, make_settings
 from .errors import InputError, UqevalError, UsageError
-from .predictions import (Categorical, Gaussian, Intervals, LogLikelihood, MemberCategorical, Point, Prediction,
-                          Quantiles, Samples)
+from .predictions import (
+    Categorical,
+    Gaussian,
+    Intervals,
+    LogLikelihood,
+    MemberCategorical,
+    Point,
+    Prediction,
+    Quantiles,
+    Samples,
+)
 
 __all__ = ["Scores", "evaluate", "evaluate_file", "ucc", "compare", "list_metrics", "explain"]
 
@@ -96,8 +105,12 @@ class Scores(Mapping):
         """A pandas DataFrame, one row per metric: ``metric``, ``group``, ``value``, ``orientation``."""
         import pandas as pd
 
-        return pd.DataFrame([{"metric": k, "group": k.split(".", 1)[0], "value": v,
-                              "orientation": self.orientation.get(k)} for k, v in self._flat.items()])
+        return pd.DataFrame(
+            [
+                {"metric": k, "group": k.split(".", 1)[0], "value": v, "orientation": self.orientation.get(k)}
+                for k, v in self._flat.items()
+            ]
+        )
 
     def __repr__(self) -> str:
         from .report.format import DETAIL, fmt_number
@@ -105,7 +118,10 @@ class Scores(Mapping):
         lines = [f"Scores({self.representation}, {self._summary['input'].get('n_rows')} rows)"]
         for k, v in self._flat.items():
             if isinstance(v, (int, float)) or v is None:
-                lines.append(f"  {k}: {fmt_number(v, DETAIL)}" + (f"  ({self.orientation[k]})" if k in self.orientation else ""))
+                lines.append(
+                    f"  {k}: {fmt_number(v, DETAIL)}"
+                    + (f"  ({self.orientation[k]})" if k in self.orientation else "")
+                )
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -116,10 +132,14 @@ class Scores(Mapping):
         rows = "".join(
             f"<tr><td>{escape(k)}</td><td style='text-align:right'>{escape(fmt_number(v, DETAIL))}</td>"
             f"<td>{escape(self.orientation.get(k, ''))}</td></tr>"
-            for k, v in self._flat.items() if isinstance(v, (int, float)) or v is None)
-        return (f"<table><caption>uqeval scores: {escape(self.representation)}, "
-                f"{self._summary['input'].get('n_rows')} rows</caption>"
-                f"<tr><th>metric</th><th>value</th><th>better</th></tr>{rows}</table>")
+            for k, v in self._flat.items()
+            if isinstance(v, (int, float)) or v is None
+        )
+        return (
+            f"<table><caption>uqeval scores: {escape(self.representation)}, "
+            f"{self._summary['input'].get('n_rows')} rows</caption>"
+            f"<tr><th>metric</th><th>value</th><th>better</th></tr>{rows}</table>"
+        )
 
 
 # --------------------------------------------------------------------------- building a prediction
@@ -131,28 +151,51 @@ def _softmax(z: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def _prediction(y_true, *, mean=None, std=None, var=None, lower=None, upper=None, level=None, quantiles=None,
-                levels=None, samples=None, proba=None, logits=None, member_axis: int = -1,
-                loglik=None, settings: Settings) -> Prediction:
+def _prediction(
+    y_true,
+    *,
+    mean=None,
+    std=None,
+    var=None,
+    lower=None,
+    upper=None,
+    level=None,
+    quantiles=None,
+    levels=None,
+    samples=None,
+    proba=None,
+    logits=None,
+    member_axis: int = -1,
+    loglik=None,
+    settings: Settings,
+) -> Prediction:
     """The container the given arrays describe (the representation is inferred from the arguments)."""
     if std is not None and var is not None:
         raise InputError("give std or var, not both")
     if var is not None:
         var = np.asarray(var, dtype=np.float64)
         if np.any(var <= 0):
-            raise InputError(f"var must be > 0: {int(np.sum(var <= 0))} non-positive value(s) "
-                             f"(first at row {int(np.flatnonzero(var <= 0)[0])})")
+            raise InputError(
+                f"var must be > 0: {int(np.sum(var <= 0))} non-positive value(s) "
+                f"(first at row {int(np.flatnonzero(var <= 0)[0])})"
+            )
         std = np.sqrt(var)
     ll = None if loglik is None else np.asarray(loglik, dtype=np.float64)
     if proba is not None or logits is not None:
         if proba is not None and logits is not None:
             raise InputError("give proba or logits, not both")
-        p = _softmax(np.asarray(logits, dtype=np.float64)) if logits is not None else np.asarray(proba, np.float64)
+        p = (
+            _softmax(np.asarray(logits, dtype=np.float64))
+            if logits is not None
+            else np.asarray(proba, np.float64)
+        )
         if p.ndim == 1:  # binary: P(class 1)
             p = np.column_stack([1.0 - p, p])
         labels = None if y_true is None else np.asarray(y_true)
         if p.ndim == 3:
-            return MemberCategorical(y_true=labels, member_proba=p, renormalize=settings.renormalize, loglik=ll)
+            return MemberCategorical(
+                y_true=labels, member_proba=p, renormalize=settings.renormalize, loglik=ll
+            )
         return Categorical(y_true=labels, proba=p, renormalize=settings.renormalize, loglik=ll)
     if samples is not None:
         s = np.moveaxis(np.asarray(samples, dtype=np.float64), member_axis, -1)
@@ -160,21 +203,30 @@ def _prediction(y_true, *, mean=None, std=None, var=None, lower=None, upper=None
     if quantiles is not None:
         if levels is None:
             raise InputError("quantiles need their levels: pass levels=[...]")
-        return Quantiles(y_true=y_true, quantiles=np.asarray(quantiles, dtype=np.float64), levels=levels,
-                         fix_crossing=settings.fix_crossing, loglik=ll)
+        return Quantiles(
+            y_true=y_true,
+            quantiles=np.asarray(quantiles, dtype=np.float64),
+            levels=levels,
+            fix_crossing=settings.fix_crossing,
+            loglik=ll,
+        )
     if lower is not None or upper is not None:
         if lower is None or upper is None:
             raise InputError("intervals need both lower and upper")
         lv = levels if levels is not None else (level if level is not None else settings.level)
-        return Intervals(y_true=y_true, lower=lower, upper=upper, levels=np.atleast_1d(lv), mean=mean, loglik=ll)
+        return Intervals(
+            y_true=y_true, lower=lower, upper=upper, levels=np.atleast_1d(lv), mean=mean, loglik=ll
+        )
     if mean is not None:
         if std is not None:
             return Gaussian(y_true=y_true, mean=mean, std=std, loglik=ll)
         return Point(y_true=y_true, mean=mean, loglik=ll)
     if ll is not None:
         return LogLikelihood(y_true=y_true, loglik=ll)
-    raise InputError("nothing to evaluate: pass mean (and std or var), lower/upper, quantiles with levels, "
-                     "samples, proba or logits")
+    raise InputError(
+        "nothing to evaluate: pass mean (and std or var), lower/upper, quantiles with levels, "
+        "samples, proba or logits"
+    )
 
 
 def _from_table(table, columns: dict[str, Any]) -> dict[str, Any]:
@@ -189,7 +241,9 @@ def _from_table(table, columns: dict[str, Any]) -> dict[str, Any]:
         names = list(name) if isinstance(name, (list, tuple)) else [name]
         missing = [n for n in names if n not in df.columns]
         if missing:
-            raise InputError(f"column {missing[0]!r} (for {role}) not found; columns: {', '.join(map(str, df.columns))}")
+            raise InputError(
+                f"column {missing[0]!r} (for {role}) not found; columns: {', '.join(map(str, df.columns))}"
+            )
         block = df[names].to_numpy(dtype=np.float64)
         out[role] = block if isinstance(name, (list, tuple)) else block[:, 0]
     return out
@@ -198,10 +252,31 @@ def _from_table(table, columns: dict[str, Any]) -> dict[str, Any]:
 _ARRAY_ROLES = ("mean", "std", "var", "lower", "upper", "quantiles", "samples", "proba", "logits", "loglik")
 
 
-def evaluate(data=None, *, y_true=None, mean=None, std=None, var=None, lower=None, upper=None,
-             level: float | None = None, quantiles=None, levels=None, samples=None, proba=None, logits=None,
-             loglik=None, member_axis: int = -1, settings: Settings | None = None, y: str | None = None,
-             reference=None, train=None, time=None, id: str | None = None, **overrides: Any) -> Scores:
+def evaluate(
+    data=None,
+    *,
+    y_true=None,
+    mean=None,
+    std=None,
+    var=None,
+    lower=None,
+    upper=None,
+    level: float | None = None,
+    quantiles=None,
+    levels=None,
+    samples=None,
+    proba=None,
+    logits=None,
+    loglik=None,
+    member_axis: int = -1,
+    settings: Settings | None = None,
+    y: str | None = None,
+    reference=None,
+    train=None,
+    time=None,
+    id: str | None = None,
+    **overrides: Any,
+) -> Scores:
     """Every metric that applies to a prediction, as ``uqeval score`` computes it.
 
     Parameters
@@ -243,8 +318,18 @@ def evaluate(data=None, *, y_true=None, mean=None, std=None, var=None, lower=Non
 
     try:
         settings = make_settings(None, **overrides) if settings is None else replace(settings, **overrides)
-        roles = dict(mean=mean, std=std, var=var, lower=lower, upper=upper, quantiles=quantiles, samples=samples,
-                     proba=proba, logits=logits, loglik=loglik)
+        roles = dict(
+            mean=mean,
+            std=std,
+            var=var,
+            lower=lower,
+            upper=upper,
+            quantiles=quantiles,
+            samples=samples,
+            proba=proba,
+            logits=logits,
+            loglik=loglik,
+        )
         columns: dict[str, Any] = {}
         spec = None
         if reference is not None or time is not None or id is not None:  # forecast verification (issue 16)
@@ -255,13 +340,19 @@ def evaluate(data=None, *, y_true=None, mean=None, std=None, var=None, lower=Non
             spec = reference_spec(reference, train, time, id)
             if id is not None:
                 if not _is_table(data):
-                    raise UsageError(f"id={id!r} names a column of data and of the reference file, but data is "
-                                     "not a table: pass a pandas DataFrame or pyarrow Table, or use evaluate_file")
+                    raise UsageError(
+                        f"id={id!r} names a column of data and of the reference file, but data is "
+                        "not a table: pass a pandas DataFrame or pyarrow Table, or use evaluate_file"
+                    )
                 spec = replace(spec, model_ids=_from_table_objects(data, id, "id"))
         if isinstance(data, Prediction):
             pred = data
         else:
-            if data is not None and _is_table(data) and not any(v is not None for v in (y, y_true, *roles.values())):
+            if (
+                data is not None
+                and _is_table(data)
+                and not any(v is not None for v in (y, y_true, *roles.values()))
+            ):
                 return _detect(data, settings, spec)
             if data is not None and _is_table(data):
                 names = {k: v for k, v in roles.items() if v is not None}
@@ -272,10 +363,18 @@ def evaluate(data=None, *, y_true=None, mean=None, std=None, var=None, lower=Non
                 roles.update(arrays)
             else:
                 y_arr = y_true if data is None else data
-            pred = _prediction(y_arr, level=level, levels=levels, member_axis=member_axis, settings=settings, **roles)
+            pred = _prediction(
+                y_arr, level=level, levels=levels, member_axis=member_axis, settings=settings, **roles
+            )
         metrics, orientation = score_prediction(pred, settings)
-        info = {"path": "<arrays>" if not _is_table(data) else "<table>", "format": "python", "n_rows": pred.n,
-                "n_dropped": 0, "representation": pred.kind, "columns": {k: v for k, v in columns.items() if v}}
+        info = {
+            "path": "<arrays>" if not _is_table(data) else "<table>",
+            "format": "python",
+            "n_rows": pred.n,
+            "n_dropped": 0,
+            "representation": pred.kind,
+            "columns": {k: v for k, v in columns.items() if v},
+        }
         notes: list[str] = []
         if spec is not None:
             from .tasks.skill import evaluate_skill
@@ -326,8 +425,17 @@ def _is_table(x) -> bool:
     return mod.startswith("pandas") or mod.startswith("pyarrow")
 
 
-def evaluate_file(path: str | Path, *, settings: Settings | None = None, config: str | Path | None = None,
-                  reference=None, train=None, time=None, id: str | None = None, **overrides: Any) -> Scores:
+def evaluate_file(
+    path: str | Path,
+    *,
+    settings: Settings | None = None,
+    config: str | Path | None = None,
+    reference=None,
+    train=None,
+    time=None,
+    id: str | None = None,
+    **overrides: Any,
+) -> Scores:
     """:func:`evaluate` a CSV or Parquet file, exactly as ``uqeval score FILE`` does.
 
     ``overrides`` are settings (``num_bins=50``, ``nan_policy="omit"``, ``columns={"y_true": "target"}``).
@@ -337,8 +445,11 @@ def evaluate_file(path: str | Path, *, settings: Settings | None = None, config:
     from .tasks.score import score_loaded
 
     try:
-        s = settings if settings is not None and not overrides and config is None else make_settings(
-            config, **overrides)
+        s = (
+            settings
+            if settings is not None and not overrides and config is None
+            else make_settings(config, **overrides)
+        )
         spec = None
         if reference is not None or time is not None or id is not None:  # skill scores (see evaluate)
             from .tasks.skill import reference_spec
@@ -359,10 +470,19 @@ def list_metrics(representation: str | None = None) -> list[dict[str, Any]]:
     kinds = {k for m in METRICS.values() for k in m.representations}
     if representation is not None and representation not in kinds:
         raise InputError(f"unknown representation {representation!r}; one of {', '.join(sorted(kinds))}")
-    return [{"path": m.path, "group": m.group, "name": m.name, "representations": list(m.representations),
-             "orientation": m.orientation_for(representation), "reduction": m.reduction,
-             "description": m.description}
-            for m in METRICS.values() if representation is None or m.applies_to(representation)]
+    return [
+        {
+            "path": m.path,
+            "group": m.group,
+            "name": m.name,
+            "representations": list(m.representations),
+            "orientation": m.orientation_for(representation),
+            "reduction": m.reduction,
+            "description": m.description,
+        }
+        for m in METRICS.values()
+        if representation is None or m.applies_to(representation)
+    ]
 
 
 def explain(name: str) -> str:
@@ -380,14 +500,26 @@ def _models(models) -> dict[str, Prediction]:
         models = {f"model {i + 1}": m for i, m in enumerate(models)}
     bad = [name for name, m in models.items() if not isinstance(m, Prediction)]
     if bad:
-        raise InputError(f"models must be prediction containers (uqeval.Gaussian, uqeval.Quantiles, ...); "
-                         f"{bad[0]!r} is a {type(models[bad[0]]).__name__}")
+        raise InputError(
+            f"models must be prediction containers (uqeval.Gaussian, uqeval.Quantiles, ...); "
+            f"{bad[0]!r} is a {type(models[bad[0]]).__name__}"
+        )
     return dict(models)
 
 
-def ucc(models, *, level: float = 0.95, x_axis: str = "bandwidth", y_axis: str = "missrate",
-        normalize: str = "std", cost: float = 0.5, partial_x=None, partial_y=None,
-        n_permutations: int = 0, seed: int = 0) -> dict[str, Any]:
+def ucc(
+    models,
+    *,
+    level: float = 0.95,
+    x_axis: str = "bandwidth",
+    y_axis: str = "missrate",
+    normalize: str = "std",
+    cost: float = 0.5,
+    partial_x=None,
+    partial_y=None,
+    n_permutations: int = 0,
+    seed: int = 0,
+) -> dict[str, Any]:
     """Uncertainty Characteristics Curves (Navratil et al.) of one or several predictions with targets.
 
     ``models``: a container or ``{name: container}`` (Gaussian, intervals, quantiles with a median,
@@ -405,15 +537,33 @@ def ucc(models, *, level: float = 0.95, x_axis: str = "bandwidth", y_axis: str =
 
     try:
         bands = [band_of(name, Loaded(pred, {"path": name}), level) for name, pred in _models(models).items()]
-        return ucc_report(bands, x_axis=x_axis, y_axis=y_axis, normalize=normalize, partial_x=partial_x,
-                          partial_y=partial_y, cost=cost, n_permutations=n_permutations, seed=seed)
+        return ucc_report(
+            bands,
+            x_axis=x_axis,
+            y_axis=y_axis,
+            normalize=normalize,
+            partial_x=partial_x,
+            partial_y=partial_y,
+            cost=cost,
+            n_permutations=n_permutations,
+            seed=seed,
+        )
     except UqevalError as exc:
         raise _python_error(exc) from None
 
 
-def compare(models, *, metrics=None, settings: Settings | None = None, n_boot: int = 1000,
-            ci_level: float = 0.95, seed: int = 0, n_permutations: int = 10000, pairs: str = "best",
-            dm_lag: int = 0) -> dict[str, Any]:
+def compare(
+    models,
+    *,
+    metrics=None,
+    settings: Settings | None = None,
+    n_boot: int = 1000,
+    ci_level: float = 0.95,
+    seed: int = 0,
+    n_permutations: int = 10000,
+    pairs: str = "best",
+    dm_lag: int = 0,
+) -> dict[str, Any]:
     """Compare models on the same targets: bootstrap intervals, ranks and paired tests (``uqeval compare``).
 
     ``models``: ``{name: container}`` (at least two, the same targets in the same order).
@@ -433,7 +583,16 @@ def compare(models, *, metrics=None, settings: Settings | None = None, n_boot: i
     try:
         named = _models(models)
         aligned = align_models([Model(name, pred, {"path": name}) for name, pred in named.items()])
-        return compare_models(aligned, settings or Settings(), metrics, n_boot=n_boot, ci_level=ci_level, seed=seed,
-                              n_permutations=n_permutations, pairs=pairs, dm_lag=dm_lag)
+        return compare_models(
+            aligned,
+            settings or Settings(),
+            metrics,
+            n_boot=n_boot,
+            ci_level=ci_level,
+            seed=seed,
+            n_permutations=n_permutations,
+            pairs=pairs,
+            dm_lag=dm_lag,
+        )
     except UqevalError as exc:
         raise _python_error(exc) from None

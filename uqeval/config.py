@@ -16,7 +16,17 @@ from typing import Any
 from .errors import InputError, UsageError
 
 COLUMN_ROLES = (
-    "y_true", "mean", "std", "var", "lower", "upper", "quantiles", "samples", "proba", "logits", "by",
+    "y_true",
+    "mean",
+    "std",
+    "var",
+    "lower",
+    "upper",
+    "quantiles",
+    "samples",
+    "proba",
+    "logits",
+    "by",
 )
 
 
@@ -24,28 +34,34 @@ COLUMN_ROLES = (
 class Settings:
     """Every tunable of a scoring run; written to the JSON summary under ``settings``."""
 
-    num_bins: int = 100            # avg calibration: expected proportions linspace(0, 1, num_bins)
-    resolution: int = 99           # check / interval score: levels linspace(0.01, 0.99, resolution)
-    seed: int = 0                  # adversarial group calibration, bootstrap, permutation tests
+    num_bins: int = 100  # avg calibration: expected proportions linspace(0, 1, num_bins)
+    resolution: int = 99  # check / interval score: levels linspace(0.01, 0.99, resolution)
+    seed: int = 0  # adversarial group calibration, bootstrap, permutation tests
     adv_num_group_sizes: int = 10  # group fractions linspace(0.01, 1, adv_num_group_sizes)
     adv_num_trials: int = 10
     adv_num_group_draws: int = 10
-    levels: tuple[float, ...] | None = None  # coverage levels; None: 0.95, or the levels quantiles/intervals carry
-    level: float = 0.95            # nominal level of a single lower/upper pair
-    class_bins: int = 15           # classification calibration bins
+    levels: tuple[float, ...] | None = (
+        None  # coverage levels; None: 0.95, or the levels quantiles/intervals carry
+    )
+    level: float = 0.95  # nominal level of a single lower/upper pair
+    class_bins: int = 15  # classification calibration bins
     tace_threshold: float = 0.01
-    oca_fraction: float = 0.01     # oracle collaborative accuracy: share of most uncertain rows sent to the oracle
-    bayes_samples: int = 500       # posterior draws of the Bayesian ECE
-    diagnostics: bool = False      # also compute the opt-in diagnostic groups (catalogue families with option="diagnostics")
+    oca_fraction: float = (
+        0.01  # oracle collaborative accuracy: share of most uncertain rows sent to the oracle
+    )
+    bayes_samples: int = 500  # posterior draws of the Bayesian ECE
+    diagnostics: bool = (
+        False  # also compute the opt-in diagnostic groups (catalogue families with option="diagnostics")
+    )
     # forecast verification (issue 16 A): opt-in groups weighted_scoring, exceedance, murphy
     tw_threshold: tuple[float | None, float | None] | None = None  # weight region [a, b] (None: unbounded)
     thresholds: tuple[float, ...] | None = None  # exceedance thresholds t: the events Y > t
-    murphy: bool = False           # Murphy diagrams (elementary scores over a threshold grid)
+    murphy: bool = False  # Murphy diagrams (elementary scores over a threshold grid)
     nan_policy: str = "raise"
     fix_crossing: bool = False
     renormalize: bool = False
     logits: bool = False
-    y_std: float | None = None     # reference std of training targets (coverage width_norm)
+    y_std: float | None = None  # reference std of training targets (coverage width_norm)
     representation: str | None = None
     columns: dict[str, Any] = field(default_factory=dict)
 
@@ -63,25 +79,41 @@ class Settings:
 #: Upper limits of the settings that scale time or memory, checked before any work
 #: (flags: exit 2 via the options' ``max``; config files: exit 3 naming the file).
 LIMITS: dict[str, int] = {
-    "num_bins": 100_000,          # calibration curve: O(N * num_bins) comparisons
-    "resolution": 10_000,         # check / interval scores: an (N, resolution) profile
+    "num_bins": 100_000,  # calibration curve: O(N * num_bins) comparisons
+    "resolution": 10_000,  # check / interval scores: an (N, resolution) profile
     "class_bins": 100_000,
     "adv_num_group_sizes": 1_000,
     "adv_num_trials": 10_000,
     "adv_num_group_draws": 10_000,
     "bayes_samples": 1_000_000,
     "seed": 2**63 - 1,
-    "bootstrap": 100_000,         # compare --bootstrap (resampled in bounded-memory chunks)
-    "permutations": 1_000_000,    # compare --permutations, ucc --permutation-test
-    "groups": 1_000,              # distinct --by values scored one by one
+    "bootstrap": 100_000,  # compare --bootstrap (resampled in bounded-memory chunks)
+    "permutations": 1_000_000,  # compare --permutations, ucc --permutation-test
+    "groups": 1_000,  # distinct --by values scored one by one
     "max_points": 1_000_000,
     "clusters": 10_000,
 }
 
 _TABLES = {
-    "metrics": {"num_bins", "resolution", "seed", "adv_num_group_sizes", "adv_num_trials",
-                "adv_num_group_draws", "levels", "level", "class_bins", "tace_threshold", "y_std",
-                "oca_fraction", "bayes_samples", "diagnostics", "tw_threshold", "thresholds", "murphy"},
+    "metrics": {
+        "num_bins",
+        "resolution",
+        "seed",
+        "adv_num_group_sizes",
+        "adv_num_trials",
+        "adv_num_group_draws",
+        "levels",
+        "level",
+        "class_bins",
+        "tace_threshold",
+        "y_std",
+        "oca_fraction",
+        "bayes_samples",
+        "diagnostics",
+        "tw_threshold",
+        "thresholds",
+        "murphy",
+    },
     "input": {"nan_policy", "fix_crossing", "renormalize", "logits", "representation"},
     "columns": set(COLUMN_ROLES),
 }
@@ -135,8 +167,9 @@ def load_config(path: str | Path) -> dict[str, Any]:
             else:
                 out[key] = value
     try:  # every value checked here, so a bad one names the file (a bad flag is a usage error)
-        _validate(replace(Settings(), **{k: _CONVERT.get(k, _same)(v) for k, v in out.items()
-                                         if k != "columns"}))
+        _validate(
+            replace(Settings(), **{k: _CONVERT.get(k, _same)(v) for k, v in out.items() if k != "columns"})
+        )
     except (InputError, TypeError, ValueError) as exc:
         msg = re.sub(r" \(--[a-z-]+\)", "", str(exc))  # the flag hints do not apply to a file
         raise InputError(f"config file '{p}': {msg}") from None
@@ -156,13 +189,15 @@ def _show(value: Any) -> str:
 
 def _levels(value: Any) -> tuple[float, ...]:
     if not isinstance(value, (list, tuple)) or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in value
+    ):
         raise InputError(f"setting levels must be a list of numbers, got {_show(value)}")
     return tuple(float(v) for v in value)
 
 
-def make_settings(config: str | Path | None = None, baseline: dict[str, Any] | None = None,
-                  **overrides: Any) -> Settings:
+def make_settings(
+    config: str | Path | None = None, baseline: dict[str, Any] | None = None, **overrides: Any
+) -> Settings:
     """The one settings resolution: defaults <- ``baseline`` (the ``settings`` of a baseline
     summary) <- config file <- non-None ``overrides`` (flags). Validated on construction.
 
@@ -200,12 +235,21 @@ def make_settings(config: str | Path | None = None, baseline: dict[str, Any] | N
 def _validate(s: Settings) -> None:
     from .validation import check_level
 
-    for name in ("num_bins", "resolution", "adv_num_group_sizes", "adv_num_trials", "adv_num_group_draws", "class_bins"):
+    for name in (
+        "num_bins",
+        "resolution",
+        "adv_num_group_sizes",
+        "adv_num_trials",
+        "adv_num_group_draws",
+        "class_bins",
+    ):
         v = getattr(s, name)
         if isinstance(v, bool) or not isinstance(v, int) or v < 2:
             raise InputError(f"setting {name} must be an integer >= 2, got {_show(v)}")
         if v > LIMITS[name]:
-            raise InputError(f"setting {name} = {v} is above the limit {LIMITS[name]:,} (time and memory grow with it)")
+            raise InputError(
+                f"setting {name} = {v} is above the limit {LIMITS[name]:,} (time and memory grow with it)"
+            )
     if isinstance(s.seed, bool) or not isinstance(s.seed, int) or not 0 <= s.seed <= LIMITS["seed"]:
         raise InputError(f"seed (--seed) must be an integer from 0 to 2**63-1, got {_show(s.seed)}")
     for name in ("level", "y_std", "tace_threshold"):
@@ -227,13 +271,21 @@ def _validate(s: Settings) -> None:
         raise InputError(f"nan_policy must be 'raise' or 'omit', got {s.nan_policy!r}")
     if s.y_std is not None and not (s.y_std > 0):
         raise InputError(f"y_std must be > 0, got {s.y_std!r}")
-    if isinstance(s.oca_fraction, bool) or not isinstance(s.oca_fraction, (int, float)) \
-            or not 0.0 <= s.oca_fraction <= 1.0:
+    if (
+        isinstance(s.oca_fraction, bool)
+        or not isinstance(s.oca_fraction, (int, float))
+        or not 0.0 <= s.oca_fraction <= 1.0
+    ):
         raise InputError(f"oca_fraction (--oca-fraction) must be a number in [0, 1], got {s.oca_fraction!r}")
-    if isinstance(s.bayes_samples, bool) or not isinstance(s.bayes_samples, int) or not \
-            1 <= s.bayes_samples <= LIMITS["bayes_samples"]:
-        raise InputError(f"bayes_samples (--bayes-samples) must be an integer from 1 to {LIMITS['bayes_samples']:,}, "
-                         f"got {_show(s.bayes_samples)}")
+    if (
+        isinstance(s.bayes_samples, bool)
+        or not isinstance(s.bayes_samples, int)
+        or not 1 <= s.bayes_samples <= LIMITS["bayes_samples"]
+    ):
+        raise InputError(
+            f"bayes_samples (--bayes-samples) must be an integer from 1 to {LIMITS['bayes_samples']:,}, "
+            f"got {_show(s.bayes_samples)}"
+        )
 
 
 # --------------------------------------------------------------------------- forecast verification (issue 16 A)
@@ -282,7 +334,12 @@ def parse_region(value: Any) -> tuple[float | None, float | None] | None:
             raise ValueError
     except (TypeError, ValueError):
         raise InputError(f"tw_threshold (--tw-threshold) takes {how}, got {_show(value)}") from None
-    if region == (None, None) or region[0] is not None and region[1] is not None and not region[0] < region[1]:
+    if (
+        region == (None, None)
+        or region[0] is not None
+        and region[1] is not None
+        and not region[0] < region[1]
+    ):
         raise InputError(f"tw_threshold (--tw-threshold) needs a < b in 'a:b', got {_show(value)}")
     return region
 
@@ -322,8 +379,10 @@ def _validate_verification(s: Settings) -> None:
     if s.thresholds is not None and parse_thresholds(s.thresholds) != tuple(s.thresholds):
         raise InputError(f"thresholds must be distinct finite numbers, got {_show(s.thresholds)}")
     if s.thresholds is not None and len(s.thresholds) > MAX_THRESHOLDS:
-        raise InputError(f"thresholds (--threshold): {len(s.thresholds):,} given, at most {MAX_THRESHOLDS:,} "
-                         "(each is a pass over the rows)")
+        raise InputError(
+            f"thresholds (--threshold): {len(s.thresholds):,} given, at most {MAX_THRESHOLDS:,} "
+            "(each is a pass over the rows)"
+        )
 
 
 #: At most this many exceedance thresholds (each costs a pass over the rows and a JSON entry).

@@ -17,9 +17,19 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["crps_normal", "logs_normal", "crps_ensemble", "pinball_loss", "interval_score",
-           "weighted_interval_score", "calibration_error", "coverage", "expected_calibration_error",
-           "brier_score", "log_loss"]
+__all__ = [
+    "crps_normal",
+    "logs_normal",
+    "crps_ensemble",
+    "pinball_loss",
+    "interval_score",
+    "weighted_interval_score",
+    "calibration_error",
+    "coverage",
+    "expected_calibration_error",
+    "brier_score",
+    "log_loss",
+]
 
 
 def _rows(*args: Any, names: tuple[str, ...]) -> tuple[tuple[np.ndarray, ...], tuple[int, ...]]:
@@ -186,8 +196,9 @@ def _classifier(labels, proba) -> tuple[np.ndarray, np.ndarray]:
     return p, y
 
 
-def expected_calibration_error(labels, proba, *, num_bins: int = 15, adaptive: bool = False,
-                               classwise: bool = False) -> float:
+def expected_calibration_error(
+    labels, proba, *, num_bins: int = 15, adaptive: bool = False, classwise: bool = False
+) -> float:
     r"""Calibration error of class probabilities (Nixon et al. 2019, as Uncertainty Metrics computes it).
 
     ``(adaptive, classwise)`` = (False, False): ECE, top label, even bins (Guo et al. 2017);
@@ -199,10 +210,14 @@ def expected_calibration_error(labels, proba, *, num_bins: int = 15, adaptive: b
     """
     from .metrics.classification import calibration_errors
 
-    key = {(False, False): "ece", (False, True): "sce", (True, True): "ace"}.get((bool(adaptive), bool(classwise)))
+    key = {(False, False): "ece", (False, True): "sce", (True, True): "ace"}.get(
+        (bool(adaptive), bool(classwise))
+    )
     if key is None:
-        raise InputError("adaptive top-label bins give the RMSCE in Nixon et al.'s family, not an L1 error; "
-                         "use classwise=True (ACE) or adaptive=False (ECE)")
+        raise InputError(
+            "adaptive top-label bins give the RMSCE in Nixon et al.'s family, not an L1 error; "
+            "use classwise=True (ACE) or adaptive=False (ECE)"
+        )
     p, y = _classifier(labels, proba)
     return float(calibration_errors(p, y, num_bins=num_bins)[key])
 

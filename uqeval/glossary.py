@@ -82,13 +82,9 @@ DEPEWEG = (
     "Bayesian Deep Learning for Efficient and Risk-sensitive Learning, ICML"
 )
 MALININ = "Malinin, Mlodozeniec & Gales (2020), Ensemble Distribution Distillation, ICLR"
-FORT = (
-    "Fort, Hu & Lakshminarayanan (2019), Deep Ensembles: A Loss Landscape Perspective, "
-    "arXiv:1912.02757"
-)
+FORT = "Fort, Hu & Lakshminarayanan (2019), Deep Ensembles: A Loss Landscape Perspective, arXiv:1912.02757"
 KUNCHEVA = (
-    "Kuncheva & Whitaker (2003), Measures of Diversity in Classifier Ensembles, "
-    "Machine Learning 51:181-207"
+    "Kuncheva & Whitaker (2003), Measures of Diversity in Classifier Ensembles, Machine Learning 51:181-207"
 )
 NADEEM = (
     "Nadeem, Zucker & Hanczar (2009), Accuracy-Rejection Curves (ARCs) for Comparing "
@@ -99,8 +95,7 @@ KIVLICHAN = (
     "Collaboration using Uncertainty Estimation, Workshop on Online Abuse and Harms"
 )
 NAEINI = (
-    "Naeini, Cooper & Hauskrecht (2015), Obtaining Well Calibrated Probabilities Using "
-    "Bayesian Binning, AAAI"
+    "Naeini, Cooper & Hauskrecht (2015), Obtaining Well Calibrated Probabilities Using Bayesian Binning, AAAI"
 )
 
 
@@ -124,8 +119,7 @@ GLOSSARY: dict[str, dict[str, str]] = {
     ),
     "accuracy.rmse": _e(
         "Root mean squared error",
-        "Square root of the average squared error, in units of y; weights large errors more "
-        "than MAE.",
+        "Square root of the average squared error, in units of y; weights large errors more than MAE.",
         "RMSE = √( (1/N) Σᵢ (yᵢ − μᵢ)² )",
         TOOLBOX,
     ),
@@ -397,8 +391,7 @@ GLOSSARY: dict[str, dict[str, str]] = {
     ),
     "accuracy.brier_um": _e(
         "Brier score (Uncertainty Metrics convention)",
-        "The Brier score without its constant term, as Uncertainty Metrics reports it; "
-        "equals brier − 1.",
+        "The Brier score without its constant term, as Uncertainty Metrics reports it; equals brier − 1.",
         "Brier_UM = (1/N) Σᵢ ( Σₖ pᵢₖ² − 2 pᵢ,yᵢ ) = Brier − 1",
         UM,
     ),
@@ -506,8 +499,7 @@ GLOSSARY: dict[str, dict[str, str]] = {
     ),
     "ensemble_uncertainty.knowledge": _e(
         "Knowledge uncertainty (Dirichlet outputs)",
-        "Mutual information between the label and the categorical parameters π of a "
-        "Dirichlet output.",
+        "Mutual information between the label and the categorical parameters π of a Dirichlet output.",
         "MI[y, π] = H(E[π]) − E[H(π)],  π ~ Dir(α)",
         f"{MALININ}; {UM}",
     ),
@@ -522,8 +514,7 @@ GLOSSARY: dict[str, dict[str, str]] = {
         "Negative WAIC, type 1",
         "Log of the ensemble-averaged likelihood minus the variance of the members' "
         "log-likelihoods (the effective-parameter penalty), averaged over rows.",
-        "nWAIC₁ = (1/n) Σᵢ [ log (1/m) Σⱼ p(yᵢ|θⱼ) − V̂ᵢ ],  V̂ᵢ = sample variance over j of "
-        "log p(yᵢ|θⱼ)",
+        "nWAIC₁ = (1/n) Σᵢ [ log (1/m) Σⱼ p(yᵢ|θⱼ) − V̂ᵢ ],  V̂ᵢ = sample variance over j of log p(yᵢ|θⱼ)",
         f"{WATANABE}; {UM}",
     ),
     "information_criteria.waic2": _e(
@@ -582,8 +573,7 @@ GLOSSARY: dict[str, dict[str, str]] = {
     ),
     "diversity.cosine_similarity": _e(
         "Mean cosine similarity between members",
-        "Cosine similarity of two members' predictions, averaged over pairs; 1 means "
-        "identical directions.",
+        "Cosine similarity of two members' predictions, averaged over pairs; 1 means identical directions.",
         "cos = mean_(a,b) ⟨p⁽ᵃ⁾, p⁽ᵇ⁾⟩ / (‖p⁽ᵃ⁾‖ ‖p⁽ᵇ⁾‖)",
         f"{FORT}; {UM}",
     ),
@@ -769,86 +759,98 @@ GLOSSARY: dict[str, dict[str, str]] = {
 }
 
 # ------------------------------------------------------------------------------ calibration diagnostics (issue 15, part A)
-CORP = ("Dimitriadis, Gneiting & Jordan (2021), Stable reliability diagrams for probabilistic classifiers, "
-        "PNAS 118(8):e2016191118; for the mean: Gneiting & Resin (2023), Regression diagnostics meets forecast "
-        "evaluation, Electronic Journal of Statistics 17:3226-3286")
-LEVI = ("Levi, Gispan, Giladi & Fetaya (2022), Evaluating and Calibrating Uncertainty Prediction in Regression "
-        "Tasks, Sensors 22(15):5540 (arXiv:1905.11659)")
-LAVES = ("Laves, Ihler, Fast, Kahrs & Ortmaier (2020), Well-calibrated regression uncertainty in medical imaging "
-         "with deep learning, MIDL 2020, PMLR 121:393-412")
-SMECE = ("Błasiok & Nakkiran (2023), Smooth ECE: Principled Reliability Diagrams via Kernel Smoothing, "
-         "arXiv:2309.12236 (reference implementation: relplot)")
-_CORP_SCORES = ("Scores (keys under corp): mse (squared error of the point forecast: Gaussians, samples, points, "
-                "intervals with a point column); pinball_<level> (quantile files, isotonic quantile regression, "
-                "climatology = the τ-quantile of y); brier and log "
-                "(P(class 1), two classes); brier_top_label, log_top_label (top-label confidence vs correctness) "
-                "and brier_ovr, log_ovr (sums over classes of the one-vs-rest decompositions) for more classes. "
-                "Opt-in: --diagnostics.")
-GLOSSARY.update({
-    "corp.mcb": _e(
-        "CORP miscalibration (MCB)",
-        "How much of the mean score is lost to miscalibration: the mean score of the forecast minus that of "
-        "its isotonic (PAV) recalibration x̂ = PAV(y | x), which keeps the forecast's ranking and fixes its "
-        "values. 0 for a forecast that is already isotonic-calibrated. " + _CORP_SCORES,
-        "MCB = S̄(x) − S̄(x̂), x̂ = isotonic regression of y on x; S̄ = MCB − DSC + UNC exactly",
-        CORP,
-    ),
-    "corp.dsc": _e(
-        "CORP discrimination (DSC)",
-        "How much better the recalibrated forecast scores than the climatology r (the mean outcome; higher is "
-        "better): the information in the forecast's ranking. " + _CORP_SCORES,
-        "DSC = S̄(r) − S̄(x̂), r = mean of y",
-        CORP,
-    ),
-    "corp.unc": _e(
-        "CORP uncertainty (UNC)",
-        "Mean score of the climatology r (the mean outcome): a property of the data, not of the model. "
-        + _CORP_SCORES,
-        "UNC = S̄(r) = (1/N) Σᵢ S(r, yᵢ)",
-        CORP,
-    ),
-    "spread_calibration.ence": _e(
-        "Expected normalised calibration error (ENCE)",
-        "Rows sorted by predicted σ into B equal-count bins (--bins, default 15; at most N); in each bin the "
-        "root mean predicted variance (RMV) is compared with the RMSE of the point forecast. 0 when σ matches "
-        "the error at every spread level. Gaussians and samples (σ = members' std). Opt-in: --diagnostics.",
-        "ENCE = (1/B) Σ_b |RMV_b − RMSE_b| / RMV_b, RMV_b = √mean_b σ², RMSE_b = √mean_b (y − ŷ)²",
-        LEVI,
-    ),
-    "spread_calibration.cv": _e(
-        "Coefficient of variation of σ (C_v)",
-        "How much the predicted σ varies across rows, relative to its mean (unbiased N − 1 form). Descriptive: "
-        "a low C_v means nearly constant σ, which says little about which rows are hard (Levi et al.). "
-        "Opt-in: --diagnostics.",
-        "C_v = √(Σᵢ (σᵢ − σ̄)² / (N − 1)) / σ̄",
-        LEVI,
-    ),
-    "spread_calibration.uce": _e(
-        "Uncertainty calibration error (UCE)",
-        "B equal-width bins (--bins, default 15) of the predicted variance σ² between its minimum and maximum; "
-        "the count-weighted mean absolute gap between the mean squared error and the mean variance of each "
-        "bin (as netcal). Opt-in: --diagnostics.",
-        "UCE = Σ_b (n_b/N) |MSE_b − MV_b|",
-        LAVES,
-    ),
-    "smooth_calibration.smece": _e(
-        "Smooth ECE (smECE)",
-        "Kernel-smoothed calibration error: the residuals f − y are smoothed over the predictions with a "
-        "Gaussian kernel reflected at 0 and 1 and averaged against the smoothed density of the predictions; "
-        "the bandwidth σ* is the fixed point σ = smECE_σ. Binary: P(class 1); more classes: the top label. "
-        "Consistent (unlike binned ECE) and free of bin choices. Opt-in: --diagnostics.",
-        "smECE_σ = ∫ |r̂_σ(t)| δ̂_σ(t) dt / ∫ δ̂_σ(t) dt, r̂_σ(t) = Σᵢ K_σ(t, fᵢ)(fᵢ − yᵢ) / δ̂_σ(t), "
-        "δ̂_σ(t) = Σᵢ K_σ(t, fᵢ); σ* = fixed point of σ = smECE_σ",
-        SMECE,
-    ),
-    "smooth_calibration.bandwidth": _e(
-        "Smooth ECE bandwidth σ*",
-        "The kernel bandwidth at which smooth_calibration.smece is evaluated, found by relplot's bisection "
-        "(10 halvings of [0, 1]) for the fixed point σ = smECE_σ. Data, not a score.",
-        "σ* ≈ smECE_{σ*}",
-        SMECE,
-    ),
-})
+CORP = (
+    "Dimitriadis, Gneiting & Jordan (2021), Stable reliability diagrams for probabilistic classifiers, "
+    "PNAS 118(8):e2016191118; for the mean: Gneiting & Resin (2023), Regression diagnostics meets forecast "
+    "evaluation, Electronic Journal of Statistics 17:3226-3286"
+)
+LEVI = (
+    "Levi, Gispan, Giladi & Fetaya (2022), Evaluating and Calibrating Uncertainty Prediction in Regression "
+    "Tasks, Sensors 22(15):5540 (arXiv:1905.11659)"
+)
+LAVES = (
+    "Laves, Ihler, Fast, Kahrs & Ortmaier (2020), Well-calibrated regression uncertainty in medical imaging "
+    "with deep learning, MIDL 2020, PMLR 121:393-412"
+)
+SMECE = (
+    "Błasiok & Nakkiran (2023), Smooth ECE: Principled Reliability Diagrams via Kernel Smoothing, "
+    "arXiv:2309.12236 (reference implementation: relplot)"
+)
+_CORP_SCORES = (
+    "Scores (keys under corp): mse (squared error of the point forecast: Gaussians, samples, points, "
+    "intervals with a point column); pinball_<level> (quantile files, isotonic quantile regression, "
+    "climatology = the τ-quantile of y); brier and log "
+    "(P(class 1), two classes); brier_top_label, log_top_label (top-label confidence vs correctness) "
+    "and brier_ovr, log_ovr (sums over classes of the one-vs-rest decompositions) for more classes. "
+    "Opt-in: --diagnostics."
+)
+GLOSSARY.update(
+    {
+        "corp.mcb": _e(
+            "CORP miscalibration (MCB)",
+            "How much of the mean score is lost to miscalibration: the mean score of the forecast minus that of "
+            "its isotonic (PAV) recalibration x̂ = PAV(y | x), which keeps the forecast's ranking and fixes its "
+            "values. 0 for a forecast that is already isotonic-calibrated. " + _CORP_SCORES,
+            "MCB = S̄(x) − S̄(x̂), x̂ = isotonic regression of y on x; S̄ = MCB − DSC + UNC exactly",
+            CORP,
+        ),
+        "corp.dsc": _e(
+            "CORP discrimination (DSC)",
+            "How much better the recalibrated forecast scores than the climatology r (the mean outcome; higher is "
+            "better): the information in the forecast's ranking. " + _CORP_SCORES,
+            "DSC = S̄(r) − S̄(x̂), r = mean of y",
+            CORP,
+        ),
+        "corp.unc": _e(
+            "CORP uncertainty (UNC)",
+            "Mean score of the climatology r (the mean outcome): a property of the data, not of the model. "
+            + _CORP_SCORES,
+            "UNC = S̄(r) = (1/N) Σᵢ S(r, yᵢ)",
+            CORP,
+        ),
+        "spread_calibration.ence": _e(
+            "Expected normalised calibration error (ENCE)",
+            "Rows sorted by predicted σ into B equal-count bins (--bins, default 15; at most N); in each bin the "
+            "root mean predicted variance (RMV) is compared with the RMSE of the point forecast. 0 when σ matches "
+            "the error at every spread level. Gaussians and samples (σ = members' std). Opt-in: --diagnostics.",
+            "ENCE = (1/B) Σ_b |RMV_b − RMSE_b| / RMV_b, RMV_b = √mean_b σ², RMSE_b = √mean_b (y − ŷ)²",
+            LEVI,
+        ),
+        "spread_calibration.cv": _e(
+            "Coefficient of variation of σ (C_v)",
+            "How much the predicted σ varies across rows, relative to its mean (unbiased N − 1 form). Descriptive: "
+            "a low C_v means nearly constant σ, which says little about which rows are hard (Levi et al.). "
+            "Opt-in: --diagnostics.",
+            "C_v = √(Σᵢ (σᵢ − σ̄)² / (N − 1)) / σ̄",
+            LEVI,
+        ),
+        "spread_calibration.uce": _e(
+            "Uncertainty calibration error (UCE)",
+            "B equal-width bins (--bins, default 15) of the predicted variance σ² between its minimum and maximum; "
+            "the count-weighted mean absolute gap between the mean squared error and the mean variance of each "
+            "bin (as netcal). Opt-in: --diagnostics.",
+            "UCE = Σ_b (n_b/N) |MSE_b − MV_b|",
+            LAVES,
+        ),
+        "smooth_calibration.smece": _e(
+            "Smooth ECE (smECE)",
+            "Kernel-smoothed calibration error: the residuals f − y are smoothed over the predictions with a "
+            "Gaussian kernel reflected at 0 and 1 and averaged against the smoothed density of the predictions; "
+            "the bandwidth σ* is the fixed point σ = smECE_σ. Binary: P(class 1); more classes: the top label. "
+            "Consistent (unlike binned ECE) and free of bin choices. Opt-in: --diagnostics.",
+            "smECE_σ = ∫ |r̂_σ(t)| δ̂_σ(t) dt / ∫ δ̂_σ(t) dt, r̂_σ(t) = Σᵢ K_σ(t, fᵢ)(fᵢ − yᵢ) / δ̂_σ(t), "
+            "δ̂_σ(t) = Σᵢ K_σ(t, fᵢ); σ* = fixed point of σ = smECE_σ",
+            SMECE,
+        ),
+        "smooth_calibration.bandwidth": _e(
+            "Smooth ECE bandwidth σ*",
+            "The kernel bandwidth at which smooth_calibration.smece is evaluated, found by relplot's bisection "
+            "(10 halvings of [0, 1]) for the fixed point σ = smECE_σ. Data, not a score.",
+            "σ* ≈ smECE_{σ*}",
+            SMECE,
+        ),
+    }
+)
 # ------------------------------------------------------------------------------ end of calibration diagnostics
 
 # ------------------------------------------------------------------ forecast verification (issue 16 A)
@@ -866,153 +868,194 @@ EHM = (
     "Ehm, Gneiting, Jordan & Krüger (2016), Of quantiles and expectiles: consistent scoring functions, "
     "Choquet representations and forecast rankings, JRSS B 78(3):505-562"
 )
-_REGION = ("The region R comes from --tw-threshold: 't' or '>t' is [t, ∞), '<t' is (−∞, t], 'a:b' is "
-           "[a, b] (settings.tw_threshold = [a, b], null for an open end).")
-_MURPHY = ("Computed with --murphy on a grid of 201 thresholds θ from the smallest to the largest forecast or "
-           "target (probabilities: [0, 1]); 'thetas' holds the grid. Data for the Murphy diagram (plot kind "
-           "'murphy'); in 'uqeval compare' a model dominates another when its curve is nowhere above and "
-           "somewhere below it (checked exactly at every forecast and target value).")
+_REGION = (
+    "The region R comes from --tw-threshold: 't' or '>t' is [t, ∞), '<t' is (−∞, t], 'a:b' is "
+    "[a, b] (settings.tw_threshold = [a, b], null for an open end)."
+)
+_MURPHY = (
+    "Computed with --murphy on a grid of 201 thresholds θ from the smallest to the largest forecast or "
+    "target (probabilities: [0, 1]); 'thetas' holds the grid. Data for the Murphy diagram (plot kind "
+    "'murphy'); in 'uqeval compare' a model dominates another when its curve is nowhere above and "
+    "somewhere below it (checked exactly at every forecast and target value)."
+)
 #: Entries reached by their full path (or group) only: the short names keep meaning the classic metric
 #: ("crps" is scoring_rule.crps, "brier" accuracy.brier).
 QUALIFIED_ONLY = {"exceedance.crps", "exceedance.brier"}
-GLOSSARY.update({
-    "weighted_scoring.twcrps": _e(
-        "Threshold-weighted CRPS",
-        "The CRPS restricted to outcomes in a region R: the squared distance between forecast CDF and "
-        "target step integrated over R only, so a forecast is judged on the tail that matters. Equals "
-        "the CRPS of the forecast and target censored to R (chaining function v). Gaussians: closed "
-        "form; samples: the CRPS of the chained members; quantiles (and interval ends as quantiles): twice the "
-        "mean pinball loss of the chained quantiles v(q_τ) at v(y), the quantile approximation of the CRPS. "
-        + _REGION,
-        "twCRPS(F, y) = ∫_R (F(z) − 1{y ≤ z})² dz = CRPS(F∘v⁻¹, v(y)), v(z) = min(max(z, a), b); "
-        "Gaussian: σ[B(c) − B(a′) + B(−c) − B(−b′)], B(u) = uΦ(u)² + 2Φ(u)φ(u) − Φ(√2u)/√π, "
-        "c = min(max(z, a′), b′), z = (y − μ)/σ",
-        f"{GNEITING_RANJAN}; {ALLEN}",
-    ),
-    "weighted_scoring.owcrps": _e(
-        "Outcome-weighted CRPS",
-        "The CRPS of the forecast conditioned on R (truncated to R and renormalised), counted only on rows "
-        "whose target falls in R (0 elsewhere). Gaussians: the truncated-normal CRPS; samples: the CRPS "
-        "of the members inside R. An ensemble with no member in R while the target is in R is scored by "
-        "its chained members (uqeval's convention; scoringrules gives NaN). Not defined for quantile "
-        "forecasts (see the README). " + _REGION,
-        "owCRPS(F, y) = w(y) · CRPS(F_w, y), F_w(z) = ∫_{−∞}^z w dF / ∫ w dF, w = 1_R",
-        f"Holzmann & Klar (2017), Focusing on regions of interest in forecast evaluation, Annals of "
-        f"Applied Statistics 11(4):2404-2431; {ALLEN}",
-    ),
-    "exceedance.brier": _e(
-        "Brier score of threshold exceedance",
-        "A regression forecast judged on the event Y > t (per --threshold t): the squared difference "
-        "between its probability P(Y > t) and the outcome. P(Y > t): Gaussian 1 − Φ((t − μ)/σ); "
-        "samples: share of members above t; quantiles and intervals: the CDF interpolated linearly "
-        "between the quantiles, flat at the outermost levels beyond them; points: 1{ŷ > t}.",
-        "BS_t = (1/N) Σᵢ (pᵢ − 1{yᵢ > t})², pᵢ = P(Yᵢ > t)",
-        f"{BRIER}; {GR}",
-    ),
-    "exceedance.crps": _e(
-        "CRPS of the threshold-exceedance forecast",
-        "The CRPS of the binary event forecast Bernoulli(p) at the outcome 1{y > t}. For a binary event "
-        "the CRPS equals the Brier score (the CRPS is the Brier score integrated over all thresholds), "
-        "so this equals exceedance.brier; it is given so that CRPS-based checks carry over. For the "
-        "CRPS of the whole tail above t use --tw-threshold t (weighted_scoring.twcrps).",
-        "CRPS(Bernoulli(p), o) = ∫₀¹ (1 − p − 1{o ≤ z})² dz = (p − o)², o = 1{y > t}",
-        f"{GR}; Hersbach (2000), Decomposition of the continuous ranked probability score for ensemble "
-        f"prediction systems, Weather and Forecasting 15(5):559-570",
-    ),
-    "murphy.thetas": _e(
-        "Murphy diagram thresholds",
-        "The grid of thresholds θ at which the elementary scores are given. " + _MURPHY,
-        "θ_k = θ_min + k (θ_max − θ_min)/200, k = 0..200",
-        EHM,
-    ),
-    "murphy.mean": _e(
-        "Murphy curve of the mean forecast",
-        "Mean elementary score of the point (mean) forecast at each θ: the expectile-1/2 elementary "
-        "score. Its integral over θ is a quarter of the mean squared error (normalisation of Ehm et "
-        "al. and of the scores package). " + _MURPHY,
-        "S_θ(x, y) = ½ |y − θ| (1{y ≤ θ < x} + 1{x ≤ θ < y}); ∫ S_θ dθ = (x − y)²/4",
-        f"{EHM}; scores package (murphy_score, functional='expectile', alpha=0.5)",
-    ),
-    "murphy.quantile": _e(
-        "Murphy curves of the quantile forecasts",
-        "Mean elementary quantile score of each quantile level α at each θ (keyed by level). Its "
-        "integral over θ is that level's pinball loss. " + _MURPHY,
-        "S_θ(x, y) = (1 − α) 1{y ≤ θ < x} + α 1{x ≤ θ < y}; ∫ S_θ dθ = (1{y < x} − α)(x − y)",
-        f"{EHM}; scores package (murphy_score, functional='quantile')",
-    ),
-    "murphy.probability": _e(
-        "Murphy curves of the class probabilities",
-        "Mean elementary score of each class probability p (binary: class 1; keyed by class) against its "
-        "indicator, on θ in [0, 1]: the expectile-1/2 curve of the event's mean. Its integral is a "
-        "quarter of that class's Brier score. " + _MURPHY,
-        "S_θ(p, o) = ½ |o − θ| (1{o ≤ θ < p} + 1{p ≤ θ < o}), o = 1{label = k}",
-        EHM,
-    ),
-})
+GLOSSARY.update(
+    {
+        "weighted_scoring.twcrps": _e(
+            "Threshold-weighted CRPS",
+            "The CRPS restricted to outcomes in a region R: the squared distance between forecast CDF and "
+            "target step integrated over R only, so a forecast is judged on the tail that matters. Equals "
+            "the CRPS of the forecast and target censored to R (chaining function v). Gaussians: closed "
+            "form; samples: the CRPS of the chained members; quantiles (and interval ends as quantiles): twice the "
+            "mean pinball loss of the chained quantiles v(q_τ) at v(y), the quantile approximation of the CRPS. "
+            + _REGION,
+            "twCRPS(F, y) = ∫_R (F(z) − 1{y ≤ z})² dz = CRPS(F∘v⁻¹, v(y)), v(z) = min(max(z, a), b); "
+            "Gaussian: σ[B(c) − B(a′) + B(−c) − B(−b′)], B(u) = uΦ(u)² + 2Φ(u)φ(u) − Φ(√2u)/√π, "
+            "c = min(max(z, a′), b′), z = (y − μ)/σ",
+            f"{GNEITING_RANJAN}; {ALLEN}",
+        ),
+        "weighted_scoring.owcrps": _e(
+            "Outcome-weighted CRPS",
+            "The CRPS of the forecast conditioned on R (truncated to R and renormalised), counted only on rows "
+            "whose target falls in R (0 elsewhere). Gaussians: the truncated-normal CRPS; samples: the CRPS "
+            "of the members inside R. An ensemble with no member in R while the target is in R is scored by "
+            "its chained members (uqeval's convention; scoringrules gives NaN). Not defined for quantile "
+            "forecasts (see the README). " + _REGION,
+            "owCRPS(F, y) = w(y) · CRPS(F_w, y), F_w(z) = ∫_{−∞}^z w dF / ∫ w dF, w = 1_R",
+            f"Holzmann & Klar (2017), Focusing on regions of interest in forecast evaluation, Annals of "
+            f"Applied Statistics 11(4):2404-2431; {ALLEN}",
+        ),
+        "exceedance.brier": _e(
+            "Brier score of threshold exceedance",
+            "A regression forecast judged on the event Y > t (per --threshold t): the squared difference "
+            "between its probability P(Y > t) and the outcome. P(Y > t): Gaussian 1 − Φ((t − μ)/σ); "
+            "samples: share of members above t; quantiles and intervals: the CDF interpolated linearly "
+            "between the quantiles, flat at the outermost levels beyond them; points: 1{ŷ > t}.",
+            "BS_t = (1/N) Σᵢ (pᵢ − 1{yᵢ > t})², pᵢ = P(Yᵢ > t)",
+            f"{BRIER}; {GR}",
+        ),
+        "exceedance.crps": _e(
+            "CRPS of the threshold-exceedance forecast",
+            "The CRPS of the binary event forecast Bernoulli(p) at the outcome 1{y > t}. For a binary event "
+            "the CRPS equals the Brier score (the CRPS is the Brier score integrated over all thresholds), "
+            "so this equals exceedance.brier; it is given so that CRPS-based checks carry over. For the "
+            "CRPS of the whole tail above t use --tw-threshold t (weighted_scoring.twcrps).",
+            "CRPS(Bernoulli(p), o) = ∫₀¹ (1 − p − 1{o ≤ z})² dz = (p − o)², o = 1{y > t}",
+            f"{GR}; Hersbach (2000), Decomposition of the continuous ranked probability score for ensemble "
+            f"prediction systems, Weather and Forecasting 15(5):559-570",
+        ),
+        "murphy.thetas": _e(
+            "Murphy diagram thresholds",
+            "The grid of thresholds θ at which the elementary scores are given. " + _MURPHY,
+            "θ_k = θ_min + k (θ_max − θ_min)/200, k = 0..200",
+            EHM,
+        ),
+        "murphy.mean": _e(
+            "Murphy curve of the mean forecast",
+            "Mean elementary score of the point (mean) forecast at each θ: the expectile-1/2 elementary "
+            "score. Its integral over θ is a quarter of the mean squared error (normalisation of Ehm et "
+            "al. and of the scores package). " + _MURPHY,
+            "S_θ(x, y) = ½ |y − θ| (1{y ≤ θ < x} + 1{x ≤ θ < y}); ∫ S_θ dθ = (x − y)²/4",
+            f"{EHM}; scores package (murphy_score, functional='expectile', alpha=0.5)",
+        ),
+        "murphy.quantile": _e(
+            "Murphy curves of the quantile forecasts",
+            "Mean elementary quantile score of each quantile level α at each θ (keyed by level). Its "
+            "integral over θ is that level's pinball loss. " + _MURPHY,
+            "S_θ(x, y) = (1 − α) 1{y ≤ θ < x} + α 1{x ≤ θ < y}; ∫ S_θ dθ = (1{y < x} − α)(x − y)",
+            f"{EHM}; scores package (murphy_score, functional='quantile')",
+        ),
+        "murphy.probability": _e(
+            "Murphy curves of the class probabilities",
+            "Mean elementary score of each class probability p (binary: class 1; keyed by class) against its "
+            "indicator, on θ in [0, 1]: the expectile-1/2 curve of the event's mean. Its integral is a "
+            "quarter of that class's Brier score. " + _MURPHY,
+            "S_θ(p, o) = ½ |o − θ| (1{o ≤ θ < p} + 1{p ≤ θ < o}), o = 1{label = k}",
+            EHM,
+        ),
+    }
+)
 # ------------------------------------------------------------------------------ forecast verification (issue 16, part B)
-_SKILL_REF = ("Murphy (1973), Hedging and skill scores for probability forecasts, J. Appl. Meteor.; "
-              f"{GR}, sec. 2.3")
-_SKILL_TEXT = ("Skill against the reference forecast of --reference (a predictions file, the climatology of "
-               "the --train targets, or persistence in --time order): 1 − S/S_ref of the mean {what} of the "
-               "model and of the reference on the same rows. 1: perfect; 0: no better than the reference; "
-               "< 0: worse. ")
-GLOSSARY.update({
-    "skill": _e(
-        "Skill scores against a reference forecast",
-        "1 − S/S_ref for each proper score the model and the reference (--reference) share; higher is "
-        "better. Climatology: the empirical distribution of the training targets (classifiers: their base "
-        "rates); persistence: the previous row's target as a point mass (CRPS = absolute error, no log score).",
-        "SS = 1 − S̄ / S̄_ref",
-        _SKILL_REF,
-    ),
-    "skill.crps": _e("CRPS skill score", _SKILL_TEXT.format(what="CRPS") +
-                     "A climatology's CRPS is that of the empirical distribution of the training targets "
-                     "(sorted cumulative sums, O((N + M) log M)); a point forecast's is its absolute error.",
-                     "CRPSS = 1 − CRPS̄ / CRPS̄_ref", _SKILL_REF),
-    "skill.nll": _e("Log-score skill", _SKILL_TEXT.format(what="negative log-likelihood") +
-                    "Not defined against a reference without a density (climatology of a regression target, "
-                    "persistence, point forecasts).", "1 − NLL̄ / NLL̄_ref", _SKILL_REF),
-    "skill.brier": _e("Brier skill score", _SKILL_TEXT.format(what="Brier score (sum over classes)") +
-                      "Against the base rates of the training labels this is the classical Brier skill score.",
-                      "BSS = 1 − BS̄ / BS̄_ref", _SKILL_REF),
-    "skill.pinball": _e("Pinball (quantile) skill", _SKILL_TEXT.format(what="pinball loss") +
-                        "Averaged over the quantile levels both forecasts give (the Uncertainty Toolbox grid "
-                        "linspace(0.01, 0.99, resolution) when both give every level).",
-                        "1 − ρ̄ / ρ̄_ref, ρ_τ(u) = u (τ − 1{u < 0})", _SKILL_REF),
-    "skill.interval": _e("Interval-score skill", _SKILL_TEXT.format(what="interval score") +
-                         "Averaged over the central levels both forecasts give.", "1 − IS̄ / IS̄_ref", _SKILL_REF),
-    "skill.wis": _e("Weighted-interval-score skill", _SKILL_TEXT.format(what="weighted interval score") +
-                    "At the quantile levels of the model (quantile files).", "1 − WIS̄ / WIS̄_ref",
-                    f"{_SKILL_REF}; Bracher, Ray, Gneiting & Reich (2021), PLoS Comput. Biol."),
-    "skill.mse": _e("MSE skill score", _SKILL_TEXT.format(what="squared error of the point forecast") +
-                    "Against climatology (the training mean) it is an out-of-sample R².",
-                    "MSESS = 1 − MSE / MSE_ref", _SKILL_REF),
-    "multivariate": _e(
-        "Multivariate ensemble scores",
-        "Proper scores of ensembles of vector-valued forecasts (target columns y_1..y_d, member columns "
-        "m<j>_<k> for member j and component k).",
-        "see multivariate.energy, multivariate.variogram",
-        "Gneiting & Raftery (2007); Scheuerer & Hamill (2015), Mon. Wea. Rev. 143",
-    ),
-    "multivariate.energy": _e(
-        "Energy score",
-        "Multivariate generalisation of the CRPS (β = 1): mean Euclidean distance of the members to the "
-        "outcome minus half their mean pairwise distance, averaged over rows; in units of y. In one "
-        "dimension it is the sample CRPS. The member term is divided by 2M² (the empirical distribution "
-        "of the members, as scoringrules' es_ensemble default). O(N·M²·d), blocked over rows.",
-        "ES(F, y) = (1/M) Σⱼ ‖xⱼ − y‖ − 1/(2M²) Σⱼ Σₖ ‖xⱼ − xₖ‖",
-        "Gneiting & Raftery (2007), Strictly proper scoring rules, prediction, and estimation, JASA 102, eq. 22",
-    ),
-    "multivariate.variogram": _e(
-        "Variogram score (p = 0.5)",
-        "Compares the pairwise variogram of the outcome, |yᵢ − yⱼ|^p, with the members' mean variogram over "
-        "every ordered pair of components (unit weights, p = 0.5); sensitive to a wrong dependence structure "
-        "between components, which the energy score barely sees. O(N·M·d²).",
-        "VS_p(F, y) = Σᵢ Σⱼ ( |yᵢ − yⱼ|^p − (1/M) Σₘ |x_{m,i} − x_{m,j}|^p )²",
-        "Scheuerer & Hamill (2015), Variogram-based proper scoring rules for probabilistic forecasts of "
-        "multivariate quantities, Mon. Wea. Rev. 143, eq. 4",
-    ),
-})
+_SKILL_REF = (
+    f"Murphy (1973), Hedging and skill scores for probability forecasts, J. Appl. Meteor.; {GR}, sec. 2.3"
+)
+_SKILL_TEXT = (
+    "Skill against the reference forecast of --reference (a predictions file, the climatology of "
+    "the --train targets, or persistence in --time order): 1 − S/S_ref of the mean {what} of the "
+    "model and of the reference on the same rows. 1: perfect; 0: no better than the reference; "
+    "< 0: worse. "
+)
+GLOSSARY.update(
+    {
+        "skill": _e(
+            "Skill scores against a reference forecast",
+            "1 − S/S_ref for each proper score the model and the reference (--reference) share; higher is "
+            "better. Climatology: the empirical distribution of the training targets (classifiers: their base "
+            "rates); persistence: the previous row's target as a point mass (CRPS = absolute error, no log score).",
+            "SS = 1 − S̄ / S̄_ref",
+            _SKILL_REF,
+        ),
+        "skill.crps": _e(
+            "CRPS skill score",
+            _SKILL_TEXT.format(what="CRPS")
+            + "A climatology's CRPS is that of the empirical distribution of the training targets "
+            "(sorted cumulative sums, O((N + M) log M)); a point forecast's is its absolute error.",
+            "CRPSS = 1 − CRPS̄ / CRPS̄_ref",
+            _SKILL_REF,
+        ),
+        "skill.nll": _e(
+            "Log-score skill",
+            _SKILL_TEXT.format(what="negative log-likelihood")
+            + "Not defined against a reference without a density (climatology of a regression target, "
+            "persistence, point forecasts).",
+            "1 − NLL̄ / NLL̄_ref",
+            _SKILL_REF,
+        ),
+        "skill.brier": _e(
+            "Brier skill score",
+            _SKILL_TEXT.format(what="Brier score (sum over classes)")
+            + "Against the base rates of the training labels this is the classical Brier skill score.",
+            "BSS = 1 − BS̄ / BS̄_ref",
+            _SKILL_REF,
+        ),
+        "skill.pinball": _e(
+            "Pinball (quantile) skill",
+            _SKILL_TEXT.format(what="pinball loss")
+            + "Averaged over the quantile levels both forecasts give (the Uncertainty Toolbox grid "
+            "linspace(0.01, 0.99, resolution) when both give every level).",
+            "1 − ρ̄ / ρ̄_ref, ρ_τ(u) = u (τ − 1{u < 0})",
+            _SKILL_REF,
+        ),
+        "skill.interval": _e(
+            "Interval-score skill",
+            _SKILL_TEXT.format(what="interval score")
+            + "Averaged over the central levels both forecasts give.",
+            "1 − IS̄ / IS̄_ref",
+            _SKILL_REF,
+        ),
+        "skill.wis": _e(
+            "Weighted-interval-score skill",
+            _SKILL_TEXT.format(what="weighted interval score")
+            + "At the quantile levels of the model (quantile files).",
+            "1 − WIS̄ / WIS̄_ref",
+            f"{_SKILL_REF}; Bracher, Ray, Gneiting & Reich (2021), PLoS Comput. Biol.",
+        ),
+        "skill.mse": _e(
+            "MSE skill score",
+            _SKILL_TEXT.format(what="squared error of the point forecast")
+            + "Against climatology (the training mean) it is an out-of-sample R².",
+            "MSESS = 1 − MSE / MSE_ref",
+            _SKILL_REF,
+        ),
+        "multivariate": _e(
+            "Multivariate ensemble scores",
+            "Proper scores of ensembles of vector-valued forecasts (target columns y_1..y_d, member columns "
+            "m<j>_<k> for member j and component k).",
+            "see multivariate.energy, multivariate.variogram",
+            "Gneiting & Raftery (2007); Scheuerer & Hamill (2015), Mon. Wea. Rev. 143",
+        ),
+        "multivariate.energy": _e(
+            "Energy score",
+            "Multivariate generalisation of the CRPS (β = 1): mean Euclidean distance of the members to the "
+            "outcome minus half their mean pairwise distance, averaged over rows; in units of y. In one "
+            "dimension it is the sample CRPS. The member term is divided by 2M² (the empirical distribution "
+            "of the members, as scoringrules' es_ensemble default). O(N·M²·d), blocked over rows.",
+            "ES(F, y) = (1/M) Σⱼ ‖xⱼ − y‖ − 1/(2M²) Σⱼ Σₖ ‖xⱼ − xₖ‖",
+            "Gneiting & Raftery (2007), Strictly proper scoring rules, prediction, and estimation, JASA 102, eq. 22",
+        ),
+        "multivariate.variogram": _e(
+            "Variogram score (p = 0.5)",
+            "Compares the pairwise variogram of the outcome, |yᵢ − yⱼ|^p, with the members' mean variogram over "
+            "every ordered pair of components (unit weights, p = 0.5); sensitive to a wrong dependence structure "
+            "between components, which the energy score barely sees. O(N·M·d²).",
+            "VS_p(F, y) = Σᵢ Σⱼ ( |yᵢ − yⱼ|^p − (1/M) Σₘ |x_{m,i} − x_{m,j}|^p )²",
+            "Scheuerer & Hamill (2015), Variogram-based proper scoring rules for probabilistic forecasts of "
+            "multivariate quantities, Mon. Wea. Rev. 143, eq. 4",
+        ),
+    }
+)
 
 # ------------------------------------------------------------------------------ lookup
 _LEVEL = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?%?$")
@@ -1072,7 +1115,9 @@ def matches(name: str) -> list[str]:
     if key in GLOSSARY:
         return [key]
     short = [k for k in GLOSSARY if k.rsplit(".", 1)[-1] == key and k not in QUALIFIED_ONLY]
-    derived = [k for k in short if k.startswith("skill.")]  # skill.crps is read as "crps" only when nothing else is
+    derived = [
+        k for k in short if k.startswith("skill.")
+    ]  # skill.crps is read as "crps" only when nothing else is
     short = [k for k in short if k not in derived] or derived
     group = [k for k in GLOSSARY if k.split(".", 1)[0] == key and k not in short]
     return short + group
@@ -1108,9 +1153,12 @@ def explain(name: str) -> str:
         group = key.split(".", 1)[0]
         members = [k for k in GLOSSARY if "." in key and k.startswith(group + ".")]
         if members:  # an unknown key under a known group: close ones first, then the rest of the group
-            close = list(dict.fromkeys(
-                [c for c in close if c in members]
-                + difflib.get_close_matches(key, members, n=len(members), cutoff=0.0)))
+            close = list(
+                dict.fromkeys(
+                    [c for c in close if c in members]
+                    + difflib.get_close_matches(key, members, n=len(members), cutoff=0.0)
+                )
+            )
         hint = f"did you mean {', '.join(close)}? " if close else ""
         raise InputError(
             f"unknown metric {str(name)!r}: {hint}Metric names are the 'group.key' paths of "
@@ -1124,124 +1172,195 @@ def explain(name: str) -> str:
 
 # =========================================================================== issue 15 part B (--diagnostics)
 # calibration tests with p-values and conditional coverage
-_CZADO = ("Czado, Gneiting & Held (2009), Predictive model assessment for count data, Biometrics 65(4):1254-1261 "
-          "(randomised PIT)")
+_CZADO = (
+    "Czado, Gneiting & Held (2009), Predictive model assessment for count data, Biometrics 65(4):1254-1261 "
+    "(randomised PIT)"
+)
 _PIT_TEXT = (
     "PIT values: Φ((y − μ)/σ) for Gaussians; for samples, quantiles and intervals the PIT is only known to lie "
     "in an interval (between two members, or two carried quantile levels), so it is drawn uniformly inside it "
     "(randomised PIT, seeded by --seed, assigned in sorted order so row order does not matter); under "
     "calibration it is exactly U(0, 1). "
 )
-_P_TEXT = (" A p-value weighs evidence, it does not rank models (it shrinks with more rows for the same "
-           "miscalibration): it has no orientation; bound it in a check rule, e.g. { min = 0.01 }.")
+_P_TEXT = (
+    " A p-value weighs evidence, it does not rank models (it shrinks with more rows for the same "
+    "miscalibration): it has no orientation; bound it in a check rule, e.g. { min = 0.01 }."
+)
 _CT = "calibration_tests"
 _CC = "conditional_coverage"
-_ANGELOPOULOS = ("Angelopoulos & Bates (2021), A Gentle Introduction to Conformal Prediction and Distribution-Free "
-                 "Uncertainty Quantification, arXiv:2107.07511, section 3; MAPIE's classification_ssc / "
-                 "regression_ssc")
-_RAPS = ("Angelopoulos, Bates, Malik & Jordan (2021), Uncertainty Sets for Image Classifiers using Conformal "
-         "Prediction, ICLR (size-stratified coverage violation)")
-GLOSSARY.update({
-    _CT: _e("Calibration tests (--diagnostics)",
+_ANGELOPOULOS = (
+    "Angelopoulos & Bates (2021), A Gentle Introduction to Conformal Prediction and Distribution-Free "
+    "Uncertainty Quantification, arXiv:2107.07511, section 3; MAPIE's classification_ssc / "
+    "regression_ssc"
+)
+_RAPS = (
+    "Angelopoulos, Bates, Malik & Jordan (2021), Uncertainty Sets for Image Classifiers using Conformal "
+    "Prediction, ICLR (size-stratified coverage violation)"
+)
+GLOSSARY.update(
+    {
+        _CT: _e(
+            "Calibration tests (--diagnostics)",
             "Hypothesis tests of calibration with p-values: PIT uniformity for regression forecasts, the rank "
             "histogram for ensembles, Spiegelhalter's z and Hosmer–Lemeshow for binary (top-label) probabilities."
-            + _P_TEXT, "p = P(statistic ≥ observed | calibrated)", f"{GBR}; {_CZADO}"),
-    f"{_CT}.pit_ks_stat": _e(
-        "Kolmogorov–Smirnov distance of the PIT", _PIT_TEXT + "The largest gap between the empirical CDF of the "
-        "PIT values and the diagonal; 0 is perfect.",
-        "D = maxᵢ max(i/n − u₍ᵢ₎, u₍ᵢ₎ − (i − 1)/n)", "Kolmogorov (1933); Smirnov (1948); " + _CZADO),
-    f"{_CT}.pit_ks_p": _e(
-        "KS test of PIT uniformity: p-value", _PIT_TEXT + "p-value of D under the exact null distribution "
-        "(scipy.stats.kstwo, as ks_1samp(method='exact'))." + _P_TEXT,
-        "p = P(Dₙ ≥ D), Dₙ the KS statistic of n uniforms", "Simard & L'Ecuyer (2011), Computing the two-sided "
-        "Kolmogorov-Smirnov distribution, J. Stat. Softw. 39(11)"),
-    f"{_CT}.pit_cvm_stat": _e(
-        "Cramér–von Mises statistic of the PIT", _PIT_TEXT + "Integrated squared gap between the empirical CDF "
-        "of the PIT and the diagonal.", "W² = 1/(12n) + Σᵢ ((2i − 1)/(2n) − u₍ᵢ₎)²",
-        "Cramér (1928); von Mises (1928); Anderson (1962)"),
-    f"{_CT}.pit_cvm_p": _e(
-        "Cramér–von Mises test of PIT uniformity: p-value", _PIT_TEXT + "p-value of W² from "
-        "scipy.stats.cramervonmises (Csörgő & Faraway's finite-n distribution)." + _P_TEXT,
-        "p = P(W²ₙ ≥ W²)", "Csörgő & Faraway (1996), The exact and asymptotic distributions of Cramér-von Mises "
-        "statistics, JRSS B 58(1):221-234"),
-    f"{_CT}.pit_ad_stat": _e(
-        "Anderson–Darling statistic of the PIT", _PIT_TEXT + "Like Cramér–von Mises but weighted towards the "
-        "tails (PIT near 0 or 1: targets outside the forecast's range); PIT values clipped to [1e-12, 1 − 1e-12].",
-        "A² = −n − (1/n) Σᵢ (2i − 1) [ln u₍ᵢ₎ + ln(1 − u₍ₙ₊₁₋ᵢ₎)]",
-        "Anderson & Darling (1954), A test of goodness of fit, JASA 49(268):765-769"),
-    f"{_CT}.pit_ad_p": _e(
-        "Anderson–Darling test of PIT uniformity: p-value", _PIT_TEXT + "p-value of A² for a fully specified "
-        "null (U(0, 1)): Marsaglia & Marsaglia's ADinf with their finite-n correction (absolute error about "
-        "1e-6; below 1e-5 the limiting tail)." + _P_TEXT, "p = 1 − (ADinf(A²) + errfix(n, ADinf(A²)))",
-        "Marsaglia & Marsaglia (2004), Evaluating the Anderson-Darling distribution, J. Stat. Softw. 9(2)"),
-    f"{_CT}.rank_histogram": _e(
-        "Rank histogram (Talagrand diagram)", "Number of rows whose target has rank r = 0..M among the M "
-        "members (r members below it; ties broken at random, seeded). Flat: calibrated; U-shaped: "
-        "under-dispersed (over-confident); dome: over-dispersed; sloped: biased. Plot kind rank_histogram.",
-        "c_r = #{i : rankᵢ = r},  r = 0..M", "Hamill (2001), Interpretation of rank histograms for verifying "
-        "ensemble forecasts, Monthly Weather Review 129(3):550-560; Talagrand, Vautard & Strauss (1997)"),
-    f"{_CT}.rank_hist_chi2": _e(
-        "Rank histogram χ² statistic", "Pearson's χ² distance of the rank histogram from flat. Needs about 5 "
-        "expected rows per rank (N ≥ 5(M + 1)) for the χ² approximation of its p-value.",
-        "X² = Σᵣ (c_r − N/(M + 1))² / (N/(M + 1))", "Hamill (2001); Pearson (1900)"),
-    f"{_CT}.rank_hist_chi2_p": _e(
-        "Rank histogram χ² test: p-value", "p-value of X² against χ² with M degrees of freedom (uniform ranks "
-        "under exchangeability of target and members)." + _P_TEXT, "p = P(χ²_M ≥ X²)", "Hamill (2001)"),
-    f"{_CT}.spiegelhalter_z": _e(
-        "Spiegelhalter's z", "Standardised difference between the Brier score and its expectation under "
-        "calibration; ≈ N(0, 1) for calibrated probabilities, large |z| is miscalibration. Two classes: "
-        "P(class 1) and the label; more classes: top label (p = max probability, y = top class is right). "
-        "NaN when every p is 0, ½ or 1. Target 0.",
-        "Z = Σ (yᵢ − pᵢ)(1 − 2pᵢ) / √(Σ (1 − 2pᵢ)² pᵢ(1 − pᵢ))",
-        "Spiegelhalter (1986), Probabilistic prediction in patient management and clinical trials, "
-        "Statistics in Medicine 5(5):421-433"),
-    f"{_CT}.spiegelhalter_p": _e(
-        "Spiegelhalter's test: p-value", "Two-sided p-value of Spiegelhalter's z." + _P_TEXT,
-        "p = 2Φ(−|Z|)", "Spiegelhalter (1986)"),
-    f"{_CT}.hosmer_lemeshow_stat": _e(
-        "Hosmer–Lemeshow statistic", "Rows are split into 10 groups by deciles of p (edges: quantiles of p, "
-        "groups (e_{k−1}, e_k], the lowest closed, as R's ResourceSelection::hoslem.test; empty groups from tied "
-        "edges dropped); observed and expected events and non-events are compared in each. Two classes: "
-        "P(class 1); more classes: top label.",
-        "Ĉ = Σ_k (O_k − E_k)²/E_k + (O'_k − E'_k)²/E'_k,  E_k = Σ_{i∈k} pᵢ,  E'_k = n_k − E_k",
-        "Hosmer & Lemeshow (1980), Goodness of fit tests for the multiple logistic regression model, "
-        "Communications in Statistics A 9(10):1043-1069"),
-    f"{_CT}.hosmer_lemeshow_p": _e(
-        "Hosmer–Lemeshow test: p-value", "p-value of Ĉ against χ² with G degrees of freedom (G non-empty "
-        "groups, 10 unless p has many ties); NaN with fewer than 3 groups. G, not the textbook G − 2: that "
-        "counts the two parameters of a logistic model fitted on the same rows, whereas scored predictions "
-        "come from elsewhere (external validation); with G − 2 calibrated forecasts would fail too often."
-        + _P_TEXT, "p = P(χ²_G ≥ Ĉ)",
-        "Hosmer & Lemeshow (1980); Hosmer, Lemeshow & Sturdivant (2013), Applied Logistic Regression, 3rd ed., "
-        "section 5.5 (external validation)"),
-    _CC: _e("Conditional coverage (--diagnostics)",
+            + _P_TEXT,
+            "p = P(statistic ≥ observed | calibrated)",
+            f"{GBR}; {_CZADO}",
+        ),
+        f"{_CT}.pit_ks_stat": _e(
+            "Kolmogorov–Smirnov distance of the PIT",
+            _PIT_TEXT + "The largest gap between the empirical CDF of the "
+            "PIT values and the diagonal; 0 is perfect.",
+            "D = maxᵢ max(i/n − u₍ᵢ₎, u₍ᵢ₎ − (i − 1)/n)",
+            "Kolmogorov (1933); Smirnov (1948); " + _CZADO,
+        ),
+        f"{_CT}.pit_ks_p": _e(
+            "KS test of PIT uniformity: p-value",
+            _PIT_TEXT + "p-value of D under the exact null distribution "
+            "(scipy.stats.kstwo, as ks_1samp(method='exact'))." + _P_TEXT,
+            "p = P(Dₙ ≥ D), Dₙ the KS statistic of n uniforms",
+            "Simard & L'Ecuyer (2011), Computing the two-sided "
+            "Kolmogorov-Smirnov distribution, J. Stat. Softw. 39(11)",
+        ),
+        f"{_CT}.pit_cvm_stat": _e(
+            "Cramér–von Mises statistic of the PIT",
+            _PIT_TEXT + "Integrated squared gap between the empirical CDF of the PIT and the diagonal.",
+            "W² = 1/(12n) + Σᵢ ((2i − 1)/(2n) − u₍ᵢ₎)²",
+            "Cramér (1928); von Mises (1928); Anderson (1962)",
+        ),
+        f"{_CT}.pit_cvm_p": _e(
+            "Cramér–von Mises test of PIT uniformity: p-value",
+            _PIT_TEXT + "p-value of W² from "
+            "scipy.stats.cramervonmises (Csörgő & Faraway's finite-n distribution)." + _P_TEXT,
+            "p = P(W²ₙ ≥ W²)",
+            "Csörgő & Faraway (1996), The exact and asymptotic distributions of Cramér-von Mises "
+            "statistics, JRSS B 58(1):221-234",
+        ),
+        f"{_CT}.pit_ad_stat": _e(
+            "Anderson–Darling statistic of the PIT",
+            _PIT_TEXT + "Like Cramér–von Mises but weighted towards the "
+            "tails (PIT near 0 or 1: targets outside the forecast's range); PIT values clipped to [1e-12, 1 − 1e-12].",
+            "A² = −n − (1/n) Σᵢ (2i − 1) [ln u₍ᵢ₎ + ln(1 − u₍ₙ₊₁₋ᵢ₎)]",
+            "Anderson & Darling (1954), A test of goodness of fit, JASA 49(268):765-769",
+        ),
+        f"{_CT}.pit_ad_p": _e(
+            "Anderson–Darling test of PIT uniformity: p-value",
+            _PIT_TEXT + "p-value of A² for a fully specified "
+            "null (U(0, 1)): Marsaglia & Marsaglia's ADinf with their finite-n correction (absolute error about "
+            "1e-6; below 1e-5 the limiting tail)." + _P_TEXT,
+            "p = 1 − (ADinf(A²) + errfix(n, ADinf(A²)))",
+            "Marsaglia & Marsaglia (2004), Evaluating the Anderson-Darling distribution, J. Stat. Softw. 9(2)",
+        ),
+        f"{_CT}.rank_histogram": _e(
+            "Rank histogram (Talagrand diagram)",
+            "Number of rows whose target has rank r = 0..M among the M "
+            "members (r members below it; ties broken at random, seeded). Flat: calibrated; U-shaped: "
+            "under-dispersed (over-confident); dome: over-dispersed; sloped: biased. Plot kind rank_histogram.",
+            "c_r = #{i : rankᵢ = r},  r = 0..M",
+            "Hamill (2001), Interpretation of rank histograms for verifying "
+            "ensemble forecasts, Monthly Weather Review 129(3):550-560; Talagrand, Vautard & Strauss (1997)",
+        ),
+        f"{_CT}.rank_hist_chi2": _e(
+            "Rank histogram χ² statistic",
+            "Pearson's χ² distance of the rank histogram from flat. Needs about 5 "
+            "expected rows per rank (N ≥ 5(M + 1)) for the χ² approximation of its p-value.",
+            "X² = Σᵣ (c_r − N/(M + 1))² / (N/(M + 1))",
+            "Hamill (2001); Pearson (1900)",
+        ),
+        f"{_CT}.rank_hist_chi2_p": _e(
+            "Rank histogram χ² test: p-value",
+            "p-value of X² against χ² with M degrees of freedom (uniform ranks "
+            "under exchangeability of target and members)." + _P_TEXT,
+            "p = P(χ²_M ≥ X²)",
+            "Hamill (2001)",
+        ),
+        f"{_CT}.spiegelhalter_z": _e(
+            "Spiegelhalter's z",
+            "Standardised difference between the Brier score and its expectation under "
+            "calibration; ≈ N(0, 1) for calibrated probabilities, large |z| is miscalibration. Two classes: "
+            "P(class 1) and the label; more classes: top label (p = max probability, y = top class is right). "
+            "NaN when every p is 0, ½ or 1. Target 0.",
+            "Z = Σ (yᵢ − pᵢ)(1 − 2pᵢ) / √(Σ (1 − 2pᵢ)² pᵢ(1 − pᵢ))",
+            "Spiegelhalter (1986), Probabilistic prediction in patient management and clinical trials, "
+            "Statistics in Medicine 5(5):421-433",
+        ),
+        f"{_CT}.spiegelhalter_p": _e(
+            "Spiegelhalter's test: p-value",
+            "Two-sided p-value of Spiegelhalter's z." + _P_TEXT,
+            "p = 2Φ(−|Z|)",
+            "Spiegelhalter (1986)",
+        ),
+        f"{_CT}.hosmer_lemeshow_stat": _e(
+            "Hosmer–Lemeshow statistic",
+            "Rows are split into 10 groups by deciles of p (edges: quantiles of p, "
+            "groups (e_{k−1}, e_k], the lowest closed, as R's ResourceSelection::hoslem.test; empty groups from tied "
+            "edges dropped); observed and expected events and non-events are compared in each. Two classes: "
+            "P(class 1); more classes: top label.",
+            "Ĉ = Σ_k (O_k − E_k)²/E_k + (O'_k − E'_k)²/E'_k,  E_k = Σ_{i∈k} pᵢ,  E'_k = n_k − E_k",
+            "Hosmer & Lemeshow (1980), Goodness of fit tests for the multiple logistic regression model, "
+            "Communications in Statistics A 9(10):1043-1069",
+        ),
+        f"{_CT}.hosmer_lemeshow_p": _e(
+            "Hosmer–Lemeshow test: p-value",
+            "p-value of Ĉ against χ² with G degrees of freedom (G non-empty "
+            "groups, 10 unless p has many ties); NaN with fewer than 3 groups. G, not the textbook G − 2: that "
+            "counts the two parameters of a logistic model fitted on the same rows, whereas scored predictions "
+            "come from elsewhere (external validation); with G − 2 calibrated forecasts would fail too often."
+            + _P_TEXT,
+            "p = P(χ²_G ≥ Ĉ)",
+            "Hosmer & Lemeshow (1980); Hosmer, Lemeshow & Sturdivant (2013), Applied Logistic Regression, 3rd ed., "
+            "section 5.5 (external validation)",
+        ),
+        _CC: _e(
+            "Conditional coverage (--diagnostics)",
             "Coverage within strata of the rows, per level: prediction sets by set size and by true class, "
             "intervals by width (3 equal-count strata), and, with --by, per group.",
-            "coverage_g = (1/|I_g|) Σ_{i∈I_g} 1{yᵢ ∈ C(xᵢ)}", f"{_ANGELOPOULOS}; {_RAPS}"),
-    f"{_CC}.ssc_violation": _e(
-        "Size-stratified coverage violation", "The largest gap between the coverage of a stratum and the level. "
-        "Prediction sets: one stratum per set size (1..K, empty sizes left out); intervals: 3 strata of equal "
-        "row count by increasing width (a run of equal widths is never split: it stays in the stratum of its "
-        "first row, so constant widths are one stratum and row order does not matter). 0 means every "
-        "stratum is covered at the level.",
-        "SSCV = max_g |coverage_g − level|", f"{_RAPS}; {_ANGELOPOULOS}"),
-    f"{_CC}.worst_stratum_coverage": _e(
-        "Worst size-stratified coverage", "The lowest coverage over the set-size (or width) strata of "
-        "ssc_violation: MAPIE's classification_ssc_score / regression_ssc_score. Target: the level.",
-        "SSC = min_g coverage_g", _ANGELOPOULOS),
-    f"{_CC}.worst_class": _e(
-        "Worst-covered class", "The class (label index) whose rows' prediction sets hold the label least often.",
-        "argmin_k (1/n_k) Σ_{yᵢ=k} 1{k ∈ C(xᵢ)}", _ANGELOPOULOS),
-    f"{_CC}.worst_class_coverage": _e(
-        "Coverage of the worst class", "Class-conditional coverage of worst_class. Target: the level.",
-        "min_k (1/n_k) Σ_{yᵢ=k} 1{k ∈ C(xᵢ)}", _ANGELOPOULOS),
-    f"{_CC}.worst_group": _e(
-        "Worst-covered --by group", "With `score --by COL --diagnostics`: the value of COL whose rows are covered "
-        "least often (coverage.<level>.coverage, or prediction_sets.<level>.coverage for classifiers). Small "
-        "groups have noisy coverage: read it with the group's n_rows.",
-        "argmin_g coverage_g over the values g of --by", _ANGELOPOULOS),
-    f"{_CC}.worst_group_coverage": _e(
-        "Coverage of the worst --by group", "Coverage of worst_group. Target: the level.",
-        "min_g coverage_g", _ANGELOPOULOS),
-})
+            "coverage_g = (1/|I_g|) Σ_{i∈I_g} 1{yᵢ ∈ C(xᵢ)}",
+            f"{_ANGELOPOULOS}; {_RAPS}",
+        ),
+        f"{_CC}.ssc_violation": _e(
+            "Size-stratified coverage violation",
+            "The largest gap between the coverage of a stratum and the level. "
+            "Prediction sets: one stratum per set size (1..K, empty sizes left out); intervals: 3 strata of equal "
+            "row count by increasing width (a run of equal widths is never split: it stays in the stratum of its "
+            "first row, so constant widths are one stratum and row order does not matter). 0 means every "
+            "stratum is covered at the level.",
+            "SSCV = max_g |coverage_g − level|",
+            f"{_RAPS}; {_ANGELOPOULOS}",
+        ),
+        f"{_CC}.worst_stratum_coverage": _e(
+            "Worst size-stratified coverage",
+            "The lowest coverage over the set-size (or width) strata of "
+            "ssc_violation: MAPIE's classification_ssc_score / regression_ssc_score. Target: the level.",
+            "SSC = min_g coverage_g",
+            _ANGELOPOULOS,
+        ),
+        f"{_CC}.worst_class": _e(
+            "Worst-covered class",
+            "The class (label index) whose rows' prediction sets hold the label least often.",
+            "argmin_k (1/n_k) Σ_{yᵢ=k} 1{k ∈ C(xᵢ)}",
+            _ANGELOPOULOS,
+        ),
+        f"{_CC}.worst_class_coverage": _e(
+            "Coverage of the worst class",
+            "Class-conditional coverage of worst_class. Target: the level.",
+            "min_k (1/n_k) Σ_{yᵢ=k} 1{k ∈ C(xᵢ)}",
+            _ANGELOPOULOS,
+        ),
+        f"{_CC}.worst_group": _e(
+            "Worst-covered --by group",
+            "With `score --by COL --diagnostics`: the value of COL whose rows are covered "
+            "least often (coverage.<level>.coverage, or prediction_sets.<level>.coverage for classifiers). Small "
+            "groups have noisy coverage: read it with the group's n_rows.",
+            "argmin_g coverage_g over the values g of --by",
+            _ANGELOPOULOS,
+        ),
+        f"{_CC}.worst_group_coverage": _e(
+            "Coverage of the worst --by group",
+            "Coverage of worst_group. Target: the level.",
+            "min_g coverage_g",
+            _ANGELOPOULOS,
+        ),
+    }
+)
 # =========================================================================== end of issue 15 part B

@@ -55,11 +55,19 @@ def _rows_pass(arr: np.ndarray, ok) -> bool:
     The checks run this first and build their full-size masks, for the message, only on failure."""
     row_bytes = max(1, arr[:1].nbytes)
     step = max(1, _CHECK_BLOCK_BYTES // row_bytes)
-    return all(ok(arr[start:start + step]) for start in range(0, len(arr), step))  # blocks of rows, not rows
+    return all(
+        ok(arr[start : start + step]) for start in range(0, len(arr), step)
+    )  # blocks of rows, not rows
 
 
-def _check_2d(arr: np.ndarray, role: str, columns: dict, rows: np.ndarray | None, positive: bool = False,
-              per_member: int | None = None) -> None:
+def _check_2d(
+    arr: np.ndarray,
+    role: str,
+    columns: dict,
+    rows: np.ndarray | None,
+    positive: bool = False,
+    per_member: int | None = None,
+) -> None:
     """Finite (and optionally positive) check of an (N, K) block, naming the column.
 
     ``per_member``: the block is an (N, M, K) array flattened to (N, M*K) with this K.
@@ -76,7 +84,8 @@ def _check_2d(arr: np.ndarray, role: str, columns: dict, rows: np.ndarray | None
         what = "finite" if not np.isfinite(val) else "> 0"
         raise InputError(
             f"{role} values must be {what}: {n} bad row(s) in column '{_cellname(columns, role, j, per_member)}' "
-            f"(first at row {_row(rows, first)}, found {val:g})", fix="nan_policy" if what == "finite" else None
+            f"(first at row {_row(rows, first)}, found {val:g})",
+            fix="nan_policy" if what == "finite" else None,
         )
 
 
@@ -90,8 +99,9 @@ def _levels(levels, role: str) -> np.ndarray:
 MAX_DRIFT = 0.05  # largest |sum - 1| that --renormalize rescales (as metrics.classification.validate_proba)
 
 
-def _check_simplex(p: np.ndarray, role: str, columns: dict, rows: np.ndarray | None, atol: float,
-                   renormalize: bool) -> np.ndarray:
+def _check_simplex(
+    p: np.ndarray, role: str, columns: dict, rows: np.ndarray | None, atol: float, renormalize: bool
+) -> np.ndarray:
     """Class probabilities (last axis) must be >= 0 and sum to 1 within ``atol``.
 
     ``p`` is (N, K) or (N, M, K) (one distribution per member); the message names the
@@ -99,8 +109,9 @@ def _check_simplex(p: np.ndarray, role: str, columns: dict, rows: np.ndarray | N
     """
     k = p.shape[-1]
     limit = MAX_DRIFT if renormalize else atol  # --renormalize rescales small drift only
-    if not renormalize and _rows_pass(p, lambda part: not (part < 0).any()
-                                      and (np.abs(part.sum(axis=-1) - 1.0) <= limit).all()):
+    if not renormalize and _rows_pass(
+        p, lambda part: not (part < 0).any() and (np.abs(part.sum(axis=-1) - 1.0) <= limit).all()
+    ):
         return p
     neg = p < 0
     if neg.any():
@@ -122,16 +133,20 @@ def _check_simplex(p: np.ndarray, role: str, columns: dict, rows: np.ndarray | N
             m = int(np.flatnonzero(off[first])[0])
             names = columns.get(role, role)
             if isinstance(names, (list, tuple)) and len(names) == p.shape[1] * k:
-                where = f"member {m} columns '{', '.join(map(str, names[m * k:(m + 1) * k]))}'"
+                where = f"member {m} columns '{', '.join(map(str, names[m * k : (m + 1) * k]))}'"
             else:
                 where = f"member {m} of column '{_colname(columns, role)}'"
             found = sums[first, m]
         raise InputError(
             f"probabilities must sum to 1: {n} row(s) off the simplex in {where} "
             f"(first at row {_row(rows, first)}, sum {found:.9g})"
-            + (f"; drift above {MAX_DRIFT:g} is not rescaled: check that the columns are probabilities"
-               if renormalize else ""),
-            fix="logits" if renormalize else "renormalize")
+            + (
+                f"; drift above {MAX_DRIFT:g} is not rescaled: check that the columns are probabilities"
+                if renormalize
+                else ""
+            ),
+            fix="logits" if renormalize else "renormalize",
+        )
     return p / sums[..., None] if renormalize else p
 
 
@@ -155,8 +170,9 @@ def _check_labels(pred: "Prediction", k: int, n: int, what: str) -> None:
 #: with one entry per row, or dicts/tuples of them. :meth:`Prediction.subset` slices these instead of
 #: recomputing them; so does any ``cover_index_<bins>`` key. A key whose value depends on other rows
 #: (ranks, bins, fitted values) must not be listed.
-ROW_MEMO = frozenset({"pit", "moments", "proba", "top_label", "member_rows", "uncertainty_rows", "crps_rows",
-                      "cls_rows"})
+ROW_MEMO = frozenset(
+    {"pit", "moments", "proba", "top_label", "member_rows", "uncertainty_rows", "crps_rows", "cls_rows"}
+)
 
 
 def _slice_rows(value, mask, n: int):
@@ -236,7 +252,15 @@ class Prediction:
         raise NotImplementedError
 
     def _array_fields(self) -> list[str]:
-        return [k for k, v in self.__dict__.items() if isinstance(v, np.ndarray) and k not in ("rows",) and v.ndim >= 1 and len(v) == self.n and k != "levels"]
+        return [
+            k
+            for k, v in self.__dict__.items()
+            if isinstance(v, np.ndarray)
+            and k not in ("rows",)
+            and v.ndim >= 1
+            and len(v) == self.n
+            and k != "levels"
+        ]
 
     def row_numbers(self) -> np.ndarray:
         """The file's row number of each row (``rows``; ``0..N-1`` when no row was dropped)."""
@@ -262,8 +286,11 @@ class Prediction:
         out.__dict__.pop("_cache", None)
         for key, value in changes.items():
             object.__setattr__(out, key, value)
-        carried = {key: _slice_rows(value, mask, n) for key, value in self.__dict__.get("_cache", {}).items()
-                   if key in ROW_MEMO or isinstance(key, str) and key.startswith("cover_index_")}
+        carried = {
+            key: _slice_rows(value, mask, n)
+            for key, value in self.__dict__.get("_cache", {}).items()
+            if key in ROW_MEMO or isinstance(key, str) and key.startswith("cover_index_")
+        }
         carried = {k: v for k, v in carried.items() if v is not None}
         if carried:
             out.__dict__.setdefault("_cache", {}).update(carried)
@@ -304,7 +331,7 @@ class Prediction:
         """
         levels = np.asarray(levels, dtype=np.float64)
         q = self.quantiles_at(np.concatenate([(1.0 - levels) / 2.0, (1.0 + levels) / 2.0]))
-        return q[:, : levels.size], q[:, levels.size:]
+        return q[:, : levels.size], q[:, levels.size :]
 
     def interval(self, level: float) -> tuple[np.ndarray, np.ndarray]:
         """Central interval (lower, upper), each (N,), at ``level``; KeyError if not carried."""
@@ -317,7 +344,9 @@ class Prediction:
 
     def require_targets(self) -> np.ndarray:
         if self.y_true is None:
-            raise InputError("this operation needs targets, but the input has no target column", fix="targets")
+            raise InputError(
+                "this operation needs targets, but the input has no target column", fix="targets"
+            )
         return self.y_true
 
 
@@ -456,7 +485,9 @@ class Intervals(Prediction):
     def quantile_keys(self) -> set[str]:
         from .metrics.intervals import level_key
 
-        return {level_key((1.0 - p) / 2.0) for p in self.levels} | {level_key((1.0 + p) / 2.0) for p in self.levels}
+        return {level_key((1.0 - p) / 2.0) for p in self.levels} | {
+            level_key((1.0 + p) / 2.0) for p in self.levels
+        }
 
     def quantiles_at(self, levels: np.ndarray) -> np.ndarray:
         from .metrics.intervals import level_key
@@ -509,7 +540,9 @@ class Quantiles(Prediction):
         q = q[:, order] if np.any(order != np.arange(order.size)) else np.asfortranarray(q)
         levels = levels[order]
         cols = self.columns.get("quantiles")
-        if isinstance(cols, (list, tuple)) and len(cols) == len(order):  # a copy: the caller's dict stays as it is
+        if isinstance(cols, (list, tuple)) and len(cols) == len(
+            order
+        ):  # a copy: the caller's dict stays as it is
             object.__setattr__(self, "columns", {**self.columns, "quantiles": [cols[i] for i in order]})
         _check_2d(q, "quantiles", self.columns, self.rows)
         crossing = q[:, 1:] < q[:, :-1]
@@ -520,7 +553,8 @@ class Quantiles(Prediction):
                 raise InputError(
                     f"crossing quantiles in {n} row(s): column '{_colname(self.columns, 'quantiles', j + 1)}' < "
                     f"'{_colname(self.columns, 'quantiles', j)}' (first at row {_row(self.rows, first)}: "
-                    f"{q[first, j + 1]:g} < {q[first, j]:g})", fix="fix_crossing"
+                    f"{q[first, j + 1]:g} < {q[first, j]:g})",
+                    fix="fix_crossing",
                 )
             object.__setattr__(self, "n_fixed", int(crossing.any(axis=1).sum()))
             q = np.sort(q, axis=1)
@@ -624,7 +658,9 @@ class Samples(_AnyLevel, Prediction):
         else a copy sorted in cache-sized blocks of rows."""
         from .metrics.samples import rows_sorted, sort_rows
 
-        return _memo(self, "sorted", lambda: self.samples if rows_sorted(self.samples) else sort_rows(self.samples))
+        return _memo(
+            self, "sorted", lambda: self.samples if rows_sorted(self.samples) else sort_rows(self.samples)
+        )
 
     @property
     def n(self) -> int:
@@ -651,7 +687,9 @@ class Samples(_AnyLevel, Prediction):
     def pit(self) -> np.ndarray:
         from .metrics.samples import pit_samples
 
-        return _memo(self, "pit", lambda: self.map_rows(lambda s, y: pit_samples(y, s), self.require_targets()))
+        return _memo(
+            self, "pit", lambda: self.map_rows(lambda s, y: pit_samples(y, s), self.require_targets())
+        )
 
     def quantiles_at(self, levels: np.ndarray) -> np.ndarray:
         from .metrics.samples import empirical_quantiles
@@ -697,6 +735,7 @@ class _Classifier:
 
     def top_label(self) -> tuple[np.ndarray, np.ndarray]:
         """Confidence (max probability of the predictive distribution) and correctness (0/1) of each row."""
+
         def make():
             proba = self.proba
             correct = (np.argmax(proba, axis=1) == self.labels).astype(np.float64)
@@ -766,7 +805,9 @@ class MemberCategorical(_Classifier, Prediction):
     def proba(self) -> np.ndarray:
         """The ensemble's mean prediction (N, K)."""
         # einsum: several times faster than .mean(axis=1), a reduction over the middle axis
-        return _memo(self, "proba", lambda: np.einsum("imk->ik", self.member_proba) / self.member_proba.shape[1])
+        return _memo(
+            self, "proba", lambda: np.einsum("imk->ik", self.member_proba) / self.member_proba.shape[1]
+        )
 
     @property
     def n(self) -> int:
@@ -776,7 +817,9 @@ class MemberCategorical(_Classifier, Prediction):
         """The ensemble mean as a :class:`Categorical` (same targets, rows and log-likelihoods)."""
         cols = {k: v for k, v in self.columns.items() if k != "member_proba"}
         cols["proba"] = f"mean of {_colname(self.columns, 'member_proba')}"
-        return Categorical(y_true=self.y_true, columns=cols, rows=self.rows, proba=self.proba, loglik=self.loglik)
+        return Categorical(
+            y_true=self.y_true, columns=cols, rows=self.rows, proba=self.proba, loglik=self.loglik
+        )
 
 
 @dataclass(frozen=True)
@@ -794,8 +837,10 @@ class Dirichlet(_Classifier, Prediction):
         super().__post_init__()
         a = as_float_array(self.alpha, "alpha", ndim=2)
         if a.shape[1] < 2:
-            raise InputError(f"Dirichlet outputs need at least 2 classes, found {a.shape[1]} in "
-                             f"'{_colname(self.columns, 'alpha')}'")
+            raise InputError(
+                f"Dirichlet outputs need at least 2 classes, found {a.shape[1]} in "
+                f"'{_colname(self.columns, 'alpha')}'"
+            )
         _check_2d(a, "alpha", self.columns, self.rows, positive=True)
         object.__setattr__(self, "alpha", a)
         _check_labels(self, a.shape[1], a.shape[0], "alpha")
@@ -813,7 +858,9 @@ class Dirichlet(_Classifier, Prediction):
         """The Dirichlet mean as a :class:`Categorical` (same targets, rows and log-likelihoods)."""
         cols = {k: v for k, v in self.columns.items() if k != "alpha"}
         cols["proba"] = f"normalised {_colname(self.columns, 'alpha')}"
-        return Categorical(y_true=self.y_true, columns=cols, rows=self.rows, proba=self.proba, loglik=self.loglik)
+        return Categorical(
+            y_true=self.y_true, columns=cols, rows=self.rows, proba=self.proba, loglik=self.loglik
+        )
 
 
 @dataclass(frozen=True)
@@ -853,15 +900,19 @@ class Multivariate(Prediction):
         x = as_float_array(self.samples, "samples", ndim=3)
         n, m, d = x.shape
         if m < 2:
-            raise InputError(f"multivariate ensembles need at least 2 members per row, found {m} in "
-                             f"'{_colname(self.columns, 'samples')}'")
+            raise InputError(
+                f"multivariate ensembles need at least 2 members per row, found {m} in "
+                f"'{_colname(self.columns, 'samples')}'"
+            )
         _check_2d(x.reshape(n, m * d), "samples", self.columns, self.rows)
         object.__setattr__(self, "samples", x)
         if self.y_true is not None:
             y = as_float_array(self.y_true, "y_true", ndim=2)
             if y.shape != (n, d):
-                raise InputError(f"multivariate targets have shape {y.shape} but the members {x.shape} "
-                                 f"(rows, members, components): give {d} target columns y_1..y_{d}")
+                raise InputError(
+                    f"multivariate targets have shape {y.shape} but the members {x.shape} "
+                    f"(rows, members, components): give {d} target columns y_1..y_{d}"
+                )
             _check_2d(y, "y_true", self.columns, self.rows)
             object.__setattr__(self, "y_true", y)
 
@@ -925,6 +976,16 @@ class PointMass(_AnyLevel, Point):
 
 REPRESENTATIONS: dict[str, type[Prediction]] = {
     cls.kind: cls
-    for cls in (Point, Gaussian, Intervals, Quantiles, Samples, Categorical, MemberCategorical, Dirichlet,
-                LogLikelihood, Multivariate)
+    for cls in (
+        Point,
+        Gaussian,
+        Intervals,
+        Quantiles,
+        Samples,
+        Categorical,
+        MemberCategorical,
+        Dirichlet,
+        LogLikelihood,
+        Multivariate,
+    )
 }

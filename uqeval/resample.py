@@ -43,7 +43,7 @@ def _poisson_table() -> np.ndarray:
     """Poisson(1) count of each of the 2**16 equally likely cells (inverse CDF at the cell midpoint)."""
     cdf, term, k = [], math.exp(-1.0), 0
     total = 0.0
-    while total < 1.0 - 2.0 ** -18 and k < 30:
+    while total < 1.0 - 2.0**-18 and k < 30:
         total += term
         cdf.append(total)
         k += 1
@@ -98,7 +98,7 @@ def poisson_weights(seed: int, start: int, stop: int, replicates: int) -> np.nda
         r0, r1 = c * CHUNK, min(replicates, (c + 1) * CHUNK)
         for g, lo, hi in _blocks(start, stop):
             at = g * BLOCK + lo - start
-            out[at:at + hi - lo, r0:r1] = np.take(_table(), _block_uniforms(seed, g, c)[lo:hi, : r1 - r0])
+            out[at : at + hi - lo, r0:r1] = np.take(_table(), _block_uniforms(seed, g, c)[lo:hi, : r1 - r0])
     return out.T
 
 
@@ -111,7 +111,7 @@ def sign_flips(seed: int, start: int, stop: int, permutations: int) -> np.ndarra
         for g, lo, hi in _blocks(start, stop):
             bits = np.unpackbits(_block_bits(seed, g, c)[lo:hi], axis=1)[:, : r1 - r0]
             at = g * BLOCK + lo - start
-            out[at:at + hi - lo, r0:r1] = 2 * bits.astype(np.int8) - 1
+            out[at : at + hi - lo, r0:r1] = 2 * bits.astype(np.int8) - 1
     return out.T
 
 
@@ -170,8 +170,13 @@ class Accumulator:
                 self._cache[key] = out
         return out
 
-    def update(self, start: int, terms: np.ndarray | None = None, codes: list[np.ndarray] = (),
-               diffs: np.ndarray | None = None) -> None:
+    def update(
+        self,
+        start: int,
+        terms: np.ndarray | None = None,
+        codes: list[np.ndarray] = (),
+        diffs: np.ndarray | None = None,
+    ) -> None:
         """Add rows ``start .. start + n - 1``: ``terms`` (n, n_terms), ``codes`` (one (n,) int
         array per category set, values in ``[0, k)``), ``diffs`` (n, n_diffs)."""
         n = next((len(a) for a in (terms, diffs, *codes) if a is not None), 0)
@@ -194,7 +199,9 @@ class Accumulator:
             for s in range(lo, hi, _SUB):  # per slice of rows: its terms and its rows grouped by category
                 e = min(hi, s + _SUB)
                 rows = slice(at + s - lo, at + e - lo)
-                groups = [_grouping(np.asarray(c[rows], dtype=np.intp), k) for c, k in zip(codes, self.n_categories)]
+                groups = [
+                    _grouping(np.asarray(c[rows], dtype=np.intp), k) for c, k in zip(codes, self.n_categories)
+                ]
                 slices.append((s, e, None if x is None else np.ascontiguousarray(x[rows].T), groups))
             for c in range(-(-self.replicates // CHUNK)):
                 r0, r1 = c * CHUNK, min(self.replicates, (c + 1) * CHUNK)
@@ -221,7 +228,7 @@ class Accumulator:
                     e = min(hi, s + _SUB)
                     b = buf[: e - s, : r1 - r0]
                     np.copyto(b, np.unpackbits(bits[s:e], axis=1, count=r1 - r0))
-                    acc += d[at + s - lo:at + e - lo].T @ b
+                    acc += d[at + s - lo : at + e - lo].T @ b
             # sum_i eps_i d_i = 2 * sum_{b=1} d_i - sum_i d_i
             self.flipped[:, r0:r1] += 2.0 * acc - total
 

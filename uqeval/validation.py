@@ -83,7 +83,9 @@ def check_finite(arr: np.ndarray, name: str, rows: np.ndarray | None = None, wha
         )
 
 
-def check_positive(arr: np.ndarray, name: str, rows: np.ndarray | None = None, what: str | None = None) -> None:
+def check_positive(
+    arr: np.ndarray, name: str, rows: np.ndarray | None = None, what: str | None = None
+) -> None:
     """Raise if ``arr`` holds values <= 0 (``what`` names the quantity, ``name`` the column)."""
     if _TRUSTED.get():
         return

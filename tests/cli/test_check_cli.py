@@ -73,8 +73,19 @@ def test_summary_json_input_passes(baseline, rules):
 
 def test_degraded_file_fails_with_exit_1_naming_the_rule(degraded, baseline, rules, tmp_path):
     junit, report = tmp_path / "report.xml", tmp_path / "check.json"
-    r = check(str(degraded), "--rules", str(rules), "--baseline", str(baseline), "--junit", str(junit),
-              "--output", str(report), "--format", "markdown")
+    r = check(
+        str(degraded),
+        "--rules",
+        str(rules),
+        "--baseline",
+        str(baseline),
+        "--junit",
+        str(junit),
+        "--output",
+        str(report),
+        "--format",
+        "markdown",
+    )
     assert r.exit_code == 1, r.output
     assert "### ❌ uqeval check FAILED" in r.stdout
     assert "| ❌ FAIL | `avg_calibration.ma_cal` | max_regression |" in r.stdout
@@ -108,12 +119,15 @@ def test_without_baseline_regression_checks_are_skipped(gaussian_file, rules):
     assert any("no baseline given" in n for n in out["notes"])
 
 
-@pytest.mark.parametrize("text,needle", [
-    ('[rules]\n"accuracy.mae" = { max = 1.0 }\n"accuracy.rmse" = { maxx = 1 }\n', "line 3"),
-    ('[rules]\n"accuracy.mae" = { max = = 1.0 }\n"accuracy.rmse" = { max = 2.0 }\n', "line 2"),
-    ('[rules]\n"accuracy.mae" = { max = "big" }\n', "line 2"),
-    ('[rules]\n"accuracy.mea" = { max = 1.0 }\n', "line 2"),
-])
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        ('[rules]\n"accuracy.mae" = { max = 1.0 }\n"accuracy.rmse" = { maxx = 1 }\n', "line 3"),
+        ('[rules]\n"accuracy.mae" = { max = = 1.0 }\n"accuracy.rmse" = { max = 2.0 }\n', "line 2"),
+        ('[rules]\n"accuracy.mae" = { max = "big" }\n', "line 2"),
+        ('[rules]\n"accuracy.mea" = { max = 1.0 }\n', "line 2"),
+    ],
+)
 def test_malformed_rules_exit_3_with_the_line(gaussian_file, tmp_path, text, needle):
     p = tmp_path / "bad.toml"
     p.write_text(text)
@@ -141,11 +155,27 @@ def test_junit_not_written_when_the_rules_are_bad(gaussian_file, tmp_path):
 def test_settings_mismatch_is_an_error_unless_allowed(gaussian_file, baseline, rules, tmp_path):
     r = check(str(gaussian_file), "--rules", str(rules), "--baseline", str(baseline), "--num-bins", "30")
     assert r.exit_code == 3, r.output
-    assert "settings.num_bins: candidate 30, baseline 100" in r.stderr and "--allow-settings-mismatch" in r.stderr
-    r = check(str(gaussian_file), "--rules", str(rules), "--baseline", str(baseline), "--num-bins", "30",
-              "--allow-settings-mismatch", "--format", "json")
+    assert (
+        "settings.num_bins: candidate 30, baseline 100" in r.stderr
+        and "--allow-settings-mismatch" in r.stderr
+    )
+    r = check(
+        str(gaussian_file),
+        "--rules",
+        str(rules),
+        "--baseline",
+        str(baseline),
+        "--num-bins",
+        "30",
+        "--allow-settings-mismatch",
+        "--format",
+        "json",
+    )
     assert r.exit_code == 0, r.output
-    assert "settings mismatch (allowed): settings.num_bins: candidate 30, baseline 100" in json.loads(r.stdout)["notes"]
+    assert (
+        "settings mismatch (allowed): settings.num_bins: candidate 30, baseline 100"
+        in json.loads(r.stdout)["notes"]
+    )
     allow = tmp_path / "allow.toml"
     allow.write_text(RULES.replace("[rules]", "[settings]\nallow_settings_mismatch = true\n\n[rules]"))
     r = check(str(gaussian_file), "--rules", str(allow), "--baseline", str(baseline), "--num-bins", "30")
@@ -154,8 +184,11 @@ def test_settings_mismatch_is_an_error_unless_allowed(gaussian_file, baseline, r
 
 def test_only_result_settings_count(baseline, rules, tmp_path):
     doc = json.loads(baseline.read_text())
-    other = dict(doc, settings={**doc["settings"], "nan_policy": "omit", "columns": {"y_true": "y"}},
-                 input={**doc["input"], "path": "elsewhere.parquet"})
+    other = dict(
+        doc,
+        settings={**doc["settings"], "nan_policy": "omit", "columns": {"y_true": "y"}},
+        input={**doc["input"], "path": "elsewhere.parquet"},
+    )
     cand = tmp_path / "cand.json"
     cand.write_text(json.dumps(other))
     assert check(str(cand), "--rules", str(rules), "--baseline", str(baseline)).exit_code == 0
@@ -167,7 +200,9 @@ def test_only_result_settings_count(baseline, rules, tmp_path):
 
 def test_predictions_are_scored_with_the_baseline_settings(gaussian_file, rules, tmp_path):
     base = tmp_path / "b50.json"
-    r = runner.invoke(app, ["score", str(gaussian_file), "--num-bins", "50", "--output", str(base), "-f", "json"])
+    r = runner.invoke(
+        app, ["score", str(gaussian_file), "--num-bins", "50", "--output", str(base), "-f", "json"]
+    )
     assert r.exit_code == 0, r.output
     r = check(str(gaussian_file), "--rules", str(rules), "--baseline", str(base), "--format", "json")
     assert r.exit_code == 0, r.output
@@ -207,10 +242,22 @@ def test_example_ci_rules_apply_to_sample_data(tmp_path):
     base = tmp_path / "baseline.json"
     assert runner.invoke(app, ["score", str(src), "--output", str(base), "-f", "json"]).exit_code == 0
     junit = tmp_path / "report.xml"
-    r = check(str(src), "--rules", str(ROOT / "configs" / "ci.toml"), "--baseline", str(base),
-              "--junit", str(junit), "--format", "markdown")
+    r = check(
+        str(src),
+        "--rules",
+        str(ROOT / "configs" / "ci.toml"),
+        "--baseline",
+        str(base),
+        "--junit",
+        str(junit),
+        "--format",
+        "markdown",
+    )
     assert r.exit_code in (0, 1), r.output  # never 3: every path of the example exists
     cases = list(ET.parse(junit).getroot().iter("testcase"))
     assert len(cases) == r.stdout.count("\n| ") - 1  # one test case per table row
-    assert all(c.find("failure") is None for c in cases if "regression" in c.get("name")
-               or "max_increase" in c.get("name"))
+    assert all(
+        c.find("failure") is None
+        for c in cases
+        if "regression" in c.get("name") or "max_increase" in c.get("name")
+    )

@@ -36,12 +36,16 @@ def test_help_and_version_do_not_import_heavy_modules():
         "heavy = [m for m in ('scipy', 'matplotlib', 'pandas', 'pyarrow') if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
     assert "HEAVY []" in out
 
 
 def test_python_dash_m_works():
-    out = subprocess.run([sys.executable, "-m", "uqeval", "--version"], cwd=ROOT, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "uqeval", "--version"], cwd=ROOT, capture_output=True, text=True
+    )
     assert out.returncode == 0 and out.stdout.startswith("uqeval ")
 
 
@@ -57,14 +61,17 @@ def test_bad_std_exits_3_with_one_line_naming_file_column_row(tmp_path, gaussian
     assert not out.exists() and not list(tmp_path.glob(".summary.json.*"))
 
 
-@pytest.mark.parametrize("content,needle", [
-    ("", "file is empty"),
-    ("y,mean,std\n", "no data rows"),
-    ("y,mean,std\n1,2,x\n", "not numeric"),
-    ("y,mean\n1,nan\n", "mean must be finite"),
-    ("y,target,mean,std\n1,1,1,1\n", "ambiguous"),
-    ("x,mean,std\n1,1,1\n", "no target column"),
-])
+@pytest.mark.parametrize(
+    "content,needle",
+    [
+        ("", "file is empty"),
+        ("y,mean,std\n", "no data rows"),
+        ("y,mean,std\n1,2,x\n", "not numeric"),
+        ("y,mean\n1,nan\n", "mean must be finite"),
+        ("y,target,mean,std\n1,1,1,1\n", "ambiguous"),
+        ("x,mean,std\n1,1,1\n", "no target column"),
+    ],
+)
 def test_bad_files_exit_3(tmp_path, content, needle):
     f = tmp_path / "in.csv"
     f.write_text(content)
@@ -129,12 +136,16 @@ def test_cli_runs_blas_on_one_thread_unless_the_user_chose():
     env = {"OMP_NUM_THREADS": "4"}
     single_threaded_blas(env)
     assert env == {"OMP_NUM_THREADS": "4"}
-    code = ("import os, sys, runpy\n"
-            "for v in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'): os.environ.pop(v, None)\n"
-            "sys.argv = ['uqeval', '--version']\n"
-            "import uqeval.cli\n"
-            "assert 'numpy' not in sys.modules, 'numpy loaded before main() could set its threads'\n"
-            "try:\n    runpy.run_module('uqeval', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-            "print('BLAS', os.environ.get('OPENBLAS_NUM_THREADS'))\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    code = (
+        "import os, sys, runpy\n"
+        "for v in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'): os.environ.pop(v, None)\n"
+        "sys.argv = ['uqeval', '--version']\n"
+        "import uqeval.cli\n"
+        "assert 'numpy' not in sys.modules, 'numpy loaded before main() could set its threads'\n"
+        "try:\n    runpy.run_module('uqeval', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "print('BLAS', os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
     assert "BLAS 1" in out

@@ -61,24 +61,34 @@ def test_seed_makes_runs_reproducible():
     b = compare_json(A, B, "--metrics", "crps", "--seed", "5")
     c = compare_json(A, B, "--metrics", "crps", "--seed", "6")
     assert a == b
-    assert a["metrics"]["crps"]["values"]["gaussian"]["low"] != c["metrics"]["crps"]["values"]["gaussian"]["low"]
+    assert (
+        a["metrics"]["crps"]["values"]["gaussian"]["low"] != c["metrics"]["crps"]["values"]["gaussian"]["low"]
+    )
 
 
 def test_table_markdown_output_and_plot(tmp_path):
     out, plot = tmp_path / "cmp.json", tmp_path / "cmp.png"
-    r = runner.invoke(app, ["compare", A, B, "-m", "crps,ma_cal", *FAST, "--output", str(out), "--plot", str(plot)])
+    r = runner.invoke(
+        app, ["compare", A, B, "-m", "crps,ma_cal", *FAST, "--output", str(out), "--plot", str(plot)]
+    )
     assert r.exit_code == 0, r.output
-    assert "gaussian_const" in r.stdout and "avg_calibration.ma_cal" in r.stdout and "Paired tests" in r.stdout
+    assert (
+        "gaussian_const" in r.stdout and "avg_calibration.ma_cal" in r.stdout and "Paired tests" in r.stdout
+    )
     assert plot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     saved = json.loads(out.read_text())
     assert saved["metrics"]["crps"]["values"]["gaussian"]["rank"] == 1.0
-    r = runner.invoke(app, ["compare", A, B, "-m", "crps", *FAST, "--format", "markdown", "--names", "hetero,const"])
+    r = runner.invoke(
+        app, ["compare", A, B, "-m", "crps", *FAST, "--format", "markdown", "--names", "hetero,const"]
+    )
     assert r.exit_code == 0, r.output
     assert "| `crps` | lower is better |" in r.stdout and "`hetero`" in r.stdout and "`const`" in r.stdout
 
 
 def test_three_representations_on_shared_targets():
-    out = compare_json(A, str(SAMPLE / "quantiles.parquet"), str(SAMPLE / "samples.parquet"), "-m", "pinball,crps")
+    out = compare_json(
+        A, str(SAMPLE / "quantiles.parquet"), str(SAMPLE / "samples.parquet"), "-m", "pinball,crps"
+    )
     assert out["settings"]["pinball_levels"] == [0.025, 0.05, 0.25, 0.5, 0.75, 0.95, 0.975]
     v = out["metrics"]["pinball"]["values"]
     # the quantile file holds the Gaussian's own quantiles: the same pinball loss, tied
@@ -112,14 +122,18 @@ def test_join_on_id_column(tmp_path):
     n = len(base["y"])
     perm = np.random.default_rng(0).permutation(n)
     ordered = write_table(tmp_path / "a.parquet", {**pq.read_table(A).to_pydict(), "key": np.arange(n)})
-    shuffled = write_table(tmp_path / "b.parquet", {**{k: np.asarray(v)[perm] for k, v in base.items()},
-                                                    "key": np.arange(n)[perm]})
+    shuffled = write_table(
+        tmp_path / "b.parquet",
+        {**{k: np.asarray(v)[perm] for k, v in base.items()}, "key": np.arange(n)[perm]},
+    )
     r = runner.invoke(app, ["compare", str(ordered), str(shuffled), *FAST])
     assert r.exit_code == 3 and "targets differ" in r.stderr
     joined = compare_json(str(ordered), str(shuffled), "--id", "key", "-m", "crps,ma_cal")
     plain = compare_json(A, B, "-m", "crps,ma_cal")
     for metric in ("crps", "avg_calibration.ma_cal"):
-        for a, b in zip(joined["metrics"][metric]["values"].values(), plain["metrics"][metric]["values"].values()):
+        for a, b in zip(
+            joined["metrics"][metric]["values"].values(), plain["metrics"][metric]["values"].values()
+        ):
             assert a["estimate"] == pytest.approx(b["estimate"], rel=1e-12)
     r = runner.invoke(app, ["compare", str(ordered), str(shuffled), "--id", "nokey", *FAST])
     assert r.exit_code == 3 and "nokey" in r.stderr
@@ -131,13 +145,16 @@ def test_unknown_metric_exit_3_with_close_matches():
     assert "unknown metric 'macal'" in r.stderr and "ma_cal" in r.stderr
 
 
-@pytest.mark.parametrize("args", [
-    [A],
-    [A, B, "--pairs", "some"],
-    [A, B, "--plot", "out.gif"],
-    [A, B, "--bootstrap", "-1"],
-    [A, B, "--metrics", ","],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [A],
+        [A, B, "--pairs", "some"],
+        [A, B, "--plot", "out.gif"],
+        [A, B, "--bootstrap", "-1"],
+        [A, B, "--metrics", ","],
+    ],
+)
 def test_usage_errors_exit_2(args):
     r = runner.invoke(app, ["compare", *args])
     assert r.exit_code == 2, r.output

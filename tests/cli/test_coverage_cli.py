@@ -31,9 +31,19 @@ def test_gaussian_and_its_quantile_conversion_cover_the_same_rows():
 
 def test_by_shift_facets_and_plot(tmp_path):
     plot = tmp_path / "cov.png"
-    out = _json([str(SAMPLE / "gaussian.parquet"), str(SAMPLE / "gaussian_const.parquet"),
-                 str(SAMPLE / "samples.parquet"), "--by", "shift", "--plot", str(plot),
-                 "--train", str(SAMPLE / "train.parquet")])
+    out = _json(
+        [
+            str(SAMPLE / "gaussian.parquet"),
+            str(SAMPLE / "gaussian_const.parquet"),
+            str(SAMPLE / "samples.parquet"),
+            "--by",
+            "shift",
+            "--plot",
+            str(plot),
+            "--train",
+            str(SAMPLE / "train.parquet"),
+        ]
+    )
     assert {p["facet"] for p in out["points"]} == {"0", "1", "2"}
     assert sum(p["n_rows"] for p in out["points"] if p["method"] == "samples") == 2000
     assert all("width_norm" in p for p in out["points"])
@@ -51,7 +61,9 @@ def test_share_above_least_squares_line_by_hand():
     pts = {"a": [(1.0, 0.9), (2.0, 0.97)], "b": [(1.0, 0.8), (2.0, 0.85)], "c": [(1.5, 0.9), (3.0, 0.99)]}
     for m, xy in pts.items():
         for i, (w, c) in enumerate(xy):
-            recs.append({"method": m, "facet": "1", "point": str(i), "level": "0.95", "coverage": c, "width": w})
+            recs.append(
+                {"method": m, "facet": "1", "point": str(i), "level": "0.95", "coverage": c, "width": w}
+            )
     fit = above_line(recs)["1"]["0.95"]
     x = np.array([w for xy in pts.values() for w, _ in xy])
     y = np.array([c for xy in pts.values() for _, c in xy])
@@ -67,7 +79,13 @@ def test_points_by_and_names(tmp_path):
     n = 600
     mean = rng.normal(size=n)
     y = mean + rng.normal(size=n)
-    cols = {"y": y, "mean": mean, "std": np.ones(n), "shift": rng.integers(0, 2, n), "corruption": rng.choice(["blur", "noise", "fog"], n)}
+    cols = {
+        "y": y,
+        "mean": mean,
+        "std": np.ones(n),
+        "shift": rng.integers(0, 2, n),
+        "corruption": rng.choice(["blur", "noise", "fog"], n),
+    }
     a = write_table(tmp_path / "run1.parquet", cols)
     b = write_table(tmp_path / "run2.parquet", {**cols, "std": np.full(n, 2.0)})
     out = _json([str(a), str(b), "--by", "shift", "--points-by", "corruption", "--name", "m", "--name", "m"])
@@ -90,14 +108,18 @@ def test_point_predictions_have_no_coverage():
 
 def test_table_and_markdown(monkeypatch):
     monkeypatch.chdir(ROOT)
-    r = runner.invoke(app, ["coverage", "sample_data/gaussian.parquet", "--by", "shift", "--format", "markdown"])
+    r = runner.invoke(
+        app, ["coverage", "sample_data/gaussian.parquet", "--by", "shift", "--format", "markdown"]
+    )
     assert r.exit_code == 0 and "| gaussian | 0 | all | 0.95 |" in r.stdout
     r = runner.invoke(app, ["coverage", "sample_data/gaussian.parquet", "--by", "shift"])
     assert r.exit_code == 0 and "share above fit" in r.stdout
 
 
 def test_mixed_tasks_and_files_without_intervals_are_errors():
-    r = runner.invoke(app, ["coverage", str(SAMPLE / "gaussian.parquet"), str(SAMPLE / "classification.parquet")])
+    r = runner.invoke(
+        app, ["coverage", str(SAMPLE / "gaussian.parquet"), str(SAMPLE / "classification.parquet")]
+    )
     assert r.exit_code == 3 and "gaussian.parquet holds regression intervals but" in r.stderr
     assert "classification.parquet classification prediction sets" in r.stderr
     r = runner.invoke(app, ["coverage", str(SAMPLE / "loglik.parquet")])

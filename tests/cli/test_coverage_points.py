@@ -28,9 +28,17 @@ def _reference(method, loaded, points, levels, y_std=None):
             sub = pred.subset(idx)
             for lv in levels:
                 m = coverage_metrics(sub.y_true, *sub.interval(lv), lv, y_std=y_std)
-                out.append({"method": method, "file": loaded.info["path"], "facet": f, "point": q,
-                            "level": level_key(lv), "n_rows": int(idx.size),
-                            **{k: m[k] for k in ("coverage", "width", "width_norm") if k in m}})
+                out.append(
+                    {
+                        "method": method,
+                        "file": loaded.info["path"],
+                        "facet": f,
+                        "point": q,
+                        "level": level_key(lv),
+                        "n_rows": int(idx.size),
+                        **{k: m[k] for k in ("coverage", "width", "width_norm") if k in m},
+                    }
+                )
     return out
 
 
@@ -42,7 +50,9 @@ def _gaussian(seed=0, n=N):
 
 def test_mixed_labels_give_string_sorted_records_equal_to_the_reference():
     rng = np.random.default_rng(5)
-    pool = np.array([10, 2, "b", "A", None, 2.0, 2.5, True, "10"], dtype=object)  # mixed types, None, "10" vs 10
+    pool = np.array(
+        [10, 2, "b", "A", None, 2.0, 2.5, True, "10"], dtype=object
+    )  # mixed types, None, "10" vs 10
     by = pool[rng.integers(0, len(pool), N)]
     points = np.array(["x", "y", 3], dtype=object)[rng.integers(0, 3, N)]
     loaded = Loaded(_gaussian(), {"path": "g.parquet"}, groups=by)
@@ -50,7 +60,9 @@ def test_mixed_labels_give_string_sorted_records_equal_to_the_reference():
     got = coverage_points([("m", loaded, points)], settings)
     want = _reference("m", loaded, points, (0.5, 0.9), y_std=2.0)
     assert got == want
-    assert [r["facet"] for r in got] == sorted(r["facet"] for r in got)  # string order: "10" < "2" < "A" < ...
+    assert [r["facet"] for r in got] == sorted(
+        r["facet"] for r in got
+    )  # string order: "10" < "2" < "A" < ...
 
 
 def test_one_cell_uses_the_whole_prediction_with_the_subset_numbers():
@@ -63,7 +75,9 @@ def test_one_cell_uses_the_whole_prediction_with_the_subset_numbers():
     const = Loaded(loaded.prediction, {"path": "g.parquet"}, groups=np.full(N, 3.0))
     one = coverage_points([("m", const, None)], settings)
     assert [r["facet"] for r in one] == ["3"]
-    assert {k: v for k, v in one[0].items() if k != "facet"} == {k: v for k, v in whole[0].items() if k != "facet"}
+    assert {k: v for k, v in one[0].items() if k != "facet"} == {
+        k: v for k, v in whole[0].items() if k != "facet"
+    }
 
 
 def test_samples_in_blocks_equal_the_reference():

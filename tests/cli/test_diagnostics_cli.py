@@ -28,13 +28,16 @@ def _score(path, *flags) -> dict:
     return json.loads(r.stdout)
 
 
-@pytest.mark.parametrize("name,groups", [
-    ("classification.parquet", ("corp", "smooth_calibration")),
-    ("gaussian.parquet", ("corp", "spread_calibration")),
-    ("samples.parquet", ("corp", "spread_calibration")),
-    ("quantiles.parquet", ("corp",)),
-    ("point.csv", ("corp",)),
-])
+@pytest.mark.parametrize(
+    "name,groups",
+    [
+        ("classification.parquet", ("corp", "smooth_calibration")),
+        ("gaussian.parquet", ("corp", "spread_calibration")),
+        ("samples.parquet", ("corp", "spread_calibration")),
+        ("quantiles.parquet", ("corp",)),
+        ("point.csv", ("corp",)),
+    ],
+)
 def test_score_computes_the_groups_only_with_diagnostics(name, groups):
     plain = _score(SAMPLE / name)
     assert not set(GROUPS) & set(plain["metrics"])
@@ -76,39 +79,67 @@ def test_score_values_are_the_kernels():
     out = _score(SAMPLE / "quantiles.parquet", "--diagnostics")["metrics"]["corp"]
     assert sorted(out) == sorted(f"pinball_{t:g}" for t in q.levels)
     j = int(np.flatnonzero(np.isclose(q.levels, 0.25))[0])
-    assert out["pinball_0.25"]["dsc"] == pytest.approx(corp_quantile(q.y_true, q.quantiles[:, j], 0.25)["dsc"])
+    assert out["pinball_0.25"]["dsc"] == pytest.approx(
+        corp_quantile(q.y_true, q.quantiles[:, j], 0.25)["dsc"]
+    )
 
 
 def test_check_turns_diagnostics_on_for_a_rule_on_an_opt_in_group(tmp_path):
     rules = tmp_path / "rules.toml"
-    rules.write_text('require = ["corp.brier_top_label.dsc"]\n[rules]\n'
-                     '"corp.brier_top_label.mcb" = { max = 0.5 }\n"smooth_calibration.smece" = { max = 0.01 }\n')
-    r = runner.invoke(app, ["check", str(SAMPLE / "classification.parquet"), "--rules", str(rules),
-                            "--format", "json"])
+    rules.write_text(
+        'require = ["corp.brier_top_label.dsc"]\n[rules]\n'
+        '"corp.brier_top_label.mcb" = { max = 0.5 }\n"smooth_calibration.smece" = { max = 0.01 }\n'
+    )
+    r = runner.invoke(
+        app, ["check", str(SAMPLE / "classification.parquet"), "--rules", str(rules), "--format", "json"]
+    )
     assert r.exit_code == 1, r.output  # smece 0.11 > 0.01: a real check, not a skip
     report = json.loads(r.stdout)
     status = {(row["path"], row["check"]): row["status"] for row in report["rows"]}
-    assert status == {("corp.brier_top_label.dsc", "require"): "PASS", ("corp.brier_top_label.mcb", "max"): "PASS",
-                      ("smooth_calibration.smece", "max"): "FAIL"}
+    assert status == {
+        ("corp.brier_top_label.dsc", "require"): "PASS",
+        ("corp.brier_top_label.mcb", "max"): "PASS",
+        ("smooth_calibration.smece", "max"): "FAIL",
+    }
     # a summary scored without --diagnostics: the error names the flag
     summary = tmp_path / "summary.json"
-    assert runner.invoke(app, ["score", str(SAMPLE / "classification.parquet"), "--output", str(summary)]).exit_code == 0
+    assert (
+        runner.invoke(
+            app, ["score", str(SAMPLE / "classification.parquet"), "--output", str(summary)]
+        ).exit_code
+        == 0
+    )
     r = runner.invoke(app, ["check", str(summary), "--rules", str(rules)])
     assert r.exit_code == 3
     assert "--diagnostics" in r.output and "corp.brier_top_label" in r.output
 
 
-@pytest.mark.parametrize("path", ["corp.mcb", "corp.brier.mcb", "corp.pinball_0.9.dsc", "spread_calibration.ence",
-                                  "spread_calibration.cv", "spread_calibration.uce", "smooth_calibration.smece"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "corp.mcb",
+        "corp.brier.mcb",
+        "corp.pinball_0.9.dsc",
+        "spread_calibration.ence",
+        "spread_calibration.cv",
+        "spread_calibration.uce",
+        "smooth_calibration.smece",
+    ],
+)
 def test_explain(path):
     r = runner.invoke(app, ["explain", path])
     assert r.exit_code == 0, r.output
     assert "Formula: " in r.stdout and "Reference: " in r.stdout
 
 
-@pytest.mark.parametrize("name,kind", [("classification.parquet", "corp"),
-                                       ("ensemble_classification.parquet", "smooth_reliability"),
-                                       ("samples.parquet", "spread_reliability")])
+@pytest.mark.parametrize(
+    "name,kind",
+    [
+        ("classification.parquet", "corp"),
+        ("ensemble_classification.parquet", "smooth_reliability"),
+        ("samples.parquet", "spread_reliability"),
+    ],
+)
 def test_plot_kind_writes_a_png_without_the_flag(tmp_path, name, kind):
     out = tmp_path / f"{kind}.png"
     r = runner.invoke(app, ["plot", str(SAMPLE / name), "--kind", kind, "--output", str(out)])
@@ -117,8 +148,17 @@ def test_plot_kind_writes_a_png_without_the_flag(tmp_path, name, kind):
 
 
 def test_plot_kind_that_does_not_apply_is_an_error(tmp_path):
-    r = runner.invoke(app, ["plot", str(SAMPLE / "quantiles.parquet"), "--kind", "spread_reliability",
-                            "--output", str(tmp_path / "x.png")])
+    r = runner.invoke(
+        app,
+        [
+            "plot",
+            str(SAMPLE / "quantiles.parquet"),
+            "--kind",
+            "spread_reliability",
+            "--output",
+            str(tmp_path / "x.png"),
+        ],
+    )
     assert r.exit_code == 3
     assert "does not apply to quantiles" in r.output
 
@@ -126,8 +166,10 @@ def test_plot_kind_that_does_not_apply_is_an_error(tmp_path):
 def test_plot_dir_holds_the_diagnostic_plots_with_the_flag(tmp_path):
     rng = np.random.default_rng(0)
     p = rng.uniform(size=150)
-    small = write_table(tmp_path / "binary.parquet", {"label": (rng.uniform(size=150) < p).astype(int),
-                                                      "p_0": 1 - p, "p_1": p})
+    small = write_table(
+        tmp_path / "binary.parquet",
+        {"label": (rng.uniform(size=150) < p).astype(int), "p_0": 1 - p, "p_1": p},
+    )
     for flags, want in (([], set()), (["--diagnostics"], {"corp.png", "smooth_reliability.png"})):
         d = tmp_path / ("on" if flags else "off")
         r = runner.invoke(app, ["score", str(small), "--plot-dir", str(d), *flags])
@@ -137,7 +179,9 @@ def test_plot_dir_holds_the_diagnostic_plots_with_the_flag(tmp_path):
 
 def test_a_typo_under_a_computed_opt_in_group_gets_close_matches(tmp_path):
     summary = tmp_path / "summary.json"
-    r = runner.invoke(app, ["score", str(SAMPLE / "classification.parquet"), "--diagnostics", "--output", str(summary)])
+    r = runner.invoke(
+        app, ["score", str(SAMPLE / "classification.parquet"), "--diagnostics", "--output", str(summary)]
+    )
     assert r.exit_code == 0, r.output
     rules = tmp_path / "rules.toml"
     rules.write_text('[rules]\n"smooth_calibration.smec" = { max = 0.5 }\n')

@@ -60,7 +60,9 @@ def test_every_metric_of_a_summary_can_be_explained(name):
     for path in paths.values():
         e = runner.invoke(app, ["explain", path])
         if e.exit_code == 3:
-            unexplained.add(canonical_path(path).rsplit(".", 1)[0] if "histogram." in path else canonical_path(path))
+            unexplained.add(
+                canonical_path(path).rsplit(".", 1)[0] if "histogram." in path else canonical_path(path)
+            )
             continue
         assert e.exit_code == 0, (path, e.output)
         assert "Reference: " in e.stdout

@@ -43,6 +43,7 @@ def _score_json(*args) -> dict:
 
 # --------------------------------------------------------------------------- valid input that was refused
 
+
 def test_bom_and_spaces_after_commas_in_the_header(tmp_path):
     ref = _score_json(write_table(tmp_path / "ref.csv", _gauss()))
     text = (tmp_path / "ref.csv").read_text().replace('"', "")
@@ -59,14 +60,19 @@ def test_header_name_with_newline_is_usable_and_escaped_in_messages(tmp_path):
     p.write_text('"y\nnew",mean,std\n1,0,1\n2,1,1\n0,0,2\n')
     out = _score_json(p, "--y", "y\nnew")
     assert out["input"]["columns"]["y_true"] == "y\nnew"
-    r = runner.invoke(app, ["score", str(p), "--y", "y\nnew", "--std", "mean"])  # mean has a 0: std must be > 0
+    r = runner.invoke(
+        app, ["score", str(p), "--y", "y\nnew", "--std", "mean"]
+    )  # mean has a 0: std must be > 0
     _one_error_line(r, "nl.csv")
 
 
 def test_parquet_decimal_and_big_uint64_are_read_as_float(tmp_path):
     g = _gauss(10)
-    cols = {"y": pa.array([decimal.Decimal(f"{v:.3f}") for v in g["y"]], pa.decimal128(10, 3)),
-            "mean": g["mean"], "std": pa.array(np.full(10, 2**63 + 1, dtype=np.uint64))}
+    cols = {
+        "y": pa.array([decimal.Decimal(f"{v:.3f}") for v in g["y"]], pa.decimal128(10, 3)),
+        "mean": g["mean"],
+        "std": pa.array(np.full(10, 2**63 + 1, dtype=np.uint64)),
+    }
     out = _score_json(write_table(tmp_path / "d.parquet", cols))
     assert out["metrics"]["sharpness"]["mean_std"] == pytest.approx(2.0**63)
 
@@ -88,7 +94,9 @@ def test_true_among_labels_is_refused_naming_the_column(tmp_path):
 def test_by_group_of_one_row_reports_what_is_defined(tmp_path):
     g = _gauss(41)
     g["site"] = np.array(["a"] * 40 + ["lonely"])
-    r = runner.invoke(app, ["score", str(write_table(tmp_path / "g.parquet", g)), "--by", "site", "-f", "json"])
+    r = runner.invoke(
+        app, ["score", str(write_table(tmp_path / "g.parquet", g)), "--by", "site", "-f", "json"]
+    )
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     lonely = out["groups"]["values"]["lonely"]
@@ -101,11 +109,16 @@ def test_nan_in_logit_2_is_reported_in_logit_2(tmp_path):
     rng = np.random.default_rng(0)
     cols = {"label": rng.integers(0, 3, 10), **{f"logit_{k}": rng.normal(size=10) for k in range(3)}}
     cols["logit_2"][4] = np.nan
-    _one_error_line(runner.invoke(app, ["score", str(write_table(tmp_path / "l.parquet", cols))]),
-                    "l.parquet", "logit_2", "row 4")
+    _one_error_line(
+        runner.invoke(app, ["score", str(write_table(tmp_path / "l.parquet", cols))]),
+        "l.parquet",
+        "logit_2",
+        "row 4",
+    )
 
 
 # --------------------------------------------------------------------------- broken files: exit 3, one line
+
 
 def test_truncated_gzip_names_the_file(tmp_path):
     p = write_table(tmp_path / "t.csv.gz", _gauss(2000))
@@ -137,9 +150,14 @@ def test_output_to_dev_stdout_is_written_through(tmp_path):
 
 # --------------------------------------------------------------------------- numerics
 
+
 def test_extreme_values_give_a_note_naming_the_metrics_and_no_raw_warning(tmp_path):
     rng = np.random.default_rng(1)
-    cols = {"y": rng.uniform(-1, 1, 50) * 1e308, "mean": rng.uniform(-1, 1, 50) * 1e308, "std": np.full(50, 1e307)}
+    cols = {
+        "y": rng.uniform(-1, 1, 50) * 1e308,
+        "mean": rng.uniform(-1, 1, 50) * 1e308,
+        "std": np.full(50, 1e307),
+    }
     r = runner.invoke(app, ["score", str(write_table(tmp_path / "x.parquet", cols)), "-f", "json"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout, parse_constant=lambda c: pytest.fail(c))
@@ -151,8 +169,17 @@ def test_extreme_values_give_a_note_naming_the_metrics_and_no_raw_warning(tmp_pa
 
 # --------------------------------------------------------------------------- options, config, limits
 
-@pytest.mark.parametrize("args", [["--seed", "-1"], ["--num-bins", "100000000"], ["--resolution", "1"],
-                                  ["--levels", "1.5"], ["--bins", "10000000"]])
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--seed", "-1"],
+        ["--num-bins", "100000000"],
+        ["--resolution", "1"],
+        ["--levels", "1.5"],
+        ["--bins", "10000000"],
+    ],
+)
 def test_bad_flag_values_are_usage_errors(args):
     t0 = time.perf_counter()
     r = runner.invoke(app, ["score", str(SAMPLE / "gaussian.csv"), *args])
@@ -160,19 +187,23 @@ def test_bad_flag_values_are_usage_errors(args):
     assert "Traceback" not in r.output and time.perf_counter() - t0 < 10  # refused before any work
 
 
-@pytest.mark.parametrize("body,needle", [
-    ("[metrics]\nseed = -1\n", "seed"),
-    ("[columns]\ny_true = 5\n", "y_true"),
-    ("[metrics]\nnum_bins = 100000000\n", "num_bins"),
-    ("[metrics]\nlevels = [\"a\"]\n", "levels"),
-    ("[input]\nnan_policy = 3\n", "nan_policy"),
-    ("a = " + "[" * 2000 + "]" * 2000 + "\n", "nested"),
-])
+@pytest.mark.parametrize(
+    "body,needle",
+    [
+        ("[metrics]\nseed = -1\n", "seed"),
+        ("[columns]\ny_true = 5\n", "y_true"),
+        ("[metrics]\nnum_bins = 100000000\n", "num_bins"),
+        ('[metrics]\nlevels = ["a"]\n', "levels"),
+        ("[input]\nnan_policy = 3\n", "nan_policy"),
+        ("a = " + "[" * 2000 + "]" * 2000 + "\n", "nested"),
+    ],
+)
 def test_bad_config_values_are_bad_input_naming_the_file(tmp_path, body, needle):
     cfg = tmp_path / "bad.toml"
     cfg.write_text(body)
-    _one_error_line(runner.invoke(app, ["score", str(SAMPLE / "gaussian.csv"), "--config", str(cfg)]),
-                    "bad.toml", needle)
+    _one_error_line(
+        runner.invoke(app, ["score", str(SAMPLE / "gaussian.csv"), "--config", str(cfg)]), "bad.toml", needle
+    )
 
 
 def test_too_many_by_groups_is_refused_before_scoring(tmp_path):
@@ -190,36 +221,68 @@ def test_bootstrap_and_permutation_counts_have_limits():
 
 # --------------------------------------------------------------------------- tampered saved models, baselines, rules
 
+
 def _model(tmp_path, state: str) -> str:
     p = tmp_path / "model.json"
-    p.write_text('{"format": "uqeval.recalibrator/1", "uqeval_version": "0.1.0", "method": "conformal", '
-                 f'"state": {state}}}')
+    p.write_text(
+        '{"format": "uqeval.recalibrator/1", "uqeval_version": "0.1.0", "method": "conformal", '
+        f'"state": {state}}}'
+    )
     return str(p)
 
 
-@pytest.mark.parametrize("state,needle", [
-    ('{"method": "conformal", "normalized": null, "levels": [0.9], "score_quantile": [1.6]}', "state.normalized"),
-    ('{"method": "conformal", "normalized": true, "levels": [0.9], "score_quantile": [1e999]}', "1e999"),
-    ('{"method": "conformal", "normalized": true, "levels": "0.9", "score_quantile": [1.6]}', "state.levels"),
-    ('{"method": "conformal", "normalized": true, "levels": [1.5], "score_quantile": [1.6]}', "state.levels[0]"),
-    ('{"method": "conformal", "normalized": true, "levels": [0.9, 0.5], "score_quantile": [1.6]}', "same length"),
-    ('{"method": "conformal", "x": ' + "[" * 3000 + "]" * 3000 + "}", "nested"),
-])
+@pytest.mark.parametrize(
+    "state,needle",
+    [
+        (
+            '{"method": "conformal", "normalized": null, "levels": [0.9], "score_quantile": [1.6]}',
+            "state.normalized",
+        ),
+        ('{"method": "conformal", "normalized": true, "levels": [0.9], "score_quantile": [1e999]}', "1e999"),
+        (
+            '{"method": "conformal", "normalized": true, "levels": "0.9", "score_quantile": [1.6]}',
+            "state.levels",
+        ),
+        (
+            '{"method": "conformal", "normalized": true, "levels": [1.5], "score_quantile": [1.6]}',
+            "state.levels[0]",
+        ),
+        (
+            '{"method": "conformal", "normalized": true, "levels": [0.9, 0.5], "score_quantile": [1.6]}',
+            "same length",
+        ),
+        ('{"method": "conformal", "x": ' + "[" * 3000 + "]" * 3000 + "}", "nested"),
+    ],
+)
 def test_tampered_recalibrator_is_refused_naming_file_and_field(tmp_path, state, needle):
     out = tmp_path / "out.parquet"
-    r = runner.invoke(app, ["recalibrate", "--load", _model(tmp_path, state), "--apply", str(SAMPLE / "gaussian.parquet"),
-                            "--output", str(out)])
+    r = runner.invoke(
+        app,
+        [
+            "recalibrate",
+            "--load",
+            _model(tmp_path, state),
+            "--apply",
+            str(SAMPLE / "gaussian.parquet"),
+            "--output",
+            str(out),
+        ],
+    )
     _one_error_line(r, "model.json", needle)
     assert not out.exists()
 
 
-@pytest.mark.parametrize("text", ["[" * 5000 + "]" * 5000, '{"schema": "uqeval.score/1", "metrics": {"a": {"b": 1e999}}}'])
+@pytest.mark.parametrize(
+    "text", ["[" * 5000 + "]" * 5000, '{"schema": "uqeval.score/1", "metrics": {"a": {"b": 1e999}}}']
+)
 def test_tampered_baseline_is_one_line(tmp_path, text):
     base = tmp_path / "base.json"
     base.write_text(text)
     rules = tmp_path / "rules.toml"
     rules.write_text('[rules]\n"accuracy.mae" = { max_regression = 0.1 }\n')
-    r = runner.invoke(app, ["check", str(SAMPLE / "gaussian.parquet"), "--rules", str(rules), "--baseline", str(base)])
+    r = runner.invoke(
+        app, ["check", str(SAMPLE / "gaussian.parquet"), "--rules", str(rules), "--baseline", str(base)]
+    )
     _one_error_line(r, "base.json")
 
 
@@ -232,11 +295,22 @@ def test_deeply_nested_rules_are_one_line(tmp_path):
 
 def test_baseline_with_wrong_setting_types_is_bad_input_naming_it(tmp_path):
     base = tmp_path / "base.json"
-    base.write_text(json.dumps({"schema": "uqeval.score/1", "input": {}, "settings": {"num_bins": "x"},
-                                "metrics": {"accuracy": {"mae": 0.8}}, "orientation": {"accuracy.mae": "lower"}}))
+    base.write_text(
+        json.dumps(
+            {
+                "schema": "uqeval.score/1",
+                "input": {},
+                "settings": {"num_bins": "x"},
+                "metrics": {"accuracy": {"mae": 0.8}},
+                "orientation": {"accuracy.mae": "lower"},
+            }
+        )
+    )
     rules = tmp_path / "rules.toml"
     rules.write_text('[rules]\n"accuracy.mae" = { max = 10.0 }\n')
-    r = runner.invoke(app, ["check", str(SAMPLE / "gaussian.csv"), "--rules", str(rules), "--baseline", str(base)])
+    r = runner.invoke(
+        app, ["check", str(SAMPLE / "gaussian.csv"), "--rules", str(rules), "--baseline", str(base)]
+    )
     _one_error_line(r, "base.json", "num_bins")
 
 

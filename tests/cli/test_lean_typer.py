@@ -17,10 +17,49 @@ import typer  # noqa: E402
 VALUES = {
     "str": ["abc", "", " x ", "0.5", "a\nb", "é"],
     "path": ["sample_data/gaussian.parquet", "sample_data", "no/such/file.csv", "", "-", "~/x", " a "],
-    "int": ["0", "5", "-3", "007", "1e3", "1.5", " 5", "+5", "99999999999999999999", "1_000", "", "x",
-            "1", "2", "100000", "100001", "10000", "10001", "256", "257", "29", "30", "1200", "1201"],
-    "float": ["0.5", "1", "-2.5e-3", "1e400", "nan", "inf", ".5", "5.", "0x10", "1_0.5", "", "0", "1.0",
-              "1.00000000000000000001", "2.2250738585072014e-308"],
+    "int": [
+        "0",
+        "5",
+        "-3",
+        "007",
+        "1e3",
+        "1.5",
+        " 5",
+        "+5",
+        "99999999999999999999",
+        "1_000",
+        "",
+        "x",
+        "1",
+        "2",
+        "100000",
+        "100001",
+        "10000",
+        "10001",
+        "256",
+        "257",
+        "29",
+        "30",
+        "1200",
+        "1201",
+    ],
+    "float": [
+        "0.5",
+        "1",
+        "-2.5e-3",
+        "1e400",
+        "nan",
+        "inf",
+        ".5",
+        "5.",
+        "0x10",
+        "1_0.5",
+        "",
+        "0",
+        "1.0",
+        "1.00000000000000000001",
+        "2.2250738585072014e-308",
+    ],
 }
 
 
@@ -64,7 +103,13 @@ def test_fast_coercion_equals_typer_coercion_on_every_option():
                     continue
                 kind, expected = _outcome(lambda: original._coerce_value(value, param=param, ctx=ctx))
                 assert kind == "ok", (name, param.name, value, expected)
-                assert type(fast) is type(expected) and fast == expected, (name, param.name, value, fast, expected)
+                assert type(fast) is type(expected) and fast == expected, (
+                    name,
+                    param.name,
+                    value,
+                    fast,
+                    expected,
+                )
                 checked += 1
     assert checked > 300  # the fast path is taken for most values
 

@@ -71,37 +71,70 @@ FILES = {
 }
 # Files with a `shift` column (the --by cases).
 SHIFT_FILES = [
-    "gaussian.parquet", "intervals.parquet", "quantiles.parquet", "samples.parquet",
-    "classification.parquet", "ensemble_classification.parquet", "dirichlet.parquet", "loglik.parquet",
+    "gaussian.parquet",
+    "intervals.parquet",
+    "quantiles.parquet",
+    "samples.parquet",
+    "classification.parquet",
+    "ensemble_classification.parquet",
+    "dirichlet.parquet",
+    "loglik.parquet",
     "multivariate.parquet",
 ]
 # Regression files over the same targets, for the multi-file cases.
 MIXED = ["gaussian.parquet", "quantiles.parquet", "samples.parquet", "intervals.parquet", "point.csv"]
 # Every --kind of `uqeval plot` today (spelled out, not imported, so the golden is independent of where they live).
-PLOT_KINDS = ["predictions", "intervals", "calibration", "adversarial", "sharpness", "residuals",
-              "reliability", "pit", "confidence", "sets", "rejection", "ucc"]
+PLOT_KINDS = [
+    "predictions",
+    "intervals",
+    "calibration",
+    "adversarial",
+    "sharpness",
+    "residuals",
+    "reliability",
+    "pit",
+    "confidence",
+    "sets",
+    "rejection",
+    "ucc",
+]
 RECAL_METHODS = ["std-scaling", "isotonic", "conformal", "temperature", "accrue"]
 FAST = ["--bootstrap", "50", "--permutations", "50", "--seed", "0"]
 
 # `uqeval check` rules per representation: required metrics and limits that today's samples pass.
 RULES = {
-    "gaussian": ('require = ["accuracy.mae", "scoring_rule.crps"]\n[rules]\n'
-                 '"avg_calibration.ma_cal" = { max = 0.5 }\n"coverage.0.95.coverage" = { min = 0.5, max = 1.0 }\n'),
+    "gaussian": (
+        'require = ["accuracy.mae", "scoring_rule.crps"]\n[rules]\n'
+        '"avg_calibration.ma_cal" = { max = 0.5 }\n"coverage.0.95.coverage" = { min = 0.5, max = 1.0 }\n'
+    ),
     "point": 'require = ["accuracy.mae"]\n[rules]\n"accuracy.rmse" = { max = 10.0 }\n',
-    "intervals": ('require = ["coverage.0.95.coverage"]\n[rules]\n'
-                  '"scoring_rule.interval" = { max = 100.0 }\n"coverage.0.95.width" = { min = 0.0 }\n'),
-    "quantiles": ('require = ["scoring_rule.wis", "coverage.0.9.coverage"]\n[rules]\n'
-                  '"scoring_rule.pinball" = { max = 10.0 }\n"avg_calibration.ma_cal" = { max = 0.5 }\n'),
-    "samples": ('require = ["scoring_rule.crps", "scoring_rule.crps_fair"]\n[rules]\n'
-                '"reliability.max_cal_err" = { max = 0.5 }\n"rejection.auc_rejection" = { max = 10.0 }\n'),
-    "categorical": ('require = ["accuracy.accuracy", "spce.spce"]\n[rules]\n'
-                    '"calibration.ece" = { max = 0.5 }\n"prediction_sets.0.95.coverage" = { min = 0.5 }\n'),
-    "members": ('require = ["diversity.disagreement", "information_criteria.waic1"]\n[rules]\n'
-                '"calibration.ece" = { max = 0.5 }\n"ensemble_uncertainty.epistemic" = { min = 0.0 }\n'),
-    "dirichlet": ('require = ["ensemble_uncertainty.knowledge"]\n[rules]\n'
-                  '"calibration.ece" = { max = 0.5 }\n"accuracy.accuracy" = { min = 0.5 }\n'),
-    "loglik": ('require = ["information_criteria.waic1"]\n[rules]\n'
-               '"information_criteria.iscv" = { min = -10.0 }\n'),
+    "intervals": (
+        'require = ["coverage.0.95.coverage"]\n[rules]\n'
+        '"scoring_rule.interval" = { max = 100.0 }\n"coverage.0.95.width" = { min = 0.0 }\n'
+    ),
+    "quantiles": (
+        'require = ["scoring_rule.wis", "coverage.0.9.coverage"]\n[rules]\n'
+        '"scoring_rule.pinball" = { max = 10.0 }\n"avg_calibration.ma_cal" = { max = 0.5 }\n'
+    ),
+    "samples": (
+        'require = ["scoring_rule.crps", "scoring_rule.crps_fair"]\n[rules]\n'
+        '"reliability.max_cal_err" = { max = 0.5 }\n"rejection.auc_rejection" = { max = 10.0 }\n'
+    ),
+    "categorical": (
+        'require = ["accuracy.accuracy", "spce.spce"]\n[rules]\n'
+        '"calibration.ece" = { max = 0.5 }\n"prediction_sets.0.95.coverage" = { min = 0.5 }\n'
+    ),
+    "members": (
+        'require = ["diversity.disagreement", "information_criteria.waic1"]\n[rules]\n'
+        '"calibration.ece" = { max = 0.5 }\n"ensemble_uncertainty.epistemic" = { min = 0.0 }\n'
+    ),
+    "dirichlet": (
+        'require = ["ensemble_uncertainty.knowledge"]\n[rules]\n'
+        '"calibration.ece" = { max = 0.5 }\n"accuracy.accuracy" = { min = 0.5 }\n'
+    ),
+    "loglik": (
+        'require = ["information_criteria.waic1"]\n[rules]\n"information_criteria.iscv" = { min = -10.0 }\n'
+    ),
     "multivariate": 'require = ["multivariate.energy"]\n[rules]\n"multivariate.variogram" = { max = 10.0 }\n',
 }
 
@@ -113,9 +146,11 @@ def sample(name: str) -> str:
 # ----------------------------------------------------------------------------------------------
 # Cases: command -> {case id: argv after the command}. "{tmp}" is replaced by the test's tmp dir.
 
+
 def _cases() -> dict[str, dict[str, list[str]]]:
-    cases: dict[str, dict[str, list[str]]] = {c: {} for c in
-                                              ("score", "compare", "check", "ucc", "coverage", "recalibrate")}
+    cases: dict[str, dict[str, list[str]]] = {
+        c: {} for c in ("score", "compare", "check", "ucc", "coverage", "recalibrate")
+    }
     for f, rep in FILES.items():
         p = sample(f)
         cases["score"][f] = [p, "--format", "json"]
@@ -134,8 +169,13 @@ def _cases() -> dict[str, dict[str, list[str]]]:
     cases["compare"][" ".join(two)] = [*map(sample, two), "--format", "json", *FAST]
     cases["compare"][" ".join(MIXED)] = [*map(sample, MIXED), "--format", "json", *FAST]
     cases["ucc"][" ".join(MIXED[:4])] = [*map(sample, MIXED[:4]), "--format", "json"]
-    cases["coverage"][" ".join(MIXED[:4]) + " --by shift"] = [*map(sample, MIXED[:4]), "--format", "json",
-                                                              "--by", "shift"]
+    cases["coverage"][" ".join(MIXED[:4]) + " --by shift"] = [
+        *map(sample, MIXED[:4]),
+        "--format",
+        "json",
+        "--by",
+        "shift",
+    ]
     return cases
 
 
@@ -146,6 +186,7 @@ ALL_IDS = {**{c: sorted(v) for c, v in CASES.items()}, "plot": sorted(PLOT_CASES
 
 # ----------------------------------------------------------------------------------------------
 # Running and normalising
+
 
 def _normalise(obj, tmp: Path):
     if isinstance(obj, dict):
@@ -195,9 +236,9 @@ def _valid_png(path: Path) -> bool:
         return False
     pos, names = 8, []
     while pos + 12 <= len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        name, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
-        (crc,) = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        name, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])
         if len(body) != length or zlib.crc32(name + body) != crc:
             return False
         if not names and (name != b"IHDR" or min(struct.unpack(">II", body[:8])) < 1):

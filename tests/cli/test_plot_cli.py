@@ -19,10 +19,28 @@ runner = CliRunner()
 
 # Sample file of each representation -> the plots `score --plot-dir` writes for it.
 PLOTS_BY_FILE = {
-    "gaussian.parquet": ["adversarial", "calibration", "intervals", "pit", "predictions", "reliability", "residuals",
-                         "sharpness", "ucc"],
-    "samples.parquet": ["adversarial", "calibration", "intervals", "pit", "predictions", "rejection", "reliability",
-                        "sharpness", "ucc"],
+    "gaussian.parquet": [
+        "adversarial",
+        "calibration",
+        "intervals",
+        "pit",
+        "predictions",
+        "reliability",
+        "residuals",
+        "sharpness",
+        "ucc",
+    ],
+    "samples.parquet": [
+        "adversarial",
+        "calibration",
+        "intervals",
+        "pit",
+        "predictions",
+        "rejection",
+        "reliability",
+        "sharpness",
+        "ucc",
+    ],
     "quantiles.parquet": ["calibration", "intervals", "pit", "predictions", "ucc"],
     "intervals_multi.csv": ["intervals", "predictions", "ucc"],
     "classification.parquet": ["confidence", "rejection", "reliability", "sets"],
@@ -74,7 +92,11 @@ def test_plot_dir_does_not_change_the_summary(tmp_path):
     b = invoke("score", f, "--format", "json", "--plot-dir", tmp_path / "p", "--plot-format", "svg")
     assert a.exit_code == 0 and b.exit_code == 0, b.output
     assert json.loads(a.stdout) == json.loads(b.stdout)
-    assert sorted(p.name for p in (tmp_path / "p").iterdir()) == ["intervals.svg", "predictions.svg", "ucc.svg"]
+    assert sorted(p.name for p in (tmp_path / "p").iterdir()) == [
+        "intervals.svg",
+        "predictions.svg",
+        "ucc.svg",
+    ]
 
 
 @pytest.fixture
@@ -83,7 +105,9 @@ def small(tmp_path, gaussian_cols):
     return write_table(tmp_path / "small.parquet", gaussian_cols)
 
 
-@pytest.mark.parametrize("kind", ["predictions", "calibration", "adversarial", "residuals", "reliability", "ucc"])
+@pytest.mark.parametrize(
+    "kind", ["predictions", "calibration", "adversarial", "residuals", "reliability", "ucc"]
+)
 def test_plot_one_kind_writes_a_png(tmp_path, small, kind):
     out = tmp_path / f"{kind}.png"
     result = invoke("plot", small, "--kind", kind, "--output", out)
@@ -93,8 +117,12 @@ def test_plot_one_kind_writes_a_png(tmp_path, small, kind):
 
 
 def test_plot_formats_from_flag_or_suffix(tmp_path, small):
-    for name, args, head in (("a.svg", [], b"<?xml"), ("a.pdf", [], b"%PDF"), ("b", ["--plot-format", "svg"], b"<?xml"),
-                             ("c.png", ["--dpi", "60"], b"\x89PNG")):
+    for name, args, head in (
+        ("a.svg", [], b"<?xml"),
+        ("a.pdf", [], b"%PDF"),
+        ("b", ["--plot-format", "svg"], b"<?xml"),
+        ("c.png", ["--dpi", "60"], b"\x89PNG"),
+    ):
         result = invoke("plot", small, "--kind", "pit", "-o", tmp_path / name, *args)
         assert result.exit_code == 0, result.output
         assert (tmp_path / name).read_bytes().startswith(head), name
@@ -134,7 +162,9 @@ def test_x_column_follows_rows_kept_by_nan_policy_omit(tmp_path, gaussian_cols):
     gaussian_cols["t"] = np.arange(300.0)
     gaussian_cols["t"][3] = np.nan  # a dropped row: its x does not matter
     f = write_table(tmp_path / "gaps.parquet", gaussian_cols)
-    r = invoke("plot", f, "--kind", "predictions", "--x", "t", "--nan-policy", "omit", "-o", tmp_path / "a.png")
+    r = invoke(
+        "plot", f, "--kind", "predictions", "--x", "t", "--nan-policy", "omit", "-o", tmp_path / "a.png"
+    )
     assert r.exit_code == 0, r.output
     r = invoke("plot", f, "--kind", "predictions", "--x", "t", "-o", tmp_path / "b.png")
     assert r.exit_code == 3 and "sigma" in r.stderr
@@ -172,10 +202,14 @@ def test_intervals_can_be_ordered_by_prediction(tmp_path):
 
     a, b = tmp_path / "t.png", tmp_path / "p.png"
     for path, extra in ((a, []), (b, ["--order-by", "prediction"])):
-        r = runner.invoke(_app, ["plot", str(SAMPLE / "gaussian.parquet"), "--kind", "intervals", "-o", str(path), *extra])
+        r = runner.invoke(
+            _app, ["plot", str(SAMPLE / "gaussian.parquet"), "--kind", "intervals", "-o", str(path), *extra]
+        )
         assert r.exit_code == 0, r.output
     assert a.read_bytes()[:8] == b.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert a.read_bytes() != b.read_bytes()
-    r = runner.invoke(_app, ["plot", str(SAMPLE / "gaussian.parquet"), "--kind", "intervals", "-o", str(a),
-                             "--order-by", "x"])
+    r = runner.invoke(
+        _app,
+        ["plot", str(SAMPLE / "gaussian.parquet"), "--kind", "intervals", "-o", str(a), "--order-by", "x"],
+    )
     assert r.exit_code == 2

@@ -52,10 +52,18 @@ def toolbox_fixture(tmp_path, n):
 # uncertainty-toolbox 0.1.1 (tests/reference/regen_recalibration.py): MACE before, MACE after its
 # interval-mode iso_recal, and optimize_recalibration_ratio(criterion="ma_cal") -> (ratio, MACE there)
 TOOLBOX = {
-    100: {"mace": 0.24206060606060598, "iso_after": 0.003035353535353514,
-          "ratio": 0.33273377008137006, "ratio_mace": 0.06821616161616162},
-    5000: {"mace": 0.24615860606060605, "iso_after": 0.0011466060606060357,
-           "ratio": 0.3270787828224585, "ratio_mace": 0.06838836363636364},
+    100: {
+        "mace": 0.24206060606060598,
+        "iso_after": 0.003035353535353514,
+        "ratio": 0.33273377008137006,
+        "ratio_mace": 0.06821616161616162,
+    },
+    5000: {
+        "mace": 0.24615860606060605,
+        "iso_after": 0.0011466060606060357,
+        "ratio": 0.3270787828224585,
+        "ratio_mace": 0.06838836363636364,
+    },
 }
 
 
@@ -73,7 +81,9 @@ def test_toolbox_fixture_isotonic_and_std_scaling(tmp_path, n):
         assert iso["after"]["avg_calibration"]["ma_cal"] <= 0.006
     out = _json(f, "--method", "std-scaling")
     assert out["parameters"]["criterion"] == "ma_cal"
-    assert out["parameters"]["factor"] == pytest.approx(ref["ratio"], rel=0.02)  # the issue's ~0.332 (n = 100)
+    assert out["parameters"]["factor"] == pytest.approx(
+        ref["ratio"], rel=0.02
+    )  # the issue's ~0.332 (n = 100)
     if n == 100:
         assert out["parameters"]["factor"] == pytest.approx(0.332, abs=0.002)
     after = out["files"]["calibration"]["after"]["avg_calibration"]["ma_cal"]
@@ -98,19 +108,33 @@ def test_isotonic_quantiles_cover_their_level_on_held_out_data(tmp_path):
     test = write_table(tmp_path / "test.parquet", test_cols)
     out = tmp_path / "test_recal.parquet"
     levels = [0.05, 0.25, 0.5, 0.75, 0.95]
-    summary = _json(calib, "--method", "isotonic", "--quantiles", "--levels", ",".join(map(str, levels)),
-                    "--apply", test, "-o", out)
+    summary = _json(
+        calib,
+        "--method",
+        "isotonic",
+        "--quantiles",
+        "--levels",
+        ",".join(map(str, levels)),
+        "--apply",
+        test,
+        "-o",
+        out,
+    )
     df = _read(out)
     assert list(df.columns) == ["x", "y", "mean", "std", "q_0.05", "q_0.25", "q_0.5", "q_0.75", "q_0.95"]
     q = df[[f"q_{lv}" for lv in levels]].to_numpy()
     covered = (df["y"].to_numpy()[:, None] <= q).mean(axis=0)
     np.testing.assert_allclose(covered, levels, atol=0.02)  # ECDF error of 10k calibration rows ~ 0.01
-    raw = (test_cols["y"][:, None] <= test_cols["mean"][:, None] + test_cols["std"][:, None] * ndtri(levels)).mean(0)
+    raw = (
+        test_cols["y"][:, None] <= test_cols["mean"][:, None] + test_cols["std"][:, None] * ndtri(levels)
+    ).mean(0)
     assert np.max(np.abs(raw - levels)) > 0.15  # the input quantiles are far off: this test can fail
     applied = summary["files"]["applied"]
     assert summary["quantile_levels"] == ["0.05", "0.25", "0.5", "0.75", "0.95"]
     assert applied["after"]["coverage"]["0.9"]["coverage"] == pytest.approx(0.9, abs=0.02)
-    assert applied["after"]["avg_calibration"]["ma_cal"] < 0.02 < applied["before"]["avg_calibration"]["ma_cal"]
+    assert (
+        applied["after"]["avg_calibration"]["ma_cal"] < 0.02 < applied["before"]["avg_calibration"]["ma_cal"]
+    )
 
 
 def test_conformal_coverage_held_out_and_in_sample(tmp_path):
@@ -129,13 +153,20 @@ def test_conformal_coverage_held_out_and_in_sample(tmp_path):
         # held out: the guarantee is marginal over calibration draws; one draw of n rows
         # fluctuates by ~sqrt(lv (1 - lv) / n)
         assert cov >= lv - 2.5 * np.sqrt(lv * (1 - lv) / n_cal)
-        assert s["files"]["applied"]["after"]["coverage"][str(lv)]["coverage"] == pytest.approx(cov, abs=1e-12)
+        assert s["files"]["applied"]["after"]["coverage"][str(lv)]["coverage"] == pytest.approx(
+            cov, abs=1e-12
+        )
         # in sample the order statistic covers at least k/n >= level exactly
         assert s["files"]["calibration"]["after"]["coverage"][str(lv)]["coverage"] >= lv
         # the overconfident input does not cover
         assert s["files"]["applied"]["before"]["coverage"][str(lv)]["coverage"] < lv - 0.1
     assert s["parameters"]["normalized"] is True
-    assert set(s["files"]["applied"]["after"]) == {"avg_calibration", "coverage", "reliability", "scoring_rule"}
+    assert set(s["files"]["applied"]["after"]) == {
+        "avg_calibration",
+        "coverage",
+        "reliability",
+        "scoring_rule",
+    }
 
 
 # ----------------------------------------------------------------------------- ACCRUE on the G sample
@@ -145,15 +176,30 @@ def test_conformal_coverage_held_out_and_in_sample(tmp_path):
 def test_accrue_recovers_sigma_on_the_g_sample(tmp_path, model):
     # issue acceptance: 2000 fit rows, fresh test rows, mean |s - sigma| / sigma <= 0.10, end to end
     out = tmp_path / "g_recal.parquet"
-    s = _json(SAMPLE / "accrue_g.parquet", "--method", "accrue", "--model", model, "--features", "x",
-              "--apply", SAMPLE / "accrue_g_test.parquet", "-o", out)
+    s = _json(
+        SAMPLE / "accrue_g.parquet",
+        "--method",
+        "accrue",
+        "--model",
+        model,
+        "--features",
+        "x",
+        "--apply",
+        SAMPLE / "accrue_g_test.parquet",
+        "-o",
+        out,
+    )
     df = _read(out)
     assert list(df.columns) == ["x", "y", "pred", "true_std", "std"]
     err = np.mean(np.abs(df["std"] - df["true_std"]) / df["true_std"])
     assert err <= 0.10
     assert s["parameters"]["model"] == model and s["parameters"]["features"] == ["x"]
     if model == "mlp":
-        assert "weights" not in s["parameters"] and s["parameters"]["layer_shapes"] == [[1, 50], [50, 10], [10, 1]]
+        assert "weights" not in s["parameters"] and s["parameters"]["layer_shapes"] == [
+            [1, 50],
+            [50, 10],
+            [10, 1],
+        ]
     applied = s["files"]["applied"]
     assert applied["before_basis"].startswith("constant std")
     assert applied["after"]["reliability"]["accrue"] < applied["before"]["reliability"]["accrue"]
@@ -166,8 +212,19 @@ def test_accrue_recovers_sigma_on_the_g_sample(tmp_path, model):
 def test_accrue_w_sample_mlp_calibration_beats_constant(tmp_path):
     # issue acceptance on W: mlp test max_cal_err <= 0.06, the constant baseline near 0.16
     out = tmp_path / "w.parquet"
-    s = _json(SAMPLE / "accrue_w.parquet", "--method", "accrue", "--model", "mlp", "--features", "x",
-              "--apply", SAMPLE / "accrue_w_test.parquet", "-o", out)
+    s = _json(
+        SAMPLE / "accrue_w.parquet",
+        "--method",
+        "accrue",
+        "--model",
+        "mlp",
+        "--features",
+        "x",
+        "--apply",
+        SAMPLE / "accrue_w_test.parquet",
+        "-o",
+        out,
+    )
     applied = s["files"]["applied"]
     assert applied["after"]["reliability"]["max_cal_err"] <= 0.06
     assert 0.12 <= applied["before"]["reliability"]["max_cal_err"] <= 0.20  # before = the constant sigma
@@ -180,8 +237,11 @@ ROUND_TRIPS = {
     "std-scaling": (SAMPLE / "gaussian.parquet", SAMPLE / "gaussian.csv", ["--criterion", "crps"]),
     "isotonic": (SAMPLE / "gaussian.parquet", SAMPLE / "gaussian.csv", ["--levels", "0.8"]),
     "conformal": (SAMPLE / "point.csv", SAMPLE / "point.csv", ["--levels", "0.9,0.5"]),
-    "accrue": (SAMPLE / "accrue_5d.parquet", SAMPLE / "accrue_5d_test.parquet",
-               ["--model", "kmeans", "--clusters", "8", "--features", "x1,x2,x3,x4,x5"]),
+    "accrue": (
+        SAMPLE / "accrue_5d.parquet",
+        SAMPLE / "accrue_5d_test.parquet",
+        ["--model", "kmeans", "--clusters", "8", "--features", "x1,x2,x3,x4,x5"],
+    ),
     "temperature": (SAMPLE / "classification.parquet", SAMPLE / "classification.parquet", []),
 }
 
@@ -209,8 +269,17 @@ def test_loaded_isotonic_takes_new_levels_and_loaded_accrue_its_features(tmp_pat
     model = tmp_path / "iso.json"
     assert _run(SAMPLE / "gaussian.parquet", "--method", "isotonic", "--save", model).exit_code == 0
     out = tmp_path / "o.parquet"
-    s = _json("--load", model, "--apply", SAMPLE / "gaussian.parquet", "-o", out, "--levels", "0.7",
-              "--equivalent-std")
+    s = _json(
+        "--load",
+        model,
+        "--apply",
+        SAMPLE / "gaussian.parquet",
+        "-o",
+        out,
+        "--levels",
+        "0.7",
+        "--equivalent-std",
+    )
     df = _read(out)
     assert {"lower_0.7", "upper_0.7", "std_0.7"} <= set(df.columns)
     k = s["parameters"]["equivalent_std_factor"]["0.7"]
@@ -224,8 +293,15 @@ def test_loaded_isotonic_takes_new_levels_and_loaded_accrue_its_features(tmp_pat
 
 def test_temperature_lowers_nll_on_the_classification_sample(tmp_path):
     out = tmp_path / "cls.parquet"
-    s = _json(SAMPLE / "classification.parquet", "--method", "temperature",
-              "--apply", SAMPLE / "classification.parquet", "-o", out)
+    s = _json(
+        SAMPLE / "classification.parquet",
+        "--method",
+        "temperature",
+        "--apply",
+        SAMPLE / "classification.parquet",
+        "-o",
+        out,
+    )
     cal = s["files"]["calibration"]
     assert cal["after"]["accuracy"]["nll"] < cal["before"]["accuracy"]["nll"]
     assert cal["after"]["calibration"]["ece"] < cal["before"]["calibration"]["ece"]
@@ -242,7 +318,9 @@ def test_temperature_on_logits_writes_probabilities(tmp_path):
     z = 3.0 * rng.normal(size=(500, 3))
     p = np.exp(z / 3.0) / np.exp(z / 3.0).sum(1, keepdims=True)  # true temperature 3
     label = (rng.uniform(size=(500, 1)) > np.cumsum(p, 1)).sum(1)
-    f = write_table(tmp_path / "logits.parquet", {"label": label, **{f"logit_{k}": z[:, k] for k in range(3)}})
+    f = write_table(
+        tmp_path / "logits.parquet", {"label": label, **{f"logit_{k}": z[:, k] for k in range(3)}}
+    )
     out = tmp_path / "o.parquet"
     s = _json(f, "--method", "temperature", "--apply", f, "-o", out)
     assert 2.0 < s["parameters"]["temperature"] < 4.5
@@ -286,12 +364,16 @@ def _bad_inputs(tmp_path):
         "tiny": write_table(tmp_path / "tiny.parquet", {k: v[:10] for k, v in g.items()}),
         "point": write_table(tmp_path / "point.parquet", {"x": g["x"], "y": g["y"], "pred": g["mean"]}),
         "no_x": write_table(tmp_path / "no_x.parquet", {"y": g["y"], "pred": g["mean"]}),
-        "nan_x": write_table(tmp_path / "nan_x.parquet",
-                             {"x": np.where(np.arange(200) == 7, np.nan, g["x"]), "y": g["y"], "pred": g["mean"]}),
+        "nan_x": write_table(
+            tmp_path / "nan_x.parquet",
+            {"x": np.where(np.arange(200) == 7, np.nan, g["x"]), "y": g["y"], "pred": g["mean"]},
+        ),
     }
     proba = rng.dirichlet([1.0, 1.0, 1.0], size=200)
-    files["cls_list"] = write_table(tmp_path / "cls_list.parquet", {
-        "label": rng.integers(0, 3, 200), "proba": pa.array(list(proba), type=pa.list_(pa.float64()))})
+    files["cls_list"] = write_table(
+        tmp_path / "cls_list.parquet",
+        {"label": rng.integers(0, 3, 200), "proba": pa.array(list(proba), type=pa.list_(pa.float64()))},
+    )
     model = tmp_path / "model.json"
     assert _run(files["gauss"], "--method", "std-scaling", "--save", model).exit_code == 0
     doc = json.loads(model.read_text())
@@ -304,25 +386,55 @@ def _bad_inputs(tmp_path):
 
 BAD = {
     "calibration file without targets": (["{no_y}", "--method", "isotonic"], "no target column"),
-    "too few rows for conformal 0.95": (["{tiny}", "--method", "conformal", "--levels", "0.95"], "need at least 19"),
-    "too few rows for accrue mlp": (["{tiny}", "--method", "accrue", "--model", "mlp", "--features", "x"],
-                                   "need at least 50"),
-    "features missing in the applied file": (["{point}", "--method", "accrue", "--model", "poly", "--features", "x",
-                                              "--apply", "{no_x}"], "'x' not found"),
-    "features with NaN (calibration)": (["{nan_x}", "--method", "accrue", "--model", "constant", "--features", "x"],
-                                        "'x' must be finite: 1 row(s) with NaN/inf (first at row 7)"),
-    "features with NaN (applied)": (["{point}", "--method", "accrue", "--model", "constant", "--features", "x",
-                                     "--apply", "{nan_x}"], "row 7"),
-    "saved model from another major version": (["--load", "{dir}/future.json", "--apply", "{gauss}"],
-                                               "incompatible"),
+    "too few rows for conformal 0.95": (
+        ["{tiny}", "--method", "conformal", "--levels", "0.95"],
+        "need at least 19",
+    ),
+    "too few rows for accrue mlp": (
+        ["{tiny}", "--method", "accrue", "--model", "mlp", "--features", "x"],
+        "need at least 50",
+    ),
+    "features missing in the applied file": (
+        ["{point}", "--method", "accrue", "--model", "poly", "--features", "x", "--apply", "{no_x}"],
+        "'x' not found",
+    ),
+    "features with NaN (calibration)": (
+        ["{nan_x}", "--method", "accrue", "--model", "constant", "--features", "x"],
+        "'x' must be finite: 1 row(s) with NaN/inf (first at row 7)",
+    ),
+    "features with NaN (applied)": (
+        ["{point}", "--method", "accrue", "--model", "constant", "--features", "x", "--apply", "{nan_x}"],
+        "row 7",
+    ),
+    "saved model from another major version": (
+        ["--load", "{dir}/future.json", "--apply", "{gauss}"],
+        "incompatible",
+    ),
     "saved model with another format": (["--load", "{dir}/oldformat.json", "--apply", "{gauss}"], "format"),
     "missing saved model": (["--load", "{dir}/nope.json", "--apply", "{gauss}"], "does not exist"),
     "std-scaling without std": (["{point}", "--method", "std-scaling"], "needs Gaussian predictions"),
-    "applied file without std": (["--load", "{dir}/model.json", "--apply", "{point}"], "needs Gaussian predictions"),
-    "list column to a CSV output": (["{cls_list}", "--method", "temperature", "--apply", "{cls_list}",
-                                     "-o", "{dir}/o.csv", "--save", "{dir}/t.json"], "cannot be written to CSV"),
-    "overwriting an input": (["{gauss}", "--method", "std-scaling", "--apply", "{gauss}", "-o", "{gauss}"],
-                             "refusing to overwrite"),
+    "applied file without std": (
+        ["--load", "{dir}/model.json", "--apply", "{point}"],
+        "needs Gaussian predictions",
+    ),
+    "list column to a CSV output": (
+        [
+            "{cls_list}",
+            "--method",
+            "temperature",
+            "--apply",
+            "{cls_list}",
+            "-o",
+            "{dir}/o.csv",
+            "--save",
+            "{dir}/t.json",
+        ],
+        "cannot be written to CSV",
+    ),
+    "overwriting an input": (
+        ["{gauss}", "--method", "std-scaling", "--apply", "{gauss}", "-o", "{gauss}"],
+        "refusing to overwrite",
+    ),
 }
 
 
@@ -355,15 +467,25 @@ USAGE = {
     "--apply without --output": (["{gauss}", "--method", "isotonic", "--apply", "{gauss}"], "--output"),
     "--output without --apply": (["{gauss}", "--method", "isotonic", "-o", "{dir}/o.parquet"], "--apply"),
     "unknown method": (["{gauss}", "--method", "magic"], ""),
-    "criterion for isotonic": (["{gauss}", "--method", "isotonic", "--criterion", "nll"], "--criterion applies"),
+    "criterion for isotonic": (
+        ["{gauss}", "--method", "isotonic", "--criterion", "nll"],
+        "--criterion applies",
+    ),
     "fit option with --load": (["--load", "{dir}/model.json", "--seed", "3"], "--seed"),
-    "--clusters without kmeans": (["{point}", "--method", "accrue", "--features", "x", "--clusters", "3"],
-                                  "--model kmeans"),
+    "--clusters without kmeans": (
+        ["{point}", "--method", "accrue", "--features", "x", "--clusters", "3"],
+        "--model kmeans",
+    ),
     "accrue without features": (["{point}", "--method", "accrue"], "--features"),
-    "bad output extension": (["{gauss}", "--method", "isotonic", "--apply", "{gauss}", "-o", "{dir}/o.json"],
-                             ".parquet"),
+    "bad output extension": (
+        ["{gauss}", "--method", "isotonic", "--apply", "{gauss}", "-o", "{dir}/o.json"],
+        ".parquet",
+    ),
     "level out of range": (["{gauss}", "--method", "conformal", "--levels", "0.9,1.5"], "between 0 and 1"),
-    "method differs from the saved one": (["--load", "{dir}/model.json", "--method", "isotonic"], "does not match"),
+    "method differs from the saved one": (
+        ["--load", "{dir}/model.json", "--method", "isotonic"],
+        "does not match",
+    ),
     "--save with --load": (["--load", "{dir}/model.json", "--save", "{dir}/again.json"], "--save"),
 }
 
@@ -388,9 +510,23 @@ def test_conformal_reports_calibration_from_its_score_distribution(tmp_path):
     from uqeval.metrics.calibration import avg_calibration_gaussian, calibration_errors
 
     out, model = tmp_path / "c.parquet", tmp_path / "conf.json"
-    r = runner.invoke(app, ["recalibrate", str(SAMPLE / "gaussian.parquet"), "--method", "conformal",
-                            "--apply", str(SAMPLE / "gaussian_const.parquet"), "-o", str(out), "--format", "json",
-                            "--save", str(model)])
+    r = runner.invoke(
+        app,
+        [
+            "recalibrate",
+            str(SAMPLE / "gaussian.parquet"),
+            "--method",
+            "conformal",
+            "--apply",
+            str(SAMPLE / "gaussian_const.parquet"),
+            "-o",
+            str(out),
+            "--format",
+            "json",
+            "--save",
+            str(model),
+        ],
+    )
     assert r.exit_code == 0, r.output
     files = json.loads(r.stdout)["files"]
     for role in ("calibration", "applied"):
@@ -401,13 +537,16 @@ def test_conformal_reports_calibration_from_its_score_distribution(tmp_path):
     t = pq.read_table(SAMPLE / "gaussian.parquet").to_pydict()
     y, mu, sd = (np.asarray(t[c]) for c in ("y", "mu", "sigma"))
     assert files["calibration"]["before"]["avg_calibration"]["ma_cal"] == pytest.approx(
-        avg_calibration_gaussian(y, mu, sd)["ma_cal"], rel=1e-12)
+        avg_calibration_gaussian(y, mu, sd)["ma_cal"], rel=1e-12
+    )
     # after, on the calibration file: the central PIT is the rank of each score among the stored scores
     state = json.loads(model.read_text())["state"]
     ref = np.asarray(state["score_sample"])
     c = np.searchsorted(ref, np.abs(y - mu) / sd, side="right") / ref.size
     expected = np.linspace(0, 1, 100)
     want = calibration_errors(expected, np.array([(c <= p).mean() for p in expected]))
-    assert files["calibration"]["after"]["avg_calibration"]["ma_cal"] == pytest.approx(want["ma_cal"], rel=1e-12)
+    assert files["calibration"]["after"]["avg_calibration"]["ma_cal"] == pytest.approx(
+        want["ma_cal"], rel=1e-12
+    )
     assert files["calibration"]["before"]["reliability"]["max_cal_err"] > 0.2
     assert np.all(np.diff(ref) >= 0) and abs((2 * ndtr(0.0) - 1)) < 1e-15

@@ -19,7 +19,7 @@ from ..report.test_html import images_loaded_in_chromium, needs_chromium, parse
 
 runner = CliRunner()
 XSS = "<script>alert(1)</script>"
-NAME_XSS = "<img src=x onerror=\"alert(2)\">.csv"
+NAME_XSS = '<img src=x onerror="alert(2)">.csv'
 
 
 def invoke(*args):
@@ -45,8 +45,10 @@ def files(tmp_path_factory):
     a = write_table(d / "model_a.parquet", {"y": y, "mu": mu, "sigma": sd, "shift": shift})
     b = write_table(d / "model_b.csv", {"y": y, "mu": mu, "sigma": np.full(n, 1.0), "shift": shift})
     proba = rng.dirichlet(np.ones(3), size=n)
-    c = write_table(d / "cls.parquet", {"label": rng.integers(0, 3, n), "p_0": proba[:, 0], "p_1": proba[:, 1],
-                                        "p_2": proba[:, 2]})
+    c = write_table(
+        d / "cls.parquet",
+        {"label": rng.integers(0, 3, n), "p_0": proba[:, 0], "p_1": proba[:, 1], "p_2": proba[:, 2]},
+    )
     return d, a, b, c
 
 
@@ -115,7 +117,7 @@ def test_report_has_group_tables_with_by(files, tmp_path):
     r = invoke("report", a, "--by", "shift", "-o", out, "--max-points", "100")
     assert r.exit_code == 0, r.output
     doc = out.read_text()
-    groups = doc[doc.index('id="groups"'):doc.index('id="figures"')]
+    groups = doc[doc.index('id="groups"') : doc.index('id="figures"')]
     assert "model_a.parquet — by shift" in groups
     text = "".join(parse(groups).text)
     summary = summary_of(a, "--by", "shift")
@@ -138,7 +140,9 @@ def test_strings_from_the_input_are_escaped_through_the_cli(tmp_path, gaussian_c
 
 def test_svg_figures_are_embedded(tmp_path):
     out = tmp_path / "r.html"
-    r = invoke("report", SAMPLE / "intervals_multi.csv", "-o", out, "--plot-format", "svg", "--max-points", "200")
+    r = invoke(
+        "report", SAMPLE / "intervals_multi.csv", "-o", out, "--plot-format", "svg", "--max-points", "200"
+    )
     assert r.exit_code == 0, r.output
     imgs = [a for t, a in parse(out.read_text()).tags if t == "img"]
     assert len(imgs) == 3 and all(i["src"].startswith("data:image/svg+xml;base64,") for i in imgs)

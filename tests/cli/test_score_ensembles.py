@@ -31,8 +31,15 @@ CASES = {
     "dirichlet": ["sample_data/dirichlet.parquet"],
     "loglik": ["sample_data/loglik.parquet"],
 }
-CLASSIFICATION_GROUPS = ["accuracy", "brier_decomposition", "calibration", "prediction_sets", "rejection",
-                         "bayesian_ece", "spce"]
+CLASSIFICATION_GROUPS = [
+    "accuracy",
+    "brier_decomposition",
+    "calibration",
+    "prediction_sets",
+    "rejection",
+    "bayesian_ece",
+    "spce",
+]
 
 
 def _run(args, tmp_path, code=0):
@@ -72,8 +79,13 @@ def test_groups_and_orientation_per_representation(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     s = _run(CASES["ensemble_classification"], tmp_path)
     assert s["input"]["representation"] == "members"
-    assert list(s["metrics"]) == [*CLASSIFICATION_GROUPS[:4], "ensemble_uncertainty", "information_criteria",
-                                  "diversity", *CLASSIFICATION_GROUPS[4:]]
+    assert list(s["metrics"]) == [
+        *CLASSIFICATION_GROUPS[:4],
+        "ensemble_uncertainty",
+        "information_criteria",
+        "diversity",
+        *CLASSIFICATION_GROUPS[4:],
+    ]
     for group, body in s["metrics"].items():
         for key, value in body.items():
             keys = value.keys() if group == "prediction_sets" else [key]
@@ -86,7 +98,9 @@ def test_groups_and_orientation_per_representation(tmp_path, monkeypatch):
     assert s["orientation"]["information_criteria.waic1"] == "higher"
     d = _run(CASES["dirichlet"], tmp_path)
     assert set(d["metrics"]) == {*CLASSIFICATION_GROUPS, "ensemble_uncertainty"}
-    assert d["metrics"]["ensemble_uncertainty"]["knowledge"] == d["metrics"]["ensemble_uncertainty"]["epistemic"]
+    assert (
+        d["metrics"]["ensemble_uncertainty"]["knowledge"] == d["metrics"]["ensemble_uncertainty"]["epistemic"]
+    )
     ll = _run(CASES["loglik"], tmp_path)
     assert list(ll["metrics"]) == ["information_criteria"] and ll["input"]["representation"] == "loglik"
 
@@ -97,7 +111,9 @@ def test_plain_classifier_gets_rejection_bayesian_ece_and_spce(tmp_path, monkeyp
     assert {"rejection", "bayesian_ece", "spce"} <= set(s)
     assert not {"ensemble_uncertainty", "diversity", "information_criteria"} & set(s)
     rej = s["rejection"]
-    assert rej["values"][0] == pytest.approx(s["accuracy"]["accuracy"], rel=1e-12)  # nothing rejected at f = 0
+    assert rej["values"][0] == pytest.approx(
+        s["accuracy"]["accuracy"], rel=1e-12
+    )  # nothing rejected at f = 0
     assert len(rej["fractions"]) == len(rej["values"]) == len(rej["oracle_values"]) == 100
     assert rej["auc_oracle"] >= rej["auc_rejection"]
     b = s["bayesian_ece"]
@@ -138,9 +154,13 @@ def test_identical_members_have_no_epistemic_uncertainty_and_score_like_one_mode
     n, m, k = 300, 5, 3
     one = rng.dirichlet(np.ones(k), size=n)
     labels = rng.integers(0, k, n)
-    ens = _run([_members_file(tmp_path / "e.parquet", np.repeat(one[:, None, :], m, axis=1), labels)], tmp_path)
-    single = _run([write_table(tmp_path / "c.parquet", {"label": labels, **{f"p_{c}": one[:, c] for c in range(k)}})],
-                  tmp_path)
+    ens = _run(
+        [_members_file(tmp_path / "e.parquet", np.repeat(one[:, None, :], m, axis=1), labels)], tmp_path
+    )
+    single = _run(
+        [write_table(tmp_path / "c.parquet", {"label": labels, **{f"p_{c}": one[:, c] for c in range(k)}})],
+        tmp_path,
+    )
     u = ens["metrics"]["ensemble_uncertainty"]
     assert u["epistemic"] == pytest.approx(0.0, abs=1e-12)
     assert u["total"] == pytest.approx(u["aleatoric"], rel=1e-12)
@@ -163,7 +183,9 @@ def test_one_hot_members_have_no_aleatoric_uncertainty(tmp_path):
     assert u["aleatoric"] == 0.0
     share = p.mean(axis=1)
     entropy = -np.sum(np.where(share > 0, share * np.log(np.where(share > 0, share, 1)), 0), axis=1).mean()
-    assert u["epistemic"] == pytest.approx(entropy, rel=1e-12) and u["total"] == pytest.approx(entropy, rel=1e-12)
+    assert u["epistemic"] == pytest.approx(entropy, rel=1e-12) and u["total"] == pytest.approx(
+        entropy, rel=1e-12
+    )
 
 
 def test_dirichlet_mean_is_scored_as_categorical(tmp_path):
@@ -171,14 +193,24 @@ def test_dirichlet_mean_is_scored_as_categorical(tmp_path):
     n, k = 300, 3
     alpha = rng.gamma(2.0, 2.0, (n, k)) + 0.05
     labels = rng.integers(0, k, n)
-    d = _run([write_table(tmp_path / "d.parquet", {"label": labels, **{f"alpha_{c}": alpha[:, c] for c in range(k)}})],
-             tmp_path)
+    d = _run(
+        [
+            write_table(
+                tmp_path / "d.parquet", {"label": labels, **{f"alpha_{c}": alpha[:, c] for c in range(k)}}
+            )
+        ],
+        tmp_path,
+    )
     mean = alpha / alpha.sum(1, keepdims=True)
-    c = _run([write_table(tmp_path / "c.parquet", {"label": labels, **{f"p_{j}": mean[:, j] for j in range(k)}})],
-             tmp_path)
+    c = _run(
+        [write_table(tmp_path / "c.parquet", {"label": labels, **{f"p_{j}": mean[:, j] for j in range(k)}})],
+        tmp_path,
+    )
     for group in CLASSIFICATION_GROUPS:
         assert_tree_close(d["metrics"][group], c["metrics"][group])
-    assert d["metrics"]["ensemble_uncertainty"]["total"] == pytest.approx(-np.sum(mean * np.log(mean), 1).mean())
+    assert d["metrics"]["ensemble_uncertainty"]["total"] == pytest.approx(
+        -np.sum(mean * np.log(mean), 1).mean()
+    )
 
 
 # --------------------------------------------------------------------------- --per-row
@@ -190,8 +222,9 @@ def test_per_row_file_matches_the_summary(tmp_path, monkeypatch):
     assert table.column_names == ["row", "total", "aleatoric", "epistemic"] and table.num_rows == 2000
     np.testing.assert_array_equal(table.column("row").to_numpy(), np.arange(2000))
     for key in ("total", "aleatoric", "epistemic"):
-        assert table.column(key).to_numpy().mean() == pytest.approx(s["metrics"]["ensemble_uncertainty"][key],
-                                                                    rel=1e-12)
+        assert table.column(key).to_numpy().mean() == pytest.approx(
+            s["metrics"]["ensemble_uncertainty"][key], rel=1e-12
+        )
     tot, ale, epi = (table.column(k).to_numpy() for k in ("total", "aleatoric", "epistemic"))
     np.testing.assert_allclose(tot - ale, epi, atol=1e-12)
     assert (epi >= 0).all()
@@ -202,7 +235,9 @@ def test_per_row_keeps_original_row_numbers_after_omit(tmp_path):
     p, labels = _random_members(7, n=50)
     p[[4, 9], 0, 0] = np.nan
     out = tmp_path / "rows.parquet"
-    _run([_members_file(tmp_path / "e.parquet", p, labels), "--nan-policy", "omit", "--per-row", out], tmp_path)
+    _run(
+        [_members_file(tmp_path / "e.parquet", p, labels), "--nan-policy", "omit", "--per-row", out], tmp_path
+    )
     rows = pq.read_table(out).column("row").to_numpy()
     np.testing.assert_array_equal(rows, np.setdiff1d(np.arange(50), [4, 9]))
 
@@ -212,7 +247,8 @@ def test_per_row_dirichlet(tmp_path, monkeypatch):
     out = tmp_path / "rows.parquet"
     s = _run(["sample_data/dirichlet.parquet", "--per-row", out], tmp_path)
     assert pq.read_table(out).column("epistemic").to_numpy().mean() == pytest.approx(
-        s["metrics"]["ensemble_uncertainty"]["knowledge"], rel=1e-12)
+        s["metrics"]["ensemble_uncertainty"]["knowledge"], rel=1e-12
+    )
 
 
 def test_per_row_errors_leave_nothing_behind(tmp_path, monkeypatch):
@@ -221,11 +257,20 @@ def test_per_row_errors_leave_nothing_behind(tmp_path, monkeypatch):
     r = runner.invoke(app, ["score", "sample_data/classification.parquet", "--per-row", str(out)])
     assert r.exit_code == 2 and "--per-row needs ensemble members" in r.output and "categorical" in r.output
     assert not out.exists()
-    r = runner.invoke(app, ["score", "sample_data/ensemble_classification.parquet", "--per-row",
-                            str(tmp_path / "missing" / "rows.parquet")])
+    r = runner.invoke(
+        app,
+        [
+            "score",
+            "sample_data/ensemble_classification.parquet",
+            "--per-row",
+            str(tmp_path / "missing" / "rows.parquet"),
+        ],
+    )
     assert r.exit_code == 3 and "does not exist" in r.output
-    r = runner.invoke(app, ["score", "sample_data/ensemble_classification.parquet", "--per-row", str(out),
-                            "--output", str(out)])
+    r = runner.invoke(
+        app,
+        ["score", "sample_data/ensemble_classification.parquet", "--per-row", str(out), "--output", str(out)],
+    )
     assert r.exit_code == 2 and "same file" in r.output
     assert list(tmp_path.iterdir()) == []
 
@@ -235,8 +280,10 @@ def test_oca_fraction_and_bayes_samples_flags(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     base = _run(["sample_data/ensemble_classification.parquet"], tmp_path)
     assert base["settings"]["oca_fraction"] == 0.01 and base["settings"]["bayes_samples"] == 500
-    other = _run(["sample_data/ensemble_classification.parquet", "--oca-fraction", "0.2", "--bayes-samples", "50"],
-                 tmp_path)
+    other = _run(
+        ["sample_data/ensemble_classification.parquet", "--oca-fraction", "0.2", "--bayes-samples", "50"],
+        tmp_path,
+    )
     assert other["settings"]["oca_fraction"] == 0.2 and other["settings"]["bayes_samples"] == 50
     oca0, oca1 = (x["metrics"]["rejection"]["oracle_collaborative_accuracy"] for x in (base, other))
     assert oca1 > oca0 >= base["metrics"]["accuracy"]["accuracy"]
@@ -248,12 +295,17 @@ def test_oca_fraction_and_bayes_samples_flags(tmp_path, monkeypatch):
     assert from_file["metrics"] == other["metrics"]
 
 
-@pytest.mark.parametrize("args,match", [
-    (["--oca-fraction", "1.5"], "oca_fraction"),
-    (["--bayes-samples", "0"], "bayes_samples"),
-])
+@pytest.mark.parametrize(
+    "args,match",
+    [
+        (["--oca-fraction", "1.5"], "oca_fraction"),
+        (["--bayes-samples", "0"], "bayes_samples"),
+    ],
+)
 def test_bad_settings_exit_2(args, match, monkeypatch, tmp_path):
-    monkeypatch.chdir(ROOT)  # a bad flag value is a usage error (2); the same value in a config file is bad input (3)
+    monkeypatch.chdir(
+        ROOT
+    )  # a bad flag value is a usage error (2); the same value in a config file is bad input (3)
     r = runner.invoke(app, ["score", "sample_data/ensemble_classification.parquet", *args])
     assert r.exit_code == 2 and match in r.output
 
@@ -274,7 +326,9 @@ def test_csv_flat_and_parquet_list_of_lists_score_the_same(tmp_path):
 
     p, labels = _random_members(8)
     flat = _run([_members_file(tmp_path / "e.csv", p, labels)], tmp_path)
-    nested = pa.array([[list(map(float, mm)) for mm in row] for row in p], type=pa.list_(pa.list_(pa.float64())))
+    nested = pa.array(
+        [[list(map(float, mm)) for mm in row] for row in p], type=pa.list_(pa.list_(pa.float64()))
+    )
     pq.write_table(pa.table({"label": labels, "member_proba": nested}), tmp_path / "l.parquet")
     listed = _run([tmp_path / "l.parquet"], tmp_path)
     assert_tree_close(flat["metrics"], listed["metrics"])

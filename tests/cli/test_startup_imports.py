@@ -14,9 +14,18 @@ from ..conftest import ROOT
 HEAVY = ("scipy", "matplotlib", "pyarrow.dataset", "pandas", "dask", "pyarrow.compute", "pydantic", "rich")
 # modules that must not run: the other commands' modules (only the dispatched one is imported), the
 # numpy submodules scipy.special touches (uqeval.cli._defer_numpy_extras leaves them unexecuted)
-NOT_RUN = ("uqeval.cli.compare", "uqeval.cli.ucc", "uqeval.cli.recalibrate", "uqeval.cli.report",
-           "uqeval.cli.check", "uqeval.cli.coverage", "uqeval.cli.explain",
-           "numpy.f2py.crackfortran", "numpy.testing._private", "numpy.polynomial.polynomial")
+NOT_RUN = (
+    "uqeval.cli.compare",
+    "uqeval.cli.ucc",
+    "uqeval.cli.recalibrate",
+    "uqeval.cli.report",
+    "uqeval.cli.check",
+    "uqeval.cli.coverage",
+    "uqeval.cli.explain",
+    "numpy.f2py.crackfortran",
+    "numpy.testing._private",
+    "numpy.polynomial.polynomial",
+)
 
 
 def _loaded(tmp_path, fmt: str, path: str = "sample_data/gaussian.parquet", heavy=HEAVY) -> list[str]:
@@ -44,12 +53,22 @@ def test_score_on_a_gaussian_file_imports_no_heavy_module(tmp_path):
 SLOW_SCIPY = ("scipy.stats", "scipy.integrate", "scipy.optimize", "scipy.sparse", "scipy.linalg")
 
 
-@pytest.mark.parametrize("path", ["sample_data/classification.parquet", "sample_data/ensemble_classification.parquet",
-                                  "sample_data/dirichlet.parquet", "sample_data/samples.parquet",
-                                  "sample_data/loglik.parquet", "sample_data/quantiles.parquet",
-                                  "sample_data/intervals.parquet"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "sample_data/classification.parquet",
+        "sample_data/ensemble_classification.parquet",
+        "sample_data/dirichlet.parquet",
+        "sample_data/samples.parquet",
+        "sample_data/loglik.parquet",
+        "sample_data/quantiles.parquet",
+        "sample_data/intervals.parquet",
+    ],
+)
 def test_score_on_other_representations_imports_no_slow_scipy_subpackage(tmp_path, path):
-    heavy = tuple(m for m in HEAVY if m not in ("scipy", "pyarrow.compute")) + SLOW_SCIPY  # integer labels: a cast
+    heavy = (
+        tuple(m for m in HEAVY if m not in ("scipy", "pyarrow.compute")) + SLOW_SCIPY
+    )  # integer labels: a cast
     assert _loaded(tmp_path, "json", path, heavy) == ["MODULES []"]
 
 

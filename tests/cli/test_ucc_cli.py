@@ -26,12 +26,34 @@ runner = CliRunner()
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 CASES = {
-    "gaussian_pair": ["sample_data/gaussian.parquet", "sample_data/gaussian_const.parquet",
-                      "--permutation-test", "200", "--seed", "0"],
-    "intervals_excess_deficit": ["sample_data/intervals.parquet", "--x-axis", "excess", "--y-axis", "deficit",
-                                 "--partial-y", "0,0.5", "--cost", "0.1"],
-    "quantiles_raw": ["sample_data/quantiles.parquet", "--level", "0.9", "--normalize", "none",
-                      "--partial-x", "0,2"],
+    "gaussian_pair": [
+        "sample_data/gaussian.parquet",
+        "sample_data/gaussian_const.parquet",
+        "--permutation-test",
+        "200",
+        "--seed",
+        "0",
+    ],
+    "intervals_excess_deficit": [
+        "sample_data/intervals.parquet",
+        "--x-axis",
+        "excess",
+        "--y-axis",
+        "deficit",
+        "--partial-y",
+        "0,0.5",
+        "--cost",
+        "0.1",
+    ],
+    "quantiles_raw": [
+        "sample_data/quantiles.parquet",
+        "--level",
+        "0.9",
+        "--normalize",
+        "none",
+        "--partial-x",
+        "0,2",
+    ],
     "samples": ["sample_data/samples.parquet"],
 }
 
@@ -68,7 +90,17 @@ def test_json_layout_and_independent_gaussian_values(tmp_path, monkeypatch):
     half = stats.norm.ppf(0.975) * sigma
     want = ucc_summary(y, mu, mu - half, mu + half, cost=0.3)
     got = s["models"]["gaussian"]["ucc"]
-    assert set(got) == {"x_axis", "y_axis", "normalize", "auucc", "auucc_const", "gain", "partial", "op", "op_min"}
+    assert set(got) == {
+        "x_axis",
+        "y_axis",
+        "normalize",
+        "auucc",
+        "auucc_const",
+        "gain",
+        "partial",
+        "op",
+        "op_min",
+    }
     assert_tree_close(got, want)
     assert s["models"]["gaussian"]["input"]["representation"] == "gaussian"
     assert s["models"]["gaussian"]["band"]["level"] == 0.95
@@ -81,22 +113,41 @@ def test_json_layout_and_independent_gaussian_values(tmp_path, monkeypatch):
 def test_permutation_test_is_reproducible_with_seed(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     files = CASES["gaussian_pair"][:2]
-    p = [_run([*files, "--permutation-test", "99", "--seed", str(seed)], tmp_path)["permutation_test"]
-         for seed in (3, 3, 4)]
+    p = [
+        _run([*files, "--permutation-test", "99", "--seed", str(seed)], tmp_path)["permutation_test"]
+        for seed in (3, 3, 4)
+    ]
     assert p[0] == p[1]
     assert p[0]["seed"] == 3 and p[2]["seed"] == 4
     # a different seed draws other permutations (the p-value is a multiple of 1/100 either way)
     assert p[0]["pairs"][0]["p_value"] != p[2]["pairs"][0]["p_value"]
     for q in (p[0], p[2]):
-        assert q["pairs"][0]["p_value"] * 100 == pytest.approx(round(q["pairs"][0]["p_value"] * 100), abs=1e-9)
+        assert q["pairs"][0]["p_value"] * 100 == pytest.approx(
+            round(q["pairs"][0]["p_value"] * 100), abs=1e-9
+        )
 
 
 def test_table_and_markdown_render(monkeypatch, tmp_path):
     monkeypatch.chdir(ROOT)
-    r = runner.invoke(app, ["ucc", *CASES["gaussian_pair"][:2], "--permutation-test", "20", "--partial-x", "0,1"])
+    r = runner.invoke(
+        app, ["ucc", *CASES["gaussian_pair"][:2], "--permutation-test", "20", "--partial-x", "0,1"]
+    )
     assert r.exit_code == 0, r.output
-    for needle in ("gaussian_const", "AUUCC", "const", "gain", "partial", "k=1", "k*", "missrate", "bandwidth",
-                   "cost c = 0.5", "Paired permutation test", "p-value", "higher is better"):
+    for needle in (
+        "gaussian_const",
+        "AUUCC",
+        "const",
+        "gain",
+        "partial",
+        "k=1",
+        "k*",
+        "missrate",
+        "bandwidth",
+        "cost c = 0.5",
+        "Paired permutation test",
+        "p-value",
+        "higher is better",
+    ):
         assert needle in r.stdout, needle
     s = _run([*CASES["gaussian_pair"][:2], "--partial-x", "0,1"], tmp_path)
     assert f"{s['models']['gaussian']['ucc']['auucc']:.4g}" in r.stdout
@@ -110,8 +161,20 @@ def test_table_and_markdown_render(monkeypatch, tmp_path):
 def test_plot_is_a_png_and_json_is_written(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     png, out = tmp_path / "ucc.png", tmp_path / "ucc.json"
-    r = runner.invoke(app, ["ucc", *CASES["gaussian_pair"][:2], "sample_data/quantiles.parquet", "--plot", str(png),
-                            "--output", str(out), "--format", "json"])
+    r = runner.invoke(
+        app,
+        [
+            "ucc",
+            *CASES["gaussian_pair"][:2],
+            "sample_data/quantiles.parquet",
+            "--plot",
+            str(png),
+            "--output",
+            str(out),
+            "--format",
+            "json",
+        ],
+    )
     assert r.exit_code == 0, r.output
     data = png.read_bytes()
     assert data.startswith(PNG_SIGNATURE) and data[12:16] == b"IHDR"
@@ -128,7 +191,9 @@ def test_several_files_need_the_same_targets(tmp_path, monkeypatch):
     t["y"][42] += 0.5
     other = write_table(tmp_path / "other.parquet", t)
     out, png = tmp_path / "o.json", tmp_path / "o.png"
-    r = runner.invoke(app, ["ucc", "sample_data/gaussian.parquet", str(other), "--output", str(out), "--plot", str(png)])
+    r = runner.invoke(
+        app, ["ucc", "sample_data/gaussian.parquet", str(other), "--output", str(out), "--plot", str(png)]
+    )
     assert r.exit_code == 3, r.output
     assert "other.parquet: target at row 42" in r.stderr and "same targets in the same order" in r.stderr
     assert not out.exists() and not png.exists() and sorted(tmp_path.iterdir()) == [other]
@@ -137,14 +202,19 @@ def test_several_files_need_the_same_targets(tmp_path, monkeypatch):
     assert r.exit_code == 3 and "1999 rows but sample_data/gaussian.parquet has 2000" in r.stderr
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["sample_data/point.csv"], "needs prediction intervals"),
-    (["sample_data/gaussian.parquet", "sample_data/samples.parquet", "--permutation-test", "10"],
-     "share the point prediction: at row 0"),
-    (["sample_data/quantiles.parquet", "--level", "0.8"], "levels 0.5, 0.9, 0.95"),
-    (["sample_data/classification.parquet"], "categorical"),
-    (["sample_data/missing.parquet"], "missing.parquet"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["sample_data/point.csv"], "needs prediction intervals"),
+        (
+            ["sample_data/gaussian.parquet", "sample_data/samples.parquet", "--permutation-test", "10"],
+            "share the point prediction: at row 0",
+        ),
+        (["sample_data/quantiles.parquet", "--level", "0.8"], "levels 0.5, 0.9, 0.95"),
+        (["sample_data/classification.parquet"], "categorical"),
+        (["sample_data/missing.parquet"], "missing.parquet"),
+    ],
+)
 def test_bad_inputs_exit_3_and_write_nothing(args, needle, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     out, png = tmp_path / "o.json", tmp_path / "o.png"
@@ -183,8 +253,10 @@ def test_intervals_without_point_prediction_use_the_midpoint(tmp_path):
 
 def test_hand_computed_file(tmp_path):
     # widths 1 on both sides around pred 0; critical scales 0.5, 1, 2, 0
-    f = write_table(tmp_path / "hand.csv", {"y": [0.5, -1.0, 2.0, 0.0], "pred": [0.0] * 4,
-                                            "lower": [-1.0] * 4, "upper": [1.0] * 4})
+    f = write_table(
+        tmp_path / "hand.csv",
+        {"y": [0.5, -1.0, 2.0, 0.0], "pred": [0.0] * 4, "lower": [-1.0] * 4, "upper": [1.0] * 4},
+    )
     r = runner.invoke(app, ["ucc", str(f), "--normalize", "none", "--format", "json"])
     assert r.exit_code == 0, r.output
     u = json.loads(r.stdout)["models"]["hand"]["ucc"]
@@ -193,19 +265,22 @@ def test_hand_computed_file(tmp_path):
     assert u["op_min"] == {"k": 0.0, "x": 0.0, "y": 0.75, "cost": 0.375}
 
 
-@pytest.mark.parametrize("args", [
-    ["--x-axis", "width"],
-    ["--y-axis", "bandwidth"],
-    ["--partial-x", "1,0"],
-    ["--partial-y", "0.5"],
-    ["--partial-x", "0,1", "--partial-y", "0,1"],
-    ["--cost", "1.5"],
-    ["--level", "1.2"],
-    ["--normalize", "mad"],
-    ["--permutation-test", "10"],
-    ["--permutation-test", "-1"],
-    ["--plot", "ucc.jpg"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--x-axis", "width"],
+        ["--y-axis", "bandwidth"],
+        ["--partial-x", "1,0"],
+        ["--partial-y", "0.5"],
+        ["--partial-x", "0,1", "--partial-y", "0,1"],
+        ["--cost", "1.5"],
+        ["--level", "1.2"],
+        ["--normalize", "mad"],
+        ["--permutation-test", "10"],
+        ["--permutation-test", "-1"],
+        ["--plot", "ucc.jpg"],
+    ],
+)
 def test_usage_errors_exit_2(args, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     r = runner.invoke(app, ["ucc", str(SAMPLE / "gaussian.parquet"), *args])
@@ -216,8 +291,21 @@ def test_usage_errors_exit_2(args, tmp_path, monkeypatch):
 def test_help_lists_the_options():
     r = runner.invoke(app, ["ucc", "--help"])
     assert r.exit_code == 0, r.output
-    for flag in ("--level", "--x-axis", "--y-axis", "--normalize", "--partial-x", "--partial-y", "--cost",
-                 "--permutation-test", "--seed", "--plot", "--format", "--output", "--y"):
+    for flag in (
+        "--level",
+        "--x-axis",
+        "--y-axis",
+        "--normalize",
+        "--partial-x",
+        "--partial-y",
+        "--cost",
+        "--permutation-test",
+        "--seed",
+        "--plot",
+        "--format",
+        "--output",
+        "--y",
+    ):
         assert flag in r.output, flag
 
 
@@ -240,7 +328,9 @@ def test_wide_table_is_split_to_fit_the_console(tmp_path):
 
 
 def test_a_centre_outside_its_band_is_an_error(tmp_path):
-    f = write_table(tmp_path / "iv.parquet", {"y": [0.0, 1.0, 2.0], "pred": [0.0, 5.0, 2.0],
-                                               "lower": [-1.0, 0.0, 1.0], "upper": [1.0, 2.0, 3.0]})
+    f = write_table(
+        tmp_path / "iv.parquet",
+        {"y": [0.0, 1.0, 2.0], "pred": [0.0, 5.0, 2.0], "lower": [-1.0, 0.0, 1.0], "upper": [1.0, 2.0, 3.0]},
+    )
     r = runner.invoke(app, ["ucc", str(f)])
     assert r.exit_code == 3 and "lies outside" in r.stderr and "row 1" in r.stderr

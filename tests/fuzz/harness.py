@@ -46,18 +46,18 @@ from uqeval.report.text import plain
 # Planted strings: escapes, C1 controls, carriage returns, rich markup, Markdown/HTML breakers.
 MARK = "HX"
 HOSTILE = [
-    f"\x1b[31m{MARK}\x1b[0m",          # ANSI colour
-    f"\x1b]0;{MARK}\x07",               # OSC window title
-    f"ab\r{MARK}",                      # carriage return
-    f"\x9b31m{MARK}",                   # C1 CSI
-    "[bold]MK1[/bold]",                 # rich markup: MK1 must always follow a literal [bold]
-    "[/x]MK2",                          # closing tag without opening (rich MarkupError): MK2 after [/x]
-    f"a|{MARK}|b",                      # Markdown cell breaker
-    f"line\n{MARK}",                    # newline
-    f"<b>{MARK}</b>",                   # HTML
-    f"\u202e{MARK}",                    # bidi override
-    f"{MARK}\x00\x08\x7f",              # NUL, backspace, DEL
-    f"$\\frac{{{MARK}$",                  # broken matplotlib mathtext
+    f"\x1b[31m{MARK}\x1b[0m",  # ANSI colour
+    f"\x1b]0;{MARK}\x07",  # OSC window title
+    f"ab\r{MARK}",  # carriage return
+    f"\x9b31m{MARK}",  # C1 CSI
+    "[bold]MK1[/bold]",  # rich markup: MK1 must always follow a literal [bold]
+    "[/x]MK2",  # closing tag without opening (rich MarkupError): MK2 after [/x]
+    f"a|{MARK}|b",  # Markdown cell breaker
+    f"line\n{MARK}",  # newline
+    f"<b>{MARK}</b>",  # HTML
+    f"\u202e{MARK}",  # bidi override
+    f"{MARK}\x00\x08\x7f",  # NUL, backspace, DEL
+    f"$\\frac{{{MARK}$",  # broken matplotlib mathtext
 ]
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 LIVE_MARKUP = re.compile(r"(?<!\[bold\])MK1|(?<!\[/x\])MK2")
@@ -67,6 +67,8 @@ DATA_URI = re.compile(r"data:[a-z/+]+;base64,[A-Za-z0-9+/=]+")
 def live_markup(text: str) -> bool:
     """A planted ``[bold]MK1`` / ``[/x]MK2`` printed without its tag (embedded images do not count)."""
     return bool(LIVE_MARKUP.search(DATA_URI.sub("", text)))
+
+
 TRACEBACK = "Traceback (most recent call last)"
 
 
@@ -78,12 +80,22 @@ def _gaussian(rng: np.random.Generator, n: int) -> dict[str, Any]:
 
 def _quantiles(rng, n):
     g = _gaussian(rng, n)
-    return {"y": g["y"], "q_0.05": g["mean"] - 1.64 * g["std"], "q_0.5": g["mean"], "q_0.95": g["mean"] + 1.64 * g["std"]}
+    return {
+        "y": g["y"],
+        "q_0.05": g["mean"] - 1.64 * g["std"],
+        "q_0.5": g["mean"],
+        "q_0.95": g["mean"] + 1.64 * g["std"],
+    }
 
 
 def _intervals(rng, n):
     g = _gaussian(rng, n)
-    return {"y": g["y"], "mean": g["mean"], "lower": g["mean"] - 2 * g["std"], "upper": g["mean"] + 2 * g["std"]}
+    return {
+        "y": g["y"],
+        "mean": g["mean"],
+        "lower": g["mean"] - 2 * g["std"],
+        "upper": g["mean"] + 2 * g["std"],
+    }
 
 
 def _samples(rng, n):
@@ -130,10 +142,19 @@ def _dirichlet(rng, n):
     return {"label": rng.integers(0, 3, n), **{f"alpha_{k}": rng.uniform(0.1, 5, n) for k in range(3)}}
 
 
-DATASETS: dict[str, Callable] = {"gaussian": _gaussian, "quantiles": _quantiles, "intervals": _intervals,
-                                 "samples": _samples, "classes": _classes, "logits": _logits,
-                                 "members": _members, "point": _point, "samples_list": _samples_list,
-                                 "member_lists": _member_lists, "dirichlet": _dirichlet}
+DATASETS: dict[str, Callable] = {
+    "gaussian": _gaussian,
+    "quantiles": _quantiles,
+    "intervals": _intervals,
+    "samples": _samples,
+    "classes": _classes,
+    "logits": _logits,
+    "members": _members,
+    "point": _point,
+    "samples_list": _samples_list,
+    "member_lists": _member_lists,
+    "dirichlet": _dirichlet,
+}
 
 
 @dataclass
@@ -166,8 +187,28 @@ def write_data(path: Path, cols: dict[str, Any], fmt: str) -> Path:
 
 
 def _damage_csv(data: bytes, r: random.Random) -> tuple[bytes, str]:
-    kind = r.choice(["truncate", "bom", "spaces", "ragged", "text", "nan", "bool", "badutf8", "empty",
-                     "header_only", "crlf", "dup", "quote_nl", "huge", "one_row", "nul", "cr_only", "long"])
+    kind = r.choice(
+        [
+            "truncate",
+            "bom",
+            "spaces",
+            "ragged",
+            "text",
+            "nan",
+            "bool",
+            "badutf8",
+            "empty",
+            "header_only",
+            "crlf",
+            "dup",
+            "quote_nl",
+            "huge",
+            "one_row",
+            "nul",
+            "cr_only",
+            "long",
+        ]
+    )
     lines = data.split(b"\n")
     if kind == "nul":
         i = r.randrange(0, max(1, len(data)))
@@ -198,7 +239,9 @@ def _damage_csv(data: bytes, r: random.Random) -> tuple[bytes, str]:
         return b"\n".join(lines), kind
     if kind == "bool":
         parts = lines[1].split(b",")
-        body = [b",".join([r.choice([b"true", b"false"])] + ln.split(b",")[1:]) if ln else ln for ln in lines[1:]]
+        body = [
+            b",".join([r.choice([b"true", b"false"])] + ln.split(b",")[1:]) if ln else ln for ln in lines[1:]
+        ]
         return b"\n".join([lines[0], *body]), kind
     if kind == "badutf8":
         return lines[0] + b"\n" + b"\xff\xfe\xfa," + b"\n".join(lines[1:]), kind
@@ -218,7 +261,9 @@ def _damage_csv(data: bytes, r: random.Random) -> tuple[bytes, str]:
         return b",".join(head) + b"\n" + b"\n".join(lines[1:]), kind
     if kind == "huge":
         i = r.randrange(1, max(2, len(lines) - 1))
-        lines[i] = b",".join(r.choice([b"1e308", b"-1e308", b"1e-320", b"9" * 400]) for _ in lines[i].split(b","))
+        lines[i] = b",".join(
+            r.choice([b"1e308", b"-1e308", b"1e-320", b"9" * 400]) for _ in lines[i].split(b",")
+        )
         return b"\n".join(lines), kind
     return b"\n".join(lines[:2]) + b"\n", kind  # one_row
 
@@ -281,7 +326,11 @@ class Generator:
         if hostile_ok and r.random() < 0.3:  # a --by style column with hostile values
             cols["grp"] = [r.choice(HOSTILE[:6] + ["a", "b"]) for _ in range(n)]
             label += "+grp"
-        fmt = r.choice(["csv", "parquet", "csv.gz"]) if kind not in ("samples_list", "member_lists") else "parquet"
+        fmt = (
+            r.choice(["csv", "parquet", "csv.gz"])
+            if kind not in ("samples_list", "member_lists")
+            else "parquet"
+        )
         if fmt == "parquet" and r.random() < 0.3 and kind not in ("samples_list", "member_lists"):
             cols, what = _odd_parquet_cols(cols, r)
             label += f"+{what}"
@@ -307,8 +356,14 @@ class Generator:
         return path, label, {}
 
     def _rename(self, path: Path, fmt: str, cols: dict) -> dict:
-        role = {"y": "--y", "mean": "--mean", "std": "--std", "lower": "--lower", "upper": "--upper",
-                "label": "--y"}
+        role = {
+            "y": "--y",
+            "mean": "--mean",
+            "std": "--std",
+            "lower": "--lower",
+            "upper": "--upper",
+            "label": "--y",
+        }
         keys = [k for k in cols if k in role]
         if not keys:
             return {}
@@ -320,8 +375,23 @@ class Generator:
 
     def output(self, d: Path, ext: str, case: Case, inputs: list[Path]) -> str:
         r = self.r
-        kind = r.choice(["file", "file", "file", "devnull", "fifo", "symlink", "dangling", "readonly",
-                         "missing", "input", "dir", "dash", "existing"])
+        kind = r.choice(
+            [
+                "file",
+                "file",
+                "file",
+                "devnull",
+                "fifo",
+                "symlink",
+                "dangling",
+                "readonly",
+                "missing",
+                "input",
+                "dir",
+                "dash",
+                "existing",
+            ]
+        )
         name = f"{self.name('out')}.{ext}"
         if kind == "devnull":
             return "/dev/null"
@@ -370,18 +440,41 @@ class Generator:
         r = self.r
         if r.random() > 0.25:
             return []
-        return r.choice([["--seed", "-1"], ["--num-bins", "100000000"], ["--num-bins", "1"], ["--resolution", "0"],
-                         ["--levels", "1.5"], ["--levels", "a,b"], ["--level", "0"], ["--seed", "3"],
-                         ["--nan-policy", "omit"], ["--by", r.choice(["grp", HOSTILE[4], "nope"])],
-                         ["--num-bins", "7"], ["--y-std", "-1"], ["--representation", "samples"]])
+        return r.choice(
+            [
+                ["--seed", "-1"],
+                ["--num-bins", "100000000"],
+                ["--num-bins", "1"],
+                ["--resolution", "0"],
+                ["--levels", "1.5"],
+                ["--levels", "a,b"],
+                ["--level", "0"],
+                ["--seed", "3"],
+                ["--nan-policy", "omit"],
+                ["--by", r.choice(["grp", HOSTILE[4], "nope"])],
+                ["--num-bins", "7"],
+                ["--y-std", "-1"],
+                ["--representation", "samples"],
+            ]
+        )
 
     def config(self, d: Path) -> list[str]:
         r = self.r
         if r.random() > 0.15:
             return []
-        body = r.choice(["[metrics]\nseed = -1\n", "[columns]\ny_true = 5\n", "[metrics]\nnum_bins = 100000000\n",
-                         "[metrics]\nlevels = [\"a\"]\n", "[input]\nnan_policy = 3\n", "a = " + "[" * 600 + "]" * 600,
-                         "[metrics]\nnum_bins = 20\n", "[[[\n", "[metrics]\nlevel = true\n"])
+        body = r.choice(
+            [
+                "[metrics]\nseed = -1\n",
+                "[columns]\ny_true = 5\n",
+                "[metrics]\nnum_bins = 100000000\n",
+                '[metrics]\nlevels = ["a"]\n',
+                "[input]\nnan_policy = 3\n",
+                "a = " + "[" * 600 + "]" * 600,
+                "[metrics]\nnum_bins = 20\n",
+                "[[[\n",
+                "[metrics]\nlevel = true\n",
+            ]
+        )
         p = d / f"{self.name('cfg')}.toml"
         p.write_text(body)
         return ["--config", str(p)]
@@ -389,8 +482,22 @@ class Generator:
     # ------------------------------------------------------------------ commands
 
     def case(self, seed: int) -> Case:
-        command = self.r.choice(["score", "score", "ucc", "coverage", "compare", "recalibrate", "recalibrate",
-                                 "check", "check", "report", "plot", "explain"])
+        command = self.r.choice(
+            [
+                "score",
+                "score",
+                "ucc",
+                "coverage",
+                "compare",
+                "recalibrate",
+                "recalibrate",
+                "check",
+                "check",
+                "report",
+                "plot",
+                "explain",
+            ]
+        )
         d = self._dir()
         case = Case(seed=seed, command=command)
         getattr(self, f"_{command}")(d, case)
@@ -411,8 +518,10 @@ class Generator:
         case.args, case.label = args, label
 
     def _ucc(self, d: Path, case: Case) -> None:
-        files = [self.dataset(d, self.r.choice(["gaussian", "intervals", "quantiles", "samples"]))
-                 for _ in range(self.r.choice([1, 2]))]
+        files = [
+            self.dataset(d, self.r.choice(["gaussian", "intervals", "quantiles", "samples"]))
+            for _ in range(self.r.choice([1, 2]))
+        ]
         case.inputs += [f for f, _, _ in files]
         args = ["ucc", *map(str, case.inputs), "-f", self.r.choice(["table", "json", "markdown"])]
         for _, _, cols in files[:1]:
@@ -426,8 +535,10 @@ class Generator:
         case.args, case.label = args, "+".join(lab for _, lab, _ in files)
 
     def _coverage(self, d: Path, case: Case) -> None:
-        files = [self.dataset(d, self.r.choice(["gaussian", "intervals", "quantiles", "classes"]))
-                 for _ in range(self.r.choice([1, 2]))]
+        files = [
+            self.dataset(d, self.r.choice(["gaussian", "intervals", "quantiles", "classes"]))
+            for _ in range(self.r.choice([1, 2]))
+        ]
         case.inputs += [f for f, _, _ in files]
         args = ["coverage", *map(str, case.inputs), "-f", self.r.choice(["table", "json", "markdown"])]
         if self.r.random() < 0.6:
@@ -447,8 +558,16 @@ class Generator:
         kind = self.r.choice(["gaussian", "samples", "classes", "quantiles"])
         files = [self.dataset(d, kind, hostile_ok=False) for _ in range(2)]
         case.inputs += [f for f, _, _ in files]
-        args = ["compare", *map(str, case.inputs), "-f", self.r.choice(["table", "json", "markdown"]),
-                "--bootstrap", self.r.choice(["0", "20", "1000000000"]), "--permutations", self.r.choice(["0", "20"])]
+        args = [
+            "compare",
+            *map(str, case.inputs),
+            "-f",
+            self.r.choice(["table", "json", "markdown"]),
+            "--bootstrap",
+            self.r.choice(["0", "20", "1000000000"]),
+            "--permutations",
+            self.r.choice(["0", "20"]),
+        ]
         if self.r.random() < 0.4:
             args += ["--names", ",".join(self.r.choice(HOSTILE).replace(",", ";") for _ in case.inputs)]
         if self.r.random() < 0.4:
@@ -464,7 +583,11 @@ class Generator:
         calib, label, cols = self.dataset(d, kind, hostile_ok=False)
         apply, _, _ = self.dataset(d, kind, hostile_ok=False)
         case.inputs += [calib, apply]
-        extra = ["--model", r.choice(["constant", "poly", "kmeans"]), "--features", "mean"] if method == "accrue" else []
+        extra = (
+            ["--model", r.choice(["constant", "poly", "kmeans"]), "--features", "mean"]
+            if method == "accrue"
+            else []
+        )
         if r.random() < 0.35:  # a saved model, maybe tampered with
             model = d / f"{self.name('model')}.json"
             model.write_text(tampered_model(r, method))
@@ -535,18 +658,49 @@ class Generator:
 def tampered_model(r: random.Random, method: str) -> str:
     """A saved recalibrator: valid, or with one field broken (type, null, NaN, 1e999, nesting)."""
     states = {
-        "std-scaling": {"method": "std_scaling", "criterion": "ma_cal", "factor": 1.3, "n_rows": 40, "num_bins": 100},
-        "isotonic": {"method": "isotonic", "direction": "quantile", "expected": [0.0, 0.5, 1.0],
-                     "observed": [0.0, 0.4, 1.0]},
-        "conformal": {"method": "conformal", "normalized": True, "levels": [0.9], "score_quantile": [1.7],
-                      "rank": [37], "coverage_guaranteed": [0.9], "coverage_upper": [0.93]},
+        "std-scaling": {
+            "method": "std_scaling",
+            "criterion": "ma_cal",
+            "factor": 1.3,
+            "n_rows": 40,
+            "num_bins": 100,
+        },
+        "isotonic": {
+            "method": "isotonic",
+            "direction": "quantile",
+            "expected": [0.0, 0.5, 1.0],
+            "observed": [0.0, 0.4, 1.0],
+        },
+        "conformal": {
+            "method": "conformal",
+            "normalized": True,
+            "levels": [0.9],
+            "score_quantile": [1.7],
+            "rank": [37],
+            "coverage_guaranteed": [0.9],
+            "coverage_upper": [0.93],
+        },
         "temperature": {"method": "temperature", "temperature": 1.5},
-        "accrue": {"method": "accrue", "model": "constant", "n_features": 1, "feature_mean": [0.0],
-                   "feature_std": [1.0], "sigma_constant": 1.0, "sigma": 1.0, "features": ["mean"]},
+        "accrue": {
+            "method": "accrue",
+            "model": "constant",
+            "n_features": 1,
+            "feature_mean": [0.0],
+            "feature_std": [1.0],
+            "sigma_constant": 1.0,
+            "sigma": 1.0,
+            "features": ["mean"],
+        },
     }
     state = states[method]
-    text = json.dumps({"format": "uqeval.recalibrator/1", "uqeval_version": "0.1.0", "method": state["method"],
-                       "state": state})
+    text = json.dumps(
+        {
+            "format": "uqeval.recalibrator/1",
+            "uqeval_version": "0.1.0",
+            "method": state["method"],
+            "state": state,
+        }
+    )
     how = r.choice(["valid", "type", "null", "nan", "big", "deep", "list", "negative", "truncate", "format"])
     key = r.choice([k for k in state if k != "method"])
     if how == "valid":
@@ -557,46 +711,66 @@ def tampered_model(r: random.Random, method: str) -> str:
         return text.replace("uqeval.recalibrator/1", "uqeval.recalibrator/9")
     if how == "deep":
         return text.replace('"state": {', '"state": {"x": ' + "[" * 5000 + "]" * 5000 + ", ", 1)
-    value = {"type": '"abc"', "null": "null", "nan": "NaN", "big": "1e999", "list": "[[1], {}]", "negative": "-5"}[how]
+    value = {
+        "type": '"abc"',
+        "null": "null",
+        "nan": "NaN",
+        "big": "1e999",
+        "list": "[[1], {}]",
+        "negative": "-5",
+    }[how]
     return re.sub(rf'("{key}": )(\[[^\]]*\]|"[^"]*"|[^,}}]+)', lambda m: m.group(1) + value, text, count=1)
 
 
 def malformed_rules(r: random.Random) -> str:
-    return r.choice([
-        '[rules]\n"accuracy.mae" = { max = 10.0 }\n',
-        '[rules]\n"accuracy.mae" = { max = 0.0 }\n',                        # fails: exit 1
-        '[rules]\n"accuracy.mae" = { max = "x" }\n',
-        '[rules]\n"nope.metric" = { max = 1 }\n',
-        'require = ["accuracy.mae", 3]\n',
-        "a = " + "[" * 800 + "]" * 800 + "\n",
-        "[rules\n",
-        '[rules]\n"accuracy.mae" = { max = nan }\n',
-        '[rules]\n"accuracy.mae" = { max = inf }\n',
-        '[rules]\n"accuracy.mae" = { max_regression = 0.1 }\n',
-        f'[rules]\n"{HOSTILE[0]}" = {{ max = 1 }}\n'.replace("\x1b", "\\u001b").replace("\x07", "\\u0007"),
-        '[rules]\n"[bold]x[/bold]" = { max = 1 }\n',
-        "",
-    ])
+    return r.choice(
+        [
+            '[rules]\n"accuracy.mae" = { max = 10.0 }\n',
+            '[rules]\n"accuracy.mae" = { max = 0.0 }\n',  # fails: exit 1
+            '[rules]\n"accuracy.mae" = { max = "x" }\n',
+            '[rules]\n"nope.metric" = { max = 1 }\n',
+            'require = ["accuracy.mae", 3]\n',
+            "a = " + "[" * 800 + "]" * 800 + "\n",
+            "[rules\n",
+            '[rules]\n"accuracy.mae" = { max = nan }\n',
+            '[rules]\n"accuracy.mae" = { max = inf }\n',
+            '[rules]\n"accuracy.mae" = { max_regression = 0.1 }\n',
+            f'[rules]\n"{HOSTILE[0]}" = {{ max = 1 }}\n'.replace("\x1b", "\\u001b").replace(
+                "\x07", "\\u0007"
+            ),
+            '[rules]\n"[bold]x[/bold]" = { max = 1 }\n',
+            "",
+        ]
+    )
 
 
 def malformed_baseline(r: random.Random) -> str:
-    good = {"schema": "uqeval.score/1", "uqeval_version": "0.1.0", "input": {"n_rows": 40, "representation": "gaussian"},
-            "settings": {"num_bins": 100, "seed": 0}, "metrics": {"accuracy": {"mae": 0.8}},
-            "orientation": {"accuracy.mae": "lower"}}
+    good = {
+        "schema": "uqeval.score/1",
+        "uqeval_version": "0.1.0",
+        "input": {"n_rows": 40, "representation": "gaussian"},
+        "settings": {"num_bins": 100, "seed": 0},
+        "metrics": {"accuracy": {"mae": 0.8}},
+        "orientation": {"accuracy.mae": "lower"},
+    }
     text = json.dumps(good)
-    return r.choice([
-        text,
-        text.replace("0.8", "NaN"),
-        text.replace("0.8", "1e999"),
-        text.replace("0.8", '"abc"'),
-        text.replace('"metrics": {"accuracy": {"mae": 0.8}}', '"metrics": [1, 2]'),
-        text.replace('"settings": {"num_bins": 100, "seed": 0}', '"settings": {"num_bins": "x", "seed": [1]}'),
-        "[" * 5000 + "]" * 5000,
-        text[:20],
-        "",
-        json.dumps({**good, "schema": "uqeval.score/7"}),
-        text.replace('"input": {', '"input": {"path": "\\u001b[31mHX", '),
-    ])
+    return r.choice(
+        [
+            text,
+            text.replace("0.8", "NaN"),
+            text.replace("0.8", "1e999"),
+            text.replace("0.8", '"abc"'),
+            text.replace('"metrics": {"accuracy": {"mae": 0.8}}', '"metrics": [1, 2]'),
+            text.replace(
+                '"settings": {"num_bins": 100, "seed": 0}', '"settings": {"num_bins": "x", "seed": [1]}'
+            ),
+            "[" * 5000 + "]" * 5000,
+            text[:20],
+            "",
+            json.dumps({**good, "schema": "uqeval.score/7"}),
+            text.replace('"input": {', '"input": {"path": "\\u001b[31mHX", '),
+        ]
+    )
 
 
 # --------------------------------------------------------------------------- running and judging
@@ -651,6 +825,7 @@ class _FifoReader:
 def _strict_json(text: str) -> Any:
     def refuse(name):
         raise ValueError(f"non-strict JSON constant {name}")
+
     return json.loads(text, parse_constant=refuse)
 
 
@@ -715,7 +890,9 @@ def check_case(case: Case, result, before: dict, after: dict, fifo_data: dict[Pa
         problems.append(f"exception {type(result.exception).__name__}: {str(result.exception)[:120]}")
     if TRACEBACK in out or TRACEBACK in err:
         problems.append("traceback printed")
-    binary_stdout = "-" in case.args and (result.stdout_bytes or b"").startswith((b"\x89PNG", b"%PDF", b"PAR1", b"\x1f\x8b"))
+    binary_stdout = "-" in case.args and (result.stdout_bytes or b"").startswith(
+        (b"\x89PNG", b"%PDF", b"PAR1", b"\x1f\x8b")
+    )
     for where, text in (("stdout", out), ("stderr", err)):
         if where == "stdout" and binary_stdout:
             continue

@@ -41,8 +41,10 @@ def test_fuzz_every_command(tmp_path):
             counts["FAILED"] += 1
             failures.append((i, case.command, case.label, case.args, outcome.problems, outcome.stderr[-400:]))
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"\nfuzz: {CASES} cases, seed {SEED}: {dict(sorted(counts.items()))}; per command "
-          f"{dict(sorted(per_command.items()))}; peak RSS {peak_mb:.0f} MB")
+    print(
+        f"\nfuzz: {CASES} cases, seed {SEED}: {dict(sorted(counts.items()))}; per command "
+        f"{dict(sorted(per_command.items()))}; peak RSS {peak_mb:.0f} MB"
+    )
     assert peak_mb < PEAK_RSS_MB
     assert not failures, "\n\n".join(
         f"case {i} [{cmd} {label}]\n  args: {args!r}\n  problems: {probs}\n  stderr: {err!r}"
@@ -50,8 +52,9 @@ def test_fuzz_every_command(tmp_path):
     )
 
 
-@pytest.mark.parametrize("command", ["score", "ucc", "coverage", "compare", "recalibrate", "check", "report", "plot",
-                                     "explain"])
+@pytest.mark.parametrize(
+    "command", ["score", "ucc", "coverage", "compare", "recalibrate", "check", "report", "plot", "explain"]
+)
 def test_generator_covers_every_command(tmp_path, command):
     gen = Generator(tmp_path, SEED)
     seen = {gen.case(i).command for i in range(80)}

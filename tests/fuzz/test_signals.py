@@ -30,8 +30,15 @@ def big(tmp_path_factory):
     rng = np.random.default_rng(0)
     n = 400_000
     mean = rng.normal(size=n)
-    cols = {"y": mean + rng.normal(size=n), "mean": mean, "std": np.ones(n), **{f"x{j}": rng.normal(size=n) for j in range(8)}}
-    return write_table(d / "calib.parquet", {k: v[:2000] for k, v in cols.items()}), write_table(d / "big.parquet", cols)
+    cols = {
+        "y": mean + rng.normal(size=n),
+        "mean": mean,
+        "std": np.ones(n),
+        **{f"x{j}": rng.normal(size=n) for j in range(8)},
+    }
+    return write_table(d / "calib.parquet", {k: v[:2000] for k, v in cols.items()}), write_table(
+        d / "big.parquet", cols
+    )
 
 
 @pytest.mark.parametrize("i", range(RUNS))
@@ -41,9 +48,27 @@ def test_signal_at_a_random_moment_leaves_no_temporary_file(tmp_path, big, i):
     sig = r.choice([signal.SIGTERM, signal.SIGINT])
     out, model = tmp_path / "out.parquet", tmp_path / "model.json"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "uqeval", "recalibrate", str(calib), "--method", "isotonic", "--apply", str(apply),
-         "--output", str(out), "--save", str(model), "-f", "json"],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "uqeval",
+            "recalibrate",
+            str(calib),
+            "--method",
+            "isotonic",
+            "--apply",
+            str(apply),
+            "--output",
+            str(out),
+            "--save",
+            str(model),
+            "-f",
+            "json",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     time.sleep(r.uniform(0.3, 6.0))
     proc.send_signal(sig)

@@ -25,7 +25,9 @@ def test_ambiguous_target_names_flag():
 def test_override_wins_and_missing_override_lists_columns():
     plan = plan_columns(["y", "target", "mean", "std"], explicit={"y_true": "target"})
     assert plan.roles["y_true"] == "target"
-    with pytest.raises(SchemaError, match=r"column 'nope' given for std \(--std\) not found; available columns: y"):
+    with pytest.raises(
+        SchemaError, match=r"column 'nope' given for std \(--std\) not found; available columns: y"
+    ):
         plan_columns(["y", "mean", "std"], explicit={"std": "nope"})
 
 
@@ -59,7 +61,9 @@ def test_interval_pairs():
 def test_several_representations_need_a_choice():
     with pytest.raises(SchemaError, match="several representations.*--representation"):
         plan_columns(["y", "mean", "std", "q_0.5"])
-    assert plan_columns(["y", "mean", "std", "q_0.5"], representation="quantiles").representation == "quantiles"
+    assert (
+        plan_columns(["y", "mean", "std", "q_0.5"], representation="quantiles").representation == "quantiles"
+    )
 
 
 def test_classification_columns():
@@ -76,9 +80,15 @@ def test_point_only_and_nothing():
 
 
 def test_level_columns_that_do_not_parse_are_errors():
-    with pytest.raises(SchemaError, match=r"cannot parse the level of column 'q_median'; name it like q_0.05"):
+    with pytest.raises(
+        SchemaError, match=r"cannot parse the level of column 'q_median'; name it like q_0.05"
+    ):
         plan_columns(["y", "q_0.1", "q_median"])
-    with pytest.raises(SchemaError, match=r"column 'q_5' names level 5, which is not strictly between 0 and 1"):
+    with pytest.raises(
+        SchemaError, match=r"column 'q_5' names level 5, which is not strictly between 0 and 1"
+    ):
         plan_columns(["y", "q_5", "q_0.5"])
-    with pytest.raises(SchemaError, match=r"cannot parse the level of column 'lower_ninety'; name it like lower_0.9"):
+    with pytest.raises(
+        SchemaError, match=r"cannot parse the level of column 'lower_ninety'; name it like lower_0.9"
+    ):
         plan_columns(["y", "lower_ninety", "upper_0.9"])

@@ -37,12 +37,15 @@ def test_variance_is_converted(tmp_path, gaussian_cols):
     np.testing.assert_allclose(pred.std, gaussian_cols["sigma"], rtol=1e-12)
 
 
-@pytest.mark.parametrize("bad,match", [
-    (np.nan, r"column 'sigma' \(first at row 17\), found NaN"),
-    (np.inf, r"column 'sigma' \(first at row 17\), found inf"),
-    (0.0, r"std must be > 0: 1 non-positive value\(s\) in column 'sigma' \(first at row 17\)"),
-    (-1.0, r"std must be > 0: .*row 17"),
-])
+@pytest.mark.parametrize(
+    "bad,match",
+    [
+        (np.nan, r"column 'sigma' \(first at row 17\), found NaN"),
+        (np.inf, r"column 'sigma' \(first at row 17\), found inf"),
+        (0.0, r"std must be > 0: 1 non-positive value\(s\) in column 'sigma' \(first at row 17\)"),
+        (-1.0, r"std must be > 0: .*row 17"),
+    ],
+)
 def test_bad_std_names_column_and_row(tmp_path, gaussian_cols, bad, match):
     gaussian_cols["sigma"][17] = bad
     with pytest.raises(InputError, match=match):
@@ -52,7 +55,9 @@ def test_bad_std_names_column_and_row(tmp_path, gaussian_cols, bad, match):
 def test_nan_policy_omit_drops_and_counts(tmp_path, gaussian_cols):
     gaussian_cols["y"][[3, 40]] = np.nan
     gaussian_cols["mu"][5] = np.inf
-    loaded = load_predictions(write_table(tmp_path / "b.parquet", gaussian_cols), make_settings(nan_policy="omit"))
+    loaded = load_predictions(
+        write_table(tmp_path / "b.parquet", gaussian_cols), make_settings(nan_policy="omit")
+    )
     assert loaded.info["n_dropped"] == 3 and loaded.prediction.n == 297
     assert loaded.info["n_rows"] == 300
 
@@ -90,7 +95,9 @@ def test_empty_header_only_corrupt_directory_and_extension(tmp_path):
 def test_ragged_csv_is_an_error(tmp_path):
     p = tmp_path / "r.csv"
     p.write_text("y,mean,std\n1,2,1\n1,2,3,4\n")
-    with pytest.raises(InputError, match=r"cannot read CSV data at row 1 \(line 3: 4 fields, the header has 3\)"):
+    with pytest.raises(
+        InputError, match=r"cannot read CSV data at row 1 \(line 3: 4 fields, the header has 3\)"
+    ):
         load_predictions(p)
 
 
@@ -108,15 +115,21 @@ def test_ragged_list_column(tmp_path):
 
 
 def test_lower_above_upper(tmp_path):
-    p = write_table(tmp_path / "i.parquet", {"y": [1.0, 2.0, 3.0], "lower": [0.0, 3.0, 2.0], "upper": [2.0, 2.5, 4.0]})
-    with pytest.raises(InputError, match=r"lower > upper in 1 row\(s\).*'lower' and 'upper' \(first at row 1"):
+    p = write_table(
+        tmp_path / "i.parquet", {"y": [1.0, 2.0, 3.0], "lower": [0.0, 3.0, 2.0], "upper": [2.0, 2.5, 4.0]}
+    )
+    with pytest.raises(
+        InputError, match=r"lower > upper in 1 row\(s\).*'lower' and 'upper' \(first at row 1"
+    ):
         load_predictions(p)
 
 
 def test_crossing_quantiles(tmp_path):
     cols = {"y": [0.0, 0.0, 0.0], "q_0.1": [-1.0, -1.0, 1.0], "q_0.9": [1.0, 1.0, -1.0]}
     p = write_table(tmp_path / "q.parquet", cols)
-    with pytest.raises(InputError, match=r"crossing quantiles in 1 row\(s\): column 'q_0.9' < 'q_0.1' \(first at row 2"):
+    with pytest.raises(
+        InputError, match=r"crossing quantiles in 1 row\(s\): column 'q_0.9' < 'q_0.1' \(first at row 2"
+    ):
         load_predictions(p)
     loaded = load_predictions(p, make_settings(fix_crossing=True))
     assert loaded.info["n_fixed_crossing"] == 1
@@ -127,7 +140,9 @@ def test_off_simplex_and_bad_labels(tmp_path):
     with pytest.raises(InputError, match=r"off the simplex.*first at row 1, sum 1.1"):
         load_predictions(p)
     p = write_table(tmp_path / "c2.parquet", {"label": [0, 2], "p_0": [0.5, 0.2], "p_1": [0.5, 0.8]})
-    with pytest.raises(InputError, match=r"labels must be integers in 0..1.*'label' \(first at row 1, found 2"):
+    with pytest.raises(
+        InputError, match=r"labels must be integers in 0..1.*'label' \(first at row 1, found 2"
+    ):
         load_predictions(p)
 
 
@@ -158,7 +173,11 @@ def test_input_file_is_not_modified(tmp_path, gaussian_cols):
 
 
 def test_sample_data_files_all_load():
-    kinds = {f.name: load_predictions(f).prediction.kind for f in SAMPLE.glob("*.parquet") if f.name != "train.parquet"}
+    kinds = {
+        f.name: load_predictions(f).prediction.kind
+        for f in SAMPLE.glob("*.parquet")
+        if f.name != "train.parquet"
+    }
     kinds.update({f.name: load_predictions(f).prediction.kind for f in SAMPLE.glob("*.csv")})
     assert set(kinds.values()) >= {"gaussian", "point", "intervals", "quantiles", "samples", "categorical"}
 
@@ -204,9 +223,13 @@ def test_quantile_and_probability_blocks_are_decoded_batch_by_batch(tmp_path, mo
     qcols = {"y": rng.normal(size=50), "q_0.1": q[:, 0], "q_0.5": q[:, 1], "q_0.9": q[:, 2]}
     pred = load_predictions(write_table(tmp_path / "q.parquet", qcols)).prediction
     assert pred.quantiles is made[-1] and pred.quantiles.flags.f_contiguous
-    assert np.array_equal(pred.quantiles, load_predictions(write_table(tmp_path / "q.csv", qcols)).prediction.quantiles)
+    assert np.array_equal(
+        pred.quantiles, load_predictions(write_table(tmp_path / "q.csv", qcols)).prediction.quantiles
+    )
     p = rng.dirichlet(np.ones(3), size=50)
     pcols = {"label": rng.integers(0, 3, 50), **{f"p_{k}": p[:, k] for k in range(3)}}
     pred = load_predictions(write_table(tmp_path / "p.parquet", pcols)).prediction
     assert pred.kind == "categorical" and pred.proba is made[-1]
-    assert np.array_equal(pred.proba, load_predictions(write_table(tmp_path / "p.csv", pcols)).prediction.proba)
+    assert np.array_equal(
+        pred.proba, load_predictions(write_table(tmp_path / "p.csv", pcols)).prediction.proba
+    )

@@ -32,8 +32,9 @@ def _flat_cols(p: np.ndarray, labels: np.ndarray) -> dict:
 
 
 def _list_file(path, p: np.ndarray, labels: np.ndarray):
-    nested = pa.array([[list(map(float, member)) for member in row] for row in p],
-                      type=pa.list_(pa.list_(pa.float64())))
+    nested = pa.array(
+        [[list(map(float, member)) for member in row] for row in p], type=pa.list_(pa.list_(pa.float64()))
+    )
     pq.write_table(pa.table({"label": labels, "member_proba": nested}), path)
     return path
 
@@ -49,7 +50,7 @@ def test_member_columns_are_detected_and_reshaped_member_major(tmp_path):
     np.testing.assert_array_equal(pred.member_proba, p)
     np.testing.assert_array_equal(pred.labels, labels)
     np.testing.assert_allclose(pred.proba, p.mean(axis=1), rtol=1e-15)
-    assert pred.columns["member_proba"][:K + 1] == ["m0_p_0", "m0_p_1", "m0_p_2", "m0_p_3", "m1_p_0"]
+    assert pred.columns["member_proba"][: K + 1] == ["m0_p_0", "m0_p_1", "m0_p_2", "m0_p_3", "m1_p_0"]
     assert pred.columns["y_true"] == "label"
 
 
@@ -81,25 +82,34 @@ def test_plan_for_members_dirichlet_and_loglik():
     plan = plan_columns(["loglik_0", "loglik_1", "shift"])
     assert plan.representation == "loglik" and "y_true" not in plan.roles
     plan = plan_columns(["y", "mu", "sigma", "loglik"], list_columns={"loglik"})
-    assert plan.representation == "gaussian" and plan.roles["loglik"] == "loglik" and "loglik" in plan.list_roles
+    assert (
+        plan.representation == "gaussian" and plan.roles["loglik"] == "loglik" and "loglik" in plan.list_roles
+    )
 
 
 def test_members_next_to_plain_probabilities_is_ambiguous(tmp_path):
     p, labels = _members(3)
     cols = {**_flat_cols(p, labels), **{f"p_{c}": p.mean(axis=1)[:, c] for c in range(K)}}
     path = write_table(tmp_path / "a.parquet", cols)
-    with pytest.raises(SchemaError, match=r"several representations \(categorical, members\).*--representation"):
+    with pytest.raises(
+        SchemaError, match=r"several representations \(categorical, members\).*--representation"
+    ):
         load_predictions(path)
     assert load_predictions(path, make_settings(representation="members")).prediction.kind == "members"
-    assert load_predictions(path, make_settings(representation="categorical")).prediction.kind == "categorical"
+    assert (
+        load_predictions(path, make_settings(representation="categorical")).prediction.kind == "categorical"
+    )
 
 
-@pytest.mark.parametrize("names,match", [
-    (["label", "m0_p_0", "m0_p_1", "m1_p_0"], r"missing m1_p_1"),
-    (["label", "m0_p_0", "m0_p_1", "m2_p_0", "m2_p_1"], r"without gaps; found members \[0, 2\]"),
-    (["label", "m0_p_1", "m0_p_2", "m1_p_1", "m1_p_2"], r"found members \[0, 1\] and classes \[1, 2\]"),
-    (["label", "m0_p_0", "m0_p_1", "M0_P_1", "m1_p_0", "m1_p_1"], r"'m0_p_1' and 'M0_P_1' name the same"),
-])
+@pytest.mark.parametrize(
+    "names,match",
+    [
+        (["label", "m0_p_0", "m0_p_1", "m1_p_0"], r"missing m1_p_1"),
+        (["label", "m0_p_0", "m0_p_1", "m2_p_0", "m2_p_1"], r"without gaps; found members \[0, 2\]"),
+        (["label", "m0_p_1", "m0_p_2", "m1_p_1", "m1_p_2"], r"found members \[0, 1\] and classes \[1, 2\]"),
+        (["label", "m0_p_0", "m0_p_1", "M0_P_1", "m1_p_0", "m1_p_1"], r"'m0_p_1' and 'M0_P_1' name the same"),
+    ],
+)
 def test_incomplete_member_grid_is_a_schema_error(names, match):
     with pytest.raises(SchemaError, match=match):
         plan_columns(names, path="f.csv")
@@ -109,23 +119,31 @@ def test_incomplete_member_grid_is_a_schema_error(names, match):
 def test_member_off_simplex_names_member_columns_and_row(tmp_path):
     p, labels = _members(4)
     p[7, 1, 2] += 0.01
-    with pytest.raises(InputError, match=r"off the simplex in member 1 columns 'm1_p_0, m1_p_1, m1_p_2, m1_p_3' "
-                                         r"\(first at row 7, sum 1.01\)") as err:
+    with pytest.raises(
+        InputError,
+        match=r"off the simplex in member 1 columns 'm1_p_0, m1_p_1, m1_p_2, m1_p_3' "
+        r"\(first at row 7, sum 1.01\)",
+    ) as err:
         load_predictions(write_table(tmp_path / "e.parquet", _flat_cols(p, labels)))
     assert err.value.fix == "renormalize"  # the CLI phrases it as --renormalize
-    pred = load_predictions(write_table(tmp_path / "e.parquet", _flat_cols(p, labels)),
-                            make_settings(renormalize=True)).prediction
+    pred = load_predictions(
+        write_table(tmp_path / "e.parquet", _flat_cols(p, labels)), make_settings(renormalize=True)
+    ).prediction
     np.testing.assert_allclose(pred.member_proba.sum(axis=2), 1.0, rtol=1e-15)
 
 
 def test_member_negative_and_nan_name_the_column_and_row(tmp_path):
     p, labels = _members(5)
     p[9, 2, 1] = -0.1
-    with pytest.raises(InputError, match=r">= 0: 1 row\(s\) with negative values in column 'm2_p_1' \(first at row 9"):
+    with pytest.raises(
+        InputError, match=r">= 0: 1 row\(s\) with negative values in column 'm2_p_1' \(first at row 9"
+    ):
         load_predictions(write_table(tmp_path / "e.parquet", _flat_cols(p, labels)))
     p, labels = _members(5)
     p[11, 0, 3] = np.nan
-    with pytest.raises(InputError, match=r"finite: 1 bad row\(s\) in column 'm0_p_3' \(first at row 11, found nan"):
+    with pytest.raises(
+        InputError, match=r"finite: 1 bad row\(s\) in column 'm0_p_3' \(first at row 11, found nan"
+    ):
         load_predictions(write_table(tmp_path / "e.parquet", _flat_cols(p, labels)))
     with pytest.raises(InputError, match=r"column 'member_proba\[0\]\[3\]' \(first at row 11, found nan"):
         load_predictions(_list_file(tmp_path / "l.parquet", p, labels))
@@ -134,8 +152,9 @@ def test_member_negative_and_nan_name_the_column_and_row(tmp_path):
 def test_nan_policy_omit_drops_member_rows(tmp_path):
     p, labels = _members(6)
     p[[3, 30], 1, 0] = np.nan
-    loaded = load_predictions(write_table(tmp_path / "e.parquet", _flat_cols(p, labels)),
-                              make_settings(nan_policy="omit"))
+    loaded = load_predictions(
+        write_table(tmp_path / "e.parquet", _flat_cols(p, labels)), make_settings(nan_policy="omit")
+    )
     assert loaded.info["n_dropped"] == 2 and loaded.prediction.n == N - 2
     assert 3 not in loaded.prediction.rows and 30 not in loaded.prediction.rows
 
@@ -143,8 +162,9 @@ def test_nan_policy_omit_drops_member_rows(tmp_path):
 def test_member_labels_out_of_range_and_single_member(tmp_path):
     p, labels = _members(7)
     labels[5] = K
-    with pytest.raises(InputError,
-                       match=rf"labels must be integers in 0..{K - 1}.*'label' \(first at row 5, found {K}"):
+    with pytest.raises(
+        InputError, match=rf"labels must be integers in 0..{K - 1}.*'label' \(first at row 5, found {K}"
+    ):
         load_predictions(write_table(tmp_path / "e.parquet", _flat_cols(p, labels)))
     p, labels = _members(7, m=1)
     with pytest.raises(InputError, match=r"at least 2 members, found 1 in 'm0_p_0, m0_p_1"):
@@ -157,14 +177,19 @@ def test_ragged_list_of_lists_names_row_and_member(tmp_path):
         return pq.write_table(pa.table({"label": [0, 1, 0], "member_proba": data}), tmp_path / "r.parquet")
 
     write([[[0.5, 0.5], [0.4, 0.6]], [[0.5, 0.5], [0.4, 0.6]], [[1.0, 0.0]]])
-    with pytest.raises(InputError,
-                       match=r"ragged list column 'member_proba': row 2 has 1 member lists but row 0 has 2"):
+    with pytest.raises(
+        InputError, match=r"ragged list column 'member_proba': row 2 has 1 member lists but row 0 has 2"
+    ):
         load_predictions(tmp_path / "r.parquet")
     write([[[0.5, 0.5], [0.4, 0.6]], [[0.5, 0.5], [0.2, 0.2, 0.6]], [[0.5, 0.5], [0.4, 0.6]]])
-    with pytest.raises(InputError, match=r"ragged list column 'member_proba': row 1 member 1 has 3 class values"):
+    with pytest.raises(
+        InputError, match=r"ragged list column 'member_proba': row 1 member 1 has 3 class values"
+    ):
         load_predictions(tmp_path / "r.parquet")
-    pq.write_table(pa.table({"label": [0, 1], "member_proba": pa.array([[0.5, 0.5], [0.1, 0.9]])}),
-                   tmp_path / "flat.parquet")
+    pq.write_table(
+        pa.table({"label": [0, 1], "member_proba": pa.array([[0.5, 0.5], [0.1, 0.9]])}),
+        tmp_path / "flat.parquet",
+    )
     with pytest.raises(SchemaError, match=r"'member_proba' must be a list of lists"):
         load_predictions(tmp_path / "flat.parquet")
 
@@ -174,9 +199,14 @@ def test_dirichlet_columns_and_list_column(tmp_path):
     rng = np.random.default_rng(8)
     alpha = rng.gamma(2.0, 1.0, (N, 3)) + 0.1
     labels = rng.integers(0, 3, N)
-    a = load_predictions(write_table(tmp_path / "d.parquet",
-                                     {"label": labels, **{f"alpha_{c}": alpha[:, c] for c in range(3)}})).prediction
-    b = load_predictions(write_table(tmp_path / "l.parquet", {"label": labels, "alpha": pa.array(list(alpha))}))
+    a = load_predictions(
+        write_table(
+            tmp_path / "d.parquet", {"label": labels, **{f"alpha_{c}": alpha[:, c] for c in range(3)}}
+        )
+    ).prediction
+    b = load_predictions(
+        write_table(tmp_path / "l.parquet", {"label": labels, "alpha": pa.array(list(alpha))})
+    )
     assert isinstance(a, Dirichlet) and isinstance(b.prediction, Dirichlet)
     np.testing.assert_array_equal(a.alpha, b.prediction.alpha)
     np.testing.assert_allclose(a.proba, alpha / alpha.sum(1, keepdims=True), rtol=1e-15)
@@ -187,8 +217,9 @@ def test_dirichlet_alpha_must_be_positive(tmp_path):
     alpha = np.ones((N, 3))
     alpha[13, 2] = 0.0
     cols = {"label": np.zeros(N), **{f"alpha_{c}": alpha[:, c] for c in range(3)}}
-    with pytest.raises(InputError,
-                       match=r"alpha values must be > 0: 1 bad row\(s\) in column 'alpha_2' \(first at row 13"):
+    with pytest.raises(
+        InputError, match=r"alpha values must be > 0: 1 bad row\(s\) in column 'alpha_2' \(first at row 13"
+    ):
         load_predictions(write_table(tmp_path / "d.parquet", cols))
 
 
@@ -216,8 +247,11 @@ def test_loglik_alone_needs_no_target(tmp_path):
 def test_bad_loglik_names_column_and_row(tmp_path):
     ll = np.random.default_rng(11).normal(-1, 0.3, (50, 3))
     ll[21, 1] = np.inf
-    with pytest.raises(InputError, match=r"loglik values must be finite: 1 bad row\(s\) in column 'loglik_1' "
-                                         r"\(first at row 21, found inf"):
+    with pytest.raises(
+        InputError,
+        match=r"loglik values must be finite: 1 bad row\(s\) in column 'loglik_1' "
+        r"\(first at row 21, found inf",
+    ):
         load_predictions(write_table(tmp_path / "l.parquet", {f"loglik_{j}": ll[:, j] for j in range(3)}))
     with pytest.raises(InputError, match=r"at least 2 members per row, found 1 in 'loglik_0'"):
         load_predictions(write_table(tmp_path / "one.parquet", {"loglik_0": ll[:, 0]}))

@@ -167,9 +167,22 @@ _SIGNAL_SCRIPT = textwrap.dedent("""
 @pytest.mark.parametrize("where", ["write", "create"])
 def test_signals_leave_no_temporary_file(tmp_path, sig, where):
     out = tmp_path / "summary.json"
-    r = subprocess.run([sys.executable, "-c", _SIGNAL_SCRIPT, sig, where, str(ROOT / "sample_data" / "gaussian.csv"),
-                        str(out)], capture_output=True, text=True, cwd=ROOT, timeout=120,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _SIGNAL_SCRIPT,
+            sig,
+            where,
+            str(ROOT / "sample_data" / "gaussian.csv"),
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert r.returncode == 130, r.stderr
     assert "interrupted" in r.stderr and "Traceback" not in r.stderr
     assert not out.exists() and not _temps(tmp_path)

@@ -130,8 +130,10 @@ def test_agrees_in_distribution_with_row_subsets():
         size = max(int(round(f * n)), 2)
         worst = np.empty((trials, 2))
         for t in range(trials):
-            e = [_brute_errors(*(a[idx] for a in (y, mean, std)))
-                 for idx in (brute_rng.choice(n, size, replace=False) for _ in range(draws))]
+            e = [
+                _brute_errors(*(a[idx] for a in (y, mean, std)))
+                for idx in (brute_rng.choice(n, size, replace=False) for _ in range(draws))
+            ]
             worst[t] = np.max(e, axis=0)
         for col, key in enumerate(("ma", "rms")):
             b_mean = worst[:, col].mean()
@@ -150,7 +152,9 @@ def test_row_order_invariance_is_exact(n, seed, rnd):
     y = mean + std * rng.standard_normal(n) * 1.3
     perm = np.array(rnd.sample(range(n), n))
     a = adversarial_group_calibration_gaussian(y, mean, std, num_trials=3, num_group_draws=2)
-    b = adversarial_group_calibration_gaussian(y[perm], mean[perm], std[perm], num_trials=3, num_group_draws=2)
+    b = adversarial_group_calibration_gaussian(
+        y[perm], mean[perm], std[perm], num_trials=3, num_group_draws=2
+    )
     assert a == b
     for key in ("ma_mean", "rms_mean"):
         assert all(0.0 <= v <= 1.0 for v in a[key])

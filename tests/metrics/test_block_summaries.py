@@ -30,9 +30,14 @@ def _whole_summary(y, p, lo, hi, x_axis, y_axis, **kw):
     unit = U._unit(y, kw.get("normalize", "std"))
     model = U._curve(d, zl, zu, x_axis, y_axis, kw.get("normalize", "std"), unit)
     const = U._curve(d, None, None, x_axis, y_axis, kw.get("normalize", "std"), unit)
-    return U.summary_of_curves(model, const, U._metrics_at(d, zl, zu, 1.0, unit),
-                               U._check_range(kw.get("partial_x"), "x"), U._check_range(kw.get("partial_y"), "y"),
-                               kw.get("cost", 0.5))
+    return U.summary_of_curves(
+        model,
+        const,
+        U._metrics_at(d, zl, zu, 1.0, unit),
+        U._check_range(kw.get("partial_x"), "x"),
+        U._check_range(kw.get("partial_y"), "y"),
+        kw.get("cost", 0.5),
+    )
 
 
 @pytest.mark.parametrize("ties", [False, True])
@@ -42,7 +47,9 @@ def test_ucc_summary_rows_equals_the_whole_arrays_bit_for_bit(ties):
         for kw in ({}, {"partial_x": (0.1, 0.9)}, {"partial_y": (0.1, 0.5), "cost": 0.3}):
             want = _whole_summary(y, p, lo, hi, x_axis, y_axis, **kw)
             assert U.ucc_summary(y, p, lo, hi, x_axis=x_axis, y_axis=y_axis, **kw) == want
-            got = U.ucc_summary_rows(y, p, lambda a, b: (lo[a:b], hi[a:b]), x_axis=x_axis, y_axis=y_axis, **kw)
+            got = U.ucc_summary_rows(
+                y, p, lambda a, b: (lo[a:b], hi[a:b]), x_axis=x_axis, y_axis=y_axis, **kw
+            )
             assert got == want
 
 
@@ -79,8 +86,18 @@ def test_trapezoid_and_min_cost_point_in_blocks():
     y = np.round(rng.random(N), 2)
     assert trapezoid(x, y) == float(np.sum(np.diff(x) * (y[1:] + y[:-1])) * 0.5)
     assert trapezoid(x[:1], y[:1]) == 0.0
-    curve = U.UCCCurve(k=np.arange(N, dtype=float), bandwidth=x, missrate=y, excess=None, deficit=None,
-                       x_axis="bandwidth", y_axis="missrate", normalize="none", unit=1.0, n_rows=N)
+    curve = U.UCCCurve(
+        k=np.arange(N, dtype=float),
+        bandwidth=x,
+        missrate=y,
+        excess=None,
+        deficit=None,
+        x_axis="bandwidth",
+        y_axis="missrate",
+        normalize="none",
+        unit=1.0,
+        n_rows=N,
+    )
     c = 0.25 * x + 0.75 * y
     best = np.flatnonzero(c == c.min())
     op = U._min_cost_point(curve, 0.25)
@@ -97,6 +114,6 @@ def test_coverage_sums_in_blocks_equal_coverage_metrics():
         assert want["coverage"] == float(np.mean(rows["coverage"][0]))
         state = CoverageSums(N, 0.9, y_std)
         for a in range(0, N, 1000):  # blocks of any size, in row order
-            state.add(y[a:a + 1000], lo[a:a + 1000], hi[a:a + 1000])
+            state.add(y[a : a + 1000], lo[a : a + 1000], hi[a : a + 1000])
         assert state.result() == want
         assert list(state.result()) == list(want)

@@ -50,11 +50,21 @@ def test_rowwise_and_row_argmax_equal_the_whole_array_expression():
 def test_gaussian_kernels_do_not_depend_on_the_block_size(small_blocks):
     """Blocks of 1,000 rows give bitwise what one block (the whole array) gives."""
     y, mean, std = _data()
-    got = (scoring_rules_gaussian(y, mean, std), reliability_gaussian(y, mean, std),
-           regression_accuracy(y, mean), sharpness(std), coverage_metrics(y, mean - 2 * std, mean + 2 * std, 0.95))
+    got = (
+        scoring_rules_gaussian(y, mean, std),
+        reliability_gaussian(y, mean, std),
+        regression_accuracy(y, mean),
+        sharpness(std),
+        coverage_metrics(y, mean - 2 * std, mean + 2 * std, 0.95),
+    )
     blocks.BLOCK = 1 << 20
-    whole = (scoring_rules_gaussian(y, mean, std), reliability_gaussian(y, mean, std),
-             regression_accuracy(y, mean), sharpness(std), coverage_metrics(y, mean - 2 * std, mean + 2 * std, 0.95))
+    whole = (
+        scoring_rules_gaussian(y, mean, std),
+        reliability_gaussian(y, mean, std),
+        regression_accuracy(y, mean),
+        sharpness(std),
+        coverage_metrics(y, mean - 2 * std, mean + 2 * std, 0.95),
+    )
     assert repr(got) == repr(whole)
 
 
@@ -71,7 +81,9 @@ def test_blocked_kernels_equal_the_plain_formulas():
     zs = np.sort(z)
     i = np.arange(1, z.size + 1, dtype=np.float64)
     eta = zs / np.sqrt(2.0)
-    terms = (eta / z.size) * (erfc(-eta) - (2.0 * i - 1.0) / z.size) + np.exp(-eta * eta) / (z.size * np.sqrt(np.pi))
+    terms = (eta / z.size) * (erfc(-eta) - (2.0 * i - 1.0) / z.size) + np.exp(-eta * eta) / (
+        z.size * np.sqrt(np.pi)
+    )
     assert reliability_gaussian(y, mean, std)["rs"] == float(np.sum(terms) - 0.5 * np.sqrt(2.0 / np.pi))
     u = ndtr(zs)
     mce = max(np.max(i / z.size - u), np.max(u - (i - 1.0) / z.size))
@@ -83,7 +95,9 @@ def test_blocked_kernels_equal_the_plain_formulas():
     cov = coverage_metrics(y, lo, hi, 0.8, y_std=2.0)
     inside = ((y >= lo) & (y <= hi)).astype(float)
     assert cov["coverage"] == float(np.mean(inside)) and cov["width"] == float(np.mean(hi - lo))
-    assert cov["width_norm"] == float(np.mean((hi - lo) / 2.0)) and cov["miss_below"] == float(np.mean(y < lo))
+    assert cov["width_norm"] == float(np.mean((hi - lo) / 2.0)) and cov["miss_below"] == float(
+        np.mean(y < lo)
+    )
     assert cov["coverage_error"] == float(np.mean(inside) - 0.8)
 
 
@@ -91,11 +105,21 @@ def test_blocked_kernels_equal_the_plain_formulas():
 def test_searchsorted_fixed_equals_searchsorted(side):
     rng = np.random.default_rng(1)
     levels = np.linspace(0.01, 0.99, 99)
-    x = np.concatenate([rng.normal(size=100_000) * 2, rng.standard_cauchy(10_000),
-                        [np.inf, -np.inf, 0.0, -0.0, 9.0, -9.0, 1e300, -1e300, 5e-324]])
-    for breaks in (ndtri(levels), ndtri(0.5 + levels / 2), ndtri(0.5 - levels / 2)[::-1],
-                   ndtri(0.5 + np.linspace(0, 1, 100) / 2),  # 0 ... inf
-                   np.array([-20.0, -9.0, 0.0, 9.0, 20.0]), np.linspace(-1e-3, 1e-3, 50)):  # the last: shared cells
+    x = np.concatenate(
+        [
+            rng.normal(size=100_000) * 2,
+            rng.standard_cauchy(10_000),
+            [np.inf, -np.inf, 0.0, -0.0, 9.0, -9.0, 1e300, -1e300, 5e-324],
+        ]
+    )
+    for breaks in (
+        ndtri(levels),
+        ndtri(0.5 + levels / 2),
+        ndtri(0.5 - levels / 2)[::-1],
+        ndtri(0.5 + np.linspace(0, 1, 100) / 2),  # 0 ... inf
+        np.array([-20.0, -9.0, 0.0, 9.0, 20.0]),
+        np.linspace(-1e-3, 1e-3, 50),
+    ):  # the last: shared cells
         finite = breaks[np.isfinite(breaks)]
         xs = np.concatenate([x, finite, np.nextafter(finite, np.inf), np.nextafter(finite, -np.inf)])
         assert np.array_equal(searchsorted_fixed(breaks, xs, side), np.searchsorted(breaks, xs, side))
@@ -104,8 +128,9 @@ def test_searchsorted_fixed_equals_searchsorted(side):
 def test_cover_index_equals_searchsorted_on_the_thresholds():
     a = np.abs(np.random.default_rng(2).normal(size=50_000)) * 1.3
     expected = np.linspace(0.0, 1.0, 100)
-    assert np.array_equal(interval_cover_index(a, expected),
-                          np.searchsorted(ndtri(0.5 + expected / 2.0), a, side="left"))
+    assert np.array_equal(
+        interval_cover_index(a, expected), np.searchsorted(ndtri(0.5 + expected / 2.0), a, side="left")
+    )
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 10, 11, 1000, 1001])
@@ -139,8 +164,10 @@ def test_quantile_scores_are_those_of_the_whole_score_arrays(small_blocks):
     pin = pinball_loss(y, q, tau).mean(axis=0)
     assert got["pinball"] == float(pin.mean())
     assert got["pinball_by_level"] == {level_key(t): float(v) for t, v in zip(tau, pin)}
-    assert got["interval_by_level"] == {level_key(lv): float(interval_score(y, q[:, i], q[:, j], lv).mean())
-                                        for i, j, lv in central_pairs(tau)}
+    assert got["interval_by_level"] == {
+        level_key(lv): float(interval_score(y, q[:, i], q[:, j], lv).mean())
+        for i, j, lv in central_pairs(tau)
+    }
     assert got["wis"] == float(_wis_rows(y, q, tau).mean())
     assert weighted_interval_score(y, q, tau).tobytes() == _wis_rows(y, q, tau).tobytes()
     assert pinball_rows(y, q, tau).tobytes() == pinball_loss(y, q, tau).mean(axis=1).tobytes()

@@ -115,8 +115,10 @@ def test_ad_statistic_is_the_weighted_integral():
     # A² = n ∫ (F_n(x) - x)² / (x (1 - x)) dx, by adaptive quadrature on each step of F_n
     from scipy.integrate import quad
 
-    total = sum(quad(lambda x, c=k / n: (c - x) ** 2 / (x * (1 - x)), s[k], s[k + 1], epsabs=1e-13, epsrel=1e-12)[0]
-                for k in range(n + 1))
+    total = sum(
+        quad(lambda x, c=k / n: (c - x) ** 2 / (x * (1 - x)), s[k], s[k + 1], epsabs=1e-13, epsrel=1e-12)[0]
+        for k in range(n + 1)
+    )
     assert ct.ad_statistic(u) == pytest.approx(n * total, rel=1e-8)
 
 
@@ -228,4 +230,6 @@ def test_degenerate_inputs():
     assert _tests(Gaussian(np.zeros(1), std=np.ones(1), y_true=np.zeros(1))) is None
     # a PIT of exactly 0 (clipped to 1e-12) gives a finite, large AD statistic
     out = _tests(Gaussian(np.zeros(5), std=np.ones(5), y_true=np.array([-50.0, 0, 0.1, 0.2, 0.3])))
-    assert np.isfinite(out["pit_ad_stat"]) and out["pit_ad_p"] < 0.01  # one clipped PIT carries limited weight
+    assert (
+        np.isfinite(out["pit_ad_stat"]) and out["pit_ad_p"] < 0.01
+    )  # one clipped PIT carries limited weight

@@ -67,12 +67,42 @@ UM_REFERENCE = {
 # library's degenerate bin of top-label probabilities equal to 1.0.
 UM_QUANTISED_BINS = {
     "counts": [0, 0, 0, 0, 0, 6, 52, 49, 66, 125, 52, 55, 84, 40, 38, 33],
-    "accuracy": [0.0, 0.0, 0.0, 0.0, 0.0, 0.16666666666666666, 0.25, 0.2857142857142857,
-                 0.2727272727272727, 0.296, 0.5192307692307693, 0.2545454545454545,
-                 0.4166666666666667, 0.225, 0.2631578947368421, 0.15151515151515152],
-    "confidence": [0.0, 0.0, 0.0, 0.0, 0.0, 0.35000000000000003, 0.43365384615384583, 0.5, 0.55,
-                   0.6252000000000001, 0.7, 0.75, 0.8249999999999996, 0.8999999999999992,
-                   0.9499999999999998, 1.0],
+    "accuracy": [
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.16666666666666666,
+        0.25,
+        0.2857142857142857,
+        0.2727272727272727,
+        0.296,
+        0.5192307692307693,
+        0.2545454545454545,
+        0.4166666666666667,
+        0.225,
+        0.2631578947368421,
+        0.15151515151515152,
+    ],
+    "confidence": [
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        0.35000000000000003,
+        0.43365384615384583,
+        0.5,
+        0.55,
+        0.6252000000000001,
+        0.7,
+        0.75,
+        0.8249999999999996,
+        0.8999999999999992,
+        0.9499999999999998,
+        1.0,
+    ],
 }
 # scikit-learn 1.9.1 sklearn.metrics.log_loss(labels, proba, labels=range(K))
 SKLEARN_LOG_LOSS = {
@@ -118,8 +148,12 @@ def test_reliability_bins_match_uncertainty_metrics_including_p_equal_1_bin():
     bins = reliability_bins(*_data("quantised"), num_bins=15)
     assert bins["counts"].tolist() == UM_QUANTISED_BINS["counts"]
     full = bins["counts"] > 0
-    np.testing.assert_allclose(bins["accuracy"][full], np.array(UM_QUANTISED_BINS["accuracy"])[full], atol=1e-12)
-    np.testing.assert_allclose(bins["confidence"][full], np.array(UM_QUANTISED_BINS["confidence"])[full], atol=1e-12)
+    np.testing.assert_allclose(
+        bins["accuracy"][full], np.array(UM_QUANTISED_BINS["accuracy"])[full], atol=1e-12
+    )
+    np.testing.assert_allclose(
+        bins["confidence"][full], np.array(UM_QUANTISED_BINS["confidence"])[full], atol=1e-12
+    )
     assert np.isnan(bins["accuracy"][~full]).all()
     assert bins["edges"].shape == (17,) and bins["edges"][-1] == bins["edges"][-2] == 1.0
 
@@ -138,7 +172,9 @@ def slow_gce(proba, labels, adaptive, top_label, norm, num_bins, threshold=0.0):
     """Loop-by-loop statement of the general calibration error (Nixon et al.)."""
     n, k = proba.shape
     if top_label:
-        groups = [([max(row) for row in proba], [int(np.argmax(row) == lab) for row, lab in zip(proba, labels)])]
+        groups = [
+            ([max(row) for row in proba], [int(np.argmax(row) == lab) for row, lab in zip(proba, labels)])
+        ]
     else:
         groups = [([row[j] for row in proba], [int(lab == j) for lab in labels]) for j in range(k)]
     total = 0.0
@@ -345,7 +381,9 @@ def test_brier_decomposition_matches_slow_reference(seed, n, k, quantised):
     assert got["reliability"] == pytest.approx(rel, abs=1e-13)
     # general relation: brier = rel - res + unc + 2 * within-cell covariance
     brier = classification_accuracy(p, y)["brier"]
-    assert brier == pytest.approx(got["reliability"] - got["resolution"] + got["uncertainty"] + 2 * cross, abs=1e-12)
+    assert brier == pytest.approx(
+        got["reliability"] - got["resolution"] + got["uncertainty"] + 2 * cross, abs=1e-12
+    )
 
 
 def test_brier_identity_exact_when_forecast_constant_within_cells():
@@ -480,14 +518,33 @@ def assert_same(a, b, keys=None):
 
 
 # metrics that do not involve argmax, hence invariant even when the top probability is tied
-TIE_SAFE = ["nll", "brier", "brier_um", "sce", "ace", "tace", "cov_0.5", "size_0.5", "cov_0.9", "size_0.9",
-            "hist_0.5", "hist_0.9"]
+TIE_SAFE = [
+    "nll",
+    "brier",
+    "brier_um",
+    "sce",
+    "ace",
+    "tace",
+    "cov_0.5",
+    "size_0.5",
+    "cov_0.9",
+    "size_0.9",
+    "hist_0.5",
+    "hist_0.9",
+]
 
-_hyp = settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+_hyp = settings(
+    max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @_hyp
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(5, 120), k=st.integers(2, 7), perm_seed=st.integers(0, 10**6))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(5, 120),
+    k=st.integers(2, 7),
+    perm_seed=st.integers(0, 10**6),
+)
 def test_class_permutation_invariance(seed, n, k, perm_seed):
     p, y = random_proba(seed, n, k)  # continuous: no ties in the top label
     perm = np.random.default_rng(perm_seed).permutation(k)
@@ -496,7 +553,12 @@ def test_class_permutation_invariance(seed, n, k, perm_seed):
 
 
 @_hyp
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(5, 120), k=st.integers(2, 6), perm_seed=st.integers(0, 10**6))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(5, 120),
+    k=st.integers(2, 6),
+    perm_seed=st.integers(0, 10**6),
+)
 def test_class_permutation_invariance_with_ties(seed, n, k, perm_seed):
     p, y = random_proba(seed, n, k, quantised=True)
     perm = np.random.default_rng(perm_seed).permutation(k)
@@ -505,8 +567,13 @@ def test_class_permutation_invariance_with_ties(seed, n, k, perm_seed):
 
 
 @_hyp
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(5, 120), k=st.integers(2, 6), quantised=st.booleans(),
-       perm_seed=st.integers(0, 10**6))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(5, 120),
+    k=st.integers(2, 6),
+    quantised=st.booleans(),
+    perm_seed=st.integers(0, 10**6),
+)
 def test_row_order_invariance(seed, n, k, quantised, perm_seed):
     p, y = random_proba(seed, n, k, quantised)
     perm = np.random.default_rng(perm_seed).permutation(n)

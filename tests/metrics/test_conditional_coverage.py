@@ -37,7 +37,9 @@ runner = CliRunner()
 @pytest.mark.parametrize("ds", ["synthetic", "real"])
 def test_width_stratified_coverage_matches_mapie(ds):
     d = INPUTS
-    got = compute(FAMILY, Gaussian(d[f"reg_{ds}_mu"], std=d[f"reg_{ds}_sigma"], y_true=d[f"reg_{ds}_y"]), SETTINGS)
+    got = compute(
+        FAMILY, Gaussian(d[f"reg_{ds}_mu"], std=d[f"reg_{ds}_sigma"], y_true=d[f"reg_{ds}_y"]), SETTINGS
+    )
     for level, want in REF[ds]["intervals"].items():
         for key in ("ssc_violation", "worst_stratum_coverage"):
             assert got[level][key] == pytest.approx(want[key], rel=1e-9), (level, key)
@@ -63,11 +65,15 @@ def test_hand_example_and_tied_widths():
     perm = np.random.default_rng(0).permutation(6)
     assert interval_ssc(covered[perm], width[perm], level=0.5) == out
     # distinct widths: plain array_split, {1,0}, {1,1}, {0,1}
-    assert interval_ssc(covered, np.arange(6.0), level=0.9) == {"ssc_violation": pytest.approx(0.4),
-                                                                  "worst_stratum_coverage": 0.5}
+    assert interval_ssc(covered, np.arange(6.0), level=0.9) == {
+        "ssc_violation": pytest.approx(0.4),
+        "worst_stratum_coverage": 0.5,
+    }
     # sets: sizes 1,1,2,3 with coverage 1,0,1,1 -> strata {1: 0.5, 2: 1, 3: 1}; size 4 empty, left out
     assert set_ssc(np.array([1, 0, 1, 1.0]), np.array([1, 1, 2, 3]), level=0.9, n_classes=4) == {
-        "ssc_violation": pytest.approx(0.4), "worst_stratum_coverage": 0.5}
+        "ssc_violation": pytest.approx(0.4),
+        "worst_stratum_coverage": 0.5,
+    }
 
 
 def test_constant_width_intervals_do_not_depend_on_row_order():
@@ -88,10 +94,26 @@ def test_worst_group_is_named_and_escaped(tmp_path):
     g = np.array(["<b>bold</b>|pipe", "plain", "\x1b[31mred"], dtype=object)[np.arange(n) % 3]
     sd = np.where(g == "plain", 1.0, 0.5)  # two groups under-covered by their narrow std, one much more
     sd = np.where(g == "\x1b[31mred", 0.3, sd)
-    f = write_table(tmp_path / "by.parquet", {"y": rng.normal(size=n), "mu": np.zeros(n), "sigma": sd, "g": g})
+    f = write_table(
+        tmp_path / "by.parquet", {"y": rng.normal(size=n), "mu": np.zeros(n), "sigma": sd, "g": g}
+    )
     out = tmp_path / "s.json"
-    r = runner.invoke(app, ["score", str(f), "--by", "g", "--diagnostics", "--levels", "0.9", "--format", "json",
-                            "--output", str(out)])
+    r = runner.invoke(
+        app,
+        [
+            "score",
+            str(f),
+            "--by",
+            "g",
+            "--diagnostics",
+            "--levels",
+            "0.9",
+            "--format",
+            "json",
+            "--output",
+            str(out),
+        ],
+    )
     assert r.exit_code == 0, r.output
     summary = json.loads(out.read_text())
     body = summary["metrics"]["conditional_coverage"]["0.9"]
@@ -100,14 +122,18 @@ def test_worst_group_is_named_and_escaped(tmp_path):
     assert body["worst_group_coverage"] == covs["\x1b[31mred"]
     assert summary["orientation"]["conditional_coverage.worst_group_coverage"] == "target"
     for fmt, bad in (("markdown", ["<b>", "\x1b"]), ("table", ["\x1b[31m"])):
-        r = runner.invoke(app, ["score", str(f), "--by", "g", "--diagnostics", "--levels", "0.9", "--format", fmt])
+        r = runner.invoke(
+            app, ["score", str(f), "--by", "g", "--diagnostics", "--levels", "0.9", "--format", fmt]
+        )
         assert r.exit_code == 0, r.output
         assert "worst_group" in r.stdout
         for b in bad:
             assert b not in r.stdout, (fmt, b)
     html = tmp_path / "r.html"
-    r = runner.invoke(app, ["report", str(f), "--by", "g", "--diagnostics", "--levels", "0.9", "--dpi", "30",
-                            "-o", str(html)])
+    r = runner.invoke(
+        app,
+        ["report", str(f), "--by", "g", "--diagnostics", "--levels", "0.9", "--dpi", "30", "-o", str(html)],
+    )
     assert r.exit_code == 0, r.output
     text = html.read_text()
     assert "<b>bold</b>" not in text and "\x1b" not in text
@@ -115,17 +141,25 @@ def test_worst_group_is_named_and_escaped(tmp_path):
 
 def test_check_turns_diagnostics_on_for_a_rule_on_an_opt_in_group(tmp_path):
     rules = tmp_path / "rules.toml"
-    rules.write_text('[rules]\n"calibration_tests.pit_ks_p" = { min = 0.01 }\n'
-                     '"conditional_coverage.0.95.ssc_violation" = { max = 1.0 }\n')
-    r = runner.invoke(app, ["check", str(SAMPLE / "gaussian.parquet"), "--rules", str(rules), "--format", "json"])
+    rules.write_text(
+        '[rules]\n"calibration_tests.pit_ks_p" = { min = 0.01 }\n'
+        '"conditional_coverage.0.95.ssc_violation" = { max = 1.0 }\n'
+    )
+    r = runner.invoke(
+        app, ["check", str(SAMPLE / "gaussian.parquet"), "--rules", str(rules), "--format", "json"]
+    )
     assert r.exit_code == 1, r.output  # the bundled Gaussian model is miscalibrated: p ~ 1e-28 < 0.01
     rows = {row["path"]: row for row in json.loads(r.stdout)["rows"]}
     assert rows["calibration_tests.pit_ks_p"]["status"] == "FAIL"
     assert rows["conditional_coverage.0.95.ssc_violation"]["status"] == "PASS"
     # a summary scored without --diagnostics: the error says how to get the group
     summary = tmp_path / "s.json"
-    assert runner.invoke(app, ["score", str(SAMPLE / "gaussian.parquet"), "--format", "json",
-                               "--output", str(summary)]).exit_code == 0
+    assert (
+        runner.invoke(
+            app, ["score", str(SAMPLE / "gaussian.parquet"), "--format", "json", "--output", str(summary)]
+        ).exit_code
+        == 0
+    )
     r = runner.invoke(app, ["check", str(summary), "--rules", str(rules)])
     assert r.exit_code == 3 and "computed only with --diagnostics" in r.output
 
@@ -135,8 +169,10 @@ def test_rank_histogram_plot(tmp_path):
     from uqeval.tasks.plot import applicable_kinds
 
     rng = np.random.default_rng(3)
-    f = write_table(tmp_path / "ens.parquet", {"y": rng.normal(size=200),
-                                               **{f"s_{j}": rng.normal(size=200) for j in range(9)}})
+    f = write_table(
+        tmp_path / "ens.parquet",
+        {"y": rng.normal(size=200), **{f"s_{j}": rng.normal(size=200) for j in range(9)}},
+    )
     out = tmp_path / "rh.png"
     r = runner.invoke(app, ["plot", str(f), "--kind", "rank_histogram", "--output", str(out)])
     assert r.exit_code == 0, r.output
@@ -144,6 +180,15 @@ def test_rank_histogram_plot(tmp_path):
     pred = Samples(rng.normal(size=(5, 3)), y_true=np.zeros(5))
     assert "rank_histogram" not in applicable_kinds(pred, make_settings())  # an opt-in figure
     assert "rank_histogram" in applicable_kinds(pred, make_settings(diagnostics=True))
-    r = runner.invoke(app, ["plot", str(SAMPLE / "gaussian.parquet"), "--kind", "rank_histogram",
-                            "--output", str(tmp_path / "g.png")])
+    r = runner.invoke(
+        app,
+        [
+            "plot",
+            str(SAMPLE / "gaussian.parquet"),
+            "--kind",
+            "rank_histogram",
+            "--output",
+            str(tmp_path / "g.png"),
+        ],
+    )
     assert r.exit_code == 3 and "does not apply to gaussian" in r.output

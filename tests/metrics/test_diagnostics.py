@@ -15,8 +15,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from uqeval.metrics.corp import (corp_binary, corp_classification, corp_mean, corp_quantile, isotonic_mean,
-                                 isotonic_quantile, log_score, pinball_score, reliability_curve)
+from uqeval.metrics.corp import (
+    corp_binary,
+    corp_classification,
+    corp_mean,
+    corp_quantile,
+    isotonic_mean,
+    isotonic_quantile,
+    log_score,
+    pinball_score,
+    reliability_curve,
+)
 from uqeval.metrics.smooth_ece import smooth_ece, smooth_reliability_curve
 from uqeval.metrics.spread import coefficient_of_variation, ence, spread_bins, spread_calibration, uce
 
@@ -62,7 +71,9 @@ def test_corp_mean_and_pinball_match_model_diagnostics(name):
     y = ARR[f"{name}_y"]
     _close(corp_mean(y, ARR[f"{name}_mean"]), REF[name]["mse"], f"{name} mse")
     for j, t in enumerate(QUANTILE_LEVELS):
-        _close(corp_quantile(y, ARR[f"{name}_q"][:, j], t), REF[name][f"pinball_{t:g}"], f"{name} pinball {t}")
+        _close(
+            corp_quantile(y, ARR[f"{name}_q"][:, j], t), REF[name][f"pinball_{t:g}"], f"{name} pinball {t}"
+        )
 
 
 # --------------------------------------------------------------------------- CORP identities
@@ -76,8 +87,11 @@ def _cases():
     for name in ("wine", "multi"):
         proba, labels = ARR[f"{name}_proba"], ARR[f"{name}_labels"]
         onehot = np.eye(proba.shape[1])[labels]
-        yield f"{name} brier_ovr", corp_classification(proba, labels)["brier_ovr"], np.mean(
-            np.sum((proba - onehot) ** 2, axis=1))
+        yield (
+            f"{name} brier_ovr",
+            corp_classification(proba, labels)["brier_ovr"],
+            np.mean(np.sum((proba - onehot) ** 2, axis=1)),
+        )
     for name in ("diabetes", "reg"):
         y = ARR[f"{name}_y"]
         yield f"{name} mse", corp_mean(y, ARR[f"{name}_mean"]), np.mean((y - ARR[f"{name}_mean"]) ** 2)
@@ -129,8 +143,10 @@ def test_isotonic_quantile_is_optimal_against_brute_force():
         tau = float(rng.choice([0.2, 0.5, 0.7]))
         got = np.sum(pinball_score(isotonic_quantile(x, y, tau), y, tau))
         ux = np.unique(x)
-        best = min(np.sum(pinball_score(np.array(v)[np.searchsorted(ux, x)], y, tau))
-                   for v in itertools.combinations_with_replacement(np.unique(y), ux.size))
+        best = min(
+            np.sum(pinball_score(np.array(v)[np.searchsorted(ux, x)], y, tau))
+            for v in itertools.combinations_with_replacement(np.unique(y), ux.size)
+        )
         assert got == pytest.approx(best, abs=1e-12)
 
 
@@ -154,7 +170,9 @@ def test_consistency_band_holds_the_curve_at_the_nominal_rate_under_calibration(
         y = (rng.uniform(size=400) < p).astype(float)
         r = reliability_curve(p, y, num_resamples=200, level=0.9, seed=seed)
         w = r["counts"]
-        inside.append(np.average((r["lower"] <= r["calibrated"]) & (r["calibrated"] <= r["upper"]), weights=w))
+        inside.append(
+            np.average((r["lower"] <= r["calibrated"]) & (r["calibrated"] <= r["upper"]), weights=w)
+        )
         diagonal.append(np.average((r["lower"] <= r["x"]) & (r["x"] <= r["upper"]), weights=w))
     assert np.mean(inside) == pytest.approx(0.9, abs=0.04)
     assert np.mean(diagonal) >= 0.9  # the band is drawn around the diagonal
@@ -175,7 +193,9 @@ def test_consistency_band_flags_an_overconfident_forecast_and_is_seeded():
 # --------------------------------------------------------------------------- smooth ECE against relplot
 
 
-@pytest.mark.parametrize("name,key", [("cancer", ""), ("binary", ""), ("wine", "_top_label"), ("multi", "_top_label")])
+@pytest.mark.parametrize(
+    "name,key", [("cancer", ""), ("binary", ""), ("wine", "_top_label"), ("multi", "_top_label")]
+)
 def test_smooth_ece_matches_relplot(name, key):
     if key:
         proba, labels = ARR[f"{name}_proba"], ARR[f"{name}_labels"]
@@ -231,7 +251,9 @@ def test_cv_is_the_unbiased_coefficient_of_variation():
     import statistics
 
     std = ARR["diabetes_br_std"]
-    assert coefficient_of_variation(std) == pytest.approx(statistics.stdev(std) / statistics.fmean(std), rel=1e-12)
+    assert coefficient_of_variation(std) == pytest.approx(
+        statistics.stdev(std) / statistics.fmean(std), rel=1e-12
+    )
     assert coefficient_of_variation(np.full(5, 2.0)) == 0.0
     assert coefficient_of_variation(np.array([1.0])) == 0.0
 
@@ -276,7 +298,7 @@ def test_dsc_keeps_the_ranking_and_mcb_sees_the_scale():
     """DSC depends on the forecast only through its ranking: an increasing transformation leaves it
     unchanged (the PAV fit is the same) and moves only MCB."""
     p, y = ARR["cancer_p"], ARR["cancer_y"]
-    for f in (np.sqrt(p), p ** 3, 0.2 + 0.6 * p):
+    for f in (np.sqrt(p), p**3, 0.2 + 0.6 * p):
         for score in ("brier", "log"):
             a, b = corp_binary(p, y)[score], corp_binary(f, y)[score]
             assert b["dsc"] == pytest.approx(a["dsc"], rel=1e-12) and b["unc"] == a["unc"]
@@ -284,7 +306,9 @@ def test_dsc_keeps_the_ranking_and_mcb_sees_the_scale():
     yy, m = ARR["diabetes_y"], ARR["diabetes_mean"]
     assert corp_mean(yy, m + 30.0)["dsc"] == pytest.approx(corp_mean(yy, m)["dsc"], rel=1e-12)
     q = ARR["diabetes_q"][:, 2]
-    assert corp_quantile(yy, 2.0 * q - 5.0, 0.9)["dsc"] == pytest.approx(corp_quantile(yy, q, 0.9)["dsc"], rel=1e-12)
+    assert corp_quantile(yy, 2.0 * q - 5.0, 0.9)["dsc"] == pytest.approx(
+        corp_quantile(yy, q, 0.9)["dsc"], rel=1e-12
+    )
     # a forecast that ranks worse (noise added) discriminates less
     noisy = np.clip(p + np.random.default_rng(0).normal(0, 0.3, p.size), 0, 1)
     assert corp_binary(noisy, y)["brier"]["dsc"] < corp_binary(p, y)["brier"]["dsc"]

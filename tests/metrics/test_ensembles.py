@@ -274,6 +274,7 @@ def _naive_diversity(p: np.ndarray, labels: np.ndarray | None, eps: float = 1e-1
         pa, pb = p[:, a], p[:, b]
         ya, yb = pa.argmax(axis=1), pb.argmax(axis=1)
         dis.append(np.mean(ya != yb))
+
         def kl_rows(first, second):
             return [
                 sum(x * (math.log(max(x, eps)) - math.log(max(z, eps))) for x, z in zip(r, s))
@@ -511,7 +512,9 @@ def test_truncated_normal_draws_equal_scipy_stats_truncnorm_bit_for_bit(seed):
     hi = lo + 1.0 / bins
     mean, sd = rng.uniform(-0.5, 1.5, bins), 10.0 ** rng.uniform(-4, 0.5, bins)
     a, b = (lo - mean) / sd, (hi - mean) / sd
-    want = stats.truncnorm.rvs(a, b, loc=mean, scale=sd, size=(draws, bins), random_state=np.random.default_rng(seed))
+    want = stats.truncnorm.rvs(
+        a, b, loc=mean, scale=sd, size=(draws, bins), random_state=np.random.default_rng(seed)
+    )
     u = np.random.default_rng(seed).uniform(size=(draws, bins))
     np.testing.assert_array_equal(_truncnorm_ppf(u, a, b) * sd + mean, want)
 
@@ -578,7 +581,7 @@ def test_spce_bandwidth_error_equals_the_per_row_sum(seed):
     rng = np.random.default_rng(seed)
     n = 3000
     p = rng.beta(2, 2, n)
-    y = (rng.uniform(size=n) < p ** 1.3).astype(float)
+    y = (rng.uniform(size=n) < p**1.3).astype(float)
     folds = _stratified_folds(y, 5, rng)
     smoother = _BinnedSmoother(p, y - p, folds, 5, 64)
     for h in np.geomspace(2.0 * smoother.delta, smoother.span, 6):

@@ -128,7 +128,7 @@ def test_gaussian_as_quantiles_gives_same_coverage_as_gaussian_interval():
     y = rng.normal(scale=1.3, size=n)
     levels = np.array([0.025, 0.975])
     quantiles = mean[:, None] + std[:, None] * ndtri(levels)[None, :]
-    (i, j, level), = central_pairs(levels)
+    ((i, j, level),) = central_pairs(levels)
     assert level_key(level) == "0.95"
     from_quantiles = coverage_metrics(y, quantiles[:, i], quantiles[:, j], level, y_std=1.3)
     from_gaussian = coverage_metrics(y, *gaussian_interval(mean, std, 0.95), 0.95, y_std=1.3)
@@ -154,9 +154,7 @@ def test_coverage_bad_input_names_row():
 @SETTINGS
 @given(
     data=st.lists(
-        st.tuples(
-            st.floats(-10, 10), st.floats(-10, 10), st.floats(0, 5)
-        ),
+        st.tuples(st.floats(-10, 10), st.floats(-10, 10), st.floats(0, 5)),
         min_size=1,
         max_size=30,
     ),

@@ -41,9 +41,12 @@ def _slow(y, x, p=0.5):
     es, vs = np.zeros(n), np.zeros(n)
     for i in range(n):
         es[i] = np.mean([np.linalg.norm(x[i, j] - y[i]) for j in range(m)]) - sum(
-            np.linalg.norm(x[i, j] - x[i, k]) for j, k in product(range(m), repeat=2)) / (2 * m * m)
+            np.linalg.norm(x[i, j] - x[i, k]) for j, k in product(range(m), repeat=2)
+        ) / (2 * m * m)
         for a, b in product(range(d), repeat=2):
-            vs[i] += (abs(y[i, a] - y[i, b]) ** p - np.mean([abs(x[i, j, a] - x[i, j, b]) ** p for j in range(m)])) ** 2
+            vs[i] += (
+                abs(y[i, a] - y[i, b]) ** p - np.mean([abs(x[i, j, a] - x[i, j, b]) ** p for j in range(m)])
+            ) ** 2
     return es, vs
 
 
@@ -63,7 +66,7 @@ def test_energy_score_in_one_dimension_is_the_sample_crps():
     y, x = rng.normal(size=(40, 1)), rng.normal(size=(40, 11, 1))
     crps = crps_ensemble(y[:, 0], x[:, :, 0])
     np.testing.assert_allclose(mv._energy_pairs(y, x), crps, rtol=1e-12)  # the general O(M^2) path
-    np.testing.assert_allclose(mv.energy_score(y, x), crps, rtol=1e-12)   # the fast path
+    np.testing.assert_allclose(mv.energy_score(y, x), crps, rtol=1e-12)  # the fast path
 
 
 def test_true_dependence_scores_better_in_variogram():
@@ -124,10 +127,25 @@ def test_sample_file_scores_and_compares():
     assert set(out["metrics"]["multivariate"]) == {"energy", "variogram"}
     assert out["orientation"]["multivariate.energy"] == "lower"
     p = load_predictions(path).prediction
-    assert out["metrics"]["multivariate"]["energy"] == pytest.approx(mv.energy_score(p.y_true, p.samples).mean(),
-                                                                    rel=1e-12)
-    r = runner.invoke(app, ["compare", path, path, "--metrics", "energy,variogram", "--bootstrap", "20",
-                            "--permutations", "0", "--format", "json"])
+    assert out["metrics"]["multivariate"]["energy"] == pytest.approx(
+        mv.energy_score(p.y_true, p.samples).mean(), rel=1e-12
+    )
+    r = runner.invoke(
+        app,
+        [
+            "compare",
+            path,
+            path,
+            "--metrics",
+            "energy,variogram",
+            "--bootstrap",
+            "20",
+            "--permutations",
+            "0",
+            "--format",
+            "json",
+        ],
+    )
     assert r.exit_code == 0, r.output
     cmp = json.loads(r.stdout)
     assert cmp["metrics"]["multivariate.energy"]["bootstrap"] is True
@@ -140,9 +158,15 @@ def test_parquet_list_columns(tmp_path):
     rng = np.random.default_rng(4)
     y, x = rng.normal(size=(15, 3)), rng.normal(size=(15, 6, 3))
     path = tmp_path / "lists.parquet"
-    write_table(path, {"y": pa.array(list(y), type=pa.list_(pa.float64())),
-                       "samples": pa.array([[list(mm) for mm in row] for row in x],
-                                           type=pa.list_(pa.list_(pa.float64())))})
+    write_table(
+        path,
+        {
+            "y": pa.array(list(y), type=pa.list_(pa.float64())),
+            "samples": pa.array(
+                [[list(mm) for mm in row] for row in x], type=pa.list_(pa.list_(pa.float64()))
+            ),
+        },
+    )
     p = load_predictions(path).prediction
     assert p.kind == "multivariate"
     np.testing.assert_array_equal(p.samples, x)
@@ -150,4 +174,5 @@ def test_parquet_list_columns(tmp_path):
     r = runner.invoke(app, ["score", str(path), "--format", "json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["metrics"]["multivariate"]["energy"] == pytest.approx(
-        mv.energy_score(y, x).mean(), rel=1e-12)
+        mv.energy_score(y, x).mean(), rel=1e-12
+    )

@@ -29,28 +29,40 @@ SETTINGS = settings(max_examples=60, deadline=None, derandomize=True)
 # Frozen with tests/reference/regen_properscoring.py.
 # scoringrules 0.10.0 quantile_score / interval_score (row means) and
 # weighted_interval_score(backend="numba") per row
-SCORINGRULES_QUANTILE = {'full': {'interval_score': [10.1, 8.171428571428573, 4.885714285714285],
-          'quantile_score': [0.31357142857142856,
-                             0.42000000000000004,
-                             0.5714285714285714,
-                             0.7000000000000001,
-                             0.6499999999999998,
-                             0.3971428571428572,
-                             0.19142857142857148],
-          'wis': [0.27142857142857146,
-                  1.0571428571428572,
-                  1.8414285714285714,
-                  1.8228571428571427,
-                  0.0,
-                  0.25142857142857145,
-                  1.2428571428571427]},
- 'nomed': {'interval_score': [10.1, 4.885714285714285],
-           'quantile_score': [0.31357142857142856,
-                              0.42000000000000004,
-                              0.5714285714285714,
-                              0.6499999999999998,
-                              0.19142857142857148],
-           'wis': [0.25, 0.95, 1.7925, 1.7249999999999999, 0.0, 0.2, 1.125]}}
+SCORINGRULES_QUANTILE = {
+    "full": {
+        "interval_score": [10.1, 8.171428571428573, 4.885714285714285],
+        "quantile_score": [
+            0.31357142857142856,
+            0.42000000000000004,
+            0.5714285714285714,
+            0.7000000000000001,
+            0.6499999999999998,
+            0.3971428571428572,
+            0.19142857142857148,
+        ],
+        "wis": [
+            0.27142857142857146,
+            1.0571428571428572,
+            1.8414285714285714,
+            1.8228571428571427,
+            0.0,
+            0.25142857142857145,
+            1.2428571428571427,
+        ],
+    },
+    "nomed": {
+        "interval_score": [10.1, 4.885714285714285],
+        "quantile_score": [
+            0.31357142857142856,
+            0.42000000000000004,
+            0.5714285714285714,
+            0.6499999999999998,
+            0.19142857142857148,
+        ],
+        "wis": [0.25, 0.95, 1.7925, 1.7249999999999999, 0.0, 0.2, 1.125],
+    },
+}
 
 INTERVAL_KEYS = {"full": ["0.9", "0.8", "0.5"], "nomed": ["0.9", "0.5"]}
 
@@ -266,7 +278,9 @@ def test_scores_nonnegative_and_row_order_invariant(data, seed):
     out = _flat(quantile_scores(y, q, LEVELS))
     assert _flat(quantile_scores(y[rows], q[rows], LEVELS)) == pytest.approx(out, rel=1e-12, abs=1e-12)
     # a perfect (degenerate) forecast scores zero
-    assert weighted_interval_score(y, np.repeat(y[:, None], LEVELS.size, axis=1), LEVELS) == pytest.approx(0.0)
+    assert weighted_interval_score(y, np.repeat(y[:, None], LEVELS.size, axis=1), LEVELS) == pytest.approx(
+        0.0
+    )
 
 
 def test_pit_cover_index_reproduces_the_interval_curve():

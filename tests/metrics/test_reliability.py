@@ -205,7 +205,7 @@ def test_rs_min_is_large_n_limit_of_eq13_sum():
     assert RS_MIN == pytest.approx(0.5 * math.sqrt(2 / math.pi), rel=1e-15)
     n = 1_000_000
     i = np.arange(1, n + 1)
-    first = np.sum(np.exp(-erfinv((2 * i - 1) / n - 1) ** 2)) / (n * math.sqrt(math.pi))
+    first = np.sum(np.exp(-(erfinv((2 * i - 1) / n - 1) ** 2))) / (n * math.sqrt(math.pi))
     assert first == pytest.approx(RS_MIN, rel=1e-5)
 
 

@@ -96,12 +96,16 @@ def gaussian_data(draw, min_size=1, max_size=40):
 def test_check_and_interval_closed_forms_equal_direct_sums(data, resolution):
     y, mean, std = data
     np.testing.assert_allclose(
-        check_score_gaussian(y, mean, std, resolution), _direct_check(y, mean, std, resolution),
-        rtol=1e-10, atol=1e-12 * (1 + np.abs(y).max()),
+        check_score_gaussian(y, mean, std, resolution),
+        _direct_check(y, mean, std, resolution),
+        rtol=1e-10,
+        atol=1e-12 * (1 + np.abs(y).max()),
     )
     np.testing.assert_allclose(
-        interval_score_gaussian(y, mean, std, resolution), _direct_interval(y, mean, std, resolution),
-        rtol=1e-10, atol=1e-12 * (1 + np.abs(y).max()),
+        interval_score_gaussian(y, mean, std, resolution),
+        _direct_interval(y, mean, std, resolution),
+        rtol=1e-10,
+        atol=1e-12 * (1 + np.abs(y).max()),
     )
 
 
@@ -131,14 +135,22 @@ def _crps_by_integration(y, mean, std):
     def above(x):
         return norm.sf(x, mean, std) ** 2
 
-    return integrate.quad(below, -np.inf, y, epsabs=1e-13, epsrel=1e-12, limit=200)[0] + integrate.quad(
-        above, y, np.inf, epsabs=1e-13, epsrel=1e-12, limit=200
-    )[0]
+    return (
+        integrate.quad(below, -np.inf, y, epsabs=1e-13, epsrel=1e-12, limit=200)[0]
+        + integrate.quad(above, y, np.inf, epsabs=1e-13, epsrel=1e-12, limit=200)[0]
+    )
 
 
 @pytest.mark.parametrize(
     "y, mean, std",
-    [(0.0, 0.0, 1.0), (1.3, 0.2, 0.5), (-4.0, 1.0, 2.0), (10.0, 9.99, 0.01), (3.0, -2.0, 7.0), (0.0, 5.0, 0.3)],
+    [
+        (0.0, 0.0, 1.0),
+        (1.3, 0.2, 0.5),
+        (-4.0, 1.0, 2.0),
+        (10.0, 9.99, 0.01),
+        (3.0, -2.0, 7.0),
+        (0.0, 5.0, 0.3),
+    ],
 )
 def test_crps_equals_integral(y, mean, std):
     got = crps_gaussian([y], [mean], [std])[0]
@@ -147,7 +159,9 @@ def test_crps_equals_integral(y, mean, std):
 
 def test_crps_hand_values():
     # CRPS(N(0,1), 0) = 2 phi(0) - 1/sqrt(pi) = (sqrt(2) - 1)/sqrt(pi)
-    assert crps_gaussian([0.0], [0.0], [1.0])[0] == pytest.approx((np.sqrt(2) - 1) / np.sqrt(np.pi), rel=1e-14)
+    assert crps_gaussian([0.0], [0.0], [1.0])[0] == pytest.approx(
+        (np.sqrt(2) - 1) / np.sqrt(np.pi), rel=1e-14
+    )
     # tends to |y - mu| as sigma -> 0
     assert crps_gaussian([2.0], [0.5], [1e-9])[0] == pytest.approx(1.5, rel=1e-8)
 
@@ -165,7 +179,9 @@ def test_scores_nonnegative_and_consistent(data):
 
 
 @SETTINGS
-@given(gaussian_data(min_size=2), st.randoms(use_true_random=False), st.floats(-1e3, 1e3), st.floats(0.01, 100))
+@given(
+    gaussian_data(min_size=2), st.randoms(use_true_random=False), st.floats(-1e3, 1e3), st.floats(0.01, 100)
+)
 def test_row_order_invariance_and_equivariance(data, rnd, shift, scale):
     y, mean, std = data
     perm = np.array(rnd.sample(range(len(y)), len(y)))

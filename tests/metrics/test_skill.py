@@ -41,10 +41,21 @@ def _check(skill: dict, expected: dict) -> None:
 
 
 def test_sunspots_against_climatology():
-    out = _score(DATA / "skill_sunspots.csv", "--reference", "climatology", "--train", DATA / "skill_sunspots_train.csv")
+    out = _score(
+        DATA / "skill_sunspots.csv",
+        "--reference",
+        "climatology",
+        "--train",
+        DATA / "skill_sunspots_train.csv",
+    )
     _check(out["metrics"]["skill"], EXPECTED["sunspots_climatology"])
-    assert out["input"]["reference"] == {"kind": "climatology", "path": str(DATA / "skill_sunspots_train.csv"),
-                                         "column": "y", "n_train": 200, "n_rows": 109}
+    assert out["input"]["reference"] == {
+        "kind": "climatology",
+        "path": str(DATA / "skill_sunspots_train.csv"),
+        "column": "y",
+        "n_train": 200,
+        "n_rows": 109,
+    }
     assert all(out["orientation"][f"skill.{k}"] == "higher" for k in out["metrics"]["skill"])
     assert "nll" not in out["metrics"]["skill"]
     assert any("skill.nll not computed" in n for n in out["notes"])
@@ -62,7 +73,9 @@ def test_persistence_orders_rows_by_time(tmp_path):
 
     table = pacsv.read_csv(DATA / "skill_sunspots.csv")
     perm = np.random.default_rng(0).permutation(table.num_rows)
-    shuffled = write_table(tmp_path / "shuffled.parquet", {c: table[c].to_numpy()[perm] for c in table.column_names})
+    shuffled = write_table(
+        tmp_path / "shuffled.parquet", {c: table[c].to_numpy()[perm] for c in table.column_names}
+    )
     out = _score(shuffled, "--reference", "persistence", "--time", "year")
     _check(out["metrics"]["skill"], EXPECTED["sunspots_persistence"])
 
@@ -72,7 +85,9 @@ def test_simulated_quantiles_against_a_gaussian_file_and_climatology(tmp_path):
 
     t = pacsv.read_csv(DATA / "skill_sim.csv")
     gauss = write_table(tmp_path / "gauss.parquet", {"y": t["y"], "mu": t["mu"], "sigma": t["sigma"]})
-    quant = write_table(tmp_path / "quant.parquet", {c: t[c] for c in t.column_names if c not in ("mu", "sigma")})
+    quant = write_table(
+        tmp_path / "quant.parquet", {c: t[c] for c in t.column_names if c not in ("mu", "sigma")}
+    )
     out = _score(quant, "--reference", gauss)
     _check(out["metrics"]["skill"], EXPECTED["sim_vs_gaussian"])
     assert out["input"]["reference"]["representation"] == "gaussian"
@@ -83,14 +98,26 @@ def test_simulated_quantiles_against_a_gaussian_file_and_climatology(tmp_path):
 
 
 def test_classifier_against_base_rates():
-    out = _score(DATA / "skill_sim_cls.csv", "--reference", "climatology", "--train", DATA / "skill_sim_cls_train.csv")
+    out = _score(
+        DATA / "skill_sim_cls.csv", "--reference", "climatology", "--train", DATA / "skill_sim_cls_train.csv"
+    )
     _check(out["metrics"]["skill"], EXPECTED["sim_classifier_vs_base_rates"])
     assert out["input"]["reference"]["base_rates"][1] == pytest.approx(
-        np.loadtxt(DATA / "skill_sim_cls_train.csv", skiprows=1).mean())
+        np.loadtxt(DATA / "skill_sim_cls_train.csv", skiprows=1).mean()
+    )
 
 
-@pytest.mark.parametrize("name", ["gaussian.parquet", "quantiles.parquet", "samples.parquet", "intervals.parquet",
-                                  "point.csv", "classification.parquet"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "gaussian.parquet",
+        "quantiles.parquet",
+        "samples.parquet",
+        "intervals.parquet",
+        "point.csv",
+        "classification.parquet",
+    ],
+)
 def test_reference_against_itself_is_zero(name):
     out = _score(SAMPLE / name, "--reference", SAMPLE / name)
     skill = out["metrics"]["skill"]
@@ -169,8 +196,24 @@ def test_check_rule_on_skill_and_report(tmp_path):
 
 def test_compare_skill_shares_the_bootstrap_resamples():
     g, c = str(SAMPLE / "gaussian.parquet"), str(SAMPLE / "gaussian_const.parquet")
-    r = runner.invoke(app, ["compare", g, c, "--reference", "climatology", "--train", str(SAMPLE / "train.parquet"),
-                            "--bootstrap", "200", "--permutations", "0", "--format", "json"])
+    r = runner.invoke(
+        app,
+        [
+            "compare",
+            g,
+            c,
+            "--reference",
+            "climatology",
+            "--train",
+            str(SAMPLE / "train.parquet"),
+            "--bootstrap",
+            "200",
+            "--permutations",
+            "0",
+            "--format",
+            "json",
+        ],
+    )
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     assert out["reference"]["kind"] == "climatology"
@@ -190,7 +233,9 @@ def test_compare_skill_shares_the_bootstrap_resamples():
     from uqeval.resample import poisson_weights
 
     w = poisson_weights(0, 0, p.n, 200)
-    reps = skill_from_sums(np.column_stack([w @ crps_gaussian(p.y_true, p.mean, p.std), w @ crps_empirical(p.y_true, z)]))
+    reps = skill_from_sums(
+        np.column_stack([w @ crps_gaussian(p.y_true, p.mean, p.std), w @ crps_empirical(p.y_true, z)])
+    )
     lo, hi = np.quantile(reps, [0.025, 0.975])
     assert (entry["low"], entry["high"]) == pytest.approx((lo, hi), rel=1e-12)
 
@@ -204,7 +249,9 @@ def test_python_api_reference_forms():
     assert s["skill.nll"] > 0 and s["skill.crps"] > 0
     assert json.loads(s.to_json())["input"]["reference"]["kind"] == "prediction"
     with pytest.raises(InputError, match="same targets"):
-        evaluate(y, mean=mu, std=np.ones(200), reference=Gaussian(y_true=y[:-1], mean=mu[:-1], std=np.ones(199)))
+        evaluate(
+            y, mean=mu, std=np.ones(200), reference=Gaussian(y_true=y[:-1], mean=mu[:-1], std=np.ones(199))
+        )
     f = evaluate_file(SAMPLE / "gaussian.parquet", reference=str(SAMPLE / "gaussian_const.parquet"))
     assert "skill.crps" in f
 
@@ -223,8 +270,11 @@ def test_nan_policy_omit_keeps_the_reference_rows_the_model_kept(tmp_path):
     keep = np.arange(50) != 3
     from uqeval.metrics.scoring import crps_gaussian
 
-    expected = 1 - crps_gaussian(y[keep], mu[keep], np.ones(49)).mean() / crps_gaussian(y[keep], mu[keep],
-                                                                                      np.full(49, 2.0)).mean()
+    expected = (
+        1
+        - crps_gaussian(y[keep], mu[keep], np.ones(49)).mean()
+        / crps_gaussian(y[keep], mu[keep], np.full(49, 2.0)).mean()
+    )
     assert out["metrics"]["skill"]["crps"] == pytest.approx(expected, rel=1e-12)
     r = runner.invoke(app, ["score", str(a), "--reference", str(other), "--nan-policy", "omit"])
     assert r.exit_code == 3 and "row 7" in r.output and "not among the 49 rows" in r.output
@@ -241,11 +291,25 @@ def test_check_a_classifier_against_its_base_rates(tmp_path):
     """--train holds labels only: no target std for width_norm, which a classifier does not need."""
     rules = tmp_path / "rules.toml"
     rules.write_text('[rules]\n"skill.brier" = { min = 0.1 }\n')
-    r = runner.invoke(app, ["check", str(DATA / "skill_sim_cls.csv"), "--rules", str(rules), "--reference",
-                            "climatology", "--train", str(DATA / "skill_sim_cls_train.csv"), "--format", "json"])
+    r = runner.invoke(
+        app,
+        [
+            "check",
+            str(DATA / "skill_sim_cls.csv"),
+            "--rules",
+            str(rules),
+            "--reference",
+            "climatology",
+            "--train",
+            str(DATA / "skill_sim_cls_train.csv"),
+            "--format",
+            "json",
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["rows"][0]["value"] == pytest.approx(
-        EXPECTED["sim_classifier_vs_base_rates"]["brier"], rel=1e-9)
+        EXPECTED["sim_classifier_vs_base_rates"]["brier"], rel=1e-9
+    )
 
 
 # --------------------------------------------------------------------------- --reference FILE --id COLUMN
@@ -271,8 +335,11 @@ def test_id_join_equals_the_row_by_row_skill(tmp_path):
     shuffled = write_table(tmp_path / "ref.parquet", ref)
     out = _score(a, "--reference", shuffled, "--id", "key")
     y, mu = model["y"], model["mu"]
-    expected = 1 - crps_gaussian(y, mu, np.ones(y.size)).mean() / crps_gaussian(y, np.zeros(y.size),
-                                                                               np.full(y.size, 2.0)).mean()
+    expected = (
+        1
+        - crps_gaussian(y, mu, np.ones(y.size)).mean()
+        / crps_gaussian(y, np.zeros(y.size), np.full(y.size, 2.0)).mean()
+    )
     assert out["metrics"]["skill"]["crps"] == pytest.approx(expected, rel=1e-12)
     assert out["input"]["reference"]["id"] == "key"
     # without --id the shuffled rows are refused, and the message says how to join them
@@ -290,14 +357,17 @@ def test_id_join_equals_the_row_by_row_skill(tmp_path):
         evaluate(model["y"], mean=mu, std=np.ones(y.size), reference=str(shuffled), id="key")
 
 
-@pytest.mark.parametrize("case, words", [
-    ("dup_ref", ["ref.parquet", "'key'", "more than once", "row"]),
-    ("dup_model", ["a.parquet", "'key'", "more than once", "row"]),
-    ("missing_in_ref", ["ref.parquet", "'key'", "row", "not in"]),
-    ("missing_in_model", ["ref.parquet", "'key'", "row", "not in", "a.parquet"]),
-    ("target", ["targets differ", "id 'k", "row"]),
-    ("no_column", ["'key'", "not found"]),
-])
+@pytest.mark.parametrize(
+    "case, words",
+    [
+        ("dup_ref", ["ref.parquet", "'key'", "more than once", "row"]),
+        ("dup_model", ["a.parquet", "'key'", "more than once", "row"]),
+        ("missing_in_ref", ["ref.parquet", "'key'", "row", "not in"]),
+        ("missing_in_model", ["ref.parquet", "'key'", "row", "not in", "a.parquet"]),
+        ("target", ["targets differ", "id 'k", "row"]),
+        ("no_column", ["'key'", "not found"]),
+    ],
+)
 def test_id_join_errors_are_one_line_naming_file_column_and_row(tmp_path, case, words):
     model, ref, _ = _id_files(tmp_path)
     if case == "dup_ref":
@@ -314,8 +384,9 @@ def test_id_join_errors_are_one_line_naming_file_column_and_row(tmp_path, case, 
         ref["y"] = ref["y"].copy()
         ref["y"][4] += 1.0
     a = write_table(tmp_path / "a.parquet", model)
-    b = write_table(tmp_path / "ref.parquet", ref if case != "no_column" else
-                    {k: v for k, v in ref.items() if k != "key"})
+    b = write_table(
+        tmp_path / "ref.parquet", ref if case != "no_column" else {k: v for k, v in ref.items() if k != "key"}
+    )
     r = runner.invoke(app, ["score", str(a), "--reference", str(b), "--id", "key"])
     assert r.exit_code == 3, r.output
     lines = [ln for ln in r.output.splitlines() if ln.startswith("error:")]
@@ -329,8 +400,9 @@ def test_id_usage_errors():
         reference_spec(None, id="key")
     with pytest.raises(UsageError, match="--reference FILE"):
         reference_spec("climatology", train="t.csv", id="key")
-    r = runner.invoke(app, ["plot", str(SAMPLE / "gaussian.parquet"), "--kind", "pit", "--output", "x.png",
-                            "--id", "x"])
+    r = runner.invoke(
+        app, ["plot", str(SAMPLE / "gaussian.parquet"), "--kind", "pit", "--output", "x.png", "--id", "x"]
+    )
     assert r.exit_code == 2
 
 
@@ -342,21 +414,42 @@ def test_id_join_in_check_and_compare(tmp_path):
     est = _score(a, "--reference", shuffled, "--id", "key")["metrics"]["skill"]
     rules = tmp_path / "rules.toml"
     rules.write_text(f'[rules]\n"skill.crps" = {{ min = {est["crps"] - 1e-9!r} }}\n')
-    r = runner.invoke(app, ["check", str(a), "--rules", str(rules), "--reference", str(shuffled), "--id", "key"])
+    r = runner.invoke(
+        app, ["check", str(a), "--rules", str(rules), "--reference", str(shuffled), "--id", "key"]
+    )
     assert r.exit_code == 0, r.output
     # compare: the files are joined on --id (b shuffled too) and the reference joined to the first file
-    b_shuffled = write_table(tmp_path / "b_shuf.parquet", {k: v[perm] for k, v in
-                                                         {**model, "sigma": np.full(model["y"].size, 1.5)}.items()})
+    b_shuffled = write_table(
+        tmp_path / "b_shuf.parquet",
+        {k: v[perm] for k, v in {**model, "sigma": np.full(model["y"].size, 1.5)}.items()},
+    )
     outs = []
     for second in (b, b_shuffled):
-        r = runner.invoke(app, ["compare", str(a), str(second), "--reference", str(shuffled), "--id", "key",
-                                "--bootstrap", "50", "--permutations", "0", "--format", "json"])
+        r = runner.invoke(
+            app,
+            [
+                "compare",
+                str(a),
+                str(second),
+                "--reference",
+                str(shuffled),
+                "--id",
+                "key",
+                "--bootstrap",
+                "50",
+                "--permutations",
+                "0",
+                "--format",
+                "json",
+            ],
+        )
         assert r.exit_code == 0, r.output
         outs.append(json.loads(r.stdout))
     assert outs[0]["skill"]["crps"]["a"]["estimate"] == pytest.approx(est["crps"], rel=1e-12)
     assert outs[0]["skill"]["crps"]["a"] == outs[1]["skill"]["crps"]["a"]
-    assert outs[0]["skill"]["crps"]["b"]["estimate"] == pytest.approx(outs[1]["skill"]["crps"]["b_shuf"]["estimate"],
-                                                                      rel=1e-12)
+    assert outs[0]["skill"]["crps"]["b"]["estimate"] == pytest.approx(
+        outs[1]["skill"]["crps"]["b_shuf"]["estimate"], rel=1e-12
+    )
 
 
 def test_the_stream_engine_refuses_a_reference_instead_of_dropping_it(tmp_path):
@@ -365,6 +458,18 @@ def test_the_stream_engine_refuses_a_reference_instead_of_dropping_it(tmp_path):
     assert r.exit_code == 2 and "--reference" in r.output, r.output
     rules = tmp_path / "rules.toml"
     rules.write_text('[rules]\n"scoring_rule.crps" = { max = 5 }\n')
-    r = runner.invoke(app, ["check", str(SAMPLE / "gaussian.parquet"), "--rules", str(rules), "--engine", "stream",
-                            "--quiet", "--id", "x"])
+    r = runner.invoke(
+        app,
+        [
+            "check",
+            str(SAMPLE / "gaussian.parquet"),
+            "--rules",
+            str(rules),
+            "--engine",
+            "stream",
+            "--quiet",
+            "--id",
+            "x",
+        ],
+    )
     assert r.exit_code == 2 and "--reference FILE" in r.output, r.output

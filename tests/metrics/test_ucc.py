@@ -61,13 +61,15 @@ def brute_curve(y, pred, lower, upper, coverage: str = "critical", widths=None) 
             cov = (y - pred >= -k * zl) & (y - pred <= k * zu)
         above = y >= pred
         slack = np.where(above, hi - y, y - lo)  # bound on y's side minus y (signed)
-        rows.append((
-            k,
-            np.mean((k * zl + k * zu) / 2.0),
-            np.mean(~cov),
-            np.sum(np.where(cov, slack, 0.0)) / n,
-            np.sum(np.where(cov, 0.0, -slack)) / n,
-        ))
+        rows.append(
+            (
+                k,
+                np.mean((k * zl + k * zu) / 2.0),
+                np.mean(~cov),
+                np.sum(np.where(cov, slack, 0.0)) / n,
+                np.sum(np.where(cov, 0.0, -slack)) / n,
+            )
+        )
     return np.array(rows).reshape(-1, 5)
 
 
@@ -97,8 +99,12 @@ def continuous_case(rng, n):
 
 # --------------------------------------------------------------------------- hand case
 # rows (y, pred, zl, zu): d = (1, -3, 0, 2); active widths (2, 1, 1, 1) -> k = (0.5, 3, 0, 2)
-HAND = dict(y_true=[1.0, -3.0, 0.0, 2.0], pred=[0.0, 0.0, 0.0, 0.0],
-            lower=[-1.0, -1.0, -1.0, -2.0], upper=[2.0, 1.0, 1.0, 1.0])
+HAND = dict(
+    y_true=[1.0, -3.0, 0.0, 2.0],
+    pred=[0.0, 0.0, 0.0, 0.0],
+    lower=[-1.0, -1.0, -1.0, -2.0],
+    upper=[2.0, 1.0, 1.0, 1.0],
+)
 
 
 def test_hand_case_curve():
@@ -142,7 +148,8 @@ def test_hand_case_partial_is_interpolated():
     p_const = 0.7 * (0.675 + 0.5) / 2
     assert s["partial"]["x"] == [0.3, 1.0]
     assert {k: v for k, v in s["partial"].items() if k != "x"} == pytest.approx(
-        {"auucc": 0.36175, "auucc_const": p_const, "gain": (p_const - 0.36175) / p_const})
+        {"auucc": 0.36175, "auucc_const": p_const, "gain": (p_const - 0.36175) / p_const}
+    )
 
 
 # --------------------------------------------------------------------------- brute force
@@ -176,12 +183,16 @@ def test_matches_brute_force_continuous_normalised(seed):
 
 
 @settings(max_examples=60, derandomize=True, deadline=None)
-@given(st.integers(1, 40).flatmap(lambda n: st.tuples(
-    st.lists(st.integers(-6, 6), min_size=n, max_size=n),
-    st.lists(st.integers(-3, 3), min_size=n, max_size=n),
-    st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0]), min_size=n, max_size=n),
-    st.lists(st.sampled_from([0.0, 0.25, 1.0, 3.0]), min_size=n, max_size=n),
-)))
+@given(
+    st.integers(1, 40).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(-6, 6), min_size=n, max_size=n),
+            st.lists(st.integers(-3, 3), min_size=n, max_size=n),
+            st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0]), min_size=n, max_size=n),
+            st.lists(st.sampled_from([0.0, 0.25, 1.0, 3.0]), min_size=n, max_size=n),
+        )
+    )
+)
 def test_property_brute_force_and_row_order(data):
     y, p, zl, zu = (np.asarray(v, dtype=float) for v in data)
     case = (y, p, p - zl, p + zu)
@@ -273,8 +284,7 @@ def test_bad_inputs():
 
 def test_kernel_does_not_import_matplotlib():
     code = "import sys, uqeval.metrics.ucc; print('matplotlib' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
 
@@ -283,45 +293,123 @@ def test_kernel_does_not_import_matplotlib():
 # uq360_dataset(). get_AUUCC keeps UQ360's sign (negative for a decreasing x axis); its
 # constant band is std(pred) wide; auucc_gain_uq360 = (A_const - A_model) / A_model on
 # normalised excess/missrate axes.
-UQ360_REF = {'version': '0.2',
- 'std_unit': 1.527632845082548,
- 'curve': {'k': [0.0, 0.5, 0.5, 0.5714285714285712, 0.6666666666666666, 0.8888888888888893,
-                 1.0000000000000004, 1.3333333333333333, 1.4285714285714282, 1.4999999999999998,
-                 2.0, 2.0, 2.0, 2.2, 2.3333333333333353, 2.499999999999999],
-           'missrate': [0.9375, 0.8125, 0.8125, 0.75, 0.6875, 0.625, 0.5625, 0.5, 0.4375,
-                        0.375, 0.1875, 0.1875, 0.1875, 0.125, 0.0625, 0.0],
-           'bandwidth': [0.0, 0.2984375, 0.2984375, 0.3410714285714284, 0.39791666666666664,
-                         0.5305555555555559, 0.5968750000000003, 0.7958333333333333,
-                         0.8526785714285712, 0.8953124999999997, 1.19375, 1.19375, 1.19375,
-                         1.3131250000000003, 1.3927083333333345, 1.4921874999999996],
-           'excess': [0.0, 0.018750000000000003, 0.018750000000000003, 0.02723214285714283,
-                      0.04270833333333335, 0.08715277777777788, 0.1156250000000001,
-                      0.21354166666666663, 0.24508928571428557, 0.2703124999999999,
-                      0.47187500000000004, 0.47187500000000004, 0.47187500000000004,
-                      0.5681250000000001, 0.6364583333333342, 0.7249999999999994],
-           'deficit': [0.634375, 0.38125, 0.38125, 0.35089285714285723, 0.3145833333333334,
-                       0.23819444444444438, 0.2062499999999999, 0.1229166666666667,
-                       0.10267857142857154, 0.08906250000000006, 0.01875000000000003,
-                       0.01875000000000003, 0.01875000000000003, 0.006250000000000019,
-                       0.002083333333333298, 0.0]},
- 'auucc': {'bandwidth/missrate': [0.47428931165485894, 0.38458193792517836],
-           'excess/missrate': [0.1559165767460886, 0.10247420985606065],
-           'missrate/bandwidth': [-0.47428931165485905, -0.38458193792517825],
-           'excess/deficit': [0.030392082429393022, 0.02187540539070249],
-           'deficit/excess': [-0.03039208242939302, -0.021875405390702485]},
- 'auucc_gain_uq360': -0.34276257217383166,
- 'op_bandwidth_missrate': [0.3907188837431333, 0.625],
- 'min_cost': {'0.5': [0.0, 0.46875], '0.1': [2.499999999999999, 0.0976797209357833]},
- 'partial_x': [0.22326793356750463, 0.7814377674862666, 0.2624173455298624],
- 'partial_y': [0.1875, 0.6875, 0.23567170765458834]}
+UQ360_REF = {
+    "version": "0.2",
+    "std_unit": 1.527632845082548,
+    "curve": {
+        "k": [
+            0.0,
+            0.5,
+            0.5,
+            0.5714285714285712,
+            0.6666666666666666,
+            0.8888888888888893,
+            1.0000000000000004,
+            1.3333333333333333,
+            1.4285714285714282,
+            1.4999999999999998,
+            2.0,
+            2.0,
+            2.0,
+            2.2,
+            2.3333333333333353,
+            2.499999999999999,
+        ],
+        "missrate": [
+            0.9375,
+            0.8125,
+            0.8125,
+            0.75,
+            0.6875,
+            0.625,
+            0.5625,
+            0.5,
+            0.4375,
+            0.375,
+            0.1875,
+            0.1875,
+            0.1875,
+            0.125,
+            0.0625,
+            0.0,
+        ],
+        "bandwidth": [
+            0.0,
+            0.2984375,
+            0.2984375,
+            0.3410714285714284,
+            0.39791666666666664,
+            0.5305555555555559,
+            0.5968750000000003,
+            0.7958333333333333,
+            0.8526785714285712,
+            0.8953124999999997,
+            1.19375,
+            1.19375,
+            1.19375,
+            1.3131250000000003,
+            1.3927083333333345,
+            1.4921874999999996,
+        ],
+        "excess": [
+            0.0,
+            0.018750000000000003,
+            0.018750000000000003,
+            0.02723214285714283,
+            0.04270833333333335,
+            0.08715277777777788,
+            0.1156250000000001,
+            0.21354166666666663,
+            0.24508928571428557,
+            0.2703124999999999,
+            0.47187500000000004,
+            0.47187500000000004,
+            0.47187500000000004,
+            0.5681250000000001,
+            0.6364583333333342,
+            0.7249999999999994,
+        ],
+        "deficit": [
+            0.634375,
+            0.38125,
+            0.38125,
+            0.35089285714285723,
+            0.3145833333333334,
+            0.23819444444444438,
+            0.2062499999999999,
+            0.1229166666666667,
+            0.10267857142857154,
+            0.08906250000000006,
+            0.01875000000000003,
+            0.01875000000000003,
+            0.01875000000000003,
+            0.006250000000000019,
+            0.002083333333333298,
+            0.0,
+        ],
+    },
+    "auucc": {
+        "bandwidth/missrate": [0.47428931165485894, 0.38458193792517836],
+        "excess/missrate": [0.1559165767460886, 0.10247420985606065],
+        "missrate/bandwidth": [-0.47428931165485905, -0.38458193792517825],
+        "excess/deficit": [0.030392082429393022, 0.02187540539070249],
+        "deficit/excess": [-0.03039208242939302, -0.021875405390702485],
+    },
+    "auucc_gain_uq360": -0.34276257217383166,
+    "op_bandwidth_missrate": [0.3907188837431333, 0.625],
+    "min_cost": {"0.5": [0.0, 0.46875], "0.1": [2.499999999999999, 0.0976797209357833]},
+    "partial_x": [0.22326793356750463, 0.7814377674862666, 0.2624173455298624],
+    "partial_y": [0.1875, 0.6875, 0.23567170765458834],
+}
 
 
 def test_uq360_curve_and_unit():
     case = uq360_dataset()
     c = ucc_curve(*case, normalize="none")
     for name in ("k", "missrate", "bandwidth", "excess", "deficit"):
-        np.testing.assert_allclose(getattr(c, name), UQ360_REF["curve"][name],
-                                   rtol=1e-12, atol=1e-14, err_msg=name)
+        np.testing.assert_allclose(
+            getattr(c, name), UQ360_REF["curve"][name], rtol=1e-12, atol=1e-14, err_msg=name
+        )
     assert np.std(case[0]) == pytest.approx(UQ360_REF["std_unit"], rel=1e-15)
 
 
@@ -362,8 +450,7 @@ def test_uq360_gain_operating_points_partial():
     assert s["gain"] == pytest.approx((s["auucc_const"] - s["auucc"]) / s["auucc_const"])
     for cost in (0.5, 0.1):
         s = ucc_summary(*case, cost=cost)  # bandwidth / missrate, std units
-        assert [s["op"]["x"], s["op"]["y"]] == pytest.approx(UQ360_REF["op_bandwidth_missrate"],
-                                                            rel=1e-12)
+        assert [s["op"]["x"], s["op"]["y"]] == pytest.approx(UQ360_REF["op_bandwidth_missrate"], rel=1e-12)
         k_ref, cost_ref = UQ360_REF["min_cost"][str(cost)]
         assert s["op_min"]["k"] == pytest.approx(k_ref, rel=1e-12, abs=1e-15)
         assert s["op_min"]["cost"] == pytest.approx(cost_ref, rel=1e-12)
@@ -378,8 +465,7 @@ def test_uq360_gain_operating_points_partial():
 # --------------------------------------------------------------------------- invariances
 
 
-@pytest.mark.parametrize("xa, ya", [("bandwidth", "missrate"), ("excess", "deficit"),
-                                    ("missrate", "excess")])
+@pytest.mark.parametrize("xa, ya", [("bandwidth", "missrate"), ("excess", "deficit"), ("missrate", "excess")])
 def test_scaling_bands_leaves_curve_and_gain_unchanged(xa, ya):
     y, p, lo, hi = continuous_case(np.random.default_rng(3), 400)
     base = ucc_summary(y, p, lo, hi, x_axis=xa, y_axis=ya)
@@ -435,8 +521,7 @@ def test_op_equals_metrics_at_scale_one_and_original_coverage():
     assert m["bandwidth"] == pytest.approx(np.mean(hi - lo) / 2, rel=1e-12)
     slack = np.where(y >= p, hi - y, y - lo).clip(0)
     assert m["excess"] == pytest.approx(np.mean(slack), rel=1e-12)
-    assert m["deficit"] == pytest.approx(np.mean(np.maximum(lo - y, 0) + np.maximum(y - hi, 0)),
-                                         rel=1e-12)
+    assert m["deficit"] == pytest.approx(np.mean(np.maximum(lo - y, 0) + np.maximum(y - hi, 0)), rel=1e-12)
 
 
 def test_min_cost_point_is_minimal_over_scales():
@@ -446,8 +531,7 @@ def test_min_cost_point_is_minimal_over_scales():
             s = ucc_summary(*case, x_axis=xa, y_axis=ya, cost=cost)
             c = ucc_curve(*case, x_axis=xa, y_axis=ya)
             grid = np.linspace(c.k.min(), c.k.max() * 1.2, 400)
-            costs = [cost * m[xa] + (1 - cost) * m[ya]
-                     for m in (metrics_at_scale(*case, k=g) for g in grid)]
+            costs = [cost * m[xa] + (1 - cost) * m[ya] for m in (metrics_at_scale(*case, k=g) for g in grid)]
             assert s["op_min"]["cost"] <= min(costs) + 1e-12
             m = metrics_at_scale(*case, k=s["op_min"]["k"])
             assert s["op_min"]["cost"] == pytest.approx(cost * m[xa] + (1 - cost) * m[ya])
@@ -455,8 +539,17 @@ def test_min_cost_point_is_minimal_over_scales():
 
 def test_summary_is_json_serialisable():
     s = ucc_summary(**HAND, partial_y=(0.1, 0.6))
-    assert set(s) == {"x_axis", "y_axis", "normalize", "auucc", "auucc_const", "gain",
-                      "partial", "op", "op_min"}
+    assert set(s) == {
+        "x_axis",
+        "y_axis",
+        "normalize",
+        "auucc",
+        "auucc_const",
+        "gain",
+        "partial",
+        "op",
+        "op_min",
+    }
     assert json.loads(json.dumps(s, allow_nan=False)) == s
     assert all(type(v) is float for v in (s["auucc"], s["gain"], s["op_min"]["k"]))
     # a degenerate constant reference has no gain: every y == pred -> a single point
@@ -482,11 +575,17 @@ def test_proposition_1_bandwidth_by_numerical_integration():
 
 def test_corollary_1_excess_by_numerical_integration():
     d = stats.norm.ppf((np.arange(200_000) + 0.5) / 200_000)
-    c = ucc_curve(d, np.zeros_like(d), -np.ones_like(d), np.ones_like(d),
-                  x_axis="excess", y_axis="missrate", normalize="none")
+    c = ucc_curve(
+        d,
+        np.zeros_like(d),
+        -np.ones_like(d),
+        np.ones_like(d),
+        x_axis="excess",
+        y_axis="missrate",
+        normalize="none",
+    )
     half = stats.halfnorm.pdf
-    expected, _ = integrate.dblquad(lambda b, a: (a - b) * half(a) * half(b), 0, 12, 0,
-                                    lambda a: a)
+    expected, _ = integrate.dblquad(lambda b, a: (a - b) * half(a) * half(b), 0, 12, 0, lambda a: a)
     assert auucc(c) == pytest.approx(expected, abs=2e-4)
 
 
@@ -502,8 +601,7 @@ def test_batch_auucc_matches_single_curves():
     unit = float(np.std(y))
     for xa, ya in PAIRS:
         got = U._auucc_batch(y - p, zl, zu, xa, ya, unit)
-        want = [auucc(ucc_curve(y, p, p - zl[b], p + zu[b], x_axis=xa, y_axis=ya))
-                for b in range(3)]
+        want = [auucc(ucc_curve(y, p, p - zl[b], p + zu[b], x_axis=xa, y_axis=ya)) for b in range(3)]
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
@@ -528,15 +626,16 @@ def test_closed_form_auucc_matches_sorted_curves(seed):
         want = U._auucc_batch(d, zl, zu, xa, ya, unit)
         np.testing.assert_allclose(got, want, rtol=1e-12)
         if xa == "bandwidth":
-            np.testing.assert_allclose(U._auucc_closed(k[[0, 2]], 0.5 * (zl + zu)[[0, 2]], xa,
-                                                       unit, any_inf=False), want[[0, 2]],
-                                       rtol=1e-12)
+            np.testing.assert_allclose(
+                U._auucc_closed(k[[0, 2]], 0.5 * (zl + zu)[[0, 2]], xa, unit, any_inf=False),
+                want[[0, 2]],
+                rtol=1e-12,
+            )
     # degenerate curves: one finite scale, or none, have area 0 like auucc()
     one = np.full((1, 5), np.inf)
     one[0, 2] = 0.7
     assert U._auucc_closed(one, np.ones((1, 5)), "bandwidth", 1.0, any_inf=True)[0] == 0.0
-    assert U._auucc_closed(np.full((1, 5), np.inf), np.ones((1, 5)), "missrate", 1.0,
-                           any_inf=True)[0] == 0.0
+    assert U._auucc_closed(np.full((1, 5), np.inf), np.ones((1, 5)), "missrate", 1.0, any_inf=True)[0] == 0.0
 
 
 def test_closed_form_refuses_positive_ties_and_other_axes():
@@ -553,14 +652,12 @@ def test_permutation_test_closed_form_equals_sorted_path(monkeypatch):
     y = rng.normal(size=n)
     sig = np.exp(rng.normal(size=n) * 0.5)
     p = y + rng.normal(size=n) * sig
-    bands = [(p - sig, p + sig), (p - 1.1 * sig[::-1], p + 0.9 * sig[::-1]),
-             (p - 0.8 * sig, p + 1.3 * sig)]
+    bands = [(p - sig, p + sig), (p - 1.1 * sig[::-1], p + 0.9 * sig[::-1]), (p - 0.8 * sig, p + 1.3 * sig)]
     for xa, ya in (("bandwidth", "missrate"), ("missrate", "bandwidth")):
         fast = permutation_test(y, p, bands, n_permutations=300, seed=5, x_axis=xa, y_axis=ya)
         with monkeypatch.context() as m:
             m.setattr(U, "_closed_form_applies", lambda *a: False)
-            slow = permutation_test(y, p, bands, n_permutations=300, seed=5, x_axis=xa,
-                                    y_axis=ya)
+            slow = permutation_test(y, p, bands, n_permutations=300, seed=5, x_axis=xa, y_axis=ya)
         assert fast == slow
 
 
@@ -573,8 +670,9 @@ def _slow_permutation_p(y, p, bands, i, j, n_perm, seed, n_pairs, pair_index):
     hits = 0
     for _ in range(n_perm):
         s = rng.random(len(y)) < 0.5
-        diff = (area(np.where(s, lo_j, lo_i), np.where(s, hi_j, hi_i))
-                - area(np.where(s, lo_i, lo_j), np.where(s, hi_i, hi_j)))
+        diff = area(np.where(s, lo_j, lo_i), np.where(s, hi_j, hi_i)) - area(
+            np.where(s, lo_i, lo_j), np.where(s, hi_i, hi_j)
+        )
         hits += abs(diff) >= abs(obs) * (1 - 1e-12)
     return (1 + hits) / (1 + n_perm)
 
@@ -585,12 +683,13 @@ def test_permutation_test_against_slow_loop_and_reproducible():
     y = rng.normal(size=n)
     sig = np.exp(rng.normal(size=n) * 0.7)
     p = y + rng.normal(size=n) * sig
-    bands = [(p - sig, p + sig),                                   # informative
-             (p - rng.permutation(sig), p + rng.permutation(sig)),  # shuffled widths
-             (p - 1.3 * sig, p + 0.8 * sig)]                        # asymmetric variant
+    bands = [
+        (p - sig, p + sig),  # informative
+        (p - rng.permutation(sig), p + rng.permutation(sig)),  # shuffled widths
+        (p - 1.3 * sig, p + 0.8 * sig),
+    ]  # asymmetric variant
     res = permutation_test(y, p, bands, n_permutations=150, seed=3, names=["a", "b", "c"])
-    assert res == permutation_test(y, p, bands, n_permutations=150, seed=3,
-                                   names=["a", "b", "c"])
+    assert res == permutation_test(y, p, bands, n_permutations=150, seed=3, names=["a", "b", "c"])
     assert [(q["a"], q["b"]) for q in res["pairs"]] == [("a", "b"), ("a", "c"), ("b", "c")]
     for idx, (q, (i, j)) in enumerate(zip(res["pairs"], [(0, 1), (0, 2), (1, 2)])):
         want = _slow_permutation_p(y, p, bands, i, j, 150, 3, 3, idx)
@@ -612,8 +711,7 @@ def test_permutation_test_extremes():
     res = permutation_test(y, p, [good, good], n_permutations=50, seed=0)
     assert res["pairs"][0]["p_value"] == 1.0  # identical models: every |diff| = 0 >= 0
     bad = (p - sig[::-1], p + sig[::-1])
-    res = permutation_test(y, p, [good, bad], n_permutations=200, seed=0,
-                           x_axis="excess", y_axis="deficit")
+    res = permutation_test(y, p, [good, bad], n_permutations=200, seed=0, x_axis="excess", y_axis="deficit")
     assert res["pairs"][0]["p_value"] == pytest.approx(1 / 201)
     assert res["auucc"][0] < res["auucc"][1]
     with pytest.raises(UsageError, match="at least 2"):
@@ -632,8 +730,7 @@ def test_permutation_exact_ties_count():
     sig = np.abs(rng.normal(size=n)) + 0.1
     other = sig.copy()
     other[7] *= 3.0
-    res = permutation_test(y, p, [(p - sig, p + sig), (p - other, p + other)],
-                           n_permutations=40, seed=1)
+    res = permutation_test(y, p, [(p - sig, p + sig), (p - other, p + other)], n_permutations=40, seed=1)
     assert res["pairs"][0]["diff"] != 0.0
     assert res["pairs"][0]["p_value"] == 1.0
 
@@ -644,8 +741,9 @@ def test_min_cost_ties_take_smallest_scale():
     y = [0.0, 0.4, -0.5, 1.0]
     s = ucc_summary(y, [0.0] * 4, [-1.0] * 4, [1.0] * 4, normalize="none", cost=0.5)
     assert s["op_min"] == {"k": 0.0, "x": 0.0, "y": 0.75, "cost": 0.375}
-    s = ucc_summary(y, [0.0] * 4, [-1.0] * 4, [1.0] * 4, x_axis="missrate",
-                    y_axis="bandwidth", normalize="none", cost=0.5)
+    s = ucc_summary(
+        y, [0.0] * 4, [-1.0] * 4, [1.0] * 4, x_axis="missrate", y_axis="bandwidth", normalize="none", cost=0.5
+    )
     assert s["op_min"]["k"] == 0.0
 
 

@@ -65,8 +65,9 @@ def test_owcrps_gaussian_matches_scoringrules_crps_tnormal(name):
 def test_twcrps_samples_matches_scoringrules(name):
     y, ens = _d(name, "y"), _d(name, "ens")
     for j, region in enumerate(_regions(name)):
-        np.testing.assert_allclose(w.twcrps_samples(y, ens, region), _d(name, "twcrps_ensemble")[j],
-                                   rtol=RTOL, atol=ATOL)
+        np.testing.assert_allclose(
+            w.twcrps_samples(y, ens, region), _d(name, "twcrps_ensemble")[j], rtol=RTOL, atol=ATOL
+        )
 
 
 @pytest.mark.parametrize("name", DATASETS)
@@ -83,8 +84,9 @@ def test_owcrps_samples_matches_scoringrules_and_documents_the_empty_region_conv
         assert np.all(got[~inside] == 0.0)  # scoringrules: NaN when no member is in R, else 0
         sel = inside & empty  # uqeval's convention: the chained members
         if sel.any():
-                np.testing.assert_allclose(got[sel], crps_ensemble(np.clip(y[sel], a, b), np.clip(ens[sel], a, b)),
-                                       rtol=1e-12)
+            np.testing.assert_allclose(
+                got[sel], crps_ensemble(np.clip(y[sel], a, b), np.clip(ens[sel], a, b)), rtol=1e-12
+            )
 
 
 @pytest.mark.parametrize("name", DATASETS)
@@ -102,11 +104,15 @@ def test_whole_line_region_gives_the_crps(name):
 
 def _quad(f, lo, hi, breaks):
     pts = sorted({lo, hi, *[b for b in breaks if lo < b < hi]})
-    return sum(integrate.quad(f, p, q, epsabs=0, epsrel=1e-13, limit=200)[0] for p, q in zip(pts[:-1], pts[1:]))
+    return sum(
+        integrate.quad(f, p, q, epsabs=0, epsrel=1e-13, limit=200)[0] for p, q in zip(pts[:-1], pts[1:])
+    )
 
 
 @pytest.mark.filterwarnings("ignore::scipy.integrate.IntegrationWarning")
-@pytest.mark.parametrize("region", [(1.0, None), (None, -0.5), (-1.0, 2.0), (4.0, None), (None, -4.5), (3.0, 3.5)])
+@pytest.mark.parametrize(
+    "region", [(1.0, None), (None, -0.5), (-1.0, 2.0), (4.0, None), (None, -4.5), (3.0, 3.5)]
+)
 def test_gaussian_closed_forms_equal_their_integrals(region):
     """twCRPS = ∫_R (F − 1{y ≤ z})² dz and owCRPS = w(y) ∫ (F_w − 1{y ≤ z})² dz, by quadrature."""
     rng = np.random.default_rng(5)
@@ -135,8 +141,12 @@ def test_gaussian_closed_forms_equal_their_integrals(region):
 def test_weighted_scores_are_zero_outside_and_nonnegative():
     y, m, s, ens = _d("synth", "y"), _d("synth", "mu"), _d("synth", "sd"), _d("synth", "ens")
     for region in _regions("synth"):
-        for f in (w.twcrps_gaussian(y, m, s, region), w.owcrps_gaussian(y, m, s, region),
-                  w.twcrps_samples(y, ens, region), w.owcrps_samples(y, ens, region)):
+        for f in (
+            w.twcrps_gaussian(y, m, s, region),
+            w.owcrps_gaussian(y, m, s, region),
+            w.twcrps_samples(y, ens, region),
+            w.owcrps_samples(y, ens, region),
+        ):
             assert np.all(f >= 0) and np.all(np.isfinite(f))
     # twCRPS <= CRPS (the integrand is restricted); equality for the whole line
     assert np.all(w.twcrps_gaussian(y, m, s, (0.0, None)) <= crps_gaussian(y, m, s) + 1e-12)
@@ -164,7 +174,9 @@ def test_exceedance_crps_is_the_crps_of_the_bernoulli_forecast():
         F = np.where(grid < 0, 0.0, np.where(grid < 1, 1 - p[:, None], 1.0))
         step = (grid >= o).astype(float)
         num = ((F - step) ** 2).sum(axis=1) * (grid[1] - grid[0])
-        np.testing.assert_allclose(num, ex.exceedance_scores(np.full(4, 2.0 * o - 0.5), p, 0.0)["crps"], atol=1e-4)
+        np.testing.assert_allclose(
+            num, ex.exceedance_scores(np.full(4, 2.0 * o - 0.5), p, 0.0)["crps"], atol=1e-4
+        )
 
 
 def test_exceedance_samples_quantiles_and_points():
@@ -198,13 +210,18 @@ def test_murphy_curves_match_scores(name):
     np.testing.assert_allclose(mu_.murphy_curve(m, y, th), _d(name, "murphy_mean"), rtol=RTOL, atol=ATOL)
     qth = _d(name, "murphy_quantile_thetas")
     for j, a in enumerate(REF["levels"]):
-        np.testing.assert_allclose(mu_.murphy_curve(q[:, j], y, qth, "quantile", float(a)),
-                                   _d(name, "murphy_quantile")[j], rtol=RTOL, atol=ATOL)
+        np.testing.assert_allclose(
+            mu_.murphy_curve(q[:, j], y, qth, "quantile", float(a)),
+            _d(name, "murphy_quantile")[j],
+            rtol=RTOL,
+            atol=ATOL,
+        )
     pth = _d(name, "murphy_prob_thetas")
     for j, t in enumerate(_d(name, "thresholds")):
         p = ex.exceedance_gaussian(_d(name, "mu"), _d(name, "sd"), t)
-        np.testing.assert_allclose(mu_.murphy_curve(p, (y > t).astype(float), pth), _d(name, "murphy_prob")[j],
-                                   rtol=RTOL, atol=ATOL)
+        np.testing.assert_allclose(
+            mu_.murphy_curve(p, (y > t).astype(float), pth), _d(name, "murphy_prob")[j], rtol=RTOL, atol=ATOL
+        )
 
 
 @pytest.mark.parametrize("name", DATASETS)
@@ -221,7 +238,9 @@ def test_murphy_integral_is_the_consistent_score(name):
     for j, a in enumerate(REF["levels"]):
         pinball = np.maximum(a * (y - q[:, j]), (a - 1) * (y - q[:, j])).mean()  # scoring.pinball_loss
         assert integral(q[:, j], y, grid, "quantile", float(a)) == pytest.approx(pinball, rel=1e-10)
-    assert integral(m, y, grid) == pytest.approx(np.mean((m - y) ** 2) / 4.0, rel=1e-10)  # a quarter of the MSE
+    assert integral(m, y, grid) == pytest.approx(
+        np.mean((m - y) ** 2) / 4.0, rel=1e-10
+    )  # a quarter of the MSE
     # probabilities: a quarter of the Brier score
     t = _d(name, "thresholds")[0]
     p, o = ex.exceedance_gaussian(m, _d(name, "sd"), t), (y > t).astype(float)
@@ -240,8 +259,9 @@ def test_sorted_murphy_curve_equals_the_direct_sum(monkeypatch):
     monkeypatch.setattr(mu_, "_BLOCK_ELEMENTS", 3 * y.size)
     for functional, a in (("quantile", 0.3), ("quantile", 0.5), ("expectile", 0.5), ("expectile", 0.9)):
         want = mu_.murphy_curve_direct(x, y, th, functional, a)
-        np.testing.assert_allclose(mu_.murphy_curve(x, y, th, functional, a), want, rtol=1e-12,
-                                   atol=1e-14 * want.max())
+        np.testing.assert_allclose(
+            mu_.murphy_curve(x, y, th, functional, a), want, rtol=1e-12, atol=1e-14 * want.max()
+        )
         left = mu_.murphy_curve(x, y, th, functional, a, left_limit=True)
         np.testing.assert_allclose(left, mu_.murphy_curve_direct(x, y, th - 1e-9, functional, a), atol=1e-8)
 
@@ -302,7 +322,8 @@ def test_python_api_keywords():
     want = w.twcrps_gaussian(y, m, np.ones(300), (1.0, None)).mean()
     assert res["metrics"]["weighted_scoring"]["twcrps"] == pytest.approx(want, rel=1e-12)
     assert res["metrics"]["exceedance"]["0"]["brier"] == pytest.approx(
-        np.mean((stats.norm.sf(0.0, m, 1.0) - (y > 0)) ** 2), rel=1e-12)
+        np.mean((stats.norm.sf(0.0, m, 1.0) - (y > 0)) ** 2), rel=1e-12
+    )
     assert len(res["metrics"]["murphy"]["mean"]) == mu_.GRID_POINTS
     assert res["settings"]["tw_threshold"] == [1.0, None]
     plain = json.loads(uqeval.evaluate(y, mean=m, std=np.ones(300)).to_json())["metrics"]
@@ -317,9 +338,11 @@ def _files(tmp_path):
     m = rng.normal(size=n)
     y = m + 0.5 * rng.normal(size=n)
     paths = {}
-    for name, cols in {"perfect": {"y": y, "mu": y, "sigma": np.full(n, 0.1)},
-                       "model": {"y": y, "mu": m, "sigma": np.full(n, 0.5)},
-                       "shifted": {"y": y, "mu": m + 1.5, "sigma": np.full(n, 0.5)}}.items():
+    for name, cols in {
+        "perfect": {"y": y, "mu": y, "sigma": np.full(n, 0.1)},
+        "model": {"y": y, "mu": m, "sigma": np.full(n, 0.5)},
+        "shifted": {"y": y, "mu": m + 1.5, "sigma": np.full(n, 0.5)},
+    }.items():
         paths[name] = tmp_path / f"{name}.parquet"
         pd.DataFrame(cols).to_parquet(paths[name])
     return paths
@@ -333,12 +356,31 @@ def test_cli_score_check_and_compare_with_dominance(tmp_path):
     runner = CliRunner()
     f = _files(tmp_path)
     out = tmp_path / "s.json"
-    r = runner.invoke(app, ["score", str(f["model"]), "--tw-threshold", "<0", "--threshold", "0.5",
-                            "--threshold", "1", "--murphy", "--plot-dir", str(tmp_path / "plots"), "-o", str(out)])
+    r = runner.invoke(
+        app,
+        [
+            "score",
+            str(f["model"]),
+            "--tw-threshold",
+            "<0",
+            "--threshold",
+            "0.5",
+            "--threshold",
+            "1",
+            "--murphy",
+            "--plot-dir",
+            str(tmp_path / "plots"),
+            "-o",
+            str(out),
+        ],
+    )
     assert r.exit_code == 0, r.output
     summary = json.loads(out.read_text())
     assert set(summary["metrics"]["exceedance"]) == {"0.5", "1"}
-    assert summary["settings"]["tw_threshold"] == [None, 0.0] and summary["settings"]["thresholds"] == [0.5, 1.0]
+    assert summary["settings"]["tw_threshold"] == [None, 0.0] and summary["settings"]["thresholds"] == [
+        0.5,
+        1.0,
+    ]
     assert summary["orientation"]["weighted_scoring.owcrps"] == "lower"
     assert (tmp_path / "plots" / "murphy.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # a rule on an exceedance path turns the group on for a predictions file; a weighted one names its flag
@@ -352,22 +394,47 @@ def test_cli_score_check_and_compare_with_dominance(tmp_path):
     r = runner.invoke(app, ["check", str(out), "--rules", str(rules), "--format", "json"])
     assert r.exit_code == 0 and json.loads(r.stdout)["passed"] is True
     # compare: paired tests on the per-row scores; the perfect forecast dominates both (its curve is 0)
-    r = runner.invoke(app, ["compare", str(f["perfect"]), str(f["model"]), str(f["shifted"]), "--murphy",
-                            "--tw-threshold", "1", "--metrics", "weighted_scoring.twcrps,weighted_scoring.owcrps,"
-                            "exceedance.0.5.brier", "--bootstrap", "50", "--permutations", "50", "--pairs", "all",
-                            "--format", "json"])
+    r = runner.invoke(
+        app,
+        [
+            "compare",
+            str(f["perfect"]),
+            str(f["model"]),
+            str(f["shifted"]),
+            "--murphy",
+            "--tw-threshold",
+            "1",
+            "--metrics",
+            "weighted_scoring.twcrps,weighted_scoring.owcrps,exceedance.0.5.brier",
+            "--bootstrap",
+            "50",
+            "--permutations",
+            "50",
+            "--pairs",
+            "all",
+            "--format",
+            "json",
+        ],
+    )
     assert r.exit_code == 0, r.output
     res = json.loads(r.stdout)
-    assert {t["metric"] for t in res["tests"]} == {"weighted_scoring.twcrps", "weighted_scoring.owcrps",
-                                                   "exceedance.0.5.brier"}
+    assert {t["metric"] for t in res["tests"]} == {
+        "weighted_scoring.twcrps",
+        "weighted_scoring.owcrps",
+        "exceedance.0.5.brier",
+    }
     assert res["settings"]["tw_threshold"] == [1.0, None] and res["settings"]["thresholds"] == [0.5]
     dom = {(d["model"], d["dominated"]) for d in res["murphy"]["dominates"]}
     assert ("perfect", "model") in dom and ("perfect", "shifted") in dom
     assert ("model", "perfect") not in dom and ("shifted", "perfect") not in dom
     curves = res["murphy"]["curves"]["mean"]
-    assert set(curves) == {"perfect", "model", "shifted"} and len(curves["model"]) == len(res["murphy"]["thetas"])
+    assert set(curves) == {"perfect", "model", "shifted"} and len(curves["model"]) == len(
+        res["murphy"]["thetas"]
+    )
     assert not any(curves["perfect"])
-    md = runner.invoke(app, ["compare", str(f["perfect"]), str(f["model"]), "--murphy", "--format", "markdown"])
+    md = runner.invoke(
+        app, ["compare", str(f["perfect"]), str(f["model"]), "--murphy", "--format", "markdown"]
+    )
     assert md.exit_code == 0 and "Murphy-diagram dominance" in md.stdout
 
 
@@ -378,14 +445,23 @@ def test_murphy_plot_kind_is_opt_in():
 
     rng = np.random.default_rng(1)
     y = rng.normal(size=50)
-    preds = [Gaussian(y_true=y, columns={}, rows=np.arange(50), mean=y + 0.1, std=np.ones(50)),
-             Quantiles(y_true=y, columns={}, rows=np.arange(50), quantiles=y[:, None] + np.array([-1.0, 0.0, 1.0]),
-                       levels=np.array([0.1, 0.5, 0.9])),
-             Categorical(y_true=(y > 0).astype(int), columns={}, rows=np.arange(50), proba=stats.norm.cdf(y))]
+    preds = [
+        Gaussian(y_true=y, columns={}, rows=np.arange(50), mean=y + 0.1, std=np.ones(50)),
+        Quantiles(
+            y_true=y,
+            columns={},
+            rows=np.arange(50),
+            quantiles=y[:, None] + np.array([-1.0, 0.0, 1.0]),
+            levels=np.array([0.1, 0.5, 0.9]),
+        ),
+        Categorical(y_true=(y > 0).astype(int), columns={}, rows=np.arange(50), proba=stats.norm.cdf(y)),
+    ]
     for pred in preds:
         assert "murphy" not in applicable_kinds(pred, Settings())
         assert "murphy" in applicable_kinds(pred, Settings(murphy=True))
-        fig = build_figures(pred, settings=Settings(murphy=True), kinds=["murphy"], name="f.csv").figures["murphy"]
+        fig = build_figures(pred, settings=Settings(murphy=True), kinds=["murphy"], name="f.csv").figures[
+            "murphy"
+        ]
         assert "f.csv" in fig.axes[0].get_title() and fig.axes[0].lines
 
 
@@ -403,7 +479,7 @@ def test_ragged_samples_score_each_row_on_its_own_members():
     pred = Samples(y_true=y, columns={}, rows=np.arange(40), samples=s, allow_missing=True)
     settings = make_settings(tw_threshold="-0.5:1", thresholds=[0.2])
     got = compute_metrics(pred, settings)[0]
-    rows = [(y[i:i + 1], s[i:i + 1, np.isfinite(s[i])]) for i in range(40)]
+    rows = [(y[i : i + 1], s[i : i + 1, np.isfinite(s[i])]) for i in range(40)]
     tw = np.mean([w.twcrps_samples(a, b, (-0.5, 1.0))[0] for a, b in rows])
     ow = np.mean([w.owcrps_samples(a, b, (-0.5, 1.0))[0] for a, b in rows])
     br = np.mean([(np.mean(b > 0.2) - (a[0] > 0.2)) ** 2 for a, b in rows])
@@ -431,8 +507,9 @@ def test_twcrps_quantiles_matches_scoringrules_crps_quantile_of_the_chained_fore
     y = _d(name, "y")
     for key, q, lv in (("q3", _d(name, "q"), QREF["levels3"]), ("q7", QREF[f"{name}_q7"], QREF["levels7"])):
         for j, region in enumerate(_regions(name)):
-            np.testing.assert_allclose(w.twcrps_quantiles(y, q, lv, region), QREF[f"{name}_twcrps_{key}"][j],
-                                       rtol=RTOL, atol=ATOL)
+            np.testing.assert_allclose(
+                w.twcrps_quantiles(y, q, lv, region), QREF[f"{name}_twcrps_{key}"][j], rtol=RTOL, atol=ATOL
+            )
 
 
 @pytest.mark.parametrize("name", DATASETS)
@@ -443,8 +520,9 @@ def test_twcrps_quantiles_at_midpoint_levels_is_the_ensemble_twcrps(name):
     lv = (np.arange(ens.shape[1]) + 0.5) / ens.shape[1]
     q = np.sort(ens, axis=1)
     for j, region in enumerate(_regions(name)):
-        np.testing.assert_allclose(w.twcrps_quantiles(y, q, lv, region), _d(name, "twcrps_ensemble")[j],
-                                   rtol=RTOL, atol=ATOL)
+        np.testing.assert_allclose(
+            w.twcrps_quantiles(y, q, lv, region), _d(name, "twcrps_ensemble")[j], rtol=RTOL, atol=ATOL
+        )
 
 
 def test_twcrps_quantiles_whole_line_and_cli(tmp_path):
@@ -454,7 +532,9 @@ def test_twcrps_quantiles_whole_line_and_cli(tmp_path):
     from uqeval.metrics.scoring import pinball_loss
 
     y, q, lv = _d("synth", "y"), QREF["synth_q7"], QREF["levels7"]
-    np.testing.assert_allclose(w.twcrps_quantiles(y, q, lv), 2 * pinball_loss(y, q, lv).mean(axis=1), rtol=1e-15)
+    np.testing.assert_allclose(
+        w.twcrps_quantiles(y, q, lv), 2 * pinball_loss(y, q, lv).mean(axis=1), rtol=1e-15
+    )
     assert np.all(w.twcrps_quantiles(y, q, lv, (1.0, None)) >= 0)
     # a quantile file: twcrps only (no owCRPS for quantiles, README); 2 x pinball for a region holding all
     src = Path(__file__).parents[2] / "sample_data" / "quantiles.parquet"
@@ -466,8 +546,14 @@ def test_twcrps_quantiles_whole_line_and_cli(tmp_path):
         outs.append(json.loads(r.stdout))
     assert set(outs[0]["metrics"]["weighted_scoring"]) == {"twcrps"}
     assert outs[0]["metrics"]["weighted_scoring"]["twcrps"] == pytest.approx(
-        2 * outs[0]["metrics"]["scoring_rule"]["pinball"], rel=1e-12)
-    assert 0 < outs[1]["metrics"]["weighted_scoring"]["twcrps"] < outs[0]["metrics"]["weighted_scoring"]["twcrps"]
-    r = runner.invoke(app, ["score", str(src).replace("quantiles", "intervals"), "--tw-threshold", "1",
-                            "--format", "json"])
+        2 * outs[0]["metrics"]["scoring_rule"]["pinball"], rel=1e-12
+    )
+    assert (
+        0
+        < outs[1]["metrics"]["weighted_scoring"]["twcrps"]
+        < outs[0]["metrics"]["weighted_scoring"]["twcrps"]
+    )
+    r = runner.invoke(
+        app, ["score", str(src).replace("quantiles", "intervals"), "--tw-threshold", "1", "--format", "json"]
+    )
     assert r.exit_code == 0 and "twcrps" in json.loads(r.stdout)["metrics"]["weighted_scoring"]

@@ -115,7 +115,9 @@ def test_figure_to_bytes_is_deterministic_and_rejects_unknown_format():
         figure_to_bytes(fig, fmt="gif")
 
 
-@pytest.mark.parametrize("kind", ["predictions", "intervals", "calibration", "sharpness", "pit", "reliability"])
+@pytest.mark.parametrize(
+    "kind", ["predictions", "intervals", "calibration", "sharpness", "pit", "reliability"]
+)
 def test_png_is_the_picture_savefig_draws_drawn_once(kind):
     # figure_to_bytes runs the layout engine alone and draws once (savefig draws twice): same pixels
     import io
@@ -125,7 +127,9 @@ def test_png_is_the_picture_savefig_draws_drawn_once(kind):
     x, y, mu, sd = gaussian_data(3000)
     pit = np.clip((y - mu) / (3 * sd) + 0.5, 0, 1)
     make = {
-        "predictions": lambda: plot_predictions_band(y, mu, mu - 2 * sd, mu + 2 * sd, x=x, title="band: a.csv"),
+        "predictions": lambda: plot_predictions_band(
+            y, mu, mu - 2 * sd, mu + 2 * sd, x=x, title="band: a.csv"
+        ),
         "intervals": lambda: plot_intervals_ordered(y, mu, mu - 2 * sd, mu + 2 * sd, max_points=500),
         "calibration": lambda: plot_calibration_curve(np.linspace(0, 1, 11), np.linspace(0, 1, 11) ** 1.2),
         "sharpness": lambda: plot_sharpness(sd),
@@ -305,9 +309,7 @@ def test_reliability_diagram_is_thinned_but_marks_the_exact_maximum():
     ecdf = lines["empirical CDF of PIT"]
     xs, ys = np.asarray(ecdf.get_xdata()), np.asarray(ecdf.get_ydata())
     assert xs.size <= 2010
-    assert np.any((xs == phi) & (ys == c)) or np.any(
-        (xs[:-1] <= phi) & (xs[1:] >= phi) & (ys[:-1] == c)
-    )
+    assert np.any((xs == phi) & (ys == c)) or np.any((xs[:-1] <= phi) & (xs[1:] >= phi) & (ys[:-1] == c))
     marker = [ln for label, ln in lines.items() if label.startswith("max |C")][0]
     assert list(marker.get_xdata()) == [phi, phi]
     assert list(marker.get_ydata()) == [phi, c]

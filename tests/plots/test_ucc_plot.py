@@ -25,12 +25,19 @@ def _models(n=2000, x_axis="bandwidth", y_axis="missrate", normalize="std", cost
     out = []
     for name, s in (("informative", sig), ("shuffled", rng.permutation(sig))):
         lo, hi = p - 1.64 * s, p + 1.64 * s
-        summ = ucc_summary(y, p, lo, hi, x_axis=x_axis, y_axis=y_axis, normalize=normalize,
-                           cost=cost)
-        curve, const = ucc_curves(y, p, lo, hi, x_axis=x_axis, y_axis=y_axis,
-                                  normalize=normalize)
-        out.append({"name": name, "curve": curve, "const_curve": const, "op": summ["op"],
-                    "op_min": summ["op_min"], "auucc": summ["auucc"], "gain": summ["gain"]})
+        summ = ucc_summary(y, p, lo, hi, x_axis=x_axis, y_axis=y_axis, normalize=normalize, cost=cost)
+        curve, const = ucc_curves(y, p, lo, hi, x_axis=x_axis, y_axis=y_axis, normalize=normalize)
+        out.append(
+            {
+                "name": name,
+                "curve": curve,
+                "const_curve": const,
+                "op": summ["op"],
+                "op_min": summ["op_min"],
+                "auucc": summ["auucc"],
+                "gain": summ["gain"],
+            }
+        )
     return out
 
 
@@ -60,14 +67,16 @@ def test_operating_points_and_isocost_line_are_drawn():
     models = _models(cost=0.3)
     fig = plot_ucc(models, cost=0.3)
     ax = fig.axes[0]
-    pts = {(float(line.get_xdata()[0]), float(line.get_ydata()[0]))
-           for line in ax.get_lines() if len(line.get_xdata()) == 1}
+    pts = {
+        (float(line.get_xdata()[0]), float(line.get_ydata()[0]))
+        for line in ax.get_lines()
+        if len(line.get_xdata()) == 1
+    }
     for m in models:
         assert (m["op"]["x"], m["op"]["y"]) in pts
         assert (m["op_min"]["x"], m["op_min"]["y"]) in pts
     # each isocost line passes through its model's minimum-cost point
-    iso = [line for line in ax.get_lines()
-           if line.get_linestyle() == ":" and len(line.get_xdata()) == 2]
+    iso = [line for line in ax.get_lines() if line.get_linestyle() == ":" and len(line.get_xdata()) == 2]
     assert len(iso) == 2
     for line, m in zip(iso, models):
         (x0, x1), (y0, y1) = line.get_xdata(), line.get_ydata()
@@ -108,11 +117,13 @@ def test_axis_label_units():
 
 
 def test_no_pyplot_state():
-    code = ("import sys, numpy as np; from uqeval.plots.ucc import plot_ucc; "
-            "from uqeval.metrics.ucc import ucc_curves, ucc_summary; "
-            "y=np.arange(20.)%7; p=y*0.9; lo, hi = p-1, p+2; c, k = ucc_curves(y,p,lo,hi); "
-            "s = ucc_summary(y,p,lo,hi); "
-            "plot_ucc([dict(name='m', curve=c, const_curve=k, op=s['op'], op_min=s['op_min'], "
-            "auucc=s['auucc'], gain=s['gain'])]); print('matplotlib.pyplot' in sys.modules)")
+    code = (
+        "import sys, numpy as np; from uqeval.plots.ucc import plot_ucc; "
+        "from uqeval.metrics.ucc import ucc_curves, ucc_summary; "
+        "y=np.arange(20.)%7; p=y*0.9; lo, hi = p-1, p+2; c, k = ucc_curves(y,p,lo,hi); "
+        "s = ucc_summary(y,p,lo,hi); "
+        "plot_ucc([dict(name='m', curve=c, const_curve=k, op=s['op'], op_min=s['op_min'], "
+        "auucc=s['auucc'], gain=s['gain'])]); print('matplotlib.pyplot' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -45,7 +45,8 @@ def test_exceedance_reliability_draws_the_corp_curve_of_each_threshold():
     assert "exceedance_reliability" in applicable_kinds(pred, s)
     assert "exceedance_reliability" not in applicable_kinds(pred, Settings())  # opt-in
     fig = build_figures(pred, None, s, name="g.parquet", kinds=["exceedance_reliability"]).figures[
-        "exceedance_reliability"]
+        "exceedance_reliability"
+    ]
     curve_axes = [ax for ax in fig.axes if ax.get_title().startswith("event")]
     assert [ax.get_title() for ax in curve_axes] == ["event Y > 0", "event Y > 1"]
     for ax, t in zip(curve_axes, (0.0, 1.0)):
@@ -68,16 +69,19 @@ def test_exceedance_reliability_applies_to_every_distribution_but_not_points():
     y = rng.normal(size=N)
     lv = np.array([0.1, 0.5, 0.9])
     s = Settings(thresholds=(0.5,))
-    for pred in (Samples(y_true=y, samples=rng.normal(size=(N, 10))),
-                 Quantiles(y_true=y, quantiles=np.sort(rng.normal(size=(N, 3)), axis=1), levels=lv)):
+    for pred in (
+        Samples(y_true=y, samples=rng.normal(size=(N, 10))),
+        Quantiles(y_true=y, quantiles=np.sort(rng.normal(size=(N, 3)), axis=1), levels=lv),
+    ):
         assert "exceedance_reliability" in applicable_kinds(pred, s)
         assert build_figures(pred, None, s, kinds=["exceedance_reliability"]).figures
     assert "exceedance_reliability" not in applicable_kinds(Point(y_true=y, mean=y), s)
 
 
 def test_exceedance_reliability_title_is_literal():
-    fig = build_figures(_gaussian(), None, Settings(thresholds=(0.0,)), name="$x^2$ [bold]",
-                        kinds=["exceedance_reliability"]).figures["exceedance_reliability"]
+    fig = build_figures(
+        _gaussian(), None, Settings(thresholds=(0.0,)), name="$x^2$ [bold]", kinds=["exceedance_reliability"]
+    ).figures["exceedance_reliability"]
     assert fig._suptitle.get_text().endswith(r"\$x^2\$ [bold]")
 
 
@@ -85,13 +89,26 @@ def test_exceedance_reliability_in_the_cli(tmp_path):
     src = str(SAMPLE / "gaussian.parquet")
     r = runner.invoke(app, ["plot", src, "--kind", "exceedance_reliability", "-o", str(tmp_path / "e.png")])
     assert r.exit_code == 2 and "--threshold" in r.output
-    r = runner.invoke(app, ["plot", src, "--kind", "exceedance_reliability", "--threshold", "0.5,1",
-                            "-o", str(tmp_path / "e.png")])
+    r = runner.invoke(
+        app,
+        [
+            "plot",
+            src,
+            "--kind",
+            "exceedance_reliability",
+            "--threshold",
+            "0.5,1",
+            "-o",
+            str(tmp_path / "e.png"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert (tmp_path / "e.png").read_bytes()[:8] == PNG
     r = runner.invoke(app, ["score", src, "--plot-dir", str(tmp_path / "p"), "-f", "json"])
     assert r.exit_code == 0 and not (tmp_path / "p" / "exceedance_reliability.png").exists()
-    r = runner.invoke(app, ["score", src, "--threshold", "1", "--plot-dir", str(tmp_path / "p"), "-f", "json"])
+    r = runner.invoke(
+        app, ["score", src, "--threshold", "1", "--plot-dir", str(tmp_path / "p"), "-f", "json"]
+    )
     assert r.exit_code == 0, r.output
     assert (tmp_path / "p" / "exceedance_reliability.png").read_bytes()[:8] == PNG
     html = tmp_path / "r.html"
@@ -121,10 +138,16 @@ def test_skill_per_model_with_bootstrap_intervals_and_literal_names():
     from uqeval.plots.common import figure_to_bytes
     from uqeval.plots.verification import plot_skill
 
-    skill = {"crps": {"$a$": {"estimate": 0.4, "low": 0.3, "high": 0.5},
-                      "b\x07[bold]": {"estimate": 0.1, "low": None, "high": None}},
-             "mse": {"$a$": {"estimate": 0.6, "low": 0.5, "high": 0.7},
-                     "b\x07[bold]": {"estimate": -0.1, "low": -0.2, "high": 0.0}}}
+    skill = {
+        "crps": {
+            "$a$": {"estimate": 0.4, "low": 0.3, "high": 0.5},
+            "b\x07[bold]": {"estimate": 0.1, "low": None, "high": None},
+        },
+        "mse": {
+            "$a$": {"estimate": 0.6, "low": 0.5, "high": 0.7},
+            "b\x07[bold]": {"estimate": -0.1, "low": -0.2, "high": 0.0},
+        },
+    }
     fig = plot_skill(skill, reference="climatology of $t$.parquet")
     ax = fig.axes[0]
     assert sorted(p.get_height() for p in ax.patches) == pytest.approx([-0.1, 0.1, 0.4, 0.6])
@@ -134,8 +157,11 @@ def test_skill_per_model_with_bootstrap_intervals_and_literal_names():
     assert sorted(float(s[1][1] - s[0][1]) for s in segs) == pytest.approx([0.2, 0.2, 0.2])
     data = figure_to_bytes(fig, "png")
     assert data[:8] == PNG
-    labels = [t.get_text() for t in fig.legends[0].get_texts()] if fig.legends else \
-        [t.get_text() for t in ax.get_legend().get_texts()]
+    labels = (
+        [t.get_text() for t in fig.legends[0].get_texts()]
+        if fig.legends
+        else [t.get_text() for t in ax.get_legend().get_texts()]
+    )
     assert "$a$" in labels and "b\\x07[bold]" in labels  # literal (no mathtext), control characters shown
     assert all(not t.get_parse_math() for t in fig.findobj(lambda o: hasattr(o, "get_parse_math")))
 
@@ -155,8 +181,23 @@ def test_skill_plot_in_score_plot_compare_and_report(tmp_path):
     r = runner.invoke(app, ["score", src, "--plot-dir", str(tmp_path / "d1"), "-f", "json", *ref])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "d1" / "skill.png").read_bytes()[:8] == PNG
-    r = runner.invoke(app, ["compare", src, const, "--bootstrap", "50", "--permutations", "0",
-                            "--plot", str(tmp_path / "c.png"), "-f", "json", *ref])
+    r = runner.invoke(
+        app,
+        [
+            "compare",
+            src,
+            const,
+            "--bootstrap",
+            "50",
+            "--permutations",
+            "0",
+            "--plot",
+            str(tmp_path / "c.png"),
+            "-f",
+            "json",
+            *ref,
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert (tmp_path / "c_skill.png").read_bytes()[:8] == PNG
     html = tmp_path / "r.html"
@@ -220,7 +261,7 @@ def test_average_rank_histogram_is_flat_when_calibrated_and_u_shaped_when_underd
     narrow = loc + 0.3 * (x - loc)  # underdispersed: the outcome falls outside the members
     bad = rank_counts_test(average_ranks(y, narrow), m)
     c = np.asarray(bad["rank_histogram"])
-    assert bad["rank_hist_chi2_p"] < 1e-12 and c[0] + c[-1] > 3 * c[m // 2 - 1: m // 2 + 2].mean()
+    assert bad["rank_hist_chi2_p"] < 1e-12 and c[0] + c[-1] > 3 * c[m // 2 - 1 : m // 2 + 2].mean()
 
 
 def test_multivariate_rank_histogram_plot(tmp_path):
@@ -231,14 +272,17 @@ def test_multivariate_rank_histogram_plot(tmp_path):
     assert "multivariate_rank_histogram" not in applicable_kinds(pred, Settings())
     assert "multivariate_rank_histogram" in applicable_kinds(pred, Settings(diagnostics=True))
     fig = build_figures(pred, None, Settings(), name="$m$", kinds=["multivariate_rank_histogram"]).figures[
-        "multivariate_rank_histogram"]
+        "multivariate_rank_histogram"
+    ]
     ax = fig.axes[0]
     from uqeval.metrics.multivariate import average_ranks
 
     want = np.bincount(average_ranks(pred.y_true, pred.samples), minlength=pred.samples.shape[1] + 1)
     assert [p.get_height() for p in ax.patches if p.get_width() == pytest.approx(0.9)] == want.tolist()
     assert ax.get_title().endswith(r"\$m\$")
-    r = runner.invoke(app, ["plot", src, "--kind", "multivariate_rank_histogram", "-o", str(tmp_path / "m.png")])
+    r = runner.invoke(
+        app, ["plot", src, "--kind", "multivariate_rank_histogram", "-o", str(tmp_path / "m.png")]
+    )
     assert r.exit_code == 0, r.output
     assert (tmp_path / "m.png").read_bytes()[:8] == PNG
     r = runner.invoke(app, ["plot", src, "--kind", "pit", "-o", str(tmp_path / "x.png")])
@@ -261,6 +305,7 @@ def test_exceedance_reliability_draws_at_most_six_thresholds_in_rows_of_three():
     curves = [ax for ax in fig.axes if ax.get_visible() and ax.get_title().startswith("event")]
     assert len(curves) == MAX_EXCEEDANCE_PANELS == 6
     assert any("first 6 of 8" in n for n in bundle.notes)
-    fig = build_figures(_gaussian(), None, Settings(thresholds=(-1.0, 0.0, 0.5, 1.0)),
-                        kinds=["exceedance_reliability"]).figures["exceedance_reliability"]
+    fig = build_figures(
+        _gaussian(), None, Settings(thresholds=(-1.0, 0.0, 0.5, 1.0)), kinds=["exceedance_reliability"]
+    ).figures["exceedance_reliability"]
     assert sum(ax.get_visible() for ax in fig.axes) == 8 and len(fig.axes) == 12  # 2 empty slots hidden

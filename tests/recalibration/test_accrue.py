@@ -125,7 +125,9 @@ def test_mlp_gradient_vs_fd():
         up, dn = theta.copy(), theta.copy()
         up[j] += h
         dn[j] -= h
-        fd[j] = (A._mlp_cost_grad(up, shapes, x, e, 0.4)[0] - A._mlp_cost_grad(dn, shapes, x, e, 0.4)[0]) / (2 * h)
+        fd[j] = (A._mlp_cost_grad(up, shapes, x, e, 0.4)[0] - A._mlp_cost_grad(dn, shapes, x, e, 0.4)[0]) / (
+            2 * h
+        )
     np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-9)
 
 
@@ -151,8 +153,12 @@ def test_constant_is_crps_optimal():
     rng = np.random.default_rng(9)
     y = rng.normal(scale=1.3, size=400)
     state = fit_accrue(rng.uniform(size=400), y, np.zeros(400), model="constant")
-    ref = minimize_scalar(lambda s: crps_gaussian(y, np.zeros(400), np.full(400, s)).mean(),
-                          bounds=(0.1, 10), method="bounded", options={"xatol": 1e-10}).x
+    ref = minimize_scalar(
+        lambda s: crps_gaussian(y, np.zeros(400), np.full(400, s)).mean(),
+        bounds=(0.1, 10),
+        method="bounded",
+        options={"xatol": 1e-10},
+    ).x
     assert state["sigma"] == pytest.approx(ref, rel=1e-6)
     np.testing.assert_array_equal(apply_accrue(state, [0.1, 0.9]), [state["sigma"]] * 2)
 
@@ -243,8 +249,9 @@ def test_scale_equivariance():
             if model == "poly":
                 # same cost history; an order-10 fit on 400 rows has nearly flat
                 # directions, so the optimiser's end point moves by a fraction of a percent
-                np.testing.assert_allclose([h["cost"] for h in state["history"]],
-                                           [h["cost"] for h in ref["history"]], rtol=1e-6)
+                np.testing.assert_allclose(
+                    [h["cost"] for h in state["history"]], [h["cost"] for h in ref["history"]], rtol=1e-6
+                )
                 np.testing.assert_allclose(scaled, c * base, rtol=0.02)
             else:
                 np.testing.assert_allclose(scaled, c * base, rtol=1e-9)

@@ -195,6 +195,8 @@ def test_quantiles_and_cdf_are_bitwise_the_whole_array_formulas():
     levels = [0.05, 0.25, 0.5, 0.75, 0.95]
     x, r = np.asarray(state["expected"]), np.asarray(state["observed"])
     q = isotonic_quantiles(state, mu, sd, levels)
-    np.testing.assert_array_equal(q, mu[:, None] + sd[:, None] * ndtri(_inverse(x, r, np.asarray(levels)))[None, :])
+    np.testing.assert_array_equal(
+        q, mu[:, None] + sd[:, None] * ndtri(_inverse(x, r, np.asarray(levels)))[None, :]
+    )
     assert all(q[:, j].flags.c_contiguous for j in range(len(levels)))
     np.testing.assert_array_equal(isotonic_cdf(state, y, mu, sd), np.interp(ndtr((y - mu) / sd), x, r))

@@ -60,7 +60,9 @@ def test_isotonic_metrics_of_the_identity_map_equal_the_gaussian_ones():
     ref = avg_calibration_gaussian(y, mu, sd, num_bins=s.num_bins)
     for k in ("ma_cal", "rms_cal", "miscal_area"):
         assert got["avg_calibration"][k] == pytest.approx(ref[k], abs=1e-12)
-    assert got["reliability"]["max_cal_err"] == pytest.approx(max_calibration_error(pit_gaussian(y, mu, sd)), abs=1e-12)
+    assert got["reliability"]["max_cal_err"] == pytest.approx(
+        max_calibration_error(pit_gaussian(y, mu, sd)), abs=1e-12
+    )
     sr = scoring_rules_gaussian(y, mu, sd, resolution=s.resolution)
     assert got["scoring_rule"]["check"] == pytest.approx(sr["check"], rel=1e-10)
     assert got["scoring_rule"]["interval"] == pytest.approx(sr["interval"], rel=1e-10)
@@ -82,7 +84,7 @@ def test_isotonic_metrics_closed_form_matches_the_direct_scores():
     q = isotonic_quantiles(state, mu, sd, tau)
     bounds = isotonic_quantiles(state, mu, sd, np.concatenate([(1 - tau) / 2, (1 + tau) / 2]))
     check = pinball_loss(y, q, tau).mean()
-    interval = interval_score(y, bounds[:, :tau.size], bounds[:, tau.size:], tau).mean()
+    interval = interval_score(y, bounds[:, : tau.size], bounds[:, tau.size :], tau).mean()
     assert whole["scoring_rule"]["check"] == pytest.approx(check, rel=1e-12)
     assert whole["scoring_rule"]["interval"] == pytest.approx(interval, rel=1e-12)
     # and recalibration improves on the overdispersed forecast
@@ -110,8 +112,13 @@ def test_build_table_replaces_case_insensitively_and_appends_list_columns(tmp_pa
 
     f = write_input(tmp_path / "t.parquet", {"y": [1.0, 2.0], "Mean": [0.0, 0.0], "STD": [1.0, 1.0]})
     loaded = load_for("std-scaling", f, make_settings(), require_targets=True, every_column=True)
-    applied = Applied(columns={"std": np.array([2.0, 3.0]), "lower_0.9": np.array([-1.0, -2.0]),
-                               "block": np.array([[1.0, 2.0], [3.0, 4.0]])})
+    applied = Applied(
+        columns={
+            "std": np.array([2.0, 3.0]),
+            "lower_0.9": np.array([-1.0, -2.0]),
+            "block": np.array([[1.0, 2.0], [3.0, 4.0]]),
+        }
+    )
     t = build_table(loaded, applied)
     assert t.schema.names == ["y", "Mean", "STD", "lower_0.9", "block"]
     assert t.column("STD").to_pylist() == [2.0, 3.0]
@@ -134,12 +141,17 @@ def test_write_table_formats(tmp_path):
 
 
 def test_read_features_errors_name_file_column_and_row(tmp_path):
-    f = write_input(tmp_path / "f.parquet", {"y": [1.0, 2.0, 3.0], "pred": [1.0, 2.0, 3.0],
-                                              "x1": [0.1, np.nan, 0.3], "X2": [1.0, 2.0, 3.0]})
+    f = write_input(
+        tmp_path / "f.parquet",
+        {"y": [1.0, 2.0, 3.0], "pred": [1.0, 2.0, 3.0], "x1": [0.1, np.nan, 0.3], "X2": [1.0, 2.0, 3.0]},
+    )
+
     def load(*features):
         return load_for("accrue", f, make_settings(), require_targets=True, features=features)
 
-    np.testing.assert_array_equal(read_features(load("x2"), ["x2"])[:, 0], [1.0, 2.0, 3.0])  # case-insensitive
+    np.testing.assert_array_equal(
+        read_features(load("x2"), ["x2"])[:, 0], [1.0, 2.0, 3.0]
+    )  # case-insensitive
     with pytest.raises(SchemaError, match=r"f\.parquet.*'x3'.*not found"):
         read_features(load("x2", "x3"), ["x2", "x3"])
     with pytest.raises(InputError, match=r"f\.parquet: feature column 'x1' must be finite: 1 row.*row 1"):
@@ -164,10 +176,13 @@ def test_levels_of_a_loaded_conformal_state():
     state = {"method": "conformal", "normalized": False, "levels": [0.5, 0.9], "score_quantile": [1.0, 2.0]}
     assert central_levels("conformal", Options("conformal"), state) == [0.5, 0.9]
     assert central_levels("conformal", Options("conformal", levels=(0.9,)), state) == [0.9]
-    with pytest.raises(UsageError, match="0.95 not available: this conformal recalibrator was fitted at 0.5, 0.9"):
+    with pytest.raises(
+        UsageError, match="0.95 not available: this conformal recalibrator was fitted at 0.5, 0.9"
+    ):
         central_levels("conformal", Options("conformal", levels=(0.95,)), state)
-    assert central_levels("isotonic", Options("isotonic", levels=(0.05, 0.5, 0.95), quantiles=True)) == \
-        pytest.approx([0.9])
+    assert central_levels(
+        "isotonic", Options("isotonic", levels=(0.05, 0.5, 0.95), quantiles=True)
+    ) == pytest.approx([0.9])
     with pytest.raises(InputError, match="cannot apply"):
         cli_method({"method": "pickle"})
 
@@ -229,14 +244,22 @@ def test_isotonic_scores_without_stored_intervals_are_the_same(tmp_path):
     levels = [0.5, 0.9, 0.95]
     lo, hi = isotonic_intervals(state, mu, sd, levels)
     s = Settings()
-    assert isotonic_metrics(state, y, mu, sd, None, None, levels, s) == isotonic_metrics(state, y, mu, sd, lo, hi,
-                                                                                        levels, s)
+    assert isotonic_metrics(state, y, mu, sd, None, None, levels, s) == isotonic_metrics(
+        state, y, mu, sd, lo, hi, levels, s
+    )
     f = write_input(tmp_path / "g.parquet", {"y": y, "mean": mu, "std": sd})
     loaded = load_for("isotonic", f, make_settings(), require_targets=True)
     opts = Options("isotonic")
     bare = apply_state(state, loaded, opts, make_settings(), columns=False)
     full = apply_state(state, loaded, opts, make_settings())
     assert bare.columns == {} and bare.lower is None and bare.levels == full.levels
-    assert sorted(full.columns) == ["lower_0.5", "lower_0.9", "lower_0.95", "upper_0.5", "upper_0.9", "upper_0.95"]
+    assert sorted(full.columns) == [
+        "lower_0.5",
+        "lower_0.9",
+        "lower_0.95",
+        "upper_0.5",
+        "upper_0.9",
+        "upper_0.95",
+    ]
     np.testing.assert_array_equal(full.lower, lo)
     assert evaluate(state, loaded, bare, make_settings()) == evaluate(state, loaded, full, make_settings())

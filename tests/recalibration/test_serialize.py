@@ -141,8 +141,11 @@ def test_unknown_methods_pass_through():
 def test_non_finite_diagnostics_are_saved_as_null_and_parameters_refused():
     from uqeval.recalibration.serialize import load_state, save_state
 
-    state = load_state(save_state({"method": "std_scaling", "criterion": "nll", "factor": 1.5,
-                                   "before": {"nll": float("inf")}}))
+    state = load_state(
+        save_state(
+            {"method": "std_scaling", "criterion": "nll", "factor": 1.5, "before": {"nll": float("inf")}}
+        )
+    )
     assert state["before"]["nll"] is None and state["factor"] == 1.5
     with pytest.raises(InputError, match=r"'state.factor' \(inf\)"):
         save_state({"method": "std_scaling", "criterion": "nll", "factor": float("inf")})

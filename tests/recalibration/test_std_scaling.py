@@ -36,7 +36,10 @@ def issue_fixture_5000():
 # recomputed by tests/reference/regen_recalibration.py: (ratio, criterion at the ratio).
 TOOLBOX_100 = {
     "ma_cal": (0.33273377008137006, 0.06821616161616162),  # toolbox's own test: 0.33215708813773176
-    "rms_cal": (0.3551331464412729, 0.08593253559275832),  # toolbox's own test: 0.34900989073212507, 0.08570902541177935
+    "rms_cal": (
+        0.3551331464412729,
+        0.08593253559275832,
+    ),  # toolbox's own test: 0.34900989073212507, 0.08570902541177935
     "miscal_area": (0.33264263992133614, 0.06876161616161616),
 }
 TOOLBOX_5000 = {
@@ -47,7 +50,9 @@ TOOLBOX_5000 = {
 
 
 @pytest.mark.parametrize("criterion", ["ma_cal", "rms_cal", "miscal_area"])
-@pytest.mark.parametrize("fixture,ref", [(toolbox_fixture_100, TOOLBOX_100), (issue_fixture_5000, TOOLBOX_5000)])
+@pytest.mark.parametrize(
+    "fixture,ref", [(toolbox_fixture_100, TOOLBOX_100), (issue_fixture_5000, TOOLBOX_5000)]
+)
 def test_toolbox_fixture_factor_and_value(fixture, ref, criterion):
     y, mu, sd = fixture()
     state = fit_std_scaling(y, mu, sd, criterion)
@@ -111,8 +116,9 @@ def test_nll_and_crps_factors_are_minimisers():
     sd = rng.uniform(0.5, 1.5, size=500)
     for criterion, fn in (("nll", nll_gaussian), ("crps", crps_gaussian)):
         s = fit_std_scaling(y, mu, sd, criterion)["factor"]
-        ref = minimize_scalar(lambda f: np.mean(fn(y, mu, f * sd)), bounds=(0.1, 10), method="bounded",
-                              options={"xatol": 1e-10}).x
+        ref = minimize_scalar(
+            lambda f: np.mean(fn(y, mu, f * sd)), bounds=(0.1, 10), method="bounded", options={"xatol": 1e-10}
+        ).x
         assert s == pytest.approx(ref, rel=1e-6)
     # CRPS: d/ds mean CRPS = sum sd (sqrt(2/pi) exp(-z^2/2s^2) - 1/sqrt(pi)) = 0 at the root
     s = fit_std_scaling(y, mu, sd, "crps")["factor"]

@@ -59,8 +59,9 @@ def test_fit_is_the_nll_minimum():
 
 
 @settings(max_examples=20, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 200), k=st.integers(2, 6),
-       scale=st.floats(0.05, 20.0))
+@given(
+    seed=st.integers(0, 2**32 - 1), n=st.integers(2, 200), k=st.integers(2, 6), scale=st.floats(0.05, 20.0)
+)
 def test_nll_after_never_above_before(seed, n, k, scale):
     rng = np.random.default_rng(seed)
     logits = rng.standard_normal((n, k)) * scale
@@ -86,7 +87,9 @@ def test_apply_matches_softmax_of_scaled_logits_and_round_trips_json():
     t = state["temperature"]
     want = softmax(logits / t)
     np.testing.assert_allclose(apply_temperature(logits, state), want, rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(apply_temperature(softmax(logits), state, kind="proba"), want, rtol=1e-10, atol=1e-15)
+    np.testing.assert_allclose(
+        apply_temperature(softmax(logits), state, kind="proba"), want, rtol=1e-10, atol=1e-15
+    )
     # the recalibrated probabilities have the fitted NLL
     assert classification_accuracy(apply_temperature(logits, state), y)["nll"] == pytest.approx(
         state["nll_after"], rel=1e-10

@@ -60,7 +60,10 @@ def build_inputs() -> dict[str, np.ndarray]:
     sd = rng.uniform(0.5, 1.5, n)
     y = mu + sd * rng.normal(size=n)
     out.update(reg_synthetic_y=y, reg_synthetic_mu=mu, reg_synthetic_sigma=0.9 * sd)
-    out.update(ens_synthetic_y=y, ens_synthetic_samples=mu[:, None] + 0.9 * sd[:, None] * rng.normal(size=(n, M_MEMBERS)))
+    out.update(
+        ens_synthetic_y=y,
+        ens_synthetic_samples=mu[:, None] + 0.9 * sd[:, None] * rng.normal(size=(n, M_MEMBERS)),
+    )
     p = rng.uniform(0.02, 0.98, n)
     out.update(bin_synthetic_p=p, bin_synthetic_y=(rng.uniform(size=n) < 0.9 * p + 0.05).astype(np.int64))
     logits = 1.5 * rng.normal(size=(n, 4))
@@ -120,7 +123,11 @@ def hosmer_lemeshow_pandas(p, y, g: int = 10) -> tuple[float, float, int]:
     df = pd.DataFrame({"p": p, "y": y, "g": pd.cut(p, np.unique(edges), include_lowest=True)})
     agg = df.groupby("g", observed=True).agg(o1=("y", "sum"), e1=("p", "sum"), n=("y", "size"))
     agg = agg[agg.n > 0]
-    stat = float((((agg.o1 - agg.e1) ** 2) / agg.e1 + ((agg.n - agg.o1) - (agg.n - agg.e1)) ** 2 / (agg.n - agg.e1)).sum())
+    stat = float(
+        (
+            ((agg.o1 - agg.e1) ** 2) / agg.e1 + ((agg.n - agg.o1) - (agg.n - agg.e1)) ** 2 / (agg.n - agg.e1)
+        ).sum()
+    )
     return stat, float(chi2.sf(stat, len(agg))), int(len(agg))  # G df: out-of-sample predictions
 
 
@@ -135,27 +142,47 @@ def main() -> None:
     HERE.mkdir(exist_ok=True)
     data = build_inputs()
     np.savez_compressed(INPUTS, **data)
-    ref: dict = {"versions": {"scipy": scipy.__version__, "scores": scores.__version__, "pandas": pd.__version__,
-                              "numpy": np.__version__}}
+    ref: dict = {
+        "versions": {
+            "scipy": scipy.__version__,
+            "scores": scores.__version__,
+            "pandas": pd.__version__,
+            "numpy": np.__version__,
+        }
+    }
     for ds in ("synthetic", "real"):
         y, mu, sigma = data[f"reg_{ds}_y"], data[f"reg_{ds}_mu"], data[f"reg_{ds}_sigma"]
         u = stats.norm.cdf(y, mu, sigma)
         ks = stats.ks_1samp(u, stats.uniform.cdf, method="exact")
         cvm = stats.cramervonmises(u, "uniform")
-        gauss = {"pit_ks_stat": float(ks.statistic), "pit_ks_p": float(ks.pvalue),
-                 "pit_cvm_stat": float(cvm.statistic), "pit_cvm_p": float(cvm.pvalue),
-                 "pit_ad_stat": ad_statistic_loop(u)}
+        gauss = {
+            "pit_ks_stat": float(ks.statistic),
+            "pit_ks_p": float(ks.pvalue),
+            "pit_cvm_stat": float(cvm.statistic),
+            "pit_cvm_p": float(cvm.pvalue),
+            "pit_ad_stat": ad_statistic_loop(u),
+        }
         s, ye = data[f"ens_{ds}_samples"], data[f"ens_{ds}_y"]
-        freq = rank_histogram(xr.DataArray(s, dims=["row", "member"]), xr.DataArray(ye, dims=["row"]), "member")
+        freq = rank_histogram(
+            xr.DataArray(s, dims=["row", "member"]), xr.DataArray(ye, dims=["row"]), "member"
+        )
         counts = np.rint(freq.values * len(ye)).astype(int)
         chi = stats.chisquare(counts)
-        ens = {"rank_histogram": counts.tolist(), "rank_hist_chi2": float(chi.statistic),
-               "rank_hist_chi2_p": float(chi.pvalue)}
+        ens = {
+            "rank_histogram": counts.tolist(),
+            "rank_hist_chi2": float(chi.statistic),
+            "rank_hist_chi2_p": float(chi.pvalue),
+        }
         p, yb = data[f"bin_{ds}_p"], data[f"bin_{ds}_y"]
         z, zp = spiegelhalter_closed_form(p, yb)
         hl, hlp, groups = hosmer_lemeshow_pandas(p, yb)
-        binary = {"spiegelhalter_z": z, "spiegelhalter_p": zp, "hosmer_lemeshow_stat": hl, "hosmer_lemeshow_p": hlp,
-                  "hl_groups": groups}
+        binary = {
+            "spiegelhalter_z": z,
+            "spiegelhalter_p": zp,
+            "hosmer_lemeshow_stat": hl,
+            "hosmer_lemeshow_p": hlp,
+            "hl_groups": groups,
+        }
         ref[ds] = {"gaussian": gauss, "samples": ens, "binary": binary}
     (HERE / "calibration_tests_reference.json").write_text(json.dumps(ref, indent=1) + "\n")
     print(json.dumps(ref, indent=1))

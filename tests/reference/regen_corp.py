@@ -54,7 +54,7 @@ def _datasets() -> dict[str, np.ndarray]:
 
     rng = np.random.default_rng(15)
     p = np.round(rng.beta(2.0, 3.0, 1500), 2)
-    out["binary_p"], out["binary_y"] = p, (rng.uniform(size=p.size) < p ** 1.4).astype(np.float64)
+    out["binary_p"], out["binary_y"] = p, (rng.uniform(size=p.size) < p**1.4).astype(np.float64)
 
     X, y = load_wine(return_X_y=True)
     Xa, Xb, ya, yb = train_test_split(X, y, test_size=0.5, random_state=0, stratify=y)
@@ -90,16 +90,24 @@ def _decompose(y, x, fn) -> dict[str, float]:
     from model_diagnostics.scoring import decompose
 
     d = decompose(y, x, scoring_function=fn)
-    return {"mcb": float(d["miscalibration"][0]), "dsc": float(d["discrimination"][0]),
-            "unc": float(d["uncertainty"][0]), "score": float(d["score"][0])}
+    return {
+        "mcb": float(d["miscalibration"][0]),
+        "dsc": float(d["discrimination"][0]),
+        "unc": float(d["uncertainty"][0]),
+        "score": float(d["score"][0]),
+    }
 
 
 def _binary(p, y) -> dict:
     import relplot
     from model_diagnostics.scoring import LogLoss, SquaredError
 
-    return {"brier": _decompose(y, p, SquaredError()), "log": _decompose(y, p, LogLoss()),
-            "smece": float(relplot.smECE(p, y)), "bandwidth": float(relplot.smECE(p, y, return_width=True)[1])}
+    return {
+        "brier": _decompose(y, p, SquaredError()),
+        "log": _decompose(y, p, LogLoss()),
+        "smece": float(relplot.smECE(p, y)),
+        "bandwidth": float(relplot.smECE(p, y, return_width=True)[1]),
+    }
 
 
 def _multiclass(proba, labels) -> dict:
@@ -134,14 +142,21 @@ def main() -> None:
     HERE.mkdir(exist_ok=True)
     np.savez_compressed(HERE / "diagnostics.npz", **data)
     ref = {
-        "versions": {k: version(k) for k in ("model-diagnostics", "netcal", "relplot", "scikit-learn", "numpy")},
+        "versions": {
+            k: version(k) for k in ("model-diagnostics", "netcal", "relplot", "scikit-learn", "numpy")
+        },
         "cancer": _binary(data["cancer_p"], data["cancer_y"]),
         "binary": _binary(data["binary_p"], data["binary_y"]),
         "wine": _multiclass(data["wine_proba"], data["wine_labels"]),
         "multi": _multiclass(data["multi_proba"], data["multi_labels"]),
         "diabetes": _regression(data["diabetes_y"], data["diabetes_mean"], data["diabetes_q"]),
-        "diabetes_br": {"netcal_uce": float(__import__("netcal.metrics", fromlist=["UCE"]).UCE(bins=BINS).measure(
-            (data["diabetes_br_mean"], data["diabetes_br_std"]), data["diabetes_y"]))},
+        "diabetes_br": {
+            "netcal_uce": float(
+                __import__("netcal.metrics", fromlist=["UCE"])
+                .UCE(bins=BINS)
+                .measure((data["diabetes_br_mean"], data["diabetes_br_std"]), data["diabetes_y"])
+            )
+        },
         "reg": _regression(data["reg_y"], data["reg_mean"], data["reg_q"], data["reg_std"]),
     }
     (HERE / "diagnostics.json").write_text(json.dumps(ref, indent=1, sort_keys=True) + "\n")

@@ -37,7 +37,7 @@ def macro() -> tuple[np.ndarray, np.ndarray]:
     g = 100.0 * np.diff(np.log(levels), axis=0)  # (202, 3)
     m = 20
     y = g[m:]
-    x = np.stack([g[t - m:t] for t in range(m, len(g))])  # (N, M, d)
+    x = np.stack([g[t - m : t] for t in range(m, len(g))])  # (N, M, d)
     return y, x
 
 

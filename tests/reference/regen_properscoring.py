@@ -110,9 +110,7 @@ def main() -> None:
         ]
         med = np.flatnonzero(np.isclose(levels, 0.5))
         if med.size:
-            wis = sr.weighted_interval_score(
-                y, q[:, med[0]], q[:, lo], q[:, hi], alpha, backend="numba"
-            )
+            wis = sr.weighted_interval_score(y, q[:, med[0]], q[:, lo], q[:, hi], alpha, backend="numba")
         else:
             # median weight 0 and K + 1/2 -> K renormalisation: uqeval's documented no-median form
             wis0 = sr.weighted_interval_score(

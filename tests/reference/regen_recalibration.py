@@ -39,10 +39,18 @@ def main() -> None:
         print("mace_before", repr(mean_absolute_calibration_error(y_pred, y_std, y_true)))
         exp_props, obs_props = get_proportion_lists_vectorized(y_pred, y_std, y_true, prop_type="interval")
         iso = iso_recal(exp_props, obs_props)
-        print("mace_after_isotonic_interval", repr(mean_absolute_calibration_error(y_pred, y_std, y_true, recal_model=iso)))
+        print(
+            "mace_after_isotonic_interval",
+            repr(mean_absolute_calibration_error(y_pred, y_std, y_true, recal_model=iso)),
+        )
         for criterion, fn in CAL_FNS.items():
             ratio = optimize_recalibration_ratio(y_pred, y_std, y_true, criterion=criterion)
-            print(f"ratio_{criterion}", repr(float(ratio)), f"{criterion}_at_ratio", repr(fn(y_pred, ratio * y_std, y_true)))
+            print(
+                f"ratio_{criterion}",
+                repr(float(ratio)),
+                f"{criterion}_at_ratio",
+                repr(fn(y_pred, ratio * y_std, y_true)),
+            )
 
 
 if __name__ == "__main__":

@@ -15,12 +15,16 @@ def main() -> None:
     import scoringrules as sr
 
     ens = np.array([0.1, 0.5, -0.2, 1.1])
-    pprint.pprint({
-        "crps_normal(0.1, 0.0, 1.0)": float(sr.crps_normal(0.1, 0.0, 1.0)),
-        "logs_normal(0.1, 0.0, 1.0)": float(sr.logs_normal(0.1, 0.0, 1.0)),
-        "crps_ensemble(0.3, [0.1, 0.5, -0.2, 1.1])": float(sr.crps_ensemble(0.3, ens, estimator="nrg")),
-        "crps_ensemble(0.3, [0.1, 0.5, -0.2, 1.1], estimator='fair')": float(sr.crps_ensemble(0.3, ens, estimator="fair")),
-    })
+    pprint.pprint(
+        {
+            "crps_normal(0.1, 0.0, 1.0)": float(sr.crps_normal(0.1, 0.0, 1.0)),
+            "logs_normal(0.1, 0.0, 1.0)": float(sr.logs_normal(0.1, 0.0, 1.0)),
+            "crps_ensemble(0.3, [0.1, 0.5, -0.2, 1.1])": float(sr.crps_ensemble(0.3, ens, estimator="nrg")),
+            "crps_ensemble(0.3, [0.1, 0.5, -0.2, 1.1], estimator='fair')": float(
+                sr.crps_ensemble(0.3, ens, estimator="fair")
+            ),
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -63,8 +63,16 @@ def simulated() -> dict:
     p1 = 1 / (1 + np.exp(-1.5 * mu))
     label = (rng.uniform(size=n) < 1 / (1 + np.exp(-2.0 * mu))).astype(int)
     train_label = (rng.uniform(size=1000) < 0.4).astype(int)
-    return {"y": y, "mu": mu, "sd": sd, "q": q, "train": train, "p1": p1, "label": label,
-            "train_label": train_label}
+    return {
+        "y": y,
+        "mu": mu,
+        "sd": sd,
+        "q": q,
+        "train": train,
+        "p1": p1,
+        "label": label,
+        "train_label": train_label,
+    }
 
 
 def write_csv(name: str, cols: dict) -> None:
@@ -88,11 +96,18 @@ def main() -> None:
 
     def crps_clim(y, train):  # the training targets as every row's ensemble, scores' ECDF CRPS
         ens = np.broadcast_to(train, (y.size, train.size))
-        return crps_for_ensemble(da(ens, "t", "m"), da(y, "t"), "m", method="ecdf", preserve_dims="all").values
+        return crps_for_ensemble(
+            da(ens, "t", "m"), da(y, "t"), "m", method="ecdf", preserve_dims="all"
+        ).values
 
     def pinball(q, y, levels):  # (N, Q) quantiles -> per-row mean quantile score
-        return np.mean([quantile_score(da(q[:, j], "t"), da(y, "t"), float(t), preserve_dims="all").values
-                        for j, t in enumerate(levels)], axis=0)
+        return np.mean(
+            [
+                quantile_score(da(q[:, j], "t"), da(y, "t"), float(t), preserve_dims="all").values
+                for j, t in enumerate(levels)
+            ],
+            axis=0,
+        )
 
     def skill(s, r):
         return float(1.0 - np.mean(s) / np.mean(r))
@@ -123,10 +138,19 @@ def main() -> None:
     ae_pers = mae(da(prev, "t"), da(y, "t"), preserve_dims="all").values  # CRPS of a point mass
     q_pers = np.broadcast_to(prev[:, None], q_model.shape)
     alpha = 1 - TOOLBOX
-    lo_m, hi_m = norm.ppf(0.5 - TOOLBOX / 2, mu[:, None], sg[:, None]), norm.ppf(0.5 + TOOLBOX / 2, mu[:, None], sg[:, None])
+    lo_m, hi_m = (
+        norm.ppf(0.5 - TOOLBOX / 2, mu[:, None], sg[:, None]),
+        norm.ppf(0.5 + TOOLBOX / 2, mu[:, None], sg[:, None]),
+    )
     is_model = np.mean(np.asarray(sr.interval_score(y[:, None], lo_m, hi_m, alpha[None, :])), axis=1)
-    is_pers = np.mean(np.asarray(sr.interval_score(y[:, None], prev[:, None] + 0 * alpha, prev[:, None] + 0 * alpha,
-                                                   alpha[None, :])), axis=1)
+    is_pers = np.mean(
+        np.asarray(
+            sr.interval_score(
+                y[:, None], prev[:, None] + 0 * alpha, prev[:, None] + 0 * alpha, alpha[None, :]
+            )
+        ),
+        axis=1,
+    )
     out["sunspots_persistence"] = {
         "crps": skill(crps_model[keep], ae_pers[keep]),
         "pinball": skill(pin_model[keep], pinball(q_pers, y, TOOLBOX)[keep]),
@@ -136,8 +160,15 @@ def main() -> None:
 
     # 2. simulated: quantile model vs the true Gaussian (a file) and vs climatology; classifier vs base rates
     s = simulated()
-    write_csv("skill_sim.csv", {"y": s["y"], "mu": s["mu"], "sigma": s["sd"],
-                                **{f"q_{t:g}": s["q"][:, j] for j, t in enumerate(LEVELS)}})
+    write_csv(
+        "skill_sim.csv",
+        {
+            "y": s["y"],
+            "mu": s["mu"],
+            "sigma": s["sd"],
+            **{f"q_{t:g}": s["q"][:, j] for j, t in enumerate(LEVELS)},
+        },
+    )
     write_csv("skill_sim_train.csv", {"y": s["train"]})
     write_csv("skill_sim_cls.csv", {"label": s["label"], "p_0": 1 - s["p1"], "p_1": s["p1"]})
     write_csv("skill_sim_cls_train.csv", {"label": s["train_label"]})
@@ -155,17 +186,23 @@ def main() -> None:
         return (0.5 * np.abs(y - qq[:, 2]) + iscore @ (a / 2)) / (a.size + 0.5)
 
     q_clim = np.broadcast_to(np.quantile(s["train"], LEVELS), q.shape)
-    out["sim_vs_gaussian"] = {"pinball": skill(pinball(q, y, LEVELS), pinball(q_true, y, LEVELS)),
-                              "wis": skill(wis(q), wis(q_true)),
-                              "mse": skill((y - q[:, 2]) ** 2, (y - s["mu"]) ** 2)}
-    out["sim_vs_climatology"] = {"pinball": skill(pinball(q, y, LEVELS), pinball(q_clim, y, LEVELS)),
-                                 "wis": skill(wis(q), wis(np.ascontiguousarray(q_clim))),
-                                 "mse": skill((y - q[:, 2]) ** 2, (y - s["train"].mean()) ** 2)}
+    out["sim_vs_gaussian"] = {
+        "pinball": skill(pinball(q, y, LEVELS), pinball(q_true, y, LEVELS)),
+        "wis": skill(wis(q), wis(q_true)),
+        "mse": skill((y - q[:, 2]) ** 2, (y - s["mu"]) ** 2),
+    }
+    out["sim_vs_climatology"] = {
+        "pinball": skill(pinball(q, y, LEVELS), pinball(q_clim, y, LEVELS)),
+        "wis": skill(wis(q), wis(np.ascontiguousarray(q_clim))),
+        "mse": skill((y - q[:, 2]) ** 2, (y - s["train"].mean()) ** 2),
+    }
     gauss_crps = np.asarray(sr.crps_normal(y, s["mu"], s["sd"]))
     out["sim_gaussian_vs_climatology"] = {"crps": skill(gauss_crps, crps_clim(y, s["train"]))}
     rate = s["train_label"].mean()
     lab = s["label"]
-    bs = brier_score(da(s["p1"], "t"), da(lab, "t"), preserve_dims="all").values  # binary: half the 2-class sum
+    bs = brier_score(
+        da(s["p1"], "t"), da(lab, "t"), preserve_dims="all"
+    ).values  # binary: half the 2-class sum
     bs_ref = brier_score(da(np.full(lab.size, rate), "t"), da(lab, "t"), preserve_dims="all").values
     ll = -np.log(np.where(lab == 1, s["p1"], 1 - s["p1"]))  # log loss: closed form
     ll_ref = -np.log(np.where(lab == 1, rate, 1 - rate))

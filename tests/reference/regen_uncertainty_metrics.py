@@ -78,6 +78,7 @@ def main() -> None:
     import sklearn
     from uncertainty_metrics.version import __version__ as um_version
     from sklearn.metrics import log_loss
+
     # import the module itself: when matplotlib is installed the package namespace
     # re-exports a *function* called general_calibration_error
     gce_mod = importlib.import_module("uncertainty_metrics.numpy.general_calibration_error")
@@ -86,7 +87,9 @@ def main() -> None:
 
     def top_bins(probs, labels, scheme):
         """Per-bin (counts, accuracies, confidences) of the library's top-label binning."""
-        metric = GCE(binning_scheme=scheme, max_prob=True, class_conditional=False, norm="l1", num_bins=NUM_BINS)
+        metric = GCE(
+            binning_scheme=scheme, max_prob=True, class_conditional=False, norm="l1", num_bins=NUM_BINS
+        )
         metric.update_state(labels, probs)
         p2 = _two_class(probs)
         conf = p2.max(axis=1)
@@ -100,8 +103,10 @@ def main() -> None:
         assert abs(np.sum(w * np.abs(metric.accuracies - metric.confidences)) - metric.result()) < 1e-12
         return counts, metric.accuracies, metric.confidences, metric.result()
 
-    print(f"# Uncertainty Metrics {um_version} (numpy general_calibration_error), "
-          f"scikit-learn {sklearn.__version__}, numpy {np.__version__}")
+    print(
+        f"# Uncertainty Metrics {um_version} (numpy general_calibration_error), "
+        f"scikit-learn {sklearn.__version__}, numpy {np.__version__}"
+    )
     print(f"# num_bins={NUM_BINS}, tace threshold={TACE_THRESHOLD}")
     ref: dict[str, dict] = {}
     ll: dict[str, float] = {}
@@ -113,9 +118,18 @@ def main() -> None:
         r["tace"] = float(gce_mod.tace(labels, probs, num_bins=NUM_BINS, threshold=TACE_THRESHOLD))
         counts, acc, conf, l1 = top_bins(probs, labels, "adaptive")
         r["rmsce"] = float(np.sqrt(np.sum(counts / counts.sum() * (acc - conf) ** 2)))
-        buggy = gce_mod.gce(labels, probs, binning_scheme="adaptive", max_prob=True,
-                            class_conditional=False, norm="l2", num_bins=NUM_BINS)
-        print(f"# {name}: release 0.0.81 rmsce (squared weights) = {float(buggy)!r}; corrected = {r['rmsce']!r}")
+        buggy = gce_mod.gce(
+            labels,
+            probs,
+            binning_scheme="adaptive",
+            max_prob=True,
+            class_conditional=False,
+            norm="l2",
+            num_bins=NUM_BINS,
+        )
+        print(
+            f"# {name}: release 0.0.81 rmsce (squared weights) = {float(buggy)!r}; corrected = {r['rmsce']!r}"
+        )
         counts, acc, conf, l1 = top_bins(probs, labels, "even")
         assert abs(l1 - r["ece"]) < 1e-15
         r["mce"] = float(np.max(np.abs(acc - conf)[counts > 0]))

@@ -42,14 +42,10 @@ def uq360_dataset() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     No zero widths (UQ360 replaces them by the smallest positive width, uqeval does not);
     row 5 has ``y == pred`` (critical scale 0); rows 0, 3 and 9 share critical scale 2.
     """
-    y = np.array([1.5, -0.3, 2.2, 0.0, 3.1, 1.0, -1.7, 0.4, 2.9, -0.6,
-                  1.8, 0.75, -2.4, 1.1, 0.2, 2.6])
-    pred = np.array([1.0, 0.1, 1.4, 1.0, 2.0, 1.0, -0.9, 0.9, 3.3, -1.6,
-                     1.2, 0.5, -1.2, 1.6, 0.6, 1.9])
-    zl = np.array([0.3, 0.8, 0.5, 0.5, 1.2, 0.4, 0.6, 0.2, 0.7, 0.9,
-                   0.25, 1.5, 0.8, 0.35, 0.6, 0.45])
-    zu = np.array([0.25, 0.4, 0.9, 0.7, 0.5, 0.6, 1.1, 0.3, 0.2, 0.5,
-                   0.6, 0.5, 0.4, 0.8, 1.0, 0.3])
+    y = np.array([1.5, -0.3, 2.2, 0.0, 3.1, 1.0, -1.7, 0.4, 2.9, -0.6, 1.8, 0.75, -2.4, 1.1, 0.2, 2.6])
+    pred = np.array([1.0, 0.1, 1.4, 1.0, 2.0, 1.0, -0.9, 0.9, 3.3, -1.6, 1.2, 0.5, -1.2, 1.6, 0.6, 1.9])
+    zl = np.array([0.3, 0.8, 0.5, 0.5, 1.2, 0.4, 0.6, 0.2, 0.7, 0.9, 0.25, 1.5, 0.8, 0.35, 0.6, 0.45])
+    zu = np.array([0.25, 0.4, 0.9, 0.7, 0.5, 0.6, 1.1, 0.3, 0.2, 0.5, 0.6, 0.5, 0.4, 0.8, 1.0, 0.3])
     return y, pred, pred - zl, pred + zu
 
 
@@ -79,8 +75,10 @@ def main() -> None:
         u = UncertaintyCharacteristicsCurve(normalize=True).fit([X, X_const], y)
         ref: dict = {"version": importlib.metadata.version("uq360"), "std_unit": float(u.std_unit)}
         plot = np.array(u.plotdata_for_scale[0])  # (k, missrate, bandwidth, excess, deficit)
-        ref["curve"] = {name: plot[:, i].tolist() for i, name in
-                        enumerate(("k", "missrate", "bandwidth", "excess", "deficit"))}
+        ref["curve"] = {
+            name: plot[:, i].tolist()
+            for i, name in enumerate(("k", "missrate", "bandwidth", "excess", "deficit"))
+        }
         ref["auucc"] = {}
         for xa, ya in AXIS_PAIRS:
             u.set_coordinates(x_axis_name=xa, y_axis_name=ya, normalize=True)
@@ -97,10 +95,8 @@ def main() -> None:
         # partial areas with range ends at exact point coordinates (normalised bandwidth)
         xs = np.array(ref["curve"]["bandwidth"]) / u.std_unit
         ys = np.array(ref["curve"]["missrate"])
-        ref["partial_x"] = [float(xs[3]), float(xs[11]),
-                            float(u.get_AUUCC(partial_x=(xs[3], xs[11]))[0])]
-        ref["partial_y"] = [float(ys[12]), float(ys[4]),
-                            float(u.get_AUUCC(partial_y=(ys[12], ys[4]))[0])]
+        ref["partial_x"] = [float(xs[3]), float(xs[11]), float(u.get_AUUCC(partial_x=(xs[3], xs[11]))[0])]
+        ref["partial_y"] = [float(ys[12]), float(ys[4]), float(u.get_AUUCC(partial_y=(ys[12], ys[4]))[0])]
     print("UQ360_REF = ", end="")
     pprint.pprint(ref, width=100, sort_dicts=False)
 

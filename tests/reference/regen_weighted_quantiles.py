@@ -38,9 +38,12 @@ def main() -> None:
         q7 = mu[:, None] + sd[:, None] * norm.ppf(LEVELS7)
         out[f"{name}_q7"] = q7
         for key, q, lv in (("q3", q3, ref["levels"]), ("q7", q7, LEVELS7)):
-            out[f"{name}_twcrps_{key}"] = np.array([
-                np.asarray(sr.crps_quantile(np.clip(y, a, b), np.clip(q, a, b), lv, backend="numpy"))
-                for a, b in ref[f"{name}_regions"]])
+            out[f"{name}_twcrps_{key}"] = np.array(
+                [
+                    np.asarray(sr.crps_quantile(np.clip(y, a, b), np.clip(q, a, b), lv, backend="numpy"))
+                    for a, b in ref[f"{name}_regions"]
+                ]
+            )
     out["versions"] = np.array([f"scoringrules {sr.__version__}"])
     np.savez_compressed(OUT, **out)
     print(f"wrote {OUT} ({OUT.stat().st_size:,} bytes)")

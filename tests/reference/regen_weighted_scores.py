@@ -97,12 +97,19 @@ def main() -> None:
         fmean = xr.DataArray(mu, dims="i")
         th = murphy_thetas([fmean], obs, "expectile")
         out[f"{name}_murphy_mean_thetas"] = np.asarray(th)
-        out[f"{name}_murphy_mean"] = murphy_score(fmean, obs, th, functional="expectile", alpha=0.5)["total"].values
+        out[f"{name}_murphy_mean"] = murphy_score(fmean, obs, th, functional="expectile", alpha=0.5)[
+            "total"
+        ].values
         qth = murphy_thetas([xr.DataArray(q[:, j], dims="i") for j in range(q.shape[1])], obs, "quantile")
         out[f"{name}_murphy_quantile_thetas"] = np.asarray(qth)
-        out[f"{name}_murphy_quantile"] = np.array([
-            murphy_score(xr.DataArray(q[:, j], dims="i"), obs, qth, functional="quantile", alpha=float(a))["total"].values
-            for j, a in enumerate(LEVELS)])
+        out[f"{name}_murphy_quantile"] = np.array(
+            [
+                murphy_score(
+                    xr.DataArray(q[:, j], dims="i"), obs, qth, functional="quantile", alpha=float(a)
+                )["total"].values
+                for j, a in enumerate(LEVELS)
+            ]
+        )
         probs, briers, pcurves = [], [], []
         pth = np.linspace(0.0, 1.0, 101)
         for t in d["thresholds"]:
@@ -110,8 +117,15 @@ def main() -> None:
             o = (y > t).astype(np.float64)
             probs.append(p)
             briers.append(float(brier_score(xr.DataArray(p, dims="i"), xr.DataArray(o, dims="i"))))
-            pcurves.append(murphy_score(xr.DataArray(p, dims="i"), xr.DataArray(o, dims="i"), pth,
-                                        functional="expectile", alpha=0.5)["total"].values)
+            pcurves.append(
+                murphy_score(
+                    xr.DataArray(p, dims="i"),
+                    xr.DataArray(o, dims="i"),
+                    pth,
+                    functional="expectile",
+                    alpha=0.5,
+                )["total"].values
+            )
         out[f"{name}_exceed_prob"] = np.array(probs)
         out[f"{name}_exceed_brier"] = np.array(briers)
         out[f"{name}_murphy_prob_thetas"] = pth

@@ -21,15 +21,32 @@ from uqeval.report.format import (
 )
 
 
-@pytest.mark.parametrize("value, style, text", [
-    (None, TABLE, "n/a"), (None, DASHED, "—"), (None, DETAIL, "—"),
-    (0.0, TABLE, "0"), (0.123456789, TABLE, "0.1235"), (1.5e-7, TABLE, "1.500e-07"), (2.5e6, TABLE, "2.500e+06"),
-    (0.123456789, DETAIL, "0.123457"), (1.5e-7, DETAIL, "1.5e-07"), (math.nan, DETAIL, "NaN"),
-    (math.nan, DASHED, "—"), (math.nan, TABLE, "nan"),
-    (1.5e-7, HTML, "1.5000e-07"), (math.inf, HTML, "∞"), (-math.inf, HTML, "−∞"), (0.0, HTML, "0"),
-    (3, TABLE, "3"), (True, TABLE, "True"), ("abc", TABLE, "abc"),
-    ([0.5, 0.25], TABLE, "[0.5, 0.25]"), ([1.0, 2.0, 3.0, 4.0, 5.0], TABLE, "1 … 5 (5)"),
-])
+@pytest.mark.parametrize(
+    "value, style, text",
+    [
+        (None, TABLE, "n/a"),
+        (None, DASHED, "—"),
+        (None, DETAIL, "—"),
+        (0.0, TABLE, "0"),
+        (0.123456789, TABLE, "0.1235"),
+        (1.5e-7, TABLE, "1.500e-07"),
+        (2.5e6, TABLE, "2.500e+06"),
+        (0.123456789, DETAIL, "0.123457"),
+        (1.5e-7, DETAIL, "1.5e-07"),
+        (math.nan, DETAIL, "NaN"),
+        (math.nan, DASHED, "—"),
+        (math.nan, TABLE, "nan"),
+        (1.5e-7, HTML, "1.5000e-07"),
+        (math.inf, HTML, "∞"),
+        (-math.inf, HTML, "−∞"),
+        (0.0, HTML, "0"),
+        (3, TABLE, "3"),
+        (True, TABLE, "True"),
+        ("abc", TABLE, "abc"),
+        ([0.5, 0.25], TABLE, "[0.5, 0.25]"),
+        ([1.0, 2.0, 3.0, 4.0, 5.0], TABLE, "1 … 5 (5)"),
+    ],
+)
 def test_fmt_number_styles(value, style, text):
     assert fmt_number(value, style) == text
 
@@ -40,10 +57,18 @@ def test_fmt_p():
 
 
 def test_flatten_keeps_dotted_keys_and_orders_leaves():
-    tree = {"coverage": {"0.95": {"width": 1.0, "coverage": 0.9}}, "accuracy": {"mae": 0.5, "curve": [1, 2]},
-            "empty": {}}
-    assert flatten(tree) == [("coverage.0.95.width", 1.0), ("coverage.0.95.coverage", 0.9),
-                             ("accuracy.mae", 0.5), ("accuracy.curve", [1, 2]), ("empty", None)]
+    tree = {
+        "coverage": {"0.95": {"width": 1.0, "coverage": 0.9}},
+        "accuracy": {"mae": 0.5, "curve": [1, 2]},
+        "empty": {},
+    }
+    assert flatten(tree) == [
+        ("coverage.0.95.width", 1.0),
+        ("coverage.0.95.coverage", 0.9),
+        ("accuracy.mae", 0.5),
+        ("accuracy.curve", [1, 2]),
+        ("empty", None),
+    ]
     assert ("empty", None) not in flatten(tree, empty=False)
     assert leaves(tree)[0] == (("coverage", "0.95", "width"), 1.0)
     assert flatten({"a": 1}, "top") == [("top.a", 1)]

@@ -32,14 +32,23 @@ def make_summary(shift: float = 0.0, name: str = "model_a.parquet") -> dict:
         "schema": "uqeval.score/1",
         "uqeval_version": "0.1.0",
         "input": {
-            "path": f"data/{name}", "format": "parquet", "n_rows": 1000, "n_dropped": 0,
+            "path": f"data/{name}",
+            "format": "parquet",
+            "n_rows": 1000,
+            "n_dropped": 0,
             "representation": "gaussian",
             "columns": {"y_true": "y", "mean": "mu", "std": "sigma"},
         },
         "settings": {"num_bins": 100, "resolution": 99, "seed": 0, "levels": [0.5, 0.95]},
         "metrics": {
-            "accuracy": {"mae": 0.61 + shift, "rmse": 0.96 + shift, "mdae": 0.5, "marpd": 41.2,
-                         "r2": 0.83 - shift, "corr": 0.91},
+            "accuracy": {
+                "mae": 0.61 + shift,
+                "rmse": 0.96 + shift,
+                "mdae": 0.5,
+                "marpd": 41.2,
+                "r2": 0.83 - shift,
+                "corr": 0.91,
+            },
             "avg_calibration": {"rms_cal": 0.021, "ma_cal": 0.018 + shift, "miscal_area": 0.0182},
             "adv_group_calibration": {
                 "group_sizes": [0.01, 0.12, 0.23, 0.34, 0.45, 0.56, 0.67, 0.78, 0.89, 1.0],
@@ -52,31 +61,58 @@ def make_summary(shift: float = 0.0, name: str = "model_a.parquet") -> dict:
             "scoring_rule": {"nll": 1.12 + shift, "crps": 0.44, "check": 0.22, "interval": 2.1},
             "reliability": {"rs": 0.0012, "max_cal_err": 0.031, "accrue": 0.27},
             "coverage": {
-                "0.5": {"coverage": 0.49, "width": 1.2, "coverage_error": -0.01,
-                        "miss_below": 0.26, "miss_above": 0.25},
-                "0.95": {"coverage": 0.94, "width": 3.5, "coverage_error": -0.01,
-                         "miss_below": 0.03, "miss_above": 0.03},
+                "0.5": {
+                    "coverage": 0.49,
+                    "width": 1.2,
+                    "coverage_error": -0.01,
+                    "miss_below": 0.26,
+                    "miss_above": 0.25,
+                },
+                "0.95": {
+                    "coverage": 0.94,
+                    "width": 3.5,
+                    "coverage_error": -0.01,
+                    "miss_below": 0.03,
+                    "miss_above": 0.03,
+                },
             },
         },
         "orientation": {
-            "accuracy.mae": "lower", "accuracy.rmse": "lower", "accuracy.mdae": "lower",
-            "accuracy.marpd": "lower", "accuracy.r2": "higher", "accuracy.corr": "higher",
-            "avg_calibration.rms_cal": "lower", "avg_calibration.ma_cal": "lower",
-            "avg_calibration.miscal_area": "lower", "sharpness.sharp": "lower",
-            "sharpness.mean_std": "lower", "scoring_rule.nll": "lower",
-            "scoring_rule.crps": "lower", "scoring_rule.check": "lower",
-            "scoring_rule.interval": "lower", "reliability.rs": "lower",
-            "reliability.max_cal_err": "lower", "reliability.accrue": "lower",
-            "coverage.coverage": "target", "coverage.width": "lower",
-            "coverage.coverage_error": "target", "coverage.miss_below": "target",
+            "accuracy.mae": "lower",
+            "accuracy.rmse": "lower",
+            "accuracy.mdae": "lower",
+            "accuracy.marpd": "lower",
+            "accuracy.r2": "higher",
+            "accuracy.corr": "higher",
+            "avg_calibration.rms_cal": "lower",
+            "avg_calibration.ma_cal": "lower",
+            "avg_calibration.miscal_area": "lower",
+            "sharpness.sharp": "lower",
+            "sharpness.mean_std": "lower",
+            "scoring_rule.nll": "lower",
+            "scoring_rule.crps": "lower",
+            "scoring_rule.check": "lower",
+            "scoring_rule.interval": "lower",
+            "reliability.rs": "lower",
+            "reliability.max_cal_err": "lower",
+            "reliability.accrue": "lower",
+            "coverage.coverage": "target",
+            "coverage.width": "lower",
+            "coverage.coverage_error": "target",
+            "coverage.miss_below": "target",
             "coverage.miss_above": "target",
         },
     }
 
 
 UCC = {
-    "x_axis": "bandwidth", "y_axis": "missrate", "normalize": "std", "auucc": 0.21,
-    "auucc_const": 0.3, "gain": 0.3, "op": {"k": 1.0, "x": 0.9, "y": 0.05, "cost": 0.475},
+    "x_axis": "bandwidth",
+    "y_axis": "missrate",
+    "normalize": "std",
+    "auucc": 0.21,
+    "auucc_const": 0.3,
+    "gain": 0.3,
+    "op": {"k": 1.0, "x": 0.9, "y": 0.05, "cost": 0.475},
     "op_min": {"k": 1.4, "x": 1.2, "y": 0.01, "cost": 0.4},
 }
 
@@ -93,11 +129,17 @@ def pngs() -> list[bytes]:
 @pytest.fixture(scope="module")
 def two_file_report(pngs) -> tuple[str, list[dict]]:
     entries = [
-        {"name": "model_a.parquet", "summary": make_summary(0.0),
-         "figures": [("Sharpness of model_a", pngs[0]), ("PIT histogram of model_a", pngs[1])],
-         "ucc": UCC},
-        {"name": "model_b.parquet", "summary": make_summary(0.1, "model_b.parquet"),
-         "figures": [("Sharpness of model_b", pngs[0])]},
+        {
+            "name": "model_a.parquet",
+            "summary": make_summary(0.0),
+            "figures": [("Sharpness of model_a", pngs[0]), ("PIT histogram of model_a", pngs[1])],
+            "ucc": UCC,
+        },
+        {
+            "name": "model_b.parquet",
+            "summary": make_summary(0.1, "model_b.parquet"),
+            "figures": [("Sharpness of model_b", pngs[0])],
+        },
     ]
     return render_report(entries, title="Comparison"), entries
 
@@ -139,8 +181,9 @@ def test_every_scalar_metric_path_is_in_the_report(two_file_report):
 
 def test_values_orientation_and_best_marking(two_file_report):
     doc, _ = two_file_report
-    row = re.search(r"<tr><th scope=\"row\"><a [^>]*><code>accuracy\.mae</code></a></th>(.*?)</tr>",
-                    doc).group(1)
+    row = re.search(
+        r"<tr><th scope=\"row\"><a [^>]*><code>accuracy\.mae</code></a></th>(.*?)</tr>", doc
+    ).group(1)
     assert "lower is better" in row
     assert '<strong class="best">0.61</strong>' in row and ">0.71<" in row
     row_r2 = re.search(r"<code>accuracy\.r2</code></a></th>(.*?)</tr>", doc).group(1)
@@ -155,19 +198,29 @@ def test_figures_are_embedded_exactly(two_file_report, pngs):
     doc, entries = two_file_report
     imgs = [a for t, a in parse(doc).tags if t == "img"]
     assert len(imgs) == 3
-    assert [i["alt"] for i in imgs] == ["Sharpness of model_a", "PIT histogram of model_a",
-                                        "Sharpness of model_b"]
+    assert [i["alt"] for i in imgs] == [
+        "Sharpness of model_a",
+        "PIT histogram of model_a",
+        "Sharpness of model_b",
+    ]
     for img, data in zip(imgs, [pngs[0], pngs[1], pngs[0]]):
         prefix = "data:image/png;base64,"
         assert img["src"].startswith(prefix)
-        assert base64.b64decode(img["src"][len(prefix):]) == data
+        assert base64.b64decode(img["src"][len(prefix) :]) == data
 
 
 def test_glossary_explains_present_metrics_only(two_file_report):
     doc, _ = two_file_report
     ids = {a.get("id") for _, a in parse(doc).tags}
-    for key in ("accuracy.mae", "scoring_rule.crps", "reliability.max_cal_err",
-                "coverage.coverage", "adv_group_calibration.ma_mean", "ucc.gain", "ucc.op"):
+    for key in (
+        "accuracy.mae",
+        "scoring_rule.crps",
+        "reliability.max_cal_err",
+        "coverage.coverage",
+        "adv_group_calibration.ma_mean",
+        "ucc.gain",
+        "ucc.op",
+    ):
         assert f"glossary-{key}" in ids, key
     assert "glossary-calibration.ece" not in ids
     assert "Camporeale" in doc and "Kompa" in doc and "Navrátil" in doc
@@ -178,15 +231,29 @@ def test_glossary_explains_present_metrics_only(two_file_report):
 
 # ----------------------------------------------------------------------------- structure
 EXPECTED_STRUCTURE = [
-    ("header", "top"), ("h1", None), ("nav", "contents"), ("h2", None),
-    ("section", "inputs"), ("h2", None), ("h3", "settings"),
-    ("section", "metrics"), ("h2", None),
-    ("h3", "metrics-accuracy"), ("h3", "metrics-avg_calibration"),
-    ("h3", "metrics-adv_group_calibration"), ("h3", "metrics-sharpness"),
-    ("h3", "metrics-scoring_rule"), ("h3", "metrics-reliability"), ("h3", "metrics-coverage"),
+    ("header", "top"),
+    ("h1", None),
+    ("nav", "contents"),
+    ("h2", None),
+    ("section", "inputs"),
+    ("h2", None),
+    ("h3", "settings"),
+    ("section", "metrics"),
+    ("h2", None),
+    ("h3", "metrics-accuracy"),
+    ("h3", "metrics-avg_calibration"),
+    ("h3", "metrics-adv_group_calibration"),
+    ("h3", "metrics-sharpness"),
+    ("h3", "metrics-scoring_rule"),
+    ("h3", "metrics-reliability"),
+    ("h3", "metrics-coverage"),
     ("h3", "metrics-ucc"),
-    ("section", "figures"), ("h2", None), ("h3", "figures-1"), ("h3", "figures-2"),
-    ("section", "glossary"), ("h2", None),
+    ("section", "figures"),
+    ("h2", None),
+    ("h3", "figures-1"),
+    ("h3", "figures-2"),
+    ("section", "glossary"),
+    ("h2", None),
     ("footer", None),
 ]
 
@@ -209,10 +276,14 @@ def test_structure_with_groups_and_no_figures():
     s["groups"] = {
         "by": "shift",
         "values": {
-            "0": {"n_rows": 500, "metrics": {"accuracy": {"mae": 0.5}, "coverage": {
-                "0.95": {"coverage": 0.95}}}},
-            "5": {"n_rows": 500, "metrics": {"accuracy": {"mae": 0.9}, "coverage": {
-                "0.95": {"coverage": 0.81}}}},
+            "0": {
+                "n_rows": 500,
+                "metrics": {"accuracy": {"mae": 0.5}, "coverage": {"0.95": {"coverage": 0.95}}},
+            },
+            "5": {
+                "n_rows": 500,
+                "metrics": {"accuracy": {"mae": 0.9}, "coverage": {"0.95": {"coverage": 0.81}}},
+            },
         },
     }
     doc = render_report([{"name": "a.csv", "summary": s}])
@@ -221,7 +292,7 @@ def test_structure_with_groups_and_no_figures():
     assert sections == ["inputs", "metrics", "groups", "figures", "glossary"]
     assert ("h3", "groups-1") in got
     assert "No figures." in doc
-    table = doc[doc.index('id="groups"'):doc.index('id="figures"')]
+    table = doc[doc.index('id="groups"') : doc.index('id="figures"')]
     assert "a.csv — by shift" in table
     assert "<code>accuracy.mae</code>" in table and "<code>n_rows</code>" in table
     assert '<th scope="col">0</th>' in table and '<th scope="col">5</th>' in table
@@ -244,28 +315,77 @@ def xss_report(pngs) -> str:
     s["input"]["path"] = XSS_FILE
     s["metrics"]["accuracy"]["<i>evil</i>"] = 1.0
     s["metrics"]["accuracy"]["note"] = "</td><script>alert(3)</script>"
-    s["groups"] = {"by": "<b>site</b>", "values": {'"><svg onload=alert(4)>': {
-        "accuracy": {"mae": 0.3}}}}
+    s["groups"] = {"by": "<b>site</b>", "values": {'"><svg onload=alert(4)>': {"accuracy": {"mae": 0.3}}}}
     s["settings"]["label"] = "<style>body{display:none}</style>"
-    entries = [{"name": XSS_FILE, "summary": s,
-                "figures": [('cap" onload="alert(5)', pngs[0])], "ucc": {"x_axis": "<u>x</u>"}}]
+    entries = [
+        {
+            "name": XSS_FILE,
+            "summary": s,
+            "figures": [('cap" onload="alert(5)', pngs[0])],
+            "ucc": {"x_axis": "<u>x</u>"},
+        }
+    ]
     return render_report(entries, title="<title>t</title>")
 
 
 def test_input_strings_are_escaped(pngs):
     doc = xss_report(pngs)
-    for raw in (XSS_COLUMN, XSS_FILE, "<i>evil</i>", "</td><script>", "<b>site</b>",
-                "<svg onload", "<u>x</u>", "<style>body", "<title>t</title>"):
+    for raw in (
+        XSS_COLUMN,
+        XSS_FILE,
+        "<i>evil</i>",
+        "</td><script>",
+        "<b>site</b>",
+        "<svg onload",
+        "<u>x</u>",
+        "<style>body",
+        "<title>t</title>",
+    ):
         assert raw not in doc, raw
     assert html.escape(XSS_COLUMN) in doc
     assert html.escape(XSS_FILE) in doc
     assert "&lt;i&gt;evil&lt;/i&gt;" in doc
     assert "<script" not in doc.lower()
     tags = parse(doc).tags
-    allowed = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "p",
-               "code", "nav", "ol", "li", "a", "section", "div", "table", "thead", "tbody", "tr",
-               "th", "td", "strong", "svg", "polyline", "span", "details", "summary", "figure",
-               "img", "figcaption", "dl", "dt", "dd", "footer"}
+    allowed = {
+        "html",
+        "head",
+        "meta",
+        "title",
+        "style",
+        "body",
+        "header",
+        "h1",
+        "h2",
+        "h3",
+        "p",
+        "code",
+        "nav",
+        "ol",
+        "li",
+        "a",
+        "section",
+        "div",
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+        "strong",
+        "svg",
+        "polyline",
+        "span",
+        "details",
+        "summary",
+        "figure",
+        "img",
+        "figcaption",
+        "dl",
+        "dt",
+        "dd",
+        "footer",
+    }
     assert {t for t, _ in tags} <= allowed
     for t, attrs in tags:
         assert not any(k.startswith("on") for k in attrs), (t, attrs)
@@ -306,8 +426,14 @@ def test_image_data_uri_types():
 # ----------------------------------------------------------------------------- real browser
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 # Run in the page through the DevTools protocol (the report itself has no script):
 # decode() rejects for an image that failed to load or decode.
@@ -334,10 +460,18 @@ class DevTools:
 
         self.stderr = open(profile / "stderr.txt", "wb")
         self.proc = subprocess.Popen(
-            [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--remote-debugging-pipe",
-             "about:blank"],
-            preexec_fn=wire_fds, close_fds=False, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=self.stderr,
+            [
+                CHROMIUM,
+                *CHROMIUM_FLAGS,
+                f"--user-data-dir={profile}",
+                "--remote-debugging-pipe",
+                "about:blank",
+            ],
+            preexec_fn=wire_fds,
+            close_fds=False,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=self.stderr,
         )
         os.close(child_r)
         os.close(child_w)
@@ -394,20 +528,21 @@ def images_loaded_in_chromium(doc: str, tmp_path: Path) -> list[dict]:
     dt = DevTools(profile)
     try:
         target = dt.call("Target.createTarget", {"url": page.as_uri()})["targetId"]
-        session = dt.call("Target.attachToTarget", {"targetId": target, "flatten": True})[
-            "sessionId"]
+        session = dt.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         # The new tab starts on about:blank, which is "complete" at once: wait for the report.
         ready = "document.readyState === 'complete' ? location.href : ''"
         for _ in range(400):
-            state = dt.call("Runtime.evaluate", {"expression": ready, "returnByValue": True},
-                            session)
+            state = dt.call("Runtime.evaluate", {"expression": ready, "returnByValue": True}, session)
             if state["result"].get("value") == page.as_uri():
                 break
             time.sleep(0.05)
         else:
             raise TimeoutError("the report never finished loading")
-        out = dt.call("Runtime.evaluate", {"expression": IMAGE_CHECK, "awaitPromise": True,
-                                           "returnByValue": True}, session)
+        out = dt.call(
+            "Runtime.evaluate",
+            {"expression": IMAGE_CHECK, "awaitPromise": True, "returnByValue": True},
+            session,
+        )
         return out["result"]["value"]
     finally:
         dt.close()
@@ -424,8 +559,12 @@ needs_chromium = pytest.mark.skipif(
 def test_report_renders_in_chromium_with_every_image_loaded(tmp_path, pngs):
     svg = figure_to_bytes(plot_sharpness(np.linspace(0.5, 1.5, 50)), fmt="svg")
     entries = [
-        {"name": "a.parquet", "summary": make_summary(), "ucc": UCC,
-         "figures": [("sharpness png", pngs[0]), ("pit png", pngs[1]), ("sharpness svg", svg)]},
+        {
+            "name": "a.parquet",
+            "summary": make_summary(),
+            "ucc": UCC,
+            "figures": [("sharpness png", pngs[0]), ("pit png", pngs[1]), ("sharpness svg", svg)],
+        },
         {"name": XSS_FILE, "summary": make_summary(0.1), "figures": [("second", pngs[1])]},
     ]
     result = images_loaded_in_chromium(render_report(entries), tmp_path)
@@ -437,7 +576,6 @@ def test_report_renders_in_chromium_with_every_image_loaded(tmp_path, pngs):
 def test_chromium_check_detects_a_broken_image(tmp_path, pngs):
     # Negative control: a PNG signature followed by garbage must be reported as not loaded.
     broken = b"\x89PNG\r\n\x1a\n" + b"not really a png" * 10
-    entries = [{"name": "a", "summary": make_summary(),
-                "figures": [("good", pngs[0]), ("broken", broken)]}]
+    entries = [{"name": "a", "summary": make_summary(), "figures": [("good", pngs[0]), ("broken", broken)]}]
     result = images_loaded_in_chromium(render_report(entries), tmp_path)
     assert result == [{"alt": "good", "ok": True}, {"alt": "broken", "ok": False}]

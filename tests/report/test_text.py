@@ -56,7 +56,7 @@ def test_md_cell_shows_inline_markup_as_written():
 
 
 def test_xml_text_parses():
-    doc = f"<a>{xml_text(chr(0) + chr(0x1b) + 'x' + chr(0xfffe))}</a>"
+    doc = f"<a>{xml_text(chr(0) + chr(0x1B) + 'x' + chr(0xFFFE))}</a>"
     assert ET.fromstring(doc).text == "\\x00\\x1bx\\ufffe"
 
 
@@ -66,8 +66,10 @@ def hostile_file(tmp_path):
     n = 60
     mean = rng.normal(size=n)
     groups = np.array([HOSTILE, "[/x]", "ok"])[np.arange(n) % 3]
-    return write_table(tmp_path / "h.parquet", {"y": mean + rng.normal(size=n), HOSTILE: mean,
-                                                 "std": np.ones(n), "grp": groups})
+    return write_table(
+        tmp_path / "h.parquet",
+        {"y": mean + rng.normal(size=n), HOSTILE: mean, "std": np.ones(n), "grp": groups},
+    )
 
 
 def test_terminal_sink(hostile_file):
@@ -88,8 +90,10 @@ def test_markdown_sink(hostile_file):
 
 def test_html_sink(hostile_file, tmp_path):
     out = tmp_path / "r.html"
-    r = runner.invoke(app, ["report", str(hostile_file), "--mean", HOSTILE, "--by", "grp", "-o", str(out),
-                            "--title", HOSTILE])
+    r = runner.invoke(
+        app,
+        ["report", str(hostile_file), "--mean", HOSTILE, "--by", "grp", "-o", str(out), "--title", HOSTILE],
+    )
     assert r.exit_code == 0, r.output
     html = out.read_text()
     assert "<b>G</b>" not in html and "&lt;b&gt;G&lt;/b&gt;" in html
@@ -100,7 +104,9 @@ def test_junit_sink(hostile_file, tmp_path):
     rules = tmp_path / ("rules" + HOSTILE.replace("/", "_") + ".toml")  # its name is in the XML
     rules.write_text('[rules]\n"accuracy.mae" = { max = 0.0 }\n')
     summary = tmp_path / "s.json"
-    assert runner.invoke(app, ["score", str(hostile_file), "--mean", HOSTILE, "-o", str(summary)]).exit_code == 0
+    assert (
+        runner.invoke(app, ["score", str(hostile_file), "--mean", HOSTILE, "-o", str(summary)]).exit_code == 0
+    )
     doc = json.loads(summary.read_text())
     assert doc["input"]["columns"]["mean"] == HOSTILE  # JSON keeps the data as it is
     junit = tmp_path / "j.xml"

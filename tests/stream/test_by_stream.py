@@ -41,10 +41,24 @@ def _same_groups(got: dict, ref: dict) -> None:
 
 # chunks of 7 rows (every batch splits into 1-3 rows per group) on a regression file (with the per-group
 # two-pass MdAE) and a classifier; every representation in one chunk (1e5 > the 2,000 rows) and in 97s
-@pytest.mark.parametrize("name,chunk", [("gaussian.parquet", "7"), ("classification.parquet", "7"),
-                                        *[(n, c) for n in ("gaussian.parquet", "quantiles.parquet", "samples.parquet",
-                                                           "intervals.parquet", "classification.parquet")
-                                          for c in ("97", "100000")]])
+@pytest.mark.parametrize(
+    "name,chunk",
+    [
+        ("gaussian.parquet", "7"),
+        ("classification.parquet", "7"),
+        *[
+            (n, c)
+            for n in (
+                "gaussian.parquet",
+                "quantiles.parquet",
+                "samples.parquet",
+                "intervals.parquet",
+                "classification.parquet",
+            )
+            for c in ("97", "100000")
+        ],
+    ],
+)
 def test_by_streamed_equals_in_memory_by(name, chunk):
     ref = _score([str(SAMPLE / name), "--by", "shift", "--engine", "memory"])
     got = _score([str(SAMPLE / name), "--by", "shift", "--engine", "stream", "--chunk-rows", chunk])
@@ -97,8 +111,10 @@ def test_packed_histograms_add_like_dense_arrays():
     np.testing.assert_array_equal(a + pb, a + b)
     np.testing.assert_array_equal(pa + b, a + b)
     dense = np.ones(a.size)
-    np.testing.assert_array_equal(Packed.of(dense * (np.arange(a.size) % 5 == 0)) + Packed.of(dense * (np.arange(a.size) % 5 == 1)),
-                                  dense * (np.arange(a.size) % 5 < 2))  # over a quarter non-zero: dense again
+    np.testing.assert_array_equal(
+        Packed.of(dense * (np.arange(a.size) % 5 == 0)) + Packed.of(dense * (np.arange(a.size) % 5 == 1)),
+        dense * (np.arange(a.size) % 5 < 2),
+    )  # over a quarter non-zero: dense again
 
 
 def test_small_groups_hold_kilobytes_not_the_dense_histograms(tmp_path):
@@ -111,8 +127,10 @@ def test_small_groups_hold_kilobytes_not_the_dense_histograms(tmp_path):
     rng = np.random.default_rng(2)
     n = 200
     mu, sd = rng.normal(size=n), rng.uniform(0.5, 2.0, n)
-    path = write_table(tmp_path / "g.parquet", {"y": mu + sd * rng.normal(size=n), "mu": mu, "sigma": sd,
-                                                "g": np.arange(n) % 20})
+    path = write_table(
+        tmp_path / "g.parquet",
+        {"y": mu + sd * rng.normal(size=n), "mu": mu, "sigma": sd, "g": np.arange(n) % 20},
+    )
     _, part = stream_grouped(path, Settings(columns={"by": "g"}), 30)
     assert len(part.groups) == 20
     assert len(pickle.dumps(part.groups)) < 2**20 * 2

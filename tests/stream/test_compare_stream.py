@@ -56,8 +56,11 @@ def _write(tmp_path, models, parts: dict[str, int] | None = None, csv: tuple[str
             d = tmp_path / name
             d.mkdir()
             for i, idx in enumerate(np.array_split(np.arange(N), parts[name])):
-                pq.write_table(pa.table({k: v[idx] for k, v in cols.items()}), d / f"part-{i:02d}.parquet",
-                               row_group_size=97)
+                pq.write_table(
+                    pa.table({k: v[idx] for k, v in cols.items()}),
+                    d / f"part-{i:02d}.parquet",
+                    row_group_size=97,
+                )
             out.append(str(d))
         elif name in csv:
             import pandas as pd
@@ -71,8 +74,21 @@ def _write(tmp_path, models, parts: dict[str, int] | None = None, csv: tuple[str
 
 
 def compare_json(files: list[str], *args: str) -> dict:
-    result = runner.invoke(app, ["compare", *files, "--format", "json", "--names", "a,b,c"[: 2 * len(files) - 1],
-                                 "--metrics", METRICS, *FAST, *args])
+    result = runner.invoke(
+        app,
+        [
+            "compare",
+            *files,
+            "--format",
+            "json",
+            "--names",
+            "a,b,c"[: 2 * len(files) - 1],
+            "--metrics",
+            METRICS,
+            *FAST,
+            *args,
+        ],
+    )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
@@ -106,12 +122,21 @@ def test_streamed_compare_equals_memory_for_chunk_sizes_7_1e5_and_one_chunk(tmp_
     files = _write(tmp_path, _models(drop=True), csv=("b",))
     args = ["--nan-policy", "omit", "--pairs", "all", "--dm-lag", "2"]
     ref = compare_json(files, *args, "--engine", "memory")
-    assert ref["tests"] and ref["metrics"]["crps"]["bootstrap"] and ref["metrics"]["avg_calibration.ma_cal"]["bootstrap"]
+    assert (
+        ref["tests"]
+        and ref["metrics"]["crps"]["bootstrap"]
+        and ref["metrics"]["avg_calibration.ma_cal"]["bootstrap"]
+    )
     assert ref["n_rows"] == N - 4
     for chunk in ("7", "100000", str(N)):
         got = compare_json(files, *args, "--engine", "stream", "--chunk-rows", chunk)
-        assert got["input"] == {"engine": "stream", "chunk_rows": int(chunk), "n_files": [1, 1, 1],
-                                "not_streamed": {}, "approximate": {}}
+        assert got["input"] == {
+            "engine": "stream",
+            "chunk_rows": int(chunk),
+            "n_files": [1, 1, 1],
+            "not_streamed": {},
+            "approximate": {},
+        }
         assert_same_json(_without_engine(got), _without_engine(ref))
         assert [m["path"] for m in got["models"]] == files
 
@@ -120,13 +145,26 @@ def test_dask_local_cluster_equals_memory_for_1_and_8_partitions(tmp_path):
     distributed = pytest.importorskip("distributed", reason="the Dask extra is not installed")
     models = _models(drop=True)
     ref = compare_json(_write(tmp_path, models), "--nan-policy", "omit", "--engine", "memory")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=50) as cluster:
-        for parts in ({"a": 1, "b": 1, "c": 1}, {"a": 8, "b": 3, "c": 5}):  # the models partitioned differently
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
+    ) as cluster:
+        for parts in (
+            {"a": 1, "b": 1, "c": 1},
+            {"a": 8, "b": 3, "c": 5},
+        ):  # the models partitioned differently
             d = tmp_path / str(parts["a"])
             d.mkdir()
-            got = compare_json(_write(d, models, parts), "--nan-policy", "omit", "--engine", "dask",
-                               "--scheduler", cluster.scheduler_address, "--chunk-rows", "50")
+            got = compare_json(
+                _write(d, models, parts),
+                "--nan-policy",
+                "omit",
+                "--engine",
+                "dask",
+                "--scheduler",
+                cluster.scheduler_address,
+                "--chunk-rows",
+                "50",
+            )
             assert got["input"]["engine"] == "dask" and got["input"]["n_partitions"] == parts["a"]
             assert got["input"]["n_files"] == [parts["a"], parts["b"], parts["c"]]
             assert_same_json(_without_engine(got), _without_engine(ref))
@@ -136,17 +174,22 @@ def test_order_statistics_are_left_out_with_a_note(tmp_path):
     files = _write(tmp_path, {k: v for k, v in _models().items() if k != "c"})
     args = ["--metrics", "rmse,ence,crps", "--bootstrap", "50", "--permutations", "0"]
     ref = json.loads(runner.invoke(app, ["compare", *files, "-f", "json", *args]).stdout)
-    result = runner.invoke(app, ["compare", *files, "-f", "json", *args, "--engine", "stream", "--chunk-rows", "100"])
+    result = runner.invoke(
+        app, ["compare", *files, "-f", "json", *args, "--engine", "stream", "--chunk-rows", "100"]
+    )
     assert result.exit_code == 0, result.output
     got = json.loads(result.stdout)
     # ENCE needs a sort of all rows: not compared, listed with the reason
-    assert got["input"]["not_streamed"] == {"spread_calibration.ence": "needs order statistics (a sort or median over all rows)"}
+    assert got["input"]["not_streamed"] == {
+        "spread_calibration.ence": "needs order statistics (a sort or median over all rows)"
+    }
     assert "spread_calibration.ence" not in got["metrics"] and "spread_calibration.ence" in ref["metrics"]
     assert any("not compared because they do not merge" in n for n in got["notes"])
     # RMSE's estimate streams exactly, its resampler (weighted order statistics) does not: no interval
     for name in ("a", "b"):
         assert got["metrics"]["accuracy.rmse"]["values"][name]["estimate"] == pytest.approx(
-            ref["metrics"]["accuracy.rmse"]["values"][name]["estimate"], rel=1e-12)
+            ref["metrics"]["accuracy.rmse"]["values"][name]["estimate"], rel=1e-12
+        )
         assert got["metrics"]["accuracy.rmse"]["values"][name]["low"] is None  # NaN in the JSON
     assert any(n.startswith("accuracy.rmse: reported without a bootstrap interval") for n in got["notes"])
     assert_same_json(got["metrics"]["crps"], ref["metrics"]["crps"])
@@ -157,17 +200,22 @@ def test_bad_value_in_a_later_chunk_exits_3_naming_file_column_and_global_row(tm
     models["b"]["sigma"][2000] = -1.0
     files = _write(tmp_path, models)
     out = tmp_path / "out.json"
-    result = runner.invoke(app, ["compare", *files, "--engine", "stream", "--chunk-rows", "100", "-o", str(out)])
+    result = runner.invoke(
+        app, ["compare", *files, "--engine", "stream", "--chunk-rows", "100", "-o", str(out)]
+    )
     assert result.exit_code == 3, result.output
     assert "b.parquet" in result.output and "'sigma'" in result.output and "row 2000" in result.output
     assert not out.exists()
 
 
-@pytest.mark.parametrize("change, message", [
-    ("short", "a.parquet ends at global row 2000 (2000 rows) but"),
-    ("target", "first at row 1500"),
-    ("drop", "global row 1700 was dropped from"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ("short", "a.parquet ends at global row 2000 (2000 rows) but"),
+        ("target", "first at row 1500"),
+        ("drop", "global row 1700 was dropped from"),
+    ],
+)
 def test_misaligned_files_are_one_line_input_errors(tmp_path, change, message):
     models = {k: v for k, v in _models().items() if k != "c"}
     if change == "short":
@@ -179,8 +227,20 @@ def test_misaligned_files_are_one_line_input_errors(tmp_path, change, message):
         models["b"]["mu"][1700] = np.nan
     for name, cols in models.items():
         pq.write_table(pa.table(cols), tmp_path / f"{name}.parquet", row_group_size=300)
-    result = runner.invoke(app, ["compare", str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet"), "--engine",
-                                 "stream", "--chunk-rows", "64", "--nan-policy", "omit"])
+    result = runner.invoke(
+        app,
+        [
+            "compare",
+            str(tmp_path / "a.parquet"),
+            str(tmp_path / "b.parquet"),
+            "--engine",
+            "stream",
+            "--chunk-rows",
+            "64",
+            "--nan-policy",
+            "omit",
+        ],
+    )
     assert result.exit_code == 3, result.output
     assert message in result.output and len(result.output.strip().splitlines()) == 1
 
@@ -214,16 +274,39 @@ def test_merged_moments_give_the_diebold_mariano_test_of_all_rows(lag):
         assert got["p_value"] == pytest.approx(want["p_value"], rel=1e-9, abs=1e-15)
 
 
-@pytest.mark.parametrize("name", ["point.csv", "intervals_multi.csv", "samples.parquet", "samples_list.parquet",
-                                  "classification.parquet", "dirichlet.parquet", "loglik.parquet",
-                                  "multivariate.parquet"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "point.csv",
+        "intervals_multi.csv",
+        "samples.parquet",
+        "samples_list.parquet",
+        "classification.parquet",
+        "dirichlet.parquet",
+        "loglik.parquet",
+        "multivariate.parquet",
+    ],
+)
 def test_every_representation_streams_like_memory(name):
     """The default metrics of each representation (the sample file against itself: every test is a tie)."""
     from ..conftest import SAMPLE
 
     def run(*extra: str) -> dict:
-        result = runner.invoke(app, ["compare", str(SAMPLE / name), str(SAMPLE / name), "-f", "json",
-                                     "--bootstrap", "60", "--permutations", "99", *extra])
+        result = runner.invoke(
+            app,
+            [
+                "compare",
+                str(SAMPLE / name),
+                str(SAMPLE / name),
+                "-f",
+                "json",
+                "--bootstrap",
+                "60",
+                "--permutations",
+                "99",
+                *extra,
+            ],
+        )
         assert result.exit_code == 0, result.output
         return json.loads(result.stdout)
 

@@ -24,8 +24,9 @@ def _json(args):
 def _same(a: dict, b: dict) -> None:
     assert len(a["points"]) == len(b["points"])
     for p, q in zip(a["points"], b["points"]):
-        assert {k: v for k, v in p.items() if not isinstance(v, float)} == \
-            {k: v for k, v in q.items() if not isinstance(v, float)}
+        assert {k: v for k, v in p.items() if not isinstance(v, float)} == {
+            k: v for k, v in q.items() if not isinstance(v, float)
+        }
         for k, v in p.items():
             if isinstance(v, float):
                 assert v == pytest.approx(q[k], rel=1e-12, abs=1e-15), k
@@ -37,8 +38,13 @@ def _same(a: dict, b: dict) -> None:
             assert fit["slope"] == pytest.approx(ref["slope"], rel=1e-9, abs=1e-12)
 
 
-@pytest.mark.parametrize("files", [["gaussian.parquet", "samples.parquet", "quantiles.parquet"],
-                                   ["classification.parquet", "dirichlet.parquet"]])
+@pytest.mark.parametrize(
+    "files",
+    [
+        ["gaussian.parquet", "samples.parquet", "quantiles.parquet"],
+        ["classification.parquet", "dirichlet.parquet"],
+    ],
+)
 def test_coverage_streamed_equals_memory(files):
     args = [str(SAMPLE / f) for f in files] + ["--by", "shift", "--levels", "0.9,0.5"]
     ref = _json([*args, "--engine", "memory"])
@@ -52,8 +58,13 @@ def test_coverage_streamed_points_by_and_nan_omit(tmp_path):
     mean = rng.normal(size=n)
     y = mean + rng.normal(size=n)
     mean[[5, 300]] = np.nan
-    cols = {"y": y, "mean": mean, "std": np.ones(n), "shift": rng.integers(0, 2, n),
-            "corruption": rng.choice(["blur", "noise", "fog"], n)}
+    cols = {
+        "y": y,
+        "mean": mean,
+        "std": np.ones(n),
+        "shift": rng.integers(0, 2, n),
+        "corruption": rng.choice(["blur", "noise", "fog"], n),
+    }
     a = write_table(tmp_path / "run1.parquet", cols)
     args = [str(a), "--by", "shift", "--points-by", "corruption", "--nan-policy", "omit"]
     ref = _json([*args, "--engine", "memory"])

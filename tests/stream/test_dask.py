@@ -16,15 +16,18 @@ from uqeval.cli import app
 
 from .test_states import assert_same
 
-distributed = pytest.importorskip("distributed", reason="the Dask extra is not installed (pip install 'uqeval[dask]')")
+distributed = pytest.importorskip(
+    "distributed", reason="the Dask extra is not installed (pip install 'uqeval[dask]')"
+)
 
 runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=50) as c:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
+    ) as c:
         yield c
 
 
@@ -41,7 +44,9 @@ def _write(tmp_path, n_files: int, bad_row: int | None = None):
     d = tmp_path / f"parts{n_files}"
     d.mkdir()
     for i, idx in enumerate(np.array_split(np.arange(n), n_files)):
-        pq.write_table(pa.table({k: v[idx] for k, v in cols.items()}), d / f"part-{i:02d}.parquet", row_group_size=97)
+        pq.write_table(
+            pa.table({k: v[idx] for k, v in cols.items()}), d / f"part-{i:02d}.parquet", row_group_size=97
+        )
     return whole, d
 
 
@@ -50,14 +55,32 @@ def test_dask_local_cluster_equals_in_memory_for_1_and_8_partitions(tmp_path, cl
         (tmp_path / str(n_files)).mkdir()
         whole, parts = _write(tmp_path / str(n_files), n_files)
         ref = json.loads(runner.invoke(app, ["score", str(whole), "--engine", "memory", "-f", "json"]).stdout)
-        result = runner.invoke(app, ["score", str(parts), "--engine", "dask", "--scheduler", cluster.scheduler_address,
-                                     "--chunk-rows", "50", "-f", "json"])
+        result = runner.invoke(
+            app,
+            [
+                "score",
+                str(parts),
+                "--engine",
+                "dask",
+                "--scheduler",
+                cluster.scheduler_address,
+                "--chunk-rows",
+                "50",
+                "-f",
+                "json",
+            ],
+        )
         assert result.exit_code == 0, result.output
         got = json.loads(result.stdout)
         assert got["input"]["engine"] == "dask" and got["input"]["n_rows"] == 2400
         assert got["input"]["n_partitions"] == n_files  # one task per file (each far below TASK_ROWS)
-        assert_same(got["metrics"], ref["metrics"], got["input"]["not_streamed"], got["input"]["approximate"],
-                    got["input"].get("bounds"))
+        assert_same(
+            got["metrics"],
+            ref["metrics"],
+            got["input"]["not_streamed"],
+            got["input"]["approximate"],
+            got["input"].get("bounds"),
+        )
         # the same adversarial draws as in memory: the merged cover-index counts are the whole data's
         assert got["metrics"]["adv_group_calibration"] == ref["metrics"]["adv_group_calibration"]
 
@@ -65,8 +88,19 @@ def test_dask_local_cluster_equals_in_memory_for_1_and_8_partitions(tmp_path, cl
 def test_dask_bad_row_on_a_worker_exits_3_naming_file_and_global_row(tmp_path, cluster):
     _, parts = _write(tmp_path, 8, bad_row=2000)
     out = tmp_path / "out.json"
-    result = runner.invoke(app, ["score", str(parts), "--engine", "dask", "--scheduler", cluster.scheduler_address,
-                                 "--output", str(out)])
+    result = runner.invoke(
+        app,
+        [
+            "score",
+            str(parts),
+            "--engine",
+            "dask",
+            "--scheduler",
+            cluster.scheduler_address,
+            "--output",
+            str(out),
+        ],
+    )
     assert result.exit_code == 3, result.output
     assert "part-06.parquet" in result.output and "'sigma'" in result.output and "row 2000" in result.output
     assert not out.exists()
@@ -77,13 +111,20 @@ def test_dask_reads_a_uri(tmp_path, cluster):
     # s3://, gs://, ... where their filesystem package is installed on the workers)
     whole, parts = _write(tmp_path, 4)
     ref = json.loads(runner.invoke(app, ["score", str(whole), "--engine", "memory", "-f", "json"]).stdout)
-    result = runner.invoke(app, ["score", parts.as_uri(), "--engine", "dask", "--scheduler", cluster.scheduler_address,
-                                 "-f", "json"])
+    result = runner.invoke(
+        app,
+        ["score", parts.as_uri(), "--engine", "dask", "--scheduler", cluster.scheduler_address, "-f", "json"],
+    )
     assert result.exit_code == 0, result.output
     got = json.loads(result.stdout)
     assert got["input"]["path"] == parts.as_uri() and got["input"]["n_partitions"] == 4
-    assert_same(got["metrics"], ref["metrics"], got["input"]["not_streamed"], got["input"]["approximate"],
-                got["input"].get("bounds"))
+    assert_same(
+        got["metrics"],
+        ref["metrics"],
+        got["input"]["not_streamed"],
+        got["input"]["approximate"],
+        got["input"].get("bounds"),
+    )
 
 
 def test_dask_by_equals_the_in_memory_by(tmp_path, cluster):
@@ -94,17 +135,40 @@ def test_dask_by_equals_the_in_memory_by(tmp_path, cluster):
     n = 1800
     mu = rng.normal(size=n)
     sd = rng.uniform(0.5, 2.0, n)
-    cols = {"y": mu + sd * rng.normal(size=n), "mu": mu, "sigma": sd,
-            "region": np.array(["eu", "*us*", "asia"], dtype=object)[rng.integers(0, 3, n)]}
+    cols = {
+        "y": mu + sd * rng.normal(size=n),
+        "mu": mu,
+        "sigma": sd,
+        "region": np.array(["eu", "*us*", "asia"], dtype=object)[rng.integers(0, 3, n)],
+    }
     whole = tmp_path / "whole.parquet"
     pq.write_table(pa.table(cols), whole)
     parts = tmp_path / "parts"
     parts.mkdir()
     for i, idx in enumerate(np.array_split(np.arange(n), 5)):
-        pq.write_table(pa.table({k: v[idx] for k, v in cols.items()}), parts / f"part-{i}.parquet", row_group_size=101)
-    ref = json.loads(runner.invoke(app, ["score", str(whole), "--by", "region", "--engine", "memory", "-f", "json"]).stdout)
-    result = runner.invoke(app, ["score", str(parts), "--by", "region", "--engine", "dask", "--scheduler",
-                                 cluster.scheduler_address, "--chunk-rows", "64", "-f", "json"])
+        pq.write_table(
+            pa.table({k: v[idx] for k, v in cols.items()}), parts / f"part-{i}.parquet", row_group_size=101
+        )
+    ref = json.loads(
+        runner.invoke(app, ["score", str(whole), "--by", "region", "--engine", "memory", "-f", "json"]).stdout
+    )
+    result = runner.invoke(
+        app,
+        [
+            "score",
+            str(parts),
+            "--by",
+            "region",
+            "--engine",
+            "dask",
+            "--scheduler",
+            cluster.scheduler_address,
+            "--chunk-rows",
+            "64",
+            "-f",
+            "json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     got = json.loads(result.stdout)
     assert got["input"]["engine"] == "dask" and got["input"]["n_partitions"] == 5
@@ -122,19 +186,50 @@ def test_dask_coverage_equals_in_memory(tmp_path, cluster):
     mean = rng.normal(size=n)
     y = mean + rng.normal(size=n)
     mean[[7, 900]] = np.nan
-    cols = {"y": y, "mean": mean, "std": rng.uniform(0.5, 2.0, n), "shift": rng.integers(0, 3, n),
-            "corruption": np.array(["blur", "noise", "fog"], dtype=object)[rng.integers(0, 3, n)]}
+    cols = {
+        "y": y,
+        "mean": mean,
+        "std": rng.uniform(0.5, 2.0, n),
+        "shift": rng.integers(0, 3, n),
+        "corruption": np.array(["blur", "noise", "fog"], dtype=object)[rng.integers(0, 3, n)],
+    }
     whole = tmp_path / "whole.parquet"
     pq.write_table(pa.table(cols), whole)
     parts = tmp_path / "parts"
     parts.mkdir()
     for i, idx in enumerate(np.array_split(np.arange(n), 4)):
-        pq.write_table(pa.table({k: v[idx] for k, v in cols.items()}), parts / f"part-{i}.parquet", row_group_size=150)
-    args = ["--by", "shift", "--points-by", "corruption", "--nan-policy", "omit", "--levels", "0.9,0.5", "--name", "m",
-            "-f", "json"]
+        pq.write_table(
+            pa.table({k: v[idx] for k, v in cols.items()}), parts / f"part-{i}.parquet", row_group_size=150
+        )
+    args = [
+        "--by",
+        "shift",
+        "--points-by",
+        "corruption",
+        "--nan-policy",
+        "omit",
+        "--levels",
+        "0.9,0.5",
+        "--name",
+        "m",
+        "-f",
+        "json",
+    ]
     ref = runner.invoke(app, ["coverage", str(whole), "--engine", "memory", *args])
-    got = runner.invoke(app, ["coverage", str(parts), "--engine", "dask", "--scheduler", cluster.scheduler_address,
-                              "--chunk-rows", "64", *args])
+    got = runner.invoke(
+        app,
+        [
+            "coverage",
+            str(parts),
+            "--engine",
+            "dask",
+            "--scheduler",
+            cluster.scheduler_address,
+            "--chunk-rows",
+            "64",
+            *args,
+        ],
+    )
     assert ref.exit_code == 0 and got.exit_code == 0, got.output
     a, b = json.loads(got.stdout), json.loads(ref.stdout)
     for p in a["points"]:  # the file names differ (a directory and a file); everything else is the same
@@ -160,13 +255,29 @@ def test_dask_ucc_equals_in_memory_within_bounds(tmp_path, cluster):
         d = tmp_path / name
         d.mkdir()
         for i, idx in enumerate(np.array_split(np.arange(n), pieces)):
-            pq.write_table(pa.table({"y": y[idx], "mu": mu[idx], "sigma": sd[idx]}), d / f"part-{i}.parquet",
-                           row_group_size=77)
+            pq.write_table(
+                pa.table({"y": y[idx], "mu": mu[idx], "sigma": sd[idx]}),
+                d / f"part-{i}.parquet",
+                row_group_size=77,
+            )
         files.append(str(d))
     whole = [_write(tmp_path / f"{name}.parquet", y, mu, sd) for name, sd in (("a", sd_a), ("b", sd_b))]
     ref = json.loads(runner.invoke(app, ["ucc", *whole, "--engine", "memory", "-f", "json"]).stdout)
-    result = runner.invoke(app, ["ucc", *files, "--engine", "dask", "--scheduler", cluster.scheduler_address,
-                                 "--chunk-rows", "50", "-f", "json"])
+    result = runner.invoke(
+        app,
+        [
+            "ucc",
+            *files,
+            "--engine",
+            "dask",
+            "--scheduler",
+            cluster.scheduler_address,
+            "--chunk-rows",
+            "50",
+            "-f",
+            "json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     got = json.loads(result.stdout)
     for body in got["models"].values():  # the inputs are directories of several files
@@ -180,6 +291,7 @@ def test_dask_ucc_equals_in_memory_within_bounds(tmp_path, cluster):
     bad = tmp_path / "bad"
     bad.mkdir()
     pq.write_table(pa.table({"y": y2, "mu": mu, "sigma": sd_b}), bad / "part-0.parquet", row_group_size=300)
-    result = runner.invoke(app, ["ucc", files[0], str(bad), "--engine", "dask", "--scheduler",
-                                 cluster.scheduler_address])
+    result = runner.invoke(
+        app, ["ucc", files[0], str(bad), "--engine", "dask", "--scheduler", cluster.scheduler_address]
+    )
     assert result.exit_code == 3 and "row 1000" in result.output, result.output

@@ -20,9 +20,18 @@ from .test_states import assert_same
 
 runner = CliRunner()
 
-FILES = ["gaussian.parquet", "gaussian.csv", "point.csv", "intervals_multi.csv", "quantiles.parquet",
-         "samples.parquet", "samples_list.parquet", "classification.parquet", "ensemble_classification.parquet",
-         "dirichlet.parquet"]
+FILES = [
+    "gaussian.parquet",
+    "gaussian.csv",
+    "point.csv",
+    "intervals_multi.csv",
+    "quantiles.parquet",
+    "samples.parquet",
+    "samples_list.parquet",
+    "classification.parquet",
+    "ensemble_classification.parquet",
+    "dirichlet.parquet",
+]
 
 
 def score_json(args: list[str]) -> dict:
@@ -40,8 +49,13 @@ def test_stream_equals_memory_for_every_chunk_size(name):
         assert got["input"]["engine"] == "stream" and got["input"]["n_rows"] == ref["input"]["n_rows"]
         assert got["input"]["representation"] == ref["input"]["representation"]
         assert got["input"]["columns"] == ref["input"]["columns"]
-        assert_same(got["metrics"], ref["metrics"], got["input"]["not_streamed"], got["input"]["approximate"],
-                    got["input"].get("bounds"))
+        assert_same(
+            got["metrics"],
+            ref["metrics"],
+            got["input"]["not_streamed"],
+            got["input"]["approximate"],
+            got["input"].get("bounds"),
+        )
         assert got["orientation"] == {k: v for k, v in ref["orientation"].items() if k in got["orientation"]}
         if got["input"]["not_streamed"]:
             assert any("not computed because they do not merge" in n for n in got["notes"])
@@ -51,7 +65,12 @@ def _gaussian(n: int, seed: int = 0) -> dict:
     rng = np.random.default_rng(seed)
     mu = rng.normal(size=n)
     sd = rng.uniform(0.5, 2.0, n)
-    return {"y": mu + sd * rng.normal(size=n), "mu": mu, "sigma": sd, "region": np.array(["a", "b", "c"])[np.arange(n) % 3]}
+    return {
+        "y": mu + sd * rng.normal(size=n),
+        "mu": mu,
+        "sigma": sd,
+        "region": np.array(["a", "b", "c"])[np.arange(n) % 3],
+    }
 
 
 def test_hive_partitioned_directory_and_glob_equal_the_single_file(tmp_path):
@@ -61,7 +80,9 @@ def test_hive_partitioned_directory_and_glob_equal_the_single_file(tmp_path):
     table = pa.table(cols)
     whole = tmp_path / "whole.parquet"
     pq.write_table(table.drop(["region"]), whole)
-    ds.write_dataset(table, tmp_path / "parts", format="parquet", partitioning=["region"], partitioning_flavor="hive")
+    ds.write_dataset(
+        table, tmp_path / "parts", format="parquet", partitioning=["region"], partitioning_flavor="hive"
+    )
     for i, idx in enumerate(np.array_split(np.arange(1000), 8)):
         pq.write_table(table.take(idx), tmp_path / f"piece-{i}.parquet")
     ref = score_json([str(whole), "--engine", "memory"])
@@ -72,8 +93,13 @@ def test_hive_partitioned_directory_and_glob_equal_the_single_file(tmp_path):
             assert got["input"]["engine"] == "stream"
             assert got["input"]["n_rows"] == 1000
             assert got["input"]["n_files"] == (3 if spec.endswith("parts") else 8)
-            assert_same(got["metrics"], ref["metrics"], got["input"]["not_streamed"], got["input"]["approximate"],
-                    got["input"].get("bounds"))
+            assert_same(
+                got["metrics"],
+                ref["metrics"],
+                got["input"]["not_streamed"],
+                got["input"]["approximate"],
+                got["input"].get("bounds"),
+            )
 
 
 def test_bad_value_in_a_later_chunk_names_file_column_and_global_row(tmp_path):
@@ -98,7 +124,9 @@ def test_non_numeric_csv_value_in_a_later_block(tmp_path):
     f = tmp_path / "bad.csv"
     f.write_text("\n".join(rows) + "\n")
     out = tmp_path / "out.json"
-    result = runner.invoke(app, ["score", str(f), "--engine", "stream", "--chunk-rows", "1000", "--output", str(out)])
+    result = runner.invoke(
+        app, ["score", str(f), "--engine", "stream", "--chunk-rows", "1000", "--output", str(out)]
+    )
     assert result.exit_code == 3, result.output
     assert "bad.csv" in result.output and "'mean'" in result.output and "row 150000" in result.output
     assert not out.exists()
@@ -108,12 +136,19 @@ def test_csv_integers_first_then_floats_stream(tmp_path):
     n = 200_000
     rng = np.random.default_rng(1)
     mean = np.round(rng.normal(size=n) * 3)
-    mean[n // 2:] += 0.25  # integers in the first block, decimals later
-    f = write_table(tmp_path / "mixed.csv", {"y": mean + rng.normal(size=n), "mean": mean, "std": np.full(n, 1.5)})
+    mean[n // 2 :] += 0.25  # integers in the first block, decimals later
+    f = write_table(
+        tmp_path / "mixed.csv", {"y": mean + rng.normal(size=n), "mean": mean, "std": np.full(n, 1.5)}
+    )
     ref = score_json([str(f), "--engine", "memory"])
     got = score_json([str(f), "--engine", "stream", "--chunk-rows", "70000"])
-    assert_same(got["metrics"], ref["metrics"], got["input"]["not_streamed"], got["input"]["approximate"],
-                    got["input"].get("bounds"))
+    assert_same(
+        got["metrics"],
+        ref["metrics"],
+        got["input"]["not_streamed"],
+        got["input"]["approximate"],
+        got["input"].get("bounds"),
+    )
 
 
 def test_nan_policy_omit_counts_dropped_rows_across_chunks(tmp_path):
@@ -125,8 +160,13 @@ def test_nan_policy_omit_counts_dropped_rows_across_chunks(tmp_path):
     ref = score_json([str(f), "--engine", "memory", "--nan-policy", "omit"])
     got = score_json([str(f), "--engine", "stream", "--chunk-rows", "7", "--nan-policy", "omit"])
     assert got["input"]["n_dropped"] == ref["input"]["n_dropped"] == 6
-    assert_same(got["metrics"], ref["metrics"], got["input"]["not_streamed"], got["input"]["approximate"],
-                    got["input"].get("bounds"))
+    assert_same(
+        got["metrics"],
+        ref["metrics"],
+        got["input"]["not_streamed"],
+        got["input"]["approximate"],
+        got["input"].get("bounds"),
+    )
     result = runner.invoke(app, ["score", str(f), "--engine", "stream", "--chunk-rows", "7"])
     assert result.exit_code == 3 and "row 3" in result.output, result.output
 
@@ -141,8 +181,11 @@ def test_auto_streams_above_the_size_threshold(monkeypatch):
 
 
 def test_stream_refuses_flags_that_need_the_whole_file(tmp_path):
-    for extra in (["--per-row", str(tmp_path / "rows.parquet")], ["--plot-dir", str(tmp_path)],
-                  ["--reference", "climatology", "--train", str(SAMPLE / "train.parquet")]):
+    for extra in (
+        ["--per-row", str(tmp_path / "rows.parquet")],
+        ["--plot-dir", str(tmp_path)],
+        ["--reference", "climatology", "--train", str(SAMPLE / "train.parquet")],
+    ):
         result = runner.invoke(app, ["score", str(SAMPLE / "gaussian.parquet"), "--engine", "stream", *extra])
         assert result.exit_code == 2 and "--engine memory" in result.output, result.output
     result = runner.invoke(app, ["score", str(SAMPLE / "gaussian.parquet"), "--chunk-rows", "10"])
@@ -152,8 +195,21 @@ def test_stream_refuses_flags_that_need_the_whole_file(tmp_path):
 def test_check_scores_with_the_stream_engine(tmp_path):
     rules = tmp_path / "rules.toml"
     rules.write_text('[rules."accuracy.mae"]\nmax = 5\n[rules."scoring_rule.crps"]\nmax = 5\n')
-    result = runner.invoke(app, ["check", str(SAMPLE / "gaussian.parquet"), "--rules", str(rules), "--engine",
-                                 "stream", "--chunk-rows", "9", "--format", "json"])
+    result = runner.invoke(
+        app,
+        [
+            "check",
+            str(SAMPLE / "gaussian.parquet"),
+            "--rules",
+            str(rules),
+            "--engine",
+            "stream",
+            "--chunk-rows",
+            "9",
+            "--format",
+            "json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)["rows"]
     ref = score_json([str(SAMPLE / "gaussian.parquet")])
@@ -167,11 +223,13 @@ def test_memory_path_does_not_import_the_stream_machinery(tmp_path):
 
     from ..conftest import ROOT
 
-    code = ("import sys, runpy\n"
-            "sys.argv = ['uqeval', 'score', 'sample_data/gaussian.parquet', '--format', 'json']\n"
-            "try:\n    runpy.run_module('uqeval', run_name='__main__')\nexcept SystemExit as e:\n    assert not e.code\n"
-            "print('LOADED', sorted(m for m in sys.modules if m in ('pyarrow.dataset', 'uqeval.stream.states', "
-            "'uqeval.stream.source', 'dask', 'distributed')))\n")
+    code = (
+        "import sys, runpy\n"
+        "sys.argv = ['uqeval', 'score', 'sample_data/gaussian.parquet', '--format', 'json']\n"
+        "try:\n    runpy.run_module('uqeval', run_name='__main__')\nexcept SystemExit as e:\n    assert not e.code\n"
+        "print('LOADED', sorted(m for m in sys.modules if m in ('pyarrow.dataset', 'uqeval.stream.states', "
+        "'uqeval.stream.source', 'dask', 'distributed')))\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "LOADED []" in out.stdout, out.stdout[-300:]
@@ -180,8 +238,9 @@ def test_memory_path_does_not_import_the_stream_machinery(tmp_path):
 def test_check_rule_on_a_metric_the_stream_leaves_out_says_so(tmp_path):
     rules = tmp_path / "rules.toml"
     rules.write_text('[rules."calibration.ace"]\nmax = 5\n')
-    result = runner.invoke(app, ["check", str(SAMPLE / "classification.parquet"), "--rules", str(rules), "--engine",
-                                 "stream"])
+    result = runner.invoke(
+        app, ["check", str(SAMPLE / "classification.parquet"), "--rules", str(rules), "--engine", "stream"]
+    )
     assert result.exit_code == 3, result.output
     assert "not computed by --engine stream" in result.output and "--engine memory" in result.output
 
@@ -191,8 +250,10 @@ def test_partitions_with_different_member_counts_are_refused(tmp_path):
     for i, m in enumerate((5, 6)):
         y = rng.normal(size=40)
         draws = y[:, None] + rng.normal(size=(40, m))
-        pq.write_table(pa.table({"y": y, "samples": pa.FixedSizeListArray.from_arrays(pa.array(draws.ravel()), m)}),
-                       tmp_path / f"s{i}.parquet")
+        pq.write_table(
+            pa.table({"y": y, "samples": pa.FixedSizeListArray.from_arrays(pa.array(draws.ravel()), m)}),
+            tmp_path / f"s{i}.parquet",
+        )
     result = runner.invoke(app, ["score", str(tmp_path / "s*.parquet"), "--chunk-rows", "16"])
     assert result.exit_code == 3, result.output
     assert "s1.parquet" in result.output and "global row 40" in result.output
@@ -210,6 +271,8 @@ def test_default_chunk_rows_shrink_with_wide_rows():
     from uqeval.stream.engine import CHUNK_VALUES, DEFAULT_CHUNK_ROWS, auto_chunk_rows
 
     assert auto_chunk_rows(SAMPLE / "gaussian.parquet", Settings()) == DEFAULT_CHUNK_ROWS  # 3 numbers per row
-    assert auto_chunk_rows(SAMPLE / "samples_list.parquet", Settings()) == CHUNK_VALUES // 51  # y + 50 samples
+    assert (
+        auto_chunk_rows(SAMPLE / "samples_list.parquet", Settings()) == CHUNK_VALUES // 51
+    )  # y + 50 samples
     got = score_json([str(SAMPLE / "samples_list.parquet"), "--engine", "stream"])
     assert got["input"]["chunk_rows"] == CHUNK_VALUES // 51

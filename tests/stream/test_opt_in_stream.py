@@ -24,10 +24,16 @@ from ..conftest import SAMPLE
 from .test_states import _chunked, _finalize_two_pass, assert_same
 
 CASES = [
-    ("gaussian.parquet", dict(tw_threshold=(0.5, None), thresholds=(0.0, 1.0), diagnostics=True, murphy=True),
-     {"weighted_scoring", "exceedance"}),
-    ("samples.parquet", dict(tw_threshold=(None, 0.2), thresholds=(0.3,), diagnostics=True, murphy=True),
-     {"weighted_scoring", "exceedance", "calibration_tests"}),
+    (
+        "gaussian.parquet",
+        dict(tw_threshold=(0.5, None), thresholds=(0.0, 1.0), diagnostics=True, murphy=True),
+        {"weighted_scoring", "exceedance"},
+    ),
+    (
+        "samples.parquet",
+        dict(tw_threshold=(None, 0.2), thresholds=(0.3,), diagnostics=True, murphy=True),
+        {"weighted_scoring", "exceedance", "calibration_tests"},
+    ),
     ("quantiles.parquet", dict(thresholds=(0.3,), diagnostics=True, murphy=True), {"exceedance"}),
     ("intervals_multi.csv", dict(thresholds=(-0.5, 0.3)), {"exceedance"}),
     ("point.csv", dict(thresholds=(0.3,), murphy=True), {"exceedance"}),
@@ -60,8 +66,10 @@ def test_opt_in_families_stream_exactly(name, options, streamed):
         bounds: dict[str, float] = {}
         got, _ = _finalize_two_pass(st, pred, s, size, bounds)
         skipped = states.not_streamed_in(st, s)
-        assert_same(got, _without_not_streamed(ref, skipped), skipped, states.approximate(pred.kind, s), bounds)
-        assert streamed <= set(got), (streamed - set(got))
+        assert_same(
+            got, _without_not_streamed(ref, skipped), skipped, states.approximate(pred.kind, s), bounds
+        )
+        assert streamed <= set(got), streamed - set(got)
         for group in streamed - {"calibration_tests"}:  # every metric of the family came through
             assert dict(flatten(got[group])).keys() == dict(flatten(ref[group])).keys(), group
     if "murphy" in options:
@@ -69,8 +77,17 @@ def test_opt_in_families_stream_exactly(name, options, streamed):
 
 
 def test_cli_threshold_options_stream(tmp_path):
-    args = [str(SAMPLE / "gaussian.parquet"), "--tw-threshold", ">0.5", "--threshold", "0", "--threshold", "1",
-            "--format", "json"]
+    args = [
+        str(SAMPLE / "gaussian.parquet"),
+        "--tw-threshold",
+        ">0.5",
+        "--threshold",
+        "0",
+        "--threshold",
+        "1",
+        "--format",
+        "json",
+    ]
     runs = []
     for extra in (["--engine", "memory"], ["--engine", "stream", "--chunk-rows", "7"]):
         result = CliRunner().invoke(app, ["score", *args, *extra])
@@ -78,5 +95,10 @@ def test_cli_threshold_options_stream(tmp_path):
         runs.append(json.loads(result.stdout))
     ref, got = runs
     assert {"weighted_scoring", "exceedance"} <= set(got["metrics"])
-    assert_same({k: got["metrics"][k] for k in ("weighted_scoring", "exceedance")},
-                {k: ref["metrics"][k] for k in ("weighted_scoring", "exceedance")}, {}, {}, {})
+    assert_same(
+        {k: got["metrics"][k] for k in ("weighted_scoring", "exceedance")},
+        {k: ref["metrics"][k] for k in ("weighted_scoring", "exceedance")},
+        {},
+        {},
+        {},
+    )

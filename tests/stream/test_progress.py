@@ -45,5 +45,7 @@ def test_ucc_and_coverage_streams_report_rows_read():
     doc = ucc_stream(files, ["g", "q"], Settings(), 300, progress=seen.append)
     assert seen == sorted(seen) and seen[-1] == doc["n_rows"] and len(seen) > 2
     seen.clear()
-    records = coverage_points_stream([("g", files[0]), ("q", files[1])], Settings(), 300, progress=seen.append)
+    records = coverage_points_stream(
+        [("g", files[0]), ("q", files[1])], Settings(), 300, progress=seen.append
+    )
     assert records and seen == sorted(seen) and seen[-1] == 2 * doc["n_rows"]

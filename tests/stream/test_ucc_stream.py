@@ -24,13 +24,21 @@ from ..conftest import SAMPLE
 
 runner = CliRunner()
 
-AXIS_PAIRS = [("bandwidth", "missrate"), ("missrate", "bandwidth"), ("excess", "deficit"), ("deficit", "excess"),
-              ("bandwidth", "excess"), ("missrate", "deficit")]
+AXIS_PAIRS = [
+    ("bandwidth", "missrate"),
+    ("missrate", "bandwidth"),
+    ("excess", "deficit"),
+    ("deficit", "excess"),
+    ("bandwidth", "excess"),
+    ("missrate", "deficit"),
+]
 
 
 def _data(case: str, n: int = 3000):
     """Seeded ``(y, pred, lower, upper)``."""
-    rng = np.random.default_rng({"gauss": 0, "heavy": 1, "ties": 2, "zero_width": 3, "asym": 4, "one_value": 5}[case])
+    rng = np.random.default_rng(
+        {"gauss": 0, "heavy": 1, "ties": 2, "zero_width": 3, "asym": 4, "one_value": 5}[case]
+    )
     mu = rng.normal(size=n)
     sd = rng.uniform(0.5, 2.0, n)
     if case == "gauss":
@@ -81,8 +89,15 @@ def test_streamed_ucc_within_its_bound_for_every_axis_pair(case, chunk):
         for key in ("k", "x", "y", "cost"):  # the original intervals: one scale, a sum over rows
             assert got["op"][key] == pytest.approx(ref["op"][key], rel=1e-12, abs=1e-15), key
         # k*: a point of the exact curve, its cost at most the stated bound above the exact minimum
-        assert ref["op_min"]["cost"] - 1e-12 <= got["op_min"]["cost"] <= ref["op_min"]["cost"] + bounds["op_min_cost"] + 1e-12
-        if case in ("ties", "one_value"):  # a cell holds one scale (up to the rounding of y - pred): nearly exact
+        assert (
+            ref["op_min"]["cost"] - 1e-12
+            <= got["op_min"]["cost"]
+            <= ref["op_min"]["cost"] + bounds["op_min_cost"] + 1e-12
+        )
+        if case in (
+            "ties",
+            "one_value",
+        ):  # a cell holds one scale (up to the rounding of y - pred): nearly exact
             assert bounds["auucc"] <= 1e-12 * max(1.0, ref["auucc"])
             assert case == "ties" or bounds["auucc"] == 0.0
             assert got["op_min"]["cost"] == pytest.approx(ref["op_min"]["cost"], rel=1e-12)
@@ -98,7 +113,9 @@ def test_streamed_partial_areas_within_their_bound(case):
             ref = ucc_summary(y, p, lo, hi, x_axis, y_axis, **kw)
             got, bounds = _streamed(y, p, lo, hi, 7, x_axis, y_axis, **kw)
             _within(got["partial"]["auucc"], ref["partial"]["auucc"], bounds["partial_auucc"])
-            _within(got["partial"]["auucc_const"], ref["partial"]["auucc_const"], bounds["partial_auucc_const"])
+            _within(
+                got["partial"]["auucc_const"], ref["partial"]["auucc_const"], bounds["partial_auucc_const"]
+            )
             if ref["partial"]["gain"] is not None and bounds["partial_gain"] is not None:
                 _within(got["partial"]["gain"], ref["partial"]["gain"], bounds["partial_gain"])
 
@@ -110,7 +127,10 @@ def test_merge_order_does_not_matter():
     for s in parts:
         seq = merge_file(seq, s)
     while len(parts) > 1:  # a tree, pairs merged right to left
-        parts = [merge_file(parts[i + 1], parts[i]) if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
+        parts = [
+            merge_file(parts[i + 1], parts[i]) if i + 1 < len(parts) else parts[i]
+            for i in range(0, len(parts), 2)
+        ]
     a = finalize_file(seq, "bandwidth", "missrate", "std", None, None, 0.5)
     b = finalize_file(parts[0], "bandwidth", "missrate", "std", None, None, 0.5)
     assert a[0]["auucc"] == pytest.approx(b[0]["auucc"], rel=1e-12)
@@ -151,7 +171,10 @@ def _same_document(got: dict, ref: dict) -> None:
 @pytest.mark.parametrize("chunk", ["7", "100000"])
 def test_cli_stream_equals_memory_within_bounds(chunk):
     files = [str(SAMPLE / f) for f in ("gaussian.parquet", "quantiles.parquet", "samples.parquet")]
-    for extra in ([], ["--x-axis", "excess", "--y-axis", "deficit", "--partial-x", "0,0.2", "--normalize", "none"]):
+    for extra in (
+        [],
+        ["--x-axis", "excess", "--y-axis", "deficit", "--partial-x", "0,0.2", "--normalize", "none"],
+    ):
         ref = _ucc([*files, "--engine", "memory", *extra])
         got = _ucc([*files, "--engine", "stream", "--chunk-rows", chunk, *extra])
         _same_document(got, ref)
@@ -168,8 +191,11 @@ def test_cli_stream_of_a_parquet_directory_equals_the_single_file(tmp_path):
     got = _ucc([str(d), "--chunk-rows", "250"])  # a directory: --engine auto streams it
     assert got["models"]["parts"]["input"]["n_files"] == 5
     for key in ("auucc", "gain"):
-        _within(got["models"]["parts"]["ucc"][key], ref["models"]["intervals"]["ucc"][key],
-                got["models"]["parts"]["input"]["bounds"][key])
+        _within(
+            got["models"]["parts"]["ucc"][key],
+            ref["models"]["intervals"]["ucc"][key],
+            got["models"]["parts"]["input"]["bounds"][key],
+        )
 
 
 def _write(path, y, p, sd):
@@ -185,7 +211,9 @@ def test_cli_stream_names_the_first_row_whose_target_differs(tmp_path):
     y2[321] += 1.0
     b = _write(tmp_path / "b.parquet", y2, p, sd)
     result = runner.invoke(app, ["ucc", a, b, "--engine", "stream", "--chunk-rows", "40"])
-    assert result.exit_code == 3 and "row 321" in result.output and "b.parquet" in result.output, result.output
+    assert result.exit_code == 3 and "row 321" in result.output and "b.parquet" in result.output, (
+        result.output
+    )
     c = _write(tmp_path / "c.parquet", y[:480], p[:480], sd[:480])
     result = runner.invoke(app, ["ucc", a, c, "--engine", "stream", "--chunk-rows", "64"])
     assert result.exit_code == 3 and "480 rows" in result.output and "500" in result.output, result.output
@@ -197,5 +225,7 @@ def test_cli_stream_refuses_what_needs_every_row(tmp_path):
         args = ["ucc", *files, *extra, "--engine", "stream"]
         result = runner.invoke(app, args)
         assert result.exit_code == 2, result.output
-    result = runner.invoke(app, ["ucc", *files, "--chunk-rows", "10"])  # small files: auto reads them in memory
+    result = runner.invoke(
+        app, ["ucc", *files, "--chunk-rows", "10"]
+    )  # small files: auto reads them in memory
     assert result.exit_code == 2 and "--engine stream" in result.output, result.output

@@ -43,8 +43,13 @@ def _check(res, ref, n_rows: int, path: str) -> None:
     assert res.exit_code == 0, res.output
     got = json.loads(res.stdout)
     assert got["input"]["n_rows"] == n_rows and got["input"]["path"] == path
-    assert_same(got["metrics"], ref["metrics"], got["input"]["not_streamed"], got["input"]["approximate"],
-                got["input"].get("bounds"))
+    assert_same(
+        got["metrics"],
+        ref["metrics"],
+        got["input"]["not_streamed"],
+        got["input"]["approximate"],
+        got["input"].get("bounds"),
+    )
 
 
 def test_as_spec_restores_a_uri_folded_by_path(tmp_path):
@@ -87,8 +92,10 @@ def test_memory_uri_through_fsspec_parquet_and_csv(tmp_path):
     sink = pa.BufferOutputStream()
     pq.write_table(pa.table(cols), sink, row_group_size=200)
     mem.pipe("/uqeval-test/preds/a.parquet", sink.getvalue().to_pybytes())
-    res = runner.invoke(app, ["score", "memory://uqeval-test/preds", "--engine", "stream", "--chunk-rows", "101",
-                              "-f", "json"])
+    res = runner.invoke(
+        app,
+        ["score", "memory://uqeval-test/preds", "--engine", "stream", "--chunk-rows", "101", "-f", "json"],
+    )
     _check(res, ref, 1500, "memory://uqeval-test/preds")
     csv_sink = pa.BufferOutputStream()
     pacsv.write_csv(pa.table(cols), csv_sink)
@@ -103,7 +110,9 @@ def test_memory_uri_through_fsspec_parquet_and_csv(tmp_path):
     pq.write_table(pa.table(bad), sink, row_group_size=200)
     mem.pipe("/uqeval-test/bad.parquet", sink.getvalue().to_pybytes())
     out = tmp_path / "out.json"
-    res = runner.invoke(app, ["score", "memory://uqeval-test/bad.parquet", "--chunk-rows", "100", "-o", str(out)])
+    res = runner.invoke(
+        app, ["score", "memory://uqeval-test/bad.parquet", "--chunk-rows", "100", "-o", str(out)]
+    )
     assert res.exit_code == 3, res.output
     assert "memory://uqeval-test/bad.parquet" in res.output and "1234" in res.output and "sigma" in res.output
     assert not out.exists()

@@ -29,20 +29,45 @@ import numpy as np
 from ..config import Settings
 from ..errors import InputError
 from ..predictions import Prediction
-from .core import (CLASSIFICATION, REGRESSION, Family, Metric, RowStat, _cover_index, _expected, _memo,  # noqa: F401
-                   coverage_levels, per_row_uncertainty, pick_levels)
+from .core import (
+    CLASSIFICATION,
+    REGRESSION,
+    Family,
+    Metric,
+    RowStat,
+    _cover_index,
+    _expected,
+    _memo,  # noqa: F401
+    coverage_levels,
+    per_row_uncertainty,
+    pick_levels,
+)
 from .diagnostics import DIAGNOSTIC_FAMILIES, DIAGNOSTIC_TEST_FAMILIES, binary_or_top_label  # noqa: F401
 from .standard import STANDARD_FAMILIES, calibration_curve  # noqa: F401
-from .verification import (MULTIVARIATE_FAMILIES, VERIFICATION_FAMILIES, exceedance_probability,  # noqa: F401
-                           murphy_curves, murphy_forecasts)
+from .verification import (
+    MULTIVARIATE_FAMILIES,
+    VERIFICATION_FAMILIES,
+    exceedance_probability,  # noqa: F401
+    murphy_curves,
+    murphy_forecasts,
+)
 
 #: Every family, in the order of the JSON groups: the default ones, then the opt-in ones.
-FAMILIES: tuple[Family, ...] = (STANDARD_FAMILIES + DIAGNOSTIC_FAMILIES + DIAGNOSTIC_TEST_FAMILIES
-                                 + VERIFICATION_FAMILIES + MULTIVARIATE_FAMILIES)
+FAMILIES: tuple[Family, ...] = (
+    STANDARD_FAMILIES
+    + DIAGNOSTIC_FAMILIES
+    + DIAGNOSTIC_TEST_FAMILIES
+    + VERIFICATION_FAMILIES
+    + MULTIVARIATE_FAMILIES
+)
 
 #: The flag that turns on each opt-in family's Settings field (for messages).
-OPTION_FLAGS = {"diagnostics": "--diagnostics", "tw_threshold": "--tw-threshold", "thresholds": "--threshold",
-                "murphy": "--murphy"}
+OPTION_FLAGS = {
+    "diagnostics": "--diagnostics",
+    "tw_threshold": "--tw-threshold",
+    "thresholds": "--threshold",
+    "murphy": "--murphy",
+}
 
 
 def settings_for_paths(settings: Settings, paths) -> Settings:
@@ -60,7 +85,7 @@ def settings_for_paths(settings: Settings, paths) -> Settings:
         if head == "murphy":
             murphy = True
         elif head == "exceedance":
-            rest = str(path)[len("exceedance."):]
+            rest = str(path)[len("exceedance.") :]
             name = canonical_path(path).split(".")[-1]
             try:
                 t = float(rest[: len(rest) - len(name) - 1]) if rest.endswith("." + name) else None
@@ -158,8 +183,9 @@ def _outcome(family: Family, pred: Prediction, settings: Settings) -> tuple[dict
         return None, exc
 
 
-def compute_metrics(pred: Prediction, settings: Settings,
-                    skipped: list[tuple[str, str]] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+def compute_metrics(
+    pred: Prediction, settings: Settings, skipped: list[tuple[str, str]] | None = None
+) -> tuple[dict[str, Any], dict[str, str]]:
     """Every applicable family for ``pred``: ``(metrics, orientation)``.
 
     ``skipped``: when given, a family whose metrics are not defined for this data (an
@@ -211,7 +237,12 @@ def compute_metrics(pred: Prediction, settings: Settings,
 
 def rows(metric: Metric, pred: Prediction, settings: Settings, level: str | None = None) -> RowStat | None:
     """The per-row form of ``metric`` for ``pred`` (``level``: the level key of a by-level metric)."""
-    if metric.rows_fn is None or not metric.applies_to(pred.kind) or pred.y_true is None and pred.kind != "loglik":
+    if (
+        metric.rows_fn is None
+        or not metric.applies_to(pred.kind)
+        or pred.y_true is None
+        and pred.kind != "loglik"
+    ):
         return None
     from ..validation import trusted
 

@@ -168,8 +168,10 @@ def pick_levels(available, requested, where: str, error: type[Exception] = Input
     keys = {level_key(c): c for c in available}
     missing = [lv for lv in requested if level_key(lv) not in keys]
     if missing:
-        raise error(f"--levels {', '.join(level_key(m) for m in missing)} not available: {where} "
-                    f"{', '.join(keys) or 'none'}")
+        raise error(
+            f"--levels {', '.join(level_key(m) for m in missing)} not available: {where} "
+            f"{', '.join(keys) or 'none'}"
+        )
     return [keys[level_key(lv)] for lv in requested]
 
 
@@ -194,7 +196,9 @@ def _member_rows(p: Prediction) -> dict[str, np.ndarray]:
     """Per-row terms of the ensemble uncertainty and diversity families: one pass over (N, M, K)."""
     from ..metrics.ensembles import member_rows
 
-    return _memo(p, "member_rows", lambda: member_rows(p.member_proba, None if p.y_true is None else p.labels))
+    return _memo(
+        p, "member_rows", lambda: member_rows(p.member_proba, None if p.y_true is None else p.labels)
+    )
 
 
 def _cover_index(p: Prediction, s: Settings) -> np.ndarray:
@@ -209,14 +213,18 @@ def _cover_index(p: Prediction, s: Settings) -> np.ndarray:
             from ..metrics.blocks import rowwise
             from ..metrics.calibration import interval_cover_index
 
-            return rowwise(lambda y, mean, std: interval_cover_index(np.abs(y - mean) / std, expected),
-                           p.y_true, p.mean, p.std, dtype=dtype)
+            return rowwise(
+                lambda y, mean, std: interval_cover_index(np.abs(y - mean) / std, expected),
+                p.y_true,
+                p.mean,
+                p.std,
+                dtype=dtype,
+            )
         from ..metrics.quantiles import pit_cover_index
 
         return pit_cover_index(p.pit(), expected).astype(dtype)
 
     return _memo(p, f"cover_index_{s.num_bins}", make)
-
 
 
 # --------------------------------------------------------------------------- the catalogue
@@ -226,10 +234,18 @@ def _m(name: str, orientation: str | None, description: str, reduction: str = "o
     return dict(name=name, orientation=orientation, description=description, reduction=reduction, **kw)
 
 
-def _family(name: str, specs: list[dict], compute: Mapping[str, Compute], rows: Callable | None = None,
-            by_level: bool = False, no_rows: tuple[str, ...] = (), option: str | None = None,
-            background: bool = False) -> Family:
+def _family(
+    name: str,
+    specs: list[dict],
+    compute: Mapping[str, Compute],
+    rows: Callable | None = None,
+    by_level: bool = False,
+    no_rows: tuple[str, ...] = (),
+    option: str | None = None,
+    background: bool = False,
+) -> Family:
     """A family whose metrics share a per-row form ``rows(p, s, level) -> {metric: RowStat}``."""
+
     def family_rows(p, s, level):  # one computation per prediction, settings and level for all its metrics
         key = ("rows", name, level, s.resolution, s.num_bins, s.y_std, option and getattr(s, option, None))
         return _memo(p, key, lambda: rows(p, s, level) or {})
@@ -242,5 +258,3 @@ def _family(name: str, specs: list[dict], compute: Mapping[str, Compute], rows: 
         spec.setdefault("representations", tuple(compute))
         metrics.append(Metric(group=name, rows_fn=fn, by_level=by_level, **spec))
     return Family(name, tuple(metrics), compute, by_level, option, background)
-
-

@@ -31,8 +31,10 @@ def _corp(p, s: Settings) -> dict | None:
         from ..metrics.corp import corp_quantile
         from ..metrics.intervals import level_key
 
-        return {f"pinball_{level_key(t)}": corp_quantile(p.y_true, p.quantiles[:, j], float(t))
-                for j, t in enumerate(p.levels)}
+        return {
+            f"pinball_{level_key(t)}": corp_quantile(p.y_true, p.quantiles[:, j], float(t))
+            for j, t in enumerate(p.levels)
+        }
     point = p.point()
     return None if point is None else {"mse": corp_mean(p.y_true, point)}
 
@@ -50,21 +52,50 @@ def _smooth_calibration(p, s: Settings) -> dict:
 
 
 DIAGNOSTIC_FAMILIES: tuple[Family, ...] = (
-    _family("corp", [
-        _m("mcb", "lower", "CORP miscalibration: mean score minus that of the PAV-recalibrated forecast"),
-        _m("dsc", "higher", "CORP discrimination: score of the climatology minus that of the recalibrated forecast"),
-        _m("unc", None, "CORP uncertainty: mean score of the climatology (a property of the data)"),
-    ], {**{k: _corp for k in REGRESSION}, **{k: _corp for k in CLASSIFICATION}},
-        by_level=True, option="diagnostics"),
-    _family("spread_calibration", [
-        _m("ence", "lower", "expected normalised calibration error over sigma-sorted equal-count bins"),
-        _m("uce", "lower", "uncertainty calibration error over equal-width bins of the predicted variance"),
-        _m("cv", None, "coefficient of variation of the predicted sigma (descriptive: low = uninformative sigma)"),
-    ], {"gaussian": _spread_calibration, "samples": _spread_calibration}, option="diagnostics"),
-    _family("smooth_calibration", [
-        _m("smece", "lower", "smooth ECE (binary: P(class 1); more classes: top label)"),
-        _m("bandwidth", None, "the kernel bandwidth sigma* at which smece is evaluated (its fixed point)"),
-    ], {k: _smooth_calibration for k in CLASSIFICATION}, option="diagnostics"),
+    _family(
+        "corp",
+        [
+            _m("mcb", "lower", "CORP miscalibration: mean score minus that of the PAV-recalibrated forecast"),
+            _m(
+                "dsc",
+                "higher",
+                "CORP discrimination: score of the climatology minus that of the recalibrated forecast",
+            ),
+            _m("unc", None, "CORP uncertainty: mean score of the climatology (a property of the data)"),
+        ],
+        {**{k: _corp for k in REGRESSION}, **{k: _corp for k in CLASSIFICATION}},
+        by_level=True,
+        option="diagnostics",
+    ),
+    _family(
+        "spread_calibration",
+        [
+            _m("ence", "lower", "expected normalised calibration error over sigma-sorted equal-count bins"),
+            _m(
+                "uce",
+                "lower",
+                "uncertainty calibration error over equal-width bins of the predicted variance",
+            ),
+            _m(
+                "cv",
+                None,
+                "coefficient of variation of the predicted sigma (descriptive: low = uninformative sigma)",
+            ),
+        ],
+        {"gaussian": _spread_calibration, "samples": _spread_calibration},
+        option="diagnostics",
+    ),
+    _family(
+        "smooth_calibration",
+        [
+            _m("smece", "lower", "smooth ECE (binary: P(class 1); more classes: top label)"),
+            _m(
+                "bandwidth", None, "the kernel bandwidth sigma* at which smece is evaluated (its fixed point)"
+            ),
+        ],
+        {k: _smooth_calibration for k in CLASSIFICATION},
+        option="diagnostics",
+    ),
 )
 # --------------------------------------------------------------------------- end of calibration diagnostics
 # =========================================================================== issue 15 part B (opt-in: --diagnostics)
@@ -85,7 +116,11 @@ def diagnostic_pit(p: Prediction, s: Settings) -> np.ndarray:
         if p.kind == "samples":
             lo, hi = p.map_rows(lambda m, y: ct.ensemble_pit_bounds(y, m), p.y_true)
         else:  # quantile levels the file carries (intervals: (1 -/+ level)/2 of each central level)
-            lv = p.levels if p.kind == "quantiles" else np.unique(np.concatenate([(1 - p.levels) / 2, (1 + p.levels) / 2]))
+            lv = (
+                p.levels
+                if p.kind == "quantiles"
+                else np.unique(np.concatenate([(1 - p.levels) / 2, (1 + p.levels) / 2]))
+            )
             lo, hi = ct.quantile_pit_bounds(p.y_true, p.quantiles_at(lv), lv)
         return ct.randomised_pit(lo, hi, s.seed)
 
@@ -134,38 +169,127 @@ def _conditional_coverage(p, s: Settings) -> dict:
 
 
 DIAGNOSTIC_TEST_FAMILIES: tuple[Family, ...] = (
-    _family("calibration_tests", [
-        _m("pit_ks_stat", "lower", "Kolmogorov-Smirnov distance of the PIT to U(0, 1)", representations=PIT_TEST_KINDS),
-        _m("pit_ks_p", None, "p-value of the KS test of PIT uniformity", representations=PIT_TEST_KINDS),
-        _m("pit_cvm_stat", "lower", "Cramer-von Mises statistic of the PIT", representations=PIT_TEST_KINDS),
-        _m("pit_cvm_p", None, "p-value of the Cramer-von Mises test of PIT uniformity", representations=PIT_TEST_KINDS),
-        _m("pit_ad_stat", "lower", "Anderson-Darling statistic of the PIT", representations=PIT_TEST_KINDS),
-        _m("pit_ad_p", None, "p-value of the Anderson-Darling test of PIT uniformity", representations=PIT_TEST_KINDS),
-        _m("rank_histogram", None, "rank histogram: rows per rank 0..M of the target among the members",
-           "histogram", representations=("samples",)),
-        _m("rank_hist_chi2", "lower", "chi-squared statistic of the rank histogram against uniform",
-           representations=("samples",)),
-        _m("rank_hist_chi2_p", None, "p-value of the chi-squared test of the rank histogram (M df)",
-           representations=("samples",)),
-        _m("spiegelhalter_z", "target", "Spiegelhalter's z of binary (top-label) probabilities (target: 0)",
-           "moments", representations=CLASSIFICATION),
-        _m("spiegelhalter_p", None, "two-sided p-value of Spiegelhalter's z", "moments", representations=CLASSIFICATION),
-        _m("hosmer_lemeshow_stat", "lower", "Hosmer-Lemeshow statistic (10 groups by deciles)",
-           representations=CLASSIFICATION),
-        _m("hosmer_lemeshow_p", None, "p-value of the Hosmer-Lemeshow test (chi-squared, one df per group: out of sample)",
-           representations=CLASSIFICATION),
-    ], {**{k: _calibration_tests for k in PIT_TEST_KINDS}, **{k: _calibration_tests for k in CLASSIFICATION}},
-        option="diagnostics"),
-    _family("conditional_coverage", [
-        _m("ssc_violation", "lower", "max over set-size / width strata of |coverage - level|"),
-        _m("worst_stratum_coverage", "target", "lowest coverage of a set-size / width stratum (target: the level)"),
-        _m("worst_class", None, "the class whose rows are covered least often", representations=CLASSIFICATION),
-        _m("worst_class_coverage", "target", "coverage of the worst class (target: the level)",
-           representations=CLASSIFICATION),
-        # filled by `score --by` from the per-group coverage (uqeval.tasks.score), not by a representation
-        _m("worst_group", None, "the --by group with the lowest coverage", representations=()),
-        _m("worst_group_coverage", "target", "coverage of the worst --by group (target: the level)",
-           representations=()),
-    ], {**{k: _conditional_coverage for k in PIT_TEST_KINDS}, **{k: _conditional_coverage for k in CLASSIFICATION}},
-        by_level=True, option="diagnostics"),
+    _family(
+        "calibration_tests",
+        [
+            _m(
+                "pit_ks_stat",
+                "lower",
+                "Kolmogorov-Smirnov distance of the PIT to U(0, 1)",
+                representations=PIT_TEST_KINDS,
+            ),
+            _m("pit_ks_p", None, "p-value of the KS test of PIT uniformity", representations=PIT_TEST_KINDS),
+            _m(
+                "pit_cvm_stat",
+                "lower",
+                "Cramer-von Mises statistic of the PIT",
+                representations=PIT_TEST_KINDS,
+            ),
+            _m(
+                "pit_cvm_p",
+                None,
+                "p-value of the Cramer-von Mises test of PIT uniformity",
+                representations=PIT_TEST_KINDS,
+            ),
+            _m(
+                "pit_ad_stat",
+                "lower",
+                "Anderson-Darling statistic of the PIT",
+                representations=PIT_TEST_KINDS,
+            ),
+            _m(
+                "pit_ad_p",
+                None,
+                "p-value of the Anderson-Darling test of PIT uniformity",
+                representations=PIT_TEST_KINDS,
+            ),
+            _m(
+                "rank_histogram",
+                None,
+                "rank histogram: rows per rank 0..M of the target among the members",
+                "histogram",
+                representations=("samples",),
+            ),
+            _m(
+                "rank_hist_chi2",
+                "lower",
+                "chi-squared statistic of the rank histogram against uniform",
+                representations=("samples",),
+            ),
+            _m(
+                "rank_hist_chi2_p",
+                None,
+                "p-value of the chi-squared test of the rank histogram (M df)",
+                representations=("samples",),
+            ),
+            _m(
+                "spiegelhalter_z",
+                "target",
+                "Spiegelhalter's z of binary (top-label) probabilities (target: 0)",
+                "moments",
+                representations=CLASSIFICATION,
+            ),
+            _m(
+                "spiegelhalter_p",
+                None,
+                "two-sided p-value of Spiegelhalter's z",
+                "moments",
+                representations=CLASSIFICATION,
+            ),
+            _m(
+                "hosmer_lemeshow_stat",
+                "lower",
+                "Hosmer-Lemeshow statistic (10 groups by deciles)",
+                representations=CLASSIFICATION,
+            ),
+            _m(
+                "hosmer_lemeshow_p",
+                None,
+                "p-value of the Hosmer-Lemeshow test (chi-squared, one df per group: out of sample)",
+                representations=CLASSIFICATION,
+            ),
+        ],
+        {
+            **{k: _calibration_tests for k in PIT_TEST_KINDS},
+            **{k: _calibration_tests for k in CLASSIFICATION},
+        },
+        option="diagnostics",
+    ),
+    _family(
+        "conditional_coverage",
+        [
+            _m("ssc_violation", "lower", "max over set-size / width strata of |coverage - level|"),
+            _m(
+                "worst_stratum_coverage",
+                "target",
+                "lowest coverage of a set-size / width stratum (target: the level)",
+            ),
+            _m(
+                "worst_class",
+                None,
+                "the class whose rows are covered least often",
+                representations=CLASSIFICATION,
+            ),
+            _m(
+                "worst_class_coverage",
+                "target",
+                "coverage of the worst class (target: the level)",
+                representations=CLASSIFICATION,
+            ),
+            # filled by `score --by` from the per-group coverage (uqeval.tasks.score), not by a representation
+            _m("worst_group", None, "the --by group with the lowest coverage", representations=()),
+            _m(
+                "worst_group_coverage",
+                "target",
+                "coverage of the worst --by group (target: the level)",
+                representations=(),
+            ),
+        ],
+        {
+            **{k: _conditional_coverage for k in PIT_TEST_KINDS},
+            **{k: _conditional_coverage for k in CLASSIFICATION},
+        },
+        by_level=True,
+        option="diagnostics",
+    ),
 )

@@ -8,8 +8,20 @@ import numpy as np
 
 from ..config import Settings
 from ..predictions import Prediction
-from .core import (CLASSIFICATION, Family, REGRESSION, RowStat, _cover_index, _expected, _family, _m, _member_rows,
-                   _memo, coverage_levels, per_row_uncertainty)
+from .core import (
+    CLASSIFICATION,
+    Family,
+    REGRESSION,
+    RowStat,
+    _cover_index,
+    _expected,
+    _family,
+    _m,
+    _member_rows,
+    _memo,
+    coverage_levels,
+    per_row_uncertainty,
+)
 
 # --------------------------------------------------------------------------- family compute functions
 
@@ -69,8 +81,13 @@ def _adv(p, s: Settings) -> dict:
     from ..metrics.calibration import adversarial_group_calibration
 
     return adversarial_group_calibration(
-        _cover_index(p, s), _expected(s), group_fractions=np.linspace(0.01, 1.0, s.adv_num_group_sizes),
-        num_trials=s.adv_num_trials, num_group_draws=s.adv_num_group_draws, seed=s.seed)
+        _cover_index(p, s),
+        _expected(s),
+        group_fractions=np.linspace(0.01, 1.0, s.adv_num_group_sizes),
+        num_trials=s.adv_num_trials,
+        num_group_draws=s.adv_num_group_draws,
+        seed=s.seed,
+    )
 
 
 def _sharpness(p, s: Settings) -> dict:
@@ -88,8 +105,11 @@ def _scoring_gaussian(p, s: Settings) -> dict:
 def _crps_samples_rows(p) -> tuple[np.ndarray, np.ndarray]:
     from ..metrics.samples import crps_ensemble_and_fair
 
-    return _memo(p, "crps_rows", lambda: p.map_rows(lambda m, y: crps_ensemble_and_fair(y, m, presorted=True),
-                                                      p.y_true))
+    return _memo(
+        p,
+        "crps_rows",
+        lambda: p.map_rows(lambda m, y: crps_ensemble_and_fair(y, m, presorted=True), p.y_true),
+    )
 
 
 def _scoring_samples(p, s: Settings) -> dict:
@@ -108,7 +128,9 @@ def _interval_rows(p) -> np.ndarray:
     from ..metrics.blocks import rowwise
     from ..metrics.scoring import interval_score
 
-    return rowwise(lambda y, lo, hi: interval_score(y, lo, hi, p.levels).mean(axis=1), p.y_true, p.lower, p.upper)
+    return rowwise(
+        lambda y, lo, hi: interval_score(y, lo, hi, p.levels).mean(axis=1), p.y_true, p.lower, p.upper
+    )
 
 
 def _scoring_intervals(p, s: Settings) -> dict:
@@ -118,8 +140,12 @@ def _scoring_intervals(p, s: Settings) -> dict:
 
     # each level's scores block by block into one buffer: the means of the columns of the (N, L) scores
     buf = np.empty(p.n)
-    by_level = {level_key(lv): row_mean(lambda y, lo, hi: interval_score(y, lo, hi, lv), p.y_true, p.lower[:, j],
-                                        p.upper[:, j], out=buf) for j, lv in enumerate(p.levels)}
+    by_level = {
+        level_key(lv): row_mean(
+            lambda y, lo, hi: interval_score(y, lo, hi, lv), p.y_true, p.lower[:, j], p.upper[:, j], out=buf
+        )
+        for j, lv in enumerate(p.levels)
+    }
     return {"interval": float(np.mean(list(by_level.values()))), "interval_by_level": by_level}
 
 
@@ -142,7 +168,8 @@ def _coverage(p, s: Settings) -> dict:
     for lv in coverage_levels(p, s):
         if p.kind == "gaussian":  # mean -/+ z std, made for one block of rows at a time (no (N,) bounds)
             out[level_key(lv)] = coverage_from_bounds(
-                p.y_true, lambda start, stop: p.subset(slice(start, stop)).interval(lv), lv, y_std=s.y_std)
+                p.y_true, lambda start, stop: p.subset(slice(start, stop)).interval(lv), lv, y_std=s.y_std
+            )
             continue
         lo, hi = p.interval(lv)
         out[level_key(lv)] = coverage_metrics(p.y_true, lo, hi, lv, y_std=s.y_std)
@@ -195,9 +222,14 @@ def _rejection_cls(p, s: Settings) -> dict:
     uncertainty = 1.0 - conf  # the same ranking for plain classifiers, ensembles and Dirichlet outputs
     curve = rejection_curve(correct, uncertainty, kind="accuracy")
     oca = oracle_collaborative_accuracy(correct, uncertainty, fraction=s.oca_fraction)
-    return {"auc_rejection": curve["auc_rejection"], "auc_oracle": curve["auc_oracle"],
-            "oracle_collaborative_accuracy": oca, "fractions": curve["fractions"], "values": curve["values"],
-            "oracle_values": curve["oracle_values"]}
+    return {
+        "auc_rejection": curve["auc_rejection"],
+        "auc_oracle": curve["auc_oracle"],
+        "oracle_collaborative_accuracy": oca,
+        "fractions": curve["fractions"],
+        "values": curve["values"],
+        "oracle_values": curve["oracle_values"],
+    }
 
 
 def _rejection_samples(p, s: Settings) -> dict:
@@ -205,8 +237,13 @@ def _rejection_samples(p, s: Settings) -> dict:
 
     mean, std = p.moments()
     curve = rejection_curve(p.y_true - mean, std, kind="rmse")  # RMSE of the ensemble mean, ranked by its std
-    return {"auc_rejection": curve["auc_rejection"], "auc_oracle": curve["auc_oracle"],
-            "fractions": curve["fractions"], "values": curve["values"], "oracle_values": curve["oracle_values"]}
+    return {
+        "auc_rejection": curve["auc_rejection"],
+        "auc_oracle": curve["auc_oracle"],
+        "fractions": curve["fractions"],
+        "values": curve["values"],
+        "oracle_values": curve["oracle_values"],
+    }
 
 
 def _bayesian_ece(p, s: Settings) -> dict:
@@ -246,7 +283,10 @@ def _rows_accuracy(p, s, level) -> dict[str, RowStat] | None:
 def _rows_accuracy_cls(p, s, level) -> dict[str, RowStat]:
     from ..metrics.classification import classification_rows
 
-    return {k: RowStat(score=v) for k, v in _memo(p, "cls_rows", lambda: classification_rows(p.proba, p.labels)).items()}
+    return {
+        k: RowStat(score=v)
+        for k, v in _memo(p, "cls_rows", lambda: classification_rows(p.proba, p.labels)).items()
+    }
 
 
 def _rows_avg_cal(p, s, level) -> dict[str, RowStat] | None:
@@ -261,8 +301,10 @@ def _rows_avg_cal(p, s, level) -> dict[str, RowStat] | None:
         expected = _expected(s)
         fn = calibration_errors_from_counts(expected)
         form = dict(codes=_cover_index(p, s), n_codes=expected.size + 1)
-    return {k: RowStat(finish=(lambda key: lambda sums, total: fn(sums, total)[key])(k), **form)
-            for k in ("rms_cal", "ma_cal", "miscal_area")}
+    return {
+        k: RowStat(finish=(lambda key: lambda sums, total: fn(sums, total)[key])(k), **form)
+        for k in ("rms_cal", "ma_cal", "miscal_area")
+    }
 
 
 def _rows_sharpness(p, s, level) -> dict[str, RowStat]:
@@ -283,7 +325,9 @@ def _rows_scoring(p, s, level) -> dict[str, RowStat]:
             "nll": RowStat(score=scoring.nll_gaussian(y, p.mean, p.std)),
             "crps": RowStat(score=scoring.crps_gaussian(y, p.mean, p.std)),
             "check": RowStat(score=scoring.check_score_gaussian(y, p.mean, p.std, resolution=s.resolution)),
-            "interval": RowStat(score=scoring.interval_score_gaussian(y, p.mean, p.std, resolution=s.resolution)),
+            "interval": RowStat(
+                score=scoring.interval_score_gaussian(y, p.mean, p.std, resolution=s.resolution)
+            ),
         }
     if p.kind == "samples":
         crps, fair = _crps_samples_rows(p)
@@ -291,8 +335,10 @@ def _rows_scoring(p, s, level) -> dict[str, RowStat]:
     if p.kind == "quantiles":
         from ..metrics.quantiles import pinball_rows, weighted_interval_score
 
-        return {"pinball": RowStat(score=pinball_rows(y, p.quantiles, p.levels)),
-                "wis": RowStat(score=weighted_interval_score(y, p.quantiles, p.levels))}
+        return {
+            "pinball": RowStat(score=pinball_rows(y, p.quantiles, p.levels)),
+            "wis": RowStat(score=weighted_interval_score(y, p.quantiles, p.levels)),
+        }
     if p.kind == "intervals":
         return {"interval": RowStat(score=_interval_rows(p))}
     return {}
@@ -306,8 +352,10 @@ def _rows_coverage(p, s, level) -> dict[str, RowStat] | None:
         lo, hi = p.interval(lv)
     except (KeyError, TypeError, ValueError):
         return None
-    return {k: RowStat(score=score, terms=None if finish is None else score_terms, finish=finish)
-            for k, (score, score_terms, finish) in coverage_rows(p.y_true, lo, hi, lv, y_std=s.y_std).items()}
+    return {
+        k: RowStat(score=score, terms=None if finish is None else score_terms, finish=finish)
+        for k, (score, score_terms, finish) in coverage_rows(p.y_true, lo, hi, lv, y_std=s.y_std).items()
+    }
 
 
 def _rows_prediction_sets(p, s, level) -> dict[str, RowStat] | None:
@@ -337,128 +385,309 @@ def _rows_information_criteria(p, s, level) -> dict[str, RowStat] | None:
     return {k: RowStat(score=v) for k, v in information_criteria_rows(p.loglik).items()}
 
 
-
 STANDARD_FAMILIES: tuple[Family, ...] = (
-    _family("accuracy", [
-        _m("mae", "lower", "mean absolute error", "mean", representations=REGRESSION),
-        _m("rmse", "lower", "root mean squared error", "moments", representations=REGRESSION),
-        _m("mdae", "lower", "median absolute error", "order", representations=REGRESSION),
-        _m("marpd", "lower", "mean absolute relative percent difference", "mean", representations=REGRESSION),
-        _m("r2", "higher", "coefficient of determination", "moments", representations=REGRESSION),
-        _m("corr", "higher", "Pearson correlation of prediction and target", "moments", representations=REGRESSION),
-        _m("accuracy", "higher", "share of rows whose top class is the label", "mean", representations=CLASSIFICATION),
-        _m("nll", "lower", "log loss", "mean", representations=CLASSIFICATION),
-        _m("brier", "lower", "Brier score, sum over classes, in [0, 2]", "mean", representations=CLASSIFICATION),
-        _m("brier_um", "lower", "Brier score in the Uncertainty Metrics convention (brier - 1)", "mean", representations=CLASSIFICATION),
-    ], {**{k: _accuracy for k in REGRESSION}, **{k: _accuracy_cls for k in CLASSIFICATION}},
-        rows=lambda p, s, level: (_rows_accuracy_cls if p.kind in CLASSIFICATION else _rows_accuracy)(p, s, level)),
-    _family("avg_calibration", [
-        _m("rms_cal", "lower", "root mean squared calibration error", "counts"),
-        _m("ma_cal", "lower", "mean absolute calibration error", "counts"),
-        _m("miscal_area", "lower", "miscalibration area", "counts"),
-        _m("pit_histogram", None, "histogram of the PIT values (10 bins; quantiles: between levels)", "histogram", representations=("samples", "quantiles")),
-    ], {"gaussian": _avg_cal_gaussian, "samples": _avg_cal_samples, "quantiles": _avg_cal_quantiles},
-        rows=_rows_avg_cal),
-    _family("adv_group_calibration", [
-        _m("ma_mean", "lower", "mean worst-group MA calibration error per group size", "resampling"),
-        _m("ma_stderr", "lower", "standard error of ma_mean", "resampling"),
-        _m("rms_mean", "lower", "mean worst-group RMS calibration error per group size", "resampling"),
-        _m("rms_stderr", "lower", "standard error of rms_mean", "resampling"),
-        _m("group_sizes", None, "group sizes (fractions of the rows) of the curves", "curve"),
-    ], {"gaussian": _adv, "samples": _adv}),
-    _family("sharpness", [
-        _m("sharp", "lower", "root mean predicted variance", "moments"),
-        _m("mean_std", "lower", "mean predicted standard deviation", "mean"),
-    ], {"gaussian": _sharpness, "samples": _sharpness}, rows=_rows_sharpness),
-    _family("scoring_rule", [
-        _m("nll", "lower", "Gaussian negative log-likelihood", "mean", representations=("gaussian",)),
-        _m("crps", "lower", "continuous ranked probability score", "mean", representations=("gaussian", "samples")),
-        _m("crps_fair", "lower", "unbiased (fair) ensemble CRPS", "mean", representations=("samples",)),
-        _m("check", "lower", "check (pinball) score averaged over levels", "mean", representations=("gaussian",)),
-        _m("interval", "lower", "interval score (averaged over levels)", "mean", representations=("gaussian", "intervals")),
-        _m("pinball", "lower", "pinball loss averaged over the quantile levels", "mean", representations=("quantiles",)),
-        _m("pinball_by_level", "lower", "pinball loss per quantile level", "mean", representations=("quantiles",)),
-        _m("interval_by_level", "lower", "interval score per central level", "mean", representations=("intervals", "quantiles")),
-        _m("wis", "lower", "weighted interval score", "mean", representations=("quantiles",)),
-    ], {"gaussian": _scoring_gaussian, "samples": _scoring_samples, "quantiles": _scoring_quantiles,
-        "intervals": _scoring_intervals}, rows=_rows_scoring, no_rows=("pinball_by_level", "interval_by_level")),
-    _family("reliability", [
-        _m("rs", "lower", "ACCRUE reliability score", "order", representations=("gaussian",)),
-        _m("max_cal_err", "lower", "bin-free maximum calibration error of the PIT", "order"),
-        _m("accrue", "lower", "ACCRUE cost", "order", representations=("gaussian",)),
-    ], {"gaussian": _reliability_gaussian, "samples": _reliability_samples}),
-    _family("coverage", [
-        _m("coverage", "target", "share of targets inside the central interval (target: the level)", "mean"),
-        _m("width", "lower", "mean interval width", "mean"),
-        _m("width_norm", "lower", "mean width in units of the training targets' std", "mean"),
-        _m("coverage_error", "target", "coverage minus level (target: 0)", "mean"),
-        _m("miss_below", "target", "share of targets below the interval (target: (1 - level)/2)", "mean"),
-        _m("miss_above", "target", "share of targets above the interval (target: (1 - level)/2)", "mean"),
-    ], {"gaussian": _coverage, "samples": _coverage, "quantiles": _coverage, "intervals": _coverage},
-        rows=_rows_coverage, by_level=True),
-    _family("brier_decomposition", [
-        _m("uncertainty", None, "uncertainty of the labels alone (a property of the data, not of the model)",
-           "counts"),
-        _m("resolution", "higher", "resolution", "counts"),
-        _m("reliability", "lower", "reliability (calibration) term", "counts"),
-    ], {k: _brier_decomposition for k in CLASSIFICATION}),
-    _family("calibration", [
-        _m("ece", "lower", "expected calibration error", "counts"),
-        _m("rmsce", "lower", "root mean squared calibration error", "order"),
-        _m("mce", "lower", "maximum calibration error", "counts"),
-        _m("sce", "lower", "static calibration error", "counts"),
-        _m("ace", "lower", "adaptive calibration error", "order"),
-        _m("tace", "lower", "thresholded adaptive calibration error", "order"),
-    ], {k: _calibration_cls for k in CLASSIFICATION}),
-    _family("prediction_sets", [
-        _m("coverage", "target", "share of rows whose set holds the label (target: the level)", "mean"),
-        _m("mean_size", "lower", "mean number of classes in the set", "mean"),
-        _m("size_histogram", None, "number of rows per set size 1..K", "histogram"),
-    ], {k: _prediction_sets for k in CLASSIFICATION}, rows=_rows_prediction_sets, by_level=True),
+    _family(
+        "accuracy",
+        [
+            _m("mae", "lower", "mean absolute error", "mean", representations=REGRESSION),
+            _m("rmse", "lower", "root mean squared error", "moments", representations=REGRESSION),
+            _m("mdae", "lower", "median absolute error", "order", representations=REGRESSION),
+            _m(
+                "marpd",
+                "lower",
+                "mean absolute relative percent difference",
+                "mean",
+                representations=REGRESSION,
+            ),
+            _m("r2", "higher", "coefficient of determination", "moments", representations=REGRESSION),
+            _m(
+                "corr",
+                "higher",
+                "Pearson correlation of prediction and target",
+                "moments",
+                representations=REGRESSION,
+            ),
+            _m(
+                "accuracy",
+                "higher",
+                "share of rows whose top class is the label",
+                "mean",
+                representations=CLASSIFICATION,
+            ),
+            _m("nll", "lower", "log loss", "mean", representations=CLASSIFICATION),
+            _m(
+                "brier",
+                "lower",
+                "Brier score, sum over classes, in [0, 2]",
+                "mean",
+                representations=CLASSIFICATION,
+            ),
+            _m(
+                "brier_um",
+                "lower",
+                "Brier score in the Uncertainty Metrics convention (brier - 1)",
+                "mean",
+                representations=CLASSIFICATION,
+            ),
+        ],
+        {**{k: _accuracy for k in REGRESSION}, **{k: _accuracy_cls for k in CLASSIFICATION}},
+        rows=lambda p, s, level: (_rows_accuracy_cls if p.kind in CLASSIFICATION else _rows_accuracy)(
+            p, s, level
+        ),
+    ),
+    _family(
+        "avg_calibration",
+        [
+            _m("rms_cal", "lower", "root mean squared calibration error", "counts"),
+            _m("ma_cal", "lower", "mean absolute calibration error", "counts"),
+            _m("miscal_area", "lower", "miscalibration area", "counts"),
+            _m(
+                "pit_histogram",
+                None,
+                "histogram of the PIT values (10 bins; quantiles: between levels)",
+                "histogram",
+                representations=("samples", "quantiles"),
+            ),
+        ],
+        {"gaussian": _avg_cal_gaussian, "samples": _avg_cal_samples, "quantiles": _avg_cal_quantiles},
+        rows=_rows_avg_cal,
+    ),
+    _family(
+        "adv_group_calibration",
+        [
+            _m("ma_mean", "lower", "mean worst-group MA calibration error per group size", "resampling"),
+            _m("ma_stderr", "lower", "standard error of ma_mean", "resampling"),
+            _m("rms_mean", "lower", "mean worst-group RMS calibration error per group size", "resampling"),
+            _m("rms_stderr", "lower", "standard error of rms_mean", "resampling"),
+            _m("group_sizes", None, "group sizes (fractions of the rows) of the curves", "curve"),
+        ],
+        {"gaussian": _adv, "samples": _adv},
+    ),
+    _family(
+        "sharpness",
+        [
+            _m("sharp", "lower", "root mean predicted variance", "moments"),
+            _m("mean_std", "lower", "mean predicted standard deviation", "mean"),
+        ],
+        {"gaussian": _sharpness, "samples": _sharpness},
+        rows=_rows_sharpness,
+    ),
+    _family(
+        "scoring_rule",
+        [
+            _m("nll", "lower", "Gaussian negative log-likelihood", "mean", representations=("gaussian",)),
+            _m(
+                "crps",
+                "lower",
+                "continuous ranked probability score",
+                "mean",
+                representations=("gaussian", "samples"),
+            ),
+            _m("crps_fair", "lower", "unbiased (fair) ensemble CRPS", "mean", representations=("samples",)),
+            _m(
+                "check",
+                "lower",
+                "check (pinball) score averaged over levels",
+                "mean",
+                representations=("gaussian",),
+            ),
+            _m(
+                "interval",
+                "lower",
+                "interval score (averaged over levels)",
+                "mean",
+                representations=("gaussian", "intervals"),
+            ),
+            _m(
+                "pinball",
+                "lower",
+                "pinball loss averaged over the quantile levels",
+                "mean",
+                representations=("quantiles",),
+            ),
+            _m(
+                "pinball_by_level",
+                "lower",
+                "pinball loss per quantile level",
+                "mean",
+                representations=("quantiles",),
+            ),
+            _m(
+                "interval_by_level",
+                "lower",
+                "interval score per central level",
+                "mean",
+                representations=("intervals", "quantiles"),
+            ),
+            _m("wis", "lower", "weighted interval score", "mean", representations=("quantiles",)),
+        ],
+        {
+            "gaussian": _scoring_gaussian,
+            "samples": _scoring_samples,
+            "quantiles": _scoring_quantiles,
+            "intervals": _scoring_intervals,
+        },
+        rows=_rows_scoring,
+        no_rows=("pinball_by_level", "interval_by_level"),
+    ),
+    _family(
+        "reliability",
+        [
+            _m("rs", "lower", "ACCRUE reliability score", "order", representations=("gaussian",)),
+            _m("max_cal_err", "lower", "bin-free maximum calibration error of the PIT", "order"),
+            _m("accrue", "lower", "ACCRUE cost", "order", representations=("gaussian",)),
+        ],
+        {"gaussian": _reliability_gaussian, "samples": _reliability_samples},
+    ),
+    _family(
+        "coverage",
+        [
+            _m(
+                "coverage",
+                "target",
+                "share of targets inside the central interval (target: the level)",
+                "mean",
+            ),
+            _m("width", "lower", "mean interval width", "mean"),
+            _m("width_norm", "lower", "mean width in units of the training targets' std", "mean"),
+            _m("coverage_error", "target", "coverage minus level (target: 0)", "mean"),
+            _m("miss_below", "target", "share of targets below the interval (target: (1 - level)/2)", "mean"),
+            _m("miss_above", "target", "share of targets above the interval (target: (1 - level)/2)", "mean"),
+        ],
+        {"gaussian": _coverage, "samples": _coverage, "quantiles": _coverage, "intervals": _coverage},
+        rows=_rows_coverage,
+        by_level=True,
+    ),
+    _family(
+        "brier_decomposition",
+        [
+            _m(
+                "uncertainty",
+                None,
+                "uncertainty of the labels alone (a property of the data, not of the model)",
+                "counts",
+            ),
+            _m("resolution", "higher", "resolution", "counts"),
+            _m("reliability", "lower", "reliability (calibration) term", "counts"),
+        ],
+        {k: _brier_decomposition for k in CLASSIFICATION},
+    ),
+    _family(
+        "calibration",
+        [
+            _m("ece", "lower", "expected calibration error", "counts"),
+            _m("rmsce", "lower", "root mean squared calibration error", "order"),
+            _m("mce", "lower", "maximum calibration error", "counts"),
+            _m("sce", "lower", "static calibration error", "counts"),
+            _m("ace", "lower", "adaptive calibration error", "order"),
+            _m("tace", "lower", "thresholded adaptive calibration error", "order"),
+        ],
+        {k: _calibration_cls for k in CLASSIFICATION},
+    ),
+    _family(
+        "prediction_sets",
+        [
+            _m("coverage", "target", "share of rows whose set holds the label (target: the level)", "mean"),
+            _m("mean_size", "lower", "mean number of classes in the set", "mean"),
+            _m("size_histogram", None, "number of rows per set size 1..K", "histogram"),
+        ],
+        {k: _prediction_sets for k in CLASSIFICATION},
+        rows=_rows_prediction_sets,
+        by_level=True,
+    ),
     # ensembles and Bayesian outputs (Google Uncertainty Metrics). The entropies are descriptive, like
     # sharpness: "lower" means a more certain model, which is better only if it stays calibrated.
-    _family("ensemble_uncertainty", [
-        _m("total", "lower", "entropy of the mean prediction, averaged over rows (nats)", "mean"),
-        _m("aleatoric", "lower", "mean member entropy (expected data uncertainty, nats)", "mean"),
-        _m("epistemic", "lower", "mutual information = total - aleatoric (nats)", "mean"),
-        _m("knowledge", "lower", "Dirichlet outputs: knowledge uncertainty MI[y, pi] (= epistemic, nats)", "mean", representations=("dirichlet",)),
-    ], {"members": _ensemble_uncertainty, "dirichlet": _ensemble_uncertainty}, rows=_rows_uncertainty),
-    _family("information_criteria", [
-        _m("waic1", "higher", "negative WAIC type 1 (expected log predictive density per row)", "mean"),
-        _m("waic2", "higher", "negative WAIC type 2", "mean"),
-        _m("iscv", "higher", "importance-sampling cross-validation log predictive density", "mean"),
-        _m("waic1_se", "lower", "standard error of waic1 over rows", "moments"),
-        _m("waic2_se", "lower", "standard error of waic2 over rows", "moments"),
-        _m("iscv_se", "lower", "standard error of iscv over rows", "moments"),
-    ], {k: _information_criteria for k in (*REGRESSION, *CLASSIFICATION, "loglik")},
-        rows=_rows_information_criteria, no_rows=("waic1_se", "waic2_se", "iscv_se")),
-    _family("diversity", [
-        _m("disagreement", "higher", "share of rows where two members predict different classes", "mean"),
-        _m("kl", "higher", "mean KL divergence between members (nats)", "mean"),
-        _m("cosine_similarity", "lower", "mean cosine similarity of members' probability vectors", "mean"),
-        _m("double_fault", "lower", "share of rows both members of a pair get wrong", "mean"),
-    ], {"members": _diversity}),
-    _family("rejection", [
-        _m("auc_rejection", "higher", "area under the accuracy (RMSE) vs rejected-fraction curve", "order",
-           orientation_by_kind={"samples": "lower"}),
-        _m("auc_oracle", "higher", "area under the oracle curve (rejects wrong rows / largest errors first)",
-           "order", orientation_by_kind={"samples": "lower"}),
-        _m("oracle_collaborative_accuracy", "higher", "accuracy when the --oca-fraction most uncertain rows "
-                                                      "go to an oracle", "order", representations=CLASSIFICATION),
-        _m("fractions", None, "rejected fractions of the curves", "curve"),
-        _m("values", None, "accuracy (RMSE) of the kept rows at each rejected fraction", "curve"),
-        _m("oracle_values", None, "oracle curve at each rejected fraction", "curve"),
-    ], {**{k: _rejection_cls for k in CLASSIFICATION}, "samples": _rejection_samples}),
-    _family("bayesian_ece", [
-        _m("mean", "lower", "posterior mean of the top-label ECE", "resampling"),
-        _m("q10", "lower", "10% posterior quantile of the ECE", "resampling"),
-        _m("q50", "lower", "posterior median of the ECE", "resampling"),
-        _m("q90", "lower", "90% posterior quantile of the ECE", "resampling"),
-    ], {k: _bayesian_ece for k in CLASSIFICATION}),
-    _family("spce", [
-        _m("spce", "lower", "semiparametric L2 calibration error (binary or top-label)", "resampling"),
-        _m("ci_low", None, "lower end of its 95% bootstrap confidence interval", "resampling"),
-        _m("ci_high", None, "upper end of its 95% bootstrap confidence interval", "resampling"),
-    ], {k: _spce for k in CLASSIFICATION}, background=True),
+    _family(
+        "ensemble_uncertainty",
+        [
+            _m("total", "lower", "entropy of the mean prediction, averaged over rows (nats)", "mean"),
+            _m("aleatoric", "lower", "mean member entropy (expected data uncertainty, nats)", "mean"),
+            _m("epistemic", "lower", "mutual information = total - aleatoric (nats)", "mean"),
+            _m(
+                "knowledge",
+                "lower",
+                "Dirichlet outputs: knowledge uncertainty MI[y, pi] (= epistemic, nats)",
+                "mean",
+                representations=("dirichlet",),
+            ),
+        ],
+        {"members": _ensemble_uncertainty, "dirichlet": _ensemble_uncertainty},
+        rows=_rows_uncertainty,
+    ),
+    _family(
+        "information_criteria",
+        [
+            _m("waic1", "higher", "negative WAIC type 1 (expected log predictive density per row)", "mean"),
+            _m("waic2", "higher", "negative WAIC type 2", "mean"),
+            _m("iscv", "higher", "importance-sampling cross-validation log predictive density", "mean"),
+            _m("waic1_se", "lower", "standard error of waic1 over rows", "moments"),
+            _m("waic2_se", "lower", "standard error of waic2 over rows", "moments"),
+            _m("iscv_se", "lower", "standard error of iscv over rows", "moments"),
+        ],
+        {k: _information_criteria for k in (*REGRESSION, *CLASSIFICATION, "loglik")},
+        rows=_rows_information_criteria,
+        no_rows=("waic1_se", "waic2_se", "iscv_se"),
+    ),
+    _family(
+        "diversity",
+        [
+            _m("disagreement", "higher", "share of rows where two members predict different classes", "mean"),
+            _m("kl", "higher", "mean KL divergence between members (nats)", "mean"),
+            _m(
+                "cosine_similarity", "lower", "mean cosine similarity of members' probability vectors", "mean"
+            ),
+            _m("double_fault", "lower", "share of rows both members of a pair get wrong", "mean"),
+        ],
+        {"members": _diversity},
+    ),
+    _family(
+        "rejection",
+        [
+            _m(
+                "auc_rejection",
+                "higher",
+                "area under the accuracy (RMSE) vs rejected-fraction curve",
+                "order",
+                orientation_by_kind={"samples": "lower"},
+            ),
+            _m(
+                "auc_oracle",
+                "higher",
+                "area under the oracle curve (rejects wrong rows / largest errors first)",
+                "order",
+                orientation_by_kind={"samples": "lower"},
+            ),
+            _m(
+                "oracle_collaborative_accuracy",
+                "higher",
+                "accuracy when the --oca-fraction most uncertain rows go to an oracle",
+                "order",
+                representations=CLASSIFICATION,
+            ),
+            _m("fractions", None, "rejected fractions of the curves", "curve"),
+            _m("values", None, "accuracy (RMSE) of the kept rows at each rejected fraction", "curve"),
+            _m("oracle_values", None, "oracle curve at each rejected fraction", "curve"),
+        ],
+        {**{k: _rejection_cls for k in CLASSIFICATION}, "samples": _rejection_samples},
+    ),
+    _family(
+        "bayesian_ece",
+        [
+            _m("mean", "lower", "posterior mean of the top-label ECE", "resampling"),
+            _m("q10", "lower", "10% posterior quantile of the ECE", "resampling"),
+            _m("q50", "lower", "posterior median of the ECE", "resampling"),
+            _m("q90", "lower", "90% posterior quantile of the ECE", "resampling"),
+        ],
+        {k: _bayesian_ece for k in CLASSIFICATION},
+    ),
+    _family(
+        "spce",
+        [
+            _m("spce", "lower", "semiparametric L2 calibration error (binary or top-label)", "resampling"),
+            _m("ci_low", None, "lower end of its 95% bootstrap confidence interval", "resampling"),
+            _m("ci_high", None, "upper end of its 95% bootstrap confidence interval", "resampling"),
+        ],
+        {k: _spce for k in CLASSIFICATION},
+        background=True,
+    ),
 )
-

@@ -27,11 +27,15 @@ def _rows_weighted(p, s, level) -> dict[str, RowStat] | None:
         return None
     region = _region(s)
     if p.kind == "gaussian":
-        return {"twcrps": RowStat(score=weighted.twcrps_gaussian(p.y_true, p.mean, p.std, region)),
-                "owcrps": RowStat(score=weighted.owcrps_gaussian(p.y_true, p.mean, p.std, region))}
+        return {
+            "twcrps": RowStat(score=weighted.twcrps_gaussian(p.y_true, p.mean, p.std, region)),
+            "owcrps": RowStat(score=weighted.owcrps_gaussian(p.y_true, p.mean, p.std, region)),
+        }
     if p.kind == "samples":
-        tw, ow = p.map_rows(lambda m, y: (weighted.twcrps_samples(y, m, region), weighted.owcrps_samples(y, m, region)),
-                            p.y_true)
+        tw, ow = p.map_rows(
+            lambda m, y: (weighted.twcrps_samples(y, m, region), weighted.owcrps_samples(y, m, region)),
+            p.y_true,
+        )
         return {"twcrps": RowStat(score=tw), "owcrps": RowStat(score=ow)}
     if p.kind in ("quantiles", "intervals"):  # the quantile CRPS of the chained quantiles (no owCRPS: README)
         return {"twcrps": RowStat(score=weighted.twcrps_quantiles(p.y_true, *_quantile_table(p), region))}
@@ -72,7 +76,9 @@ def _rows_exceedance(p, s, level) -> dict[str, RowStat] | None:
         t = float(level)
     except (TypeError, ValueError):
         return None
-    return {k: RowStat(score=v) for k, v in exceedance_scores(p.y_true, exceedance_probability(p, t), t).items()}
+    return {
+        k: RowStat(score=v) for k, v in exceedance_scores(p.y_true, exceedance_probability(p, t), t).items()
+    }
 
 
 def _exceedance(p, s: Settings) -> dict | None:
@@ -99,11 +105,15 @@ def murphy_forecasts(p: Prediction) -> dict[str, tuple[np.ndarray, np.ndarray, s
     if p.kind in CLASSIFICATION:
         proba = p.proba
         classes = [1] if proba.shape[1] == 2 else list(range(proba.shape[1]))
-        return {f"probability {k}": (proba[:, k], (p.labels == k).astype(np.float64), "expectile", 0.5)
-                for k in classes}
+        return {
+            f"probability {k}": (proba[:, k], (p.labels == k).astype(np.float64), "expectile", 0.5)
+            for k in classes
+        }
     if p.kind == "quantiles":
-        return {f"quantile {level_key(a)}": (p.quantiles[:, j], p.y_true, "quantile", float(a))
-                for j, a in enumerate(p.levels)}
+        return {
+            f"quantile {level_key(a)}": (p.quantiles[:, j], p.y_true, "quantile", float(a))
+            for j, a in enumerate(p.levels)
+        }
     x = p.point()
     return {} if x is None else {"mean": (x, p.y_true, "expectile", 0.5)}
 
@@ -120,7 +130,11 @@ def murphy_curves(p: Prediction, thetas: np.ndarray | None = None) -> dict:
         return {}
     if thetas is None:
         probability = p.kind in CLASSIFICATION
-        thetas = theta_grid(bounds=(0.0, 1.0)) if probability else theta_grid(p.y_true, *(v[0] for v in fc.values()))
+        thetas = (
+            theta_grid(bounds=(0.0, 1.0))
+            if probability
+            else theta_grid(p.y_true, *(v[0] for v in fc.values()))
+        )
     out: dict = {"thetas": np.asarray(thetas, dtype=np.float64).tolist()}
     for label, (x, y, functional, alpha) in fc.items():
         curve = murphy_curve(x, y, thetas, functional, alpha).tolist()
@@ -136,28 +150,66 @@ def _murphy(p, s: Settings) -> dict | None:
     return murphy_curves(p) or None
 
 
-
 VERIFICATION_FAMILIES: tuple[Family, ...] = (
-    _family("weighted_scoring", [
-        _m("twcrps", "lower", "threshold-weighted CRPS on the --tw-threshold region", "mean"),
-        _m("owcrps", "lower", "outcome-weighted CRPS on the --tw-threshold region", "mean",
-           representations=("gaussian", "samples")),
-    ], {k: _weighted for k in ("gaussian", "samples", "quantiles", "intervals")}, rows=_rows_weighted,
-        option="tw_threshold"),
-    _family("exceedance", [
-        _m("brier", "lower", "Brier score of P(Y > t) for the event Y > t (per --threshold t)", "mean"),
-        _m("crps", "lower", "CRPS of the binary event forecast (equals its Brier score)", "mean"),
-    ], {k: _exceedance for k in REGRESSION}, rows=_rows_exceedance, by_level=True, option="thresholds"),
-    _family("murphy", [
-        _m("thetas", None, "threshold grid θ of the Murphy curves", "curve"),
-        _m("mean", None, "mean elementary (expectile 1/2) score of the mean forecast at each θ", "curve",
-           representations=("gaussian", "point", "samples", "intervals")),
-        _m("quantile", None, "mean elementary quantile score of each quantile level at each θ", "curve",
-           representations=("quantiles",)),
-        _m("probability", None, "mean elementary score of each class probability at each θ in [0, 1]", "curve",
-           representations=CLASSIFICATION),
-    ], {**{k: _murphy for k in ("gaussian", "point", "samples", "intervals", "quantiles")},
-        **{k: _murphy for k in CLASSIFICATION}}, option="murphy"),
+    _family(
+        "weighted_scoring",
+        [
+            _m("twcrps", "lower", "threshold-weighted CRPS on the --tw-threshold region", "mean"),
+            _m(
+                "owcrps",
+                "lower",
+                "outcome-weighted CRPS on the --tw-threshold region",
+                "mean",
+                representations=("gaussian", "samples"),
+            ),
+        ],
+        {k: _weighted for k in ("gaussian", "samples", "quantiles", "intervals")},
+        rows=_rows_weighted,
+        option="tw_threshold",
+    ),
+    _family(
+        "exceedance",
+        [
+            _m("brier", "lower", "Brier score of P(Y > t) for the event Y > t (per --threshold t)", "mean"),
+            _m("crps", "lower", "CRPS of the binary event forecast (equals its Brier score)", "mean"),
+        ],
+        {k: _exceedance for k in REGRESSION},
+        rows=_rows_exceedance,
+        by_level=True,
+        option="thresholds",
+    ),
+    _family(
+        "murphy",
+        [
+            _m("thetas", None, "threshold grid θ of the Murphy curves", "curve"),
+            _m(
+                "mean",
+                None,
+                "mean elementary (expectile 1/2) score of the mean forecast at each θ",
+                "curve",
+                representations=("gaussian", "point", "samples", "intervals"),
+            ),
+            _m(
+                "quantile",
+                None,
+                "mean elementary quantile score of each quantile level at each θ",
+                "curve",
+                representations=("quantiles",),
+            ),
+            _m(
+                "probability",
+                None,
+                "mean elementary score of each class probability at each θ in [0, 1]",
+                "curve",
+                representations=CLASSIFICATION,
+            ),
+        ],
+        {
+            **{k: _murphy for k in ("gaussian", "point", "samples", "intervals", "quantiles")},
+            **{k: _murphy for k in CLASSIFICATION},
+        },
+        option="murphy",
+    ),
 )
 # --------------------------------------------------------------------------- forecast verification (issue 16, part B)
 # Multivariate ensembles (y_1..y_d, m<j>_<k>): the energy score and the variogram score of order 1/2, both
@@ -169,20 +221,29 @@ VARIOGRAM_ORDER = 0.5
 def _rows_multivariate(p, s, level) -> dict[str, RowStat]:
     from ..metrics.multivariate import energy_score, variogram_score
 
-    return {"energy": RowStat(score=energy_score(p.y_true, p.samples)),
-            "variogram": RowStat(score=variogram_score(p.y_true, p.samples, VARIOGRAM_ORDER))}
+    return {
+        "energy": RowStat(score=energy_score(p.y_true, p.samples)),
+        "variogram": RowStat(score=variogram_score(p.y_true, p.samples, VARIOGRAM_ORDER)),
+    }
 
 
 def _multivariate(p, s: Settings) -> dict:
-    rows_ = _memo(p, ("rows", "multivariate", None, s.resolution, s.num_bins, s.y_std, None),  # as family_rows
-                  lambda: _rows_multivariate(p, s, None))
+    rows_ = _memo(
+        p,
+        ("rows", "multivariate", None, s.resolution, s.num_bins, s.y_std, None),  # as family_rows
+        lambda: _rows_multivariate(p, s, None),
+    )
     return {k: float(v.score.mean()) for k, v in rows_.items()}
 
 
 MULTIVARIATE_FAMILIES: tuple[Family, ...] = (
-    _family("multivariate", [
-        _m("energy", "lower", "energy score (beta = 1) of the multivariate ensemble", "mean"),
-        _m("variogram", "lower", "variogram score of order 0.5 (unit weights)", "mean"),
-    ], {"multivariate": _multivariate}, rows=_rows_multivariate),
+    _family(
+        "multivariate",
+        [
+            _m("energy", "lower", "energy score (beta = 1) of the multivariate ensemble", "mean"),
+            _m("variogram", "lower", "variogram score of order 0.5 (unit weights)", "mean"),
+        ],
+        {"multivariate": _multivariate},
+        rows=_rows_multivariate,
+    ),
 )
-

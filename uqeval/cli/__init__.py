@@ -29,7 +29,9 @@ def _version(value: bool) -> None:
 
 
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
+    ),
 ) -> None:
     """uqeval: how good are your uncertainty estimates?"""
 
@@ -67,7 +69,9 @@ def _requested(argv: list[str]) -> tuple[str, ...]:
 
 
 #: numpy submodules that ``import scipy.special`` touches and no score path uses
-_DEFERRED = frozenset(f"numpy.{m}" for m in ("f2py", "testing", "ma", "polynomial", "ctypeslib", "char", "rec", "strings"))
+_DEFERRED = frozenset(
+    f"numpy.{m}" for m in ("f2py", "testing", "ma", "polynomial", "ctypeslib", "char", "rec", "strings")
+)
 
 
 def _defer_numpy_extras() -> None:

@@ -37,7 +37,9 @@ def fast_value(annotation: Any, info: Any, value: Any, ctx: Any = None, param: A
         return value if type(value) is str else _MISS
     if isinstance(annotation, type) and issubclass(annotation, Enum):
         try:
-            return coerce_cli_choice(value, choices=tuple(annotation), case_sensitive=info.case_sensitive, ctx=ctx)
+            return coerce_cli_choice(
+                value, choices=tuple(annotation), case_sensitive=info.case_sensitive, ctx=ctx
+            )
         except Exception:  # the adapter raises typer's own error for it
             return _MISS
     if annotation is Path and info.path_type is None:
@@ -92,8 +94,9 @@ def install() -> None:
     def lean_build(descriptor):
         if descriptor.file_annotation is not None:
             return build_runtime_param(descriptor)
-        return LeanRuntimeParam(annotation=descriptor.annotation, parameter_info=descriptor.parameter_info,
-                                descriptor=descriptor)
+        return LeanRuntimeParam(
+            annotation=descriptor.annotation, parameter_info=descriptor.parameter_info, descriptor=descriptor
+        )
 
     lean_build._uqeval_lean = True  # type: ignore[attr-defined]
     core.build_runtime_param = lean_build

@@ -23,7 +23,16 @@ from .common import (
 
 #: Settings that change metric values; only these (and the input's representation and
 #: row count) are compared between candidate and baseline.
-RESULT_SETTINGS = ("num_bins", "resolution", "levels", "level", "seed", "class_bins", "tace_threshold", "y_std")
+RESULT_SETTINGS = (
+    "num_bins",
+    "resolution",
+    "levels",
+    "level",
+    "seed",
+    "class_bins",
+    "tace_threshold",
+    "y_std",
+)
 
 
 def result_view(summary: dict[str, Any]) -> dict[str, Any]:
@@ -60,20 +69,60 @@ def _settings(baseline: dict | None, config: Path | None, columns: dict[str, str
     base = None if baseline is None else dict(baseline.get("settings") or {})
     if base is not None and isinstance(base.get("columns"), dict):
         base["columns"] = {k: v for k, v in base["columns"].items() if k != "by"}
-    return make_settings(config, baseline=base, columns={k: v for k, v in columns.items() if k != "by"}, **flags)
+    return make_settings(
+        config, baseline=base, columns={k: v for k, v in columns.items() if k != "by"}, **flags
+    )
 
 
 @handle_errors
 @scoring_options
 def check(
-    input: Annotated[Path, typer.Argument(help="Predictions file (CSV/Parquet, scored on the fly) or a summary JSON from `uqeval score --output` (.json).")],
-    rules: Annotated[Path, typer.Option("--rules", "-r", help="Rules file (TOML): limits, regressions, required metrics; see configs/ci.toml.", dir_okay=False)],
-    baseline: Annotated[Optional[Path], typer.Option("--baseline", help="Baseline summary JSON (`uqeval score --output baseline.json`) for the regression checks.", dir_okay=False)] = None,
-    allow_settings_mismatch: Annotated[bool, typer.Option("--allow-settings-mismatch", help="Report, instead of refusing, a baseline scored with other settings (bins, levels, seed, representation, row count).")] = False,
-    junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write a JUnit XML report here (one test case per check), atomically.", dir_okay=False)] = None,
+    input: Annotated[
+        Path,
+        typer.Argument(
+            help="Predictions file (CSV/Parquet, scored on the fly) or a summary JSON from `uqeval score --output` (.json)."
+        ),
+    ],
+    rules: Annotated[
+        Path,
+        typer.Option(
+            "--rules",
+            "-r",
+            help="Rules file (TOML): limits, regressions, required metrics; see configs/ci.toml.",
+            dir_okay=False,
+        ),
+    ],
+    baseline: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--baseline",
+            help="Baseline summary JSON (`uqeval score --output baseline.json`) for the regression checks.",
+            dir_okay=False,
+        ),
+    ] = None,
+    allow_settings_mismatch: Annotated[
+        bool,
+        typer.Option(
+            "--allow-settings-mismatch",
+            help="Report, instead of refusing, a baseline scored with other settings (bins, levels, seed, representation, row count).",
+        ),
+    ] = False,
+    junit: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--junit",
+            help="Also write a JUnit XML report here (one test case per check), atomically.",
+            dir_okay=False,
+        ),
+    ] = None,
     flags: ScoringFlags = None,  # type: ignore[assignment]  (filled by @scoring_options)
     fmt: FormatOpt = OutputFormat.table,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the check result JSON here (atomically).", dir_okay=False)] = None,
+    output: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--output", "-o", help="Also write the check result JSON here (atomically).", dir_okay=False
+        ),
+    ] = None,
     engine: EngineOpt = Engine.auto,
     chunk_rows: ChunkRowsOpt = None,
     quiet: QuietOpt = False,
@@ -99,13 +148,25 @@ def check(
     is_summary = input.suffix.lower() == ".json"
     if is_summary:
         given = list(given_values) + list(columns)
-        given += [name for name, v in (("config", config), ("train", train), ("reference", flags.reference),
-                                       ("time", flags.time), ("id", flags.id)) if v is not None]
+        given += [
+            name
+            for name, v in (
+                ("config", config),
+                ("train", train),
+                ("reference", flags.reference),
+                ("time", flags.time),
+                ("id", flags.id),
+            )
+            if v is not None
+        ]
         if given:
-            shown = ", ".join("--" + g.replace("_", "-").replace("class-bins", "bins").replace("y-true", "y")
-                              for g in given)
-            raise UsageError(f"{shown}: scoring options apply to a predictions INPUT, but {input} is a summary "
-                             "JSON that is already scored; drop them or pass the predictions file")
+            shown = ", ".join(
+                "--" + g.replace("_", "-").replace("class-bins", "bins").replace("y-true", "y") for g in given
+            )
+            raise UsageError(
+                f"{shown}: scoring options apply to a predictions INPUT, but {input} is a summary "
+                "JSON that is already scored; drop them or pass the predictions file"
+            )
     if given_values.get("y_std") is not None and train is not None:
         raise UsageError("give either --y-std or --train, not both")
     inputs = [p for p in (input, rules, baseline, train) if p is not None]
@@ -131,6 +192,7 @@ def check(
         from dataclasses import replace
 
         from ..catalogue import settings_for_paths
+
         if train is not None:
             try:
                 settings = replace(settings, y_std=train_std(train, settings))
@@ -158,8 +220,10 @@ def check(
 
             summary = _score_streamed(input, settings, chosen, chunk_rows, None, None, quiet)
         if base is not None:
-            notes.append(f"{input} scored with the baseline's settings"
-                         + (" (overridden by flags/--config)" if config or given_values or columns else ""))
+            notes.append(
+                f"{input} scored with the baseline's settings"
+                + (" (overridden by flags/--config)" if config or given_values or columns else "")
+            )
 
     if base is not None:
         diffs = settings_mismatch(result_view(summary), result_view(base))

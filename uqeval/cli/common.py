@@ -34,7 +34,9 @@ class OrderBy(str, Enum):
     prediction = "prediction"
 
 
-OrderByOpt = Annotated[OrderBy, typer.Option("--order-by", help="Order of the intervals plot: by target or by prediction.")]
+OrderByOpt = Annotated[
+    OrderBy, typer.Option("--order-by", help="Order of the intervals plot: by target or by prediction.")
+]
 
 
 class Representation(str, Enum):
@@ -51,49 +53,136 @@ class Representation(str, Enum):
 
 
 # Options shared by every command that reads prediction files.
-YCol = Annotated[Optional[str], typer.Option("--y", help="Target column (default: y, y_true or target; label for classification).")]
-MeanCol = Annotated[Optional[str], typer.Option("--mean", help="Mean / point prediction column (default: mean, mu, y_pred or pred).")]
-StdCol = Annotated[Optional[str], typer.Option("--std", help="Standard deviation column (default: std, sigma or y_std).")]
-VarCol = Annotated[Optional[str], typer.Option("--var", help="Variance column (default: var or variance); converted to std.")]
+YCol = Annotated[
+    Optional[str],
+    typer.Option("--y", help="Target column (default: y, y_true or target; label for classification)."),
+]
+MeanCol = Annotated[
+    Optional[str],
+    typer.Option("--mean", help="Mean / point prediction column (default: mean, mu, y_pred or pred)."),
+]
+StdCol = Annotated[
+    Optional[str], typer.Option("--std", help="Standard deviation column (default: std, sigma or y_std).")
+]
+VarCol = Annotated[
+    Optional[str], typer.Option("--var", help="Variance column (default: var or variance); converted to std.")
+]
 LowerCol = Annotated[Optional[str], typer.Option("--lower", help="Lower bound column (default: lower).")]
 UpperCol = Annotated[Optional[str], typer.Option("--upper", help="Upper bound column (default: upper).")]
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="TOML settings file (see configs/default.toml).", dir_okay=False)]
-FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output: rich table, JSON only on stdout, or Markdown.")]
-OutputOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the JSON summary here (atomically).", dir_okay=False)]
-NanOpt = Annotated[Optional[NanPolicy], typer.Option("--nan-policy", help="raise: NaN/inf is an error (default); omit: drop those rows.")]
-SeedOpt = Annotated[Optional[int], typer.Option("--seed", min=0, max=LIMITS["seed"], help="Seed for randomised metrics (default 0).")]
-ReprOpt = Annotated[Optional[Representation], typer.Option("--representation", help="Force the representation when columns fit several.")]
-LevelsOpt = Annotated[Optional[str], typer.Option("--levels", help="Comma-separated coverage levels, e.g. 0.5,0.9,0.95 (default 0.95).")]
-LevelOpt = Annotated[Optional[float], typer.Option("--level", help="Nominal level of a single lower/upper pair (default 0.95).")]
-YStdOpt = Annotated[Optional[float], typer.Option("--y-std", help="Std of the training targets: coverage widths are also given in this unit.")]
-TrainOpt = Annotated[Optional[Path], typer.Option("--train", help="Training file whose target std is the unit of width_norm.", dir_okay=False)]
-NumBinsOpt = Annotated[Optional[int], typer.Option("--num-bins", min=2, max=LIMITS["num_bins"], help="Calibration curve bins (default 100).")]
-ResolutionOpt = Annotated[Optional[int], typer.Option("--resolution", min=2, max=LIMITS["resolution"], help="Levels for check/interval scores (default 99).")]
-BinsOpt = Annotated[Optional[int], typer.Option("--bins", min=2, max=LIMITS["class_bins"], help="Classification calibration bins (default 15).")]
-FixCrossingOpt = Annotated[bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")]
+ConfigOpt = Annotated[
+    Optional[Path],
+    typer.Option("--config", help="TOML settings file (see configs/default.toml).", dir_okay=False),
+]
+FormatOpt = Annotated[
+    OutputFormat, typer.Option("--format", "-f", help="Output: rich table, JSON only on stdout, or Markdown.")
+]
+OutputOpt = Annotated[
+    Optional[Path],
+    typer.Option("--output", "-o", help="Also write the JSON summary here (atomically).", dir_okay=False),
+]
+NanOpt = Annotated[
+    Optional[NanPolicy],
+    typer.Option("--nan-policy", help="raise: NaN/inf is an error (default); omit: drop those rows."),
+]
+SeedOpt = Annotated[
+    Optional[int],
+    typer.Option("--seed", min=0, max=LIMITS["seed"], help="Seed for randomised metrics (default 0)."),
+]
+ReprOpt = Annotated[
+    Optional[Representation],
+    typer.Option("--representation", help="Force the representation when columns fit several."),
+]
+LevelsOpt = Annotated[
+    Optional[str],
+    typer.Option("--levels", help="Comma-separated coverage levels, e.g. 0.5,0.9,0.95 (default 0.95)."),
+]
+LevelOpt = Annotated[
+    Optional[float],
+    typer.Option("--level", help="Nominal level of a single lower/upper pair (default 0.95)."),
+]
+YStdOpt = Annotated[
+    Optional[float],
+    typer.Option("--y-std", help="Std of the training targets: coverage widths are also given in this unit."),
+]
+TrainOpt = Annotated[
+    Optional[Path],
+    typer.Option("--train", help="Training file whose target std is the unit of width_norm.", dir_okay=False),
+]
+NumBinsOpt = Annotated[
+    Optional[int],
+    typer.Option("--num-bins", min=2, max=LIMITS["num_bins"], help="Calibration curve bins (default 100)."),
+]
+ResolutionOpt = Annotated[
+    Optional[int],
+    typer.Option(
+        "--resolution", min=2, max=LIMITS["resolution"], help="Levels for check/interval scores (default 99)."
+    ),
+]
+BinsOpt = Annotated[
+    Optional[int],
+    typer.Option(
+        "--bins", min=2, max=LIMITS["class_bins"], help="Classification calibration bins (default 15)."
+    ),
+]
+FixCrossingOpt = Annotated[
+    bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")
+]
 LogitsOpt = Annotated[bool, typer.Option("--logits", help="Class columns hold logits; apply softmax.")]
-RenormalizeOpt = Annotated[bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")]
-DiagnosticsOpt = Annotated[bool, typer.Option(
-    "--diagnostics", help="Also compute the diagnostic groups (calibration tests, score decompositions, ...).")]
+RenormalizeOpt = Annotated[
+    bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")
+]
+DiagnosticsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--diagnostics",
+        help="Also compute the diagnostic groups (calibration tests, score decompositions, ...).",
+    ),
+]
 # forecast verification (issue 16 A): weighted_scoring, exceedance and murphy groups
-TwThresholdOpt = Annotated[Optional[str], typer.Option(
-    "--tw-threshold", help="Weighted CRPS (twcrps, owcrps) on a region: 't' or '>t' above t, '<t' below t, "
-                           "'a:b' between a and b.")]
-ThresholdOpt = Annotated[Optional[list[str]], typer.Option(
-    "--threshold", help="Exceedance threshold t: Brier score of P(Y > t); repeat or give a comma list.")]
-MurphyOpt = Annotated[bool, typer.Option(
-    "--murphy", help="Murphy diagrams: elementary scores over a threshold grid (mean, quantile, probability).")]
+TwThresholdOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--tw-threshold",
+        help="Weighted CRPS (twcrps, owcrps) on a region: 't' or '>t' above t, '<t' below t, "
+        "'a:b' between a and b.",
+    ),
+]
+ThresholdOpt = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--threshold", help="Exceedance threshold t: Brier score of P(Y > t); repeat or give a comma list."
+    ),
+]
+MurphyOpt = Annotated[
+    bool,
+    typer.Option(
+        "--murphy",
+        help="Murphy diagrams: elementary scores over a threshold grid (mean, quantile, probability).",
+    ),
+]
 
 # forecast verification (issue 16): skill against a reference forecast
-ReferenceOpt = Annotated[Optional[str], typer.Option(
-    "--reference", help="Skill scores (1 - S/S_ref) against a reference forecast: a predictions FILE over the same "
-                        "targets (same row order, or joined on --id), 'climatology' (the --train file's targets) or 'persistence' "
-                        "(the previous row's target in --time order).")]
-TimeOpt = Annotated[Optional[str], typer.Option(
-    "--time", help="Column that orders the rows in time (for --reference persistence).")]
-IdOpt = Annotated[Optional[str], typer.Option(
-    "--id", help="Join on this id column instead of requiring the same row order: a --reference FILE to the "
-                 "model (both files hold the column); in compare also the files to each other.")]
+ReferenceOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--reference",
+        help="Skill scores (1 - S/S_ref) against a reference forecast: a predictions FILE over the same "
+        "targets (same row order, or joined on --id), 'climatology' (the --train file's targets) or 'persistence' "
+        "(the previous row's target in --time order).",
+    ),
+]
+TimeOpt = Annotated[
+    Optional[str],
+    typer.Option("--time", help="Column that orders the rows in time (for --reference persistence)."),
+]
+IdOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--id",
+        help="Join on this id column instead of requiring the same row order: a --reference FILE to the "
+        "model (both files hold the column); in compare also the files to each other.",
+    ),
+]
 
 
 def parse_levels(text: str | None) -> tuple[float, ...] | None:
@@ -139,10 +228,15 @@ def settings_from_flags(
     from ..config import make_settings
 
     return make_settings(
-        config, columns=column_overrides(**columns),
-        representation=representation.value if representation else None, levels=parse_levels(levels),
-        nan_policy=nan_policy.value if nan_policy else None, fix_crossing=fix_crossing or None,
-        logits=logits or None, renormalize=renormalize or None, **values,
+        config,
+        columns=column_overrides(**columns),
+        representation=representation.value if representation else None,
+        levels=parse_levels(levels),
+        nan_policy=nan_policy.value if nan_policy else None,
+        fix_crossing=fix_crossing or None,
+        logits=logits or None,
+        renormalize=renormalize or None,
+        **values,
     )
 
 
@@ -157,8 +251,8 @@ class ScoringFlags:
     train: Path | None
     values: dict[str, Any]  # Settings fields given on the command line (None = not given)
     reference: str | None = None  # --reference (skill scores; not a Settings field: it names data)
-    time: str | None = None       # --time (persistence)
-    id: str | None = None         # --id: join a --reference FILE (and compare's files) on this column
+    time: str | None = None  # --time (persistence)
+    id: str | None = None  # --id: join a --reference FILE (and compare's files) on this column
 
     def reference_spec(self, joins_files: bool = False):
         """The :class:`uqeval.tasks.skill.Reference` of ``--reference``/``--train``/``--time``/``--id``, or None.
@@ -166,12 +260,18 @@ class ScoringFlags:
         ``joins_files``: the command itself joins its files on ``--id`` (compare), so ``--id`` without
         ``--reference`` is not an error.
         """
-        if self.reference is None and self.time is None and self.train is None and (self.id is None or joins_files):
+        if (
+            self.reference is None
+            and self.time is None
+            and self.train is None
+            and (self.id is None or joins_files)
+        ):
             return None  # no skill scores (and no tasks.skill import)
         from ..tasks.skill import reference_spec
 
-        return reference_spec(self.reference, self.train, self.time, None if joins_files and self.reference is None
-                              else self.id)
+        return reference_spec(
+            self.reference, self.train, self.time, None if joins_files and self.reference is None else self.id
+        )
 
     def given(self) -> dict[str, Any]:
         """Settings fields set by flags, for commands that layer settings themselves."""
@@ -192,8 +292,13 @@ class ScoringFlags:
         if self.train is not None and self.values.get("y_std") is not None:
             raise UsageError("give either --y-std or --train, not both")
         values = {**self.values, **extra}
-        settings = make_settings(self.config, columns={**self.columns, **column_overrides(**(columns or {}))},
-                                 representation=self.representation, levels=self.levels, **values)
+        settings = make_settings(
+            self.config,
+            columns={**self.columns, **column_overrides(**(columns or {}))},
+            representation=self.representation,
+            levels=self.levels,
+            **values,
+        )
         if self.train is not None:
             from ..errors import InputError
             from ..tasks.score import train_std
@@ -207,15 +312,33 @@ class ScoringFlags:
 
 
 _SHARED: list[tuple[str, Any, Any]] = [  # (parameter, annotation, default), in --help order
-    ("y", YCol, None), ("mean", MeanCol, None), ("std", StdCol, None), ("var", VarCol, None),
-    ("lower", LowerCol, None), ("upper", UpperCol, None), ("representation", ReprOpt, None),
-    ("levels", LevelsOpt, None), ("level", LevelOpt, None), ("y_std", YStdOpt, None), ("train", TrainOpt, None),
-    ("num_bins", NumBinsOpt, None), ("resolution", ResolutionOpt, None), ("bins", BinsOpt, None),
-    ("fix_crossing", FixCrossingOpt, False), ("logits", LogitsOpt, False), ("renormalize", RenormalizeOpt, False),
+    ("y", YCol, None),
+    ("mean", MeanCol, None),
+    ("std", StdCol, None),
+    ("var", VarCol, None),
+    ("lower", LowerCol, None),
+    ("upper", UpperCol, None),
+    ("representation", ReprOpt, None),
+    ("levels", LevelsOpt, None),
+    ("level", LevelOpt, None),
+    ("y_std", YStdOpt, None),
+    ("train", TrainOpt, None),
+    ("num_bins", NumBinsOpt, None),
+    ("resolution", ResolutionOpt, None),
+    ("bins", BinsOpt, None),
+    ("fix_crossing", FixCrossingOpt, False),
+    ("logits", LogitsOpt, False),
+    ("renormalize", RenormalizeOpt, False),
     ("diagnostics", DiagnosticsOpt, False),
-    ("tw_threshold", TwThresholdOpt, None), ("threshold", ThresholdOpt, None), ("murphy", MurphyOpt, False),
-    ("seed", SeedOpt, None), ("nan_policy", NanOpt, None), ("config", ConfigOpt, None),
-    ("reference", ReferenceOpt, None), ("time", TimeOpt, None), ("id", IdOpt, None),
+    ("tw_threshold", TwThresholdOpt, None),
+    ("threshold", ThresholdOpt, None),
+    ("murphy", MurphyOpt, False),
+    ("seed", SeedOpt, None),
+    ("nan_policy", NanOpt, None),
+    ("config", ConfigOpt, None),
+    ("reference", ReferenceOpt, None),
+    ("time", TimeOpt, None),
+    ("id", IdOpt, None),
 ]
 
 
@@ -229,27 +352,41 @@ def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
     sig = inspect.signature(func, eval_str=True)
     own = [p for p in sig.parameters.values() if p.name != "flags"]
-    shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann)
-              for name, ann, default in _SHARED]
+    shared = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann)
+        for name, ann, default in _SHARED
+    ]
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         v = {name: kwargs.pop(name, default) for name, _, default in _SHARED}
         flags = ScoringFlags(
             config=v["config"],
-            columns=column_overrides(y_true=v["y"], mean=v["mean"], std=v["std"], var=v["var"],
-                                     lower=v["lower"], upper=v["upper"]),
+            columns=column_overrides(
+                y_true=v["y"], mean=v["mean"], std=v["std"], var=v["var"], lower=v["lower"], upper=v["upper"]
+            ),
             representation=v["representation"].value if v["representation"] else None,
             levels=parse_levels(v["levels"]),
             train=v["train"],
-            values=dict(level=v["level"], y_std=v["y_std"], num_bins=v["num_bins"], resolution=v["resolution"],
-                        class_bins=v["bins"], seed=v["seed"],
-                        nan_policy=v["nan_policy"].value if v["nan_policy"] else None,
-                        fix_crossing=v["fix_crossing"] or None, logits=v["logits"] or None,
-                        renormalize=v["renormalize"] or None, diagnostics=v["diagnostics"] or None,
-                        tw_threshold=v["tw_threshold"], thresholds=v["threshold"] or None,
-                        murphy=v["murphy"] or None),
-            reference=v["reference"], time=v["time"], id=v["id"],
+            values=dict(
+                level=v["level"],
+                y_std=v["y_std"],
+                num_bins=v["num_bins"],
+                resolution=v["resolution"],
+                class_bins=v["bins"],
+                seed=v["seed"],
+                nan_policy=v["nan_policy"].value if v["nan_policy"] else None,
+                fix_crossing=v["fix_crossing"] or None,
+                logits=v["logits"] or None,
+                renormalize=v["renormalize"] or None,
+                diagnostics=v["diagnostics"] or None,
+                tw_threshold=v["tw_threshold"],
+                thresholds=v["threshold"] or None,
+                murphy=v["murphy"] or None,
+            ),
+            reference=v["reference"],
+            time=v["time"],
+            id=v["id"],
         )
         return func(*args, flags=flags, **kwargs)
 
@@ -279,6 +416,8 @@ def error_line(exc: UqevalError) -> str:
     """The one line printed for an error: its message and the flag that fixes it."""
     text = str(exc) or type(exc).__name__  # newlines from input are shown escaped by fail(), not cut
     return text + FIXES.get(getattr(exc, "fix", None) or "", "")
+
+
 def note(text: str) -> None:
     """One ``note:`` line on stderr, input-derived text made inert."""
     from ..report.text import plain
@@ -301,8 +440,14 @@ def _expected_error(exc: BaseException) -> str | None:
     if isinstance(exc, OSError):
         path = exc.filename or where or "output"
         return f"{path}: {exc.strerror or type(exc).__name__}{_first_line(exc, exc.strerror)}"
-    kinds: tuple[type[BaseException], ...] = (EOFError, zlib.error, UnicodeError, RecursionError, csv.Error,
-                                              MemoryError)
+    kinds: tuple[type[BaseException], ...] = (
+        EOFError,
+        zlib.error,
+        UnicodeError,
+        RecursionError,
+        csv.Error,
+        MemoryError,
+    )
     try:
         import pyarrow as pa
 
@@ -400,8 +545,10 @@ def _warnings_note(caught: list, code: int) -> None:
         return
     kinds = sorted({(str(w.message).splitlines() or [w.category.__name__])[0][:80] for w in caught})
     more = f" and {len(kinds) - 3} more" if len(kinds) > 3 else ""
-    note(f"{len(caught)} numerical or drawing warning(s) while computing ({'; '.join(kinds[:3])}{more}); "
-         "values that could not be computed finitely are reported as null (n/a)")
+    note(
+        f"{len(caught)} numerical or drawing warning(s) while computing ({'; '.join(kinds[:3])}{more}); "
+        "values that could not be computed finitely are reported as null (n/a)"
+    )
 
 
 def click_exceptions() -> tuple[type[BaseException], ...]:
@@ -447,8 +594,9 @@ def console(min_width: int = 0, fit=None):
     return out
 
 
-def show(document: dict, fmt: OutputFormat, markdown: Callable[[], str], rich: Callable[[], list],
-         out=None) -> None:
+def show(
+    document: dict, fmt: OutputFormat, markdown: Callable[[], str], rich: Callable[[], list], out=None
+) -> None:
     """Write a command's result on stdout: its JSON ``document``, the ``markdown()`` text, or the
     ``rich()`` renderables printed on the console ``out`` (default: :func:`console`)."""
     if fmt is OutputFormat.json:
@@ -471,14 +619,39 @@ class Engine(str, Enum):
     dask = "dask"
 
 
-EngineOpt = Annotated[Engine, typer.Option(
-    "--engine", help="memory: read the file at once; stream: record batches with bounded memory (files, Parquet "
-                     "directories incl. hive partitions, globs); dask: partial states on a Dask cluster; auto: "
-                     "stream above 1 GiB on disk or for a directory/glob, else memory.")]
-ChunkRowsOpt = Annotated[Optional[int], typer.Option(
-    "--chunk-rows", min=1, help="Rows per record batch when streaming (default: about 4 million numbers per batch, at most 1,000,000 rows).")]
-SchedulerOpt = Annotated[Optional[str], typer.Option(
-    "--scheduler", help="--engine dask: address of an existing Dask scheduler (tcp://host:8786).")]
-WorkersOpt = Annotated[Optional[int], typer.Option(
-    "--workers", min=1, max=256, help="--engine dask: start a local cluster with this many worker processes.")]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr (it is shown only on a terminal anyway).")]
+EngineOpt = Annotated[
+    Engine,
+    typer.Option(
+        "--engine",
+        help="memory: read the file at once; stream: record batches with bounded memory (files, Parquet "
+        "directories incl. hive partitions, globs); dask: partial states on a Dask cluster; auto: "
+        "stream above 1 GiB on disk or for a directory/glob, else memory.",
+    ),
+]
+ChunkRowsOpt = Annotated[
+    Optional[int],
+    typer.Option(
+        "--chunk-rows",
+        min=1,
+        help="Rows per record batch when streaming (default: about 4 million numbers per batch, at most 1,000,000 rows).",
+    ),
+]
+SchedulerOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--scheduler", help="--engine dask: address of an existing Dask scheduler (tcp://host:8786)."
+    ),
+]
+WorkersOpt = Annotated[
+    Optional[int],
+    typer.Option(
+        "--workers",
+        min=1,
+        max=256,
+        help="--engine dask: start a local cluster with this many worker processes.",
+    ),
+]
+QuietOpt = Annotated[
+    bool,
+    typer.Option("--quiet", "-q", help="No progress bar on stderr (it is shown only on a terminal anyway)."),
+]

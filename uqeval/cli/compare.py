@@ -32,18 +32,76 @@ class Pairs(str, Enum):
 @handle_errors
 @scoring_options
 def compare(
-    files: Annotated[list[Path], typer.Argument(help="Two or more prediction files (CSV or Parquet) over the same targets; with --engine stream/dask also directories of Parquet files or globs.")],
-    metrics: Annotated[Optional[str], typer.Option("--metrics", "-m", help="Comma-separated metrics: per-row scores crps, nll, pinball, interval, check, brier, or any `uqeval score` metric by short name (ma_cal) or path (avg_calibration.ma_cal, coverage.0.95.coverage). Default: crps,nll,pinball,interval,brier,ma_cal where defined.")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", "-b", min=0, max=LIMITS["bootstrap"], help="Bootstrap resamples of the rows for the intervals (0: no intervals).")] = 1000,
-    ci_level: Annotated[float, typer.Option("--ci-level", help="Level of the bootstrap percentile intervals.")] = 0.95,
-    permutations: Annotated[int, typer.Option("--permutations", min=0, max=LIMITS["permutations"], help="Random sign flips of the paired permutation test (0: skip it).")] = 5000,
-    pairs: Annotated[Pairs, typer.Option("--pairs", help="Paired tests of each model against the best one per metric, or of all pairs.")] = Pairs.best,
-    dm_lag: Annotated[int, typer.Option("--dm-lag", min=0, help="Newey-West lag of the Diebold-Mariano test; > 0 only for time-ordered rows with correlated errors.")] = 0,
-    names: Annotated[Optional[str], typer.Option("--names", help="Comma-separated model names, one per file (default: file names).")] = None,
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Two or more prediction files (CSV or Parquet) over the same targets; with --engine stream/dask also directories of Parquet files or globs."
+        ),
+    ],
+    metrics: Annotated[
+        Optional[str],
+        typer.Option(
+            "--metrics",
+            "-m",
+            help="Comma-separated metrics: per-row scores crps, nll, pinball, interval, check, brier, or any `uqeval score` metric by short name (ma_cal) or path (avg_calibration.ma_cal, coverage.0.95.coverage). Default: crps,nll,pinball,interval,brier,ma_cal where defined.",
+        ),
+    ] = None,
+    bootstrap: Annotated[
+        int,
+        typer.Option(
+            "--bootstrap",
+            "-b",
+            min=0,
+            max=LIMITS["bootstrap"],
+            help="Bootstrap resamples of the rows for the intervals (0: no intervals).",
+        ),
+    ] = 1000,
+    ci_level: Annotated[
+        float, typer.Option("--ci-level", help="Level of the bootstrap percentile intervals.")
+    ] = 0.95,
+    permutations: Annotated[
+        int,
+        typer.Option(
+            "--permutations",
+            min=0,
+            max=LIMITS["permutations"],
+            help="Random sign flips of the paired permutation test (0: skip it).",
+        ),
+    ] = 5000,
+    pairs: Annotated[
+        Pairs,
+        typer.Option(
+            "--pairs", help="Paired tests of each model against the best one per metric, or of all pairs."
+        ),
+    ] = Pairs.best,
+    dm_lag: Annotated[
+        int,
+        typer.Option(
+            "--dm-lag",
+            min=0,
+            help="Newey-West lag of the Diebold-Mariano test; > 0 only for time-ordered rows with correlated errors.",
+        ),
+    ] = 0,
+    names: Annotated[
+        Optional[str],
+        typer.Option("--names", help="Comma-separated model names, one per file (default: file names)."),
+    ] = None,
     flags: ScoringFlags = None,  # type: ignore[assignment]  (filled by @scoring_options)
     fmt: FormatOpt = OutputFormat.table,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the comparison JSON here (atomically).", dir_okay=False)] = None,
-    plot: Annotated[Optional[Path], typer.Option("--plot", help="Draw the metrics with their intervals to this .png, .svg or .pdf (with --murphy also NAME_murphy.EXT, with --reference NAME_skill.EXT).", dir_okay=False)] = None,
+    output: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--output", "-o", help="Also write the comparison JSON here (atomically).", dir_okay=False
+        ),
+    ] = None,
+    plot: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--plot",
+            help="Draw the metrics with their intervals to this .png, .svg or .pdf (with --murphy also NAME_murphy.EXT, with --reference NAME_skill.EXT).",
+            dir_okay=False,
+        ),
+    ] = None,
     engine: EngineOpt = Engine.auto,
     chunk_rows: ChunkRowsOpt = None,
     scheduler: SchedulerOpt = None,
@@ -82,7 +140,9 @@ def compare(
             check_output_path(out, files)
 
     labels = model_names([str(f) for f in files], names.split(",") if names is not None else None)
-    options = dict(n_boot=bootstrap, ci_level=ci_level, n_permutations=permutations, pairs=pairs.value, dm_lag=dm_lag)
+    options = dict(
+        n_boot=bootstrap, ci_level=ci_level, n_permutations=permutations, pairs=pairs.value, dm_lag=dm_lag
+    )
     from ..stream.engine import choose_engine
 
     chosen = {choose_engine(engine.value, f) for f in files}
@@ -91,8 +151,18 @@ def compare(
         for flag, value in (("--id", id_col), ("--reference", reference)):
             if value is not None:
                 raise UsageError(f"{flag} needs the whole files in memory: use --engine memory")
-        result = _compare_streamed([str(f) for f in files], labels, settings, metric_names, options, chosen,
-                                   chunk_rows, scheduler, workers, quiet)
+        result = _compare_streamed(
+            [str(f) for f in files],
+            labels,
+            settings,
+            metric_names,
+            options,
+            chosen,
+            chunk_rows,
+            scheduler,
+            workers,
+            quiet,
+        )
         _write(result, output, plot)
         show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
         return
@@ -104,21 +174,24 @@ def compare(
         models.append(Model(name, loaded.prediction, loaded.info))
         ids.append(loaded.groups)
     models = align_models(models, ids if id_col else None, id_column=id_col)
-    result = compare_models(
-        models, settings, metric_names, seed=settings.seed, **options)
+    result = compare_models(models, settings, metric_names, seed=settings.seed, **options)
     if reference is not None:  # forecast verification (issue 16): skill of each model against the reference
         from ..tasks.score import read_extra_column
         from ..tasks.skill import compare_skill
 
         first = models[0].prediction
-        times = None if reference.kind != "persistence" else read_extra_column(
-            models[0].source, reference.time, first.row_numbers())
+        times = (
+            None
+            if reference.kind != "persistence"
+            else read_extra_column(models[0].source, reference.time, first.row_numbers())
+        )
         if id_col is not None:  # the reference is joined to the first model's rows on the same column
             from dataclasses import replace
 
             reference = replace(reference, model_ids=ids[0])
-        extra = compare_skill(models, reference, settings, times, n_boot=bootstrap, seed=settings.seed,
-                              ci_level=ci_level)
+        extra = compare_skill(
+            models, reference, settings, times, n_boot=bootstrap, seed=settings.seed, ci_level=ci_level
+        )
         result["reference"], result["skill"] = extra["reference"], extra["skill"]
         result["skill_orientation"] = extra["orientation"]
         result["notes"] = list(result.get("notes", [])) + extra["notes"]
@@ -138,21 +211,30 @@ def _write(result: dict, output: Optional[Path], plot: Optional[Path]) -> None:
         from ..plots.compare import compare_figure
 
         atomic_write_bytes(plot, figure_to_bytes(compare_figure(result), plot.suffix.lower().lstrip(".")))
-        if result.get("murphy", {}).get("curves"):  # --murphy: the overlaid Murphy curves next to it (issue 16 A)
+        if result.get("murphy", {}).get(
+            "curves"
+        ):  # --murphy: the overlaid Murphy curves next to it (issue 16 A)
             from ..plots.murphy import murphy_compare_figure
 
-            atomic_write_bytes(plot.with_name(f"{plot.stem}_murphy{plot.suffix}"),
-                               figure_to_bytes(murphy_compare_figure(result["murphy"]), plot.suffix.lower().lstrip(".")))
+            atomic_write_bytes(
+                plot.with_name(f"{plot.stem}_murphy{plot.suffix}"),
+                figure_to_bytes(murphy_compare_figure(result["murphy"]), plot.suffix.lower().lstrip(".")),
+            )
         if result.get("skill"):  # --reference: the skill of each model with its bootstrap interval (issue 16)
             from ..plots.verification import plot_skill, reference_label
 
-            atomic_write_bytes(plot.with_name(f"{plot.stem}_skill{plot.suffix}"),
-                               figure_to_bytes(plot_skill(result["skill"], reference=reference_label(result["reference"])),
-                                               plot.suffix.lower().lstrip(".")))
+            atomic_write_bytes(
+                plot.with_name(f"{plot.stem}_skill{plot.suffix}"),
+                figure_to_bytes(
+                    plot_skill(result["skill"], reference=reference_label(result["reference"])),
+                    plot.suffix.lower().lstrip("."),
+                ),
+            )
 
 
-def _compare_streamed(files, labels, settings, metric_names, options, engine, chunk_rows, scheduler, workers,
-                      quiet) -> dict:
+def _compare_streamed(
+    files, labels, settings, metric_names, options, engine, chunk_rows, scheduler, workers, quiet
+) -> dict:
     """The comparison on the stream or Dask engine, with a progress bar on a terminal."""
     from ..stream.compare import compare_with_engine
     from ..stream.engine import total_rows
@@ -160,4 +242,6 @@ def _compare_streamed(files, labels, settings, metric_names, options, engine, ch
 
     options = dict(options, metrics=metric_names, seed=settings.seed)
     with row_progress(None if quiet else total_rows(files[0]), quiet) as progress:
-        return compare_with_engine(files, labels, settings, options, engine, chunk_rows, scheduler, workers, progress)
+        return compare_with_engine(
+            files, labels, settings, options, engine, chunk_rows, scheduler, workers, progress
+        )

@@ -32,14 +32,38 @@ from .common import (
 
 @handle_errors
 def coverage(
-    files: Annotated[List[Path], typer.Argument(help="Prediction files, one run of a method each (same schema).")],
-    by: Annotated[Optional[str], typer.Option("--by", help="Facet column, e.g. the shift/corruption level.")] = None,
-    points_by: Annotated[Optional[str], typer.Option("--points-by", help="Within a facet, one point per value of this column (e.g. corruption type).")] = None,
-    name: Annotated[Optional[List[str]], typer.Option("--name", help="Method name per file, in order (files may share one); default: file stem.")] = None,
+    files: Annotated[
+        List[Path], typer.Argument(help="Prediction files, one run of a method each (same schema).")
+    ],
+    by: Annotated[
+        Optional[str], typer.Option("--by", help="Facet column, e.g. the shift/corruption level.")
+    ] = None,
+    points_by: Annotated[
+        Optional[str],
+        typer.Option(
+            "--points-by", help="Within a facet, one point per value of this column (e.g. corruption type)."
+        ),
+    ] = None,
+    name: Annotated[
+        Optional[List[str]],
+        typer.Option(
+            "--name", help="Method name per file, in order (files may share one); default: file stem."
+        ),
+    ] = None,
     levels: LevelsOpt = None,
-    y_std: Annotated[Optional[float], typer.Option("--y-std", help="Std of the training targets: widths in this unit.")] = None,
-    train: Annotated[Optional[Path], typer.Option("--train", help="Training file whose target std is the width unit.", dir_okay=False)] = None,
-    plot: Annotated[Optional[Path], typer.Option("--plot", help="Write the faceted coverage-vs-width scatter (PNG/SVG/PDF).", dir_okay=False)] = None,
+    y_std: Annotated[
+        Optional[float], typer.Option("--y-std", help="Std of the training targets: widths in this unit.")
+    ] = None,
+    train: Annotated[
+        Optional[Path],
+        typer.Option("--train", help="Training file whose target std is the width unit.", dir_okay=False),
+    ] = None,
+    plot: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--plot", help="Write the faceted coverage-vs-width scatter (PNG/SVG/PDF).", dir_okay=False
+        ),
+    ] = None,
     y: YCol = None,
     mean: MeanCol = None,
     std: StdCol = None,
@@ -66,8 +90,9 @@ def coverage(
 
     if y_std is not None and train is not None:
         raise UsageError("give either --y-std or --train, not both")
-    settings = settings_from_flags(config, dict(y_true=y, mean=mean, std=std, by=by), representation, levels,
-                                   nan_policy, y_std=y_std)
+    settings = settings_from_flags(
+        config, dict(y_true=y, mean=mean, std=std, by=by), representation, levels, nan_policy, y_std=y_std
+    )
     for out in (output, plot):
         if out is not None:
             check_output_path(out, files)
@@ -99,8 +124,13 @@ def coverage(
     runs = []
     for method, f in zip(names, files) if not chosen - {"memory"} else ():
         loaded = load_predictions(f, settings)
-        pts = read_extra_column(f, points_by, loaded.prediction.rows if loaded.prediction.rows is not None
-                                else slice(None)) if points_by else None
+        pts = (
+            read_extra_column(
+                f, points_by, loaded.prediction.rows if loaded.prediction.rows is not None else slice(None)
+            )
+            if points_by
+            else None
+        )
         runs.append((method, loaded, pts))
     if runs:
         records = coverage_points(runs, settings)
@@ -110,8 +140,12 @@ def coverage(
         from ..plots.coverage import plot_coverage_width
 
         first_level = records[0]["level"]
-        write_figure(plot, plot_coverage_width(records, lines, first_level, facet_label=by or "group",
-                                               title="Coverage vs width"))
+        write_figure(
+            plot,
+            plot_coverage_width(
+                records, lines, first_level, facet_label=by or "group", title="Coverage vs width"
+            ),
+        )
     if output is not None:
         write_json(output, result)
     from ..report.coverage import rich_table, to_markdown

@@ -11,7 +11,12 @@ from .common import handle_errors
 
 @handle_errors
 def explain(
-    metric: Annotated[Optional[str], typer.Argument(help="Metric path from the JSON summary (scoring_rule.crps) or its last part (crps); omit to list every metric.")] = None,
+    metric: Annotated[
+        Optional[str],
+        typer.Argument(
+            help="Metric path from the JSON summary (scoring_rule.crps) or its last part (crps); omit to list every metric."
+        ),
+    ] = None,
 ) -> None:
     """Explain a metric: plain-language meaning, formula and reference.
 

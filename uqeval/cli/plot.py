@@ -32,10 +32,23 @@ class PlotFormat(str, Enum):
 # The --kind choices (uqeval.plots holds only the names: no matplotlib import for `uqeval --help`).
 PlotKind = Enum("PlotKind", {k: k for k in PLOT_KINDS}, type=str)
 
-XOpt = Annotated[Optional[str], typer.Option("--x", help="Column to plot predictions against (default: the row index).")]
-MaxPointsOpt = Annotated[Optional[int], typer.Option("--max-points", max=LIMITS["max_points"], help="Most rows drawn in scatter plots, a seeded random subset (default 5000); curves use every row.")]
-PlotFormatOpt = Annotated[Optional[PlotFormat], typer.Option("--plot-format", help="Image format: png (default), svg or pdf.")]
-DpiOpt = Annotated[int, typer.Option("--dpi", min=30, max=1200, help="Resolution of PNG output, dots per inch.")]
+XOpt = Annotated[
+    Optional[str], typer.Option("--x", help="Column to plot predictions against (default: the row index).")
+]
+MaxPointsOpt = Annotated[
+    Optional[int],
+    typer.Option(
+        "--max-points",
+        max=LIMITS["max_points"],
+        help="Most rows drawn in scatter plots, a seeded random subset (default 5000); curves use every row.",
+    ),
+]
+PlotFormatOpt = Annotated[
+    Optional[PlotFormat], typer.Option("--plot-format", help="Image format: png (default), svg or pdf.")
+]
+DpiOpt = Annotated[
+    int, typer.Option("--dpi", min=30, max=1200, help="Resolution of PNG output, dots per inch.")
+]
 
 DEFAULT_MAX_POINTS = 5000
 
@@ -57,8 +70,10 @@ def output_format(output: Path, plot_format: PlotFormat | None) -> str:
     suffix = output.suffix.lower().lstrip(".")
     if plot_format is not None:
         if suffix in ("png", "svg", "pdf") and suffix != plot_format.value:
-            raise UsageError(f"--output {output} ends in .{suffix} but --plot-format is {plot_format.value}; "
-                             "make them agree")
+            raise UsageError(
+                f"--output {output} ends in .{suffix} but --plot-format is {plot_format.value}; "
+                "make them agree"
+            )
         return plot_format.value
     return suffix if suffix in ("png", "svg", "pdf") else "png"
 
@@ -77,8 +92,19 @@ def load_x(x: str | None, loaded) -> tuple[object, str | None]:
 @scoring_options
 def plot(
     file: Annotated[Path, typer.Argument(help="CSV or Parquet file of targets and predictions.")],
-    kind: Annotated[PlotKind, typer.Option("--kind", "-k", help="Which figure (see the list above).", case_sensitive=False)],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Image file to write (atomically); format from --plot-format or the suffix.", dir_okay=False)],
+    kind: Annotated[
+        PlotKind,
+        typer.Option("--kind", "-k", help="Which figure (see the list above).", case_sensitive=False),
+    ],
+    output: Annotated[
+        Path,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Image file to write (atomically); format from --plot-format or the suffix.",
+            dir_okay=False,
+        ),
+    ],
     x: XOpt = None,
     max_points: MaxPointsOpt = None,
     order_by: OrderByOpt = OrderBy.target,
@@ -113,13 +139,17 @@ def plot(
         if reference is None:
             from ..errors import UsageError
 
-            raise UsageError("--kind skill needs --reference (a predictions FILE, climatology with --train, or "
-                             "persistence with --time)")
+            raise UsageError(
+                "--kind skill needs --reference (a predictions FILE, climatology with --train, or "
+                "persistence with --time)"
+            )
     elif flags.reference is not None or flags.time is not None or flags.id is not None:
         from ..errors import UsageError
 
-        raise UsageError("--reference, --time and --id apply to score, compare, check, report and plot --kind skill "
-                         "(skill scores), not to other plots")
+        raise UsageError(
+            "--reference, --time and --id apply to score, compare, check, report and plot --kind skill "
+            "(skill scores), not to other plots"
+        )
     from ..tasks.plot import OPT_IN_KINDS
 
     if kind.value in OPT_IN_KINDS:  # asking for the figure asks for the opt-in family it draws
@@ -144,13 +174,29 @@ def plot(
             from ..tasks.score import reference_ids, reference_time
             from ..tasks.skill import evaluate_skill
 
-            skill, _, skill_notes = evaluate_skill(loaded.prediction, str(file), reference, settings,
-                                                   reference_time(loaded, reference), reference_ids(loaded, reference))
+            skill, _, skill_notes = evaluate_skill(
+                loaded.prediction,
+                str(file),
+                reference,
+                settings,
+                reference_time(loaded, reference),
+                reference_ids(loaded, reference),
+            )
             metrics = {"skill": skill}
             for note in skill_notes:
                 typer.echo(f"note: {plain(note)}", err=True)
-        bundle = build_figures(loaded.prediction, metrics, settings, name=file.name, kinds=[kind.value], x=xs,
-                               x_label=x_label, max_points=n_points, info=loaded.info, order_by=order_by.value)
+        bundle = build_figures(
+            loaded.prediction,
+            metrics,
+            settings,
+            name=file.name,
+            kinds=[kind.value],
+            x=xs,
+            x_label=x_label,
+            max_points=n_points,
+            info=loaded.info,
+            order_by=order_by.value,
+        )
     for note in bundle.notes:
         typer.echo(f"note: {plain(note)}", err=True)
     atomic_write_bytes(output, figure_to_bytes(bundle.figures[kind.value], fmt, dpi))

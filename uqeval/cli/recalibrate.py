@@ -51,27 +51,122 @@ class Model(str, Enum):
 
 @handle_errors
 def recalibrate(
-    file: Annotated[Optional[Path], typer.Argument(help="Calibration file (CSV/Parquet with targets) to fit on; omit with --load.", show_default=False)] = None,
-    method: Annotated[Optional[Method], typer.Option("--method", "-m", help="Recalibration method (required when fitting).", show_default=False)] = None,
-    apply: Annotated[Optional[Path], typer.Option("--apply", help="File to recalibrate (targets optional); needs --output.", dir_okay=False)] = None,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Recalibrated copy of --apply: every input column plus the new ones (.parquet/.pq/.csv/.csv.gz, written atomically).", dir_okay=False)] = None,
-    save: Annotated[Optional[Path], typer.Option("--save", help="Write the fitted recalibrator as JSON (never pickle).", dir_okay=False)] = None,
-    load: Annotated[Optional[Path], typer.Option("--load", help="Apply a recalibrator saved with --save instead of fitting.", dir_okay=False)] = None,
-    criterion: Annotated[Optional[Criterion], typer.Option("--criterion", help="std-scaling: criterion the factor minimises (default ma_cal).", show_default=False)] = None,
-    levels: Annotated[Optional[str], typer.Option("--levels", help="Comma-separated central levels of the interval outputs and coverage (default 0.5,0.9,0.95); with --quantiles, quantile levels (default 0.05,0.25,0.5,0.75,0.95).")] = None,
-    quantiles: Annotated[bool, typer.Option("--quantiles", help="isotonic: write recalibrated quantiles q_<level> instead of intervals lower_<level>/upper_<level>.")] = False,
-    equivalent_std: Annotated[bool, typer.Option("--equivalent-std", help="isotonic: also write std_<level>, the std whose Gaussian central interval is as wide as the recalibrated one.")] = False,
-    model: Annotated[Optional[Model], typer.Option("--model", help="accrue: model of sigma(x) (default mlp).", show_default=False)] = None,
-    clusters: Annotated[Optional[int], typer.Option("--clusters", help="accrue --model kmeans: number of clusters (default 5).", min=1, max=LIMITS["clusters"])] = None,
-    features: Annotated[Optional[str], typer.Option("--features", help="accrue: comma-separated input columns sigma(x) depends on (with --load: default the saved ones).")] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="accrue: seed of k-means, the validation split and the MLP restarts (default 0).", min=0, max=LIMITS["seed"])] = None,
+    file: Annotated[
+        Optional[Path],
+        typer.Argument(
+            help="Calibration file (CSV/Parquet with targets) to fit on; omit with --load.",
+            show_default=False,
+        ),
+    ] = None,
+    method: Annotated[
+        Optional[Method],
+        typer.Option(
+            "--method", "-m", help="Recalibration method (required when fitting).", show_default=False
+        ),
+    ] = None,
+    apply: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--apply", help="File to recalibrate (targets optional); needs --output.", dir_okay=False
+        ),
+    ] = None,
+    output: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--output",
+            "-o",
+            help="Recalibrated copy of --apply: every input column plus the new ones (.parquet/.pq/.csv/.csv.gz, written atomically).",
+            dir_okay=False,
+        ),
+    ] = None,
+    save: Annotated[
+        Optional[Path],
+        typer.Option("--save", help="Write the fitted recalibrator as JSON (never pickle).", dir_okay=False),
+    ] = None,
+    load: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--load", help="Apply a recalibrator saved with --save instead of fitting.", dir_okay=False
+        ),
+    ] = None,
+    criterion: Annotated[
+        Optional[Criterion],
+        typer.Option(
+            "--criterion",
+            help="std-scaling: criterion the factor minimises (default ma_cal).",
+            show_default=False,
+        ),
+    ] = None,
+    levels: Annotated[
+        Optional[str],
+        typer.Option(
+            "--levels",
+            help="Comma-separated central levels of the interval outputs and coverage (default 0.5,0.9,0.95); with --quantiles, quantile levels (default 0.05,0.25,0.5,0.75,0.95).",
+        ),
+    ] = None,
+    quantiles: Annotated[
+        bool,
+        typer.Option(
+            "--quantiles",
+            help="isotonic: write recalibrated quantiles q_<level> instead of intervals lower_<level>/upper_<level>.",
+        ),
+    ] = False,
+    equivalent_std: Annotated[
+        bool,
+        typer.Option(
+            "--equivalent-std",
+            help="isotonic: also write std_<level>, the std whose Gaussian central interval is as wide as the recalibrated one.",
+        ),
+    ] = False,
+    model: Annotated[
+        Optional[Model],
+        typer.Option("--model", help="accrue: model of sigma(x) (default mlp).", show_default=False),
+    ] = None,
+    clusters: Annotated[
+        Optional[int],
+        typer.Option(
+            "--clusters",
+            help="accrue --model kmeans: number of clusters (default 5).",
+            min=1,
+            max=LIMITS["clusters"],
+        ),
+    ] = None,
+    features: Annotated[
+        Optional[str],
+        typer.Option(
+            "--features",
+            help="accrue: comma-separated input columns sigma(x) depends on (with --load: default the saved ones).",
+        ),
+    ] = None,
+    seed: Annotated[
+        Optional[int],
+        typer.Option(
+            "--seed",
+            help="accrue: seed of k-means, the validation split and the MLP restarts (default 0).",
+            min=0,
+            max=LIMITS["seed"],
+        ),
+    ] = None,
     y: YCol = None,
     mean: MeanCol = None,
     std: StdCol = None,
     var: VarCol = None,
-    logits: Annotated[bool, typer.Option("--logits", help="temperature: class columns hold logits; apply softmax.")] = False,
-    renormalize: Annotated[bool, typer.Option("--renormalize", help="temperature: rescale probabilities that drift off the simplex.")] = False,
-    num_bins: Annotated[Optional[int], typer.Option("--num-bins", min=2, max=LIMITS["num_bins"], help="Calibration curve bins of the metrics, std-scaling and isotonic (default 100).")] = None,
+    logits: Annotated[
+        bool, typer.Option("--logits", help="temperature: class columns hold logits; apply softmax.")
+    ] = False,
+    renormalize: Annotated[
+        bool,
+        typer.Option("--renormalize", help="temperature: rescale probabilities that drift off the simplex."),
+    ] = False,
+    num_bins: Annotated[
+        Optional[int],
+        typer.Option(
+            "--num-bins",
+            min=2,
+            max=LIMITS["num_bins"],
+            help="Calibration curve bins of the metrics, std-scaling and isotonic (default 100).",
+        ),
+    ] = None,
     bins: BinsOpt = None,
     config: ConfigOpt = None,
     fmt: FormatOpt = OutputFormat.table,
@@ -87,11 +182,15 @@ def recalibrate(
     if file is not None and load is not None:
         raise UsageError("give either a calibration FILE to fit or --load a saved recalibrator, not both")
     if file is not None and method is None:
-        raise UsageError("--method is required when fitting: std-scaling, isotonic, conformal, accrue or temperature")
+        raise UsageError(
+            "--method is required when fitting: std-scaling, isotonic, conformal, accrue or temperature"
+        )
     if apply is not None and output is None:
         raise UsageError("--apply needs --output/-o, the file to write the recalibrated predictions to")
     if output is not None and apply is None:
-        raise UsageError("--output needs --apply FILE, the file to recalibrate (it may be the calibration file)")
+        raise UsageError(
+            "--output needs --apply FILE, the file to recalibrate (it may be the calibration file)"
+        )
     if save is not None and load is not None:
         raise UsageError("--save stores a fitted recalibrator; with --load nothing is fitted")
     if save is not None and output is not None and save.resolve() == output.resolve():
@@ -100,7 +199,9 @@ def recalibrate(
     if load is not None:
         given = [k for k, v in fit_flags.items() if v is not None]
         if given:
-            raise UsageError(f"{', '.join(given)} configure a fit; with --load the saved recalibrator is applied as is")
+            raise UsageError(
+                f"{', '.join(given)} configure a fit; with --load the saved recalibrator is applied as is"
+            )
 
     from ..tasks.recalibrate import output_format
 
@@ -110,7 +211,9 @@ def recalibrate(
     for lv in level_values or ():
         if not 0.0 < lv < 1.0:
             raise typer.BadParameter(f"--levels must lie strictly between 0 and 1, got {lv:g}")
-    feature_names = tuple(f.strip() for f in features.split(",") if f.strip()) if features is not None else None
+    feature_names = (
+        tuple(f.strip() for f in features.split(",") if f.strip()) if features is not None else None
+    )
     if features is not None and not feature_names:
         raise typer.BadParameter("--features is empty")
 
@@ -120,8 +223,12 @@ def recalibrate(
     from ..recalibration.serialize import load_state, save_state
 
     settings = make_settings(
-        config, columns=column_overrides(y_true=y, mean=mean, std=std, var=var),
-        num_bins=num_bins, class_bins=bins, logits=logits or None, renormalize=renormalize or None,
+        config,
+        columns=column_overrides(y_true=y, mean=mean, std=std, var=var),
+        num_bins=num_bins,
+        class_bins=bins,
+        logits=logits or None,
+        renormalize=renormalize or None,
     )
     inputs = [p for p in (file, apply, load) if p is not None]
     for out in (output, save):
@@ -137,9 +244,19 @@ def recalibrate(
         chosen = saved
     else:
         chosen = method.value  # type: ignore[union-attr]
-    _check_method_flags(chosen, criterion=criterion, model=model, clusters=clusters, features=feature_names,
-                        seed=seed, quantiles=quantiles, equivalent_std=equivalent_std, levels=level_values,
-                        logits=logits, renormalize=renormalize)
+    _check_method_flags(
+        chosen,
+        criterion=criterion,
+        model=model,
+        clusters=clusters,
+        features=feature_names,
+        seed=seed,
+        quantiles=quantiles,
+        equivalent_std=equivalent_std,
+        levels=level_values,
+        logits=logits,
+        renormalize=renormalize,
+    )
     options = Options(
         method=chosen,
         criterion=criterion.value if criterion else "ma_cal",

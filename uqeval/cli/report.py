@@ -22,8 +22,9 @@ def entry_names(files: list[Path]) -> list[str]:
     return [b if base.count(b) == 1 else str(f) for b, f in zip(base, files)]
 
 
-def build_entry(file: Path, name: str, settings, *, x: str | None, max_points: int, fmt: str,
-                dpi: int, reference=None) -> tuple[dict[str, Any], list[str]]:
+def build_entry(
+    file: Path, name: str, settings, *, x: str | None, max_points: int, fmt: str, dpi: int, reference=None
+) -> tuple[dict[str, Any], list[str]]:
     """Score ``file``, draw its figures and compute its UCC: one report entry and its notes."""
     from ..io.load import load_predictions
     from ..tasks.plot import KIND_TITLES, build_figures, encode_figures
@@ -33,8 +34,16 @@ def build_entry(file: Path, name: str, settings, *, x: str | None, max_points: i
     loaded = load_predictions(file, settings, extra=[x] if x else ())  # read once: scored, then drawn
     summary = score_loaded(loaded, settings, reference)
     xs, x_label = load_x(x, loaded)
-    bundle = build_figures(loaded.prediction, summary.get("metrics"), settings, name=name, x=xs, x_label=x_label,
-                           max_points=max_points, info=loaded.info)
+    bundle = build_figures(
+        loaded.prediction,
+        summary.get("metrics"),
+        settings,
+        name=name,
+        x=xs,
+        x_label=x_label,
+        max_points=max_points,
+        info=loaded.info,
+    )
     images = encode_figures(bundle.figures, fmt, dpi)
     entry: dict[str, Any] = {
         "name": name,
@@ -50,14 +59,24 @@ def build_entry(file: Path, name: str, settings, *, x: str | None, max_points: i
 @handle_errors
 @scoring_options
 def report(
-    files: Annotated[list[Path], typer.Argument(help="One or more CSV or Parquet prediction files, scored with the same settings.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write (atomically).", dir_okay=False)],
+    files: Annotated[
+        list[Path],
+        typer.Argument(help="One or more CSV or Parquet prediction files, scored with the same settings."),
+    ],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="HTML file to write (atomically).", dir_okay=False)
+    ],
     title: Annotated[str, typer.Option("--title", help="Report title.")] = "uqeval report",
     x: XOpt = None,
     max_points: MaxPointsOpt = None,
-    plot_format: Annotated[Optional[PlotFormat], typer.Option("--plot-format", help="Embedded image format: png (default) or svg.")] = None,
+    plot_format: Annotated[
+        Optional[PlotFormat],
+        typer.Option("--plot-format", help="Embedded image format: png (default) or svg."),
+    ] = None,
     dpi: DpiOpt = 150,
-    by: Annotated[Optional[str], typer.Option("--by", help="Also report every metric per value of this column.")] = None,
+    by: Annotated[
+        Optional[str], typer.Option("--by", help="Also report every metric per value of this column.")
+    ] = None,
     flags: ScoringFlags = None,  # type: ignore[assignment]  (filled by @scoring_options)
 ) -> None:
     """Write one self-contained HTML report of one or more prediction files.
@@ -92,8 +111,9 @@ def report(
             find_x_column(table, x)
     entries, notes = [], []
     for f, name in zip(files, entry_names(files)):
-        entry, entry_notes = build_entry(f, name, settings, x=x, max_points=n_points, fmt=fmt, dpi=dpi,
-                                          reference=reference)
+        entry, entry_notes = build_entry(
+            f, name, settings, x=x, max_points=n_points, fmt=fmt, dpi=dpi, reference=reference
+        )
         entries.append(entry)
         notes += entry_notes
     atomic_write_text(output, render_report(entries, title=title))

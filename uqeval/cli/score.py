@@ -32,15 +32,49 @@ from .plot import MaxPointsOpt, PlotFormatOpt, XOpt
 @handle_errors
 @scoring_options
 def score(
-    file: Annotated[Path, typer.Argument(help="CSV (.csv, .csv.gz) or Parquet (.parquet, .pq) file of targets and predictions; with --engine stream/dask also a directory of Parquet files (hive partitions), a glob, or a URI (s3://, gs://, file://, ...).")],
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="CSV (.csv, .csv.gz) or Parquet (.parquet, .pq) file of targets and predictions; with --engine stream/dask also a directory of Parquet files (hive partitions), a glob, or a URI (s3://, gs://, file://, ...)."
+        ),
+    ],
     flags: ScoringFlags,
-    by: Annotated[Optional[str], typer.Option("--by", help="Report every metric per value of this column (e.g. a shift level).")] = None,
-    oca_fraction: Annotated[Optional[float], typer.Option("--oca-fraction", help="Share of most uncertain rows handed to an oracle for oracle_collaborative_accuracy (default 0.01).")] = None,
-    bayes_samples: Annotated[Optional[int], typer.Option("--bayes-samples", max=LIMITS["bayes_samples"], help="Posterior draws of the Bayesian ECE (default 500, seeded by --seed).")] = None,
-    per_row: Annotated[Optional[Path], typer.Option("--per-row", help="Ensembles and Dirichlet outputs: write per-row total/aleatoric/epistemic uncertainty to this Parquet file.", dir_okay=False)] = None,
+    by: Annotated[
+        Optional[str],
+        typer.Option("--by", help="Report every metric per value of this column (e.g. a shift level)."),
+    ] = None,
+    oca_fraction: Annotated[
+        Optional[float],
+        typer.Option(
+            "--oca-fraction",
+            help="Share of most uncertain rows handed to an oracle for oracle_collaborative_accuracy (default 0.01).",
+        ),
+    ] = None,
+    bayes_samples: Annotated[
+        Optional[int],
+        typer.Option(
+            "--bayes-samples",
+            max=LIMITS["bayes_samples"],
+            help="Posterior draws of the Bayesian ECE (default 500, seeded by --seed).",
+        ),
+    ] = None,
+    per_row: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--per-row",
+            help="Ensembles and Dirichlet outputs: write per-row total/aleatoric/epistemic uncertainty to this Parquet file.",
+            dir_okay=False,
+        ),
+    ] = None,
     fmt: FormatOpt = OutputFormat.table,
     output: OutputOpt = None,
-    plot_dir: Annotated[Optional[Path], typer.Option("--plot-dir", help="Write every plot that applies to the representation into this directory (created if its parent exists), e.g. calibration.png.")] = None,
+    plot_dir: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--plot-dir",
+            help="Write every plot that applies to the representation into this directory (created if its parent exists), e.g. calibration.png.",
+        ),
+    ] = None,
     plot_format: PlotFormatOpt = None,
     max_points: MaxPointsOpt = None,
     x: XOpt = None,
@@ -65,7 +99,11 @@ def score(
 
     chosen = choose_engine(engine.value, file)
     if chosen != "memory":
-        for flag, value in (("--per-row", per_row), ("--plot-dir", plot_dir), ("--reference", flags.reference)):
+        for flag, value in (
+            ("--per-row", per_row),
+            ("--plot-dir", plot_dir),
+            ("--reference", flags.reference),
+        ):
             if value is not None:
                 raise UsageError(f"{flag} needs the whole file in memory: use --engine memory")
         emit(_score_streamed(file, settings, chosen, chunk_rows, scheduler, workers, quiet), fmt, output)
@@ -74,7 +112,9 @@ def score(
         raise UsageError("--chunk-rows, --scheduler and --workers apply to --engine stream/dask only")
     if per_row is not None:
         if not per_row.name.lower().endswith((".parquet", ".pq")):
-            raise UsageError(f"--per-row writes Parquet: give a .parquet or .pq file name, not '{per_row.name}'")
+            raise UsageError(
+                f"--per-row writes Parquet: give a .parquet or .pq file name, not '{per_row.name}'"
+            )
         check_output_path(per_row, [file])
         if output is not None and per_row.resolve() == output.resolve():
             raise UsageError("--per-row and --output name the same file; give two different paths")
@@ -95,8 +135,11 @@ def score(
     loaded = load_predictions(file, settings, extra=[x] if x else ())  # --x read with the prediction
     rows_table = per_row_table(loaded.prediction) if per_row is not None else None
     summary = score_loaded(loaded, settings, reference)
-    images = _plot_images(file, loaded, settings, summary, plot_dir, plot_format, max_points, x, order_by) \
-        if plot_dir is not None else None
+    images = (
+        _plot_images(file, loaded, settings, summary, plot_dir, plot_format, max_points, x, order_by)
+        if plot_dir is not None
+        else None
+    )
     if rows_table is not None:
         write_parquet(per_row, rows_table)
     if images is not None:
@@ -115,18 +158,30 @@ def _score_streamed(file, settings, engine, chunk_rows, scheduler, workers, quie
         return score_with_engine(file, settings, engine, chunk_rows, scheduler, workers, progress)
 
 
-def _plot_images(file, loaded, settings, summary, plot_dir, plot_format, max_points, x, order_by) -> dict[str, bytes]:
+def _plot_images(
+    file, loaded, settings, summary, plot_dir, plot_format, max_points, x, order_by
+) -> dict[str, bytes]:
     """Every plot that applies to the file's representation, encoded (``{kind: bytes}``)."""
     from ..tasks.plot import build_figures, encode_figures
     from .plot import check_max_points, load_x
 
     xs, x_label = load_x(x, loaded)
-    bundle = build_figures(loaded.prediction, summary.get("metrics"), settings, name=file.name, x=xs,
-                           x_label=x_label, max_points=check_max_points(max_points), info=loaded.info,
-                           order_by=order_by.value)
+    bundle = build_figures(
+        loaded.prediction,
+        summary.get("metrics"),
+        settings,
+        name=file.name,
+        x=xs,
+        x_label=x_label,
+        max_points=check_max_points(max_points),
+        info=loaded.info,
+        order_by=order_by.value,
+    )
     for note in bundle.notes:
         typer.echo(f"note: {plain(note)}", err=True)
     if not bundle.figures:
-        typer.echo(f"note: no plot applies to {loaded.prediction.kind} predictions; nothing written to {plain(plot_dir)}",
-                   err=True)
+        typer.echo(
+            f"note: no plot applies to {loaded.prediction.kind} predictions; nothing written to {plain(plot_dir)}",
+            err=True,
+        )
     return encode_figures(bundle.figures, plot_format.value if plot_format else "png")

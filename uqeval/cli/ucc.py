@@ -52,17 +52,68 @@ class Normalize(str, Enum):
 
 @handle_errors
 def ucc(
-    files: Annotated[list[Path], typer.Argument(help="One or more prediction files (CSV or Parquet) over the same targets, in the same row order.")],
-    level: Annotated[Optional[float], typer.Option("--level", help="Nominal level of the band: Gaussian mean ± z·std, the interval pair, the central quantile pair or the empirical sample quantiles (default 0.95).")] = None,
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="One or more prediction files (CSV or Parquet) over the same targets, in the same row order."
+        ),
+    ],
+    level: Annotated[
+        Optional[float],
+        typer.Option(
+            "--level",
+            help="Nominal level of the band: Gaussian mean ± z·std, the interval pair, the central quantile pair or the empirical sample quantiles (default 0.95).",
+        ),
+    ] = None,
     x_axis: Annotated[Axis, typer.Option("--x-axis", help="Metric on the x axis.")] = Axis.bandwidth,
-    y_axis: Annotated[Axis, typer.Option("--y-axis", help="Metric on the y axis (the target column is --y).")] = Axis.missrate,
-    normalize: Annotated[Normalize, typer.Option("--normalize", help="Divide bandwidth, excess and deficit by std(y) (ddof 0), or keep the units of y.")] = Normalize.std,
-    partial_x: Annotated[Optional[str], typer.Option("--partial-x", help="Also the area over x between a and b, given as a,b (e.g. 0,1.5; ends interpolated).")] = None,
-    partial_y: Annotated[Optional[str], typer.Option("--partial-y", help="Also the area over the part of the curve with y between a and b, given as a,b (e.g. 0,0.5).")] = None,
-    cost: Annotated[float, typer.Option("--cost", min=0.0, max=1.0, help="Weight c of the x axis in the linear cost c·x + (1 − c)·y.")] = 0.5,
-    permutation_test: Annotated[int, typer.Option("--permutation-test", min=0, max=LIMITS["permutations"], help="Paired permutation test of AUUCC differences with this many permutations (0: none); needs two or more files with the same point prediction.")] = 0,
+    y_axis: Annotated[
+        Axis, typer.Option("--y-axis", help="Metric on the y axis (the target column is --y).")
+    ] = Axis.missrate,
+    normalize: Annotated[
+        Normalize,
+        typer.Option(
+            "--normalize",
+            help="Divide bandwidth, excess and deficit by std(y) (ddof 0), or keep the units of y.",
+        ),
+    ] = Normalize.std,
+    partial_x: Annotated[
+        Optional[str],
+        typer.Option(
+            "--partial-x",
+            help="Also the area over x between a and b, given as a,b (e.g. 0,1.5; ends interpolated).",
+        ),
+    ] = None,
+    partial_y: Annotated[
+        Optional[str],
+        typer.Option(
+            "--partial-y",
+            help="Also the area over the part of the curve with y between a and b, given as a,b (e.g. 0,0.5).",
+        ),
+    ] = None,
+    cost: Annotated[
+        float,
+        typer.Option(
+            "--cost", min=0.0, max=1.0, help="Weight c of the x axis in the linear cost c·x + (1 − c)·y."
+        ),
+    ] = 0.5,
+    permutation_test: Annotated[
+        int,
+        typer.Option(
+            "--permutation-test",
+            min=0,
+            max=LIMITS["permutations"],
+            help="Paired permutation test of AUUCC differences with this many permutations (0: none); needs two or more files with the same point prediction.",
+        ),
+    ] = 0,
     seed: SeedOpt = None,
-    plot: Annotated[Optional[Path], typer.Option("--plot", help="Draw every UCC with its constant-band reference to this .png (or .svg, .pdf).", dir_okay=False)] = None,
+    plot: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--plot",
+            help="Draw every UCC with its constant-band reference to this .png (or .svg, .pdf).",
+            dir_okay=False,
+        ),
+    ] = None,
     y: YCol = None,
     mean: MeanCol = None,
     std: StdCol = None,
@@ -74,7 +125,10 @@ def ucc(
     nan_policy: NanOpt = None,
     config: ConfigOpt = None,
     fmt: FormatOpt = OutputFormat.table,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Also write the JSON summary here (atomically).", dir_okay=False)] = None,
+    output: Annotated[
+        Optional[Path],
+        typer.Option("--output", "-o", help="Also write the JSON summary here (atomically).", dir_okay=False),
+    ] = None,
     engine: EngineOpt = Engine.auto,
     chunk_rows: ChunkRowsOpt = None,
     scheduler: SchedulerOpt = None,
@@ -111,8 +165,14 @@ def ucc(
     if plot is not None and plot.suffix.lower().lstrip(".") not in ("png", "svg", "pdf"):
         raise UsageError(f"--plot {plot}: give a file name ending in .png (or .svg, .pdf)")
     settings = settings_from_flags(
-        config, dict(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper),
-        representation, None, nan_policy, fix_crossing, level=level, seed=seed,
+        config,
+        dict(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper),
+        representation,
+        None,
+        nan_policy,
+        fix_crossing,
+        level=level,
+        seed=seed,
     )
     for out in (output, plot):
         if out is not None:
@@ -129,8 +189,15 @@ def ucc(
                 raise UsageError(f"{flag} needs every row in memory: use --engine memory")
         from ..stream.ucc import ucc_dask, ucc_stream
 
-        options = dict(x_axis=x_axis.value, y_axis=y_axis.value, normalize=normalize.value, partial_x=px,
-                       partial_y=py, cost=cost, seed=settings.seed)
+        options = dict(
+            x_axis=x_axis.value,
+            y_axis=y_axis.value,
+            normalize=normalize.value,
+            partial_x=px,
+            partial_y=py,
+            cost=cost,
+            seed=settings.seed,
+        )
         from ..stream.engine import total_rows
         from ..stream.progress import row_progress
 
@@ -139,8 +206,16 @@ def ucc(
             raise UsageError("--scheduler and --workers apply to --engine dask only")
         with row_progress(None if quiet else total_rows(files[0]), quiet) as progress:
             if "dask" in chosen:
-                summary = ucc_dask(files, model_names(files), settings, rows, scheduler=scheduler, workers=workers,
-                                   progress=progress, **options)
+                summary = ucc_dask(
+                    files,
+                    model_names(files),
+                    settings,
+                    rows,
+                    scheduler=scheduler,
+                    workers=workers,
+                    progress=progress,
+                    **options,
+                )
             else:
                 summary = ucc_stream(files, model_names(files), settings, rows, progress=progress, **options)
         if output is not None:
@@ -151,11 +226,21 @@ def ucc(
         return
     if chunk_rows is not None or scheduler is not None or workers is not None:
         raise UsageError("--chunk-rows, --scheduler and --workers apply to --engine stream/dask only")
-    bands = [band_of(name, load_predictions(path, settings), settings.level)
-             for name, path in zip(model_names(files), files)]
-    summary = ucc_report(bands, x_axis=x_axis.value, y_axis=y_axis.value, normalize=normalize.value,
-                         partial_x=px, partial_y=py, cost=cost, n_permutations=permutation_test,
-                         seed=settings.seed)
+    bands = [
+        band_of(name, load_predictions(path, settings), settings.level)
+        for name, path in zip(model_names(files), files)
+    ]
+    summary = ucc_report(
+        bands,
+        x_axis=x_axis.value,
+        y_axis=y_axis.value,
+        normalize=normalize.value,
+        partial_x=px,
+        partial_y=py,
+        cost=cost,
+        n_permutations=permutation_test,
+        seed=settings.seed,
+    )
     image = None
     if plot is not None:  # rendered before anything is written: a failure leaves no output
         from ..plots.common import figure_to_bytes

@@ -22,8 +22,16 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "lower": ("lower",),
     "upper": ("upper",),
 }
-FLAGS = {"y_true": "--y", "mean": "--mean", "std": "--std", "var": "--var", "lower": "--lower",
-         "upper": "--upper", "label": "--y", "by": "--by"}
+FLAGS = {
+    "y_true": "--y",
+    "mean": "--mean",
+    "std": "--std",
+    "var": "--var",
+    "lower": "--lower",
+    "upper": "--upper",
+    "label": "--y",
+    "by": "--by",
+}
 
 _NUM = r"(\d*\.?\d+(?:[eE]-?\d+)?)"
 QUANTILE_RE = re.compile(rf"^(?:q|quantile)_?{_NUM}$", re.I)
@@ -32,13 +40,18 @@ UPPER_RE = re.compile(rf"^upper_{_NUM}$", re.I)
 SAMPLE_RE = re.compile(r"^(?:s|sample)_(\d+)$", re.I)
 PROBA_RE = re.compile(r"^(?:p|prob)_(\d+)$", re.I)
 LOGIT_RE = re.compile(r"^logit_(\d+)$", re.I)
-MEMBER_RE = re.compile(r"^m(\d+)_p_(\d+)$", re.I)        # ensemble member j, class k
-ALPHA_RE = re.compile(r"^alpha_(\d+)$", re.I)             # Dirichlet concentrations
-LOGLIK_RE = re.compile(r"^loglik_(\d+)$", re.I)           # log p(y | member j)
-MV_MEMBER_RE = re.compile(r"^m(\d+)_(\d+)$", re.I)       # multivariate ensembles: member j, component k
-MV_TARGET_RE = re.compile(r"^y_(\d+)$", re.I)             # multivariate targets y_1..y_d
-LIST_COLUMNS = {"samples": "samples", "proba": "proba", "member_proba": "member_proba", "alpha": "alpha",
-                "loglik": "loglik"}
+MEMBER_RE = re.compile(r"^m(\d+)_p_(\d+)$", re.I)  # ensemble member j, class k
+ALPHA_RE = re.compile(r"^alpha_(\d+)$", re.I)  # Dirichlet concentrations
+LOGLIK_RE = re.compile(r"^loglik_(\d+)$", re.I)  # log p(y | member j)
+MV_MEMBER_RE = re.compile(r"^m(\d+)_(\d+)$", re.I)  # multivariate ensembles: member j, component k
+MV_TARGET_RE = re.compile(r"^y_(\d+)$", re.I)  # multivariate targets y_1..y_d
+LIST_COLUMNS = {
+    "samples": "samples",
+    "proba": "proba",
+    "member_proba": "member_proba",
+    "alpha": "alpha",
+    "loglik": "loglik",
+}
 
 
 @dataclass
@@ -47,10 +60,10 @@ class ColumnPlan:
 
     representation: str
     roles: dict[str, Any] = field(default_factory=dict)  # role -> column name or list of names
-    levels: list[float] | None = None                    # quantile levels or interval levels
-    list_roles: set[str] = field(default_factory=set)    # roles read from one Parquet list column
+    levels: list[float] | None = None  # quantile levels or interval levels
+    list_roles: set[str] = field(default_factory=set)  # roles read from one Parquet list column
     logits: bool = False
-    classes: int | None = None                           # K of flat m{j}_p_{k} member columns (member-major)
+    classes: int | None = None  # K of flat m{j}_p_{k} member columns (member-major)
 
     def needed(self) -> list[str]:
         out: list[str] = []
@@ -87,12 +100,17 @@ def _indexed(names: list[str], regex: re.Pattern[str], what: str, path: str) -> 
         return []
     idx = [i for i, _ in found]
     if idx != list(range(len(idx))):
-        raise SchemaError(f"{path}: {what} columns must be numbered 0..{len(idx) - 1} without gaps or repeats; found {idx}")
+        raise SchemaError(
+            f"{path}: {what} columns must be numbered 0..{len(idx) - 1} without gaps or repeats; found {idx}"
+        )
     return [n for _, n in found]
 
 
-_LEVEL_PREFIX = {QUANTILE_RE: re.compile(r"^(?:q|quantile)_", re.I), LOWER_RE: re.compile(r"^lower_", re.I),
-                 UPPER_RE: re.compile(r"^upper_", re.I)}
+_LEVEL_PREFIX = {
+    QUANTILE_RE: re.compile(r"^(?:q|quantile)_", re.I),
+    LOWER_RE: re.compile(r"^lower_", re.I),
+    UPPER_RE: re.compile(r"^upper_", re.I),
+}
 
 
 def _leveled(names: list[str], regex: re.Pattern[str], path: str = "input") -> list[tuple[float, str]]:
@@ -106,13 +124,17 @@ def _leveled(names: list[str], regex: re.Pattern[str], path: str = "input") -> l
         if m:
             level = float(m.group(1))
             if not 0.0 < level < 1.0:
-                raise SchemaError(f"{path}: column '{n}' names level {m.group(1)}, which is not strictly between "
-                                  "0 and 1; write levels as fractions, e.g. q_0.05")
+                raise SchemaError(
+                    f"{path}: column '{n}' names level {m.group(1)}, which is not strictly between "
+                    "0 and 1; write levels as fractions, e.g. q_0.05"
+                )
             out.append((level, n))
         elif _LEVEL_PREFIX[regex].match(n):
-            raise SchemaError(f"{path}: cannot parse the level of column '{n}'; name it like "
-                              f"{'q_0.05' if regex is QUANTILE_RE else regex.pattern[1:6] + '_0.9'} "
-                              "(or rename the column if it is not a prediction)")
+            raise SchemaError(
+                f"{path}: cannot parse the level of column '{n}'; name it like "
+                f"{'q_0.05' if regex is QUANTILE_RE else regex.pattern[1:6] + '_0.9'} "
+                "(or rename the column if it is not a prediction)"
+            )
     return sorted(out)
 
 
@@ -124,8 +146,10 @@ def _member_grid(names: list[str], path: str) -> tuple[list[str], int]:
     found: dict[tuple[int, int], str] = {}
     for cell, name in cells:
         if cell in found:
-            raise SchemaError(f"{path}: ensemble member columns '{found[cell]}' and '{name}' name the same member "
-                              "and class; rename or drop one")
+            raise SchemaError(
+                f"{path}: ensemble member columns '{found[cell]}' and '{name}' name the same member "
+                "and class; rename or drop one"
+            )
         found[cell] = name
     members = sorted({j for j, _ in found})
     classes = sorted({k for _, k in found})
@@ -185,8 +209,9 @@ def plan_columns(
         if members:
             fam["members"] = ColumnPlan("members", roles={"member_proba": members}, classes=n_classes)
         else:
-            fam["members"] = ColumnPlan("members", roles={"member_proba": lc["member_proba"]},
-                                        list_roles={"member_proba"})
+            fam["members"] = ColumnPlan(
+                "members", roles={"member_proba": lc["member_proba"]}, list_roles={"member_proba"}
+            )
     alphas = _indexed(names, ALPHA_RE, "Dirichlet alpha", path)
     if alphas or "alpha" in lc:
         if alphas:
@@ -209,8 +234,9 @@ def plan_columns(
 
     quants = _leveled(names, QUANTILE_RE, path)
     if quants:
-        fam["quantiles"] = ColumnPlan("quantiles", roles={"quantiles": [n for _, n in quants]},
-                                      levels=[lv for lv, _ in quants])
+        fam["quantiles"] = ColumnPlan(
+            "quantiles", roles={"quantiles": [n for _, n in quants]}, levels=[lv for lv, _ in quants]
+        )
 
     lows, ups = _leveled(names, LOWER_RE, path), _leveled(names, UPPER_RE, path)
     lower, upper = _find(names, "lower", explicit, path), _find(names, "upper", explicit, path)
@@ -220,13 +246,16 @@ def plan_columns(
             raise SchemaError(
                 f"{path}: lower_*/upper_* columns must come in pairs; lower levels {lo_levels}, upper levels {up_levels}"
             )
-        fam["intervals"] = ColumnPlan("intervals", roles={"lower": [n for _, n in lows], "upper": [n for _, n in ups]},
-                                      levels=lo_levels)
+        fam["intervals"] = ColumnPlan(
+            "intervals", roles={"lower": [n for _, n in lows], "upper": [n for _, n in ups]}, levels=lo_levels
+        )
     elif lower or upper:
         if not (lower and upper):
             missing = "upper" if lower else "lower"
-            raise SchemaError(f"{path}: found a '{lower or upper}' column but no {missing} bound; "
-                              f"add it or name it with --{missing}")
+            raise SchemaError(
+                f"{path}: found a '{lower or upper}' column but no {missing} bound; "
+                f"add it or name it with --{missing}"
+            )
         fam["intervals"] = ColumnPlan("intervals", roles={"lower": [lower], "upper": [upper]}, levels=None)
 
     mv = _multivariate_plan(names, path)  # forecast verification (issue 16): multivariate ensembles
@@ -235,8 +264,10 @@ def plan_columns(
 
     std, var = _find(names, "std", explicit, path), _find(names, "var", explicit, path)
     if std and var:
-        raise SchemaError(f"{path}: both a std column ('{std}') and a variance column ('{var}') found; "
-                          "pick one with --std or --var")
+        raise SchemaError(
+            f"{path}: both a std column ('{std}') and a variance column ('{var}') found; "
+            "pick one with --std or --var"
+        )
     if std or var:
         fam["gaussian"] = ColumnPlan("gaussian", roles={"std": std} if std else {"var": var})
 
@@ -275,8 +306,9 @@ def plan_columns(
 
     # targets and point predictions
     if chosen.representation in ("categorical", "members", "dirichlet"):
-        target = _find(names, "label", {"label": explicit["y_true"]} if "y_true" in explicit else {}, path) \
-            or _find(names, "y_true", explicit, path)
+        target = _find(
+            names, "label", {"label": explicit["y_true"]} if "y_true" in explicit else {}, path
+        ) or _find(names, "y_true", explicit, path)
     else:
         target = _find(names, "y_true", explicit, path)
     if target:
@@ -291,7 +323,9 @@ def plan_columns(
                     f"{path}: no prediction columns found; expected a mean (mean/mu/y_pred/pred), std/sigma, "
                     "lower/upper, q_<level>, s_<i> or p_<k> columns (or name them with --mean, --std, ...)"
                 )
-            raise SchemaError(f"{path}: no mean column found (mean/mu/y_pred/pred); name it with --mean COLUMN")
+            raise SchemaError(
+                f"{path}: no mean column found (mean/mu/y_pred/pred); name it with --mean COLUMN"
+            )
     if "by" in explicit:
         chosen.roles["by"] = _find(names, "by", explicit, path)
     return chosen
@@ -307,16 +341,27 @@ def _multivariate_plan(names: list[str], path: str) -> ColumnPlan | None:
     members = sorted({j for j, _ in cells})
     comps = sorted({k for _, k in cells})
     if members != list(range(len(members))):
-        raise SchemaError(f"{path}: multivariate member columns m<j>_<k> must be numbered j = 0..M-1 without gaps; "
-                          f"found members {members}")
+        raise SchemaError(
+            f"{path}: multivariate member columns m<j>_<k> must be numbered j = 0..M-1 without gaps; "
+            f"found members {members}"
+        )
     if sorted(targets) != comps:
-        raise SchemaError(f"{path}: multivariate member columns m<j>_<k> name components {comps} but the target "
-                          f"columns y_<k> are {sorted(targets) or 'missing'}; give one y_<k> per component")
+        raise SchemaError(
+            f"{path}: multivariate member columns m<j>_<k> name components {comps} but the target "
+            f"columns y_<k> are {sorted(targets) or 'missing'}; give one y_<k> per component"
+        )
     missing = [f"m{j}_{k}" for j in members for k in comps if (j, k) not in cells]
     if missing:
-        raise SchemaError(f"{path}: multivariate member columns must cover every member and component "
-                          f"({len(members)} x {len(comps)}); missing {', '.join(missing[:5])}"
-                          f"{' ...' if len(missing) > 5 else ''}")
-    return ColumnPlan("multivariate", roles={"y_true": [targets[k] for k in comps],
-                                             "samples": [cells[(j, k)] for j in members for k in comps]},
-                      classes=len(comps))
+        raise SchemaError(
+            f"{path}: multivariate member columns must cover every member and component "
+            f"({len(members)} x {len(comps)}); missing {', '.join(missing[:5])}"
+            f"{' ...' if len(missing) > 5 else ''}"
+        )
+    return ColumnPlan(
+        "multivariate",
+        roles={
+            "y_true": [targets[k] for k in comps],
+            "samples": [cells[(j, k)] for j in members for k in comps],
+        },
+        classes=len(comps),
+    )

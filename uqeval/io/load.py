@@ -10,11 +10,31 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import InputError, SchemaError
-from ..predictions import (Categorical, Dirichlet, Gaussian, Intervals, LogLikelihood, MemberCategorical, Multivariate, Point,
-                           Prediction, Quantiles, Samples)
+from ..predictions import (
+    Categorical,
+    Dirichlet,
+    Gaussian,
+    Intervals,
+    LogLikelihood,
+    MemberCategorical,
+    Multivariate,
+    Point,
+    Prediction,
+    Quantiles,
+    Samples,
+)
 from .columns import ColumnPlan, plan_columns
-from .readers import (TableInfo, float64_numpy, inspect, numbers_numpy, read_block, read_columns, release_arrow_memory,
-                      to_float, to_matrix)
+from .readers import (
+    TableInfo,
+    float64_numpy,
+    inspect,
+    numbers_numpy,
+    read_block,
+    read_columns,
+    release_arrow_memory,
+    to_float,
+    to_matrix,
+)
 
 
 @dataclass
@@ -69,9 +89,9 @@ def _stack(cols: dict, names: list[str], path: Path, offset: int = 0, order: str
     out = np.empty((n, len(names)))
     step = max(1, (1 << 21) // (8 * len(names)))
     for start in range(0, n, step):  # blocks of rows x every column
-        part = out[start:start + step]
+        part = out[start : start + step]
         for j, src in enumerate(sources):
-            part[:, j] = src[start:start + step]
+            part[:, j] = src[start : start + step]
     return out
 
 
@@ -91,9 +111,13 @@ def _to_tensor(column, name: str, path: Path, offset: int = 0) -> np.ndarray:
 
     chunks = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     outer = chunks.type
-    if not (pa.types.is_list(outer) or pa.types.is_large_list(outer) or pa.types.is_fixed_size_list(outer)) or not (
-            pa.types.is_list(outer.value_type) or pa.types.is_large_list(outer.value_type)
-            or pa.types.is_fixed_size_list(outer.value_type)):
+    if not (
+        pa.types.is_list(outer) or pa.types.is_large_list(outer) or pa.types.is_fixed_size_list(outer)
+    ) or not (
+        pa.types.is_list(outer.value_type)
+        or pa.types.is_large_list(outer.value_type)
+        or pa.types.is_fixed_size_list(outer.value_type)
+    ):
         raise SchemaError(
             f"{path}: column '{name}' must be a list of lists (one list of K class probabilities per member), "
             f"found {outer}"
@@ -126,8 +150,12 @@ def _to_tensor(column, name: str, path: Path, offset: int = 0) -> np.ndarray:
     return values.reshape(n, m, k)
 
 
-def load_predictions(path: str | Path, settings: Settings | None = None, require_targets: bool = True,
-                     extra: Sequence[str] = ()) -> Loaded:
+def load_predictions(
+    path: str | Path,
+    settings: Settings | None = None,
+    require_targets: bool = True,
+    extra: Sequence[str] = (),
+) -> Loaded:
     """Read ``path``, detect its columns and build the matching container.
 
     With ``settings.nan_policy == "omit"`` rows with NaN/inf in any used column are
@@ -140,14 +168,25 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
     table = inspect(path)
     plan = plan_for(table, settings, require_targets)
     lower = {c.lower(): c for c in table.columns}
-    extra_names = [e if e in table.columns else lower[e.lower()] for e in extra
-                   if e in table.columns or e.lower() in lower]
+    extra_names = [
+        e if e in table.columns else lower[e.lower()]
+        for e in extra
+        if e in table.columns or e.lower() in lower
+    ]
     # the widest block (sample, member, class-probability or quantile columns of a Parquet file) is decoded
     # batch by batch into its array, never held as a whole Arrow table next to it
-    wide = next((r for r in ("samples", "member_proba", "proba", "quantiles") if table.format == "parquet"
-                 and r in plan.roles
-                 and plan.representation != "multivariate"
-                 and r not in plan.list_roles and isinstance(plan.roles[r], list)), None)
+    wide = next(
+        (
+            r
+            for r in ("samples", "member_proba", "proba", "quantiles")
+            if table.format == "parquet"
+            and r in plan.roles
+            and plan.representation != "multivariate"
+            and r not in plan.list_roles
+            and isinstance(plan.roles[r], list)
+        ),
+        None,
+    )
     wide_names = list(plan.roles[wide]) if wide else []
     first = [c for c in [*plan.needed(), *extra_names] if c not in wide_names or c in extra_names]
     cols, n_rows = read_columns(table, first or wide_names[:1])
@@ -182,8 +221,12 @@ def load_predictions(path: str | Path, settings: Settings | None = None, require
 def plan_for(table: TableInfo, settings: Settings, require_targets: bool = True) -> ColumnPlan:
     """The column plan of a file's header (raises when no target column is found and one is required)."""
     plan = plan_columns(
-        table.columns, table.list_columns, explicit=settings.columns,
-        representation=settings.representation, logits=settings.logits, path=str(table.path),
+        table.columns,
+        table.list_columns,
+        explicit=settings.columns,
+        representation=settings.representation,
+        logits=settings.logits,
+        path=str(table.path),
     )
     if require_targets and "y_true" not in plan.roles and plan.representation != "loglik":
         raise InputError(
@@ -204,8 +247,16 @@ class Batch:
     groups: np.ndarray | None = None
 
 
-def build_batch(p: Path | str, plan: ColumnPlan, cols: dict, n_rows: int, settings: Settings, offset: int = 0,
-                allow_empty: bool = False, prefilled: dict[str, np.ndarray] | None = None) -> Batch:
+def build_batch(
+    p: Path | str,
+    plan: ColumnPlan,
+    cols: dict,
+    n_rows: int,
+    settings: Settings,
+    offset: int = 0,
+    allow_empty: bool = False,
+    prefilled: dict[str, np.ndarray] | None = None,
+) -> Batch:
     """The prediction container of ``n_rows`` rows read into ``cols`` (pyarrow arrays by column name).
 
     ``offset``: global row number of the first row (messages name global rows; a chunk's
@@ -218,7 +269,11 @@ def build_batch(p: Path | str, plan: ColumnPlan, cols: dict, n_rows: int, settin
     # the roles and list roles are changed below (variance, multivariate); the caller's plan is reused
     plan = replace(plan, roles=dict(plan.roles), list_roles=set(plan.list_roles))
     # p is only named in messages: a local Path, or a URI string kept as written (Path would fold "s3://")
-    if plan.representation == "samples" and "samples" in plan.list_roles and _nested(cols[plan.roles["samples"]]):
+    if (
+        plan.representation == "samples"
+        and "samples" in plan.list_roles
+        and _nested(cols[plan.roles["samples"]])
+    ):
         plan.representation = "multivariate"  # a list of M lists of d components per row (issue 16)
         if "y_true" in plan.roles:
             plan.list_roles.add("y_true")
@@ -235,8 +290,11 @@ def build_batch(p: Path | str, plan: ColumnPlan, cols: dict, n_rows: int, settin
                 arrays[role] = block.reshape(len(block), -1, plan.classes)
         elif plan.representation == "multivariate" and role in plan.list_roles:  # list columns
             spec = plan.roles[role]
-            arrays[role] = _to_tensor(cols[spec], spec, p, offset) if role == "samples" else \
-                to_matrix(cols[spec], spec, p, offset)
+            arrays[role] = (
+                _to_tensor(cols[spec], spec, p, offset)
+                if role == "samples"
+                else to_matrix(cols[spec], spec, p, offset)
+            )
         elif plan.representation == "multivariate":  # (N, d) targets, (N, M, d) members
             block = np.column_stack([to_float(cols[c], c, p, offset) for c in plan.roles[role]])
             arrays[role] = block if role == "y_true" else block.reshape(len(block), -1, plan.classes)
@@ -274,7 +332,9 @@ def build_batch(p: Path | str, plan: ColumnPlan, cols: dict, n_rows: int, settin
     if settings.nan_policy == "omit":
         ok = np.ones(n_rows, dtype=bool)
         for role, a in arrays.items():
-            if role == "samples" and plan.representation == "samples":  # drop NaN/inf members per row; a row needs 2 finite members
+            if (
+                role == "samples" and plan.representation == "samples"
+            ):  # drop NaN/inf members per row; a row needs 2 finite members
                 finite = np.isfinite(a)
                 ok &= finite.sum(axis=1) >= 2
                 n_members_dropped = int((~finite[ok]).sum())
@@ -315,7 +375,9 @@ def build_batch(p: Path | str, plan: ColumnPlan, cols: dict, n_rows: int, settin
     return Batch(pred, n_dropped, n_members_dropped, columns, groups)
 
 
-def _build(plan: ColumnPlan, a: dict[str, np.ndarray], columns: dict, rows: np.ndarray, s: Settings) -> Prediction:
+def _build(
+    plan: ColumnPlan, a: dict[str, np.ndarray], columns: dict, rows: np.ndarray, s: Settings
+) -> Prediction:
     y = a.get("y_true")
     kind = plan.representation
     ll = a.get("loglik")
@@ -325,18 +387,48 @@ def _build(plan: ColumnPlan, a: dict[str, np.ndarray], columns: dict, rows: np.n
         return Point(y_true=y, columns=columns, rows=rows, mean=a["mean"], loglik=ll)
     if kind == "intervals":
         levels = plan.levels if plan.levels else [s.level]
-        return Intervals(y_true=y, columns=columns, rows=rows, lower=a["lower"], upper=a["upper"], levels=levels, mean=a.get("mean"),
-                         loglik=ll)
+        return Intervals(
+            y_true=y,
+            columns=columns,
+            rows=rows,
+            lower=a["lower"],
+            upper=a["upper"],
+            levels=levels,
+            mean=a.get("mean"),
+            loglik=ll,
+        )
     if kind == "quantiles":
-        return Quantiles(y_true=y, columns=columns, rows=rows, quantiles=a["quantiles"], levels=plan.levels, fix_crossing=s.fix_crossing,
-                         loglik=ll)
+        return Quantiles(
+            y_true=y,
+            columns=columns,
+            rows=rows,
+            quantiles=a["quantiles"],
+            levels=plan.levels,
+            fix_crossing=s.fix_crossing,
+            loglik=ll,
+        )
     if kind == "samples":
-        return Samples(y_true=y, columns=columns, rows=rows, samples=a["samples"], loglik=ll, allow_missing=s.nan_policy == "omit")
+        return Samples(
+            y_true=y,
+            columns=columns,
+            rows=rows,
+            samples=a["samples"],
+            loglik=ll,
+            allow_missing=s.nan_policy == "omit",
+        )
     if kind == "categorical":
-        return Categorical(y_true=y, columns=columns, rows=rows, proba=a["proba"], renormalize=s.renormalize, loglik=ll)
+        return Categorical(
+            y_true=y, columns=columns, rows=rows, proba=a["proba"], renormalize=s.renormalize, loglik=ll
+        )
     if kind == "members":
-        return MemberCategorical(y_true=y, columns=columns, rows=rows, member_proba=a["member_proba"], renormalize=s.renormalize,
-                                 loglik=ll)
+        return MemberCategorical(
+            y_true=y,
+            columns=columns,
+            rows=rows,
+            member_proba=a["member_proba"],
+            renormalize=s.renormalize,
+            loglik=ll,
+        )
     if kind == "dirichlet":
         return Dirichlet(y_true=y, columns=columns, rows=rows, alpha=a["alpha"], loglik=ll)
     if kind == "loglik":

@@ -26,9 +26,7 @@ def detect_format(path: str | Path) -> str:
     for ext in sorted(FORMATS, key=len, reverse=True):
         if name.endswith(ext):
             return FORMATS[ext]
-    raise InputError(
-        f"{path}: unsupported file type; uqeval reads .csv, .csv.gz, .parquet and .pq files"
-    )
+    raise InputError(f"{path}: unsupported file type; uqeval reads .csv, .csv.gz, .parquet and .pq files")
 
 
 def _check_readable(path: Path) -> None:
@@ -46,7 +44,9 @@ class TableInfo:
     format: str
     columns: list[str]
     list_columns: frozenset[str]  # Parquet list<number> columns (samples, proba, ...)
-    raw_names: dict[str, str] = field(default_factory=dict)  # CSV: name -> header text as written (spaces kept)
+    raw_names: dict[str, str] = field(
+        default_factory=dict
+    )  # CSV: name -> header text as written (spaces kept)
 
 
 def inspect(path: str | Path) -> TableInfo:
@@ -64,7 +64,9 @@ def inspect(path: str | Path) -> TableInfo:
         try:
             schema = pq.read_schema(p)
         except (pa.ArrowException, OSError) as exc:
-            raise InputError(f"{p}: cannot read Parquet file ({_short(exc)}); is it a valid Parquet file?") from None
+            raise InputError(
+                f"{p}: cannot read Parquet file ({_short(exc)}); is it a valid Parquet file?"
+            ) from None
         return parquet_info(p, schema)
     opener = gzip.open if str(p).lower().endswith(".gz") else open
     try:  # utf-8-sig: a byte-order mark (Excel's CSV export) is not part of the first name
@@ -79,8 +81,9 @@ def parquet_info(where, schema) -> TableInfo:
     import pyarrow as pa
 
     lists = frozenset(
-        f.name for f in schema if pa.types.is_list(f.type) or pa.types.is_large_list(f.type)
-        or pa.types.is_fixed_size_list(f.type)
+        f.name
+        for f in schema
+        if pa.types.is_list(f.type) or pa.types.is_large_list(f.type) or pa.types.is_fixed_size_list(f.type)
     )
     return TableInfo(where, "parquet", list(schema.names), lists)
 
@@ -127,7 +130,9 @@ def read_columns(info: TableInfo, names: list[str]) -> tuple[dict[str, object], 
             ).rename_columns(names)
     except (pa.ArrowException, OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:
         where = _ragged_csv_row(info) if info.format == "csv" else ""
-        raise InputError(f"{info.path}: cannot read {info.format.upper()} data{where} ({_short(exc)})") from None
+        raise InputError(
+            f"{info.path}: cannot read {info.format.upper()} data{where} ({_short(exc)})"
+        ) from None
     if table.num_rows == 0:
         raise InputError(f"{info.path}: no data rows (only a header)")
     return {n: table.column(n) for n in names}, table.num_rows
@@ -156,8 +161,10 @@ def read_block(info: TableInfo, names: list[str], n_rows: int, order: str = "C")
     try:
         with pq.ParquetFile(info.path, pre_buffer=False, buffer_size=1 << 20) as parquet:
             schema = parquet.schema_arrow
-            if not all(pa.types.is_integer(t) or pa.types.is_floating(t)
-                       for t in (schema.field(name).type for name in names)):
+            if not all(
+                pa.types.is_integer(t) or pa.types.is_floating(t)
+                for t in (schema.field(name).type for name in names)
+            ):
                 return None
             # batches of ~2 MB of the block: writing a column into rows of C floats touches a page every
             # 4096 / 8C rows, and a larger batch's pages overflow the TLB (at 1e6 x 50: 0.35 s against 0.9-1.4 s)
@@ -191,8 +198,10 @@ def _ragged_csv_row(info: TableInfo) -> str:
             next(reader, None)
             for i, record in enumerate(reader):
                 if record and len(record) != len(info.columns):
-                    return (f" at row {i} (line {reader.line_num}: {len(record)} fields, the header has "
-                            f"{len(info.columns)})")
+                    return (
+                        f" at row {i} (line {reader.line_num}: {len(record)} fields, the header has "
+                        f"{len(info.columns)})"
+                    )
     except (OSError, UnicodeDecodeError, csv.Error, EOFError, zlib.error):
         pass
     return ""
@@ -214,7 +223,9 @@ def numbers_numpy(column) -> np.ndarray | None:
     if not (pa.types.is_integer(typ) or pa.types.is_floating(typ)) or any(c.null_count for c in chunks):
         return None
     dtype = np.dtype(typ.to_pandas_dtype())
-    parts = [np.frombuffer(c.buffers()[1], dtype=dtype)[c.offset:c.offset + len(c)] for c in chunks if len(c)]
+    parts = [
+        np.frombuffer(c.buffers()[1], dtype=dtype)[c.offset : c.offset + len(c)] for c in chunks if len(c)
+    ]
     if len(parts) == 1:
         return parts[0]
     return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
@@ -227,7 +238,9 @@ def to_float(column, name: str, path: Path, offset: int = 0) -> np.ndarray:
     import pyarrow as pa
 
     typ = column.type
-    if pa.types.is_float64(typ) and not column.null_count:  # the common case: no cast (pyarrow.compute: ~30 ms to import)
+    if (
+        pa.types.is_float64(typ) and not column.null_count
+    ):  # the common case: no cast (pyarrow.compute: ~30 ms to import)
         return float64_numpy(column)
     import pyarrow.compute as pc
 
@@ -269,7 +282,11 @@ def to_matrix(column, name: str, path: Path, offset: int = 0) -> np.ndarray:
     import pyarrow.compute as pc
 
     chunks = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    if not (pa.types.is_list(chunks.type) or pa.types.is_large_list(chunks.type) or pa.types.is_fixed_size_list(chunks.type)):
+    if not (
+        pa.types.is_list(chunks.type)
+        or pa.types.is_large_list(chunks.type)
+        or pa.types.is_fixed_size_list(chunks.type)
+    ):
         raise SchemaError(f"{path}: column '{name}' must be a list column")
     lengths = pc.list_value_length(chunks).to_numpy(zero_copy_only=False)
     lengths = np.where(np.isnan(lengths.astype(float)), -1, lengths).astype(np.int64)

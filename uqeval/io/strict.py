@@ -48,7 +48,9 @@ def depth(obj: Any) -> int:
 
 def _check_depth(obj: Any, source: str) -> Any:
     if depth(obj) > MAX_DEPTH:
-        raise InputError(f"{source}: nested more than {MAX_DEPTH} levels deep; this is not a file uqeval wrote")
+        raise InputError(
+            f"{source}: nested more than {MAX_DEPTH} levels deep; this is not a file uqeval wrote"
+        )
     return obj
 
 
@@ -57,7 +59,9 @@ def loads_json(text: str | bytes, source: str) -> Any:
     try:
         obj = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        raise InputError(
+            f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from None
     except RecursionError:
         raise InputError(f"{source}: nested too deeply; this is not a file uqeval wrote") from None
     except (ValueError, TypeError) as exc:  # our hooks, huge integers, bytes that are not UTF-8
@@ -75,4 +79,3 @@ def loads_toml(text: str, source: str) -> dict[str, Any]:
     except RecursionError:
         raise InputError(f"{source}: nested too deeply") from None
     return _check_depth(doc, source)
-

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..errors import InputError
 
-_LIVE: set[str] = set()          # temporary files (maybe) created and not yet renamed
+_LIVE: set[str] = set()  # temporary files (maybe) created and not yet renamed
 _INPUTS: set[tuple[int, int]] = set()  # (st_dev, st_ino) of files read in this run
 _BATCH: list[list[tuple[str, Any, Any]]] = []  # stack of staged (kind, target, tmp-or-data)
 
@@ -82,8 +82,12 @@ def _resolve(path: str | Path, inputs: Iterable[str | Path] = ()) -> tuple[str, 
             return "through", p
         if stat.S_ISDIR(st.st_mode):
             raise InputError(f"{p}: is a directory; give a file name for the output")
-        raise InputError(f"{p}: is neither a regular file, a character device nor a FIFO; refusing to write to it")
-    if st is not None and ((st.st_dev, st.st_ino) in _INPUTS or (st.st_dev, st.st_ino) in map(_identity, inputs)):
+        raise InputError(
+            f"{p}: is neither a regular file, a character device nor a FIFO; refusing to write to it"
+        )
+    if st is not None and (
+        (st.st_dev, st.st_ino) in _INPUTS or (st.st_dev, st.st_ino) in map(_identity, inputs)
+    ):
         raise InputError(f"{p}: refusing to overwrite an input file of this run; choose another output path")
     real = Path(os.path.realpath(p))
     if not real.parent.is_dir():
@@ -120,7 +124,10 @@ def _new_temp(real: Path) -> tuple[int, str]:
         except FileExistsError:  # someone else's file: never ours to delete
             _LIVE.discard(tmp)
             continue
-        return fd, tmp  # (on any other exception the name stays registered; deleting a missing file is harmless)
+        return (
+            fd,
+            tmp,
+        )  # (on any other exception the name stays registered; deleting a missing file is harmless)
     raise InputError(f"{real}: cannot create a temporary file next to it")
 
 

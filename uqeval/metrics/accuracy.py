@@ -51,8 +51,9 @@ def regression_accuracy(y_true, mean) -> dict[str, float]:
 ACCURACY_KEYS = ("mae", "rmse", "mdae", "marpd", "r2", "corr")
 
 
-def accuracy_batch(y: np.ndarray, yhat: np.ndarray, keys=ACCURACY_KEYS,
-                   weights: np.ndarray | None = None) -> dict[str, np.ndarray]:
+def accuracy_batch(
+    y: np.ndarray, yhat: np.ndarray, keys=ACCURACY_KEYS, weights: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
     """The metrics of :func:`regression_accuracy` for B sets of rows at once -> (B,) each.
 
     ``y``, ``yhat``: (N,) arrays; ``weights``: (B, N) row weights (set ``b`` counts row ``i``
@@ -64,7 +65,9 @@ def accuracy_batch(y: np.ndarray, yhat: np.ndarray, keys=ACCURACY_KEYS,
 
     w = None if weights is None else np.asarray(weights, dtype=np.float64)
     total = float(y.shape[-1]) if w is None else w.sum(axis=-1)
-    buf = np.empty(y.shape[-1]) if w is None else None  # unweighted: per-row terms block by block, then summed
+    buf = (
+        np.empty(y.shape[-1]) if w is None else None
+    )  # unweighted: per-row terms block by block, then summed
 
     def wsum(fn, *arrays: np.ndarray) -> np.ndarray:  # per-row terms fn(*arrays), (N,) or (B, N) -> (B,) sums
         if w is None:
@@ -125,7 +128,7 @@ def _weighted_median(x: np.ndarray, w: np.ndarray | None, overwrite: bool = Fals
         n, h = x.size, x.size // 2
         part = x if overwrite else x.copy()
         part.partition([h - 1, h] if n % 2 == 0 else [h])
-        return np.atleast_1d(np.mean(part[h - 1:h + 1]) if n % 2 == 0 else part[h])
+        return np.atleast_1d(np.mean(part[h - 1 : h + 1]) if n % 2 == 0 else part[h])
     order = np.argsort(x, kind="stable")
     xs = x[order]
     cum = np.cumsum(w[:, order], axis=1)  # O(B N)

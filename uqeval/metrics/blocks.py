@@ -33,8 +33,14 @@ def _args(arrays, start: int, stop: int, positions: bool) -> list:
     return args
 
 
-def rowwise(fn: Callable[..., np.ndarray], *arrays: np.ndarray, out: np.ndarray | None = None,
-            dtype=np.float64, positions: bool = False, block: int | None = None) -> np.ndarray:
+def rowwise(
+    fn: Callable[..., np.ndarray],
+    *arrays: np.ndarray,
+    out: np.ndarray | None = None,
+    dtype=np.float64,
+    positions: bool = False,
+    block: int | None = None,
+) -> np.ndarray:
     """``fn(*arrays)`` for an element-wise (row by row) ``fn`` of (N,) arrays, computed block by block.
 
     ``out``: an (N,) array to write into (e.g. a buffer reused by several kernels); a new
@@ -52,8 +58,9 @@ def rowwise(fn: Callable[..., np.ndarray], *arrays: np.ndarray, out: np.ndarray 
     return out
 
 
-def row_argmax(fn: Callable[..., np.ndarray], *arrays: np.ndarray, positions: bool = False,
-               block: int | None = None) -> tuple[int, float]:
+def row_argmax(
+    fn: Callable[..., np.ndarray], *arrays: np.ndarray, positions: bool = False, block: int | None = None
+) -> tuple[int, float]:
     """``(i, v)``: ``np.argmax`` of the element-wise ``fn(*arrays)`` (its first maximum) and the value
     there, without the full-size array (see :func:`rowwise`)."""
     best_i, best_v = -1, None
@@ -125,9 +132,9 @@ class PairwiseSum:
             need = self._lengths[len(self._sums)] - self._have
             take = min(need, x.size - at)
             if not self._have and take == need:  # a whole leaf inside this piece
-                self._sums.append(np.add.reduce(x[at:at + take]))
+                self._sums.append(np.add.reduce(x[at : at + take]))
             else:
-                self._pending.append(x[at:at + take].copy())
+                self._pending.append(x[at : at + take].copy())
                 self._have += take
                 if take == need:  # the leaf is complete
                     self._sums.append(np.add.reduce(np.concatenate(self._pending)))
@@ -162,5 +169,5 @@ def trapezoid(x: np.ndarray, y: np.ndarray) -> float:
     m = x.size - 1
     total = PairwiseSum(m)
     for start, stop in _blocks(m, BLOCK):
-        total.add(np.diff(x[start:stop + 1]) * (y[start + 1:stop + 1] + y[start:stop]))
+        total.add(np.diff(x[start : stop + 1]) * (y[start + 1 : stop + 1] + y[start:stop]))
     return float(total.total() * 0.5)

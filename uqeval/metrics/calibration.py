@@ -178,9 +178,7 @@ def calibration_errors(expected, observed) -> dict[str, float | np.ndarray]:
     single = obs.ndim == 1
     obs2 = obs[None, :] if single else obs
     if obs2.shape[1] != p.size or p.size < 2:
-        raise InputError(
-            f"observed must have len(expected) = {p.size} >= 2 columns, got shape {obs.shape}"
-        )
+        raise InputError(f"observed must have len(expected) = {p.size} >= 2 columns, got shape {obs.shape}")
     ma, rms = _ma_rms(p, obs2)
     area = _miscal_area(p, obs2)
     if single:
@@ -302,8 +300,9 @@ def adversarial_group_calibration(
     c = np.asarray(cover_index)
     if c.ndim != 1 or not np.issubdtype(c.dtype, np.integer) or (c.size and (c.min() < 0 or c.max() > b)):
         raise InputError(f"cover_index must be a 1-d array of integers in 0..{b} (from interval_cover_index)")
-    return adversarial_group_calibration_counts(np.bincount(c, minlength=b + 1), p, group_fractions, num_trials,
-                                                num_group_draws, seed)
+    return adversarial_group_calibration_counts(
+        np.bincount(c, minlength=b + 1), p, group_fractions, num_trials, num_group_draws, seed
+    )
 
 
 def adversarial_group_calibration_counts(
@@ -325,7 +324,11 @@ def adversarial_group_calibration_counts(
     n = int(counts.sum())
     if n < 2:
         raise InputError(f"adversarial group calibration needs at least 2 rows, got {n}")
-    fr = np.linspace(0.01, 1.0, 10) if group_fractions is None else as_float_array(group_fractions, "group_fractions")
+    fr = (
+        np.linspace(0.01, 1.0, 10)
+        if group_fractions is None
+        else as_float_array(group_fractions, "group_fractions")
+    )
     if fr.size == 0 or not np.all((fr > 0.0) & (fr <= 1.0)):
         raise InputError("group_fractions must be a non-empty list of fractions in (0, 1]")
     for name, val, low in (("num_trials", num_trials, 2), ("num_group_draws", num_group_draws, 1)):
@@ -334,7 +337,9 @@ def adversarial_group_calibration_counts(
     t, d = int(num_trials), int(num_group_draws)
 
     rng = np.random.default_rng(seed)
-    out: dict[str, list[float]] = {k: [] for k in ("group_sizes", "ma_mean", "ma_stderr", "rms_mean", "rms_stderr")}
+    out: dict[str, list[float]] = {
+        k: [] for k in ("group_sizes", "ma_mean", "ma_stderr", "rms_mean", "rms_stderr")
+    }
     for f in fr:
         size = max(int(round(float(f) * n)), 2)
         draws = rng.multivariate_hypergeometric(counts, size, size=t * d)  # (T*D, B+1)
@@ -366,6 +371,10 @@ def adversarial_group_calibration_gaussian(
     """
     cover, expected = _gaussian_cover_index(y_true, mean, std, num_bins)
     return adversarial_group_calibration(
-        cover, expected, group_fractions=group_fractions, num_trials=num_trials,
-        num_group_draws=num_group_draws, seed=seed,
+        cover,
+        expected,
+        group_fractions=group_fractions,
+        num_trials=num_trials,
+        num_group_draws=num_group_draws,
+        seed=seed,
     )

@@ -31,8 +31,16 @@ import numpy as np
 from ..errors import InputError
 
 __all__ = [
-    "ad_pvalue", "ad_statistic", "binary_calibration_tests", "cvm_statistic", "hosmer_lemeshow",
-    "ks_statistic", "pit_uniformity_tests", "randomised_pit", "rank_counts_test", "rank_histogram_test",
+    "ad_pvalue",
+    "ad_statistic",
+    "binary_calibration_tests",
+    "cvm_statistic",
+    "hosmer_lemeshow",
+    "ks_statistic",
+    "pit_uniformity_tests",
+    "randomised_pit",
+    "rank_counts_test",
+    "rank_histogram_test",
     "spiegelhalter",
 ]
 
@@ -95,19 +103,29 @@ def ad_pvalue(a2: np.ndarray, n: int) -> np.ndarray:
     z = np.asarray(a2, dtype=np.float64)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         zs = np.where(z > 0, z, 1.0)
-        small = np.exp(-1.2337141 / zs) / np.sqrt(zs) * (
-            2.00012 + (0.247105 - (0.0649821 - (0.0347962 - (0.011672 - 0.00168691 * zs) * zs) * zs) * zs) * zs)
-        tail = np.exp(1.0776 - (2.30695 - (0.43424 - (0.082433 - (0.008056 - 0.0003146 * zs) * zs)
-                                           * zs) * zs) * zs)
+        small = (
+            np.exp(-1.2337141 / zs)
+            / np.sqrt(zs)
+            * (
+                2.00012
+                + (0.247105 - (0.0649821 - (0.0347962 - (0.011672 - 0.00168691 * zs) * zs) * zs) * zs) * zs
+            )
+        )
+        tail = np.exp(
+            1.0776 - (2.30695 - (0.43424 - (0.082433 - (0.008056 - 0.0003146 * zs) * zs) * zs) * zs) * zs
+        )
         x = np.where(z < 2, small, np.exp(-tail))
         p_inf = np.where(z < 2, 1.0 - small, -np.expm1(-tail))  # the limiting upper tail, accurate when tiny
         c = 0.01265 + 0.1757 / n
         t1 = np.clip(x / c, 0.0, None)
-        g1 = np.sqrt(t1) * (1 - t1) * (49 * t1 - 102) * (0.0037 / n ** 2 + 0.00078 / n + 0.00006) / n
+        g1 = np.sqrt(t1) * (1 - t1) * (49 * t1 - 102) * (0.0037 / n**2 + 0.00078 / n + 0.00006) / n
         t2 = (x - c) / (0.8 - c)
-        g2 = (-0.00022633 + (6.54034 - (14.6538 - (14.458 - (8.259 - 1.91864 * t2) * t2) * t2) * t2) * t2) \
-            * (0.04213 / n + 0.01365 / n ** 2)
-        g3 = (-130.2137 + (745.2337 - (1705.091 - (1950.646 - (1116.360 - 255.7844 * x) * x) * x) * x) * x) / n
+        g2 = (-0.00022633 + (6.54034 - (14.6538 - (14.458 - (8.259 - 1.91864 * t2) * t2) * t2) * t2) * t2) * (
+            0.04213 / n + 0.01365 / n**2
+        )
+        g3 = (
+            -130.2137 + (745.2337 - (1705.091 - (1950.646 - (1116.360 - 255.7844 * x) * x) * x) * x) * x
+        ) / n
         cdf = x + np.where(x > 0.8, g3, np.where(x < c, g1, g2))
     p = np.where(p_inf < TAIL, p_inf, 1.0 - cdf)  # far tail: errfix's fitting error (~6e-4/n) would floor p
     p = np.where(z > 0, p, 1.0)
@@ -181,7 +199,9 @@ def ensemble_pit_bounds(y_true: np.ndarray, samples: np.ndarray) -> tuple[np.nda
     return below / (m + 1.0), (below + ties + 1.0) / (m + 1.0)
 
 
-def quantile_pit_bounds(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def quantile_pit_bounds(
+    y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     r"""PIT interval of each observation between the carried quantile levels.
 
     With :math:`b = \#\{j : q_{\tau_j} < y\}` the PIT lies in :math:`(\tau_b, \tau_{b+1}]`
@@ -223,8 +243,11 @@ def rank_counts_test(ranks: np.ndarray, m: int) -> dict:
     counts = np.bincount(np.asarray(ranks, dtype=np.int64), minlength=m + 1)
     expected = counts.sum() / (m + 1.0)
     chi2 = float(((counts - expected) ** 2).sum() / expected)
-    return {"rank_histogram": counts.tolist(), "rank_hist_chi2": chi2,
-            "rank_hist_chi2_p": float(stats.chi2.sf(chi2, m))}
+    return {
+        "rank_histogram": counts.tolist(),
+        "rank_hist_chi2": chi2,
+        "rank_hist_chi2_p": float(stats.chi2.sf(chi2, m)),
+    }
 
 
 # --------------------------------------------------------------------------- binary probabilities

@@ -111,8 +111,12 @@ def classification_accuracy(proba, labels) -> dict[str, float]:
     """
     r = classification_rows(proba, labels)
     brier_um = float(np.mean(r["brier_um"]))
-    return {"accuracy": float(np.mean(r["accuracy"])), "nll": float(np.mean(r["nll"])), "brier": brier_um + 1.0,
-            "brier_um": brier_um}
+    return {
+        "accuracy": float(np.mean(r["accuracy"])),
+        "nll": float(np.mean(r["nll"])),
+        "brier": brier_um + 1.0,
+        "brier_um": brier_um,
+    }
 
 
 def classification_rows(proba, labels) -> dict[str, np.ndarray]:
@@ -121,8 +125,12 @@ def classification_rows(proba, labels) -> dict[str, np.ndarray]:
     p_y = p[np.arange(p.shape[0]), y]
     sq = np.einsum("ij,ij->i", p, p)
     brier_um = sq - 2.0 * p_y
-    return {"accuracy": (np.argmax(p, axis=1) == y).astype(np.float64),
-            "nll": -np.log(np.clip(p_y, _EPS, 1.0 - _EPS)), "brier": brier_um + 1.0, "brier_um": brier_um}
+    return {
+        "accuracy": (np.argmax(p, axis=1) == y).astype(np.float64),
+        "nll": -np.log(np.clip(p_y, _EPS, 1.0 - _EPS)),
+        "brier": brier_um + 1.0,
+        "brier_um": brier_um,
+    }
 
 
 def brier_decomposition(proba, labels) -> dict[str, float]:
@@ -214,7 +222,9 @@ def _adaptive_upper_edges(xs: np.ndarray, num_bins: int) -> np.ndarray:
     return xs[idx][1:]
 
 
-def _bin_stats(xs: np.ndarray, xh: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _bin_stats(
+    xs: np.ndarray, xh: np.ndarray, upper: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Counts, sums of scores and numbers of hits per bin, from sorted data.
 
     ``xs`` are all scores sorted ascending, ``xh`` the sorted scores whose outcome
@@ -242,7 +252,7 @@ def _bin_stats(xs: np.ndarray, xh: np.ndarray, upper: np.ndarray) -> tuple[np.nd
 
 def _above(xs: np.ndarray, threshold: float) -> np.ndarray:
     """The part of sorted ``xs`` strictly above ``threshold`` (a view)."""
-    return xs[np.searchsorted(xs, threshold, side="right"):]
+    return xs[np.searchsorted(xs, threshold, side="right") :]
 
 
 def _l1_gap(xs: np.ndarray, xh: np.ndarray, upper: np.ndarray) -> float:
@@ -279,9 +289,13 @@ def even_bin_stats(p: np.ndarray, y: np.ndarray, num_bins: int) -> np.ndarray:
     keep = scores > 0.0
     cell = (np.arange(k + 1)[None, :] * nb + np.searchsorted(even, scores, side="right"))[keep]
     size = (k + 1) * nb
-    out = np.stack([np.bincount(cell, minlength=size).astype(np.float64),
-                    np.bincount(cell, weights=scores[keep], minlength=size),
-                    np.bincount(cell, weights=outcome[keep].astype(np.float64), minlength=size)])
+    out = np.stack(
+        [
+            np.bincount(cell, minlength=size).astype(np.float64),
+            np.bincount(cell, weights=scores[keep], minlength=size),
+            np.bincount(cell, weights=outcome[keep].astype(np.float64), minlength=size),
+        ]
+    )
     return out.reshape(3, k + 1, nb).transpose(1, 0, 2)
 
 
@@ -307,6 +321,7 @@ def _sorted_in_pairs(items: list, threaded: bool):
     this thread (so the memory freed with them stays with its allocator) and no more than two items'
     arrays are held at once; the sorted arrays are the same either way.
     """
+
     def sort_all(arrays) -> None:
         for a in arrays:
             a.sort()
@@ -332,9 +347,7 @@ def _sorted_in_pairs(items: list, threaded: bool):
                 yield second
 
 
-def calibration_errors(
-    proba, labels, num_bins: int = 15, tace_threshold: float = 0.01
-) -> dict[str, float]:
+def calibration_errors(proba, labels, num_bins: int = 15, tace_threshold: float = 0.01) -> dict[str, float]:
     r"""The general calibration error family of Nixon et al. (2019), as Uncertainty Metrics computes it.
 
     For a set of scores :math:`x_i \in [0, 1]` with outcomes :math:`o_i \in \{0, 1\}`
@@ -405,8 +418,9 @@ def calibration_errors(
 
     # Sorting the scores once gives every bin as a contiguous run (see _bin_stats): one sort of the
     # top-label scores, and one per class that serves sce, ace and tace.
-    sorted_scores = _sorted_in_pairs([top_label] + [one_class(j) for j in range(k)],
-                                     threaded=p.shape[0] >= _THREAD_ROWS)
+    sorted_scores = _sorted_in_pairs(
+        [top_label] + [one_class(j) for j in range(k)], threaded=p.shape[0] >= _THREAD_ROWS
+    )
 
     # Top label. The library keeps scores > 0, which every top-label probability is.
     xs, xh = next(sorted_scores)
@@ -531,11 +545,13 @@ def _set_rows_blocks(p: np.ndarray, y: np.ndarray, levels) -> list[tuple[np.ndar
     n = p.shape[0]
     out = [(np.empty(n), np.empty(n, dtype=np.intp)) for _ in levels]
     for start in range(0, n, BLOCK):  # a loop over blocks of rows; every row's numbers are its own
-        pb, yb = p[start:start + BLOCK], y[start:start + BLOCK]
+        pb, yb = p[start : start + BLOCK], y[start : start + BLOCK]
         srt = np.ascontiguousarray(np.sort(pb, axis=1)[:, ::-1])  # descending
         shared = _SetParts(pb[np.arange(pb.shape[0]), yb], np.cumsum(srt, axis=1))  # the same for every level
         for (covered, size), level in zip(out, levels):
-            covered[start:start + BLOCK], size[start:start + BLOCK] = _set_rows(pb, yb, srt, level, shared)
+            covered[start : start + BLOCK], size[start : start + BLOCK] = _set_rows(
+                pb, yb, srt, level, shared
+            )
     return out
 
 
@@ -546,8 +562,9 @@ class _SetParts(NamedTuple):
     csum: np.ndarray
 
 
-def _set_rows(p: np.ndarray, y: np.ndarray, srt: np.ndarray, level: float,
-              shared: _SetParts | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _set_rows(
+    p: np.ndarray, y: np.ndarray, srt: np.ndarray, level: float, shared: _SetParts | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     n, k = p.shape
     rows = np.arange(n)
     if shared is None:

@@ -89,7 +89,10 @@ def dm_from_moments(dbar: float, acov: float, n: int, max_abs: float) -> dict[st
             return {"statistic": 0.0, "p_value": 1.0}
         return {"statistic": float(np.copysign(np.inf, dbar)), "p_value": 0.0}
     statistic = dbar / np.sqrt(var / n)
-    return {"statistic": float(statistic), "p_value": float(2.0 * ndtr(-abs(statistic)))}  # scipy.stats.norm.sf
+    return {
+        "statistic": float(statistic),
+        "p_value": float(2.0 * ndtr(-abs(statistic))),
+    }  # scipy.stats.norm.sf
 
 
 @dataclass
@@ -125,9 +128,22 @@ class Moments:
         m2 = np.einsum("ij,ij->j", c, c)
         np.abs(d, out=c)
         e = d - shift if lag and np.any(shift) else d
-        lagged = np.array([np.einsum("ij,ij->j", e[k:], e[:-k]) for k in range(1, lag + 1)]).reshape(lag, d.shape[1])
-        return cls(lag, shift, d.shape[0], mean, m2, lagged, e[:lag].copy(), e[max(0, len(e) - lag):].copy(),
-                   d.sum(axis=0), c.sum(axis=0), c.max(axis=0))
+        lagged = np.array([np.einsum("ij,ij->j", e[k:], e[:-k]) for k in range(1, lag + 1)]).reshape(
+            lag, d.shape[1]
+        )
+        return cls(
+            lag,
+            shift,
+            d.shape[0],
+            mean,
+            m2,
+            lagged,
+            e[:lag].copy(),
+            e[max(0, len(e) - lag) :].copy(),
+            d.sum(axis=0),
+            c.sum(axis=0),
+            c.max(axis=0),
+        )
 
     def merge(self, other: "Moments") -> "Moments":
         """The moments of this partial's rows followed by ``other``'s (order matters for the lag products)."""
@@ -145,13 +161,21 @@ class Moments:
         for k in range(1, self.lag + 1):  # products of rows k apart across the boundary: a loop over lags
             lo, hi = max(0, la - k), min(la, len(x) - k)
             if hi > lo:
-                lagged[k - 1] += np.einsum("ij,ij->j", x[lo:hi], x[lo + k:hi + k])
+                lagged[k - 1] += np.einsum("ij,ij->j", x[lo:hi], x[lo + k : hi + k])
         m2 = self.m2 + other.m2 + delta * delta * (self.n * other.n / n)
-        return Moments(self.lag, self.shift, n, self.mean + delta * (other.n / n), m2, lagged,
-                       np.concatenate([self.head, other.head])[:self.lag],
-                       np.concatenate([self.tail, other.tail])[max(0, la + len(other.tail) - self.lag):],
-                       self.total + other.total, self.total_abs + other.total_abs,
-                       np.maximum(self.max_abs, other.max_abs))
+        return Moments(
+            self.lag,
+            self.shift,
+            n,
+            self.mean + delta * (other.n / n),
+            m2,
+            lagged,
+            np.concatenate([self.head, other.head])[: self.lag],
+            np.concatenate([self.tail, other.tail])[max(0, la + len(other.tail) - self.lag) :],
+            self.total + other.total,
+            self.total_abs + other.total_abs,
+            np.maximum(self.max_abs, other.max_abs),
+        )
 
     def dm(self, j: int) -> dict[str, float]:
         r"""The Diebold--Mariano test of column ``j`` (:func:`dm_from_moments`): with :math:`\delta = \bar d - c`,
@@ -163,7 +187,7 @@ class Moments:
         acov = float(self.m2[j]) / n
         for k in range(1, self.lag + 1):
             a = sum_e - float(self.head[:k, j].sum())
-            b = sum_e - float(self.tail[len(self.tail) - k:, j].sum())
+            b = sum_e - float(self.tail[len(self.tail) - k :, j].sum())
             gamma = (float(self.lagged[k - 1, j]) - delta * (a + b) + (n - k) * delta * delta) / n
             acov += 2.0 * (1.0 - k / (self.lag + 1.0)) * gamma
         return dm_from_moments(dbar, acov, n, float(self.max_abs[j]))

@@ -28,7 +28,9 @@ __all__ = ["WIDTH_STRATA", "class_coverage", "interval_ssc", "set_ssc", "stratum
 WIDTH_STRATA = 3
 
 
-def stratum_coverage(covered: np.ndarray, stratum: np.ndarray, n_strata: int) -> tuple[np.ndarray, np.ndarray]:
+def stratum_coverage(
+    covered: np.ndarray, stratum: np.ndarray, n_strata: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Coverage and row count of each stratum ``0..n_strata-1`` (coverage NaN where a stratum is empty)."""
     counts = np.bincount(stratum, minlength=n_strata)
     hits = np.bincount(stratum, weights=np.asarray(covered, dtype=np.float64), minlength=n_strata)

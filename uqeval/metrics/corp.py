@@ -47,8 +47,14 @@ def isotonic_mean(x, y) -> np.ndarray:
     return out
 
 
-def _decompose(score, x: np.ndarray, recal: np.ndarray, ref: float | np.ndarray, y: np.ndarray) -> dict[str, float]:
-    s_x, s_hat, s_ref = float(np.mean(score(x, y))), float(np.mean(score(recal, y))), float(np.mean(score(ref, y)))
+def _decompose(
+    score, x: np.ndarray, recal: np.ndarray, ref: float | np.ndarray, y: np.ndarray
+) -> dict[str, float]:
+    s_x, s_hat, s_ref = (
+        float(np.mean(score(x, y))),
+        float(np.mean(score(recal, y))),
+        float(np.mean(score(ref, y))),
+    )
     return {"mcb": s_x - s_hat, "dsc": s_ref - s_hat, "unc": s_ref}
 
 
@@ -94,8 +100,10 @@ def corp_binary(proba, outcome) -> dict[str, dict[str, float]]:
     y = np.asarray(outcome, dtype=np.float64)
     recal = isotonic_mean(p, y)
     base = float(y.mean())
-    return {"brier": _decompose(brier_score, p, recal, base, y),
-            "log": _decompose(log_score, _finite_log_forecast(p, y), recal, base, y)}
+    return {
+        "brier": _decompose(brier_score, p, recal, base, y),
+        "log": _decompose(log_score, _finite_log_forecast(p, y), recal, base, y),
+    }
 
 
 def _finite_log_forecast(p: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -215,8 +223,9 @@ def corp_quantile(y_true, q, tau: float) -> dict[str, float]:
     return _decompose(lambda z, t: pinball_score(z, t, tau), q, isotonic_quantile(q, y, tau), ref, y)
 
 
-def reliability_curve(proba, outcome, *, num_resamples: int = 100, level: float = 0.9,
-                      seed: int = 0) -> dict[str, np.ndarray]:
+def reliability_curve(
+    proba, outcome, *, num_resamples: int = 100, level: float = 0.9, seed: int = 0
+) -> dict[str, np.ndarray]:
     r"""The CORP reliability diagram of binary probabilities with its consistency band.
 
     The curve is the PAV-recalibrated probability :math:`\hat p` at each distinct forecast value.
@@ -241,8 +250,15 @@ def reliability_curve(proba, outcome, *, num_resamples: int = 100, level: float 
     rng = np.random.default_rng(seed)
     ps = p[order]
     # one draw and one PAV per resample (a loop over resamples, not rows; memory O(N), not O(B N))
-    band = np.stack([isotonic_regression(np.bincount(group, weights=(rng.random(ps.size) < ps).astype(np.float64),
-                                                     minlength=ux.size) / counts, weights=counts).x
-                     for _ in range(num_resamples)])
+    band = np.stack(
+        [
+            isotonic_regression(
+                np.bincount(group, weights=(rng.random(ps.size) < ps).astype(np.float64), minlength=ux.size)
+                / counts,
+                weights=counts,
+            ).x
+            for _ in range(num_resamples)
+        ]
+    )
     lo, hi = np.quantile(band, [(1 - level) / 2, (1 + level) / 2], axis=0)
     return {"x": ux, "calibrated": curve, "lower": lo, "upper": hi, "counts": counts}

@@ -53,9 +53,7 @@ def level_key(level: float) -> str:
     return np.format_float_positional(rounded, unique=True, trim="-")
 
 
-def gaussian_interval(
-    mean: np.ndarray, std: np.ndarray, level: float
-) -> tuple[np.ndarray, np.ndarray]:
+def gaussian_interval(mean: np.ndarray, std: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
     r"""Central ``level`` interval of :math:`N(\mu, \sigma^2)`.
 
     .. math:: [\mu - z\sigma,\ \mu + z\sigma], \qquad z = \Phi^{-1}\left(\tfrac12 + \tfrac{\text{level}}{2}\right)
@@ -129,7 +127,9 @@ def coverage_metrics(
     return coverage_from_bounds(y, lambda start, stop: (lo[start:stop], hi[start:stop]), level, y_std)
 
 
-def coverage_from_bounds(y_true: np.ndarray, bounds, level: float, y_std: float | None = None) -> dict[str, float]:
+def coverage_from_bounds(
+    y_true: np.ndarray, bounds, level: float, y_std: float | None = None
+) -> dict[str, float]:
     """:func:`coverage_metrics` of intervals whose bounds are made block by block of rows, never whole.
 
     ``bounds(start, stop)`` -> ``(lower, upper)`` of rows ``start:stop`` (e.g. ``mean -/+ z std``
@@ -169,11 +169,14 @@ class CoverageSums:
 
     def add(self, y_true: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> None:
         """Add the next block of rows: (B,) targets and interval bounds."""
-        for key, (score, terms, finish) in coverage_rows(y_true, lower, upper, self.level, self.y_std).items():
+        for key, (score, terms, finish) in coverage_rows(
+            y_true, lower, upper, self.level, self.y_std
+        ).items():
             self._finishers[key] = finish
             if terms is not None or key in _INDICATORS:
-                self._sums[key] = self._sums.get(key, 0.0) + (terms.sum(axis=0) if terms is not None
-                                                              else np.sum(score))
+                self._sums[key] = self._sums.get(key, 0.0) + (
+                    terms.sum(axis=0) if terms is not None else np.sum(score)
+                )
             else:
                 self._widths.setdefault(key, PairwiseSum(self.n)).add(score)
 

@@ -27,8 +27,10 @@ def _inputs(y_true, samples) -> tuple[np.ndarray, np.ndarray]:
     y = as_float_array(y_true, "y_true", ndim=2)
     x = as_float_array(samples, "samples", ndim=3)
     if x.shape[0] != y.shape[0] or x.shape[2] != y.shape[1]:
-        raise InputError(f"samples have shape {x.shape} (rows, members, components) but y_true has {y.shape} "
-                         "(rows, components); they must agree in rows and components")
+        raise InputError(
+            f"samples have shape {x.shape} (rows, members, components) but y_true has {y.shape} "
+            "(rows, components); they must agree in rows and components"
+        )
     if x.shape[1] < 1:
         raise InputError("samples need at least 1 member per row")
     return y, x
@@ -97,8 +99,9 @@ def _energy_pairs(y: np.ndarray, x: np.ndarray) -> np.ndarray:
     return out
 
 
-def variogram_score(y_true: np.ndarray, samples: np.ndarray, p: float = 0.5,
-                    weights: np.ndarray | None = None) -> np.ndarray:
+def variogram_score(
+    y_true: np.ndarray, samples: np.ndarray, p: float = 0.5, weights: np.ndarray | None = None
+) -> np.ndarray:
     r"""Variogram score of order ``p`` of each row (Scheuerer & Hamill 2015, eq. 4).
 
     .. math::
@@ -142,8 +145,10 @@ def variogram_score(y_true: np.ndarray, samples: np.ndarray, p: float = 0.5,
 
 def multivariate_scores(y_true: np.ndarray, samples: np.ndarray, p: float = 0.5) -> dict[str, float]:
     """Means over rows of :func:`energy_score` and :func:`variogram_score` (order ``p``)."""
-    return {"energy": float(energy_score(y_true, samples).mean()),
-            "variogram": float(variogram_score(y_true, samples, p).mean())}
+    return {
+        "energy": float(energy_score(y_true, samples).mean()),
+        "variogram": float(variogram_score(y_true, samples, p).mean()),
+    }
 
 
 def average_ranks(y_true: np.ndarray, samples: np.ndarray, seed: int = 0) -> np.ndarray:

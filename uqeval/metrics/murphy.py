@@ -32,7 +32,9 @@ _BLOCK_ELEMENTS = 1 << 20
 GRID_POINTS = 201
 
 
-def theta_grid(*arrays: np.ndarray, points: int = GRID_POINTS, bounds: tuple[float, float] | None = None) -> np.ndarray:
+def theta_grid(
+    *arrays: np.ndarray, points: int = GRID_POINTS, bounds: tuple[float, float] | None = None
+) -> np.ndarray:
     """``points`` evenly spaced thresholds from the smallest to the largest value of ``arrays``
     (forecasts and targets), or over ``bounds`` (probabilities: ``(0, 1)``)."""
     if bounds is None:
@@ -55,8 +57,9 @@ def _suffix_sums(keys: np.ndarray, weights: np.ndarray, thetas: np.ndarray, side
     return suffix[:, np.searchsorted(k, thetas, side=side)]
 
 
-def murphy_curve(forecast, y_true, thetas, functional: str = "expectile", alpha: float = 0.5,
-                 left_limit: bool = False) -> np.ndarray:
+def murphy_curve(
+    forecast, y_true, thetas, functional: str = "expectile", alpha: float = 0.5, left_limit: bool = False
+) -> np.ndarray:
     r"""Mean elementary score of ``forecast`` (N,) against ``y_true`` (N,) at each of ``thetas`` (G,).
 
     ``functional``: ``"quantile"`` or ``"expectile"`` (level ``alpha``). With
@@ -97,7 +100,9 @@ def murphy_curve(forecast, y_true, thetas, functional: str = "expectile", alpha:
     return np.maximum(out, 0.0) / n
 
 
-def murphy_curve_direct(forecast, y_true, thetas, functional: str = "expectile", alpha: float = 0.5) -> np.ndarray:
+def murphy_curve_direct(
+    forecast, y_true, thetas, functional: str = "expectile", alpha: float = 0.5
+) -> np.ndarray:
     """The elementary scores summed row by threshold, in blocks of thresholds (O(N G) time, at most
     ``2**20`` temporaries): the obviously correct form :func:`murphy_curve` is tested against."""
     x = np.asarray(forecast, dtype=np.float64)[:, None]
@@ -106,11 +111,11 @@ def murphy_curve_direct(forecast, y_true, thetas, functional: str = "expectile",
     out = np.empty(th.shape[0])
     block = max(1, _BLOCK_ELEMENTS // max(x.shape[0], 1))
     for start in range(0, th.shape[0], block):  # blocks of thresholds, not rows
-        t = th[None, start:start + block]
+        t = th[None, start : start + block]
         s = np.where((x > t) & (y <= t), 1.0 - alpha, 0.0) + np.where((x <= t) & (y > t), alpha, 0.0)
         if functional == "expectile":
             s = s * np.abs(y - t)
-        out[start:start + block] = s.mean(axis=0)
+        out[start : start + block] = s.mean(axis=0)
     return out
 
 

@@ -136,16 +136,21 @@ def quantile_scores(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarra
     y, q, tau = _inputs(y_true, quantiles, levels)
     # each level's (N,) scores block by block into one buffer (metrics.blocks), then its mean: no (N, Q) array
     buf = np.empty(y.size)
-    pin = np.array([row_mean(lambda y, qj: pinball_loss(y, qj[:, None], tau[j:j + 1])[:, 0], y, q[:, j], out=buf)
-                    for j in range(tau.size)])  # a loop over levels, not rows
+    pin = np.array(
+        [
+            row_mean(lambda y, qj: pinball_loss(y, qj[:, None], tau[j : j + 1])[:, 0], y, q[:, j], out=buf)
+            for j in range(tau.size)
+        ]
+    )  # a loop over levels, not rows
     out: dict = {
         "pinball": float(pin.mean()),
         "pinball_by_level": {level_key(t): float(v) for t, v in zip(tau, pin)},
     }
     by_level: dict[str, float] = {}
     for i, j, level in central_pairs(tau):
-        by_level[level_key(level)] = row_mean(lambda y, lo, hi: interval_score(y, lo, hi, level),
-                                              y, q[:, i], q[:, j], out=buf)
+        by_level[level_key(level)] = row_mean(
+            lambda y, lo, hi: interval_score(y, lo, hi, level), y, q[:, i], q[:, j], out=buf
+        )
     out["interval_by_level"] = by_level
     if by_level or _median_index(tau) is not None:
         out["wis"] = row_mean(lambda y, q: _wis_rows(y, q, tau), y, q, out=buf)

@@ -84,7 +84,9 @@ def _max_cal_err_sorted(u: np.ndarray) -> tuple[float, float, float]:
     from .blocks import row_argmax
 
     n = u.size
-    ka, above = row_argmax(lambda i, u: i / n - u, u, positions=True)  # C just right of each jump (C(u_i) with ties: last of a run)
+    ka, above = row_argmax(
+        lambda i, u: i / n - u, u, positions=True
+    )  # C just right of each jump (C(u_i) with ties: last of a run)
     kb, below = row_argmax(lambda i, u: u - (i - 1.0) / n, u, positions=True)  # C just left of each jump
     if above >= below:
         return above, float(u[ka]), float((ka + 1) / n)

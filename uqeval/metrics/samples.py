@@ -66,7 +66,7 @@ def all_finite(samples: np.ndarray) -> bool:
     s = np.asarray(samples)
     block = max(1, _BLOCK_BYTES // (8 * max(s.shape[1], 1)))
     for start in range(0, s.shape[0], block):  # blocks of rows, not rows
-        if not np.isfinite(s[start:start + block]).all():
+        if not np.isfinite(s[start : start + block]).all():
             return False
     return True
 
@@ -76,7 +76,7 @@ def rows_sorted(samples: np.ndarray) -> bool:
     s = np.asarray(samples)
     block = max(1, _BLOCK_BYTES // (8 * max(s.shape[1], 1)))
     for start in range(0, s.shape[0], block):  # blocks of rows, not rows
-        part = s[start:start + block]
+        part = s[start : start + block]
         if not (part[:, 1:] >= part[:, :-1]).all():
             return False
     return True
@@ -170,8 +170,9 @@ def crps_fair(y_true: np.ndarray, samples: np.ndarray) -> np.ndarray:
     return abs_mean - pair / (m * (m - 1))
 
 
-def crps_ensemble_and_fair(y_true: np.ndarray, samples: np.ndarray, *,
-                           presorted: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def crps_ensemble_and_fair(
+    y_true: np.ndarray, samples: np.ndarray, *, presorted: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Both :func:`crps_ensemble` and :func:`crps_fair` from one sort (half the time of two calls).
 
     ``presorted``: the members are already ascending in every row (no sort at all).
@@ -261,9 +262,9 @@ def pit_samples(y_true: np.ndarray, samples: np.ndarray) -> np.ndarray:
     ties = np.empty(s.shape[0], dtype=np.intp)
     block = max(1, _BLOCK_BYTES // (8 * s.shape[1]))
     for start in range(0, s.shape[0], block):  # blocks of rows: block-sized boolean temporaries
-        part, yc = s[start:start + block], y[start:start + block, None]
-        below[start:start + block] = np.count_nonzero(part < yc, axis=1)
-        ties[start:start + block] = np.count_nonzero(part == yc, axis=1)
+        part, yc = s[start : start + block], y[start : start + block, None]
+        below[start : start + block] = np.count_nonzero(part < yc, axis=1)
+        ties[start : start + block] = np.count_nonzero(part == yc, axis=1)
     return (below + 0.5 * ties) / s.shape[1]
 
 
@@ -291,7 +292,7 @@ def ensemble_mean_std(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     mean, std = np.empty(n), np.empty(n)
     block = max(1, _BLOCK_BYTES // (8 * s.shape[1]))
     for start in range(0, n, block):  # blocks of rows: the (x - mean) temporaries stay block-sized
-        part = s[start:start + block]
-        mean[start:start + block] = part.mean(axis=-1)
-        std[start:start + block] = part.std(axis=-1, ddof=1)
+        part = s[start : start + block]
+        mean[start : start + block] = part.mean(axis=-1)
+        std[start : start + block] = part.std(axis=-1, ddof=1)
     return mean, std

@@ -127,8 +127,9 @@ def _check_profile(z: np.ndarray, levels: np.ndarray, q: np.ndarray | None = Non
     return (z * (tau.sum() - k + m) - np.dot(tau, q) + suffix_q[m]) / k
 
 
-def _interval_profile(z: np.ndarray, levels: np.ndarray, lo: np.ndarray | None = None,
-                      hi: np.ndarray | None = None) -> np.ndarray:
+def _interval_profile(
+    z: np.ndarray, levels: np.ndarray, lo: np.ndarray | None = None, hi: np.ndarray | None = None
+) -> np.ndarray:
     r"""Mean interval score over central ``levels`` of a standard normal, as a function of z.
 
     With :math:`l_k = \Phi^{-1}(1/2 - p_k/2)`, :math:`u_k = \Phi^{-1}(1/2 + p_k/2)` and

@@ -32,5 +32,7 @@ def sharpness(std) -> dict[str, float]:
 
     top = float(sd.max())  # scaled by the largest std, so that sd**2 cannot overflow for huge values
     buf = np.empty_like(sd)
-    return {"sharp": float(np.sqrt(row_mean(lambda sd: np.square(sd / top), sd, out=buf))) * top,
-            "mean_std": row_mean(lambda sd: sd / top, sd, out=buf) * top}
+    return {
+        "sharp": float(np.sqrt(row_mean(lambda sd: np.square(sd / top), sd, out=buf))) * top,
+        "mean_std": row_mean(lambda sd: sd / top, sd, out=buf) * top,
+    }

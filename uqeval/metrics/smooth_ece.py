@@ -28,8 +28,9 @@ def _to_grid(f: np.ndarray, w: np.ndarray, points: int) -> np.ndarray:
     pos = f * (points - 1)
     bins = pos.astype(np.int64).clip(0, points - 2)
     frac = pos - bins
-    return (np.bincount(bins, weights=(1 - frac) * w, minlength=points)
-            + np.bincount(bins + 1, weights=frac * w, minlength=points))
+    return np.bincount(bins, weights=(1 - frac) * w, minlength=points) + np.bincount(
+        bins + 1, weights=frac * w, minlength=points
+    )
 
 
 def _smooth(f: np.ndarray, w: np.ndarray, sigma: float, t: np.ndarray) -> np.ndarray:
@@ -41,7 +42,7 @@ def _smooth(f: np.ndarray, w: np.ndarray, sigma: float, t: np.ndarray) -> np.nda
     grid = np.linspace(0.0, 1.0, points)
     ker = np.exp(-np.square(grid - 0.5) / (2 * sigma * sigma)) / (np.sqrt(2 * np.pi) * sigma)
     ext = np.concatenate([values[::-1][:-1], values, values[::-1][1:]])  # reflect at 0 and 1
-    smoothed = fftconvolve(ext, ker, mode="valid")[points // 2: points // 2 + points]
+    smoothed = fftconvolve(ext, ker, mode="valid")[points // 2 : points // 2 + points]
     # linear interpolation of the grid values at t (relplot's ``interpolate``)
     inds = (t * (points - 1)).astype(np.int64).clip(0, points - 2)
     frac = (t - inds / (points - 1)) * (points - 1)

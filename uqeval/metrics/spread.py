@@ -98,5 +98,8 @@ def uce(y_true, mean, std, num_bins: int = 15) -> float:
 
 def spread_calibration(y_true, mean, std, num_bins: int = 15) -> dict[str, float]:
     """``{"ence", "cv", "uce"}`` of a regression forecast with a predicted σ (see each function)."""
-    return {"ence": ence(y_true, mean, std, num_bins), "cv": coefficient_of_variation(std),
-            "uce": uce(y_true, mean, std, num_bins)}
+    return {
+        "ence": ence(y_true, mean, std, num_bins),
+        "cv": coefficient_of_variation(std),
+        "uce": uce(y_true, mean, std, num_bins),
+    }

@@ -195,8 +195,7 @@ def _check_cost(cost: float) -> float:
 # --------------------------------------------------------------------------- kernels
 
 
-def _active(d: np.ndarray, zl: np.ndarray,
-            zu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _active(d: np.ndarray, zl: np.ndarray, zu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(k, w, a)``: critical scale, active width and |d| of each row (any shape)."""
     up = d >= 0
     w = np.where(up, zu, zl)
@@ -235,8 +234,14 @@ def critical_scales(y_true, pred, lower, upper) -> np.ndarray:
     return _active(d, zl, zu)[0]
 
 
-def _sweep(k: np.ndarray, w: np.ndarray | None, a: np.ndarray | None, half: np.ndarray,
-           metrics: Sequence[str], inplace: bool = False) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def _sweep(
+    k: np.ndarray,
+    w: np.ndarray | None,
+    a: np.ndarray | None,
+    half: np.ndarray,
+    metrics: Sequence[str],
+    inplace: bool = False,
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Raw-unit metrics at every sorted critical scale, for ``B`` curves at once.
 
     ``k, w, a`` are ``(B, N)``; ``half`` is ``(B,)``, the mean of ``(zl + zu) / 2``.
@@ -283,7 +288,7 @@ def _sweep(k: np.ndarray, w: np.ndarray | None, a: np.ndarray | None, half: np.n
             start = max(stop - BLOCK, 0)
             ends = np.ones((b, stop - start), dtype=bool)  # the last position ends its group
             inner = min(stop, n - 1)
-            np.not_equal(ks[:, start + 1:inner + 1], ks[:, start:inner], out=ends[:, :inner - start])
+            np.not_equal(ks[:, start + 1 : inner + 1], ks[:, start:inner], out=ends[:, : inner - start])
             last = np.where(ends, np.arange(start, stop), n - 1)
             last = np.minimum.accumulate(last[:, ::-1], axis=1)[:, ::-1]
             np.minimum(last, after, out=last)
@@ -352,8 +357,15 @@ class UCCCurve:
         return int(self.k.size)
 
 
-def _curve(d: np.ndarray, zl: np.ndarray | None, zu: np.ndarray | None,
-           x_axis: str, y_axis: str, normalize: str, unit: float) -> UCCCurve:
+def _curve(
+    d: np.ndarray,
+    zl: np.ndarray | None,
+    zu: np.ndarray | None,
+    x_axis: str,
+    y_axis: str,
+    normalize: str,
+    unit: float,
+) -> UCCCurve:
     """The UCC of bands ``zl, zu`` with errors ``d``; ``None, None``: the constant band of
     width 1 (critical scales ``|d|``)."""
     if zl is None:
@@ -363,14 +375,30 @@ def _curve(d: np.ndarray, zl: np.ndarray | None, zu: np.ndarray | None,
     return _curve_of(k, w, a, 0.5 * (zl.mean() + zu.mean()), d.size, x_axis, y_axis, normalize, unit)
 
 
-def _curve_of(k: np.ndarray, w: np.ndarray | None, a: np.ndarray | None, half: float, n: int, x_axis: str,
-              y_axis: str, normalize: str, unit: float, metrics: Sequence[str] = AXES,
-              inplace: bool = False) -> UCCCurve:
+def _curve_of(
+    k: np.ndarray,
+    w: np.ndarray | None,
+    a: np.ndarray | None,
+    half: float,
+    n: int,
+    x_axis: str,
+    y_axis: str,
+    normalize: str,
+    unit: float,
+    metrics: Sequence[str] = AXES,
+    inplace: bool = False,
+) -> UCCCurve:
     """The UCC of critical scales ``k``, active widths ``w`` (None: all 1) and ``|d|`` = ``a`` (N,; only
     read for the deficit) with mean half width ``half``; the metrics not in ``metrics`` are None;
     ``inplace``: ``k`` may be sorted in place."""
-    ks, m = _sweep(k[None, :], None if w is None else w[None, :], None if a is None else a[None, :],
-                   np.array([half]), metrics, inplace=inplace)
+    ks, m = _sweep(
+        k[None, :],
+        None if w is None else w[None, :],
+        None if a is None else a[None, :],
+        np.array([half]),
+        metrics,
+        inplace=inplace,
+    )
     del k, w, a
     n_fin = int(np.searchsorted(ks[0], np.inf))
     if n_fin == 0:
@@ -387,12 +415,20 @@ def _curve_of(k: np.ndarray, w: np.ndarray | None, a: np.ndarray | None, half: f
         if name != "missrate" and unit != 1.0:
             v /= unit
         cols[name] = v
-    return UCCCurve(k=np.ascontiguousarray(ks[0, sl]), x_axis=x_axis, y_axis=y_axis,
-                    normalize=normalize, unit=unit, n_rows=n, **cols)
+    return UCCCurve(
+        k=np.ascontiguousarray(ks[0, sl]),
+        x_axis=x_axis,
+        y_axis=y_axis,
+        normalize=normalize,
+        unit=unit,
+        n_rows=n,
+        **cols,
+    )
 
 
-def ucc_curve(y_true, pred, lower, upper, x_axis: str = "bandwidth", y_axis: str = "missrate",
-              normalize: str = "std") -> UCCCurve:
+def ucc_curve(
+    y_true, pred, lower, upper, x_axis: str = "bandwidth", y_axis: str = "missrate", normalize: str = "std"
+) -> UCCCurve:
     r"""The exact UCC: the operating points at all critical scales (paper Def. 1, App. 7).
 
     Each point is :math:`(\text{bandwidth}, \text{missrate}, \text{excess},
@@ -419,8 +455,9 @@ def ucc_curve(y_true, pred, lower, upper, x_axis: str = "bandwidth", y_axis: str
     return _curve(d, zl, zu, x_axis, y_axis, normalize, _unit(y, normalize))
 
 
-def ucc_curves(y_true, pred, lower, upper, x_axis: str = "bandwidth", y_axis: str = "missrate",
-               normalize: str = "std") -> tuple[UCCCurve, UCCCurve]:
+def ucc_curves(
+    y_true, pred, lower, upper, x_axis: str = "bandwidth", y_axis: str = "missrate", normalize: str = "std"
+) -> tuple[UCCCurve, UCCCurve]:
     """The model's UCC and its constant-band reference around the same ``pred``.
 
     The reference has all widths equal to 1 (paper Sec. 2.2; UQ360 uses ``std(pred)``):
@@ -438,8 +475,7 @@ def ucc_curves(y_true, pred, lower, upper, x_axis: str = "bandwidth", y_axis: st
     return model, const
 
 
-def metrics_at_scale(y_true, pred, lower, upper, k: float = 1.0,
-                     normalize: str = "std") -> dict[str, float]:
+def metrics_at_scale(y_true, pred, lower, upper, k: float = 1.0, normalize: str = "std") -> dict[str, float]:
     r"""The four UCC metrics at one scale ``k`` (vectorised over rows; :math:`O(N)`).
 
     Coverage is :math:`k_i \le k` on critical scales, as on the curve, so at
@@ -460,8 +496,7 @@ def metrics_at_scale(y_true, pred, lower, upper, k: float = 1.0,
     return _metrics_at(d, zl, zu, k, unit)
 
 
-def _metrics_at(d: np.ndarray, zl: np.ndarray, zu: np.ndarray, k: float,
-                unit: float) -> dict[str, float]:
+def _metrics_at(d: np.ndarray, zl: np.ndarray, zu: np.ndarray, k: float, unit: float) -> dict[str, float]:
     n = d.size
     return _op_metrics(_op_sums(lambda a, b: (d[a:b], zl[a:b], zu[a:b]), n, k), n, k, unit)
 
@@ -549,8 +584,9 @@ def _x_at_level(x: np.ndarray, v: np.ndarray, level: float, first: bool) -> floa
     return float(x[j0] + frac * (x[j1] - x[j0]))
 
 
-def partial_auucc(curve: UCCCurve, x_range: Sequence[float] | None = None,
-                  y_range: Sequence[float] | None = None) -> float:
+def partial_auucc(
+    curve: UCCCurve, x_range: Sequence[float] | None = None, y_range: Sequence[float] | None = None
+) -> float:
     r"""Area under the part of the UCC with x (or y) in a range (paper Sec. 2.3).
 
     The curve is the polyline through its points (the trapezoid rule's interpolant).
@@ -590,8 +626,7 @@ def _gain(a_const: float, a_model: float) -> float | None:
 
 
 def _operating_point(k: float, x: float, y: float, cost: float) -> dict[str, float]:
-    return {"k": float(k), "x": float(x), "y": float(y),
-            "cost": float(cost * x + (1.0 - cost) * y)}
+    return {"k": float(k), "x": float(x), "y": float(y), "cost": float(cost * x + (1.0 - cost) * y)}
 
 
 def _min_cost_point(curve: UCCCurve, cost: float) -> dict[str, float]:
@@ -607,9 +642,18 @@ def _min_cost_point(curve: UCCCurve, cost: float) -> dict[str, float]:
     return _operating_point(curve.k[j], curve.x[j], curve.y[j], cost)
 
 
-def ucc_summary(y_true, pred, lower, upper, x_axis: str = "bandwidth", y_axis: str = "missrate",
-                normalize: str = "std", partial_x: Sequence[float] | None = None,
-                partial_y: Sequence[float] | None = None, cost: float = 0.5) -> dict:
+def ucc_summary(
+    y_true,
+    pred,
+    lower,
+    upper,
+    x_axis: str = "bandwidth",
+    y_axis: str = "missrate",
+    normalize: str = "std",
+    partial_x: Sequence[float] | None = None,
+    partial_y: Sequence[float] | None = None,
+    cost: float = 0.5,
+) -> dict:
     r"""AUUCC, gain over the constant band, partial area and operating points of one model.
 
     Gain (paper Eq. 6, as a fraction rather than a percentage):
@@ -648,9 +692,17 @@ def _summary_options(x_axis: str, y_axis: str, normalize: str, partial_x, partia
     return px, py, _check_cost(cost)
 
 
-def ucc_summary_rows(y_true, pred, bounds, x_axis: str = "bandwidth", y_axis: str = "missrate",
-                     normalize: str = "std", partial_x: Sequence[float] | None = None,
-                     partial_y: Sequence[float] | None = None, cost: float = 0.5) -> dict:
+def ucc_summary_rows(
+    y_true,
+    pred,
+    bounds,
+    x_axis: str = "bandwidth",
+    y_axis: str = "missrate",
+    normalize: str = "std",
+    partial_x: Sequence[float] | None = None,
+    partial_y: Sequence[float] | None = None,
+    cost: float = 0.5,
+) -> dict:
     """:func:`ucc_summary` with the bounds handed out block by block: ``bounds(start, stop) -> (lower,
     upper)`` of rows ``start:stop`` (e.g. a Gaussian's ``mean -+ z std``, never held whole). The same
     numbers, bit for bit; bounds that are not finite or do not contain ``pred`` are made whole once to
@@ -660,8 +712,9 @@ def ucc_summary_rows(y_true, pred, bounds, x_axis: str = "bandwidth", y_axis: st
     return _summary_rows(y, p, bounds, x_axis, y_axis, normalize, px, py, c)
 
 
-def ucc_curves_rows(y_true, pred, bounds, x_axis: str = "bandwidth",
-                    y_axis: str = "missrate", normalize: str = "std") -> tuple[UCCCurve, UCCCurve]:
+def ucc_curves_rows(
+    y_true, pred, bounds, x_axis: str = "bandwidth", y_axis: str = "missrate", normalize: str = "std"
+) -> tuple[UCCCurve, UCCCurve]:
     """The curves of :func:`ucc_curves` with only the ``x_axis`` and ``y_axis`` metrics (the others None)
     and the bounds handed out block by block, as in :func:`ucc_summary_rows`: the same values bit for bit,
     without the whole bounds, errors or band widths (what the UCC plot draws)."""
@@ -670,8 +723,11 @@ def ucc_curves_rows(y_true, pred, bounds, x_axis: str = "bandwidth",
     y, p = _check_band_rows(y_true, pred, bounds)
     rows = _band_rows(y, p, bounds)
     sums = _op_sums(rows, y.size, 1.0)
-    return tuple(_curves_rows(rows, y, p, x_axis, y_axis, normalize, _unit(y, normalize),
-                              0.5 * (sums["zl"] + sums["zu"])))
+    return tuple(
+        _curves_rows(
+            rows, y, p, x_axis, y_axis, normalize, _unit(y, normalize), 0.5 * (sums["zl"] + sums["zu"])
+        )
+    )
 
 
 def _check_band_rows(y_true, pred, bounds) -> tuple[np.ndarray, np.ndarray]:
@@ -688,13 +744,16 @@ def _check_band_rows(y_true, pred, bounds) -> tuple[np.ndarray, np.ndarray]:
         lo, hi = bounds(start, stop)
         pb = p[start:stop]
         if not (np.isfinite(lo).all() and np.isfinite(hi).all() and (lo <= pb).all() and (pb <= hi).all()):
-            whole = [np.concatenate(v) for v in zip(*(bounds(a, min(a + BLOCK, n)) for a in range(0, n, BLOCK)))]
+            whole = [
+                np.concatenate(v) for v in zip(*(bounds(a, min(a + BLOCK, n)) for a in range(0, n, BLOCK)))
+            ]
             _check_band(y, p, *whole)  # raises
     return y, p
 
 
 def _band_rows(y: np.ndarray, p: np.ndarray, bounds):
     """``rows(start, stop) -> (d, zl, zu)`` of rows ``start:stop``, each value as :func:`_validate` makes it."""
+
     def rows(start: int, stop: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         yb, pb = y[start:stop], p[start:stop]
         lo, hi = bounds(start, stop)
@@ -703,8 +762,9 @@ def _band_rows(y: np.ndarray, p: np.ndarray, bounds):
     return rows
 
 
-def _curves_rows(rows, y: np.ndarray, p: np.ndarray, x_axis: str, y_axis: str, normalize: str, unit: float,
-                 half: float):
+def _curves_rows(
+    rows, y: np.ndarray, p: np.ndarray, x_axis: str, y_axis: str, normalize: str, unit: float, half: float
+):
     """The model's curve of the two axes, then the constant band's (a generator: the first can be dropped
     before the second is made), from per-row arrays made block by block by ``rows`` (no full-size d, zl,
     zu; each value as :func:`_active` makes it from the whole arrays)."""
@@ -726,8 +786,17 @@ def _curves_rows(rows, y: np.ndarray, p: np.ndarray, x_axis: str, y_axis: str, n
     yield _curve_of(a, None, a, 1.0, n, x_axis, y_axis, normalize, unit, axes, inplace=True)
 
 
-def _summary_rows(y: np.ndarray, p: np.ndarray, bounds, x_axis: str, y_axis: str, normalize: str,
-                  px: tuple[float, float] | None, py: tuple[float, float] | None, c: float) -> dict:
+def _summary_rows(
+    y: np.ndarray,
+    p: np.ndarray,
+    bounds,
+    x_axis: str,
+    y_axis: str,
+    normalize: str,
+    px: tuple[float, float] | None,
+    py: tuple[float, float] | None,
+    c: float,
+) -> dict:
     """:func:`ucc_summary` of checked arrays and bounds handed out by ``bounds(start, stop)``."""
     unit = _unit(y, normalize)
     n = y.size
@@ -741,17 +810,33 @@ def _summary_rows(y: np.ndarray, p: np.ndarray, bounds, x_axis: str, y_axis: str
     return _summary(x_axis, y_axis, normalize, part_m, part_c, _op_metrics(sums, n, 1.0, unit), px, py, c)
 
 
-def summary_of_curves(model: UCCCurve, const: UCCCurve, op: dict[str, float],
-                      px: tuple[float, float] | None, py: tuple[float, float] | None, c: float) -> dict:
+def summary_of_curves(
+    model: UCCCurve,
+    const: UCCCurve,
+    op: dict[str, float],
+    px: tuple[float, float] | None,
+    py: tuple[float, float] | None,
+    c: float,
+) -> dict:
     """The dict of :func:`ucc_summary` from the two curves, the metrics at ``k = 1`` (``op``), checked
     partial ranges and cost (the streamed UCC, :mod:`uqeval.stream.ucc`, passes curves through a subset
     of the operating points)."""
-    return _summary(model.x_axis, model.y_axis, model.normalize, _curve_part(model, px, py, c),
-                    _curve_part(const, px, py), op, px, py, c)
+    return _summary(
+        model.x_axis,
+        model.y_axis,
+        model.normalize,
+        _curve_part(model, px, py, c),
+        _curve_part(const, px, py),
+        op,
+        px,
+        py,
+        c,
+    )
 
 
-def _curve_part(curve: UCCCurve, px: tuple[float, float] | None, py: tuple[float, float] | None,
-                c: float | None = None) -> dict:
+def _curve_part(
+    curve: UCCCurve, px: tuple[float, float] | None, py: tuple[float, float] | None, c: float | None = None
+) -> dict:
     """What a summary takes from one curve: its area, partial area (or None) and, with a cost ``c``,
     its minimum-cost point."""
     partial = None
@@ -759,20 +844,31 @@ def _curve_part(curve: UCCCurve, px: tuple[float, float] | None, py: tuple[float
         partial = partial_auucc(curve, x_range=px)
     elif py is not None:
         partial = partial_auucc(curve, y_range=py)
-    return {"area": auucc(curve), "partial": partial,
-            "op_min": _min_cost_point(curve, c) if c is not None else None}
+    return {
+        "area": auucc(curve),
+        "partial": partial,
+        "op_min": _min_cost_point(curve, c) if c is not None else None,
+    }
 
 
-def _summary(x_axis: str, y_axis: str, normalize: str, model: dict, const: dict, op: dict[str, float],
-             px: tuple[float, float] | None, py: tuple[float, float] | None, c: float) -> dict:
+def _summary(
+    x_axis: str,
+    y_axis: str,
+    normalize: str,
+    model: dict,
+    const: dict,
+    op: dict[str, float],
+    px: tuple[float, float] | None,
+    py: tuple[float, float] | None,
+    c: float,
+) -> dict:
     """The dict of :func:`ucc_summary` from the :func:`_curve_part` of the model and constant curves."""
     a_m, a_c = model["area"], const["area"]
     partial = None
     if px is not None or py is not None:
         key, rng = ("x", px) if px is not None else ("y", py)
         p_m, p_c = model["partial"], const["partial"]
-        partial = {key: [rng[0], rng[1]], "auucc": p_m, "auucc_const": p_c,
-                   "gain": _gain(p_c, p_m)}
+        partial = {key: [rng[0], rng[1]], "auucc": p_m, "auucc_const": p_c, "gain": _gain(p_c, p_m)}
     return {
         "x_axis": x_axis,
         "y_axis": y_axis,
@@ -789,8 +885,9 @@ def _summary(x_axis: str, y_axis: str, normalize: str, model: dict, const: dict,
 # --------------------------------------------------------------------------- significance
 
 
-def _auucc_batch(d: np.ndarray, zl: np.ndarray, zu: np.ndarray, x_axis: str, y_axis: str,
-                 unit: float) -> np.ndarray:
+def _auucc_batch(
+    d: np.ndarray, zl: np.ndarray, zu: np.ndarray, x_axis: str, y_axis: str, unit: float
+) -> np.ndarray:
     """AUUCC of ``B`` band sets around the same ``d``: ``zl, zu`` are ``(B, N)``."""
     k, w, a = _active(np.broadcast_to(d, zl.shape), zl, zu)
     half = 0.5 * (zl.mean(axis=1) + zu.mean(axis=1))
@@ -825,8 +922,7 @@ def _closed_form_applies(x_axis: str, y_axis: str, ka: np.ndarray, kb: np.ndarra
     return not bool(np.any(pooled[1:] == pooled[:-1]))
 
 
-def _auucc_closed(k: np.ndarray, half: np.ndarray, x_axis: str, unit: float,
-                  any_inf: bool) -> np.ndarray:
+def _auucc_closed(k: np.ndarray, half: np.ndarray, x_axis: str, unit: float, any_inf: bool) -> np.ndarray:
     r"""AUUCC of ``B`` bandwidth/miss-rate curves in :math:`O(N)` each, without a sort.
 
     ``k`` is ``(B, N)`` critical scales, ``half`` the ``(B, N)`` half widths
@@ -872,9 +968,17 @@ def _auucc_closed(k: np.ndarray, half: np.ndarray, x_axis: str, unit: float,
     return area / unit
 
 
-def permutation_test(y_true, pred, bands: Sequence[tuple], n_permutations: int = 1000,
-                     seed: int = 0, x_axis: str = "bandwidth", y_axis: str = "missrate",
-                     normalize: str = "std", names: Sequence[str] | None = None) -> dict:
+def permutation_test(
+    y_true,
+    pred,
+    bands: Sequence[tuple],
+    n_permutations: int = 1000,
+    seed: int = 0,
+    x_axis: str = "bandwidth",
+    y_axis: str = "missrate",
+    normalize: str = "std",
+    names: Sequence[str] | None = None,
+) -> dict:
     r"""Paired permutation test of AUUCC differences between models (paper Sec. 2.3, Dwass 1957).
 
     For each pair of models :math:`(a, b)` sharing ``y_true`` and ``pred``, every
@@ -930,8 +1034,7 @@ def permutation_test(y_true, pred, bands: Sequence[tuple], n_permutations: int =
         zus.append(zu)
     unit = _unit(y, normalize)
     n = d.size
-    area = [float(_auucc_batch(d, zl[None], zu[None], x_axis, y_axis, unit)[0])
-            for zl, zu in zip(zls, zus)]
+    area = [float(_auucc_batch(d, zl[None], zu[None], x_axis, y_axis, unit)[0]) for zl, zu in zip(zls, zus)]
     pairs_idx = list(combinations(range(len(bands)), 2))
     children = np.random.SeedSequence(int(seed)).spawn(len(pairs_idx))
     batch = max(1, _BATCH_ELEMENTS // n)
@@ -957,25 +1060,35 @@ def permutation_test(y_true, pred, bands: Sequence[tuple], n_permutations: int =
             bsz = min(batch, n_perm - done)
             swap = rng.random((bsz, n)) < 0.5
             if closed:
-                diff = (_auucc_closed(np.where(swap, scales[j], scales[i]),
-                                      np.where(swap, halves[j], halves[i]), x_axis, unit, any_inf)
-                        - _auucc_closed(np.where(swap, scales[i], scales[j]),
-                                        np.where(swap, halves[i], halves[j]), x_axis, unit,
-                                        any_inf))
+                diff = _auucc_closed(
+                    np.where(swap, scales[j], scales[i]),
+                    np.where(swap, halves[j], halves[i]),
+                    x_axis,
+                    unit,
+                    any_inf,
+                ) - _auucc_closed(
+                    np.where(swap, scales[i], scales[j]),
+                    np.where(swap, halves[i], halves[j]),
+                    x_axis,
+                    unit,
+                    any_inf,
+                )
             else:
                 zl_a = np.where(swap, zls[j], zls[i])
                 zu_a = np.where(swap, zus[j], zus[i])
                 zl_b = np.where(swap, zls[i], zls[j])
                 zu_b = np.where(swap, zus[i], zus[j])
-                diff = (_auucc_batch(d, zl_a, zu_a, x_axis, y_axis, unit)
-                        - _auucc_batch(d, zl_b, zu_b, x_axis, y_axis, unit))
+                diff = _auucc_batch(d, zl_a, zu_a, x_axis, y_axis, unit) - _auucc_batch(
+                    d, zl_b, zu_b, x_axis, y_axis, unit
+                )
             del swap
             hits += int(np.count_nonzero(np.abs(diff) >= thresh))
             done += bsz
         p = (1.0 + hits) / (1.0 + n_perm)
         pmat[i][j] = pmat[j][i] = p
-        pairs.append({"a": names[i], "b": names[j], "auucc_a": area[i], "auucc_b": area[j],
-                      "diff": obs, "p_value": p})
+        pairs.append(
+            {"a": names[i], "b": names[j], "auucc_a": area[i], "auucc_b": area[j], "diff": obs, "p_value": p}
+        )
     return {
         "x_axis": x_axis,
         "y_axis": y_axis,

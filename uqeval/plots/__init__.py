@@ -3,10 +3,22 @@ names of the plot kinds live here, so the CLI can offer them without loading mat
 
 #: Every plot kind (the ``--kind`` choices), in the order figures are produced.
 PLOT_KINDS: tuple[str, ...] = (
-    "predictions", "intervals", "calibration", "adversarial", "sharpness", "residuals", "reliability", "pit",
-    "confidence", "sets", "rejection", "ucc",
+    "predictions",
+    "intervals",
+    "calibration",
+    "adversarial",
+    "sharpness",
+    "residuals",
+    "reliability",
+    "pit",
+    "confidence",
+    "sets",
+    "rejection",
+    "ucc",
     # calibration diagnostics (opt-in: --diagnostics, or asked for by --kind)
-    "corp", "smooth_reliability", "spread_reliability",
+    "corp",
+    "smooth_reliability",
+    "spread_reliability",
     "rank_histogram",  # issue 15 part B (--diagnostics)
     "murphy",  # opt-in (--murphy), issue 16 A
     "exceedance_reliability",  # opt-in (--threshold), issue 16: CORP diagram of the event Y > t

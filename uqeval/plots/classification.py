@@ -55,16 +55,40 @@ def reliability_diagram(
     full = counts[:m] > 0
     fig = _figure((5.5, 6.0))
     ax, axc = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1))
-    ax.bar(left[full], acc[:m][full], width=width[full], align="edge", color="tab:blue",
-           edgecolor="black", linewidth=0.5, label="accuracy")
+    ax.bar(
+        left[full],
+        acc[:m][full],
+        width=width[full],
+        align="edge",
+        color="tab:blue",
+        edgecolor="black",
+        linewidth=0.5,
+        label="accuracy",
+    )
     gap_lo = np.minimum(acc[:m], conf[:m])[full]
     gap_hi = np.maximum(acc[:m], conf[:m])[full]
-    ax.bar(left[full], gap_hi - gap_lo, bottom=gap_lo, width=width[full], align="edge",
-           color="tab:red", alpha=0.3, edgecolor="tab:red", hatch="//", linewidth=0.5,
-           label="gap to mean confidence")
+    ax.bar(
+        left[full],
+        gap_hi - gap_lo,
+        bottom=gap_lo,
+        width=width[full],
+        align="edge",
+        color="tab:red",
+        alpha=0.3,
+        edgecolor="tab:red",
+        hatch="//",
+        linewidth=0.5,
+        label="gap to mean confidence",
+    )
     if counts[m] > 0:
-        ax.plot([1.0], [acc[m]], marker="D", color="tab:purple", linestyle="none",
-                label=f"p = 1 ({int(counts[m])} rows)")
+        ax.plot(
+            [1.0],
+            [acc[m]],
+            marker="D",
+            color="tab:purple",
+            linestyle="none",
+            label=f"p = 1 ({int(counts[m])} rows)",
+        )
     ax.plot([0, 1], [0, 1], linestyle="--", color="gray", label="perfect calibration")
     ax.set_xlim(0, 1.02)
     ax.set_ylim(0, 1)
@@ -101,8 +125,15 @@ def confidence_histogram(bins: Mapping[str, np.ndarray], *, title: str | None = 
     accuracy = float(np.sum(counts[full] * acc[full]) / total) if total > 0 else float("nan")
     fig = _figure((5.5, 4.0))
     ax = fig.subplots()
-    ax.bar(edges[:-1], share[:m], width=np.diff(edges), align="edge", color="tab:blue",
-           edgecolor="black", linewidth=0.5)
+    ax.bar(
+        edges[:-1],
+        share[:m],
+        width=np.diff(edges),
+        align="edge",
+        color="tab:blue",
+        edgecolor="black",
+        linewidth=0.5,
+    )
     if counts[m] > 0:
         ax.bar([1.0], [share[m]], width=0.01, color="tab:purple", label="p = 1")
     ax.axvline(accuracy, color="tab:green", linestyle="--", label=f"accuracy {accuracy:.3f}")

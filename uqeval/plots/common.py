@@ -111,8 +111,14 @@ def style_axes(
     if legend and handles:
         if legend_loc == "outside":  # below the axes, never over the data
             ncols = min(len(handles), 2)
-            ax.figure.legend(handles, labels, fontsize=FONT["legend"], ncols=ncols,
-                             loc="outside lower center", frameon=False)
+            ax.figure.legend(
+                handles,
+                labels,
+                fontsize=FONT["legend"],
+                ncols=ncols,
+                loc="outside lower center",
+                frameon=False,
+            )
         else:
             ax.legend(fontsize=FONT["legend"], loc=legend_loc, framealpha=0.9)
 
@@ -147,9 +153,7 @@ def figure_to_bytes(fig: Figure, fmt: str = "png", dpi: int = 150) -> bytes:
     """
     fmt = str(fmt).lower()
     if fmt not in PLOT_FORMATS:
-        raise UsageError(
-            f"unsupported plot format {fmt!r}: choose one of {', '.join(PLOT_FORMATS)}"
-        )
+        raise UsageError(f"unsupported plot format {fmt!r}: choose one of {', '.join(PLOT_FORMATS)}")
     _literal_text(fig)
     buf = io.BytesIO()
     if fmt == "png" and isinstance(fig.canvas, FigureCanvasAgg):  # uqeval's figures (new_figure)
@@ -292,9 +296,7 @@ def band_downsample(
     return xs, lo, hi
 
 
-def step_vertices(
-    n: int, max_vertices: int = 2000, keep: Sequence[int] = ()
-) -> np.ndarray:
+def step_vertices(n: int, max_vertices: int = 2000, keep: Sequence[int] = ()) -> np.ndarray:
     """Indices ``0..n-1`` thinned to about ``max_vertices``, always including ``keep``.
 
     For drawing a step function whose ``i``-th jump is at a sorted position ``i``:

@@ -54,28 +54,58 @@ def compare_figure(result: Mapping[str, Any], max_cols: int = 3) -> Figure:
             est, lo, hi = _nan(e.get("estimate")), _nan(e.get("low")), _nan(e.get("high"))
             color = COLORS["accent"] if name in best else COLORS["main"]
             if math.isnan(est):
-                ax.text(0.02, y, "n/a", transform=ax.get_yaxis_transform(), va="center",
-                        fontsize=FONT["note"], color=COLORS["ref"])
+                ax.text(
+                    0.02,
+                    y,
+                    "n/a",
+                    transform=ax.get_yaxis_transform(),
+                    va="center",
+                    fontsize=FONT["note"],
+                    color=COLORS["ref"],
+                )
                 continue
             if not (math.isnan(lo) or math.isnan(hi)):
-                ax.errorbar(est, y, xerr=[[max(est - lo, 0.0)], [max(hi - est, 0.0)]], fmt="o",
-                            color=color, ecolor=color, elinewidth=2.0, capsize=4, markersize=6)
+                ax.errorbar(
+                    est,
+                    y,
+                    xerr=[[max(est - lo, 0.0)], [max(hi - est, 0.0)]],
+                    fmt="o",
+                    color=color,
+                    ecolor=color,
+                    elinewidth=2.0,
+                    capsize=4,
+                    markersize=6,
+                )
             else:
                 ax.plot([est], [y], marker="D", color=color, markersize=6, linestyle="none")
         if body.get("orientation") == "target" and body.get("target") is not None:
             ax.axvline(float(body["target"]), color=COLORS["ref"], linestyle="--", linewidth=1.0)
-        direction = (f"closest to {body['target']:g} is better" if body.get("orientation") == "target"
-                     and body.get("target") is not None else _DIRECTION.get(body.get("orientation"), ""))
+        direction = (
+            f"closest to {body['target']:g} is better"
+            if body.get("orientation") == "target" and body.get("target") is not None
+            else _DIRECTION.get(body.get("orientation"), "")
+        )
         style_axes(ax, metric, direction, "", legend=False)
         ax.set_yticks(ypos)
         ax.set_yticklabels(names, fontsize=FONT["tick"])
         ax.set_ylim(-0.6, len(names) - 0.4)
         if not body.get("bootstrap"):
-            ax.text(0.98, 0.02, "no CI", transform=ax.transAxes, ha="right", va="bottom",
-                    fontsize=FONT["note"], color=COLORS["ref"])
-    for ax in axes[len(metrics):]:
+            ax.text(
+                0.98,
+                0.02,
+                "no CI",
+                transform=ax.transAxes,
+                ha="right",
+                va="bottom",
+                fontsize=FONT["note"],
+                color=COLORS["ref"],
+            )
+    for ax in axes[len(metrics) :]:
         ax.set_visible(False)
     if s.get("bootstrap"):
-        fig.suptitle(f"{s.get('ci_level', 0.95) * 100:g}% bootstrap intervals ({s['bootstrap']} resamples, "
-                     f"seed {s.get('seed')}); best in orange", fontsize=FONT["label"])
+        fig.suptitle(
+            f"{s.get('ci_level', 0.95) * 100:g}% bootstrap intervals ({s['bootstrap']} resamples, "
+            f"seed {s.get('seed')}); best in orange",
+            fontsize=FONT["label"],
+        )
     return fig

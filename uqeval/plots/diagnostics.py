@@ -18,12 +18,25 @@ __all__ = ["plot_corp", "plot_corp_panels", "plot_smooth_reliability", "plot_spr
 
 
 def _note(ax, text: str) -> None:
-    ax.text(0.97, 0.04, text, transform=ax.transAxes, ha="right", va="bottom", fontsize=FONT["note"],
-            bbox={"facecolor": "white", "edgecolor": "#cccccc", "boxstyle": "round"})
+    ax.text(
+        0.97,
+        0.04,
+        text,
+        transform=ax.transAxes,
+        ha="right",
+        va="bottom",
+        fontsize=FONT["note"],
+        bbox={"facecolor": "white", "edgecolor": "#cccccc", "boxstyle": "round"},
+    )
 
 
-def plot_corp(curve: Mapping[str, np.ndarray], decomposition: Mapping[str, float] | None = None, *,
-              title: str = "CORP reliability diagram", xlabel: str = "forecast probability") -> Figure:
+def plot_corp(
+    curve: Mapping[str, np.ndarray],
+    decomposition: Mapping[str, float] | None = None,
+    *,
+    title: str = "CORP reliability diagram",
+    xlabel: str = "forecast probability",
+) -> Figure:
     """The PAV-recalibrated probability against the forecast, with the consistency band under calibration.
 
     Parameters
@@ -34,8 +47,11 @@ def plot_corp(curve: Mapping[str, np.ndarray], decomposition: Mapping[str, float
     return plot_corp_panels([(curve, decomposition, title, xlabel)])
 
 
-def plot_corp_panels(panels: Sequence[tuple[Mapping[str, np.ndarray], Mapping[str, float] | None, str, str]],
-                     *, suptitle: str | None = None) -> Figure:
+def plot_corp_panels(
+    panels: Sequence[tuple[Mapping[str, np.ndarray], Mapping[str, float] | None, str, str]],
+    *,
+    suptitle: str | None = None,
+) -> Figure:
     """One CORP reliability diagram (curve over its histogram of forecasts) per panel, side by side.
 
     ``panels``: ``(curve, decomposition, title, xlabel)`` as :func:`plot_corp` takes them; e.g. the
@@ -49,8 +65,16 @@ def plot_corp_panels(panels: Sequence[tuple[Mapping[str, np.ndarray], Mapping[st
     for k, (curve, decomposition, title, xlabel) in enumerate(panels):
         ax, axh = axes[2 * (k // ncols), k % ncols], axes[2 * (k // ncols) + 1, k % ncols]
         x, cal = np.asarray(curve["x"]), np.asarray(curve["calibrated"])
-        ax.fill_between(x, curve["lower"], curve["upper"], step="post", color=COLORS["band"], alpha=0.35,
-                        linewidth=0, label="90% consistency band")
+        ax.fill_between(
+            x,
+            curve["lower"],
+            curve["upper"],
+            step="post",
+            color=COLORS["band"],
+            alpha=0.35,
+            linewidth=0,
+            label="90% consistency band",
+        )
         ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="calibrated")
         ax.step(x, cal, where="post", color=COLORS["main"], linewidth=1.6, label="CORP (PAV-recalibrated)")
         if decomposition:
@@ -70,9 +94,14 @@ def plot_corp_panels(panels: Sequence[tuple[Mapping[str, np.ndarray], Mapping[st
     return fig
 
 
-def plot_smooth_reliability(curve: Mapping[str, np.ndarray], smece: float, sigma: float, *,
-                            title: str = "Smooth reliability diagram",
-                            xlabel: str = "forecast probability") -> Figure:
+def plot_smooth_reliability(
+    curve: Mapping[str, np.ndarray],
+    smece: float,
+    sigma: float,
+    *,
+    title: str = "Smooth reliability diagram",
+    xlabel: str = "forecast probability",
+) -> Figure:
     """Kernel-smoothed outcome E[y | f ≈ t] against t with the density of the forecasts
     (:func:`uqeval.metrics.smooth_ece.smooth_reliability_curve`), smECE and σ* in a note."""
     t, mu, dens = (np.asarray(curve[k]) for k in ("t", "mu", "density"))
@@ -89,8 +118,12 @@ def plot_smooth_reliability(curve: Mapping[str, np.ndarray], smece: float, sigma
     return fig
 
 
-def plot_spread_reliability(bins: Mapping[str, np.ndarray], ence: float | None = None, *,
-                            title: str = "Spread reliability (RMSE vs RMV)") -> Figure:
+def plot_spread_reliability(
+    bins: Mapping[str, np.ndarray],
+    ence: float | None = None,
+    *,
+    title: str = "Spread reliability (RMSE vs RMV)",
+) -> Figure:
     """Levi et al.'s reliability diagram: RMSE of each σ-sorted equal-count bin against its RMV
     (:func:`uqeval.metrics.spread.spread_bins`); on the diagonal σ matches the error."""
     rmv, rmse = np.asarray(bins["rmv"]), np.asarray(bins["rmse"])
@@ -102,10 +135,19 @@ def plot_spread_reliability(bins: Mapping[str, np.ndarray], ence: float | None =
     ax.plot([0, hi], [0, hi], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="calibrated spread")
     ax.plot(rmv, rmse, marker="o", color=COLORS["main"], linewidth=1.4, label="bins (equal count)")
     if ence is not None:
-        _note(ax, f"ENCE = {ence:.4f} ({int(ok.sum())} of {ok.size} bins drawn)" if not ok.all()
-              else f"ENCE = {ence:.4f} ({rmv.size} bins)")
+        _note(
+            ax,
+            f"ENCE = {ence:.4f} ({int(ok.sum())} of {ok.size} bins drawn)"
+            if not ok.all()
+            else f"ENCE = {ence:.4f} ({rmv.size} bins)",
+        )
     ax.set_xlim(0, hi)
     ax.set_ylim(0, hi)
-    style_axes(ax, title, "root mean predicted variance (RMV)", "RMSE of the point prediction",
-               legend_loc="upper left")
+    style_axes(
+        ax,
+        title,
+        "root mean predicted variance (RMV)",
+        "RMSE of the point prediction",
+        legend_loc="upper left",
+    )
     return fig

@@ -15,8 +15,12 @@ from ..errors import InputError
 from .common import new_figure, style_axes
 
 
-def plot_murphy(thetas: Sequence[float], curves: Mapping[str, Sequence[float]], title: str = "Murphy diagram",
-                xlabel: str = "threshold θ") -> Figure:
+def plot_murphy(
+    thetas: Sequence[float],
+    curves: Mapping[str, Sequence[float]],
+    title: str = "Murphy diagram",
+    xlabel: str = "threshold θ",
+) -> Figure:
     """One line per entry of ``curves`` (label -> elementary scores on ``thetas``); lower is better at each θ."""
     th = np.asarray(thetas, dtype=float)
     if not curves:
@@ -38,7 +42,11 @@ def murphy_panels(group: Mapping, name: str = "") -> tuple[list[float], dict[str
         return thetas, {"mean forecast": group["mean"]}, "threshold θ (units of y)"
     if "quantile" in group:
         return thetas, {f"quantile {k}": v for k, v in group["quantile"].items()}, "threshold θ (units of y)"
-    return thetas, {f"P(class {k})": v for k, v in group.get("probability", {}).items()}, "threshold θ (probability)"
+    return (
+        thetas,
+        {f"P(class {k})": v for k, v in group.get("probability", {}).items()},
+        "threshold θ (probability)",
+    )
 
 
 def murphy_compare_figure(murphy: Mapping, title: str = "Murphy diagrams") -> Figure:
@@ -56,6 +64,6 @@ def murphy_compare_figure(murphy: Mapping, title: str = "Murphy diagrams") -> Fi
         for i, (model, values) in enumerate(curves[key].items()):
             ax.plot(th, np.asarray(values, dtype=float), color=f"C{i % 10}", lw=1.8, label=str(model))
         style_axes(ax, f"{title}: {key}", "threshold θ", "mean elementary score", legend=True)
-    for ax in axes[len(keys):]:
+    for ax in axes[len(keys) :]:
         ax.set_visible(False)
     return fig

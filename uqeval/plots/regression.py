@@ -118,8 +118,7 @@ def plot_predictions_band(
     ax.plot(mx, my, color=COLORS["main"], linewidth=1.2, label=mean_label)
     sub = subsample_indices(n, max_points, seed)
     obs_label = "observations" if sub.size == n else f"observations ({sub.size:,} of {n:,})"
-    ax.scatter(xs[sub], y[order][sub], s=6, color=COLORS["obs"], alpha=0.6, linewidths=0,
-               label=obs_label)
+    ax.scatter(xs[sub], y[order][sub], s=6, color=COLORS["obs"], alpha=0.6, linewidths=0, label=obs_label)
     style_axes(ax, title, x_label, f"target ({_Y_UNITS})")
     return fig
 
@@ -160,22 +159,28 @@ def plot_intervals_ordered(
     lw = 1.0 if ranks.size <= 500 else 0.5
     # ax.vlines, without the masked array per segment it builds (a fifth of a second at 5,000)
     segments = np.stack([np.column_stack([ranks, lo[rows]]), np.column_stack([ranks, hi[rows]])], axis=1)
-    ax.add_collection(LineCollection(segments, colors=COLORS["band"], alpha=0.7, linewidths=lw, label=band_label))
-    ax.scatter(ranks, mu[rows], s=6, color=COLORS["main"], linewidths=0, label=mean_label,
-               zorder=3)
+    ax.add_collection(
+        LineCollection(segments, colors=COLORS["band"], alpha=0.7, linewidths=lw, label=band_label)
+    )
+    ax.scatter(ranks, mu[rows], s=6, color=COLORS["main"], linewidths=0, label=mean_label, zorder=3)
     if order_by == "target":
         # Sorted targets form a monotone curve: draw it from every row.
-        ox, oy = envelope_downsample(np.arange(n, dtype=np.float64), y[order],
-                                     n_bins=_MAX_VERTICES // 2)
+        ox, oy = envelope_downsample(np.arange(n, dtype=np.float64), y[order], n_bins=_MAX_VERTICES // 2)
         ax.plot(ox, oy, color=COLORS["obs"], linewidth=1.8, label="observation", zorder=4)
     else:
-        ax.scatter(ranks, y[rows], s=8, color=COLORS["obs"], marker="D", linewidths=0,
-                   label="observation", zorder=4)
+        ax.scatter(
+            ranks, y[rows], s=8, color=COLORS["obs"], marker="D", linewidths=0, label="observation", zorder=4
+        )
     thousands(ax.xaxis)
     what = "target" if order_by == "target" else "predicted mean"
     shown = "" if ranks.size == n else f"; {ranks.size:,} of {n:,} intervals shown"
-    style_axes(ax, title, f"rank of row ordered by {what}{shown}",
-               f"target and interval ({_Y_UNITS})", legend_loc="upper left")
+    style_axes(
+        ax,
+        title,
+        f"rank of row ordered by {what}{shown}",
+        f"target and interval ({_Y_UNITS})",
+        legend_loc="upper left",
+    )
     return fig
 
 
@@ -206,17 +211,28 @@ def plot_calibration_curve(
         miscal_area = calibration_errors(p, q)["miscal_area"]
     fig, ax = new_figure(figsize=(5.6, 5.2))
     ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="ideal")
-    ax.fill_between(p, p, q, color=COLORS["fill"], alpha=0.3, linewidth=0,
-                    label="miscalibration area")
+    ax.fill_between(p, p, q, color=COLORS["fill"], alpha=0.3, linewidth=0, label="miscalibration area")
     ax.plot(p, q, color=COLORS["main"], linewidth=1.6, label="observed")
-    ax.text(0.97, 0.04, f"miscalibration area = {miscal_area:.4f}", transform=ax.transAxes,
-            ha="right", va="bottom", fontsize=FONT["note"],
-            bbox={"facecolor": "white", "edgecolor": "#cccccc", "boxstyle": "round"})
+    ax.text(
+        0.97,
+        0.04,
+        f"miscalibration area = {miscal_area:.4f}",
+        transform=ax.transAxes,
+        ha="right",
+        va="bottom",
+        fontsize=FONT["note"],
+        bbox={"facecolor": "white", "edgecolor": "#cccccc", "boxstyle": "round"},
+    )
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_aspect("equal")
-    style_axes(ax, title, "expected proportion in interval", "observed proportion in interval",
-               legend_loc="upper left")
+    style_axes(
+        ax,
+        title,
+        "expected proportion in interval",
+        "observed proportion in interval",
+        legend_loc="upper left",
+    )
     return fig
 
 
@@ -239,10 +255,8 @@ def plot_adversarial(
     order = np.argsort(g, kind="stable")
     g, m, s = g[order], m[order], s[order]
     fig, ax = new_figure()
-    ax.fill_between(g, m - s, m + s, color=COLORS["band"], alpha=0.35, linewidth=0,
-                    label="±1 standard error")
-    ax.plot(g, m, color=COLORS["main"], marker="o", markersize=4, linewidth=1.4,
-            label="mean of worst group")
+    ax.fill_between(g, m - s, m + s, color=COLORS["band"], alpha=0.35, linewidth=0, label="±1 standard error")
+    ax.plot(g, m, color=COLORS["main"], marker="o", markersize=4, linewidth=1.4, label="mean of worst group")
     ax.set_xlim(0, max(1.0, float(g.max())))
     ax.set_ylim(bottom=0)
     style_axes(ax, title, "group size (fraction of rows)", y_label, legend_loc="upper right")
@@ -250,7 +264,9 @@ def plot_adversarial(
 
 
 # --------------------------------------------------------------------------- 5. sharpness
-def plot_sharpness(std, title: str = "Sharpness", bins: int = 50, *, sharpness: Mapping | None = None) -> Figure:
+def plot_sharpness(
+    std, title: str = "Sharpness", bins: int = 50, *, sharpness: Mapping | None = None
+) -> Figure:
     r"""Histogram of predicted standard deviations with the mean and the RMS marked.
 
     The RMS :math:`\sqrt{\tfrac1N\sum_i\sigma_i^2}` is the toolbox's ``sharp``; the mean
@@ -275,12 +291,18 @@ def plot_sharpness(std, title: str = "Sharpness", bins: int = 50, *, sharpness: 
     ax.stairs(counts, edges, fill=True, color=COLORS["band"], alpha=0.6, label="rows")
     ax.stairs(counts, edges, color=COLORS["main"], linewidth=0.8)
     ax.axvline(mean_sd, color=COLORS["accent"], linewidth=1.6, label=f"mean σ = {mean_sd:.4g}")
-    ax.axvline(rms_sd, color=COLORS["accent2"], linewidth=1.6, linestyle="--",
-               label=f"RMS σ (sharpness) = {rms_sd:.4g}")
+    ax.axvline(
+        rms_sd,
+        color=COLORS["accent2"],
+        linewidth=1.6,
+        linestyle="--",
+        label=f"RMS σ (sharpness) = {rms_sd:.4g}",
+    )
     ax.set_ylim(bottom=0)
     thousands(ax.yaxis)
-    style_axes(ax, title, f"predicted standard deviation σ ({_Y_UNITS})", "number of rows",
-               legend_loc="outside")
+    style_axes(
+        ax, title, f"predicted standard deviation σ ({_Y_UNITS})", "number of rows", legend_loc="outside"
+    )
     return fig
 
 
@@ -310,15 +332,19 @@ def plot_residuals_vs_std(
     fig, ax = new_figure()
     smax = float(sd.max())
     grid = np.array([0.0, smax * 1.05])
-    ax.plot(grid, z * grid, color=COLORS["accent"], linestyle="--", linewidth=1.2,
-            label=f"±{z:.2f}σ")
+    ax.plot(grid, z * grid, color=COLORS["accent"], linestyle="--", linewidth=1.2, label=f"±{z:.2f}σ")
     ax.plot(grid, -z * grid, color=COLORS["accent"], linestyle="--", linewidth=1.2)
     ax.axhline(0.0, color=COLORS["ref"], linewidth=0.8)
     label = "rows" if sub.size == n else f"rows ({sub.size:,} of {n:,})"
     ax.scatter(sd[sub], r, s=6, color=COLORS["main"], alpha=0.5, linewidths=0, label=label)
     ax.set_xlim(0, smax * 1.05)
-    style_axes(ax, title, f"predicted standard deviation σ ({_Y_UNITS})",
-               f"residual y − μ ({_Y_UNITS})", legend_loc="upper left")
+    style_axes(
+        ax,
+        title,
+        f"predicted standard deviation σ ({_Y_UNITS})",
+        f"residual y − μ ({_Y_UNITS})",
+        legend_loc="upper left",
+    )
     return fig
 
 
@@ -357,22 +383,31 @@ def plot_reliability_diagram(
     xs = np.concatenate([[0.0], u[idx], [1.0]])
     ys = np.concatenate([[0.0], (idx + 1) / n, [1.0]])
     fig, ax = new_figure(figsize=(5.6, 5.2))
-    ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0,
-            label="perfect reliability")
-    ax.step(xs, ys, where="post", color=COLORS["main"], linewidth=1.6,
-            label="empirical CDF of PIT")
-    ax.plot([phi, phi], [phi, c_phi], color=COLORS["accent"], linewidth=2.2,
-            label=f"max |C(φ) − φ| = {max_cal_err:.4f}")
+    ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="perfect reliability")
+    ax.step(xs, ys, where="post", color=COLORS["main"], linewidth=1.6, label="empirical CDF of PIT")
+    ax.plot(
+        [phi, phi],
+        [phi, c_phi],
+        color=COLORS["accent"],
+        linewidth=2.2,
+        label=f"max |C(φ) − φ| = {max_cal_err:.4f}",
+    )
     ax.plot([phi], [c_phi], marker="o", color=COLORS["accent"], markersize=5)
     right = phi < 0.6  # put the label on the side with room
-    ax.annotate(f"φ = {phi:.3f}", (phi, 0.5 * (phi + c_phi)), xytext=(8 if right else -8, 0),
-                textcoords="offset points", fontsize=FONT["note"], color=COLORS["accent"],
-                va="center", ha="left" if right else "right")
+    ax.annotate(
+        f"φ = {phi:.3f}",
+        (phi, 0.5 * (phi + c_phi)),
+        xytext=(8 if right else -8, 0),
+        textcoords="offset points",
+        fontsize=FONT["note"],
+        color=COLORS["accent"],
+        va="center",
+        ha="left" if right else "right",
+    )
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_aspect("equal")
-    style_axes(ax, title, "predicted probability φ (PIT)", "observed frequency C(φ)",
-               legend_loc="upper left")
+    style_axes(ax, title, "predicted probability φ (PIT)", "observed frequency C(φ)", legend_loc="upper left")
     return fig
 
 
@@ -424,11 +459,28 @@ def plot_pit_histogram(
     ax.stairs(c, e, fill=True, color=COLORS["main"], alpha=0.55, label=f"rows (N = {int(n):,})")
     ax.stairs(c, e, color=COLORS["main"], linewidth=1.0)
     # The reference band goes on top of the bars so it stays visible.
-    ax.stairs(hi, e, baseline=lo, fill=True, facecolor="none", edgecolor=COLORS["accent"],
-              hatch="////", linewidth=0, alpha=0.8, label=f"{level:.0%} band of a uniform PIT",
-              zorder=3)
-    ax.stairs(n * p, e, color=COLORS["accent"], linestyle="--", linewidth=1.2, zorder=4,
-              label="expected count N/bins" if np.allclose(p, p[0]) else "expected count")
+    ax.stairs(
+        hi,
+        e,
+        baseline=lo,
+        fill=True,
+        facecolor="none",
+        edgecolor=COLORS["accent"],
+        hatch="////",
+        linewidth=0,
+        alpha=0.8,
+        label=f"{level:.0%} band of a uniform PIT",
+        zorder=3,
+    )
+    ax.stairs(
+        n * p,
+        e,
+        color=COLORS["accent"],
+        linestyle="--",
+        linewidth=1.2,
+        zorder=4,
+        label="expected count N/bins" if np.allclose(p, p[0]) else "expected count",
+    )
     ax.set_xlim(e[0], e[-1])
     ax.set_ylim(0, max(float(c.max()), float(hi.max())) * 1.05)
     thousands(ax.yaxis)
@@ -437,8 +489,13 @@ def plot_pit_histogram(
 
 
 # =========================================================================== issue 15 part B (--diagnostics)
-def plot_rank_histogram(counts, title: str = "Rank histogram", p_value: float | None = None,
-                        level: float = 0.95, xlabel: str | None = None) -> Figure:
+def plot_rank_histogram(
+    counts,
+    title: str = "Rank histogram",
+    p_value: float | None = None,
+    level: float = 0.95,
+    xlabel: str | None = None,
+) -> Figure:
     r"""Rank histogram (Talagrand diagram) of an M-member ensemble: rows per rank 0..M of the target.
 
     ``counts`` is ``calibration_tests.rank_histogram`` (M + 1 entries). The dashed line is the
@@ -455,16 +512,36 @@ def plot_rank_histogram(counts, title: str = "Rank histogram", p_value: float | 
     fig, ax = new_figure()
     label = f"rows (N = {int(n):,})" + (f", χ² test p = {p_value:.3g}" if p_value is not None else "")
     ax.bar(r, c, width=0.9, color=COLORS["main"], alpha=0.7, label=label)
-    ax.axhspan(lo, hi, facecolor="none", edgecolor=COLORS["accent"], hatch="////", linewidth=0, alpha=0.8,
-               label=f"{level:.0%} band of a calibrated ensemble", zorder=3)
-    ax.axhline(n / m1, color=COLORS["accent"], linestyle="--", linewidth=1.2, zorder=4,
-               label="expected count N/(M + 1)")
+    ax.axhspan(
+        lo,
+        hi,
+        facecolor="none",
+        edgecolor=COLORS["accent"],
+        hatch="////",
+        linewidth=0,
+        alpha=0.8,
+        label=f"{level:.0%} band of a calibrated ensemble",
+        zorder=3,
+    )
+    ax.axhline(
+        n / m1,
+        color=COLORS["accent"],
+        linestyle="--",
+        linewidth=1.2,
+        zorder=4,
+        label="expected count N/(M + 1)",
+    )
     from matplotlib.ticker import MaxNLocator
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlim(-0.6, m1 - 0.4)
     ax.set_ylim(0, max(float(c.max()), float(hi)) * 1.05)
     thousands(ax.yaxis)
-    style_axes(ax, title, xlabel or f"rank of the target among the {m1 - 1} members", "number of rows",
-               legend_loc="outside")
+    style_axes(
+        ax,
+        title,
+        xlabel or f"rank of the target among the {m1 - 1} members",
+        "number of rows",
+        legend_loc="outside",
+    )
     return fig

@@ -24,11 +24,15 @@ __all__ = ["plot_ucc", "axis_label"]
 
 # Okabe & Ito, one per model (cycled).
 _MODEL_COLORS: tuple[str, ...] = (
-    COLORS["main"], COLORS["accent"], COLORS["accent2"], COLORS["fill"], "#CC79A7",
-    COLORS["band"], "#F0E442",
+    COLORS["main"],
+    COLORS["accent"],
+    COLORS["accent2"],
+    COLORS["fill"],
+    "#CC79A7",
+    COLORS["band"],
+    "#F0E442",
 )
-_TITLES = {"bandwidth": "Bandwidth", "missrate": "Miss rate", "excess": "Excess",
-           "deficit": "Deficit"}
+_TITLES = {"bandwidth": "Bandwidth", "missrate": "Miss rate", "excess": "Excess", "deficit": "Deficit"}
 
 
 def axis_label(axis: str, normalize: str) -> str:
@@ -52,8 +56,9 @@ def _draw_curve(ax, curve: UCCCurve, **kw) -> None:
         ax.plot(x, y, **kw)
 
 
-def plot_ucc(models: Sequence[Mapping], cost: float = 0.5,
-             title: str = "Uncertainty Characteristics Curve") -> Figure:
+def plot_ucc(
+    models: Sequence[Mapping], cost: float = 0.5, title: str = "Uncertainty Characteristics Curve"
+) -> Figure:
     """One figure with the UCC of every model.
 
     Parameters
@@ -94,15 +99,36 @@ def plot_ucc(models: Sequence[Mapping], cost: float = 0.5,
     fig, ax = new_figure()
     for i, m in enumerate(models):
         color = _MODEL_COLORS[i % len(_MODEL_COLORS)]
-        _draw_curve(ax, m["curve"], color=color, linewidth=1.6,
-                    label=f"{m['name']} (AUUCC={m['auucc']:.4g}, gain={_fmt_gain(m.get('gain'))})")
-        _draw_curve(ax, m["const_curve"], color=color, linewidth=1.1, linestyle="--",
-                    label=f"{m['name']} constant band (AUUCC={auucc(m['const_curve']):.4g})")
+        _draw_curve(
+            ax,
+            m["curve"],
+            color=color,
+            linewidth=1.6,
+            label=f"{m['name']} (AUUCC={m['auucc']:.4g}, gain={_fmt_gain(m.get('gain'))})",
+        )
+        _draw_curve(
+            ax,
+            m["const_curve"],
+            color=color,
+            linewidth=1.1,
+            linestyle="--",
+            label=f"{m['name']} constant band (AUUCC={auucc(m['const_curve']):.4g})",
+        )
         op, op_min = m["op"], m["op_min"]
-        ax.plot([op["x"]], [op["y"]], marker="o", markersize=7, markerfacecolor="white",
-                markeredgecolor=color, markeredgewidth=1.6, linestyle="none", zorder=5)
-        ax.plot([op_min["x"]], [op_min["y"]], marker="D", markersize=6, color=color,
-                linestyle="none", zorder=5)
+        ax.plot(
+            [op["x"]],
+            [op["y"]],
+            marker="o",
+            markersize=7,
+            markerfacecolor="white",
+            markeredgecolor=color,
+            markeredgewidth=1.6,
+            linestyle="none",
+            zorder=5,
+        )
+        ax.plot(
+            [op_min["x"]], [op_min["y"]], marker="D", markersize=6, color=color, linestyle="none", zorder=5
+        )
 
     # isocost lines span the view fixed by the curves
     ax.margins(0.03)
@@ -123,14 +149,28 @@ def plot_ucc(models: Sequence[Mapping], cost: float = 0.5,
 
     # one legend entry per marker kind, in neutral colour
     grey = COLORS["obs"]
-    ax.add_line(Line2D([], [], marker="o", markerfacecolor="white", markeredgecolor=grey,
-                       linestyle="none", label="original operating point (k = 1)"))
-    ax.add_line(Line2D([], [], marker="D", color=grey, linestyle="none",
-                       label="minimum-cost operating point k*"))
-    ax.add_line(Line2D([], [], color=grey, linestyle=":",
-                       label=f"isocost line through k* (c = {c:g})"))
-    style_axes(ax, title, axis_label(first.x_axis, first.normalize),
-               axis_label(first.y_axis, first.normalize), legend_loc="best")
+    ax.add_line(
+        Line2D(
+            [],
+            [],
+            marker="o",
+            markerfacecolor="white",
+            markeredgecolor=grey,
+            linestyle="none",
+            label="original operating point (k = 1)",
+        )
+    )
+    ax.add_line(
+        Line2D([], [], marker="D", color=grey, linestyle="none", label="minimum-cost operating point k*")
+    )
+    ax.add_line(Line2D([], [], color=grey, linestyle=":", label=f"isocost line through k* (c = {c:g})"))
+    style_axes(
+        ax,
+        title,
+        axis_label(first.x_axis, first.normalize),
+        axis_label(first.y_axis, first.normalize),
+        legend_loc="best",
+    )
     for text in ax.get_legend().get_texts() if ax.get_legend() else ():
         text.set_fontsize(FONT["legend"] - 1.5)
     return fig

@@ -29,6 +29,7 @@ def reference_label(info: Mapping[str, Any]) -> str:
 
 def _entry(value: Any) -> tuple[float, float, float]:
     """``(estimate, low, high)`` of a skill value: a number (score) or ``{estimate, low, high}`` (compare)."""
+
     def num(v: Any) -> float:
         return float("nan") if v is None else float(v)
 
@@ -37,8 +38,9 @@ def _entry(value: Any) -> tuple[float, float, float]:
     return num(value), float("nan"), float("nan")
 
 
-def plot_skill(skill: Mapping[str, Any], title: str = "Skill against the reference",
-               reference: str | None = None) -> Figure:
+def plot_skill(
+    skill: Mapping[str, Any], title: str = "Skill against the reference", reference: str | None = None
+) -> Figure:
     """Bars of the skill scores ``1 − S̄/S̄_ref`` per score, the 0 line (no better than the reference) marked.
 
     ``skill``: the ``skill`` group of a summary (``{score: value}``, one model) or of ``uqeval compare``
@@ -59,14 +61,27 @@ def plot_skill(skill: Mapping[str, Any], title: str = "Skill against the referen
         est = np.array([v[0] for v in vals])
         pos = x - 0.4 + width * (i + 0.5)
         ok = np.isfinite(est)
-        ax.bar(pos[ok], est[ok], width=width * 0.9, color=f"C{i % 10}" if per_model else COLORS["main"],
-               alpha=0.8, label=str(model) if per_model else None)
+        ax.bar(
+            pos[ok],
+            est[ok],
+            width=width * 0.9,
+            color=f"C{i % 10}" if per_model else COLORS["main"],
+            alpha=0.8,
+            label=str(model) if per_model else None,
+        )
         lo = np.array([v[1] for v in vals])
         hi = np.array([v[2] for v in vals])
         ci = ok & np.isfinite(lo) & np.isfinite(hi)
         if ci.any():
-            ax.errorbar(pos[ci], est[ci], yerr=[np.maximum(est[ci] - lo[ci], 0), np.maximum(hi[ci] - est[ci], 0)],
-                        fmt="none", ecolor="black", elinewidth=1.2, capsize=3)
+            ax.errorbar(
+                pos[ci],
+                est[ci],
+                yerr=[np.maximum(est[ci] - lo[ci], 0), np.maximum(hi[ci] - est[ci], 0)],
+                fmt="none",
+                ecolor="black",
+                elinewidth=1.2,
+                capsize=3,
+            )
         for p in pos[~ok]:
             ax.text(p, 0.0, "n/a", ha="center", va="bottom", fontsize=FONT["note"], color=COLORS["ref"])
         lows += [v for v in (*est[ok], *lo[ci], *hi[ci]) if math.isfinite(v)]
@@ -77,6 +92,11 @@ def plot_skill(skill: Mapping[str, Any], title: str = "Skill against the referen
     top = max([1.05, *lows])
     bottom = min([-0.05, *lows])
     ax.set_ylim(bottom - 0.05 * (top - bottom), top + 0.05 * (top - bottom))
-    style_axes(ax, title, "score" + (f" (reference: {reference})" if reference else ""),
-               "skill 1 − S/S_ref (higher is better)", legend_loc="outside")
+    style_axes(
+        ax,
+        title,
+        "score" + (f" (reference: {reference})" if reference else ""),
+        "skill 1 − S/S_ref (higher is better)",
+        legend_loc="outside",
+    )
     return fig

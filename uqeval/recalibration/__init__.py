@@ -9,13 +9,22 @@ from importlib import import_module
 #: public name -> submodule. Submodules are imported on first use (PEP 562), so that e.g.
 #: ``recalibrate --method temperature`` does not pay ACCRUE's scipy.cluster/optimize imports (~1 s).
 _EXPORTS = {
-    "accrue_objective": "accrue", "apply_accrue": "accrue", "fit_accrue": "accrue",
-    "apply_conformal": "conformal", "fit_conformal": "conformal",
-    "fit_isotonic": "isotonic", "isotonic_cdf": "isotonic", "isotonic_equivalent_std": "isotonic",
-    "isotonic_intervals": "isotonic", "isotonic_quantiles": "isotonic",
-    "load_state": "serialize", "save_state": "serialize",
-    "apply_std_scaling": "std_scaling", "fit_std_scaling": "std_scaling",
-    "apply_temperature": "temperature", "fit_temperature": "temperature",
+    "accrue_objective": "accrue",
+    "apply_accrue": "accrue",
+    "fit_accrue": "accrue",
+    "apply_conformal": "conformal",
+    "fit_conformal": "conformal",
+    "fit_isotonic": "isotonic",
+    "isotonic_cdf": "isotonic",
+    "isotonic_equivalent_std": "isotonic",
+    "isotonic_intervals": "isotonic",
+    "isotonic_quantiles": "isotonic",
+    "load_state": "serialize",
+    "save_state": "serialize",
+    "apply_std_scaling": "std_scaling",
+    "fit_std_scaling": "std_scaling",
+    "apply_temperature": "temperature",
+    "fit_temperature": "temperature",
 }
 
 

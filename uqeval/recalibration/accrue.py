@@ -347,7 +347,11 @@ def _fit_poly(u: np.ndarray, eps: np.ndarray, beta: float, max_order: int, tol: 
     for order in range(1, max_order + 1):
         design = _poly_design(u, order)
         res = minimize(
-            fun, np.append(theta, 0.0), args=(design,), jac=True, method="L-BFGS-B",
+            fun,
+            np.append(theta, 0.0),
+            args=(design,),
+            jac=True,
+            method="L-BFGS-B",
             options={"maxiter": maxiter, "ftol": 1e-13, "gtol": 1e-9},
         )
         new_cost = float(res.fun)
@@ -455,16 +459,23 @@ def _fit_mlp(xs, eps, beta, hidden, seed, restarts, validation_fraction, patienc
                     raise StopIteration
 
         res = minimize(
-            _mlp_cost_grad, theta0, args=(shapes, x_tr, e_tr, beta), jac=True, method="L-BFGS-B",
-            callback=callback, options={"maxiter": maxiter, "ftol": 1e-12, "gtol": 1e-8},
+            _mlp_cost_grad,
+            theta0,
+            args=(shapes, x_tr, e_tr, beta),
+            jac=True,
+            method="L-BFGS-B",
+            callback=callback,
+            options={"maxiter": maxiter, "ftol": 1e-12, "gtol": 1e-8},
         )
-        runs.append({
-            "seed": [int(seed), k],
-            "validation_cost": float(best["val"]),
-            "best_iteration": int(best["iteration"]),
-            "iterations": int(res.nit),
-            "theta": best["theta"],
-        })
+        runs.append(
+            {
+                "seed": [int(seed), k],
+                "validation_cost": float(best["val"]),
+                "best_iteration": int(best["iteration"]),
+                "iterations": int(res.nit),
+                "theta": best["theta"],
+            }
+        )
     best_k = int(np.argmin([r["validation_cost"] for r in runs]))
     layers = _unpack(runs[best_k]["theta"], shapes)
     info = [{key: v for key, v in r.items() if key != "theta"} for r in runs]
@@ -534,9 +545,7 @@ def fit_accrue(
     y, mu = _check_ymu(y_true, mean)
     n = check_same_length([x, y], ["features", "y_true"])
     if n < MIN_ROWS[model]:
-        raise InputError(
-            f"too few rows for ACCRUE model {model!r}: got {n}, need at least {MIN_ROWS[model]}"
-        )
+        raise InputError(f"too few rows for ACCRUE model {model!r}: got {n}, need at least {MIN_ROWS[model]}")
     if model == "poly" and x.shape[1] != 1:
         raise InputError(
             f"ACCRUE model 'poly' takes exactly one feature, got {x.shape[1]}; "
@@ -575,8 +584,24 @@ def fit_accrue(
         "seed": int(seed),
     }
     with _single_threaded_blas():
-        _fit_model(state, model, xs, e, eps, beta, sigma_c, clusters, seed, hidden, restarts,
-                   validation_fraction, patience, maxiter, max_order, tol)
+        _fit_model(
+            state,
+            model,
+            xs,
+            e,
+            eps,
+            beta,
+            sigma_c,
+            clusters,
+            seed,
+            hidden,
+            restarts,
+            validation_fraction,
+            patience,
+            maxiter,
+            max_order,
+            tol,
+        )
     sigma_fit = apply_accrue(state, x)
     beta_orig = accrue_beta(eps)
     state["beta"] = beta_orig
@@ -585,8 +610,24 @@ def fit_accrue(
     return state
 
 
-def _fit_model(state, model, xs, e, eps, beta, sigma_c, clusters, seed, hidden, restarts,
-               validation_fraction, patience, maxiter, max_order, tol) -> None:
+def _fit_model(
+    state,
+    model,
+    xs,
+    e,
+    eps,
+    beta,
+    sigma_c,
+    clusters,
+    seed,
+    hidden,
+    restarts,
+    validation_fraction,
+    patience,
+    maxiter,
+    max_order,
+    tol,
+) -> None:
     """Fit ``model`` on standardised features ``xs`` and scaled errors ``e``; fill ``state``."""
     if model == "constant":
         state["sigma"] = float(sigma_c)
@@ -598,8 +639,12 @@ def _fit_model(state, model, xs, e, eps, beta, sigma_c, clusters, seed, hidden, 
             raise InputError("ACCRUE model 'poly' needs a feature that varies; all its values are equal")
         theta, history = _fit_poly(_poly_u(xs[:, 0], lo, hi), e, beta, max_order, tol, maxiter)
         state.update(
-            basis="legendre", u_range=[lo, hi], order=int(theta.size - 1),
-            coef=theta.tolist(), history=history, tol=float(tol),
+            basis="legendre",
+            u_range=[lo, hi],
+            order=int(theta.size - 1),
+            coef=theta.tolist(),
+            history=history,
+            tol=float(tol),
         )
     else:
         hidden = tuple(int(h) for h in hidden)
@@ -609,10 +654,15 @@ def _fit_model(state, model, xs, e, eps, beta, sigma_c, clusters, seed, hidden, 
             xs, e, beta, hidden, seed, restarts, validation_fraction, patience, maxiter
         )
         state.update(
-            hidden=list(hidden), activation="tanh",
-            weights=[w.tolist() for w, _ in layers], biases=[b.tolist() for _, b in layers],
-            restarts=info, best_restart=best_k, validation_rows=n_val,
-            validation_fraction=float(validation_fraction), patience=int(patience),
+            hidden=list(hidden),
+            activation="tanh",
+            weights=[w.tolist() for w, _ in layers],
+            biases=[b.tolist() for _, b in layers],
+            restarts=info,
+            best_restart=best_k,
+            validation_rows=n_val,
+            validation_fraction=float(validation_fraction),
+            patience=int(patience),
         )
 
 
@@ -660,7 +710,9 @@ def apply_accrue(state: dict[str, Any], features: np.ndarray) -> np.ndarray:
         ]
         s, _ = _mlp_forward(layers, xs)
     else:
-        raise InputError(f"unknown ACCRUE model {model!r} in the saved state; expected one of {', '.join(MODELS)}")
+        raise InputError(
+            f"unknown ACCRUE model {model!r} in the saved state; expected one of {', '.join(MODELS)}"
+        )
     return sigma_c * np.exp(np.clip(s, -_LOG_SIGMA_CLIP, _LOG_SIGMA_CLIP))
 
 

@@ -146,8 +146,9 @@ def _score_sample(ordered: np.ndarray) -> list[float]:
     return [float(v) for v in ordered]
 
 
-def conformal_central_pit(state: dict[str, Any], y_true: np.ndarray, mean: np.ndarray,
-                          std: np.ndarray | None = None) -> np.ndarray | None:
+def conformal_central_pit(
+    state: dict[str, Any], y_true: np.ndarray, mean: np.ndarray, std: np.ndarray | None = None
+) -> np.ndarray | None:
     r"""Central PIT of each row under the conformal forecast: the share of calibration scores
     :math:`\le` the row's score :math:`|y - \mu|/\sigma` (or :math:`|y - \mu|`).
 
@@ -188,7 +189,9 @@ def apply_conformal(
             "the conformal state needs 'normalized', 'levels' and 'score_quantile'; refit it or pass an unmodified saved file"
         ) from None
     if len(lv) != len(qs) or not all(math.isfinite(q) and q >= 0 for q in qs):
-        raise InputError("the conformal state's 'levels' and 'score_quantile' must be equal-length lists of finite values >= 0")
+        raise InputError(
+            "the conformal state's 'levels' and 'score_quantile' must be equal-length lists of finite values >= 0"
+        )
     mu = as_float_array(mean, "mean")
     check_finite(mu, "mean")
     if normalized:

@@ -48,7 +48,9 @@ _P_LO = float(np.finfo(np.float64).tiny)
 _P_HI = float(np.nextafter(1.0, 0.0))
 
 
-def fit_isotonic(y_true: np.ndarray, mean: np.ndarray, std: np.ndarray, *, num_bins: int = 100) -> dict[str, Any]:
+def fit_isotonic(
+    y_true: np.ndarray, mean: np.ndarray, std: np.ndarray, *, num_bins: int = 100
+) -> dict[str, Any]:
     """Fit the isotonic recalibration map on a calibration split.
 
     Parameters
@@ -96,10 +98,17 @@ def _knots(state: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
             "the isotonic state needs numeric 'expected' and 'observed' knot lists; refit it or pass an unmodified saved file"
         ) from None
     ok = (
-        x.ndim == 1 and x.shape == r.shape and x.size >= 2
-        and np.all(np.isfinite(x)) and np.all(np.isfinite(r))
-        and x[0] == 0.0 and x[-1] == 1.0 and np.all(np.diff(x) > 0)
-        and r[0] == 0.0 and r[-1] == 1.0 and np.all(np.diff(r) >= 0)
+        x.ndim == 1
+        and x.shape == r.shape
+        and x.size >= 2
+        and np.all(np.isfinite(x))
+        and np.all(np.isfinite(r))
+        and x[0] == 0.0
+        and x[-1] == 1.0
+        and np.all(np.diff(x) > 0)
+        and r[0] == 0.0
+        and r[-1] == 1.0
+        and np.all(np.diff(r) >= 0)
     )
     if not ok:
         raise InputError(

@@ -76,12 +76,19 @@ def save_state(state: dict[str, Any]) -> str:
 
     for key in ("before", "after"):  # diagnostics, not parameters: a metric that overflowed is saved as null
         if isinstance(state.get(key), dict):
-            state = {**state, key: {k: None if isinstance(v, float) and not math.isfinite(v) else v
-                                    for k, v in state[key].items()}}
+            state = {
+                **state,
+                key: {
+                    k: None if isinstance(v, float) and not math.isfinite(v) else v
+                    for k, v in state[key].items()
+                },
+            }
     bad = _non_finite(state, "state")
     if bad is not None:
-        raise InputError(f"recalibrator state is not plain JSON data: non-finite value at '{bad[0]}' ({bad[1]}); "
-                         "the calibration data are too extreme or degenerate to fit and save")
+        raise InputError(
+            f"recalibrator state is not plain JSON data: non-finite value at '{bad[0]}' ({bad[1]}); "
+            "the calibration data are too extreme or degenerate to fit and save"
+        )
     doc = {"format": FORMAT, "uqeval_version": __version__, "method": state["method"], "state": state}
     try:
         return json.dumps(doc, allow_nan=False, indent=1, sort_keys=False)
@@ -152,6 +159,7 @@ def _load_state(doc: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------------- schema
 # A field spec: a checker called as check(value, field_name); checkers raise InputError.
 
+
 def _bad(name: str, want: str, value: Any) -> InputError:
     shown = repr(value)
     shown = shown if len(shown) <= 40 else shown[:37] + "..."
@@ -166,13 +174,22 @@ def _is_num(v: Any) -> bool:
 
 def _num(lo: float | None = None, hi: float | None = None, *, open_lo: bool = False, open_hi: bool = False):
     def check(v: Any, name: str) -> None:
-        ok = _is_num(v) and (lo is None or (v > lo if open_lo else v >= lo)) and (
-            hi is None or (v < hi if open_hi else v <= hi))
+        ok = (
+            _is_num(v)
+            and (lo is None or (v > lo if open_lo else v >= lo))
+            and (hi is None or (v < hi if open_hi else v <= hi))
+        )
         if not ok:
-            rng = "" if lo is None and hi is None else (
-                f" in {'(' if open_lo else '['}{lo if lo is not None else '-inf'}, "
-                f"{hi if hi is not None else 'inf'}{')' if open_hi else ']'}")
+            rng = (
+                ""
+                if lo is None and hi is None
+                else (
+                    f" in {'(' if open_lo else '['}{lo if lo is not None else '-inf'}, "
+                    f"{hi if hi is not None else 'inf'}{')' if open_hi else ']'}"
+                )
+            )
             raise _bad(name, f"a finite number{rng}", v)
+
     return check
 
 
@@ -180,6 +197,7 @@ def _int(lo: int = 0):
     def check(v: Any, name: str) -> None:
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
             raise _bad(name, f"an integer >= {lo}", v)
+
     return check
 
 
@@ -192,17 +210,22 @@ def _str(*choices: str):
     def check(v: Any, name: str) -> None:
         if not isinstance(v, str) or (choices and v not in choices):
             raise _bad(name, "one of " + ", ".join(repr(c) for c in choices) if choices else "a string", v)
+
     return check
 
 
 def _list(item, min_len: int = 0, max_len: int | None = None):
     def check(v: Any, name: str) -> None:
         if not isinstance(v, list) or len(v) < min_len or (max_len is not None and len(v) > max_len):
-            size = f"at least {min_len}" if max_len is None else (
-                f"{min_len}" if min_len == max_len else f"{min_len} to {max_len}")
+            size = (
+                f"at least {min_len}"
+                if max_len is None
+                else (f"{min_len}" if min_len == max_len else f"{min_len} to {max_len}")
+            )
             raise _bad(name, f"a list of {size} values", v if not isinstance(v, list) else f"{len(v)} values")
         for i, x in enumerate(v):
             item(x, f"{name}[{i}]")
+
     return check
 
 
@@ -215,6 +238,7 @@ def _optional(check):
     def inner(v: Any, name: str) -> None:
         if v is not None:
             check(v, name)
+
     return inner
 
 
@@ -225,16 +249,41 @@ _NUMS = _list(_num(), 1)
 _COMMON = {"n_rows": _int(0), "num_bins": _int(2), "apply_defaults": _dict, "before": _dict, "after": _dict}
 _SCHEMAS: dict[str, dict[str, Any]] = {
     "std_scaling": {"criterion": _str(), "factor": _POS, "at_bound": _bool},
-    "isotonic": {"direction": _str("quantile"), "expected": _list(_num(0, 1), 2), "observed": _list(_num(0, 1), 2)},
-    "conformal": {"normalized": _bool, "levels": _list(_LEVEL, 1), "score_quantile": _list(_num(0), 1),
-                  "rank": _list(_optional(_int(0))), "coverage_guaranteed": _list(_optional(_num(0, 1))),
-                  "coverage_upper": _list(_optional(_num(0, 1))), "score_sample": _list(_num(0))},
-    "accrue": {"model": _str("poly", "mlp", "constant", "kmeans"), "n_features": _int(1),
-               "feature_mean": _NUMS, "feature_std": _list(_POS, 1), "sigma_constant": _POS, "seed": _int(0),
-               "features": _list(_str(), 1), "sigma": _POS, "basis": _str("legendre", "monomial"),
-               "u_range": _list(_num(), 2, 2), "order": _int(0), "coef": _NUMS, "hidden": _list(_int(1), 1),
-               "activation": _str("tanh"), "weights": _list(_list(_NUMS, 1), 1), "biases": _list(_NUMS, 1),
-               "centroids": _list(_NUMS, 1), "cluster_sigma": _list(_POS, 1), "clusters": _int(1)},
+    "isotonic": {
+        "direction": _str("quantile"),
+        "expected": _list(_num(0, 1), 2),
+        "observed": _list(_num(0, 1), 2),
+    },
+    "conformal": {
+        "normalized": _bool,
+        "levels": _list(_LEVEL, 1),
+        "score_quantile": _list(_num(0), 1),
+        "rank": _list(_optional(_int(0))),
+        "coverage_guaranteed": _list(_optional(_num(0, 1))),
+        "coverage_upper": _list(_optional(_num(0, 1))),
+        "score_sample": _list(_num(0)),
+    },
+    "accrue": {
+        "model": _str("poly", "mlp", "constant", "kmeans"),
+        "n_features": _int(1),
+        "feature_mean": _NUMS,
+        "feature_std": _list(_POS, 1),
+        "sigma_constant": _POS,
+        "seed": _int(0),
+        "features": _list(_str(), 1),
+        "sigma": _POS,
+        "basis": _str("legendre", "monomial"),
+        "u_range": _list(_num(), 2, 2),
+        "order": _int(0),
+        "coef": _NUMS,
+        "hidden": _list(_int(1), 1),
+        "activation": _str("tanh"),
+        "weights": _list(_list(_NUMS, 1), 1),
+        "biases": _list(_NUMS, 1),
+        "centroids": _list(_NUMS, 1),
+        "cluster_sigma": _list(_POS, 1),
+        "clusters": _int(1),
+    },
     "temperature": {"temperature": _POS},
 }
 _APPLY_DEFAULTS = {"levels": _optional(_list(_LEVEL, 1)), "quantiles": _bool, "equivalent_std": _bool}
@@ -249,8 +298,10 @@ def validate_state(state: dict[str, Any]) -> None:
     method = state["method"]
     schema = _SCHEMAS.get(method)
     if schema is None:
-        raise InputError(f"field 'state.method' is {method!r}, not a method this uqeval knows "
-                         f"({', '.join(sorted(_SCHEMAS))})")
+        raise InputError(
+            f"field 'state.method' is {method!r}, not a method this uqeval knows "
+            f"({', '.join(sorted(_SCHEMAS))})"
+        )
     for key, check in {**_COMMON, **schema}.items():
         if key in state:
             check(state[key], key)
@@ -263,8 +314,10 @@ def validate_state(state: dict[str, Any]) -> None:
 def _check_shapes(method: str, s: dict[str, Any]) -> None:
     def same(a: str, b: str) -> None:
         if a in s and b in s and len(s[a]) != len(s[b]):
-            raise InputError(f"fields 'state.{a}' and 'state.{b}' must have the same length, found "
-                             f"{len(s[a])} and {len(s[b])}; refit the recalibrator")
+            raise InputError(
+                f"fields 'state.{a}' and 'state.{b}' must have the same length, found "
+                f"{len(s[a])} and {len(s[b])}; refit the recalibrator"
+            )
 
     if method == "isotonic":
         same("expected", "observed")
@@ -275,16 +328,26 @@ def _check_shapes(method: str, s: dict[str, Any]) -> None:
         d = s["n_features"]
         for k in ("feature_mean", "feature_std", "features"):
             if k in s and len(s[k]) != d:
-                raise InputError(f"field 'state.{k}' must have n_features = {d} values, found {len(s[k])}; "
-                                 "refit the recalibrator")
+                raise InputError(
+                    f"field 'state.{k}' must have n_features = {d} values, found {len(s[k])}; "
+                    "refit the recalibrator"
+                )
         model = s["model"]
-        need = {"poly": ("coef", "u_range"), "mlp": ("weights", "biases"), "constant": ("sigma",),
-                "kmeans": ("centroids", "cluster_sigma")}[model]
+        need = {
+            "poly": ("coef", "u_range"),
+            "mlp": ("weights", "biases"),
+            "constant": ("sigma",),
+            "kmeans": ("centroids", "cluster_sigma"),
+        }[model]
         missing = [k for k in need if k not in s]
         if missing:
-            raise InputError(f"saved accrue {model} recalibrator is missing {', '.join(missing)}; refit the recalibrator")
+            raise InputError(
+                f"saved accrue {model} recalibrator is missing {', '.join(missing)}; refit the recalibrator"
+            )
         if model == "poly" and d != 1:
-            raise InputError(f"field 'state.n_features' must be 1 for the poly model, found {d}; refit the recalibrator")
+            raise InputError(
+                f"field 'state.n_features' must be 1 for the poly model, found {d}; refit the recalibrator"
+            )
         if model == "kmeans":
             same("centroids", "cluster_sigma")
             for i, c in enumerate(s["centroids"]):
@@ -293,18 +356,26 @@ def _check_shapes(method: str, s: dict[str, Any]) -> None:
         if model == "mlp":
             w, b = s["weights"], s["biases"]
             if len(w) != len(b):
-                raise InputError(f"fields 'state.weights' and 'state.biases' must have the same length, found "
-                                 f"{len(w)} and {len(b)}; refit the recalibrator")
+                raise InputError(
+                    f"fields 'state.weights' and 'state.biases' must have the same length, found "
+                    f"{len(w)} and {len(b)}; refit the recalibrator"
+                )
             width = d
             for i, (wi, bi) in enumerate(zip(w, b)):
                 cols = len(wi[0])
                 if len(wi) != width or any(len(r) != cols for r in wi):
-                    raise InputError(f"field 'state.weights[{i}]' must be a {width} x {cols} matrix; "
-                                     "refit the recalibrator")
+                    raise InputError(
+                        f"field 'state.weights[{i}]' must be a {width} x {cols} matrix; "
+                        "refit the recalibrator"
+                    )
                 if len(bi) != cols:
-                    raise InputError(f"field 'state.biases[{i}]' must have {cols} values, found {len(bi)}; "
-                                     "refit the recalibrator")
+                    raise InputError(
+                        f"field 'state.biases[{i}]' must have {cols} values, found {len(bi)}; "
+                        "refit the recalibrator"
+                    )
                 width = cols
             if width != 1:
-                raise InputError(f"field 'state.weights[{len(w) - 1}]' must end in one output, found {width}; "
-                                 "refit the recalibrator")
+                raise InputError(
+                    f"field 'state.weights[{len(w) - 1}]' must end in one output, found {width}; "
+                    "refit the recalibrator"
+                )

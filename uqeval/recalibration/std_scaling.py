@@ -52,13 +52,19 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
 
 
-def _summary(y: np.ndarray, mu: np.ndarray, sd: np.ndarray, num_bins: int,
-             factor: float = 1.0) -> dict[str, float]:
+def _summary(
+    y: np.ndarray, mu: np.ndarray, sd: np.ndarray, num_bins: int, factor: float = 1.0
+) -> dict[str, float]:
     r""":func:`avg_calibration_gaussian` and the mean NLL and CRPS of :math:`N(\mu, (s\sigma)^2)`, the
     per-row terms made in blocks of rows (the same numbers, no full-size temporaries)."""
     expected = np.linspace(0.0, 1.0, num_bins)  # as avg_calibration_gaussian
-    cover = rowwise(lambda y, mu, sd: interval_cover_index(np.abs(y - mu) / (factor * sd), expected), y, mu, sd,
-                    dtype=np.min_scalar_type(expected.size))
+    cover = rowwise(
+        lambda y, mu, sd: interval_cover_index(np.abs(y - mu) / (factor * sd), expected),
+        y,
+        mu,
+        sd,
+        dtype=np.min_scalar_type(expected.size),
+    )
     out = calibration_errors(expected, observed_from_cover_index(cover, expected.size))
     del cover
     rows = np.empty(y.size)
@@ -76,7 +82,9 @@ def _thresholds(num_bins: int) -> tuple[np.ndarray, np.ndarray]:
 _CHUNK_CELLS = 1 << 17
 
 
-def _calibration_on_grid(a_sorted: np.ndarray, factors: np.ndarray, criterion: str, num_bins: int) -> np.ndarray:
+def _calibration_on_grid(
+    a_sorted: np.ndarray, factors: np.ndarray, criterion: str, num_bins: int
+) -> np.ndarray:
     """Calibration criterion of ``factor * std`` for every factor (vectorised, in chunks)."""
     expected, thresholds = _thresholds(num_bins)
     out = np.empty(factors.size)
@@ -108,9 +116,7 @@ def _breakpoints(a_sorted: np.ndarray, lo: float, hi: float, num_bins: int, limi
     return np.unique(np.concatenate([a[i:k] / tj for i, k, tj in zip(first, last, t)]))
 
 
-def _grid_search(
-    a_sorted: np.ndarray, criterion: str, num_bins: int, bounds, grid: int, limit: int
-) -> float:
+def _grid_search(a_sorted: np.ndarray, criterion: str, num_bins: int, bounds, grid: int, limit: int) -> float:
     logs = np.linspace(math.log(bounds[0]), math.log(bounds[1]), grid)
     values = _calibration_on_grid(a_sorted, np.exp(logs), criterion, num_bins)
     best = int(np.argmin(values))

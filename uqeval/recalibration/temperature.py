@@ -59,7 +59,7 @@ def _log_scores(values, kind: str) -> np.ndarray:
     zmax = np.empty(min(z.shape[0], _BLOCK_ROWS))
     n_bad, first = 0, -1
     for start in range(0, z.shape[0], _BLOCK_ROWS):  # blocks of rows, not rows
-        part, dst = z[start:start + _BLOCK_ROWS], out[start:start + _BLOCK_ROWS]
+        part, dst = z[start : start + _BLOCK_ROWS], out[start : start + _BLOCK_ROWS]
         if kind == "proba":
             if np.isnan(part).any() or (part < 0).any():
                 raise InputError("probabilities must be finite and >= 0; run validate_proba first")
@@ -67,7 +67,7 @@ def _log_scores(values, kind: str) -> np.ndarray:
                 np.log(part, out=dst)
         else:
             dst[...] = part
-        m = _row_max(dst, zmax[:len(dst)])
+        m = _row_max(dst, zmax[: len(dst)])
         bad_row = ~np.isfinite(m)  # the row max is NaN with any NaN, +inf with any +inf, -inf if all are -inf
         if bad_row.any():
             first = first if n_bad else start + int(np.flatnonzero(bad_row)[0])
@@ -98,8 +98,13 @@ def _labels(labels, n: int, k: int) -> np.ndarray:
     return y.astype(np.intp, copy=False)
 
 
-def _nll(zc: np.ndarray, z_y: np.ndarray, temperature: float, work: np.ndarray | None = None,
-         lse: np.ndarray | None = None) -> float:
+def _nll(
+    zc: np.ndarray,
+    z_y: np.ndarray,
+    temperature: float,
+    work: np.ndarray | None = None,
+    lse: np.ndarray | None = None,
+) -> float:
     r"""Mean of :math:`\log\sum_k e^{z_k/T} - z_y/T` for row-max-shifted logits (exact, no clipping).
 
     ``work`` (a (block, K) buffer) and ``lse`` (N,): scratch space reused across the ~20 calls of
@@ -112,11 +117,11 @@ def _nll(zc: np.ndarray, z_y: np.ndarray, temperature: float, work: np.ndarray |
     lse = np.empty(n) if lse is None else lse
     ones = np.ones(k)
     for start in range(0, n, _BLOCK_ROWS):  # blocks of rows, not rows
-        part = zc[start:start + _BLOCK_ROWS]
-        w = np.multiply(part, beta, out=work[:len(part)])
+        part = zc[start : start + _BLOCK_ROWS]
+        w = np.multiply(part, beta, out=work[: len(part)])
         np.exp(w, out=w)
         # zc <= 0 with a 0 in each row: no overflow, sum >= 1; the row sums as one matrix-vector product
-        np.matmul(w, ones, out=lse[start:start + _BLOCK_ROWS])
+        np.matmul(w, ones, out=lse[start : start + _BLOCK_ROWS])
     np.log(lse, out=lse)
     lse -= beta * z_y
     return float(np.mean(lse))
@@ -220,7 +225,7 @@ def apply_temperature(proba_or_logits, state: dict[str, Any], *, kind: str = "lo
         raise InputError(f"temperature must be finite and > 0, got {temperature:g}")
     e = _log_scores(proba_or_logits, kind)  # a new array: rescaled in place, in blocks of rows
     for start in range(0, e.shape[0], _BLOCK_ROWS):  # blocks of rows, not rows
-        part = e[start:start + _BLOCK_ROWS]
+        part = e[start : start + _BLOCK_ROWS]
         np.divide(part, temperature, out=part)
         np.exp(part, out=part)
         part /= part.sum(axis=1, keepdims=True)

@@ -31,8 +31,10 @@ def to_markdown(result) -> str:
 
     """A GitHub-flavoured markdown report: headline, one table row per check, notes."""
     icon = {"PASS": "✅ PASS", "FAIL": "❌ FAIL", "SKIP": "⏭️ SKIP"}
-    rows = [[icon[r.status], md_code_span(r.path), r.check, _fmt(r.value), _fmt(r.baseline), r.limit, r.message]
-            for r in result.rows]
+    rows = [
+        [icon[r.status], md_code_span(r.path), r.check, _fmt(r.value), _fmt(r.baseline), r.limit, r.message]
+        for r in result.rows
+    ]
     lines = [
         f"### {'✅' if result.passed else '❌'} {headline(result)}",
         "",
@@ -49,8 +51,13 @@ def to_markdown(result) -> str:
 def to_junit(result, name: str = "uqeval.check") -> str:
     """JUnit XML: one ``<testcase>`` per check, ``<failure>``/``<skipped>`` as needed."""
     c = result.counts
-    counts = {"tests": str(len(result.rows)), "failures": str(c["FAIL"]), "errors": "0",
-              "skipped": str(c["SKIP"]), "time": "0"}
+    counts = {
+        "tests": str(len(result.rows)),
+        "failures": str(c["FAIL"]),
+        "errors": "0",
+        "skipped": str(c["SKIP"]),
+        "time": "0",
+    }
     root = ET.Element("testsuites", {"name": name, **counts})
     suite = ET.SubElement(root, "testsuite", {"name": name, **counts})
     props = ET.SubElement(suite, "properties")
@@ -59,8 +66,9 @@ def to_junit(result, name: str = "uqeval.check") -> str:
         ET.SubElement(props, "property", {"name": "note", "value": note})
     for r in result.rows:
         case = ET.SubElement(suite, "testcase", {"classname": name, "name": r.name, "time": "0"})
-        detail = (f"value={_fmt(r.value)} baseline={_fmt(r.baseline)} limit={r.limit}"
-                  + (f" (rules line {r.line})" if r.line else ""))
+        detail = f"value={_fmt(r.value)} baseline={_fmt(r.baseline)} limit={r.limit}" + (
+            f" (rules line {r.line})" if r.line else ""
+        )
         if r.status == "FAIL":
             fail = ET.SubElement(case, "failure", {"message": r.message, "type": "uqeval.check"})
             fail.text = f"{r.name}: {r.message}\n{detail}"
@@ -112,11 +120,29 @@ def rich_tables(result) -> list[Any]:
     from .format import rich_table
 
     style = {"PASS": "bold green", "FAIL": "bold red", "SKIP": "yellow"}
-    columns = [(col, {"justify": just, "style": "cyan" if col == "metric" else None, "no_wrap": True})
-               for col, just in (("status", "left"), ("metric", "left"), ("check", "left"), ("value", "right"),
-                                 ("baseline", "right"), ("limit", "left"))]
+    columns = [
+        (col, {"justify": just, "style": "cyan" if col == "metric" else None, "no_wrap": True})
+        for col, just in (
+            ("status", "left"),
+            ("metric", "left"),
+            ("check", "left"),
+            ("value", "right"),
+            ("baseline", "right"),
+            ("limit", "left"),
+        )
+    ]
     columns.append(("details", {"ratio": 1, "min_width": 24}))
-    rows = [[f"[{style[r.status]}]{r.status}[/]", escape(r.path), r.check, _fmt(r.value), _fmt(r.baseline),
-             escape(r.limit), escape(r.message)] for r in result.rows]
+    rows = [
+        [
+            f"[{style[r.status]}]{r.status}[/]",
+            escape(r.path),
+            r.check,
+            _fmt(r.value),
+            _fmt(r.baseline),
+            escape(r.limit),
+            escape(r.message),
+        ]
+        for r in result.rows
+    ]
     table = rich_table(columns, rows, title=headline(result), caption=f"rules: {result.rules_source}")
     return [table, *(Text(f"note: {n}", style="dim") for n in result.notes)]

@@ -33,15 +33,26 @@ def _ranked(e: Mapping[str, Any]) -> str:
 
 
 def _ci(s: Mapping[str, Any]) -> str:
-    return f"{s['ci_level'] * 100:g}% bootstrap CI, {s['bootstrap']} resamples" if s["bootstrap"] else "no bootstrap"
+    return (
+        f"{s['ci_level'] * 100:g}% bootstrap CI, {s['bootstrap']} resamples"
+        if s["bootstrap"]
+        else "no bootstrap"
+    )
 
 
 _TESTS_HEADER = ["metric", "model", "reference", "mean diff", "permutation p", "DM t", "DM p"]
 
 
 def _test_row(t: Mapping[str, Any], name: Callable[[Any], str] = str) -> list[str]:
-    return [name(t["metric"]), name(t["model"]), name(t["reference"]),
-            _num(t["mean_diff"]), fmt_p(t["permutation_p"]), _num(t["dm_statistic"]), fmt_p(t["dm_p"])]
+    return [
+        name(t["metric"]),
+        name(t["model"]),
+        name(t["reference"]),
+        _num(t["mean_diff"]),
+        fmt_p(t["permutation_p"]),
+        _num(t["dm_statistic"]),
+        fmt_p(t["dm_p"]),
+    ]
 
 
 def to_markdown(result: Mapping[str, Any]) -> str:
@@ -50,34 +61,64 @@ def to_markdown(result: Mapping[str, Any]) -> str:
     s = result["settings"]
     rows = []
     for metric, body in result["metrics"].items():
-        cells = [md_bold(_ranked(body["values"][n])) if n in body["best"] else _ranked(body["values"][n])
-                 for n in names]
+        cells = [
+            md_bold(_ranked(body["values"][n])) if n in body["best"] else _ranked(body["values"][n])
+            for n in names
+        ]
         rows.append([md_code_span(metric), direction(body), *cells])
     rows.append(["mean rank", "", *(_num(result["ranks"]["mean_rank"][n]) for n in names)])
-    lines = [f"### uqeval compare: {len(names)} models, {result['n_rows']} rows ({_ci(s)}, seed {s['seed']})", "",
-             *md_table(["metric", "direction", *(md_code_span(n) for n in names)], rows, "ll" + "r" * len(names))]
+    lines = [
+        f"### uqeval compare: {len(names)} models, {result['n_rows']} rows ({_ci(s)}, seed {s['seed']})",
+        "",
+        *md_table(["metric", "direction", *(md_code_span(n) for n in names)], rows, "ll" + "r" * len(names)),
+    ]
     if result["tests"]:
-        lines += ["", "Paired tests on per-row scores (difference = model − reference; p-values unadjusted):", "",
-                  *md_table(_TESTS_HEADER, [_test_row(t, md_code_span) for t in result["tests"]], "lllrrrr")]
+        lines += [
+            "",
+            "Paired tests on per-row scores (difference = model − reference; p-values unadjusted):",
+            "",
+            *md_table(_TESTS_HEADER, [_test_row(t, md_code_span) for t in result["tests"]], "lllrrrr"),
+        ]
     if result.get("skill"):
-        lines += ["", f"Skill against the {md_cell(result['reference']['kind'])} reference (1 − S/S_ref, higher is "
-                      "better):", "", *md_table(["skill", *(md_code_span(n) for n in names)], _skill_rows(result, names, md_code_span),
-                                                "l" + "r" * len(names))]
+        lines += [
+            "",
+            f"Skill against the {md_cell(result['reference']['kind'])} reference (1 − S/S_ref, higher is "
+            "better):",
+            "",
+            *md_table(
+                ["skill", *(md_code_span(n) for n in names)],
+                _skill_rows(result, names, md_code_span),
+                "l" + "r" * len(names),
+            ),
+        ]
     if result.get("murphy", {}).get("dominates"):  # issue 16 A (also listed in the notes)
-        lines += ["", "Murphy-diagram dominance (nowhere above, somewhere below on the threshold grid):", "",
-                  *md_table(["functional", "model", "dominates"],
-                            [[d["functional"], md_code_span(d["model"]), md_code_span(d["dominated"])]
-                             for d in result["murphy"]["dominates"]], "lll")]
+        lines += [
+            "",
+            "Murphy-diagram dominance (nowhere above, somewhere below on the threshold grid):",
+            "",
+            *md_table(
+                ["functional", "model", "dominates"],
+                [
+                    [d["functional"], md_code_span(d["model"]), md_code_span(d["dominated"])]
+                    for d in result["murphy"]["dominates"]
+                ],
+                "lll",
+            ),
+        ]
     if result["notes"]:
         lines.append("")
         lines += [f"- {md_cell(n)}" for n in result["notes"]]
     return "\n".join(lines) + "\n"
 
 
-def _skill_rows(result: Mapping[str, Any], names: list[str], name: Callable[[Any], str] = str) -> list[list[str]]:
+def _skill_rows(
+    result: Mapping[str, Any], names: list[str], name: Callable[[Any], str] = str
+) -> list[list[str]]:
     """Forecast verification (issue 16): one row per skill score, ``estimate [low, high]`` per model."""
-    return [[name(f"skill.{k}"), *(cell(v[n]) if n in v else "–" for n in names)]
-            for k, v in result["skill"].items()]
+    return [
+        [name(f"skill.{k}"), *(cell(v[n]) if n in v else "–" for n in names)]
+        for k, v in result["skill"].items()
+    ]
 
 
 def rich_tables(result: Mapping[str, Any]) -> list[Any]:
@@ -98,16 +139,34 @@ def rich_tables(result: Mapping[str, Any]) -> list[Any]:
         cells = [f"[bold green]{c}[/]" if n in body["best"] else c for n, c in zip(names, cells)]
         rows.append([escape(metric), direction(body), *cells])
     rows.append(["mean rank", "", *(_num(result["ranks"]["mean_rank"][n]) for n in names)])
-    out = [rich_table(columns, rows, title=f"{len(names)} models, {result['n_rows']} rows ({ci}); (#rank), best in bold",
-                      sections=[False] * (len(rows) - 1) + [True])]
+    out = [
+        rich_table(
+            columns,
+            rows,
+            title=f"{len(names)} models, {result['n_rows']} rows ({ci}); (#rank), best in bold",
+            sections=[False] * (len(rows) - 1) + [True],
+        )
+    ]
     if result["tests"]:
         cols = [(c, {"justify": "right" if i >= 3 else "left"}) for i, c in enumerate(_TESTS_HEADER)]
-        out.append(rich_table(cols, [[escape(c) for c in _test_row(t)] for t in result["tests"]],
-                              title="Paired tests on per-row scores (diff = model − reference; p unadjusted)"))
+        out.append(
+            rich_table(
+                cols,
+                [[escape(c) for c in _test_row(t)] for t in result["tests"]],
+                title="Paired tests on per-row scores (diff = model − reference; p unadjusted)",
+            )
+        )
     if result.get("skill"):
-        cols = [("skill", {"style": "cyan", "no_wrap": True})] + [(escape(n), {"justify": "right"}) for n in names]
-        out.append(rich_table(cols, [[escape(c) for c in r] for r in _skill_rows(result, names)],
-                              title=f"Skill against the {escape(str(result['reference']['kind']))} reference "
-                                    "(1 − S/S_ref, higher is better)"))
+        cols = [("skill", {"style": "cyan", "no_wrap": True})] + [
+            (escape(n), {"justify": "right"}) for n in names
+        ]
+        out.append(
+            rich_table(
+                cols,
+                [[escape(c) for c in r] for r in _skill_rows(result, names)],
+                title=f"Skill against the {escape(str(result['reference']['kind']))} reference "
+                "(1 − S/S_ref, higher is better)",
+            )
+        )
     out += [Text(f"note: {n}", style="dim") for n in result["notes"]]
     return out

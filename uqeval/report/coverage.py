@@ -9,8 +9,14 @@ from .format import fmt_number, md_table
 SCHEMA = "uqeval.coverage/1"
 
 
-def coverage_document(records: list[dict[str, Any]], fit: dict[str, Any], *, by: str | None,
-                      points_by: str | None, y_std: float | None) -> dict[str, Any]:
+def coverage_document(
+    records: list[dict[str, Any]],
+    fit: dict[str, Any],
+    *,
+    by: str | None,
+    points_by: str | None,
+    y_std: float | None,
+) -> dict[str, Any]:
     """The JSON document of ``uqeval coverage`` (see the README)."""
     return {"schema": SCHEMA, "by": by, "points_by": points_by, "y_std": y_std, "points": records, "fit": fit}
 
@@ -20,10 +26,28 @@ def _table(result: dict[str, Any]) -> tuple[list[str], list[list[str]], str]:
     rows = []
     for r in result["points"]:
         frac = result["fit"][r["facet"]][r["level"]]["fraction_above"][r["method"]]
-        rows.append([r["method"], r["facet"], r["point"], r["level"], str(r["n_rows"]), fmt_number(r["coverage"]),
-                     fmt_number(r[xkey]), fmt_number(frac)])
-    head = ["method", result["by"] or "group", result["points_by"] or "point", "level", "rows", "coverage", xkey,
-            "share above fit"]
+        rows.append(
+            [
+                r["method"],
+                r["facet"],
+                r["point"],
+                r["level"],
+                str(r["n_rows"]),
+                fmt_number(r["coverage"]),
+                fmt_number(r[xkey]),
+                fmt_number(frac),
+            ]
+        )
+    head = [
+        "method",
+        result["by"] or "group",
+        result["points_by"] or "point",
+        "level",
+        "rows",
+        "coverage",
+        xkey,
+        "share above fit",
+    ]
     return head, rows, "llll"
 
 
@@ -39,4 +63,6 @@ def rich_table(result: dict[str, Any]):
 
     head, rows, left = _table(result)
     columns = [(escape(h), {"justify": "left" if i < len(left) else "right"}) for i, h in enumerate(head)]
-    return table(columns, [[escape(c) for c in r] for r in rows], title="coverage and width per method and group")
+    return table(
+        columns, [[escape(c) for c in r] for r in rows], title="coverage and width per method and group"
+    )

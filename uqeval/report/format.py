@@ -73,7 +73,9 @@ def fmt_p(p: Any) -> str:
 # --------------------------------------------------------------------------- flattening
 
 
-def leaves(tree: Any, prefix: tuple[str, ...] = (), *, empty: bool = True) -> list[tuple[tuple[str, ...], Any]]:
+def leaves(
+    tree: Any, prefix: tuple[str, ...] = (), *, empty: bool = True
+) -> list[tuple[tuple[str, ...], Any]]:
     """Leaves of nested mappings as ``(keys, value)`` in insertion order.
 
     Scalars and lists are leaves. An empty mapping is a ``None`` leaf when ``empty`` is
@@ -108,8 +110,9 @@ def is_number(v: Any) -> bool:
 # --------------------------------------------------------------------------- orientation
 
 
-def metric_orientation(keys: Sequence[str] | str, orientation: Mapping[str, str] | None,
-                       kind: str | None = None) -> str | None:
+def metric_orientation(
+    keys: Sequence[str] | str, orientation: Mapping[str, str] | None, kind: str | None = None
+) -> str | None:
     """Orientation of the metric at ``keys`` (a key tuple or a dotted path), never guessed.
 
     The summary's ``orientation`` map answers first, for the exact path; otherwise the
@@ -148,22 +151,32 @@ def md_cell(text: Any) -> str:
 def md_table(header: Sequence[str], rows: Iterable[Sequence[Any]], align: str = "") -> list[str]:
     """A GitHub Markdown table as lines. ``align`` has one letter per column, ``l`` or ``r``
     (missing letters are ``l``); every cell goes through :func:`md_cell`."""
-    marks = ["---:" if (align[i:i + 1] == "r") else "---" for i in range(len(header))]
+    marks = ["---:" if (align[i : i + 1] == "r") else "---" for i in range(len(header))]
     lines = ["| " + " | ".join(md_cell(h) for h in header) + " |", "|" + "".join(f"{m}|" for m in marks)]
     lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]
     return lines
 
 
-def rich_table(columns: Sequence[tuple[str, dict[str, Any]]], rows: Iterable[Sequence[str]] = (), *,
-               title: str | None = None, caption: str | None = None, sections: Sequence[bool] | None = None):
+def rich_table(
+    columns: Sequence[tuple[str, dict[str, Any]]],
+    rows: Iterable[Sequence[str]] = (),
+    *,
+    title: str | None = None,
+    caption: str | None = None,
+    sections: Sequence[bool] | None = None,
+):
     """A rich ``Table``: ``columns`` are ``(header, add_column options)``, rows are markup
     strings (escape data first); titles and captions are escaped here and left-justified.
     ``sections[i]`` true draws a rule before row ``i``."""
     from .text import markup as escape
     from rich.table import Table
 
-    table = Table(title=escape(title) if title else None, caption=escape(caption) if caption else None,
-                  title_justify="left", caption_justify="left")
+    table = Table(
+        title=escape(title) if title else None,
+        caption=escape(caption) if caption else None,
+        title_justify="left",
+        caption_justify="left",
+    )
     for header, opts in columns:
         table.add_column(header, **opts)
     for i, row in enumerate(rows):

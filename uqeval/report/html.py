@@ -147,8 +147,7 @@ def _sparkline(values: Sequence[float]) -> str:
     span = hi - lo or 1.0
     n = len(values) - 1 or 1
     coords = " ".join(
-        f"{pad + (w - 2 * pad) * i / n:.1f},{h - pad - (h - 2 * pad) * (v - lo) / span:.1f}"
-        for i, v in pts
+        f"{pad + (w - 2 * pad) * i / n:.1f},{h - pad - (h - 2 * pad) * (v - lo) / span:.1f}" for i, v in pts
     )
     return (
         f'<svg class="spark" width="{w:.0f}" height="{h:.0f}" viewBox="0 0 {w:.0f} {h:.0f}" '
@@ -167,8 +166,7 @@ def _list_cell(values: Sequence[Any]) -> str:
         return f'<td class="list">[{_esc(text)}]</td>'
     if nums:
         finite = [float(v) for v in values if math.isfinite(float(v))]
-        rng = (f"{_fmt_number(min(finite))} … {_fmt_number(max(finite))}" if finite else "no "
-               "finite values")
+        rng = f"{_fmt_number(min(finite))} … {_fmt_number(max(finite))}" if finite else "no finite values"
         text = ", ".join(_fmt_number(v) for v in values)
         summary = f"{len(values)} values, {rng}"
         spark = _sparkline(values)
@@ -240,12 +238,10 @@ def _matrix_table(
         if link_glossary:
             entry = find_entry(path)
             if entry:
-                label = (f'<a href="#{_glossary_id(entry[0])}" title="{_esc(entry[1]["title"])}">'
-                         f"{label}</a>")
+                label = f'<a href="#{_glossary_id(entry[0])}" title="{_esc(entry[1]["title"])}">{label}</a>'
         cells = [f'<th scope="row">{label}</th>']
         if orientations is not None:
-            cells.append(f'<td class="orient">{_esc(ORIENTATION_TEXT.get(orient, orient or "—"))}'
-                         "</td>")
+            cells.append(f'<td class="orient">{_esc(ORIENTATION_TEXT.get(orient, orient or "—"))}</td>')
         best = _best_columns(values, orient)
         cells += [_value_cell(v, i in best) for i, v in enumerate(values)]
         rows.append(f"<tr>{''.join(cells)}</tr>")
@@ -272,9 +268,7 @@ def _check_entries(entries: Sequence[Mapping[str, Any]]) -> None:
     if not isinstance(entries, Sequence) or isinstance(entries, (str, bytes)) or not entries:
         raise InputError("the report needs at least one entry (a scored file)")
     for i, e in enumerate(entries):
-        if not isinstance(e, Mapping) or "name" not in e or not isinstance(
-            e.get("summary"), Mapping
-        ):
+        if not isinstance(e, Mapping) or "name" not in e or not isinstance(e.get("summary"), Mapping):
             raise InputError(
                 f"report entry {i} must be a mapping with 'name' and a 'summary' mapping "
                 "(the JSON written by uqeval score)"
@@ -292,8 +286,9 @@ def _ucc_block(ucc: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str,
         ucc = ucc["ucc"]
     orient = dict(_UCC_ORIENTATION)
     if isinstance(ucc.get("orientation"), Mapping):
-        orient.update({(k if str(k).startswith("ucc.") else f"ucc.{k}"): v
-                       for k, v in ucc["orientation"].items()})
+        orient.update(
+            {(k if str(k).startswith("ucc.") else f"ucc.{k}"): v for k, v in ucc["orientation"].items()}
+        )
     body = {k: v for k, v in ucc.items() if k != "orientation"}
     return dict(flatten(body, "ucc")), orient
 
@@ -308,13 +303,14 @@ def _section_inputs(entries, names, ids: _Ids) -> str:
         flat.update(flatten(s.get("input") or {}, "input"))
         flats.append(flat)
     paths = _union(f.keys() for f in flats)
-    table = _matrix_table(paths, names, flats, None, "inputs", first_header="field",
-                          link_glossary=False)
+    table = _matrix_table(paths, names, flats, None, "inputs", first_header="field", link_glossary=False)
     settings = [dict(flatten(e["summary"].get("settings") or {}, "settings")) for e in entries]
     spaths = _union(f.keys() for f in settings)
-    stable = (_matrix_table(spaths, names, settings, None, "settings", first_header="setting",
-                            link_glossary=False) if spaths else '<p class="note">No settings '
-              "recorded.</p>")
+    stable = (
+        _matrix_table(spaths, names, settings, None, "settings", first_header="setting", link_glossary=False)
+        if spaths
+        else '<p class="note">No settings recorded.</p>'
+    )
     return (
         f'<section id="{ids.make("inputs")}"><h2>Inputs</h2>{table}'
         f'<h3 id="{ids.make("settings")}">Settings</h3>{stable}</section>'
@@ -392,12 +388,12 @@ def _section_groups(entries, names, ids: _Ids) -> tuple[str, list[str]]:
             paths_all += paths
             s = e["summary"]
             orient = (s.get("orientation") or {}, (s.get("input") or {}).get("representation"))
-            blocks.append(_matrix_table(paths, list(cols), list(cols.values()), [orient],
-                                        "groups"))
+            blocks.append(_matrix_table(paths, list(cols), list(cols.values()), [orient], "groups"))
     if not blocks:
         return "", []
-    return (f'<section id="{ids.make("groups")}"><h2>Metrics by group</h2>{"".join(blocks)}'
-            "</section>"), paths_all
+    return (
+        f'<section id="{ids.make("groups")}"><h2>Metrics by group</h2>{"".join(blocks)}</section>'
+    ), paths_all
 
 
 def _section_figures(entries, names, ids: _Ids) -> str:
@@ -438,7 +434,7 @@ def _section_glossary(paths: Iterable[str], ids: _Ids) -> str:
             ids.make(gid)
             parts.append(
                 f'<dt id="{gid}">{_esc(entry["title"])} <code>{_esc(key)}</code></dt>'
-                f'<dd><p>{_esc(entry["text"])}</p>'
+                f"<dd><p>{_esc(entry['text'])}</p>"
                 f'<div class="formula">{_esc(entry["formula"])}</div>'
                 f'<div class="ref">Reference: {_esc(entry["reference"])}</div></dd>'
             )

@@ -20,8 +20,11 @@ def _plain(v: Any) -> Any:
 
 def _scalars(body: dict[str, Any]) -> dict[tuple[str, ...], Any]:
     """Scalar leaves of the metrics (arrays and lists are skipped)."""
-    return {keys: v for keys, v in leaves(body, empty=False)
-            if len(keys) >= 2 and (v is None or isinstance(v, (numbers.Number, str)))}
+    return {
+        keys: v
+        for keys, v in leaves(body, empty=False)
+        if len(keys) >= 2 and (v is None or isinstance(v, (numbers.Number, str)))
+    }
 
 
 def metric_rows(block: dict[str, Any], orientation: dict[str, str]) -> list[list[str]]:
@@ -30,9 +33,15 @@ def metric_rows(block: dict[str, Any], orientation: dict[str, str]) -> list[list
     rows: list[list[str]] = []
     for keys in _ordered(before, after):
         direction = metric_orientation(keys, orientation, block.get("representation")) or ""
-        rows.append([keys[0], " ".join(keys[1:]),
-                     fmt_number(_plain(before[keys])) if keys in before else "n/a",
-                     fmt_number(_plain(after[keys])) if keys in after else "n/a", direction])
+        rows.append(
+            [
+                keys[0],
+                " ".join(keys[1:]),
+                fmt_number(_plain(before[keys])) if keys in before else "n/a",
+                fmt_number(_plain(after[keys])) if keys in after else "n/a",
+                direction,
+            ]
+        )
     return rows
 
 
@@ -49,8 +58,11 @@ def param_rows(params: dict[str, Any]) -> list[list[str]]:
 
 
 def title(summary: dict[str, Any]) -> str:
-    src = (f"fitted on {summary['fitted_on']}" if summary.get("fitted_on")
-           else f"loaded from {summary.get('loaded_from')}")
+    src = (
+        f"fitted on {summary['fitted_on']}"
+        if summary.get("fitted_on")
+        else f"loaded from {summary.get('loaded_from')}"
+    )
     return f"recalibrate --method {summary['method']} ({src})"
 
 
@@ -59,7 +71,11 @@ def file_title(block: dict[str, Any]) -> str:
 
 
 def to_markdown(summary: dict[str, Any]) -> str:
-    lines = [f"**{md_cell(title(summary))}**", "", *md_table(["parameter", "value"], param_rows(summary["parameters"]), "lr")]
+    lines = [
+        f"**{md_cell(title(summary))}**",
+        "",
+        *md_table(["parameter", "value"], param_rows(summary["parameters"]), "lr"),
+    ]
     for block in summary["files"].values():
         lines += ["", f"**{md_cell(file_title(block))}**"]
         if "before" not in block:
@@ -76,11 +92,24 @@ def rich_tables(summary: dict[str, Any]) -> list[Any]:
 
     from .format import rich_table
 
-    out = [rich_table([("parameter", {"style": "cyan", "no_wrap": True}), ("value", {"justify": "right"})],
-                      [list(map(escape, r)) for r in param_rows(summary["parameters"])], title=title(summary))]
-    columns = [(h, {"justify": "right" if h in ("before", "after") else "left",
-                    "style": "cyan" if h == "group" else ("dim" if h == "direction" else None),
-                    "no_wrap": h != "metric"}) for h in _HEAD]
+    out = [
+        rich_table(
+            [("parameter", {"style": "cyan", "no_wrap": True}), ("value", {"justify": "right"})],
+            [list(map(escape, r)) for r in param_rows(summary["parameters"])],
+            title=title(summary),
+        )
+    ]
+    columns = [
+        (
+            h,
+            {
+                "justify": "right" if h in ("before", "after") else "left",
+                "style": "cyan" if h == "group" else ("dim" if h == "direction" else None),
+                "no_wrap": h != "metric",
+            },
+        )
+        for h in _HEAD
+    ]
     for block in summary["files"].values():
         if "before" not in block:
             out.append(escape(f"{file_title(block)}: no target column, nothing to score"))
@@ -91,6 +120,13 @@ def rich_tables(summary: dict[str, Any]) -> list[Any]:
             sections.append(last is not None and row[0] != last)
             rows.append(list(map(escape, [row[0] if row[0] != last else "", *row[1:]])))
             last = row[0]
-        out.append(rich_table(columns, rows, title=file_title(block), sections=sections,
-                              caption=None if basis == "input" else f"before: {basis}"))
+        out.append(
+            rich_table(
+                columns,
+                rows,
+                title=file_title(block),
+                sections=sections,
+                caption=None if basis == "input" else f"before: {basis}",
+            )
+        )
     return out

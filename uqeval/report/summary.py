@@ -62,11 +62,15 @@ def non_finite_notes(metrics: dict[str, Any]) -> list[str]:
     bad = []
     for path, v in flatten(metrics):
         values = v if isinstance(v, (list, tuple, np.ndarray)) else [v]
-        if any(isinstance(x, (float, np.floating)) and not math.isfinite(float(x))
-               for x in np.asarray(values, dtype=object).ravel()):
+        if any(
+            isinstance(x, (float, np.floating)) and not math.isfinite(float(x))
+            for x in np.asarray(values, dtype=object).ravel()
+        ):
             bad.append(path)
     if not bad:
         return []
     shown = ", ".join(bad[:8]) + (f" and {len(bad) - 8} more" if len(bad) > 8 else "")
-    return [f"{len(bad)} metric(s) could not be computed finitely and are reported as null: {shown} "
-            "(undefined for this data, e.g. constant values, or overflow with extreme magnitudes)"]
+    return [
+        f"{len(bad)} metric(s) could not be computed finitely and are reported as null: {shown} "
+        "(undefined for this data, e.g. constant values, or overflow with extreme magnitudes)"
+    ]

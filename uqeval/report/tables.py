@@ -10,10 +10,15 @@ DIRECTION = {"lower": "lower is better", "higher": "higher is better", "target":
 SHORT = {"lower is better": "↓ lower", "higher is better": "↑ higher", "closer to target": "◎ target"}
 
 
-def _raw_rows(metrics: dict[str, Any], orient: dict[str, str], kind: str | None) -> list[tuple[str, str, Any, str]]:
+def _raw_rows(
+    metrics: dict[str, Any], orient: dict[str, str], kind: str | None
+) -> list[tuple[str, str, Any, str]]:
     """``(group, metric label, value, direction)`` for every leaf; level keys join the metric label."""
-    return [(keys[0], " ".join(keys[1:]), v, DIRECTION.get(metric_orientation(keys, orient, kind) or "", ""))
-            for keys, v in leaves(metrics, empty=False) if len(keys) >= 2]
+    return [
+        (keys[0], " ".join(keys[1:]), v, DIRECTION.get(metric_orientation(keys, orient, kind) or "", ""))
+        for keys, v in leaves(metrics, empty=False)
+        if len(keys) >= 2
+    ]
 
 
 def _kind(summary: dict[str, Any]) -> str | None:
@@ -22,8 +27,12 @@ def _kind(summary: dict[str, Any]) -> str | None:
 
 def metric_rows(summary: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     """``(group, metric, value, direction)`` rows in summary order; level keys join the metric name."""
-    return [(g, m, fmt_number(v), d) for g, m, v, d in _raw_rows(summary.get("metrics", {}),
-                                                                 summary.get("orientation", {}), _kind(summary))]
+    return [
+        (g, m, fmt_number(v), d)
+        for g, m, v, d in _raw_rows(
+            summary.get("metrics", {}), summary.get("orientation", {}), _kind(summary)
+        )
+    ]
 
 
 def grouped_rows(summary: dict[str, Any]) -> tuple[list[str], list[tuple[str, str, list[str], str]]]:
@@ -32,8 +41,9 @@ def grouped_rows(summary: dict[str, Any]) -> tuple[list[str], list[tuple[str, st
     values = summary["groups"]["values"]
     column = summary["groups"].get("column") or "group"
     labels = ["all"] + [f"{column}={v}\nn={body['n_rows']}" for v, body in values.items()]
-    per_value = [{(g, m): val for g, m, val, _ in _raw_rows(body["metrics"], orient, kind)}
-                 for body in values.values()]
+    per_value = [
+        {(g, m): val for g, m, val, _ in _raw_rows(body["metrics"], orient, kind)} for body in values.values()
+    ]
     rows = []
     for g, m, v, d in _raw_rows(summary.get("metrics", {}), orient, kind):
         cells = [v] + [pv.get((g, m)) for pv in per_value]
@@ -43,7 +53,7 @@ def grouped_rows(summary: dict[str, Any]) -> tuple[list[str], list[tuple[str, st
 
 def header_line(summary: dict[str, Any]) -> str:
     inp = summary.get("input", {})
-    s = (f"{inp.get('path')}: {inp.get('n_rows')} rows, representation {inp.get('representation')}")
+    s = f"{inp.get('path')}: {inp.get('n_rows')} rows, representation {inp.get('representation')}"
     if inp.get("n_dropped"):
         s += f", {inp['n_dropped']} dropped (NaN/inf)"
     return s
@@ -65,15 +75,27 @@ def rich_table(summary: dict[str, Any], title: str | None = None):
     cells, sections, last = [], [], None
     for group, metric, values, direction in rows:
         sections.append(last is not None and group != last)
-        cells.append([escape(group) if group != last else "", escape(metric), *map(escape, values),
-                      SHORT.get(direction, direction)])
+        cells.append(
+            [
+                escape(group) if group != last else "",
+                escape(metric),
+                *map(escape, values),
+                SHORT.get(direction, direction),
+            ]
+        )
         last = group
     return _rich_table(columns, cells, title=title or header_line(summary), sections=sections)
 
 
 def markdown(summary: dict[str, Any], title: str | None = None) -> str:
     labels, rows = _rows(summary)
-    lines = [f"**{md_cell(title or header_line(summary))}**", "",
-             *md_table(["group", "metric", *labels, "direction"],
-                       [[g, m, *values, d] for g, m, values, d in rows], "ll" + "r" * len(labels) + "l")]
+    lines = [
+        f"**{md_cell(title or header_line(summary))}**",
+        "",
+        *md_table(
+            ["group", "metric", *labels, "direction"],
+            [[g, m, *values, d] for g, m, values, d in rows],
+            "ll" + "r" * len(labels) + "l",
+        ),
+    ]
     return "\n".join(lines) + "\n"

@@ -26,9 +26,12 @@ from typing import Any
 
 # C0 controls, DEL, C1 controls, bidi embeddings/overrides/isolates, line/paragraph separators,
 # BOM/zero-width no-break space, and the XML-forbidden non-characters U+FFFE/U+FFFF.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ufffe\uffff\ud800-\udfff]")
-_CONTROL_KEEP_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff"
-                                 "\ufffe\uffff\ud800-\udfff]")
+_CONTROL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ufffe\uffff\ud800-\udfff]"
+)
+_CONTROL_KEEP_LINES = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ufffe\uffff\ud800-\udfff]"
+)
 
 
 # what would start an HTML tag, comment or entity in GitHub Markdown (``<=`` stays readable)

@@ -32,8 +32,15 @@ def summary_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
             p = u["partial"]
             row += [_num(p["auucc"]), _num(p["auucc_const"]), _pct(p["gain"])]
         op, om = u["op"], u["op_min"]
-        row += [_num(op["x"]), _num(op["y"]), _num(op["cost"]), _num(om["k"]), _num(om["x"]),
-                _num(om["y"]), _num(om["cost"])]
+        row += [
+            _num(op["x"]),
+            _num(op["y"]),
+            _num(op["cost"]),
+            _num(om["k"]),
+            _num(om["x"]),
+            _num(om["y"]),
+            _num(om["cost"]),
+        ]
         rows.append(row)
     return header, rows
 
@@ -44,8 +51,10 @@ def pvalue_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]] | 
     if not t:
         return None
     header = ["model a", "model b", "AUUCC a", "AUUCC b", "diff a − b", "p-value"]
-    rows = [[p["a"], p["b"], _num(p["auucc_a"]), _num(p["auucc_b"]), _num(p["diff"]), _num(p["p_value"])]
-            for p in t["pairs"]]
+    rows = [
+        [p["a"], p["b"], _num(p["auucc_a"]), _num(p["auucc_b"]), _num(p["diff"]), _num(p["p_value"])]
+        for p in t["pairs"]
+    ]
     return header, rows
 
 
@@ -67,28 +76,41 @@ def title(summary: dict[str, Any]) -> str:
         part = f"; partial: x in [{_num(s['partial_x'][0])}, {_num(s['partial_x'][1])}]"
     elif s["partial_y"] is not None:
         part = f"; partial: y in [{_num(s['partial_y'][0])}, {_num(s['partial_y'][1])}]"
-    return (f"UCC: x = {_axis_label(s['x_axis'], s['normalize'])}, y = {_axis_label(s['y_axis'], s['normalize'])}; "
-            f"level {level}; cost c = {s['cost']:g}{part}; {summary['n_rows']} rows")
+    return (
+        f"UCC: x = {_axis_label(s['x_axis'], s['normalize'])}, y = {_axis_label(s['y_axis'], s['normalize'])}; "
+        f"level {level}; cost c = {s['cost']:g}{part}; {summary['n_rows']} rows"
+    )
 
 
 def caption(summary: dict[str, Any]) -> str:
     """How to read the table: gain, k = 1 and k*."""
-    return ("gain = (AUUCC const − AUUCC) / AUUCC const, higher is better (const: constant-width band around "
-            "the same prediction); k=1: the intervals as given; k*: minimum of the cost c·x + (1 − c)·y")
+    return (
+        "gain = (AUUCC const − AUUCC) / AUUCC const, higher is better (const: constant-width band around "
+        "the same prediction); k=1: the intervals as given; k*: minimum of the cost c·x + (1 − c)·y"
+    )
 
 
 def pvalue_title(summary: dict[str, Any]) -> str:
     t = summary["permutation_test"]
-    return (f"Paired permutation test of AUUCC differences ({t['n_permutations']} permutations, "
-            f"seed {t['seed']}, two-sided)")
+    return (
+        f"Paired permutation test of AUUCC differences ({t['n_permutations']} permutations, "
+        f"seed {t['seed']}, two-sided)"
+    )
 
 
 def to_markdown(summary: dict[str, Any]) -> str:
     """The tables as GitHub Markdown."""
+
     def table(header: list[str], rows: list[list[str]]) -> list[str]:
         return md_table(header, rows, "l" + "r" * (len(header) - 1))
 
-    lines = [f"**{md_cell(title(summary))}**", "", *table(*summary_rows(summary)), "", md_cell(caption(summary))]
+    lines = [
+        f"**{md_cell(title(summary))}**",
+        "",
+        *table(*summary_rows(summary)),
+        "",
+        md_cell(caption(summary)),
+    ]
     pv = pvalue_rows(summary)
     if pv is not None:
         lines += ["", f"**{md_cell(pvalue_title(summary))}**", "", *table(*pv)]
@@ -102,8 +124,17 @@ def _table(head: str | None, cap: str | None, header: list[str], rows: list[list
 
     from .format import rich_table
 
-    columns = [(escape(h), {"justify": "left" if i == 0 or h.startswith("model") else "right",
-                            "style": "cyan" if i == 0 else None, "no_wrap": True}) for i, h in enumerate(header)]
+    columns = [
+        (
+            escape(h),
+            {
+                "justify": "left" if i == 0 or h.startswith("model") else "right",
+                "style": "cyan" if i == 0 else None,
+                "no_wrap": True,
+            },
+        )
+        for i, h in enumerate(header)
+    ]
     return rich_table(columns, [[escape(c) for c in r] for r in rows], title=head, caption=cap)
 
 
@@ -120,8 +151,15 @@ def rich_tables(summary: dict[str, Any], width: int) -> list[Any]:
     if console.measure(table, options=console.options.update_width(100_000)).maximum > width:
         split = header.index("k=1\n" + summary["settings"]["x_axis"])
         cols = [list(range(split)), [0, *range(split, len(header))]]
-        out = [_table(title(summary) if j == 0 else None, caption(summary) if j == 1 else None,
-                      [header[i] for i in idx], [[r[i] for i in idx] for r in rows]) for j, idx in enumerate(cols)]
+        out = [
+            _table(
+                title(summary) if j == 0 else None,
+                caption(summary) if j == 1 else None,
+                [header[i] for i in idx],
+                [[r[i] for i in idx] for r in rows],
+            )
+            for j, idx in enumerate(cols)
+        ]
     pv = pvalue_rows(summary)
     if pv is not None:
         out.append(_table(pvalue_title(summary), None, *pv))

@@ -25,8 +25,10 @@ from ..metrics.comparison import Moments
 from ..tasks.compare import MetricRef, Model, Plan
 
 #: why the bootstrap of a metric is not streamed
-NO_STREAMED_BOOTSTRAP = ("its resampler needs order statistics over all rows (not streamed; "
-                         "compare with --engine memory for an interval)")
+NO_STREAMED_BOOTSTRAP = (
+    "its resampler needs order statistics over all rows (not streamed; "
+    "compare with --engine memory for an interval)"
+)
 #: why a two-pass metric is not compared when streamed
 TWO_PASS = "needs a second pass over the rows (uqeval score --engine stream computes it)"
 
@@ -70,8 +72,11 @@ def make_layout(plan: Plan, preds: Sequence) -> tuple[Layout, dict[tuple[str, in
                     why = TWO_PASS
                 if why is not None:
                     skip.add((ref.name, k))
-                    not_streamed[ref.name if len(preds) == sum(1 for x in preds if x.kind == p.kind)
-                                 else f"{ref.name} ({plan.names[k]})"] = why
+                    not_streamed[
+                        ref.name
+                        if len(preds) == sum(1 for x in preds if x.kind == p.kind)
+                        else f"{ref.name} ({plan.names[k]})"
+                    ] = why
             if all((ref.name, k) in skip for k in range(len(preds))):  # no model has it: not compared at all
                 plan.refs.remove(ref)
                 continue
@@ -80,10 +85,12 @@ def make_layout(plan: Plan, preds: Sequence) -> tuple[Layout, dict[tuple[str, in
             form = None if stat is None else stat.sums_form
             if form is not None and (ref.name, k) not in skip:
                 terms, codes, n_codes, finishes[(ref.name, k)] = form
-                columns.append((ref.name, k, 0 if terms is None else terms.shape[1], 0 if codes is None else n_codes))
+                columns.append(
+                    (ref.name, k, 0 if terms is None else terms.shape[1], 0 if codes is None else n_codes)
+                )
         if ref.orientation != "target":
             avail = [k for k in range(len(preds)) if row_score(results, k, ref) is not None]
-            pairs += [(ref.name, a, b) for i, a in enumerate(avail) for b in avail[i + 1:]]
+            pairs += [(ref.name, a, b) for i, a in enumerate(avail) for b in avail[i + 1 :]]
     return Layout(plan, families, columns, pairs, not_streamed, skip), finishes
 
 
@@ -117,10 +124,14 @@ class ComparePartial:
         if self.unit is None:
             self.unit = np.zeros(sum(t + c for _, _, t, c in cols))
         if self.acc is None:
-            self.acc = Accumulator(plan.seed or 0, plan.n_boot, plan.n_permutations if self.layout.pairs else 0,
-                                   n_terms=sum(t for _, _, t, _ in cols),
-                                   n_categories=tuple(c for _, _, _, c in cols if c),
-                                   n_diffs=len(self.layout.pairs))
+            self.acc = Accumulator(
+                plan.seed or 0,
+                plan.n_boot,
+                plan.n_permutations if self.layout.pairs else 0,
+                n_terms=sum(t for _, _, t, _ in cols),
+                n_categories=tuple(c for _, _, _, c in cols if c),
+                n_diffs=len(self.layout.pairs),
+            )
         if self.moments is None:
             self.moments = Moments(plan.dm_lag)
 
@@ -146,11 +157,15 @@ class ComparePartial:
             if self.kinds[k] is None:
                 self.kinds[k] = sig
             elif sig != self.kinds[k]:
-                raise InputError(f"{files[k]}: rows from global row {int(p.row_numbers()[0])} on are {p.kind} predictions "
-                                 f"with per-row shapes {dict(sig[1])}, the rows before {self.kinds[k][0]} with "
-                                 f"{dict(self.kinds[k][1])}; every row needs the same columns, members and levels")
-        align_models([Model(name, p, {"path": f}) for name, p, f in zip(plan.names, preds, files)],
-                     first_row=self.start + self.n)  # the same targets
+                raise InputError(
+                    f"{files[k]}: rows from global row {int(p.row_numbers()[0])} on are {p.kind} predictions "
+                    f"with per-row shapes {dict(sig[1])}, the rows before {self.kinds[k][0]} with "
+                    f"{dict(self.kinds[k][1])}; every row needs the same columns, members and levels"
+                )
+        align_models(
+            [Model(name, p, {"path": f}) for name, p, f in zip(plan.names, preds, files)],
+            first_row=self.start + self.n,
+        )  # the same targets
         results = _results(preds, plan)
         refs = {r.name: r for r in plan.refs}
         n = preds[0].n
@@ -179,7 +194,9 @@ class ComparePartial:
         self.acc.update(self.start + self.n, np.column_stack(dense) if dense else None, codes, diffs)
         for k, p in enumerate(preds):
             if lay.families:
-                self.states[k] = states.merge(self.states[k], states.batch_state(p, plan.settings, lay.families))
+                self.states[k] = states.merge(
+                    self.states[k], states.batch_state(p, plan.settings, lay.families)
+                )
         self.n += n
 
     def merge(self, other: "ComparePartial") -> "ComparePartial":
@@ -198,10 +215,12 @@ class ComparePartial:
             if self.kinds[k] is None:
                 self.kinds[k] = other.kinds[k]
             elif other.kinds[k] is not None and other.kinds[k] != self.kinds[k]:
-                raise InputError(f"model {self.layout.plan.names[k]}: {self.kinds[k][0]} predictions with per-row "
-                                 f"shapes {dict(self.kinds[k][1])} and {other.kinds[k][0]} with "
-                                 f"{dict(other.kinds[k][1])} in different partitions; every row needs the same "
-                                 "columns, members and levels")
+                raise InputError(
+                    f"model {self.layout.plan.names[k]}: {self.kinds[k][0]} predictions with per-row "
+                    f"shapes {dict(self.kinds[k][1])} and {other.kinds[k][0]} with "
+                    f"{dict(other.kinds[k][1])} in different partitions; every row needs the same "
+                    "columns, members and levels"
+                )
             self.states[k] = states.merge(self.states[k], other.states[k])
         self.n += other.n
         return self
@@ -220,16 +239,19 @@ def check_same_rows(files: Sequence[str], preds: Sequence) -> None:
         big = np.iinfo(np.int64).max
         row = int(min(ra[i] if i < ra.size else big, rb[i] if i < rb.size else big))
         gone = files[0] if i >= ra.size or (i < rb.size and rb[i] < ra[i]) else f
-        raise InputError(f"global row {row} was dropped from {gone} (NaN/inf with --nan-policy omit) but not from "
-                         f"{f if gone == files[0] else files[0]}; the files must keep the same rows (fix the values "
-                         "or drop the row from every file)")
+        raise InputError(
+            f"global row {row} was dropped from {gone} (NaN/inf with --nan-policy omit) but not from "
+            f"{f if gone == files[0] else files[0]}; the files must keep the same rows (fix the values "
+            "or drop the row from every file)"
+        )
 
 
 # --------------------------------------------------------------------------- reading aligned batches
 
 
-def aligned(gens: Sequence[Iterator[tuple[str, dict, int]]], specs: Sequence[str], start: int = 0
-            ) -> Iterator[tuple[int, list[str], list[dict], int]]:
+def aligned(
+    gens: Sequence[Iterator[tuple[str, dict, int]]], specs: Sequence[str], start: int = 0
+) -> Iterator[tuple[int, list[str], list[dict], int]]:
     """``(global offset, files, columns per model, rows)``: the models' record batches cut to the same global
     row ranges (each at most as long as the shortest current batch). Unequal lengths raise naming the
     files and the global row where one ends."""
@@ -248,8 +270,10 @@ def aligned(gens: Sequence[Iterator[tuple[str, dict, int]]], specs: Sequence[str
             return
         if ended:
             short, long_ = specs[ended[0]], specs[next(j for j in range(len(gens)) if current[j] is not None)]
-            raise InputError(f"{short} ends at global row {offset} ({offset} rows) but {long_} has more rows; "
-                             "the files must hold the same targets in the same order")
+            raise InputError(
+                f"{short} ends at global row {offset} ({offset} rows) but {long_} has more rows; "
+                "the files must hold the same targets in the same order"
+            )
         k = min(c[2] - c[3] for c in current)
         cols = [{name: arr.slice(c[3], k) for name, arr in c[1].items()} for c in current]
         yield offset, [c[0] for c in current], cols, k
@@ -278,12 +302,20 @@ def open_models(specs: Sequence[str], settings: Settings) -> list[ModelSource]:
     return [ModelSource(str(s), *_prepare(s, settings)) for s in specs]
 
 
-def build(models: Sequence[ModelSource], files: Sequence[str], cols: Sequence[dict], k: int, offset: int,
-          settings: Settings) -> list:
+def build(
+    models: Sequence[ModelSource],
+    files: Sequence[str],
+    cols: Sequence[dict],
+    k: int,
+    offset: int,
+    settings: Settings,
+) -> list:
     from ..io.load import build_batch
 
-    return [build_batch(f, m.plan, c, k, settings, offset=offset, allow_empty=True)
-            for m, f, c in zip(models, files, cols)]
+    return [
+        build_batch(f, m.plan, c, k, settings, offset=offset, allow_empty=True)
+        for m, f, c in zip(models, files, cols)
+    ]
 
 
 def stream_batches(models: Sequence[ModelSource], settings: Settings, chunk_rows: int):
@@ -306,8 +338,13 @@ def first_batch(batches) -> tuple[list, list]:
     return [], seen
 
 
-def plan_on(models: Sequence[ModelSource], preds: Sequence, names: Sequence[str], settings: Settings,
-            options: dict[str, Any]) -> tuple[Layout, dict]:
+def plan_on(
+    models: Sequence[ModelSource],
+    preds: Sequence,
+    names: Sequence[str],
+    settings: Settings,
+    options: dict[str, Any],
+) -> tuple[Layout, dict]:
     from ..tasks.compare import align_models, plan_comparison
 
     if not preds:
@@ -319,8 +356,14 @@ def plan_on(models: Sequence[ModelSource], preds: Sequence, names: Sequence[str]
     return make_layout(plan, preds)
 
 
-def compare_stream(specs: Sequence[str], names: Sequence[str], settings: Settings, options: dict[str, Any],
-                   chunk_rows: int, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def compare_stream(
+    specs: Sequence[str],
+    names: Sequence[str],
+    settings: Settings,
+    options: dict[str, Any],
+    chunk_rows: int,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """The comparison JSON of the model files ``specs`` read in aligned record batches (the stream engine).
     ``options``: the keyword arguments of :func:`uqeval.tasks.compare.compare_models` after ``metrics``."""
     if chunk_rows < 1:
@@ -339,8 +382,13 @@ def compare_stream(specs: Sequence[str], names: Sequence[str], settings: Setting
     return finish(models, part, finishes, "stream", {"chunk_rows": int(chunk_rows)})
 
 
-def finish(models: Sequence[ModelSource], part: ComparePartial, finishes: dict[tuple[str, int], Callable],
-           engine: str, extra_info: dict[str, Any]) -> dict[str, Any]:
+def finish(
+    models: Sequence[ModelSource],
+    part: ComparePartial,
+    finishes: dict[tuple[str, int], Callable],
+    engine: str,
+    extra_info: dict[str, Any],
+) -> dict[str, Any]:
     """The comparison JSON (schema ``uqeval.compare/1``) of a merged :class:`ComparePartial`."""
     from ..tasks.compare import _num, _value_at, assemble, estimate_metrics
     from . import states
@@ -373,7 +421,7 @@ def finish(models: Sequence[ModelSource], part: ComparePartial, finishes: dict[t
         if ref.source == "per_row":
             return (ref.name, k), None, None
         o, width, n_codes = offsets[(ref.name, k)]
-        full = finishes[(ref.name, k)](part.unit[None, o:o + width + n_codes], np.array([float(n)]))
+        full = finishes[(ref.name, k)](part.unit[None, o : o + width + n_codes], np.array([float(n)]))
         return (ref.name, k), float(np.asarray(full, dtype=np.float64)[0]), None
 
     estimates, targets, columns, notes = estimate_metrics(plan, value, at_full)
@@ -388,11 +436,12 @@ def finish(models: Sequence[ModelSource], part: ComparePartial, finishes: dict[t
             cat += 1 if n_codes else 0
         for metric, model, key in columns:
             c0, width, c = dense_at[key]
-            parts = [acc.sums[c0:c0 + width].T] if width else []
+            parts = [acc.sums[c0 : c0 + width].T] if width else []
             if c is not None:
                 parts.append(acc.counts[c].T)
-            replicates[(metric, model)] = np.asarray(finishes[key](np.concatenate(parts, axis=1), acc.total),
-                                                     dtype=np.float64)
+            replicates[(metric, model)] = np.asarray(
+                finishes[key](np.concatenate(parts, axis=1), acc.total), dtype=np.float64
+            )
     available = {}
     for name, a, b in lay.pairs:
         available.setdefault(name, [])
@@ -416,9 +465,15 @@ def finish(models: Sequence[ModelSource], part: ComparePartial, finishes: dict[t
             j = index.get((name, a, b))
             if j is None:
                 j, sign = index[(name, b, a)], -1.0
-            entry = {"metric": name, "model": plan.names[a], "reference": plan.names[b],
-                     "mean_diff": sign * float(mom.total[j]) / n + 0.0, "permutation_p": math.nan,
-                     "dm_statistic": math.nan, "dm_p": math.nan}
+            entry = {
+                "metric": name,
+                "model": plan.names[a],
+                "reference": plan.names[b],
+                "mean_diff": sign * float(mom.total[j]) / n + 0.0,
+                "permutation_p": math.nan,
+                "dm_statistic": math.nan,
+                "dm_p": math.nan,
+            }
             if n >= 2 and plan.dm_lag < n:
                 dm = mom.dm(j)
                 entry["dm_statistic"], entry["dm_p"] = sign * dm["statistic"] + 0.0, dm["p_value"]
@@ -427,13 +482,26 @@ def finish(models: Sequence[ModelSource], part: ComparePartial, finishes: dict[t
             out.append(entry)
         return out
 
-    info_models = [Model(name, _Kind(part.kinds[k][0] if part.kinds[k] else None), {
-        "path": m.spec, "n_rows": part.n_rows[k], "n_dropped": part.n_dropped[k], "columns": part.columns[k]})
-        for k, (name, m) in enumerate(zip(plan.names, models))]
+    info_models = [
+        Model(
+            name,
+            _Kind(part.kinds[k][0] if part.kinds[k] else None),
+            {
+                "path": m.spec,
+                "n_rows": part.n_rows[k],
+                "n_dropped": part.n_dropped[k],
+                "columns": part.columns[k],
+            },
+        )
+        for k, (name, m) in enumerate(zip(plan.names, models))
+    ]
     if lay.not_streamed:
-        notes.append(f"--engine {engine}: {len(lay.not_streamed)} metric(s) not compared because they do not merge "
-                     "over chunks: " + "; ".join(f"{k} ({why})" for k, why in lay.not_streamed.items())
-                     + "; use --engine memory for them")
+        notes.append(
+            f"--engine {engine}: {len(lay.not_streamed)} metric(s) not compared because they do not merge "
+            "over chunks: "
+            + "; ".join(f"{k} ({why})" for k, why in lay.not_streamed.items())
+            + "; use --engine memory for them"
+        )
     approx = {}
     for sig in part.kinds:
         if sig is None:
@@ -444,8 +512,13 @@ def finish(models: Sequence[ModelSource], part: ComparePartial, finishes: dict[t
     for path, bound in approx.items():
         notes.append(f"--engine {engine}: {path} is approximate: {bound}")
     out = assemble(plan, info_models, n, estimates, targets, replicates, notes, available, run_tests)
-    out["input"] = {"engine": engine, **extra_info, "n_files": [len(m.src.files) for m in models],
-                    "not_streamed": dict(lay.not_streamed), "approximate": approx}
+    out["input"] = {
+        "engine": engine,
+        **extra_info,
+        "n_files": [len(m.src.files) for m in models],
+        "not_streamed": dict(lay.not_streamed),
+        "approximate": approx,
+    }
     return out
 
 
@@ -456,10 +529,17 @@ class _Kind:
         self.kind = kind
 
 
-
-def compare_with_engine(specs: Sequence[str], names: Sequence[str], settings: Settings, options: dict[str, Any],
-                        engine: str = "stream", chunk_rows: int | None = None, scheduler: str | None = None,
-                        workers: int | None = None, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def compare_with_engine(
+    specs: Sequence[str],
+    names: Sequence[str],
+    settings: Settings,
+    options: dict[str, Any],
+    engine: str = "stream",
+    chunk_rows: int | None = None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """The comparison JSON of ``specs`` on a streaming engine (``stream`` or ``dask``)."""
     from .engine import auto_chunk_rows
 
@@ -496,20 +576,25 @@ def row_range_tasks(models: Sequence[ModelSource]) -> tuple[list[list], list[tup
 
     for m in models:
         if m.src.fmt != "parquet":
-            raise UsageError(f"--engine dask reads Parquet (files, directories, globs), not {m.spec}; "
-                             "stream CSV with --engine stream")
+            raise UsageError(
+                f"--engine dask reads Parquet (files, directories, globs), not {m.spec}; "
+                "stream CSV with --engine stream"
+            )
     groups = [row_groups(m.src.files) for m in models]
     totals = [sum(g[3] for g in gs) for gs in groups]
     for m, t in zip(models[1:], totals[1:]):
         if t != totals[0]:
             short, long_ = (m.spec, models[0].spec) if t < totals[0] else (models[0].spec, m.spec)
-            raise InputError(f"{short} ends at global row {min(t, totals[0])} ({min(t, totals[0])} rows) but {long_} "
-                             f"has {max(t, totals[0])} rows; the files must hold the same targets in the same order")
+            raise InputError(
+                f"{short} ends at global row {min(t, totals[0])} ({min(t, totals[0])} rows) but {long_} "
+                f"has {max(t, totals[0])} rows; the files must hold the same targets in the same order"
+            )
     return groups, [(t[2], t[3]) for t in partitions(models[0].src.files)]
 
 
-def range_batches(groups: Sequence[tuple[str, int, int, int]], start: int, stop: int, columns: list[str],
-                  chunk_rows: int) -> Iterator[tuple[str, dict, int]]:
+def range_batches(
+    groups: Sequence[tuple[str, int, int, int]], start: int, stop: int, columns: list[str], chunk_rows: int
+) -> Iterator[tuple[str, dict, int]]:
     """``(file, columns, rows)`` record batches of global rows ``[start, stop)`` of a Parquet source."""
     import pyarrow as pa
 
@@ -523,8 +608,9 @@ def range_batches(groups: Sequence[tuple[str, int, int, int]], start: int, stop:
         pos = gs[0][2]
         try:
             with parquet_file(f) as pf:
-                for batch in pf.iter_batches(batch_size=chunk_rows, row_groups=[g[1] for g in gs], columns=columns,
-                                             use_threads=False):
+                for batch in pf.iter_batches(
+                    batch_size=chunk_rows, row_groups=[g[1] for g in gs], columns=columns, use_threads=False
+                ):
                     lo, hi = max(start, pos), min(stop, pos + batch.num_rows)
                     if hi > lo:
                         part = batch.slice(lo - pos, hi - lo)
@@ -534,8 +620,15 @@ def range_batches(groups: Sequence[tuple[str, int, int, int]], start: int, stop:
             raise InputError(f"{f}: cannot read Parquet data ({exc})") from None
 
 
-def partition_compare(task: tuple[int, int], kept_start: int, models: Sequence[ModelSource], groups: Sequence[list],
-                      settings: Settings, chunk_rows: int, layout: Layout) -> ComparePartial:
+def partition_compare(
+    task: tuple[int, int],
+    kept_start: int,
+    models: Sequence[ModelSource],
+    groups: Sequence[list],
+    settings: Settings,
+    chunk_rows: int,
+    layout: Layout,
+) -> ComparePartial:
     """The :class:`ComparePartial` of global rows ``[offset, offset + rows)`` of every model (runs on a worker);
     ``kept_start``: the index of its first kept row among all kept rows (the resampling key)."""
     offset, rows = task
@@ -553,12 +646,21 @@ def _extent(part: ComparePartial) -> tuple[int, int]:
 def _merge(a: ComparePartial, b: ComparePartial) -> ComparePartial:
     import copy
 
-    return copy.deepcopy(a).merge(b)  # never change a result the cluster holds (a retried task would add twice)
+    return copy.deepcopy(a).merge(
+        b
+    )  # never change a result the cluster holds (a retried task would add twice)
 
 
-def compare_dask(specs: Sequence[str], names: Sequence[str], settings: Settings, options: dict[str, Any],
-                 chunk_rows: int, scheduler: str | None = None, workers: int | None = None,
-                 progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def compare_dask(
+    specs: Sequence[str],
+    names: Sequence[str],
+    settings: Settings,
+    options: dict[str, Any],
+    chunk_rows: int,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """The comparison JSON of Parquet inputs ``specs`` on a Dask cluster: the first model's row groups cut the
     rows into tasks of global row ranges; each task reads that range of every model into a
     :class:`ComparePartial`, and the partials are tree-reduced in row order with :meth:`ComparePartial.merge`."""
@@ -569,9 +671,11 @@ def compare_dask(specs: Sequence[str], names: Sequence[str], settings: Settings,
     preds, _ = first_batch(stream_batches(models, settings, chunk_rows))  # plan on the first rows (client)
     layout, finishes = plan_on(models, preds, names, settings, options)
     with dask_client(scheduler, workers) as (client, distributed):
+
         def submit(i: int, kept: int):
-            return client.submit(partition_compare, tasks[i], kept, models, groups, settings, chunk_rows, layout,
-                                 pure=False)
+            return client.submit(
+                partition_compare, tasks[i], kept, models, groups, settings, chunk_rows, layout, pure=False
+            )
 
         # first guess: no row is dropped, so a task's first kept row is its first row
         futures = [submit(i, t[0]) for i, t in enumerate(tasks)]

@@ -12,8 +12,9 @@ from ..config import Settings
 from ..errors import InputError
 
 
-def _cells(path: str, batches, settings: Settings, points_by: str | None,
-           kinds: dict[str, str]) -> dict[tuple[str, str], dict[str, Any]]:
+def _cells(
+    path: str, batches, settings: Settings, points_by: str | None, kinds: dict[str, str]
+) -> dict[tuple[str, str], dict[str, Any]]:
     """``{(facet, point): {"n": rows, "sums": {level: {key: count-weighted sum}}}}`` of record batches
     ``(_, Batch, _, offset, extra columns)`` of one file; the file's representation goes into ``kinds``."""
     from ..catalogue import coverage_levels
@@ -25,12 +26,20 @@ def _cells(path: str, batches, settings: Settings, points_by: str | None,
         if pred is None:
             continue
         if pred.kind not in _SETS + _INTERVALS:
-            raise InputError(f"{path}: {pred.kind} predictions have no intervals or prediction sets; coverage "
-                             "needs a std, bounds, quantiles, samples or class probabilities")
+            raise InputError(
+                f"{path}: {pred.kind} predictions have no intervals or prediction sets; coverage "
+                "needs a std, bounds, quantiles, samples or class probabilities"
+            )
         kinds[path] = pred.kind
-        levels = coverage_levels(pred, settings) if pred.kind not in _SETS else list(settings.levels or (0.95,))
+        levels = (
+            coverage_levels(pred, settings) if pred.kind not in _SETS else list(settings.levels or (0.95,))
+        )
         kept = pred.row_numbers() - offset
-        pts = np.asarray(extra[points_by].to_numpy(zero_copy_only=False), dtype=object)[kept] if points_by else None
+        pts = (
+            np.asarray(extra[points_by].to_numpy(zero_copy_only=False), dtype=object)[kept]
+            if points_by
+            else None
+        )
         facets = _labels(batch.groups, pred.n).astype(str)
         points = _labels(pts, pred.n).astype(str)
         for facet, point in sorted(set(zip(facets.tolist(), points.tolist()))):
@@ -61,11 +70,20 @@ def _records(method: str, path: str, cells: dict) -> list[dict[str, Any]]:
     if not cells:
         raise InputError(f"{path}: every row has NaN/inf in a used column; nothing left to evaluate")
     records = []
-    for (facet, point) in sorted(cells):
+    for facet, point in sorted(cells):
         cell = cells[(facet, point)]
         for lk, sums in cell["sums"].items():
-            records.append({"method": method, "file": path, "facet": facet, "point": point, "level": lk,
-                            "n_rows": int(cell["n"]), **{k: v / cell["n"] for k, v in sums.items()}})
+            records.append(
+                {
+                    "method": method,
+                    "file": path,
+                    "facet": facet,
+                    "point": point,
+                    "level": lk,
+                    "n_rows": int(cell["n"]),
+                    **{k: v / cell["n"] for k, v in sums.items()},
+                }
+            )
     return records
 
 
@@ -73,13 +91,19 @@ def _check_kinds(kinds: dict[str, str]) -> None:
     from ..tasks.coverage import _SETS
 
     if len({k in _SETS for k in kinds.values()}) > 1:
-        raise InputError("coverage compares methods on one task: regression intervals and classification "
-                         "prediction sets are mixed; run them separately")
+        raise InputError(
+            "coverage compares methods on one task: regression intervals and classification "
+            "prediction sets are mixed; run them separately"
+        )
 
 
-def coverage_points_stream(files: Sequence[tuple[str, str]], settings: Settings, chunk_rows: int,
-                           points_by: str | None = None,
-                           progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+def coverage_points_stream(
+    files: Sequence[tuple[str, str]],
+    settings: Settings,
+    chunk_rows: int,
+    points_by: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[dict[str, Any]]:
     """The records of :func:`uqeval.tasks.coverage.coverage_points` for ``(method, path)`` pairs, streamed;
     ``progress(rows)``: rows read so far over all files."""
     from .engine import iter_batches_of
@@ -97,8 +121,9 @@ def coverage_points_stream(files: Sequence[tuple[str, str]], settings: Settings,
             yield item
 
     for method, path in files:
-        _, batches = iter_batches_of(path, settings, chunk_rows, extra=(points_by,) if points_by else (),
-                                     allow_by=True)
+        _, batches = iter_batches_of(
+            path, settings, chunk_rows, extra=(points_by,) if points_by else (), allow_by=True
+        )
         records += _records(method, path, _cells(path, counted(batches), settings, points_by, kinds))
     _check_kinds(kinds)
     return records
@@ -110,8 +135,12 @@ def partition_cells(task, plan, settings: Settings, chunk_rows: int, points_by: 
 
     kinds: dict[str, str] = {}
     extra = (points_by,) if points_by else ()
-    batches = ((None, b, k, at, ex) for b, k, at, ex in _task_batches(task, plan, settings, chunk_rows,
-                                                                       list(dict.fromkeys(plan.needed())), extra))
+    batches = (
+        (None, b, k, at, ex)
+        for b, k, at, ex in _task_batches(
+            task, plan, settings, chunk_rows, list(dict.fromkeys(plan.needed())), extra
+        )
+    )
     return _cells(path, batches, settings, points_by, kinds), kinds
 
 
@@ -119,10 +148,15 @@ def _merge_parts(a, b):
     return merge_cells(a[0], b[0]), {**a[1], **b[1]}
 
 
-def coverage_points_dask(files: Sequence[tuple[str, str]], settings: Settings, chunk_rows: int,
-                         points_by: str | None = None, scheduler: str | None = None,
-                         workers: int | None = None,
-                         progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+def coverage_points_dask(
+    files: Sequence[tuple[str, str]],
+    settings: Settings,
+    chunk_rows: int,
+    points_by: str | None = None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[dict[str, Any]]:
     """The records of :func:`coverage_points_stream` on a Dask cluster: each file's row groups map to cells on
     the workers, tree-reduced with :func:`merge_cells`."""
     from ..errors import UsageError, SchemaError
@@ -133,11 +167,15 @@ def coverage_points_dask(files: Sequence[tuple[str, str]], settings: Settings, c
     for _, path in files:
         src, plan, _ = _prepare(path, settings, allow_by=True)
         if src.fmt != "parquet":
-            raise UsageError(f"--engine dask reads Parquet (files, directories, globs), not {path}; stream CSV with "
-                             "--engine stream")
+            raise UsageError(
+                f"--engine dask reads Parquet (files, directories, globs), not {path}; stream CSV with "
+                "--engine stream"
+            )
         if points_by and points_by not in src.info.columns:
-            raise SchemaError(f"{src.spec}: column '{points_by}' not found; available columns: "
-                              f"{', '.join(src.info.columns[:20])}")
+            raise SchemaError(
+                f"{src.spec}: column '{points_by}' not found; available columns: "
+                f"{', '.join(src.info.columns[:20])}"
+            )
         plans.append((src, plan))
     records: list[dict[str, Any]] = []
     kinds: dict[str, str] = {}
@@ -145,8 +183,10 @@ def coverage_points_dask(files: Sequence[tuple[str, str]], settings: Settings, c
     with dask_client(scheduler, workers) as (client, distributed):
         for (method, path), (src, plan) in zip(files, plans):
             tasks = partitions(src.files)
-            futures = [client.submit(partition_cells, t, plan, settings, chunk_rows, points_by, path, pure=False)
-                       for t in tasks]
+            futures = [
+                client.submit(partition_cells, t, plan, settings, chunk_rows, points_by, path, pure=False)
+                for t in tasks
+            ]
             done = wait(distributed, futures, [t[3] for t in tasks], progress, done)
             cells, k = tree_reduce(client, futures, _merge_parts)
             kinds.update(k)

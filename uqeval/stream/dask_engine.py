@@ -24,10 +24,10 @@ def _import_dask():
         import dask  # noqa: F401
         import distributed
     except ImportError:
-        raise UsageError('--engine dask needs the Dask extra: pip install "uqeval[dask]" '
-                         '(dask[dataframe] and distributed)') from None
+        raise UsageError(
+            '--engine dask needs the Dask extra: pip install "uqeval[dask]" (dask[dataframe] and distributed)'
+        ) from None
     return distributed
-
 
 
 @contextmanager
@@ -39,14 +39,21 @@ def dask_client(scheduler: str | None, workers: int | None) -> Iterator[tuple[An
         raise UsageError("give either --scheduler ADDRESS (an existing cluster) or --workers N (a local one)")
     cluster = None
     if scheduler is None:
-        cluster = distributed.LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, silence_logs=50)
+        cluster = distributed.LocalCluster(
+            n_workers=workers or 2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=50,
+        )
     try:
         try:
             client = distributed.Client(scheduler or cluster, set_as_default=True, timeout="20s")
         except (OSError, TimeoutError) as exc:
-            raise UsageError(f"--scheduler {scheduler}: cannot connect to a Dask scheduler there ({exc}); "
-                             "give its address as tcp://host:8786, or use --workers N for a local cluster") from None
+            raise UsageError(
+                f"--scheduler {scheduler}: cannot connect to a Dask scheduler there ({exc}); "
+                "give its address as tcp://host:8786, or use --workers N for a local cluster"
+            ) from None
         with client:
             yield client, distributed
     finally:
@@ -58,13 +65,20 @@ def tree_reduce(client, futures: list, merge: Callable[[Any, Any], Any]):
     """The merge of every future's result, reduced pairwise on the cluster in the futures' order."""
     level = list(futures)
     while len(level) > 1:
-        level = [client.submit(merge, level[i], level[i + 1], pure=False) if i + 1 < len(level) else level[i]
-                 for i in range(0, len(level), 2)]
+        level = [
+            client.submit(merge, level[i], level[i + 1], pure=False) if i + 1 < len(level) else level[i]
+            for i in range(0, len(level), 2)
+        ]
     return level[0].result()
 
 
-def wait(distributed, futures: list, sizes: list[int], progress: Callable[[int], None] | None = None,
-         start: int = 0) -> int:
+def wait(
+    distributed,
+    futures: list,
+    sizes: list[int],
+    progress: Callable[[int], None] | None = None,
+    start: int = 0,
+) -> int:
     """Wait for ``futures`` in completion order, raising the first worker error here (its one-line InputError),
     and report ``start`` plus the rows (``sizes``, one per future) done so far; returns that count."""
     done = start
@@ -80,8 +94,11 @@ def wait(distributed, futures: list, sizes: list[int], progress: Callable[[int],
 
 def cluster_info(chunk_rows: int, n_tasks: int, scheduler: str | None, workers: int | None) -> dict[str, Any]:
     """The JSON ``input`` entries of a Dask run."""
-    return {"chunk_rows": int(chunk_rows), "n_partitions": n_tasks,
-            "scheduler": scheduler if scheduler is not None else f"LocalCluster({workers or 2} worker processes)"}
+    return {
+        "chunk_rows": int(chunk_rows),
+        "n_partitions": n_tasks,
+        "scheduler": scheduler if scheduler is not None else f"LocalCluster({workers or 2} worker processes)",
+    }
 
 
 def footer(f: str):
@@ -118,8 +135,14 @@ def partitions(files: list[str], task_rows: int = TASK_ROWS) -> list[tuple[str, 
     return out
 
 
-def _task_batches(task: tuple[str, list[int], int, int], plan, settings: Settings, chunk_rows: int,
-                  columns: list[str], extra: tuple[str, ...] = ()):
+def _task_batches(
+    task: tuple[str, list[int], int, int],
+    plan,
+    settings: Settings,
+    chunk_rows: int,
+    columns: list[str],
+    extra: tuple[str, ...] = (),
+):
     """``(Batch, rows, global offset, {extra column: array})`` of one task's row groups, built and validated by
     the loader with global row numbers."""
     import pyarrow as pa
@@ -132,17 +155,31 @@ def _task_batches(task: tuple[str, list[int], int, int], plan, settings: Setting
     read = list(dict.fromkeys([*columns, *extra]))
     try:
         with parquet_file(f) as pf:
-            for batch in pf.iter_batches(batch_size=chunk_rows, row_groups=groups, columns=read, use_threads=False):
+            for batch in pf.iter_batches(
+                batch_size=chunk_rows, row_groups=groups, columns=read, use_threads=False
+            ):
                 cols = {c: batch.column(c) for c in read}
-                yield build_batch(f, plan, cols, batch.num_rows, settings, offset=offset + done,
-                                  allow_empty=True), batch.num_rows, offset + done, {e: cols[e] for e in extra}
+                yield (
+                    build_batch(
+                        f, plan, cols, batch.num_rows, settings, offset=offset + done, allow_empty=True
+                    ),
+                    batch.num_rows,
+                    offset + done,
+                    {e: cols[e] for e in extra},
+                )
                 done += batch.num_rows
     except (pa.ArrowException, OSError) as exc:
         raise InputError(f"{f}: cannot read Parquet data ({exc})") from None
 
 
-def partition_partial(task: tuple[str, list[int], int, int], plan, settings: Settings, chunk_rows: int,
-                      columns: list[str], grouped: bool = False):
+def partition_partial(
+    task: tuple[str, list[int], int, int],
+    plan,
+    settings: Settings,
+    chunk_rows: int,
+    columns: list[str],
+    grouped: bool = False,
+):
     """The :class:`~uqeval.stream.engine.Partial` of one task's row groups (runs on a worker); ``grouped``:
     a :class:`~uqeval.stream.groups.GroupedPartial` that also keeps one state per ``--by`` label."""
     from .engine import Partial
@@ -154,48 +191,87 @@ def partition_partial(task: tuple[str, list[int], int, int], plan, settings: Set
     return part
 
 
-def partition_second(task, plan, settings: Settings, chunk_rows: int, columns: list[str], sel: dict | None,
-                     group_sel: dict | None = None):
+def partition_second(
+    task,
+    plan,
+    settings: Settings,
+    chunk_rows: int,
+    columns: list[str],
+    sel: dict | None,
+    group_sel: dict | None = None,
+):
     """``(second-pass state, {label: second-pass state})`` of one task's rows (:func:`uqeval.stream.states.selection`
     of the whole data and of each ``--by`` group; runs on a worker)."""
     from .groups import second_states
 
-    return second_states((b for b, _, _, _ in _task_batches(task, plan, settings, chunk_rows, columns)), settings, sel,
-                         group_sel or {})
+    return second_states(
+        (b for b, _, _, _ in _task_batches(task, plan, settings, chunk_rows, columns)),
+        settings,
+        sel,
+        group_sel or {},
+    )
 
 
 def _merge(a, b):
     return a.merge(b)
 
 
-def score_dask(spec: str | Path, settings: Settings, chunk_rows: int, scheduler: str | None = None,
-               workers: int | None = None, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def score_dask(
+    spec: str | Path,
+    settings: Settings,
+    chunk_rows: int,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """The JSON summary of ``spec`` (Parquet file, directory or glob) computed on a Dask cluster."""
     from .engine import _prepare, summary_of
 
     grouped = settings.columns.get("by") is not None
     src, plan, _ = _prepare(spec, settings, allow_by=grouped)
     if src.fmt != "parquet":
-        raise UsageError("--engine dask reads Parquet (files, directories, globs); stream CSV with --engine stream")
+        raise UsageError(
+            "--engine dask reads Parquet (files, directories, globs); stream CSV with --engine stream"
+        )
     tasks = partitions(src.files)
     columns = list(dict.fromkeys(plan.needed()))
     with dask_client(scheduler, workers) as (client, distributed):
-        futures = [client.submit(partition_partial, t, plan, settings, chunk_rows, columns, grouped, pure=False)
-                   for t in tasks]
+        futures = [
+            client.submit(partition_partial, t, plan, settings, chunk_rows, columns, grouped, pure=False)
+            for t in tasks
+        ]
         wait(distributed, futures, [t[3] for t in tasks], progress)
         part = tree_reduce(client, futures, _merge)  # pairs in file order (merge is associative)
         from . import states
 
         part.selection = states.selection(part.state) if part.state["n"] else None
         group_sel = part.group_selection = part.selections() if grouped else {}
-        if part.selection is not None or group_sel:  # exact order statistics: a second map over the same tasks
-            seconds = client.gather([client.submit(partition_second, t, plan, settings, chunk_rows, columns,
-                                                   part.selection, group_sel, pure=False) for t in tasks])
+        if (
+            part.selection is not None or group_sel
+        ):  # exact order statistics: a second map over the same tasks
+            seconds = client.gather(
+                [
+                    client.submit(
+                        partition_second,
+                        t,
+                        plan,
+                        settings,
+                        chunk_rows,
+                        columns,
+                        part.selection,
+                        group_sel,
+                        pure=False,
+                    )
+                    for t in tasks
+                ]
+            )
             for second, group_second in seconds:
                 part.add_second(second, group_second, part.state["kind"])
     info = cluster_info(chunk_rows, len(tasks), scheduler, workers)
     if grouped:
         from .groups import groups_of
 
-        return summary_of(src, part, settings, "dask", info, groups_of(part, settings) if part.state["n"] else None)
+        return summary_of(
+            src, part, settings, "dask", info, groups_of(part, settings) if part.state["n"] else None
+        )
     return summary_of(src, part, settings, "dask", info)

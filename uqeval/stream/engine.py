@@ -40,7 +40,9 @@ def choose_engine(engine: str, spec: str | Path) -> str:
     if engine not in ENGINES:
         raise UsageError(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if engine == "memory" and is_uri(spec):
-        raise UsageError(f"{as_spec(spec)}: --engine memory reads local files; use --engine stream or dask for a URI")
+        raise UsageError(
+            f"{as_spec(spec)}: --engine memory reads local files; use --engine stream or dask for a URI"
+        )
     if engine != "auto":
         return engine
     if is_multi(spec):
@@ -51,9 +53,11 @@ def choose_engine(engine: str, spec: str | Path) -> str:
 
 def _signature(pred) -> tuple:
     """The per-row shape of a chunk's arrays (members, classes, levels): every chunk must agree."""
-    return tuple((a, getattr(pred, a).shape[1:]) for a in ("quantiles", "samples", "proba", "member_proba", "alpha",
-                                                          "lower", "loglik")
-                 if getattr(pred, a, None) is not None)
+    return tuple(
+        (a, getattr(pred, a).shape[1:])
+        for a in ("quantiles", "samples", "proba", "member_proba", "alpha", "lower", "loglik")
+        if getattr(pred, a, None) is not None
+    )
 
 
 class Partial:
@@ -68,7 +72,7 @@ class Partial:
         self.signature: tuple | None = None
         self.first_file: str | None = None
         self.selection: dict | None = None  # what the second pass collects (uqeval.stream.states.selection)
-        self.second: dict | None = None     # the merged second-pass state
+        self.second: dict | None = None  # the merged second-pass state
 
     def add(self, batch, n_rows: int, settings: Settings, where: str) -> None:
         from . import states
@@ -83,9 +87,11 @@ class Partial:
         if self.signature is None:
             self.signature, self.columns, self.first_file = sig, batch.columns, where
         elif sig != self.signature:
-            raise InputError(f"{where}: rows from global row {int(pred.row_numbers()[0])} on have per-row shapes {dict(sig)}, "
-                             f"but {self.first_file} has {dict(self.signature)}; every row needs the same number "
-                             "of members, classes and levels")
+            raise InputError(
+                f"{where}: rows from global row {int(pred.row_numbers()[0])} on have per-row shapes {dict(sig)}, "
+                f"but {self.first_file} has {dict(self.signature)}; every row needs the same number "
+                "of members, classes and levels"
+            )
         self.n_fixed += int(getattr(pred, "n_fixed", 0) or 0)
         self.state = states.merge(self.state, self.batch_state(batch, settings))
 
@@ -107,8 +113,10 @@ class Partial:
         from . import states
 
         if self.signature is not None and other.signature is not None and self.signature != other.signature:
-            raise InputError(f"{other.first_file}: per-row shapes {dict(other.signature)} differ from "
-                             f"{self.first_file}'s {dict(self.signature)}")
+            raise InputError(
+                f"{other.first_file}: per-row shapes {dict(other.signature)} differ from "
+                f"{self.first_file}'s {dict(self.signature)}"
+            )
         out = Partial()
         out.state = states.merge(self.state, other.state)
         for k in ("n_rows", "n_dropped", "n_members_dropped", "n_fixed"):
@@ -126,12 +134,19 @@ def _prepare(spec: str | Path, settings: Settings, allow_by: bool = False):
     plan = plan_for(src.info, settings)
     if "by" in plan.roles and not allow_by:
         raise UsageError("--by is not streamed yet: score per group with --engine memory")
-    numeric = frozenset(c for role, v in plan.roles.items() if role != "by" for c in (v if isinstance(v, list) else [v]))
+    numeric = frozenset(
+        c for role, v in plan.roles.items() if role != "by" for c in (v if isinstance(v, list) else [v])
+    )
     return src, plan, numeric
 
 
-def iter_batches_of(spec: str | Path, settings: Settings, chunk_rows: int = DEFAULT_CHUNK_ROWS,
-                    extra: tuple[str, ...] = (), allow_by: bool = False):
+def iter_batches_of(
+    spec: str | Path,
+    settings: Settings,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    extra: tuple[str, ...] = (),
+    allow_by: bool = False,
+):
     """``(source, generator)``: the generator yields ``(file, Batch, n_rows, offset, extra columns)`` per record
     batch, the batch built and validated by the in-memory loader's :func:`~uqeval.io.load.build_batch`."""
     from ..errors import SchemaError
@@ -143,20 +158,31 @@ def iter_batches_of(spec: str | Path, settings: Settings, chunk_rows: int = DEFA
     src, plan, numeric = _prepare(spec, settings, allow_by)
     for e in extra:
         if e not in src.info.columns:
-            raise SchemaError(f"{src.spec}: column '{e}' not found; available columns: {', '.join(src.info.columns[:20])}")
+            raise SchemaError(
+                f"{src.spec}: column '{e}' not found; available columns: {', '.join(src.info.columns[:20])}"
+            )
 
     def gen():
         offset = 0
         for f, cols, k in iter_batches(src, [*plan.needed(), *extra], chunk_rows, numeric):
-            yield f, build_batch(f, plan, cols, k, settings, offset=offset, allow_empty=True), k, offset, \
-                {e: cols[e] for e in extra}
+            yield (
+                f,
+                build_batch(f, plan, cols, k, settings, offset=offset, allow_empty=True),
+                k,
+                offset,
+                {e: cols[e] for e in extra},
+            )
             offset += k
 
     return src, gen()
 
 
-def stream_partial(spec: str | Path, settings: Settings, chunk_rows: int = DEFAULT_CHUNK_ROWS,
-                   progress: Callable[[int], None] | None = None) -> tuple[Any, Partial]:
+def stream_partial(
+    spec: str | Path,
+    settings: Settings,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[Any, Partial]:
     """Read ``spec`` in record batches of at most ``chunk_rows`` rows and fold them into one :class:`Partial`;
     when a metric needs one (:func:`uqeval.stream.states.selection`: exact MdAE), read the rows a second time."""
     from . import states
@@ -172,13 +198,22 @@ def stream_partial(spec: str | Path, settings: Settings, chunk_rows: int = DEFAU
         _, batches = iter_batches_of(spec, settings, chunk_rows)
         for _, batch, _, _, _ in batches:
             if batch.prediction is not None:
-                part.second = states.merge_second(part.second, states.second_state(
-                    part.selection, batch.prediction, settings), part.state["kind"])
+                part.second = states.merge_second(
+                    part.second,
+                    states.second_state(part.selection, batch.prediction, settings),
+                    part.state["kind"],
+                )
     return src, part
 
 
-def summary_of(src, part: Partial, settings: Settings, engine: str, extra_info: dict | None = None,
-               groups: dict[str, Any] | None = None) -> dict[str, Any]:
+def summary_of(
+    src,
+    part: Partial,
+    settings: Settings,
+    engine: str,
+    extra_info: dict | None = None,
+    groups: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The JSON summary (schema ``uqeval.score/1``) of a merged :class:`Partial`."""
     from ..catalogue import get_family
     from ..report.summary import build_summary
@@ -191,9 +226,17 @@ def summary_of(src, part: Partial, settings: Settings, engine: str, extra_info: 
     bounds: dict[str, float] = {}
     metrics, orientation = states.finalize(part.state, settings, part.selection, part.second, bounds)
     kind = part.state["kind"]
-    info: dict[str, Any] = {"path": str(src.spec), "format": src.fmt, "n_rows": part.n_rows,
-                            "n_dropped": part.n_dropped, "representation": kind, "columns": part.columns,
-                            "engine": engine, "n_files": len(src.files), **(extra_info or {})}
+    info: dict[str, Any] = {
+        "path": str(src.spec),
+        "format": src.fmt,
+        "n_rows": part.n_rows,
+        "n_dropped": part.n_dropped,
+        "representation": kind,
+        "columns": part.columns,
+        "engine": engine,
+        "n_files": len(src.files),
+        **(extra_info or {}),
+    }
     if part.n_fixed:
         info["n_fixed_crossing"] = part.n_fixed
     if part.n_members_dropped:
@@ -202,19 +245,28 @@ def summary_of(src, part: Partial, settings: Settings, engine: str, extra_info: 
     left_out = states.not_streamed_in(part.state, settings)
     for path in states.streamed(kind, settings):  # a two-pass metric whose selection was too large (MdAE)
         group, name = path.split(".", 1)
-        if group in metrics and name not in metrics[group] and not get_family(group).by_level \
-                and path in states.two_pass(kind, settings):
-            left_out[path] = (f"the rows around the median exceed {states.MEDIAN_CAP:,} in one histogram code "
-                              "(many equal values); score in memory")
+        if (
+            group in metrics
+            and name not in metrics[group]
+            and not get_family(group).by_level
+            and path in states.two_pass(kind, settings)
+        ):
+            left_out[path] = (
+                f"the rows around the median exceed {states.MEDIAN_CAP:,} in one histogram code "
+                "(many equal values); score in memory"
+            )
     info["not_streamed"] = dict(left_out)
     approx = {k: v for k, v in states.approximate(kind, settings).items() if k.split(".")[0] in metrics}
     info["approximate"] = approx  # every other metric is exact
     if bounds:
         info["bounds"] = {k: v for k, v in bounds.items() if k.split(".")[0] in metrics}
     if left_out:
-        notes.append(f"--engine {engine}: {len(left_out)} metric(s) not computed because they do not merge over "
-                     f"chunks: " + "; ".join(f"{k} ({why})" for k, why in left_out.items())
-                     + "; use --engine memory for them")
+        notes.append(
+            f"--engine {engine}: {len(left_out)} metric(s) not computed because they do not merge over "
+            f"chunks: "
+            + "; ".join(f"{k} ({why})" for k, why in left_out.items())
+            + "; use --engine memory for them"
+        )
     for path, bound in approx.items():
         notes.append(f"--engine {engine}: {path} is approximate: {bound}")
     if part.n_fixed:
@@ -224,8 +276,12 @@ def summary_of(src, part: Partial, settings: Settings, engine: str, extra_info: 
     return build_summary(info, settings, metrics, orientation, groups, notes)
 
 
-def score_stream(spec: str | Path, settings: Settings | None = None, chunk_rows: int = DEFAULT_CHUNK_ROWS,
-                 progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def score_stream(
+    spec: str | Path,
+    settings: Settings | None = None,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """The JSON summary of ``spec`` scored in record batches (bounded memory)."""
     settings = settings or Settings()
     if settings.columns.get("by"):  # score --by: one state per group (uqeval.stream.groups)
@@ -248,8 +304,11 @@ def _values_per_row(src, column: str) -> int:
         if meta.num_row_groups == 0:
             return 1
         rg = meta.row_group(0)
-        values = sum(rg.column(j).num_values for j in range(rg.num_columns)
-                     if rg.column(j).path_in_schema.split(".")[0] == column)
+        values = sum(
+            rg.column(j).num_values
+            for j in range(rg.num_columns)
+            if rg.column(j).path_in_schema.split(".")[0] == column
+        )
         return max(1, -(-values // max(rg.num_rows, 1)))
     except Exception:  # only a size hint: the read reports any real problem
         return 1
@@ -259,13 +318,21 @@ def auto_chunk_rows(spec: str | Path, settings: Settings) -> int:
     """Rows per record batch when ``--chunk-rows`` is not given: about :data:`CHUNK_VALUES` numbers, at
     most :data:`DEFAULT_CHUNK_ROWS` rows, at least 1,000 rows."""
     src, plan, _ = _prepare(spec, settings, allow_by=True)
-    width = sum(_values_per_row(src, c) for v in plan.roles.values() for c in (v if isinstance(v, list) else [v]))
+    width = sum(
+        _values_per_row(src, c) for v in plan.roles.values() for c in (v if isinstance(v, list) else [v])
+    )
     return int(min(DEFAULT_CHUNK_ROWS, max(1000, CHUNK_VALUES // max(width, 1))))
 
 
-def score_with_engine(spec: str | Path, settings: Settings, engine: str = "stream",
-                      chunk_rows: int | None = None, scheduler: str | None = None, workers: int | None = None,
-                      progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def score_with_engine(
+    spec: str | Path,
+    settings: Settings,
+    engine: str = "stream",
+    chunk_rows: int | None = None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """The JSON summary of ``spec`` on a streaming engine (``stream`` or ``dask``)."""
     chunk_rows = int(chunk_rows or auto_chunk_rows(spec, settings))
     if engine == "dask":

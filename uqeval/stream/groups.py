@@ -82,8 +82,9 @@ class GroupedPartial(Partial):
             self.group_second[label] = states.merge_second(self.group_second.get(label), st, kind)
 
 
-def second_states(batches, settings: Settings, sel: dict | None,
-                  group_sel: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+def second_states(
+    batches, settings: Settings, sel: dict | None, group_sel: dict[str, Any]
+) -> tuple[Any, dict[str, Any]]:
     """``(second-pass state of all rows, {label: second-pass state})`` of ``batches`` for the selections
     :func:`uqeval.stream.states.selection` made of the whole data (``sel``) and of each group (``group_sel``)."""
     second, group_second = None, {}
@@ -96,13 +97,16 @@ def second_states(batches, settings: Settings, sel: dict | None,
         for label, idx in _split(batch):
             if label in group_sel:
                 group_second[label] = states.merge_second(
-                    group_second.get(label), states.second_state(group_sel[label], pred.subset(idx), settings),
-                    pred.kind)
+                    group_second.get(label),
+                    states.second_state(group_sel[label], pred.subset(idx), settings),
+                    pred.kind,
+                )
     return second, group_second
 
 
-def stream_grouped(spec: str | Path, settings: Settings, chunk_rows: int,
-                   progress: Callable[[int], None] | None = None):
+def stream_grouped(
+    spec: str | Path, settings: Settings, chunk_rows: int, progress: Callable[[int], None] | None = None
+):
     """``(source, GroupedPartial)`` of ``spec`` read in record batches, with the second pass (exact MdAE)
     for the whole file and for every group that needs one."""
     src, batches = iter_batches_of(spec, settings, chunk_rows, allow_by=True)
@@ -115,8 +119,9 @@ def stream_grouped(spec: str | Path, settings: Settings, chunk_rows: int,
     part.group_selection = part.selections()
     if part.selection is not None or part.group_selection:
         _, batches = iter_batches_of(spec, settings, chunk_rows, allow_by=True)
-        second, group_second = second_states((b for _, b, _, _, _ in batches), settings, part.selection,
-                                             part.group_selection)
+        second, group_second = second_states(
+            (b for _, b, _, _, _ in batches), settings, part.selection, part.group_selection
+        )
         part.add_second(second, group_second, part.state["kind"])
     return src, part
 
@@ -129,16 +134,18 @@ def groups_of(part: GroupedPartial, settings: Settings) -> dict[str, Any]:
     for label in sorted(part.groups):
         st = unpack(part.groups[label])
         bounds: dict[str, float] = {}
-        metrics, _ = states.finalize(st, settings, part.group_selection.get(label), part.group_second.get(label),
-                                     bounds)
+        metrics, _ = states.finalize(
+            st, settings, part.group_selection.get(label), part.group_second.get(label), bounds
+        )
         values[label] = {"n_rows": int(st["n"]), "metrics": metrics}
         if bounds:  # the group's own data-dependent bounds of the approximate metrics (RS, ACCRUE)
             values[label]["bounds"] = bounds
     return {"column": settings.columns.get("by"), "values": values}
 
 
-def score_stream_by(spec: str | Path, settings: Settings, chunk_rows: int,
-                    progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def score_stream_by(
+    spec: str | Path, settings: Settings, chunk_rows: int, progress: Callable[[int], None] | None = None
+) -> dict[str, Any]:
     """The JSON summary of ``spec`` with ``--by`` scored in record batches (bounded memory per group)."""
     src, part = stream_grouped(spec, settings, chunk_rows, progress)
     groups = groups_of(part, settings) if part.state["n"] else None

@@ -45,6 +45,7 @@ class Source:
 
 # --------------------------------------------------------------------------- URIs
 
+
 def filesystem(uri: str):
     """``(pyarrow FileSystem, path inside it)`` for a URI: pyarrow's own filesystem for the scheme,
     else fsspec's wrapped in :class:`pyarrow.fs.PyFileSystem`. Unknown schemes and missing packages
@@ -60,13 +61,17 @@ def filesystem(uri: str):
     try:
         import fsspec
     except ImportError:
-        raise InputError(f"{uri}: pyarrow cannot open {scheme}:// ({native}) and fsspec is not installed: "
-                         f"pip install fsspec and the package for {scheme}:// (s3fs, gcsfs, adlfs, ...)") from None
+        raise InputError(
+            f"{uri}: pyarrow cannot open {scheme}:// ({native}) and fsspec is not installed: "
+            f"pip install fsspec and the package for {scheme}:// (s3fs, gcsfs, adlfs, ...)"
+        ) from None
     try:
         fs, path = fsspec.core.url_to_fs(uri)
     except (ImportError, ValueError, OSError) as exc:
-        raise InputError(f"{uri}: no filesystem for {scheme}:// ({_short(exc)}); install the fsspec package "
-                         "for it (s3fs for s3://, gcsfs for gs://, adlfs for az://)") from None
+        raise InputError(
+            f"{uri}: no filesystem for {scheme}:// ({_short(exc)}); install the fsspec package "
+            "for it (s3fs for s3://, gcsfs for gs://, adlfs for az://)"
+        ) from None
     return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path
 
 
@@ -88,7 +93,9 @@ def _remote_files(spec: str) -> tuple[list[str], bool]:
             fixed = next(i for i, part in enumerate(parts) if any(c in part for c in GLOB_CHARS))
             base = "/".join(parts[:fixed]) or "/"
             infos = fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
-            files = sorted(i.path for i in infos if i.type == pafs.FileType.File and fnmatch.fnmatchcase(i.path, path))
+            files = sorted(
+                i.path for i in infos if i.type == pafs.FileType.File and fnmatch.fnmatchcase(i.path, path)
+            )
             if not files:
                 raise InputError(f"{spec}: the pattern matches no file")
             return [_uri_of(spec, f) for f in files], False
@@ -101,9 +108,13 @@ def _remote_files(spec: str) -> tuple[list[str], bool]:
         infos = fs.get_file_info(pafs.FileSelector(info.path, recursive=True))
     except (pa.ArrowException, OSError) as exc:
         raise InputError(f"{spec}: cannot list ({_short(exc)})") from None
-    files = sorted(i.path for i in infos if i.type == pafs.FileType.File
-                   and i.path.lower().endswith((".parquet", ".pq"))
-                   and not any(part.startswith((".", "_")) for part in i.path[len(base):].split("/") if part))
+    files = sorted(
+        i.path
+        for i in infos
+        if i.type == pafs.FileType.File
+        and i.path.lower().endswith((".parquet", ".pq"))
+        and not any(part.startswith((".", "_")) for part in i.path[len(base) :].split("/") if part)
+    )
     if not files:
         raise InputError(f"{spec}: the directory holds no .parquet or .pq file")
     return [_uri_of(spec, f) for f in files], True
@@ -162,8 +173,13 @@ def _parquet_files(spec: str) -> tuple[list[str], bool]:
             raise InputError(f"{spec}: the pattern matches no file")
         return files, False
     if p.is_dir():
-        files = sorted(str(f) for f in p.rglob("*") if f.is_file() and f.suffix.lower() in (".parquet", ".pq")
-                       and not any(part.startswith((".", "_")) for part in f.relative_to(p).parts))
+        files = sorted(
+            str(f)
+            for f in p.rglob("*")
+            if f.is_file()
+            and f.suffix.lower() in (".parquet", ".pq")
+            and not any(part.startswith((".", "_")) for part in f.relative_to(p).parts)
+        )
         if not files:
             raise InputError(f"{spec}: the directory holds no .parquet or .pq file")
         return files, True
@@ -207,8 +223,9 @@ def open_source(spec: str | Path) -> Source:
     return Source(spec, TableInfo(where, "parquet", head.columns, head.list_columns), files, "parquet")
 
 
-def iter_batches(src: Source, columns: list[str], chunk_rows: int,
-                 numeric: frozenset[str] = frozenset()) -> Iterator[tuple[str, dict, int]]:
+def iter_batches(
+    src: Source, columns: list[str], chunk_rows: int, numeric: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, dict, int]]:
     """``(file, {column: pyarrow.Array}, n_rows)`` for record batches of at most ``chunk_rows`` rows, in file order.
 
     ``numeric``: CSV columns read as float64 whatever the first block looks like (a column of
@@ -218,8 +235,11 @@ def iter_batches(src: Source, columns: list[str], chunk_rows: int,
     columns = list(dict.fromkeys(columns))
     if src.fmt == "csv":
         for f in src.files:
-            yield from _csv_batches(f, src.info if f == src.files[0] else inspect(f), columns, chunk_rows, numeric)
+            yield from _csv_batches(
+                f, src.info if f == src.files[0] else inspect(f), columns, chunk_rows, numeric
+            )
         return
+
     # Each file is read with ParquetFile.iter_batches, pre_buffer=False and a 1 MiB read buffer: batches
     # are decoded page by page inside a row group, so memory stays flat whatever the row-group size.
     # (The pyarrow.dataset scanner, used for discovering hive partitions, decodes whole row groups and
@@ -229,6 +249,7 @@ def iter_batches(src: Source, columns: list[str], chunk_rows: int,
         def make():
             with parquet_file(f) as pf:
                 yield from pf.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=False)
+
         return make
 
     parts = [(f, reader(f)) for f in src.files]  # partitioned: the files pyarrow.dataset found, in path order
@@ -249,9 +270,10 @@ def _slices(name: str, batch, columns: list[str], chunk_rows: int) -> Iterator[t
 NULLS = ["", "NA", "N/A", "n/a", "NULL", "null", "NaN", "nan", "-NaN", "-nan", "None", "none", "#N/A"]
 
 
-def _csv_batches(f: str, info: TableInfo, columns: list[str], chunk_rows: int,
-                 numeric: frozenset[str]) -> Iterator[tuple[str, dict, int]]:
-    
+def _csv_batches(
+    f: str, info: TableInfo, columns: list[str], chunk_rows: int, numeric: frozenset[str]
+) -> Iterator[tuple[str, dict, int]]:
+
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -261,13 +283,20 @@ def _csv_batches(f: str, info: TableInfo, columns: list[str], chunk_rows: int,
         if is_uri(f):
             fs, path = filesystem(f)
             source = fs.open_input_stream(path, compression="gzip" if f.lower().endswith(".gz") else None)
-        reader = pacsv.open_csv(source, read_options=pacsv.ReadOptions(block_size=1 << 22, use_threads=False),
-                                convert_options=pacsv.ConvertOptions(
-                                    include_columns=raw, strings_can_be_null=True, null_values=NULLS,
-                                    column_types={r: pa.float64() for r, c in zip(raw, columns) if c in numeric}))
+        reader = pacsv.open_csv(
+            source,
+            read_options=pacsv.ReadOptions(block_size=1 << 22, use_threads=False),
+            convert_options=pacsv.ConvertOptions(
+                include_columns=raw,
+                strings_can_be_null=True,
+                null_values=NULLS,
+                column_types={r: pa.float64() for r, c in zip(raw, columns) if c in numeric},
+            ),
+        )
     except (pa.ArrowException, OSError, UnicodeDecodeError, EOFError) as exc:
-        raise InputError(f"{f}: cannot read CSV data{_bad_csv_row(f, info, columns, numeric, 0)} "
-                         f"({_short(exc)})") from None
+        raise InputError(
+            f"{f}: cannot read CSV data{_bad_csv_row(f, info, columns, numeric, 0)} ({_short(exc)})"
+        ) from None
     done = 0
     while True:
         try:
@@ -276,8 +305,9 @@ def _csv_batches(f: str, info: TableInfo, columns: list[str], chunk_rows: int,
             return
         except (pa.ArrowException, OSError, UnicodeDecodeError, EOFError) as exc:
             # a value that is not a number (or a ragged line) in a later block; find its global row
-            raise InputError(f"{f}: cannot read CSV data{_bad_csv_row(f, info, columns, numeric, done)} "
-                             f"({_short(exc)})") from None
+            raise InputError(
+                f"{f}: cannot read CSV data{_bad_csv_row(f, info, columns, numeric, done)} ({_short(exc)})"
+            ) from None
         batch = batch.rename_columns(columns) if batch.num_columns == len(columns) else batch
         for item in _slices(f, batch, columns, chunk_rows):
             done += item[2]

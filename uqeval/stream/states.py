@@ -137,7 +137,9 @@ def _tag_leaves(value: Any, n: int, reduction: str, key: str | None = None) -> A
 
 def _merge_tree(a: Any, b: Any) -> Any:
     if isinstance(a, dict):
-        return {k: _merge_tree(a[k], b[k]) if k in b else a[k] for k in {**a, **b}} if isinstance(b, dict) else a
+        return (
+            {k: _merge_tree(a[k], b[k]) if k in b else a[k] for k in {**a, **b}} if isinstance(b, dict) else a
+        )
     tag, va = a
     _, vb = b
     if tag == "k":
@@ -263,7 +265,7 @@ class MedianAbsErr(Special):
         k1, k2 = (n - 1) // 2, n // 2
         cum = np.cumsum(hist)
         lo, hi = int(np.searchsorted(cum, k1, side="right")), int(np.searchsorted(cum, k2, side="right"))
-        held = int(hist[lo:hi + 1].sum())
+        held = int(hist[lo : hi + 1].sum())
         if held > MEDIAN_CAP:
             return None
         return {"lo": lo, "hi": hi, "below": int(cum[lo - 1]) if lo else 0, "k": (k1, k2)}
@@ -302,8 +304,12 @@ class AccuracyMoments(Special):
     def merge(self, a, b):
         n = a["n"] + b["n"]
         delta = b["mean"] - a["mean"]
-        return {"n": n, "mean": a["mean"] + delta * (b["n"] / n),
-                "m2": a["m2"] + b["m2"] + np.outer(delta, delta) * (a["n"] * b["n"] / n), "sse": a["sse"] + b["sse"]}
+        return {
+            "n": n,
+            "mean": a["mean"] + delta * (b["n"] / n),
+            "m2": a["m2"] + b["m2"] + np.outer(delta, delta) * (a["n"] * b["n"] / n),
+            "sse": a["sse"] + b["sse"],
+        }
 
     def finalize(self, st, s):
         n, sse, m2 = st["n"], st["sse"], st["m2"]
@@ -313,9 +319,16 @@ class AccuracyMoments(Special):
             r2 = 1.0 - sse / ss_tot
         else:
             r2 = 1.0 if sse == 0 else 0.0
-        corr = float(np.clip(m2[0, 1] / np.sqrt(ss_tot * sp), -1.0, 1.0)) if ss_tot > 0 and sp > 0 else float("nan")
-        return {"rmse": float(np.sqrt(sse / n)), "r2": float(r2) if n >= 2 else float("nan"),
-                "corr": corr if n >= 2 else float("nan")}
+        corr = (
+            float(np.clip(m2[0, 1] / np.sqrt(ss_tot * sp), -1.0, 1.0))
+            if ss_tot > 0 and sp > 0
+            else float("nan")
+        )
+        return {
+            "rmse": float(np.sqrt(sse / n)),
+            "r2": float(r2) if n >= 2 else float("nan"),
+            "corr": corr if n >= 2 else float("nan"),
+        }
 
 
 class Sharp(Special):
@@ -354,7 +367,9 @@ class AvgCalibration(Special):
 
         if "below" in st:
             return calibration_errors(np.asarray(st["levels"]), st["below"] / st["n"])
-        return calibration_errors(_expected(s), _observed_from_counts(st["counts"][None, :], st["n"], s.num_bins)[0])
+        return calibration_errors(
+            _expected(s), _observed_from_counts(st["counts"][None, :], st["n"], s.num_bins)[0]
+        )
 
 
 class AvgCalibrationQuantiles(AvgCalibration):
@@ -380,8 +395,13 @@ class Adversarial(Special):
         from ..metrics.calibration import adversarial_group_calibration_counts
 
         return adversarial_group_calibration_counts(
-            st["counts"], _expected(s), group_fractions=np.linspace(0.01, 1.0, s.adv_num_group_sizes),
-            num_trials=s.adv_num_trials, num_group_draws=s.adv_num_group_draws, seed=s.seed)
+            st["counts"],
+            _expected(s),
+            group_fractions=np.linspace(0.01, 1.0, s.adv_num_group_sizes),
+            num_trials=s.adv_num_trials,
+            num_group_draws=s.adv_num_group_draws,
+            seed=s.seed,
+        )
 
 
 class BrierDecomposition(Special):
@@ -434,7 +454,11 @@ class RowTermMoments(Special):
     def merge(self, a, b):
         n = a["n"] + b["n"]
         delta = b["mean"] - a["mean"]
-        return {"n": n, "mean": a["mean"] + delta * (b["n"] / n), "m2": a["m2"] + b["m2"] + delta**2 * (a["n"] * b["n"] / n)}
+        return {
+            "n": n,
+            "mean": a["mean"] + delta * (b["n"] / n),
+            "m2": a["m2"] + b["m2"] + delta**2 * (a["n"] * b["n"] / n),
+        }
 
     def finalize(self, st, s):
         n = st["n"]
@@ -458,8 +482,10 @@ class PitKS(Special):
     """
 
     metrics = ("max_cal_err",)
-    approximate = {"max_cal_err": f"within 1/(2*{PIT_BINS}) = {0.5 / PIT_BINS:.2g} of the exact value "
-                                  f"(PIT histogram of {PIT_BINS} bins)"}
+    approximate = {
+        "max_cal_err": f"within 1/(2*{PIT_BINS}) = {0.5 / PIT_BINS:.2g} of the exact value "
+        f"(PIT histogram of {PIT_BINS} bins)"
+    }
 
     def update(self, p, s):
         u = p.pit()
@@ -507,9 +533,11 @@ class ReliabilityScore(Special):
     """
 
     metrics = ("rs", "accrue")
-    approximate = {"rs": "within the data-dependent bound in input.bounds (the Gini pairs inside one of 2^20 "
-                         "float codes, relative width 2^-8)",
-                   "accrue": "within the data-dependent bound in input.bounds ((1 - beta) x that of rs)"}
+    approximate = {
+        "rs": "within the data-dependent bound in input.bounds (the Gini pairs inside one of 2^20 "
+        "float codes, relative width 2^-8)",
+        "accrue": "within the data-dependent bound in input.bounds ((1 - beta) x that of rs)",
+    }
 
     def update(self, p, s):
         from ..metrics.normal import erfc
@@ -520,11 +548,15 @@ class ReliabilityScore(Special):
         z = eps / p.std
         eta = z / np.sqrt(2.0)
         code = ((_monotone_key(eta) >> RS_SHIFT) + RS_CODES // 2).astype(np.intp)
-        return {"n": eta.size, "counts": histogram(code, RS_CODES),
-                "sums": histogram(code, RS_CODES, weights=eta),
-                "t13": float(np.sum(eta * erfc(-eta) + np.exp(-eta * eta) / np.sqrt(np.pi))),
-                "sum_eta": float(eta.sum()), "crps": float(_crps_z(z, p.std).sum()),
-                "abs_eps": float(np.abs(eps).sum())}
+        return {
+            "n": eta.size,
+            "counts": histogram(code, RS_CODES),
+            "sums": histogram(code, RS_CODES, weights=eta),
+            "t13": float(np.sum(eta * erfc(-eta) + np.exp(-eta * eta) / np.sqrt(np.pi))),
+            "sum_eta": float(eta.sum()),
+            "crps": float(_crps_z(z, p.std).sum()),
+            "abs_eps": float(np.abs(eps).sum()),
+        }
 
     def finalize(self, st, s):
         from ..metrics.reliability import _HALF_SQRT_2_OVER_PI, _accrue
@@ -540,13 +572,19 @@ class ReliabilityScore(Special):
         rs = (st["t13"] - (g + n * st["sum_eta"]) / n) / n - _HALF_SQRT_2_OVER_PI
         acc = _accrue(st["crps"] / n, rs, st["abs_eps"] / n)
         bound = half / (n * n)
-        return {"rs": float(rs), "accrue": acc["accrue"], "_rs_bound": bound,
-                "_accrue_bound": (1.0 - acc["beta"]) * bound}
+        return {
+            "rs": float(rs),
+            "accrue": acc["accrue"],
+            "_rs_bound": bound,
+            "_accrue_bound": (1.0 - acc["beta"]) * bound,
+        }
 
 
 #: family -> its sufficient-statistic states (by representation where they differ)
 SPECIAL: dict[str, Callable[[str], Special | None]] = {
-    "accuracy": lambda kind: Composite(AccuracyMoments(), MedianAbsErr()) if kind in AccuracyMoments.kinds else None,
+    "accuracy": lambda kind: (
+        Composite(AccuracyMoments(), MedianAbsErr()) if kind in AccuracyMoments.kinds else None
+    ),
     "sharpness": lambda kind: Sharp(),
     "avg_calibration": lambda kind: AvgCalibrationQuantiles() if kind == "quantiles" else AvgCalibration(),
     "adv_group_calibration": lambda kind: Adversarial(),
@@ -600,8 +638,13 @@ def approximate(kind: str, settings: Settings | None = None) -> dict[str, str]:
     for f in families_for(kind, settings):
         _, special, _ = _plan(f, kind)
         if special is not None:
-            out.update({f"{f.name}.{m}": b for m, b in special.approximate.items()
-                        if any(x.name == m and x.applies_to(kind) for x in f.metrics)})
+            out.update(
+                {
+                    f"{f.name}.{m}": b
+                    for m, b in special.approximate.items()
+                    if any(x.name == m and x.applies_to(kind) for x in f.metrics)
+                }
+            )
     return out
 
 
@@ -611,8 +654,13 @@ def two_pass(kind: str, settings: Settings | None = None) -> list[str]:
     for f in families_for(kind, settings):
         _, special, _ = _plan(f, kind)
         parts = getattr(special, "parts", (special,)) if special is not None else ()
-        out += [f"{f.name}.{m}" for sp in parts if type(sp).select is not Special.select for m in sp.metrics
-                if any(x.name == m and x.applies_to(kind) for x in f.metrics)]
+        out += [
+            f"{f.name}.{m}"
+            for sp in parts
+            if type(sp).select is not Special.select
+            for m in sp.metrics
+            if any(x.name == m and x.applies_to(kind) for x in f.metrics)
+        ]
     return out
 
 
@@ -647,8 +695,11 @@ def batch_state(pred: Prediction, settings: Settings, families: Collection[str] 
 
     fams: dict[str, Any] = {}
     # named families are computed whether or not the settings turn them on (compare names them explicitly)
-    for f in families_for(pred.kind, settings) if families is None else \
-            [f for f in families_for(pred.kind) if f.name in families]:
+    for f in (
+        families_for(pred.kind, settings)
+        if families is None
+        else [f for f in families_for(pred.kind) if f.name in families]
+    ):
         linear, special, _ = _plan(f, pred.kind)
         entry: dict[str, Any] = {}
         if linear:
@@ -659,8 +710,11 @@ def batch_state(pred: Prediction, settings: Settings, families: Collection[str] 
                 tree: dict[str, Any] = {}
                 for key, value in result.items():
                     if f.by_level and isinstance(value, dict):
-                        sub = {k: _tag_leaves(v, pred.n, by_name[k].reduction) for k, v in value.items()
-                               if k in linear}
+                        sub = {
+                            k: _tag_leaves(v, pred.n, by_name[k].reduction)
+                            for k, v in value.items()
+                            if k in linear
+                        }
                         tree[key] = sub
                     elif key in linear:
                         tree[key] = _tag_leaves(value, pred.n, by_name[key].reduction, key)
@@ -722,8 +776,13 @@ def merge_second(a: State | None, b: State | None, kind: str) -> State | None:
     return {name: SPECIAL[name](kind).merge2(a[name], b[name]) for name in a}
 
 
-def finalize(state: State, settings: Settings, sel: dict[str, Any] | None = None,
-             second: State | None = None, bounds: dict[str, float] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+def finalize(
+    state: State,
+    settings: Settings,
+    sel: dict[str, Any] | None = None,
+    second: State | None = None,
+    bounds: dict[str, float] | None = None,
+) -> tuple[dict[str, Any], dict[str, str]]:
     """``(metrics, orientation)`` as :func:`uqeval.catalogue.compute_metrics` gives them, without the
     metrics that are not streamed (:func:`not_streamed`) and, without a second pass (``sel``, ``second``),
     without those that need one (MdAE)."""
@@ -745,13 +804,18 @@ def finalize(state: State, settings: Settings, sel: dict[str, Any] | None = None
             result.update(sp.finalize(entry["special"], settings))
             if sel and second and f.name in sel:
                 result.update(sp.finalize2(entry["special"], sel[f.name], second[f.name], settings))
-            for key in [k for k in result if k.startswith("_") and k.endswith("_bound")]:  # data-dependent bounds
+            for key in [
+                k for k in result if k.startswith("_") and k.endswith("_bound")
+            ]:  # data-dependent bounds
                 value = result.pop(key)
                 if bounds is not None:
-                    bounds[f"{f.name}.{key[1:-len('_bound')]}"] = value
+                    bounds[f"{f.name}.{key[1 : -len('_bound')]}"] = value
         order = [m.name for m in f.metrics]
         if not f.by_level:
-            result = {k: result[k] for k in sorted(result, key=lambda k: order.index(k) if k in order else len(order))}
+            result = {
+                k: result[k]
+                for k in sorted(result, key=lambda k: order.index(k) if k in order else len(order))
+            }
         metrics[f.name] = result
         orientation.update(orientation_of(result, f, kind))
     return metrics, orientation
@@ -794,25 +858,39 @@ def streaming_table() -> str:
                         exact.setdefault(f"{f.name}.{name}", None)
                 approx.update({f"{f.name}.{m}": v for m, v in special.approximate.items() if m in applies})
                 parts = getattr(special, "parts", (special,))
-                two.update(f"{f.name}.{m}" for sp in parts if type(sp).select is not Special.select
-                           for m in sp.metrics if m in applies)
+                two.update(
+                    f"{f.name}.{m}"
+                    for sp in parts
+                    if type(sp).select is not Special.select
+                    for m in sp.metrics
+                    if m in applies
+                )
             for name in skipped:
                 left.setdefault(f"{f.name}.{name}", WHY.get(by_name[name].reduction, "not mergeable"))
-    how = {"mean": "count-weighted batch means (sums of per-row scores)", "histogram": "summed bin counts",
-           "moments": "moment sums (Chan's pairwise merge)", "counts": "summed fixed-bin / cell counts",
-           "resampling": "summed cover-index counts, the same seeded draws", "curve": "from the summed counts"}
+    how = {
+        "mean": "count-weighted batch means (sums of per-row scores)",
+        "histogram": "summed bin counts",
+        "moments": "moment sums (Chan's pairwise merge)",
+        "counts": "summed fixed-bin / cell counts",
+        "resampling": "summed cover-index counts, the same seeded draws",
+        "curve": "from the summed counts",
+    }
     rows = ["| metric | streamed | how (state) or why not |", "|---|---|---|"]
     for path, m in METRICS.items():
         if path in approx:
             rows.append(f"| `{path}` | approximate | {approx[path]} |")
         elif path in two:
-            rows.append(f"| `{path}` | exact (two passes) | a histogram of float bit patterns finds the median's "
-                        "bin; a second pass collects its rows |")
+            rows.append(
+                f"| `{path}` | exact (two passes) | a histogram of float bit patterns finds the median's "
+                "bin; a second pass collects its rows |"
+            )
         elif path in exact and path not in left:
             rows.append(f"| `{path}` | exact | {how.get(m.reduction, m.reduction)} |")
         elif path in left:
             rows.append(f"| `{path}` | not streamed | {left[path]} |")
-    from .ucc import UCC_TABLE  # uqeval ucc --engine stream (not catalogue metrics: the ucc command's summary)
+    from .ucc import (
+        UCC_TABLE,
+    )  # uqeval ucc --engine stream (not catalogue metrics: the ucc command's summary)
 
     rows += [f"| `{path}` | {how} | {why} |" for path, how, why in UCC_TABLE]
     return "\n".join(rows)

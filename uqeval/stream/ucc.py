@@ -80,12 +80,15 @@ def band_state(k: np.ndarray, w: np.ndarray, a: np.ndarray, half: np.ndarray) ->
     ends = np.r_[starts[1:], kf.size].astype(np.intp)
     kmin = kf[starts]
     return {
-        "n": int(k.size), "a_inf": float(a[~fin].sum()),
+        "n": int(k.size),
+        "a_inf": float(a[~fin].sum()),
         "half": float(half.sum()),
-        "codes": codes[starts], "c": (ends - starts).astype(np.int64),
+        "codes": codes[starts],
+        "c": (ends - starts).astype(np.int64),
         "w": np.add.reduceat(wf, starts) if kf.size else np.zeros(0),
         "s": np.add.reduceat(wf * (kf - lo), starts) if kf.size else np.zeros(0),
-        "kmin": kmin, "cmin": (np.searchsorted(kf, kmin, side="right") - starts).astype(np.int64),
+        "kmin": kmin,
+        "cmin": (np.searchsorted(kf, kmin, side="right") - starts).astype(np.int64),
         "kmax": kf[ends - 1] if kf.size else np.zeros(0),
     }
 
@@ -94,8 +97,12 @@ def merge_band(a: State, b: State) -> State:
     """Two band states combined (associative, commutative up to float rounding of the sums)."""
     codes = np.union1d(a["codes"], b["codes"])
     ia, ib = np.searchsorted(codes, a["codes"]), np.searchsorted(codes, b["codes"])
-    out: State = {"n": a["n"] + b["n"], "a_inf": a["a_inf"] + b["a_inf"],
-                  "half": a["half"] + b["half"], "codes": codes}
+    out: State = {
+        "n": a["n"] + b["n"],
+        "a_inf": a["a_inf"] + b["a_inf"],
+        "half": a["half"] + b["half"],
+        "codes": codes,
+    }
     for key, dtype in (("c", np.int64), ("w", np.float64), ("s", np.float64)):
         v = np.zeros(codes.size, dtype=dtype)
         v[ia] += a[key]
@@ -136,10 +143,13 @@ def _vertices(st: State) -> dict[str, np.ndarray]:
     dfc_l[:-1] += np.cumsum((d_in[1:] + d_gap)[::-1])[::-1]
     h = st["half"] / n
     k = np.column_stack([f, last])
-    return {"k": k, "bandwidth": k * h,
-            "missrate": np.column_stack([n - n_before - st["cmin"], n - n_before - c]) / n,
-            "excess": np.column_stack([exc_f, exc_f + e_in]) / n,
-            "deficit": np.column_stack([dfc_l + d_in, dfc_l]) / n}
+    return {
+        "k": k,
+        "bandwidth": k * h,
+        "missrate": np.column_stack([n - n_before - st["cmin"], n - n_before - c]) / n,
+        "excess": np.column_stack([exc_f, exc_f + e_in]) / n,
+        "deficit": np.column_stack([dfc_l + d_in, dfc_l]) / n,
+    }
 
 
 def curve_of(st: State, x_axis: str, y_axis: str, normalize: str, unit: float):
@@ -148,8 +158,10 @@ def curve_of(st: State, x_axis: str, y_axis: str, normalize: str, unit: float):
     from ..metrics.ucc import _INCREASING, AXES, UCCCurve
 
     if not st["codes"].size:
-        raise InputError(f"no operating point: all {st['n']} rows have y_true != pred and a zero band width on "
-                         "y_true's side, so no scale of the intervals covers any row; pass non-degenerate intervals")
+        raise InputError(
+            f"no operating point: all {st['n']} rows have y_true != pred and a zero band width on "
+            "y_true's side, so no scale of the intervals covers any row; pass non-degenerate intervals"
+        )
     v = _vertices(st)
     for name in AXES:
         if name != "missrate" and unit != 1.0:
@@ -207,10 +219,14 @@ def file_state(y: np.ndarray, pred: np.ndarray, lower: np.ndarray, upper: np.nda
     k, w, a = _active(d, zl, zu)
     op = _metrics_at(d, zl, zu, 1.0, 1.0)  # means over the batch; weighted by n below
     mu = float(y.mean())
-    return {"n": n, "y_mean": mu, "y_m2": float(np.square(y - mu).sum()),
-            "op": {key: n * v for key, v in op.items()},
-            "model": band_state(k, w, a, 0.5 * (zl + zu)),
-            "const": band_state(a, np.ones(n), a, np.ones(n))}
+    return {
+        "n": n,
+        "y_mean": mu,
+        "y_m2": float(np.square(y - mu).sum()),
+        "op": {key: n * v for key, v in op.items()},
+        "model": band_state(k, w, a, 0.5 * (zl + zu)),
+        "const": band_state(a, np.ones(n), a, np.ones(n)),
+    }
 
 
 def merge_file(a: State | None, b: State) -> State:
@@ -218,15 +234,19 @@ def merge_file(a: State | None, b: State) -> State:
         return b
     n = a["n"] + b["n"]
     delta = b["y_mean"] - a["y_mean"]
-    return {"n": n, "y_mean": a["y_mean"] + delta * (b["n"] / n),
-            "y_m2": a["y_m2"] + b["y_m2"] + delta * delta * (a["n"] * b["n"] / n),
-            "op": {key: a["op"][key] + b["op"][key] for key in a["op"]},
-            "model": merge_band(a["model"], b["model"]), "const": merge_band(a["const"], b["const"])}
+    return {
+        "n": n,
+        "y_mean": a["y_mean"] + delta * (b["n"] / n),
+        "y_m2": a["y_m2"] + b["y_m2"] + delta * delta * (a["n"] * b["n"] / n),
+        "op": {key: a["op"][key] + b["op"][key] for key in a["op"]},
+        "model": merge_band(a["model"], b["model"]),
+        "const": merge_band(a["const"], b["const"]),
+    }
 
 
 APPROXIMATE = {
     "auucc": f"within input.bounds.auucc: the curve's points inside one {CELL_WIDTH}-relative cell of critical "
-             "scales are replaced by the chord between the cell's smallest and largest scale (half the box they span)",
+    "scales are replaced by the chord between the cell's smallest and largest scale (half the box they span)",
     "auucc_const": "within input.bounds.auucc_const (as auucc, for the constant band)",
     "gain": "within input.bounds.gain (interval arithmetic on the two areas' bounds)",
     "partial": "within input.bounds.partial_auucc, partial_auucc_const and partial_gain",
@@ -237,20 +257,32 @@ APPROXIMATE = {
 #: rows of the README's streaming table (:func:`uqeval.stream.states.streaming_table`) for ``uqeval ucc``
 UCC_TABLE = (
     ("ucc.op", "exact", "per-row sums at the one scale k = 1"),
-    ("ucc.auucc", "approximate", "within the data-dependent bound in input.bounds: half the box between the exact "
-                                 f"points at each {CELL_WIDTH}-relative cell's smallest and largest critical scale"),
+    (
+        "ucc.auucc",
+        "approximate",
+        "within the data-dependent bound in input.bounds: half the box between the exact "
+        f"points at each {CELL_WIDTH}-relative cell's smallest and largest critical scale",
+    ),
     ("ucc.auucc_const", "approximate", "as auucc, for the constant band"),
     ("ucc.gain", "approximate", "within the bound of the two areas' intervals (input.bounds.gain)"),
-    ("ucc.partial", "approximate", "within input.bounds.partial_auucc (cells inside the range: half box; "
-                                   "crossing an end: overlap x box height, or box width x y for a y range)"),
-    ("ucc.op_min", "approximate", "a point of the exact curve; its cost at most input.bounds.op_min_cost above the "
-                                  "minimum"),
+    (
+        "ucc.partial",
+        "approximate",
+        "within input.bounds.partial_auucc (cells inside the range: half box; "
+        "crossing an end: overlap x box height, or box width x y for a y range)",
+    ),
+    (
+        "ucc.op_min",
+        "approximate",
+        "a point of the exact curve; its cost at most input.bounds.op_min_cost above the minimum",
+    ),
     ("ucc.permutation_test", "not streamed", "swaps the bands of every row between models"),
 )
 
 
-def finalize_file(st: State, x_axis: str, y_axis: str, normalize: str, partial_x, partial_y,
-                  cost: float) -> tuple[dict[str, Any], dict[str, Any]]:
+def finalize_file(
+    st: State, x_axis: str, y_axis: str, normalize: str, partial_x, partial_y, cost: float
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(ucc summary, bounds)``: the dict of :func:`~uqeval.metrics.ucc.ucc_summary` from a merged state, and
     the bounds of its approximate values."""
     from ..metrics.ucc import _check_cost, _check_range, summary_of_curves, unit_of_std
@@ -264,12 +296,18 @@ def finalize_file(st: State, x_axis: str, y_axis: str, normalize: str, partial_x
     op = {key: v / n / (unit if key != "missrate" else 1.0) for key, v in st["op"].items()}
     summ = summary_of_curves(model, const, op, px, py, c)
     b_m, b_c = area_bound(boxes_m), area_bound(boxes_c)
-    bounds: dict[str, Any] = {"auucc": b_m, "auucc_const": b_c,
-                              "gain": _gain_bound(summ["auucc"], b_m, summ["auucc_const"], b_c)}
+    bounds: dict[str, Any] = {
+        "auucc": b_m,
+        "auucc_const": b_c,
+        "gain": _gain_bound(summ["auucc"], b_m, summ["auucc_const"], b_c),
+    }
     if summ["partial"] is not None:
         pb_m, pb_c = partial_bound(boxes_m, px, py), partial_bound(boxes_c, px, py)
-        bounds.update(partial_auucc=pb_m, partial_auucc_const=pb_c,
-                      partial_gain=_gain_bound(summ["partial"]["auucc"], pb_m, summ["partial"]["auucc_const"], pb_c))
+        bounds.update(
+            partial_auucc=pb_m,
+            partial_auucc_const=pb_c,
+            partial_gain=_gain_bound(summ["partial"]["auucc"], pb_m, summ["partial"]["auucc_const"], pb_c),
+        )
     xf, xl, yf, yl = boxes_m
     lowest = float(np.min(c * np.minimum(xf, xl) + (1.0 - c) * np.minimum(yf, yl)))
     bounds["op_min_cost"] = max(summ["op_min"]["cost"] - lowest, 0.0)
@@ -291,8 +329,18 @@ def _targets(src, y: np.ndarray, rows: np.ndarray):
     :func:`~uqeval.tasks.ucc.check_same_targets`."""
     from ..tasks.ucc import Band
 
-    return Band(name=str(src.spec), y_true=y, pred=y, lower=y, upper=y, level=0.0, bounds="", centre="",
-                info={"path": str(src.spec)}, rows=rows)
+    return Band(
+        name=str(src.spec),
+        y_true=y,
+        pred=y,
+        lower=y,
+        upper=y,
+        level=0.0,
+        bounds="",
+        centre="",
+        info={"path": str(src.spec)},
+        rows=rows,
+    )
 
 
 class _Models:
@@ -301,7 +349,9 @@ class _Models:
 
     def __init__(self, n: int, level: float) -> None:
         self.states: list[State | None] = [None] * n
-        self.infos: list[dict[str, Any]] = [{"n_rows": 0, "n_dropped": 0, "n_fixed_crossing": 0} for _ in range(n)]
+        self.infos: list[dict[str, Any]] = [
+            {"n_rows": 0, "n_dropped": 0, "n_fixed_crossing": 0} for _ in range(n)
+        ]
         self.bands: list[dict[str, Any] | None] = [None] * n
         self.levels = [float(level)] * n
         self.kept = [0] * n
@@ -353,8 +403,10 @@ def _check_request(n_permutations: int, x_axis: str, y_axis: str, normalize: str
     from ..metrics.ucc import _check_axes, _check_normalize
 
     if n_permutations:
-        raise UsageError("--permutation-test swaps the bands of every row between models and needs all rows in "
-                         "memory: use --engine memory")
+        raise UsageError(
+            "--permutation-test swaps the bands of every row between models and needs all rows in "
+            "memory: use --engine memory"
+        )
     _check_axes(x_axis, y_axis)
     _check_normalize(normalize)
     files = [str(f) for f in files]
@@ -363,11 +415,21 @@ def _check_request(n_permutations: int, x_axis: str, y_axis: str, normalize: str
     return files
 
 
-def ucc_stream(files: Sequence[str | Path], names: Sequence[str], settings: Settings, chunk_rows: int,
-               x_axis: str = "bandwidth", y_axis: str = "missrate", normalize: str = "std",
-               partial_x: Sequence[float] | None = None, partial_y: Sequence[float] | None = None,
-               cost: float = 0.5, n_permutations: int = 0, seed: int = 0,
-               progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def ucc_stream(
+    files: Sequence[str | Path],
+    names: Sequence[str],
+    settings: Settings,
+    chunk_rows: int,
+    x_axis: str = "bandwidth",
+    y_axis: str = "missrate",
+    normalize: str = "std",
+    partial_x: Sequence[float] | None = None,
+    partial_y: Sequence[float] | None = None,
+    cost: float = 0.5,
+    n_permutations: int = 0,
+    seed: int = 0,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """The ``uqeval.ucc/1`` document of :func:`uqeval.tasks.ucc.ucc_report`, read in record batches of at most
     ``chunk_rows`` rows, with ``input.engine``, ``input.approximate`` and ``input.bounds`` per model. The files
     are read side by side and their targets compared as they arrive (:func:`~uqeval.tasks.ucc.check_same_targets`,
@@ -396,7 +458,9 @@ def ucc_stream(files: Sequence[str | Path], names: Sequence[str], settings: Sett
         if band is not None and n_files > 1:
             y, rows = band.y_true, band.rows if band.rows is not None else np.arange(band.y_true.size)
             old = pending[i]
-            pending[i] = (y, rows) if old is None else (np.concatenate([old[0], y]), np.concatenate([old[1], rows]))
+            pending[i] = (
+                (y, rows) if old is None else (np.concatenate([old[0], y]), np.concatenate([old[1], rows]))
+            )
 
     while not all(done):
         for i in range(n_files):  # read on where nothing is pending (about one batch per file in memory)
@@ -415,12 +479,25 @@ def ucc_stream(files: Sequence[str | Path], names: Sequence[str], settings: Sett
                 while not done[i]:
                     pull(i)
             break
-    return _document(acc, sources, names, x_axis, y_axis, normalize, partial_x, partial_y, cost, seed, "stream",
-                     {"chunk_rows": int(chunk_rows)})
+    return _document(
+        acc,
+        sources,
+        names,
+        x_axis,
+        y_axis,
+        normalize,
+        partial_x,
+        partial_y,
+        cost,
+        seed,
+        "stream",
+        {"chunk_rows": int(chunk_rows)},
+    )
 
 
-def partition_ucc(task: tuple[int, int], models, groups, settings: Settings, chunk_rows: int,
-                  names: Sequence[str]) -> _Models:
+def partition_ucc(
+    task: tuple[int, int], models, groups, settings: Settings, chunk_rows: int, names: Sequence[str]
+) -> _Models:
     """The :class:`_Models` of global rows ``[offset, offset + rows)`` of every model (runs on a Dask worker):
     aligned record batches, the same kept rows and the same targets in every model."""
     from ..tasks.ucc import check_same_targets
@@ -432,10 +509,17 @@ def partition_ucc(task: tuple[int, int], models, groups, settings: Settings, chu
     for at, files, cols, k in aligned(gens, [m.spec for m in models], offset):
         batches = build(models, files, cols, k, at, settings)
         check_same_rows(files, [b.prediction for b in batches])
-        bands = [acc.fold(i, names[i], m.src, b, k, settings.level) for i, (m, b) in enumerate(zip(models, batches))]
+        bands = [
+            acc.fold(i, names[i], m.src, b, k, settings.level)
+            for i, (m, b) in enumerate(zip(models, batches))
+        ]
         if len(models) > 1 and bands[0] is not None:
-            check_same_targets([_targets(m.src, b.y_true, b.rows if b.rows is not None else np.arange(b.y_true.size))
-                                for m, b in zip(models, bands)])
+            check_same_targets(
+                [
+                    _targets(m.src, b.y_true, b.rows if b.rows is not None else np.arange(b.y_true.size))
+                    for m, b in zip(models, bands)
+                ]
+            )
     return acc
 
 
@@ -443,11 +527,23 @@ def _merge_models(a: _Models, b: _Models) -> _Models:
     return a.merge(b)
 
 
-def ucc_dask(files: Sequence[str | Path], names: Sequence[str], settings: Settings, chunk_rows: int,
-             x_axis: str = "bandwidth", y_axis: str = "missrate", normalize: str = "std",
-             partial_x: Sequence[float] | None = None, partial_y: Sequence[float] | None = None,
-             cost: float = 0.5, n_permutations: int = 0, seed: int = 0, scheduler: str | None = None,
-             workers: int | None = None, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def ucc_dask(
+    files: Sequence[str | Path],
+    names: Sequence[str],
+    settings: Settings,
+    chunk_rows: int,
+    x_axis: str = "bandwidth",
+    y_axis: str = "missrate",
+    normalize: str = "std",
+    partial_x: Sequence[float] | None = None,
+    partial_y: Sequence[float] | None = None,
+    cost: float = 0.5,
+    n_permutations: int = 0,
+    seed: int = 0,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     """:func:`ucc_stream` on a Dask cluster: the first model's row groups cut the rows into tasks of global row
     ranges; each task reads that range of every model (targets compared there), and the per-model states are
     tree-reduced with :meth:`_Models.merge` (a union of cells: the same document as streamed)."""
@@ -458,16 +554,42 @@ def ucc_dask(files: Sequence[str | Path], names: Sequence[str], settings: Settin
     models = open_models(files, settings)
     groups, tasks = row_range_tasks(models)
     with dask_client(scheduler, workers) as (client, distributed):
-        futures = [client.submit(partition_ucc, t, models, groups, settings, chunk_rows, list(names), pure=False)
-                   for t in tasks]
+        futures = [
+            client.submit(partition_ucc, t, models, groups, settings, chunk_rows, list(names), pure=False)
+            for t in tasks
+        ]
         wait(distributed, futures, [t[1] for t in tasks], progress)
         acc = tree_reduce(client, futures, _merge_models)
-    return _document(acc, [m.src for m in models], names, x_axis, y_axis, normalize, partial_x, partial_y, cost,
-                     seed, "dask", cluster_info(chunk_rows, len(tasks), scheduler, workers))
+    return _document(
+        acc,
+        [m.src for m in models],
+        names,
+        x_axis,
+        y_axis,
+        normalize,
+        partial_x,
+        partial_y,
+        cost,
+        seed,
+        "dask",
+        cluster_info(chunk_rows, len(tasks), scheduler, workers),
+    )
 
 
-def _document(acc: _Models, sources, names: Sequence[str], x_axis: str, y_axis: str, normalize: str,
-              partial_x, partial_y, cost: float, seed: int, engine: str, extra: dict[str, Any]) -> dict[str, Any]:
+def _document(
+    acc: _Models,
+    sources,
+    names: Sequence[str],
+    x_axis: str,
+    y_axis: str,
+    normalize: str,
+    partial_x,
+    partial_y,
+    cost: float,
+    seed: int,
+    engine: str,
+    extra: dict[str, Any],
+) -> dict[str, Any]:
     """The ``uqeval.ucc/1`` document of the merged per-model states."""
     from ..tasks.ucc import ucc_document
 
@@ -477,7 +599,8 @@ def _document(acc: _Models, sources, names: Sequence[str], x_axis: str, y_axis: 
         raise InputError(
             f"{sources[i].spec} has {kept[i]} rows but {sources[0].spec} has {kept[0]}; the UCCs of several files are "
             "compared on the same targets: every file must hold the same rows in the same order (with --nan-policy "
-            "omit, the same rows must be dropped everywhere)")
+            "omit, the same rows must be dropped everywhere)"
+        )
     models: dict[str, Any] = {}
     for i, (src, name) in enumerate(zip(sources, names)):
         if acc.states[i] is None:
@@ -486,18 +609,41 @@ def _document(acc: _Models, sources, names: Sequence[str], x_axis: str, y_axis: 
             summ, bounds = finalize_file(acc.states[i], x_axis, y_axis, normalize, partial_x, partial_y, cost)
         except InputError as exc:
             raise exc.at(str(src.spec)) from None
-        info = {"path": str(src.spec), "format": src.fmt, **acc.infos[i], "engine": engine, **extra,
-                "n_files": len(src.files),
-                "approximate": {k: v for k, v in APPROXIMATE.items() if k != "partial" or summ["partial"]},
-                "bounds": bounds}
+        info = {
+            "path": str(src.spec),
+            "format": src.fmt,
+            **acc.infos[i],
+            "engine": engine,
+            **extra,
+            "n_files": len(src.files),
+            "approximate": {k: v for k, v in APPROXIMATE.items() if k != "partial" or summ["partial"]},
+            "bounds": bounds,
+        }
         if info["n_fixed_crossing"]:
-            notes.append(f"{src.spec}: {info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted "
-                         "(--fix-crossing)")
+            notes.append(
+                f"{src.spec}: {info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted "
+                "(--fix-crossing)"
+            )
         else:
             del info["n_fixed_crossing"]
         models[name] = {"input": info, "band": acc.bands[i], "ucc": summ}
-    notes.append(f"--engine {engine}: the AUUCC, gain, partial area and minimum-cost point are approximate (exact "
-                 f"points at the smallest and largest critical scale of every {CELL_WIDTH}-relative cell); their "
-                 "bounds are in models.<name>.input.bounds; the original operating point (k = 1) is exact")
-    return ucc_document(models, kept[0], acc.levels, x_axis, y_axis, normalize, partial_x, partial_y, cost, 0, seed,
-                        None, list(dict.fromkeys(notes)))
+    notes.append(
+        f"--engine {engine}: the AUUCC, gain, partial area and minimum-cost point are approximate (exact "
+        f"points at the smallest and largest critical scale of every {CELL_WIDTH}-relative cell); their "
+        "bounds are in models.<name>.input.bounds; the original operating point (k = 1) is exact"
+    )
+    return ucc_document(
+        models,
+        kept[0],
+        acc.levels,
+        x_axis,
+        y_axis,
+        normalize,
+        partial_x,
+        partial_y,
+        cost,
+        0,
+        seed,
+        None,
+        list(dict.fromkeys(notes)),
+    )

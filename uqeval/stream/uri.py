@@ -22,7 +22,7 @@ def as_spec(arg: str | Path) -> str:
     m = _COLLAPSED.match(s)
     if isinstance(arg, Path) and m and not Path(s).exists():
         # file:///data/x folds to file:/data/x: a local file URI has an empty host
-        s = f"{m.group(1)}://{'/' if m.group(1).lower() == 'file' else ''}{s[m.end():]}"
+        s = f"{m.group(1)}://{'/' if m.group(1).lower() == 'file' else ''}{s[m.end() :]}"
     return s
 
 

@@ -214,9 +214,7 @@ def validate_summary(obj: Any, source: str = "summary") -> dict:
     schema = obj.get("schema")
     if schema is None:
         keys = ", ".join(sorted(map(str, obj))[:8]) or "none"
-        raise InputError(
-            f"{source} is not a uqeval summary: no 'schema' key (top-level keys: {keys}); {how}"
-        )
+        raise InputError(f"{source} is not a uqeval summary: no 'schema' key (top-level keys: {keys}); {how}")
     if not isinstance(schema, str) or not schema.startswith("uqeval.score/"):
         raise InputError(
             f"{source} is not a uqeval score summary: schema is {schema!r}, expected "
@@ -329,8 +327,10 @@ def _opt_in_hint(path: str) -> str:
     if family is None:
         return ""
     flag = OPTION_FLAGS.get(family.option, "--" + family.option.replace("_", "-"))
-    return (f" ({group} is computed only with {flag}: score the predictions with `uqeval score {flag}`, "
-            f"or check the predictions file itself)")
+    return (
+        f" ({group} is computed only with {flag}: score the predictions with `uqeval score {flag}`, "
+        f"or check the predictions file itself)"
+    )
 
 
 def _unknown_path_message(summary: Mapping[str, Any], path: str) -> str:
@@ -339,8 +339,10 @@ def _unknown_path_message(summary: Mapping[str, Any], path: str) -> str:
     parts = path.split(".")
     for key, why in left_out.items():  # streamed summaries (issue 14) leave some metrics out
         if key == path or len(parts) >= 2 and key == f"{parts[0]}.{parts[-1]}":
-            return (f'"{path}" is not computed by --engine {inp.get("engine", "stream")} ({why}); '
-                    "score with --engine memory to check it")
+            return (
+                f'"{path}" is not computed by --engine {inp.get("engine", "stream")} ({why}); '
+                "score with --engine memory to check it"
+            )
     hint = "" if path.split(".", 1)[0] in (summary.get("metrics") or {}) else _opt_in_hint(path)
     if hint:
         return f'no metric at path "{path}" in the summary{hint}'
@@ -351,8 +353,10 @@ def _unknown_path_message(summary: Mapping[str, Any], path: str) -> str:
         known = sorted(flatten_metrics(summary))
         hint = "known metric paths include: " + (", ".join(f'"{m}"' for m in known[:10]) or "none")
     if path.split(".", 1)[0] == "skill" and "skill" not in summary.get("metrics", {}):  # issue 16
-        hint = ("skill scores are computed only against a reference forecast: score with --reference FILE, "
-                "--reference climatology --train FILE or --reference persistence --time COLUMN")
+        hint = (
+            "skill scores are computed only against a reference forecast: score with --reference FILE, "
+            "--reference climatology --train FILE or --reference persistence --time COLUMN"
+        )
     return f'no metric at path "{path}" in the summary; {hint}'
 
 
@@ -382,7 +386,9 @@ def orientation_of(summary: Mapping[str, Any], path: str) -> Orientation:
             "max_increase/max_decrease, which do not need one, or re-score with a uqeval that writes it"
         )
     if val not in ("lower", "higher", "target"):
-        raise InputError(f'summary orientation of "{path}" is {val!r}; expected "lower", "higher" or "target"')
+        raise InputError(
+            f'summary orientation of "{path}" is {val!r}; expected "lower", "higher" or "target"'
+        )
     return val
 
 
@@ -485,8 +491,11 @@ def load_rules(text: str, source: str = "rules.toml") -> Rules:
         line = getattr(exc, "lineno", None) or (int(m.group(1)) if m else None)
         col = getattr(exc, "colno", None) or (int(m.group(2)) if m else None)
         reason = _TOML_POS.sub("", msg).strip()
-        where = (f"line {line}, column {col}" if line
-                 else f"end of document (line {max(len(text.splitlines()), 1)})")
+        where = (
+            f"line {line}, column {col}"
+            if line
+            else f"end of document (line {max(len(text.splitlines()), 1)})"
+        )
         raise InputError(f"{source}: invalid TOML at {where}: {reason}; fix the syntax there") from None
 
     for key in doc:
@@ -535,7 +544,7 @@ def _rule_tables(tbl: dict, prefix: tuple[str, ...], text: str, source: str):
             if path == "require" and isinstance(val, list):
                 hint = "; `require = [...]` must come before the first [table] header"
             raise InputError(
-                f"{_at(source, _find_path_line(text, path))}rule \"{path}\" must be a table of options "
+                f'{_at(source, _find_path_line(text, path))}rule "{path}" must be a table of options '
                 f"such as {{ max = 0.05 }}, found {_show(val)}{hint}"
             )
         nested = [k for k, v in val.items() if isinstance(v, dict)]
@@ -560,9 +569,7 @@ def _parse_rule(path: str, opts: dict, text: str, source: str) -> list[Check]:
         if opt not in RULE_OPTIONS:
             close = difflib.get_close_matches(opt, RULE_OPTIONS, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise InputError(
-                f"{owhere}: unknown option '{opt}'{hint}; allowed: {', '.join(RULE_OPTIONS)}"
-            )
+            raise InputError(f"{owhere}: unknown option '{opt}'{hint}; allowed: {', '.join(RULE_OPTIONS)}")
         if not _is_number(val) or not math.isfinite(val):
             raise InputError(f"{owhere}: option '{opt}' must be a finite number, found {_show(val)}")
         if opt.startswith("max_") and val < 0:
@@ -576,8 +583,13 @@ def _parse_rule(path: str, opts: dict, text: str, source: str) -> list[Check]:
         raise InputError(f"{where}: option 'target' is only used by max_regression/max_regression_rel")
     target = values.get("target")
     return [
-        Check(path, opt, values[opt], target if opt.startswith("max_regression") else None,
-              _find_option_line(text, line, opt))
+        Check(
+            path,
+            opt,
+            values[opt],
+            target if opt.startswith("max_regression") else None,
+            _find_option_line(text, line, opt),
+        )
         for opt in opts
         if opt != "target"
     ]
@@ -724,8 +736,11 @@ def evaluate(
             bad = _bad_value(val) or (None if math.isfinite(val) else f"value is {_fmt(val)}")
             msg = f"present but {bad}" if bad else "present"
         status: Status = "PASS" if msg == "present" else "FAIL"
-        rows.append(GateRow(path, "require", _number_or_none(val), None, "present", status, msg,
-                            line=rules.require_line))
+        rows.append(
+            GateRow(
+                path, "require", _number_or_none(val), None, "present", status, msg, line=rules.require_line
+            )
+        )
 
     skipped = 0
     for chk in rules.checks:
@@ -777,7 +792,7 @@ def _evaluate_check(
         try:
             orient = orientation_of(summary, chk.path)
         except InputError as exc:
-            raise InputError(f"{_at(rules.source, chk.line)}rule \"{chk.path}\": {exc}") from None
+            raise InputError(f'{_at(rules.source, chk.line)}rule "{chk.path}": {exc}') from None
         if orient == "target":
             target = target_of(summary, chk.path, chk.target)
     else:
@@ -798,8 +813,13 @@ def _evaluate_check(
         return row("SKIP", limit, "no baseline given", None, orient)
     ok_b, bval, _ = _resolve(baseline.get("metrics", {}), chk.path)
     if not ok_b or isinstance(bval, (dict, list)):
-        return row("FAIL", limit, f'the baseline has no metric "{chk.path}"; re-score the baseline '
-                   "with the current settings", None, orient)
+        return row(
+            "FAIL",
+            limit,
+            f'the baseline has no metric "{chk.path}"; re-score the baseline with the current settings',
+            None,
+            orient,
+        )
     base = _number_or_none(bval)
     bad = _bad_value(val)
     if bad:
@@ -831,6 +851,8 @@ def _evaluate_check(
         return row("PASS", limit, f"{desc}, allowed {shown}", base, orient)
     msg = f"{desc} exceeds allowed {shown}"
     if (kind == "increase" and orient == "higher") or (kind == "decrease" and orient == "lower"):
-        msg += (f"; note: this {kind} is an improvement ({orient} is better): use max_regression "
-                "to limit only changes for the worse")
+        msg += (
+            f"; note: this {kind} is an improvement ({orient} is better): use max_regression "
+            "to limit only changes for the worse"
+        )
     return row("FAIL", limit, msg, base, orient)

@@ -95,7 +95,9 @@ def model_names(paths: Sequence[str], names: Sequence[str] | None = None) -> lis
     if names is not None:
         names = [n.strip() for n in names]
         if len(names) != len(paths):
-            raise UsageError(f"--names gives {len(names)} name(s) for {len(paths)} file(s); give one per file")
+            raise UsageError(
+                f"--names gives {len(names)} name(s) for {len(paths)} file(s); give one per file"
+            )
         dup = next((n for i, n in enumerate(names) if n in names[:i] or not n), None)
         if dup is not None:
             raise UsageError(f"--names must be non-empty and distinct, found {dup!r} twice or empty")
@@ -212,14 +214,21 @@ def align_models(
                 f"{' (after dropping NaN rows)' if m.info.get('n_dropped') or first.info.get('n_dropped') else ''}; "
                 f"the files must hold the same targets in the same order, or {how}"
             )
-        bad = np.zeros(pred.n, dtype=bool) if no_targets else ~(np.abs(y - y0) <= tol * np.maximum(1.0, np.abs(y0)))
+        bad = (
+            np.zeros(pred.n, dtype=bool)
+            if no_targets
+            else ~(np.abs(y - y0) <= tol * np.maximum(1.0, np.abs(y0)))
+        )
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             where = f"row {i + first_row}"
             if ref_ids is not None:
                 where += f" (id '{ref_ids[i]}')"
-            rows = (f"; file rows {_file_row(first.prediction, i)} and {_file_row(pred, i)}"
-                    if _file_row(first.prediction, i) != i + first_row or _file_row(pred, i) != i + first_row else "")
+            rows = (
+                f"; file rows {_file_row(first.prediction, i)} and {_file_row(pred, i)}"
+                if _file_row(first.prediction, i) != i + first_row or _file_row(pred, i) != i + first_row
+                else ""
+            )
             count = f"{int(bad.sum())} row(s){' in a batch' if first_row else ''}"
             raise InputError(
                 f"targets differ between {first.source} and {m.source}: {count}, first at "
@@ -245,8 +254,9 @@ class Grids:
     notes: tuple[str, ...] = ()
 
 
-def _common(models: Sequence[Model], keys: Callable[[Prediction], set[str] | None], score: str
-            ) -> tuple[np.ndarray | None, list[str]]:
+def _common(
+    models: Sequence[Model], keys: Callable[[Prediction], set[str] | None], score: str
+) -> tuple[np.ndarray | None, list[str]]:
     finite = [(m, keys(m.prediction)) for m in models if keys(m.prediction) != set()]
     sets = [(m, s) for m, s in finite if s is not None]
     if not finite:
@@ -313,7 +323,11 @@ def comparison_score(pred: Prediction, name: str, grids: Grids, settings: Settin
 
     if name == "crps":
         out = _catalogue_score(pred, "scoring_rule.crps", settings)
-        return out if out is not None or pred.kind != "point" else _catalogue_score(pred, "accuracy.mae", settings)
+        return (
+            out
+            if out is not None or pred.kind != "point"
+            else _catalogue_score(pred, "accuracy.mae", settings)
+        )
     if name == "nll":
         out = _catalogue_score(pred, "scoring_rule.nll", settings)
         return out if out is not None else _catalogue_score(pred, "accuracy.nll", settings)
@@ -322,10 +336,16 @@ def comparison_score(pred: Prediction, name: str, grids: Grids, settings: Settin
     y = pred.y_true
     if name in ("pinball", "check"):
         levels = grids.check_levels if name == "check" else grids.quantile_levels
-        if levels is None or pred.quantile_keys() == set() or (name == "check" and pred.quantile_keys() is not None):
+        if (
+            levels is None
+            or pred.quantile_keys() == set()
+            or (name == "check" and pred.quantile_keys() is not None)
+        ):
             return None
         if name == "check" or grids.toolbox_quantiles:
-            closed = _catalogue_score(pred, "scoring_rule.check", replace(settings, resolution=int(levels.size)))
+            closed = _catalogue_score(
+                pred, "scoring_rule.check", replace(settings, resolution=int(levels.size))
+            )
             if closed is not None:
                 return closed
         return scoring.pinball_loss(y, pred.quantiles_at(levels), levels).mean(axis=1)
@@ -334,14 +354,17 @@ def comparison_score(pred: Prediction, name: str, grids: Grids, settings: Settin
         if levels is None or pred.central_keys() == set():
             return None
         if grids.toolbox_central and pred.kind == "gaussian":
-            return _catalogue_score(pred, "scoring_rule.interval", replace(settings, resolution=int(levels.size)))
+            return _catalogue_score(
+                pred, "scoring_rule.interval", replace(settings, resolution=int(levels.size))
+            )
         lo, hi = pred.intervals_at(levels)
         return scoring.interval_score(y, lo, hi, levels).mean(axis=1)
     raise KeyError(name)
 
 
-def per_row_scores(pred: Prediction, grids: Grids, which: Iterable[str] = PER_ROW_SCORES,
-                   settings: Settings | None = None) -> dict[str, np.ndarray]:
+def per_row_scores(
+    pred: Prediction, grids: Grids, which: Iterable[str] = PER_ROW_SCORES, settings: Settings | None = None
+) -> dict[str, np.ndarray]:
     """The comparison scores in ``which`` that ``pred`` has (see :func:`comparison_score`)."""
     pred.require_targets()
     settings = settings or Settings()
@@ -439,9 +462,14 @@ def _unknown_metric(name: str) -> InputError:
     close = difflib.get_close_matches(name, known, n=6, cutoff=0.6)
     last = name.rsplit(".", 1)[-1]
     close += [k for k in known if k.rsplit(".", 1)[-1] == last and k not in close and k != name]
-    hint = ("close matches: " + ", ".join(close[:8])) if close else (
-        "per-row scores: " + ", ".join(PER_ROW_SCORES) + "; or a metric path of `uqeval score` such as "
-        "avg_calibration.ma_cal")
+    hint = (
+        ("close matches: " + ", ".join(close[:8]))
+        if close
+        else (
+            "per-row scores: " + ", ".join(PER_ROW_SCORES) + "; or a metric path of `uqeval score` such as "
+            "avg_calibration.ma_cal"
+        )
+    )
     return InputError(f"unknown metric {name!r} in --metrics; {hint}")
 
 
@@ -456,7 +484,7 @@ def _catalogue_matches(name: str):
         if name in (m.name, m.path):
             matches.append((m, None))
         elif m.by_level and name.startswith(m.group + ".") and name.endswith("." + m.name):
-            middle = name[len(m.group) + 1: -len(m.name) - 1]
+            middle = name[len(m.group) + 1 : -len(m.name) - 1]
             if middle:
                 matches.append((m, middle))
     return matches
@@ -471,8 +499,10 @@ def _scored_by_all(models: Sequence[Model], results: _Results) -> list[str]:
         if m.by_level or m.rows_fn is None or not all(m.applies_to(x.kind) for x in models):
             continue
         ref = MetricRef(m.path, "summary", m.orientation_for(models[0].kind) or "lower", m.group, (m.name,))
-        if all(results.row_stat(k, ref) is not None and results.row_stat(k, ref).score is not None
-               for k in range(len(models))):
+        if all(
+            results.row_stat(k, ref) is not None and results.row_stat(k, ref).score is not None
+            for k in range(len(models))
+        ):
             out.append(m.path)
     return out
 
@@ -504,7 +534,8 @@ def resolve_metrics(
         if short in PER_ROW_SCORES and (name == short or short in ("crps", "nll", "check")):
             no_grid = grids is not None and (
                 (short == "pinball" and grids.quantile_levels is None)
-                or (short == "interval" and grids.central_levels is None))
+                or (short == "interval" and grids.central_levels is None)
+            )
             if no_grid:
                 if explicit:
                     why = next((n for n in grids.notes if n.startswith(short)), f"{short}: no common level")
@@ -512,7 +543,9 @@ def resolve_metrics(
                 continue
             if not any(results.has_score(k, short) for k in range(len(models))):
                 if explicit:
-                    avail = [s for s in PER_ROW_SCORES if any(results.has_score(k, s) for k in range(len(models)))]
+                    avail = [
+                        s for s in PER_ROW_SCORES if any(results.has_score(k, s) for k in range(len(models)))
+                    ]
                     raise InputError(
                         f"metric {name!r} is not defined for representation(s) {', '.join(sorted(kinds))}; "
                         f"per-row scores available: {', '.join(avail) or 'none'}"
@@ -537,7 +570,9 @@ def resolve_metrics(
         if len(distinct) > 1:
             raise InputError(f"metric name {name!r} is ambiguous; give one of: {', '.join(distinct)}")
         metric, middle = usable[0]
-        kind = next(k for k in sorted(kinds) if metric.applies_to(k))  # orientation can depend on the representation
+        kind = next(
+            k for k in sorted(kinds) if metric.applies_to(k)
+        )  # orientation can depend on the representation
         orient = metric.orientation_for(kind)
         if not metric.by_level:
             refs.append(MetricRef(metric.path, "summary", orient, metric.group, (metric.name,)))
@@ -546,8 +581,11 @@ def resolve_metrics(
         for k, m in enumerate(models):
             res = results.get(k, metric.group)
             if isinstance(res, dict):
-                levels += [lv for lv, body in res.items()
-                           if isinstance(body, dict) and metric.name in body and lv not in levels]
+                levels += [
+                    lv
+                    for lv, body in res.items()
+                    if isinstance(body, dict) and metric.name in body and lv not in levels
+                ]
         if middle is not None:
             if middle not in levels:
                 have = ", ".join(f"{metric.group}.{lv}.{metric.name}" for lv in levels) or "none"
@@ -556,8 +594,11 @@ def resolve_metrics(
         if not levels:
             raise InputError(f"metric {name!r}: no model has a value for it")
         for lv in levels:
-            refs.append(MetricRef(f"{metric.group}.{lv}.{metric.name}", "summary", orient, metric.group,
-                                  (lv, metric.name)))
+            refs.append(
+                MetricRef(
+                    f"{metric.group}.{lv}.{metric.name}", "summary", orient, metric.group, (lv, metric.name)
+                )
+            )
     if not refs and not explicit:
         fallback = _scored_by_all(models, results)
         if fallback:
@@ -567,8 +608,6 @@ def resolve_metrics(
     if not unique:
         raise InputError("no metric to compare: name them with --metrics (e.g. crps,nll,ma_cal)")
     return unique, notes
-
-
 
 
 # --------------------------------------------------------------------------- the comparison
@@ -636,7 +675,9 @@ def _width(terms: np.ndarray | BlockScore) -> int:
     return 1 if callable(terms) else terms.shape[1]
 
 
-def poisson_bootstrap(stats: Sequence[RowStat | BlockScore], n: int, replicates: int, seed: int) -> list[np.ndarray]:
+def poisson_bootstrap(
+    stats: Sequence[RowStat | BlockScore], n: int, replicates: int, seed: int
+) -> list[np.ndarray]:
     """``(replicates,)`` Poisson-bootstrap values of each metric (:mod:`uqeval.resample`), all on the
     same replicates: one pass over the rows for every metric with a sums form, weight matrices in
     blocks of replicates for the others (order statistics). A :data:`BlockScore` resamples as the mean
@@ -647,11 +688,19 @@ def poisson_bootstrap(stats: Sequence[RowStat | BlockScore], n: int, replicates:
     forms = [(st, None, 0, _mean_of_first) if callable(st) else st.sums_form for st in stats]
     dense = [f[0] for f in forms if f is not None and f[0] is not None]
     codes = [f[1] for f in forms if f is not None and f[1] is not None]
-    acc = Accumulator(seed, replicates, n_terms=sum(_width(t) for t in dense),
-                      n_categories=tuple(f[2] for f in forms if f is not None and f[1] is not None))
+    acc = Accumulator(
+        seed,
+        replicates,
+        n_terms=sum(_width(t) for t in dense),
+        n_categories=tuple(f[2] for f in forms if f is not None and f[1] is not None),
+    )
     if dense or codes:
         for start, stop in _spans(n, _ROWS):  # the same sums in the same order as in one update
-            block = np.column_stack([t(start, stop) if callable(t) else t[start:stop] for t in dense]) if dense else None
+            block = (
+                np.column_stack([t(start, stop) if callable(t) else t[start:stop] for t in dense])
+                if dense
+                else None
+            )
             acc.update(start, block, [c[start:stop] for c in codes])
     out: list[np.ndarray] = []
     col = cat = 0
@@ -662,7 +711,7 @@ def poisson_bootstrap(stats: Sequence[RowStat | BlockScore], n: int, replicates:
         terms, code, _, finish = form
         parts = []
         if terms is not None:
-            parts.append(acc.sums[col:col + _width(terms)].T)
+            parts.append(acc.sums[col : col + _width(terms)].T)
             col += _width(terms)
         if code is not None:
             parts.append(acc.counts[cat].T)
@@ -679,8 +728,12 @@ def poisson_bootstrap(stats: Sequence[RowStat | BlockScore], n: int, replicates:
     return out
 
 
-def sign_flip_tests(diffs: np.ndarray | Callable[[int, int, np.ndarray], None], permutations: int, seed: int,
-                    shape: tuple[int, int] | None = None) -> np.ndarray:
+def sign_flip_tests(
+    diffs: np.ndarray | Callable[[int, int, np.ndarray], None],
+    permutations: int,
+    seed: int,
+    shape: tuple[int, int] | None = None,
+) -> np.ndarray:
     r"""Two-sided paired sign-flip permutation tests of zero mean difference, one per column of
     ``diffs`` (N, t), all on the same random signs (:mod:`uqeval.resample`): with
     :math:`T = |\sum_i d_i|` and :math:`T_p = |\sum_i \varepsilon_{pi} d_i|`,
@@ -698,7 +751,7 @@ def sign_flip_tests(diffs: np.ndarray | Callable[[int, int, np.ndarray], None], 
     acc = Accumulator(seed, permutations=permutations, n_diffs=t)
     if not callable(diffs):
         for start in range(0, n, _ROWS):
-            acc.update(start, diffs=diffs[start:start + _ROWS])
+            acc.update(start, diffs=diffs[start : start + _ROWS])
         return permutation_p_values(acc.flipped, diffs.sum(axis=0), np.abs(diffs).sum(axis=0))
     # the column sums of the (N, t) matrix. One column: numpy's pairwise sums of the whole column
     # (PairwiseSum). t >= 2: numpy adds the rows in order, so the running sums go first in each
@@ -707,7 +760,7 @@ def sign_flip_tests(diffs: np.ndarray | Callable[[int, int, np.ndarray], None], 
     pairwise = (PairwiseSum(n), PairwiseSum(n)) if t == 1 else None
     whole = np.empty((min(n, _ROWS + 1) + 1, t))  # one buffer for every block
     for start, stop in _spans(n, _ROWS):
-        buf = whole[:stop - start + 1]
+        buf = whole[: stop - start + 1]
         block(start, stop, buf[1:])
         acc.update(start, diffs=buf[1:])
         if pairwise is not None:
@@ -743,9 +796,17 @@ class Plan:
     kinds: list[str]
 
 
-def plan_comparison(models: Sequence[Model], settings: Settings | None = None, metrics: Sequence[str] | None = None,
-                    n_boot: int = 1000, ci_level: float = 0.95, seed: int | None = 0, n_permutations: int = 10000,
-                    pairs: str = "best", dm_lag: int = 0) -> tuple[Plan, "_Results"]:
+def plan_comparison(
+    models: Sequence[Model],
+    settings: Settings | None = None,
+    metrics: Sequence[str] | None = None,
+    n_boot: int = 1000,
+    ci_level: float = 0.95,
+    seed: int | None = 0,
+    n_permutations: int = 10000,
+    pairs: str = "best",
+    dm_lag: int = 0,
+) -> tuple[Plan, "_Results"]:
     """Check the arguments and resolve the metrics of :func:`compare_models` (``models`` need not hold
     every row: the stream engine plans on the first chunk)."""
     from ..validation import check_level
@@ -760,14 +821,28 @@ def plan_comparison(models: Sequence[Model], settings: Settings | None = None, m
     if pairs not in ("best", "all"):
         raise InputError(f"pairs must be 'best' or 'all', got {pairs!r}")
     ci_level = check_level(ci_level, "confidence level")
-    from ..catalogue import settings_for_paths  # --metrics exceedance.<t>.brier turns the group on (issue 16 A)
+    from ..catalogue import (
+        settings_for_paths,
+    )  # --metrics exceedance.<t>.brier turns the group on (issue 16 A)
 
     settings = settings_for_paths(settings, metrics or ())
     grids = common_grids(models, settings.resolution)
     results = _Results(models, settings, grids)
     refs, notes = resolve_metrics(metrics, models, results, grids)
-    plan = Plan(settings, [m.name for m in models], grids, refs, list(grids.notes) + notes, int(n_boot), ci_level,
-                seed, int(n_permutations), pairs, int(dm_lag), [m.kind for m in models])
+    plan = Plan(
+        settings,
+        [m.name for m in models],
+        grids,
+        refs,
+        list(grids.notes) + notes,
+        int(n_boot),
+        ci_level,
+        seed,
+        int(n_permutations),
+        pairs,
+        int(dm_lag),
+        [m.kind for m in models],
+    )
     return plan, results
 
 
@@ -830,7 +905,9 @@ def compare_models(
     n = models[0].prediction.n if models else 0
     if any(m.prediction.n != n for m in models):
         raise InputError("models must be aligned to the same rows first (see align_models)")
-    plan, results = plan_comparison(models, settings, metrics, n_boot, ci_level, seed, n_permutations, pairs, dm_lag)
+    plan, results = plan_comparison(
+        models, settings, metrics, n_boot, ci_level, seed, n_permutations, pairs, dm_lag
+    )
     from ..metrics.blocks import PairwiseSum
 
     refs = {ref.name: ref for ref in plan.refs}
@@ -838,8 +915,13 @@ def compare_models(
     # the paired tests) makes it block by block from the prediction's rows (most kernels are cheaper than
     # reading an (N,) array back from memory). A summary metric's per-row score is part of its per-row
     # form, which is held.
-    scored = {(ref.name, k) for ref in plan.refs if ref.source == "per_row"
-              for k in range(len(models)) if results.has_score(k, ref.name)}
+    scored = {
+        (ref.name, k)
+        for ref in plan.refs
+        if ref.source == "per_row"
+        for k in range(len(models))
+        if results.has_score(k, ref.name)
+    }
 
     block_of: dict[int, tuple[int, int, Prediction]] = {}  # per model: its rows of the current block
 
@@ -847,7 +929,10 @@ def compare_models(
         ref = refs[name]
         if ref.source != "per_row":
             return row_score(results, k, ref)[start:stop]
-        if block_of.get(k, (None, None))[:2] != (start, stop):  # one subset per block: its memos serve every score
+        if block_of.get(k, (None, None))[:2] != (
+            start,
+            stop,
+        ):  # one subset per block: its memos serve every score
             block_of[k] = (start, stop, models[k].prediction.subset(slice(start, stop)))
         return comparison_score(block_of[k][2], name, plan.grids, plan.settings)
 
@@ -874,7 +959,11 @@ def compare_models(
         fn = None if stat is None else stat.resampler()
         if fn is None:
             return None, None, "no cheap resampler (it would be recomputed from scratch per resample)"
-        return stat, float(np.asarray(fn(np.ones((1, n))), dtype=np.float64)[0]), None  # unit weights: the rows
+        return (
+            stat,
+            float(np.asarray(fn(np.ones((1, n))), dtype=np.float64)[0]),
+            None,
+        )  # unit weights: the rows
 
     estimates, targets, columns, notes = estimate_metrics(plan, value, at_full)
     replicates: dict[tuple[str, str], np.ndarray] = {}
@@ -888,14 +977,30 @@ def compare_models(
                 sums[key].add(score_rows(*key, start, stop))
     for (name, k), total in sums.items():
         estimates[name][plan.names[k]] = total.total() / n if n else math.nan
-    available = {ref.name: [k for k in range(len(models)) if (ref.name, k) in scored or ref.source == "summary"
-                            and row_score(results, k, ref) is not None] for ref in plan.refs}
+    available = {
+        ref.name: [
+            k
+            for k in range(len(models))
+            if (ref.name, k) in scored or ref.source == "summary" and row_score(results, k, ref) is not None
+        ]
+        for ref in plan.refs
+    }
 
     def run_tests(todo: list[tuple[str, int, int]]) -> list[dict[str, Any]]:
         from ..metrics.comparison import Moments
 
-        tests = [{"metric": name, "model": plan.names[a], "reference": plan.names[b], "mean_diff": math.nan,
-                  "permutation_p": math.nan, "dm_statistic": math.nan, "dm_p": math.nan} for name, a, b in todo]
+        tests = [
+            {
+                "metric": name,
+                "model": plan.names[a],
+                "reference": plan.names[b],
+                "mean_diff": math.nan,
+                "permutation_p": math.nan,
+                "dm_statistic": math.nan,
+                "dm_p": math.nan,
+            }
+            for name, a, b in todo
+        ]
         if not todo:
             return tests
         means = [PairwiseSum(n) for _ in todo]
@@ -905,7 +1010,9 @@ def compare_models(
         shift[~np.isfinite(shift)] = 0.0
         moments = [Moments(plan.dm_lag, shift)]
 
-        def block(start: int, stop: int, out: np.ndarray) -> None:  # the differences of rows start .. stop - 1
+        def block(
+            start: int, stop: int, out: np.ndarray
+        ) -> None:  # the differences of rows start .. stop - 1
             here: dict[tuple[str, int], np.ndarray] = {}
             for j, (name, a, b) in enumerate(todo):
                 for k in (a, b):
@@ -923,7 +1030,7 @@ def compare_models(
         else:
             buf = np.empty((min(n, _ROWS + 1), len(todo)))
             for start, stop in _spans(n, _ROWS):
-                block(start, stop, buf[:stop - start])
+                block(start, stop, buf[: stop - start])
         for j, entry in enumerate(tests):
             entry["mean_diff"] = means[j].total() / n if n else math.nan
             if n >= 2 and plan.dm_lag < n:
@@ -935,15 +1042,23 @@ def compare_models(
     if plan.settings.murphy:  # issue 16 A
         extra["murphy"] = murphy_comparison(models)
         if extra["murphy"]["dominates"]:
-            last.append("Murphy diagrams: " + "; ".join(
-                f"{d['model']} dominates {d['dominated']} ({d['functional']})" for d in extra["murphy"]["dominates"]))
+            last.append(
+                "Murphy diagrams: "
+                + "; ".join(
+                    f"{d['model']} dominates {d['dominated']} ({d['functional']})"
+                    for d in extra["murphy"]["dominates"]
+                )
+            )
         elif extra["murphy"]["curves"]:
             last.append("Murphy diagrams: no model dominates another (the curves cross or coincide)")
     return assemble(plan, models, n, estimates, targets, replicates, notes, available, run_tests, extra, last)
 
 
-def estimate_metrics(plan: Plan, value: Callable[[int, MetricRef], tuple[float | None, Any]],
-                     at_full: Callable[[int, MetricRef], tuple[Any, float | None, str | None]]):
+def estimate_metrics(
+    plan: Plan,
+    value: Callable[[int, MetricRef], tuple[float | None, Any]],
+    at_full: Callable[[int, MetricRef], tuple[Any, float | None, str | None]],
+):
     """Estimates, targets and bootstrap columns of every metric and model.
 
     ``value(k, ref)``: ``(estimate or None, the family's result)``; ``at_full(k, ref)``: ``(column payload,
@@ -971,8 +1086,11 @@ def estimate_metrics(plan: Plan, value: Callable[[int, MetricRef], tuple[float |
                 no_ci.setdefault(ref.name, why)
                 continue
             if ref.source == "summary" and not _consistent(full, val):
-                no_ci.setdefault(ref.name, f"the resampled statistic ({full:.6g}) does not reproduce the "
-                                           f"full-sample value ({val:.6g}) for {name}")
+                no_ci.setdefault(
+                    ref.name,
+                    f"the resampled statistic ({full:.6g}) does not reproduce the "
+                    f"full-sample value ({val:.6g}) for {name}",
+                )
                 continue
             columns.append((ref.name, name, payload))
         estimates[ref.name] = est
@@ -986,11 +1104,19 @@ def estimate_metrics(plan: Plan, value: Callable[[int, MetricRef], tuple[float |
     return estimates, targets, columns, notes
 
 
-
-def assemble(plan: Plan, models: Sequence[Model], n: int, estimates: dict[str, dict[str, float | None]],
-             targets: dict[str, float | None], replicates: dict[tuple[str, str], np.ndarray], notes: list[str],
-             available: dict[str, list[int]], run_tests: Callable[[list[tuple[str, int, int]]], list[dict[str, Any]]],
-             extra: dict[str, Any] | None = None, last_notes: Sequence[str] = ()) -> dict[str, Any]:
+def assemble(
+    plan: Plan,
+    models: Sequence[Model],
+    n: int,
+    estimates: dict[str, dict[str, float | None]],
+    targets: dict[str, float | None],
+    replicates: dict[tuple[str, str], np.ndarray],
+    notes: list[str],
+    available: dict[str, list[int]],
+    run_tests: Callable[[list[tuple[str, int, int]]], list[dict[str, Any]]],
+    extra: dict[str, Any] | None = None,
+    last_notes: Sequence[str] = (),
+) -> dict[str, Any]:
     """The comparison JSON from the estimates, the bootstrap replicates and ``run_tests(pairs)`` (the entries of
     the paired tests ``(metric, model index, reference index)``), whichever engine computed them; ``extra``:
     further top-level keys, ``last_notes``: notes after the others."""
@@ -1044,25 +1170,41 @@ def assemble(plan: Plan, models: Sequence[Model], n: int, estimates: dict[str, d
         outside: list[str] = []
         for k in names:
             v = est[k]
-            entry: dict[str, Any] = {"estimate": math.nan if v is None else v, "low": math.nan, "high": math.nan,
-                                     "rank": r[k], "p_best": p_best.get(k, math.nan), "diff_vs_best": None}
+            entry: dict[str, Any] = {
+                "estimate": math.nan if v is None else v,
+                "low": math.nan,
+                "high": math.nan,
+                "rank": r[k],
+                "p_best": p_best.get(k, math.nan),
+                "diff_vs_best": None,
+            }
             rep = replicates.get((ref.name, k))
             if rep is not None:
                 entry["low"], entry["high"] = interval(rep)
                 base = replicates.get((ref.name, ref_model)) if ref_model is not None else None
                 if base is not None and k != ref_model and v is not None:
                     lo, hi = interval(rep - base)
-                    entry["diff_vs_best"] = {"reference": ref_model, "estimate": v - est[ref_model],
-                                             "low": lo, "high": hi}
+                    entry["diff_vs_best"] = {
+                        "reference": ref_model,
+                        "estimate": v - est[ref_model],
+                        "low": lo,
+                        "high": hi,
+                    }
             values[k] = entry
             rank_table[k][ref.name] = r[k]
-            if v is not None and rep is not None and math.isfinite(entry["low"]) and not (
-                    entry["low"] - 1e-12 * abs(v) <= v <= entry["high"] + 1e-12 * abs(v)):
+            if (
+                v is not None
+                and rep is not None
+                and math.isfinite(entry["low"])
+                and not (entry["low"] - 1e-12 * abs(v) <= v <= entry["high"] + 1e-12 * abs(v))
+            ):
                 outside.append(k)
         if outside:
-            notes.append(f"{ref.name}: the estimate of {', '.join(outside)} lies outside its bootstrap interval: "
-                         "the statistic is biased under resampling (calibration errors grow on resamples); "
-                         "compare models by the paired difference (diff_vs_best) rather than by the interval")
+            notes.append(
+                f"{ref.name}: the estimate of {', '.join(outside)} lies outside its bootstrap interval: "
+                "the statistic is biased under resampling (calibration errors grow on resamples); "
+                "compare models by the paired difference (diff_vs_best) rather than by the interval"
+            )
         out_metrics[ref.name] = {
             "source": ref.source,
             "orientation": ref.orientation,
@@ -1074,13 +1216,15 @@ def assemble(plan: Plan, models: Sequence[Model], n: int, estimates: dict[str, d
 
     todo: list[tuple[str, int, int]] = []
     for ref in plan.refs:
-        if ref.orientation == "target":  # a paired test of indicator means says nothing about closeness to a target
+        if (
+            ref.orientation == "target"
+        ):  # a paired test of indicator means says nothing about closeness to a target
             continue
         avail = available.get(ref.name, [])
         if len(avail) < 2:
             continue
         if plan.pairs == "all":
-            todo += [(ref.name, a, b) for i, a in enumerate(avail) for b in avail[i + 1:]]
+            todo += [(ref.name, a, b) for i, a in enumerate(avail) for b in avail[i + 1 :]]
         else:
             b = names.index(best_by_metric[ref.name][0])
             todo += [(ref.name, a, b) for a in avail if a != b]
@@ -1095,6 +1239,7 @@ def assemble(plan: Plan, models: Sequence[Model], n: int, estimates: dict[str, d
         if len(best) == 1:  # ties do not count as disagreement
             by_winner.setdefault(best[0], []).append(metric)
     if len(by_winner) > 1:
+
         def few(ms: list[str]) -> str:
             return ", ".join(ms[:4]) + (f" and {len(ms) - 4} more" if len(ms) > 4 else "")
 
@@ -1109,21 +1254,35 @@ def assemble(plan: Plan, models: Sequence[Model], n: int, estimates: dict[str, d
         "uqeval_version": __version__,
         "n_rows": int(n),
         "models": [
-            {"name": m.name, "path": m.info.get("path", m.name), "representation": m.kind,
-             "n_rows": m.info.get("n_rows", int(n)), "n_dropped": m.info.get("n_dropped", 0),
-             "columns": m.info.get("columns", {})}
+            {
+                "name": m.name,
+                "path": m.info.get("path", m.name),
+                "representation": m.kind,
+                "n_rows": m.info.get("n_rows", int(n)),
+                "n_dropped": m.info.get("n_dropped", 0),
+                "columns": m.info.get("columns", {}),
+            }
             for m in models
         ],
         "settings": {
-            "bootstrap": plan.n_boot, "ci_level": plan.ci_level, "seed": plan.seed,
-            "permutations": plan.n_permutations, "pairs": plan.pairs, "dm_lag": plan.dm_lag,
-            "resolution": settings.resolution, "num_bins": settings.num_bins,
-            "levels": None if settings.levels is None else list(settings.levels), "level": settings.level,
+            "bootstrap": plan.n_boot,
+            "ci_level": plan.ci_level,
+            "seed": plan.seed,
+            "permutations": plan.n_permutations,
+            "pairs": plan.pairs,
+            "dm_lag": plan.dm_lag,
+            "resolution": settings.resolution,
+            "num_bins": settings.num_bins,
+            "levels": None if settings.levels is None else list(settings.levels),
+            "level": settings.level,
             "pinball_levels": _levels_json(grids.quantile_levels, grids.toolbox_quantiles),
             "interval_levels": _levels_json(grids.central_levels, grids.toolbox_central),
             "check_levels": _levels_json(grids.check_levels, True),
-            **{k: v for k, v in settings.to_json().items()  # issue 16 A: the opt-in groups' settings, when set
-               if k in ("tw_threshold", "thresholds", "murphy") and v not in (None, False)},
+            **{
+                k: v
+                for k, v in settings.to_json().items()  # issue 16 A: the opt-in groups' settings, when set
+                if k in ("tw_threshold", "thresholds", "murphy") and v not in (None, False)
+            },
         },
         "metrics": out_metrics,
         "ranks": {"by_metric": rank_table, "mean_rank": mean_rank},
@@ -1156,7 +1315,11 @@ def murphy_comparison(models: Sequence[Model]) -> dict[str, Any]:
     applies = get_family("murphy").compute
     models = [m for m in models if m.kind in applies and m.prediction.y_true is not None]
     preds = [m.prediction for m in models]
-    if not preds or any(p.kind in CLASSIFICATION for p in preds) and not all(p.kind in CLASSIFICATION for p in preds):
+    if (
+        not preds
+        or any(p.kind in CLASSIFICATION for p in preds)
+        and not all(p.kind in CLASSIFICATION for p in preds)
+    ):
         return {"thetas": [], "curves": {}, "dominates": []}
     forecasts = {m.name: murphy_forecasts(m.prediction) for m in models}
     if all(p.kind in CLASSIFICATION for p in preds):
@@ -1171,13 +1334,19 @@ def murphy_comparison(models: Sequence[Model]) -> dict[str, Any]:
     for label, by_model in curves.items():
         names = list(by_model)
         for i, a in enumerate(names):
-            for b in names[i + 1:]:
+            for b in names[i + 1 :]:
                 xa, y, functional, alpha = forecasts[a][label]
                 xb = forecasts[b][label][0]
                 exact = jump_points(xa, xb, y)
-                va, vb = (np.concatenate([murphy_curve(x, y, exact, functional, alpha),
-                                          murphy_curve(x, y, exact, functional, alpha, left_limit=True)])
-                          for x in (xa, xb))
+                va, vb = (
+                    np.concatenate(
+                        [
+                            murphy_curve(x, y, exact, functional, alpha),
+                            murphy_curve(x, y, exact, functional, alpha, left_limit=True),
+                        ]
+                    )
+                    for x in (xa, xb)
+                )
                 if dominates(va, vb):
                     pairs.append({"functional": label, "model": a, "dominated": b})
                 elif dominates(vb, va):

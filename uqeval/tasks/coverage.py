@@ -75,7 +75,9 @@ def _point_metrics(pred, levels: Sequence[float], y_std: float | None) -> dict[s
         for lv, state in zip(levels, states):
             lo, hi = part.interval(lv)
             if not (np.isfinite(lo).all() and np.isfinite(hi).all() and (lo <= hi).all()):
-                coverage_metrics(y, *pred.interval(lv), lv, y_std=y_std)  # whole-array checks: raises its message
+                coverage_metrics(
+                    y, *pred.interval(lv), lv, y_std=y_std
+                )  # whole-array checks: raises its message
             state.add(y[start:stop], lo, hi)
     out = {}
     for lv, state in zip(levels, states):
@@ -100,20 +102,29 @@ def coverage_points(
     if len(families) > 1:
         cls = [str(r[1].info.get("path")) for r in runs if r[1].prediction.kind in _SETS]
         reg = [str(r[1].info.get("path")) for r in runs if r[1].prediction.kind not in _SETS]
-        raise InputError(f"coverage compares methods on one task: {reg[0]} holds regression intervals but {cls[0]} "
-                         "classification prediction sets; run them separately")
+        raise InputError(
+            f"coverage compares methods on one task: {reg[0]} holds regression intervals but {cls[0]} "
+            "classification prediction sets; run them separately"
+        )
     for method, loaded, point_values in runs:
         pred = loaded.prediction
         if pred.kind not in _SETS + _INTERVALS:
-            raise InputError(f"{loaded.info['path']}: {pred.kind} predictions have no intervals or prediction "
-                             "sets; coverage needs a std, bounds, quantiles, samples or class probabilities")
+            raise InputError(
+                f"{loaded.info['path']}: {pred.kind} predictions have no intervals or prediction "
+                "sets; coverage needs a std, bounds, quantiles, samples or class probabilities"
+            )
         n = pred.n
         fvals, fcode = _codes(loaded.groups)
         pvals, pcode = _codes(point_values)
-        levels = coverage_levels(pred, settings) if pred.kind not in _SETS else list(settings.levels or (0.95,))
+        levels = (
+            coverage_levels(pred, settings) if pred.kind not in _SETS else list(settings.levels or (0.95,))
+        )
         # cell = facet * len(pvals) + point; the cells in that order: facets, then points, sorted as strings
-        cell = None if fcode is None and pcode is None else \
-            (0 if fcode is None else fcode * len(pvals)) + (0 if pcode is None else pcode)
+        cell = (
+            None
+            if fcode is None and pcode is None
+            else (0 if fcode is None else fcode * len(pvals)) + (0 if pcode is None else pcode)
+        )
         if not n:
             cells, parts = [], []
         elif cell is None or cell.min() == cell.max():  # one cell: the prediction itself, no copy
@@ -125,8 +136,17 @@ def coverage_points(
         for c, (size, part) in zip(cells, parts):  # a loop over (facet, point) cells, not rows
             facet, point = fvals[c // len(pvals)], pvals[c % len(pvals)]
             for lk, m in _point_metrics(part, levels, settings.y_std).items():
-                records.append({"method": method, "file": loaded.info["path"], "facet": facet, "point": point,
-                                "level": lk, "n_rows": int(size), **m})
+                records.append(
+                    {
+                        "method": method,
+                        "file": loaded.info["path"],
+                        "facet": facet,
+                        "point": point,
+                        "level": lk,
+                        "n_rows": int(size),
+                        **m,
+                    }
+                )
     return records
 
 
@@ -155,9 +175,16 @@ def above_line(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         resid = y - (slope * x + intercept)
         tol = 1e-12 * max(1.0, float(np.abs(y).max()))
         methods = sorted({r["method"] for r in rs})
-        frac = {m: float(np.mean([res > tol for r, res in zip(rs, resid) if r["method"] == m])) for m in methods}
-        out.setdefault(facet, {})[level] = {"x": xkey, "slope": float(slope), "intercept": float(intercept),
-                                            "n_points": len(rs), "fraction_above": frac}
+        frac = {
+            m: float(np.mean([res > tol for r, res in zip(rs, resid) if r["method"] == m])) for m in methods
+        }
+        out.setdefault(facet, {})[level] = {
+            "x": xkey,
+            "slope": float(slope),
+            "intercept": float(intercept),
+            "n_points": len(rs),
+            "fraction_above": frac,
+        }
     return out
 
 
@@ -167,6 +194,8 @@ def method_names(paths: Sequence[str], names: Sequence[str] | None) -> list[str]
 
     if names:
         if len(names) != len(paths):
-            raise UsageError(f"--name was given {len(names)} time(s) for {len(paths)} file(s); give one per file or none")
+            raise UsageError(
+                f"--name was given {len(names)} time(s) for {len(paths)} file(s); give one per file or none"
+            )
         return list(names)
     return [Path(p).name.split(".")[0] for p in paths]

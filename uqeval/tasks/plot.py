@@ -165,6 +165,7 @@ def _family(*names: str) -> Callable[[Prediction, Settings], bool]:
         from ..catalogue import get_family
 
         return any(pred.kind in get_family(n).compute and get_family(n).enabled(settings) for n in names)
+
     return applies
 
 
@@ -188,34 +189,46 @@ PLOT_NEEDS: dict[str, Callable[[Prediction, Settings], bool]] = {
     "rejection": _family("rejection"),
     "ucc": _band,
     # issue 15 part B: an opt-in family (--diagnostics); one histogram needs one member count
-    "rank_histogram": lambda pred, settings: (pred.kind == "samples" and not pred.ragged
-                                              and _family("calibration_tests")(pred, settings)),
-    "murphy": lambda pred, settings: bool(settings.murphy) and _family("murphy")(pred, settings)
-    and (pred.kind != "intervals" or pred.point() is not None),
+    "rank_histogram": lambda pred, settings: (
+        pred.kind == "samples" and not pred.ragged and _family("calibration_tests")(pred, settings)
+    ),
+    "murphy": lambda pred, settings: (
+        bool(settings.murphy)
+        and _family("murphy")(pred, settings)
+        and (pred.kind != "intervals" or pred.point() is not None)
+    ),
     # issue 16: the event Y > t of each --threshold as a binary probability forecast (points: 0/1 only, no plot)
-    "exceedance_reliability": lambda pred, settings: pred.kind in ("gaussian", "samples", "quantiles", "intervals")
-    and _family("exceedance")(pred, settings),
+    "exceedance_reliability": lambda pred, settings: (
+        pred.kind in ("gaussian", "samples", "quantiles", "intervals")
+        and _family("exceedance")(pred, settings)
+    ),
     # skill needs a reference forecast (data, not a setting): drawn when the summary has a skill group
     "skill": lambda pred, settings: False,
-    "multivariate_rank_histogram": lambda pred, settings: pred.kind == "multivariate" and bool(settings.diagnostics),
+    "multivariate_rank_histogram": lambda pred, settings: (
+        pred.kind == "multivariate" and bool(settings.diagnostics)
+    ),
 }
 
 #: Plot kinds drawn from an opt-in catalogue family: the Settings field that turns it on.
-OPT_IN_KINDS: dict[str, str] = {**{k: "diagnostics" for k in
-                                   ("corp", "smooth_reliability", "spread_reliability", "rank_histogram")},
-                                "murphy": "murphy", "exceedance_reliability": "thresholds",
-                                "multivariate_rank_histogram": "diagnostics"}
+OPT_IN_KINDS: dict[str, str] = {
+    **{k: "diagnostics" for k in ("corp", "smooth_reliability", "spread_reliability", "rank_histogram")},
+    "murphy": "murphy",
+    "exceedance_reliability": "thresholds",
+    "multivariate_rank_histogram": "diagnostics",
+}
 
 
 # --------------------------------------------------------------------------- calibration diagnostics (issue 15, part A)
 def _diagnostic(family: str, kinds: tuple[str, ...] | None = None) -> Callable[[Prediction, Settings], bool]:
     """An opt-in family's plot: it applies where the family applies and is turned on (``--diagnostics``;
     :func:`build_figures` turns it on for a kind asked for by name)."""
+
     def applies(pred: Prediction, settings: Settings) -> bool:
         from ..catalogue import get_family
 
         f = get_family(family)
         return pred.kind in f.compute and (kinds is None or pred.kind in kinds) and f.enabled(settings)
+
     return applies
 
 
@@ -225,15 +238,18 @@ def _classifiers() -> tuple[str, ...]:
     return CLASSIFICATION
 
 
-PLOT_NEEDS.update({
-    "corp": _diagnostic("corp", _classifiers()),
-    "smooth_reliability": _diagnostic("smooth_calibration"),
-    "spread_reliability": _diagnostic("spread_calibration"),
-})
+PLOT_NEEDS.update(
+    {
+        "corp": _diagnostic("corp", _classifiers()),
+        "smooth_reliability": _diagnostic("smooth_calibration"),
+        "spread_reliability": _diagnostic("spread_calibration"),
+    }
+)
 
 
-def _diagnostics(pred: Prediction, kinds: Sequence[str], metrics, settings: Settings, cache: dict,
-                 name: str) -> dict[str, Any]:
+def _diagnostics(
+    pred: Prediction, kinds: Sequence[str], metrics, settings: Settings, cache: dict, name: str
+) -> dict[str, Any]:
     from ..plots import diagnostics as plots
 
     out: dict[str, Any] = {}
@@ -247,24 +263,34 @@ def _diagnostics(pred: Prediction, kinds: Sequence[str], metrics, settings: Sett
             from ..metrics.corp import reliability_curve
 
             corp = _group(pred, settings, metrics, "corp", cache)
-            out["corp"] = plots.plot_corp(reliability_curve(f, y, seed=settings.seed),
-                                          corp.get("brier") or corp.get("brier_top_label"),
-                                          title=KIND_TITLES["corp"] + suffix, xlabel=xlabel)
+            out["corp"] = plots.plot_corp(
+                reliability_curve(f, y, seed=settings.seed),
+                corp.get("brier") or corp.get("brier_top_label"),
+                title=KIND_TITLES["corp"] + suffix,
+                xlabel=xlabel,
+            )
         if "smooth_reliability" in kinds:
             from ..metrics.smooth_ece import smooth_reliability_curve
 
             sm = _group(pred, settings, metrics, "smooth_calibration", cache)
             out["smooth_reliability"] = plots.plot_smooth_reliability(
-                smooth_reliability_curve(f, y, sm["bandwidth"]), sm["smece"], sm["bandwidth"],
-                title=KIND_TITLES["smooth_reliability"] + suffix, xlabel=xlabel)
+                smooth_reliability_curve(f, y, sm["bandwidth"]),
+                sm["smece"],
+                sm["bandwidth"],
+                title=KIND_TITLES["smooth_reliability"] + suffix,
+                xlabel=xlabel,
+            )
     if "spread_reliability" in kinds:
         from ..metrics.spread import spread_bins
 
         bins = spread_bins(pred.y_true, pred.point(), pred.spread(), settings.class_bins)
         ence = _group(pred, settings, metrics, "spread_calibration", cache).get("ence")
         out["spread_reliability"] = plots.plot_spread_reliability(
-            bins, ence, title=KIND_TITLES["spread_reliability"] + suffix)
+            bins, ence, title=KIND_TITLES["spread_reliability"] + suffix
+        )
     return out
+
+
 # --------------------------------------------------------------------------- end of calibration diagnostics
 
 
@@ -278,8 +304,9 @@ def _has_skill(metrics: Mapping[str, Any] | None) -> bool:
     return isinstance(skill, Mapping) and bool(skill)
 
 
-def applicable_kinds(pred: Prediction, settings: Settings | None = None,
-                     metrics: Mapping[str, Any] | None = None) -> tuple[str, ...]:
+def applicable_kinds(
+    pred: Prediction, settings: Settings | None = None, metrics: Mapping[str, Any] | None = None
+) -> tuple[str, ...]:
     """Plot kinds that apply to ``pred`` (:data:`PLOT_NEEDS`).
 
     The rejection plot also applies when the summary's ``rejection`` group carries curve
@@ -287,14 +314,19 @@ def applicable_kinds(pred: Prediction, settings: Settings | None = None,
     group (``--reference``).
     """
     settings = settings or Settings()
-    return tuple(k for k in PLOT_KINDS
-                 if PLOT_NEEDS[k](pred, settings) or (k == "rejection" and _has_rejection_curve(metrics))
-                 or (k == "skill" and _has_skill(metrics)))
+    return tuple(
+        k
+        for k in PLOT_KINDS
+        if PLOT_NEEDS[k](pred, settings)
+        or (k == "rejection" and _has_rejection_curve(metrics))
+        or (k == "skill" and _has_skill(metrics))
+    )
 
 
 # --------------------------------------------------------------------------- helpers
-def _group(pred: Prediction, settings: Settings, metrics: Mapping[str, Any] | None,
-           name: str, cache: dict[str, Any]) -> dict[str, Any]:
+def _group(
+    pred: Prediction, settings: Settings, metrics: Mapping[str, Any] | None, name: str, cache: dict[str, Any]
+) -> dict[str, Any]:
     """A metric group from the summary, or computed through the catalogue when absent."""
     if metrics is not None and isinstance(metrics.get(name), Mapping):
         return dict(metrics[name])
@@ -337,8 +369,9 @@ def ucc_level(pred: Prediction, settings: Settings) -> float | None:
     return float(settings.level) if level_key(settings.level) in {level_key(c) for c in carried} else widest
 
 
-def ucc_result(pred: Prediction, settings: Settings, name: str = "",
-               info: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def ucc_result(
+    pred: Prediction, settings: Settings, name: str = "", info: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """UCC of ``pred`` exactly as ``uqeval ucc FILE`` computes it with default options.
 
     The band comes from :func:`uqeval.tasks.ucc.band_of` at :func:`ucc_level` (bandwidth vs
@@ -354,8 +387,10 @@ def ucc_result(pred: Prediction, settings: Settings, name: str = "",
 
     level = ucc_level(pred, settings)
     if level is None:
-        raise InputError(f"{pred.kind} predictions give no central interval: the UCC needs one "
-                         "(Gaussian, samples, a central quantile pair or lower/upper columns)")
+        raise InputError(
+            f"{pred.kind} predictions give no central interval: the UCC needs one "
+            "(Gaussian, samples, a central quantile pair or lower/upper columns)"
+        )
     label = name or "model"
     loaded = Loaded(pred, dict(info) if info else {"path": label})
     band = band_of(label, loaded, level)
@@ -374,9 +409,13 @@ def find_x_column(table: Any, column: str) -> str:
     name = column if column in table.columns else {c.lower(): c for c in table.columns}.get(column.lower())
     if name is None:
         shown = ", ".join(table.columns[:20]) + (" ..." if len(table.columns) > 20 else "")
-        raise SchemaError(f"{table.path}: column '{column}' given for --x not found; available columns: {shown}")
+        raise SchemaError(
+            f"{table.path}: column '{column}' given for --x not found; available columns: {shown}"
+        )
     if name in table.list_columns:
-        raise SchemaError(f"{table.path}: column '{name}' given for --x is a list column; --x needs one number per row")
+        raise SchemaError(
+            f"{table.path}: column '{name}' given for --x is a list column; --x needs one number per row"
+        )
     return name
 
 
@@ -393,7 +432,7 @@ def x_values(loaded: Any, column: str) -> np.ndarray:
     name = find_x_column(table, column)
     x = to_float(loaded.extra[name], name, table.path)
     rows = pred.rows
-    x = x[rows] if rows is not None else x[:pred.n]
+    x = x[rows] if rows is not None else x[: pred.n]
     bad = np.flatnonzero(~np.isfinite(x))
     if bad.size:
         first = int(rows[bad[0]]) if rows is not None else int(bad[0])
@@ -405,9 +444,20 @@ def x_values(loaded: Any, column: str) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- builders
-def _regression(pred: Prediction, kinds: Sequence[str], metrics, settings: Settings, cache: dict,
-                name: str, x, x_label, max_points: int, seed: int, notes: list[str],
-                order_by: str = "target") -> dict[str, Any]:
+def _regression(
+    pred: Prediction,
+    kinds: Sequence[str],
+    metrics,
+    settings: Settings,
+    cache: dict,
+    name: str,
+    x,
+    x_label,
+    max_points: int,
+    seed: int,
+    notes: list[str],
+    order_by: str = "target",
+) -> dict[str, Any]:
     from ..plots import regression as plots
 
     out: dict[str, Any] = {}
@@ -423,19 +473,24 @@ def _regression(pred: Prediction, kinds: Sequence[str], metrics, settings: Setti
     if "predictions" in kinds or "intervals" in kinds:
         level = plot_level(pred, settings)
         point, lo, hi, point_label = _point_and_interval(pred, level)
-        band = dict(band_label=_band_label(pred, level), mean_label=point_label, max_points=max_points, seed=seed)
+        band = dict(
+            band_label=_band_label(pred, level), mean_label=point_label, max_points=max_points, seed=seed
+        )
         if "predictions" in kinds:
-            out["predictions"] = plots.plot_predictions_band(y, point, lo, hi, x=x, title=title("predictions"),
-                                                             x_label=x_label, **band)
+            out["predictions"] = plots.plot_predictions_band(
+                y, point, lo, hi, x=x, title=title("predictions"), x_label=x_label, **band
+            )
         if "intervals" in kinds:
-            out["intervals"] = plots.plot_intervals_ordered(y, point, lo, hi, title=title("intervals"),
-                                                            order_by=order_by, **band)
+            out["intervals"] = plots.plot_intervals_ordered(
+                y, point, lo, hi, title=title("intervals"), order_by=order_by, **band
+            )
     if "calibration" in kinds:
         from ..catalogue import calibration_curve
 
         expected, observed = calibration_curve(pred, settings)
-        fig = plots.plot_calibration_curve(expected, observed, group("avg_calibration").get("miscal_area"),
-                                           title=title("calibration"))
+        fig = plots.plot_calibration_curve(
+            expected, observed, group("avg_calibration").get("miscal_area"), title=title("calibration")
+        )
         if pred.quantile_keys() is not None:  # quantile mode: at the levels the file carries
             ax = fig.axes[0]
             ax.set_xlabel("quantile level τ", fontsize=ax.xaxis.label.get_fontsize())
@@ -443,21 +498,28 @@ def _regression(pred: Prediction, kinds: Sequence[str], metrics, settings: Setti
         out["calibration"] = fig
     if "adversarial" in kinds:
         adv = group("adv_group_calibration")
-        out["adversarial"] = plots.plot_adversarial(adv["group_sizes"], adv["ma_mean"], adv["ma_stderr"],
-                                                    title=title("adversarial"))
+        out["adversarial"] = plots.plot_adversarial(
+            adv["group_sizes"], adv["ma_mean"], adv["ma_stderr"], title=title("adversarial")
+        )
     if "sharpness" in kinds:
         std = pred.spread()
         if np.all(std > 0):
-            out["sharpness"] = plots.plot_sharpness(std, title=title("sharpness"), sharpness=group("sharpness"))
+            out["sharpness"] = plots.plot_sharpness(
+                std, title=title("sharpness"), sharpness=group("sharpness")
+            )
         else:
-            notes.append(f"sharpness plot skipped: {int(np.sum(std <= 0))} row(s) have identical "
-                         "members (ensemble std 0)")
+            notes.append(
+                f"sharpness plot skipped: {int(np.sum(std <= 0))} row(s) have identical "
+                "members (ensemble std 0)"
+            )
     if "residuals" in kinds:
-        out["residuals"] = plots.plot_residuals_vs_std(y, pred.point(), pred.spread(), title=title("residuals"),
-                                                       max_points=max_points, seed=seed)
+        out["residuals"] = plots.plot_residuals_vs_std(
+            y, pred.point(), pred.spread(), title=title("residuals"), max_points=max_points, seed=seed
+        )
     if "reliability" in kinds:
-        out["reliability"] = plots.plot_reliability_diagram(pred.pit(), group("reliability").get("max_cal_err"),
-                                                            title=title("reliability"))
+        out["reliability"] = plots.plot_reliability_diagram(
+            pred.pit(), group("reliability").get("max_cal_err"), title=title("reliability")
+        )
     if "pit" in kinds:
         hist = group("avg_calibration").get("pit_histogram")
         if hist is None:  # Gaussians: the JSON holds no histogram; the kernel bins the PIT
@@ -467,13 +529,15 @@ def _regression(pred: Prediction, kinds: Sequence[str], metrics, settings: Setti
         out["pit"] = plots.plot_pit_histogram(counts=hist["counts"], edges=hist["edges"], title=title("pit"))
     if "rank_histogram" in kinds:
         tests = group("calibration_tests")
-        out["rank_histogram"] = plots.plot_rank_histogram(tests["rank_histogram"], title=title("rank_histogram"),
-                                                          p_value=tests.get("rank_hist_chi2_p"))
+        out["rank_histogram"] = plots.plot_rank_histogram(
+            tests["rank_histogram"], title=title("rank_histogram"), p_value=tests.get("rank_hist_chi2_p")
+        )
     return out
 
 
-def _categorical(pred: Prediction, kinds: Sequence[str], metrics, settings: Settings, cache: dict,
-                 name: str) -> dict[str, Any]:
+def _categorical(
+    pred: Prediction, kinds: Sequence[str], metrics, settings: Settings, cache: dict, name: str
+) -> dict[str, Any]:
     from ..metrics.classification import prediction_sets, reliability_bins
     from ..plots.classification import (
         confidence_histogram,
@@ -517,8 +581,13 @@ def _rejection(pred: Prediction, metrics, settings: Settings, cache: dict, name:
         curve = dict(metrics["rejection"])
     else:
         curve = _group(pred, settings, None, "rejection", cache)
-    return plot_rejection([curve], title=title, metric="rmse" if regression else "accuracy",
-                          labels=["ensemble mean" if regression else (name or "model")])
+    return plot_rejection(
+        [curve],
+        title=title,
+        metric="rmse" if regression else "accuracy",
+        labels=["ensemble mean" if regression else (name or "model")],
+    )
+
 
 def build_figures(
     pred: Prediction,
@@ -558,6 +627,7 @@ def build_figures(
 
     settings = settings or Settings()
     seed = settings.seed if seed is None else int(seed)
+
     def text(s: str) -> str:  # titles are text: no control characters, no mathtext ($...$)
         return plain(s).replace("$", r"\$")
 
@@ -565,24 +635,38 @@ def build_figures(
     if int(max_points) < 1:
         raise InputError(f"--max-points must be >= 1, got {max_points}")
     # a diagnostic plot asked for by name turns its (opt-in) family on
-    allowed = applicable_kinds(pred, settings if kinds is None else replace(settings, diagnostics=True), metrics)
+    allowed = applicable_kinds(
+        pred, settings if kinds is None else replace(settings, diagnostics=True), metrics
+    )
     if kinds is None:
         wanted = list(allowed)
     else:
         unknown = [k for k in kinds if k not in PLOT_KINDS]
         if unknown:
-            raise InputError(f"unknown plot kind(s) {', '.join(map(repr, unknown))}: choose from {', '.join(PLOT_KINDS)}")
+            raise InputError(
+                f"unknown plot kind(s) {', '.join(map(repr, unknown))}: choose from {', '.join(PLOT_KINDS)}"
+            )
         bad = [k for k in kinds if k not in allowed]
         if bad:
-            shown = applicable_kinds(pred, settings, metrics)  # the hint lists the diagnostic kinds with --diagnostics
+            shown = applicable_kinds(
+                pred, settings, metrics
+            )  # the hint lists the diagnostic kinds with --diagnostics
             if "skill" in bad and not _has_skill(metrics):
-                raise InputError("plot kind 'skill' needs skill scores: give --reference (a predictions FILE, "
-                                 "climatology with --train, or persistence with --time)")
-            hint = (f"kinds for {pred.kind} predictions: {', '.join(shown)}" if shown
-                    else "the multivariate_rank_histogram (a --diagnostics figure) is the plot of multivariate "
-                    "ensembles" if pred.kind == "multivariate"
-                    else f"no plot applies to {pred.kind} predictions (they carry no uncertainty)")
-            raise InputError(f"plot kind {', '.join(map(repr, bad))} does not apply to {pred.kind} predictions; {hint}")
+                raise InputError(
+                    "plot kind 'skill' needs skill scores: give --reference (a predictions FILE, "
+                    "climatology with --train, or persistence with --time)"
+                )
+            hint = (
+                f"kinds for {pred.kind} predictions: {', '.join(shown)}"
+                if shown
+                else "the multivariate_rank_histogram (a --diagnostics figure) is the plot of multivariate "
+                "ensembles"
+                if pred.kind == "multivariate"
+                else f"no plot applies to {pred.kind} predictions (they carry no uncertainty)"
+            )
+            raise InputError(
+                f"plot kind {', '.join(map(repr, bad))} does not apply to {pred.kind} predictions; {hint}"
+            )
         wanted = [k for k in PLOT_KINDS if k in kinds]
     if not wanted:  # e.g. point predictions, or log-likelihoods alone
         return PlotBundle()
@@ -599,8 +683,20 @@ def build_figures(
     if pred.kind in CLASSIFICATION:
         figs = _categorical(pred, wanted, metrics, settings, cache, name)
     else:
-        figs = _regression(pred, wanted, metrics, settings, cache, name, x, x_label, int(max_points), seed,
-                           bundle.notes, order_by)
+        figs = _regression(
+            pred,
+            wanted,
+            metrics,
+            settings,
+            cache,
+            name,
+            x,
+            x_label,
+            int(max_points),
+            seed,
+            bundle.notes,
+            order_by,
+        )
     if "rejection" in wanted:
         figs["rejection"] = _rejection(pred, metrics, settings, cache, name)
     figs.update(_diagnostics(pred, wanted, metrics, settings, cache, name))
@@ -622,15 +718,20 @@ def build_figures(
         from ..plots.murphy import murphy_panels, plot_murphy
 
         thetas, curves, xlabel = murphy_panels(_group(pred, settings, metrics, "murphy", cache))
-        figs["murphy"] = plot_murphy(thetas, curves, title=f"{KIND_TITLES['murphy']}: {name}" if name
-                                     else KIND_TITLES["murphy"], xlabel=xlabel)
+        figs["murphy"] = plot_murphy(
+            thetas,
+            curves,
+            title=f"{KIND_TITLES['murphy']}: {name}" if name else KIND_TITLES["murphy"],
+            xlabel=xlabel,
+        )
     if "exceedance_reliability" in wanted:  # issue 16
         figs["exceedance_reliability"] = _exceedance_reliability(pred, settings, name, bundle.notes)
     if "skill" in wanted:  # issue 16: drawn from the summary's skill group
         from ..plots.verification import plot_skill
 
-        figs["skill"] = plot_skill(metrics["skill"], title=f"{KIND_TITLES['skill']}: {name}" if name
-                                   else KIND_TITLES["skill"])
+        figs["skill"] = plot_skill(
+            metrics["skill"], title=f"{KIND_TITLES['skill']}: {name}" if name else KIND_TITLES["skill"]
+        )
     if "multivariate_rank_histogram" in wanted:  # issue 16
         from ..metrics.calibration_tests import rank_counts_test
         from ..metrics.multivariate import average_ranks
@@ -640,8 +741,11 @@ def build_figures(
         test = rank_counts_test(average_ranks(pred.y_true, pred.samples, seed=seed), m)
         head = f"{KIND_TITLES['multivariate_rank_histogram']} ({pred.samples.shape[2]} components)"
         figs["multivariate_rank_histogram"] = plot_rank_histogram(
-            test["rank_histogram"], title=f"{head}: {name}" if name else head, p_value=test["rank_hist_chi2_p"],
-            xlabel=f"average rank of the outcome among the {m} members")
+            test["rank_histogram"],
+            title=f"{head}: {name}" if name else head,
+            p_value=test["rank_hist_chi2_p"],
+            xlabel=f"average rank of the outcome among the {m} members",
+        )
     bundle.figures = {k: figs[k] for k in PLOT_KINDS if k in figs}
     return bundle
 
@@ -662,14 +766,21 @@ def _exceedance_reliability(pred: Prediction, settings: Settings, name: str, not
 
     thresholds = list(settings.thresholds)
     if len(thresholds) > MAX_EXCEEDANCE_PANELS:
-        notes.append(f"exceedance_reliability: drew the first {MAX_EXCEEDANCE_PANELS} of {len(thresholds)} "
-                     "thresholds")
+        notes.append(
+            f"exceedance_reliability: drew the first {MAX_EXCEEDANCE_PANELS} of {len(thresholds)} thresholds"
+        )
     panels = []
     for t in thresholds[:MAX_EXCEEDANCE_PANELS]:
         p = exceedance_probability(pred, float(t))
         o = (pred.y_true > t).astype(np.float64)
-        panels.append((reliability_curve(p, o, seed=settings.seed), corp_binary(p, o)["brier"],
-                       f"event Y > {level_key(t)}", f"P(Y > {level_key(t)})"))
+        panels.append(
+            (
+                reliability_curve(p, o, seed=settings.seed),
+                corp_binary(p, o)["brier"],
+                f"event Y > {level_key(t)}",
+                f"P(Y > {level_key(t)})",
+            )
+        )
     head = KIND_TITLES["exceedance_reliability"]
     return plot_corp_panels(panels, suptitle=f"{head}: {name}" if name else head)
 
@@ -705,7 +816,9 @@ def _fork_map(fn: Callable[[Any], bytes], items: list, processes: int) -> list[b
     for k in range(1, p):
         r, w = os.pipe()
         pid = os.fork()
-        if pid == 0:  # the child: draw its share, hand back the bytes, leave without any clean-up of the parent's
+        if (
+            pid == 0
+        ):  # the child: draw its share, hand back the bytes, leave without any clean-up of the parent's
             code = 1
             try:
                 os.close(r)

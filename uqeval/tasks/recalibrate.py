@@ -69,7 +69,6 @@ INTERVAL_GROUPS: tuple[str, ...] = ("coverage", "scoring_rule")
 CLASSIFICATION_GROUPS: tuple[str, ...] = ("accuracy", "calibration")
 
 
-
 @dataclass(frozen=True)
 class Options:
     """Fit and apply options of one run (CLI flags with their defaults resolved).
@@ -96,12 +95,12 @@ class Applied:
     """A recalibrated forecast of one file: its new columns and what the metrics need."""
 
     columns: dict[str, np.ndarray] = field(default_factory=dict)  # output name -> (N,) or (N, K) list column
-    std: np.ndarray | None = None            # Gaussian after (std-scaling, accrue)
-    lower: np.ndarray | None = None          # (N, L) central intervals after (isotonic, conformal)
+    std: np.ndarray | None = None  # Gaussian after (std-scaling, accrue)
+    lower: np.ndarray | None = None  # (N, L) central intervals after (isotonic, conformal)
     upper: np.ndarray | None = None
     levels: list[float] = field(default_factory=list)  # central levels of lower/upper
-    proba: np.ndarray | None = None          # (N, K) after (temperature)
-    before_std: np.ndarray | None = None     # accrue on point predictions: the constant-sigma baseline
+    proba: np.ndarray | None = None  # (N, K) after (temperature)
+    before_std: np.ndarray | None = None  # accrue on point predictions: the constant-sigma baseline
     before_basis: str = "input"
 
 
@@ -141,8 +140,9 @@ def central_levels(method: str, options: Options, state: dict[str, Any] | None =
     if method == "conformal" and state is not None:
         from ..catalogue import pick_levels
 
-        return pick_levels(state.get("levels", []), options.levels,
-                           "this conformal recalibrator was fitted at", UsageError)
+        return pick_levels(
+            state.get("levels", []), options.levels, "this conformal recalibrator was fitted at", UsageError
+        )
     if method == "isotonic" and options.quantiles:
         from ..metrics.intervals import central_pairs
 
@@ -168,22 +168,42 @@ def _representation(method: str, table: Any, settings: Settings, state: dict[str
     names, p = table.columns, str(table.path)
     explicit = {k: v for k, v in settings.columns.items() if v}
     try:
-        detected = plan_columns(names, table.list_columns, explicit=explicit, representation=settings.representation,
-                                logits=settings.logits, path=p).representation
+        detected = plan_columns(
+            names,
+            table.list_columns,
+            explicit=explicit,
+            representation=settings.representation,
+            logits=settings.logits,
+            path=p,
+        ).representation
     except SchemaError:
         detected = None
     if method == "temperature" and detected in ("members", "dirichlet"):
-        raise SchemaError(f"{p}: --method temperature rescales one classifier's probabilities or logits; this file "
-                          f"holds {'an ensemble of classifiers' if detected == 'members' else 'Dirichlet outputs'}, "
-                          "to which it does not apply")
-    if method != "temperature" and detected not in (None, "gaussian", "point") and _find(names, "mean", explicit, p) is None:
+        raise SchemaError(
+            f"{p}: --method temperature rescales one classifier's probabilities or logits; this file "
+            f"holds {'an ensemble of classifiers' if detected == 'members' else 'Dirichlet outputs'}, "
+            "to which it does not apply"
+        )
+    if (
+        method != "temperature"
+        and detected not in (None, "gaussian", "point")
+        and _find(names, "mean", explicit, p) is None
+    ):
         needs = "a mean and a std (or variance)" if method in ("std-scaling", "isotonic") else "a mean column"
-        raise SchemaError(f"{p}: --method {method} recalibrates point or Gaussian predictions ({needs}); this file "
-                          f"holds {detected} predictions without a mean column, to which it does not apply")
+        raise SchemaError(
+            f"{p}: --method {method} recalibrates point or Gaussian predictions ({needs}); this file "
+            f"holds {detected} predictions without a mean column, to which it does not apply"
+        )
     if method == "temperature":
         try:
-            plan_columns(names, table.list_columns, explicit=explicit, representation="categorical",
-                         logits=settings.logits, path=p)
+            plan_columns(
+                names,
+                table.list_columns,
+                explicit=explicit,
+                representation="categorical",
+                logits=settings.logits,
+                path=p,
+            )
         except SchemaError as exc:
             raise SchemaError(
                 f"{p}: --method temperature needs class probabilities (p_0..p_K-1, prob_*, a 'proba' list column) "
@@ -211,9 +231,16 @@ def _representation(method: str, table: Any, settings: Settings, state: dict[str
     return "gaussian" if has_std else "point"
 
 
-def load_for(method: str, path: str | Path, settings: Settings, *, require_targets: bool,
-             state: dict[str, Any] | None = None, features: Sequence[str] = (),
-             every_column: bool = False) -> Loaded:
+def load_for(
+    method: str,
+    path: str | Path,
+    settings: Settings,
+    *,
+    require_targets: bool,
+    state: dict[str, Any] | None = None,
+    features: Sequence[str] = (),
+    every_column: bool = False,
+) -> Loaded:
     """Load ``path`` as the representation ``method`` works on (see the module table).
 
     The ACCRUE ``features`` (:func:`read_features`), or with ``every_column`` every column of the
@@ -223,9 +250,15 @@ def load_for(method: str, path: str | Path, settings: Settings, *, require_targe
 
     table = inspect(path)
     rep = _representation(method, table, settings, state)
-    loaded = load_predictions(path, replace(settings, representation=rep), require_targets=require_targets,
-                              extra=table.columns if every_column else features)
-    if require_targets and loaded.prediction.y_true is None:  # pragma: no cover - load_predictions raises first
+    loaded = load_predictions(
+        path,
+        replace(settings, representation=rep),
+        require_targets=require_targets,
+        extra=table.columns if every_column else features,
+    )
+    if (
+        require_targets and loaded.prediction.y_true is None
+    ):  # pragma: no cover - load_predictions raises first
         raise InputError(f"{path}: the calibration file needs a target column; name it with --y")
     return loaded
 
@@ -269,8 +302,9 @@ def read_features(loaded: Loaded, names: Sequence[str]) -> np.ndarray:
 # --------------------------------------------------------------------------- fit and apply
 
 
-def fit_state(method: str, loaded: Loaded, options: Options, settings: Settings,
-              features: np.ndarray | None = None) -> dict[str, Any]:
+def fit_state(
+    method: str, loaded: Loaded, options: Options, settings: Settings, features: np.ndarray | None = None
+) -> dict[str, Any]:
     """Fit ``method`` on a loaded calibration file; returns the kernel's JSON-serialisable state.
 
     ACCRUE states also record the feature column names (``features``), so that
@@ -340,8 +374,14 @@ def _proba_columns(loaded: Loaded, proba: np.ndarray) -> dict[str, np.ndarray]:
     return {str(c): proba[:, j] for j, c in enumerate(cols)}
 
 
-def apply_state(state: dict[str, Any], loaded: Loaded, options: Options, settings: Settings,
-                features: np.ndarray | None = None, columns: bool = True) -> Applied:
+def apply_state(
+    state: dict[str, Any],
+    loaded: Loaded,
+    options: Options,
+    settings: Settings,
+    features: np.ndarray | None = None,
+    columns: bool = True,
+) -> Applied:
     """Recalibrate the forecasts of ``loaded`` with a fitted state (see the module table).
 
     ``columns=False`` when only the before/after metrics are wanted (the calibration file):
@@ -373,8 +413,10 @@ def apply_state(state: dict[str, Any], loaded: Loaded, options: Options, setting
         out.columns = _spread_columns(loaded, settings, out.std)
         if pred.spread() is None:  # point predictions
             out.before_std = np.full(pred.n, float(state["sigma_constant"]))
-            out.before_basis = (f"constant std {float(state['sigma_constant']):.6g} "
-                                "(CRPS-optimal on the calibration file; the input has point predictions only)")
+            out.before_basis = (
+                f"constant std {float(state['sigma_constant']):.6g} "
+                "(CRPS-optimal on the calibration file; the input has point predictions only)"
+            )
     elif method == "isotonic":
         from ..recalibration.isotonic import isotonic_equivalent_std, isotonic_intervals, isotonic_quantiles
 
@@ -434,9 +476,16 @@ def _orient(metrics: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def isotonic_metrics(state: dict[str, Any], y_true: np.ndarray, mean: np.ndarray, std: np.ndarray,
-                     lower: np.ndarray | None, upper: np.ndarray | None, levels: Sequence[float],
-                     settings: Settings) -> dict[str, Any]:
+def isotonic_metrics(
+    state: dict[str, Any],
+    y_true: np.ndarray,
+    mean: np.ndarray,
+    std: np.ndarray,
+    lower: np.ndarray | None,
+    upper: np.ndarray | None,
+    levels: Sequence[float],
+    settings: Settings,
+) -> dict[str, Any]:
     r"""Metric groups of the isotonically recalibrated forecast :math:`R(F_i(y))`.
 
     The recalibrated forecast is not Gaussian, so its groups are computed from its cdf and
@@ -478,21 +527,28 @@ def isotonic_metrics(state: dict[str, Any], y_true: np.ndarray, mean: np.ndarray
     del u
     tau = np.linspace(0.01, 0.99, settings.resolution)
     std_q = isotonic_quantiles(state, np.zeros(1), np.ones(1), tau)[0]  # q'_tau of a standard forecast
-    bounds = isotonic_quantiles(state, np.zeros(1), np.ones(1), np.concatenate([(1 - tau) / 2, (1 + tau) / 2]))[0]
+    bounds = isotonic_quantiles(
+        state, np.zeros(1), np.ones(1), np.concatenate([(1 - tau) / 2, (1 + tau) / 2])
+    )[0]
     lo_q, hi_q = bounds[: tau.size], bounds[tau.size :]
     # sigma * rho_tau(z, q'_tau) summed in closed form over the levels (prefix sums, no (rows x levels) array)
     rows = rowwise(lambda y, mu, sd: sd * _check_profile((y - mu) / sd, tau, std_q), y, mu, sd)
     check = float(np.sum(rows))
-    rows = rowwise(lambda y, mu, sd: sd * _interval_profile((y - mu) / sd, tau, lo_q, hi_q), y, mu, sd, out=rows)
+    rows = rowwise(
+        lambda y, mu, sd: sd * _interval_profile((y - mu) / sd, tau, lo_q, hi_q), y, mu, sd, out=rows
+    )
     interval = float(np.sum(rows))
     del rows
     out["scoring_rule"] = {"check": check / y.size, "interval": interval / y.size}
     if levels:
+
         def coverage_at(j: int, lv: float) -> dict[str, float]:
             if lower is not None:
                 return coverage_metrics(y, lower[:, j], upper[:, j], lv, y_std=settings.y_std)
 
-            def block(start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:  # the level's bounds of these rows
+            def block(
+                start: int, stop: int
+            ) -> tuple[np.ndarray, np.ndarray]:  # the level's bounds of these rows
                 lo, hi = isotonic_intervals(state, mu[start:stop], sd[start:stop], [lv])
                 if not (np.isfinite(lo).all() and np.isfinite(hi).all() and (lo <= hi).all()):
                     whole = isotonic_intervals(state, mu, sd, [lv])  # raises coverage_metrics' message
@@ -506,8 +562,15 @@ def isotonic_metrics(state: dict[str, Any], y_true: np.ndarray, mean: np.ndarray
 
 
 def _intervals(pred: Prediction, lower: np.ndarray, upper: np.ndarray, levels: Sequence[float]) -> Intervals:
-    return Intervals(y_true=pred.y_true, columns=dict(pred.columns), rows=pred.rows, lower=lower, upper=upper, levels=list(levels),
-                     mean=getattr(pred, "mean", None))
+    return Intervals(
+        y_true=pred.y_true,
+        columns=dict(pred.columns),
+        rows=pred.rows,
+        lower=lower,
+        upper=upper,
+        levels=list(levels),
+        mean=getattr(pred, "mean", None),
+    )
 
 
 def evaluate(state: dict[str, Any], loaded: Loaded, applied: Applied, settings: Settings) -> dict[str, Any]:
@@ -518,22 +581,39 @@ def evaluate(state: dict[str, Any], loaded: Loaded, applied: Applied, settings: 
     s = replace(settings, levels=tuple(levels) if levels else None)
     if method == "temperature":
         before, o1 = _groups(pred, s, CLASSIFICATION_GROUPS)
-        after_pred = Categorical(y_true=pred.y_true, columns=dict(pred.columns), rows=pred.rows, proba=applied.proba)
+        after_pred = Categorical(
+            y_true=pred.y_true, columns=dict(pred.columns), rows=pred.rows, proba=applied.proba
+        )
         after, o2 = _groups(after_pred, s, CLASSIFICATION_GROUPS)
     elif method in ("std-scaling", "accrue"):
-        base = pred if applied.before_std is None else Gaussian(
-            y_true=pred.y_true, columns=dict(pred.columns), rows=pred.rows, mean=pred.mean, std=applied.before_std)
+        base = (
+            pred
+            if applied.before_std is None
+            else Gaussian(
+                y_true=pred.y_true,
+                columns=dict(pred.columns),
+                rows=pred.rows,
+                mean=pred.mean,
+                std=applied.before_std,
+            )
+        )
         before, o1 = _groups(base, s, REGRESSION_GROUPS)
-        after_pred = Gaussian(y_true=pred.y_true, columns=dict(pred.columns), rows=pred.rows, mean=pred.mean, std=applied.std)
+        after_pred = Gaussian(
+            y_true=pred.y_true, columns=dict(pred.columns), rows=pred.rows, mean=pred.mean, std=applied.std
+        )
         after, o2 = _groups(after_pred, s, REGRESSION_GROUPS)
     elif method == "isotonic":
         before, o1 = _groups(pred, s, REGRESSION_GROUPS)
-        after = isotonic_metrics(state, pred.y_true, pred.mean, pred.std, applied.lower, applied.upper, levels, s)
+        after = isotonic_metrics(
+            state, pred.y_true, pred.mean, pred.std, applied.lower, applied.upper, levels, s
+        )
         o2 = _orient(after)
     else:  # conformal: intervals at the fitted levels, calibration from the score distribution
         before, o1 = {}, {}
         if pred.spread() is not None:  # Gaussian: intervals at every level before
-            before, o1 = _groups(_intervals(pred, *pred.intervals_at(np.asarray(levels)), levels), s, INTERVAL_GROUPS)
+            before, o1 = _groups(
+                _intervals(pred, *pred.intervals_at(np.asarray(levels)), levels), s, INTERVAL_GROUPS
+            )
             _add_central_calibration(before, o1, np.abs(2.0 * pred.pit() - 1.0), s)
         after, o2 = _groups(_intervals(pred, applied.lower, applied.upper, levels), s, INTERVAL_GROUPS)
         from ..recalibration.conformal import conformal_central_pit
@@ -547,8 +627,9 @@ def evaluate(state: dict[str, Any], loaded: Loaded, applied: Applied, settings: 
     return {"before_basis": basis, "before": before, "after": after, "orientation": {**o1, **o2}}
 
 
-def _add_central_calibration(metrics: dict[str, Any], orientation: dict[str, str], central: np.ndarray,
-                             settings: Settings) -> None:
+def _add_central_calibration(
+    metrics: dict[str, Any], orientation: dict[str, str], central: np.ndarray, settings: Settings
+) -> None:
     """``avg_calibration`` and ``reliability.max_cal_err`` from central PIT values ``c`` (y lies in
     the central p interval iff c <= p): the interval-mode curve at ``linspace(0, 1, num_bins)``
     and the bin-free sup |C(p) - p| of their ECDF."""
@@ -559,7 +640,8 @@ def _add_central_calibration(metrics: dict[str, Any], orientation: dict[str, str
     expected = np.linspace(0.0, 1.0, settings.num_bins)
     c = np.asarray(central, dtype=np.float64)
     metrics["avg_calibration"] = calibration_errors(
-        expected, observed_from_cover_index(central_cover_index(c, expected), expected.size))
+        expected, observed_from_cover_index(central_cover_index(c, expected), expected.size)
+    )
     metrics["reliability"] = {"max_cal_err": max_calibration_error(np.clip(c, 0.0, 1.0))}
     for group in ("avg_calibration", "reliability"):
         orientation.update(orientation_of(metrics[group], get_family(group), None))
@@ -584,20 +666,32 @@ def compact_parameters(state: dict[str, Any], levels: Sequence[float] = ()) -> d
     elif method == "conformal":
         keep = ("normalized", "n_rows")
     else:
-        keep = ("model", "features", "n_rows", "n_features", "seed", "sigma_constant", "beta", "cost",
-                "cost_constant")
+        keep = (
+            "model",
+            "features",
+            "n_rows",
+            "n_features",
+            "seed",
+            "sigma_constant",
+            "beta",
+            "cost",
+            "cost_constant",
+        )
     out: dict[str, Any] = {k: state[k] for k in keep if k in state}
     if method == "isotonic":
         from ..recalibration.isotonic import isotonic_equivalent_std
 
         out["n_knots"] = len(state.get("expected", []))
         if levels:
-            out["equivalent_std_factor"] = {_key(k): v for k, v in isotonic_equivalent_std(state, levels).items()}
+            out["equivalent_std_factor"] = {
+                _key(k): v for k, v in isotonic_equivalent_std(state, levels).items()
+            }
     elif method == "conformal":
         names = ("rank", "score_quantile", "coverage_guaranteed", "coverage_upper")
         lv = state.get("levels", [])
         out["per_level"] = {
-            _key(v): {n: state[n][j] for n in names if n in state and j < len(state[n])} for j, v in enumerate(lv)
+            _key(v): {n: state[n][j] for n in names if n in state and j < len(state[n])}
+            for j, v in enumerate(lv)
         }
     elif method == "temperature":
         from ..recalibration.temperature import TEMPERATURE_BOUNDS
@@ -653,15 +747,18 @@ def build_table(loaded: Loaded, applied: Applied):
 
     info, cols, n = loaded.table, loaded.extra, loaded.info["n_rows"]
     if loaded.prediction.n != n:
-        raise InputError(f"{loaded.info['path']}: {n} rows in the file but {loaded.prediction.n} recalibrated; "
-                         "rows were dropped")
+        raise InputError(
+            f"{loaded.info['path']}: {n} rows in the file but {loaded.prediction.n} recalibrated; "
+            "rows were dropped"
+        )
 
     def arrow(v: np.ndarray):
         v = np.asarray(v, dtype=np.float64)
         if v.ndim == 2:
             k = v.shape[1]
-            return pa.ListArray.from_arrays(pa.array(np.arange(0, v.size + 1, k, dtype=np.int32)),
-                                            pa.array(v.ravel()))
+            return pa.ListArray.from_arrays(
+                pa.array(np.arange(0, v.size + 1, k, dtype=np.int32)), pa.array(v.ravel())
+            )
         return pa.array(v)
 
     data = {c: cols[c] for c in info.columns}
@@ -681,8 +778,11 @@ def write_table(path: str | Path, table) -> None:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    nested = [f.name for f in table.schema if pa.types.is_list(f.type) or pa.types.is_large_list(f.type)
-              or pa.types.is_fixed_size_list(f.type)]
+    nested = [
+        f.name
+        for f in table.schema
+        if pa.types.is_list(f.type) or pa.types.is_large_list(f.type) or pa.types.is_fixed_size_list(f.type)
+    ]
     if nested:
         raise InputError(
             f"{path}: list column(s) {', '.join(nested)} cannot be written to CSV; write a .parquet output instead"
@@ -712,18 +812,35 @@ def with_saved_defaults(options: Options, state: dict[str, Any]) -> Options:
         try:
             levels = tuple(float(v) for v in saved["levels"])
         except (TypeError, ValueError):
-            raise InputError("the saved recalibrator's apply_defaults.levels must be numbers; refit it") from None
-    return replace(options, levels=levels, quantiles=options.quantiles or bool(saved.get("quantiles")),
-                   equivalent_std=options.equivalent_std or bool(saved.get("equivalent_std")))
+            raise InputError(
+                "the saved recalibrator's apply_defaults.levels must be numbers; refit it"
+            ) from None
+    return replace(
+        options,
+        levels=levels,
+        quantiles=options.quantiles or bool(saved.get("quantiles")),
+        equivalent_std=options.equivalent_std or bool(saved.get("equivalent_std")),
+    )
 
 
 def _file_block(role: str, path: str | Path, loaded: Loaded) -> dict[str, Any]:
-    return {"role": role, "path": str(path), "n_rows": int(loaded.prediction.n),
-            "representation": loaded.prediction.kind, "has_targets": loaded.prediction.y_true is not None}
+    return {
+        "role": role,
+        "path": str(path),
+        "n_rows": int(loaded.prediction.n),
+        "representation": loaded.prediction.kind,
+        "has_targets": loaded.prediction.y_true is not None,
+    }
 
 
-def run(calibration: str | Path | None, apply: str | Path | None, options: Options, settings: Settings,
-        state: dict[str, Any] | None = None, loaded_from: str | Path | None = None) -> Result:
+def run(
+    calibration: str | Path | None,
+    apply: str | Path | None,
+    options: Options,
+    settings: Settings,
+    state: dict[str, Any] | None = None,
+    loaded_from: str | Path | None = None,
+) -> Result:
     """Fit on ``calibration`` (unless ``state`` is given), apply to ``apply``, score both.
 
     Returns the summary (``schema``, ``method``, ``parameters``, ``fitted_on``,
@@ -733,7 +850,9 @@ def run(calibration: str | Path | None, apply: str | Path | None, options: Optio
     table (None without ``apply``). Writes nothing.
     """
     if settings.nan_policy != "raise":
-        raise UsageError("recalibrate keeps every input row: nan_policy 'omit' is not supported; clean the data")
+        raise UsageError(
+            "recalibrate keeps every input row: nan_policy 'omit' is not supported; clean the data"
+        )
     method = options.method if state is None else cli_method(state)
     files: dict[str, Any] = {}
     orientation: dict[str, str] = {}
@@ -742,27 +861,37 @@ def run(calibration: str | Path | None, apply: str | Path | None, options: Optio
     if state is None:
         if calibration is None:
             raise UsageError("give a calibration FILE to fit, or --load a saved recalibrator")
-        loaded_c = load_for(method, calibration, settings, require_targets=True,
-                            features=options.features if method == "accrue" and options.features else ())
+        loaded_c = load_for(
+            method,
+            calibration,
+            settings,
+            require_targets=True,
+            features=options.features if method == "accrue" and options.features else (),
+        )
         if method == "accrue":
             if not options.features:
                 raise UsageError("--method accrue needs --features COLUMNS (the inputs sigma(x) depends on)")
             feats_c = read_features(loaded_c, options.features)
         with naming(calibration):
             state = fit_state(method, loaded_c, options, settings, feats_c)
-        state["apply_defaults"] = {"levels": list(options.levels) if options.levels else None,
-                                   "quantiles": bool(options.quantiles),
-                                   "equivalent_std": bool(options.equivalent_std)}
+        state["apply_defaults"] = {
+            "levels": list(options.levels) if options.levels else None,
+            "quantiles": bool(options.quantiles),
+            "equivalent_std": bool(options.equivalent_std),
+        }
     else:
         options = with_saved_defaults(options, state)
-    features = options.features or (tuple(state["features"]) if method == "accrue" and state.get("features") else None)
+    features = options.features or (
+        tuple(state["features"]) if method == "accrue" and state.get("features") else None
+    )
     if method == "accrue" and not features:
         raise UsageError("this ACCRUE recalibrator does not name its features: pass --features COLUMNS")
 
     def one(role: str, path: str | Path, loaded: Loaded, feats: np.ndarray | None) -> Applied:
         # the calibration file's recalibrated forecast is only scored, never written
-        applied = apply_state(state, loaded, replace(options, features=features), settings, feats,
-                              columns=role == "applied")
+        applied = apply_state(
+            state, loaded, replace(options, features=features), settings, feats, columns=role == "applied"
+        )
         block = _file_block(role, path, loaded)
         if loaded.prediction.y_true is not None:
             result = evaluate(state, loaded, applied, settings)
@@ -780,21 +909,28 @@ def run(calibration: str | Path | None, apply: str | Path | None, options: Optio
         applied_a = one("applied", apply, loaded_a, feats_a)
         table = build_table(loaded_a, applied_a)
         if method in ("isotonic", "conformal") and loaded_a.prediction.spread() is not None:
-            notes.append("the output keeps the mean/std columns and adds interval or quantile columns: score it with "
-                         "--representation intervals (or quantiles)")
+            notes.append(
+                "the output keeps the mean/std columns and adds interval or quantile columns: score it with "
+                "--representation intervals (or quantiles)"
+            )
         if not files["applied"]["has_targets"]:
             notes.append(f"{apply}: no target column, so no before/after metrics for it")
     levels = central_levels(method, options, state)
     params = compact_parameters(state, levels if method == "isotonic" else ())
     if params.get("at_bound"):
-        notes.append(f"the fitted {'factor' if method == 'std-scaling' else 'temperature'} sits at the end of its "
-                     "search interval; the data want a more extreme value")
+        notes.append(
+            f"the fitted {'factor' if method == 'std-scaling' else 'temperature'} sits at the end of its "
+            "search interval; the data want a more extreme value"
+        )
     if method == "conformal":
         guaranteed = params.get("per_level", {})
         if guaranteed:
-            notes.append("conformal guarantee (exchangeable rows): marginal coverage >= "
-                         + ", ".join(f"{v.get('coverage_guaranteed', float('nan')):.4g} at {k}"
-                                     for k, v in guaranteed.items()))
+            notes.append(
+                "conformal guarantee (exchangeable rows): marginal coverage >= "
+                + ", ".join(
+                    f"{v.get('coverage_guaranteed', float('nan')):.4g} at {k}" for k, v in guaranteed.items()
+                )
+            )
     summary = {
         "schema": SCHEMA,
         "method": method,

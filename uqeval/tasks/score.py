@@ -14,8 +14,9 @@ from ..catalogue import compute_metrics
 from ..report.summary import build_summary
 
 
-def score_prediction(pred: Prediction, settings: Settings | None = None,
-                     skipped: list[tuple[str, str]] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+def score_prediction(
+    pred: Prediction, settings: Settings | None = None, skipped: list[tuple[str, str]] | None = None
+) -> tuple[dict[str, Any], dict[str, str]]:
     """``(metrics, orientation)`` of every metric group that applies to ``pred``.
 
     ``skipped``: collect ``(group, reason)`` for groups not defined on this data instead of failing.
@@ -115,8 +116,10 @@ def worst_groups(metrics: dict[str, Any], orientation: dict[str, str], groups: d
         return
     source = "prediction_sets" if "prediction_sets" in metrics else "coverage"
     for level, body in conditional.items():
-        found = [(body_g["metrics"].get(source, {}).get(level, {}).get("coverage"), value)
-                 for value, body_g in groups["values"].items()]
+        found = [
+            (body_g["metrics"].get(source, {}).get(level, {}).get("coverage"), value)
+            for value, body_g in groups["values"].items()
+        ]
         found = [(c, v) for c, v in found if isinstance(c, float) and np.isfinite(c)]
         if found:
             c, v = min(found, key=lambda cv: cv[0])
@@ -133,7 +136,9 @@ def train_std(path: str | Path, settings: Settings) -> float:
     table = inspect(path)
     col = _find(table.columns, "y_true", settings.columns, str(table.path))
     if col is None:
-        raise InputError(f"{table.path}: no target column (y, y_true, target) in the --train file; name it with --y")
+        raise InputError(
+            f"{table.path}: no target column (y, y_true, target) in the --train file; name it with --y"
+        )
     cols, _ = read_columns(table, [col])
     y = to_float(cols[col], col, table.path)
     y = y[np.isfinite(y)]
@@ -197,8 +202,13 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
             from .skill import evaluate_skill
 
             skill, loaded.info["reference"], skill_notes = evaluate_skill(
-                loaded.prediction, str(loaded.info.get("path")), reference, settings, reference_time(loaded, reference),
-                reference_ids(loaded, reference))
+                loaded.prediction,
+                str(loaded.info.get("path")),
+                reference,
+                settings,
+                reference_time(loaded, reference),
+                reference_ids(loaded, reference),
+            )
             if skill:
                 metrics["skill"] = skill
                 orientation.update({f"skill.{k}": "higher" for k in skill})
@@ -209,18 +219,25 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
         worst_groups(metrics, orientation, groups)
     notes = []
     if loaded.prediction.kind == "point" and loaded.prediction.loglik is None:
-        notes.append("point predictions only: accuracy metrics are all that apply; "
-                     "`uqeval recalibrate FILE --method accrue` can give them a calibrated std")
+        notes.append(
+            "point predictions only: accuracy metrics are all that apply; "
+            "`uqeval recalibrate FILE --method accrue` can give them a calibrated std"
+        )
     for value, body in (groups or {}).get("values", {}).items():
-        notes += [f"--by {groups['column']}={value} ({body['n_rows']} rows): {n}" for n in body.get("notes", [])]
+        notes += [
+            f"--by {groups['column']}={value} ({body['n_rows']} rows): {n}" for n in body.get("notes", [])
+        ]
     notes += skill_notes
     if loaded.info.get("n_fixed_crossing"):
-        notes.append(f"{loaded.info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted (--fix-crossing)")
+        notes.append(
+            f"{loaded.info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted (--fix-crossing)"
+        )
     return build_summary(loaded.info, settings, metrics, orientation, groups, notes)
 
 
-def score_file(path: str | Path, settings: Settings | None = None,
-               per_row: str | Path | None = None, reference=None) -> dict[str, Any]:
+def score_file(
+    path: str | Path, settings: Settings | None = None, per_row: str | Path | None = None, reference=None
+) -> dict[str, Any]:
     """Load ``path`` and return the full JSON summary (see :mod:`uqeval.report.summary`).
 
     ``per_row``: also write the per-row uncertainty decomposition (:func:`per_row_table`)
@@ -245,7 +262,9 @@ def read_extra_column(path: str | Path, column: str, rows: np.ndarray) -> np.nda
     table = inspect(path)
     names = {c.lower(): c for c in table.columns}
     if column not in table.columns and column.lower() not in names:
-        raise SchemaError(f"{table.path}: column '{column}' not found; available columns: {', '.join(table.columns[:20])}")
+        raise SchemaError(
+            f"{table.path}: column '{column}' not found; available columns: {', '.join(table.columns[:20])}"
+        )
     name = column if column in table.columns else names[column.lower()]
     cols, _ = read_columns(table, [name])
     return np.asarray(cols[name].to_numpy(zero_copy_only=False), dtype=object)[rows]

@@ -43,16 +43,19 @@ class Reference:
     """What ``--reference`` names: ``kind`` is ``file``, ``prediction``, ``climatology`` or ``persistence``."""
 
     kind: str
-    path: str | None = None          # file: the reference predictions; climatology: the training file
-    time: Any = None                 # persistence: a column name, or (Python API) an array of times
+    path: str | None = None  # file: the reference predictions; climatology: the training file
+    time: Any = None  # persistence: a column name, or (Python API) an array of times
     prediction: Prediction | None = None
     values: np.ndarray | None = None  # climatology from the Python API: the training targets themselves
-    id: str | None = None            # file: join on this column of both files (--id) instead of row order
-    model_ids: np.ndarray | None = None  # the model's ids when they do not come from its file (API tables, compare)
+    id: str | None = None  # file: join on this column of both files (--id) instead of row order
+    model_ids: np.ndarray | None = (
+        None  # the model's ids when they do not come from its file (API tables, compare)
+    )
 
 
-def reference_spec(reference: Any, train: str | Path | None = None, time: Any = None,
-                   id: str | None = None) -> Reference | None:
+def reference_spec(
+    reference: Any, train: str | Path | None = None, time: Any = None, id: str | None = None
+) -> Reference | None:
     """The reference that ``--reference``/``--train``/``--time``/``--id`` describe (None: no skill scores)."""
     if reference is None:
         if time is not None:
@@ -60,15 +63,21 @@ def reference_spec(reference: Any, train: str | Path | None = None, time: Any = 
         if id is not None:
             raise UsageError("--id joins a --reference FILE to the model's rows; give --reference FILE")
         return None
-    if id is not None and (isinstance(reference, Prediction) or str(reference) in ("climatology", "persistence")):
-        raise UsageError("--id only applies with --reference FILE (a predictions file holding the id column); "
-                         "climatology, persistence and prediction containers have no ids")
+    if id is not None and (
+        isinstance(reference, Prediction) or str(reference) in ("climatology", "persistence")
+    ):
+        raise UsageError(
+            "--id only applies with --reference FILE (a predictions file holding the id column); "
+            "climatology, persistence and prediction containers have no ids"
+        )
     if isinstance(reference, Prediction):
         return Reference("prediction", prediction=reference)
     text = str(reference)
     if text == "climatology":
         if train is None:
-            raise UsageError("--reference climatology needs --train FILE (the training targets it is built from)")
+            raise UsageError(
+                "--reference climatology needs --train FILE (the training targets it is built from)"
+            )
         if not isinstance(train, (str, Path)):  # Python API: the training targets as an array
             return Reference("climatology", path="<array>", values=np.asarray(train))
         return Reference("climatology", path=str(train))
@@ -76,22 +85,28 @@ def reference_spec(reference: Any, train: str | Path | None = None, time: Any = 
         raise UsageError("--time only applies with --reference persistence")
     if text == "persistence":
         if time is None:
-            raise UsageError("--reference persistence needs --time COLUMN (the column that orders the rows in time)")
+            raise UsageError(
+                "--reference persistence needs --time COLUMN (the column that orders the rows in time)"
+            )
         return Reference("persistence", time=time)
     return Reference("file", path=text, id=id)
 
 
 def _same_targets(model: Prediction, ref: Prediction, source: str, ref_source: str) -> None:
     if ref.n != model.n:
-        raise InputError(f"the reference {ref_source} has {ref.n} rows but {source} has {model.n}; "
-                         "the reference must hold the same targets in the same row order")
+        raise InputError(
+            f"the reference {ref_source} has {ref.n} rows but {source} has {model.n}; "
+            "the reference must hold the same targets in the same row order"
+        )
     y0, y = model.require_targets(), ref.require_targets()
     bad = ~(np.abs(y - y0) <= _TOL * np.maximum(1.0, np.abs(y0)))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"targets differ between {source} and the reference {ref_source}: {int(bad.sum())} row(s), "
-                         f"first at row {i}: {float(y0[i])!r} vs {float(y[i])!r}; the reference must hold the same "
-                         "targets in the same row order, or pass --id COLUMN to join the files on an id column")
+        raise InputError(
+            f"targets differ between {source} and the reference {ref_source}: {int(bad.sum())} row(s), "
+            f"first at row {i}: {float(y0[i])!r} vs {float(y[i])!r}; the reference must hold the same "
+            "targets in the same row order, or pass --id COLUMN to join the files on an id column"
+        )
 
 
 def _keep_model_rows(pred: Prediction, model: Prediction, source: str, ref_source: str) -> Prediction:
@@ -102,9 +117,11 @@ def _keep_model_rows(pred: Prediction, model: Prediction, source: str, ref_sourc
     found = (pos < ref_rows.size) & (ref_rows[np.minimum(pos, ref_rows.size - 1)] == model_rows)
     if not found.all():
         i = int(model_rows[np.flatnonzero(~found)[0]])
-        raise InputError(f"row {i} of {source} is not among the {pred.n} rows the reference {ref_source} kept "
-                         "(dropped for NaN/inf under --nan-policy omit, or missing); the reference must forecast "
-                         "every row the model forecasts, in the same row order")
+        raise InputError(
+            f"row {i} of {source} is not among the {pred.n} rows the reference {ref_source} kept "
+            "(dropped for NaN/inf under --nan-policy omit, or missing); the reference must forecast "
+            "every row the model forecasts, in the same row order"
+        )
     return pred.subset(pos)
 
 
@@ -113,11 +130,14 @@ def _train_targets(path: str, settings: Settings, labels: bool) -> tuple[np.ndar
     from ..io.readers import inspect, read_columns, to_float
 
     table = inspect(path)
-    col = (_find(table.columns, "label", {}, str(table.path)) if labels else None) \
-        or _find(table.columns, "y_true", settings.columns, str(table.path))
+    col = (_find(table.columns, "label", {}, str(table.path)) if labels else None) or _find(
+        table.columns, "y_true", settings.columns, str(table.path)
+    )
     if col is None:
-        raise InputError(f"{table.path}: no target column (y, y_true, target{', label' if labels else ''}) in the "
-                         "--train file; name it with --y")
+        raise InputError(
+            f"{table.path}: no target column (y, y_true, target{', label' if labels else ''}) in the "
+            "--train file; name it with --y"
+        )
     cols, _ = read_columns(table, [col])
     y = to_float(cols[col], col, table.path)
     y = y[np.isfinite(y)]
@@ -130,14 +150,19 @@ def _time_order(values: np.ndarray, name: str) -> np.ndarray:
     try:
         keys = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
-        keys = np.asarray([str(v) for v in np.asarray(values, dtype=object).tolist()])  # ISO dates sort as text
+        keys = np.asarray(
+            [str(v) for v in np.asarray(values, dtype=object).tolist()]
+        )  # ISO dates sort as text
     if keys.dtype.kind == "f" and not np.isfinite(keys).all():
-        raise InputError(f"--time column '{name}' has missing or non-finite values; persistence needs a time per row")
+        raise InputError(
+            f"--time column '{name}' has missing or non-finite values; persistence needs a time per row"
+        )
     return np.argsort(keys, kind="stable")
 
 
-def _join_on_id(model: Prediction, pred: Prediction, source: str, ref: Reference,
-                model_ids: np.ndarray | None) -> Prediction:
+def _join_on_id(
+    model: Prediction, pred: Prediction, source: str, ref: Reference, model_ids: np.ndarray | None
+) -> Prediction:
     """The reference's rows reordered to the model's by ``--id`` (:func:`uqeval.tasks.compare.align_models`:
     unique ids, the same set in both files, the same target per id, each error naming file, column and row)."""
     from .compare import Model, align_models
@@ -146,14 +171,22 @@ def _join_on_id(model: Prediction, pred: Prediction, source: str, ref: Reference
     if model_ids is None:
         raise InputError(f"--id '{ref.id}': the ids of {source} are unknown; pass the model's ids")
     ref_ids = read_extra_column(ref.path, ref.id, pred.row_numbers())
-    aligned = align_models([Model(source, model, {"path": source}), Model(str(ref.path), pred, {"path": ref.path})],
-                           [np.asarray(model_ids), ref_ids], id_column=ref.id)
+    aligned = align_models(
+        [Model(source, model, {"path": source}), Model(str(ref.path), pred, {"path": ref.path})],
+        [np.asarray(model_ids), ref_ids],
+        id_column=ref.id,
+    )
     return aligned[1].prediction
 
 
-def build_reference(ref: Reference, model: Prediction, source: str, settings: Settings,
-                    time_values: np.ndarray | None = None, model_ids: np.ndarray | None = None,
-                    ) -> tuple[Prediction, np.ndarray | None, dict[str, Any]]:
+def build_reference(
+    ref: Reference,
+    model: Prediction,
+    source: str,
+    settings: Settings,
+    time_values: np.ndarray | None = None,
+    model_ids: np.ndarray | None = None,
+) -> tuple[Prediction, np.ndarray | None, dict[str, Any]]:
     """The reference forecast on ``model``'s rows: ``(prediction, mask, info)``.
 
     ``mask``: the rows scored (None: all); ``info``: the JSON ``input.reference`` block.
@@ -167,19 +200,30 @@ def build_reference(ref: Reference, model: Prediction, source: str, settings: Se
         if ref.kind == "file":
             from ..io.load import load_predictions
 
-            ref_settings = replace(settings, representation=None,
-                                   columns={k: v for k, v in settings.columns.items() if k == "y_true"})
+            ref_settings = replace(
+                settings,
+                representation=None,
+                columns={k: v for k, v in settings.columns.items() if k == "y_true"},
+            )
             loaded = load_predictions(ref.path, ref_settings)
             pred, ref_source = loaded.prediction, str(ref.path)
         else:
             pred, ref_source = ref.prediction, "prediction"
         if (pred.kind in CLASSIFICATION) != (model.kind in CLASSIFICATION):
-            raise InputError(f"the reference {ref_source} holds {pred.kind} predictions but {source} holds "
-                             f"{model.kind}; a reference must forecast the same kind of target")
+            raise InputError(
+                f"the reference {ref_source} holds {pred.kind} predictions but {source} holds "
+                f"{model.kind}; a reference must forecast the same kind of target"
+            )
         if ref.id is not None:
-            pred = _join_on_id(model, pred, source, ref, model_ids if model_ids is not None else ref.model_ids)
+            pred = _join_on_id(
+                model, pred, source, ref, model_ids if model_ids is not None else ref.model_ids
+            )
         else:
-            if settings.nan_policy == "omit" and pred.n and not np.array_equal(model.row_numbers(), pred.row_numbers()):
+            if (
+                settings.nan_policy == "omit"
+                and pred.n
+                and not np.array_equal(model.row_numbers(), pred.row_numbers())
+            ):
                 pred = _keep_model_rows(pred, model, source, ref_source)
             _same_targets(model, pred, source, ref_source)
         info = {"kind": ref.kind, "path": ref.path, "representation": pred.kind, "n_rows": int(pred.n)}
@@ -195,22 +239,38 @@ def build_reference(ref: Reference, model: Prediction, source: str, settings: Se
                 raise InputError("the training targets of the climatology hold no finite value")
         else:
             train, col = _train_targets(ref.path, settings, labels)
-        info = {"kind": "climatology", "path": ref.path, "column": col, "n_train": int(train.size),
-                "n_rows": int(model.n)}
+        info = {
+            "kind": "climatology",
+            "path": ref.path,
+            "column": col,
+            "n_train": int(train.size),
+            "n_rows": int(model.n),
+        }
         if labels:
             k = model.proba.shape[1]
             if not (np.all(train == np.round(train)) and train.min() >= 0 and train.max() < k):
-                raise InputError(f"{ref.path}: training labels in column '{col}' must be integers 0..{k - 1} "
-                                 f"(the classes of {source})")
+                raise InputError(
+                    f"{ref.path}: training labels in column '{col}' must be integers 0..{k - 1} "
+                    f"(the classes of {source})"
+                )
             rates = np.bincount(train.astype(np.int64), minlength=k) / train.size
             info["base_rates"] = rates.tolist()
-            return Categorical(y_true=y, proba=np.broadcast_to(rates, (model.n, k)).copy(),
-                               columns={"proba": "base rates"}), None, info
+            return (
+                Categorical(
+                    y_true=y,
+                    proba=np.broadcast_to(rates, (model.n, k)).copy(),
+                    columns={"proba": "base rates"},
+                ),
+                None,
+                info,
+            )
         return Climatology(y_true=y, values=train, columns={"values": f"{ref.path}:{col}"}), None, info
     if ref.kind == "persistence":
         if model.kind in CLASSIFICATION:
-            raise InputError("--reference persistence applies to regression targets; use climatology (base rates) "
-                             "or a reference file for classifiers")
+            raise InputError(
+                "--reference persistence applies to regression targets; use climatology (base rates) "
+                "or a reference file for classifiers"
+            )
         if time_values is None:
             raise InputError("--reference persistence needs the time of every row (--time COLUMN)")
         if len(time_values) != model.n:
@@ -223,8 +283,11 @@ def build_reference(ref: Reference, model: Prediction, source: str, settings: Se
         mean[order[0]] = y[order[0]]  # no previous row: left out through the mask
         mask = np.ones(model.n, dtype=bool)
         mask[order[0]] = False
-        info = {"kind": "persistence", "time": ref.time if isinstance(ref.time, str) else "array",
-                "n_rows": int(model.n - 1)}
+        info = {
+            "kind": "persistence",
+            "time": ref.time if isinstance(ref.time, str) else "array",
+            "n_rows": int(model.n - 1),
+        }
         return PointMass(y_true=y, mean=mean, rows=model.rows), mask, info
     raise AssertionError(ref.kind)
 
@@ -239,8 +302,13 @@ def row_scores(pred: Prediction, grids, settings: Settings) -> dict[str, np.ndar
     y = pred.y_true
     for name in ("crps", "nll", "brier", "pinball", "interval"):
         if isinstance(pred, Climatology):
-            score = crps_empirical(y, pred.values) if name == "crps" else \
-                None if name in ("nll", "brier") else comparison_score(pred, name, grids, settings)
+            score = (
+                crps_empirical(y, pred.values)
+                if name == "crps"
+                else None
+                if name in ("nll", "brier")
+                else comparison_score(pred, name, grids, settings)
+            )
         else:
             score = comparison_score(pred, name, grids, settings)
         if score is not None:
@@ -249,8 +317,9 @@ def row_scores(pred: Prediction, grids, settings: Settings) -> dict[str, np.ndar
         from ..metrics.quantiles import weighted_interval_score
 
         try:
-            out["wis"] = weighted_interval_score(y, np.ascontiguousarray(pred.quantiles_at(grids.quantile_levels)),
-                                                 grids.quantile_levels)
+            out["wis"] = weighted_interval_score(
+                y, np.ascontiguousarray(pred.quantiles_at(grids.quantile_levels)), grids.quantile_levels
+            )
         except InputError:  # levels without central pairs: no WIS
             pass
     point = pred.point() if pred.kind not in CLASSIFICATION else None
@@ -268,8 +337,13 @@ class SkillRows:
     notes: tuple[str, ...] = ()
 
 
-def skill_rows(model: Prediction, ref: Prediction, mask: np.ndarray | None, settings: Settings,
-               ref_label: str = "reference") -> SkillRows:
+def skill_rows(
+    model: Prediction,
+    ref: Prediction,
+    mask: np.ndarray | None,
+    settings: Settings,
+    ref_label: str = "reference",
+) -> SkillRows:
     """Per-row scores of ``model`` and ``ref`` for every score in :data:`SKILL_SCORES` both have."""
     from .compare import Model, common_grids
 
@@ -293,9 +367,14 @@ def _label(info: dict, pred: Prediction) -> str:
     return f"{info['kind']} reference" + (f" ({kind})" if kind != info["kind"] else "")
 
 
-def evaluate_skill(model: Prediction, source: str, ref: Reference, settings: Settings,
-                   time_values: np.ndarray | None = None, model_ids: np.ndarray | None = None,
-                   ) -> tuple[dict[str, float], dict[str, Any], list[str]]:
+def evaluate_skill(
+    model: Prediction,
+    source: str,
+    ref: Reference,
+    settings: Settings,
+    time_values: np.ndarray | None = None,
+    model_ids: np.ndarray | None = None,
+) -> tuple[dict[str, float], dict[str, Any], list[str]]:
     """``(skill, input.reference block, notes)`` of ``model`` against ``ref``."""
     from ..metrics.skill import skill_score
 
@@ -304,14 +383,25 @@ def evaluate_skill(model: Prediction, source: str, ref: Reference, settings: Set
     skill = {name: skill_score(s, rows.reference[name]) for name, s in rows.score.items()}
     notes = list(rows.notes)
     if ref.kind == "persistence":
-        notes.append("skill against persistence: the first row in time order has no previous row and is left out")
+        notes.append(
+            "skill against persistence: the first row in time order has no previous row and is left out"
+        )
     if not skill:
-        notes.append(f"no skill score: {source} ({model.kind}) and the {info['kind']} reference share no score")
+        notes.append(
+            f"no skill score: {source} ({model.kind}) and the {info['kind']} reference share no score"
+        )
     return skill, info, notes
 
 
-def compare_skill(models, ref: Reference, settings: Settings, time_values: np.ndarray | None = None,
-                  n_boot: int = 1000, seed: int | None = 0, ci_level: float = 0.95) -> dict[str, Any]:
+def compare_skill(
+    models,
+    ref: Reference,
+    settings: Settings,
+    time_values: np.ndarray | None = None,
+    n_boot: int = 1000,
+    seed: int | None = 0,
+    ci_level: float = 0.95,
+) -> dict[str, Any]:
     """Skill of each aligned model against ``ref`` with bootstrap percentile intervals.
 
     The model's and the reference's per-row scores are resampled with the same Poisson weights as
@@ -334,8 +424,11 @@ def compare_skill(models, ref: Reference, settings: Settings, time_values: np.nd
         notes += [f"{m.name}: {n}" for n in rows.notes]
         for name, s in rows.score.items():
             r = rows.reference[name]
-            out.setdefault(name, {})[m.name] = {"estimate": skill_score(s, r), "low": float("nan"),
-                                                "high": float("nan")}
+            out.setdefault(name, {})[m.name] = {
+                "estimate": skill_score(s, r),
+                "low": float("nan"),
+                "high": float("nan"),
+            }
             columns.append((name, m.name, RowStat(terms=np.column_stack([s, r]), finish=skill_from_sums)))
     if n_boot and columns:
         reps = poisson_bootstrap([c[2] for c in columns], first.prediction.n, int(n_boot), seed or 0)
@@ -343,5 +436,11 @@ def compare_skill(models, ref: Reference, settings: Settings, time_values: np.nd
             with np.errstate(all="ignore"):
                 if not np.all(np.isnan(rep)):
                     out[name][model]["low"], out[name][model]["high"] = (
-                        float(v) for v in np.nanquantile(rep, [alpha / 2, 1 - alpha / 2]))
-    return {"reference": info, "skill": out, "orientation": {f"skill.{k}": "higher" for k in out}, "notes": notes}
+                        float(v) for v in np.nanquantile(rep, [alpha / 2, 1 - alpha / 2])
+                    )
+    return {
+        "reference": info,
+        "skill": out,
+        "orientation": {f"skill.{k}": "higher" for k in out},
+        "notes": notes,
+    }

@@ -98,8 +98,9 @@ class Band:
     info: dict[str, Any] = field(default_factory=dict)
     rows: np.ndarray | None = None
     notes: tuple[str, ...] = ()
-    make_bounds: Callable[[int, int], tuple[np.ndarray, np.ndarray]] | None = field(default=None, repr=False,
-                                                                                    compare=False)
+    make_bounds: Callable[[int, int], tuple[np.ndarray, np.ndarray]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def source(self) -> str:
@@ -157,8 +158,10 @@ def _bounds(p: Prediction, level: float, where: str) -> tuple[np.ndarray, np.nda
     carried = p.carried_levels()  # None: any level (Gaussian, samples)
     if carried is not None and p.kind == "intervals" and len(carried) == 1:
         if _level_key(carried[0]) != _level_key(level):
-            notes.append(f"{where}: the file's only interval pair (level {_level_key(carried[0])}) is used, "
-                         f"not --level {_level_key(level)}")
+            notes.append(
+                f"{where}: the file's only interval pair (level {_level_key(carried[0])}) is used, "
+                f"not --level {_level_key(level)}"
+            )
         lo, hi = p.interval(carried[0])
         return lo, hi, carried[0], notes
     try:
@@ -229,8 +232,10 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
         else:
             pred = 0.5 * (lower + upper)
             centre = "midpoint (lower + upper) / 2"
-            notes.append(f"{where}: no point prediction column: the band centre is the midpoint of "
-                         f"'{lo_c}' and '{hi_c}' (give one with --mean)")
+            notes.append(
+                f"{where}: no point prediction column: the band centre is the midpoint of "
+                f"'{lo_c}' and '{hi_c}' (give one with --mean)"
+            )
     elif kind == "quantiles":
         med = np.flatnonzero(np.abs(p.levels - 0.5) < 1e-9)
         if med.size == 0:
@@ -250,12 +255,16 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
         # the median lies inside every central band, whatever the skew of the members (map_rows hands
         # the kernel sorted members: no second sort, a second of 1e6 x 50)
         pred = p.map_rows(lambda s: empirical_quantiles(s, np.array([0.5]), presorted=True))[:, 0]
-        bounds = (f"empirical quantiles {_level_key((1 - used) / 2)}, {_level_key((1 + used) / 2)} "
-                  f"of {p.samples.shape[1]} members")
+        bounds = (
+            f"empirical quantiles {_level_key((1 - used) / 2)}, {_level_key((1 + used) / 2)} "
+            f"of {p.samples.shape[1]} members"
+        )
         centre = "ensemble median"
     if loaded.info.get("n_fixed_crossing"):
-        notes.append(f"{where}: {loaded.info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted "
-                     "(--fix-crossing)")
+        notes.append(
+            f"{where}: {loaded.info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted "
+            "(--fix-crossing)"
+        )
     if make_bounds is None:
         outside = (pred < lower) | (pred > upper)
     else:  # a Gaussian's centre lies inside its band: checked block by block all the same
@@ -271,20 +280,31 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
         if lower is None:
             lower, upper = make_bounds(0, p.n)
         r = int(p.rows[i]) if p.rows is not None else i
-        fix = ("use a different --level or give quantiles with a median (q_0.5) column"
-               if kind == "samples" else "check that the point prediction belongs to these intervals")
+        fix = (
+            "use a different --level or give quantiles with a median (q_0.5) column"
+            if kind == "samples"
+            else "check that the point prediction belongs to these intervals"
+        )
         raise InputError(
             f"{where}: the band centre ({centre}) lies outside its level-{key} interval in "
             f"{int(outside.sum())} row(s) (first at row {r}: centre {pred[i]:g}, interval "
             f"[{lower[i]:g}, {upper[i]:g}]); the UCC scales each side of the band around the "
             f"point prediction, so it must lie inside [lower, upper]; {fix}"
         )
-    return Band(name=name, y_true=y, pred=np.asarray(pred, dtype=float),
-                lower=None if lower is None else np.asarray(lower, dtype=float),
-                upper=None if upper is None else np.asarray(upper, dtype=float),
-                level=float(used), bounds=bounds, centre=centre, info=dict(loaded.info),
-                rows=p.rows, notes=tuple(notes), make_bounds=make_bounds)
-
+    return Band(
+        name=name,
+        y_true=y,
+        pred=np.asarray(pred, dtype=float),
+        lower=None if lower is None else np.asarray(lower, dtype=float),
+        upper=None if upper is None else np.asarray(upper, dtype=float),
+        level=float(used),
+        bounds=bounds,
+        centre=centre,
+        info=dict(loaded.info),
+        rows=p.rows,
+        notes=tuple(notes),
+        make_bounds=make_bounds,
+    )
 
 
 # --------------------------------------------------------------------------- consistency
@@ -352,10 +372,17 @@ def _named(b: Band, func, *args, **kwargs):
         raise exc.at(b.source) from None
 
 
-def ucc_report(bands: Sequence[Band], x_axis: str = "bandwidth", y_axis: str = "missrate",
-               normalize: str = "std", partial_x: Sequence[float] | None = None,
-               partial_y: Sequence[float] | None = None, cost: float = 0.5,
-               n_permutations: int = 0, seed: int = 0) -> dict[str, Any]:
+def ucc_report(
+    bands: Sequence[Band],
+    x_axis: str = "bandwidth",
+    y_axis: str = "missrate",
+    normalize: str = "std",
+    partial_x: Sequence[float] | None = None,
+    partial_y: Sequence[float] | None = None,
+    cost: float = 0.5,
+    n_permutations: int = 0,
+    seed: int = 0,
+) -> dict[str, Any]:
     """The JSON summary of ``uqeval ucc`` (schema ``uqeval.ucc/1``, see the module docstring).
 
     Several bands must share their targets (:func:`check_same_targets`); a permutation test
@@ -376,8 +403,19 @@ def ucc_report(bands: Sequence[Band], x_axis: str = "bandwidth", y_axis: str = "
         check_same_pred(bands)
     models: dict[str, Any] = {}
     for b in bands:
-        summ = _named(b, ucc_summary_rows, b.y_true, b.pred, b.bounds_of, x_axis=x_axis, y_axis=y_axis,
-                      normalize=normalize, partial_x=partial_x, partial_y=partial_y, cost=cost)
+        summ = _named(
+            b,
+            ucc_summary_rows,
+            b.y_true,
+            b.pred,
+            b.bounds_of,
+            x_axis=x_axis,
+            y_axis=y_axis,
+            normalize=normalize,
+            partial_x=partial_x,
+            partial_y=partial_y,
+            cost=cost,
+        )
         models[b.name] = {
             "input": b.info,
             "band": {"level": b.level, "bounds": b.bounds, "centre": b.centre},
@@ -386,18 +424,55 @@ def ucc_report(bands: Sequence[Band], x_axis: str = "bandwidth", y_axis: str = "
     test = None
     if n_perm:
         ref = bands[0]
-        widths = [(ref.pred - (b.pred - lo), ref.pred + (hi - b.pred)) for b in bands for lo, hi in [b.bounds_of()]]
-        test = _named(ref, permutation_test, ref.y_true, ref.pred, widths, n_permutations=n_perm,
-                      seed=seed, x_axis=x_axis, y_axis=y_axis, normalize=normalize,
-                      names=[b.name for b in bands])
+        widths = [
+            (ref.pred - (b.pred - lo), ref.pred + (hi - b.pred)) for b in bands for lo, hi in [b.bounds_of()]
+        ]
+        test = _named(
+            ref,
+            permutation_test,
+            ref.y_true,
+            ref.pred,
+            widths,
+            n_permutations=n_perm,
+            seed=seed,
+            x_axis=x_axis,
+            y_axis=y_axis,
+            normalize=normalize,
+            names=[b.name for b in bands],
+        )
     notes = [n for b in bands for n in b.notes]
-    return ucc_document(models, int(bands[0].y_true.size), [b.level for b in bands], x_axis, y_axis, normalize,
-                        partial_x, partial_y, cost, n_perm, seed, test, notes)
+    return ucc_document(
+        models,
+        int(bands[0].y_true.size),
+        [b.level for b in bands],
+        x_axis,
+        y_axis,
+        normalize,
+        partial_x,
+        partial_y,
+        cost,
+        n_perm,
+        seed,
+        test,
+        notes,
+    )
 
 
-def ucc_document(models: dict[str, Any], n_rows: int, levels: Sequence[float], x_axis: str, y_axis: str,
-                 normalize: str, partial_x: Sequence[float] | None, partial_y: Sequence[float] | None,
-                 cost: float, n_perm: int, seed: int, test: dict | None, notes: Sequence[str]) -> dict[str, Any]:
+def ucc_document(
+    models: dict[str, Any],
+    n_rows: int,
+    levels: Sequence[float],
+    x_axis: str,
+    y_axis: str,
+    normalize: str,
+    partial_x: Sequence[float] | None,
+    partial_y: Sequence[float] | None,
+    cost: float,
+    n_perm: int,
+    seed: int,
+    test: dict | None,
+    notes: Sequence[str],
+) -> dict[str, Any]:
     """The ``uqeval.ucc/1`` document around the per-model entries (in memory: :func:`ucc_report`;
     streamed: :func:`uqeval.stream.ucc.ucc_stream`)."""
     from .. import __version__
@@ -433,8 +508,25 @@ def plot_models(bands: Sequence[Band], summary: dict[str, Any]) -> list[dict[str
     out = []
     for b in bands:
         u = summary["models"][b.name]["ucc"]
-        curve, const = _named(b, ucc_curves_rows, b.y_true, b.pred, b.bounds_of, x_axis=u["x_axis"],
-                              y_axis=u["y_axis"], normalize=u["normalize"])
-        out.append({"name": b.name, "curve": curve, "const_curve": const, "op": u["op"],
-                    "op_min": u["op_min"], "auucc": u["auucc"], "gain": u["gain"]})
+        curve, const = _named(
+            b,
+            ucc_curves_rows,
+            b.y_true,
+            b.pred,
+            b.bounds_of,
+            x_axis=u["x_axis"],
+            y_axis=u["y_axis"],
+            normalize=u["normalize"],
+        )
+        out.append(
+            {
+                "name": b.name,
+                "curve": curve,
+                "const_curve": const,
+                "op": u["op"],
+                "op_min": u["op_min"],
+                "auucc": u["auucc"],
+                "gain": u["gain"],
+            }
+        )
     return out
