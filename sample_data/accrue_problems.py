@@ -24,7 +24,7 @@ Every generator returns a dict of arrays: ``x`` ((N,) for the 1-D problems, (N, 
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -9,12 +9,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
+from uqeval.errors import InputError
 from uqeval.report import check as render
 from uqeval.tasks import check as gate
-from uqeval.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 import numpy as np
+import pytest
 from scipy.integrate import trapezoid
 from typer.testing import CliRunner
 

@@ -6,10 +6,19 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from uqeval.tasks.score import score_prediction
 from uqeval.config import Settings, make_settings
 from uqeval.errors import InputError, SchemaError
 from uqeval.metrics.ucc import ucc_summary
+from uqeval.predictions import (
+    Categorical,
+    Dirichlet,
+    Gaussian,
+    Intervals,
+    MemberCategorical,
+    Point,
+    Quantiles,
+    Samples,
+)
 from uqeval.tasks.plot import (
     KIND_TITLES,
     PLOT_KINDS,
@@ -23,16 +32,7 @@ from uqeval.tasks.plot import (
     write_images,
     x_values,
 )
-from uqeval.predictions import (
-    Categorical,
-    Dirichlet,
-    Gaussian,
-    Intervals,
-    MemberCategorical,
-    Point,
-    Quantiles,
-    Samples,
-)
+from uqeval.tasks.score import score_prediction
 
 from .conftest import write_table
 

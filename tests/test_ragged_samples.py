@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from uqeval.catalogue import compute_metrics
 from uqeval.cli import app
 from uqeval.config import make_settings
 from uqeval.errors import InputError
 from uqeval.io.load import load_predictions
-from uqeval.catalogue import compute_metrics
 
 from .conftest import write_table
 

@@ -10,6 +10,7 @@ from uqeval.errors import InputError, UsageError
 from uqeval.io.load import Loaded
 from uqeval.metrics.ucc import permutation_test, ucc_summary
 from uqeval.predictions import Gaussian, Intervals, Point, Quantiles, Samples
+from uqeval.report.ucc import pvalue_rows, summary_rows, to_markdown
 from uqeval.tasks.ucc import (
     SCHEMA,
     band_of,
@@ -19,7 +20,6 @@ from uqeval.tasks.ucc import (
     plot_models,
     ucc_report,
 )
-from uqeval.report.ucc import pvalue_rows, summary_rows, to_markdown
 
 N = 400
 

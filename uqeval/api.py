@@ -6,10 +6,10 @@ catalogue, so a notebook gets the numbers and the JSON document ``uqeval score``
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -313,8 +313,8 @@ def evaluate(
     >>> round(s["crps"], 4) == round(float(uqeval.crps_normal(y, mu, 1.0).mean()), 4)
     True
     """
-    from .tasks.score import score_prediction
     from .report.summary import build_summary
+    from .tasks.score import score_prediction
 
     try:
         settings = make_settings(None, **overrides) if settings is None else replace(settings, **overrides)

@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import re
-
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any

@@ -7,7 +7,7 @@ and exits with :attr:`UqevalError.exit_code`.
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from collections.abc import Iterator
 
 
 class UqevalError(Exception):
@@ -25,7 +25,7 @@ class UqevalError(Exception):
         super().__init__(message)
         self.fix = fix
 
-    def at(self, where: str) -> "UqevalError":
+    def at(self, where: str) -> UqevalError:
         """The same error with its message prefixed by where it happened (a file name)."""
         return type(self)(f"{where}: {self}", fix=self.fix)
 

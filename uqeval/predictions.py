@@ -150,7 +150,7 @@ def _check_simplex(
     return p / sums[..., None] if renormalize else p
 
 
-def _check_labels(pred: "Prediction", k: int, n: int, what: str) -> None:
+def _check_labels(pred: Prediction, k: int, n: int, what: str) -> None:
     """Targets of a classification container: integers in 0..k-1, one per row."""
     y = pred.y_true
     if y is None:
@@ -199,7 +199,7 @@ _MEMO_LOCK = threading.Lock()
 _KEY_LOCKS: dict = {}  # one lock per memo key (a few dozen names), shared by all predictions
 
 
-def _memo(pred: "Prediction", key: str, make):
+def _memo(pred: Prediction, key: str, make):
     """Per-instance memo for derived arrays (the dataclass is frozen; not a field, so subset() drops it).
 
     Thread-safe: families computed in two threads (:func:`uqeval.catalogue.compute_metrics`) may ask for
@@ -266,7 +266,7 @@ class Prediction:
         """The file's row number of each row (``rows``; ``0..N-1`` when no row was dropped)."""
         return self.rows if self.rows is not None else np.arange(self.n)
 
-    def subset(self, mask: np.ndarray) -> "Prediction":
+    def subset(self, mask: np.ndarray) -> Prediction:
         """The same prediction restricted to the rows where ``mask`` is True (or an index array, or a
         ``slice``: then the arrays are views).
 

@@ -232,7 +232,7 @@ class Accumulator:
             # sum_i eps_i d_i = 2 * sum_{b=1} d_i - sum_i d_i
             self.flipped[:, r0:r1] += 2.0 * acc - total
 
-    def merge(self, other: "Accumulator") -> "Accumulator":
+    def merge(self, other: Accumulator) -> Accumulator:
         """Add the rows of ``other`` (same seed and sizes, disjoint rows)."""
         self.total += other.total
         self.sums += other.sums

@@ -10,9 +10,9 @@ Rows are counted from 0 over the data rows (the header is not a row).
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -101,7 +101,7 @@ def check_same_length(arrays: Sequence[np.ndarray], names: Sequence[str]) -> int
     """Raise unless all arrays have the same first dimension; return it."""
     lengths = [len(a) for a in arrays]
     if len(set(lengths)) > 1:
-        desc = ", ".join(f"{n}: {l}" for n, l in zip(names, lengths))
+        desc = ", ".join(f"{n}: {length}" for n, length in zip(names, lengths))
         raise InputError(f"inconsistent numbers of rows ({desc})")
     return lengths[0] if lengths else 0
 

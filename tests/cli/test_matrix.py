@@ -151,7 +151,7 @@ def _cases() -> dict[str, dict[str, list[str]]]:
     cases: dict[str, dict[str, list[str]]] = {
         c: {} for c in ("score", "compare", "check", "ucc", "coverage", "recalibrate")
     }
-    for f, rep in FILES.items():
+    for f, _rep in FILES.items():
         p = sample(f)
         cases["score"][f] = [p, "--format", "json"]
         cases["compare"][f] = [p, p, "--format", "json", *FAST]
@@ -263,7 +263,7 @@ def _metric_paths(summary: dict) -> dict[str, object]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _score_summary(name: str) -> dict:
     """`uqeval score SAMPLE --format json` (every sample scores today; the score golden pins the output)."""
     r = runner.invoke(app, ["score", sample(name), "--format", "json"])
@@ -271,7 +271,7 @@ def _score_summary(name: str) -> dict:
     return json.loads(r.stdout)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _golden(command: str) -> dict:
     path = MATRIX / f"{command}.json"
     return json.loads(path.read_text()) if path.exists() else {}

@@ -549,4 +549,4 @@ def test_conformal_reports_calibration_from_its_score_distribution(tmp_path):
         want["ma_cal"], rel=1e-12
     )
     assert files["calibration"]["before"]["reliability"]["max_cal_err"] > 0.2
-    assert np.all(np.diff(ref) >= 0) and abs((2 * ndtr(0.0) - 1)) < 1e-15
+    assert np.all(np.diff(ref) >= 0) and abs(2 * ndtr(0.0) - 1) < 1e-15

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 from typer.testing import CliRunner
 
+from uqeval.catalogue import METRICS, compute_metrics
 from uqeval.cli import app
 from uqeval.config import make_settings
 from uqeval.predictions import Categorical, MemberCategorical
-from uqeval.catalogue import METRICS, compute_metrics
 
 from ..conftest import ROOT, assert_tree_close, check_golden, write_table
 from .test_score_golden import _strip

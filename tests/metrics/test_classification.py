@@ -13,8 +13,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.conftest import softmax
 from tests.reference.regen_uncertainty_metrics import make_datasets

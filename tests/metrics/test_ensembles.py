@@ -14,18 +14,16 @@ import statistics
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from scipy import integrate
-from scipy import stats as sps
+from hypothesis import given, settings, strategies as st
+from scipy import integrate, stats as sps
 
 from uqeval.errors import InputError
 from uqeval.metrics.ensembles import (
     bayesian_ece,
     bayesian_ece_samples,
-    diversity,
     dirichlet_uncertainty,
     dirichlet_uncertainty_per_row,
+    diversity,
     ensemble_uncertainty,
     ensemble_uncertainty_per_row,
     information_criteria,

@@ -222,10 +222,10 @@ def test_compare_skill_shares_the_bootstrap_resamples():
     assert entry["estimate"] == pytest.approx(est["crps"], rel=1e-12)
     assert entry["low"] < entry["estimate"] < entry["high"]
     # the same replicates as compare's metrics: Poisson weights (seed 0) over the model's and the reference's rows
+    import pyarrow.parquet as pq
+
     from uqeval.io.load import load_predictions
     from uqeval.metrics.scoring import crps_gaussian
-
-    import pyarrow.parquet as pq
 
     p = load_predictions(g).prediction
 

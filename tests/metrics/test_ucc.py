@@ -9,10 +9,10 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from scipy import integrate, stats
 
+from tests.reference.regen_uq360 import AXIS_PAIRS, uq360_dataset
 from uqeval.errors import InputError, UsageError
 from uqeval.metrics import ucc as U
 from uqeval.metrics.ucc import (
@@ -26,7 +26,6 @@ from uqeval.metrics.ucc import (
     ucc_curves,
     ucc_summary,
 )
-from tests.reference.regen_uq360 import AXIS_PAIRS, uq360_dataset
 
 PAIRS = [(a, b) for a in AXES for b in AXES if a != b]
 

@@ -16,9 +16,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from uqeval.metrics import exceedance as ex
-from uqeval.metrics import murphy as mu_
-from uqeval.metrics import weighted as w
+from uqeval.metrics import exceedance as ex, murphy as mu_, weighted as w
 from uqeval.metrics.samples import crps_ensemble
 from uqeval.metrics.scoring import crps_gaussian
 

@@ -9,9 +9,9 @@ import pytest
 from matplotlib.figure import Figure
 
 from uqeval.metrics.classification import calibration_errors, prediction_sets, reliability_bins
+from uqeval.plots.classification import confidence_histogram, reliability_diagram, set_size_vs_coverage
 
 from ..conftest import softmax
-from uqeval.plots.classification import confidence_histogram, reliability_diagram, set_size_vs_coverage
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

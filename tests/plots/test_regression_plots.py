@@ -11,7 +11,10 @@ import pytest
 from matplotlib.figure import Figure
 from scipy import integrate
 
+from uqeval.config import Settings
 from uqeval.errors import InputError, UsageError
+from uqeval.metrics.calibration import calibration_errors
+from uqeval.metrics.reliability import max_calibration_error_at
 from uqeval.plots.common import (
     band_downsample,
     envelope_downsample,
@@ -19,10 +22,6 @@ from uqeval.plots.common import (
     step_vertices,
     subsample_indices,
 )
-from uqeval.config import Settings
-from uqeval.metrics.calibration import calibration_errors
-from uqeval.metrics.reliability import max_calibration_error_at
-from uqeval.predictions import Gaussian
 from uqeval.plots.regression import (
     plot_adversarial,
     plot_calibration_curve,
@@ -33,6 +32,7 @@ from uqeval.plots.regression import (
     plot_residuals_vs_std,
     plot_sharpness,
 )
+from uqeval.predictions import Gaussian
 from uqeval.tasks.plot import build_figures
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -5,7 +5,6 @@ Thorarinsdottir, Scheuerer & Heinz 2016)."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 from scipy.stats import norm

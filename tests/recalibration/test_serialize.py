@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from uqeval import __version__
 from sample_data.accrue_problems import make_g
+from uqeval import __version__
 from uqeval.errors import InputError
 from uqeval.recalibration import (
     apply_accrue,

@@ -1,13 +1,11 @@
 """Std scaling: toolbox fixture, closed forms, exact search, equivariance, bad input."""
 
 import json
-
 import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from scipy.optimize import minimize_scalar
 
 from uqeval.errors import InputError, UsageError

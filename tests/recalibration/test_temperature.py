@@ -7,14 +7,13 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from uqeval.errors import InputError
 from uqeval.metrics.classification import classification_accuracy
+from uqeval.recalibration.temperature import apply_temperature, fit_temperature
 
 from ..conftest import softmax
-from uqeval.recalibration.temperature import apply_temperature, fit_temperature
 
 
 def sample_labels(rng, proba):

@@ -76,8 +76,8 @@ def _two_class(p: np.ndarray) -> np.ndarray:
 
 def main() -> None:
     import sklearn
-    from uncertainty_metrics.version import __version__ as um_version
     from sklearn.metrics import log_loss
+    from uncertainty_metrics.version import __version__ as um_version
 
     # import the module itself: when matplotlib is installed the package namespace
     # re-exports a *function* called general_calibration_error

@@ -61,10 +61,11 @@ AXIS_PAIRS: tuple[tuple[str, str], ...] = (
 
 def main() -> None:
     import importlib.metadata
+
+    from uq360.metrics.regression_metrics import auucc_gain
     from uq360.metrics.uncertainty_characteristics_curve.uncertainty_characteristics_curve import (
         UncertaintyCharacteristicsCurve,
     )
-    from uq360.metrics.regression_metrics import auucc_gain
 
     y, pred, lower, upper = uq360_dataset()
     X = np.c_[pred, pred - lower, upper - pred]

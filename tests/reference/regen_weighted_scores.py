@@ -68,8 +68,8 @@ def datasets() -> dict[str, dict[str, np.ndarray]]:
 
 
 def main() -> None:
-    import scoringrules as sr
     import scores
+    import scoringrules as sr
     import xarray as xr
     from scipy.stats import norm
     from scores.continuous import murphy_score, murphy_thetas

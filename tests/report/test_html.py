@@ -168,9 +168,9 @@ def test_every_scalar_metric_path_is_in_the_report(two_file_report):
     doc, entries = two_file_report
     text = "".join(parse(doc).text)
     for e in entries:
-        for path, value in flatten(e["summary"]["metrics"]):
+        for path, _value in flatten(e["summary"]["metrics"]):
             assert path in text, path
-        for path, value in flatten(e["summary"]["input"], "input"):
+        for path, _value in flatten(e["summary"]["input"], "input"):
             assert path in text, path
     for path, _ in flatten(UCC, "ucc"):
         assert path in text, path
@@ -398,7 +398,7 @@ def test_no_network_references(two_file_report, pngs):
     for doc in (two_file_report[0], xss_report(pngs)):
         assert "http://" not in doc and "https://" not in doc
         assert "//" not in re.sub(r"data:[^\"]+", "", doc).replace("<!DOCTYPE", "")
-        for t, attrs in parse(doc).tags:
+        for _t, attrs in parse(doc).tags:
             if "src" in attrs:
                 assert attrs["src"].startswith("data:image/"), attrs["src"][:40]
             if "href" in attrs:

@@ -22,34 +22,39 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from ..config import Settings
 from ..errors import InputError
 from ..predictions import Prediction
+
+# The names bound "as" themselves are re-exported: tasks import them from ``uqeval.catalogue``.
 from .core import (
-    CLASSIFICATION,
-    REGRESSION,
+    CLASSIFICATION as CLASSIFICATION,
+    REGRESSION as REGRESSION,
     Family,
     Metric,
     RowStat,
-    _cover_index,
-    _expected,
-    _memo,  # noqa: F401
-    coverage_levels,
-    per_row_uncertainty,
-    pick_levels,
+    _memo as _memo,
+    coverage_levels as coverage_levels,
+    per_row_uncertainty as per_row_uncertainty,
+    pick_levels as pick_levels,
 )
-from .diagnostics import DIAGNOSTIC_FAMILIES, DIAGNOSTIC_TEST_FAMILIES, binary_or_top_label  # noqa: F401
-from .standard import STANDARD_FAMILIES, calibration_curve  # noqa: F401
+from .diagnostics import (
+    DIAGNOSTIC_FAMILIES,
+    DIAGNOSTIC_TEST_FAMILIES,
+    binary_or_top_label as binary_or_top_label,
+)
+from .standard import STANDARD_FAMILIES, calibration_curve as calibration_curve
 from .verification import (
     MULTIVARIATE_FAMILIES,
     VERIFICATION_FAMILIES,
-    exceedance_probability,  # noqa: F401
-    murphy_curves,
-    murphy_forecasts,
+    exceedance_probability as exceedance_probability,
+    murphy_curves as murphy_curves,
+    murphy_forecasts as murphy_forecasts,
 )
 
 #: Every family, in the order of the JSON groups: the default ones, then the opt-in ones.

@@ -3,8 +3,9 @@ family modules share (levels, memos, per-row uncertainty, cover indices) and the
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 

@@ -3,12 +3,11 @@ calibration, calibration tests and conditional coverage."""
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from ..config import Settings
 from ..predictions import Prediction
-from .core import CLASSIFICATION, Family, REGRESSION, _family, _m, _memo, coverage_levels
+from .core import CLASSIFICATION, REGRESSION, Family, _family, _m, _memo, coverage_levels
 
 # --------------------------------------------------------------------------- calibration diagnostics (issue 15, part A)
 # Opt-in (``--diagnostics``): CORP score decompositions, spread calibration, smooth ECE.

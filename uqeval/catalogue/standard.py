@@ -3,15 +3,14 @@ classification and ensembles (every ``uqeval score`` runs these)."""
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from ..config import Settings
 from ..predictions import Prediction
 from .core import (
     CLASSIFICATION,
-    Family,
     REGRESSION,
+    Family,
     RowStat,
     _cover_index,
     _expected,
@@ -142,7 +141,11 @@ def _scoring_intervals(p, s: Settings) -> dict:
     buf = np.empty(p.n)
     by_level = {
         level_key(lv): row_mean(
-            lambda y, lo, hi: interval_score(y, lo, hi, lv), p.y_true, p.lower[:, j], p.upper[:, j], out=buf
+            lambda y, lo, hi, lv=lv: interval_score(y, lo, hi, lv),
+            p.y_true,
+            p.lower[:, j],
+            p.upper[:, j],
+            out=buf,
         )
         for j, lv in enumerate(p.levels)
     }
@@ -168,7 +171,10 @@ def _coverage(p, s: Settings) -> dict:
     for lv in coverage_levels(p, s):
         if p.kind == "gaussian":  # mean -/+ z std, made for one block of rows at a time (no (N,) bounds)
             out[level_key(lv)] = coverage_from_bounds(
-                p.y_true, lambda start, stop: p.subset(slice(start, stop)).interval(lv), lv, y_std=s.y_std
+                p.y_true,
+                lambda start, stop, lv=lv: p.subset(slice(start, stop)).interval(lv),
+                lv,
+                y_std=s.y_std,
             )
             continue
         lo, hi = p.interval(lv)

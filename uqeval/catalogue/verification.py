@@ -3,12 +3,11 @@ Murphy curves and multivariate ensembles (energy and variogram scores)."""
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from ..config import Settings
 from ..predictions import Prediction
-from .core import CLASSIFICATION, Family, REGRESSION, RowStat, _family, _m, _memo
+from .core import CLASSIFICATION, REGRESSION, Family, RowStat, _family, _m, _memo
 
 # --------------------------------------------------------------------------- forecast verification (issue 16 A)
 # Opt-in groups: weighted_scoring (--tw-threshold), exceedance (--threshold), murphy (--murphy).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -11,9 +11,9 @@ from .common import (
     ChunkRowsOpt,
     Engine,
     EngineOpt,
-    QuietOpt,
     FormatOpt,
     OutputFormat,
+    QuietOpt,
     ScoringFlags,
     console,
     handle_errors,
@@ -93,7 +93,7 @@ def check(
         ),
     ],
     baseline: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             "--baseline",
             help="Baseline summary JSON (`uqeval score --output baseline.json`) for the regression checks.",
@@ -108,7 +108,7 @@ def check(
         ),
     ] = False,
     junit: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             "--junit",
             help="Also write a JUnit XML report here (one test case per check), atomically.",
@@ -118,7 +118,7 @@ def check(
     flags: ScoringFlags = None,  # type: ignore[assignment]  (filled by @scoring_options)
     fmt: FormatOpt = OutputFormat.table,
     output: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             "--output", "-o", help="Also write the check result JSON here (atomically).", dir_okay=False
         ),
@@ -136,13 +136,13 @@ def check(
     input or a bad rules file (naming the line).
     """
     from ..errors import GateFailure, InputError, UsageError
-    from ..report.check import rich_tables, to_dict, to_junit, to_markdown
-    from ..tasks.check import evaluate, load_rules, opt_in_options, settings_mismatch
     from ..io.writers import (
         atomic_write_text,
         check_output_path,
         write_json,
     )
+    from ..report.check import rich_tables, to_dict, to_junit, to_markdown
+    from ..tasks.check import evaluate, load_rules, opt_in_options, settings_mismatch
 
     columns, given_values, config, train = flags.columns, flags.given(), flags.config, flags.train
     is_summary = input.suffix.lower() == ".json"
@@ -181,11 +181,10 @@ def check(
     if is_summary:
         summary = _read_summary(input, "summary")
     else:
-        from ..tasks.score import score_file, train_std
+        import contextlib
 
         from ..errors import naming
-
-        import contextlib
+        from ..tasks.score import score_file, train_std
 
         with naming(baseline) if baseline is not None else contextlib.nullcontext():
             settings = _settings(base, config, columns, given_values)

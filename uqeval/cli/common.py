@@ -5,17 +5,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any
 
 import typer
 
-from ..errors import UqevalError
-
 # the limits live with the settings (config.py imports nothing heavy)
 from ..config import LIMITS
+from ..errors import UqevalError
 
 
 class OutputFormat(str, Enum):
@@ -54,72 +54,72 @@ class Representation(str, Enum):
 
 # Options shared by every command that reads prediction files.
 YCol = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--y", help="Target column (default: y, y_true or target; label for classification)."),
 ]
 MeanCol = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--mean", help="Mean / point prediction column (default: mean, mu, y_pred or pred)."),
 ]
 StdCol = Annotated[
-    Optional[str], typer.Option("--std", help="Standard deviation column (default: std, sigma or y_std).")
+    str | None, typer.Option("--std", help="Standard deviation column (default: std, sigma or y_std).")
 ]
 VarCol = Annotated[
-    Optional[str], typer.Option("--var", help="Variance column (default: var or variance); converted to std.")
+    str | None, typer.Option("--var", help="Variance column (default: var or variance); converted to std.")
 ]
-LowerCol = Annotated[Optional[str], typer.Option("--lower", help="Lower bound column (default: lower).")]
-UpperCol = Annotated[Optional[str], typer.Option("--upper", help="Upper bound column (default: upper).")]
+LowerCol = Annotated[str | None, typer.Option("--lower", help="Lower bound column (default: lower).")]
+UpperCol = Annotated[str | None, typer.Option("--upper", help="Upper bound column (default: upper).")]
 ConfigOpt = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option("--config", help="TOML settings file (see configs/default.toml).", dir_okay=False),
 ]
 FormatOpt = Annotated[
     OutputFormat, typer.Option("--format", "-f", help="Output: rich table, JSON only on stdout, or Markdown.")
 ]
 OutputOpt = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option("--output", "-o", help="Also write the JSON summary here (atomically).", dir_okay=False),
 ]
 NanOpt = Annotated[
-    Optional[NanPolicy],
+    NanPolicy | None,
     typer.Option("--nan-policy", help="raise: NaN/inf is an error (default); omit: drop those rows."),
 ]
 SeedOpt = Annotated[
-    Optional[int],
+    int | None,
     typer.Option("--seed", min=0, max=LIMITS["seed"], help="Seed for randomised metrics (default 0)."),
 ]
 ReprOpt = Annotated[
-    Optional[Representation],
+    Representation | None,
     typer.Option("--representation", help="Force the representation when columns fit several."),
 ]
 LevelsOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--levels", help="Comma-separated coverage levels, e.g. 0.5,0.9,0.95 (default 0.95)."),
 ]
 LevelOpt = Annotated[
-    Optional[float],
+    float | None,
     typer.Option("--level", help="Nominal level of a single lower/upper pair (default 0.95)."),
 ]
 YStdOpt = Annotated[
-    Optional[float],
+    float | None,
     typer.Option("--y-std", help="Std of the training targets: coverage widths are also given in this unit."),
 ]
 TrainOpt = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option("--train", help="Training file whose target std is the unit of width_norm.", dir_okay=False),
 ]
 NumBinsOpt = Annotated[
-    Optional[int],
+    int | None,
     typer.Option("--num-bins", min=2, max=LIMITS["num_bins"], help="Calibration curve bins (default 100)."),
 ]
 ResolutionOpt = Annotated[
-    Optional[int],
+    int | None,
     typer.Option(
         "--resolution", min=2, max=LIMITS["resolution"], help="Levels for check/interval scores (default 99)."
     ),
 ]
 BinsOpt = Annotated[
-    Optional[int],
+    int | None,
     typer.Option(
         "--bins", min=2, max=LIMITS["class_bins"], help="Classification calibration bins (default 15)."
     ),
@@ -140,7 +140,7 @@ DiagnosticsOpt = Annotated[
 ]
 # forecast verification (issue 16 A): weighted_scoring, exceedance and murphy groups
 TwThresholdOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--tw-threshold",
         help="Weighted CRPS (twcrps, owcrps) on a region: 't' or '>t' above t, '<t' below t, "
@@ -148,7 +148,7 @@ TwThresholdOpt = Annotated[
     ),
 ]
 ThresholdOpt = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option(
         "--threshold", help="Exceedance threshold t: Brier score of P(Y > t); repeat or give a comma list."
     ),
@@ -163,7 +163,7 @@ MurphyOpt = Annotated[
 
 # forecast verification (issue 16): skill against a reference forecast
 ReferenceOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--reference",
         help="Skill scores (1 - S/S_ref) against a reference forecast: a predictions FILE over the same "
@@ -172,11 +172,11 @@ ReferenceOpt = Annotated[
     ),
 ]
 TimeOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--time", help="Column that orders the rows in time (for --reference persistence)."),
 ]
 IdOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--id",
         help="Join on this id column instead of requiring the same row order: a --reference FILE to the "
@@ -216,9 +216,9 @@ def column_overrides(**roles: str | None) -> dict[str, str]:
 def settings_from_flags(
     config: Path | None,
     columns: dict[str, str | None],
-    representation: "Representation | None" = None,
+    representation: Representation | None = None,
     levels: str | None = None,
-    nan_policy: "NanPolicy | None" = None,
+    nan_policy: NanPolicy | None = None,
     fix_crossing: bool = False,
     logits: bool = False,
     renormalize: bool = False,
@@ -629,7 +629,7 @@ EngineOpt = Annotated[
     ),
 ]
 ChunkRowsOpt = Annotated[
-    Optional[int],
+    int | None,
     typer.Option(
         "--chunk-rows",
         min=1,
@@ -637,13 +637,13 @@ ChunkRowsOpt = Annotated[
     ),
 ]
 SchedulerOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--scheduler", help="--engine dask: address of an existing Dask scheduler (tcp://host:8786)."
     ),
 ]
 WorkersOpt = Annotated[
-    Optional[int],
+    int | None,
     typer.Option(
         "--workers",
         min=1,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -13,12 +13,12 @@ from .common import (
     ChunkRowsOpt,
     Engine,
     EngineOpt,
-    QuietOpt,
-    SchedulerOpt,
-    WorkersOpt,
     FormatOpt,
     OutputFormat,
+    QuietOpt,
+    SchedulerOpt,
     ScoringFlags,
+    WorkersOpt,
     handle_errors,
     scoring_options,
 )
@@ -39,7 +39,7 @@ def compare(
         ),
     ],
     metrics: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--metrics",
             "-m",
@@ -83,19 +83,19 @@ def compare(
         ),
     ] = 0,
     names: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--names", help="Comma-separated model names, one per file (default: file names)."),
     ] = None,
     flags: ScoringFlags = None,  # type: ignore[assignment]  (filled by @scoring_options)
     fmt: FormatOpt = OutputFormat.table,
     output: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             "--output", "-o", help="Also write the comparison JSON here (atomically).", dir_okay=False
         ),
     ] = None,
     plot: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             "--plot",
             help="Draw the metrics with their intervals to this .png, .svg or .pdf (with --murphy also NAME_murphy.EXT, with --reference NAME_skill.EXT).",
@@ -116,12 +116,12 @@ def compare(
     the best model; every metric gets a rank per model and, where it can be
     resampled cheaply, a seeded bootstrap interval shared across models.
     """
-    from ..report.compare import rich_tables, to_markdown
-    from .common import console, show
-    from ..tasks.compare import Model, align_models, compare_models, model_names
     from ..errors import UsageError
     from ..io.load import load_predictions
     from ..io.writers import check_output_path
+    from ..report.compare import rich_tables, to_markdown
+    from ..tasks.compare import Model, align_models, compare_models, model_names
+    from .common import console, show
 
     if len(files) < 2:
         raise UsageError(f"compare needs at least two prediction files, got {len(files)}")
@@ -199,7 +199,7 @@ def compare(
     show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
 
 
-def _write(result: dict, output: Optional[Path], plot: Optional[Path]) -> None:
+def _write(result: dict, output: Path | None, plot: Path | None) -> None:
     """The JSON and the figures of a finished comparison (written only after everything was computed)."""
     if output is not None:
         from ..io.writers import write_json

@@ -3,63 +3,63 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated
 
 import typer
 
 from .common import (
     ChunkRowsOpt,
+    ConfigOpt,
     Engine,
     EngineOpt,
-    QuietOpt,
-    SchedulerOpt,
-    WorkersOpt,
-    ConfigOpt,
     FormatOpt,
     LevelsOpt,
     MeanCol,
     NanOpt,
     OutputFormat,
     OutputOpt,
+    QuietOpt,
     ReprOpt,
+    SchedulerOpt,
     StdCol,
+    WorkersOpt,
     YCol,
     handle_errors,
-    show,
     settings_from_flags,
+    show,
 )
 
 
 @handle_errors
 def coverage(
     files: Annotated[
-        List[Path], typer.Argument(help="Prediction files, one run of a method each (same schema).")
+        list[Path], typer.Argument(help="Prediction files, one run of a method each (same schema).")
     ],
     by: Annotated[
-        Optional[str], typer.Option("--by", help="Facet column, e.g. the shift/corruption level.")
+        str | None, typer.Option("--by", help="Facet column, e.g. the shift/corruption level.")
     ] = None,
     points_by: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--points-by", help="Within a facet, one point per value of this column (e.g. corruption type)."
         ),
     ] = None,
     name: Annotated[
-        Optional[List[str]],
+        list[str] | None,
         typer.Option(
             "--name", help="Method name per file, in order (files may share one); default: file stem."
         ),
     ] = None,
     levels: LevelsOpt = None,
     y_std: Annotated[
-        Optional[float], typer.Option("--y-std", help="Std of the training targets: widths in this unit.")
+        float | None, typer.Option("--y-std", help="Std of the training targets: widths in this unit.")
     ] = None,
     train: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option("--train", help="Training file whose target std is the width unit.", dir_okay=False),
     ] = None,
     plot: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             "--plot", help="Write the faceted coverage-vs-width scatter (PNG/SVG/PDF).", dir_okay=False
         ),
@@ -81,12 +81,12 @@ def coverage(
     """Compare methods' coverage and width per shift group (Kompa, Snoek & Beam): table, scatter, share above the fit."""
     from dataclasses import replace
 
-    from ..tasks.score import read_extra_column, train_std
-    from ..report.coverage import coverage_document
-    from ..tasks.coverage import above_line, coverage_points, method_names
     from ..errors import UsageError
     from ..io.load import load_predictions
     from ..io.writers import check_output_path, write_figure, write_json
+    from ..report.coverage import coverage_document
+    from ..tasks.coverage import above_line, coverage_points, method_names
+    from ..tasks.score import read_extra_column, train_std
 
     if y_std is not None and train is not None:
         raise UsageError("give either --y-std or --train, not both")
@@ -104,7 +104,6 @@ def coverage(
     chosen = {choose_engine(engine.value, f) for f in files}
     if chosen - {"memory"}:
         from ..stream.coverage import coverage_points_dask, coverage_points_stream
-
         from ..stream.engine import total_rows
         from ..stream.progress import row_progress
 

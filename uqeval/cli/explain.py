@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -12,7 +12,7 @@ from .common import handle_errors
 @handle_errors
 def explain(
     metric: Annotated[
-        Optional[str],
+        str | None,
         typer.Argument(
             help="Metric path from the JSON summary (scoring_rule.crps) or its last part (crps); omit to list every metric."
         ),
@@ -25,8 +25,7 @@ def explain(
     coverage) shows each of them. Level parts of a path (coverage.0.95.width) are ignored.
     Without METRIC, list every metric that has an explanation.
     """
-    from ..glossary import GLOSSARY
-    from ..glossary import explain as explain_text
+    from ..glossary import GLOSSARY, explain as explain_text
 
     if metric is None:
         width = max(len(k) for k in GLOSSARY)

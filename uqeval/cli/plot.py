@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
+from ..config import LIMITS
 from ..plots import PLOT_KINDS
 from ..report.text import plain
-from ..config import LIMITS
 from .common import (
     OrderBy,
     OrderByOpt,
@@ -33,10 +33,10 @@ class PlotFormat(str, Enum):
 PlotKind = Enum("PlotKind", {k: k for k in PLOT_KINDS}, type=str)
 
 XOpt = Annotated[
-    Optional[str], typer.Option("--x", help="Column to plot predictions against (default: the row index).")
+    str | None, typer.Option("--x", help="Column to plot predictions against (default: the row index).")
 ]
 MaxPointsOpt = Annotated[
-    Optional[int],
+    int | None,
     typer.Option(
         "--max-points",
         max=LIMITS["max_points"],
@@ -44,7 +44,7 @@ MaxPointsOpt = Annotated[
     ),
 ]
 PlotFormatOpt = Annotated[
-    Optional[PlotFormat], typer.Option("--plot-format", help="Image format: png (default), svg or pdf.")
+    PlotFormat | None, typer.Option("--plot-format", help="Image format: png (default), svg or pdf.")
 ]
 DpiOpt = Annotated[
     int, typer.Option("--dpi", min=30, max=1200, help="Resolution of PNG output, dots per inch.")

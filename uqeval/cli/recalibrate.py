@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
-from ..report.text import plain
 from ..config import LIMITS
+from ..report.text import plain
 from .common import (
     BinsOpt,
     ConfigOpt,
@@ -21,8 +21,8 @@ from .common import (
     YCol,
     column_overrides,
     handle_errors,
-    show,
     parse_levels,
+    show,
 )
 
 
@@ -52,26 +52,26 @@ class Model(str, Enum):
 @handle_errors
 def recalibrate(
     file: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Argument(
             help="Calibration file (CSV/Parquet with targets) to fit on; omit with --load.",
             show_default=False,
         ),
     ] = None,
     method: Annotated[
-        Optional[Method],
+        Method | None,
         typer.Option(
             "--method", "-m", help="Recalibration method (required when fitting).", show_default=False
         ),
     ] = None,
     apply: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             "--apply", help="File to recalibrate (targets optional); needs --output.", dir_okay=False
         ),
     ] = None,
     output: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             "--output",
             "-o",
@@ -80,17 +80,17 @@ def recalibrate(
         ),
     ] = None,
     save: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option("--save", help="Write the fitted recalibrator as JSON (never pickle).", dir_okay=False),
     ] = None,
     load: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             "--load", help="Apply a recalibrator saved with --save instead of fitting.", dir_okay=False
         ),
     ] = None,
     criterion: Annotated[
-        Optional[Criterion],
+        Criterion | None,
         typer.Option(
             "--criterion",
             help="std-scaling: criterion the factor minimises (default ma_cal).",
@@ -98,7 +98,7 @@ def recalibrate(
         ),
     ] = None,
     levels: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--levels",
             help="Comma-separated central levels of the interval outputs and coverage (default 0.5,0.9,0.95); with --quantiles, quantile levels (default 0.05,0.25,0.5,0.75,0.95).",
@@ -119,11 +119,11 @@ def recalibrate(
         ),
     ] = False,
     model: Annotated[
-        Optional[Model],
+        Model | None,
         typer.Option("--model", help="accrue: model of sigma(x) (default mlp).", show_default=False),
     ] = None,
     clusters: Annotated[
-        Optional[int],
+        int | None,
         typer.Option(
             "--clusters",
             help="accrue --model kmeans: number of clusters (default 5).",
@@ -132,14 +132,14 @@ def recalibrate(
         ),
     ] = None,
     features: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--features",
             help="accrue: comma-separated input columns sigma(x) depends on (with --load: default the saved ones).",
         ),
     ] = None,
     seed: Annotated[
-        Optional[int],
+        int | None,
         typer.Option(
             "--seed",
             help="accrue: seed of k-means, the validation split and the MLP restarts (default 0).",
@@ -159,7 +159,7 @@ def recalibrate(
         typer.Option("--renormalize", help="temperature: rescale probabilities that drift off the simplex."),
     ] = False,
     num_bins: Annotated[
-        Optional[int],
+        int | None,
         typer.Option(
             "--num-bins",
             min=2,
@@ -219,8 +219,8 @@ def recalibrate(
 
     from ..config import make_settings
     from ..io.writers import atomic_write_text, check_output_path
-    from ..tasks.recalibrate import Options, cli_method, run, write_table
     from ..recalibration.serialize import load_state, save_state
+    from ..tasks.recalibrate import Options, cli_method, run, write_table
 
     settings = make_settings(
         config,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -70,12 +70,12 @@ def report(
     x: XOpt = None,
     max_points: MaxPointsOpt = None,
     plot_format: Annotated[
-        Optional[PlotFormat],
+        PlotFormat | None,
         typer.Option("--plot-format", help="Embedded image format: png (default) or svg."),
     ] = None,
     dpi: DpiOpt = 150,
     by: Annotated[
-        Optional[str], typer.Option("--by", help="Also report every metric per value of this column.")
+        str | None, typer.Option("--by", help="Also report every metric per value of this column.")
     ] = None,
     flags: ScoringFlags = None,  # type: ignore[assignment]  (filled by @scoring_options)
 ) -> None:

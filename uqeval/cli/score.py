@@ -3,25 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
-from ..report.text import plain
 from ..config import LIMITS
+from ..report.text import plain
 from .common import (
     ChunkRowsOpt,
     Engine,
     EngineOpt,
-    QuietOpt,
-    SchedulerOpt,
-    WorkersOpt,
     FormatOpt,
     OrderBy,
     OrderByOpt,
     OutputFormat,
     OutputOpt,
+    QuietOpt,
+    SchedulerOpt,
     ScoringFlags,
+    WorkersOpt,
     emit,
     handle_errors,
     scoring_options,
@@ -40,18 +40,18 @@ def score(
     ],
     flags: ScoringFlags,
     by: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--by", help="Report every metric per value of this column (e.g. a shift level)."),
     ] = None,
     oca_fraction: Annotated[
-        Optional[float],
+        float | None,
         typer.Option(
             "--oca-fraction",
             help="Share of most uncertain rows handed to an oracle for oracle_collaborative_accuracy (default 0.01).",
         ),
     ] = None,
     bayes_samples: Annotated[
-        Optional[int],
+        int | None,
         typer.Option(
             "--bayes-samples",
             max=LIMITS["bayes_samples"],
@@ -59,7 +59,7 @@ def score(
         ),
     ] = None,
     per_row: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             "--per-row",
             help="Ensembles and Dirichlet outputs: write per-row total/aleatoric/epistemic uncertainty to this Parquet file.",
@@ -69,7 +69,7 @@ def score(
     fmt: FormatOpt = OutputFormat.table,
     output: OutputOpt = None,
     plot_dir: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             "--plot-dir",
             help="Write every plot that applies to the representation into this directory (created if its parent exists), e.g. calibration.png.",
@@ -86,10 +86,10 @@ def score(
     quiet: QuietOpt = False,
 ) -> None:
     """Score a prediction file: accuracy, calibration, sharpness, scoring rules, reliability, coverage."""
-    from ..tasks.score import per_row_table, score_loaded
     from ..errors import UsageError
     from ..io.load import load_predictions
     from ..io.writers import check_output_path, write_parquet
+    from ..tasks.score import per_row_table, score_loaded
 
     settings = flags.settings(columns={"by": by}, oca_fraction=oca_fraction, bayes_samples=bayes_samples)
     reference = flags.reference_spec()

@@ -4,37 +4,37 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
-from ..report.text import plain
 from ..config import LIMITS
+from ..report.text import plain
 from .common import (
     ChunkRowsOpt,
     ConfigOpt,
     Engine,
     EngineOpt,
-    QuietOpt,
-    SchedulerOpt,
-    WorkersOpt,
     FixCrossingOpt,
     FormatOpt,
     LowerCol,
     MeanCol,
     NanOpt,
     OutputFormat,
+    QuietOpt,
     ReprOpt,
+    SchedulerOpt,
     SeedOpt,
     StdCol,
     UpperCol,
     VarCol,
+    WorkersOpt,
     YCol,
     console,
     handle_errors,
-    show,
     parse_pair,
     settings_from_flags,
+    show,
 )
 
 
@@ -59,7 +59,7 @@ def ucc(
         ),
     ],
     level: Annotated[
-        Optional[float],
+        float | None,
         typer.Option(
             "--level",
             help="Nominal level of the band: Gaussian mean ± z·std, the interval pair, the central quantile pair or the empirical sample quantiles (default 0.95).",
@@ -77,14 +77,14 @@ def ucc(
         ),
     ] = Normalize.std,
     partial_x: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--partial-x",
             help="Also the area over x between a and b, given as a,b (e.g. 0,1.5; ends interpolated).",
         ),
     ] = None,
     partial_y: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--partial-y",
             help="Also the area over the part of the curve with y between a and b, given as a,b (e.g. 0,0.5).",
@@ -107,7 +107,7 @@ def ucc(
     ] = 0,
     seed: SeedOpt = None,
     plot: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             "--plot",
             help="Draw every UCC with its constant-band reference to this .png (or .svg, .pdf).",
@@ -126,7 +126,7 @@ def ucc(
     config: ConfigOpt = None,
     fmt: FormatOpt = OutputFormat.table,
     output: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option("--output", "-o", help="Also write the JSON summary here (atomically).", dir_okay=False),
     ] = None,
     engine: EngineOpt = Engine.auto,

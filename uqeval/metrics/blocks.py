@@ -11,7 +11,7 @@ the same order as before.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

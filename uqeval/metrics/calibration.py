@@ -16,13 +16,13 @@ expected proportion :math:`p_j` whose central interval contains it. Every observ
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
-from .normal import ndtri
 
 from ..errors import InputError
 from ..validation import as_float_array
+from .normal import ndtri
 from .scoring import _gaussian_arrays
 from .search import searchsorted_fixed
 

@@ -28,7 +28,8 @@ uncertainty quantification procedures, Eq. 4 (prediction sets).
 
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple
 
 import numpy as np
 

@@ -16,8 +16,9 @@ depends on that except the sign of the differences ``a - b`` reported.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, Mapping
+from typing import Literal
 
 import numpy as np
 
@@ -121,7 +122,7 @@ class Moments:
     max_abs: np.ndarray | None = None
 
     @classmethod
-    def of(cls, d: np.ndarray, lag: int, shift: np.ndarray | float = 0.0) -> "Moments":
+    def of(cls, d: np.ndarray, lag: int, shift: np.ndarray | float = 0.0) -> Moments:
         """The moments of the rows of ``d`` (n, t)."""
         mean = d.mean(axis=0)
         c = d - mean
@@ -145,7 +146,7 @@ class Moments:
             c.max(axis=0),
         )
 
-    def merge(self, other: "Moments") -> "Moments":
+    def merge(self, other: Moments) -> Moments:
         """The moments of this partial's rows followed by ``other``'s (order matters for the lag products)."""
         if not self.n:
             return other

@@ -22,6 +22,7 @@ above ``t`` see :mod:`uqeval.metrics.weighted`.
 from __future__ import annotations
 
 import numpy as np
+
 from .normal import ndtr
 
 

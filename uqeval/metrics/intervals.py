@@ -12,12 +12,10 @@ Deep Learning Uncertainty Quantification Procedures. *Entropy* 23(12), 1608.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
-
-from .blocks import BLOCK, PairwiseSum
-from .normal import ndtri
 
 from ..errors import InputError
 from ..validation import (
@@ -29,6 +27,8 @@ from ..validation import (
     check_positive,
     check_same_length,
 )
+from .blocks import BLOCK, PairwiseSum
+from .normal import ndtri
 
 #: Two quantile levels tau and 1 - tau' form a central pair when |tau - tau'| <= this.
 PAIR_TOL = 1e-9

@@ -8,14 +8,14 @@ are the pairs :math:`(\tau, 1-\tau)` found by
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from ..errors import InputError
 from ..validation import as_float_array, check_finite, check_nonempty, check_same_length
-from .intervals import PAIR_TOL, central_pairs, level_key
 from .blocks import row_mean, rowwise
+from .intervals import PAIR_TOL, central_pairs, level_key
 from .scoring import interval_score, pinball_loss
 
 #: Slack for "bounds inclusive" comparisons of PIT values with levels
@@ -138,7 +138,9 @@ def quantile_scores(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarra
     buf = np.empty(y.size)
     pin = np.array(
         [
-            row_mean(lambda y, qj: pinball_loss(y, qj[:, None], tau[j : j + 1])[:, 0], y, q[:, j], out=buf)
+            row_mean(
+                lambda y, qj, j=j: pinball_loss(y, qj[:, None], tau[j : j + 1])[:, 0], y, q[:, j], out=buf
+            )
             for j in range(tau.size)
         ]
     )  # a loop over levels, not rows
@@ -149,7 +151,7 @@ def quantile_scores(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarra
     by_level: dict[str, float] = {}
     for i, j, level in central_pairs(tau):
         by_level[level_key(level)] = row_mean(
-            lambda y, lo, hi: interval_score(y, lo, hi, level), y, q[:, i], q[:, j], out=buf
+            lambda y, lo, hi, level=level: interval_score(y, lo, hi, level), y, q[:, i], q[:, j], out=buf
         )
     out["interval_by_level"] = by_level
     if by_level or _median_index(tau) is not None:

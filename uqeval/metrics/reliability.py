@@ -10,10 +10,10 @@ uniform, and :math:`\eta` is :math:`N(0, 1/2)` with cdf :math:`\Phi(\eta) = \tfr
 from __future__ import annotations
 
 import numpy as np
-from .normal import erf, erfc, ndtr
 
 from ..errors import InputError
 from ..validation import as_float_array, check_nonempty
+from .normal import erf, erfc, ndtr
 from .scoring import _crps_z, _gaussian_arrays
 
 #: :math:`\tfrac12\sqrt{2/\pi} = 1/\sqrt{2\pi}`: ``E|X - X'|/2`` for iid :math:`X, X' \sim N(0, 1/2)`.

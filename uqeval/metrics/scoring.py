@@ -7,10 +7,10 @@ closed forms build on them.
 from __future__ import annotations
 
 import numpy as np
-from .normal import ndtr, ndtri
 
 from ..errors import InputError
 from ..validation import as_float_array, check_finite, check_nonempty, check_positive, check_same_length
+from .normal import ndtr, ndtri
 from .search import searchsorted_fixed
 
 

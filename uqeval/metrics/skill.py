@@ -16,7 +16,6 @@ targets' cumulative sums (:func:`crps_empirical`), O((N + M) log M) time and O(N
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from ..errors import InputError

@@ -70,9 +70,9 @@ Bad arrays raise :class:`~uqeval.errors.InputError`; bad options (axis names,
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Sequence
 
 import numpy as np
 

@@ -31,9 +31,9 @@ threshold and no difference of numbers near 1 is taken.
 from __future__ import annotations
 
 import numpy as np
-from .normal import ndtr
 
 from ..errors import InputError
+from .normal import ndtr
 
 _SQRT2 = np.sqrt(2.0)
 _INV_SQRT_PI = 1.0 / np.sqrt(np.pi)

@@ -7,7 +7,7 @@ the caller saves it.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from matplotlib import rc_context

@@ -9,7 +9,8 @@ Built on :class:`matplotlib.figure.Figure` (no pyplot).
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure

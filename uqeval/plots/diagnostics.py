@@ -7,7 +7,7 @@ Each builder draws what a kernel computed (:mod:`uqeval.metrics.corp`, :mod:`uqe
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure

@@ -6,7 +6,7 @@ common-grid curves of ``uqeval compare --murphy``. Built on :class:`matplotlib.f
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure

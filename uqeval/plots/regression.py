@@ -20,7 +20,7 @@ Chung, Char, Guo, Schneider & Neiswanger (2021), *Uncertainty Toolbox*, arXiv:21
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 from matplotlib.collections import LineCollection

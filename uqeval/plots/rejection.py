@@ -6,7 +6,8 @@ pyplot's global state; the caller saves it (``fig.savefig(path)``).
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg

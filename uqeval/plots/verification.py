@@ -8,7 +8,8 @@ Built on :class:`matplotlib.figure.Figure` on an Agg canvas (no pyplot).
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure

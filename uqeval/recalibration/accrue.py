@@ -67,9 +67,9 @@ import numpy as np
 from numpy.polynomial import legendre
 from scipy.cluster.vq import kmeans2, vq
 from scipy.optimize import brentq, minimize
-from ..metrics.normal import erf
 
 from ..errors import InputError, UsageError
+from ..metrics.normal import erf
 from ..metrics.scoring import _gaussian_arrays
 from ..validation import as_float_array, check_finite, check_same_length
 

@@ -21,8 +21,9 @@ When :math:`k > n` the interval would be infinite: this is refused with an
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

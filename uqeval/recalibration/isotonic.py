@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import isotonic_regression
-from ..metrics.normal import ndtr, ndtri
 
 from ..errors import InputError
 from ..metrics.blocks import rowwise
+from ..metrics.normal import ndtr, ndtri
 from ..metrics.scoring import _gaussian_arrays
 from ..validation import as_float_array, check_finite, check_level, check_positive, check_same_length
 

@@ -37,11 +37,11 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
-from ..metrics.normal import ndtri
 
 from ..errors import InputError, UsageError
 from ..metrics.blocks import row_mean, rowwise
 from ..metrics.calibration import calibration_errors, interval_cover_index, observed_from_cover_index
+from ..metrics.normal import ndtri
 from ..metrics.scoring import _gaussian_arrays, crps_gaussian, nll_gaussian
 from ..validation import as_float_array, check_finite, check_positive
 

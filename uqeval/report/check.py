@@ -114,10 +114,10 @@ def to_dict(result) -> dict[str, Any]:
 
 def rich_tables(result) -> list[Any]:
     """One row per check (status, metric, check, value, baseline, limit, details), then the notes."""
-    from .text import markup as escape
     from rich.text import Text
 
     from .format import rich_table
+    from .text import markup as escape
 
     style = {"PASS": "bold green", "FAIL": "bold red", "SKIP": "yellow"}
     columns = [

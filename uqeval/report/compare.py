@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from .format import DASHED, fmt_number, fmt_p, md_cell, md_table
 from .text import md_bold, md_code_span
@@ -123,10 +124,10 @@ def _skill_rows(
 
 def rich_tables(result: Mapping[str, Any]) -> list[Any]:
     """The metric table, the tests table (when tests ran) and the notes, as rich renderables."""
-    from .text import markup as escape
     from rich.text import Text
 
     from .format import rich_table
+    from .text import markup as escape
 
     names = [m["name"] for m in result["models"]]
     s = result["settings"]

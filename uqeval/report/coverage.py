@@ -57,9 +57,8 @@ def to_markdown(result: dict[str, Any]) -> str:
 
 
 def rich_table(result: dict[str, Any]):
-    from .text import markup as escape
-
     from .format import rich_table as table
+    from .text import markup as escape
 
     head, rows, left = _table(result)
     columns = [(escape(h), {"justify": "left" if i < len(left) else "right"}) for i, h in enumerate(head)]

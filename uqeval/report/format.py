@@ -4,9 +4,9 @@ lookup, one Markdown table and one rich table. Strings only; nothing here prints
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
-
+from typing import Any
 
 # --------------------------------------------------------------------------- numbers
 
@@ -168,8 +168,9 @@ def rich_table(
     """A rich ``Table``: ``columns`` are ``(header, add_column options)``, rows are markup
     strings (escape data first); titles and captions are escaped here and left-justified.
     ``sections[i]`` true draws a rule before row ``i``."""
-    from .text import markup as escape
     from rich.table import Table
+
+    from .text import markup as escape
 
     table = Table(
         title=escape(title) if title else None,

@@ -21,13 +21,13 @@ import base64
 import html
 import math
 import re
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from .. import __version__
 from ..errors import InputError
 from ..glossary import find_entry
-from .format import HTML, flatten, fmt_number, metric_orientation
-from .format import is_number as _is_number
+from .format import HTML, flatten, fmt_number, is_number as _is_number, metric_orientation
 from .text import xml_text
 
 __all__ = ["flatten", "image_data_uri", "render_report", "ORIENTATION_TEXT"]

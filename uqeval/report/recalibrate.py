@@ -88,9 +88,8 @@ def to_markdown(summary: dict[str, Any]) -> str:
 
 
 def rich_tables(summary: dict[str, Any]) -> list[Any]:
-    from .text import markup as escape
-
     from .format import rich_table
+    from .text import markup as escape
 
     out = [
         rich_table(

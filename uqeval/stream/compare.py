@@ -14,8 +14,9 @@ memory. Nothing depends on the chunking: the draws of a row depend on the seed a
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -199,7 +200,7 @@ class ComparePartial:
                 )
         self.n += n
 
-    def merge(self, other: "ComparePartial") -> "ComparePartial":
+    def merge(self, other: ComparePartial) -> ComparePartial:
         """The partial of this one's rows followed by ``other``'s (the next rows)."""
         from . import states
 

@@ -4,7 +4,8 @@ its (facet, point) cell, so a cell keeps its row count and count-weighted sums (
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -159,7 +160,7 @@ def coverage_points_dask(
 ) -> list[dict[str, Any]]:
     """The records of :func:`coverage_points_stream` on a Dask cluster: each file's row groups map to cells on
     the workers, tree-reduced with :func:`merge_cells`."""
-    from ..errors import UsageError, SchemaError
+    from ..errors import SchemaError, UsageError
     from .dask_engine import dask_client, partitions, tree_reduce, wait
     from .engine import _prepare
 

@@ -8,9 +8,10 @@ only here.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from ..config import Settings
 from ..errors import InputError, UsageError

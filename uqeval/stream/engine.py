@@ -7,8 +7,9 @@ memory) and ``dask`` (partitions mapped to partial states on a Dask cluster, tre
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..config import Settings
 from ..errors import InputError, UsageError
@@ -109,7 +110,7 @@ class Partial:
 
         self.second = states.merge_second(self.second, second, kind)
 
-    def merge(self, other: "Partial") -> "Partial":
+    def merge(self, other: Partial) -> Partial:
         from . import states
 
         if self.signature is not None and other.signature is not None and self.signature != other.signature:

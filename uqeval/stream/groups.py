@@ -12,15 +12,16 @@ with the 2**20 bins of each histogram.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from ..config import Settings
 from . import states
-from .states import pack, unpack
 from .engine import Partial, iter_batches_of, summary_of
+from .states import pack, unpack
 
 
 def _split(batch) -> list[tuple[str, np.ndarray]]:
@@ -63,7 +64,7 @@ class GroupedPartial(Partial):
             check_group_count(len(self.groups), self.path)
         return whole
 
-    def merge(self, other: "GroupedPartial") -> "GroupedPartial":
+    def merge(self, other: GroupedPartial) -> GroupedPartial:
         """Both parts' rows: the whole state as :meth:`Partial.merge`, the groups by :func:`merge_groups`."""
         out = GroupedPartial(self.path)
         out.__dict__.update({k: v for k, v in Partial.merge(self, other).__dict__.items()})

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import fnmatch
 import glob as _glob
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from ..errors import InputError
 from ..io.readers import TableInfo, _short, csv_info, detect_format, inspect, parquet_info
-
 from .engine import GLOB_CHARS
 from .uri import SCHEME, as_spec, is_uri
 

@@ -31,7 +31,8 @@ How each metric merges follows its catalogue :attr:`~uqeval.catalogue.Metric.red
 
 from __future__ import annotations
 
-from typing import Any, Callable, Collection
+from collections.abc import Callable, Collection
+from typing import Any
 
 import numpy as np
 
@@ -59,7 +60,7 @@ class Packed:
         self.index, self.values, self.shape, self.dtype = index, values, shape, dtype
 
     @classmethod
-    def of(cls, a: np.ndarray) -> "Packed":
+    def of(cls, a: np.ndarray) -> Packed:
         flat = a.ravel()
         index = np.flatnonzero(flat)
         return cls(index, flat[index], a.shape, a.dtype)
@@ -345,7 +346,7 @@ class Sharp(Special):
 
 
 def _cover_counts(p: Prediction, s: Settings) -> np.ndarray:
-    from ..catalogue import _cover_index
+    from ..catalogue.core import _cover_index
 
     return np.bincount(_cover_index(p, s), minlength=s.num_bins + 1)
 
@@ -362,7 +363,7 @@ class AvgCalibration(Special):
         return {"n": p.n, "counts": _cover_counts(p, s)}
 
     def finalize(self, st, s):
-        from ..catalogue import _expected
+        from ..catalogue.core import _expected
         from ..metrics.calibration import _observed_from_counts, calibration_errors
 
         if "below" in st:
@@ -391,7 +392,7 @@ class Adversarial(Special):
         return {"counts": _cover_counts(p, s)}
 
     def finalize(self, st, s):
-        from ..catalogue import _expected
+        from ..catalogue.core import _expected
         from ..metrics.calibration import adversarial_group_calibration_counts
 
         return adversarial_group_calibration_counts(
@@ -541,7 +542,6 @@ class ReliabilityScore(Special):
 
     def update(self, p, s):
         from ..metrics.normal import erfc
-
         from ..metrics.scoring import _crps_z
 
         eps = p.y_true - p.mean

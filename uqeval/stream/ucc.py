@@ -51,8 +51,9 @@ The paired permutation test reshuffles the bands of every row between models: it
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -380,7 +381,7 @@ class _Models:
         self.kept[i] += band.y_true.size
         return band
 
-    def merge(self, other: "_Models") -> "_Models":
+    def merge(self, other: _Models) -> _Models:
         """Both parts' rows (associative; the cells of the states are a union)."""
         out = _Models(len(self.states), 0.0)
         for i, (a, b) in enumerate(zip(self.states, other.states)):

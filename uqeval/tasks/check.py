@@ -91,11 +91,11 @@ import difflib
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from .._toml import tomllib
-
 from ..errors import InputError
 from ..report.format import DETAIL, flatten, fmt_number, metric_orientation
 
@@ -193,7 +193,7 @@ class GateResult:
     def failures(self) -> tuple[GateRow, ...]:
         return tuple(row for row in self.rows if row.status == "FAIL")
 
-    def with_notes(self, *notes: str) -> "GateResult":
+    def with_notes(self, *notes: str) -> GateResult:
         """A copy with ``notes`` appended (e.g. from :func:`settings_mismatch`)."""
         return dataclasses.replace(self, notes=self.notes + tuple(notes))
 

@@ -40,8 +40,9 @@ from __future__ import annotations
 
 import difflib
 import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -113,7 +114,7 @@ def model_names(paths: Sequence[str], names: Sequence[str] | None = None) -> lis
                 break
         stems.append(name)
     out = []
-    for i, (stem, p) in enumerate(zip(stems, paths)):
+    for stem, p in zip(stems, paths):
         out.append(stem if stems.count(stem) == 1 else str(p))
     for i, n in enumerate(out):  # the same path twice
         if n in out[:i]:
@@ -578,7 +579,7 @@ def resolve_metrics(
             refs.append(MetricRef(metric.path, "summary", orient, metric.group, (metric.name,)))
             continue
         levels: list[str] = []
-        for k, m in enumerate(models):
+        for k in range(len(models)):
             res = results.get(k, metric.group)
             if isinstance(res, dict):
                 levels += [
@@ -704,7 +705,7 @@ def poisson_bootstrap(
             acc.update(start, block, [c[start:stop] for c in codes])
     out: list[np.ndarray] = []
     col = cat = 0
-    for st, form in zip(stats, forms):
+    for form in forms:
         if form is None:
             out.append(np.empty(replicates))
             continue
@@ -742,9 +743,8 @@ def sign_flip_tests(
     ``diffs`` may also be a function ``(start, stop, out)`` that writes the differences of rows
     ``start .. stop - 1`` into ``out`` (stop - start, t), with ``shape = (N, t)``: the differences are
     then made _ROWS rows at a time and the (N, t) matrix never exists (the same p-values, bit for bit)."""
-    from ..resample import Accumulator, permutation_p_values
-
     from ..metrics.blocks import PairwiseSum
+    from ..resample import Accumulator, permutation_p_values
 
     block = diffs
     n, t = shape if callable(diffs) else diffs.shape
@@ -806,7 +806,7 @@ def plan_comparison(
     n_permutations: int = 10000,
     pairs: str = "best",
     dm_lag: int = 0,
-) -> tuple[Plan, "_Results"]:
+) -> tuple[Plan, _Results]:
     """Check the arguments and resolve the metrics of :func:`compare_models` (``models`` need not hold
     every row: the stream engine plans on the first chunk)."""
     from ..validation import check_level
@@ -846,7 +846,7 @@ def plan_comparison(
     return plan, results
 
 
-def row_score(results: "_Results", k: int, ref: MetricRef) -> np.ndarray | None:
+def row_score(results: _Results, k: int, ref: MetricRef) -> np.ndarray | None:
     """Model ``k``'s per-row score of ``ref`` (a comparison score, or a summary metric's per-row score)."""
     if ref.source == "per_row":
         return results.score(k, ref.name)
@@ -854,7 +854,7 @@ def row_score(results: "_Results", k: int, ref: MetricRef) -> np.ndarray | None:
     return None if stat is None else stat.score
 
 
-def row_form(results: "_Results", k: int, ref: MetricRef) -> RowStat | None:
+def row_form(results: _Results, k: int, ref: MetricRef) -> RowStat | None:
     """The :class:`RowStat` that resamples model ``k``'s ``ref`` (a per-row score resamples as its mean)."""
     if ref.source == "per_row":
         s = results.score(k, ref.name)
@@ -1150,7 +1150,7 @@ def assemble(
         ref_model = best[0] if best else None
         boot = bool(replicates) and all((ref.name, k) in replicates for k in names if est[k] is not None)
 
-        def key(x: np.ndarray) -> np.ndarray:
+        def key(x: np.ndarray, orient: str = orient, tgt: Any = tgt) -> np.ndarray:
             if orient == "higher":
                 return -x
             if orient == "target":

@@ -16,14 +16,14 @@ size (Kompa et al., Eq. 4).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ..config import Settings
 from ..errors import InputError, UsageError
 from ..io.load import Loaded
-
 
 _INTERVALS = ("gaussian", "intervals", "quantiles", "samples")
 _SETS = ("categorical", "members", "dirichlet")

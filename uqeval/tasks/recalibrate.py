@@ -36,9 +36,10 @@ from __future__ import annotations
 import gzip
 import io
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from ..catalogue import compute_metrics
 from ..config import Settings
 from ..io.load import Loaded, load_predictions
 from ..predictions import Prediction
-from ..catalogue import compute_metrics
 from ..report.summary import build_summary
 
 
@@ -155,8 +155,8 @@ def per_row_table(pred: Prediction):
     prediction as a pyarrow Table, with the original row number of each row in ``row``."""
     import pyarrow as pa
 
-    from ..errors import UsageError
     from ..catalogue import per_row_uncertainty
+    from ..errors import UsageError
 
     values = per_row_uncertainty(pred)
     if values is None:
