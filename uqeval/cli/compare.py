@@ -79,7 +79,8 @@ def compare(
         typer.Option(
             "--dm-lag",
             min=0,
-            help="Newey-West lag of the Diebold-Mariano test; > 0 only for time-ordered rows with correlated errors.",
+            help="Diebold-Mariano lag h-1 (h: forecast horizon): autocovariances up to this lag enter its variance; "
+            "> 0 only for time-ordered rows with correlated errors.",
         ),
     ] = 0,
     names: Annotated[

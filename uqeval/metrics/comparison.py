@@ -4,8 +4,9 @@ Pure numpy/scipy kernels behind ``uqeval compare`` (the bootstrap and the sign-f
 test are in :mod:`uqeval.resample`: weights and signs keyed by the global row, applied as matrix
 products in blocks of rows):
 
-- :func:`diebold_mariano`: t statistic of the mean score difference with an
-  optional Newey–West (HAC) variance (Diebold & Mariano 1995).
+- :func:`diebold_mariano`: statistic of the mean score difference with the Harvey–Leybourne–Newbold
+  (1997) small-sample correction and a Student t(N − 1) reference; ``lag`` adds the autocovariances
+  of time-ordered rows (Diebold & Mariano 1995).
 - :func:`ranks`: rank of each model per metric, 1 = best, ties averaged; the
   rank-consistency view of Kompa, Snoek & Beam (2021, Fig. 11), who compare the
   ordering of methods under coverage, Brier score and ECE.
@@ -24,7 +25,6 @@ import numpy as np
 
 from ..errors import InputError
 from ..validation import as_float_array, check_finite, check_same_length
-from .normal import ndtr
 
 
 def _check_count(value: int, name: str, minimum: int = 1) -> int:
@@ -43,25 +43,26 @@ def _paired_differences(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def diebold_mariano(a: np.ndarray, b: np.ndarray, lag: int = 0) -> dict[str, float]:
-    r"""Diebold–Mariano test of equal expected scores, normal reference.
+    r"""Diebold–Mariano test of equal expected scores with the Harvey–Leybourne–Newbold correction.
 
-    With :math:`d_i = a_i - b_i`, :math:`\bar d` their mean and autocovariances
-    :math:`\hat\gamma_k = \frac1N \sum_{i=k+1}^{N} (d_i - \bar d)(d_{i-k} - \bar d)`,
+    With :math:`d_i = a_i - b_i`, :math:`\bar d` their mean, autocovariances
+    :math:`\hat\gamma_k = \frac1N \sum_{i=k+1}^{N} (d_i - \bar d)(d_{i-k} - \bar d)` and
+    :math:`h` = ``lag`` + 1 (the forecast horizon: errors of h-step forecasts are correlated up to
+    lag h − 1),
 
-    .. math:: \hat\sigma^2 = \frac{N}{N-1}\Big(\hat\gamma_0
-              + 2\sum_{k=1}^{h} \big(1 - \tfrac{k}{h+1}\big)\hat\gamma_k\Big),
+    .. math:: \hat V = \frac1N\Big(\hat\gamma_0 + 2\sum_{k=1}^{h-1}\hat\gamma_k\Big),
               \qquad
-              \text{DM} = \frac{\bar d}{\sqrt{\hat\sigma^2 / N}},
-              \qquad p = 2\,\Phi(-|\text{DM}|)
+              \text{DM}^* = \sqrt{\frac{N + 1 - 2h + h(h-1)/N}{N}}\;\frac{\bar d}{\sqrt{\hat V}},
+              \qquad p = 2\,P(T_{N-1} > |\text{DM}^*|)
 
-    where :math:`h` is ``lag`` (Diebold & Mariano 1995). With ``lag=0`` the
-    statistic equals the paired t statistic on the differences (the
-    :math:`N/(N-1)` factor makes :math:`\hat\sigma^2` the unbiased sample
-    variance). For ``lag > 0`` the long-run variance uses Newey–West (Bartlett)
-    weights, which keep it non-negative, instead of the uniform weights of the
-    original paper. Use ``lag > 0`` only when rows are ordered in time and
-    neighbouring errors are correlated (e.g. ``lag = horizon - 1`` for
-    multi-step forecasts). The p-value uses the standard normal reference.
+    (Diebold & Mariano 1995; the small-sample factor and the Student t reference with N − 1
+    degrees of freedom are Harvey, Leybourne & Newbold 1997, "Testing the equality of prediction
+    mean squared errors", Int. J. Forecasting 13, eqs. 5 and 9; ``scores``'
+    ``diebold_mariano(method="HLN", statistic_distribution="t")`` computes the same statistic).
+    With ``lag=0`` (h = 1) it is exactly the paired t test of the differences. Use ``lag > 0``
+    only when rows are ordered in time and neighbouring errors are correlated (``lag = horizon -
+    1`` for multi-step forecasts). The variance uses the truncated (uniform) weights of HLN, which
+    can make :math:`\hat V` non-positive for ``lag > 0``: statistic and p-value are then NaN.
 
     Returns
     -------
@@ -79,21 +80,25 @@ def diebold_mariano(a: np.ndarray, b: np.ndarray, lag: int = 0) -> dict[str, flo
     return Moments.of(d[:, None], lag, shift=np.array([d.mean()])).dm(0)
 
 
-def dm_from_moments(dbar: float, acov: float, n: int, max_abs: float) -> dict[str, float]:
+def dm_from_moments(dbar: float, acov: float, n: int, max_abs: float, lag: int = 0) -> dict[str, float]:
     r"""The Diebold–Mariano statistic and p-value of :func:`diebold_mariano` from the mean difference
-    :math:`\bar d`, the long-run autocovariance sum :math:`\hat\gamma_0 + 2\sum_k (1 - \tfrac{k}{h+1})\hat\gamma_k`,
-    the row count and :math:`\max_i |d_i|` (the streamed compare merges these over chunks)."""
-    var = acov * n / (n - 1)
+    :math:`\bar d`, the long-run autocovariance sum :math:`\hat\gamma_0 + 2\sum_{k=1}^{h-1} \hat\gamma_k`,
+    the row count, :math:`\max_i |d_i|` and the lag h − 1 (the streamed compare merges these over chunks)."""
+    from scipy.special import stdtr  # Student t CDF, without importing scipy.stats (~0.5 s)
+
     scale = max(max_abs, 1e-300)
-    if var <= (1e-14 * scale) ** 2:
+    var = acov * n / (n - 1)
+    if abs(var) <= (1e-14 * scale) ** 2:  # every difference the same
         if abs(dbar) <= 1e-14 * scale:
             return {"statistic": 0.0, "p_value": 1.0}
         return {"statistic": float(np.copysign(np.inf, dbar)), "p_value": 0.0}
-    statistic = dbar / np.sqrt(var / n)
-    return {
-        "statistic": float(statistic),
-        "p_value": float(2.0 * ndtr(-abs(statistic))),
-    }  # scipy.stats.norm.sf
+    if not var > 0:  # the truncated long-run variance (lag > 0) is not positive: no test (as HLN)
+        return {"statistic": float("nan"), "p_value": float("nan")}
+    statistic = dbar / np.sqrt(var / n)  # h = 1: HLN's factor sqrt((N - 1) / N) makes it the paired t
+    if lag:
+        h = lag + 1
+        statistic = dbar / np.sqrt(acov / n) * np.sqrt((n + 1 - 2 * h + h * (h - 1) / n) / n)
+    return {"statistic": float(statistic), "p_value": float(2.0 * stdtr(n - 1, -abs(statistic)))}
 
 
 @dataclass
@@ -190,8 +195,8 @@ class Moments:
             a = sum_e - float(self.head[:k, j].sum())
             b = sum_e - float(self.tail[len(self.tail) - k :, j].sum())
             gamma = (float(self.lagged[k - 1, j]) - delta * (a + b) + (n - k) * delta * delta) / n
-            acov += 2.0 * (1.0 - k / (self.lag + 1.0)) * gamma
-        return dm_from_moments(dbar, acov, n, float(self.max_abs[j]))
+            acov += 2.0 * gamma  # uniform weights up to lag h - 1 (HLN 1997, eq. 5)
+        return dm_from_moments(dbar, acov, n, float(self.max_abs[j]), self.lag)
 
 
 def ranks(

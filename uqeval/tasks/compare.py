@@ -888,7 +888,7 @@ def compare_models(
     seed : seed of the bootstrap and of the permutation tests.
     n_permutations : random sign flips of the permutation test (0: no permutation test).
     pairs : ``"best"`` (each model against the best one per metric) or ``"all"``.
-    dm_lag : Newey--West lag of the Diebold--Mariano variance (0: the paired t statistic).
+    dm_lag : lag h - 1 of the Diebold--Mariano variance (HLN-corrected, t(N - 1) reference; 0: the paired t test).
 
     Returns
     -------
