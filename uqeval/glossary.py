@@ -971,7 +971,8 @@ GLOSSARY.update(
     {
         "skill": _e(
             "Skill scores against a reference forecast",
-            "1 − S/S_ref for each proper score the model and the reference (--reference) share; higher is "
+            "1 − S/S_ref for each proper score the model and the reference (--reference) share (the log "
+            "score, which can be negative: the mean difference S_ref − S in nats); higher is "
             "better. Climatology: the empirical distribution of the training targets (classifiers: their base "
             "rates); persistence: the previous row's target as a point mass (CRPS = absolute error, no log score).",
             "SS = 1 − S̄ / S̄_ref",
@@ -986,11 +987,15 @@ GLOSSARY.update(
             _SKILL_REF,
         ),
         "skill.nll": _e(
-            "Log-score skill",
-            _SKILL_TEXT.format(what="negative log-likelihood")
-            + "Not defined against a reference without a density (climatology of a regression target, "
-            "persistence, point forecasts).",
-            "1 − NLL̄ / NLL̄_ref",
+            "Log-score skill: information gain in nats",
+            "Skill against the reference forecast of --reference (a predictions file, the climatology of "
+            "the --train targets, or persistence in --time order): the mean negative log-likelihood of the "
+            "reference minus the model's on the same rows, the information gain in nats per row. Not the "
+            "ratio 1 − S/S_ref: log scores of densities can be negative, and the ratio's sign then flips "
+            "(a better forecast would get a lower skill). 0: no better than the reference; > 0: better; "
+            "< 0: worse. Not defined against a reference without a density (climatology of a regression "
+            "target, persistence, point forecasts).",
+            "ΔNLL = NLL̄_ref − NLL̄",
             _SKILL_REF,
         ),
         "skill.brier": _e(

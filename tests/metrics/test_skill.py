@@ -473,3 +473,111 @@ def test_the_stream_engine_refuses_a_reference_instead_of_dropping_it(tmp_path):
         ],
     )
     assert r.exit_code == 2 and "--reference FILE" in r.output, r.output
+
+
+# --------------------------------------------------------------------------- a better forecast never has less skill (issue 25)
+
+
+def _forecasts(rng: np.random.Generator, n: int) -> dict[str, object]:
+    """Forecasts of every representation on one target: sharp densities (log scores < 0) and wide ones."""
+    from uqeval.predictions import Categorical, Quantiles, Samples
+
+    mu = rng.normal(size=n)
+    y = mu + 0.2 * rng.normal(size=n)
+    levels = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
+    from scipy.stats import norm
+
+    out: dict[str, object] = {}
+    for tag, sd in (("sharp", 0.2), ("wide", 1.5)):
+        out[f"gaussian_{tag}"] = Gaussian(mu, std=np.full(n, sd), y_true=y)
+        out[f"quantiles_{tag}"] = Quantiles(mu[:, None] + sd * norm.ppf(levels), levels=levels, y_true=y)
+        out[f"samples_{tag}"] = Samples(mu[:, None] + sd * rng.normal(size=(n, 20)), y_true=y)
+    p1 = 1 / (1 + np.exp(-3 * mu))
+    labels = (rng.uniform(size=n) < p1).astype(float)
+    out["cls_sharp"] = Categorical(p1, y_true=labels)
+    out["cls_flat"] = Categorical(np.full(n, labels.mean()), y_true=labels)
+    return out
+
+
+def test_a_lower_mean_score_never_gives_a_lower_skill_for_every_skill_score():
+    """For every score in SKILL_SCORES: of two forecasts scored against the same reference, the one with the
+    lower mean score has the higher skill, also where the log scores are negative (the ratio 1 - S/S_ref
+    flipped that: -0.880 vs a reference's -0.565 scored -0.56). Scores kept as a ratio must never be negative."""
+    from uqeval.config import Settings
+    from uqeval.tasks.skill import DIFFERENCE_SCORES, SKILL_SCORES, skill_rows, skill_value
+
+    rng = np.random.default_rng(25)
+    preds = _forecasts(rng, 120)
+    cache: dict[tuple[str, str], object] = {}
+
+    def rows(model: str, reference: str):
+        if (model, reference) not in cache:
+            cache[model, reference] = skill_rows(preds[model], preds[reference], None, Settings())
+        return cache[model, reference]
+
+    seen: set[str] = set()
+    compared: set[str] = set()
+    negative_logs = 0
+    for ref_name, ref in preds.items():
+        for a_name, a in preds.items():
+            for b_name, b in preds.items():
+                if a_name >= b_name or (a.kind in ("categorical",)) != (ref.kind in ("categorical",)):
+                    continue
+                if (b.kind in ("categorical",)) != (ref.kind in ("categorical",)):
+                    continue
+                ra, rb = rows(a_name, ref_name), rows(b_name, ref_name)
+                for name in set(ra.score) & set(rb.score):
+                    assert name in SKILL_SCORES
+                    seen.add(name)
+                    sa, sb, r = ra.score[name], rb.score[name], ra.reference[name]
+                    if name not in DIFFERENCE_SCORES:  # the ratio ranks only scores that are never < 0
+                        assert sa.min() >= 0 and sb.min() >= 0 and r.min() >= 0, name
+                    negative_logs += name == "nll" and (sa.mean() < 0 or r.mean() < 0)
+                    if not np.array_equal(r, rb.reference[name]):  # another common grid: another score
+                        continue
+                    ka, kb = skill_value(name, sa, r), skill_value(name, sb, r)
+                    gap = sa.mean() - sb.mean()
+                    if abs(gap) > 1e-9 * (abs(sa.mean()) + abs(sb.mean())):
+                        assert (ka > kb) == (gap < 0), (name, a_name, b_name, ref_name, ka, kb)
+                        compared.add(name)
+    assert seen == compared == set(SKILL_SCORES), set(SKILL_SCORES) - compared
+    assert negative_logs > 0  # the case that used to flip was exercised
+
+
+def test_log_score_skill_is_the_information_gain_in_nats():
+    from uqeval.metrics.skill import difference_from_sums, skill_difference
+    from uqeval.tasks.skill import skill_value
+
+    s, r = np.array([-0.880]), np.array([-0.565])  # issue 25: the better forecast used to get skill -0.559
+    assert skill_value("nll", s, r) == pytest.approx(0.315, rel=1e-12)
+    assert skill_value("nll", r, s) == pytest.approx(-0.315, rel=1e-12)
+    assert skill_value("crps", np.array([1.0]), np.array([2.0])) == 0.5  # scores >= 0 keep the ratio
+    # rows left out (persistence's first row) are 0 in both arrays and not counted
+    assert skill_difference(np.array([1.0, 0.0]), np.array([2.0, 0.0]), n_rows=1) == 1.0
+    sums = np.array([[1.0, 3.0, 2.0], [0.0, 0.0, 0.0]])
+    got = difference_from_sums(sums)
+    assert got[0] == 1.0 and np.isnan(got[1])
+
+
+def test_compare_reports_log_score_skill_as_a_difference_with_its_bootstrap(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 200
+    mu = rng.normal(size=n)
+    y = mu + 0.3 * rng.normal(size=n)
+    sharp = tmp_path / "sharp.csv"
+    wide = tmp_path / "wide.csv"
+    write_table(sharp, {"y_true": y, "mean": mu, "std": np.full(n, 0.3)})
+    write_table(wide, {"y_true": y, "mean": mu, "std": np.full(n, 0.6)})
+    r = runner.invoke(
+        app,
+        ["compare", str(sharp), str(wide), "--reference", str(wide), "--bootstrap", "100"]
+        + ["--permutations", "0", "--format", "json"],
+    )
+    assert r.exit_code == 0, r.output
+    entry = json.loads(r.stdout)["skill"]["nll"]
+    from uqeval.metrics.scoring import nll_gaussian
+
+    gain = np.mean(nll_gaussian(y, mu, np.full(n, 0.6))) - np.mean(nll_gaussian(y, mu, np.full(n, 0.3)))
+    assert gain > 0 and entry["sharp"]["estimate"] == pytest.approx(gain, rel=1e-9)
+    assert entry["wide"]["estimate"] == pytest.approx(0.0, abs=1e-12)
+    assert entry["sharp"]["low"] < entry["sharp"]["estimate"] < entry["sharp"]["high"]

@@ -5,7 +5,8 @@ Meteorology: ``crps_for_ensemble`` with ``method="ecdf"``, ``quantile_score``, `
 ``brier_score``) and scoringrules 0.10.0 (``crps_normal``, ``interval_score``,
 ``weighted_interval_score``); the real data set is statsmodels' bundled yearly sunspot numbers.
 Neither library has a skill-score function: each computes the per-row scores of the model and of
-the reference, and the skill is ``1 - mean(S) / mean(S_ref)`` of those. Run in a side venv::
+the reference, and the skill is ``1 - mean(S) / mean(S_ref)`` of those (the log score's:
+``mean(S_ref) - mean(S)``, issue 25). Run in a side venv::
 
     python -m venv /work/venvs/w16scores
     /work/venvs/w16scores/bin/pip install scores==2.7.0 scoringrules==0.10.0 statsmodels xarray numpy scipy pandas
@@ -112,6 +113,9 @@ def main() -> None:
     def skill(s, r):
         return float(1.0 - np.mean(s) / np.mean(r))
 
+    def gain(s, r):  # the log score's skill: the mean score difference (issue 25), not the ratio
+        return float(np.mean(r) - np.mean(s))
+
     out: dict = {"libraries": {"scores": scores.__version__, "scoringrules": "0.10.0"}}
 
     # 1. sunspots: Gaussian AR(1) vs climatology and persistence
@@ -206,7 +210,7 @@ def main() -> None:
     bs_ref = brier_score(da(np.full(lab.size, rate), "t"), da(lab, "t"), preserve_dims="all").values
     ll = -np.log(np.where(lab == 1, s["p1"], 1 - s["p1"]))  # log loss: closed form
     ll_ref = -np.log(np.where(lab == 1, rate, 1 - rate))
-    out["sim_classifier_vs_base_rates"] = {"brier": skill(bs, bs_ref), "nll": skill(ll, ll_ref)}
+    out["sim_classifier_vs_base_rates"] = {"brier": skill(bs, bs_ref), "nll": gain(ll, ll_ref)}
     (HERE / "skill_expected.json").write_text(json.dumps(out, indent=1) + "\n")
     print(json.dumps(out, indent=1))
 

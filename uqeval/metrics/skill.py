@@ -7,7 +7,15 @@ Gneiting & Raftery 2007, sec. 2.3; Wilks, *Statistical Methods in the Atmospheri
 .. math:: \mathrm{SS} = 1 - \bar S / \bar S_{\mathrm{ref}}
 
 1 is a perfect forecast, 0 no better than the reference, negative worse (higher is better, for
-negatively oriented scores S: CRPS, Brier, log score, pinball, WIS, MSE).
+negatively oriented scores S that are never negative: CRPS, Brier, pinball, WIS, MSE).
+
+The ratio only ranks forecasts when :math:`\bar S_{\mathrm{ref}} > 0`. A score that can be 0 or
+negative (the log score of a density: :math:`-\log f(y)` is negative wherever f(y) > 1) flips its
+sign: -0.880 against a reference's -0.565 is the better forecast, yet 1 - (-0.880)/(-0.565) = -0.56.
+For those the skill is the mean score difference instead (:func:`skill_difference`),
+:math:`\bar S_{\mathrm{ref}} - \bar S`: for the log score the information gain in nats per row
+(Good 1952; Gneiting & Raftery 2007, sec. 2.3). Both are higher-is-better and 0 when the forecast
+ties the reference; a lower mean score never gives a lower skill.
 
 The climatological reference is the empirical distribution of the training targets
 :math:`z_1 \le \dots \le z_M`, the same for every row; its CRPS comes from the sorted
@@ -40,6 +48,37 @@ def skill_score(score: np.ndarray, reference: np.ndarray) -> float:
         raise InputError(f"the forecast has {s.size} per-row scores but the reference {r.size}")
     total = float(r.sum())
     return float(1.0 - s.sum() / total) if total != 0 else float("nan")
+
+
+def skill_difference(score: np.ndarray, reference: np.ndarray, n_rows: int | None = None) -> float:
+    r"""``mean(reference) - mean(score)``: the skill of a score that can be <= 0 (the log score).
+
+    .. math:: \Delta = \bar S_{\mathrm{ref}} - \bar S
+
+    For the log score (negative log-likelihood) the mean information gain in nats over the reference.
+    Rows left out are given as 0 in both arrays, with ``n_rows`` the number of rows kept (default:
+    every row).
+
+    Examples
+    --------
+    >>> skill_difference(np.array([-1.0, -0.5]), np.array([-0.5, -0.5]))  # better: positive
+    0.25
+    """
+    s = as_float_array(score, "score")
+    r = as_float_array(reference, "reference score")
+    if s.shape != r.shape:
+        raise InputError(f"the forecast has {s.size} per-row scores but the reference {r.size}")
+    n = s.size if n_rows is None else int(n_rows)
+    return float((r.sum() - s.sum()) / n) if n > 0 else float("nan")
+
+
+def difference_from_sums(sums: np.ndarray, total: np.ndarray | None = None) -> np.ndarray:
+    """``(B, 3)`` weighted sums of the forecast's and the reference's per-row scores and of the kept-row
+    indicator -> ``(B,)`` mean score differences ``(S_ref - S) / kept`` (NaN where no row is kept)."""
+    num = sums[:, 1] - sums[:, 0]
+    den = sums[:, 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
 def skill_from_sums(sums: np.ndarray, total: np.ndarray | None = None) -> np.ndarray:

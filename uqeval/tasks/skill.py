@@ -35,6 +35,22 @@ from ..predictions import Prediction
 
 #: Scores a skill is computed for (those both forecasts have), in JSON order.
 SKILL_SCORES: tuple[str, ...] = ("crps", "nll", "brier", "pinball", "interval", "wis", "mse")
+#: Scores that can be <= 0 (the log score): their skill is the mean score difference S_ref - S (nats for
+#: the log score, :func:`uqeval.metrics.skill.skill_difference`), never the ratio 1 - S/S_ref, whose sign
+#: flips when the means are negative. The others are >= 0 and keep the ratio.
+DIFFERENCE_SCORES: frozenset[str] = frozenset({"nll"})
+
+
+def skill_value(name: str, score: np.ndarray, reference: np.ndarray, kept: int | None = None) -> float:
+    """The skill of score ``name``: the ratio ``1 - S/S_ref``, or for :data:`DIFFERENCE_SCORES` the mean
+    difference ``S_ref - S`` over the ``kept`` rows (rows left out are 0 in both arrays)."""
+    from ..metrics.skill import skill_difference, skill_score
+
+    if name in DIFFERENCE_SCORES:
+        return skill_difference(score, reference, kept)
+    return skill_score(score, reference)
+
+
 _TOL = 1e-12  # targets of the model and the reference agree to this relative tolerance (as compare's)
 
 
@@ -335,6 +351,12 @@ class SkillRows:
     score: dict[str, np.ndarray]
     reference: dict[str, np.ndarray]
     notes: tuple[str, ...] = ()
+    mask: np.ndarray | None = None  # the rows scored (None: all)
+
+    def kept(self) -> int:
+        """How many rows are scored."""
+        n = next(iter(self.score.values())).size if self.score else 0
+        return n if self.mask is None else int(np.count_nonzero(self.mask))
 
 
 def skill_rows(
@@ -359,7 +381,7 @@ def skill_rows(
         elif name in ms and name in ("crps", "nll", "brier", "wis"):
             why = "has no density (no log score)" if name == "nll" else f"has no {name}"
             notes.append(f"skill.{name} not computed: the {ref_label} {why}")
-    return SkillRows(out_s, out_r, tuple(notes) + tuple(grids.notes))
+    return SkillRows(out_s, out_r, tuple(notes) + tuple(grids.notes), mask)
 
 
 def _label(info: dict, pred: Prediction) -> str:
@@ -376,11 +398,9 @@ def evaluate_skill(
     model_ids: np.ndarray | None = None,
 ) -> tuple[dict[str, float], dict[str, Any], list[str]]:
     """``(skill, input.reference block, notes)`` of ``model`` against ``ref``."""
-    from ..metrics.skill import skill_score
-
     pred, mask, info = build_reference(ref, model, source, settings, time_values, model_ids)
     rows = skill_rows(model, pred, mask, settings, ref_label=_label(info, pred))
-    skill = {name: skill_score(s, rows.reference[name]) for name, s in rows.score.items()}
+    skill = {name: skill_value(name, s, rows.reference[name], rows.kept()) for name, s in rows.score.items()}
     notes = list(rows.notes)
     if ref.kind == "persistence":
         notes.append(
@@ -410,7 +430,7 @@ def compare_skill(
     ``{"reference": info, "skill": {score: {model: {estimate, low, high}}}, "notes": [...]}``.
     """
     from ..catalogue import RowStat
-    from ..metrics.skill import skill_from_sums, skill_score
+    from ..metrics.skill import difference_from_sums, skill_from_sums
     from .compare import poisson_bootstrap
 
     first = models[0]
@@ -425,11 +445,16 @@ def compare_skill(
         for name, s in rows.score.items():
             r = rows.reference[name]
             out.setdefault(name, {})[m.name] = {
-                "estimate": skill_score(s, r),
+                "estimate": skill_value(name, s, r, rows.kept()),
                 "low": float("nan"),
                 "high": float("nan"),
             }
-            columns.append((name, m.name, RowStat(terms=np.column_stack([s, r]), finish=skill_from_sums)))
+            if name in DIFFERENCE_SCORES:  # (S_ref - S) / kept rows of each resample
+                kept = np.ones(s.size) if mask is None else mask.astype(np.float64)
+                stat = RowStat(terms=np.column_stack([s, r, kept]), finish=difference_from_sums)
+            else:
+                stat = RowStat(terms=np.column_stack([s, r]), finish=skill_from_sums)
+            columns.append((name, m.name, stat))
     if n_boot and columns:
         reps = poisson_bootstrap([c[2] for c in columns], first.prediction.n, int(n_boot), seed or 0)
         for (name, model, _), rep in zip(columns, reps):
