@@ -105,8 +105,10 @@ PIT_TEST_KINDS = ("gaussian", "samples", "quantiles", "intervals")
 
 def diagnostic_pit(p: Prediction, s: Settings) -> np.ndarray:
     """PIT values the calibration tests use: exact for Gaussians; for samples, quantiles and intervals
-    drawn uniformly (seeded by ``Settings.seed``) inside each row's PIT interval
-    (:func:`~uqeval.metrics.calibration_tests.randomised_pit`)."""
+    drawn uniformly inside each row's PIT interval (:func:`~uqeval.metrics.calibration_tests.randomised_pit`),
+    the random numbers seeded by ``Settings.seed`` and the rows' targets and intervals
+    (:func:`~uqeval.metrics.calibration_tests.data_key`): reproducible for one data set and seed, independent
+    between data sets."""
     from ..metrics import calibration_tests as ct
 
     def make():
@@ -121,7 +123,7 @@ def diagnostic_pit(p: Prediction, s: Settings) -> np.ndarray:
                 else np.unique(np.concatenate([(1 - p.levels) / 2, (1 + p.levels) / 2]))
             )
             lo, hi = ct.quantile_pit_bounds(p.y_true, p.quantiles_at(lv), lv)
-        return ct.randomised_pit(lo, hi, s.seed)
+        return ct.randomised_pit(lo, hi, s.seed, ct.data_key(p.y_true, lo, hi))
 
     return _memo(p, f"diagnostic_pit_{s.seed}", make)
 

@@ -20,8 +20,16 @@ an ensemble of M members places the observation between two order statistics (or
 a quantile forecast between two carried levels. :func:`randomised_pit` draws the PIT uniformly
 inside that interval (Czado, Gneiting & Held 2009), which is exactly U(0, 1) under the null
 hypothesis of calibration (for ensembles: exchangeability of observation and members). The
-draws are seeded and assigned to rows in the sorted order of their intervals, so the result
-does not depend on the order of the rows.
+draws are assigned to rows in the sorted order of their intervals, so the result does not depend
+on the order of the rows.
+
+The random numbers come from the seed *and the data*: ``SeedSequence([seed, key])`` with ``key``
+= :func:`data_key` of the rows (a 64-bit hash of each row's target and PIT interval, summed modulo
+2**64). A p-value must be uniform across data sets under the null; with one fixed stream of random
+numbers for every data set it is not (the share of p < 0.05 was 0.12-0.20 for tied ensembles and
+90 % intervals, and swung from 0.003 to 0.07 with the seed). The key is cheap (a few integer
+operations per row), the same for any row order, and a sum over rows, so the streaming engines
+merge it over batches like any other count (:func:`ensemble_rank_counts`).
 """
 
 from __future__ import annotations
@@ -35,6 +43,8 @@ __all__ = [
     "ad_statistic",
     "binary_calibration_tests",
     "cvm_statistic",
+    "data_key",
+    "ensemble_rank_counts",
     "hosmer_lemeshow",
     "ks_statistic",
     "pit_uniformity_tests",
@@ -167,21 +177,101 @@ def pit_uniformity_tests(pit: np.ndarray) -> dict[str, float]:
 # --------------------------------------------------------------------------- randomised PIT and ranks
 
 
-def randomised_pit(low: np.ndarray, high: np.ndarray, seed: int) -> np.ndarray:
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser (Steele, Lea & Flood 2014) on uint64 arrays: every input bit moves every output bit."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * _MIX1
+    x = x ^ (x >> np.uint64(27))
+    x = x * _MIX2
+    return x ^ (x >> np.uint64(31))
+
+
+def data_key(*columns: np.ndarray) -> int:
+    r"""A 64-bit key of a set of rows: :math:`\sum_i h(x_{i1}, \dots, x_{ik}) \bmod 2^{64}`.
+
+    ``h`` chains splitmix64's finaliser over the float64 bit patterns of a row's values (-0.0 counted
+    as 0.0). A sum does not depend on the order of the rows and adds over batches of rows
+    (:func:`merge_keys`); two data sets that differ in any value get unrelated keys.
+    """
+    h: np.ndarray | None = None
+    for c in columns:
+        bits = (np.asarray(c, dtype=np.float64).ravel() + 0.0).view(np.uint64)
+        h = _mix64(bits + _GOLDEN) if h is None else _mix64((h ^ bits) + _GOLDEN)
+    if h is None or h.size == 0:
+        return 0
+    return int(np.add.reduce(h, dtype=np.uint64))
+
+
+def merge_keys(a: int, b: int) -> int:
+    """The :func:`data_key` of two sets of rows together."""
+    return (a + b) % (1 << 64)
+
+
+def pit_generator(seed: int, key: int) -> np.random.Generator:
+    """The generator of the randomised PIT of rows with :func:`data_key` ``key`` under ``seed``."""
+    return np.random.default_rng(np.random.SeedSequence([int(seed), int(key)]))
+
+
+def randomised_pit(low: np.ndarray, high: np.ndarray, seed: int, key: int | None = None) -> np.ndarray:
     r"""A PIT value drawn uniformly in each row's PIT interval ``[low, high]``.
 
     .. math:: u_i = a_i + V_i\,(b_i - a_i), \qquad V_i \sim U(0, 1)
 
-    The uniforms come from ``numpy.random.default_rng(seed)`` and go to the rows in the
-    lexicographic order of ``(low, high)``: rows with the same interval are interchangeable,
-    so the multiset of PIT values (and every statistic of it) does not depend on row order.
+    The uniforms come from :func:`pit_generator` of ``seed`` and ``key`` (the :func:`data_key` of the
+    rows; default: of ``low`` and ``high``; callers add the targets) and go to the rows in the
+    lexicographic order of ``(low, high)``: rows with the same interval are interchangeable, so the
+    multiset of PIT values (and every statistic of it) does not depend on row order, and two data
+    sets get independent draws (p-values uniform across data sets under the null).
     """
     a = np.asarray(low, dtype=np.float64)
     b = np.asarray(high, dtype=np.float64)
+    if key is None:
+        key = data_key(a, b)
     order = np.lexsort((b, a))
     v = np.empty(a.size)
-    v[order] = np.random.default_rng(seed).uniform(size=a.size)
+    v[order] = pit_generator(seed, key).random(a.size)
     return a + v * (b - a)
+
+
+def _ranks(u: np.ndarray, m: int) -> np.ndarray:
+    """Randomised ranks 0..m of PIT values ``u`` of an m-member ensemble."""
+    return np.minimum(np.floor(u * (m + 1)).astype(np.int64), m)
+
+
+#: uniforms drawn per block by :func:`ensemble_rank_counts` (bounded memory for any row count)
+RANK_BLOCK = 1 << 20
+
+
+def ensemble_rank_counts(groups: np.ndarray, m: int, seed: int, key: int) -> np.ndarray:
+    r"""The rank histogram of :func:`rank_histogram_test` (of :func:`randomised_pit` of
+    :func:`ensemble_pit_bounds`) from the number of rows with each (members below, members tied).
+
+    ``groups[l, t]``: rows with :math:`\ell` members below the target and :math:`t` equal to it; ``key``:
+    the rows' :func:`data_key`. The rows sorted by PIT interval are these groups in (l, t) order, so
+    the uniforms of :func:`randomised_pit` fall to them in that order: the same M + 1 counts, bit for
+    bit, from an (M + 1) × (M + 1) table that adds over batches (the streaming engines' state).
+    """
+    g = np.asarray(groups, dtype=np.int64)
+    idx = np.flatnonzero(g)  # row-major: (l, t) order, the lexicographic order of (low, high)
+    size = g.ravel()[idx]
+    ell, t = np.divmod(idx, g.shape[1])
+    lo = ell / (m + 1.0)
+    hi = (ell + t + 1.0) / (m + 1.0)
+    ends = np.cumsum(size)
+    total = int(ends[-1]) if ends.size else 0
+    rng = pit_generator(seed, key)
+    counts = np.zeros(m + 1, dtype=np.int64)
+    for start in range(0, total, RANK_BLOCK):
+        v = rng.random(min(RANK_BLOCK, total - start))
+        j = np.searchsorted(ends, np.arange(start, start + v.size), side="right")
+        u = lo[j] + v * (hi[j] - lo[j])
+        counts += np.bincount(_ranks(u, m), minlength=m + 1)
+    return counts
 
 
 def ensemble_pit_bounds(y_true: np.ndarray, samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -231,8 +321,7 @@ def rank_histogram_test(u: np.ndarray, m: int) -> dict:
     -------
     dict with ``rank_histogram`` (M + 1 counts), ``rank_hist_chi2`` and ``rank_hist_chi2_p``.
     """
-    u = np.asarray(u, dtype=np.float64)
-    return rank_counts_test(np.minimum(np.floor(u * (m + 1)).astype(np.int64), m), m)
+    return rank_counts_test(_ranks(np.asarray(u, dtype=np.float64), m), m)
 
 
 def rank_counts_test(ranks: np.ndarray, m: int) -> dict:

@@ -580,6 +580,54 @@ class ReliabilityScore(Special):
         }
 
 
+class RankHistogram(Special):
+    """calibration_tests.rank_histogram of an ensemble: rows per (members below, members tied) and the rows'
+    :func:`~uqeval.metrics.calibration_tests.data_key`, both sums over rows; the randomised ranks are drawn
+    at the end from the seed and that key (:func:`~uqeval.metrics.calibration_tests.ensemble_rank_counts`),
+    so ties are broken exactly as in memory, whatever the batches. Ragged ensembles have no rank histogram."""
+
+    metrics = ("rank_histogram",)
+
+    def update(self, p, s):
+        from ..metrics import calibration_tests as ct
+
+        if p.ragged:
+            return {"ragged": True}
+        m = p.samples.shape[1]
+        lo, hi = p.map_rows(lambda mem, y: ct.ensemble_pit_bounds(y, mem), p.y_true)
+        ell = np.rint(lo * (m + 1)).astype(np.int64)
+        t = np.rint(hi * (m + 1)).astype(np.int64) - ell - 1
+        return {
+            "ragged": False,
+            "m": m,
+            "n": p.n,
+            "key": ct.data_key(p.y_true, lo, hi),
+            "groups": histogram(ell * (m + 1) + t, (m + 1) ** 2),
+        }
+
+    def merge(self, a, b):
+        from ..metrics.calibration_tests import merge_keys
+
+        if a["ragged"] or b["ragged"]:
+            return {"ragged": True}
+        return {
+            "ragged": False,
+            "m": a["m"],
+            "n": a["n"] + b["n"],
+            "key": merge_keys(a["key"], b["key"]),
+            "groups": a["groups"] + b["groups"],
+        }
+
+    def finalize(self, st, s):
+        from ..metrics.calibration_tests import ensemble_rank_counts
+
+        if st["ragged"] or st["n"] < 2:  # as in memory: no test of one row, no histogram of ragged members
+            return {}
+        m = st["m"]
+        groups = np.asarray(unpack(st["groups"])).reshape(m + 1, m + 1)
+        return {"rank_histogram": ensemble_rank_counts(groups, m, s.seed, st["key"]).tolist()}
+
+
 #: family -> its sufficient-statistic states (by representation where they differ)
 SPECIAL: dict[str, Callable[[str], Special | None]] = {
     "accuracy": lambda kind: (
@@ -592,6 +640,7 @@ SPECIAL: dict[str, Callable[[str], Special | None]] = {
     "calibration": lambda kind: EvenBins(),
     "information_criteria": lambda kind: RowTermMoments(),
     "reliability": lambda kind: Composite(PitKS(), ReliabilityScore()) if kind == "gaussian" else PitKS(),
+    "calibration_tests": lambda kind: RankHistogram() if kind == "samples" else None,
 }
 
 #: why a metric is not streamed, by reduction
