@@ -1,0 +1,177 @@
+"""Size of every p-value family of uqeval under its null hypothesis (issue 25), with Monte-Carlo errors.
+
+    python benchmarks/null_sizes.py                 # 4000 replicates per family (a few minutes)
+    python benchmarks/null_sizes.py --reps 1000     # quicker
+    python benchmarks/null_sizes.py --seed 7 --alpha 0.01
+    python benchmarks/null_sizes.py --only pit       # families whose name contains "pit"
+
+Each replicate is one data set drawn under the null (calibrated forecasts, exchangeable models, equal
+expected scores), analysed exactly as ``uqeval`` analyses one file with ``--seed`` 0 (the CLI default):
+the catalogue's ``calibration_tests`` family, compare's sign-flip and Diebold–Mariano tests and the UCC
+permutation test. Prints, per p-value, the share of p < alpha, its Monte-Carlo standard error
+sqrt(alpha (1 - alpha) / R) and z = (size - alpha) / se. |z| > 3.5 flags a test that does not hold
+its size (the suite, tests/test_null_sizes.py, asserts that with fewer replicates).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+Row = tuple[str, str, int, np.ndarray]  # (family, p-value, n, p-values of the replicates)
+
+
+def _catalogue(make: Callable, keys: tuple[str, ...], reps: int, rng) -> dict[str, np.ndarray]:
+    from uqeval.catalogue import compute, get_family
+    from uqeval.config import make_settings
+
+    settings = make_settings(diagnostics=True)
+    family = get_family("calibration_tests")
+    out: dict[str, list[float]] = {k: [] for k in keys}
+    for _ in range(reps):
+        res = compute(family, make(rng), settings)
+        for k in keys:
+            out[k].append(res[k])
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def pit_families(reps: int, rng) -> Iterator[Row]:
+    from scipy.stats import norm
+
+    from uqeval.predictions import Gaussian, Intervals, Quantiles, Samples
+
+    levels = np.array([0.1, 0.25, 0.5, 0.75, 0.9])
+    pit = ("pit_ks_p", "pit_cvm_p", "pit_ad_p")
+
+    def gaussian(r, n=40):
+        mu = r.normal(size=n)
+        return Gaussian(mu, std=np.ones(n), y_true=mu + r.normal(size=n))
+
+    def tied(r, n=60, m=9, digits=0):
+        mu = r.normal(size=n)
+        y = np.round(mu + r.normal(size=n), digits)
+        return Samples(np.round(mu[:, None] + r.normal(size=(n, m)), digits), y_true=y)
+
+    def tied_small(r, n=60):
+        return tied(r, n, m=4)
+
+    def quantiles(r, n=60):
+        mu = r.normal(size=n)
+        return Quantiles(mu[:, None] + norm.ppf(levels), levels=levels, y_true=mu + r.normal(size=n))
+
+    def interval90(r, n=60):
+        mu = r.normal(size=n)
+        h = norm.ppf(0.95)
+        return Intervals(mu - h, mu + h, levels=[0.9], y_true=mu + r.normal(size=n))
+
+    cases = [
+        ("PIT gaussian", gaussian, pit, 40),
+        ("PIT tied ensemble M=9", tied, pit + ("rank_hist_chi2_p",), 60),
+        ("PIT tied ensemble M=4", tied_small, pit + ("rank_hist_chi2_p",), 60),
+        ("PIT quantiles (5 levels)", quantiles, pit, 60),
+        ("PIT 90% interval", interval90, pit, 60),
+    ]
+    for name, make, keys, n in cases:
+        for k, p in _catalogue(make, keys, reps, rng).items():
+            yield name, k, n, p
+
+
+def binary_families(reps: int, rng) -> Iterator[Row]:
+    from uqeval.predictions import Categorical
+
+    def binary(r, n=300):
+        p = r.uniform(0.05, 0.95, size=n)
+        return Categorical(p, y_true=(r.uniform(size=n) < p).astype(float))
+
+    for k, p in _catalogue(binary, ("spiegelhalter_p", "hosmer_lemeshow_p"), reps, rng).items():
+        yield "binary calibration", k, 300, p
+
+
+def compare_families(reps: int, rng) -> Iterator[Row]:
+    from uqeval.metrics.comparison import diebold_mariano
+    from uqeval.tasks.compare import sign_flip_tests
+
+    n = 30
+    d = rng.standard_t(4, size=(n, reps))
+    yield "compare sign-flip (t4 differences)", "permutation_p", n, sign_flip_tests(d, 999, seed=0)
+    skewed = rng.gamma(2.0, size=(reps, n)) - rng.gamma(2.0, size=(reps, n))
+    yield (
+        "compare DM lag 0 (skewed iid)",
+        "dm_p",
+        n,
+        np.array([diebold_mariano(x, 0 * x)["p_value"] for x in skewed]),
+    )
+    e = rng.normal(size=(reps, n + 1))
+    ma1 = e[:, 1:] + 0.5 * e[:, :-1]
+    yield (
+        "compare DM lag 1 (MA(1))",
+        "dm_p",
+        n,
+        np.array([diebold_mariano(x, 0 * x, lag=1)["p_value"] for x in ma1]),
+    )
+    e = rng.normal(size=(reps, 200 + 2))
+    ma2 = e[:, 2:] + 0.8 * e[:, 1:-1] + 0.5 * e[:, :-2]
+    yield (
+        "compare DM lag 2 (MA(2))",
+        "dm_p",
+        200,
+        np.array([diebold_mariano(x, 0 * x, lag=2)["p_value"] for x in ma2]),
+    )
+
+
+def ucc_family(reps: int, rng) -> Iterator[Row]:
+    from uqeval.metrics.ucc import permutation_test
+
+    n, p = 40, []
+    for _ in range(reps):
+        pred = rng.normal(size=n)
+        y = pred + rng.normal(size=n)
+        w1, w2 = rng.gamma(3.0, 1 / 3, size=(2, n))
+        bands = [(pred - w1, pred + w1), (pred - w2, pred + w2)]
+        p.append(permutation_test(y, pred, bands, n_permutations=199, seed=0)["pairs"][0]["p_value"])
+    yield "ucc permutation (exchangeable bands)", "p_value", n, np.array(p)
+
+
+FAMILIES = {"pit": pit_families, "binary": binary_families, "compare": compare_families, "ucc": ucc_family}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--reps", type=int, default=4000, help="replicates (data sets) per family (default 4000)")
+    ap.add_argument(
+        "--seed", type=int, default=2025, help="seed of the simulated data (uqeval's own --seed stays 0)"
+    )
+    ap.add_argument("--alpha", type=float, default=0.05, help="nominal level (default 0.05)")
+    ap.add_argument(
+        "--only", default="", help="run the families whose name contains this (pit, binary, compare, ucc)"
+    )
+    args = ap.parse_args(argv)
+    rng = np.random.default_rng(args.seed)
+    a = args.alpha
+    se = math.sqrt(a * (1 - a) / args.reps)
+    print(f"alpha = {a}, R = {args.reps} replicates per family, Monte-Carlo se = {se:.4f}")
+    print(f"{'family':40s} {'p-value':20s} {'n':>5s} {'size':>7s} {'se':>7s} {'z':>6s}")
+    bad = 0
+    for name, fam in FAMILIES.items():
+        if args.only not in name:
+            continue
+        t0 = time.perf_counter()
+        for family, key, n, p in fam(args.reps, rng):
+            size = float(np.mean(p < a))
+            z = (size - a) / se
+            bad += abs(z) > 3.5
+            flag = "  <-- outside 3.5 se" if abs(z) > 3.5 else ""
+            print(f"{family:40s} {key:20s} {n:5d} {size:7.4f} {se:7.4f} {z:6.2f}{flag}")
+        print(f"  ({name}: {time.perf_counter() - t0:.1f} s)", file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
