@@ -1184,7 +1184,8 @@ _CZADO = (
 _PIT_TEXT = (
     "PIT values: Φ((y − μ)/σ) for Gaussians; for samples, quantiles and intervals the PIT is only known to lie "
     "in an interval (between two members, or two carried quantile levels), so it is drawn uniformly inside it "
-    "(randomised PIT, seeded by --seed, assigned in sorted order so row order does not matter); under "
+    "(randomised PIT, seeded by --seed and a hash of the data, so one file and seed give one answer and "
+    "different files independent draws; assigned in sorted order so row order does not matter); under "
     "calibration it is exactly U(0, 1). "
 )
 _P_TEXT = (

@@ -47,6 +47,8 @@ __all__ = [
     "ensemble_rank_counts",
     "hosmer_lemeshow",
     "ks_statistic",
+    "merge_keys",
+    "pit_generator",
     "pit_uniformity_tests",
     "randomised_pit",
     "rank_counts_test",
