@@ -192,7 +192,7 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
 
     ``reference``: a :class:`uqeval.tasks.skill.Reference`; adds the ``skill`` group and ``input.reference``.
     """
-    from ..errors import naming
+    from ..errors import naming, phrase
 
     skill_notes: list[str] = []
     with naming(loaded.info.get("path")):
@@ -221,7 +221,7 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
     if loaded.prediction.kind == "point" and loaded.prediction.loglik is None:
         notes.append(
             "point predictions only: accuracy metrics are all that apply; "
-            "`uqeval recalibrate FILE --method accrue` can give them a calibrated std"
+            f"{phrase('accrue')} can give them a calibrated std"
         )
     for value, body in (groups or {}).get("values", {}).items():
         notes += [

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..catalogue import CLASSIFICATION
 from ..config import Settings
-from ..errors import InputError, UsageError
+from ..errors import InputError, UsageError, option
 from ..predictions import Prediction
 
 #: Scores a skill is computed for (those both forecasts have), in JSON order.
@@ -105,7 +105,7 @@ def _same_targets(model: Prediction, ref: Prediction, source: str, ref_source: s
         raise InputError(
             f"targets differ between {source} and the reference {ref_source}: {int(bad.sum())} row(s), "
             f"first at row {i}: {float(y0[i])!r} vs {float(y[i])!r}; the reference must hold the same "
-            "targets in the same row order, or pass --id COLUMN to join the files on an id column"
+            f"targets in the same row order, or pass {option('id', 'COLUMN')} to join the files on an id column"
         )
 
 
