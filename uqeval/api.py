@@ -249,6 +249,8 @@ def _prediction(
     if "samples" in a:
         s = a["samples"]
         a["samples"] = np.moveaxis(s, _member_axis(member_axis, s.ndim), -1) if s.ndim else s
+    if "y_true" not in a and set(a) != {"loglik"}:
+        raise UsageError("no targets: pass them as data or y_true= (with a table, name their column with y=)")
     if not any(r in a for r in _ROLES[1:]):
         raise UsageError(
             "nothing to evaluate: pass mean= (and std= or var=), lower= and upper=, quantiles= with levels=, "

@@ -131,4 +131,4 @@ def naming(path: object) -> Iterator[None]:
     except InputError as exc:
         if str(path) in str(exc):
             raise
-        raise type(exc)(f"{path}: {exc}") from None
+        raise exc.at(str(path)) from None
