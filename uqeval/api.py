@@ -218,6 +218,13 @@ def _objects(table, name: str, role: str, rows: np.ndarray) -> np.ndarray:
     return np.asarray(table.column(name).to_numpy(zero_copy_only=False))[rows]
 
 
+def _scalar(x, name: str) -> float:
+    v = as_real_array(x, name)
+    if v.ndim:
+        raise InputError(f"{name} must be one number, got shape {v.shape} (several levels: levels=[...])")
+    return float(v)
+
+
 def _member_axis(member_axis, ndim: int) -> int:
     if isinstance(member_axis, bool) or not isinstance(member_axis, (int, np.integer)):
         raise InputError(f"member_axis must be an integer, got {member_axis!r}")
@@ -473,11 +480,16 @@ def evaluate(
             "data is a mapping; pass a pandas DataFrame or pyarrow Table (pyarrow.table(data)) or the arrays "
             "as keyword arguments"
         )
-    if levels is not None and quantiles is None and lower is None and not isinstance(data, Prediction):
-        # Gaussian, sample and point predictions: levels are the coverage levels
-        settings = replace(settings, levels=tuple(np.atleast_1d(as_real_array(levels, "levels")).tolist()))
-    elif level is not None and lower is None and quantiles is None and not isinstance(data, Prediction):
-        settings = replace(settings, levels=(float(as_real_array(level, "level")),))
+    if level is not None:  # the nominal level of a single lower/upper pair (as --level)
+        level = float(_scalar(level, "level"))
+        settings = replace(settings, level=level)
+    if quantiles is None and lower is None:  # levels do not describe columns: they are the coverage levels
+        if levels is not None:
+            settings = replace(
+                settings, levels=tuple(np.atleast_1d(as_real_array(levels, "levels")).tolist())
+            )
+        elif level is not None:
+            settings = replace(settings, levels=(level,))
 
     spec = None
     if reference is not None or time is not None or id is not None:  # forecast verification (issue 16)
@@ -572,8 +584,8 @@ def evaluate(
                 "columns": {},
             },
         )
-        if spec is not None and spec.kind == "persistence" and spec.time is not None and n_dropped:
-            spec = replace(spec, time=np.asarray(spec.time)[pred.row_numbers()])
+    if spec is not None and spec.kind == "persistence" and not isinstance(time, str) and time is not None:
+        spec = replace(spec, time=np.asarray(time)[loaded.prediction.row_numbers()])  # the rows kept
     return Scores(score_loaded(loaded, settings, spec))
 
 
@@ -649,7 +661,17 @@ def evaluate_file(
 
     info = inspect(path)
     arrow = _file_table(info, read_columns)
-    return evaluate(arrow, settings=s, reference=reference, train=train, time=time, id=id, **roles)
+    try:
+        scores = evaluate(arrow, settings=s, reference=reference, train=train, time=time, id=id, **roles)
+        scores._summary["input"].update(path=str(path), format=info.format)
+        return scores
+    except InputError as exc:  # the table's messages name "data": here it is the file
+        text = str(exc)
+        if not text.startswith("data"):
+            raise
+        raise type(exc)(
+            f"{path}{text[4:] if text.startswith('data:') else ': ' + text}", fix=exc.fix
+        ) from None
 
 
 def _file_table(info, read_columns):
