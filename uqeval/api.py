@@ -205,7 +205,7 @@ def _column(table, name, role: str) -> np.ndarray:
         if n not in table.column_names:
             shown = ", ".join(table.column_names[:20]) + (" ..." if table.num_columns > 20 else "")
             raise InputError(f"data: column {n!r} given for {role}= not found; columns: {shown}")
-    block = [to_float(table.column(n), n, "data") for n in names]
+    block = [to_float(table.column(n), n, "data") for n in names]  # type: ignore[arg-type]  # named in messages
     return np.column_stack(block) if isinstance(name, (list, tuple)) else block[0]
 
 
@@ -300,7 +300,7 @@ def _prediction(
         if "var" in columns:
             columns["std"] = columns.pop("var")
     y, ll = a.get("y_true"), a.get("loglik")
-    common = dict(y_true=y, columns=columns, rows=rows, loglik=ll)
+    common: dict[str, Any] = dict(y_true=y, columns=columns, rows=rows, loglik=ll)
     if "proba" in a or "logits" in a:
         p = _softmax(a["logits"]) if "logits" in a else a["proba"]
         if p.ndim == 1:  # binary: P(class 1)
@@ -354,6 +354,7 @@ def _from_plan(arrow, names: dict[str, str], settings: Settings):
     cols = {c: arrow.column(c) for c in plan.needed()}
     batch = build_batch("data", plan, cols, arrow.num_rows, settings)
     pred = batch.prediction
+    assert pred is not None  # allow_empty=False: a table without rows left raised
     meta = {
         "path": "<table>",
         "format": "python",
