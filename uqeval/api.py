@@ -586,7 +586,9 @@ def evaluate(
             },
         )
     if spec is not None and spec.kind == "persistence" and not isinstance(time, str) and time is not None:
-        spec = replace(spec, time=np.asarray(time)[loaded.prediction.row_numbers()])  # the rows kept
+        times = np.asarray(time)
+        if loaded.info["n_dropped"] and times.shape[:1] == (loaded.info["n_rows"],):
+            spec = replace(spec, time=times[loaded.prediction.row_numbers()])  # the times of the rows kept
     return Scores(score_loaded(loaded, settings, spec))
 
 
