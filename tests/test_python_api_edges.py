@@ -200,3 +200,17 @@ def test_scores_html_is_a_compact_table(frame):
         isinstance(v, (int, float)) or v is None for v in s.values()
     )
     assert "pit_histogram" not in html  # curves and histograms are left out
+
+
+def test_persistence_times_follow_the_rows_kept():
+    rng = np.random.default_rng(0)
+    y = np.cumsum(rng.normal(size=50))
+    y[3] = np.nan
+    mean = np.nan_to_num(y) + 0.1
+    frame = pd.DataFrame({"y": y, "mean": mean, "std": 1.0, "t": np.arange(50)})
+    kw = {"reference": "persistence", "nan_policy": "omit"}
+    arrays = uqeval.evaluate(y, mean=mean, std=1.0, time=np.arange(50), **kw)
+    detected = uqeval.evaluate(frame, time="t", **kw)
+    named = uqeval.evaluate(frame, y="y", mean="mean", std="std", time="t", **kw)
+    assert arrays["skill.crps"] == pytest.approx(detected["skill.crps"]) == pytest.approx(named["skill.crps"])
+    assert arrays._summary["input"]["n_dropped"] == 1
