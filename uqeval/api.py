@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from ._python import python_api
 from .config import Settings, make_settings
-from .errors import InputError, UqevalError, UsageError
+from .errors import InputError, UsageError
 from .predictions import (
     Categorical,
     Gaussian,
@@ -26,22 +27,9 @@ from .predictions import (
     Quantiles,
     Samples,
 )
+from .validation import as_real_array
 
 __all__ = ["Scores", "evaluate", "evaluate_file", "ucc", "compare", "list_metrics", "explain"]
-
-#: How an error's fix (:attr:`uqeval.errors.UqevalError.fix`) is phrased for a Python caller.
-PYTHON_FIXES = {
-    "nan_policy": "; drop those rows first, or pass nan_policy='omit'",
-    "targets": " (pass y_true)",
-    "fix_crossing": "; fix the model or pass fix_crossing=True to sort each row",
-    "renormalize": "; pass renormalize=True to rescale small drift (or logits= if they are logits)",
-    "logits": " or pass logits= if the values are logits",
-}
-
-
-def _python_error(exc: UqevalError) -> UqevalError:
-    hint = PYTHON_FIXES.get(exc.fix or "", "")
-    return type(exc)(f"{exc}{hint}") if hint else exc
 
 
 class Scores(Mapping):
@@ -151,107 +139,244 @@ def _softmax(z: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def _prediction(
-    y_true,
-    *,
-    mean=None,
-    std=None,
-    var=None,
-    lower=None,
-    upper=None,
-    level=None,
-    quantiles=None,
-    levels=None,
-    samples=None,
-    proba=None,
-    logits=None,
-    member_axis: int = -1,
-    loglik=None,
-    settings: Settings,
-) -> Prediction:
-    """The container the given arrays describe (the representation is inferred from the arguments)."""
-    if std is not None and var is not None:
-        raise InputError("give std or var, not both")
-    if var is not None:
-        var = np.asarray(var, dtype=np.float64)
-        if np.any(var <= 0):
-            raise InputError(
-                f"var must be > 0: {int(np.sum(var <= 0))} non-positive value(s) "
-                f"(first at row {int(np.flatnonzero(var <= 0)[0])})"
-            )
-        std = np.sqrt(var)
-    ll = None if loglik is None else np.asarray(loglik, dtype=np.float64)
-    if proba is not None or logits is not None:
-        if proba is not None and logits is not None:
-            raise InputError("give proba or logits, not both")
-        p = (
-            _softmax(np.asarray(logits, dtype=np.float64))
-            if logits is not None
-            else np.asarray(proba, np.float64)
+#: the roles of :func:`evaluate` that are arrays (or column names of ``data``), in the order they are checked
+_ROLES = (
+    "y_true",
+    "mean",
+    "std",
+    "var",
+    "lower",
+    "upper",
+    "quantiles",
+    "samples",
+    "proba",
+    "logits",
+    "loglik",
+)
+#: roles that take one column each: a table with only these named goes through the file loader's plan
+_COLUMN_ROLES = ("y_true", "mean", "std", "var", "lower", "upper")
+
+
+def _is_table(x) -> bool:
+    """A pandas DataFrame, a pyarrow Table or RecordBatch, or a DataFrame of another library with ``to_arrow``."""
+    name, mod = type(x).__name__, type(x).__module__
+    if mod.startswith("pyarrow"):
+        return name in ("Table", "RecordBatch")
+    return name == "DataFrame" and (mod.startswith("pandas") or hasattr(x, "to_arrow"))
+
+
+def _arrow(table):
+    """A pyarrow Table of a DataFrame or Table, converted in memory; column names must be distinct strings."""
+    import pyarrow as pa
+
+    if isinstance(table, pa.RecordBatch):
+        table = pa.Table.from_batches([table])
+    elif not isinstance(table, pa.Table):
+        names = [str(c) for c in table.columns]
+        _check_distinct(names)
+        try:
+            if type(table).__module__.startswith("pandas"):
+                table = pa.Table.from_pandas(table, preserve_index=False)
+            else:
+                table = table.to_arrow()
+        except (pa.ArrowException, TypeError, ValueError) as exc:
+            raise InputError(f"data: cannot convert the table to columns of numbers ({exc})") from None
+    _check_distinct(table.column_names)
+    return table
+
+
+def _check_distinct(names: list[str]) -> None:
+    seen: set[str] = set()
+    dup = [n for n in names if n in seen or seen.add(n)]  # type: ignore[func-returns-value]
+    if dup:
+        raise InputError(
+            f"data has duplicate column names ({', '.join(map(repr, dict.fromkeys(dup)))}); rename them"
         )
+
+
+def _column(table, name, role: str) -> np.ndarray:
+    """Column ``name`` of a pyarrow table as float64 (a list of names: an (N, K) block)."""
+    from .io.readers import to_float
+
+    names = list(name) if isinstance(name, (list, tuple)) else [name]
+    for n in names:
+        if not isinstance(n, str):
+            raise InputError(f"{role}= names columns of data by strings, got {type(n).__name__} {n!r}")
+        if n not in table.column_names:
+            shown = ", ".join(table.column_names[:20]) + (" ..." if table.num_columns > 20 else "")
+            raise InputError(f"data: column {n!r} given for {role}= not found; columns: {shown}")
+    block = [to_float(table.column(n), n, "data") for n in names]  # type: ignore[arg-type]  # named in messages
+    return np.column_stack(block) if isinstance(name, (list, tuple)) else block[0]
+
+
+def _objects(table, name: str, role: str, rows: np.ndarray) -> np.ndarray:
+    """Column ``name`` of a pyarrow table as it is (ids, times), at ``rows``."""
+    if name not in table.column_names:
+        raise InputError(
+            f"data: column {name!r} given for {role}= not found; columns: {', '.join(table.column_names)}"
+        )
+    return np.asarray(table.column(name).to_numpy(zero_copy_only=False))[rows]
+
+
+def _scalar(x, name: str) -> float:
+    v = as_real_array(x, name)
+    if v.ndim:
+        raise InputError(f"{name} must be one number, got shape {v.shape} (several levels: levels=[...])")
+    return float(v)
+
+
+def _member_axis(member_axis, ndim: int) -> int:
+    if isinstance(member_axis, bool) or not isinstance(member_axis, (int, np.integer)):
+        raise InputError(f"member_axis must be an integer, got {member_axis!r}")
+    if not -ndim <= member_axis < ndim:
+        raise InputError(f"member_axis={member_axis} is out of range for samples with {ndim} dimension(s)")
+    return int(member_axis)
+
+
+def _prediction(
+    arrays: dict[str, np.ndarray],
+    columns: dict[str, Any],
+    *,
+    level=None,
+    levels=None,
+    member_axis=-1,
+    settings: Settings,
+) -> tuple[Prediction, int]:
+    """The container the given arrays describe (the representation follows from the roles given), and
+    the number of rows dropped by ``nan_policy="omit"``."""
+    a = dict(arrays)
+    if "std" in a and "var" in a:
+        raise UsageError("give std or var, not both")
+    if "proba" in a and "logits" in a:
+        raise UsageError("give proba or logits, not both")
+    if ("lower" in a) != ("upper" in a):
+        raise UsageError("intervals need both lower and upper")
+    if "quantiles" in a and levels is None:
+        raise UsageError("quantiles need their levels: pass levels=[...]")
+    if "samples" in a:
+        s = a["samples"]
+        a["samples"] = np.moveaxis(s, _member_axis(member_axis, s.ndim), -1) if s.ndim else s
+    if "y_true" not in a and set(a) != {"loglik"}:
+        raise UsageError("no targets: pass them as data or y_true= (with a table, name their column with y=)")
+    if not any(r in a for r in _ROLES[1:]):
+        raise UsageError(
+            "nothing to evaluate: pass mean= (and std= or var=), lower= and upper=, quantiles= with levels=, "
+            "samples=, proba=, logits= or loglik="
+        )
+    # rows: the targets' (or the first array's) length; scalars broadcast over the rows of 1-d roles
+    n = next((len(v) for v in a.values() if v.ndim), None)
+    if n is None:
+        raise InputError("nothing but scalars given: pass arrays with one value per row")
+    for role, v in list(a.items()):
+        if v.ndim == 0 and role in ("mean", "std", "var", "lower", "upper"):
+            a[role] = np.full(n, float(v))
+        elif v.ndim == 0 or len(v) != n:
+            first = next(r for r, w in a.items() if w.ndim)
+            raise InputError(
+                f"{role} has {len(v) if v.ndim else 'no'} rows but {first} has {n}; give one value per row"
+            )
+    n_dropped, rows = 0, None
+    if settings.nan_policy == "omit":
+        from .io.load import usable_rows
+
+        ok, _ = usable_rows(a, n, member_rows="samples" in a and "proba" not in a)
+        n_dropped = int(n - ok.sum())
+        if not ok.any():
+            raise InputError("every row has NaN/inf in an argument; nothing left to evaluate")
+        if n_dropped:
+            rows = np.flatnonzero(ok)
+            a = {k: v[ok] for k, v in a.items()}
+    if "var" in a:
+        var = a.pop("var")
+        bad = ~(var > 0) & np.isfinite(var)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            row = int(rows[i]) if rows is not None else i
+            raise InputError(
+                f"var must be > 0: {int(bad.sum())} non-positive value(s) in '{columns.get('var', 'var')}' "
+                f"(first at row {row}, found {var[i]:g})"
+            )
+        a["std"] = np.sqrt(var)
+        if "var" in columns:
+            columns["std"] = columns.pop("var")
+    y, ll = a.get("y_true"), a.get("loglik")
+    common: dict[str, Any] = dict(y_true=y, columns=columns, rows=rows, loglik=ll)
+    if "proba" in a or "logits" in a:
+        p = _softmax(a["logits"]) if "logits" in a else a["proba"]
         if p.ndim == 1:  # binary: P(class 1)
             p = np.column_stack([1.0 - p, p])
-        labels = None if y_true is None else np.asarray(y_true)
         if p.ndim == 3:
-            return MemberCategorical(
-                y_true=labels, member_proba=p, renormalize=settings.renormalize, loglik=ll
-            )
-        return Categorical(y_true=labels, proba=p, renormalize=settings.renormalize, loglik=ll)
-    if samples is not None:
-        s = np.moveaxis(np.asarray(samples, dtype=np.float64), member_axis, -1)
-        return Samples(y_true=y_true, samples=s, allow_missing=settings.nan_policy == "omit", loglik=ll)
-    if quantiles is not None:
-        if levels is None:
-            raise InputError("quantiles need their levels: pass levels=[...]")
-        return Quantiles(
-            y_true=y_true,
-            quantiles=np.asarray(quantiles, dtype=np.float64),
-            levels=levels,
-            fix_crossing=settings.fix_crossing,
-            loglik=ll,
+            return MemberCategorical(member_proba=p, renormalize=settings.renormalize, **common), n_dropped
+        return Categorical(proba=p, renormalize=settings.renormalize, **common), n_dropped
+    if "samples" in a:
+        return Samples(samples=a["samples"], allow_missing=settings.nan_policy == "omit", **common), n_dropped
+    if "quantiles" in a:
+        return (
+            Quantiles(quantiles=a["quantiles"], levels=levels, fix_crossing=settings.fix_crossing, **common),
+            n_dropped,
         )
-    if lower is not None or upper is not None:
-        if lower is None or upper is None:
-            raise InputError("intervals need both lower and upper")
+    if "lower" in a:
         lv = levels if levels is not None else (level if level is not None else settings.level)
-        return Intervals(
-            y_true=y_true, lower=lower, upper=upper, levels=np.atleast_1d(lv), mean=mean, loglik=ll
+        return (
+            Intervals(
+                lower=a["lower"], upper=a["upper"], levels=np.atleast_1d(lv), mean=a.get("mean"), **common
+            ),
+            n_dropped,
         )
-    if mean is not None:
-        if std is not None:
-            return Gaussian(y_true=y_true, mean=mean, std=std, loglik=ll)
-        return Point(y_true=y_true, mean=mean, loglik=ll)
-    if ll is not None:
-        return LogLikelihood(y_true=y_true, loglik=ll)
-    raise InputError(
-        "nothing to evaluate: pass mean (and std or var), lower/upper, quantiles with levels, "
-        "samples, proba or logits"
+    if "mean" in a:
+        if "std" in a:
+            return Gaussian(mean=a["mean"], std=a["std"], **common), n_dropped
+        return Point(mean=a["mean"], **common), n_dropped
+    return LogLikelihood(**common), n_dropped
+
+
+def _from_plan(arrow, names: dict[str, str], settings: Settings):
+    """A table whose columns are detected (or named, one per role) exactly as ``uqeval score`` detects a
+    file's: the same column plan and loader, over the table in memory."""
+    from .io.load import Loaded, build_batch, plan_for
+    from .io.readers import TableInfo
+
+    info = TableInfo(
+        path="data",  # type: ignore[arg-type]  # messages name the argument
+        format="python",
+        columns=list(arrow.column_names),
+        list_columns=frozenset(f.name for f in arrow.schema if _is_list(f.type)),
     )
+    if names:
+        given = set(names) - {"y_true"}
+        kind = "gaussian" if given & {"std", "var"} else "intervals" if given & {"lower"} else "point"
+        settings = replace(
+            settings,
+            columns={**settings.columns, **names},
+            representation=settings.representation or (kind if given else None),
+        )
+    plan = plan_for(info, settings)
+    cols = {c: arrow.column(c) for c in plan.needed()}
+    batch = build_batch("data", plan, cols, arrow.num_rows, settings)
+    pred = batch.prediction
+    assert pred is not None  # allow_empty=False: a table without rows left raised
+    meta = {
+        "path": "<table>",
+        "format": "python",
+        "n_rows": arrow.num_rows,
+        "n_dropped": batch.n_dropped,
+        "representation": pred.kind,
+        "columns": batch.columns,
+    }
+    if isinstance(pred, Quantiles) and pred.n_fixed:
+        meta["n_fixed_crossing"] = pred.n_fixed
+    if batch.n_members_dropped:
+        meta["n_members_dropped"] = batch.n_members_dropped
+    return Loaded(pred, meta, batch.groups), settings
 
 
-def _from_table(table, columns: dict[str, Any]) -> dict[str, Any]:
-    """Arrays from a pandas DataFrame or pyarrow Table, by column name (a list of names for 2-d roles)."""
-    import pandas as pd
+def _is_list(t) -> bool:
+    import pyarrow as pa
 
-    df = table if isinstance(table, pd.DataFrame) else table.to_pandas()
-    out = {}
-    for role, name in columns.items():
-        if name is None:
-            continue
-        names = list(name) if isinstance(name, (list, tuple)) else [name]
-        missing = [n for n in names if n not in df.columns]
-        if missing:
-            raise InputError(
-                f"column {missing[0]!r} (for {role}) not found; columns: {', '.join(map(str, df.columns))}"
-            )
-        block = df[names].to_numpy(dtype=np.float64)
-        out[role] = block if isinstance(name, (list, tuple)) else block[:, 0]
-    return out
+    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
 
 
-_ARRAY_ROLES = ("mean", "std", "var", "lower", "upper", "quantiles", "samples", "proba", "logits", "loglik")
-
-
+@python_api
 def evaluate(
     data=None,
     *,
@@ -281,28 +406,36 @@ def evaluate(
 
     Parameters
     ----------
-    data : array of targets, a :class:`~uqeval.predictions.Prediction`, or a pandas DataFrame /
-        pyarrow Table (then ``y`` and the role arguments are column names; a list of names for
-        quantiles, samples and probabilities; without names the columns are detected as
-        ``uqeval score`` detects a file's).
+    data : the targets (an array, list or pandas Series), a :class:`~uqeval.predictions.Prediction`,
+        or a table (pandas DataFrame, pyarrow Table): then ``y`` / ``y_true`` and the role arguments
+        may be column names (a list of names for quantiles, samples and probabilities) or arrays;
+        without any, the columns are detected as ``uqeval score`` detects a file's (converted in
+        memory, no temporary file).
     y_true : targets (class labels 0..K-1 for probabilities), when ``data`` is not given.
-    mean, std, var : Gaussian N(mean, std²) (``mean`` alone: point predictions).
+    mean, std, var : Gaussian N(mean, std²) (``mean`` alone: point predictions); scalars broadcast.
     lower, upper, level / levels : central intervals ((N,) with ``level``, (N, L) with ``levels``).
     quantiles, levels : (N, Q) predicted quantiles at ``levels``.
     samples, member_axis : ensemble members or posterior draws.
     proba, logits : class probabilities (N, K), binary P(class 1) (N,), or an ensemble (N, M, K).
     loglik : per-member log-likelihoods (N, M) for the information criteria.
-    settings, **overrides : a :class:`~uqeval.config.Settings` and/or its fields (``num_bins=50``).
+    levels, level : for Gaussian, sample and point predictions, the coverage levels (default 0.95).
+    settings, **overrides : a :class:`~uqeval.config.Settings` and/or its fields (``num_bins=50``,
+        ``nan_policy="omit"`` to drop rows with NaN/inf in any argument).
     reference, train, time : skill scores (group ``skill``) against a reference forecast: a
         :class:`~uqeval.predictions.Prediction` or a predictions file over the same targets,
         ``"climatology"`` with ``train`` (training targets: an array or a file), or
         ``"persistence"`` with ``time`` (an array, or a column name of ``data``). See ``uqeval.tasks.skill``.
     id : with a reference file, join its rows to the model's on this column (of ``data``, a table, and of
-        the file) instead of requiring the same row order (``--id``).
+        the file) instead of requiring the same row order.
 
     Returns
     -------
     Scores
+
+    Raises
+    ------
+    uqeval.InputError, uqeval.UsageError (both ``ValueError``)
+        Bad data or arguments; the message names the argument (or column) and the first bad row.
 
     Examples
     --------
@@ -313,12 +446,13 @@ def evaluate(
     >>> round(s["crps"], 4) == round(float(uqeval.crps_normal(y, mu, 1.0).mean()), 4)
     True
     """
-    from .report.summary import build_summary
-    from .tasks.score import score_prediction
+    from .io.load import Loaded
+    from .tasks.score import score_loaded
 
-    try:
-        settings = make_settings(None, **overrides) if settings is None else replace(settings, **overrides)
-        roles = dict(
+    settings = make_settings(None, **overrides) if settings is None else replace(settings, **overrides)
+    given = {
+        r: v
+        for r, v in dict(
             mean=mean,
             std=std,
             var=var,
@@ -329,102 +463,155 @@ def evaluate(
             proba=proba,
             logits=logits,
             loglik=loglik,
+        ).items()
+        if v is not None
+    }
+    table = _is_table(data)
+    if y is not None and y_true is not None:
+        raise UsageError("give the targets once: y= or y_true=")
+    target = y if y is not None else y_true
+    if y is not None and not table:
+        raise UsageError("y= names a column of a table; with arrays, pass the targets as data or y_true=")
+    if data is not None and not table and target is not None:
+        raise UsageError("give the targets once: as data or as y_true=")
+    if isinstance(data, (str, Path)):
+        raise UsageError(f"data is a path; to score a file call uqeval.evaluate_file({str(data)!r})")
+    if isinstance(data, Mapping):
+        raise UsageError(
+            "data is a mapping; pass a pandas DataFrame or pyarrow Table (pyarrow.table(data)) or the arrays "
+            "as keyword arguments"
         )
-        columns: dict[str, Any] = {}
-        spec = None
-        if reference is not None or time is not None or id is not None:  # forecast verification (issue 16)
-            from .tasks.skill import reference_spec
-
-            if isinstance(time, str) and _is_table(data):
-                time = _from_table_objects(data, time)
-            spec = reference_spec(reference, train, time, id)
-            if id is not None:
-                if not _is_table(data):
-                    raise UsageError(
-                        f"id={id!r} names a column of data and of the reference file, but data is "
-                        "not a table: pass a pandas DataFrame or pyarrow Table, or use evaluate_file"
-                    )
-                spec = replace(spec, model_ids=_from_table_objects(data, id, "id"))
-        if isinstance(data, Prediction):
-            pred = data
-        else:
-            if (
-                data is not None
-                and _is_table(data)
-                and not any(v is not None for v in (y, y_true, *roles.values()))
-            ):
-                return _detect(data, settings, spec)
-            if data is not None and _is_table(data):
-                names = {k: v for k, v in roles.items() if v is not None}
-                target = y or y_true
-                arrays = _from_table(data, {"y_true": target, **names})
-                columns = {k: v for k, v in {"y_true": target, **names}.items()}
-                y_arr = arrays.pop("y_true", None)
-                roles.update(arrays)
-            else:
-                y_arr = y_true if data is None else data
-            pred = _prediction(
-                y_arr, level=level, levels=levels, member_axis=member_axis, settings=settings, **roles
+    if level is not None:  # the nominal level of a single lower/upper pair (as --level)
+        level = float(_scalar(level, "level"))
+        settings = replace(settings, level=level)
+    if quantiles is None and lower is None:  # levels do not describe columns: they are the coverage levels
+        if levels is not None:
+            settings = replace(
+                settings, levels=tuple(np.atleast_1d(as_real_array(levels, "levels")).tolist())
             )
-        metrics, orientation = score_prediction(pred, settings)
-        info = {
-            "path": "<arrays>" if not _is_table(data) else "<table>",
-            "format": "python",
-            "n_rows": pred.n,
-            "n_dropped": 0,
-            "representation": pred.kind,
-            "columns": {k: v for k, v in columns.items() if v},
-        }
-        notes: list[str] = []
-        if spec is not None:
-            from .tasks.skill import evaluate_skill
+        elif level is not None:
+            settings = replace(settings, levels=(level,))
 
-            if spec.kind == "persistence" and isinstance(spec.time, str):
-                raise InputError("time= names a column, but data is not a table: pass the times as an array")
-            times = np.asarray(spec.time) if spec.kind == "persistence" else None
-            skill, info["reference"], notes = evaluate_skill(pred, info["path"], spec, settings, times)
-            if skill:
-                metrics["skill"] = skill
-                orientation.update({f"skill.{k}": "higher" for k in skill})
-    except UqevalError as exc:
-        raise _python_error(exc) from None
-    return Scores(build_summary(info, settings, metrics, orientation, notes=notes))
+    spec = None
+    if reference is not None or time is not None or id is not None:  # forecast verification (issue 16)
+        from .tasks.skill import reference_spec
+
+        spec = reference_spec(reference, train, time, id)
+        if id is not None and not table:
+            raise UsageError(
+                f"id={id!r} names a column of data and of the reference file, but data is "
+                "not a table: pass a pandas DataFrame or pyarrow Table, or use evaluate_file"
+            )
+        if isinstance(time, str) and not table:
+            raise UsageError("time= names a column, but data is not a table: pass the times as an array")
+
+    if isinstance(data, Prediction):
+        if given or target is not None:
+            raise UsageError("data is a prediction container: pass no other arrays or columns with it")
+        n = data.n
+        loaded = Loaded(
+            data,
+            {
+                "path": "<arrays>",
+                "format": "python",
+                "n_rows": n,
+                "n_dropped": 0,
+                "representation": data.kind,
+                "columns": {},
+            },
+        )
+    elif table:
+        arrow = _arrow(data)
+        named = {r: v for r, v in {"y_true": target, **given}.items() if isinstance(v, str)}
+        if all(r in _COLUMN_ROLES for r in given) and len(named) == len(given) + (target is not None):
+            loaded, settings = _from_plan(arrow, named, settings)
+        else:  # arrays, or lists of column names: the arrays path
+            columns: dict[str, Any] = {}
+            arrays: dict[str, np.ndarray] = {}
+            if target is None:
+                from .io.columns import ALIASES
+
+                found = [c for c in arrow.column_names if c.lower() in ALIASES["y_true"] + ("label",)]
+                target = found[0] if len(found) == 1 else None
+            for role, v in {"y_true": target, **given}.items():
+                if v is None:
+                    continue
+                names = isinstance(v, str) or (
+                    isinstance(v, (list, tuple)) and bool(v) and all(isinstance(c, str) for c in v)
+                )
+                if names:
+                    arrays[role] = _column(arrow, v, role)
+                    columns[role] = list(v) if isinstance(v, (list, tuple)) else v
+                else:
+                    arrays[role] = as_real_array(v, role)
+            pred, n_dropped = _prediction(
+                arrays, columns, level=level, levels=levels, member_axis=member_axis, settings=settings
+            )
+            loaded = Loaded(
+                pred,
+                {
+                    "path": "<table>",
+                    "format": "python",
+                    "n_rows": arrow.num_rows,
+                    "n_dropped": n_dropped,
+                    "representation": pred.kind,
+                    "columns": columns,
+                },
+            )
+        rows = loaded.prediction.row_numbers()
+        if spec is not None and isinstance(time, str):
+            spec = replace(spec, time=_objects(arrow, time, "time", rows))
+        if spec is not None and id is not None:
+            spec = replace(spec, model_ids=_objects(arrow, id, "id", rows))
+    elif data is None and target is None and not given:
+        raise UsageError(
+            "nothing to evaluate: pass the targets (data or y_true=) and a prediction (mean=, ...)"
+        )
+    else:
+        y_arr = data if data is not None else target
+        arrays = {"y_true": as_real_array(y_arr, "y_true")} if y_arr is not None else {}
+        arrays.update({r: as_real_array(v, r) for r, v in given.items()})
+        pred, n_dropped = _prediction(
+            arrays, {}, level=level, levels=levels, member_axis=member_axis, settings=settings
+        )
+        loaded = Loaded(
+            pred,
+            {
+                "path": "<arrays>",
+                "format": "python",
+                "n_rows": pred.n + n_dropped,
+                "n_dropped": n_dropped,
+                "representation": pred.kind,
+                "columns": {},
+            },
+        )
+    if spec is not None and spec.kind == "persistence" and not isinstance(time, str) and time is not None:
+        times = np.asarray(time)
+        if loaded.info["n_dropped"] and times.shape[:1] == (loaded.info["n_rows"],):
+            spec = replace(spec, time=times[loaded.prediction.row_numbers()])  # the times of the rows kept
+    return Scores(score_loaded(loaded, settings, spec))
 
 
-def _from_table_objects(table, column: str, role: str = "time") -> np.ndarray:
-    import pandas as pd
-
-    df = table if isinstance(table, pd.DataFrame) else table.to_pandas()
-    if column not in df.columns:
-        raise InputError(f"{role} column {column!r} not found; columns: {', '.join(map(str, df.columns))}")
-    return df[column].to_numpy()
-
-
-def _detect(table, settings: Settings, reference=None) -> Scores:
-    """A table without column names: detected exactly as ``uqeval score`` detects a file's columns
-    (the table goes through a temporary Parquet file, so there is one detection code path)."""
-    import tempfile
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from .io.load import load_predictions
-    from .tasks.score import score_loaded
-
-    arrow = table if isinstance(table, pa.Table) else pa.Table.from_pandas(table, preserve_index=False)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "table.parquet"
-        pq.write_table(arrow, path)
-        loaded = load_predictions(path, settings)
-    loaded.info.update(path="<table>", format="python")
-    return Scores(score_loaded(loaded, settings, reference))
+_FILE_ROLES = (
+    "y_true",
+    "y",
+    "mean",
+    "std",
+    "var",
+    "lower",
+    "upper",
+    "quantiles",
+    "samples",
+    "proba",
+    "logits",
+    "loglik",
+    "levels",
+    "level",
+    "member_axis",
+)
 
 
-def _is_table(x) -> bool:
-    mod = type(x).__module__
-    return mod.startswith("pandas") or mod.startswith("pyarrow")
-
-
+@python_api
 def evaluate_file(
     path: str | Path,
     *,
@@ -438,28 +625,66 @@ def evaluate_file(
 ) -> Scores:
     """:func:`evaluate` a CSV or Parquet file, exactly as ``uqeval score FILE`` does.
 
-    ``overrides`` are settings (``num_bins=50``, ``nan_policy="omit"``, ``columns={"y_true": "target"}``).
+    Columns are detected by name, or named with the keywords of :func:`evaluate` (``y_true="target"``,
+    ``mean="prediction"``, ``std="sigma"``; lists of names for ``quantiles``, ``samples``, ``proba``).
+    Other ``overrides`` are settings (``num_bins=50``, ``nan_policy="omit"``).
     ``Scores.to_json()`` is the document ``uqeval score FILE --format json`` prints.
     """
     from .io.load import load_predictions
     from .tasks.score import score_loaded
 
-    try:
-        s = (
-            settings
-            if settings is not None and not overrides and config is None
-            else make_settings(config, **overrides)
-        )
-        spec = None
-        if reference is not None or time is not None or id is not None:  # skill scores (see evaluate)
-            from .tasks.skill import reference_spec
+    roles = {k: overrides.pop(k) for k in _FILE_ROLES if overrides.get(k) is not None}
+    s = (
+        settings
+        if settings is not None and not overrides and config is None
+        else make_settings(config, **overrides)
+    )
+    if "y" in roles:
+        roles["y_true"] = roles.pop("y")
+    if any(not isinstance(v, str) for r, v in roles.items() if r in _COLUMN_ROLES):
+        bad = next(r for r, v in roles.items() if r in _COLUMN_ROLES and not isinstance(v, str))
+        raise UsageError(f"{bad}= names a column of the file, got {type(roles[bad]).__name__}")
+    spec = None
+    if reference is not None or time is not None or id is not None:  # skill scores (see evaluate)
+        from .tasks.skill import reference_spec
 
-            spec = reference_spec(reference, train, time, id)
+        spec = reference_spec(reference, train, time, id)
+    if all(r in _COLUMN_ROLES for r in roles):  # the loader's own column plan
+        if roles:
+            given = set(roles) - {"y_true"}
+            kind = "gaussian" if given & {"std", "var"} else "intervals" if "lower" in given else "point"
+            s = replace(
+                s,
+                columns={**s.columns, **roles},
+                representation=s.representation or (kind if given else None),
+            )
         return Scores(score_loaded(load_predictions(path, s), s, spec))
-    except UqevalError as exc:
-        raise _python_error(exc) from None
+    # lists of columns (quantiles, samples, proba, ...): read the file and evaluate its table
+    from .io.readers import inspect, read_columns
+
+    info = inspect(path)
+    arrow = _file_table(info, read_columns)
+    try:
+        scores = evaluate(arrow, settings=s, reference=reference, train=train, time=time, id=id, **roles)
+        scores._summary["input"].update(path=str(path), format=info.format)
+        return scores
+    except InputError as exc:  # the table's messages name "data": here it is the file
+        text = str(exc)
+        if not text.startswith("data"):
+            raise
+        raise type(exc)(
+            f"{path}{text[4:] if text.startswith('data:') else ': ' + text}", fix=exc.fix
+        ) from None
 
 
+def _file_table(info, read_columns):
+    import pyarrow as pa
+
+    cols, _ = read_columns(info, list(info.columns))
+    return pa.table({name: cols[name] for name in info.columns})
+
+
+@python_api
 def list_metrics(representation: str | None = None) -> list[dict[str, Any]]:
     """The metric catalogue: one dict per metric (``path``, ``group``, ``name``, ``representations``,
     ``orientation``, ``reduction``, ``description``), optionally only those for one representation
@@ -485,6 +710,7 @@ def list_metrics(representation: str | None = None) -> list[dict[str, Any]]:
     ]
 
 
+@python_api
 def explain(name: str) -> str:
     """What a metric means, its formula and reference (as ``uqeval explain NAME``)."""
     from .glossary import explain as _explain
@@ -507,6 +733,7 @@ def _models(models) -> dict[str, Prediction]:
     return dict(models)
 
 
+@python_api
 def ucc(
     models,
     *,
@@ -535,23 +762,21 @@ def ucc(
     from .io.load import Loaded
     from .tasks.ucc import band_of, ucc_report
 
-    try:
-        bands = [band_of(name, Loaded(pred, {"path": name}), level) for name, pred in _models(models).items()]
-        return ucc_report(
-            bands,
-            x_axis=x_axis,
-            y_axis=y_axis,
-            normalize=normalize,
-            partial_x=partial_x,
-            partial_y=partial_y,
-            cost=cost,
-            n_permutations=n_permutations,
-            seed=seed,
-        )
-    except UqevalError as exc:
-        raise _python_error(exc) from None
+    bands = [band_of(name, Loaded(pred, {"path": name}), level) for name, pred in _models(models).items()]
+    return ucc_report(
+        bands,
+        x_axis=x_axis,
+        y_axis=y_axis,
+        normalize=normalize,
+        partial_x=partial_x,
+        partial_y=partial_y,
+        cost=cost,
+        n_permutations=n_permutations,
+        seed=seed,
+    )
 
 
+@python_api
 def compare(
     models,
     *,
@@ -563,12 +788,15 @@ def compare(
     n_permutations: int = 10000,
     pairs: str = "best",
     dm_lag: int = 0,
+    ids=None,
 ) -> dict[str, Any]:
     """Compare models on the same targets: bootstrap intervals, ranks and paired tests (``uqeval compare``).
 
     ``models``: ``{name: container}`` (at least two, the same targets in the same order).
     ``metrics``: names as ``uqeval compare --metrics`` takes them (default: crps, nll, pinball,
-    interval, brier, ma_cal where defined). Returns the ``uqeval.compare/1`` document.
+    interval, brier, ma_cal where defined). ``ids``: each model's row ids (a mapping like ``models``, or
+    a sequence in its order) to join the models' rows on, instead of requiring the same row order.
+    Returns the ``uqeval.compare/1`` document.
 
     >>> import numpy as np, uqeval
     >>> rng = np.random.default_rng(0); y = rng.normal(size=400)
@@ -580,19 +808,31 @@ def compare(
     """
     from .tasks.compare import Model, align_models, compare_models
 
-    try:
-        named = _models(models)
-        aligned = align_models([Model(name, pred, {"path": name}) for name, pred in named.items()])
-        return compare_models(
-            aligned,
-            settings or Settings(),
-            metrics,
-            n_boot=n_boot,
-            ci_level=ci_level,
-            seed=seed,
-            n_permutations=n_permutations,
-            pairs=pairs,
-            dm_lag=dm_lag,
-        )
-    except UqevalError as exc:
-        raise _python_error(exc) from None
+    named = _models(models)
+    id_arrays = None
+    if ids is not None:
+        if isinstance(ids, Mapping):
+            missing = [name for name in named if name not in ids]
+            if missing:
+                raise UsageError(f"ids has no entry for model {missing[0]!r}; give one id array per model")
+            ids = [ids[name] for name in named]
+        id_arrays = [np.asarray(a) for a in ids]
+        if len(id_arrays) != len(named):
+            raise UsageError(f"ids gives {len(id_arrays)} id arrays for {len(named)} models")
+        for (name, pred), a in zip(named.items(), id_arrays):
+            if a.ndim != 1 or len(a) != pred.n:
+                raise InputError(
+                    f"ids of model {name!r} has shape {a.shape}, but the model has {pred.n} rows"
+                )
+    aligned = align_models([Model(name, pred, {"path": name}) for name, pred in named.items()], id_arrays)
+    return compare_models(
+        aligned,
+        settings or Settings(),
+        metrics,
+        n_boot=n_boot,
+        ci_level=ci_level,
+        seed=seed,
+        n_permutations=n_permutations,
+        pairs=pairs,
+        dm_lag=dm_lag,
+    )

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, UsageError
+from .errors import InputError, UsageError, labelled
 
 COLUMN_ROLES = (
     "y_true",
@@ -250,7 +250,7 @@ def _validate(s: Settings) -> None:
                 f"setting {name} = {v} is above the limit {LIMITS[name]:,} (time and memory grow with it)"
             )
     if isinstance(s.seed, bool) or not isinstance(s.seed, int) or not 0 <= s.seed <= LIMITS["seed"]:
-        raise InputError(f"seed (--seed) must be an integer from 0 to 2**63-1, got {_show(s.seed)}")
+        raise InputError(f"{labelled('seed')} must be an integer from 0 to 2**63-1, got {_show(s.seed)}")
     for name in ("level", "y_std", "tace_threshold"):
         v = getattr(s, name)
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
@@ -263,9 +263,9 @@ def _validate(s: Settings) -> None:
         if not isinstance(getattr(s, name), bool):
             raise InputError(f"setting {name} must be true or false, got {_show(getattr(s, name))}")
     for lv in s.levels or ():
-        check_level(lv, "coverage level (--levels)")
+        check_level(lv, labelled("levels", "coverage level"))
     _validate_verification(s)
-    check_level(s.level, "interval level (--level)")
+    check_level(s.level, labelled("level", "interval level"))
     if s.nan_policy not in ("raise", "omit"):
         raise InputError(f"nan_policy must be 'raise' or 'omit', got {s.nan_policy!r}")
     if s.y_std is not None and not (s.y_std > 0):
@@ -275,14 +275,14 @@ def _validate(s: Settings) -> None:
         or not isinstance(s.oca_fraction, (int, float))
         or not 0.0 <= s.oca_fraction <= 1.0
     ):
-        raise InputError(f"oca_fraction (--oca-fraction) must be a number in [0, 1], got {s.oca_fraction!r}")
+        raise InputError(f"{labelled('oca_fraction')} must be a number in [0, 1], got {s.oca_fraction!r}")
     if (
         isinstance(s.bayes_samples, bool)
         or not isinstance(s.bayes_samples, int)
         or not 1 <= s.bayes_samples <= LIMITS["bayes_samples"]
     ):
         raise InputError(
-            f"bayes_samples (--bayes-samples) must be an integer from 1 to {LIMITS['bayes_samples']:,}, "
+            f"{labelled('bayes_samples')} must be an integer from 1 to {LIMITS['bayes_samples']:,}, "
             f"got {_show(s.bayes_samples)}"
         )
 
@@ -332,14 +332,14 @@ def parse_region(value: Any) -> tuple[float | None, float | None] | None:
         else:
             raise ValueError
     except (TypeError, ValueError):
-        raise InputError(f"tw_threshold (--tw-threshold) takes {how}, got {_show(value)}") from None
+        raise InputError(f"{labelled('tw_threshold')} takes {how}, got {_show(value)}") from None
     if (
         region == (None, None)
         or region[0] is not None
         and region[1] is not None
         and not region[0] < region[1]
     ):
-        raise InputError(f"tw_threshold (--tw-threshold) needs a < b in 'a:b', got {_show(value)}")
+        raise InputError(f"{labelled('tw_threshold')} needs a < b in 'a:b', got {_show(value)}")
     return region
 
 
@@ -359,13 +359,13 @@ def parse_thresholds(value: Any) -> tuple[float, ...] | None:
                     raise ValueError
                 v = float(part)
             except (TypeError, ValueError):
-                raise InputError(f"thresholds (--threshold) must be numbers, got {_show(part)}") from None
+                raise InputError(f"{labelled('thresholds')} must be numbers, got {_show(part)}") from None
             if v != v or v in (float("inf"), float("-inf")):
-                raise InputError(f"thresholds (--threshold) must be finite, got {_show(part)}")
+                raise InputError(f"{labelled('thresholds')} must be finite, got {_show(part)}")
             if v not in out:
                 out.append(v)
     if not out:
-        raise InputError("thresholds (--threshold) is empty")
+        raise InputError(f"{labelled('thresholds')} is empty")
     return tuple(out)
 
 
@@ -379,7 +379,7 @@ def _validate_verification(s: Settings) -> None:
         raise InputError(f"thresholds must be distinct finite numbers, got {_show(s.thresholds)}")
     if s.thresholds is not None and len(s.thresholds) > MAX_THRESHOLDS:
         raise InputError(
-            f"thresholds (--threshold): {len(s.thresholds):,} given, at most {MAX_THRESHOLDS:,} "
+            f"{labelled('thresholds')}: {len(s.thresholds):,} given, at most {MAX_THRESHOLDS:,} "
             "(each is a pass over the rows)"
         )
 

@@ -8,6 +8,68 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from contextvars import ContextVar
+
+#: The front end whose spelling of options the messages use: ``"cli"`` (the default) or ``"python"``.
+_FRONT_END: ContextVar[str] = ContextVar("uqeval_front_end", default="cli")
+
+#: CLI flags whose name is not the option's with ``-`` for ``_``
+_CLI_FLAGS = {"y_true": "--y", "label": "--y", "thresholds": "--threshold"}
+#: Python keyword arguments whose name is not the option's
+_PYTHON_KEYWORDS = {"label": "y_true"}
+
+
+def option(name: str, value: str | None = None) -> str:
+    """How the running front end spells option ``name`` (with a placeholder for its ``value``).
+
+    The one place that phrases options: core messages call ``option("mean", "COLUMN")`` and read
+    ``--mean COLUMN`` on the command line, ``mean='COLUMN'`` from the Python API
+    (:func:`front_end`). Without a value: ``--seed`` or ``seed=``.
+    """
+    if _FRONT_END.get() == "python":
+        kw = _PYTHON_KEYWORDS.get(name, name)
+        return f"{kw}={value!r}" if value is not None else f"{kw}="
+    flag = _CLI_FLAGS.get(name, "--" + name.replace("_", "-"))
+    return f"{flag} {value}" if value is not None else flag
+
+
+#: Fixes that are more than one option, as each front end spells them
+_PHRASES = {
+    "cli": {
+        "accrue": "`uqeval recalibrate FILE --method accrue`",
+        "join_ids": "pass --id COLUMN to join the files on an id column",
+    },
+    "python": {
+        "accrue": "the ACCRUE recalibration (uqeval.recalibration.accrue)",
+        "join_ids": "pass ids= (each model's row ids) to join the models' rows on them",
+    },
+}
+
+
+def phrase(name: str) -> str:
+    """How the running front end spells a fix that is more than one option (``"accrue"``: fit a std to
+    point predictions; ``"join_ids"``: join the models' rows on ids)."""
+    return _PHRASES[_FRONT_END.get()][name]
+
+
+def labelled(name: str, what: str | None = None) -> str:
+    """``what`` (default: the option's name) with the option that sets it: ``seed (--seed)`` on the
+    command line; from Python ``seed`` where the argument is ``what`` itself, else
+    ``coverage level (levels=)``."""
+    what = name if what is None else what
+    if _FRONT_END.get() == "python" and _PYTHON_KEYWORDS.get(name, name) == what:
+        return what
+    return f"{what} ({option(name)})"
+
+
+@contextlib.contextmanager
+def front_end(name: str) -> Iterator[None]:
+    """Phrase the options named in errors raised inside this block for ``name`` (``"cli"``, ``"python"``)."""
+    token = _FRONT_END.set(name)
+    try:
+        yield
+    finally:
+        _FRONT_END.reset(token)
 
 
 class UqevalError(Exception):
@@ -69,4 +131,4 @@ def naming(path: object) -> Iterator[None]:
     except InputError as exc:
         if str(path) in str(exc):
             raise
-        raise type(exc)(f"{path}: {exc}") from None
+        raise exc.at(str(path)) from None

@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from ._python import python_api
 from .errors import InputError
+from .validation import as_real_array
 
 __all__ = [
     "crps_normal",
@@ -34,8 +36,9 @@ __all__ = [
 
 def _rows(*args: Any, names: tuple[str, ...]) -> tuple[tuple[np.ndarray, ...], tuple[int, ...]]:
     """Broadcast the arguments and flatten them to 1-d rows; also return the broadcast shape."""
+    converted = [as_real_array(a, n) for a, n in zip(args, names)]
     try:
-        arrays = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in args))
+        arrays = np.broadcast_arrays(*converted)
     except ValueError:
         shapes = ", ".join(f"{n}: {np.shape(a)}" for n, a in zip(names, args))
         raise InputError(f"arguments do not broadcast together ({shapes})") from None
@@ -43,11 +46,41 @@ def _rows(*args: Any, names: tuple[str, ...]) -> tuple[tuple[np.ndarray, ...], t
     return tuple(a.reshape(-1) for a in arrays), shape
 
 
+def _axis(member_axis, ndim: int) -> int:
+    if isinstance(member_axis, bool) or not isinstance(member_axis, (int, np.integer)):
+        raise InputError(f"member_axis must be an integer, got {member_axis!r}")
+    if not -ndim <= member_axis < ndim:
+        raise InputError(f"member_axis={member_axis} is out of range for fct with {ndim} dimension(s)")
+    return int(member_axis)
+
+
+def _batch(y: np.ndarray, block: np.ndarray, name: str, other: str) -> tuple[np.ndarray, np.ndarray]:
+    """``y`` and ``block`` (its last axis: members or levels) broadcast over their common rows: one
+    ensemble (M,) scores every observation, one observation every row of ensembles."""
+    try:
+        shape = np.broadcast_shapes(y.shape, block.shape[:-1])
+    except ValueError:
+        raise InputError(
+            f"{name} has shape {y.shape}, which does not broadcast with {other} {block.shape[:-1]}"
+        ) from None
+    return np.broadcast_to(y, shape), np.broadcast_to(block, (*shape, block.shape[-1]))
+
+
+def _levels(levels, name: str = "levels") -> np.ndarray:
+    """Probability levels strictly inside (0, 1), as a float64 array."""
+    tau = as_real_array(levels, name)
+    bad = ~((tau > 0.0) & (tau < 1.0))
+    if bad.any():
+        raise InputError(f"{name} must be strictly between 0 and 1, got {tau[bad].reshape(-1)[0]:g}")
+    return tau
+
+
 def _shaped(values: np.ndarray, shape: tuple[int, ...]):
     out = values.reshape(shape)
     return float(out) if out.ndim == 0 else out
 
 
+@python_api
 def crps_normal(obs, mu, sigma):
     r"""CRPS of the normal distribution N(mu, sigma²) for observation ``obs`` (closed form).
 
@@ -65,6 +98,7 @@ def crps_normal(obs, mu, sigma):
     return _shaped(crps_gaussian(y, m, s), shape)
 
 
+@python_api
 def logs_normal(obs, mu, sigma):
     r"""Logarithmic score (negative log density) of N(mu, sigma²) at ``obs``.
 
@@ -81,6 +115,7 @@ def logs_normal(obs, mu, sigma):
     return _shaped(nll_gaussian(y, m, s), shape)
 
 
+@python_api
 def crps_ensemble(obs, fct, *, member_axis: int = -1, estimator: str = "nrg"):
     r"""CRPS of an ensemble forecast ``fct`` (members along ``member_axis``) for ``obs``.
 
@@ -97,11 +132,17 @@ def crps_ensemble(obs, fct, *, member_axis: int = -1, estimator: str = "nrg"):
     kernels = {"nrg": nrg, "fair": crps_fair}
     if estimator not in kernels:
         raise InputError(f"estimator must be 'nrg' or 'fair', got {estimator!r}")
-    f = np.moveaxis(np.asarray(fct, dtype=np.float64), member_axis, -1)
-    y = np.broadcast_to(np.asarray(obs, dtype=np.float64), f.shape[:-1])
+    f = as_real_array(fct, "fct")
+    if f.ndim == 0:
+        raise InputError("fct must hold the ensemble members along member_axis, got a scalar")
+    f = np.moveaxis(f, _axis(member_axis, f.ndim), -1)
+    if f.shape[-1] < 1:
+        raise InputError("fct has no members")
+    y, f = _batch(as_real_array(obs, "obs"), f, "obs", "fct without its member axis")
     return _shaped(kernels[estimator](y.reshape(-1), f.reshape(-1, f.shape[-1])), y.shape)
 
 
+@python_api
 def pinball_loss(y_true, quantiles, levels):
     r"""Pinball (quantile) loss of each row at each level: :math:`\rho_\tau(y, q) = \max(\tau(y-q), (\tau-1)(y-q))`.
 
@@ -113,14 +154,15 @@ def pinball_loss(y_true, quantiles, levels):
     """
     from .metrics.scoring import pinball_loss as kernel
 
-    q = np.asarray(quantiles, dtype=np.float64)
-    tau = np.asarray(levels, dtype=np.float64)
+    q = as_real_array(quantiles, "quantiles")
+    tau = _levels(levels)
     if q.shape[-1:] != tau.shape:
         raise InputError(f"quantiles have {q.shape[-1:]} levels on their last axis but levels is {tau.shape}")
-    y = np.broadcast_to(np.asarray(y_true, dtype=np.float64), q.shape[:-1])
+    y, q = _batch(as_real_array(y_true, "y_true"), q, "y_true", "quantiles without their level axis")
     return kernel(y.reshape(-1), q.reshape(-1, tau.size), tau).reshape(q.shape)
 
 
+@python_api
 def interval_score(y_true, lower, upper, level):
     r"""Interval score of central ``level`` intervals (Gneiting & Raftery 2007, Eq. 43), per row.
 
@@ -133,9 +175,11 @@ def interval_score(y_true, lower, upper, level):
     from .metrics.scoring import interval_score as kernel
 
     (y, lo, hi, lv), shape = _rows(y_true, lower, upper, level, names=("y_true", "lower", "upper", "level"))
+    _levels(lv, "level")
     return _shaped(kernel(y, lo, hi, lv), shape)
 
 
+@python_api
 def weighted_interval_score(y_true, quantiles, levels):
     r"""Weighted interval score of quantile forecasts (Bracher et al. 2021), per row.
 
@@ -148,12 +192,16 @@ def weighted_interval_score(y_true, quantiles, levels):
     """
     from .metrics.quantiles import weighted_interval_score as kernel
 
-    q = np.atleast_2d(np.asarray(quantiles, dtype=np.float64))
-    y = np.broadcast_to(np.asarray(y_true, dtype=np.float64), q.shape[:-1])
-    out = kernel(y.reshape(-1), q.reshape(-1, q.shape[-1]), np.asarray(levels, dtype=np.float64))
+    q = np.atleast_2d(as_real_array(quantiles, "quantiles"))
+    tau = _levels(levels)
+    if q.shape[-1:] != tau.shape:
+        raise InputError(f"quantiles have {q.shape[-1:]} levels on their last axis but levels is {tau.shape}")
+    y, q = _batch(as_real_array(y_true, "y_true"), q, "y_true", "quantiles without their level axis")
+    out = kernel(y.reshape(-1), q.reshape(-1, q.shape[-1]), tau)
     return _shaped(out, y.shape)
 
 
+@python_api
 def calibration_error(y_true, mean, std, *, kind: str = "ma", num_bins: int = 100) -> float:
     r"""Average calibration error of Gaussian forecasts (Uncertainty Toolbox, interval mode).
 
@@ -174,6 +222,7 @@ def calibration_error(y_true, mean, std, *, kind: str = "ma", num_bins: int = 10
     return float(avg_calibration_gaussian(y, m, s, num_bins=num_bins)[keys[kind]])
 
 
+@python_api
 def coverage(y_true, lower, upper) -> float:
     """Share of targets inside [lower, upper] (bounds inclusive; Kompa, Snoek & Beam 2021).
 
@@ -187,15 +236,22 @@ def coverage(y_true, lower, upper) -> float:
 
 
 def _classifier(labels, proba) -> tuple[np.ndarray, np.ndarray]:
-    p = np.asarray(proba, dtype=np.float64)
+    p = as_real_array(proba, "proba")
     if p.ndim == 1:  # binary: P(class 1)
         p = np.column_stack([1.0 - p, p])
-    y = np.asarray(labels)
-    if y.dtype.kind == "b":
-        y = y.astype(np.int64)
-    return p, y
+    if p.ndim != 2:
+        raise InputError(f"proba must be (N, K) class probabilities or (N,) P(class 1), got shape {p.shape}")
+    y = as_real_array(labels, "labels")
+    if y.shape != (len(p),):
+        raise InputError(f"labels has shape {y.shape} but proba has {len(p)} rows; give one label per row")
+    finite = np.isfinite(y)
+    if not finite.all() or (y != np.round(y)).any() or (y < 0).any() or (y >= p.shape[1]).any():
+        i = int(np.flatnonzero(~finite | (y != np.round(y)) | (y < 0) | (y >= p.shape[1]))[0])
+        raise InputError(f"labels must be class indices 0..{p.shape[1] - 1}: row {i} holds {y[i]:g}")
+    return p, y.astype(np.int64)
 
 
+@python_api
 def expected_calibration_error(
     labels, proba, *, num_bins: int = 15, adaptive: bool = False, classwise: bool = False
 ) -> float:
@@ -222,6 +278,7 @@ def expected_calibration_error(
     return float(calibration_errors(p, y, num_bins=num_bins)[key])
 
 
+@python_api
 def brier_score(labels, proba, *, convention: str = "sum") -> float:
     r"""Mean Brier score.
 
@@ -244,6 +301,7 @@ def brier_score(labels, proba, *, convention: str = "sum") -> float:
     return float(np.mean(classification_rows(p, y)["brier"]))
 
 
+@python_api
 def log_loss(labels, proba) -> float:
     r"""Mean negative log-likelihood of the labels, :math:`-\frac1N\sum_i\log\mathrm{clip}(p_{iy_i}, \epsilon, 1-\epsilon)`
     (scikit-learn's ``log_loss``).

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, option
 from .validation import as_float_array, bad_rows, check_finite, check_level, check_positive
 
 
@@ -632,7 +632,7 @@ class Samples(_AnyLevel, Prediction):
         if s.shape[1] < 2:
             raise InputError(
                 f"samples need at least 2 members per row, found {s.shape[1]} in "
-                f"'{_colname(self.columns, 'samples')}'; a single draw is a point prediction (use --mean)"
+                f"'{_colname(self.columns, 'samples')}'; a single draw is a point prediction (use {option('mean')})"
             )
         from .metrics.samples import all_finite
 

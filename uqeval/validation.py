@@ -57,6 +57,8 @@ def bad_rows(mask: np.ndarray) -> tuple[int, int]:
 
 def as_float_array(x, name: str, ndim: int | tuple[int, ...] = 1) -> np.ndarray:
     """Convert ``x`` to a float64 ndarray and check its number of dimensions."""
+    if np.iscomplexobj(x):
+        raise InputError(f"{name} must hold real numbers, found complex values")
     try:
         arr = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -67,6 +69,47 @@ def as_float_array(x, name: str, ndim: int | tuple[int, ...] = 1) -> np.ndarray:
             f"{name} must have {' or '.join(map(str, allowed))} dimension(s), got shape {arr.shape}"
         )
     return arr
+
+
+def as_real_array(x, name: str) -> np.ndarray:
+    """``x`` (a numpy array, list, pandas Series or Index, pyarrow array, scalar) as a float64 array.
+
+    Nullable pandas values (``pd.NA``) and pyarrow nulls become NaN; complex numbers, strings and other
+    objects are an :class:`InputError` naming the argument."""
+    mod = type(x).__module__
+    try:
+        if mod.startswith("pandas") and hasattr(x, "to_numpy"):
+            try:
+                arr = x.to_numpy(dtype=np.float64, na_value=np.nan)
+            except (TypeError, ValueError):
+                arr = np.asarray(x.to_numpy())
+        elif mod.startswith("pyarrow") and hasattr(x, "to_numpy"):
+            arr = np.asarray(x.to_numpy(zero_copy_only=False))
+        else:
+            arr = np.asarray(x)
+    except (TypeError, ValueError) as exc:  # ragged nested lists
+        raise InputError(f"{name} must be a rectangular array of numbers ({exc})") from None
+    if arr.dtype.kind == "c":
+        raise InputError(f"{name} must hold real numbers, found complex values")
+    if arr.dtype.kind in "mM":
+        raise InputError(f"{name} must hold numbers, found {arr.dtype} values")
+    if arr.dtype.kind not in "biuf":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            first = next(v for v in arr.reshape(-1) if not _is_number(v))
+            raise InputError(
+                f"{name} must hold numbers, found {type(first).__name__.rstrip('_')} value {str(first)[:40]!r}"
+            ) from None
+    return np.asarray(arr, dtype=np.float64)
+
+
+def _is_number(v) -> bool:
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def check_finite(arr: np.ndarray, name: str, rows: np.ndarray | None = None, what: str | None = None) -> None:

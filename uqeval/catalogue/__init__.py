@@ -216,10 +216,12 @@ def compute_metrics(
             outcomes[f.name] = _outcome(f, pred, settings)
 
     if FAMILY_THREADS > 1 and long and len(families) > 1:
+        import contextvars
         from concurrent.futures import ThreadPoolExecutor  # here: ~3 ms of start-up elsewhere
 
         with ThreadPoolExecutor(max_workers=1) as pool:
-            other = pool.submit(drain)
+            # the worker runs in this thread's context: its errors are phrased for the same front end
+            other = pool.submit(contextvars.copy_context().run, drain)
             drain()
             other.result()
     else:

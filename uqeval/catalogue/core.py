@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..config import Settings
-from ..errors import InputError
+from ..errors import InputError, option
 from ..predictions import Prediction, _memo  # noqa: F401  (re-exported to the catalogue)
 
 Compute = Callable[[Prediction, Settings], "dict | None"]
@@ -170,7 +170,7 @@ def pick_levels(available, requested, where: str, error: type[Exception] = Input
     missing = [lv for lv in requested if level_key(lv) not in keys]
     if missing:
         raise error(
-            f"--levels {', '.join(level_key(m) for m in missing)} not available: {where} "
+            f"{option('levels', ', '.join(level_key(m) for m in missing))} not available: {where} "
             f"{', '.join(keys) or 'none'}"
         )
     return [keys[level_key(lv)] for lv in requested]

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import SchemaError
+from ..errors import SchemaError, option
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "y_true": ("y", "y_true", "target"),
@@ -21,16 +21,6 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "var": ("var", "variance"),
     "lower": ("lower",),
     "upper": ("upper",),
-}
-FLAGS = {
-    "y_true": "--y",
-    "mean": "--mean",
-    "std": "--std",
-    "var": "--var",
-    "lower": "--lower",
-    "upper": "--upper",
-    "label": "--y",
-    "by": "--by",
 }
 
 _NUM = r"(\d*\.?\d+(?:[eE]-?\d+)?)"
@@ -81,14 +71,14 @@ def _find(names: list[str], role: str, explicit: dict[str, str], path: str) -> s
         if want.lower() in lower:
             return lower[want.lower()]
         raise SchemaError(
-            f"{path}: column '{want}' given for {role} ({FLAGS.get(role, role)}) not found; "
+            f"{path}: column '{want}' given for {role} ({option(role)}) not found; "
             f"available columns: {', '.join(names[:20])}{' ...' if len(names) > 20 else ''}"
         )
     hits = [n for n in names if n.lower() in ALIASES.get(role, ())]
     if len(hits) > 1:
         raise SchemaError(
             f"{path}: ambiguous {role} column: {', '.join(repr(h) for h in hits)} all match; "
-            f"choose one with {FLAGS.get(role, role)} COLUMN"
+            f"choose one with {option(role, 'COLUMN')}"
         )
     return hits[0] if hits else None
 
@@ -254,7 +244,7 @@ def plan_columns(
             missing = "upper" if lower else "lower"
             raise SchemaError(
                 f"{path}: found a '{lower or upper}' column but no {missing} bound; "
-                f"add it or name it with --{missing}"
+                f"add it or name it with {option(missing)}"
             )
         fam["intervals"] = ColumnPlan("intervals", roles={"lower": [lower], "upper": [upper]}, levels=None)
 
@@ -266,7 +256,7 @@ def plan_columns(
     if std and var:
         raise SchemaError(
             f"{path}: both a std column ('{std}') and a variance column ('{var}') found; "
-            "pick one with --std or --var"
+            f"pick one with {option('std')} or {option('var')}"
         )
     if std or var:
         fam["gaussian"] = ColumnPlan("gaussian", roles={"std": std} if std else {"var": var})
@@ -278,7 +268,7 @@ def plan_columns(
             chosen = ColumnPlan("loglik")
         elif representation not in fam:
             raise SchemaError(
-                f"{path}: --representation {representation} requested but its columns were not found "
+                f"{path}: {option('representation', representation)} requested but its columns were not found "
                 f"(detected: {', '.join(sorted(fam)) or 'none'})"
             )
         else:
@@ -286,7 +276,7 @@ def plan_columns(
     elif len(fam) > 1:
         raise SchemaError(
             f"{path}: the columns fit several representations ({', '.join(sorted(fam))}); "
-            "choose one with --representation"
+            f"choose one with {option('representation')}"
         )
     elif fam:
         chosen = next(iter(fam.values()))
@@ -321,10 +311,10 @@ def plan_columns(
             if chosen.representation == "point":
                 raise SchemaError(
                     f"{path}: no prediction columns found; expected a mean (mean/mu/y_pred/pred), std/sigma, "
-                    "lower/upper, q_<level>, s_<i> or p_<k> columns (or name them with --mean, --std, ...)"
+                    f"lower/upper, q_<level>, s_<i> or p_<k> columns (or name them with {option('mean')}, {option('std')}, ...)"
                 )
             raise SchemaError(
-                f"{path}: no mean column found (mean/mu/y_pred/pred); name it with --mean COLUMN"
+                f"{path}: no mean column found (mean/mu/y_pred/pred); name it with {option('mean', 'COLUMN')}"
             )
     if "by" in explicit:
         chosen.roles["by"] = _find(names, "by", explicit, path)

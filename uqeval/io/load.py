@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..config import Settings
-from ..errors import InputError, SchemaError
+from ..errors import InputError, SchemaError, option
 from ..predictions import (
     Categorical,
     Dirichlet,
@@ -232,7 +232,7 @@ def plan_for(table: TableInfo, settings: Settings, require_targets: bool = True)
     if require_targets and "y_true" not in plan.roles and plan.representation != "loglik":
         raise InputError(
             f"{table.path}: no target column found (expected y, y_true, target"
-            f"{' or label' if plan.representation == 'categorical' else ''}); name it with --y COLUMN"
+            f"{' or label' if plan.representation == 'categorical' else ''}); name it with {option('y_true', 'COLUMN')}"
         )
     return plan
 
@@ -331,16 +331,7 @@ def build_batch(
     n_dropped = 0
     n_members_dropped = 0
     if settings.nan_policy == "omit":
-        ok = np.ones(n_rows, dtype=bool)
-        for role, a in arrays.items():
-            if (
-                role == "samples" and plan.representation == "samples"
-            ):  # drop NaN/inf members per row; a row needs 2 finite members
-                finite = np.isfinite(a)
-                ok &= finite.sum(axis=1) >= 2
-                n_members_dropped = int((~finite[ok]).sum())
-                continue
-            ok &= np.isfinite(a).reshape(len(a), -1).all(axis=1)
+        ok, n_members_dropped = usable_rows(arrays, n_rows, plan.representation == "samples")
         n_dropped = int(n_rows - ok.sum())
         if n_dropped:
             arrays = {k: v[ok] for k, v in arrays.items()}
@@ -374,6 +365,25 @@ def build_batch(
     except InputError as exc:  # containers do not know the file: name it here
         raise exc.at(str(p)) from None
     return Batch(pred, n_dropped, n_members_dropped, columns, groups)
+
+
+def usable_rows(
+    arrays: dict[str, np.ndarray], n_rows: int, member_rows: bool = False
+) -> tuple[np.ndarray, int]:
+    """``--nan-policy omit``: the rows without NaN/inf in any array, and the number of members dropped.
+
+    ``member_rows``: ``arrays["samples"]`` are ensemble members, of which a row drops its NaN/inf
+    ones and needs 2 finite ones left."""
+    ok = np.ones(n_rows, dtype=bool)
+    n_members_dropped = 0
+    for role, a in arrays.items():
+        if role == "samples" and member_rows:
+            finite = np.isfinite(a)
+            ok &= finite.sum(axis=1) >= 2
+            n_members_dropped = int((~finite[ok]).sum())
+            continue
+        ok &= np.isfinite(a).reshape(len(a), -1).all(axis=1)
+    return ok, n_members_dropped
 
 
 def _build(

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, option
 from ..validation import as_float_array, check_finite, check_nonempty, check_same_length
 from .blocks import row_mean, rowwise
 from .intervals import PAIR_TOL, central_pairs, level_key
@@ -230,7 +230,7 @@ def check_quantiles_sorted(
         raise InputError(
             f"quantiles cross: {rows.size} row(s) where a higher level has a lower quantile "
             f"(first at row {row}: column '{names[j]}' = {q[row, j]:g} > column '{names[j + 1]}' = "
-            f"{q[row, j + 1]:g}); fix the model's quantiles or pass --fix-crossing to sort each row"
+            f"{q[row, j + 1]:g}); fix the model's quantiles or pass {option('fix_crossing')} to sort each row"
         )
 
 

@@ -76,7 +76,7 @@ from itertools import combinations
 
 import numpy as np
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, UsageError, option
 from ..validation import as_float_array, check_finite, check_nonempty, check_same_length
 from .blocks import BLOCK, PairwiseSum, rowwise, trapezoid
 
@@ -168,7 +168,7 @@ def unit_of_std(s: float, normalize: str) -> float:
     if not s > 0.0:
         raise InputError(
             "cannot normalise the UCC axes by std(y_true): y_true is constant "
-            f"(std = {s:g}); pass normalize='none' (--normalize none) for raw units"
+            f"(std = {s:g}); pass {option('normalize', 'none')} for raw units"
         )
     return s
 

@@ -48,7 +48,7 @@ import numpy as np
 
 from ..catalogue import RowStat
 from ..config import Settings
-from ..errors import InputError, UsageError
+from ..errors import InputError, UsageError, option, phrase
 from ..predictions import Prediction
 
 COMPARE_SCHEMA = "uqeval.compare/1"
@@ -164,7 +164,7 @@ def align_models(
     y0 = None if no_targets else first.prediction.require_targets()
     out = [first]
     ref_ids: np.ndarray | None = None
-    how = f"join on --id '{id_column}'" if id_column else "pass --id COLUMN to join the files on an id column"
+    how = f"join on {option('id', id_column)}" if id_column else phrase("join_ids")
     if ids is not None:
         if len(ids) != len(models):
             raise InputError(f"got {len(ids)} id arrays for {len(models)} models")

@@ -129,7 +129,7 @@ def worst_groups(metrics: dict[str, Any], orientation: dict[str, str], groups: d
 
 def train_std(path: str | Path, settings: Settings) -> float:
     """Standard deviation (ddof=0) of the target column of a training file: the unit of ``width_norm``."""
-    from ..errors import InputError
+    from ..errors import InputError, option
     from ..io.columns import _find
     from ..io.readers import inspect, read_columns, to_float
 
@@ -137,13 +137,16 @@ def train_std(path: str | Path, settings: Settings) -> float:
     col = _find(table.columns, "y_true", settings.columns, str(table.path))
     if col is None:
         raise InputError(
-            f"{table.path}: no target column (y, y_true, target) in the --train file; name it with --y"
+            f"{table.path}: no target column (y, y_true, target) in the {option('train')} file; name it with "
+            f"{option('y_true')}"
         )
     cols, _ = read_columns(table, [col])
     y = to_float(cols[col], col, table.path)
     y = y[np.isfinite(y)]
     if y.size < 2:
-        raise InputError(f"{table.path}: the --train file needs at least 2 finite targets in column '{col}'")
+        raise InputError(
+            f"{table.path}: the {option('train')} file needs at least 2 finite targets in column '{col}'"
+        )
     sd = float(np.std(y))
     if not sd > 0:
         raise InputError(f"{table.path}: targets in column '{col}' are constant; their std is 0")
@@ -192,7 +195,7 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
 
     ``reference``: a :class:`uqeval.tasks.skill.Reference`; adds the ``skill`` group and ``input.reference``.
     """
-    from ..errors import naming
+    from ..errors import naming, phrase
 
     skill_notes: list[str] = []
     with naming(loaded.info.get("path")):
@@ -221,7 +224,7 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
     if loaded.prediction.kind == "point" and loaded.prediction.loglik is None:
         notes.append(
             "point predictions only: accuracy metrics are all that apply; "
-            "`uqeval recalibrate FILE --method accrue` can give them a calibrated std"
+            f"{phrase('accrue')} can give them a calibrated std"
         )
     for value, body in (groups or {}).get("values", {}).items():
         notes += [

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..catalogue import CLASSIFICATION
 from ..config import Settings
-from ..errors import InputError, UsageError
+from ..errors import InputError, UsageError, option
 from ..predictions import Prediction
 
 #: Scores a skill is computed for (those both forecasts have), in JSON order.
@@ -75,15 +75,16 @@ def reference_spec(
     """The reference that ``--reference``/``--train``/``--time``/``--id`` describe (None: no skill scores)."""
     if reference is None:
         if time is not None:
-            raise UsageError("--time only applies with --reference persistence")
+            raise UsageError(f"{option('time')} only applies with {option('reference', 'persistence')}")
         if id is not None:
-            raise UsageError("--id joins a --reference FILE to the model's rows; give --reference FILE")
+            ref_file = option("reference", "FILE")
+            raise UsageError(f"{option('id')} joins a {ref_file} to the model's rows; give {ref_file}")
         return None
     if id is not None and (
         isinstance(reference, Prediction) or str(reference) in ("climatology", "persistence")
     ):
         raise UsageError(
-            "--id only applies with --reference FILE (a predictions file holding the id column); "
+            f"{option('id')} only applies with {option('reference', 'FILE')} (a predictions file holding the id column); "
             "climatology, persistence and prediction containers have no ids"
         )
     if isinstance(reference, Prediction):
@@ -92,17 +93,19 @@ def reference_spec(
     if text == "climatology":
         if train is None:
             raise UsageError(
-                "--reference climatology needs --train FILE (the training targets it is built from)"
+                f"{option('reference', 'climatology')} needs {option('train', 'FILE')} (the training targets it is "
+                "built from)"
             )
         if not isinstance(train, (str, Path)):  # Python API: the training targets as an array
             return Reference("climatology", path="<array>", values=np.asarray(train))
         return Reference("climatology", path=str(train))
     if time is not None and text != "persistence":
-        raise UsageError("--time only applies with --reference persistence")
+        raise UsageError(f"{option('time')} only applies with {option('reference', 'persistence')}")
     if text == "persistence":
         if time is None:
             raise UsageError(
-                "--reference persistence needs --time COLUMN (the column that orders the rows in time)"
+                f"{option('reference', 'persistence')} needs {option('time', 'COLUMN')} (the column that orders "
+                "the rows in time)"
             )
         return Reference("persistence", time=time)
     return Reference("file", path=text, id=id)
@@ -121,7 +124,7 @@ def _same_targets(model: Prediction, ref: Prediction, source: str, ref_source: s
         raise InputError(
             f"targets differ between {source} and the reference {ref_source}: {int(bad.sum())} row(s), "
             f"first at row {i}: {float(y0[i])!r} vs {float(y[i])!r}; the reference must hold the same "
-            "targets in the same row order, or pass --id COLUMN to join the files on an id column"
+            f"targets in the same row order, or pass {option('id', 'COLUMN')} to join the files on an id column"
         )
 
 
@@ -135,7 +138,7 @@ def _keep_model_rows(pred: Prediction, model: Prediction, source: str, ref_sourc
         i = int(model_rows[np.flatnonzero(~found)[0]])
         raise InputError(
             f"row {i} of {source} is not among the {pred.n} rows the reference {ref_source} kept "
-            "(dropped for NaN/inf under --nan-policy omit, or missing); the reference must forecast "
+            f"(dropped for NaN/inf under {option('nan_policy', 'omit')}, or missing); the reference must forecast "
             "every row the model forecasts, in the same row order"
         )
     return pred.subset(pos)
@@ -152,13 +155,13 @@ def _train_targets(path: str, settings: Settings, labels: bool) -> tuple[np.ndar
     if col is None:
         raise InputError(
             f"{table.path}: no target column (y, y_true, target{', label' if labels else ''}) in the "
-            "--train file; name it with --y"
+            f"{option('train')} file; name it with {option('y_true')}"
         )
     cols, _ = read_columns(table, [col])
     y = to_float(cols[col], col, table.path)
     y = y[np.isfinite(y)]
     if y.size < 1:
-        raise InputError(f"{table.path}: the --train file has no finite target in column '{col}'")
+        raise InputError(f"{table.path}: the {option('train')} file has no finite target in column '{col}'")
     return y, col
 
 
@@ -171,7 +174,7 @@ def _time_order(values: np.ndarray, name: str) -> np.ndarray:
         )  # ISO dates sort as text
     if keys.dtype.kind == "f" and not np.isfinite(keys).all():
         raise InputError(
-            f"--time column '{name}' has missing or non-finite values; persistence needs a time per row"
+            f"{option('time')} column '{name}' has missing or non-finite values; persistence needs a time per row"
         )
     return np.argsort(keys, kind="stable")
 
@@ -185,7 +188,7 @@ def _join_on_id(
     from .score import read_extra_column
 
     if model_ids is None:
-        raise InputError(f"--id '{ref.id}': the ids of {source} are unknown; pass the model's ids")
+        raise InputError(f"{option('id', ref.id)}: the ids of {source} are unknown; pass the model's ids")
     ref_ids = read_extra_column(ref.path, ref.id, pred.row_numbers())
     aligned = align_models(
         [Model(source, model, {"path": source}), Model(str(ref.path), pred, {"path": ref.path})],
@@ -284,15 +287,19 @@ def build_reference(
     if ref.kind == "persistence":
         if model.kind in CLASSIFICATION:
             raise InputError(
-                "--reference persistence applies to regression targets; use climatology (base rates) "
+                f"{option('reference', 'persistence')} applies to regression targets; use climatology (base rates) "
                 "or a reference file for classifiers"
             )
         if time_values is None:
-            raise InputError("--reference persistence needs the time of every row (--time COLUMN)")
+            raise InputError(
+                f"{option('reference', 'persistence')} needs the time of every row ({option('time', 'COLUMN')})"
+            )
         if len(time_values) != model.n:
-            raise InputError(f"--time gives {len(time_values)} values for {model.n} rows")
+            raise InputError(f"{option('time')} gives {len(time_values)} values for {model.n} rows")
         if model.n < 2:
-            raise InputError("--reference persistence needs at least 2 rows (the first has no previous row)")
+            raise InputError(
+                f"{option('reference', 'persistence')} needs at least 2 rows (the first has no previous row)"
+            )
         order = _time_order(time_values, str(ref.time))
         mean = np.empty(model.n)
         mean[order[1:]] = y[order[:-1]]

@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, UsageError, option, phrase
 from ..io.load import Loaded
 from ..metrics.ucc import permutation_test, ucc_curves_rows, ucc_summary_rows
 from ..predictions import Prediction
@@ -161,7 +161,7 @@ def _bounds(p: Prediction, level: float, where: str) -> tuple[np.ndarray, np.nda
         if _level_key(carried[0]) != _level_key(level):
             notes.append(
                 f"{where}: the file's only interval pair (level {_level_key(carried[0])}) is used, "
-                f"not --level {_level_key(level)}"
+                f"not {option('level', _level_key(level))}"
             )
         lo, hi = p.interval(carried[0])
         return lo, hi, carried[0], notes
@@ -171,8 +171,8 @@ def _bounds(p: Prediction, level: float, where: str) -> tuple[np.ndarray, np.nda
         have = ", ".join(_level_key(c) for c in sorted(carried or [])) or "none"
         what = "interval pairs" if p.kind == "intervals" else "central quantile pairs (tau, 1 - tau)"
         raise InputError(
-            f"{where}: no {p.kind} band at --level {_level_key(level)}: the file's {what} have "
-            f"levels {have}; pass one of them with --level"
+            f"{where}: no {p.kind} band at {option('level', _level_key(level))}: the file's {what} have "
+            f"levels {have}; pass one of them with {option('level')}"
         ) from None
     return lo, hi, level, notes
 
@@ -193,9 +193,9 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
     if kind == "point":
         raise InputError(
             f"{where}: the UCC needs prediction intervals, but the file has point predictions only "
-            f"(column '{p.columns.get('mean', 'mean')}'); add a std column (--std), lower/upper bounds "
-            "(--lower/--upper), quantile or sample columns, or first fit a std with "
-            "`uqeval recalibrate FILE --method accrue`"
+            f"(column '{p.columns.get('mean', 'mean')}'); add a std column ({option('std')}), lower/upper bounds "
+            f"({option('lower')}/{option('upper')}), quantile or sample columns, or first fit a std with "
+            f"{phrase('accrue')}"
         )
     if kind not in ("gaussian", "intervals", "quantiles", "samples"):
         raise InputError(f"{where}: the UCC is defined for regression intervals; a {kind} file has none")
@@ -235,7 +235,7 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
             centre = "midpoint (lower + upper) / 2"
             notes.append(
                 f"{where}: no point prediction column: the band centre is the midpoint of "
-                f"'{lo_c}' and '{hi_c}' (give one with --mean)"
+                f"'{lo_c}' and '{hi_c}' (give one with {option('mean')})"
             )
     elif kind == "quantiles":
         med = np.flatnonzero(np.abs(p.levels - 0.5) < 1e-9)
@@ -282,7 +282,7 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
             lower, upper = make_bounds(0, p.n)
         r = int(p.rows[i]) if p.rows is not None else i
         fix = (
-            "use a different --level or give quantiles with a median (q_0.5) column"
+            f"use a different {option('level')} or give quantiles with a median (q_0.5) column"
             if kind == "samples"
             else "check that the point prediction belongs to these intervals"
         )
