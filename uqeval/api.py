@@ -6,10 +6,10 @@ catalogue, so a notebook gets the numbers and the JSON document ``uqeval score``
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,6 +26,13 @@ from .predictions import (
     Quantiles,
     Samples,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from numpy.typing import ArrayLike
+
+    #: what ``ucc`` and ``compare`` take as models
+    Models = Prediction | Mapping[str, Prediction] | Sequence[Prediction]
 
 __all__ = ["Scores", "evaluate", "evaluate_file", "ucc", "compare", "list_metrics", "explain"]
 
@@ -101,7 +108,7 @@ class Scores(Mapping):
 
         return dumps_json(self._summary)
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
         """A pandas DataFrame, one row per metric: ``metric``, ``group``, ``value``, ``orientation``."""
         import pandas as pd
 
@@ -152,21 +159,21 @@ def _softmax(z: np.ndarray) -> np.ndarray:
 
 
 def _prediction(
-    y_true,
+    y_true: Any,
     *,
-    mean=None,
-    std=None,
-    var=None,
-    lower=None,
-    upper=None,
-    level=None,
-    quantiles=None,
-    levels=None,
-    samples=None,
-    proba=None,
-    logits=None,
+    mean: Any = None,
+    std: Any = None,
+    var: Any = None,
+    lower: Any = None,
+    upper: Any = None,
+    level: Any = None,
+    quantiles: Any = None,
+    levels: Any = None,
+    samples: Any = None,
+    proba: Any = None,
+    logits: Any = None,
     member_axis: int = -1,
-    loglik=None,
+    loglik: Any = None,
     settings: Settings,
 ) -> Prediction:
     """The container the given arrays describe (the representation is inferred from the arguments)."""
@@ -229,7 +236,7 @@ def _prediction(
     )
 
 
-def _from_table(table, columns: dict[str, Any]) -> dict[str, Any]:
+def _from_table(table: Any, columns: dict[str, Any]) -> dict[str, Any]:
     """Arrays from a pandas DataFrame or pyarrow Table, by column name (a list of names for 2-d roles)."""
     import pandas as pd
 
@@ -253,27 +260,27 @@ _ARRAY_ROLES = ("mean", "std", "var", "lower", "upper", "quantiles", "samples", 
 
 
 def evaluate(
-    data=None,
+    data: Any = None,
     *,
-    y_true=None,
-    mean=None,
-    std=None,
-    var=None,
-    lower=None,
-    upper=None,
+    y_true: ArrayLike | None = None,
+    mean: ArrayLike | None = None,
+    std: ArrayLike | None = None,
+    var: ArrayLike | None = None,
+    lower: ArrayLike | None = None,
+    upper: ArrayLike | None = None,
     level: float | None = None,
-    quantiles=None,
-    levels=None,
-    samples=None,
-    proba=None,
-    logits=None,
-    loglik=None,
+    quantiles: ArrayLike | None = None,
+    levels: ArrayLike | None = None,
+    samples: ArrayLike | None = None,
+    proba: ArrayLike | None = None,
+    logits: ArrayLike | None = None,
+    loglik: ArrayLike | None = None,
     member_axis: int = -1,
     settings: Settings | None = None,
     y: str | None = None,
-    reference=None,
-    train=None,
-    time=None,
+    reference: Prediction | str | Path | None = None,
+    train: ArrayLike | str | Path | None = None,
+    time: ArrayLike | str | None = None,
     id: str | None = None,
     **overrides: Any,
 ) -> Scores:
@@ -344,6 +351,7 @@ def evaluate(
                         f"id={id!r} names a column of data and of the reference file, but data is "
                         "not a table: pass a pandas DataFrame or pyarrow Table, or use evaluate_file"
                     )
+                assert spec is not None  # reference_spec raises for an id without a reference
                 spec = replace(spec, model_ids=_from_table_objects(data, id, "id"))
         if isinstance(data, Prediction):
             pred = data
@@ -367,7 +375,7 @@ def evaluate(
                 y_arr, level=level, levels=levels, member_axis=member_axis, settings=settings, **roles
             )
         metrics, orientation = score_prediction(pred, settings)
-        info = {
+        info: dict[str, Any] = {
             "path": "<arrays>" if not _is_table(data) else "<table>",
             "format": "python",
             "n_rows": pred.n,
@@ -391,7 +399,7 @@ def evaluate(
     return Scores(build_summary(info, settings, metrics, orientation, notes=notes))
 
 
-def _from_table_objects(table, column: str, role: str = "time") -> np.ndarray:
+def _from_table_objects(table: Any, column: str, role: str = "time") -> np.ndarray:
     import pandas as pd
 
     df = table if isinstance(table, pd.DataFrame) else table.to_pandas()
@@ -400,7 +408,7 @@ def _from_table_objects(table, column: str, role: str = "time") -> np.ndarray:
     return df[column].to_numpy()
 
 
-def _detect(table, settings: Settings, reference=None) -> Scores:
+def _detect(table: Any, settings: Settings, reference: Any = None) -> Scores:
     """A table without column names: detected exactly as ``uqeval score`` detects a file's columns
     (the table goes through a temporary Parquet file, so there is one detection code path)."""
     import tempfile
@@ -420,7 +428,7 @@ def _detect(table, settings: Settings, reference=None) -> Scores:
     return Scores(score_loaded(loaded, settings, reference))
 
 
-def _is_table(x) -> bool:
+def _is_table(x: object) -> bool:
     mod = type(x).__module__
     return mod.startswith("pandas") or mod.startswith("pyarrow")
 
@@ -430,9 +438,9 @@ def evaluate_file(
     *,
     settings: Settings | None = None,
     config: str | Path | None = None,
-    reference=None,
-    train=None,
-    time=None,
+    reference: Prediction | str | Path | None = None,
+    train: ArrayLike | str | Path | None = None,
+    time: ArrayLike | str | None = None,
     id: str | None = None,
     **overrides: Any,
 ) -> Scores:
@@ -492,31 +500,30 @@ def explain(name: str) -> str:
     return _explain(name)
 
 
-def _models(models) -> dict[str, Prediction]:
+def _models(models: Models) -> dict[str, Prediction]:
     """``{name: prediction}`` from a mapping of names to containers (or a sequence of containers)."""
     if isinstance(models, Prediction):
         models = [models]
-    if not isinstance(models, Mapping):
-        models = {f"model {i + 1}": m for i, m in enumerate(models)}
-    bad = [name for name, m in models.items() if not isinstance(m, Prediction)]
+    named = models if isinstance(models, Mapping) else {f"model {i + 1}": m for i, m in enumerate(models)}
+    bad = [name for name, m in named.items() if not isinstance(m, Prediction)]
     if bad:
         raise InputError(
             f"models must be prediction containers (uqeval.Gaussian, uqeval.Quantiles, ...); "
-            f"{bad[0]!r} is a {type(models[bad[0]]).__name__}"
+            f"{bad[0]!r} is a {type(named[bad[0]]).__name__}"
         )
-    return dict(models)
+    return dict(named)
 
 
 def ucc(
-    models,
+    models: Models,
     *,
     level: float = 0.95,
     x_axis: str = "bandwidth",
     y_axis: str = "missrate",
     normalize: str = "std",
     cost: float = 0.5,
-    partial_x=None,
-    partial_y=None,
+    partial_x: Sequence[float] | None = None,
+    partial_y: Sequence[float] | None = None,
     n_permutations: int = 0,
     seed: int = 0,
 ) -> dict[str, Any]:
@@ -553,9 +560,9 @@ def ucc(
 
 
 def compare(
-    models,
+    models: Models,
     *,
-    metrics=None,
+    metrics: Sequence[str] | None = None,
     settings: Settings | None = None,
     n_boot: int = 1000,
     ci_level: float = 0.95,

@@ -115,7 +115,7 @@ def check(
             dir_okay=False,
         ),
     ] = None,
-    flags: ScoringFlags = None,  # type: ignore[assignment]  (filled by @scoring_options)
+    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
     fmt: FormatOpt = OutputFormat.table,
     output: Annotated[
         Path | None,
