@@ -88,7 +88,7 @@ def check(
         typer.Option(
             "--rules",
             "-r",
-            help="Rules file (TOML): limits, regressions, required metrics; see configs/ci.toml.",
+            help="Rules file (TOML): limits, regressions, required metrics; example: uqeval config show ci.",
             dir_okay=False,
         ),
     ],
