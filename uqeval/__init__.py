@@ -14,8 +14,7 @@ pandas) load on first use, so ``import uqeval`` and ``uqeval --help`` stay fast.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (import uqeval stays light)
 if TYPE_CHECKING:
     from typing import Any
 
