@@ -14,6 +14,10 @@ pandas) load on first use, so ``import uqeval`` and ``uqeval --help`` stay fast.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (import uqeval stays light)
+if TYPE_CHECKING:
+    from typing import Any
+
 __version__ = "0.1.0"
 
 #: public name -> module that defines it (loaded on first use)
@@ -62,7 +66,7 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'uqeval' has no attribute {name!r}")

@@ -1,8 +1,10 @@
 """tomllib on Python >= 3.11; its backport tomli on 3.10 (a conditional dependency)."""
 
-try:
-    import tomllib  # type: ignore[import-not-found]
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+import sys
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 __all__ = ["tomllib"]

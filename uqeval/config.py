@@ -386,3 +386,40 @@ def _validate_verification(s: Settings) -> None:
 
 #: At most this many exceedance thresholds (each costs a pass over the rows and a JSON entry).
 MAX_THRESHOLDS = 1_000
+
+
+# --------------------------------------------------------------------------- bundled example files
+
+
+#: what each bundled example file is (``uqeval config list``)
+_BUNDLED_ABOUT = {
+    "default": "every built-in setting, as a --config file spells it",
+    "ci": "annotated rules for uqeval check --rules (the CI gate)",
+}
+
+
+def bundled_configs() -> dict[str, str]:
+    """The example files installed with uqeval (``uqeval/configs/*.toml``): name -> what it is.
+
+    ``default`` spells out every built-in setting (a ``--config`` file); ``ci`` is an annotated
+    ``uqeval check --rules`` file. The repository's top-level ``configs/`` holds the same files.
+    """
+    from importlib.resources import files
+
+    out = {}
+    for entry in sorted(files("uqeval.configs").iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".toml"):
+            stem = entry.name[: -len(".toml")]
+            out[stem] = _BUNDLED_ABOUT.get(stem, "")
+    return out
+
+
+def bundled_config(name: str) -> str:
+    """The text of the bundled example file ``name`` (``default`` or ``ci``; ``.toml`` may be given)."""
+    from importlib.resources import files
+
+    known = bundled_configs()
+    stem = name[: -len(".toml")] if name.endswith(".toml") else name
+    if stem not in known:
+        raise UsageError(f"no bundled config {name!r}; bundled: {', '.join(known)} (uqeval config list)")
+    return files("uqeval.configs").joinpath(f"{stem}.toml").read_text(encoding="utf-8")

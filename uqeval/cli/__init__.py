@@ -18,8 +18,20 @@ import typer
 from .. import __version__
 from ._lean import install as _lean_typer
 
-#: command name -> its module under uqeval.cli (a function of the same name), in --help order
-COMMANDS = ("score", "ucc", "coverage", "check", "compare", "recalibrate", "plot", "report", "explain")
+#: command name -> its module under uqeval.cli (a function, or a typer.Typer group, of the same name),
+#: in --help order
+COMMANDS = (
+    "score",
+    "ucc",
+    "coverage",
+    "check",
+    "compare",
+    "recalibrate",
+    "plot",
+    "report",
+    "explain",
+    "config",
+)
 
 
 def _version(value: bool) -> None:
@@ -50,7 +62,11 @@ def build_app(commands: tuple[str, ...] = COMMANDS) -> typer.Typer:
     )
     application.callback()(_root)
     for name in commands:
-        application.command(name)(getattr(import_module(f"{__name__}.{name}"), name))
+        command = getattr(import_module(f"{__name__}.{name}"), name)
+        if isinstance(command, typer.Typer):  # a group of subcommands (uqeval config list/show)
+            application.add_typer(command, name=name)
+        else:
+            application.command(name)(command)
     return application
 
 

@@ -88,7 +88,7 @@ def check(
         typer.Option(
             "--rules",
             "-r",
-            help="Rules file (TOML): limits, regressions, required metrics; see configs/ci.toml.",
+            help="Rules file (TOML): limits, regressions, required metrics; example: uqeval config show ci.",
             dir_okay=False,
         ),
     ],
@@ -115,7 +115,7 @@ def check(
             dir_okay=False,
         ),
     ] = None,
-    flags: ScoringFlags = None,  # type: ignore[assignment]  (filled by @scoring_options)
+    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
     fmt: FormatOpt = OutputFormat.table,
     output: Annotated[
         Path | None,

@@ -71,7 +71,9 @@ LowerCol = Annotated[str | None, typer.Option("--lower", help="Lower bound colum
 UpperCol = Annotated[str | None, typer.Option("--upper", help="Upper bound column (default: upper).")]
 ConfigOpt = Annotated[
     Path | None,
-    typer.Option("--config", help="TOML settings file (see configs/default.toml).", dir_okay=False),
+    typer.Option(
+        "--config", help="TOML settings file (every key: uqeval config show default).", dir_okay=False
+    ),
 ]
 FormatOpt = Annotated[
     OutputFormat, typer.Option("--format", "-f", help="Output: rich table, JSON only on stdout, or Markdown.")

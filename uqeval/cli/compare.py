@@ -87,7 +87,7 @@ def compare(
         str | None,
         typer.Option("--names", help="Comma-separated model names, one per file (default: file names)."),
     ] = None,
-    flags: ScoringFlags = None,  # type: ignore[assignment]  (filled by @scoring_options)
+    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
     fmt: FormatOpt = OutputFormat.table,
     output: Annotated[
         Path | None,

@@ -77,7 +77,7 @@ def report(
     by: Annotated[
         str | None, typer.Option("--by", help="Also report every metric per value of this column.")
     ] = None,
-    flags: ScoringFlags = None,  # type: ignore[assignment]  (filled by @scoring_options)
+    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
 ) -> None:
     """Write one self-contained HTML report of one or more prediction files.
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from ..errors import InputError
@@ -33,6 +34,7 @@ def depth(obj: Any) -> int:
     deepest, stack = 0, [(obj, 1)]
     while stack:
         node, d = stack.pop()
+        children: Iterable[Any]
         if isinstance(node, dict):
             children = node.values()
         elif isinstance(node, list):

@@ -22,7 +22,7 @@ def _figure(figsize: tuple[float, float]) -> Figure:
     return fig
 
 
-def _regular(bins: Mapping[str, np.ndarray]) -> tuple[np.ndarray, ...]:
+def _regular(bins: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """Split ``reliability_bins`` output into the M regular bins and the [1, 1] bin."""
     edges = np.asarray(bins["edges"], dtype=float)
     conf = np.asarray(bins["confidence"], dtype=float)

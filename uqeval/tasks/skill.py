@@ -70,7 +70,7 @@ class Reference:
 
 
 def reference_spec(
-    reference: Any, train: str | Path | None = None, time: Any = None, id: str | None = None
+    reference: Any, train: Any = None, time: Any = None, id: str | None = None
 ) -> Reference | None:
     """The reference that ``--reference``/``--train``/``--time``/``--id`` describe (None: no skill scores)."""
     if reference is None:

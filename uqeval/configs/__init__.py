@@ -1,0 +1,1 @@
+"""Example files installed with uqeval: ``default.toml`` (settings) and ``ci.toml`` (check rules)."""
