@@ -20,6 +20,7 @@ from .common import (
     ScoringFlags,
     WorkersOpt,
     handle_errors,
+    remote_options,
     scoring_options,
 )
 
@@ -30,6 +31,7 @@ class Pairs(str, Enum):
 
 
 @handle_errors
+@remote_options
 @scoring_options
 def compare(
     files: Annotated[

@@ -25,12 +25,14 @@ from .common import (
     WorkersOpt,
     YCol,
     handle_errors,
+    remote_options,
     settings_from_flags,
     show,
 )
 
 
 @handle_errors
+@remote_options
 def coverage(
     files: Annotated[
         list[Path], typer.Argument(help="Prediction files, one run of a method each (same schema).")
