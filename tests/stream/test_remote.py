@@ -84,7 +84,7 @@ def test_connect_timeout_is_scoped():
     before = remote.timeout()
     with remote.connect_timeout(1.5):
         assert remote.timeout() == 1.5
-        assert remote.deadline() == pytest.approx(1.5 * (remote.ATTEMPTS + 1) + 5)
+        assert remote.deadline() == pytest.approx(3 * (remote.ATTEMPTS + 1) + 5)
     assert remote.timeout() == before == remote.DEFAULT_TIMEOUT
 
 
@@ -98,8 +98,9 @@ def test_s3_silent_endpoint_fails_in_bounded_time(fake_aws):
         took = time.monotonic() - start
     assert res.exit_code == 3, res.output
     line = _one_error_line(res.stderr)
-    assert "Timeout" in line and "--connect-timeout" in line and f"127.0.0.1:{port}" in line
-    assert took < 20  # 3 attempts of 0.5 s (the default, 20 s, would take a minute)
+    assert "--connect-timeout" in line and f"127.0.0.1:{port}" in line
+    assert "Timeout was reached" in line or "no answer within" in line  # pyarrow's timeout, or the backstop
+    assert took < 25  # 3 attempts of 0.5 s, at worst the 13 s backstop (the default would take a minute)
 
 
 def test_s3_filesystem_gets_the_timeouts(fake_aws):

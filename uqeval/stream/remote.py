@@ -11,6 +11,7 @@ Imports nothing heavy.
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -36,8 +37,11 @@ def timeout() -> float:
 
 
 def deadline() -> float:
-    """The longest a whole remote operation may take (every attempt, plus slack) before it is abandoned."""
-    return _timeout * (ATTEMPTS + 1) + 5.0
+    """The longest a whole remote operation may take (every attempt, plus slack) before it is abandoned.
+
+    curl counts a stalled request in whole seconds, and retries back off in between: a second more per
+    attempt keeps this backstop behind pyarrow's own timeouts, whose message is the more precise one."""
+    return (math.ceil(_timeout) + 1.0) * (ATTEMPTS + 1) + 5.0
 
 
 @contextlib.contextmanager
