@@ -266,3 +266,11 @@ def test_signal_ends_a_run_blocked_on_a_silent_remote(tmp_path, local_file, sig,
     assert time.monotonic() - sent < 5
     assert proc.returncode == 130, err
     assert b"Traceback" not in err and b"interrupted" in err
+
+
+def test_dask_workers_get_the_connect_timeout():
+    pytest.importorskip("distributed")
+    from uqeval.stream.dask_engine import dask_client
+
+    with remote.connect_timeout(7.0), dask_client(None, 1) as (client, _):
+        assert set(client.run(remote.timeout).values()) == {7.0}

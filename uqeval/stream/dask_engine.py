@@ -53,6 +53,11 @@ def scheduler_address(address: str) -> tuple[str, str, int]:
     return scheme, m.group("host").strip("[]"), int(m.group("port"))
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else type(exc).__name__
+
+
 def _cannot_connect(address: str | None, why: str) -> UsageError:
     if address is None:
         return UsageError(f"--workers: cannot start a local Dask cluster ({why})")
@@ -140,9 +145,14 @@ def dask_client(scheduler: str | None, workers: int | None) -> Iterator[tuple[An
         except UsageError:
             raise
         except Exception as exc:  # any failure to connect (refused, garbage, TLS settings): one line
-            text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-            raise _cannot_connect(scheduler, text) from None
+            raise _cannot_connect(scheduler, _first_line(exc)) from None
         with client:
+            try:  # the workers open remote files themselves: the same limits there
+                remote.call(
+                    "the Dask workers", client.run, remote.set_timeout, seconds, limit=remote.deadline()
+                )
+            except Exception as exc:
+                raise _cannot_connect(scheduler, f"the workers do not answer: {_first_line(exc)}") from None
             yield client, distributed
     finally:
         if cluster is not None:

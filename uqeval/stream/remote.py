@@ -58,6 +58,13 @@ def connect_timeout(seconds: float | None) -> Iterator[None]:
         _timeout = old
 
 
+def set_timeout(seconds: float) -> None:
+    """Set ``--connect-timeout`` for this process (run on each Dask worker, which opens remote files
+    itself)."""
+    global _timeout
+    _timeout = float(seconds)
+
+
 def in_flight() -> bool:
     """A helper thread is still blocked in a native call (the CLI then exits without waiting for it)."""
     return _in_flight > 0
