@@ -153,8 +153,10 @@ def compare(
         for flag, value in (("--id", id_col), ("--reference", reference)):
             if value is not None:
                 raise UsageError(f"{flag} needs the whole files in memory: use --engine memory")
+        from ..stream.uri import as_spec
+
         result = _compare_streamed(
-            [str(f) for f in files],
+            [as_spec(f) for f in files],  # a URI as given (str() of a Path folds s3:// to s3:/)
             labels,
             settings,
             metric_names,
