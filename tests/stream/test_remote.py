@@ -274,3 +274,29 @@ def test_dask_workers_get_the_connect_timeout():
 
     with remote.connect_timeout(7.0), dask_client(None, 1) as (client, _):
         assert set(client.run(remote.timeout).values()) == {7.0}
+
+
+def test_abandoned_native_call_does_not_hold_the_exit(tmp_path):
+    """The backstop: pyarrow left without timeouts blocks forever on a silent S3 endpoint (and its
+    shutdown hook waits for the call); the run gives up at the deadline and the process exits at once."""
+    with server() as port:
+        code = (
+            "import sys\n"
+            "from uqeval.stream import remote\n"
+            "remote.deadline = lambda: 1.0\n"
+            "remote.bounded = lambda fs: fs\n"
+            f"sys.argv = ['uqeval', 'score', {s3_uri(port)!r}]\n"
+            "from uqeval.cli import main\n"
+            "main()\n"
+        )
+        start = time.monotonic()
+        proc = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            env={**os.environ, **FAKE_AWS, "PYTHONPATH": str(ROOT)},
+            capture_output=True,
+            timeout=60,
+        )
+    assert proc.returncode == 3, proc.stderr
+    assert b"no answer within 1 s" in proc.stderr and b"Traceback" not in proc.stderr
+    assert time.monotonic() - start < 30  # without os._exit: ~100 s in pyarrow's S3 finalizer
