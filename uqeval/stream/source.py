@@ -303,23 +303,16 @@ def iter_batches(
     # (The pyarrow.dataset scanner, used for discovering hive partitions, decodes whole row groups and
     # by default keeps the pre-buffered column chunks: 1.5-2.4 GB for 1e6-row groups of 50 samples,
     # 4.4 GB peak on 1e8 Gaussian rows; these settings stay at 0.27 GB.)
-    def reader(f):
-        def make():
-            with parquet_file(f) as pf:
-                yield from pf.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=False)
-
-        return make
-
-    parts = [(f, reader(f)) for f in src.files]  # partitioned: the files pyarrow.dataset found, in path order
-    for name, make in parts:
+    for name in src.files:  # partitioned: the files pyarrow.dataset found, in path order
         try:
-            batches = make()
-            if is_uri(name):  # remote reads in a helper thread: a signal still ends the run at once
-                from . import remote
+            with parquet_file(name) as pf:  # a remote open: bounded (--connect-timeout), in a helper thread
+                batches = pf.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=False)
+                if is_uri(name):  # remote reads in a helper thread: a signal still ends the run at once
+                    from . import remote
 
-                batches = remote.iterate(name, batches)
-            for batch in batches:
-                yield from _slices(name, batch, columns, chunk_rows)
+                    batches = remote.iterate(name, batches)
+                for batch in batches:
+                    yield from _slices(name, batch, columns, chunk_rows)
         except (pa.ArrowException, OSError) as exc:
             raise InputError(f"{name}: cannot read Parquet data ({_short(exc)})") from None
 
