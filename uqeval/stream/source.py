@@ -68,8 +68,9 @@ def filesystem(uri: str):
         native = _short(exc)
         if isinstance(exc, InputError):
             raise
-        if not _unsupported(native):
-            # s3:// without network: the host that could not be resolved, not "install s3fs"
+        if isinstance(exc, OSError) and not _unsupported(native):
+            # pyarrow has the scheme and could not reach the store (s3:// without network: the host that
+            # could not be resolved), which no fsspec package would change: say so, not "install s3fs"
             raise InputError(f"{uri}: cannot open {scheme}:// ({native}){_hint(native)}") from None
     try:
         import fsspec
@@ -83,8 +84,9 @@ def filesystem(uri: str):
     except (ImportError, ValueError, OSError) as exc:
         if isinstance(exc, InputError):
             raise
+        tried = "" if _unsupported(native) else f"pyarrow: {native}; "
         raise InputError(
-            f"{uri}: no filesystem for {scheme}:// ({_short(exc)}); install the fsspec package "
+            f"{uri}: no filesystem for {scheme}:// ({tried}{_short(exc)}); install the fsspec package "
             "for it (s3fs for s3://, gcsfs for gs://, adlfs for az://)"
         ) from None
     return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path
