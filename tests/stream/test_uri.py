@@ -127,3 +127,22 @@ def test_uri_errors_are_one_line(tmp_path):
     assert res.exit_code == 3 and "no such file" in res.output
     res = runner.invoke(app, ["score", (tmp_path / "absent.parquet").as_uri(), "--engine", "memory"])
     assert res.exit_code == 2 and "--engine stream" in res.output
+
+
+def test_compare_and_coverage_take_uris(tmp_path):
+    """``str()`` of the CLI's Path folds ``file:///x`` to ``file:/x``; the streamed specs keep the URI."""
+    cols = _cols()
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    pq.write_table(pa.table(cols), a)
+    pq.write_table(pa.table({**cols, "mu": cols["mu"] + 0.1}), b)
+    for command in (["compare", a, b], ["coverage", a, b]):
+        local = runner.invoke(app, [command[0], *map(str, command[1:]), "--engine", "stream", "-f", "json"])
+        remote = runner.invoke(
+            app, [command[0], *(p.as_uri() for p in command[1:]), "--engine", "stream", "-f", "json"]
+        )
+        assert local.exit_code == 0 and remote.exit_code == 0, remote.output
+        got, want = json.loads(remote.stdout), json.loads(local.stdout)
+        assert got.get("n_rows") == want.get("n_rows") and len(got.get("points", [])) == len(
+            want.get("points", [])
+        )
+        assert "file:///" in remote.stdout

@@ -153,4 +153,16 @@ def main() -> None:
     single_threaded_blas()
     parallel_rendering()
     _defer_numpy_extras()
-    build_app(_requested(sys.argv[1:]))()
+    try:
+        build_app(_requested(sys.argv[1:]))()
+    except SystemExit as exc:
+        remote = sys.modules.get("uqeval.stream.remote")
+        if remote is not None and remote.in_flight():
+            # a native call (a remote read, a scheduler connect) still blocks a helper thread after
+            # a signal or a timeout: exit now rather than wait for it at interpreter shutdown
+            import os
+
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(exc.code if isinstance(exc.code, int) else 1)
+        raise

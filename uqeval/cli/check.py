@@ -17,6 +17,7 @@ from .common import (
     ScoringFlags,
     console,
     handle_errors,
+    remote_options,
     scoring_options,
     show,
 )
@@ -75,6 +76,7 @@ def _settings(baseline: dict | None, config: Path | None, columns: dict[str, str
 
 
 @handle_errors
+@remote_options
 @scoring_options
 def check(
     input: Annotated[

@@ -657,3 +657,41 @@ QuietOpt = Annotated[
     bool,
     typer.Option("--quiet", "-q", help="No progress bar on stderr (it is shown only on a terminal anyway)."),
 ]
+ConnectTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--connect-timeout",
+        min=0.1,
+        max=3600,
+        metavar="SECONDS",
+        help="Remote inputs (s3://, gs://, ...) and --scheduler: seconds one connection attempt or request "
+        "may wait for an answer (default 20); a request is tried at most 3 times, then the run stops "
+        "with one error line.",
+    ),
+]
+
+
+def remote_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a command ``--connect-timeout SECONDS``, applied to every remote open and scheduler connect
+    while it runs (:mod:`uqeval.stream.remote`, imported only when the option is given)."""
+    import inspect
+
+    sig = inspect.signature(func, eval_str=True)
+    own = list(sig.parameters.values())
+    extra = inspect.Parameter(
+        "connect_timeout", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ConnectTimeoutOpt
+    )
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        seconds = kwargs.pop("connect_timeout", None)
+        if seconds is None:
+            return func(*args, **kwargs)
+        from ..stream.remote import connect_timeout
+
+        with connect_timeout(seconds):
+            return func(*args, **kwargs)
+
+    wrapper.__signature__ = sig.replace(parameters=own + [extra])  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in own + [extra]}
+    return wrapper

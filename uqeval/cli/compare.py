@@ -20,6 +20,7 @@ from .common import (
     ScoringFlags,
     WorkersOpt,
     handle_errors,
+    remote_options,
     scoring_options,
 )
 
@@ -30,6 +31,7 @@ class Pairs(str, Enum):
 
 
 @handle_errors
+@remote_options
 @scoring_options
 def compare(
     files: Annotated[
@@ -152,8 +154,10 @@ def compare(
         for flag, value in (("--id", id_col), ("--reference", reference)):
             if value is not None:
                 raise UsageError(f"{flag} needs the whole files in memory: use --engine memory")
+        from ..stream.uri import as_spec
+
         result = _compare_streamed(
-            [str(f) for f in files],
+            [as_spec(f) for f in files],  # a URI as given (str() of a Path folds s3:// to s3:/)
             labels,
             settings,
             metric_names,

@@ -25,12 +25,14 @@ from .common import (
     WorkersOpt,
     YCol,
     handle_errors,
+    remote_options,
     settings_from_flags,
     show,
 )
 
 
 @handle_errors
+@remote_options
 def coverage(
     files: Annotated[
         list[Path], typer.Argument(help="Prediction files, one run of a method each (same schema).")
@@ -106,8 +108,9 @@ def coverage(
         from ..stream.coverage import coverage_points_dask, coverage_points_stream
         from ..stream.engine import total_rows
         from ..stream.progress import row_progress
+        from ..stream.uri import as_spec
 
-        pairs = [(m, str(f)) for m, f in zip(names, files)]
+        pairs = [(m, as_spec(f)) for m, f in zip(names, files)]  # a URI as given (str() folds s3:// to s3:/)
         rows = chunk_rows or min(auto_chunk_rows(f, settings) for f in files)
         if "dask" not in chosen and (scheduler is not None or workers is not None):
             raise UsageError("--scheduler and --workers apply to --engine dask only")

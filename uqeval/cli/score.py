@@ -24,12 +24,14 @@ from .common import (
     WorkersOpt,
     emit,
     handle_errors,
+    remote_options,
     scoring_options,
 )
 from .plot import MaxPointsOpt, PlotFormatOpt, XOpt
 
 
 @handle_errors
+@remote_options
 @scoring_options
 def score(
     file: Annotated[

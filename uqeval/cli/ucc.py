@@ -33,6 +33,7 @@ from .common import (
     console,
     handle_errors,
     parse_pair,
+    remote_options,
     settings_from_flags,
     show,
 )
@@ -51,6 +52,7 @@ class Normalize(str, Enum):
 
 
 @handle_errors
+@remote_options
 def ucc(
     files: Annotated[
         list[Path],

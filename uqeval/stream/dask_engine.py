@@ -8,6 +8,7 @@ only here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,14 +32,97 @@ def _import_dask():
     return distributed
 
 
+#: the address forms ``--scheduler`` takes: ``[tcp|tls|ws|wss]://host:port`` (host: a name, IPv4 or [IPv6])
+_ADDRESS = re.compile(
+    r"^(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.\-]+):(?P<port>[0-9]{1,5})$"
+)
+_SCHEMES = ("tcp", "tls", "ws", "wss")
+
+
+def scheduler_address(address: str) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` of a ``--scheduler`` address, or a one-line :class:`UsageError`."""
+    from ..report.text import plain
+
+    m = _ADDRESS.match(address.strip())
+    scheme = (m.group("scheme") or "tcp").lower() if m else ""
+    if m is None or scheme not in _SCHEMES or not 0 < int(m.group("port")) < 65536:
+        raise UsageError(
+            f"--scheduler {plain(address)[:200]!r} is not a scheduler address; give it as tcp://host:8786 "
+            f"(schemes {', '.join(_SCHEMES)}; port 1-65535)"
+        )
+    return scheme, m.group("host").strip("[]"), int(m.group("port"))
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else type(exc).__name__
+
+
+def _cannot_connect(address: str | None, why: str) -> UsageError:
+    if address is None:
+        return UsageError(f"--workers: cannot start a local Dask cluster ({why})")
+    return UsageError(
+        f"--scheduler {address}: cannot connect to a Dask scheduler there ({why}); give its address as "
+        "tcp://host:8786, or use --workers N for a local cluster"
+    )
+
+
+def probe(address: str, seconds: float) -> None:
+    """Check that a Dask scheduler answers at ``tcp://host:port`` before distributed connects.
+
+    A scheduler sends its handshake first: an 8-byte little-endian length, then that many bytes holding
+    a frame count, the frame lengths and the frames (a few dozen bytes). A silent server, one that
+    sends something else (an HTTP server, garbage) or a refused connection is a one-line
+    :class:`UsageError` within ``seconds`` per step, never a hang or a huge allocation."""
+    import socket
+    import struct
+
+    scheme, host, port = scheduler_address(address)
+    if scheme != "tcp":
+        return  # TLS and websockets: distributed's own handshake, bounded by the client's timeout
+    try:
+        with socket.create_connection((host, port), timeout=seconds) as sock:
+            sock.settimeout(seconds)
+
+            def read(n: int) -> bytes:
+                data = b""
+                while len(data) < n:
+                    chunk = sock.recv(n - len(data))
+                    if not chunk:
+                        raise _cannot_connect(address, "the server closed the connection")
+                    data += chunk
+                return data
+
+            (size,) = struct.unpack("<Q", read(8))
+            if not 16 <= size <= 1 << 16:
+                raise _cannot_connect(address, "the server there does not speak the Dask protocol")
+            body = read(size)
+            (frames,) = struct.unpack_from("<Q", body)
+            lengths = struct.unpack_from(f"<{frames}Q", body, 8) if 1 <= frames <= 64 else None
+            if lengths is None or 8 * (1 + frames) + sum(lengths) != size:
+                raise _cannot_connect(address, "the server there does not speak the Dask protocol")
+    except TimeoutError:
+        raise _cannot_connect(address, f"no answer within {seconds:g} s; raise --connect-timeout") from None
+    except OSError as exc:
+        raise _cannot_connect(address, exc.strerror or type(exc).__name__) from None
+
+
 @contextmanager
 def dask_client(scheduler: str | None, workers: int | None) -> Iterator[tuple[Any, Any]]:
     """``(client, distributed)`` for ``--scheduler ADDRESS`` (an existing cluster) or ``--workers N`` (a
-    ``LocalCluster`` of N single-threaded worker processes, closed afterwards)."""
-    distributed = _import_dask()
+    ``LocalCluster`` of N single-threaded worker processes, closed afterwards).
+
+    A scheduler address is validated and probed first (:func:`probe`); the connect waits at most
+    ``--connect-timeout`` seconds per attempt in a helper thread, so SIGINT/SIGTERM still end the run."""
+    from . import remote
+
     if scheduler is not None and workers is not None:
         raise UsageError("give either --scheduler ADDRESS (an existing cluster) or --workers N (a local one)")
+    if scheduler is not None:
+        scheduler_address(scheduler)
+    distributed = _import_dask()
     cluster = None
+    seconds = remote.timeout()
     if scheduler is None:
         cluster = distributed.LocalCluster(
             n_workers=workers or 2,
@@ -48,14 +132,27 @@ def dask_client(scheduler: str | None, workers: int | None) -> Iterator[tuple[An
             silence_logs=50,
         )
     try:
+        if scheduler is not None:
+            remote.call(f"--scheduler {scheduler}", probe, scheduler, seconds, limit=remote.deadline())
         try:
-            client = distributed.Client(scheduler or cluster, set_as_default=True, timeout="20s")
-        except (OSError, TimeoutError) as exc:
-            raise UsageError(
-                f"--scheduler {scheduler}: cannot connect to a Dask scheduler there ({exc}); "
-                "give its address as tcp://host:8786, or use --workers N for a local cluster"
-            ) from None
+            client = remote.call(
+                f"--scheduler {scheduler}",
+                lambda: distributed.Client(scheduler or cluster, set_as_default=True, timeout=f"{seconds}s"),
+                limit=remote.deadline(),
+            )
+        except InputError as exc:  # no answer in time
+            raise _cannot_connect(scheduler, str(exc).split(": ", 1)[-1]) from None
+        except UsageError:
+            raise
+        except Exception as exc:  # any failure to connect (refused, garbage, TLS settings): one line
+            raise _cannot_connect(scheduler, _first_line(exc)) from None
         with client:
+            try:  # the workers open remote files themselves: the same limits there
+                remote.call(
+                    "the Dask workers", client.run, remote.set_timeout, seconds, limit=remote.deadline()
+                )
+            except Exception as exc:
+                raise _cannot_connect(scheduler, f"the workers do not answer: {_first_line(exc)}") from None
             yield client, distributed
     finally:
         if cluster is not None:

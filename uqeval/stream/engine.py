@@ -360,5 +360,11 @@ def total_rows(spec: str | Path) -> int | None:
             with parquet_file(f) as pf:
                 total += pf.metadata.num_rows
         return total
+    except InputError:
+        from .uri import is_uri
+
+        if is_uri(spec):  # a store that does not answer: say so now rather than wait for it twice
+            raise
+        return None
     except Exception:  # only an estimate: the real read reports any problem
         return None

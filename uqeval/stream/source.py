@@ -37,8 +37,12 @@ class Source:
     @property
     def size_bytes(self) -> int:
         if is_uri(self.files[0]):
+            from . import remote
+
             fs, _ = filesystem(self.files[0])
-            return sum(fs.get_file_info(filesystem(f)[1]).size or 0 for f in self.files)
+            paths = [filesystem(f)[1] for f in self.files]
+            infos = remote.call(self.spec, fs.get_file_info, paths, limit=remote.deadline())
+            return sum(i.size or 0 for i in infos)
         return sum(Path(f).stat().st_size for f in self.files)
 
 
@@ -46,17 +50,28 @@ class Source:
 
 
 def filesystem(uri: str):
-    """``(pyarrow FileSystem, path inside it)`` for a URI: pyarrow's own filesystem for the scheme,
-    else fsspec's wrapped in :class:`pyarrow.fs.PyFileSystem`. Unknown schemes and missing packages
-    are one-line :class:`InputError` s saying what to install."""
+    """``(pyarrow FileSystem, path inside it)`` for a URI: pyarrow's own filesystem for the scheme (with
+    the ``--connect-timeout`` limits, :func:`uqeval.stream.remote.bounded`), else fsspec's wrapped in
+    :class:`pyarrow.fs.PyFileSystem`. Unknown schemes and missing packages are one-line
+    :class:`InputError` s saying what to install; a scheme pyarrow knows but cannot open (no network,
+    bad credentials) reports pyarrow's own reason."""
     import pyarrow as pa
     import pyarrow.fs as pafs
 
+    from . import remote
+
     scheme = SCHEME.match(uri).group(1).lower()
     try:
-        return pafs.FileSystem.from_uri(uri)
+        fs, path = remote.call(uri, pafs.FileSystem.from_uri, uri, limit=remote.deadline())
+        return remote.bounded(fs), path
     except (pa.ArrowException, ValueError, OSError) as exc:
         native = _short(exc)
+        if isinstance(exc, InputError):
+            raise
+        if isinstance(exc, OSError) and not _unsupported(native):
+            # pyarrow has the scheme and could not reach the store (s3:// without network: the host that
+            # could not be resolved), which no fsspec package would change: say so, not "install s3fs"
+            raise InputError(f"{uri}: cannot open {scheme}:// ({native}){_hint(native)}") from None
     try:
         import fsspec
     except ImportError:
@@ -65,13 +80,27 @@ def filesystem(uri: str):
             f"pip install fsspec and the package for {scheme}:// (s3fs, gcsfs, adlfs, ...)"
         ) from None
     try:
-        fs, path = fsspec.core.url_to_fs(uri)
+        fs, path = remote.call(uri, fsspec.core.url_to_fs, uri, limit=remote.deadline())
     except (ImportError, ValueError, OSError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        tried = "" if _unsupported(native) else f"pyarrow: {native}; "
         raise InputError(
-            f"{uri}: no filesystem for {scheme}:// ({_short(exc)}); install the fsspec package "
+            f"{uri}: no filesystem for {scheme}:// ({tried}{_short(exc)}); install the fsspec package "
             "for it (s3fs for s3://, gcsfs for gs://, adlfs for az://)"
         ) from None
     return pafs.PyFileSystem(pafs.FSSpecHandler(fs)), path
+
+
+def _unsupported(native: str) -> bool:
+    """pyarrow's error says it has no filesystem for the scheme (so fsspec may have one)."""
+    text = native.lower()
+    return "unrecognized filesystem type" in text or "not built with" in text
+
+
+def _hint(native: str) -> str:
+    """How to give a slow store more time, when pyarrow's error was a timeout."""
+    return "; raise --connect-timeout for a slow store" if "timeout" in native.lower() else ""
 
 
 def _uri_of(spec: str, path: str) -> str:
@@ -82,10 +111,16 @@ def _uri_of(spec: str, path: str) -> str:
 def _remote_files(spec: str) -> tuple[list[str], bool]:
     """The data files a URI names (a file, a directory of Parquet files, or a glob) and whether it is a
     directory; the same rules as local paths (hidden ``.``/``_`` parts skipped)."""
+    from . import remote
+
+    fs, path = filesystem(spec)
+    return remote.call(spec, _list_remote, spec, fs, path, limit=remote.deadline())
+
+
+def _list_remote(spec: str, fs, path: str) -> tuple[list[str], bool]:
     import pyarrow as pa
     import pyarrow.fs as pafs
 
-    fs, path = filesystem(spec)
     try:
         if any(c in path for c in GLOB_CHARS):
             parts = path.split("/")
@@ -106,7 +141,7 @@ def _remote_files(spec: str) -> tuple[list[str], bool]:
         base = info.path.rstrip("/")
         infos = fs.get_file_info(pafs.FileSelector(info.path, recursive=True))
     except (pa.ArrowException, OSError) as exc:
-        raise InputError(f"{spec}: cannot list ({_short(exc)})") from None
+        raise InputError(f"{spec}: cannot list ({_short(exc)}){_hint(_short(exc))}") from None
     files = sorted(
         i.path
         for i in infos
@@ -126,8 +161,21 @@ def parquet_file(f: str | Path):
     import pyarrow.parquet as pq
 
     if is_uri(f):
-        fs, path = filesystem(as_spec(f))
-        with fs.open_input_file(path) as fh, pq.ParquetFile(fh, pre_buffer=False, buffer_size=1 << 20) as pf:
+        from . import remote
+
+        spec = as_spec(f)
+        fs, path = filesystem(spec)
+
+        def open_remote():
+            fh = fs.open_input_file(path)
+            try:
+                return fh, pq.ParquetFile(fh, pre_buffer=False, buffer_size=1 << 20)
+            except BaseException:
+                fh.close()
+                raise
+
+        fh, pf = remote.call(spec, open_remote, limit=remote.deadline())
+        with fh, pf:
             yield pf
         return
     with pq.ParquetFile(f, pre_buffer=False, buffer_size=1 << 20) as pf:
@@ -154,14 +202,21 @@ def _remote_info(f: str, fmt: str) -> TableInfo:
 
     import pyarrow as pa
 
+    from . import remote
+
+    def header() -> TableInfo:
+        with _open_text(f) as fh:
+            return csv_info(f, fh)
+
     try:
         if fmt == "parquet":
             with parquet_file(f) as pf:
                 return parquet_info(f, pf.schema_arrow)
-        with _open_text(f) as fh:
-            return csv_info(f, fh)
+        return remote.call(f, header, limit=remote.deadline())
     except (pa.ArrowException, OSError, UnicodeDecodeError, EOFError, zlib.error, csv.Error) as exc:
-        raise InputError(f"{f}: cannot read {fmt.upper()} file ({_short(exc)})") from None
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"{f}: cannot read {fmt.upper()} file ({_short(exc)}){_hint(_short(exc))}") from None
 
 
 def _parquet_files(spec: str) -> tuple[list[str], bool]:
@@ -209,8 +264,14 @@ def open_source(spec: str | Path) -> Source:
 
         try:
             if remote:
+                from . import remote as _remote
+
                 fs, path = filesystem(spec)
-                dataset = ds.dataset(path, filesystem=fs, format="parquet", partitioning="hive")
+                dataset = _remote.call(
+                    spec,
+                    lambda: ds.dataset(path, filesystem=fs, format="parquet", partitioning="hive"),
+                    limit=_remote.deadline(),
+                )
             else:
                 dataset = ds.dataset(spec, format="parquet", partitioning="hive")
         except (pa.ArrowException, OSError) as exc:
@@ -244,18 +305,16 @@ def iter_batches(
     # (The pyarrow.dataset scanner, used for discovering hive partitions, decodes whole row groups and
     # by default keeps the pre-buffered column chunks: 1.5-2.4 GB for 1e6-row groups of 50 samples,
     # 4.4 GB peak on 1e8 Gaussian rows; these settings stay at 0.27 GB.)
-    def reader(f):
-        def make():
-            with parquet_file(f) as pf:
-                yield from pf.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=False)
-
-        return make
-
-    parts = [(f, reader(f)) for f in src.files]  # partitioned: the files pyarrow.dataset found, in path order
-    for name, make in parts:
+    for name in src.files:  # partitioned: the files pyarrow.dataset found, in path order
         try:
-            for batch in make():
-                yield from _slices(name, batch, columns, chunk_rows)
+            with parquet_file(name) as pf:  # a remote open: bounded (--connect-timeout), in a helper thread
+                batches = pf.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=False)
+                if is_uri(name):  # remote reads in a helper thread: a signal still ends the run at once
+                    from . import remote
+
+                    batches = remote.iterate(name, batches)
+                for batch in batches:
+                    yield from _slices(name, batch, columns, chunk_rows)
         except (pa.ArrowException, OSError) as exc:
             raise InputError(f"{name}: cannot read Parquet data ({_short(exc)})") from None
 
@@ -276,13 +335,17 @@ def _csv_batches(
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
+    from . import remote
+
     raw = [info.raw_names.get(n, n) for n in columns]
-    try:
+    uri = is_uri(f)
+
+    def open_reader():
         source = f
-        if is_uri(f):
+        if uri:
             fs, path = filesystem(f)
             source = fs.open_input_stream(path, compression="gzip" if f.lower().endswith(".gz") else None)
-        reader = pacsv.open_csv(
+        return pacsv.open_csv(
             source,
             read_options=pacsv.ReadOptions(block_size=1 << 22, use_threads=False),
             convert_options=pacsv.ConvertOptions(
@@ -292,6 +355,11 @@ def _csv_batches(
                 column_types={r: pa.float64() for r, c in zip(raw, columns) if c in numeric},
             ),
         )
+
+    try:
+        reader = remote.call(f, open_reader, limit=remote.deadline()) if uri else open_reader()
+    except InputError:
+        raise
     except (pa.ArrowException, OSError, UnicodeDecodeError, EOFError) as exc:
         raise InputError(
             f"{f}: cannot read CSV data{_bad_csv_row(f, info, columns, numeric, 0)} ({_short(exc)})"
@@ -299,7 +367,7 @@ def _csv_batches(
     done = 0
     while True:
         try:
-            batch = reader.read_next_batch()
+            batch = remote.call(f, reader.read_next_batch) if uri else reader.read_next_batch()
         except StopIteration:
             return
         except (pa.ArrowException, OSError, UnicodeDecodeError, EOFError) as exc:
