@@ -231,6 +231,10 @@ def test_writer_metadata_and_other_files_are_skipped_and_listed(request, tmp_pat
         assert sorted(Path(f).name for f in doc["input"]["skipped"]) == sorted(
             [".part-0.parquet.crc", "README.txt", "_SUCCESS", "half-written.parquet"]
         )
+    if cmd == "compare":
+        assert [m["files"] for m in doc["models"]] == [
+            [str(d / "part-0.parquet"), str(d / "part-1.parquet")]
+        ] * 2
     assert "skipped 1 file(s) that are not .parquet" in r.output and "README.txt" in r.output
 
 

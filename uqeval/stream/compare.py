@@ -426,7 +426,7 @@ def finish(
         return (ref.name, k), float(np.asarray(full, dtype=np.float64)[0]), None
 
     estimates, targets, columns, notes = estimate_metrics(plan, value, at_full)
-    notes = [n for m in models for n in m.src.notes()] + list(notes)
+    notes = list(dict.fromkeys(n for m in models for n in m.src.notes())) + list(notes)
     replicates: dict[tuple[str, str], np.ndarray] = {}
     if plan.n_boot and columns:
         acc = part.acc

@@ -594,7 +594,7 @@ def _document(
     """The ``uqeval.ucc/1`` document of the merged per-model states."""
     from ..tasks.ucc import ucc_document
 
-    kept, notes = acc.kept, [n for src in sources for n in src.notes()] + list(acc.notes)
+    kept, notes = acc.kept, list(dict.fromkeys(n for src in sources for n in src.notes())) + list(acc.notes)
     if len(set(kept)) > 1:
         i = next(j for j, t in enumerate(kept) if t != kept[0])
         raise InputError(
