@@ -114,7 +114,10 @@ def assert_same_json(got, ref, path: str = "") -> None:
 
 def _without_engine(result: dict) -> dict:
     out = {k: v for k, v in result.items() if k != "input"}
-    out["models"] = [{k: v for k, v in m.items() if k != "path"} for m in result["models"]]
+    # what each model was read from (a directory or a pattern also lists its files read and skipped)
+    out["models"] = [
+        {k: v for k, v in m.items() if k not in ("path", "files", "skipped")} for m in result["models"]
+    ]
     return out
 
 

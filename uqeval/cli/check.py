@@ -220,6 +220,10 @@ def check(
             from .score import _score_streamed
 
             summary = _score_streamed(input, settings, chosen, chunk_rows, None, None, quiet)
+            from ..io.inputs import expand_input
+
+            skipped = expand_input(input, check=False).note()  # files of a directory that were not read
+            notes += [skipped] if skipped else []
         if base is not None:
             notes.append(
                 f"{input} scored with the baseline's settings"

@@ -121,6 +121,13 @@ def coverage(
                 records = coverage_points_dask(pairs, settings, rows, points_by, scheduler, workers, progress)
             else:
                 records = coverage_points_stream(pairs, settings, rows, points_by, progress)
+        from ..io.inputs import expand_input
+        from .common import note
+
+        for f in files:  # files of a directory that were not read
+            skipped = expand_input(f, check=False).note()
+            if skipped and not quiet:
+                note(skipped)
     elif chunk_rows is not None or scheduler is not None or workers is not None:
         raise UsageError("--chunk-rows, --scheduler and --workers apply to --engine stream/dask only")
     runs = []

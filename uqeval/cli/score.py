@@ -37,7 +37,7 @@ def score(
     file: Annotated[
         Path,
         typer.Argument(
-            help="CSV (.csv, .csv.gz) or Parquet (.parquet, .pq) file of targets and predictions; with --engine stream/dask also a directory of Parquet files (hive partitions), a glob, or a URI (s3://, gs://, file://, ...)."
+            help="CSV (.csv, .csv.gz) or Parquet (.parquet, .pq) file of targets and predictions; an existing file is that file whatever its name; with --engine stream/dask also a directory of parts (hive partitions), a glob, or a URI (s3://, gs://, file://, ...)."
         ),
     ],
     flags: ScoringFlags,

@@ -50,8 +50,15 @@ class TableInfo:
 
 
 def inspect(path: str | Path) -> TableInfo:
-    """Column names (and which are list columns) without reading the data."""
+    """Column names (and which are list columns) without reading the data.
+
+    ``path`` follows :func:`uqeval.io.inputs.expand_input` (an existing file is that file; a directory or a
+    pattern must name exactly one file here, the in-memory readers read one)."""
     p = Path(path)
+    if not p.exists() or p.is_dir():
+        from .inputs import single_file
+
+        p = single_file(path)
     fmt = detect_format(p)
     _check_readable(p)
     from .writers import register_input

@@ -426,6 +426,7 @@ def finish(
         return (ref.name, k), float(np.asarray(full, dtype=np.float64)[0]), None
 
     estimates, targets, columns, notes = estimate_metrics(plan, value, at_full)
+    notes = list(dict.fromkeys(n for m in models for n in m.src.notes())) + list(notes)
     replicates: dict[tuple[str, str], np.ndarray] = {}
     if plan.n_boot and columns:
         acc = part.acc
@@ -489,6 +490,7 @@ def finish(
             _Kind(part.kinds[k][0] if part.kinds[k] else None),
             {
                 "path": m.spec,
+                **m.src.record(),
                 "n_rows": part.n_rows[k],
                 "n_dropped": part.n_dropped[k],
                 "columns": part.columns[k],

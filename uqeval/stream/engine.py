@@ -23,15 +23,19 @@ DEFAULT_CHUNK_ROWS = 1_000_000
 #: fewer rows per batch, so that the kernels' temporaries stay bounded (1e7 x 50 samples at 1e6 rows per
 #: batch peaked at 5 GB)
 CHUNK_VALUES = 4_000_000
-GLOB_CHARS = frozenset("*?[")
 
 
 def is_multi(spec: str | Path) -> bool:
-    """A directory, a glob or a URI: only the streaming engines read these."""
+    """A directory, a glob pattern (a name with ``*?[`` that is no existing file) or a URI: ``--engine auto``
+    streams these (:func:`uqeval.io.inputs.expand_input` is the rule)."""
+    from ..io.inputs import has_glob
     from .uri import as_spec, is_uri
 
     s = as_spec(spec)
-    return is_uri(s) or Path(s).is_dir() or any(c in s for c in GLOB_CHARS)
+    if is_uri(s):
+        return True
+    p = Path(s)
+    return p.is_dir() or (has_glob(s) and not p.exists())
 
 
 def choose_engine(engine: str, spec: str | Path) -> str:
@@ -236,13 +240,14 @@ def summary_of(
         "columns": part.columns,
         "engine": engine,
         "n_files": len(src.files),
+        **src.record(),
         **(extra_info or {}),
     }
     if part.n_fixed:
         info["n_fixed_crossing"] = part.n_fixed
     if part.n_members_dropped:
         info["n_members_dropped"] = part.n_members_dropped
-    notes = []
+    notes = src.notes()
     left_out = states.not_streamed_in(part.state, settings)
     for path in states.streamed(kind, settings):  # a two-pass metric whose selection was too large (MdAE)
         group, name = path.split(".", 1)

@@ -12,15 +12,14 @@ built with, and any other scheme goes through fsspec where fsspec and the scheme
 from __future__ import annotations
 
 import fnmatch
-import glob as _glob
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from ..io.readers import TableInfo, _short, csv_info, detect_format, inspect, parquet_info
-from .engine import GLOB_CHARS
+from ..io.inputs import Inputs, check_parts, expand_input, has_glob, one_format, select_parts, type_class
+from ..io.readers import TableInfo, _short, csv_info, inspect, parquet_info
 from .uri import SCHEME, as_spec, is_uri
 
 
@@ -33,6 +32,16 @@ class Source:
     files: list[str]
     fmt: str  # "parquet" or "csv"
     partitioned: bool = False
+    inputs: Inputs | None = None  # what the argument named: files read and skipped
+
+    def record(self) -> dict[str, list[str]]:
+        """The files read and skipped, for the JSON ``input`` of a directory or a pattern (``{}`` for a file)."""
+        return self.inputs.record() if self.inputs is not None else {}
+
+    def notes(self) -> list[str]:
+        """A note when files other than hidden ones and writer metadata were skipped."""
+        note = self.inputs.note() if self.inputs is not None else None
+        return [note] if note else []
 
     @property
     def size_bytes(self) -> int:
@@ -108,50 +117,72 @@ def _uri_of(spec: str, path: str) -> str:
     return SCHEME.match(spec).group(0) + path
 
 
-def _remote_files(spec: str) -> tuple[list[str], bool]:
-    """The data files a URI names (a file, a directory of Parquet files, or a glob) and whether it is a
-    directory; the same rules as local paths (hidden ``.``/``_`` parts skipped)."""
+def remote_inputs(spec: str, check: bool = True) -> Inputs:
+    """The :class:`~uqeval.io.inputs.Inputs` of a URI, by the local rule
+    (:func:`uqeval.io.inputs.expand_input`): an existing object is that file, a directory its parts, else a
+    glob pattern (``*`` also matches ``/``). The listing is bounded by ``--connect-timeout``."""
     from . import remote
 
     fs, path = filesystem(spec)
-    return remote.call(spec, _list_remote, spec, fs, path, limit=remote.deadline())
+    inputs = remote.call(spec, _list_remote, spec, fs, path, limit=remote.deadline())
+    if inputs.kind == "file":
+        return inputs
+    one_format(inputs)
+    if check and len(inputs.files) > 1:
+        check_parts(inputs.files, inputs.fmt, _remote_columns)
+    return inputs
 
 
-def _list_remote(spec: str, fs, path: str) -> tuple[list[str], bool]:
+def _list_remote(spec: str, fs, path: str) -> Inputs:
     import pyarrow as pa
     import pyarrow.fs as pafs
 
     try:
-        if any(c in path for c in GLOB_CHARS):
+        info = fs.get_file_info(path)
+        if info.type == pafs.FileType.Directory:
+            base = info.path.rstrip("/")
+            infos = fs.get_file_info(pafs.FileSelector(info.path, recursive=True))
+            inputs = select_parts(spec, [i.path for i in infos if i.type == pafs.FileType.File], base)
+            uri = lambda f: _uri_of(spec, f)  # noqa: E731
+            inputs = Inputs(
+                spec,
+                "directory",
+                [uri(f) for f in inputs.files],
+                [uri(f) for f in inputs.skipped],
+                [uri(f) for f in inputs.odd],
+            )
+        elif info.type != pafs.FileType.NotFound:
+            return Inputs(spec, "file", [spec])
+        elif has_glob(path):
             parts = path.split("/")
-            fixed = next(i for i, part in enumerate(parts) if any(c in part for c in GLOB_CHARS))
+            fixed = next(i for i, part in enumerate(parts) if has_glob(part))
             base = "/".join(parts[:fixed]) or "/"
             infos = fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
             files = sorted(
                 i.path for i in infos if i.type == pafs.FileType.File and fnmatch.fnmatchcase(i.path, path)
             )
             if not files:
-                raise InputError(f"{spec}: the pattern matches no file")
-            return [_uri_of(spec, f) for f in files], False
-        info = fs.get_file_info(path)
-        if info.type == pafs.FileType.NotFound:
+                raise InputError(f"{spec}: no such file, and as a glob pattern it matches no file")
+            inputs = Inputs(spec, "pattern", [_uri_of(spec, f) for f in files])
+        else:
             raise InputError(f"{spec}: no such file or directory")
-        if info.type != pafs.FileType.Directory:
-            return [spec], False
-        base = info.path.rstrip("/")
-        infos = fs.get_file_info(pafs.FileSelector(info.path, recursive=True))
     except (pa.ArrowException, OSError) as exc:
         raise InputError(f"{spec}: cannot list ({_short(exc)}){_hint(_short(exc))}") from None
-    files = sorted(
-        i.path
-        for i in infos
-        if i.type == pafs.FileType.File
-        and i.path.lower().endswith((".parquet", ".pq"))
-        and not any(part.startswith((".", "_")) for part in i.path[len(base) :].split("/") if part)
-    )
-    if not files:
-        raise InputError(f"{spec}: the directory holds no .parquet or .pq file")
-    return [_uri_of(spec, f) for f in files], True
+    return inputs
+
+
+def _remote_columns(f: str, fmt: str) -> dict[str, str]:
+    """``{column: type class}`` of a remote part, from its footer or header line."""
+    if fmt == "csv":
+        return dict.fromkeys(_remote_info(f, fmt).columns, "text")
+    import pyarrow as pa
+
+    try:
+        with parquet_file(f) as pf:
+            schema = pf.schema_arrow
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"{f}: cannot read Parquet file ({_short(exc)})") from None
+    return {n: type_class(t) for n, t in zip(schema.names, schema.types)}
 
 
 @contextmanager
@@ -219,49 +250,22 @@ def _remote_info(f: str, fmt: str) -> TableInfo:
         raise InputError(f"{f}: cannot read {fmt.upper()} file ({_short(exc)}){_hint(_short(exc))}") from None
 
 
-def _parquet_files(spec: str) -> tuple[list[str], bool]:
-    p = Path(spec)
-    if any(c in spec for c in GLOB_CHARS):
-        files = sorted(f for f in _glob.glob(spec, recursive=True) if Path(f).is_file())
-        if not files:
-            raise InputError(f"{spec}: the pattern matches no file")
-        return files, False
-    if p.is_dir():
-        files = sorted(
-            str(f)
-            for f in p.rglob("*")
-            if f.is_file()
-            and f.suffix.lower() in (".parquet", ".pq")
-            and not any(part.startswith((".", "_")) for part in f.relative_to(p).parts)
-        )
-        if not files:
-            raise InputError(f"{spec}: the directory holds no .parquet or .pq file")
-        return files, True
-    return [spec], False
-
-
 def open_source(spec: str | Path) -> Source:
-    """The header and files of ``spec`` (a CSV/Parquet file, a directory of Parquet files, or a glob; a local
-    path or a URI)."""
+    """The header and files of ``spec`` (a CSV/Parquet file, a directory of parts, or a glob; a local path or a
+    URI), expanded by :func:`uqeval.io.inputs.expand_input` (parts checked against the first one)."""
     spec = as_spec(spec)
     remote = is_uri(spec)
-    if remote:
-        files, partitioned = _remote_files(spec)
-        header = lambda f: _remote_info(f, detect_format(f))  # noqa: E731
-    else:
-        p = Path(spec)
-        if not p.is_dir() and not any(c in spec for c in GLOB_CHARS) and detect_format(spec) == "csv":
-            return Source(spec, inspect(p), [spec], "csv")
-        files, partitioned = _parquet_files(spec)
-        header = inspect
-    for f in files:
-        detect_format(f)  # only .parquet/.pq (or .csv: a glob of CSV files is read file by file)
-    if detect_format(files[0]) == "csv":
-        return Source(spec, header(files[0]), files, "csv")
-    if partitioned:
+    inputs = expand_input(spec)
+    files, fmt = inputs.files, inputs.fmt
+    header = (lambda f: _remote_info(f, fmt)) if remote else inspect
+    if fmt == "csv":
+        return Source(spec, header(files[0]), files, "csv", inputs=inputs)
+    if inputs.kind == "directory":
         import pyarrow as pa
         import pyarrow.dataset as ds
 
+        # the parts found above (not the directory: a README.txt must not break it), hive partition keys
+        # (region=eu/...) read from the paths below the directory
         try:
             if remote:
                 from . import remote as _remote
@@ -269,18 +273,28 @@ def open_source(spec: str | Path) -> Source:
                 fs, path = filesystem(spec)
                 dataset = _remote.call(
                     spec,
-                    lambda: ds.dataset(path, filesystem=fs, format="parquet", partitioning="hive"),
+                    lambda: ds.dataset(
+                        [filesystem(f)[1] for f in files],
+                        filesystem=fs,
+                        format="parquet",
+                        partitioning="hive",
+                        partition_base_dir=fs.get_file_info(path).path,
+                    ),
                     limit=_remote.deadline(),
                 )
             else:
-                dataset = ds.dataset(spec, format="parquet", partitioning="hive")
+                dataset = ds.dataset(
+                    files, format="parquet", partitioning="hive", partition_base_dir=str(Path(spec))
+                )
         except (pa.ArrowException, OSError) as exc:
             raise InputError(f"{spec}: cannot open the Parquet dataset ({_short(exc)})") from None
         info = parquet_info(spec if remote else Path(spec), dataset.schema)
-        return Source(spec, info, files, "parquet", partitioned=True)
+        return Source(spec, info, files, "parquet", partitioned=True, inputs=inputs)
     head = header(files[0])
-    where = head.path if len(files) == 1 else (spec if remote else Path(spec))
-    return Source(spec, TableInfo(where, "parquet", head.columns, head.list_columns), files, "parquet")
+    where = head.path if inputs.kind == "file" else (spec if remote else Path(spec))
+    return Source(
+        spec, TableInfo(where, "parquet", head.columns, head.list_columns), files, "parquet", inputs=inputs
+    )
 
 
 def iter_batches(

@@ -594,7 +594,7 @@ def _document(
     """The ``uqeval.ucc/1`` document of the merged per-model states."""
     from ..tasks.ucc import ucc_document
 
-    kept, notes = acc.kept, list(acc.notes)
+    kept, notes = acc.kept, list(dict.fromkeys(n for src in sources for n in src.notes())) + list(acc.notes)
     if len(set(kept)) > 1:
         i = next(j for j, t in enumerate(kept) if t != kept[0])
         raise InputError(
@@ -617,6 +617,7 @@ def _document(
             "engine": engine,
             **extra,
             "n_files": len(src.files),
+            **src.record(),
             "approximate": {k: v for k, v in APPROXIMATE.items() if k != "partial" or summ["partial"]},
             "bounds": bounds,
         }

@@ -1257,6 +1257,7 @@ def assemble(
             {
                 "name": m.name,
                 "path": m.info.get("path", m.name),
+                **{k: m.info[k] for k in ("files", "skipped") if k in m.info},  # a directory or a pattern
                 "representation": m.kind,
                 "n_rows": m.info.get("n_rows", int(n)),
                 "n_dropped": m.info.get("n_dropped", 0),
