@@ -6,10 +6,10 @@ catalogue, so a notebook gets the numbers and the JSON document ``uqeval score``
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -28,6 +28,16 @@ from .predictions import (
     Samples,
 )
 from .validation import as_real_array
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from numpy.typing import ArrayLike
+
+    from .io.load import Loaded
+    from .io.readers import TableInfo
+
+    #: what ``ucc`` and ``compare`` take as models
+    Models = Prediction | Mapping[str, Prediction] | Sequence[Prediction]
 
 __all__ = ["Scores", "evaluate", "evaluate_file", "ucc", "compare", "list_metrics", "explain"]
 
@@ -89,7 +99,7 @@ class Scores(Mapping):
 
         return dumps_json(self._summary)
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
         """A pandas DataFrame, one row per metric: ``metric``, ``group``, ``value``, ``orientation``."""
         import pandas as pd
 
@@ -157,7 +167,7 @@ _ROLES = (
 _COLUMN_ROLES = ("y_true", "mean", "std", "var", "lower", "upper")
 
 
-def _is_table(x) -> bool:
+def _is_table(x: object) -> bool:
     """A pandas DataFrame, a pyarrow Table or RecordBatch, or a DataFrame of another library with ``to_arrow``."""
     name, mod = type(x).__name__, type(x).__module__
     if mod.startswith("pyarrow"):
@@ -165,7 +175,7 @@ def _is_table(x) -> bool:
     return name == "DataFrame" and (mod.startswith("pandas") or hasattr(x, "to_arrow"))
 
 
-def _arrow(table):
+def _arrow(table: Any) -> Any:
     """A pyarrow Table of a DataFrame or Table, converted in memory; column names must be distinct strings."""
     import pyarrow as pa
 
@@ -194,7 +204,7 @@ def _check_distinct(names: list[str]) -> None:
         )
 
 
-def _column(table, name, role: str) -> np.ndarray:
+def _column(table: Any, name: str | Sequence[str], role: str) -> np.ndarray:
     """Column ``name`` of a pyarrow table as float64 (a list of names: an (N, K) block)."""
     from .io.readers import to_float
 
@@ -209,7 +219,7 @@ def _column(table, name, role: str) -> np.ndarray:
     return np.column_stack(block) if isinstance(name, (list, tuple)) else block[0]
 
 
-def _objects(table, name: str, role: str, rows: np.ndarray) -> np.ndarray:
+def _objects(table: Any, name: str, role: str, rows: np.ndarray) -> np.ndarray:
     """Column ``name`` of a pyarrow table as it is (ids, times), at ``rows``."""
     if name not in table.column_names:
         raise InputError(
@@ -218,14 +228,14 @@ def _objects(table, name: str, role: str, rows: np.ndarray) -> np.ndarray:
     return np.asarray(table.column(name).to_numpy(zero_copy_only=False))[rows]
 
 
-def _scalar(x, name: str) -> float:
+def _scalar(x: ArrayLike, name: str) -> float:
     v = as_real_array(x, name)
     if v.ndim:
         raise InputError(f"{name} must be one number, got shape {v.shape} (several levels: levels=[...])")
     return float(v)
 
 
-def _member_axis(member_axis, ndim: int) -> int:
+def _member_axis(member_axis: Any, ndim: int) -> int:
     if isinstance(member_axis, bool) or not isinstance(member_axis, (int, np.integer)):
         raise InputError(f"member_axis must be an integer, got {member_axis!r}")
     if not -ndim <= member_axis < ndim:
@@ -237,9 +247,9 @@ def _prediction(
     arrays: dict[str, np.ndarray],
     columns: dict[str, Any],
     *,
-    level=None,
-    levels=None,
-    member_axis=-1,
+    level: float | None = None,
+    levels: Any = None,
+    member_axis: int = -1,
     settings: Settings,
 ) -> tuple[Prediction, int]:
     """The container the given arrays describe (the representation follows from the roles given), and
@@ -330,7 +340,7 @@ def _prediction(
     return LogLikelihood(**common), n_dropped
 
 
-def _from_plan(arrow, names: dict[str, str], settings: Settings):
+def _from_plan(arrow: Any, names: dict[str, str], settings: Settings) -> tuple[Loaded, Settings]:
     """A table whose columns are detected (or named, one per role) exactly as ``uqeval score`` detects a
     file's: the same column plan and loader, over the table in memory."""
     from .io.load import Loaded, build_batch, plan_for
@@ -370,7 +380,7 @@ def _from_plan(arrow, names: dict[str, str], settings: Settings):
     return Loaded(pred, meta, batch.groups), settings
 
 
-def _is_list(t) -> bool:
+def _is_list(t: Any) -> bool:
     import pyarrow as pa
 
     return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
@@ -378,27 +388,27 @@ def _is_list(t) -> bool:
 
 @python_api
 def evaluate(
-    data=None,
+    data: Any = None,
     *,
-    y_true=None,
-    mean=None,
-    std=None,
-    var=None,
-    lower=None,
-    upper=None,
+    y_true: ArrayLike | None = None,
+    mean: ArrayLike | None = None,
+    std: ArrayLike | None = None,
+    var: ArrayLike | None = None,
+    lower: ArrayLike | None = None,
+    upper: ArrayLike | None = None,
     level: float | None = None,
-    quantiles=None,
-    levels=None,
-    samples=None,
-    proba=None,
-    logits=None,
-    loglik=None,
+    quantiles: ArrayLike | None = None,
+    levels: ArrayLike | None = None,
+    samples: ArrayLike | None = None,
+    proba: ArrayLike | None = None,
+    logits: ArrayLike | None = None,
+    loglik: ArrayLike | None = None,
     member_axis: int = -1,
     settings: Settings | None = None,
     y: str | None = None,
-    reference=None,
-    train=None,
-    time=None,
+    reference: Prediction | str | Path | None = None,
+    train: ArrayLike | str | Path | None = None,
+    time: ArrayLike | str | None = None,
     id: str | None = None,
     **overrides: Any,
 ) -> Scores:
@@ -540,7 +550,7 @@ def evaluate(
                     isinstance(v, (list, tuple)) and bool(v) and all(isinstance(c, str) for c in v)
                 )
                 if names:
-                    arrays[role] = _column(arrow, v, role)
+                    arrays[role] = _column(arrow, cast("str | Sequence[str]", v), role)  # checked just above
                     columns[role] = list(v) if isinstance(v, (list, tuple)) else v
                 else:
                     arrays[role] = as_real_array(v, role)
@@ -617,9 +627,9 @@ def evaluate_file(
     *,
     settings: Settings | None = None,
     config: str | Path | None = None,
-    reference=None,
-    train=None,
-    time=None,
+    reference: Prediction | str | Path | None = None,
+    train: ArrayLike | str | Path | None = None,
+    time: ArrayLike | str | None = None,
     id: str | None = None,
     **overrides: Any,
 ) -> Scores:
@@ -677,7 +687,9 @@ def evaluate_file(
         ) from None
 
 
-def _file_table(info, read_columns):
+def _file_table(
+    info: TableInfo, read_columns: Callable[[TableInfo, list[str]], tuple[dict[str, object], int]]
+) -> Any:
     import pyarrow as pa
 
     cols, _ = read_columns(info, list(info.columns))
@@ -718,7 +730,7 @@ def explain(name: str) -> str:
     return _explain(name)
 
 
-def _models(models) -> dict[str, Prediction]:
+def _models(models: Models) -> dict[str, Prediction]:
     """``{name: prediction}`` from a mapping of names to containers (or a sequence of containers)."""
     if isinstance(models, Prediction):
         models = [models]
@@ -735,15 +747,15 @@ def _models(models) -> dict[str, Prediction]:
 
 @python_api
 def ucc(
-    models,
+    models: Models,
     *,
     level: float = 0.95,
     x_axis: str = "bandwidth",
     y_axis: str = "missrate",
     normalize: str = "std",
     cost: float = 0.5,
-    partial_x=None,
-    partial_y=None,
+    partial_x: Sequence[float] | None = None,
+    partial_y: Sequence[float] | None = None,
     n_permutations: int = 0,
     seed: int = 0,
 ) -> dict[str, Any]:
@@ -778,9 +790,9 @@ def ucc(
 
 @python_api
 def compare(
-    models,
+    models: Models,
     *,
-    metrics=None,
+    metrics: Sequence[str] | None = None,
     settings: Settings | None = None,
     n_boot: int = 1000,
     ci_level: float = 0.95,
@@ -788,7 +800,7 @@ def compare(
     n_permutations: int = 10000,
     pairs: str = "best",
     dm_lag: int = 0,
-    ids=None,
+    ids: Mapping[str, ArrayLike] | Sequence[ArrayLike] | None = None,
 ) -> dict[str, Any]:
     """Compare models on the same targets: bootstrap intervals, ranks and paired tests (``uqeval compare``).
 

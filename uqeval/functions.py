@@ -11,13 +11,16 @@ a thin front over the kernels in :mod:`uqeval.metrics`, which ``uqeval score`` u
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._python import python_api
 from .errors import InputError
 from .validation import as_real_array
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "crps_normal",
@@ -46,7 +49,7 @@ def _rows(*args: Any, names: tuple[str, ...]) -> tuple[tuple[np.ndarray, ...], t
     return tuple(a.reshape(-1) for a in arrays), shape
 
 
-def _axis(member_axis, ndim: int) -> int:
+def _axis(member_axis: Any, ndim: int) -> int:
     if isinstance(member_axis, bool) or not isinstance(member_axis, (int, np.integer)):
         raise InputError(f"member_axis must be an integer, got {member_axis!r}")
     if not -ndim <= member_axis < ndim:
@@ -66,7 +69,7 @@ def _batch(y: np.ndarray, block: np.ndarray, name: str, other: str) -> tuple[np.
     return np.broadcast_to(y, shape), np.broadcast_to(block, (*shape, block.shape[-1]))
 
 
-def _levels(levels, name: str = "levels") -> np.ndarray:
+def _levels(levels: ArrayLike, name: str = "levels") -> np.ndarray:
     """Probability levels strictly inside (0, 1), as a float64 array."""
     tau = as_real_array(levels, name)
     bad = ~((tau > 0.0) & (tau < 1.0))
@@ -75,13 +78,13 @@ def _levels(levels, name: str = "levels") -> np.ndarray:
     return tau
 
 
-def _shaped(values: np.ndarray, shape: tuple[int, ...]):
+def _shaped(values: np.ndarray, shape: tuple[int, ...]) -> float | np.ndarray:
     out = values.reshape(shape)
     return float(out) if out.ndim == 0 else out
 
 
 @python_api
-def crps_normal(obs, mu, sigma):
+def crps_normal(obs: ArrayLike, mu: ArrayLike, sigma: ArrayLike) -> float | np.ndarray:
     r"""CRPS of the normal distribution N(mu, sigma²) for observation ``obs`` (closed form).
 
     .. math:: \mathrm{CRPS} = \sigma\Big[z(2\Phi(z) - 1) + 2\varphi(z) - \tfrac1{\sqrt\pi}\Big],
@@ -99,7 +102,7 @@ def crps_normal(obs, mu, sigma):
 
 
 @python_api
-def logs_normal(obs, mu, sigma):
+def logs_normal(obs: ArrayLike, mu: ArrayLike, sigma: ArrayLike) -> float | np.ndarray:
     r"""Logarithmic score (negative log density) of N(mu, sigma²) at ``obs``.
 
     .. math:: \mathrm{LogS} = \tfrac12\log(2\pi) + \log\sigma + \frac{(y-\mu)^2}{2\sigma^2}
@@ -116,7 +119,9 @@ def logs_normal(obs, mu, sigma):
 
 
 @python_api
-def crps_ensemble(obs, fct, *, member_axis: int = -1, estimator: str = "nrg"):
+def crps_ensemble(
+    obs: ArrayLike, fct: ArrayLike, *, member_axis: int = -1, estimator: str = "nrg"
+) -> float | np.ndarray:
     r"""CRPS of an ensemble forecast ``fct`` (members along ``member_axis``) for ``obs``.
 
     ``estimator="nrg"``: the energy form of the empirical CDF,
@@ -143,7 +148,7 @@ def crps_ensemble(obs, fct, *, member_axis: int = -1, estimator: str = "nrg"):
 
 
 @python_api
-def pinball_loss(y_true, quantiles, levels):
+def pinball_loss(y_true: ArrayLike, quantiles: ArrayLike, levels: ArrayLike) -> np.ndarray:
     r"""Pinball (quantile) loss of each row at each level: :math:`\rho_\tau(y, q) = \max(\tau(y-q), (\tau-1)(y-q))`.
 
     ``quantiles`` has the levels on its last axis; returns an array shaped like ``quantiles``.
@@ -163,7 +168,9 @@ def pinball_loss(y_true, quantiles, levels):
 
 
 @python_api
-def interval_score(y_true, lower, upper, level):
+def interval_score(
+    y_true: ArrayLike, lower: ArrayLike, upper: ArrayLike, level: ArrayLike
+) -> float | np.ndarray:
     r"""Interval score of central ``level`` intervals (Gneiting & Raftery 2007, Eq. 43), per row.
 
     .. math:: S = (u - l) + \frac2\alpha (l - y)\mathbb 1[y < l] + \frac2\alpha (y - u)\mathbb 1[y > u],
@@ -180,7 +187,7 @@ def interval_score(y_true, lower, upper, level):
 
 
 @python_api
-def weighted_interval_score(y_true, quantiles, levels):
+def weighted_interval_score(y_true: ArrayLike, quantiles: ArrayLike, levels: ArrayLike) -> float | np.ndarray:
     r"""Weighted interval score of quantile forecasts (Bracher et al. 2021), per row.
 
     ``quantiles`` (N, Q) at symmetric ``levels`` (with the median).
@@ -202,7 +209,9 @@ def weighted_interval_score(y_true, quantiles, levels):
 
 
 @python_api
-def calibration_error(y_true, mean, std, *, kind: str = "ma", num_bins: int = 100) -> float:
+def calibration_error(
+    y_true: ArrayLike, mean: ArrayLike, std: ArrayLike, *, kind: str = "ma", num_bins: int = 100
+) -> float:
     r"""Average calibration error of Gaussian forecasts (Uncertainty Toolbox, interval mode).
 
     ``kind``: ``"ma"`` mean absolute, ``"rms"`` root mean squared, ``"area"`` miscalibration area,
@@ -223,7 +232,7 @@ def calibration_error(y_true, mean, std, *, kind: str = "ma", num_bins: int = 10
 
 
 @python_api
-def coverage(y_true, lower, upper) -> float:
+def coverage(y_true: ArrayLike, lower: ArrayLike, upper: ArrayLike) -> float:
     """Share of targets inside [lower, upper] (bounds inclusive; Kompa, Snoek & Beam 2021).
 
     >>> coverage([0.0, 1.0, 3.0], 0.0, 2.0)
@@ -235,7 +244,7 @@ def coverage(y_true, lower, upper) -> float:
     return float(coverage_metrics(y, lo, hi, 0.5)["coverage"])
 
 
-def _classifier(labels, proba) -> tuple[np.ndarray, np.ndarray]:
+def _classifier(labels: ArrayLike, proba: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     p = as_real_array(proba, "proba")
     if p.ndim == 1:  # binary: P(class 1)
         p = np.column_stack([1.0 - p, p])
@@ -253,7 +262,12 @@ def _classifier(labels, proba) -> tuple[np.ndarray, np.ndarray]:
 
 @python_api
 def expected_calibration_error(
-    labels, proba, *, num_bins: int = 15, adaptive: bool = False, classwise: bool = False
+    labels: ArrayLike,
+    proba: ArrayLike,
+    *,
+    num_bins: int = 15,
+    adaptive: bool = False,
+    classwise: bool = False,
 ) -> float:
     r"""Calibration error of class probabilities (Nixon et al. 2019, as Uncertainty Metrics computes it).
 
@@ -279,7 +293,7 @@ def expected_calibration_error(
 
 
 @python_api
-def brier_score(labels, proba, *, convention: str = "sum") -> float:
+def brier_score(labels: ArrayLike, proba: ArrayLike, *, convention: str = "sum") -> float:
     r"""Mean Brier score.
 
     ``convention="sum"`` (uqeval's ``accuracy.brier``): :math:`\frac1N\sum_i\sum_k (p_{ik} - \mathbb 1[y_i = k])^2`,
@@ -302,7 +316,7 @@ def brier_score(labels, proba, *, convention: str = "sum") -> float:
 
 
 @python_api
-def log_loss(labels, proba) -> float:
+def log_loss(labels: ArrayLike, proba: ArrayLike) -> float:
     r"""Mean negative log-likelihood of the labels, :math:`-\frac1N\sum_i\log\mathrm{clip}(p_{iy_i}, \epsilon, 1-\epsilon)`
     (scikit-learn's ``log_loss``).
 
