@@ -85,7 +85,9 @@ def dm_from_moments(dbar: float, acov: float, n: int, max_abs: float) -> dict[st
     the row count and :math:`\max_i |d_i|` (the streamed compare merges these over chunks)."""
     var = acov * n / (n - 1)
     scale = max(max_abs, 1e-300)
-    if var <= (1e-14 * scale) ** 2:
+    if not np.isfinite(var):  # the squares of the differences overflowed float64: no statistic
+        return {"statistic": float("nan"), "p_value": float("nan")}
+    if var <= 0.0 or np.sqrt(var) <= 1e-14 * scale:  # compared as roots: (1e-14 * scale) ** 2 overflows
         if abs(dbar) <= 1e-14 * scale:
             return {"statistic": 0.0, "p_value": 1.0}
         return {"statistic": float(np.copysign(np.inf, dbar)), "p_value": 0.0}
