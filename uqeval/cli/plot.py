@@ -199,4 +199,6 @@ def plot(
         )
     for note in bundle.notes:
         typer.echo(f"note: {plain(note)}", err=True)
-    atomic_write_bytes(output, figure_to_bytes(bundle.figures[kind.value], fmt, dpi))
+    with naming(file):  # a figure too large to draw names its data
+        image = figure_to_bytes(bundle.figures[kind.value], fmt, dpi)
+    atomic_write_bytes(output, image)
