@@ -477,6 +477,14 @@ def _regression(
         band = dict(
             band_label=_band_label(pred, level), mean_label=point_label, max_points=max_points, seed=seed
         )
+        bad = ~(np.isfinite(lo) & np.isfinite(hi) & np.isfinite(point))
+        if bad.any():  # finite data whose interval overflows (a spread near 1e308): nothing to draw
+            notes.append(
+                f"{' and '.join(k for k in ('predictions', 'intervals') if k in kinds)}: figure left out: the "
+                f"{level:.0%} interval is not finite in {int(bad.sum())} row(s) (first at row {int(np.argmax(bad))}; "
+                "its bounds overflow float64)"
+            )
+            kinds = [k for k in kinds if k not in ("predictions", "intervals")]
         if "predictions" in kinds:
             out["predictions"] = plots.plot_predictions_band(
                 y, point, lo, hi, x=x, title=title("predictions"), x_label=x_label, **band
