@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -329,9 +330,12 @@ def _emit(summary: dict[str, Any], fmt: OutputFormat) -> None:
         typer.echo(f"note: {plain(note)}", err=True)
     from ..io.writers import after_write
 
+    def say(text: str) -> None:
+        typer.echo(text, err=True)
+
     for key, what in (("saved", "saved the recalibrator to"), ("output", "wrote")):
         if summary.get(key):  # printed once the file is written (a full disk fails at the end of the run)
-            after_write(lambda what=what, key=key: typer.echo(f"{what} {plain(summary[key])}", err=True))
+            after_write(functools.partial(say, f"{what} {plain(summary[key])}"))
     from ..report.recalibrate import rich_tables, to_markdown
 
     show(summary, fmt, lambda: to_markdown(summary), lambda: rich_tables(summary))
