@@ -118,10 +118,66 @@ _TABLES = {
 }
 
 
-def _line_of(text: str, key: str) -> str:
+_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*')"""
+_DOTTED = rf"{_KEY_PART}(?:\s*\.\s*{_KEY_PART})*"
+_HEADER = re.compile(rf"^\s*\[\[?\s*({_DOTTED})\s*\]")
+_ASSIGN = re.compile(rf"^\s*({_DOTTED})\s*=")
+
+
+def _key_parts(dotted: str) -> tuple[str, ...]:
+    import json
+
+    out = []
+    for part in re.findall(_KEY_PART, dotted):
+        if part.startswith('"'):
+            try:
+                part = json.loads(part)
+            except ValueError:
+                part = part[1:-1]
+        elif part.startswith("'"):
+            part = part[1:-1]
+        out.append(part)
+    return tuple(out)
+
+
+def key_lines(text: str) -> dict[tuple[str, ...], int]:
+    """The line (1-based) where each table and key of a TOML document is defined: ``("metrics",)`` for
+    ``[metrics]``, ``("metrics", "seed")`` for ``seed = 1`` under it (or ``metrics.seed = 1`` at the top).
+
+    A line scan, enough to point at a line in error messages (the document has been parsed already):
+    lines inside multi-line strings are skipped; the first definition of a path wins.
+    """
+    lines: dict[tuple[str, ...], int] = {}
+    table: tuple[str, ...] = ()
+    quote = None  # the delimiter of an open multi-line string
     for i, line in enumerate(text.splitlines(), 1):
-        if line.strip().startswith(key) or line.strip().startswith(f'"{key}"'):
-            return f" (line {i})"
+        if quote is not None:
+            if line.count(quote) % 2:
+                quote = None
+            continue
+        m = _HEADER.match(line)
+        if m:
+            table = _key_parts(m.group(1))
+            for k in range(1, len(table) + 1):  # [a.b] defines a (if nothing did before) and a.b
+                lines.setdefault(table[:k], i)
+        else:
+            m = _ASSIGN.match(line)
+            if m:
+                path = table + _key_parts(m.group(1))
+                for k in range(len(table) + 1, len(path) + 1):  # a.b.c = 1 defines a, a.b and a.b.c
+                    lines.setdefault(path[:k], i)
+        for q in ('"""', "'''"):
+            if line.count(q) % 2:
+                quote = q
+                break
+    return lines
+
+
+def _line_of(lines: dict[tuple[str, ...], int], *path: str) -> str:
+    """`` (line N)`` of the key ``path`` (or of the nearest enclosing table that has a line)."""
+    for k in range(len(path), 0, -1):
+        if path[:k] in lines:
+            return f" (line {lines[path[:k]]})"
     return ""
 
 
@@ -129,7 +185,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
     """Read a TOML config file into flat ``Settings`` keyword overrides."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a byte-order mark (Windows editors) is not TOML
     except FileNotFoundError:
         raise InputError(f"config file '{p}' does not exist") from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
@@ -142,24 +198,25 @@ def load_config(path: str | Path) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"config file '{p}' is not valid TOML: {exc}") from None
     out: dict[str, Any] = {}
+    lines = key_lines(text)
     if not isinstance(data, dict):  # pragma: no cover - tomllib always returns a table
         raise InputError(f"config file '{p}' must hold TOML tables")
     for table, body in data.items():
         if table not in _TABLES or not isinstance(body, dict):
             raise InputError(
-                f"config file '{p}': unknown table [{table}]{_line_of(text, '[' + table)}; "
+                f"config file '{p}': unknown table [{table}]{_line_of(lines, table)}; "
                 f"expected one of {sorted(_TABLES)}"
             )
         for key, value in body.items():
             if key not in _TABLES[table]:
                 raise InputError(
-                    f"config file '{p}': unknown key '{key}' in [{table}]{_line_of(text, key)}; "
+                    f"config file '{p}': unknown key '{key}' in [{table}]{_line_of(lines, table, key)}; "
                     f"allowed: {', '.join(sorted(_TABLES[table]))}"
                 )
             if table == "columns":
                 if not _column_spec(value):
                     raise InputError(
-                        f"config file '{p}': [columns] {key}{_line_of(text, key)} must be a column name "
+                        f"config file '{p}': [columns] {key}{_line_of(lines, table, key)} must be a column name "
                         f"(a string) or a list of names, got {_show(value)}"
                     )
                 out.setdefault("columns", {})[key] = value
@@ -171,8 +228,22 @@ def load_config(path: str | Path) -> dict[str, Any]:
         )
     except (InputError, TypeError, ValueError) as exc:
         msg = re.sub(r" \(--[a-z-]+\)", "", str(exc))  # the flag hints do not apply to a file
-        raise InputError(f"config file '{p}': {msg}") from None
+        where = ""
+        for table, body in data.items():  # the key at fault: the first one that fails alone
+            bad = [k for k in body if k in out and table != "columns" and not _valid_alone(k, out[k])]
+            if bad:
+                where = f"{table}.{bad[0]}{_line_of(lines, table, bad[0])}: "
+                break
+        raise InputError(f"config file '{p}': {where}{msg}") from None
     return out
+
+
+def _valid_alone(key: str, value: Any) -> bool:
+    try:
+        _validate(replace(Settings(), **{key: _CONVERT.get(key, _same)(value)}))
+    except (InputError, TypeError, ValueError):
+        return False
+    return True
 
 
 def _column_spec(value: Any) -> bool:

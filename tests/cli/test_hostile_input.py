@@ -86,9 +86,12 @@ def test_boolean_columns_are_refused_naming_the_column(tmp_path, column):
 
 
 def test_true_among_labels_is_refused_naming_the_column(tmp_path):
-    p = tmp_path / "c.csv"  # 0, True, 1 reads as a boolean column
+    p = tmp_path / "c.csv"  # 0, True, 1: only words are booleans, so the column is text and the row is named
     p.write_text("label,p_0,p_1\n0,0.5,0.5\nTrue,0.4,0.6\n1,0.3,0.7\n")
-    _one_error_line(runner.invoke(app, ["score", str(p)]), "c.csv", "'label'", "boolean")
+    _one_error_line(runner.invoke(app, ["score", str(p)]), "c.csv", "'label'", "boolean", "row 1", "'True'")
+    q = tmp_path / "b.csv"  # a column of words only is boolean: the first row is named too
+    q.write_text("label,p_0,p_1\nfalse,0.5,0.5\ntrue,0.4,0.6\n")
+    _one_error_line(runner.invoke(app, ["score", str(q)]), "b.csv", "'label'", "boolean", "row 0")
 
 
 def test_by_group_of_one_row_reports_what_is_defined(tmp_path):

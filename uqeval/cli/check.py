@@ -50,7 +50,7 @@ def _read_text(path: Path, what: str) -> str:
     from ..errors import InputError
 
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")  # a byte-order mark is not part of the text
     except FileNotFoundError:
         raise InputError(f"{what} '{path}' does not exist") from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:

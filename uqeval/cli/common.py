@@ -600,7 +600,12 @@ def show(
     document: dict, fmt: OutputFormat, markdown: Callable[[], str], rich: Callable[[], list], out=None
 ) -> None:
     """Write a command's result on stdout: its JSON ``document``, the ``markdown()`` text, or the
-    ``rich()`` renderables printed on the console ``out`` (default: :func:`console`)."""
+    ``rich()`` renderables printed on the console ``out`` (default: :func:`console`). Nothing when an
+    output of the command goes to stdout (``-o -``): stdout then holds that output alone."""
+    from ..io.writers import stdout_taken
+
+    if stdout_taken():
+        return
     if fmt is OutputFormat.json:
         from ..io.writers import dumps_json
 

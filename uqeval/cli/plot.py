@@ -197,6 +197,13 @@ def plot(
             info=loaded.info,
             order_by=order_by.value,
         )
+    if kind.value not in bundle.figures:  # left out (the notes say why): the figure asked for is the output
+        from ..errors import InputError
+
+        why = "; ".join(bundle.notes) or "nothing to draw"
+        raise InputError(f"{file}: cannot draw the {kind.value} figure: {why}")
     for note in bundle.notes:
         typer.echo(f"note: {plain(note)}", err=True)
-    atomic_write_bytes(output, figure_to_bytes(bundle.figures[kind.value], fmt, dpi))
+    with naming(file):  # a figure too large to draw names its data
+        image = figure_to_bytes(bundle.figures[kind.value], fmt, dpi)
+    atomic_write_bytes(output, image)

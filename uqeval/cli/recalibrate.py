@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -327,9 +328,14 @@ def _check_method_flags(method: str, **given: Any) -> None:
 def _emit(summary: dict[str, Any], fmt: OutputFormat) -> None:
     for note in summary.get("notes", []):
         typer.echo(f"note: {plain(note)}", err=True)
+    from ..io.writers import after_write
+
+    def say(text: str) -> None:
+        typer.echo(text, err=True)
+
     for key, what in (("saved", "saved the recalibrator to"), ("output", "wrote")):
-        if summary.get(key):
-            typer.echo(f"{what} {plain(summary[key])}", err=True)
+        if summary.get(key):  # printed once the file is written (a full disk fails at the end of the run)
+            after_write(functools.partial(say, f"{what} {plain(summary[key])}"))
     from ..report.recalibrate import rich_tables, to_markdown
 
     show(summary, fmt, lambda: to_markdown(summary), lambda: rich_tables(summary))

@@ -44,7 +44,7 @@ def build_entry(
         max_points=max_points,
         info=loaded.info,
     )
-    images = encode_figures(bundle.figures, fmt, dpi)
+    images = encode_figures(bundle.figures, fmt, dpi, notes=bundle.notes)
     entry: dict[str, Any] = {
         "name": name,
         "summary": summary,
@@ -88,7 +88,7 @@ def report(
     scripts, no network access: open it in any browser.
     """
     from ..errors import UsageError
-    from ..io.writers import atomic_write_text, check_output_path
+    from ..io.writers import after_write, atomic_write_text, check_output_path
     from ..report.html import render_report
     from .plot import check_max_points
 
@@ -120,4 +120,6 @@ def report(
     for note in notes:
         typer.echo(f"note: {plain(note)}", err=True)
     n_fig = sum(len(e["figures"]) for e in entries)
-    typer.echo(f"wrote {plain(output)} ({len(entries)} file(s), {n_fig} figure(s))", err=True)
+    after_write(  # only once the file is written (a full disk fails at the end of the run)
+        lambda: typer.echo(f"wrote {plain(output)} ({len(entries)} file(s), {n_fig} figure(s))", err=True)
+    )

@@ -179,11 +179,12 @@ def _plot_images(
         info=loaded.info,
         order_by=order_by.value,
     )
-    for note in bundle.notes:
-        typer.echo(f"note: {plain(note)}", err=True)
     if not bundle.figures:
         typer.echo(
             f"note: no plot applies to {loaded.prediction.kind} predictions; nothing written to {plain(plot_dir)}",
             err=True,
         )
-    return encode_figures(bundle.figures, plot_format.value if plot_format else "png")
+    images = encode_figures(bundle.figures, plot_format.value if plot_format else "png", notes=bundle.notes)
+    for note in bundle.notes:
+        typer.echo(f"note: {plain(note)}", err=True)
+    return images

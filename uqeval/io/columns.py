@@ -44,6 +44,20 @@ LIST_COLUMNS = {
 }
 
 
+#: What each representation reads, for the error when ``--representation`` finds none of it.
+NEEDS: dict[str, str] = {
+    "gaussian": "a spread column: std (std, sigma, y_std or --std) or a variance (var, variance or --var)",
+    "intervals": "lower and upper bound columns (lower/upper, lower_<level>/upper_<level>, or --lower/--upper)",
+    "quantiles": "quantile columns q_<level> (e.g. q_0.05, q_0.5, q_0.95)",
+    "samples": "sample columns s_0 .. s_<M-1>, or a Parquet list column 'samples'",
+    "categorical": "class probability columns p_0 .. p_<K-1> (or logit_<k>, or a Parquet list column 'proba')",
+    "members": "ensemble member columns m<j>_p_<k>, or a Parquet list column 'member_proba'",
+    "dirichlet": "concentration columns alpha_0 .. alpha_<K-1>, or a Parquet list column 'alpha'",
+    "loglik": "log-likelihood columns loglik_<j>, or a Parquet list column 'loglik'",
+    "multivariate": "member columns m<j>_<k> with targets y_<k>, or a Parquet list-of-lists column 'samples'",
+}
+
+
 @dataclass
 class ColumnPlan:
     """Which file columns feed which role of which representation."""
@@ -267,9 +281,10 @@ def plan_columns(
         elif representation == "loglik" and loglik:
             chosen = ColumnPlan("loglik")
         elif representation not in fam:
+            need = NEEDS.get(representation)
             raise SchemaError(
                 f"{path}: {option('representation', representation)} requested but its columns were not found "
-                f"(detected: {', '.join(sorted(fam)) or 'none'})"
+                f"(detected: {', '.join(sorted(fam)) or 'none'}){f'; it needs {need}' if need else ''}"
             )
         else:
             chosen = fam[representation]

@@ -96,6 +96,12 @@ def _stack(cols: dict, names: list[str], path: Path, offset: int = 0, order: str
     return out
 
 
+def _is_list_type(t) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+
+
 def _nested(column) -> bool:
     """True for a Parquet list-of-lists column."""
     import pyarrow as pa
@@ -278,6 +284,16 @@ def build_batch(
         plan.representation = "multivariate"  # a list of M lists of d components per row (issue 16)
         if "y_true" in plan.roles:
             plan.list_roles.add("y_true")
+            spec_y = plan.roles["y_true"]
+            target = cols.get(spec_y) if isinstance(spec_y, str) else None
+            if target is not None and not _is_list_type(target.type):
+                spec = plan.roles["samples"]
+                raise SchemaError(
+                    f"{p}: column '{spec}' holds a list of lists per row, read as a multivariate ensemble "
+                    f"(members x components), but the target column '{plan.roles['y_true']}' holds single "
+                    f"numbers, not a list of components per row; for one-dimensional samples write "
+                    f"'{spec}' as one list of numbers per row"
+                )
     arrays: dict[str, np.ndarray] = dict(prefilled or {})
     for role in plan.roles:
         if role == "by" or role in arrays:

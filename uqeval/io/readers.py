@@ -133,7 +133,14 @@ def read_columns(info: TableInfo, names: list[str]) -> tuple[dict[str, object], 
             table = pacsv.read_csv(
                 info.path,
                 read_options=pacsv.ReadOptions(block_size=1 << 24),
-                convert_options=pacsv.ConvertOptions(include_columns=raw, strings_can_be_null=True),
+                convert_options=pacsv.ConvertOptions(
+                    include_columns=raw,
+                    strings_can_be_null=True,
+                    # only words are booleans: a 0/1 column with one stray `True` stays text, and the
+                    # error names that row (with 0/1 as booleans the whole column turned boolean)
+                    true_values=_TRUE,
+                    false_values=_FALSE,
+                ),
             ).rename_columns(names)
     except (pa.ArrowException, OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:
         where = _ragged_csv_row(info) if info.format == "csv" else ""
@@ -143,6 +150,9 @@ def read_columns(info: TableInfo, names: list[str]) -> tuple[dict[str, object], 
     if table.num_rows == 0:
         raise InputError(f"{info.path}: no data rows (only a header)")
     return {n: table.column(n) for n in names}, table.num_rows
+
+
+_TRUE, _FALSE = ["true", "True", "TRUE"], ["false", "False", "FALSE"]
 
 
 def release_arrow_memory() -> None:
@@ -252,8 +262,10 @@ def to_float(column, name: str, path: Path, offset: int = 0) -> np.ndarray:
     import pyarrow.compute as pc
 
     if pa.types.is_boolean(typ):
+        valid = np.flatnonzero(pc.is_valid(column).to_numpy(zero_copy_only=False))
+        at = f" (first at row {offset + int(valid[0])})" if valid.size else ""
         raise SchemaError(
-            f"{path}: column '{name}' holds true/false values; a boolean is not a number here: "
+            f"{path}: column '{name}' holds true/false values{at}; a boolean is not a number here: "
             "write labels, targets and predictions as numbers (0/1)"
         )
     if pa.types.is_decimal(typ):  # Parquet decimal128/256: exact decimals, read as float64
@@ -275,9 +287,13 @@ def to_float(column, name: str, path: Path, offset: int = 0) -> np.ndarray:
         bad &= ~text.str.lower().isin(["nan", "na", "n/a", "null", "none"]).fillna(False).to_numpy()
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
+            fix = (
+                "a boolean is not a number here: write labels, targets and predictions as numbers (0/1)"
+                if str(values[i]).strip().lower() in ("true", "false")
+                else "fix the value or map another column"
+            )
             raise SchemaError(
-                f"{path}: column '{name}' is not numeric (row {offset + i} holds {str(values[i])[:40]!r}); "
-                "fix the value or map another column"
+                f"{path}: column '{name}' is not numeric (row {offset + i} holds {str(values[i])[:40]!r}); {fix}"
             )
         return out
     raise SchemaError(f"{path}: column '{name}' has type {typ}, expected numbers")

@@ -12,7 +12,9 @@
 * Inside :func:`output_batch` (the CLI wraps every command in one) writes are
   staged: each output is fully written to its temporary file (or kept in memory
   for a device), and all of them are renamed/written only when the command
-  succeeds, so a run's outputs appear together or not at all.
+  succeeds, so a run's outputs appear together or not at all. Messages about
+  them ("wrote X") wait for that too (:func:`after_write`). At most one output
+  goes to stdout, and then nothing else does (:func:`stdout_taken`).
 * Temporary files are tracked from before they exist (the name is registered,
   then created exclusively); any failure, ``KeyboardInterrupt`` or SIGTERM (the
   CLI turns it into ``KeyboardInterrupt``) removes them.
@@ -28,17 +30,18 @@ import math
 import os
 import stat
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, UsageError
 
 _LIVE: set[str] = set()  # temporary files (maybe) created and not yet renamed
 _INPUTS: set[tuple[int, int]] = set()  # (st_dev, st_ino) of files read in this run
 _BATCH: list[list[tuple[str, Any, Any]]] = []  # stack of staged (kind, target, tmp-or-data)
+_AFTER: list[list[Callable[[], None]]] = []  # per batch: what to do once its outputs are written
 
 
 def _identity(path: str | Path) -> tuple[int, int] | None:
@@ -196,6 +199,8 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
                     discard_temps()
                     raise
         elif _BATCH:
+            if kind == "stdout" and stdout_taken():
+                raise UsageError("two outputs are given as '-' (stdout); only one output can go to stdout")
             _BATCH[-1].append((kind, real, bytes(data)))
         else:
             _write_through(kind, real, data)
@@ -211,6 +216,7 @@ def output_batch(commit_on: tuple[type[BaseException], ...] = ()) -> Iterator[No
     (``uqeval check`` writes its reports and then fails with :class:`~uqeval.errors.GateFailure`).
     """
     _BATCH.append([])
+    _AFTER.append([])
     committed = False
     try:
         try:
@@ -218,11 +224,14 @@ def output_batch(commit_on: tuple[type[BaseException], ...] = ()) -> Iterator[No
         except commit_on:
             _finish(_BATCH[-1])
             committed = True
+            _run_after()
             raise
         _finish(_BATCH[-1])
         committed = True
+        _run_after()
     finally:
         staged = _BATCH.pop()
+        _AFTER.pop()
         if not committed:
             for kind, _, payload in staged:
                 if kind == "file":
@@ -233,6 +242,27 @@ def output_batch(commit_on: tuple[type[BaseException], ...] = ()) -> Iterator[No
             discard_temps()
             _INPUTS.clear()
             _LAST_INPUT.clear()
+
+
+def after_write(action: Callable[[], None]) -> None:
+    """Run ``action`` (say, print "wrote X") once this run's outputs are written: at the end of the
+    current :func:`output_batch` if they were, never if writing failed; at once outside a batch."""
+    if _AFTER:
+        _AFTER[-1].append(action)
+    else:
+        action()
+
+
+def _run_after() -> None:
+    actions, _AFTER[-1][:] = list(_AFTER[-1]), []
+    for action in actions:
+        action()
+
+
+def stdout_taken() -> bool:
+    """True when an output of the current batch goes to stdout (``-``): then stdout holds that output
+    alone, and the command prints no table, Markdown or JSON rendering next to it."""
+    return bool(_BATCH) and any(kind == "stdout" for kind, _, _ in _BATCH[-1])
 
 
 def _finish(staged: list[tuple[str, Any, Any]]) -> None:

@@ -88,7 +88,11 @@ def dm_from_moments(dbar: float, acov: float, n: int, max_abs: float, lag: int =
 
     scale = max(max_abs, 1e-300)
     var = acov * n / (n - 1)
-    if abs(var) <= (1e-14 * scale) ** 2:  # every difference the same
+    if not np.isfinite(var):  # the squares of the differences overflowed float64: no statistic
+        return {"statistic": float("nan"), "p_value": float("nan")}
+    if (
+        np.sqrt(abs(var)) <= 1e-14 * scale
+    ):  # every difference the same (roots: (1e-14 * scale) ** 2 overflows)
         if abs(dbar) <= 1e-14 * scale:
             return {"statistic": 0.0, "p_value": 1.0}
         return {"statistic": float(np.copysign(np.inf, dbar)), "p_value": 0.0}

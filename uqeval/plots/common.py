@@ -154,16 +154,48 @@ def figure_to_bytes(fig: Figure, fmt: str = "png", dpi: int = 150) -> bytes:
     fmt = str(fmt).lower()
     if fmt not in PLOT_FORMATS:
         raise UsageError(f"unsupported plot format {fmt!r}: choose one of {', '.join(PLOT_FORMATS)}")
-    _literal_text(fig)
     buf = io.BytesIO()
-    if fmt == "png" and isinstance(fig.canvas, FigureCanvasAgg):  # uqeval's figures (new_figure)
-        _save_png(fig, buf, dpi)
-        return buf.getvalue()
-    # SVG element ids are salted randomly unless svg.hashsalt is set; set it only while
-    # saving (rc_context restores the previous value).
-    with rc_context({"svg.hashsalt": "uqeval"}):
-        fig.savefig(buf, format=fmt, dpi=dpi, metadata=_METADATA[fmt], facecolor="white")
+    try:
+        _literal_text(fig)  # (lists the tick labels: the first place the axis limits are computed)
+        if fmt == "png" and isinstance(fig.canvas, FigureCanvasAgg):  # uqeval's figures (new_figure)
+            _save_png(fig, buf, dpi)
+            return buf.getvalue()
+        # SVG element ids are salted randomly unless svg.hashsalt is set; set it only while
+        # saving (rc_context restores the previous value).
+        with rc_context({"svg.hashsalt": "uqeval"}):
+            fig.savefig(buf, format=fmt, dpi=dpi, metadata=_METADATA[fmt], facecolor="white")
+    except (ValueError, OverflowError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        big = _largest_value(fig)
+        if not big > TOO_LARGE_TO_DRAW:  # not the size of the data: a bug
+            raise
+        raise FigureTooLarge(
+            f"cannot draw the figure: its values reach {big:.3g}, too large for the axis arithmetic "
+            "(the axis range overflows float64); rescale the data (e.g. to other units) to plot it"
+        ) from None
     return buf.getvalue()
+
+
+#: Data beyond this magnitude may make matplotlib's axis arithmetic (margins, tick steps) overflow.
+TOO_LARGE_TO_DRAW = 1e150
+
+
+class FigureTooLarge(InputError):
+    """A figure whose values are finite but too large to draw (axis limits and ticks overflow)."""
+
+
+def _largest_value(fig: Figure) -> float:
+    """The largest magnitude in the data limits of ``fig``'s axes (inf if one is not finite)."""
+    big = 0.0
+    for ax in fig.axes:
+        pts = np.asarray(ax.dataLim.get_points(), dtype=np.float64)
+        if ax.dataLim.width < 0 or ax.dataLim.height < 0:  # an axes without data (a null box)
+            continue
+        if not np.all(np.isfinite(pts)):
+            return float("inf")
+        big = max(big, float(np.abs(pts).max()))
+    return big
 
 
 #: zlib level of the PNG images: 3 encodes in about half the time of Pillow's default 6; with

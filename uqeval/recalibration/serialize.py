@@ -27,6 +27,7 @@ REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
     "isotonic": ("direction", "expected", "observed"),
     "conformal": ("normalized", "levels", "score_quantile"),
     "accrue": ("model", "n_features", "feature_mean", "feature_std", "sigma_constant"),
+    "temperature": ("temperature",),
 }
 
 

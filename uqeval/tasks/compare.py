@@ -1008,6 +1008,15 @@ def compare_models(
         est = [(estimates[name][plan.names[a]], estimates[name][plan.names[b]]) for name, a, b in todo]
         shift = np.array([math.nan if None in e else e[0] - e[1] for e in est])
         shift[~np.isfinite(shift)] = 0.0
+        # the test statistic does not depend on the unit of the scores: differences of scores near the
+        # float64 limit are divided by a power of two (exact) near their size, so their squares do not
+        # overflow (1 for ordinary scores: nothing changes)
+        size = np.array([max((abs(v) for v in e if v is not None), default=0.0) for e in est])
+        unit = np.where(
+            np.isfinite(size) & (size > 2.0**400), np.exp2(np.floor(np.log2(np.maximum(size, 1.0)))), 1.0
+        )
+        scaled = bool((unit != 1.0).any())
+        shift = shift / unit if scaled else shift
         moments = [Moments(plan.dm_lag, shift)]
 
         def block(
@@ -1021,7 +1030,7 @@ def compare_models(
                 sa = here[(name, a)]
                 out[:, j] = sa - _without_rounding_noise(sa, here[(name, b)])
                 means[j].add(out[:, j])
-            moments[0] = moments[0].merge(Moments.of(out, plan.dm_lag, shift))
+            moments[0] = moments[0].merge(Moments.of(out / unit if scaled else out, plan.dm_lag, shift))
 
         if plan.n_permutations:
             p_values = sign_flip_tests(block, plan.n_permutations, plan.seed or 0, shape=(n, len(todo)))
@@ -1225,10 +1234,26 @@ def assemble(
             continue
         if plan.pairs == "all":
             todo += [(ref.name, a, b) for i, a in enumerate(avail) for b in avail[i + 1 :]]
-        else:
+        elif best_by_metric[ref.name]:
             b = names.index(best_by_metric[ref.name][0])
             todo += [(ref.name, a, b) for a in avail if a != b]
+        else:  # every estimate overflowed or is undefined: there is no best model to test against
+            notes.append(
+                f"{ref.name}: no paired tests: no model has a finite estimate (the scores overflow or are "
+                "undefined), so there is no best model to test against"
+            )
     tests = run_tests(todo)
+    if n >= 2 and plan.dm_lag < n:
+        undone: dict[str, list[str]] = {}
+        for t in tests:
+            if math.isnan(t["dm_statistic"]):
+                undone.setdefault(t["metric"], []).append(f"{t['model']} vs {t['reference']}")
+        for metric, pairs in undone.items():
+            notes.append(
+                f"{metric}: the Diebold–Mariano test of {', '.join(pairs[:3])}"
+                f"{f' and {len(pairs) - 3} more' if len(pairs) > 3 else ''} is not computed (null): the "
+                "per-row score differences are not finite, or too large to square in float64"
+            )
 
     mean_rank = {}
     for k in names:

@@ -477,6 +477,14 @@ def _regression(
         band = dict(
             band_label=_band_label(pred, level), mean_label=point_label, max_points=max_points, seed=seed
         )
+        bad = ~(np.isfinite(lo) & np.isfinite(hi) & np.isfinite(point))
+        if bad.any():  # finite data whose interval overflows (a spread near 1e308): nothing to draw
+            notes.append(
+                f"{' and '.join(k for k in ('predictions', 'intervals') if k in kinds)}: figure left out: the "
+                f"{level:.0%} interval is not finite in {int(bad.sum())} row(s) (first at row {int(np.argmax(bad))}; "
+                "its bounds overflow float64)"
+            )
+            kinds = [k for k in kinds if k not in ("predictions", "intervals")]
         if "predictions" in kinds:
             out["predictions"] = plots.plot_predictions_band(
                 y, point, lo, hi, x=x, title=title("predictions"), x_label=x_label, **band
@@ -787,24 +795,42 @@ def _exceedance_reliability(pred: Prediction, settings: Settings, name: str, not
 
 
 # --------------------------------------------------------------------------- output
-def encode_figures(figures: Mapping[str, Any], fmt: str = "png", dpi: int = 150) -> dict[str, bytes]:
+def encode_figures(
+    figures: Mapping[str, Any], fmt: str = "png", dpi: int = 150, notes: list[str] | None = None
+) -> dict[str, bytes]:
     """``{kind: bytes}`` of each figure (:func:`uqeval.plots.common.figure_to_bytes`); the figures are
-    cleared once encoded, to free their memory.
+    cleared once encoded, to free their memory. A figure whose values are too large to draw
+    (:class:`~uqeval.plots.common.FigureTooLarge`, e.g. targets near 1e308) is left out with a line in
+    ``notes`` (without ``notes``: the error is raised).
 
     With ``uqeval.plots.RENDER_PROCESSES`` > 1 (and ``os.fork``), forked children draw every k-th
     figure (the same bytes: each figure is drawn alone, from the same state); a child that fails
     leaves its figures to this process."""
     from .. import plots
-    from ..plots.common import figure_to_bytes
+    from ..plots.common import FigureTooLarge, figure_to_bytes
+
+    def encode(fig: Any) -> bytes | str:
+        try:
+            return figure_to_bytes(fig, fmt, dpi)
+        except FigureTooLarge as exc:
+            if notes is None:
+                raise
+            return str(exc)  # (a str, not bytes: picklable from a forked child)
 
     kinds, figs = list(figures), list(figures.values())
-    images = _fork_map(lambda fig: figure_to_bytes(fig, fmt, dpi), figs, plots.RENDER_PROCESSES)
+    images = _fork_map(encode, figs, plots.RENDER_PROCESSES)
     for fig in figs:
         fig.clear()
-    return dict(zip(kinds, images))
+    out = {}
+    for kind, image in zip(kinds, images):
+        if isinstance(image, str):
+            notes.append(f"{kind}: figure left out: {image.removeprefix('cannot draw the figure: ')}")  # type: ignore[union-attr]
+        else:
+            out[kind] = image
+    return out
 
 
-def _fork_map(fn: Callable[[Any], bytes], items: list, processes: int) -> list[bytes]:
+def _fork_map(fn: Callable[[Any], Any], items: list, processes: int) -> list[Any]:
     """``[fn(x) for x in items]``, items ``k, k + p, ...`` computed in forked child ``k`` (``k >= 1``) and
     sent back through a pipe; item 0's share here. A loop over a handful of figures, not rows."""
     import os

@@ -208,7 +208,7 @@ def _representation(method: str, table: Any, settings: Settings, state: dict[str
         except SchemaError as exc:
             raise SchemaError(
                 f"{p}: --method temperature needs class probabilities (p_0..p_K-1, prob_*, a 'proba' list column) "
-                f"or logits (logit_*): {str(exc).split(': ', 1)[-1]}"
+                f"or logits (logit_*): {str(exc).split(': ', 1)[-1].split('; it needs ', 1)[0]}"
             ) from None
         return "categorical"
     has_std = _find(names, "std", explicit, p) is not None or _find(names, "var", explicit, p) is not None
