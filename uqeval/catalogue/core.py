@@ -180,7 +180,14 @@ def error_spread(p: Prediction) -> np.ndarray:
     """The predicted standard deviation of ``y − point`` that spread calibration and spread–skill compare with
     the error: σ of a Gaussian; for samples the members' ddof-1 standard deviation times √((M + 1)/M)
     (:meth:`uqeval.predictions.Samples.ensemble_spread`, the finite-ensemble correction)."""
-    return p.ensemble_spread() if p.kind == "samples" else p.spread()
+    from ..predictions import Samples
+
+    if isinstance(p, Samples):
+        return p.ensemble_spread()
+    spread = p.spread()
+    if spread is None:  # the families that call this apply to Gaussians and samples only
+        raise InputError(f"{p.kind} predictions carry no predicted standard deviation")
+    return spread
 
 
 def per_row_uncertainty(p: Prediction) -> dict[str, np.ndarray] | None:
