@@ -254,3 +254,38 @@ def test_histogram_entries_match_the_kernels():
     g = load_predictions(SAMPLE / "gaussian.parquet", settings).prediction
     adv = get_family("adv_group_calibration").compute["gaussian"](g, settings)
     assert np.allclose(adv["group_sizes"], np.linspace(0.01, 1.0, 10))  # s in {0.01, 0.12, ..., 1.0}
+
+
+def test_conventions_say_the_same_in_code_readme_and_explain():
+    """Issue 25: where a confidence of exactly 1.0 goes, the other libraries' ECE bins and scikit-learn's
+    binary Brier are stated alike by the README's Conventions list and `uqeval explain`, and the code does it."""
+    import uqeval
+    from uqeval.metrics.classification import calibration_errors, reliability_bins
+
+    from .conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    conventions = readme[readme.index("#### Conventions") :]
+    conventions = conventions[: conventions.index("\n### ")]
+    ece = GLOSSARY["calibration.ece"]["text"]
+    for text in (conventions, ece):
+        for name in ("netcal", "scikit-learn", "torchmetrics", "Uncertainty Metrics"):
+            assert name in text, name
+        assert "of its own" in text and "[b/B, (b+1)/B)" in text
+    # the code: 1.0 in an extra bin of its own (0.95 right, 1.0 wrong: 0.5·0.05 + 0.5·1.0)
+    p = np.array([[0.05, 0.95], [0.0, 1.0]])
+    y = np.array([1, 0])
+    assert calibration_errors(p, y)["ece"] == pytest.approx(0.525)
+    assert reliability_bins(p, y)["counts"][-1] == 1
+    # Brier: scikit-learn's binary score is half of uqeval's, in both texts and in the code
+    assert (
+        "**half** of uqeval's" in conventions and "twice scikit-learn's" in GLOSSARY["accuracy.brier"]["text"]
+    )
+    rng = np.random.default_rng(0)
+    p1 = rng.uniform(size=50)
+    labels = (rng.uniform(size=50) < p1).astype(int)
+    proba = np.column_stack([1 - p1, p1])
+    assert uqeval.brier_score(labels, proba) == pytest.approx(2 * np.mean((p1 - labels) ** 2), rel=1e-14)
+    assert uqeval.brier_score(labels, proba, convention="binary") == pytest.approx(
+        np.mean((p1 - labels) ** 2), rel=1e-14
+    )

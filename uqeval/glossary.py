@@ -103,6 +103,11 @@ def _e(title: str, text: str, formula: str, reference: str) -> dict[str, str]:
     return {"title": title, "text": text, "formula": formula, "reference": reference}
 
 
+FORTIN = (
+    "Fortin, Abaza, Anctil & Turcotte (2014), Why should ensemble spread match the RMSE of the "
+    "ensemble mean?, Journal of Hydrometeorology 15(4)"
+)
+
 _CAL_CURVE = (
     "Expected proportions p run over linspace(0, 1, num_bins); the observed proportion "
     "p_obs(p) is the share of rows whose central p-interval holds the target, "
@@ -237,6 +242,16 @@ GLOSSARY: dict[str, dict[str, str]] = {
         "Average predicted σ, in units of y (the toolbox paper's definition of sharpness).",
         "mean_std = (1/N) Σᵢ σᵢ",
         f"{TOOLBOX}; {GBR}",
+    ),
+    "spread_skill.ratio": _e(
+        "Spread–skill ratio",
+        "Root mean predicted variance over the RMSE of the point prediction, over all rows (no bins). Target 1: "
+        "above 1 over-dispersed, below 1 under-dispersed. Gaussians: σ and the mean. Samples: the ensemble "
+        "mean, and the members' variance with ddof = 1 times (M + 1)/M (the finite-ensemble correction; "
+        "without it a calibrated 5-member ensemble scores √(5/6) = 0.913; xskillscore's and scores' spread "
+        "and error functions leave it out). The spread_skill plot bins rows by that spread (equal-count bins).",
+        "ratio = √((1/N) Σᵢ s̃ᵢ²) / √((1/N) Σᵢ (yᵢ − ŷᵢ)²), s̃ᵢ² = σᵢ² (Gaussian) or sᵢ² (Mᵢ + 1)/Mᵢ (samples)",
+        FORTIN,
     ),
     # ------------------------------------------------------------------ scoring rules
     "scoring_rule.nll": _e(
@@ -385,7 +400,9 @@ GLOSSARY: dict[str, dict[str, str]] = {
     "accuracy.brier": _e(
         "Brier score",
         "Mean squared distance between the probability vector and the one-hot label, in "
-        "[0, 2]; strictly proper.",
+        "[0, 2]; strictly proper. Summed over classes: for two classes it is twice scikit-learn's "
+        "brier_score_loss, which scores P(class 1) only, (p − y)² in [0, 1] "
+        '(uqeval.brier_score(..., convention="binary") gives that number).',
         "Brier = (1/N) Σᵢ Σₖ (pᵢₖ − 1{yᵢ = k})²",
         f"{BRIER}; {GR}",
     ),
@@ -419,7 +436,11 @@ GLOSSARY: dict[str, dict[str, str]] = {
     "calibration.ece": _e(
         "Expected calibration error",
         "Count-weighted mean gap between accuracy and mean confidence of the top label in "
-        "equal-width confidence bins (default 15).",
+        "equal-width confidence bins (--bins, default 15). Bins [b/B, (b+1)/B), closed on the left; a "
+        "confidence of exactly 1.0 has an extra bin of its own (as Uncertainty Metrics' GCE and torchmetrics' "
+        "calibration_error). netcal clips confidences to 1 − ε, so 1.0 joins its last bin (default 10 bins); "
+        "scikit-learn's calibration_curve closes bins on the right ((b/B, (b+1)/B]), so a confidence on an "
+        "inner edge goes one bin lower and 1.0 joins the last bin.",
         "ECE = Σ_b (n_b/N) |acc(b) − conf(b)|",
         f"{GUO}; {NAEINI}",
     ),
@@ -812,7 +833,10 @@ GLOSSARY.update(
             "Expected normalised calibration error (ENCE)",
             "Rows sorted by predicted σ into B equal-count bins (--bins, default 15; at most N); in each bin the "
             "root mean predicted variance (RMV) is compared with the RMSE of the point forecast. 0 when σ matches "
-            "the error at every spread level. Gaussians and samples (σ = members' std). Opt-in: --diagnostics.",
+            "the error at every spread level. Gaussians and samples (σ = members' std with ddof = 1 times "
+            "√((M + 1)/M), the finite-ensemble correction; the bins are formed on that sample spread, which is "
+            "noisy for small M, so a calibrated small ensemble still scores above 0 at any N). "
+            "Opt-in: --diagnostics.",
             "ENCE = (1/B) Σ_b |RMV_b − RMSE_b| / RMV_b, RMV_b = √mean_b σ², RMSE_b = √mean_b (y − ŷ)²",
             LEVI,
         ),
@@ -828,7 +852,7 @@ GLOSSARY.update(
             "Uncertainty calibration error (UCE)",
             "B equal-width bins (--bins, default 15) of the predicted variance σ² between its minimum and maximum; "
             "the count-weighted mean absolute gap between the mean squared error and the mean variance of each "
-            "bin (as netcal). Opt-in: --diagnostics.",
+            "bin (as netcal). Samples: σ as in ENCE (finite-ensemble corrected). Opt-in: --diagnostics.",
             "UCE = Σ_b (n_b/N) |MSE_b − MV_b|",
             LAVES,
         ),

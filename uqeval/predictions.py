@@ -684,6 +684,28 @@ class Samples(_AnyLevel, Prediction):
     def spread(self) -> np.ndarray:
         return self.moments()[1]
 
+    def member_counts(self) -> np.ndarray:
+        """Number of (finite) members of each row: M everywhere, fewer in rows with missing members."""
+
+        def make():
+            if not self.ragged:
+                return np.full(self.n, float(self.samples.shape[1]))
+            return np.isfinite(self.samples).sum(axis=1).astype(np.float64)
+
+        return _memo(self, "member_counts", make)
+
+    def ensemble_spread(self) -> np.ndarray:
+        """The members' standard deviation s (ddof 1) times √((M + 1)/M): the spread of a finite ensemble as
+        the standard deviation of ``y − ensemble mean``, E[(y − x̄)²] = (M + 1)/M · σ² for y and M members drawn
+        from one distribution of variance σ² (Fortin et al. 2014). Spread calibration (ENCE, UCE) and
+        ``spread_skill`` use it."""
+
+        def make():
+            m = self.member_counts()
+            return self.spread() * np.sqrt((m + 1.0) / m)
+
+        return _memo(self, "ensemble_spread", make)
+
     def pit(self) -> np.ndarray:
         from .metrics.samples import pit_samples
 

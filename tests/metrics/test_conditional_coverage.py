@@ -88,6 +88,37 @@ def test_constant_width_intervals_do_not_depend_on_row_order():
     assert a["0.9"] == {"ssc_violation": pytest.approx(abs(covered - 0.9)), "worst_stratum_coverage": covered}
 
 
+def test_split_conformal_widths_equal_up_to_rounding_form_one_stratum(monkeypatch):
+    """Issue 25: intervals pred ∓ q have widths (pred + q) − (pred − q) that differ by rounding (~1e-14
+    relative); compared within WIDTH_RTOL they form one stratum, whose violation is the marginal one."""
+    from uqeval.metrics.conditional_coverage import WIDTH_RTOL
+
+    rng = np.random.default_rng(25)
+    n, q = 3000, 0.7
+    pred = rng.normal(0.0, 20.0, size=n)
+    y = pred + rng.normal(size=n)
+    lo, hi = pred - q, pred + q
+    width = hi - lo
+    assert np.unique(width).size > 1  # the rounding the exact comparison split strata by
+    assert np.ptp(width) / width.max() < WIDTH_RTOL
+    covered = ((y >= lo) & (y <= hi)).astype(float)
+    out = interval_ssc(covered, width, level=0.5)
+    assert out == {
+        "ssc_violation": pytest.approx(abs(covered.mean() - 0.5), abs=1e-15),
+        "worst_stratum_coverage": pytest.approx(covered.mean(), abs=1e-15),
+    }
+    # compared exactly, the rounding noise makes strata (the issue's spurious violation)
+    import uqeval.metrics.conditional_coverage as cc
+
+    monkeypatch.setattr(cc, "WIDTH_RTOL", 0.0)
+    assert interval_ssc(covered, width, level=0.5)["ssc_violation"] > out["ssc_violation"] + 1e-3
+    monkeypatch.undo()
+    # widths 1e-6 apart (relative) are distinct: three strata again
+    distinct = np.where(np.arange(n) < n // 2, 1.0, 1.0 + 1e-6)
+    covered2 = (np.arange(n) < n // 2).astype(float)
+    assert interval_ssc(covered2, distinct, level=0.5)["worst_stratum_coverage"] == 0.0
+
+
 def test_worst_group_is_named_and_escaped(tmp_path):
     rng = np.random.default_rng(2)
     n = 150

@@ -140,10 +140,12 @@ def target(group: str, key: str, level: float | None = None) -> float | None:
 
     ``coverage.coverage`` and ``prediction_sets.coverage`` aim at their level,
     ``coverage.miss_below``/``miss_above`` at half the nominal miss rate (1 - level)/2, and
-    ``coverage.coverage_error`` at 0.
+    ``coverage.coverage_error`` at 0, ``spread_skill.ratio`` at 1.
     """
     if key == "coverage_error" or (group, key) == ("calibration_tests", "spiegelhalter_z"):
         return 0.0
+    if (group, key) == ("spread_skill", "ratio"):
+        return 1.0
     if level is None:
         return None
     if key == "coverage" and group in ("coverage", "prediction_sets"):

@@ -176,6 +176,20 @@ def pick_levels(available, requested, where: str, error: type[Exception] = Input
     return [keys[level_key(lv)] for lv in requested]
 
 
+def error_spread(p: Prediction) -> np.ndarray:
+    """The predicted standard deviation of ``y − point`` that spread calibration and spread–skill compare with
+    the error: σ of a Gaussian; for samples the members' ddof-1 standard deviation times √((M + 1)/M)
+    (:meth:`uqeval.predictions.Samples.ensemble_spread`, the finite-ensemble correction)."""
+    from ..predictions import Samples
+
+    if isinstance(p, Samples):
+        return p.ensemble_spread()
+    spread = p.spread()
+    if spread is None:  # the families that call this apply to Gaussians and samples only
+        raise InputError(f"{p.kind} predictions carry no predicted standard deviation")
+    return spread
+
+
 def per_row_uncertainty(p: Prediction) -> dict[str, np.ndarray] | None:
     """Per-row ``total``/``aleatoric``/``epistemic`` (nats) of an ensemble or Dirichlet prediction, else None.
 

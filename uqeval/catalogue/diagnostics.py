@@ -7,7 +7,7 @@ import numpy as np
 
 from ..config import Settings
 from ..predictions import Prediction
-from .core import CLASSIFICATION, REGRESSION, Family, _family, _m, _memo, coverage_levels
+from .core import CLASSIFICATION, REGRESSION, Family, _family, _m, _memo, coverage_levels, error_spread
 
 # --------------------------------------------------------------------------- calibration diagnostics (issue 15, part A)
 # Opt-in (``--diagnostics``): CORP score decompositions, spread calibration, smooth ECE.
@@ -41,7 +41,8 @@ def _corp(p, s: Settings) -> dict | None:
 def _spread_calibration(p, s: Settings) -> dict:
     from ..metrics.spread import spread_calibration
 
-    return spread_calibration(p.y_true, p.point(), p.spread(), num_bins=s.class_bins)
+    # samples: the finite-ensemble spread s·√((M+1)/M) (ddof 1); bins are formed on it (see metrics.spread)
+    return spread_calibration(p.y_true, p.point(), error_spread(p), num_bins=s.class_bins)
 
 
 def _smooth_calibration(p, s: Settings) -> dict:

@@ -19,6 +19,7 @@ from .core import (
     _member_rows,
     _memo,
     coverage_levels,
+    error_spread,
     per_row_uncertainty,
 )
 
@@ -93,6 +94,12 @@ def _sharpness(p, s: Settings) -> dict:
     from ..metrics.sharpness import sharpness
 
     return sharpness(p.spread())
+
+
+def _spread_skill(p, s: Settings) -> dict:
+    from ..metrics.spread import spread_skill
+
+    return {"ratio": spread_skill(p.y_true, p.point(), error_spread(p))["ratio"]}
 
 
 def _scoring_gaussian(p, s: Settings) -> dict:
@@ -318,6 +325,19 @@ def _rows_sharpness(p, s, level) -> dict[str, RowStat]:
     return {"sharp": RowStat(terms=(sd * sd)[:, None], finish=_root_mean), "mean_std": RowStat(score=sd)}
 
 
+def _rows_spread_skill(p, s, level) -> dict[str, RowStat]:
+    sd = error_spread(p)
+    terms = np.column_stack([sd * sd, np.square(p.y_true - p.point())])
+    return {"ratio": RowStat(terms=terms, finish=_spread_skill_ratio)}
+
+
+def _spread_skill_ratio(sums: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """√(Σσ²/Σ(y − μ)²) of each resample (:func:`uqeval.metrics.spread.spread_skill`: inf where every error
+    is 0 but not the spread, NaN where both are)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.sqrt(sums[:, 0] / sums[:, 1])
+
+
 def _root_mean(sums: np.ndarray, total: np.ndarray) -> np.ndarray:
     return np.sqrt(sums[:, 0] / total)
 
@@ -477,6 +497,20 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         ],
         {"gaussian": _sharpness, "samples": _sharpness},
         rows=_rows_sharpness,
+    ),
+    _family(
+        "spread_skill",
+        [
+            _m(
+                "ratio",
+                "target",
+                "spread-skill ratio: root mean predicted variance over the RMSE of the point prediction "
+                "(samples: finite-ensemble corrected); target 1",
+                "moments",
+            ),
+        ],
+        {"gaussian": _spread_skill, "samples": _spread_skill},
+        rows=_rows_spread_skill,
     ),
     _family(
         "scoring_rule",

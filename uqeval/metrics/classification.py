@@ -385,8 +385,10 @@ def calibration_errors(proba, labels, num_bins: int = 15, tace_threshold: float 
     on the right. Even bins have upper edges ``linspace(0, 1, M + 1)[1:]``: bin
     :math:`b` is :math:`[b/M, (b+1)/M)` for :math:`b < M`, and a score of exactly 1.0
     (or a hair above, within the simplex tolerance) lands in an extra bin
-    :math:`[1, \infty)` of its own, as in the library -- it is not merged into the
-    last regular bin. Adaptive bins, computed separately for the top label, each
+    :math:`[1, \infty)` of its own, as in the library (and torchmetrics'
+    ``calibration_error``) -- it is not merged into the last regular bin (netcal clips it to
+    1 − ε, into the last bin; scikit-learn's ``calibration_curve`` closes bins on the right;
+    README "Conventions"). Adaptive bins, computed separately for the top label, each
     class and (for tace) after thresholding, have the M - 1 upper edges
     :math:`x_{(r_m)}`, :math:`r_m = \min(\mathrm{round}(m n / M), n - 1)`, m = 1..M-1,
     of the n sorted kept scores (``numpy.round`` of ``linspace(0, n, M,

@@ -27,6 +27,11 @@ __all__ = ["WIDTH_STRATA", "class_coverage", "interval_ssc", "set_ssc", "stratum
 #: Equal-count width strata of interval forecasts (MAPIE's default ``num_bins``).
 WIDTH_STRATA = 3
 
+#: Widths within this relative distance count as equal (:func:`interval_ssc`): the widths ``hi − lo`` of
+#: split-conformal intervals ``pred ∓ q`` are one number up to rounding (about 1e-14 relative), which an exact
+#: comparison would split into strata by rounding noise.
+WIDTH_RTOL = 1e-9
+
 
 def stratum_coverage(
     covered: np.ndarray, stratum: np.ndarray, n_strata: int
@@ -48,10 +53,13 @@ def interval_ssc(covered: np.ndarray, width: np.ndarray, level: float, n_strata:
 
     Rows are sorted by width and split into ``n_strata`` consecutive groups whose sizes differ by
     at most one (``numpy.array_split``, the first groups one larger), as MAPIE's
-    ``regression_ssc``. Rows of equal width are never split: a run of ties joins the stratum of its
-    first row (later strata may then be smaller or empty, and empty ones are left out), so the result
-    does not depend on row order; MAPIE's unstable argsort splits ties arbitrarily. Constant-width
-    intervals thus form one stratum: width carries no information to stratify by.
+    ``regression_ssc``. Rows of equal width are never split: a row joins the stratum of the first
+    sorted row whose width is within :data:`WIDTH_RTOL` (relative, 1e-9) below its own,
+    ``w_j ≥ w_i − 1e-9·w_i`` (later strata may then be smaller or empty, and empty ones are left out),
+    so the result does not depend on row order; MAPIE's unstable argsort splits ties arbitrarily.
+    Constant-width intervals thus form one stratum, even when their widths differ by rounding (the
+    widths ``(pred + q) − (pred − q)`` of split-conformal intervals): width carries no information to
+    stratify by.
 
     .. math:: \mathrm{SSC\ violation} = \max_g \Big|\frac{1}{|I_g|}\sum_{i \in I_g} 1\{y_i \in [l_i, u_i]\} - (1 - \alpha)\Big|
 
@@ -63,7 +71,8 @@ def interval_ssc(covered: np.ndarray, width: np.ndarray, level: float, n_strata:
     k = max(1, min(int(n_strata), n))
     order = np.argsort(w, kind="stable")
     sw = w[order]
-    first = np.searchsorted(sw, sw, side="left")  # sorted position of the first row of each run of ties
+    # sorted position of the first row within WIDTH_RTOL below each row (nondecreasing: strata stay runs)
+    first = np.searchsorted(sw, sw - WIDTH_RTOL * np.abs(sw), side="left")
     ends = np.cumsum(np.full(k, n // k) + (np.arange(k) < n % k))  # array_split boundaries
     stratum = np.empty(n, dtype=np.int64)
     stratum[order] = np.searchsorted(ends, first, side="right")

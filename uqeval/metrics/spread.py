@@ -2,6 +2,15 @@
 
 Each row has a point prediction ``mean``, a predicted standard deviation ``std`` and a target ``y``;
 ``err = (y − mean)²``. A forecast whose σ is calibrated has E[err | σ] = σ².
+
+Ensembles: the catalogue passes the *finite-ensemble* spread ``s · √((M + 1)/M)`` (s the members'
+standard deviation with ddof 1, :func:`ensemble_std`), because for y and M members drawn from one
+distribution of variance σ², E[(y − x̄)²] = (M + 1)/M · σ² and E[s²] = σ² (Fortin et al. 2014).
+The bins are still formed on that *sample* spread, which is itself noisy for small M: rows land in the
+lowest bins partly because their members happen to agree, so a calibrated small ensemble shows RMSE > RMV
+in the low bins and RMSE < RMV in the high ones, and its ENCE stays above that of the same rows with
+the true σ even for large N (regression to the mean; the gap shrinks as M grows). ``spread_skill.ratio``,
+which does not bin, has no such bias.
 """
 
 from __future__ import annotations
@@ -103,3 +112,52 @@ def spread_calibration(y_true, mean, std, num_bins: int = 15) -> dict[str, float
         "cv": coefficient_of_variation(std),
         "uce": uce(y_true, mean, std, num_bins),
     }
+
+
+def ensemble_std(std, n_members) -> np.ndarray:
+    r"""The spread of a finite ensemble on the scale of the error of its mean (Fortin et al. 2014, Eq. 9):
+
+    .. math:: \tilde s = s\,\sqrt{\frac{M+1}{M}}
+
+    ``std``: the members' standard deviation with ddof 1 (unbiased variance); ``n_members``: M, a scalar or
+    one count per row. For y and M members drawn independently from one distribution,
+    E[(y − x̄)²] = E[s̃²]: a calibrated ensemble has spread equal to the RMSE of its mean on average.
+    """
+    m = np.asarray(n_members, dtype=np.float64)
+    return np.asarray(std, dtype=np.float64) * np.sqrt((m + 1.0) / m)
+
+
+def spread_skill(y_true, mean, std) -> dict[str, float]:
+    r"""Spread–skill ratio (Fortin et al. 2014): root mean predicted variance over the RMSE of the point forecast.
+
+    .. math:: \mathrm{ratio} = \frac{\sqrt{\tfrac1N\sum_i \sigma_i^2}}{\sqrt{\tfrac1N\sum_i (y_i-\mu_i)^2}}
+
+    Target 1: above 1 the forecast is over-dispersed, below 1 under-dispersed. For an ensemble pass
+    :func:`ensemble_std` as ``std`` (the members' ddof-1 standard deviation times √((M + 1)/M)) and the
+    ensemble mean as ``mean``: without the factor a calibrated M-member ensemble scores √(M/(M + 1))
+    (0.913 for M = 5). ``inf`` when the errors are all 0 but not the spread, NaN when both are.
+
+    Returns ``{"ratio", "spread", "rmse"}`` (spread: the numerator).
+
+    References
+    ----------
+    Fortin, V., Abaza, M., Anctil, F. & Turcotte, R. (2014). Why should ensemble spread match the RMSE of
+    the ensemble mean? Journal of Hydrometeorology 15(4), 1708–1713.
+    """
+    y = np.asarray(y_true, dtype=np.float64)
+    sd = np.asarray(std, dtype=np.float64)
+    n = y.size
+    return spread_skill_from_sums(
+        float(np.dot(sd, sd)), float(np.sum(np.square(y - np.asarray(mean, dtype=np.float64)))), n
+    )
+
+
+def spread_skill_from_sums(sum_var: float, sum_sq_err: float, n: int) -> dict[str, float]:
+    """:func:`spread_skill` from Σσ², Σ(y − μ)² and N (a mergeable state: the sums of chunks add up)."""
+    spread = float(np.sqrt(sum_var / n))
+    rmse = float(np.sqrt(sum_sq_err / n))
+    if rmse > 0:
+        ratio = spread / rmse
+    else:
+        ratio = float("inf") if spread > 0 else float("nan")
+    return {"ratio": ratio, "spread": spread, "rmse": rmse}

@@ -19,6 +19,7 @@ PLOT_KINDS: tuple[str, ...] = (
     "corp",
     "smooth_reliability",
     "spread_reliability",
+    "spread_skill",  # issue 25: binned spread-skill diagram (--diagnostics)
     "rank_histogram",  # issue 15 part B (--diagnostics)
     "murphy",  # opt-in (--murphy), issue 16 A
     "exceedance_reliability",  # opt-in (--threshold), issue 16: CORP diagram of the event Y > t

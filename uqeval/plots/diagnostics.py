@@ -118,6 +118,55 @@ def plot_smooth_reliability(
     return fig
 
 
+def plot_spread_skill(
+    bins: Mapping[str, np.ndarray],
+    ratio: float | None = None,
+    *,
+    title: str = "Spread-skill diagram",
+    ensemble: bool = False,
+) -> Figure:
+    """Binned spread–skill diagram: RMSE of the point prediction (the ensemble mean) against the RMS spread
+    of each spread-sorted equal-count bin (:func:`uqeval.metrics.spread.spread_bins`), with the 1:1 line and
+    ``spread_skill.ratio`` in a note. ``ensemble``: the spread is the members' ddof-1 standard deviation
+    times √((M + 1)/M), which the axis label says."""
+    spread = "RMS ensemble spread s·√((M+1)/M)" if ensemble else "RMS predicted σ"
+    note = None if ratio is None else f"spread_skill.ratio = {ratio:.4f}"
+    return _binned_spread(
+        bins,
+        note,
+        title=title,
+        xlabel=f"{spread} per bin",
+        ylabel="RMSE of the ensemble mean" if ensemble else "RMSE of the point prediction",
+        diagonal="spread = RMSE",
+    )
+
+
+def _binned_spread(
+    bins: Mapping[str, np.ndarray], note: str | None, *, title: str, xlabel: str, ylabel: str, diagonal: str
+) -> Figure:
+    """RMSE against RMV per equal-count bin (``bins`` of :func:`uqeval.metrics.spread.spread_bins`), the
+    diagonal dashed; bins whose squares overflow are not drawn (the note says how many are)."""
+    rmv, rmse = np.asarray(bins["rmv"]), np.asarray(bins["rmse"])
+    ok = np.isfinite(rmv) & np.isfinite(rmse)  # squares of huge values overflow: those bins are not drawn
+    rmv, rmse = rmv[ok], rmse[ok]
+    fig, ax = new_figure(figsize=(5.6, 5.2))
+    hi = float(max(rmv.max(), rmse.max())) * 1.05 if rmv.size else 0.0
+    hi = hi if 0 < hi < np.inf else 1.0
+    ax.plot([0, hi], [0, hi], linestyle="--", color=COLORS["ref"], linewidth=1.0, label=diagonal)
+    ax.plot(rmv, rmse, marker="o", color=COLORS["main"], linewidth=1.4, label="bins (equal count)")
+    if note is not None:
+        _note(
+            ax,
+            f"{note} ({int(ok.sum())} of {ok.size} bins drawn)"
+            if not ok.all()
+            else f"{note} ({rmv.size} bins)",
+        )
+    ax.set_xlim(0, hi)
+    ax.set_ylim(0, hi)
+    style_axes(ax, title, xlabel, ylabel, legend_loc="upper left")
+    return fig
+
+
 def plot_spread_reliability(
     bins: Mapping[str, np.ndarray],
     ence: float | None = None,
@@ -126,28 +175,11 @@ def plot_spread_reliability(
 ) -> Figure:
     """Levi et al.'s reliability diagram: RMSE of each σ-sorted equal-count bin against its RMV
     (:func:`uqeval.metrics.spread.spread_bins`); on the diagonal σ matches the error."""
-    rmv, rmse = np.asarray(bins["rmv"]), np.asarray(bins["rmse"])
-    ok = np.isfinite(rmv) & np.isfinite(rmse)  # squares of huge values overflow: those bins are not drawn
-    rmv, rmse = rmv[ok], rmse[ok]
-    fig, ax = new_figure(figsize=(5.6, 5.2))
-    hi = float(max(rmv.max(), rmse.max())) * 1.05 if rmv.size else 0.0
-    hi = hi if 0 < hi < np.inf else 1.0
-    ax.plot([0, hi], [0, hi], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="calibrated spread")
-    ax.plot(rmv, rmse, marker="o", color=COLORS["main"], linewidth=1.4, label="bins (equal count)")
-    if ence is not None:
-        _note(
-            ax,
-            f"ENCE = {ence:.4f} ({int(ok.sum())} of {ok.size} bins drawn)"
-            if not ok.all()
-            else f"ENCE = {ence:.4f} ({rmv.size} bins)",
-        )
-    ax.set_xlim(0, hi)
-    ax.set_ylim(0, hi)
-    style_axes(
-        ax,
-        title,
-        "root mean predicted variance (RMV)",
-        "RMSE of the point prediction",
-        legend_loc="upper left",
+    return _binned_spread(
+        bins,
+        None if ence is None else f"ENCE = {ence:.4f}",
+        title=title,
+        xlabel="root mean predicted variance (RMV)",
+        ylabel="RMSE of the point prediction",
+        diagonal="calibrated spread",
     )
-    return fig

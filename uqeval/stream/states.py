@@ -345,6 +345,25 @@ class Sharp(Special):
         return {"sharp": float(np.sqrt(st["sum_var"] / st["n"]))}
 
 
+class SpreadSkill(Special):
+    """Σσ², Σ(y − μ)² and N: the spread–skill ratio (:func:`uqeval.metrics.spread.spread_skill_from_sums`,
+    the function the in-memory kernel finishes with; samples: the finite-ensemble spread)."""
+
+    metrics = ("ratio",)
+
+    def update(self, p, s):
+        from ..catalogue.core import error_spread
+
+        sd = error_spread(p)
+        err = p.y_true - p.point()
+        return {"n": sd.size, "sum_var": float(np.dot(sd, sd)), "sse": float(np.dot(err, err))}
+
+    def finalize(self, st, s):
+        from ..metrics.spread import spread_skill_from_sums
+
+        return {"ratio": spread_skill_from_sums(st["sum_var"], st["sse"], st["n"])["ratio"]}
+
+
 def _cover_counts(p: Prediction, s: Settings) -> np.ndarray:
     from ..catalogue.core import _cover_index
 
@@ -634,6 +653,7 @@ SPECIAL: dict[str, Callable[[str], Special | None]] = {
         Composite(AccuracyMoments(), MedianAbsErr()) if kind in AccuracyMoments.kinds else None
     ),
     "sharpness": lambda kind: Sharp(),
+    "spread_skill": lambda kind: SpreadSkill(),
     "avg_calibration": lambda kind: AvgCalibrationQuantiles() if kind == "quantiles" else AvgCalibration(),
     "adv_group_calibration": lambda kind: Adversarial(),
     "brier_decomposition": lambda kind: BrierDecomposition(),

@@ -35,6 +35,9 @@ smooth_relia-  smooth reliability diagram at the smooth ECE's bandwidth    smoot
 bility
 spread_relia-  RMSE vs RMV per σ-sorted bin (Levi et al.)                  spread_calibration (opt-in)
 bility
+spread_skill   RMSE of the point prediction vs RMS spread per spread-      Gaussians, samples (opt-in:
+               sorted equal-count bin, 1:1 line; spread_skill.ratio        ``--diagnostics``)
+               in the title (samples: finite-ensemble corrected spread)
 rank_histogram rank histogram (Talagrand) of an ensemble, χ² p-value       calibration_tests (samples;
                                                                            opt-in)
 murphy         Murphy diagram: mean elementary score vs threshold θ         murphy (``--murphy``)
@@ -117,6 +120,7 @@ KIND_TITLES: dict[str, str] = {
     "corp": "CORP reliability diagram",
     "smooth_reliability": "Smooth reliability diagram",
     "spread_reliability": "Spread reliability (RMSE vs RMV)",
+    "spread_skill": "Spread-skill diagram",
     "rank_histogram": "Rank histogram",
     "murphy": "Murphy diagram",
     "exceedance_reliability": "CORP reliability diagram of exceedances",
@@ -212,7 +216,10 @@ PLOT_NEEDS: dict[str, Callable[[Prediction, Settings], bool]] = {
 
 #: Plot kinds drawn from an opt-in catalogue family: the Settings field that turns it on.
 OPT_IN_KINDS: dict[str, str] = {
-    **{k: "diagnostics" for k in ("corp", "smooth_reliability", "spread_reliability", "rank_histogram")},
+    **{
+        k: "diagnostics"
+        for k in ("corp", "smooth_reliability", "spread_reliability", "spread_skill", "rank_histogram")
+    },
     "murphy": "murphy",
     "exceedance_reliability": "thresholds",
     "multivariate_rank_histogram": "diagnostics",
@@ -244,6 +251,10 @@ PLOT_NEEDS.update(
         "corp": _diagnostic("corp", _classifiers()),
         "smooth_reliability": _diagnostic("smooth_calibration"),
         "spread_reliability": _diagnostic("spread_calibration"),
+        # the ratio is a default metric; its binned diagram is a diagnostic figure (as spread_reliability)
+        "spread_skill": lambda pred, settings: (
+            bool(settings.diagnostics) and _family("spread_skill")(pred, settings)
+        ),
     }
 )
 
@@ -281,10 +292,18 @@ def _diagnostics(
                 title=KIND_TITLES["smooth_reliability"] + suffix,
                 xlabel=xlabel,
             )
-    if "spread_reliability" in kinds:
+    if "spread_reliability" in kinds or "spread_skill" in kinds:
+        from ..catalogue.core import error_spread
         from ..metrics.spread import spread_bins
 
-        bins = spread_bins(pred.y_true, pred.point(), pred.spread(), settings.class_bins)
+        # samples: the finite-ensemble spread, as ENCE and spread_skill.ratio
+        bins = spread_bins(pred.y_true, pred.point(), error_spread(pred), settings.class_bins)
+    if "spread_skill" in kinds:
+        ratio = _group(pred, settings, metrics, "spread_skill", cache).get("ratio")
+        out["spread_skill"] = plots.plot_spread_skill(
+            bins, ratio, title=KIND_TITLES["spread_skill"] + suffix, ensemble=pred.kind == "samples"
+        )
+    if "spread_reliability" in kinds:
         ence = _group(pred, settings, metrics, "spread_calibration", cache).get("ence")
         out["spread_reliability"] = plots.plot_spread_reliability(
             bins, ence, title=KIND_TITLES["spread_reliability"] + suffix
