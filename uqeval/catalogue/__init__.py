@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Mapping
+from importlib import import_module
 from typing import Any
 
 import numpy as np
@@ -218,6 +219,12 @@ def compute_metrics(
     if FAMILY_THREADS > 1 and long and len(families) > 1:
         from concurrent.futures import ThreadPoolExecutor  # here: ~3 ms of start-up elsewhere
 
+        # no import runs in the second thread: everything the kernels import is imported here, first. Two
+        # threads importing at once may see each other's half-initialised modules (a concurrent circular
+        # import; the CLI's lazily executed numpy modules, issue 31: "cannot import name 'Polynomial'")
+        for f in families:
+            for module in f.imports:
+                import_module(module)
         with ThreadPoolExecutor(max_workers=1) as pool:
             other = pool.submit(drain)
             drain()
