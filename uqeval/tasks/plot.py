@@ -791,61 +791,101 @@ def encode_figures(figures: Mapping[str, Any], fmt: str = "png", dpi: int = 150)
     """``{kind: bytes}`` of each figure (:func:`uqeval.plots.common.figure_to_bytes`); the figures are
     cleared once encoded, to free their memory.
 
-    With ``uqeval.plots.RENDER_PROCESSES`` > 1 (and ``os.fork``), forked children draw every k-th
-    figure (the same bytes: each figure is drawn alone, from the same state); a child that fails
-    leaves its figures to this process."""
+    With ``uqeval.plots.RENDER_PROCESSES`` > 1, worker processes (:func:`render_workers`) draw every k-th
+    figure (the same bytes: each figure is drawn alone, from the same state); a worker that fails leaves
+    its figures to this process."""
     from .. import plots
-    from ..plots.common import figure_to_bytes
 
     kinds, figs = list(figures), list(figures.values())
-    images = _fork_map(lambda fig: figure_to_bytes(fig, fmt, dpi), figs, plots.RENDER_PROCESSES)
+    images = _render_map(figs, fmt, dpi, plots.RENDER_PROCESSES)
     for fig in figs:
         fig.clear()
     return dict(zip(kinds, images))
 
 
-def _fork_map(fn: Callable[[Any], bytes], items: list, processes: int) -> list[bytes]:
-    """``[fn(x) for x in items]``, items ``k, k + p, ...`` computed in forked child ``k`` (``k >= 1``) and
-    sent back through a pipe; item 0's share here. A loop over a handful of figures, not rows."""
-    import os
+#: the executor of :func:`render_workers` and its worker count, once started
+_WORKERS: list = []
+
+
+def render_workers(processes: int):
+    """The ``processes - 1`` worker processes that draw figures for this one, started on first use (a
+    ``concurrent.futures.ProcessPoolExecutor``), or None where there are none to start.
+
+    They are forked from multiprocessing's *forkserver*, a fresh single-threaded interpreter that has
+    imported matplotlib once, never from this process: here pyarrow's and jemalloc's threads are alive
+    (and, in the family threads, uqeval's), and a child forked from a multi-threaded process may find a
+    lock held forever (Python 3.12 warns). Figures reach a worker pickled. The CLI calls this before it
+    reads and scores, so the workers' start-up overlaps that work."""
+    import atexit
+    import multiprocessing
+
+    if processes < 2 or "forkserver" not in multiprocessing.get_all_start_methods():
+        return None
+    if not _WORKERS:
+        from concurrent.futures import ProcessPoolExecutor
+
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["uqeval.plots.common"])  # matplotlib, once, in the server
+        pool = ProcessPoolExecutor(max_workers=processes - 1, mp_context=context)
+        pool.submit(int)  # start the server and the workers now, not when the first figures are ready
+        _WORKERS.append(pool)
+        atexit.register(_stop_workers)
+    return _WORKERS[0]
+
+
+def _stop_workers() -> None:
+    """At exit, while the modules are intact: the pool is shut down, then dropped."""
+    for pool in _WORKERS:
+        pool.shutdown(wait=True, cancel_futures=True)
+    _WORKERS.clear()
+
+
+def _draw_pickled(blob: bytes, fmt: str, dpi: int) -> list[bytes]:
+    """In a worker process: the bytes of pickled ``[(figure, agg)]`` (``agg``: drawn on an Agg canvas)."""
     import pickle
 
-    p = min(int(processes), len(items))
-    if p < 2 or not hasattr(os, "fork"):
-        return [fn(x) for x in items]
-    children: list[tuple[int, int, int]] = []  # (share, pid, read end)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from ..plots.common import figure_to_bytes
+
+    out = []
+    for fig, agg in pickle.loads(blob):
+        if agg:  # an unpickled figure comes with a plain canvas: the Agg one it was drawn on, again
+            FigureCanvasAgg(fig)
+        out.append(figure_to_bytes(fig, fmt, dpi))
+    return out
+
+
+def _render_map(figs: list, fmt: str, dpi: int, processes: int) -> list[bytes]:
+    """``[figure_to_bytes(f, fmt, dpi) for f in figs]``, figures ``k, k + p, ...`` drawn by worker ``k``
+    (``k >= 1``, :func:`render_workers`) and figure 0's share here. A loop over a handful of figures."""
+    import pickle
+
+    from ..plots.common import figure_to_bytes
+
+    p = min(int(processes), len(figs))
+    pool = render_workers(processes) if p >= 2 else None
+    if pool is None:
+        return [figure_to_bytes(f, fmt, dpi) for f in figs]
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    shares = {}
     for k in range(1, p):
-        r, w = os.pipe()
-        pid = os.fork()
-        if (
-            pid == 0
-        ):  # the child: draw its share, hand back the bytes, leave without any clean-up of the parent's
-            code = 1
-            try:
-                os.close(r)
-                with os.fdopen(w, "wb") as pipe:
-                    pickle.dump([fn(x) for x in items[k::p]], pipe, protocol=pickle.HIGHEST_PROTOCOL)
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(w)
-        children.append((k, pid, r))
-    out: list[Any] = [None] * len(items)
-    try:
-        out[0::p] = [fn(x) for x in items[0::p]]
-    finally:
-        shares = {}
-        for k, pid, r in children:
-            with os.fdopen(r, "rb") as pipe:
-                try:
-                    shares[k] = pickle.load(pipe)
-                except Exception:  # the child failed: its share is drawn here
-                    shares[k] = None
-            _, status = os.waitpid(pid, 0)
-            if status != 0:
-                shares[k] = None
+        try:  # pickled here, before any drawing: no figure is read by two threads at once
+            share = [(f, isinstance(f.canvas, FigureCanvasAgg)) for f in figs[k::p]]
+            blob = pickle.dumps(share, protocol=pickle.HIGHEST_PROTOCOL)
+            shares[k] = pool.submit(_draw_pickled, blob, fmt, dpi)
+        except Exception:  # not picklable, or the workers are gone: drawn here
+            shares[k] = None
+    out: list[Any] = [None] * len(figs)
+    out[0::p] = [figure_to_bytes(f, fmt, dpi) for f in figs[0::p]]
     for k in range(1, p):
-        out[k::p] = shares[k] if shares[k] is not None else [fn(x) for x in items[k::p]]
+        try:
+            drawn = shares[k].result() if shares[k] is not None else None
+        except Exception:  # the worker failed (or died: the pool is broken and replaced next time)
+            drawn = None
+            _WORKERS[:] = [w for w in _WORKERS if not getattr(w, "_broken", False)]
+        out[k::p] = drawn if drawn is not None else [figure_to_bytes(f, fmt, dpi) for f in figs[k::p]]
     return out
 
 
