@@ -83,6 +83,11 @@ def _defer_numpy_extras() -> None:
     :class:`importlib.util.LazyLoader`: real modules that execute on first attribute access.
     Only the CLI process installs it (numpy itself is not imported here); importing
     :mod:`uqeval` as a library changes nothing.
+
+    Not thread-safe (Python 3.11's ``LazyLoader``): while one thread executes such a module, another
+    sees it half-made (issue 31: ``cannot import name 'Polynomial' from 'numpy.polynomial'``). Hence
+    uqeval's worker threads import nothing: :func:`uqeval.catalogue.compute_metrics` imports every
+    module its families use (``Family.imports``) before it starts its second thread.
     """
     import importlib.machinery
     import importlib.util
