@@ -803,7 +803,7 @@ def encode_figures(figures: Mapping[str, Any], fmt: str = "png", dpi: int = 150)
     return dict(zip(kinds, images))
 
 
-#: the executor of :func:`render_workers` and its worker count, once started
+#: the executor of :func:`render_workers`, once started
 _WORKERS: list = []
 
 
