@@ -128,9 +128,9 @@ def single_threaded_blas(environ=None) -> None:
 def parallel_rendering() -> None:
     """Draw figures in two processes where there are two cores (``uqeval.plots.RENDER_PROCESSES``): a
     report's time is mostly matplotlib drawing its figures one by one (2 x 1e5 rows: 2.1 of 3.2 s).
-    Only the CLI process starts the worker (forked from a forkserver, never from this multi-threaded
-    process: :func:`uqeval.tasks.plot.render_workers`), and only on Linux; the Python API draws in the
-    caller's process."""
+    Only the CLI process starts the worker (spawned, never forked from this multi-threaded process:
+    :func:`uqeval.tasks.plot.render_workers`), and only on Linux; the Python API draws in the caller's
+    process."""
     import os
 
     from .. import plots

@@ -811,26 +811,31 @@ def render_workers(processes: int):
     """The ``processes - 1`` worker processes that draw figures for this one, started on first use (a
     ``concurrent.futures.ProcessPoolExecutor``), or None where there are none to start.
 
-    They are forked from multiprocessing's *forkserver*, a fresh single-threaded interpreter that has
-    imported matplotlib once, never from this process: here pyarrow's and jemalloc's threads are alive
-    (and, in the family threads, uqeval's), and a child forked from a multi-threaded process may find a
-    lock held forever (Python 3.12 warns). Figures reach a worker pickled. The CLI calls this before it
-    reads and scores, so the workers' start-up overlaps that work."""
+    They are *spawned*, fresh interpreters, never forked from this process: here pyarrow's and
+    jemalloc's threads are alive (and, in the family threads, uqeval's), and a child forked from a
+    multi-threaded process may wait forever on a lock another thread held (Python 3.12 warns). Figures
+    reach a worker pickled. Starting one does not wait for it: the CLI calls this before it reads and
+    scores, and the worker's start-up (an interpreter, matplotlib: :func:`_warm`) overlaps that work."""
     import atexit
     import multiprocessing
 
-    if processes < 2 or "forkserver" not in multiprocessing.get_all_start_methods():
+    if processes < 2:
         return None
     if not _WORKERS:
         from concurrent.futures import ProcessPoolExecutor
 
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["uqeval.plots.common"])  # matplotlib, once, in the server
-        pool = ProcessPoolExecutor(max_workers=processes - 1, mp_context=context)
-        pool.submit(int)  # start the server and the workers now, not when the first figures are ready
+        pool = ProcessPoolExecutor(max_workers=processes - 1, mp_context=multiprocessing.get_context("spawn"))
+        pool.submit(_warm)  # starts the workers now, not when the first figures are ready
         _WORKERS.append(pool)
         atexit.register(_stop_workers)
     return _WORKERS[0]
+
+
+def _warm() -> None:
+    """In a new worker: import what drawing needs, before the first figures arrive."""
+    import matplotlib.backends.backend_agg  # noqa: F401
+
+    from ..plots import common  # noqa: F401
 
 
 def _stop_workers() -> None:
