@@ -27,9 +27,8 @@ def test_worker_drawing_gives_the_same_bytes(monkeypatch, fmt):
     monkeypatch.setattr(uqeval.plots, "RENDER_PROCESSES", 1)
     alone = encode_figures(_figures(), fmt)
     futures, pool = [], tp.render_workers(2)
-    pool.submit(int).result(timeout=120)  # started: the first figures sent are drawn there
 
-    class Spy:  # the real workers; their results recorded (a figure not yet started is drawn here)
+    class Spy:  # the real workers; their results recorded (a failed share would be drawn here)
         def submit(self, *args):
             futures.append(pool.submit(*args))
             return futures[-1]
@@ -40,9 +39,7 @@ def test_worker_drawing_gives_the_same_bytes(monkeypatch, fmt):
         drawn = encode_figures(_figures(), fmt)
         assert list(drawn) == list(alone) and len(alone) >= 5
         assert drawn == alone
-    in_worker = [f for f in futures if not f.cancelled()]
-    assert len(futures) >= 6 and len(in_worker) >= 2
-    assert all(f.exception() is None and len(f.result()) == 1 for f in in_worker)
+    assert len(futures) == 3 and all(f.exception() is None and len(f.result()) >= 2 for f in futures)
 
 
 def test_a_failing_worker_leaves_its_share_to_the_parent(monkeypatch):

@@ -862,10 +862,8 @@ def _draw_pickled(blob: bytes, fmt: str, dpi: int) -> list[bytes]:
 
 
 def _render_map(figs: list, fmt: str, dpi: int, processes: int) -> list[bytes]:
-    """``[figure_to_bytes(f, fmt, dpi) for f in figs]``, every ``processes``-th figure but those of
-    figure 0's share sent to the workers (:func:`render_workers`), one task a figure. Having drawn its
-    share, this process draws the workers' figures they have not started (a worker still starting up,
-    a first report's case, holds nothing up). A loop over a handful of figures."""
+    """``[figure_to_bytes(f, fmt, dpi) for f in figs]``, figures ``k, k + p, ...`` drawn by worker ``k``
+    (``k >= 1``, :func:`render_workers`) and figure 0's share here. A loop over a handful of figures."""
     import pickle
 
     from ..plots.common import figure_to_bytes
@@ -876,29 +874,23 @@ def _render_map(figs: list, fmt: str, dpi: int, processes: int) -> list[bytes]:
         return [figure_to_bytes(f, fmt, dpi) for f in figs]
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    sent = {}
-    for i in (i for i in range(len(figs)) if i % p):
+    shares = {}
+    for k in range(1, p):
         try:  # pickled here, before any drawing: no figure is read by two threads at once
-            blob = pickle.dumps(
-                [(figs[i], isinstance(figs[i].canvas, FigureCanvasAgg))], pickle.HIGHEST_PROTOCOL
-            )
-            sent[i] = pool.submit(_draw_pickled, blob, fmt, dpi)
+            share = [(f, isinstance(f.canvas, FigureCanvasAgg)) for f in figs[k::p]]
+            blob = pickle.dumps(share, protocol=pickle.HIGHEST_PROTOCOL)
+            shares[k] = pool.submit(_draw_pickled, blob, fmt, dpi)
         except Exception:  # not picklable, or the workers are gone: drawn here
-            pass
+            shares[k] = None
     out: list[Any] = [None] * len(figs)
-    for i in range(0, len(figs), p):
-        out[i] = figure_to_bytes(figs[i], fmt, dpi)
-    for i in range(len(figs)):
-        if out[i] is not None:
-            continue
-        drawn = None
-        job = sent.get(i)
-        if job is not None and not job.cancel():  # started (or done) in a worker: its bytes
-            try:
-                drawn = job.result()[0]
-            except Exception:  # the worker failed (or died: the pool is broken and replaced next time)
-                _WORKERS[:] = [w for w in _WORKERS if not getattr(w, "_broken", False)]
-        out[i] = drawn if drawn is not None else figure_to_bytes(figs[i], fmt, dpi)
+    out[0::p] = [figure_to_bytes(f, fmt, dpi) for f in figs[0::p]]
+    for k in range(1, p):
+        try:
+            drawn = shares[k].result() if shares[k] is not None else None
+        except Exception:  # the worker failed (or died: the pool is broken and replaced next time)
+            drawn = None
+            _WORKERS[:] = [w for w in _WORKERS if not getattr(w, "_broken", False)]
+        out[k::p] = drawn if drawn is not None else [figure_to_bytes(f, fmt, dpi) for f in figs[k::p]]
     return out
 
 
