@@ -1,9 +1,8 @@
-"""Figures drawn in forked processes (``uqeval.plots.RENDER_PROCESSES``, set by the CLI): the same bytes as
-drawn one by one in this process, and a child that fails leaves its figures to the parent."""
+"""Figures drawn in worker processes (``uqeval.plots.RENDER_PROCESSES``, set by the CLI; forked from a
+spawned): the same bytes as drawn one by one in this process, and a worker that fails leaves its
+figures to the parent."""
 
 from __future__ import annotations
-
-import os
 
 import numpy as np
 import pytest
@@ -11,9 +10,7 @@ import pytest
 import uqeval.plots
 from uqeval.config import Settings
 from uqeval.predictions import Gaussian
-from uqeval.tasks.plot import _fork_map, build_figures, encode_figures
-
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
+from uqeval.tasks.plot import build_figures, encode_figures
 
 
 def _figures():
@@ -24,36 +21,81 @@ def _figures():
 
 
 @pytest.mark.parametrize("fmt", ["png", "svg"])
-def test_forked_drawing_gives_the_same_bytes(monkeypatch, fmt):
+def test_worker_drawing_gives_the_same_bytes(monkeypatch, fmt):
+    import uqeval.tasks.plot as tp
+
     monkeypatch.setattr(uqeval.plots, "RENDER_PROCESSES", 1)
     alone = encode_figures(_figures(), fmt)
+    futures, pool = [], tp.render_workers(2)
+
+    class Spy:  # the real workers; their results recorded (a failed share would be drawn here)
+        def submit(self, *args):
+            futures.append(pool.submit(*args))
+            return futures[-1]
+
+    monkeypatch.setattr(tp, "render_workers", lambda processes: Spy())
     for processes in (2, 3):
         monkeypatch.setattr(uqeval.plots, "RENDER_PROCESSES", processes)
-        forked = encode_figures(_figures(), fmt)
-        assert list(forked) == list(alone) and len(alone) >= 5
-        assert forked == alone
+        drawn = encode_figures(_figures(), fmt)
+        assert list(drawn) == list(alone) and len(alone) >= 5
+        assert drawn == alone
+    assert len(futures) == 3 and all(f.exception() is None and len(f.result()) >= 2 for f in futures)
 
 
-def test_a_failing_child_leaves_its_share_to_the_parent():
-    parent = os.getpid()
+def test_a_failing_worker_leaves_its_share_to_the_parent(monkeypatch):
+    import uqeval.tasks.plot as tp
 
-    def square(x):
-        if os.getpid() != parent:
-            raise RuntimeError("child failure")
-        return x * x
+    class Failing:  # a pool whose worker fails every share
+        def submit(self, *args):
+            from concurrent.futures import Future
 
-    assert _fork_map(square, list(range(7)), 2) == [x * x for x in range(7)]
-    assert _fork_map(square, [3], 2) == [9]  # one item: no child
-    assert _fork_map(square, [], 2) == []
+            done: Future = Future()
+            done.set_exception(RuntimeError("worker failure"))
+            return done
+
+    monkeypatch.setattr(uqeval.plots, "RENDER_PROCESSES", 1)
+    alone = encode_figures(_figures())
+    monkeypatch.setattr(tp, "render_workers", lambda processes: Failing())
+    monkeypatch.setattr(uqeval.plots, "RENDER_PROCESSES", 2)
+    assert encode_figures(_figures()) == alone
 
 
-def test_a_failure_in_the_parent_is_raised():
-    parent = os.getpid()
+def test_a_failure_in_the_parent_is_raised(monkeypatch):
+    import uqeval.plots.common as common
 
-    def fail_here(x):
-        if os.getpid() == parent and x == 2:
-            raise ValueError("parent failure")
-        return x
+    monkeypatch.setattr(uqeval.plots, "RENDER_PROCESSES", 2)
+    monkeypatch.setattr(
+        common, "figure_to_bytes", lambda *a: (_ for _ in ()).throw(ValueError("parent failure"))
+    )
+    with pytest.raises(ValueError, match="parent failure"):  # the worker's share is still drawn there
+        encode_figures(_figures())
 
-    with pytest.raises(ValueError, match="parent failure"):  # after the child was waited for
-        _fork_map(fail_here, list(range(6)), 2)
+
+def test_workers_are_spawned_not_forked_from_this_process():
+    """This process has threads (pyarrow's, the test's own): its figure workers are fresh interpreters
+    (a module attribute set here is not there), and starting them gives no DeprecationWarning."""
+    import threading
+    import warnings
+
+    import uqeval.tasks.plot as tp
+
+    stop = threading.Event()
+    busy = threading.Thread(target=stop.wait)
+    busy.start()
+    tp._SET_IN_THE_PARENT = True
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DeprecationWarning)
+            pool = tp.render_workers(2)
+            assert pool is not None
+            seen = pool.submit(
+                eval, "hasattr(__import__('uqeval.tasks.plot').tasks.plot, '_SET_IN_THE_PARENT')"
+            )
+            assert seen.result(timeout=120) is False
+            assert pool.submit(
+                eval, "__import__('sys').modules.get('uqeval.tasks.plot') is not None"
+            ).result()
+    finally:
+        del tp._SET_IN_THE_PARENT
+        stop.set()
+        busy.join()

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Mapping
+from importlib import import_module
 from typing import Any
 
 import numpy as np
@@ -221,6 +222,12 @@ def compute_metrics(
         import contextvars
         from concurrent.futures import ThreadPoolExecutor  # here: ~3 ms of start-up elsewhere
 
+        # no import runs in the second thread: everything the kernels import is imported here, first. Two
+        # threads importing at once may see each other's half-initialised modules (a concurrent circular
+        # import; the CLI's lazily executed numpy modules, issue 31: "cannot import name 'Polynomial'")
+        for f in families:
+            for module in f.imports:
+                import_module(module)
         with ThreadPoolExecutor(max_workers=1) as pool:
             # the worker runs in this thread's context: its errors are phrased for the same front end
             other = pool.submit(contextvars.copy_context().run, drain)

@@ -131,6 +131,12 @@ class Family:
     #: a long computation (spce's bootstrap): :func:`uqeval.catalogue.compute_metrics`, which computes the
     #: families in two threads, starts it first
     background: bool = False
+    #: modules its kernels import when they run (absolute names): where a background family applies,
+    #: :func:`uqeval.catalogue.compute_metrics` imports them before it starts a second thread, so that no
+    #: import runs in two threads at once (a concurrent circular import, or the CLI's lazy numpy modules,
+    #: could hand one thread a half-initialised module). Declared by the families of the classification
+    #: representations, the only ones with a background family
+    imports: tuple[str, ...] = ()
 
     def enabled(self, settings: Settings | None) -> bool:
         return self.option is None or settings is not None and bool(getattr(settings, self.option, None))
@@ -258,6 +264,7 @@ def _family(
     no_rows: tuple[str, ...] = (),
     option: str | None = None,
     background: bool = False,
+    imports: tuple[str, ...] = (),
 ) -> Family:
     """A family whose metrics share a per-row form ``rows(p, s, level) -> {metric: RowStat}``."""
 
@@ -272,4 +279,4 @@ def _family(
             fn = (lambda key: lambda p, s, level=None: family_rows(p, s, level).get(key))(spec["name"])
         spec.setdefault("representations", tuple(compute))
         metrics.append(Metric(group=name, rows_fn=fn, by_level=by_level, **spec))
-    return Family(name, tuple(metrics), compute, by_level, option, background)
+    return Family(name, tuple(metrics), compute, by_level, option, background, imports)

@@ -64,6 +64,7 @@ DIAGNOSTIC_FAMILIES: tuple[Family, ...] = (
             _m("unc", None, "CORP uncertainty: mean score of the climatology (a property of the data)"),
         ],
         {**{k: _corp for k in REGRESSION}, **{k: _corp for k in CLASSIFICATION}},
+        imports=("uqeval.metrics.corp", "uqeval.metrics.intervals", "scipy.optimize", "scipy.special"),
         by_level=True,
         option="diagnostics",
     ),
@@ -94,6 +95,7 @@ DIAGNOSTIC_FAMILIES: tuple[Family, ...] = (
             ),
         ],
         {k: _smooth_calibration for k in CLASSIFICATION},
+        imports=("uqeval.metrics.smooth_ece", "scipy.signal"),
         option="diagnostics",
     ),
 )
@@ -255,6 +257,7 @@ DIAGNOSTIC_TEST_FAMILIES: tuple[Family, ...] = (
             **{k: _calibration_tests for k in PIT_TEST_KINDS},
             **{k: _calibration_tests for k in CLASSIFICATION},
         },
+        imports=("uqeval.metrics.calibration_tests", "uqeval.metrics.normal", "scipy.stats"),
         option="diagnostics",
     ),
     _family(
@@ -291,6 +294,11 @@ DIAGNOSTIC_TEST_FAMILIES: tuple[Family, ...] = (
             **{k: _conditional_coverage for k in PIT_TEST_KINDS},
             **{k: _conditional_coverage for k in CLASSIFICATION},
         },
+        imports=(
+            "uqeval.metrics.classification",
+            "uqeval.metrics.conditional_coverage",
+            "uqeval.metrics.intervals",
+        ),
         by_level=True,
         option="diagnostics",
     ),

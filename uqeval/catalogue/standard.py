@@ -265,6 +265,11 @@ def _bayesian_ece(p, s: Settings) -> dict:
     return bayesian_ece(p.proba, p.labels, num_bins=s.class_bins, num_samples=s.bayes_samples, seed=s.seed)
 
 
+#: the modules the classification families' kernels import (Family.imports: imported before a second
+#: thread starts); "concurrent.futures.thread" for the kernels' own worker threads
+_CLS_KERNELS = ("concurrent.futures.thread", "uqeval.metrics.classification")
+_ENSEMBLE_KERNELS = ("concurrent.futures.thread", "uqeval.metrics.ensembles")
+
 SPCE_MIN_ROWS = 10  # 5-fold cross-fitting needs two rows per fold
 
 
@@ -457,6 +462,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             ),
         ],
         {**{k: _accuracy for k in REGRESSION}, **{k: _accuracy_cls for k in CLASSIFICATION}},
+        imports=_CLS_KERNELS,
         rows=lambda p, s, level: (_rows_accuracy_cls if p.kind in CLASSIFICATION else _rows_accuracy)(
             p, s, level
         ),
@@ -611,6 +617,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("reliability", "lower", "reliability (calibration) term", "counts"),
         ],
         {k: _brier_decomposition for k in CLASSIFICATION},
+        imports=_CLS_KERNELS,
     ),
     _family(
         "calibration",
@@ -623,6 +630,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("tace", "lower", "thresholded adaptive calibration error", "order"),
         ],
         {k: _calibration_cls for k in CLASSIFICATION},
+        imports=_CLS_KERNELS,
     ),
     _family(
         "prediction_sets",
@@ -632,6 +640,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("size_histogram", None, "number of rows per set size 1..K", "histogram"),
         ],
         {k: _prediction_sets for k in CLASSIFICATION},
+        imports=_CLS_KERNELS,
         rows=_rows_prediction_sets,
         by_level=True,
     ),
@@ -652,6 +661,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             ),
         ],
         {"members": _ensemble_uncertainty, "dirichlet": _ensemble_uncertainty},
+        imports=_ENSEMBLE_KERNELS,
         rows=_rows_uncertainty,
     ),
     _family(
@@ -665,6 +675,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("iscv_se", "lower", "standard error of iscv over rows", "moments"),
         ],
         {k: _information_criteria for k in (*REGRESSION, *CLASSIFICATION, "loglik")},
+        imports=_ENSEMBLE_KERNELS,
         rows=_rows_information_criteria,
         no_rows=("waic1_se", "waic2_se", "iscv_se"),
     ),
@@ -679,6 +690,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("double_fault", "lower", "share of rows both members of a pair get wrong", "mean"),
         ],
         {"members": _diversity},
+        imports=_ENSEMBLE_KERNELS,
     ),
     _family(
         "rejection",
@@ -709,6 +721,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("oracle_values", None, "oracle curve at each rejected fraction", "curve"),
         ],
         {**{k: _rejection_cls for k in CLASSIFICATION}, "samples": _rejection_samples},
+        imports=_ENSEMBLE_KERNELS,
     ),
     _family(
         "bayesian_ece",
@@ -719,6 +732,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("q90", "lower", "90% posterior quantile of the ECE", "resampling"),
         ],
         {k: _bayesian_ece for k in CLASSIFICATION},
+        imports=_ENSEMBLE_KERNELS,
     ),
     _family(
         "spce",
@@ -728,6 +742,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("ci_high", None, "upper end of its 95% bootstrap confidence interval", "resampling"),
         ],
         {k: _spce for k in CLASSIFICATION},
+        imports=_ENSEMBLE_KERNELS,
         background=True,
     ),
 )

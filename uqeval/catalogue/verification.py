@@ -207,6 +207,7 @@ VERIFICATION_FAMILIES: tuple[Family, ...] = (
             **{k: _murphy for k in ("gaussian", "point", "samples", "intervals", "quantiles")},
             **{k: _murphy for k in CLASSIFICATION},
         },
+        imports=("uqeval.metrics.murphy",),
         option="murphy",
     ),
 )

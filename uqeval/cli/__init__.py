@@ -99,6 +99,11 @@ def _defer_numpy_extras() -> None:
     :class:`importlib.util.LazyLoader`: real modules that execute on first attribute access.
     Only the CLI process installs it (numpy itself is not imported here); importing
     :mod:`uqeval` as a library changes nothing.
+
+    Not thread-safe (Python 3.11's ``LazyLoader``): while one thread executes such a module, another
+    sees it half-made (issue 31: ``cannot import name 'Polynomial' from 'numpy.polynomial'``). Hence
+    uqeval's worker threads import nothing: :func:`uqeval.catalogue.compute_metrics` imports every
+    module its families use (``Family.imports``) before it starts its second thread.
     """
     import importlib.machinery
     import importlib.util
@@ -139,8 +144,9 @@ def single_threaded_blas(environ=None) -> None:
 def parallel_rendering() -> None:
     """Draw figures in two processes where there are two cores (``uqeval.plots.RENDER_PROCESSES``): a
     report's time is mostly matplotlib drawing its figures one by one (2 x 1e5 rows: 2.1 of 3.2 s).
-    Only the CLI process forks, and only on Linux (macOS's system libraries are not safe to use in a
-    forked child); the Python API draws in the caller's process."""
+    Only the CLI process starts the worker (spawned, never forked from this multi-threaded process:
+    :func:`uqeval.tasks.plot.render_workers`), and only on Linux; the Python API draws in the caller's
+    process."""
     import os
 
     from .. import plots

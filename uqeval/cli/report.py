@@ -109,6 +109,10 @@ def report(
             from ..tasks.plot import find_x_column
 
             find_x_column(table, x)
+    from .. import plots
+    from ..tasks.plot import render_workers
+
+    render_workers(plots.RENDER_PROCESSES)  # their start-up overlaps reading and scoring
     entries, notes = [], []
     for f, name in zip(files, entry_names(files)):
         entry, entry_notes = build_entry(

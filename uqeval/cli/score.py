@@ -133,6 +133,10 @@ def score(
             from ..tasks.plot import find_x_column
 
             find_x_column(inspect(file), x)
+        from .. import plots
+        from ..tasks.plot import render_workers
+
+        render_workers(plots.RENDER_PROCESSES)  # their start-up overlaps reading and scoring
     # compute everything first, then write: a failure leaves no output behind
     loaded = load_predictions(file, settings, extra=[x] if x else ())  # --x read with the prediction
     rows_table = per_row_table(loaded.prediction) if per_row is not None else None

@@ -822,22 +822,18 @@ def encode_figures(
     (:class:`~uqeval.plots.common.FigureTooLarge`, e.g. targets near 1e308) is left out with a line in
     ``notes`` (without ``notes``: the error is raised).
 
-    With ``uqeval.plots.RENDER_PROCESSES`` > 1 (and ``os.fork``), forked children draw every k-th
-    figure (the same bytes: each figure is drawn alone, from the same state); a child that fails
-    leaves its figures to this process."""
+    With ``uqeval.plots.RENDER_PROCESSES`` > 1, worker processes (:func:`render_workers`) draw every k-th
+    figure (the same bytes: each figure is drawn alone, from the same state); a worker that fails leaves
+    its figures to this process."""
     from .. import plots
-    from ..plots.common import FigureTooLarge, figure_to_bytes
-
-    def encode(fig: Any) -> bytes | str:
-        try:
-            return figure_to_bytes(fig, fmt, dpi)
-        except FigureTooLarge as exc:
-            if notes is None:
-                raise
-            return str(exc)  # (a str, not bytes: picklable from a forked child)
+    from ..plots.common import FigureTooLarge
 
     kinds, figs = list(figures), list(figures.values())
-    images = _fork_map(encode, figs, plots.RENDER_PROCESSES)
+    images = _render_map(figs, fmt, dpi, plots.RENDER_PROCESSES)
+    if notes is None:  # the caller wants the error, not a note
+        for image in images:
+            if isinstance(image, str):
+                raise FigureTooLarge(image)
     for fig in figs:
         fig.clear()
     out = {}
@@ -849,48 +845,101 @@ def encode_figures(
     return out
 
 
-def _fork_map(fn: Callable[[Any], Any], items: list, processes: int) -> list[Any]:
-    """``[fn(x) for x in items]``, items ``k, k + p, ...`` computed in forked child ``k`` (``k >= 1``) and
-    sent back through a pipe; item 0's share here. A loop over a handful of figures, not rows."""
-    import os
+#: the executor of :func:`render_workers`, once started
+_WORKERS: list = []
+
+
+def render_workers(processes: int):
+    """The ``processes - 1`` worker processes that draw figures for this one, started on first use (a
+    ``concurrent.futures.ProcessPoolExecutor``), or None where there are none to start.
+
+    They are *spawned*, fresh interpreters, never forked from this process: here pyarrow's and
+    jemalloc's threads are alive (and, in the family threads, uqeval's), and a child forked from a
+    multi-threaded process may wait forever on a lock another thread held (Python 3.12 warns). Figures
+    reach a worker pickled. Starting one does not wait for it: the CLI calls this before it reads and
+    scores, and the worker's start-up (an interpreter, matplotlib: :func:`_warm`) overlaps that work."""
+    import atexit
+    import multiprocessing
+
+    if processes < 2:
+        return None
+    if not _WORKERS:
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = ProcessPoolExecutor(max_workers=processes - 1, mp_context=multiprocessing.get_context("spawn"))
+        pool.submit(_warm)  # starts the workers now, not when the first figures are ready
+        _WORKERS.append(pool)
+        atexit.register(_stop_workers)
+    return _WORKERS[0]
+
+
+def _warm() -> None:
+    """In a new worker: import what drawing needs, before the first figures arrive."""
+    import matplotlib.backends.backend_agg  # noqa: F401
+
+    from ..plots import common  # noqa: F401
+
+
+def _stop_workers() -> None:
+    """At exit, while the modules are intact: the pool is shut down, then dropped."""
+    for pool in _WORKERS:
+        pool.shutdown(wait=True, cancel_futures=True)
+    _WORKERS.clear()
+
+
+def _encode(fig: Any, fmt: str, dpi: int) -> bytes | str:
+    """The bytes of one figure, or the message of :class:`~uqeval.plots.common.FigureTooLarge` (a str:
+    picklable from a worker process)."""
+    from ..plots.common import FigureTooLarge, figure_to_bytes
+
+    try:
+        return figure_to_bytes(fig, fmt, dpi)
+    except FigureTooLarge as exc:
+        return str(exc)
+
+
+def _draw_pickled(blob: bytes, fmt: str, dpi: int) -> list[bytes | str]:
+    """In a worker process: the bytes of pickled ``[(figure, agg)]`` (``agg``: drawn on an Agg canvas)."""
     import pickle
 
-    p = min(int(processes), len(items))
-    if p < 2 or not hasattr(os, "fork"):
-        return [fn(x) for x in items]
-    children: list[tuple[int, int, int]] = []  # (share, pid, read end)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    out = []
+    for fig, agg in pickle.loads(blob):
+        if agg:  # an unpickled figure comes with a plain canvas: the Agg one it was drawn on, again
+            FigureCanvasAgg(fig)
+        out.append(_encode(fig, fmt, dpi))
+    return out
+
+
+def _render_map(figs: list, fmt: str, dpi: int, processes: int) -> list[bytes | str]:
+    """``[_encode(f, fmt, dpi) for f in figs]``, figures ``k, k + p, ...`` drawn by worker ``k``
+    (``k >= 1``, :func:`render_workers`) and figure 0's share here. A loop over a handful of figures."""
+    import pickle
+
+    p = min(int(processes), len(figs))
+    pool = render_workers(processes) if p >= 2 else None
+    if pool is None:
+        return [_encode(f, fmt, dpi) for f in figs]
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    shares = {}
     for k in range(1, p):
-        r, w = os.pipe()
-        pid = os.fork()
-        if (
-            pid == 0
-        ):  # the child: draw its share, hand back the bytes, leave without any clean-up of the parent's
-            code = 1
-            try:
-                os.close(r)
-                with os.fdopen(w, "wb") as pipe:
-                    pickle.dump([fn(x) for x in items[k::p]], pipe, protocol=pickle.HIGHEST_PROTOCOL)
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(w)
-        children.append((k, pid, r))
-    out: list[Any] = [None] * len(items)
-    try:
-        out[0::p] = [fn(x) for x in items[0::p]]
-    finally:
-        shares = {}
-        for k, pid, r in children:
-            with os.fdopen(r, "rb") as pipe:
-                try:
-                    shares[k] = pickle.load(pipe)
-                except Exception:  # the child failed: its share is drawn here
-                    shares[k] = None
-            _, status = os.waitpid(pid, 0)
-            if status != 0:
-                shares[k] = None
+        try:  # pickled here, before any drawing: no figure is read by two threads at once
+            share = [(f, isinstance(f.canvas, FigureCanvasAgg)) for f in figs[k::p]]
+            blob = pickle.dumps(share, protocol=pickle.HIGHEST_PROTOCOL)
+            shares[k] = pool.submit(_draw_pickled, blob, fmt, dpi)
+        except Exception:  # not picklable, or the workers are gone: drawn here
+            shares[k] = None
+    out: list[Any] = [None] * len(figs)
+    out[0::p] = [_encode(f, fmt, dpi) for f in figs[0::p]]
     for k in range(1, p):
-        out[k::p] = shares[k] if shares[k] is not None else [fn(x) for x in items[k::p]]
+        try:
+            drawn = shares[k].result() if shares[k] is not None else None
+        except Exception:  # the worker failed (or died: the pool is broken and replaced next time)
+            drawn = None
+            _WORKERS[:] = [w for w in _WORKERS if not getattr(w, "_broken", False)]
+        out[k::p] = drawn if drawn is not None else [_encode(f, fmt, dpi) for f in figs[k::p]]
     return out
 
 
