@@ -301,6 +301,12 @@ def resampling_units(n: int, cluster=None, block_size: int | None = None) -> tup
                 f"cluster labels must not be missing: NaN at row {first}; drop or label those rows"
             )
         if labels.dtype.kind == "O":
+            missing = [i for i, v in enumerate(labels.tolist()) if v is None or v != v]
+            if missing:
+                raise InputError(
+                    f"cluster labels must not be missing: {len(missing)} missing (first at row {missing[0]}); "
+                    "drop or label those rows"
+                )
             labels = labels.astype(str)
         _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
         order = np.argsort(first, kind="stable")  # unit numbers in order of first appearance
