@@ -196,7 +196,8 @@ class Accumulator:
         diffs: np.ndarray | None = None,
     ) -> None:
         """Add rows ``start .. start + n - 1``: ``terms`` (n, n_terms), ``codes`` (one (n,) int
-        array per category set, values in ``[0, k)``), ``diffs`` (n, n_diffs)."""
+        array per category set, values in ``[0, k)``, or a scipy.sparse (n, k) matrix of counts per
+        category when a "row" is a cluster or block of rows), ``diffs`` (n, n_diffs)."""
         n = next((len(a) for a in (terms, diffs, *codes) if a is not None), 0)
         if n == 0:
             return
@@ -218,7 +219,10 @@ class Accumulator:
                 e = min(hi, s + _SUB)
                 rows = slice(at + s - lo, at + e - lo)
                 groups = [
-                    _grouping(np.asarray(c[rows], dtype=np.intp), k) for c, k in zip(codes, self.n_categories)
+                    _grouping(np.asarray(c[rows], dtype=np.intp), k)
+                    if isinstance(c, np.ndarray)
+                    else c[rows].T.tocsr()  # a unit's counts per category (sparse (n, k))
+                    for c, k in zip(codes, self.n_categories)
                 ]
                 slices.append((s, e, None if x is None else np.ascontiguousarray(x[rows].T), groups))
             for c in range(-(-self.replicates // CHUNK)):

@@ -738,52 +738,43 @@ def poisson_bootstrap(
 
 def _unit_bootstrap(stats, forms, n: int, replicates: int, seed: int, units: np.ndarray) -> list[np.ndarray]:
     """:func:`poisson_bootstrap` with one weight per unit: the weighted sums over rows are the weighted sums
-    of the units' sums, so the units' sums (and each unit's row count, the weights' total) go through the
-    same accumulator as rows would, keyed by the unit's index."""
+    of the units' sums, so the units' sums of the terms, their counts per category (sparse) and their row
+    counts (the weights' total) go through the same accumulator as rows would, keyed by the unit's index."""
+    from scipy.sparse import csr_matrix
+
     from ..resample import Accumulator, unit_sums, unit_weights
 
     count = int(units.max()) + 1 if n else 0
-    dense: list[np.ndarray] = []  # per form with a sums form: its (count, width) unit sums
-    widths: list[int] = []
-    for form in forms:
-        if form is None:
-            continue
-        terms, code, k, _ = form
-        width = (0 if terms is None else _width(terms)) + (k if code is not None else 0)
-        dense.append(np.zeros((count, width)))
-        widths.append(width)
+    dense = [f[0] for f in forms if f is not None and f[0] is not None]
+    codes = [f for f in forms if f is not None and f[1] is not None]
+    sums = np.zeros((count, sum(_width(t) for t in dense) + 1))
+    sums[:, -1] = np.bincount(units, minlength=count)
     if dense:
         for start, stop in _spans(n, _ROWS):
-            u = units[start:stop]
-            j = 0
-            for form in forms:
-                if form is None:
-                    continue
-                terms, code, k, _ = form
-                col = 0
-                if terms is not None:
-                    x = terms(start, stop) if callable(terms) else terms[start:stop]
-                    x = np.asarray(x, dtype=np.float64).reshape(stop - start, -1)
-                    dense[j][:, : x.shape[1]] += unit_sums(u, count, x)
-                    col = x.shape[1]
-                if code is not None:
-                    cells = u * k + np.asarray(code[start:stop], dtype=np.intp)
-                    dense[j][:, col:] += np.bincount(cells, minlength=count * k).reshape(count, k)
-                j += 1
-    sizes = np.bincount(units, minlength=count).astype(np.float64)[:, None]
-    acc = Accumulator(seed, replicates, n_terms=sum(widths) + 1)
+            block = np.column_stack([t(start, stop) if callable(t) else t[start:stop] for t in dense])
+            sums[:, :-1] += unit_sums(units[start:stop], count, block)
+    counts = [
+        csr_matrix((np.ones(n), (units, np.asarray(f[1], dtype=np.intp))), shape=(count, f[2])) for f in codes
+    ]  # duplicates add up: each unit's rows per category
+    acc = Accumulator(seed, replicates, n_terms=sums.shape[1], n_categories=tuple(f[2] for f in codes))
     if count:
-        acc.update(0, np.column_stack([*dense, sizes]))
+        acc.update(0, sums, counts)
     total = acc.sums[-1]
     out: list[np.ndarray] = []
-    col, each = 0, iter(widths)
+    col = cat = 0
     for form in forms:
         if form is None:
             out.append(np.empty(replicates))
             continue
-        width = next(each)
-        out.append(np.asarray(form[3](acc.sums[col : col + width].T, total), dtype=np.float64))
-        col += width
+        terms, code, _, finish = form
+        parts = []
+        if terms is not None:
+            parts.append(acc.sums[col : col + _width(terms)].T)
+            col += _width(terms)
+        if code is not None:
+            parts.append(acc.counts[cat].T)
+            cat += 1
+        out.append(np.asarray(finish(np.concatenate(parts, axis=1), total), dtype=np.float64))
     rest = [i for i, f in enumerate(forms) if f is None]
     if rest:
         step = max(1, (1 << 22) // max(n, 1))
