@@ -801,6 +801,8 @@ def compare(
     pairs: str = "best",
     dm_lag: int = 0,
     ids: Mapping[str, ArrayLike] | Sequence[ArrayLike] | None = None,
+    cluster: ArrayLike | None = None,
+    block_size: int | str | None = None,
 ) -> dict[str, Any]:
     """Compare models on the same targets: bootstrap intervals, ranks and paired tests (``uqeval compare``).
 
@@ -808,6 +810,10 @@ def compare(
     ``metrics``: names as ``uqeval compare --metrics`` takes them (default: crps, nll, pinball,
     interval, brier, ma_cal where defined). ``ids``: each model's row ids (a mapping like ``models``, or
     a sequence in its order) to join the models' rows on, instead of requiring the same row order.
+    ``cluster``: a label per row of the first model (a location, a patient, a day): every cluster is
+    resampled and sign-flipped as a whole; ``block_size``: rows in time order, resampled and flipped in
+    consecutive blocks of this many rows (``"auto"``: Politis & White's choice). Without either, rows
+    are assumed independent (``settings.resampling`` records the choice when one is given).
     Returns the ``uqeval.compare/1`` document.
 
     >>> import numpy as np, uqeval
@@ -847,4 +853,6 @@ def compare(
         n_permutations=n_permutations,
         pairs=pairs,
         dm_lag=dm_lag,
+        cluster=None if cluster is None else np.asarray(cluster),  # the first model's rows keep their order
+        block_size=block_size,
     )

@@ -700,3 +700,75 @@ def remote_options(func: Callable[..., Any]) -> Callable[..., Any]:
     wrapper.__signature__ = sig.replace(parameters=own + [extra])  # type: ignore[attr-defined]
     wrapper.__annotations__ = {p.name: p.annotation for p in own + [extra]}
     return wrapper
+
+
+# --------------------------------------------------------------------------- dependent rows (issue 25)
+ClusterOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster",
+        metavar="COLUMN",
+        help="Rows with the same value in this column of the (first) file are related (a location, a patient, "
+        "a day): the bootstrap resamples and the permutation test flips whole clusters.",
+    ),
+]
+BlockSizeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--block-size",
+        metavar="N|auto",
+        help="Rows in time order: the bootstrap resamples and the permutation test flips consecutive blocks "
+        "of N rows (auto: Politis-White's choice from the per-row scores). Default: independent rows.",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class Resampling:
+    """``--cluster`` and ``--block-size`` (:func:`resampling_options`): what a bootstrap resamples."""
+
+    cluster: str | None = None
+    block_size: int | str | None = None
+
+    def __bool__(self) -> bool:
+        return self.cluster is not None or self.block_size is not None
+
+
+def _block_size(text: str | None) -> int | str | None:
+    if text is None:
+        return None
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        size = int(text)
+    except ValueError:
+        size = 0
+    if size < 1:
+        raise typer.BadParameter(f"--block-size takes an integer >= 1 or 'auto', got {text!r}")
+    return size
+
+
+def resampling_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a command that reports bootstrap intervals ``--cluster COLUMN`` and ``--block-size N|auto``,
+    packed into its ``resampling: Resampling`` argument (at most one of them may be given)."""
+    import inspect
+
+    sig = inspect.signature(func, eval_str=True)
+    own = [p for p in sig.parameters.values() if p.name != "resampling"]
+    extra = [
+        inspect.Parameter("cluster", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ClusterOpt),
+        inspect.Parameter(
+            "block_size", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=BlockSizeOpt
+        ),
+    ]
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        cluster, size = kwargs.pop("cluster", None), _block_size(kwargs.pop("block_size", None))
+        if cluster is not None and size is not None:
+            raise typer.BadParameter("give either --cluster or --block-size, not both")
+        return func(*args, resampling=Resampling(cluster, size), **kwargs)
+
+    wrapper.__signature__ = sig.replace(parameters=own + extra)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in own + extra}
+    return wrapper

@@ -16,11 +16,13 @@ from .common import (
     FormatOpt,
     OutputFormat,
     QuietOpt,
+    Resampling,
     SchedulerOpt,
     ScoringFlags,
     WorkersOpt,
     handle_errors,
     remote_options,
+    resampling_options,
     scoring_options,
 )
 
@@ -32,6 +34,7 @@ class Pairs(str, Enum):
 
 @handle_errors
 @remote_options
+@resampling_options
 @scoring_options
 def compare(
     files: Annotated[
@@ -90,6 +93,7 @@ def compare(
         typer.Option("--names", help="Comma-separated model names, one per file (default: file names)."),
     ] = None,
     flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
+    resampling: Resampling = None,  # type: ignore[assignment]  # filled by @resampling_options
     fmt: FormatOpt = OutputFormat.table,
     output: Annotated[
         Path | None,
@@ -151,9 +155,16 @@ def compare(
     chosen = {choose_engine(engine.value, f) for f in files}
     chosen = next((e for e in ("dask", "stream") if e in chosen), "memory")
     if chosen != "memory":
-        for flag, value in (("--id", id_col), ("--reference", reference)):
+        for flag, value in (
+            ("--id", id_col),
+            ("--reference", reference),
+            ("--cluster", resampling.cluster),
+            ("--block-size", resampling.block_size),
+        ):
             if value is not None:
-                raise UsageError(f"{flag} needs the whole files in memory: use --engine memory")
+                raise UsageError(
+                    f"{flag} needs the whole files in memory (it is not streamed): use --engine memory"
+                )
         from ..stream.uri import as_spec
 
         result = _compare_streamed(
@@ -179,7 +190,15 @@ def compare(
         models.append(Model(name, loaded.prediction, loaded.info))
         ids.append(loaded.groups)
     models = align_models(models, ids if id_col else None, id_column=id_col)
-    result = compare_models(models, settings, metric_names, seed=settings.seed, **options)
+    units: dict = {}
+    if resampling:
+        units["block_size"] = resampling.block_size
+        if resampling.cluster is not None:
+            from ..tasks.score import read_extra_column
+
+            first = models[0].prediction
+            units["cluster"] = read_extra_column(models[0].source, resampling.cluster, first.row_numbers())
+    result = compare_models(models, settings, metric_names, seed=settings.seed, **options, **units)
     if reference is not None:  # forecast verification (issue 16): skill of each model against the reference
         from ..tasks.score import read_extra_column
         from ..tasks.skill import compare_skill
@@ -195,13 +214,30 @@ def compare(
 
             reference = replace(reference, model_ids=ids[0])
         extra = compare_skill(
-            models, reference, settings, times, n_boot=bootstrap, seed=settings.seed, ci_level=ci_level
+            models,
+            reference,
+            settings,
+            times,
+            n_boot=bootstrap,
+            seed=settings.seed,
+            ci_level=ci_level,
+            units=_units(result, units.get("cluster")),
         )
         result["reference"], result["skill"] = extra["reference"], extra["skill"]
         result["skill_orientation"] = extra["orientation"]
         result["notes"] = list(result.get("notes", [])) + extra["notes"]
     _write(result, output, plot)
     show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
+
+
+def _units(result: dict, cluster) -> object:
+    """The cluster or block of each row that ``compare_models`` resampled (for the skill's intervals)."""
+    info = result["settings"].get("resampling")
+    if not info:
+        return None
+    from ..resample import resampling_units
+
+    return resampling_units(result["n_rows"], cluster, info.get("block_size"))[0]
 
 
 def _write(result: dict, output: Path | None, plot: Path | None) -> None:

@@ -35,10 +35,20 @@ def _ranked(e: Mapping[str, Any]) -> str:
 
 def _ci(s: Mapping[str, Any]) -> str:
     return (
-        f"{s['ci_level'] * 100:g}% bootstrap CI, {s['bootstrap']} resamples"
+        f"{s['ci_level'] * 100:g}% bootstrap CI, {s['bootstrap']} resamples{_unit(s)}"
         if s["bootstrap"]
         else "no bootstrap"
     )
+
+
+def _unit(s: Mapping[str, Any]) -> str:
+    """What the intervals resample, when not independent rows (issue 25)."""
+    r = s.get("resampling")
+    if not r:
+        return ""
+    if r["unit"] == "cluster":
+        return f" of {r['clusters']} clusters"
+    return f" in blocks of {r['block_size']} rows"
 
 
 _TESTS_HEADER = ["metric", "model", "reference", "mean diff", "permutation p", "DM t", "DM p"]

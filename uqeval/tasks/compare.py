@@ -677,16 +677,23 @@ def _width(terms: np.ndarray | BlockScore) -> int:
 
 
 def poisson_bootstrap(
-    stats: Sequence[RowStat | BlockScore], n: int, replicates: int, seed: int
+    stats: Sequence[RowStat | BlockScore],
+    n: int,
+    replicates: int,
+    seed: int,
+    units: np.ndarray | None = None,
 ) -> list[np.ndarray]:
     """``(replicates,)`` Poisson-bootstrap values of each metric (:mod:`uqeval.resample`), all on the
     same replicates: one pass over the rows for every metric with a sums form, weight matrices in
     blocks of replicates for the others (order statistics). A :data:`BlockScore` resamples as the mean
-    of its score, asked for once per block of rows, in row order."""
+    of its score, asked for once per block of rows, in row order. ``units`` (n,): the cluster or block of
+    each row (:func:`uqeval.resample.resampling_units`), whose rows share one weight; None: rows."""
     from ..catalogue.core import _mean_of_first
     from ..resample import Accumulator, poisson_weights
 
     forms = [(st, None, 0, _mean_of_first) if callable(st) else st.sums_form for st in stats]
+    if units is not None:
+        return _unit_bootstrap(stats, forms, n, replicates, seed, units)
     dense = [f[0] for f in forms if f is not None and f[0] is not None]
     codes = [f[1] for f in forms if f is not None and f[1] is not None]
     acc = Accumulator(
@@ -729,11 +736,62 @@ def poisson_bootstrap(
     return out
 
 
+def _unit_bootstrap(stats, forms, n: int, replicates: int, seed: int, units: np.ndarray) -> list[np.ndarray]:
+    """:func:`poisson_bootstrap` with one weight per unit: the weighted sums over rows are the weighted sums
+    of the units' sums, so the units' sums of the terms, their counts per category (sparse) and their row
+    counts (the weights' total) go through the same accumulator as rows would, keyed by the unit's index."""
+    from scipy.sparse import csr_matrix
+
+    from ..resample import Accumulator, unit_sums, unit_weights
+
+    count = int(units.max()) + 1 if n else 0
+    dense = [f[0] for f in forms if f is not None and f[0] is not None]
+    codes = [f for f in forms if f is not None and f[1] is not None]
+    sums = np.zeros((count, sum(_width(t) for t in dense) + 1))
+    sums[:, -1] = np.bincount(units, minlength=count)
+    if dense:
+        for start, stop in _spans(n, _ROWS):
+            block = np.column_stack([t(start, stop) if callable(t) else t[start:stop] for t in dense])
+            sums[:, :-1] += unit_sums(units[start:stop], count, block)
+    counts = [
+        csr_matrix((np.ones(n), (units, np.asarray(f[1], dtype=np.intp))), shape=(count, f[2])) for f in codes
+    ]  # duplicates add up: each unit's rows per category
+    acc = Accumulator(seed, replicates, n_terms=sums.shape[1], n_categories=tuple(f[2] for f in codes))
+    if count:
+        acc.update(0, sums, counts)
+    total = acc.sums[-1]
+    out: list[np.ndarray] = []
+    col = cat = 0
+    for form in forms:
+        if form is None:
+            out.append(np.empty(replicates))
+            continue
+        terms, code, _, finish = form
+        parts = []
+        if terms is not None:
+            parts.append(acc.sums[col : col + _width(terms)].T)
+            col += _width(terms)
+        if code is not None:
+            parts.append(acc.counts[cat].T)
+            cat += 1
+        out.append(np.asarray(finish(np.concatenate(parts, axis=1), total), dtype=np.float64))
+    rest = [i for i, f in enumerate(forms) if f is None]
+    if rest:
+        step = max(1, (1 << 22) // max(n, 1))
+        for r0 in range(0, replicates, step):
+            r1 = min(replicates, r0 + step)
+            w = unit_weights(seed, units, count, r0, r1)
+            for i in rest:
+                out[i][r0:r1] = stats[i].weighted(w)
+    return out
+
+
 def sign_flip_tests(
     diffs: np.ndarray | Callable[[int, int, np.ndarray], None],
     permutations: int,
     seed: int,
     shape: tuple[int, int] | None = None,
+    units: np.ndarray | None = None,
 ) -> np.ndarray:
     r"""Two-sided paired sign-flip permutation tests of zero mean difference, one per column of
     ``diffs`` (N, t), all on the same random signs (:mod:`uqeval.resample`): with
@@ -742,12 +800,25 @@ def sign_flip_tests(
 
     ``diffs`` may also be a function ``(start, stop, out)`` that writes the differences of rows
     ``start .. stop - 1`` into ``out`` (stop - start, t), with ``shape = (N, t)``: the differences are
-    then made _ROWS rows at a time and the (N, t) matrix never exists (the same p-values, bit for bit)."""
+    then made _ROWS rows at a time and the (N, t) matrix never exists (the same p-values, bit for bit).
+
+    ``units`` (N,): the cluster or block of each row (:func:`uqeval.resample.resampling_units`): one sign
+    per unit, i.e. the test of the units' sums of differences."""
     from ..metrics.blocks import PairwiseSum
-    from ..resample import Accumulator, permutation_p_values
+    from ..resample import Accumulator, permutation_p_values, unit_sums
 
     block = diffs
     n, t = shape if callable(diffs) else diffs.shape
+    if units is not None:
+        count = int(units.max()) + 1 if n else 0
+        if not callable(diffs):
+            return sign_flip_tests(unit_sums(units, count, diffs), permutations, seed)
+        totals = np.zeros((count, t))
+        buf = np.empty((min(n, _ROWS + 1), t))
+        for start, stop in _spans(n, _ROWS):
+            block(start, stop, buf[: stop - start])
+            totals += unit_sums(units[start:stop], count, buf[: stop - start])
+        return sign_flip_tests(totals, permutations, seed)
     acc = Accumulator(seed, permutations=permutations, n_diffs=t)
     if not callable(diffs):
         for start in range(0, n, _ROWS):
@@ -794,6 +865,9 @@ class Plan:
     pairs: str
     dm_lag: int
     kinds: list[str]
+    #: what the intervals and the sign-flip test resample (:func:`uqeval.resample.resampling_units`); None:
+    #: independent rows (the JSON then has no ``settings.resampling``, as before issue 25)
+    resampling: dict[str, Any] | None = None
 
 
 def plan_comparison(
@@ -872,6 +946,8 @@ def compare_models(
     n_permutations: int = 10000,
     pairs: str = "best",
     dm_lag: int = 0,
+    cluster: Any = None,
+    block_size: int | str | None = None,
 ) -> dict[str, Any]:
     r"""Side-by-side metrics of aligned models with bootstrap intervals, ranks and paired tests.
 
@@ -889,6 +965,14 @@ def compare_models(
     n_permutations : random sign flips of the permutation test (0: no permutation test).
     pairs : ``"best"`` (each model against the best one per metric) or ``"all"``.
     dm_lag : lag h - 1 of the Diebold--Mariano variance (HLN-corrected, t(N - 1) reference; 0: the paired t test).
+    cluster : a label per row (a location, a patient, a day): the bootstrap weights every cluster's rows
+        with one Poisson weight and the sign-flip test flips each cluster's sum of differences
+        (:mod:`uqeval.resample`). None: rows are independent.
+    block_size : for rows in time order: cut into consecutive blocks of this many rows, each resampled and
+        flipped as a whole (non-overlapping block bootstrap); ``"auto"`` picks the size from the per-row
+        scores (:func:`uqeval.resample.optimal_block_size`). Give at most one of ``cluster`` and
+        ``block_size``; with neither, a note flags score differences whose lag-1 autocorrelation is
+        outside its 99 % band for independent rows.
 
     Returns
     -------
@@ -908,6 +992,21 @@ def compare_models(
     plan, results = plan_comparison(
         models, settings, metrics, n_boot, ci_level, seed, n_permutations, pairs, dm_lag
     )
+    units = None
+    if cluster is not None or block_size is not None:
+        from ..resample import resampling_units
+
+        if cluster is not None and block_size is not None:
+            raise UsageError("give either a cluster column or a block size, not both")
+        size = block_size
+        if isinstance(block_size, str):
+            if block_size.strip().lower() != "auto":
+                raise UsageError(f"block size must be an integer >= 1 or 'auto', got {block_size!r}")
+            size = _auto_block_size(results, plan, n)
+        units, info = resampling_units(n, cluster, size)  # type: ignore[arg-type]
+        if isinstance(block_size, str):
+            info["block_size_rule"] = "auto (Politis & White 2004, Patton, Politis & White 2009)"
+        plan = replace(plan, resampling=info)
     from ..metrics.blocks import PairwiseSum
 
     refs = {ref.name: ref for ref in plan.refs}
@@ -968,7 +1067,7 @@ def compare_models(
     estimates, targets, columns, notes = estimate_metrics(plan, value, at_full)
     replicates: dict[tuple[str, str], np.ndarray] = {}
     if plan.n_boot and columns:  # every comparison score is a column: the bootstrap pass makes the means too
-        reps = poisson_bootstrap([c[2] for c in columns], n, plan.n_boot, plan.seed or 0)
+        reps = poisson_bootstrap([c[2] for c in columns], n, plan.n_boot, plan.seed or 0, units)
         for (metric, model, _), rep in zip(columns, reps):
             replicates[(metric, model)] = rep
     else:
@@ -1018,6 +1117,7 @@ def compare_models(
         scaled = bool((unit != 1.0).any())
         shift = shift / unit if scaled else shift
         moments = [Moments(plan.dm_lag, shift)]
+        lag1 = _Lag1(len(todo), shift) if units is None and n >= _LAG1_MIN_ROWS else None
 
         def block(
             start: int, stop: int, out: np.ndarray
@@ -1031,9 +1131,13 @@ def compare_models(
                 out[:, j] = sa - _without_rounding_noise(sa, here[(name, b)])
                 means[j].add(out[:, j])
             moments[0] = moments[0].merge(Moments.of(out / unit if scaled else out, plan.dm_lag, shift))
+            if lag1 is not None:
+                lag1.add(out / unit if scaled else out)
 
         if plan.n_permutations:
-            p_values = sign_flip_tests(block, plan.n_permutations, plan.seed or 0, shape=(n, len(todo)))
+            p_values = sign_flip_tests(
+                block, plan.n_permutations, plan.seed or 0, shape=(n, len(todo)), units=units
+            )
             for entry, p in zip(tests, p_values):
                 entry["permutation_p"] = float(p)
         else:
@@ -1045,6 +1149,10 @@ def compare_models(
             if n >= 2 and plan.dm_lag < n:
                 dm = moments[0].dm(j)
                 entry["dm_statistic"], entry["dm_p"] = dm["statistic"], dm["p_value"]
+        if lag1 is not None:
+            note = lag1.note(moments[0], todo, plan.names)
+            if note:
+                notes.append(note)
         return tests
 
     extra, last = {}, []
@@ -1061,6 +1169,79 @@ def compare_models(
         elif extra["murphy"]["curves"]:
             last.append("Murphy diagrams: no model dominates another (the curves cross or coincide)")
     return assemble(plan, models, n, estimates, targets, replicates, notes, available, run_tests, extra, last)
+
+
+#: fewest rows for the serial-correlation note (the normal band of the lag-1 autocorrelation needs a few dozen)
+_LAG1_MIN_ROWS = 30
+
+
+class _Lag1:
+    r"""Lag-1 autocorrelation of each column of the paired differences, folded block by block in row order:
+    the products :math:`S_1 = \sum_i e_i e_{i-1}` of :math:`e = d - c` (``shift`` :math:`c`, as
+    :class:`~uqeval.metrics.comparison.Moments`) and the first and last :math:`e`; with the moments' mean and
+    centred sum of squares, :math:`\hat\rho_1 = \hat\gamma_1 / \hat\gamma_0`."""
+
+    def __init__(self, t: int, shift: np.ndarray) -> None:
+        self.shift = shift
+        self.s1 = np.zeros(t)
+        self.first: np.ndarray | None = None
+        self.last: np.ndarray | None = None
+
+    def add(self, d: np.ndarray) -> None:
+        if not len(d):
+            return
+        e = d - self.shift
+        self.s1 += np.einsum("ij,ij->j", e[1:], e[:-1])
+        if self.last is None:
+            self.first = e[0].copy()
+        else:
+            self.s1 += self.last * e[0]
+        self.last = e[-1].copy()
+
+    def rho(self, moments: Any) -> np.ndarray:
+        n = moments.n
+        delta = moments.mean - self.shift
+        sum_e = moments.total - n * self.shift
+        a, b = sum_e - self.first, sum_e - self.last
+        with np.errstate(all="ignore"):
+            gamma1 = (self.s1 - delta * (a + b) + (n - 1) * delta * delta) / n
+            return gamma1 / (moments.m2 / n)
+
+    def note(self, moments: Any, todo: list[tuple[str, int, int]], names: list[str]) -> str | None:
+        """The note when some pair's differences look serially correlated (None: none does)."""
+        if self.last is None:
+            return None
+        rho = self.rho(moments)
+        band = 2.576 / math.sqrt(moments.n)
+        worst = np.where(np.isfinite(rho), np.abs(rho), 0.0)
+        j = int(np.argmax(worst))
+        if not worst[j] > band:
+            return None
+        name, a, b = todo[j]
+        count = int(np.count_nonzero(worst > band))
+        more = f" (and {count - 1} more pair(s))" if count > 1 else ""
+        return (
+            f"rows look serially correlated: the lag-1 autocorrelation of the {name} differences "
+            f"{names[a]} - {names[b]} is {rho[j]:.3f}{more}, outside ±{band:.3f} (its 99 % band for independent "
+            "rows); the bootstrap intervals and the paired tests assume independent rows: give --block-size N "
+            "(or auto) for rows in time order, or --cluster COLUMN for groups of related rows"
+        )
+
+
+def _auto_block_size(results: _Results, plan: Plan, n: int) -> int:
+    """``block_size="auto"``: the largest :func:`uqeval.resample.optimal_block_size` of the models' per-row
+    scores of the first compared metric that has them."""
+    from ..resample import optimal_block_size
+
+    for ref in plan.refs:
+        series = [row_score(results, k, ref) for k in range(len(plan.names))]
+        series = [s for s in series if s is not None]
+        if series:
+            return max(optimal_block_size(s) for s in series)
+    raise InputError(
+        "block_size 'auto' needs a per-row score (crps, nll, pinball, ...) to choose the block size: "
+        "compare such a metric too, or give the block size"
+    )
 
 
 def estimate_metrics(
@@ -1297,6 +1478,7 @@ def assemble(
             "permutations": plan.n_permutations,
             "pairs": plan.pairs,
             "dm_lag": plan.dm_lag,
+            **({"resampling": plan.resampling} if plan.resampling else {}),
             "resolution": settings.resolution,
             "num_bins": settings.num_bins,
             "levels": None if settings.levels is None else list(settings.levels),
