@@ -382,7 +382,8 @@ def plan_columns(
             if chosen.representation == "point":
                 raise SchemaError(no_predictions_message(names, path, target))
             raise SchemaError(
-                f"{path}: no mean column found (mean/mu/y_pred/pred); name it with {option('mean', 'COLUMN')}"
+                f"{path}: no mean column found (mean/mu/y_pred/pred, or one of prediction/y_hat/yhat); "
+                f"name it with {option('mean', 'COLUMN')}"
             )
     if "by" in explicit:
         chosen.roles["by"] = _find(names, "by", explicit, path)
