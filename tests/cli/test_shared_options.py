@@ -237,3 +237,12 @@ def test_explain_says_which_way_is_better(name, direction):
     r = runner.invoke(app, ["explain", name])
     assert r.exit_code == 0, r.output
     assert r.output.splitlines()[1] == direction
+
+
+def test_recalibrate_reads_class_columns_named_with_proba(classes):
+    r = runner.invoke(
+        app,
+        ["recalibrate", str(classes), "--method", "temperature", "--proba", "z*", "--logits", "-f", "json"],
+    )
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["parameters"]["temperature"] > 0

@@ -242,33 +242,6 @@ def column_overrides(**roles: str | None) -> dict[str, str]:
     return {k: v for k, v in roles.items() if v}
 
 
-def settings_from_flags(
-    config: Path | None,
-    columns: dict[str, str | None],
-    representation: Representation | None = None,
-    levels: str | None = None,
-    nan_policy: NanPolicy | None = None,
-    fix_crossing: bool = False,
-    logits: bool = False,
-    renormalize: bool = False,
-    **values: Any,
-):
-    """Settings from the shared flags: config file <- flags that were given (None/False = not given)."""
-    from ..config import make_settings
-
-    return make_settings(
-        config,
-        columns=column_overrides(**columns),
-        representation=representation.value if representation else None,
-        levels=parse_levels(levels),
-        nan_policy=nan_policy.value if nan_policy else None,
-        fix_crossing=fix_crossing or None,
-        logits=logits or None,
-        renormalize=renormalize or None,
-        **values,
-    )
-
-
 @dataclass(frozen=True)
 class ScoringFlags:
     """The column and metric-setting flags every scoring command shares (see :func:`scoring_options`)."""
