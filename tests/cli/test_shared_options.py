@@ -204,6 +204,7 @@ def test_more_names_are_detected_when_unambiguous():
         plan_columns(["truth", "actual", "mean", "std"])
     iv = plan_columns(["y", "lower", "upper", "sd"])
     assert iv.representation == "intervals"
+    assert plan_columns(["y", "mean", "var", "sd"]).roles["var"] == "var"
 
 
 # --------------------------------------------------------------------------- --help panels, explain direction

@@ -321,13 +321,13 @@ def plan_columns(
         fam["multivariate"] = mv
 
     std, var = _find(names, "std", explicit, path), _find(names, "var", explicit, path)
+    if std and (var or fam) and "std" not in explicit and std.lower() not in ALIASES["std"]:
+        std = None  # a spread found by one of MORE_ALIASES' names (sd, stddev) never competes with other columns
     if std and var:
         raise SchemaError(
             f"{path}: both a std column ('{std}') and a variance column ('{var}') found; "
             f"pick one with {option('std')} or {option('var')}"
         )
-    if std and not var and fam and "std" not in explicit and std.lower() not in ALIASES["std"]:
-        std = None  # a spread found by one of MORE_ALIASES' names (sd, stddev) never competes with other columns
     if std or var:
         fam["gaussian"] = ColumnPlan("gaussian", roles={"std": std} if std else {"var": var})
 
