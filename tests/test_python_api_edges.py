@@ -103,7 +103,8 @@ def test_unfamiliar_columns_are_named_as_keywords_without_a_temp_file(frame, mon
 
     monkeypatch.setattr(tempfile, "TemporaryDirectory", no_temp)
     monkeypatch.setattr(tempfile, "NamedTemporaryFile", no_temp)
-    message = _error(lambda: uqeval.evaluate(frame))
+    # 'prediction' is a name detected when unambiguous (issue 26); 'guess' is not
+    message = _error(lambda: uqeval.evaluate(frame.rename(columns={"prediction": "guess"})))
     assert message.startswith("data: ") and "mean='COLUMN'" in message
     message = _error(lambda: uqeval.evaluate(frame.rename(columns={"target": "obs", "prediction": "mean"})))
     assert message.startswith("data: ") and "y_true='COLUMN'" in message

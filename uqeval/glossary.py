@@ -1194,9 +1194,62 @@ def explain(name: str) -> str:
             "the JSON summary (e.g. 'scoring_rule.crps') or their last part (e.g. 'crps')"
         )
     if len(found) == 1:
-        return format_entry(found[0])
+        return _with_direction(found[0])
     head = f"{name!r} matches {len(found)} metrics: {', '.join(found)}"
-    return "\n\n".join([head] + [format_entry(k) for k in found])
+    return "\n\n".join([head] + [_with_direction(k) for k in found])
+
+
+def direction(key: str) -> str | None:
+    """Which way is better for the metric ``key``, from its catalogue orientation (None: not declared)."""
+    from .catalogue import lookup, target
+
+    metric = lookup(key)
+    if metric is None:  # computed outside the catalogue (ucc, skill scores)
+        return _DIRECTIONS.get(key) or ("higher is better" if key.startswith("skill.") else None)
+    say = {
+        "lower": "lower is better",
+        "higher": "higher is better",
+        "target": "closest to its target is best",
+    }
+
+    def one(orientation: str | None) -> str | None:
+        if orientation == "target":
+            goal = target(metric.group, metric.name)
+            if goal is not None:
+                return f"closest to {goal:g} is best"
+            if metric.group in ("coverage", "prediction_sets", "conditional_coverage"):
+                return (
+                    "closest to its nominal level is best"
+                    if "miss" not in metric.name
+                    else ("closest to half the nominal miss rate, (1 - level)/2, is best")
+                )
+        return say.get(orientation or "")
+
+    base = one(metric.orientation)
+    kinds = {k: one(o) for k, o in metric.orientation_by_kind.items() if one(o) != base}
+    if not kinds:
+        return base
+    parts = [f"{text} for {kind}" for kind, text in sorted(kinds.items())]
+    return "; ".join(([f"{base} (other representations)"] if base else []) + parts)
+
+
+#: Directions of metrics the catalogue does not hold
+_DIRECTIONS = {
+    "ucc.auucc": "lower is better",
+    "ucc.auucc_const": "lower is better (the reference band's area)",
+    "ucc.gain": "higher is better",
+    "ucc.partial": "lower is better",
+}
+
+
+def _with_direction(key: str) -> str:
+    """The glossary entry of ``key`` with a line saying which way is better."""
+    text = format_entry(key)
+    if "." not in key:  # a whole group
+        return text
+    better = direction(key) or "none: it describes the data or feeds a plot, it is not a score"
+    title, rest = text.split("\n", 1)
+    return f"{title}\nDirection: {better}\n{rest}"
 
 
 # =========================================================================== issue 15 part B (--diagnostics)

@@ -66,7 +66,9 @@ def build_app(commands: tuple[str, ...] = COMMANDS) -> typer.Typer:
         if isinstance(command, typer.Typer):  # a group of subcommands (uqeval config list/show)
             application.add_typer(command, name=name)
         else:
-            application.command(name)(command)
+            from .panels import PanelCommand
+
+            application.command(name, cls=PanelCommand)(command)
     return application
 
 

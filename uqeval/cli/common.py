@@ -52,23 +52,50 @@ class Representation(str, Enum):
     multivariate = "multivariate"
 
 
-# Options shared by every command that reads prediction files.
+#: Help panels (typer's ``rich_help_panel``): ``uqeval COMMAND --help`` lists the options under these
+#: headings (:class:`uqeval.cli.panels.PanelCommand`); an option without one is listed under "Options".
+INPUT_PANEL = "Input columns"
+METRICS_PANEL = "Metrics"
+OUTPUT_PANEL = "Output"
+PLOTS_PANEL = "Plots"
+ENGINE_PANEL = "Engine"
+
+# Options shared by every command that reads prediction files (INPUT_OPTIONS below).
 YCol = Annotated[
     str | None,
-    typer.Option("--y", help="Target column (default: y, y_true or target; label for classification)."),
+    typer.Option(
+        "--y",
+        help="Target column (default: y, y_true or target, else truth or actual; label for classification).",
+    ),
 ]
 MeanCol = Annotated[
     str | None,
-    typer.Option("--mean", help="Mean / point prediction column (default: mean, mu, y_pred or pred)."),
+    typer.Option(
+        "--mean",
+        help="Mean / point prediction column (default: mean, mu, y_pred or pred, else prediction, y_hat or yhat).",
+    ),
 ]
 StdCol = Annotated[
-    str | None, typer.Option("--std", help="Standard deviation column (default: std, sigma or y_std).")
+    str | None,
+    typer.Option(
+        "--std", help="Standard deviation column (default: std, sigma or y_std, else stddev, sd or pred_std)."
+    ),
 ]
 VarCol = Annotated[
     str | None, typer.Option("--var", help="Variance column (default: var or variance); converted to std.")
 ]
 LowerCol = Annotated[str | None, typer.Option("--lower", help="Lower bound column (default: lower).")]
 UpperCol = Annotated[str | None, typer.Option("--upper", help="Upper bound column (default: upper).")]
+ProbaCol = Annotated[
+    str | None,
+    typer.Option(
+        "--proba",
+        metavar="<cols>",
+        help="Class probability columns: a comma list (p0,p1,p2) or a glob ('p*'; ordered by the number in "
+        "the name), or one Parquet list column (default: p_<k>, prob_<k>, logit_<k> or proba); with --logits "
+        "they hold logits.",
+    ),
+]
 ConfigOpt = Annotated[
     Path | None,
     typer.Option(
@@ -215,33 +242,6 @@ def column_overrides(**roles: str | None) -> dict[str, str]:
     return {k: v for k, v in roles.items() if v}
 
 
-def settings_from_flags(
-    config: Path | None,
-    columns: dict[str, str | None],
-    representation: Representation | None = None,
-    levels: str | None = None,
-    nan_policy: NanPolicy | None = None,
-    fix_crossing: bool = False,
-    logits: bool = False,
-    renormalize: bool = False,
-    **values: Any,
-):
-    """Settings from the shared flags: config file <- flags that were given (None/False = not given)."""
-    from ..config import make_settings
-
-    return make_settings(
-        config,
-        columns=column_overrides(**columns),
-        representation=representation.value if representation else None,
-        levels=parse_levels(levels),
-        nan_policy=nan_policy.value if nan_policy else None,
-        fix_crossing=fix_crossing or None,
-        logits=logits or None,
-        renormalize=renormalize or None,
-        **values,
-    )
-
-
 @dataclass(frozen=True)
 class ScoringFlags:
     """The column and metric-setting flags every scoring command shares (see :func:`scoring_options`)."""
@@ -293,13 +293,9 @@ class ScoringFlags:
 
         if self.train is not None and self.values.get("y_std") is not None:
             raise UsageError("give either --y-std or --train, not both")
-        values = {**self.values, **extra}
+        values = {"representation": self.representation, "levels": self.levels, **self.values, **extra}
         settings = make_settings(
-            self.config,
-            columns={**self.columns, **column_overrides(**(columns or {}))},
-            representation=self.representation,
-            levels=self.levels,
-            **values,
+            self.config, columns={**self.columns, **column_overrides(**(columns or {}))}, **values
         )
         if self.train is not None:
             from ..errors import InputError
@@ -313,88 +309,157 @@ class ScoringFlags:
         return settings
 
 
-_SHARED: list[tuple[str, Any, Any]] = [  # (parameter, annotation, default), in --help order
+#: The input options: every command that reads prediction files takes exactly these (the column
+#: names, how the file is read, --seed and --config), listed under "Input columns" in its --help.
+#: (parameter, annotation, default), in --help order.
+INPUT_OPTIONS: list[tuple[str, Any, Any]] = [
     ("y", YCol, None),
     ("mean", MeanCol, None),
     ("std", StdCol, None),
     ("var", VarCol, None),
     ("lower", LowerCol, None),
     ("upper", UpperCol, None),
+    ("proba", ProbaCol, None),
     ("representation", ReprOpt, None),
-    ("levels", LevelsOpt, None),
     ("level", LevelOpt, None),
+    ("fix_crossing", FixCrossingOpt, False),
+    ("logits", LogitsOpt, False),
+    ("renormalize", RenormalizeOpt, False),
+    ("nan_policy", NanOpt, None),
+    ("seed", SeedOpt, None),
+    ("config", ConfigOpt, None),
+]
+#: The metric settings of the scoring commands (score, check, compare, plot, report), under "Metrics".
+METRIC_OPTIONS: list[tuple[str, Any, Any]] = [
+    ("levels", LevelsOpt, None),
     ("y_std", YStdOpt, None),
     ("train", TrainOpt, None),
     ("num_bins", NumBinsOpt, None),
     ("resolution", ResolutionOpt, None),
     ("bins", BinsOpt, None),
-    ("fix_crossing", FixCrossingOpt, False),
-    ("logits", LogitsOpt, False),
-    ("renormalize", RenormalizeOpt, False),
     ("diagnostics", DiagnosticsOpt, False),
     ("tw_threshold", TwThresholdOpt, None),
     ("threshold", ThresholdOpt, None),
     ("murphy", MurphyOpt, False),
-    ("seed", SeedOpt, None),
-    ("nan_policy", NanOpt, None),
-    ("config", ConfigOpt, None),
     ("reference", ReferenceOpt, None),
     ("time", TimeOpt, None),
     ("id", IdOpt, None),
 ]
+_SHARED = INPUT_OPTIONS + METRIC_OPTIONS
+
+for _ann, _panel in (
+    [(a, INPUT_PANEL) for _, a, _ in INPUT_OPTIONS]
+    + [(a, METRICS_PANEL) for _, a, _ in METRIC_OPTIONS]
+    + [(a, OUTPUT_PANEL) for a in (FormatOpt, OutputOpt)]
+    + [(OrderByOpt, PLOTS_PANEL)]
+):
+    _ann.__metadata__[0].rich_help_panel = _panel
+
+
+def with_help(annotation: Any, text: str | None = None, panel: str | None = None) -> Any:
+    """``annotation`` (an ``Annotated[T, typer.Option(...)]``) with another help text and/or panel:
+    a command may word a shared option for itself; its name, type and limits stay the shared ones."""
+    import copy
+
+    info = copy.copy(annotation.__metadata__[0])
+    if text is not None:
+        info.help = text
+    if panel is not None:
+        info.rich_help_panel = panel
+    return Annotated[annotation.__origin__, info]
+
+
+def _flags(v: dict[str, Any]) -> ScoringFlags:
+    """The :class:`ScoringFlags` of the shared options' values ``v`` (metric ones absent: not given)."""
+    return ScoringFlags(
+        config=v["config"],
+        columns=column_overrides(
+            y_true=v["y"],
+            mean=v["mean"],
+            std=v["std"],
+            var=v["var"],
+            lower=v["lower"],
+            upper=v["upper"],
+            proba=v["proba"],
+        ),
+        representation=v["representation"].value if v["representation"] else None,
+        levels=parse_levels(v.get("levels")),
+        train=v.get("train"),
+        values=dict(
+            level=v["level"],
+            y_std=v.get("y_std"),
+            num_bins=v.get("num_bins"),
+            resolution=v.get("resolution"),
+            class_bins=v.get("bins"),
+            seed=v["seed"],
+            nan_policy=v["nan_policy"].value if v["nan_policy"] else None,
+            fix_crossing=v["fix_crossing"] or None,
+            logits=v["logits"] or None,
+            renormalize=v["renormalize"] or None,
+            diagnostics=v.get("diagnostics") or None,
+            tw_threshold=v.get("tw_threshold"),
+            thresholds=v.get("threshold") or None,
+            murphy=v.get("murphy") or None,
+        ),
+        reference=v.get("reference"),
+        time=v.get("time"),
+        id=v.get("id"),
+    )
+
+
+def _shared_options(
+    specs: list[tuple[str, Any, Any]], wording: dict[str, str] | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A decorator appending the options ``specs`` to a command's signature (so they appear in
+    ``--help`` after its own) and packing their values into its ``flags: ScoringFlags`` argument.
+    ``wording``: parameter -> this command's help text for it (:func:`with_help`)."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        import inspect
+
+        sig = inspect.signature(func, eval_str=True)
+        own = [p for p in sig.parameters.values() if p.name != "flags"]
+        clash = {p.name for p in own} & {name for name, _, _ in specs}
+        if clash:  # a shared option is declared once, here
+            raise TypeError(f"{func.__name__} declares shared options itself: {sorted(clash)}")
+        shared = [
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=default,
+                annotation=with_help(ann, (wording or {})[name]) if name in (wording or {}) else ann,
+            )
+            for name, ann, default in specs
+        ]
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            v = {name: kwargs.pop(name, default) for name, _, default in specs}
+            return func(*args, flags=_flags(v), **kwargs)
+
+        wrapper.__signature__ = sig.replace(parameters=own + shared)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in own + shared}
+        return wrapper
+
+    return decorate
 
 
 def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Give a command the shared scoring flags, collected into its ``flags: ScoringFlags`` argument.
+    """Give a command the input options and the metric settings (:data:`INPUT_OPTIONS`,
+    :data:`METRIC_OPTIONS`), collected into its ``flags: ScoringFlags`` argument.
 
     Typer has no option groups; this appends the shared parameters to the command's
-    signature (so they appear in ``--help`` after its own) and packs their values.
+    signature and packs their values.
     """
-    import inspect
+    return _shared_options(_SHARED)(func)
 
-    sig = inspect.signature(func, eval_str=True)
-    own = [p for p in sig.parameters.values() if p.name != "flags"]
-    shared = [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann)
-        for name, ann, default in _SHARED
-    ]
 
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        v = {name: kwargs.pop(name, default) for name, _, default in _SHARED}
-        flags = ScoringFlags(
-            config=v["config"],
-            columns=column_overrides(
-                y_true=v["y"], mean=v["mean"], std=v["std"], var=v["var"], lower=v["lower"], upper=v["upper"]
-            ),
-            representation=v["representation"].value if v["representation"] else None,
-            levels=parse_levels(v["levels"]),
-            train=v["train"],
-            values=dict(
-                level=v["level"],
-                y_std=v["y_std"],
-                num_bins=v["num_bins"],
-                resolution=v["resolution"],
-                class_bins=v["bins"],
-                seed=v["seed"],
-                nan_policy=v["nan_policy"].value if v["nan_policy"] else None,
-                fix_crossing=v["fix_crossing"] or None,
-                logits=v["logits"] or None,
-                renormalize=v["renormalize"] or None,
-                diagnostics=v["diagnostics"] or None,
-                tw_threshold=v["tw_threshold"],
-                thresholds=v["threshold"] or None,
-                murphy=v["murphy"] or None,
-            ),
-            reference=v["reference"],
-            time=v["time"],
-            id=v["id"],
-        )
-        return func(*args, flags=flags, **kwargs)
-
-    wrapper.__signature__ = sig.replace(parameters=own + shared)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in own + shared}
-    return wrapper
+def input_options(func: Callable[..., Any] | None = None, *, wording: dict[str, str] | None = None) -> Any:
+    """Give a command the input options alone (:data:`INPUT_OPTIONS`) in its ``flags: ScoringFlags``
+    argument: commands that read predictions but take their own metric settings (coverage, ucc,
+    recalibrate). ``wording``: parameter -> the command's own help text for it."""
+    decorate = _shared_options(INPUT_OPTIONS, wording)
+    return decorate if func is None else decorate(func)
 
 
 def fail(message: str, code: int) -> None:
@@ -674,6 +739,10 @@ ConnectTimeoutOpt = Annotated[
         "with one error line.",
     ),
 ]
+
+
+for _ann in (EngineOpt, ChunkRowsOpt, SchedulerOpt, WorkersOpt, QuietOpt, ConnectTimeoutOpt):
+    _ann.__metadata__[0].rich_help_panel = ENGINE_PANEL
 
 
 def remote_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -8,31 +8,29 @@ from typing import Annotated
 import typer
 
 from .common import (
+    METRICS_PANEL,
+    PLOTS_PANEL,
     ChunkRowsOpt,
-    ConfigOpt,
     Engine,
     EngineOpt,
     FormatOpt,
     LevelsOpt,
-    MeanCol,
-    NanOpt,
     OutputFormat,
     OutputOpt,
     QuietOpt,
-    ReprOpt,
     SchedulerOpt,
-    StdCol,
+    ScoringFlags,
     WorkersOpt,
-    YCol,
     handle_errors,
+    input_options,
     remote_options,
-    settings_from_flags,
     show,
 )
 
 
 @handle_errors
 @remote_options
+@input_options
 def coverage(
     files: Annotated[
         list[Path], typer.Argument(help="Prediction files, one run of a method each (same schema).")
@@ -54,24 +52,30 @@ def coverage(
     ] = None,
     levels: LevelsOpt = None,
     y_std: Annotated[
-        float | None, typer.Option("--y-std", help="Std of the training targets: widths in this unit.")
+        float | None,
+        typer.Option(
+            "--y-std", help="Std of the training targets: widths in this unit.", rich_help_panel=METRICS_PANEL
+        ),
     ] = None,
     train: Annotated[
         Path | None,
-        typer.Option("--train", help="Training file whose target std is the width unit.", dir_okay=False),
+        typer.Option(
+            "--train",
+            help="Training file whose target std is the width unit.",
+            dir_okay=False,
+            rich_help_panel=METRICS_PANEL,
+        ),
     ] = None,
     plot: Annotated[
         Path | None,
         typer.Option(
-            "--plot", help="Write the faceted coverage-vs-width scatter (PNG/SVG/PDF).", dir_okay=False
+            "--plot",
+            help="Write the faceted coverage-vs-width scatter (PNG/SVG/PDF).",
+            dir_okay=False,
+            rich_help_panel=PLOTS_PANEL,
         ),
     ] = None,
-    y: YCol = None,
-    mean: MeanCol = None,
-    std: StdCol = None,
-    representation: ReprOpt = None,
-    nan_policy: NanOpt = None,
-    config: ConfigOpt = None,
+    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @input_options
     fmt: FormatOpt = OutputFormat.table,
     output: OutputOpt = None,
     engine: EngineOpt = Engine.auto,
@@ -89,12 +93,11 @@ def coverage(
     from ..report.coverage import coverage_document
     from ..tasks.coverage import above_line, coverage_points, method_names
     from ..tasks.score import read_extra_column, train_std
+    from .common import parse_levels
 
     if y_std is not None and train is not None:
         raise UsageError("give either --y-std or --train, not both")
-    settings = settings_from_flags(
-        config, dict(y_true=y, mean=mean, std=std, by=by), representation, levels, nan_policy, y_std=y_std
-    )
+    settings = flags.settings(columns={"by": by}, levels=parse_levels(levels), y_std=y_std)
     for out in (output, plot):
         if out is not None:
             check_output_path(out, files)

@@ -15,6 +15,7 @@ from ..config import LIMITS
 from ..plots import PLOT_KINDS
 from ..report.text import plain
 from .common import (
+    PLOTS_PANEL,
     OrderBy,
     OrderByOpt,
     ScoringFlags,
@@ -49,6 +50,9 @@ PlotFormatOpt = Annotated[
 DpiOpt = Annotated[
     int, typer.Option("--dpi", min=30, max=1200, help="Resolution of PNG output, dots per inch.")
 ]
+
+for _ann in (XOpt, MaxPointsOpt, PlotFormatOpt, DpiOpt):
+    _ann.__metadata__[0].rich_help_panel = PLOTS_PANEL
 
 DEFAULT_MAX_POINTS = 5000
 

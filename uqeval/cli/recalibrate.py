@@ -12,16 +12,13 @@ import typer
 from ..config import LIMITS
 from ..report.text import plain
 from .common import (
+    METRICS_PANEL,
     BinsOpt,
-    ConfigOpt,
     FormatOpt,
-    MeanCol,
     OutputFormat,
-    StdCol,
-    VarCol,
-    YCol,
-    column_overrides,
+    ScoringFlags,
     handle_errors,
+    input_options,
     parse_levels,
     show,
 )
@@ -51,6 +48,13 @@ class Model(str, Enum):
 
 
 @handle_errors
+@input_options(
+    wording={
+        "seed": "accrue: seed of k-means, the validation split and the MLP restarts (default 0).",
+        "logits": "temperature: class columns hold logits; apply softmax.",
+        "renormalize": "temperature: rescale probabilities that drift off the simplex.",
+    }
+)
 def recalibrate(
     file: Annotated[
         Path | None,
@@ -139,26 +143,6 @@ def recalibrate(
             help="accrue: comma-separated input columns sigma(x) depends on (with --load: default the saved ones).",
         ),
     ] = None,
-    seed: Annotated[
-        int | None,
-        typer.Option(
-            "--seed",
-            help="accrue: seed of k-means, the validation split and the MLP restarts (default 0).",
-            min=0,
-            max=LIMITS["seed"],
-        ),
-    ] = None,
-    y: YCol = None,
-    mean: MeanCol = None,
-    std: StdCol = None,
-    var: VarCol = None,
-    logits: Annotated[
-        bool, typer.Option("--logits", help="temperature: class columns hold logits; apply softmax.")
-    ] = False,
-    renormalize: Annotated[
-        bool,
-        typer.Option("--renormalize", help="temperature: rescale probabilities that drift off the simplex."),
-    ] = False,
     num_bins: Annotated[
         int | None,
         typer.Option(
@@ -166,10 +150,11 @@ def recalibrate(
             min=2,
             max=LIMITS["num_bins"],
             help="Calibration curve bins of the metrics, std-scaling and isotonic (default 100).",
+            rich_help_panel=METRICS_PANEL,
         ),
     ] = None,
     bins: BinsOpt = None,
-    config: ConfigOpt = None,
+    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @input_options
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """Recalibrate predictive uncertainty: std scaling, isotonic, conformal, ACCRUE sigma(x), temperature.
@@ -178,6 +163,8 @@ def recalibrate(
     """
     from ..errors import UsageError
 
+    seed = flags.values["seed"]
+    logits, renormalize = bool(flags.values["logits"]), bool(flags.values["renormalize"])
     if file is None and load is None:
         raise UsageError("give a calibration FILE to fit (with --method), or --load a saved recalibrator")
     if file is not None and load is not None:
@@ -218,19 +205,11 @@ def recalibrate(
     if features is not None and not feature_names:
         raise typer.BadParameter("--features is empty")
 
-    from ..config import make_settings
     from ..io.writers import atomic_write_text, check_output_path
     from ..recalibration.serialize import load_state, save_state
     from ..tasks.recalibrate import Options, cli_method, run, write_table
 
-    settings = make_settings(
-        config,
-        columns=column_overrides(y_true=y, mean=mean, std=std, var=var),
-        num_bins=num_bins,
-        class_bins=bins,
-        logits=logits or None,
-        renormalize=renormalize or None,
-    )
+    settings = flags.settings(num_bins=num_bins, class_bins=bins)
     inputs = [p for p in (file, apply, load) if p is not None]
     for out in (output, save):
         if out is not None:

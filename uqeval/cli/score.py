@@ -10,6 +10,9 @@ import typer
 from ..config import LIMITS
 from ..report.text import plain
 from .common import (
+    METRICS_PANEL,
+    OUTPUT_PANEL,
+    PLOTS_PANEL,
     ChunkRowsOpt,
     Engine,
     EngineOpt,
@@ -43,13 +46,18 @@ def score(
     flags: ScoringFlags,
     by: Annotated[
         str | None,
-        typer.Option("--by", help="Report every metric per value of this column (e.g. a shift level)."),
+        typer.Option(
+            "--by",
+            help="Report every metric per value of this column (e.g. a shift level).",
+            rich_help_panel=METRICS_PANEL,
+        ),
     ] = None,
     oca_fraction: Annotated[
         float | None,
         typer.Option(
             "--oca-fraction",
             help="Share of most uncertain rows handed to an oracle for oracle_collaborative_accuracy (default 0.01).",
+            rich_help_panel=METRICS_PANEL,
         ),
     ] = None,
     bayes_samples: Annotated[
@@ -58,6 +66,7 @@ def score(
             "--bayes-samples",
             max=LIMITS["bayes_samples"],
             help="Posterior draws of the Bayesian ECE (default 500, seeded by --seed).",
+            rich_help_panel=METRICS_PANEL,
         ),
     ] = None,
     per_row: Annotated[
@@ -66,6 +75,7 @@ def score(
             "--per-row",
             help="Ensembles and Dirichlet outputs: write per-row total/aleatoric/epistemic uncertainty to this Parquet file.",
             dir_okay=False,
+            rich_help_panel=OUTPUT_PANEL,
         ),
     ] = None,
     fmt: FormatOpt = OutputFormat.table,
@@ -75,6 +85,7 @@ def score(
         typer.Option(
             "--plot-dir",
             help="Write every plot that applies to the representation into this directory (created if its parent exists), e.g. calibration.png.",
+            rich_help_panel=PLOTS_PANEL,
         ),
     ] = None,
     plot_format: PlotFormatOpt = None,

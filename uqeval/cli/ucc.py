@@ -11,30 +11,22 @@ import typer
 from ..config import LIMITS
 from ..report.text import plain
 from .common import (
+    OUTPUT_PANEL,
+    PLOTS_PANEL,
     ChunkRowsOpt,
-    ConfigOpt,
     Engine,
     EngineOpt,
-    FixCrossingOpt,
     FormatOpt,
-    LowerCol,
-    MeanCol,
-    NanOpt,
     OutputFormat,
     QuietOpt,
-    ReprOpt,
     SchedulerOpt,
-    SeedOpt,
-    StdCol,
-    UpperCol,
-    VarCol,
+    ScoringFlags,
     WorkersOpt,
-    YCol,
     console,
     handle_errors,
+    input_options,
     parse_pair,
     remote_options,
-    settings_from_flags,
     show,
 )
 
@@ -53,6 +45,13 @@ class Normalize(str, Enum):
 
 @handle_errors
 @remote_options
+@input_options(
+    wording={
+        "level": "Nominal level of the band: Gaussian mean ± z·std, the interval pair, the central quantile "
+        "pair or the empirical sample quantiles (default 0.95).",
+        "seed": "Seed of --permutation-test (default 0).",
+    }
+)
 def ucc(
     files: Annotated[
         list[Path],
@@ -60,13 +59,6 @@ def ucc(
             help="One or more prediction files (CSV or Parquet) over the same targets, in the same row order."
         ),
     ],
-    level: Annotated[
-        float | None,
-        typer.Option(
-            "--level",
-            help="Nominal level of the band: Gaussian mean ± z·std, the interval pair, the central quantile pair or the empirical sample quantiles (default 0.95).",
-        ),
-    ] = None,
     x_axis: Annotated[Axis, typer.Option("--x-axis", help="Metric on the x axis.")] = Axis.bandwidth,
     y_axis: Annotated[
         Axis, typer.Option("--y-axis", help="Metric on the y axis (the target column is --y).")
@@ -107,29 +99,26 @@ def ucc(
             help="Paired permutation test of AUUCC differences with this many permutations (0: none); needs two or more files with the same point prediction.",
         ),
     ] = 0,
-    seed: SeedOpt = None,
     plot: Annotated[
         Path | None,
         typer.Option(
             "--plot",
             help="Draw every UCC with its constant-band reference to this .png (or .svg, .pdf).",
             dir_okay=False,
+            rich_help_panel=PLOTS_PANEL,
         ),
     ] = None,
-    y: YCol = None,
-    mean: MeanCol = None,
-    std: StdCol = None,
-    var: VarCol = None,
-    lower: LowerCol = None,
-    upper: UpperCol = None,
-    representation: ReprOpt = None,
-    fix_crossing: FixCrossingOpt = False,
-    nan_policy: NanOpt = None,
-    config: ConfigOpt = None,
+    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @input_options
     fmt: FormatOpt = OutputFormat.table,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="Also write the JSON summary here (atomically).", dir_okay=False),
+        typer.Option(
+            "--output",
+            "-o",
+            help="Also write the JSON summary here (atomically).",
+            dir_okay=False,
+            rich_help_panel=OUTPUT_PANEL,
+        ),
     ] = None,
     engine: EngineOpt = Engine.auto,
     chunk_rows: ChunkRowsOpt = None,
@@ -160,22 +149,14 @@ def ucc(
         raise UsageError("give at most one of --partial-x and --partial-y")
     if x_axis is y_axis:
         raise UsageError(f"--x-axis and --y-axis must differ, both are {x_axis.value}")
+    level = flags.values.get("level")
     if level is not None and not 0.0 < level < 1.0:
         raise UsageError(f"--level must be strictly between 0 and 1, got {level:g}")
     if permutation_test and len(files) < 2:
         raise UsageError("--permutation-test compares models: give at least two prediction files")
     if plot is not None and plot.suffix.lower().lstrip(".") not in ("png", "svg", "pdf"):
         raise UsageError(f"--plot {plot}: give a file name ending in .png (or .svg, .pdf)")
-    settings = settings_from_flags(
-        config,
-        dict(y_true=y, mean=mean, std=std, var=var, lower=lower, upper=upper),
-        representation,
-        None,
-        nan_policy,
-        fix_crossing,
-        level=level,
-        seed=seed,
-    )
+    settings = flags.settings()
     for out in (output, plot):
         if out is not None:
             check_output_path(out, files)

@@ -7,6 +7,7 @@ are an error that says which flag picks one.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,15 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "var": ("var", "variance"),
     "lower": ("lower",),
     "upper": ("upper",),
+}
+
+#: Other names people use, consulted only when no name of :data:`ALIASES` matches the role, and
+#: used only when exactly one column matches (a spread found this way never competes with another
+#: representation's columns).
+MORE_ALIASES: dict[str, tuple[str, ...]] = {
+    "y_true": ("truth", "actual"),
+    "mean": ("prediction", "y_hat", "yhat"),
+    "std": ("stddev", "sd", "pred_std"),
 }
 
 _NUM = r"(\d*\.?\d+(?:[eE]-?\d+)?)"
@@ -46,11 +56,11 @@ LIST_COLUMNS = {
 
 #: What each representation reads, for the error when ``--representation`` finds none of it.
 NEEDS: dict[str, str] = {
-    "gaussian": "a spread column: std (std, sigma, y_std or --std) or a variance (var, variance or --var)",
+    "gaussian": "a spread column: std (std, sigma, y_std, sd, stddev or --std) or a variance (var, variance or --var)",
     "intervals": "lower and upper bound columns (lower/upper, lower_<level>/upper_<level>, or --lower/--upper)",
     "quantiles": "quantile columns q_<level> (e.g. q_0.05, q_0.5, q_0.95)",
     "samples": "sample columns s_0 .. s_<M-1>, or a Parquet list column 'samples'",
-    "categorical": "class probability columns p_0 .. p_<K-1> (or logit_<k>, or a Parquet list column 'proba')",
+    "categorical": "class probability columns p_0 .. p_<K-1> (or logit_<k>, or a Parquet list column 'proba', or columns named with --proba)",
     "members": "ensemble member columns m<j>_p_<k>, or a Parquet list column 'member_proba'",
     "dirichlet": "concentration columns alpha_0 .. alpha_<K-1>, or a Parquet list column 'alpha'",
     "loglik": "log-likelihood columns loglik_<j>, or a Parquet list column 'loglik'",
@@ -88,13 +98,43 @@ def _find(names: list[str], role: str, explicit: dict[str, str], path: str) -> s
             f"{path}: column '{want}' given for {role} ({option(role)}) not found; "
             f"available columns: {', '.join(names[:20])}{' ...' if len(names) > 20 else ''}"
         )
-    hits = [n for n in names if n.lower() in ALIASES.get(role, ())]
-    if len(hits) > 1:
-        raise SchemaError(
-            f"{path}: ambiguous {role} column: {', '.join(repr(h) for h in hits)} all match; "
-            f"choose one with {option(role, 'COLUMN')}"
-        )
-    return hits[0] if hits else None
+    for aliases in (ALIASES.get(role, ()), MORE_ALIASES.get(role, ())):
+        hits = [n for n in names if n.lower() in aliases]
+        if len(hits) > 1:
+            raise SchemaError(
+                f"{path}: ambiguous {role} column: {', '.join(repr(h) for h in hits)} all match; "
+                f"choose one with {option(role, 'COLUMN')}"
+            )
+        if hits:
+            return hits[0]
+    return None
+
+
+def _named_columns(names: list[str], spec: Any, role: str, path: str) -> list[str]:
+    """The columns ``spec`` names: a list of names, or one string of comma-separated names and
+    globs (``'p0,p1,p2'``, ``'p*'``; case-insensitive). Glob matches are ordered by the number in
+    their name (``p2`` before ``p10``), else as in the file."""
+    parts = list(spec) if isinstance(spec, (list, tuple)) else [t.strip() for t in str(spec).split(",")]
+    parts = [t for t in parts if t]
+    lower = {n.lower(): n for n in names}
+    out: list[str] = []
+    for part in parts:
+        if any(c in part for c in "*?["):
+            hits = [n for n in names if fnmatch.fnmatchcase(n.lower(), part.lower())]
+            if all(re.search(r"\d+", h) for h in hits):
+                hits.sort(key=lambda h: int(re.findall(r"\d+", h)[-1]))
+        else:
+            hits = [lower[part.lower()]] if part.lower() in lower else []
+        if not hits:
+            raise SchemaError(
+                f"{path}: {'no column matches' if any(c in part for c in '*?[') else 'no column named'} "
+                f"'{part}' given for {role} ({option(role)}); available columns: "
+                f"{', '.join(names[:20])}{' ...' if len(names) > 20 else ''}"
+            )
+        out += [h for h in hits if h not in out]
+    if not out:
+        raise SchemaError(f"{path}: {option(role)} names no column; give names or a glob such as 'p*'")
+    return out
 
 
 def _indexed(names: list[str], regex: re.Pattern[str], what: str, path: str) -> list[str]:
@@ -186,16 +226,30 @@ def plan_columns(
 
     # classification
     lc = {n.lower(): n for n in list_columns}
-    proba_cols = _indexed(names, LOGIT_RE if logits else PROBA_RE, "logit" if logits else "probability", path)
-    if not logits and not proba_cols:
-        logit_cols = _indexed(names, LOGIT_RE, "logit", path)
-        if logit_cols:
-            proba_cols, logits = logit_cols, True
+    if "logits" in explicit:  # [columns] logits = "z*": the named class columns hold logits
+        if "proba" in explicit:
+            raise SchemaError(
+                f"{path}: class columns are named twice (proba and logits); name them once, "
+                f"with {option('logits')} if they hold logits"
+            )
+        explicit["proba"], logits = explicit.pop("logits"), True
+    proba_cols: list[str] = []
+    if "proba" not in explicit:
+        proba_cols = _indexed(
+            names, LOGIT_RE if logits else PROBA_RE, "logit" if logits else "probability", path
+        )
+        if not logits and not proba_cols:
+            logit_cols = _indexed(names, LOGIT_RE, "logit", path)
+            if logit_cols:
+                proba_cols, logits = logit_cols, True
     if proba_cols or "proba" in lc or "proba" in explicit:
         plan = ColumnPlan("categorical", logits=logits)
-        if "proba" in explicit:
-            plan.roles["proba"] = explicit["proba"]
+        spec = explicit.get("proba")
+        if isinstance(spec, str) and spec.lower() in lc:  # one Parquet list column
+            plan.roles["proba"] = lc[spec.lower()]
             plan.list_roles.add("proba")
+        elif spec is not None:
+            plan.roles["proba"] = _named_columns(names, spec, "proba", path)
         elif proba_cols:
             plan.roles["proba"] = proba_cols
         else:
@@ -267,6 +321,8 @@ def plan_columns(
         fam["multivariate"] = mv
 
     std, var = _find(names, "std", explicit, path), _find(names, "var", explicit, path)
+    if std and (var or fam) and "std" not in explicit and std.lower() not in ALIASES["std"]:
+        std = None  # a spread found by one of MORE_ALIASES' names (sd, stddev) never competes with other columns
     if std and var:
         raise SchemaError(
             f"{path}: both a std column ('{std}') and a variance column ('{var}') found; "
@@ -324,16 +380,61 @@ def plan_columns(
             chosen.roles["mean"] = mean
         elif chosen.representation != "intervals":
             if chosen.representation == "point":
-                raise SchemaError(
-                    f"{path}: no prediction columns found; expected a mean (mean/mu/y_pred/pred), std/sigma, "
-                    f"lower/upper, q_<level>, s_<i> or p_<k> columns (or name them with {option('mean')}, {option('std')}, ...)"
-                )
+                raise SchemaError(no_predictions_message(names, path, target))
             raise SchemaError(
-                f"{path}: no mean column found (mean/mu/y_pred/pred); name it with {option('mean', 'COLUMN')}"
+                f"{path}: no mean column found (mean/mu/y_pred/pred, or one of prediction/y_hat/yhat); "
+                f"name it with {option('mean', 'COLUMN')}"
             )
     if "by" in explicit:
         chosen.roles["by"] = _find(names, "by", explicit, path)
     return chosen
+
+
+def no_predictions_message(names: list[str], path: str, target: str | None) -> str:
+    """The error for a file without prediction columns: the columns it has, the options that name
+    them (``--y truth --mean guess --std unc``), and a hint when the header looks mis-read."""
+    shown = ", ".join(repr(n) for n in names[:20]) + (" ..." if len(names) > 20 else "")
+    head = f"{path}: no prediction columns found among the columns {shown}"
+    if len(names) == 1:
+        for sep, what in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|'")):
+            if sep in names[0]:
+                return (
+                    f"{head}: the header was read as one column, so the file seems separated by {what}; "
+                    "uqeval reads comma-separated CSV: save it with commas between fields (and decimal points, "
+                    "not decimal commas, in numbers), e.g. pandas.read_csv(f, sep=';', decimal=',')"
+                    ".to_csv(out, index=False), or as Parquet"
+                )
+    free = [n for n in names if n != target]
+    numbered: dict[str, list[str]] = {}
+    for n in free:
+        m = re.fullmatch(r"(.*?[A-Za-z_])\d+", n)
+        if m:
+            numbered.setdefault(m.group(1), []).append(n)
+    prefix = max(numbered, key=lambda k: len(numbered[k]), default=None)
+    if prefix is not None and len(numbered[prefix]) >= 2:  # p0, p1, p2: class probabilities
+        label = target or next((n for n in free if n.lower() in ("label", "class")), None)
+        rest = [n for n in free if n not in numbered[prefix] and n != label]
+        y = label or (rest[0] if rest else None)
+        hint = (f"{option('y_true', _quoted(y))} " if y and not target else "") + option(
+            "proba", repr(_quoted(prefix) + "*")
+        )
+        return (
+            f"{head}; name class probability columns with {hint} (add {option('logits')} if they hold logits)"
+        )
+    roles = ([] if target else ["y_true"]) + ["mean", "std"]
+    hint = " ".join(option(r, _quoted(n)) for r, n in zip(roles, free))
+    expected = (
+        "expected a mean (mean/mu/y_pred/pred/prediction/y_hat), a spread (std/sigma/sd or var), "
+        "lower/upper, q_<level>, s_<i> or p_<k> columns"
+    )
+    if not hint:
+        return f"{head}; {expected}"
+    glob = option("proba", "'p*'")
+    return f"{head}; {expected}, or name yours, e.g. {hint} (class probabilities: {glob})"
+
+
+def _quoted(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z0-9_.-]+", name) else repr(name)
 
 
 def _multivariate_plan(names: list[str], path: str) -> ColumnPlan | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -287,11 +288,16 @@ def to_float(column, name: str, path: Path, offset: int = 0) -> np.ndarray:
         bad &= ~text.str.lower().isin(["nan", "na", "n/a", "null", "none"]).fillna(False).to_numpy()
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            fix = (
-                "a boolean is not a number here: write labels, targets and predictions as numbers (0/1)"
-                if str(values[i]).strip().lower() in ("true", "false")
-                else "fix the value or map another column"
-            )
+            shown = str(values[i]).strip()
+            if shown.lower() in ("true", "false"):
+                fix = "a boolean is not a number here: write labels, targets and predictions as numbers (0/1)"
+            elif re.fullmatch(r"[-+]?[0-9]*,[0-9]+", shown):
+                fix = (
+                    "this looks like a decimal comma: write numbers with a decimal point "
+                    f"({shown.replace(',', '.')}), e.g. pandas.read_csv(f, decimal=',').to_csv(out, index=False)"
+                )
+            else:
+                fix = "fix the value or map another column"
             raise SchemaError(
                 f"{path}: column '{name}' is not numeric (row {offset + i} holds {str(values[i])[:40]!r}); {fix}"
             )
