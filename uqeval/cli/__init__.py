@@ -51,6 +51,9 @@ def _root(
 def build_app(commands: tuple[str, ...] = COMMANDS) -> typer.Typer:
     """The Typer application with ``commands`` registered (all of them by default)."""
     _lean_typer()
+    from .. import config
+
+    config.DISCOVER = True  # the command line finds a config it was not given (UQEVAL_CONFIG, pyproject.toml)
     application = typer.Typer(
         name="uqeval",
         help="Evaluate predictive uncertainty: calibration, scoring rules, coverage, UCC, recalibration.",
