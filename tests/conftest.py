@@ -12,6 +12,13 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
 
 
+@pytest.fixture(autouse=True)
+def _no_user_config(monkeypatch):
+    """The command line finds a config through UQEVAL_CONFIG (issue 26): a developer's own must not
+    change what the tests see."""
+    monkeypatch.delenv("UQEVAL_CONFIG", raising=False)
+
+
 def softmax(logits) -> np.ndarray:
     """Softmax over the last axis (test data only; the package reads probabilities or applies temperature)."""
     z = np.asarray(logits, dtype=np.float64)

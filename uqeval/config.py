@@ -3,6 +3,12 @@
 ``configs/default.toml`` in the repository spells out exactly these defaults
 (a test keeps the two in step). A config file has the tables ``[metrics]``,
 ``[columns]`` and ``[input]``; unknown keys are an error naming the key and line.
+
+The command line also finds a config it was not given (:func:`find_config`, the way ruff, pytest
+and mypy find theirs): ``--config FILE``, else the file named by ``UQEVAL_CONFIG``, else the
+``[tool.uqeval.metrics]``/``[tool.uqeval.columns]``/``[tool.uqeval.input]`` tables of the nearest
+``pyproject.toml`` that has them. The Python API reads only the config it is given. The source is
+written to the JSON under ``settings.config``.
 """
 
 from __future__ import annotations
@@ -63,6 +69,9 @@ class Settings:
     y_std: float | None = None  # reference std of training targets (coverage width_norm)
     representation: str | None = None
     columns: dict[str, Any] = field(default_factory=dict)
+    # where the config came from: {"path": ..., "from": "--config" | "UQEVAL_CONFIG" | "pyproject.toml"
+    # | "config argument"}; None: built-in defaults and flags only
+    config: dict[str, str] | None = field(default=None, compare=False)  # a source, not a setting
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -181,8 +190,46 @@ def _line_of(lines: dict[tuple[str, ...], int], *path: str) -> str:
     return ""
 
 
+#: the environment variable naming a config file (used when no ``--config`` is given)
+ENV_VAR = "UQEVAL_CONFIG"
+#: set by the command line (:func:`uqeval.cli.build_app`): :func:`make_settings` without a config finds one
+DISCOVER = False
+_PYPROJECT_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*(uqeval|\"uqeval\")\s*[.\]]", re.MULTILINE)
+
+
+def find_config(start: str | Path | None = None, environ: Any = None) -> tuple[Path, str] | None:
+    """The config the command line uses when no ``--config`` is given: ``(path, how it was found)``.
+
+    The file named by ``UQEVAL_CONFIG`` (``"UQEVAL_CONFIG"``), else the nearest ``pyproject.toml``
+    from ``start`` (the working directory) upwards that has a ``[tool.uqeval...]`` table
+    (``"pyproject.toml"``; one without it is passed over, as ruff and pytest do), else None.
+    """
+    import os
+
+    env = os.environ if environ is None else environ
+    if env.get(ENV_VAR):
+        return Path(env[ENV_VAR]), ENV_VAR
+    here = Path(start if start is not None else os.getcwd()).absolute()
+    for folder in (here, *here.parents):
+        candidate = folder / "pyproject.toml"
+        try:
+            text = candidate.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if _PYPROJECT_TABLE.search(text):
+            return candidate, "pyproject.toml"
+    return None
+
+
+def _is_pyproject(p: Path) -> bool:
+    return p.name == "pyproject.toml"
+
+
 def load_config(path: str | Path) -> dict[str, Any]:
-    """Read a TOML config file into flat ``Settings`` keyword overrides."""
+    """Read a TOML config file into flat ``Settings`` keyword overrides.
+
+    A ``pyproject.toml`` holds the same tables under ``[tool.uqeval]`` (``[tool.uqeval.metrics]``, ...).
+    """
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8-sig")  # a byte-order mark (Windows editors) is not TOML
@@ -201,22 +248,42 @@ def load_config(path: str | Path) -> dict[str, Any]:
     lines = key_lines(text)
     if not isinstance(data, dict):  # pragma: no cover - tomllib always returns a table
         raise InputError(f"config file '{p}' must hold TOML tables")
+    prefix: tuple[str, ...] = ()
+    if _is_pyproject(p):
+        prefix = ("tool", "uqeval")
+        tool = data.get("tool")
+        section = tool.get("uqeval") if isinstance(tool, dict) else None
+        if not isinstance(section, dict):
+            raise InputError(
+                f"config file '{p}' has no [tool.uqeval] tables; put the settings under [tool.uqeval.metrics], "
+                "[tool.uqeval.columns] and [tool.uqeval.input]"
+            )
+        data = section
+    name = ".".join(prefix + ("",))  # "tool.uqeval." or ""
+    home = {key: t for t, keys in _TABLES.items() for key in keys}
     for table, body in data.items():
         if table not in _TABLES or not isinstance(body, dict):
+            line = _line_of(lines, *prefix, table)
+            if table in home and not isinstance(body, dict):
+                top = f"[{name[:-1]}]" if name else "the top"
+                raise InputError(
+                    f"config file '{p}': key '{table}' at {top}{line}; it belongs in [{name}{home[table]}]"
+                )
             raise InputError(
-                f"config file '{p}': unknown table [{table}]{_line_of(lines, table)}; "
-                f"expected one of {sorted(_TABLES)}"
+                f"config file '{p}': unknown table [{name}{table}]{line}; "
+                f"expected one of {sorted(name + t for t in _TABLES)}"
             )
         for key, value in body.items():
+            where = _line_of(lines, *prefix, table, key)
             if key not in _TABLES[table]:
                 raise InputError(
-                    f"config file '{p}': unknown key '{key}' in [{table}]{_line_of(lines, table, key)}; "
+                    f"config file '{p}': unknown key '{key}' in [{name}{table}]{where}; "
                     f"allowed: {', '.join(sorted(_TABLES[table]))}"
                 )
             if table == "columns":
                 if not _column_spec(value):
                     raise InputError(
-                        f"config file '{p}': [columns] {key}{_line_of(lines, table, key)} must be a column name "
+                        f"config file '{p}': [{name}columns] {key}{where} must be a column name "
                         f"(a string) or a list of names, got {_show(value)}"
                     )
                 out.setdefault("columns", {})[key] = value
@@ -232,7 +299,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
         for table, body in data.items():  # the key at fault: the first one that fails alone
             bad = [k for k in body if k in out and table != "columns" and not _valid_alone(k, out[k])]
             if bad:
-                where = f"{table}.{bad[0]}{_line_of(lines, table, bad[0])}: "
+                where = f"{name}{table}.{bad[0]}{_line_of(lines, *prefix, table, bad[0])}: "
                 break
         raise InputError(f"config file '{p}': {where}{msg}") from None
     return out
@@ -266,38 +333,53 @@ def _levels(value: Any) -> tuple[float, ...]:
 
 
 def make_settings(
-    config: str | Path | None = None, baseline: dict[str, Any] | None = None, **overrides: Any
+    config: str | Path | None = None,
+    baseline: dict[str, Any] | None = None,
+    *,
+    discover: bool | None = None,
+    **overrides: Any,
 ) -> Settings:
     """The one settings resolution: defaults <- ``baseline`` (the ``settings`` of a baseline
     summary) <- config file <- non-None ``overrides`` (flags). Validated on construction.
 
     Invalid baseline settings are bad input (:class:`InputError`, checked alone first); the config
     file is checked on reading; what is left came from flags (:class:`UsageError`).
+
+    ``discover`` (default: :data:`DISCOVER`, on for the command line): without ``config``, use the
+    one :func:`find_config` finds. The config's source is kept in ``Settings.config``.
     """
     values: dict[str, Any] = {}
     columns: dict[str, Any] = {}
     if baseline is not None:
-        known = {f.name for f in fields(Settings)} - {"columns"}
+        known = {f.name for f in fields(Settings)} - {"columns", "config"}
         values.update({k: v for k, v in baseline.items() if k in known and v is not None})
         columns.update({k: v for k, v in (baseline.get("columns") or {}).items() if k != "by" and v})
         try:  # checked alone first, so a tampered baseline is bad input (3), not a usage error
-            make_settings(None, columns=dict(columns), **values)
+            make_settings(None, discover=False, columns=dict(columns), **values)
         except (UsageError, TypeError) as exc:
             raise InputError(f"the baseline's settings are invalid: {exc}") from None
+    source = None
+    if config is not None:
+        source = {"path": str(config), "from": "--config" if DISCOVER else "config argument"}
+    elif DISCOVER if discover is None else discover:
+        found = find_config()
+        if found is not None:
+            config, how = found
+            source = {"path": str(config), "from": how}
     if config is not None:
         cfg = load_config(config)
         columns.update(cfg.pop("columns", {}) or {})
         values.update(cfg)
     columns.update(overrides.pop("columns", None) or {})
     values.update({k: v for k, v in overrides.items() if v is not None})
-    known = {f.name for f in fields(Settings)}
+    known = {f.name for f in fields(Settings)} - {"config"}
     unknown = set(values) - known
     if unknown:
         raise InputError(f"unknown settings: {sorted(unknown)}")
     try:
         for k in set(values) & set(_CONVERT):
             values[k] = _CONVERT[k](values[k])
-        return replace(Settings(), **values, columns={k: v for k, v in columns.items() if v})
+        return replace(Settings(), **values, columns={k: v for k, v in columns.items() if v}, config=source)
     except InputError as exc:  # the config file was checked on reading: what is left came from flags
         raise UsageError(str(exc)) from None
 

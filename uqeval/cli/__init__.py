@@ -48,14 +48,21 @@ def _root(
     """uqeval: how good are your uncertainty estimates?"""
 
 
-def build_app(commands: tuple[str, ...] = COMMANDS) -> typer.Typer:
-    """The Typer application with ``commands`` registered (all of them by default)."""
+def build_app(commands: tuple[str, ...] = COMMANDS, completion: bool = True) -> typer.Typer:
+    """The Typer application with ``commands`` registered (all of them by default).
+
+    ``completion``: the root's ``--install-completion`` / ``--show-completion`` (and answering the
+    shell's completion requests, ``_UQEVAL_COMPLETE``). :func:`main` leaves them out when a command is
+    named (they are root options; typer's completion modules cost ~7 ms of every run)."""
     _lean_typer()
+    from .. import config
+
+    config.DISCOVER = True  # the command line finds a config it was not given (UQEVAL_CONFIG, pyproject.toml)
     application = typer.Typer(
         name="uqeval",
         help="Evaluate predictive uncertainty: calibration, scoring rules, coverage, UCC, recalibration.",
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=completion,
         pretty_exceptions_enable=False,
         rich_markup_mode=None,  # plain click help and usage errors: no rich.markdown/pygments import (--help ~2x faster)
         context_settings={"help_option_names": ["-h", "--help"]},
@@ -162,7 +169,8 @@ def main() -> None:
     parallel_rendering()
     _defer_numpy_extras()
     try:
-        build_app(_requested(sys.argv[1:]))()
+        requested = _requested(sys.argv[1:])
+        build_app(requested, completion=requested == COMMANDS)()
     except SystemExit as exc:
         remote = sys.modules.get("uqeval.stream.remote")
         if remote is not None and remote.in_flight():

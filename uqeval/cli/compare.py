@@ -184,21 +184,28 @@ def compare(
         return
     if chunk_rows is not None or scheduler is not None or workers is not None:
         raise UsageError("--chunk-rows, --scheduler and --workers apply to --engine stream/dask only")
-    models, ids = [], []
-    for name, path in zip(labels, files):
-        loaded = load_predictions(path, settings)
-        models.append(Model(name, loaded.prediction, loaded.info))
-        ids.append(loaded.groups)
-    models = align_models(models, ids if id_col else None, id_column=id_col)
-    units: dict = {}
-    if resampling:
-        units["block_size"] = resampling.block_size
-        if resampling.cluster is not None:
-            from ..tasks.score import read_extra_column
+    from ..stream.progress import stage, work_progress
 
-            first = models[0].prediction
-            units["cluster"] = read_extra_column(models[0].source, resampling.cluster, first.row_numbers())
-    result = compare_models(models, settings, metric_names, seed=settings.seed, **options, **units)
+    with work_progress(quiet):  # a terminal shows the stages (reading, scoring, bootstrap, tests)
+        models, ids = [], []
+        for name, path in zip(labels, files):
+            stage(f"reading {name}")
+            loaded = load_predictions(path, settings)
+            models.append(Model(name, loaded.prediction, loaded.info))
+            ids.append(loaded.groups)
+        models = align_models(models, ids if id_col else None, id_column=id_col)
+        units: dict = {}
+        if resampling:
+            units["block_size"] = resampling.block_size
+            if resampling.cluster is not None:
+                from ..tasks.score import read_extra_column
+
+                first = models[0].prediction
+                units["cluster"] = read_extra_column(
+                    models[0].source, resampling.cluster, first.row_numbers()
+                )
+        stage("scoring")
+        result = compare_models(models, settings, metric_names, seed=settings.seed, **options, **units)
     if reference is not None:  # forecast verification (issue 16): skill of each model against the reference
         from ..tasks.score import read_extra_column
         from ..tasks.skill import compare_skill

@@ -9,6 +9,7 @@ import typer
 
 from ..report.text import plain
 from .common import (
+    QuietOpt,
     ScoringFlags,
     handle_errors,
     scoring_options,
@@ -77,6 +78,7 @@ def report(
     by: Annotated[
         str | None, typer.Option("--by", help="Also report every metric per value of this column.")
     ] = None,
+    quiet: QuietOpt = False,
     flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
 ) -> None:
     """Write one self-contained HTML report of one or more prediction files.
@@ -110,17 +112,22 @@ def report(
 
             find_x_column(table, x)
     from .. import plots
+    from ..stream.progress import stage, work_progress
     from ..tasks.plot import render_workers
 
     render_workers(plots.RENDER_PROCESSES)  # their start-up overlaps reading and scoring
     entries, notes = [], []
-    for f, name in zip(files, entry_names(files)):
-        entry, entry_notes = build_entry(
-            f, name, settings, x=x, max_points=n_points, fmt=fmt, dpi=dpi, reference=reference
-        )
-        entries.append(entry)
-        notes += entry_notes
-    atomic_write_text(output, render_report(entries, title=title))
+    with work_progress(quiet):  # a terminal shows which file is being scored and drawn
+        for i, (f, name) in enumerate(zip(files, entry_names(files))):
+            stage(f"report: {name} ({i + 1} of {len(files)})")
+            entry, entry_notes = build_entry(
+                f, name, settings, x=x, max_points=n_points, fmt=fmt, dpi=dpi, reference=reference
+            )
+            entries.append(entry)
+            notes += entry_notes
+        stage("report: writing HTML")
+        html = render_report(entries, title=title)
+    atomic_write_text(output, html)
     for note in notes:
         typer.echo(f"note: {plain(note)}", err=True)
     n_fig = sum(len(e["figures"]) for e in entries)

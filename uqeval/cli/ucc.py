@@ -209,21 +209,25 @@ def ucc(
         return
     if chunk_rows is not None or scheduler is not None or workers is not None:
         raise UsageError("--chunk-rows, --scheduler and --workers apply to --engine stream/dask only")
-    bands = [
-        band_of(name, load_predictions(path, settings), settings.level)
-        for name, path in zip(model_names(files), files)
-    ]
-    summary = ucc_report(
-        bands,
-        x_axis=x_axis.value,
-        y_axis=y_axis.value,
-        normalize=normalize.value,
-        partial_x=px,
-        partial_y=py,
-        cost=cost,
-        n_permutations=permutation_test,
-        seed=settings.seed,
-    )
+    from ..stream.progress import stage, work_progress
+
+    with work_progress(quiet):  # a terminal shows the stages (reading, the permutation test)
+        bands = []
+        for name, path in zip(model_names(files), files):
+            stage(f"reading {name}")
+            bands.append(band_of(name, load_predictions(path, settings), settings.level))
+        stage("UCC")
+        summary = ucc_report(
+            bands,
+            x_axis=x_axis.value,
+            y_axis=y_axis.value,
+            normalize=normalize.value,
+            partial_x=px,
+            partial_y=py,
+            cost=cost,
+            n_permutations=permutation_test,
+            seed=settings.seed,
+        )
     image = None
     if plot is not None:  # rendered before anything is written: a failure leaves no output
         from ..plots.common import figure_to_bytes

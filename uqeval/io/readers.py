@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import os
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -28,6 +29,71 @@ def detect_format(path: str | Path) -> str:
         if name.endswith(ext):
             return FORMATS[ext]
     raise InputError(f"{path}: unsupported file type; uqeval reads .csv, .csv.gz, .parquet and .pq files")
+
+
+#: the input name that reads standard input (``uqeval score -``)
+STDIN = "-"
+
+
+class StdinFile(os.PathLike):
+    """Standard input, spooled to a private temporary file: opened through :func:`os.fspath` (pyarrow,
+    ``open``), named ``<stdin>`` in messages (``str``)."""
+
+    def __init__(self, real: str, fmt: str) -> None:
+        self.real, self.format = real, fmt
+
+    def __fspath__(self) -> str:
+        return self.real
+
+    def __str__(self) -> str:
+        return "<stdin>"
+
+    __repr__ = __str__
+
+
+#: (the stream read, its file): a second ``-`` in the same run reads the same bytes
+_SPOOLED: list[tuple[object, StdinFile]] = []
+
+
+def is_stdin(path: object) -> bool:
+    return isinstance(path, StdinFile) or str(path) == STDIN
+
+
+def stdin_file(stream=None) -> StdinFile:
+    """Standard input read once (a second ``-`` in the same run reads the same bytes): Parquet when it
+    starts with the magic bytes ``PAR1``, else CSV (gzip-compressed CSV is decompressed)."""
+    import atexit
+    import shutil
+    import sys
+    import tempfile
+
+    src = stream if stream is not None else getattr(sys.stdin, "buffer", None)
+    if _SPOOLED and _SPOOLED[0][0] is src:
+        return _SPOOLED[0][1]
+    key = src
+    if src is None or (hasattr(src, "isatty") and src.isatty()):
+        raise InputError(
+            "-: standard input is a terminal; pipe a CSV or Parquet file into uqeval (... | uqeval score -)"
+        )
+    fd, real = tempfile.mkstemp(prefix="uqeval-stdin-")
+    atexit.register(lambda: os.path.exists(real) and os.unlink(real))
+    with os.fdopen(fd, "wb") as out:
+        head = src.read(4) or b""
+        if head[:2] == b"\x1f\x8b":  # gzip
+            rest = src.read()
+            try:
+                data = gzip.decompress(head + rest)
+            except (OSError, EOFError, zlib.error) as exc:
+                raise InputError(f"<stdin>: cannot read gzip-compressed input ({_short(exc)})") from None
+            head, src = data[:4], None
+            out.write(data)
+        else:
+            out.write(head)
+            shutil.copyfileobj(src, out, 1 << 20)
+    if os.path.getsize(real) == 0:
+        raise InputError("<stdin>: standard input is empty; pipe a CSV or Parquet file into uqeval")
+    _SPOOLED[:] = [(key, StdinFile(real, "parquet" if head == b"PAR1" else "csv"))]
+    return _SPOOLED[0][1]
 
 
 def _check_readable(path: Path) -> None:
@@ -55,6 +121,8 @@ def inspect(path: str | Path) -> TableInfo:
 
     ``path`` follows :func:`uqeval.io.inputs.expand_input` (an existing file is that file; a directory or a
     pattern must name exactly one file here, the in-memory readers read one)."""
+    if is_stdin(path):
+        return _inspect(stdin_file())
     p = Path(path)
     if not p.exists() or p.is_dir():
         from .inputs import single_file
@@ -65,6 +133,12 @@ def inspect(path: str | Path) -> TableInfo:
     from .writers import register_input
 
     register_input(p)
+    return _inspect(p, fmt)
+
+
+def _inspect(p: Path | StdinFile, fmt: str | None = None) -> TableInfo:
+    if isinstance(p, StdinFile):
+        fmt = p.format
     if fmt == "parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq

@@ -70,7 +70,7 @@ Bad arrays raise :class:`~uqeval.errors.InputError`; bad options (axis names,
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -978,8 +978,11 @@ def permutation_test(
     y_axis: str = "missrate",
     normalize: str = "std",
     names: Sequence[str] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> dict:
     r"""Paired permutation test of AUUCC differences between models (paper Sec. 2.3, Dwass 1957).
+
+    ``progress(k)``, if given, is called after each batch of ``k`` permutations of a pair.
 
     For each pair of models :math:`(a, b)` sharing ``y_true`` and ``pred``, every
     permutation swaps each row's bands between the two models with probability 1/2 and
@@ -1084,6 +1087,8 @@ def permutation_test(
             del swap
             hits += int(np.count_nonzero(np.abs(diff) >= thresh))
             done += bsz
+            if progress is not None:
+                progress(bsz)
         p = (1.0 + hits) / (1.0 + n_perm)
         pmat[i][j] = pmat[j][i] = p
         pairs.append(

@@ -44,3 +44,53 @@ def row_progress(
     with Progress(*columns, console=Console(file=stream), transient=True) as bar:
         task = bar.add_task("rows", total=total)
         yield lambda done: bar.update(task, completed=done)
+
+
+# --------------------------------------------------------------------------- long in-memory work (issue 26)
+# The command line opens one display around a long in-memory command (compare, report, ucc
+# --permutation-test); the tasks announce their stages with :func:`stage`, which does nothing when no
+# display is open (a pipe, --quiet, the Python API). The display is on stderr and only on a terminal.
+
+_ACTIVE: list = []  # [(rich Progress, its task id)] while a display is open
+
+
+def _noop(n: int = 1) -> None:
+    return None
+
+
+def is_terminal(stream) -> bool:
+    return bool(hasattr(stream, "isatty") and stream.isatty())
+
+
+@contextlib.contextmanager
+def work_progress(quiet: bool = False, stream=None) -> Iterator[None]:
+    """A progress display for the stages of in-memory work, on ``stream`` (stderr) when it is a
+    terminal and not ``quiet``; removed when the work ends (transient)."""
+    stream = stream if stream is not None else sys.stderr
+    if quiet or _ACTIVE or not is_terminal(stream):
+        yield
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+    with Progress(*columns, console=Console(file=stream, force_terminal=True), transient=True) as bar:
+        _ACTIVE.append((bar, bar.add_task("working", total=None)))
+        try:
+            yield
+        finally:
+            _ACTIVE.clear()
+
+
+def stage(description: str, total: int | None = None) -> Callable[[int], None]:
+    """Show ``description`` (with a bar of ``total`` steps) on the open display; returns
+    ``advance(steps)``. Without an open display: a function that does nothing."""
+    if not _ACTIVE:
+        return _noop
+    bar, task = _ACTIVE[-1]
+    bar.update(task, description=description, total=total, completed=0, refresh=True)  # each stage is seen
+
+    def advance(n: int = 1) -> None:
+        bar.advance(task, n)
+
+    return advance

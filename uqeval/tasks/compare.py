@@ -702,8 +702,12 @@ def poisson_bootstrap(
         n_terms=sum(_width(t) for t in dense),
         n_categories=tuple(f[2] for f in forms if f is not None and f[1] is not None),
     )
+    from ..stream.progress import stage
+
     if dense or codes:
+        advance = stage(f"bootstrap ({replicates:,} resamples)", n)
         for start, stop in _spans(n, _ROWS):  # the same sums in the same order as in one update
+            advance(stop - start)
             block = (
                 np.column_stack([t(start, stop) if callable(t) else t[start:stop] for t in dense])
                 if dense
@@ -728,8 +732,10 @@ def poisson_bootstrap(
     rest = [i for i, f in enumerate(forms) if f is None]
     if rest:
         step = max(1, (1 << 22) // max(n, 1))
+        advance = stage(f"bootstrap ({replicates:,} resamples, order statistics)", replicates)
         for r0 in range(0, replicates, step):
             r1 = min(replicates, r0 + step)
+            advance(r1 - r0)
             w = poisson_weights(seed, 0, n, r1)[r0:r1]
             for i in rest:
                 out[i][r0:r1] = stats[i].weighted(w)
@@ -806,6 +812,7 @@ def sign_flip_tests(
     per unit, i.e. the test of the units' sums of differences."""
     from ..metrics.blocks import PairwiseSum
     from ..resample import Accumulator, permutation_p_values, unit_sums
+    from ..stream.progress import stage
 
     block = diffs
     n, t = shape if callable(diffs) else diffs.shape
@@ -820,8 +827,10 @@ def sign_flip_tests(
             totals += unit_sums(units[start:stop], count, buf[: stop - start])
         return sign_flip_tests(totals, permutations, seed)
     acc = Accumulator(seed, permutations=permutations, n_diffs=t)
+    advance = stage(f"permutation tests ({permutations:,} sign flips)", n)
     if not callable(diffs):
         for start in range(0, n, _ROWS):
+            advance(min(n, start + _ROWS) - start)
             acc.update(start, diffs=diffs[start : start + _ROWS])
         return permutation_p_values(acc.flipped, diffs.sum(axis=0), np.abs(diffs).sum(axis=0))
     # the column sums of the (N, t) matrix. One column: numpy's pairwise sums of the whole column
@@ -831,6 +840,7 @@ def sign_flip_tests(
     pairwise = (PairwiseSum(n), PairwiseSum(n)) if t == 1 else None
     whole = np.empty((min(n, _ROWS + 1) + 1, t))  # one buffer for every block
     for start, stop in _spans(n, _ROWS):
+        advance(stop - start)
         buf = whole[: stop - start + 1]
         block(start, stop, buf[1:])
         acc.update(start, diffs=buf[1:])

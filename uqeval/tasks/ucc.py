@@ -424,7 +424,10 @@ def ucc_report(
         }
     test = None
     if n_perm:
+        from ..stream.progress import stage
+
         ref = bands[0]
+        n_pairs = len(bands) * (len(bands) - 1) // 2
         widths = [
             (ref.pred - (b.pred - lo), ref.pred + (hi - b.pred)) for b in bands for lo, hi in [b.bounds_of()]
         ]
@@ -440,6 +443,7 @@ def ucc_report(
             y_axis=y_axis,
             normalize=normalize,
             names=[b.name for b in bands],
+            progress=stage(f"UCC permutation test ({n_perm:,} per pair)", n_perm * n_pairs),
         )
     notes = [n for b in bands for n in b.notes]
     return ucc_document(
