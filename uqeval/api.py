@@ -386,6 +386,141 @@ def _is_list(t: Any) -> bool:
     return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
 
 
+def _prepare(
+    data: Any,
+    y_true: Any,
+    y: str | None,
+    level: float | None,
+    levels: ArrayLike | None,
+    settings: Settings,
+    **roles: Any,
+) -> tuple[dict[str, Any], bool, Any, float | None, Settings]:
+    """Check how ``data`` and the role keywords go together (as :func:`evaluate` and :func:`plot` take them);
+    returns the given roles, whether ``data`` is a table, the targets, the level and the settings."""
+    quantiles, lower = roles.get("quantiles"), roles.get("lower")
+    given = {r: v for r, v in roles.items() if v is not None}
+    table = _is_table(data)
+    if y is not None and y_true is not None:
+        raise UsageError("give the targets once: y= or y_true=")
+    target = y if y is not None else y_true
+    if y is not None and not table:
+        raise UsageError("y= names a column of a table; with arrays, pass the targets as data or y_true=")
+    if data is not None and not table and target is not None:
+        raise UsageError("give the targets once: as data or as y_true=")
+    if isinstance(data, (str, Path)):
+        raise UsageError(f"data is a path; to score a file call uqeval.evaluate_file({str(data)!r})")
+    if isinstance(data, Mapping):
+        raise UsageError(
+            "data is a mapping; pass a pandas DataFrame or pyarrow Table (pyarrow.table(data)) or the arrays "
+            "as keyword arguments"
+        )
+    if level is not None:  # the nominal level of a single lower/upper pair (as --level)
+        level = float(_scalar(level, "level"))
+        settings = replace(settings, level=level)
+    if quantiles is None and lower is None:  # levels do not describe columns: they are the coverage levels
+        if levels is not None:
+            settings = replace(
+                settings, levels=tuple(np.atleast_1d(as_real_array(levels, "levels")).tolist())
+            )
+        elif level is not None:
+            settings = replace(settings, levels=(level,))
+
+    return given, table, target, level, settings
+
+
+def _load(
+    data: Any,
+    given: dict[str, Any],
+    table: bool,
+    target: Any,
+    level: float | None,
+    levels: ArrayLike | None,
+    member_axis: int,
+    settings: Settings,
+) -> tuple[Loaded, Settings, Any]:
+    """The prediction container of ``data`` and the role keywords (checked by :func:`_prepare`), the settings
+    (a table's plan may set levels) and the Arrow table (None unless ``data`` is a table)."""
+    from .io.load import Loaded
+
+    arrow = None
+    if isinstance(data, Prediction):
+        if given or target is not None:
+            raise UsageError("data is a prediction container: pass no other arrays or columns with it")
+        n = data.n
+        loaded = Loaded(
+            data,
+            {
+                "path": "<arrays>",
+                "format": "python",
+                "n_rows": n,
+                "n_dropped": 0,
+                "representation": data.kind,
+                "columns": {},
+            },
+        )
+    elif table:
+        arrow = _arrow(data)
+        named = {r: v for r, v in {"y_true": target, **given}.items() if isinstance(v, str)}
+        if all(r in _COLUMN_ROLES for r in given) and len(named) == len(given) + (target is not None):
+            loaded, settings = _from_plan(arrow, named, settings)
+        else:  # arrays, or lists of column names: the arrays path
+            columns: dict[str, Any] = {}
+            arrays: dict[str, np.ndarray] = {}
+            if target is None:
+                from .io.columns import ALIASES
+
+                found = [c for c in arrow.column_names if c.lower() in ALIASES["y_true"] + ("label",)]
+                target = found[0] if len(found) == 1 else None
+            for role, v in {"y_true": target, **given}.items():
+                if v is None:
+                    continue
+                names = isinstance(v, str) or (
+                    isinstance(v, (list, tuple)) and bool(v) and all(isinstance(c, str) for c in v)
+                )
+                if names:
+                    arrays[role] = _column(arrow, cast("str | Sequence[str]", v), role)  # checked just above
+                    columns[role] = list(v) if isinstance(v, (list, tuple)) else v
+                else:
+                    arrays[role] = as_real_array(v, role)
+            pred, n_dropped = _prediction(
+                arrays, columns, level=level, levels=levels, member_axis=member_axis, settings=settings
+            )
+            loaded = Loaded(
+                pred,
+                {
+                    "path": "<table>",
+                    "format": "python",
+                    "n_rows": arrow.num_rows,
+                    "n_dropped": n_dropped,
+                    "representation": pred.kind,
+                    "columns": columns,
+                },
+            )
+    elif data is None and target is None and not given:
+        raise UsageError(
+            "nothing to evaluate: pass the targets (data or y_true=) and a prediction (mean=, ...)"
+        )
+    else:
+        y_arr = data if data is not None else target
+        arrays = {"y_true": as_real_array(y_arr, "y_true")} if y_arr is not None else {}
+        arrays.update({r: as_real_array(v, r) for r, v in given.items()})
+        pred, n_dropped = _prediction(
+            arrays, {}, level=level, levels=levels, member_axis=member_axis, settings=settings
+        )
+        loaded = Loaded(
+            pred,
+            {
+                "path": "<arrays>",
+                "format": "python",
+                "n_rows": pred.n + n_dropped,
+                "n_dropped": n_dropped,
+                "representation": pred.kind,
+                "columns": {},
+            },
+        )
+    return loaded, settings, arrow
+
+
 @python_api
 def evaluate(
     data: Any = None,
@@ -456,52 +591,27 @@ def evaluate(
     >>> round(s["crps"], 4) == round(float(uqeval.crps_normal(y, mu, 1.0).mean()), 4)
     True
     """
-    from .io.load import Loaded
     from .tasks.score import score_loaded
 
     settings = make_settings(None, **overrides) if settings is None else replace(settings, **overrides)
-    given = {
-        r: v
-        for r, v in dict(
-            mean=mean,
-            std=std,
-            var=var,
-            lower=lower,
-            upper=upper,
-            quantiles=quantiles,
-            samples=samples,
-            proba=proba,
-            logits=logits,
-            loglik=loglik,
-        ).items()
-        if v is not None
-    }
-    table = _is_table(data)
-    if y is not None and y_true is not None:
-        raise UsageError("give the targets once: y= or y_true=")
-    target = y if y is not None else y_true
-    if y is not None and not table:
-        raise UsageError("y= names a column of a table; with arrays, pass the targets as data or y_true=")
-    if data is not None and not table and target is not None:
-        raise UsageError("give the targets once: as data or as y_true=")
-    if isinstance(data, (str, Path)):
-        raise UsageError(f"data is a path; to score a file call uqeval.evaluate_file({str(data)!r})")
-    if isinstance(data, Mapping):
-        raise UsageError(
-            "data is a mapping; pass a pandas DataFrame or pyarrow Table (pyarrow.table(data)) or the arrays "
-            "as keyword arguments"
-        )
-    if level is not None:  # the nominal level of a single lower/upper pair (as --level)
-        level = float(_scalar(level, "level"))
-        settings = replace(settings, level=level)
-    if quantiles is None and lower is None:  # levels do not describe columns: they are the coverage levels
-        if levels is not None:
-            settings = replace(
-                settings, levels=tuple(np.atleast_1d(as_real_array(levels, "levels")).tolist())
-            )
-        elif level is not None:
-            settings = replace(settings, levels=(level,))
-
+    given, table, target, level, settings = _prepare(
+        data,
+        y_true,
+        y,
+        level,
+        levels,
+        settings,
+        mean=mean,
+        std=std,
+        var=var,
+        lower=lower,
+        upper=upper,
+        quantiles=quantiles,
+        samples=samples,
+        proba=proba,
+        logits=logits,
+        loglik=loglik,
+    )
     spec = None
     if reference is not None or time is not None or id is not None:  # forecast verification (issue 16)
         from .tasks.skill import reference_spec
@@ -515,86 +625,13 @@ def evaluate(
         if isinstance(time, str) and not table:
             raise UsageError("time= names a column, but data is not a table: pass the times as an array")
 
-    if isinstance(data, Prediction):
-        if given or target is not None:
-            raise UsageError("data is a prediction container: pass no other arrays or columns with it")
-        n = data.n
-        loaded = Loaded(
-            data,
-            {
-                "path": "<arrays>",
-                "format": "python",
-                "n_rows": n,
-                "n_dropped": 0,
-                "representation": data.kind,
-                "columns": {},
-            },
-        )
-    elif table:
-        arrow = _arrow(data)
-        named = {r: v for r, v in {"y_true": target, **given}.items() if isinstance(v, str)}
-        if all(r in _COLUMN_ROLES for r in given) and len(named) == len(given) + (target is not None):
-            loaded, settings = _from_plan(arrow, named, settings)
-        else:  # arrays, or lists of column names: the arrays path
-            columns: dict[str, Any] = {}
-            arrays: dict[str, np.ndarray] = {}
-            if target is None:
-                from .io.columns import ALIASES
-
-                found = [c for c in arrow.column_names if c.lower() in ALIASES["y_true"] + ("label",)]
-                target = found[0] if len(found) == 1 else None
-            for role, v in {"y_true": target, **given}.items():
-                if v is None:
-                    continue
-                names = isinstance(v, str) or (
-                    isinstance(v, (list, tuple)) and bool(v) and all(isinstance(c, str) for c in v)
-                )
-                if names:
-                    arrays[role] = _column(arrow, cast("str | Sequence[str]", v), role)  # checked just above
-                    columns[role] = list(v) if isinstance(v, (list, tuple)) else v
-                else:
-                    arrays[role] = as_real_array(v, role)
-            pred, n_dropped = _prediction(
-                arrays, columns, level=level, levels=levels, member_axis=member_axis, settings=settings
-            )
-            loaded = Loaded(
-                pred,
-                {
-                    "path": "<table>",
-                    "format": "python",
-                    "n_rows": arrow.num_rows,
-                    "n_dropped": n_dropped,
-                    "representation": pred.kind,
-                    "columns": columns,
-                },
-            )
+    loaded, settings, arrow = _load(data, given, table, target, level, levels, member_axis, settings)
+    if arrow is not None:
         rows = loaded.prediction.row_numbers()
         if spec is not None and isinstance(time, str):
             spec = replace(spec, time=_objects(arrow, time, "time", rows))
         if spec is not None and id is not None:
             spec = replace(spec, model_ids=_objects(arrow, id, "id", rows))
-    elif data is None and target is None and not given:
-        raise UsageError(
-            "nothing to evaluate: pass the targets (data or y_true=) and a prediction (mean=, ...)"
-        )
-    else:
-        y_arr = data if data is not None else target
-        arrays = {"y_true": as_real_array(y_arr, "y_true")} if y_arr is not None else {}
-        arrays.update({r: as_real_array(v, r) for r, v in given.items()})
-        pred, n_dropped = _prediction(
-            arrays, {}, level=level, levels=levels, member_axis=member_axis, settings=settings
-        )
-        loaded = Loaded(
-            pred,
-            {
-                "path": "<arrays>",
-                "format": "python",
-                "n_rows": pred.n + n_dropped,
-                "n_dropped": n_dropped,
-                "representation": pred.kind,
-                "columns": {},
-            },
-        )
     if spec is not None and spec.kind == "persistence" and not isinstance(time, str) and time is not None:
         times = np.asarray(time)
         if loaded.info["n_dropped"] and times.shape[:1] == (loaded.info["n_rows"],):
