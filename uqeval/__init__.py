@@ -23,7 +23,8 @@ __version__ = "0.1.0"
 #: public name -> module that defines it (loaded on first use)
 _EXPORTS = {
     **{
-        n: "api" for n in ("Scores", "evaluate", "evaluate_file", "ucc", "compare", "list_metrics", "explain")
+        n: "api"
+        for n in ("Scores", "evaluate", "evaluate_file", "plot", "ucc", "compare", "list_metrics", "explain")
     },
     **{
         n: "functions"

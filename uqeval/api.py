@@ -31,6 +31,7 @@ from .validation import as_real_array
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.axes import Axes
     from numpy.typing import ArrayLike
 
     from .io.load import Loaded
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     #: what ``ucc`` and ``compare`` take as models
     Models = Prediction | Mapping[str, Prediction] | Sequence[Prediction]
 
-__all__ = ["Scores", "evaluate", "evaluate_file", "ucc", "compare", "list_metrics", "explain"]
+__all__ = ["Scores", "evaluate", "evaluate_file", "plot", "ucc", "compare", "list_metrics", "explain"]
 
 
 class Scores(Mapping):
@@ -52,8 +53,11 @@ class Scores(Mapping):
     score --format json`` document, :meth:`to_frame` one row per metric.
     """
 
-    def __init__(self, summary: dict[str, Any]) -> None:
+    def __init__(
+        self, summary: dict[str, Any], prediction: Prediction | None = None, settings: Settings | None = None
+    ) -> None:
         self._summary = summary
+        self._prediction, self._settings = prediction, settings  # what Scores.plot draws
         from .report.format import flatten, metric_orientation
 
         self._flat = dict(flatten(summary["metrics"]))
@@ -109,6 +113,12 @@ class Scores(Mapping):
                 for k, v in self._flat.items()
             ]
         )
+
+    def plot(self, kind: str, ax: Axes | None = None) -> Axes:
+        """:func:`uqeval.plot` of the prediction these scores came from (``kind``, ``ax`` as there)."""
+        if self._prediction is None:
+            raise UsageError("these scores hold no prediction to plot; call uqeval.plot(data, kind) instead")
+        return plot(self._prediction, kind, ax=ax, settings=self._settings)
 
     def __repr__(self) -> str:
         from .report.format import DETAIL, fmt_number
@@ -636,7 +646,143 @@ def evaluate(
         times = np.asarray(time)
         if loaded.info["n_dropped"] and times.shape[:1] == (loaded.info["n_rows"],):
             spec = replace(spec, time=times[loaded.prediction.row_numbers()])  # the times of the rows kept
-    return Scores(score_loaded(loaded, settings, spec))
+    return Scores(score_loaded(loaded, settings, spec), loaded.prediction, settings)
+
+
+#: the role keywords of :func:`evaluate` that :func:`plot` takes too
+_PLOT_ROLES = frozenset(
+    (
+        "y_true",
+        "y",
+        "mean",
+        "std",
+        "var",
+        "lower",
+        "upper",
+        "level",
+        "quantiles",
+        "levels",
+        "samples",
+        "proba",
+    )
+    + ("logits", "loglik", "member_axis", "settings")
+)
+
+
+@python_api
+def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
+    """Draw one plot ``kind`` of ``uqeval plot`` on a matplotlib Axes and return it.
+
+    ``data`` and ``columns`` are what :func:`evaluate` takes (arrays, a prediction container, a DataFrame
+    with column names; ``y_true=``, ``mean=``, ``std=``, ... and settings such as ``num_bins=``), or ``data``
+    is ``{name: data}`` to overlay models on one Axes, one labelled series each (the kinds of
+    ``uqeval.tasks.plot.OVERLAY_KINDS``: calibration, reliability, pit, ucc, spread_skill); ``columns``
+    then apply to every model. ``kind`` is one of ``uqeval.tasks.plot.PLOT_KINDS`` that applies to the
+    representation (the error lists those that do); opt-in diagnostics (``spread_skill``,
+    ``rank_histogram``, ...) need no setting. ``ax``: draw there (the kinds of ``uqeval.tasks.plot.AX_KINDS``);
+    without it a new figure is made (with pyplot for the kinds that draw on a given Axes, so a notebook
+    shows it). matplotlib is imported here, not by ``import uqeval``.
+
+    >>> import numpy as np, uqeval
+    >>> rng = np.random.default_rng(0); y = rng.normal(size=200)
+    >>> ax = uqeval.plot(y, "calibration", mean=np.zeros(200), std=np.ones(200))
+    >>> ax.get_title()
+    'Average calibration'
+    """
+    from .errors import option
+    from .tasks.plot import AX_KINDS, OVERLAY_KINDS, PLOT_KINDS, build_figures
+
+    if not isinstance(kind, str) or kind not in PLOT_KINDS:
+        raise UsageError(f"unknown {option('kind', kind)}: choose from {', '.join(PLOT_KINDS)}")
+    bad = sorted(set(columns) - _PLOT_ROLES - set(Settings.__dataclass_fields__))
+    if bad:
+        raise UsageError(f"plot() got an unexpected keyword argument {bad[0]!r}")
+    models = dict(data) if isinstance(data, Mapping) else None
+    if models is not None:
+        if not models:
+            raise UsageError("data is an empty mapping: give {name: data} with at least one model")
+        if len(models) > 1 and kind not in OVERLAY_KINDS:
+            raise UsageError(
+                f"{option('kind', kind)} does not overlay several models; the kinds that do: "
+                f"{', '.join(OVERLAY_KINDS)} (or plot each model on its own Axes)"
+            )
+    named = models if models is not None else {"": data}
+    preds: dict[str, tuple[Prediction, Settings]] = {}
+    for name, one in named.items():
+        preds[str(name)] = _plot_prediction(one, **columns)
+    from .catalogue import CLASSIFICATION
+    from .tasks.plot import applicable_kinds
+
+    for name, (pred, settings) in preds.items():  # opt-in figures (diagnostics, murphy) need no setting
+        preds[name] = (pred, replace(settings, diagnostics=True, murphy=True))
+        allowed = applicable_kinds(pred, preds[name][1])
+        if kind not in allowed:
+            who = f" (model {name!r})" if models is not None else ""
+            raise UsageError(
+                f"{option('kind', kind)} does not apply to {pred.kind} predictions{who}; "
+                + (f"the kinds that do: {', '.join(allowed)}" if allowed else "no plot kind does")
+                + (
+                    "; the skill plot needs a reference forecast: use evaluate(reference=...)"
+                    if kind == "skill"
+                    else ""
+                )
+            )
+    first = next(iter(preds.values()))[0]
+    drawable = kind in AX_KINDS and not (kind == "reliability" and first.kind in CLASSIFICATION)
+    if ax is not None and not drawable:
+        raise UsageError(
+            f"{option('kind', kind)} makes a figure of its own (several panels or a classifier's diagram): "
+            f"call without {option('ax')} and use the Axes returned; {option('ax')} takes: {', '.join(AX_KINDS)}"
+        )
+    if ax is None and drawable:
+        import matplotlib.pyplot as plt
+
+        from .plots.common import FIGSIZE
+
+        _, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
+    if kind == "ucc" and models is not None:  # plot_ucc draws every model's curve, in its own colours
+        from .plots.ucc import plot_ucc
+        from .tasks.plot import KIND_TITLES, ucc_result
+
+        results = [ucc_result(p, s, name) for name, (p, s) in preds.items()]
+        plot_ucc([r["model"] for r in results], title=KIND_TITLES["ucc"], ax=ax)
+        return cast("Axes", ax)
+    fig = None
+    for i, (name, (pred, settings)) in enumerate(preds.items()):
+        bundle = build_figures(
+            pred,
+            None,
+            settings,
+            kinds=[kind],
+            ax=ax,
+            series=name if models is not None else None,
+            color=f"C{i}" if models is not None else None,
+        )
+        fig = bundle.figures.get(kind)
+        if fig is None:
+            raise InputError(f"nothing to draw for {option('kind', kind)}: {'; '.join(bundle.notes)}")
+    if ax is None:
+        return fig.axes[0]
+    if models is not None:  # one legend entry per label (each model draws the reference again)
+        handles, labels = ax.get_legend_handles_labels()
+        seen = dict(zip(labels, handles))
+        for legend in list(ax.figure.legends):
+            legend.remove()
+        ax.legend(list(seen.values()), list(seen.keys()), fontsize="small")
+    return ax
+
+
+def _plot_prediction(data: Any, **columns: Any) -> tuple[Prediction, Settings]:
+    """The prediction and settings :func:`evaluate` would score for ``data`` and ``columns``."""
+    settings = columns.pop("settings", None)
+    roles = {k: columns.pop(k) for k in list(columns) if k in _PLOT_ROLES}
+    settings = make_settings(None, **columns) if settings is None else replace(settings, **columns)
+    member_axis = roles.pop("member_axis", -1)
+    y_true, y = roles.pop("y_true", None), roles.pop("y", None)
+    level, levels = roles.pop("level", None), roles.pop("levels", None)
+    given, table, target, level, settings = _prepare(data, y_true, y, level, levels, settings, **roles)
+    loaded, settings, _ = _load(data, given, table, target, level, levels, member_axis, settings)
+    return loaded.prediction, settings
 
 
 _FILE_ROLES = (
@@ -705,7 +851,8 @@ def evaluate_file(
                 columns={**s.columns, **roles},
                 representation=s.representation or (kind if given else None),
             )
-        return Scores(score_loaded(load_predictions(path, s), s, spec))
+        loaded = load_predictions(path, s)
+        return Scores(score_loaded(loaded, s, spec), loaded.prediction, s)
     # lists of columns (quantiles, samples, proba, ...): read the file and evaluate its table
     from .io.readers import inspect, read_columns
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import io
 from collections.abc import Sequence
+from typing import Any, cast
 
 import numpy as np
 from matplotlib import rc_context
@@ -41,6 +42,7 @@ __all__ = [
     "figure_to_bytes",
     "finite_1d",
     "finite_columns",
+    "axes_for",
     "new_figure",
     "style_axes",
     "step_vertices",
@@ -89,6 +91,20 @@ def new_figure(
     return fig, ax
 
 
+def axes_for(ax: Axes | None, figsize: tuple[float, float] = FIGSIZE) -> tuple[Figure, Axes]:
+    """``(figure, axes)`` to draw on: a caller's ``ax`` (and its figure), else :func:`new_figure`."""
+    if ax is None:
+        fig, new = new_figure(figsize)
+        return fig, cast("Axes", new)
+    return cast("Figure", ax.figure), ax
+
+
+def _constrained(fig: Any) -> bool:
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    return isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine)
+
+
 def style_axes(
     ax: Axes,
     title: str,
@@ -109,6 +125,8 @@ def style_axes(
     ax.set_axisbelow(True)
     handles, labels = ax.get_legend_handles_labels()
     if legend and handles:
+        if legend_loc == "outside" and not _constrained(ax.figure):  # a caller's figure (ax=): inside
+            legend_loc = "best"
         if legend_loc == "outside":  # below the axes, never over the data
             ncols = min(len(handles), 2)
             ax.figure.legend(

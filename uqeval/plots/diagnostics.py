@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from .common import COLORS, FONT, new_figure, style_axes
+from .common import COLORS, FONT, axes_for, new_figure, style_axes
 
 __all__ = ["plot_corp", "plot_corp_panels", "plot_smooth_reliability", "plot_spread_reliability"]
 
@@ -124,6 +125,9 @@ def plot_spread_skill(
     *,
     title: str = "Spread-skill diagram",
     ensemble: bool = False,
+    ax: Axes | None = None,
+    label: str | None = None,
+    color: str | None = None,
 ) -> Figure:
     """Binned spread–skill diagram: RMSE of the point prediction (the ensemble mean) against the RMS spread
     of each spread-sorted equal-count bin (:func:`uqeval.metrics.spread.spread_bins`), with the 1:1 line and
@@ -138,23 +142,47 @@ def plot_spread_skill(
         xlabel=f"{spread} per bin",
         ylabel="RMSE of the ensemble mean" if ensemble else "RMSE of the point prediction",
         diagonal="spread = RMSE",
+        ax=ax,
+        label=label,
+        color=color,
     )
 
 
 def _binned_spread(
-    bins: Mapping[str, np.ndarray], note: str | None, *, title: str, xlabel: str, ylabel: str, diagonal: str
+    bins: Mapping[str, np.ndarray],
+    note: str | None,
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    diagonal: str,
+    ax: Axes | None = None,
+    label: str | None = None,
+    color: str | None = None,
 ) -> Figure:
     """RMSE against RMV per equal-count bin (``bins`` of :func:`uqeval.metrics.spread.spread_bins`), the
     diagonal dashed; bins whose squares overflow are not drawn (the note says how many are)."""
     rmv, rmse = np.asarray(bins["rmv"]), np.asarray(bins["rmse"])
     ok = np.isfinite(rmv) & np.isfinite(rmse)  # squares of huge values overflow: those bins are not drawn
     rmv, rmse = rmv[ok], rmse[ok]
-    fig, ax = new_figure(figsize=(5.6, 5.2))
+    fig, ax = axes_for(ax, figsize=(5.6, 5.2))
     hi = float(max(rmv.max(), rmse.max())) * 1.05 if rmv.size else 0.0
     hi = hi if 0 < hi < np.inf else 1.0
+    if label is not None:  # one labelled series of an overlay: the axes hold every series drawn so far
+        hi = max(hi, ax.get_xlim()[1] if ax.lines else 0.0)
     ax.plot([0, hi], [0, hi], linestyle="--", color=COLORS["ref"], linewidth=1.0, label=diagonal)
-    ax.plot(rmv, rmse, marker="o", color=COLORS["main"], linewidth=1.4, label="bins (equal count)")
-    if note is not None:
+    if label is not None:
+        ax.plot(
+            rmv,
+            rmse,
+            marker="o",
+            color=color,
+            linewidth=1.4,
+            label=f"{label}" + (f" ({note})" if note else ""),
+        )
+    else:
+        ax.plot(rmv, rmse, marker="o", color=COLORS["main"], linewidth=1.4, label="bins (equal count)")
+    if note is not None and label is None:
         _note(
             ax,
             f"{note} ({int(ok.sum())} of {ok.size} bins drawn)"
@@ -172,6 +200,7 @@ def plot_spread_reliability(
     ence: float | None = None,
     *,
     title: str = "Spread reliability (RMSE vs RMV)",
+    ax: Axes | None = None,
 ) -> Figure:
     """Levi et al.'s reliability diagram: RMSE of each σ-sorted equal-count bin against its RMV
     (:func:`uqeval.metrics.spread.spread_bins`); on the diagonal σ matches the error."""
@@ -182,4 +211,5 @@ def plot_spread_reliability(
         xlabel="root mean predicted variance (RMV)",
         ylabel="RMSE of the point prediction",
         diagonal="calibrated spread",
+        ax=ax,
     )

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
@@ -31,13 +32,13 @@ from ..validation import check_positive
 from .common import (
     COLORS,
     FONT,
+    axes_for,
     band_downsample,
     binomial_band,
     check_unit_interval,
     envelope_downsample,
     finite_1d,
     finite_columns,
-    new_figure,
     step_vertices,
     style_axes,
     subsample_indices,
@@ -83,6 +84,7 @@ def plot_predictions_band(
     x_label: str | None = None,
     band_label: str = "prediction interval",
     mean_label: str = "predicted mean",
+    ax: Axes | None = None,
 ) -> Figure:
     """Observations, predicted mean and an interval band against ``x`` (or the row index).
 
@@ -111,7 +113,7 @@ def plot_predictions_band(
         order = np.argsort(cols["x"], kind="stable")
         xs = cols["x"][order]
         x_label = x_label or "x"
-    fig, ax = new_figure()
+    fig, ax = axes_for(ax)
     bx, blo, bhi = band_downsample(xs, lo[order], hi[order], n_bins=_MAX_VERTICES // 2)
     ax.fill_between(bx, blo, bhi, color=COLORS["band"], alpha=0.35, linewidth=0, label=band_label)
     mx, my = envelope_downsample(xs, mu[order], n_bins=_MAX_VERTICES // 2)
@@ -135,6 +137,7 @@ def plot_intervals_ordered(
     seed: int = 0,
     band_label: str = "prediction interval",
     mean_label: str = "predicted mean",
+    ax: Axes | None = None,
 ) -> Figure:
     """Each row's interval and observation, rows ordered by target or by prediction.
 
@@ -155,7 +158,7 @@ def plot_intervals_ordered(
     order = np.argsort(y if order_by == "target" else mu, kind="stable")
     ranks = subsample_indices(n, max_points, seed)
     rows = order[ranks]
-    fig, ax = new_figure()
+    fig, ax = axes_for(ax)
     lw = 1.0 if ranks.size <= 500 else 0.5
     # ax.vlines, without the masked array per segment it builds (a fifth of a second at 5,000)
     segments = np.stack([np.column_stack([ranks, lo[rows]]), np.column_stack([ranks, hi[rows]])], axis=1)
@@ -190,6 +193,10 @@ def plot_calibration_curve(
     observed,
     miscal_area: float | None = None,
     title: str = "Average calibration",
+    *,
+    ax: Axes | None = None,
+    label: str | None = None,
+    color: str | None = None,
 ) -> Figure:
     """Observed vs expected proportion of targets inside the central intervals.
 
@@ -209,20 +216,24 @@ def plot_calibration_curve(
         from ..metrics.calibration import calibration_errors
 
         miscal_area = calibration_errors(p, q)["miscal_area"]
-    fig, ax = new_figure(figsize=(5.6, 5.2))
+    fig, ax = axes_for(ax, figsize=(5.6, 5.2))
     ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="ideal")
-    ax.fill_between(p, p, q, color=COLORS["fill"], alpha=0.3, linewidth=0, label="miscalibration area")
-    ax.plot(p, q, color=COLORS["main"], linewidth=1.6, label="observed")
-    ax.text(
-        0.97,
-        0.04,
-        f"miscalibration area = {miscal_area:.4f}",
-        transform=ax.transAxes,
-        ha="right",
-        va="bottom",
-        fontsize=FONT["note"],
-        bbox={"facecolor": "white", "edgecolor": "#cccccc", "boxstyle": "round"},
-    )
+    if label is not None:  # one labelled series of an overlay: the area goes in the legend
+        ax.plot(p, q, color=color, linewidth=1.6, label=f"{label} (miscalibration area = {miscal_area:.4f})")
+    else:
+        ax.fill_between(p, p, q, color=COLORS["fill"], alpha=0.3, linewidth=0, label="miscalibration area")
+        ax.plot(p, q, color=COLORS["main"], linewidth=1.6, label="observed")
+    if label is None:
+        ax.text(
+            0.97,
+            0.04,
+            f"miscalibration area = {miscal_area:.4f}",
+            transform=ax.transAxes,
+            ha="right",
+            va="bottom",
+            fontsize=FONT["note"],
+            bbox={"facecolor": "white", "edgecolor": "#cccccc", "boxstyle": "round"},
+        )
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_aspect("equal")
@@ -243,6 +254,7 @@ def plot_adversarial(
     ma_stderr,
     title: str = "Adversarial group calibration",
     y_label: str = "worst-group mean absolute calibration error",
+    ax: Axes | None = None,
 ) -> Figure:
     """Mean worst-group calibration error ±1 standard error against group size.
 
@@ -254,7 +266,7 @@ def plot_adversarial(
     g, m, s = cols["group_sizes"], cols["ma_mean"], cols["ma_stderr"]
     order = np.argsort(g, kind="stable")
     g, m, s = g[order], m[order], s[order]
-    fig, ax = new_figure()
+    fig, ax = axes_for(ax)
     ax.fill_between(g, m - s, m + s, color=COLORS["band"], alpha=0.35, linewidth=0, label="±1 standard error")
     ax.plot(g, m, color=COLORS["main"], marker="o", markersize=4, linewidth=1.4, label="mean of worst group")
     ax.set_xlim(0, max(1.0, float(g.max())))
@@ -265,7 +277,12 @@ def plot_adversarial(
 
 # --------------------------------------------------------------------------- 5. sharpness
 def plot_sharpness(
-    std, title: str = "Sharpness", bins: int = 50, *, sharpness: Mapping | None = None
+    std,
+    title: str = "Sharpness",
+    bins: int = 50,
+    *,
+    sharpness: Mapping | None = None,
+    ax: Axes | None = None,
 ) -> Figure:
     r"""Histogram of predicted standard deviations with the mean and the RMS marked.
 
@@ -287,7 +304,7 @@ def plot_sharpness(
 
         sharpness = sharpness_of(sd)
     mean_sd, rms_sd = float(sharpness["mean_std"]), float(sharpness["sharp"])
-    fig, ax = new_figure()
+    fig, ax = axes_for(ax)
     ax.stairs(counts, edges, fill=True, color=COLORS["band"], alpha=0.6, label="rows")
     ax.stairs(counts, edges, color=COLORS["main"], linewidth=0.8)
     ax.axvline(mean_sd, color=COLORS["accent"], linewidth=1.6, label=f"mean σ = {mean_sd:.4g}")
@@ -315,6 +332,7 @@ def plot_residuals_vs_std(
     max_points: int = 5000,
     seed: int = 0,
     z: float = 1.959963984540054,
+    ax: Axes | None = None,
 ) -> Figure:
     """Residuals ``y − μ`` against predicted σ, with the lines ``±z·σ`` (95 % by default).
 
@@ -329,7 +347,7 @@ def plot_residuals_vs_std(
     n = y.size
     sub = subsample_indices(n, max_points, seed)
     r = y[sub] - mu[sub]
-    fig, ax = new_figure()
+    fig, ax = axes_for(ax)
     smax = float(sd.max())
     grid = np.array([0.0, smax * 1.05])
     ax.plot(grid, z * grid, color=COLORS["accent"], linestyle="--", linewidth=1.2, label=f"±{z:.2f}σ")
@@ -353,6 +371,10 @@ def plot_reliability_diagram(
     pit,
     max_cal_err: float | None = None,
     title: str = "Reliability diagram (bin-free)",
+    *,
+    ax: Axes | None = None,
+    label: str | None = None,
+    color: str | None = None,
 ) -> Figure:
     r"""ACCRUE's bin-free reliability diagram: the empirical CDF of PIT values vs the diagonal.
 
@@ -382,8 +404,24 @@ def plot_reliability_diagram(
     # ECDF after each jump at u[idx]; steps drawn post-jump, anchored at (0, 0) and (1, 1).
     xs = np.concatenate([[0.0], u[idx], [1.0]])
     ys = np.concatenate([[0.0], (idx + 1) / n, [1.0]])
-    fig, ax = new_figure(figsize=(5.6, 5.2))
+    fig, ax = axes_for(ax, figsize=(5.6, 5.2))
     ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="perfect reliability")
+    if label is not None:  # one labelled series of an overlay: its largest deviation goes in the legend
+        ax.step(
+            xs,
+            ys,
+            where="post",
+            color=color,
+            linewidth=1.6,
+            label=f"{label} (max |C(φ) − φ| = {max_cal_err:.4f})",
+        )
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_aspect("equal")
+        style_axes(
+            ax, title, "predicted probability φ (PIT)", "observed frequency C(φ)", legend_loc="upper left"
+        )
+        return fig
     ax.step(xs, ys, where="post", color=COLORS["main"], linewidth=1.6, label="empirical CDF of PIT")
     ax.plot(
         [phi, phi],
@@ -420,6 +458,9 @@ def plot_pit_histogram(
     counts=None,
     edges=None,
     level: float = 0.95,
+    ax: Axes | None = None,
+    label: str | None = None,
+    color: str | None = None,
 ) -> Figure:
     r"""Histogram of PIT values with the band a uniform PIT would fall in.
 
@@ -455,9 +496,12 @@ def plot_pit_histogram(
         raise InputError("counts sum to 0: there is nothing to plot in the PIT histogram")
     p = np.diff(e) / (e[-1] - e[0])
     lo, hi = binomial_band(n, p, level)
-    fig, ax = new_figure()
-    ax.stairs(c, e, fill=True, color=COLORS["main"], alpha=0.55, label=f"rows (N = {int(n):,})")
-    ax.stairs(c, e, color=COLORS["main"], linewidth=1.0)
+    fig, ax = axes_for(ax)
+    if label is not None:  # one labelled series of an overlay: an outline
+        ax.stairs(c, e, color=color, linewidth=1.6, label=f"{label} (N = {int(n):,})")
+    else:
+        ax.stairs(c, e, fill=True, color=COLORS["main"], alpha=0.55, label=f"rows (N = {int(n):,})")
+        ax.stairs(c, e, color=COLORS["main"], linewidth=1.0)
     # The reference band goes on top of the bars so it stays visible.
     ax.stairs(
         hi,
@@ -482,7 +526,8 @@ def plot_pit_histogram(
         label="expected count N/bins" if np.allclose(p, p[0]) else "expected count",
     )
     ax.set_xlim(e[0], e[-1])
-    ax.set_ylim(0, max(float(c.max()), float(hi.max())) * 1.05)
+    top = max(float(c.max()), float(hi.max())) * 1.05
+    ax.set_ylim(0, max(top, ax.get_ylim()[1]) if label is not None else top)
     thousands(ax.yaxis)
     style_axes(ax, title, "PIT value F(y)", "number of rows", legend_loc="outside")
     return fig
@@ -495,6 +540,7 @@ def plot_rank_histogram(
     p_value: float | None = None,
     level: float = 0.95,
     xlabel: str | None = None,
+    ax: Axes | None = None,
 ) -> Figure:
     r"""Rank histogram (Talagrand diagram) of an M-member ensemble: rows per rank 0..M of the target.
 
@@ -509,7 +555,7 @@ def plot_rank_histogram(
     n, m1 = float(c.sum()), c.size
     r = np.arange(m1)
     lo, hi = (float(v) for v in binomial_band(n, 1.0 / m1, level))
-    fig, ax = new_figure()
+    fig, ax = axes_for(ax)
     label = f"rows (N = {int(n):,})" + (f", χ² test p = {p_value:.3g}" if p_value is not None else "")
     ax.bar(r, c, width=0.9, color=COLORS["main"], alpha=0.7, label=label)
     ax.axhspan(

@@ -13,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from ..errors import UsageError
 from ..metrics.ucc import UCCCurve, auucc
-from .common import COLORS, FONT, envelope_downsample, new_figure, style_axes
+from .common import COLORS, FONT, axes_for, envelope_downsample, style_axes
 
 __all__ = ["plot_ucc", "axis_label"]
 
@@ -57,7 +58,10 @@ def _draw_curve(ax, curve: UCCCurve, **kw) -> None:
 
 
 def plot_ucc(
-    models: Sequence[Mapping], cost: float = 0.5, title: str = "Uncertainty Characteristics Curve"
+    models: Sequence[Mapping],
+    cost: float = 0.5,
+    title: str = "Uncertainty Characteristics Curve",
+    ax: Axes | None = None,
 ) -> Figure:
     """One figure with the UCC of every model.
 
@@ -96,7 +100,7 @@ def plot_ucc(
                     f"the first has {'/'.join(axes)}"
                 )
 
-    fig, ax = new_figure()
+    fig, ax = axes_for(ax)
     for i, m in enumerate(models):
         color = _MODEL_COLORS[i % len(_MODEL_COLORS)]
         _draw_curve(

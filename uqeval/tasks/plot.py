@@ -87,7 +87,9 @@ from ..plots import PLOT_KINDS
 from ..predictions import Prediction
 
 __all__ = [
+    "AX_KINDS",
     "KIND_TITLES",
+    "OVERLAY_KINDS",
     "PLOT_KINDS",
     "PlotBundle",
     "applicable_kinds",
@@ -226,6 +228,28 @@ OPT_IN_KINDS: dict[str, str] = {
 }
 
 
+#: Kinds drawn on a caller's matplotlib Axes (``ax=`` of :func:`build_figures` and :func:`uqeval.plot`); the
+#: others make their own figure (several panels, or not yet converted).
+AX_KINDS: tuple[str, ...] = (
+    "predictions",
+    "intervals",
+    "calibration",
+    "adversarial",
+    "sharpness",
+    "residuals",
+    "reliability",  # regression (bin-free); the classification reliability diagram makes its own figure
+    "pit",
+    "ucc",
+    "spread_reliability",
+    "spread_skill",
+    "rank_histogram",
+    "multivariate_rank_histogram",
+)
+
+#: Kinds that overlay several models on one Axes, one labelled series each (:func:`uqeval.plot`).
+OVERLAY_KINDS: tuple[str, ...] = ("calibration", "reliability", "pit", "ucc", "spread_skill")
+
+
 # --------------------------------------------------------------------------- calibration diagnostics (issue 15, part A)
 def _diagnostic(family: str, kinds: tuple[str, ...] | None = None) -> Callable[[Prediction, Settings], bool]:
     """An opt-in family's plot: it applies where the family applies and is turned on (``--diagnostics``;
@@ -260,7 +284,14 @@ PLOT_NEEDS.update(
 
 
 def _diagnostics(
-    pred: Prediction, kinds: Sequence[str], metrics, settings: Settings, cache: dict, name: str
+    pred: Prediction,
+    kinds: Sequence[str],
+    metrics,
+    settings: Settings,
+    cache: dict,
+    name: str,
+    on: Mapping[str, Any] | None = None,
+    over: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     from ..plots import diagnostics as plots
 
@@ -301,12 +332,16 @@ def _diagnostics(
     if "spread_skill" in kinds:
         ratio = _group(pred, settings, metrics, "spread_skill", cache).get("ratio")
         out["spread_skill"] = plots.plot_spread_skill(
-            bins, ratio, title=KIND_TITLES["spread_skill"] + suffix, ensemble=pred.kind == "samples"
+            bins,
+            ratio,
+            title=KIND_TITLES["spread_skill"] + suffix,
+            ensemble=pred.kind == "samples",
+            **(over or {}),
         )
     if "spread_reliability" in kinds:
         ence = _group(pred, settings, metrics, "spread_calibration", cache).get("ence")
         out["spread_reliability"] = plots.plot_spread_reliability(
-            bins, ence, title=KIND_TITLES["spread_reliability"] + suffix
+            bins, ence, title=KIND_TITLES["spread_reliability"] + suffix, **(on or {})
         )
     return out
 
@@ -477,9 +512,14 @@ def _regression(
     seed: int,
     notes: list[str],
     order_by: str = "target",
+    on: Mapping[str, Any] | None = None,
+    over: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The regression figures; ``on`` (``{"ax": ...}``) is passed to every drawing function, ``over`` (``on``
+    with a series ``label`` and ``color``) to those that overlay several models (see :data:`OVERLAY_KINDS`)."""
     from ..plots import regression as plots
 
+    on, over = on or {}, over or {}
     out: dict[str, Any] = {}
     y = pred.require_targets()
 
@@ -506,34 +546,38 @@ def _regression(
             kinds = [k for k in kinds if k not in ("predictions", "intervals")]
         if "predictions" in kinds:
             out["predictions"] = plots.plot_predictions_band(
-                y, point, lo, hi, x=x, title=title("predictions"), x_label=x_label, **band
+                y, point, lo, hi, x=x, title=title("predictions"), x_label=x_label, **band, **on
             )
         if "intervals" in kinds:
             out["intervals"] = plots.plot_intervals_ordered(
-                y, point, lo, hi, title=title("intervals"), order_by=order_by, **band
+                y, point, lo, hi, title=title("intervals"), order_by=order_by, **band, **on
             )
     if "calibration" in kinds:
         from ..catalogue import calibration_curve
 
         expected, observed = calibration_curve(pred, settings)
         fig = plots.plot_calibration_curve(
-            expected, observed, group("avg_calibration").get("miscal_area"), title=title("calibration")
+            expected,
+            observed,
+            group("avg_calibration").get("miscal_area"),
+            title=title("calibration"),
+            **over,
         )
         if pred.quantile_keys() is not None:  # quantile mode: at the levels the file carries
-            ax = fig.axes[0]
+            ax = on.get("ax") or fig.axes[0]
             ax.set_xlabel("quantile level τ", fontsize=ax.xaxis.label.get_fontsize())
             ax.set_ylabel("observed share of targets ≤ quantile", fontsize=ax.yaxis.label.get_fontsize())
         out["calibration"] = fig
     if "adversarial" in kinds:
         adv = group("adv_group_calibration")
         out["adversarial"] = plots.plot_adversarial(
-            adv["group_sizes"], adv["ma_mean"], adv["ma_stderr"], title=title("adversarial")
+            adv["group_sizes"], adv["ma_mean"], adv["ma_stderr"], title=title("adversarial"), **on
         )
     if "sharpness" in kinds:
         std = pred.spread()
         if np.all(std > 0):
             out["sharpness"] = plots.plot_sharpness(
-                std, title=title("sharpness"), sharpness=group("sharpness")
+                std, title=title("sharpness"), sharpness=group("sharpness"), **on
             )
         else:
             notes.append(
@@ -542,11 +586,11 @@ def _regression(
             )
     if "residuals" in kinds:
         out["residuals"] = plots.plot_residuals_vs_std(
-            y, pred.point(), pred.spread(), title=title("residuals"), max_points=max_points, seed=seed
+            y, pred.point(), pred.spread(), title=title("residuals"), max_points=max_points, seed=seed, **on
         )
     if "reliability" in kinds:
         out["reliability"] = plots.plot_reliability_diagram(
-            pred.pit(), group("reliability").get("max_cal_err"), title=title("reliability")
+            pred.pit(), group("reliability").get("max_cal_err"), title=title("reliability"), **over
         )
     if "pit" in kinds:
         hist = group("avg_calibration").get("pit_histogram")
@@ -554,11 +598,16 @@ def _regression(
             from ..metrics.quantiles import pit_histogram
 
             hist = pit_histogram(pred.pit(), bins=10)
-        out["pit"] = plots.plot_pit_histogram(counts=hist["counts"], edges=hist["edges"], title=title("pit"))
+        out["pit"] = plots.plot_pit_histogram(
+            counts=hist["counts"], edges=hist["edges"], title=title("pit"), **over
+        )
     if "rank_histogram" in kinds:
         tests = group("calibration_tests")
         out["rank_histogram"] = plots.plot_rank_histogram(
-            tests["rank_histogram"], title=title("rank_histogram"), p_value=tests.get("rank_hist_chi2_p")
+            tests["rank_histogram"],
+            title=title("rank_histogram"),
+            p_value=tests.get("rank_hist_chi2_p"),
+            **on,
         )
     return out
 
@@ -630,6 +679,9 @@ def build_figures(
     seed: int | None = None,
     info: Mapping[str, Any] | None = None,
     order_by: str = "target",
+    ax: Any = None,
+    series: str | None = None,
+    color: str | None = None,
 ) -> PlotBundle:
     """Every figure that applies to ``pred`` (or the requested ``kinds``).
 
@@ -645,6 +697,10 @@ def build_figures(
         ``predictions`` plot; the row index when None.
     max_points, seed : scatter subsampling (``seed`` defaults to ``settings.seed``).
     info : the loader's ``info`` (``path``, ...), naming the file in UCC messages.
+    ax : a matplotlib Axes to draw on (the kinds of :data:`AX_KINDS`; :func:`uqeval.plot`), instead of a
+        new figure per kind.
+    series, color : with ``ax``, the label and colour of this prediction's series, for the kinds of
+        :data:`OVERLAY_KINDS` (several models on one Axes).
 
     Returns
     -------
@@ -708,6 +764,8 @@ def build_figures(
 
     bundle = PlotBundle()
     cache: dict[str, Any] = {}
+    on: dict[str, Any] = {} if ax is None else {"ax": ax}
+    over = {**on, "label": series, "color": color} if series is not None else on
     if pred.kind in CLASSIFICATION:
         figs = _categorical(pred, wanted, metrics, settings, cache, name)
     else:
@@ -724,10 +782,12 @@ def build_figures(
             seed,
             bundle.notes,
             order_by,
+            on,
+            over,
         )
     if "rejection" in wanted:
         figs["rejection"] = _rejection(pred, metrics, settings, cache, name)
-    figs.update(_diagnostics(pred, wanted, metrics, settings, cache, name))
+    figs.update(_diagnostics(pred, wanted, metrics, settings, cache, name, on, over))
     if "ucc" in wanted:
         try:
             res = ucc_result(pred, settings, name, info)
@@ -741,7 +801,7 @@ def build_figures(
             bundle.ucc = res["summary"]
             bundle.notes.extend(res["notes"])
             title = f"{KIND_TITLES['ucc']}: {name}" if name else KIND_TITLES["ucc"]
-            figs["ucc"] = plot_ucc([res["model"]], title=title)
+            figs["ucc"] = plot_ucc([res["model"]], title=title, **on)
     if "murphy" in wanted:  # issue 16 A
         from ..plots.murphy import murphy_panels, plot_murphy
 
@@ -773,6 +833,7 @@ def build_figures(
             title=f"{head}: {name}" if name else head,
             p_value=test["rank_hist_chi2_p"],
             xlabel=f"average rank of the outcome among the {m} members",
+            **on,
         )
     bundle.figures = {k: figs[k] for k in PLOT_KINDS if k in figs}
     return bundle
