@@ -696,7 +696,7 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
         raise UsageError(f"unknown {option('kind', kind)}: choose from {', '.join(PLOT_KINDS)}")
     bad = sorted(set(columns) - _PLOT_ROLES - set(Settings.__dataclass_fields__))
     if bad:
-        raise UsageError(f"plot() got an unexpected keyword argument {bad[0]!r}")
+        raise TypeError(f"plot() got an unexpected keyword argument {bad[0]!r}")
     models = dict(data) if isinstance(data, Mapping) else None
     if models is not None:
         if not models:
@@ -756,7 +756,7 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
             kinds=[kind],
             ax=ax,
             series=name if models is not None else None,
-            color=f"C{i}" if models is not None else None,
+            color=_SERIES_COLORS[i % len(_SERIES_COLORS)] if models is not None else None,
         )
         fig = bundle.figures.get(kind)
         if fig is None:
@@ -770,6 +770,10 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
             legend.remove()
         ax.legend(list(seen.values()), list(seen.keys()), fontsize="small")
     return ax
+
+
+#: series colours of an overlay: matplotlib's cycle without the orange of the reference bands
+_SERIES_COLORS = ("C0", "C2", "C3", "C4", "C5", "C6", "C8", "C9")
 
 
 def _plot_prediction(data: Any, **columns: Any) -> tuple[Prediction, Settings]:
