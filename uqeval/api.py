@@ -761,8 +761,8 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
         fig = bundle.figures.get(kind)
         if fig is None:
             raise InputError(f"nothing to draw for {option('kind', kind)}: {'; '.join(bundle.notes)}")
-    if ax is None:
-        return fig.axes[0]
+    if ax is None:  # a kind with a figure of its own
+        return cast("Any", fig).axes[0]
     if models is not None:  # one legend entry per label (each model draws the reference again)
         handles, labels = ax.get_legend_handles_labels()
         seen = dict(zip(labels, handles))
