@@ -9,6 +9,8 @@ import pytest
 import uqeval
 from uqeval.tasks.plot import AX_KINDS, OVERLAY_KINDS
 
+from .conftest import ROOT
+
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -144,3 +146,12 @@ def test_import_uqeval_does_not_import_matplotlib():
     code = "import sys, uqeval; uqeval.plot; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_scores_of_a_file_plot_and_scores_without_a_prediction_say_so():
+    scores = uqeval.evaluate_file(ROOT / "sample_data" / "quantiles.parquet")
+    ax = scores.plot("calibration")
+    assert ax.get_xlabel() == "quantile level τ"  # quantile mode, as `uqeval plot` draws it
+    bare = uqeval.Scores(scores._summary)
+    with pytest.raises(ValueError, match=r"uqeval\.plot\(data, kind\)"):
+        bare.plot("calibration")
