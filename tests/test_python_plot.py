@@ -75,8 +75,17 @@ def test_kinds_with_a_figure_of_their_own_return_its_axes_and_refuse_ax():
     ax = uqeval.plot(labels, "reliability", proba=p)  # the classifier's diagram: its own figure
     assert ax.get_title().startswith("Reliability diagram")
     with pytest.raises(ValueError, match=r"ax=") as err:
-        uqeval.plot(labels, "confidence", proba=p, ax=plt.subplots()[1])
+        uqeval.plot(labels, "sets", proba=p, ax=plt.subplots()[1])
     assert "--" not in str(err.value)
+    fig, ax = plt.subplots()
+    assert uqeval.plot(labels, "confidence", proba=p, ax=ax) is ax and len(fig.axes) == 1
+
+
+def test_murphy_on_the_given_axes():
+    y, mu, _ = _data()
+    fig, ax = plt.subplots()
+    assert uqeval.plot(y, "murphy", ax=ax, mean=mu, std=0.5) is ax
+    assert ax.lines and len(fig.axes) == 1
 
 
 @pytest.mark.parametrize("kind", OVERLAY_KINDS)
@@ -139,7 +148,7 @@ def test_drawing_functions_take_ax_and_keep_their_own_figure_without_it():
     assert fig.axes[0].get_title() == "PIT histogram" and fig.canvas.__class__.__name__ == "FigureCanvasAgg"
     f2, ax = plt.subplots()
     assert plot_pit_histogram(counts=[5, 6, 4, 5], ax=ax) is f2
-    assert "ucc" in AX_KINDS and "confidence" not in AX_KINDS
+    assert "ucc" in AX_KINDS and "sets" not in AX_KINDS
 
 
 def test_import_uqeval_does_not_import_matplotlib():

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -109,7 +110,9 @@ def reliability_diagram(
     return fig
 
 
-def confidence_histogram(bins: Mapping[str, np.ndarray], *, title: str | None = None) -> Figure:
+def confidence_histogram(
+    bins: Mapping[str, np.ndarray], *, title: str | None = None, ax: Axes | None = None
+) -> Figure:
     """Share of rows per top-label confidence bin, with mean confidence and accuracy marked (Guo et al. 2017, Fig. 1).
 
     Parameters
@@ -123,8 +126,11 @@ def confidence_histogram(bins: Mapping[str, np.ndarray], *, title: str | None = 
     full = counts > 0
     mean_conf = float(np.sum(counts[full] * conf[full]) / total) if total > 0 else float("nan")
     accuracy = float(np.sum(counts[full] * acc[full]) / total) if total > 0 else float("nan")
-    fig = _figure((5.5, 4.0))
-    ax = fig.subplots()
+    if ax is None:
+        fig = _figure((5.5, 4.0))
+        ax = fig.subplots()
+    else:
+        fig = ax.figure  # type: ignore[assignment]  # a caller's Axes: its (root) figure
     ax.bar(
         edges[:-1],
         share[:m],

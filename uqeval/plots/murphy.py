@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ..errors import InputError
-from .common import new_figure, style_axes
+from .common import axes_for, new_figure, style_axes
 
 
 def plot_murphy(
@@ -20,12 +21,13 @@ def plot_murphy(
     curves: Mapping[str, Sequence[float]],
     title: str = "Murphy diagram",
     xlabel: str = "threshold θ",
+    ax: Axes | None = None,
 ) -> Figure:
     """One line per entry of ``curves`` (label -> elementary scores on ``thetas``); lower is better at each θ."""
     th = np.asarray(thetas, dtype=float)
     if not curves:
         raise InputError("plot_murphy needs at least one curve")
-    fig, ax = new_figure()
+    fig, ax = axes_for(ax)
     for i, (label, values) in enumerate(curves.items()):
         v = np.asarray(values, dtype=float)
         if v.shape != th.shape:

@@ -239,10 +239,12 @@ AX_KINDS: tuple[str, ...] = (
     "residuals",
     "reliability",  # regression (bin-free); the classification reliability diagram makes its own figure
     "pit",
+    "confidence",  # classifiers
     "ucc",
     "spread_reliability",
     "spread_skill",
     "rank_histogram",
+    "murphy",
     "multivariate_rank_histogram",
 )
 
@@ -613,7 +615,13 @@ def _regression(
 
 
 def _categorical(
-    pred: Prediction, kinds: Sequence[str], metrics, settings: Settings, cache: dict, name: str
+    pred: Prediction,
+    kinds: Sequence[str],
+    metrics,
+    settings: Settings,
+    cache: dict,
+    name: str,
+    on: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     from ..metrics.classification import prediction_sets, reliability_bins
     from ..plots.classification import (
@@ -632,7 +640,9 @@ def _categorical(
             head = "Reliability diagram" + (f" (ECE = {ece:.4f})" if ece is not None else "")
             out["reliability"] = reliability_diagram(bins, ece=ece, title=head + suffix)
         if "confidence" in kinds:
-            out["confidence"] = confidence_histogram(bins, title=KIND_TITLES["confidence"] + suffix)
+            out["confidence"] = confidence_histogram(
+                bins, title=KIND_TITLES["confidence"] + suffix, **(on or {})
+            )
     if "sets" in kinds:
         from ..metrics.intervals import level_key
 
@@ -767,7 +777,7 @@ def build_figures(
     on: dict[str, Any] = {} if ax is None else {"ax": ax}
     over = {**on, "label": series, "color": color} if series is not None else on
     if pred.kind in CLASSIFICATION:
-        figs = _categorical(pred, wanted, metrics, settings, cache, name)
+        figs = _categorical(pred, wanted, metrics, settings, cache, name, on)
     else:
         figs = _regression(
             pred,
@@ -811,6 +821,7 @@ def build_figures(
             curves,
             title=f"{KIND_TITLES['murphy']}: {name}" if name else KIND_TITLES["murphy"],
             xlabel=xlabel,
+            **on,
         )
     if "exceedance_reliability" in wanted:  # issue 16
         figs["exceedance_reliability"] = _exceedance_reliability(pred, settings, name, bundle.notes)
