@@ -164,3 +164,12 @@ def test_scores_of_a_file_plot_and_scores_without_a_prediction_say_so():
     bare = uqeval.Scores(scores._summary)
     with pytest.raises(ValueError, match=r"uqeval\.plot\(data, kind\)"):
         bare.plot("calibration")
+
+
+def test_exceedance_reliability_takes_thresholds_and_says_so_without():
+    y, mu, _ = _data()
+    ax = uqeval.plot(y, "exceedance_reliability", mean=mu, std=0.5, thresholds=(0.0,))
+    assert "Y > 0" in ax.get_title()
+    with pytest.raises(ValueError, match=r"thresholds=") as err:
+        uqeval.plot(y, "exceedance_reliability", mean=mu, std=0.5)
+    assert "--" not in str(err.value)

@@ -721,11 +721,7 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
             raise UsageError(
                 f"{option('kind', kind)} does not apply to {pred.kind} predictions{who}; "
                 + (f"the kinds that do: {', '.join(allowed)}" if allowed else "no plot kind does")
-                + (
-                    "; the skill plot needs a reference forecast: use evaluate(reference=...)"
-                    if kind == "skill"
-                    else ""
-                )
+                + _KIND_HINTS.get(kind, "")
             )
     first = next(iter(preds.values()))[0]
     drawable = kind in AX_KINDS and not (kind == "reliability" and first.kind in CLASSIFICATION)
@@ -771,6 +767,12 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
         ax.legend(list(seen.values()), list(seen.keys()), fontsize="small")
     return ax
 
+
+#: why a kind may not apply, for :func:`plot`'s error
+_KIND_HINTS = {
+    "skill": "; uqeval.plot does not draw the skill plot (it needs a reference forecast)",
+    "exceedance_reliability": "; exceedance_reliability needs thresholds=(t, ...) (the events Y > t)",
+}
 
 #: series colours of an overlay: matplotlib's cycle without the orange of the reference bands
 _SERIES_COLORS = ("C0", "C2", "C3", "C4", "C5", "C6", "C8", "C9")
