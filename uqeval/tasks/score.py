@@ -257,7 +257,7 @@ def score_file(
     return summary
 
 
-def read_extra_column(path: str | Path, column: str, rows: np.ndarray) -> np.ndarray:
+def read_extra_column(path: str | Path, column: str, rows: np.ndarray | slice) -> np.ndarray:
     """One more column of ``path`` (any type), aligned with the kept ``rows`` of a loaded prediction."""
     from ..errors import SchemaError
     from ..io.readers import inspect, read_columns
