@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -59,7 +59,7 @@ def _block(cols: dict, plan: ColumnPlan, role: str, path: Path, offset: int = 0)
 
 #: memory layout of a role's block where it is not row-major: quantiles column-major, the layout the
 #: Quantiles container keeps (it would copy any other)
-_ORDER = {"quantiles": "F"}
+_ORDER: dict[str, Literal["C", "F"]] = {"quantiles": "F"}
 
 
 def _stack(cols: dict, names: list[str], path: Path, offset: int = 0, order: str = "C") -> np.ndarray:
