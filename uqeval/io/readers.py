@@ -327,7 +327,7 @@ def numbers_numpy(column) -> np.ndarray | None:
     return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
 
 
-def to_float(column, name: str, path: Path, offset: int = 0) -> np.ndarray:
+def to_float(column, name: str, path: str | Path, offset: int = 0) -> np.ndarray:
     """A numeric column as float64 (nulls become NaN); non-numeric data is a SchemaError.
 
     ``offset``: global row number of the first row (streamed chunks), used in messages."""
@@ -383,7 +383,7 @@ def to_float(column, name: str, path: Path, offset: int = 0) -> np.ndarray:
     raise SchemaError(f"{path}: column '{name}' has type {typ}, expected numbers")
 
 
-def to_matrix(column, name: str, path: Path, offset: int = 0) -> np.ndarray:
+def to_matrix(column, name: str, path: str | Path, offset: int = 0) -> np.ndarray:
     """A Parquet list column of equal-length numeric lists as an (N, M) float64 matrix."""
     import pyarrow as pa
     import pyarrow.compute as pc
