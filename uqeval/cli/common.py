@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 
@@ -526,7 +526,11 @@ def _expected_error(exc: BaseException) -> str | None:
 
         kinds += (MarkupError,)
     if isinstance(exc, kinds):
-        what = {RecursionError: "nested too deeply", MemoryError: "too large to process"}.get(type(exc))
+        known: dict[type[BaseException], str] = {
+            RecursionError: "nested too deeply",
+            MemoryError: "too large to process",
+        }
+        what = known.get(type(exc))
         text = what or f"{type(exc).__name__}{_first_line(exc)}"
         return f"{where}: cannot process input ({text})" if where else f"cannot process input ({text})"
     return None
@@ -591,7 +595,7 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
                 discard_temps()
                 typer.echo("interrupted", err=True)
                 raise typer.Exit(130) from None
-            except (typer.Exit, typer.Abort, *click_exceptions()):
+            except click_exceptions():  # typer.Exit, typer.Abort and click's usage errors
                 raise
             except Exception as exc:
                 message = _expected_error(exc)
@@ -741,7 +745,9 @@ ConnectTimeoutOpt = Annotated[
 ]
 
 
-for _ann in (EngineOpt, ChunkRowsOpt, SchedulerOpt, WorkersOpt, QuietOpt, ConnectTimeoutOpt):
+# Annotated aliases: mypy sees the plain types, at run time each carries its typer.Option in __metadata__
+_engine_opts = (EngineOpt, ChunkRowsOpt, SchedulerOpt, WorkersOpt, QuietOpt, ConnectTimeoutOpt)
+for _ann in cast("tuple[Any, ...]", _engine_opts):
     _ann.__metadata__[0].rich_help_panel = ENGINE_PANEL
 
 

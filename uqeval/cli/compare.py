@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
@@ -25,6 +25,9 @@ from .common import (
     resampling_options,
     scoring_options,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class Pairs(str, Enum):
@@ -147,13 +150,13 @@ def compare(
             check_output_path(out, files)
 
     labels = model_names([str(f) for f in files], names.split(",") if names is not None else None)
-    options = dict(
+    options: dict[str, Any] = dict(
         n_boot=bootstrap, ci_level=ci_level, n_permutations=permutations, pairs=pairs.value, dm_lag=dm_lag
     )
     from ..stream.engine import choose_engine
 
-    chosen = {choose_engine(engine.value, f) for f in files}
-    chosen = next((e for e in ("dask", "stream") if e in chosen), "memory")
+    engines = {choose_engine(engine.value, f) for f in files}
+    chosen = next((e for e in ("dask", "stream") if e in engines), "memory")
     if chosen != "memory":
         for flag, value in (
             ("--id", id_col),
@@ -193,7 +196,8 @@ def compare(
             loaded = load_predictions(path, settings)
             models.append(Model(name, loaded.prediction, loaded.info))
             ids.append(loaded.groups)
-        models = align_models(models, ids if id_col else None, id_column=id_col)
+        # with --id it is the "by" column, read from every file: each file's groups are its ids
+        models = align_models(models, cast("list[np.ndarray]", ids) if id_col else None, id_column=id_col)
         units: dict = {}
         if resampling:
             units["block_size"] = resampling.block_size
@@ -237,7 +241,7 @@ def compare(
     show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
 
 
-def _units(result: dict, cluster) -> object:
+def _units(result: dict, cluster) -> np.ndarray | None:
     """The cluster or block of each row that ``compare_models`` resampled (for the skill's intervals)."""
     info = result["settings"].get("resampling")
     if not info:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 
@@ -118,7 +118,7 @@ def coverage(
         if "dask" not in chosen and (scheduler is not None or workers is not None):
             raise UsageError("--scheduler and --workers apply to --engine dask only")
         counts = [] if quiet else [total_rows(f) for f in files]
-        total = None if quiet or None in counts else sum(counts)
+        total = None if quiet or None in counts else sum(cast("list[int]", counts))  # no None left
         with row_progress(total, quiet) as progress:
             if "dask" in chosen:
                 records = coverage_points_dask(pairs, settings, rows, points_by, scheduler, workers, progress)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
@@ -23,6 +23,9 @@ from .common import (
     scoring_options,
 )
 
+if TYPE_CHECKING:
+    import numpy as np
+
 
 class PlotFormat(str, Enum):
     png = "png"
@@ -31,7 +34,7 @@ class PlotFormat(str, Enum):
 
 
 # The --kind choices (uqeval.plots holds only the names: no matplotlib import for `uqeval --help`).
-PlotKind = Enum("PlotKind", {k: k for k in PLOT_KINDS}, type=str)
+PlotKind = Enum("PlotKind", {k: k for k in PLOT_KINDS}, type=str)  # type: ignore[misc]  # members known at run time only
 
 XOpt = Annotated[
     str | None, typer.Option("--x", help="Column to plot predictions against (default: the row index).")
@@ -51,7 +54,8 @@ DpiOpt = Annotated[
     int, typer.Option("--dpi", min=30, max=1200, help="Resolution of PNG output, dots per inch.")
 ]
 
-for _ann in (XOpt, MaxPointsOpt, PlotFormatOpt, DpiOpt):
+# Annotated aliases: mypy sees the plain types, at run time each carries its typer.Option in __metadata__
+for _ann in cast("tuple[Any, ...]", (XOpt, MaxPointsOpt, PlotFormatOpt, DpiOpt)):
     _ann.__metadata__[0].rich_help_panel = PLOTS_PANEL
 
 DEFAULT_MAX_POINTS = 5000
@@ -82,7 +86,7 @@ def output_format(output: Path, plot_format: PlotFormat | None) -> str:
     return suffix if suffix in ("png", "svg", "pdf") else "png"
 
 
-def load_x(x: str | None, loaded) -> tuple[object, str | None]:
+def load_x(x: str | None, loaded) -> tuple[np.ndarray | None, str | None]:
     """``(values, label)`` of the --x column (read with the prediction: ``extra=[x]``) aligned with the
     loaded rows, or ``(None, None)``."""
     if x is None:

@@ -260,6 +260,7 @@ def recalibrate(
         write_table(output, result.table)
         result.summary["output"] = str(output)
     if save is not None:
+        assert model_text is not None  # made above whenever --save is given
         atomic_write_text(save, model_text)
         result.summary["saved"] = str(save)
     _emit(result.summary, fmt)

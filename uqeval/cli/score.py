@@ -158,10 +158,12 @@ def score(
         else None
     )
     if rows_table is not None:
+        assert per_row is not None  # the table is made only for --per-row
         write_parquet(per_row, rows_table)
     if images is not None:
         from ..tasks.plot import write_images
 
+        assert plot_dir is not None  # the images are made only for --plot-dir
         write_images(images, plot_dir, plot_format.value if plot_format else "png")
     emit(summary, fmt, output)
 

@@ -243,6 +243,7 @@ def ucc(
     if image is not None:
         from ..io.writers import atomic_write_bytes
 
+        assert plot is not None  # the image is made only for --plot
         atomic_write_bytes(plot, image)
     _render(summary, fmt)
 

@@ -276,7 +276,7 @@ def plan_columns(
             fam["dirichlet"] = ColumnPlan("dirichlet", roles={"alpha": alphas})
         else:
             fam["dirichlet"] = ColumnPlan("dirichlet", roles={"alpha": lc["alpha"]}, list_roles={"alpha"})
-    loglik = _indexed(names, LOGLIK_RE, "log-likelihood", path)
+    loglik: list[str] | str = _indexed(names, LOGLIK_RE, "log-likelihood", path)  # or one list column
     if not loglik and "loglik" in lc:
         loglik = lc["loglik"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -50,7 +50,7 @@ class Loaded:
     table: TableInfo | None = None  # the file's header
 
 
-def _block(cols: dict, plan: ColumnPlan, role: str, path: Path, offset: int = 0) -> np.ndarray:
+def _block(cols: dict, plan: ColumnPlan, role: str, path: str | Path, offset: int = 0) -> np.ndarray:
     spec = plan.roles[role]
     if role in plan.list_roles:
         return to_matrix(cols[spec], spec, path, offset)
@@ -59,10 +59,10 @@ def _block(cols: dict, plan: ColumnPlan, role: str, path: Path, offset: int = 0)
 
 #: memory layout of a role's block where it is not row-major: quantiles column-major, the layout the
 #: Quantiles container keeps (it would copy any other)
-_ORDER = {"quantiles": "F"}
+_ORDER: dict[str, Literal["C", "F"]] = {"quantiles": "F"}
 
 
-def _stack(cols: dict, names: list[str], path: Path, offset: int = 0, order: str = "C") -> np.ndarray:
+def _stack(cols: dict, names: list[str], path: str | Path, offset: int = 0, order: str = "C") -> np.ndarray:
     """The named columns as one (N, C) float64 block, filled in place in cache-sized blocks of rows.
 
     A float64 Arrow column in one chunk without nulls is read through a zero-copy view, so the
@@ -111,7 +111,7 @@ def _nested(column) -> bool:
     return any(f(t) for f in is_list) and any(f(t.value_type) for f in is_list)
 
 
-def _to_tensor(column, name: str, path: Path, offset: int = 0) -> np.ndarray:
+def _to_tensor(column, name: str, path: str | Path, offset: int = 0) -> np.ndarray:
     """A Parquet list-of-lists column (M lists of K numbers per row) as an (N, M, K) float64 array."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -202,7 +202,11 @@ def load_predictions(
     if block is None and wide:  # not all numbers: read the columns whole, as for any other role
         cols.update(read_columns(table, wide_names)[0])
     elif wide:
-        prefilled[wide] = block.reshape(n_rows, -1, plan.classes) if wide == "member_proba" else block
+        assert block is not None  # read_block decoded the numbers
+        # flat member columns: the plan counts their classes
+        prefilled[wide] = (
+            block.reshape(n_rows, -1, cast(int, plan.classes)) if wide == "member_proba" else block
+        )
     batch = build_batch(table.path, plan, cols, n_rows, settings, prefilled=prefilled)
     extra_cols = {e: cols[e] for e in extra_names}
     del cols, prefilled, block
@@ -210,6 +214,7 @@ def load_predictions(
     # allocator keeps the pages (about the input's size): hand them back before the metrics allocate theirs
     release_arrow_memory()
     pred = batch.prediction
+    assert pred is not None  # without allow_empty a batch always holds a prediction
     info = {
         "path": str(path),
         "format": table.format,
@@ -304,7 +309,7 @@ def build_batch(
                 arrays[role] = _to_tensor(cols[spec], spec, p, offset)
             else:
                 block = _stack(cols, list(spec), p, offset)
-                arrays[role] = block.reshape(len(block), -1, plan.classes)
+                arrays[role] = block.reshape(len(block), -1, cast(int, plan.classes))  # flat: classes counted
         elif plan.representation == "multivariate" and role in plan.list_roles:  # list columns
             spec = plan.roles[role]
             arrays[role] = (
@@ -314,7 +319,10 @@ def build_batch(
             )
         elif plan.representation == "multivariate":  # (N, d) targets, (N, M, d) members
             block = np.column_stack([to_float(cols[c], c, p, offset) for c in plan.roles[role]])
-            arrays[role] = block if role == "y_true" else block.reshape(len(block), -1, plan.classes)
+            # members: classes holds the number of components d
+            arrays[role] = (
+                block if role == "y_true" else block.reshape(len(block), -1, cast(int, plan.classes))
+            )
         elif role in ("quantiles", "samples", "proba", "lower", "upper", "alpha", "loglik"):
             arrays[role] = _block(cols, plan, role, p, offset)
         else:
@@ -403,7 +411,7 @@ def usable_rows(
 
 
 def _build(
-    plan: ColumnPlan, a: dict[str, np.ndarray], columns: dict, rows: np.ndarray, s: Settings
+    plan: ColumnPlan, a: dict[str, np.ndarray], columns: dict, rows: np.ndarray | None, s: Settings
 ) -> Prediction:
     y = a.get("y_true")
     kind = plan.representation
@@ -420,7 +428,7 @@ def _build(
             rows=rows,
             lower=a["lower"],
             upper=a["upper"],
-            levels=levels,
+            levels=levels,  # type: ignore[arg-type]  # a list: __post_init__ makes it an array
             mean=a.get("mean"),
             loglik=ll,
         )
@@ -430,7 +438,7 @@ def _build(
             columns=columns,
             rows=rows,
             quantiles=a["quantiles"],
-            levels=plan.levels,
+            levels=plan.levels,  # type: ignore[arg-type]  # a list: __post_init__ makes it an array
             fix_crossing=s.fix_crossing,
             loglik=ll,
         )

@@ -14,6 +14,7 @@ import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, cast
 
 import numpy as np
 
@@ -76,7 +77,8 @@ def stdin_file(stream=None) -> StdinFile:
             "-: standard input is a terminal; pipe a CSV or Parquet file into uqeval (... | uqeval score -)"
         )
     fd, real = tempfile.mkstemp(prefix="uqeval-stdin-")
-    atexit.register(lambda: os.path.exists(real) and os.unlink(real))
+    # the lambda's value (False or unlink's None) is never used
+    atexit.register(lambda: os.path.exists(real) and os.unlink(real))  # type: ignore[func-returns-value]
     with os.fdopen(fd, "wb") as out:
         head = src.read(4) or b""
         if head[:2] == b"\x1f\x8b":  # gzip
@@ -237,7 +239,9 @@ def release_arrow_memory() -> None:
     pa.default_memory_pool().release_unused()
 
 
-def read_block(info: TableInfo, names: list[str], n_rows: int, order: str = "C") -> np.ndarray | None:
+def read_block(
+    info: TableInfo, names: list[str], n_rows: int, order: Literal["C", "F"] = "C"
+) -> np.ndarray | None:
     """Parquet columns ``names`` as one (N, C) float64 block, decoded in batches of rows straight into it.
 
     Peak memory is the block plus one batch, instead of the whole Arrow table plus the block
@@ -302,7 +306,7 @@ def _ragged_csv_row(info: TableInfo) -> str:
 def float64_numpy(column) -> np.ndarray:
     """A float64 Arrow array or chunked array without nulls as numpy, from its data buffers: zero-copy
     for one chunk. (pyarrow's ``to_numpy`` imports pandas, 0.2-0.4 s of start-up.)"""
-    return numbers_numpy(column)
+    return cast("np.ndarray", numbers_numpy(column))  # float64 without nulls: never None
 
 
 def numbers_numpy(column) -> np.ndarray | None:
@@ -323,7 +327,7 @@ def numbers_numpy(column) -> np.ndarray | None:
     return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
 
 
-def to_float(column, name: str, path: Path, offset: int = 0) -> np.ndarray:
+def to_float(column, name: str, path: str | Path, offset: int = 0) -> np.ndarray:
     """A numeric column as float64 (nulls become NaN); non-numeric data is a SchemaError.
 
     ``offset``: global row number of the first row (streamed chunks), used in messages."""
@@ -379,7 +383,7 @@ def to_float(column, name: str, path: Path, offset: int = 0) -> np.ndarray:
     raise SchemaError(f"{path}: column '{name}' has type {typ}, expected numbers")
 
 
-def to_matrix(column, name: str, path: Path, offset: int = 0) -> np.ndarray:
+def to_matrix(column, name: str, path: str | Path, offset: int = 0) -> np.ndarray:
     """A Parquet list column of equal-length numeric lists as an (N, M) float64 matrix."""
     import pyarrow as pa
     import pyarrow.compute as pc

@@ -108,8 +108,10 @@ def check_output_path(path: str | Path, inputs: Iterable[str | Path] = ()) -> Pa
         register_input(src)
     p = Path(path)
     kind, real = _resolve(p, inputs)
-    if kind == "file" and not os.access(real.parent, os.W_OK | os.X_OK):
-        raise InputError(f"{p}: cannot write output (directory '{real.parent}' is not writable)")
+    if kind == "file":
+        assert real is not None  # _resolve gives ("file", real path)
+        if not os.access(real.parent, os.W_OK | os.X_OK):
+            raise InputError(f"{p}: cannot write output (directory '{real.parent}' is not writable)")
     return p
 
 

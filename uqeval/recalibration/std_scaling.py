@@ -33,7 +33,7 @@ Observed proportions for many factors at once come from the sorted :math:`|z|`:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy.optimize import brentq
@@ -65,7 +65,10 @@ def _summary(
         sd,
         dtype=np.min_scalar_type(expected.size),
     )
-    out = calibration_errors(expected, observed_from_cover_index(cover, expected.size))
+    # one calibration curve, so every error is a scalar
+    out = cast(
+        "dict[str, float]", calibration_errors(expected, observed_from_cover_index(cover, expected.size))
+    )
     del cover
     rows = np.empty(y.size)
     out["nll"] = row_mean(lambda y, mu, sd: nll_gaussian(y, mu, factor * sd), y, mu, sd, out=rows)

@@ -120,7 +120,7 @@ def rich_tables(result) -> list[Any]:
     from .text import markup as escape
 
     style = {"PASS": "bold green", "FAIL": "bold red", "SKIP": "yellow"}
-    columns = [
+    columns: list[tuple[str, dict[str, Any]]] = [
         (col, {"justify": just, "style": "cyan" if col == "metric" else None, "no_wrap": True})
         for col, just in (
             ("status", "left"),

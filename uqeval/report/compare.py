@@ -23,7 +23,7 @@ def cell(entry: Mapping[str, Any]) -> str:
 
 
 def direction(metric: Mapping[str, Any]) -> str:
-    o = metric.get("orientation")
+    o: Any = metric.get("orientation")  # None when absent: no text
     if o == "target":
         return f"closest to {_num(metric.get('target'))}"
     return {"lower": "lower is better", "higher": "higher is better"}.get(o, "")
@@ -142,7 +142,10 @@ def rich_tables(result: Mapping[str, Any]) -> list[Any]:
     names = [m["name"] for m in result["models"]]
     s = result["settings"]
     ci = f"{_ci(s)}, seed {s['seed']}" if s["bootstrap"] else _ci(s)
-    columns = [("metric", {"style": "cyan", "no_wrap": True}), ("direction", {"style": "dim"})]
+    columns: list[tuple[str, dict[str, Any]]] = [
+        ("metric", {"style": "cyan", "no_wrap": True}),
+        ("direction", {"style": "dim"}),
+    ]
     columns += [(escape(n), {"justify": "right"}) for n in names]
     rows = []
     for metric, body in result["metrics"].items():
@@ -159,7 +162,9 @@ def rich_tables(result: Mapping[str, Any]) -> list[Any]:
         )
     ]
     if result["tests"]:
-        cols = [(c, {"justify": "right" if i >= 3 else "left"}) for i, c in enumerate(_TESTS_HEADER)]
+        cols: list[tuple[str, dict[str, Any]]] = [
+            (c, {"justify": "right" if i >= 3 else "left"}) for i, c in enumerate(_TESTS_HEADER)
+        ]
         out.append(
             rich_table(
                 cols,

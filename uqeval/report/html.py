@@ -241,7 +241,9 @@ def _matrix_table(
                 label = f'<a href="#{_glossary_id(entry[0])}" title="{_esc(entry[1]["title"])}">{label}</a>'
         cells = [f'<th scope="row">{label}</th>']
         if orientations is not None:
-            cells.append(f'<td class="orient">{_esc(ORIENTATION_TEXT.get(orient, orient or "—"))}</td>')
+            # orient None is simply not a key: "—" is shown
+            better = ORIENTATION_TEXT.get(orient, orient or "—")  # type: ignore[arg-type]
+            cells.append(f'<td class="orient">{_esc(better)}</td>')
         best = _best_columns(values, orient)
         cells += [_value_cell(v, i in best) for i, v in enumerate(values)]
         rows.append(f"<tr>{''.join(cells)}</tr>")
@@ -354,7 +356,8 @@ def _group_columns(groups: Mapping[str, Any]) -> tuple[str | None, dict[str, dic
     for k in ("by", "column"):
         if isinstance(groups.get(k), str):
             by = groups[k]
-    values = groups.get("values") if isinstance(groups.get("values"), Mapping) else groups
+    listed = groups.get("values")
+    values = listed if isinstance(listed, Mapping) else groups
     cols: dict[str, dict[str, Any]] = {}
     other: dict[str, Any] = {}
     for k, v in values.items():

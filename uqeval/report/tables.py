@@ -69,7 +69,10 @@ def rich_table(summary: dict[str, Any], title: str | None = None):
     from .text import markup as escape
 
     labels, rows = _rows(summary)
-    columns = [("group", {"style": "cyan", "no_wrap": True}), ("metric", {"no_wrap": True})]
+    columns: list[tuple[str, dict[str, Any]]] = [
+        ("group", {"style": "cyan", "no_wrap": True}),
+        ("metric", {"no_wrap": True}),
+    ]
     columns += [(escape(label), {"justify": "right", "no_wrap": True}) for label in labels]
     columns += [("better", {"style": "dim", "no_wrap": True, "min_width": 8})]
     cells, sections, last = [], [], None

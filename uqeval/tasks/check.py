@@ -93,7 +93,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from .._toml import tomllib
 from ..errors import InputError
@@ -324,7 +324,7 @@ def _opt_in_hint(path: str) -> str:
 
     group = path.split(".", 1)[0]
     family = next((f for f in FAMILIES if f.option is not None and f.name == group), None)
-    if family is None:
+    if family is None or family.option is None:  # the search above kept only families with an option
         return ""
     flag = OPTION_FLAGS.get(family.option, "--" + family.option.replace("_", "-"))
     return (
@@ -334,8 +334,10 @@ def _opt_in_hint(path: str) -> str:
 
 
 def _unknown_path_message(summary: Mapping[str, Any], path: str) -> str:
-    inp = summary.get("input") if isinstance(summary.get("input"), Mapping) else {}
-    left_out = inp.get("not_streamed") if isinstance(inp.get("not_streamed"), Mapping) else {}
+    given = summary.get("input")
+    inp: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    not_streamed = inp.get("not_streamed")
+    left_out: Mapping[str, Any] = not_streamed if isinstance(not_streamed, Mapping) else {}
     parts = path.split(".")
     for key, why in left_out.items():  # streamed summaries (issue 14) leave some metrics out
         if key == path or len(parts) >= 2 and key == f"{parts[0]}.{parts[-1]}":
@@ -389,7 +391,7 @@ def orientation_of(summary: Mapping[str, Any], path: str) -> Orientation:
         raise InputError(
             f'summary orientation of "{path}" is {val!r}; expected "lower", "higher" or "target"'
         )
-    return val
+    return cast(Orientation, val)  # one of the three, checked just above
 
 
 def target_of(summary: Mapping[str, Any], path: str, override: float | None = None) -> float:
@@ -778,6 +780,7 @@ def _evaluate_check(
         bad = _bad_value(val)
         if bad:
             return row("FAIL", limit, bad)
+        assert value is not None  # a number: _bad_value found nothing wrong
         ok = _le(x, value) if opt == "min" else _le(value, x)
         if ok:
             return row("PASS", limit, f"{_fmt(value)} {limit}")
@@ -827,6 +830,7 @@ def _evaluate_check(
     bbad = _bad_value(bval)
     if bbad:
         return row("FAIL", limit, f"baseline {bbad}", base, orient)
+    assert value is not None and base is not None  # numbers: _bad_value found nothing wrong with either
 
     if kind == "increase":
         change = value - base
@@ -837,6 +841,7 @@ def _evaluate_check(
     elif orient == "higher":
         change = base - value
     else:  # target
+        assert target is not None  # regression of a "target" metric: target_of gave it
         change = abs(value - target) - abs(base - target)
     amount = _rel(change, base) if rel else change
     ok = _le(amount, x)

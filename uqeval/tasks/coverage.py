@@ -16,14 +16,17 @@ size (Kompa et al., Eq. 4).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ..config import Settings
 from ..errors import InputError, UsageError
 from ..io.load import Loaded
+
+if TYPE_CHECKING:
+    from ..predictions import Prediction
 
 _INTERVALS = ("gaussian", "intervals", "quantiles", "samples")
 _SETS = ("categorical", "members", "dirichlet")
@@ -75,11 +78,10 @@ def _point_metrics(pred, levels: Sequence[float], y_std: float | None) -> dict[s
         for lv, state in zip(levels, states):
             lo, hi = part.interval(lv)
             if not (np.isfinite(lo).all() and np.isfinite(hi).all() and (lo <= hi).all()):
-                coverage_metrics(
-                    y, *pred.interval(lv), lv, y_std=y_std
-                )  # whole-array checks: raises its message
+                lower, upper = pred.interval(lv)
+                coverage_metrics(y, lower, upper, lv, y_std=y_std)  # whole-array checks: raises its message
             state.add(y[start:stop], lo, hi)
-    out = {}
+    out: dict[str, dict[str, float]] = {}
     for lv, state in zip(levels, states):
         m = state.result()
         out[level_key(lv)] = {k: m[k] for k in ("coverage", "width", "width_norm") if k in m}
@@ -123,8 +125,13 @@ def coverage_points(
         cell = (
             None
             if fcode is None and pcode is None
-            else (0 if fcode is None else fcode * len(pvals)) + (0 if pcode is None else pcode)
+            # one of the codes is an array, so the sum is one
+            else cast(
+                "np.ndarray", (0 if fcode is None else fcode * len(pvals)) + (0 if pcode is None else pcode)
+            )
         )
+        cells: list[int] | np.ndarray
+        parts: Iterable[tuple[int, Prediction]]
         if not n:
             cells, parts = [], []
         elif cell is None or cell.min() == cell.max():  # one cell: the prediction itself, no copy

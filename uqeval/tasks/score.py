@@ -52,17 +52,18 @@ def group_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     missing = np.zeros(v.shape, dtype=bool)
     typed = v
     if v.dtype == object:
-        missing = np.asarray(np.equal(v, None), dtype=bool)
+        # elementwise "is None" of an object array (the stubs know no None operand)
+        missing = np.asarray(np.equal(v, None), dtype=bool)  # type: ignore[call-overload]
         present = v[~missing].tolist()
         kinds = set(map(type, present))
         dtype = _TYPED.get(kinds.pop()) if len(kinds) == 1 else None
         try:
-            typed = np.array(present, dtype=dtype) if dtype is not None else None
+            converted: np.ndarray | None = np.array(present, dtype=dtype) if dtype is not None else None
         except OverflowError:  # ints beyond int64
-            typed = None
-        if typed is None and present:
+            converted = None
+        if converted is None and present:
             return np.unique(np.array([_group_label(x) for x in v.tolist()], dtype=str), return_inverse=True)
-        typed = np.empty(0) if typed is None else typed
+        typed = np.empty(0) if converted is None else converted
     distinct, inverse = np.unique(typed, return_inverse=True)
     labels = [_group_label(x) for x in distinct.tolist()] + ["null"]  # the last one: None
     codes = np.full(v.shape, len(distinct), dtype=np.intp)
@@ -93,6 +94,7 @@ def check_group_count(n_groups: int, path: Any) -> None:
 
 def score_groups(loaded: Loaded, settings: Settings) -> dict[str, Any]:
     """Every metric per value of the ``--by`` column (a loop over groups, not rows)."""
+    assert loaded.groups is not None  # the only caller checks it
     values, inverse = group_codes(loaded.groups)
     check_group_count(len(values), loaded.info.get("path"))
     out: dict[str, Any] = {}
@@ -227,6 +229,7 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
             f"{phrase('accrue')} can give them a calibrated std"
         )
     for value, body in (groups or {}).get("values", {}).items():
+        assert groups is not None  # without groups there is nothing to loop over
         notes += [
             f"--by {groups['column']}={value} ({body['n_rows']} rows): {n}" for n in body.get("notes", [])
         ]
@@ -253,11 +256,12 @@ def score_file(
     if rows_table is not None:
         from ..io.writers import write_parquet
 
+        assert per_row is not None  # the table is made only for per_row
         write_parquet(per_row, rows_table)
     return summary
 
 
-def read_extra_column(path: str | Path, column: str, rows: np.ndarray) -> np.ndarray:
+def read_extra_column(path: str | Path, column: str, rows: np.ndarray | slice) -> np.ndarray:
     """One more column of ``path`` (any type), aligned with the kept ``rows`` of a loaded prediction."""
     from ..errors import SchemaError
     from ..io.readers import inspect, read_columns
@@ -270,4 +274,5 @@ def read_extra_column(path: str | Path, column: str, rows: np.ndarray) -> np.nda
         )
     name = column if column in table.columns else names[column.lower()]
     cols, _ = read_columns(table, [name])
-    return np.asarray(cols[name].to_numpy(zero_copy_only=False), dtype=object)[rows]
+    column_data: Any = cols[name]  # a pyarrow array
+    return np.asarray(column_data.to_numpy(zero_copy_only=False), dtype=object)[rows]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -189,6 +189,7 @@ def _join_on_id(
 
     if model_ids is None:
         raise InputError(f"{option('id', ref.id)}: the ids of {source} are unknown; pass the model's ids")
+    assert ref.path is not None and ref.id is not None  # a file reference joined on --id (the caller checks)
     ref_ids = read_extra_column(ref.path, ref.id, pred.row_numbers())
     aligned = align_models(
         [Model(source, model, {"path": source}), Model(str(ref.path), pred, {"path": ref.path})],
@@ -224,9 +225,11 @@ def build_reference(
                 representation=None,
                 columns={k: v for k, v in settings.columns.items() if k == "y_true"},
             )
+            assert ref.path is not None  # a file reference names its file (reference_spec)
             loaded = load_predictions(ref.path, ref_settings)
             pred, ref_source = loaded.prediction, str(ref.path)
         else:
+            assert ref.prediction is not None  # kind "prediction" holds it (reference_spec)
             pred, ref_source = ref.prediction, "prediction"
         if (pred.kind in CLASSIFICATION) != (model.kind in CLASSIFICATION):
             raise InputError(
@@ -257,6 +260,7 @@ def build_reference(
             if train.size < 1:
                 raise InputError("the training targets of the climatology hold no finite value")
         else:
+            assert ref.path is not None  # climatology without values names the training file (reference_spec)
             train, col = _train_targets(ref.path, settings, labels)
         info = {
             "kind": "climatology",
@@ -266,7 +270,7 @@ def build_reference(
             "n_rows": int(model.n),
         }
         if labels:
-            k = model.proba.shape[1]
+            k = cast(Any, model).proba.shape[1]  # every CLASSIFICATION kind has .proba
             if not (np.all(train == np.round(train)) and train.min() >= 0 and train.max() < k):
                 raise InputError(
                     f"{ref.path}: training labels in column '{col}' must be integers 0..{k - 1} "
@@ -322,7 +326,8 @@ def row_scores(pred: Prediction, grids, settings: Settings) -> dict[str, np.ndar
     from .compare import comparison_score
 
     out: dict[str, np.ndarray] = {}
-    y = pred.y_true
+    # skill is scored on the model's rows and targets (build_reference: the reference carries them too)
+    y = cast("np.ndarray", pred.y_true)
     for name in ("crps", "nll", "brier", "pinball", "interval"):
         if isinstance(pred, Climatology):
             score = (

@@ -111,7 +111,9 @@ class Band:
         """``(lower, upper)`` of rows ``start:stop`` (all rows by default; made afresh when not stored)."""
         stop = self.y_true.size if stop is None else stop
         if self.lower is not None:
+            assert self.upper is not None  # the bounds are stored together (band_of)
             return self.lower[start:stop], self.upper[start:stop]
+        assert self.make_bounds is not None  # bounds not stored are made (band_of)
         return self.make_bounds(start, stop)
 
     def row(self, i: int) -> int:
@@ -186,7 +188,8 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
         Point predictions only; no targets; no band at ``level``; quantiles without a
         median; a centre outside its band (names the file, column and first row).
     """
-    p = loaded.prediction
+    # dispatched on p.kind below, each branch using its class's attributes (mean, levels, quantiles, samples)
+    p: Any = loaded.prediction
     where = str(loaded.info.get("path", name))
     kind = p.kind
     notes: list[str] = []
@@ -231,6 +234,7 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
             pred = p.mean
             centre = f"mean (column '{p.columns.get('mean', 'mean')}')"
         else:
+            assert lower is not None and upper is not None  # intervals: _bounds returns the stored bounds
             pred = 0.5 * (lower + upper)
             centre = "midpoint (lower + upper) / 2"
             notes.append(
@@ -280,6 +284,7 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
         i = int(np.flatnonzero(outside)[0])
         if lower is None:
             lower, upper = make_bounds(0, p.n)
+        assert upper is not None  # made or stored together with lower
         r = int(p.rows[i]) if p.rows is not None else i
         fix = (
             f"use a different {option('level')} or give quantiles with a median (q_0.5) column"
