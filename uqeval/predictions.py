@@ -14,6 +14,7 @@ of each row (after ``--nan-policy omit`` dropped some), used in messages only.
 from __future__ import annotations
 
 import threading
+from collections.abc import Hashable
 from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -199,7 +200,7 @@ _MEMO_LOCK = threading.Lock()
 _KEY_LOCKS: dict = {}  # one lock per memo key (a few dozen names), shared by all predictions
 
 
-def _memo(pred: Prediction, key: str, make):
+def _memo(pred: Prediction, key: Hashable, make):
     """Per-instance memo for derived arrays (the dataclass is frozen; not a field, so subset() drops it).
 
     Thread-safe: families computed in two threads (:func:`uqeval.catalogue.compute_metrics`) may ask for
