@@ -14,8 +14,9 @@ of each row (after ``--nan-policy omit`` dropped some), used in messages only.
 from __future__ import annotations
 
 import threading
+from collections.abc import Hashable
 from dataclasses import InitVar, dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
@@ -183,8 +184,8 @@ def _slice_rows(value, mask, n: int):
         parts = {k: _slice_rows(v, mask, n) for k, v in value.items()}
         return None if any(v is None for v in parts.values()) else parts
     if isinstance(value, tuple):
-        parts = tuple(_slice_rows(v, mask, n) for v in value)
-        return None if any(v is None for v in parts) else parts
+        items = tuple(_slice_rows(v, mask, n) for v in value)
+        return None if any(v is None for v in items) else items
     return None
 
 
@@ -199,7 +200,7 @@ _MEMO_LOCK = threading.Lock()
 _KEY_LOCKS: dict = {}  # one lock per memo key (a few dozen names), shared by all predictions
 
 
-def _memo(pred: Prediction, key: str, make):
+def _memo(pred: Prediction, key: Hashable, make):
     """Per-instance memo for derived arrays (the dataclass is frozen; not a field, so subset() drops it).
 
     Thread-safe: families computed in two threads (:func:`uqeval.catalogue.compute_metrics`) may ask for
@@ -751,6 +752,13 @@ class Samples(_AnyLevel, Prediction):
 class _Classifier:
     """Shared by the classification containers: integer labels and the top label of the predictive mean."""
 
+    if TYPE_CHECKING:  # provided by the Prediction container this is mixed into
+
+        @property
+        def proba(self) -> np.ndarray: ...
+
+        def require_targets(self) -> np.ndarray: ...
+
     @property
     def labels(self) -> np.ndarray:
         return self.require_targets().astype(np.int64)
@@ -763,7 +771,7 @@ class _Classifier:
             correct = (np.argmax(proba, axis=1) == self.labels).astype(np.float64)
             return np.max(proba, axis=1), correct  # the max is the value at the argmax
 
-        return _memo(self, "top_label", make)
+        return _memo(cast("Prediction", self), "top_label", make)  # always mixed into a Prediction
 
 
 @dataclass(frozen=True)
@@ -902,6 +910,7 @@ class LogLikelihood(Prediction):
 
     @property
     def n(self) -> int:
+        assert self.loglik is not None  # __post_init__ rejects a missing loglik (and the instance is frozen)
         return self.loglik.shape[0]
 
 

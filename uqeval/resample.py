@@ -44,7 +44,9 @@ Unit ``g``'s draws are those of global row ``g`` (the same generator keyed by th
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -192,7 +194,7 @@ class Accumulator:
         self,
         start: int,
         terms: np.ndarray | None = None,
-        codes: list[np.ndarray] = (),
+        codes: Sequence[Any] = (),
         diffs: np.ndarray | None = None,
     ) -> None:
         """Add rows ``start .. start + n - 1``: ``terms`` (n, n_terms), ``codes`` (one (n,) int
@@ -300,9 +302,9 @@ def resampling_units(n: int, cluster=None, block_size: int | None = None) -> tup
         if labels.ndim != 1 or labels.shape[0] != n:
             raise InputError(f"cluster must give one label per row: got shape {labels.shape} for {n} rows")
         if labels.dtype.kind == "f" and np.isnan(labels).any():
-            first = int(np.flatnonzero(np.isnan(labels))[0])
+            first_row = int(np.flatnonzero(np.isnan(labels))[0])
             raise InputError(
-                f"cluster labels must not be missing: NaN at row {first}; drop or label those rows"
+                f"cluster labels must not be missing: NaN at row {first_row}; drop or label those rows"
             )
         if labels.dtype.kind == "O":
             missing = [i for i, v in enumerate(labels.tolist()) if v is None or v != v]

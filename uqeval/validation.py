@@ -50,7 +50,7 @@ def bad_rows(mask: np.ndarray) -> tuple[int, int]:
     """Return ``(count, first_index)`` of True entries of a 1-d or 2-d row mask."""
     mask = np.asarray(mask)
     if mask.ndim > 1:
-        mask = mask.reshape(mask.shape[0], -1).any(axis=1)
+        mask = np.asarray(mask.reshape(mask.shape[0], -1).any(axis=1))
     idx = np.flatnonzero(mask)
     return int(idx.size), (int(idx[0]) if idx.size else -1)
 

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ..config import Settings
 from ..errors import InputError, option
 from ..predictions import Prediction, _memo  # noqa: F401  (re-exported to the catalogue)
+
+if TYPE_CHECKING:
+    from ..predictions import Dirichlet, Gaussian, MemberCategorical
 
 Compute = Callable[[Prediction, Settings], "dict | None"]
 #: ``(B, N)`` row weights (a resample counts row ``i`` ``w[b, i]`` times) -> ``(B,)`` metric values.
@@ -209,7 +212,7 @@ def per_row_uncertainty(p: Prediction) -> dict[str, np.ndarray] | None:
         rows = _member_rows(p)
         return {k: rows[k] for k in ("total", "aleatoric", "epistemic")}
     if p.kind == "dirichlet":
-        return _memo(p, "uncertainty_rows", lambda: dirichlet_uncertainty_per_row(p.alpha))
+        return _memo(p, "uncertainty_rows", lambda: dirichlet_uncertainty_per_row(cast("Dirichlet", p).alpha))
     return None
 
 
@@ -217,8 +220,9 @@ def _member_rows(p: Prediction) -> dict[str, np.ndarray]:
     """Per-row terms of the ensemble uncertainty and diversity families: one pass over (N, M, K)."""
     from ..metrics.ensembles import member_rows
 
+    m = cast("MemberCategorical", p)  # the ensemble families run on members predictions only
     return _memo(
-        p, "member_rows", lambda: member_rows(p.member_proba, None if p.y_true is None else p.labels)
+        p, "member_rows", lambda: member_rows(m.member_proba, None if m.y_true is None else m.labels)
     )
 
 
@@ -234,16 +238,19 @@ def _cover_index(p: Prediction, s: Settings) -> np.ndarray:
             from ..metrics.blocks import rowwise
             from ..metrics.calibration import interval_cover_index
 
+            g = cast("Gaussian", p)
             return rowwise(
                 lambda y, mean, std: interval_cover_index(np.abs(y - mean) / std, expected),
-                p.y_true,
-                p.mean,
-                p.std,
+                # metrics are computed for predictions with targets only (catalogue.rows, compute_metrics)
+                g.y_true,  # type: ignore[arg-type]
+                g.mean,
+                g.std,
                 dtype=dtype,
             )
         from ..metrics.quantiles import pit_cover_index
 
-        return pit_cover_index(p.pit(), expected).astype(dtype)
+        # the other every-level kinds (samples, climatology, point mass) have an exact PIT, never None
+        return pit_cover_index(p.pit(), expected).astype(dtype)  # type: ignore[arg-type]
 
     return _memo(p, f"cover_index_{s.num_bins}", make)
 
@@ -270,6 +277,7 @@ def _family(
 
     def family_rows(p, s, level):  # one computation per prediction, settings and level for all its metrics
         key = ("rows", name, level, s.resolution, s.num_bins, s.y_std, option and getattr(s, option, None))
+        assert rows is not None  # family_rows is only used when rows is given (below)
         return _memo(p, key, lambda: rows(p, s, level) or {})
 
     metrics = []

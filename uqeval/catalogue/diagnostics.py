@@ -3,10 +3,15 @@ calibration, calibration tests and conditional coverage."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 import numpy as np
 
 from ..config import Settings
 from ..predictions import Prediction
+
+if TYPE_CHECKING:
+    from ..predictions import Intervals, Quantiles, Samples, _Classifier
 from .core import CLASSIFICATION, REGRESSION, Family, _family, _m, _memo, coverage_levels, error_spread
 
 # --------------------------------------------------------------------------- calibration diagnostics (issue 15, part A)
@@ -16,9 +21,10 @@ from .core import CLASSIFICATION, REGRESSION, Family, _family, _m, _memo, covera
 def binary_or_top_label(p: Prediction) -> tuple[np.ndarray, np.ndarray]:
     """``(forecast, outcome)`` of the binary event a classifier's calibration diagnostics look at:
     P(class 1) and ``label == 1`` for two classes, the top-label confidence and its correctness for more."""
-    if p.proba.shape[1] == 2:
-        return p.proba[:, 1], (p.labels == 1).astype(np.float64)
-    return p.top_label()
+    c = cast("_Classifier", p)  # the classification kinds
+    if c.proba.shape[1] == 2:
+        return c.proba[:, 1], (c.labels == 1).astype(np.float64)
+    return c.top_label()
 
 
 def _corp(p, s: Settings) -> dict | None:
@@ -117,16 +123,18 @@ def diagnostic_pit(p: Prediction, s: Settings) -> np.ndarray:
     def make():
         if p.kind == "gaussian":
             return p.pit()
+        y_true = cast("np.ndarray", p.y_true)  # the diagnostics run on predictions with targets only
         if p.kind == "samples":
-            lo, hi = p.map_rows(lambda m, y: ct.ensemble_pit_bounds(y, m), p.y_true)
+            lo, hi = cast("Samples", p).map_rows(lambda m, y: ct.ensemble_pit_bounds(y, m), y_true)
         else:  # quantile levels the file carries (intervals: (1 -/+ level)/2 of each central level)
+            levels = cast("Quantiles | Intervals", p).levels
             lv = (
-                p.levels
+                levels
                 if p.kind == "quantiles"
-                else np.unique(np.concatenate([(1 - p.levels) / 2, (1 + p.levels) / 2]))
+                else np.unique(np.concatenate([(1 - levels) / 2, (1 + levels) / 2]))
             )
-            lo, hi = ct.quantile_pit_bounds(p.y_true, p.quantiles_at(lv), lv)
-        return ct.randomised_pit(lo, hi, s.seed, ct.data_key(p.y_true, lo, hi))
+            lo, hi = ct.quantile_pit_bounds(y_true, p.quantiles_at(lv), lv)
+        return ct.randomised_pit(lo, hi, s.seed, ct.data_key(y_true, lo, hi))
 
     return _memo(p, f"diagnostic_pit_{s.seed}", make)
 
@@ -134,12 +142,13 @@ def diagnostic_pit(p: Prediction, s: Settings) -> np.ndarray:
 def binary_events(p: Prediction) -> tuple[np.ndarray, np.ndarray]:
     """``(probability, event)``: P(class 1) and the label for 2 classes, else the top label's
     confidence and whether it is right (top-label calibration, as ``spce``)."""
-    if p.proba.shape[1] == 2:
-        return p.proba[:, 1], p.labels.astype(np.float64)
-    return p.top_label()
+    c = cast("_Classifier", p)  # the classification kinds
+    if c.proba.shape[1] == 2:
+        return c.proba[:, 1], c.labels.astype(np.float64)
+    return c.top_label()
 
 
-def _calibration_tests(p, s: Settings) -> dict:
+def _calibration_tests(p, s: Settings) -> dict | None:
     from ..metrics import calibration_tests as ct
 
     if p.n < 2:  # no test of a distribution from one row (the family is left out, as spce below 10 rows)

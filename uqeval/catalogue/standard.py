@@ -3,10 +3,12 @@ classification and ensembles (every ``uqeval score`` runs these)."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from ..config import Settings
-from ..predictions import Prediction
+from ..predictions import Prediction, Quantiles
 from .core import (
     CLASSIFICATION,
     REGRESSION,
@@ -52,7 +54,9 @@ def calibration_curve(p: Prediction, s: Settings) -> tuple[np.ndarray, np.ndarra
         return _expected(s), observed_from_cover_index(_cover_index(p, s), s.num_bins)
     from ..metrics.quantiles import quantile_calibration_curve
 
-    return quantile_calibration_curve(p.y_true, p.quantiles, p.levels)
+    q = cast("Quantiles", p)  # it carries quantile keys: a Quantiles container
+    # no targets (y_true None) is rejected inside, with an InputError from as_float_array
+    return quantile_calibration_curve(q.y_true, q.quantiles, q.levels)  # type: ignore[arg-type]
 
 
 def _avg_cal_gaussian(p, s: Settings) -> dict:
@@ -208,7 +212,9 @@ def _prediction_sets(p, s: Settings) -> dict:
 
 
 def _ensemble_uncertainty(p, s: Settings) -> dict:
-    out = {k: float(v.mean()) for k, v in per_row_uncertainty(p).items()}
+    rows = per_row_uncertainty(p)
+    assert rows is not None  # the family runs on members and dirichlet predictions only, never None there
+    out = {k: float(v.mean()) for k, v in rows.items()}
     if p.kind == "dirichlet":
         out["knowledge"] = out["epistemic"]  # the prior-network name of the same quantity
     return out
@@ -402,6 +408,7 @@ def _rows_prediction_sets(p, s, level) -> dict[str, RowStat] | None:
 
 def _rows_uncertainty(p, s, level) -> dict[str, RowStat]:
     rows = per_row_uncertainty(p)
+    assert rows is not None  # the family runs on members and dirichlet predictions only, never None there
     out = {k: RowStat(score=v) for k, v in rows.items()}
     if p.kind == "dirichlet":
         out["knowledge"] = out["epistemic"]

@@ -3,10 +3,15 @@ Murphy curves and multivariate ensembles (energy and variogram scores)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 import numpy as np
 
 from ..config import Settings
 from ..predictions import Prediction
+
+if TYPE_CHECKING:
+    from ..predictions import Gaussian, Quantiles, Samples, _Classifier
 from .core import CLASSIFICATION, REGRESSION, Family, RowStat, _family, _m, _memo
 
 # --------------------------------------------------------------------------- forecast verification (issue 16 A)
@@ -15,6 +20,7 @@ from .core import CLASSIFICATION, REGRESSION, Family, RowStat, _family, _m, _mem
 
 
 def _region(s: Settings) -> tuple[float, float]:
+    assert s.tw_threshold is not None  # the only caller, _rows_weighted, returns before when it is None
     a, b = s.tw_threshold
     return (-np.inf if a is None else a, np.inf if b is None else b)
 
@@ -43,7 +49,8 @@ def _rows_weighted(p, s, level) -> dict[str, RowStat] | None:
 
 def _weighted(p, s: Settings) -> dict | None:
     rows_ = _rows_weighted(p, s, None)
-    return None if rows_ is None else {k: float(v.score.mean()) for k, v in rows_.items()}
+    # every RowStat of _rows_weighted has a score
+    return None if rows_ is None else {k: float(v.score.mean()) for k, v in rows_.items()}  # type: ignore[union-attr]
 
 
 def _quantile_table(p) -> tuple[np.ndarray, np.ndarray]:
@@ -60,9 +67,10 @@ def exceedance_probability(p: Prediction, t: float) -> np.ndarray:
     from ..metrics import exceedance as ex
 
     if p.kind == "gaussian":
-        return ex.exceedance_gaussian(p.mean, p.std, t)
+        g = cast("Gaussian", p)
+        return ex.exceedance_gaussian(g.mean, g.std, t)
     if p.kind == "samples":
-        return ex.exceedance_samples(p.samples, t)
+        return ex.exceedance_samples(cast("Samples", p).samples, t)
     if p.kind == "point":
         return ex.exceedance_point(p.point(), t)
     return ex.exceedance_quantiles(*_quantile_table(p), t)
@@ -88,7 +96,8 @@ def _exceedance(p, s: Settings) -> dict | None:
     out = {}
     for t in s.thresholds:
         key = level_key(t)
-        out[key] = {k: float(v.score.mean()) for k, v in _rows_exceedance(p, s, key).items()}
+        # key is a number, so _rows_exceedance is not None; its RowStats all have a score
+        out[key] = {k: float(v.score.mean()) for k, v in _rows_exceedance(p, s, key).items()}  # type: ignore[union-attr]
     return out
 
 
@@ -102,19 +111,22 @@ def murphy_forecasts(p: Prediction) -> dict[str, tuple[np.ndarray, np.ndarray, s
     from ..metrics.intervals import level_key
 
     if p.kind in CLASSIFICATION:
-        proba = p.proba
+        c = cast("_Classifier", p)
+        proba = c.proba
         classes = [1] if proba.shape[1] == 2 else list(range(proba.shape[1]))
         return {
-            f"probability {k}": (proba[:, k], (p.labels == k).astype(np.float64), "expectile", 0.5)
+            f"probability {k}": (proba[:, k], (c.labels == k).astype(np.float64), "expectile", 0.5)
             for k in classes
         }
+    y_true = cast("np.ndarray", p.y_true)  # Murphy curves are drawn for predictions with targets only
     if p.kind == "quantiles":
+        q = cast("Quantiles", p)
         return {
-            f"quantile {level_key(a)}": (p.quantiles[:, j], p.y_true, "quantile", float(a))
-            for j, a in enumerate(p.levels)
+            f"quantile {level_key(a)}": (q.quantiles[:, j], y_true, "quantile", float(a))
+            for j, a in enumerate(q.levels)
         }
     x = p.point()
-    return {} if x is None else {"mean": (x, p.y_true, "expectile", 0.5)}
+    return {} if x is None else {"mean": (x, y_true, "expectile", 0.5)}
 
 
 def murphy_curves(p: Prediction, thetas: np.ndarray | None = None) -> dict:
@@ -132,7 +144,7 @@ def murphy_curves(p: Prediction, thetas: np.ndarray | None = None) -> dict:
         thetas = (
             theta_grid(bounds=(0.0, 1.0))
             if probability
-            else theta_grid(p.y_true, *(v[0] for v in fc.values()))
+            else theta_grid(cast("np.ndarray", p.y_true), *(v[0] for v in fc.values()))  # as murphy_forecasts
         )
     out: dict = {"thetas": np.asarray(thetas, dtype=np.float64).tolist()}
     for label, (x, y, functional, alpha) in fc.items():

@@ -69,7 +69,8 @@ def row_argmax(
         k = int(np.argmax(values))
         if best_v is None or values[k] > best_v:  # strictly: ties keep the earlier row, as np.argmax
             best_i, best_v = start + k, values[k]
-    return best_i, float(best_v)
+    # no rows: best_v stays None and float(None) raises TypeError, as before
+    return best_i, float(best_v)  # type: ignore[arg-type]
 
 
 def row_mean(fn: Callable[..., np.ndarray], *arrays: np.ndarray, out: np.ndarray | None = None) -> float:

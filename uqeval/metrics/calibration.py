@@ -17,6 +17,7 @@ expected proportion :math:`p_j` whose central interval contains it. Every observ
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 
@@ -114,7 +115,7 @@ def observed_from_cover_index(cover_index, n_levels: int) -> np.ndarray:
     return _observed_from_counts(counts[None, :], c.size, n_levels)[0]
 
 
-def _observed_from_counts(counts: np.ndarray, n: int, n_levels: int) -> np.ndarray:
+def _observed_from_counts(counts: np.ndarray, n: int | np.ndarray, n_levels: int) -> np.ndarray:
     """(M, >=B) integer bin counts of M sets of size n -> (M, B) observed proportions.
 
     The single code path for the whole data and for subsets, so that a subset equal to
@@ -199,7 +200,11 @@ def calibration_errors_from_counts(expected: np.ndarray):
     nb = p.size
 
     def fn(counts: np.ndarray, total: np.ndarray) -> dict[str, np.ndarray]:
-        return calibration_errors(p, _observed_from_counts(counts, np.asarray(total)[:, None], nb))
+        # (B, n_levels) curves: a dict of (B,) arrays
+        return cast(
+            "dict[str, np.ndarray]",
+            calibration_errors(p, _observed_from_counts(counts, np.asarray(total)[:, None], nb)),
+        )
 
     return fn
 
@@ -230,7 +235,10 @@ def avg_calibration_gaussian(y_true, mean, std, num_bins: int = 100) -> dict[str
     it is not used here.
     """
     cover, expected = _gaussian_cover_index(y_true, mean, std, num_bins)
-    return calibration_errors(expected, observed_from_cover_index(cover, expected.size))
+    # one (B,) curve: a dict of floats
+    return cast(
+        "dict[str, float]", calibration_errors(expected, observed_from_cover_index(cover, expected.size))
+    )
 
 
 def _mean_stderr(values: np.ndarray) -> tuple[float, float]:

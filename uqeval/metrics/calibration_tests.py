@@ -103,7 +103,7 @@ def ad_statistic(u: np.ndarray) -> np.ndarray:
     return -n - ((2 * i - 1) * (np.log(u) + np.log1p(-u[..., ::-1]))).sum(axis=-1) / n
 
 
-def ad_pvalue(a2: np.ndarray, n: int) -> np.ndarray:
+def ad_pvalue(a2: np.ndarray | float, n: int) -> np.ndarray:
     r"""Upper-tail p-value of the Anderson–Darling statistic for a fully specified distribution.
 
     Marsaglia & Marsaglia (2004), "Evaluating the Anderson-Darling distribution", J. Stat.

@@ -121,14 +121,17 @@ class Moments:
     lag: int
     shift: np.ndarray | float = 0.0
     n: int = 0
-    mean: np.ndarray | None = None
-    m2: np.ndarray | None = None
-    lagged: np.ndarray | None = None
-    head: np.ndarray | None = None
-    tail: np.ndarray | None = None
-    total: np.ndarray | None = None
-    total_abs: np.ndarray | None = None
-    max_abs: np.ndarray | None = None
+    # the arrays are None only in the empty Moments (n == 0, the identity of merge, which merge returns
+    # past); typed as arrays, as the prediction containers' required arrays, so the code that reads them
+    # needs no None checks (reading them from an empty Moments fails as before)
+    mean: np.ndarray = None  # type: ignore[assignment]
+    m2: np.ndarray = None  # type: ignore[assignment]
+    lagged: np.ndarray = None  # type: ignore[assignment]
+    head: np.ndarray = None  # type: ignore[assignment]
+    tail: np.ndarray = None  # type: ignore[assignment]
+    total: np.ndarray = None  # type: ignore[assignment]
+    total_abs: np.ndarray = None  # type: ignore[assignment]
+    max_abs: np.ndarray = None  # type: ignore[assignment]
 
     @classmethod
     def of(cls, d: np.ndarray, lag: int, shift: np.ndarray | float = 0.0) -> Moments:

@@ -24,6 +24,8 @@ comparing two curves there, from the right and from the left (``left_limit``), d
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 #: Elements of the (N, block) buffer of the direct (reference) form per threshold block.
@@ -47,7 +49,9 @@ def theta_grid(
     return np.linspace(lo, hi, points)
 
 
-def _suffix_sums(keys: np.ndarray, weights: np.ndarray, thetas: np.ndarray, side: str) -> np.ndarray:
+def _suffix_sums(
+    keys: np.ndarray, weights: np.ndarray, thetas: np.ndarray, side: Literal["left", "right"]
+) -> np.ndarray:
     """``sum(weights[keys > θ])`` (``side="right"``) or ``sum(weights[keys >= θ])`` (``"left"``) for every θ:
     one sort of the keys, then a search per threshold. ``weights`` may be (N,) or (k, N)."""
     order = np.argsort(keys, kind="stable")
@@ -82,7 +86,7 @@ def murphy_curve(
     y = np.asarray(y_true, dtype=np.float64)
     th = np.asarray(thetas, dtype=np.float64)
     n = x.shape[0]
-    side = "left" if left_limit else "right"
+    side: Literal["left", "right"] = "left" if left_limit else "right"
     below = (y < x).astype(np.float64)  # c = below - alpha: counts are summed exactly, alpha applied once
     if functional == "quantile":
         kx, nx = _suffix_sums(x, np.stack([below, np.ones(n)]), th, side)

@@ -9,6 +9,7 @@ are the pairs :math:`(\tau, 1-\tau)` found by
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 
@@ -198,7 +199,8 @@ def quantile_calibration_terms(y_true: np.ndarray, quantiles: np.ndarray, levels
     below = (y[:, None] <= q).astype(np.float64)  # (N, Q), Q small
 
     def fn(sums: np.ndarray, total: np.ndarray) -> dict[str, np.ndarray]:
-        return calibration_errors(tau, sums / np.asarray(total)[:, None])
+        # (B, Q) curves: a dict of (B,) arrays
+        return cast("dict[str, np.ndarray]", calibration_errors(tau, sums / np.asarray(total)[:, None]))
 
     return below, fn
 

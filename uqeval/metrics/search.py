@@ -9,6 +9,7 @@ grid of cells gives the answer with a few array passes, ~4x faster, and exactly 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Literal
 
 import numpy as np
 
@@ -42,7 +43,9 @@ def _table(key: bytes) -> tuple[np.ndarray, np.ndarray] | None:
     return first, np.append(breaks, np.nan)
 
 
-def searchsorted_fixed(breaks: np.ndarray, x: np.ndarray, side: str = "left") -> np.ndarray:
+def searchsorted_fixed(
+    breaks: np.ndarray, x: np.ndarray, side: Literal["left", "right"] = "left"
+) -> np.ndarray:
     """``np.searchsorted(breaks, x, side)`` for ascending, distinct ``breaks`` (a few, reused) and
     values ``x`` that are never NaN (infinities are fine).
 

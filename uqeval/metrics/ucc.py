@@ -137,8 +137,8 @@ def _check_band(y_true, pred, lower, upper) -> tuple[np.ndarray, np.ndarray, np.
         check_finite(a, name)
     y, p, lo, hi = arrays
     # a negative band p - lo < 0 (hi - p < 0) is lo > p (p > hi): the sign of a difference of finite numbers
-    for bad, bound, rel in ((lo > p, "lower", "above"), (p > hi, "upper", "below")):
-        bad = np.flatnonzero(bad)
+    for mask, bound, rel in ((lo > p, "lower", "above"), (p > hi, "upper", "below")):
+        bad = np.flatnonzero(mask)
         if bad.size:
             i = int(bad[0])
             raise InputError(
@@ -254,7 +254,8 @@ def _sweep(
     b, n = k.shape
     need_w = "excess" in metrics or "deficit" in metrics
     # |d| of never-covered rows, before k is sorted (perhaps in place)
-    never = np.where(np.isinf(k), a, 0.0).sum(axis=1) if "deficit" in metrics else None
+    # a is given whenever the deficit is asked for (docstring of _curve_of)
+    never = np.where(np.isinf(k), a, 0.0).sum(axis=1) if "deficit" in metrics else None  # type: ignore[arg-type]
     if w is None or not need_w:  # the widths are not needed: a value sort suffices
         if inplace:
             k.sort(axis=1)
@@ -296,6 +297,7 @@ def _sweep(
             miss[:, start:stop] = (n - 1 - last) / n
         out["missrate"] = miss
     if "excess" in metrics:
+        assert ws is not None  # need_w: set in both branches above
         cum = np.cumsum(ws, axis=1)  # width covered through position h
         exc = np.zeros((b, n))
         np.cumsum(dk * cum[:, :-1], axis=1, out=exc[:, 1:])
@@ -303,6 +305,7 @@ def _sweep(
         exc /= n
         out["excess"] = exc
     if "deficit" in metrics:
+        assert ws is not None and never is not None  # need_w, and never is made when the deficit is asked for
         # width still missed after position h: sum of ws[h+1:], as a reverse cumsum
         rest = np.cumsum(ws[:, :0:-1], axis=1)[:, ::-1]
         inc = dk * rest
@@ -371,6 +374,7 @@ def _curve(
     if zl is None:
         a = np.abs(d)
         return _curve_of(a, None, a, 1.0, d.size, x_axis, y_axis, normalize, unit)
+    assert zu is not None  # zl and zu come together (both None: the constant band)
     k, w, a = _active(d, zl, zu)
     return _curve_of(k, w, a, 0.5 * (zl.mean() + zu.mean()), d.size, x_axis, y_axis, normalize, unit)
 
@@ -605,9 +609,12 @@ def partial_auucc(
         return 0.0
     cum = np.zeros(x.size)
     np.cumsum(np.diff(x) * (y[1:] + y[:-1]) * 0.5, out=cum[1:])
+    lo: float | None
+    hi: float | None
     if xr is not None:
         lo, hi = max(xr[0], float(x[0])), min(xr[1], float(x[-1]))
     else:
+        assert yr is not None  # exactly one of the ranges (checked above)
         if y[0] <= y[-1]:  # y non-decreasing along the curve
             v, level_lo, level_hi = y, yr[0], yr[1]
         else:
@@ -776,6 +783,7 @@ def _curves_rows(
         kb, wb, _ = _active(*rows(start, stop))
         k[start:stop] = kb
         if need_w:
+            assert w is not None  # made when need_w
             w[start:stop] = wb
     a = rowwise(lambda yb, pb: np.abs(yb - pb), y, p) if "deficit" in axes else None
     curve = _curve_of(k, w, a, half, n, x_axis, y_axis, normalize, unit, axes, inplace=True)
@@ -867,6 +875,7 @@ def _summary(
     partial = None
     if px is not None or py is not None:
         key, rng = ("x", px) if px is not None else ("y", py)
+        assert rng is not None  # px or py is given here
         p_m, p_c = model["partial"], const["partial"]
         partial = {key: [rng[0], rng[1]], "auucc": p_m, "auucc_const": p_c, "gain": _gain(p_c, p_m)}
     return {

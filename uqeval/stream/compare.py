@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from ..config import Settings
 from ..errors import InputError, UsageError
 from ..metrics.comparison import Moments
 from ..tasks.compare import MetricRef, Model, Plan
+
+if TYPE_CHECKING:
+    from ..predictions import Prediction
 
 #: why the bootstrap of a metric is not streamed
 NO_STREAMED_BOOTSTRAP = (
@@ -62,7 +65,8 @@ def make_layout(plan: Plan, preds: Sequence) -> tuple[Layout, dict[tuple[str, in
     from . import states
 
     results = _results(preds, plan)
-    families = tuple(sorted({r.group for r in plan.refs if r.source == "summary"}))
+    # summary refs name their family
+    families = tuple(sorted({cast("str", r.group) for r in plan.refs if r.source == "summary"}))
     columns, pairs, not_streamed, skip, finishes = [], [], {}, set(), {}
     for ref in list(plan.refs):
         if ref.source == "summary":
@@ -107,9 +111,10 @@ class ComparePartial:
     columns: list[Any] = field(default_factory=list)
     kinds: list[tuple | None] = field(default_factory=list)  # per model: representation and per-row shapes
     states: list[dict] = field(default_factory=list)
-    unit: np.ndarray | None = None  # unit-weight sums of the bootstrap columns' terms and code counts
+    # unit and moments are None only as dataclass defaults: __post_init__ always sets them
+    unit: np.ndarray = None  # type: ignore[assignment]  # unit-weight sums of the columns' terms and code counts
     acc: Any = None
-    moments: Moments | None = None
+    moments: Moments = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         from ..resample import Accumulator
@@ -155,13 +160,14 @@ class ComparePartial:
 
         for k, p in enumerate(preds):
             sig = (p.kind, _signature(p))
-            if self.kinds[k] is None:
+            known = self.kinds[k]
+            if known is None:
                 self.kinds[k] = sig
-            elif sig != self.kinds[k]:
+            elif sig != known:
                 raise InputError(
                     f"{files[k]}: rows from global row {int(p.row_numbers()[0])} on are {p.kind} predictions "
-                    f"with per-row shapes {dict(sig[1])}, the rows before {self.kinds[k][0]} with "
-                    f"{dict(self.kinds[k][1])}; every row needs the same columns, members and levels"
+                    f"with per-row shapes {dict(sig[1])}, the rows before {known[0]} with "
+                    f"{dict(known[1])}; every row needs the same columns, members and levels"
                 )
         align_models(
             [Model(name, p, {"path": f}) for name, p, f in zip(plan.names, preds, files)],
@@ -172,7 +178,8 @@ class ComparePartial:
         n = preds[0].n
         dense, codes, unit = [], [], []
         for name, k, width, n_codes in lay.columns:
-            terms, code, _, _ = row_form(results, k, refs[name]).sums_form
+            # the layout's columns are the (metric, model) pairs that have a sums form (make_layout)
+            terms, code, _, _ = row_form(results, k, refs[name]).sums_form  # type: ignore[union-attr, misc]
             if terms is not None:
                 t = np.asarray(terms, dtype=np.float64).reshape(n, width)
                 dense.append(t)
@@ -186,8 +193,10 @@ class ComparePartial:
 
             cols = []
             for name, a, b in lay.pairs:
-                sa = row_score(results, a, refs[name])
-                cols.append(sa - _without_rounding_noise(sa, row_score(results, b, refs[name])))
+                # the pairs are of models with per-row scores (make_layout)
+                sa = cast("np.ndarray", row_score(results, a, refs[name]))
+                sb = cast("np.ndarray", row_score(results, b, refs[name]))
+                cols.append(sa - _without_rounding_noise(sa, sb))
             diffs = np.column_stack(cols)
             self.moments = self.moments.merge(Moments.of(diffs, plan.dm_lag))
         if unit:
@@ -213,13 +222,14 @@ class ComparePartial:
             self.n_rows[k] += other.n_rows[k]
             self.n_dropped[k] += other.n_dropped[k]
             self.columns[k] = self.columns[k] if self.columns[k] is not None else other.columns[k]
-            if self.kinds[k] is None:
-                self.kinds[k] = other.kinds[k]
-            elif other.kinds[k] is not None and other.kinds[k] != self.kinds[k]:
+            mine, theirs = self.kinds[k], other.kinds[k]
+            if mine is None:
+                self.kinds[k] = theirs
+            elif theirs is not None and theirs != mine:
                 raise InputError(
-                    f"model {self.layout.plan.names[k]}: {self.kinds[k][0]} predictions with per-row "
-                    f"shapes {dict(self.kinds[k][1])} and {other.kinds[k][0]} with "
-                    f"{dict(other.kinds[k][1])} in different partitions; every row needs the same "
+                    f"model {self.layout.plan.names[k]}: {mine[0]} predictions with per-row "
+                    f"shapes {dict(mine[1])} and {theirs[0]} with "
+                    f"{dict(theirs[1])} in different partitions; every row needs the same "
                     "columns, members and levels"
                 )
             self.states[k] = states.merge(self.states[k], other.states[k])
@@ -260,7 +270,7 @@ def aligned(
     offset = start
     while True:
         for j, g in enumerate(gens):
-            while current[j] is None or current[j][3] >= current[j][2]:
+            while (cj := current[j]) is None or cj[3] >= cj[2]:
                 item = next(g, None)
                 if item is None:
                     current[j] = None
@@ -275,10 +285,11 @@ def aligned(
                 f"{short} ends at global row {offset} ({offset} rows) but {long_} has more rows; "
                 "the files must hold the same targets in the same order"
             )
-        k = min(c[2] - c[3] for c in current)
-        cols = [{name: arr.slice(c[3], k) for name, arr in c[1].items()} for c in current]
-        yield offset, [c[0] for c in current], cols, k
-        for c in current:
+        live = cast("list[list[Any]]", current)  # none ended
+        k = min(c[2] - c[3] for c in live)
+        cols = [{name: arr.slice(c[3], k) for name, arr in c[1].items()} for c in live]
+        yield offset, [c[0] for c in live], cols, k
+        for c in live:
             c[3] += k
         offset += k
 
@@ -411,7 +422,7 @@ def finish(
             return float(part.unit[offsets[(ref.name, k)][0]] / n), None
         if (ref.name, k) in lay.skip:
             return None, None
-        res = results[k].get(ref.group)
+        res = results[k].get(ref.group)  # type: ignore[arg-type]  # a ref without a group finds None
         return _num(_value_at(res, ref.keys)), res
 
     def at_full(k: int, ref: MetricRef):
@@ -444,7 +455,7 @@ def finish(
             replicates[(metric, model)] = np.asarray(
                 finishes[key](np.concatenate(parts, axis=1), acc.total), dtype=np.float64
             )
-    available = {}
+    available: dict[str, list[int]] = {}
     for name, a, b in lay.pairs:
         available.setdefault(name, [])
         for k in (a, b):
@@ -487,7 +498,8 @@ def finish(
     info_models = [
         Model(
             name,
-            _Kind(part.kinds[k][0] if part.kinds[k] else None),
+            # a stand-in: only its kind is read
+            cast("Prediction", _Kind(kd[0] if (kd := part.kinds[k]) else None)),
             {
                 "path": m.spec,
                 **m.src.record(),

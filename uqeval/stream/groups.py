@@ -64,7 +64,8 @@ class GroupedPartial(Partial):
             check_group_count(len(self.groups), self.path)
         return whole
 
-    def merge(self, other: GroupedPartial) -> GroupedPartial:
+    # a GroupedPartial is only ever merged with another of the same grouped run (narrower than Partial)
+    def merge(self, other: GroupedPartial) -> GroupedPartial:  # type: ignore[override]
         """Both parts' rows: the whole state as :meth:`Partial.merge`, the groups by :func:`merge_groups`."""
         out = GroupedPartial(self.path)
         out.__dict__.update({k: v for k, v in Partial.merge(self, other).__dict__.items()})
@@ -88,7 +89,8 @@ def second_states(
 ) -> tuple[Any, dict[str, Any]]:
     """``(second-pass state of all rows, {label: second-pass state})`` of ``batches`` for the selections
     :func:`uqeval.stream.states.selection` made of the whole data (``sel``) and of each group (``group_sel``)."""
-    second, group_second = None, {}
+    second: Any = None
+    group_second: dict[str, Any] = {}
     for batch in batches:
         pred = batch.prediction
         if pred is None:

@@ -69,7 +69,8 @@ def filesystem(uri: str):
 
     from . import remote
 
-    scheme = SCHEME.match(uri).group(1).lower()
+    # only ever called with a URI (is_uri), so the match is never None
+    scheme = SCHEME.match(uri).group(1).lower()  # type: ignore[union-attr]
     try:
         fs, path = remote.call(uri, pafs.FileSystem.from_uri, uri, limit=remote.deadline())
         return remote.bounded(fs), path
@@ -114,7 +115,8 @@ def _hint(native: str) -> str:
 
 def _uri_of(spec: str, path: str) -> str:
     """The URI of ``path`` on the filesystem of ``spec`` (same scheme)."""
-    return SCHEME.match(spec).group(0) + path
+    # spec is a URI (is_uri), so the match is never None
+    return SCHEME.match(spec).group(0) + path  # type: ignore[union-attr]
 
 
 def remote_inputs(spec: str, check: bool = True) -> Inputs:
@@ -292,9 +294,9 @@ def open_source(spec: str | Path) -> Source:
         return Source(spec, info, files, "parquet", partitioned=True, inputs=inputs)
     head = header(files[0])
     where = head.path if inputs.kind == "file" else (spec if remote else Path(spec))
-    return Source(
-        spec, TableInfo(where, "parquet", head.columns, head.list_columns), files, "parquet", inputs=inputs
-    )
+    # TableInfo.path holds the URI string for a remote input (as parquet_info's does; see its field comment)
+    info = TableInfo(where, "parquet", head.columns, head.list_columns)  # type: ignore[arg-type]
+    return Source(spec, info, files, "parquet", inputs=inputs)
 
 
 def iter_batches(

@@ -32,7 +32,7 @@ How each metric merges follows its catalogue :attr:`~uqeval.catalogue.Metric.red
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -176,18 +176,19 @@ class Special:
     def merge(self, a: State, b: State) -> State:
         return {k: a[k] + b[k] for k in a}
 
-    def finalize(self, st: State, s: Settings) -> dict[str, Any]: ...
+    # an interface: every Special overrides finalize; update2/merge2/finalize2 those whose select() keeps rows
+    def finalize(self, st: State, s: Settings) -> dict[str, Any]: ...  # type: ignore[empty-body]
 
     # a second pass over the rows, for exact order statistics: select() reads the merged first-pass
     # state and says which rows to keep; update2/merge2 collect them; finalize2 finishes the metrics
     def select(self, st: State) -> Any | None:
         return None
 
-    def update2(self, sel: Any, p: Prediction, s: Settings) -> State: ...
+    def update2(self, sel: Any, p: Prediction, s: Settings) -> State: ...  # type: ignore[empty-body]
 
-    def merge2(self, a: State, b: State) -> State: ...
+    def merge2(self, a: State, b: State) -> State: ...  # type: ignore[empty-body]
 
-    def finalize2(self, st: State, sel: Any, st2: State, s: Settings) -> dict[str, Any]: ...
+    def finalize2(self, st: State, sel: Any, st2: State, s: Settings) -> dict[str, Any]: ...  # type: ignore[empty-body]
 
 
 class Composite(Special):
@@ -272,7 +273,8 @@ class MedianAbsErr(Special):
         return {"lo": lo, "hi": hi, "below": int(cum[lo - 1]) if lo else 0, "k": (k1, k2)}
 
     def update2(self, sel, p, s):
-        a = self._abs_err(p)
+        # the first pass had a point for this kind, else there is no selection
+        a = cast("np.ndarray", self._abs_err(p))
         c = self._codes(a)
         return {"values": a[(c >= sel["lo"]) & (c <= sel["hi"])]}
 
@@ -815,7 +817,7 @@ def merge(a: State, b: State) -> State:
         if "linear" in eb:
             out["linear"] = _merge_tree(ea["linear"], eb["linear"]) if "linear" in ea else eb["linear"]
         if "special" in eb:
-            sp = SPECIAL[name](kind)
+            sp = cast("Special", SPECIAL[name](kind))  # a "special" entry: the family has one for this kind
             out["special"] = sp.merge(ea["special"], eb["special"]) if "special" in ea else eb["special"]
         fams[name] = out
     return {"n": a["n"] + b["n"], "kind": kind, "families": fams}
@@ -824,11 +826,11 @@ def merge(a: State, b: State) -> State:
 def selection(state: State) -> dict[str, Any] | None:
     """What a second pass over the rows must collect (exact order statistics), or None when nothing needs one."""
     state = unpack(state)
-    kind = state.get("kind")
+    kind = cast("str", state.get("kind"))  # a state with families has its kind
     out = {}
     for name, entry in state["families"].items():
         if "special" in entry:
-            sel = SPECIAL[name](kind).select(entry["special"])
+            sel = cast("Special", SPECIAL[name](kind)).select(entry["special"])  # as in merge
             if sel is not None:
                 out[name] = sel
     return out or None
@@ -836,13 +838,16 @@ def selection(state: State) -> dict[str, Any] | None:
 
 def second_state(sel: dict[str, Any], pred: Prediction, settings: Settings) -> State:
     """The second-pass state of one batch (:func:`selection` says what to keep)."""
-    return {name: SPECIAL[name](pred.kind).update2(v, pred, settings) for name, v in sel.items()}
+    # the selection names families with a Special for this kind (as in merge)
+    return {
+        name: cast("Special", SPECIAL[name](pred.kind)).update2(v, pred, settings) for name, v in sel.items()
+    }
 
 
 def merge_second(a: State | None, b: State | None, kind: str) -> State | None:
     if a is None or b is None:
         return b if a is None else a
-    return {name: SPECIAL[name](kind).merge2(a[name], b[name]) for name in a}
+    return {name: cast("Special", SPECIAL[name](kind)).merge2(a[name], b[name]) for name in a}  # as in merge
 
 
 def finalize(
@@ -858,7 +863,7 @@ def finalize(
     from ..errors import InputError
 
     state = unpack(state)
-    n, kind = state["n"], state.get("kind")
+    n, kind = state["n"], cast("str", state.get("kind"))  # a state with rows has its kind
     if not n:
         raise InputError("no rows to evaluate")
     metrics: dict[str, Any] = {}
@@ -869,7 +874,7 @@ def finalize(
             continue
         result: dict[str, Any] = _finish_tree(entry["linear"], n) if "linear" in entry else {}
         if "special" in entry:
-            sp = SPECIAL[f.name](kind)
+            sp = cast("Special", SPECIAL[f.name](kind))  # as in merge
             result.update(sp.finalize(entry["special"], settings))
             if sel and second and f.name in sel:
                 result.update(sp.finalize2(entry["special"], sel[f.name], second[f.name], settings))

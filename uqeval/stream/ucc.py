@@ -53,7 +53,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -189,6 +189,7 @@ def partial_bound(boxes, x_range: tuple[float, float] | None, y_range: tuple[flo
         inside = (x0 >= a) & (x1 <= b)
         overlap = np.maximum(np.minimum(x1, b) - np.maximum(x0, a), 0.0)
         return float(np.sum(np.where(inside, 0.5 * dx * dy, overlap * dy)))
+    assert y_range is not None  # called only for a partial area, so one of the two ranges is given
     a, b = y_range
     inside = (y0 >= a) & (y1 <= b)
     outside = (y1 < a) | (y0 > b)
@@ -465,7 +466,7 @@ def ucc_stream(
 
     while not all(done):
         for i in range(n_files):  # read on where nothing is pending (about one batch per file in memory)
-            while not done[i] and (n_files == 1 or pending[i] is None or not pending[i][0].size):
+            while not done[i] and (n_files == 1 or (p_i := pending[i]) is None or not p_i[0].size):
                 pull(i)
                 if n_files == 1:
                     break
@@ -473,9 +474,10 @@ def ucc_stream(
             continue
         m = min(p[0].size if p is not None else 0 for p in pending)
         if m:
-            check_same_targets([_targets(src, p[0][:m], p[1][:m]) for src, p in zip(sources, pending)])
-            pending = [(p[0][m:], p[1][m:]) for p in pending]
-        elif any(done[i] and (pending[i] is None or not pending[i][0].size) for i in range(n_files)):
+            full = cast("list[tuple[np.ndarray, np.ndarray]]", pending)  # m > 0: every file has rows pending
+            check_same_targets([_targets(src, p[0][:m], p[1][:m]) for src, p in zip(sources, full)])
+            pending = [(p[0][m:], p[1][m:]) for p in full]
+        elif any(done[i] and ((p_i := pending[i]) is None or not p_i[0].size) for i in range(n_files)):
             for i in range(n_files):  # a file ran out of rows: count the others' for the message
                 while not done[i]:
                     pull(i)
@@ -604,10 +606,11 @@ def _document(
         )
     models: dict[str, Any] = {}
     for i, (src, name) in enumerate(zip(sources, names)):
-        if acc.states[i] is None:
+        state = acc.states[i]
+        if state is None:
             raise InputError(f"{src.spec}: every row has NaN/inf in a used column; nothing left to evaluate")
         try:
-            summ, bounds = finalize_file(acc.states[i], x_axis, y_axis, normalize, partial_x, partial_y, cost)
+            summ, bounds = finalize_file(state, x_axis, y_axis, normalize, partial_x, partial_y, cost)
         except InputError as exc:
             raise exc.at(str(src.spec)) from None
         info = {
