@@ -714,31 +714,8 @@ def poisson_bootstrap(
                 else None
             )
             acc.update(start, block, [c[start:stop] for c in codes])
-    out: list[np.ndarray] = []
-    col = cat = 0
-    for form in forms:
-        if form is None:
-            out.append(np.empty(replicates))
-            continue
-        terms, code, _, finish = form
-        parts = []
-        if terms is not None:
-            parts.append(acc.sums[col : col + _width(terms)].T)
-            col += _width(terms)
-        if code is not None:
-            parts.append(acc.counts[cat].T)
-            cat += 1
-        out.append(np.asarray(finish(np.concatenate(parts, axis=1), acc.total), dtype=np.float64))
-    rest = [i for i, f in enumerate(forms) if f is None]
-    if rest:
-        step = max(1, (1 << 22) // max(n, 1))
-        advance = stage(f"bootstrap ({replicates:,} resamples, order statistics)", replicates)
-        for r0 in range(0, replicates, step):
-            r1 = min(replicates, r0 + step)
-            advance(r1 - r0)
-            w = poisson_weights(seed, 0, n, r1)[r0:r1]
-            for i in rest:
-                out[i][r0:r1] = stats[i].weighted(w)
+    out = _finished(forms, acc, acc.total, replicates)
+    _order_statistics(stats, forms, out, n, replicates, lambda r0, r1: poisson_weights(seed, 0, n, r1)[r0:r1])
     return out
 
 
@@ -765,7 +742,17 @@ def _unit_bootstrap(stats, forms, n: int, replicates: int, seed: int, units: np.
     acc = Accumulator(seed, replicates, n_terms=sums.shape[1], n_categories=tuple(f[2] for f in codes))
     if count:
         acc.update(0, sums, counts)
-    total = acc.sums[-1]
+    out = _finished(forms, acc, acc.sums[-1], replicates)
+    _order_statistics(
+        stats, forms, out, n, replicates, lambda r0, r1: unit_weights(seed, units, count, r0, r1)
+    )
+    return out
+
+
+def _finished(forms, acc, total: np.ndarray, replicates: int) -> list[np.ndarray]:
+    """Each metric's replicates from the accumulator's weighted sums of its terms and counts per category
+    (``total``: the weights' sum per replicate); an empty (replicates,) array for a metric without a sums
+    form, filled by :func:`_order_statistics`."""
     out: list[np.ndarray] = []
     col = cat = 0
     for form in forms:
@@ -781,15 +768,25 @@ def _unit_bootstrap(stats, forms, n: int, replicates: int, seed: int, units: np.
             parts.append(acc.counts[cat].T)
             cat += 1
         out.append(np.asarray(finish(np.concatenate(parts, axis=1), total), dtype=np.float64))
-    rest = [i for i, f in enumerate(forms) if f is None]
-    if rest:
-        step = max(1, (1 << 22) // max(n, 1))
-        for r0 in range(0, replicates, step):
-            r1 = min(replicates, r0 + step)
-            w = unit_weights(seed, units, count, r0, r1)
-            for i in rest:
-                out[i][r0:r1] = stats[i].weighted(w)
     return out
+
+
+def _order_statistics(stats, forms, out: list[np.ndarray], n: int, replicates: int, weights) -> None:
+    """Fill ``out`` for the metrics without a sums form (order statistics): ``weights(r0, r1)`` gives the
+    (r1 - r0, n) weight matrix of replicates ``r0 .. r1 - 1``, made in blocks of about 4M weights."""
+    from ..stream.progress import stage
+
+    rest = [i for i, f in enumerate(forms) if f is None]
+    if not rest:
+        return
+    step = max(1, (1 << 22) // max(n, 1))
+    advance = stage(f"bootstrap ({replicates:,} resamples, order statistics)", replicates)
+    for r0 in range(0, replicates, step):
+        r1 = min(replicates, r0 + step)
+        advance(r1 - r0)
+        w = weights(r0, r1)
+        for i in rest:
+            out[i][r0:r1] = stats[i].weighted(w)
 
 
 def sign_flip_tests(
