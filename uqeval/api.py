@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ._python import python_api
-from .config import Settings, make_settings
+from .config import COLUMN_ROLES, Settings, make_settings
 from .errors import InputError, UsageError
 from .predictions import (
     Categorical,
@@ -160,19 +160,7 @@ def _softmax(z: np.ndarray) -> np.ndarray:
 
 
 #: the roles of :func:`evaluate` that are arrays (or column names of ``data``), in the order they are checked
-_ROLES = (
-    "y_true",
-    "mean",
-    "std",
-    "var",
-    "lower",
-    "upper",
-    "quantiles",
-    "samples",
-    "proba",
-    "logits",
-    "loglik",
-)
+_ROLES = (*(r for r in COLUMN_ROLES if r != "by"), "loglik")
 #: roles that take one column each: a table with only these named goes through the file loader's plan
 _COLUMN_ROLES = ("y_true", "mean", "std", "var", "lower", "upper")
 
