@@ -81,6 +81,38 @@ def test_kinds_with_a_figure_of_their_own_return_its_axes_and_refuse_ax():
     assert uqeval.plot(labels, "confidence", proba=p, ax=ax) is ax and len(fig.axes) == 1
 
 
+@pytest.mark.parametrize(
+    "kind", ["reliability", "sets", "corp", "smooth_reliability", "exceedance_reliability"]
+)
+def test_multi_panel_kinds_refuse_ax_and_return_the_first_axes_of_their_figure(kind):
+    rng = np.random.default_rng(2)
+    y, mu, _ = _data()
+    if kind == "exceedance_reliability":
+        data, cols = y, {"mean": mu, "std": 0.5, "thresholds": (0.0,)}
+    else:
+        data, cols = rng.integers(0, 2, size=N), {"proba": rng.dirichlet(np.ones(2), size=N)}
+    fig, ax = plt.subplots()
+    with pytest.raises(ValueError, match=r"several panels") as err:
+        uqeval.plot(data, kind, ax=ax, **cols)
+    assert "rejection" in str(err.value) and not ax.has_data()  # lists the kinds that take ax=; drew nothing
+    own = uqeval.plot(data, kind, **cols)
+    assert len(own.figure.axes) >= 2 and own is own.figure.axes[0]
+
+
+@pytest.mark.parametrize("kind", ["classification", "samples"])
+def test_rejection_on_the_given_axes(kind):
+    rng = np.random.default_rng(1)
+    fig, ax = plt.subplots()
+    if kind == "classification":
+        data, cols = rng.integers(0, 3, size=N), {"proba": rng.dirichlet(np.ones(3), size=N)}
+    else:
+        data, cols = _data()[0], {"samples": _data()[2]}
+    assert uqeval.plot(data, "rejection", ax=ax, **cols) is ax
+    assert len(fig.axes) == 1  # drawn there, no second axes
+    assert len(ax.lines) == 2  # the curve and its oracle
+    assert ax.get_title().startswith("Rejection curve")
+
+
 def test_murphy_on_the_given_axes():
     y, mu, _ = _data()
     fig, ax = plt.subplots()

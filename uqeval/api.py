@@ -715,7 +715,7 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
     drawable = kind in AX_KINDS and not (kind == "reliability" and first.kind in CLASSIFICATION)
     if ax is not None and not drawable:
         raise UsageError(
-            f"{option('kind', kind)} makes a figure of its own (several panels or a classifier's diagram): "
+            f"{option('kind', kind)} makes a figure of its own (several panels): "
             f"call without {option('ax')} and use the Axes returned; {option('ax')} takes: {', '.join(AX_KINDS)}"
         )
     if ax is None and drawable:

@@ -7,9 +7,10 @@ pyplot's global state; the caller saves it (``fig.savefig(path)``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -23,6 +24,7 @@ def plot_rejection(
     title: str = "Rejection curve",
     metric: str = "accuracy",
     labels: Sequence[str] | None = None,
+    ax: Axes | None = None,
 ) -> Figure:
     """Plot one or more rejection curves with their oracle curves.
 
@@ -38,6 +40,8 @@ def plot_rejection(
         Only used for the y-axis label.
     labels : sequence of str, optional
         Curve names; overrides ``label`` keys. Default ``model 1``, ``model 2``, ...
+    ax : matplotlib Axes, optional
+        Draw there (its figure is returned, and its layout left to the caller) instead of on a new figure.
 
     Returns
     -------
@@ -56,9 +60,13 @@ def plot_rejection(
                 f"curve {i} lacks key(s) {sorted(missing)}; pass the dict returned by rejection_curve()"
             )
 
-    fig = Figure(figsize=(6.4, 4.8))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
+    own = ax is None
+    if ax is None:
+        fig = Figure(figsize=(6.4, 4.8))
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot(1, 1, 1)
+    else:
+        fig = cast("Figure", ax.figure)  # a caller's Axes: its (root) figure
     colors = [f"C{i % 10}" for i in range(len(curves))]
     for i, curve in enumerate(curves):
         name = labels[i] if labels is not None else str(curve.get("label", f"model {i + 1}"))
@@ -85,5 +93,6 @@ def plot_rejection(
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize="small")
-    fig.tight_layout()
+    if own:
+        fig.tight_layout()
     return fig

@@ -229,7 +229,8 @@ OPT_IN_KINDS: dict[str, str] = {
 
 
 #: Kinds drawn on a caller's matplotlib Axes (``ax=`` of :func:`build_figures` and :func:`uqeval.plot`); the
-#: others make their own figure (several panels, or not yet converted).
+#: others make their own figure of several panels (the classifier reliability diagram and its counts, sets,
+#: corp and smooth_reliability over their histograms, exceedance_reliability) or are not drawn by it (skill).
 AX_KINDS: tuple[str, ...] = (
     "predictions",
     "intervals",
@@ -240,6 +241,7 @@ AX_KINDS: tuple[str, ...] = (
     "reliability",  # regression (bin-free); the classification reliability diagram makes its own figure
     "pit",
     "confidence",  # classifiers
+    "rejection",
     "ucc",
     "spread_reliability",
     "spread_skill",
@@ -655,7 +657,9 @@ def _categorical(
     return out
 
 
-def _rejection(pred: Prediction, metrics, settings: Settings, cache: dict, name: str) -> Any:
+def _rejection(
+    pred: Prediction, metrics, settings: Settings, cache: dict, name: str, on: Mapping[str, Any] | None = None
+) -> Any:
     """Rejection curve and its oracle: accuracy of the kept rows (classification, rejecting the
     least confident first) or RMSE of the ensemble mean (samples, largest ensemble std first)."""
     from ..catalogue import CLASSIFICATION
@@ -673,6 +677,7 @@ def _rejection(pred: Prediction, metrics, settings: Settings, cache: dict, name:
         title=title,
         metric="rmse" if regression else "accuracy",
         labels=["ensemble mean" if regression else (name or "model")],
+        **(on or {}),
     )
 
 
@@ -796,7 +801,7 @@ def build_figures(
             over,
         )
     if "rejection" in wanted:
-        figs["rejection"] = _rejection(pred, metrics, settings, cache, name)
+        figs["rejection"] = _rejection(pred, metrics, settings, cache, name, on)
     figs.update(_diagnostics(pred, wanted, metrics, settings, cache, name, on, over))
     if "ucc" in wanted:
         try:
