@@ -171,6 +171,8 @@ def main() -> None:
     try:
         requested = _requested(sys.argv[1:])
         build_app(requested, completion=requested == COMMANDS)()
+    except KeyboardInterrupt:  # SIGINT before a command's own handling began (importing, parsing)
+        raise SystemExit(130) from None
     except SystemExit as exc:
         remote = sys.modules.get("uqeval.stream.remote")
         if remote is not None and remote.in_flight():
