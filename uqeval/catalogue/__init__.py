@@ -210,8 +210,14 @@ def compute_metrics(
     queue = iter(sorted(families, key=lambda f: not f.background))
     taking = threading.Lock()
 
-    def drain() -> None:
+    def drain(ready: threading.Event | None = None) -> None:
+        """Take families from the queue until it is empty; with ``ready``, the second and later ones only
+        once it is set (the calling thread's imports done)."""
+        first = True
         while True:
+            if ready is not None and not first:
+                ready.wait()
+            first = False
             with taking:
                 f = next(queue, None)
             if f is None:
@@ -222,15 +228,25 @@ def compute_metrics(
         import contextvars
         from concurrent.futures import ThreadPoolExecutor  # here: ~3 ms of start-up elsewhere
 
-        # no import runs in the second thread: everything the kernels import is imported here, first. Two
+        # no import runs in the second thread: everything the kernels import is imported in this one. Two
         # threads importing at once may see each other's half-initialised modules (a concurrent circular
-        # import; the CLI's lazily executed numpy modules, issue 31: "cannot import name 'Polynomial'")
+        # import; the CLI's lazily executed numpy modules, issue 31: "cannot import name 'Polynomial'").
+        # The long family's imports come first; the worker computes it (numpy only) while this thread
+        # imports the others' modules, and takes another family only when those imports are done.
         for f in families:
-            for module in f.imports:
-                import_module(module)
+            if f.background:
+                for module in f.imports:
+                    import_module(module)
+        ready = threading.Event()
         with ThreadPoolExecutor(max_workers=1) as pool:
             # the worker runs in this thread's context: its errors are phrased for the same front end
-            other = pool.submit(contextvars.copy_context().run, drain)
+            other = pool.submit(contextvars.copy_context().run, drain, ready)
+            try:
+                for f in families:
+                    for module in f.imports:
+                        import_module(module)
+            finally:
+                ready.set()  # (also on a failed import: the worker must never wait forever)
             drain()
             other.result()
     else:
