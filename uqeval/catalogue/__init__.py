@@ -207,7 +207,7 @@ def compute_metrics(
     # predictions._memo). Elsewhere one thread: the others' families are short, and two of them at once
     # would only add their temporaries up
     long = any(f.background for f in families)
-    queue = iter(sorted(families, key=lambda f: not f.background))
+    queue = iter(sorted(families, key=lambda f: (not f.background, not f.heavy)))
     taking = threading.Lock()
 
     def drain(ready: threading.Event | None = None) -> None:

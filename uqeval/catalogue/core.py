@@ -134,6 +134,10 @@ class Family:
     #: a long computation (spce's bootstrap): :func:`uqeval.catalogue.compute_metrics`, which computes the
     #: families in two threads, starts it first
     background: bool = False
+    #: a long family that needs no thread of its own (CORP's sort and PAV fit): where two threads run, it
+    #: is handed out right after the background ones, so that the two threads finish at about the same
+    #: time instead of one waiting for it at the end (issue 31)
+    heavy: bool = False
     #: modules its kernels import when they run (absolute names): where a background family applies,
     #: :func:`uqeval.catalogue.compute_metrics` imports them before it starts a second thread, so that no
     #: import runs in two threads at once (a concurrent circular import, or the CLI's lazy numpy modules,
@@ -271,6 +275,7 @@ def _family(
     no_rows: tuple[str, ...] = (),
     option: str | None = None,
     background: bool = False,
+    heavy: bool = False,
     imports: tuple[str, ...] = (),
 ) -> Family:
     """A family whose metrics share a per-row form ``rows(p, s, level) -> {metric: RowStat}``."""
@@ -287,4 +292,4 @@ def _family(
             fn = (lambda key: lambda p, s, level=None: family_rows(p, s, level).get(key))(spec["name"])
         spec.setdefault("representations", tuple(compute))
         metrics.append(Metric(group=name, rows_fn=fn, by_level=by_level, **spec))
-    return Family(name, tuple(metrics), compute, by_level, option, background, imports)
+    return Family(name, tuple(metrics), compute, by_level, option, background, heavy, imports)

@@ -73,6 +73,7 @@ DIAGNOSTIC_FAMILIES: tuple[Family, ...] = (
         imports=("uqeval.metrics.corp", "uqeval.metrics.intervals", "scipy.optimize", "scipy.special"),
         by_level=True,
         option="diagnostics",
+        heavy=True,
     ),
     _family(
         "spread_calibration",
@@ -101,7 +102,7 @@ DIAGNOSTIC_FAMILIES: tuple[Family, ...] = (
             ),
         ],
         {k: _smooth_calibration for k in CLASSIFICATION},
-        imports=("uqeval.metrics.smooth_ece", "scipy.signal"),
+        imports=("uqeval.metrics.smooth_ece",),
         option="diagnostics",
     ),
 )
