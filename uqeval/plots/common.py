@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import io
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 from matplotlib import rc_context
@@ -67,6 +67,23 @@ COLORS: dict[str, str] = {
     "fill": "#E69F00",  # miscalibration area
 }
 
+#: Where :func:`style_axes` puts the legend: a matplotlib location inside the axes, or "outside"
+#: (below them).
+LegendLoc = Literal[
+    "best",
+    "upper right",
+    "upper left",
+    "lower left",
+    "lower right",
+    "right",
+    "center left",
+    "center right",
+    "lower center",
+    "upper center",
+    "center",
+    "outside",
+]
+
 #: Output formats understood by :func:`figure_to_bytes`.
 PLOT_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
 
@@ -111,7 +128,7 @@ def style_axes(
     xlabel: str,
     ylabel: str,
     legend: bool = True,
-    legend_loc: str = "best",
+    legend_loc: LegendLoc = "best",
 ) -> None:
     """Apply the house style: title, axis labels, tick sizes, light grid, legend.
 
@@ -244,7 +261,7 @@ def _save_png(fig: Figure, buf: io.BytesIO, dpi: float) -> None:
             # no engine at all while drawing; None reads rcParams
             with rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
                 fig.set_layout_engine(None)
-        canvas = fig.canvas
+        canvas = cast("FigureCanvasAgg", fig.canvas)  # figure_to_bytes calls this for an Agg canvas only
         canvas.draw()
         image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
         image.convert("RGB").save(buf, format="png", dpi=(dpi, dpi), compress_level=PNG_COMPRESS_LEVEL)
@@ -367,9 +384,9 @@ def finite_1d(x, name: str) -> np.ndarray:
 
 
 def finite_columns(**arrays) -> dict[str, np.ndarray]:
-    """Validate several same-length finite 1-d arrays given by keyword; None passes through."""
-    out = {k: (None if v is None else finite_1d(v, k)) for k, v in arrays.items()}
-    given = [(k, v) for k, v in out.items() if v is not None]
+    """Validate several same-length finite 1-d arrays given by keyword; those given as None are left out."""
+    out = {k: finite_1d(v, k) for k, v in arrays.items() if v is not None}
+    given = list(out.items())
     check_same_length([v for _, v in given], [k for k, _ in given])
     if given and len(given[0][1]) == 0:
         raise InputError(f"{given[0][0]} has no rows to plot")

@@ -44,7 +44,7 @@ def compare_figure(result: Mapping[str, Any], max_cols: int = 3) -> Figure:
     nrows = math.ceil(k / ncols)
     height = max(2.4, 0.42 * len(names) + 1.4)
     fig, axes = new_figure((4.4 * ncols, height * nrows), nrows=nrows, ncols=ncols)
-    axes = np.atleast_1d(axes).ravel()
+    axes = np.asarray(axes).ravel()  # one Axes or an array of them
     ypos = np.arange(len(names))[::-1]
     s = result.get("settings", {})
     for ax, (metric, body) in zip(axes, metrics):

@@ -23,7 +23,7 @@ def plot_coverage_width(
     ncols = min(3, len(facets))
     nrows = int(np.ceil(len(facets) / ncols))
     fig, axes = new_figure(figsize=(4.2 * ncols, 3.6 * nrows), nrows=nrows, ncols=ncols)
-    axes = np.atleast_1d(axes).ravel()
+    axes = np.asarray(axes).ravel()  # one Axes or an array of them
     from matplotlib import colormaps
 
     palette = [colormaps["tab10"](i) for i in range(10)]

@@ -8,6 +8,7 @@ Each builder draws what a kernel computed (:mod:`uqeval.metrics.corp`, :mod:`uqe
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -106,7 +107,8 @@ def plot_smooth_reliability(
     """Kernel-smoothed outcome E[y | f ≈ t] against t with the density of the forecasts
     (:func:`uqeval.metrics.smooth_ece.smooth_reliability_curve`), smECE and σ* in a note."""
     t, mu, dens = (np.asarray(curve[k]) for k in ("t", "mu", "density"))
-    fig, (ax, axd) = new_figure(figsize=(5.6, 6.4), nrows=2)
+    # two rows: an array of two Axes
+    fig, (ax, axd) = cast("tuple[Figure, np.ndarray]", new_figure(figsize=(5.6, 6.4), nrows=2))
     ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="calibrated")
     ax.plot(t, mu, color=COLORS["main"], linewidth=1.8, label="smoothed outcome")
     _note(ax, f"smECE = {smece:.4f} (σ* = {sigma:.4f})")

@@ -60,7 +60,7 @@ def murphy_compare_figure(murphy: Mapping, title: str = "Murphy diagrams") -> Fi
     ncols = min(3, len(keys))
     nrows = -(-len(keys) // ncols)
     fig, axes = new_figure((5.0 * ncols, 3.8 * nrows), nrows, ncols)
-    axes = np.atleast_1d(axes).ravel()
+    axes = np.asarray(axes).ravel()  # one Axes or an array of them
     th = np.asarray(murphy["thetas"], dtype=float)
     for ax, key in zip(axes, keys):
         for i, (model, values) in enumerate(curves[key].items()):

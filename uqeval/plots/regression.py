@@ -105,7 +105,7 @@ def plot_predictions_band(
     y, mu, lo, hi = cols["y_true"], cols["mean"], cols["lower"], cols["upper"]
     _check_bounds(lo, hi)
     n = y.size
-    if cols["x"] is None:
+    if cols.get("x") is None:
         order = np.arange(n)
         xs = order.astype(np.float64)
         x_label = x_label or "row index"
@@ -163,7 +163,13 @@ def plot_intervals_ordered(
     # ax.vlines, without the masked array per segment it builds (a fifth of a second at 5,000)
     segments = np.stack([np.column_stack([ranks, lo[rows]]), np.column_stack([ranks, hi[rows]])], axis=1)
     ax.add_collection(
-        LineCollection(segments, colors=COLORS["band"], alpha=0.7, linewidths=lw, label=band_label)
+        LineCollection(
+            segments,  # type: ignore[arg-type]  # an (N, 2, 2) array works; the stub asks for a Sequence
+            colors=COLORS["band"],
+            alpha=0.7,
+            linewidths=lw,
+            label=band_label,
+        )
     )
     ax.scatter(ranks, mu[rows], s=6, color=COLORS["main"], linewidths=0, label=mean_label, zorder=3)
     if order_by == "target":
@@ -215,7 +221,7 @@ def plot_calibration_curve(
     if miscal_area is None:
         from ..metrics.calibration import calibration_errors
 
-        miscal_area = calibration_errors(p, q)["miscal_area"]
+        miscal_area = float(calibration_errors(p, q)["miscal_area"])  # a float for one curve
     fig, ax = axes_for(ax, figsize=(5.6, 5.2))
     ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="ideal")
     if label is not None:  # one labelled series of an overlay: the area goes in the legend

@@ -175,6 +175,6 @@ def plot_ucc(
         axis_label(first.y_axis, first.normalize),
         legend_loc="best",
     )
-    for text in ax.get_legend().get_texts() if ax.get_legend() else ():
+    for text in legend.get_texts() if (legend := ax.get_legend()) else ():
         text.set_fontsize(FONT["legend"] - 1.5)
     return fig

@@ -15,7 +15,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..errors import InputError
-from .common import COLORS, FONT, new_figure, style_axes
+from .common import COLORS, FONT, axes_for, style_axes
 
 __all__ = ["plot_skill", "reference_label"]
 
@@ -54,7 +54,7 @@ def plot_skill(
     per_model = isinstance(skill[scores[0]], Mapping)
     models = list(dict.fromkeys(m for s in scores for m in skill[s])) if per_model else [None]
     width = 0.8 / len(models)
-    fig, ax = new_figure(figsize=(max(5.0, 1.1 * len(scores) * max(1, len(models) * 0.6) + 2.0), 4.2))
+    fig, ax = axes_for(None, figsize=(max(5.0, 1.1 * len(scores) * max(1, len(models) * 0.6) + 2.0), 4.2))
     x = np.arange(len(scores), dtype=float)
     lows = []
     for i, model in enumerate(models):
