@@ -77,14 +77,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from ..config import Settings
 from ..errors import InputError
 from ..plots import PLOT_KINDS
-from ..predictions import Prediction
+from ..predictions import Multivariate, Prediction, Samples, _Classifier
 
 __all__ = [
     "AX_KINDS",
@@ -197,7 +197,7 @@ PLOT_NEEDS: dict[str, Callable[[Prediction, Settings], bool]] = {
     "ucc": _band,
     # issue 15 part B: an opt-in family (--diagnostics); one histogram needs one member count
     "rank_histogram": lambda pred, settings: (
-        pred.kind == "samples" and not pred.ragged and _family("calibration_tests")(pred, settings)
+        isinstance(pred, Samples) and not pred.ragged and _family("calibration_tests")(pred, settings)
     ),
     "murphy": lambda pred, settings: (
         bool(settings.murphy)
@@ -305,7 +305,8 @@ def _diagnostics(
         from ..catalogue import binary_or_top_label
 
         f, y = binary_or_top_label(pred)
-        xlabel = "P(class 1)" if pred.proba.shape[1] == 2 else "top-label confidence"
+        # binary_or_top_label: the classification kinds
+        xlabel = "P(class 1)" if cast("_Classifier", pred).proba.shape[1] == 2 else "top-label confidence"
         if "corp" in kinds:
             from ..metrics.corp import reliability_curve
 
@@ -536,8 +537,9 @@ def _regression(
 
     if "predictions" in kinds or "intervals" in kinds:
         level = plot_level(pred, settings)
+        assert level is not None  # the band kinds apply with a central interval only (_band)
         point, lo, hi, point_label = _point_and_interval(pred, level)
-        band = dict(
+        band: dict[str, Any] = dict(
             band_label=_band_label(pred, level), mean_label=point_label, max_points=max_points, seed=seed
         )
         bad = ~(np.isfinite(lo) & np.isfinite(hi) & np.isfinite(point))
@@ -578,7 +580,7 @@ def _regression(
             adv["group_sizes"], adv["ma_mean"], adv["ma_stderr"], title=title("adversarial"), **on
         )
     if "sharpness" in kinds:
-        std = pred.spread()
+        std = cast("np.ndarray", pred.spread())  # sharpness applies to gaussian and samples: a spread
         if np.all(std > 0):
             out["sharpness"] = plots.plot_sharpness(
                 std, title=title("sharpness"), sharpness=group("sharpness"), **on
@@ -601,7 +603,7 @@ def _regression(
         if hist is None:  # Gaussians: the JSON holds no histogram; the kernel bins the PIT
             from ..metrics.quantiles import pit_histogram
 
-            hist = pit_histogram(pred.pit(), bins=10)
+            hist = pit_histogram(cast("np.ndarray", pred.pit()), bins=10)  # exact for Gaussians
         out["pit"] = plots.plot_pit_histogram(
             counts=hist["counts"], edges=hist["edges"], title=title("pit"), **over
         )
@@ -633,7 +635,8 @@ def _categorical(
     )
 
     out: dict[str, Any] = {}
-    proba, labels = pred.proba, pred.labels
+    clf = cast("_Classifier", pred)  # called for the classification kinds only
+    proba, labels = clf.proba, clf.labels
     suffix = f": {name}" if name else ""
     if "reliability" in kinds or "confidence" in kinds:
         bins = reliability_bins(proba, labels, num_bins=settings.class_bins)
@@ -833,6 +836,7 @@ def build_figures(
     if "skill" in wanted:  # issue 16: drawn from the summary's skill group
         from ..plots.verification import plot_skill
 
+        assert metrics is not None  # the skill kind applies with a skill group in metrics only (_has_skill)
         figs["skill"] = plot_skill(
             metrics["skill"], title=f"{KIND_TITLES['skill']}: {name}" if name else KIND_TITLES["skill"]
         )
@@ -841,9 +845,10 @@ def build_figures(
         from ..metrics.multivariate import average_ranks
         from ..plots.regression import plot_rank_histogram
 
-        m = pred.samples.shape[1]
-        test = rank_counts_test(average_ranks(pred.y_true, pred.samples, seed=seed), m)
-        head = f"{KIND_TITLES['multivariate_rank_histogram']} ({pred.samples.shape[2]} components)"
+        mv = cast("Multivariate", pred)  # the multivariate kind only
+        m = mv.samples.shape[1]
+        test = rank_counts_test(average_ranks(mv.require_targets(), mv.samples, seed=seed), m)
+        head = f"{KIND_TITLES['multivariate_rank_histogram']} ({mv.samples.shape[2]} components)"
         figs["multivariate_rank_histogram"] = plot_rank_histogram(
             test["rank_histogram"],
             title=f"{head}: {name}" if name else head,
@@ -869,6 +874,7 @@ def _exceedance_reliability(pred: Prediction, settings: Settings, name: str, not
     from ..metrics.intervals import level_key
     from ..plots.diagnostics import plot_corp_panels
 
+    assert settings.thresholds is not None  # an opt-in kind: it applies with --threshold only
     thresholds = list(settings.thresholds)
     if len(thresholds) > MAX_EXCEEDANCE_PANELS:
         notes.append(
@@ -877,7 +883,7 @@ def _exceedance_reliability(pred: Prediction, settings: Settings, name: str, not
     panels = []
     for t in thresholds[:MAX_EXCEEDANCE_PANELS]:
         p = exceedance_probability(pred, float(t))
-        o = (pred.y_true > t).astype(np.float64)
+        o = (pred.require_targets() > t).astype(np.float64)
         panels.append(
             (
                 reliability_curve(p, o, seed=settings.seed),
