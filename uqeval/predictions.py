@@ -267,7 +267,7 @@ class Prediction:
         """The file's row number of each row (``rows``; ``0..N-1`` when no row was dropped)."""
         return self.rows if self.rows is not None else np.arange(self.n)
 
-    def subset(self, mask: np.ndarray) -> Prediction:
+    def subset(self, mask: np.ndarray | slice) -> Prediction:
         """The same prediction restricted to the rows where ``mask`` is True (or an index array, or a
         ``slice``: then the arrays are views).
 

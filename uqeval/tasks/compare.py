@@ -42,7 +42,7 @@ import difflib
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -50,6 +50,10 @@ from ..catalogue import RowStat
 from ..config import Settings
 from ..errors import InputError, UsageError, option, phrase
 from ..predictions import Prediction
+
+if TYPE_CHECKING:
+    from ..catalogue import Metric
+    from .check import Orientation
 
 COMPARE_SCHEMA = "uqeval.compare/1"
 
@@ -217,10 +221,11 @@ def align_models(
             )
         bad = (
             np.zeros(pred.n, dtype=bool)
-            if no_targets
+            if y is None or y0 is None  # no_targets
             else ~(np.abs(y - y0) <= tol * np.maximum(1.0, np.abs(y0)))
         )
         if bad.any():
+            assert y is not None and y0 is not None  # rows differ only where there are targets
             i = int(np.flatnonzero(bad)[0])
             where = f"row {i + first_row}"
             if ref_ids is not None:
@@ -334,7 +339,6 @@ def comparison_score(pred: Prediction, name: str, grids: Grids, settings: Settin
         return out if out is not None else _catalogue_score(pred, "accuracy.nll", settings)
     if name == "brier":
         return _catalogue_score(pred, "accuracy.brier", settings)
-    y = pred.y_true
     if name in ("pinball", "check"):
         levels = grids.check_levels if name == "check" else grids.quantile_levels
         if (
@@ -349,7 +353,7 @@ def comparison_score(pred: Prediction, name: str, grids: Grids, settings: Settin
             )
             if closed is not None:
                 return closed
-        return scoring.pinball_loss(y, pred.quantiles_at(levels), levels).mean(axis=1)
+        return scoring.pinball_loss(pred.require_targets(), pred.quantiles_at(levels), levels).mean(axis=1)
     if name == "interval":
         levels = grids.central_levels
         if levels is None or pred.central_keys() == set():
@@ -359,7 +363,7 @@ def comparison_score(pred: Prediction, name: str, grids: Grids, settings: Settin
                 pred, "scoring_rule.interval", replace(settings, resolution=int(levels.size))
             )
         lo, hi = pred.intervals_at(levels)
-        return scoring.interval_score(y, lo, hi, levels).mean(axis=1)
+        return scoring.interval_score(pred.require_targets(), lo, hi, levels).mean(axis=1)
     raise KeyError(name)
 
 
@@ -419,12 +423,14 @@ class _Results:
         if key not in self.cache:
             pred = self.models[k].prediction
             head = pred.subset(slice(0, _HEAD)) if pred.n > _HEAD else pred
+            assert self.grids is not None  # comparison scores are asked for with grids only
             self.cache[key] = comparison_score(head, name, self.grids, self.settings) is not None
         return self.cache[key]
 
     def score(self, k: int, name: str) -> np.ndarray | None:
         key = (k, "score:" + name)
         if key not in self.cache:
+            assert self.grids is not None  # comparison scores are asked for with grids only
             self.cache[key] = comparison_score(self.models[k].prediction, name, self.grids, self.settings)
         return self.cache[key]
 
@@ -478,7 +484,7 @@ def _catalogue_matches(name: str):
     """``(metric, level key or None)`` for every catalogue metric ``name`` can mean."""
     from ..catalogue import METRICS
 
-    matches = []
+    matches: list[tuple[Metric, str | None]] = []
     for m in METRICS.values():
         if m.orientation is None:
             continue
@@ -538,6 +544,7 @@ def resolve_metrics(
                 or (short == "interval" and grids.central_levels is None)
             )
             if no_grid:
+                assert grids is not None  # no_grid
                 if explicit:
                     why = next((n for n in grids.notes if n.startswith(short)), f"{short}: no common level")
                     raise InputError(f"metric {name!r} cannot be compared: {why}")
@@ -604,8 +611,10 @@ def resolve_metrics(
         fallback = _scored_by_all(models, results)
         if fallback:
             return resolve_metrics(fallback, models, results, grids)
-    seen: set[str] = set()
-    unique = [r for r in refs if not (r.name in seen or seen.add(r.name))]
+    firsts: dict[str, MetricRef] = {}  # the first ref of each name
+    for r in refs:
+        firsts.setdefault(r.name, r)
+    unique = list(firsts.values())
     if not unique:
         raise InputError("no metric to compare: name them with --metrics (e.g. crps,nll,ma_cal)")
     return unique, notes
@@ -811,8 +820,11 @@ def sign_flip_tests(
     from ..resample import Accumulator, permutation_p_values, unit_sums
     from ..stream.progress import stage
 
-    block = diffs
-    n, t = shape if callable(diffs) else diffs.shape
+    if callable(diffs):
+        assert shape is not None  # a function of the rows comes with shape=
+        n, t = shape
+    else:
+        n, t = diffs.shape
     if units is not None:
         count = int(units.max()) + 1 if n else 0
         if not callable(diffs):
@@ -820,7 +832,7 @@ def sign_flip_tests(
         totals = np.zeros((count, t))
         buf = np.empty((min(n, _ROWS + 1), t))
         for start, stop in _spans(n, _ROWS):
-            block(start, stop, buf[: stop - start])
+            diffs(start, stop, buf[: stop - start])
             totals += unit_sums(units[start:stop], count, buf[: stop - start])
         return sign_flip_tests(totals, permutations, seed)
     acc = Accumulator(seed, permutations=permutations, n_diffs=t)
@@ -839,7 +851,7 @@ def sign_flip_tests(
     for start, stop in _spans(n, _ROWS):
         advance(stop - start)
         buf = whole[: stop - start + 1]
-        block(start, stop, buf[1:])
+        diffs(start, stop, buf[1:])
         acc.update(start, diffs=buf[1:])
         if pairwise is not None:
             pairwise[0].add(buf[1:, 0])
@@ -1034,13 +1046,15 @@ def compare_models(
     def score_rows(name: str, k: int, start: int, stop: int) -> np.ndarray:
         ref = refs[name]
         if ref.source != "per_row":
-            return row_score(results, k, ref)[start:stop]
+            # asked for where it is (available)
+            return cast("np.ndarray", row_score(results, k, ref))[start:stop]
         if block_of.get(k, (None, None))[:2] != (
             start,
             stop,
         ):  # one subset per block: its memos serve every score
             block_of[k] = (start, stop, models[k].prediction.subset(slice(start, stop)))
-        return comparison_score(block_of[k][2], name, plan.grids, plan.settings)
+        # scored: model k has this score (has_score)
+        return cast("np.ndarray", comparison_score(block_of[k][2], name, plan.grids, plan.settings))
 
     sums = {key: PairwiseSum(n) for key in scored}  # np.mean of each whole score, bit for bit
 
@@ -1055,7 +1069,7 @@ def compare_models(
     def value(k: int, ref: MetricRef) -> tuple[float | None, Any]:
         if ref.source == "per_row":  # its mean is filled in by the pass over the rows below
             return (0.0 if (ref.name, k) in scored else None), None
-        res = results.get(k, ref.group)
+        res = results.get(k, cast("str", ref.group))  # a summary metric names its family
         return _num(_value_at(res, ref.keys)), res
 
     def at_full(k: int, ref: MetricRef) -> tuple[Any, float | None, str | None]:
@@ -1241,8 +1255,7 @@ def _auto_block_size(results: _Results, plan: Plan, n: int) -> int:
     from ..resample import optimal_block_size
 
     for ref in plan.refs:
-        series = [row_score(results, k, ref) for k in range(len(plan.names))]
-        series = [s for s in series if s is not None]
+        series = [s for k in range(len(plan.names)) if (s := row_score(results, k, ref)) is not None]
         if series:
             return max(optimal_block_size(s) for s in series)
     raise InputError(
@@ -1282,7 +1295,8 @@ def estimate_metrics(
             if why is not None:
                 no_ci.setdefault(ref.name, why)
                 continue
-            if ref.source == "summary" and not _consistent(full, val):
+            # a summary column with an interval has its statistic at unit weights (at_full)
+            if ref.source == "summary" and not _consistent(cast("float", full), val):
                 no_ci.setdefault(
                     ref.name,
                     f"the resampled statistic ({full:.6g}) does not reproduce the "
@@ -1336,7 +1350,7 @@ def assemble(
     for ref in plan.refs:
         est = estimates[ref.name]
         tgt = targets[ref.name]
-        orient = ref.orientation
+        orient = cast("Orientation", ref.orientation)  # the catalogue's three (test_catalogue_invariants)
         if orient == "target" and tgt is None:
             orient = "lower"
         # rank on 12 significant digits: values equal up to rounding tie
@@ -1379,11 +1393,12 @@ def assemble(
             if rep is not None:
                 entry["low"], entry["high"] = interval(rep)
                 base = replicates.get((ref.name, ref_model)) if ref_model is not None else None
-                if base is not None and k != ref_model and v is not None:
+                best_v = est[ref_model] if ref_model is not None else None  # ranked first: a number
+                if base is not None and best_v is not None and k != ref_model and v is not None:
                     lo, hi = interval(rep - base)
                     entry["diff_vs_best"] = {
                         "reference": ref_model,
-                        "estimate": v - est[ref_model],
+                        "estimate": v - best_v,
                         "low": lo,
                         "high": hi,
                     }
@@ -1540,7 +1555,9 @@ def murphy_comparison(models: Sequence[Model]) -> dict[str, Any]:
     if all(p.kind in CLASSIFICATION for p in preds):
         grid = theta_grid(bounds=(0.0, 1.0))
     else:
-        grid = theta_grid(preds[0].y_true, *(v[0] for fc in forecasts.values() for v in fc.values()))
+        grid = theta_grid(
+            preds[0].require_targets(), *(v[0] for fc in forecasts.values() for v in fc.values())
+        )
     curves: dict[str, dict[str, list[float]]] = {}
     for name, fc in forecasts.items():
         for label, (x, y, functional, alpha) in fc.items():
