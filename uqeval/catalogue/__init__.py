@@ -158,7 +158,7 @@ def target(group: str, key: str, level: float | None = None) -> float | None:
     return None
 
 
-def orientation_of(result: Mapping[str, Any], family: Family, kind: str) -> dict[str, str]:
+def orientation_of(result: Mapping[str, Any], family: Family, kind: str | None) -> dict[str, str]:
     """``{"group.key": orientation}`` of the metrics present in a family's ``result`` (None ones left out)."""
     present: set[str] = set()
     for k, v in result.items():

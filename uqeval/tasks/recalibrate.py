@@ -39,14 +39,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from ..config import Settings
 from ..errors import InputError, SchemaError, UsageError, naming
 from ..io.load import Loaded, load_predictions
-from ..predictions import Categorical, Gaussian, Intervals, Prediction
+from ..predictions import Categorical, Gaussian, Intervals, Point, Prediction
 
 SCHEMA = "uqeval.recalibrate/1"
 
@@ -274,8 +274,10 @@ def read_features(loaded: Loaded, names: Sequence[str]) -> np.ndarray:
     from ..io.readers import to_float
 
     table, rows = loaded.table, loaded.prediction.rows
+    assert table is not None  # read from a file by load_for: its header
     lower = {c.lower(): c for c in table.columns}
-    found, missing = [], []
+    found: list[str] = []
+    missing: list[str] = []
     for name in names:
         col = name if name in table.columns else lower.get(name.lower())
         (found if col is not None else missing).append(col if col is not None else name)
@@ -317,14 +319,17 @@ def fit_state(
         from ..recalibration.temperature import fit_temperature
 
         return fit_temperature(pred.proba, pred.labels, kind="proba")  # type: ignore[attr-defined]
-    mu, sd = pred.point(), pred.spread()  # sd None for point predictions
+    # loaded as gaussian or point (_representation): a mean; sd None for point predictions
+    mu, sd = cast("Point", pred).point(), pred.spread()
     if method == "std-scaling":
         from ..recalibration.std_scaling import fit_std_scaling
 
+        assert sd is not None  # loaded as gaussian (_representation)
         return fit_std_scaling(y, mu, sd, options.criterion, num_bins=settings.num_bins)
     if method == "isotonic":
         from ..recalibration.isotonic import fit_isotonic
 
+        assert sd is not None  # loaded as gaussian (_representation)
         return fit_isotonic(y, mu, sd, num_bins=settings.num_bins)
     if method == "conformal":
         from ..recalibration.conformal import fit_conformal
@@ -361,7 +366,7 @@ def _spread_columns(loaded: Loaded, settings: Settings, std: np.ndarray) -> dict
 
 
 def _proba_columns(loaded: Loaded, proba: np.ndarray) -> dict[str, np.ndarray]:
-    cols = loaded.prediction.columns.get("proba")
+    cols = loaded.prediction.columns["proba"]  # a loaded categorical prediction names its columns
     k = proba.shape[1]
     if isinstance(cols, str):  # one Parquet list column
         return {cols: proba}
@@ -398,11 +403,13 @@ def apply_state(
         out.proba = apply_temperature(pred.proba, state, kind="proba")  # type: ignore[attr-defined]
         out.columns = _proba_columns(loaded, out.proba)
         return out
-    mu, sd = pred.point(), pred.spread()  # sd None for point predictions
+    # loaded as gaussian or point (_representation): a mean; sd None for point predictions
+    mu, sd = cast("Point", pred).point(), pred.spread()
     out.levels = central_levels(method, options, state)
     if method == "std-scaling":
         from ..recalibration.std_scaling import apply_std_scaling
 
+        assert sd is not None  # loaded as gaussian (_representation)
         out.std = apply_std_scaling(state, sd)
         out.columns = _spread_columns(loaded, settings, out.std)
     elif method == "accrue":
@@ -423,6 +430,7 @@ def apply_state(
 
         if not columns:
             return out
+        assert sd is not None  # loaded as gaussian (_representation)
         if options.quantiles:
             tau = quantile_levels(options)
             q = isotonic_quantiles(state, mu, sd, tau)
@@ -544,7 +552,7 @@ def isotonic_metrics(
     if levels:
 
         def coverage_at(j: int, lv: float) -> dict[str, float]:
-            if lower is not None:
+            if lower is not None and upper is not None:  # given together
                 return coverage_metrics(y, lower[:, j], upper[:, j], lv, y_std=settings.y_std)
 
             def block(
@@ -569,7 +577,7 @@ def _intervals(pred: Prediction, lower: np.ndarray, upper: np.ndarray, levels: S
         rows=pred.rows,
         lower=lower,
         upper=upper,
-        levels=list(levels),
+        levels=np.asarray(levels),
         mean=getattr(pred, "mean", None),
     )
 
@@ -582,11 +590,14 @@ def evaluate(state: dict[str, Any], loaded: Loaded, applied: Applied, settings: 
     s = replace(settings, levels=tuple(levels) if levels else None)
     if method == "temperature":
         before, o1 = _groups(pred, s, CLASSIFICATION_GROUPS)
-        after_pred = Categorical(
+        assert applied.proba is not None  # apply_state made it (temperature)
+        after_pred: Prediction = Categorical(
             y_true=pred.y_true, columns=dict(pred.columns), rows=pred.rows, proba=applied.proba
         )
         after, o2 = _groups(after_pred, s, CLASSIFICATION_GROUPS)
     elif method in ("std-scaling", "accrue"):
+        mean = cast("Point", pred).mean  # loaded as gaussian or point (_representation)
+        assert applied.std is not None  # apply_state made it (std-scaling, accrue)
         base = (
             pred
             if applied.before_std is None
@@ -594,19 +605,20 @@ def evaluate(state: dict[str, Any], loaded: Loaded, applied: Applied, settings: 
                 y_true=pred.y_true,
                 columns=dict(pred.columns),
                 rows=pred.rows,
-                mean=pred.mean,
+                mean=mean,
                 std=applied.before_std,
             )
         )
         before, o1 = _groups(base, s, REGRESSION_GROUPS)
         after_pred = Gaussian(
-            y_true=pred.y_true, columns=dict(pred.columns), rows=pred.rows, mean=pred.mean, std=applied.std
+            y_true=pred.y_true, columns=dict(pred.columns), rows=pred.rows, mean=mean, std=applied.std
         )
         after, o2 = _groups(after_pred, s, REGRESSION_GROUPS)
     elif method == "isotonic":
         before, o1 = _groups(pred, s, REGRESSION_GROUPS)
+        g = cast("Gaussian", pred)  # loaded as gaussian (_representation)
         after = isotonic_metrics(
-            state, pred.y_true, pred.mean, pred.std, applied.lower, applied.upper, levels, s
+            state, g.require_targets(), g.mean, g.std, applied.lower, applied.upper, levels, s
         )
         o2 = _orient(after)
     else:  # conformal: intervals at the fitted levels, calibration from the score distribution
@@ -615,11 +627,15 @@ def evaluate(state: dict[str, Any], loaded: Loaded, applied: Applied, settings: 
             before, o1 = _groups(
                 _intervals(pred, *pred.intervals_at(np.asarray(levels)), levels), s, INTERVAL_GROUPS
             )
-            _add_central_calibration(before, o1, np.abs(2.0 * pred.pit() - 1.0), s)
+            _add_central_calibration(before, o1, np.abs(2.0 * cast("Gaussian", pred).pit() - 1.0), s)
+        assert applied.lower is not None and applied.upper is not None  # apply_state made them (conformal)
         after, o2 = _groups(_intervals(pred, applied.lower, applied.upper, levels), s, INTERVAL_GROUPS)
         from ..recalibration.conformal import conformal_central_pit
 
-        central = conformal_central_pit(state, pred.y_true, pred.mean, pred.spread())
+        # loaded as gaussian or point (_representation)
+        central = conformal_central_pit(
+            state, pred.require_targets(), cast("Point", pred).mean, pred.spread()
+        )
         if central is not None:  # None: a state saved without score_sample has no calibration curve
             _add_central_calibration(after, o2, central, s)
     basis = applied.before_basis
@@ -747,6 +763,7 @@ def build_table(loaded: Loaded, applied: Applied):
     import pyarrow as pa
 
     info, cols, n = loaded.table, loaded.extra, loaded.info["n_rows"]
+    assert info is not None  # read from a file by load_for: its header
     if loaded.prediction.n != n:
         raise InputError(
             f"{loaded.info['path']}: {n} rows in the file but {loaded.prediction.n} recalibrated; "
@@ -901,12 +918,12 @@ def run(
         files[role] = block
         return applied
 
-    if loaded_c is not None:
+    if loaded_c is not None and calibration is not None:  # fitted here on the calibration file
         one("calibration", calibration, loaded_c, feats_c)
     table = None
     if apply is not None:
         loaded_a = load_for(method, apply, settings, require_targets=False, state=state, every_column=True)
-        feats_a = read_features(loaded_a, features) if method == "accrue" else None
+        feats_a = read_features(loaded_a, features) if method == "accrue" and features else None
         applied_a = one("applied", apply, loaded_a, feats_a)
         table = build_table(loaded_a, applied_a)
         if method in ("isotonic", "conformal") and loaded_a.prediction.spread() is not None:
