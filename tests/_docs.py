@@ -56,7 +56,9 @@ def run_bash(code: str, workdir: Path, env: dict[str, str], where: str) -> str:
     proc = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", code], cwd=workdir, env=env, capture_output=True, text=True
     )
-    assert proc.returncode == 0, f"{where}: exit {proc.returncode}\n{code}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    assert proc.returncode == 0, (
+        f"{where}: exit {proc.returncode}\n{code}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    )
     return proc.stdout
 
 

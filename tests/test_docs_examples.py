@@ -17,7 +17,13 @@ from .conftest import ROOT
 
 DOCS = ROOT / "docs"
 #: pages written at build time by docs/hooks/generate.py
-GENERATED = {"reference/metrics.md", "reference/cli.md", "reference/api.md", "changelog.md", "contributing.md"}
+GENERATED = {
+    "reference/metrics.md",
+    "reference/cli.md",
+    "reference/api.md",
+    "changelog.md",
+    "contributing.md",
+}
 
 
 def _hook():
@@ -29,24 +35,39 @@ def _hook():
 
 def _pages() -> list[str]:
     return sorted(
-        str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md") if "hooks" not in p.parts and p.name != "_mapping.md"
+        str(p.relative_to(DOCS))
+        for p in DOCS.rglob("*.md")
+        if "hooks" not in p.parts and p.name != "_mapping.md"
     )
 
 
 def test_tutorial_runs_every_block(tmp_path):
-    pytest.importorskip("sklearn", reason="the tutorial's models: pip install '.[test]' installs scikit-learn")
+    pytest.importorskip(
+        "sklearn", reason="the tutorial's models: pip install '.[test]' installs scikit-learn"
+    )
     page = DOCS / "getting-started.md"
     found = blocks(page)
     assert {lang for lang, attrs, _ in found if 'title="' not in attrs} <= {"python", "bash"}
     assert sum(lang == "bash" for lang, _, _ in found) >= 6
     namespace = run_page(page, tmp_path)
-    for name in ("gp.parquet", "ridge.parquet", "cancer.parquet", "report.html", "junit.xml", "baseline.json"):
+    for name in (
+        "gp.parquet",
+        "ridge.parquet",
+        "cancer.parquet",
+        "report.html",
+        "junit.xml",
+        "baseline.json",
+    ):
         assert (tmp_path / name).is_file(), name
     assert namespace["doc"]["metrics"]["crps"]["best"]
     assert 0 < namespace["scores"]["coverage.0.9.coverage"] <= 1
 
 
-PYTHON_PAGES = [p for p in _pages() if p != "getting-started.md" and any(lang == "python" for lang, _, _ in blocks(DOCS / p))]
+PYTHON_PAGES = [
+    p
+    for p in _pages()
+    if p != "getting-started.md" and any(lang == "python" for lang, _, _ in blocks(DOCS / p))
+]
 
 
 @pytest.mark.parametrize("page", PYTHON_PAGES)
@@ -71,7 +92,9 @@ def test_metrics_reference_lists_every_catalogue_metric():
         section = page.split(f"\n### `{path}`\n", 1)[1].split("\n### ", 1)[0]
         assert f"| `{metric.reduction}` |" in section, path
         entry = GLOSSARY[path]
-        assert "Reference:" in section and entry["title"].split("(")[0].strip()[:20] in section.replace("&amp;", "&")
+        assert "Reference:" in section and entry["title"].split("(")[0].strip()[:20] in section.replace(
+            "&amp;", "&"
+        )
 
 
 def test_metrics_reference_weights_column_reads_the_catalogue():

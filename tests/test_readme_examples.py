@@ -13,7 +13,9 @@ from ._docs import blocks, run_bash, run_page, shim
 from .conftest import ROOT
 
 README = ROOT / "README.md"
-QUICK_START = 'pip install . && uqeval score sample_data/gaussian.parquet\npip install ".[test]" && python -m pytest\n'
+QUICK_START = (
+    'pip install . && uqeval score sample_data/gaussian.parquet\npip install ".[test]" && python -m pytest\n'
+)
 
 
 def _section(text: str, heading: str) -> str:
@@ -82,7 +84,7 @@ def test_readme_commands_table_and_ci_job_run(tmp_path):
     # the CI job: baseline, rules file, then the job's check command on the predictions
     ci = _section(text, "CI gate")
     (work / "ci").mkdir()
-    for lang, attrs, code in blocks(README):
+    for _, attrs, code in blocks(README):
         if 'title="ci/rules.toml"' in attrs:
             (work / "ci" / "rules.toml").write_text(code)
     job = next(code for lang, _, code in blocks(README) if lang == "yaml" and code in ci)
@@ -93,7 +95,5 @@ def test_readme_commands_table_and_ci_job_run(tmp_path):
     pq.write_table(
         pa.table({"y": mean + std * rng.normal(size=4000), "mean": mean, "std": std}), work / "preds.parquet"
     )
-    run_bash(
-        f"uqeval score preds.parquet --output ci/baseline.json\n{check}", work, env, "README CI job"
-    )
+    run_bash(f"uqeval score preds.parquet --output ci/baseline.json\n{check}", work, env, "README CI job")
     assert "PASS" in (work / "uqeval-check.md").read_text() and (work / "uqeval-junit.xml").is_file()

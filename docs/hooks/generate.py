@@ -89,7 +89,9 @@ def metrics_page() -> str:
                 "| direction | representations | reduction | streams | weights |",
                 "|---|---|---|---|---|",
                 "| {} | {} | `{}` | {} | {} |".format(
-                    _text(direction(m.path) or "none (describes the data or feeds a plot)").replace("|", "\\|"),
+                    _text(direction(m.path) or "none (describes the data or feeds a plot)").replace(
+                        "|", "\\|"
+                    ),
                     ", ".join(f"`{r}`" for r in m.representations) or "—",
                     m.reduction,
                     _text(f"{streamed}: {how}" if how else streamed).replace("|", "\\|"),
