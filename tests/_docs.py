@@ -1,9 +1,10 @@
 """Run the code blocks of the README and the documentation pages (tests/test_docs_examples.py,
 tests/test_readme_examples.py).
 
-A page's blocks run in order: ```` ```python ```` blocks in one namespace, ```` ```bash ```` blocks with
-``bash -eu`` and an ``uqeval`` on the PATH that is ``python -m uqeval`` of the running interpreter, and
-blocks with a ``title="FILE"`` (a rules file, say) are written to FILE first.
+A page's blocks run in order: ```` ```python ```` blocks in one namespace; ```` ```bash ```` blocks made of
+plain ``uqeval ...`` lines through the Typer app in this process, other shell blocks with ``bash -euo
+pipefail`` and an ``uqeval`` on the PATH that is ``python -m uqeval`` of the running interpreter; blocks with
+a ``title="FILE"`` (a rules file, say) are written to FILE first.
 """
 
 from __future__ import annotations
@@ -52,7 +53,45 @@ def chdir(path: Path):
         os.chdir(old)
 
 
+SIMPLE = re.compile(r"^uqeval [^|;&<>$`()!]*?(?: > ([\w./-]+))?\s*(?:#.*)?$")
+
+
+def _in_process(code: str) -> list[tuple[list[str], str | None]] | None:
+    """``[(argv, stdout file)]`` when every line of ``code`` is a plain ``uqeval ...`` command (optionally
+    ``> FILE``), else None: those run in this process, through the same Typer app (no interpreter start-up
+    per command); anything else (``if``, pipes, ``||``) runs in bash."""
+    import shlex
+
+    lines = [line for line in code.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    out = []
+    for line in lines:
+        found = SIMPLE.match(line)
+        if found is None:
+            return None
+        command = line[: found.start(1) - 3] if found.group(1) else line
+        out.append((shlex.split(command, comments=True)[1:], found.group(1)))
+    return out
+
+
 def run_bash(code: str, workdir: Path, env: dict[str, str], where: str) -> str:
+    simple = _in_process(code)
+    if simple is not None:
+        from typer.testing import CliRunner
+
+        from uqeval.cli import app
+
+        runner = CliRunner()
+        output = []
+        with chdir(workdir):
+            for argv, redirect in simple:
+                result = runner.invoke(app, argv, env={"COLUMNS": "120"})
+                assert result.exit_code == 0, (
+                    f"{where}: uqeval {' '.join(argv)}: exit {result.exit_code}\n{result.output[-3000:]}"
+                )
+                if redirect:
+                    (workdir / redirect).write_text(result.stdout)
+                output.append(result.output)
+        return "".join(output)
     proc = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", code], cwd=workdir, env=env, capture_output=True, text=True
     )
