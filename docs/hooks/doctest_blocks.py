@@ -1,9 +1,11 @@
 """A griffe extension for the API reference: doctest examples (``>>>`` lines and their output) in
 uqeval's reST-style docstrings become fenced ``pycon`` blocks, so that Markdown shows them as code
-instead of reading ``out["metrics"]["crps"]`` as a reference link."""
+instead of reading ``out["metrics"]["crps"]`` as a reference link, and Sphinx roles (``:func:`x` ``)
+become code spans."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import griffe
@@ -29,7 +31,12 @@ def fence_doctests(text: str) -> str:
     return "\n".join(out[:-1])
 
 
+ROLE = re.compile(r":(?:py:)?(?:func|meth|class|mod|attr|data|exc|obj):`~?([^`]+)`")
+
+
 class DoctestBlocks(griffe.Extension):
     def on_object(self, *, obj: griffe.Object, **kwargs: Any) -> None:
-        if obj.docstring is not None and ">>>" in obj.docstring.value:
-            obj.docstring.value = fence_doctests(obj.docstring.value)
+        if obj.docstring is None:
+            return
+        text = ROLE.sub(r"``\1``", obj.docstring.value)
+        obj.docstring.value = fence_doctests(text) if ">>>" in text else text
