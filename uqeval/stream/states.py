@@ -912,7 +912,7 @@ def not_streamed_in(state: State, settings: Settings) -> dict[str, str]:
 
 
 def streaming_table() -> str:
-    """The README's table (section "Beyond one machine"): per catalogue metric, streamed exactly or not and why."""
+    """The table of docs/guide/scaling.md (and the metrics reference): per catalogue metric, streamed exactly or not and why."""
     from ..catalogue import METRICS
 
     exact: dict[str, None] = {}
