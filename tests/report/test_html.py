@@ -141,7 +141,8 @@ def two_file_report(pngs) -> tuple[str, list[dict]]:
             "figures": [("Sharpness of model_b", pngs[0])],
         },
     ]
-    return render_report(entries, title="Comparison"), entries
+    overlays = [{"title": "PIT histogram", "models": ["model_a.parquet", "model_b.parquet"], "image": pngs[1]}]
+    return render_report(entries, title="Comparison", overlays=overlays), entries
 
 
 class TagCollector(HTMLParser):
@@ -197,13 +198,15 @@ def test_values_orientation_and_best_marking(two_file_report):
 def test_figures_are_embedded_exactly(two_file_report, pngs):
     doc, entries = two_file_report
     imgs = [a for t, a in parse(doc).tags if t == "img"]
-    assert len(imgs) == 3
+    assert len(imgs) == 4
     assert [i["alt"] for i in imgs] == [
+        "PIT histogram of model_a.parquet, model_b.parquet, overlaid",  # the key figure first
         "Sharpness of model_a",
         "PIT histogram of model_a",
         "Sharpness of model_b",
     ]
-    for img, data in zip(imgs, [pngs[0], pngs[1], pngs[0]]):
+    assert "<figcaption>PIT histogram — model_a.parquet, model_b.parquet</figcaption>" in doc
+    for img, data in zip(imgs, [pngs[1], pngs[0], pngs[1], pngs[0]]):
         prefix = "data:image/png;base64,"
         assert img["src"].startswith(prefix)
         assert base64.b64decode(img["src"][len(prefix) :]) == data
@@ -234,10 +237,10 @@ EXPECTED_STRUCTURE = [
     ("header", "top"),
     ("h1", None),
     ("nav", "contents"),
+    ("section", "summary"),
     ("h2", None),
-    ("section", "inputs"),
+    ("section", "key-figures"),
     ("h2", None),
-    ("h3", "settings"),
     ("section", "metrics"),
     ("h2", None),
     ("h3", "metrics-accuracy"),
@@ -252,6 +255,9 @@ EXPECTED_STRUCTURE = [
     ("h2", None),
     ("h3", "figures-1"),
     ("h3", "figures-2"),
+    ("section", "inputs"),
+    ("h2", None),
+    ("h3", "settings"),
     ("section", "glossary"),
     ("h2", None),
     ("footer", None),
@@ -268,7 +274,17 @@ def test_structure_snapshot(two_file_report):
     assert doc.startswith("<!DOCTYPE html>")
     assert structure(doc) == EXPECTED_STRUCTURE
     headings = [h for h in re.findall(r"<h2>(.*?)</h2>", doc)]
-    assert headings == ["Contents", "Inputs", "Metrics", "Figures", "Glossary"]
+    assert headings == [
+        "Summary",
+        "Key figures",
+        "All metrics",
+        "Figures per file",
+        "Inputs and settings",
+        "Glossary",
+    ]
+    # the inputs and settings are folded away
+    inputs = doc[doc.index('id="inputs"') : doc.index('id="glossary"')]
+    assert "<details><summary>" in inputs and "data/model_a.parquet" in inputs
 
 
 def test_structure_with_groups_and_no_figures():
@@ -289,9 +305,9 @@ def test_structure_with_groups_and_no_figures():
     doc = render_report([{"name": "a.csv", "summary": s}])
     got = structure(doc)
     sections = [i for t, i in got if t == "section"]
-    assert sections == ["inputs", "metrics", "groups", "figures", "glossary"]
+    assert sections == ["summary", "metrics", "groups", "figures", "inputs", "glossary"]
     assert ("h3", "groups-1") in got
-    assert "No figures." in doc
+    assert "No figures." in doc and 'id="key-figures"' not in doc  # no overlays: no key figures section
     table = doc[doc.index('id="groups"') : doc.index('id="figures"')]
     assert "a.csv — by shift" in table
     assert "<code>accuracy.mae</code>" in table and "<code>n_rows</code>" in table
@@ -385,6 +401,8 @@ def test_input_strings_are_escaped(pngs):
         "dt",
         "dd",
         "footer",
+        "br",
+        "wbr",
     }
     assert {t for t, _ in tags} <= allowed
     for t, attrs in tags:

@@ -1,0 +1,140 @@
+"""Figures with every model overlaid, built one model at a time: the key figures of ``uqeval report``.
+
+:class:`Overlays` keeps one Axes per kind of :data:`uqeval.tasks.plot.OVERLAY_KINDS` and draws each model's
+series on it as the model is scored (:func:`uqeval.tasks.plot.build_figures` with ``ax``, ``series`` and
+``color``), so a report never holds more than one prediction in memory. A kind added to ``OVERLAY_KINDS``
+appears here without a change. A kind whose figure for some model comes back as a figure of its own (not
+drawn on the shared Axes, e.g. a several-panel variant) is returned to the caller as that model's own figure.
+The UCC overlay draws every model's curve at the end (:func:`uqeval.plots.ucc.plot_ucc` colours the models in
+their order); its summary is returned for the report's ``ucc`` metrics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ..config import Settings
+from ..errors import InputError
+from ..predictions import Prediction
+from .plot import (
+    KIND_TITLES,
+    OVERLAY_KINDS,
+    PLOT_KINDS,
+    PlotBundle,
+    applicable_kinds,
+    build_figures,
+    ucc_result,
+)
+
+__all__ = ["KEY_OPT_IN", "Overlays", "overlay_kinds"]
+
+#: Opt-in overlay kinds that the report's key figures draw without ``--diagnostics``: cheap, and their metric
+#: is a headline one (``spread_skill.ratio``).
+KEY_OPT_IN: tuple[str, ...] = ("spread_skill",)
+
+
+def overlay_kinds(
+    pred: Prediction, settings: Settings, metrics: Mapping[str, Any] | None = None
+) -> list[str]:
+    """The kinds of :data:`OVERLAY_KINDS` that apply to ``pred`` under ``settings`` (plus those of
+    :data:`KEY_OPT_IN` that apply with the diagnostics turned on), in :data:`PLOT_KINDS` order."""
+    on = set(applicable_kinds(pred, settings, metrics))
+    opt_in = set(applicable_kinds(pred, replace(settings, diagnostics=True), metrics)) & set(KEY_OPT_IN)
+    return [k for k in PLOT_KINDS if k in OVERLAY_KINDS and k in on | opt_in]
+
+
+class Overlays:
+    """One figure per overlay kind, every model a labelled series in a fixed colour (its order of arrival)."""
+
+    def __init__(self) -> None:
+        self._axes: dict[str, Any] = {}
+        self._names: dict[str, list[str]] = {}
+        self._ucc: list[dict[str, Any]] = []
+        self._n = 0
+
+    def _color(self, i: int) -> str:
+        from ..plots.ucc import (
+            _MODEL_COLORS,
+        )  # the UCC's model colours: a model has one colour in every overlay
+
+        return _MODEL_COLORS[i % len(_MODEL_COLORS)]
+
+    def _ax(self, kind: str) -> Any:
+        if kind not in self._axes:
+            from ..plots.common import new_figure
+
+            self._axes[kind] = new_figure()[1]
+        return self._axes[kind]
+
+    def add(
+        self,
+        pred: Prediction,
+        metrics: Mapping[str, Any] | None,
+        settings: Settings,
+        name: str,
+        info: Mapping[str, Any] | None = None,
+        kinds: Sequence[str] | None = None,
+    ) -> tuple[list[str], PlotBundle]:
+        """Draw ``pred`` (model ``name``) on the overlay of each of ``kinds`` (default :func:`overlay_kinds`).
+
+        Returns the kinds drawn on an overlay and a :class:`PlotBundle` with the figures this model got
+        alone instead (a kind that makes a figure of its own), its UCC summary and notes (a kind that could
+        not be drawn for this data is skipped with a note, as ``uqeval report`` did for each file)."""
+        i, self._n = self._n, self._n + 1
+        color = self._color(i)
+        wanted = overlay_kinds(pred, settings, metrics) if kinds is None else list(kinds)
+        drawn: list[str] = []
+        alone = PlotBundle()
+        for kind in wanted:
+            if kind == "ucc":
+                try:
+                    res = ucc_result(pred, settings, name, info)
+                except InputError as exc:
+                    alone.notes.append(f"UCC skipped: {exc}")
+                    continue
+                alone.ucc = res["summary"]
+                alone.notes.extend(res["notes"])
+                self._ucc.append(res["model"])
+                self._names.setdefault(kind, []).append(name)
+                drawn.append(kind)
+                continue
+            ax = self._ax(kind)
+            try:
+                bundle = build_figures(pred, metrics, settings, kinds=[kind], ax=ax, series=name, color=color)
+            except InputError as exc:
+                alone.notes.append(f"{kind}: figure left out: {exc}")
+                continue
+            alone.notes.extend(bundle.notes)
+            fig = bundle.figures.get(kind)
+            if fig is None:
+                continue
+            if fig is ax.figure:
+                self._names.setdefault(kind, []).append(name)
+                drawn.append(kind)
+            else:  # a figure of its own: this model's, not an overlay
+                alone.figures[kind] = fig
+        return drawn, alone
+
+    def figures(self) -> dict[str, tuple[Any, list[str]]]:
+        """``{kind: (figure, model names)}`` of every overlay with at least one series, in :data:`PLOT_KINDS`
+        order; one legend entry per label (each model draws its reference lines again)."""
+        out: dict[str, tuple[Any, list[str]]] = {}
+        for kind in PLOT_KINDS:
+            names = self._names.get(kind)
+            if not names:
+                continue
+            if kind == "ucc":
+                from ..plots.ucc import plot_ucc
+
+                out[kind] = (plot_ucc(self._ucc, title=KIND_TITLES["ucc"]), list(names))
+                continue
+            ax = self._axes[kind]
+            handles, labels = ax.get_legend_handles_labels()
+            seen = dict(zip(labels, handles))
+            for legend in list(ax.figure.legends):
+                legend.remove()
+            ax.legend(list(seen.values()), list(seen.keys()), fontsize="small")
+            out[kind] = (ax.figure, list(names))
+        return out
