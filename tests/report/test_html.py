@@ -141,7 +141,9 @@ def two_file_report(pngs) -> tuple[str, list[dict]]:
             "figures": [("Sharpness of model_b", pngs[0])],
         },
     ]
-    overlays = [{"title": "PIT histogram", "models": ["model_a.parquet", "model_b.parquet"], "image": pngs[1]}]
+    overlays = [
+        {"title": "PIT histogram", "models": ["model_a.parquet", "model_b.parquet"], "image": pngs[1]}
+    ]
     return render_report(entries, title="Comparison", overlays=overlays), entries
 
 
@@ -537,17 +539,25 @@ class DevTools:
         self.stderr.close()
 
 
-def images_loaded_in_chromium(doc: str, tmp_path: Path) -> list[dict]:
-    """Open the HTML file in headless Chromium; return [{alt, ok}] for every <img>."""
+def evaluate_in_chromium(doc: str, tmp_path: Path, expression: str, viewport: tuple[int, int] = (1280, 800)):
+    """Open the HTML file in headless Chromium at ``viewport`` (width, height in CSS px); return the value of
+    ``expression`` (awaited) evaluated in the page."""
     page = tmp_path / "report.html"
     page.write_text(doc, encoding="utf-8")
     profile = tmp_path / "profile"
     profile.mkdir()
     dt = DevTools(profile)
     try:
-        target = dt.call("Target.createTarget", {"url": page.as_uri()})["targetId"]
+        target = dt.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = dt.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        # The new tab starts on about:blank, which is "complete" at once: wait for the report.
+        width, height = viewport
+        dt.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+            session,
+        )
+        dt.call("Page.navigate", {"url": page.as_uri()}, session)
+        # about:blank is "complete" at once: wait for the report.
         ready = "document.readyState === 'complete' ? location.href : ''"
         for _ in range(400):
             state = dt.call("Runtime.evaluate", {"expression": ready, "returnByValue": True}, session)
@@ -558,12 +568,17 @@ def images_loaded_in_chromium(doc: str, tmp_path: Path) -> list[dict]:
             raise TimeoutError("the report never finished loading")
         out = dt.call(
             "Runtime.evaluate",
-            {"expression": IMAGE_CHECK, "awaitPromise": True, "returnByValue": True},
+            {"expression": expression, "awaitPromise": True, "returnByValue": True},
             session,
         )
         return out["result"]["value"]
     finally:
         dt.close()
+
+
+def images_loaded_in_chromium(doc: str, tmp_path: Path) -> list[dict]:
+    """Open the HTML file in headless Chromium; return [{alt, ok}] for every <img>."""
+    return evaluate_in_chromium(doc, tmp_path, IMAGE_CHECK)
 
 
 needs_chromium = pytest.mark.skipif(
@@ -597,3 +612,79 @@ def test_chromium_check_detects_a_broken_image(tmp_path, pngs):
     entries = [{"name": "a", "summary": make_summary(), "figures": [("good", pngs[0]), ("broken", broken)]}]
     result = images_loaded_in_chromium(render_report(entries), tmp_path)
     assert result == [{"alt": "good", "ok": True}, {"alt": "broken", "ok": False}]
+
+
+# the layout a reader sees first (issue 28): measured after every image has loaded
+LAYOUT_CHECK = """Promise.all(Array.from(document.images).map(img => img.decode().catch(() => null))).then(() => {
+    const top = el => el.getBoundingClientRect().top + window.scrollY;
+    const board = document.querySelector('table.scoreboard');
+    return {
+        first: document.querySelector('body > section').id,
+        screen: window.innerHeight,
+        board_bottom: board.getBoundingClientRect().bottom + window.scrollY,
+        detail: top(document.getElementById('metrics')),
+        height: document.documentElement.scrollHeight,
+        key: Array.from(document.querySelectorAll('#key-figures figure')).map(f => ({
+            alt: f.querySelector('img').alt, caption: f.querySelector('figcaption').textContent,
+            ok: f.querySelector('img').naturalWidth > 0})),
+    };
+})"""
+
+
+@pytest.fixture(scope="module")
+def two_gaussian_report(tmp_path_factory) -> str:
+    """`uqeval report` of two Gaussian models of 2,000 rows (the acceptance case of issue 28)."""
+    from typer.testing import CliRunner
+
+    from uqeval.cli import app
+
+    d = tmp_path_factory.mktemp("two_gaussians")
+    rng = np.random.default_rng(28)
+    n = 2000
+    mu = rng.normal(size=n)
+    y = mu + rng.normal(size=n)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    paths = []
+    for name, sd in (("sharp.parquet", 0.7), ("calibrated.parquet", 1.0)):
+        paths.append(d / name)
+        pq.write_table(pa.table({"y": y, "mean": mu, "std": np.full(n, sd)}), paths[-1])
+    out = d / "report.html"
+    r = CliRunner().invoke(app, ["report", *map(str, paths), "-o", str(out), "--dpi", "40", "-q"])
+    assert r.exit_code == 0, r.output
+    return out.read_text(encoding="utf-8")
+
+
+@needs_chromium
+def test_summary_leads_and_key_figures_overlay_every_model_in_chromium(two_gaussian_report, tmp_path):
+    got = evaluate_in_chromium(two_gaussian_report, tmp_path, LAYOUT_CHECK)
+    assert got["first"] == "summary"
+    assert got["board_bottom"] <= got["screen"], got  # who wins is on the first screen
+    # at most ~3 screens of summary and key figures before the per-file detail starts
+    assert got["detail"] <= 3 * got["screen"], got
+    assert {k["caption"].split(" — ")[0] for k in got["key"]} >= {
+        "Average calibration",
+        "Reliability diagram",
+        "PIT histogram",
+        "Uncertainty characteristics curve",
+        "Spread-skill diagram",
+    }
+    for k in got["key"]:
+        assert k["ok"], k
+        for model in ("sharp.parquet", "calibrated.parquet"):
+            assert model in k["alt"] and model in k["caption"], k
+
+
+def test_summary_scoreboard_of_a_cli_report(two_gaussian_report):
+    doc = two_gaussian_report
+    summary = doc[doc.index('<section id="summary">') : doc.index('<section id="key-figures">')]
+    rows = re.findall(r'<tr><th scope="row">(.*?)</th>(.*?)</tr>', summary)
+    assert [name for name, _ in rows] == ["sharp.parquet", "calibrated.parquet"]
+    head = re.search(r"<thead>(.*?)</thead>", summary).group(1)
+    for path in ("crps", "nll", "rmse", "miscal_area", "coverage", "width", "ratio"):
+        assert f"<wbr>{path}</code>" in head, path
+    assert "◎ closest to 0.95" in head and "◎ closest to 1" in head and "↓ lower" in head
+    # the calibrated model is best on the calibration, coverage and spread-skill columns
+    best = [len(re.findall('class="best"', cells)) for _, cells in rows]
+    assert best[1] > best[0] and "<strong>calibrated.parquet</strong> holds the best value" in summary

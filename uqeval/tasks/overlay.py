@@ -4,7 +4,8 @@
 series on it as the model is scored (:func:`uqeval.tasks.plot.build_figures` with ``ax``, ``series`` and
 ``color``), so a report never holds more than one prediction in memory. A kind added to ``OVERLAY_KINDS``
 appears here without a change. A kind whose figure for some model comes back as a figure of its own (not
-drawn on the shared Axes, e.g. a several-panel variant) is returned to the caller as that model's own figure.
+drawn on the shared Axes, e.g. a several-panel variant) is drawn again as that model's own figure, its name
+in the title, and returned to the caller.
 The UCC overlay draws every model's curve at the end (:func:`uqeval.plots.ucc.plot_ucc` colours the models in
 their order); its summary is returned for the report's ``ucc`` metrics.
 """
@@ -113,8 +114,10 @@ class Overlays:
             if fig is ax.figure:
                 self._names.setdefault(kind, []).append(name)
                 drawn.append(kind)
-            else:  # a figure of its own: this model's, not an overlay
-                alone.figures[kind] = fig
+            else:  # a figure of its own (several panels): this model's, drawn again with its name in the title
+                fig.clear()
+                own = build_figures(pred, metrics, settings, kinds=[kind], name=name)
+                alone.figures.update(own.figures)
         return drawn, alone
 
     def figures(self) -> dict[str, tuple[Any, list[str]]]:
