@@ -228,11 +228,11 @@ def _best_columns(
         nums = [(i, float(v)) for i, v in enumerate(values) if _is_number(v) and math.isfinite(v)]
     if len(nums) < 2:
         return set()
-    if len({v for _, v in nums}) == 1:
-        return set()  # all equal: nobody is best
     pick = min if orient == "lower" else max
-    target = pick(v for _, v in nums)
-    return {i for i, v in nums if v == target}
+    top = pick(v for _, v in nums)
+    tol = 1e-12 * max(1.0, abs(top))  # rounding noise (0.95 - 0.93 vs 0.97 - 0.95) is a tie
+    best = {i for i, v in nums if abs(v - top) <= tol}
+    return set() if len(best) == len(nums) else best  # all equal: nobody is best
 
 
 def _target(summary: Mapping[str, Any] | None, path: str) -> float | None:
