@@ -624,14 +624,19 @@ def _section_key_figures(overlays, ids: _Ids) -> str:
         return ""
     parts = [
         f'<section id="{ids.make("key-figures")}"><h2>Key figures</h2>',
-        '<p class="note">Every file on one figure per kind, one colour per file (the same colour in every '
-        "figure).</p>",
+        '<p class="note">'
+        + (
+            "Every file on one figure per kind, one colour per file (the same colour in every figure)."
+            if any(len(o["models"]) > 1 for o in overlays)
+            else "The figures that compare files when there are several (each file one colour)."
+        )
+        + "</p>",
         '<div class="figs">',
     ]
     for o in overlays:
         models = ", ".join(str(m) for m in o["models"])
         caption = f"{o['title']} — {models}"
-        alt = f"{o['title']} of {models}, overlaid"
+        alt = f"{o['title']} of {models}" + (", overlaid" if len(o["models"]) > 1 else "")
         parts.append(
             f'<figure><img src="{image_data_uri(o["image"])}" alt="{_esc(alt)}">'
             f"<figcaption>{_esc(caption)}</figcaption></figure>"
