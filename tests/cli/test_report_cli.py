@@ -178,3 +178,27 @@ def test_cli_report_renders_in_chromium_with_every_image_loaded(two_model_report
     result = images_loaded_in_chromium(doc, tmp_path)
     assert len(result) == 19
     assert all(r["ok"] for r in result), [r for r in result if not r["ok"]]
+
+
+def test_report_compare_shows_the_paired_tests(files, tmp_path):
+    d, a, b, c = files
+    out = tmp_path / "r.html"
+    r = invoke("report", a, b, "--compare", "-o", out, "--max-points", "100", "--dpi", "40")
+    assert r.exit_code == 0, r.output
+    doc = out.read_text()
+    summary = doc[doc.index('id="summary"') : doc.index('id="key-figures"')]
+    assert 'id="summary-tests"' in summary and "Paired tests (uqeval compare)" in summary
+    r = invoke("compare", a, b, "--format", "json")
+    tests = json.loads(r.stdout)["tests"]
+    assert tests
+    names = {"model_a": "model_a.parquet", "model_b": "model_b.csv"}  # compare drops the extension
+    for t in tests:  # the same tests as uqeval compare, against the same best model
+        assert re.search(
+            rf"<code>{re.escape(t['metric'])}</code></th><td>{re.escape(names[t['model']])}</td>"
+            rf"<td>{re.escape(names[t['reference']])}</td>",
+            summary,
+        ), t
+    r = invoke("report", a, "--compare", "-o", tmp_path / "one.html")
+    assert r.exit_code == 2 and "--compare needs at least two" in r.stderr
+    r = invoke("report", a, c, "--compare", "-o", tmp_path / "mixed.html")  # other targets: bad input
+    assert r.exit_code == 3 and not (tmp_path / "mixed.html").exists()

@@ -683,7 +683,8 @@ def test_summary_scoreboard_of_a_cli_report(two_gaussian_report):
     assert [name for name, _ in rows] == ["sharp.parquet", "calibrated.parquet"]
     head = re.search(r"<thead>(.*?)</thead>", summary).group(1)
     for path in ("crps", "nll", "rmse", "miscal_area", "coverage", "width", "ratio"):
-        assert f"<wbr>{path}</code>" in head, path
+        assert f"{path}</code>" in head, path
+    assert "coverage.<wbr>0.95.coverage</code>" in head
     assert "◎ closest to 0.95" in head and "◎ closest to 1" in head and "↓ lower" in head
     # the calibrated model is best on the calibration, coverage and spread-skill columns
     best = [len(re.findall('class="best"', cells)) for _, cells in rows]

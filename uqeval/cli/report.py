@@ -34,11 +34,13 @@ def build_entry(
     dpi: int,
     reference=None,
     overlays=None,
+    models: list | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """Score ``file``, draw its figures and compute its UCC: one report entry and its notes.
 
     With ``overlays`` (:class:`uqeval.tasks.overlay.Overlays`) the kinds that overlay several models are drawn
-    there (the report's key figures) instead of in the file's own figures."""
+    there (the report's key figures) instead of in the file's own figures; with ``models`` (a list) the
+    prediction is kept there as a :class:`uqeval.tasks.compare.Model` for ``--compare``."""
     from ..io.load import load_predictions
     from ..tasks.plot import KIND_TITLES, PLOT_KINDS, applicable_kinds, build_figures, encode_figures
     from ..tasks.score import score_loaded
@@ -47,6 +49,10 @@ def build_entry(
     loaded = load_predictions(file, settings, extra=[x] if x else ())  # read once: scored, then drawn
     summary = score_loaded(loaded, settings, reference)
     metrics = summary.get("metrics")
+    if models is not None:
+        from ..tasks.compare import Model
+
+        models.append(Model(name, loaded.prediction, loaded.info))
     xs, x_label = load_x(x, loaded)
     kinds, ucc, figures, notes = None, None, {}, []
     if overlays is not None:
@@ -113,6 +119,14 @@ def report(
     by: Annotated[
         str | None, typer.Option("--by", help="Also report every metric per value of this column.")
     ] = None,
+    compare: Annotated[
+        bool,
+        typer.Option(
+            "--compare",
+            help="Also compare the files as `uqeval compare` does (same targets in the same order; every "
+            "prediction is kept in memory) and show its paired tests in the summary.",
+        ),
+    ] = False,
     quiet: QuietOpt = False,
     flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
 ) -> None:
@@ -134,6 +148,8 @@ def report(
 
     if not files:
         raise UsageError("report needs at least one prediction file")
+    if compare and len(files) < 2:
+        raise UsageError(f"--compare needs at least two prediction files, got {len(files)}")
     fmt = plot_format.value if plot_format is not None else "png"
     if fmt == "pdf":
         raise UsageError("--plot-format pdf cannot be embedded in HTML; use png or svg")
@@ -156,6 +172,7 @@ def report(
 
     render_workers(plots.RENDER_PROCESSES)  # their start-up overlaps reading and scoring
     entries, notes, overlays = [], [], Overlays()
+    models: list | None = [] if compare else None
     with work_progress(quiet):  # a terminal shows which file is being scored and drawn
         for i, (f, name) in enumerate(zip(files, entry_names(files))):
             stage(f"report: {name} ({i + 1} of {len(files)})")
@@ -169,13 +186,22 @@ def report(
                 dpi=dpi,
                 reference=reference,
                 overlays=overlays,
+                models=models,
             )
             entries.append(entry)
             notes += entry_notes
+        comparison = None
+        if models is not None:
+            from ..tasks.compare import align_models, compare_models
+
+            stage("report: comparing the files")
+            comparison = compare_models(align_models(models), settings, seed=settings.seed)
+            notes += [f"compare: {n}" for n in comparison.get("notes", [])]
+            models.clear()
         stage("report: drawing the key figures")
         overlaid = key_figures(overlays, fmt, dpi, notes)
         stage("report: writing HTML")
-        html = render_report(entries, title=title, overlays=overlaid)
+        html = render_report(entries, title=title, overlays=overlaid, comparison=comparison)
     atomic_write_text(output, html)
     for note in notes:
         typer.echo(f"note: {plain(note)}", err=True)

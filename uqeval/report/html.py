@@ -520,7 +520,8 @@ def _section_summary(entries, names, ids: _Ids, flats, orients, comparison) -> s
                 )
             else:
                 better = _SHORT_ORIENTATION.get(orient or "", "—")
-            label = f"<code>{'.<wbr>'.join(_esc(k) for k in shown_path.split('.'))}</code>"  # breaks at dots
+            group, _, rest = shown_path.partition(".")
+            label = f"<code>{_esc(group)}.<wbr>{_esc(rest)}</code>"  # breaks after the group
             entry = find_entry(shown_path)
             if entry:
                 label = f'<a href="#{_glossary_id(entry[0])}" title="{_esc(entry[1]["title"])}">{label}</a>'
