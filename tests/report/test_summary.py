@@ -272,3 +272,32 @@ def test_render_is_deterministic_with_overlays():
     assert render_report(entries, overlays=overlays, comparison=COMPARISON) == render_report(
         copy.deepcopy(entries), overlays=copy.deepcopy(overlays), comparison=copy.deepcopy(COMPARISON)
     )
+
+
+def test_a_model_has_one_colour_in_every_overlay():
+    from matplotlib.colors import to_hex
+
+    from uqeval.api import _plot_prediction
+    from uqeval.tasks.overlay import Overlays
+
+    rng = np.random.default_rng(3)
+    n = 200
+    y = rng.normal(size=n)
+    overlays = Overlays()
+    point, settings = _plot_prediction(y, mean=np.zeros(n))  # draws on no overlay: takes no colour
+    assert overlays.add(point, None, settings, "point")[0] == []
+    for name, sd in (("a", 1.0), ("b", 2.0)):
+        pred, settings = _plot_prediction(y, mean=np.zeros(n), std=np.full(n, sd))
+        overlays.add(pred, None, settings, name)
+    figs = overlays.figures()
+    for name in ("a", "b"):
+        colours = {
+            kind: {
+                to_hex(line.get_color())
+                for line in fig.axes[0].get_lines()
+                if line.get_label().startswith(name)
+            }
+            for kind, (fig, _) in figs.items()
+            if kind in ("calibration", "reliability", "ucc")
+        }
+        assert len(set.union(*colours.values())) == 1, (name, colours)

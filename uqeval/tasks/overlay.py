@@ -47,7 +47,9 @@ def overlay_kinds(
 
 
 class Overlays:
-    """One figure per overlay kind, every model a labelled series in a fixed colour (its order of arrival)."""
+    """One figure per overlay kind, every model a labelled series in a fixed colour: its position among the
+    models drawn on some overlay, as :func:`uqeval.plots.ucc.plot_ucc` colours the UCCs (a model whose UCC
+    could not be computed shifts the UCC colours of those after it)."""
 
     def __init__(self) -> None:
         self._axes: dict[str, Any] = {}
@@ -83,8 +85,9 @@ class Overlays:
         Returns the kinds drawn on an overlay and a :class:`PlotBundle` with the figures this model got
         alone instead (a kind that makes a figure of its own), its UCC summary and notes (a kind that could
         not be drawn for this data is skipped with a note, as ``uqeval report`` did for each file)."""
-        i, self._n = self._n, self._n + 1
-        color = self._color(i)
+        # the colour slot of the models drawn on an overlay so far: plot_ucc colours its models by their
+        # position, so a model with no overlay at all (points, classifiers) takes no slot
+        color = self._color(self._n)
         wanted = overlay_kinds(pred, settings, metrics) if kinds is None else list(kinds)
         drawn: list[str] = []
         alone = PlotBundle()
@@ -118,6 +121,7 @@ class Overlays:
                 fig.clear()
                 own = build_figures(pred, metrics, settings, kinds=[kind], name=name)
                 alone.figures.update(own.figures)
+        self._n += bool(drawn)
         return drawn, alone
 
     def figures(self) -> dict[str, tuple[Any, list[str]]]:
