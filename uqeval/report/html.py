@@ -284,7 +284,11 @@ def _matrix_table(
             # orient None is simply not a key: "—" is shown
             better = ORIENTATION_TEXT.get(orient, orient or "—")  # type: ignore[arg-type]
             cells.append(f'<td class="orient">{_esc(better)}</td>')
-        targets = [_target(sm, path) for sm in summaries] if orient == "target" and summaries else None
+        targets = (
+            [_target(sm, path) if v is not None else None for sm, v in zip(summaries, values)]
+            if orient == "target" and summaries
+            else None
+        )
         best = _best_columns(values, orient, targets)
         cells += [_value_cell(v, i in best) for i, v in enumerate(values)]
         rows.append(f"<tr>{''.join(cells)}</tr>")
