@@ -343,7 +343,8 @@ def xss_report(pngs) -> str:
             "ucc": {"x_axis": "<u>x</u>"},
         }
     ]
-    return render_report(entries, title="<title>t</title>")
+    overlays = [{"title": "<em>kind</em>", "models": [XSS_FILE, XSS_COLUMN], "image": pngs[1]}]
+    return render_report(entries, title="<title>t</title>", overlays=overlays)
 
 
 def test_input_strings_are_escaped(pngs):
@@ -409,7 +410,11 @@ def test_input_strings_are_escaped(pngs):
     assert {t for t, _ in tags} <= allowed
     for t, attrs in tags:
         assert not any(k.startswith("on") for k in attrs), (t, attrs)
-    assert [a["alt"] for t, a in tags if t == "img"] == ['cap" onload="alert(5)']
+    assert [a["alt"] for t, a in tags if t == "img"] == [
+        f"<em>kind</em> of {XSS_FILE}, {XSS_COLUMN}, overlaid",  # the key figure, its attribute escaped
+        'cap" onload="alert(5)',
+    ]
+    assert "<em>" not in doc
     assert len([t for t, _ in tags if t == "style"]) == 1
     assert len([t for t, _ in tags if t == "title"]) == 1
 
