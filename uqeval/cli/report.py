@@ -73,9 +73,8 @@ def build_entry(
         max_points=max_points,
         info=loaded.info,
     )
-    figures = {
-        k: ({**bundle.figures, **figures})[k] for k in PLOT_KINDS if k in bundle.figures or k in figures
-    }
+    merged = {**bundle.figures, **figures}
+    figures = {k: merged[k] for k in PLOT_KINDS if k in merged}
     notes = bundle.notes + notes
     images = encode_figures(figures, fmt, dpi, notes=notes)
     entry: dict[str, Any] = {
@@ -93,8 +92,9 @@ def key_figures(overlays, fmt: str, dpi: int, notes: list[str]) -> list[dict[str
     """The encoded overlays of :class:`uqeval.tasks.overlay.Overlays`: ``{"title", "models", "image"}`` each."""
     from ..tasks.plot import KIND_TITLES, encode_figures
 
-    drawn = overlays.figures()
-    images = encode_figures({k: fig for k, (fig, _) in drawn.items()}, fmt, dpi, notes=notes)
+    drawn, left_out = overlays.figures(), []
+    images = encode_figures({k: fig for k, (fig, _) in drawn.items()}, fmt, dpi, notes=left_out)
+    notes += [f"key figures: {n}" for n in left_out]
     return [{"title": KIND_TITLES[k], "models": drawn[k][1], "image": data} for k, data in images.items()]
 
 
