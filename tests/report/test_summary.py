@@ -225,7 +225,7 @@ def test_overlays_draw_every_model_on_one_figure_per_kind():
         assert drawn == kinds and not alone.figures and alone.ucc is not None and alone.ucc["auucc"] > 0
     figs = overlays.figures()
     assert list(figs) == kinds
-    for kind, (fig, names) in figs.items():
+    for kind, (fig, names, _title) in figs.items():
         assert names == ["a", "b"], kind
         labels = [
             t.get_text() for ax in fig.axes for leg in [ax.get_legend()] if leg for t in leg.get_texts()
@@ -297,7 +297,39 @@ def test_a_model_has_one_colour_in_every_overlay():
                 for line in fig.axes[0].get_lines()
                 if line.get_label().startswith(name)
             }
-            for kind, (fig, _) in figs.items()
+            for kind, (fig, _, _) in figs.items()
             if kind in ("calibration", "reliability", "ucc")
         }
         assert len(set.union(*colours.values())) == 1, (name, colours)
+
+
+def test_quantile_calibration_gets_an_overlay_of_its_own():
+    from scipy.stats import norm
+
+    from uqeval.api import _plot_prediction
+    from uqeval.tasks.overlay import Overlays
+
+    rng = np.random.default_rng(4)
+    n = 300
+    y = rng.normal(size=n)
+    levels = [0.05, 0.25, 0.5, 0.75, 0.95]
+    overlays = Overlays()
+    gauss, settings = _plot_prediction(y, mean=np.zeros(n), std=np.ones(n))
+    overlays.add(gauss, None, settings, "g")
+    quant, settings = _plot_prediction(y, quantiles=np.tile(norm.ppf(levels), (n, 1)), levels=levels)
+    overlays.add(quant, None, settings, "q")
+    figs = overlays.figures()
+    assert figs["calibration"][1] == ["g"] and figs["calibration/quantile levels"][1] == ["q"]
+    assert figs["pit"][1] == ["g"] and figs["pit/quantile levels"][1] == ["q"]
+    assert figs["ucc"][1] == ["g", "q"]  # the same axes for every band
+    title = figs["calibration/quantile levels"][2]
+    assert (
+        title
+        == "Average calibration (quantile levels)"
+        == figs["calibration/quantile levels"][0].axes[0].get_title()
+    )
+    assert (
+        list(figs).index("calibration")
+        < list(figs).index("calibration/quantile levels")
+        < list(figs).index("pit")
+    )

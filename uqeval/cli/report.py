@@ -90,13 +90,13 @@ def build_entry(
 
 def key_figures(overlays, fmt: str, dpi: int, notes: list[str]) -> list[dict[str, Any]]:
     """The encoded overlays of :class:`uqeval.tasks.overlay.Overlays`: ``{"title", "models", "image"}`` each."""
-    from ..tasks.plot import KIND_TITLES, encode_figures
+    from ..tasks.plot import encode_figures
 
     drawn = overlays.figures()
     left_out: list[str] = []
-    images = encode_figures({k: fig for k, (fig, _) in drawn.items()}, fmt, dpi, notes=left_out)
+    images = encode_figures({k: fig for k, (fig, _, _) in drawn.items()}, fmt, dpi, notes=left_out)
     notes += [f"key figures: {n}" for n in left_out]
-    return [{"title": KIND_TITLES[k], "models": drawn[k][1], "image": data} for k, data in images.items()]
+    return [{"title": drawn[k][2], "models": drawn[k][1], "image": data} for k, data in images.items()]
 
 
 @handle_errors

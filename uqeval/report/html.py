@@ -631,7 +631,8 @@ def _section_key_figures(overlays, ids: _Ids) -> str:
         f'<section id="{ids.make("key-figures")}"><h2>Key figures</h2>',
         '<p class="note">'
         + (
-            "Every file on one figure per kind, one colour per file (the same colour in every figure)."
+            "Every file on one figure per kind, one colour per file (the same colour in every figure); "
+            "quantile files get a calibration curve and PIT histogram of their own (at their levels)."
             if any(len(o["models"]) > 1 for o in overlays)
             else "The figures that compare files when there are several (each file one colour)."
         )

@@ -29,7 +29,7 @@ from .plot import (
     ucc_result,
 )
 
-__all__ = ["KEY_OPT_IN", "Overlays", "overlay_kinds"]
+__all__ = ["KEY_OPT_IN", "Overlays", "overlay_key", "overlay_kinds"]
 
 #: Opt-in overlay kinds that the report's key figures draw without ``--diagnostics``: cheap, and their metric
 #: is a headline one (``spread_skill.ratio``).
@@ -46,6 +46,19 @@ def overlay_kinds(
     return [k for k in PLOT_KINDS if k in OVERLAY_KINDS and k in on | opt_in]
 
 
+#: Kinds whose figure for quantile predictions has other axes than for the other representations (the
+#: calibration curve and the PIT histogram at the levels the file carries): those series get an overlay of
+#: their own, ``kind/quantile levels``.
+_QUANTILE_MODE = ("calibration", "pit")
+
+
+def overlay_key(kind: str, pred: Prediction) -> str:
+    """The overlay a series of ``kind`` joins: series share an Axes only where their axes mean the same."""
+    if kind in _QUANTILE_MODE and pred.quantile_keys() is not None:
+        return f"{kind}/quantile levels"
+    return kind
+
+
 class Overlays:
     """One figure per overlay kind, every model a labelled series in a fixed colour: its position among the
     models drawn on some overlay, as :func:`uqeval.plots.ucc.plot_ucc` colours the UCCs (a model whose UCC
@@ -60,16 +73,16 @@ class Overlays:
     def _color(self, i: int) -> str:
         from ..plots.ucc import (
             _MODEL_COLORS,
-        )  # the UCC's model colours: a model has one colour in every overlay
+        )  # the UCC's model colours: one colour per model in every overlay
 
         return _MODEL_COLORS[i % len(_MODEL_COLORS)]
 
-    def _ax(self, kind: str) -> Any:
-        if kind not in self._axes:
+    def _ax(self, key: str) -> Any:
+        if key not in self._axes:
             from ..plots.common import new_figure
 
-            self._axes[kind] = new_figure()[1]
-        return self._axes[kind]
+            self._axes[key] = new_figure()[1]
+        return self._axes[key]
 
     def add(
         self,
@@ -104,7 +117,8 @@ class Overlays:
                 self._names.setdefault(kind, []).append(name)
                 drawn.append(kind)
                 continue
-            ax = self._ax(kind)
+            key = overlay_key(kind, pred)
+            ax = self._ax(key)
             try:
                 bundle = build_figures(pred, metrics, settings, kinds=[kind], ax=ax, series=name, color=color)
             except InputError as exc:
@@ -115,7 +129,7 @@ class Overlays:
             if fig is None:
                 continue
             if fig is ax.figure:
-                self._names.setdefault(kind, []).append(name)
+                self._names.setdefault(key, []).append(name)
                 drawn.append(kind)
             else:  # a figure of its own (several panels): this model's, drawn again with its name in the title
                 fig.clear()
@@ -124,24 +138,27 @@ class Overlays:
         self._n += bool(drawn)
         return drawn, alone
 
-    def figures(self) -> dict[str, tuple[Any, list[str]]]:
-        """``{kind: (figure, model names)}`` of every overlay with at least one series, in :data:`PLOT_KINDS`
-        order; one legend entry per label (each model draws its reference lines again)."""
-        out: dict[str, tuple[Any, list[str]]] = {}
-        for kind in PLOT_KINDS:
-            names = self._names.get(kind)
-            if not names:
-                continue
+    def figures(self) -> dict[str, tuple[Any, list[str], str]]:
+        """``{key: (figure, model names, title)}`` of every overlay with at least one series, in :data:`PLOT_KINDS`
+        order; the key is the kind, or ``kind/variant`` (:func:`overlay_key`); one legend entry per label (each
+        model draws its reference lines again)."""
+        out: dict[str, tuple[Any, list[str], str]] = {}
+        for key in sorted(self._names, key=lambda k: (PLOT_KINDS.index(k.split("/")[0]), k)):
+            kind, _, variant = key.partition("/")
+            names = self._names[key]
+            title = f"{KIND_TITLES[kind]} ({variant})" if variant else KIND_TITLES[kind]
             if kind == "ucc":
                 from ..plots.ucc import plot_ucc
 
-                out[kind] = (plot_ucc(self._ucc, title=KIND_TITLES["ucc"]), list(names))
+                out[key] = (plot_ucc(self._ucc, title=title), list(names), title)
                 continue
-            ax = self._axes[kind]
+            ax = self._axes[key]
             handles, labels = ax.get_legend_handles_labels()
             seen = dict(zip(labels, handles))
             for legend in list(ax.figure.legends):
                 legend.remove()
             ax.legend(list(seen.values()), list(seen.keys()), fontsize="small")
-            out[kind] = (ax.figure, list(names))
+            if variant:
+                ax.set_title(title, fontsize=ax.title.get_fontsize())
+            out[key] = (ax.figure, list(names), title)
         return out
