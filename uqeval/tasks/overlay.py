@@ -1,7 +1,7 @@
 """Figures with every model overlaid, built one model at a time: the key figures of ``uqeval report``.
 
-:class:`Overlays` keeps one Axes per kind of :data:`uqeval.tasks.plot.OVERLAY_KINDS` and draws each model's
-series on it as the model is scored (:func:`uqeval.tasks.plot.build_figures` with ``ax``, ``series`` and
+:class:`Overlays` keeps one Axes per kind of :data:`uqeval.tasks.plot.OVERLAY_KINDS` (quantile files' calibration
+curve and PIT histogram on one of their own: :func:`overlay_key`) and draws each model's series on it as the model is scored (:func:`uqeval.tasks.plot.build_figures` with ``ax``, ``series`` and
 ``color``), so a report never holds more than one prediction in memory. A kind added to ``OVERLAY_KINDS``
 appears here without a change. A kind whose figure for some model comes back as a figure of its own (not
 drawn on the shared Axes, e.g. a several-panel variant) is drawn again as that model's own figure, its name
