@@ -110,6 +110,79 @@ FAMILY_THREADS = 2 if (os.cpu_count() or 1) >= 2 else 1
 METRICS: dict[str, Metric] = {m.path: m for f in FAMILIES for m in f.metrics}
 
 
+#: The headline metrics of each representation, in the order a scoreboard shows them: a proper scoring
+#: rule first, then accuracy, calibration, coverage, sharpness. Catalogue paths (``group.name``); a level-keyed
+#: metric (coverage) stands for its value at the widest level a summary holds (:func:`headline_paths`). The
+#: report's summary reads this table; nothing else declares which metrics lead.
+HEADLINE: dict[str, tuple[str, ...]] = {
+    "gaussian": (
+        "scoring_rule.crps",
+        "scoring_rule.nll",
+        "accuracy.rmse",
+        "avg_calibration.miscal_area",
+        "coverage.coverage",
+        "coverage.width",
+        "spread_skill.ratio",
+    ),
+    "samples": (
+        "scoring_rule.crps",
+        "accuracy.rmse",
+        "avg_calibration.miscal_area",
+        "coverage.coverage",
+        "coverage.width",
+        "spread_skill.ratio",
+    ),
+    "quantiles": (
+        "scoring_rule.wis",
+        "scoring_rule.pinball",
+        "accuracy.rmse",
+        "avg_calibration.miscal_area",
+        "coverage.coverage",
+        "coverage.width",
+    ),
+    "intervals": ("scoring_rule.interval", "accuracy.rmse", "coverage.coverage", "coverage.width"),
+    "point": ("accuracy.rmse", "accuracy.mae", "accuracy.r2"),
+    **{
+        kind: (
+            "accuracy.nll",
+            "accuracy.brier",
+            "accuracy.accuracy",
+            "calibration.ece",
+            "prediction_sets.coverage",
+            "prediction_sets.mean_size",
+        )
+        for kind in CLASSIFICATION
+    },
+    "multivariate": ("multivariate.energy", "multivariate.variogram"),
+    "loglik": ("information_criteria.waic2", "information_criteria.iscv"),
+}
+
+
+def headline_paths(kind: str | None, paths) -> list[tuple[str, str]]:
+    """``(catalogue path, summary path)`` of each :data:`HEADLINE` metric of ``kind`` found among the flattened
+    summary ``paths`` (``coverage.coverage`` -> ``coverage.0.95.coverage``, the widest level present); metrics
+    the summary lacks are left out."""
+    present = list(paths)
+    out = []
+    for path in HEADLINE.get(kind or "", ()):
+        if path in present:
+            out.append((path, path))
+            continue
+        group, name = path.split(".", 1)
+        levelled = []
+        for p in present:
+            head, _, rest = p.partition(".")
+            level, _, last = rest.rpartition(".")
+            if head == group and last == name and level:
+                try:
+                    levelled.append((float(level), p))
+                except ValueError:
+                    continue
+        if levelled:
+            out.append((path, max(levelled)[1]))
+    return out
+
+
 def families_for(kind: str, settings: Settings | None = None) -> list[Family]:
     """The families that apply to ``kind``; with ``settings``, only those it turns on (:attr:`Family.option`)."""
     return [f for f in FAMILIES if kind in f.compute and (settings is None or f.enabled(settings))]
