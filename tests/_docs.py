@@ -104,7 +104,7 @@ def run_bash(code: str, workdir: Path, env: dict[str, str], where: str) -> str:
 def run_page(path: Path, workdir: Path, languages=("python", "bash"), namespace: dict | None = None) -> dict:
     """Run the blocks of ``path`` in ``workdir``; returns the Python namespace."""
     namespace = {} if namespace is None else namespace
-    env = shim(workdir)
+    env: dict[str, str] | None = None  # the shim is written only where a bash block runs
     for i, (lang, attrs, code) in enumerate(blocks(path)):
         where = f"{path.name} block {i + 1} ({lang})"
         name = title(attrs)
@@ -115,5 +115,6 @@ def run_page(path: Path, workdir: Path, languages=("python", "bash"), namespace:
             with chdir(workdir):
                 exec(compile(code, where, "exec"), namespace)  # noqa: S102 - our own documentation
         elif lang == "bash" and "bash" in languages:
+            env = env or shim(workdir)
             run_bash(code, workdir, env, where)
     return namespace
