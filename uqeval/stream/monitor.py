@@ -1,0 +1,432 @@
+"""``uqeval monitor``: the catalogue's metrics per time window and cumulatively, and anytime-valid tests.
+
+Rows are read in record batches as ``score --engine stream`` reads them (:func:`~uqeval.stream.engine.iter_batches_of`);
+each batch is split by window and every part updates its window's mergeable state
+(:func:`uqeval.stream.states.batch_state`, the states of ``score --engine stream``: no metric is written
+here). A window's metrics are :func:`~uqeval.stream.states.finalize` of its state, so they equal ``score`` on
+that window's rows; the cumulative metrics are the merge of all windows. The tests
+(:mod:`uqeval.metrics.sequential`) need a few sums per window (rows, misses per level, PIT log-sums), and are
+evaluated at the end of each window from the cumulative sums.
+
+Windows
+-------
+``--window N`` (an integer): consecutive blocks of N rows in read order, ``[k N, (k + 1) N)`` by row number
+(dropped rows count). ``--window 1D`` / ``7D`` / ``1h`` / ``30min`` / ``15s`` / ``2W``: half-open time
+intervals ``[origin + k span, origin + (k + 1) span)`` of the ``--time`` column, aligned to ``origin``
+(default 1970-01-01T00:00:00, the Unix epoch: ``1D`` windows are calendar days of the column's clock,
+``7D`` windows start on Thursdays unless ``--origin`` says otherwise). Time-zone-aware columns are taken
+in UTC. Rows need not be sorted: each row goes to its window whatever its position.
+
+A window has no rows in a window table when no row fell in it (windows without rows are not listed).
+The metrics that need a second pass over the rows (exact MdAE) are left out: a monitor reads each row once,
+so that a resumed run needs only the new rows.
+"""
+
+from __future__ import annotations
+
+import pickle
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..config import Settings
+from ..errors import InputError, UsageError
+from . import states
+from .states import pack, unpack
+
+SCHEMA = "uqeval.monitor/1"
+STATE_FORMAT = "uqeval.monitor-state/1"
+
+_UNITS = {"s": 1, "min": 60, "h": 3600, "H": 3600, "D": 86400, "d": 86400, "W": 7 * 86400, "w": 7 * 86400}
+_SPAN = re.compile(r"^\s*(\d+)\s*(s|min|h|H|D|d|W|w|rows?)?\s*$")
+NS = 1_000_000_000
+
+
+def parse_window(span: str | int) -> tuple[str, int]:
+    """``("rows", N)`` or ``("time", nanoseconds)`` of a ``--window`` value."""
+    m = _SPAN.match(str(span))
+    if m is None or int(m.group(1)) < 1:
+        raise UsageError(
+            f"{option_name('window', str(span))} is not a window: give a number of rows (1000) or a time span "
+            "such as 1D, 7D, 1h, 30min, 15s, 2W"
+        )
+    n, unit = int(m.group(1)), m.group(2)
+    if unit is None or unit.startswith("row"):
+        return "rows", n
+    return "time", n * _UNITS[unit] * NS
+
+
+def option_name(key: str, value: str | None = None) -> str:
+    from ..errors import option
+
+    return option(key, value)
+
+
+def parse_origin(origin: str | None) -> int:
+    """Nanoseconds since the epoch of ``--origin`` (an ISO date or time; default the epoch)."""
+    if origin is None:
+        return 0
+    try:
+        return int(np.datetime64(origin, "ns").astype(np.int64))
+    except ValueError:
+        raise UsageError(
+            f"{option_name('origin', origin)} is not a date or time; give it as 2024-01-01 or "
+            "2024-01-01T06:00"
+        ) from None
+
+
+def time_ns(values: Any, column: str, where: str, offset: int) -> np.ndarray:
+    """Nanoseconds since the epoch (int64) of a time column (a pyarrow array of timestamps, dates or
+    ISO strings, or numpy datetime64)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(np.asarray(values))
+    t = arr.type
+    try:
+        if pa.types.is_timestamp(t):
+            arr = arr.cast(pa.timestamp("ns", tz=t.tz)) if t.unit != "ns" else arr
+        elif pa.types.is_date(t):
+            arr = arr.cast(pa.timestamp("ns"))
+        elif pa.types.is_string(t) or pa.types.is_large_string(t):
+            arr = pc.cast(arr, pa.timestamp("ns"))
+        else:
+            raise InputError(
+                f"{where}: time column '{column}' holds {t}, not times; give it as timestamps or ISO "
+                "strings (2024-01-31T12:00), or use --window N (rows)"
+            )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise InputError(
+            f"{where}: time column '{column}' cannot be read as times ({str(exc).splitlines()[0][:120]}); "
+            "give ISO strings such as 2024-01-31T12:00"
+        ) from None
+    if arr.null_count:
+        first = int(np.flatnonzero(np.asarray(pc.is_null(arr)))[0])
+        raise InputError(
+            f"{where}: time column '{column}' has {arr.null_count} missing value(s) (first at row "
+            f"{offset + first}); every row needs a time"
+        )
+    ns = (
+        arr.cast(pa.int64())
+        if not isinstance(arr, pa.ChunkedArray)
+        else arr.combine_chunks().cast(pa.int64())
+    )
+    return np.asarray(ns, dtype=np.int64)
+
+
+class Layout:
+    """How rows map to windows: ``kind`` ``"rows"`` or ``"time"``, ``span`` (rows or ns), ``origin`` (ns)."""
+
+    def __init__(self, window: str | int, time: str | None, origin: str | None = None) -> None:
+        self.window = str(window)
+        self.kind, self.span = parse_window(window)
+        self.time = time
+        self.origin = parse_origin(origin)
+        self.origin_text = origin
+        if self.kind == "time" and not time:
+            raise UsageError(
+                f"{option_name('window', str(window))} is a time span: name the time column with "
+                f"{option_name('time', 'COLUMN')}"
+            )
+
+    def keys(self, n_raw: int, offset: int, times: np.ndarray | None) -> np.ndarray:
+        """The window number of each raw row of a batch."""
+        if self.kind == "rows":
+            return (offset + np.arange(n_raw, dtype=np.int64)) // self.span
+        assert times is not None
+        return (times - self.origin) // self.span
+
+    def bounds(self, key: int) -> tuple[Any, Any]:
+        """``[start, end)`` of window ``key``: row numbers, or ISO times."""
+        if self.kind == "rows":
+            return key * self.span, (key + 1) * self.span
+        start = self.origin + key * self.span
+        return _iso(start), _iso(start + self.span)
+
+    def record(self) -> dict[str, Any]:
+        return {"window": self.window, "time": self.time, "origin": self.origin_text or "1970-01-01T00:00:00"}
+
+
+def _iso(ns: int) -> str:
+    text = (
+        str(np.datetime64(int(ns), "ns").astype("datetime64[s]"))
+        if ns % NS == 0
+        else str(np.datetime64(int(ns), "ns"))
+    )
+    return text
+
+
+# --------------------------------------------------------------------------- the tests' sums
+
+
+def _covered(pred, settings: Settings, level: float) -> np.ndarray | None:
+    """The per-row coverage indicator at ``level`` from the catalogue's per-row form."""
+    from ..catalogue import lookup, rows
+    from ..metrics.intervals import level_key
+
+    for path in ("coverage.coverage", "prediction_sets.coverage"):
+        metric = lookup(path)
+        if metric is None or not metric.applies_to(pred.kind):
+            continue
+        try:
+            stat = rows(metric, pred, settings, level_key(level))
+        except (KeyError, ValueError):
+            stat = None
+        if stat is not None and stat.score is not None:
+            return stat.score
+    return None
+
+
+def test_levels(pred, settings: Settings) -> list[float]:
+    from ..catalogue import coverage_levels
+
+    try:
+        levels = coverage_levels(pred, settings)
+    except (InputError, KeyError):
+        return []
+    return [lv for lv in levels if _covered(pred.subset(slice(0, min(pred.n, 1))), settings, lv) is not None]
+
+
+#: representations whose PIT is continuous (uniform under calibration); a sample PIT takes M + 1 values
+PIT_KINDS = ("gaussian",)
+
+
+def test_sums(pred, settings: Settings, levels: list[float]) -> dict[str, Any]:
+    """The sums the tests need from some rows: misses per level and the PIT's log-sums."""
+    from ..metrics.sequential import pit_sums
+
+    miss = np.array([pred.n - float(np.sum(_covered(pred, settings, lv))) for lv in levels])
+    out: dict[str, Any] = {"n": pred.n, "miss": miss}
+    if pred.kind in PIT_KINDS:
+        out["pit"] = pit_sums(pred.pit())
+    return out
+
+
+def _merge_sums(a: dict[str, Any] | None, b: dict[str, Any]) -> dict[str, Any]:
+    if a is None:
+        return b
+    return {k: a[k] + b[k] for k in a}
+
+
+# --------------------------------------------------------------------------- windows of states
+
+
+class Windows:
+    """The mergeable state of a monitor run: per window its metric state (packed), raw and dropped row
+    counts and the tests' sums. Two of them merge window by window (associative)."""
+
+    def __init__(self, layout: Layout, settings: Settings) -> None:
+        self.layout = layout
+        self.settings = settings
+        self.windows: dict[int, dict[str, Any]] = {}
+        self.levels: list[float] | None = None
+        self.kind: str | None = None
+        self.signature: tuple | None = None
+        self.columns: dict[str, Any] | None = None
+        self.first_file: str | None = None
+        self.n_fixed = self.n_members_dropped = 0
+        self.base = 0  # raw rows of earlier runs (a resumed state): row windows continue their numbering
+        self.n_seen = 0  # raw rows read, this run and earlier ones
+
+    def _window(self, key: int) -> dict[str, Any]:
+        w = self.windows.get(key)
+        if w is None:
+            w = self.windows[key] = {"n_rows": 0, "n_dropped": 0, "state": states.init(), "tests": None}
+        return w
+
+    def add(self, batch, n_raw: int, offset: int, extra: dict[str, Any], where: str) -> None:
+        from .engine import _signature
+
+        lay = self.layout
+        times = time_ns(extra[lay.time], lay.time, where, offset) if lay.kind == "time" and lay.time else None
+        raw_keys = lay.keys(n_raw, self.base + offset, times)
+        self.n_seen += n_raw
+        self.n_members_dropped += batch.n_members_dropped
+        uk, counts = np.unique(raw_keys, return_counts=True)
+        for key, c in zip(uk.tolist(), counts.tolist()):
+            self._window(key)["n_rows"] += c
+        pred = batch.prediction
+        kept = np.zeros(len(uk), dtype=np.int64)
+        if pred is not None:
+            sig = _signature(pred)
+            if self.signature is None:
+                self.signature, self.columns, self.first_file, self.kind = (
+                    sig,
+                    batch.columns,
+                    where,
+                    pred.kind,
+                )
+                self.levels = test_levels(pred, self.settings)
+            elif sig != self.signature or pred.kind != self.kind:
+                raise InputError(
+                    f"{where}: rows from global row {int(pred.row_numbers()[0])} on have per-row shapes "
+                    f"{dict(sig)}, but {self.first_file} has {dict(self.signature)}; every row needs the same "
+                    "number of members, classes and levels"
+                )
+            self.n_fixed += int(getattr(pred, "n_fixed", 0) or 0)
+            keys = raw_keys[pred.row_numbers() - offset]
+            order = np.argsort(keys, kind="stable")
+            wk, starts, n_in = np.unique(keys[order], return_index=True, return_counts=True)
+            kept[np.searchsorted(uk, wk)] = n_in
+            for key, s0, c in zip(wk.tolist(), starts.tolist(), n_in.tolist()):
+                idx = order[s0 : s0 + c]
+                sub = pred if c == pred.n else pred.subset(np.sort(idx))
+                w = self._window(key)
+                w["state"] = pack(states.merge(unpack(w["state"]), states.batch_state(sub, self.settings)))
+                w["tests"] = _merge_sums(w["tests"], test_sums(sub, self.settings, self.levels or []))
+        for key, c, k in zip(uk.tolist(), counts.tolist(), kept.tolist()):
+            self._window(key)["n_dropped"] += c - k
+
+    def merge(self, other: Windows) -> Windows:
+        """Both runs' rows (window by window)."""
+        if (
+            self.signature is not None
+            and other.signature is not None
+            and (self.signature != other.signature or self.kind != other.kind)
+        ):
+            raise InputError(
+                f"{other.first_file}: {other.kind} rows with per-row shapes {dict(other.signature)} cannot "
+                f"join {self.first_file}'s {self.kind} rows with {dict(self.signature)}"
+            )
+        out = Windows(self.layout, self.settings)
+        first = self if self.signature is not None else other
+        out.signature, out.columns, out.first_file = first.signature, first.columns, first.first_file
+        out.kind, out.levels = first.kind, first.levels
+        out.n_fixed = self.n_fixed + other.n_fixed
+        out.n_seen = self.n_seen + other.n_seen
+        out.n_members_dropped = self.n_members_dropped + other.n_members_dropped
+        out.windows = dict(self.windows)
+        for key, w in other.windows.items():
+            a = out.windows.get(key)
+            if a is None:
+                out.windows[key] = w
+                continue
+            out.windows[key] = {
+                "n_rows": a["n_rows"] + w["n_rows"],
+                "n_dropped": a["n_dropped"] + w["n_dropped"],
+                "state": states.merge(a["state"], w["state"]),
+                "tests": w["tests"]
+                if a["tests"] is None
+                else _merge_sums(a["tests"], w["tests"])
+                if w["tests"]
+                else a["tests"],
+            }
+        return out
+
+
+# --------------------------------------------------------------------------- saved states
+
+
+_ALLOWED = {
+    ("numpy", "ndarray"),
+    ("numpy", "dtype"),
+    ("numpy.core.multiarray", "_reconstruct"),
+    ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy.core.multiarray", "scalar"),
+    ("numpy._core.multiarray", "scalar"),
+    ("builtins", "frozenset"),
+    ("builtins", "set"),
+    ("builtins", "complex"),
+    ("uqeval.stream.states", "Packed"),
+}
+
+
+class _Unpickler(pickle.Unpickler):
+    """Numbers, numpy arrays and sparse histograms only: a state file runs no code when read."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _ALLOWED or (module.startswith("numpy") and name.endswith("DType")):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not part of a monitor state")
+
+
+def _fingerprint(settings: Settings) -> dict[str, Any]:
+    """The settings that change a state (columns and metric options), as JSON."""
+    out = settings.to_json()
+    return {k: v for k, v in out.items() if k not in ("seed",)} if isinstance(out, dict) else {}
+
+
+def dump_state(win: Windows) -> bytes:
+    """A monitor state as bytes (``--state FILE``)."""
+    payload = {
+        "format": STATE_FORMAT,
+        "layout": win.layout.record(),
+        "settings": _fingerprint(win.settings),
+        "windows": {k: {**w, "state": pack(w["state"])} for k, w in win.windows.items()},
+        "levels": win.levels,
+        "kind": win.kind,
+        "signature": win.signature,
+        "columns": win.columns,
+        "first_file": win.first_file,
+        "n_fixed": win.n_fixed,
+        "n_members_dropped": win.n_members_dropped,
+        "n_seen": win.n_seen,
+    }
+    return pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def load_state(data: bytes, layout: Layout, settings: Settings, source: str) -> Windows:
+    """The :class:`Windows` saved by :func:`dump_state`, checked against this run's window and settings."""
+    import io
+
+    try:
+        payload = _Unpickler(io.BytesIO(data)).load()
+    except Exception as exc:  # a truncated or foreign file
+        raise InputError(
+            f"{source}: not a uqeval monitor state ({type(exc).__name__}); delete it to start afresh"
+        ) from None
+    if not isinstance(payload, dict) or payload.get("format") != STATE_FORMAT:
+        raise InputError(f"{source}: not a uqeval monitor state ({STATE_FORMAT}); delete it to start afresh")
+    if payload["layout"] != layout.record():
+        raise UsageError(
+            f"{source} was saved with window {payload['layout']}, this run asks for {layout.record()}; "
+            "use the same --time, --window and --origin, or a new state file"
+        )
+    if payload["settings"] != _fingerprint(settings):
+        raise UsageError(
+            f"{source} was saved with other settings (columns, levels or metric options); use the same "
+            "options, or a new state file"
+        )
+    win = Windows(layout, settings)
+    win.windows = payload["windows"]
+    for k in (
+        "levels",
+        "kind",
+        "signature",
+        "columns",
+        "first_file",
+        "n_fixed",
+        "n_members_dropped",
+        "n_seen",
+    ):
+        setattr(win, k, payload[k])
+    win.base = win.n_seen
+    return win
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def monitor_windows(
+    spec: str | Path,
+    layout: Layout,
+    settings: Settings,
+    chunk_rows: int,
+    progress=None,
+    start: Windows | None = None,
+) -> tuple[Any, Windows]:
+    """``(source, Windows)`` of ``spec`` read once in record batches (added to ``start``, a resumed state)."""
+    from .engine import iter_batches_of
+
+    extra = (layout.time,) if layout.time else ()
+    src, batches = iter_batches_of(spec, settings, chunk_rows, extra=extra)
+    win = Windows(layout, settings) if start is None else start
+    seen = 0
+    for f, batch, k, offset, cols in batches:
+        win.add(batch, k, offset, cols, f)
+        seen += k
+        if progress is not None:
+            progress(seen)
+    return src, win
