@@ -27,7 +27,7 @@ from __future__ import annotations
 import pickle
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -197,7 +197,9 @@ def test_sums(pred, settings: Settings, levels: list[float]) -> dict[str, Any]:
     """The sums the tests need from some rows: misses per level and the PIT's log-sums."""
     from ..metrics.sequential import pit_sums
 
-    miss = np.array([pred.n - float(np.sum(_covered(pred, settings, lv))) for lv in levels])
+    miss = np.array(
+        [pred.n - float(np.sum(cast("np.ndarray", _covered(pred, settings, lv)))) for lv in levels]
+    )
     out: dict[str, Any] = {"n": pred.n, "miss": miss}
     if pred.kind in PIT_KINDS:
         out["pit"] = pit_sums(pred.pit())
@@ -236,7 +238,8 @@ class Windows:
             w = self.windows[key] = {"n_rows": 0, "n_dropped": 0, "state": states.init(), "tests": None}
         return w
 
-    def add(self, batch, n_raw: int, offset: int, extra: dict[str, Any], where: str) -> None:
+    def add(self, batch, n_raw: int, offset: int, extra: dict[str, Any], where: str) -> np.ndarray | None:
+        """Fold one record batch in; returns the window of each kept row (None when no row was kept)."""
         from .engine import _signature
 
         lay = self.layout
@@ -249,6 +252,7 @@ class Windows:
             self._window(key)["n_rows"] += c
         pred = batch.prediction
         kept = np.zeros(len(uk), dtype=np.int64)
+        keys = None
         if pred is not None:
             sig = _signature(pred)
             if self.signature is None:
@@ -278,6 +282,7 @@ class Windows:
                 w["tests"] = _merge_sums(w["tests"], test_sums(sub, self.settings, self.levels or []))
         for key, c, k in zip(uk.tolist(), counts.tolist(), kept.tolist()):
             self._window(key)["n_dropped"] += c - k
+        return keys
 
     def merge(self, other: Windows) -> Windows:
         """Both runs' rows (window by window)."""
@@ -348,27 +353,70 @@ def _fingerprint(settings: Settings) -> dict[str, Any]:
     return {k: v for k, v in out.items() if k not in ("seed",)} if isinstance(out, dict) else {}
 
 
-def dump_state(win: Windows) -> bytes:
-    """A monitor state as bytes (``--state FILE``)."""
-    payload = {
-        "format": STATE_FORMAT,
-        "layout": win.layout.record(),
-        "settings": _fingerprint(win.settings),
+def _payload(win: Windows) -> dict[str, Any]:
+    return {
         "windows": {k: {**w, "state": pack(w["state"])} for k, w in win.windows.items()},
-        "levels": win.levels,
-        "kind": win.kind,
-        "signature": win.signature,
-        "columns": win.columns,
-        "first_file": win.first_file,
-        "n_fixed": win.n_fixed,
-        "n_members_dropped": win.n_members_dropped,
-        "n_seen": win.n_seen,
+        **{
+            k: getattr(win, k)
+            for k in (
+                "levels",
+                "kind",
+                "signature",
+                "columns",
+                "first_file",
+                "n_fixed",
+                "n_members_dropped",
+                "n_seen",
+            )
+        },
     }
+
+
+def _restore(payload: dict[str, Any], layout: Layout, settings: Settings) -> Windows:
+    win = Windows(layout, settings)
+    win.windows = payload["windows"]
+    for k in (
+        "levels",
+        "kind",
+        "signature",
+        "columns",
+        "first_file",
+        "n_fixed",
+        "n_members_dropped",
+        "n_seen",
+    ):
+        setattr(win, k, payload[k])
+    win.base = win.n_seen
+    return win
+
+
+def dump_state(run: Windows | Pair) -> bytes:
+    """A monitor state as bytes (``--state FILE``): the window states and the tests' sums."""
+    head = {
+        "format": STATE_FORMAT,
+        "layout": run.layout.record() if isinstance(run, Windows) else run.a.layout.record(),
+    }
+    payload: dict[str, Any]
+    if isinstance(run, Windows):
+        payload = {**head, "settings": _fingerprint(run.settings), "single": _payload(run)}
+    else:
+        payload = {
+            **head,
+            "settings": _fingerprint(run.a.settings),
+            "a": _payload(run.a),
+            "b": _payload(run.b),
+            "diffs": run.diffs,
+            "score": run.score,
+            "bound": run.bound,
+        }
     return pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def load_state(data: bytes, layout: Layout, settings: Settings, source: str) -> Windows:
-    """The :class:`Windows` saved by :func:`dump_state`, checked against this run's window and settings."""
+def load_state(
+    data: bytes, layout: Layout, settings: Settings, source: str, pair: bool = False
+) -> Windows | Pair:
+    """The :class:`Windows` (or :class:`Pair`) saved by :func:`dump_state`, checked against this run's
+    window and settings."""
     import io
 
     try:
@@ -389,21 +437,18 @@ def load_state(data: bytes, layout: Layout, settings: Settings, source: str) -> 
             f"{source} was saved with other settings (columns, levels or metric options); use the same "
             "options, or a new state file"
         )
-    win = Windows(layout, settings)
-    win.windows = payload["windows"]
-    for k in (
-        "levels",
-        "kind",
-        "signature",
-        "columns",
-        "first_file",
-        "n_fixed",
-        "n_members_dropped",
-        "n_seen",
-    ):
-        setattr(win, k, payload[k])
-    win.base = win.n_seen
-    return win
+    if ("a" in payload) != pair:
+        raise UsageError(
+            f"{source} was saved by a monitor of {'two inputs' if 'a' in payload else 'one input'}; "
+            "give as many inputs as then, or a new state file"
+        )
+    if not pair:
+        return _restore(payload["single"], layout, settings)
+    out = Pair(
+        _restore(payload["a"], layout, settings), _restore(payload["b"], layout, settings), payload["bound"]
+    )
+    out.diffs, out.score = payload["diffs"], payload["score"]
+    return out
 
 
 # --------------------------------------------------------------------------- reading
@@ -430,3 +475,144 @@ def monitor_windows(
         if progress is not None:
             progress(seen)
     return src, win
+
+
+# --------------------------------------------------------------------------- two models on the same rows
+
+#: the per-row score compared by ``monitor A B``, by preference (the first that applies), and the bound of
+#: the difference where the score has one
+PAIR_SCORES = ("scoring_rule.crps", "scoring_rule.wis", "scoring_rule.interval", "accuracy.brier")
+SCORE_BOUNDS = {"accuracy.brier": 2.0}
+
+
+def pair_score(kind: str) -> str:
+    from ..catalogue import lookup
+
+    for path in PAIR_SCORES:
+        metric = lookup(path)
+        if metric is not None and metric.applies_to(kind):
+            return path
+    raise UsageError(
+        f"monitor A B compares a mean score, but {kind} predictions have none of {', '.join(PAIR_SCORES)}"
+    )
+
+
+def row_scores(pred, settings: Settings, path: str) -> np.ndarray:
+    """The per-row score (the catalogue's per-row form of ``path``)."""
+    from ..catalogue import lookup, rows
+
+    metric = lookup(path)
+    stat = rows(metric, pred, settings) if metric is not None else None
+    if stat is None or stat.score is None:
+        raise UsageError(f"{path} has no per-row score for {pred.kind} predictions")
+    return np.asarray(stat.score, dtype=np.float64)
+
+
+class Pair:
+    """Two models' :class:`Windows` and, per window, the sums of their clipped score differences
+    (``[n, sum d, sum d^2, n clipped]``)."""
+
+    def __init__(self, a: Windows, b: Windows, bound: float | None) -> None:
+        self.a, self.b = a, b
+        self.bound = bound
+        self.score: str | None = None
+        self.diffs: dict[int, np.ndarray] = {}
+
+    def add_diffs(self, keys: np.ndarray, sa: np.ndarray, sb: np.ndarray, where: str) -> None:
+        from ..metrics.sequential import mean_sums
+
+        if self.bound is None:
+            self.bound = SCORE_BOUNDS.get(self.score or "")
+            if self.bound is None:
+                raise UsageError(
+                    f"{where}: the confidence sequence of the mean {self.score} difference needs a bound on "
+                    f"|score A - score B|: give {option_name('bound', 'B')} (rows beyond it are clipped and counted)"
+                )
+        d = sa - sb
+        clipped = np.abs(d) > self.bound
+        d = np.clip(d, -self.bound, self.bound)
+        order = np.argsort(keys, kind="stable")
+        wk, starts, n_in = np.unique(keys[order], return_index=True, return_counts=True)
+        for key, s0, c in zip(wk.tolist(), starts.tolist(), n_in.tolist()):
+            idx = order[s0 : s0 + c]
+            add = np.append(mean_sums(d[idx]), float(clipped[idx].sum()))
+            self.diffs[key] = self.diffs[key] + add if key in self.diffs else add
+
+    def merge(self, other: Pair) -> Pair:
+        out = Pair(self.a.merge(other.a), self.b.merge(other.b), self.bound or other.bound)
+        out.score = self.score or other.score
+        out.diffs = dict(self.diffs)
+        for k, v in other.diffs.items():
+            out.diffs[k] = out.diffs[k] + v if k in out.diffs else v
+        return out
+
+
+def monitor_pair(
+    specs: list,
+    layout: Layout,
+    settings: Settings,
+    chunk_rows: int,
+    bound: float | None,
+    progress=None,
+    start=None,
+) -> tuple[Any, Any, Pair]:
+    """``(source A, source B, Pair)``: both inputs read once, in step, and their rows matched by row number
+    (a row dropped in either is left out of the difference)."""
+    from .engine import iter_batches_of
+
+    extra = (layout.time,) if layout.time else ()
+    src_a, gen_a = iter_batches_of(specs[0], settings, chunk_rows, extra=extra)
+    src_b, gen_b = iter_batches_of(specs[1], settings, chunk_rows, extra=extra)
+    pair = start if start is not None else Pair(Windows(layout, settings), Windows(layout, settings), bound)
+    if bound is not None:
+        pair.bound = bound
+    empty = (np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64))
+    pend: dict[str, tuple[Any, ...]] = {"a": empty, "b": empty}
+    end = {"a": 0, "b": 0}
+    done = {"a": False, "b": False}
+    gens = {"a": gen_a, "b": gen_b}
+    wins = {"a": pair.a, "b": pair.b}
+    seen = 0
+    while not (done["a"] and done["b"]):
+        side = "a" if (not done["a"] and (end["a"] <= end["b"] or done["b"])) else "b"
+        item = next(gens[side], None)
+        if item is None:
+            done[side] = True
+        else:
+            f, batch, k, offset, cols = item
+            keys = wins[side].add(batch, k, offset, cols, f)
+            end[side] = offset + k
+            if side == "a":
+                seen += k
+            pred = batch.prediction
+            if pred is not None and keys is not None:
+                if pair.score is None:
+                    pair.score = pair_score(pred.kind)
+                rows = pred.row_numbers() + wins[side].base
+                sc = row_scores(pred, settings, pair.score)
+                p_rows, p_sc, p_keys = pend[side]
+                pend[side] = (
+                    np.concatenate([p_rows, rows]),
+                    np.concatenate([p_sc, sc]),
+                    np.concatenate([p_keys, keys]),
+                )
+        upto = min(end["a"] if not done["a"] else np.inf, end["b"] if not done["b"] else np.inf)
+        if done["a"] and done["b"]:
+            upto = np.inf
+        ra, sa, ka = pend["a"]
+        rb, sb, _ = pend["b"]
+        cut = float(upto) + (pair.a.base if np.isfinite(upto) else 0)
+        common, ia, ib = np.intersect1d(ra[ra < cut], rb[rb < cut], assume_unique=True, return_indices=True)
+        if common.size:
+            pair.add_diffs(ka[ia], sa[ia], sb[ib], str(src_a.spec))
+        keep_a, keep_b = ra >= cut, rb >= cut
+        pend["a"] = tuple(x[keep_a] for x in pend["a"])
+        pend["b"] = tuple(x[keep_b] for x in pend["b"])
+        if progress is not None:
+            progress(seen)
+    if pair.a.n_seen - pair.a.base != pair.b.n_seen - pair.b.base:
+        raise InputError(
+            f"{src_b.spec} has {pair.b.n_seen - pair.b.base} rows but {src_a.spec} has "
+            f"{pair.a.n_seen - pair.a.base}; monitor A B compares the same rows in the same order"
+        )
+    return src_a, src_b, pair

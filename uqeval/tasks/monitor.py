@@ -26,7 +26,7 @@ def _finalize(state: dict[str, Any], settings: Settings) -> tuple[dict[str, Any]
     return jsonable(metrics), orientation
 
 
-def _test_specs(win: Windows, keys: list[int], compare: dict[str, Any] | None) -> list[dict[str, Any]]:
+def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[str, Any]]:
     """One entry per test: name, kind, and the cumulative e-value at each look (window end)."""
     from ..metrics.intervals import level_key
     from ..metrics.sequential import coverage_e, pit_e
@@ -44,7 +44,7 @@ def _test_specs(win: Windows, keys: list[int], compare: dict[str, Any] | None) -
             under, over = coverage_e(n, miss[:, j], 1.0 - lv)
             tests.append(
                 {
-                    "name": f"coverage@{level_key(lv)}",
+                    "name": f"{prefix}coverage@{level_key(lv)}",
                     "null": f"the {level_key(lv)} intervals miss at rate {level_key(1 - lv)} (two-sided)",
                     "path": (0.5 * (under + over)),
                     "extra": {"e_under": under, "e_over": over, "miss_rate": miss[:, j] / np.maximum(n, 1)},
@@ -53,10 +53,13 @@ def _test_specs(win: Windows, keys: list[int], compare: dict[str, Any] | None) -
     if "pit" in present[0]:
         pit = np.cumsum([s["pit"] if s else np.zeros(3) for s in sums], axis=0)
         tests.append(
-            {"name": "pit_uniform", "null": "the PIT is uniform on (0, 1)", "path": pit_e(pit), "extra": {}}
+            {
+                "name": f"{prefix}pit_uniform",
+                "null": "the PIT is uniform on (0, 1)",
+                "path": pit_e(pit),
+                "extra": {},
+            }
         )
-    if compare is not None:
-        tests.append(compare)
     return tests
 
 
@@ -66,22 +69,43 @@ def _looks(values: np.ndarray) -> list[float | None]:
     return jsonable([float(v) for v in values])
 
 
-def build_document(
-    src_info: dict[str, Any],
-    win: Windows,
-    settings: Settings,
-    alpha: float,
-    compare: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The JSON document of ``uqeval monitor`` (``compare``: the two-model test, from :mod:`uqeval.stream.monitor`)."""
+def _windows_of(win: Windows, keys: list[int], settings: Settings):
+    """Per window ``(metrics, n_rows, n_dropped)`` entries, the cumulative metrics and the orientation."""
+    from ..stream import states
+
+    windows: list[dict[str, Any]] = []
+    orientation: dict[str, str] = {}
+    total = states.init()
+    for k in keys:
+        w = win.windows.get(k)
+        if w is None or not states.unpack(w["state"])["n"]:
+            windows.append({})
+            continue
+        st = states.unpack(w["state"])
+        metrics, o = _finalize(st, settings)
+        orientation.update(o)
+        total = states.merge(total, st)
+        windows.append(metrics)
+    cumulative, o = _finalize(total, settings) if total["n"] else ({}, {})
+    orientation.update(o)
+    return windows, cumulative, orientation, total
+
+
+def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha: float) -> dict[str, Any]:
+    """The JSON document of ``uqeval monitor`` of a :class:`~uqeval.stream.monitor.Windows` (one input) or a
+    :class:`~uqeval.stream.monitor.Pair` (two inputs: model A's metrics, ``metrics_b`` model B's)."""
     from .. import __version__
     from ..errors import InputError
     from ..io.writers import jsonable
+    from ..metrics.sequential import mean_cs
     from ..stream import states
+    from ..stream.monitor import Pair
 
     if not 0 < alpha < 1:
-        raise UsageError(f"alpha must be in (0, 1), got {alpha}")
-    keys = sorted(win.windows)
+        raise UsageError(f"{_opt('alpha', alpha)} must be in (0, 1)")
+    pair = run if isinstance(run, Pair) else None
+    win: Windows = pair.a if pair is not None else run
+    keys = sorted(set(win.windows) | (set(pair.b.windows) if pair else set()))
     n_rows = sum(w["n_rows"] for w in win.windows.values())
     if n_rows == 0:
         raise InputError(f"{src_info.get('path')}: no data rows")
@@ -89,31 +113,44 @@ def build_document(
         raise InputError(
             f"{src_info.get('path')}: every row has NaN/inf in a used column; nothing left to evaluate"
         )
+    metrics_a, cumulative, orientation, total = _windows_of(win, keys, settings)
     windows = []
-    orientation: dict[str, str] = {}
-    total = states.init()
-    for k in keys:
-        w = win.windows[k]
+    for i, k in enumerate(keys):
+        w = win.windows.get(k, {"n_rows": 0, "n_dropped": 0})
         start, end = win.layout.bounds(k)
-        entry: dict[str, Any] = {
-            "start": start,
-            "end": end,
-            "n_rows": w["n_rows"],
-            "n_dropped": w["n_dropped"],
-        }
-        st = states.unpack(w["state"])
-        if st["n"]:
-            entry["metrics"], o = _finalize(st, settings)
-            orientation.update(o)
-            total = states.merge(total, st)
-        else:
-            entry["metrics"] = {}
-        windows.append(entry)
-    cumulative, o = _finalize(total, settings)
-    orientation.update(o)
-
-    specs = _test_specs(win, keys, compare)
-    threshold = len(specs) / alpha if specs else 1 / alpha
+        windows.append(
+            {
+                "start": start,
+                "end": end,
+                "n_rows": w["n_rows"],
+                "n_dropped": w["n_dropped"],
+                "metrics": metrics_a[i],
+            }
+        )
+    specs = _test_specs(win, keys, "A: " if pair else "")
+    if pair is not None:
+        metrics_b, cumulative_b, orientation_b, _ = _windows_of(pair.b, keys, settings)
+        for entry, m in zip(windows, metrics_b):
+            entry["metrics_b"] = m
+        specs += _test_specs(pair.b, keys, "B: ")
+    n_tests = len(specs) + (1 if pair is not None and pair.diffs else 0)
+    threshold = n_tests / alpha if n_tests else 1 / alpha
+    if pair is not None and pair.diffs:
+        sums = np.cumsum([pair.diffs.get(k, np.zeros(4)) for k in keys], axis=0)
+        cs = mean_cs(sums[:, :3], float(pair.bound or 0), threshold)
+        specs.append(
+            {
+                "name": f"mean_difference:{pair.score}",
+                "null": f"A and B have the same mean {pair.score} (difference A - B = 0), rows |A - B| <= {pair.bound:g}",
+                "path": cs["e_value"],
+                "extra": {
+                    "mean_difference": sums[:, 1] / np.maximum(sums[:, 0], 1),
+                    "lower": cs["lower"],
+                    "upper": cs["upper"],
+                    "n_clipped": sums[:, 3],
+                },
+            }
+        )
     tests = []
     for t in specs:
         path = np.asarray(t["path"], dtype=np.float64)
@@ -148,7 +185,7 @@ def build_document(
         )
     if win.n_fixed:
         notes.append(f"{win.n_fixed} row(s) had crossing quantiles and were sorted (--fix-crossing)")
-    return {
+    doc: dict[str, Any] = {
         "schema": SCHEMA,
         "uqeval_version": __version__,
         "input": {
@@ -172,8 +209,13 @@ def build_document(
         "cumulative": {"n_rows": n_rows, "metrics": cumulative},
         "orientation": dict(sorted(orientation.items())),
         "tests": jsonable(tests),
-        **({"notes": notes} if notes else {}),
     }
+    if pair is not None:
+        doc["cumulative"]["metrics_b"] = cumulative_b
+        doc["orientation"] = dict(sorted({**orientation_b, **orientation}.items()))
+    if notes:
+        doc["notes"] = notes
+    return doc
 
 
 def as_summary(doc: dict[str, Any]) -> dict[str, Any]:
@@ -218,34 +260,45 @@ def monitor_file(
     scheduler: str | None = None,
     workers: int | None = None,
     progress=None,
-) -> tuple[dict[str, Any], Windows]:
-    """``(document, Windows)`` of the rows of ``spec`` (added to a saved ``state``: :func:`~uqeval.stream.monitor.dump_state`)."""
+    bound: float | None = None,
+) -> tuple[dict[str, Any], bytes]:
+    """``(document, state bytes)`` of the rows of ``spec`` (a list of two: model A and model B), added to a
+    saved ``state`` (:func:`~uqeval.stream.monitor.dump_state`)."""
     from ..stream.engine import auto_chunk_rows
-    from ..stream.monitor import Layout, load_state, monitor_windows
+    from ..stream.monitor import Layout, dump_state, load_state, monitor_pair, monitor_windows
 
     if not 0 < alpha < 1:
         raise UsageError(f"{_opt('alpha', alpha)} must be in (0, 1)")
+    two = isinstance(spec, (list, tuple))
     layout = Layout(window, time, origin)
-    start = load_state(state, layout, settings, state_source) if state is not None else None
-    chunk = int(chunk_rows or auto_chunk_rows(spec, settings))
-    if engine == "dask":
+    start: Any = load_state(state, layout, settings, state_source, pair=two) if state is not None else None
+    run: Any
+    first = spec[0] if two else spec
+    chunk = int(chunk_rows or auto_chunk_rows(first, settings))
+    if engine not in ("stream", "dask"):
+        raise UsageError(f"{_opt('engine', engine)}: monitor runs on the stream or dask engine")
+    if engine == "stream" and (scheduler is not None or workers is not None):
+        raise UsageError("--scheduler and --workers apply to --engine dask only")
+    if two:
+        if engine == "dask":
+            raise UsageError("monitor A B reads both inputs in step: use --engine stream")
+        src, src_b, run = monitor_pair(list(spec), layout, settings, chunk, bound, progress, start)
+    elif engine == "dask":
         from ..stream.monitor_dask import monitor_dask
 
-        src, win = monitor_dask(spec, layout, settings, chunk, scheduler, workers, start)
-    elif engine == "stream":
-        if scheduler is not None or workers is not None:
-            raise UsageError("--scheduler and --workers apply to --engine dask only")
-        src, win = monitor_windows(spec, layout, settings, chunk, progress, start)
+        src, run = monitor_dask(spec, layout, settings, chunk, scheduler, workers, start)
     else:
-        raise UsageError(f"{_opt('engine', engine)}: monitor runs on the stream or dask engine")
-    info = {
+        src, run = monitor_windows(spec, layout, settings, chunk, progress, start)
+    info: dict[str, Any] = {
         "path": str(src.spec),
         "format": src.fmt,
         "engine": engine,
         "n_files": len(src.files),
         "chunk_rows": chunk,
     }
-    return build_document(info, win, settings, alpha), win
+    if two:
+        info["path_b"] = str(src_b.spec)
+    return build_document(info, run, settings, alpha), dump_state(run)
 
 
 def _opt(key: str, value: Any) -> str:
