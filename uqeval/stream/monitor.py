@@ -330,6 +330,8 @@ _ALLOWED = {
     ("numpy.core.multiarray", "_reconstruct"),
     ("numpy._core.multiarray", "_reconstruct"),
     ("numpy.core.multiarray", "scalar"),
+    ("numpy.core.numeric", "_frombuffer"),
+    ("numpy._core.numeric", "_frombuffer"),
     ("numpy._core.multiarray", "scalar"),
     ("builtins", "frozenset"),
     ("builtins", "set"),
