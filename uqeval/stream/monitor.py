@@ -34,7 +34,7 @@ import numpy as np
 from ..config import Settings
 from ..errors import InputError, UsageError
 from . import states
-from .states import pack, unpack
+from .states import pack
 
 SCHEMA = "uqeval.monitor/1"
 STATE_FORMAT = "uqeval.monitor-state/1"
@@ -108,12 +108,9 @@ def time_ns(values: Any, column: str, where: str, offset: int) -> np.ndarray:
             f"{where}: time column '{column}' has {arr.null_count} missing value(s) (first at row "
             f"{offset + first}); every row needs a time"
         )
-    ns = (
-        arr.cast(pa.int64())
-        if not isinstance(arr, pa.ChunkedArray)
-        else arr.combine_chunks().cast(pa.int64())
-    )
-    return np.asarray(ns, dtype=np.int64)
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return arr.cast(pa.int64()).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)  # no pandas
 
 
 class Layout:
@@ -278,7 +275,8 @@ class Windows:
                 idx = order[s0 : s0 + c]
                 sub = pred if c == pred.n else pred.subset(np.sort(idx))
                 w = self._window(key)
-                w["state"] = pack(states.merge(unpack(w["state"]), states.batch_state(sub, self.settings)))
+                # packed histograms add sparsely (states.Packed): a window of a few rows stays small
+                w["state"] = pack(states.merge(w["state"], states.batch_state(sub, self.settings)))
                 w["tests"] = _merge_sums(w["tests"], test_sums(sub, self.settings, self.levels or []))
         for key, c, k in zip(uk.tolist(), counts.tolist(), kept.tolist()):
             self._window(key)["n_dropped"] += c - k
