@@ -58,10 +58,10 @@ def simulate(streams: int, days: int, rows: int, shrink_day: int | None, factor:
 def e_alarm_day(miss, pit, rows: int, alpha: float, after: int = 1) -> np.ndarray:
     """First day (1-based, from day ``after`` on) either e-process reaches 2/alpha, or 0 when none does."""
     n = np.cumsum(np.full(miss.shape, rows, dtype=float), axis=1)
-    under, over = sequential.coverage_e(n, np.cumsum(miss, axis=1), 0.05)
-    e_cov = 0.5 * (under + over)
-    e_pit = sequential.pit_e(np.cumsum(pit, axis=1))
-    hit = (e_cov >= 2 / alpha) | (e_pit >= 2 / alpha)
+    under, over = sequential.coverage_log_e(n, np.cumsum(miss, axis=1), 0.05)
+    log_cov = np.logaddexp(under, over) - np.log(2.0)
+    log_pit = sequential.pit_log_e(np.cumsum(pit, axis=1))
+    hit = (log_cov >= np.log(2 / alpha)) | (log_pit >= np.log(2 / alpha))
     hit[:, : after - 1] = False
     return np.where(hit.any(axis=1), hit.argmax(axis=1) + 1, 0)
 

@@ -123,8 +123,8 @@ def test_time_windows_are_half_open_days_and_equal_score(tmp_path):
     ends = np.array([np.datetime64(w["end"]) for w in doc["windows"]])
     n = np.array([(t < e).sum() for e in ends])
     k = np.array([miss[t < e].sum() for e in ends])
-    under, over = sequential.coverage_e(n, k, 0.05)
-    np.testing.assert_allclose(cov["e_values"], 0.5 * (under + over), rtol=1e-9)
+    under, over = sequential.coverage_log_e(n, k, 0.05)
+    np.testing.assert_allclose(cov["e_values"], 0.5 * (np.exp(under) + np.exp(over)), rtol=1e-9)
 
 
 def test_resuming_from_a_state_equals_one_run(tmp_path):
@@ -301,19 +301,37 @@ def test_bad_window_and_time_column_exit_cleanly(tmp_path):
 def test_coverage_e_process_by_hand_and_valid_on_calibrated_streams():
     # one look after 10 rows with 3 misses at m = 0.1: the mean of the grid's likelihood ratios
     p = 0.1 + 0.9 * sequential.COVERAGE_GRID
-    under, _ = sequential.coverage_e(np.array([10]), np.array([3]), 0.1)
-    assert under[0] == pytest.approx(np.mean((p / 0.1) ** 3 * ((1 - p) / 0.9) ** 7), rel=1e-12)
+    under, _ = sequential.coverage_log_e(np.array([10]), np.array([3]), 0.1)
+    assert np.exp(under[0]) == pytest.approx(np.mean((p / 0.1) ** 3 * ((1 - p) / 0.9) ** 7), rel=1e-12)
     # calibrated Bernoulli(0.05) misses, 400 streams of 5,000 rows looked at after every row
     rng = np.random.default_rng(11)
     x = rng.random((400, 5000)) < 0.05
     n = np.arange(1, 5001)
     alarms = []
     for row in x:
-        under, over = sequential.coverage_e(n, np.cumsum(row), 0.05)
-        alarms.append(np.any(0.5 * (under + over) >= 1 / 0.05))
+        under, over = sequential.coverage_log_e(n, np.cumsum(row), 0.05)
+        alarms.append(np.any(0.5 * (np.exp(under) + np.exp(over)) >= 1 / 0.05))
     rate = np.mean(alarms)
     assert rate <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 400)
     # each step of the PIT mixture has mean one under a uniform PIT (a martingale): E f(U) = 1 by quadrature
     u = (np.arange(200_000) + 0.5) / 200_000
     sums = np.column_stack([np.ones_like(u), np.log(u), np.log1p(-u)])
-    assert sequential.pit_e(sums).mean() == pytest.approx(1.0, rel=2e-3)
+    assert np.exp(sequential.pit_log_e(sums)).mean() == pytest.approx(1.0, rel=2e-3)
+
+
+def test_document_has_what_its_json_schema_requires(tmp_path):
+    from importlib.resources import files
+
+    schema = json.loads((files("uqeval") / "schemas" / "monitor.json").read_text())
+    doc, _ = monitor_file(SAMPLE / "classification.parquet", Settings(), window=1000)
+    assert doc["schema"] == schema["properties"]["schema"]["const"]
+    assert set(schema["required"]) <= set(doc)
+    assert set(schema["properties"]["input"]["required"]) <= set(doc["input"])
+    window_keys = set(schema["properties"]["windows"]["items"]["required"])
+    assert all(window_keys <= set(w) for w in doc["windows"])
+    test_keys = set(schema["properties"]["tests"]["items"]["required"])
+    assert [t["name"] for t in doc["tests"]] == ["coverage@0.95"]  # prediction sets of a classifier
+    assert all(test_keys <= set(t) for t in doc["tests"])
+    # an overwhelming e-value stays a finite number (capped), its logarithm is exact
+    t = doc["tests"][0]
+    assert all(isinstance(v, float) for v in t["e_values"]) and t["log_e_values"][-1] > 0

@@ -14,13 +14,13 @@ first time an e-value reaches :math:`1/\alpha` keeps the false-alarm probability
 :math:`\alpha` however often one looks. The monitor looks at the end of each window (a subset of all
 times, so the guarantee holds a fortiori).
 
-- :func:`coverage_e`: miss indicators :math:`x_i = 1\{y_i \notin [l_i, u_i]\}` at nominal miss rate
+- :func:`coverage_log_e`: miss indicators :math:`x_i = 1\{y_i \notin [l_i, u_i]\}` at nominal miss rate
   :math:`m = 1 - \text{level}`. A constant bet :math:`\lambda = (p - m) / (m (1 - m))` gives the
   likelihood ratio of Bernoulli(p) to Bernoulli(m), so the capital after ``n`` rows with ``k`` misses is
   :math:`(p/m)^k ((1-p)/(1-m))^{n-k}`. Bets with :math:`p > m` form the e-process against "miss rate
   :math:`\le m`" (under-coverage), bets with :math:`p < m` the one against "miss rate :math:`\ge m`"
   (over-coverage); the two-sided e-value is their average.
-- :func:`pit_e`: PIT values :math:`u_i`, null "uniform on (0, 1) given the past" (in the spirit of Arnold,
+- :func:`pit_log_e`: PIT values :math:`u_i`, null "uniform on (0, 1) given the past" (in the spirit of Arnold,
   Henzi & Ziegel 2023, "Sequentially valid tests for forecast calibration": bet with a density estimated
   from past PITs only). A Beta(a, b) density has mean one under the uniform, so
   :math:`\prod_i f_{a,b}(u_i)` is a test martingale, a function of :math:`n`, :math:`\sum \log u_i` and
@@ -58,14 +58,18 @@ def _log_mean_exp(logs: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.squeeze(top, axis) + np.log(np.mean(np.exp(logs - top), axis=axis))
 
 
-def _exp(logs: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        return np.exp(logs)
+#: e-values are computed as logarithms; reported as numbers they are capped at exp(LOG_CAP) (about 1e304)
+LOG_CAP = 700.0
 
 
-def coverage_e(n: np.ndarray, k: np.ndarray, miss_rate: float) -> tuple[np.ndarray, np.ndarray]:
-    """``(e_under, e_over)`` after ``n`` rows with ``k`` misses (arrays of looks, cumulative counts):
-    e-values against "miss rate <= miss_rate" (the intervals cover too little) and against
+def capped_exp(logs: np.ndarray) -> np.ndarray:
+    """``exp(logs)`` capped at ``exp(LOG_CAP)``: an e-value as a finite JSON number."""
+    return np.exp(np.minimum(logs, LOG_CAP))
+
+
+def coverage_log_e(n: np.ndarray, k: np.ndarray, miss_rate: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(log e_under, log e_over)`` after ``n`` rows with ``k`` misses (arrays of looks, cumulative counts):
+    log e-values against "miss rate <= miss_rate" (the intervals cover too little) and against
     "miss rate >= miss_rate" (they cover too much)."""
     n = np.asarray(n, dtype=np.float64)[..., None]
     k = np.asarray(k, dtype=np.float64)[..., None]
@@ -74,12 +78,12 @@ def coverage_e(n: np.ndarray, k: np.ndarray, miss_rate: float) -> tuple[np.ndarr
     out = []
     for p in (m + (1.0 - m) * g, m * (1.0 - g)):
         logs = k * np.log(p / m) + (n - k) * np.log((1.0 - p) / (1.0 - m))
-        out.append(_exp(_log_mean_exp(logs)))
+        out.append(_log_mean_exp(logs))
     return out[0], out[1]
 
 
 def pit_sums(u: np.ndarray) -> np.ndarray:
-    """``[n, sum log u, sum log(1 - u)]`` of PIT values (the sufficient statistics of :func:`pit_e`)."""
+    """``[n, sum log u, sum log(1 - u)]`` of PIT values (the sufficient statistics of :func:`pit_log_e`)."""
     u = np.clip(np.asarray(u, dtype=np.float64), PIT_EPS, 1.0 - PIT_EPS)
     return np.array([u.size, np.log(u).sum(), np.log1p(-u).sum()])
 
@@ -89,13 +93,13 @@ def _betaln(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return lg(a) + lg(b) - lg(a + b)
 
 
-def pit_e(sums: np.ndarray) -> np.ndarray:
-    """E-values of "the PIT is uniform" from cumulative :func:`pit_sums` (``(..., 3)``, one per look)."""
+def pit_log_e(sums: np.ndarray) -> np.ndarray:
+    """Log e-values of "the PIT is uniform" from cumulative :func:`pit_sums` (``(..., 3)``, one per look)."""
     sums = np.asarray(sums, dtype=np.float64)
     a, b = (g.ravel() for g in np.meshgrid(PIT_GRID, PIT_GRID))
     n, s1, s2 = (sums[..., j, None] for j in range(3))
     logs = (a - 1.0) * s1 + (b - 1.0) * s2 - n * _betaln(a, b)
-    return _exp(_log_mean_exp(logs))
+    return _log_mean_exp(logs)
 
 
 def _mean_logs(sums: np.ndarray, mu: np.ndarray, bound: float) -> np.ndarray:
@@ -119,12 +123,12 @@ def mean_sums(d: np.ndarray) -> np.ndarray:
 
 
 def mean_cs(sums: np.ndarray, bound: float, threshold: float, grid: int = 4001) -> dict[str, np.ndarray]:
-    """The e-value of "mean difference = 0" and the confidence sequence (``lower``, ``upper``) at each look
+    """The log e-value (``log_e``) of "mean difference = 0" and the confidence sequence (``lower``, ``upper``) at each look
     from cumulative :func:`mean_sums` (``(looks, 3)``) of differences bounded by ``|d| <= bound``: the
     differences ``mu`` on a grid of ``grid`` points over ``[-bound, bound]`` whose e-value stays below
     ``threshold``, widened by one grid step (NaN bounds when every ``mu`` is rejected)."""
     sums = np.atleast_2d(np.asarray(sums, dtype=np.float64))
-    e0 = _exp(_mean_logs(sums, np.zeros(1), bound)[:, 0])
+    log_e0 = _mean_logs(sums, np.zeros(1), bound)[:, 0]
     mus = np.linspace(-bound, bound, grid)
     step = mus[1] - mus[0]
     lower = np.full(len(sums), np.nan)
@@ -134,4 +138,4 @@ def mean_cs(sums: np.ndarray, bound: float, threshold: float, grid: int = 4001) 
         if keep.any():
             lower[i] = max(-bound, mus[keep][0] - step)
             upper[i] = min(bound, mus[keep][-1] + step)
-    return {"e_value": e0, "lower": lower, "upper": upper}
+    return {"log_e": log_e0, "lower": lower, "upper": upper}

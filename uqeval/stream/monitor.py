@@ -183,6 +183,8 @@ def test_levels(pred, settings: Settings) -> list[float]:
         levels = coverage_levels(pred, settings)
     except (InputError, KeyError):
         return []
+    if not levels:  # classifiers: prediction sets at --levels (default 0.95), as the prediction_sets family
+        levels = list(settings.levels or (0.95,))
     return [lv for lv in levels if _covered(pred.subset(slice(0, min(pred.n, 1))), settings, lv) is not None]
 
 

@@ -29,7 +29,7 @@ def _finalize(state: dict[str, Any], settings: Settings) -> tuple[dict[str, Any]
 def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[str, Any]]:
     """One entry per test: name, kind, and the cumulative e-value at each look (window end)."""
     from ..metrics.intervals import level_key
-    from ..metrics.sequential import coverage_e, pit_e
+    from ..metrics.sequential import capped_exp, coverage_log_e, pit_log_e
 
     tests: list[dict[str, Any]] = []
     sums = [win.windows[k]["tests"] for k in keys]
@@ -41,13 +41,17 @@ def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[st
     if levels:
         miss = np.cumsum([s["miss"] if s else np.zeros(len(levels)) for s in sums], axis=0)
         for j, lv in enumerate(levels):
-            under, over = coverage_e(n, miss[:, j], 1.0 - lv)
+            under, over = coverage_log_e(n, miss[:, j], 1.0 - lv)
             tests.append(
                 {
                     "name": f"{prefix}coverage@{level_key(lv)}",
                     "null": f"the {level_key(lv)} intervals miss at rate {level_key(1 - lv)} (two-sided)",
-                    "path": (0.5 * (under + over)),
-                    "extra": {"e_under": under, "e_over": over, "miss_rate": miss[:, j] / np.maximum(n, 1)},
+                    "log_path": np.logaddexp(under, over) - np.log(2.0),
+                    "extra": {
+                        "e_under": capped_exp(under),
+                        "e_over": capped_exp(over),
+                        "miss_rate": miss[:, j] / np.maximum(n, 1),
+                    },
                 }
             )
     if "pit" in present[0]:
@@ -56,7 +60,7 @@ def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[st
             {
                 "name": f"{prefix}pit_uniform",
                 "null": "the PIT is uniform on (0, 1)",
-                "path": pit_e(pit),
+                "log_path": pit_log_e(pit),
                 "extra": {},
             }
         )
@@ -97,7 +101,7 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
     from .. import __version__
     from ..errors import InputError
     from ..io.writers import jsonable
-    from ..metrics.sequential import mean_cs
+    from ..metrics.sequential import capped_exp, mean_cs
     from ..stream import states
     from ..stream.monitor import Pair
 
@@ -142,7 +146,7 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
             {
                 "name": f"mean_difference:{pair.score}",
                 "null": f"A and B have the same mean {pair.score} (difference A - B = 0), rows |A - B| <= {pair.bound:g}",
-                "path": cs["e_value"],
+                "log_path": cs["log_e"],
                 "extra": {
                     "mean_difference": sums[:, 1] / np.maximum(sums[:, 0], 1),
                     "lower": cs["lower"],
@@ -153,8 +157,9 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
         )
     tests = []
     for t in specs:
-        path = np.asarray(t["path"], dtype=np.float64)
-        hit = np.flatnonzero(path >= threshold)
+        log_path = np.asarray(t["log_path"], dtype=np.float64)
+        path = capped_exp(log_path)
+        hit = np.flatnonzero(log_path >= np.log(threshold))
         first = int(hit[0]) if hit.size else None
         tests.append(
             {
@@ -167,6 +172,7 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
                 "first_alarm_window": first,
                 "max_e_value": float(path.max()),
                 "e_values": _looks(path),
+                "log_e_values": _looks(log_path),
                 **{k: _looks(v) for k, v in t["extra"].items()},
             }
         )
