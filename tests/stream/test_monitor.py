@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 import uqeval
 from uqeval.cli import app
 from uqeval.config import Settings
+from uqeval.errors import InputError
 from uqeval.metrics import sequential
 from uqeval.stream import states
 from uqeval.stream.engine import score_stream
@@ -335,3 +336,31 @@ def test_document_has_what_its_json_schema_requires(tmp_path):
     # an overwhelming e-value stays a finite number (capped), its logarithm is exact
     t = doc["tests"][0]
     assert all(isinstance(v, float) for v in t["e_values"]) and t["log_e_values"][-1] > 0
+
+
+def test_old_windows_are_finished_to_bound_memory_and_give_the_same_document(tmp_path, monkeypatch):
+    from uqeval.stream import monitor as mon
+
+    table = _read("gaussian.parquet")
+    f = tmp_path / "g.parquet"
+    pq.write_table(table, f)
+    pq.write_table(table.slice(0, 1050), tmp_path / "a.parquet")
+    pq.write_table(table.slice(1050), tmp_path / "b.parquet")
+    kept, _ = monitor_file(f, Settings(), window=250, chunk_rows=300)
+    monkeypatch.setattr(mon, "MAX_OPEN_WINDOWS", 2)
+    closed, _ = monitor_file(f, Settings(), window=250, chunk_rows=300)
+    _, state = monitor_file(tmp_path / "a.parquet", Settings(), window=250, chunk_rows=300)
+    resumed, _ = monitor_file(tmp_path / "b.parquet", Settings(), window=250, chunk_rows=300, state=state)
+    for doc in (closed, resumed):
+        assert [w["n_rows"] for w in doc["windows"]] == [250] * 8
+        for a, b in zip(doc["windows"], kept["windows"]):
+            assert_same(a["metrics"], b["metrics"], {})
+        assert_same(doc["cumulative"]["metrics"], kept["cumulative"]["metrics"], {})
+        np.testing.assert_allclose(
+            [t["e_values"] for t in doc["tests"]], [t["e_values"] for t in kept["tests"]]
+        )
+    # rows of a window finished by the saved run: one clean error
+    pq.write_table(_gaussian(n=500, days=5), tmp_path / "t.parquet")
+    _, state = monitor_file(tmp_path / "t.parquet", Settings(), window="1D", time="t")
+    with pytest.raises(InputError, match=r"come after that window was finished"):
+        monitor_file(tmp_path / "t.parquet", Settings(), window="1D", time="t", state=state)

@@ -214,9 +214,31 @@ def _merge_sums(a: dict[str, Any] | None, b: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- windows of states
 
 
+#: windows whose states the stream engine keeps at most (the latest ones); older windows are finished
+#: (their metrics computed, their state merged into the running total) so that memory stays bounded when rows
+#: come in time order: a Gaussian window of many rows holds ~28 MB of histograms
+MAX_OPEN_WINDOWS = 16
+
+
+def _runs(keys: np.ndarray) -> tuple[np.ndarray, list, np.ndarray]:
+    """``(window keys, rows of each, counts)`` of a batch: slices (views, no sort) when the keys do not
+    decrease (rows in time order), else sorted index arrays."""
+    if keys.size and np.all(keys[1:] >= keys[:-1]):
+        cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+        starts = np.concatenate([[0], cuts])
+        ends = np.concatenate([cuts, [keys.size]])
+        return keys[starts], [slice(int(a), int(b)) for a, b in zip(starts, ends)], ends - starts
+    order = np.argsort(keys, kind="stable")
+    wk, starts, n_in = np.unique(keys[order], return_index=True, return_counts=True)
+    return wk, [np.sort(order[a : a + c]) for a, c in zip(starts, n_in)], n_in
+
+
 class Windows:
     """The mergeable state of a monitor run: per window its metric state (packed), raw and dropped row
-    counts and the tests' sums. Two of them merge window by window (associative)."""
+    counts and the tests' sums. Two of them merge window by window (associative).
+
+    A *closed* window (:meth:`close_old`) keeps its finished metrics (``metrics``, ``orientation``) and its
+    tests' sums, its state (``None``) merged into ``total``; a row for it afterwards is an error."""
 
     def __init__(self, layout: Layout, settings: Settings) -> None:
         self.layout = layout
@@ -230,12 +252,38 @@ class Windows:
         self.n_fixed = self.n_members_dropped = 0
         self.base = 0  # raw rows of earlier runs (a resumed state): row windows continue their numbering
         self.n_seen = 0  # raw rows read, this run and earlier ones
+        self.total: dict[str, Any] = states.init()  # the merged state of the closed windows
 
-    def _window(self, key: int) -> dict[str, Any]:
+    def _window(self, key: int, where: str = "") -> dict[str, Any]:
         w = self.windows.get(key)
         if w is None:
             w = self.windows[key] = {"n_rows": 0, "n_dropped": 0, "state": states.init(), "tests": None}
+        elif w["state"] is None:
+            start, end = self.layout.bounds(key)
+            raise InputError(
+                f"{where}: rows of the window [{start}, {end}) come after that window was finished (the monitor "
+                f"keeps the latest {MAX_OPEN_WINDOWS} windows open, or it was finished by an earlier run "
+                "saved with --state); give the rows in time order"
+            )
         return w
+
+    def close_old(self, keep: int | None = None) -> None:
+        """Finish all but the latest ``keep`` open windows: their metrics are computed now and their states
+        merged into :attr:`total` (memory stays bounded by ``keep`` window states)."""
+        from ..io.writers import jsonable
+
+        keep = MAX_OPEN_WINDOWS if keep is None else keep
+        open_keys = sorted(k for k, w in self.windows.items() if w["state"] is not None)
+        for key in open_keys[: max(0, len(open_keys) - keep)]:
+            w = self.windows[key]
+            st = states.unpack(w["state"])
+            if st["n"]:
+                metrics, orientation = states.finalize(st, self.settings)
+                w["metrics"], w["orientation"] = jsonable(metrics), orientation
+                self.total = pack(states.merge(self.total, w["state"]))
+            else:
+                w["metrics"], w["orientation"] = {}, {}
+            w["state"] = None
 
     def add(self, batch, n_raw: int, offset: int, extra: dict[str, Any], where: str) -> np.ndarray | None:
         """Fold one record batch in; returns the window of each kept row (None when no row was kept)."""
@@ -246,9 +294,9 @@ class Windows:
         raw_keys = lay.keys(n_raw, self.base + offset, times)
         self.n_seen += n_raw
         self.n_members_dropped += batch.n_members_dropped
-        uk, counts = np.unique(raw_keys, return_counts=True)
+        uk, _, counts = _runs(raw_keys)
         for key, c in zip(uk.tolist(), counts.tolist()):
-            self._window(key)["n_rows"] += c
+            self._window(key, where)["n_rows"] += c
         pred = batch.prediction
         kept = np.zeros(len(uk), dtype=np.int64)
         keys = None
@@ -270,12 +318,10 @@ class Windows:
                 )
             self.n_fixed += int(getattr(pred, "n_fixed", 0) or 0)
             keys = raw_keys[pred.row_numbers() - offset]
-            order = np.argsort(keys, kind="stable")
-            wk, starts, n_in = np.unique(keys[order], return_index=True, return_counts=True)
+            wk, pieces, n_in = _runs(keys)
             kept[np.searchsorted(uk, wk)] = n_in
-            for key, s0, c in zip(wk.tolist(), starts.tolist(), n_in.tolist()):
-                idx = order[s0 : s0 + c]
-                sub = pred if c == pred.n else pred.subset(np.sort(idx))
+            for key, piece, c in zip(wk.tolist(), pieces, n_in.tolist()):
+                sub = pred if c == pred.n else pred.subset(piece)
                 w = self._window(key)
                 # packed histograms add sparsely (states.Packed): a window of a few rows stays small
                 w["state"] = pack(states.merge(w["state"], states.batch_state(sub, self.settings)))
@@ -303,11 +349,14 @@ class Windows:
         out.n_seen = self.n_seen + other.n_seen
         out.n_members_dropped = self.n_members_dropped + other.n_members_dropped
         out.windows = dict(self.windows)
+        out.total = states.merge(self.total, other.total)
         for key, w in other.windows.items():
             a = out.windows.get(key)
             if a is None:
                 out.windows[key] = w
                 continue
+            if a["state"] is None or w["state"] is None:
+                out._window(key, other.first_file or "")  # a finished window: the error names it
             out.windows[key] = {
                 "n_rows": a["n_rows"] + w["n_rows"],
                 "n_dropped": a["n_dropped"] + w["n_dropped"],
@@ -355,38 +404,34 @@ def _fingerprint(settings: Settings) -> dict[str, Any]:
     return {k: v for k, v in out.items() if k not in ("seed",)} if isinstance(out, dict) else {}
 
 
+#: what a saved state holds of a :class:`Windows` besides its windows
+_FIELDS = (
+    "levels",
+    "kind",
+    "signature",
+    "columns",
+    "first_file",
+    "n_fixed",
+    "n_members_dropped",
+    "n_seen",
+    "total",
+)
+
+
 def _payload(win: Windows) -> dict[str, Any]:
     return {
-        "windows": {k: {**w, "state": pack(w["state"])} for k, w in win.windows.items()},
-        **{
-            k: getattr(win, k)
-            for k in (
-                "levels",
-                "kind",
-                "signature",
-                "columns",
-                "first_file",
-                "n_fixed",
-                "n_members_dropped",
-                "n_seen",
-            )
+        "windows": {
+            k: {**w, "state": None if w["state"] is None else pack(w["state"])}
+            for k, w in win.windows.items()
         },
+        **{k: getattr(win, k) for k in _FIELDS},
     }
 
 
 def _restore(payload: dict[str, Any], layout: Layout, settings: Settings) -> Windows:
     win = Windows(layout, settings)
     win.windows = payload["windows"]
-    for k in (
-        "levels",
-        "kind",
-        "signature",
-        "columns",
-        "first_file",
-        "n_fixed",
-        "n_members_dropped",
-        "n_seen",
-    ):
+    for k in _FIELDS:
         setattr(win, k, payload[k])
     win.base = win.n_seen
     return win
@@ -473,6 +518,7 @@ def monitor_windows(
     seen = 0
     for f, batch, k, offset, cols in batches:
         win.add(batch, k, offset, cols, f)
+        win.close_old()
         seen += k
         if progress is not None:
             progress(seen)
@@ -583,6 +629,7 @@ def monitor_pair(
         else:
             f, batch, k, offset, cols = item
             keys = wins[side].add(batch, k, offset, cols, f)
+            wins[side].close_old()
             end[side] = offset + k
             if side == "a":
                 seen += k

@@ -79,9 +79,13 @@ def _windows_of(win: Windows, keys: list[int], settings: Settings):
 
     windows: list[dict[str, Any]] = []
     orientation: dict[str, str] = {}
-    total = states.init()
+    total = win.total  # the closed windows' (Windows.close_old)
     for k in keys:
         w = win.windows.get(k)
+        if w is not None and w["state"] is None:  # closed: finished when it was closed
+            windows.append(w["metrics"])
+            orientation.update(w["orientation"])
+            continue
         if w is None or not states.unpack(w["state"])["n"]:
             windows.append({})
             continue
@@ -90,6 +94,7 @@ def _windows_of(win: Windows, keys: list[int], settings: Settings):
         orientation.update(o)
         total = states.merge(total, st)
         windows.append(metrics)
+    total = states.unpack(total)
     cumulative, o = _finalize(total, settings) if total["n"] else ({}, {})
     orientation.update(o)
     return windows, cumulative, orientation, total
