@@ -35,7 +35,7 @@ def monitor(
         list[Path],
         typer.Argument(
             help="The predictions to monitor (a file, a directory of parts, a glob or a URI, read as --engine "
-            "stream reads them); two of them (A B, same rows in the same order) also compare their scores."
+            "stream reads them); two of them (A B, same rows in the same order) also compare their scores.",
         ),
     ],
     window: Annotated[
@@ -112,8 +112,10 @@ def monitor(
 
     if not 1 <= len(files) <= 2:
         raise UsageError(f"give one predictions input, or two (A B) to compare; got {len(files)}")
-    if flags.reference is not None:
-        raise UsageError("--reference (skill scores) is not monitored: score it per window with uqeval score")
+    if flags.reference is not None or flags.id is not None:
+        raise UsageError(
+            "--reference and --id (skill scores) are not monitored: score a window's rows with uqeval score"
+        )
     if engine is Engine.memory:
         raise UsageError(
             "monitor reads its rows in record batches: use --engine stream (the default) or dask"

@@ -356,7 +356,11 @@ class Windows:
                 out.windows[key] = w
                 continue
             if a["state"] is None or w["state"] is None:
-                out._window(key, other.first_file or "")  # a finished window: the error names it
+                start, end = self.layout.bounds(key)
+                raise InputError(
+                    f"{other.first_file or self.first_file}: rows of the window [{start}, {end}) come after that "
+                    "window was finished; give the rows in time order"
+                )
             out.windows[key] = {
                 "n_rows": a["n_rows"] + w["n_rows"],
                 "n_dropped": a["n_dropped"] + w["n_dropped"],
