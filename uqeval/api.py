@@ -1118,19 +1118,18 @@ def monitor(
         level, levels = roles.pop("level", None), roles.pop("levels", None)
         given, table, target, level, s = _prepare(data, y_true, y, level, levels, s, **roles)
         loaded, s, arrow = _load(data, given, table, target, level, levels, member_axis, s)
-        layout = Layout(window, "time" if time is not None else None, origin)
+        tname = time if isinstance(time, str) else None if time is None else "time"  # as a file's column
+        layout = Layout(window, tname, origin)
         run = load_state(saved, layout, s, str(state)) if saved is not None else Windows(layout, s)
         assert isinstance(run, Windows)
         n_raw = int(loaded.info["n_rows"])
         extra: dict[str, Any] = {}
-        if time is not None:
-            extra["time"] = (
-                arrow.column(time) if isinstance(time, str) and arrow is not None else np.asarray(time)
-            )
+        if tname is not None:
             if isinstance(time, str) and arrow is None:
                 raise UsageError("time= names a column, but data is not a table: pass the times as an array")
-            if len(extra["time"]) != n_raw:
-                raise UsageError(f"time= has {len(extra['time'])} values for {n_raw} rows")
+            extra[tname] = arrow.column(time) if isinstance(time, str) else np.asarray(time)
+            if len(extra[tname]) != n_raw:
+                raise UsageError(f"time= has {len(extra[tname])} values for {n_raw} rows")
         from .io.load import Batch
 
         pred = loaded.prediction

@@ -217,7 +217,7 @@ def _merge_sums(a: dict[str, Any] | None, b: dict[str, Any]) -> dict[str, Any]:
 #: windows whose states the stream engine keeps at most (the latest ones); older windows are finished
 #: (their metrics computed, their state merged into the running total) so that memory stays bounded when rows
 #: come in time order: a Gaussian window of many rows holds ~28 MB of histograms
-MAX_OPEN_WINDOWS = 16
+MAX_OPEN_WINDOWS = 8
 
 
 def _runs(keys: np.ndarray) -> tuple[np.ndarray, list, np.ndarray]:
