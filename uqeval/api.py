@@ -1081,6 +1081,14 @@ def monitor(
     Returns
     -------
     dict: the ``uqeval.monitor/1`` document (``windows``, ``cumulative``, ``tests``, ``alpha``).
+
+    Examples
+    --------
+    >>> import numpy as np, uqeval
+    >>> rng = np.random.default_rng(0)
+    >>> doc = uqeval.monitor(y_true=rng.normal(size=600), mean=0.0, std=1.0, window=200)
+    >>> [w["n_rows"] for w in doc["windows"]], [t["name"] for t in doc["tests"]], doc["tests"][0]["alarm"]
+    ([200, 200, 200], ['coverage@0.95', 'pit_uniform'], False)
     """
     from .io.writers import atomic_write_bytes
     from .stream.monitor import Layout, Windows, dump_state, load_state
