@@ -297,6 +297,12 @@ def test_bad_window_and_time_column_exit_cleanly(tmp_path):
     assert r.exit_code == 2 and "--time" in r.output
     r = runner.invoke(app, ["monitor", str(f), "--window", "1D", "--time", "y"])
     assert r.exit_code == 3 and "'y'" in r.output and "Traceback" not in r.output
+    bad = tmp_path / "bad.csv"
+    bad.write_text(
+        "day,y,mu,sigma\n" + "".join(f"{'soon' if i == 7 else '2024-01-01'},0.1,0,1\n" for i in range(30))
+    )
+    r = runner.invoke(app, ["monitor", str(bad), "--window", "1D", "--time", "day"])
+    assert r.exit_code == 3 and "not a time at row 7 ('soon')" in r.output
 
 
 def test_coverage_e_process_by_hand_and_valid_on_calibrated_streams():

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import InputError, UsageError
+from ..report.text import plain
 from . import states
 from .states import pack
 
@@ -97,10 +98,11 @@ def time_ns(values: Any, column: str, where: str, offset: int) -> np.ndarray:
                 f"{where}: time column '{column}' holds {t}, not times; give it as timestamps or ISO "
                 "strings (2024-01-31T12:00), or use --window N (rows)"
             )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        bad = _first_unparsed(arr)
         raise InputError(
-            f"{where}: time column '{column}' cannot be read as times ({str(exc).splitlines()[0][:120]}); "
-            "give ISO strings such as 2024-01-31T12:00"
+            f"{where}: time column '{column}' has a value that is not a time at row {offset + bad} "
+            f"({plain(str(arr[bad]))[:40]!r}); give ISO dates or times such as 2024-01-31T12:00"
         ) from None
     if arr.null_count:
         first = int(np.flatnonzero(np.asarray(pc.is_null(arr)))[0])
@@ -111,6 +113,28 @@ def time_ns(values: Any, column: str, where: str, offset: int) -> np.ndarray:
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     return arr.cast(pa.int64()).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)  # no pandas
+
+
+def _first_unparsed(arr) -> int:
+    """Index of the first string of ``arr`` that does not cast to a timestamp (bisection: log2(N) casts)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def ok(lo: int, hi: int) -> bool:
+        try:
+            pc.cast(arr.slice(lo, hi - lo), pa.timestamp("ns"))
+            return True
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return False
+
+    lo, hi = 0, len(arr)  # arr[lo:hi] holds a bad value
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(lo, mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 class Layout:
