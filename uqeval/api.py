@@ -1054,6 +1054,7 @@ def monitor(
     window: str | int,
     alpha: float = 0.05,
     origin: str | None = None,
+    by: str | None = None,
     state: str | Path | None = None,
     engine: str = "stream",
     chunk_rows: int | None = None,
@@ -1073,6 +1074,7 @@ def monitor(
     window : ``"1D"``, ``"7D"``, ``"1h"``, ``"30min"``, ``"15s"``, ``"2W"`` (time spans, half-open windows
         aligned to ``origin``, default the Unix epoch) or a number of rows.
     alpha : family-wise false-alarm level of all the tests together.
+    by : with a file, also every window's metrics per value of this column (``groups`` of each window).
     state : a state file: read first if it exists (yesterday's windows), then written with the new state,
         so that the next call needs only the new rows.
     **columns : the column keywords of :func:`evaluate` (``y_true``, ``mean``, ``std``, ``lower``, ``upper``,
@@ -1102,8 +1104,8 @@ def monitor(
         s = make_settings(None, **columns) if settings is None else replace(settings, **columns)
         if "y" in roles:
             roles["y_true"] = roles.pop("y")
-        if roles:
-            s = replace(s, columns={**s.columns, **roles})
+        if roles or by is not None:
+            s = replace(s, columns={**s.columns, **roles, "by": by})
         if time is not None and not isinstance(time, str):
             raise UsageError("time= names a column of the file; give its name")
         doc, new = monitor_file(
@@ -1119,6 +1121,10 @@ def monitor(
             state_source=str(state),
         )
     else:
+        if by is not None:
+            raise UsageError(
+                "by= applies to a file (monitor reads its --by column with the rows); write the table first"
+            )
         member_axis = columns.pop("member_axis", -1)
         roles = {k: columns.pop(k) for k in list(columns) if k in _PLOT_ROLES}
         s = make_settings(None, **columns) if settings is None else replace(settings, **columns)

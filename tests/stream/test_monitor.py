@@ -370,3 +370,25 @@ def test_old_windows_are_finished_to_bound_memory_and_give_the_same_document(tmp
     _, state = monitor_file(tmp_path / "t.parquet", Settings(), window="1D", time="t")
     with pytest.raises(InputError, match=r"come after that window was finished"):
         monitor_file(tmp_path / "t.parquet", Settings(), window="1D", time="t", state=state)
+
+
+def test_by_gives_each_window_the_metrics_per_group_of_score_by(tmp_path):
+    table = _read("gaussian.parquet")
+    whole = tmp_path / "whole.parquet"
+    pq.write_table(table, whole)
+    doc, _ = monitor_file(whole, Settings(columns={"by": "shift"}), window=1000, chunk_rows=600)
+    for i, w in enumerate(doc["windows"]):
+        part = tmp_path / f"w{i}.parquet"
+        pq.write_table(table.slice(1000 * i, 1000), part)
+        ref = score_stream(part, Settings(columns={"by": "shift"}))
+        assert sorted(w["groups"]) == sorted(ref["groups"]["values"])
+        for label, g in w["groups"].items():
+            want = ref["groups"]["values"][label]
+            assert g["n_rows"] == want["n_rows"]
+            assert_same(
+                g["metrics"],
+                want["metrics"],
+                _skipped("gaussian"),
+                ref["input"]["approximate"],
+                want.get("bounds", {}),
+            )

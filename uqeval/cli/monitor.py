@@ -47,6 +47,12 @@ def monitor(
         ),
     ],
     flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by", help="Also report every window's metrics per value of this column (e.g. a region)."
+        ),
+    ] = None,
     origin: Annotated[
         str | None,
         typer.Option(
@@ -120,7 +126,7 @@ def monitor(
         raise UsageError(
             "monitor reads its rows in record batches: use --engine stream (the default) or dask"
         )
-    settings = flags.settings()
+    settings = flags.settings(columns={"by": by})
     for out in (output, plot):
         if out is not None:
             check_output_path(out, files)

@@ -257,6 +257,23 @@ def _runs(keys: np.ndarray) -> tuple[np.ndarray, list, np.ndarray]:
     return wk, [np.sort(order[a : a + c]) for a, c in zip(starts, n_in)], n_in
 
 
+def group_metrics(groups: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """``{label: {n_rows, metrics}}`` of a window's ``--by`` states (labels sorted), as ``score --by`` reports
+    its groups; already-finished groups (dicts with ``metrics``) are returned as they are."""
+    from ..io.writers import jsonable
+
+    out = {}
+    for label in sorted(groups):
+        g = groups[label]
+        if isinstance(g, dict) and "metrics" in g and "families" not in g:
+            out[label] = g
+            continue
+        st = states.unpack(g)
+        metrics, _ = states.finalize(st, settings)
+        out[label] = {"n_rows": int(st["n"]), "metrics": jsonable(metrics)}
+    return out
+
+
 class Windows:
     """The mergeable state of a monitor run: per window its metric state (packed), raw and dropped row
     counts and the tests' sums. Two of them merge window by window (associative).
@@ -305,6 +322,8 @@ class Windows:
                 metrics, orientation = states.finalize(st, self.settings)
                 w["metrics"], w["orientation"] = jsonable(metrics), orientation
                 self.total = pack(states.merge(self.total, w["state"]))
+                if "groups" in w:
+                    w["groups"] = group_metrics(w["groups"], self.settings)
             else:
                 w["metrics"], w["orientation"] = {}, {}
             w["state"] = None
@@ -344,18 +363,43 @@ class Windows:
             keys = raw_keys[pred.row_numbers() - offset]
             wk, pieces, n_in = _runs(keys)
             kept[np.searchsorted(uk, wk)] = n_in
+            labels = None
+            if batch.groups is not None and self.settings.columns.get("by"):
+                from ..tasks.score import group_labels
+
+                labels = group_labels(batch.groups)
             for key, piece, c in zip(wk.tolist(), pieces, n_in.tolist()):
                 sub = pred if c == pred.n else pred.subset(piece)
                 w = self._window(key)
+                if labels is None:
+                    new = states.batch_state(sub, self.settings)
+                else:  # --by: one state per label; the window's is their merge (no metric computed twice)
+                    new = self._add_groups(w, sub, labels[piece], where)
                 # packed histograms add sparsely (states.Packed): a window of a few rows stays small
-                w["state"] = pack(states.merge(w["state"], states.batch_state(sub, self.settings)))
+                w["state"] = pack(states.merge(w["state"], new))
                 w["tests"] = _merge_sums(w["tests"], test_sums(sub, self.settings, self.levels or []))
         for key, c, k in zip(uk.tolist(), counts.tolist(), kept.tolist()):
             self._window(key)["n_dropped"] += c - k
         return keys
 
+    def _add_groups(self, w: dict[str, Any], sub, labels: np.ndarray, where: str) -> dict[str, Any]:
+        """Fold the rows ``sub`` into window ``w``'s per-label states (``--by``); returns their merged state."""
+        from ..tasks.score import check_group_count
+        from .groups import merge_groups
+
+        values, inverse = np.unique(labels, return_inverse=True)
+        whole = states.init()
+        for j, label in enumerate(values.tolist()):
+            st = states.batch_state(sub.subset(np.flatnonzero(inverse == j)), self.settings)
+            whole = states.merge(whole, st)
+            w["groups"] = merge_groups(w.get("groups") or {}, {str(label): pack(st)})
+            check_group_count(len(w["groups"]), where)
+        return whole
+
     def merge(self, other: Windows) -> Windows:
         """Both runs' rows (window by window)."""
+        from .groups import merge_groups
+
         if (
             self.signature is not None
             and other.signature is not None
@@ -386,6 +430,11 @@ class Windows:
                     "window was finished; give the rows in time order"
                 )
             out.windows[key] = {
+                **(
+                    {"groups": merge_groups(a.get("groups") or {}, w.get("groups") or {})}
+                    if "groups" in a or "groups" in w
+                    else {}
+                ),
                 "n_rows": a["n_rows"] + w["n_rows"],
                 "n_dropped": a["n_dropped"] + w["n_dropped"],
                 "state": states.merge(a["state"], w["state"]),
@@ -541,7 +590,7 @@ def monitor_windows(
     from .engine import iter_batches_of
 
     extra = (layout.time,) if layout.time else ()
-    src, batches = iter_batches_of(spec, settings, chunk_rows, extra=extra)
+    src, batches = iter_batches_of(spec, settings, chunk_rows, extra=extra, allow_by=True)
     win = Windows(layout, settings) if start is None else start
     seen = 0
     for f, batch, k, offset, cols in batches:

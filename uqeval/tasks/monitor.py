@@ -124,6 +124,8 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
         )
     metrics_a, cumulative, orientation, total = _windows_of(win, keys, settings)
     windows = []
+    from ..stream.monitor import group_metrics
+
     for i, k in enumerate(keys):
         w = win.windows.get(k, {"n_rows": 0, "n_dropped": 0})
         start, end = win.layout.bounds(k)
@@ -136,6 +138,8 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
                 "metrics": metrics_a[i],
             }
         )
+        if "groups" in w:  # --by: the window's metrics per label
+            windows[-1]["groups"] = group_metrics(w["groups"], settings)
     specs = _test_specs(win, keys, "A: " if pair else "")
     if pair is not None:
         metrics_b, cumulative_b, orientation_b, _ = _windows_of(pair.b, keys, settings)
