@@ -321,7 +321,7 @@ class Windows:
             if st["n"]:
                 metrics, orientation = states.finalize(st, self.settings)
                 w["metrics"], w["orientation"] = jsonable(metrics), orientation
-                self.total = pack(states.merge(self.total, w["state"]))
+                self.total = states.merge(states.unpack(self.total), st)  # dense: one state, adds fast
                 if "groups" in w:
                     w["groups"] = group_metrics(w["groups"], self.settings)
             else:
@@ -501,7 +501,7 @@ def _payload(win: Windows) -> dict[str, Any]:
             k: {**w, "state": None if w["state"] is None else pack(w["state"])}
             for k, w in win.windows.items()
         },
-        **{k: getattr(win, k) for k in _FIELDS},
+        **{k: pack(getattr(win, k)) if k == "total" else getattr(win, k) for k in _FIELDS},
     }
 
 
