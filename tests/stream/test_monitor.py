@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
@@ -392,3 +393,30 @@ def test_by_gives_each_window_the_metrics_per_group_of_score_by(tmp_path):
                 ref["input"]["approximate"],
                 want.get("bounds", {}),
             )
+
+
+def test_two_models_resume_from_a_state(tmp_path):
+    table = _gaussian(n=1200, days=4)
+    other = table.set_column(2, "mu", pa.array(table.column("mu").to_numpy() + 0.3))
+    t = table.column("t").to_numpy()
+    early = pa.array(t < np.datetime64("2024-03-02T12:00"))
+    for name, tab in (("a", table), ("b", other)):
+        pq.write_table(tab, tmp_path / f"{name}.parquet")
+        pq.write_table(tab.filter(early), tmp_path / f"{name}1.parquet")
+        pq.write_table(tab.filter(pa.compute.invert(early)), tmp_path / f"{name}2.parquet")
+    kw = {"window": "1D", "time": "t", "bound": 10.0}
+    _, state = monitor_file([tmp_path / "a1.parquet", tmp_path / "b1.parquet"], Settings(), **kw)
+    resumed, _ = monitor_file(
+        [tmp_path / "a2.parquet", tmp_path / "b2.parquet"], Settings(), state=state, **kw
+    )
+    once, _ = monitor_file([tmp_path / "a.parquet", tmp_path / "b.parquet"], Settings(), **kw)
+    for a, b in zip(resumed["tests"], once["tests"]):
+        assert a["name"] == b["name"]
+        np.testing.assert_allclose(a["e_values"], b["e_values"], rtol=1e-12)
+    diff = resumed["tests"][-1]
+    assert diff["mean_difference"] == pytest.approx(once["tests"][-1]["mean_difference"], rel=1e-12)
+    assert (
+        diff["lower"][-1] <= diff["mean_difference"][-1] < 0 <= diff["upper"][-1]
+    )  # B worse; |d| <= 10 is wide
+    with pytest.raises(uqeval.UsageError, match="two inputs"):
+        monitor_file(tmp_path / "a2.parquet", Settings(), window="1D", time="t", state=state)
