@@ -40,7 +40,17 @@ if TYPE_CHECKING:
     #: what ``ucc`` and ``compare`` take as models
     Models = Prediction | Mapping[str, Prediction] | Sequence[Prediction]
 
-__all__ = ["Scores", "evaluate", "evaluate_file", "plot", "ucc", "compare", "list_metrics", "explain"]
+__all__ = [
+    "Scores",
+    "evaluate",
+    "evaluate_file",
+    "plot",
+    "ucc",
+    "compare",
+    "list_metrics",
+    "explain",
+    "monitor",
+]
 
 
 class Scores(Mapping):
@@ -1034,3 +1044,113 @@ def compare(
         cluster=None if cluster is None else np.asarray(cluster),  # the first model's rows keep their order
         block_size=block_size,
     )
+
+
+@python_api
+def monitor(
+    data: Any = None,
+    *,
+    time: ArrayLike | str | None = None,
+    window: str | int,
+    alpha: float = 0.05,
+    origin: str | None = None,
+    by: str | None = None,
+    state: str | Path | None = None,
+    engine: str = "stream",
+    chunk_rows: int | None = None,
+    settings: Settings | None = None,
+    **columns: Any,
+) -> dict[str, Any]:
+    """The metrics per window and cumulatively, and anytime-valid alarms, as ``uqeval monitor`` computes them
+    (the ``uqeval.monitor/1`` document).
+
+    Parameters
+    ----------
+    data : a CSV/Parquet path (a directory, glob or URI too: read in record batches, ``engine`` "stream" or
+        "dask"), or what :func:`evaluate` takes (arrays, a prediction container, a DataFrame or Arrow table:
+        scored in memory by the same window states).
+    time : the time column's name (or, with arrays, the times: datetime64 or ISO strings); not needed
+        for row windows.
+    window : ``"1D"``, ``"7D"``, ``"1h"``, ``"30min"``, ``"15s"``, ``"2W"`` (time spans, half-open windows
+        aligned to ``origin``, default the Unix epoch) or a number of rows.
+    alpha : family-wise false-alarm level of all the tests together.
+    by : with a file, also every window's metrics per value of this column (``groups`` of each window).
+    state : a state file: read first if it exists (yesterday's windows), then written with the new state,
+        so that the next call needs only the new rows.
+    **columns : the column keywords of :func:`evaluate` (``y_true``, ``mean``, ``std``, ``lower``, ``upper``,
+        ``quantiles``, ``samples``, ``proba``, ``levels``, ...) and settings fields.
+
+    Returns
+    -------
+    dict: the ``uqeval.monitor/1`` document (``windows``, ``cumulative``, ``tests``, ``alpha``).
+
+    Examples
+    --------
+    >>> import numpy as np, uqeval
+    >>> rng = np.random.default_rng(0)
+    >>> doc = uqeval.monitor(y_true=rng.normal(size=600), mean=0.0, std=1.0, window=200)
+    >>> [w["n_rows"] for w in doc["windows"]], [t["name"] for t in doc["tests"]], doc["tests"][0]["alarm"]
+    ([200, 200, 200], ['coverage@0.95', 'pit_uniform'], False)
+    """
+    from .io.writers import atomic_write_bytes
+    from .stream.monitor import Layout, Windows, dump_state, load_state
+    from .tasks.monitor import build_document, monitor_file
+
+    saved = None
+    if state is not None and Path(state).exists():
+        saved = Path(state).read_bytes()
+    if isinstance(data, (str, Path)):
+        roles = {k: columns.pop(k) for k in _FILE_ROLES if columns.get(k) is not None}
+        s = make_settings(None, **columns) if settings is None else replace(settings, **columns)
+        if "y" in roles:
+            roles["y_true"] = roles.pop("y")
+        if roles or by is not None:
+            s = replace(s, columns={**s.columns, **roles, "by": by})
+        if time is not None and not isinstance(time, str):
+            raise UsageError("time= names a column of the file; give its name")
+        doc, new = monitor_file(
+            data,
+            s,
+            window=window,
+            time=time,
+            origin=origin,
+            alpha=alpha,
+            engine=engine,
+            chunk_rows=chunk_rows,
+            state=saved,
+            state_source=str(state),
+        )
+    else:
+        if by is not None:
+            raise UsageError(
+                "by= applies to a file (monitor reads its --by column with the rows); write the table first"
+            )
+        member_axis = columns.pop("member_axis", -1)
+        roles = {k: columns.pop(k) for k in list(columns) if k in _PLOT_ROLES}
+        s = make_settings(None, **columns) if settings is None else replace(settings, **columns)
+        y_true, y = roles.pop("y_true", None), roles.pop("y", None)
+        level, levels = roles.pop("level", None), roles.pop("levels", None)
+        given, table, target, level, s = _prepare(data, y_true, y, level, levels, s, **roles)
+        loaded, s, arrow = _load(data, given, table, target, level, levels, member_axis, s)
+        tname = time if isinstance(time, str) else None if time is None else "time"  # as a file's column
+        layout = Layout(window, tname, origin)
+        run = load_state(saved, layout, s, str(state)) if saved is not None else Windows(layout, s)
+        assert isinstance(run, Windows)
+        n_raw = int(loaded.info["n_rows"])
+        extra: dict[str, Any] = {}
+        if tname is not None:
+            if isinstance(time, str) and arrow is None:
+                raise UsageError("time= names a column, but data is not a table: pass the times as an array")
+            extra[tname] = arrow.column(time) if isinstance(time, str) else np.asarray(time)
+            if len(extra[tname]) != n_raw:
+                raise UsageError(f"time= has {len(extra[tname])} values for {n_raw} rows")
+        from .io.load import Batch
+
+        pred = loaded.prediction
+        batch = Batch(pred, int(loaded.info["n_dropped"]), 0, loaded.info.get("columns") or {})
+        run.add(batch, n_raw, 0, extra, str(loaded.info["path"]))
+        info = {"path": loaded.info["path"], "format": loaded.info["format"], "engine": "memory"}
+        doc, new = build_document(info, run, s, alpha), dump_state(run)
+    if state is not None:
+        atomic_write_bytes(state, new)
+    return doc

@@ -202,7 +202,10 @@ ReferenceOpt = Annotated[
 ]
 TimeOpt = Annotated[
     str | None,
-    typer.Option("--time", help="Column that orders the rows in time (for --reference persistence)."),
+    typer.Option(
+        "--time",
+        help="Column of the rows' times: the windows of `monitor --window 1D`, the order of --reference persistence.",
+    ),
 ]
 IdOpt = Annotated[
     str | None,
