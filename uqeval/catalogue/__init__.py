@@ -281,3 +281,65 @@ def rows(metric: Metric, pred: Prediction, settings: Settings, level: str | None
     with trusted():
         stat = metric.rows_fn(pred, settings, level)
     return stat if stat is not None and stat.resampler() is not None else None
+
+
+def compute_weighted_metrics(
+    pred: Prediction,
+    settings: Settings,
+    weights: np.ndarray,
+    skipped: list[tuple[str, str]] | None = None,
+) -> tuple[dict[str, Any], dict[str, str], dict[str, str]]:
+    """The metrics of :func:`compute_metrics` with per-row ``weights`` (N,): ``(metrics, orientation,
+    not_weighted)``.
+
+    Every metric that :attr:`Metric.supports_weights` is its per-row form's resampler at the weights
+    (:meth:`RowStat.resampler`, the function compare's bootstrap calls with Poisson counts), so one
+    definition serves both: with integer weights it is the metric of the rows repeated that often. Rows of
+    weight 0 are dropped first (exactly the metric without them). ``not_weighted`` maps the path of every
+    applicable metric that takes no weights to the reason: those are not computed (never unweighted).
+    ``weights`` must have been checked (:func:`uqeval.weights.check_weights`). ``skipped``: as for
+    :func:`compute_metrics`, a family not defined on this data is left out with its reason.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    if (w == 0).any():
+        keep = w > 0
+        pred, w = pred.subset(keep), w[keep]
+    metrics: dict[str, Any] = {}
+    orientation: dict[str, str] = {}
+    not_weighted: dict[str, str] = {}
+    for f in families_for(pred.kind, settings):
+        applicable = [m for m in f.metrics if m.applies_to(pred.kind)]
+        for m in applicable:
+            if not m.supports_weights:
+                not_weighted[m.path] = m.unweighted_reason or ""
+        weighted = [m for m in applicable if m.supports_weights]
+        if not weighted:
+            continue
+        try:
+            # a by-level family's levels are those its unweighted result is keyed by (the levels the file
+            # carries or --levels asks for, the thresholds, ...): one definition of what they are
+            keys = list(compute(f, pred, settings) or {}) if f.by_level else [None]
+            body: dict[str, Any] = {}
+            for key in keys:
+                values: dict[str, float] = {}
+                for m in weighted:
+                    stat = rows(m, pred, settings, key)
+                    if stat is None:
+                        not_weighted[m.path] = f"it has no per-row form for {pred.kind} predictions"
+                        continue
+                    fn = stat.resampler()
+                    assert fn is not None  # rows() returns forms with a resampler only
+                    values[m.name] = float(fn(w[None, :])[0])
+                if f.by_level:
+                    body[str(key)] = values
+                else:
+                    body = values
+        except InputError as exc:
+            if skipped is None:
+                raise
+            skipped.append((f.name, str(exc)))
+            continue
+        if any(body.values()) if f.by_level else body:
+            metrics[f.name] = body
+            orientation.update(orientation_of(body, f, pred.kind))
+    return metrics, orientation, not_weighted

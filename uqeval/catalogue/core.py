@@ -105,6 +105,26 @@ class Metric:
     def path(self) -> str:
         return f"{self.group}.{self.name}"
 
+    @property
+    def supports_weights(self) -> bool:
+        """Whether the metric takes per-row weights (``--weights``, ``weights=``): it does where it has a
+        per-row form (:attr:`rows_fn`), whose :meth:`RowStat.resampler` gives the metric of weighted rows,
+        the same function compare's bootstrap uses. With integer weights it equals the metric of the rows
+        repeated that often; weights of 0 drop rows (:func:`uqeval.catalogue.compute_weighted_metrics`)."""
+        return self.rows_fn is not None
+
+    @property
+    def unweighted_reason(self) -> str | None:
+        """Why the metric takes no weights (None where it does): said wherever weights are refused."""
+        if self.supports_weights:
+            return None
+        return {
+            "order": "it needs order statistics, a sort or bins of the rows, and has no weighted form",
+            "resampling": "it draws random subsets of the rows, and has no weighted form",
+            "curve": "it is a curve for plots, not a weighted summary",
+            "histogram": "it is a histogram for plots, not a weighted summary",
+        }.get(self.reduction, "it has no per-row form to weight")
+
     def orientation_for(self, kind: str | None) -> str | None:
         return self.orientation_by_kind.get(kind, self.orientation) if kind is not None else self.orientation
 

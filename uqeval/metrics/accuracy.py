@@ -120,8 +120,12 @@ def accuracy_batch(
 
 
 def _weighted_median(x: np.ndarray, w: np.ndarray | None, overwrite: bool = False) -> np.ndarray:
-    """Median of ``x`` (N,) -> (1,), or per row of integer weights ``w`` (B, N) -> (B,): the median of
-    the rows repeated ``w[b, i]`` times (mean of the two middle values of an even count).
+    """Median of ``x`` (N,) -> (1,), or per row of weights ``w`` (B, N) -> (B,).
+
+    With integer weights, the median of the rows repeated ``w[b, i]`` times (mean of the two middle
+    values of an even count). Any non-negative weights: the mean of the smallest value whose cumulative
+    weight reaches half the total and the smallest whose cumulative weight exceeds it (the two coincide
+    unless the half falls on a boundary), so that scaling the weights leaves it unchanged.
     ``overwrite``: ``x`` may be reordered (no copy)."""
     if w is None:  # np.median's selection and mean of the middle pair, without its masked-array NaN check
         # (numpy.ma, ~10 ms of start-up; x is finite here): O(N)
@@ -132,11 +136,11 @@ def _weighted_median(x: np.ndarray, w: np.ndarray | None, overwrite: bool = Fals
     order = np.argsort(x, kind="stable")
     xs = x[order]
     cum = np.cumsum(w[:, order], axis=1)  # O(B N)
-    total = cum[:, -1]
-    lo = np.floor((total - 1.0) / 2.0)  # 0-based positions of the middle values
-    hi = np.floor(total / 2.0)
-    i_lo = np.minimum((cum <= lo[:, None]).sum(axis=1), x.size - 1)
-    i_hi = np.minimum((cum <= hi[:, None]).sum(axis=1), x.size - 1)
+    half = cum[:, -1:] / 2.0
+    # integer weights, total T: the first row whose count reaches T/2 holds the lower middle value (0-based
+    # position ceil(T/2) - 1), the first whose count exceeds T/2 the upper one (position floor(T/2))
+    i_lo = np.minimum((cum < half).sum(axis=1), x.size - 1)
+    i_hi = np.minimum((cum <= half).sum(axis=1), x.size - 1)
     return 0.5 * (xs[i_lo] + xs[i_hi])
 
 

@@ -137,6 +137,10 @@ def _prepare(spec: str | Path, settings: Settings, allow_by: bool = False):
 
     src = open_source(spec)
     plan = plan_for(src.info, settings)
+    if "weights" in plan.roles:
+        from ..weights import refuse_weights
+
+        raise refuse_weights("--engine stream or dask")
     if "by" in plan.roles and not allow_by:
         raise UsageError("--by is not streamed yet: score per group with --engine memory")
     numeric = frozenset(
