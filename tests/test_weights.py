@@ -49,7 +49,11 @@ def wstore(tmp_path_factory):
 
 def test_integer_weights_reach_every_metric_that_takes_them():
     """Keeps the cases honest: zeros, ones and larger weights all occur."""
+    import uqeval
+
     assert {0.0, 1.0, 2.0, 3.0} <= set(W.tolist())
+    listed = {m["path"]: m["supports_weights"] for m in uqeval.list_metrics()}
+    assert listed == {p: m.supports_weights for p, m in METRICS.items()}
     assert any(m.supports_weights for m in METRICS.values())
     assert any(not m.supports_weights for m in METRICS.values())
 

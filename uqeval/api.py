@@ -915,7 +915,7 @@ def _file_table(
 @python_api
 def list_metrics(representation: str | None = None) -> list[dict[str, Any]]:
     """The metric catalogue: one dict per metric (``path``, ``group``, ``name``, ``representations``,
-    ``orientation``, ``reduction``, ``description``), optionally only those for one representation
+    ``orientation``, ``reduction``, ``description``, ``supports_weights``), optionally only those for one representation
     (``"gaussian"``, ``"point"``, ``"intervals"``, ``"quantiles"``, ``"samples"``, ``"categorical"``,
     ``"members"``, ``"dirichlet"``, ``"loglik"``, ``"multivariate"``)."""
     from .catalogue import METRICS
@@ -932,6 +932,7 @@ def list_metrics(representation: str | None = None) -> list[dict[str, Any]]:
             "orientation": m.orientation_for(representation),
             "reduction": m.reduction,
             "description": m.description,
+            "supports_weights": m.supports_weights,
         }
         for m in METRICS.values()
         if representation is None or m.applies_to(representation)

@@ -133,7 +133,9 @@ def _weighted_median(x: np.ndarray, w: np.ndarray | None, overwrite: bool = Fals
         part = x if overwrite else x.copy()
         part.partition([h - 1, h] if n % 2 == 0 else [h])
         return np.atleast_1d(np.mean(part[h - 1 : h + 1]) if n % 2 == 0 else part[h])
-    order = np.argsort(x, kind="stable")
+    # any order of ties gives the same values at the crossing (a block of equal values has one cumulative
+    # weight at its end): quicksort, ~5x faster than a stable sort on 1e6 rows
+    order = np.argsort(x)
     xs = x[order]
     cum = np.cumsum(w[:, order], axis=1)  # O(B N)
     half = cum[:, -1:] / 2.0
