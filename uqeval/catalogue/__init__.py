@@ -309,23 +309,29 @@ def compute_weighted_metrics(
     not_weighted: dict[str, str] = {}
     for f in families_for(pred.kind, settings):
         applicable = [m for m in f.metrics if m.applies_to(pred.kind)]
-        for m in applicable:
-            if not m.supports_weights:
-                not_weighted[m.path] = m.unweighted_reason or ""
+        # named where the family applies: with no weighted metric, wherever it applies to the representation
+        unweightable = {m.path: m.unweighted_reason or "" for m in applicable if not m.supports_weights}
         weighted = [m for m in applicable if m.supports_weights]
         if not weighted:
+            not_weighted.update(unweightable)
             continue
         try:
             # a by-level family's levels are those its unweighted result is keyed by (the levels the file
             # carries or --levels asks for, the thresholds, ...): one definition of what they are
-            keys = list(compute(f, pred, settings) or {}) if f.by_level else [None]
+            plain = (compute(f, pred, settings) or {}) if f.by_level else {}
+            keys = list(plain) if f.by_level else [None]
             body: dict[str, Any] = {}
             for key in keys:
+                stats = [(m, rows(m, pred, settings, key)) for m in weighted]
+                if all(stat is None for _, stat in stats):
+                    # no row form at all: the family does not apply to these data (information criteria
+                    # without log-likelihoods, accuracy without a point prediction), as its kernel says None
+                    continue
                 values: dict[str, float] = {}
-                for m in weighted:
-                    stat = rows(m, pred, settings, key)
+                for m, stat in stats:
                     if stat is None:
-                        not_weighted[m.path] = f"it has no per-row form for {pred.kind} predictions"
+                        if not f.by_level or m.name in plain[key]:  # (else not defined here: width_norm)
+                            not_weighted[m.path] = f"it has no per-row form for {pred.kind} predictions"
                         continue
                     fn = stat.resampler()
                     assert fn is not None  # rows() returns forms with a resampler only
@@ -342,4 +348,5 @@ def compute_weighted_metrics(
         if any(body.values()) if f.by_level else body:
             metrics[f.name] = body
             orientation.update(orientation_of(body, f, pred.kind))
+            not_weighted.update(unweightable)
     return metrics, orientation, not_weighted
