@@ -96,6 +96,28 @@ def test_unit_weights_equal_the_unweighted_metrics(wstore):
             np.testing.assert_allclose(_leaves(_values(got, m)), _leaves(_values(plain, m)), rtol=1e-12)
 
 
+def test_weighted_median_selection_equals_the_sorted_crossing():
+    """One set of weights takes an O(N) selection, the bootstrap's (B, N) weights a sort: the same values,
+    on ties, zeros, integer and fractional weights, above and below the selection's 64-row cut-off."""
+    from uqeval.metrics.accuracy import _weighted_median
+
+    rng = np.random.default_rng(7)
+    for t in range(400):
+        n = int(rng.integers(1, 400))
+        x = np.round(rng.normal(size=n), int(rng.integers(0, 3)))  # ties
+        w = (
+            rng.integers(0, 4, n).astype(float)
+            if t % 2
+            else rng.uniform(0, 2, n) * (rng.uniform(size=n) > 0.2)
+        )
+        if not w.any():
+            continue
+        one = _weighted_median(x.copy(), w[None, :])[0]
+        assert one == _weighted_median(x.copy(), np.stack([w, w]))[0], (t, n)
+        if t % 2:
+            assert one == np.median(np.repeat(x, w.astype(int)))
+
+
 def test_weighted_median_is_scale_invariant_for_fractional_weights():
     y = np.array([0.0, 0.0, 0.0, 0.0])
     mean = np.array([1.0, 2.0, 3.0, 4.0])  # absolute errors 1, 2, 3, 4

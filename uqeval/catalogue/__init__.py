@@ -333,7 +333,7 @@ def compute_weighted_metrics(
                         if not f.by_level or m.name in plain[key]:  # (else not defined here: width_norm)
                             not_weighted[m.path] = f"it has no per-row form for {pred.kind} predictions"
                         continue
-                    fn = stat.resampler()
+                    fn = stat.resampler(blas=False)
                     assert fn is not None  # rows() returns forms with a resampler only
                     values[m.name] = float(fn(w[None, :])[0])
                 if f.by_level:

@@ -56,8 +56,12 @@ class RowStat:
             return self.score[:, None], None, 0, _mean_of_first
         return None
 
-    def resampler(self) -> Resampler | None:
-        """``(B, N)`` row weights -> ``(B,)``: the metric of the rows, row ``i`` counted ``w[b, i]`` times."""
+    def resampler(self, blas: bool = True) -> Resampler | None:
+        """``(B, N)`` row weights -> ``(B,)``: the metric of the rows, row ``i`` counted ``w[b, i]`` times.
+
+        ``blas=False``: the weighted sums by :func:`numpy.einsum` instead of a matrix product, for one set of
+        weights (``--weights``): a (1, N) x (N, k) product through a multi-threaded BLAS is ~50x slower on a
+        busy machine. The bootstrap keeps the matrix product (its replicates bit for bit)."""
         if self.weighted is not None:
             return self.weighted
         form = self.sums_form
@@ -67,7 +71,7 @@ class RowStat:
 
         def fn(w: np.ndarray) -> np.ndarray:
             w = np.asarray(w, dtype=np.float64)
-            parts = [] if terms is None else [w @ terms]
+            parts = [] if terms is None else [w @ terms if blas else np.einsum("bi,ik->bk", w, terms)]
             if codes is not None:
                 parts.append(np.stack([np.bincount(codes, weights=row, minlength=n_codes) for row in w]))
             return finish(np.concatenate(parts, axis=1), w.sum(axis=1))

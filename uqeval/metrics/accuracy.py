@@ -133,6 +133,12 @@ def _weighted_median(x: np.ndarray, w: np.ndarray | None, overwrite: bool = Fals
         part = x if overwrite else x.copy()
         part.partition([h - 1, h] if n % 2 == 0 else [h])
         return np.atleast_1d(np.mean(part[h - 1 : h + 1]) if n % 2 == 0 else part[h])
+    if w.shape[0] == 1:  # one set of weights (--weights): selection in O(N), no sort
+        weights = w[0]
+        mid = float(weights.sum()) / 2.0
+        lo = _weighted_select(x, weights, mid, strict=False)
+        hi = lo if weights[x <= lo].sum() > mid else _weighted_select(x, weights, mid, strict=True)
+        return np.array([0.5 * (lo + hi)])
     # any order of ties gives the same values at the crossing (a block of equal values has one cumulative
     # weight at its end): quicksort, ~5x faster than a stable sort on 1e6 rows
     order = np.argsort(x)
@@ -144,6 +150,33 @@ def _weighted_median(x: np.ndarray, w: np.ndarray | None, overwrite: bool = Fals
     i_lo = np.minimum((cum < half).sum(axis=1), x.size - 1)
     i_hi = np.minimum((cum <= half).sum(axis=1), x.size - 1)
     return 0.5 * (xs[i_lo] + xs[i_hi])
+
+
+def _weighted_select(x: np.ndarray, w: np.ndarray, target: float, strict: bool) -> float:
+    """The smallest value ``v`` of ``x`` whose weight at or below it, W(x <= v), reaches ``target`` (exceeds
+    it: ``strict``): the value at that crossing of the cumulative weights of the sorted rows, found by
+    quickselect on median pivots (each step keeps at most half of the rows: O(N) in all)."""
+    below = 0.0  # the weight of the rows left out below the ones kept
+
+    def reaches(total: float) -> bool:
+        return total > target if strict else total >= target
+
+    while x.size > 64:
+        pivot = np.partition(x, x.size // 2)[x.size // 2]
+        left = x < pivot
+        w_left = below + float(w[left].sum())  # W(x < pivot)
+        if reaches(w_left):  # the crossing is below the pivot
+            x, w = x[left], w[left]
+            continue
+        w_upto = w_left + float(w[x == pivot].sum())  # W(x <= pivot)
+        if reaches(w_upto):
+            return float(pivot)
+        right = x > pivot
+        x, w, below = x[right], w[right], w_upto
+    order = np.argsort(x)
+    cum = below + np.cumsum(w[order])
+    i = int(np.count_nonzero(~(cum > target) if strict else cum < target))
+    return float(x[order][min(i, x.size - 1)])
 
 
 def accuracy_rows(y_true: np.ndarray, mean: np.ndarray) -> dict[str, tuple[np.ndarray | None, object]]:
