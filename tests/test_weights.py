@@ -248,10 +248,23 @@ def test_api_weights_errors():
         ["compare", "{f}", "{f}", "--weights", "w"],
         ["ucc", "{f}", "--weights", "w"],
         ["coverage", "{f}", "--weights", "w"],
-        ["score", "{f}", "--weights", "w", "--engine", "stream"],
         ["score", "{f}", "--weights", "w", "--plot-dir", "{d}"],
     ],
 )
 def test_commands_without_weights_refuse_them(weighted_file, tmp_path, args):
     r = runner.invoke(app, [a.format(f=weighted_file, d=tmp_path) for a in args])
     assert r.exit_code == 2 and "--weights" in r.output and "Traceback" not in r.output, r.output
+
+
+def test_check_names_a_rule_on_a_metric_without_weights(weighted_file, tmp_path):
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[rules]\n"scoring_rule.crps" = { max = 5 }\n"reliability.rs" = { max = 5 }\n')
+    r = runner.invoke(app, ["check", str(weighted_file), "--rules", str(rules), "--weights", "w"])
+    assert r.exit_code == 3 and '"reliability.rs" is not computed with weights (it needs order' in r.output, (
+        r.output
+    )
+    rules.write_text('[rules]\n"scoring_rule.crps" = { max = 5 }\n')
+    r = runner.invoke(
+        app, ["check", str(weighted_file), "--rules", str(rules), "--weights", "w", "--format", "json"]
+    )
+    assert r.exit_code == 0, r.output

@@ -56,21 +56,23 @@ def check_weights(
     return w
 
 
-def weights_block(column: str | None, weights: np.ndarray, not_weighted: dict[str, str]) -> dict[str, Any]:
+def weights_block(
+    column: str | None, total: float, n_zero: int, not_weighted: dict[str, str]
+) -> dict[str, Any]:
     """The summary's ``weights`` object: the column (None for an array), the sum of the weights, how many
     rows have weight 0, and ``not_weighted``: every applicable metric that takes no weights, with the reason
     (those metrics are not computed)."""
     return {
         "column": column,
-        "sum": float(weights.sum()),
-        "n_zero": int((weights == 0).sum()),
+        "sum": float(total),
+        "n_zero": int(n_zero),
         "not_weighted": dict(sorted(not_weighted.items())),
     }
 
 
-def refuse_weights(what: str) -> UsageError:
+def refuse_weights(what: str, fix: str = "leave it out for unweighted results") -> UsageError:
     """The error of a command or function that does not take weights yet (never run unweighted silently)."""
     return UsageError(
         f"{option('weights')} is not supported by {what} yet (weights are taken by `uqeval score` and "
-        "`uqeval check` in memory and by uqeval.evaluate / evaluate_file); leave it out for unweighted results"
+        f"`uqeval check` and by uqeval.evaluate / evaluate_file); {fix}"
     )

@@ -67,16 +67,25 @@ class RowStat:
         form = self.sums_form
         if form is None:
             return None
-        terms, codes, n_codes, finish = form
+        finish = form[3]
 
         def fn(w: np.ndarray) -> np.ndarray:
             w = np.asarray(w, dtype=np.float64)
-            parts = [] if terms is None else [w @ terms if blas else np.einsum("bi,ik->bk", w, terms)]
-            if codes is not None:
-                parts.append(np.stack([np.bincount(codes, weights=row, minlength=n_codes) for row in w]))
-            return finish(np.concatenate(parts, axis=1), w.sum(axis=1))
+            return finish(self.weighted_sums(w, blas), w.sum(axis=1))
 
         return fn
+
+    def weighted_sums(self, w: np.ndarray, blas: bool = True) -> np.ndarray:
+        """``(B, k + n_codes)``: the weighted sums of the terms and the weighted counts of the codes that
+        :attr:`sums_form`'s ``finish`` takes, for ``(B, N)`` row weights (sums over chunks add up: the
+        state of weighted streaming). ``blas``: as for :meth:`resampler`."""
+        form = self.sums_form
+        assert form is not None  # called for forms with sums only
+        terms, codes, n_codes, _ = form
+        parts = [] if terms is None else [w @ terms if blas else np.einsum("bi,ik->bk", w, terms)]
+        if codes is not None:
+            parts.append(np.stack([np.bincount(codes, weights=row, minlength=n_codes) for row in w]))
+        return np.concatenate(parts, axis=1)
 
 
 def _mean_of_first(sums: np.ndarray, total: np.ndarray) -> np.ndarray:

@@ -80,7 +80,6 @@ class Partial:
         self.second: dict | None = None  # the merged second-pass state
 
     def add(self, batch, n_rows: int, settings: Settings, where: str) -> None:
-        from . import states
 
         self.n_rows += n_rows
         self.n_dropped += batch.n_dropped
@@ -98,7 +97,14 @@ class Partial:
                 "of members, classes and levels"
             )
         self.n_fixed += int(getattr(pred, "n_fixed", 0) or 0)
-        self.state = states.merge(self.state, self.batch_state(batch, settings))
+        self.state = self.merge_states(self.state, self.batch_state(batch, settings))
+
+    def merge_states(self, a, b):
+        """Two states of this kind of partial combined (:func:`uqeval.stream.states.merge`; weighted states:
+        :func:`uqeval.stream.weighted.merge_weighted`)."""
+        from . import states
+
+        return states.merge(a, b)
 
     def batch_state(self, batch, settings: Settings):
         """The metric state of one batch's rows (:class:`uqeval.stream.groups.GroupedPartial` also keeps
@@ -115,15 +121,14 @@ class Partial:
         self.second = states.merge_second(self.second, second, kind)
 
     def merge(self, other: Partial) -> Partial:
-        from . import states
 
         if self.signature is not None and other.signature is not None and self.signature != other.signature:
             raise InputError(
                 f"{other.first_file}: per-row shapes {dict(other.signature)} differ from "
                 f"{self.first_file}'s {dict(self.signature)}"
             )
-        out = Partial()
-        out.state = states.merge(self.state, other.state)
+        out = type(self)()
+        out.state = self.merge_states(self.state, other.state)
         for k in ("n_rows", "n_dropped", "n_members_dropped", "n_fixed"):
             setattr(out, k, getattr(self, k) + getattr(other, k))
         first = self if self.signature is not None else other
@@ -137,10 +142,10 @@ def _prepare(spec: str | Path, settings: Settings, allow_by: bool = False):
 
     src = open_source(spec)
     plan = plan_for(src.info, settings)
-    if "weights" in plan.roles:
+    if "weights" in plan.roles and "by" in plan.roles:
         from ..weights import refuse_weights
 
-        raise refuse_weights("--engine stream or dask")
+        raise refuse_weights("--by with --engine stream or dask", "score the groups with --engine memory")
     if "by" in plan.roles and not allow_by:
         raise UsageError("--by is not streamed yet: score per group with --engine memory")
     numeric = frozenset(
@@ -186,6 +191,16 @@ def iter_batches_of(
     return src, gen()
 
 
+def new_partial(settings: Settings) -> Partial:
+    """An empty :class:`Partial`: a weighted one (:class:`uqeval.stream.weighted.WeightedPartial`) where the
+    settings name a weights column."""
+    if settings.columns.get("weights"):
+        from .weighted import WeightedPartial
+
+        return WeightedPartial()
+    return Partial()
+
+
 def stream_partial(
     spec: str | Path,
     settings: Settings,
@@ -197,7 +212,7 @@ def stream_partial(
     from . import states
 
     src, batches = iter_batches_of(spec, settings, chunk_rows)
-    part = Partial()
+    part = new_partial(settings)
     for f, batch, k, _, _ in batches:
         part.add(batch, k, settings, f)
         if progress is not None:
@@ -230,10 +245,21 @@ def summary_of(
 
     if part.n_rows == 0:
         raise InputError(f"{src.spec}: no data rows")
+    weighted = bool(settings.columns.get("weights"))
+    if weighted and part.state["n"] == 0 and part.state.get("n_zero"):
+        raise InputError(
+            f"{src.spec}: weights in column '{settings.columns['weights']}' are all 0 on the rows kept: no row "
+            "counts; give some rows a positive weight"
+        )
     if part.state["n"] == 0:
         raise InputError(f"{src.spec}: every row has NaN/inf in a used column; nothing left to evaluate")
     bounds: dict[str, float] = {}
-    metrics, orientation = states.finalize(part.state, settings, part.selection, part.second, bounds)
+    if weighted:
+        from .weighted import finalize_weighted
+
+        metrics, orientation = finalize_weighted(part.state, settings)
+    else:
+        metrics, orientation = states.finalize(part.state, settings, part.selection, part.second, bounds)
     kind = part.state["kind"]
     info: dict[str, Any] = {
         "path": str(src.spec),
@@ -252,8 +278,9 @@ def summary_of(
     if part.n_members_dropped:
         info["n_members_dropped"] = part.n_members_dropped
     notes = src.notes()
-    left_out = states.not_streamed_in(part.state, settings)
-    for path in states.streamed(kind, settings):  # a two-pass metric whose selection was too large (MdAE)
+    left_out = dict(part.state["not_streamed"]) if weighted else states.not_streamed_in(part.state, settings)
+    for path in [] if weighted else states.streamed(kind, settings):  # a two-pass metric whose selection
+        # was too large (MdAE)
         group, name = path.split(".", 1)
         if (
             group in metrics
@@ -266,7 +293,11 @@ def summary_of(
                 "(many equal values); score in memory"
             )
     info["not_streamed"] = dict(left_out)
-    approx = {k: v for k, v in states.approximate(kind, settings).items() if k.split(".")[0] in metrics}
+    approx = (
+        {}
+        if weighted
+        else {k: v for k, v in states.approximate(kind, settings).items() if k.split(".")[0] in metrics}
+    )
     info["approximate"] = approx  # every other metric is exact
     if bounds:
         info["bounds"] = {k: v for k, v in bounds.items() if k.split(".")[0] in metrics}
@@ -283,7 +314,19 @@ def summary_of(
         notes.append(f"{part.n_fixed} row(s) had crossing quantiles and were sorted (--fix-crossing)")
     if groups is not None:  # score --by (uqeval.stream.groups)
         info["columns"] = {**(info["columns"] or {}), "by": groups["column"]}
-    return build_summary(info, settings, metrics, orientation, groups, notes)
+    weights = None
+    if weighted:
+        from ..weights import weights_block
+
+        st = part.state
+        info["weights"] = settings.columns.get("weights")
+        weights = weights_block(info["weights"], st["w"], st["n_zero"], st["not_weighted"])
+        if st["not_weighted"]:
+            notes.append(
+                f"{len(st['not_weighted'])} metric(s) take no weights and were not computed (listed with the "
+                "reason under weights.not_weighted)"
+            )
+    return build_summary(info, settings, metrics, orientation, groups, notes, weights)
 
 
 def score_stream(

@@ -267,7 +267,8 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
     if loaded.weights is not None:
         from ..weights import weights_block
 
-        weights = weights_block(loaded.info.get("weights"), loaded.weights, not_weighted)
+        w = loaded.weights
+        weights = weights_block(loaded.info.get("weights"), float(w.sum()), int((w == 0).sum()), not_weighted)
         if not_weighted:
             notes.append(
                 f"{len(not_weighted)} metric(s) take no weights and were not computed (listed with the reason "
