@@ -240,6 +240,8 @@ def test_api_weights_errors():
         evaluate(np.zeros(4), mean=np.zeros(4), weights=np.ones(3))
     with pytest.raises(UsageError, match="names a column"):
         evaluate(np.zeros(4), mean=np.zeros(4), weights="w")
+    with pytest.raises(UsageError, match="these scores are weighted"):
+        evaluate(np.arange(4.0), mean=np.zeros(4), std=np.ones(4), weights=np.ones(4)).plot("calibration")
 
 
 @pytest.mark.parametrize(
@@ -268,3 +270,40 @@ def test_check_names_a_rule_on_a_metric_without_weights(weighted_file, tmp_path)
         app, ["check", str(weighted_file), "--rules", str(rules), "--weights", "w", "--format", "json"]
     )
     assert r.exit_code == 0, r.output
+
+
+def test_array_functions_take_weights():
+    """uqeval.log_loss / brier_score against scikit-learn 1.9.1's sample_weight (frozen), and every weighted
+    array function against the unweighted one on repeated rows."""
+    import uqeval
+
+    ref = json.loads(REFERENCE.read_text())
+    d = {k: np.asarray(v) for k, v in ref["data"].items()}
+    assert uqeval.log_loss(d["labels"], d["proba"], weights=d["w"]) == pytest.approx(
+        ref["classification"]["log_loss"], rel=1e-12
+    )
+    assert uqeval.brier_score(d["labels"], d["proba"], weights=d["w"]) == pytest.approx(
+        ref["classification"]["brier_score_loss"], rel=1e-12
+    )
+    rng = np.random.default_rng(3)
+    n = 300
+    w = rng.integers(0, 4, n)
+    idx = np.repeat(np.arange(n), w)
+    mu, y = rng.normal(size=n), rng.normal(size=n)
+    p1 = rng.uniform(0.05, 0.95, n)
+    labels = (rng.uniform(size=n) < p1).astype(int)
+    for fn, args in (
+        (uqeval.calibration_error, (y, mu, np.full(n, 0.8))),
+        (uqeval.coverage, (y, mu - 1.0, mu + 1.0)),
+        (uqeval.log_loss, (labels, p1)),
+        (uqeval.brier_score, (labels, p1)),
+    ):
+        weighted = fn(*args, weights=w)
+        assert weighted == pytest.approx(fn(*(np.asarray(a)[idx] for a in args)), rel=1e-12, abs=1e-14), fn
+    assert uqeval.brier_score(labels, p1, convention="binary", weights=w) == pytest.approx(
+        uqeval.brier_score(labels[idx], p1[idx], convention="binary"), rel=1e-12
+    )
+    with pytest.raises(InputError, match=r"calibration\.ece takes no weights"):
+        uqeval.expected_calibration_error(labels, p1, weights=w)
+    with pytest.raises(InputError, match="negative"):
+        uqeval.log_loss(labels, p1, weights=-np.ones(n))

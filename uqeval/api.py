@@ -118,6 +118,11 @@ class Scores(Mapping):
         """:func:`uqeval.plot` of the prediction these scores came from (``kind``, ``ax`` as there)."""
         if self._prediction is None:
             raise UsageError("these scores hold no prediction to plot; call uqeval.plot(data, kind) instead")
+        if "weights" in self._summary:
+            raise UsageError(
+                "these scores are weighted (weights=) and the plots are not: plot the data with "
+                "uqeval.plot(data, kind) instead"
+            )
         return plot(self._prediction, kind, ax=ax, settings=self._settings)
 
     def __repr__(self) -> str:
