@@ -980,6 +980,7 @@ def ucc(
     partial_y: Sequence[float] | None = None,
     n_permutations: int = 0,
     seed: int = 0,
+    weights: ArrayLike | None = None,
 ) -> dict[str, Any]:
     """Uncertainty Characteristics Curves (Navratil et al.) of one or several predictions with targets.
 
@@ -993,6 +994,10 @@ def ucc(
     >>> 0 < out["models"]["model 1"]["ucc"]["auucc"] < 1
     True
     """
+    if weights is not None:  # never unweighted silently (issue 25)
+        from .weights import refuse_weights
+
+        raise refuse_weights("uqeval.ucc")
     from .io.load import Loaded
     from .tasks.ucc import band_of, ucc_report
 
@@ -1025,6 +1030,7 @@ def compare(
     ids: Mapping[str, ArrayLike] | Sequence[ArrayLike] | None = None,
     cluster: ArrayLike | None = None,
     block_size: int | str | None = None,
+    weights: ArrayLike | None = None,
 ) -> dict[str, Any]:
     """Compare models on the same targets: bootstrap intervals, ranks and paired tests (``uqeval compare``).
 
@@ -1046,6 +1052,10 @@ def compare(
     >>> out["metrics"]["crps"]["best"]
     ['a']
     """
+    if weights is not None:  # never unweighted silently (issue 25)
+        from .weights import refuse_weights
+
+        raise refuse_weights("uqeval.compare")
     from .tasks.compare import Model, align_models, compare_models
 
     named = _models(models)

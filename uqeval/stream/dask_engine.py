@@ -326,7 +326,7 @@ def score_dask(
     from .engine import _prepare, summary_of
 
     grouped = settings.columns.get("by") is not None
-    src, plan, _ = _prepare(spec, settings, allow_by=grouped)
+    src, plan, _ = _prepare(spec, settings, allow_by=grouped, weights_ok=True)
     if src.fmt != "parquet":
         raise UsageError(
             "--engine dask reads Parquet (files, directories, globs); stream CSV with --engine stream"

@@ -136,16 +136,21 @@ class Partial:
         return out
 
 
-def _prepare(spec: str | Path, settings: Settings, allow_by: bool = False):
+def _prepare(spec: str | Path, settings: Settings, allow_by: bool = False, weights_ok: bool = False):
+    """``(source, plan, numeric columns)`` of ``spec``; ``weights_ok``: the caller uses the batches' weights
+    (weighted scoring), else a weights column is refused (never unweighted silently)."""
     from ..io.load import plan_for
     from .source import open_source
 
     src = open_source(spec)
     plan = plan_for(src.info, settings)
-    if "weights" in plan.roles and "by" in plan.roles:
+    if "weights" in plan.roles:
         from ..weights import refuse_weights
 
-        raise refuse_weights("--by with --engine stream or dask", "score the groups with --engine memory")
+        if "by" in plan.roles:
+            raise refuse_weights("--by with --engine stream or dask", "score the groups with --engine memory")
+        if not weights_ok:
+            raise refuse_weights("this command")
     if "by" in plan.roles and not allow_by:
         raise UsageError("--by is not streamed yet: score per group with --engine memory")
     numeric = frozenset(
@@ -160,6 +165,7 @@ def iter_batches_of(
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     extra: tuple[str, ...] = (),
     allow_by: bool = False,
+    weights_ok: bool = False,
 ):
     """``(source, generator)``: the generator yields ``(file, Batch, n_rows, offset, extra columns)`` per record
     batch, the batch built and validated by the in-memory loader's :func:`~uqeval.io.load.build_batch`."""
@@ -169,7 +175,7 @@ def iter_batches_of(
 
     if chunk_rows < 1:
         raise UsageError(f"--chunk-rows must be >= 1, got {chunk_rows}")
-    src, plan, numeric = _prepare(spec, settings, allow_by)
+    src, plan, numeric = _prepare(spec, settings, allow_by, weights_ok)
     for e in extra:
         if e not in src.info.columns:
             raise SchemaError(
@@ -211,7 +217,7 @@ def stream_partial(
     when a metric needs one (:func:`uqeval.stream.states.selection`: exact MdAE), read the rows a second time."""
     from . import states
 
-    src, batches = iter_batches_of(spec, settings, chunk_rows)
+    src, batches = iter_batches_of(spec, settings, chunk_rows, weights_ok=True)
     part = new_partial(settings)
     for f, batch, k, _, _ in batches:
         part.add(batch, k, settings, f)
@@ -219,7 +225,7 @@ def stream_partial(
             progress(part.n_rows)
     part.selection = states.selection(part.state) if part.state["n"] else None
     if part.selection is not None:
-        _, batches = iter_batches_of(spec, settings, chunk_rows)
+        _, batches = iter_batches_of(spec, settings, chunk_rows, weights_ok=True)
         for _, batch, _, _, _ in batches:
             if batch.prediction is not None:
                 part.second = states.merge_second(
@@ -370,7 +376,7 @@ def _values_per_row(src, column: str) -> int:
 def auto_chunk_rows(spec: str | Path, settings: Settings) -> int:
     """Rows per record batch when ``--chunk-rows`` is not given: about :data:`CHUNK_VALUES` numbers, at
     most :data:`DEFAULT_CHUNK_ROWS` rows, at least 1,000 rows."""
-    src, plan, _ = _prepare(spec, settings, allow_by=True)
+    src, plan, _ = _prepare(spec, settings, allow_by=True, weights_ok=True)  # (sizes only)
     width = sum(
         _values_per_row(src, c) for v in plan.roles.values() for c in (v if isinstance(v, list) else [v])
     )
