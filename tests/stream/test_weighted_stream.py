@@ -15,20 +15,9 @@ from uqeval.cli import app
 from uqeval.report.format import flatten
 
 from ..conftest import write_table
-from ..test_catalogue_invariants import FLAGS, N, _columns
+from ..test_catalogue_invariants import FLAGS, KINDS, N, _columns
 
 runner = CliRunner()
-KINDS = (
-    "gaussian",
-    "point",
-    "intervals",
-    "quantiles",
-    "samples",
-    "categorical",
-    "members",
-    "dirichlet",
-    "loglik",
-)
 
 
 def _weights() -> np.ndarray:
@@ -71,36 +60,15 @@ def test_stream_weights_of_a_csv_and_errors(tmp_path):
     cols = {**_columns("gaussian", "true"), "w": _weights()}
     f = write_table(tmp_path / "g.csv", cols)
     _agree(_json(f, "--weights", "w"), _json(f, "--weights", "w", "--engine", "stream", "--chunk-rows", "50"))
-    bad = dict(cols, w=np.where(np.arange(N) == 250, -1.0, cols["w"]))
-    r = runner.invoke(
-        app,
-        [
-            "score",
-            str(write_table(tmp_path / "bad.csv", bad)),
-            "--weights",
-            "w",
-            "--engine",
-            "stream",
-            "--chunk-rows",
-            "50",
-        ],
-    )
-    assert r.exit_code == 3 and "column 'w' (first at row 250, found -1)" in r.output, r.output
-    zero = dict(cols, w=np.zeros(N))
-    r = runner.invoke(
-        app,
-        [
-            "score",
-            str(write_table(tmp_path / "zero.csv", zero)),
-            "--weights",
-            "w",
-            "--engine",
-            "stream",
-            "--chunk-rows",
-            "50",
-        ],
-    )
-    assert r.exit_code == 3 and "are all 0" in r.output, r.output
+    for name, w, message in (
+        ("bad", np.where(np.arange(N) == 250, -1.0, cols["w"]), "column 'w' (first at row 250, found -1)"),
+        ("zero", np.zeros(N), "are all 0"),
+    ):
+        path = write_table(tmp_path / f"{name}.csv", dict(cols, w=w))
+        r = runner.invoke(
+            app, ["score", str(path), "--weights", "w", "--engine", "stream", "--chunk-rows", "50"]
+        )
+        assert r.exit_code == 3 and message in r.output, r.output
     r = runner.invoke(app, ["score", str(f), "--weights", "w", "--by", "sigma", "--engine", "stream"])
     assert r.exit_code == 2 and "--by with --engine stream or dask" in r.output, r.output
 
