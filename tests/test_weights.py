@@ -217,6 +217,10 @@ def test_by_groups_are_weighted(weighted_file):
         ([1.0, 1.0, np.nan, 1.0], "1 NaN/inf value(s) in column 'w' (first at row 2, found nan)"),
         ([1.0, np.inf, 1.0, 1.0], "1 NaN/inf value(s) in column 'w' (first at row 1, found inf)"),
         ([0.0, 0.0, 0.0, 0.0], "weights in column 'w' are all 0"),
+        (
+            [1.0, 1e308, 1e308, 1.0],
+            "weights in column 'w' sum to more than the largest float (the largest at row 1",
+        ),
     ],
 )
 def test_bad_weights_name_column_and_first_row(tmp_path, values, found):

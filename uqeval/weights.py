@@ -51,6 +51,15 @@ def check_weights(
                 f"weights must be finite and >= 0: {idx.size} {what} value(s) in {name} "
                 f"(first at row {row}, found {w[i]:g}); give rows that should not count weight 0"
             )
+    with np.errstate(over="ignore"):
+        total = w.sum()
+    if not np.isfinite(total):
+        i = int(np.argmax(w))
+        row = int(rows[i]) if rows is not None else offset + i
+        raise InputError(
+            f"weights in {name} sum to more than the largest float (the largest at row {row}: {w[i]:g}); "
+            "scale them down: only their ratios matter"
+        )
     if require_positive and not (w > 0).any():
         raise InputError(f"weights in {name} are all 0: no row counts; give some rows a positive weight")
     return w
