@@ -1,5 +1,5 @@
 """Weighted streaming (issue 25): ``--weights`` with ``--engine stream`` (small chunks) and ``--engine dask``
-(a local cluster, two files) equals the in-memory run to 1e-12 on every metric it streams; the others are
+(tests/stream/test_dask.py, on its local cluster) equals the in-memory run to 1e-12 on every metric it streams; the others are
 named (``input.not_streamed``: weighted forms that need all the rows; ``weights.not_weighted``: no weighted
 form), as in memory."""
 
@@ -71,32 +71,3 @@ def test_stream_weights_of_a_csv_and_errors(tmp_path):
         assert r.exit_code == 3 and message in r.output, r.output
     r = runner.invoke(app, ["score", str(f), "--weights", "w", "--by", "sigma", "--engine", "stream"])
     assert r.exit_code == 2 and "--by with --engine stream or dask" in r.output, r.output
-
-
-def test_dask_with_weights_equals_memory(tmp_path):
-    pytest.importorskip("distributed")
-    from distributed import LocalCluster
-
-    cols = {**_columns("quantiles", "true"), "w": _weights()}
-    parts = tmp_path / "parts"
-    parts.mkdir()
-    half = N // 2
-    for i, sl in enumerate((slice(0, half), slice(half, N))):
-        write_table(parts / f"part-{i}.parquet", {k: np.asarray(v)[sl] for k, v in cols.items()})
-    whole = write_table(tmp_path / "whole.parquet", cols)
-    with LocalCluster(
-        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
-    ) as cluster:
-        streamed = _json(
-            parts,
-            "--weights",
-            "w",
-            "--engine",
-            "dask",
-            "--scheduler",
-            cluster.scheduler_address,
-            "--chunk-rows",
-            "60",
-        )
-    assert streamed["input"]["engine"] == "dask"
-    _agree(_json(whole, "--weights", "w"), streamed)
