@@ -35,7 +35,7 @@ class RowStat:
       the weighted sums of the terms and the weighted counts of each code, ``total`` (B,) the
       total weights (a mergeable state: sums over chunks add up);
     - ``weighted``: the metric of weighted rows directly, ``(B, N)`` weights -> ``(B,)``, for
-      metrics that need order statistics.
+      metrics that need order statistics; it takes ``blas=False`` too (:meth:`resampler`).
 
     A metric with only a score resamples as the weighted mean of the score.
     """
@@ -45,7 +45,7 @@ class RowStat:
     codes: np.ndarray | None = None
     n_codes: int = 0
     finish: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
-    weighted: Resampler | None = None
+    weighted: Callable[..., np.ndarray] | None = None
 
     @property
     def sums_form(self) -> tuple[np.ndarray | None, np.ndarray | None, int, Callable] | None:
@@ -62,8 +62,13 @@ class RowStat:
         ``blas=False``: the weighted sums by :func:`numpy.einsum` instead of a matrix product, for one set of
         weights (``--weights``): a (1, N) x (N, k) product through a multi-threaded BLAS is ~50x slower on a
         busy machine. The bootstrap keeps the matrix product (its replicates bit for bit)."""
-        if self.weighted is not None:
-            return self.weighted
+        if (
+            self.weighted is not None
+        ):  # (its own sums; it takes blas=, see uqeval.metrics.accuracy.accuracy_rows)
+            if blas:
+                return self.weighted
+            weighted = self.weighted
+            return lambda w: weighted(w, blas=False)
         form = self.sums_form
         if form is None:
             return None

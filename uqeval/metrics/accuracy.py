@@ -52,7 +52,11 @@ ACCURACY_KEYS = ("mae", "rmse", "mdae", "marpd", "r2", "corr")
 
 
 def accuracy_batch(
-    y: np.ndarray, yhat: np.ndarray, keys=ACCURACY_KEYS, weights: np.ndarray | None = None
+    y: np.ndarray,
+    yhat: np.ndarray,
+    keys=ACCURACY_KEYS,
+    weights: np.ndarray | None = None,
+    blas: bool = True,
 ) -> dict[str, np.ndarray]:
     """The metrics of :func:`regression_accuracy` for B sets of rows at once -> (B,) each.
 
@@ -60,6 +64,8 @@ def accuracy_batch(
     ``weights[b, i]`` times: a bootstrap replicate), or None for the rows themselves (B = 1).
     The one place the formulas live: :func:`regression_accuracy` calls it without weights and
     the bootstrap with them; integer weights give the metric of the rows repeated that often.
+    ``blas=False``: weighted sums of (N,) terms by :func:`numpy.einsum` rather than a BLAS product (one set of
+    user weights: :meth:`uqeval.catalogue.RowStat.resampler`).
     """
     from .blocks import rowwise
 
@@ -74,7 +80,9 @@ def accuracy_batch(
             x = arrays[0] if fn is None else rowwise(fn, *arrays, out=buf)
             return x.sum(axis=-1).reshape(-1)
         x = arrays[0] if fn is None else fn(*arrays)
-        return w @ x if x.ndim == 1 else np.einsum("bi,bi->b", w, x)
+        if x.ndim > 1:
+            return np.einsum("bi,bi->b", w, x)
+        return w @ x if blas else np.einsum("bi,i->b", w, x)
 
     def wmean(fn, *arrays: np.ndarray) -> np.ndarray:
         return wsum(fn, *arrays) / total
@@ -192,5 +200,8 @@ def accuracy_rows(y_true: np.ndarray, mean: np.ndarray) -> dict[str, tuple[np.nd
         rel = 100.0 * np.where(denom > 0, 2.0 * abs_err / denom, 0.0)
     out: dict[str, tuple[np.ndarray | None, object]] = {"mae": (abs_err, None), "marpd": (rel, None)}
     for key in ("rmse", "mdae", "r2", "corr"):
-        out[key] = (None, (lambda k: lambda w: accuracy_batch(y, yhat, (k,), weights=w)[k])(key))
+        out[key] = (
+            None,
+            (lambda k: lambda w, blas=True: accuracy_batch(y, yhat, (k,), weights=w, blas=blas)[k])(key),
+        )
     return out
