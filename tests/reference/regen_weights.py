@@ -68,7 +68,7 @@ def main() -> None:
             ),
         },
     }
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
+    OUT.write_text(json.dumps(out) + "\n")  # one line: the data are 257 rows of numbers
     print(f"wrote {OUT} ({out['library']})")
 
 
