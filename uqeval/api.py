@@ -128,6 +128,11 @@ class Scores(Mapping):
         """:func:`uqeval.plot` of the prediction these scores came from (``kind``, ``ax`` as there)."""
         if self._prediction is None:
             raise UsageError("these scores hold no prediction to plot; call uqeval.plot(data, kind) instead")
+        if "weights" in self._summary:
+            raise UsageError(
+                "these scores are weighted (weights=) and the plots are not: plot the data with "
+                "uqeval.plot(data, kind) instead"
+            )
         return plot(self._prediction, kind, ax=ax, settings=self._settings)
 
     def __repr__(self) -> str:
@@ -170,7 +175,7 @@ def _softmax(z: np.ndarray) -> np.ndarray:
 
 
 #: the roles of :func:`evaluate` that are arrays (or column names of ``data``), in the order they are checked
-_ROLES = (*(r for r in COLUMN_ROLES if r != "by"), "loglik")
+_ROLES = (*(r for r in COLUMN_ROLES if r not in ("by", "weights")), "loglik")
 #: roles that take one column each: a table with only these named goes through the file loader's plan
 _COLUMN_ROLES = ("y_true", "mean", "std", "var", "lower", "upper")
 
@@ -385,7 +390,9 @@ def _from_plan(arrow: Any, names: dict[str, str], settings: Settings) -> tuple[L
         meta["n_fixed_crossing"] = pred.n_fixed
     if batch.n_members_dropped:
         meta["n_members_dropped"] = batch.n_members_dropped
-    return Loaded(pred, meta, batch.groups), settings
+    if batch.weights is not None:
+        meta["weights"] = plan.roles["weights"]
+    return Loaded(pred, meta, batch.groups, weights=batch.weights), settings
 
 
 def _is_list(t: Any) -> bool:
@@ -553,6 +560,7 @@ def evaluate(
     train: ArrayLike | str | Path | None = None,
     time: ArrayLike | str | None = None,
     id: str | None = None,
+    weights: ArrayLike | str | None = None,
     **overrides: Any,
 ) -> Scores:
     """Every metric that applies to a prediction, as ``uqeval score`` computes it.
@@ -580,6 +588,9 @@ def evaluate(
         ``"persistence"`` with ``time`` (an array, or a column name of ``data``). See ``uqeval.tasks.skill``.
     id : with a reference file, join its rows to the model's on this column (of ``data``, a table, and of
         the file) instead of requiring the same row order.
+    weights : per-row weights (N,) (a column name of ``data``, a table): every metric that takes weights
+        (``Metric.supports_weights``) is computed from the weighted rows; the others are left out and listed
+        with the reason in ``Scores.to_json()["weights"]["not_weighted"]``. See :mod:`uqeval.weights`.
 
     Returns
     -------
@@ -634,6 +645,10 @@ def evaluate(
             raise UsageError("time= names a column, but data is not a table: pass the times as an array")
 
     loaded, settings, arrow = _load(data, given, table, target, level, levels, member_axis, settings)
+    if weights is None:  # a config's [columns] weights
+        weights = settings.columns.get("weights")
+    if weights is not None:
+        _attach_weights(loaded, weights, arrow)
     if arrow is not None:
         rows = loaded.prediction.row_numbers()
         if spec is not None and isinstance(time, str):
@@ -645,6 +660,26 @@ def evaluate(
         if loaded.info["n_dropped"] and times.shape[:1] == (loaded.info["n_rows"],):
             spec = replace(spec, time=times[loaded.prediction.row_numbers()])  # the times of the rows kept
     return Scores(score_loaded(loaded, settings, spec), loaded.prediction, settings)
+
+
+def _attach_weights(loaded: Loaded, weights: ArrayLike | str, arrow: Any) -> None:
+    """``loaded.weights``: ``weights`` (an array over every row given, or a column name of the table ``arrow``),
+    checked on every row, at the rows kept."""
+    from .weights import check_weights
+
+    column = None
+    values: Any
+    if isinstance(weights, str):
+        if arrow is None:
+            raise UsageError(
+                f"weights={weights!r} names a column, but data is not a table: pass the weights as an array"
+            )
+        column, values = weights, _column(arrow, weights, "weights")
+    else:
+        values = weights
+    w = check_weights(values, column, n=int(loaded.info["n_rows"]))
+    loaded.weights = w[loaded.prediction.row_numbers()] if loaded.info.get("n_dropped") else w
+    loaded.info["weights"] = column
 
 
 #: the role keywords of :func:`evaluate` that :func:`plot` takes too
@@ -831,6 +866,9 @@ def evaluate_file(
     from .tasks.score import score_loaded
 
     roles = {k: overrides.pop(k) for k in _FILE_ROLES if overrides.get(k) is not None}
+    weights = overrides.pop("weights", None)
+    if weights is not None and not isinstance(weights, str):
+        raise UsageError(f"weights= names a column of the file, got {type(weights).__name__}")
     s = (
         settings
         if settings is not None and not overrides and config is None
@@ -855,7 +893,9 @@ def evaluate_file(
                 columns={**s.columns, **roles},
                 representation=s.representation or (kind if given else None),
             )
-        loaded = load_predictions(path, s)
+        if weights is not None:
+            s = replace(s, columns={**s.columns, "weights": weights})
+        loaded = load_predictions(path, s, weights_ok=True)
         return Scores(score_loaded(loaded, s, spec), loaded.prediction, s)
     # lists of columns (quantiles, samples, proba, ...): read the file and evaluate its table
     from .io.readers import inspect, read_columns
@@ -863,7 +903,10 @@ def evaluate_file(
     info = inspect(path)
     arrow = _file_table(info, read_columns)
     try:
-        scores = evaluate(arrow, settings=s, reference=reference, train=train, time=time, id=id, **roles)
+        weights = weights if weights is not None else s.columns.get("weights")
+        scores = evaluate(
+            arrow, settings=s, reference=reference, train=train, time=time, id=id, weights=weights, **roles
+        )
         scores._summary["input"].update(path=str(path), format=info.format)
         return scores
     except InputError as exc:  # the table's messages name "data": here it is the file
@@ -887,7 +930,7 @@ def _file_table(
 @python_api
 def list_metrics(representation: str | None = None) -> list[dict[str, Any]]:
     """The metric catalogue: one dict per metric (``path``, ``group``, ``name``, ``representations``,
-    ``orientation``, ``reduction``, ``description``), optionally only those for one representation
+    ``orientation``, ``reduction``, ``description``, ``supports_weights``), optionally only those for one representation
     (``"gaussian"``, ``"point"``, ``"intervals"``, ``"quantiles"``, ``"samples"``, ``"categorical"``,
     ``"members"``, ``"dirichlet"``, ``"loglik"``, ``"multivariate"``)."""
     from .catalogue import METRICS
@@ -904,6 +947,7 @@ def list_metrics(representation: str | None = None) -> list[dict[str, Any]]:
             "orientation": m.orientation_for(representation),
             "reduction": m.reduction,
             "description": m.description,
+            "supports_weights": m.supports_weights,
         }
         for m in METRICS.values()
         if representation is None or m.applies_to(representation)
@@ -946,6 +990,7 @@ def ucc(
     partial_y: Sequence[float] | None = None,
     n_permutations: int = 0,
     seed: int = 0,
+    weights: ArrayLike | None = None,
 ) -> dict[str, Any]:
     """Uncertainty Characteristics Curves (Navratil et al.) of one or several predictions with targets.
 
@@ -959,6 +1004,10 @@ def ucc(
     >>> 0 < out["models"]["model 1"]["ucc"]["auucc"] < 1
     True
     """
+    if weights is not None:  # never unweighted silently (issue 25)
+        from .weights import refuse_weights
+
+        raise refuse_weights("uqeval.ucc")
     from .io.load import Loaded
     from .tasks.ucc import band_of, ucc_report
 
@@ -991,6 +1040,7 @@ def compare(
     ids: Mapping[str, ArrayLike] | Sequence[ArrayLike] | None = None,
     cluster: ArrayLike | None = None,
     block_size: int | str | None = None,
+    weights: ArrayLike | None = None,
 ) -> dict[str, Any]:
     """Compare models on the same targets: bootstrap intervals, ranks and paired tests (``uqeval compare``).
 
@@ -1012,6 +1062,10 @@ def compare(
     >>> out["metrics"]["crps"]["best"]
     ['a']
     """
+    if weights is not None:  # never unweighted silently (issue 25)
+        from .weights import refuse_weights
+
+        raise refuse_weights("uqeval.compare")
     from .tasks.compare import Model, align_models, compare_models
 
     named = _models(models)

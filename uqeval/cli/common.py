@@ -109,6 +109,15 @@ OutputOpt = Annotated[
     Path | None,
     typer.Option("--output", "-o", help="Also write the JSON summary here (atomically).", dir_okay=False),
 ]
+WeightsCol = Annotated[
+    str | None,
+    typer.Option(
+        "--weights",
+        metavar="COLUMN",
+        help="Per-row weights (area, importance or survey weights; >= 0, not all 0): every metric that takes "
+        "weights is computed from the weighted rows, the others are left out and listed (uqeval score, check).",
+    ),
+]
 NanOpt = Annotated[
     NanPolicy | None,
     typer.Option("--nan-policy", help="raise: NaN/inf is an error (default); omit: drop those rows."),
@@ -323,6 +332,7 @@ INPUT_OPTIONS: list[tuple[str, Any, Any]] = [
     ("lower", LowerCol, None),
     ("upper", UpperCol, None),
     ("proba", ProbaCol, None),
+    ("weights", WeightsCol, None),
     ("representation", ReprOpt, None),
     ("level", LevelOpt, None),
     ("fix_crossing", FixCrossingOpt, False),
@@ -384,6 +394,7 @@ def _flags(v: dict[str, Any]) -> ScoringFlags:
             lower=v["lower"],
             upper=v["upper"],
             proba=v["proba"],
+            weights=v["weights"],
         ),
         representation=v["representation"].value if v["representation"] else None,
         levels=parse_levels(v.get("levels")),

@@ -349,6 +349,11 @@ def _unknown_path_message(summary: Mapping[str, Any], path: str) -> str:
                 f'"{path}" is not computed by --engine {inp.get("engine", "stream")} ({why}); '
                 "score with --engine memory to check it"
             )
+    weights = summary.get("weights")
+    not_weighted = weights.get("not_weighted") if isinstance(weights, Mapping) else None
+    for key, why in (not_weighted if isinstance(not_weighted, Mapping) else {}).items():  # issue 25
+        if key == path or len(parts) >= 2 and key == f"{parts[0]}.{parts[-1]}":
+            return f'"{path}" is not computed with weights ({why}); check it on an unweighted score'
     hint = "" if path.split(".", 1)[0] in (summary.get("metrics") or {}) else _opt_in_hint(path)
     if hint:
         return f'no metric at path "{path}" in the summary{hint}'
