@@ -31,6 +31,7 @@ COMMANDS = (
     "report",
     "explain",
     "config",
+    "schema",
 )
 
 
