@@ -1,5 +1,14 @@
 from __future__ import annotations
 
+import os
+
+# BLAS on one thread, as the command line runs it (uqeval.cli.single_threaded_blas), set before numpy is
+# first imported: uqeval's products are many small blocks, where OpenBLAS's threads cost more than they
+# give, and the suite runs one pytest-xdist worker per core. The ACCRUE MLP fit of 2000 rows took 23-32 s
+# wall (9 s CPU) with the default threads on a busy 2-core machine, 1.5-2 s (0.6 s CPU) on one.
+for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 from pathlib import Path
 
 import numpy as np
