@@ -41,8 +41,7 @@ def document_tag(schema: dict[str, Any]) -> str | None:
     return None
 
 
-def load(name: str) -> dict[str, Any]:
-    """The schema of document ``name``: a file stem (``score``) or the document's tag (``uqeval.score/1``)."""
+def _entry(name: str) -> Any:
     known = _files()
     stem = name[: -len(SUFFIX)] if name.endswith(SUFFIX) else name
     if stem not in known:
@@ -53,7 +52,12 @@ def load(name: str) -> dict[str, Any]:
                 f"{', '.join(by_tag)})"
             )
         stem = by_tag[stem]
-    return _read(known[stem])
+    return known[stem]
+
+
+def load(name: str) -> dict[str, Any]:
+    """The schema of document ``name``: a file stem (``score``) or the document's tag (``uqeval.score/1``)."""
+    return _read(_entry(name))
 
 
 def _read(entry: Any) -> dict[str, Any]:
@@ -71,5 +75,6 @@ def catalogue() -> dict[str, dict[str, str]]:
 
 
 def text(name: str) -> str:
-    """The schema of ``name`` as indented JSON text (what ``uqeval schema NAME`` prints)."""
-    return json.dumps(load(name), indent=2, ensure_ascii=False) + "\n"
+    """The schema file of ``name``, as installed (what ``uqeval schema NAME`` prints)."""
+    out: str = _entry(name).read_text(encoding="utf-8")
+    return out
