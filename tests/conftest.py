@@ -9,6 +9,7 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,14 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
+import typer.testing
+
+# typer's CliRunner converts the Typer app into a click command on every invoke (~20 ms; ~140 ms on a busy
+# machine) and the suite invokes the CLI thousands of times: convert each app once, as `uqeval` itself
+# does once per process. No test changes the app after building it. If typer renames the helper, nothing
+# is patched and the tests are only slower.
+if hasattr(typer.testing, "_get_command"):
+    typer.testing._get_command = functools.lru_cache(maxsize=None)(typer.testing._get_command)
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"

@@ -44,7 +44,6 @@ import zlib
 from pathlib import Path
 
 import pytest
-import typer.testing
 from typer.testing import CliRunner
 
 from uqeval.cli import app
@@ -301,17 +300,12 @@ def _check(command: str, case: str, got: dict) -> None:
 # ----------------------------------------------------------------------------------------------
 # Tests
 
-# typer's CliRunner rebuilds the click command from the app on every invoke (~20 ms; this module makes
-# ~450 invocations). Reuse one build: the same command `uqeval` itself builds once per process. If
-# typer renames the helper, the patch does nothing and the tests are only slower.
-_BUILD_ONCE = functools.lru_cache(maxsize=None)(getattr(typer.testing, "_get_command", lambda a: a))
+# (typer's CliRunner builds the click command from the app once per process: tests/conftest.py)
 
 
 @pytest.fixture(autouse=True)
 def _at_root(monkeypatch):
     monkeypatch.chdir(ROOT)
-    if hasattr(typer.testing, "_get_command"):
-        monkeypatch.setattr(typer.testing, "_get_command", _BUILD_ONCE)
 
 
 @functools.cache
