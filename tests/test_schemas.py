@@ -25,6 +25,7 @@ import uqeval
 from uqeval import schemas
 from uqeval.cli import app
 
+from .cli.test_matrix import FILES as MATRIX_FILES, SHIFT_FILES
 from .conftest import GOLDEN, ROOT, SAMPLE
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -174,22 +175,10 @@ def test_every_matrix_command_has_golden_documents():
         assert sum(i.startswith(f"matrix {command} ") for i in ids) >= 5, command
 
 
-# Each sample file cut to its first 300 rows (the optional parts below run on every representation).
+# Each sample file (one of each representation, tests/cli/test_matrix.py) cut to its first 300 rows: the
+# optional parts below run on every representation.
 CUT = 300
-FILES = [
-    "gaussian.parquet",
-    "point.csv",
-    "intervals.parquet",
-    "intervals_multi.csv",
-    "quantiles.parquet",
-    "samples.parquet",
-    "samples_list.parquet",
-    "classification.parquet",
-    "ensemble_classification.parquet",
-    "dirichlet.parquet",
-    "loglik.parquet",
-    "multivariate.parquet",
-]
+FILES = sorted(MATRIX_FILES)
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +206,7 @@ def test_score_with_every_optional_group(cuts, name):
     """--diagnostics, --murphy, exceedance thresholds and a weighted region add groups (and --by)."""
     argv = ["score", str(cuts[name]), "--format", "json", "--diagnostics", "--murphy"]
     argv += ["--threshold", "0", "--tw-threshold", ">0"]
-    if name not in ("point.csv", "intervals_multi.csv", "samples_list.parquet"):
+    if name in SHIFT_FILES:
         argv += ["--by", "shift"]
     assert_valid("score", run_json(argv), name)
 
