@@ -211,10 +211,16 @@ def test_score_with_every_optional_group(cuts, name):
     assert_valid("score", run_json(argv), name)
 
 
-def test_score_streamed_and_directory_inputs(cuts, tmp_path):
-    doc = run_json(["score", str(cuts["gaussian.parquet"]), "--engine", "stream", "--format", "json"])
-    assert doc["input"]["engine"] == "stream"
-    assert_valid("score", doc, "--engine stream")
+@pytest.mark.parametrize("command", ["score", "compare", "ucc", "coverage"])
+def test_streamed_documents(cuts, command):
+    """--engine stream adds what was read in chunks and what is approximate."""
+    files = [str(cuts["gaussian.parquet"])] + ([] if command == "score" else [str(cuts["quantiles.parquet"])])
+    argv = [command, *files, "--engine", "stream", "--chunk-rows", "70", "--format", "json"]
+    doc = run_json([*argv, "--bootstrap", "20", "--permutations", "20"] if command == "compare" else argv)
+    assert_valid(command, doc, f"{command} --engine stream")
+
+
+def test_score_of_a_directory(cuts, tmp_path):
     folder = tmp_path / "parts"
     folder.mkdir()
     table = pq.read_table(cuts["gaussian.parquet"])
