@@ -31,6 +31,8 @@ run uqeval check score.json --rules rules.toml
 run uqeval plot $g --kind calibration -o calibration.png
 run uqeval report $g -o report.html
 run uqeval explain crps
+uqeval schema score >score.schema.json  # package data: uqeval/schemas/*.schema.json
+cmp -s score.schema.json "$src/uqeval/schemas/score.schema.json" || { echo "FAILED: uqeval schema score"; exit 1; }
 python3 - <<'PY'
 import json
 from pathlib import Path

@@ -1,5 +1,15 @@
 from __future__ import annotations
 
+import os
+
+# BLAS on one thread, as the command line runs it (uqeval.cli.single_threaded_blas), set before numpy is
+# first imported: uqeval's products are many small blocks, where OpenBLAS's threads cost more than they
+# give, and the suite runs one pytest-xdist worker per core. The ACCRUE MLP fit of 2000 rows took 23-32 s
+# wall (9 s CPU) with the default threads on a busy 2-core machine, 1.5-2 s (0.6 s CPU) on one.
+for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -7,6 +17,14 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
+import typer.testing
+
+# typer's CliRunner converts the Typer app into a click command on every invoke (~20 ms; ~140 ms on a busy
+# machine) and the suite invokes the CLI thousands of times: convert each app once, as `uqeval` itself
+# does once per process. No test changes the app after building it. If typer renames the helper, nothing
+# is patched and the tests are only slower.
+if hasattr(typer.testing, "_get_command"):
+    typer.testing._get_command = functools.lru_cache(maxsize=None)(typer.testing._get_command)
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"

@@ -97,3 +97,7 @@ def test_explain():
 
 def test_config():
     assert "[metrics]" in _ok(["config", "show", "default"])
+
+
+def test_schema():
+    assert '"uqeval.score/1"' in _ok(["schema", "score"]) and "uqeval.check/1" in _ok(["schema"])

@@ -34,6 +34,8 @@ _EXPORTS = {
             "list_metrics",
             "explain",
             "monitor",
+            "schema",
+            "list_schemas",
         )
     },
     **{

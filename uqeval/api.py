@@ -962,6 +962,28 @@ def explain(name: str) -> str:
     return _explain(name)
 
 
+@python_api
+def schema(name: str) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a document uqeval writes, as ``uqeval schema NAME`` prints it.
+
+    ``name`` is a document (``"score"``, ``"compare"``, ``"ucc"``, ``"coverage"``, ``"check"``,
+    ``"recalibrate"``, ``"recalibrator"``; :func:`list_schemas` has them all) or its tag
+    (``"uqeval.score/1"``). Validate with any draft 2020-12 validator, e.g.
+    ``jsonschema.validate(doc, uqeval.schema("score"))``.
+    """
+    from .schemas import load
+
+    return load(name)
+
+
+@python_api
+def list_schemas() -> dict[str, dict[str, str]]:
+    """Every schema :func:`schema` knows: name -> ``{"document": tag, "title": ...}``."""
+    from .schemas import catalogue
+
+    return catalogue()
+
+
 def _models(models: Models) -> dict[str, Prediction]:
     """``{name: prediction}`` from a mapping of names to containers (or a sequence of containers)."""
     if isinstance(models, Prediction):

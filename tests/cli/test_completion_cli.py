@@ -30,6 +30,7 @@ def test_root_help_offers_completion_and_the_script_names_uqeval():
 
 
 def test_the_shell_gets_commands_and_options():
-    assert _complete("uqeval sc", 1) == ["score"]
+    assert _complete("uqeval sc", 1) == ["score", "schema"]
+    assert _complete("uqeval sco", 1) == ["score"]
     assert set(_complete("uqeval c", 1)) == {"coverage", "check", "compare", "config"}
     assert "--num-bins" in _complete("uqeval score --nu", 2)

@@ -25,6 +25,9 @@ metric path score reports on any sample. Failures recorded as they are today inc
 ensemble_classification/dirichlet ("no metric to compare") and every recalibrate method on samples
 and quantiles.
 
+Every JSON output is also validated, as written, against its command's JSON Schema
+(uqeval/schemas/<command>.schema.json; tests/test_schemas.py tests the schemas themselves).
+
 Commands run in-process with typer's CliRunner from the repository root, so the relative sample
 paths (which appear in the outputs) are stable. Bootstrap and permutation counts are small (50) to
 keep the file fast; everything randomised is seeded.
@@ -41,7 +44,6 @@ import zlib
 from pathlib import Path
 
 import pytest
-import typer.testing
 from typer.testing import CliRunner
 
 from uqeval.cli import app
@@ -201,8 +203,10 @@ def _normalise(obj, tmp: Path):
 _WARNING = re.compile(r"^\S.*:\d+: \w*Warning: ")
 
 
-def _invoke(argv: list[str], tmp: Path) -> dict:
-    """Run ``uqeval argv`` and record exit code, JSON output, the error line and the other stderr lines."""
+def _invoke(argv: list[str], tmp: Path, keep_version: bool = False) -> dict:
+    """Run ``uqeval argv`` and record exit code, JSON output, the error line and the other stderr lines.
+
+    ``keep_version``: the JSON output is returned as written (the caller normalises it)."""
     argv = [a.replace("{tmp}", str(tmp)) for a in argv]
     result = runner.invoke(app, argv)
     rec: dict = {"exit_code": result.exit_code}
@@ -212,7 +216,8 @@ def _invoke(argv: list[str], tmp: Path) -> dict:
     stdout = result.stdout.strip()
     if stdout:
         try:
-            rec["output"] = _normalise(json.loads(stdout), tmp)
+            out = json.loads(stdout)
+            rec["output"] = out if keep_version else _normalise(out, tmp)
         except json.JSONDecodeError:
             rec["stdout"] = _normalise(stdout, tmp)
     lines = [ln.rstrip() for ln in result.stderr.splitlines() if ln.strip()]
@@ -295,24 +300,37 @@ def _check(command: str, case: str, got: dict) -> None:
 # ----------------------------------------------------------------------------------------------
 # Tests
 
-# typer's CliRunner rebuilds the click command from the app on every invoke (~20 ms; this module makes
-# ~450 invocations). Reuse one build: the same command `uqeval` itself builds once per process. If
-# typer renames the helper, the patch does nothing and the tests are only slower.
-_BUILD_ONCE = functools.lru_cache(maxsize=None)(getattr(typer.testing, "_get_command", lambda a: a))
+# (typer's CliRunner builds the click command from the app once per process: tests/conftest.py)
 
 
 @pytest.fixture(autouse=True)
 def _at_root(monkeypatch):
     monkeypatch.chdir(ROOT)
-    if hasattr(typer.testing, "_get_command"):
-        monkeypatch.setattr(typer.testing, "_get_command", _BUILD_ONCE)
+
+
+@functools.cache
+def _validator(command: str):
+    """The draft 2020-12 validator of the command's JSON document (uqeval/schemas/<command>.schema.json)."""
+    from jsonschema import Draft202012Validator
+
+    from uqeval.schemas import load
+
+    return Draft202012Validator(load(command))
 
 
 @pytest.mark.parametrize(("command", "case"), [(c, k) for c, v in CASES.items() for k in v])
 def test_command_on_sample(command, case, tmp_path):
     if command == "check" and "--rules configs/ci.toml" not in case:
         (tmp_path / "rules.toml").write_text(RULES[FILES[case]])
-    _check(command, case, _invoke([command, *CASES[command][case]], tmp_path))
+    rec = _invoke([command, *CASES[command][case]], tmp_path, keep_version=True)
+    if "output" in rec:  # the JSON as written (uqeval_version included) matches the command's schema
+        errors = [
+            f"{list(e.absolute_path)}: {e.message[:200]}"
+            for e in _validator(command).iter_errors(rec["output"])
+        ]
+        assert not errors, f"{command} {case}: the JSON does not match its schema: {errors[:5]}"
+        rec["output"] = _normalise(rec["output"], tmp_path)
+    _check(command, case, rec)
 
 
 @pytest.mark.parametrize("case", sorted(PLOT_CASES))

@@ -17,7 +17,7 @@ from ..conftest import softmax, write_table
 
 runner = CliRunner()
 
-#: every command that reads prediction files (explain and config read none)
+#: every command that reads prediction files (explain, config and schema read none)
 READERS = ("score", "ucc", "coverage", "monitor", "check", "compare", "recalibrate", "plot", "report")
 SCORERS = ("score", "monitor", "check", "compare", "plot", "report")
 
@@ -34,7 +34,7 @@ def _flag(annotation):
 
 def test_every_command_that_reads_predictions_has_the_full_shared_input_option_set():
     commands = _commands()
-    assert set(READERS) == set(COMMANDS) - {"explain", "config"}
+    assert set(READERS) == set(COMMANDS) - {"explain", "config", "schema"}
     shared = {_flag(a) for _, a, _ in INPUT_OPTIONS}
     assert {"--y", "--mean", "--std", "--var", "--lower", "--upper", "--proba", "--level"} <= shared
     assert {"--fix-crossing", "--seed", "--nan-policy", "--config", "--representation"} <= shared

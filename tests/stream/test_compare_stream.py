@@ -144,33 +144,30 @@ def test_streamed_compare_equals_memory_for_chunk_sizes_7_1e5_and_one_chunk(tmp_
         assert [m["path"] for m in got["models"]] == files
 
 
-def test_dask_local_cluster_equals_memory_for_1_and_8_partitions(tmp_path):
-    distributed = pytest.importorskip("distributed", reason="the Dask extra is not installed")
+def test_dask_local_cluster_equals_memory_for_1_and_8_partitions(tmp_path, dask_cluster):
     models = _models(drop=True)
     ref = compare_json(_write(tmp_path, models), "--nan-policy", "omit", "--engine", "memory")
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
-    ) as cluster:
-        for parts in (
-            {"a": 1, "b": 1, "c": 1},
-            {"a": 8, "b": 3, "c": 5},
-        ):  # the models partitioned differently
-            d = tmp_path / str(parts["a"])
-            d.mkdir()
-            got = compare_json(
-                _write(d, models, parts),
-                "--nan-policy",
-                "omit",
-                "--engine",
-                "dask",
-                "--scheduler",
-                cluster.scheduler_address,
-                "--chunk-rows",
-                "50",
-            )
-            assert got["input"]["engine"] == "dask" and got["input"]["n_partitions"] == parts["a"]
-            assert got["input"]["n_files"] == [parts["a"], parts["b"], parts["c"]]
-            assert_same_json(_without_engine(got), _without_engine(ref))
+    cluster = dask_cluster  # the session's 2-process LocalCluster (tests/stream/conftest.py)
+    for parts in (
+        {"a": 1, "b": 1, "c": 1},
+        {"a": 8, "b": 3, "c": 5},
+    ):  # the models partitioned differently
+        d = tmp_path / str(parts["a"])
+        d.mkdir()
+        got = compare_json(
+            _write(d, models, parts),
+            "--nan-policy",
+            "omit",
+            "--engine",
+            "dask",
+            "--scheduler",
+            cluster.scheduler_address,
+            "--chunk-rows",
+            "50",
+        )
+        assert got["input"]["engine"] == "dask" and got["input"]["n_partitions"] == parts["a"]
+        assert got["input"]["n_files"] == [parts["a"], parts["b"], parts["c"]]
+        assert_same_json(_without_engine(got), _without_engine(ref))
 
 
 def test_order_statistics_are_left_out_with_a_note(tmp_path):

@@ -23,12 +23,10 @@ distributed = pytest.importorskip(
 runner = CliRunner()
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
-    ) as c:
-        yield c
+@pytest.fixture
+def cluster(dask_cluster):
+    """The session's 2-process LocalCluster (tests/stream/conftest.py)."""
+    return dask_cluster
 
 
 def _write(tmp_path, n_files: int, bad_row: int | None = None):

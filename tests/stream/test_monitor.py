@@ -330,7 +330,7 @@ def test_coverage_e_process_by_hand_and_valid_on_calibrated_streams():
 def test_document_has_what_its_json_schema_requires(tmp_path):
     from importlib.resources import files
 
-    schema = json.loads((files("uqeval") / "schemas" / "monitor.json").read_text())
+    schema = json.loads((files("uqeval") / "schemas" / "monitor.schema.json").read_text())
     doc, _ = monitor_file(SAMPLE / "classification.parquet", Settings(), window=1000)
     assert doc["schema"] == schema["properties"]["schema"]["const"]
     assert set(schema["required"]) <= set(doc)

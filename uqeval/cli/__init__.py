@@ -32,6 +32,7 @@ COMMANDS = (
     "report",
     "explain",
     "config",
+    "schema",
 )
 
 

@@ -1,0 +1,18 @@
+"""Fixtures shared by the streaming tests."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def dask_cluster():
+    """One 2-process Dask LocalCluster for every --engine dask test of a (worker) process: starting one
+    costs seconds (two worker processes importing numpy, pandas and pyarrow), the tests only submit to it."""
+    distributed = pytest.importorskip(
+        "distributed", reason="the Dask extra is not installed (pip install 'uqeval[dask]')"
+    )
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
+    ) as c:
+        yield c
