@@ -213,9 +213,17 @@ def test_scatter_subsamples_but_curves_use_every_row(preds):
     pts = ax.collections[-1].get_offsets()
     np.testing.assert_array_equal(pts, again["predictions"].axes[0].collections[-1].get_offsets())
     assert not np.array_equal(pts, other["predictions"].axes[0].collections[-1].get_offsets())
-    # the mean line holds every row (N is below the curve reduction threshold)
-    assert len(ax.lines[0].get_xdata()) == N
-    assert "observations (50 of 200)" in ax.get_legend_handles_labels()[1]
+    # without --x: the ordered view (issue 28), no line by row index: 50 intervals as error bars, points
+    # sorted by the prediction
+    assert not ax.lines and "ordered by predicted mean" in ax.get_xlabel()
+    assert len(ax.collections[0].get_segments()) == 50
+    ranks, means = ax.collections[1].get_offsets().T
+    assert np.all(np.diff(ranks) > 0) and np.all(np.diff(means) >= 0)
+    # with --x: the mean line holds every row (N is below the curve reduction threshold)
+    with_x = build_figures(pred, None, Settings(), kinds=["predictions"], x=np.arange(N * 1.0), max_points=50)
+    bx = with_x.figures["predictions"].axes[0]
+    assert len(bx.lines[0].get_xdata()) == N
+    assert "observations (50 of 200)" in bx.get_legend_handles_labels()[1]
 
 
 def test_x_values_order_the_band_plot(preds):

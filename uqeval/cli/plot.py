@@ -37,7 +37,10 @@ class PlotFormat(str, Enum):
 PlotKind = Enum("PlotKind", {k: k for k in PLOT_KINDS}, type=str)  # type: ignore[misc]  # members known at run time only
 
 XOpt = Annotated[
-    str | None, typer.Option("--x", help="Column to plot predictions against (default: the row index).")
+    str | None,
+    typer.Option(
+        "--x", help="Column to plot predictions against (default: intervals sorted by the prediction)."
+    ),
 ]
 MaxPointsOpt = Annotated[
     int | None,
@@ -122,7 +125,7 @@ def plot(
 ) -> None:
     """Draw one figure of a prediction file.
 
-    Kinds: predictions (interval band vs --x or the row index), intervals (ordered by
+    Kinds: predictions (interval band vs --x, else intervals sorted by the prediction), intervals (ordered by
     target), calibration (average calibration curve), adversarial (group calibration),
     sharpness (histogram of σ), residuals (vs σ), reliability (bin-free PIT diagram for
     regression; reliability diagram for classification), pit (PIT histogram), confidence

@@ -86,33 +86,45 @@ def plot_predictions_band(
     mean_label: str = "predicted mean",
     ax: Axes | None = None,
 ) -> Figure:
-    """Observations, predicted mean and an interval band against ``x`` (or the row index).
+    """Observations, predicted mean and an interval band against ``x``; without ``x``, the ordered view.
 
-    Rows are sorted by ``x``. The mean and the band use every row (reduced per pixel
+    With ``x``, rows are sorted by ``x``. The mean and the band use every row (reduced per pixel
     column to first/min/max/last and to the band's envelope); the observations are a
     seeded random subset of at most ``max_points`` rows.
+
+    Without ``x`` (the row index has no order worth a line), the Uncertainty Toolbox's ordered view:
+    :func:`plot_intervals_ordered` with rows sorted by the prediction, a seeded subset of at most
+    ``max_points`` rows drawn as points with their intervals as error bars.
 
     Parameters
     ----------
     y_true, mean, lower, upper : (N,) arrays
         Targets, predicted means and band bounds (e.g. ``mean ± 1.96 std``).
     x : (N,) array, optional
-        Values to plot against; the row index when omitted.
+        Values to plot against.
     x_label : str, optional
-        Axis label for ``x`` (e.g. the column name); "row index" when ``x`` is None.
+        Axis label for ``x`` (e.g. the column name, kept as it is); "x" when None.
     """
+    if x is None:
+        return plot_intervals_ordered(
+            y_true,
+            mean,
+            lower,
+            upper,
+            order_by="prediction",
+            title=title,
+            max_points=max_points,
+            seed=seed,
+            band_label=band_label,
+            mean_label=mean_label,
+            ax=ax,
+        )
     cols = finite_columns(y_true=y_true, mean=mean, lower=lower, upper=upper, x=x)
     y, mu, lo, hi = cols["y_true"], cols["mean"], cols["lower"], cols["upper"]
     _check_bounds(lo, hi)
     n = y.size
-    if cols["x"] is None:
-        order = np.arange(n)
-        xs = order.astype(np.float64)
-        x_label = x_label or "row index"
-    else:
-        order = np.argsort(cols["x"], kind="stable")
-        xs = cols["x"][order]
-        x_label = x_label or "x"
+    order = np.argsort(cols["x"], kind="stable")
+    xs = cols["x"][order]
     fig, ax = axes_for(ax)
     bx, blo, bhi = band_downsample(xs, lo[order], hi[order], n_bins=_MAX_VERTICES // 2)
     ax.fill_between(bx, blo, bhi, color=COLORS["band"], alpha=0.35, linewidth=0, label=band_label)
@@ -121,7 +133,8 @@ def plot_predictions_band(
     sub = subsample_indices(n, max_points, seed)
     obs_label = "observations" if sub.size == n else f"observations ({sub.size:,} of {n:,})"
     ax.scatter(xs[sub], y[order][sub], s=6, color=COLORS["obs"], alpha=0.6, linewidths=0, label=obs_label)
-    style_axes(ax, title, x_label, f"target ({_Y_UNITS})")
+    style_axes(ax, title, "", f"target ({_Y_UNITS})")
+    ax.set_xlabel(x_label or "x", fontsize=FONT["label"])  # a column's name, as it is
     return fig
 
 
@@ -175,7 +188,7 @@ def plot_intervals_ordered(
             ranks, y[rows], s=8, color=COLORS["obs"], marker="D", linewidths=0, label="observation", zorder=4
         )
     thousands(ax.xaxis)
-    what = "target" if order_by == "target" else "predicted mean"
+    what = "target" if order_by == "target" else mean_label
     shown = "" if ranks.size == n else f"; {ranks.size:,} of {n:,} intervals shown"
     style_axes(
         ax,

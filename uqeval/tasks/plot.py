@@ -16,7 +16,7 @@ Plot kinds (``--kind``):
 kind           figure                                                      needs
 =============  ==========================================================  ===========================
 predictions    observations, point prediction and interval band vs x       a central band
-               (``--x COL``) or the row index
+               (``--x COL``); without it intervals sorted by the prediction
 intervals      intervals ordered by target                                 a central band
 calibration    average calibration curve, miscalibration area shaded       avg_calibration
 adversarial    adversarial group calibration ±1 standard error             adv_group_calibration
@@ -709,7 +709,7 @@ def build_figures(
     kinds : subset of :data:`PLOT_KINDS`; a requested kind that does not apply to the
         representation raises :class:`InputError` listing those that do.
     x, x_label : values (aligned with the rows of ``pred``) and name of the x axis of the
-        ``predictions`` plot; the row index when None.
+        ``predictions`` plot; when None, the ordered view (intervals sorted by the prediction).
     max_points, seed : scatter subsampling (``seed`` defaults to ``settings.seed``).
     info : the loader's ``info`` (``path``, ...), naming the file in UCC messages.
     ax : a matplotlib Axes to draw on (the kinds of :data:`AX_KINDS`; :func:`uqeval.plot`), instead of a
