@@ -130,9 +130,11 @@ def test_no_plot_for_log_likelihoods_alone():
 
 #: the opt-in calibration-diagnostics plots (--diagnostics), per representation
 DIAGNOSTIC_PLOTS = {
-    "gaussian": ("spread_reliability", "spread_skill"),
-    "samples": ("spread_reliability", "spread_skill", "rank_histogram"),
-    **{k: ("corp", "smooth_reliability") for k in ("categorical", "members", "dirichlet")},
+    "gaussian": ("spread_reliability", "spread_skill", "coverage"),
+    "samples": ("spread_reliability", "spread_skill", "rank_histogram", "coverage"),
+    "quantiles": ("coverage",),
+    "intervals": ("coverage",),
+    **{k: ("corp", "smooth_reliability", "coverage") for k in ("categorical", "members", "dirichlet")},
 }
 
 

@@ -17,7 +17,7 @@ def plot_coverage_by_level(
     coverage: Any,
     *,
     sizes: Any = None,
-    size_unit: str = "classes",
+    size_what: str = "mean set size (classes)",
     title: str = "Coverage by level",
     ax: Axes | None = None,
     label: str | None = None,
@@ -26,8 +26,9 @@ def plot_coverage_by_level(
     """Observed coverage against the nominal level of central intervals (or prediction sets), the
     diagonal marking nominal coverage: above it the intervals are too wide, below too narrow.
 
-    ``sizes``: the mean width (or set size) at each level, written beside each point (one model) or, at
-    the widest level, in the legend (``label``: one labelled series of an overlay of models).
+    ``sizes``: the mean width (or set size) at each level, written beside each point (one model; ``size_what``
+    says what they are in the legend) or, at the widest level, in the legend (``label``: one labelled series
+    of an overlay of models).
     """
     lv = np.asarray(levels, dtype=float)
     cov = np.asarray(coverage, dtype=float)
@@ -56,7 +57,7 @@ def plot_coverage_by_level(
                     xytext=(5, -11),
                     fontsize=FONT["note"] - 1.5,
                 )
-            ax.plot([], [], linestyle="none", label=f"numbers: mean size ({size_unit})")
+            ax.plot([], [], linestyle="none", label=f"numbers: {size_what}")
     pad = 0.02 * (1.0 - lo)
     ax.set_xlim(lo - pad, 1.0 + pad)
     ax.set_ylim(lo - pad, 1.0 + pad)

@@ -32,6 +32,7 @@ from ..validation import check_positive
 from .common import (
     COLORS,
     FONT,
+    LINE,
     axes_for,
     band_downsample,
     binomial_band,
@@ -268,20 +269,38 @@ def plot_adversarial(
     title: str = "Adversarial group calibration",
     y_label: str = "worst-group mean absolute calibration error",
     ax: Axes | None = None,
+    label: str | None = None,
+    color: str | None = None,
 ) -> Figure:
     """Mean worst-group calibration error ±1 standard error against group size.
 
     ``group_sizes`` are fractions of the rows (as in the JSON summary); the error is the
     one reported by ``adv_group_calibration`` (``ma_*`` or, with ``y_label`` changed,
-    ``rms_*``).
+    ``rms_*``). ``label``, ``color``: one labelled series of an overlay of models.
     """
     cols = finite_columns(group_sizes=group_sizes, ma_mean=ma_mean, ma_stderr=ma_stderr)
     g, m, s = cols["group_sizes"], cols["ma_mean"], cols["ma_stderr"]
     order = np.argsort(g, kind="stable")
     g, m, s = g[order], m[order], s[order]
     fig, ax = axes_for(ax)
-    ax.fill_between(g, m - s, m + s, color=COLORS["band"], alpha=0.35, linewidth=0, label="±1 standard error")
-    ax.plot(g, m, color=COLORS["main"], marker="o", markersize=4, linewidth=1.4, label="mean of worst group")
+    if label is not None:  # one labelled series of an overlay of models: the band in the series' colour
+        ax.fill_between(g, m - s, m + s, color=color, alpha=0.15, linewidth=0)
+        ax.plot(
+            g,
+            m,
+            color=color,
+            marker="o",
+            markersize=3,
+            linewidth=LINE["main"],
+            label=f"{label} (±1 s.e. shaded)",
+        )
+    else:
+        ax.fill_between(
+            g, m - s, m + s, color=COLORS["band"], alpha=0.35, linewidth=0, label="±1 standard error"
+        )
+        ax.plot(
+            g, m, color=COLORS["main"], marker="o", markersize=4, linewidth=1.4, label="mean of worst group"
+        )
     ax.set_xlim(0, max(1.0, float(g.max())))
     ax.set_ylim(bottom=0)
     style_axes(ax, title, "group size (fraction of rows)", y_label, legend_loc="upper right")
@@ -296,12 +315,15 @@ def plot_sharpness(
     *,
     sharpness: Mapping | None = None,
     ax: Axes | None = None,
+    label: str | None = None,
+    color: str | None = None,
 ) -> Figure:
     r"""Histogram of predicted standard deviations with the mean and the RMS marked.
 
     The RMS :math:`\sqrt{\tfrac1N\sum_i\sigma_i^2}` is the toolbox's ``sharp``; the mean
     :math:`\tfrac1N\sum_i\sigma_i` is ``mean_std``: the ``sharpness`` group (asked of
-    :func:`uqeval.metrics.sharpness.sharpness` when None). Uses every row.
+    :func:`uqeval.metrics.sharpness.sharpness` when None). Uses every row. ``label``, ``color``: one
+    labelled series of an overlay of models (an outline, its RMS σ dashed in its colour).
     """
     sd = finite_1d(std, "std")
     if sd.size == 0:
@@ -318,6 +340,19 @@ def plot_sharpness(
         sharpness = sharpness_of(sd)
     mean_sd, rms_sd = float(sharpness["mean_std"]), float(sharpness["sharp"])
     fig, ax = axes_for(ax)
+    if label is not None:
+        ax.stairs(counts, edges, color=color, linewidth=LINE["main"], label=f"{label} (RMS σ = {rms_sd:.4g})")
+        ax.axvline(rms_sd, color=color, linewidth=LINE["ref"], linestyle="--")
+        ax.set_ylim(bottom=0)
+        thousands(ax.yaxis)
+        style_axes(
+            ax,
+            title,
+            f"predicted standard deviation σ ({_Y_UNITS})",
+            "number of rows",
+            legend_loc="upper right",
+        )
+        return fig
     ax.stairs(counts, edges, fill=True, color=COLORS["band"], alpha=0.6, label="rows")
     ax.stairs(counts, edges, color=COLORS["main"], linewidth=0.8)
     ax.axvline(mean_sd, color=COLORS["accent"], linewidth=1.6, label=f"mean σ = {mean_sd:.4g}")
@@ -554,13 +589,16 @@ def plot_rank_histogram(
     level: float = 0.95,
     xlabel: str | None = None,
     ax: Axes | None = None,
+    label: str | None = None,
+    color: str | None = None,
 ) -> Figure:
     r"""Rank histogram (Talagrand diagram) of an M-member ensemble: rows per rank 0..M of the target.
 
     ``counts`` is ``calibration_tests.rank_histogram`` (M + 1 entries). The dashed line is the
     expected count N/(M + 1) of a calibrated ensemble and the hatched band the central ``level``
     quantiles of Binomial(N, 1/(M + 1)) per rank; ``p_value`` (the χ² test) goes into the legend.
-    ``xlabel``: what the ranks are (default: the target's rank among the members).
+    ``xlabel``: what the ranks are (default: the target's rank among the members). ``label``, ``color``:
+    one labelled series of an overlay of models, drawn as a step outline (the band is that of its N).
     """
     c = finite_1d(counts, "counts")
     if c.size < 2 or (c < 0).any() or c.sum() <= 0:
@@ -569,8 +607,17 @@ def plot_rank_histogram(
     r = np.arange(m1)
     lo, hi = (float(v) for v in binomial_band(n, 1.0 / m1, level))
     fig, ax = axes_for(ax)
-    label = f"rows (N = {int(n):,})" + (f", χ² test p = {p_value:.3g}" if p_value is not None else "")
-    ax.bar(r, c, width=0.9, color=COLORS["main"], alpha=0.7, label=label)
+    test = f", χ² test p = {p_value:.3g}" if p_value is not None else ""
+    if label is not None:  # an outline per model, side by side on the same ranks
+        ax.stairs(
+            c,
+            np.arange(m1 + 1) - 0.5,
+            color=color,
+            linewidth=LINE["main"],
+            label=f"{label} (N = {int(n):,}{test})",
+        )
+    else:
+        ax.bar(r, c, width=0.9, color=COLORS["main"], alpha=0.7, label=f"rows (N = {int(n):,}){test}")
     ax.axhspan(
         lo,
         hi,
@@ -593,8 +640,9 @@ def plot_rank_histogram(
     from matplotlib.ticker import MaxNLocator
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlim(-0.6, m1 - 0.4)
-    ax.set_ylim(0, max(float(c.max()), float(hi)) * 1.05)
+    ax.set_xlim(-0.6, max(m1 - 0.4, ax.get_xlim()[1] if label is not None and ax.patches else -1.0))
+    top = max(float(c.max()), float(hi)) * 1.05
+    ax.set_ylim(0, max(top, ax.get_ylim()[1]) if label is not None else top)
     thousands(ax.yaxis)
     style_axes(
         ax,
