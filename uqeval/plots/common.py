@@ -153,9 +153,9 @@ def count_strip(
         width=width,
         align="edge",
         color=COLORS["count"],
-        alpha=0.7,
+        alpha=0.9,
         linewidth=0,
-        zorder=1.5,
+        zorder=2.5,
         label=f"{what} (tallest = {int(round(top)):,})",
     )
 

@@ -82,7 +82,6 @@ RC: dict[str, object] = {
     "axes.unicode_minus": True,
     "hatch.linewidth": 1.0,
     "text.hinting": "force_autohint",
-    "text.hinting_factor": 8,
 }
 
 

@@ -114,6 +114,7 @@ def plot_skill(
     ax.set_ylim(bottom - 0.12 * span * (bottom < 0), top + 0.15 * span)
     for container, est in bars:  # each bar's value, outside its end
         ax.bar_label(container, labels=[f"{v:.3g}" for v in est], padding=2, fontsize=FONT["note"] - 1)
+    ax.set_xlim(-0.6, len(scores) - 0.4)  # every score's slot, a bar or n/a
     ax.set_xticks(x)
     ax.set_xticklabels([_tick(s) for s in scores], fontsize=FONT["tick"] - 1)
     style_axes(
