@@ -276,7 +276,7 @@ def test_quantile_plots_use_the_widest_pair_quantile_mode_and_counts(preds):
     line = [ln for ln in ax.lines if ln.get_label() == "observed"][0]
     np.testing.assert_allclose(line.get_xdata(), exp)
     np.testing.assert_allclose(line.get_ydata(), obs)
-    assert "quantile level" in ax.get_xlabel()
+    assert "Quantile level" in ax.get_xlabel()
     hist = pit_histogram_quantiles(pred.y_true, pred.quantiles, pred.levels)
     bars = figs["pit"].axes[0].patches[0]  # filled stairs of the counts
     np.testing.assert_allclose(np.unique(bars.get_path().vertices[:, 0]), hist["edges"])

@@ -229,7 +229,7 @@ def test_import_uqeval_does_not_import_matplotlib():
 def test_scores_of_a_file_plot_and_scores_without_a_prediction_say_so():
     scores = uqeval.evaluate_file(ROOT / "sample_data" / "quantiles.parquet")
     ax = scores.plot("calibration")
-    assert ax.get_xlabel() == "quantile level τ"  # quantile mode, as `uqeval plot` draws it
+    assert ax.get_xlabel() == "Quantile level τ"  # quantile mode, as `uqeval plot` draws it
     bare = uqeval.Scores(scores._summary)
     with pytest.raises(ValueError, match=r"uqeval\.plot\(data, kind\)"):
         bare.plot("calibration")

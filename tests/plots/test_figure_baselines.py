@@ -31,7 +31,7 @@ import uqeval  # noqa: E402
 from uqeval.config import Settings  # noqa: E402
 from uqeval.metrics.normal import ndtri  # noqa: E402
 from uqeval.plots.common import FIGSIZE, figure_to_bytes  # noqa: E402
-from uqeval.plots.style import RC  # noqa: E402
+from uqeval.plots.style import RC, axis_label  # noqa: E402
 from uqeval.predictions import (  # noqa: E402
     Categorical,
     Dirichlet,
@@ -124,7 +124,11 @@ ON_AX = [
 
 
 def _render(fig: Figure, name: str, tmp_path: Path) -> None:
-    """Encode ``fig`` and compare it with ``baseline/<name>.png`` (written instead with UQEVAL_UPDATE_BASELINES)."""
+    """Encode ``fig`` and compare it with ``baseline/<name>.png`` (written instead with UQEVAL_UPDATE_BASELINES).
+    Every axis label is in the house phrasing (:func:`uqeval.plots.style.axis_label`)."""
+    for ax in fig.axes:
+        for label in (ax.get_xlabel(), ax.get_ylabel()):
+            assert label == axis_label(label) and " [" not in label, (name, label)
     data = figure_to_bytes(fig, "png", dpi=DPI)
     expected = BASELINE / f"{name}.png"
     if UPDATE:

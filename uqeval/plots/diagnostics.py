@@ -27,7 +27,7 @@ def _note(ax, text: str) -> None:
         ha="right",
         va="bottom",
         fontsize=FONT["note"],
-        bbox={"facecolor": "white", "edgecolor": "#cccccc", "boxstyle": "round"},
+        bbox={"facecolor": "white", "edgecolor": COLORS["frame"], "boxstyle": "round"},
     )
 
 
@@ -261,11 +261,13 @@ def _binned_spread(
             rmse,
             marker="o",
             color=color,
-            linewidth=1.4,
+            linewidth=LINE["main"],
             label=f"{label}" + (f" ({note})" if note else ""),
         )
     else:
-        ax.plot(rmv, rmse, marker="o", color=COLORS["main"], linewidth=1.4, label="bins (equal count)")
+        ax.plot(
+            rmv, rmse, marker="o", color=COLORS["main"], linewidth=LINE["main"], label="bins (equal count)"
+        )
     if note is not None and label is None:
         _note(
             ax,

@@ -231,12 +231,18 @@ def plot_calibration_curve(
 
         miscal_area = calibration_errors(p, q)["miscal_area"]
     fig, ax = axes_for(ax, figsize=(5.6, 5.2))
-    ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="ideal")
+    ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=LINE["ref"], label="ideal")
     if label is not None:  # one labelled series of an overlay: the area goes in the legend
-        ax.plot(p, q, color=color, linewidth=1.6, label=f"{label} (miscalibration area = {miscal_area:.4f})")
+        ax.plot(
+            p,
+            q,
+            color=color,
+            linewidth=LINE["main"],
+            label=f"{label} (miscalibration area = {miscal_area:.4f})",
+        )
     else:
         ax.fill_between(p, p, q, color=COLORS["fill"], alpha=0.3, linewidth=0, label="miscalibration area")
-        ax.plot(p, q, color=COLORS["main"], linewidth=1.6, label="observed")
+        ax.plot(p, q, color=COLORS["main"], linewidth=LINE["main"], label="observed")
     if label is None:
         ax.text(
             0.97,
@@ -246,7 +252,7 @@ def plot_calibration_curve(
             ha="right",
             va="bottom",
             fontsize=FONT["note"],
-            bbox={"facecolor": "white", "edgecolor": "#cccccc", "boxstyle": "round"},
+            bbox={"facecolor": "white", "edgecolor": COLORS["frame"], "boxstyle": "round"},
         )
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
@@ -299,7 +305,13 @@ def plot_adversarial(
             g, m - s, m + s, color=COLORS["band"], alpha=0.35, linewidth=0, label="±1 standard error"
         )
         ax.plot(
-            g, m, color=COLORS["main"], marker="o", markersize=4, linewidth=1.4, label="mean of worst group"
+            g,
+            m,
+            color=COLORS["main"],
+            marker="o",
+            markersize=4,
+            linewidth=LINE["main"],
+            label="mean of worst group",
         )
     ax.set_xlim(0, max(1.0, float(g.max())))
     ax.set_ylim(bottom=0)
@@ -354,12 +366,12 @@ def plot_sharpness(
         )
         return fig
     ax.stairs(counts, edges, fill=True, color=COLORS["band"], alpha=0.6, label="rows")
-    ax.stairs(counts, edges, color=COLORS["main"], linewidth=0.8)
-    ax.axvline(mean_sd, color=COLORS["accent"], linewidth=1.6, label=f"mean σ = {mean_sd:.4g}")
+    ax.stairs(counts, edges, color=COLORS["main"], linewidth=LINE["thin"])
+    ax.axvline(mean_sd, color=COLORS["accent"], linewidth=LINE["main"], label=f"mean σ = {mean_sd:.4g}")
     ax.axvline(
         rms_sd,
         color=COLORS["accent2"],
-        linewidth=1.6,
+        linewidth=LINE["main"],
         linestyle="--",
         label=f"RMS σ (sharpness) = {rms_sd:.4g}",
     )
@@ -400,7 +412,7 @@ def plot_residuals_vs_std(
     grid = np.array([0.0, smax * 1.05])
     ax.plot(grid, z * grid, color=COLORS["accent"], linestyle="--", linewidth=1.2, label=f"±{z:.2f}σ")
     ax.plot(grid, -z * grid, color=COLORS["accent"], linestyle="--", linewidth=1.2)
-    ax.axhline(0.0, color=COLORS["ref"], linewidth=0.8)
+    ax.axhline(0.0, color=COLORS["ref"], linewidth=LINE["thin"])
     label = "rows" if sub.size == n else f"rows ({sub.size:,} of {n:,})"
     ax.scatter(sd[sub], r, s=6, color=COLORS["main"], alpha=0.5, linewidths=0, label=label)
     ax.set_xlim(0, smax * 1.05)
@@ -453,14 +465,21 @@ def plot_reliability_diagram(
     xs = np.concatenate([[0.0], u[idx], [1.0]])
     ys = np.concatenate([[0.0], (idx + 1) / n, [1.0]])
     fig, ax = axes_for(ax, figsize=(5.6, 5.2))
-    ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="perfect reliability")
+    ax.plot(
+        [0, 1],
+        [0, 1],
+        linestyle="--",
+        color=COLORS["ref"],
+        linewidth=LINE["ref"],
+        label="perfect reliability",
+    )
     if label is not None:  # one labelled series of an overlay: its largest deviation goes in the legend
         ax.step(
             xs,
             ys,
             where="post",
             color=color,
-            linewidth=1.6,
+            linewidth=LINE["main"],
             label=f"{label} (max |C(φ) − φ| = {max_cal_err:.4f})",
         )
         ax.set_xlim(0, 1)
@@ -470,7 +489,7 @@ def plot_reliability_diagram(
             ax, title, "predicted probability φ (PIT)", "observed frequency C(φ)", legend_loc="upper left"
         )
         return fig
-    ax.step(xs, ys, where="post", color=COLORS["main"], linewidth=1.6, label="empirical CDF of PIT")
+    ax.step(xs, ys, where="post", color=COLORS["main"], linewidth=LINE["main"], label="empirical CDF of PIT")
     ax.plot(
         [phi, phi],
         [phi, c_phi],
@@ -546,10 +565,10 @@ def plot_pit_histogram(
     lo, hi = binomial_band(n, p, level)
     fig, ax = axes_for(ax)
     if label is not None:  # one labelled series of an overlay: an outline
-        ax.stairs(c, e, color=color, linewidth=1.6, label=f"{label} (N = {int(n):,})")
+        ax.stairs(c, e, color=color, linewidth=LINE["main"], label=f"{label} (N = {int(n):,})")
     else:
         ax.stairs(c, e, fill=True, color=COLORS["main"], alpha=0.55, label=f"rows (N = {int(n):,})")
-        ax.stairs(c, e, color=COLORS["main"], linewidth=1.0)
+        ax.stairs(c, e, color=COLORS["main"], linewidth=LINE["ref"])
     # The reference band goes on top of the bars so it stays visible.
     ax.stairs(
         hi,

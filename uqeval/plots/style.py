@@ -63,6 +63,7 @@ COLORS: dict[str, str] = {
     "accent2": "#009E73",  # second highlight (RMS)
     "fill": "#E69F00",  # miscalibration area
     "count": "#BBBBBB",  # counts of rows per bin (bars under a curve)
+    "frame": "#CCCCCC",  # the frame of a note
 }
 
 #: Line widths in points by role.
@@ -106,6 +107,6 @@ def axis_label(text: str) -> str:
         head, _, unit = text[:-1].rpartition(" [")
         text = f"{head} ({unit})"
     first = text[0]
-    if "a" <= first <= "z" and (len(text) == 1 or text[1] not in "(_ "):  # "x", "p(class 1)": symbols
+    if "a" <= first <= "z" and len(text) > 1 and text[1] not in "(_ ":  # "x", "p(class 1)": symbols
         text = first.upper() + text[1:]
     return text

@@ -133,12 +133,12 @@ def plot_ucc(
         color = _MODEL_COLORS[i % len(_MODEL_COLORS)]
         level = m["op_min"]["cost"]
         if c == 1.0:
-            ax.axvline(level, color=color, linestyle=":", linewidth=1.0)
+            ax.axvline(level, color=color, linestyle=":", linewidth=LINE["ref"])
         elif c == 0.0:
-            ax.axhline(level, color=color, linestyle=":", linewidth=1.0)
+            ax.axhline(level, color=color, linestyle=":", linewidth=LINE["ref"])
         else:
             xs = np.array([x0, x1])
-            ax.plot(xs, (level - c * xs) / (1.0 - c), color=color, linestyle=":", linewidth=1.0)
+            ax.plot(xs, (level - c * xs) / (1.0 - c), color=color, linestyle=":", linewidth=LINE["ref"])
     ax.set_xlim(x0, x1)
     ax.set_ylim(y0, y1)
 

@@ -581,8 +581,12 @@ def _regression(
         )
         if pred.quantile_keys() is not None:  # quantile mode: at the levels the file carries
             ax = on.get("ax") or fig.axes[0]
-            ax.set_xlabel("quantile level τ", fontsize=ax.xaxis.label.get_fontsize())
-            ax.set_ylabel("observed share of targets ≤ quantile", fontsize=ax.yaxis.label.get_fontsize())
+            from ..plots.style import axis_label
+
+            ax.set_xlabel(axis_label("quantile level τ"), fontsize=ax.xaxis.label.get_fontsize())
+            ax.set_ylabel(
+                axis_label("observed share of targets ≤ quantile"), fontsize=ax.yaxis.label.get_fontsize()
+            )
         out["calibration"] = fig
     if "adversarial" in kinds:
         adv = group("adv_group_calibration")
