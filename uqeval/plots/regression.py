@@ -59,6 +59,9 @@ __all__ = [
 
 _Y_UNITS = "units of y"
 _MAX_VERTICES = 2000  # per curve; > the plot width in pixels at 150 dpi
+#: intervals drawn by the ordered view of ``predictions`` (without ``x``): about one per pixel pair at 150 dpi,
+#: so the error bars stay apart (thousands make a solid band); fewer with a smaller ``max_points``
+ORDERED_MAX_INTERVALS = 500
 
 
 def _check_bounds(lower: np.ndarray, upper: np.ndarray) -> None:
@@ -95,7 +98,8 @@ def plot_predictions_band(
 
     Without ``x`` (the row index has no order worth a line), the Uncertainty Toolbox's ordered view:
     :func:`plot_intervals_ordered` with rows sorted by the prediction, a seeded subset of at most
-    ``max_points`` rows drawn as points with their intervals as error bars.
+    ``max_points`` rows (and at most :data:`ORDERED_MAX_INTERVALS`, so the intervals stay apart) drawn as
+    points with their intervals as error bars.
 
     Parameters
     ----------
@@ -114,7 +118,7 @@ def plot_predictions_band(
             upper,
             order_by="prediction",
             title=title,
-            max_points=max_points,
+            max_points=min(int(max_points), ORDERED_MAX_INTERVALS),
             seed=seed,
             band_label=band_label,
             mean_label=mean_label,
