@@ -131,9 +131,9 @@ def plot(
     regression; reliability diagram for classification), pit (PIT histogram), confidence
     and sets (classification), rejection (ensembles), ucc (uncertainty characteristics
     curve), rank_histogram (ensembles; a --diagnostics figure), murphy (--murphy),
-    exceedance_reliability (CORP diagram of Y > t; needs --threshold), skill (bars of
-    1 - S/S_ref; needs --reference), multivariate_rank_histogram (average-rank histogram of a
-    multivariate ensemble). Which kinds apply depends
+    exceedance_reliability (CORP diagram of Y > t; needs --threshold), skill (bars of the
+    skill per score; needs --reference), multivariate_rank_histogram (average-rank histogram of a
+    multivariate ensemble), coverage (observed coverage by nominal level). Which kinds apply depends
     on the file's representation; `uqeval score FILE --plot-dir DIR` writes all of them.
     """
     from ..io.load import load_predictions

@@ -58,7 +58,7 @@ def plot_coverage_by_level(
                     fontsize=FONT["note"] - 1.5,
                 )
             ax.plot([], [], linestyle="none", label=f"numbers: {size_what}")
-    pad = 0.02 * (1.0 - lo)
+    pad = 0.05 * (1.0 - lo)  # room for the numbers written under the lowest point
     ax.set_xlim(lo - pad, 1.0 + pad)
     ax.set_ylim(lo - pad, 1.0 + pad)
     style_axes(ax, title, "nominal level", "observed coverage (fraction of rows)", legend_loc="upper left")
