@@ -159,23 +159,24 @@ def test_one_model(rep, kind, tmp_path):
     _render(fig, f"one-{rep}-{kind}", tmp_path)
 
 
-@pytest.mark.parametrize(("rep", "kind"), THREE, ids=[f"{r}-{k}" for r, k in THREE])
-def test_three_models_overlaid(rep, kind, tmp_path):
+def _on_axes(data, kind: str) -> Figure:
+    """``uqeval.plot(data, kind)`` on the one Axes of a new Agg figure (no pyplot)."""
     fig = Figure(figsize=FIGSIZE, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.subplots()
+    assert uqeval.plot(data, kind, ax=ax, settings=SETTINGS) is ax
+    return fig
+
+
+@pytest.mark.parametrize(("rep", "kind"), THREE, ids=[f"{r}-{k}" for r, k in THREE])
+def test_three_models_overlaid(rep, kind, tmp_path):
     models = {f"model {s:g}": _models(rep, s, seed=i) for i, s in enumerate(SCALES)}
-    assert uqeval.plot(models, kind, ax=ax, settings=SETTINGS) is ax
-    _render(fig, f"three-{rep}-{kind}", tmp_path)
+    _render(_on_axes(models, kind), f"three-{rep}-{kind}", tmp_path)
 
 
 @pytest.mark.parametrize(("rep", "kind"), ON_AX, ids=[f"{r}-{k}" for r, k in ON_AX])
 def test_one_model_on_a_given_axes(rep, kind, tmp_path):
-    fig = Figure(figsize=FIGSIZE, layout="constrained")
-    FigureCanvasAgg(fig)
-    ax = fig.subplots()
-    assert uqeval.plot(_models(rep, 1.0), kind, ax=ax, settings=SETTINGS) is ax
-    _render(fig, f"ax-{rep}-{kind}", tmp_path)
+    _render(_on_axes(_models(rep, 1.0), kind), f"ax-{rep}-{kind}", tmp_path)
 
 
 def test_every_baseline_belongs_to_a_case():

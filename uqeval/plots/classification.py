@@ -14,7 +14,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from .common import COLORS, FONT, LINE, SQUARE, axes_for, count_strip, new_figure, style_axes
+from .common import COLORS, FONT, LINE, SQUARE, axes_for, count_strip, diagonal, new_figure, style_axes
 
 __all__ = ["reliability_diagram", "confidence_histogram", "set_size_vs_coverage"]
 
@@ -69,14 +69,7 @@ def reliability_diagram(
             extra = ", ".join(
                 [*([f"ECE = {ece:.4f}"] if ece is not None else []), f"N = {int(counts.sum()):,}"]
             )
-            ax.plot(
-                [0, 1],
-                [0, 1],
-                linestyle="--",
-                color=COLORS["ref"],
-                linewidth=LINE["ref"],
-                label="perfect calibration",
-            )
+            diagonal(ax, "perfect calibration")
             ax.plot(
                 x,
                 y,
@@ -168,14 +161,7 @@ def _bars(ax: Axes, edges: np.ndarray, conf: np.ndarray, acc: np.ndarray, counts
             linestyle="none",
             label=f"p = 1 ({int(counts[m])} rows)",
         )
-    ax.plot(
-        [0, 1],
-        [0, 1],
-        linestyle="--",
-        color=COLORS["ref"],
-        linewidth=LINE["ref"],
-        label="perfect calibration",
-    )
+    diagonal(ax, "perfect calibration")
 
 
 def confidence_histogram(

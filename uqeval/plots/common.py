@@ -43,6 +43,7 @@ __all__ = [
     "PLOT_FORMATS",
     "band_downsample",
     "count_strip",
+    "diagonal",
     "binomial_band",
     "check_unit_interval",
     "envelope_downsample",
@@ -131,6 +132,11 @@ def style_axes(
             )
         else:
             ax.legend(fontsize=FONT["legend"], loc=legend_loc, framealpha=0.9)
+
+
+def diagonal(ax: Axes, label: str, hi: float = 1.0) -> None:
+    """The dashed reference line y = x from 0 to ``hi`` (perfect calibration, nominal coverage, ...)."""
+    ax.plot([0, hi], [0, hi], linestyle="--", color=COLORS["ref"], linewidth=LINE["ref"], label=label)
 
 
 def count_strip(

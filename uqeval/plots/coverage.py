@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from .common import COLORS, FONT, LINE, axes_for, model_color, new_figure, style_axes
+from .common import COLORS, FONT, LINE, axes_for, diagonal, model_color, new_figure, style_axes
 
 
 def plot_coverage_by_level(
@@ -38,7 +38,7 @@ def plot_coverage_by_level(
     fig, ax = axes_for(ax)
     lo = float(min(lv.min(), cov.min(), 0.5))
     lo = min(lo, ax.get_xlim()[0]) if ax.lines else lo  # an overlay: the range of every series so far
-    ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=LINE["ref"], label="nominal")
+    diagonal(ax, "nominal")
     if label is not None:
         extra = f", mean size {sz[-1]:.3g} at {lv[-1]:g}" if sz is not None else ""
         ax.plot(

@@ -13,7 +13,18 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from .common import COLORS, FONT, LINE, SQUARE, axes_for, count_strip, model_color, new_figure, style_axes
+from .common import (
+    COLORS,
+    FONT,
+    LINE,
+    SQUARE,
+    axes_for,
+    count_strip,
+    diagonal,
+    model_color,
+    new_figure,
+    style_axes,
+)
 
 __all__ = ["plot_corp", "plot_corp_panels", "plot_smooth_reliability", "plot_spread_reliability"]
 
@@ -84,7 +95,7 @@ def _corp_panel(
             linewidth=0,
             label="90% consistency band",
         )
-    ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=LINE["ref"], label="calibrated")
+    diagonal(ax, "calibrated")
     if label is None:
         ax.step(
             x,
@@ -176,7 +187,7 @@ def plot_smooth_reliability(
         fig, ax = axes_for(ax, SQUARE)
     else:
         fig, (ax, axd) = new_figure(figsize=(5.6, 6.4), nrows=2)
-    ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=LINE["ref"], label="calibrated")
+    diagonal(ax, "calibrated")
     if label is not None:
         ax.plot(t, mu, color=color, linewidth=LINE["main"], label=f"{label} (smECE = {smece:.4f})")
     else:
@@ -225,7 +236,7 @@ def plot_spread_skill(
         title=title,
         xlabel=f"{spread} per bin",
         ylabel="RMSE of the ensemble mean" if ensemble else "RMSE of the point prediction",
-        diagonal="spread = RMSE",
+        diagonal_label="spread = RMSE",
         ax=ax,
         label=label,
         color=color,
@@ -239,7 +250,7 @@ def _binned_spread(
     title: str,
     xlabel: str,
     ylabel: str,
-    diagonal: str,
+    diagonal_label: str,
     ax: Axes | None = None,
     label: str | None = None,
     color: str | None = None,
@@ -254,7 +265,7 @@ def _binned_spread(
     hi = hi if 0 < hi < np.inf else 1.0
     if label is not None:  # one labelled series of an overlay: the axes hold every series drawn so far
         hi = max(hi, ax.get_xlim()[1] if ax.lines else 0.0)
-    ax.plot([0, hi], [0, hi], linestyle="--", color=COLORS["ref"], linewidth=LINE["ref"], label=diagonal)
+    diagonal(ax, diagonal_label, hi)
     if label is not None:
         ax.plot(
             rmv,
@@ -299,7 +310,7 @@ def plot_spread_reliability(
         title=title,
         xlabel="root mean predicted variance (RMV)",
         ylabel="RMSE of the point prediction",
-        diagonal="calibrated spread",
+        diagonal_label="calibrated spread",
         ax=ax,
         label=label,
         color=color,

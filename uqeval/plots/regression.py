@@ -37,6 +37,7 @@ from .common import (
     band_downsample,
     binomial_band,
     check_unit_interval,
+    diagonal,
     envelope_downsample,
     finite_1d,
     finite_columns,
@@ -235,7 +236,7 @@ def plot_calibration_curve(
 
         miscal_area = calibration_errors(p, q)["miscal_area"]
     fig, ax = axes_for(ax, figsize=(5.6, 5.2))
-    ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=LINE["ref"], label="ideal")
+    diagonal(ax, "ideal")
     if label is not None:  # one labelled series of an overlay: the area goes in the legend
         ax.plot(
             p,
@@ -469,14 +470,7 @@ def plot_reliability_diagram(
     xs = np.concatenate([[0.0], u[idx], [1.0]])
     ys = np.concatenate([[0.0], (idx + 1) / n, [1.0]])
     fig, ax = axes_for(ax, figsize=(5.6, 5.2))
-    ax.plot(
-        [0, 1],
-        [0, 1],
-        linestyle="--",
-        color=COLORS["ref"],
-        linewidth=LINE["ref"],
-        label="perfect reliability",
-    )
+    diagonal(ax, "perfect reliability")
     if label is not None:  # one labelled series of an overlay: its largest deviation goes in the legend
         ax.step(
             xs,
