@@ -40,7 +40,7 @@ def plot_coverage_by_level(
     lo = min(lo, ax.get_xlim()[0]) if ax.lines else lo  # an overlay: the range of every series so far
     diagonal(ax, "nominal")
     if label is not None:
-        extra = f", mean size {sz[-1]:.3g} at {lv[-1]:g}" if sz is not None else ""
+        extra = f", {size_what.split(' (')[0]} {sz[-1]:.3g} at {lv[-1]:g}" if sz is not None else ""
         ax.plot(
             lv, cov, marker="o", markersize=4, color=color, linewidth=LINE["main"], label=f"{label}{extra}"
         )

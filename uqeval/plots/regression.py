@@ -567,6 +567,9 @@ def plot_pit_histogram(
     else:
         ax.stairs(c, e, fill=True, color=COLORS["main"], alpha=0.55, label=f"rows (N = {int(n):,})")
         ax.stairs(c, e, color=COLORS["main"], linewidth=LINE["ref"])
+    ref = (
+        COLORS["accent"] if label is None else COLORS["ref"]
+    )  # an overlay: a neutral reference, not a model's colour
     # The reference band goes on top of the bars so it stays visible.
     ax.stairs(
         hi,
@@ -574,7 +577,7 @@ def plot_pit_histogram(
         baseline=lo,
         fill=True,
         facecolor="none",
-        edgecolor=COLORS["accent"],
+        edgecolor=ref,
         hatch="////",
         linewidth=0,
         alpha=0.8,
@@ -584,7 +587,7 @@ def plot_pit_histogram(
     ax.stairs(
         n * p,
         e,
-        color=COLORS["accent"],
+        color=ref,
         linestyle="--",
         linewidth=1.2,
         zorder=4,
@@ -635,11 +638,14 @@ def plot_rank_histogram(
         )
     else:
         ax.bar(r, c, width=0.9, color=COLORS["main"], alpha=0.7, label=f"rows (N = {int(n):,}){test}")
+    ref = (
+        COLORS["accent"] if label is None else COLORS["ref"]
+    )  # an overlay: a neutral reference, not a model's colour
     ax.axhspan(
         lo,
         hi,
         facecolor="none",
-        edgecolor=COLORS["accent"],
+        edgecolor=ref,
         hatch="////",
         linewidth=0,
         alpha=0.8,
@@ -648,7 +654,7 @@ def plot_rank_histogram(
     )
     ax.axhline(
         n / m1,
-        color=COLORS["accent"],
+        color=ref,
         linestyle="--",
         linewidth=1.2,
         zorder=4,
