@@ -130,9 +130,11 @@ def test_no_plot_for_log_likelihoods_alone():
 
 #: the opt-in calibration-diagnostics plots (--diagnostics), per representation
 DIAGNOSTIC_PLOTS = {
-    "gaussian": ("spread_reliability", "spread_skill"),
-    "samples": ("spread_reliability", "spread_skill", "rank_histogram"),
-    **{k: ("corp", "smooth_reliability") for k in ("categorical", "members", "dirichlet")},
+    "gaussian": ("spread_reliability", "spread_skill", "coverage"),
+    "samples": ("spread_reliability", "spread_skill", "rank_histogram", "coverage"),
+    "quantiles": ("coverage",),
+    "intervals": ("coverage",),
+    **{k: ("corp", "smooth_reliability", "coverage") for k in ("categorical", "members", "dirichlet")},
 }
 
 
@@ -213,9 +215,17 @@ def test_scatter_subsamples_but_curves_use_every_row(preds):
     pts = ax.collections[-1].get_offsets()
     np.testing.assert_array_equal(pts, again["predictions"].axes[0].collections[-1].get_offsets())
     assert not np.array_equal(pts, other["predictions"].axes[0].collections[-1].get_offsets())
-    # the mean line holds every row (N is below the curve reduction threshold)
-    assert len(ax.lines[0].get_xdata()) == N
-    assert "observations (50 of 200)" in ax.get_legend_handles_labels()[1]
+    # without --x: the ordered view (issue 28), no line by row index: 50 intervals as error bars, points
+    # sorted by the prediction
+    assert not ax.lines and "ordered by predicted mean" in ax.get_xlabel()
+    assert len(ax.collections[0].get_segments()) == 50
+    ranks, means = ax.collections[1].get_offsets().T
+    assert np.all(np.diff(ranks) > 0) and np.all(np.diff(means) >= 0)
+    # with --x: the mean line holds every row (N is below the curve reduction threshold)
+    with_x = build_figures(pred, None, Settings(), kinds=["predictions"], x=np.arange(N * 1.0), max_points=50)
+    bx = with_x.figures["predictions"].axes[0]
+    assert len(bx.lines[0].get_xdata()) == N
+    assert "observations (50 of 200)" in bx.get_legend_handles_labels()[1]
 
 
 def test_x_values_order_the_band_plot(preds):
@@ -266,7 +276,7 @@ def test_quantile_plots_use_the_widest_pair_quantile_mode_and_counts(preds):
     line = [ln for ln in ax.lines if ln.get_label() == "observed"][0]
     np.testing.assert_allclose(line.get_xdata(), exp)
     np.testing.assert_allclose(line.get_ydata(), obs)
-    assert "quantile level" in ax.get_xlabel()
+    assert "Quantile level" in ax.get_xlabel()
     hist = pit_histogram_quantiles(pred.y_true, pred.quantiles, pred.levels)
     bars = figs["pit"].axes[0].patches[0]  # filled stairs of the counts
     np.testing.assert_allclose(np.unique(bars.get_path().vertices[:, 0]), hist["edges"])

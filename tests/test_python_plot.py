@@ -68,35 +68,47 @@ def test_without_ax_a_pyplot_figure_is_made():
     assert ax.figure in [plt.figure(n) for n in plt.get_fignums()]  # a notebook shows it
 
 
-def test_kinds_with_a_figure_of_their_own_return_its_axes_and_refuse_ax():
-    rng = np.random.default_rng(0)
+def _classifier(seed: int = 0):
+    rng = np.random.default_rng(seed)
     p = rng.dirichlet(np.ones(3), size=N)
-    labels = rng.integers(0, 3, size=N)
-    ax = uqeval.plot(labels, "reliability", proba=p)  # the classifier's diagram: its own figure
-    assert ax.get_title().startswith("Reliability diagram")
-    with pytest.raises(ValueError, match=r"ax=") as err:
-        uqeval.plot(labels, "sets", proba=p, ax=plt.subplots()[1])
-    assert "--" not in str(err.value)
-    fig, ax = plt.subplots()
-    assert uqeval.plot(labels, "confidence", proba=p, ax=ax) is ax and len(fig.axes) == 1
+    return rng.integers(0, 3, size=N), p
 
 
 @pytest.mark.parametrize(
-    "kind", ["reliability", "sets", "corp", "smooth_reliability", "exceedance_reliability"]
+    "kind", ["reliability", "sets", "corp", "smooth_reliability", "exceedance_reliability", "coverage"]
 )
-def test_multi_panel_kinds_refuse_ax_and_return_the_first_axes_of_their_figure(kind):
-    rng = np.random.default_rng(2)
+def test_multi_panel_kinds_draw_one_panel_on_the_given_axes(kind):
+    """issue 26: the kinds whose command-line figure has several panels draw their one-panel form on ax."""
     y, mu, _ = _data()
-    if kind == "exceedance_reliability":
-        data, cols = y, {"mean": mu, "std": 0.5, "thresholds": (0.0,)}
+    if kind in ("exceedance_reliability", "coverage"):
+        data, cols = y, {"mean": mu, "std": 0.5, "thresholds": (0.0, 1.0)}
     else:
-        data, cols = rng.integers(0, 2, size=N), {"proba": rng.dirichlet(np.ones(2), size=N)}
+        data, cols = _classifier(2)
+        cols = {"proba": cols}
     fig, ax = plt.subplots()
-    with pytest.raises(ValueError, match=r"several panels") as err:
-        uqeval.plot(data, kind, ax=ax, **cols)
-    assert "rejection" in str(err.value) and not ax.has_data()  # lists the kinds that take ax=; drew nothing
-    own = uqeval.plot(data, kind, **cols)
-    assert len(own.figure.axes) >= 2 and own is own.figure.axes[0]
+    assert uqeval.plot(data, kind, ax=ax, **cols) is ax
+    assert ax.has_data() and ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
+    assert len(fig.axes) == 1  # one panel: the counts (if any) are drawn on it
+    legend = [t.get_text() for t in ax.get_legend().texts]
+    if kind in ("reliability", "corp"):
+        assert any("tallest" in t for t in legend)  # the count strip says its scale
+    if kind == "exceedance_reliability":
+        assert any("Y > 0" in t for t in legend) and any(
+            "Y > 1" in t for t in legend
+        )  # a curve per threshold
+    own = uqeval.plot(data, kind, **cols)  # without ax: a new figure of one Axes
+    assert len(own.figure.axes) == 1
+
+
+def test_coverage_kind_is_the_coverage_by_level_of_the_coverage_command():
+    y, mu, _ = _data()
+    ax = uqeval.plot(y, "coverage", mean=mu, std=0.5, levels=[0.5, 0.9])
+    (line,) = [ln for ln in ax.lines if ln.get_label() == "observed"]
+    np.testing.assert_allclose(line.get_xdata(), [0.5, 0.9])
+    scores = uqeval.evaluate(y, mean=mu, std=np.full(N, 0.5), levels=[0.5, 0.9])
+    np.testing.assert_allclose(
+        line.get_ydata(), [scores["coverage.0.5.coverage"], scores["coverage.0.9.coverage"]]
+    )
 
 
 @pytest.mark.parametrize("kind", ["classification", "samples"])
@@ -120,19 +132,44 @@ def test_murphy_on_the_given_axes():
     assert ax.lines and len(fig.axes) == 1
 
 
-@pytest.mark.parametrize("kind", OVERLAY_KINDS)
-def test_overlay_one_labelled_series_per_model(kind):
+def _models(kind):
+    """Two models the kind applies to: a Gaussian and an ensemble, two ensembles, or two classifiers."""
     y, mu, members = _data()
-    models = {
+    if kind in ("sets", "corp", "smooth_reliability"):
+        (a, pa), (_, pb) = _classifier(0), _classifier(1)
+        return {
+            "clf one": uqeval.Categorical(y_true=a, proba=pa),
+            "clf two": uqeval.Categorical(y_true=a, proba=pb),
+        }
+    if kind in ("rejection", "rank_histogram"):
+        return {
+            "ens": uqeval.Samples(y_true=y, samples=members),
+            "ens2": uqeval.Samples(y_true=y, samples=members * 1.5),
+        }
+    return {
         "gauss": uqeval.Gaussian(y_true=y, mean=mu, std=np.full(N, 0.5)),
         "ens": uqeval.Samples(y_true=y, samples=members),
     }
+
+
+@pytest.mark.parametrize("kind", OVERLAY_KINDS)
+def test_overlay_one_labelled_series_per_model(kind):
+    from uqeval.plots.style import model_color
+
+    models = _models(kind)
     fig, ax = plt.subplots()
     assert uqeval.plot(models, kind, ax=ax) is ax
     labels = (
         ax.get_legend_handles_labels()[1] if kind == "ucc" else [t.get_text() for t in ax.get_legend().texts]
     )
-    assert any(lab.startswith("gauss") for lab in labels) and any(lab.startswith("ens") for lab in labels)
+    for i, name in enumerate(models):
+        assert any(lab.startswith(name) for lab in labels), (name, labels)
+        # model i in colour i of the style, whatever the kind
+        handle = dict(zip(*reversed(ax.get_legend_handles_labels())))[
+            next(lab for lab in labels if lab.startswith(name))
+        ]
+        colour = handle.get_color() if hasattr(handle, "get_color") else handle.get_edgecolor()
+        assert matplotlib.colors.same_color(colour, model_color(i)), (kind, name)
     if kind != "ucc":
         assert len(labels) == len(set(labels))  # the reference drawn once in the legend
 
@@ -180,7 +217,7 @@ def test_drawing_functions_take_ax_and_keep_their_own_figure_without_it():
     assert fig.axes[0].get_title() == "PIT histogram" and fig.canvas.__class__.__name__ == "FigureCanvasAgg"
     f2, ax = plt.subplots()
     assert plot_pit_histogram(counts=[5, 6, 4, 5], ax=ax) is f2
-    assert "ucc" in AX_KINDS and "sets" not in AX_KINDS
+    assert "ucc" in AX_KINDS and "sets" in AX_KINDS  # every kind draws on a given Axes (issue 26)
 
 
 def test_import_uqeval_does_not_import_matplotlib():
@@ -192,7 +229,7 @@ def test_import_uqeval_does_not_import_matplotlib():
 def test_scores_of_a_file_plot_and_scores_without_a_prediction_say_so():
     scores = uqeval.evaluate_file(ROOT / "sample_data" / "quantiles.parquet")
     ax = scores.plot("calibration")
-    assert ax.get_xlabel() == "quantile level τ"  # quantile mode, as `uqeval plot` draws it
+    assert ax.get_xlabel() == "Quantile level τ"  # quantile mode, as `uqeval plot` draws it
     bare = uqeval.Scores(scores._summary)
     with pytest.raises(ValueError, match=r"uqeval\.plot\(data, kind\)"):
         bare.plot("calibration")
@@ -201,7 +238,7 @@ def test_scores_of_a_file_plot_and_scores_without_a_prediction_say_so():
 def test_exceedance_reliability_takes_thresholds_and_says_so_without():
     y, mu, _ = _data()
     ax = uqeval.plot(y, "exceedance_reliability", mean=mu, std=0.5, thresholds=(0.0,))
-    assert "Y > 0" in ax.get_title()
+    assert any("Y > 0" in t.get_text() for t in ax.get_legend().texts)
     with pytest.raises(ValueError, match=r"thresholds=") as err:
         uqeval.plot(y, "exceedance_reliability", mean=mu, std=0.5)
     assert "--" not in str(err.value)

@@ -709,12 +709,13 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
     ``data`` and ``columns`` are what :func:`evaluate` takes (arrays, a prediction container, a DataFrame
     with column names; ``y_true=``, ``mean=``, ``std=``, ... and settings such as ``num_bins=``), or ``data``
     is ``{name: data}`` to overlay models on one Axes, one labelled series each (the kinds of
-    ``uqeval.tasks.plot.OVERLAY_KINDS``: calibration, reliability, pit, ucc, spread_skill); ``columns``
-    then apply to every model. ``kind`` is one of ``uqeval.tasks.plot.PLOT_KINDS`` that applies to the
+    ``uqeval.tasks.plot.OVERLAY_KINDS``: calibration, reliability, pit, rank_histogram, coverage, corp, ucc,
+    ...), each model in its colour of the style (:func:`uqeval.plots.style.model_color`, in the mapping's
+    order); ``columns`` then apply to every model. ``kind`` is one of ``uqeval.tasks.plot.PLOT_KINDS`` that applies to the
     representation (the error lists those that do); opt-in diagnostics (``spread_skill``,
-    ``rank_histogram``, ...) need no setting. ``ax``: draw there (the kinds of ``uqeval.tasks.plot.AX_KINDS``);
-    without it a new figure is made (with pyplot for the kinds that draw on a given Axes, so a notebook
-    shows it). matplotlib is imported here, not by ``import uqeval``.
+    ``rank_histogram``, ...) need no setting. ``ax``: draw there (every kind: those whose
+    command-line figure has several panels draw their one-panel form, counts as grey bars along the bottom);
+    without it a new pyplot figure is made, so a notebook shows it. matplotlib is imported here, not by ``import uqeval``.
 
     >>> import numpy as np, uqeval
     >>> rng = np.random.default_rng(0); y = rng.normal(size=200)
@@ -723,7 +724,8 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
     'Average calibration'
     """
     from .errors import option
-    from .tasks.plot import AX_KINDS, OVERLAY_KINDS, PLOT_KINDS, build_figures
+    from .plots.style import FONT, model_color
+    from .tasks.plot import OVERLAY_KINDS, PLOT_KINDS, build_figures
 
     if not isinstance(kind, str) or kind not in PLOT_KINDS:
         raise UsageError(f"unknown {option('kind', kind)}: choose from {', '.join(PLOT_KINDS)}")
@@ -743,7 +745,6 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
     preds: dict[str, tuple[Prediction, Settings]] = {}
     for name, one in named.items():
         preds[str(name)] = _plot_prediction(one, **columns)
-    from .catalogue import CLASSIFICATION
     from .tasks.plot import applicable_kinds
 
     for name, (pred, settings) in preds.items():  # opt-in figures (diagnostics, murphy) need no setting
@@ -756,14 +757,7 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
                 + (f"the kinds that do: {', '.join(allowed)}" if allowed else "no plot kind does")
                 + _KIND_HINTS.get(kind, "")
             )
-    first = next(iter(preds.values()))[0]
-    drawable = kind in AX_KINDS and not (kind == "reliability" and first.kind in CLASSIFICATION)
-    if ax is not None and not drawable:
-        raise UsageError(
-            f"{option('kind', kind)} makes a figure of its own (several panels): "
-            f"call without {option('ax')} and use the Axes returned; {option('ax')} takes: {', '.join(AX_KINDS)}"
-        )
-    if ax is None and drawable:
+    if ax is None:  # every kind draws on one Axes (several-panel kinds: their one-panel form)
         import matplotlib.pyplot as plt
 
         from .plots.common import FIGSIZE
@@ -775,7 +769,7 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
 
         results = [ucc_result(p, s, name) for name, (p, s) in preds.items()]
         plot_ucc([r["model"] for r in results], title=KIND_TITLES["ucc"], ax=ax)
-        return cast("Axes", ax)
+        return ax
     fig = None
     for i, (name, (pred, settings)) in enumerate(preds.items()):
         bundle = build_figures(
@@ -785,19 +779,17 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
             kinds=[kind],
             ax=ax,
             series=name if models is not None else None,
-            color=_SERIES_COLORS[i % len(_SERIES_COLORS)] if models is not None else None,
+            color=model_color(i) if models is not None else None,
         )
         fig = bundle.figures.get(kind)
         if fig is None:
             raise InputError(f"nothing to draw for {option('kind', kind)}: {'; '.join(bundle.notes)}")
-    if ax is None:  # a kind with a figure of its own
-        return cast("Any", fig).axes[0]
     if models is not None:  # one legend entry per label (each model draws the reference again)
         handles, labels = ax.get_legend_handles_labels()
         seen = dict(zip(labels, handles))
         for legend in list(ax.figure.legends):
             legend.remove()
-        ax.legend(list(seen.values()), list(seen.keys()), fontsize="small")
+        ax.legend(list(seen.values()), list(seen.keys()), fontsize=FONT["legend"])
     return ax
 
 
@@ -808,7 +800,6 @@ _KIND_HINTS = {
 }
 
 #: series colours of an overlay: matplotlib's cycle without the orange of the reference bands
-_SERIES_COLORS = ("C0", "C2", "C3", "C4", "C5", "C6", "C8", "C9")
 
 
 def _plot_prediction(data: Any, **columns: Any) -> tuple[Prediction, Settings]:

@@ -50,8 +50,8 @@ def test_plot_returns_figure_and_png():
     assert len(png) > 20_000
     ax = fig.axes[0]
     assert ax.get_title() == "UCC test"
-    assert ax.get_xlabel() == "Bandwidth [std(y)]"
-    assert ax.get_ylabel() == "Miss rate [fraction of rows]"
+    assert ax.get_xlabel() == "Bandwidth (std(y))"
+    assert ax.get_ylabel() == "Miss rate (fraction of rows)"
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any("informative (AUUCC=" in t and "gain=" in t for t in legend)
     assert any("shuffled constant band (AUUCC=" in t for t in legend)
@@ -89,7 +89,7 @@ def test_isocost_extremes_and_other_axes(cost):
     models = _models(x_axis="excess", y_axis="deficit", normalize="none", cost=cost)
     fig = plot_ucc(models, cost=cost)
     ax = fig.axes[0]
-    assert ax.get_xlabel() == "Excess [units of y]" and ax.get_ylabel() == "Deficit [units of y]"
+    assert ax.get_xlabel() == "Excess (units of y)" and ax.get_ylabel() == "Deficit (units of y)"
     assert figure_to_bytes(fig).startswith(PNG_SIGNATURE)
 
 
@@ -112,8 +112,8 @@ def test_mismatched_axes_and_bad_cost_rejected():
 
 
 def test_axis_label_units():
-    assert axis_label("deficit", "std") == "Deficit [std(y)]"
-    assert axis_label("missrate", "none") == "Miss rate [fraction of rows]"
+    assert axis_label("deficit", "std") == "Deficit (std(y))"
+    assert axis_label("missrate", "none") == "Miss rate (fraction of rows)"
 
 
 def test_no_pyplot_state():

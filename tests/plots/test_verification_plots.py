@@ -126,7 +126,12 @@ def test_skill_bars_are_the_skill_values_with_the_zero_line():
     ax = fig.axes[0]
     heights = sorted(p.get_height() for p in ax.patches)
     assert heights == pytest.approx([-0.2, 0.3])
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["crps", "pinball", "nll"]
+    ticks = [t.get_text() for t in ax.get_xticklabels()]
+    assert [t.split("\n")[0] for t in ticks] == ["crps", "pinball", "nll"]
+    assert "1 − S/S_ref" in ticks[0] and "nats" in ticks[2] and "S_ref" not in ticks[2]  # nll: a gain in nats
+    assert "S_ref" not in ax.get_ylabel()
+    assert ax.get_ylim()[1] < 0.5  # the axis fits the values, not a fixed 0..1
+    assert any(t.get_text() == "0.3" for t in ax.texts)  # bars carry their values
     assert any(t.get_text() == "n/a" for t in ax.texts)  # a null skill (reference scores 0) is marked
     assert any(list(ln.get_ydata()) == [0.0, 0.0] for ln in ax.lines)  # the 0 line
     with pytest.raises(Exception, match="--reference"):

@@ -37,7 +37,10 @@ class PlotFormat(str, Enum):
 PlotKind = Enum("PlotKind", {k: k for k in PLOT_KINDS}, type=str)  # type: ignore[misc]  # members known at run time only
 
 XOpt = Annotated[
-    str | None, typer.Option("--x", help="Column to plot predictions against (default: the row index).")
+    str | None,
+    typer.Option(
+        "--x", help="Column to plot predictions against (default: intervals sorted by the prediction)."
+    ),
 ]
 MaxPointsOpt = Annotated[
     int | None,
@@ -122,15 +125,15 @@ def plot(
 ) -> None:
     """Draw one figure of a prediction file.
 
-    Kinds: predictions (interval band vs --x or the row index), intervals (ordered by
+    Kinds: predictions (interval band vs --x, else intervals sorted by the prediction), intervals (ordered by
     target), calibration (average calibration curve), adversarial (group calibration),
     sharpness (histogram of σ), residuals (vs σ), reliability (bin-free PIT diagram for
     regression; reliability diagram for classification), pit (PIT histogram), confidence
     and sets (classification), rejection (ensembles), ucc (uncertainty characteristics
     curve), rank_histogram (ensembles; a --diagnostics figure), murphy (--murphy),
-    exceedance_reliability (CORP diagram of Y > t; needs --threshold), skill (bars of
-    1 - S/S_ref; needs --reference), multivariate_rank_histogram (average-rank histogram of a
-    multivariate ensemble). Which kinds apply depends
+    exceedance_reliability (CORP diagram of Y > t; needs --threshold), skill (bars of the
+    skill per score; needs --reference), multivariate_rank_histogram (average-rank histogram of a
+    multivariate ensemble), coverage (observed coverage by nominal level). Which kinds apply depends
     on the file's representation; `uqeval score FILE --plot-dir DIR` writes all of them.
     """
     from ..io.load import load_predictions

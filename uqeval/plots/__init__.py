@@ -25,6 +25,7 @@ PLOT_KINDS: tuple[str, ...] = (
     "exceedance_reliability",  # opt-in (--threshold), issue 16: CORP diagram of the event Y > t
     "skill",  # issue 16: skill against --reference (drawn from the summary's skill group)
     "multivariate_rank_histogram",  # issue 16: average-rank histogram of multivariate ensembles (--diagnostics)
+    "coverage",  # issue 26/28: observed coverage against the nominal level (--diagnostics)
 )
 
 #: processes that draw and encode figures (``uqeval.tasks.plot.encode_figures``): 1 in a library call;

@@ -29,13 +29,21 @@ from matplotlib.figure import Figure
 
 from ..errors import InputError, UsageError
 from ..validation import as_float_array, check_finite, check_same_length
+from .style import COLORS, FIGSIZE, FONT, GRID, LINE, MODEL_COLORS, SQUARE, axis_label, model_color
 
 __all__ = [
     "COLORS",
     "FIGSIZE",
     "FONT",
+    "LINE",
+    "MODEL_COLORS",
+    "SQUARE",
+    "axis_label",
+    "model_color",
     "PLOT_FORMATS",
     "band_downsample",
+    "count_strip",
+    "diagonal",
     "binomial_band",
     "check_unit_interval",
     "envelope_downsample",
@@ -49,23 +57,6 @@ __all__ = [
     "subsample_indices",
     "thousands",
 ]
-
-#: Default figure size in inches (960 x 720 px at 150 dpi).
-FIGSIZE: tuple[float, float] = (6.4, 4.8)
-
-#: Font sizes in points; readable at 100 % zoom at 150 dpi.
-FONT: dict[str, float] = {"title": 12.0, "label": 11.0, "tick": 10.0, "legend": 9.5, "note": 9.5}
-
-#: A colour-blind-safe palette (Okabe & Ito) by role.
-COLORS: dict[str, str] = {
-    "main": "#0072B2",  # predictions, curves
-    "band": "#56B4E9",  # intervals, shaded bands
-    "obs": "#222222",  # observations
-    "ref": "#777777",  # diagonals, reference lines
-    "accent": "#D55E00",  # highlighted values (max error, mean)
-    "accent2": "#009E73",  # second highlight (RMS)
-    "fill": "#E69F00",  # miscalibration area
-}
 
 #: Where :func:`style_axes` puts the legend: a matplotlib location inside the axes, or "outside"
 #: (below them).
@@ -96,15 +87,16 @@ _METADATA: dict[str, dict[str, None]] = {
 
 
 def new_figure(
-    figsize: tuple[float, float] = FIGSIZE, nrows: int = 1, ncols: int = 1
+    figsize: tuple[float, float] = FIGSIZE, nrows: int = 1, ncols: int = 1, **subplots: Any
 ) -> tuple[Figure, Axes | np.ndarray]:
     """Create a Figure on an Agg canvas (no pyplot) with a constrained layout.
 
-    Returns ``(fig, ax)``; ``ax`` is an array of Axes when ``nrows * ncols > 1``.
+    Returns ``(fig, ax)``; ``ax`` is an array of Axes when ``nrows * ncols > 1``. ``subplots``:
+    further arguments of :meth:`~matplotlib.figure.Figure.subplots` (``sharex``, ``height_ratios``, ...).
     """
     fig = Figure(figsize=figsize, layout="constrained")
     FigureCanvasAgg(fig)
-    ax = fig.subplots(nrows, ncols, squeeze=True)
+    ax = fig.subplots(nrows, ncols, squeeze=True, **subplots)
     return fig, ax
 
 
@@ -130,15 +122,16 @@ def style_axes(
     legend: bool = True,
     legend_loc: LegendLoc = "best",
 ) -> None:
-    """Apply the house style: title, axis labels, tick sizes, light grid, legend.
+    """Apply the house style (:mod:`uqeval.plots.style`): title, axis labels in the house phrasing
+    (:func:`~uqeval.plots.style.axis_label`), tick sizes, light grid, legend.
 
     ``legend_loc`` is a matplotlib location or ``"outside"`` (a legend below the axes).
     """
     ax.set_title(title, fontsize=FONT["title"])
-    ax.set_xlabel(xlabel, fontsize=FONT["label"])
-    ax.set_ylabel(ylabel, fontsize=FONT["label"])
+    ax.set_xlabel(axis_label(xlabel), fontsize=FONT["label"])
+    ax.set_ylabel(axis_label(ylabel), fontsize=FONT["label"])
     ax.tick_params(labelsize=FONT["tick"])
-    ax.grid(True, color="#dddddd", linewidth=0.6)
+    ax.grid(True, **GRID)  # type: ignore[arg-type]
     ax.set_axisbelow(True)
     handles, labels = ax.get_legend_handles_labels()
     if legend and handles:
@@ -156,6 +149,38 @@ def style_axes(
             )
         else:
             ax.legend(fontsize=FONT["legend"], loc=legend_loc, framealpha=0.9)
+
+
+def diagonal(ax: Axes, label: str, hi: float = 1.0) -> None:
+    """The dashed reference line y = x from 0 to ``hi`` (perfect calibration, nominal coverage, ...)."""
+    ax.plot([0, hi], [0, hi], linestyle="--", color=COLORS["ref"], linewidth=LINE["ref"], label=label)
+
+
+def count_strip(
+    ax: Axes,
+    left: np.ndarray,
+    width: np.ndarray,
+    counts: np.ndarray,
+    what: str = "rows per bin",
+    frac: float = 0.15,
+) -> None:
+    """The rows per bin of a probability diagram as grey bars along the bottom of ``ax`` (the one-panel
+    form of the count panel): the largest bin reaches ``frac`` of the unit y axis; the legend says the scale."""
+    counts = np.asarray(counts, dtype=np.float64)
+    top = float(counts.max()) if counts.size else 0.0
+    if not top > 0:
+        return
+    ax.bar(
+        left,
+        counts / top * frac,
+        width=width,
+        align="edge",
+        color=COLORS["count"],
+        alpha=0.9,
+        linewidth=0,
+        zorder=2.5,
+        label=f"{what} (tallest = {int(round(top)):,})",
+    )
 
 
 def thousands(ax_axis) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from .common import COLORS, FONT, new_figure, style_axes
+from .common import COLORS, FONT, LINE, new_figure, style_axes
 
 _DIRECTION = {"lower": "lower is better", "higher": "higher is better"}
 
@@ -80,7 +80,7 @@ def compare_figure(result: Mapping[str, Any], max_cols: int = 3) -> Figure:
             else:
                 ax.plot([est], [y], marker="D", color=color, markersize=6, linestyle="none")
         if body.get("orientation") == "target" and body.get("target") is not None:
-            ax.axvline(float(body["target"]), color=COLORS["ref"], linestyle="--", linewidth=1.0)
+            ax.axvline(float(body["target"]), color=COLORS["ref"], linestyle="--", linewidth=LINE["ref"])
         direction = (
             f"closest to {body['target']:g} is better"
             if body.get("orientation") == "target" and body.get("target") is not None

@@ -1,12 +1,68 @@
-"""Coverage-vs-width scatter faceted by shift group (Kompa, Snoek & Beam 2021, Figures 7-8)."""
+"""Coverage figures: coverage by level (observed against nominal) and the coverage-vs-width scatter
+faceted by shift group (Kompa, Snoek & Beam 2021, Figures 7-8)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
-from .common import FONT, new_figure, style_axes
+from .common import COLORS, FONT, LINE, axes_for, diagonal, model_color, new_figure, style_axes
+
+
+def plot_coverage_by_level(
+    levels: Any,
+    coverage: Any,
+    *,
+    sizes: Any = None,
+    size_what: str = "mean set size (classes)",
+    title: str = "Coverage by level",
+    ax: Axes | None = None,
+    label: str | None = None,
+    color: str | None = None,
+) -> Figure:
+    """Observed coverage against the nominal level of central intervals (or prediction sets), the
+    diagonal marking nominal coverage: above it the intervals are too wide, below too narrow.
+
+    ``sizes``: the mean width (or set size) at each level, written beside each point (one model; ``size_what``
+    says what they are in the legend) or, at the widest level, in the legend (``label``: one labelled series
+    of an overlay of models).
+    """
+    lv = np.asarray(levels, dtype=float)
+    cov = np.asarray(coverage, dtype=float)
+    order = np.argsort(lv, kind="stable")
+    lv, cov = lv[order], cov[order]
+    sz = None if sizes is None else np.asarray(sizes, dtype=float)[order]
+    fig, ax = axes_for(ax)
+    lo = float(min(lv.min(), cov.min(), 0.5))
+    lo = min(lo, ax.get_xlim()[0]) if ax.lines else lo  # an overlay: the range of every series so far
+    diagonal(ax, "nominal")
+    if label is not None:
+        extra = f", {size_what.split(' (')[0]} {sz[-1]:.3g} at {lv[-1]:g}" if sz is not None else ""
+        ax.plot(
+            lv, cov, marker="o", markersize=4, color=color, linewidth=LINE["main"], label=f"{label}{extra}"
+        )
+    else:
+        ax.plot(
+            lv, cov, marker="o", markersize=4, color=COLORS["main"], linewidth=LINE["main"], label="observed"
+        )
+        if sz is not None:
+            for x, c, s in zip(lv, cov, sz):
+                ax.annotate(
+                    f"{s:.3g}",
+                    (x, c),
+                    textcoords="offset points",
+                    xytext=(5, -11),
+                    fontsize=FONT["note"] - 1.5,
+                )
+            ax.plot([], [], linestyle="none", label=f"numbers: {size_what}")
+    pad = 0.05 * (1.0 - lo)  # room for the numbers written under the lowest point
+    ax.set_xlim(lo - pad, 1.0 + pad)
+    ax.set_ylim(lo - pad, 1.0 + pad)
+    style_axes(ax, title, "nominal level", "observed coverage (fraction of rows)", legend_loc="upper left")
+    return fig
 
 
 def plot_coverage_width(
@@ -16,21 +72,26 @@ def plot_coverage_width(
     facet_label: str = "group",
     title: str = "Coverage vs width",
 ) -> Any:
-    """One panel per facet: each method's (width, coverage) points, the least-squares line, the nominal level."""
+    """One panel per facet: each method's (width, coverage) points, the least-squares line, the nominal
+    level; the panels share their y axis (coverage), so shifts between facets compare at a glance. With
+    several levels, a last panel draws each method's coverage by level over all its rows
+    (:func:`plot_coverage_by_level`, the figure of ``uqeval.plot(..., "coverage")``)."""
     recs = [r for r in records if r["level"] == level]
     facets = sorted({r["facet"] for r in recs}, key=_natural)
     methods = sorted({r["method"] for r in recs})
-    ncols = min(3, len(facets))
-    nrows = int(np.ceil(len(facets) / ncols))
-    fig, axes = new_figure(figsize=(4.2 * ncols, 3.6 * nrows), nrows=nrows, ncols=ncols)
+    by_level = pooled_coverage(records)
+    several = any(len(v[0]) > 1 for v in by_level.values())
+    n_panels = len(facets) + several
+    ncols = min(3, n_panels)
+    nrows = int(np.ceil(n_panels / ncols))
+    fig, axes = new_figure(figsize=(4.2 * ncols, 3.6 * nrows + 0.5), nrows=nrows, ncols=ncols)
     axes = np.asarray(axes).ravel()  # one Axes or an array of them
-    from matplotlib import colormaps
-
-    palette = [colormaps["tab10"](i) for i in range(10)]
+    for ax in axes[1 : len(facets)]:
+        ax.sharey(axes[0])
     xkey = "width_norm" if all("width_norm" in r for r in recs) else "width"
     xlabel = {
-        "width_norm": "mean width [std of training targets]",
-        "width": "mean width [units of y / classes]",
+        "width_norm": "mean width (std of training targets)",
+        "width": "mean width (units of y or classes)",
     }[xkey]
     for ax, facet in zip(axes, facets):
         for i, m in enumerate(methods):
@@ -39,7 +100,7 @@ def plot_coverage_width(
                 [r[xkey] for r in pts],
                 [r["coverage"] for r in pts],
                 s=28,
-                color=palette[i % len(palette)],
+                color=model_color(i),
                 label=m,
                 alpha=0.85,
                 edgecolors="none",
@@ -49,23 +110,63 @@ def plot_coverage_width(
         if line is not None and xs.size:
             grid = np.linspace(xs.min(), xs.max(), 50)
             ax.plot(
-                grid, line["slope"] * grid + line["intercept"], color="black", lw=1.2, label="least squares"
+                grid,
+                line["slope"] * grid + line["intercept"],
+                color=COLORS["obs"],
+                lw=LINE["ref"],
+                label="least squares",
             )
-        ax.axhline(float(level), color="grey", ls="--", lw=1, label=f"nominal {level}")
-        style_axes(ax, f"{facet_label} = {facet}", xlabel, "coverage [fraction of rows]", legend=False)
-    for ax in axes[len(facets) :]:
+        ax.axhline(float(level), color=COLORS["ref"], ls="--", lw=LINE["ref"], label=f"nominal {level}")
+        style_axes(ax, f"{facet_label} = {facet}", xlabel, "coverage (fraction of rows)", legend=False)
+    if several:
+        ax = axes[len(facets)]
+        for i, m in enumerate(methods):
+            lv, cov, _width = by_level[m]
+            plot_coverage_by_level(
+                lv, cov, title="Coverage by level, all rows", ax=ax, label=m, color=model_color(i)
+            )
+        legend = ax.get_legend()
+        if legend is not None:  # the methods are in the figure's legend
+            legend.remove()
+    for ax in axes[n_panels:]:
         ax.set_visible(False)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.suptitle(f"{title} (level {level})", fontsize=FONT["title"])
+    # as many legend columns as fit the figure's width (about 1.6 inches each): never clipped at the sides
+    fit = max(1, int(fig.get_figwidth() / 1.6))
     fig.legend(
         handles,
         labels,
         loc="outside lower center",
-        ncol=min(len(labels), 5),
+        ncol=min(len(labels), 5, fit),
         fontsize=FONT["legend"],
         frameon=False,
     )
     return fig
+
+
+def pooled_coverage(records: list[dict[str, Any]]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per method, ``(levels, coverage, width)`` over all its rows: the records of
+    :func:`uqeval.tasks.coverage.coverage_points` (per file, facet and point) averaged with their rows as
+    weights, levels ascending."""
+    acc: dict[str, dict[float, list[float]]] = {}
+    for r in records:
+        cell = acc.setdefault(r["method"], {}).setdefault(float(r["level"]), [0.0, 0.0, 0.0])
+        n = float(r["n_rows"])
+        cell[0] += n
+        cell[1] += n * float(r["coverage"])
+        cell[2] += n * float(r.get("width_norm", r["width"]))
+    out = {}
+    for method, cells in acc.items():
+        lv = np.array(sorted(cells))
+        tot = np.array([cells[v][0] for v in lv])
+        safe = np.where(tot > 0, tot, 1.0)
+        out[method] = (
+            lv,
+            np.array([cells[v][1] for v in lv]) / safe,
+            np.array([cells[v][2] for v in lv]) / safe,
+        )
+    return out
 
 
 def _natural(s: str):

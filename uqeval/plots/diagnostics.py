@@ -14,7 +14,18 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from .common import COLORS, FONT, axes_for, new_figure, style_axes
+from .common import (
+    COLORS,
+    FONT,
+    LINE,
+    SQUARE,
+    axes_for,
+    count_strip,
+    diagonal,
+    model_color,
+    new_figure,
+    style_axes,
+)
 
 __all__ = ["plot_corp", "plot_corp_panels", "plot_smooth_reliability", "plot_spread_reliability"]
 
@@ -28,7 +39,7 @@ def _note(ax, text: str) -> None:
         ha="right",
         va="bottom",
         fontsize=FONT["note"],
-        bbox={"facecolor": "white", "edgecolor": "#cccccc", "boxstyle": "round"},
+        bbox={"facecolor": "white", "edgecolor": COLORS["frame"], "boxstyle": "round"},
     )
 
 
@@ -38,6 +49,9 @@ def plot_corp(
     *,
     title: str = "CORP reliability diagram",
     xlabel: str = "forecast probability",
+    ax: Axes | None = None,
+    label: str | None = None,
+    color: str | None = None,
 ) -> Figure:
     """The PAV-recalibrated probability against the forecast, with the consistency band under calibration.
 
@@ -45,28 +59,33 @@ def plot_corp(
     ----------
     curve : :func:`uqeval.metrics.corp.reliability_curve` (``x``, ``calibrated``, ``lower``, ``upper``, ``counts``).
     decomposition : the Brier score's ``{"mcb", "dsc", "unc"}``, annotated when given.
+    ax : draw on this Axes: one panel, the forecasts' histogram as grey bars along the bottom, instead of
+        a new figure of the diagram over its histogram.
+    label, color : one labelled series of an overlay of models: the curve only (no band), MCB and DSC in
+        the legend.
     """
-    return plot_corp_panels([(curve, decomposition, title, xlabel)])
+    if ax is None and label is None:
+        return plot_corp_panels([(curve, decomposition, title, xlabel)])
+    fig, ax = axes_for(ax, SQUARE)
+    _corp_panel(ax, curve, decomposition, title, xlabel, label=label, color=color, strip=label is None)
+    return fig
 
 
-def plot_corp_panels(
-    panels: Sequence[tuple[Mapping[str, np.ndarray], Mapping[str, float] | None, str, str]],
+def _corp_panel(
+    ax: Axes,
+    curve: Mapping[str, np.ndarray],
+    decomposition: Mapping[str, float] | None,
+    title: str,
+    xlabel: str,
     *,
-    suptitle: str | None = None,
-) -> Figure:
-    """One CORP reliability diagram (curve over its histogram of forecasts) per panel, side by side.
-
-    ``panels``: ``(curve, decomposition, title, xlabel)`` as :func:`plot_corp` takes them; e.g. the
-    exceedance events Y > t of several thresholds (``--threshold``).
-    """
-    n = len(panels)
-    ncols = min(n, 3)
-    blocks = -(-n // ncols)  # rows of diagrams, each a curve above its histogram
-    fig, axes = new_figure(figsize=(5.6 * ncols, 6.4 * blocks), nrows=2 * blocks, ncols=ncols)
-    axes = np.asarray(axes).reshape(2 * blocks, ncols)
-    for k, (curve, decomposition, title, xlabel) in enumerate(panels):
-        ax, axh = axes[2 * (k // ncols), k % ncols], axes[2 * (k // ncols) + 1, k % ncols]
-        x, cal = np.asarray(curve["x"]), np.asarray(curve["calibrated"])
+    label: str | None = None,
+    color: str | None = None,
+    strip: bool = False,
+) -> None:
+    """One CORP diagram on ``ax``: band, diagonal, curve (``label``: a series of an overlay, no band)."""
+    x, cal = np.asarray(curve["x"]), np.asarray(curve["calibrated"])
+    d = decomposition
+    if label is None:
         ax.fill_between(
             x,
             curve["lower"],
@@ -77,17 +96,67 @@ def plot_corp_panels(
             linewidth=0,
             label="90% consistency band",
         )
-        ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="calibrated")
-        ax.step(x, cal, where="post", color=COLORS["main"], linewidth=1.6, label="CORP (PAV-recalibrated)")
-        if decomposition:
-            d = decomposition
+    diagonal(ax, "calibrated")
+    if label is None:
+        ax.step(
+            x,
+            cal,
+            where="post",
+            color=COLORS["main"],
+            linewidth=LINE["main"],
+            label="CORP (PAV-recalibrated)",
+        )
+        if d:
             _note(ax, f"Brier MCB {d['mcb']:.4f}  DSC {d['dsc']:.4f}  UNC {d['unc']:.4f}")
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
-        style_axes(ax, title, xlabel, "conditional event probability", legend_loc="upper left")
-        axh.hist(x, bins=np.linspace(0, 1, 41), weights=curve["counts"], color=COLORS["main"], alpha=0.7)
+    else:
+        extra = f" (MCB {d['mcb']:.4f}, DSC {d['dsc']:.4f})" if d else ""
+        ax.step(x, cal, where="post", color=color, linewidth=LINE["main"], label=f"{label}{extra}")
+    if strip:
+        edges = np.linspace(0, 1, 41)
+        hist, _ = np.histogram(x, bins=edges, weights=curve["counts"])
+        count_strip(ax, edges[:-1], np.diff(edges), hist, what="forecasts per bin")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    style_axes(ax, title, xlabel, "conditional event probability", legend_loc="upper left")
+
+
+def plot_corp_panels(
+    panels: Sequence[tuple[Mapping[str, np.ndarray], Mapping[str, float] | None, str, str]],
+    *,
+    suptitle: str | None = None,
+    ax: Axes | None = None,
+) -> Figure:
+    """One CORP reliability diagram (curve over its histogram of forecasts) per panel, side by side.
+
+    ``panels``: ``(curve, decomposition, title, xlabel)`` as :func:`plot_corp` takes them; e.g. the
+    exceedance events Y > t of several thresholds (``--threshold``). ``ax``: every panel's curve on this
+    one Axes instead, a labelled series each (its ``title``, in the style's colours in order).
+    """
+    if ax is not None:
+        fig, ax = axes_for(ax)
+        for k, (curve, decomposition, title, _xlabel) in enumerate(panels):
+            _corp_panel(
+                ax,
+                curve,
+                decomposition,
+                suptitle or "",
+                "forecast probability of the event",
+                label=title,
+                color=model_color(k),
+            )
+        return fig
+    n = len(panels)
+    ncols = min(n, 3)
+    blocks = -(-n // ncols)  # rows of diagrams, each a curve above its histogram
+    fig, axes = new_figure(figsize=(5.6 * ncols, 6.4 * blocks), nrows=2 * blocks, ncols=ncols)
+    axes = np.asarray(axes).reshape(2 * blocks, ncols)
+    for k, (curve, decomposition, title, xlabel) in enumerate(panels):
+        ax, axh = axes[2 * (k // ncols), k % ncols], axes[2 * (k // ncols) + 1, k % ncols]
+        _corp_panel(ax, curve, decomposition, title, xlabel)
+        x = np.asarray(curve["x"])
+        axh.hist(x, bins=np.linspace(0, 1, 41), weights=curve["counts"], color=COLORS["count"], alpha=0.9)
         axh.set_xlim(0, 1)
-        style_axes(axh, "", xlabel, "rows", legend=False)
+        style_axes(axh, "", xlabel, "number of rows", legend=False)
     for k in range(n, blocks * ncols):  # empty slots of the last row
         axes[2 * (k // ncols), k % ncols].set_visible(False)
         axes[2 * (k // ncols) + 1, k % ncols].set_visible(False)
@@ -103,19 +172,45 @@ def plot_smooth_reliability(
     *,
     title: str = "Smooth reliability diagram",
     xlabel: str = "forecast probability",
+    ax: Axes | None = None,
+    label: str | None = None,
+    color: str | None = None,
 ) -> Figure:
     """Kernel-smoothed outcome E[y | f ≈ t] against t with the density of the forecasts
-    (:func:`uqeval.metrics.smooth_ece.smooth_reliability_curve`), smECE and σ* in a note."""
+    (:func:`uqeval.metrics.smooth_ece.smooth_reliability_curve`), smECE and σ* in a note.
+
+    ``ax``: draw on this Axes (one panel, the density as a grey strip along the bottom) instead of a new
+    figure of the curve over the density; ``label``, ``color``: one labelled series of an overlay of
+    models (the curve, smECE in the legend)."""
     t, mu, dens = (np.asarray(curve[k]) for k in ("t", "mu", "density"))
-    # two rows: an array of two Axes
-    fig, (ax, axd) = cast("tuple[Figure, np.ndarray]", new_figure(figsize=(5.6, 6.4), nrows=2))
-    ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="calibrated")
-    ax.plot(t, mu, color=COLORS["main"], linewidth=1.8, label="smoothed outcome")
-    _note(ax, f"smECE = {smece:.4f} (σ* = {sigma:.4f})")
+    one = ax is not None or label is not None
+    if one:
+        fig, ax = axes_for(ax, SQUARE)
+    else:
+        # two rows: an array of two Axes
+        fig, (ax, axd) = cast("tuple[Figure, np.ndarray]", new_figure(figsize=(5.6, 6.4), nrows=2))
+    diagonal(ax, "calibrated")
+    if label is not None:
+        ax.plot(t, mu, color=color, linewidth=LINE["main"], label=f"{label} (smECE = {smece:.4f})")
+    else:
+        ax.plot(t, mu, color=COLORS["main"], linewidth=LINE["main"], label="smoothed outcome")
+        _note(ax, f"smECE = {smece:.4f} (σ* = {sigma:.4f})")
+    if one and label is None and dens.size and float(dens.max()) > 0:
+        ax.fill_between(
+            t,
+            0,
+            dens / float(dens.max()) * 0.15,
+            color=COLORS["count"],
+            alpha=0.7,
+            linewidth=0,
+            label="density of forecasts (scaled)",
+        )
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     style_axes(ax, title, xlabel, "smoothed event frequency", legend_loc="upper left")
-    axd.fill_between(t, 0, dens, color=COLORS["band"], alpha=0.6, linewidth=0)
+    if one:
+        return fig
+    axd.fill_between(t, 0, dens, color=COLORS["count"], alpha=0.9, linewidth=0)
     axd.set_xlim(0, 1)
     style_axes(axd, "", xlabel, "density of forecasts", legend=False)
     return fig
@@ -143,7 +238,7 @@ def plot_spread_skill(
         title=title,
         xlabel=f"{spread} per bin",
         ylabel="RMSE of the ensemble mean" if ensemble else "RMSE of the point prediction",
-        diagonal="spread = RMSE",
+        diagonal_label="spread = RMSE",
         ax=ax,
         label=label,
         color=color,
@@ -157,7 +252,7 @@ def _binned_spread(
     title: str,
     xlabel: str,
     ylabel: str,
-    diagonal: str,
+    diagonal_label: str,
     ax: Axes | None = None,
     label: str | None = None,
     color: str | None = None,
@@ -167,23 +262,25 @@ def _binned_spread(
     rmv, rmse = np.asarray(bins["rmv"]), np.asarray(bins["rmse"])
     ok = np.isfinite(rmv) & np.isfinite(rmse)  # squares of huge values overflow: those bins are not drawn
     rmv, rmse = rmv[ok], rmse[ok]
-    fig, ax = axes_for(ax, figsize=(5.6, 5.2))
+    fig, ax = axes_for(ax, figsize=SQUARE)
     hi = float(max(rmv.max(), rmse.max())) * 1.05 if rmv.size else 0.0
     hi = hi if 0 < hi < np.inf else 1.0
     if label is not None:  # one labelled series of an overlay: the axes hold every series drawn so far
         hi = max(hi, ax.get_xlim()[1] if ax.lines else 0.0)
-    ax.plot([0, hi], [0, hi], linestyle="--", color=COLORS["ref"], linewidth=1.0, label=diagonal)
+    diagonal(ax, diagonal_label, hi)
     if label is not None:
         ax.plot(
             rmv,
             rmse,
             marker="o",
             color=color,
-            linewidth=1.4,
+            linewidth=LINE["main"],
             label=f"{label}" + (f" ({note})" if note else ""),
         )
     else:
-        ax.plot(rmv, rmse, marker="o", color=COLORS["main"], linewidth=1.4, label="bins (equal count)")
+        ax.plot(
+            rmv, rmse, marker="o", color=COLORS["main"], linewidth=LINE["main"], label="bins (equal count)"
+        )
     if note is not None and label is None:
         _note(
             ax,
@@ -203,15 +300,20 @@ def plot_spread_reliability(
     *,
     title: str = "Spread reliability (RMSE vs RMV)",
     ax: Axes | None = None,
+    label: str | None = None,
+    color: str | None = None,
 ) -> Figure:
     """Levi et al.'s reliability diagram: RMSE of each σ-sorted equal-count bin against its RMV
-    (:func:`uqeval.metrics.spread.spread_bins`); on the diagonal σ matches the error."""
+    (:func:`uqeval.metrics.spread.spread_bins`); on the diagonal σ matches the error. ``label``,
+    ``color``: one labelled series of an overlay of models."""
     return _binned_spread(
         bins,
         None if ence is None else f"ENCE = {ence:.4f}",
         title=title,
         xlabel="root mean predicted variance (RMV)",
         ylabel="RMSE of the point prediction",
-        diagonal="calibrated spread",
+        diagonal_label="calibrated spread",
         ax=ax,
+        label=label,
+        color=color,
     )

@@ -13,7 +13,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ..errors import InputError
-from .common import axes_for, new_figure, style_axes
+from .common import LINE, axes_for, model_color, new_figure, style_axes
 
 
 def plot_murphy(
@@ -32,7 +32,7 @@ def plot_murphy(
         v = np.asarray(values, dtype=float)
         if v.shape != th.shape:
             raise InputError(f"curve {label!r} has {v.size} values for {th.size} thresholds")
-        ax.plot(th, v, color=f"C{i % 10}", lw=1.8, label=str(label))
+        ax.plot(th, v, color=model_color(i), lw=LINE["main"], label=str(label))
     style_axes(ax, title, xlabel, "mean elementary score (lower is better)", legend=True)
     return fig
 
@@ -64,7 +64,9 @@ def murphy_compare_figure(murphy: Mapping, title: str = "Murphy diagrams") -> Fi
     th = np.asarray(murphy["thetas"], dtype=float)
     for ax, key in zip(axes, keys):
         for i, (model, values) in enumerate(curves[key].items()):
-            ax.plot(th, np.asarray(values, dtype=float), color=f"C{i % 10}", lw=1.8, label=str(model))
+            ax.plot(
+                th, np.asarray(values, dtype=float), color=model_color(i), lw=LINE["main"], label=str(model)
+            )
         style_axes(ax, f"{title}: {key}", "threshold θ", "mean elementary score", legend=True)
     for ax in axes[len(keys) :]:
         ax.set_visible(False)

@@ -32,10 +32,12 @@ from ..validation import check_positive
 from .common import (
     COLORS,
     FONT,
+    LINE,
     axes_for,
     band_downsample,
     binomial_band,
     check_unit_interval,
+    diagonal,
     envelope_downsample,
     finite_1d,
     finite_columns,
@@ -58,6 +60,9 @@ __all__ = [
 
 _Y_UNITS = "units of y"
 _MAX_VERTICES = 2000  # per curve; > the plot width in pixels at 150 dpi
+#: intervals drawn by the ordered view of ``predictions`` (without ``x``): about one per pixel pair at 150 dpi,
+#: so the error bars stay apart (thousands make a solid band); fewer with a smaller ``max_points``
+ORDERED_MAX_INTERVALS = 500
 
 
 def _check_bounds(lower: np.ndarray, upper: np.ndarray) -> None:
@@ -86,33 +91,46 @@ def plot_predictions_band(
     mean_label: str = "predicted mean",
     ax: Axes | None = None,
 ) -> Figure:
-    """Observations, predicted mean and an interval band against ``x`` (or the row index).
+    """Observations, predicted mean and an interval band against ``x``; without ``x``, the ordered view.
 
-    Rows are sorted by ``x``. The mean and the band use every row (reduced per pixel
+    With ``x``, rows are sorted by ``x``. The mean and the band use every row (reduced per pixel
     column to first/min/max/last and to the band's envelope); the observations are a
     seeded random subset of at most ``max_points`` rows.
+
+    Without ``x`` (the row index has no order worth a line), the Uncertainty Toolbox's ordered view:
+    :func:`plot_intervals_ordered` with rows sorted by the prediction, a seeded subset of at most
+    ``max_points`` rows (and at most :data:`ORDERED_MAX_INTERVALS`, so the intervals stay apart) drawn as
+    points with their intervals as error bars.
 
     Parameters
     ----------
     y_true, mean, lower, upper : (N,) arrays
         Targets, predicted means and band bounds (e.g. ``mean ± 1.96 std``).
     x : (N,) array, optional
-        Values to plot against; the row index when omitted.
+        Values to plot against.
     x_label : str, optional
-        Axis label for ``x`` (e.g. the column name); "row index" when ``x`` is None.
+        Axis label for ``x`` (e.g. the column name, kept as it is); "x" when None.
     """
+    if x is None:
+        return plot_intervals_ordered(
+            y_true,
+            mean,
+            lower,
+            upper,
+            order_by="prediction",
+            title=title,
+            max_points=min(int(max_points), ORDERED_MAX_INTERVALS),
+            seed=seed,
+            band_label=band_label,
+            mean_label=mean_label,
+            ax=ax,
+        )
     cols = finite_columns(y_true=y_true, mean=mean, lower=lower, upper=upper, x=x)
     y, mu, lo, hi = cols["y_true"], cols["mean"], cols["lower"], cols["upper"]
     _check_bounds(lo, hi)
     n = y.size
-    if cols.get("x") is None:
-        order = np.arange(n)
-        xs = order.astype(np.float64)
-        x_label = x_label or "row index"
-    else:
-        order = np.argsort(cols["x"], kind="stable")
-        xs = cols["x"][order]
-        x_label = x_label or "x"
+    order = np.argsort(cols["x"], kind="stable")
+    xs = cols["x"][order]
     fig, ax = axes_for(ax)
     bx, blo, bhi = band_downsample(xs, lo[order], hi[order], n_bins=_MAX_VERTICES // 2)
     ax.fill_between(bx, blo, bhi, color=COLORS["band"], alpha=0.35, linewidth=0, label=band_label)
@@ -121,7 +139,8 @@ def plot_predictions_band(
     sub = subsample_indices(n, max_points, seed)
     obs_label = "observations" if sub.size == n else f"observations ({sub.size:,} of {n:,})"
     ax.scatter(xs[sub], y[order][sub], s=6, color=COLORS["obs"], alpha=0.6, linewidths=0, label=obs_label)
-    style_axes(ax, title, x_label, f"target ({_Y_UNITS})")
+    style_axes(ax, title, "", f"target ({_Y_UNITS})")
+    ax.set_xlabel(x_label or "x", fontsize=FONT["label"])  # a column's name, as it is
     return fig
 
 
@@ -181,7 +200,7 @@ def plot_intervals_ordered(
             ranks, y[rows], s=8, color=COLORS["obs"], marker="D", linewidths=0, label="observation", zorder=4
         )
     thousands(ax.xaxis)
-    what = "target" if order_by == "target" else "predicted mean"
+    what = "target" if order_by == "target" else mean_label
     shown = "" if ranks.size == n else f"; {ranks.size:,} of {n:,} intervals shown"
     style_axes(
         ax,
@@ -223,12 +242,18 @@ def plot_calibration_curve(
 
         miscal_area = float(calibration_errors(p, q)["miscal_area"])  # a float for one curve
     fig, ax = axes_for(ax, figsize=(5.6, 5.2))
-    ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="ideal")
+    diagonal(ax, "ideal")
     if label is not None:  # one labelled series of an overlay: the area goes in the legend
-        ax.plot(p, q, color=color, linewidth=1.6, label=f"{label} (miscalibration area = {miscal_area:.4f})")
+        ax.plot(
+            p,
+            q,
+            color=color,
+            linewidth=LINE["main"],
+            label=f"{label} (miscalibration area = {miscal_area:.4f})",
+        )
     else:
         ax.fill_between(p, p, q, color=COLORS["fill"], alpha=0.3, linewidth=0, label="miscalibration area")
-        ax.plot(p, q, color=COLORS["main"], linewidth=1.6, label="observed")
+        ax.plot(p, q, color=COLORS["main"], linewidth=LINE["main"], label="observed")
     if label is None:
         ax.text(
             0.97,
@@ -238,7 +263,7 @@ def plot_calibration_curve(
             ha="right",
             va="bottom",
             fontsize=FONT["note"],
-            bbox={"facecolor": "white", "edgecolor": "#cccccc", "boxstyle": "round"},
+            bbox={"facecolor": "white", "edgecolor": COLORS["frame"], "boxstyle": "round"},
         )
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
@@ -261,20 +286,44 @@ def plot_adversarial(
     title: str = "Adversarial group calibration",
     y_label: str = "worst-group mean absolute calibration error",
     ax: Axes | None = None,
+    label: str | None = None,
+    color: str | None = None,
 ) -> Figure:
     """Mean worst-group calibration error ±1 standard error against group size.
 
     ``group_sizes`` are fractions of the rows (as in the JSON summary); the error is the
     one reported by ``adv_group_calibration`` (``ma_*`` or, with ``y_label`` changed,
-    ``rms_*``).
+    ``rms_*``). ``label``, ``color``: one labelled series of an overlay of models.
     """
     cols = finite_columns(group_sizes=group_sizes, ma_mean=ma_mean, ma_stderr=ma_stderr)
     g, m, s = cols["group_sizes"], cols["ma_mean"], cols["ma_stderr"]
     order = np.argsort(g, kind="stable")
     g, m, s = g[order], m[order], s[order]
     fig, ax = axes_for(ax)
-    ax.fill_between(g, m - s, m + s, color=COLORS["band"], alpha=0.35, linewidth=0, label="±1 standard error")
-    ax.plot(g, m, color=COLORS["main"], marker="o", markersize=4, linewidth=1.4, label="mean of worst group")
+    if label is not None:  # one labelled series of an overlay of models: the band in the series' colour
+        ax.fill_between(g, m - s, m + s, color=color, alpha=0.15, linewidth=0)
+        ax.plot(
+            g,
+            m,
+            color=color,
+            marker="o",
+            markersize=3,
+            linewidth=LINE["main"],
+            label=f"{label} (±1 s.e. shaded)",
+        )
+    else:
+        ax.fill_between(
+            g, m - s, m + s, color=COLORS["band"], alpha=0.35, linewidth=0, label="±1 standard error"
+        )
+        ax.plot(
+            g,
+            m,
+            color=COLORS["main"],
+            marker="o",
+            markersize=4,
+            linewidth=LINE["main"],
+            label="mean of worst group",
+        )
     ax.set_xlim(0, max(1.0, float(g.max())))
     ax.set_ylim(bottom=0)
     style_axes(ax, title, "group size (fraction of rows)", y_label, legend_loc="upper right")
@@ -289,12 +338,15 @@ def plot_sharpness(
     *,
     sharpness: Mapping | None = None,
     ax: Axes | None = None,
+    label: str | None = None,
+    color: str | None = None,
 ) -> Figure:
     r"""Histogram of predicted standard deviations with the mean and the RMS marked.
 
     The RMS :math:`\sqrt{\tfrac1N\sum_i\sigma_i^2}` is the toolbox's ``sharp``; the mean
     :math:`\tfrac1N\sum_i\sigma_i` is ``mean_std``: the ``sharpness`` group (asked of
-    :func:`uqeval.metrics.sharpness.sharpness` when None). Uses every row.
+    :func:`uqeval.metrics.sharpness.sharpness` when None). Uses every row. ``label``, ``color``: one
+    labelled series of an overlay of models (an outline, its RMS σ dashed in its colour).
     """
     sd = finite_1d(std, "std")
     if sd.size == 0:
@@ -311,13 +363,26 @@ def plot_sharpness(
         sharpness = sharpness_of(sd)
     mean_sd, rms_sd = float(sharpness["mean_std"]), float(sharpness["sharp"])
     fig, ax = axes_for(ax)
+    if label is not None:
+        ax.stairs(counts, edges, color=color, linewidth=LINE["main"], label=f"{label} (RMS σ = {rms_sd:.4g})")
+        ax.axvline(rms_sd, color=color, linewidth=LINE["ref"], linestyle="--")
+        ax.set_ylim(bottom=0)
+        thousands(ax.yaxis)
+        style_axes(
+            ax,
+            title,
+            f"predicted standard deviation σ ({_Y_UNITS})",
+            "number of rows",
+            legend_loc="upper right",
+        )
+        return fig
     ax.stairs(counts, edges, fill=True, color=COLORS["band"], alpha=0.6, label="rows")
-    ax.stairs(counts, edges, color=COLORS["main"], linewidth=0.8)
-    ax.axvline(mean_sd, color=COLORS["accent"], linewidth=1.6, label=f"mean σ = {mean_sd:.4g}")
+    ax.stairs(counts, edges, color=COLORS["main"], linewidth=LINE["thin"])
+    ax.axvline(mean_sd, color=COLORS["accent"], linewidth=LINE["main"], label=f"mean σ = {mean_sd:.4g}")
     ax.axvline(
         rms_sd,
         color=COLORS["accent2"],
-        linewidth=1.6,
+        linewidth=LINE["main"],
         linestyle="--",
         label=f"RMS σ (sharpness) = {rms_sd:.4g}",
     )
@@ -358,7 +423,7 @@ def plot_residuals_vs_std(
     grid = np.array([0.0, smax * 1.05])
     ax.plot(grid, z * grid, color=COLORS["accent"], linestyle="--", linewidth=1.2, label=f"±{z:.2f}σ")
     ax.plot(grid, -z * grid, color=COLORS["accent"], linestyle="--", linewidth=1.2)
-    ax.axhline(0.0, color=COLORS["ref"], linewidth=0.8)
+    ax.axhline(0.0, color=COLORS["ref"], linewidth=LINE["thin"])
     label = "rows" if sub.size == n else f"rows ({sub.size:,} of {n:,})"
     ax.scatter(sd[sub], r, s=6, color=COLORS["main"], alpha=0.5, linewidths=0, label=label)
     ax.set_xlim(0, smax * 1.05)
@@ -411,14 +476,14 @@ def plot_reliability_diagram(
     xs = np.concatenate([[0.0], u[idx], [1.0]])
     ys = np.concatenate([[0.0], (idx + 1) / n, [1.0]])
     fig, ax = axes_for(ax, figsize=(5.6, 5.2))
-    ax.plot([0, 1], [0, 1], linestyle="--", color=COLORS["ref"], linewidth=1.0, label="perfect reliability")
+    diagonal(ax, "perfect reliability")
     if label is not None:  # one labelled series of an overlay: its largest deviation goes in the legend
         ax.step(
             xs,
             ys,
             where="post",
             color=color,
-            linewidth=1.6,
+            linewidth=LINE["main"],
             label=f"{label} (max |C(φ) − φ| = {max_cal_err:.4f})",
         )
         ax.set_xlim(0, 1)
@@ -428,7 +493,7 @@ def plot_reliability_diagram(
             ax, title, "predicted probability φ (PIT)", "observed frequency C(φ)", legend_loc="upper left"
         )
         return fig
-    ax.step(xs, ys, where="post", color=COLORS["main"], linewidth=1.6, label="empirical CDF of PIT")
+    ax.step(xs, ys, where="post", color=COLORS["main"], linewidth=LINE["main"], label="empirical CDF of PIT")
     ax.plot(
         [phi, phi],
         [phi, c_phi],
@@ -504,10 +569,13 @@ def plot_pit_histogram(
     lo, hi = binomial_band(n, p, level)
     fig, ax = axes_for(ax)
     if label is not None:  # one labelled series of an overlay: an outline
-        ax.stairs(c, e, color=color, linewidth=1.6, label=f"{label} (N = {int(n):,})")
+        ax.stairs(c, e, color=color, linewidth=LINE["main"], label=f"{label} (N = {int(n):,})")
     else:
         ax.stairs(c, e, fill=True, color=COLORS["main"], alpha=0.55, label=f"rows (N = {int(n):,})")
-        ax.stairs(c, e, color=COLORS["main"], linewidth=1.0)
+        ax.stairs(c, e, color=COLORS["main"], linewidth=LINE["ref"])
+    ref = (
+        COLORS["accent"] if label is None else COLORS["ref"]
+    )  # an overlay: a neutral reference, not a model's colour
     # The reference band goes on top of the bars so it stays visible.
     ax.stairs(
         hi,
@@ -515,7 +583,7 @@ def plot_pit_histogram(
         baseline=lo,
         fill=True,
         facecolor="none",
-        edgecolor=COLORS["accent"],
+        edgecolor=ref,
         hatch="////",
         linewidth=0,
         alpha=0.8,
@@ -525,7 +593,7 @@ def plot_pit_histogram(
     ax.stairs(
         n * p,
         e,
-        color=COLORS["accent"],
+        color=ref,
         linestyle="--",
         linewidth=1.2,
         zorder=4,
@@ -547,13 +615,16 @@ def plot_rank_histogram(
     level: float = 0.95,
     xlabel: str | None = None,
     ax: Axes | None = None,
+    label: str | None = None,
+    color: str | None = None,
 ) -> Figure:
     r"""Rank histogram (Talagrand diagram) of an M-member ensemble: rows per rank 0..M of the target.
 
     ``counts`` is ``calibration_tests.rank_histogram`` (M + 1 entries). The dashed line is the
     expected count N/(M + 1) of a calibrated ensemble and the hatched band the central ``level``
     quantiles of Binomial(N, 1/(M + 1)) per rank; ``p_value`` (the χ² test) goes into the legend.
-    ``xlabel``: what the ranks are (default: the target's rank among the members).
+    ``xlabel``: what the ranks are (default: the target's rank among the members). ``label``, ``color``:
+    one labelled series of an overlay of models, drawn as a step outline (the band is that of its N).
     """
     c = finite_1d(counts, "counts")
     if c.size < 2 or (c < 0).any() or c.sum() <= 0:
@@ -562,13 +633,25 @@ def plot_rank_histogram(
     r = np.arange(m1)
     lo, hi = (float(v) for v in binomial_band(n, 1.0 / m1, level))
     fig, ax = axes_for(ax)
-    label = f"rows (N = {int(n):,})" + (f", χ² test p = {p_value:.3g}" if p_value is not None else "")
-    ax.bar(r, c, width=0.9, color=COLORS["main"], alpha=0.7, label=label)
+    test = f", χ² test p = {p_value:.3g}" if p_value is not None else ""
+    if label is not None:  # an outline per model, side by side on the same ranks
+        ax.stairs(
+            c,
+            np.arange(m1 + 1) - 0.5,
+            color=color,
+            linewidth=LINE["main"],
+            label=f"{label} (N = {int(n):,}{test})",
+        )
+    else:
+        ax.bar(r, c, width=0.9, color=COLORS["main"], alpha=0.7, label=f"rows (N = {int(n):,}){test}")
+    ref = (
+        COLORS["accent"] if label is None else COLORS["ref"]
+    )  # an overlay: a neutral reference, not a model's colour
     ax.axhspan(
         lo,
         hi,
         facecolor="none",
-        edgecolor=COLORS["accent"],
+        edgecolor=ref,
         hatch="////",
         linewidth=0,
         alpha=0.8,
@@ -577,7 +660,7 @@ def plot_rank_histogram(
     )
     ax.axhline(
         n / m1,
-        color=COLORS["accent"],
+        color=ref,
         linestyle="--",
         linewidth=1.2,
         zorder=4,
@@ -586,8 +669,9 @@ def plot_rank_histogram(
     from matplotlib.ticker import MaxNLocator
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlim(-0.6, m1 - 0.4)
-    ax.set_ylim(0, max(float(c.max()), float(hi)) * 1.05)
+    ax.set_xlim(-0.6, max(m1 - 0.4, ax.get_xlim()[1] if label is not None and ax.patches else -1.0))
+    top = max(float(c.max()), float(hi)) * 1.05
+    ax.set_ylim(0, max(top, ax.get_ylim()[1]) if label is not None else top)
     thousands(ax.yaxis)
     style_axes(
         ax,

@@ -7,14 +7,14 @@ pyplot's global state; the caller saves it (``fig.savefig(path)``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..errors import InputError
+from .common import LINE, axes_for, model_color, style_axes
 
 _YLABEL = {"accuracy": "accuracy of kept rows", "rmse": "RMSE of kept rows (units of y)"}
 
@@ -25,6 +25,7 @@ def plot_rejection(
     metric: str = "accuracy",
     labels: Sequence[str] | None = None,
     ax: Axes | None = None,
+    colors: Sequence[str] | None = None,
 ) -> Figure:
     """Plot one or more rejection curves with their oracle curves.
 
@@ -42,6 +43,8 @@ def plot_rejection(
         Curve names; overrides ``label`` keys. Default ``model 1``, ``model 2``, ...
     ax : matplotlib Axes, optional
         Draw there (its figure is returned, and its layout left to the caller) instead of on a new figure.
+    colors : sequence of str, optional
+        One colour per curve; default the models' colours in order (:func:`uqeval.plots.style.model_color`).
 
     Returns
     -------
@@ -60,14 +63,10 @@ def plot_rejection(
                 f"curve {i} lacks key(s) {sorted(missing)}; pass the dict returned by rejection_curve()"
             )
 
-    own = ax is None
-    if ax is None:
-        fig = Figure(figsize=(6.4, 4.8))
-        FigureCanvasAgg(fig)
-        ax = fig.add_subplot(1, 1, 1)
-    else:
-        fig = cast("Figure", ax.figure)  # a caller's Axes: its (root) figure
-    colors = [f"C{i % 10}" for i in range(len(curves))]
+    if colors is not None and len(colors) != len(curves):
+        raise InputError(f"colors has {len(colors)} entries but there are {len(curves)} curves")
+    fig, ax = axes_for(ax)
+    colors = list(colors) if colors is not None else [model_color(i) for i in range(len(curves))]
     for i, curve in enumerate(curves):
         name = labels[i] if labels is not None else str(curve.get("label", f"model {i + 1}"))
         frac = 100.0 * np.asarray(curve["fractions"], dtype=float)
@@ -77,22 +76,18 @@ def plot_rejection(
             frac,
             np.asarray(curve["values"], dtype=float),
             color=colors[i],
-            lw=2,
+            lw=LINE["main"],
             label=name if auc is None else f"{name} (AUC {float(auc):.4g})",
         )
         ax.plot(
             frac,
             np.asarray(curve["oracle_values"], dtype=float),
             color=colors[i],
-            lw=1.5,
+            lw=LINE["ref"],
             ls="--",
             label=f"{name} oracle" if auc_o is None else f"{name} oracle (AUC {float(auc_o):.4g})",
         )
-    ax.set_xlabel("rejected rows, most uncertain first (%)")
-    ax.set_ylabel(_YLABEL.get(metric, metric))
-    ax.set_title(title)
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="best", fontsize="small")
-    if own:
-        fig.tight_layout()
+    style_axes(
+        ax, title, "rejected rows, most uncertain first (%)", _YLABEL.get(metric, metric), legend_loc="best"
+    )
     return fig

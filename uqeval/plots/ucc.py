@@ -19,20 +19,11 @@ from matplotlib.lines import Line2D
 
 from ..errors import UsageError
 from ..metrics.ucc import UCCCurve, auucc
-from .common import COLORS, FONT, axes_for, envelope_downsample, style_axes
+from .common import COLORS, FONT, LINE, MODEL_COLORS, axes_for, envelope_downsample, style_axes
 
 __all__ = ["plot_ucc", "axis_label"]
 
-# Okabe & Ito, one per model (cycled).
-_MODEL_COLORS: tuple[str, ...] = (
-    COLORS["main"],
-    COLORS["accent"],
-    COLORS["accent2"],
-    COLORS["fill"],
-    "#CC79A7",
-    COLORS["band"],
-    "#F0E442",
-)
+_MODEL_COLORS = MODEL_COLORS  # one per model, in the fixed order of the style
 _TITLES = {"bandwidth": "Bandwidth", "missrate": "Miss rate", "excess": "Excess", "deficit": "Deficit"}
 
 
@@ -40,9 +31,9 @@ def axis_label(axis: str, normalize: str) -> str:
     """Axis label with its unit: miss rate is a fraction of rows; the others are in
     standard deviations of ``y_true`` (``normalize="std"``) or in the units of ``y_true``."""
     if axis == "missrate":
-        return "Miss rate [fraction of rows]"
+        return "Miss rate (fraction of rows)"
     unit = "std(y)" if normalize == "std" else "units of y"
-    return f"{_TITLES[axis]} [{unit}]"
+    return f"{_TITLES[axis]} ({unit})"
 
 
 def _fmt_gain(gain: float | None) -> str:
@@ -107,7 +98,7 @@ def plot_ucc(
             ax,
             m["curve"],
             color=color,
-            linewidth=1.6,
+            linewidth=LINE["main"],
             label=f"{m['name']} (AUUCC={m['auucc']:.4g}, gain={_fmt_gain(m.get('gain'))})",
         )
         _draw_curve(
@@ -142,12 +133,12 @@ def plot_ucc(
         color = _MODEL_COLORS[i % len(_MODEL_COLORS)]
         level = m["op_min"]["cost"]
         if c == 1.0:
-            ax.axvline(level, color=color, linestyle=":", linewidth=1.0)
+            ax.axvline(level, color=color, linestyle=":", linewidth=LINE["ref"])
         elif c == 0.0:
-            ax.axhline(level, color=color, linestyle=":", linewidth=1.0)
+            ax.axhline(level, color=color, linestyle=":", linewidth=LINE["ref"])
         else:
             xs = np.array([x0, x1])
-            ax.plot(xs, (level - c * xs) / (1.0 - c), color=color, linestyle=":", linewidth=1.0)
+            ax.plot(xs, (level - c * xs) / (1.0 - c), color=color, linestyle=":", linewidth=LINE["ref"])
     ax.set_xlim(x0, x1)
     ax.set_ylim(y0, y1)
 

@@ -12,10 +12,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ..errors import InputError
-from .common import COLORS, FONT, axes_for, style_axes
+from .common import COLORS, FONT, LINE, axes_for, model_color, style_axes
 
 __all__ = ["plot_skill", "reference_label"]
 
@@ -39,14 +40,29 @@ def _entry(value: Any) -> tuple[float, float, float]:
     return num(value), float("nan"), float("nan")
 
 
+#: Scores whose skill is not the ratio 1 − S/S_ref but a difference, with its unit (glossary ``skill.<score>``).
+_DIFFERENCE_UNITS: dict[str, str] = {"nll": "nats gained per row"}
+
+
+def _tick(score: str) -> str:
+    """A bar's tick label: the score and what its skill is (a ratio, or a difference in its unit)."""
+    return f"{score}\n({_DIFFERENCE_UNITS.get(score, '1 − S/S_ref')})"
+
+
 def plot_skill(
-    skill: Mapping[str, Any], title: str = "Skill against the reference", reference: str | None = None
+    skill: Mapping[str, Any],
+    title: str = "Skill against the reference",
+    reference: str | None = None,
+    ax: Axes | None = None,
 ) -> Figure:
-    """Bars of the skill scores ``1 − S̄/S̄_ref`` per score, the 0 line (no better than the reference) marked.
+    """Bars of the skill against a reference per score, each bar labelled with its value, the 0 line (no
+    better than the reference) marked; the axis fits the values (skills of 0.01 stay visible).
 
     ``skill``: the ``skill`` group of a summary (``{score: value}``, one model) or of ``uqeval compare``
-    (``{score: {model: {estimate, low, high}}}``: one bar per model, with its bootstrap interval where
-    finite). Higher is better, 1 is perfect; a skill that is ``null`` (the reference scores 0) is marked n/a.
+    (``{score: {model: {estimate, low, high}}}``: one bar per model, in the models' colours, with its
+    bootstrap interval where finite). Higher is better. Most skills are ``1 − S̄/S̄_ref`` (1 is perfect);
+    ``nll`` is the information gain ``NLL̄_ref − NLL̄`` in nats, which each bar's tick label says. A skill
+    that is ``null`` (the reference scores 0) is marked n/a.
     """
     scores = list(skill)
     if not scores:
@@ -54,21 +70,27 @@ def plot_skill(
     per_model = isinstance(skill[scores[0]], Mapping)
     models = list(dict.fromkeys(m for s in scores for m in skill[s])) if per_model else [None]
     width = 0.8 / len(models)
-    fig, ax = axes_for(None, figsize=(max(5.0, 1.1 * len(scores) * max(1, len(models) * 0.6) + 2.0), 4.2))
+    fig, ax = axes_for(ax, (max(5.0, 1.3 * len(scores) * max(1, len(models) * 0.6) + 2.0), 4.4))
     x = np.arange(len(scores), dtype=float)
-    lows = []
+    values: list[float] = [0.0]
+    bars = []
     for i, model in enumerate(models):
         vals = [_entry(skill[s].get(model) if per_model else skill[s]) for s in scores]
         est = np.array([v[0] for v in vals])
         pos = x - 0.4 + width * (i + 0.5)
         ok = np.isfinite(est)
-        ax.bar(
-            pos[ok],
-            est[ok],
-            width=width * 0.9,
-            color=f"C{i % 10}" if per_model else COLORS["main"],
-            alpha=0.8,
-            label=str(model) if per_model else None,
+        bars.append(
+            (
+                ax.bar(
+                    pos[ok],
+                    est[ok],
+                    width=width * 0.9,
+                    color=model_color(i),
+                    alpha=0.85,
+                    label=str(model) if per_model else None,
+                ),
+                est[ok],
+            )
         )
         lo = np.array([v[1] for v in vals])
         hi = np.array([v[2] for v in vals])
@@ -79,25 +101,27 @@ def plot_skill(
                 est[ci],
                 yerr=[np.maximum(est[ci] - lo[ci], 0), np.maximum(hi[ci] - est[ci], 0)],
                 fmt="none",
-                ecolor="black",
-                elinewidth=1.2,
+                ecolor=COLORS["obs"],
+                elinewidth=LINE["ref"],
                 capsize=3,
             )
         for p in pos[~ok]:
             ax.text(p, 0.0, "n/a", ha="center", va="bottom", fontsize=FONT["note"], color=COLORS["ref"])
-        lows += [v for v in (*est[ok], *lo[ci], *hi[ci]) if math.isfinite(v)]
-    ax.axhline(0.0, color="black", linewidth=1.0, label="no better than the reference (0)")
-    ax.axhline(1.0, color=COLORS["ref"], linestyle="--", linewidth=0.8, label="perfect (1)")
+        values += [v for v in (*est[ok], *lo[ci], *hi[ci]) if math.isfinite(v)]
+    ax.axhline(0.0, color=COLORS["obs"], linewidth=LINE["ref"], label="0: no better than the reference")
+    top, bottom = max(values), min(values)
+    span = (top - bottom) or 1.0
+    ax.set_ylim(bottom - 0.12 * span * (bottom < 0), top + 0.15 * span)
+    for container, est in bars:  # each bar's value, outside its end
+        ax.bar_label(container, labels=[f"{v:.3g}" for v in est], padding=2, fontsize=FONT["note"] - 1)
+    ax.set_xlim(-0.6, len(scores) - 0.4)  # every score's slot, a bar or n/a
     ax.set_xticks(x)
-    ax.set_xticklabels(scores, fontsize=FONT["tick"])
-    top = max([1.05, *lows])
-    bottom = min([-0.05, *lows])
-    ax.set_ylim(bottom - 0.05 * (top - bottom), top + 0.05 * (top - bottom))
+    ax.set_xticklabels([_tick(s) for s in scores], fontsize=FONT["tick"] - 1)
     style_axes(
         ax,
         title,
         "score" + (f" (reference: {reference})" if reference else ""),
-        "skill 1 − S/S_ref (higher is better)",
-        legend_loc="outside",
+        "skill (higher is better)",
+        legend_loc="outside" if per_model else "best",
     )
     return fig

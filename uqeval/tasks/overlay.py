@@ -71,11 +71,9 @@ class Overlays:
         self._n = 0
 
     def _color(self, i: int) -> str:
-        from ..plots.ucc import (
-            _MODEL_COLORS,
-        )  # the UCC's model colours: one colour per model in every overlay
+        from ..plots.style import model_color  # model i has one colour in every figure
 
-        return _MODEL_COLORS[i % len(_MODEL_COLORS)]
+        return model_color(i)
 
     def _ax(self, key: str) -> Any:
         if key not in self._axes:

@@ -16,7 +16,7 @@ Plot kinds (``--kind``):
 kind           figure                                                      needs
 =============  ==========================================================  ===========================
 predictions    observations, point prediction and interval band vs x       a central band
-               (``--x COL``) or the row index
+               (``--x COL``); without it intervals sorted by the prediction
 intervals      intervals ordered by target                                 a central band
 calibration    average calibration curve, miscalibration area shaded       avg_calibration
 adversarial    adversarial group calibration ±1 standard error             adv_group_calibration
@@ -47,6 +47,9 @@ skill          bars of the skill 1 − S/S_ref per score, 0 marked            th
                                                                            (``--reference``)
 multivariate_  average-rank histogram (Thorarinsdottir et al. 2016), χ²     multivariate (opt-in:
 rank_histogram                                                             ``--diagnostics``)
+coverage       observed coverage against the nominal level (mean width or  a central band or prediction
+               set size per level), as the last panel of ``coverage          sets (opt-in:
+               --plot``                                                    ``--diagnostics``)
 =============  ==========================================================  ===========================
 
 The kinds from corp to murphy, exceedance_reliability and multivariate_rank_histogram are drawn
@@ -128,6 +131,7 @@ KIND_TITLES: dict[str, str] = {
     "exceedance_reliability": "CORP reliability diagram of exceedances",
     "skill": "Skill against the reference",
     "multivariate_rank_histogram": "Average-rank histogram",
+    "coverage": "Coverage by level",
 }
 
 #: Levels of the set-size-vs-coverage plot (joined with the run's ``--levels``).
@@ -214,6 +218,9 @@ PLOT_NEEDS: dict[str, Callable[[Prediction, Settings], bool]] = {
     "multivariate_rank_histogram": lambda pred, settings: (
         pred.kind == "multivariate" and bool(settings.diagnostics)
     ),
+    "coverage": lambda pred, settings: (
+        bool(settings.diagnostics) and (_band(pred, settings) or _family("prediction_sets")(pred, settings))
+    ),
 }
 
 #: Plot kinds drawn from an opt-in catalogue family: the Settings field that turns it on.
@@ -225,33 +232,36 @@ OPT_IN_KINDS: dict[str, str] = {
     "murphy": "murphy",
     "exceedance_reliability": "thresholds",
     "multivariate_rank_histogram": "diagnostics",
+    "coverage": "diagnostics",
 }
 
 
-#: Kinds drawn on a caller's matplotlib Axes (``ax=`` of :func:`build_figures` and :func:`uqeval.plot`); the
-#: others make their own figure of several panels (the classifier reliability diagram and its counts, sets,
-#: corp and smooth_reliability over their histograms, exceedance_reliability) or are not drawn by it (skill).
-AX_KINDS: tuple[str, ...] = (
-    "predictions",
-    "intervals",
+#: Kinds drawn on a caller's matplotlib Axes (``ax=`` of :func:`build_figures` and :func:`uqeval.plot`): every
+#: kind. Those whose own figure has several panels draw one panel there: the classifier reliability diagram,
+#: corp and smooth_reliability with their counts as grey bars along the bottom, sets as coverage by level
+#: with the set sizes written at the points, exceedance_reliability with one curve per threshold.
+AX_KINDS: tuple[str, ...] = PLOT_KINDS
+
+#: Kinds that overlay several models on one Axes, one labelled series each in the models' colours
+#: (:func:`uqeval.plots.style.model_color`, in the order given; :func:`uqeval.plot` with ``{name: data}``).
+#: The others draw one model's picture (an interval band, a scatter, bars per score, curves per threshold or
+#: level) that would be unreadable several times over.
+OVERLAY_KINDS: tuple[str, ...] = (
     "calibration",
     "adversarial",
     "sharpness",
-    "residuals",
-    "reliability",  # regression (bin-free); the classification reliability diagram makes its own figure
+    "reliability",
     "pit",
-    "confidence",  # classifiers
+    "sets",
     "rejection",
     "ucc",
+    "corp",
+    "smooth_reliability",
     "spread_reliability",
     "spread_skill",
     "rank_histogram",
-    "murphy",
-    "multivariate_rank_histogram",
+    "coverage",
 )
-
-#: Kinds that overlay several models on one Axes, one labelled series each (:func:`uqeval.plot`).
-OVERLAY_KINDS: tuple[str, ...] = ("calibration", "reliability", "pit", "ucc", "spread_skill")
 
 
 # --------------------------------------------------------------------------- calibration diagnostics (issue 15, part A)
@@ -316,6 +326,7 @@ def _diagnostics(
                 corp.get("brier") or corp.get("brier_top_label"),
                 title=KIND_TITLES["corp"] + suffix,
                 xlabel=xlabel,
+                **(over or {}),
             )
         if "smooth_reliability" in kinds:
             from ..metrics.smooth_ece import smooth_reliability_curve
@@ -327,6 +338,7 @@ def _diagnostics(
                 sm["bandwidth"],
                 title=KIND_TITLES["smooth_reliability"] + suffix,
                 xlabel=xlabel,
+                **(over or {}),
             )
     if "spread_reliability" in kinds or "spread_skill" in kinds:
         from ..catalogue.core import error_spread
@@ -346,7 +358,7 @@ def _diagnostics(
     if "spread_reliability" in kinds:
         ence = _group(pred, settings, metrics, "spread_calibration", cache).get("ence")
         out["spread_reliability"] = plots.plot_spread_reliability(
-            bins, ence, title=KIND_TITLES["spread_reliability"] + suffix, **(on or {})
+            bins, ence, title=KIND_TITLES["spread_reliability"] + suffix, **(over or {})
         )
     return out
 
@@ -571,19 +583,23 @@ def _regression(
         )
         if pred.quantile_keys() is not None:  # quantile mode: at the levels the file carries
             ax = on.get("ax") or fig.axes[0]
-            ax.set_xlabel("quantile level τ", fontsize=ax.xaxis.label.get_fontsize())
-            ax.set_ylabel("observed share of targets ≤ quantile", fontsize=ax.yaxis.label.get_fontsize())
+            from ..plots.style import axis_label
+
+            ax.set_xlabel(axis_label("quantile level τ"), fontsize=ax.xaxis.label.get_fontsize())
+            ax.set_ylabel(
+                axis_label("observed share of targets ≤ quantile"), fontsize=ax.yaxis.label.get_fontsize()
+            )
         out["calibration"] = fig
     if "adversarial" in kinds:
         adv = group("adv_group_calibration")
         out["adversarial"] = plots.plot_adversarial(
-            adv["group_sizes"], adv["ma_mean"], adv["ma_stderr"], title=title("adversarial"), **on
+            adv["group_sizes"], adv["ma_mean"], adv["ma_stderr"], title=title("adversarial"), **over
         )
     if "sharpness" in kinds:
         std = cast("np.ndarray", pred.spread())  # sharpness applies to gaussian and samples: a spread
         if np.all(std > 0):
             out["sharpness"] = plots.plot_sharpness(
-                std, title=title("sharpness"), sharpness=group("sharpness"), **on
+                std, title=title("sharpness"), sharpness=group("sharpness"), **over
             )
         else:
             notes.append(
@@ -613,7 +629,7 @@ def _regression(
             tests["rank_histogram"],
             title=title("rank_histogram"),
             p_value=tests.get("rank_hist_chi2_p"),
-            **on,
+            **over,
         )
     return out
 
@@ -626,6 +642,7 @@ def _categorical(
     cache: dict,
     name: str,
     on: Mapping[str, Any] | None = None,
+    over: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     from ..metrics.classification import prediction_sets, reliability_bins
     from ..plots.classification import (
@@ -643,7 +660,9 @@ def _categorical(
         if "reliability" in kinds:
             ece = _group(pred, settings, metrics, "calibration", cache).get("ece")
             head = "Reliability diagram" + (f" (ECE = {ece:.4f})" if ece is not None else "")
-            out["reliability"] = reliability_diagram(bins, ece=ece, title=head + suffix)
+            out["reliability"] = reliability_diagram(
+                bins, ece=ece, title=(KIND_TITLES["reliability"] if over else head) + suffix, **(over or {})
+            )
         if "confidence" in kinds:
             out["confidence"] = confidence_histogram(
                 bins, title=KIND_TITLES["confidence"] + suffix, **(on or {})
@@ -656,12 +675,19 @@ def _categorical(
         done = {k: v for k, v in ((metrics or {}).get("prediction_sets") or {}).items() if k in levels}
         todo = sorted(v for k, v in levels.items() if k not in done)
         sets = {**done, **(prediction_sets(proba, labels, levels=todo) if todo else {})}
-        out["sets"] = set_size_vs_coverage(sets, title=KIND_TITLES["sets"] + suffix)
+        out["sets"] = set_size_vs_coverage(sets, title=KIND_TITLES["sets"] + suffix, **(over or {}))
     return out
 
 
 def _rejection(
-    pred: Prediction, metrics, settings: Settings, cache: dict, name: str, on: Mapping[str, Any] | None = None
+    pred: Prediction,
+    metrics,
+    settings: Settings,
+    cache: dict,
+    name: str,
+    on: Mapping[str, Any] | None = None,
+    series: str | None = None,
+    color: str | None = None,
 ) -> Any:
     """Rejection curve and its oracle: accuracy of the kept rows (classification, rejecting the
     least confident first) or RMSE of the ensemble mean (samples, largest ensemble std first)."""
@@ -679,7 +705,8 @@ def _rejection(
         [curve],
         title=title,
         metric="rmse" if regression else "accuracy",
-        labels=["ensemble mean" if regression else (name or "model")],
+        labels=[series if series is not None else "ensemble mean" if regression else (name or "model")],
+        colors=[color] if color is not None else None,
         **(on or {}),
     )
 
@@ -712,7 +739,7 @@ def build_figures(
     kinds : subset of :data:`PLOT_KINDS`; a requested kind that does not apply to the
         representation raises :class:`InputError` listing those that do.
     x, x_label : values (aligned with the rows of ``pred``) and name of the x axis of the
-        ``predictions`` plot; the row index when None.
+        ``predictions`` plot; when None, the ordered view (intervals sorted by the prediction).
     max_points, seed : scatter subsampling (``seed`` defaults to ``settings.seed``).
     info : the loader's ``info`` (``path``, ...), naming the file in UCC messages.
     ax : a matplotlib Axes to draw on (the kinds of :data:`AX_KINDS`; :func:`uqeval.plot`), instead of a
@@ -785,7 +812,7 @@ def build_figures(
     on: dict[str, Any] = {} if ax is None else {"ax": ax}
     over = {**on, "label": series, "color": color} if series is not None else on
     if pred.kind in CLASSIFICATION:
-        figs = _categorical(pred, wanted, metrics, settings, cache, name, on)
+        figs = _categorical(pred, wanted, metrics, settings, cache, name, on, over)
     else:
         figs = _regression(
             pred,
@@ -804,7 +831,7 @@ def build_figures(
             over,
         )
     if "rejection" in wanted:
-        figs["rejection"] = _rejection(pred, metrics, settings, cache, name, on)
+        figs["rejection"] = _rejection(pred, metrics, settings, cache, name, on, series, color)
     figs.update(_diagnostics(pred, wanted, metrics, settings, cache, name, on, over))
     if "ucc" in wanted:
         try:
@@ -832,13 +859,13 @@ def build_figures(
             **on,
         )
     if "exceedance_reliability" in wanted:  # issue 16
-        figs["exceedance_reliability"] = _exceedance_reliability(pred, settings, name, bundle.notes)
+        figs["exceedance_reliability"] = _exceedance_reliability(pred, settings, name, bundle.notes, on)
     if "skill" in wanted:  # issue 16: drawn from the summary's skill group
         from ..plots.verification import plot_skill
 
         assert metrics is not None  # the skill kind applies with a skill group in metrics only (_has_skill)
         figs["skill"] = plot_skill(
-            metrics["skill"], title=f"{KIND_TITLES['skill']}: {name}" if name else KIND_TITLES["skill"]
+            metrics["skill"], title=f"{KIND_TITLES['skill']}: {name}" if name else KIND_TITLES["skill"], **on
         )
     if "multivariate_rank_histogram" in wanted:  # issue 16
         from ..metrics.calibration_tests import rank_counts_test
@@ -856,15 +883,66 @@ def build_figures(
             xlabel=f"average rank of the outcome among the {m} members",
             **on,
         )
+    if "coverage" in wanted:  # issue 26/28: the coverage by level of `coverage --plot`
+        figs["coverage"] = _coverage(pred, settings, name, info, over)
     bundle.figures = {k: figs[k] for k in PLOT_KINDS if k in figs}
     return bundle
+
+
+def coverage_levels_drawn(pred: Prediction, settings: Settings) -> list[float]:
+    """The levels of the ``coverage`` figure: ``--levels`` when it gives several, else :data:`SET_LEVELS` for
+    representations with any level (Gaussians, samples, classifiers' prediction sets); the levels quantiles
+    and intervals carry (those asked for by ``--levels``)."""
+    from ..catalogue import CLASSIFICATION, coverage_levels
+
+    several = settings.levels is not None and len(settings.levels) > 1
+    if pred.kind in CLASSIFICATION or pred.carried_levels() is None:
+        return list(settings.levels) if several else list(SET_LEVELS)  # type: ignore[arg-type]
+    return coverage_levels(pred, settings)
+
+
+def _coverage(
+    pred: Prediction,
+    settings: Settings,
+    name: str,
+    info: Mapping[str, Any] | None,
+    over: Mapping[str, Any] | None = None,
+) -> Any:
+    """Observed coverage against the nominal level, with the mean width (set size) per level: the records
+    of ``uqeval coverage`` (:func:`uqeval.tasks.coverage.coverage_points`), pooled and drawn as the last panel
+    of its ``--plot`` (:func:`uqeval.plots.coverage.pooled_coverage`, :func:`~uqeval.plots.coverage.plot_coverage_by_level`)."""
+    from ..catalogue import CLASSIFICATION
+    from ..io.load import Loaded
+    from ..plots.coverage import plot_coverage_by_level, pooled_coverage
+    from .coverage import coverage_points
+
+    label = name or "model"
+    levels = tuple(coverage_levels_drawn(pred, settings))
+    loaded = Loaded(pred, dict(info) if info else {"path": label})
+    records = coverage_points([(label, loaded, None)], replace(settings, levels=levels))
+    lv, cov, width = pooled_coverage(records)[label]
+    head = KIND_TITLES["coverage"]
+    return plot_coverage_by_level(
+        lv,
+        cov,
+        sizes=width,
+        size_what="mean set size (classes)"
+        if pred.kind in CLASSIFICATION
+        else "mean width (std of training targets)"
+        if settings.y_std
+        else "mean width (units of y)",
+        title=f"{head}: {name}" if name else head,
+        **(over or {}),
+    )
 
 
 #: Thresholds drawn by the exceedance_reliability figure (one panel each; the JSON holds them all).
 MAX_EXCEEDANCE_PANELS = 6
 
 
-def _exceedance_reliability(pred: Prediction, settings: Settings, name: str, notes: list[str]) -> Any:
+def _exceedance_reliability(
+    pred: Prediction, settings: Settings, name: str, notes: list[str], on: Mapping[str, Any] | None = None
+) -> Any:
     """The CORP reliability diagram of the event Y > t for each ``--threshold`` t (the first
     :data:`MAX_EXCEEDANCE_PANELS`): the forecast probability P(Y > t)
     (:func:`uqeval.catalogue.exceedance_probability`) against 1{y > t}, with its consistency band and the
@@ -893,7 +971,7 @@ def _exceedance_reliability(pred: Prediction, settings: Settings, name: str, not
             )
         )
     head = KIND_TITLES["exceedance_reliability"]
-    return plot_corp_panels(panels, suptitle=f"{head}: {name}" if name else head)
+    return plot_corp_panels(panels, suptitle=f"{head}: {name}" if name else head, **(on or {}))
 
 
 # --------------------------------------------------------------------------- output
