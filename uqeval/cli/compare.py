@@ -233,6 +233,7 @@ def compare(
             seed=settings.seed,
             ci_level=ci_level,
             units=_units(result, units.get("cluster")),
+            block_size=(result["settings"].get("resampling") or {}).get("block_size"),
         )
         result["reference"], result["skill"] = extra["reference"], extra["skill"]
         result["skill_orientation"] = extra["orientation"]
