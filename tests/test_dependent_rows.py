@@ -350,8 +350,11 @@ def test_cli_cluster_and_block_size(files):
         (["--block-size", "x"], 2, "integer >= 1 or 'auto'"),
         (["--cluster", "site", "--block-size", "3"], 2, "not both"),
         (["--cluster", "nosuch"], 3, "column 'nosuch' not found"),
-        (["--cluster", "site", "--engine", "stream"], 2, "--cluster needs the whole files in memory"),
-        (["--block-size", "5", "--engine", "stream"], 2, "--block-size needs the whole files in memory"),
+        (
+            ["--block-size", "5", "--engine", "stream"],
+            2,
+            "--block-size with bootstrap intervals needs the whole",
+        ),
     ],
 )
 def test_cli_refusals(files, args, code, message):
