@@ -162,6 +162,9 @@ class Accumulator:
     n_terms: int = 0
     n_categories: tuple[int, ...] = ()
     n_diffs: int = 0
+    #: the seed of the sign flips (None: ``seed``); compare derives it from the seed and the data
+    #: (:func:`flip_seed`), so every data set gets its own flips
+    flip_seed: int | None = None
     total: np.ndarray = field(init=False)
     sums: np.ndarray = field(init=False)
     counts: list[np.ndarray] = field(init=False)
@@ -189,7 +192,8 @@ class Accumulator:
         key = (make, g, c)
         out = self._cache.get(key)
         if out is None:
-            out = make(self.seed, g, c)
+            seed = self.seed if make is _block_uniforms or self.flip_seed is None else self.flip_seed
+            out = make(seed, g, c)
             if partial:
                 for k in [k for k in self._cache if k[1] != g]:
                     del self._cache[k]
@@ -279,6 +283,32 @@ def _grouping(code: np.ndarray, k: int):
 
     n = code.size
     return csr_matrix((np.ones(n), (code, np.arange(n))), shape=(k, n))
+
+
+#: the first rows hashed into the key of the sign flips (both engines have them before the pass over the rows)
+KEY_ROWS = 4096
+
+
+def rows_key(preds: Sequence[Any], stop: int = KEY_ROWS) -> int:
+    """The :func:`~uqeval.metrics.calibration_tests.data_key` of rows ``0 .. stop - 1`` of every prediction
+    (targets and every per-row array, in field order); a sum over rows, so batches add up with
+    :func:`~uqeval.metrics.calibration_tests.merge_keys`."""
+    from .metrics.calibration_tests import data_key
+
+    columns: list[np.ndarray] = []
+    for p in preds:
+        for name in p._array_fields():
+            a = np.asarray(getattr(p, name))[:stop]
+            columns.extend(a.reshape(a.shape[0], -1).T)
+    return data_key(*columns)
+
+
+def flip_seed(seed: int, key: int) -> int:
+    """The seed of the sign flips of a data set with :func:`rows_key` ``key`` under ``seed`` (STYLE: draws
+    reproducible for one data set and seed, different between data sets)."""
+    from .metrics.calibration_tests import keyed_seed
+
+    return keyed_seed(seed, key)
 
 
 def permutation_p_values(flipped: np.ndarray, observed: np.ndarray, scale: np.ndarray) -> np.ndarray:

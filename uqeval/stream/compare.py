@@ -52,6 +52,8 @@ class Layout:
     skip: set[tuple[str, int]]  # (metric, model) whose estimate is not streamed
     #: dependent rows (issue 25): ``("cluster", column)`` or ``("block", size)``; None: independent rows
     units: tuple[str, Any] | None = None
+    #: the seed of the sign flips, from the seed and the first rows (:func:`uqeval.resample.flip_seed`)
+    flip_seed: int | None = None
 
 
 def _results(preds: Sequence, plan: Plan):
@@ -146,6 +148,7 @@ class ComparePartial:
                 n_terms=sum(t for _, _, t, _ in cols),
                 n_categories=tuple(c for _, _, _, c in cols if c),
                 n_diffs=len(self.layout.pairs),
+                flip_seed=self.layout.flip_seed,
             )
         if self.moments is None:
             self.moments = Moments(plan.dm_lag)
@@ -423,6 +426,31 @@ def stream_batches(models: Sequence[ModelSource], settings: Settings, chunk_rows
         yield files, build(models, files, cols, k, offset, settings), k
 
 
+def first_rows_key(seen: list, batches) -> int:
+    """:func:`uqeval.resample.rows_key` of the first :data:`~uqeval.resample.KEY_ROWS` kept rows of every model:
+    the batches read so far (``seen``), and more read ahead from ``batches`` (appended to ``seen``, folded
+    later) until that many rows are kept or the input ends."""
+    from ..metrics.calibration_tests import merge_keys
+    from ..resample import KEY_ROWS, rows_key
+
+    key, kept, i = 0, 0, 0
+    while kept < KEY_ROWS:
+        if i == len(seen):
+            nxt = next(batches, None)
+            if nxt is None:
+                break
+            seen.append(nxt)
+        preds = [b.prediction for b in seen[i][1]]
+        check_same_rows(seen[i][0], preds)  # misaligned rows: the error folding them would raise
+        i += 1
+        if preds[0] is None:
+            continue
+        take = min(preds[0].n, KEY_ROWS - kept)
+        key = merge_keys(key, rows_key(preds, take))
+        kept += take
+    return key
+
+
 def first_batch(batches) -> tuple[list, list]:
     """The first aligned batch with kept rows, and every batch read up to it (folded after planning)."""
     seen = []
@@ -458,6 +486,16 @@ def _units_of(models: Sequence[ModelSource], options: dict[str, Any]):
     return stream_units(
         models, options.get("cluster"), options.get("block_size"), options.get("n_boot", 1000)
     )
+
+
+def _flip_seed(layout: Layout, seen: list, batches) -> int | None:
+    """The sign flips' seed of the data (None: no permutation test)."""
+    from ..resample import flip_seed
+
+    plan = layout.plan
+    if not (plan.n_permutations and layout.pairs):
+        return None
+    return flip_seed(plan.seed or 0, first_rows_key(seen, batches))
 
 
 def stream_units(models: Sequence[ModelSource], cluster: str | None, size: Any, n_boot: int):
@@ -514,6 +552,7 @@ def compare_stream(
     preds, seen = first_batch(batches)
     layout, finishes = plan_on(models, preds, names, settings, options)
     layout.units = units
+    layout.flip_seed = _flip_seed(layout, seen, batches)
     part = ComparePartial(layout)
     done = 0
     for files, bs, k in [*seen, *batches]:
@@ -702,7 +741,8 @@ def _unit_resampling(part: ComparePartial):
         total = acc.sums[-1]
     p_values = None
     if plan.n_permutations and lay.pairs:
-        p_values = sign_flip_tests(units.diffs, plan.n_permutations, plan.seed or 0)
+        seed = plan.seed or 0 if lay.flip_seed is None else lay.flip_seed
+        p_values = sign_flip_tests(units.diffs, plan.n_permutations, seed)
     return acc, total, p_values, info
 
 
@@ -853,9 +893,11 @@ def compare_dask(
     models = open_models(specs, settings)
     units = _units_of(models, options)
     groups, tasks = row_range_tasks(models)
-    preds, _ = first_batch(stream_batches(models, settings, chunk_rows))  # plan on the first rows (client)
+    head = stream_batches(models, settings, chunk_rows)
+    preds, seen = first_batch(head)  # plan on the first rows (client)
     layout, finishes = plan_on(models, preds, names, settings, options)
     layout.units = units
+    layout.flip_seed = _flip_seed(layout, seen, head)
     with dask_client(scheduler, workers) as (client, distributed):
 
         def submit(i: int, kept: int):

@@ -1210,9 +1210,10 @@ def compare_models(
                 lag1.add(out / unit if scaled else out)
 
         if plan.n_permutations:
-            p_values = sign_flip_tests(
-                block, plan.n_permutations, plan.seed or 0, shape=(n, len(todo)), units=units
-            )
+            from ..resample import flip_seed, rows_key
+
+            seed = flip_seed(plan.seed or 0, rows_key([m.prediction for m in models]))
+            p_values = sign_flip_tests(block, plan.n_permutations, seed, shape=(n, len(todo)), units=units)
             for entry, p in zip(tests, p_values):
                 entry["permutation_p"] = float(p)
         else:
