@@ -759,11 +759,9 @@ def _circular_bootstrap(stats, forms, n: int, replicates: int, seed: int, size: 
     1992): replicate ``r`` is the :math:`K = \lceil n / L \rceil` circular blocks of ``L = size`` rows that
     start at :func:`~uqeval.resample.block_starts`, i.e. row weights that count the blocks covering a row
     (total :math:`K L`). The weighted sums of dense terms are sums of the drawn starts' window sums (a
-    gather of K values per replicate); category counts and order statistics use the (r, n) row weights
-    (:func:`~uqeval.resample.circular_block_weights`) in blocks of replicates."""
+    gather of K values per replicate), category counts one bincount of the drawn rows' codes; order
+    statistics use the (r, n) row weights (:func:`~uqeval.resample.circular_block_weights`)."""
     from types import SimpleNamespace
-
-    from scipy.sparse import csr_matrix
 
     from ..resample import block_starts, circular_block_weights, window_sums
     from ..stream.progress import stage
@@ -771,6 +769,7 @@ def _circular_bootstrap(stats, forms, n: int, replicates: int, seed: int, size: 
     k = -(-n // size)
     dense = [f[0] for f in forms if f is not None and f[0] is not None]
     codes = [f for f in forms if f is not None and f[1] is not None]
+    rest = [i for i, f in enumerate(forms) if f is None]
     width = sum(_width(t) for t in dense)
     advance = stage(f"bootstrap ({replicates:,} resamples of {k:,} circular blocks)", replicates)
     sums = np.zeros((width, replicates))
@@ -784,23 +783,36 @@ def _circular_bootstrap(stats, forms, n: int, replicates: int, seed: int, size: 
         for r0 in range(0, replicates, step):
             r1 = min(replicates, r0 + step)
             sums[:, r0:r1] = windows[block_starts(seed, n, size, r0, r1)].sum(axis=1).T
-            if not codes:
+            if not codes and not rest:
                 advance(r1 - r0)
-    onehots = [
-        csr_matrix((np.ones(n), (np.asarray(f[1], dtype=np.intp), np.arange(n))), shape=(f[2], n))
-        for f in codes
-    ]
+    # category counts: the codes of the drawn blocks' rows, counted per replicate: every code column at once
+    # (offset into one range of categories), extended past the last row so that a block needs no modulo
     counts = [np.zeros((f[2], replicates)) for f in codes]
-    rest = [i for i, f in enumerate(forms) if f is None]
+    if codes:
+        first = np.cumsum([0] + [f[2] for f in codes])
+        cats = int(first[-1])
+        kind = np.int32 if cats * min(replicates, 1 << 10) < 2**31 else np.int64
+        ext = np.column_stack([np.asarray(f[1], dtype=kind) + first[j] for j, f in enumerate(codes)])
+        ext = ext[np.arange(n + size) % n]
+        offsets = np.arange(size, dtype=np.int64)
+        step = max(1, min(1 << 10, (1 << 22) // (k * size * len(codes))))
+        for r0 in range(0, replicates, step):
+            r1 = min(replicates, r0 + step)
+            rows = (block_starts(seed, n, size, r0, r1)[:, :, None] + offsets).reshape(r1 - r0, -1)
+            at = ext[rows]
+            at += (np.arange(r1 - r0, dtype=kind) * cats)[:, None, None]
+            got = np.bincount(at.ravel(), minlength=(r1 - r0) * cats).reshape(r1 - r0, cats)
+            for j, c in enumerate(counts):
+                c[:, r0:r1] = got[:, first[j] : first[j + 1]].T
+            if not rest:
+                advance(r1 - r0)
     out = None
-    if codes or rest:
+    if rest:
         out = [np.empty(replicates) for _ in forms]
         step = max(1, (1 << 22) // n)
         for r0 in range(0, replicates, step):
             r1 = min(replicates, r0 + step)
             w = circular_block_weights(block_starts(seed, n, size, r0, r1), n, size)
-            for onehot, c in zip(onehots, counts):
-                c[:, r0:r1] = onehot @ w.T
             for i in rest:
                 out[i][r0:r1] = stats[i].weighted(w)
             advance(r1 - r0)
