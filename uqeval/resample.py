@@ -394,6 +394,14 @@ def circular_block_weights(starts: np.ndarray, n: int, size: int) -> np.ndarray:
     of blocks that cover each row. A difference array (+1 at a start, -1 ``size`` rows later) on the rows
     extended past the end, summed cumulatively, then folded back modulo ``n``."""
     r = starts.shape[0]
+    if size <= n:  # a moving sum of the start counts, wrapped: w_i = sum_{k < L} c_{(i - k) mod n}
+        out = np.empty((r, n))
+        for j in range(r):
+            c = np.bincount(starts[j], minlength=n)
+            cs = np.cumsum(np.concatenate([c[n - size + 1 :], c]))
+            out[j] = cs[size - 1 :]
+            out[j, 1:] -= cs[: n - 1]
+        return out
     length = n + size
     offsets = (np.arange(r, dtype=np.int64) * (length + 1))[:, None]
     flat = starts + offsets

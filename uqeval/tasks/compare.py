@@ -779,31 +779,26 @@ def _circular_bootstrap(stats, forms, n: int, replicates: int, seed: int, size: 
             x[start:stop] = np.column_stack([t(start, stop) if callable(t) else t[start:stop] for t in dense])
         windows = window_sums(x, size)
         del x
-        step = max(1, (1 << 22) // max(k * width, 1))
-        for r0 in range(0, replicates, step):
-            r1 = min(replicates, r0 + step)
-            sums[:, r0:r1] = windows[block_starts(seed, n, size, r0, r1)].sum(axis=1).T
+        for r0 in range(0, replicates, 64):
+            r1 = min(replicates, r0 + 64)
+            for r, starts in enumerate(block_starts(seed, n, size, r0, r1), start=r0):
+                sums[:, r] = windows.take(starts, axis=0).sum(
+                    axis=0
+                )  # (K, width): cheaper than one 3-d gather
             if not codes and not rest:
                 advance(r1 - r0)
-    # category counts: the codes of the drawn blocks' rows, counted per replicate: every code column at once
-    # (offset into one range of categories), extended past the last row so that a block needs no modulo
+    # category counts: per replicate, its row weights (a moving sum of its start counts) and one weighted
+    # bincount per code column (a gather of the K L drawn rows' codes costs more)
     counts = [np.zeros((f[2], replicates)) for f in codes]
     if codes:
-        first = np.cumsum([0] + [f[2] for f in codes])
-        cats = int(first[-1])
-        kind = np.int32 if cats * min(replicates, 1 << 10) < 2**31 else np.int64
-        ext = np.column_stack([np.asarray(f[1], dtype=kind) + first[j] for j, f in enumerate(codes)])
-        ext = ext[np.arange(n + size) % n]
-        offsets = np.arange(size, dtype=np.int64)
-        step = max(1, min(1 << 10, (1 << 22) // (k * size * len(codes))))
-        for r0 in range(0, replicates, step):
-            r1 = min(replicates, r0 + step)
-            rows = (block_starts(seed, n, size, r0, r1)[:, :, None] + offsets).reshape(r1 - r0, -1)
-            at = ext[rows]
-            at += (np.arange(r1 - r0, dtype=kind) * cats)[:, None, None]
-            got = np.bincount(at.ravel(), minlength=(r1 - r0) * cats).reshape(r1 - r0, cats)
-            for j, c in enumerate(counts):
-                c[:, r0:r1] = got[:, first[j] : first[j + 1]].T
+        columns = [np.asarray(f[1], dtype=np.intp) for f in codes]
+        for r0 in range(0, replicates, 64):
+            r1 = min(replicates, r0 + 64)
+            starts = block_starts(seed, n, size, r0, r1)
+            for r in range(r1 - r0):  # a loop over replicates: each step is vectorised over the rows
+                w = circular_block_weights(starts[r : r + 1], n, size)[0]
+                for column, f, c in zip(columns, codes, counts):
+                    c[:, r0 + r] = np.bincount(column, weights=w, minlength=f[2])
             if not rest:
                 advance(r1 - r0)
     out = None
