@@ -506,6 +506,24 @@ def bench_compare(n: int) -> None:
     )
 
 
+def bench_compare_blocks(n: int, runs: int = 5) -> None:
+    """`uqeval compare` of 3 models with ``--block-size 10`` (circular block bootstrap, block sign flip) against
+    the same command without it (issue 25: blocks cost at most 15 %). The machine may be loaded: the two
+    commands alternate, ``runs`` times each, and the medians are compared."""
+    paths = [str(p) for p in three_models(n)]
+    plain, blocks = [], []
+    for _ in range(runs):
+        plain.append(run_cli_cpu(["compare", *paths, "--format", "json"]))
+        blocks.append(run_cli_cpu(["compare", *paths, "--format", "json", "--block-size", "10"]))
+    for what, i in (("wall", 0), ("cpu", 2)):
+        a, b = float(np.median([r[i] for r in plain])), float(np.median([r[i] for r in blocks]))
+        print(
+            f"compare 3 models N={n:>9,d}  {what}: rows {a:7.2f} s  --block-size 10 {b:7.2f} s  ratio {b / a:5.2f} "
+            f"(medians of {runs} alternating runs; target ratio <= 1.15)"
+        )
+    print(f"  peak MB: rows {max(r[1] for r in plain):.0f}, blocks {max(r[1] for r in blocks):.0f}")
+
+
 def bench_ucc_permutation(n: int) -> None:
     """`uqeval ucc A B --permutation-test 1000`: two models with the same point prediction (the test swaps
     their bands), one with an informative std and one with a constant std."""
@@ -669,6 +687,7 @@ BENCHES = {
     "startup": (bench_startup, 10_000),
     "toolbox": (bench_startup, 100_000),
     "compare": (bench_compare, 1_000_000),
+    "compare_blocks": (bench_compare_blocks, 1_000_000),
     "ucc_permutation": (bench_ucc_permutation, 100_000),
     "report": (bench_report, 100_000),
     "report_large": (bench_report_large, 1_000_000),

@@ -16,11 +16,14 @@ from uqeval.catalogue import RowStat
 from uqeval.cli import app
 from uqeval.errors import InputError, UsageError
 from uqeval.resample import (
+    block_starts,
+    circular_block_weights,
     lag1_autocorrelation,
     optimal_block_size,
     poisson_weights,
     resampling_units,
     unit_weights,
+    window_sums,
 )
 from uqeval.tasks.compare import poisson_bootstrap, sign_flip_tests
 
@@ -123,6 +126,44 @@ def test_cluster_bootstrap_is_the_weighted_mean_with_one_weight_per_cluster():
         np.testing.assert_allclose(got, stat.resampler()(w), rtol=1e-12)
 
 
+def test_circular_block_bootstrap_against_a_slow_reference():
+    # every drawn block's rows counted once, wrapping around the end (Politis & Romano 1992)
+    rng = np.random.default_rng(8)
+    for n, size in ((50, 7), (49, 7), (10, 13), (3, 2)):
+        starts = block_starts(5, n, size, 0, 4)
+        assert starts.shape == (4, -(-n // size)) and starts.min() >= 0 and starts.max() < n
+        want = np.zeros((4, n))
+        for r in range(4):
+            for s0 in starts[r]:
+                for j in range(size):
+                    want[r, (s0 + j) % n] += 1
+        assert np.array_equal(circular_block_weights(starts, n, size), want)
+        assert np.array_equal(block_starts(5, n, size, 2, 3), starts[2:3])  # keyed by replicate
+        x = rng.normal(size=(n, 2))
+        slow = np.array([[x[(s0 + np.arange(size)) % n, c].sum() for c in range(2)] for s0 in range(n)])
+        np.testing.assert_allclose(window_sums(x, size), slow, rtol=1e-13, atol=1e-13)
+    n, size, b = 500, 9, 64
+    score = rng.gamma(2.0, size=n)
+    codes = rng.integers(0, 4, size=n)
+    w = circular_block_weights(block_starts(3, n, size, 0, b), n, size)
+    assert np.all(w.sum(axis=1) == 56 * size)
+
+    def finish(sums, total):
+        return sums[:, 0] / total + sums[:, 1:] @ np.arange(4.0) / total
+
+    def weighted_max(weights):
+        return np.where(weights > 0, score, -np.inf).max(axis=1)
+
+    for stat in (
+        RowStat(score=score),
+        RowStat(terms=score[:, None], codes=codes, n_codes=4, finish=finish),
+        RowStat(weighted=weighted_max),
+    ):
+        got = poisson_bootstrap([stat, lambda s, e: score[s:e]], n, b, 3, None, size)
+        np.testing.assert_allclose(got[0], stat.resampler()(w), rtol=1e-12)
+        np.testing.assert_allclose(got[1], (w @ score) / w.sum(axis=1), rtol=1e-12)
+
+
 def test_sign_flip_by_unit_flips_the_units_sums():
     rng = np.random.default_rng(2)
     d = rng.normal(size=(300, 3))
@@ -153,10 +194,17 @@ def test_cluster_labels_only_group_rows():
     a = uqeval.compare(models, cluster=ints, **kw)
     assert a["settings"]["resampling"] == {"unit": "cluster", "clusters": 20}
     assert _numbers(uqeval.compare(models, cluster=names, **kw)) == _numbers(a)
-    # blocks of 15 rows are the same clusters
+    # the sign flip of blocks of 15 rows flips the same clusters; the bootstrap draws circular blocks
     blocks = uqeval.compare(models, block_size=15, **kw)
-    assert blocks["settings"]["resampling"] == {"unit": "block", "block_size": 15, "blocks": 20}
-    assert _numbers(blocks) == _numbers(a)
+    assert blocks["settings"]["resampling"] == {
+        "unit": "block",
+        "block_size": 15,
+        "blocks": 20,
+        "bootstrap": "circular blocks",
+        "sign_flip": "non-overlapping blocks",
+    }
+    assert _numbers(blocks)[1] == _numbers(a)[1]
+    assert _numbers(blocks)[0] != _numbers(a)[0]
     assert _numbers(uqeval.compare(models, **kw)) != _numbers(a)
 
 
@@ -231,10 +279,11 @@ def test_block_and_cluster_bootstrap_intervals_hold_their_size():
     )
     for make, units, what in cases:
         miss, miss_iid = [], []
+        size = 10 if what.startswith("MA") else None  # blocks: the circular block bootstrap
         for r in range(reps):
             d = make()
             for u, out in ((units, miss), (None, miss_iid)):
-                rep = poisson_bootstrap([RowStat(score=d)], n, 199, r, u)[0]
+                rep = poisson_bootstrap([RowStat(score=d)], n, 199, r, u, size if u is not None else None)[0]
                 lo, hi = np.quantile(rep, [0.025, 0.975])
                 out.append(0.0 if lo <= 0 <= hi else 1.0)
         size, se = float(np.mean(miss)), math.sqrt(0.05 * 0.95 / reps)
@@ -301,8 +350,11 @@ def test_cli_cluster_and_block_size(files):
         (["--block-size", "x"], 2, "integer >= 1 or 'auto'"),
         (["--cluster", "site", "--block-size", "3"], 2, "not both"),
         (["--cluster", "nosuch"], 3, "column 'nosuch' not found"),
-        (["--cluster", "site", "--engine", "stream"], 2, "--cluster needs the whole files in memory"),
-        (["--block-size", "5", "--engine", "stream"], 2, "--block-size needs the whole files in memory"),
+        (
+            ["--block-size", "5", "--engine", "stream"],
+            2,
+            "--block-size with bootstrap intervals needs the whole",
+        ),
     ],
 )
 def test_cli_refusals(files, args, code, message):

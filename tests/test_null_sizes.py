@@ -110,13 +110,19 @@ def test_binary_tests_hold_their_size():
 
 
 def test_compare_sign_flip_test_holds_its_size():
-    """compare's sign-flip test as compare runs it (seed 0: the signs are keyed by row, the same for every
-    data set), on 1000 data sets of n = 30 symmetric paired differences at once (one column each)."""
+    """compare's sign-flip test as compare runs it (seed 0, the signs keyed by the seed and a hash of the data,
+    :func:`uqeval.resample.flip_seed`), on 600 data sets of n = 30 symmetric paired differences."""
+    from uqeval.resample import flip_seed
     from uqeval.tasks.compare import sign_flip_tests
 
     rng = np.random.default_rng(9)
-    d = rng.standard_t(4, size=(30, 1000))
-    _assert_size(sign_flip_tests(d, permutations=999, seed=0), "compare sign-flip")
+    d = rng.standard_t(4, size=(30, 600))
+    seeds = [flip_seed(0, ct.data_key(d[:, r])) for r in range(d.shape[1])]
+    assert len(set(seeds)) == len(seeds)  # every data set its own signs
+    p = [sign_flip_tests(d[:, [r]], permutations=999, seed=s)[0] for r, s in enumerate(seeds)]
+    _assert_size(np.array(p), "compare sign-flip")
+    # as before: one fixed set of signs for every data set also holds its size at 999 flips
+    _assert_size(sign_flip_tests(d, permutations=999, seed=0), "compare sign-flip, fixed signs")
 
 
 def test_ucc_permutation_test_holds_its_size():
@@ -134,3 +140,36 @@ def test_ucc_permutation_test_holds_its_size():
         bands = [(pred - w1, pred + w1), (pred - w2, pred + w2)]
         p.append(permutation_test(y, pred, bands, n_permutations=199, seed=0)["pairs"][0]["p_value"])
     _assert_size(np.array(p), "ucc permutation")
+
+
+def test_ucc_and_compare_draws_are_reproducible_and_differ_between_data_sets():
+    import uqeval
+    from uqeval.metrics.ucc import permutation_test
+    from uqeval.resample import flip_seed, rows_key
+    from uqeval.tasks.compare import sign_flip_tests
+
+    rng = np.random.default_rng(11)
+    pred = rng.normal(size=40)
+    y = pred + rng.normal(size=40)
+    w1, w2 = rng.gamma(3.0, 1 / 3, size=(2, 40))
+    bands = [(pred - w1, pred + w1), (pred - w2, pred + w2)]
+    # one data set and seed: one answer; the same bands in the other order (other data): other draws
+    one = permutation_test(y, pred, bands, n_permutations=99, seed=0)["pairs"][0]["p_value"]
+    assert one == permutation_test(y, pred, bands, n_permutations=99, seed=0)["pairs"][0]["p_value"]
+    swapped = permutation_test(y, pred, bands[::-1], n_permutations=99, seed=0)["pairs"][0]["p_value"]
+    assert swapped != one
+    # compare: the flips' seed comes from the seed and the first rows of every model
+    models = {
+        "a": Gaussian(y + rng.normal(size=40), std=np.ones(40), y_true=y),
+        "b": Gaussian(y + rng.normal(size=40), std=np.ones(40), y_true=y),
+    }
+    kw = dict(metrics=["crps"], n_boot=0, n_permutations=499)
+    out = uqeval.compare(models, **kw)
+    assert out == uqeval.compare(models, **kw)
+    from uqeval.catalogue import METRICS, rows
+
+    scores = [rows(METRICS["scoring_rule.crps"], m, SETTINGS).score for m in models.values()]
+    d = (scores[0] - scores[1])[:, None]
+    seed = flip_seed(0, rows_key(list(models.values())))
+    assert out["tests"][0]["permutation_p"] == pytest.approx(sign_flip_tests(d, 499, seed)[0], abs=1e-12)
+    assert seed != flip_seed(0, rows_key(list(models.values())[::-1]))

@@ -30,13 +30,19 @@ rounded to a multiple of :math:`2^{-16}` (largest count 8; mean 1 and variance 1
   bootstrap, Field & Welsh 2007; Cameron, Gelbach & Miller 2008) and the cluster sign flip flips the
   clusters' sums of differences (valid when the clusters' sums are symmetric under the null, as for
   exchangeable models).
-- **Blocks** (``block_size=L``): the rows in their order cut into consecutive non-overlapping blocks of
-  ``L`` rows (the last one shorter), each block a cluster: the non-overlapping block bootstrap of
-  Carlstein (1986) in its Poisson form, and a block sign flip. Its bias is that of the moving-block
-  bootstrap (Künsch 1989; Politis & Romano 1992), its variance 3/2 of it (Lahiri 1999); unlike moving
-  blocks its blocks are fixed, so each one's weight is one draw keyed by the block's index.
+- **Blocks** (``block_size=L``, rows in time order): the bootstrap is the *circular block bootstrap*
+  (Politis & Romano 1992): a replicate is :math:`K = \lceil N/L \rceil` blocks of ``L`` consecutive rows
+  whose starts are drawn uniformly from the ``N`` rows, the rows wrapped around the end (row ``N`` is row
+  0), so every row has expected weight 1. Row ``i``'s weight is the number of drawn blocks that cover it
+  (:func:`circular_block_weights`); a weighted sum is the sum of the ``K`` drawn blocks' sums
+  (:func:`window_sums`). It assumes a stationary series whose dependence fades within about ``L`` rows;
+  its variance is that of the moving-block bootstrap (Künsch 1989), 2/3 of the non-overlapping block
+  bootstrap's (Lahiri 1999). The starts of replicate ``r`` come from a generator keyed by ``(seed, r)``
+  (:func:`block_starts`). ``L = 1`` is the row bootstrap (Poisson weights, as without blocks).
+  The **sign flip** cannot flip overlapping blocks: it flips the consecutive *non-overlapping* blocks of
+  ``L`` rows (the last one shorter), each block a cluster.
 - ``block_size="auto"``: :func:`optimal_block_size` (Politis & White 2004, with the correction of
-  Patton, Politis & White 2009), for non-overlapping blocks.
+  Patton, Politis & White 2009), for the circular block bootstrap.
 
 Unit ``g``'s draws are those of global row ``g`` (the same generator keyed by the unit's index).
 """
@@ -54,7 +60,7 @@ import numpy as np
 BLOCK = 4096
 #: replicates (or permutations) per generator chunk
 CHUNK = 512
-_BOOTSTRAP, _SIGNS = 1, 2
+_BOOTSTRAP, _SIGNS, _STARTS = 1, 2, 3
 #: rows per weighted product inside a block (keeps the float64 weights in cache)
 _SUB = 256
 
@@ -156,6 +162,9 @@ class Accumulator:
     n_terms: int = 0
     n_categories: tuple[int, ...] = ()
     n_diffs: int = 0
+    #: the seed of the sign flips (None: ``seed``); compare derives it from the seed and the data
+    #: (:func:`flip_seed`), so every data set gets its own flips
+    flip_seed: int | None = None
     total: np.ndarray = field(init=False)
     sums: np.ndarray = field(init=False)
     counts: list[np.ndarray] = field(init=False)
@@ -183,7 +192,8 @@ class Accumulator:
         key = (make, g, c)
         out = self._cache.get(key)
         if out is None:
-            out = make(self.seed, g, c)
+            seed = self.seed if make is _block_uniforms or self.flip_seed is None else self.flip_seed
+            out = make(seed, g, c)
             if partial:
                 for k in [k for k in self._cache if k[1] != g]:
                     del self._cache[k]
@@ -275,6 +285,32 @@ def _grouping(code: np.ndarray, k: int):
     return csr_matrix((np.ones(n), (code, np.arange(n))), shape=(k, n))
 
 
+#: the first rows hashed into the key of the sign flips (both engines have them before the pass over the rows)
+KEY_ROWS = 4096
+
+
+def rows_key(preds: Sequence[Any], stop: int = KEY_ROWS) -> int:
+    """The :func:`~uqeval.metrics.calibration_tests.data_key` of rows ``0 .. stop - 1`` of every prediction
+    (targets and every per-row array, in field order); a sum over rows, so batches add up with
+    :func:`~uqeval.metrics.calibration_tests.merge_keys`."""
+    from .metrics.calibration_tests import data_key
+
+    columns: list[np.ndarray] = []
+    for p in preds:
+        for name in p._array_fields():
+            a = np.asarray(getattr(p, name))[:stop]
+            columns.extend(a.reshape(a.shape[0], -1).T)
+    return data_key(*columns)
+
+
+def flip_seed(seed: int, key: int) -> int:
+    """The seed of the sign flips of a data set with :func:`rows_key` ``key`` under ``seed`` (STYLE: draws
+    reproducible for one data set and seed, different between data sets)."""
+    from .metrics.calibration_tests import keyed_seed
+
+    return keyed_seed(seed, key)
+
+
 def permutation_p_values(flipped: np.ndarray, observed: np.ndarray, scale: np.ndarray) -> np.ndarray:
     r"""Two-sided Monte-Carlo p-values :math:`(1 + \#\{p: |T_p| \ge |T|\}) / (1 + P)` per test
     (Phipson & Smyth 2010), ``flipped`` (t, P) flipped sums, ``observed`` (t,) the unflipped sums;
@@ -342,6 +378,54 @@ def unit_weights(seed: int, units: np.ndarray, count: int, r0: int, r1: int) -> 
     return poisson_weights(seed, 0, count, r1)[r0:r1][:, units]
 
 
+def block_starts(seed: int, n: int, size: int, r0: int, r1: int) -> np.ndarray:
+    """``(r1 - r0, ceil(n / size))`` int64 starts (in ``[0, n)``) of the circular blocks of replicates
+    ``r0 .. r1 - 1``; replicate ``r``'s starts depend on the seed, ``r``, ``n`` and ``size`` only."""
+    k = -(-n // size)
+    out = np.empty((r1 - r0, k), dtype=np.int64)
+    for r in range(r0, r1):  # one generator per replicate (not per row): any chunking of replicates agrees
+        key = np.array([int(seed) & 0xFFFFFFFFFFFFFFFF, (_STARTS << 60) | r], dtype=np.uint64)
+        out[r - r0] = np.random.Generator(np.random.Philox(key=key)).integers(0, n, k)
+    return out
+
+
+def circular_block_weights(starts: np.ndarray, n: int, size: int) -> np.ndarray:
+    """``(r, n)`` row weights of circular blocks of ``size`` rows starting at ``starts`` (r, K): the number
+    of blocks that cover each row. A difference array (+1 at a start, -1 ``size`` rows later) on the rows
+    extended past the end, summed cumulatively, then folded back modulo ``n``."""
+    r = starts.shape[0]
+    if size <= n:  # a moving sum of the start counts, wrapped: w_i = sum_{k < L} c_{(i - k) mod n}
+        out = np.empty((r, n))
+        for j in range(r):
+            c = np.bincount(starts[j], minlength=n)
+            cs = np.cumsum(np.concatenate([c[n - size + 1 :], c]))
+            out[j] = cs[size - 1 :]
+            out[j, 1:] -= cs[: n - 1]
+        return out
+    length = n + size
+    offsets = (np.arange(r, dtype=np.int64) * (length + 1))[:, None]
+    flat = starts + offsets
+    diff = np.bincount(flat.ravel(), minlength=r * (length + 1)).astype(np.int64)
+    diff -= np.bincount((flat + size).ravel(), minlength=r * (length + 1))
+    ext = np.cumsum(diff.reshape(r, length + 1)[:, :length], axis=1)
+    folds = -(-length // n)
+    padded = np.zeros((r, folds * n), dtype=np.int64)
+    padded[:, :length] = ext
+    return padded.reshape(r, folds, n).sum(axis=1).astype(np.float64)
+
+
+def window_sums(x: np.ndarray, size: int) -> np.ndarray:
+    r"""``(n, k)`` sums of the circular windows of ``size`` rows of ``x`` (n, k): row ``s`` is
+    :math:`\sum_{j < L} x_{(s + j) \bmod n}`. Cumulative sums restart at every block of ``size`` rows (a
+    window is the tail of one block and the head of the next), so rounding stays that of one window."""
+    n, k = x.shape
+    g = -(-n // size)
+    e = x[np.arange((g + 1) * size) % n].reshape(g + 1, size, k)
+    p = np.zeros((g + 1, size + 1, k))
+    np.cumsum(e, axis=1, out=p[:, 1:])
+    return (p[:g, size:] - p[:g, :size] + p[1:, :size]).reshape(g * size, k)[:n]
+
+
 def lag1_autocorrelation(x: np.ndarray) -> float:
     """Lag-1 sample autocorrelation :math:`\\hat\\rho_1 = \\sum (x_i - \\bar x)(x_{i-1} - \\bar x) / \\sum (x_i - \\bar x)^2`
     (NaN for a constant series); under independence it is within :math:`\\pm 2.576/\\sqrt n` 99 % of the time."""
@@ -352,7 +436,7 @@ def lag1_autocorrelation(x: np.ndarray) -> float:
 
 
 def optimal_block_size(x: np.ndarray) -> int:
-    r"""Block length for the non-overlapping block bootstrap of the mean of the series ``x``.
+    r"""Block length for the circular block bootstrap of the mean of the series ``x``.
 
     Politis & White (2004, "Automatic block-length selection for the dependent bootstrap", Econometric
     Reviews 23) with the correction of Patton, Politis & White (2009, Econometric Reviews 28): with sample
@@ -365,9 +449,8 @@ def optimal_block_size(x: np.ndarray) -> int:
               \hat g = \sum_{|k| \le M} \lambda(k/M)\,\hat R(k), \qquad
               \hat b = \Big(\frac{2 \hat G^2}{\hat D}\Big)^{1/3} N^{1/3}
 
-    with :math:`\hat D = 2 \hat g^2` for non-overlapping blocks (the circular/moving block's
-    :math:`\tfrac43 \hat g^2` times Lahiri's 1999 variance ratio 3/2), so :math:`\hat b = (\hat G / \hat g)^{2/3}
-    N^{1/3}`; rounded up, at least 1 and at most :math:`\min(3\sqrt N, N/3)`. Lags up to
+    with :math:`\hat D = \tfrac43 \hat g^2` for circular (and moving) blocks, so :math:`\hat b = (\tfrac32)^{1/3}
+    (\hat G / \hat g)^{2/3} N^{1/3}`; rounded up, at least 1 and at most :math:`\min(3\sqrt N, N/3)`. Lags up to
     :math:`\lceil\sqrt N\rceil + K_N` are examined (O(N^{3/2}) products: a second for 10^6 rows)."""
     x = np.asarray(x, dtype=np.float64)
     n = x.size
@@ -397,5 +480,5 @@ def optimal_block_size(x: np.ndarray) -> int:
     g_small = float(np.sum(lam * r))
     if not g_small > 0 or g_big == 0:
         return 1
-    b = (abs(g_big) / g_small) ** (2.0 / 3.0) * n ** (1.0 / 3.0)
+    b = (1.5 * (g_big / g_small) ** 2) ** (1.0 / 3.0) * n ** (1.0 / 3.0)
     return int(min(max(1, math.ceil(b)), max(1, math.floor(min(3 * math.sqrt(n), n / 3)))))

@@ -662,7 +662,12 @@ def test_permutation_test_closed_form_equals_sorted_path(monkeypatch):
 
 def _slow_permutation_p(y, p, bands, i, j, n_perm, seed, n_pairs, pair_index):
     """The documented scheme, one permutation at a time with public functions."""
-    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(n_pairs)[pair_index])
+    from uqeval.metrics.calibration_tests import keyed_seed_sequence
+    from uqeval.metrics.ucc import permutation_key
+
+    y, p = np.asarray(y, dtype=np.float64), np.asarray(p, dtype=np.float64)
+    key = permutation_key(y, y - p, [p - lo for lo, _ in bands], [hi - p for _, hi in bands])
+    rng = np.random.default_rng(keyed_seed_sequence(seed, key).spawn(n_pairs)[pair_index])
     area = lambda lo, hi: auucc(ucc_curve(y, p, lo, hi))  # noqa: E731
     (lo_i, hi_i), (lo_j, hi_j) = bands[i], bands[j]
     obs = area(lo_i, hi_i) - area(lo_j, hi_j)

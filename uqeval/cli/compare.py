@@ -158,17 +158,14 @@ def compare(
     engines = {choose_engine(engine.value, f) for f in files}
     chosen = next((e for e in ("dask", "stream") if e in engines), "memory")
     if chosen != "memory":
-        for flag, value in (
-            ("--id", id_col),
-            ("--reference", reference),
-            ("--cluster", resampling.cluster),
-            ("--block-size", resampling.block_size),
-        ):
+        for flag, value in (("--id", id_col), ("--reference", reference)):
             if value is not None:
                 raise UsageError(
                     f"{flag} needs the whole files in memory (it is not streamed): use --engine memory"
                 )
         from ..stream.uri import as_spec
+
+        options.update(cluster=resampling.cluster, block_size=resampling.block_size)
 
         result = _compare_streamed(
             [as_spec(f) for f in files],  # a URI as given (str() of a Path folds s3:// to s3:/)
@@ -233,6 +230,7 @@ def compare(
             seed=settings.seed,
             ci_level=ci_level,
             units=_units(result, units.get("cluster")),
+            block_size=(result["settings"].get("resampling") or {}).get("block_size"),
         )
         result["reference"], result["skill"] = extra["reference"], extra["skill"]
         result["skill_orientation"] = extra["orientation"]

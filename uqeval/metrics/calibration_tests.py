@@ -44,6 +44,8 @@ __all__ = [
     "binary_calibration_tests",
     "cvm_statistic",
     "data_key",
+    "keyed_seed",
+    "keyed_seed_sequence",
     "ensemble_rank_counts",
     "hosmer_lemeshow",
     "ks_statistic",
@@ -214,9 +216,21 @@ def merge_keys(a: int, b: int) -> int:
     return (a + b) % (1 << 64)
 
 
+def keyed_seed_sequence(seed: int, key: int) -> np.random.SeedSequence:
+    """The seed sequence of the random draws of rows with :func:`data_key` ``key`` under ``seed``: reproducible
+    for one data set and seed, independent between data sets (the randomised PIT, compare's sign flips, the
+    UCC permutation test)."""
+    return np.random.SeedSequence([int(seed), int(key)])
+
+
+def keyed_seed(seed: int, key: int) -> int:
+    """A 64-bit seed from :func:`keyed_seed_sequence` (for the counter-based draws of :mod:`uqeval.resample`)."""
+    return int(keyed_seed_sequence(seed, key).generate_state(1, np.uint64)[0])
+
+
 def pit_generator(seed: int, key: int) -> np.random.Generator:
     """The generator of the randomised PIT of rows with :func:`data_key` ``key`` under ``seed``."""
-    return np.random.default_rng(np.random.SeedSequence([int(seed), int(key)]))
+    return np.random.default_rng(keyed_seed_sequence(seed, key))
 
 
 def randomised_pit(low: np.ndarray, high: np.ndarray, seed: int, key: int | None = None) -> np.ndarray:

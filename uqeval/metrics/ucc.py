@@ -977,6 +977,17 @@ def _auucc_closed(k: np.ndarray, half: np.ndarray, x_axis: str, unit: float, any
     return area / unit
 
 
+def permutation_key(
+    y: np.ndarray, err: np.ndarray, lows: Sequence[np.ndarray], highs: Sequence[np.ndarray]
+) -> int:
+    """The data key of the permutation test's draws: the
+    :func:`~uqeval.metrics.calibration_tests.data_key` of the targets, the errors ``y - pred`` and every
+    model's band widths below and above the prediction (validated float64 arrays)."""
+    from .calibration_tests import data_key
+
+    return data_key(y, err, *lows, *highs)
+
+
 def permutation_test(
     y_true,
     pred,
@@ -1010,9 +1021,10 @@ def permutation_test(
     share a positive critical scale (continuous data), each permuted area is a closed form
     of sums and extremes (:func:`_auucc_closed`, :math:`O(N)`, no sort); otherwise each curve
     costs :math:`O(N \log N)` (a value sort where the axes need no widths). Both give the
-    same areas up to floating-point rounding. Reproducible: pair ``p`` (in the
-    order of ``itertools.combinations``) draws from
-    ``numpy.random.default_rng(numpy.random.SeedSequence(seed).spawn(n_pairs)[p])``.
+    same areas up to floating-point rounding. Reproducible for one data set and seed, and
+    different between data sets: pair ``p`` (in the order of ``itertools.combinations``) draws
+    from ``numpy.random.default_rng(keyed_seed_sequence(seed, key).spawn(n_pairs)[p])`` with
+    ``key`` = :func:`permutation_key` (the targets, the errors and every model's band) (:func:`~uqeval.metrics.calibration_tests.keyed_seed_sequence`).
 
     Parameters
     ----------
@@ -1048,7 +1060,10 @@ def permutation_test(
     n = d.size
     area = [float(_auucc_batch(d, zl[None], zu[None], x_axis, y_axis, unit)[0]) for zl, zu in zip(zls, zus)]
     pairs_idx = list(combinations(range(len(bands)), 2))
-    children = np.random.SeedSequence(int(seed)).spawn(len(pairs_idx))
+    from .calibration_tests import keyed_seed_sequence
+
+    # the draws come from the seed and the data (every model's band), so they differ between data sets
+    children = keyed_seed_sequence(seed, permutation_key(y, d, zls, zus)).spawn(len(pairs_idx))
     batch = max(1, _BATCH_ELEMENTS // n)
     pmat = [[1.0] * len(bands) for _ in bands]
     pairs = []

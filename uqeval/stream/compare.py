@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -50,6 +50,10 @@ class Layout:
     pairs: list[tuple[str, int, int]]
     not_streamed: dict[str, str]
     skip: set[tuple[str, int]]  # (metric, model) whose estimate is not streamed
+    #: dependent rows (issue 25): ``("cluster", column)`` or ``("block", size)``; None: independent rows
+    units: tuple[str, Any] | None = None
+    #: the seed of the sign flips, from the seed and the first rows (:func:`uqeval.resample.flip_seed`)
+    flip_seed: int | None = None
 
 
 def _results(preds: Sequence, plan: Plan):
@@ -115,6 +119,9 @@ class ComparePartial:
     unit: np.ndarray = None  # type: ignore[assignment]  # unit-weight sums of the columns' terms and code counts
     acc: Any = None
     moments: Moments = None  # type: ignore[assignment]
+    #: with clusters or blocks: the units' keys in order of first appearance, and their sums (terms, row
+    #: count, code counts; differences), a mergeable state (:class:`UnitSums`)
+    by_unit: Any = None
 
     def __post_init__(self) -> None:
         from ..resample import Accumulator
@@ -129,7 +136,11 @@ class ComparePartial:
         cols, plan = self.layout.columns, self.layout.plan
         if self.unit is None:
             self.unit = np.zeros(sum(t + c for _, _, t, c in cols))
-        if self.acc is None:
+        if self.by_unit is None and self.layout.units is not None:
+            self.by_unit = UnitSums(
+                sum(t for _, _, t, _ in cols) + 1, [c for _, _, _, c in cols if c], len(self.layout.pairs)
+            )
+        if self.acc is None and self.layout.units is None:
             self.acc = Accumulator(
                 plan.seed or 0,
                 plan.n_boot,
@@ -137,6 +148,7 @@ class ComparePartial:
                 n_terms=sum(t for _, _, t, _ in cols),
                 n_categories=tuple(c for _, _, _, c in cols if c),
                 n_diffs=len(self.layout.pairs),
+                flip_seed=self.layout.flip_seed,
             )
         if self.moments is None:
             self.moments = Moments(plan.dm_lag)
@@ -201,7 +213,10 @@ class ComparePartial:
             self.moments = self.moments.merge(Moments.of(diffs, plan.dm_lag))
         if unit:
             self.unit += np.concatenate(unit)
-        self.acc.update(self.start + self.n, np.column_stack(dense) if dense else None, codes, diffs)
+        if self.by_unit is not None:
+            self.by_unit.add(self._unit_keys(files, batches, n), dense, codes, diffs)
+        else:
+            self.acc.update(self.start + self.n, np.column_stack(dense) if dense else None, codes, diffs)
         for k, p in enumerate(preds):
             if lay.families:
                 self.states[k] = states.merge(
@@ -209,13 +224,33 @@ class ComparePartial:
                 )
         self.n += n
 
+    def _unit_keys(self, files: Sequence[str], batches: Sequence, n: int) -> np.ndarray:
+        """The unit of each kept row of a batch: its block (global kept row // size) or its cluster label
+        (as a string, as :func:`uqeval.resample.resampling_units` keys object labels)."""
+        kind, value = cast("tuple[str, Any]", self.layout.units)
+        first = self.start + self.n
+        if kind == "block":
+            return (first + np.arange(n, dtype=np.int64)) // int(value)
+        labels = batches[0].groups
+        missing = [i for i, v in enumerate(labels.tolist()) if v is None or v != v]
+        if missing:
+            row = int(batches[0].prediction.row_numbers()[missing[0]])
+            raise InputError(
+                f"{files[0]}: cluster labels must not be missing: {len(missing)} missing in column '{value}' "
+                f"(first at row {row}); drop or label those rows"
+            )
+        return labels.astype(str)
+
     def merge(self, other: ComparePartial) -> ComparePartial:
         """The partial of this one's rows followed by ``other``'s (the next rows)."""
         from . import states
 
         if other.start != self.start + self.n:
             raise ValueError("partials must be merged in row order")  # a bug, not bad input
-        self.acc.merge(other.acc)
+        if self.by_unit is not None:
+            self.by_unit.merge(other.by_unit)
+        else:
+            self.acc.merge(other.acc)
         self.unit = self.unit + other.unit
         self.moments = self.moments.merge(other.moments)
         for k in range(len(self.states)):
@@ -235,6 +270,58 @@ class ComparePartial:
             self.states[k] = states.merge(self.states[k], other.states[k])
         self.n += other.n
         return self
+
+
+class UnitSums:
+    """Per-unit sums of the bootstrap columns (dense terms, then the row count) and of the paired differences,
+    keyed by the unit (a block index or a cluster label) in order of first appearance: batches and partitions
+    added in row order number the units as :func:`uqeval.resample.resampling_units` numbers them in memory."""
+
+    def __init__(self, width: int, n_codes: Sequence[int], n_diffs: int) -> None:
+        self.index: dict[Any, int] = {}
+        self.width, self.n_codes, self.n_diffs = width, list(n_codes), n_diffs
+        self.sums = np.zeros((0, width))
+        self.codes = [np.zeros((0, k)) for k in self.n_codes]
+        self.diffs = np.zeros((0, n_diffs))
+
+    def _grow(self, keys: Sequence[Any]) -> np.ndarray:
+        """The unit numbers of ``keys`` (unique), new keys appended in the order given."""
+        out = np.empty(len(keys), dtype=np.intp)
+        for j, key in enumerate(keys):  # one lookup per unit of the batch, not per row
+            out[j] = self.index.setdefault(key, len(self.index))
+        extra = len(self.index) - self.sums.shape[0]
+        if extra:
+            self.sums = np.vstack([self.sums, np.zeros((extra, self.width))])
+            self.codes = [np.vstack([c, np.zeros((extra, c.shape[1]))]) for c in self.codes]
+            self.diffs = np.vstack([self.diffs, np.zeros((extra, self.n_diffs))])
+        return out
+
+    def add(self, keys: np.ndarray, dense: Sequence[np.ndarray], codes: Sequence[np.ndarray], diffs) -> None:
+        """Add rows whose units are ``keys`` (n,): ``dense`` (n, k) terms, ``codes`` (n,) ints, ``diffs``."""
+        from ..resample import unit_sums
+
+        uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")  # this batch's units in order of first appearance
+        at = np.empty(order.size, dtype=np.intp)
+        at[order] = self._grow([uniq[i].item() for i in order])
+        rows = at[inverse.ravel()]
+        count = len(self.index)
+        x = np.column_stack([*dense, np.ones(rows.size)])
+        self.sums += unit_sums(rows, count, x)
+        for c, code in zip(self.codes, codes):
+            np.add.at(c, (rows, code), 1.0)
+        if diffs is not None:
+            self.diffs += unit_sums(rows, count, diffs)
+
+    def merge(self, other: UnitSums) -> None:
+        """Add ``other``'s units (the next rows): shared keys add up, new ones follow."""
+        keys = list(other.index)
+        at = self._grow(keys)
+        src = np.array([other.index[k] for k in keys], dtype=np.intp)
+        self.sums[at] += other.sums[src]
+        for a, b in zip(self.codes, other.codes):
+            a[at] += b[src]
+        self.diffs[at] += other.diffs[src]
 
 
 def check_same_rows(files: Sequence[str], preds: Sequence) -> None:
@@ -339,6 +426,31 @@ def stream_batches(models: Sequence[ModelSource], settings: Settings, chunk_rows
         yield files, build(models, files, cols, k, offset, settings), k
 
 
+def first_rows_key(seen: list, batches) -> int:
+    """:func:`uqeval.resample.rows_key` of the first :data:`~uqeval.resample.KEY_ROWS` kept rows of every model:
+    the batches read so far (``seen``), and more read ahead from ``batches`` (appended to ``seen``, folded
+    later) until that many rows are kept or the input ends."""
+    from ..metrics.calibration_tests import merge_keys
+    from ..resample import KEY_ROWS, rows_key
+
+    key, kept, i = 0, 0, 0
+    while kept < KEY_ROWS:
+        if i == len(seen):
+            nxt = next(batches, None)
+            if nxt is None:
+                break
+            seen.append(nxt)
+        preds = [b.prediction for b in seen[i][1]]
+        check_same_rows(seen[i][0], preds)  # misaligned rows: the error folding them would raise
+        i += 1
+        if preds[0] is None:
+            continue
+        take = min(preds[0].n, KEY_ROWS - kept)
+        key = merge_keys(key, rows_key(preds, take))
+        kept += take
+    return key
+
+
 def first_batch(batches) -> tuple[list, list]:
     """The first aligned batch with kept rows, and every batch read up to it (folded after planning)."""
     seen = []
@@ -364,8 +476,62 @@ def plan_on(
     chunk = align_models([Model(n, p, {"path": m.spec}) for n, p, m in zip(names, preds, models)])
     if settings.murphy:
         raise UsageError("--murphy draws curves over all rows: compare with --engine memory")
+    options = {k: v for k, v in options.items() if k not in ("cluster", "block_size")}
     plan, _ = plan_comparison(chunk, settings, **options)
     return make_layout(plan, preds)
+
+
+def _units_of(models: Sequence[ModelSource], options: dict[str, Any]):
+    """:func:`stream_units` of the ``cluster`` and ``block_size`` options (before any batch is built)."""
+    return stream_units(
+        models, options.get("cluster"), options.get("block_size"), options.get("n_boot", 1000)
+    )
+
+
+def _flip_seed(layout: Layout, seen: list, batches) -> int | None:
+    """The sign flips' seed of the data (None: no permutation test)."""
+    from ..resample import flip_seed
+
+    plan = layout.plan
+    if not (plan.n_permutations and layout.pairs):
+        return None
+    return flip_seed(plan.seed or 0, first_rows_key(seen, batches))
+
+
+def stream_units(models: Sequence[ModelSource], cluster: str | None, size: Any, n_boot: int):
+    """The :attr:`Layout.units` of ``--cluster COLUMN`` (the first model's column, read as its "by" role) or
+    ``--block-size N``. Blocks stream for the sign-flip test (non-overlapping blocks) but not for the
+    bootstrap: the circular block bootstrap draws blocks that start anywhere in the N rows, and N and the
+    rows' window sums are known only at the end."""
+    if cluster is not None and size is not None:
+        raise UsageError("give either a cluster column or a block size, not both")
+    if size is not None:
+        if isinstance(size, str):
+            raise UsageError(
+                "--block-size auto chooses the size from the whole series (not streamed): give the block size, "
+                "or use --engine memory"
+            )
+        if n_boot and int(size) > 1:
+            raise UsageError(
+                "--block-size with bootstrap intervals needs the whole files in memory (the circular block "
+                "bootstrap draws blocks starting anywhere in the rows): use --engine memory, or --bootstrap 0 "
+                "for the block sign-flip test alone"
+            )
+        return ("block", int(size))
+    if cluster is None:
+        return None
+    from ..errors import SchemaError
+
+    m = models[0]
+    names = list(m.src.info.columns)
+    lower = {c.lower(): c for c in names}
+    name = cluster if cluster in names else lower.get(cluster.lower())
+    if name is None:
+        raise SchemaError(
+            f"{m.spec}: column '{cluster}' not found; available columns: {', '.join(names[:20])}"
+        )
+    m.plan.roles["by"] = name  # build_batch hands its values, aligned with the kept rows, to Batch.groups
+    return ("cluster", name)
 
 
 def compare_stream(
@@ -381,9 +547,12 @@ def compare_stream(
     if chunk_rows < 1:
         raise UsageError(f"--chunk-rows must be >= 1, got {chunk_rows}")
     models = open_models(specs, settings)
+    units = _units_of(models, options)
     batches = stream_batches(models, settings, chunk_rows)
     preds, seen = first_batch(batches)
     layout, finishes = plan_on(models, preds, names, settings, options)
+    layout.units = units
+    layout.flip_seed = _flip_seed(layout, seen, batches)
     part = ComparePartial(layout)
     done = 0
     for files, bs, k in [*seen, *batches]:
@@ -439,8 +608,11 @@ def finish(
     estimates, targets, columns, notes = estimate_metrics(plan, value, at_full)
     notes = list(dict.fromkeys(n for m in models for n in m.src.notes())) + list(notes)
     replicates: dict[tuple[str, str], np.ndarray] = {}
+    acc, total, flipped = part.acc, None if part.acc is None else part.acc.total, None
+    if part.by_unit is not None:
+        acc, total, flipped, info = _unit_resampling(part)
+        plan = replace(plan, resampling=info)
     if plan.n_boot and columns:
-        acc = part.acc
         col = cat = 0
         dense_at = {}
         for name, k, width, n_codes in lay.columns:
@@ -453,7 +625,7 @@ def finish(
             if c is not None:
                 parts.append(acc.counts[c].T)
             replicates[(metric, model)] = np.asarray(
-                finishes[key](np.concatenate(parts, axis=1), acc.total), dtype=np.float64
+                finishes[key](np.concatenate(parts, axis=1), total), dtype=np.float64
             )
     available: dict[str, list[int]] = {}
     for name, a, b in lay.pairs:
@@ -470,7 +642,9 @@ def finish(
 
         mom = part.moments
         p_values = None
-        if plan.n_permutations and lay.pairs:
+        if flipped is not None:
+            p_values = flipped
+        elif plan.n_permutations and lay.pairs:
             p_values = permutation_p_values(part.acc.flipped, mom.total, mom.total_abs)
         out = []
         for name, a, b in todo:
@@ -535,6 +709,41 @@ def finish(
         "approximate": approx,
     }
     return out
+
+
+def _unit_resampling(part: ComparePartial):
+    """``(accumulator, totals, p-values, resampling info)`` of the units' sums: the Poisson bootstrap of the
+    units (clusters) and the sign flip of their sums of differences, by the in-memory functions."""
+    from scipy.sparse import csr_matrix
+
+    from ..resample import Accumulator
+    from ..tasks.compare import sign_flip_tests
+
+    lay, plan, units = part.layout, part.layout.plan, part.by_unit
+    count = len(units.index)
+    kind, value = cast("tuple[str, Any]", lay.units)
+    info: dict[str, Any] = (
+        {"unit": "cluster", "clusters": count}
+        if kind == "cluster"
+        else {
+            "unit": "block",
+            "block_size": value,
+            "blocks": count,
+            "bootstrap": "circular blocks" if value > 1 else "rows",
+            "sign_flip": "non-overlapping blocks",
+        }
+    )
+    acc, total = None, None
+    if plan.n_boot:  # clusters (blocks of more than one row are refused with the bootstrap: stream_units)
+        acc = Accumulator(plan.seed or 0, plan.n_boot, n_terms=units.width, n_categories=tuple(units.n_codes))
+        if count:
+            acc.update(0, units.sums, [csr_matrix(c) for c in units.codes])
+        total = acc.sums[-1]
+    p_values = None
+    if plan.n_permutations and lay.pairs:
+        seed = plan.seed or 0 if lay.flip_seed is None else lay.flip_seed
+        p_values = sign_flip_tests(units.diffs, plan.n_permutations, seed)
+    return acc, total, p_values, info
 
 
 class _Kind:
@@ -682,9 +891,13 @@ def compare_dask(
     from .dask_engine import cluster_info, dask_client, tree_reduce, wait
 
     models = open_models(specs, settings)
+    units = _units_of(models, options)
     groups, tasks = row_range_tasks(models)
-    preds, _ = first_batch(stream_batches(models, settings, chunk_rows))  # plan on the first rows (client)
+    head = stream_batches(models, settings, chunk_rows)
+    preds, seen = first_batch(head)  # plan on the first rows (client)
     layout, finishes = plan_on(models, preds, names, settings, options)
+    layout.units = units
+    layout.flip_seed = _flip_seed(layout, seen, head)
     with dask_client(scheduler, workers) as (client, distributed):
 
         def submit(i: int, kept: int):

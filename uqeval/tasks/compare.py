@@ -691,16 +691,21 @@ def poisson_bootstrap(
     replicates: int,
     seed: int,
     units: np.ndarray | None = None,
+    block_size: int | None = None,
 ) -> list[np.ndarray]:
     """``(replicates,)`` Poisson-bootstrap values of each metric (:mod:`uqeval.resample`), all on the
     same replicates: one pass over the rows for every metric with a sums form, weight matrices in
     blocks of replicates for the others (order statistics). A :data:`BlockScore` resamples as the mean
-    of its score, asked for once per block of rows, in row order. ``units`` (n,): the cluster or block of
-    each row (:func:`uqeval.resample.resampling_units`), whose rows share one weight; None: rows."""
+    of its score, asked for once per block of rows, in row order. ``units`` (n,): the cluster of each row
+    (:func:`uqeval.resample.resampling_units`), whose rows share one weight; None: rows. ``block_size``
+    (rows in time order): the circular block bootstrap (:func:`_circular_bootstrap`) instead; ``units`` is
+    then ignored."""
     from ..catalogue.core import _mean_of_first
     from ..resample import Accumulator, poisson_weights
 
     forms = [(st, None, 0, _mean_of_first) if callable(st) else st.sums_form for st in stats]
+    if block_size is not None and block_size > 1 and n:
+        return _circular_bootstrap(stats, forms, n, replicates, seed, int(block_size))
     if units is not None:
         return _unit_bootstrap(stats, forms, n, replicates, seed, units)
     dense = [f[0] for f in forms if f is not None and f[0] is not None]
@@ -756,6 +761,71 @@ def _unit_bootstrap(stats, forms, n: int, replicates: int, seed: int, units: np.
         stats, forms, out, n, replicates, lambda r0, r1: unit_weights(seed, units, count, r0, r1)
     )
     return out
+
+
+def _circular_bootstrap(stats, forms, n: int, replicates: int, seed: int, size: int) -> list[np.ndarray]:
+    r""":func:`poisson_bootstrap` by the circular block bootstrap (:mod:`uqeval.resample`; Politis & Romano
+    1992): replicate ``r`` is the :math:`K = \lceil n / L \rceil` circular blocks of ``L = size`` rows that
+    start at :func:`~uqeval.resample.block_starts`, i.e. row weights that count the blocks covering a row
+    (total :math:`K L`). The weighted sums of dense terms are sums of the drawn starts' window sums (a
+    gather of K values per replicate), category counts one bincount of the drawn rows' codes; order
+    statistics use the (r, n) row weights (:func:`~uqeval.resample.circular_block_weights`)."""
+    from types import SimpleNamespace
+
+    from ..resample import block_starts, circular_block_weights, window_sums
+    from ..stream.progress import stage
+
+    k = -(-n // size)
+    dense = [f[0] for f in forms if f is not None and f[0] is not None]
+    codes = [f for f in forms if f is not None and f[1] is not None]
+    rest = [i for i, f in enumerate(forms) if f is None]
+    width = sum(_width(t) for t in dense)
+    advance = stage(f"bootstrap ({replicates:,} resamples of {k:,} circular blocks)", replicates)
+    sums = np.zeros((width, replicates))
+    if dense:
+        x = np.empty((n, width))
+        for start, stop in _spans(n, _ROWS):  # in row order: a BlockScore adds up its mean as it goes
+            x[start:stop] = np.column_stack([t(start, stop) if callable(t) else t[start:stop] for t in dense])
+        windows = window_sums(x, size)
+        del x
+        for r0 in range(0, replicates, 64):
+            r1 = min(replicates, r0 + 64)
+            for r, starts in enumerate(block_starts(seed, n, size, r0, r1), start=r0):
+                sums[:, r] = windows.take(starts, axis=0).sum(
+                    axis=0
+                )  # (K, width): cheaper than one 3-d gather
+            if not codes and not rest:
+                advance(r1 - r0)
+    # category counts: per replicate, its row weights (a moving sum of its start counts) and one weighted
+    # bincount per code column (a gather of the K L drawn rows' codes costs more)
+    counts = [np.zeros((f[2], replicates)) for f in codes]
+    if codes:
+        columns = [np.asarray(f[1], dtype=np.intp) for f in codes]
+        for r0 in range(0, replicates, 64):
+            r1 = min(replicates, r0 + 64)
+            starts = block_starts(seed, n, size, r0, r1)
+            for r in range(r1 - r0):  # a loop over replicates: each step is vectorised over the rows
+                w = circular_block_weights(starts[r : r + 1], n, size)[0]
+                for column, f, c in zip(columns, codes, counts):
+                    c[:, r0 + r] = np.bincount(column, weights=w, minlength=f[2])
+            if not rest:
+                advance(r1 - r0)
+    out = None
+    if rest:
+        out = [np.empty(replicates) for _ in forms]
+        step = max(1, (1 << 22) // n)
+        for r0 in range(0, replicates, step):
+            r1 = min(replicates, r0 + step)
+            w = circular_block_weights(block_starts(seed, n, size, r0, r1), n, size)
+            for i in rest:
+                out[i][r0:r1] = stats[i].weighted(w)
+            advance(r1 - r0)
+    total = np.full(replicates, float(k * size))
+    done = _finished(forms, SimpleNamespace(sums=sums, counts=counts), total, replicates)
+    if out is not None:
+        for i in rest:
+            done[i] = out[i]
+    return done
 
 
 def _finished(forms, acc, total: np.ndarray, replicates: int) -> list[np.ndarray]:
@@ -987,8 +1057,9 @@ def compare_models(
     cluster : a label per row (a location, a patient, a day): the bootstrap weights every cluster's rows
         with one Poisson weight and the sign-flip test flips each cluster's sum of differences
         (:mod:`uqeval.resample`). None: rows are independent.
-    block_size : for rows in time order: cut into consecutive blocks of this many rows, each resampled and
-        flipped as a whole (non-overlapping block bootstrap); ``"auto"`` picks the size from the per-row
+    block_size : for rows in time order: the bootstrap resamples circular blocks of this many consecutive
+        rows (circular block bootstrap, Politis & Romano 1992) and the sign-flip test flips consecutive
+        non-overlapping blocks of this many rows; ``"auto"`` picks the size from the per-row
         scores (:func:`uqeval.resample.optimal_block_size`). Give at most one of ``cluster`` and
         ``block_size``; with neither, a note flags score differences whose lag-1 autocorrelation is
         outside its 99 % band for independent rows.
@@ -1025,6 +1096,9 @@ def compare_models(
         units, info = resampling_units(n, cluster, size)  # type: ignore[arg-type]
         if isinstance(block_size, str):
             info["block_size_rule"] = "auto (Politis & White 2004, Patton, Politis & White 2009)"
+        if cluster is None:
+            info["bootstrap"] = "circular blocks" if info["block_size"] > 1 else "rows"
+            info["sign_flip"] = "non-overlapping blocks"
         plan = replace(plan, resampling=info)
     from ..metrics.blocks import PairwiseSum
 
@@ -1088,7 +1162,8 @@ def compare_models(
     estimates, targets, columns, notes = estimate_metrics(plan, value, at_full)
     replicates: dict[tuple[str, str], np.ndarray] = {}
     if plan.n_boot and columns:  # every comparison score is a column: the bootstrap pass makes the means too
-        reps = poisson_bootstrap([c[2] for c in columns], n, plan.n_boot, plan.seed or 0, units)
+        size = (plan.resampling or {}).get("block_size")
+        reps = poisson_bootstrap([c[2] for c in columns], n, plan.n_boot, plan.seed or 0, units, size)
         for (metric, model, _), rep in zip(columns, reps):
             replicates[(metric, model)] = rep
     else:
@@ -1156,9 +1231,10 @@ def compare_models(
                 lag1.add(out / unit if scaled else out)
 
         if plan.n_permutations:
-            p_values = sign_flip_tests(
-                block, plan.n_permutations, plan.seed or 0, shape=(n, len(todo)), units=units
-            )
+            from ..resample import flip_seed, rows_key
+
+            seed = flip_seed(plan.seed or 0, rows_key([m.prediction for m in models]))
+            p_values = sign_flip_tests(block, plan.n_permutations, seed, shape=(n, len(todo)), units=units)
             for entry, p in zip(tests, p_values):
                 entry["permutation_p"] = float(p)
         else:

@@ -434,9 +434,11 @@ def compare_skill(
     seed: int | None = 0,
     ci_level: float = 0.95,
     units: np.ndarray | None = None,
+    block_size: int | None = None,
 ) -> dict[str, Any]:
     """Skill of each aligned model against ``ref`` with bootstrap percentile intervals (``units``: the
-    cluster or block of each row, resampled as a whole; None: rows).
+    cluster of each row, resampled as a whole; None: rows; ``block_size``: circular blocks of rows, as
+    ``compare``).
 
     The model's and the reference's per-row scores are resampled with the same Poisson weights as
     ``compare``'s other metrics (:func:`uqeval.tasks.compare.poisson_bootstrap` with ``seed``; the skill
@@ -470,7 +472,9 @@ def compare_skill(
                 stat = RowStat(terms=np.column_stack([s, r]), finish=skill_from_sums)
             columns.append((name, m.name, stat))
     if n_boot and columns:
-        reps = poisson_bootstrap([c[2] for c in columns], first.prediction.n, int(n_boot), seed or 0, units)
+        reps = poisson_bootstrap(
+            [c[2] for c in columns], first.prediction.n, int(n_boot), seed or 0, units, block_size
+        )
         for (name, model, _), rep in zip(columns, reps):
             with np.errstate(all="ignore"):
                 if not np.all(np.isnan(rep)):
