@@ -3,8 +3,9 @@
     python docs/gallery.py          # rewrite docs/img/*.png (run after changing how figures look)
     python docs/gallery.py --check  # exit 1 if a committed image is missing (CI-free sanity check)
 
-Each figure is made by the command a user would type (``uqeval plot`` / ``uqeval ucc --plot``), run
-as ``python -m uqeval`` from the repository root, so the gallery always shows the current figures.
+Each figure is made the way a user would make it: a command (``uqeval ucc --plot``, run as
+``python -m uqeval`` from the repository root) or, for models overlaid on one figure, the Python call
+``uqeval.plot({name: table}, kind)``. So the gallery always shows the current figures.
 """
 
 from __future__ import annotations
@@ -16,15 +17,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 IMG = ROOT / "docs" / "img"
 
-#: file name -> (what it shows, the uqeval arguments that draw it; {out} is the output path)
-FIGURES = {
+#: file name -> (what it shows, the uqeval arguments that draw it; {out} is the output path), or
+#: (what it shows, (plot kind, {model name: sample file})) for models overlaid by ``uqeval.plot``
+FIGURES: dict[str, tuple[str, list[str] | tuple[str, dict[str, str]]]] = {
     "calibration.png": (
-        "average calibration curve of a Gaussian forecast",
-        ["plot", "sample_data/gaussian.parquet", "--kind", "calibration", "--output", "{out}"],
+        "average calibration curves of two Gaussian forecasts",
+        ("calibration", {"heteroscedastic σ": "gaussian.parquet", "constant σ": "gaussian_const.parquet"}),
     ),
     "reliability.png": (
-        "reliability diagram of a classifier",
-        ["plot", "sample_data/classification.parquet", "--kind", "reliability", "--output", "{out}"],
+        "reliability diagrams of three classifiers",
+        (
+            "reliability",
+            {
+                "classifier": "classification.parquet",
+                "Dirichlet": "dirichlet.parquet",
+                "ensemble": "ensemble_classification.parquet",
+            },
+        ),
     ),
     "ucc.png": (
         "uncertainty characteristics curves of two models",
@@ -38,16 +47,31 @@ FIGURES = {
             "json",
         ],
     ),
-    "pit.png": (
-        "PIT histogram of an ensemble",
-        ["plot", "sample_data/samples.parquet", "--kind", "pit", "--output", "{out}"],
+    "spread_skill.png": (
+        "spread–skill diagrams of a Gaussian forecast and an ensemble",
+        ("spread_skill", {"Gaussian": "gaussian.parquet", "ensemble": "samples.parquet"}),
     ),
 }
 
 
 def draw(name: str) -> Path:
     out = IMG / name
-    args = [a.replace("{out}", str(out)) for a in FIGURES[name][1]]
+    spec = FIGURES[name][1]
+    if isinstance(spec, tuple):  # models overlaid on one Axes, as a notebook draws them
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import pandas as pd
+
+        import uqeval
+
+        kind, files = spec
+        ax = uqeval.plot(
+            {label: pd.read_parquet(ROOT / "sample_data" / f) for label, f in files.items()}, kind
+        )
+        ax.figure.savefig(out, dpi=100, metadata={"Software": None})
+        return out
+    args = [a.replace("{out}", str(out)) for a in spec]
     subprocess.run(
         [sys.executable, "-m", "uqeval", *args],
         cwd=ROOT,
