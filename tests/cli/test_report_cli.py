@@ -83,9 +83,10 @@ def test_report_holds_every_metric_key_of_every_summary(two_model_report):
 def test_report_embeds_every_plot_and_the_ucc(two_model_report):
     doc, summaries = two_model_report
     imgs = [a for t, a in parse(doc).tags if t == "img"]
-    # 5 key figures with both Gaussian files overlaid (calibration, reliability, PIT, UCC, spread-skill), the
-    # other 5 Gaussian plots per regression file, 4 classification plots (its reliability diagram is its own)
-    assert len(imgs) == 5 + 5 + 5 + 4
+    # 5 key figures with both Gaussian files overlaid (calibration, reliability, PIT, UCC, spread-skill) and
+    # the classifier's reliability diagram (a key figure of its own: its axes differ), the other 5 Gaussian
+    # plots per regression file, the other 3 classification plots
+    assert len(imgs) == 6 + 5 + 5 + 3
     for img in imgs:
         assert img["src"].startswith("data:image/png;base64,")
         data = base64.b64decode(img["src"].split(",", 1)[1])
@@ -93,7 +94,7 @@ def test_report_embeds_every_plot_and_the_ucc(two_model_report):
     alts = [i["alt"] for i in imgs]
     assert "Uncertainty characteristics curve of model_a.parquet, model_b.csv, overlaid" in alts
     assert "Reliability diagram of model_a.parquet, model_b.csv, overlaid" in alts
-    assert "Reliability diagram — cls.parquet" in alts
+    assert "Reliability diagram (classifiers) of cls.parquet" in alts
     assert "Sharpness — model_a.parquet" in alts and "Sharpness — model_b.csv" in alts
     # UCC table rows (regression files only) and the glossary
     for key in ("ucc.auucc", "ucc.auucc_const", "ucc.gain", "ucc.op.k", "ucc.level"):

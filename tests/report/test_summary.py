@@ -236,21 +236,28 @@ def test_overlays_draw_every_model_on_one_figure_per_kind():
         )
 
 
-def test_a_several_panel_figure_stays_the_models_own():
+def test_classifier_reliability_has_an_overlay_of_its_own():
+    """A classifier's reliability diagram (accuracy against confidence) is overlaid with other classifiers',
+    never on the regression reliability diagram, whose axes mean something else."""
     from uqeval.api import _plot_prediction
     from uqeval.tasks.overlay import Overlays
 
     rng = np.random.default_rng(2)
     proba = rng.dirichlet(np.ones(3), size=200)
-    pred, settings = _plot_prediction(rng.integers(0, 3, 200), proba=proba)
+    cls, cls_settings = _plot_prediction(rng.integers(0, 3, 200), proba=proba)
+    mu = rng.normal(size=200)
+    reg, reg_settings = _plot_prediction(mu + rng.normal(size=200), mean=mu, std=np.ones(200))
     overlays = Overlays()
-    drawn, alone = overlays.add(pred, None, settings, "cls.parquet", kinds=["reliability"])
-    if drawn:  # the classification reliability diagram learnt to draw on one Axes: an overlay
-        assert overlays.figures()["reliability"][1] == ["cls.parquet"]
-    else:
-        fig = alone.figures["reliability"]
-        titles = [ax.get_title() for ax in fig.axes] + [fig._suptitle.get_text() if fig._suptitle else ""]
-        assert any("cls.parquet" in t for t in titles) and overlays.figures() == {}
+    for name, (pred, settings) in {
+        "a": (cls, cls_settings),
+        "r": (reg, reg_settings),
+        "b": (cls, cls_settings),
+    }.items():
+        drawn, alone = overlays.add(pred, None, settings, name, kinds=["reliability"])
+        assert drawn == ["reliability"] and not alone.figures
+    figures = overlays.figures()
+    assert figures["reliability/classifiers"][1] == ["a", "b"]
+    assert figures["reliability"][1] == ["r"]
 
 
 def test_a_kind_that_cannot_be_drawn_is_a_note():

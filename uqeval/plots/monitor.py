@@ -7,6 +7,7 @@ from typing import Any, cast
 import numpy as np
 
 from .common import binomial_band, new_figure, style_axes
+from .style import COLORS, FONT, LINE
 
 
 def plot_monitor(doc: dict[str, Any]) -> Any:
@@ -28,15 +29,23 @@ def plot_monitor(doc: dict[str, Any]) -> Any:
             level = float(path.split(".", 1)[1].rsplit(".", 1)[0])
             n = np.array([max(w["n_rows"] - w["n_dropped"], 1) for w in windows], dtype=float)
             lo, hi = binomial_band(cast("float", n), level)
-            ax.fill_between(x, lo / n, hi / n, color="0.85", step="mid", label="95% band if calibrated")
-            ax.axhline(level, color="0.4", lw=0.8)
-        ax.plot(x, y, marker="o", ms=3, lw=1.2, label="per window")
+            ax.fill_between(
+                x,
+                lo / n,
+                hi / n,
+                color=COLORS["count"],
+                alpha=0.5,
+                step="mid",
+                label="95% band if calibrated",
+            )
+            ax.axhline(level, color=COLORS["ref"], lw=LINE["thin"])
+        ax.plot(x, y, marker="o", ms=3, lw=LINE["main"], color=COLORS["main"], label="per window")
         cum = value_at(doc["cumulative"]["metrics"], path)
         if cum is not None:
-            ax.axhline(cum, ls="--", lw=0.8, color="C1", label="all rows")
+            ax.axhline(cum, ls="--", lw=LINE["thin"], color=COLORS["accent2"], label="all rows")
         for t in doc["tests"]:
             if t["first_alarm_window"] is not None:
-                ax.axvline(t["first_alarm_window"], color="C3", lw=1.0, ls=":")
+                ax.axvline(t["first_alarm_window"], color=COLORS["accent"], lw=LINE["ref"], ls=":")
         style_axes(ax, "", "", path, legend=ax is axes[0])
     for t in doc["tests"]:
         if t["first_alarm_window"] is not None:
@@ -44,17 +53,22 @@ def plot_monitor(doc: dict[str, Any]) -> Any:
                 t["name"],
                 (t["first_alarm_window"], 1.0),
                 xycoords=("data", "axes fraction"),
-                color="C3",
-                fontsize=7,
+                color=COLORS["accent"],
+                fontsize=FONT["note"] - 2,
                 rotation=90,
                 va="top",
                 ha="right",
             )
     step = max(1, len(windows) // 8)
     axes[-1].set_xticks(
-        x[::step], [str(w["start"]) for w in windows][::step], rotation=30, ha="right", fontsize=7
+        x[::step],
+        [str(w["start"]) for w in windows][::step],
+        rotation=30,
+        ha="right",
+        fontsize=FONT["tick"] - 3,
     )
     axes[0].set_title(
-        f"{doc['input']['path']}: per window ({doc['input']['window']}); dotted: first alarm", fontsize=9
+        f"{doc['input']['path']}: per window ({doc['input']['window']}); dotted: first alarm",
+        fontsize=FONT["legend"],
     )
     return fig

@@ -1,9 +1,8 @@
 """Figures with every model overlaid, built one model at a time: the key figures of ``uqeval report``.
 
-:class:`Overlays` keeps one Axes per kind of :data:`uqeval.tasks.plot.OVERLAY_KINDS` (quantile files' calibration
+:class:`Overlays` keeps one Axes per key kind (:data:`KEY_KINDS` of :data:`uqeval.tasks.plot.OVERLAY_KINDS`; quantile files' calibration
 curve and PIT histogram on one of their own: :func:`overlay_key`) and draws each model's series on it as the model is scored (:func:`uqeval.tasks.plot.build_figures` with ``ax``, ``series`` and
-``color``), so a report never holds more than one prediction in memory. A kind added to ``OVERLAY_KINDS``
-appears here without a change. A kind whose figure for some model comes back as a figure of its own (not
+``color``), so a report never holds more than one prediction in memory. A kind whose figure for some model comes back as a figure of its own (not
 drawn on the shared Axes, e.g. a several-panel variant) is drawn again as that model's own figure, its name
 in the title, and returned to the caller.
 The UCC overlay draws every model's curve at the end (:func:`uqeval.plots.ucc.plot_ucc` colours the models in
@@ -29,7 +28,20 @@ from .plot import (
     ucc_result,
 )
 
-__all__ = ["KEY_OPT_IN", "Overlays", "overlay_key", "overlay_kinds"]
+__all__ = ["KEY_KINDS", "KEY_OPT_IN", "Overlays", "overlay_key", "overlay_kinds"]
+
+#: The report's key figures (issue 28): the kinds a reader compares models on first. Other kinds of
+#: :data:`OVERLAY_KINDS` (sharpness, rejection, adversarial, ...) stay in each file's own figures, so the
+#: summary's figures stay few.
+KEY_KINDS: tuple[str, ...] = (
+    "calibration",
+    "reliability",
+    "pit",
+    "rank_histogram",
+    "ucc",
+    "coverage",
+    "spread_skill",
+)
 
 #: Opt-in overlay kinds that the report's key figures draw without ``--diagnostics``: cheap, and their metric
 #: is a headline one (``spread_skill.ratio``).
@@ -39,11 +51,12 @@ KEY_OPT_IN: tuple[str, ...] = ("spread_skill",)
 def overlay_kinds(
     pred: Prediction, settings: Settings, metrics: Mapping[str, Any] | None = None
 ) -> list[str]:
-    """The kinds of :data:`OVERLAY_KINDS` that apply to ``pred`` under ``settings`` (plus those of
-    :data:`KEY_OPT_IN` that apply with the diagnostics turned on), in :data:`PLOT_KINDS` order."""
+    """The key kinds (:data:`KEY_KINDS`, those of :data:`OVERLAY_KINDS`) that apply to ``pred`` under
+    ``settings`` (plus those of :data:`KEY_OPT_IN` that apply with the diagnostics turned on), in
+    :data:`PLOT_KINDS` order."""
     on = set(applicable_kinds(pred, settings, metrics))
     opt_in = set(applicable_kinds(pred, replace(settings, diagnostics=True), metrics)) & set(KEY_OPT_IN)
-    return [k for k in PLOT_KINDS if k in OVERLAY_KINDS and k in on | opt_in]
+    return [k for k in PLOT_KINDS if k in OVERLAY_KINDS and k in KEY_KINDS and k in on | opt_in]
 
 
 #: Kinds whose figure for quantile predictions has other axes than for the other representations (the
@@ -53,9 +66,14 @@ _QUANTILE_MODE = ("calibration", "pit")
 
 
 def overlay_key(kind: str, pred: Prediction) -> str:
-    """The overlay a series of ``kind`` joins: series share an Axes only where their axes mean the same."""
+    """The overlay a series of ``kind`` joins: series share an Axes only where their axes mean the same (a
+    classifier's reliability diagram, accuracy against confidence, is not a regression one)."""
+    from ..catalogue.core import CLASSIFICATION
+
     if kind in _QUANTILE_MODE and pred.quantile_keys() is not None:
         return f"{kind}/quantile levels"
+    if kind == "reliability" and pred.kind in CLASSIFICATION:
+        return f"{kind}/classifiers"
     return kind
 
 
