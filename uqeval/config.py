@@ -192,8 +192,6 @@ def _line_of(lines: dict[tuple[str, ...], int], *path: str) -> str:
 
 #: the environment variable naming a config file (used when no ``--config`` is given)
 ENV_VAR = "UQEVAL_CONFIG"
-#: set by the command line (:func:`uqeval.cli.build_app`): :func:`make_settings` without a config finds one
-DISCOVER = False
 _PYPROJECT_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*(uqeval|\"uqeval\")\s*[.\]]", re.MULTILINE)
 
 
@@ -336,7 +334,7 @@ def make_settings(
     config: str | Path | None = None,
     baseline: dict[str, Any] | None = None,
     *,
-    discover: bool | None = None,
+    discover: bool = False,
     **overrides: Any,
 ) -> Settings:
     """The one settings resolution: defaults <- ``baseline`` (the ``settings`` of a baseline
@@ -345,8 +343,10 @@ def make_settings(
     Invalid baseline settings are bad input (:class:`InputError`, checked alone first); the config
     file is checked on reading; what is left came from flags (:class:`UsageError`).
 
-    ``discover`` (default: :data:`DISCOVER`, on for the command line): without ``config``, use the
-    one :func:`find_config` finds. The config's source is kept in ``Settings.config``.
+    ``discover``: without ``config``, use the one :func:`find_config` finds (``UQEVAL_CONFIG``, a
+    ``pyproject.toml``). The command line passes True; the Python API never discovers (it reads only
+    the config it is given), so a notebook's results do not depend on its working directory. The
+    config's source is kept in ``Settings.config`` (``"--config"`` when the command line gave it).
     """
     values: dict[str, Any] = {}
     columns: dict[str, Any] = {}
@@ -360,8 +360,8 @@ def make_settings(
             raise InputError(f"the baseline's settings are invalid: {exc}") from None
     source = None
     if config is not None:
-        source = {"path": str(config), "from": "--config" if DISCOVER else "config argument"}
-    elif DISCOVER if discover is None else discover:
+        source = {"path": str(config), "from": "--config" if discover else "config argument"}
+    elif discover:
         found = find_config()
         if found is not None:
             config, how = found

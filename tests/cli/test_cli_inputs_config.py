@@ -155,3 +155,23 @@ def test_a_key_in_two_tables_is_reported_where_it_is_wrong(tmp_path):
     r = runner.invoke(app, ["score", str(tmp_path / "g.csv"), "--config", str(cfg)])
     assert r.exit_code == 3
     assert "input.logits (line 5)" in r.stderr, r.stderr
+
+
+def test_the_python_api_never_discovers_a_config_the_cli_does(project, monkeypatch):
+    """Discovery is the command line's (``discover=True`` at its call sites), not a module state: building
+    the CLI app in this process (imported above) does not make the API read the CWD's pyproject.toml."""
+    import uqeval
+    from uqeval.cli import build_app
+    from uqeval.config import make_settings
+
+    build_app()
+    assert _settings_of(["g.csv"])["num_bins"] == 7  # the CLI finds [tool.uqeval]
+    scores = uqeval.evaluate_file("g.csv")
+    api = json.loads(scores.to_json())["settings"]
+    assert (api["num_bins"], api["seed"], api["config"]) == (100, 0, None)
+    assert make_settings().config is None and make_settings().num_bins == 100
+    assert make_settings(discover=True).num_bins == 7
+    monkeypatch.setenv("UQEVAL_CONFIG", str(project / "pyproject.toml"))
+    assert (
+        uqeval.evaluate(np.zeros(5), mean=np.zeros(5), std=np.ones(5))._summary["settings"]["config"] is None
+    )

@@ -295,7 +295,10 @@ class ScoringFlags:
             raise UsageError("give either --y-std or --train, not both")
         values = {"representation": self.representation, "levels": self.levels, **self.values, **extra}
         settings = make_settings(
-            self.config, columns={**self.columns, **column_overrides(**(columns or {}))}, **values
+            self.config,
+            columns={**self.columns, **column_overrides(**(columns or {}))},
+            discover=True,  # the command line finds a config it was not given (UQEVAL_CONFIG, pyproject.toml)
+            **values,
         )
         if self.train is not None:
             from ..errors import InputError
