@@ -65,7 +65,9 @@ class Settings:
     nan_policy: str = "raise"
     fix_crossing: bool = False
     renormalize: bool = False
-    logits: bool = False
+    logits: bool = (
+        False  # the class columns hold logits: [input] logits, or named by [columns] logits / --logits
+    )
     y_std: float | None = None  # reference std of training targets (coverage width_norm)
     representation: str | None = None
     columns: dict[str, Any] = field(default_factory=dict)
@@ -74,6 +76,8 @@ class Settings:
     config: dict[str, str] | None = field(default=None, compare=False)  # a source, not a setting
 
     def __post_init__(self) -> None:
+        if self.columns.get("logits"):  # class columns named as logits ([columns] logits, --logits COLS)
+            object.__setattr__(self, "logits", True)  # say so, whoever named them
         _validate(self)
 
     def to_json(self) -> dict[str, Any]:
@@ -370,7 +374,11 @@ def make_settings(
         cfg = load_config(config)
         columns.update(cfg.pop("columns", {}) or {})
         values.update(cfg)
-    columns.update(overrides.pop("columns", None) or {})
+    given = {k: v for k, v in (overrides.pop("columns", None) or {}).items() if v}
+    for a, b in (("proba", "logits"), ("logits", "proba")):  # a flag naming the class columns replaces the
+        if a in given:  # config's naming of them, whichever role it used
+            columns.pop(b, None)
+    columns.update(given)
     values.update({k: v for k, v in overrides.items() if v is not None})
     known = {f.name for f in fields(Settings)} - {"config"}
     unknown = set(values) - known

@@ -92,8 +92,7 @@ ProbaCol = Annotated[
         "--proba",
         metavar="<cols>",
         help="Class probability columns: a comma list (p0,p1,p2) or a glob ('p*'; ordered by the number in "
-        "the name), or one Parquet list column (default: p_<k>, prob_<k>, logit_<k> or proba); with --logits "
-        "they hold logits.",
+        "the name), or one Parquet list column (default: p_<k>, prob_<k> or proba; logits: --logits).",
     ),
 ]
 ConfigOpt = Annotated[
@@ -156,7 +155,16 @@ BinsOpt = Annotated[
 FixCrossingOpt = Annotated[
     bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")
 ]
-LogitsOpt = Annotated[bool, typer.Option("--logits", help="Class columns hold logits; apply softmax.")]
+LogitsCol = Annotated[
+    str | None,
+    typer.Option(
+        "--logits",
+        metavar="<cols>",
+        help="Class logit columns, named as --proba names probabilities (a comma list or a glob such as 'z*'); "
+        "softmax turns them into probabilities (default: logit_<k>). It takes the columns (it was a switch): "
+        "for logits in p_<k> columns pass --logits 'p_*'.",
+    ),
+]
 RenormalizeOpt = Annotated[
     bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")
 ]
@@ -326,7 +334,7 @@ INPUT_OPTIONS: list[tuple[str, Any, Any]] = [
     ("representation", ReprOpt, None),
     ("level", LevelOpt, None),
     ("fix_crossing", FixCrossingOpt, False),
-    ("logits", LogitsOpt, False),
+    ("logits", LogitsCol, None),
     ("renormalize", RenormalizeOpt, False),
     ("nan_policy", NanOpt, None),
     ("seed", SeedOpt, None),
@@ -374,6 +382,13 @@ def with_help(annotation: Any, text: str | None = None, panel: str | None = None
 
 def _flags(v: dict[str, Any]) -> ScoringFlags:
     """The :class:`ScoringFlags` of the shared options' values ``v`` (metric ones absent: not given)."""
+    if (v["logits"] or "").startswith("-"):  # the next option taken as --logits' value: it was a switch
+        from ..errors import UsageError
+
+        raise UsageError(
+            f"--logits takes the logit columns (a comma list or a glob such as 'z*'), got {v['logits']!r}; "
+            "it is no longer a switch: for logits in p_<k> columns pass --logits 'p_*'"
+        )
     return ScoringFlags(
         config=v["config"],
         columns=column_overrides(
@@ -383,6 +398,7 @@ def _flags(v: dict[str, Any]) -> ScoringFlags:
             var=v["var"],
             lower=v["lower"],
             upper=v["upper"],
+            logits=v["logits"],
             proba=v["proba"],
         ),
         representation=v["representation"].value if v["representation"] else None,
@@ -397,7 +413,6 @@ def _flags(v: dict[str, Any]) -> ScoringFlags:
             seed=v["seed"],
             nan_policy=v["nan_policy"].value if v["nan_policy"] else None,
             fix_crossing=v["fix_crossing"] or None,
-            logits=v["logits"] or None,
             renormalize=v["renormalize"] or None,
             diagnostics=v.get("diagnostics") or None,
             tw_threshold=v.get("tw_threshold"),
@@ -477,8 +492,8 @@ FIXES = {
     "nan_policy": "; clean the data or pass --nan-policy omit to drop those rows",
     "targets": " (pass --y COLUMN)",
     "fix_crossing": "; fix the model or pass --fix-crossing to sort each row",
-    "renormalize": "; pass --renormalize to rescale small drift (or --logits if they are logits)",
-    "logits": " or pass --logits if the columns are logits",
+    "renormalize": "; pass --renormalize to rescale small drift (or name them with --logits if they are logits)",
+    "logits": " or name them with --logits COLS if the columns are logits",
 }
 
 
