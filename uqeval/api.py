@@ -163,6 +163,14 @@ def _softmax(z: np.ndarray) -> np.ndarray:
 _ROLES = (*(r for r in COLUMN_ROLES if r != "by"), "loglik")
 #: roles that take one column each: a table with only these named goes through the file loader's plan
 _COLUMN_ROLES = ("y_true", "mean", "std", "var", "lower", "upper")
+#: roles whose one string names columns as ``--proba``/``--logits`` do (a comma list or a glob, ``"p*"``)
+_CLASS_ROLES = ("proba", "logits")
+
+
+def _by_plan(roles: Mapping[str, Any]) -> bool:
+    """Whether the named roles go through the file loader's column plan: every one a string, naming one
+    column (:data:`_COLUMN_ROLES`) or class columns as the command line names them (:data:`_CLASS_ROLES`)."""
+    return all(isinstance(v, str) and r in _COLUMN_ROLES + _CLASS_ROLES for r, v in roles.items())
 
 
 def _is_table(x: object) -> bool:
@@ -311,6 +319,8 @@ def _prediction(
     common: dict[str, Any] = dict(y_true=y, columns=columns, rows=rows, loglik=ll)
     if "proba" in a or "logits" in a:
         p = _softmax(a["logits"]) if "logits" in a else a["proba"]
+        if p.ndim == 2 and p.shape[1] == 1:  # one named column (proba="p"): as the file loader reads it
+            p = p[:, 0]
         if p.ndim == 1:  # binary: P(class 1)
             p = np.column_stack([1.0 - p, p])
         if p.ndim == 3:
@@ -338,6 +348,30 @@ def _prediction(
     return LogLikelihood(**common), n_dropped
 
 
+def _with_columns(settings: Settings, names: dict[str, str]) -> Settings:
+    """``settings`` with the columns ``names`` (role -> column, as the command line's column flags name
+    them: they replace the config's naming of the class columns, whichever role it used) and the
+    representation they imply."""
+    given = set(names) - {"y_true"}
+    kind = (
+        "categorical"
+        if given & set(_CLASS_ROLES)
+        else "gaussian"
+        if given & {"std", "var"}
+        else "intervals"
+        if "lower" in given
+        else "point"
+    )
+    kept = {
+        k: v for k, v in settings.columns.items() if not (k in _CLASS_ROLES and given & set(_CLASS_ROLES))
+    }
+    return replace(
+        settings,
+        columns={**kept, **names},
+        representation=settings.representation or (kind if given else None),
+    )
+
+
 def _from_plan(arrow: Any, names: dict[str, str], settings: Settings) -> tuple[Loaded, Settings]:
     """A table whose columns are detected (or named, one per role) exactly as ``uqeval score`` detects a
     file's: the same column plan and loader, over the table in memory."""
@@ -351,13 +385,7 @@ def _from_plan(arrow: Any, names: dict[str, str], settings: Settings) -> tuple[L
         list_columns=frozenset(f.name for f in arrow.schema if _is_list(f.type)),
     )
     if names:
-        given = set(names) - {"y_true"}
-        kind = "gaussian" if given & {"std", "var"} else "intervals" if given & {"lower"} else "point"
-        settings = replace(
-            settings,
-            columns={**settings.columns, **names},
-            representation=settings.representation or (kind if given else None),
-        )
+        settings = _with_columns(settings, names)
     plan = plan_for(info, settings)
     cols = {c: arrow.column(c) for c in plan.needed()}
     batch = build_batch("data", plan, cols, arrow.num_rows, settings)
@@ -458,8 +486,8 @@ def _load(
         )
     elif table:
         arrow = _arrow(data)
-        named = {r: v for r, v in {"y_true": target, **given}.items() if isinstance(v, str)}
-        if all(r in _COLUMN_ROLES for r in given) and len(named) == len(given) + (target is not None):
+        named = {r: v for r, v in {"y_true": target, **given}.items() if v is not None}
+        if _by_plan(named):
             loaded, settings = _from_plan(arrow, named, settings)
         else:  # arrays, or lists of column names: the arrays path
             columns: dict[str, Any] = {}
@@ -475,6 +503,10 @@ def _load(
                 names = isinstance(v, str) or (
                     isinstance(v, (list, tuple)) and bool(v) and all(isinstance(c, str) for c in v)
                 )
+                if names and role in _CLASS_ROLES and isinstance(v, str):  # "p*", "p0,p1": as --proba
+                    from .io.columns import _named_columns
+
+                    v = _named_columns(arrow.column_names, v, role, "data")
                 if names:
                     arrays[role] = _column(arrow, cast("str | Sequence[str]", v), role)  # checked just above
                     columns[role] = list(v) if isinstance(v, (list, tuple)) else v
@@ -836,15 +868,9 @@ def evaluate_file(
         from .tasks.skill import reference_spec
 
         spec = reference_spec(reference, train, time, id)
-    if all(r in _COLUMN_ROLES for r in roles):  # the loader's own column plan
+    if _by_plan(roles):  # the loader's own column plan
         if roles:
-            given = set(roles) - {"y_true"}
-            kind = "gaussian" if given & {"std", "var"} else "intervals" if "lower" in given else "point"
-            s = replace(
-                s,
-                columns={**s.columns, **roles},
-                representation=s.representation or (kind if given else None),
-            )
+            s = _with_columns(s, roles)
         loaded = load_predictions(path, s)
         return Scores(score_loaded(loaded, s, spec), loaded.prediction, s)
     # lists of columns (quantiles, samples, proba, ...): read the file and evaluate its table
