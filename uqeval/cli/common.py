@@ -718,8 +718,9 @@ EngineOpt = Annotated[
     typer.Option(
         "--engine",
         help="memory: read the file at once; stream: record batches with bounded memory (files, Parquet "
-        "directories incl. hive partitions, globs); dask: partial states on a Dask cluster; auto: "
-        "stream above 1 GiB on disk or for a directory/glob, else memory.",
+        "directories incl. hive partitions, globs, and - : standard input, spooled to a temporary file "
+        "first); dask: partial states on a Dask cluster (not -); auto: stream above 1 GiB on disk or for "
+        "a directory/glob, else memory.",
     ),
 ]
 ChunkRowsOpt = Annotated[

@@ -48,6 +48,11 @@ def choose_engine(engine: str, spec: str | Path) -> str:
         raise UsageError(
             f"{as_spec(spec)}: --engine memory reads local files; use --engine stream or dask for a URI"
         )
+    if engine == "dask" and as_spec(spec) == "-":
+        raise UsageError(
+            "-: --engine dask cannot read standard input (its workers open files by path); use --engine stream "
+            "(standard input is spooled to a temporary file and read from it in chunks) or save it to a file"
+        )
     if engine != "auto":
         return engine
     if is_multi(spec):
