@@ -186,12 +186,19 @@ def key_lines(text: str) -> dict[tuple[str, ...], int]:
     return lines
 
 
-def _line_of(lines: dict[tuple[str, ...], int], *path: str) -> str:
-    """`` (line N)`` of the key ``path`` (or of the nearest enclosing table that has a line)."""
+def line_of(lines: dict[tuple[str, ...], int], *path: str) -> int | None:
+    """The line of the key ``path`` in :func:`key_lines`' ``lines`` (or of the nearest enclosing table
+    that has one: a key inside an inline table is on its table's line), else None."""
     for k in range(len(path), 0, -1):
         if path[:k] in lines:
-            return f" (line {lines[path[:k]]})"
-    return ""
+            return lines[path[:k]]
+    return None
+
+
+def _line_of(lines: dict[tuple[str, ...], int], *path: str) -> str:
+    """`` (line N)`` of the key ``path`` (:func:`line_of`), or nothing."""
+    line = line_of(lines, *path)
+    return f" (line {line})" if line is not None else ""
 
 
 #: the environment variable naming a config file (used when no ``--config`` is given)
