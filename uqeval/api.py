@@ -170,7 +170,7 @@ _CLASS_ROLES = ("proba", "logits")
 def _by_plan(roles: Mapping[str, Any]) -> bool:
     """Whether the named roles go through the file loader's column plan: every one a string, naming one
     column (:data:`_COLUMN_ROLES`) or class columns as the command line names them (:data:`_CLASS_ROLES`)."""
-    return all(isinstance(v, str) and r in _COLUMN_ROLES + _CLASS_ROLES for r, v in roles.items())
+    return all(isinstance(v, str) and v and r in _COLUMN_ROLES + _CLASS_ROLES for r, v in roles.items())
 
 
 def _is_table(x: object) -> bool:
