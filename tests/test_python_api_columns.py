@@ -40,6 +40,10 @@ def test_proba_and_logits_take_a_glob_or_comma_list_like_the_cli(frame, tmp_path
     settings = by_glob._summary["settings"]
     assert (settings["logits"], settings["columns"]) == (True, {"logits": "z*"})
     assert uqeval.evaluate(frame, proba="p*")._summary["settings"]["logits"] is False
+    z = frame[["z0", "z1", "z2"]].to_numpy()
+    as_arrays = uqeval.evaluate(frame["label"], logits=z)  # arrays: the settings still say they were logits
+    assert as_arrays["nll"] == pytest.approx(listed["nll"], rel=1e-9)
+    assert as_arrays._summary["settings"]["logits"] is True
     path = tmp_path / "c.csv"
     frame.to_csv(path, index=False)
     from_file = uqeval.evaluate_file(path, logits="z*")

@@ -440,6 +440,8 @@ def _prepare(
             "data is a mapping; pass a pandas DataFrame or pyarrow Table (pyarrow.table(data)) or the arrays "
             "as keyword arguments"
         )
+    if given.get("logits") is not None and not settings.logits:  # the class scores are logits: say so
+        settings = replace(settings, logits=True)  # in the JSON settings, however they were given
     if level is not None:  # the nominal level of a single lower/upper pair (as --level)
         level = float(_scalar(level, "level"))
         settings = replace(settings, level=level)
