@@ -593,7 +593,9 @@ def evaluate(
     lower, upper, level / levels : central intervals ((N,) with ``level``, (N, L) with ``levels``).
     quantiles, levels : (N, Q) predicted quantiles at ``levels``.
     samples, member_axis : ensemble members or posterior draws.
-    proba, logits : class probabilities (N, K), binary P(class 1) (N,), or an ensemble (N, M, K).
+    proba, logits : class probabilities (N, K), binary P(class 1) (N,), or an ensemble (N, M, K); with a
+        table, their columns: a list of names, or one string naming them as ``--proba``/``--logits`` do
+        (a comma list ``"p0,p1,p2"`` or a glob ``"p*"``, ordered by the number in the name).
     loglik : per-member log-likelihoods (N, M) for the information criteria.
     levels, level : for Gaussian, sample and point predictions, the coverage levels (default 0.95).
     settings, **overrides : a :class:`~uqeval.config.Settings` and/or its fields (``num_bins=50``,
@@ -847,7 +849,8 @@ def evaluate_file(
     """:func:`evaluate` a CSV or Parquet file, exactly as ``uqeval score FILE`` does.
 
     Columns are detected by name, or named with the keywords of :func:`evaluate` (``y_true="target"``,
-    ``mean="prediction"``, ``std="sigma"``; lists of names for ``quantiles``, ``samples``, ``proba``).
+    ``mean="prediction"``, ``std="sigma"``; lists of names for ``quantiles``, ``samples``, ``proba``; a glob
+    or comma list for ``proba``/``logits``, ``logits="z*"``, as ``--proba``/``--logits`` take them).
     Other ``overrides`` are settings (``num_bins=50``, ``nan_policy="omit"``).
     ``Scores.to_json()`` is the document ``uqeval score FILE --format json`` prints.
     """
