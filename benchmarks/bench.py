@@ -129,6 +129,39 @@ def bench_score(n: int) -> None:
     print(f"score gaussian   N={n:>9,d}  {wall:7.2f} s  peak {mb:7.0f} MB   (target N=1e6: <= 10 s, <= 2 GB)")
 
 
+def gaussian_weighted_file(n: int) -> Path:
+    """:func:`gaussian_file`'s rows with a weights column ``w`` (uniform on [0, 2], every 10th row 0)."""
+    import pyarrow.parquet as pq
+
+    path = DATA / f"gaussian_weighted_{n}.parquet"
+    if not path.exists():
+        table = pq.read_table(gaussian_file(n))
+        w = np.random.default_rng(1).uniform(0.0, 2.0, n)
+        w[::10] = 0.0
+        pq.write_table(table.append_column("w", [w]), path)
+    return path
+
+
+def bench_weights(n: int, runs: int = 5) -> None:
+    """`uqeval score` of N Gaussian rows without and with `--weights` (issue 25: at most +15%), runs
+    alternated on the same file, medians of wall and CPU seconds. With weights, the metrics that take none
+    (reliability, adversarial group calibration, ...) are left out, and the weighted ones go through their
+    per-row forms."""
+    path = gaussian_weighted_file(n)
+    times: dict[str, list[tuple[float, float]]] = {"plain": [], "weighted": []}
+    for _ in range(runs):
+        for name, extra in (("plain", []), ("weighted", ["--weights", "w"])):
+            wall, _, cpu = run_cli_cpu(["score", str(path), "--format", "json", *extra], repeat=1)
+            times[name].append((wall, cpu))
+    med = {k: np.median(np.array(v), axis=0) for k, v in times.items()}
+    ratio = med["weighted"] / med["plain"]
+    for k in ("plain", "weighted"):
+        print(
+            f"score gaussian {k:<9} N={n:>9,d}  wall {med[k][0]:6.2f} s  cpu {med[k][1]:6.2f} s  (median of {runs})"
+        )
+    print(f"weights cost: wall x{ratio[0]:.3f}, cpu x{ratio[1]:.3f}   (target: <= x1.15)")
+
+
 def bench_classification(n: int, k: int = 10) -> None:
     path = classification_file(n, k)
     wall, mb = run_cli(["score", str(path), "--format", "json", "--levels", "0.5,0.9,0.95"])
@@ -624,6 +657,7 @@ def bench_memory(n: int, floor_rows: int = 1000) -> None:
 
 BENCHES = {
     "score": (bench_score, 1_000_000),
+    "weights": (bench_weights, 1_000_000),
     "crps": (bench_crps_samples, 1_000_000),
     "samples": (bench_score_samples, 1_000_000),
     "classification": (bench_classification, 1_000_000),

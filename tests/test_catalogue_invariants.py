@@ -6,7 +6,7 @@ Most tests are parametrised over every catalogue entry x every representation it
 classification: under-confident, over-confident and noisy probabilities), each with per-member
 log-likelihoods so that the information criteria apply everywhere. Files are written once per
 module and scored once per file (``Store``), so each case only compares numbers. The bundled sample
-files are covered by a file-level test, the README's reduction table by the last test.
+files are covered by a file-level test, the reduction table of docs/metrics/index.md by the last test.
 
 Exemptions are listed next to the invariant they escape, with the reason.
 """
@@ -777,7 +777,7 @@ def test_every_group_declares_known_orientations():
             assert m.orientation in ("lower", "higher", "target", None), (g.name, m.name)
 
 
-# --------------------------------------------------------------------------- the README's reduction table
+# --------------------------------------------------------------------------- the docs' reduction table
 
 
 def test_readme_reduction_table_is_the_catalogues():
@@ -791,9 +791,9 @@ def test_readme_reduction_table_is_the_catalogues():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert {m.reduction for m in METRICS.values()} <= set(module.KINDS)  # no metric left out of the table
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert module.table() in readme, "README table out of date: python benchmarks/reduction_table.py --write"
-    listed = readme[readme.index(module.BEGIN) : readme.index(module.END)]
+    page = module.PAGE.read_text(encoding="utf-8")
+    assert module.table() in page, "docs table out of date: python benchmarks/reduction_table.py --write"
+    listed = page[page.index(module.BEGIN) : page.index(module.END)]
     for m in METRICS.values():
         row = next(line for line in listed.splitlines() if f"`{m.path}`" in line)
         assert f"(`{m.reduction}`)" in row, m.path

@@ -258,15 +258,16 @@ def test_histogram_entries_match_the_kernels():
 
 def test_conventions_say_the_same_in_code_readme_and_explain():
     """Issue 25: where a confidence of exactly 1.0 goes, the other libraries' ECE bins and scikit-learn's
-    binary Brier are stated alike by the README's Conventions list and `uqeval explain`, and the code does it."""
+    binary Brier are stated alike by the Conventions list (docs/conventions.md) and `uqeval explain`, and the code
+    does it."""
     import uqeval
     from uqeval.metrics.classification import calibration_errors, reliability_bins
 
     from .conftest import ROOT
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    conventions = readme[readme.index("#### Conventions") :]
-    conventions = conventions[: conventions.index("\n### ")]
+    page = (ROOT / "docs" / "conventions.md").read_text(encoding="utf-8")
+    conventions = page[page.index("\n## Conventions\n") :]
+    conventions = conventions[: conventions.index("\n## ", 1)]
     ece = GLOSSARY["calibration.ece"]["text"]
     for text in (conventions, ece):
         for name in ("netcal", "scikit-learn", "torchmetrics", "Uncertainty Metrics"):

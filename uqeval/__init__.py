@@ -24,7 +24,17 @@ __version__ = "0.1.0"
 _EXPORTS = {
     **{
         n: "api"
-        for n in ("Scores", "evaluate", "evaluate_file", "plot", "ucc", "compare", "list_metrics", "explain")
+        for n in (
+            "Scores",
+            "evaluate",
+            "evaluate_file",
+            "plot",
+            "ucc",
+            "compare",
+            "list_metrics",
+            "explain",
+            "monitor",
+        )
     },
     **{
         n: "functions"

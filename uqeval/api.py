@@ -40,7 +40,17 @@ if TYPE_CHECKING:
     #: what ``ucc`` and ``compare`` take as models
     Models = Prediction | Mapping[str, Prediction] | Sequence[Prediction]
 
-__all__ = ["Scores", "evaluate", "evaluate_file", "plot", "ucc", "compare", "list_metrics", "explain"]
+__all__ = [
+    "Scores",
+    "evaluate",
+    "evaluate_file",
+    "plot",
+    "ucc",
+    "compare",
+    "list_metrics",
+    "explain",
+    "monitor",
+]
 
 
 class Scores(Mapping):
@@ -118,6 +128,11 @@ class Scores(Mapping):
         """:func:`uqeval.plot` of the prediction these scores came from (``kind``, ``ax`` as there)."""
         if self._prediction is None:
             raise UsageError("these scores hold no prediction to plot; call uqeval.plot(data, kind) instead")
+        if "weights" in self._summary:
+            raise UsageError(
+                "these scores are weighted (weights=) and the plots are not: plot the data with "
+                "uqeval.plot(data, kind) instead"
+            )
         return plot(self._prediction, kind, ax=ax, settings=self._settings)
 
     def __repr__(self) -> str:
@@ -160,7 +175,7 @@ def _softmax(z: np.ndarray) -> np.ndarray:
 
 
 #: the roles of :func:`evaluate` that are arrays (or column names of ``data``), in the order they are checked
-_ROLES = (*(r for r in COLUMN_ROLES if r != "by"), "loglik")
+_ROLES = (*(r for r in COLUMN_ROLES if r not in ("by", "weights")), "loglik")
 #: roles that take one column each: a table with only these named goes through the file loader's plan
 _COLUMN_ROLES = ("y_true", "mean", "std", "var", "lower", "upper")
 #: roles whose one string names columns as ``--proba``/``--logits`` do (a comma list or a glob, ``"p*"``)
@@ -403,7 +418,9 @@ def _from_plan(arrow: Any, names: dict[str, str], settings: Settings) -> tuple[L
         meta["n_fixed_crossing"] = pred.n_fixed
     if batch.n_members_dropped:
         meta["n_members_dropped"] = batch.n_members_dropped
-    return Loaded(pred, meta, batch.groups), settings
+    if batch.weights is not None:
+        meta["weights"] = plan.roles["weights"]
+    return Loaded(pred, meta, batch.groups, weights=batch.weights), settings
 
 
 def _is_list(t: Any) -> bool:
@@ -577,6 +594,7 @@ def evaluate(
     train: ArrayLike | str | Path | None = None,
     time: ArrayLike | str | None = None,
     id: str | None = None,
+    weights: ArrayLike | str | None = None,
     **overrides: Any,
 ) -> Scores:
     """Every metric that applies to a prediction, as ``uqeval score`` computes it.
@@ -606,6 +624,9 @@ def evaluate(
         ``"persistence"`` with ``time`` (an array, or a column name of ``data``). See ``uqeval.tasks.skill``.
     id : with a reference file, join its rows to the model's on this column (of ``data``, a table, and of
         the file) instead of requiring the same row order.
+    weights : per-row weights (N,) (a column name of ``data``, a table): every metric that takes weights
+        (``Metric.supports_weights``) is computed from the weighted rows; the others are left out and listed
+        with the reason in ``Scores.to_json()["weights"]["not_weighted"]``. See :mod:`uqeval.weights`.
 
     Returns
     -------
@@ -660,6 +681,10 @@ def evaluate(
             raise UsageError("time= names a column, but data is not a table: pass the times as an array")
 
     loaded, settings, arrow = _load(data, given, table, target, level, levels, member_axis, settings)
+    if weights is None:  # a config's [columns] weights
+        weights = settings.columns.get("weights")
+    if weights is not None:
+        _attach_weights(loaded, weights, arrow)
     if arrow is not None:
         rows = loaded.prediction.row_numbers()
         if spec is not None and isinstance(time, str):
@@ -671,6 +696,26 @@ def evaluate(
         if loaded.info["n_dropped"] and times.shape[:1] == (loaded.info["n_rows"],):
             spec = replace(spec, time=times[loaded.prediction.row_numbers()])  # the times of the rows kept
     return Scores(score_loaded(loaded, settings, spec), loaded.prediction, settings)
+
+
+def _attach_weights(loaded: Loaded, weights: ArrayLike | str, arrow: Any) -> None:
+    """``loaded.weights``: ``weights`` (an array over every row given, or a column name of the table ``arrow``),
+    checked on every row, at the rows kept."""
+    from .weights import check_weights
+
+    column = None
+    values: Any
+    if isinstance(weights, str):
+        if arrow is None:
+            raise UsageError(
+                f"weights={weights!r} names a column, but data is not a table: pass the weights as an array"
+            )
+        column, values = weights, _column(arrow, weights, "weights")
+    else:
+        values = weights
+    w = check_weights(values, column, n=int(loaded.info["n_rows"]))
+    loaded.weights = w[loaded.prediction.row_numbers()] if loaded.info.get("n_dropped") else w
+    loaded.info["weights"] = column
 
 
 #: the role keywords of :func:`evaluate` that :func:`plot` takes too
@@ -858,6 +903,9 @@ def evaluate_file(
     from .tasks.score import score_loaded
 
     roles = {k: overrides.pop(k) for k in _FILE_ROLES if overrides.get(k) is not None}
+    weights = overrides.pop("weights", None)
+    if weights is not None and not isinstance(weights, str):
+        raise UsageError(f"weights= names a column of the file, got {type(weights).__name__}")
     s = (
         settings
         if settings is not None and not overrides and config is None
@@ -876,7 +924,9 @@ def evaluate_file(
     if _by_plan(roles):  # the loader's own column plan
         if roles:
             s = _with_columns(s, roles)
-        loaded = load_predictions(path, s)
+        if weights is not None:
+            s = replace(s, columns={**s.columns, "weights": weights})
+        loaded = load_predictions(path, s, weights_ok=True)
         return Scores(score_loaded(loaded, s, spec), loaded.prediction, s)
     # lists of columns (quantiles, samples, proba, ...): read the file and evaluate its table
     from .io.readers import inspect, read_columns
@@ -884,7 +934,10 @@ def evaluate_file(
     info = inspect(path)
     arrow = _file_table(info, read_columns)
     try:
-        scores = evaluate(arrow, settings=s, reference=reference, train=train, time=time, id=id, **roles)
+        weights = weights if weights is not None else s.columns.get("weights")
+        scores = evaluate(
+            arrow, settings=s, reference=reference, train=train, time=time, id=id, weights=weights, **roles
+        )
         scores._summary["input"].update(path=str(path), format=info.format)
         return scores
     except InputError as exc:  # the table's messages name "data": here it is the file
@@ -908,7 +961,7 @@ def _file_table(
 @python_api
 def list_metrics(representation: str | None = None) -> list[dict[str, Any]]:
     """The metric catalogue: one dict per metric (``path``, ``group``, ``name``, ``representations``,
-    ``orientation``, ``reduction``, ``description``), optionally only those for one representation
+    ``orientation``, ``reduction``, ``description``, ``supports_weights``), optionally only those for one representation
     (``"gaussian"``, ``"point"``, ``"intervals"``, ``"quantiles"``, ``"samples"``, ``"categorical"``,
     ``"members"``, ``"dirichlet"``, ``"loglik"``, ``"multivariate"``)."""
     from .catalogue import METRICS
@@ -925,6 +978,7 @@ def list_metrics(representation: str | None = None) -> list[dict[str, Any]]:
             "orientation": m.orientation_for(representation),
             "reduction": m.reduction,
             "description": m.description,
+            "supports_weights": m.supports_weights,
         }
         for m in METRICS.values()
         if representation is None or m.applies_to(representation)
@@ -967,6 +1021,7 @@ def ucc(
     partial_y: Sequence[float] | None = None,
     n_permutations: int = 0,
     seed: int = 0,
+    weights: ArrayLike | None = None,
 ) -> dict[str, Any]:
     """Uncertainty Characteristics Curves (Navratil et al.) of one or several predictions with targets.
 
@@ -980,6 +1035,10 @@ def ucc(
     >>> 0 < out["models"]["model 1"]["ucc"]["auucc"] < 1
     True
     """
+    if weights is not None:  # never unweighted silently (issue 25)
+        from .weights import refuse_weights
+
+        raise refuse_weights("uqeval.ucc")
     from .io.load import Loaded
     from .tasks.ucc import band_of, ucc_report
 
@@ -1012,6 +1071,7 @@ def compare(
     ids: Mapping[str, ArrayLike] | Sequence[ArrayLike] | None = None,
     cluster: ArrayLike | None = None,
     block_size: int | str | None = None,
+    weights: ArrayLike | None = None,
 ) -> dict[str, Any]:
     """Compare models on the same targets: bootstrap intervals, ranks and paired tests (``uqeval compare``).
 
@@ -1033,6 +1093,10 @@ def compare(
     >>> out["metrics"]["crps"]["best"]
     ['a']
     """
+    if weights is not None:  # never unweighted silently (issue 25)
+        from .weights import refuse_weights
+
+        raise refuse_weights("uqeval.compare")
     from .tasks.compare import Model, align_models, compare_models
 
     named = _models(models)
@@ -1065,3 +1129,113 @@ def compare(
         cluster=None if cluster is None else np.asarray(cluster),  # the first model's rows keep their order
         block_size=block_size,
     )
+
+
+@python_api
+def monitor(
+    data: Any = None,
+    *,
+    time: ArrayLike | str | None = None,
+    window: str | int,
+    alpha: float = 0.05,
+    origin: str | None = None,
+    by: str | None = None,
+    state: str | Path | None = None,
+    engine: str = "stream",
+    chunk_rows: int | None = None,
+    settings: Settings | None = None,
+    **columns: Any,
+) -> dict[str, Any]:
+    """The metrics per window and cumulatively, and anytime-valid alarms, as ``uqeval monitor`` computes them
+    (the ``uqeval.monitor/1`` document).
+
+    Parameters
+    ----------
+    data : a CSV/Parquet path (a directory, glob or URI too: read in record batches, ``engine`` "stream" or
+        "dask"), or what :func:`evaluate` takes (arrays, a prediction container, a DataFrame or Arrow table:
+        scored in memory by the same window states).
+    time : the time column's name (or, with arrays, the times: datetime64 or ISO strings); not needed
+        for row windows.
+    window : ``"1D"``, ``"7D"``, ``"1h"``, ``"30min"``, ``"15s"``, ``"2W"`` (time spans, half-open windows
+        aligned to ``origin``, default the Unix epoch) or a number of rows.
+    alpha : family-wise false-alarm level of all the tests together.
+    by : with a file, also every window's metrics per value of this column (``groups`` of each window).
+    state : a state file: read first if it exists (yesterday's windows), then written with the new state,
+        so that the next call needs only the new rows.
+    **columns : the column keywords of :func:`evaluate` (``y_true``, ``mean``, ``std``, ``lower``, ``upper``,
+        ``quantiles``, ``samples``, ``proba``, ``levels``, ...) and settings fields.
+
+    Returns
+    -------
+    dict: the ``uqeval.monitor/1`` document (``windows``, ``cumulative``, ``tests``, ``alpha``).
+
+    Examples
+    --------
+    >>> import numpy as np, uqeval
+    >>> rng = np.random.default_rng(0)
+    >>> doc = uqeval.monitor(y_true=rng.normal(size=600), mean=0.0, std=1.0, window=200)
+    >>> [w["n_rows"] for w in doc["windows"]], [t["name"] for t in doc["tests"]], doc["tests"][0]["alarm"]
+    ([200, 200, 200], ['coverage@0.95', 'pit_uniform'], False)
+    """
+    from .io.writers import atomic_write_bytes
+    from .stream.monitor import Layout, Windows, dump_state, load_state
+    from .tasks.monitor import build_document, monitor_file
+
+    saved = None
+    if state is not None and Path(state).exists():
+        saved = Path(state).read_bytes()
+    if isinstance(data, (str, Path)):
+        roles = {k: columns.pop(k) for k in _FILE_ROLES if columns.get(k) is not None}
+        s = make_settings(None, **columns) if settings is None else replace(settings, **columns)
+        if "y" in roles:
+            roles["y_true"] = roles.pop("y")
+        if roles or by is not None:
+            s = replace(s, columns={**s.columns, **roles, "by": by})
+        if time is not None and not isinstance(time, str):
+            raise UsageError("time= names a column of the file; give its name")
+        doc, new = monitor_file(
+            data,
+            s,
+            window=window,
+            time=time,
+            origin=origin,
+            alpha=alpha,
+            engine=engine,
+            chunk_rows=chunk_rows,
+            state=saved,
+            state_source=str(state),
+        )
+    else:
+        if by is not None:
+            raise UsageError(
+                "by= applies to a file (monitor reads its --by column with the rows); write the table first"
+            )
+        member_axis = columns.pop("member_axis", -1)
+        roles = {k: columns.pop(k) for k in list(columns) if k in _PLOT_ROLES}
+        s = make_settings(None, **columns) if settings is None else replace(settings, **columns)
+        y_true, y = roles.pop("y_true", None), roles.pop("y", None)
+        level, levels = roles.pop("level", None), roles.pop("levels", None)
+        given, table, target, level, s = _prepare(data, y_true, y, level, levels, s, **roles)
+        loaded, s, arrow = _load(data, given, table, target, level, levels, member_axis, s)
+        tname = time if isinstance(time, str) else None if time is None else "time"  # as a file's column
+        layout = Layout(window, tname, origin)
+        run = load_state(saved, layout, s, str(state)) if saved is not None else Windows(layout, s)
+        assert isinstance(run, Windows)
+        n_raw = int(loaded.info["n_rows"])
+        extra: dict[str, Any] = {}
+        if tname is not None:
+            if isinstance(time, str) and arrow is None:
+                raise UsageError("time= names a column, but data is not a table: pass the times as an array")
+            extra[tname] = arrow.column(time) if isinstance(time, str) else np.asarray(time)
+            if len(extra[tname]) != n_raw:
+                raise UsageError(f"time= has {len(extra[tname])} values for {n_raw} rows")
+        from .io.load import Batch
+
+        pred = loaded.prediction
+        batch = Batch(pred, int(loaded.info["n_dropped"]), 0, loaded.info.get("columns") or {})
+        run.add(batch, n_raw, 0, extra, str(loaded.info["path"]))
+        info = {"path": loaded.info["path"], "format": loaded.info["format"], "engine": "memory"}
+        doc, new = build_document(info, run, s, alpha), dump_state(run)
+    if state is not None:
+        atomic_write_bytes(state, new)
+    return doc

@@ -32,6 +32,7 @@ COLUMN_ROLES = (
     "proba",
     "logits",
     "by",
+    "weights",
 )
 
 

@@ -210,12 +210,19 @@ def weighted_interval_score(y_true: ArrayLike, quantiles: ArrayLike, levels: Arr
 
 @python_api
 def calibration_error(
-    y_true: ArrayLike, mean: ArrayLike, std: ArrayLike, *, kind: str = "ma", num_bins: int = 100
+    y_true: ArrayLike,
+    mean: ArrayLike,
+    std: ArrayLike,
+    *,
+    kind: str = "ma",
+    num_bins: int = 100,
+    weights: ArrayLike | None = None,
 ) -> float:
     r"""Average calibration error of Gaussian forecasts (Uncertainty Toolbox, interval mode).
 
     ``kind``: ``"ma"`` mean absolute, ``"rms"`` root mean squared, ``"area"`` miscalibration area,
-    over expected proportions ``linspace(0, 1, num_bins)``.
+    over expected proportions ``linspace(0, 1, num_bins)``. ``weights``: per-row weights (each row's
+    interval hits counted with its weight, as ``uqeval score --weights``).
 
     >>> import numpy as np
     >>> y = np.random.default_rng(0).normal(size=1000)
@@ -228,20 +235,50 @@ def calibration_error(
     if kind not in keys:
         raise InputError(f"kind must be 'ma', 'rms' or 'area', got {kind!r}")
     (y, m, s), _ = _rows(y_true, mean, std, names=("y_true", "mean", "std"))
+    if weights is not None:  # the catalogue's weighted average calibration (one definition)
+        from .catalogue import compute_weighted_metrics
+        from .config import Settings
+        from .predictions import Gaussian
+        from .weights import check_weights
+
+        w = check_weights(weights, n=len(y))
+        found, _, _ = compute_weighted_metrics(Gaussian(m, s, y_true=y), Settings(num_bins=num_bins), w)
+        return float(found["avg_calibration"][keys[kind]])
     return float(avg_calibration_gaussian(y, m, s, num_bins=num_bins)[keys[kind]])
 
 
 @python_api
-def coverage(y_true: ArrayLike, lower: ArrayLike, upper: ArrayLike) -> float:
-    """Share of targets inside [lower, upper] (bounds inclusive; Kompa, Snoek & Beam 2021).
+def coverage(
+    y_true: ArrayLike, lower: ArrayLike, upper: ArrayLike, *, weights: ArrayLike | None = None
+) -> float:
+    """Share of targets inside [lower, upper] (bounds inclusive; Kompa, Snoek & Beam 2021); with
+    ``weights``, the weighted share.
 
     >>> coverage([0.0, 1.0, 3.0], 0.0, 2.0)
     0.6666666666666666
     """
     (y, lo, hi), _ = _rows(y_true, lower, upper, names=("y_true", "lower", "upper"))
-    from .metrics.intervals import coverage_metrics
+    from .metrics.intervals import coverage_metrics, coverage_rows
 
+    if weights is not None:
+        return _average(coverage_rows(y, lo, hi, 0.5)["coverage"][0], weights)
     return float(coverage_metrics(y, lo, hi, 0.5)["coverage"])
+
+
+def _average(values: np.ndarray, weights: ArrayLike | None) -> float:
+    """The mean of per-row ``values``; with ``weights`` (checked: :func:`uqeval.weights.check_weights`), their
+    weighted mean, taken as by every weighted catalogue metric (:meth:`uqeval.catalogue.RowStat.resampler`;
+    rows of weight 0 dropped)."""
+    if weights is None:
+        return float(np.mean(values))
+    from .catalogue.core import RowStat
+    from .weights import check_weights
+
+    w = check_weights(weights, n=len(values))
+    keep = w > 0
+    fn = RowStat(score=values[keep]).resampler(blas=False)
+    assert fn is not None  # a score always resamples
+    return float(fn(w[keep][None, :])[0])
 
 
 def _classifier(labels: ArrayLike, proba: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -268,12 +305,14 @@ def expected_calibration_error(
     num_bins: int = 15,
     adaptive: bool = False,
     classwise: bool = False,
+    weights: ArrayLike | None = None,
 ) -> float:
     r"""Calibration error of class probabilities (Nixon et al. 2019, as Uncertainty Metrics computes it).
 
     ``(adaptive, classwise)`` = (False, False): ECE, top label, even bins (Guo et al. 2017);
     (False, True): static calibration error SCE; (True, True): adaptive calibration error ACE.
-    Binary (N,) probabilities are P(class 1).
+    Binary (N,) probabilities are P(class 1). ``weights`` are refused: binned calibration errors take no
+    weights (``Metric.supports_weights``), rather than ignore them.
 
     >>> round(expected_calibration_error([1, 0, 1, 1], [0.9, 0.2, 0.6, 0.8]), 6)
     0.225
@@ -288,17 +327,25 @@ def expected_calibration_error(
             "adaptive top-label bins give the RMSCE in Nixon et al.'s family, not an L1 error; "
             "use classwise=True (ACE) or adaptive=False (ECE)"
         )
+    if weights is not None:
+        from .catalogue import METRICS
+
+        raise InputError(
+            f"calibration.{key} takes no weights: {METRICS[f'calibration.{key}'].unweighted_reason}"
+        )
     p, y = _classifier(labels, proba)
     return float(calibration_errors(p, y, num_bins=num_bins)[key])
 
 
 @python_api
-def brier_score(labels: ArrayLike, proba: ArrayLike, *, convention: str = "sum") -> float:
+def brier_score(
+    labels: ArrayLike, proba: ArrayLike, *, convention: str = "sum", weights: ArrayLike | None = None
+) -> float:
     r"""Mean Brier score.
 
     ``convention="sum"`` (uqeval's ``accuracy.brier``): :math:`\frac1N\sum_i\sum_k (p_{ik} - \mathbb 1[y_i = k])^2`,
     in [0, 2]; ``"binary"``: scikit-learn's ``brier_score_loss``, :math:`\frac1N\sum_i (p_i - y_i)^2` of
-    P(class 1), half the sum form for two classes.
+    P(class 1), half the sum form for two classes. ``weights``: the weighted mean over the rows.
 
     >>> round(brier_score([1, 0], [0.8, 0.3]), 6), round(brier_score([1, 0], [0.8, 0.3], convention="binary"), 6)
     (0.13, 0.065)
@@ -311,14 +358,14 @@ def brier_score(labels: ArrayLike, proba: ArrayLike, *, convention: str = "sum")
     if convention == "binary":
         if p.shape[1] != 2:
             raise InputError(f"convention='binary' needs two classes, got {p.shape[1]}")
-        return float(np.mean(np.square(p[:, 1] - (np.asarray(y) == 1))))
-    return float(np.mean(classification_rows(p, y)["brier"]))
+        return _average(np.square(p[:, 1] - (np.asarray(y) == 1)), weights)
+    return _average(classification_rows(p, y)["brier"], weights)
 
 
 @python_api
-def log_loss(labels: ArrayLike, proba: ArrayLike) -> float:
+def log_loss(labels: ArrayLike, proba: ArrayLike, *, weights: ArrayLike | None = None) -> float:
     r"""Mean negative log-likelihood of the labels, :math:`-\frac1N\sum_i\log\mathrm{clip}(p_{iy_i}, \epsilon, 1-\epsilon)`
-    (scikit-learn's ``log_loss``).
+    (scikit-learn's ``log_loss``); ``weights``: the weighted mean over the rows (its ``sample_weight``).
 
     >>> round(log_loss([1, 0], [0.8, 0.3]), 6)
     0.289909
@@ -326,4 +373,4 @@ def log_loss(labels: ArrayLike, proba: ArrayLike) -> float:
     from .metrics.classification import classification_rows
 
     p, y = _classifier(labels, proba)
-    return float(np.mean(classification_rows(p, y)["nll"]))
+    return _average(classification_rows(p, y)["nll"], weights)

@@ -926,7 +926,7 @@ GLOSSARY.update(
             "whose target falls in R (0 elsewhere). Gaussians: the truncated-normal CRPS; samples: the CRPS "
             "of the members inside R. An ensemble with no member in R while the target is in R is scored by "
             "its chained members (uqeval's convention; scoringrules gives NaN). Not defined for quantile "
-            "forecasts (see the README). " + _REGION,
+            "forecasts (see the documentation's Forecast verification page). " + _REGION,
             "owCRPS(F, y) = w(y) · CRPS(F_w, y), F_w(z) = ∫_{−∞}^z w dF / ∫ w dF, w = 1_R",
             f"Holzmann & Klar (2017), Focusing on regions of interest in forecast evaluation, Annals of "
             f"Applied Statistics 11(4):2404-2431; {ALLEN}",

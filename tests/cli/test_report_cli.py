@@ -83,15 +83,18 @@ def test_report_holds_every_metric_key_of_every_summary(two_model_report):
 def test_report_embeds_every_plot_and_the_ucc(two_model_report):
     doc, summaries = two_model_report
     imgs = [a for t, a in parse(doc).tags if t == "img"]
-    # 9 Gaussian plots per regression file, 4 classification plots
-    assert len(imgs) == 9 + 9 + 4
+    # 5 key figures with both Gaussian files overlaid (calibration, reliability, PIT, UCC, spread-skill), the
+    # other 5 Gaussian plots per regression file, 4 classification plots (its reliability diagram is its own)
+    assert len(imgs) == 5 + 5 + 5 + 4
     for img in imgs:
         assert img["src"].startswith("data:image/png;base64,")
         data = base64.b64decode(img["src"].split(",", 1)[1])
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
     alts = [i["alt"] for i in imgs]
-    assert "Uncertainty characteristics curve — model_a.parquet" in alts
+    assert "Uncertainty characteristics curve of model_a.parquet, model_b.csv, overlaid" in alts
+    assert "Reliability diagram of model_a.parquet, model_b.csv, overlaid" in alts
     assert "Reliability diagram — cls.parquet" in alts
+    assert "Sharpness — model_a.parquet" in alts and "Sharpness — model_b.csv" in alts
     # UCC table rows (regression files only) and the glossary
     for key in ("ucc.auucc", "ucc.auucc_const", "ucc.gain", "ucc.op.k", "ucc.level"):
         assert f"<code>{key}</code>" in doc, key
@@ -173,5 +176,29 @@ def test_point_file_report_has_metrics_but_no_figures(tmp_path):
 def test_cli_report_renders_in_chromium_with_every_image_loaded(two_model_report, tmp_path):
     doc, _ = two_model_report
     result = images_loaded_in_chromium(doc, tmp_path)
-    assert len(result) == 22
+    assert len(result) == 19
     assert all(r["ok"] for r in result), [r for r in result if not r["ok"]]
+
+
+def test_report_compare_shows_the_paired_tests(files, tmp_path):
+    d, a, b, c = files
+    out = tmp_path / "r.html"
+    r = invoke("report", a, b, "--compare", "-o", out, "--max-points", "100", "--dpi", "40")
+    assert r.exit_code == 0, r.output
+    doc = out.read_text()
+    summary = doc[doc.index('id="summary"') : doc.index('id="key-figures"')]
+    assert 'id="summary-tests"' in summary and "Paired tests (uqeval compare)" in summary
+    r = invoke("compare", a, b, "--format", "json")
+    tests = json.loads(r.stdout)["tests"]
+    assert tests
+    names = {"model_a": "model_a.parquet", "model_b": "model_b.csv"}  # compare drops the extension
+    for t in tests:  # the same tests as uqeval compare, against the same best model
+        assert re.search(
+            rf"<code>{re.escape(t['metric'])}</code></th><td>{re.escape(names[t['model']])}</td>"
+            rf"<td>{re.escape(names[t['reference']])}</td>",
+            summary,
+        ), t
+    r = invoke("report", a, "--compare", "-o", tmp_path / "one.html")
+    assert r.exit_code == 2 and "--compare needs at least two" in r.stderr
+    r = invoke("report", a, c, "--compare", "-o", tmp_path / "mixed.html")  # other targets: bad input
+    assert r.exit_code == 3 and not (tmp_path / "mixed.html").exists()

@@ -18,8 +18,8 @@ from ..conftest import softmax, write_table
 runner = CliRunner()
 
 #: every command that reads prediction files (explain and config read none)
-READERS = ("score", "ucc", "coverage", "check", "compare", "recalibrate", "plot", "report")
-SCORERS = ("score", "check", "compare", "plot", "report")
+READERS = ("score", "ucc", "coverage", "monitor", "check", "compare", "recalibrate", "plot", "report")
+SCORERS = ("score", "monitor", "check", "compare", "plot", "report")
 
 
 def _commands():

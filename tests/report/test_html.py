@@ -141,7 +141,10 @@ def two_file_report(pngs) -> tuple[str, list[dict]]:
             "figures": [("Sharpness of model_b", pngs[0])],
         },
     ]
-    return render_report(entries, title="Comparison"), entries
+    overlays = [
+        {"title": "PIT histogram", "models": ["model_a.parquet", "model_b.parquet"], "image": pngs[1]}
+    ]
+    return render_report(entries, title="Comparison", overlays=overlays), entries
 
 
 class TagCollector(HTMLParser):
@@ -197,13 +200,15 @@ def test_values_orientation_and_best_marking(two_file_report):
 def test_figures_are_embedded_exactly(two_file_report, pngs):
     doc, entries = two_file_report
     imgs = [a for t, a in parse(doc).tags if t == "img"]
-    assert len(imgs) == 3
+    assert len(imgs) == 4
     assert [i["alt"] for i in imgs] == [
+        "PIT histogram of model_a.parquet, model_b.parquet, overlaid",  # the key figure first
         "Sharpness of model_a",
         "PIT histogram of model_a",
         "Sharpness of model_b",
     ]
-    for img, data in zip(imgs, [pngs[0], pngs[1], pngs[0]]):
+    assert "<figcaption>PIT histogram — model_a.parquet, model_b.parquet</figcaption>" in doc
+    for img, data in zip(imgs, [pngs[1], pngs[0], pngs[1], pngs[0]]):
         prefix = "data:image/png;base64,"
         assert img["src"].startswith(prefix)
         assert base64.b64decode(img["src"][len(prefix) :]) == data
@@ -234,10 +239,10 @@ EXPECTED_STRUCTURE = [
     ("header", "top"),
     ("h1", None),
     ("nav", "contents"),
+    ("section", "summary"),
     ("h2", None),
-    ("section", "inputs"),
+    ("section", "key-figures"),
     ("h2", None),
-    ("h3", "settings"),
     ("section", "metrics"),
     ("h2", None),
     ("h3", "metrics-accuracy"),
@@ -252,6 +257,9 @@ EXPECTED_STRUCTURE = [
     ("h2", None),
     ("h3", "figures-1"),
     ("h3", "figures-2"),
+    ("section", "inputs"),
+    ("h2", None),
+    ("h3", "settings"),
     ("section", "glossary"),
     ("h2", None),
     ("footer", None),
@@ -268,7 +276,17 @@ def test_structure_snapshot(two_file_report):
     assert doc.startswith("<!DOCTYPE html>")
     assert structure(doc) == EXPECTED_STRUCTURE
     headings = [h for h in re.findall(r"<h2>(.*?)</h2>", doc)]
-    assert headings == ["Contents", "Inputs", "Metrics", "Figures", "Glossary"]
+    assert headings == [
+        "Summary",
+        "Key figures",
+        "All metrics",
+        "Figures per file",
+        "Inputs and settings",
+        "Glossary",
+    ]
+    # the inputs and settings are folded away
+    inputs = doc[doc.index('id="inputs"') : doc.index('id="glossary"')]
+    assert "<details><summary>" in inputs and "data/model_a.parquet" in inputs
 
 
 def test_structure_with_groups_and_no_figures():
@@ -289,9 +307,9 @@ def test_structure_with_groups_and_no_figures():
     doc = render_report([{"name": "a.csv", "summary": s}])
     got = structure(doc)
     sections = [i for t, i in got if t == "section"]
-    assert sections == ["inputs", "metrics", "groups", "figures", "glossary"]
+    assert sections == ["summary", "metrics", "groups", "figures", "inputs", "glossary"]
     assert ("h3", "groups-1") in got
-    assert "No figures." in doc
+    assert "No figures." in doc and 'id="key-figures"' not in doc  # no overlays: no key figures section
     table = doc[doc.index('id="groups"') : doc.index('id="figures"')]
     assert "a.csv — by shift" in table
     assert "<code>accuracy.mae</code>" in table and "<code>n_rows</code>" in table
@@ -325,7 +343,8 @@ def xss_report(pngs) -> str:
             "ucc": {"x_axis": "<u>x</u>"},
         }
     ]
-    return render_report(entries, title="<title>t</title>")
+    overlays = [{"title": "<em>kind</em>", "models": [XSS_FILE, XSS_COLUMN], "image": pngs[1]}]
+    return render_report(entries, title="<title>t</title>", overlays=overlays)
 
 
 def test_input_strings_are_escaped(pngs):
@@ -385,11 +404,17 @@ def test_input_strings_are_escaped(pngs):
         "dt",
         "dd",
         "footer",
+        "br",
+        "wbr",
     }
     assert {t for t, _ in tags} <= allowed
     for t, attrs in tags:
         assert not any(k.startswith("on") for k in attrs), (t, attrs)
-    assert [a["alt"] for t, a in tags if t == "img"] == ['cap" onload="alert(5)']
+    assert [a["alt"] for t, a in tags if t == "img"] == [
+        f"<em>kind</em> of {XSS_FILE}, {XSS_COLUMN}, overlaid",  # the key figure, its attribute escaped
+        'cap" onload="alert(5)',
+    ]
+    assert "<em>" not in doc
     assert len([t for t, _ in tags if t == "style"]) == 1
     assert len([t for t, _ in tags if t == "title"]) == 1
 
@@ -519,17 +544,25 @@ class DevTools:
         self.stderr.close()
 
 
-def images_loaded_in_chromium(doc: str, tmp_path: Path) -> list[dict]:
-    """Open the HTML file in headless Chromium; return [{alt, ok}] for every <img>."""
+def evaluate_in_chromium(doc: str, tmp_path: Path, expression: str, viewport: tuple[int, int] = (1280, 800)):
+    """Open the HTML file in headless Chromium at ``viewport`` (width, height in CSS px); return the value of
+    ``expression`` (awaited) evaluated in the page."""
     page = tmp_path / "report.html"
     page.write_text(doc, encoding="utf-8")
     profile = tmp_path / "profile"
     profile.mkdir()
     dt = DevTools(profile)
     try:
-        target = dt.call("Target.createTarget", {"url": page.as_uri()})["targetId"]
+        target = dt.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = dt.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        # The new tab starts on about:blank, which is "complete" at once: wait for the report.
+        width, height = viewport
+        dt.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+            session,
+        )
+        dt.call("Page.navigate", {"url": page.as_uri()}, session)
+        # about:blank is "complete" at once: wait for the report.
         ready = "document.readyState === 'complete' ? location.href : ''"
         for _ in range(400):
             state = dt.call("Runtime.evaluate", {"expression": ready, "returnByValue": True}, session)
@@ -540,12 +573,17 @@ def images_loaded_in_chromium(doc: str, tmp_path: Path) -> list[dict]:
             raise TimeoutError("the report never finished loading")
         out = dt.call(
             "Runtime.evaluate",
-            {"expression": IMAGE_CHECK, "awaitPromise": True, "returnByValue": True},
+            {"expression": expression, "awaitPromise": True, "returnByValue": True},
             session,
         )
         return out["result"]["value"]
     finally:
         dt.close()
+
+
+def images_loaded_in_chromium(doc: str, tmp_path: Path) -> list[dict]:
+    """Open the HTML file in headless Chromium; return [{alt, ok}] for every <img>."""
+    return evaluate_in_chromium(doc, tmp_path, IMAGE_CHECK)
 
 
 needs_chromium = pytest.mark.skipif(
@@ -579,3 +617,80 @@ def test_chromium_check_detects_a_broken_image(tmp_path, pngs):
     entries = [{"name": "a", "summary": make_summary(), "figures": [("good", pngs[0]), ("broken", broken)]}]
     result = images_loaded_in_chromium(render_report(entries), tmp_path)
     assert result == [{"alt": "good", "ok": True}, {"alt": "broken", "ok": False}]
+
+
+# the layout a reader sees first (issue 28): measured after every image has loaded
+LAYOUT_CHECK = """Promise.all(Array.from(document.images).map(img => img.decode().catch(() => null))).then(() => {
+    const top = el => el.getBoundingClientRect().top + window.scrollY;
+    const board = document.querySelector('table.scoreboard');
+    return {
+        first: document.querySelector('body > section').id,
+        screen: window.innerHeight,
+        board_bottom: board.getBoundingClientRect().bottom + window.scrollY,
+        detail: top(document.getElementById('metrics')),
+        height: document.documentElement.scrollHeight,
+        key: Array.from(document.querySelectorAll('#key-figures figure')).map(f => ({
+            alt: f.querySelector('img').alt, caption: f.querySelector('figcaption').textContent,
+            ok: f.querySelector('img').naturalWidth > 0})),
+    };
+})"""
+
+
+@pytest.fixture(scope="module")
+def two_gaussian_report(tmp_path_factory) -> str:
+    """`uqeval report` of two Gaussian models of 2,000 rows (the acceptance case of issue 28)."""
+    from typer.testing import CliRunner
+
+    from uqeval.cli import app
+
+    d = tmp_path_factory.mktemp("two_gaussians")
+    rng = np.random.default_rng(28)
+    n = 2000
+    mu = rng.normal(size=n)
+    y = mu + rng.normal(size=n)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    paths = []
+    for name, sd in (("sharp.parquet", 0.7), ("calibrated.parquet", 1.0)):
+        paths.append(d / name)
+        pq.write_table(pa.table({"y": y, "mean": mu, "std": np.full(n, sd)}), paths[-1])
+    out = d / "report.html"
+    r = CliRunner().invoke(app, ["report", *map(str, paths), "-o", str(out), "--dpi", "40", "-q"])
+    assert r.exit_code == 0, r.output
+    return out.read_text(encoding="utf-8")
+
+
+@needs_chromium
+def test_summary_leads_and_key_figures_overlay_every_model_in_chromium(two_gaussian_report, tmp_path):
+    got = evaluate_in_chromium(two_gaussian_report, tmp_path, LAYOUT_CHECK)
+    assert got["first"] == "summary"
+    assert got["board_bottom"] <= got["screen"], got  # who wins is on the first screen
+    # at most ~3 screens of summary and key figures before the per-file detail starts
+    assert got["detail"] <= 3 * got["screen"], got
+    assert {k["caption"].split(" — ")[0] for k in got["key"]} >= {
+        "Average calibration",
+        "Reliability diagram",
+        "PIT histogram",
+        "Uncertainty characteristics curve",
+        "Spread-skill diagram",
+    }
+    for k in got["key"]:
+        assert k["ok"], k
+        for model in ("sharp.parquet", "calibrated.parquet"):
+            assert model in k["alt"] and model in k["caption"], k
+
+
+def test_summary_scoreboard_of_a_cli_report(two_gaussian_report):
+    doc = two_gaussian_report
+    summary = doc[doc.index('<section id="summary">') : doc.index('<section id="key-figures">')]
+    rows = re.findall(r'<tr><th scope="row">(.*?)</th>(.*?)</tr>', summary)
+    assert [name for name, _ in rows] == ["sharp.parquet", "calibrated.parquet"]
+    head = re.search(r"<thead>(.*?)</thead>", summary).group(1)
+    for path in ("crps", "nll", "rmse", "miscal_area", "coverage", "width", "ratio"):
+        assert f"{path}</code>" in head, path
+    assert "coverage.<wbr>0.95.coverage</code>" in head
+    assert "◎ closest to 0.95" in head and "◎ closest to 1" in head and "↓ lower" in head
+    # the calibrated model is best on the calibration, coverage and spread-skill columns
+    best = [len(re.findall('class="best"', cells)) for _, cells in rows]
+    assert best[1] > best[0] and "<strong>calibrated.parquet</strong> holds the best value" in summary

@@ -295,3 +295,31 @@ def test_dask_ucc_equals_in_memory_within_bounds(tmp_path, cluster):
         app, ["ucc", files[0], str(bad), "--engine", "dask", "--scheduler", cluster.scheduler_address]
     )
     assert result.exit_code == 3 and "row 1000" in result.output, result.output
+
+
+def test_dask_with_weights_equals_memory(tmp_path, cluster):
+    """--weights on Dask (two files, two workers) equals the in-memory run to 1e-12 (issue 25)."""
+    from ..test_catalogue_invariants import N, _columns
+    from .test_weighted_stream import _agree, _json, _weights
+
+    cols = {**_columns("quantiles", "true"), "w": _weights()}
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for i, rows in enumerate((slice(0, N // 2), slice(N // 2, N))):
+        pq.write_table(
+            pa.table({k: np.asarray(v)[rows] for k, v in cols.items()}), parts / f"part-{i}.parquet"
+        )
+    pq.write_table(pa.table(cols), tmp_path / "whole.parquet")
+    args = (
+        "--weights",
+        "w",
+        "--engine",
+        "dask",
+        "--scheduler",
+        cluster.scheduler_address,
+        "--chunk-rows",
+        "60",
+    )
+    streamed = _json(parts, *args)
+    assert streamed["input"]["engine"] == "dask"
+    _agree(_json(tmp_path / "whole.parquet", "--weights", "w"), streamed)

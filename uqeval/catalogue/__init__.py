@@ -110,6 +110,79 @@ FAMILY_THREADS = 2 if (os.cpu_count() or 1) >= 2 else 1
 METRICS: dict[str, Metric] = {m.path: m for f in FAMILIES for m in f.metrics}
 
 
+#: The headline metrics of each representation, in the order a scoreboard shows them: a proper scoring
+#: rule first, then accuracy, calibration, coverage, sharpness. Catalogue paths (``group.name``); a level-keyed
+#: metric (coverage) stands for its value at the widest level a summary holds (:func:`headline_paths`). The
+#: report's summary reads this table; nothing else declares which metrics lead.
+HEADLINE: dict[str, tuple[str, ...]] = {
+    "gaussian": (
+        "scoring_rule.crps",
+        "scoring_rule.nll",
+        "accuracy.rmse",
+        "avg_calibration.miscal_area",
+        "coverage.coverage",
+        "coverage.width",
+        "spread_skill.ratio",
+    ),
+    "samples": (
+        "scoring_rule.crps",
+        "accuracy.rmse",
+        "avg_calibration.miscal_area",
+        "coverage.coverage",
+        "coverage.width",
+        "spread_skill.ratio",
+    ),
+    "quantiles": (
+        "scoring_rule.wis",
+        "scoring_rule.pinball",
+        "accuracy.rmse",
+        "avg_calibration.miscal_area",
+        "coverage.coverage",
+        "coverage.width",
+    ),
+    "intervals": ("scoring_rule.interval", "accuracy.rmse", "coverage.coverage", "coverage.width"),
+    "point": ("accuracy.rmse", "accuracy.mae", "accuracy.r2"),
+    **{
+        kind: (
+            "accuracy.nll",
+            "accuracy.brier",
+            "accuracy.accuracy",
+            "calibration.ece",
+            "prediction_sets.coverage",
+            "prediction_sets.mean_size",
+        )
+        for kind in CLASSIFICATION
+    },
+    "multivariate": ("multivariate.energy", "multivariate.variogram"),
+    "loglik": ("information_criteria.waic2", "information_criteria.iscv"),
+}
+
+
+def headline_paths(kind: str | None, paths) -> list[tuple[str, str]]:
+    """``(catalogue path, summary path)`` of each :data:`HEADLINE` metric of ``kind`` found among the flattened
+    summary ``paths`` (``coverage.coverage`` -> ``coverage.0.95.coverage``, the widest level present); metrics
+    the summary lacks are left out."""
+    present = list(paths)
+    out = []
+    for path in HEADLINE.get(kind or "", ()):
+        if path in present:
+            out.append((path, path))
+            continue
+        group, name = path.split(".", 1)
+        levelled = []
+        for p in present:
+            head, _, rest = p.partition(".")
+            level, _, last = rest.rpartition(".")
+            if head == group and last == name and level:
+                try:
+                    levelled.append((float(level), p))
+                except ValueError:
+                    continue
+        if levelled:
+            out.append((path, max(levelled)[1]))
+    return out
+
+
 def families_for(kind: str, settings: Settings | None = None) -> list[Family]:
     """The families that apply to ``kind``; with ``settings``, only those it turns on (:attr:`Family.option`)."""
     return [f for f in FAMILIES if kind in f.compute and (settings is None or f.enabled(settings))]
@@ -292,3 +365,107 @@ def rows(metric: Metric, pred: Prediction, settings: Settings, level: str | None
     with trusted():
         stat = metric.rows_fn(pred, settings, level)
     return stat if stat is not None and stat.resampler() is not None else None
+
+
+#: one weighted metric's per-row form: (family, level key or None, metric, its RowStat)
+WeightedForm = tuple[Family, "str | None", Metric, RowStat]
+
+
+def weighted_forms(
+    pred: Prediction, settings: Settings, skipped: list[tuple[str, str]] | None = None
+) -> tuple[list[WeightedForm], dict[str, str]]:
+    """The per-row form of every metric of ``pred`` that takes weights (:attr:`Metric.supports_weights`), and
+    ``not_weighted``: the path of every applicable metric that takes none, with the reason.
+
+    A family that does not apply to these data (information criteria without log-likelihoods) is left out, as
+    its kernel leaves it out; by-level families are taken at the level keys of their unweighted result (one
+    definition of the levels). ``skipped``: as for :func:`compute_metrics`, a family not defined on these data
+    is left out with its reason (else its :class:`InputError` is raised).
+    """
+    forms: list[WeightedForm] = []
+    not_weighted: dict[str, str] = {}
+    for f in families_for(pred.kind, settings):
+        applicable = [m for m in f.metrics if m.applies_to(pred.kind)]
+        # named where the family applies: with no weighted metric, wherever it applies to the representation
+        unweightable = {m.path: m.unweighted_reason or "" for m in applicable if not m.supports_weights}
+        weighted = [m for m in applicable if m.supports_weights]
+        if not weighted:
+            not_weighted.update(unweightable)
+            continue
+        found: list[WeightedForm] = []
+        try:
+            plain = (compute(f, pred, settings) or {}) if f.by_level else {}
+            for key in list(plain) if f.by_level else [None]:
+                stats = [(m, rows(m, pred, settings, key)) for m in weighted]
+                if all(stat is None for _, stat in stats):
+                    # no row form at all: the family does not apply to these data (information criteria
+                    # without log-likelihoods, accuracy without a point prediction), as its kernel says None
+                    continue
+                for m, stat in stats:
+                    if stat is not None:
+                        found.append((f, key, m, stat))
+                    elif not f.by_level or m.name in plain[key]:  # (else not defined here: width_norm)
+                        not_weighted[m.path] = f"it has no per-row form for {pred.kind} predictions"
+        except InputError as exc:
+            if skipped is None:
+                raise
+            skipped.append((f.name, str(exc)))
+            continue
+        if found:
+            forms += found
+            not_weighted.update(unweightable)
+    return forms, not_weighted
+
+
+def assemble(
+    values: list[tuple[Family, str | None, Metric, float]], kind: str
+) -> tuple[dict, dict[str, str]]:
+    """``(metrics, orientation)`` in the layout of :func:`compute_metrics` from ``(family, level key, metric,
+    value)`` of weighted metrics (families and metrics in catalogue order)."""
+    metrics: dict[str, Any] = {}
+    for f, key, m, value in values:
+        body = metrics.setdefault(f.name, {})
+        (body.setdefault(str(key), {}) if f.by_level else body)[m.name] = value
+    out: dict[str, Any] = {}
+    orientation: dict[str, str] = {}
+    for f in FAMILIES:
+        if f.name in metrics:
+            order = {m.name: i for i, m in enumerate(f.metrics)}
+            body = metrics[f.name]
+            if f.by_level:
+                body = {k: dict(sorted(v.items(), key=lambda kv: order[kv[0]])) for k, v in body.items()}
+            else:
+                body = dict(sorted(body.items(), key=lambda kv: order[kv[0]]))
+            out[f.name] = body
+            orientation.update(orientation_of(body, f, kind))
+    return out, orientation
+
+
+def compute_weighted_metrics(
+    pred: Prediction,
+    settings: Settings,
+    weights: np.ndarray,
+    skipped: list[tuple[str, str]] | None = None,
+) -> tuple[dict[str, Any], dict[str, str], dict[str, str]]:
+    """The metrics of :func:`compute_metrics` with per-row ``weights`` (N,): ``(metrics, orientation,
+    not_weighted)``.
+
+    Every metric that :attr:`Metric.supports_weights` is its per-row form's resampler at the weights
+    (:meth:`RowStat.resampler`, the function compare's bootstrap calls with Poisson counts), so one
+    definition serves both: with integer weights it is the metric of the rows repeated that often. Rows of
+    weight 0 are dropped first (exactly the metric without them). ``not_weighted`` (:func:`weighted_forms`)
+    maps the path of every applicable metric that takes no weights to the reason: those are not computed
+    (never unweighted). ``weights`` must have been checked (:func:`uqeval.weights.check_weights`).
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    if (w == 0).any():
+        keep = w > 0
+        pred, w = pred.subset(keep), w[keep]
+    forms, not_weighted = weighted_forms(pred, settings, skipped)
+    values = []
+    for f, key, m, stat in forms:
+        fn = stat.resampler(blas=False)
+        assert fn is not None  # rows() returns forms with a resampler only
+        values.append((f, key, m, float(fn(w[None, :])[0])))
+    metrics, orientation = assemble(values, pred.kind)
+    return metrics, orientation, not_weighted

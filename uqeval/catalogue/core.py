@@ -35,7 +35,7 @@ class RowStat:
       the weighted sums of the terms and the weighted counts of each code, ``total`` (B,) the
       total weights (a mergeable state: sums over chunks add up);
     - ``weighted``: the metric of weighted rows directly, ``(B, N)`` weights -> ``(B,)``, for
-      metrics that need order statistics.
+      metrics that need order statistics; it takes ``blas=False`` too (:meth:`resampler`).
 
     A metric with only a score resamples as the weighted mean of the score.
     """
@@ -45,7 +45,7 @@ class RowStat:
     codes: np.ndarray | None = None
     n_codes: int = 0
     finish: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
-    weighted: Resampler | None = None
+    weighted: Callable[..., np.ndarray] | None = None
 
     @property
     def sums_form(self) -> tuple[np.ndarray | None, np.ndarray | None, int, Callable] | None:
@@ -56,23 +56,41 @@ class RowStat:
             return self.score[:, None], None, 0, _mean_of_first
         return None
 
-    def resampler(self) -> Resampler | None:
-        """``(B, N)`` row weights -> ``(B,)``: the metric of the rows, row ``i`` counted ``w[b, i]`` times."""
-        if self.weighted is not None:
-            return self.weighted
+    def resampler(self, blas: bool = True) -> Resampler | None:
+        """``(B, N)`` row weights -> ``(B,)``: the metric of the rows, row ``i`` counted ``w[b, i]`` times.
+
+        ``blas=False``: the weighted sums by :func:`numpy.einsum` instead of a matrix product, for one set of
+        weights (``--weights``): a (1, N) x (N, k) product through a multi-threaded BLAS is ~50x slower on a
+        busy machine. The bootstrap keeps the matrix product (its replicates bit for bit)."""
+        if (
+            self.weighted is not None
+        ):  # (its own sums; it takes blas=, see uqeval.metrics.accuracy.accuracy_rows)
+            if blas:
+                return self.weighted
+            weighted = self.weighted
+            return lambda w: weighted(w, blas=False)
         form = self.sums_form
         if form is None:
             return None
-        terms, codes, n_codes, finish = form
+        finish = form[3]
 
         def fn(w: np.ndarray) -> np.ndarray:
             w = np.asarray(w, dtype=np.float64)
-            parts = [] if terms is None else [w @ terms]
-            if codes is not None:
-                parts.append(np.stack([np.bincount(codes, weights=row, minlength=n_codes) for row in w]))
-            return finish(np.concatenate(parts, axis=1), w.sum(axis=1))
+            return finish(self.weighted_sums(w, blas), w.sum(axis=1))
 
         return fn
+
+    def weighted_sums(self, w: np.ndarray, blas: bool = True) -> np.ndarray:
+        """``(B, k + n_codes)``: the weighted sums of the terms and the weighted counts of the codes that
+        :attr:`sums_form`'s ``finish`` takes, for ``(B, N)`` row weights (sums over chunks add up: the
+        state of weighted streaming). ``blas``: as for :meth:`resampler`."""
+        form = self.sums_form
+        assert form is not None  # called for forms with sums only
+        terms, codes, n_codes, _ = form
+        parts = [] if terms is None else [w @ terms if blas else np.einsum("bi,ik->bk", w, terms)]
+        if codes is not None:
+            parts.append(np.stack([np.bincount(codes, weights=row, minlength=n_codes) for row in w]))
+        return np.concatenate(parts, axis=1)
 
 
 def _mean_of_first(sums: np.ndarray, total: np.ndarray) -> np.ndarray:
@@ -104,6 +122,26 @@ class Metric:
     @property
     def path(self) -> str:
         return f"{self.group}.{self.name}"
+
+    @property
+    def supports_weights(self) -> bool:
+        """Whether the metric takes per-row weights (``--weights``, ``weights=``): it does where it has a
+        per-row form (:attr:`rows_fn`), whose :meth:`RowStat.resampler` gives the metric of weighted rows,
+        the same function compare's bootstrap uses. With integer weights it equals the metric of the rows
+        repeated that often; weights of 0 drop rows (:func:`uqeval.catalogue.compute_weighted_metrics`)."""
+        return self.rows_fn is not None
+
+    @property
+    def unweighted_reason(self) -> str | None:
+        """Why the metric takes no weights (None where it does): said wherever weights are refused."""
+        if self.supports_weights:
+            return None
+        return {
+            "order": "it needs order statistics, a sort or bins of the rows, and has no weighted form",
+            "resampling": "it draws random subsets of the rows, and has no weighted form",
+            "curve": "it is a curve for plots, not a weighted summary",
+            "histogram": "it is a histogram for plots, not a weighted summary",
+        }.get(self.reduction, "it has no per-row form to weight")
 
     def orientation_for(self, kind: str | None) -> str | None:
         return self.orientation_by_kind.get(kind, self.orientation) if kind is not None else self.orientation

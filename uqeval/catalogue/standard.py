@@ -427,10 +427,10 @@ def _rows_uncertainty(p, s, level) -> dict[str, RowStat]:
 
 
 def _rows_information_criteria(p, s, level) -> dict[str, RowStat] | None:
+    if p.loglik is None:  # before the import (scipy.special, ~0.6 s): as the family's own kernel
+        return None
     from ..metrics.ensembles import information_criteria_rows
 
-    if p.loglik is None:
-        return None
     return {k: RowStat(score=v) for k, v in information_criteria_rows(p.loglik).items()}
 
 

@@ -24,6 +24,7 @@ COMMANDS = (
     "score",
     "ucc",
     "coverage",
+    "monitor",
     "check",
     "compare",
     "recalibrate",

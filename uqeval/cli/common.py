@@ -108,6 +108,15 @@ OutputOpt = Annotated[
     Path | None,
     typer.Option("--output", "-o", help="Also write the JSON summary here (atomically).", dir_okay=False),
 ]
+WeightsCol = Annotated[
+    str | None,
+    typer.Option(
+        "--weights",
+        metavar="COLUMN",
+        help="Per-row weights (area, importance or survey weights; >= 0, not all 0): every metric that takes "
+        "weights is computed from the weighted rows, the others are left out and listed (uqeval score, check).",
+    ),
+]
 NanOpt = Annotated[
     NanPolicy | None,
     typer.Option("--nan-policy", help="raise: NaN/inf is an error (default); omit: drop those rows."),
@@ -210,7 +219,10 @@ ReferenceOpt = Annotated[
 ]
 TimeOpt = Annotated[
     str | None,
-    typer.Option("--time", help="Column that orders the rows in time (for --reference persistence)."),
+    typer.Option(
+        "--time",
+        help="Column of the rows' times: the windows of `monitor --window 1D`, the order of --reference persistence.",
+    ),
 ]
 IdOpt = Annotated[
     str | None,
@@ -331,6 +343,7 @@ INPUT_OPTIONS: list[tuple[str, Any, Any]] = [
     ("lower", LowerCol, None),
     ("upper", UpperCol, None),
     ("proba", ProbaCol, None),
+    ("weights", WeightsCol, None),
     ("representation", ReprOpt, None),
     ("level", LevelOpt, None),
     ("fix_crossing", FixCrossingOpt, False),
@@ -400,6 +413,7 @@ def _flags(v: dict[str, Any]) -> ScoringFlags:
             upper=v["upper"],
             logits=v["logits"],
             proba=v["proba"],
+            weights=v["weights"],
         ),
         representation=v["representation"].value if v["representation"] else None,
         levels=parse_levels(v.get("levels")),

@@ -24,37 +24,79 @@ def entry_names(files: list[Path]) -> list[str]:
 
 
 def build_entry(
-    file: Path, name: str, settings, *, x: str | None, max_points: int, fmt: str, dpi: int, reference=None
+    file: Path,
+    name: str,
+    settings,
+    *,
+    x: str | None,
+    max_points: int,
+    fmt: str,
+    dpi: int,
+    reference=None,
+    overlays=None,
+    models: list | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
-    """Score ``file``, draw its figures and compute its UCC: one report entry and its notes."""
+    """Score ``file``, draw its figures and compute its UCC: one report entry and its notes.
+
+    With ``overlays`` (:class:`uqeval.tasks.overlay.Overlays`) the kinds that overlay several models are drawn
+    there (the report's key figures) instead of in the file's own figures; with ``models`` (a list) the
+    prediction is kept there as a :class:`uqeval.tasks.compare.Model` for ``--compare``."""
     from ..io.load import load_predictions
-    from ..tasks.plot import KIND_TITLES, build_figures, encode_figures
+    from ..tasks.plot import KIND_TITLES, PLOT_KINDS, applicable_kinds, build_figures, encode_figures
     from ..tasks.score import score_loaded
     from .plot import load_x
 
     loaded = load_predictions(file, settings, extra=[x] if x else ())  # read once: scored, then drawn
     summary = score_loaded(loaded, settings, reference)
+    metrics = summary.get("metrics")
+    if models is not None:
+        from ..tasks.compare import Model
+
+        models.append(Model(name, loaded.prediction, loaded.info))
     xs, x_label = load_x(x, loaded)
+    kinds, ucc, figures, notes = None, None, {}, []
+    if overlays is not None:
+        from ..tasks.overlay import overlay_kinds
+
+        over = overlay_kinds(loaded.prediction, settings, metrics)
+        _, alone = overlays.add(loaded.prediction, metrics, settings, name, loaded.info, kinds=over)
+        kinds = [k for k in applicable_kinds(loaded.prediction, settings, metrics) if k not in over]
+        ucc, figures, notes = alone.ucc, alone.figures, alone.notes
     bundle = build_figures(
         loaded.prediction,
-        summary.get("metrics"),
+        metrics,
         settings,
         name=name,
+        kinds=kinds,
         x=xs,
         x_label=x_label,
         max_points=max_points,
         info=loaded.info,
     )
-    images = encode_figures(bundle.figures, fmt, dpi, notes=bundle.notes)
+    merged = {**bundle.figures, **figures}
+    figures = {k: merged[k] for k in PLOT_KINDS if k in merged}
+    notes = bundle.notes + notes
+    images = encode_figures(figures, fmt, dpi, notes=notes)
     entry: dict[str, Any] = {
         "name": name,
         "summary": summary,
         "figures": [(f"{KIND_TITLES[k]} — {name}", data) for k, data in images.items()],
     }
-    if bundle.ucc is not None:
-        entry["ucc"] = bundle.ucc
-    notes = [f"{name}: {n}" for n in summary.get("notes", []) + bundle.notes]
-    return entry, notes
+    ucc = bundle.ucc if ucc is None else ucc
+    if ucc is not None:
+        entry["ucc"] = ucc
+    return entry, [f"{name}: {n}" for n in summary.get("notes", []) + notes]
+
+
+def key_figures(overlays, fmt: str, dpi: int, notes: list[str]) -> list[dict[str, Any]]:
+    """The encoded overlays of :class:`uqeval.tasks.overlay.Overlays`: ``{"title", "models", "image"}`` each."""
+    from ..tasks.plot import encode_figures
+
+    drawn = overlays.figures()
+    left_out: list[str] = []
+    images = encode_figures({k: fig for k, (fig, _, _) in drawn.items()}, fmt, dpi, notes=left_out)
+    notes += [f"key figures: {n}" for n in left_out]
+    return [{"title": drawn[k][2], "models": drawn[k][1], "image": data} for k, data in images.items()]
 
 
 @handle_errors
@@ -78,16 +120,27 @@ def report(
     by: Annotated[
         str | None, typer.Option("--by", help="Also report every metric per value of this column.")
     ] = None,
+    compare: Annotated[
+        bool,
+        typer.Option(
+            "--compare",
+            help="Also compare the files as `uqeval compare` does (same targets in the same order; every "
+            "prediction is kept in memory) and show its paired tests in the summary.",
+        ),
+    ] = False,
     quiet: QuietOpt = False,
     flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
 ) -> None:
     """Write one self-contained HTML report of one or more prediction files.
 
-    Every file is scored with the same settings (as `uqeval score`); the report holds
-    the inputs and settings, every metric table with its orientation (files side by
-    side), the metrics per --by value, all plots that apply (images embedded), the UCC
-    where the predictions give intervals, and a glossary of the metrics shown. No
-    scripts, no network access: open it in any browser.
+    Every file is scored with the same settings (as `uqeval score`). The report leads
+    with a summary: one scoreboard row per file with the headline metrics of its
+    representation, the best value of each marked. Then the key figures with every file
+    overlaid (calibration, reliability, PIT, UCC, spread-skill, ...), then the per-file
+    detail: every metric table with its orientation (files side by side), the metrics
+    per --by value, each file's other plots, the UCC numbers; inputs and settings folded
+    away, and a glossary of the metrics shown. Images are embedded; no scripts, no
+    network access: open it in any browser.
     """
     from ..errors import UsageError
     from ..io.writers import after_write, atomic_write_text, check_output_path
@@ -96,6 +149,8 @@ def report(
 
     if not files:
         raise UsageError("report needs at least one prediction file")
+    if compare and len(files) < 2:
+        raise UsageError(f"--compare needs at least two prediction files, got {len(files)}")
     fmt = plot_format.value if plot_format is not None else "png"
     if fmt == "pdf":
         raise UsageError("--plot-format pdf cannot be embedded in HTML; use png or svg")
@@ -113,24 +168,45 @@ def report(
             find_x_column(table, x)
     from .. import plots
     from ..stream.progress import stage, work_progress
+    from ..tasks.overlay import Overlays
     from ..tasks.plot import render_workers
 
     render_workers(plots.RENDER_PROCESSES)  # their start-up overlaps reading and scoring
-    entries, notes = [], []
+    entries, notes, overlays = [], [], Overlays()
+    models: list | None = [] if compare else None
     with work_progress(quiet):  # a terminal shows which file is being scored and drawn
         for i, (f, name) in enumerate(zip(files, entry_names(files))):
             stage(f"report: {name} ({i + 1} of {len(files)})")
             entry, entry_notes = build_entry(
-                f, name, settings, x=x, max_points=n_points, fmt=fmt, dpi=dpi, reference=reference
+                f,
+                name,
+                settings,
+                x=x,
+                max_points=n_points,
+                fmt=fmt,
+                dpi=dpi,
+                reference=reference,
+                overlays=overlays,
+                models=models,
             )
             entries.append(entry)
             notes += entry_notes
+        comparison = None
+        if models is not None:
+            from ..tasks.compare import align_models, compare_models
+
+            stage("report: comparing the files")
+            comparison = compare_models(align_models(models), settings, seed=settings.seed)
+            notes += [f"compare: {n}" for n in comparison.get("notes", [])]
+            models.clear()
+        stage("report: drawing the key figures")
+        overlaid = key_figures(overlays, fmt, dpi, notes)
         stage("report: writing HTML")
-        html = render_report(entries, title=title)
+        html = render_report(entries, title=title, overlays=overlaid, comparison=comparison)
     atomic_write_text(output, html)
     for note in notes:
         typer.echo(f"note: {plain(note)}", err=True)
-    n_fig = sum(len(e["figures"]) for e in entries)
+    n_fig = sum(len(e["figures"]) for e in entries) + len(overlaid)
     after_write(  # only once the file is written (a full disk fails at the end of the run)
         lambda: typer.echo(f"wrote {plain(output)} ({len(entries)} file(s), {n_fig} figure(s))", err=True)
     )

@@ -106,6 +106,8 @@ def score(
 
     settings = flags.settings(columns={"by": by}, oca_fraction=oca_fraction, bayes_samples=bayes_samples)
     reference = flags.reference_spec()
+    if plot_dir is not None and settings.columns.get("weights"):
+        raise UsageError("--plot-dir draws unweighted plots: leave out --weights or --plot-dir")
     if output is not None:
         check_output_path(output, [file])
     from ..stream.engine import choose_engine
@@ -149,7 +151,8 @@ def score(
 
         render_workers(plots.RENDER_PROCESSES)  # their start-up overlaps reading and scoring
     # compute everything first, then write: a failure leaves no output behind
-    loaded = load_predictions(file, settings, extra=[x] if x else ())  # --x read with the prediction
+    # --x read with the prediction
+    loaded = load_predictions(file, settings, extra=[x] if x else (), weights_ok=True)
     rows_table = per_row_table(loaded.prediction) if per_row is not None else None
     summary = score_loaded(loaded, settings, reference)
     images = (

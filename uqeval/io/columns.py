@@ -362,8 +362,9 @@ def plan_columns(
         if isinstance(loglik, str):
             chosen.list_roles.add("loglik")
     if chosen.representation in ("loglik", "multivariate"):
-        if "by" in explicit:
-            chosen.roles["by"] = _find(names, "by", explicit, path)
+        for role in ("by", "weights"):
+            if role in explicit:
+                chosen.roles[role] = _find(names, role, explicit, path)
         return chosen
 
     # targets and point predictions
@@ -386,8 +387,9 @@ def plan_columns(
                 f"{path}: no mean column found (mean/mu/y_pred/pred, or one of prediction/y_hat/yhat); "
                 f"name it with {option('mean', 'COLUMN')}"
             )
-    if "by" in explicit:
-        chosen.roles["by"] = _find(names, "by", explicit, path)
+    for role in ("by", "weights"):
+        if role in explicit:
+            chosen.roles[role] = _find(names, role, explicit, path)
     return chosen
 
 

@@ -48,6 +48,8 @@ class Loaded:
     #: the ``extra`` columns read in the same pass, by their name in the file (pyarrow, every row of the file)
     extra: dict[str, Any] = field(default_factory=dict)
     table: TableInfo | None = None  # the file's header
+    #: the checked ``--weights`` column (:func:`uqeval.weights.check_weights`), aligned with the rows kept
+    weights: np.ndarray | None = None
 
 
 def _block(cols: dict, plan: ColumnPlan, role: str, path: str | Path, offset: int = 0) -> np.ndarray:
@@ -162,8 +164,12 @@ def load_predictions(
     settings: Settings | None = None,
     require_targets: bool = True,
     extra: Sequence[str] = (),
+    weights_ok: bool = False,
 ) -> Loaded:
     """Read ``path``, detect its columns and build the matching container.
+
+    ``weights_ok``: the caller uses ``Loaded.weights`` (the ``weights`` column role, ``--weights``); a
+    caller that does not refuses a weights column rather than compute unweighted results.
 
     With ``settings.nan_policy == "omit"`` rows with NaN/inf in any used column are
     dropped and counted in ``info["n_dropped"]``; otherwise the container raises
@@ -174,6 +180,10 @@ def load_predictions(
     settings = settings or Settings()
     table = inspect(path)
     plan = plan_for(table, settings, require_targets)
+    if "weights" in plan.roles and not weights_ok:
+        from ..weights import refuse_weights
+
+        raise refuse_weights("this command")
     lower = {c.lower(): c for c in table.columns}
     extra_names = [
         e if e in table.columns else lower[e.lower()]
@@ -227,7 +237,9 @@ def load_predictions(
         info["n_fixed_crossing"] = pred.n_fixed
     if batch.n_members_dropped:
         info["n_members_dropped"] = batch.n_members_dropped
-    return Loaded(pred, info, batch.groups, extra_cols, table)
+    if batch.weights is not None:
+        info["weights"] = plan.roles["weights"]
+    return Loaded(pred, info, batch.groups, extra_cols, table, batch.weights)
 
 
 def plan_for(table: TableInfo, settings: Settings, require_targets: bool = True) -> ColumnPlan:
@@ -257,6 +269,7 @@ class Batch:
     n_members_dropped: int
     columns: dict[str, Any]
     groups: np.ndarray | None = None
+    weights: np.ndarray | None = None  # the checked --weights column, aligned with the rows kept
 
 
 def build_batch(
@@ -301,7 +314,7 @@ def build_batch(
                 )
     arrays: dict[str, np.ndarray] = dict(prefilled or {})
     for role in plan.roles:
-        if role == "by" or role in arrays:
+        if role in ("by", "weights") or role in arrays:
             continue
         if role == "member_proba":
             spec = plan.roles[role]
@@ -371,6 +384,16 @@ def build_batch(
         groups = np.asarray(column.to_numpy(zero_copy_only=False) if values is None else values, dtype=object)
         if kept is not None:
             groups = groups[kept]
+    weights = None
+    if "weights" in plan.roles:  # checked on every row of the file (a NaN weight is an error, not dropped)
+        from ..weights import check_weights
+
+        name = plan.roles["weights"]
+        weights = check_weights(
+            to_float(cols[name], name, p, offset), name, offset=offset, require_positive=not allow_empty
+        )
+        if kept is not None:
+            weights = weights[kept]
 
     from ..metrics.samples import all_finite, sort_rows
 
@@ -380,7 +403,11 @@ def build_batch(
 
         block = arrays["samples"]
         arrays["samples"] = sort_rows(block, out=block if block.flags.writeable else None)
-    columns = {k: plan.roles[k] for k in sorted(plan.roles, key=lambda r: r != "y_true") if k != "by"}
+    columns = {
+        k: plan.roles[k]
+        for k in sorted(plan.roles, key=lambda r: r != "y_true")
+        if k not in ("by", "weights")
+    }
     # the file's row numbers of the kept rows; None when row i is the file's row i (no (N,) array: 8 MB a
     # million rows)
     rows = kept + offset if kept is not None else np.arange(offset, offset + n_rows) if offset else None
@@ -388,7 +415,7 @@ def build_batch(
         pred = _build(plan, arrays, columns, rows, settings)
     except InputError as exc:  # containers do not know the file: name it here
         raise exc.at(str(p)) from None
-    return Batch(pred, n_dropped, n_members_dropped, columns, groups)
+    return Batch(pred, n_dropped, n_members_dropped, columns, groups, weights)
 
 
 def usable_rows(

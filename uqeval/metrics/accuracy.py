@@ -52,7 +52,11 @@ ACCURACY_KEYS = ("mae", "rmse", "mdae", "marpd", "r2", "corr")
 
 
 def accuracy_batch(
-    y: np.ndarray, yhat: np.ndarray, keys=ACCURACY_KEYS, weights: np.ndarray | None = None
+    y: np.ndarray,
+    yhat: np.ndarray,
+    keys=ACCURACY_KEYS,
+    weights: np.ndarray | None = None,
+    blas: bool = True,
 ) -> dict[str, np.ndarray]:
     """The metrics of :func:`regression_accuracy` for B sets of rows at once -> (B,) each.
 
@@ -60,6 +64,8 @@ def accuracy_batch(
     ``weights[b, i]`` times: a bootstrap replicate), or None for the rows themselves (B = 1).
     The one place the formulas live: :func:`regression_accuracy` calls it without weights and
     the bootstrap with them; integer weights give the metric of the rows repeated that often.
+    ``blas=False``: weighted sums of (N,) terms by :func:`numpy.einsum` rather than a BLAS product (one set of
+    user weights: :meth:`uqeval.catalogue.RowStat.resampler`).
     """
     from .blocks import rowwise
 
@@ -74,7 +80,9 @@ def accuracy_batch(
             x = arrays[0] if fn is None else rowwise(fn, *arrays, out=buf)
             return x.sum(axis=-1).reshape(-1)
         x = arrays[0] if fn is None else fn(*arrays)
-        return w @ x if x.ndim == 1 else np.einsum("bi,bi->b", w, x)
+        if x.ndim > 1:
+            return np.einsum("bi,bi->b", w, x)
+        return w @ x if blas else np.einsum("bi,i->b", w, x)
 
     def wmean(fn, *arrays: np.ndarray) -> np.ndarray:
         return wsum(fn, *arrays) / total
@@ -120,8 +128,12 @@ def accuracy_batch(
 
 
 def _weighted_median(x: np.ndarray, w: np.ndarray | None, overwrite: bool = False) -> np.ndarray:
-    """Median of ``x`` (N,) -> (1,), or per row of integer weights ``w`` (B, N) -> (B,): the median of
-    the rows repeated ``w[b, i]`` times (mean of the two middle values of an even count).
+    """Median of ``x`` (N,) -> (1,), or per row of weights ``w`` (B, N) -> (B,).
+
+    With integer weights, the median of the rows repeated ``w[b, i]`` times (mean of the two middle
+    values of an even count). Any non-negative weights: the mean of the smallest value whose cumulative
+    weight reaches half the total and the smallest whose cumulative weight exceeds it (the two coincide
+    unless the half falls on a boundary), so that scaling the weights leaves it unchanged.
     ``overwrite``: ``x`` may be reordered (no copy)."""
     if w is None:  # np.median's selection and mean of the middle pair, without its masked-array NaN check
         # (numpy.ma, ~10 ms of start-up; x is finite here): O(N)
@@ -129,15 +141,50 @@ def _weighted_median(x: np.ndarray, w: np.ndarray | None, overwrite: bool = Fals
         part = x if overwrite else x.copy()
         part.partition([h - 1, h] if n % 2 == 0 else [h])
         return np.atleast_1d(np.mean(part[h - 1 : h + 1]) if n % 2 == 0 else part[h])
-    order = np.argsort(x, kind="stable")
+    if w.shape[0] == 1:  # one set of weights (--weights): selection in O(N), no sort
+        weights = w[0]
+        mid = float(weights.sum()) / 2.0
+        lo = _weighted_select(x, weights, mid, strict=False)
+        hi = lo if weights[x <= lo].sum() > mid else _weighted_select(x, weights, mid, strict=True)
+        return np.array([0.5 * (lo + hi)])
+    # any order of ties gives the same values at the crossing (a block of equal values has one cumulative
+    # weight at its end): quicksort, ~5x faster than a stable sort on 1e6 rows
+    order = np.argsort(x)
     xs = x[order]
     cum = np.cumsum(w[:, order], axis=1)  # O(B N)
-    total = cum[:, -1]
-    lo = np.floor((total - 1.0) / 2.0)  # 0-based positions of the middle values
-    hi = np.floor(total / 2.0)
-    i_lo = np.minimum((cum <= lo[:, None]).sum(axis=1), x.size - 1)
-    i_hi = np.minimum((cum <= hi[:, None]).sum(axis=1), x.size - 1)
+    half = cum[:, -1:] / 2.0
+    # integer weights, total T: the first row whose count reaches T/2 holds the lower middle value (0-based
+    # position ceil(T/2) - 1), the first whose count exceeds T/2 the upper one (position floor(T/2))
+    i_lo = np.minimum((cum < half).sum(axis=1), x.size - 1)
+    i_hi = np.minimum((cum <= half).sum(axis=1), x.size - 1)
     return 0.5 * (xs[i_lo] + xs[i_hi])
+
+
+def _weighted_select(x: np.ndarray, w: np.ndarray, target: float, strict: bool) -> float:
+    """The smallest value ``v`` of ``x`` whose weight at or below it, W(x <= v), reaches ``target`` (exceeds
+    it: ``strict``): the value at that crossing of the cumulative weights of the sorted rows, found by
+    quickselect on median pivots (each step keeps at most half of the rows: O(N) in all)."""
+    below = 0.0  # the weight of the rows left out below the ones kept
+
+    def reaches(total: float) -> bool:
+        return total > target if strict else total >= target
+
+    while x.size > 64:
+        pivot = np.partition(x, x.size // 2)[x.size // 2]
+        left = x < pivot
+        w_left = below + float(w[left].sum())  # W(x < pivot)
+        if reaches(w_left):  # the crossing is below the pivot
+            x, w = x[left], w[left]
+            continue
+        w_upto = w_left + float(w[x == pivot].sum())  # W(x <= pivot)
+        if reaches(w_upto):
+            return float(pivot)
+        right = x > pivot
+        x, w, below = x[right], w[right], w_upto
+    order = np.argsort(x)
+    cum = below + np.cumsum(w[order])
+    i = int(np.count_nonzero(~(cum > target) if strict else cum < target))
+    return float(x[order][min(i, x.size - 1)])
 
 
 def accuracy_rows(y_true: np.ndarray, mean: np.ndarray) -> dict[str, tuple[np.ndarray | None, object]]:
@@ -153,5 +200,8 @@ def accuracy_rows(y_true: np.ndarray, mean: np.ndarray) -> dict[str, tuple[np.nd
         rel = 100.0 * np.where(denom > 0, 2.0 * abs_err / denom, 0.0)
     out: dict[str, tuple[np.ndarray | None, object]] = {"mae": (abs_err, None), "marpd": (rel, None)}
     for key in ("rmse", "mdae", "r2", "corr"):
-        out[key] = (None, (lambda k: lambda w: accuracy_batch(y, yhat, (k,), weights=w)[k])(key))
+        out[key] = (
+            None,
+            (lambda k: lambda w, blas=True: accuracy_batch(y, yhat, (k,), weights=w, blas=blas)[k])(key),
+        )
     return out

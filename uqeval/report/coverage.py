@@ -17,7 +17,7 @@ def coverage_document(
     points_by: str | None,
     y_std: float | None,
 ) -> dict[str, Any]:
-    """The JSON document of ``uqeval coverage`` (see the README)."""
+    """The JSON document of ``uqeval coverage`` (see docs/guide/json.md)."""
     return {"schema": SCHEMA, "by": by, "points_by": points_by, "y_std": y_std, "points": records, "fit": fit}
 
 

@@ -9,10 +9,14 @@ Every string that comes from the input — file names, column names, group value
 keys, captions — goes through :func:`html.escape`; element ids are built from a
 restricted alphabet. The output is deterministic (no timestamps), so it can be diffed.
 
-Sections, in order (ids in brackets): title [top], contents [contents], inputs [inputs]
-with settings [settings], metrics [metrics] with one table per metric group
-[metrics-<group>], metrics by group value [groups] (only when a summary has ``groups``),
-figures [figures] with one block per file [figures-<n>], glossary [glossary].
+Sections, in order (ids in brackets): title [top] with a one-line contents list [contents]; the summary
+[summary] — one scoreboard row per file with the headline metrics of its representation
+(:data:`uqeval.catalogue.HEADLINE`), the best value of each column marked (target-oriented metrics by their
+distance to the target) and, when the report ran ``compare``, its paired tests [summary-tests]; the key
+figures [key-figures], every model overlaid on one figure per kind; the per-file detail [detail]: every metric
+table [metrics] with one table per metric group [metrics-<group>], metrics by group value [groups] (only when
+a summary has ``groups``), each file's own figures [figures] with one block per file [figures-<n>]; inputs
+and settings folded in ``<details>`` [inputs], [settings]; glossary [glossary].
 """
 
 from __future__ import annotations
@@ -50,11 +54,17 @@ _CSS = """
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
        color: var(--fg); margin: 0 auto; max-width: 1200px; padding: 1.5rem 2rem 3rem; }
 h1 { font-size: 1.7rem; margin: 0 0 .3rem; }
-h2 { font-size: 1.35rem; margin: 2.2rem 0 .6rem; padding-bottom: .25rem;
+h2 { font-size: 1.35rem; margin: 1.6rem 0 .6rem; padding-bottom: .25rem;
      border-bottom: 2px solid var(--line); }
 h3 { font-size: 1.1rem; margin: 1.4rem 0 .4rem; }
 p.meta, p.note { color: var(--muted); margin: .2rem 0 .8rem; }
-nav ol { margin: .3rem 0; padding-left: 1.4rem; }
+nav ol { margin: .2rem 0 .6rem; padding: 0; list-style: none; display: flex; flex-wrap: wrap;
+         gap: .2rem 1.2rem; font-size: .9rem; }
+p.lead { font-size: 1.05rem; margin: .4rem 0 .6rem; }
+table.scoreboard th span.orient { color: var(--muted); font-weight: normal; font-size: .8rem;
+                                  white-space: nowrap; }
+table.scoreboard thead th { vertical-align: bottom; }
+table.scoreboard thead th code { overflow-wrap: normal; }
 a { color: var(--accent); text-decoration: none; }
 a:hover { text-decoration: underline; }
 code { font: .88em/1.4 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace;
@@ -197,17 +207,45 @@ def _value_cell(value: Any, best: bool = False) -> str:
     return f"<td>{_esc(value)}</td>"
 
 
-def _best_columns(values: Sequence[Any], orient: str | None) -> set[int]:
-    if orient not in ("lower", "higher") or len(values) < 2:
+def _best_columns(
+    values: Sequence[Any], orient: str | None, targets: Sequence[float | None] | None = None
+) -> set[int]:
+    """Columns holding the best value: the lowest, the highest, or (``"target"``) the one closest to its
+    column's target. Ties are all best; NaN, null and non-numbers never are; nobody is best with fewer than
+    two comparable values or when they are all equal."""
+    if orient not in ("lower", "higher", "target") or len(values) < 2:
         return set()
-    nums = [(i, float(v)) for i, v in enumerate(values) if _is_number(v) and math.isfinite(v)]
+    if orient == "target":
+        if targets is None:
+            return set()
+        nums = [
+            (i, abs(float(v) - float(t)))
+            for i, (v, t) in enumerate(zip(values, targets))
+            if _is_number(v) and math.isfinite(v) and t is not None and math.isfinite(t)
+        ]
+        orient = "lower"  # the distance to the target
+    else:
+        nums = [(i, float(v)) for i, v in enumerate(values) if _is_number(v) and math.isfinite(v)]
     if len(nums) < 2:
         return set()
-    if len({v for _, v in nums}) == 1:
-        return set()  # all equal: nobody is best
     pick = min if orient == "lower" else max
-    target = pick(v for _, v in nums)
-    return {i for i, v in nums if v == target}
+    top = pick(v for _, v in nums)
+    tol = 1e-12 * max(1.0, abs(top))  # rounding noise (0.95 - 0.93 vs 0.97 - 0.95) is a tie
+    best = {i for i, v in nums if abs(v - top) <= tol}
+    return set() if len(best) == len(nums) else best  # all equal: nobody is best
+
+
+def _target(summary: Mapping[str, Any] | None, path: str) -> float | None:
+    """Target of the ``"target"``-oriented metric at ``path`` of a summary (:func:`uqeval.tasks.check.target_of`),
+    None where the summary does not hold it."""
+    if summary is None:
+        return None
+    from ..tasks.check import target_of
+
+    try:
+        return float(target_of(summary, path))
+    except (InputError, KeyError, TypeError, ValueError):
+        return None
 
 
 def _matrix_table(
@@ -218,9 +256,11 @@ def _matrix_table(
     table_class: str,
     first_header: str = "metric",
     link_glossary: bool = True,
+    summaries: Sequence[Mapping[str, Any]] | None = None,
 ) -> str:
     """Rows = paths, columns = files (or group values); orientation column when given
-    (``orientations``: each summary's orientation map and representation)."""
+    (``orientations``: each summary's orientation map and representation); ``summaries``: the summary of
+    each column, for the targets of target-oriented rows."""
     head = [f"<th>{_esc(first_header)}</th>"]
     if orientations is not None:
         head.append("<th>better</th>")
@@ -244,7 +284,12 @@ def _matrix_table(
             # orient None is simply not a key: "—" is shown
             better = ORIENTATION_TEXT.get(orient, orient or "—")  # type: ignore[arg-type]
             cells.append(f'<td class="orient">{_esc(better)}</td>')
-        best = _best_columns(values, orient)
+        targets = (
+            [_target(sm, path) if v is not None else None for sm, v in zip(summaries, values)]
+            if orient == "target" and summaries
+            else None
+        )
+        best = _best_columns(values, orient, targets)
         cells += [_value_cell(v, i in best) for i, v in enumerate(values)]
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return (
@@ -313,13 +358,17 @@ def _section_inputs(entries, names, ids: _Ids) -> str:
         if spaths
         else '<p class="note">No settings recorded.</p>'
     )
+    n_fields = len(paths) + len(spaths)
     return (
-        f'<section id="{ids.make("inputs")}"><h2>Inputs</h2>{table}'
-        f'<h3 id="{ids.make("settings")}">Settings</h3>{stable}</section>'
+        f'<section id="{ids.make("inputs")}"><h2>Inputs and settings</h2>'
+        f"<details><summary>{n_fields} input fields and settings of {len(names)} file(s)</summary>{table}"
+        f'<h3 id="{ids.make("settings")}">Settings</h3>{stable}</details></section>'
     )
 
 
-def _section_metrics(entries, names, ids: _Ids) -> tuple[str, list[str]]:
+def _metric_flats(entries) -> tuple[list[dict[str, Any]], list[tuple[dict[str, str], str | None]]]:
+    """Each entry's flattened metrics (its UCC's scalars as the ``ucc`` group) and (orientation map,
+    representation)."""
     flats, orients = [], []
     for e in entries:
         s = e["summary"]
@@ -331,21 +380,27 @@ def _section_metrics(entries, names, ids: _Ids) -> tuple[str, list[str]]:
             orient.setdefault(k, v)
         flats.append(flat)
         orients.append((orient, (s.get("input") or {}).get("representation")))
+    return flats, orients
+
+
+def _section_metrics(entries, names, ids: _Ids, flats, orients) -> tuple[str, list[str]]:
     paths = _union(f.keys() for f in flats)
     groups: dict[str, list[str]] = {}
     for p in paths:
         groups.setdefault(p.split(".", 1)[0], []).append(p)
+    summaries = [e["summary"] for e in entries]
     parts = [
-        f'<section id="{ids.make("metrics")}"><h2>Metrics</h2>',
-        '<p class="note">Orientation: ↓ lower is better, ↑ higher is better, ◎ closest to its '
+        f'<section id="{ids.make("metrics")}"><h2>All metrics</h2>',
+        '<p class="note">Per-file detail. Orientation: ↓ lower is better, ↑ higher is better, ◎ closest to its '
         "target (e.g. coverage to the nominal level). With several files the best value of "
-        "each row is in bold. Metric names link to their explanation in the glossary.</p>",
+        "each row is in bold (for ◎, the value closest to its target). Metric names link to their "
+        "explanation in the glossary.</p>",
     ]
     if not groups:
         parts.append('<p class="note">No metrics.</p>')
     for group, gpaths in groups.items():
         parts.append(f'<h3 id="{ids.make("metrics", group)}">{_esc(group)}</h3>')
-        parts.append(_matrix_table(gpaths, names, flats, orients, "metrics"))
+        parts.append(_matrix_table(gpaths, names, flats, orients, "metrics", summaries=summaries))
     parts.append("</section>")
     return "".join(parts), paths
 
@@ -391,7 +446,11 @@ def _section_groups(entries, names, ids: _Ids) -> tuple[str, list[str]]:
             paths_all += paths
             s = e["summary"]
             orient = (s.get("orientation") or {}, (s.get("input") or {}).get("representation"))
-            blocks.append(_matrix_table(paths, list(cols), list(cols.values()), [orient], "groups"))
+            blocks.append(
+                _matrix_table(
+                    paths, list(cols), list(cols.values()), [orient], "groups", summaries=[s] * len(cols)
+                )
+            )
     if not blocks:
         return "", []
     return (
@@ -400,7 +459,7 @@ def _section_groups(entries, names, ids: _Ids) -> tuple[str, list[str]]:
 
 
 def _section_figures(entries, names, ids: _Ids) -> str:
-    parts = [f'<section id="{ids.make("figures")}"><h2>Figures</h2>']
+    parts = [f'<section id="{ids.make("figures")}"><h2>Figures per file</h2>']
     any_fig = False
     for i, (e, name) in enumerate(zip(entries, names)):
         figs = list(e.get("figures") or ())
@@ -418,6 +477,177 @@ def _section_figures(entries, names, ids: _Ids) -> str:
     if not any_fig:
         parts.append('<p class="note">No figures.</p>')
     parts.append("</section>")
+    return "".join(parts)
+
+
+_SHORT_ORIENTATION = {"lower": "↓ lower", "higher": "↑ higher"}
+
+
+def _scoreboard_columns(names, flats, orients) -> list[tuple[str, list[str | None]]]:
+    """``(catalogue path, [summary path of each entry or None])`` of every headline metric
+    (:data:`uqeval.catalogue.HEADLINE`) some entry has, in the order of the first representation that lists it."""
+    from ..catalogue import headline_paths
+
+    columns: dict[str, list[str | None]] = {}
+    for i, (flat, (_, kind)) in enumerate(zip(flats, orients)):
+        for cat, path in headline_paths(kind, flat.keys()):
+            columns.setdefault(cat, [None] * len(names))[i] = path
+    return list(columns.items())
+
+
+def _section_summary(entries, names, ids: _Ids, flats, orients, comparison) -> str:
+    columns = _scoreboard_columns(names, flats, orients)
+    parts = [f'<section id="{ids.make("summary")}"><h2>Summary</h2>']
+    if not columns:
+        parts.append(
+            '<p class="note">No headline metric applies to these predictions; see all metrics below.</p>'
+        )
+    else:
+        head = ['<th scope="col">file</th>']
+        wins: list[list[str]] = [[] for _ in names]  # the columns where each file holds the best value
+        body: list[list[str]] = [[] for _ in names]
+        for cat, paths in columns:
+            values = [flats[i].get(p) if p else None for i, p in enumerate(paths)]
+            first = next(i for i, p in enumerate(paths) if p)
+            shown_path = str(paths[first])
+            orient = metric_orientation(shown_path, orients[first][0], orients[first][1])
+            targets = [
+                _target(entries[i]["summary"], p) if (p and orient == "target") else None
+                for i, p in enumerate(paths)
+            ]
+            shown = {t for t in targets if t is not None}
+            if orient == "target":
+                better = (
+                    f"◎ closest to {_fmt_number(next(iter(shown)))}"
+                    if len(shown) == 1
+                    else "◎ closest to target"
+                )
+            else:
+                better = _SHORT_ORIENTATION.get(orient or "", "—")
+            group, _, rest = shown_path.partition(".")
+            label = f"<code>{_esc(group)}.<wbr>{_esc(rest)}</code>"  # breaks after the group
+            entry = find_entry(shown_path)
+            if entry:
+                label = f'<a href="#{_glossary_id(entry[0])}" title="{_esc(entry[1]["title"])}">{label}</a>'
+            head.append(f'<th scope="col">{label}<br><span class="orient">{_esc(better)}</span></th>')
+            best = _best_columns(values, orient, targets)
+            for i, v in enumerate(values):
+                if i in best:
+                    wins[i].append(cat.split(".", 1)[1])
+                body[i].append(_value_cell(v, i in best))
+        if len(names) > 1:
+            head.append('<th scope="col">best on</th>')
+        rows = []
+        for i, name in enumerate(names):
+            cells = [f'<th scope="row">{_esc(name)}</th>', *body[i]]
+            if len(names) > 1:
+                cells.append(f'<td class="num">{len(wins[i])} of {len(columns)}</td>')
+            rows.append(f"<tr>{''.join(cells)}</tr>")
+        parts.append(f'<p class="lead">{_verdict(names, wins, len(columns))}</p>')
+        parts.append(
+            f'<div class="table-wrap"><table class="scoreboard"><thead><tr>{"".join(head)}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table></div>"
+        )
+        parts.append(
+            '<p class="note">The headline metrics of each representation, one row per file; the best value of '
+            "each column is in bold (↓ the lowest, ↑ the highest, ◎ the closest to its target; ties are all "
+            "bold, missing values never). Every metric is in the per-file detail below.</p>"
+        )
+    if comparison:
+        parts.append(_comparison_tests(comparison, ids))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _verdict(names: Sequence[str], wins: Sequence[Sequence[str]], n_columns: int) -> str:
+    """One sentence: which file holds the best value of how many headline metrics (escaped HTML)."""
+    if len(names) == 1:
+        return f"One file, <strong>{_esc(names[0])}</strong>: its headline metrics. Give several files to compare them."
+    order = sorted(range(len(names)), key=lambda i: -len(wins[i]))
+    if not wins[order[0]]:
+        return "No file is best on any headline metric (the values are equal or missing)."
+    top = [i for i in order if len(wins[i]) == len(wins[order[0]])]
+    who = " and ".join(f"<strong>{_esc(names[i])}</strong>" for i in top)
+    shown = ", ".join(_esc(w) for w in wins[top[0]])
+    rest = "; ".join(f"{_esc(names[i])} on {len(wins[i])}" for i in order if i not in top)
+    sentence = f"{who} {'holds' if len(top) == 1 else 'hold'} the best value on {len(wins[top[0]])} of {n_columns} headline metrics"
+    sentence += f" ({shown})" if len(top) == 1 else ""
+    return sentence + (f"; {rest}." if rest else ".")
+
+
+def _comparison_tests(comparison: Mapping[str, Any], ids: _Ids) -> str:
+    """The paired tests of a ``uqeval compare`` result (``uqeval.compare/1``): each model against the best."""
+    rows = []
+    for t in comparison.get("tests") or ():
+        if not isinstance(t, Mapping):
+            continue
+        p_values = [t.get(k) for k in ("permutation_p", "dm_p")]
+        finite = [float(p) for p in p_values if _is_number(p) and math.isfinite(float(p))]  # type: ignore[arg-type]
+        verdict = (
+            ("differs (p < 0.05)" if max(finite) < 0.05 else "no significant difference")
+            if finite
+            else "not tested"
+        )
+        rows.append(
+            "<tr>"
+            f'<th scope="row"><code>{_esc(t.get("metric"))}</code></th>'
+            f"<td>{_esc(t.get('model'))}</td><td>{_esc(t.get('reference'))}</td>"
+            + "".join(_value_cell(t.get(k)) for k in ("mean_diff", "permutation_p", "dm_p"))
+            + f"<td>{_esc(verdict)}</td></tr>"
+        )
+    n_boot = (comparison.get("settings") or {}).get("n_boot")
+    head = "".join(
+        f'<th scope="col">{h}</th>'
+        for h in (
+            "metric",
+            "model",
+            "against",
+            "mean difference",
+            "permutation p",
+            "Diebold–Mariano p",
+            "verdict",
+        )
+    )
+    table = (
+        f'<div class="table-wrap"><table class="tests"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
+        "</table></div>"
+        if rows
+        else '<p class="note">No paired test was run.</p>'
+    )
+    return (
+        f'<h3 id="{ids.make("summary-tests")}">Paired tests (uqeval compare)</h3>{table}'
+        '<p class="note">Each model against the best one per comparison score (lower is better), on the same '
+        "rows: mean per-row difference (model minus reference), sign-flip permutation and Diebold–Mariano "
+        "p-values, unadjusted for multiple testing; “differs” when both are below 0.05"
+        + (f"; {_esc(n_boot)} bootstrap resamples" if n_boot is not None else "")
+        + ".</p>"
+    )
+
+
+def _section_key_figures(overlays, ids: _Ids) -> str:
+    if not overlays:
+        return ""
+    parts = [
+        f'<section id="{ids.make("key-figures")}"><h2>Key figures</h2>',
+        '<p class="note">'
+        + (
+            "Every file on one figure per kind, one colour per file (the same colour in every figure); "
+            "quantile files get a calibration curve and PIT histogram of their own (at their levels)."
+            if any(len(o["models"]) > 1 for o in overlays)
+            else "The figures that compare files when there are several (each file one colour)."
+        )
+        + "</p>",
+        '<div class="figs">',
+    ]
+    for o in overlays:
+        models = ", ".join(str(m) for m in o["models"])
+        caption = f"{o['title']} — {models}"
+        alt = f"{o['title']} of {models}" + (", overlaid" if len(o["models"]) > 1 else "")
+        parts.append(
+            f'<figure><img src="{image_data_uri(o["image"])}" alt="{_esc(alt)}">'
+            f"<figcaption>{_esc(caption)}</figcaption></figure>"
+        )
+    parts.append("</div></section>")
     return "".join(parts)
 
 
@@ -447,7 +677,12 @@ def _section_glossary(paths: Iterable[str], ids: _Ids) -> str:
 
 
 # ----------------------------------------------------------------------------- public
-def render_report(entries: Sequence[Mapping[str, Any]], title: str = "uqeval report") -> str:
+def render_report(
+    entries: Sequence[Mapping[str, Any]],
+    title: str = "uqeval report",
+    overlays: Sequence[Mapping[str, Any]] | None = None,
+    comparison: Mapping[str, Any] | None = None,
+) -> str:
     """One self-contained HTML document for the given scored files.
 
     Parameters
@@ -460,27 +695,45 @@ def render_report(entries: Sequence[Mapping[str, Any]], title: str = "uqeval rep
         optional ``uqeval ucc`` result whose scalars are shown as the ``ucc`` metric group.
     title : str
         Document title and top heading.
+    overlays : sequence of mappings, optional
+        The key figures, every model on one figure: ``{"title": str, "models": [name, ...], "image": bytes}``
+        (:class:`uqeval.tasks.overlay.Overlays`); caption and alt text name every model.
+    comparison : mapping, optional
+        A ``uqeval compare`` result (``uqeval.compare/1``) of the same files: its paired tests join the summary.
 
     Returns
     -------
     str
-        The HTML document. Several files are shown side by side (metrics × files).
+        The HTML document: the summary (a scoreboard of the headline metrics), the key figures, then the
+        per-file detail (metrics × files side by side, each file's figures), inputs and settings, glossary.
     """
     _check_entries(entries)
+    for j, o in enumerate(overlays or ()):
+        if not (isinstance(o, Mapping) and {"title", "models", "image"} <= set(o)):
+            raise InputError(f"overlay {j} must be a mapping with 'title', 'models' and 'image'")
+    if comparison is not None and not isinstance(comparison, Mapping):
+        raise InputError("comparison must be the mapping uqeval compare writes (uqeval.compare/1)")
     names = [str(e["name"]) for e in entries]
     ids = _Ids()
-    inputs = _section_inputs(entries, names, ids)
-    metrics, metric_paths = _section_metrics(entries, names, ids)
+    flats, orients = _metric_flats(entries)
+    summary = _section_summary(entries, names, ids, flats, orients, comparison)
+    key_figures = _section_key_figures(overlays, ids)
+    metrics, metric_paths = _section_metrics(entries, names, ids, flats, orients)
     groups, group_paths = _section_groups(entries, names, ids)
     figures = _section_figures(entries, names, ids)
+    inputs = _section_inputs(entries, names, ids)
     glossary = _section_glossary(metric_paths + group_paths, ids)
 
-    toc = [("inputs", "Inputs"), ("metrics", "Metrics")]
+    toc = [("summary", "Summary")]
+    if key_figures:
+        toc.append(("key-figures", "Key figures"))
+    toc.append(("metrics", "All metrics"))
     if groups:
         toc.append(("groups", "Metrics by group"))
-    toc += [("figures", "Figures"), ("glossary", "Glossary")]
+    toc += [("figures", "Figures per file"), ("inputs", "Inputs and settings"), ("glossary", "Glossary")]
     nav = "".join(f'<li><a href="#{k}">{_esc(v)}</a></li>' for k, v in toc)
     files = ", ".join(f"<code>{_esc(n)}</code>" for n in names)
+    body = "\n".join(x for x in (summary, key_figures, metrics, groups, figures, inputs, glossary) if x)
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
@@ -489,9 +742,10 @@ def render_report(entries: Sequence[Mapping[str, Any]], title: str = "uqeval rep
         f'<meta name="generator" content="uqeval {_esc(__version__)}">'
         f"<title>{_esc(title)}</title><style>{_CSS}</style></head>\n"
         f'<body><header id="top"><h1>{_esc(title)}</h1>'
-        f'<p class="meta">{len(names)} file(s): {files}</p></header>\n'
-        f'<nav id="contents"><h2>Contents</h2><ol>{nav}</ol></nav>\n'
-        f"{inputs}\n{metrics}\n{groups + chr(10) if groups else ''}{figures}\n{glossary}\n"
-        f"<footer>Generated by uqeval {_esc(__version__)}. Self-contained: no scripts, no "
+        f'<p class="meta">{len(names)} file(s): {files}</p>'
+        f'<nav id="contents"><ol>{nav}</ol></nav></header>\n'
+        f"{body}\n"
+        "<footer>Generated by uqeval "
+        f"{_esc(__version__)}. Self-contained: no scripts, no "
         "network access; images are embedded.</footer></body></html>\n"
     )

@@ -34,7 +34,10 @@ def build_summary(
     orientation: dict[str, str],
     groups: dict[str, Any] | None = None,
     notes: list[str] | None = None,
+    weights: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The JSON summary; ``weights`` (:func:`uqeval.weights.weights_block`) only where weights were given,
+    so that unweighted summaries are unchanged."""
     out: dict[str, Any] = {
         "schema": SCHEMA,
         "uqeval_version": __version__,
@@ -43,6 +46,8 @@ def build_summary(
         "metrics": jsonable(metrics),
         "orientation": dict(sorted(orientation.items())),
     }
+    if weights is not None:
+        out["weights"] = jsonable(weights)
     if groups is not None:
         out["groups"] = jsonable(groups)
     notes = list(notes or []) + non_finite_notes(metrics)

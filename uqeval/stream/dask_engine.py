@@ -280,10 +280,10 @@ def partition_partial(
 ):
     """The :class:`~uqeval.stream.engine.Partial` of one task's row groups (runs on a worker); ``grouped``:
     a :class:`~uqeval.stream.groups.GroupedPartial` that also keeps one state per ``--by`` label."""
-    from .engine import Partial
+    from .engine import new_partial
     from .groups import GroupedPartial
 
-    part = GroupedPartial(task[0]) if grouped else Partial()
+    part = GroupedPartial(task[0]) if grouped else new_partial(settings)
     for b, rows, _, _ in _task_batches(task, plan, settings, chunk_rows, columns):
         part.add(b, rows, settings, task[0])
     return part
@@ -326,7 +326,7 @@ def score_dask(
     from .engine import _prepare, summary_of
 
     grouped = settings.columns.get("by") is not None
-    src, plan, _ = _prepare(spec, settings, allow_by=grouped)
+    src, plan, _ = _prepare(spec, settings, allow_by=grouped, weights_ok=True)
     if src.fmt != "parquet":
         raise UsageError(
             "--engine dask reads Parquet (files, directories, globs); stream CSV with --engine stream"

@@ -87,7 +87,6 @@ class Partial:
         self.undefined: list[tuple[str, str]] = []
 
     def add(self, batch, n_rows: int, settings: Settings, where: str) -> None:
-        from . import states
 
         self.n_rows += n_rows
         self.n_dropped += batch.n_dropped
@@ -108,7 +107,14 @@ class Partial:
                 "of members, classes and levels"
             )
         self.n_fixed += int(getattr(pred, "n_fixed", 0) or 0)
-        self.state = states.merge(self.state, self.batch_state(batch, settings))
+        self.state = self.merge_states(self.state, self.batch_state(batch, settings))
+
+    def merge_states(self, a, b):
+        """Two states of this kind of partial combined (:func:`uqeval.stream.states.merge`; weighted states:
+        :func:`uqeval.stream.weighted.merge_weighted`)."""
+        from . import states
+
+        return states.merge(a, b)
 
     def batch_state(self, batch, settings: Settings):
         """The metric state of one batch's rows (:class:`uqeval.stream.groups.GroupedPartial` also keeps
@@ -125,15 +131,14 @@ class Partial:
         self.second = states.merge_second(self.second, second, kind)
 
     def merge(self, other: Partial) -> Partial:
-        from . import states
 
         if self.signature is not None and other.signature is not None and self.signature != other.signature:
             raise InputError(
                 f"{other.first_file}: per-row shapes {dict(other.signature)} differ from "
                 f"{self.first_file}'s {dict(self.signature)}"
             )
-        out = Partial()
-        out.state = states.merge(self.state, other.state)
+        out = type(self)()
+        out.state = self.merge_states(self.state, other.state)
         for k in ("n_rows", "n_dropped", "n_members_dropped", "n_fixed"):
             setattr(out, k, getattr(self, k) + getattr(other, k))
         first = self if self.signature is not None else other
@@ -142,12 +147,21 @@ class Partial:
         return out
 
 
-def _prepare(spec: str | Path, settings: Settings, allow_by: bool = False):
+def _prepare(spec: str | Path, settings: Settings, allow_by: bool = False, weights_ok: bool = False):
+    """``(source, plan, numeric columns)`` of ``spec``; ``weights_ok``: the caller uses the batches' weights
+    (weighted scoring), else a weights column is refused (never unweighted silently)."""
     from ..io.load import plan_for
     from .source import open_source
 
     src = open_source(spec)
     plan = plan_for(src.info, settings)
+    if "weights" in plan.roles:
+        from ..weights import refuse_weights
+
+        if "by" in plan.roles:
+            raise refuse_weights("--by with --engine stream or dask", "score the groups with --engine memory")
+        if not weights_ok:
+            raise refuse_weights("this command")
     if "by" in plan.roles and not allow_by:
         raise UsageError("--by is not streamed yet: score per group with --engine memory")
     numeric = frozenset(
@@ -162,6 +176,7 @@ def iter_batches_of(
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
     extra: tuple[str, ...] = (),
     allow_by: bool = False,
+    weights_ok: bool = False,
 ):
     """``(source, generator)``: the generator yields ``(file, Batch, n_rows, offset, extra columns)`` per record
     batch, the batch built and validated by the in-memory loader's :func:`~uqeval.io.load.build_batch`."""
@@ -171,7 +186,7 @@ def iter_batches_of(
 
     if chunk_rows < 1:
         raise UsageError(f"--chunk-rows must be >= 1, got {chunk_rows}")
-    src, plan, numeric = _prepare(spec, settings, allow_by)
+    src, plan, numeric = _prepare(spec, settings, allow_by, weights_ok)
     for e in extra:
         if e not in src.info.columns:
             raise SchemaError(
@@ -193,6 +208,16 @@ def iter_batches_of(
     return src, gen()
 
 
+def new_partial(settings: Settings) -> Partial:
+    """An empty :class:`Partial`: a weighted one (:class:`uqeval.stream.weighted.WeightedPartial`) where the
+    settings name a weights column."""
+    if settings.columns.get("weights"):
+        from .weighted import WeightedPartial
+
+        return WeightedPartial()
+    return Partial()
+
+
 def stream_partial(
     spec: str | Path,
     settings: Settings,
@@ -203,15 +228,15 @@ def stream_partial(
     when a metric needs one (:func:`uqeval.stream.states.selection`: exact MdAE), read the rows a second time."""
     from . import states
 
-    src, batches = iter_batches_of(spec, settings, chunk_rows)
-    part = Partial()
+    src, batches = iter_batches_of(spec, settings, chunk_rows, weights_ok=True)
+    part = new_partial(settings)
     for f, batch, k, _, _ in batches:
         part.add(batch, k, settings, f)
         if progress is not None:
             progress(part.n_rows)
     part.selection = states.selection(part.state) if part.state["n"] else None
     if part.selection is not None:
-        _, batches = iter_batches_of(spec, settings, chunk_rows)
+        _, batches = iter_batches_of(spec, settings, chunk_rows, weights_ok=True)
         for _, batch, _, _, _ in batches:
             if batch.prediction is not None:
                 part.second = states.merge_second(
@@ -237,10 +262,21 @@ def summary_of(
 
     if part.n_rows == 0:
         raise InputError(f"{src.spec}: no data rows")
+    weighted = bool(settings.columns.get("weights"))
+    if weighted and part.state["n"] == 0 and part.state.get("n_zero"):
+        raise InputError(
+            f"{src.spec}: weights in column '{settings.columns['weights']}' are all 0 on the rows kept: no row "
+            "counts; give some rows a positive weight"
+        )
     if part.state["n"] == 0:
         raise InputError(f"{src.spec}: every row has NaN/inf in a used column; nothing left to evaluate")
     bounds: dict[str, float] = {}
-    metrics, orientation = states.finalize(part.state, settings, part.selection, part.second, bounds)
+    if weighted:
+        from .weighted import finalize_weighted
+
+        metrics, orientation = finalize_weighted(part.state, settings)
+    else:
+        metrics, orientation = states.finalize(part.state, settings, part.selection, part.second, bounds)
     kind = part.state["kind"]
     info: dict[str, Any] = {
         "path": str(src.spec),
@@ -259,8 +295,9 @@ def summary_of(
     if part.n_members_dropped:
         info["n_members_dropped"] = part.n_members_dropped
     notes = src.notes() + not_computed_notes(part.undefined)
-    left_out = states.not_streamed_in(part.state, settings)
-    for path in states.streamed(kind, settings):  # a two-pass metric whose selection was too large (MdAE)
+    left_out = dict(part.state["not_streamed"]) if weighted else states.not_streamed_in(part.state, settings)
+    for path in [] if weighted else states.streamed(kind, settings):  # a two-pass metric whose selection
+        # was too large (MdAE)
         group, name = path.split(".", 1)
         if (
             group in metrics
@@ -273,7 +310,11 @@ def summary_of(
                 "(many equal values); score in memory"
             )
     info["not_streamed"] = dict(left_out)
-    approx = {k: v for k, v in states.approximate(kind, settings).items() if k.split(".")[0] in metrics}
+    approx = (
+        {}
+        if weighted
+        else {k: v for k, v in states.approximate(kind, settings).items() if k.split(".")[0] in metrics}
+    )
     info["approximate"] = approx  # every other metric is exact
     if bounds:
         info["bounds"] = {k: v for k, v in bounds.items() if k.split(".")[0] in metrics}
@@ -290,7 +331,19 @@ def summary_of(
         notes.append(f"{part.n_fixed} row(s) had crossing quantiles and were sorted (--fix-crossing)")
     if groups is not None:  # score --by (uqeval.stream.groups)
         info["columns"] = {**(info["columns"] or {}), "by": groups["column"]}
-    return build_summary(info, settings, metrics, orientation, groups, notes)
+    weights = None
+    if weighted:
+        from ..weights import weights_block
+
+        st = part.state
+        info["weights"] = settings.columns.get("weights")
+        weights = weights_block(info["weights"], st["w"], st["n_zero"], st["not_weighted"])
+        if st["not_weighted"]:
+            notes.append(
+                f"{len(st['not_weighted'])} metric(s) take no weights and were not computed (listed with the "
+                "reason under weights.not_weighted)"
+            )
+    return build_summary(info, settings, metrics, orientation, groups, notes, weights)
 
 
 def score_stream(
@@ -334,7 +387,7 @@ def _values_per_row(src, column: str) -> int:
 def auto_chunk_rows(spec: str | Path, settings: Settings) -> int:
     """Rows per record batch when ``--chunk-rows`` is not given: about :data:`CHUNK_VALUES` numbers, at
     most :data:`DEFAULT_CHUNK_ROWS` rows, at least 1,000 rows."""
-    src, plan, _ = _prepare(spec, settings, allow_by=True)
+    src, plan, _ = _prepare(spec, settings, allow_by=True, weights_ok=True)  # (sizes only)
     width = sum(
         _values_per_row(src, c) for v in plan.roles.values() for c in (v if isinstance(v, list) else [v])
     )

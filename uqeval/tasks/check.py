@@ -249,6 +249,10 @@ def summary_from_json(text: str, source: str = "summary.json") -> dict:
         obj = loads_json(text, source)
     except InputError as exc:
         raise InputError(f"{exc}; pass a summary written by `uqeval score --output`") from None
+    if isinstance(obj, dict) and str(obj.get("schema", "")).startswith("uqeval.monitor/"):
+        from .monitor import as_summary  # rules on a monitor document: last.*, cumulative.*, tests.*, alarms
+
+        return validate_summary(as_summary(obj), source)
     return validate_summary(obj, source)
 
 
@@ -346,6 +350,11 @@ def _unknown_path_message(summary: Mapping[str, Any], path: str) -> str:
                 f'"{path}" is not computed by --engine {inp.get("engine", "stream")} ({why}); '
                 "score with --engine memory to check it"
             )
+    weights = summary.get("weights")
+    not_weighted = weights.get("not_weighted") if isinstance(weights, Mapping) else None
+    for key, why in (not_weighted if isinstance(not_weighted, Mapping) else {}).items():  # issue 25
+        if key == path or len(parts) >= 2 and key == f"{parts[0]}.{parts[-1]}":
+            return f'"{path}" is not computed with weights ({why}); check it on an unweighted score'
     hint = "" if path.split(".", 1)[0] in (summary.get("metrics") or {}) else _opt_in_hint(path)
     if hint:
         return f'no metric at path "{path}" in the summary{hint}'

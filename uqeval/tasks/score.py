@@ -15,16 +15,29 @@ from ..report.summary import build_summary
 
 
 def score_prediction(
-    pred: Prediction, settings: Settings | None = None, skipped: list[tuple[str, str]] | None = None
+    pred: Prediction,
+    settings: Settings | None = None,
+    skipped: list[tuple[str, str]] | None = None,
+    weights: np.ndarray | None = None,
+    not_weighted: dict[str, str] | None = None,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """``(metrics, orientation)`` of every metric group that applies to ``pred``.
 
     ``skipped``: collect ``(group, reason)`` for groups not defined on this data instead of failing.
+    ``weights``: checked per-row weights (:func:`uqeval.catalogue.compute_weighted_metrics`); the metrics
+    that take none are left out and named in ``not_weighted`` with the reason.
     """
     settings = settings or Settings()
     if pred.kind != "loglik":  # log-likelihoods alone already contain the targets
         pred.require_targets()
-    return compute_metrics(pred, settings, skipped)
+    if weights is None:
+        return compute_metrics(pred, settings, skipped)
+    from ..catalogue import compute_weighted_metrics
+
+    metrics, orientation, skipped_weights = compute_weighted_metrics(pred, settings, weights, skipped)
+    if not_weighted is not None:
+        not_weighted.update(skipped_weights)
+    return metrics, orientation
 
 
 def _group_label(v: Any) -> str:
@@ -101,7 +114,12 @@ def score_groups(loaded: Loaded, settings: Settings) -> dict[str, Any]:
     for j, value in enumerate(values):
         idx = np.flatnonzero(inverse == j)
         skipped: list[tuple[str, str]] = []  # a small group reports the metrics defined on it
-        metrics, _ = score_prediction(loaded.prediction.subset(idx), settings, skipped)
+        w = None if loaded.weights is None else loaded.weights[idx]
+        if w is not None and not (w > 0).any():
+            out[str(value)] = {"n_rows": int(idx.size), "metrics": {}}
+            out[str(value)]["notes"] = ["no metric computed: every row of the group has weight 0"]
+            continue
+        metrics, _ = score_prediction(loaded.prediction.subset(idx), settings, skipped, w)
         out[str(value)] = {"n_rows": int(idx.size), "metrics": metrics}
         if skipped:
             out[str(value)]["notes"] = not_computed_notes(skipped)
@@ -200,8 +218,15 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
     from ..errors import naming, phrase
 
     skill_notes: list[str] = []
+    not_weighted: dict[str, str] = {}
+    if loaded.weights is not None and reference is not None:
+        from ..weights import refuse_weights
+
+        raise refuse_weights("skill scores against a reference")
     with naming(loaded.info.get("path")):
-        metrics, orientation = score_prediction(loaded.prediction, settings)
+        metrics, orientation = score_prediction(
+            loaded.prediction, settings, weights=loaded.weights, not_weighted=not_weighted
+        )
         groups = score_groups(loaded, settings) if loaded.groups is not None else None
         if reference is not None:  # forecast verification (issue 16): skill against a reference forecast
             from .skill import evaluate_skill
@@ -238,7 +263,18 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
         notes.append(
             f"{loaded.info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted (--fix-crossing)"
         )
-    return build_summary(loaded.info, settings, metrics, orientation, groups, notes)
+    weights = None
+    if loaded.weights is not None:
+        from ..weights import weights_block
+
+        w = loaded.weights
+        weights = weights_block(loaded.info.get("weights"), float(w.sum()), int((w == 0).sum()), not_weighted)
+        if not_weighted:
+            notes.append(
+                f"{len(not_weighted)} metric(s) take no weights and were not computed (listed with the reason "
+                "under weights.not_weighted)"
+            )
+    return build_summary(loaded.info, settings, metrics, orientation, groups, notes, weights)
 
 
 def score_file(
@@ -250,7 +286,7 @@ def score_file(
     to this Parquet file, atomically, once every metric has been computed.
     """
     settings = settings or Settings()
-    loaded = load_predictions(path, settings)
+    loaded = load_predictions(path, settings, weights_ok=True)
     rows_table = per_row_table(loaded.prediction) if per_row is not None else None  # fails before scoring
     summary = score_loaded(loaded, settings, reference)
     if rows_table is not None:

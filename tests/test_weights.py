@@ -1,0 +1,331 @@
+"""Per-row weights (issue 25): every catalogue metric that takes weights equals, with integer weights, the
+metric of the rows repeated that often; weights of 0 drop rows; metrics without a weighted form are refused
+by name; bad weights are an error naming the column and the first bad row; reference values of weighted
+metrics from scikit-learn (``tests/reference/regen_weights.py``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from uqeval import evaluate
+from uqeval.catalogue import METRICS, compute_metrics, compute_weighted_metrics
+from uqeval.cli import app
+from uqeval.errors import InputError, UsageError
+
+from .conftest import write_table
+from .test_catalogue_invariants import CASES, N, Store, _leaves, _values
+
+runner = CliRunner()
+REFERENCE = Path(__file__).parent / "reference" / "data" / "weights.json"
+
+#: integer weights 0..3 (a quarter of the rows dropped), the same for every representation
+W = np.random.default_rng(25).integers(0, 4, N).astype(np.float64)
+REPEATED = np.repeat(np.arange(N), W.astype(int))
+
+
+class WeightStore(Store):
+    def weighted(self, kind: str) -> tuple[dict, dict[str, str]]:
+        def make():
+            metrics, _, not_weighted = compute_weighted_metrics(self.pred(kind), self.settings, W)
+            return metrics, not_weighted
+
+        return self._once(("weighted", kind), make)
+
+    def repeated(self, kind: str) -> dict:
+        return self._once(
+            ("repeated", kind), lambda: compute_metrics(self.pred(kind).subset(REPEATED), self.settings)[0]
+        )
+
+
+@pytest.fixture(scope="module")
+def wstore(tmp_path_factory):
+    return WeightStore(tmp_path_factory.mktemp("weights"))
+
+
+def test_integer_weights_reach_every_metric_that_takes_them():
+    """Keeps the cases honest: zeros, ones and larger weights all occur."""
+    import uqeval
+
+    assert {0.0, 1.0, 2.0, 3.0} <= set(W.tolist())
+    listed = {m["path"]: m["supports_weights"] for m in uqeval.list_metrics()}
+    assert listed == {p: m.supports_weights for p, m in METRICS.items()}
+    assert any(m.supports_weights for m in METRICS.values())
+    assert any(not m.supports_weights for m in METRICS.values())
+
+
+@pytest.mark.parametrize("metric,kind", [c for c in CASES if c.values[0].supports_weights])
+def test_integer_weights_equal_repeated_rows(wstore, metric, kind):
+    weighted, not_weighted = wstore.weighted(kind)
+    assert metric.path not in not_weighted
+    got = _values(weighted, metric)
+    want = _values(wstore.repeated(kind), metric)
+    assert got and got.keys() == want.keys(), (metric.path, kind)
+    np.testing.assert_allclose(_leaves(got), _leaves(want), rtol=1e-12, atol=1e-12, err_msg=metric.path)
+
+
+@pytest.mark.parametrize("metric,kind", [c for c in CASES if not c.values[0].supports_weights])
+def test_metric_without_weighted_form_is_named_not_computed(wstore, metric, kind):
+    weighted, not_weighted = wstore.weighted(kind)
+    assert not _values(weighted, metric), (metric.path, kind)
+    assert not_weighted[metric.path] == metric.unweighted_reason and metric.unweighted_reason
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "quantiles", "categorical", "samples"])
+def test_scaling_the_weights_changes_nothing(wstore, kind):
+    pred = wstore.pred(kind)
+    a, _, _ = compute_weighted_metrics(pred, wstore.settings, W)
+    b, _, _ = compute_weighted_metrics(pred, wstore.settings, W * 0.37)
+    for m in METRICS.values():
+        if m.supports_weights and m.applies_to(kind):
+            np.testing.assert_allclose(
+                _leaves(_values(a, m)), _leaves(_values(b, m)), rtol=1e-12, atol=1e-14, err_msg=m.path
+            )
+
+
+def test_unit_weights_equal_the_unweighted_metrics(wstore):
+    pred = wstore.pred("gaussian")
+    plain = wstore.result("gaussian")
+    got, _, _ = compute_weighted_metrics(pred, wstore.settings, np.ones(N))
+    for m in METRICS.values():
+        if m.supports_weights and m.applies_to("gaussian"):
+            np.testing.assert_allclose(_leaves(_values(got, m)), _leaves(_values(plain, m)), rtol=1e-12)
+
+
+def test_weighted_median_selection_equals_the_sorted_crossing():
+    """One set of weights takes an O(N) selection, the bootstrap's (B, N) weights a sort: the same values,
+    on ties, zeros, integer and fractional weights, above and below the selection's 64-row cut-off."""
+    from uqeval.metrics.accuracy import _weighted_median
+
+    rng = np.random.default_rng(7)
+    for t in range(400):
+        n = int(rng.integers(1, 400))
+        x = np.round(rng.normal(size=n), int(rng.integers(0, 3)))  # ties
+        w = (
+            rng.integers(0, 4, n).astype(float)
+            if t % 2
+            else rng.uniform(0, 2, n) * (rng.uniform(size=n) > 0.2)
+        )
+        if not w.any():
+            continue
+        one = _weighted_median(x.copy(), w[None, :])[0]
+        assert one == _weighted_median(x.copy(), np.stack([w, w]))[0], (t, n)
+        if t % 2:
+            assert one == np.median(np.repeat(x, w.astype(int)))
+
+
+def test_weighted_median_is_scale_invariant_for_fractional_weights():
+    y = np.array([0.0, 0.0, 0.0, 0.0])
+    mean = np.array([1.0, 2.0, 3.0, 4.0])  # absolute errors 1, 2, 3, 4
+    half = evaluate(y, mean=mean, weights=np.full(4, 0.5))
+    assert half["accuracy.mdae"] == 2.5  # as with weights 1: the mean of the middle pair
+    assert evaluate(y, mean=mean, weights=[0.2, 0.2, 0.2, 0.6])["accuracy.mdae"] == 3.5
+
+
+# --------------------------------------------------------------------------- reference values
+
+
+def test_weighted_metrics_match_scikit_learn():
+    """scikit-learn 1.9.1 with sample_weight (frozen by tests/reference/regen_weights.py)."""
+    ref = json.loads(REFERENCE.read_text())
+    assert ref["library"].startswith("scikit-learn 1.9.1")
+    d = {k: np.asarray(v) for k, v in ref["data"].items()}
+    reg = evaluate(d["y"], mean=d["mu"], weights=d["w"])
+    for ours, theirs in (
+        ("accuracy.mae", "mean_absolute_error"),
+        ("accuracy.rmse", "root_mean_squared_error"),
+        ("accuracy.r2", "r2_score"),
+        ("accuracy.mdae", "median_absolute_error"),
+    ):
+        assert reg[ours] == pytest.approx(ref["regression"][theirs], rel=1e-12, abs=1e-14), ours
+    q = evaluate(d["y"], quantiles=d["q"], levels=d["levels"], weights=d["w"])
+    # scikit-learn's mean_pinball_loss per level; uqeval's pinball is their mean over the levels
+    assert q["scoring_rule.pinball"] == pytest.approx(
+        np.mean(ref["regression"]["mean_pinball_loss"]), rel=1e-12
+    )
+    cls = evaluate(d["labels"], proba=d["proba"], weights=d["w"])
+    assert cls["accuracy.accuracy"] == pytest.approx(ref["classification"]["accuracy_score"], rel=1e-12)
+    assert cls["accuracy.nll"] == pytest.approx(ref["classification"]["log_loss"], rel=1e-12)
+    # uqeval's multiclass Brier sums over the classes, as scikit-learn's multiclass brier_score_loss (1.9.1)
+    assert cls["accuracy.brier"] == pytest.approx(ref["classification"]["brier_score_loss"], rel=1e-12)
+
+
+# --------------------------------------------------------------------------- input and errors
+
+
+@pytest.fixture
+def weighted_file(tmp_path):
+    rng = np.random.default_rng(4)
+    n = 300
+    mu = rng.normal(size=n)
+    return write_table(
+        tmp_path / "w.parquet",
+        {"y": mu + rng.normal(size=n), "mu": mu, "sigma": np.full(n, 1.1), "w": rng.uniform(0, 2, n)},
+    )
+
+
+def _score(*args: str) -> tuple[int, dict | str]:
+    r = runner.invoke(app, ["score", *map(str, args), "--format", "json"])
+    return r.exit_code, (json.loads(r.stdout) if r.exit_code == 0 else r.output)
+
+
+def test_cli_weights_equal_the_api(weighted_file):
+    code, out = _score(weighted_file, "--weights", "w")
+    assert code == 0 and isinstance(out, dict)
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(weighted_file).to_pydict()
+    api = evaluate(
+        np.array(t["y"]), mean=np.array(t["mu"]), std=np.array(t["sigma"]), weights=np.array(t["w"])
+    )
+    assert out["metrics"]["scoring_rule"]["crps"] == pytest.approx(api["scoring_rule.crps"], rel=1e-14)
+    assert out["weights"]["column"] == "w" and out["weights"]["sum"] == pytest.approx(sum(t["w"]))
+    assert "reliability.rs" in out["weights"]["not_weighted"]
+    assert "reliability" not in out["metrics"]  # never unweighted
+    assert out["settings"]["columns"]["weights"] == "w"
+    code, plain = _score(weighted_file)
+    assert (
+        code == 0
+        and "weights" not in plain
+        and plain["metrics"]["scoring_rule"]["crps"]
+        != pytest.approx(out["metrics"]["scoring_rule"]["crps"], rel=1e-6)
+    )
+
+
+def test_config_names_the_weights_column(weighted_file, tmp_path):
+    cfg = tmp_path / "uqeval.toml"
+    cfg.write_text('[columns]\nweights = "w"\n')
+    code, out = _score(weighted_file, "--config", cfg)
+    assert code == 0 and isinstance(out, dict) and out["weights"]["column"] == "w"
+
+
+def test_by_groups_are_weighted(weighted_file):
+    code, out = _score(weighted_file, "--weights", "w", "--by", "sigma")
+    assert code == 0 and isinstance(out, dict)
+    (body,) = out["groups"]["values"].values()
+    assert body["metrics"]["scoring_rule"]["crps"] == pytest.approx(out["metrics"]["scoring_rule"]["crps"])
+
+
+@pytest.mark.parametrize(
+    "values,found",
+    [
+        ([1.0, -0.5, 1.0, -2.0], "2 negative value(s) in column 'w' (first at row 1, found -0.5)"),
+        ([1.0, 1.0, np.nan, 1.0], "1 NaN/inf value(s) in column 'w' (first at row 2, found nan)"),
+        ([1.0, np.inf, 1.0, 1.0], "1 NaN/inf value(s) in column 'w' (first at row 1, found inf)"),
+        ([0.0, 0.0, 0.0, 0.0], "weights in column 'w' are all 0"),
+        (
+            [1.0, 1e308, 1e308, 1.0],
+            "weights in column 'w' sum to more than the largest float (the largest at row 1",
+        ),
+    ],
+)
+def test_bad_weights_name_column_and_first_row(tmp_path, values, found):
+    f = write_table(
+        tmp_path / "bad.csv", {"y": [0.1, 0.2, 0.3, 0.4], "mu": [0.0] * 4, "sigma": [1.0] * 4, "w": values}
+    )
+    code, out = _score(f, "--weights", "w")
+    assert code == 3 and found in str(out), out
+    assert "Traceback" not in str(out)
+    with pytest.raises(InputError, match="weights"):
+        evaluate(np.array([0.1, 0.2, 0.3, 0.4]), mean=np.zeros(4), weights=np.array(values))
+
+
+def test_missing_weights_column(weighted_file):
+    code, out = _score(weighted_file, "--weights", "nope")
+    assert code == 3 and "column 'nope' given for weights (--weights) not found" in str(out)
+
+
+def test_api_weights_errors():
+    with pytest.raises(InputError, match="has 3 rows but the predictions have 4"):
+        evaluate(np.zeros(4), mean=np.zeros(4), weights=np.ones(3))
+    with pytest.raises(UsageError, match="names a column"):
+        evaluate(np.zeros(4), mean=np.zeros(4), weights="w")
+    with pytest.raises(UsageError, match="these scores are weighted"):
+        evaluate(np.arange(4.0), mean=np.zeros(4), std=np.ones(4), weights=np.ones(4)).plot("calibration")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["compare", "{f}", "{f}", "--weights", "w"],
+        ["ucc", "{f}", "--weights", "w"],
+        ["compare", "{f}", "{f}", "--weights", "w", "--engine", "stream"],
+        ["ucc", "{f}", "--weights", "w", "--engine", "stream"],
+        ["coverage", "{f}", "--weights", "w", "--engine", "stream"],
+        ["report", "{f}", "--weights", "w", "--output", "{d}/r.html"],
+        ["plot", "{f}", "--kind", "calibration", "--weights", "w", "--output", "{d}/p.png"],
+        ["recalibrate", "{f}", "--method", "std-scaling", "--weights", "w"],
+        ["coverage", "{f}", "--weights", "w"],
+        ["score", "{f}", "--weights", "w", "--plot-dir", "{d}"],
+    ],
+)
+def test_commands_without_weights_refuse_them(weighted_file, tmp_path, args):
+    r = runner.invoke(app, [a.format(f=weighted_file, d=tmp_path) for a in args])
+    assert r.exit_code == 2 and "--weights" in r.output and "Traceback" not in r.output, r.output
+
+
+def test_check_names_a_rule_on_a_metric_without_weights(weighted_file, tmp_path):
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[rules]\n"scoring_rule.crps" = { max = 5 }\n"reliability.rs" = { max = 5 }\n')
+    r = runner.invoke(app, ["check", str(weighted_file), "--rules", str(rules), "--weights", "w"])
+    assert r.exit_code == 3 and '"reliability.rs" is not computed with weights (it needs order' in r.output, (
+        r.output
+    )
+    rules.write_text('[rules]\n"scoring_rule.crps" = { max = 5 }\n')
+    r = runner.invoke(
+        app, ["check", str(weighted_file), "--rules", str(rules), "--weights", "w", "--format", "json"]
+    )
+    assert r.exit_code == 0, r.output
+
+
+def test_array_functions_take_weights():
+    """uqeval.log_loss / brier_score against scikit-learn 1.9.1's sample_weight (frozen), and every weighted
+    array function against the unweighted one on repeated rows."""
+    import uqeval
+
+    ref = json.loads(REFERENCE.read_text())
+    d = {k: np.asarray(v) for k, v in ref["data"].items()}
+    assert uqeval.log_loss(d["labels"], d["proba"], weights=d["w"]) == pytest.approx(
+        ref["classification"]["log_loss"], rel=1e-12
+    )
+    assert uqeval.brier_score(d["labels"], d["proba"], weights=d["w"]) == pytest.approx(
+        ref["classification"]["brier_score_loss"], rel=1e-12
+    )
+    rng = np.random.default_rng(3)
+    n = 300
+    w = rng.integers(0, 4, n)
+    idx = np.repeat(np.arange(n), w)
+    mu, y = rng.normal(size=n), rng.normal(size=n)
+    p1 = rng.uniform(0.05, 0.95, n)
+    labels = (rng.uniform(size=n) < p1).astype(int)
+    for fn, args in (
+        (uqeval.calibration_error, (y, mu, np.full(n, 0.8))),
+        (uqeval.coverage, (y, mu - 1.0, mu + 1.0)),
+        (uqeval.log_loss, (labels, p1)),
+        (uqeval.brier_score, (labels, p1)),
+    ):
+        weighted = fn(*args, weights=w)
+        assert weighted == pytest.approx(fn(*(np.asarray(a)[idx] for a in args)), rel=1e-12, abs=1e-14), fn
+    assert uqeval.brier_score(labels, p1, convention="binary", weights=w) == pytest.approx(
+        uqeval.brier_score(labels[idx], p1[idx], convention="binary"), rel=1e-12
+    )
+    with pytest.raises(InputError, match=r"calibration\.ece takes no weights"):
+        uqeval.expected_calibration_error(labels, p1, weights=w)
+    with pytest.raises(InputError, match="negative"):
+        uqeval.log_loss(labels, p1, weights=-np.ones(n))
+
+
+def test_compare_and_ucc_refuse_weights():
+    import uqeval
+
+    y = np.random.default_rng(0).normal(size=50)
+    a = uqeval.Gaussian(np.zeros(50), np.ones(50), y_true=y)
+    b = uqeval.Gaussian(np.zeros(50), np.full(50, 2.0), y_true=y)
+    with pytest.raises(UsageError, match=r"weights= is not supported by uqeval\.compare"):
+        uqeval.compare({"a": a, "b": b}, weights=np.ones(50))
+    with pytest.raises(UsageError, match=r"weights= is not supported by uqeval\.ucc"):
+        uqeval.ucc(a, weights=np.ones(50))

@@ -1,0 +1,180 @@
+"""``uqeval monitor FILES --time COL --window 1D``: metrics per window and anytime-valid alarms."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .common import (
+    OUTPUT_PANEL,
+    PLOTS_PANEL,
+    ChunkRowsOpt,
+    Engine,
+    EngineOpt,
+    FormatOpt,
+    OutputFormat,
+    OutputOpt,
+    QuietOpt,
+    SchedulerOpt,
+    ScoringFlags,
+    WorkersOpt,
+    handle_errors,
+    remote_options,
+    scoring_options,
+    show,
+)
+
+
+@handle_errors
+@remote_options
+@scoring_options
+def monitor(
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="The predictions to monitor (a file, a directory of parts, a glob or a URI, read as --engine "
+            "stream reads them); two of them (A B, same rows in the same order) also compare their scores.",
+        ),
+    ],
+    window: Annotated[
+        str,
+        typer.Option(
+            "--window",
+            help="Window: a time span of the --time column (1D, 7D, 1h, 30min, 15s, 2W; half-open "
+            "[start, end) aligned to --origin) or a number of rows (1000).",
+        ),
+    ],
+    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by", help="Also report every window's metrics per value of this column (e.g. a region)."
+        ),
+    ] = None,
+    origin: Annotated[
+        str | None,
+        typer.Option(
+            "--origin", help="Start of the first window (ISO date or time; default 1970-01-01T00:00)."
+        ),
+    ] = None,
+    alpha: Annotated[
+        float,
+        typer.Option(
+            "--alpha",
+            min=1e-12,
+            max=0.999999,
+            help="Family-wise false-alarm level of all tests together, valid however many windows are looked at.",
+        ),
+    ] = 0.05,
+    state: Annotated[
+        Path | None,
+        typer.Option(
+            "--state",
+            help="Resume from this state file if it exists (yesterday's windows and test sums), then save the "
+            "new state there: give it today's rows only.",
+            dir_okay=False,
+            rich_help_panel=OUTPUT_PANEL,
+        ),
+    ] = None,
+    bound: Annotated[
+        float | None,
+        typer.Option(
+            "--bound",
+            min=0,
+            help="A B: |score of A - score of B| <= BOUND on every row (the confidence sequence needs a bound; "
+            "default: the score's own bound where it has one, e.g. 2 for the Brier score).",
+        ),
+    ] = None,
+    plot: Annotated[
+        Path | None,
+        typer.Option(
+            "--plot",
+            help="Draw the headline metrics per window with the alarms marked (PNG/SVG/PDF).",
+            dir_okay=False,
+            rich_help_panel=PLOTS_PANEL,
+        ),
+    ] = None,
+    fmt: FormatOpt = OutputFormat.table,
+    output: OutputOpt = None,
+    engine: EngineOpt = Engine.auto,
+    chunk_rows: ChunkRowsOpt = None,
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Monitor predictions over time: the metrics per window and cumulatively, with anytime-valid alarms.
+
+    Tests (each an e-process, checked at every window end; together at family-wise level --alpha):
+    coverage at each level (two-sided), PIT uniformity (Gaussian), and with two files the mean score
+    difference (a confidence sequence). With --state the next run reads only the new rows.
+    """
+    from ..errors import UsageError
+    from ..io.writers import atomic_write_bytes, check_output_path, write_figure, write_json
+    from ..report.monitor import rich_tables, to_markdown
+    from ..stream.uri import as_spec
+    from ..tasks.monitor import monitor_file
+
+    if not 1 <= len(files) <= 2:
+        raise UsageError(f"give one predictions input, or two (A B) to compare; got {len(files)}")
+    if flags.reference is not None or flags.id is not None:
+        raise UsageError(
+            "--reference and --id (skill scores) are not monitored: score a window's rows with uqeval score"
+        )
+    if engine is Engine.memory:
+        raise UsageError(
+            "monitor reads its rows in record batches: use --engine stream (the default) or dask"
+        )
+    settings = flags.settings(columns={"by": by})
+    for out in (output, plot):
+        if out is not None:
+            check_output_path(out, files)
+    saved = None
+    if state is not None:
+        check_output_path(state, files)
+        if state.exists():
+            try:
+                saved = state.read_bytes()
+            except OSError as exc:
+                from ..errors import InputError
+
+                raise InputError(f"cannot read --state {state}: {exc}") from None
+    from ..stream.engine import total_rows
+    from ..stream.progress import row_progress
+
+    specs = [as_spec(f) for f in files]
+    with row_progress(None if quiet else total_rows(specs[0]), quiet) as progress:
+        doc, new_state = monitor_file(
+            specs[0] if len(specs) == 1 else specs,
+            settings,
+            window=window,
+            time=flags.time,
+            origin=origin,
+            alpha=alpha,
+            engine="dask" if engine is Engine.dask else "stream",
+            chunk_rows=chunk_rows,
+            state=saved,
+            state_source=str(state),
+            scheduler=scheduler,
+            workers=workers,
+            progress=progress,
+            bound=bound,
+        )
+    figure = None
+    if plot is not None:
+        from ..plots.monitor import plot_monitor
+
+        figure = plot_monitor(doc)
+    if state is not None:
+        atomic_write_bytes(state, new_state)
+    if figure is not None:
+        assert plot is not None
+        write_figure(plot, figure)
+    if output is not None:
+        write_json(output, doc)
+    from .common import note
+
+    for text in doc.get("notes", []):
+        note(text)
+    show(doc, fmt, lambda: to_markdown(doc), lambda: rich_tables(doc))

@@ -1,0 +1,141 @@
+r"""Anytime-valid sequential tests (e-processes) computed from mergeable sums.
+
+Every test here is a *mixture of constant bets*: for a fixed bet :math:`\lambda` the capital
+:math:`\prod_{i \le t} (1 + \lambda (x_i - m))` is a non-negative supermartingale under the null
+(Waudby-Smith & Ramdas 2024, "Estimating means of bounded random variables by betting"), and an average
+of such processes over a fixed grid of bets is one too. A mixture is the same as betting, at every row,
+with the posterior-weighted bet given the past rows only (predictable), and it has a property that the
+engines need: the capital after ``t`` rows is a function of a few **sums** over those rows, so it is the
+same whatever the chunking, the engine (stream, Dask) or a resume from a saved state, and its path at the
+end of each window is a cumulative sum over windows (no loop over rows).
+
+By Ville's inequality :math:`P(\sup_t E_t \ge 1/\alpha) \le \alpha` under the null: an alarm raised the
+first time an e-value reaches :math:`1/\alpha` keeps the false-alarm probability at most
+:math:`\alpha` however often one looks. The monitor looks at the end of each window (a subset of all
+times, so the guarantee holds a fortiori).
+
+- :func:`coverage_log_e`: miss indicators :math:`x_i = 1\{y_i \notin [l_i, u_i]\}` at nominal miss rate
+  :math:`m = 1 - \text{level}`. A constant bet :math:`\lambda = (p - m) / (m (1 - m))` gives the
+  likelihood ratio of Bernoulli(p) to Bernoulli(m), so the capital after ``n`` rows with ``k`` misses is
+  :math:`(p/m)^k ((1-p)/(1-m))^{n-k}`. Bets with :math:`p > m` form the e-process against "miss rate
+  :math:`\le m`" (under-coverage), bets with :math:`p < m` the one against "miss rate :math:`\ge m`"
+  (over-coverage); the two-sided e-value is their average.
+- :func:`pit_log_e`: PIT values :math:`u_i`, null "uniform on (0, 1) given the past" (in the spirit of Arnold,
+  Henzi & Ziegel 2023, "Sequentially valid tests for forecast calibration": bet with a density estimated
+  from past PITs only). A Beta(a, b) density has mean one under the uniform, so
+  :math:`\prod_i f_{a,b}(u_i)` is a test martingale, a function of :math:`n`, :math:`\sum \log u_i` and
+  :math:`\sum \log(1 - u_i)`; the mixture over a grid of (a, b) bets with the posterior density given the
+  past PITs.
+- :func:`mean_cs`: differences :math:`d_i` with :math:`|d_i| \le B`: the empirical-Bernstein
+  supermartingale :math:`\exp(\lambda S_t - \psi_E(\lambda) V_t)` (Fan, Grama & Liu 2015; Howard et al.
+  2021; used for comparing forecasters by Choe & Ramdas 2024), with :math:`x = (d - \mu)/(2B) \ge -1`,
+  :math:`S_t = \sum x_i`, :math:`V_t = \sum x_i^2` and :math:`\psi_E(\lambda) = -\log(1 - \lambda) -
+  \lambda`, mixed over a grid of :math:`\lambda`; both signs averaged. A function of :math:`n`,
+  :math:`\sum d_i`, :math:`\sum d_i^2`; the set of :math:`\mu` it does not reject is a confidence sequence.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: relative departures g of the alternative miss rates: p = m + (1 - m) g (under-coverage) and
+#: p = m (1 - g) (over-coverage), from a miss rate 0.1 % off to 95 % of the way to 0 or 1
+COVERAGE_GRID = np.geomspace(1e-3, 0.95, 40)
+#: Beta(a, b) betting densities of the PIT test (a = b = 1, the uniform, is one of them)
+PIT_GRID = np.array([0.4, 0.55, 0.7, 0.85, 1.0, 1.2, 1.45, 1.75, 2.1])
+#: bets of the mean-difference confidence sequence, fractions of the largest allowed bet
+MEAN_GRID = np.geomspace(1e-3, 0.9, 40)
+#: PIT values are clipped to [PIT_EPS, 1 - PIT_EPS] before their logarithm (a PIT of exactly 0 or 1 has
+#: probability 0 under the null; in floating point it means "beyond 8 standard deviations")
+PIT_EPS = 1e-15
+
+
+def _log_mean_exp(logs: np.ndarray, axis: int = -1) -> np.ndarray:
+    top = np.max(logs, axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    return np.squeeze(top, axis) + np.log(np.mean(np.exp(logs - top), axis=axis))
+
+
+#: e-values are computed as logarithms; reported as numbers they are capped at exp(LOG_CAP) (about 1e304)
+LOG_CAP = 700.0
+
+
+def capped_exp(logs: np.ndarray) -> np.ndarray:
+    """``exp(logs)`` capped at ``exp(LOG_CAP)``: an e-value as a finite JSON number."""
+    return np.exp(np.minimum(logs, LOG_CAP))
+
+
+def coverage_log_e(n: np.ndarray, k: np.ndarray, miss_rate: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(log e_under, log e_over)`` after ``n`` rows with ``k`` misses (arrays of looks, cumulative counts):
+    log e-values against "miss rate <= miss_rate" (the intervals cover too little) and against
+    "miss rate >= miss_rate" (they cover too much)."""
+    n = np.asarray(n, dtype=np.float64)[..., None]
+    k = np.asarray(k, dtype=np.float64)[..., None]
+    m = float(miss_rate)
+    g = COVERAGE_GRID
+    out = []
+    for p in (m + (1.0 - m) * g, m * (1.0 - g)):
+        logs = k * np.log(p / m) + (n - k) * np.log((1.0 - p) / (1.0 - m))
+        out.append(_log_mean_exp(logs))
+    return out[0], out[1]
+
+
+def pit_sums(u: np.ndarray) -> np.ndarray:
+    """``[n, sum log u, sum log(1 - u)]`` of PIT values (the sufficient statistics of :func:`pit_log_e`)."""
+    u = np.clip(np.asarray(u, dtype=np.float64), PIT_EPS, 1.0 - PIT_EPS)
+    return np.array([u.size, np.log(u).sum(), np.log1p(-u).sum()])
+
+
+def _betaln(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    lg = np.vectorize(math.lgamma)
+    return lg(a) + lg(b) - lg(a + b)
+
+
+def pit_log_e(sums: np.ndarray) -> np.ndarray:
+    """Log e-values of "the PIT is uniform" from cumulative :func:`pit_sums` (``(..., 3)``, one per look)."""
+    sums = np.asarray(sums, dtype=np.float64)
+    a, b = (g.ravel() for g in np.meshgrid(PIT_GRID, PIT_GRID))
+    n, s1, s2 = (sums[..., j, None] for j in range(3))
+    logs = (a - 1.0) * s1 + (b - 1.0) * s2 - n * _betaln(a, b)
+    return _log_mean_exp(logs)
+
+
+def _mean_logs(sums: np.ndarray, mu: np.ndarray, bound: float) -> np.ndarray:
+    """Log e-values (looks x mu) of "mean difference = mu" from cumulative ``[n, sum d, sum d^2]``."""
+    c = 2.0 * float(bound)
+    n, s1, s2 = (np.asarray(sums, dtype=np.float64)[..., j, None, None] for j in range(3))
+    mu = np.asarray(mu, dtype=np.float64)[None, :, None]
+    s = (s1 - n * mu) / c
+    v = (s2 - 2.0 * mu * s1 + n * mu * mu) / (c * c)
+    lam = MEAN_GRID[None, None, :]
+    psi = -np.log1p(-lam) - lam
+    up = _log_mean_exp(lam * s - psi * v)
+    down = _log_mean_exp(-lam * s - psi * v)
+    return np.logaddexp(up, down) - math.log(2.0)
+
+
+def mean_sums(d: np.ndarray) -> np.ndarray:
+    """``[n, sum d, sum d^2]`` of score differences (the sufficient statistics of :func:`mean_cs`)."""
+    d = np.asarray(d, dtype=np.float64)
+    return np.array([d.size, d.sum(), np.dot(d, d)])
+
+
+def mean_cs(sums: np.ndarray, bound: float, threshold: float, grid: int = 4001) -> dict[str, np.ndarray]:
+    """The log e-value (``log_e``) of "mean difference = 0" and the confidence sequence (``lower``, ``upper``) at each look
+    from cumulative :func:`mean_sums` (``(looks, 3)``) of differences bounded by ``|d| <= bound``: the
+    differences ``mu`` on a grid of ``grid`` points over ``[-bound, bound]`` whose e-value stays below
+    ``threshold``, widened by one grid step (NaN bounds when every ``mu`` is rejected)."""
+    sums = np.atleast_2d(np.asarray(sums, dtype=np.float64))
+    log_e0 = _mean_logs(sums, np.zeros(1), bound)[:, 0]
+    mus = np.linspace(-bound, bound, grid)
+    step = mus[1] - mus[0]
+    lower = np.full(len(sums), np.nan)
+    upper = np.full(len(sums), np.nan)
+    for i in range(len(sums)):  # a loop over looks (windows), not rows
+        keep = _mean_logs(sums[i : i + 1], mus, bound)[0] < math.log(threshold)
+        if keep.any():
+            lower[i] = max(-bound, mus[keep][0] - step)
+            upper[i] = min(bound, mus[keep][-1] + step)
+    return {"log_e": log_e0, "lower": lower, "upper": upper}

@@ -1,0 +1,744 @@
+"""``uqeval monitor``: the catalogue's metrics per time window and cumulatively, and anytime-valid tests.
+
+Rows are read in record batches as ``score --engine stream`` reads them (:func:`~uqeval.stream.engine.iter_batches_of`);
+each batch is split by window and every part updates its window's mergeable state
+(:func:`uqeval.stream.states.batch_state`, the states of ``score --engine stream``: no metric is written
+here). A window's metrics are :func:`~uqeval.stream.states.finalize` of its state, so they equal ``score`` on
+that window's rows; the cumulative metrics are the merge of all windows. The tests
+(:mod:`uqeval.metrics.sequential`) need a few sums per window (rows, misses per level, PIT log-sums), and are
+evaluated at the end of each window from the cumulative sums.
+
+Windows
+-------
+``--window N`` (an integer): consecutive blocks of N rows in read order, ``[k N, (k + 1) N)`` by row number
+(dropped rows count). ``--window 1D`` / ``7D`` / ``1h`` / ``30min`` / ``15s`` / ``2W``: half-open time
+intervals ``[origin + k span, origin + (k + 1) span)`` of the ``--time`` column, aligned to ``origin``
+(default 1970-01-01T00:00:00, the Unix epoch: ``1D`` windows are calendar days of the column's clock,
+``7D`` windows start on Thursdays unless ``--origin`` says otherwise). Time-zone-aware columns are taken
+in UTC. Rows need not be sorted: each row goes to its window whatever its position.
+
+A window has no rows in a window table when no row fell in it (windows without rows are not listed).
+The metrics that need a second pass over the rows (exact MdAE) are left out: a monitor reads each row once,
+so that a resumed run needs only the new rows.
+"""
+
+from __future__ import annotations
+
+import pickle
+import re
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+
+from ..config import Settings
+from ..errors import InputError, UsageError
+from ..report.text import plain
+from . import states
+from .states import pack
+
+SCHEMA = "uqeval.monitor/1"
+STATE_FORMAT = "uqeval.monitor-state/1"
+
+_UNITS = {"s": 1, "min": 60, "h": 3600, "H": 3600, "D": 86400, "d": 86400, "W": 7 * 86400, "w": 7 * 86400}
+_SPAN = re.compile(r"^\s*(\d+)\s*(s|min|h|H|D|d|W|w|rows?)?\s*$")
+NS = 1_000_000_000
+
+
+def parse_window(span: str | int) -> tuple[str, int]:
+    """``("rows", N)`` or ``("time", nanoseconds)`` of a ``--window`` value."""
+    m = _SPAN.match(str(span))
+    if m is None or int(m.group(1)) < 1:
+        raise UsageError(
+            f"{option_name('window', str(span))} is not a window: give a number of rows (1000) or a time span "
+            "such as 1D, 7D, 1h, 30min, 15s, 2W"
+        )
+    n, unit = int(m.group(1)), m.group(2)
+    if unit is None or unit.startswith("row"):
+        return "rows", n
+    return "time", n * _UNITS[unit] * NS
+
+
+def option_name(key: str, value: str | None = None) -> str:
+    from ..errors import option
+
+    return option(key, value)
+
+
+def parse_origin(origin: str | None) -> int:
+    """Nanoseconds since the epoch of ``--origin`` (an ISO date or time; default the epoch)."""
+    if origin is None:
+        return 0
+    try:
+        return int(np.datetime64(origin, "ns").astype(np.int64))
+    except ValueError:
+        raise UsageError(
+            f"{option_name('origin', origin)} is not a date or time; give it as 2024-01-01 or "
+            "2024-01-01T06:00"
+        ) from None
+
+
+def time_ns(values: Any, column: str, where: str, offset: int) -> np.ndarray:
+    """Nanoseconds since the epoch (int64) of a time column (a pyarrow array of timestamps, dates or
+    ISO strings, or numpy datetime64)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(np.asarray(values))
+    t = arr.type
+    try:
+        if pa.types.is_timestamp(t):
+            arr = arr.cast(pa.timestamp("ns", tz=t.tz)) if t.unit != "ns" else arr
+        elif pa.types.is_date(t):
+            arr = arr.cast(pa.timestamp("ns"))
+        elif pa.types.is_string(t) or pa.types.is_large_string(t):
+            arr = pc.cast(arr, pa.timestamp("ns"))
+        else:
+            raise InputError(
+                f"{where}: time column '{column}' holds {t}, not times; give it as timestamps or ISO "
+                "strings (2024-01-31T12:00), or use --window N (rows)"
+            )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        bad = _first_unparsed(arr)
+        raise InputError(
+            f"{where}: time column '{column}' has a value that is not a time at row {offset + bad} "
+            f"({plain(str(arr[bad]))[:40]!r}); give ISO dates or times such as 2024-01-31T12:00"
+        ) from None
+    if arr.null_count:
+        first = int(np.flatnonzero(np.asarray(pc.is_null(arr)))[0])
+        raise InputError(
+            f"{where}: time column '{column}' has {arr.null_count} missing value(s) (first at row "
+            f"{offset + first}); every row needs a time"
+        )
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return arr.cast(pa.int64()).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)  # no pandas
+
+
+def _first_unparsed(arr) -> int:
+    """Index of the first string of ``arr`` that does not cast to a timestamp (bisection: log2(N) casts)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def ok(lo: int, hi: int) -> bool:
+        try:
+            pc.cast(arr.slice(lo, hi - lo), pa.timestamp("ns"))
+            return True
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return False
+
+    lo, hi = 0, len(arr)  # arr[lo:hi] holds a bad value
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(lo, mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+class Layout:
+    """How rows map to windows: ``kind`` ``"rows"`` or ``"time"``, ``span`` (rows or ns), ``origin`` (ns)."""
+
+    def __init__(self, window: str | int, time: str | None, origin: str | None = None) -> None:
+        self.window = str(window)
+        self.kind, self.span = parse_window(window)
+        self.time = time
+        self.origin = parse_origin(origin)
+        self.origin_text = origin
+        if self.kind == "time" and not time:
+            raise UsageError(
+                f"{option_name('window', str(window))} is a time span: name the time column with "
+                f"{option_name('time', 'COLUMN')}"
+            )
+
+    def keys(self, n_raw: int, offset: int, times: np.ndarray | None) -> np.ndarray:
+        """The window number of each raw row of a batch."""
+        if self.kind == "rows":
+            return (offset + np.arange(n_raw, dtype=np.int64)) // self.span
+        assert times is not None
+        return (times - self.origin) // self.span
+
+    def bounds(self, key: int) -> tuple[Any, Any]:
+        """``[start, end)`` of window ``key``: row numbers, or ISO times."""
+        if self.kind == "rows":
+            return key * self.span, (key + 1) * self.span
+        start = self.origin + key * self.span
+        return _iso(start), _iso(start + self.span)
+
+    def record(self) -> dict[str, Any]:
+        return {"window": self.window, "time": self.time, "origin": self.origin_text or "1970-01-01T00:00:00"}
+
+
+def _iso(ns: int) -> str:
+    text = (
+        str(np.datetime64(int(ns), "ns").astype("datetime64[s]"))
+        if ns % NS == 0
+        else str(np.datetime64(int(ns), "ns"))
+    )
+    return text
+
+
+# --------------------------------------------------------------------------- the tests' sums
+
+
+def _covered(pred, settings: Settings, level: float) -> np.ndarray | None:
+    """The per-row coverage indicator at ``level`` from the catalogue's per-row form."""
+    from ..catalogue import lookup, rows
+    from ..metrics.intervals import level_key
+
+    for path in ("coverage.coverage", "prediction_sets.coverage"):
+        metric = lookup(path)
+        if metric is None or not metric.applies_to(pred.kind):
+            continue
+        try:
+            stat = rows(metric, pred, settings, level_key(level))
+        except (KeyError, ValueError):
+            stat = None
+        if stat is not None and stat.score is not None:
+            return stat.score
+    return None
+
+
+def test_levels(pred, settings: Settings) -> list[float]:
+    from ..catalogue import coverage_levels
+
+    try:
+        levels = coverage_levels(pred, settings)
+    except (InputError, KeyError):
+        return []
+    if not levels:  # classifiers: prediction sets at --levels (default 0.95), as the prediction_sets family
+        levels = list(settings.levels or (0.95,))
+    return [lv for lv in levels if _covered(pred.subset(slice(0, min(pred.n, 1))), settings, lv) is not None]
+
+
+#: representations whose PIT is continuous (uniform under calibration); a sample PIT takes M + 1 values
+PIT_KINDS = ("gaussian",)
+
+
+def test_sums(pred, settings: Settings, levels: list[float]) -> dict[str, Any]:
+    """The sums the tests need from some rows: misses per level and the PIT's log-sums."""
+    from ..metrics.sequential import pit_sums
+
+    miss = np.array(
+        [pred.n - float(np.sum(cast("np.ndarray", _covered(pred, settings, lv)))) for lv in levels]
+    )
+    out: dict[str, Any] = {"n": pred.n, "miss": miss}
+    if pred.kind in PIT_KINDS:
+        out["pit"] = pit_sums(pred.pit())
+    return out
+
+
+def _merge_sums(a: dict[str, Any] | None, b: dict[str, Any]) -> dict[str, Any]:
+    if a is None:
+        return b
+    return {k: a[k] + b[k] for k in a}
+
+
+# --------------------------------------------------------------------------- windows of states
+
+
+#: windows whose states the stream engine keeps at most (the latest ones); older windows are finished
+#: (their metrics computed, their state merged into the running total) so that memory stays bounded when rows
+#: come in time order: a Gaussian window of many rows holds ~28 MB of histograms
+MAX_OPEN_WINDOWS = 8
+
+
+def _runs(keys: np.ndarray) -> tuple[np.ndarray, list, np.ndarray]:
+    """``(window keys, rows of each, counts)`` of a batch: slices (views, no sort) when the keys do not
+    decrease (rows in time order), else sorted index arrays."""
+    if keys.size and np.all(keys[1:] >= keys[:-1]):
+        cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+        starts = np.concatenate([[0], cuts])
+        ends = np.concatenate([cuts, [keys.size]])
+        return keys[starts], [slice(int(a), int(b)) for a, b in zip(starts, ends)], ends - starts
+    order = np.argsort(keys, kind="stable")
+    wk, starts, n_in = np.unique(keys[order], return_index=True, return_counts=True)
+    return wk, [np.sort(order[a : a + c]) for a, c in zip(starts, n_in)], n_in
+
+
+def group_metrics(groups: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """``{label: {n_rows, metrics}}`` of a window's ``--by`` states (labels sorted), as ``score --by`` reports
+    its groups; already-finished groups (dicts with ``metrics``) are returned as they are."""
+    from ..io.writers import jsonable
+
+    out = {}
+    for label in sorted(groups):
+        g = groups[label]
+        if isinstance(g, dict) and "metrics" in g and "families" not in g:
+            out[label] = g
+            continue
+        st = states.unpack(g)
+        metrics, _ = states.finalize(st, settings)
+        out[label] = {"n_rows": int(st["n"]), "metrics": jsonable(metrics)}
+    return out
+
+
+class Windows:
+    """The mergeable state of a monitor run: per window its metric state (packed), raw and dropped row
+    counts and the tests' sums. Two of them merge window by window (associative).
+
+    A *closed* window (:meth:`close_old`) keeps its finished metrics (``metrics``, ``orientation``) and its
+    tests' sums, its state (``None``) merged into ``total``; a row for it afterwards is an error."""
+
+    def __init__(self, layout: Layout, settings: Settings) -> None:
+        self.layout = layout
+        self.settings = settings
+        self.windows: dict[int, dict[str, Any]] = {}
+        self.levels: list[float] | None = None
+        self.kind: str | None = None
+        self.signature: tuple | None = None
+        self.columns: dict[str, Any] | None = None
+        self.first_file: str | None = None
+        self.n_fixed = self.n_members_dropped = 0
+        self.base = 0  # raw rows of earlier runs (a resumed state): row windows continue their numbering
+        self.n_seen = 0  # raw rows read, this run and earlier ones
+        self.total: dict[str, Any] = states.init()  # the merged state of the closed windows
+
+    def _window(self, key: int, where: str = "") -> dict[str, Any]:
+        w = self.windows.get(key)
+        if w is None:
+            w = self.windows[key] = {"n_rows": 0, "n_dropped": 0, "state": states.init(), "tests": None}
+        elif w["state"] is None:
+            start, end = self.layout.bounds(key)
+            raise InputError(
+                f"{where}: rows of the window [{start}, {end}) come after that window was finished (the monitor "
+                f"keeps the latest {MAX_OPEN_WINDOWS} windows open, or it was finished by an earlier run "
+                "saved with --state); give the rows in time order"
+            )
+        return w
+
+    def close_old(self, keep: int | None = None) -> None:
+        """Finish all but the latest ``keep`` open windows: their metrics are computed now and their states
+        merged into :attr:`total` (memory stays bounded by ``keep`` window states)."""
+        from ..io.writers import jsonable
+
+        keep = MAX_OPEN_WINDOWS if keep is None else keep
+        open_keys = sorted(k for k, w in self.windows.items() if w["state"] is not None)
+        for key in open_keys[: max(0, len(open_keys) - keep)]:
+            w = self.windows[key]
+            st = states.unpack(w["state"])
+            if st["n"]:
+                metrics, orientation = states.finalize(st, self.settings)
+                w["metrics"], w["orientation"] = jsonable(metrics), orientation
+                self.total = states.merge(states.unpack(self.total), st)  # dense: one state, adds fast
+                if "groups" in w:
+                    w["groups"] = group_metrics(w["groups"], self.settings)
+            else:
+                w["metrics"], w["orientation"] = {}, {}
+            w["state"] = None
+
+    def add(self, batch, n_raw: int, offset: int, extra: dict[str, Any], where: str) -> np.ndarray | None:
+        """Fold one record batch in; returns the window of each kept row (None when no row was kept)."""
+        from .engine import _signature
+
+        lay = self.layout
+        times = time_ns(extra[lay.time], lay.time, where, offset) if lay.kind == "time" and lay.time else None
+        raw_keys = lay.keys(n_raw, self.base + offset, times)
+        self.n_seen += n_raw
+        self.n_members_dropped += batch.n_members_dropped
+        uk, _, counts = _runs(raw_keys)
+        for key, c in zip(uk.tolist(), counts.tolist()):
+            self._window(key, where)["n_rows"] += c
+        pred = batch.prediction
+        kept = np.zeros(len(uk), dtype=np.int64)
+        keys = None
+        if pred is not None:
+            sig = _signature(pred)
+            if self.signature is None:
+                self.signature, self.columns, self.first_file, self.kind = (
+                    sig,
+                    batch.columns,
+                    where,
+                    pred.kind,
+                )
+                self.levels = test_levels(pred, self.settings)
+            elif sig != self.signature or pred.kind != self.kind:
+                raise InputError(
+                    f"{where}: rows from global row {int(pred.row_numbers()[0])} on have per-row shapes "
+                    f"{dict(sig)}, but {self.first_file} has {dict(self.signature)}; every row needs the same "
+                    "number of members, classes and levels"
+                )
+            self.n_fixed += int(getattr(pred, "n_fixed", 0) or 0)
+            keys = raw_keys[pred.row_numbers() - offset]
+            wk, pieces, n_in = _runs(keys)
+            kept[np.searchsorted(uk, wk)] = n_in
+            labels = None
+            if batch.groups is not None and self.settings.columns.get("by"):
+                from ..tasks.score import group_labels
+
+                labels = group_labels(batch.groups)
+            for key, piece, c in zip(wk.tolist(), pieces, n_in.tolist()):
+                sub = pred if c == pred.n else pred.subset(piece)
+                w = self._window(key)
+                if labels is None:
+                    new = states.batch_state(sub, self.settings)
+                else:  # --by: one state per label; the window's is their merge (no metric computed twice)
+                    new = self._add_groups(w, sub, labels[piece], where)
+                # packed histograms add sparsely (states.Packed): a window of a few rows stays small
+                w["state"] = pack(states.merge(w["state"], new))
+                w["tests"] = _merge_sums(w["tests"], test_sums(sub, self.settings, self.levels or []))
+        for key, c, k in zip(uk.tolist(), counts.tolist(), kept.tolist()):
+            self._window(key)["n_dropped"] += c - k
+        return keys
+
+    def _add_groups(self, w: dict[str, Any], sub, labels: np.ndarray, where: str) -> dict[str, Any]:
+        """Fold the rows ``sub`` into window ``w``'s per-label states (``--by``); returns their merged state."""
+        from ..tasks.score import check_group_count
+        from .groups import merge_groups
+
+        values, inverse = np.unique(labels, return_inverse=True)
+        whole = states.init()
+        for j, label in enumerate(values.tolist()):
+            st = states.batch_state(sub.subset(np.flatnonzero(inverse == j)), self.settings)
+            whole = states.merge(whole, st)
+            w["groups"] = merge_groups(w.get("groups") or {}, {str(label): pack(st)})
+            check_group_count(len(w["groups"]), where)
+        return whole
+
+    def merge(self, other: Windows) -> Windows:
+        """Both runs' rows (window by window)."""
+        from .groups import merge_groups
+
+        if (
+            self.signature is not None
+            and other.signature is not None
+            and (self.signature != other.signature or self.kind != other.kind)
+        ):
+            raise InputError(
+                f"{other.first_file}: {other.kind} rows with per-row shapes {dict(other.signature)} cannot "
+                f"join {self.first_file}'s {self.kind} rows with {dict(self.signature)}"
+            )
+        out = Windows(self.layout, self.settings)
+        first = self if self.signature is not None else other
+        out.signature, out.columns, out.first_file = first.signature, first.columns, first.first_file
+        out.kind, out.levels = first.kind, first.levels
+        out.n_fixed = self.n_fixed + other.n_fixed
+        out.n_seen = self.n_seen + other.n_seen
+        out.n_members_dropped = self.n_members_dropped + other.n_members_dropped
+        out.windows = dict(self.windows)
+        out.total = states.merge(self.total, other.total)
+        for key, w in other.windows.items():
+            a = out.windows.get(key)
+            if a is None:
+                out.windows[key] = w
+                continue
+            if a["state"] is None or w["state"] is None:
+                start, end = self.layout.bounds(key)
+                raise InputError(
+                    f"{other.first_file or self.first_file}: rows of the window [{start}, {end}) come after that "
+                    "window was finished; give the rows in time order"
+                )
+            out.windows[key] = {
+                **(
+                    {"groups": merge_groups(a.get("groups") or {}, w.get("groups") or {})}
+                    if "groups" in a or "groups" in w
+                    else {}
+                ),
+                "n_rows": a["n_rows"] + w["n_rows"],
+                "n_dropped": a["n_dropped"] + w["n_dropped"],
+                "state": states.merge(a["state"], w["state"]),
+                "tests": w["tests"]
+                if a["tests"] is None
+                else _merge_sums(a["tests"], w["tests"])
+                if w["tests"]
+                else a["tests"],
+            }
+        return out
+
+
+# --------------------------------------------------------------------------- saved states
+
+
+_ALLOWED = {
+    ("numpy", "ndarray"),
+    ("numpy", "dtype"),
+    ("numpy.core.multiarray", "_reconstruct"),
+    ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy.core.multiarray", "scalar"),
+    ("numpy.core.numeric", "_frombuffer"),
+    ("numpy._core.numeric", "_frombuffer"),
+    ("numpy._core.multiarray", "scalar"),
+    ("builtins", "frozenset"),
+    ("builtins", "set"),
+    ("builtins", "complex"),
+    ("uqeval.stream.states", "Packed"),
+}
+
+
+class _Unpickler(pickle.Unpickler):
+    """Numbers, numpy arrays and sparse histograms only: a state file runs no code when read."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _ALLOWED or (module.startswith("numpy") and name.endswith("DType")):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not part of a monitor state")
+
+
+def _fingerprint(settings: Settings) -> dict[str, Any]:
+    """The settings that change a state (columns and metric options), as JSON."""
+    out = settings.to_json()
+    return {k: v for k, v in out.items() if k not in ("seed",)} if isinstance(out, dict) else {}
+
+
+#: what a saved state holds of a :class:`Windows` besides its windows
+_FIELDS = (
+    "levels",
+    "kind",
+    "signature",
+    "columns",
+    "first_file",
+    "n_fixed",
+    "n_members_dropped",
+    "n_seen",
+    "total",
+)
+
+
+def _payload(win: Windows) -> dict[str, Any]:
+    return {
+        "windows": {
+            k: {**w, "state": None if w["state"] is None else pack(w["state"])}
+            for k, w in win.windows.items()
+        },
+        **{k: pack(getattr(win, k)) if k == "total" else getattr(win, k) for k in _FIELDS},
+    }
+
+
+def _restore(payload: dict[str, Any], layout: Layout, settings: Settings) -> Windows:
+    win = Windows(layout, settings)
+    win.windows = payload["windows"]
+    for k in _FIELDS:
+        setattr(win, k, payload[k])
+    win.base = win.n_seen
+    return win
+
+
+def dump_state(run: Windows | Pair) -> bytes:
+    """A monitor state as bytes (``--state FILE``): the window states and the tests' sums."""
+    head = {
+        "format": STATE_FORMAT,
+        "layout": run.layout.record() if isinstance(run, Windows) else run.a.layout.record(),
+    }
+    payload: dict[str, Any]
+    if isinstance(run, Windows):
+        payload = {**head, "settings": _fingerprint(run.settings), "single": _payload(run)}
+    else:
+        payload = {
+            **head,
+            "settings": _fingerprint(run.a.settings),
+            "a": _payload(run.a),
+            "b": _payload(run.b),
+            "diffs": run.diffs,
+            "score": run.score,
+            "bound": run.bound,
+        }
+    return pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def load_state(
+    data: bytes, layout: Layout, settings: Settings, source: str, pair: bool = False
+) -> Windows | Pair:
+    """The :class:`Windows` (or :class:`Pair`) saved by :func:`dump_state`, checked against this run's
+    window and settings."""
+    import io
+
+    try:
+        payload = _Unpickler(io.BytesIO(data)).load()
+    except Exception as exc:  # a truncated or foreign file
+        raise InputError(
+            f"{source}: not a uqeval monitor state ({type(exc).__name__}); delete it to start afresh"
+        ) from None
+    if not isinstance(payload, dict) or payload.get("format") != STATE_FORMAT:
+        raise InputError(f"{source}: not a uqeval monitor state ({STATE_FORMAT}); delete it to start afresh")
+    if payload["layout"] != layout.record():
+        raise UsageError(
+            f"{source} was saved with window {payload['layout']}, this run asks for {layout.record()}; "
+            "use the same --time, --window and --origin, or a new state file"
+        )
+    if payload["settings"] != _fingerprint(settings):
+        raise UsageError(
+            f"{source} was saved with other settings (columns, levels or metric options); use the same "
+            "options, or a new state file"
+        )
+    if ("a" in payload) != pair:
+        raise UsageError(
+            f"{source} was saved by a monitor of {'two inputs' if 'a' in payload else 'one input'}; "
+            "give as many inputs as then, or a new state file"
+        )
+    if not pair:
+        return _restore(payload["single"], layout, settings)
+    out = Pair(
+        _restore(payload["a"], layout, settings), _restore(payload["b"], layout, settings), payload["bound"]
+    )
+    out.diffs, out.score = payload["diffs"], payload["score"]
+    return out
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def monitor_windows(
+    spec: str | Path,
+    layout: Layout,
+    settings: Settings,
+    chunk_rows: int,
+    progress=None,
+    start: Windows | None = None,
+) -> tuple[Any, Windows]:
+    """``(source, Windows)`` of ``spec`` read once in record batches (added to ``start``, a resumed state)."""
+    from .engine import iter_batches_of
+
+    extra = (layout.time,) if layout.time else ()
+    src, batches = iter_batches_of(spec, settings, chunk_rows, extra=extra, allow_by=True)
+    win = Windows(layout, settings) if start is None else start
+    seen = 0
+    for f, batch, k, offset, cols in batches:
+        win.add(batch, k, offset, cols, f)
+        win.close_old()
+        seen += k
+        if progress is not None:
+            progress(seen)
+    return src, win
+
+
+# --------------------------------------------------------------------------- two models on the same rows
+
+#: the per-row score compared by ``monitor A B``, by preference (the first that applies), and the bound of
+#: the difference where the score has one
+PAIR_SCORES = ("scoring_rule.crps", "scoring_rule.wis", "scoring_rule.interval", "accuracy.brier")
+SCORE_BOUNDS = {"accuracy.brier": 2.0}
+
+
+def pair_score(kind: str) -> str:
+    from ..catalogue import lookup
+
+    for path in PAIR_SCORES:
+        metric = lookup(path)
+        if metric is not None and metric.applies_to(kind):
+            return path
+    raise UsageError(
+        f"monitor A B compares a mean score, but {kind} predictions have none of {', '.join(PAIR_SCORES)}"
+    )
+
+
+def row_scores(pred, settings: Settings, path: str) -> np.ndarray:
+    """The per-row score (the catalogue's per-row form of ``path``)."""
+    from ..catalogue import lookup, rows
+
+    metric = lookup(path)
+    stat = rows(metric, pred, settings) if metric is not None else None
+    if stat is None or stat.score is None:
+        raise UsageError(f"{path} has no per-row score for {pred.kind} predictions")
+    return np.asarray(stat.score, dtype=np.float64)
+
+
+class Pair:
+    """Two models' :class:`Windows` and, per window, the sums of their clipped score differences
+    (``[n, sum d, sum d^2, n clipped]``)."""
+
+    def __init__(self, a: Windows, b: Windows, bound: float | None) -> None:
+        self.a, self.b = a, b
+        self.bound = bound
+        self.score: str | None = None
+        self.diffs: dict[int, np.ndarray] = {}
+
+    def add_diffs(self, keys: np.ndarray, sa: np.ndarray, sb: np.ndarray, where: str) -> None:
+        from ..metrics.sequential import mean_sums
+
+        if self.bound is None:
+            self.bound = SCORE_BOUNDS.get(self.score or "")
+            if self.bound is None:
+                raise UsageError(
+                    f"{where}: the confidence sequence of the mean {self.score} difference needs a bound on "
+                    f"|score A - score B|: give {option_name('bound', 'B')} (rows beyond it are clipped and counted)"
+                )
+        d = sa - sb
+        clipped = np.abs(d) > self.bound
+        d = np.clip(d, -self.bound, self.bound)
+        order = np.argsort(keys, kind="stable")
+        wk, starts, n_in = np.unique(keys[order], return_index=True, return_counts=True)
+        for key, s0, c in zip(wk.tolist(), starts.tolist(), n_in.tolist()):
+            idx = order[s0 : s0 + c]
+            add = np.append(mean_sums(d[idx]), float(clipped[idx].sum()))
+            self.diffs[key] = self.diffs[key] + add if key in self.diffs else add
+
+    def merge(self, other: Pair) -> Pair:
+        out = Pair(self.a.merge(other.a), self.b.merge(other.b), self.bound or other.bound)
+        out.score = self.score or other.score
+        out.diffs = dict(self.diffs)
+        for k, v in other.diffs.items():
+            out.diffs[k] = out.diffs[k] + v if k in out.diffs else v
+        return out
+
+
+def monitor_pair(
+    specs: list,
+    layout: Layout,
+    settings: Settings,
+    chunk_rows: int,
+    bound: float | None,
+    progress=None,
+    start=None,
+) -> tuple[Any, Any, Pair]:
+    """``(source A, source B, Pair)``: both inputs read once, in step, and their rows matched by row number
+    (a row dropped in either is left out of the difference)."""
+    from .engine import iter_batches_of
+
+    extra = (layout.time,) if layout.time else ()
+    src_a, gen_a = iter_batches_of(specs[0], settings, chunk_rows, extra=extra)
+    src_b, gen_b = iter_batches_of(specs[1], settings, chunk_rows, extra=extra)
+    pair = start if start is not None else Pair(Windows(layout, settings), Windows(layout, settings), bound)
+    if bound is not None:
+        pair.bound = bound
+    empty = (np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64))
+    pend: dict[str, tuple[Any, ...]] = {"a": empty, "b": empty}
+    end = {"a": 0, "b": 0}
+    done = {"a": False, "b": False}
+    gens = {"a": gen_a, "b": gen_b}
+    wins = {"a": pair.a, "b": pair.b}
+    seen = 0
+    while not (done["a"] and done["b"]):
+        side = "a" if (not done["a"] and (end["a"] <= end["b"] or done["b"])) else "b"
+        item = next(gens[side], None)
+        if item is None:
+            done[side] = True
+        else:
+            f, batch, k, offset, cols = item
+            keys = wins[side].add(batch, k, offset, cols, f)
+            wins[side].close_old()
+            end[side] = offset + k
+            if side == "a":
+                seen += k
+            pred = batch.prediction
+            if pred is not None and keys is not None:
+                if pair.score is None:
+                    pair.score = pair_score(pred.kind)
+                rows = pred.row_numbers() + wins[side].base
+                sc = row_scores(pred, settings, pair.score)
+                p_rows, p_sc, p_keys = pend[side]
+                pend[side] = (
+                    np.concatenate([p_rows, rows]),
+                    np.concatenate([p_sc, sc]),
+                    np.concatenate([p_keys, keys]),
+                )
+        upto = min(end["a"] if not done["a"] else np.inf, end["b"] if not done["b"] else np.inf)
+        if done["a"] and done["b"]:
+            upto = np.inf
+        ra, sa, ka = pend["a"]
+        rb, sb, _ = pend["b"]
+        cut = float(upto) + (pair.a.base if np.isfinite(upto) else 0)
+        common, ia, ib = np.intersect1d(ra[ra < cut], rb[rb < cut], assume_unique=True, return_indices=True)
+        if common.size:
+            pair.add_diffs(ka[ia], sa[ia], sb[ib], str(src_a.spec))
+        keep_a, keep_b = ra >= cut, rb >= cut
+        pend["a"] = tuple(x[keep_a] for x in pend["a"])
+        pend["b"] = tuple(x[keep_b] for x in pend["b"])
+        if progress is not None:
+            progress(seen)
+    if pair.a.n_seen - pair.a.base != pair.b.n_seen - pair.b.base:
+        raise InputError(
+            f"{src_b.spec} has {pair.b.n_seen - pair.b.base} rows but {src_a.spec} has "
+            f"{pair.a.n_seen - pair.a.base}; monitor A B compares the same rows in the same order"
+        )
+    return src_a, src_b, pair

@@ -1,0 +1,109 @@
+"""Weighted streaming: ``--weights`` with ``--engine stream`` and ``--engine dask``.
+
+The state of some rows holds, per weighted metric (and level), the weighted sums of its per-row form
+(:meth:`uqeval.catalogue.RowStat.weighted_sums`: weighted sums of terms and weighted counts of codes) and the
+total weight; states merge by adding them, and the metric is the form's ``finish`` of the merged sums, the
+function the in-memory run applies to the sums of all rows at once: stream and memory agree to rounding
+(~1e-15). The per-row forms come from :func:`uqeval.catalogue.weighted_forms`, as in memory.
+
+Metrics whose weighted form is not a function of sums (the weighted median absolute error, RMSE, R² and
+correlation, which the in-memory run computes from all the rows at once) are not streamed with weights: they
+are named in ``input.not_streamed``. Metrics that take no weights at all are named in
+``weights.not_weighted``, as in memory. ``--by`` is not streamed with weights.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..config import Settings
+from ..predictions import Prediction
+from .engine import Partial
+
+State = dict[str, Any]
+
+NOT_STREAMED = "its weighted form needs all the rows at once (not a function of sums); score in memory"
+
+
+def weighted_state(pred: Prediction, settings: Settings, weights: np.ndarray) -> State:
+    """The weighted state of one batch of rows (rows of weight 0 dropped first, as in memory)."""
+    from ..catalogue import weighted_forms
+
+    w = np.asarray(weights, dtype=np.float64)
+    n_zero = int((w == 0).sum())
+    if n_zero:
+        keep = w > 0
+        if not keep.any():
+            return {"n": 0, "families": {}, "n_zero": n_zero}
+        pred, w = pred.subset(keep), w[keep]
+    forms, not_weighted = weighted_forms(pred, settings)
+    sums: dict[tuple[str, str | None, str], np.ndarray] = {}
+    not_streamed: dict[str, str] = {}
+    for f, key, m, stat in forms:
+        if stat.sums_form is None:
+            not_streamed[m.path] = NOT_STREAMED
+        else:
+            sums[(f.name, key, m.name)] = stat.weighted_sums(w[None, :], blas=False)[0]
+    return {
+        "n": pred.n,
+        "kind": pred.kind,
+        "families": {},  # no unweighted state (uqeval.stream.states.selection finds no second pass)
+        "w": float(w.sum()),
+        "n_zero": n_zero,
+        "sums": sums,
+        "not_weighted": not_weighted,
+        "not_streamed": not_streamed,
+        "probe": pred.subset(np.arange(min(pred.n, 2))),  # the finishing functions' settings and levels
+    }
+
+
+def merge_weighted(a: State, b: State) -> State:
+    """Two weighted states combined (associative; an empty state is the identity)."""
+    if not a["n"] or not b["n"]:
+        out = dict(b if not a["n"] else a)
+        out["n_zero"] = a.get("n_zero", 0) + b.get("n_zero", 0)
+        return out
+    sums = dict(a["sums"])
+    for k, v in b["sums"].items():
+        sums[k] = sums[k] + v if k in sums else v
+    return {
+        **a,
+        "n": a["n"] + b["n"],
+        "w": a["w"] + b["w"],
+        "n_zero": a["n_zero"] + b["n_zero"],
+        "sums": sums,
+        "not_weighted": {**a["not_weighted"], **b["not_weighted"]},
+        "not_streamed": {**a["not_streamed"], **b["not_streamed"]},
+    }
+
+
+def finalize_weighted(state: State, settings: Settings) -> tuple[dict[str, Any], dict[str, str]]:
+    """``(metrics, orientation)`` of a merged weighted state, laid out as in memory."""
+    from ..catalogue import METRICS, assemble, get_family, rows
+
+    values = []
+    total = np.array([state["w"]])
+    for (family, key, name), sums in state["sums"].items():
+        stat = rows(METRICS[f"{family}.{name}"], state["probe"], settings, key)
+        form = None if stat is None else stat.sums_form
+        assert form is not None  # the probe's rows have the form the batches had
+        values.append(
+            (get_family(family), key, METRICS[f"{family}.{name}"], float(form[3](sums[None, :], total)[0]))
+        )
+    return assemble(values, state["kind"])
+
+
+class WeightedPartial(Partial):
+    """A :class:`~uqeval.stream.engine.Partial` whose state is a weighted one (:func:`weighted_state`)."""
+
+    def batch_state(self, batch, settings: Settings):
+        from ..errors import InputError
+
+        if batch.weights is None:
+            raise InputError("weighted streaming needs the weights column in every batch")
+        return weighted_state(batch.prediction, settings, batch.weights)
+
+    def merge_states(self, a: State, b: State) -> State:
+        return merge_weighted(a, b)

@@ -1,0 +1,322 @@
+"""The ``uqeval.monitor/1`` document: per-window and cumulative metrics of a
+:class:`~uqeval.stream.monitor.Windows` state, and the anytime-valid tests (:mod:`uqeval.metrics.sequential`)
+evaluated at the end of every window.
+
+Family-wise level: the tests reported share ``alpha`` equally (Bonferroni): with ``K`` tests each alarms when
+its e-value reaches ``K / alpha``, so the chance that any of them ever raises a false alarm is at most
+``alpha`` (a union bound over Ville's inequality).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..config import Settings
+from ..errors import UsageError
+from ..stream.monitor import SCHEMA, Windows
+
+
+def _finalize(state: dict[str, Any], settings: Settings) -> tuple[dict[str, Any], dict[str, str]]:
+    from ..io.writers import jsonable
+    from ..stream import states
+
+    metrics, orientation = states.finalize(state, settings)
+    return jsonable(metrics), orientation
+
+
+def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[str, Any]]:
+    """One entry per test: name, kind, and the cumulative e-value at each look (window end)."""
+    from ..metrics.intervals import level_key
+    from ..metrics.sequential import capped_exp, coverage_log_e, pit_log_e
+
+    tests: list[dict[str, Any]] = []
+    sums = [win.windows[k]["tests"] for k in keys]
+    present = [s for s in sums if s is not None]
+    if not present:
+        return tests
+    n = np.cumsum([s["n"] if s else 0 for s in sums])
+    levels = win.levels or []
+    if levels:
+        miss = np.cumsum([s["miss"] if s else np.zeros(len(levels)) for s in sums], axis=0)
+        for j, lv in enumerate(levels):
+            under, over = coverage_log_e(n, miss[:, j], 1.0 - lv)
+            tests.append(
+                {
+                    "name": f"{prefix}coverage@{level_key(lv)}",
+                    "null": f"the {level_key(lv)} intervals miss at rate {level_key(1 - lv)} (two-sided)",
+                    "log_path": np.logaddexp(under, over) - np.log(2.0),
+                    "extra": {
+                        "e_under": capped_exp(under),
+                        "e_over": capped_exp(over),
+                        "miss_rate": miss[:, j] / np.maximum(n, 1),
+                    },
+                }
+            )
+    if "pit" in present[0]:
+        pit = np.cumsum([s["pit"] if s else np.zeros(3) for s in sums], axis=0)
+        tests.append(
+            {
+                "name": f"{prefix}pit_uniform",
+                "null": "the PIT is uniform on (0, 1)",
+                "log_path": pit_log_e(pit),
+                "extra": {},
+            }
+        )
+    return tests
+
+
+def _looks(values: np.ndarray) -> list[float | None]:
+    from ..io.writers import jsonable
+
+    return jsonable([float(v) for v in values])
+
+
+def _windows_of(win: Windows, keys: list[int], settings: Settings):
+    """Per window ``(metrics, n_rows, n_dropped)`` entries, the cumulative metrics and the orientation."""
+    from ..stream import states
+
+    windows: list[dict[str, Any]] = []
+    orientation: dict[str, str] = {}
+    total = win.total  # the closed windows' (Windows.close_old)
+    for k in keys:
+        w = win.windows.get(k)
+        if w is not None and w["state"] is None:  # closed: finished when it was closed
+            windows.append(w["metrics"])
+            orientation.update(w["orientation"])
+            continue
+        if w is None or not states.unpack(w["state"])["n"]:
+            windows.append({})
+            continue
+        st = states.unpack(w["state"])
+        metrics, o = _finalize(st, settings)
+        orientation.update(o)
+        total = states.merge(total, st)
+        windows.append(metrics)
+    total = states.unpack(total)
+    cumulative, o = _finalize(total, settings) if total["n"] else ({}, {})
+    orientation.update(o)
+    return windows, cumulative, orientation, total
+
+
+def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha: float) -> dict[str, Any]:
+    """The JSON document of ``uqeval monitor`` of a :class:`~uqeval.stream.monitor.Windows` (one input) or a
+    :class:`~uqeval.stream.monitor.Pair` (two inputs: model A's metrics, ``metrics_b`` model B's)."""
+    from .. import __version__
+    from ..errors import InputError
+    from ..io.writers import jsonable
+    from ..metrics.sequential import capped_exp, mean_cs
+    from ..stream import states
+    from ..stream.monitor import Pair
+
+    if not 0 < alpha < 1:
+        raise UsageError(f"{_opt('alpha', alpha)} must be in (0, 1)")
+    pair = run if isinstance(run, Pair) else None
+    win: Windows = pair.a if pair is not None else run
+    keys = sorted(set(win.windows) | (set(pair.b.windows) if pair else set()))
+    n_rows = sum(w["n_rows"] for w in win.windows.values())
+    if n_rows == 0:
+        raise InputError(f"{src_info.get('path')}: no data rows")
+    if win.kind is None:
+        raise InputError(
+            f"{src_info.get('path')}: every row has NaN/inf in a used column; nothing left to evaluate"
+        )
+    metrics_a, cumulative, orientation, total = _windows_of(win, keys, settings)
+    windows = []
+    from ..stream.monitor import group_metrics
+
+    for i, k in enumerate(keys):
+        w = win.windows.get(k, {"n_rows": 0, "n_dropped": 0})
+        start, end = win.layout.bounds(k)
+        windows.append(
+            {
+                "start": start,
+                "end": end,
+                "n_rows": w["n_rows"],
+                "n_dropped": w["n_dropped"],
+                "metrics": metrics_a[i],
+            }
+        )
+        if "groups" in w:  # --by: the window's metrics per label
+            windows[-1]["groups"] = group_metrics(w["groups"], settings)
+    specs = _test_specs(win, keys, "A: " if pair else "")
+    if pair is not None:
+        metrics_b, cumulative_b, orientation_b, _ = _windows_of(pair.b, keys, settings)
+        for entry, m in zip(windows, metrics_b):
+            entry["metrics_b"] = m
+        specs += _test_specs(pair.b, keys, "B: ")
+    n_tests = len(specs) + (1 if pair is not None and pair.diffs else 0)
+    threshold = n_tests / alpha if n_tests else 1 / alpha
+    if pair is not None and pair.diffs:
+        sums = np.cumsum([pair.diffs.get(k, np.zeros(4)) for k in keys], axis=0)
+        cs = mean_cs(sums[:, :3], float(pair.bound or 0), threshold)
+        specs.append(
+            {
+                "name": f"mean_difference:{pair.score}",
+                "null": f"A and B have the same mean {pair.score} (difference A - B = 0), rows |A - B| <= {pair.bound:g}",
+                "log_path": cs["log_e"],
+                "extra": {
+                    "mean_difference": sums[:, 1] / np.maximum(sums[:, 0], 1),
+                    "lower": cs["lower"],
+                    "upper": cs["upper"],
+                    "n_clipped": sums[:, 3],
+                },
+            }
+        )
+    tests = []
+    for t in specs:
+        log_path = np.asarray(t["log_path"], dtype=np.float64)
+        path = capped_exp(log_path)
+        hit = np.flatnonzero(log_path >= np.log(threshold))
+        first = int(hit[0]) if hit.size else None
+        tests.append(
+            {
+                "name": t["name"],
+                "null": t["null"],
+                "e_value": float(path[-1]),
+                "threshold": threshold,
+                "alarm": first is not None,
+                "first_alarm": None if first is None else windows[first]["end"],
+                "first_alarm_window": first,
+                "max_e_value": float(path.max()),
+                "e_values": _looks(path),
+                "log_e_values": _looks(log_path),
+                **{k: _looks(v) for k, v in t["extra"].items()},
+            }
+        )
+    left_out = states.not_streamed_in(total, settings)
+    left_out.update(
+        {
+            p: "needs a second pass over the rows; monitor reads each row once"
+            for p in states.two_pass(win.kind, settings)
+        }
+    )
+    notes = []
+    if tests:
+        notes.append(
+            f"{len(tests)} test(s) at family-wise level {alpha:g}: each alarms when its e-value reaches "
+            f"{threshold:g} (= {len(tests)} / alpha, Bonferroni), checked at the end of every window"
+        )
+    if win.n_fixed:
+        notes.append(f"{win.n_fixed} row(s) had crossing quantiles and were sorted (--fix-crossing)")
+    doc: dict[str, Any] = {
+        "schema": SCHEMA,
+        "uqeval_version": __version__,
+        "input": {
+            **src_info,
+            "n_rows": n_rows,
+            "n_dropped": sum(w["n_dropped"] for w in win.windows.values()),
+            "representation": win.kind,
+            "columns": win.columns,
+            **win.layout.record(),
+            "n_windows": len(windows),
+            "not_streamed": left_out,
+            "approximate": {
+                k: v
+                for k, v in states.approximate(win.kind, settings).items()
+                if k.split(".")[0] in cumulative
+            },
+        },
+        "settings": settings.to_json(),
+        "alpha": alpha,
+        "windows": windows,
+        "cumulative": {"n_rows": n_rows, "metrics": cumulative},
+        "orientation": dict(sorted(orientation.items())),
+        "tests": jsonable(tests),
+    }
+    if pair is not None:
+        doc["cumulative"]["metrics_b"] = cumulative_b
+        doc["orientation"] = dict(sorted({**orientation_b, **orientation}.items()))
+    if notes:
+        doc["notes"] = notes
+    return doc
+
+
+def as_summary(doc: dict[str, Any]) -> dict[str, Any]:
+    """A monitor document as a ``uqeval.score/1`` summary for ``uqeval check``: its metrics are ``last.*``
+    (the last window's), ``cumulative.*``, ``tests.<name>.e_value`` / ``.alarm`` (0 or 1) and ``alarms``
+    (the number of tests that alarmed)."""
+    from ..report.summary import SCHEMA as SCORE
+
+    last = doc["windows"][-1]["metrics"] if doc.get("windows") else {}
+    tests = {
+        t["name"]: {"e_value": t["e_value"], "alarm": int(bool(t["alarm"]))} for t in doc.get("tests", [])
+    }
+    orientation = {}
+    for key, value in doc.get("orientation", {}).items():
+        orientation[f"last.{key}"] = orientation[f"cumulative.{key}"] = value
+    return {
+        "schema": SCORE,
+        "input": doc.get("input", {}),
+        "settings": doc.get("settings", {}),
+        "metrics": {
+            "last": last,
+            "cumulative": doc.get("cumulative", {}).get("metrics", {}),
+            "tests": tests,
+            "alarms": sum(t["alarm"] for t in tests.values()),
+        },
+        "orientation": {**orientation, "alarms": "lower"},
+    }
+
+
+def monitor_file(
+    spec: Any,
+    settings: Settings,
+    *,
+    window: str | int,
+    time: str | None = None,
+    origin: str | None = None,
+    alpha: float = 0.05,
+    engine: str = "stream",
+    chunk_rows: int | None = None,
+    state: bytes | None = None,
+    state_source: str = "state",
+    scheduler: str | None = None,
+    workers: int | None = None,
+    progress=None,
+    bound: float | None = None,
+) -> tuple[dict[str, Any], bytes]:
+    """``(document, state bytes)`` of the rows of ``spec`` (a list of two: model A and model B), added to a
+    saved ``state`` (:func:`~uqeval.stream.monitor.dump_state`)."""
+    from ..stream.engine import auto_chunk_rows
+    from ..stream.monitor import Layout, dump_state, load_state, monitor_pair, monitor_windows
+
+    if not 0 < alpha < 1:
+        raise UsageError(f"{_opt('alpha', alpha)} must be in (0, 1)")
+    two = isinstance(spec, (list, tuple))
+    layout = Layout(window, time, origin)
+    start: Any = load_state(state, layout, settings, state_source, pair=two) if state is not None else None
+    run: Any
+    first = spec[0] if two else spec
+    chunk = int(chunk_rows or auto_chunk_rows(first, settings))
+    if engine not in ("stream", "dask"):
+        raise UsageError(f"{_opt('engine', engine)}: monitor runs on the stream or dask engine")
+    if engine == "stream" and (scheduler is not None or workers is not None):
+        raise UsageError("--scheduler and --workers apply to --engine dask only")
+    if two:
+        if engine == "dask":
+            raise UsageError("monitor A B reads both inputs in step: use --engine stream")
+        src, src_b, run = monitor_pair(list(spec), layout, settings, chunk, bound, progress, start)
+    elif engine == "dask":
+        from ..stream.monitor_dask import monitor_dask
+
+        src, run = monitor_dask(spec, layout, settings, chunk, scheduler, workers, start)
+    else:
+        src, run = monitor_windows(spec, layout, settings, chunk, progress, start)
+    info: dict[str, Any] = {
+        "path": str(src.spec),
+        "format": src.fmt,
+        "engine": engine,
+        "n_files": len(src.files),
+        "chunk_rows": chunk,
+    }
+    if two:
+        info["path_b"] = str(src_b.spec)
+    return build_document(info, run, settings, alpha), dump_state(run)
+
+
+def _opt(key: str, value: Any) -> str:
+    from ..errors import option
+
+    return option(key, value)
