@@ -239,6 +239,35 @@ def test_unknown_option_in_sub_table_names_its_own_line():
 
 
 @pytest.mark.parametrize(
+    "text, line",
+    [
+        # the same last key (mae) in two rule tables: the second one is at fault
+        ("[rules.accuracy]\nmae = { max = 1.0 }\n\n[rules.scoring_rule]\nmae = { max = 2.0, mx = 1 }\n", 5),
+        # an option name (max) that is also a rule key of another table
+        ("[rules.a]\nmax = { max = 1 }\n[rules.b]\nmax = { mux = 1 }\n", 4),
+        # a rule path written once bare-dotted, the other rule's option below its own sub-table header
+        ('[rules]\naccuracy.rmse = { max = 1.0 }\n\n[rules."accuracy.mae"]\nmax = 1\nmx = 2\n', 6),
+        # a setting named like a rule option, below the rules
+        ('[rules]\n"accuracy.mae" = { max = 1.0 }\n\n[settings]\nmax = true\n', 5),
+    ],
+)
+def test_a_key_defined_in_two_tables_is_reported_at_the_one_at_fault(text, line):
+    """The rules file's lines come from :func:`uqeval.config.key_lines` (a key's full path, not its last part)."""
+    with pytest.raises(InputError, match=rf"^ci\.toml, line {line}: "):
+        gate.load_rules(text, "ci.toml")
+
+
+def test_check_lines_point_at_each_option_of_a_sub_table():
+    text = '[rules."accuracy.mae"]\nmax = 1.0\n\n[rules."scoring_rule.crps"]\nmax = 2.0\nmin = 0.5\n'
+    rules = gate.load_rules(text, "ci.toml")
+    assert [(c.path, c.option, c.line) for c in rules.checks] == [
+        ("accuracy.mae", "max", 2),
+        ("scoring_rule.crps", "max", 5),
+        ("scoring_rule.crps", "min", 6),
+    ]
+
+
+@pytest.mark.parametrize(
     "text, match",
     [
         ('[rules]\n"accuracy.mae" = { max = "0.5" }\n', r"line 2: .*'max' must be a finite number"),

@@ -25,9 +25,16 @@ PYTHON_FIXES = {
 }
 
 
-def python_error(exc: UqevalError) -> UqevalError:
+#: The fixes phrased differently for a container built directly (``uqeval.Point(...)``: no nan_policy there)
+CONTAINER_FIXES = {
+    **PYTHON_FIXES,
+    "nan_policy": "; drop those rows first (uqeval.evaluate(..., nan_policy='omit') drops them)",
+}
+
+
+def python_error(exc: UqevalError, fixes: dict[str, str] = PYTHON_FIXES) -> UqevalError:
     """``exc`` with its fix phrased for Python (the same error when it has none)."""
-    hint = PYTHON_FIXES.get(exc.fix or "", "")
+    hint = fixes.get(exc.fix or "", "")
     return type(exc)(f"{exc}{hint}") if hint else exc
 
 

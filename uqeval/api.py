@@ -178,6 +178,14 @@ def _softmax(z: np.ndarray) -> np.ndarray:
 _ROLES = (*(r for r in COLUMN_ROLES if r not in ("by", "weights")), "loglik")
 #: roles that take one column each: a table with only these named goes through the file loader's plan
 _COLUMN_ROLES = ("y_true", "mean", "std", "var", "lower", "upper")
+#: roles whose one string names columns as ``--proba``/``--logits`` do (a comma list or a glob, ``"p*"``)
+_CLASS_ROLES = ("proba", "logits")
+
+
+def _by_plan(roles: Mapping[str, Any]) -> bool:
+    """Whether the named roles go through the file loader's column plan: every one a string, naming one
+    column (:data:`_COLUMN_ROLES`) or class columns as the command line names them (:data:`_CLASS_ROLES`)."""
+    return all(isinstance(v, str) and v and r in _COLUMN_ROLES + _CLASS_ROLES for r, v in roles.items())
 
 
 def _is_table(x: object) -> bool:
@@ -326,6 +334,8 @@ def _prediction(
     common: dict[str, Any] = dict(y_true=y, columns=columns, rows=rows, loglik=ll)
     if "proba" in a or "logits" in a:
         p = _softmax(a["logits"]) if "logits" in a else a["proba"]
+        if p.ndim == 2 and p.shape[1] == 1:  # one named column (proba="p"): as the file loader reads it
+            p = p[:, 0]
         if p.ndim == 1:  # binary: P(class 1)
             p = np.column_stack([1.0 - p, p])
         if p.ndim == 3:
@@ -353,6 +363,30 @@ def _prediction(
     return LogLikelihood(**common), n_dropped
 
 
+def _with_columns(settings: Settings, names: dict[str, str]) -> Settings:
+    """``settings`` with the columns ``names`` (role -> column, as the command line's column flags name
+    them: they replace the config's naming of the class columns, whichever role it used) and the
+    representation they imply."""
+    given = set(names) - {"y_true"}
+    kind = (
+        "categorical"
+        if given & set(_CLASS_ROLES)
+        else "gaussian"
+        if given & {"std", "var"}
+        else "intervals"
+        if "lower" in given
+        else "point"
+    )
+    kept = {
+        k: v for k, v in settings.columns.items() if not (k in _CLASS_ROLES and given & set(_CLASS_ROLES))
+    }
+    return replace(
+        settings,
+        columns={**kept, **names},
+        representation=settings.representation or (kind if given else None),
+    )
+
+
 def _from_plan(arrow: Any, names: dict[str, str], settings: Settings) -> tuple[Loaded, Settings]:
     """A table whose columns are detected (or named, one per role) exactly as ``uqeval score`` detects a
     file's: the same column plan and loader, over the table in memory."""
@@ -366,13 +400,7 @@ def _from_plan(arrow: Any, names: dict[str, str], settings: Settings) -> tuple[L
         list_columns=frozenset(f.name for f in arrow.schema if _is_list(f.type)),
     )
     if names:
-        given = set(names) - {"y_true"}
-        kind = "gaussian" if given & {"std", "var"} else "intervals" if given & {"lower"} else "point"
-        settings = replace(
-            settings,
-            columns={**settings.columns, **names},
-            representation=settings.representation or (kind if given else None),
-        )
+        settings = _with_columns(settings, names)
     plan = plan_for(info, settings)
     cols = {c: arrow.column(c) for c in plan.needed()}
     batch = build_batch("data", plan, cols, arrow.num_rows, settings)
@@ -429,6 +457,8 @@ def _prepare(
             "data is a mapping; pass a pandas DataFrame or pyarrow Table (pyarrow.table(data)) or the arrays "
             "as keyword arguments"
         )
+    if given.get("logits") is not None and not settings.logits:  # the class scores are logits: say so
+        settings = replace(settings, logits=True)  # in the JSON settings, however they were given
     if level is not None:  # the nominal level of a single lower/upper pair (as --level)
         level = float(_scalar(level, "level"))
         settings = replace(settings, level=level)
@@ -475,8 +505,8 @@ def _load(
         )
     elif table:
         arrow = _arrow(data)
-        named = {r: v for r, v in {"y_true": target, **given}.items() if isinstance(v, str)}
-        if all(r in _COLUMN_ROLES for r in given) and len(named) == len(given) + (target is not None):
+        named = {r: v for r, v in {"y_true": target, **given}.items() if v is not None}
+        if _by_plan(named):
             loaded, settings = _from_plan(arrow, named, settings)
         else:  # arrays, or lists of column names: the arrays path
             columns: dict[str, Any] = {}
@@ -492,6 +522,10 @@ def _load(
                 names = isinstance(v, str) or (
                     isinstance(v, (list, tuple)) and bool(v) and all(isinstance(c, str) for c in v)
                 )
+                if names and role in _CLASS_ROLES and isinstance(v, str):  # "p*", "p0,p1": as --proba
+                    from .io.columns import _named_columns
+
+                    v = _named_columns(arrow.column_names, v, role, "data")
                 if names:
                     arrays[role] = _column(arrow, cast("str | Sequence[str]", v), role)  # checked just above
                     columns[role] = list(v) if isinstance(v, (list, tuple)) else v
@@ -577,7 +611,9 @@ def evaluate(
     lower, upper, level / levels : central intervals ((N,) with ``level``, (N, L) with ``levels``).
     quantiles, levels : (N, Q) predicted quantiles at ``levels``.
     samples, member_axis : ensemble members or posterior draws.
-    proba, logits : class probabilities (N, K), binary P(class 1) (N,), or an ensemble (N, M, K).
+    proba, logits : class probabilities (N, K), binary P(class 1) (N,), or an ensemble (N, M, K); with a
+        table, their columns: a list of names, or one string naming them as ``--proba``/``--logits`` do
+        (a comma list ``"p0,p1,p2"`` or a glob ``"p*"``, ordered by the number in the name).
     loglik : per-member log-likelihoods (N, M) for the information criteria.
     levels, level : for Gaussian, sample and point predictions, the coverage levels (default 0.95).
     settings, **overrides : a :class:`~uqeval.config.Settings` and/or its fields (``num_bins=50``,
@@ -849,7 +885,8 @@ def evaluate_file(
     """:func:`evaluate` a CSV or Parquet file, exactly as ``uqeval score FILE`` does.
 
     Columns are detected by name, or named with the keywords of :func:`evaluate` (``y_true="target"``,
-    ``mean="prediction"``, ``std="sigma"``; lists of names for ``quantiles``, ``samples``, ``proba``).
+    ``mean="prediction"``, ``std="sigma"``; lists of names for ``quantiles``, ``samples``, ``proba``; a glob
+    or comma list for ``proba``/``logits``, ``logits="z*"``, as ``--proba``/``--logits`` take them).
     Other ``overrides`` are settings (``num_bins=50``, ``nan_policy="omit"``).
     ``Scores.to_json()`` is the document ``uqeval score FILE --format json`` prints.
     """
@@ -875,15 +912,9 @@ def evaluate_file(
         from .tasks.skill import reference_spec
 
         spec = reference_spec(reference, train, time, id)
-    if all(r in _COLUMN_ROLES for r in roles):  # the loader's own column plan
+    if _by_plan(roles):  # the loader's own column plan
         if roles:
-            given = set(roles) - {"y_true"}
-            kind = "gaussian" if given & {"std", "var"} else "intervals" if "lower" in given else "point"
-            s = replace(
-                s,
-                columns={**s.columns, **roles},
-                representation=s.representation or (kind if given else None),
-            )
+            s = _with_columns(s, roles)
         if weights is not None:
             s = replace(s, columns={**s.columns, "weights": weights})
         loaded = load_predictions(path, s, weights_ok=True)

@@ -66,7 +66,9 @@ class Settings:
     nan_policy: str = "raise"
     fix_crossing: bool = False
     renormalize: bool = False
-    logits: bool = False
+    logits: bool = (
+        False  # the class columns hold logits: [input] logits, or named by [columns] logits / --logits
+    )
     y_std: float | None = None  # reference std of training targets (coverage width_norm)
     representation: str | None = None
     columns: dict[str, Any] = field(default_factory=dict)
@@ -75,6 +77,8 @@ class Settings:
     config: dict[str, str] | None = field(default=None, compare=False)  # a source, not a setting
 
     def __post_init__(self) -> None:
+        if self.columns.get("logits"):  # class columns named as logits ([columns] logits, --logits COLS)
+            object.__setattr__(self, "logits", True)  # say so, whoever named them
         _validate(self)
 
     def to_json(self) -> dict[str, Any]:
@@ -183,18 +187,23 @@ def key_lines(text: str) -> dict[tuple[str, ...], int]:
     return lines
 
 
-def _line_of(lines: dict[tuple[str, ...], int], *path: str) -> str:
-    """`` (line N)`` of the key ``path`` (or of the nearest enclosing table that has a line)."""
+def line_of(lines: dict[tuple[str, ...], int], *path: str) -> int | None:
+    """The line of the key ``path`` in :func:`key_lines`' ``lines`` (or of the nearest enclosing table
+    that has one: a key inside an inline table is on its table's line), else None."""
     for k in range(len(path), 0, -1):
         if path[:k] in lines:
-            return f" (line {lines[path[:k]]})"
-    return ""
+            return lines[path[:k]]
+    return None
+
+
+def _line_of(lines: dict[tuple[str, ...], int], *path: str) -> str:
+    """`` (line N)`` of the key ``path`` (:func:`line_of`), or nothing."""
+    line = line_of(lines, *path)
+    return f" (line {line})" if line is not None else ""
 
 
 #: the environment variable naming a config file (used when no ``--config`` is given)
 ENV_VAR = "UQEVAL_CONFIG"
-#: set by the command line (:func:`uqeval.cli.build_app`): :func:`make_settings` without a config finds one
-DISCOVER = False
 _PYPROJECT_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*(uqeval|\"uqeval\")\s*[.\]]", re.MULTILINE)
 
 
@@ -337,7 +346,7 @@ def make_settings(
     config: str | Path | None = None,
     baseline: dict[str, Any] | None = None,
     *,
-    discover: bool | None = None,
+    discover: bool = False,
     **overrides: Any,
 ) -> Settings:
     """The one settings resolution: defaults <- ``baseline`` (the ``settings`` of a baseline
@@ -346,8 +355,10 @@ def make_settings(
     Invalid baseline settings are bad input (:class:`InputError`, checked alone first); the config
     file is checked on reading; what is left came from flags (:class:`UsageError`).
 
-    ``discover`` (default: :data:`DISCOVER`, on for the command line): without ``config``, use the
-    one :func:`find_config` finds. The config's source is kept in ``Settings.config``.
+    ``discover``: without ``config``, use the one :func:`find_config` finds (``UQEVAL_CONFIG``, a
+    ``pyproject.toml``). The command line passes True; the Python API never discovers (it reads only
+    the config it is given), so a notebook's results do not depend on its working directory. The
+    config's source is kept in ``Settings.config`` (``"--config"`` when the command line gave it).
     """
     values: dict[str, Any] = {}
     columns: dict[str, Any] = {}
@@ -361,8 +372,8 @@ def make_settings(
             raise InputError(f"the baseline's settings are invalid: {exc}") from None
     source = None
     if config is not None:
-        source = {"path": str(config), "from": "--config" if DISCOVER else "config argument"}
-    elif DISCOVER if discover is None else discover:
+        source = {"path": str(config), "from": "--config" if discover else "config argument"}
+    elif discover:
         found = find_config()
         if found is not None:
             config, how = found
@@ -371,7 +382,11 @@ def make_settings(
         cfg = load_config(config)
         columns.update(cfg.pop("columns", {}) or {})
         values.update(cfg)
-    columns.update(overrides.pop("columns", None) or {})
+    given = {k: v for k, v in (overrides.pop("columns", None) or {}).items() if v}
+    for a, b in (("proba", "logits"), ("logits", "proba")):  # a flag naming the class columns replaces the
+        if a in given:  # config's naming of them, whichever role it used
+            columns.pop(b, None)
+    columns.update(given)
     values.update({k: v for k, v in overrides.items() if v is not None})
     known = {f.name for f in fields(Settings)} - {"config"}
     unknown = set(values) - known

@@ -62,8 +62,32 @@ def test_stdin_errors_name_stdin_in_one_line():
     assert empty.exit_code == 3 and "<stdin>: standard input is empty" in empty.stderr
     bad = runner.invoke(app, ["score", "-"], input=b"a,b\n1,2\n")
     assert bad.exit_code == 3 and bad.stderr.startswith("error: <stdin>: no prediction columns"), bad.stderr
-    streamed = runner.invoke(app, ["score", "-", "--engine", "stream"], input=_csv(_gauss()))
-    assert streamed.exit_code == 3 and "standard input is read in memory" in streamed.stderr
+    streamed = runner.invoke(app, ["score", "-", "--engine", "stream"], input=b"y,mean,std\n1,2,x\n")
+    assert streamed.exit_code == 3 and streamed.stderr.startswith("error: <stdin>: cannot read CSV data")
+    assert "column 'std' is not numeric at row 0" in streamed.stderr, streamed.stderr
+    dask = runner.invoke(app, ["score", "-", "--engine", "dask"], input=_parquet(_gauss()))
+    assert dask.exit_code == 2 and "--engine dask cannot read standard input" in dask.stderr, dask.stderr
+
+
+@pytest.mark.parametrize("kind", ["csv", "csv.gz", "parquet"])
+def test_stdin_streams_in_chunks_like_the_file(tmp_path, kind):
+    """``--engine stream`` reads ``-`` from its spool file in record batches: the same numbers as the file."""
+    cols = _gauss(n=500, seed=4)
+    data = _parquet(cols) if kind == "parquet" else _csv(cols)
+    path = tmp_path / f"g.{kind}"
+    path.write_bytes(gzip.compress(data) if kind == "csv.gz" else data)
+    args = ["--engine", "stream", "--chunk-rows", "128", "-f", "json"]
+    piped = runner.invoke(app, ["score", "-", *args], input=path.read_bytes())
+    assert piped.exit_code == 0, piped.output
+    got = json.loads(piped.stdout)
+    want = json.loads(runner.invoke(app, ["score", str(path), *args]).stdout)
+    assert (got["input"]["path"], got["input"]["engine"], got["input"]["n_rows"]) == ("-", "stream", 500)
+    assert got["input"]["format"] == ("parquet" if kind == "parquet" else "csv")
+    assert got["metrics"] == want["metrics"]
+    in_memory = json.loads(runner.invoke(app, ["score", "-", "-f", "json"], input=path.read_bytes()).stdout)
+    assert got["metrics"]["scoring_rule"]["crps"] == pytest.approx(
+        in_memory["metrics"]["scoring_rule"]["crps"]
+    )
 
 
 def test_stdin_is_read_once_per_run_and_again_by_the_next_run():
@@ -155,3 +179,23 @@ def test_a_key_in_two_tables_is_reported_where_it_is_wrong(tmp_path):
     r = runner.invoke(app, ["score", str(tmp_path / "g.csv"), "--config", str(cfg)])
     assert r.exit_code == 3
     assert "input.logits (line 5)" in r.stderr, r.stderr
+
+
+def test_the_python_api_never_discovers_a_config_the_cli_does(project, monkeypatch):
+    """Discovery is the command line's (``discover=True`` at its call sites), not a module state: building
+    the CLI app in this process (imported above) does not make the API read the CWD's pyproject.toml."""
+    import uqeval
+    from uqeval.cli import build_app
+    from uqeval.config import make_settings
+
+    build_app()
+    assert _settings_of(["g.csv"])["num_bins"] == 7  # the CLI finds [tool.uqeval]
+    scores = uqeval.evaluate_file("g.csv")
+    api = json.loads(scores.to_json())["settings"]
+    assert (api["num_bins"], api["seed"], api["config"]) == (100, 0, None)
+    assert make_settings().config is None and make_settings().num_bins == 100
+    assert make_settings(discover=True).num_bins == 7
+    monkeypatch.setenv("UQEVAL_CONFIG", str(project / "pyproject.toml"))
+    assert (
+        uqeval.evaluate(np.zeros(5), mean=np.zeros(5), std=np.ones(5))._summary["settings"]["config"] is None
+    )

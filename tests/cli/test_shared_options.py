@@ -134,16 +134,43 @@ def test_proba_names_class_columns_by_glob_list_config_and_logits(classes, tmp_p
     assert glob["input"]["columns"] == {"y_true": "label", "proba": ["p0", "p1", "p2"]}
     listed = _score([str(classes), "--proba", "p0, p1,p2"])
     assert listed["metrics"] == glob["metrics"]
-    logit = _score([str(classes), "--proba", "z*", "--logits"])
+    assert glob["settings"]["logits"] is False
+    logit = _score([str(classes), "--logits", "z*"])
     assert logit["metrics"]["accuracy"]["nll"] == pytest.approx(glob["metrics"]["accuracy"]["nll"], rel=1e-9)
+    assert logit["input"]["columns"]["proba"] == ["z0", "z1", "z2"]
+    assert (logit["settings"]["logits"], logit["settings"]["columns"]) == (True, {"logits": "z*"})
+    assert _score([str(classes), "--logits", "z0,z1, z2"])["metrics"] == logit["metrics"]
     cfg = tmp_path / "c.toml"
     cfg.write_text('[columns]\nlogits = ["z0", "z1", "z2"]\n')
     from_config = _score([str(classes), "--config", str(cfg)])
     assert from_config["metrics"]["accuracy"]["nll"] == pytest.approx(
         glob["metrics"]["accuracy"]["nll"], rel=1e-9
     )
+    # the settings say the class columns are logits and where they were named (the config, named too)
+    assert (from_config["settings"]["logits"], from_config["settings"]["columns"]) == (
+        True,
+        {"logits": ["z0", "z1", "z2"]},
+    )
+    assert from_config["settings"]["config"]["path"] == str(cfg)
+    # a flag naming the class columns replaces the config's naming, whichever role either used
+    over = _score([str(classes), "--config", str(cfg), "--proba", "p*"])
+    assert over["metrics"] == glob["metrics"] and over["settings"]["logits"] is False
     cfg.write_text('[columns]\nproba = "p*"\n')
     assert _score([str(classes), "--config", str(cfg)])["metrics"] == glob["metrics"]
+    assert _score([str(classes), "--config", str(cfg), "--logits", "z*"])["metrics"] == logit["metrics"]
+
+
+def test_logits_takes_columns_and_says_so_when_used_as_the_old_switch(classes):
+    r = runner.invoke(app, ["score", str(classes), "--logits", "--diagnostics"])
+    assert r.exit_code == 2
+    assert "--logits takes the logit columns" in r.stderr and "--logits 'p_*'" in r.stderr, r.stderr
+    r = runner.invoke(app, ["score", str(classes), "--logits"])
+    assert r.exit_code == 2 and "requires an argument" in r.output
+    r = runner.invoke(app, ["score", str(classes), "--logits", "q*"])
+    assert r.exit_code == 3
+    assert "no column matches 'q*' given for logits (--logits)" in r.stderr, r.stderr
+    r = runner.invoke(app, ["score", str(classes), "--logits", "z*", "--proba", "p*"])
+    assert r.exit_code == 3 and "named twice" in r.stderr, r.stderr
 
 
 def test_proba_glob_orders_by_number_and_unknown_names_fail(tmp_path):
@@ -243,7 +270,16 @@ def test_explain_says_which_way_is_better(name, direction):
 def test_recalibrate_reads_class_columns_named_with_proba(classes):
     r = runner.invoke(
         app,
-        ["recalibrate", str(classes), "--method", "temperature", "--proba", "z*", "--logits", "-f", "json"],
+        ["recalibrate", str(classes), "--method", "temperature", "--logits", "z*", "-f", "json"],
     )
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["parameters"]["temperature"] > 0
+    out = classes.parent / "recal.csv"
+    r = runner.invoke(
+        app,
+        ["recalibrate", str(classes), "--method", "temperature", "--logits", "z*", "--apply", str(classes)]
+        + ["-o", str(out), "-f", "json"],
+    )
+    assert r.exit_code == 0, r.output
+    header = [h.strip('"') for h in out.read_text().splitlines()[0].split(",")]
+    assert {"p_0", "p_1", "p_2"} <= set(header)  # logits in (named with --logits), probabilities out

@@ -204,6 +204,11 @@ def test_fuzz_evaluate_dataframe_named(frame, data):
     if data.draw(st.integers(0, 3)) == 0:
         kw["quantiles"] = data.draw(st.lists(st.sampled_from(names), min_size=1, max_size=3))
         kw["levels"] = [0.1, 0.5, 0.9][: len(kw["quantiles"])]
+    if data.draw(st.integers(0, 3)) == 0:  # class columns named as --proba/--logits name them (issue 26)
+        spec = data.draw(st.sampled_from(["p*", "p_*", "q*", "", ",", "[", "p_0, p_1"]))
+        if data.draw(st.booleans()):
+            spec = ",".join(data.draw(st.lists(st.sampled_from(names), min_size=1, max_size=3)))
+        kw[data.draw(st.sampled_from(["proba", "logits"]))] = spec
     outcome(lambda: uqeval.evaluate(frame, **kw))
 
 

@@ -250,10 +250,21 @@ def compute(family: Family, pred: Prediction, settings: Settings) -> dict | None
     from ..validation import trusted
 
     fn = family.compute.get(pred.kind)
-    if fn is None:
+    if fn is None or family.why_undefined(pred) is not None:
         return None
     with trusted():
         return fn(pred, settings)
+
+
+def not_defined(pred: Prediction, settings: Settings) -> list[tuple[str, str]]:
+    """``(family, reason)`` of the families that apply to ``pred`` (and that ``settings`` turn on) whose
+    metrics are not defined for its data (:attr:`Family.undefined`): computed by no engine, named in notes."""
+    return [(f.name, why) for f in families_for(pred.kind, settings) if (why := f.why_undefined(pred))]
+
+
+def not_computed_notes(skipped: list[tuple[str, str]]) -> list[str]:
+    """The notes of families left out (:func:`not_defined`, or ``skipped`` by :func:`compute_metrics`)."""
+    return [f"{family} not computed: {why}" for family, why in skipped]
 
 
 def _outcome(family: Family, pred: Prediction, settings: Settings) -> tuple[dict | None, InputError | None]:

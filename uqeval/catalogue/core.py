@@ -182,9 +182,18 @@ class Family:
     #: could hand one thread a half-initialised module). Declared by the families of the classification
     #: representations, the only ones with a background family
     imports: tuple[str, ...] = ()
+    #: why the family's metrics are not defined for a prediction of a representation it applies to (the
+    #: average calibration curve of quantiles at a single level), or None where they are. Such a family is
+    #: computed nowhere (:func:`uqeval.catalogue.compute` and the per-row forms give nothing, in memory and
+    #: streamed alike) and :func:`uqeval.catalogue.not_defined` gives the reason for the notes
+    undefined: Callable[[Prediction], str | None] | None = None
 
     def enabled(self, settings: Settings | None) -> bool:
         return self.option is None or settings is not None and bool(getattr(settings, self.option, None))
+
+    def why_undefined(self, pred: Prediction) -> str | None:
+        """Why this family's metrics are not defined for ``pred`` (see :attr:`undefined`), or None."""
+        return None if self.undefined is None else self.undefined(pred)
 
     @property
     def representations(self) -> tuple[str, ...]:
@@ -315,10 +324,13 @@ def _family(
     background: bool = False,
     heavy: bool = False,
     imports: tuple[str, ...] = (),
+    undefined: Callable[[Prediction], str | None] | None = None,
 ) -> Family:
     """A family whose metrics share a per-row form ``rows(p, s, level) -> {metric: RowStat}``."""
 
     def family_rows(p, s, level):  # one computation per prediction, settings and level for all its metrics
+        if undefined is not None and undefined(p) is not None:  # not defined for this data: no per-row form
+            return {}
         key = ("rows", name, level, s.resolution, s.num_bins, s.y_std, option and getattr(s, option, None))
         assert rows is not None  # family_rows is only used when rows is given (below)
         return _memo(p, key, lambda: rows(p, s, level) or {})
@@ -330,4 +342,4 @@ def _family(
             fn = (lambda key: lambda p, s, level=None: family_rows(p, s, level).get(key))(spec["name"])
         spec.setdefault("representations", tuple(compute))
         metrics.append(Metric(group=name, rows_fn=fn, by_level=by_level, **spec))
-    return Family(name, tuple(metrics), compute, by_level, option, background, heavy, imports)
+    return Family(name, tuple(metrics), compute, by_level, option, background, heavy, imports, undefined)

@@ -81,6 +81,17 @@ def _avg_cal_quantiles(p, s: Settings) -> dict:
     return out
 
 
+def _avg_cal_undefined(p) -> str | None:
+    """Average calibration compares observed with expected proportions along a curve: quantiles need two
+    levels or more (one level is one point: its pinball loss and the share of targets below it remain)."""
+    if p.kind == "quantiles" and len(p.levels) < 2:
+        return (
+            f"its calibration curve needs at least two quantile levels, the predictions have one "
+            f"({float(p.levels[0]):g}); its pinball loss is in scoring_rule"
+        )
+    return None
+
+
 def _adv(p, s: Settings) -> dict:
     from ..metrics.calibration import adversarial_group_calibration
 
@@ -490,6 +501,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         ],
         {"gaussian": _avg_cal_gaussian, "samples": _avg_cal_samples, "quantiles": _avg_cal_quantiles},
         rows=_rows_avg_cal,
+        undefined=_avg_cal_undefined,
     ),
     _family(
         "adv_group_calibration",

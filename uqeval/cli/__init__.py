@@ -57,9 +57,6 @@ def build_app(commands: tuple[str, ...] = COMMANDS, completion: bool = True) -> 
     shell's completion requests, ``_UQEVAL_COMPLETE``). :func:`main` leaves them out when a command is
     named (they are root options; typer's completion modules cost ~7 ms of every run)."""
     _lean_typer()
-    from .. import config
-
-    config.DISCOVER = True  # the command line finds a config it was not given (UQEVAL_CONFIG, pyproject.toml)
     application = typer.Typer(
         name="uqeval",
         help="Evaluate predictive uncertainty: calibration, scoring rules, coverage, UCC, recalibration.",

@@ -71,7 +71,7 @@ def _settings(baseline: dict | None, config: Path | None, columns: dict[str, str
     if base is not None and isinstance(base.get("columns"), dict):
         base["columns"] = {k: v for k, v in base["columns"].items() if k != "by"}
     return make_settings(
-        config, baseline=base, columns={k: v for k, v in columns.items() if k != "by"}, **flags
+        config, baseline=base, columns={k: v for k, v in columns.items() if k != "by"}, discover=True, **flags
     )
 
 

@@ -92,8 +92,7 @@ ProbaCol = Annotated[
         "--proba",
         metavar="<cols>",
         help="Class probability columns: a comma list (p0,p1,p2) or a glob ('p*'; ordered by the number in "
-        "the name), or one Parquet list column (default: p_<k>, prob_<k>, logit_<k> or proba); with --logits "
-        "they hold logits.",
+        "the name), or one Parquet list column (default: p_<k>, prob_<k> or proba; logits: --logits).",
     ),
 ]
 ConfigOpt = Annotated[
@@ -165,7 +164,16 @@ BinsOpt = Annotated[
 FixCrossingOpt = Annotated[
     bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")
 ]
-LogitsOpt = Annotated[bool, typer.Option("--logits", help="Class columns hold logits; apply softmax.")]
+LogitsCol = Annotated[
+    str | None,
+    typer.Option(
+        "--logits",
+        metavar="<cols>",
+        help="Class logit columns, named as --proba names probabilities (a comma list or a glob such as 'z*'); "
+        "softmax turns them into probabilities (default: logit_<k>). It takes the columns (it was a switch): "
+        "for logits in p_<k> columns pass --logits 'p_*'.",
+    ),
+]
 RenormalizeOpt = Annotated[
     bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")
 ]
@@ -307,7 +315,10 @@ class ScoringFlags:
             raise UsageError("give either --y-std or --train, not both")
         values = {"representation": self.representation, "levels": self.levels, **self.values, **extra}
         settings = make_settings(
-            self.config, columns={**self.columns, **column_overrides(**(columns or {}))}, **values
+            self.config,
+            columns={**self.columns, **column_overrides(**(columns or {}))},
+            discover=True,  # the command line finds a config it was not given (UQEVAL_CONFIG, pyproject.toml)
+            **values,
         )
         if self.train is not None:
             from ..errors import InputError
@@ -336,7 +347,7 @@ INPUT_OPTIONS: list[tuple[str, Any, Any]] = [
     ("representation", ReprOpt, None),
     ("level", LevelOpt, None),
     ("fix_crossing", FixCrossingOpt, False),
-    ("logits", LogitsOpt, False),
+    ("logits", LogitsCol, None),
     ("renormalize", RenormalizeOpt, False),
     ("nan_policy", NanOpt, None),
     ("seed", SeedOpt, None),
@@ -384,6 +395,13 @@ def with_help(annotation: Any, text: str | None = None, panel: str | None = None
 
 def _flags(v: dict[str, Any]) -> ScoringFlags:
     """The :class:`ScoringFlags` of the shared options' values ``v`` (metric ones absent: not given)."""
+    if (v["logits"] or "").startswith("-"):  # the next option taken as --logits' value: it was a switch
+        from ..errors import UsageError
+
+        raise UsageError(
+            f"--logits takes the logit columns (a comma list or a glob such as 'z*'), got {v['logits']!r}; "
+            "it is no longer a switch: for logits in p_<k> columns pass --logits 'p_*'"
+        )
     return ScoringFlags(
         config=v["config"],
         columns=column_overrides(
@@ -393,6 +411,7 @@ def _flags(v: dict[str, Any]) -> ScoringFlags:
             var=v["var"],
             lower=v["lower"],
             upper=v["upper"],
+            logits=v["logits"],
             proba=v["proba"],
             weights=v["weights"],
         ),
@@ -408,7 +427,6 @@ def _flags(v: dict[str, Any]) -> ScoringFlags:
             seed=v["seed"],
             nan_policy=v["nan_policy"].value if v["nan_policy"] else None,
             fix_crossing=v["fix_crossing"] or None,
-            logits=v["logits"] or None,
             renormalize=v["renormalize"] or None,
             diagnostics=v.get("diagnostics") or None,
             tw_threshold=v.get("tw_threshold"),
@@ -488,8 +506,8 @@ FIXES = {
     "nan_policy": "; clean the data or pass --nan-policy omit to drop those rows",
     "targets": " (pass --y COLUMN)",
     "fix_crossing": "; fix the model or pass --fix-crossing to sort each row",
-    "renormalize": "; pass --renormalize to rescale small drift (or --logits if they are logits)",
-    "logits": " or pass --logits if the columns are logits",
+    "renormalize": "; pass --renormalize to rescale small drift (or name them with --logits if they are logits)",
+    "logits": " or name them with --logits COLS if the columns are logits",
 }
 
 
@@ -714,8 +732,9 @@ EngineOpt = Annotated[
     typer.Option(
         "--engine",
         help="memory: read the file at once; stream: record batches with bounded memory (files, Parquet "
-        "directories incl. hive partitions, globs); dask: partial states on a Dask cluster; auto: "
-        "stream above 1 GiB on disk or for a directory/glob, else memory.",
+        "directories incl. hive partitions, globs, and - : standard input, spooled to a temporary file "
+        "first); dask: partial states on a Dask cluster (not -); auto: stream above 1 GiB on disk or for "
+        "a directory/glob, else memory.",
     ),
 ]
 ChunkRowsOpt = Annotated[

@@ -51,7 +51,7 @@ class Model(str, Enum):
 @input_options(
     wording={
         "seed": "accrue: seed of k-means, the validation split and the MLP restarts (default 0).",
-        "logits": "temperature: class columns hold logits; apply softmax.",
+        "logits": "temperature: class logit columns (a comma list or a glob such as 'z*'); softmax applied.",
         "renormalize": "temperature: rescale probabilities that drift off the simplex.",
     }
 )
@@ -164,7 +164,7 @@ def recalibrate(
     from ..errors import UsageError
 
     seed = flags.values["seed"]
-    logits, renormalize = bool(flags.values["logits"]), bool(flags.values["renormalize"])
+    logits, renormalize = flags.columns.get("logits"), bool(flags.values["renormalize"])
     if file is None and load is None:
         raise UsageError("give a calibration FILE to fit (with --method), or --load a saved recalibrator")
     if file is not None and load is not None:

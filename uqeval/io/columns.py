@@ -226,13 +226,14 @@ def plan_columns(
 
     # classification
     lc = {n.lower(): n for n in list_columns}
-    if "logits" in explicit:  # [columns] logits = "z*": the named class columns hold logits
+    named_as = "proba"  # the role the class columns were named by (messages name its option)
+    if "logits" in explicit:  # --logits 'z*', [columns] logits = "z*": the named class columns hold logits
         if "proba" in explicit:
             raise SchemaError(
-                f"{path}: class columns are named twice (proba and logits); name them once, "
-                f"with {option('logits')} if they hold logits"
+                f"{path}: class columns are named twice (proba and logits); name them once: "
+                f"with {option('logits')} if they hold logits, else with {option('proba')}"
             )
-        explicit["proba"], logits = explicit.pop("logits"), True
+        explicit["proba"], logits, named_as = explicit.pop("logits"), True, "logits"
     proba_cols: list[str] = []
     if "proba" not in explicit:
         proba_cols = _indexed(
@@ -249,7 +250,7 @@ def plan_columns(
             plan.roles["proba"] = lc[spec.lower()]
             plan.list_roles.add("proba")
         elif spec is not None:
-            plan.roles["proba"] = _named_columns(names, spec, "proba", path)
+            plan.roles["proba"] = _named_columns(names, spec, named_as, path)
         elif proba_cols:
             plan.roles["proba"] = proba_cols
         else:

@@ -123,10 +123,10 @@ def expand_input(spec: str | Path, check: bool = True) -> Inputs:
     from ..stream.uri import as_spec, is_uri
 
     s = as_spec(spec)
-    if s == "-":
-        raise InputError(
-            "-: standard input is read in memory, not streamed: use --engine memory (or auto), or save it to a file"
-        )
+    if s == "-":  # spooled to a temporary file once (uqeval.io.readers.stdin_file), read from there in chunks
+        from .readers import stdin_file
+
+        return Inputs(s, "file", [stdin_file()])  # type: ignore[list-item]  # a PathLike named <stdin>
     if is_uri(s):
         from ..stream.source import remote_inputs
 

@@ -24,7 +24,10 @@ FORMATS = {".csv": "csv", ".csv.gz": "csv", ".parquet": "parquet", ".pq": "parqu
 
 
 def detect_format(path: str | Path) -> str:
-    """``"csv"`` or ``"parquet"`` from the file name; anything else is an error."""
+    """``"csv"`` or ``"parquet"`` from the file name (standard input: from its first bytes); anything else
+    is an error."""
+    if isinstance(path, StdinFile):
+        return path.format
     name = str(path).lower()
     for ext in sorted(FORMATS, key=len, reverse=True):
         if name.endswith(ext):

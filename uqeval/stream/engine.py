@@ -48,6 +48,11 @@ def choose_engine(engine: str, spec: str | Path) -> str:
         raise UsageError(
             f"{as_spec(spec)}: --engine memory reads local files; use --engine stream or dask for a URI"
         )
+    if engine == "dask" and as_spec(spec) == "-":
+        raise UsageError(
+            "-: --engine dask cannot read standard input (its workers open files by path); use --engine stream "
+            "(standard input is spooled to a temporary file and read from it in chunks) or save it to a file"
+        )
     if engine != "auto":
         return engine
     if is_multi(spec):
@@ -78,6 +83,8 @@ class Partial:
         self.first_file: str | None = None
         self.selection: dict | None = None  # what the second pass collects (uqeval.stream.states.selection)
         self.second: dict | None = None  # the merged second-pass state
+        #: families not defined for these rows' shape (uqeval.catalogue.not_defined; every batch has the same)
+        self.undefined: list[tuple[str, str]] = []
 
     def add(self, batch, n_rows: int, settings: Settings, where: str) -> None:
 
@@ -89,7 +96,10 @@ class Partial:
             return
         sig = _signature(pred)
         if self.signature is None:
+            from ..catalogue import not_defined
+
             self.signature, self.columns, self.first_file = sig, batch.columns, where
+            self.undefined = not_defined(pred, settings)
         elif sig != self.signature:
             raise InputError(
                 f"{where}: rows from global row {int(pred.row_numbers()[0])} on have per-row shapes {dict(sig)}, "
@@ -133,6 +143,7 @@ class Partial:
             setattr(out, k, getattr(self, k) + getattr(other, k))
         first = self if self.signature is not None else other
         out.columns, out.signature, out.first_file = first.columns, first.signature, first.first_file
+        out.undefined = first.undefined
         return out
 
 
@@ -245,7 +256,7 @@ def summary_of(
     groups: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The JSON summary (schema ``uqeval.score/1``) of a merged :class:`Partial`."""
-    from ..catalogue import get_family
+    from ..catalogue import get_family, not_computed_notes
     from ..report.summary import build_summary
     from . import states
 
@@ -283,7 +294,7 @@ def summary_of(
         info["n_fixed_crossing"] = part.n_fixed
     if part.n_members_dropped:
         info["n_members_dropped"] = part.n_members_dropped
-    notes = src.notes()
+    notes = src.notes() + not_computed_notes(part.undefined)
     left_out = dict(part.state["not_streamed"]) if weighted else states.not_streamed_in(part.state, settings)
     for path in [] if weighted else states.streamed(kind, settings):  # a two-pass metric whose selection
         # was too large (MdAE)

@@ -224,7 +224,7 @@ def _open_text(f: str):
         fs, path = filesystem(f)
         raw = fs.open_input_stream(path, compression="gzip" if f.lower().endswith(".gz") else None)
         return io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
-    opener = gzip.open if f.lower().endswith(".gz") else open
+    opener = gzip.open if str(f).lower().endswith(".gz") else open  # standard input: a spooled StdinFile
     return opener(f, "rt", encoding="utf-8-sig", newline="")
 
 

@@ -786,6 +786,10 @@ def batch_state(pred: Prediction, settings: Settings, families: Collection[str] 
         if families is None
         else [f for f in families_for(pred.kind) if f.name in families]
     ):
+        if (
+            f.why_undefined(pred) is not None
+        ):  # not defined for this data: left out, as in memory (a note says why)
+            continue
         linear, special, _ = _plan(f, pred.kind)
         entry: dict[str, Any] = {}
         if linear:

@@ -88,6 +88,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import json
 import math
 import re
@@ -575,7 +576,7 @@ def _parse_rule(path: str, opts: dict, text: str, source: str) -> list[Check]:
         raise InputError(f"{where} has no options; give at least one of {', '.join(CHECK_OPTIONS)}")
     values: dict[str, float] = {}
     for opt, val in opts.items():
-        oline = _find_option_line(text, line, opt)
+        oline = _find_option_line(text, path, opt)
         owhere = f'{_at(source, oline)}rule "{path}"'
         if opt not in RULE_OPTIONS:
             close = difflib.get_close_matches(opt, RULE_OPTIONS, n=1)
@@ -599,7 +600,7 @@ def _parse_rule(path: str, opts: dict, text: str, source: str) -> list[Check]:
             opt,
             values[opt],
             target if opt.startswith("max_regression") else None,
-            _find_option_line(text, line, opt),
+            _find_option_line(text, path, opt),
         )
         for opt in opts
         if opt != "target"
@@ -620,7 +621,7 @@ def _parse_settings(val: Any, text: str, source: str) -> dict[str, bool]:
         raise InputError(f"{_at(source, _find_key_line(text, 'settings'))}'settings' must be a table")
     out = dict(SETTINGS_DEFAULTS)
     for key, v in val.items():
-        line = _find_key_line(text, key)
+        line = _find_key_line(text, "settings", key)
         if key not in SETTINGS_DEFAULTS:
             close = difflib.get_close_matches(key, list(SETTINGS_DEFAULTS), n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
@@ -633,55 +634,40 @@ def _parse_settings(val: Any, text: str, source: str) -> dict[str, bool]:
     return out
 
 
-def _strip_comment(line: str) -> str:
-    # good enough for locating keys: '#' inside quoted paths does not occur in metric names
-    return line.split("#", 1)[0]
+@functools.lru_cache(maxsize=4)
+def _key_lines(text: str) -> dict[tuple[str, ...], int]:
+    """:func:`uqeval.config.key_lines` of a rules file (computed once per text; not to be modified)."""
+    from ..config import key_lines
+
+    return key_lines(text)
 
 
-def _find_key_line(text: str, key: str) -> int | None:
-    pat = re.compile(rf"""^\s*(\[\s*)?["']?{re.escape(key)}["']?\s*(=|\])""")
-    for i, line in enumerate(text.splitlines(), 1):
-        if pat.search(_strip_comment(line)):
-            return i
-    return None
+def _find_key_line(text: str, *path: str) -> int | None:
+    """Line of the key ``path`` (``("settings", "require_baseline")``; one part: a top-level key)."""
+    from ..config import line_of
+
+    return line_of(_key_lines(text), *path)
+
+
+def _rule_key(text: str, path: str) -> tuple[str, ...] | None:
+    """The key under ``[rules]`` that defines the rule ``path`` (quoted, bare dotted or a sub-table header)."""
+    found = [k for k in _key_lines(text) if k[:1] == ("rules",) and ".".join(k[1:]) == path]
+    return min(found, key=lambda k: _key_lines(text)[k]) if found else None
 
 
 def _find_path_line(text: str, path: str) -> int | None:
-    """Line defining a rule (below the ``[rules`` header): quoted path, bare path, last key."""
-    lines = [_strip_comment(x) for x in text.splitlines()]
-    header = re.compile(r"^\s*\[\s*[\"']?rules\b")
-    first = next((i for i, line in enumerate(lines) if header.search(line)), 0)
-    q = re.escape(path)
-    patterns = (
-        re.compile(rf"""["']{q}["']\s*[=\]]"""),
-        re.compile(rf"""(^|[\s\[.]){q}\s*[=\]]"""),
-        re.compile(rf"""(^|[\s\[.])["']?{re.escape(path.rsplit(".", 1)[-1])}["']?\s*[=\]]"""),
-    )
-    for pat in patterns:
-        for i in range(first, len(lines)):
-            if pat.search(lines[i]):
-                return i + 1
-    return None
+    """Line defining the rule ``path`` (its key, or the ``[rules."path"]`` header)."""
+    key = _rule_key(text, path)
+    return _key_lines(text)[key] if key is not None else None
 
 
-def _find_option_line(text: str, start: int | None, option: str) -> int | None:
-    """Line of ``option`` in the rule whose path is on line ``start``.
+def _find_option_line(text: str, path: str, option: str) -> int | None:
+    """Line of ``option`` in the rule ``path``: the ``option = ...`` line of a ``[rules."path"]`` sub-table,
+    the rule's own line for an inline table (``"path" = { ... }``)."""
+    from ..config import line_of
 
-    TOML inline tables are one line, so for ``"path" = { ... }`` that is ``start``;
-    for a ``[rules."path"]`` sub-table it is the ``option = ...`` line below the header.
-    """
-    if start is None:
-        return None
-    lines = [_strip_comment(x) for x in text.splitlines()]
-    if "{" in lines[start - 1]:
-        return start
-    pat = re.compile(rf"""^\s*["']?{re.escape(option)}["']?\s*=""")
-    for i in range(start, len(lines)):
-        if lines[i].lstrip().startswith("["):
-            break
-        if pat.search(lines[i]):
-            return i + 1
-    return start
+    key = _rule_key(text, path)
+    return line_of(_key_lines(text), *key, option) if key is not None else None
 
 
 # --------------------------------------------------------------------------- evaluation

@@ -175,7 +175,12 @@ def _family(*names: str) -> Callable[[Prediction, Settings], bool]:
     def applies(pred: Prediction, settings: Settings) -> bool:
         from ..catalogue import get_family
 
-        return any(pred.kind in get_family(n).compute and get_family(n).enabled(settings) for n in names)
+        return any(
+            pred.kind in (f := get_family(n)).compute
+            and f.enabled(settings)
+            and f.why_undefined(pred) is None
+            for n in names
+        )
 
     return applies
 
@@ -780,6 +785,8 @@ def build_figures(
             shown = applicable_kinds(
                 pred, settings, metrics
             )  # the hint lists the diagnostic kinds with --diagnostics
+            from ..catalogue import not_computed_notes, not_defined
+
             if "skill" in bad and not _has_skill(metrics):
                 raise InputError(
                     "plot kind 'skill' needs skill scores: give --reference (a predictions FILE, "
@@ -791,10 +798,14 @@ def build_figures(
                 else "the multivariate_rank_histogram (a --diagnostics figure) is the plot of multivariate "
                 "ensembles"
                 if pred.kind == "multivariate"
+                else f"no plot applies to these {pred.kind} predictions"
+                if not_defined(pred, settings)
                 else f"no plot applies to {pred.kind} predictions (they carry no uncertainty)"
             )
+            why = not_computed_notes(not_defined(pred, settings))  # e.g. quantiles at a single level
             raise InputError(
                 f"plot kind {', '.join(map(repr, bad))} does not apply to {pred.kind} predictions; {hint}"
+                + "".join(f"; {w}" for w in why)
             )
         wanted = [k for k in PLOT_KINDS if k in kinds]
     if not wanted:  # e.g. point predictions, or log-likelihoods alone

@@ -365,7 +365,7 @@ def _spread_columns(loaded: Loaded, settings: Settings, std: np.ndarray) -> dict
     return {name: std * std if kind == "var" else std}
 
 
-def _proba_columns(loaded: Loaded, proba: np.ndarray) -> dict[str, np.ndarray]:
+def _proba_columns(loaded: Loaded, proba: np.ndarray, logits: bool = False) -> dict[str, np.ndarray]:
     cols = loaded.prediction.columns["proba"]  # a loaded categorical prediction names its columns
     k = proba.shape[1]
     if isinstance(cols, str):  # one Parquet list column
@@ -375,7 +375,7 @@ def _proba_columns(loaded: Loaded, proba: np.ndarray) -> dict[str, np.ndarray]:
         return {cols[0]: proba[:, 1]}
     from ..io.columns import LOGIT_RE
 
-    if all(LOGIT_RE.match(str(c)) for c in cols):  # logits in, probabilities out
+    if logits or all(LOGIT_RE.match(str(c)) for c in cols):  # logits in, probabilities out
         return {f"p_{j}": proba[:, j] for j in range(k)}
     return {str(c): proba[:, j] for j, c in enumerate(cols)}
 
@@ -401,7 +401,7 @@ def apply_state(
         from ..recalibration.temperature import apply_temperature
 
         out.proba = apply_temperature(pred.proba, state, kind="proba")  # type: ignore[attr-defined]
-        out.columns = _proba_columns(loaded, out.proba)
+        out.columns = _proba_columns(loaded, out.proba, settings.logits)
         return out
     # loaded as gaussian or point (_representation): a mean; sd None for point predictions
     mu, sd = cast("Point", pred).point(), pred.spread()

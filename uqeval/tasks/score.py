@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..catalogue import compute_metrics
+from ..catalogue import compute_metrics, not_computed_notes, not_defined
 from ..config import Settings
 from ..io.load import Loaded, load_predictions
 from ..predictions import Prediction
@@ -122,7 +122,7 @@ def score_groups(loaded: Loaded, settings: Settings) -> dict[str, Any]:
         metrics, _ = score_prediction(loaded.prediction.subset(idx), settings, skipped, w)
         out[str(value)] = {"n_rows": int(idx.size), "metrics": metrics}
         if skipped:
-            out[str(value)]["notes"] = [f"{g} not computed: {why}" for g, why in skipped]
+            out[str(value)]["notes"] = not_computed_notes(skipped)
     return {"column": loaded.prediction.columns.get("by") or settings.columns.get("by"), "values": out}
 
 
@@ -247,7 +247,7 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
     if groups is not None:
         loaded.info["columns"]["by"] = groups["column"]
         worst_groups(metrics, orientation, groups)
-    notes = []
+    notes = not_computed_notes(not_defined(loaded.prediction, settings))
     if loaded.prediction.kind == "point" and loaded.prediction.loglik is None:
         notes.append(
             "point predictions only: accuracy metrics are all that apply; "
