@@ -41,7 +41,7 @@ def cluster():
         processes=False,
         protocol="tcp://",  # --scheduler takes tcp/tls/ws/wss addresses, not inproc://
         host="127.0.0.1",
-        dashboard_address=None,
+        dashboard_address="127.0.0.1:0",
         silence_logs=50,
     ) as c:
         yield c

@@ -13,6 +13,6 @@ def dask_cluster():
         "distributed", reason="the Dask extra is not installed (pip install 'uqeval[dask]')"
     )
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0", silence_logs=50
     ) as c:
         yield c

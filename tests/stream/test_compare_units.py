@@ -105,7 +105,7 @@ def test_dask_equals_memory(files):
         threads_per_worker=1,
         processes=False,
         protocol="tcp://",
-        dashboard_address=None,
+        dashboard_address="127.0.0.1:0",
         silence_logs=50,
     ) as cluster:
         for args in (("--cluster", "site", "-b", "200"), ("--block-size", "7", "-b", "0")):

@@ -198,7 +198,7 @@ def test_dask_in_process_cluster_equals_stream(tmp_path):
         pq.write_table(table.take(pa.array(idx)), d / f"p{i}.parquet", row_group_size=150)
     streamed, _ = monitor_file(d, Settings(), window="1D", time="t", chunk_rows=200)
     with distributed.LocalCluster(
-        n_workers=1, processes=False, protocol="tcp", dashboard_address=":0", silence_logs=50
+        n_workers=1, processes=False, protocol="tcp", dashboard_address="127.0.0.1:0", silence_logs=50
     ) as c:
         dasked, _ = monitor_file(
             d, Settings(), window="1D", time="t", chunk_rows=200, engine="dask", scheduler=c.scheduler_address

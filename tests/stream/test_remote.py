@@ -214,7 +214,7 @@ def test_probe_accepts_a_real_scheduler():
         processes=False,
         protocol="tcp",
         host="127.0.0.1",
-        dashboard_address=None,
+        dashboard_address="127.0.0.1:0",
         silence_logs=50,
     ) as cluster:
         assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")

@@ -124,11 +124,13 @@ def dask_client(scheduler: str | None, workers: int | None) -> Iterator[tuple[An
     cluster = None
     seconds = remote.timeout()
     if scheduler is None:
+        # the scheduler's HTTP server (dashboard) on a free loopback port: never the fixed 8787 (taken when
+        # another cluster runs) and never on the machine's other interfaces
         cluster = distributed.LocalCluster(
             n_workers=workers or 2,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            dashboard_address="127.0.0.1:0",
             silence_logs=50,
         )
     try:
