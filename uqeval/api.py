@@ -792,6 +792,7 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
                 f"{option('kind', kind)} does not apply to {pred.kind} predictions{who}; "
                 + (f"the kinds that do: {', '.join(allowed)}" if allowed else "no plot kind does")
                 + _KIND_HINTS.get(kind, "")
+                + (f"; {pred.no_band()}" if kind in _BAND_KINDS and pred.no_band() else "")
             )
     if models is not None:
         _one_overlay(kind, {name: pred for name, (pred, _) in preds.items()})
@@ -850,6 +851,8 @@ def _one_overlay(kind: str, preds: Mapping[str, Prediction]) -> None:
         )
 
 
+#: kinds drawn from a central interval: the error for a prediction with none says why (:meth:`Prediction.no_band`)
+_BAND_KINDS = ("predictions", "intervals", "ucc", "coverage")
 #: why a kind may not apply, for :func:`plot`'s error
 _KIND_HINTS = {
     "skill": "; uqeval.plot does not draw the skill plot (it needs a reference forecast)",
