@@ -242,3 +242,75 @@ def test_exceedance_reliability_takes_thresholds_and_says_so_without():
     with pytest.raises(ValueError, match=r"thresholds=") as err:
         uqeval.plot(y, "exceedance_reliability", mean=mu, std=0.5)
     assert "--" not in str(err.value)
+
+
+def _quantiles(y, scale: float = 1.0):
+    from scipy.stats import norm
+
+    levels = [0.05, 0.25, 0.5, 0.75, 0.95]
+    return uqeval.Quantiles(y_true=y, quantiles=np.tile(scale * norm.ppf(levels), (y.size, 1)), levels=levels)
+
+
+@pytest.mark.parametrize("kind", ["calibration", "pit"])
+def test_overlay_of_models_whose_axes_differ_is_refused_naming_the_groups(kind):
+    y, mu, _ = _data()
+    g = uqeval.Gaussian(y_true=y, mean=mu, std=np.full(N, 0.5))
+    fig, ax = plt.subplots()
+    with pytest.raises(uqeval.errors.UsageError) as err:
+        uqeval.plot({"g1": g, "g2": g, "q": _quantiles(y)}, kind, ax=ax)
+    msg = str(err.value)
+    assert f"kind='{kind}'" in msg and "'g1', 'g2'" in msg and "'q'" in msg, msg
+    assert "quantile levels" in msg and "Axes of its own" in msg and "--" not in msg
+    assert not ax.lines and not ax.patches  # nothing drawn before the error
+    # a group alone draws, as the report's overlay of that key does
+    assert uqeval.plot({"q": _quantiles(y), "q wide": _quantiles(y, 2.0)}, kind, ax=ax) is ax
+    assert {"q", "q wide"} <= {t.get_text().split(" (")[0] for t in ax.get_legend().texts}
+
+
+def test_classifier_and_regression_reliability_are_not_overlaid():
+    y, mu, _ = _data()
+    a, pa = _classifier(0)
+    with pytest.raises(uqeval.errors.UsageError, match=r"'c' \(reliability, classifiers\)"):
+        uqeval.plot(
+            {
+                "g": uqeval.Gaussian(y_true=y, mean=mu, std=np.full(N, 0.5)),
+                "c": uqeval.Categorical(y_true=a, proba=pa),
+            },
+            "reliability",
+        )
+
+
+def test_one_legend_helper_for_the_api_and_the_report_overlays(monkeypatch):
+    """uqeval.plot and the report's Overlays give one legend entry per label with the same helper."""
+    import uqeval.plots.common as common
+    from uqeval.api import _plot_prediction
+    from uqeval.tasks.overlay import Overlays
+
+    calls = []
+    real = common.legend_once
+    monkeypatch.setattr(common, "legend_once", lambda ax: (calls.append(ax), real(ax)))
+    y, mu, _ = _data()
+    ax = uqeval.plot(_models("pit"), "pit")
+    overlays = Overlays()
+    for name, sd in (("a", 0.5), ("b", 1.0)):
+        pred, settings = _plot_prediction(y, mean=mu, std=np.full(N, sd))
+        overlays.add(pred, None, settings, name, kinds=["pit"])
+    report_ax = overlays.figures()["pit"][0].axes[0]
+    assert calls == [ax, report_ax]
+    for one in (ax, report_ax):
+        texts = [t.get_text() for t in one.get_legend().texts]
+        assert len(texts) == len(set(texts)) and sum("band of a uniform PIT" in t for t in texts) == 1
+        assert not one.figure.legends  # the style_axes legend below the axes was replaced
+
+
+def test_legend_once_gives_one_entry_per_label():
+    from uqeval.plots.common import legend_once
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1], label="reference")
+    ax.plot([0, 1], [1, 0], label="model a")
+    ax.plot([0, 1], [0, 1], label="reference")
+    fig.legend()
+    legend_once(ax)
+    assert [t.get_text() for t in ax.get_legend().texts] == ["reference", "model a"]
+    assert not fig.legends

@@ -76,6 +76,28 @@ def test_every_document_the_package_writes_has_a_schema():
     assert tags and tags == pinned, (sorted(tags - pinned), sorted(pinned - tags))
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_every_document_requires_the_writing_version(name):
+    """Every document carries ``uqeval_version`` (check, coverage and recalibrate too): the schema requires it."""
+    schema = schemas.load(name)
+    assert "uqeval_version" in schema["required"] and "uqeval_version" in schema["properties"], name
+
+
+@pytest.mark.parametrize("command", ["check", "coverage", "recalibrate"])
+def test_check_coverage_and_recalibrate_write_the_version(cuts, tmp_path, command):
+    gaussian = str(cuts["gaussian.parquet"])
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[rules]\n"scoring_rule.crps" = { max = 1e9 }\n')
+    argv = {
+        "check": ["check", gaussian, "--rules", str(rules)],
+        "coverage": ["coverage", gaussian],
+        "recalibrate": ["recalibrate", gaussian, "--method", "std-scaling"],
+    }[command]
+    doc = run_json([*argv, "--format", "json"])
+    assert doc["uqeval_version"] == uqeval.__version__ and list(doc)[:2] == ["schema", "uqeval_version"]
+    assert_valid(command, doc)
+
+
 def test_schema_command_lists_and_prints(tmp_path):
     r = runner.invoke(app, ["schema"])
     assert r.exit_code == 0, r.output

@@ -760,7 +760,7 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
     'Average calibration'
     """
     from .errors import option
-    from .plots.style import FONT, model_color
+    from .plots.style import model_color
     from .tasks.plot import OVERLAY_KINDS, PLOT_KINDS, build_figures
 
     if not isinstance(kind, str) or kind not in PLOT_KINDS:
@@ -792,7 +792,10 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
                 f"{option('kind', kind)} does not apply to {pred.kind} predictions{who}; "
                 + (f"the kinds that do: {', '.join(allowed)}" if allowed else "no plot kind does")
                 + _KIND_HINTS.get(kind, "")
+                + (f"; {pred.no_band()}" if kind in _BAND_KINDS and pred.no_band() else "")
             )
+    if models is not None:
+        _one_overlay(kind, {name: pred for name, (pred, _) in preds.items()})
     if ax is None:  # every kind draws on one Axes (several-panel kinds: their one-panel form)
         import matplotlib.pyplot as plt
 
@@ -821,21 +824,40 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
         if fig is None:
             raise InputError(f"nothing to draw for {option('kind', kind)}: {'; '.join(bundle.notes)}")
     if models is not None:  # one legend entry per label (each model draws the reference again)
-        handles, labels = ax.get_legend_handles_labels()
-        seen = dict(zip(labels, handles))
-        for legend in list(ax.figure.legends):
-            legend.remove()
-        ax.legend(list(seen.values()), list(seen.keys()), fontsize=FONT["legend"])
+        from .plots.common import legend_once
+
+        legend_once(ax)
     return ax
 
 
+def _one_overlay(kind: str, preds: Mapping[str, Prediction]) -> None:
+    """Raise unless every model's series of ``kind`` goes on the same overlay
+    (:func:`uqeval.tasks.overlay.overlay_key`, as the report groups them): a quantile file's calibration curve
+    and PIT histogram, at the levels the file carries, or a classifier's reliability diagram have other
+    axes than the others'."""
+    from .errors import option
+    from .tasks.overlay import overlay_key
+
+    groups: dict[str, list[str]] = {}
+    for name, pred in preds.items():
+        groups.setdefault(overlay_key(kind, pred), []).append(name)
+    if len(groups) > 1:
+        listed = "; ".join(
+            f"{', '.join(map(repr, names))} ({key.replace('/', ', ')})" for key, names in groups.items()
+        )
+        raise UsageError(
+            f"{option('kind', kind)} cannot draw these models on one Axes, their axes mean different "
+            f"things: {listed}; plot each group on an Axes of its own (one uqeval.plot call per group, ax=)"
+        )
+
+
+#: kinds drawn from a central interval: the error for a prediction with none says why (:meth:`Prediction.no_band`)
+_BAND_KINDS = ("predictions", "intervals", "ucc", "coverage")
 #: why a kind may not apply, for :func:`plot`'s error
 _KIND_HINTS = {
     "skill": "; uqeval.plot does not draw the skill plot (it needs a reference forecast)",
     "exceedance_reliability": "; exceedance_reliability needs thresholds=(t, ...) (the events Y > t)",
 }
-
-#: series colours of an overlay: matplotlib's cycle without the orange of the reference bands
 
 
 def _plot_prediction(data: Any, **columns: Any) -> tuple[Prediction, Settings]:

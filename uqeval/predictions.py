@@ -385,6 +385,11 @@ class Prediction:
         """Central levels the prediction carries (intervals, quantile pairs); None: any level."""
         return []
 
+    def no_band(self) -> str | None:
+        """Why a representation that makes central intervals holds none here (None: it holds some, or it
+        is not one that makes them)."""
+        return None
+
     def require_targets(self) -> np.ndarray:
         if self.y_true is None:
             raise InputError(
@@ -625,6 +630,26 @@ class Quantiles(Prediction):
         from .metrics.intervals import level_key
 
         return {level_key(p) for _, _, p in self._pairs()}
+
+    def no_band(self) -> str | None:
+        """Why the quantile columns hold no central interval (None when some pair tau, 1 - tau is carried):
+        the reason ``coverage`` and ``ucc`` give for having nothing to show."""
+        if self._pairs():
+            return None
+        from .metrics.intervals import level_key
+
+        names = [_colname(self.columns, "quantiles", j) for j in range(self.levels.size)]
+        if self.levels.size == 1:
+            found = f"only a single quantile level (column '{names[0]}', level {level_key(self.levels[0])})"
+        else:
+            found = (
+                f"no pair of levels tau and 1 - tau among the quantile columns "
+                f"{', '.join(repr(n) for n in names)} (levels {', '.join(level_key(t) for t in self.levels)})"
+            )
+        return (
+            f"no central interval, {found}; a central interval needs quantiles at levels tau and "
+            "1 - tau (e.g. q0.05 and q0.95 for 90%)"
+        )
 
     def quantile_keys(self) -> set[str]:
         from .metrics.intervals import level_key

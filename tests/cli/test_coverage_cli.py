@@ -106,6 +106,40 @@ def test_point_predictions_have_no_coverage():
     assert r.exit_code == 3 and "no intervals" in r.stderr
 
 
+@pytest.mark.parametrize(
+    ("cols", "found"),
+    [
+        ({"q0.5": [1.1, 2.0, 2.9]}, "only a single quantile level (column 'q0.5', level 0.5)"),
+        (
+            {"q0.1": [0.0, 1.0, 2.0], "q0.5": [1.0, 2.0, 3.0], "q0.8": [2.0, 3.0, 4.0]},
+            "no pair of levels tau and 1 - tau among the quantile columns 'q0.1', 'q0.5', 'q0.8'",
+        ),
+    ],
+)
+@pytest.mark.parametrize("command", ["coverage", "ucc"])
+def test_quantiles_without_a_central_pair_say_why_there_is_nothing(tmp_path, command, cols, found):
+    """Not an empty table, nor "levels none": the file, the column and why (issue 26/28 follow-up)."""
+    path = write_table(tmp_path / "median.csv", {"y": [1.0, 2.0, 3.0], **cols})
+    r = runner.invoke(app, [command, str(path)])
+    assert r.exit_code == 3, r.output
+    assert str(path) in r.stderr and "no central interval" in r.stderr and found in r.stderr, r.stderr
+    assert "levels none" not in r.stderr and "Traceback" not in r.output
+    assert r.stdout == ""  # no empty table
+
+
+def test_api_quantiles_without_a_central_pair_say_why_there_is_nothing():
+    import uqeval
+
+    q = uqeval.Quantiles(y_true=np.arange(4.0), quantiles=np.arange(4.0)[:, None] + 0.1, levels=[0.5])
+    with pytest.raises(
+        uqeval.InputError, match=r"median: no UCC: no central interval, only a single quantile"
+    ):
+        uqeval.ucc({"median": q})
+    pytest.importorskip("matplotlib")
+    with pytest.raises(uqeval.UsageError, match=r"kind='coverage' .*only a single quantile level"):
+        uqeval.plot(q, "coverage")
+
+
 def test_table_and_markdown(monkeypatch):
     monkeypatch.chdir(ROOT)
     r = runner.invoke(

@@ -43,6 +43,7 @@ __all__ = [
     "PLOT_FORMATS",
     "band_downsample",
     "count_strip",
+    "legend_once",
     "diagonal",
     "binomial_band",
     "check_unit_interval",
@@ -149,6 +150,18 @@ def style_axes(
             )
         else:
             ax.legend(fontsize=FONT["legend"], loc=legend_loc, framealpha=0.9)
+
+
+def legend_once(ax: Axes) -> None:
+    """Redraw the legend of an overlay of models with one entry per label: each model draws the reference
+    lines and bands of its series again (an entry in the place of its label's first
+    appearance, drawn as its last); a legend the figure holds below the axes
+    (``style_axes(legend_loc="outside")``) is replaced by one on the axes."""
+    handles, labels = ax.get_legend_handles_labels()
+    seen = dict(zip(labels, handles))
+    for legend in list(ax.figure.legends):
+        legend.remove()
+    ax.legend(list(seen.values()), list(seen.keys()), fontsize=FONT["legend"])
 
 
 def diagonal(ax: Axes, label: str, hi: float = 1.0) -> None:

@@ -46,6 +46,7 @@ from .common import (
     subsample_indices,
     thousands,
 )
+from .style import reference_color
 
 __all__ = [
     "plot_adversarial",
@@ -573,9 +574,7 @@ def plot_pit_histogram(
     else:
         ax.stairs(c, e, fill=True, color=COLORS["main"], alpha=0.55, label=f"rows (N = {int(n):,})")
         ax.stairs(c, e, color=COLORS["main"], linewidth=LINE["ref"])
-    ref = (
-        COLORS["accent"] if label is None else COLORS["ref"]
-    )  # an overlay: a neutral reference, not a model's colour
+    ref = reference_color(overlay=label is not None)
     # The reference band goes on top of the bars so it stays visible.
     ax.stairs(
         hi,
@@ -644,9 +643,7 @@ def plot_rank_histogram(
         )
     else:
         ax.bar(r, c, width=0.9, color=COLORS["main"], alpha=0.7, label=f"rows (N = {int(n):,}){test}")
-    ref = (
-        COLORS["accent"] if label is None else COLORS["ref"]
-    )  # an overlay: a neutral reference, not a model's colour
+    ref = reference_color(overlay=label is not None)
     ax.axhspan(
         lo,
         hi,

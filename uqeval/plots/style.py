@@ -31,6 +31,7 @@ __all__ = [
     "SQUARE",
     "axis_label",
     "model_color",
+    "reference_color",
 ]
 
 #: Default figure size in inches (960 x 720 px at 150 dpi).
@@ -59,7 +60,7 @@ COLORS: dict[str, str] = {
     "band": "#56B4E9",  # intervals, shaded bands
     "obs": "#222222",  # observations
     "ref": "#777777",  # diagonals, reference lines
-    "accent": "#D55E00",  # highlighted values (max error, mean), reference bands
+    "accent": "#D55E00",  # highlighted values (max error, mean), one model's reference bands
     "accent2": "#009E73",  # second highlight (RMS)
     "fill": "#E69F00",  # miscalibration area
     "count": "#BBBBBB",  # counts of rows per bin (bars under a curve)
@@ -89,6 +90,14 @@ RC: dict[str, object] = {
 def model_color(i: int) -> str:
     """The colour of the ``i``-th model of a run (cycled after :data:`MODEL_COLORS`)."""
     return MODEL_COLORS[int(i) % len(MODEL_COLORS)]
+
+
+def reference_color(overlay: bool) -> str:
+    """The colour of a figure's reference band and line (the band of a uniform PIT, a calibrated ensemble's
+    expected count): :data:`COLORS` ``["accent"]`` against one model drawn in ``"main"``, and the neutral
+    ``"ref"`` grey on an overlay of models, where the accent would be a model's colour (vermillion is the
+    second model's)."""
+    return COLORS["ref"] if overlay else COLORS["accent"]
 
 
 def axis_label(text: str) -> str:

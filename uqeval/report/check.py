@@ -88,8 +88,11 @@ def _json_num(x: float | None) -> float | None:
 
 def to_dict(result) -> dict[str, Any]:
     """A JSON-serialisable view (schema ``uqeval.check/1``); NaN/inf become ``null``."""
+    from .. import __version__
+
     return {
         "schema": SCHEMA,
+        "uqeval_version": __version__,
         "passed": result.passed,
         "headline": headline(result),
         "counts": {k.lower(): v for k, v in result.counts.items()},

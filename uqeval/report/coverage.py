@@ -18,7 +18,17 @@ def coverage_document(
     y_std: float | None,
 ) -> dict[str, Any]:
     """The JSON document of ``uqeval coverage`` (see docs/guide/json.md)."""
-    return {"schema": SCHEMA, "by": by, "points_by": points_by, "y_std": y_std, "points": records, "fit": fit}
+    from .. import __version__
+
+    return {
+        "schema": SCHEMA,
+        "uqeval_version": __version__,
+        "by": by,
+        "points_by": points_by,
+        "y_std": y_std,
+        "points": records,
+        "fit": fit,
+    }
 
 
 def _table(result: dict[str, Any]) -> tuple[list[str], list[list[str]], str]:

@@ -115,6 +115,9 @@ def coverage_points(
                 f"{loaded.info['path']}: {pred.kind} predictions have no intervals or prediction "
                 "sets; coverage needs a std, bounds, quantiles, samples or class probabilities"
             )
+        reason = pred.no_band()
+        if reason is not None:
+            raise InputError(f"{loaded.info['path']}: no coverage to check: {reason}")
         n = pred.n
         fvals, fcode = _codes(loaded.groups)
         pvals, pcode = _codes(point_values)

@@ -168,12 +168,10 @@ class Overlays:
 
                 out[key] = (plot_ucc(self._ucc, title=title), list(names), title)
                 continue
+            from ..plots.common import legend_once
+
             ax = self._axes[key]
-            handles, labels = ax.get_legend_handles_labels()
-            seen = dict(zip(labels, handles))
-            for legend in list(ax.figure.legends):
-                legend.remove()
-            ax.legend(list(seen.values()), list(seen.keys()), fontsize="small")
+            legend_once(ax)
             if variant:
                 ax.set_title(title, fontsize=ax.title.get_fontsize())
             out[key] = (ax.figure, list(names), title)

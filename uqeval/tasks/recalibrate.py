@@ -949,8 +949,11 @@ def run(
                     f"{v.get('coverage_guaranteed', float('nan')):.4g} at {k}" for k, v in guaranteed.items()
                 )
             )
+    from .. import __version__
+
     summary = {
         "schema": SCHEMA,
+        "uqeval_version": __version__,
         "method": method,
         "parameters": params,
         "fitted_on": str(calibration) if loaded_c is not None else None,

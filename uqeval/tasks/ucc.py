@@ -202,6 +202,9 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
         )
     if kind not in ("gaussian", "intervals", "quantiles", "samples"):
         raise InputError(f"{where}: the UCC is defined for regression intervals; a {kind} file has none")
+    reason = p.no_band()
+    if reason is not None:
+        raise InputError(f"{where}: no UCC: {reason}")
     try:
         y = p.require_targets()
     except InputError as exc:
