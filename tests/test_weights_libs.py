@@ -93,6 +93,21 @@ def test_ensemble_crps_both_estimators(ref):
     assert s["crps_for_ensemble_fair"] < s["crps_for_ensemble_ecdf"] - 0.01  # the two estimators differ
 
 
+@pytest.mark.parametrize(
+    "region,key",
+    [
+        ((0.5, None), "tail_tw_crps_for_ensemble_upper_0.5"),
+        ((-0.5, 1.0), "interval_tw_crps_for_ensemble_-0.5_1"),
+    ],
+)
+def test_threshold_weighted_ensemble_crps(ref, region, key):
+    """scores' tail_ / interval_tw_crps_for_ensemble (method="ecdf"): the weight region of the threshold
+    (uqeval's tw_threshold) and the rows' case weights together."""
+    d = ref["data"]
+    got = uqeval.evaluate(d["y"], samples=d["ens"], weights=d["w"], tw_threshold=region)
+    _close(got["weighted_scoring.twcrps"], ref["scores"][key], key)
+
+
 def test_gaussian_crps_against_a_discretised_cdf(ref):
     """scores has no closed-form Gaussian CRPS: crps_cdf integrates the Gaussian CDF given on 4001 thresholds
     over mu ± 10 sd, piecewise linear, so it differs from the closed form by the discretisation (4.4e-8 here,

@@ -23,7 +23,8 @@ over it; scores 2.x takes the weighted mean Σ wᵢ Sᵢ / Σ wᵢ, normalised b
 
 * scores: ``mse``, ``rmse``, ``mae``, ``nse`` of ``mu``; ``quantile_score`` per level; ``interval_score``
   of the 90% (0.05–0.95) and 50% (0.25–0.75) quantile intervals; ``crps_for_ensemble`` with
-  ``method="ecdf"`` and ``method="fair"``; ``brier_score`` of the binary event; ``crps_cdf`` of the
+  ``method="ecdf"`` and ``method="fair"``; the threshold-weighted ensemble CRPS ``tail_tw_crps_for_ensemble``
+  (upper tail above 0.5) and ``interval_tw_crps_for_ensemble`` (on [-0.5, 1]), ``method="ecdf"``; ``brier_score`` of the binary event; ``crps_cdf`` of the
   Gaussian N(mu, sd²) given as its CDF on a 4001-point threshold grid over mu ± 10 sd (exact integration
   of the piecewise-linear CDF: a discretisation, not the closed form);
 * model-diagnostics: ``SquaredError`` and ``HomogeneousExpectileScore(degree=2, level=0.5)`` of ``mu``,
@@ -98,6 +99,12 @@ def scores_values(d: dict[str, np.ndarray]) -> dict:
         "interval_score_50": float(sc.interval_score(da(q[:, 1]), da(q[:, 3]), y, 0.5, **kw)["total"]),
         "crps_for_ensemble_ecdf": float(sp.crps_for_ensemble(ens, y, "member", method="ecdf", **kw)),
         "crps_for_ensemble_fair": float(sp.crps_for_ensemble(ens, y, "member", method="fair", **kw)),
+        "tail_tw_crps_for_ensemble_upper_0.5": float(
+            sp.tail_tw_crps_for_ensemble(ens, y, "member", 0.5, tail="upper", method="ecdf", **kw)
+        ),
+        "interval_tw_crps_for_ensemble_-0.5_1": float(
+            sp.interval_tw_crps_for_ensemble(ens, y, "member", -0.5, 1.0, method="ecdf", **kw)
+        ),
         "brier_score": float(sp.brier_score(da(d["p0"].astype(float)), da(d["is0"].astype(float)), **kw)),
         "crps_cdf_gaussian": float(aggregate(da(per_row), reduce_dims=["row"], weights=w)),
     }
