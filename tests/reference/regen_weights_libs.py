@@ -25,8 +25,9 @@ over it; scores 2.x takes the weighted mean Σ wᵢ Sᵢ / Σ wᵢ, normalised b
   of the 90% (0.05–0.95) and 50% (0.25–0.75) quantile intervals; ``crps_for_ensemble`` with
   ``method="ecdf"`` and ``method="fair"``; the threshold-weighted ensemble CRPS
   ``tail_tw_crps_for_ensemble`` (upper tail above 0.5) and ``interval_tw_crps_for_ensemble`` (on
-  [-0.5, 1]), ``method="ecdf"``; ``brier_score`` of the binary event; ``crps_cdf`` of the Gaussian N(mu, sd²) given as its CDF on a 4001-point threshold grid over mu ± 10 sd (exact integration
-  of the piecewise-linear CDF: a discretisation, not the closed form);
+  [-0.5, 1]), ``method="ecdf"``; ``brier_score`` of the binary event; ``crps_cdf`` of the Gaussian
+  N(mu, sd²), given as its CDF on a 4001-point threshold grid over mu ± 10 sd (exact integration of the
+  piecewise-linear CDF: a discretisation, not the closed form);
 * model-diagnostics: ``SquaredError`` and ``HomogeneousExpectileScore(degree=2, level=0.5)`` of ``mu``,
   ``HomogeneousQuantileScore(degree=1, level=0.5)`` of ``mu``, ``PinballLoss(level)`` per level,
   ``LogLoss`` and ``SquaredError`` of the binary event's probability, and ``SquaredError`` of each class's
