@@ -245,6 +245,19 @@ def test_weighted_score(cuts, tmp_path, engine):
     assert_valid("score", doc, f"score --weights, {engine}")
 
 
+def test_weighted_compare(cuts, tmp_path):
+    """compare --weights (read from the first file only) adds the weights block."""
+    table = pq.read_table(cuts["gaussian.parquet"])
+    weighted = tmp_path / "weighted.parquet"
+    pq.write_table(
+        table.append_column("w", pa.array([i % 3 for i in range(table.num_rows)], pa.float64())), weighted
+    )
+    argv = ["compare", str(weighted), str(cuts["quantiles.parquet"]), "--weights", "w", "--format", "json"]
+    doc = run_json([*argv, "--bootstrap", "20", "--permutations", "20"])
+    assert doc["weights"]["column"] == "w" and doc["weights"]["n_zero"] > 0
+    assert_valid("compare", doc, "compare --weights")
+
+
 def test_compare_with_murphy_and_all_pairs(cuts):
     files = [str(cuts[n]) for n in ("gaussian.parquet", "quantiles.parquet", "samples.parquet")]
     doc = run_json(["compare", *files, "--format", "json", "--murphy", "--pairs", "all", "--bootstrap", "20"])

@@ -1096,6 +1096,8 @@ def compare(
     resampled and sign-flipped as a whole; ``block_size``: rows in time order, resampled and flipped in
     consecutive blocks of this many rows (``"auto"``: Politis & White's choice). Without either, rows
     are assumed independent (``settings.resampling`` records the choice when one is given).
+    ``weights``: one weight per row of the first model (>= 0, not all 0): estimates from the weighted rows,
+    bootstrap counts times the weights, paired tests on weighted score differences (docs: Per-row weights).
     Returns the ``uqeval.compare/1`` document.
 
     >>> import numpy as np, uqeval
@@ -1106,10 +1108,6 @@ def compare(
     >>> out["metrics"]["crps"]["best"]
     ['a']
     """
-    if weights is not None:  # never unweighted silently (issue 25)
-        from .weights import refuse_weights
-
-        raise refuse_weights("uqeval.compare")
     from .tasks.compare import Model, align_models, compare_models
 
     named = _models(models)
@@ -1141,6 +1139,7 @@ def compare(
         dm_lag=dm_lag,
         cluster=None if cluster is None else np.asarray(cluster),  # the first model's rows keep their order
         block_size=block_size,
+        weights=weights,  # one a row of the first model, whose rows keep their order
     )
 
 

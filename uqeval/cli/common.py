@@ -114,7 +114,7 @@ WeightsCol = Annotated[
         "--weights",
         metavar="COLUMN",
         help="Per-row weights (area, importance or survey weights; >= 0, not all 0): every metric that takes "
-        "weights is computed from the weighted rows, the others are left out and listed (uqeval score, check).",
+        "weights is computed from the weighted rows, the others are left out and listed (uqeval score, check, compare).",
     ),
 ]
 NanOpt = Annotated[

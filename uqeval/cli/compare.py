@@ -157,6 +157,21 @@ def compare(
 
     engines = {choose_engine(engine.value, f) for f in files}
     chosen = next((e for e in ("dask", "stream") if e in engines), "memory")
+    weights_col = settings.columns.get("weights")
+    if weights_col:
+        for flag, value in (("--engine stream/dask", chosen != "memory"), ("--reference", reference)):
+            if value:
+                where = (
+                    "compared in memory only" if flag.startswith("--engine") else "not taken by skill scores"
+                )
+                raise UsageError(
+                    f"--weights with {flag}: weighted comparisons are {where} yet; "
+                    + (
+                        "use --engine memory"
+                        if flag.startswith("--engine")
+                        else "leave out --weights or --reference"
+                    )
+                )
     if chosen != "memory":
         for flag, value in (("--id", id_col), ("--reference", reference)):
             if value is not None:
@@ -188,9 +203,16 @@ def compare(
 
     with work_progress(quiet):  # a terminal shows the stages (reading, scoring, bootstrap, tests)
         models, ids = [], []
-        for name, path in zip(labels, files):
+        weights = None
+        for i, (name, path) in enumerate(zip(labels, files)):
             stage(f"reading {name}")
-            loaded = load_predictions(path, settings)
+            if (
+                i == 0
+            ):  # the weights belong to the rows: read from the first file (the others need not have them)
+                loaded = load_predictions(path, settings, weights_ok=True)
+                weights = loaded.weights
+            else:
+                loaded = load_predictions(path, _without_weights(settings))
             models.append(Model(name, loaded.prediction, loaded.info))
             ids.append(loaded.groups)
         # with --id it is the "by" column, read from every file: each file's groups are its ids
@@ -206,6 +228,8 @@ def compare(
                     models[0].source, resampling.cluster, first.row_numbers()
                 )
         stage("scoring")
+        if weights is not None:
+            units.update(weights=weights, weights_column=weights_col)
         result = compare_models(models, settings, metric_names, seed=settings.seed, **options, **units)
     if reference is not None:  # forecast verification (issue 16): skill of each model against the reference
         from ..tasks.score import read_extra_column
@@ -237,6 +261,15 @@ def compare(
         result["notes"] = list(result.get("notes", [])) + extra["notes"]
     _write(result, output, plot)
     show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
+
+
+def _without_weights(settings):
+    """``settings`` without a weights column: the files after the first need not hold it."""
+    from dataclasses import replace
+
+    if not settings.columns.get("weights"):
+        return settings
+    return replace(settings, columns={k: v for k, v in settings.columns.items() if k != "weights"})
 
 
 def _units(result: dict, cluster) -> np.ndarray | None:
