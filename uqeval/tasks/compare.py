@@ -1156,7 +1156,8 @@ def compare_models(
     n = models[0].prediction.n if models else 0
     if any(m.prediction.n != n for m in models):
         raise InputError("models must be aligned to the same rows first (see align_models)")
-    n_read, uw, not_weighted = n, None, None
+    n_read, uw = n, None
+    not_weighted: dict[str, str] | None = None
     weight_notes: list[str] = []
     weights_json: dict[str, Any] = {}
     if weights is not None:
