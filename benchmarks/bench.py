@@ -524,6 +524,32 @@ def bench_compare_blocks(n: int, runs: int = 5) -> None:
     print(f"  peak MB: rows {max(r[1] for r in plain):.0f}, blocks {max(r[1] for r in blocks):.0f}")
 
 
+def bench_compare_weights(n: int, runs: int = 3) -> None:
+    """`uqeval compare` of 3 models without and with ``--weights w`` (a column of the first file, uniform on
+    [0.1, 2]: no row is dropped), default bootstrap and permutations; runs alternated, medians compared
+    (issue 25: weights cost at most 15 %)."""
+    import pyarrow.parquet as pq
+
+    paths = [str(p) for p in three_models(n)]
+    first = DATA / f"model0_weighted_{n}.parquet"
+    if not first.exists():
+        table = pq.read_table(paths[0])
+        pq.write_table(table.append_column("w", [np.random.default_rng(2).uniform(0.1, 2.0, n)]), first)
+    plain, weighted = [], []
+    for _ in range(runs):
+        plain.append(run_cli_cpu(["compare", str(first), *paths[1:], "--format", "json"]))
+        weighted.append(
+            run_cli_cpu(["compare", str(first), *paths[1:], "--format", "json", "--weights", "w"])
+        )
+    for what, i in (("wall", 0), ("cpu", 2)):
+        a, b = float(np.median([r[i] for r in plain])), float(np.median([r[i] for r in weighted]))
+        print(
+            f"compare 3 models N={n:>9,d}  {what}: plain {a:7.2f} s  --weights {b:7.2f} s  ratio {b / a:5.2f} "
+            f"(medians of {runs} alternating runs; target ratio <= 1.15)"
+        )
+    print(f"  peak MB: plain {max(r[1] for r in plain):.0f}, weighted {max(r[1] for r in weighted):.0f}")
+
+
 def bench_ucc_permutation(n: int) -> None:
     """`uqeval ucc A B --permutation-test 1000`: two models with the same point prediction (the test swaps
     their bands), one with an informative std and one with a constant std."""
@@ -688,6 +714,7 @@ BENCHES = {
     "toolbox": (bench_startup, 100_000),
     "compare": (bench_compare, 1_000_000),
     "compare_blocks": (bench_compare_blocks, 1_000_000),
+    "compare_weights": (bench_compare_weights, 1_000_000),
     "ucc_permutation": (bench_ucc_permutation, 100_000),
     "report": (bench_report, 100_000),
     "report_large": (bench_report_large, 1_000_000),
