@@ -251,7 +251,6 @@ def test_api_weights_errors():
 @pytest.mark.parametrize(
     "args",
     [
-        ["ucc", "{f}", "--weights", "w"],
         ["compare", "{f}", "{f}", "--weights", "w", "--engine", "stream"],
         ["ucc", "{f}", "--weights", "w", "--engine", "stream"],
         ["coverage", "{f}", "--weights", "w", "--engine", "stream"],
@@ -316,12 +315,3 @@ def test_array_functions_take_weights():
         uqeval.expected_calibration_error(labels, p1, weights=w)
     with pytest.raises(InputError, match="negative"):
         uqeval.log_loss(labels, p1, weights=-np.ones(n))
-
-
-def test_ucc_refuses_weights():  # compare takes them: tests/test_compare_weights.py
-    import uqeval
-
-    y = np.random.default_rng(0).normal(size=50)
-    a = uqeval.Gaussian(np.zeros(50), np.ones(50), y_true=y)
-    with pytest.raises(UsageError, match=r"weights= is not supported by uqeval\.ucc"):
-        uqeval.ucc(a, weights=np.ones(50))

@@ -1040,7 +1040,8 @@ def ucc(
 
     ``models``: a container or ``{name: container}`` (Gaussian, intervals, quantiles with a median,
     samples). Returns the ``uqeval.ucc/1`` document of ``uqeval ucc`` (per model ``ucc`` with
-    ``auucc``, ``auucc_const``, ``gain``, ``op``, ``op_min`` and the curve).
+    ``auucc``, ``auucc_const``, ``gain``, ``op``, ``op_min`` and the curve). ``weights``: one weight per
+    row: the weighted UCC (miss rate a weighted fraction, widths weighted means; docs: Per-row weights).
 
     >>> import numpy as np, uqeval
     >>> y = np.random.default_rng(0).normal(size=300)
@@ -1048,10 +1049,6 @@ def ucc(
     >>> 0 < out["models"]["model 1"]["ucc"]["auucc"] < 1
     True
     """
-    if weights is not None:  # never unweighted silently (issue 25)
-        from .weights import refuse_weights
-
-        raise refuse_weights("uqeval.ucc")
     from .io.load import Loaded
     from .tasks.ucc import band_of, ucc_report
 
@@ -1066,6 +1063,7 @@ def ucc(
         cost=cost,
         n_permutations=n_permutations,
         seed=seed,
+        weights=weights,  # one a row (the same rows for every model); the permutation test refuses them
     )
 
 

@@ -166,6 +166,11 @@ def ucc(
     from ..stream.engine import auto_chunk_rows, choose_engine
 
     chosen = {choose_engine(engine.value, f) for f in files}
+    weights_col = settings.columns.get("weights")
+    if weights_col and chosen - {"memory"}:
+        raise UsageError(
+            "--weights with --engine stream/dask: the weighted UCC is computed in memory only yet; use --engine memory"
+        )
     if chosen - {"memory"}:
         for flag, value in (("--permutation-test", permutation_test), ("--plot", plot)):
             if value:
@@ -213,9 +218,19 @@ def ucc(
 
     with work_progress(quiet):  # a terminal shows the stages (reading, the permutation test)
         bands = []
-        for name, path in zip(model_names(files), files):
+        weights = None
+        for i, (name, path) in enumerate(zip(model_names(files), files)):
             stage(f"reading {name}")
-            bands.append(band_of(name, load_predictions(path, settings), settings.level))
+            if (
+                i == 0
+            ):  # the weights belong to the rows: read from the first file (the others need not have them)
+                loaded = load_predictions(path, settings, weights_ok=True)
+                weights = loaded.weights
+            else:
+                from .compare import _without_weights
+
+                loaded = load_predictions(path, _without_weights(settings))
+            bands.append(band_of(name, loaded, settings.level))
         stage("UCC")
         summary = ucc_report(
             bands,
@@ -227,6 +242,8 @@ def ucc(
             cost=cost,
             n_permutations=permutation_test,
             seed=settings.seed,
+            weights=weights,
+            weights_column=weights_col,
         )
     image = None
     if plot is not None:  # rendered before anything is written: a failure leaves no output
@@ -234,7 +251,7 @@ def ucc(
         from ..plots.ucc import plot_ucc
         from ..tasks.ucc import plot_models
 
-        fig = plot_ucc(plot_models(bands, summary), cost=cost)
+        fig = plot_ucc(plot_models(bands, summary, weights), cost=cost)
         image = figure_to_bytes(fig, plot.suffix.lower().lstrip("."))
     if output is not None:
         from ..io.writers import write_json
