@@ -271,6 +271,17 @@ def test_weighted_ucc(cuts, tmp_path):
     assert_valid("ucc", doc, "ucc --weights")
 
 
+def test_weighted_coverage(cuts, tmp_path):
+    table = pq.read_table(cuts["gaussian.parquet"])
+    weighted = tmp_path / "weighted.parquet"
+    pq.write_table(
+        table.append_column("w", pa.array([i % 3 for i in range(table.num_rows)], pa.float64())), weighted
+    )
+    doc = run_json(["coverage", str(weighted), "--weights", "w", "--format", "json"])
+    assert doc["weights"]["column"] == "w" and doc["weights"]["n_zero"] > 0
+    assert_valid("coverage", doc, "coverage --weights")
+
+
 def test_compare_with_murphy_and_all_pairs(cuts):
     files = [str(cuts[n]) for n in ("gaussian.parquet", "quantiles.parquet", "samples.parquet")]
     doc = run_json(["compare", *files, "--format", "json", "--murphy", "--pairs", "all", "--bootstrap", "20"])

@@ -257,7 +257,6 @@ def test_api_weights_errors():
         ["report", "{f}", "--weights", "w", "--output", "{d}/r.html"],
         ["plot", "{f}", "--kind", "calibration", "--weights", "w", "--output", "{d}/p.png"],
         ["recalibrate", "{f}", "--method", "std-scaling", "--weights", "w"],
-        ["coverage", "{f}", "--weights", "w"],
         ["score", "{f}", "--weights", "w", "--plot-dir", "{d}"],
     ],
 )
