@@ -254,7 +254,6 @@ def test_api_weights_errors():
         ["compare", "{f}", "{f}", "--weights", "w", "--engine", "stream"],
         ["ucc", "{f}", "--weights", "w", "--engine", "stream"],
         ["coverage", "{f}", "--weights", "w", "--engine", "stream"],
-        ["report", "{f}", "--weights", "w", "--output", "{d}/r.html"],
         ["plot", "{f}", "--kind", "calibration", "--weights", "w", "--output", "{d}/p.png"],
         ["recalibrate", "{f}", "--method", "std-scaling", "--weights", "w"],
         ["score", "{f}", "--weights", "w", "--plot-dir", "{d}"],
