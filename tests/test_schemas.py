@@ -245,41 +245,26 @@ def test_weighted_score(cuts, tmp_path, engine):
     assert_valid("score", doc, f"score --weights, {engine}")
 
 
-def test_weighted_compare(cuts, tmp_path):
-    """compare --weights (read from the first file only) adds the weights block."""
+@pytest.mark.parametrize(
+    "command, extra",
+    [
+        ("compare", ["quantiles.parquet", "--bootstrap", "20", "--permutations", "20"]),
+        ("ucc", ["quantiles.parquet"]),
+        ("coverage", []),
+    ],
+)
+def test_weighted_outputs(cuts, tmp_path, command, extra):
+    """compare / ucc (--weights from the first file) and coverage (a column of every file) add the weights
+    block."""
     table = pq.read_table(cuts["gaussian.parquet"])
     weighted = tmp_path / "weighted.parquet"
     pq.write_table(
         table.append_column("w", pa.array([i % 3 for i in range(table.num_rows)], pa.float64())), weighted
     )
-    argv = ["compare", str(weighted), str(cuts["quantiles.parquet"]), "--weights", "w", "--format", "json"]
-    doc = run_json([*argv, "--bootstrap", "20", "--permutations", "20"])
+    extra = [str(cuts[a]) if a.endswith(".parquet") else a for a in extra]
+    doc = run_json([command, str(weighted), *extra, "--weights", "w", "--format", "json"])
     assert doc["weights"]["column"] == "w" and doc["weights"]["n_zero"] > 0
-    assert_valid("compare", doc, "compare --weights")
-
-
-def test_weighted_ucc(cuts, tmp_path):
-    table = pq.read_table(cuts["gaussian.parquet"])
-    weighted = tmp_path / "weighted.parquet"
-    pq.write_table(
-        table.append_column("w", pa.array([i % 3 for i in range(table.num_rows)], pa.float64())), weighted
-    )
-    doc = run_json(
-        ["ucc", str(weighted), str(cuts["quantiles.parquet"]), "--weights", "w", "--format", "json"]
-    )
-    assert doc["weights"]["column"] == "w" and doc["weights"]["n_zero"] > 0
-    assert_valid("ucc", doc, "ucc --weights")
-
-
-def test_weighted_coverage(cuts, tmp_path):
-    table = pq.read_table(cuts["gaussian.parquet"])
-    weighted = tmp_path / "weighted.parquet"
-    pq.write_table(
-        table.append_column("w", pa.array([i % 3 for i in range(table.num_rows)], pa.float64())), weighted
-    )
-    doc = run_json(["coverage", str(weighted), "--weights", "w", "--format", "json"])
-    assert doc["weights"]["column"] == "w" and doc["weights"]["n_zero"] > 0
-    assert_valid("coverage", doc, "coverage --weights")
+    assert_valid(command, doc, f"{command} --weights")
 
 
 def test_compare_with_murphy_and_all_pairs(cuts):

@@ -21,6 +21,7 @@ from .common import (
     ScoringFlags,
     WorkersOpt,
     handle_errors,
+    load_same_rows,
     remote_options,
     resampling_options,
     scoring_options,
@@ -127,7 +128,6 @@ def compare(
     resampled cheaply, a seeded bootstrap interval shared across models.
     """
     from ..errors import UsageError
-    from ..io.load import load_predictions
     from ..io.writers import check_output_path
     from ..report.compare import rich_tables, to_markdown
     from ..tasks.compare import Model, align_models, compare_models, model_names
@@ -206,13 +206,8 @@ def compare(
         weights = None
         for i, (name, path) in enumerate(zip(labels, files)):
             stage(f"reading {name}")
-            if (
-                i == 0
-            ):  # the weights belong to the rows: read from the first file (the others need not have them)
-                loaded = load_predictions(path, settings, weights_ok=True)
-                weights = loaded.weights
-            else:
-                loaded = load_predictions(path, _without_weights(settings))
+            loaded = load_same_rows(i, path, settings)
+            weights = loaded.weights if i == 0 else weights
             models.append(Model(name, loaded.prediction, loaded.info))
             ids.append(loaded.groups)
         # with --id it is the "by" column, read from every file: each file's groups are its ids
@@ -261,15 +256,6 @@ def compare(
         result["notes"] = list(result.get("notes", [])) + extra["notes"]
     _write(result, output, plot)
     show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
-
-
-def _without_weights(settings):
-    """``settings`` without a weights column: the files after the first need not hold it."""
-    from dataclasses import replace
-
-    if not settings.columns.get("weights"):
-        return settings
-    return replace(settings, columns={k: v for k, v in settings.columns.items() if k != "weights"})
 
 
 def _units(result: dict, cluster) -> np.ndarray | None:

@@ -25,6 +25,7 @@ from .common import (
     console,
     handle_errors,
     input_options,
+    load_same_rows,
     parse_pair,
     remote_options,
     show,
@@ -139,7 +140,6 @@ def ucc(
     the areas, gains and k* are approximate within bounds written to the JSON.
     """
     from ..errors import UsageError
-    from ..io.load import load_predictions
     from ..io.writers import check_output_path
     from ..tasks.ucc import band_of, model_names, ucc_report
 
@@ -221,15 +221,8 @@ def ucc(
         weights = None
         for i, (name, path) in enumerate(zip(model_names(files), files)):
             stage(f"reading {name}")
-            if (
-                i == 0
-            ):  # the weights belong to the rows: read from the first file (the others need not have them)
-                loaded = load_predictions(path, settings, weights_ok=True)
-                weights = loaded.weights
-            else:
-                from .compare import _without_weights
-
-                loaded = load_predictions(path, _without_weights(settings))
+            loaded = load_same_rows(i, path, settings)
+            weights = loaded.weights if i == 0 else weights
             bands.append(band_of(name, loaded, settings.level))
         stage("UCC")
         summary = ucc_report(

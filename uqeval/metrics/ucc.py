@@ -73,6 +73,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
@@ -264,8 +265,31 @@ def _sweep(
     not covered over the total weight, excess and deficit weighted sums over the total weight (``half``
     is then the weighted mean half width); with integer weights, the values of the repeated rows.
     """
-    if weights is not None:
-        return _sweep_weighted(k, w, a, half, metrics, weights)
+    if weights is not None:  # the same sweep with each row's active width times its weight, the miss rate
+        # from the weight of the rows past each tie group (a reverse cumulative sum of the sorted weights, read
+        # at the group's last position)
+        b, n = k.shape
+        order = np.argsort(k, axis=1, kind="stable")
+        ks = np.take_along_axis(k, order, axis=1)
+        om = np.take_along_axis(weights, order, axis=1)
+        total = om.sum(axis=1)
+        weighted: dict[str, np.ndarray] = {}
+        if "bandwidth" in metrics:
+            weighted["bandwidth"] = _bandwidth(ks, half)
+        if "missrate" in metrics:
+            ends = np.ones((b, n), dtype=bool)  # the last position of each tie group
+            np.not_equal(ks[:, 1:], ks[:, :-1], out=ends[:, :-1])
+            last = np.where(ends, np.arange(n), n - 1)
+            last = np.minimum.accumulate(last[:, ::-1], axis=1)[:, ::-1]
+            after = np.zeros((b, n))  # weight of the rows after each position
+            np.cumsum(om[:, :0:-1], axis=1, out=after[:, -2::-1])
+            weighted["missrate"] = np.take_along_axis(after, last, axis=1) / total[:, None]
+        if "excess" in metrics or "deficit" in metrics:
+            ws = om * (1.0 if w is None else np.take_along_axis(w, order, axis=1))
+            # a is given whenever the deficit is asked for
+            never = np.where(np.isinf(k), a * weights, 0.0).sum(axis=1) if "deficit" in metrics else None
+            weighted.update(_slack_metrics(ks, ws, never, metrics, total[:, None]))
+        return ks, weighted
     b, n = k.shape
     need_w = "excess" in metrics or "deficit" in metrics
     # |d| of never-covered rows, before k is sorted (perhaps in place)
@@ -284,16 +308,8 @@ def _sweep(
         ws = np.take_along_axis(w, order, axis=1) if need_w else None
         del order
     out: dict[str, np.ndarray] = {}
-    if need_w:
-        finite = np.isfinite(ks)
-        with np.errstate(invalid="ignore"):  # inf - inf among never-covered rows
-            dk = np.diff(ks, axis=1)
-        # the step into the never-covered rows (inf - finite, inf - inf) carries no width
-        dk[~finite[:, 1:]] = 0.0
-        del finite
     if "bandwidth" in metrics:
-        with np.errstate(invalid="ignore"):
-            out["bandwidth"] = ks * half[:, None]
+        out["bandwidth"] = _bandwidth(ks, half)
     if "missrate" in metrics:
         # coverage at position j counts the whole tie group of ks[j]: its last index, the smallest group end
         # at or after j -- a running minimum from the right, made block by block from the last block back
@@ -311,16 +327,40 @@ def _sweep(
             after = last[:, :1].copy()
             miss[:, start:stop] = (n - 1 - last) / n
         out["missrate"] = miss
-    if "excess" in metrics:
+    if need_w:
         assert ws is not None  # need_w: set in both branches above
+        out.update(_slack_metrics(ks, ws, never, metrics, n))
+    return ks, out
+
+
+def _bandwidth(ks: np.ndarray, half: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):  # inf scales (never-covered rows): masked by the callers
+        return ks * half[:, None]
+
+
+def _slack_metrics(
+    ks: np.ndarray, ws: np.ndarray, never: np.ndarray | None, metrics: Sequence[str], norm: Any
+) -> dict[str, np.ndarray]:
+    """Excess and deficit (those in ``metrics``) at the sorted scales ``ks`` (B, N) from the active widths
+    ``ws`` in the same order (times the rows' weights when weighted), ``never`` (B,): the (weighted) |d| of
+    the never-covered rows, divided by ``norm`` (N, or the (B, 1) total weights)."""
+    b, n = ks.shape
+    out: dict[str, np.ndarray] = {}
+    finite = np.isfinite(ks)
+    with np.errstate(invalid="ignore"):  # inf - inf among never-covered rows
+        dk = np.diff(ks, axis=1)
+    # the step into the never-covered rows (inf - finite, inf - inf) carries no width
+    dk[~finite[:, 1:]] = 0.0
+    del finite
+    if "excess" in metrics:
         cum = np.cumsum(ws, axis=1)  # width covered through position h
         exc = np.zeros((b, n))
         np.cumsum(dk * cum[:, :-1], axis=1, out=exc[:, 1:])
         del cum
-        exc /= n
+        exc /= norm
         out["excess"] = exc
     if "deficit" in metrics:
-        assert ws is not None and never is not None  # need_w, and never is made when the deficit is asked for
+        assert never is not None  # made when the deficit is asked for
         # width still missed after position h: sum of ws[h+1:], as a reverse cumsum
         rest = np.cumsum(ws[:, :0:-1], axis=1)[:, ::-1]
         inc = dk * rest
@@ -329,60 +369,9 @@ def _sweep(
         np.cumsum(inc[:, ::-1], axis=1, out=dfc[:, -2::-1])
         del inc
         dfc += never[:, None]
-        dfc /= n
+        dfc /= norm
         out["deficit"] = dfc
-    return ks, out
-
-
-def _sweep_weighted(
-    k: np.ndarray,
-    w: np.ndarray | None,
-    a: np.ndarray | None,
-    half: np.ndarray,
-    metrics: Sequence[str],
-    weights: np.ndarray,
-) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """:func:`_sweep` with row weights: the same sweep with each row's active width times its weight and
-    the miss rate from the weight of the rows past each tie group (a reverse cumulative sum of the sorted
-    weights, read at the group's last position)."""
-    b, n = k.shape
-    order = np.argsort(k, axis=1, kind="stable")
-    ks = np.take_along_axis(k, order, axis=1)
-    om = np.take_along_axis(weights, order, axis=1)
-    total = om.sum(axis=1)
-    out: dict[str, np.ndarray] = {}
-    need_w = "excess" in metrics or "deficit" in metrics
-    if "bandwidth" in metrics:
-        with np.errstate(invalid="ignore"):
-            out["bandwidth"] = ks * half[:, None]
-    if "missrate" in metrics:
-        ends = np.ones((b, n), dtype=bool)  # the last position of each tie group
-        np.not_equal(ks[:, 1:], ks[:, :-1], out=ends[:, :-1])
-        last = np.where(ends, np.arange(n), n - 1)
-        last = np.minimum.accumulate(last[:, ::-1], axis=1)[:, ::-1]
-        after = np.zeros((b, n))  # weight of the rows after each position
-        np.cumsum(om[:, :0:-1], axis=1, out=after[:, -2::-1])
-        out["missrate"] = np.take_along_axis(after, last, axis=1) / total[:, None]
-    if need_w:
-        ws = om * (1.0 if w is None else np.take_along_axis(w, order, axis=1))
-        finite = np.isfinite(ks)
-        with np.errstate(invalid="ignore"):  # inf - inf among never-covered rows
-            dk = np.diff(ks, axis=1)
-        dk[~finite[:, 1:]] = 0.0
-        if "excess" in metrics:
-            cum = np.cumsum(ws, axis=1)
-            exc = np.zeros((b, n))
-            np.cumsum(dk * cum[:, :-1], axis=1, out=exc[:, 1:])
-            out["excess"] = exc / total[:, None]
-        if "deficit" in metrics:
-            assert a is not None  # given whenever the deficit is asked for
-            never = np.where(np.isinf(k), a * weights, 0.0).sum(axis=1)
-            rest = np.cumsum(ws[:, :0:-1], axis=1)[:, ::-1]
-            dfc = np.zeros((b, n))
-            np.cumsum((dk * rest)[:, ::-1], axis=1, out=dfc[:, -2::-1])
-            dfc += never[:, None]
-            out["deficit"] = dfc / total[:, None]
-    return ks, out
+    return out
 
 
 @dataclass(frozen=True)
