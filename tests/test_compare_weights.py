@@ -191,3 +191,16 @@ def test_cli_reads_the_weights_from_the_first_file(tmp_path):
     assert res.exit_code == 2 and "--engine memory" in res.output
     res = runner.invoke(app, ["compare", *files, "--weights", "w", "-m", "rs", "-b", "20"])
     assert res.exit_code == 3 and "not computed with --weights" in res.output
+
+
+def test_tables_say_the_rows_are_weighted():
+    from uqeval.report.compare import rich_tables, to_markdown
+
+    models = _models(n=60)
+    doc = compare_models(
+        models, metrics=["crps"], n_boot=10, n_permutations=9, weights=np.ones(60), weights_column="w"
+    )
+    assert "weighted by `w`" in to_markdown(doc).splitlines()[0]
+    assert "weighted by w" in str(rich_tables(doc)[0].title)
+    plain = compare_models(models, metrics=["crps"], n_boot=10, n_permutations=9)
+    assert "weighted" not in to_markdown(plain)

@@ -61,9 +61,11 @@ def test_integer_weights_are_repeated_rows(tmp_path, classes):
             assert rec[key] == pytest.approx(other[key], rel=1e-12), (facet, level, key)
 
 
-def test_stream_refuses_weights(tmp_path):
+def test_stream_refuses_weights_and_the_table_says_weighted(tmp_path):
     df = _frame(50, 3)
     df["w"] = 1.0
     df.to_csv(tmp_path / "m.csv", index=False)
     r = runner.invoke(app, ["coverage", str(tmp_path / "m.csv"), "--weights", "w", "--engine", "stream"])
     assert r.exit_code == 2 and "--engine memory" in r.output
+    r = runner.invoke(app, ["coverage", str(tmp_path / "m.csv"), "--weights", "w", "--format", "markdown"])
+    assert r.exit_code == 0 and "| coverage (weighted) | width (weighted) |" in r.output, r.output
