@@ -60,12 +60,14 @@ def test_constant_weights_are_the_unweighted_comparison_bit_for_bit(resampling, 
     assert _without(weighted, "weights") == plain  # estimates, intervals, p-values: every bit
 
 
-def test_zero_weights_are_dropped_rows():
+@pytest.mark.parametrize("clustered", [False, True])
+def test_zero_weights_are_dropped_rows(clustered):
     models = _models()
     w = (np.arange(N) % 4 != 0).astype(float)
+    cluster = np.arange(N) // 10
     kept = [Model(m.name, m.prediction.subset(w > 0)) for m in models]
-    dropped = _run(kept)
-    weighted = _run(models, weights=w)
+    dropped = _run(kept, **({"cluster": cluster[w > 0]} if clustered else {}))
+    weighted = _run(models, weights=w, **({"cluster": cluster} if clustered else {}))
     assert weighted["weights"]["n_zero"] == int((w == 0).sum()) and weighted["n_rows"] == N
     assert any("weight 0 were dropped" in note for note in weighted["notes"])
     assert _without(weighted, "weights", "notes", "n_rows") == _without(dropped, "notes", "n_rows")
