@@ -506,22 +506,43 @@ def bench_compare(n: int) -> None:
     )
 
 
+def _alternating(n: int, base: list[str], labels: tuple[str, str], extra: list[str], runs: int) -> None:
+    """``uqeval compare`` as ``base`` and as ``base + extra``, alternated ``runs`` times each (the machine may be
+    loaded); the medians of wall and CPU seconds, their ratio (target <= 1.15) and the peak memory of each."""
+    plain, other = [], []
+    for _ in range(runs):
+        plain.append(run_cli_cpu(base))
+        other.append(run_cli_cpu([*base, *extra]))
+    for what, i in (("wall", 0), ("cpu", 2)):
+        a, b = float(np.median([r[i] for r in plain])), float(np.median([r[i] for r in other]))
+        print(
+            f"compare 3 models N={n:>9,d}  {what}: {labels[0]} {a:7.2f} s  {' '.join(extra)} {b:7.2f} s  "
+            f"ratio {b / a:5.2f} (medians of {runs} alternating runs; target ratio <= 1.15)"
+        )
+    print(
+        f"  peak MB: {labels[0]} {max(r[1] for r in plain):.0f}, {labels[1]} {max(r[1] for r in other):.0f}"
+    )
+
+
 def bench_compare_blocks(n: int, runs: int = 5) -> None:
     """`uqeval compare` of 3 models with ``--block-size 10`` (circular block bootstrap, block sign flip) against
-    the same command without it (issue 25: blocks cost at most 15 %). The machine may be loaded: the two
-    commands alternate, ``runs`` times each, and the medians are compared."""
+    the same command without it (issue 25: blocks cost at most 15 %)."""
     paths = [str(p) for p in three_models(n)]
-    plain, blocks = [], []
-    for _ in range(runs):
-        plain.append(run_cli_cpu(["compare", *paths, "--format", "json"]))
-        blocks.append(run_cli_cpu(["compare", *paths, "--format", "json", "--block-size", "10"]))
-    for what, i in (("wall", 0), ("cpu", 2)):
-        a, b = float(np.median([r[i] for r in plain])), float(np.median([r[i] for r in blocks]))
-        print(
-            f"compare 3 models N={n:>9,d}  {what}: rows {a:7.2f} s  --block-size 10 {b:7.2f} s  ratio {b / a:5.2f} "
-            f"(medians of {runs} alternating runs; target ratio <= 1.15)"
-        )
-    print(f"  peak MB: rows {max(r[1] for r in plain):.0f}, blocks {max(r[1] for r in blocks):.0f}")
+    _alternating(n, ["compare", *paths, "--format", "json"], ("rows", "blocks"), ["--block-size", "10"], runs)
+
+
+def bench_compare_weights(n: int, runs: int = 3) -> None:
+    """`uqeval compare` of 3 models without and with ``--weights w`` (a column of the first file, uniform on
+    [0.1, 2]: no row is dropped), default bootstrap and permutations (issue 25: weights cost at most 15 %)."""
+    import pyarrow.parquet as pq
+
+    paths = [str(p) for p in three_models(n)]
+    first = DATA / f"model0_weighted_{n}.parquet"
+    if not first.exists():
+        table = pq.read_table(paths[0])
+        pq.write_table(table.append_column("w", [np.random.default_rng(2).uniform(0.1, 2.0, n)]), first)
+    base = ["compare", str(first), *paths[1:], "--format", "json"]
+    _alternating(n, base, ("plain", "weighted"), ["--weights", "w"], runs)
 
 
 def bench_ucc_permutation(n: int) -> None:
@@ -688,6 +709,7 @@ BENCHES = {
     "toolbox": (bench_startup, 100_000),
     "compare": (bench_compare, 1_000_000),
     "compare_blocks": (bench_compare_blocks, 1_000_000),
+    "compare_weights": (bench_compare_weights, 1_000_000),
     "ucc_permutation": (bench_ucc_permutation, 100_000),
     "report": (bench_report, 100_000),
     "report_large": (bench_report_large, 1_000_000),

@@ -267,6 +267,28 @@ def test_weighted_score(cuts, tmp_path, engine):
     assert_valid("score", doc, f"score --weights, {engine}")
 
 
+@pytest.mark.parametrize(
+    "command, extra",
+    [
+        ("compare", ["quantiles.parquet", "--bootstrap", "20", "--permutations", "20"]),
+        ("ucc", ["quantiles.parquet"]),
+        ("coverage", []),
+    ],
+)
+def test_weighted_outputs(cuts, tmp_path, command, extra):
+    """compare / ucc (--weights from the first file) and coverage (a column of every file) add the weights
+    block."""
+    table = pq.read_table(cuts["gaussian.parquet"])
+    weighted = tmp_path / "weighted.parquet"
+    pq.write_table(
+        table.append_column("w", pa.array([i % 3 for i in range(table.num_rows)], pa.float64())), weighted
+    )
+    extra = [str(cuts[a]) if a.endswith(".parquet") else a for a in extra]
+    doc = run_json([command, str(weighted), *extra, "--weights", "w", "--format", "json"])
+    assert doc["weights"]["column"] == "w" and doc["weights"]["n_zero"] > 0
+    assert_valid(command, doc, f"{command} --weights")
+
+
 def test_compare_with_murphy_and_all_pairs(cuts):
     files = [str(cuts[n]) for n in ("gaussian.parquet", "quantiles.parquet", "samples.parquet")]
     doc = run_json(["compare", *files, "--format", "json", "--murphy", "--pairs", "all", "--bootstrap", "20"])

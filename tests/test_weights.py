@@ -251,15 +251,11 @@ def test_api_weights_errors():
 @pytest.mark.parametrize(
     "args",
     [
-        ["compare", "{f}", "{f}", "--weights", "w"],
-        ["ucc", "{f}", "--weights", "w"],
         ["compare", "{f}", "{f}", "--weights", "w", "--engine", "stream"],
         ["ucc", "{f}", "--weights", "w", "--engine", "stream"],
         ["coverage", "{f}", "--weights", "w", "--engine", "stream"],
-        ["report", "{f}", "--weights", "w", "--output", "{d}/r.html"],
         ["plot", "{f}", "--kind", "calibration", "--weights", "w", "--output", "{d}/p.png"],
         ["recalibrate", "{f}", "--method", "std-scaling", "--weights", "w"],
-        ["coverage", "{f}", "--weights", "w"],
         ["score", "{f}", "--weights", "w", "--plot-dir", "{d}"],
     ],
 )
@@ -317,15 +313,3 @@ def test_array_functions_take_weights():
         uqeval.expected_calibration_error(labels, p1, weights=w)
     with pytest.raises(InputError, match="negative"):
         uqeval.log_loss(labels, p1, weights=-np.ones(n))
-
-
-def test_compare_and_ucc_refuse_weights():
-    import uqeval
-
-    y = np.random.default_rng(0).normal(size=50)
-    a = uqeval.Gaussian(np.zeros(50), np.ones(50), y_true=y)
-    b = uqeval.Gaussian(np.zeros(50), np.full(50, 2.0), y_true=y)
-    with pytest.raises(UsageError, match=r"weights= is not supported by uqeval\.compare"):
-        uqeval.compare({"a": a, "b": b}, weights=np.ones(50))
-    with pytest.raises(UsageError, match=r"weights= is not supported by uqeval\.ucc"):
-        uqeval.ucc(a, weights=np.ones(50))

@@ -1062,7 +1062,8 @@ def ucc(
 
     ``models``: a container or ``{name: container}`` (Gaussian, intervals, quantiles with a median,
     samples). Returns the ``uqeval.ucc/1`` document of ``uqeval ucc`` (per model ``ucc`` with
-    ``auucc``, ``auucc_const``, ``gain``, ``op``, ``op_min`` and the curve).
+    ``auucc``, ``auucc_const``, ``gain``, ``op``, ``op_min`` and the curve). ``weights``: one weight per
+    row: the weighted UCC (miss rate a weighted fraction, widths weighted means; docs: Per-row weights).
 
     >>> import numpy as np, uqeval
     >>> y = np.random.default_rng(0).normal(size=300)
@@ -1070,10 +1071,6 @@ def ucc(
     >>> 0 < out["models"]["model 1"]["ucc"]["auucc"] < 1
     True
     """
-    if weights is not None:  # never unweighted silently (issue 25)
-        from .weights import refuse_weights
-
-        raise refuse_weights("uqeval.ucc")
     from .io.load import Loaded
     from .tasks.ucc import band_of, ucc_report
 
@@ -1088,6 +1085,7 @@ def ucc(
         cost=cost,
         n_permutations=n_permutations,
         seed=seed,
+        weights=weights,  # one a row (the same rows for every model); the permutation test refuses them
     )
 
 
@@ -1118,6 +1116,8 @@ def compare(
     resampled and sign-flipped as a whole; ``block_size``: rows in time order, resampled and flipped in
     consecutive blocks of this many rows (``"auto"``: Politis & White's choice). Without either, rows
     are assumed independent (``settings.resampling`` records the choice when one is given).
+    ``weights``: one weight per row of the first model (>= 0, not all 0): estimates from the weighted rows,
+    bootstrap counts times the weights, paired tests on weighted score differences (docs: Per-row weights).
     Returns the ``uqeval.compare/1`` document.
 
     >>> import numpy as np, uqeval
@@ -1128,10 +1128,6 @@ def compare(
     >>> out["metrics"]["crps"]["best"]
     ['a']
     """
-    if weights is not None:  # never unweighted silently (issue 25)
-        from .weights import refuse_weights
-
-        raise refuse_weights("uqeval.compare")
     from .tasks.compare import Model, align_models, compare_models
 
     named = _models(models)
@@ -1163,6 +1159,7 @@ def compare(
         dm_lag=dm_lag,
         cluster=None if cluster is None else np.asarray(cluster),  # the first model's rows keep their order
         block_size=block_size,
+        weights=weights,  # one a row of the first model, whose rows keep their order
     )
 
 

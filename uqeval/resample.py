@@ -206,23 +206,29 @@ class Accumulator:
         terms: np.ndarray | None = None,
         codes: Sequence[Any] = (),
         diffs: np.ndarray | None = None,
+        weights: np.ndarray | None = None,
     ) -> None:
         """Add rows ``start .. start + n - 1``: ``terms`` (n, n_terms), ``codes`` (one (n,) int
         array per category set, values in ``[0, k)``, or a scipy.sparse (n, k) matrix of counts per
-        category when a "row" is a cluster or block of rows), ``diffs`` (n, n_diffs)."""
+        category when a "row" is a cluster or block of rows), ``diffs`` (n, n_diffs). ``weights`` (n,): the
+        rows' own weights (``--weights``): a replicate counts row ``i`` its Poisson count times its weight
+        (the sums of weighted terms, the weighted counts and the total; the sign flips are not weighted)."""
         n = next((len(a) for a in (terms, diffs, *codes) if a is not None), 0)
         if n == 0:
             return
         stop = start + n
         if self.replicates:
-            self._bootstrap(start, stop, terms, list(codes))
+            self._bootstrap(start, stop, terms, list(codes), weights)
         if self.permutations and self.n_diffs:
             self._flip(start, stop, np.asarray(diffs, dtype=np.float64).reshape(n, self.n_diffs))
         self.rows += n
 
-    def _bootstrap(self, start: int, stop: int, terms, codes) -> None:
+    def _bootstrap(self, start: int, stop: int, terms, codes, weights=None) -> None:
         n = stop - start
         x = None if terms is None else np.asarray(terms, dtype=np.float64).reshape(n, self.n_terms)
+        # the rows' own weights are folded into the terms, the category counts and the total, so the
+        # (rows, replicates) Poisson counts are used as drawn (with weights of 1 the sums are bit for bit)
+        uw = None if weights is None else np.asarray(weights, dtype=np.float64).reshape(n)
         buf = np.empty((_SUB, CHUNK))  # the weights of one slice of rows, kept in cache
         for g, lo, hi in _blocks(start, stop):
             at = g * BLOCK + lo - start
@@ -230,20 +236,28 @@ class Accumulator:
             for s in range(lo, hi, _SUB):  # per slice of rows: its terms and its rows grouped by category
                 e = min(hi, s + _SUB)
                 rows = slice(at + s - lo, at + e - lo)
+                wr = None if uw is None else uw[rows]
                 groups = [
-                    _grouping(np.asarray(c[rows], dtype=np.intp), k)
+                    _grouping(np.asarray(c[rows], dtype=np.intp), k, wr)
                     if isinstance(c, np.ndarray)
-                    else c[rows].T.tocsr()  # a unit's counts per category (sparse (n, k))
+                    else (
+                        c[rows] if wr is None else c[rows].multiply(wr[:, None])
+                    ).T.tocsr()  # a unit's counts per category (sparse (n, k))
                     for c, k in zip(codes, self.n_categories)
                 ]
-                slices.append((s, e, None if x is None else np.ascontiguousarray(x[rows].T), groups))
+                xt = (
+                    None
+                    if x is None
+                    else np.ascontiguousarray((x[rows] if wr is None else x[rows] * wr[:, None]).T)
+                )
+                slices.append((s, e, xt, groups, wr))
             for c in range(-(-self.replicates // CHUNK)):
                 r0, r1 = c * CHUNK, min(self.replicates, (c + 1) * CHUNK)
                 u = self._draws(_block_uniforms, g, c, hi - lo < BLOCK)
-                for s, e, xt, groups in slices:
+                for s, e, xt, groups, wr in slices:
                     w = buf[: e - s, : r1 - r0]
                     np.take(_table(), u[s:e, : r1 - r0], out=w)
-                    self.total[r0:r1] += w.sum(axis=0)
+                    self.total[r0:r1] += w.sum(axis=0) if wr is None else wr @ w
                     if xt is not None:
                         self.sums[:, r0:r1] += xt @ w
                     for j, onehot in enumerate(groups):
@@ -277,12 +291,14 @@ class Accumulator:
         return self
 
 
-def _grouping(code: np.ndarray, k: int):
-    """The (k, n) 0/1 matrix (sparse) that sums a slice's rows per category."""
+def _grouping(code: np.ndarray, k: int, weights: np.ndarray | None = None):
+    """The (k, n) 0/1 matrix (sparse) that sums a slice's rows per category (``weights``: the rows' weights
+    in place of the ones)."""
     from scipy.sparse import csr_matrix
 
     n = code.size
-    return csr_matrix((np.ones(n), (code, np.arange(n))), shape=(k, n))
+    data = np.ones(n) if weights is None else weights
+    return csr_matrix((data, (code, np.arange(n))), shape=(k, n))
 
 
 #: the first rows hashed into the key of the sign flips (both engines have them before the pass over the rows)

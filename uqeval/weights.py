@@ -82,6 +82,6 @@ def weights_block(
 def refuse_weights(what: str, fix: str = "leave it out for unweighted results") -> UsageError:
     """The error of a command or function that does not take weights yet (never run unweighted silently)."""
     return UsageError(
-        f"{option('weights')} is not supported by {what} yet (weights are taken by `uqeval score` and "
-        f"`uqeval check` and by uqeval.evaluate / evaluate_file); {fix}"
+        f"{option('weights')} is not supported by {what} yet (weights are taken by score, check, compare, "
+        f"ucc, coverage and report, and by uqeval.evaluate / evaluate_file / compare / ucc); {fix}"
     )

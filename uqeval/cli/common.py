@@ -114,7 +114,7 @@ WeightsCol = Annotated[
         "--weights",
         metavar="COLUMN",
         help="Per-row weights (area, importance or survey weights; >= 0, not all 0): every metric that takes "
-        "weights is computed from the weighted rows, the others are left out and listed (uqeval score, check).",
+        "weights is computed from the weighted rows, the others are left out and listed (score, check, compare, ucc, coverage, report).",
     ),
 ]
 NanOpt = Annotated[
@@ -880,3 +880,18 @@ def resampling_options(func: Callable[..., Any]) -> Callable[..., Any]:
     wrapper.__signature__ = sig.replace(parameters=own + extra)  # type: ignore[attr-defined]
     wrapper.__annotations__ = {p.name: p.annotation for p in own + extra}
     return wrapper
+
+
+def load_same_rows(index: int, path: Any, settings: Any) -> Any:
+    """The ``index``-th file of a command whose files hold the same rows (compare, ucc), loaded: the weights
+    belong to the rows, so ``--weights`` is read from the first file, and the others need not hold the
+    column (it is not looked for there)."""
+    from dataclasses import replace
+
+    from ..io.load import load_predictions
+
+    if index == 0:
+        return load_predictions(path, settings, weights_ok=True)
+    if settings.columns.get("weights"):
+        settings = replace(settings, columns={k: v for k, v in settings.columns.items() if k != "weights"})
+    return load_predictions(path, settings)

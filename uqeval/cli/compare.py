@@ -21,6 +21,7 @@ from .common import (
     ScoringFlags,
     WorkersOpt,
     handle_errors,
+    load_same_rows,
     remote_options,
     resampling_options,
     scoring_options,
@@ -127,7 +128,6 @@ def compare(
     resampled cheaply, a seeded bootstrap interval shared across models.
     """
     from ..errors import UsageError
-    from ..io.load import load_predictions
     from ..io.writers import check_output_path
     from ..report.compare import rich_tables, to_markdown
     from ..tasks.compare import Model, align_models, compare_models, model_names
@@ -157,6 +157,21 @@ def compare(
 
     engines = {choose_engine(engine.value, f) for f in files}
     chosen = next((e for e in ("dask", "stream") if e in engines), "memory")
+    weights_col = settings.columns.get("weights")
+    if weights_col:
+        for flag, value in (("--engine stream/dask", chosen != "memory"), ("--reference", reference)):
+            if value:
+                where = (
+                    "compared in memory only" if flag.startswith("--engine") else "not taken by skill scores"
+                )
+                raise UsageError(
+                    f"--weights with {flag}: weighted comparisons are {where} yet; "
+                    + (
+                        "use --engine memory"
+                        if flag.startswith("--engine")
+                        else "leave out --weights or --reference"
+                    )
+                )
     if chosen != "memory":
         for flag, value in (("--id", id_col), ("--reference", reference)):
             if value is not None:
@@ -188,9 +203,11 @@ def compare(
 
     with work_progress(quiet):  # a terminal shows the stages (reading, scoring, bootstrap, tests)
         models, ids = [], []
-        for name, path in zip(labels, files):
+        weights = None
+        for i, (name, path) in enumerate(zip(labels, files)):
             stage(f"reading {name}")
-            loaded = load_predictions(path, settings)
+            loaded = load_same_rows(i, path, settings)
+            weights = loaded.weights if i == 0 else weights
             models.append(Model(name, loaded.prediction, loaded.info))
             ids.append(loaded.groups)
         # with --id it is the "by" column, read from every file: each file's groups are its ids
@@ -206,6 +223,8 @@ def compare(
                     models[0].source, resampling.cluster, first.row_numbers()
                 )
         stage("scoring")
+        if weights is not None:
+            units.update(weights=weights, weights_column=weights_col)
         result = compare_models(models, settings, metric_names, seed=settings.seed, **options, **units)
     if reference is not None:  # forecast verification (issue 16): skill of each model against the reference
         from ..tasks.score import read_extra_column

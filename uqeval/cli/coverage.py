@@ -107,6 +107,11 @@ def coverage(
     from ..stream.engine import auto_chunk_rows, choose_engine
 
     chosen = {choose_engine(engine.value, f) for f in files}
+    weights_col = settings.columns.get("weights")
+    if weights_col and chosen - {"memory"}:
+        raise UsageError(
+            "--weights with --engine stream/dask: weighted coverage is computed in memory only yet; use --engine memory"
+        )
     if chosen - {"memory"}:
         from ..stream.coverage import coverage_points_dask, coverage_points_stream
         from ..stream.engine import total_rows
@@ -134,8 +139,12 @@ def coverage(
     elif chunk_rows is not None or scheduler is not None or workers is not None:
         raise UsageError("--chunk-rows, --scheduler and --workers apply to --engine stream/dask only")
     runs = []
+    total_w, zero_w = 0.0, 0
     for method, f in zip(names, files) if not chosen - {"memory"} else ():
-        loaded = load_predictions(f, settings)
+        loaded = load_predictions(f, settings, weights_ok=True)  # --weights: a column of every file
+        if loaded.weights is not None:
+            total_w += float(loaded.weights.sum())
+            zero_w += int((loaded.weights == 0).sum())
         pts = (
             read_extra_column(
                 f, points_by, loaded.prediction.rows if loaded.prediction.rows is not None else slice(None)
@@ -148,6 +157,10 @@ def coverage(
         records = coverage_points(runs, settings)
     lines = above_line(records)
     result = coverage_document(records, lines, by=by, points_by=points_by, y_std=settings.y_std)
+    if weights_col:
+        from ..weights import weights_block
+
+        result["weights"] = weights_block(weights_col, total_w, zero_w, {})
     if plot is not None:
         from ..plots.coverage import plot_coverage_width
 

@@ -35,24 +35,34 @@ def build_entry(
     reference=None,
     overlays=None,
     models: list | None = None,
+    models_weights: list | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """Score ``file``, draw its figures and compute its UCC: one report entry and its notes.
 
     With ``overlays`` (:class:`uqeval.tasks.overlay.Overlays`) the kinds that overlay several models are drawn
     there (the report's key figures) instead of in the file's own figures; with ``models`` (a list) the
-    prediction is kept there as a :class:`uqeval.tasks.compare.Model` for ``--compare``."""
+    prediction is kept there as a :class:`uqeval.tasks.compare.Model` for ``--compare`` (and, with
+    ``--weights``, its weights appended to ``models_weights``).
+
+    With ``--weights`` the metric tables are weighted (``score``'s machinery); the figures take no weights:
+    they are drawn from the unweighted rows and every caption says so, and the UCC numbers are left out
+    (``uqeval ucc --weights`` gives the weighted UCC), each with a note."""
     from ..io.load import load_predictions
     from ..tasks.plot import KIND_TITLES, PLOT_KINDS, applicable_kinds, build_figures, encode_figures
     from ..tasks.score import score_loaded
     from .plot import load_x
 
-    loaded = load_predictions(file, settings, extra=[x] if x else ())  # read once: scored, then drawn
+    # read once: scored, then drawn
+    loaded = load_predictions(file, settings, extra=[x] if x else (), weights_ok=True)
     summary = score_loaded(loaded, settings, reference)
     metrics = summary.get("metrics")
+    weighted = loaded.weights is not None
     if models is not None:
         from ..tasks.compare import Model
 
         models.append(Model(name, loaded.prediction, loaded.info))
+        if models_weights is not None:
+            models_weights.append(loaded.weights)
     xs, x_label = load_x(x, loaded)
     kinds, ucc, figures, notes = None, None, {}, []
     if overlays is not None:
@@ -77,26 +87,41 @@ def build_entry(
     figures = {k: merged[k] for k in PLOT_KINDS if k in merged}
     notes = bundle.notes + notes
     images = encode_figures(figures, fmt, dpi, notes=notes)
+    tag = UNWEIGHTED if weighted else ""
     entry: dict[str, Any] = {
         "name": name,
         "summary": summary,
-        "figures": [(f"{KIND_TITLES[k]} — {name}", data) for k, data in images.items()],
+        "figures": [(f"{KIND_TITLES[k]} — {name}{tag}", data) for k, data in images.items()],
     }
     ucc = bundle.ucc if ucc is None else ucc
-    if ucc is not None:
+    if weighted:
+        notes.append(
+            "--weights: the metric tables are weighted; the figures take no weights and are drawn from the "
+            "unweighted rows (each caption says so)"
+            + ("; the UCC numbers are left out (uqeval ucc --weights gives the weighted UCC)" if ucc else "")
+        )
+    elif ucc is not None:
         entry["ucc"] = ucc
     return entry, [f"{name}: {n}" for n in summary.get("notes", []) + notes]
 
 
-def key_figures(overlays, fmt: str, dpi: int, notes: list[str]) -> list[dict[str, Any]]:
-    """The encoded overlays of :class:`uqeval.tasks.overlay.Overlays`: ``{"title", "models", "image"}`` each."""
+#: the caption suffix of a figure of a weighted report (figures take no weights)
+UNWEIGHTED = " (unweighted: figures take no weights)"
+
+
+def key_figures(
+    overlays, fmt: str, dpi: int, notes: list[str], weighted: bool = False
+) -> list[dict[str, Any]]:
+    """The encoded overlays of :class:`uqeval.tasks.overlay.Overlays`: ``{"title", "models", "image"}`` each
+    (``weighted``: the titles say the figures are unweighted)."""
     from ..tasks.plot import encode_figures
 
     drawn = overlays.figures()
     left_out: list[str] = []
     images = encode_figures({k: fig for k, (fig, _, _) in drawn.items()}, fmt, dpi, notes=left_out)
     notes += [f"key figures: {n}" for n in left_out]
-    return [{"title": drawn[k][2], "models": drawn[k][1], "image": data} for k, data in images.items()]
+    tag = UNWEIGHTED if weighted else ""
+    return [{"title": drawn[k][2] + tag, "models": drawn[k][1], "image": data} for k, data in images.items()]
 
 
 @handle_errors
@@ -174,6 +199,8 @@ def report(
     render_workers(plots.RENDER_PROCESSES)  # their start-up overlaps reading and scoring
     entries, notes, overlays = [], [], Overlays()
     models: list | None = [] if compare else None
+    weighted = bool(settings.columns.get("weights"))
+    models_weights: list | None = [] if compare and weighted else None
     with work_progress(quiet):  # a terminal shows which file is being scored and drawn
         for i, (f, name) in enumerate(zip(files, entry_names(files))):
             stage(f"report: {name} ({i + 1} of {len(files)})")
@@ -188,6 +215,7 @@ def report(
                 reference=reference,
                 overlays=overlays,
                 models=models,
+                models_weights=models_weights,
             )
             entries.append(entry)
             notes += entry_notes
@@ -196,11 +224,17 @@ def report(
             from ..tasks.compare import align_models, compare_models
 
             stage("report: comparing the files")
-            comparison = compare_models(align_models(models), settings, seed=settings.seed)
+            # with --weights: the first file's weights (the files hold the same rows)
+            extra = (
+                {}
+                if not models_weights
+                else {"weights": models_weights[0], "weights_column": settings.columns["weights"]}
+            )
+            comparison = compare_models(align_models(models), settings, seed=settings.seed, **extra)
             notes += [f"compare: {n}" for n in comparison.get("notes", [])]
             models.clear()
         stage("report: drawing the key figures")
-        overlaid = key_figures(overlays, fmt, dpi, notes)
+        overlaid = key_figures(overlays, fmt, dpi, notes, weighted)
         stage("report: writing HTML")
         html = render_report(entries, title=title, overlays=overlaid, comparison=comparison)
     atomic_write_text(output, html)

@@ -25,6 +25,7 @@ from .common import (
     console,
     handle_errors,
     input_options,
+    load_same_rows,
     parse_pair,
     remote_options,
     show,
@@ -139,7 +140,6 @@ def ucc(
     the areas, gains and k* are approximate within bounds written to the JSON.
     """
     from ..errors import UsageError
-    from ..io.load import load_predictions
     from ..io.writers import check_output_path
     from ..tasks.ucc import band_of, model_names, ucc_report
 
@@ -166,6 +166,11 @@ def ucc(
     from ..stream.engine import auto_chunk_rows, choose_engine
 
     chosen = {choose_engine(engine.value, f) for f in files}
+    weights_col = settings.columns.get("weights")
+    if weights_col and chosen - {"memory"}:
+        raise UsageError(
+            "--weights with --engine stream/dask: the weighted UCC is computed in memory only yet; use --engine memory"
+        )
     if chosen - {"memory"}:
         for flag, value in (("--permutation-test", permutation_test), ("--plot", plot)):
             if value:
@@ -213,9 +218,12 @@ def ucc(
 
     with work_progress(quiet):  # a terminal shows the stages (reading, the permutation test)
         bands = []
-        for name, path in zip(model_names(files), files):
+        weights = None
+        for i, (name, path) in enumerate(zip(model_names(files), files)):
             stage(f"reading {name}")
-            bands.append(band_of(name, load_predictions(path, settings), settings.level))
+            loaded = load_same_rows(i, path, settings)
+            weights = loaded.weights if i == 0 else weights
+            bands.append(band_of(name, loaded, settings.level))
         stage("UCC")
         summary = ucc_report(
             bands,
@@ -227,6 +235,8 @@ def ucc(
             cost=cost,
             n_permutations=permutation_test,
             seed=settings.seed,
+            weights=weights,
+            weights_column=weights_col,
         )
     image = None
     if plot is not None:  # rendered before anything is written: a failure leaves no output
@@ -234,7 +244,7 @@ def ucc(
         from ..plots.ucc import plot_ucc
         from ..tasks.ucc import plot_models
 
-        fig = plot_ucc(plot_models(bands, summary), cost=cost)
+        fig = plot_ucc(plot_models(bands, summary, weights), cost=cost)
         image = figure_to_bytes(fig, plot.suffix.lower().lstrip("."))
     if output is not None:
         from ..io.writers import write_json

@@ -73,6 +73,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
@@ -156,9 +157,17 @@ def _validate(y_true, pred, lower, upper) -> tuple[np.ndarray, np.ndarray, np.nd
     return y, y - p, p - lo, hi - p
 
 
-def _unit(y: np.ndarray, normalize: str) -> float:
-    """Axis unit: population std of the target (UQ360's ``np.std(gt)``) or 1."""
-    return unit_of_std(float(np.std(y)) if normalize != "none" else 1.0, normalize)
+def _unit(y: np.ndarray, normalize: str, weights: np.ndarray | None = None) -> float:
+    """Axis unit: population std of the target (UQ360's ``np.std(gt)``; with row ``weights`` the weighted
+    population std) or 1."""
+    if normalize == "none":
+        return 1.0
+    if weights is None:
+        return unit_of_std(float(np.std(y)), normalize)
+    total = float(weights.sum())
+    centre = float(np.einsum("i,i->", weights, y)) / total
+    c = y - centre
+    return unit_of_std(math.sqrt(float(np.einsum("i,i,i->", weights, c, c)) / total), normalize)
 
 
 def unit_of_std(s: float, normalize: str) -> float:
@@ -241,6 +250,7 @@ def _sweep(
     half: np.ndarray,
     metrics: Sequence[str],
     inplace: bool = False,
+    weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Raw-unit metrics at every sorted critical scale, for ``B`` curves at once.
 
@@ -250,7 +260,36 @@ def _sweep(
     Returns ``ks`` (``(B, N)``, ascending per row, ``inf`` last) and ``{metric: (B, N)}``
     at those scales (only the ``metrics`` asked for); entries at ``ks == inf`` are meaningless
     (callers drop or mask them).
+
+    ``weights`` (B, N): the rows' own weights (> 0; ``--weights``): the miss rate is the weight of the rows
+    not covered over the total weight, excess and deficit weighted sums over the total weight (``half``
+    is then the weighted mean half width); with integer weights, the values of the repeated rows.
     """
+    if weights is not None:  # the same sweep with each row's active width times its weight, the miss rate
+        # from the weight of the rows past each tie group (a reverse cumulative sum of the sorted weights, read
+        # at the group's last position)
+        b, n = k.shape
+        order = np.argsort(k, axis=1, kind="stable")
+        ks = np.take_along_axis(k, order, axis=1)
+        om = np.take_along_axis(weights, order, axis=1)
+        total = om.sum(axis=1)
+        weighted: dict[str, np.ndarray] = {}
+        if "bandwidth" in metrics:
+            weighted["bandwidth"] = _bandwidth(ks, half)
+        if "missrate" in metrics:
+            ends = np.ones((b, n), dtype=bool)  # the last position of each tie group
+            np.not_equal(ks[:, 1:], ks[:, :-1], out=ends[:, :-1])
+            last = np.where(ends, np.arange(n), n - 1)
+            last = np.minimum.accumulate(last[:, ::-1], axis=1)[:, ::-1]
+            after = np.zeros((b, n))  # weight of the rows after each position
+            np.cumsum(om[:, :0:-1], axis=1, out=after[:, -2::-1])
+            weighted["missrate"] = np.take_along_axis(after, last, axis=1) / total[:, None]
+        if "excess" in metrics or "deficit" in metrics:
+            ws = om * (1.0 if w is None else np.take_along_axis(w, order, axis=1))
+            # a is given whenever the deficit is asked for
+            never = np.where(np.isinf(k), a * weights, 0.0).sum(axis=1) if "deficit" in metrics else None
+            weighted.update(_slack_metrics(ks, ws, never, metrics, total[:, None]))
+        return ks, weighted
     b, n = k.shape
     need_w = "excess" in metrics or "deficit" in metrics
     # |d| of never-covered rows, before k is sorted (perhaps in place)
@@ -269,16 +308,8 @@ def _sweep(
         ws = np.take_along_axis(w, order, axis=1) if need_w else None
         del order
     out: dict[str, np.ndarray] = {}
-    if need_w:
-        finite = np.isfinite(ks)
-        with np.errstate(invalid="ignore"):  # inf - inf among never-covered rows
-            dk = np.diff(ks, axis=1)
-        # the step into the never-covered rows (inf - finite, inf - inf) carries no width
-        dk[~finite[:, 1:]] = 0.0
-        del finite
     if "bandwidth" in metrics:
-        with np.errstate(invalid="ignore"):
-            out["bandwidth"] = ks * half[:, None]
+        out["bandwidth"] = _bandwidth(ks, half)
     if "missrate" in metrics:
         # coverage at position j counts the whole tie group of ks[j]: its last index, the smallest group end
         # at or after j -- a running minimum from the right, made block by block from the last block back
@@ -296,16 +327,40 @@ def _sweep(
             after = last[:, :1].copy()
             miss[:, start:stop] = (n - 1 - last) / n
         out["missrate"] = miss
-    if "excess" in metrics:
+    if need_w:
         assert ws is not None  # need_w: set in both branches above
+        out.update(_slack_metrics(ks, ws, never, metrics, n))
+    return ks, out
+
+
+def _bandwidth(ks: np.ndarray, half: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):  # inf scales (never-covered rows): masked by the callers
+        return ks * half[:, None]
+
+
+def _slack_metrics(
+    ks: np.ndarray, ws: np.ndarray, never: np.ndarray | None, metrics: Sequence[str], norm: Any
+) -> dict[str, np.ndarray]:
+    """Excess and deficit (those in ``metrics``) at the sorted scales ``ks`` (B, N) from the active widths
+    ``ws`` in the same order (times the rows' weights when weighted), ``never`` (B,): the (weighted) |d| of
+    the never-covered rows, divided by ``norm`` (N, or the (B, 1) total weights)."""
+    b, n = ks.shape
+    out: dict[str, np.ndarray] = {}
+    finite = np.isfinite(ks)
+    with np.errstate(invalid="ignore"):  # inf - inf among never-covered rows
+        dk = np.diff(ks, axis=1)
+    # the step into the never-covered rows (inf - finite, inf - inf) carries no width
+    dk[~finite[:, 1:]] = 0.0
+    del finite
+    if "excess" in metrics:
         cum = np.cumsum(ws, axis=1)  # width covered through position h
         exc = np.zeros((b, n))
         np.cumsum(dk * cum[:, :-1], axis=1, out=exc[:, 1:])
         del cum
-        exc /= n
+        exc /= norm
         out["excess"] = exc
     if "deficit" in metrics:
-        assert ws is not None and never is not None  # need_w, and never is made when the deficit is asked for
+        assert never is not None  # made when the deficit is asked for
         # width still missed after position h: sum of ws[h+1:], as a reverse cumsum
         rest = np.cumsum(ws[:, :0:-1], axis=1)[:, ::-1]
         inc = dk * rest
@@ -314,9 +369,9 @@ def _sweep(
         np.cumsum(inc[:, ::-1], axis=1, out=dfc[:, -2::-1])
         del inc
         dfc += never[:, None]
-        dfc /= n
+        dfc /= norm
         out["deficit"] = dfc
-    return ks, out
+    return out
 
 
 @dataclass(frozen=True)
@@ -391,10 +446,11 @@ def _curve_of(
     unit: float,
     metrics: Sequence[str] = AXES,
     inplace: bool = False,
+    weights: np.ndarray | None = None,
 ) -> UCCCurve:
     """The UCC of critical scales ``k``, active widths ``w`` (None: all 1) and ``|d|`` = ``a`` (N,; only
     read for the deficit) with mean half width ``half``; the metrics not in ``metrics`` are None;
-    ``inplace``: ``k`` may be sorted in place."""
+    ``inplace``: ``k`` may be sorted in place; ``weights``: the rows' weights (:func:`_sweep`)."""
     ks, m = _sweep(
         k[None, :],
         None if w is None else w[None, :],
@@ -402,6 +458,7 @@ def _curve_of(
         np.array([half]),
         metrics,
         inplace=inplace,
+        weights=None if weights is None else weights[None, :],
     )
     del k, w, a
     n_fin = int(np.searchsorted(ks[0], np.inf))
@@ -505,30 +562,52 @@ def _metrics_at(d: np.ndarray, zl: np.ndarray, zu: np.ndarray, k: float, unit: f
     return _op_metrics(_op_sums(lambda a, b: (d[a:b], zl[a:b], zu[a:b]), n, k), n, k, unit)
 
 
-def _op_sums(rows, n: int, k: float) -> dict[str, float]:
+def _op_sums(rows, n: int, k: float, weights: np.ndarray | None = None) -> dict[str, float]:
     """The sums behind :func:`_metrics_at` over ``n`` rows handed out in blocks by ``rows(start, stop)
     -> (d, zl, zu)``: the means of ``zl`` and ``zu``, the covered rows and the excess and deficit sums,
-    each bit for bit its whole-array value (:class:`~.blocks.PairwiseSum`) with block-sized temporaries."""
-    totals = {key: PairwiseSum(n) for key in ("zl", "zu", "excess", "deficit")}
+    each bit for bit its whole-array value (:class:`~.blocks.PairwiseSum`) with block-sized temporaries.
+    ``weights``: the rows' weights: weighted means and sums, ``missed`` the weight of the rows not covered
+    and ``total`` the total weight."""
+    keys = ("zl", "zu", "excess", "deficit") + (() if weights is None else ("missed",))
+    totals = {key: PairwiseSum(n) for key in keys}
     covered_rows = 0
     for start in range(0, n, BLOCK):  # blocks of rows, not rows
-        d, zl, zu = rows(start, min(start + BLOCK, n))
+        stop = min(start + BLOCK, n)
+        d, zl, zu = rows(start, stop)
         kc, w, a = _active(d, zl, zu)
         covered = kc <= k
         slack = k * w - a
-        totals["excess"].add(np.maximum(slack, 0.0, where=covered, out=np.zeros_like(slack)))
-        totals["deficit"].add(np.maximum(-slack, 0.0, where=~covered, out=np.zeros_like(slack)))
+        excess = np.maximum(slack, 0.0, where=covered, out=np.zeros_like(slack))
+        deficit = np.maximum(-slack, 0.0, where=~covered, out=np.zeros_like(slack))
+        if weights is not None:
+            om = weights[start:stop]
+            excess, deficit, zl, zu = excess * om, deficit * om, zl * om, zu * om
+            totals["missed"].add(np.where(covered, 0.0, om))
+        totals["excess"].add(excess)
+        totals["deficit"].add(deficit)
         totals["zl"].add(zl)
         totals["zu"].add(zu)
         covered_rows += int(np.count_nonzero(covered))
     out = {key: t.total() for key, t in totals.items()}
+    if weights is not None:
+        out["total"] = float(weights.sum())
+        out["zl"], out["zu"] = out["zl"] / out["total"], out["zu"] / out["total"]
+        return out
     out["zl"], out["zu"] = out["zl"] / n, out["zu"] / n  # np.mean
     out["covered"] = covered_rows
     return out
 
 
 def _op_metrics(sums: dict[str, float], n: int, k: float, unit: float) -> dict[str, float]:
-    """The four metrics at scale ``k`` from :func:`_op_sums`."""
+    """The four metrics at scale ``k`` from :func:`_op_sums` (weighted sums: over their total weight)."""
+    if "total" in sums:
+        t = sums["total"]
+        return {
+            "bandwidth": k * 0.5 * (sums["zl"] + sums["zu"]) / unit,
+            "missrate": sums["missed"] / t,
+            "excess": sums["excess"] / t / unit,
+            "deficit": sums["deficit"] / t / unit,
+        }
     return {
         "bandwidth": k * 0.5 * (sums["zl"] + sums["zu"]) / unit,
         "missrate": float(n - sums["covered"]) / n,
@@ -709,18 +788,27 @@ def ucc_summary_rows(
     partial_x: Sequence[float] | None = None,
     partial_y: Sequence[float] | None = None,
     cost: float = 0.5,
+    weights: np.ndarray | None = None,
 ) -> dict:
     """:func:`ucc_summary` with the bounds handed out block by block: ``bounds(start, stop) -> (lower,
     upper)`` of rows ``start:stop`` (e.g. a Gaussian's ``mean -+ z std``, never held whole). The same
     numbers, bit for bit; bounds that are not finite or do not contain ``pred`` are made whole once to
-    raise :func:`ucc_summary`'s message."""
+    raise :func:`ucc_summary`'s message. ``weights``: checked positive row weights (the weighted UCC,
+    :func:`_sweep`; the axis unit is the weighted std of the targets); with integer weights the summary
+    of the repeated rows."""
     px, py, c = _summary_options(x_axis, y_axis, normalize, partial_x, partial_y, cost)
     y, p = _check_band_rows(y_true, pred, bounds)
-    return _summary_rows(y, p, bounds, x_axis, y_axis, normalize, px, py, c)
+    return _summary_rows(y, p, bounds, x_axis, y_axis, normalize, px, py, c, weights)
 
 
 def ucc_curves_rows(
-    y_true, pred, bounds, x_axis: str = "bandwidth", y_axis: str = "missrate", normalize: str = "std"
+    y_true,
+    pred,
+    bounds,
+    x_axis: str = "bandwidth",
+    y_axis: str = "missrate",
+    normalize: str = "std",
+    weights: np.ndarray | None = None,
 ) -> tuple[UCCCurve, UCCCurve]:
     """The curves of :func:`ucc_curves` with only the ``x_axis`` and ``y_axis`` metrics (the others None)
     and the bounds handed out block by block, as in :func:`ucc_summary_rows`: the same values bit for bit,
@@ -729,10 +817,18 @@ def ucc_curves_rows(
     _check_normalize(normalize)
     y, p = _check_band_rows(y_true, pred, bounds)
     rows = _band_rows(y, p, bounds)
-    sums = _op_sums(rows, y.size, 1.0)
+    sums = _op_sums(rows, y.size, 1.0, weights)
     return tuple(
         _curves_rows(
-            rows, y, p, x_axis, y_axis, normalize, _unit(y, normalize), 0.5 * (sums["zl"] + sums["zu"])
+            rows,
+            y,
+            p,
+            x_axis,
+            y_axis,
+            normalize,
+            _unit(y, normalize, weights),
+            0.5 * (sums["zl"] + sums["zu"]),
+            weights,
         )
     )
 
@@ -770,7 +866,15 @@ def _band_rows(y: np.ndarray, p: np.ndarray, bounds):
 
 
 def _curves_rows(
-    rows, y: np.ndarray, p: np.ndarray, x_axis: str, y_axis: str, normalize: str, unit: float, half: float
+    rows,
+    y: np.ndarray,
+    p: np.ndarray,
+    x_axis: str,
+    y_axis: str,
+    normalize: str,
+    unit: float,
+    half: float,
+    weights: np.ndarray | None = None,
 ):
     """The model's curve of the two axes, then the constant band's (a generator: the first can be dropped
     before the second is made), from per-row arrays made block by block by ``rows`` (no full-size d, zl,
@@ -786,12 +890,12 @@ def _curves_rows(
             assert w is not None  # made when need_w
             w[start:stop] = wb
     a = rowwise(lambda yb, pb: np.abs(yb - pb), y, p) if "deficit" in axes else None
-    curve = _curve_of(k, w, a, half, n, x_axis, y_axis, normalize, unit, axes, inplace=True)
+    curve = _curve_of(k, w, a, half, n, x_axis, y_axis, normalize, unit, axes, inplace=True, weights=weights)
     del k, w, a
     yield curve
     del curve  # the caller's reference is the only one left
     a = rowwise(lambda yb, pb: np.abs(yb - pb), y, p)
-    yield _curve_of(a, None, a, 1.0, n, x_axis, y_axis, normalize, unit, axes, inplace=True)
+    yield _curve_of(a, None, a, 1.0, n, x_axis, y_axis, normalize, unit, axes, inplace=True, weights=weights)
 
 
 def _summary_rows(
@@ -804,15 +908,18 @@ def _summary_rows(
     px: tuple[float, float] | None,
     py: tuple[float, float] | None,
     c: float,
+    weights: np.ndarray | None = None,
 ) -> dict:
     """:func:`ucc_summary` of checked arrays and bounds handed out by ``bounds(start, stop)``."""
-    unit = _unit(y, normalize)
+    unit = _unit(y, normalize, weights)
     n = y.size
     # every per-row array is made block by block from the bounds, each curve holds its two axes only and is
     # summarised before the next one is made
     rows = _band_rows(y, p, bounds)
-    sums = _op_sums(rows, n, 1.0)
-    curves = _curves_rows(rows, y, p, x_axis, y_axis, normalize, unit, 0.5 * (sums["zl"] + sums["zu"]))
+    sums = _op_sums(rows, n, 1.0, weights)
+    curves = _curves_rows(
+        rows, y, p, x_axis, y_axis, normalize, unit, 0.5 * (sums["zl"] + sums["zu"]), weights
+    )
     part_m = _curve_part(next(curves), px, py, c)
     part_c = _curve_part(next(curves), px, py)
     return _summary(x_axis, y_axis, normalize, part_m, part_c, _op_metrics(sums, n, 1.0, unit), px, py, c)

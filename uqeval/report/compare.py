@@ -51,6 +51,14 @@ def _unit(s: Mapping[str, Any]) -> str:
     return f" in blocks of {r['block_size']} rows"
 
 
+def _weighted(result: Mapping[str, Any], quote: Callable[[str], str]) -> str:
+    """``, weighted by COLUMN`` for a weighted comparison (``quote``: the column name, escaped for the output)."""
+    w = result.get("weights")
+    if not w:
+        return ""
+    return ", weighted" + (f" by {quote(w['column'])}" if w.get("column") else "")
+
+
 _TESTS_HEADER = ["metric", "model", "reference", "mean diff", "permutation p", "DM t", "DM p"]
 
 
@@ -79,7 +87,8 @@ def to_markdown(result: Mapping[str, Any]) -> str:
         rows.append([md_code_span(metric), direction(body), *cells])
     rows.append(["mean rank", "", *(_num(result["ranks"]["mean_rank"][n]) for n in names)])
     lines = [
-        f"### uqeval compare: {len(names)} models, {result['n_rows']} rows ({_ci(s)}, seed {s['seed']})",
+        f"### uqeval compare: {len(names)} models, {result['n_rows']} rows ({_ci(s)}, seed {s['seed']})"
+        + _weighted(result, md_code_span),
         "",
         *md_table(["metric", "direction", *(md_code_span(n) for n in names)], rows, "ll" + "r" * len(names)),
     ]
@@ -157,7 +166,8 @@ def rich_tables(result: Mapping[str, Any]) -> list[Any]:
         rich_table(
             columns,
             rows,
-            title=f"{len(names)} models, {result['n_rows']} rows ({ci}); (#rank), best in bold",
+            title=f"{len(names)} models, {result['n_rows']} rows ({ci}){_weighted(result, escape)}; (#rank), "
+            "best in bold",
             sections=[False] * (len(rows) - 1) + [True],
         )
     ]

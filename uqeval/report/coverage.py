@@ -58,6 +58,8 @@ def _table(result: dict[str, Any]) -> tuple[list[str], list[list[str]], str]:
         xkey,
         "share above fit",
     ]
+    if result.get("weights"):  # --weights: weighted coverage and mean width
+        head[5:7] = [f"{h} (weighted)" for h in head[5:7]]
     return head, rows, "llll"
 
 

@@ -78,6 +78,7 @@ def title(summary: dict[str, Any]) -> str:
     return (
         f"UCC: x = {_axis_label(s['x_axis'], s['normalize'])}, y = {_axis_label(s['y_axis'], s['normalize'])}; "
         f"level {level}; cost c = {s['cost']:g}{part}; {summary['n_rows']} rows"
+        + ("; rows weighted (--weights)" if summary.get("weights") else "")
     )
 
 

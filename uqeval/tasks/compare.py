@@ -515,7 +515,11 @@ def _scored_by_all(models: Sequence[Model], results: _Results) -> list[str]:
 
 
 def resolve_metrics(
-    names: Sequence[str] | None, models: Sequence[Model], results: _Results, grids: Grids | None = None
+    names: Sequence[str] | None,
+    models: Sequence[Model],
+    results: _Results,
+    grids: Grids | None = None,
+    not_weighted: dict[str, str] | None = None,
 ) -> tuple[list[MetricRef], list[str]]:
     """Resolve metric names to :class:`MetricRef` (plus notes).
 
@@ -526,6 +530,10 @@ def resolve_metrics(
     names raise :class:`InputError` listing close matches. Without names, the
     :data:`DEFAULT_METRICS` that apply; where none does, every catalogue metric with a
     per-row score for all models.
+
+    ``not_weighted`` (a dict, for weighted rows): a catalogue metric that takes no weights
+    (:attr:`~uqeval.catalogue.Metric.supports_weights`) is an :class:`InputError` when named, and left out
+    and recorded there (path -> reason) when it is a default.
     """
     kinds = {m.kind for m in models}
     notes: list[str] = []
@@ -578,6 +586,14 @@ def resolve_metrics(
         if len(distinct) > 1:
             raise InputError(f"metric name {name!r} is ambiguous; give one of: {', '.join(distinct)}")
         metric, middle = usable[0]
+        if not_weighted is not None and not metric.supports_weights:
+            if explicit:
+                raise InputError(
+                    f"metric {name!r} ({metric.path}) is not computed with {option('weights')}: "
+                    f"{metric.unweighted_reason}; leave it out of the metrics, or leave out the weights"
+                )
+            not_weighted[metric.path] = cast("str", metric.unweighted_reason)
+            continue
         kind = next(
             k for k in sorted(kinds) if metric.applies_to(k)
         )  # orientation can depend on the representation
@@ -610,7 +626,7 @@ def resolve_metrics(
     if not refs and not explicit:
         fallback = _scored_by_all(models, results)
         if fallback:
-            return resolve_metrics(fallback, models, results, grids)
+            return resolve_metrics(fallback, models, results, grids, not_weighted)
     firsts: dict[str, MetricRef] = {}  # the first ref of each name
     for r in refs:
         firsts.setdefault(r.name, r)
@@ -692,6 +708,7 @@ def poisson_bootstrap(
     seed: int,
     units: np.ndarray | None = None,
     block_size: int | None = None,
+    weights: np.ndarray | None = None,
 ) -> list[np.ndarray]:
     """``(replicates,)`` Poisson-bootstrap values of each metric (:mod:`uqeval.resample`), all on the
     same replicates: one pass over the rows for every metric with a sums form, weight matrices in
@@ -699,15 +716,17 @@ def poisson_bootstrap(
     of its score, asked for once per block of rows, in row order. ``units`` (n,): the cluster of each row
     (:func:`uqeval.resample.resampling_units`), whose rows share one weight; None: rows. ``block_size``
     (rows in time order): the circular block bootstrap (:func:`_circular_bootstrap`) instead; ``units`` is
-    then ignored."""
+    then ignored. ``weights`` (n,): the rows' own weights (``--weights``): every resample counts row ``i``
+    its resampling weight (Poisson count, its unit's count, or the number of blocks covering it) times
+    ``weights[i]``, so a replicate is the metric's resampler at that product."""
     from ..catalogue.core import _mean_of_first
     from ..resample import Accumulator, poisson_weights
 
     forms = [(st, None, 0, _mean_of_first) if callable(st) else st.sums_form for st in stats]
     if block_size is not None and block_size > 1 and n:
-        return _circular_bootstrap(stats, forms, n, replicates, seed, int(block_size))
+        return _circular_bootstrap(stats, forms, n, replicates, seed, int(block_size), weights)
     if units is not None:
-        return _unit_bootstrap(stats, forms, n, replicates, seed, units)
+        return _unit_bootstrap(stats, forms, n, replicates, seed, units, weights)
     dense = [f[0] for f in forms if f is not None and f[0] is not None]
     codes = [f[1] for f in forms if f is not None and f[1] is not None]
     acc = Accumulator(
@@ -727,16 +746,41 @@ def poisson_bootstrap(
                 if dense
                 else None
             )
-            acc.update(start, block, [c[start:stop] for c in codes])
+            acc.update(
+                start,
+                block,
+                [c[start:stop] for c in codes],
+                weights=None if weights is None else weights[start:stop],
+            )
     out = _finished(forms, acc, acc.total, replicates)
-    _order_statistics(stats, forms, out, n, replicates, lambda r0, r1: poisson_weights(seed, 0, n, r1)[r0:r1])
+    _order_statistics(
+        stats,
+        forms,
+        out,
+        n,
+        replicates,
+        _times(lambda r0, r1: poisson_weights(seed, 0, n, r1)[r0:r1], weights),
+    )
     return out
 
 
-def _unit_bootstrap(stats, forms, n: int, replicates: int, seed: int, units: np.ndarray) -> list[np.ndarray]:
+def _times(
+    draw: Callable[[int, int], np.ndarray], weights: np.ndarray | None
+) -> Callable[[int, int], np.ndarray]:
+    """``draw`` (replicates r0 .. r1 - 1 -> their (r1 - r0, n) resampling weights) times the rows' own
+    ``weights`` (None: ``draw`` itself)."""
+    if weights is None:
+        return draw
+    return lambda r0, r1: draw(r0, r1) * weights
+
+
+def _unit_bootstrap(
+    stats, forms, n: int, replicates: int, seed: int, units: np.ndarray, weights: np.ndarray | None = None
+) -> list[np.ndarray]:
     """:func:`poisson_bootstrap` with one weight per unit: the weighted sums over rows are the weighted sums
     of the units' sums, so the units' sums of the terms, their counts per category (sparse) and their row
-    counts (the weights' total) go through the same accumulator as rows would, keyed by the unit's index."""
+    counts (the weights' total) go through the same accumulator as rows would, keyed by the unit's index.
+    ``weights``: the rows' own weights, folded into the units' sums, counts and totals."""
     from scipy.sparse import csr_matrix
 
     from ..resample import Accumulator, unit_sums, unit_weights
@@ -745,31 +789,46 @@ def _unit_bootstrap(stats, forms, n: int, replicates: int, seed: int, units: np.
     dense = [f[0] for f in forms if f is not None and f[0] is not None]
     codes = [f for f in forms if f is not None and f[1] is not None]
     sums = np.zeros((count, sum(_width(t) for t in dense) + 1))
-    sums[:, -1] = np.bincount(units, minlength=count)
+    sums[:, -1] = np.bincount(units, weights=weights, minlength=count)
     if dense:
         for start, stop in _spans(n, _ROWS):
             block = np.column_stack([t(start, stop) if callable(t) else t[start:stop] for t in dense])
+            if weights is not None:
+                block *= weights[start:stop, None]
             sums[:, :-1] += unit_sums(units[start:stop], count, block)
     counts = [
-        csr_matrix((np.ones(n), (units, np.asarray(f[1], dtype=np.intp))), shape=(count, f[2])) for f in codes
-    ]  # duplicates add up: each unit's rows per category
+        csr_matrix(
+            (np.ones(n) if weights is None else weights, (units, np.asarray(f[1], dtype=np.intp))),
+            shape=(count, f[2]),
+        )
+        for f in codes
+    ]  # duplicates add up: each unit's rows (their weights) per category
     acc = Accumulator(seed, replicates, n_terms=sums.shape[1], n_categories=tuple(f[2] for f in codes))
     if count:
         acc.update(0, sums, counts)
     out = _finished(forms, acc, acc.sums[-1], replicates)
     _order_statistics(
-        stats, forms, out, n, replicates, lambda r0, r1: unit_weights(seed, units, count, r0, r1)
+        stats,
+        forms,
+        out,
+        n,
+        replicates,
+        _times(lambda r0, r1: unit_weights(seed, units, count, r0, r1), weights),
     )
     return out
 
 
-def _circular_bootstrap(stats, forms, n: int, replicates: int, seed: int, size: int) -> list[np.ndarray]:
+def _circular_bootstrap(
+    stats, forms, n: int, replicates: int, seed: int, size: int, weights: np.ndarray | None = None
+) -> list[np.ndarray]:
     r""":func:`poisson_bootstrap` by the circular block bootstrap (:mod:`uqeval.resample`; Politis & Romano
     1992): replicate ``r`` is the :math:`K = \lceil n / L \rceil` circular blocks of ``L = size`` rows that
     start at :func:`~uqeval.resample.block_starts`, i.e. row weights that count the blocks covering a row
     (total :math:`K L`). The weighted sums of dense terms are sums of the drawn starts' window sums (a
     gather of K values per replicate), category counts one bincount of the drawn rows' codes; order
-    statistics use the (r, n) row weights (:func:`~uqeval.resample.circular_block_weights`)."""
+    statistics use the (r, n) row weights (:func:`~uqeval.resample.circular_block_weights`). ``weights``: the
+    rows' own weights, folded into the terms (plus a column of them, whose window sums give each replicate's
+    total), the category counts and the order statistics' row weights."""
     from types import SimpleNamespace
 
     from ..resample import block_starts, circular_block_weights, window_sums
@@ -780,12 +839,19 @@ def _circular_bootstrap(stats, forms, n: int, replicates: int, seed: int, size: 
     codes = [f for f in forms if f is not None and f[1] is not None]
     rest = [i for i, f in enumerate(forms) if f is None]
     width = sum(_width(t) for t in dense)
+    extra = 0 if weights is None else 1  # a last column of the weights: its sums are the replicates' totals
     advance = stage(f"bootstrap ({replicates:,} resamples of {k:,} circular blocks)", replicates)
-    sums = np.zeros((width, replicates))
-    if dense:
-        x = np.empty((n, width))
+    sums = np.zeros((width + extra, replicates))
+    if dense or extra:
+        x = np.empty((n, width + extra))
         for start, stop in _spans(n, _ROWS):  # in row order: a BlockScore adds up its mean as it goes
-            x[start:stop] = np.column_stack([t(start, stop) if callable(t) else t[start:stop] for t in dense])
+            if dense:
+                x[start:stop, :width] = np.column_stack(
+                    [t(start, stop) if callable(t) else t[start:stop] for t in dense]
+                )
+        if weights is not None:
+            x[:, :width] *= weights[:, None]
+            x[:, width] = weights
         windows = window_sums(x, size)
         del x
         for r0 in range(0, replicates, 64):
@@ -796,6 +862,8 @@ def _circular_bootstrap(stats, forms, n: int, replicates: int, seed: int, size: 
                 )  # (K, width): cheaper than one 3-d gather
             if not codes and not rest:
                 advance(r1 - r0)
+    total = np.full(replicates, float(k * size)) if weights is None else sums[width].copy()
+    sums = sums[:width]
     # category counts: per replicate, its row weights (a moving sum of its start counts) and one weighted
     # bincount per code column (a gather of the K L drawn rows' codes costs more)
     counts = [np.zeros((f[2], replicates)) for f in codes]
@@ -806,6 +874,8 @@ def _circular_bootstrap(stats, forms, n: int, replicates: int, seed: int, size: 
             starts = block_starts(seed, n, size, r0, r1)
             for r in range(r1 - r0):  # a loop over replicates: each step is vectorised over the rows
                 w = circular_block_weights(starts[r : r + 1], n, size)[0]
+                if weights is not None:
+                    w = w * weights
                 for column, f, c in zip(columns, codes, counts):
                     c[:, r0 + r] = np.bincount(column, weights=w, minlength=f[2])
             if not rest:
@@ -817,10 +887,11 @@ def _circular_bootstrap(stats, forms, n: int, replicates: int, seed: int, size: 
         for r0 in range(0, replicates, step):
             r1 = min(replicates, r0 + step)
             w = circular_block_weights(block_starts(seed, n, size, r0, r1), n, size)
+            if weights is not None:
+                w = w * weights
             for i in rest:
                 out[i][r0:r1] = stats[i].weighted(w)
             advance(r1 - r0)
-    total = np.full(replicates, float(k * size))
     done = _finished(forms, SimpleNamespace(sums=sums, counts=counts), total, replicates)
     if out is not None:
         for i in rest:
@@ -969,9 +1040,11 @@ def plan_comparison(
     n_permutations: int = 10000,
     pairs: str = "best",
     dm_lag: int = 0,
+    not_weighted: dict[str, str] | None = None,
 ) -> tuple[Plan, _Results]:
     """Check the arguments and resolve the metrics of :func:`compare_models` (``models`` need not hold
-    every row: the stream engine plans on the first chunk)."""
+    every row: the stream engine plans on the first chunk); ``not_weighted``: for weighted rows
+    (:func:`resolve_metrics`)."""
     from ..validation import check_level
 
     settings = settings or Settings()
@@ -991,7 +1064,7 @@ def plan_comparison(
     settings = settings_for_paths(settings, metrics or ())
     grids = common_grids(models, settings.resolution)
     results = _Results(models, settings, grids)
-    refs, notes = resolve_metrics(metrics, models, results, grids)
+    refs, notes = resolve_metrics(metrics, models, results, grids, not_weighted)
     plan = Plan(
         settings,
         [m.name for m in models],
@@ -1037,6 +1110,8 @@ def compare_models(
     dm_lag: int = 0,
     cluster: Any = None,
     block_size: int | str | None = None,
+    weights: Any = None,
+    weights_column: str | None = None,
 ) -> dict[str, Any]:
     r"""Side-by-side metrics of aligned models with bootstrap intervals, ranks and paired tests.
 
@@ -1063,6 +1138,8 @@ def compare_models(
         scores (:func:`uqeval.resample.optimal_block_size`). Give at most one of ``cluster`` and
         ``block_size``; with neither, a note flags score differences whose lag-1 autocorrelation is
         outside its 99 % band for independent rows.
+    weights : one weight per row (>= 0, not all 0; ``weights_column``: where they came from, for the JSON):
+        see :func:`_weighted_comparison` for what is weighted and how.
 
     Returns
     -------
@@ -1079,9 +1156,23 @@ def compare_models(
     n = models[0].prediction.n if models else 0
     if any(m.prediction.n != n for m in models):
         raise InputError("models must be aligned to the same rows first (see align_models)")
+    n_read, uw = n, None
+    not_weighted: dict[str, str] | None = None
+    weight_notes: list[str] = []
+    weights_json: dict[str, Any] = {}
+    if weights is not None:
+        models, cluster, uw, weights_json, weight_notes = _weighted_comparison(
+            models, weights, weights_column, cluster, block_size
+        )
+        n = models[0].prediction.n
+        not_weighted = {}
     plan, results = plan_comparison(
-        models, settings, metrics, n_boot, ci_level, seed, n_permutations, pairs, dm_lag
+        models, settings, metrics, n_boot, ci_level, seed, n_permutations, pairs, dm_lag, not_weighted
     )
+    if not_weighted is not None and plan.settings.murphy:
+        raise UsageError(
+            f"{option('murphy')} draws unweighted Murphy curves: leave out {option('weights')} or {option('murphy')}"
+        )
     units = None
     if cluster is not None or block_size is not None:
         from ..resample import resampling_units
@@ -1135,7 +1226,7 @@ def compare_models(
     def block_score(key: tuple[str, int]) -> BlockScore:
         def rows_of(start: int, stop: int) -> np.ndarray:
             score = score_rows(*key, start, stop)
-            sums[key].add(score)
+            sums[key].add(score if uw is None else score * uw[start:stop])
             return score[:, None]
 
         return rows_of
@@ -1143,6 +1234,12 @@ def compare_models(
     def value(k: int, ref: MetricRef) -> tuple[float | None, Any]:
         if ref.source == "per_row":  # its mean is filled in by the pass over the rows below
             return (0.0 if (ref.name, k) in scored else None), None
+        if uw is not None:  # the per-row form's resampler at the weights (as score: one definition)
+            stat = row_form(results, k, ref)
+            fn = None if stat is None else stat.resampler(blas=False)
+            # the family's result only for a target (a nominal level): its value is not used
+            res = results.get(k, cast("str", ref.group)) if ref.orientation == "target" else None
+            return (None if fn is None else _num(float(fn(uw[None, :])[0]))), res
         res = results.get(k, cast("str", ref.group))  # a summary metric names its family
         return _num(_value_at(res, ref.keys)), res
 
@@ -1155,23 +1252,45 @@ def compare_models(
             return None, None, "no cheap resampler (it would be recomputed from scratch per resample)"
         return (
             stat,
-            float(np.asarray(fn(np.ones((1, n))), dtype=np.float64)[0]),
+            float(np.asarray(fn(np.ones((1, n)) if uw is None else uw[None, :]), dtype=np.float64)[0]),
             None,
-        )  # unit weights: the rows
+        )  # unit weights: the rows (the rows' own weights)
 
     estimates, targets, columns, notes = estimate_metrics(plan, value, at_full)
     replicates: dict[tuple[str, str], np.ndarray] = {}
     if plan.n_boot and columns:  # every comparison score is a column: the bootstrap pass makes the means too
         size = (plan.resampling or {}).get("block_size")
-        reps = poisson_bootstrap([c[2] for c in columns], n, plan.n_boot, plan.seed or 0, units, size)
+        reps = poisson_bootstrap([c[2] for c in columns], n, plan.n_boot, plan.seed or 0, units, size, uw)
         for (metric, model, _), rep in zip(columns, reps):
             replicates[(metric, model)] = rep
     else:
         for start, stop in _spans(n, _ROWS):
             for key in scored:
-                sums[key].add(score_rows(*key, start, stop))
+                score = score_rows(*key, start, stop)
+                sums[key].add(score if uw is None else score * uw[start:stop])
+    w_total = float(n) if uw is None else float(uw.sum())
     for (name, k), total in sums.items():
-        estimates[name][plan.names[k]] = total.total() / n if n else math.nan
+        estimates[name][plan.names[k]] = total.total() / w_total if n else math.nan
+    if not_weighted is not None:
+        from ..catalogue import METRICS
+
+        for (
+            ref
+        ) in plan.refs:  # a metric with a weighted form that has no per-row form for this representation
+            for k, name in enumerate(plan.names):
+                if (
+                    ref.source == "summary"
+                    and estimates[ref.name][name] is None
+                    and METRICS[f"{ref.group}.{ref.keys[-1]}"].applies_to(plan.kinds[k])
+                ):
+                    stat = row_form(results, k, ref)
+                    if stat is None or stat.resampler() is None:
+                        not_weighted.setdefault(
+                            ref.name, f"it has no per-row form for {plan.kinds[k]} predictions ({name})"
+                        )
+    # the rows' weights over their mean: the paired tests take z_i = w_i d_i / mean(w), whose mean is the
+    # weighted mean difference (1 for every row without weights)
+    z = None if uw is None else uw / (uw.sum() / n)
     available = {
         ref.name: [
             k
@@ -1225,6 +1344,8 @@ def compare_models(
                         here[(name, k)] = score_rows(name, k, start, stop)
                 sa = here[(name, a)]
                 out[:, j] = sa - _without_rounding_noise(sa, here[(name, b)])
+                if z is not None:
+                    out[:, j] *= z[start:stop]
                 means[j].add(out[:, j])
             moments[0] = moments[0].merge(Moments.of(out / unit if scaled else out, plan.dm_lag, shift))
             if lag1 is not None:
@@ -1265,7 +1386,61 @@ def compare_models(
             )
         elif extra["murphy"]["curves"]:
             last.append("Murphy diagrams: no model dominates another (the curves cross or coincide)")
-    return assemble(plan, models, n, estimates, targets, replicates, notes, available, run_tests, extra, last)
+    if not_weighted is not None:
+        from ..weights import weights_block
+
+        w_all = np.asarray(weights_json["weights"])
+        extra["weights"] = weights_block(
+            weights_column, float(w_all.sum()), int((w_all == 0).sum()), not_weighted
+        )
+        if not_weighted:
+            weight_notes.append(
+                f"{len(not_weighted)} metric(s) take no weights and were not compared (listed with the reason "
+                "under weights.not_weighted)"
+            )
+        last = weight_notes + last
+    out = assemble(plan, models, n, estimates, targets, replicates, notes, available, run_tests, extra, last)
+    out["n_rows"] = int(n_read)
+    return out
+
+
+def _weighted_comparison(
+    models: Sequence[Model], weights: Any, column: str | None, cluster: Any, block_size: Any
+) -> tuple[list[Model], Any, np.ndarray | None, dict[str, Any], list[str]]:
+    r"""The rows that count and their weights, for :func:`compare_models` with ``weights``:
+    ``(models, cluster, weights or None, {"weights": the checked weights of every row}, notes)``.
+
+    - Rows of weight 0 are dropped first (the estimates are exactly those without them; with ``block_size``
+      the blocks are formed from the remaining rows, in their order).
+    - Estimates: a comparison score's weighted mean :math:`\sum_i w_i s_i / \sum_i w_i`; a catalogue metric's
+      per-row form's resampler at the weights (:meth:`~uqeval.catalogue.RowStat.resampler`, as ``score``).
+      Metrics that take no weights are refused by name, or left out when they are defaults.
+    - Bootstrap: replicate :math:`b` counts row :math:`i` :math:`P_{bi} w_i` times (the Poisson count, its
+      cluster's count or its circular-block cover count, times its weight).
+    - Paired tests on :math:`z_i = w_i d_i / ar w`: the sign flip flips each :math:`z_i` (or each unit's
+      sum of them), exact when the :math:`z_i` are independent and symmetric about 0 under the null (the
+      weights fixed, not estimated from the data); Diebold--Mariano is the t statistic of the mean of
+      :math:`z_i`, the linearisation of the weighted mean difference under the null (the weights treated as
+      fixed constants; rows independent, or the HAC variance up to ``dm_lag``).
+    - Constant weights are no weights: the unweighted computation, bit for bit.
+    """
+    from ..weights import check_weights
+
+    n = models[0].prediction.n
+    w = check_weights(weights, column, n=n)
+    notes: list[str] = []
+    keep = w > 0
+    if not keep.all():
+        models = [replace(m, prediction=m.prediction.subset(keep)) for m in models]
+        if cluster is not None and np.shape(cluster)[:1] == (n,):
+            cluster = np.asarray(cluster)[keep]
+        notes.append(
+            f"weights: {int((~keep).sum())} row(s) of weight 0 were dropped"
+            + (" (the blocks are formed from the remaining rows)" if block_size is not None else "")
+        )
+    kept = w[keep]
+    uw = None if (kept == kept[0]).all() else kept
+    return list(models), cluster, uw, {"weights": w}, notes
 
 
 #: fewest rows for the serial-correlation note (the normal band of the lag-1 autocorrelation needs a few dozen)

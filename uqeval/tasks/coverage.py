@@ -88,6 +88,33 @@ def _point_metrics(pred, levels: Sequence[float], y_std: float | None) -> dict[s
     return out
 
 
+def _weighted_point_metrics(
+    pred, levels: Sequence[float], settings: Settings, weights: np.ndarray
+) -> dict[str, dict[str, float]]:
+    """:func:`_point_metrics` of weighted rows (weights > 0): each value is its catalogue metric's per-row form
+    at the weights (``coverage.coverage``, ``coverage.width``, ``coverage.width_norm``; for prediction sets
+    ``prediction_sets.coverage`` and ``prediction_sets.mean_size``), as ``score --weights`` computes it."""
+    from ..catalogue import METRICS, rows
+    from ..metrics.intervals import level_key
+
+    group, names = (
+        ("prediction_sets", {"coverage": "coverage", "mean_size": "width"})
+        if pred.kind in _SETS
+        else ("coverage", {"coverage": "coverage", "width": "width", "width_norm": "width_norm"})
+    )
+    out: dict[str, dict[str, float]] = {}
+    for lv in levels:
+        key = level_key(lv)
+        values = {}
+        for name, label in names.items():
+            stat = rows(METRICS[f"{group}.{name}"], pred, settings, key)
+            fn = None if stat is None else stat.resampler(blas=False)
+            if fn is not None:
+                values[label] = float(fn(weights[None, :])[0])
+        out[key] = values
+    return out
+
+
 def coverage_points(
     runs: Sequence[tuple[str, Loaded, np.ndarray | None]],
     settings: Settings,
@@ -95,7 +122,9 @@ def coverage_points(
     """One record per (method, file, facet, point, level).
 
     ``runs`` holds ``(method name, loaded file, points-by values or None)``; the
-    facet comes from ``loaded.groups`` (the ``--by`` column) when present.
+    facet comes from ``loaded.groups`` (the ``--by`` column) when present. A loaded file with
+    ``weights`` (``--weights``) gives weighted coverage and mean width (:func:`_weighted_point_metrics`):
+    its rows of weight 0 are dropped, and a (facet, point) whose weights are all 0 gives no record.
     """
     from ..catalogue import coverage_levels
 
@@ -118,9 +147,15 @@ def coverage_points(
         reason = pred.no_band()
         if reason is not None:
             raise InputError(f"{loaded.info['path']}: no coverage to check: {reason}")
-        n = pred.n
+        weights = loaded.weights
         fvals, fcode = _codes(loaded.groups)
         pvals, pcode = _codes(point_values)
+        if weights is not None and not (weights > 0).all():  # rows of weight 0 are dropped
+            keep = weights > 0
+            pred, weights = pred.subset(keep), weights[keep]
+            fcode = None if fcode is None else fcode[keep]
+            pcode = None if pcode is None else pcode[keep]
+        n = pred.n
         levels = (
             coverage_levels(pred, settings) if pred.kind not in _SETS else list(settings.levels or (0.95,))
         )
@@ -134,18 +169,26 @@ def coverage_points(
             )
         )
         cells: list[int] | np.ndarray
-        parts: Iterable[tuple[int, Prediction]]
+        parts: Iterable[tuple[int, Prediction, np.ndarray | None]]
         if not n:
             cells, parts = [], []
         elif cell is None or cell.min() == cell.max():  # one cell: the prediction itself, no copy
-            cells, parts = [0 if cell is None else int(cell[0])], [(n, pred)]
+            cells, parts = [0 if cell is None else int(cell[0])], [(n, pred, weights)]
         else:
             order = np.argsort(cell, kind="stable")
             cells, starts = np.unique(cell[order], return_index=True)
-            parts = ((idx.size, pred.subset(idx)) for idx in np.split(order, starts[1:]))
-        for c, (size, part) in zip(cells, parts):  # a loop over (facet, point) cells, not rows
+            parts = (
+                (idx.size, pred.subset(idx), None if weights is None else weights[idx])
+                for idx in np.split(order, starts[1:])
+            )
+        for c, (size, part, w) in zip(cells, parts):  # a loop over (facet, point) cells, not rows
             facet, point = fvals[c // len(pvals)], pvals[c % len(pvals)]
-            for lk, m in _point_metrics(part, levels, settings.y_std).items():
+            metrics = (
+                _point_metrics(part, levels, settings.y_std)
+                if w is None
+                else _weighted_point_metrics(part, levels, settings, w)
+            )
+            for lk, m in metrics.items():
                 records.append(
                     {
                         "method": method,

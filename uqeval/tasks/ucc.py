@@ -391,8 +391,15 @@ def ucc_report(
     cost: float = 0.5,
     n_permutations: int = 0,
     seed: int = 0,
+    weights: Any = None,
+    weights_column: str | None = None,
 ) -> dict[str, Any]:
     """The JSON summary of ``uqeval ucc`` (schema ``uqeval.ucc/1``, see the module docstring).
+
+    ``weights`` (one per row, checked here; ``weights_column``: their column, for the JSON): the weighted
+    UCC (:func:`~uqeval.metrics.ucc.ucc_summary_rows`): rows of weight 0 are dropped, the miss rate is a
+    weighted fraction, band width, excess and deficit weighted means, the unit the weighted std of the
+    targets. The permutation test is not weighted (refused).
 
     Several bands must share their targets (:func:`check_same_targets`); a permutation test
     (``n_permutations > 0``, at least two bands) also needs the same centre
@@ -407,9 +414,18 @@ def ucc_report(
         raise UsageError(f"--permutation-test must be >= 0, got {n_perm}")
     if n_perm and len(bands) < 2:
         raise UsageError("--permutation-test compares models: give at least two prediction files")
+    if weights is not None and n_perm:
+        raise UsageError(
+            f"the UCC permutation test is not weighted: leave out {option('weights')} or "
+            f"{option('permutation_test')}"
+        )
     check_same_targets(bands)
     if n_perm:
         check_same_pred(bands)
+    w, weights_json = None, None
+    weight_notes: list[str] = []
+    if weights is not None:
+        bands, w, weights_json, weight_notes = _weighted_bands(bands, weights, weights_column)
     models: dict[str, Any] = {}
     for b in bands:
         summ = _named(
@@ -418,6 +434,7 @@ def ucc_report(
             b.y_true,
             b.pred,
             b.bounds_of,
+            weights=w,
             x_axis=x_axis,
             y_axis=y_axis,
             normalize=normalize,
@@ -453,8 +470,8 @@ def ucc_report(
             names=[b.name for b in bands],
             progress=stage(f"UCC permutation test ({n_perm:,} per pair)", n_perm * n_pairs),
         )
-    notes = [n for b in bands for n in b.notes]
-    return ucc_document(
+    notes = [n for b in bands for n in b.notes] + weight_notes
+    doc = ucc_document(
         models,
         int(bands[0].y_true.size),
         [b.level for b in bands],
@@ -469,6 +486,41 @@ def ucc_report(
         test,
         notes,
     )
+    if weights_json is not None:
+        doc["weights"] = weights_json
+        doc["n_rows"] = int(np.asarray(weights).size)
+    return doc
+
+
+def _weighted_bands(
+    bands: list[Band], weights: Any, column: str | None
+) -> tuple[list[Band], np.ndarray, dict[str, Any], list[str]]:
+    """The bands without their rows of weight 0 (bounds made whole for them), the positive weights, the
+    JSON ``weights`` block and a note on the dropped rows."""
+    from dataclasses import replace
+
+    from ..weights import check_weights, weights_block
+
+    w = check_weights(weights, column, n=bands[0].y_true.size)
+    block = weights_block(column, float(w.sum()), int((w == 0).sum()), {})
+    keep = w > 0
+    if keep.all():
+        return bands, w, block, []
+    out = []
+    for b in bands:
+        lo, hi = b.bounds_of()
+        out.append(
+            replace(
+                b,
+                y_true=b.y_true[keep],
+                pred=b.pred[keep],
+                lower=lo[keep],
+                upper=hi[keep],
+                rows=None if b.rows is None else b.rows[keep],
+                make_bounds=None,
+            )
+        )
+    return out, w[keep], block, [f"weights: {int((~keep).sum())} row(s) of weight 0 were dropped"]
 
 
 def ucc_document(
@@ -514,11 +566,16 @@ def ucc_document(
     return jsonable(out)
 
 
-def plot_models(bands: Sequence[Band], summary: dict[str, Any]) -> list[dict[str, Any]]:
+def plot_models(
+    bands: Sequence[Band], summary: dict[str, Any], weights: np.ndarray | None = None
+) -> list[dict[str, Any]]:
     """The ``models`` argument of :func:`~uqeval.plots.ucc.plot_ucc`: each band's exact curve and
     constant-band curve of the plotted axes (:func:`~uqeval.metrics.ucc.ucc_curves_rows`: its bounds made
-    block by block) with its summary values."""
+    block by block) with its summary values; ``weights``: the weighted curves (as :func:`ucc_report`)."""
     out = []
+    w = None
+    if weights is not None:
+        bands, w, _, _ = _weighted_bands(list(bands), weights, None)
     for b in bands:
         u = summary["models"][b.name]["ucc"]
         curve, const = _named(
@@ -530,6 +587,7 @@ def plot_models(bands: Sequence[Band], summary: dict[str, Any]) -> list[dict[str
             x_axis=u["x_axis"],
             y_axis=u["y_axis"],
             normalize=u["normalize"],
+            weights=w,
         )
         out.append(
             {
