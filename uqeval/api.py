@@ -1157,6 +1157,7 @@ def monitor(
     engine: str = "stream",
     chunk_rows: int | None = None,
     settings: Settings | None = None,
+    adversarial_windows: bool = False,
     **columns: Any,
 ) -> dict[str, Any]:
     """The metrics per window and cumulatively, and anytime-valid alarms, as ``uqeval monitor`` computes them
@@ -1175,6 +1176,8 @@ def monitor(
     by : with a file, also every window's metrics per value of this column (``groups`` of each window).
     state : a state file: read first if it exists (yesterday's windows), then written with the new state,
         so that the next call needs only the new rows.
+    adversarial_windows : also give every window its adversarial group calibration (its seeded random-subset
+        draws cost ~7 ms a window; by default only the cumulative metrics have it, ``input.not_per_window``).
     **columns : the column keywords of :func:`evaluate` (``y_true``, ``mean``, ``std``, ``lower``, ``upper``,
         ``quantiles``, ``samples``, ``proba``, ``levels``, ...) and settings fields.
 
@@ -1217,6 +1220,7 @@ def monitor(
             chunk_rows=chunk_rows,
             state=saved,
             state_source=str(state),
+            adversarial_windows=adversarial_windows,
         )
     else:
         if by is not None:
@@ -1231,7 +1235,7 @@ def monitor(
         given, table, target, level, s = _prepare(data, y_true, y, level, levels, s, **roles)
         loaded, s, arrow = _load(data, given, table, target, level, levels, member_axis, s)
         tname = time if isinstance(time, str) else None if time is None else "time"  # as a file's column
-        layout = Layout(window, tname, origin)
+        layout = Layout(window, tname, origin, adversarial_windows)
         run = load_state(saved, layout, s, str(state)) if saved is not None else Windows(layout, s)
         assert isinstance(run, Windows)
         n_raw = int(loaded.info["n_rows"])

@@ -51,7 +51,15 @@ def test_each_window_and_all_rows_equal_score_on_those_rows(tmp_path, name):
     table = _read(name)
     whole = tmp_path / "whole.parquet"
     pq.write_table(table, whole)
-    doc, _ = monitor_file(whole, Settings(), window=800, chunk_rows=300)
+    doc, _ = monitor_file(whole, Settings(), window=800, chunk_rows=300, adversarial_windows=True)
+    # by default the windows leave out the adversarial draws (input.not_per_window), the rest is the same
+    lean, _ = monitor_file(whole, Settings(), window=800, chunk_rows=300)
+    adv = doc["cumulative"]["metrics"].get("adv_group_calibration")
+    assert set(lean["input"]["not_per_window"]) == {f"adv_group_calibration.{k}" for k in adv or {}}
+    assert doc["input"]["not_per_window"] == {}
+    assert lean["cumulative"] == doc["cumulative"]
+    for a, b in zip(lean["windows"], doc["windows"]):
+        assert a["metrics"] == {k: v for k, v in b["metrics"].items() if k != "adv_group_calibration"}
     assert [w["n_rows"] for w in doc["windows"]] == [800, 800, 400]
     assert [(w["start"], w["end"]) for w in doc["windows"]] == [(0, 800), (800, 1600), (1600, 2400)]
     kind = doc["input"]["representation"]
@@ -95,7 +103,9 @@ def test_time_windows_are_half_open_days_and_equal_score(tmp_path):
     pq.write_table(table, f, row_group_size=700)
     epoch, _ = monitor_file(f, Settings(), window="2D", time="t", chunk_rows=1000)
     assert epoch["windows"][0]["start"] == "2024-02-29T00:00:00"  # 2D windows from the epoch: even days
-    doc, _ = monitor_file(f, Settings(), window="4D", time="t", origin="2024-03-01", chunk_rows=1000)
+    doc, _ = monitor_file(
+        f, Settings(), window="4D", time="t", origin="2024-03-01", chunk_rows=1000, adversarial_windows=True
+    )
     t = table.column("t").to_numpy()
     assert doc["windows"][0]["start"] == "2024-03-01T00:00:00"
     assert [w["end"] for w in doc["windows"]] == [
@@ -377,7 +387,9 @@ def test_by_gives_each_window_the_metrics_per_group_of_score_by(tmp_path):
     table = _read("gaussian.parquet")
     whole = tmp_path / "whole.parquet"
     pq.write_table(table, whole)
-    doc, _ = monitor_file(whole, Settings(columns={"by": "shift"}), window=1000, chunk_rows=600)
+    doc, _ = monitor_file(
+        whole, Settings(columns={"by": "shift"}), window=1000, chunk_rows=600, adversarial_windows=True
+    )
     for i, w in enumerate(doc["windows"]):
         part = tmp_path / f"w{i}.parquet"
         pq.write_table(table.slice(1000 * i, 1000), part)

@@ -137,11 +137,26 @@ def _first_unparsed(arr) -> int:
     return lo
 
 
+#: families a window finishes only when asked (``adversarial_windows``): their seeded random-subset draws cost
+#: ~7 ms per window whatever its rows (Generator.multivariate_hypergeometric, which cannot be vectorised across
+#: windows without changing the draws), so a monitor of many small windows would spend most of its time there;
+#: the cumulative metrics always have them
+WINDOW_OPT_IN = {
+    "adv_group_calibration": "per window only with --adversarial-windows (its random-subset draws cost ~7 ms a "
+    "window); the cumulative metrics have it",
+}
+
+
 class Layout:
     """How rows map to windows: ``kind`` ``"rows"`` or ``"time"``, ``span`` (rows or ns), ``origin`` (ns)."""
 
-    def __init__(self, window: str | int, time: str | None, origin: str | None = None) -> None:
+    def __init__(
+        self, window: str | int, time: str | None, origin: str | None = None, adversarial: bool = False
+    ) -> None:
         self.window = str(window)
+        self.adversarial = adversarial
+        #: the families the windows leave out (WINDOW_OPT_IN; the cumulative metrics have them)
+        self.skip: frozenset[str] = frozenset() if adversarial else frozenset(WINDOW_OPT_IN)
         self.kind, self.span = parse_window(window)
         self.time = time
         self.origin = parse_origin(origin)
@@ -167,7 +182,14 @@ class Layout:
         return _iso(start), _iso(start + self.span)
 
     def record(self) -> dict[str, Any]:
-        return {"window": self.window, "time": self.time, "origin": self.origin_text or "1970-01-01T00:00:00"}
+        out: dict[str, Any] = {
+            "window": self.window,
+            "time": self.time,
+            "origin": self.origin_text or "1970-01-01T00:00:00",
+        }
+        if self.adversarial:  # a state saved with it finished its windows with it
+            out["adversarial_windows"] = True
+        return out
 
 
 def _iso(ns: int) -> str:
@@ -257,20 +279,29 @@ def _runs(keys: np.ndarray) -> tuple[np.ndarray, list, np.ndarray]:
     return wk, [np.sort(order[a : a + c]) for a, c in zip(starts, n_in)], n_in
 
 
-def group_metrics(groups: dict[str, Any], settings: Settings) -> dict[str, Any]:
-    """``{label: {n_rows, metrics}}`` of a window's ``--by`` states (labels sorted), as ``score --by`` reports
-    its groups; already-finished groups (dicts with ``metrics``) are returned as they are."""
+def finish_window(state: Any, settings: Settings, skip: frozenset[str] = frozenset()) -> tuple[dict, dict]:
+    """``(metrics, orientation)`` of one window's (packed or dense) state, without the families ``skip``."""
     from ..io.writers import jsonable
 
+    if skip:
+        state = {**state, "families": {k: v for k, v in state["families"].items() if k not in skip}}
+    metrics, orientation = states.finalize(state, settings)
+    return jsonable(metrics), orientation
+
+
+def group_metrics(
+    groups: dict[str, Any], settings: Settings, skip: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """``{label: {n_rows, metrics}}`` of a window's ``--by`` states (labels sorted), as ``score --by`` reports
+    its groups; already-finished groups (dicts with ``metrics``) are returned as they are."""
     out = {}
     for label in sorted(groups):
         g = groups[label]
         if isinstance(g, dict) and "metrics" in g and "families" not in g:
             out[label] = g
             continue
-        st = states.unpack(g)
-        metrics, _ = states.finalize(st, settings)
-        out[label] = {"n_rows": int(st["n"]), "metrics": jsonable(metrics)}
+        metrics, _ = finish_window(g, settings, skip)
+        out[label] = {"n_rows": int(g["n"]), "metrics": metrics}
     return out
 
 
@@ -284,6 +315,7 @@ class Windows:
     def __init__(self, layout: Layout, settings: Settings) -> None:
         self.layout = layout
         self.settings = settings
+        self.skip = layout.skip  # families the windows leave out (WINDOW_OPT_IN)
         self.windows: dict[int, dict[str, Any]] = {}
         self.levels: list[float] | None = None
         self.kind: str | None = None
@@ -293,7 +325,29 @@ class Windows:
         self.n_fixed = self.n_members_dropped = 0
         self.base = 0  # raw rows of earlier runs (a resumed state): row windows continue their numbering
         self.n_seen = 0  # raw rows read, this run and earlier ones
-        self.total: dict[str, Any] = states.init()  # the merged state of the closed windows
+        # the closed windows' states, merged as a balanced tree (a stack whose sizes at least double from top
+        # to bottom, timsort's rule): merging each small window into one big total costs O(total bins) per
+        # window (2**20-bin histograms), the tree O(window bins x log windows)
+        self._closed: list[dict[str, Any]] = []
+
+    @property
+    def total(self) -> dict[str, Any]:
+        """The merged state of the closed windows."""
+        while len(self._closed) > 1:
+            b = self._closed.pop()
+            self._closed[-1] = states.merge(self._closed[-1], b)
+        return self._closed[0] if self._closed else states.init()
+
+    @total.setter
+    def total(self, value: dict[str, Any]) -> None:
+        self._closed = [value] if value["n"] else []
+
+    def _close(self, st: dict[str, Any]) -> None:
+        stack = self._closed
+        stack.append(st)
+        while len(stack) > 1 and stack[-2]["n"] <= 2 * stack[-1]["n"]:
+            b = stack.pop()
+            stack[-1] = states.merge(stack[-1], b)
 
     def _window(self, key: int, where: str = "") -> dict[str, Any]:
         w = self.windows.get(key)
@@ -311,22 +365,24 @@ class Windows:
     def close_old(self, keep: int | None = None) -> None:
         """Finish all but the latest ``keep`` open windows: their metrics are computed now and their states
         merged into :attr:`total` (memory stays bounded by ``keep`` window states)."""
-        from ..io.writers import jsonable
-
         keep = MAX_OPEN_WINDOWS if keep is None else keep
         open_keys = sorted(k for k, w in self.windows.items() if w["state"] is not None)
         for key in open_keys[: max(0, len(open_keys) - keep)]:
-            w = self.windows[key]
-            st = states.unpack(w["state"])
-            if st["n"]:
-                metrics, orientation = states.finalize(st, self.settings)
-                w["metrics"], w["orientation"] = jsonable(metrics), orientation
-                self.total = states.merge(states.unpack(self.total), st)  # dense: one state, adds fast
-                if "groups" in w:
-                    w["groups"] = group_metrics(w["groups"], self.settings)
-            else:
-                w["metrics"], w["orientation"] = {}, {}
-            w["state"] = None
+            self.finish(key)
+
+    def finish(self, key: int) -> None:
+        """Finish window ``key``: its metrics computed from its packed state (the histograms' finishing steps
+        read the non-zero bins only), its state merged into :attr:`total`."""
+        w = self.windows[key]
+        st = w["state"]
+        if st["n"]:
+            w["metrics"], w["orientation"] = finish_window(st, self.settings, self.skip)
+            self._close(st)
+            if "groups" in w:
+                w["groups"] = group_metrics(w["groups"], self.settings, self.skip)
+        else:
+            w["metrics"], w["orientation"] = {}, {}
+        w["state"] = None
 
     def add(self, batch, n_raw: int, offset: int, extra: dict[str, Any], where: str) -> np.ndarray | None:
         """Fold one record batch in; returns the window of each kept row (None when no row was kept)."""

@@ -18,14 +18,6 @@ from ..errors import UsageError
 from ..stream.monitor import SCHEMA, Windows
 
 
-def _finalize(state: dict[str, Any], settings: Settings) -> tuple[dict[str, Any], dict[str, str]]:
-    from ..io.writers import jsonable
-    from ..stream import states
-
-    metrics, orientation = states.finalize(state, settings)
-    return jsonable(metrics), orientation
-
-
 def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[str, Any]]:
     """One entry per test: name, kind, and the cumulative e-value at each look (window end)."""
     from ..metrics.intervals import level_key
@@ -76,6 +68,7 @@ def _looks(values: np.ndarray) -> list[float | None]:
 def _windows_of(win: Windows, keys: list[int], settings: Settings):
     """Per window ``(metrics, n_rows, n_dropped)`` entries, the cumulative metrics and the orientation."""
     from ..stream import states
+    from ..stream.monitor import finish_window
 
     windows: list[dict[str, Any]] = []
     orientation: dict[str, str] = {}
@@ -86,16 +79,14 @@ def _windows_of(win: Windows, keys: list[int], settings: Settings):
             windows.append(w["metrics"])
             orientation.update(w["orientation"])
             continue
-        if w is None or not states.unpack(w["state"])["n"]:
+        if w is None or not w["state"]["n"]:
             windows.append({})
             continue
-        st = states.unpack(w["state"])
-        metrics, o = _finalize(st, settings)
+        metrics, o = finish_window(w["state"], settings, win.skip)
         orientation.update(o)
-        total = states.merge(total, st)
+        total = states.merge(total, w["state"])
         windows.append(metrics)
-    total = states.unpack(total)
-    cumulative, o = _finalize(total, settings) if total["n"] else ({}, {})
+    cumulative, o = finish_window(total, settings) if total["n"] else ({}, {})
     orientation.update(o)
     return windows, cumulative, orientation, total
 
@@ -108,7 +99,7 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
     from ..io.writers import jsonable
     from ..metrics.sequential import capped_exp, mean_cs
     from ..stream import states
-    from ..stream.monitor import Pair
+    from ..stream.monitor import WINDOW_OPT_IN, Pair
 
     if not 0 < alpha < 1:
         raise UsageError(f"{_opt('alpha', alpha)} must be in (0, 1)")
@@ -139,7 +130,7 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
             }
         )
         if "groups" in w:  # --by: the window's metrics per label
-            windows[-1]["groups"] = group_metrics(w["groups"], settings)
+            windows[-1]["groups"] = group_metrics(w["groups"], settings, win.skip)
     specs = _test_specs(win, keys, "A: " if pair else "")
     if pair is not None:
         metrics_b, cumulative_b, orientation_b, _ = _windows_of(pair.b, keys, settings)
@@ -212,6 +203,12 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
             **win.layout.record(),
             "n_windows": len(windows),
             "not_streamed": left_out,
+            "not_per_window": {
+                p: why
+                for name, why in WINDOW_OPT_IN.items()
+                if name in win.skip
+                for p in (f"{name}.{k}" for k in cumulative.get(name, {}))
+            },
             "approximate": {
                 k: v
                 for k, v in states.approximate(win.kind, settings).items()
@@ -276,16 +273,18 @@ def monitor_file(
     workers: int | None = None,
     progress=None,
     bound: float | None = None,
+    adversarial_windows: bool = False,
 ) -> tuple[dict[str, Any], bytes]:
     """``(document, state bytes)`` of the rows of ``spec`` (a list of two: model A and model B), added to a
-    saved ``state`` (:func:`~uqeval.stream.monitor.dump_state`)."""
+    saved ``state`` (:func:`~uqeval.stream.monitor.dump_state`). ``adversarial_windows``: also finish the
+    adversarial group calibration of every window (:data:`~uqeval.stream.monitor.WINDOW_OPT_IN`)."""
     from ..stream.engine import auto_chunk_rows
     from ..stream.monitor import Layout, dump_state, load_state, monitor_pair, monitor_windows
 
     if not 0 < alpha < 1:
         raise UsageError(f"{_opt('alpha', alpha)} must be in (0, 1)")
     two = isinstance(spec, (list, tuple))
-    layout = Layout(window, time, origin)
+    layout = Layout(window, time, origin, adversarial_windows)
     start: Any = load_state(state, layout, settings, state_source, pair=two) if state is not None else None
     run: Any
     first = spec[0] if two else spec
