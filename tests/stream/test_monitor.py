@@ -221,6 +221,42 @@ def test_dask_in_process_cluster_equals_stream(tmp_path):
     )
 
 
+@pytest.mark.parametrize("window", ["6h", 150])
+def test_dask_tasks_finish_the_windows_no_other_task_has(tmp_path, window):
+    from uqeval.stream.dask_engine import partitions
+    from uqeval.stream.monitor import Layout
+    from uqeval.stream.monitor_dask import key_ranges, partition_windows, shared_keys
+
+    distributed = pytest.importorskip("distributed")
+    table = _gaussian(n=1200, days=3)
+    table = table.take(pa.compute.sort_indices(table, [("t", "ascending")]))  # time order across files
+    d = tmp_path / "parts"
+    d.mkdir()
+    for i in range(3):
+        pq.write_table(table.slice(400 * i, 400), d / f"p{i}.parquet", row_group_size=100)
+    kw = {"window": window, "time": "t", "chunk_rows": 100}
+    streamed, _ = monitor_file(d, Settings(), **kw)
+    with distributed.LocalCluster(
+        n_workers=1, processes=False, protocol="tcp", dashboard_address=":0", silence_logs=50
+    ) as c:
+        dasked, _ = monitor_file(d, Settings(), engine="dask", scheduler=c.scheduler_address, **kw)
+    assert [w["n_rows"] for w in dasked["windows"]] == [w["n_rows"] for w in streamed["windows"]]
+    for a, b in zip(dasked["windows"], streamed["windows"]):
+        assert_same(a["metrics"], b["metrics"], {})
+    assert_same(dasked["cumulative"]["metrics"], streamed["cumulative"]["metrics"], {})
+    # each task shares at most its edge windows with its neighbours; it finishes the others itself
+    tasks = partitions(sorted(str(p) for p in d.iterdir()))
+    layout = Layout(window, "t")
+    shared = shared_keys(key_ranges(tasks, layout, 0))
+    assert all(len(sh) <= 2 and all(a == b for a, b in sh) for sh in shared)
+    from uqeval.stream.engine import _prepare
+
+    _, plan, _ = _prepare(d, Settings(), allow_by=True)
+    win = partition_windows(tasks[1], plan, Settings(), 100, list(plan.needed()), layout, 0, shared[1])
+    still_open = [k for k, w in win.windows.items() if w["state"] is not None]
+    assert 0 < len(still_open) <= 2 and len(win.windows) > len(still_open)
+
+
 def test_overconfidence_alarms_and_check_rules(tmp_path):
     table = _gaussian(n=4000, days=10, shrink_from=6, seed=5)
     f = tmp_path / "g.parquet"

@@ -362,11 +362,14 @@ class Windows:
             )
         return w
 
-    def close_old(self, keep: int | None = None) -> None:
+    def close_old(self, keep: int | None = None, hold: Any = None) -> None:
         """Finish all but the latest ``keep`` open windows: their metrics are computed now and their states
-        merged into :attr:`total` (memory stays bounded by ``keep`` window states)."""
+        merged into :attr:`total` (memory stays bounded by ``keep`` window states). ``hold(key)``: windows it
+        says True for stay open and do not count (Dask: windows other partitions may have rows of)."""
         keep = MAX_OPEN_WINDOWS if keep is None else keep
-        open_keys = sorted(k for k, w in self.windows.items() if w["state"] is not None)
+        open_keys = sorted(
+            k for k, w in self.windows.items() if w["state"] is not None and (hold is None or not hold(k))
+        )
         for key in open_keys[: max(0, len(open_keys) - keep)]:
             self.finish(key)
 
