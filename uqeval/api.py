@@ -1209,6 +1209,12 @@ def monitor(
             s = replace(s, columns={**s.columns, **roles, "by": by})
         if time is not None and not isinstance(time, str):
             raise UsageError("time= names a column of the file; give its name")
+        if state is not None and s.columns.get("weights"):
+            from .weights import refuse_weights
+
+            raise refuse_weights(
+                "uqeval.monitor with state=", "a weighted monitor reads all its rows in one call"
+            )
         doc, new = monitor_file(
             data,
             s,
@@ -1249,7 +1255,9 @@ def monitor(
         from .io.load import Batch
 
         pred = loaded.prediction
-        batch = Batch(pred, int(loaded.info["n_dropped"]), 0, loaded.info.get("columns") or {})
+        batch = Batch(
+            pred, int(loaded.info["n_dropped"]), 0, loaded.info.get("columns") or {}, weights=loaded.weights
+        )
         run.add(batch, n_raw, 0, extra, str(loaded.info["path"]))
         info = {"path": loaded.info["path"], "format": loaded.info["format"], "engine": "memory"}
         doc, new = build_document(info, run, s, alpha), dump_state(run)

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 import uqeval
 from uqeval.cli import app
 from uqeval.config import Settings
-from uqeval.errors import InputError
+from uqeval.errors import InputError, UsageError
 from uqeval.metrics import sequential
 from uqeval.stream import states
 from uqeval.stream.engine import score_stream
@@ -468,3 +468,41 @@ def test_two_models_resume_from_a_state(tmp_path):
     )  # B worse; |d| <= 10 is wide
     with pytest.raises(uqeval.UsageError, match="two inputs"):
         monitor_file(tmp_path / "a2.parquet", Settings(), window="1D", time="t", state=state)
+
+
+def test_weighted_windows_equal_score_with_weights_and_tests_stay_unweighted(tmp_path):
+    from uqeval.report.format import flatten
+
+    table = _read("gaussian.parquet")
+    w = np.random.default_rng(5).uniform(0.0, 3.0, table.num_rows)
+    w[::7] = 0.0
+    table = table.append_column("w", pa.array(w))
+    whole = tmp_path / "whole.parquet"
+    pq.write_table(table, whole)
+    weighted = Settings(columns={"weights": "w"})
+    doc, _ = monitor_file(whole, weighted, window=800, chunk_rows=300)
+    assert any("tests are not" in n for n in doc["notes"])
+    for i, win in enumerate([*doc["windows"], None]):
+        part = tmp_path / f"w{i}.parquet"
+        pq.write_table(table if win is None else table.slice(800 * i, 800), part)
+        ref = score_stream(part, weighted)
+        got = dict(flatten(doc["cumulative"]["metrics"] if win is None else win["metrics"]))
+        want = dict(flatten(ref["metrics"]))
+        assert got and set(got) == set(want)
+        for path, value in got.items():
+            np.testing.assert_allclose(value, want[path], rtol=1e-12, atol=1e-14, err_msg=path)
+        if win is not None:
+            assert win["weight"] == pytest.approx(ref["weights"]["sum"], rel=1e-13)
+    assert doc["weights"]["sum"] == pytest.approx(w.sum(), rel=1e-13)
+    assert doc["weights"]["n_zero"] == int((w == 0).sum())
+    # the tests: unweighted, over the rows of positive weight
+    pq.write_table(table.filter(pa.array(w > 0)), tmp_path / "pos.parquet")
+    plain, _ = monitor_file(tmp_path / "pos.parquet", Settings(), window=10_000)
+    assert [t["e_value"] for t in doc["tests"]][:1] != []
+    np.testing.assert_allclose(
+        [t["e_values"][-1] for t in doc["tests"]], [t["e_value"] for t in plain["tests"]], rtol=1e-12
+    )
+    with pytest.raises(UsageError, match="weights"):
+        monitor_file(whole, weighted, window=800, state=b"x")
+    with pytest.raises(UsageError, match="weights"):
+        monitor_file([whole, whole], weighted, window=800)

@@ -279,10 +279,31 @@ def _runs(keys: np.ndarray) -> tuple[np.ndarray, list, np.ndarray]:
     return wk, [np.sort(order[a : a + c]) for a, c in zip(starts, n_in)], n_in
 
 
+def merge_states(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Two window states combined: :func:`uqeval.stream.states.merge`, or for weighted states (``--weights``,
+    :mod:`uqeval.stream.weighted`) :func:`~uqeval.stream.weighted.merge_weighted`."""
+    if "sums" in a or "sums" in b:
+        from .weighted import merge_weighted
+
+        return merge_weighted(a, b)
+    return states.merge(a, b)
+
+
+def has_rows(state: dict[str, Any]) -> bool:
+    """Whether a state counts anything: rows, or (weighted) rows of weight 0."""
+    return bool(state["n"] or state.get("n_zero"))
+
+
 def finish_window(state: Any, settings: Settings, skip: frozenset[str] = frozenset()) -> tuple[dict, dict]:
-    """``(metrics, orientation)`` of one window's (packed or dense) state, without the families ``skip``."""
+    """``(metrics, orientation)`` of one window's (packed or dense) state, without the families ``skip``;
+    a weighted state's weighted metrics (:func:`~uqeval.stream.weighted.finalize_weighted`)."""
     from ..io.writers import jsonable
 
+    if "sums" in state:
+        from .weighted import finalize_weighted
+
+        metrics, orientation = finalize_weighted(state, settings)
+        return jsonable(metrics), orientation
     if skip:
         state = {**state, "families": {k: v for k, v in state["families"].items() if k not in skip}}
     metrics, orientation = states.finalize(state, settings)
@@ -335,19 +356,19 @@ class Windows:
         """The merged state of the closed windows."""
         while len(self._closed) > 1:
             b = self._closed.pop()
-            self._closed[-1] = states.merge(self._closed[-1], b)
+            self._closed[-1] = merge_states(self._closed[-1], b)
         return self._closed[0] if self._closed else states.init()
 
     @total.setter
     def total(self, value: dict[str, Any]) -> None:
-        self._closed = [value] if value["n"] else []
+        self._closed = [value] if has_rows(value) else []
 
     def _close(self, st: dict[str, Any]) -> None:
         stack = self._closed
         stack.append(st)
         while len(stack) > 1 and stack[-2]["n"] <= 2 * stack[-1]["n"]:
             b = stack.pop()
-            stack[-1] = states.merge(stack[-1], b)
+            stack[-1] = merge_states(stack[-1], b)
 
     def _window(self, key: int, where: str = "") -> dict[str, Any]:
         w = self.windows.get(key)
@@ -384,6 +405,8 @@ class Windows:
             if "groups" in w:
                 w["groups"] = group_metrics(w["groups"], self.settings, self.skip)
         else:
+            if has_rows(st):  # weighted: rows of weight 0 only (counted in weights.n_zero)
+                self._close(st)
             w["metrics"], w["orientation"] = {}, {}
         w["state"] = None
 
@@ -430,13 +453,24 @@ class Windows:
             for key, piece, c in zip(wk.tolist(), pieces, n_in.tolist()):
                 sub = pred if c == pred.n else pred.subset(piece)
                 w = self._window(key)
-                if labels is None:
-                    new = states.batch_state(sub, self.settings)
-                else:  # --by: one state per label; the window's is their merge (no metric computed twice)
-                    new = self._add_groups(w, sub, labels[piece], where)
-                # packed histograms add sparsely (states.Packed): a window of a few rows stays small
-                w["state"] = pack(states.merge(w["state"], new))
-                w["tests"] = _merge_sums(w["tests"], test_sums(sub, self.settings, self.levels or []))
+                tested = sub
+                if batch.weights is not None:  # --weights: batches carry weights only when asked
+                    from .weighted import merge_weighted, weighted_state
+
+                    wts = batch.weights if c == pred.n else batch.weights[piece]
+                    w["state"] = merge_weighted(w["state"], weighted_state(sub, self.settings, wts))
+                    w["weight"] = w.get("weight", 0.0) + float(np.sum(wts))
+                    if not np.all(wts > 0):  # the tests count the rows that count (weight > 0), unweighted
+                        tested = sub.subset(np.flatnonzero(wts > 0))
+                else:
+                    if labels is None:
+                        new = states.batch_state(sub, self.settings)
+                    else:  # --by: one state per label; the window's is their merge (no metric computed twice)
+                        new = self._add_groups(w, sub, labels[piece], where)
+                    # packed histograms add sparsely (states.Packed): a window of a few rows stays small
+                    w["state"] = pack(states.merge(w["state"], new))
+                if tested.n:
+                    w["tests"] = _merge_sums(w["tests"], test_sums(tested, self.settings, self.levels or []))
         for key, c, k in zip(uk.tolist(), counts.tolist(), kept.tolist()):
             self._window(key)["n_dropped"] += c - k
         return keys
@@ -476,7 +510,7 @@ class Windows:
         out.n_seen = self.n_seen + other.n_seen
         out.n_members_dropped = self.n_members_dropped + other.n_members_dropped
         out.windows = dict(self.windows)
-        out.total = states.merge(self.total, other.total)
+        out.total = merge_states(self.total, other.total)
         for key, w in other.windows.items():
             a = out.windows.get(key)
             if a is None:
@@ -496,7 +530,12 @@ class Windows:
                 ),
                 "n_rows": a["n_rows"] + w["n_rows"],
                 "n_dropped": a["n_dropped"] + w["n_dropped"],
-                "state": states.merge(a["state"], w["state"]),
+                **(
+                    {"weight": a.get("weight", 0.0) + w.get("weight", 0.0)}
+                    if "weight" in a or "weight" in w
+                    else {}
+                ),
+                "state": merge_states(a["state"], w["state"]),
                 "tests": w["tests"]
                 if a["tests"] is None
                 else _merge_sums(a["tests"], w["tests"])
@@ -649,7 +688,7 @@ def monitor_windows(
     from .engine import iter_batches_of
 
     extra = (layout.time,) if layout.time else ()
-    src, batches = iter_batches_of(spec, settings, chunk_rows, extra=extra, allow_by=True)
+    src, batches = iter_batches_of(spec, settings, chunk_rows, extra=extra, allow_by=True, weights_ok=True)
     win = Windows(layout, settings) if start is None else start
     seen = 0
     for f, batch, k, offset, cols in batches:

@@ -126,7 +126,7 @@ def monitor_dask(
     from .dask_engine import dask_client, partitions, tree_reduce, wait
     from .engine import _prepare
 
-    src, plan, _ = _prepare(spec, settings, allow_by=True)
+    src, plan, _ = _prepare(spec, settings, allow_by=True, weights_ok=True)
     if src.fmt != "parquet":
         raise UsageError(
             "--engine dask reads Parquet (files, directories, globs); stream CSV with --engine stream"

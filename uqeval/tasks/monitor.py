@@ -67,8 +67,7 @@ def _looks(values: np.ndarray) -> list[float | None]:
 
 def _windows_of(win: Windows, keys: list[int], settings: Settings):
     """Per window ``(metrics, n_rows, n_dropped)`` entries, the cumulative metrics and the orientation."""
-    from ..stream import states
-    from ..stream.monitor import finish_window
+    from ..stream.monitor import finish_window, has_rows, merge_states
 
     windows: list[dict[str, Any]] = []
     orientation: dict[str, str] = {}
@@ -80,11 +79,13 @@ def _windows_of(win: Windows, keys: list[int], settings: Settings):
             orientation.update(w["orientation"])
             continue
         if w is None or not w["state"]["n"]:
+            if w is not None and has_rows(w["state"]):  # weighted: rows of weight 0 only
+                total = merge_states(total, w["state"])
             windows.append({})
             continue
         metrics, o = finish_window(w["state"], settings, win.skip)
         orientation.update(o)
-        total = states.merge(total, w["state"])
+        total = merge_states(total, w["state"])
         windows.append(metrics)
     cumulative, o = finish_window(total, settings) if total["n"] else ({}, {})
     orientation.update(o)
@@ -127,6 +128,7 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
                 "n_rows": w["n_rows"],
                 "n_dropped": w["n_dropped"],
                 "metrics": metrics_a[i],
+                **({"weight": w["weight"]} if "weight" in w else {}),
             }
         )
         if "groups" in w:  # --by: the window's metrics per label
@@ -176,14 +178,38 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
                 **{k: _looks(v) for k, v in t["extra"].items()},
             }
         )
-    left_out = states.not_streamed_in(total, settings)
-    left_out.update(
-        {
-            p: "needs a second pass over the rows; monitor reads each row once"
-            for p in states.two_pass(win.kind, settings)
-        }
-    )
+    weighted = "sums" in total
     notes = []
+    weights = None
+    if weighted:  # --weights: the weighted window states of score --weights (uqeval.stream.weighted)
+        from ..weights import weights_block
+
+        if not total["n"]:
+            raise InputError(
+                f"{src_info.get('path')}: the weights are all 0 on the rows kept: no row counts; give some rows a "
+                "positive weight"
+            )
+        left_out = dict(total["not_streamed"])
+        weights = weights_block(
+            settings.columns.get("weights"), total["w"], total["n_zero"], total["not_weighted"]
+        )
+        if total["not_weighted"]:
+            notes.append(
+                f"{len(total['not_weighted'])} metric(s) take no weights and were not computed (listed with the "
+                "reason under weights.not_weighted)"
+            )
+        notes.append(
+            "--weights: the window and cumulative metrics are weighted; the anytime-valid tests are not (they "
+            "count every row of positive weight once: a weighted e-process is not a standard test)"
+        )
+    else:
+        left_out = states.not_streamed_in(total, settings)
+        left_out.update(
+            {
+                p: "needs a second pass over the rows; monitor reads each row once"
+                for p in states.two_pass(win.kind, settings)
+            }
+        )
     if tests:
         notes.append(
             f"{len(tests)} test(s) at family-wise level {alpha:g}: each alarms when its e-value reaches "
@@ -206,10 +232,12 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
             "not_per_window": {
                 p: why
                 for name, why in WINDOW_OPT_IN.items()
-                if name in win.skip
+                if name in win.skip and not weighted
                 for p in (f"{name}.{k}" for k in cumulative.get(name, {}))
             },
-            "approximate": {
+            "approximate": {}
+            if weighted
+            else {
                 k: v
                 for k, v in states.approximate(win.kind, settings).items()
                 if k.split(".")[0] in cumulative
@@ -225,6 +253,9 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
     if pair is not None:
         doc["cumulative"]["metrics_b"] = cumulative_b
         doc["orientation"] = dict(sorted({**orientation_b, **orientation}.items()))
+    if weights is not None:
+        doc["input"]["weights"] = weights["column"]
+        doc["weights"] = weights
     if notes:
         doc["notes"] = notes
     return doc
@@ -284,6 +315,15 @@ def monitor_file(
     if not 0 < alpha < 1:
         raise UsageError(f"{_opt('alpha', alpha)} must be in (0, 1)")
     two = isinstance(spec, (list, tuple))
+    if settings.columns.get("weights"):
+        from ..weights import refuse_weights
+
+        if two:
+            raise refuse_weights("monitor A B", "monitor each model alone with --weights")
+        if state is not None:
+            raise refuse_weights(
+                "monitor --state", "a weighted monitor reads all its rows in one run (its state is not saved)"
+            )
     layout = Layout(window, time, origin, adversarial_windows)
     start: Any = load_state(state, layout, settings, state_source, pair=two) if state is not None else None
     run: Any
@@ -312,7 +352,9 @@ def monitor_file(
     }
     if two:
         info["path_b"] = str(src_b.spec)
-    return build_document(info, run, settings, alpha), dump_state(run)
+    doc = build_document(info, run, settings, alpha)
+    # a weighted run saves no state (--state is refused with --weights: its finishing forms are not data)
+    return doc, b"" if settings.columns.get("weights") else dump_state(run)
 
 
 def _opt(key: str, value: Any) -> str:
