@@ -260,6 +260,10 @@ def _merge_sums(a: dict[str, Any] | None, b: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- windows of states
 
 
+#: closed-window states kept unmerged at most (the balanced merge of Windows._close): memory stays bounded by
+#: MAX_OPEN_WINDOWS + MAX_CLOSED states however many windows
+MAX_CLOSED = 6
+
 #: windows whose states the stream engine keeps at most (the latest ones); older windows are finished
 #: (their metrics computed, their state merged into the running total) so that memory stays bounded when rows
 #: come in time order: a Gaussian window of many rows holds ~28 MB of histograms
@@ -366,7 +370,7 @@ class Windows:
     def _close(self, st: dict[str, Any]) -> None:
         stack = self._closed
         stack.append(st)
-        while len(stack) > 1 and stack[-2]["n"] <= 2 * stack[-1]["n"]:
+        while len(stack) > 1 and (stack[-2]["n"] <= 2 * stack[-1]["n"] or len(stack) > MAX_CLOSED):
             b = stack.pop()
             stack[-1] = merge_states(stack[-1], b)
 
