@@ -248,7 +248,7 @@ def report(
     atomic_write_text(output, html)
     for note in notes:
         typer.echo(f"note: {plain(note)}", err=True)
-    n_fig = sum(len(e["figures"]) for e in entries) + len(overlaid)
+    n_fig = sum(len(e["figures"]) for e in entries) + len(overlaid) + int(bool(shown and shown["image"]))
     after_write(  # only once the file is written (a full disk fails at the end of the run)
         lambda: typer.echo(f"wrote {plain(output)} ({len(entries)} file(s), {n_fig} figure(s))", err=True)
     )
