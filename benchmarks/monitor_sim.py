@@ -117,7 +117,7 @@ def speed(n: float, windows: list[str]) -> None:
         out = [f"score --engine stream {base:.2f} s CPU"]
         for w in windows:
             t0 = time.process_time()
-            doc, _ = monitor_file(path, Settings(), window=w, time="t")
+            doc, _ = monitor_file(path, Settings(), window=w, time="t" if not w.isdigit() else None)
             took = time.process_time() - t0
             out.append(f"monitor {w} ({len(doc['windows'])} windows) {took:.2f} s = {took / base:.2f}x")
         print(f"n={rows:.0e} run {rep + 1}: " + "; ".join(out), flush=True)
@@ -133,7 +133,7 @@ def main() -> None:
     ap.add_argument("--n", type=float, default=1e6, help="--speed: rows")
     args = ap.parse_args()
     if args.speed:
-        speed(args.n, ["30D", "7D", "1D"])
+        speed(args.n, ["30D", "7D", "1D", str(-(-int(args.n) // 30)), str(-(-int(args.n) // 300))])
         return
     a = args.alpha
     print(f"{args.streams} streams, {args.rows} rows a day, alpha {a} (coverage@0.95 + PIT, Bonferroni)")

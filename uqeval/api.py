@@ -1176,6 +1176,7 @@ def monitor(
     engine: str = "stream",
     chunk_rows: int | None = None,
     settings: Settings | None = None,
+    adversarial_windows: bool = False,
     **columns: Any,
 ) -> dict[str, Any]:
     """The metrics per window and cumulatively, and anytime-valid alarms, as ``uqeval monitor`` computes them
@@ -1194,6 +1195,8 @@ def monitor(
     by : with a file, also every window's metrics per value of this column (``groups`` of each window).
     state : a state file: read first if it exists (yesterday's windows), then written with the new state,
         so that the next call needs only the new rows.
+    adversarial_windows : also give every window its adversarial group calibration (its seeded random-subset
+        draws cost ~7 ms a window; by default only the cumulative metrics have it, ``input.not_per_window``).
     **columns : the column keywords of :func:`evaluate` (``y_true``, ``mean``, ``std``, ``lower``, ``upper``,
         ``quantiles``, ``samples``, ``proba``, ``levels``, ...) and settings fields.
 
@@ -1225,6 +1228,12 @@ def monitor(
             s = replace(s, columns={**s.columns, **roles, "by": by})
         if time is not None and not isinstance(time, str):
             raise UsageError("time= names a column of the file; give its name")
+        if state is not None and s.columns.get("weights"):
+            from .weights import refuse_weights
+
+            raise refuse_weights(
+                "uqeval.monitor with state=", "a weighted monitor reads all its rows in one call"
+            )
         doc, new = monitor_file(
             data,
             s,
@@ -1236,6 +1245,7 @@ def monitor(
             chunk_rows=chunk_rows,
             state=saved,
             state_source=str(state),
+            adversarial_windows=adversarial_windows,
         )
     else:
         if by is not None:
@@ -1250,7 +1260,7 @@ def monitor(
         given, table, target, level, s = _prepare(data, y_true, y, level, levels, s, **roles)
         loaded, s, arrow = _load(data, given, table, target, level, levels, member_axis, s)
         tname = time if isinstance(time, str) else None if time is None else "time"  # as a file's column
-        layout = Layout(window, tname, origin)
+        layout = Layout(window, tname, origin, adversarial_windows)
         run = load_state(saved, layout, s, str(state)) if saved is not None else Windows(layout, s)
         assert isinstance(run, Windows)
         n_raw = int(loaded.info["n_rows"])
@@ -1264,7 +1274,9 @@ def monitor(
         from .io.load import Batch
 
         pred = loaded.prediction
-        batch = Batch(pred, int(loaded.info["n_dropped"]), 0, loaded.info.get("columns") or {})
+        batch = Batch(
+            pred, int(loaded.info["n_dropped"]), 0, loaded.info.get("columns") or {}, weights=loaded.weights
+        )
         run.add(batch, n_raw, 0, extra, str(loaded.info["path"]))
         info = {"path": loaded.info["path"], "format": loaded.info["format"], "engine": "memory"}
         doc, new = build_document(info, run, s, alpha), dump_state(run)

@@ -83,5 +83,5 @@ def refuse_weights(what: str, fix: str = "leave it out for unweighted results") 
     """The error of a command or function that does not take weights yet (never run unweighted silently)."""
     return UsageError(
         f"{option('weights')} is not supported by {what} yet (weights are taken by score, check, compare, "
-        f"ucc, coverage and report, and by uqeval.evaluate / evaluate_file / compare / ucc); {fix}"
+        f"ucc, coverage, report and monitor, and by uqeval.evaluate / evaluate_file / compare / ucc / monitor); {fix}"
     )

@@ -694,3 +694,46 @@ def test_summary_scoreboard_of_a_cli_report(two_gaussian_report):
     # the calibrated model is best on the calibration, coverage and spread-skill columns
     best = [len(re.findall('class="best"', cells)) for _, cells in rows]
     assert best[1] > best[0] and "<strong>calibrated.parquet</strong> holds the best value" in summary
+
+
+# ----------------------------------------------------------------------------- monitor section
+def test_monitor_section_follows_the_summary_escaped_with_alarms_and_plot(pngs, tmp_path):
+    import uqeval
+    from uqeval.plots.monitor import plot_monitor
+
+    rng = np.random.default_rng(4)
+    sd = np.where(np.arange(1500) >= 900, 0.5, 1.0)  # over-confident from row 900: an alarm
+    doc = uqeval.monitor(y_true=rng.normal(size=1500), mean=0.0, std=sd, window=300)
+    assert any(t["alarm"] for t in doc["tests"])
+    doc["input"]["path"] = "<script>alert(1)</script>.parquet"
+    doc["notes"] = ["a note with <b>markup</b>"]
+    image = figure_to_bytes(plot_monitor(doc), dpi=50)
+    entries = [{"name": "model_a.parquet", "summary": make_summary(0.0), "figures": []}]
+    page = render_report(entries, monitor={"name": "m<1>.json", "doc": doc, "image": image})
+    ids = re.findall(r'<section id="([^"]+)"', page)
+    assert ids.index("summary") + 1 == ids.index("monitor")  # right after the summary
+    assert '<a href="#monitor">Monitor</a>' in page
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;.parquet" in page
+    assert "&lt;b&gt;markup&lt;/b&gt;" in page and "m&lt;1&gt;.json" in page
+    assert image_data_uri(image) in page
+    section = page[page.index('<section id="monitor"') : page.index("</section>", page.index('id="monitor"'))]
+    n_alarms = sum(t["alarm"] for t in doc["tests"])
+    assert f"{n_alarms} alarm(s)" in section and section.count('<td class="alarm">ALARM</td>') == n_alarms
+    assert section.count("<tr") == 1 + len(doc["tests"]) + 1 + len(doc["windows"]) + 1  # heads, rows, "all"
+    with pytest.raises(InputError, match="monitor"):
+        render_report(entries, monitor={"name": "x", "doc": {"schema": "uqeval.score/1"}, "image": None})
+
+
+def test_report_cli_refuses_a_file_that_is_not_a_monitor_document(tmp_path):
+    from typer.testing import CliRunner
+
+    from uqeval.cli import app
+
+    bad = tmp_path / "m.json"
+    bad.write_text('{"schema": "uqeval.score/1"}')
+    sample = Path(__file__).resolve().parents[2] / "sample_data" / "gaussian.parquet"
+    r = CliRunner().invoke(
+        app, ["report", str(sample), "-o", str(tmp_path / "r.html"), "--monitor", str(bad)]
+    )
+    assert r.exit_code == 3, r.output
+    assert "not a uqeval.monitor/1 document" in r.output and not (tmp_path / "r.html").exists()

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 import uqeval
 from uqeval.cli import app
 from uqeval.config import Settings
-from uqeval.errors import InputError
+from uqeval.errors import InputError, UsageError
 from uqeval.metrics import sequential
 from uqeval.stream import states
 from uqeval.stream.engine import score_stream
@@ -51,7 +51,15 @@ def test_each_window_and_all_rows_equal_score_on_those_rows(tmp_path, name):
     table = _read(name)
     whole = tmp_path / "whole.parquet"
     pq.write_table(table, whole)
-    doc, _ = monitor_file(whole, Settings(), window=800, chunk_rows=300)
+    doc, _ = monitor_file(whole, Settings(), window=800, chunk_rows=300, adversarial_windows=True)
+    # by default the windows leave out the adversarial draws (input.not_per_window), the rest is the same
+    lean, _ = monitor_file(whole, Settings(), window=800, chunk_rows=300)
+    adv = doc["cumulative"]["metrics"].get("adv_group_calibration")
+    assert set(lean["input"]["not_per_window"]) == {f"adv_group_calibration.{k}" for k in adv or {}}
+    assert doc["input"]["not_per_window"] == {}
+    assert lean["cumulative"] == doc["cumulative"]
+    for a, b in zip(lean["windows"], doc["windows"]):
+        assert a["metrics"] == {k: v for k, v in b["metrics"].items() if k != "adv_group_calibration"}
     assert [w["n_rows"] for w in doc["windows"]] == [800, 800, 400]
     assert [(w["start"], w["end"]) for w in doc["windows"]] == [(0, 800), (800, 1600), (1600, 2400)]
     kind = doc["input"]["representation"]
@@ -95,7 +103,9 @@ def test_time_windows_are_half_open_days_and_equal_score(tmp_path):
     pq.write_table(table, f, row_group_size=700)
     epoch, _ = monitor_file(f, Settings(), window="2D", time="t", chunk_rows=1000)
     assert epoch["windows"][0]["start"] == "2024-02-29T00:00:00"  # 2D windows from the epoch: even days
-    doc, _ = monitor_file(f, Settings(), window="4D", time="t", origin="2024-03-01", chunk_rows=1000)
+    doc, _ = monitor_file(
+        f, Settings(), window="4D", time="t", origin="2024-03-01", chunk_rows=1000, adversarial_windows=True
+    )
     t = table.column("t").to_numpy()
     assert doc["windows"][0]["start"] == "2024-03-01T00:00:00"
     assert [w["end"] for w in doc["windows"]] == [
@@ -209,6 +219,42 @@ def test_dask_in_process_cluster_equals_stream(tmp_path):
     np.testing.assert_allclose(
         [x["e_values"] for x in dasked["tests"]], [x["e_values"] for x in streamed["tests"]], rtol=1e-12
     )
+
+
+@pytest.mark.parametrize("window", ["6h", 150])
+def test_dask_tasks_finish_the_windows_no_other_task_has(tmp_path, window):
+    from uqeval.stream.dask_engine import partitions
+    from uqeval.stream.monitor import Layout
+    from uqeval.stream.monitor_dask import key_ranges, partition_windows, shared_keys
+
+    distributed = pytest.importorskip("distributed")
+    table = _gaussian(n=1200, days=3)
+    table = table.take(pa.compute.sort_indices(table, [("t", "ascending")]))  # time order across files
+    d = tmp_path / "parts"
+    d.mkdir()
+    for i in range(3):
+        pq.write_table(table.slice(400 * i, 400), d / f"p{i}.parquet", row_group_size=100)
+    kw = {"window": window, "time": "t", "chunk_rows": 100}
+    streamed, _ = monitor_file(d, Settings(), **kw)
+    with distributed.LocalCluster(
+        n_workers=1, processes=False, protocol="tcp", dashboard_address=":0", silence_logs=50
+    ) as c:
+        dasked, _ = monitor_file(d, Settings(), engine="dask", scheduler=c.scheduler_address, **kw)
+    assert [w["n_rows"] for w in dasked["windows"]] == [w["n_rows"] for w in streamed["windows"]]
+    for a, b in zip(dasked["windows"], streamed["windows"]):
+        assert_same(a["metrics"], b["metrics"], {})
+    assert_same(dasked["cumulative"]["metrics"], streamed["cumulative"]["metrics"], {})
+    # each task shares at most its edge windows with its neighbours; it finishes the others itself
+    tasks = partitions(sorted(str(p) for p in d.iterdir()))
+    layout = Layout(window, "t")
+    shared = shared_keys(key_ranges(tasks, layout, 0))
+    assert all(len(sh) <= 2 and all(a == b for a, b in sh) for sh in shared)
+    from uqeval.stream.engine import _prepare
+
+    _, plan, _ = _prepare(d, Settings(), allow_by=True)
+    win = partition_windows(tasks[1], plan, Settings(), 100, list(plan.needed()), layout, 0, shared[1])
+    still_open = [k for k, w in win.windows.items() if w["state"] is not None]
+    assert 0 < len(still_open) <= 2 and len(win.windows) > len(still_open)
 
 
 def test_overconfidence_alarms_and_check_rules(tmp_path):
@@ -377,7 +423,9 @@ def test_by_gives_each_window_the_metrics_per_group_of_score_by(tmp_path):
     table = _read("gaussian.parquet")
     whole = tmp_path / "whole.parquet"
     pq.write_table(table, whole)
-    doc, _ = monitor_file(whole, Settings(columns={"by": "shift"}), window=1000, chunk_rows=600)
+    doc, _ = monitor_file(
+        whole, Settings(columns={"by": "shift"}), window=1000, chunk_rows=600, adversarial_windows=True
+    )
     for i, w in enumerate(doc["windows"]):
         part = tmp_path / f"w{i}.parquet"
         pq.write_table(table.slice(1000 * i, 1000), part)
@@ -420,3 +468,41 @@ def test_two_models_resume_from_a_state(tmp_path):
     )  # B worse; |d| <= 10 is wide
     with pytest.raises(uqeval.UsageError, match="two inputs"):
         monitor_file(tmp_path / "a2.parquet", Settings(), window="1D", time="t", state=state)
+
+
+def test_weighted_windows_equal_score_with_weights_and_tests_stay_unweighted(tmp_path):
+    from uqeval.report.format import flatten
+
+    table = _read("gaussian.parquet")
+    w = np.random.default_rng(5).uniform(0.0, 3.0, table.num_rows)
+    w[::7] = 0.0
+    table = table.append_column("w", pa.array(w))
+    whole = tmp_path / "whole.parquet"
+    pq.write_table(table, whole)
+    weighted = Settings(columns={"weights": "w"})
+    doc, _ = monitor_file(whole, weighted, window=800, chunk_rows=300)
+    assert any("tests are not" in n for n in doc["notes"])
+    for i, win in enumerate([*doc["windows"], None]):
+        part = tmp_path / f"w{i}.parquet"
+        pq.write_table(table if win is None else table.slice(800 * i, 800), part)
+        ref = score_stream(part, weighted)
+        got = dict(flatten(doc["cumulative"]["metrics"] if win is None else win["metrics"]))
+        want = dict(flatten(ref["metrics"]))
+        assert got and set(got) == set(want)
+        for path, value in got.items():
+            np.testing.assert_allclose(value, want[path], rtol=1e-12, atol=1e-14, err_msg=path)
+        if win is not None:
+            assert win["weight"] == pytest.approx(ref["weights"]["sum"], rel=1e-13)
+    assert doc["weights"]["sum"] == pytest.approx(w.sum(), rel=1e-13)
+    assert doc["weights"]["n_zero"] == int((w == 0).sum())
+    # the tests: unweighted, over the rows of positive weight
+    pq.write_table(table.filter(pa.array(w > 0)), tmp_path / "pos.parquet")
+    plain, _ = monitor_file(tmp_path / "pos.parquet", Settings(), window=10_000)
+    assert [t["e_value"] for t in doc["tests"]][:1] != []
+    np.testing.assert_allclose(
+        [t["e_values"][-1] for t in doc["tests"]], [t["e_value"] for t in plain["tests"]], rtol=1e-12
+    )
+    with pytest.raises(UsageError, match="weights"):
+        monitor_file(whole, weighted, window=800, state=b"x")
+    with pytest.raises(UsageError, match="weights"):
+        monitor_file([whole, whole], weighted, window=800)

@@ -87,6 +87,14 @@ def monitor(
             "default: the score's own bound where it has one, e.g. 2 for the Brier score).",
         ),
     ] = None,
+    adversarial_windows: Annotated[
+        bool,
+        typer.Option(
+            "--adversarial-windows",
+            help="Also give every window its adversarial group calibration (seeded random-subset draws, ~7 ms "
+            "a window); by default only the cumulative metrics have it.",
+        ),
+    ] = False,
     plot: Annotated[
         Path | None,
         typer.Option(
@@ -131,6 +139,10 @@ def monitor(
         if out is not None:
             check_output_path(out, files)
     saved = None
+    if state is not None and settings.columns.get("weights"):
+        from ..weights import refuse_weights
+
+        raise refuse_weights("monitor --state", "a weighted monitor reads all its rows in one run")
     if state is not None:
         check_output_path(state, files)
         if state.exists():
@@ -160,6 +172,7 @@ def monitor(
             workers=workers,
             progress=progress,
             bound=bound,
+            adversarial_windows=adversarial_windows,
         )
     figure = None
     if plot is not None:

@@ -124,6 +124,29 @@ def key_figures(
     return [{"title": drawn[k][2] + tag, "models": drawn[k][1], "image": data} for k, data in images.items()]
 
 
+def read_monitor(path: Path) -> dict[str, Any]:
+    """The ``uqeval.monitor/1`` document in ``path`` (``--monitor``), or a one-line InputError."""
+    import json
+
+    from ..errors import InputError
+
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(
+            f"--monitor {plain(str(path))}: cannot read it as JSON ({type(exc).__name__}); give the file "
+            "`uqeval monitor -o` wrote"
+        ) from None
+    if not isinstance(doc, dict) or doc.get("schema") != "uqeval.monitor/1":
+        raise InputError(
+            f"--monitor {plain(str(path))}: not a uqeval.monitor/1 document; give the file `uqeval monitor -o` wrote"
+        )
+    for key in ("windows", "cumulative", "tests", "alpha", "input"):
+        if key not in doc:
+            raise InputError(f"--monitor {plain(str(path))}: the monitor document has no '{key}'")
+    return doc
+
+
 @handle_errors
 @scoring_options
 def report(
@@ -153,6 +176,15 @@ def report(
             "prediction is kept in memory) and show its paired tests in the summary.",
         ),
     ] = False,
+    monitor: Annotated[
+        Path | None,
+        typer.Option(
+            "--monitor",
+            help="Also show a monitor document (the JSON of `uqeval monitor -o`) after the summary: its "
+            "headline metrics per window, its tests and alarms, and its plot.",
+            dir_okay=False,
+        ),
+    ] = None,
     quiet: QuietOpt = False,
     flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
 ) -> None:
@@ -183,6 +215,7 @@ def report(
     settings = flags.settings(columns={"by": by})
     reference = flags.reference_spec()
     check_output_path(output, files)
+    monitor_doc = read_monitor(monitor) if monitor is not None else None
     from ..io.readers import inspect
 
     for f in files:  # fail before any work on a missing or unreadable file (or --x column)
@@ -235,12 +268,21 @@ def report(
             models.clear()
         stage("report: drawing the key figures")
         overlaid = key_figures(overlays, fmt, dpi, notes, weighted)
+        shown = None
+        if monitor_doc is not None:
+            from ..plots.common import figure_to_bytes
+            from ..plots.monitor import plot_monitor
+
+            assert monitor is not None
+            stage("report: drawing the monitor")
+            image = figure_to_bytes(plot_monitor(monitor_doc), fmt, dpi) if monitor_doc["windows"] else None
+            shown = {"name": monitor.name, "doc": monitor_doc, "image": image}
         stage("report: writing HTML")
-        html = render_report(entries, title=title, overlays=overlaid, comparison=comparison)
+        html = render_report(entries, title=title, overlays=overlaid, comparison=comparison, monitor=shown)
     atomic_write_text(output, html)
     for note in notes:
         typer.echo(f"note: {plain(note)}", err=True)
-    n_fig = sum(len(e["figures"]) for e in entries) + len(overlaid)
+    n_fig = sum(len(e["figures"]) for e in entries) + len(overlaid) + int(bool(shown and shown["image"]))
     after_write(  # only once the file is written (a full disk fails at the end of the run)
         lambda: typer.echo(f"wrote {plain(output)} ({len(entries)} file(s), {n_fig} figure(s))", err=True)
     )

@@ -12,7 +12,8 @@ restricted alphabet. The output is deterministic (no timestamps), so it can be d
 Sections, in order (ids in brackets): title [top] with a one-line contents list [contents]; the summary
 [summary] — one scoreboard row per file with the headline metrics of its representation
 (:data:`uqeval.catalogue.HEADLINE`), the best value of each column marked (target-oriented metrics by their
-distance to the target) and, when the report ran ``compare``, its paired tests [summary-tests]; the key
+distance to the target) and, when the report ran ``compare``, its paired tests [summary-tests]; with a monitor
+document, the monitor [monitor]: its plot, its tests [monitor-tests] and its windows [monitor-windows]; the key
 figures [key-figures], every model overlaid on one figure per kind; the per-file detail [detail]: every metric
 table [metrics] with one table per metric group [metrics-<group>], metrics by group value [groups] (only when
 a summary has ``groups``), each file's own figures [figures] with one block per file [figures-<n>]; inputs
@@ -79,6 +80,8 @@ td.orient { color: var(--muted); white-space: nowrap; font-size: .85rem; }
 td.missing { color: #9aa0a6; text-align: center; }
 strong.best { color: #0b6b2f; }
 td.list { min-width: 12rem; }
+td.alarm { color: #b2182b; font-weight: 600; }
+tr.total th, tr.total td { border-top: 2px solid var(--muted); }
 svg.spark { display: block; margin-bottom: .15rem; }
 details summary { cursor: pointer; color: var(--muted); font-size: .85rem; }
 details .vals { font-size: .82rem; overflow-wrap: anywhere; }
@@ -624,6 +627,78 @@ def _comparison_tests(comparison: Mapping[str, Any], ids: _Ids) -> str:
     )
 
 
+def _section_monitor(monitor: Mapping[str, Any] | None, ids: _Ids) -> str:
+    """The monitor section: a ``uqeval monitor`` document's windows (headline metrics), its anytime-valid
+    tests with their alarms, and its plot (``monitor = {"name", "doc", "image"}``)."""
+    if monitor is None:
+        return ""
+    from .monitor import test_table, window_table
+
+    doc = monitor["doc"]
+    inp = doc.get("input") or {}
+    head, rows = window_table(doc)
+    alarm_col = len(head) - 1
+
+    def row(cells: Sequence[str], last: bool) -> str:
+        tag = '<tr class="total">' if last else "<tr>"
+        out = [tag, f'<th scope="row">{_esc(cells[0])}</th>']
+        for j, c in enumerate(cells[1:], start=1):
+            cls = ' class="alarm"' if j == alarm_col and c else ""
+            out.append(f"<td{cls}>{_esc(c)}</td>")
+        return "".join(out) + "</tr>"
+
+    thead = "".join(f'<th scope="col">{_esc(h)}</th>' for h in head)
+    body = "".join(row(r, i == len(rows) - 1) for i, r in enumerate(rows))
+    windows = (
+        f'<div class="table-wrap"><table class="monitor"><thead><tr>{thead}</tr></thead><tbody>{body}</tbody>'
+        "</table></div>"
+    )
+    n_win = len(doc.get("windows") or ())
+    parts = [
+        f'<section id="{ids.make("monitor")}"><h2>Monitor</h2>',
+        f'<p class="meta">{_esc(monitor.get("name"))}: <code>{_esc(inp.get("path"))}</code>, '
+        f"{_esc(n_win)} window(s) of {_esc(inp.get('window'))}"
+        + (f" on <code>{_esc(inp.get('time'))}</code>" if inp.get("time") else "")
+        + f", family-wise alpha {_esc(doc.get('alpha'))}</p>",
+    ]
+    if monitor.get("image"):
+        parts.append(
+            f'<figure><img src="{image_data_uri(monitor["image"])}" alt="headline metrics per window with the '
+            f'alarms marked"><figcaption>{_esc(monitor.get("name"))}: headline metrics per window, the '
+            "cumulative value dashed, a dotted line at each test's first alarm</figcaption></figure>"
+        )
+    tests = doc.get("tests") or []
+    if tests:
+        thead_t, trows = test_table(doc)
+        tbody = "".join(
+            "<tr>"
+            + f'<th scope="row"><code>{_esc(r[0])}</code></th>'
+            + "".join(('<td class="alarm">' if c == "ALARM" else "<td>") + f"{_esc(c)}</td>" for c in r[1:])
+            + "</tr>"
+            for r in trows
+        )
+        n_alarm = sum(1 for t in tests if t.get("alarm"))
+        parts.append(
+            f'<h3 id="{ids.make("monitor-tests")}">Anytime-valid tests: {n_alarm} alarm(s)</h3>'
+            f'<div class="table-wrap"><table class="tests"><thead><tr>'
+            + "".join(f'<th scope="col">{_esc(h)}</th>' for h in thead_t)
+            + f"</tr></thead><tbody>{tbody}</tbody></table></div>"
+        )
+    parts.append(
+        f'<h3 id="{ids.make("monitor-windows")}">Headline metrics per window</h3>'
+        + (
+            windows
+            if n_win <= 40
+            else f"<details><summary>{_esc(n_win)} windows</summary>{windows}</details>"
+        )
+    )
+    notes = doc.get("notes") or []
+    if notes:
+        parts.append('<ul class="note">' + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
 def _section_key_figures(overlays, ids: _Ids) -> str:
     if not overlays:
         return ""
@@ -682,6 +757,7 @@ def render_report(
     title: str = "uqeval report",
     overlays: Sequence[Mapping[str, Any]] | None = None,
     comparison: Mapping[str, Any] | None = None,
+    monitor: Mapping[str, Any] | None = None,
 ) -> str:
     """One self-contained HTML document for the given scored files.
 
@@ -700,6 +776,10 @@ def render_report(
         (:class:`uqeval.tasks.overlay.Overlays`); caption and alt text name every model.
     comparison : mapping, optional
         A ``uqeval compare`` result (``uqeval.compare/1``) of the same files: its paired tests join the summary.
+    monitor : mapping, optional
+        ``{"name": str, "doc": dict, "image": bytes or None}``: a ``uqeval monitor`` document
+        (``uqeval.monitor/1``) shown after the summary (its windows' headline metrics, its tests and alarms,
+        its plot).
 
     Returns
     -------
@@ -713,10 +793,17 @@ def render_report(
             raise InputError(f"overlay {j} must be a mapping with 'title', 'models' and 'image'")
     if comparison is not None and not isinstance(comparison, Mapping):
         raise InputError("comparison must be the mapping uqeval compare writes (uqeval.compare/1)")
+    if monitor is not None and not (
+        isinstance(monitor, Mapping)
+        and isinstance(monitor.get("doc"), Mapping)
+        and monitor["doc"].get("schema") == "uqeval.monitor/1"
+    ):
+        raise InputError("monitor must be {'name', 'doc', 'image'} with doc the uqeval.monitor/1 document")
     names = [str(e["name"]) for e in entries]
     ids = _Ids()
     flats, orients = _metric_flats(entries)
     summary = _section_summary(entries, names, ids, flats, orients, comparison)
+    monitored = _section_monitor(monitor, ids)
     key_figures = _section_key_figures(overlays, ids)
     metrics, metric_paths = _section_metrics(entries, names, ids, flats, orients)
     groups, group_paths = _section_groups(entries, names, ids)
@@ -725,6 +812,8 @@ def render_report(
     glossary = _section_glossary(metric_paths + group_paths, ids)
 
     toc = [("summary", "Summary")]
+    if monitored:
+        toc.append(("monitor", "Monitor"))
     if key_figures:
         toc.append(("key-figures", "Key figures"))
     toc.append(("metrics", "All metrics"))
@@ -733,7 +822,9 @@ def render_report(
     toc += [("figures", "Figures per file"), ("inputs", "Inputs and settings"), ("glossary", "Glossary")]
     nav = "".join(f'<li><a href="#{k}">{_esc(v)}</a></li>' for k, v in toc)
     files = ", ".join(f"<code>{_esc(n)}</code>" for n in names)
-    body = "\n".join(x for x in (summary, key_figures, metrics, groups, figures, inputs, glossary) if x)
+    body = "\n".join(
+        x for x in (summary, monitored, key_figures, metrics, groups, figures, inputs, glossary) if x
+    )
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'

@@ -47,7 +47,7 @@ def value_at(metrics: dict[str, Any], path: str) -> Any:
     return dict(flatten(metrics)).get(path)
 
 
-def _window_table(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+def window_table(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     paths = headline_paths(doc["cumulative"]["metrics"])
     alarms: dict[int, list[str]] = {}
     for t in doc["tests"]:
@@ -68,7 +68,7 @@ def _window_table(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return ["start", "end", "rows", *paths, "first alarm of"], rows
 
 
-def _test_table(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+def test_table(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     rows = [
         [
             t["name"],
@@ -84,10 +84,10 @@ def _test_table(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 
 def to_markdown(doc: dict[str, Any]) -> str:
-    head, rows = _window_table(doc)
+    head, rows = window_table(doc)
     lines = md_table(head, rows, "lll" + "r" * (len(head) - 3))
     if doc["tests"]:
-        thead, trows = _test_table(doc)
+        thead, trows = test_table(doc)
         lines += ["", f"Anytime-valid tests (family-wise alpha = {doc['alpha']:g}):", ""]
         lines += md_table(thead, trows, "lrrrll")
     return "\n".join(lines) + "\n"
@@ -98,7 +98,7 @@ def rich_tables(doc: dict[str, Any]) -> list[Any]:
     from .text import markup as escape
 
     out = []
-    head, rows = _window_table(doc)
+    head, rows = window_table(doc)
     columns = [
         (escape(h), {"justify": "left" if i < 2 or i == len(head) - 1 else "right"})
         for i, h in enumerate(head)
@@ -113,7 +113,7 @@ def rich_tables(doc: dict[str, Any]) -> list[Any]:
         )
     )
     if doc["tests"]:
-        thead, trows = _test_table(doc)
+        thead, trows = test_table(doc)
         tcols = [(escape(h), {"justify": "right" if 0 < i < 4 else "left"}) for i, h in enumerate(thead)]
         out.append(
             rich_table(

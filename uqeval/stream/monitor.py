@@ -137,11 +137,26 @@ def _first_unparsed(arr) -> int:
     return lo
 
 
+#: families a window finishes only when asked (``adversarial_windows``): their seeded random-subset draws cost
+#: ~7 ms per window whatever its rows (Generator.multivariate_hypergeometric, which cannot be vectorised across
+#: windows without changing the draws), so a monitor of many small windows would spend most of its time there;
+#: the cumulative metrics always have them
+WINDOW_OPT_IN = {
+    "adv_group_calibration": "per window only with --adversarial-windows (its random-subset draws cost ~7 ms a "
+    "window); the cumulative metrics have it",
+}
+
+
 class Layout:
     """How rows map to windows: ``kind`` ``"rows"`` or ``"time"``, ``span`` (rows or ns), ``origin`` (ns)."""
 
-    def __init__(self, window: str | int, time: str | None, origin: str | None = None) -> None:
+    def __init__(
+        self, window: str | int, time: str | None, origin: str | None = None, adversarial: bool = False
+    ) -> None:
         self.window = str(window)
+        self.adversarial = adversarial
+        #: the families the windows leave out (WINDOW_OPT_IN; the cumulative metrics have them)
+        self.skip: frozenset[str] = frozenset() if adversarial else frozenset(WINDOW_OPT_IN)
         self.kind, self.span = parse_window(window)
         self.time = time
         self.origin = parse_origin(origin)
@@ -167,7 +182,14 @@ class Layout:
         return _iso(start), _iso(start + self.span)
 
     def record(self) -> dict[str, Any]:
-        return {"window": self.window, "time": self.time, "origin": self.origin_text or "1970-01-01T00:00:00"}
+        out: dict[str, Any] = {
+            "window": self.window,
+            "time": self.time,
+            "origin": self.origin_text or "1970-01-01T00:00:00",
+        }
+        if self.adversarial:  # a state saved with it finished its windows with it
+            out["adversarial_windows"] = True
+        return out
 
 
 def _iso(ns: int) -> str:
@@ -238,6 +260,10 @@ def _merge_sums(a: dict[str, Any] | None, b: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- windows of states
 
 
+#: closed-window states kept unmerged at most (the balanced merge of Windows._close): memory stays bounded by
+#: MAX_OPEN_WINDOWS + MAX_CLOSED states however many windows
+MAX_CLOSED = 6
+
 #: windows whose states the stream engine keeps at most (the latest ones); older windows are finished
 #: (their metrics computed, their state merged into the running total) so that memory stays bounded when rows
 #: come in time order: a Gaussian window of many rows holds ~28 MB of histograms
@@ -257,20 +283,50 @@ def _runs(keys: np.ndarray) -> tuple[np.ndarray, list, np.ndarray]:
     return wk, [np.sort(order[a : a + c]) for a, c in zip(starts, n_in)], n_in
 
 
-def group_metrics(groups: dict[str, Any], settings: Settings) -> dict[str, Any]:
-    """``{label: {n_rows, metrics}}`` of a window's ``--by`` states (labels sorted), as ``score --by`` reports
-    its groups; already-finished groups (dicts with ``metrics``) are returned as they are."""
+def merge_states(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Two window states combined: :func:`uqeval.stream.states.merge`, or for weighted states (``--weights``,
+    :mod:`uqeval.stream.weighted`) :func:`~uqeval.stream.weighted.merge_weighted`."""
+    if "sums" in a or "sums" in b:
+        from .weighted import merge_weighted
+
+        return merge_weighted(a, b)
+    return states.merge(a, b)
+
+
+def has_rows(state: dict[str, Any]) -> bool:
+    """Whether a state counts anything: rows, or (weighted) rows of weight 0."""
+    return bool(state["n"] or state.get("n_zero"))
+
+
+def finish_window(state: Any, settings: Settings, skip: frozenset[str] = frozenset()) -> tuple[dict, dict]:
+    """``(metrics, orientation)`` of one window's (packed or dense) state, without the families ``skip``;
+    a weighted state's weighted metrics (:func:`~uqeval.stream.weighted.finalize_weighted`)."""
     from ..io.writers import jsonable
 
+    if "sums" in state:
+        from .weighted import finalize_weighted
+
+        metrics, orientation = finalize_weighted(state, settings)
+        return jsonable(metrics), orientation
+    if skip:
+        state = {**state, "families": {k: v for k, v in state["families"].items() if k not in skip}}
+    metrics, orientation = states.finalize(state, settings)
+    return jsonable(metrics), orientation
+
+
+def group_metrics(
+    groups: dict[str, Any], settings: Settings, skip: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """``{label: {n_rows, metrics}}`` of a window's ``--by`` states (labels sorted), as ``score --by`` reports
+    its groups; already-finished groups (dicts with ``metrics``) are returned as they are."""
     out = {}
     for label in sorted(groups):
         g = groups[label]
         if isinstance(g, dict) and "metrics" in g and "families" not in g:
             out[label] = g
             continue
-        st = states.unpack(g)
-        metrics, _ = states.finalize(st, settings)
-        out[label] = {"n_rows": int(st["n"]), "metrics": jsonable(metrics)}
+        metrics, _ = finish_window(g, settings, skip)
+        out[label] = {"n_rows": int(g["n"]), "metrics": metrics}
     return out
 
 
@@ -284,6 +340,7 @@ class Windows:
     def __init__(self, layout: Layout, settings: Settings) -> None:
         self.layout = layout
         self.settings = settings
+        self.skip = layout.skip  # families the windows leave out (WINDOW_OPT_IN)
         self.windows: dict[int, dict[str, Any]] = {}
         self.levels: list[float] | None = None
         self.kind: str | None = None
@@ -293,7 +350,29 @@ class Windows:
         self.n_fixed = self.n_members_dropped = 0
         self.base = 0  # raw rows of earlier runs (a resumed state): row windows continue their numbering
         self.n_seen = 0  # raw rows read, this run and earlier ones
-        self.total: dict[str, Any] = states.init()  # the merged state of the closed windows
+        # the closed windows' states, merged as a balanced tree (a stack whose sizes at least double from top
+        # to bottom, timsort's rule): merging each small window into one big total costs O(total bins) per
+        # window (2**20-bin histograms), the tree O(window bins x log windows)
+        self._closed: list[dict[str, Any]] = []
+
+    @property
+    def total(self) -> dict[str, Any]:
+        """The merged state of the closed windows."""
+        while len(self._closed) > 1:
+            b = self._closed.pop()
+            self._closed[-1] = merge_states(self._closed[-1], b)
+        return self._closed[0] if self._closed else states.init()
+
+    @total.setter
+    def total(self, value: dict[str, Any]) -> None:
+        self._closed = [value] if has_rows(value) else []
+
+    def _close(self, st: dict[str, Any]) -> None:
+        stack = self._closed
+        stack.append(st)
+        while len(stack) > 1 and (stack[-2]["n"] <= 2 * stack[-1]["n"] or len(stack) > MAX_CLOSED):
+            b = stack.pop()
+            stack[-1] = merge_states(stack[-1], b)
 
     def _window(self, key: int, where: str = "") -> dict[str, Any]:
         w = self.windows.get(key)
@@ -308,25 +387,32 @@ class Windows:
             )
         return w
 
-    def close_old(self, keep: int | None = None) -> None:
+    def close_old(self, keep: int | None = None, hold: Any = None) -> None:
         """Finish all but the latest ``keep`` open windows: their metrics are computed now and their states
-        merged into :attr:`total` (memory stays bounded by ``keep`` window states)."""
-        from ..io.writers import jsonable
-
+        merged into :attr:`total` (memory stays bounded by ``keep`` window states). ``hold(key)``: windows it
+        says True for stay open and do not count (Dask: windows other partitions may have rows of)."""
         keep = MAX_OPEN_WINDOWS if keep is None else keep
-        open_keys = sorted(k for k, w in self.windows.items() if w["state"] is not None)
+        open_keys = sorted(
+            k for k, w in self.windows.items() if w["state"] is not None and (hold is None or not hold(k))
+        )
         for key in open_keys[: max(0, len(open_keys) - keep)]:
-            w = self.windows[key]
-            st = states.unpack(w["state"])
-            if st["n"]:
-                metrics, orientation = states.finalize(st, self.settings)
-                w["metrics"], w["orientation"] = jsonable(metrics), orientation
-                self.total = states.merge(states.unpack(self.total), st)  # dense: one state, adds fast
-                if "groups" in w:
-                    w["groups"] = group_metrics(w["groups"], self.settings)
-            else:
-                w["metrics"], w["orientation"] = {}, {}
-            w["state"] = None
+            self.finish(key)
+
+    def finish(self, key: int) -> None:
+        """Finish window ``key``: its metrics computed from its packed state (the histograms' finishing steps
+        read the non-zero bins only), its state merged into :attr:`total`."""
+        w = self.windows[key]
+        st = w["state"]
+        if st["n"]:
+            w["metrics"], w["orientation"] = finish_window(st, self.settings, self.skip)
+            self._close(st)
+            if "groups" in w:
+                w["groups"] = group_metrics(w["groups"], self.settings, self.skip)
+        else:
+            if has_rows(st):  # weighted: rows of weight 0 only (counted in weights.n_zero)
+                self._close(st)
+            w["metrics"], w["orientation"] = {}, {}
+        w["state"] = None
 
     def add(self, batch, n_raw: int, offset: int, extra: dict[str, Any], where: str) -> np.ndarray | None:
         """Fold one record batch in; returns the window of each kept row (None when no row was kept)."""
@@ -371,13 +457,24 @@ class Windows:
             for key, piece, c in zip(wk.tolist(), pieces, n_in.tolist()):
                 sub = pred if c == pred.n else pred.subset(piece)
                 w = self._window(key)
-                if labels is None:
-                    new = states.batch_state(sub, self.settings)
-                else:  # --by: one state per label; the window's is their merge (no metric computed twice)
-                    new = self._add_groups(w, sub, labels[piece], where)
-                # packed histograms add sparsely (states.Packed): a window of a few rows stays small
-                w["state"] = pack(states.merge(w["state"], new))
-                w["tests"] = _merge_sums(w["tests"], test_sums(sub, self.settings, self.levels or []))
+                tested = sub
+                if batch.weights is not None:  # --weights: batches carry weights only when asked
+                    from .weighted import merge_weighted, weighted_state
+
+                    wts = batch.weights if c == pred.n else batch.weights[piece]
+                    w["state"] = merge_weighted(w["state"], weighted_state(sub, self.settings, wts))
+                    w["weight"] = w.get("weight", 0.0) + float(np.sum(wts))
+                    if not np.all(wts > 0):  # the tests count the rows that count (weight > 0), unweighted
+                        tested = sub.subset(np.flatnonzero(wts > 0))
+                else:
+                    if labels is None:
+                        new = states.batch_state(sub, self.settings)
+                    else:  # --by: one state per label; the window's is their merge (no metric computed twice)
+                        new = self._add_groups(w, sub, labels[piece], where)
+                    # packed histograms add sparsely (states.Packed): a window of a few rows stays small
+                    w["state"] = pack(states.merge(w["state"], new))
+                if tested.n:
+                    w["tests"] = _merge_sums(w["tests"], test_sums(tested, self.settings, self.levels or []))
         for key, c, k in zip(uk.tolist(), counts.tolist(), kept.tolist()):
             self._window(key)["n_dropped"] += c - k
         return keys
@@ -417,7 +514,7 @@ class Windows:
         out.n_seen = self.n_seen + other.n_seen
         out.n_members_dropped = self.n_members_dropped + other.n_members_dropped
         out.windows = dict(self.windows)
-        out.total = states.merge(self.total, other.total)
+        out.total = merge_states(self.total, other.total)
         for key, w in other.windows.items():
             a = out.windows.get(key)
             if a is None:
@@ -437,7 +534,12 @@ class Windows:
                 ),
                 "n_rows": a["n_rows"] + w["n_rows"],
                 "n_dropped": a["n_dropped"] + w["n_dropped"],
-                "state": states.merge(a["state"], w["state"]),
+                **(
+                    {"weight": a.get("weight", 0.0) + w.get("weight", 0.0)}
+                    if "weight" in a or "weight" in w
+                    else {}
+                ),
+                "state": merge_states(a["state"], w["state"]),
                 "tests": w["tests"]
                 if a["tests"] is None
                 else _merge_sums(a["tests"], w["tests"])
@@ -590,7 +692,7 @@ def monitor_windows(
     from .engine import iter_batches_of
 
     extra = (layout.time,) if layout.time else ()
-    src, batches = iter_batches_of(spec, settings, chunk_rows, extra=extra, allow_by=True)
+    src, batches = iter_batches_of(spec, settings, chunk_rows, extra=extra, allow_by=True, weights_ok=True)
     win = Windows(layout, settings) if start is None else start
     seen = 0
     for f, batch, k, offset, cols in batches:

@@ -1,6 +1,17 @@
 """``uqeval monitor --engine dask``: Parquet row groups mapped to :class:`~uqeval.stream.monitor.Windows` on
 a Dask cluster and tree-reduced with :meth:`~uqeval.stream.monitor.Windows.merge` (window by window), as
-``score --engine dask`` reduces its partial states."""
+``score --engine dask`` reduces its partial states.
+
+Bounded memory: before the tasks run, the window keys each task's rows can fall in are known as an interval
+(row windows: from the task's row numbers; time windows: from the Parquet footer's min/max statistics of the
+time column, or every key when a row group has none or the column holds strings). A window whose key lies in
+no other task's interval has all its rows in this task, so the task finishes it (its metrics computed, its
+state merged into the task's total) as the stream engine finishes old windows: while reading (all but the
+latest :data:`~uqeval.stream.monitor.MAX_OPEN_WINDOWS`) and at the task's end. Only the windows shared with
+other tasks (in time-ordered files, the few at the tasks' edges) travel to the reduction as states, so the
+workers and the client hold a bounded number of window states whatever the number of windows; unsorted
+files whose tasks' time ranges overlap keep the shared windows open, as before (exact either way).
+"""
 
 from __future__ import annotations
 
@@ -11,18 +22,89 @@ from ..config import Settings
 from ..errors import UsageError
 from .monitor import Layout, Windows
 
+#: the key interval of a task whose rows may fall in any window
+EVERY = (float("-inf"), float("inf"))
+
+
+def _time_range(task, layout: Layout) -> tuple[float, float]:
+    """The window keys ``[lo, hi]`` of a task's rows from its row groups' statistics, or :data:`EVERY`."""
+    import pyarrow as pa
+
+    from .dask_engine import footer
+    from .monitor import time_ns
+
+    f, groups, name = task[0], task[1], layout.time or ""
+    try:
+        meta = footer(f)
+        arrow = meta.schema.to_arrow_schema()
+        kind = arrow.field(name).type
+        if not (pa.types.is_timestamp(kind) or pa.types.is_date(kind)):
+            return EVERY  # string times: their byte order need not be their time order
+        col = next(j for j in range(meta.num_columns) if meta.schema.column(j).path == name)
+        lows, highs = [], []
+        for g in groups:
+            st = meta.row_group(g).column(col).statistics
+            if st is None or not st.has_min_max:
+                return EVERY
+            lows.append(st.min)
+            highs.append(st.max)
+        ns = time_ns(pa.array([min(lows), max(highs)], type=kind), name, f, 0)
+    except Exception:  # no statistics we can read: this task may hold rows of any window
+        return EVERY
+    keys = layout.keys(2, 0, ns)
+    return float(keys[0]), float(keys[1])
+
+
+def key_ranges(tasks: list, layout: Layout, base: int) -> list[tuple[float, float]]:
+    """Per task, the interval ``[lo, hi]`` of the window keys its rows can fall in."""
+    if layout.kind == "rows":
+        return [
+            (float((base + off) // layout.span), float((base + off + max(rows, 1) - 1) // layout.span))
+            for _, _, off, rows in tasks
+        ]
+    if not layout.time:
+        return [EVERY for _ in tasks]
+    return [_time_range(t, layout) for t in tasks]
+
+
+def shared_keys(ranges: list[tuple[float, float]]) -> list[list[tuple[float, float]]]:
+    """Per task, the parts of its key interval that other tasks' intervals overlap (windows it must not finish)."""
+    out = []
+    for i, (lo, hi) in enumerate(ranges):
+        out.append(
+            [
+                (max(lo, a), min(hi, b))
+                for j, (a, b) in enumerate(ranges)
+                if j != i and max(lo, a) <= min(hi, b)
+            ]
+        )
+    return out
+
 
 def partition_windows(
-    task, plan, settings: Settings, chunk_rows: int, columns: list[str], layout: Layout, base: int
+    task,
+    plan,
+    settings: Settings,
+    chunk_rows: int,
+    columns: list[str],
+    layout: Layout,
+    base: int,
+    shared: list[tuple[float, float]] | None = None,
 ):
-    """The :class:`Windows` of one task's row groups (runs on a worker)."""
+    """The :class:`Windows` of one task's row groups (runs on a worker); the windows no other task has rows
+    of (not in ``shared``) are finished here."""
     from .dask_engine import _task_batches
+
+    def hold(key: int) -> bool:
+        return shared is None or any(a <= key <= b for a, b in shared)
 
     win = Windows(layout, settings)
     win.base = base
     extra = (layout.time,) if layout.time else ()
     for b, rows, offset, cols in _task_batches(task, plan, settings, chunk_rows, columns, extra):
         win.add(b, rows, offset, cols, task[0])
+        win.close_old(hold=hold)
+    win.close_old(keep=0, hold=hold)
     return win
 
 
@@ -44,7 +126,7 @@ def monitor_dask(
     from .dask_engine import dask_client, partitions, tree_reduce, wait
     from .engine import _prepare
 
-    src, plan, _ = _prepare(spec, settings, allow_by=True)
+    src, plan, _ = _prepare(spec, settings, allow_by=True, weights_ok=True)
     if src.fmt != "parquet":
         raise UsageError(
             "--engine dask reads Parquet (files, directories, globs); stream CSV with --engine stream"
@@ -52,10 +134,16 @@ def monitor_dask(
     tasks = partitions(src.files)
     columns = list(dict.fromkeys(plan.needed()))
     base = start.n_seen if start is not None else 0
+    shared = shared_keys(key_ranges(tasks, layout, base))
+    if start is not None:  # windows a resumed state left open may get rows here: no task finishes them
+        kept = [(float(k), float(k)) for k, w in start.windows.items() if w["state"] is not None]
+        shared = [sh + kept for sh in shared]
     with dask_client(scheduler, workers) as (client, distributed):
         futures = [
-            client.submit(partition_windows, t, plan, settings, chunk_rows, columns, layout, base, pure=False)
-            for t in tasks
+            client.submit(
+                partition_windows, t, plan, settings, chunk_rows, columns, layout, base, sh, pure=False
+            )
+            for t, sh in zip(tasks, shared)
         ]
         wait(distributed, futures, [t[3] for t in tasks], progress)
         win = tree_reduce(client, futures, _merge)

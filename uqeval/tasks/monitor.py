@@ -18,14 +18,6 @@ from ..errors import UsageError
 from ..stream.monitor import SCHEMA, Windows
 
 
-def _finalize(state: dict[str, Any], settings: Settings) -> tuple[dict[str, Any], dict[str, str]]:
-    from ..io.writers import jsonable
-    from ..stream import states
-
-    metrics, orientation = states.finalize(state, settings)
-    return jsonable(metrics), orientation
-
-
 def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[str, Any]]:
     """One entry per test: name, kind, and the cumulative e-value at each look (window end)."""
     from ..metrics.intervals import level_key
@@ -75,7 +67,7 @@ def _looks(values: np.ndarray) -> list[float | None]:
 
 def _windows_of(win: Windows, keys: list[int], settings: Settings):
     """Per window ``(metrics, n_rows, n_dropped)`` entries, the cumulative metrics and the orientation."""
-    from ..stream import states
+    from ..stream.monitor import finish_window, has_rows, merge_states
 
     windows: list[dict[str, Any]] = []
     orientation: dict[str, str] = {}
@@ -86,16 +78,16 @@ def _windows_of(win: Windows, keys: list[int], settings: Settings):
             windows.append(w["metrics"])
             orientation.update(w["orientation"])
             continue
-        if w is None or not states.unpack(w["state"])["n"]:
+        if w is None or not w["state"]["n"]:
+            if w is not None and has_rows(w["state"]):  # weighted: rows of weight 0 only
+                total = merge_states(total, w["state"])
             windows.append({})
             continue
-        st = states.unpack(w["state"])
-        metrics, o = _finalize(st, settings)
+        metrics, o = finish_window(w["state"], settings, win.skip)
         orientation.update(o)
-        total = states.merge(total, st)
+        total = merge_states(total, w["state"])
         windows.append(metrics)
-    total = states.unpack(total)
-    cumulative, o = _finalize(total, settings) if total["n"] else ({}, {})
+    cumulative, o = finish_window(total, settings) if total["n"] else ({}, {})
     orientation.update(o)
     return windows, cumulative, orientation, total
 
@@ -108,7 +100,7 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
     from ..io.writers import jsonable
     from ..metrics.sequential import capped_exp, mean_cs
     from ..stream import states
-    from ..stream.monitor import Pair
+    from ..stream.monitor import WINDOW_OPT_IN, Pair
 
     if not 0 < alpha < 1:
         raise UsageError(f"{_opt('alpha', alpha)} must be in (0, 1)")
@@ -136,10 +128,11 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
                 "n_rows": w["n_rows"],
                 "n_dropped": w["n_dropped"],
                 "metrics": metrics_a[i],
+                **({"weight": w["weight"]} if "weight" in w else {}),
             }
         )
         if "groups" in w:  # --by: the window's metrics per label
-            windows[-1]["groups"] = group_metrics(w["groups"], settings)
+            windows[-1]["groups"] = group_metrics(w["groups"], settings, win.skip)
     specs = _test_specs(win, keys, "A: " if pair else "")
     if pair is not None:
         metrics_b, cumulative_b, orientation_b, _ = _windows_of(pair.b, keys, settings)
@@ -185,14 +178,38 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
                 **{k: _looks(v) for k, v in t["extra"].items()},
             }
         )
-    left_out = states.not_streamed_in(total, settings)
-    left_out.update(
-        {
-            p: "needs a second pass over the rows; monitor reads each row once"
-            for p in states.two_pass(win.kind, settings)
-        }
-    )
+    weighted = "sums" in total
     notes = []
+    weights = None
+    if weighted:  # --weights: the weighted window states of score --weights (uqeval.stream.weighted)
+        from ..weights import weights_block
+
+        if not total["n"]:
+            raise InputError(
+                f"{src_info.get('path')}: the weights are all 0 on the rows kept: no row counts; give some rows a "
+                "positive weight"
+            )
+        left_out = dict(total["not_streamed"])
+        weights = weights_block(
+            settings.columns.get("weights"), total["w"], total["n_zero"], total["not_weighted"]
+        )
+        if total["not_weighted"]:
+            notes.append(
+                f"{len(total['not_weighted'])} metric(s) take no weights and were not computed (listed with the "
+                "reason under weights.not_weighted)"
+            )
+        notes.append(
+            "--weights: the window and cumulative metrics are weighted; the anytime-valid tests are not (they "
+            "count every row of positive weight once: a weighted e-process is not a standard test)"
+        )
+    else:
+        left_out = states.not_streamed_in(total, settings)
+        left_out.update(
+            {
+                p: "needs a second pass over the rows; monitor reads each row once"
+                for p in states.two_pass(win.kind, settings)
+            }
+        )
     if tests:
         notes.append(
             f"{len(tests)} test(s) at family-wise level {alpha:g}: each alarms when its e-value reaches "
@@ -212,7 +229,15 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
             **win.layout.record(),
             "n_windows": len(windows),
             "not_streamed": left_out,
-            "approximate": {
+            "not_per_window": {
+                p: why
+                for name, why in WINDOW_OPT_IN.items()
+                if name in win.skip and not weighted
+                for p in (f"{name}.{k}" for k in cumulative.get(name, {}))
+            },
+            "approximate": {}
+            if weighted
+            else {
                 k: v
                 for k, v in states.approximate(win.kind, settings).items()
                 if k.split(".")[0] in cumulative
@@ -228,6 +253,9 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
     if pair is not None:
         doc["cumulative"]["metrics_b"] = cumulative_b
         doc["orientation"] = dict(sorted({**orientation_b, **orientation}.items()))
+    if weights is not None:
+        doc["input"]["weights"] = weights["column"]
+        doc["weights"] = weights
     if notes:
         doc["notes"] = notes
     return doc
@@ -276,16 +304,27 @@ def monitor_file(
     workers: int | None = None,
     progress=None,
     bound: float | None = None,
+    adversarial_windows: bool = False,
 ) -> tuple[dict[str, Any], bytes]:
     """``(document, state bytes)`` of the rows of ``spec`` (a list of two: model A and model B), added to a
-    saved ``state`` (:func:`~uqeval.stream.monitor.dump_state`)."""
+    saved ``state`` (:func:`~uqeval.stream.monitor.dump_state`). ``adversarial_windows``: also finish the
+    adversarial group calibration of every window (:data:`~uqeval.stream.monitor.WINDOW_OPT_IN`)."""
     from ..stream.engine import auto_chunk_rows
     from ..stream.monitor import Layout, dump_state, load_state, monitor_pair, monitor_windows
 
     if not 0 < alpha < 1:
         raise UsageError(f"{_opt('alpha', alpha)} must be in (0, 1)")
     two = isinstance(spec, (list, tuple))
-    layout = Layout(window, time, origin)
+    if settings.columns.get("weights"):
+        from ..weights import refuse_weights
+
+        if two:
+            raise refuse_weights("monitor A B", "monitor each model alone with --weights")
+        if state is not None:
+            raise refuse_weights(
+                "monitor --state", "a weighted monitor reads all its rows in one run (its state is not saved)"
+            )
+    layout = Layout(window, time, origin, adversarial_windows)
     start: Any = load_state(state, layout, settings, state_source, pair=two) if state is not None else None
     run: Any
     first = spec[0] if two else spec
@@ -313,7 +352,9 @@ def monitor_file(
     }
     if two:
         info["path_b"] = str(src_b.spec)
-    return build_document(info, run, settings, alpha), dump_state(run)
+    doc = build_document(info, run, settings, alpha)
+    # a weighted run saves no state (--state is refused with --weights: its finishing forms are not data)
+    return doc, b"" if settings.columns.get("weights") else dump_state(run)
 
 
 def _opt(key: str, value: Any) -> str:
