@@ -189,8 +189,15 @@ def test_cli_reads_the_weights_from_the_first_file(tmp_path):
     assert doc["metrics"]["crps"]["values"]["a"]["estimate"] == pytest.approx(
         api["metrics"]["crps"]["values"]["a"]["estimate"], rel=1e-12
     )
-    res = runner.invoke(app, ["compare", *files, "--weights", "w", "--engine", "stream", "-b", "20"])
-    assert res.exit_code == 2 and "--engine memory" in res.output
+    # streamed: the same estimate (tests/stream/test_compare_weights_stream.py compares every number)
+    res = runner.invoke(
+        app,
+        ["compare", *files, "--weights", "w", "-m", "crps", "-b", "20", "-f", "json", "--engine", "stream"],
+    )
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["metrics"]["crps"]["values"]["a"]["estimate"] == pytest.approx(
+        doc["metrics"]["crps"]["values"]["a"]["estimate"], rel=1e-12
+    )
     res = runner.invoke(app, ["compare", *files, "--weights", "w", "-m", "rs", "-b", "20"])
     assert res.exit_code == 3 and "not computed with --weights" in res.output
 

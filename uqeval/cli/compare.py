@@ -158,20 +158,11 @@ def compare(
     engines = {choose_engine(engine.value, f) for f in files}
     chosen = next((e for e in ("dask", "stream") if e in engines), "memory")
     weights_col = settings.columns.get("weights")
-    if weights_col:
-        for flag, value in (("--engine stream/dask", chosen != "memory"), ("--reference", reference)):
-            if value:
-                where = (
-                    "compared in memory only" if flag.startswith("--engine") else "not taken by skill scores"
-                )
-                raise UsageError(
-                    f"--weights with {flag}: weighted comparisons are {where} yet; "
-                    + (
-                        "use --engine memory"
-                        if flag.startswith("--engine")
-                        else "leave out --weights or --reference"
-                    )
-                )
+    if weights_col and reference:
+        raise UsageError(
+            "--weights with --reference: weighted comparisons are not taken by skill scores yet; "
+            "leave out --weights or --reference"
+        )
     if chosen != "memory":
         for flag, value in (("--id", id_col), ("--reference", reference)):
             if value is not None:

@@ -9,6 +9,13 @@ plus the moments of the differences for the Diebold--Mariano test. Every part ad
 the stream engine folds batches and the Dask engine tree-reduces partition partials with the same
 :meth:`ComparePartial.merge`; the JSON is then assembled by :func:`uqeval.tasks.compare.assemble`, as in
 memory. Nothing depends on the chunking: the draws of a row depend on the seed and its index only.
+
+``--weights`` (the first file's column): each batch drops its rows of weight 0 before its rows are numbered
+(memory drops them first), every column's unit sums and bootstrap sums are weighted (the Poisson counts, or
+the clusters' counts, times the weights: :meth:`uqeval.resample.Accumulator.update`), every estimate is its
+per-row form's finish of the weighted sums (as memory's resampler at the weights), and the paired tests run
+on :math:`w_i d_i` (memory's :math:`w_i d_i / \bar w`: the same p-values and DM statistic, a constant
+apart); metrics whose weighted form is not a function of sums are not compared (``input.not_streamed``).
 """
 
 from __future__ import annotations
@@ -54,6 +61,11 @@ class Layout:
     units: tuple[str, Any] | None = None
     #: the seed of the sign flips, from the seed and the first rows (:func:`uqeval.resample.flip_seed`)
     flip_seed: int | None = None
+    #: ``--weights``: the first model's column (None: unweighted); ``not_weighted``: as in memory
+    weights: str | None = None
+    not_weighted: dict[str, str] = field(default_factory=dict)
+    #: weighted: the family result of each target-oriented ``(metric, model)`` on the first batch (its target)
+    target_results: dict[tuple[str, int], Any] = field(default_factory=dict)
 
 
 def _results(preds: Sequence, plan: Plan):
@@ -62,18 +74,44 @@ def _results(preds: Sequence, plan: Plan):
     return _Results([Model(n, p) for n, p in zip(plan.names, preds)], plan.settings, plan.grids)
 
 
-def make_layout(plan: Plan, preds: Sequence) -> tuple[Layout, dict[tuple[str, int], Callable]]:
+def make_layout(
+    plan: Plan, preds: Sequence, not_weighted: dict[str, str] | None = None
+) -> tuple[Layout, dict[tuple[str, int], Callable]]:
     """The :class:`Layout` of ``plan`` from the first batch's predictions, and the ``finish(sums, total)`` of
-    each bootstrap column (a function of the settings and the level, not of the rows; kept on the client)."""
+    each bootstrap column (a function of the settings and the level, not of the rows; kept on the client).
+    ``not_weighted`` (weighted rows): every estimate is its per-row form's finish of the weighted sums (as
+    in memory), so a summary metric streams where its per-row form has a sums form."""
     from ..tasks.compare import row_form, row_score
     from . import states
 
     results = _results(preds, plan)
-    # summary refs name their family
-    families = tuple(sorted({cast("str", r.group) for r in plan.refs if r.source == "summary"}))
+    weighted = not_weighted is not None
+    # summary refs name their family; weighted estimates come from the per-row forms, not the families
+    families = (
+        () if weighted else tuple(sorted({cast("str", r.group) for r in plan.refs if r.source == "summary"}))
+    )
     columns, pairs, not_streamed, skip, finishes = [], [], {}, set(), {}
+    target_results: dict[tuple[str, int], Any] = {}
     for ref in list(plan.refs):
-        if ref.source == "summary":
+        if ref.source == "summary" and weighted:
+            from ..catalogue import METRICS
+            from ..tasks.compare import no_row_form
+            from .weighted import NOT_STREAMED
+
+            for k, p in enumerate(preds):
+                stat = row_form(results, k, ref)
+                if stat is None or stat.sums_form is None:
+                    skip.add((ref.name, k))
+                    if stat is not None:
+                        not_streamed[ref.name] = NOT_STREAMED
+                    elif METRICS[f"{ref.group}.{ref.keys[-1]}"].applies_to(p.kind):
+                        cast("dict", not_weighted).setdefault(ref.name, no_row_form(p.kind, plan.names[k]))
+                elif ref.orientation == "target":
+                    target_results[(ref.name, k)] = results.get(k, cast("str", ref.group))
+            if all((ref.name, k) in skip for k in range(len(preds))):
+                plan.refs.remove(ref)
+                continue
+        elif ref.source == "summary":
             path = f"{ref.group}.{ref.keys[-1]}"
             for k, p in enumerate(preds):
                 why = states.not_streamed(p.kind).get(path)
@@ -90,7 +128,7 @@ def make_layout(plan: Plan, preds: Sequence) -> tuple[Layout, dict[tuple[str, in
                 plan.refs.remove(ref)
                 continue
         for k in range(len(preds)):
-            stat = row_form(results, k, ref) if plan.n_boot or ref.source == "per_row" else None
+            stat = row_form(results, k, ref) if plan.n_boot or weighted or ref.source == "per_row" else None
             form = None if stat is None else stat.sums_form
             if form is not None and (ref.name, k) not in skip:
                 terms, codes, n_codes, finishes[(ref.name, k)] = form
@@ -100,7 +138,10 @@ def make_layout(plan: Plan, preds: Sequence) -> tuple[Layout, dict[tuple[str, in
         if ref.orientation != "target":
             avail = [k for k in range(len(preds)) if row_score(results, k, ref) is not None]
             pairs += [(ref.name, a, b) for i, a in enumerate(avail) for b in avail[i + 1 :]]
-    return Layout(plan, families, columns, pairs, not_streamed, skip), finishes
+    layout = Layout(plan, families, columns, pairs, not_streamed, skip)
+    if weighted:
+        layout.not_weighted, layout.target_results = cast("dict", not_weighted), target_results
+    return layout, finishes
 
 
 @dataclass
@@ -122,6 +163,8 @@ class ComparePartial:
     #: with clusters or blocks: the units' keys in order of first appearance, and their sums (terms, row
     #: count, code counts; differences), a mergeable state (:class:`UnitSums`)
     by_unit: Any = None
+    #: ``--weights``: the total weight of the kept rows (the rows of weight 0 are not kept)
+    w: float = 0.0
 
     def __post_init__(self) -> None:
         from ..resample import Accumulator
@@ -188,6 +231,10 @@ class ComparePartial:
         results = _results(preds, plan)
         refs = {r.name: r for r in plan.refs}
         n = preds[0].n
+        w = None
+        if lay.weights is not None:
+            w = cast("np.ndarray", batches[0].weights)
+            self.w += float(w.sum())
         dense, codes, unit = [], [], []
         for name, k, width, n_codes in lay.columns:
             # the layout's columns are the (metric, model) pairs that have a sums form (make_layout)
@@ -195,10 +242,10 @@ class ComparePartial:
             if terms is not None:
                 t = np.asarray(terms, dtype=np.float64).reshape(n, width)
                 dense.append(t)
-                unit.append(t.sum(axis=0))
+                unit.append(t.sum(axis=0) if w is None else w @ t)
             if code is not None:
                 codes.append(np.asarray(code, dtype=np.intp))
-                unit.append(np.bincount(codes[-1], minlength=n_codes).astype(np.float64))
+                unit.append(np.bincount(codes[-1], weights=w, minlength=n_codes).astype(np.float64))
         diffs = None
         if lay.pairs:
             from ..tasks.compare import _without_rounding_noise
@@ -210,13 +257,17 @@ class ComparePartial:
                 sb = cast("np.ndarray", row_score(results, b, refs[name]))
                 cols.append(sa - _without_rounding_noise(sa, sb))
             diffs = np.column_stack(cols)
+            if w is not None:  # the paired tests run on w_i d_i (over the mean weight, a constant: finish)
+                diffs *= w[:, None]
             self.moments = self.moments.merge(Moments.of(diffs, plan.dm_lag))
         if unit:
             self.unit += np.concatenate(unit)
         if self.by_unit is not None:
-            self.by_unit.add(self._unit_keys(files, batches, n), dense, codes, diffs)
+            self.by_unit.add(self._unit_keys(files, batches, n), dense, codes, diffs, w)
         else:
-            self.acc.update(self.start + self.n, np.column_stack(dense) if dense else None, codes, diffs)
+            self.acc.update(
+                self.start + self.n, np.column_stack(dense) if dense else None, codes, diffs, weights=w
+            )
         for k, p in enumerate(preds):
             if lay.families:
                 self.states[k] = states.merge(
@@ -252,6 +303,7 @@ class ComparePartial:
         else:
             self.acc.merge(other.acc)
         self.unit = self.unit + other.unit
+        self.w += other.w
         self.moments = self.moments.merge(other.moments)
         for k in range(len(self.states)):
             self.n_rows[k] += other.n_rows[k]
@@ -296,8 +348,17 @@ class UnitSums:
             self.diffs = np.vstack([self.diffs, np.zeros((extra, self.n_diffs))])
         return out
 
-    def add(self, keys: np.ndarray, dense: Sequence[np.ndarray], codes: Sequence[np.ndarray], diffs) -> None:
-        """Add rows whose units are ``keys`` (n,): ``dense`` (n, k) terms, ``codes`` (n,) ints, ``diffs``."""
+    def add(
+        self,
+        keys: np.ndarray,
+        dense: Sequence[np.ndarray],
+        codes: Sequence[np.ndarray],
+        diffs,
+        weights: np.ndarray | None = None,
+    ) -> None:
+        """Add rows whose units are ``keys`` (n,): ``dense`` (n, k) terms, ``codes`` (n,) ints, ``diffs``;
+        ``weights`` (n,): the rows' own weights, folded into the terms, the row count and the code counts
+        (as the in-memory unit bootstrap folds them; ``diffs`` come weighted)."""
         from ..resample import unit_sums
 
         uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
@@ -306,10 +367,13 @@ class UnitSums:
         at[order] = self._grow([uniq[i].item() for i in order])
         rows = at[inverse.ravel()]
         count = len(self.index)
-        x = np.column_stack([*dense, np.ones(rows.size)])
+        ones = np.ones(rows.size) if weights is None else weights
+        x = np.column_stack([*dense, ones])
+        if weights is not None:
+            x[:, :-1] *= weights[:, None]
         self.sums += unit_sums(rows, count, x)
         for c, code in zip(self.codes, codes):
-            np.add.at(c, (rows, code), 1.0)
+            np.add.at(c, (rows, code), ones)
         if diffs is not None:
             self.diffs += unit_sums(rows, count, diffs)
 
@@ -396,9 +460,21 @@ class ModelSource:
 
 
 def open_models(specs: Sequence[str], settings: Settings) -> list[ModelSource]:
+    """The model sources; ``--weights`` is read from the first file (the weights belong to the rows: the
+    other files need not hold the column, as in memory)."""
     from .engine import _prepare
 
-    return [ModelSource(str(s), *_prepare(s, settings)) for s in specs]
+    return [
+        ModelSource(str(s), *_prepare(s, _file_settings(settings, i), weights_ok=i == 0))
+        for i, s in enumerate(specs)
+    ]
+
+
+def _file_settings(settings: Settings, index: int) -> Settings:
+    """The settings of the ``index``-th file: ``--weights`` is a column of the first file only."""
+    if index == 0 or not settings.columns.get("weights"):
+        return settings
+    return replace(settings, columns={k: v for k, v in settings.columns.items() if k != "weights"})
 
 
 def build(
@@ -411,10 +487,27 @@ def build(
 ) -> list:
     from ..io.load import build_batch
 
-    return [
+    out = [
         build_batch(f, m.plan, c, k, settings, offset=offset, allow_empty=True)
         for m, f, c in zip(models, files, cols)
     ]
+    w = out[0].weights
+    if w is None or out[0].prediction is None or (w > 0).all():
+        return out
+    # rows of weight 0 are dropped before anything else, as in memory: the kept rows are numbered after
+    # dropping them (the resampling key), and every model drops the same rows (the first model's weights)
+    zero = out[0].prediction.row_numbers()[w == 0]
+    for j, b in enumerate(out):
+        if b.prediction is None:
+            continue
+        keep = ~np.isin(b.prediction.row_numbers(), zero)
+        out[j] = replace(
+            b,
+            prediction=b.prediction.subset(keep) if keep.any() else None,
+            groups=None if b.groups is None else b.groups[keep],
+            weights=None if b.weights is None else b.weights[keep],
+        )
+    return out
 
 
 def stream_batches(models: Sequence[ModelSource], settings: Settings, chunk_rows: int):
@@ -468,17 +561,26 @@ def plan_on(
     names: Sequence[str],
     settings: Settings,
     options: dict[str, Any],
+    seen: Sequence = (),
 ) -> tuple[Layout, dict]:
     from ..tasks.compare import align_models, plan_comparison
 
+    column = settings.columns.get("weights")
+    if not preds and column and any(k > bs[0].n_dropped for _, bs, k in seen):
+        from ..weights import check_weights
+
+        check_weights(np.zeros(1), column)  # raises: rows were kept, and every one has weight 0
     if not preds:
         raise InputError(f"{models[0].spec}: every row has NaN/inf in a used column; nothing left to compare")
     chunk = align_models([Model(n, p, {"path": m.spec}) for n, p, m in zip(names, preds, models)])
     if settings.murphy:
         raise UsageError("--murphy draws curves over all rows: compare with --engine memory")
     options = {k: v for k, v in options.items() if k not in ("cluster", "block_size")}
-    plan, _ = plan_comparison(chunk, settings, **options)
-    return make_layout(plan, preds)
+    not_weighted: dict[str, str] | None = {} if column else None
+    plan, _ = plan_comparison(chunk, settings, **options, not_weighted=not_weighted)
+    layout, finishes = make_layout(plan, preds, not_weighted)
+    layout.weights = column
+    return layout, finishes
 
 
 def _units_of(models: Sequence[ModelSource], options: dict[str, Any]):
@@ -550,7 +652,7 @@ def compare_stream(
     units = _units_of(models, options)
     batches = stream_batches(models, settings, chunk_rows)
     preds, seen = first_batch(batches)
-    layout, finishes = plan_on(models, preds, names, settings, options)
+    layout, finishes = plan_on(models, preds, names, settings, options, seen)
     layout.units = units
     layout.flip_seed = _flip_seed(layout, seen, batches)
     part = ComparePartial(layout)
@@ -576,21 +678,31 @@ def finish(
 
     lay, plan = part.layout, part.layout.plan
     n = part.n
+    n_zero = part.n_rows[0] - part.n_dropped[0] - n  # rows of weight 0 (0 without weights)
     if n == 0:
         raise InputError(f"{models[0].spec}: every row has NaN/inf in a used column; nothing left to compare")
+    # the total weight of the kept rows: the denominator of every mean (the number of rows without weights)
+    total_w = float(n) if lay.weights is None else part.w
     results = [states.finalize(st, plan.settings)[0] if st["n"] else {} for st in part.states]
     offsets, at = {}, 0
     for name, k, width, n_codes in lay.columns:
         offsets[(name, k)] = (at, width, n_codes)
         at += width + n_codes
 
+    def at_unit(k: int, ref: MetricRef) -> float:
+        o, width, n_codes = offsets[(ref.name, k)]
+        full = finishes[(ref.name, k)](part.unit[None, o : o + width + n_codes], np.array([total_w]))
+        return float(np.asarray(full, dtype=np.float64)[0])
+
     def value(k: int, ref: MetricRef):
         if ref.source == "per_row":
             if (ref.name, k) not in offsets:
                 return None, None
-            return float(part.unit[offsets[(ref.name, k)][0]] / n), None
+            return float(part.unit[offsets[(ref.name, k)][0]] / total_w), None
         if (ref.name, k) in lay.skip:
             return None, None
+        if lay.weights is not None:  # the per-row form at the weights (as in memory: one definition)
+            return _num(at_unit(k, ref)), lay.target_results.get((ref.name, k))
         res = results[k].get(ref.group)  # type: ignore[arg-type]  # a ref without a group finds None
         return _num(_value_at(res, ref.keys)), res
 
@@ -601,9 +713,7 @@ def finish(
             return None, None, NO_STREAMED_BOOTSTRAP
         if ref.source == "per_row":
             return (ref.name, k), None, None
-        o, width, n_codes = offsets[(ref.name, k)]
-        full = finishes[(ref.name, k)](part.unit[None, o : o + width + n_codes], np.array([float(n)]))
-        return (ref.name, k), float(np.asarray(full, dtype=np.float64)[0]), None
+        return (ref.name, k), at_unit(k, ref), None
 
     estimates, targets, columns, notes = estimate_metrics(plan, value, at_full)
     notes = list(dict.fromkeys(n for m in models for n in m.src.notes())) + list(notes)
@@ -656,7 +766,7 @@ def finish(
                 "metric": name,
                 "model": plan.names[a],
                 "reference": plan.names[b],
-                "mean_diff": sign * float(mom.total[j]) / n + 0.0,
+                "mean_diff": sign * float(mom.total[j]) / total_w + 0.0,
                 "permutation_p": math.nan,
                 "dm_statistic": math.nan,
                 "dm_p": math.nan,
@@ -700,7 +810,18 @@ def finish(
                 approx[path] = bound
     for path, bound in approx.items():
         notes.append(f"--engine {engine}: {path} is approximate: {bound}")
-    out = assemble(plan, info_models, n, estimates, targets, replicates, notes, available, run_tests)
+    extra, last = {}, []
+    if lay.weights is not None:
+        from ..tasks.compare import weight_notes
+        from ..weights import weights_block
+
+        extra["weights"] = weights_block(lay.weights, total_w, n_zero, lay.not_weighted)
+        last = weight_notes(n_zero, lay.units is not None and lay.units[0] == "block", lay.not_weighted)
+    out = assemble(
+        plan, info_models, n, estimates, targets, replicates, notes, available, run_tests, extra, last
+    )
+    if lay.weights is not None:
+        out["n_rows"] = n + n_zero  # as in memory: the rows read, those of weight 0 included
     out["input"] = {
         "engine": engine,
         **extra_info,
@@ -767,7 +888,9 @@ def compare_with_engine(
     """The comparison JSON of ``specs`` on a streaming engine (``stream`` or ``dask``)."""
     from .engine import auto_chunk_rows
 
-    chunk_rows = int(chunk_rows or min(auto_chunk_rows(s, settings) for s in specs))
+    chunk_rows = int(
+        chunk_rows or min(auto_chunk_rows(s, _file_settings(settings, i)) for i, s in enumerate(specs))
+    )
     if engine == "dask":
         return compare_dask(specs, names, settings, options, chunk_rows, scheduler, workers, progress)
     if scheduler is not None or workers is not None:
@@ -895,7 +1018,7 @@ def compare_dask(
     groups, tasks = row_range_tasks(models)
     head = stream_batches(models, settings, chunk_rows)
     preds, seen = first_batch(head)  # plan on the first rows (client)
-    layout, finishes = plan_on(models, preds, names, settings, options)
+    layout, finishes = plan_on(models, preds, names, settings, options, seen)
     layout.units = units
     layout.flip_seed = _flip_seed(layout, seen, head)
     with dask_client(scheduler, workers) as (client, distributed):

@@ -1158,12 +1158,9 @@ def compare_models(
         raise InputError("models must be aligned to the same rows first (see align_models)")
     n_read, uw = n, None
     not_weighted: dict[str, str] | None = None
-    weight_notes: list[str] = []
     weights_json: dict[str, Any] = {}
     if weights is not None:
-        models, cluster, uw, weights_json, weight_notes = _weighted_comparison(
-            models, weights, weights_column, cluster, block_size
-        )
+        models, cluster, uw, weights_json = _weighted_comparison(models, weights, weights_column, cluster)
         n = models[0].prediction.n
         not_weighted = {}
     plan, results = plan_comparison(
@@ -1285,9 +1282,7 @@ def compare_models(
                 ):
                     stat = row_form(results, k, ref)
                     if stat is None or stat.resampler() is None:
-                        not_weighted.setdefault(
-                            ref.name, f"it has no per-row form for {plan.kinds[k]} predictions ({name})"
-                        )
+                        not_weighted.setdefault(ref.name, no_row_form(plan.kinds[k], name))
     # the rows' weights over their mean: the paired tests take z_i = w_i d_i / mean(w), whose mean is the
     # weighted mean difference (1 for every row without weights)
     z = None if uw is None else uw / (uw.sum() / n)
@@ -1390,25 +1385,40 @@ def compare_models(
         from ..weights import weights_block
 
         w_all = np.asarray(weights_json["weights"])
-        extra["weights"] = weights_block(
-            weights_column, float(w_all.sum()), int((w_all == 0).sum()), not_weighted
-        )
-        if not_weighted:
-            weight_notes.append(
-                f"{len(not_weighted)} metric(s) take no weights and were not compared (listed with the reason "
-                "under weights.not_weighted)"
-            )
-        last = weight_notes + last
+        n_zero = int((w_all == 0).sum())
+        extra["weights"] = weights_block(weights_column, float(w_all.sum()), n_zero, not_weighted)
+        last = weight_notes(n_zero, block_size is not None, not_weighted) + last
     out = assemble(plan, models, n, estimates, targets, replicates, notes, available, run_tests, extra, last)
     out["n_rows"] = int(n_read)
     return out
 
 
+def no_row_form(kind: str, name: str) -> str:
+    """Why a weighted metric is not compared for model ``name`` (``weights.not_weighted``)."""
+    return f"it has no per-row form for {kind} predictions ({name})"
+
+
+def weight_notes(n_zero: int, blocks: bool, not_weighted: dict[str, str]) -> list[str]:
+    """The notes of a weighted comparison: the rows of weight 0 dropped, the metrics left out."""
+    notes = []
+    if n_zero:
+        notes.append(
+            f"weights: {n_zero} row(s) of weight 0 were dropped"
+            + (" (the blocks are formed from the remaining rows)" if blocks else "")
+        )
+    if not_weighted:
+        notes.append(
+            f"{len(not_weighted)} metric(s) take no weights and were not compared (listed with the reason "
+            "under weights.not_weighted)"
+        )
+    return notes
+
+
 def _weighted_comparison(
-    models: Sequence[Model], weights: Any, column: str | None, cluster: Any, block_size: Any
-) -> tuple[list[Model], Any, np.ndarray | None, dict[str, Any], list[str]]:
+    models: Sequence[Model], weights: Any, column: str | None, cluster: Any
+) -> tuple[list[Model], Any, np.ndarray | None, dict[str, Any]]:
     r"""The rows that count and their weights, for :func:`compare_models` with ``weights``:
-    ``(models, cluster, weights or None, {"weights": the checked weights of every row}, notes)``.
+    ``(models, cluster, weights or None, {"weights": the checked weights of every row})``.
 
     - Rows of weight 0 are dropped first (the estimates are exactly those without them; with ``block_size``
       the blocks are formed from the remaining rows, in their order).
@@ -1428,19 +1438,14 @@ def _weighted_comparison(
 
     n = models[0].prediction.n
     w = check_weights(weights, column, n=n)
-    notes: list[str] = []
     keep = w > 0
     if not keep.all():
         models = [replace(m, prediction=m.prediction.subset(keep)) for m in models]
         if cluster is not None and np.shape(cluster)[:1] == (n,):
             cluster = np.asarray(cluster)[keep]
-        notes.append(
-            f"weights: {int((~keep).sum())} row(s) of weight 0 were dropped"
-            + (" (the blocks are formed from the remaining rows)" if block_size is not None else "")
-        )
     kept = w[keep]
     uw = None if (kept == kept[0]).all() else kept
-    return list(models), cluster, uw, {"weights": w}, notes
+    return list(models), cluster, uw, {"weights": w}
 
 
 #: fewest rows for the serial-correlation note (the normal band of the lag-1 autocorrelation needs a few dozen)
