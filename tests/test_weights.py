@@ -251,7 +251,6 @@ def test_api_weights_errors():
 @pytest.mark.parametrize(
     "args",
     [
-        ["compare", "{f}", "{f}", "--weights", "w", "--engine", "stream"],
         ["ucc", "{f}", "--weights", "w", "--engine", "stream"],
         ["coverage", "{f}", "--weights", "w", "--engine", "stream"],
         ["plot", "{f}", "--kind", "calibration", "--weights", "w", "--output", "{d}/p.png"],

@@ -50,6 +50,8 @@ __all__ = [
     "list_metrics",
     "explain",
     "monitor",
+    "schema",
+    "list_schemas",
 ]
 
 
