@@ -720,24 +720,11 @@ def _attach_weights(loaded: Loaded, weights: ArrayLike | str, arrow: Any) -> Non
     loaded.info["weights"] = column
 
 
+#: the keywords of :func:`evaluate` that name its inputs (the roles, and how to read them), which
+#: :func:`evaluate_file` and :func:`monitor` take too
+_FILE_ROLES = (*_ROLES, "y", "levels", "level", "member_axis")
 #: the role keywords of :func:`evaluate` that :func:`plot` takes too
-_PLOT_ROLES = frozenset(
-    (
-        "y_true",
-        "y",
-        "mean",
-        "std",
-        "var",
-        "lower",
-        "upper",
-        "level",
-        "quantiles",
-        "levels",
-        "samples",
-        "proba",
-    )
-    + ("logits", "loglik", "member_axis", "settings")
-)
+_PLOT_ROLES = frozenset((*_FILE_ROLES, "settings"))
 
 
 @python_api
@@ -873,25 +860,6 @@ def _plot_prediction(data: Any, **columns: Any) -> tuple[Prediction, Settings]:
     given, table, target, level, settings = _prepare(data, y_true, y, level, levels, settings, **roles)
     loaded, settings, _ = _load(data, given, table, target, level, levels, member_axis, settings)
     return loaded.prediction, settings
-
-
-_FILE_ROLES = (
-    "y_true",
-    "y",
-    "mean",
-    "std",
-    "var",
-    "lower",
-    "upper",
-    "quantiles",
-    "samples",
-    "proba",
-    "logits",
-    "loglik",
-    "levels",
-    "level",
-    "member_axis",
-)
 
 
 @python_api
