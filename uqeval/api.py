@@ -392,7 +392,7 @@ def _with_columns(settings: Settings, names: dict[str, str]) -> Settings:
 def _from_plan(arrow: Any, names: dict[str, str], settings: Settings) -> tuple[Loaded, Settings]:
     """A table whose columns are detected (or named, one per role) exactly as ``uqeval score`` detects a
     file's: the same column plan and loader, over the table in memory."""
-    from .io.load import Loaded, build_batch, plan_for
+    from .io.load import Loaded, build_batch, input_info, plan_for
     from .io.readers import TableInfo
 
     info = TableInfo(
@@ -408,20 +408,7 @@ def _from_plan(arrow: Any, names: dict[str, str], settings: Settings) -> tuple[L
     batch = build_batch("data", plan, cols, arrow.num_rows, settings)
     pred = batch.prediction
     assert pred is not None  # allow_empty=False: a table without rows left raised
-    meta = {
-        "path": "<table>",
-        "format": "python",
-        "n_rows": arrow.num_rows,
-        "n_dropped": batch.n_dropped,
-        "representation": pred.kind,
-        "columns": batch.columns,
-    }
-    if isinstance(pred, Quantiles) and pred.n_fixed:
-        meta["n_fixed_crossing"] = pred.n_fixed
-    if batch.n_members_dropped:
-        meta["n_members_dropped"] = batch.n_members_dropped
-    if batch.weights is not None:
-        meta["weights"] = plan.roles["weights"]
+    meta = input_info(batch, plan, "<table>", "python", arrow.num_rows)
     return Loaded(pred, meta, batch.groups, weights=batch.weights), settings
 
 

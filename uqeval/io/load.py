@@ -225,10 +225,17 @@ def load_predictions(
     release_arrow_memory()
     pred = batch.prediction
     assert pred is not None  # without allow_empty a batch always holds a prediction
-    info = {
-        "path": str(path),
-        "format": table.format,
-        "n_rows": int(n_rows),
+    info = input_info(batch, plan, str(path), table.format, int(n_rows))
+    return Loaded(pred, info, batch.groups, extra_cols, table, batch.weights)
+
+
+def input_info(batch: Any, plan: ColumnPlan, path: str, fmt: str, n_rows: int) -> dict[str, Any]:
+    """The ``input`` block of a summary for the rows of ``batch`` (a file's, or an in-memory table's)."""
+    pred = batch.prediction
+    info: dict[str, Any] = {
+        "path": path,
+        "format": fmt,
+        "n_rows": n_rows,
         "n_dropped": batch.n_dropped,
         "representation": pred.kind,
         "columns": batch.columns,
@@ -239,7 +246,7 @@ def load_predictions(
         info["n_members_dropped"] = batch.n_members_dropped
     if batch.weights is not None:
         info["weights"] = plan.roles["weights"]
-    return Loaded(pred, info, batch.groups, extra_cols, table, batch.weights)
+    return info
 
 
 def plan_for(table: TableInfo, settings: Settings, require_targets: bool = True) -> ColumnPlan:
