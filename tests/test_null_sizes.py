@@ -125,6 +125,27 @@ def test_compare_sign_flip_test_holds_its_size():
     _assert_size(sign_flip_tests(d, permutations=999, seed=0), "compare sign-flip, fixed signs")
 
 
+def test_weighted_compare_tests_hold_their_size():
+    """compare with --weights runs its paired tests on z = w d / mean(w) (uqeval/tasks/compare.py): the sign
+    flip (exact for symmetric d with weights fixed in advance) and the HLN Diebold-Mariano test on z (a t test
+    of the mean of z at lag 0), on 600 data sets of n = 30 symmetric differences with uneven weights."""
+    from uqeval.metrics.comparison import diebold_mariano
+    from uqeval.resample import flip_seed
+    from uqeval.tasks.compare import sign_flip_tests
+
+    rng = np.random.default_rng(17)
+    d = rng.standard_t(4, size=(30, 600))
+    w = rng.uniform(
+        0.2, 3.0, size=d.shape
+    )  # drawn apart from the outcomes, as the weights of a grid or survey
+    z = w / w.mean(axis=0) * d
+    seeds = [flip_seed(0, ct.data_key(z[:, r])) for r in range(z.shape[1])]
+    flips = [sign_flip_tests(z[:, [r]], permutations=999, seed=s)[0] for r, s in enumerate(seeds)]
+    _assert_size(np.array(flips), "weighted compare sign-flip")
+    dm = [diebold_mariano(z[:, r], np.zeros(z.shape[0]))["p_value"] for r in range(z.shape[1])]
+    _assert_size(np.array(dm), "weighted compare Diebold-Mariano")
+
+
 def test_ucc_permutation_test_holds_its_size():
     """Two models whose bands are exchangeable row by row (drawn from one law): the AUUCC difference
     has no direction; 600 data sets of n = 40, 199 permutations, seed 0."""
