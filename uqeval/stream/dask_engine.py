@@ -272,6 +272,19 @@ def _task_batches(
         raise InputError(f"{f}: cannot read Parquet data ({exc})") from None
 
 
+def parquet_tasks(spec, settings: Settings, allow_by: bool) -> tuple[Any, Any, list, list[str]]:
+    """``(source, column plan, partitions, columns to read)`` of a Parquet input for the Dask engine; CSV is
+    refused (the workers read row groups). Shared by ``score`` and ``monitor`` on Dask."""
+    from .engine import _prepare
+
+    src, plan, _ = _prepare(spec, settings, allow_by=allow_by, weights_ok=True)
+    if src.fmt != "parquet":
+        raise UsageError(
+            "--engine dask reads Parquet (files, directories, globs); stream CSV with --engine stream"
+        )
+    return src, plan, partitions(src.files), list(dict.fromkeys(plan.needed()))
+
+
 def partition_partial(
     task: tuple[str, list[int], int, int],
     plan,
@@ -325,16 +338,10 @@ def score_dask(
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """The JSON summary of ``spec`` (Parquet file, directory or glob) computed on a Dask cluster."""
-    from .engine import _prepare, summary_of
+    from .engine import summary_of
 
     grouped = settings.columns.get("by") is not None
-    src, plan, _ = _prepare(spec, settings, allow_by=grouped, weights_ok=True)
-    if src.fmt != "parquet":
-        raise UsageError(
-            "--engine dask reads Parquet (files, directories, globs); stream CSV with --engine stream"
-        )
-    tasks = partitions(src.files)
-    columns = list(dict.fromkeys(plan.needed()))
+    src, plan, tasks, columns = parquet_tasks(spec, settings, allow_by=grouped)
     with dask_client(scheduler, workers) as (client, distributed):
         futures = [
             client.submit(partition_partial, t, plan, settings, chunk_rows, columns, grouped, pure=False)

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
-from ..errors import UsageError
 from .monitor import Layout, Windows
 
 #: the key interval of a task whose rows may fall in any window
@@ -123,16 +122,9 @@ def monitor_dask(
     progress=None,
 ) -> tuple[Any, Windows]:
     """``(source, Windows)`` of ``spec`` (Parquet) computed on a Dask cluster, added to ``start``."""
-    from .dask_engine import dask_client, partitions, tree_reduce, wait
-    from .engine import _prepare
+    from .dask_engine import dask_client, parquet_tasks, tree_reduce, wait
 
-    src, plan, _ = _prepare(spec, settings, allow_by=True, weights_ok=True)
-    if src.fmt != "parquet":
-        raise UsageError(
-            "--engine dask reads Parquet (files, directories, globs); stream CSV with --engine stream"
-        )
-    tasks = partitions(src.files)
-    columns = list(dict.fromkeys(plan.needed()))
+    src, plan, tasks, columns = parquet_tasks(spec, settings, allow_by=True)
     base = start.n_seen if start is not None else 0
     shared = shared_keys(key_ranges(tasks, layout, base))
     if start is not None:  # windows a resumed state left open may get rows here: no task finishes them
