@@ -14,11 +14,11 @@ pandas) load on first use, so ``import uqeval`` and ``uqeval --help`` stay fast.
 
 from __future__ import annotations
 
+from ._version import __version__
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (import uqeval stays light)
 if TYPE_CHECKING:
     from typing import Any
-
-__version__ = "0.1.0"
 
 #: public name -> module that defines it (loaded on first use)
 _EXPORTS = {

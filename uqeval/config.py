@@ -247,8 +247,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
         raise InputError(f"config file '{p}' does not exist") from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read config file '{p}': {exc}") from None
-    from ._toml import tomllib
-    from .io.strict import loads_toml
+    from .strict import loads_toml, tomllib
 
     try:
         data = loads_toml(text, f"config file '{p}'")

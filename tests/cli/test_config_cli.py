@@ -2,9 +2,9 @@
 
 from typer.testing import CliRunner
 
-from uqeval._toml import tomllib
 from uqeval.cli import app
 from uqeval.config import Settings, bundled_config, make_settings
+from uqeval.strict import tomllib
 
 from ..conftest import ROOT
 

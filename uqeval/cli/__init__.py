@@ -15,7 +15,7 @@ from importlib import import_module
 
 import typer
 
-from .. import __version__
+from .._version import __version__
 from ._lean import install as _lean_typer
 
 #: command name -> its module under uqeval.cli (a function, or a typer.Typer group, of the same name),

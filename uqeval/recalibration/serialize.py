@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from ..errors import InputError
 
 FORMAT = "uqeval.recalibrator/1"
@@ -109,7 +109,7 @@ def load_state(text: str | bytes, source: str = "saved recalibrator") -> dict[st
         tag, a file from another major uqeval version, or a state that does not match its
         method's schema (:func:`validate_state`: every field's type, shape and range).
     """
-    from ..io.strict import loads_json
+    from ..strict import loads_json
 
     try:
         doc = loads_json(text, source)

@@ -88,7 +88,7 @@ def _json_num(x: float | None) -> float | None:
 
 def to_dict(result) -> dict[str, Any]:
     """A JSON-serialisable view (schema ``uqeval.check/1``); NaN/inf become ``null``."""
-    from .. import __version__
+    from .._version import __version__
 
     return {
         "schema": SCHEMA,

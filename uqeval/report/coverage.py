@@ -18,7 +18,7 @@ def coverage_document(
     y_std: float | None,
 ) -> dict[str, Any]:
     """The JSON document of ``uqeval coverage`` (see docs/guide/json.md)."""
-    from .. import __version__
+    from .._version import __version__
 
     return {
         "schema": SCHEMA,

@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from ..errors import InputError
 from ..glossary import find_entry
 from .format import HTML, flatten, fmt_number, is_number as _is_number, metric_orientation

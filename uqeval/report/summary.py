@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from ..config import Settings
 from ..io.writers import jsonable
 

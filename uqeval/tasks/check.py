@@ -96,9 +96,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from .._toml import tomllib
 from ..errors import InputError
 from ..report.format import DETAIL, flatten, fmt_number, metric_orientation
+from ..strict import tomllib
 
 SUMMARY_SCHEMA = "uqeval.score/1"
 
@@ -243,7 +243,7 @@ def validate_summary(obj: Any, source: str = "summary") -> dict:
 
 def summary_from_json(text: str, source: str = "summary.json") -> dict:
     """Parse and validate a summary JSON document (see :func:`validate_summary`)."""
-    from ..io.strict import loads_json
+    from ..strict import loads_json
 
     try:
         obj = loads_json(text, source)
@@ -493,7 +493,7 @@ def load_rules(text: str, source: str = "rules.toml") -> Rules:
     Raises :class:`InputError` naming the file and line for malformed TOML, unknown
     top-level keys, settings or rule options, and bad values.
     """
-    from ..io.strict import loads_toml
+    from ..strict import loads_toml
 
     try:
         doc = loads_toml(text, source)

@@ -1731,7 +1731,7 @@ def assemble(
         notes.append(f"rank consistency: the metrics disagree on the best model (best: {listed})")
     notes += last_notes
 
-    from .. import __version__
+    from .._version import __version__
 
     return {
         "schema": COMPARE_SCHEMA,

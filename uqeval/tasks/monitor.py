@@ -95,7 +95,7 @@ def _windows_of(win: Windows, keys: list[int], settings: Settings):
 def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha: float) -> dict[str, Any]:
     """The JSON document of ``uqeval monitor`` of a :class:`~uqeval.stream.monitor.Windows` (one input) or a
     :class:`~uqeval.stream.monitor.Pair` (two inputs: model A's metrics, ``metrics_b`` model B's)."""
-    from .. import __version__
+    from .._version import __version__
     from ..errors import InputError
     from ..io.writers import jsonable
     from ..metrics.sequential import capped_exp, mean_cs

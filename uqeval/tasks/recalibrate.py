@@ -949,7 +949,7 @@ def run(
                     f"{v.get('coverage_guaranteed', float('nan')):.4g} at {k}" for k, v in guaranteed.items()
                 )
             )
-    from .. import __version__
+    from .._version import __version__
 
     summary = {
         "schema": SCHEMA,

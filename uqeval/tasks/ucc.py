@@ -540,7 +540,7 @@ def ucc_document(
 ) -> dict[str, Any]:
     """The ``uqeval.ucc/1`` document around the per-model entries (in memory: :func:`ucc_report`;
     streamed: :func:`uqeval.stream.ucc.ucc_stream`)."""
-    from .. import __version__
+    from .._version import __version__
     from ..io.writers import jsonable
 
     out: dict[str, Any] = {

@@ -2,17 +2,24 @@
 
 Strict means: ``NaN``/``Infinity`` and numbers that overflow to infinity (``1e999``)
 are refused in JSON, and nesting deeper than :data:`MAX_DEPTH` is an error instead of a
-``RecursionError``. Errors are :class:`InputError` naming the source file.
+``RecursionError``. Errors are :class:`InputError` naming the source file. ``tomllib`` is the standard library's on Python >= 3.11
+and its backport ``tomli`` on 3.10.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Iterable
 from typing import Any
 
-from ..errors import InputError
+from .errors import InputError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10: the backport tomli (a conditional dependency)
+    import tomli as tomllib
 
 #: Deepest nesting of objects/arrays/tables accepted (uqeval's own files stay below 8).
 MAX_DEPTH = 32
@@ -74,8 +81,6 @@ def loads_json(text: str | bytes, source: str) -> Any:
 
 def loads_toml(text: str, source: str) -> dict[str, Any]:
     """Parse TOML; deep nesting is an error naming ``source``. ``TOMLDecodeError`` is left to the caller."""
-    from .._toml import tomllib
-
     try:
         doc = tomllib.loads(text)
     except RecursionError:
