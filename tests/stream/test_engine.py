@@ -228,7 +228,7 @@ def test_memory_path_does_not_import_the_stream_machinery(tmp_path):
         "sys.argv = ['uqeval', 'score', 'sample_data/gaussian.parquet', '--format', 'json']\n"
         "try:\n    runpy.run_module('uqeval', run_name='__main__')\nexcept SystemExit as e:\n    assert not e.code\n"
         "print('LOADED', sorted(m for m in sys.modules if m in ('pyarrow.dataset', 'uqeval.stream.states', "
-        "'uqeval.stream.source', 'dask', 'distributed')))\n"
+        "'uqeval.io.source', 'dask', 'distributed')))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

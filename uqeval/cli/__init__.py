@@ -173,7 +173,7 @@ def main() -> None:
     except KeyboardInterrupt:  # SIGINT before a command's own handling began (importing, parsing)
         raise SystemExit(130) from None
     except SystemExit as exc:
-        remote = sys.modules.get("uqeval.stream.remote")
+        remote = sys.modules.get("uqeval.io.remote")
         if remote is not None and remote.in_flight():
             # a native call (a remote read, a scheduler connect) still blocks a helper thread after
             # a signal or a timeout: exit now rather than wait for it at interpreter shutdown

@@ -786,7 +786,7 @@ for _ann in cast("tuple[Any, ...]", _engine_opts):
 
 def remote_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Give a command ``--connect-timeout SECONDS``, applied to every remote open and scheduler connect
-    while it runs (:mod:`uqeval.stream.remote`, imported only when the option is given)."""
+    while it runs (:mod:`uqeval.io.remote`, imported only when the option is given)."""
     import inspect
 
     sig = inspect.signature(func, eval_str=True)
@@ -800,7 +800,7 @@ def remote_options(func: Callable[..., Any]) -> Callable[..., Any]:
         seconds = kwargs.pop("connect_timeout", None)
         if seconds is None:
             return func(*args, **kwargs)
-        from ..stream.remote import connect_timeout
+        from ..io.remote import connect_timeout
 
         with connect_timeout(seconds):
             return func(*args, **kwargs)

@@ -169,7 +169,7 @@ def compare(
                 raise UsageError(
                     f"{flag} needs the whole files in memory (it is not streamed): use --engine memory"
                 )
-        from ..stream.uri import as_spec
+        from ..io.uri import as_spec
 
         options.update(cluster=resampling.cluster, block_size=resampling.block_size)
 

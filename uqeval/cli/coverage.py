@@ -113,10 +113,10 @@ def coverage(
             "--weights with --engine stream/dask: weighted coverage is computed in memory only yet; use --engine memory"
         )
     if chosen - {"memory"}:
+        from ..io.uri import as_spec
         from ..stream.coverage import coverage_points_dask, coverage_points_stream
         from ..stream.engine import total_rows
         from ..stream.progress import row_progress
-        from ..stream.uri import as_spec
 
         pairs = [(m, as_spec(f)) for m, f in zip(names, files)]  # a URI as given (str() folds s3:// to s3:/)
         rows = chunk_rows or min(auto_chunk_rows(f, settings) for f in files)

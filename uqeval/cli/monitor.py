@@ -119,9 +119,9 @@ def monitor(
     difference (a confidence sequence). With --state the next run reads only the new rows.
     """
     from ..errors import UsageError
+    from ..io.uri import as_spec
     from ..io.writers import atomic_write_bytes, check_output_path, write_figure, write_json
     from ..report.monitor import rich_tables, to_markdown
-    from ..stream.uri import as_spec
     from ..tasks.monitor import monitor_file
 
     if not 1 <= len(files) <= 2:

@@ -119,8 +119,8 @@ def expand_input(spec: str | Path, check: bool = True) -> Inputs:
 
     ``check``: with several parts, refuse parts whose columns disagree with the first part's
     (:func:`check_parts`; footers and header lines only). URIs follow the same rule on their filesystem
-    (:func:`uqeval.stream.source.remote_inputs`)."""
-    from ..stream.uri import as_spec, is_uri
+    (:func:`uqeval.io.source.remote_inputs`)."""
+    from .uri import as_spec, is_uri
 
     s = as_spec(spec)
     if s == "-":  # spooled to a temporary file once (uqeval.io.readers.stdin_file), read from there in chunks
@@ -128,7 +128,7 @@ def expand_input(spec: str | Path, check: bool = True) -> Inputs:
 
         return Inputs(s, "file", [stdin_file()])  # type: ignore[list-item]  # a PathLike named <stdin>
     if is_uri(s):
-        from ..stream.source import remote_inputs
+        from .source import remote_inputs
 
         return remote_inputs(s, check)
     p = Path(s)

@@ -512,7 +512,7 @@ def build(
 
 def stream_batches(models: Sequence[ModelSource], settings: Settings, chunk_rows: int):
     """Aligned built batches ``(files, batches, rows)`` of every model, in row order (the stream engine)."""
-    from .source import iter_batches
+    from ..io.source import iter_batches
 
     gens = [iter_batches(m.src, m.needed, chunk_rows, m.numeric) for m in models]
     for offset, files, cols, k in aligned(gens, [m.spec for m in models]):
@@ -945,7 +945,7 @@ def range_batches(
     """``(file, columns, rows)`` record batches of global rows ``[start, stop)`` of a Parquet source."""
     import pyarrow as pa
 
-    from .source import parquet_file
+    from ..io.source import parquet_file
 
     wanted = [g for g in groups if g[2] < stop and g[2] + g[3] > start]
     by_file: dict[str, list] = {}

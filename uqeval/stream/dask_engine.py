@@ -114,7 +114,7 @@ def dask_client(scheduler: str | None, workers: int | None) -> Iterator[tuple[An
 
     A scheduler address is validated and probed first (:func:`probe`); the connect waits at most
     ``--connect-timeout`` seconds per attempt in a helper thread, so SIGINT/SIGTERM still end the run."""
-    from . import remote
+    from ..io import remote
 
     if scheduler is not None and workers is not None:
         raise UsageError("give either --scheduler ADDRESS (an existing cluster) or --workers N (a local one)")
@@ -205,7 +205,7 @@ def footer(f: str):
     """The Parquet metadata of ``f`` (row groups and their rows), or a one-line InputError naming it."""
     import pyarrow as pa
 
-    from .source import parquet_file
+    from ..io.source import parquet_file
 
     try:
         with parquet_file(f) as pf:
@@ -248,7 +248,7 @@ def _task_batches(
     import pyarrow as pa
 
     from ..io.load import build_batch
-    from .source import parquet_file
+    from ..io.source import parquet_file
 
     f, groups, offset, _ = task
     done = 0

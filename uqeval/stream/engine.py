@@ -29,7 +29,7 @@ def is_multi(spec: str | Path) -> bool:
     """A directory, a glob pattern (a name with ``*?[`` that is no existing file) or a URI: ``--engine auto``
     streams these (:func:`uqeval.io.inputs.expand_input` is the rule)."""
     from ..io.inputs import has_glob
-    from .uri import as_spec, is_uri
+    from ..io.uri import as_spec, is_uri
 
     s = as_spec(spec)
     if is_uri(s):
@@ -40,7 +40,7 @@ def is_multi(spec: str | Path) -> bool:
 
 def choose_engine(engine: str, spec: str | Path) -> str:
     """``memory`` or ``stream`` (or ``dask``) for ``--engine engine`` on input ``spec``."""
-    from .uri import as_spec, is_uri
+    from ..io.uri import as_spec, is_uri
 
     if engine not in ENGINES:
         raise UsageError(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}")
@@ -151,7 +151,7 @@ def _prepare(spec: str | Path, settings: Settings, allow_by: bool = False, weigh
     """``(source, plan, numeric columns)`` of ``spec``; ``weights_ok``: the caller uses the batches' weights
     (weighted scoring), else a weights column is refused (never unweighted silently)."""
     from ..io.load import plan_for
-    from .source import open_source
+    from ..io.source import open_source
 
     src = open_source(spec)
     plan = plan_for(src.info, settings)
@@ -182,7 +182,7 @@ def iter_batches_of(
     batch, the batch built and validated by the in-memory loader's :func:`~uqeval.io.load.build_batch`."""
     from ..errors import SchemaError
     from ..io.load import build_batch
-    from .source import iter_batches
+    from ..io.source import iter_batches
 
     if chunk_rows < 1:
         raise UsageError(f"--chunk-rows must be >= 1, got {chunk_rows}")
@@ -366,7 +366,7 @@ def _values_per_row(src, column: str) -> int:
     """Numbers per row of a column: 1, or a list column's mean length from the first row group's footer."""
     if column not in src.info.list_columns or src.fmt != "parquet":
         return 1
-    from .source import parquet_file
+    from ..io.source import parquet_file
 
     try:
         with parquet_file(src.files[0]) as pf:
@@ -416,13 +416,13 @@ def score_with_engine(
 
 def total_rows(spec: str | Path) -> int | None:
     """Rows of a Parquet input from the file footers (for the progress bar's ETA); None for CSV."""
-    from .source import open_source
+    from ..io.source import open_source
 
     try:
         src = open_source(spec)
         if src.fmt != "parquet":
             return None
-        from .source import parquet_file
+        from ..io.source import parquet_file
 
         total = 0
         for f in src.files:
@@ -430,7 +430,7 @@ def total_rows(spec: str | Path) -> int | None:
                 total += pf.metadata.num_rows
         return total
     except InputError:
-        from .uri import is_uri
+        from ..io.uri import is_uri
 
         if is_uri(spec):  # a store that does not answer: say so now rather than wait for it twice
             raise

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from ..io.inputs import Inputs, check_parts, expand_input, has_glob, one_format, select_parts, type_class
-from ..io.readers import TableInfo, _short, csv_info, inspect, parquet_info
+from .inputs import Inputs, check_parts, expand_input, has_glob, one_format, select_parts, type_class
+from .readers import TableInfo, _short, csv_info, inspect, parquet_info
 from .uri import SCHEME, as_spec, is_uri
 
 
@@ -60,7 +60,7 @@ class Source:
 
 def filesystem(uri: str):
     """``(pyarrow FileSystem, path inside it)`` for a URI: pyarrow's own filesystem for the scheme (with
-    the ``--connect-timeout`` limits, :func:`uqeval.stream.remote.bounded`), else fsspec's wrapped in
+    the ``--connect-timeout`` limits, :func:`uqeval.io.remote.bounded`), else fsspec's wrapped in
     :class:`pyarrow.fs.PyFileSystem`. Unknown schemes and missing packages are one-line
     :class:`InputError` s saying what to install; a scheme pyarrow knows but cannot open (no network,
     bad credentials) reports pyarrow's own reason."""

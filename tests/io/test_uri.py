@@ -16,10 +16,10 @@ import pytest
 from typer.testing import CliRunner
 
 from uqeval.cli import app
-from uqeval.stream.source import open_source
-from uqeval.stream.uri import as_spec, is_uri
+from uqeval.io.source import open_source
+from uqeval.io.uri import as_spec, is_uri
 
-from .test_states import assert_same
+from ..stream.test_states import assert_same
 
 runner = CliRunner()
 

@@ -20,9 +20,9 @@ from typer.testing import CliRunner
 
 from uqeval.cli import app
 from uqeval.errors import InputError, UsageError
-from uqeval.stream import remote
+from uqeval.io import remote
 
-from .servers import FAKE_AWS, closed_port, s3_uri, server
+from ..stream.servers import FAKE_AWS, closed_port, s3_uri, server
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,7 +104,7 @@ def test_s3_silent_endpoint_fails_in_bounded_time(fake_aws):
 
 
 def test_s3_filesystem_gets_the_timeouts(fake_aws):
-    from uqeval.stream.source import filesystem
+    from uqeval.io.source import filesystem
 
     with remote.connect_timeout(2.5):
         fs, path = filesystem(s3_uri(closed_port()))
@@ -282,7 +282,7 @@ def test_abandoned_native_call_does_not_hold_the_exit(tmp_path):
     with server() as port:
         code = (
             "import sys\n"
-            "from uqeval.stream import remote\n"
+            "from uqeval.io import remote\n"
             "remote.deadline = lambda: 1.0\n"
             "remote.bounded = lambda fs: fs\n"
             f"sys.argv = ['uqeval', 'score', {s3_uri(port)!r}]\n"

@@ -1,5 +1,5 @@
 """URIs among the inputs (``s3://bucket/preds/``): recognised without importing anything heavy, so that
-choosing an engine costs nothing on the in-memory path (:mod:`uqeval.stream.source` opens them)."""
+choosing an engine costs nothing on the in-memory path (:mod:`uqeval.io.source` opens them)."""
 
 from __future__ import annotations
 
