@@ -95,9 +95,9 @@ def speed(n: float, windows: list[str]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from uqeval.commands.monitor.core import monitor_file
     from uqeval.config import Settings
-    from uqeval.stream.engine import score_stream
-    from uqeval.tasks.monitor import monitor_file
+    from uqeval.engine.local import score_stream
 
     rows = int(n)
     path = Path(__file__).resolve().parent / "data" / f"monitor_gaussian_{rows}.parquet"

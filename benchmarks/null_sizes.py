@@ -96,8 +96,8 @@ def binary_families(reps: int, rng) -> Iterator[Row]:
 
 
 def compare_families(reps: int, rng) -> Iterator[Row]:
+    from uqeval.commands.compare.core import sign_flip_tests
     from uqeval.metrics.comparison import diebold_mariano
-    from uqeval.tasks.compare import sign_flip_tests
 
     n = 30
     d = rng.standard_t(4, size=(n, reps))
@@ -138,8 +138,8 @@ def dependent_families(reps: int, rng) -> Iterator[Row]:
     and the (1 - alpha) bootstrap percentile interval (circular blocks; blocks of 5 and the non-overlapping
     blocks used before for comparison) of the mean difference (size: the share of intervals that exclude 0)."""
     from uqeval.catalogue import RowStat
+    from uqeval.commands.compare.core import poisson_bootstrap, sign_flip_tests
     from uqeval.resample import optimal_block_size, resampling_units
-    from uqeval.tasks.compare import poisson_bootstrap, sign_flip_tests
 
     def ma1(n: int) -> np.ndarray:
         e = rng.normal(size=(n + 1, reps))

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from scipy.special import ndtri
 
+from uqeval.commands.compare import core as C
 from uqeval.config import Settings
 from uqeval.errors import InputError, UsageError
 from uqeval.predictions import Categorical, Gaussian, Intervals, Point, Quantiles, Samples
 from uqeval.report.compare import to_markdown
-from uqeval.tasks import compare as C
 
 
 def gaussian(y, mean, std, name="g", rows=None) -> C.Model:

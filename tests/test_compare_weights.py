@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 import uqeval
 from uqeval.catalogue import METRICS, RowStat, rows
 from uqeval.cli import app
+from uqeval.commands.compare.core import Model, compare_models, poisson_bootstrap, sign_flip_tests
 from uqeval.config import Settings
 from uqeval.errors import InputError, UsageError
 from uqeval.resample import block_starts, circular_block_weights, poisson_weights, unit_weights
-from uqeval.tasks.compare import Model, compare_models, poisson_bootstrap, sign_flip_tests
 
 runner = CliRunner()
 N = 300

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 import uqeval
 from uqeval.catalogue import RowStat
 from uqeval.cli import app
+from uqeval.commands.compare.core import poisson_bootstrap, sign_flip_tests
 from uqeval.errors import InputError, UsageError
 from uqeval.resample import (
     block_starts,
@@ -25,7 +26,6 @@ from uqeval.resample import (
     unit_weights,
     window_sums,
 )
-from uqeval.tasks.compare import poisson_bootstrap, sign_flip_tests
 
 
 def _ma1(rng, n, theta=0.8):

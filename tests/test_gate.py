@@ -1,4 +1,4 @@
-"""Tests of the CI rule gate (uqeval.tasks.check): parsing, evaluation, renderers."""
+"""Tests of the CI rule gate (uqeval.commands.check): parsing, evaluation, renderers."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from uqeval.commands import check as gate
 from uqeval.errors import InputError
 from uqeval.report import check as render
-from uqeval.tasks import check as gate
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -541,7 +541,7 @@ def test_with_notes_appends_settings_mismatch():
 
 
 def test_targets_come_from_the_registry():
-    from uqeval.tasks.check import target_of
+    from uqeval.commands.check import target_of
 
     summary = {
         "metrics": {

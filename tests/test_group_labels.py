@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from uqeval.tasks.score import _group_label, group_codes
+from uqeval.commands.score.core import _group_label, group_codes
 
 
 def row_by_row(values: np.ndarray) -> tuple[list[str], np.ndarray]:

@@ -112,8 +112,8 @@ def test_binary_tests_hold_their_size():
 def test_compare_sign_flip_test_holds_its_size():
     """compare's sign-flip test as compare runs it (seed 0, the signs keyed by the seed and a hash of the data,
     :func:`uqeval.resample.flip_seed`), on 600 data sets of n = 30 symmetric paired differences."""
+    from uqeval.commands.compare.core import sign_flip_tests
     from uqeval.resample import flip_seed
-    from uqeval.tasks.compare import sign_flip_tests
 
     rng = np.random.default_rng(9)
     d = rng.standard_t(4, size=(30, 600))
@@ -126,12 +126,12 @@ def test_compare_sign_flip_test_holds_its_size():
 
 
 def test_weighted_compare_tests_hold_their_size():
-    """compare with --weights runs its paired tests on z = w d / mean(w) (uqeval/tasks/compare.py): the sign
+    """compare with --weights runs its paired tests on z = w d / mean(w) (uqeval/commands/compare/core.py): the sign
     flip (exact for symmetric d with weights fixed in advance) and the HLN Diebold-Mariano test on z (a t test
     of the mean of z at lag 0), on 600 data sets of n = 30 symmetric differences with uneven weights."""
+    from uqeval.commands.compare.core import sign_flip_tests
     from uqeval.metrics.comparison import diebold_mariano
     from uqeval.resample import flip_seed
-    from uqeval.tasks.compare import sign_flip_tests
 
     rng = np.random.default_rng(17)
     d = rng.standard_t(4, size=(30, 600))
@@ -165,9 +165,9 @@ def test_ucc_permutation_test_holds_its_size():
 
 def test_ucc_and_compare_draws_are_reproducible_and_differ_between_data_sets():
     import uqeval
+    from uqeval.commands.compare.core import sign_flip_tests
     from uqeval.metrics.ucc import permutation_test
     from uqeval.resample import flip_seed, rows_key
-    from uqeval.tasks.compare import sign_flip_tests
 
     rng = np.random.default_rng(11)
     pred = rng.normal(size=40)

@@ -1,4 +1,4 @@
-"""uqeval.tasks.plot: which plots apply, what they are built from, the x column and the plot directory."""
+"""uqeval.plots.kinds: which plots apply, what they are built from, the x column and the plot directory."""
 
 from __future__ import annotations
 
@@ -6,20 +6,11 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from uqeval.commands.score.core import score_prediction
 from uqeval.config import Settings, make_settings
 from uqeval.errors import InputError, SchemaError
 from uqeval.metrics.ucc import ucc_summary
-from uqeval.predictions import (
-    Categorical,
-    Dirichlet,
-    Gaussian,
-    Intervals,
-    MemberCategorical,
-    Point,
-    Quantiles,
-    Samples,
-)
-from uqeval.tasks.plot import (
+from uqeval.plots.kinds import (
     KIND_TITLES,
     PLOT_KINDS,
     applicable_kinds,
@@ -32,7 +23,16 @@ from uqeval.tasks.plot import (
     write_images,
     x_values,
 )
-from uqeval.tasks.score import score_prediction
+from uqeval.predictions import (
+    Categorical,
+    Dirichlet,
+    Gaussian,
+    Intervals,
+    MemberCategorical,
+    Point,
+    Quantiles,
+    Samples,
+)
 
 from .conftest import write_table
 
@@ -191,7 +191,7 @@ def test_missing_metrics_are_computed_like_the_summary(preds):
 
 def test_set_plot_reuses_the_summary_levels_and_computes_the_others(preds):
     from uqeval.metrics.classification import prediction_sets
-    from uqeval.tasks.plot import SET_LEVELS
+    from uqeval.plots.kinds import SET_LEVELS
 
     pred = preds["categorical"]
     metrics, _ = score_prediction(pred, Settings())

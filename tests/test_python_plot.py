@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import uqeval
-from uqeval.tasks.plot import AX_KINDS, OVERLAY_KINDS
+from uqeval.plots.kinds import AX_KINDS, OVERLAY_KINDS
 
 from .conftest import ROOT
 
@@ -284,7 +284,7 @@ def test_one_legend_helper_for_the_api_and_the_report_overlays(monkeypatch):
     """uqeval.plot and the report's Overlays give one legend entry per label with the same helper."""
     import uqeval.plots.common as common
     from uqeval.api import _plot_prediction
-    from uqeval.tasks.overlay import Overlays
+    from uqeval.plots.overlay import Overlays
 
     calls = []
     real = common.legend_once

@@ -14,6 +14,7 @@ import pytest
 from scipy import stats
 
 from uqeval.catalogue import RowStat
+from uqeval.commands.compare.core import poisson_bootstrap, sign_flip_tests
 from uqeval.resample import (
     BLOCK,
     CHUNK,
@@ -23,7 +24,6 @@ from uqeval.resample import (
     poisson_weights,
     sign_flips,
 )
-from uqeval.tasks.compare import poisson_bootstrap, sign_flip_tests
 
 
 def test_the_table_is_poisson_1_to_2_to_the_minus_16():
@@ -137,7 +137,7 @@ def test_sign_flip_from_blocks_equals_the_matrix(t):
     (N, t) matrix: the same p-values; the running column sums add the rows in numpy's order (t >= 2), a
     single column is summed in numpy's pairwise order (PairwiseSum)."""
     rng = np.random.default_rng(11)
-    from uqeval.tasks.compare import _ROWS
+    from uqeval.commands.compare.core import _ROWS
 
     n = _ROWS + 1234  # two blocks, the second partial
     d = rng.normal(0.002, 1.0, size=(n, t)) * rng.uniform(0.0, 50.0, size=(n, 1))

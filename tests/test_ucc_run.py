@@ -1,4 +1,4 @@
-"""Tests of uqeval.tasks.ucc: bands from each representation, consistency checks, the UCC report."""
+"""Tests of uqeval.commands.ucc.core: bands from each representation, consistency checks, the UCC report."""
 
 from __future__ import annotations
 
@@ -6,12 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from uqeval.errors import InputError, UsageError
-from uqeval.io.load import Loaded
-from uqeval.metrics.ucc import permutation_test, ucc_summary
-from uqeval.predictions import Gaussian, Intervals, Point, Quantiles, Samples
-from uqeval.report.ucc import pvalue_rows, summary_rows, to_markdown
-from uqeval.tasks.ucc import (
+from uqeval.commands.ucc.core import (
     SCHEMA,
     band_of,
     check_same_pred,
@@ -20,6 +15,11 @@ from uqeval.tasks.ucc import (
     plot_models,
     ucc_report,
 )
+from uqeval.errors import InputError, UsageError
+from uqeval.io.load import Loaded
+from uqeval.metrics.ucc import permutation_test, ucc_summary
+from uqeval.predictions import Gaussian, Intervals, Point, Quantiles, Samples
+from uqeval.report.ucc import pvalue_rows, summary_rows, to_markdown
 
 N = 400
 

@@ -72,8 +72,8 @@ _EXPORTS = {
     **{n: "config" for n in ("Settings", "make_settings")},
     **{n: "errors" for n in ("UqevalError", "InputError", "SchemaError", "UsageError")},
     "load_predictions": "io.load",
-    "score_file": "tasks.score",
-    "score_prediction": "tasks.score",
+    "score_file": "commands.score.core",
+    "score_prediction": "commands.score.core",
 }
 
 __all__ = ["__version__", *_EXPORTS]

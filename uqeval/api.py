@@ -1,6 +1,6 @@
 """The Python API: :func:`evaluate` arrays, a prediction, a DataFrame or a file; get :class:`Scores`.
 
-Everything here is a thin front over the command cores (:mod:`uqeval.tasks.score`) and the metric
+Everything here is a thin front over the command cores (:mod:`uqeval.commands.score.core`) and the metric
 catalogue, so a notebook gets the numbers and the JSON document ``uqeval score`` gives.
 """
 
@@ -610,7 +610,7 @@ def evaluate(
     reference, train, time : skill scores (group ``skill``) against a reference forecast: a
         :class:`~uqeval.predictions.Prediction` or a predictions file over the same targets,
         ``"climatology"`` with ``train`` (training targets: an array or a file), or
-        ``"persistence"`` with ``time`` (an array, or a column name of ``data``). See ``uqeval.tasks.skill``.
+        ``"persistence"`` with ``time`` (an array, or a column name of ``data``). See ``uqeval.commands.compare.skill``.
     id : with a reference file, join its rows to the model's on this column (of ``data``, a table, and of
         the file) instead of requiring the same row order.
     weights : per-row weights (N,) (a column name of ``data``, a table): every metric that takes weights
@@ -635,7 +635,7 @@ def evaluate(
     >>> round(s["crps"], 4) == round(float(uqeval.crps_normal(y, mu, 1.0).mean()), 4)
     True
     """
-    from .tasks.score import score_loaded
+    from .commands.score.core import score_loaded
 
     settings = make_settings(None, **overrides) if settings is None else replace(settings, **overrides)
     given, table, target, level, settings = _prepare(
@@ -658,7 +658,7 @@ def evaluate(
     )
     spec = None
     if reference is not None or time is not None or id is not None:  # forecast verification (issue 16)
-        from .tasks.skill import reference_spec
+        from .commands.compare.skill import reference_spec
 
         spec = reference_spec(reference, train, time, id)
         if id is not None and not table:
@@ -721,9 +721,9 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
     ``data`` and ``columns`` are what :func:`evaluate` takes (arrays, a prediction container, a DataFrame
     with column names; ``y_true=``, ``mean=``, ``std=``, ... and settings such as ``num_bins=``), or ``data``
     is ``{name: data}`` to overlay models on one Axes, one labelled series each (the kinds of
-    ``uqeval.tasks.plot.OVERLAY_KINDS``: calibration, reliability, pit, rank_histogram, coverage, corp, ucc,
+    ``uqeval.plots.kinds.OVERLAY_KINDS``: calibration, reliability, pit, rank_histogram, coverage, corp, ucc,
     ...), each model in its colour of the style (:func:`uqeval.plots.style.model_color`, in the mapping's
-    order); ``columns`` then apply to every model. ``kind`` is one of ``uqeval.tasks.plot.PLOT_KINDS`` that applies to the
+    order); ``columns`` then apply to every model. ``kind`` is one of ``uqeval.plots.kinds.PLOT_KINDS`` that applies to the
     representation (the error lists those that do); opt-in diagnostics (``spread_skill``,
     ``rank_histogram``, ...) need no setting. ``ax``: draw there (every kind: those whose
     command-line figure has several panels draw their one-panel form, counts as grey bars along the bottom);
@@ -736,8 +736,8 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
     'Average calibration'
     """
     from .errors import option
+    from .plots.kinds import OVERLAY_KINDS, PLOT_KINDS, build_figures
     from .plots.style import model_color
-    from .tasks.plot import OVERLAY_KINDS, PLOT_KINDS, build_figures
 
     if not isinstance(kind, str) or kind not in PLOT_KINDS:
         raise UsageError(f"unknown {option('kind', kind)}: choose from {', '.join(PLOT_KINDS)}")
@@ -757,7 +757,7 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
     preds: dict[str, tuple[Prediction, Settings]] = {}
     for name, one in named.items():
         preds[str(name)] = _plot_prediction(one, **columns)
-    from .tasks.plot import applicable_kinds
+    from .plots.kinds import applicable_kinds
 
     for name, (pred, settings) in preds.items():  # opt-in figures (diagnostics, murphy) need no setting
         preds[name] = (pred, replace(settings, diagnostics=True, murphy=True))
@@ -779,8 +779,8 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
 
         _, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
     if kind == "ucc" and models is not None:  # plot_ucc draws every model's curve, in its own colours
+        from .plots.kinds import KIND_TITLES, ucc_result
         from .plots.ucc import plot_ucc
-        from .tasks.plot import KIND_TITLES, ucc_result
 
         results = [ucc_result(p, s, name) for name, (p, s) in preds.items()]
         plot_ucc([r["model"] for r in results], title=KIND_TITLES["ucc"], ax=ax)
@@ -808,11 +808,11 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
 
 def _one_overlay(kind: str, preds: Mapping[str, Prediction]) -> None:
     """Raise unless every model's series of ``kind`` goes on the same overlay
-    (:func:`uqeval.tasks.overlay.overlay_key`, as the report groups them): a quantile file's calibration curve
+    (:func:`uqeval.plots.overlay.overlay_key`, as the report groups them): a quantile file's calibration curve
     and PIT histogram, at the levels the file carries, or a classifier's reliability diagram have other
     axes than the others'."""
     from .errors import option
-    from .tasks.overlay import overlay_key
+    from .plots.overlay import overlay_key
 
     groups: dict[str, list[str]] = {}
     for name, pred in preds.items():
@@ -869,8 +869,8 @@ def evaluate_file(
     Other ``overrides`` are settings (``num_bins=50``, ``nan_policy="omit"``).
     ``Scores.to_json()`` is the document ``uqeval score FILE --format json`` prints.
     """
+    from .commands.score.core import score_loaded
     from .io.load import load_predictions
-    from .tasks.score import score_loaded
 
     roles = {k: overrides.pop(k) for k in _FILE_ROLES if overrides.get(k) is not None}
     weights = overrides.pop("weights", None)
@@ -888,7 +888,7 @@ def evaluate_file(
         raise UsageError(f"{bad}= names a column of the file, got {type(roles[bad]).__name__}")
     spec = None
     if reference is not None or time is not None or id is not None:  # skill scores (see evaluate)
-        from .tasks.skill import reference_spec
+        from .commands.compare.skill import reference_spec
 
         spec = reference_spec(reference, train, time, id)
     if _by_plan(roles):  # the loader's own column plan
@@ -1028,8 +1028,8 @@ def ucc(
     >>> 0 < out["models"]["model 1"]["ucc"]["auucc"] < 1
     True
     """
+    from .commands.ucc.core import band_of, ucc_report
     from .io.load import Loaded
-    from .tasks.ucc import band_of, ucc_report
 
     bands = [band_of(name, Loaded(pred, {"path": name}), level) for name, pred in _models(models).items()]
     return ucc_report(
@@ -1085,7 +1085,7 @@ def compare(
     >>> out["metrics"]["crps"]["best"]
     ['a']
     """
-    from .tasks.compare import Model, align_models, compare_models
+    from .commands.compare.core import Model, align_models, compare_models
 
     named = _models(models)
     id_arrays = None
@@ -1169,9 +1169,9 @@ def monitor(
     >>> [w["n_rows"] for w in doc["windows"]], [t["name"] for t in doc["tests"]], doc["tests"][0]["alarm"]
     ([200, 200, 200], ['coverage@0.95', 'pit_uniform'], False)
     """
+    from .commands.monitor.core import build_document, monitor_file
+    from .commands.monitor.windows import Layout, Windows, dump_state, load_state
     from .io.writers import atomic_write_bytes
-    from .stream.monitor import Layout, Windows, dump_state, load_state
-    from .tasks.monitor import build_document, monitor_file
 
     saved = None
     if state is not None and Path(state).exists():

@@ -3,7 +3,7 @@
 * ``reference/metrics.md``: every metric of the catalogue (``uqeval.catalogue.METRICS``) with its
   explanation from ``uqeval.glossary`` (the text ``uqeval explain`` prints), orientation,
   representations, reduction, whether the streaming engines compute it (the table of
-  ``uqeval.stream.states.streaming_table``) and whether it takes row weights;
+  ``uqeval.catalogue.states.streaming_table``) and whether it takes row weights;
 * ``reference/cli.md``: every command and option of the Typer app, walked as a click command tree;
 * ``reference/api.md``: one mkdocstrings block per public name of ``uqeval`` (``uqeval._EXPORTS``);
 * ``changelog.md`` and ``contributing.md``: the repository's ``CHANGELOG.md`` and ``CONTRIBUTING.md``,
@@ -33,7 +33,7 @@ def _text(value: object) -> str:
 
 def _streaming() -> dict[str, tuple[str, str]]:
     """path -> (streamed, how or why not), parsed from the streaming table the scaling guide shows."""
-    from uqeval.stream.states import streaming_table
+    from uqeval.catalogue.states import streaming_table
 
     out = {}
     for line in streaming_table().splitlines()[2:]:
@@ -168,7 +168,7 @@ def api_page() -> str:
         "config": "Settings",
         "errors": "Errors",
         "io.load": "Reading files",
-        "tasks.score": "Scoring a loaded prediction",
+        "commands.score.core": "Scoring a loaded prediction",
     }
     lines = [
         "# API reference",

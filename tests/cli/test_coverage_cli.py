@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from uqeval.cli import app
-from uqeval.tasks.coverage import above_line
+from uqeval.commands.coverage.core import above_line
 
 from ..conftest import ROOT, SAMPLE, write_table
 

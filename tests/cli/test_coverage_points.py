@@ -4,13 +4,13 @@ the cells from integer codes, used the prediction itself for a single cell and s
 
 import numpy as np
 
+from uqeval.commands.coverage.core import coverage_points
+from uqeval.commands.score.core import group_labels
 from uqeval.config import Settings
 from uqeval.io.load import Loaded
 from uqeval.metrics.blocks import BLOCK
 from uqeval.metrics.intervals import coverage_metrics, level_key
 from uqeval.predictions import Gaussian, Samples
-from uqeval.tasks.coverage import coverage_points
-from uqeval.tasks.score import group_labels
 
 N = 2 * BLOCK + 101
 

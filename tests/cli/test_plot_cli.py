@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from uqeval.cli import app
 from uqeval.cli.plot import PlotKind
-from uqeval.tasks.plot import PLOT_KINDS
+from uqeval.plots.kinds import PLOT_KINDS
 
 from ..conftest import SAMPLE, write_table
 

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from uqeval.cli import app
-from uqeval.stream import progress
+from uqeval.engine import progress
 
 runner = CliRunner()
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"

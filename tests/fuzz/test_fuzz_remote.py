@@ -85,8 +85,8 @@ def target(r: random.Random):
 
 
 def test_fuzz_scheduler_addresses(tmp_path):
+    from uqeval.engine.dask import scheduler_address
     from uqeval.errors import UsageError
-    from uqeval.stream.dask_engine import scheduler_address
 
     rng = np.random.default_rng(SEED)
     mean = rng.normal(size=100)

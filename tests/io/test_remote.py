@@ -155,7 +155,7 @@ def test_unknown_scheme_still_says_what_to_install():
     ],
 )
 def test_bad_scheduler_address_is_a_usage_error(address):
-    from uqeval.stream.dask_engine import scheduler_address
+    from uqeval.engine.dask import scheduler_address
 
     with pytest.raises(UsageError, match="is not a scheduler address"):
         scheduler_address(address)
@@ -170,7 +170,7 @@ def test_bad_scheduler_address_is_a_usage_error(address):
     ],
 )
 def test_good_scheduler_address_parses(address, want):
-    from uqeval.stream.dask_engine import scheduler_address
+    from uqeval.engine.dask import scheduler_address
 
     assert scheduler_address(address) == want
 
@@ -207,7 +207,7 @@ def test_scheduler_that_is_not_dask_is_one_line(local_file, answer, why):
 
 def test_probe_accepts_a_real_scheduler():
     distributed = pytest.importorskip("distributed")
-    from uqeval.stream.dask_engine import probe
+    from uqeval.engine.dask import probe
 
     with distributed.LocalCluster(
         n_workers=0,
@@ -270,7 +270,7 @@ def test_signal_ends_a_run_blocked_on_a_silent_remote(tmp_path, local_file, sig,
 
 def test_dask_workers_get_the_connect_timeout():
     pytest.importorskip("distributed")
-    from uqeval.stream.dask_engine import dask_client
+    from uqeval.engine.dask import dask_client
 
     with remote.connect_timeout(7.0), dask_client(None, 1) as (client, _):
         assert set(client.run(remote.timeout).values()) == {7.0}

@@ -196,8 +196,8 @@ def test_check_turns_diagnostics_on_for_a_rule_on_an_opt_in_group(tmp_path):
 
 
 def test_rank_histogram_plot(tmp_path):
+    from uqeval.plots.kinds import applicable_kinds
     from uqeval.predictions import Samples
-    from uqeval.tasks.plot import applicable_kinds
 
     rng = np.random.default_rng(3)
     f = write_table(

@@ -16,11 +16,11 @@ from typer.testing import CliRunner
 
 from uqeval import evaluate, evaluate_file
 from uqeval.cli import app
+from uqeval.commands.compare.skill import reference_spec
 from uqeval.errors import InputError, UsageError
 from uqeval.metrics.samples import crps_ensemble
 from uqeval.metrics.skill import crps_empirical, skill_from_sums, skill_score
 from uqeval.predictions import Gaussian
-from uqeval.tasks.skill import reference_spec
 
 from ..conftest import ROOT, SAMPLE, write_table
 
@@ -503,8 +503,8 @@ def test_a_lower_mean_score_never_gives_a_lower_skill_for_every_skill_score():
     """For every score in SKILL_SCORES: of two forecasts scored against the same reference, the one with the
     lower mean score has the higher skill, also where the log scores are negative (the ratio 1 - S/S_ref
     flipped that: -0.880 vs a reference's -0.565 scored -0.56). Scores kept as a ratio must never be negative."""
+    from uqeval.commands.compare.skill import DIFFERENCE_SCORES, SKILL_SCORES, skill_rows, skill_value
     from uqeval.config import Settings
-    from uqeval.tasks.skill import DIFFERENCE_SCORES, SKILL_SCORES, skill_rows, skill_value
 
     rng = np.random.default_rng(25)
     preds = _forecasts(rng, 120)
@@ -545,8 +545,8 @@ def test_a_lower_mean_score_never_gives_a_lower_skill_for_every_skill_score():
 
 
 def test_log_score_skill_is_the_information_gain_in_nats():
+    from uqeval.commands.compare.skill import skill_value
     from uqeval.metrics.skill import difference_from_sums, skill_difference
-    from uqeval.tasks.skill import skill_value
 
     s, r = np.array([-0.880]), np.array([-0.565])  # issue 25: the better forecast used to get skill -0.559
     assert skill_value("nll", s, r) == pytest.approx(0.315, rel=1e-12)

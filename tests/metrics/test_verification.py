@@ -438,8 +438,8 @@ def test_cli_score_check_and_compare_with_dominance(tmp_path):
 
 def test_murphy_plot_kind_is_opt_in():
     from uqeval.config import Settings
+    from uqeval.plots.kinds import applicable_kinds, build_figures
     from uqeval.predictions import Categorical, Gaussian, Quantiles
-    from uqeval.tasks.plot import applicable_kinds, build_figures
 
     rng = np.random.default_rng(1)
     y = rng.normal(size=50)

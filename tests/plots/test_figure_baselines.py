@@ -1,5 +1,5 @@
 """Image tests of every figure (issue 28): each plot kind for every representation it applies to, for one
-model (the command line's figure, :func:`uqeval.tasks.plot.build_figures`) and, for the kinds that overlay,
+model (the command line's figure, :func:`uqeval.plots.kinds.build_figures`) and, for the kinds that overlay,
 three models on one Axes (:func:`uqeval.plot` with ``{name: data}``), compared with the committed PNGs in
 ``tests/plots/baseline/`` by :func:`matplotlib.testing.compare.compare_images` with a tolerance.
 
@@ -31,6 +31,7 @@ import uqeval  # noqa: E402
 from uqeval.config import Settings  # noqa: E402
 from uqeval.metrics.normal import ndtri  # noqa: E402
 from uqeval.plots.common import FIGSIZE, figure_to_bytes  # noqa: E402
+from uqeval.plots.kinds import OVERLAY_KINDS, applicable_kinds, build_figures  # noqa: E402
 from uqeval.plots.style import RC, axis_label  # noqa: E402
 from uqeval.predictions import (  # noqa: E402
     Categorical,
@@ -42,7 +43,6 @@ from uqeval.predictions import (  # noqa: E402
     Quantiles,
     Samples,
 )
-from uqeval.tasks.plot import OVERLAY_KINDS, applicable_kinds, build_figures  # noqa: E402
 
 BASELINE = Path(__file__).parent / "baseline"
 UPDATE = bool(os.environ.get("UQEVAL_UPDATE_BASELINES"))

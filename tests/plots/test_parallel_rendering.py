@@ -9,8 +9,8 @@ import pytest
 
 import uqeval.plots
 from uqeval.config import Settings
+from uqeval.plots.kinds import build_figures, encode_figures
 from uqeval.predictions import Gaussian
-from uqeval.tasks.plot import build_figures, encode_figures
 
 
 def _figures():
@@ -22,7 +22,7 @@ def _figures():
 
 @pytest.mark.parametrize("fmt", ["png", "svg"])
 def test_worker_drawing_gives_the_same_bytes(monkeypatch, fmt):
-    import uqeval.tasks.plot as tp
+    import uqeval.plots.kinds as tp
 
     monkeypatch.setattr(uqeval.plots, "RENDER_PROCESSES", 1)
     alone = encode_figures(_figures(), fmt)
@@ -43,7 +43,7 @@ def test_worker_drawing_gives_the_same_bytes(monkeypatch, fmt):
 
 
 def test_a_failing_worker_leaves_its_share_to_the_parent(monkeypatch):
-    import uqeval.tasks.plot as tp
+    import uqeval.plots.kinds as tp
 
     class Failing:  # a pool whose worker fails every share
         def submit(self, *args):
@@ -77,7 +77,7 @@ def test_workers_are_spawned_not_forked_from_this_process():
     import threading
     import warnings
 
-    import uqeval.tasks.plot as tp
+    import uqeval.plots.kinds as tp
 
     stop = threading.Event()
     busy = threading.Thread(target=stop.wait)
@@ -89,11 +89,11 @@ def test_workers_are_spawned_not_forked_from_this_process():
             pool = tp.render_workers(2)
             assert pool is not None
             seen = pool.submit(
-                eval, "hasattr(__import__('uqeval.tasks.plot').tasks.plot, '_SET_IN_THE_PARENT')"
+                eval, "hasattr(__import__('uqeval.plots.kinds').plots.kinds, '_SET_IN_THE_PARENT')"
             )
             assert seen.result(timeout=120) is False
             assert pool.submit(
-                eval, "__import__('sys').modules.get('uqeval.tasks.plot') is not None"
+                eval, "__import__('sys').modules.get('uqeval.plots.kinds') is not None"
             ).result()
     finally:
         del tp._SET_IN_THE_PARENT

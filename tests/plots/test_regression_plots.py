@@ -22,6 +22,7 @@ from uqeval.plots.common import (
     step_vertices,
     subsample_indices,
 )
+from uqeval.plots.kinds import build_figures
 from uqeval.plots.regression import (
     plot_adversarial,
     plot_calibration_curve,
@@ -33,7 +34,6 @@ from uqeval.plots.regression import (
     plot_sharpness,
 )
 from uqeval.predictions import Gaussian
-from uqeval.tasks.plot import build_figures
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 Z95 = 1.959963984540054
@@ -391,7 +391,7 @@ def test_plots_never_import_pyplot():
         import sys, numpy as np
         from uqeval.config import Settings
         from uqeval.predictions import Gaussian
-        from uqeval.tasks.plot import build_figures
+        from uqeval.plots.kinds import build_figures
         from uqeval.plots.common import figure_to_bytes
         rng = np.random.default_rng(0)
         pred = Gaussian(y_true=rng.normal(size=300), mean=np.zeros(300), std=np.ones(300))

@@ -12,11 +12,11 @@ from typer.testing import CliRunner
 
 from uqeval.catalogue import exceedance_probability
 from uqeval.cli import app
+from uqeval.commands.score.core import score_prediction
 from uqeval.config import Settings
 from uqeval.metrics.corp import corp_binary, reliability_curve
+from uqeval.plots.kinds import applicable_kinds, build_figures
 from uqeval.predictions import Gaussian, Point, Quantiles, Samples
-from uqeval.tasks.plot import applicable_kinds, build_figures
-from uqeval.tasks.score import score_prediction
 
 from ..conftest import SAMPLE
 
@@ -301,7 +301,7 @@ def test_multivariate_rank_histogram_plot(tmp_path):
 
 
 def test_exceedance_reliability_draws_at_most_six_thresholds_in_rows_of_three():
-    from uqeval.tasks.plot import MAX_EXCEEDANCE_PANELS
+    from uqeval.plots.kinds import MAX_EXCEEDANCE_PANELS
 
     s = Settings(thresholds=tuple(np.linspace(-1.5, 1.5, 8)))
     bundle = build_figures(_gaussian(), None, s, kinds=["exceedance_reliability"])

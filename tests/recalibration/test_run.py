@@ -1,4 +1,4 @@
-"""Glue of `uqeval recalibrate` (uqeval.tasks.recalibrate): metrics of the recalibrated forecasts,
+"""Glue of `uqeval recalibrate` (uqeval.commands.recalibrate): metrics of the recalibrated forecasts,
 output table, parameters, feature reading, option checks."""
 
 import gzip
@@ -10,15 +10,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 
-from uqeval.config import Settings, make_settings
-from uqeval.errors import InputError, SchemaError, UsageError
-from uqeval.metrics.calibration import avg_calibration_gaussian
-from uqeval.metrics.reliability import max_calibration_error, pit_gaussian
-from uqeval.metrics.scoring import scoring_rules_gaussian
-from uqeval.recalibration.accrue import fit_accrue
-from uqeval.recalibration.conformal import fit_conformal
-from uqeval.recalibration.isotonic import fit_isotonic, isotonic_intervals
-from uqeval.tasks.recalibrate import (
+from uqeval.commands.recalibrate import (
     Options,
     apply_state,
     build_table,
@@ -33,6 +25,14 @@ from uqeval.tasks.recalibrate import (
     run,
     write_table,
 )
+from uqeval.config import Settings, make_settings
+from uqeval.errors import InputError, SchemaError, UsageError
+from uqeval.metrics.calibration import avg_calibration_gaussian
+from uqeval.metrics.reliability import max_calibration_error, pit_gaussian
+from uqeval.metrics.scoring import scoring_rules_gaussian
+from uqeval.recalibration.accrue import fit_accrue
+from uqeval.recalibration.conformal import fit_conformal
+from uqeval.recalibration.isotonic import fit_isotonic, isotonic_intervals
 
 from ..conftest import SAMPLE, write_table as write_input
 
@@ -108,7 +108,7 @@ def test_run_std_scaling_on_a_variance_column_writes_the_variance(tmp_path):
 
 
 def test_build_table_replaces_case_insensitively_and_appends_list_columns(tmp_path):
-    from uqeval.tasks.recalibrate import Applied
+    from uqeval.commands.recalibrate import Applied
 
     f = write_input(tmp_path / "t.parquet", {"y": [1.0, 2.0], "Mean": [0.0, 0.0], "STD": [1.0, 1.0]})
     loaded = load_for("std-scaling", f, make_settings(), require_targets=True, every_column=True)

@@ -1,6 +1,6 @@
-"""``uqeval score --by COL --engine stream`` (uqeval.stream.groups): one mergeable state per group value.
+"""``uqeval score --by COL --engine stream`` (uqeval.commands.score.groups): one mergeable state per group value.
 
-Reference: the in-memory ``--by`` JSON of the same file (``uqeval.tasks.score.score_groups``); every streamed
+Reference: the in-memory ``--by`` JSON of the same file (``uqeval.commands.score.core.score_groups``); every streamed
 value of every group equals it to 1e-12 relative (the approximate ones within the group's own bound).
 """
 
@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from uqeval.cli import app
-from uqeval.stream.groups import merge_groups
+from uqeval.commands.score.groups import merge_groups
 
 from ..conftest import SAMPLE, write_table
 from .test_states import assert_same
@@ -98,7 +98,7 @@ def test_group_states_merge_by_label():
 
 
 def test_packed_histograms_add_like_dense_arrays():
-    from uqeval.stream.states import Packed
+    from uqeval.catalogue.states import Packed
 
     rng = np.random.default_rng(1)
     a = np.zeros(1 << 17, dtype=np.int64)
@@ -121,8 +121,8 @@ def test_small_groups_hold_kilobytes_not_the_dense_histograms(tmp_path):
     """20 groups of 10 Gaussian rows: dense states would hold 20 x 28 MB of histograms (PIT, RS, MdAE)."""
     import pickle
 
+    from uqeval.commands.score.groups import stream_grouped
     from uqeval.config import Settings
-    from uqeval.stream.groups import stream_grouped
 
     rng = np.random.default_rng(2)
     n = 200

@@ -19,8 +19,8 @@ from scipy.stats import norm
 from typer.testing import CliRunner
 
 from uqeval.cli import app
+from uqeval.commands.compare.stream import Moments
 from uqeval.metrics.comparison import diebold_mariano
-from uqeval.stream.compare import Moments
 
 runner = CliRunner()
 

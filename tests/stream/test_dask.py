@@ -176,7 +176,7 @@ def test_dask_by_equals_the_in_memory_by(tmp_path, cluster):
 
 
 def test_dask_coverage_equals_in_memory(tmp_path, cluster):
-    # each file's row groups map to (facet, point) cells on the workers; cells add (uqeval.stream.coverage)
+    # each file's row groups map to (facet, point) cells on the workers; cells add (uqeval.commands.coverage.stream)
     from .test_coverage_stream import _same
 
     rng = np.random.default_rng(4)

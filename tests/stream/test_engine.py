@@ -172,7 +172,7 @@ def test_nan_policy_omit_counts_dropped_rows_across_chunks(tmp_path):
 
 
 def test_auto_streams_above_the_size_threshold(monkeypatch):
-    from uqeval.stream import engine
+    from uqeval.engine import local as engine
 
     assert engine.choose_engine("auto", SAMPLE / "gaussian.parquet") == "memory"
     monkeypatch.setattr(engine, "AUTO_STREAM_BYTES", 1000)
@@ -227,7 +227,7 @@ def test_memory_path_does_not_import_the_stream_machinery(tmp_path):
         "import sys, runpy\n"
         "sys.argv = ['uqeval', 'score', 'sample_data/gaussian.parquet', '--format', 'json']\n"
         "try:\n    runpy.run_module('uqeval', run_name='__main__')\nexcept SystemExit as e:\n    assert not e.code\n"
-        "print('LOADED', sorted(m for m in sys.modules if m in ('pyarrow.dataset', 'uqeval.stream.states', "
+        "print('LOADED', sorted(m for m in sys.modules if m in ('pyarrow.dataset', 'uqeval.catalogue.states', "
         "'uqeval.io.source', 'dask', 'distributed')))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
@@ -268,7 +268,7 @@ def test_empty_directory_and_unmatched_glob_are_input_errors(tmp_path):
 
 def test_default_chunk_rows_shrink_with_wide_rows():
     from uqeval.config import Settings
-    from uqeval.stream.engine import CHUNK_VALUES, DEFAULT_CHUNK_ROWS, auto_chunk_rows
+    from uqeval.engine.local import CHUNK_VALUES, DEFAULT_CHUNK_ROWS, auto_chunk_rows
 
     assert auto_chunk_rows(SAMPLE / "gaussian.parquet", Settings()) == DEFAULT_CHUNK_ROWS  # 3 numbers per row
     assert (

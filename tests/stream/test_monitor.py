@@ -15,13 +15,13 @@ import pytest
 from typer.testing import CliRunner
 
 import uqeval
+from uqeval.catalogue import states
 from uqeval.cli import app
+from uqeval.commands.monitor.core import monitor_file
 from uqeval.config import Settings
+from uqeval.engine.local import score_stream
 from uqeval.errors import InputError, UsageError
 from uqeval.metrics import sequential
-from uqeval.stream import states
-from uqeval.stream.engine import score_stream
-from uqeval.tasks.monitor import monitor_file
 
 from ..conftest import SAMPLE
 from .test_states import assert_same
@@ -223,9 +223,9 @@ def test_dask_in_process_cluster_equals_stream(tmp_path):
 
 @pytest.mark.parametrize("window", ["6h", 150])
 def test_dask_tasks_finish_the_windows_no_other_task_has(tmp_path, window):
-    from uqeval.stream.dask_engine import partitions
-    from uqeval.stream.monitor import Layout
-    from uqeval.stream.monitor_dask import key_ranges, partition_windows, shared_keys
+    from uqeval.commands.monitor.dask import key_ranges, partition_windows, shared_keys
+    from uqeval.commands.monitor.windows import Layout
+    from uqeval.engine.dask import partitions
 
     distributed = pytest.importorskip("distributed")
     table = _gaussian(n=1200, days=3)
@@ -249,7 +249,7 @@ def test_dask_tasks_finish_the_windows_no_other_task_has(tmp_path, window):
     layout = Layout(window, "t")
     shared = shared_keys(key_ranges(tasks, layout, 0))
     assert all(len(sh) <= 2 and all(a == b for a, b in sh) for sh in shared)
-    from uqeval.stream.engine import _prepare
+    from uqeval.engine.local import _prepare
 
     _, plan, _ = _prepare(d, Settings(), allow_by=True)
     win = partition_windows(tasks[1], plan, Settings(), 100, list(plan.needed()), layout, 0, shared[1])
@@ -392,7 +392,7 @@ def test_document_has_what_its_json_schema_requires(tmp_path):
 
 
 def test_old_windows_are_finished_to_bound_memory_and_give_the_same_document(tmp_path, monkeypatch):
-    from uqeval.stream import monitor as mon
+    from uqeval.commands.monitor import windows as mon
 
     table = _read("gaussian.parquet")
     f = tmp_path / "g.parquet"

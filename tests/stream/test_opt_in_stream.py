@@ -13,12 +13,11 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from uqeval.catalogue import compute_metrics
+from uqeval.catalogue import compute_metrics, states
 from uqeval.cli import app
 from uqeval.config import Settings
 from uqeval.io.load import load_predictions
 from uqeval.report.format import flatten
-from uqeval.stream import states
 
 from ..conftest import SAMPLE
 from .test_states import _chunked, _finalize_two_pass, assert_same

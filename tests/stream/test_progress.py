@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from uqeval.stream.progress import row_progress
+from uqeval.engine.progress import row_progress
 
 
 class Tty(io.StringIO):
@@ -34,9 +34,9 @@ def test_no_bar_when_quiet_or_not_a_terminal():
 def test_ucc_and_coverage_streams_report_rows_read():
     # the progress bar's callback: rows of the first file read (ucc reads its files side by side) and rows
     # of every file in turn (coverage)
+    from uqeval.commands.coverage.stream import coverage_points_stream
+    from uqeval.commands.ucc.stream import ucc_stream
     from uqeval.config import Settings
-    from uqeval.stream.coverage import coverage_points_stream
-    from uqeval.stream.ucc import ucc_stream
 
     from ..conftest import SAMPLE
 

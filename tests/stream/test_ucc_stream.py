@@ -1,4 +1,4 @@
-"""``uqeval ucc --engine stream`` (uqeval.stream.ucc): the streamed UCC against the exact in-memory one.
+"""``uqeval ucc --engine stream`` (uqeval.commands.ucc.stream): the streamed UCC against the exact in-memory one.
 
 Reference: :func:`uqeval.metrics.ucc.ucc_summary` (the sorted sweep over every critical scale, itself
 checked against IBM UQ360's values in tests/metrics). The op point (k = 1) must agree to 1e-12; the
@@ -19,8 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from uqeval.cli import app
+from uqeval.commands.ucc.stream import file_state, finalize_file, merge_file
 from uqeval.metrics.ucc import ucc_summary
-from uqeval.stream.ucc import file_state, finalize_file, merge_file
 
 from ..conftest import SAMPLE
 

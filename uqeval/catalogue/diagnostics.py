@@ -291,7 +291,7 @@ DIAGNOSTIC_TEST_FAMILIES: tuple[Family, ...] = (
                 "coverage of the worst class (target: the level)",
                 representations=CLASSIFICATION,
             ),
-            # filled by `score --by` from the per-group coverage (uqeval.tasks.score), not by a representation
+            # filled by `score --by` from the per-group coverage (uqeval.commands.score.core), not by a representation
             _m("worst_group", None, "the --by group with the lowest coverage", representations=()),
             _m(
                 "worst_group_coverage",

@@ -226,7 +226,7 @@ VERIFICATION_FAMILIES: tuple[Family, ...] = (
 # --------------------------------------------------------------------------- forecast verification (issue 16, part B)
 # Multivariate ensembles (y_1..y_d, m<j>_<k>): the energy score and the variogram score of order 1/2, both
 # means of per-row scores. Skill scores need a second prediction (the reference) and are computed by the
-# task layer (uqeval.tasks.skill), which declares their orientation in the summary.
+# task layer (uqeval.commands.compare.skill), which declares their orientation in the summary.
 VARIOGRAM_ORDER = 0.5
 
 

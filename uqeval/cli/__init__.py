@@ -153,7 +153,7 @@ def parallel_rendering() -> None:
     """Draw figures in two processes where there are two cores (``uqeval.plots.RENDER_PROCESSES``): a
     report's time is mostly matplotlib drawing its figures one by one (2 x 1e5 rows: 2.1 of 3.2 s).
     Only the CLI process starts the worker (spawned, never forked from this multi-threaded process:
-    :func:`uqeval.tasks.plot.render_workers`), and only on Linux; the Python API draws in the caller's
+    :func:`uqeval.plots.kinds.render_workers`), and only on Linux; the Python API draws in the caller's
     process."""
     import os
 

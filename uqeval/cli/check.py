@@ -58,7 +58,7 @@ def _read_text(path: Path, what: str) -> str:
 
 
 def _read_summary(path: Path, what: str) -> dict:
-    from ..tasks.check import summary_from_json
+    from ..commands.check import summary_from_json
 
     return summary_from_json(_read_text(path, what), str(path))
 
@@ -137,14 +137,10 @@ def check(
     check failed (after printing and writing the reports), 2 on usage errors, 3 on bad
     input or a bad rules file (naming the line).
     """
+    from ..commands.check import evaluate, load_rules, opt_in_options, settings_mismatch
     from ..errors import GateFailure, InputError, UsageError
-    from ..io.writers import (
-        atomic_write_text,
-        check_output_path,
-        write_json,
-    )
+    from ..io.writers import atomic_write_text, check_output_path, write_json
     from ..report.check import rich_tables, to_dict, to_junit, to_markdown
-    from ..tasks.check import evaluate, load_rules, opt_in_options, settings_mismatch
 
     columns, given_values, config, train = flags.columns, flags.given(), flags.config, flags.train
     is_summary = input.suffix.lower() == ".json"
@@ -185,8 +181,8 @@ def check(
     else:
         import contextlib
 
+        from ..commands.score.core import score_file, train_std
         from ..errors import naming
-        from ..tasks.score import score_file, train_std
 
         with naming(baseline) if baseline is not None else contextlib.nullcontext():
             settings = _settings(base, config, columns, given_values)
@@ -206,7 +202,7 @@ def check(
         if wanted:
             settings = replace(settings, **wanted)
         settings = settings_for_paths(settings, [c.path for c in rule_set.checks] + list(rule_set.require))
-        from ..stream.engine import choose_engine
+        from ..engine.local import choose_engine
 
         chosen = choose_engine(engine.value, input)
         reference = flags.reference_spec()  # usage errors (--id without --reference FILE) on every engine

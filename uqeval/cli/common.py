@@ -277,7 +277,7 @@ class ScoringFlags:
     id: str | None = None  # --id: join a --reference FILE (and compare's files) on this column
 
     def reference_spec(self, joins_files: bool = False):
-        """The :class:`uqeval.tasks.skill.Reference` of ``--reference``/``--train``/``--time``/``--id``, or None.
+        """The :class:`uqeval.commands.compare.skill.Reference` of ``--reference``/``--train``/``--time``/``--id``, or None.
 
         ``joins_files``: the command itself joins its files on ``--id`` (compare), so ``--id`` without
         ``--reference`` is not an error.
@@ -289,7 +289,7 @@ class ScoringFlags:
             and (self.id is None or joins_files)
         ):
             return None  # no skill scores (and no tasks.skill import)
-        from ..tasks.skill import reference_spec
+        from ..commands.compare.skill import reference_spec
 
         return reference_spec(
             self.reference, self.train, self.time, None if joins_files and self.reference is None else self.id
@@ -321,8 +321,8 @@ class ScoringFlags:
             **values,
         )
         if self.train is not None:
+            from ..commands.score.core import train_std
             from ..errors import InputError
-            from ..tasks.score import train_std
 
             try:
                 settings = replace(settings, y_std=train_std(self.train, settings))

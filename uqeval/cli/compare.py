@@ -127,10 +127,10 @@ def compare(
     the best model; every metric gets a rank per model and, where it can be
     resampled cheaply, a seeded bootstrap interval shared across models.
     """
+    from ..commands.compare.core import Model, align_models, compare_models, model_names
     from ..errors import UsageError
     from ..io.writers import check_output_path
     from ..report.compare import rich_tables, to_markdown
-    from ..tasks.compare import Model, align_models, compare_models, model_names
     from .common import console, show
 
     if len(files) < 2:
@@ -153,7 +153,7 @@ def compare(
     options: dict[str, Any] = dict(
         n_boot=bootstrap, ci_level=ci_level, n_permutations=permutations, pairs=pairs.value, dm_lag=dm_lag
     )
-    from ..stream.engine import choose_engine
+    from ..engine.local import choose_engine
 
     engines = {choose_engine(engine.value, f) for f in files}
     chosen = next((e for e in ("dask", "stream") if e in engines), "memory")
@@ -190,7 +190,7 @@ def compare(
         return
     if chunk_rows is not None or scheduler is not None or workers is not None:
         raise UsageError("--chunk-rows, --scheduler and --workers apply to --engine stream/dask only")
-    from ..stream.progress import stage, work_progress
+    from ..engine.progress import stage, work_progress
 
     with work_progress(quiet):  # a terminal shows the stages (reading, scoring, bootstrap, tests)
         models, ids = [], []
@@ -207,7 +207,7 @@ def compare(
         if resampling:
             units["block_size"] = resampling.block_size
             if resampling.cluster is not None:
-                from ..tasks.score import read_extra_column
+                from ..commands.score.core import read_extra_column
 
                 first = models[0].prediction
                 units["cluster"] = read_extra_column(
@@ -218,8 +218,8 @@ def compare(
             units.update(weights=weights, weights_column=weights_col)
         result = compare_models(models, settings, metric_names, seed=settings.seed, **options, **units)
     if reference is not None:  # forecast verification (issue 16): skill of each model against the reference
-        from ..tasks.score import read_extra_column
-        from ..tasks.skill import compare_skill
+        from ..commands.compare.skill import compare_skill
+        from ..commands.score.core import read_extra_column
 
         first = models[0].prediction
         times = (
@@ -296,9 +296,9 @@ def _compare_streamed(
     files, labels, settings, metric_names, options, engine, chunk_rows, scheduler, workers, quiet
 ) -> dict:
     """The comparison on the stream or Dask engine, with a progress bar on a terminal."""
-    from ..stream.compare import compare_with_engine
-    from ..stream.engine import total_rows
-    from ..stream.progress import row_progress
+    from ..commands.compare.stream import compare_with_engine
+    from ..engine.local import total_rows
+    from ..engine.progress import row_progress
 
     options = dict(options, metrics=metric_names, seed=settings.seed)
     with row_progress(None if quiet else total_rows(files[0]), quiet) as progress:

@@ -87,12 +87,12 @@ def coverage(
     """Compare methods' coverage and width per shift group (Kompa, Snoek & Beam): table, scatter, share above the fit."""
     from dataclasses import replace
 
+    from ..commands.coverage.core import above_line, coverage_points, method_names
+    from ..commands.score.core import read_extra_column, train_std
     from ..errors import UsageError
     from ..io.load import load_predictions
     from ..io.writers import check_output_path, write_figure, write_json
     from ..report.coverage import coverage_document
-    from ..tasks.coverage import above_line, coverage_points, method_names
-    from ..tasks.score import read_extra_column, train_std
     from .common import parse_levels
 
     if y_std is not None and train is not None:
@@ -104,7 +104,7 @@ def coverage(
     if train is not None:
         settings = replace(settings, y_std=train_std(train, settings))
     names = method_names([str(f) for f in files], name)
-    from ..stream.engine import auto_chunk_rows, choose_engine
+    from ..engine.local import auto_chunk_rows, choose_engine
 
     chosen = {choose_engine(engine.value, f) for f in files}
     weights_col = settings.columns.get("weights")
@@ -113,10 +113,10 @@ def coverage(
             "--weights with --engine stream/dask: weighted coverage is computed in memory only yet; use --engine memory"
         )
     if chosen - {"memory"}:
+        from ..commands.coverage.stream import coverage_points_dask, coverage_points_stream
+        from ..engine.local import total_rows
+        from ..engine.progress import row_progress
         from ..io.uri import as_spec
-        from ..stream.coverage import coverage_points_dask, coverage_points_stream
-        from ..stream.engine import total_rows
-        from ..stream.progress import row_progress
 
         pairs = [(m, as_spec(f)) for m, f in zip(names, files)]  # a URI as given (str() folds s3:// to s3:/)
         rows = chunk_rows or min(auto_chunk_rows(f, settings) for f in files)

@@ -118,11 +118,11 @@ def monitor(
     coverage at each level (two-sided), PIT uniformity (Gaussian), and with two files the mean score
     difference (a confidence sequence). With --state the next run reads only the new rows.
     """
+    from ..commands.monitor.core import monitor_file
     from ..errors import UsageError
     from ..io.uri import as_spec
     from ..io.writers import atomic_write_bytes, check_output_path, write_figure, write_json
     from ..report.monitor import rich_tables, to_markdown
-    from ..tasks.monitor import monitor_file
 
     if not 1 <= len(files) <= 2:
         raise UsageError(f"give one predictions input, or two (A B) to compare; got {len(files)}")
@@ -152,8 +152,8 @@ def monitor(
                 from ..errors import InputError
 
                 raise InputError(f"cannot read --state {state}: {exc}") from None
-    from ..stream.engine import total_rows
-    from ..stream.progress import row_progress
+    from ..engine.local import total_rows
+    from ..engine.progress import row_progress
 
     specs = [as_spec(f) for f in files]
     with row_progress(None if quiet else total_rows(specs[0]), quiet) as progress:

@@ -14,14 +14,7 @@ import typer
 from ..config import LIMITS
 from ..plots import PLOT_KINDS
 from ..report.text import plain
-from .common import (
-    PLOTS_PANEL,
-    OrderBy,
-    OrderByOpt,
-    ScoringFlags,
-    handle_errors,
-    scoring_options,
-)
+from .common import PLOTS_PANEL, OrderBy, OrderByOpt, ScoringFlags, handle_errors, scoring_options
 
 if TYPE_CHECKING:
     import numpy as np
@@ -94,7 +87,7 @@ def load_x(x: str | None, loaded) -> tuple[np.ndarray | None, str | None]:
     loaded rows, or ``(None, None)``."""
     if x is None:
         return None, None
-    from ..tasks.plot import x_values
+    from ..plots.kinds import x_values
 
     return x_values(loaded, x), x
 
@@ -139,7 +132,7 @@ def plot(
     from ..io.load import load_predictions
     from ..io.writers import atomic_write_bytes, check_output_path
     from ..plots.common import figure_to_bytes
-    from ..tasks.plot import build_figures
+    from ..plots.kinds import build_figures
 
     fmt = output_format(output, plot_format)
     n_points = check_max_points(max_points)
@@ -161,7 +154,7 @@ def plot(
             "--reference, --time and --id apply to score, compare, check, report and plot --kind skill "
             "(skill scores), not to other plots"
         )
-    from ..tasks.plot import OPT_IN_KINDS
+    from ..plots.kinds import OPT_IN_KINDS
 
     if kind.value in OPT_IN_KINDS:  # asking for the figure asks for the opt-in family it draws
         from dataclasses import replace
@@ -182,8 +175,8 @@ def plot(
     with naming(file):
         metrics = None
         if reference is not None:
-            from ..tasks.score import reference_ids, reference_time
-            from ..tasks.skill import evaluate_skill
+            from ..commands.compare.skill import evaluate_skill
+            from ..commands.score.core import reference_ids, reference_time
 
             skill, _, skill_notes = evaluate_skill(
                 loaded.prediction,

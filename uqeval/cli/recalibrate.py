@@ -191,7 +191,7 @@ def recalibrate(
                 f"{', '.join(given)} configure a fit; with --load the saved recalibrator is applied as is"
             )
 
-    from ..tasks.recalibrate import output_format
+    from ..commands.recalibrate import output_format
 
     if output is not None:
         output_format(output)
@@ -205,9 +205,9 @@ def recalibrate(
     if features is not None and not feature_names:
         raise typer.BadParameter("--features is empty")
 
+    from ..commands.recalibrate import Options, cli_method, run, write_table
     from ..io.writers import atomic_write_text, check_output_path
     from ..recalibration.serialize import load_state, save_state
-    from ..tasks.recalibrate import Options, cli_method, run, write_table
 
     settings = flags.settings(num_bins=num_bins, class_bins=bins)
     inputs = [p for p in (file, apply, load) if p is not None]

@@ -8,12 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from ..report.text import plain
-from .common import (
-    QuietOpt,
-    ScoringFlags,
-    handle_errors,
-    scoring_options,
-)
+from .common import QuietOpt, ScoringFlags, handle_errors, scoring_options
 from .plot import DpiOpt, MaxPointsOpt, PlotFormat, XOpt
 
 
@@ -39,17 +34,17 @@ def build_entry(
 ) -> tuple[dict[str, Any], list[str]]:
     """Score ``file``, draw its figures and compute its UCC: one report entry and its notes.
 
-    With ``overlays`` (:class:`uqeval.tasks.overlay.Overlays`) the kinds that overlay several models are drawn
+    With ``overlays`` (:class:`uqeval.plots.overlay.Overlays`) the kinds that overlay several models are drawn
     there (the report's key figures) instead of in the file's own figures; with ``models`` (a list) the
-    prediction is kept there as a :class:`uqeval.tasks.compare.Model` for ``--compare`` (and, with
+    prediction is kept there as a :class:`uqeval.commands.compare.core.Model` for ``--compare`` (and, with
     ``--weights``, its weights appended to ``models_weights``).
 
     With ``--weights`` the metric tables are weighted (``score``'s machinery); the figures take no weights:
     they are drawn from the unweighted rows and every caption says so, and the UCC numbers are left out
     (``uqeval ucc --weights`` gives the weighted UCC), each with a note."""
+    from ..commands.score.core import score_loaded
     from ..io.load import load_predictions
-    from ..tasks.plot import KIND_TITLES, PLOT_KINDS, applicable_kinds, build_figures, encode_figures
-    from ..tasks.score import score_loaded
+    from ..plots.kinds import KIND_TITLES, PLOT_KINDS, applicable_kinds, build_figures, encode_figures
     from .plot import load_x
 
     # read once: scored, then drawn
@@ -58,7 +53,7 @@ def build_entry(
     metrics = summary.get("metrics")
     weighted = loaded.weights is not None
     if models is not None:
-        from ..tasks.compare import Model
+        from ..commands.compare.core import Model
 
         models.append(Model(name, loaded.prediction, loaded.info))
         if models_weights is not None:
@@ -66,7 +61,7 @@ def build_entry(
     xs, x_label = load_x(x, loaded)
     kinds, ucc, figures, notes = None, None, {}, []
     if overlays is not None:
-        from ..tasks.overlay import overlay_kinds
+        from ..plots.overlay import overlay_kinds
 
         over = overlay_kinds(loaded.prediction, settings, metrics)
         _, alone = overlays.add(loaded.prediction, metrics, settings, name, loaded.info, kinds=over)
@@ -112,9 +107,9 @@ UNWEIGHTED = " (unweighted: figures take no weights)"
 def key_figures(
     overlays, fmt: str, dpi: int, notes: list[str], weighted: bool = False
 ) -> list[dict[str, Any]]:
-    """The encoded overlays of :class:`uqeval.tasks.overlay.Overlays`: ``{"title", "models", "image"}`` each
+    """The encoded overlays of :class:`uqeval.plots.overlay.Overlays`: ``{"title", "models", "image"}`` each
     (``weighted``: the titles say the figures are unweighted)."""
-    from ..tasks.plot import encode_figures
+    from ..plots.kinds import encode_figures
 
     drawn = overlays.figures()
     left_out: list[str] = []
@@ -221,13 +216,13 @@ def report(
     for f in files:  # fail before any work on a missing or unreadable file (or --x column)
         table = inspect(f)
         if x is not None:
-            from ..tasks.plot import find_x_column
+            from ..plots.kinds import find_x_column
 
             find_x_column(table, x)
     from .. import plots
-    from ..stream.progress import stage, work_progress
-    from ..tasks.overlay import Overlays
-    from ..tasks.plot import render_workers
+    from ..engine.progress import stage, work_progress
+    from ..plots.kinds import render_workers
+    from ..plots.overlay import Overlays
 
     render_workers(plots.RENDER_PROCESSES)  # their start-up overlaps reading and scoring
     entries, notes, overlays = [], [], Overlays()
@@ -254,7 +249,7 @@ def report(
             notes += entry_notes
         comparison = None
         if models is not None:
-            from ..tasks.compare import align_models, compare_models
+            from ..commands.compare.core import align_models, compare_models
 
             stage("report: comparing the files")
             # with --weights: the first file's weights (the files hold the same rows)

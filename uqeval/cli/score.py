@@ -99,10 +99,10 @@ def score(
     quiet: QuietOpt = False,
 ) -> None:
     """Score a prediction file: accuracy, calibration, sharpness, scoring rules, reliability, coverage."""
+    from ..commands.score.core import per_row_table, score_loaded
     from ..errors import UsageError
     from ..io.load import load_predictions
     from ..io.writers import check_output_path, write_parquet
-    from ..tasks.score import per_row_table, score_loaded
 
     settings = flags.settings(columns={"by": by}, oca_fraction=oca_fraction, bayes_samples=bayes_samples)
     reference = flags.reference_spec()
@@ -110,7 +110,7 @@ def score(
         raise UsageError("--plot-dir draws unweighted plots: leave out --weights or --plot-dir")
     if output is not None:
         check_output_path(output, [file])
-    from ..stream.engine import choose_engine
+    from ..engine.local import choose_engine
 
     chosen = choose_engine(engine.value, file)
     if chosen != "memory":
@@ -136,18 +136,18 @@ def score(
     if plot_dir is None and (plot_format is not None or max_points is not None or x is not None):
         raise UsageError("--plot-format, --max-points and --x only apply with --plot-dir DIR")
     if plot_dir is not None:
-        from ..tasks.plot import check_plot_dir
+        from ..plots.kinds import check_plot_dir
         from .plot import check_max_points
 
         check_plot_dir(plot_dir)
         check_max_points(max_points)
         if x is not None:  # fail before scoring when the column is missing
             from ..io.readers import inspect
-            from ..tasks.plot import find_x_column
+            from ..plots.kinds import find_x_column
 
             find_x_column(inspect(file), x)
         from .. import plots
-        from ..tasks.plot import render_workers
+        from ..plots.kinds import render_workers
 
         render_workers(plots.RENDER_PROCESSES)  # their start-up overlaps reading and scoring
     # compute everything first, then write: a failure leaves no output behind
@@ -164,7 +164,7 @@ def score(
         assert per_row is not None  # the table is made only for --per-row
         write_parquet(per_row, rows_table)
     if images is not None:
-        from ..tasks.plot import write_images
+        from ..plots.kinds import write_images
 
         assert plot_dir is not None  # the images are made only for --plot-dir
         write_images(images, plot_dir, plot_format.value if plot_format else "png")
@@ -173,8 +173,8 @@ def score(
 
 def _score_streamed(file, settings, engine, chunk_rows, scheduler, workers, quiet) -> dict:
     """The summary of ``file`` on the stream or Dask engine, with a progress bar on a terminal."""
-    from ..stream.engine import score_with_engine, total_rows
-    from ..stream.progress import row_progress
+    from ..engine.local import score_with_engine, total_rows
+    from ..engine.progress import row_progress
 
     with row_progress(None if quiet else total_rows(file), quiet) as progress:
         return score_with_engine(file, settings, engine, chunk_rows, scheduler, workers, progress)
@@ -184,7 +184,7 @@ def _plot_images(
     file, loaded, settings, summary, plot_dir, plot_format, max_points, x, order_by
 ) -> dict[str, bytes]:
     """Every plot that applies to the file's representation, encoded (``{kind: bytes}``)."""
-    from ..tasks.plot import build_figures, encode_figures
+    from ..plots.kinds import build_figures, encode_figures
     from .plot import check_max_points, load_x
 
     xs, x_label = load_x(x, loaded)

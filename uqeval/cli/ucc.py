@@ -139,9 +139,9 @@ def ucc(
     same order. --engine stream (or dask) reads record batches: the op point is exact,
     the areas, gains and k* are approximate within bounds written to the JSON.
     """
+    from ..commands.ucc.core import band_of, model_names, ucc_report
     from ..errors import UsageError
     from ..io.writers import check_output_path
-    from ..tasks.ucc import band_of, model_names, ucc_report
 
     px = parse_pair(partial_x, "--partial-x")
     py = parse_pair(partial_y, "--partial-y")
@@ -163,7 +163,7 @@ def ucc(
     if output is not None and plot is not None and output.resolve() == plot.resolve():
         raise UsageError("--output and --plot name the same file")
 
-    from ..stream.engine import auto_chunk_rows, choose_engine
+    from ..engine.local import auto_chunk_rows, choose_engine
 
     chosen = {choose_engine(engine.value, f) for f in files}
     weights_col = settings.columns.get("weights")
@@ -175,7 +175,7 @@ def ucc(
         for flag, value in (("--permutation-test", permutation_test), ("--plot", plot)):
             if value:
                 raise UsageError(f"{flag} needs every row in memory: use --engine memory")
-        from ..stream.ucc import ucc_dask, ucc_stream
+        from ..commands.ucc.stream import ucc_dask, ucc_stream
 
         options = dict(
             x_axis=x_axis.value,
@@ -186,8 +186,8 @@ def ucc(
             cost=cost,
             seed=settings.seed,
         )
-        from ..stream.engine import total_rows
-        from ..stream.progress import row_progress
+        from ..engine.local import total_rows
+        from ..engine.progress import row_progress
 
         rows = chunk_rows or min(auto_chunk_rows(f, settings) for f in files)
         if "dask" not in chosen and (scheduler is not None or workers is not None):
@@ -214,7 +214,7 @@ def ucc(
         return
     if chunk_rows is not None or scheduler is not None or workers is not None:
         raise UsageError("--chunk-rows, --scheduler and --workers apply to --engine stream/dask only")
-    from ..stream.progress import stage, work_progress
+    from ..engine.progress import stage, work_progress
 
     with work_progress(quiet):  # a terminal shows the stages (reading, the permutation test)
         bands = []
@@ -240,9 +240,9 @@ def ucc(
         )
     image = None
     if plot is not None:  # rendered before anything is written: a failure leaves no output
+        from ..commands.ucc.core import plot_models
         from ..plots.common import figure_to_bytes
         from ..plots.ucc import plot_ucc
-        from ..tasks.ucc import plot_models
 
         fig = plot_ucc(plot_models(bands, summary, weights), cost=cost)
         image = figure_to_bytes(fig, plot.suffix.lower().lstrip("."))

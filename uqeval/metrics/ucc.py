@@ -934,7 +934,7 @@ def summary_of_curves(
     c: float,
 ) -> dict:
     """The dict of :func:`ucc_summary` from the two curves, the metrics at ``k = 1`` (``op``), checked
-    partial ranges and cost (the streamed UCC, :mod:`uqeval.stream.ucc`, passes curves through a subset
+    partial ranges and cost (the streamed UCC, :mod:`uqeval.commands.ucc.stream`, passes curves through a subset
     of the operating points)."""
     return _summary(
         model.x_axis,

@@ -28,6 +28,6 @@ PLOT_KINDS: tuple[str, ...] = (
     "coverage",  # issue 26/28: observed coverage against the nominal level (--diagnostics)
 )
 
-#: processes that draw and encode figures (``uqeval.tasks.plot.encode_figures``): 1 in a library call;
+#: processes that draw and encode figures (``uqeval.plots.kinds.encode_figures``): 1 in a library call;
 #: ``uqeval.cli.main`` sets 2 on a machine with two or more cores, where drawing is most of a report's time
 RENDER_PROCESSES = 1

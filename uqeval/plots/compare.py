@@ -25,7 +25,7 @@ def _nan(x: Any) -> float:
 
 
 def compare_figure(result: Mapping[str, Any], max_cols: int = 3) -> Figure:
-    """Figure of the metrics of a :func:`uqeval.tasks.compare.compare_models` result.
+    """Figure of the metrics of a :func:`uqeval.commands.compare.core.compare_models` result.
 
     Parameters
     ----------

@@ -1,7 +1,7 @@
 """The regression plots: the Uncertainty Toolbox set plus ACCRUE's bin-free reliability diagram.
 
 Each ``plot_*`` function takes arrays and the curves and metric values computed by
-:mod:`uqeval.metrics` (through the catalogue: :mod:`uqeval.tasks.plot` passes them), validates
+:mod:`uqeval.metrics` (through the catalogue: :mod:`uqeval.plots.kinds` passes them), validates
 them and returns a :class:`matplotlib.figure.Figure`; encode it with
 :func:`uqeval.plots.common.figure_to_bytes`. Nothing here derives a metric: a value left out
 is asked of its kernel.

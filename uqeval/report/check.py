@@ -1,4 +1,4 @@
-"""Render a gate result (:class:`uqeval.tasks.check.GateResult`): the ``uqeval.check/1`` JSON
+"""Render a gate result (:class:`uqeval.commands.check.GateResult`): the ``uqeval.check/1`` JSON
 document, Markdown, JUnit XML and a rich table."""
 
 from __future__ import annotations

@@ -239,11 +239,11 @@ def _best_columns(
 
 
 def _target(summary: Mapping[str, Any] | None, path: str) -> float | None:
-    """Target of the ``"target"``-oriented metric at ``path`` of a summary (:func:`uqeval.tasks.check.target_of`),
+    """Target of the ``"target"``-oriented metric at ``path`` of a summary (:func:`uqeval.commands.check.target_of`),
     None where the summary does not hold it."""
     if summary is None:
         return None
-    from ..tasks.check import target_of
+    from ..commands.check import target_of
 
     try:
         return float(target_of(summary, path))
@@ -773,7 +773,7 @@ def render_report(
         Document title and top heading.
     overlays : sequence of mappings, optional
         The key figures, every model on one figure: ``{"title": str, "models": [name, ...], "image": bytes}``
-        (:class:`uqeval.tasks.overlay.Overlays`); caption and alt text name every model.
+        (:class:`uqeval.plots.overlay.Overlays`); caption and alt text name every model.
     comparison : mapping, optional
         A ``uqeval compare`` result (``uqeval.compare/1``) of the same files: its paired tests join the summary.
     monitor : mapping, optional

@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from ..catalogue import compute_metrics, not_computed_notes, not_defined
-from ..config import Settings
-from ..io.load import Loaded, load_predictions
-from ..predictions import Prediction
-from ..report.summary import build_summary
+from ...catalogue import compute_metrics, not_computed_notes, not_defined
+from ...config import Settings
+from ...io.load import Loaded, load_predictions
+from ...predictions import Prediction
+from .summary import build_summary
 
 
 def score_prediction(
@@ -32,7 +32,7 @@ def score_prediction(
         pred.require_targets()
     if weights is None:
         return compute_metrics(pred, settings, skipped)
-    from ..catalogue import compute_weighted_metrics
+    from ...catalogue import compute_weighted_metrics
 
     metrics, orientation, skipped_weights = compute_weighted_metrics(pred, settings, weights, skipped)
     if not_weighted is not None:
@@ -95,8 +95,8 @@ def group_labels(values: np.ndarray) -> np.ndarray:
 
 def check_group_count(n_groups: int, path: Any) -> None:
     """At most ``LIMITS["groups"]`` distinct ``--by`` values (each group runs every metric)."""
-    from ..config import LIMITS
-    from ..errors import InputError
+    from ...config import LIMITS
+    from ...errors import InputError
 
     if n_groups > LIMITS["groups"]:
         raise InputError(
@@ -149,9 +149,9 @@ def worst_groups(metrics: dict[str, Any], orientation: dict[str, str], groups: d
 
 def train_std(path: str | Path, settings: Settings) -> float:
     """Standard deviation (ddof=0) of the target column of a training file: the unit of ``width_norm``."""
-    from ..errors import InputError, option
-    from ..io.columns import _find
-    from ..io.readers import inspect, read_columns, to_float
+    from ...errors import InputError, option
+    from ...io.columns import _find
+    from ...io.readers import inspect, read_columns, to_float
 
     table = inspect(path)
     col = _find(table.columns, "y_true", settings.columns, str(table.path))
@@ -178,8 +178,8 @@ def per_row_table(pred: Prediction):
     prediction as a pyarrow Table, with the original row number of each row in ``row``."""
     import pyarrow as pa
 
-    from ..catalogue import per_row_uncertainty
-    from ..errors import UsageError
+    from ...catalogue import per_row_uncertainty
+    from ...errors import UsageError
 
     values = per_row_uncertainty(pred)
     if values is None:
@@ -211,16 +211,16 @@ def reference_ids(loaded: Loaded, reference) -> np.ndarray | None:
 
 
 def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str, Any]:
-    """The full JSON summary (see :mod:`uqeval.report.summary`) of an already loaded file.
+    """The full JSON summary (see :mod:`uqeval.commands.score.summary`) of an already loaded file.
 
-    ``reference``: a :class:`uqeval.tasks.skill.Reference`; adds the ``skill`` group and ``input.reference``.
+    ``reference``: a :class:`uqeval.commands.compare.skill.Reference`; adds the ``skill`` group and ``input.reference``.
     """
-    from ..errors import naming, phrase
+    from ...errors import naming, phrase
 
     skill_notes: list[str] = []
     not_weighted: dict[str, str] = {}
     if loaded.weights is not None and reference is not None:
-        from ..weights import refuse_weights
+        from ...weights import refuse_weights
 
         raise refuse_weights("skill scores against a reference")
     with naming(loaded.info.get("path")):
@@ -229,7 +229,7 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
         )
         groups = score_groups(loaded, settings) if loaded.groups is not None else None
         if reference is not None:  # forecast verification (issue 16): skill against a reference forecast
-            from .skill import evaluate_skill
+            from ..compare.skill import evaluate_skill
 
             skill, loaded.info["reference"], skill_notes = evaluate_skill(
                 loaded.prediction,
@@ -265,7 +265,7 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
         )
     weights = None
     if loaded.weights is not None:
-        from ..weights import weights_block
+        from ...weights import weights_block
 
         w = loaded.weights
         weights = weights_block(loaded.info.get("weights"), float(w.sum()), int((w == 0).sum()), not_weighted)
@@ -280,7 +280,7 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
 def score_file(
     path: str | Path, settings: Settings | None = None, per_row: str | Path | None = None, reference=None
 ) -> dict[str, Any]:
-    """Load ``path`` and return the full JSON summary (see :mod:`uqeval.report.summary`).
+    """Load ``path`` and return the full JSON summary (see :mod:`uqeval.commands.score.summary`).
 
     ``per_row``: also write the per-row uncertainty decomposition (:func:`per_row_table`)
     to this Parquet file, atomically, once every metric has been computed.
@@ -290,7 +290,7 @@ def score_file(
     rows_table = per_row_table(loaded.prediction) if per_row is not None else None  # fails before scoring
     summary = score_loaded(loaded, settings, reference)
     if rows_table is not None:
-        from ..io.writers import write_parquet
+        from ...io.writers import write_parquet
 
         assert per_row is not None  # the table is made only for per_row
         write_parquet(per_row, rows_table)
@@ -299,8 +299,8 @@ def score_file(
 
 def read_extra_column(path: str | Path, column: str, rows: np.ndarray | slice) -> np.ndarray:
     """One more column of ``path`` (any type), aligned with the kept ``rows`` of a loaded prediction."""
-    from ..errors import SchemaError
-    from ..io.readers import inspect, read_columns
+    from ...errors import SchemaError
+    from ...io.readers import inspect, read_columns
 
     table = inspect(path)
     names = {c.lower(): c for c in table.columns}

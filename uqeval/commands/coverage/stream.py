@@ -1,4 +1,4 @@
-"""``uqeval coverage --engine stream``: the coverage/width points of :mod:`uqeval.tasks.coverage` from record
+"""``uqeval coverage --engine stream``: the coverage/width points of :mod:`uqeval.commands.coverage.core` from record
 batches. Every point value (coverage, width, width_norm, set coverage and size) is a mean over the rows of
 its (facet, point) cell, so a cell keeps its row count and count-weighted sums (exact)."""
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from ..config import Settings
-from ..errors import InputError
+from ...config import Settings
+from ...errors import InputError
 
 
 def _cells(
@@ -18,8 +18,8 @@ def _cells(
 ) -> dict[tuple[str, str], dict[str, Any]]:
     """``{(facet, point): {"n": rows, "sums": {level: {key: count-weighted sum}}}}`` of record batches
     ``(_, Batch, _, offset, extra columns)`` of one file; the file's representation goes into ``kinds``."""
-    from ..catalogue import coverage_levels
-    from ..tasks.coverage import _INTERVALS, _SETS, _labels, _point_metrics
+    from ...catalogue import coverage_levels
+    from .core import _INTERVALS, _SETS, _labels, _point_metrics
 
     cells: dict[tuple[str, str], dict[str, Any]] = {}
     for _, batch, _, offset, extra in batches:
@@ -89,7 +89,7 @@ def _records(method: str, path: str, cells: dict) -> list[dict[str, Any]]:
 
 
 def _check_kinds(kinds: dict[str, str]) -> None:
-    from ..tasks.coverage import _SETS
+    from .core import _SETS
 
     if len({k in _SETS for k in kinds.values()}) > 1:
         raise InputError(
@@ -105,9 +105,9 @@ def coverage_points_stream(
     points_by: str | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """The records of :func:`uqeval.tasks.coverage.coverage_points` for ``(method, path)`` pairs, streamed;
+    """The records of :func:`uqeval.commands.coverage.core.coverage_points` for ``(method, path)`` pairs, streamed;
     ``progress(rows)``: rows read so far over all files."""
-    from .engine import iter_batches_of
+    from ...engine.local import iter_batches_of
 
     records: list[dict[str, Any]] = []
     kinds: dict[str, str] = {}
@@ -132,7 +132,7 @@ def coverage_points_stream(
 
 def partition_cells(task, plan, settings: Settings, chunk_rows: int, points_by: str | None, path: str):
     """``(cells, {path: representation})`` of one Dask task's row groups (runs on a worker)."""
-    from .dask_engine import _task_batches
+    from ...engine.dask import _task_batches
 
     kinds: dict[str, str] = {}
     extra = (points_by,) if points_by else ()
@@ -160,9 +160,9 @@ def coverage_points_dask(
 ) -> list[dict[str, Any]]:
     """The records of :func:`coverage_points_stream` on a Dask cluster: each file's row groups map to cells on
     the workers, tree-reduced with :func:`merge_cells`."""
-    from ..errors import SchemaError, UsageError
-    from .dask_engine import dask_client, partitions, tree_reduce, wait
-    from .engine import _prepare
+    from ...engine.dask import dask_client, partitions, tree_reduce, wait
+    from ...engine.local import _prepare
+    from ...errors import SchemaError, UsageError
 
     plans = []
     for _, path in files:

@@ -1,9 +1,9 @@
 """``uqeval monitor``: the catalogue's metrics per time window and cumulatively, and anytime-valid tests.
 
-Rows are read in record batches as ``score --engine stream`` reads them (:func:`~uqeval.stream.engine.iter_batches_of`);
+Rows are read in record batches as ``score --engine stream`` reads them (:func:`~uqeval.engine.local.iter_batches_of`);
 each batch is split by window and every part updates its window's mergeable state
-(:func:`uqeval.stream.states.batch_state`, the states of ``score --engine stream``: no metric is written
-here). A window's metrics are :func:`~uqeval.stream.states.finalize` of its state, so they equal ``score`` on
+(:func:`uqeval.catalogue.states.batch_state`, the states of ``score --engine stream``: no metric is written
+here). A window's metrics are :func:`~uqeval.catalogue.states.finalize` of its state, so they equal ``score`` on
 that window's rows; the cumulative metrics are the merge of all windows. The tests
 (:mod:`uqeval.metrics.sequential`) need a few sums per window (rows, misses per level, PIT log-sums), and are
 evaluated at the end of each window from the cumulative sums.
@@ -31,11 +31,11 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..config import Settings
-from ..errors import InputError, UsageError
-from ..report.text import plain
-from . import states
-from .states import pack
+from ...catalogue import states
+from ...catalogue.states import pack
+from ...config import Settings
+from ...errors import InputError, UsageError
+from ...report.text import plain
 
 SCHEMA = "uqeval.monitor/1"
 STATE_FORMAT = "uqeval.monitor-state/1"
@@ -60,7 +60,7 @@ def parse_window(span: str | int) -> tuple[str, int]:
 
 
 def option_name(key: str, value: str | None = None) -> str:
-    from ..errors import option
+    from ...errors import option
 
     return option(key, value)
 
@@ -206,8 +206,8 @@ def _iso(ns: int) -> str:
 
 def _covered(pred, settings: Settings, level: float) -> np.ndarray | None:
     """The per-row coverage indicator at ``level`` from the catalogue's per-row form."""
-    from ..catalogue import lookup, rows
-    from ..metrics.intervals import level_key
+    from ...catalogue import lookup, rows
+    from ...metrics.intervals import level_key
 
     for path in ("coverage.coverage", "prediction_sets.coverage"):
         metric = lookup(path)
@@ -223,7 +223,7 @@ def _covered(pred, settings: Settings, level: float) -> np.ndarray | None:
 
 
 def test_levels(pred, settings: Settings) -> list[float]:
-    from ..catalogue import coverage_levels
+    from ...catalogue import coverage_levels
 
     try:
         levels = coverage_levels(pred, settings)
@@ -240,7 +240,7 @@ PIT_KINDS = ("gaussian",)
 
 def test_sums(pred, settings: Settings, levels: list[float]) -> dict[str, Any]:
     """The sums the tests need from some rows: misses per level and the PIT's log-sums."""
-    from ..metrics.sequential import pit_sums
+    from ...metrics.sequential import pit_sums
 
     miss = np.array(
         [pred.n - float(np.sum(cast("np.ndarray", _covered(pred, settings, lv)))) for lv in levels]
@@ -284,10 +284,10 @@ def _runs(keys: np.ndarray) -> tuple[np.ndarray, list, np.ndarray]:
 
 
 def merge_states(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    """Two window states combined: :func:`uqeval.stream.states.merge`, or for weighted states (``--weights``,
-    :mod:`uqeval.stream.weighted`) :func:`~uqeval.stream.weighted.merge_weighted`."""
+    """Two window states combined: :func:`uqeval.catalogue.states.merge`, or for weighted states (``--weights``,
+    :mod:`uqeval.catalogue.weighted`) :func:`~uqeval.catalogue.weighted.merge_weighted`."""
     if "sums" in a or "sums" in b:
-        from .weighted import merge_weighted
+        from ...catalogue.weighted import merge_weighted
 
         return merge_weighted(a, b)
     return states.merge(a, b)
@@ -300,11 +300,11 @@ def has_rows(state: dict[str, Any]) -> bool:
 
 def finish_window(state: Any, settings: Settings, skip: frozenset[str] = frozenset()) -> tuple[dict, dict]:
     """``(metrics, orientation)`` of one window's (packed or dense) state, without the families ``skip``;
-    a weighted state's weighted metrics (:func:`~uqeval.stream.weighted.finalize_weighted`)."""
-    from ..io.writers import jsonable
+    a weighted state's weighted metrics (:func:`~uqeval.catalogue.weighted.finalize_weighted`)."""
+    from ...io.writers import jsonable
 
     if "sums" in state:
-        from .weighted import finalize_weighted
+        from ...catalogue.weighted import finalize_weighted
 
         metrics, orientation = finalize_weighted(state, settings)
         return jsonable(metrics), orientation
@@ -416,7 +416,7 @@ class Windows:
 
     def add(self, batch, n_raw: int, offset: int, extra: dict[str, Any], where: str) -> np.ndarray | None:
         """Fold one record batch in; returns the window of each kept row (None when no row was kept)."""
-        from .engine import _signature
+        from ...engine.local import _signature
 
         lay = self.layout
         times = time_ns(extra[lay.time], lay.time, where, offset) if lay.kind == "time" and lay.time else None
@@ -451,7 +451,7 @@ class Windows:
             kept[np.searchsorted(uk, wk)] = n_in
             labels = None
             if batch.groups is not None and self.settings.columns.get("by"):
-                from ..tasks.score import group_labels
+                from ..score.core import group_labels
 
                 labels = group_labels(batch.groups)
             for key, piece, c in zip(wk.tolist(), pieces, n_in.tolist()):
@@ -459,7 +459,7 @@ class Windows:
                 w = self._window(key)
                 tested = sub
                 if batch.weights is not None:  # --weights: batches carry weights only when asked
-                    from .weighted import merge_weighted, weighted_state
+                    from ...catalogue.weighted import merge_weighted, weighted_state
 
                     wts = batch.weights if c == pred.n else batch.weights[piece]
                     w["state"] = merge_weighted(w["state"], weighted_state(sub, self.settings, wts))
@@ -481,8 +481,8 @@ class Windows:
 
     def _add_groups(self, w: dict[str, Any], sub, labels: np.ndarray, where: str) -> dict[str, Any]:
         """Fold the rows ``sub`` into window ``w``'s per-label states (``--by``); returns their merged state."""
-        from ..tasks.score import check_group_count
-        from .groups import merge_groups
+        from ..score.core import check_group_count
+        from ..score.groups import merge_groups
 
         values, inverse = np.unique(labels, return_inverse=True)
         whole = states.init()
@@ -495,7 +495,7 @@ class Windows:
 
     def merge(self, other: Windows) -> Windows:
         """Both runs' rows (window by window)."""
-        from .groups import merge_groups
+        from ..score.groups import merge_groups
 
         if (
             self.signature is not None
@@ -564,14 +564,17 @@ _ALLOWED = {
     ("builtins", "frozenset"),
     ("builtins", "set"),
     ("builtins", "complex"),
-    ("uqeval.stream.states", "Packed"),
+    ("uqeval.catalogue.states", "Packed"),
 }
+#: where a class of a state file written by an earlier version lives now
+_MOVED = {("uqeval.stream.states", "Packed"): "uqeval.catalogue.states"}
 
 
 class _Unpickler(pickle.Unpickler):
     """Numbers, numpy arrays and sparse histograms only: a state file runs no code when read."""
 
     def find_class(self, module: str, name: str) -> Any:
+        module = _MOVED.get((module, name), module)
         if (module, name) in _ALLOWED or (module.startswith("numpy") and name.endswith("DType")):
             return super().find_class(module, name)
         raise pickle.UnpicklingError(f"{module}.{name} is not part of a monitor state")
@@ -689,7 +692,7 @@ def monitor_windows(
     start: Windows | None = None,
 ) -> tuple[Any, Windows]:
     """``(source, Windows)`` of ``spec`` read once in record batches (added to ``start``, a resumed state)."""
-    from .engine import iter_batches_of
+    from ...engine.local import iter_batches_of
 
     extra = (layout.time,) if layout.time else ()
     src, batches = iter_batches_of(spec, settings, chunk_rows, extra=extra, allow_by=True, weights_ok=True)
@@ -713,7 +716,7 @@ SCORE_BOUNDS = {"accuracy.brier": 2.0}
 
 
 def pair_score(kind: str) -> str:
-    from ..catalogue import lookup
+    from ...catalogue import lookup
 
     for path in PAIR_SCORES:
         metric = lookup(path)
@@ -726,7 +729,7 @@ def pair_score(kind: str) -> str:
 
 def row_scores(pred, settings: Settings, path: str) -> np.ndarray:
     """The per-row score (the catalogue's per-row form of ``path``)."""
-    from ..catalogue import lookup, rows
+    from ...catalogue import lookup, rows
 
     metric = lookup(path)
     stat = rows(metric, pred, settings) if metric is not None else None
@@ -746,7 +749,7 @@ class Pair:
         self.diffs: dict[int, np.ndarray] = {}
 
     def add_diffs(self, keys: np.ndarray, sa: np.ndarray, sb: np.ndarray, where: str) -> None:
-        from ..metrics.sequential import mean_sums
+        from ...metrics.sequential import mean_sums
 
         if self.bound is None:
             self.bound = SCORE_BOUNDS.get(self.score or "")
@@ -785,7 +788,7 @@ def monitor_pair(
 ) -> tuple[Any, Any, Pair]:
     """``(source A, source B, Pair)``: both inputs read once, in step, and their rows matched by row number
     (a row dropped in either is left out of the difference)."""
-    from .engine import iter_batches_of
+    from ...engine.local import iter_batches_of
 
     extra = (layout.time,) if layout.time else ()
     src_a, gen_a = iter_batches_of(specs[0], settings, chunk_rows, extra=extra)

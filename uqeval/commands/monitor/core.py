@@ -1,5 +1,5 @@
 """The ``uqeval.monitor/1`` document: per-window and cumulative metrics of a
-:class:`~uqeval.stream.monitor.Windows` state, and the anytime-valid tests (:mod:`uqeval.metrics.sequential`)
+:class:`~uqeval.commands.monitor.windows.Windows` state, and the anytime-valid tests (:mod:`uqeval.metrics.sequential`)
 evaluated at the end of every window.
 
 Family-wise level: the tests reported share ``alpha`` equally (Bonferroni): with ``K`` tests each alarms when
@@ -13,15 +13,15 @@ from typing import Any
 
 import numpy as np
 
-from ..config import Settings
-from ..errors import UsageError
-from ..stream.monitor import SCHEMA, Windows
+from ...config import Settings
+from ...errors import UsageError
+from .windows import SCHEMA, Windows
 
 
 def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[str, Any]]:
     """One entry per test: name, kind, and the cumulative e-value at each look (window end)."""
-    from ..metrics.intervals import level_key
-    from ..metrics.sequential import capped_exp, coverage_log_e, pit_log_e
+    from ...metrics.intervals import level_key
+    from ...metrics.sequential import capped_exp, coverage_log_e, pit_log_e
 
     tests: list[dict[str, Any]] = []
     sums = [win.windows[k]["tests"] for k in keys]
@@ -60,14 +60,14 @@ def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[st
 
 
 def _looks(values: np.ndarray) -> list[float | None]:
-    from ..io.writers import jsonable
+    from ...io.writers import jsonable
 
     return jsonable([float(v) for v in values])
 
 
 def _windows_of(win: Windows, keys: list[int], settings: Settings):
     """Per window ``(metrics, n_rows, n_dropped)`` entries, the cumulative metrics and the orientation."""
-    from ..stream.monitor import finish_window, has_rows, merge_states
+    from .windows import finish_window, has_rows, merge_states
 
     windows: list[dict[str, Any]] = []
     orientation: dict[str, str] = {}
@@ -93,14 +93,14 @@ def _windows_of(win: Windows, keys: list[int], settings: Settings):
 
 
 def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha: float) -> dict[str, Any]:
-    """The JSON document of ``uqeval monitor`` of a :class:`~uqeval.stream.monitor.Windows` (one input) or a
-    :class:`~uqeval.stream.monitor.Pair` (two inputs: model A's metrics, ``metrics_b`` model B's)."""
-    from .._version import __version__
-    from ..errors import InputError
-    from ..io.writers import jsonable
-    from ..metrics.sequential import capped_exp, mean_cs
-    from ..stream import states
-    from ..stream.monitor import WINDOW_OPT_IN, Pair
+    """The JSON document of ``uqeval monitor`` of a :class:`~uqeval.commands.monitor.windows.Windows` (one input) or a
+    :class:`~uqeval.commands.monitor.windows.Pair` (two inputs: model A's metrics, ``metrics_b`` model B's)."""
+    from ..._version import __version__
+    from ...catalogue import states
+    from ...errors import InputError
+    from ...io.writers import jsonable
+    from ...metrics.sequential import capped_exp, mean_cs
+    from .windows import WINDOW_OPT_IN, Pair
 
     if not 0 < alpha < 1:
         raise UsageError(f"{_opt('alpha', alpha)} must be in (0, 1)")
@@ -116,7 +116,7 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
         )
     metrics_a, cumulative, orientation, total = _windows_of(win, keys, settings)
     windows = []
-    from ..stream.monitor import group_metrics
+    from .windows import group_metrics
 
     for i, k in enumerate(keys):
         w = win.windows.get(k, {"n_rows": 0, "n_dropped": 0})
@@ -181,8 +181,8 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
     weighted = "sums" in total
     notes = []
     weights = None
-    if weighted:  # --weights: the weighted window states of score --weights (uqeval.stream.weighted)
-        from ..weights import weights_block
+    if weighted:  # --weights: the weighted window states of score --weights (uqeval.catalogue.weighted)
+        from ...weights import weights_block
 
         if not total["n"]:
             raise InputError(
@@ -265,7 +265,7 @@ def as_summary(doc: dict[str, Any]) -> dict[str, Any]:
     """A monitor document as a ``uqeval.score/1`` summary for ``uqeval check``: its metrics are ``last.*``
     (the last window's), ``cumulative.*``, ``tests.<name>.e_value`` / ``.alarm`` (0 or 1) and ``alarms``
     (the number of tests that alarmed)."""
-    from ..report.summary import SCHEMA as SCORE
+    from ..score.summary import SCHEMA as SCORE
 
     last = doc["windows"][-1]["metrics"] if doc.get("windows") else {}
     tests = {
@@ -307,16 +307,16 @@ def monitor_file(
     adversarial_windows: bool = False,
 ) -> tuple[dict[str, Any], bytes]:
     """``(document, state bytes)`` of the rows of ``spec`` (a list of two: model A and model B), added to a
-    saved ``state`` (:func:`~uqeval.stream.monitor.dump_state`). ``adversarial_windows``: also finish the
-    adversarial group calibration of every window (:data:`~uqeval.stream.monitor.WINDOW_OPT_IN`)."""
-    from ..stream.engine import auto_chunk_rows
-    from ..stream.monitor import Layout, dump_state, load_state, monitor_pair, monitor_windows
+    saved ``state`` (:func:`~uqeval.commands.monitor.windows.dump_state`). ``adversarial_windows``: also finish the
+    adversarial group calibration of every window (:data:`~uqeval.commands.monitor.windows.WINDOW_OPT_IN`)."""
+    from ...engine.local import auto_chunk_rows
+    from .windows import Layout, dump_state, load_state, monitor_pair, monitor_windows
 
     if not 0 < alpha < 1:
         raise UsageError(f"{_opt('alpha', alpha)} must be in (0, 1)")
     two = isinstance(spec, (list, tuple))
     if settings.columns.get("weights"):
-        from ..weights import refuse_weights
+        from ...weights import refuse_weights
 
         if two:
             raise refuse_weights("monitor A B", "monitor each model alone with --weights")
@@ -338,7 +338,7 @@ def monitor_file(
             raise UsageError("monitor A B reads both inputs in step: use --engine stream")
         src, src_b, run = monitor_pair(list(spec), layout, settings, chunk, bound, progress, start)
     elif engine == "dask":
-        from ..stream.monitor_dask import monitor_dask
+        from .dask import monitor_dask
 
         src, run = monitor_dask(spec, layout, settings, chunk, scheduler, workers, start)
     else:
@@ -358,6 +358,6 @@ def monitor_file(
 
 
 def _opt(key: str, value: Any) -> str:
-    from ..errors import option
+    from ...errors import option
 
     return option(key, value)

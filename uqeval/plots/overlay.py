@@ -1,7 +1,7 @@
 """Figures with every model overlaid, built one model at a time: the key figures of ``uqeval report``.
 
-:class:`Overlays` keeps one Axes per key kind (:data:`KEY_KINDS` of :data:`uqeval.tasks.plot.OVERLAY_KINDS`; quantile files' calibration
-curve and PIT histogram on one of their own: :func:`overlay_key`) and draws each model's series on it as the model is scored (:func:`uqeval.tasks.plot.build_figures` with ``ax``, ``series`` and
+:class:`Overlays` keeps one Axes per key kind (:data:`KEY_KINDS` of :data:`uqeval.plots.kinds.OVERLAY_KINDS`; quantile files' calibration
+curve and PIT histogram on one of their own: :func:`overlay_key`) and draws each model's series on it as the model is scored (:func:`uqeval.plots.kinds.build_figures` with ``ax``, ``series`` and
 ``color``), so a report never holds more than one prediction in memory. A kind whose figure for some model comes back as a figure of its own (not
 drawn on the shared Axes, e.g. a several-panel variant) is drawn again as that model's own figure, its name
 in the title, and returned to the caller.
@@ -18,7 +18,7 @@ from typing import Any
 from ..config import Settings
 from ..errors import InputError
 from ..predictions import Prediction
-from .plot import (
+from .kinds import (
     KIND_TITLES,
     OVERLAY_KINDS,
     PLOT_KINDS,
@@ -89,13 +89,13 @@ class Overlays:
         self._n = 0
 
     def _color(self, i: int) -> str:
-        from ..plots.style import model_color  # model i has one colour in every figure
+        from .style import model_color  # model i has one colour in every figure
 
         return model_color(i)
 
     def _ax(self, key: str) -> Any:
         if key not in self._axes:
-            from ..plots.common import new_figure
+            from .common import new_figure
 
             self._axes[key] = new_figure()[1]
         return self._axes[key]
@@ -164,11 +164,11 @@ class Overlays:
             names = self._names[key]
             title = f"{KIND_TITLES[kind]} ({variant})" if variant else KIND_TITLES[kind]
             if kind == "ucc":
-                from ..plots.ucc import plot_ucc
+                from .ucc import plot_ucc
 
                 out[key] = (plot_ucc(self._ucc, title=title), list(names), title)
                 continue
-            from ..plots.common import legend_once
+            from .common import legend_once
 
             ax = self._axes[key]
             legend_once(ax)

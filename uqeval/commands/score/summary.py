@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._version import __version__
-from ..config import Settings
-from ..io.writers import jsonable
+from ..._version import __version__
+from ...config import Settings
+from ...io.writers import jsonable
 
 SCHEMA = "uqeval.score/1"
 
@@ -62,7 +62,7 @@ def non_finite_notes(metrics: dict[str, Any]) -> list[str]:
 
     import numpy as np
 
-    from .format import flatten
+    from ...report.format import flatten
 
     bad = []
     for path, v in flatten(metrics):

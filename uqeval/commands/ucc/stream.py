@@ -57,8 +57,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..config import Settings
-from ..errors import InputError, UsageError
+from ...config import Settings
+from ...errors import InputError, UsageError
 
 #: float64 bit pattern >> SHIFT: a cell of critical scales spans a relative width of 2**-(52 - SHIFT) = 2**-14
 SHIFT = 38
@@ -156,7 +156,7 @@ def _vertices(st: State) -> dict[str, np.ndarray]:
 def curve_of(st: State, x_axis: str, y_axis: str, normalize: str, unit: float):
     """``(curve, boxes)``: the :class:`~uqeval.metrics.ucc.UCCCurve` through the exact points kept (two per
     cell, sorted by x) and the cells' ``(x_F, x_L, y_F, y_L)`` in reported units, for the bounds."""
-    from ..metrics.ucc import _INCREASING, AXES, UCCCurve
+    from ...metrics.ucc import _INCREASING, AXES, UCCCurve
 
     if not st["codes"].size:
         raise InputError(
@@ -214,7 +214,7 @@ def _gain_bound(a_m: float, b_m: float, a_c: float, b_c: float) -> float | None:
 def file_state(y: np.ndarray, pred: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> State:
     """The state of a batch of one model: its band, the constant band, the op sums at ``k = 1`` and the
     target's moments."""
-    from ..metrics.ucc import _active, _metrics_at, _validate
+    from ...metrics.ucc import _active, _metrics_at, _validate
 
     y, d, zl, zu = _validate(y, pred, lower, upper)
     n = d.size
@@ -256,7 +256,7 @@ APPROXIMATE = {
 }
 
 
-#: rows of the README's streaming table (:func:`uqeval.stream.states.streaming_table`) for ``uqeval ucc``
+#: rows of the README's streaming table (:func:`uqeval.catalogue.states.streaming_table`) for ``uqeval ucc``
 UCC_TABLE = (
     ("ucc.op", "exact", "per-row sums at the one scale k = 1"),
     (
@@ -287,7 +287,7 @@ def finalize_file(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(ucc summary, bounds)``: the dict of :func:`~uqeval.metrics.ucc.ucc_summary` from a merged state, and
     the bounds of its approximate values."""
-    from ..metrics.ucc import _check_cost, _check_range, summary_of_curves, unit_of_std
+    from ...metrics.ucc import _check_cost, _check_range, summary_of_curves, unit_of_std
 
     px, py = _check_range(partial_x, "partial_x"), _check_range(partial_y, "partial_y")
     c = _check_cost(cost)
@@ -320,16 +320,16 @@ def finalize_file(
 
 
 def _band(name: str, src, batch, level: float):
-    from ..io.load import Loaded
-    from ..tasks.ucc import band_of
+    from ...io.load import Loaded
+    from .core import band_of
 
     return band_of(name, Loaded(batch.prediction, {"path": str(src.spec)}), level)
 
 
 def _targets(src, y: np.ndarray, rows: np.ndarray):
-    """A :class:`~uqeval.tasks.ucc.Band` holding only targets and row numbers, for
-    :func:`~uqeval.tasks.ucc.check_same_targets`."""
-    from ..tasks.ucc import Band
+    """A :class:`~uqeval.commands.ucc.core.Band` holding only targets and row numbers, for
+    :func:`~uqeval.commands.ucc.core.check_same_targets`."""
+    from .core import Band
 
     return Band(
         name=str(src.spec),
@@ -402,7 +402,7 @@ class _Models:
 
 
 def _check_request(n_permutations: int, x_axis: str, y_axis: str, normalize: str, files) -> list[str]:
-    from ..metrics.ucc import _check_axes, _check_normalize
+    from ...metrics.ucc import _check_axes, _check_normalize
 
     if n_permutations:
         raise UsageError(
@@ -432,12 +432,12 @@ def ucc_stream(
     seed: int = 0,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """The ``uqeval.ucc/1`` document of :func:`uqeval.tasks.ucc.ucc_report`, read in record batches of at most
+    """The ``uqeval.ucc/1`` document of :func:`uqeval.commands.ucc.core.ucc_report`, read in record batches of at most
     ``chunk_rows`` rows, with ``input.engine``, ``input.approximate`` and ``input.bounds`` per model. The files
-    are read side by side and their targets compared as they arrive (:func:`~uqeval.tasks.ucc.check_same_targets`,
+    are read side by side and their targets compared as they arrive (:func:`~uqeval.commands.ucc.core.check_same_targets`,
     naming the first differing row), so memory stays about one batch per file."""
-    from ..tasks.ucc import check_same_targets
-    from .engine import iter_batches_of
+    from ...engine.local import iter_batches_of
+    from .core import check_same_targets
 
     files = _check_request(n_permutations, x_axis, y_axis, normalize, files)
     opened = [iter_batches_of(f, settings, chunk_rows) for f in files]
@@ -503,8 +503,8 @@ def partition_ucc(
 ) -> _Models:
     """The :class:`_Models` of global rows ``[offset, offset + rows)`` of every model (runs on a Dask worker):
     aligned record batches, the same kept rows and the same targets in every model."""
-    from ..tasks.ucc import check_same_targets
-    from .compare import aligned, build, check_same_rows, range_batches
+    from ..compare.stream import aligned, build, check_same_rows, range_batches
+    from .core import check_same_targets
 
     offset, rows = task
     gens = [range_batches(g, offset, offset + rows, m.needed, chunk_rows) for m, g in zip(models, groups)]
@@ -550,8 +550,8 @@ def ucc_dask(
     """:func:`ucc_stream` on a Dask cluster: the first model's row groups cut the rows into tasks of global row
     ranges; each task reads that range of every model (targets compared there), and the per-model states are
     tree-reduced with :meth:`_Models.merge` (a union of cells: the same document as streamed)."""
-    from .compare import open_models, row_range_tasks
-    from .dask_engine import cluster_info, dask_client, tree_reduce, wait
+    from ...engine.dask import cluster_info, dask_client, tree_reduce, wait
+    from ..compare.stream import open_models, row_range_tasks
 
     files = _check_request(n_permutations, x_axis, y_axis, normalize, files)
     models = open_models(files, settings)
@@ -594,7 +594,7 @@ def _document(
     extra: dict[str, Any],
 ) -> dict[str, Any]:
     """The ``uqeval.ucc/1`` document of the merged per-model states."""
-    from ..tasks.ucc import ucc_document
+    from .core import ucc_document
 
     kept, notes = acc.kept, list(dict.fromkeys(n for src in sources for n in src.notes())) + list(acc.notes)
     if len(set(kept)) > 1:

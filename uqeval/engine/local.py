@@ -1,6 +1,6 @@
 """The engines: ``memory`` (today's path), ``stream`` (record batches through mergeable states, bounded
 memory) and ``dask`` (partitions mapped to partial states on a Dask cluster, tree-reduced with the same
-:func:`~uqeval.stream.states.merge`).
+:func:`~uqeval.catalogue.states.merge`).
 
 ``auto`` streams inputs above :data:`AUTO_STREAM_BYTES` (and directories and globs), else reads in memory.
 """
@@ -74,14 +74,16 @@ class Partial:
     """Counts and the metric state of some rows (one chunk, one partition, or all merged)."""
 
     def __init__(self) -> None:
-        from . import states
+        from ..catalogue import states
 
         self.state = states.init()
         self.n_rows = self.n_dropped = self.n_members_dropped = self.n_fixed = 0
         self.columns: dict[str, Any] | None = None
         self.signature: tuple | None = None
         self.first_file: str | None = None
-        self.selection: dict | None = None  # what the second pass collects (uqeval.stream.states.selection)
+        self.selection: dict | None = (
+            None  # what the second pass collects (uqeval.catalogue.states.selection)
+        )
         self.second: dict | None = None  # the merged second-pass state
         #: families not defined for these rows' shape (uqeval.catalogue.not_defined; every batch has the same)
         self.undefined: list[tuple[str, str]] = []
@@ -110,23 +112,23 @@ class Partial:
         self.state = self.merge_states(self.state, self.batch_state(batch, settings))
 
     def merge_states(self, a, b):
-        """Two states of this kind of partial combined (:func:`uqeval.stream.states.merge`; weighted states:
-        :func:`uqeval.stream.weighted.merge_weighted`)."""
-        from . import states
+        """Two states of this kind of partial combined (:func:`uqeval.catalogue.states.merge`; weighted states:
+        :func:`uqeval.catalogue.weighted.merge_weighted`)."""
+        from ..catalogue import states
 
         return states.merge(a, b)
 
     def batch_state(self, batch, settings: Settings):
-        """The metric state of one batch's rows (:class:`uqeval.stream.groups.GroupedPartial` also keeps
+        """The metric state of one batch's rows (:class:`uqeval.commands.score.groups.GroupedPartial` also keeps
         one per ``--by`` value)."""
-        from . import states
+        from ..catalogue import states
 
         return states.batch_state(batch.prediction, settings)
 
     def add_second(self, second, group_second: dict[str, Any], kind: str) -> None:
         """Fold a second-pass state of some rows (exact MdAE) into the whole data's (``group_second``: the
-        per-group ones of :class:`~uqeval.stream.groups.GroupedPartial`; none here)."""
-        from . import states
+        per-group ones of :class:`~uqeval.commands.score.groups.GroupedPartial`; none here)."""
+        from ..catalogue import states
 
         self.second = states.merge_second(self.second, second, kind)
 
@@ -209,10 +211,10 @@ def iter_batches_of(
 
 
 def new_partial(settings: Settings) -> Partial:
-    """An empty :class:`Partial`: a weighted one (:class:`uqeval.stream.weighted.WeightedPartial`) where the
+    """An empty :class:`Partial`: a weighted one (:class:`uqeval.catalogue.weighted.WeightedPartial`) where the
     settings name a weights column."""
     if settings.columns.get("weights"):
-        from .weighted import WeightedPartial
+        from ..catalogue.weighted import WeightedPartial
 
         return WeightedPartial()
     return Partial()
@@ -225,8 +227,8 @@ def stream_partial(
     progress: Callable[[int], None] | None = None,
 ) -> tuple[Any, Partial]:
     """Read ``spec`` in record batches of at most ``chunk_rows`` rows and fold them into one :class:`Partial`;
-    when a metric needs one (:func:`uqeval.stream.states.selection`: exact MdAE), read the rows a second time."""
-    from . import states
+    when a metric needs one (:func:`uqeval.catalogue.states.selection`: exact MdAE), read the rows a second time."""
+    from ..catalogue import states
 
     src, batches = iter_batches_of(spec, settings, chunk_rows, weights_ok=True)
     part = new_partial(settings)
@@ -256,9 +258,8 @@ def summary_of(
     groups: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The JSON summary (schema ``uqeval.score/1``) of a merged :class:`Partial`."""
-    from ..catalogue import get_family, not_computed_notes
-    from ..report.summary import build_summary
-    from . import states
+    from ..catalogue import get_family, not_computed_notes, states
+    from ..commands.score.summary import build_summary
 
     if part.n_rows == 0:
         raise InputError(f"{src.spec}: no data rows")
@@ -272,7 +273,7 @@ def summary_of(
         raise InputError(f"{src.spec}: every row has NaN/inf in a used column; nothing left to evaluate")
     bounds: dict[str, float] = {}
     if weighted:
-        from .weighted import finalize_weighted
+        from ..catalogue.weighted import finalize_weighted
 
         metrics, orientation = finalize_weighted(part.state, settings)
     else:
@@ -329,7 +330,7 @@ def summary_of(
         notes.append(f"--engine {engine}: {path} is approximate: {bound}")
     if part.n_fixed:
         notes.append(f"{part.n_fixed} row(s) had crossing quantiles and were sorted (--fix-crossing)")
-    if groups is not None:  # score --by (uqeval.stream.groups)
+    if groups is not None:  # score --by (uqeval.commands.score.groups)
         info["columns"] = {**(info["columns"] or {}), "by": groups["column"]}
     weights = None
     if weighted:
@@ -354,8 +355,8 @@ def score_stream(
 ) -> dict[str, Any]:
     """The JSON summary of ``spec`` scored in record batches (bounded memory)."""
     settings = settings or Settings()
-    if settings.columns.get("by"):  # score --by: one state per group (uqeval.stream.groups)
-        from .groups import score_stream_by
+    if settings.columns.get("by"):  # score --by: one state per group (uqeval.commands.score.groups)
+        from ..commands.score.groups import score_stream_by
 
         return score_stream_by(spec, settings, chunk_rows, progress)
     src, part = stream_partial(spec, settings, chunk_rows, progress)
@@ -406,7 +407,7 @@ def score_with_engine(
     """The JSON summary of ``spec`` on a streaming engine (``stream`` or ``dask``)."""
     chunk_rows = int(chunk_rows or auto_chunk_rows(spec, settings))
     if engine == "dask":
-        from .dask_engine import score_dask
+        from .dask import score_dask
 
         return score_dask(spec, settings, chunk_rows, scheduler=scheduler, workers=workers, progress=progress)
     if scheduler is not None or workers is not None:

@@ -56,10 +56,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, UsageError, option, phrase
-from ..io.load import Loaded
-from ..metrics.ucc import permutation_test, ucc_curves_rows, ucc_summary_rows
-from ..predictions import Prediction
+from ...errors import InputError, UsageError, option, phrase
+from ...io.load import Loaded
+from ...metrics.ucc import permutation_test, ucc_curves_rows, ucc_summary_rows
+from ...predictions import Prediction
 
 __all__ = [
     "SCHEMA",
@@ -150,7 +150,7 @@ def model_names(paths: Sequence[str | Path]) -> list[str]:
 
 
 def _level_key(level: float) -> str:
-    from ..metrics.intervals import level_key
+    from ...metrics.intervals import level_key
 
     return level_key(level)
 
@@ -258,7 +258,7 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
         bounds = f"central quantile pair at level {key}"
         centre = f"median (column '{col}')"
     else:  # samples
-        from ..metrics.samples import empirical_quantiles
+        from ...metrics.samples import empirical_quantiles
 
         # the median lies inside every central band, whatever the skew of the members (map_rows hands
         # the kernel sorted members: no second sort, a second of 1e6 x 50)
@@ -276,7 +276,7 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
     if make_bounds is None:
         outside = (pred < lower) | (pred > upper)
     else:  # a Gaussian's centre lies inside its band: checked block by block all the same
-        from ..metrics.blocks import BLOCK
+        from ...metrics.blocks import BLOCK
 
         outside = np.empty(p.n, dtype=bool)
         for start in range(0, p.n, BLOCK):  # blocks of rows, not rows
@@ -449,7 +449,7 @@ def ucc_report(
         }
     test = None
     if n_perm:
-        from ..stream.progress import stage
+        from ...engine.progress import stage
 
         ref = bands[0]
         n_pairs = len(bands) * (len(bands) - 1) // 2
@@ -499,7 +499,7 @@ def _weighted_bands(
     JSON ``weights`` block and a note on the dropped rows."""
     from dataclasses import replace
 
-    from ..weights import check_weights, weights_block
+    from ...weights import check_weights, weights_block
 
     w = check_weights(weights, column, n=bands[0].y_true.size)
     block = weights_block(column, float(w.sum()), int((w == 0).sum()), {})
@@ -539,9 +539,9 @@ def ucc_document(
     notes: Sequence[str],
 ) -> dict[str, Any]:
     """The ``uqeval.ucc/1`` document around the per-model entries (in memory: :func:`ucc_report`;
-    streamed: :func:`uqeval.stream.ucc.ucc_stream`)."""
-    from .._version import __version__
-    from ..io.writers import jsonable
+    streamed: :func:`uqeval.commands.ucc.stream.ucc_stream`)."""
+    from ..._version import __version__
+    from ...io.writers import jsonable
 
     out: dict[str, Any] = {
         "schema": SCHEMA,

@@ -1,8 +1,8 @@
 """``uqeval score --by COL --engine stream``: one mergeable state per group value.
 
-A batch's rows are split by their ``--by`` label (:func:`uqeval.tasks.score.group_labels`, the labels of
-the in-memory ``--by``) and each part updates its group's state (:func:`uqeval.stream.states.batch_state`);
-the states of a group merge with :func:`~uqeval.stream.states.merge` like the whole file's, so a dict of
+A batch's rows are split by their ``--by`` label (:func:`uqeval.commands.score.core.group_labels`, the labels of
+the in-memory ``--by``) and each part updates its group's state (:func:`uqeval.catalogue.states.batch_state`);
+the states of a group merge with :func:`~uqeval.catalogue.states.merge` like the whole file's, so a dict of
 states keyed by label is itself mergeable (union of keys, merge on common keys). The whole file's state is
 the merge of the batch's group states (no metric is computed twice). Exact metrics equal the in-memory
 ``--by`` ones to float rounding; the two-pass MdAE selects its rows per group. Between batches a group's
@@ -18,15 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from ..config import Settings
-from . import states
-from .engine import Partial, iter_batches_of, summary_of
-from .states import pack, unpack
+from ...catalogue import states
+from ...catalogue.states import pack, unpack
+from ...config import Settings
+from ...engine.local import Partial, iter_batches_of, summary_of
 
 
 def _split(batch) -> list[tuple[str, np.ndarray]]:
     """``(label, row indices)`` of each group in a batch, labels sorted (a loop over groups, not rows)."""
-    from ..tasks.score import group_labels
+    from .core import group_labels
 
     labels = group_labels(batch.groups)
     values, inverse = np.unique(labels, return_inverse=True)
@@ -42,7 +42,7 @@ def merge_groups(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 
 
 class GroupedPartial(Partial):
-    """A :class:`~uqeval.stream.engine.Partial` that also keeps one state per ``--by`` label (``groups``)
+    """A :class:`~uqeval.engine.local.Partial` that also keeps one state per ``--by`` label (``groups``)
     and, after the second pass, the per-group second-pass states (``group_second``)."""
 
     def __init__(self, path: str = "") -> None:
@@ -53,7 +53,7 @@ class GroupedPartial(Partial):
         self.group_second: dict[str, Any] = {}
 
     def batch_state(self, batch, settings: Settings):
-        from ..tasks.score import check_group_count
+        from .core import check_group_count
 
         pred = batch.prediction
         whole = states.init()
@@ -88,7 +88,7 @@ def second_states(
     batches, settings: Settings, sel: dict | None, group_sel: dict[str, Any]
 ) -> tuple[Any, dict[str, Any]]:
     """``(second-pass state of all rows, {label: second-pass state})`` of ``batches`` for the selections
-    :func:`uqeval.stream.states.selection` made of the whole data (``sel``) and of each group (``group_sel``)."""
+    :func:`uqeval.catalogue.states.selection` made of the whole data (``sel``) and of each group (``group_sel``)."""
     second: Any = None
     group_second: dict[str, Any] = {}
     for batch in batches:
@@ -130,7 +130,7 @@ def stream_grouped(
 
 
 def groups_of(part: GroupedPartial, settings: Settings) -> dict[str, Any]:
-    """The ``groups`` block of the summary, as :func:`uqeval.tasks.score.score_groups` writes it: per label
+    """The ``groups`` block of the summary, as :func:`uqeval.commands.score.core.score_groups` writes it: per label
     (sorted) its row count and streamed metrics (the not-streamed ones are named in ``input.not_streamed``), and
     ``bounds`` of its approximate metrics when there are any."""
     values: dict[str, Any] = {}

@@ -250,7 +250,9 @@ def summary_from_json(text: str, source: str = "summary.json") -> dict:
     except InputError as exc:
         raise InputError(f"{exc}; pass a summary written by `uqeval score --output`") from None
     if isinstance(obj, dict) and str(obj.get("schema", "")).startswith("uqeval.monitor/"):
-        from .monitor import as_summary  # rules on a monitor document: last.*, cumulative.*, tests.*, alarms
+        from .monitor.core import (
+            as_summary,  # rules on a monitor document: last.*, cumulative.*, tests.*, alarms
+        )
 
         return validate_summary(as_summary(obj), source)
     return validate_summary(obj, source)

@@ -15,7 +15,7 @@ The reference is one of
 
 Skill ``1 - S / S_ref`` (:func:`uqeval.metrics.skill.skill_score`) is computed for each score in
 :data:`SKILL_SCORES` that both forecasts have, from their per-row scores on a common level grid
-(:func:`uqeval.tasks.compare.comparison_score`), so a Gaussian model and a climatology are scored on the
+(:func:`uqeval.commands.compare.core.comparison_score`), so a Gaussian model and a climatology are scored on the
 same quantile levels. A second prediction is data, not a setting, so skill is computed here rather
 than by a catalogue family; its orientation (``higher``) is declared in the summary.
 """
@@ -28,10 +28,10 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..catalogue import CLASSIFICATION
-from ..config import Settings
-from ..errors import InputError, UsageError, option
-from ..predictions import Prediction
+from ...catalogue import CLASSIFICATION
+from ...config import Settings
+from ...errors import InputError, UsageError, option
+from ...predictions import Prediction
 
 #: Scores a skill is computed for (those both forecasts have), in JSON order.
 SKILL_SCORES: tuple[str, ...] = ("crps", "nll", "brier", "pinball", "interval", "wis", "mse")
@@ -44,7 +44,7 @@ DIFFERENCE_SCORES: frozenset[str] = frozenset({"nll"})
 def skill_value(name: str, score: np.ndarray, reference: np.ndarray, kept: int | None = None) -> float:
     """The skill of score ``name``: the ratio ``1 - S/S_ref``, or for :data:`DIFFERENCE_SCORES` the mean
     difference ``S_ref - S`` over the ``kept`` rows (rows left out are 0 in both arrays)."""
-    from ..metrics.skill import skill_difference, skill_score
+    from ...metrics.skill import skill_difference, skill_score
 
     if name in DIFFERENCE_SCORES:
         return skill_difference(score, reference, kept)
@@ -145,8 +145,8 @@ def _keep_model_rows(pred: Prediction, model: Prediction, source: str, ref_sourc
 
 
 def _train_targets(path: str, settings: Settings, labels: bool) -> tuple[np.ndarray, str]:
-    from ..io.columns import _find
-    from ..io.readers import inspect, read_columns, to_float
+    from ...io.columns import _find
+    from ...io.readers import inspect, read_columns, to_float
 
     table = inspect(path)
     col = (_find(table.columns, "label", {}, str(table.path)) if labels else None) or _find(
@@ -182,10 +182,10 @@ def _time_order(values: np.ndarray, name: str) -> np.ndarray:
 def _join_on_id(
     model: Prediction, pred: Prediction, source: str, ref: Reference, model_ids: np.ndarray | None
 ) -> Prediction:
-    """The reference's rows reordered to the model's by ``--id`` (:func:`uqeval.tasks.compare.align_models`:
+    """The reference's rows reordered to the model's by ``--id`` (:func:`uqeval.commands.compare.core.align_models`:
     unique ids, the same set in both files, the same target per id, each error naming file, column and row)."""
-    from .compare import Model, align_models
-    from .score import read_extra_column
+    from ..score.core import read_extra_column
+    from .core import Model, align_models
 
     if model_ids is None:
         raise InputError(f"{option('id', ref.id)}: the ids of {source} are unknown; pass the model's ids")
@@ -213,12 +213,12 @@ def build_reference(
     ``time_values``: persistence, the time of each row of ``model`` (read from its file by the caller).
     ``model_ids``: ``--id``, the id of each row of ``model`` (default ``ref.model_ids``).
     """
-    from ..predictions import Categorical, Climatology, PointMass
+    from ...predictions import Categorical, Climatology, PointMass
 
     y = model.require_targets()
     if ref.kind in ("file", "prediction"):
         if ref.kind == "file":
-            from ..io.load import load_predictions
+            from ...io.load import load_predictions
 
             ref_settings = replace(
                 settings,
@@ -321,9 +321,9 @@ def build_reference(
 
 def row_scores(pred: Prediction, grids, settings: Settings) -> dict[str, np.ndarray]:
     """Per-row scores (lower is better) of ``pred`` for every name in :data:`SKILL_SCORES` it has."""
-    from ..metrics.skill import crps_empirical
-    from ..predictions import Climatology
-    from .compare import comparison_score
+    from ...metrics.skill import crps_empirical
+    from ...predictions import Climatology
+    from .core import comparison_score
 
     out: dict[str, np.ndarray] = {}
     # skill is scored on the model's rows and targets (build_reference: the reference carries them too)
@@ -342,7 +342,7 @@ def row_scores(pred: Prediction, grids, settings: Settings) -> dict[str, np.ndar
         if score is not None:
             out[name] = np.asarray(score, dtype=np.float64)
     if grids.quantile_levels is not None and not grids.toolbox_quantiles and pred.quantile_keys() != set():
-        from ..metrics.quantiles import weighted_interval_score
+        from ...metrics.quantiles import weighted_interval_score
 
         try:
             out["wis"] = weighted_interval_score(
@@ -379,7 +379,7 @@ def skill_rows(
     ref_label: str = "reference",
 ) -> SkillRows:
     """Per-row scores of ``model`` and ``ref`` for every score in :data:`SKILL_SCORES` both have."""
-    from .compare import Model, common_grids
+    from .core import Model, common_grids
 
     grids = common_grids([Model("model", model), Model("reference", ref)], settings.resolution)
     ms, rs = row_scores(model, grids, settings), row_scores(ref, grids, settings)
@@ -441,13 +441,13 @@ def compare_skill(
     ``compare``).
 
     The model's and the reference's per-row scores are resampled with the same Poisson weights as
-    ``compare``'s other metrics (:func:`uqeval.tasks.compare.poisson_bootstrap` with ``seed``; the skill
+    ``compare``'s other metrics (:func:`uqeval.commands.compare.core.poisson_bootstrap` with ``seed``; the skill
     of a replicate is :func:`uqeval.metrics.skill.skill_from_sums` of its weighted sums). Returns
     ``{"reference": info, "skill": {score: {model: {estimate, low, high}}}, "notes": [...]}``.
     """
-    from ..catalogue import RowStat
-    from ..metrics.skill import difference_from_sums, skill_from_sums
-    from .compare import poisson_bootstrap
+    from ...catalogue import RowStat
+    from ...metrics.skill import difference_from_sums, skill_from_sums
+    from .core import poisson_bootstrap
 
     first = models[0]
     pred, mask, info = build_reference(ref, first.prediction, first.source, settings, time_values)

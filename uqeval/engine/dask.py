@@ -1,5 +1,5 @@
 """``--engine dask``: Parquet row groups mapped to partial states on a Dask cluster, tree-reduced with
-:meth:`uqeval.stream.engine.Partial.merge` (the same state code as the stream engine; no metric logic here).
+:meth:`uqeval.engine.local.Partial.merge` (the same state code as the stream engine; no metric logic here).
 
 ``--scheduler ADDRESS`` connects to an existing cluster; ``--workers N`` starts a ``LocalCluster`` of
 N worker processes for the run. Dask is an optional extra (``pip install "uqeval[dask]"``), imported
@@ -275,7 +275,7 @@ def _task_batches(
 def parquet_tasks(spec, settings: Settings, allow_by: bool) -> tuple[Any, Any, list, list[str]]:
     """``(source, column plan, partitions, columns to read)`` of a Parquet input for the Dask engine; CSV is
     refused (the workers read row groups). Shared by ``score`` and ``monitor`` on Dask."""
-    from .engine import _prepare
+    from .local import _prepare
 
     src, plan, _ = _prepare(spec, settings, allow_by=allow_by, weights_ok=True)
     if src.fmt != "parquet":
@@ -293,10 +293,10 @@ def partition_partial(
     columns: list[str],
     grouped: bool = False,
 ):
-    """The :class:`~uqeval.stream.engine.Partial` of one task's row groups (runs on a worker); ``grouped``:
-    a :class:`~uqeval.stream.groups.GroupedPartial` that also keeps one state per ``--by`` label."""
-    from .engine import new_partial
-    from .groups import GroupedPartial
+    """The :class:`~uqeval.engine.local.Partial` of one task's row groups (runs on a worker); ``grouped``:
+    a :class:`~uqeval.commands.score.groups.GroupedPartial` that also keeps one state per ``--by`` label."""
+    from ..commands.score.groups import GroupedPartial
+    from .local import new_partial
 
     part = GroupedPartial(task[0]) if grouped else new_partial(settings)
     for b, rows, _, _ in _task_batches(task, plan, settings, chunk_rows, columns):
@@ -313,9 +313,9 @@ def partition_second(
     sel: dict | None,
     group_sel: dict | None = None,
 ):
-    """``(second-pass state, {label: second-pass state})`` of one task's rows (:func:`uqeval.stream.states.selection`
+    """``(second-pass state, {label: second-pass state})`` of one task's rows (:func:`uqeval.catalogue.states.selection`
     of the whole data and of each ``--by`` group; runs on a worker)."""
-    from .groups import second_states
+    from ..commands.score.groups import second_states
 
     return second_states(
         (b for b, _, _, _ in _task_batches(task, plan, settings, chunk_rows, columns)),
@@ -338,7 +338,7 @@ def score_dask(
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """The JSON summary of ``spec`` (Parquet file, directory or glob) computed on a Dask cluster."""
-    from .engine import summary_of
+    from .local import summary_of
 
     grouped = settings.columns.get("by") is not None
     src, plan, tasks, columns = parquet_tasks(spec, settings, allow_by=grouped)
@@ -349,7 +349,7 @@ def score_dask(
         ]
         wait(distributed, futures, [t[3] for t in tasks], progress)
         part = tree_reduce(client, futures, _merge)  # pairs in file order (merge is associative)
-        from . import states
+        from ..catalogue import states
 
         part.selection = states.selection(part.state) if part.state["n"] else None
         group_sel = part.group_selection = part.selections() if grouped else {}
@@ -376,7 +376,7 @@ def score_dask(
                 part.add_second(second, group_second, part.state["kind"])
     info = cluster_info(chunk_rows, len(tasks), scheduler, workers)
     if grouped:
-        from .groups import groups_of
+        from ..commands.score.groups import groups_of
 
         return summary_of(
             src, part, settings, "dask", info, groups_of(part, settings) if part.state["n"] else None

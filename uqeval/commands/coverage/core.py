@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ..config import Settings
-from ..errors import InputError, UsageError
-from ..io.load import Loaded
+from ...config import Settings
+from ...errors import InputError, UsageError
+from ...io.load import Loaded
 
 if TYPE_CHECKING:
-    from ..predictions import Prediction
+    from ...predictions import Prediction
 
 _INTERVALS = ("gaussian", "intervals", "quantiles", "samples")
 _SETS = ("categorical", "members", "dirichlet")
@@ -36,7 +36,7 @@ def _labels(values: np.ndarray | None, n: int) -> np.ndarray:
     """Each row's label of a --by / point column (``"all"`` without one), as :func:`~.score.group_codes`."""
     if values is None:
         return np.full(n, "all", dtype=object)
-    from .score import group_codes
+    from ..score.core import group_codes
 
     labels, codes = group_codes(values)
     return np.array(labels.tolist(), dtype=object)[codes]
@@ -47,7 +47,7 @@ def _codes(values: np.ndarray | None) -> tuple[list[str], np.ndarray | None]:
     (:func:`~.score.group_codes`); ``(["all"], None)`` without one (every row has label 0)."""
     if values is None:
         return ["all"], None
-    from .score import group_codes
+    from ..score.core import group_codes
 
     labels, codes = group_codes(values)
     return [str(x) for x in labels.tolist()], codes
@@ -60,12 +60,12 @@ def _point_metrics(pred, levels: Sequence[float], y_std: float | None) -> dict[s
     every level in one pass: no full-size bounds or widths, the numbers of :func:`coverage_metrics`
     on the whole arrays bit for bit.
     """
-    from ..metrics.blocks import BLOCK
-    from ..metrics.intervals import CoverageSums, coverage_metrics, level_key
-    from ..validation import check_nonempty
+    from ...metrics.blocks import BLOCK
+    from ...metrics.intervals import CoverageSums, coverage_metrics, level_key
+    from ...validation import check_nonempty
 
     if pred.kind in _SETS:
-        from ..metrics.classification import prediction_sets
+        from ...metrics.classification import prediction_sets
 
         sets = prediction_sets(pred.proba, pred.labels, levels)
         return {k: {"coverage": v["coverage"], "width": v["mean_size"]} for k, v in sets.items()}
@@ -94,8 +94,8 @@ def _weighted_point_metrics(
     """:func:`_point_metrics` of weighted rows (weights > 0): each value is its catalogue metric's per-row form
     at the weights (``coverage.coverage``, ``coverage.width``, ``coverage.width_norm``; for prediction sets
     ``prediction_sets.coverage`` and ``prediction_sets.mean_size``), as ``score --weights`` computes it."""
-    from ..catalogue import METRICS, rows
-    from ..metrics.intervals import level_key
+    from ...catalogue import METRICS, rows
+    from ...metrics.intervals import level_key
 
     group, names = (
         ("prediction_sets", {"coverage": "coverage", "mean_size": "width"})
@@ -126,7 +126,7 @@ def coverage_points(
     ``weights`` (``--weights``) gives weighted coverage and mean width (:func:`_weighted_point_metrics`):
     its rows of weight 0 are dropped, and a (facet, point) whose weights are all 0 gives no record.
     """
-    from ..catalogue import coverage_levels
+    from ...catalogue import coverage_levels
 
     records: list[dict[str, Any]] = []
     families = {"classification" if r[1].prediction.kind in _SETS else "regression" for r in runs}

@@ -37,8 +37,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..catalogue import FAMILIES, Family, Settings, compute, families_for, orientation_of
 from ..predictions import Prediction
+from . import FAMILIES, Family, Settings, compute, families_for, orientation_of
 
 State = dict[str, Any]
 
@@ -388,7 +388,7 @@ class SpreadSkill(Special):
     metrics = ("ratio",)
 
     def update(self, p, s):
-        from ..catalogue.core import error_spread
+        from .core import error_spread
 
         sd = error_spread(p)
         err = p.y_true - p.point()
@@ -401,7 +401,7 @@ class SpreadSkill(Special):
 
 
 def _cover_counts(p: Prediction, s: Settings) -> np.ndarray:
-    from ..catalogue.core import _cover_index
+    from .core import _cover_index
 
     return np.bincount(_cover_index(p, s), minlength=s.num_bins + 1)
 
@@ -418,8 +418,8 @@ class AvgCalibration(Special):
         return {"n": p.n, "counts": _cover_counts(p, s)}
 
     def finalize(self, st, s):
-        from ..catalogue.core import _expected
         from ..metrics.calibration import _observed_from_counts, calibration_errors
+        from .core import _expected
 
         if "below" in st:
             return calibration_errors(np.asarray(st["levels"]), st["below"] / st["n"])
@@ -447,8 +447,8 @@ class Adversarial(Special):
         return {"counts": _cover_counts(p, s)}
 
     def finalize(self, st, s):
-        from ..catalogue.core import _expected
         from ..metrics.calibration import adversarial_group_calibration_counts
+        from .core import _expected
 
         return adversarial_group_calibration_counts(
             st["counts"],
@@ -975,7 +975,7 @@ def not_streamed_in(state: State, settings: Settings) -> dict[str, str]:
 
 def streaming_table() -> str:
     """The table of docs/guide/scaling.md (and the metrics reference): per catalogue metric, streamed exactly or not and why."""
-    from ..catalogue import METRICS
+    from . import METRICS
 
     exact: dict[str, None] = {}
     left: dict[str, str] = {}
@@ -1024,9 +1024,9 @@ def streaming_table() -> str:
             rows.append(f"| `{path}` | exact | {how.get(m.reduction, m.reduction)} |")
         elif path in left:
             rows.append(f"| `{path}` | not streamed | {left[path]} |")
-    from .ucc import (
-        UCC_TABLE,
-    )  # uqeval ucc --engine stream (not catalogue metrics: the ucc command's summary)
+    from ..commands.ucc.stream import (
+        UCC_TABLE,  # uqeval ucc --engine stream (not catalogue metrics: the ucc command's summary)
+    )
 
     rows += [f"| `{path}` | {how} | {why} |" for path, how, why in UCC_TABLE]
     return "\n".join(rows)

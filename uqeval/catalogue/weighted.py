@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from ..config import Settings
+from ..engine.local import Partial
 from ..predictions import Prediction
-from .engine import Partial
 
 State = dict[str, Any]
 
@@ -29,7 +29,7 @@ NOT_STREAMED = "its weighted form needs all the rows at once (not a function of 
 
 def weighted_state(pred: Prediction, settings: Settings, weights: np.ndarray) -> State:
     """The weighted state of one batch of rows (rows of weight 0 dropped first, as in memory)."""
-    from ..catalogue import weighted_forms
+    from . import weighted_forms
 
     w = np.asarray(weights, dtype=np.float64)
     n_zero = int((w == 0).sum())
@@ -49,7 +49,7 @@ def weighted_state(pred: Prediction, settings: Settings, weights: np.ndarray) ->
     return {
         "n": pred.n,
         "kind": pred.kind,
-        "families": {},  # no unweighted state (uqeval.stream.states.selection finds no second pass)
+        "families": {},  # no unweighted state (uqeval.catalogue.states.selection finds no second pass)
         "w": float(w.sum()),
         "n_zero": n_zero,
         "sums": sums,
@@ -81,7 +81,7 @@ def merge_weighted(a: State, b: State) -> State:
 
 def finalize_weighted(state: State, settings: Settings) -> tuple[dict[str, Any], dict[str, str]]:
     """``(metrics, orientation)`` of a merged weighted state, laid out as in memory."""
-    from ..catalogue import METRICS, assemble, get_family, rows
+    from . import METRICS, assemble, get_family, rows
 
     values = []
     total = np.array([state["w"]])
@@ -96,7 +96,7 @@ def finalize_weighted(state: State, settings: Settings) -> tuple[dict[str, Any],
 
 
 class WeightedPartial(Partial):
-    """A :class:`~uqeval.stream.engine.Partial` whose state is a weighted one (:func:`weighted_state`)."""
+    """A :class:`~uqeval.engine.local.Partial` whose state is a weighted one (:func:`weighted_state`)."""
 
     def batch_state(self, batch, settings: Settings):
         from ..errors import InputError

@@ -1,5 +1,5 @@
-"""``uqeval monitor --engine dask``: Parquet row groups mapped to :class:`~uqeval.stream.monitor.Windows` on
-a Dask cluster and tree-reduced with :meth:`~uqeval.stream.monitor.Windows.merge` (window by window), as
+"""``uqeval monitor --engine dask``: Parquet row groups mapped to :class:`~uqeval.commands.monitor.windows.Windows` on
+a Dask cluster and tree-reduced with :meth:`~uqeval.commands.monitor.windows.Windows.merge` (window by window), as
 ``score --engine dask`` reduces its partial states.
 
 Bounded memory: before the tasks run, the window keys each task's rows can fall in are known as an interval
@@ -7,7 +7,7 @@ Bounded memory: before the tasks run, the window keys each task's rows can fall 
 time column, or every key when a row group has none or the column holds strings). A window whose key lies in
 no other task's interval has all its rows in this task, so the task finishes it (its metrics computed, its
 state merged into the task's total) as the stream engine finishes old windows: while reading (all but the
-latest :data:`~uqeval.stream.monitor.MAX_OPEN_WINDOWS`) and at the task's end. Only the windows shared with
+latest :data:`~uqeval.commands.monitor.windows.MAX_OPEN_WINDOWS`) and at the task's end. Only the windows shared with
 other tasks (in time-ordered files, the few at the tasks' edges) travel to the reduction as states, so the
 workers and the client hold a bounded number of window states whatever the number of windows; unsorted
 files whose tasks' time ranges overlap keep the shared windows open, as before (exact either way).
@@ -18,8 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..config import Settings
-from .monitor import Layout, Windows
+from ...config import Settings
+from .windows import Layout, Windows
 
 #: the key interval of a task whose rows may fall in any window
 EVERY = (float("-inf"), float("inf"))
@@ -29,8 +29,8 @@ def _time_range(task, layout: Layout) -> tuple[float, float]:
     """The window keys ``[lo, hi]`` of a task's rows from its row groups' statistics, or :data:`EVERY`."""
     import pyarrow as pa
 
-    from .dask_engine import footer
-    from .monitor import time_ns
+    from ...engine.dask import footer
+    from .windows import time_ns
 
     f, groups, name = task[0], task[1], layout.time or ""
     try:
@@ -92,7 +92,7 @@ def partition_windows(
 ):
     """The :class:`Windows` of one task's row groups (runs on a worker); the windows no other task has rows
     of (not in ``shared``) are finished here."""
-    from .dask_engine import _task_batches
+    from ...engine.dask import _task_batches
 
     def hold(key: int) -> bool:
         return shared is None or any(a <= key <= b for a, b in shared)
@@ -122,7 +122,7 @@ def monitor_dask(
     progress=None,
 ) -> tuple[Any, Windows]:
     """``(source, Windows)`` of ``spec`` (Parquet) computed on a Dask cluster, added to ``start``."""
-    from .dask_engine import dask_client, parquet_tasks, tree_reduce, wait
+    from ...engine.dask import dask_client, parquet_tasks, tree_reduce, wait
 
     src, plan, tasks, columns = parquet_tasks(spec, settings, allow_by=True)
     base = start.n_seen if start is not None else 0

@@ -1,13 +1,13 @@
 r"""``uqeval compare --engine stream|dask``: several model files read in aligned record batches (the same
 global rows), folded into one mergeable :class:`ComparePartial`.
 
-Per batch and model: the metric states of the compared families (:func:`uqeval.stream.states.batch_state`),
-and the per-row forms of every compared metric (:func:`uqeval.tasks.compare.row_form`: per-row scores,
+Per batch and model: the metric states of the compared families (:func:`uqeval.catalogue.states.batch_state`),
+and the per-row forms of every compared metric (:func:`uqeval.commands.compare.core.row_form`: per-row scores,
 terms and codes) folded into one :class:`uqeval.resample.Accumulator` keyed by the row's global index among
 the kept rows (Poisson-bootstrap weights, and sign flips of the paired differences of every pair of models),
 plus the moments of the differences for the Diebold--Mariano test. Every part adds up over disjoint rows, so
 the stream engine folds batches and the Dask engine tree-reduces partition partials with the same
-:meth:`ComparePartial.merge`; the JSON is then assembled by :func:`uqeval.tasks.compare.assemble`, as in
+:meth:`ComparePartial.merge`; the JSON is then assembled by :func:`uqeval.commands.compare.core.assemble`, as in
 memory. Nothing depends on the chunking: the draws of a row depend on the seed and its index only.
 
 ``--weights`` (the first file's column): each batch drops its rows of weight 0 before its rows are numbered
@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ..config import Settings
-from ..errors import InputError, UsageError
-from ..metrics.comparison import Moments
-from ..tasks.compare import MetricRef, Model, Plan
+from ...config import Settings
+from ...errors import InputError, UsageError
+from ...metrics.comparison import Moments
+from .core import MetricRef, Model, Plan
 
 if TYPE_CHECKING:
-    from ..predictions import Prediction
+    from ...predictions import Prediction
 
 #: why the bootstrap of a metric is not streamed
 NO_STREAMED_BOOTSTRAP = (
@@ -69,7 +69,7 @@ class Layout:
 
 
 def _results(preds: Sequence, plan: Plan):
-    from ..tasks.compare import _Results
+    from .core import _Results
 
     return _Results([Model(n, p) for n, p in zip(plan.names, preds)], plan.settings, plan.grids)
 
@@ -81,8 +81,8 @@ def make_layout(
     each bootstrap column (a function of the settings and the level, not of the rows; kept on the client).
     ``not_weighted`` (weighted rows): every estimate is its per-row form's finish of the weighted sums (as
     in memory), so a summary metric streams where its per-row form has a sums form."""
-    from ..tasks.compare import row_form, row_score
-    from . import states
+    from ...catalogue import states
+    from .core import row_form, row_score
 
     results = _results(preds, plan)
     weighted = not_weighted is not None
@@ -94,9 +94,9 @@ def make_layout(
     target_results: dict[tuple[str, int], Any] = {}
     for ref in list(plan.refs):
         if ref.source == "summary" and weighted:
-            from ..catalogue import METRICS
-            from ..tasks.compare import no_row_form
-            from .weighted import NOT_STREAMED
+            from ...catalogue import METRICS
+            from ...catalogue.weighted import NOT_STREAMED
+            from .core import no_row_form
 
             for k, p in enumerate(preds):
                 stat = row_form(results, k, ref)
@@ -167,8 +167,8 @@ class ComparePartial:
     w: float = 0.0
 
     def __post_init__(self) -> None:
-        from ..resample import Accumulator
-        from . import states
+        from ...catalogue import states
+        from ...resample import Accumulator
 
         m = len(self.layout.plan.names)
         self.n_rows = self.n_rows or [0] * m
@@ -198,8 +198,8 @@ class ComparePartial:
 
     def add(self, files: Sequence[str], batches: Sequence, n_rows: int) -> None:
         """Fold one aligned batch (one :class:`~uqeval.io.load.Batch` per model, the same global rows)."""
-        from ..tasks.compare import align_models, row_form, row_score
-        from . import states
+        from ...catalogue import states
+        from .core import align_models, row_form, row_score
 
         lay, plan = self.layout, self.layout.plan
         for k, b in enumerate(batches):
@@ -211,7 +211,7 @@ class ComparePartial:
         check_same_rows(files, preds)
         if preds[0] is None:
             return
-        from .engine import _signature
+        from ...engine.local import _signature
 
         for k, p in enumerate(preds):
             sig = (p.kind, _signature(p))
@@ -248,7 +248,7 @@ class ComparePartial:
                 unit.append(np.bincount(codes[-1], weights=w, minlength=n_codes).astype(np.float64))
         diffs = None
         if lay.pairs:
-            from ..tasks.compare import _without_rounding_noise
+            from .core import _without_rounding_noise
 
             cols = []
             for name, a, b in lay.pairs:
@@ -294,7 +294,7 @@ class ComparePartial:
 
     def merge(self, other: ComparePartial) -> ComparePartial:
         """The partial of this one's rows followed by ``other``'s (the next rows)."""
-        from . import states
+        from ...catalogue import states
 
         if other.start != self.start + self.n:
             raise ValueError("partials must be merged in row order")  # a bug, not bad input
@@ -359,7 +359,7 @@ class UnitSums:
         """Add rows whose units are ``keys`` (n,): ``dense`` (n, k) terms, ``codes`` (n,) ints, ``diffs``;
         ``weights`` (n,): the rows' own weights, folded into the terms, the row count and the code counts
         (as the in-memory unit bootstrap folds them; ``diffs`` come weighted)."""
-        from ..resample import unit_sums
+        from ...resample import unit_sums
 
         uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         order = np.argsort(first, kind="stable")  # this batch's units in order of first appearance
@@ -462,7 +462,7 @@ class ModelSource:
 def open_models(specs: Sequence[str], settings: Settings) -> list[ModelSource]:
     """The model sources; ``--weights`` is read from the first file (the weights belong to the rows: the
     other files need not hold the column, as in memory)."""
-    from .engine import _prepare
+    from ...engine.local import _prepare
 
     return [
         ModelSource(str(s), *_prepare(s, _file_settings(settings, i), weights_ok=i == 0))
@@ -485,7 +485,7 @@ def build(
     offset: int,
     settings: Settings,
 ) -> list:
-    from ..io.load import build_batch
+    from ...io.load import build_batch
 
     out = [
         build_batch(f, m.plan, c, k, settings, offset=offset, allow_empty=True)
@@ -512,7 +512,7 @@ def build(
 
 def stream_batches(models: Sequence[ModelSource], settings: Settings, chunk_rows: int):
     """Aligned built batches ``(files, batches, rows)`` of every model, in row order (the stream engine)."""
-    from ..io.source import iter_batches
+    from ...io.source import iter_batches
 
     gens = [iter_batches(m.src, m.needed, chunk_rows, m.numeric) for m in models]
     for offset, files, cols, k in aligned(gens, [m.spec for m in models]):
@@ -523,8 +523,8 @@ def first_rows_key(seen: list, batches) -> int:
     """:func:`uqeval.resample.rows_key` of the first :data:`~uqeval.resample.KEY_ROWS` kept rows of every model:
     the batches read so far (``seen``), and more read ahead from ``batches`` (appended to ``seen``, folded
     later) until that many rows are kept or the input ends."""
-    from ..metrics.calibration_tests import merge_keys
-    from ..resample import KEY_ROWS, rows_key
+    from ...metrics.calibration_tests import merge_keys
+    from ...resample import KEY_ROWS, rows_key
 
     key, kept, i = 0, 0, 0
     while kept < KEY_ROWS:
@@ -563,11 +563,11 @@ def plan_on(
     options: dict[str, Any],
     seen: Sequence = (),
 ) -> tuple[Layout, dict]:
-    from ..tasks.compare import align_models, plan_comparison
+    from .core import align_models, plan_comparison
 
     column = settings.columns.get("weights")
     if not preds and column and any(k > bs[0].n_dropped for _, bs, k in seen):
-        from ..weights import check_weights
+        from ...weights import check_weights
 
         check_weights(np.zeros(1), column)  # raises: rows were kept, and every one has weight 0
     if not preds:
@@ -592,7 +592,7 @@ def _units_of(models: Sequence[ModelSource], options: dict[str, Any]):
 
 def _flip_seed(layout: Layout, seen: list, batches) -> int | None:
     """The sign flips' seed of the data (None: no permutation test)."""
-    from ..resample import flip_seed
+    from ...resample import flip_seed
 
     plan = layout.plan
     if not (plan.n_permutations and layout.pairs):
@@ -622,7 +622,7 @@ def stream_units(models: Sequence[ModelSource], cluster: str | None, size: Any, 
         return ("block", int(size))
     if cluster is None:
         return None
-    from ..errors import SchemaError
+    from ...errors import SchemaError
 
     m = models[0]
     names = list(m.src.info.columns)
@@ -645,7 +645,7 @@ def compare_stream(
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """The comparison JSON of the model files ``specs`` read in aligned record batches (the stream engine).
-    ``options``: the keyword arguments of :func:`uqeval.tasks.compare.compare_models` after ``metrics``."""
+    ``options``: the keyword arguments of :func:`uqeval.commands.compare.core.compare_models` after ``metrics``."""
     if chunk_rows < 1:
         raise UsageError(f"--chunk-rows must be >= 1, got {chunk_rows}")
     models = open_models(specs, settings)
@@ -673,8 +673,8 @@ def finish(
     extra_info: dict[str, Any],
 ) -> dict[str, Any]:
     """The comparison JSON (schema ``uqeval.compare/1``) of a merged :class:`ComparePartial`."""
-    from ..tasks.compare import _num, _value_at, assemble, estimate_metrics
-    from . import states
+    from ...catalogue import states
+    from .core import _num, _value_at, assemble, estimate_metrics
 
     lay, plan = part.layout, part.layout.plan
     n = part.n
@@ -748,7 +748,7 @@ def finish(
     index = {(name, a, b): j for j, (name, a, b) in enumerate(lay.pairs)}
 
     def run_tests(todo):
-        from ..resample import permutation_p_values
+        from ...resample import permutation_p_values
 
         mom = part.moments
         p_values = None
@@ -812,8 +812,8 @@ def finish(
         notes.append(f"--engine {engine}: {path} is approximate: {bound}")
     extra, last = {}, []
     if lay.weights is not None:
-        from ..tasks.compare import weight_notes
-        from ..weights import weights_block
+        from ...weights import weights_block
+        from .core import weight_notes
 
         extra["weights"] = weights_block(lay.weights, total_w, n_zero, lay.not_weighted)
         last = weight_notes(n_zero, lay.units is not None and lay.units[0] == "block", lay.not_weighted)
@@ -837,8 +837,8 @@ def _unit_resampling(part: ComparePartial):
     units (clusters) and the sign flip of their sums of differences, by the in-memory functions."""
     from scipy.sparse import csr_matrix
 
-    from ..resample import Accumulator
-    from ..tasks.compare import sign_flip_tests
+    from ...resample import Accumulator
+    from .core import sign_flip_tests
 
     lay, plan, units = part.layout, part.layout.plan, part.by_unit
     count = len(units.index)
@@ -886,7 +886,7 @@ def compare_with_engine(
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """The comparison JSON of ``specs`` on a streaming engine (``stream`` or ``dask``)."""
-    from .engine import auto_chunk_rows
+    from ...engine.local import auto_chunk_rows
 
     chunk_rows = int(
         chunk_rows or min(auto_chunk_rows(s, _file_settings(settings, i)) for i, s in enumerate(specs))
@@ -903,7 +903,7 @@ def compare_with_engine(
 
 def row_groups(files: Sequence[str]) -> list[tuple[str, int, int, int]]:
     """``(file, row group, global first row, rows)`` of a Parquet source, in file order (from the footers)."""
-    from .dask_engine import footer
+    from ...engine.dask import footer
 
     out, at = [], 0
     for f in files:
@@ -919,7 +919,7 @@ def row_range_tasks(models: Sequence[ModelSource]) -> tuple[list[list], list[tup
     """``(row groups of each model, tasks)`` for a Dask run over several aligned Parquet inputs: tasks are
     ``(global first row, rows)`` ranges cut by the first model's row groups. Inputs that are not Parquet or
     hold different numbers of rows are one-line errors."""
-    from .dask_engine import partitions
+    from ...engine.dask import partitions
 
     for m in models:
         if m.src.fmt != "parquet":
@@ -945,7 +945,7 @@ def range_batches(
     """``(file, columns, rows)`` record batches of global rows ``[start, stop)`` of a Parquet source."""
     import pyarrow as pa
 
-    from ..io.source import parquet_file
+    from ...io.source import parquet_file
 
     wanted = [g for g in groups if g[2] < stop and g[2] + g[3] > start]
     by_file: dict[str, list] = {}
@@ -1011,7 +1011,7 @@ def compare_dask(
     """The comparison JSON of Parquet inputs ``specs`` on a Dask cluster: the first model's row groups cut the
     rows into tasks of global row ranges; each task reads that range of every model into a
     :class:`ComparePartial`, and the partials are tree-reduced in row order with :meth:`ComparePartial.merge`."""
-    from .dask_engine import cluster_info, dask_client, tree_reduce, wait
+    from ...engine.dask import cluster_info, dask_client, tree_reduce, wait
 
     models = open_models(specs, settings)
     units = _units_of(models, options)

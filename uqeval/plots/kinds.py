@@ -65,7 +65,7 @@ Bands drawn in the ``predictions`` and ``intervals`` plots are central intervals
 Gaussians and samples; the widest central quantile pair or interval level the file
 carries). Samples give empirical quantiles (type 7) around the ensemble mean; quantiles
 give the median (or the midpoint of the pair when there is no median). The UCC uses the
-band of ``uqeval ucc`` (:func:`uqeval.tasks.ucc.band_of`) at ``--level`` (default 0.95;
+band of ``uqeval ucc`` (:func:`uqeval.commands.ucc.core.band_of`) at ``--level`` (default 0.95;
 the widest level when the file does not carry it), so the report's UCC numbers equal
 those of ``uqeval ucc FILE``. The quantile calibration curve is in *quantile mode*
 (observed share of targets below each quantile against its level, at the levels the
@@ -86,8 +86,8 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import InputError
-from ..plots import PLOT_KINDS
 from ..predictions import Multivariate, Prediction, Samples, _Classifier
+from . import PLOT_KINDS
 
 __all__ = [
     "AX_KINDS",
@@ -312,7 +312,7 @@ def _diagnostics(
     on: Mapping[str, Any] | None = None,
     over: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    from ..plots import diagnostics as plots
+    from . import diagnostics as plots
 
     out: dict[str, Any] = {}
     suffix = f": {name}" if name else ""
@@ -451,7 +451,7 @@ def ucc_result(
 ) -> dict[str, Any]:
     """UCC of ``pred`` exactly as ``uqeval ucc FILE`` computes it with default options.
 
-    The band comes from :func:`uqeval.tasks.ucc.band_of` at :func:`ucc_level` (bandwidth vs
+    The band comes from :func:`uqeval.commands.ucc.core.band_of` at :func:`ucc_level` (bandwidth vs
     miss rate, normalised by std(y), cost 0.5). Returns ``{"summary": ..., "model": ...,
     "notes": [...]}``: ``summary`` is the ``ucc`` block of ``uqeval ucc`` (``x_axis``,
     ``y_axis``, ``normalize``, ``auucc``, ``auucc_const``, ``gain``, ``partial``, ``op``,
@@ -459,8 +459,8 @@ def ucc_result(
     :func:`uqeval.plots.ucc.plot_ucc` takes. Raises InputError when there is no band or its
     centre lies outside it.
     """
+    from ..commands.ucc.core import band_of, plot_models, ucc_report
     from ..io.load import Loaded
-    from .ucc import band_of, plot_models, ucc_report
 
     level = ucc_level(pred, settings)
     if level is None:
@@ -539,7 +539,7 @@ def _regression(
 ) -> dict[str, Any]:
     """The regression figures; ``on`` (``{"ax": ...}``) is passed to every drawing function, ``over`` (``on``
     with a series ``label`` and ``color``) to those that overlay several models (see :data:`OVERLAY_KINDS`)."""
-    from ..plots import regression as plots
+    from . import regression as plots
 
     on, over = on or {}, over or {}
     out: dict[str, Any] = {}
@@ -588,7 +588,7 @@ def _regression(
         )
         if pred.quantile_keys() is not None:  # quantile mode: at the levels the file carries
             ax = on.get("ax") or fig.axes[0]
-            from ..plots.style import axis_label
+            from .style import axis_label
 
             ax.set_xlabel(axis_label("quantile level τ"), fontsize=ax.xaxis.label.get_fontsize())
             ax.set_ylabel(
@@ -650,11 +650,7 @@ def _categorical(
     over: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     from ..metrics.classification import prediction_sets, reliability_bins
-    from ..plots.classification import (
-        confidence_histogram,
-        reliability_diagram,
-        set_size_vs_coverage,
-    )
+    from .classification import confidence_histogram, reliability_diagram, set_size_vs_coverage
 
     out: dict[str, Any] = {}
     clf = cast("_Classifier", pred)  # called for the classification kinds only
@@ -697,7 +693,7 @@ def _rejection(
     """Rejection curve and its oracle: accuracy of the kept rows (classification, rejecting the
     least confident first) or RMSE of the ensemble mean (samples, largest ensemble std first)."""
     from ..catalogue import CLASSIFICATION
-    from ..plots.rejection import plot_rejection
+    from .rejection import plot_rejection
 
     regression = pred.kind not in CLASSIFICATION
     how = "by ensemble std" if regression else "by confidence"
@@ -852,14 +848,14 @@ def build_figures(
                 raise
             bundle.notes.append(f"UCC skipped: {exc}")
         else:
-            from ..plots.ucc import plot_ucc
+            from .ucc import plot_ucc
 
             bundle.ucc = res["summary"]
             bundle.notes.extend(res["notes"])
             title = f"{KIND_TITLES['ucc']}: {name}" if name else KIND_TITLES["ucc"]
             figs["ucc"] = plot_ucc([res["model"]], title=title, **on)
     if "murphy" in wanted:  # issue 16 A
-        from ..plots.murphy import murphy_panels, plot_murphy
+        from .murphy import murphy_panels, plot_murphy
 
         thetas, curves, xlabel = murphy_panels(_group(pred, settings, metrics, "murphy", cache))
         figs["murphy"] = plot_murphy(
@@ -872,7 +868,7 @@ def build_figures(
     if "exceedance_reliability" in wanted:  # issue 16
         figs["exceedance_reliability"] = _exceedance_reliability(pred, settings, name, bundle.notes, on)
     if "skill" in wanted:  # issue 16: drawn from the summary's skill group
-        from ..plots.verification import plot_skill
+        from .verification import plot_skill
 
         assert metrics is not None  # the skill kind applies with a skill group in metrics only (_has_skill)
         figs["skill"] = plot_skill(
@@ -881,7 +877,7 @@ def build_figures(
     if "multivariate_rank_histogram" in wanted:  # issue 16
         from ..metrics.calibration_tests import rank_counts_test
         from ..metrics.multivariate import average_ranks
-        from ..plots.regression import plot_rank_histogram
+        from .regression import plot_rank_histogram
 
         mv = cast("Multivariate", pred)  # the multivariate kind only
         m = mv.samples.shape[1]
@@ -920,12 +916,12 @@ def _coverage(
     over: Mapping[str, Any] | None = None,
 ) -> Any:
     """Observed coverage against the nominal level, with the mean width (set size) per level: the records
-    of ``uqeval coverage`` (:func:`uqeval.tasks.coverage.coverage_points`), pooled and drawn as the last panel
+    of ``uqeval coverage`` (:func:`uqeval.commands.coverage.core.coverage_points`), pooled and drawn as the last panel
     of its ``--plot`` (:func:`uqeval.plots.coverage.pooled_coverage`, :func:`~uqeval.plots.coverage.plot_coverage_by_level`)."""
     from ..catalogue import CLASSIFICATION
+    from ..commands.coverage.core import coverage_points
     from ..io.load import Loaded
-    from ..plots.coverage import plot_coverage_by_level, pooled_coverage
-    from .coverage import coverage_points
+    from .coverage import plot_coverage_by_level, pooled_coverage
 
     label = name or "model"
     levels = tuple(coverage_levels_drawn(pred, settings))
@@ -961,7 +957,7 @@ def _exceedance_reliability(
     from ..catalogue import exceedance_probability
     from ..metrics.corp import corp_binary, reliability_curve
     from ..metrics.intervals import level_key
-    from ..plots.diagnostics import plot_corp_panels
+    from .diagnostics import plot_corp_panels
 
     assert settings.thresholds is not None  # an opt-in kind: it applies with --threshold only
     thresholds = list(settings.thresholds)
@@ -998,7 +994,7 @@ def encode_figures(
     figure (the same bytes: each figure is drawn alone, from the same state); a worker that fails leaves
     its figures to this process."""
     from .. import plots
-    from ..plots.common import FigureTooLarge
+    from .common import FigureTooLarge
 
     kinds, figs = list(figures), list(figures.values())
     images = _render_map(figs, fmt, dpi, plots.RENDER_PROCESSES)
@@ -1049,7 +1045,7 @@ def _warm() -> None:
     """In a new worker: import what drawing needs, before the first figures arrive."""
     import matplotlib.backends.backend_agg  # noqa: F401
 
-    from ..plots import common  # noqa: F401
+    from . import common  # noqa: F401
 
 
 def _stop_workers() -> None:
@@ -1062,7 +1058,7 @@ def _stop_workers() -> None:
 def _encode(fig: Any, fmt: str, dpi: int) -> bytes | str:
     """The bytes of one figure, or the message of :class:`~uqeval.plots.common.FigureTooLarge` (a str:
     picklable from a worker process)."""
-    from ..plots.common import FigureTooLarge, figure_to_bytes
+    from .common import FigureTooLarge, figure_to_bytes
 
     try:
         return figure_to_bytes(fig, fmt, dpi)

@@ -46,14 +46,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ..catalogue import RowStat
-from ..config import Settings
-from ..errors import InputError, UsageError, option, phrase
-from ..predictions import Prediction
+from ...catalogue import RowStat
+from ...config import Settings
+from ...errors import InputError, UsageError, option, phrase
+from ...predictions import Prediction
 
 if TYPE_CHECKING:
-    from ..catalogue import Metric
-    from .check import Orientation
+    from ...catalogue import Metric
+    from ..check import Orientation
 
 COMPARE_SCHEMA = "uqeval.compare/1"
 
@@ -308,7 +308,7 @@ def common_grids(models: Sequence[Model], resolution: int = 99) -> Grids:
 
 
 def _catalogue_score(pred: Prediction, path: str, settings: Settings) -> np.ndarray | None:
-    from ..catalogue import METRICS, rows
+    from ...catalogue import METRICS, rows
 
     stat = rows(METRICS[path], pred, settings)
     return None if stat is None else stat.score
@@ -325,7 +325,7 @@ def comparison_score(pred: Prediction, name: str, grids: Grids, settings: Settin
     (:meth:`~uqeval.predictions.Prediction.quantiles_at`); a Gaussian on the toolbox grid
     uses the catalogue's closed forms.
     """
-    from ..metrics import scoring
+    from ...metrics import scoring
 
     if name == "crps":
         out = _catalogue_score(pred, "scoring_rule.crps", settings)
@@ -409,7 +409,7 @@ class _Results:
         self.cache: dict[tuple[int, str], Any] = {}
 
     def get(self, k: int, group: str) -> dict | None:
-        from ..catalogue import compute, get_family
+        from ...catalogue import compute, get_family
 
         key = (k, group)
         if key not in self.cache:
@@ -436,7 +436,7 @@ class _Results:
 
     def row_stat(self, k: int, ref: MetricRef):
         """The catalogue's per-row form of a summary metric for model ``k``, or None."""
-        from ..catalogue import METRICS, rows
+        from ...catalogue import METRICS, rows
 
         m = self.models[k].prediction
         key = (k, "rows:" + ref.name)
@@ -455,7 +455,7 @@ def _value_at(result: Any, keys: Sequence[str]) -> Any:
 
 
 def _known_names() -> list[str]:
-    from ..catalogue import METRICS
+    from ...catalogue import METRICS
 
     names = list(PER_ROW_SCORES)
     for m in METRICS.values():
@@ -482,7 +482,7 @@ def _unknown_metric(name: str) -> InputError:
 
 def _catalogue_matches(name: str):
     """``(metric, level key or None)`` for every catalogue metric ``name`` can mean."""
-    from ..catalogue import METRICS
+    from ...catalogue import METRICS
 
     matches: list[tuple[Metric, str | None]] = []
     for m in METRICS.values():
@@ -499,7 +499,7 @@ def _catalogue_matches(name: str):
 
 def _scored_by_all(models: Sequence[Model], results: _Results) -> list[str]:
     """Catalogue metrics with a per-row score for every model (the default when no comparison score applies)."""
-    from ..catalogue import METRICS
+    from ...catalogue import METRICS
 
     out = []
     for m in METRICS.values():
@@ -677,7 +677,7 @@ def _levels_json(levels: np.ndarray | None, toolbox: bool) -> str | list[float] 
 def _target(ref: MetricRef, result: Any) -> float | None:
     if ref.orientation != "target":
         return None
-    from .check import target_of
+    from ..check import target_of
 
     return target_of({"metrics": {ref.group: result}}, ref.name)
 
@@ -719,8 +719,8 @@ def poisson_bootstrap(
     then ignored. ``weights`` (n,): the rows' own weights (``--weights``): every resample counts row ``i``
     its resampling weight (Poisson count, its unit's count, or the number of blocks covering it) times
     ``weights[i]``, so a replicate is the metric's resampler at that product."""
-    from ..catalogue.core import _mean_of_first
-    from ..resample import Accumulator, poisson_weights
+    from ...catalogue.core import _mean_of_first
+    from ...resample import Accumulator, poisson_weights
 
     forms = [(st, None, 0, _mean_of_first) if callable(st) else st.sums_form for st in stats]
     if block_size is not None and block_size > 1 and n:
@@ -735,7 +735,7 @@ def poisson_bootstrap(
         n_terms=sum(_width(t) for t in dense),
         n_categories=tuple(f[2] for f in forms if f is not None and f[1] is not None),
     )
-    from ..stream.progress import stage
+    from ...engine.progress import stage
 
     if dense or codes:
         advance = stage(f"bootstrap ({replicates:,} resamples)", n)
@@ -783,7 +783,7 @@ def _unit_bootstrap(
     ``weights``: the rows' own weights, folded into the units' sums, counts and totals."""
     from scipy.sparse import csr_matrix
 
-    from ..resample import Accumulator, unit_sums, unit_weights
+    from ...resample import Accumulator, unit_sums, unit_weights
 
     count = int(units.max()) + 1 if n else 0
     dense = [f[0] for f in forms if f is not None and f[0] is not None]
@@ -831,8 +831,8 @@ def _circular_bootstrap(
     total), the category counts and the order statistics' row weights."""
     from types import SimpleNamespace
 
-    from ..resample import block_starts, circular_block_weights, window_sums
-    from ..stream.progress import stage
+    from ...engine.progress import stage
+    from ...resample import block_starts, circular_block_weights, window_sums
 
     k = -(-n // size)
     dense = [f[0] for f in forms if f is not None and f[0] is not None]
@@ -924,7 +924,7 @@ def _finished(forms, acc, total: np.ndarray, replicates: int) -> list[np.ndarray
 def _order_statistics(stats, forms, out: list[np.ndarray], n: int, replicates: int, weights) -> None:
     """Fill ``out`` for the metrics without a sums form (order statistics): ``weights(r0, r1)`` gives the
     (r1 - r0, n) weight matrix of replicates ``r0 .. r1 - 1``, made in blocks of about 4M weights."""
-    from ..stream.progress import stage
+    from ...engine.progress import stage
 
     rest = [i for i, f in enumerate(forms) if f is None]
     if not rest:
@@ -957,9 +957,9 @@ def sign_flip_tests(
 
     ``units`` (N,): the cluster or block of each row (:func:`uqeval.resample.resampling_units`): one sign
     per unit, i.e. the test of the units' sums of differences."""
-    from ..metrics.blocks import PairwiseSum
-    from ..resample import Accumulator, permutation_p_values, unit_sums
-    from ..stream.progress import stage
+    from ...engine.progress import stage
+    from ...metrics.blocks import PairwiseSum
+    from ...resample import Accumulator, permutation_p_values, unit_sums
 
     if callable(diffs):
         assert shape is not None  # a function of the rows comes with shape=
@@ -1045,7 +1045,7 @@ def plan_comparison(
     """Check the arguments and resolve the metrics of :func:`compare_models` (``models`` need not hold
     every row: the stream engine plans on the first chunk); ``not_weighted``: for weighted rows
     (:func:`resolve_metrics`)."""
-    from ..validation import check_level
+    from ...validation import check_level
 
     settings = settings or Settings()
     if len(models) < 2:
@@ -1057,9 +1057,9 @@ def plan_comparison(
     if pairs not in ("best", "all"):
         raise InputError(f"pairs must be 'best' or 'all', got {pairs!r}")
     ci_level = check_level(ci_level, "confidence level")
-    from ..catalogue import (
-        settings_for_paths,
-    )  # --metrics exceedance.<t>.brier turns the group on (issue 16 A)
+    from ...catalogue import (
+        settings_for_paths,  # --metrics exceedance.<t>.brier turns the group on (issue 16 A)
+    )
 
     settings = settings_for_paths(settings, metrics or ())
     grids = common_grids(models, settings.resolution)
@@ -1172,7 +1172,7 @@ def compare_models(
         )
     units = None
     if cluster is not None or block_size is not None:
-        from ..resample import resampling_units
+        from ...resample import resampling_units
 
         if cluster is not None and block_size is not None:
             raise UsageError("give either a cluster column or a block size, not both")
@@ -1188,7 +1188,7 @@ def compare_models(
             info["bootstrap"] = "circular blocks" if info["block_size"] > 1 else "rows"
             info["sign_flip"] = "non-overlapping blocks"
         plan = replace(plan, resampling=info)
-    from ..metrics.blocks import PairwiseSum
+    from ...metrics.blocks import PairwiseSum
 
     refs = {ref.name: ref for ref in plan.refs}
     # A comparison score is never held whole: each pass over the rows (the bootstrap with the means, then
@@ -1269,7 +1269,7 @@ def compare_models(
     for (name, k), total in sums.items():
         estimates[name][plan.names[k]] = total.total() / w_total if n else math.nan
     if not_weighted is not None:
-        from ..catalogue import METRICS
+        from ...catalogue import METRICS
 
         for (
             ref
@@ -1296,7 +1296,7 @@ def compare_models(
     }
 
     def run_tests(todo: list[tuple[str, int, int]]) -> list[dict[str, Any]]:
-        from ..metrics.comparison import Moments
+        from ...metrics.comparison import Moments
 
         tests = [
             {
@@ -1347,7 +1347,7 @@ def compare_models(
                 lag1.add(out / unit if scaled else out)
 
         if plan.n_permutations:
-            from ..resample import flip_seed, rows_key
+            from ...resample import flip_seed, rows_key
 
             seed = flip_seed(plan.seed or 0, rows_key([m.prediction for m in models]))
             p_values = sign_flip_tests(block, plan.n_permutations, seed, shape=(n, len(todo)), units=units)
@@ -1382,7 +1382,7 @@ def compare_models(
         elif extra["murphy"]["curves"]:
             last.append("Murphy diagrams: no model dominates another (the curves cross or coincide)")
     if not_weighted is not None:
-        from ..weights import weights_block
+        from ...weights import weights_block
 
         w_all = np.asarray(weights_json["weights"])
         n_zero = int((w_all == 0).sum())
@@ -1434,7 +1434,7 @@ def _weighted_comparison(
       fixed constants; rows independent, or the HAC variance up to ``dm_lag``).
     - Constant weights are no weights: the unweighted computation, bit for bit.
     """
-    from ..weights import check_weights
+    from ...weights import check_weights
 
     n = models[0].prediction.n
     w = check_weights(weights, column, n=n)
@@ -1508,7 +1508,7 @@ class _Lag1:
 def _auto_block_size(results: _Results, plan: Plan, n: int) -> int:
     """``block_size="auto"``: the largest :func:`uqeval.resample.optimal_block_size` of the models' per-row
     scores of the first compared metric that has them."""
-    from ..resample import optimal_block_size
+    from ...resample import optimal_block_size
 
     for ref in plan.refs:
         series = [s for k in range(len(plan.names)) if (s := row_score(results, k, ref)) is not None]
@@ -1587,7 +1587,7 @@ def assemble(
     """The comparison JSON from the estimates, the bootstrap replicates and ``run_tests(pairs)`` (the entries of
     the paired tests ``(metric, model index, reference index)``), whichever engine computed them; ``extra``:
     further top-level keys, ``last_notes``: notes after the others."""
-    from ..metrics.comparison import ranks
+    from ...metrics.comparison import ranks
 
     names = plan.names
     settings, grids = plan.settings, plan.grids
@@ -1731,7 +1731,7 @@ def assemble(
         notes.append(f"rank consistency: the metrics disagree on the best model (best: {listed})")
     notes += last_notes
 
-    from .._version import __version__
+    from ..._version import __version__
 
     return {
         "schema": COMPARE_SCHEMA,
@@ -1795,8 +1795,8 @@ def murphy_comparison(models: Sequence[Model]) -> dict[str, Any]:
     Returns ``{"thetas": grid, "curves": {functional: {model: curve}}, "dominates": [{"functional",
     "model", "dominated"}, ...]}``.
     """
-    from ..catalogue import CLASSIFICATION, get_family, murphy_forecasts
-    from ..metrics.murphy import dominates, jump_points, murphy_curve, theta_grid
+    from ...catalogue import CLASSIFICATION, get_family, murphy_forecasts
+    from ...metrics.murphy import dominates, jump_points, murphy_curve, theta_grid
 
     applies = get_family("murphy").compute
     models = [m for m in models if m.kind in applies and m.prediction.y_true is not None]

@@ -1,0 +1,2 @@
+"""`uqeval coverage`: coverage and width by method and group in memory (``core``) and streamed
+(``stream``)."""

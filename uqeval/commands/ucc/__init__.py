@@ -1,0 +1,1 @@
+"""`uqeval ucc`: Uncertainty Characteristics Curves in memory (``core``) and streamed (``stream``)."""

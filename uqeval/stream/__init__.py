@@ -1,1 +1,0 @@
-"""Streaming and distributed evaluation: mergeable metric states and the engines that feed them."""
