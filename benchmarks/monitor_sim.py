@@ -96,8 +96,8 @@ def speed(n: float, windows: list[str]) -> None:
     import pyarrow.parquet as pq
 
     from uqeval.commands.monitor.core import monitor_file
+    from uqeval.commands.score.stream import score_stream
     from uqeval.config import Settings
-    from uqeval.engine.local import score_stream
 
     rows = int(n)
     path = Path(__file__).resolve().parent / "data" / f"monitor_gaussian_{rows}.parquet"

@@ -70,7 +70,7 @@ class Scores(Mapping):
     ) -> None:
         self._summary = summary
         self._prediction, self._settings = prediction, settings  # what Scores.plot draws
-        from .report.format import flatten, metric_orientation
+        from .catalogue.paths import flatten, metric_orientation
 
         self._flat = dict(flatten(summary["metrics"]))
         kind = summary["input"].get("representation")
@@ -138,7 +138,7 @@ class Scores(Mapping):
         return plot(self._prediction, kind, ax=ax, settings=self._settings)
 
     def __repr__(self) -> str:
-        from .report.format import DETAIL, fmt_number
+        from .text import DETAIL, fmt_number
 
         lines = [f"Scores({self.representation}, {self._summary['input'].get('n_rows')} rows)"]
         for k, v in self._flat.items():
@@ -152,7 +152,7 @@ class Scores(Mapping):
     def _repr_html_(self) -> str:
         from html import escape
 
-        from .report.format import DETAIL, fmt_number
+        from .text import DETAIL, fmt_number
 
         rows = "".join(
             f"<tr><td>{escape(k)}</td><td style='text-align:right'>{escape(fmt_number(v, DETAIL))}</td>"

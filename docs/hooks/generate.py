@@ -34,9 +34,10 @@ def _text(value: object) -> str:
 def _streaming() -> dict[str, tuple[str, str]]:
     """path -> (streamed, how or why not), parsed from the streaming table the scaling guide shows."""
     from uqeval.catalogue.states import streaming_table
+    from uqeval.commands.ucc.stream import UCC_TABLE
 
     out = {}
-    for line in streaming_table().splitlines()[2:]:
+    for line in streaming_table(UCC_TABLE).splitlines()[2:]:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         out[cells[0].strip("`")] = (cells[1], cells[2])
     return out

@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from uqeval.report.text import plain
+from uqeval.text import plain
 
 # Planted strings: escapes, C1 controls, carriage returns, rich markup, Markdown/HTML breakers.
 MARK = "HX"

@@ -6,19 +6,9 @@ import math
 
 import pytest
 
-from uqeval.report.format import (
-    DASHED,
-    DETAIL,
-    HTML,
-    TABLE,
-    flatten,
-    fmt_number,
-    fmt_p,
-    leaves,
-    md_cell,
-    md_table,
-    metric_orientation,
-)
+from uqeval.catalogue.paths import flatten, leaves, metric_orientation
+from uqeval.report.format import md_cell, md_table
+from uqeval.text import DASHED, DETAIL, HTML, TABLE, fmt_number, fmt_p
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from uqeval.cli import app
-from uqeval.report.text import markup, md_cell, plain, xml_text
+from uqeval.text import markup, md_cell, plain, xml_text
 
 from ..conftest import write_table
 
@@ -119,7 +119,7 @@ def test_junit_sink(hostile_file, tmp_path):
 
 def test_markdown_cells_keep_the_renderers_own_markup_and_escape_the_data():
     from uqeval.report.format import md_table
-    from uqeval.report.text import md_bold, md_code_span
+    from uqeval.text import md_bold, md_code_span
 
     line = md_table(["m"], [[md_code_span("a`b|c")], [md_bold("*x*")], ["**not bold**"]])[2:]
     assert line == ["| `a'b\\|c` |", "| **\\*x\\*** |", "| \\*\\*not bold\\*\\* |"]

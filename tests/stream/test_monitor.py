@@ -18,8 +18,8 @@ import uqeval
 from uqeval.catalogue import states
 from uqeval.cli import app
 from uqeval.commands.monitor.core import monitor_file
+from uqeval.commands.score.stream import score_stream
 from uqeval.config import Settings
-from uqeval.engine.local import score_stream
 from uqeval.errors import InputError, UsageError
 from uqeval.metrics import sequential
 
@@ -471,7 +471,7 @@ def test_two_models_resume_from_a_state(tmp_path):
 
 
 def test_weighted_windows_equal_score_with_weights_and_tests_stay_unweighted(tmp_path):
-    from uqeval.report.format import flatten
+    from uqeval.catalogue.paths import flatten
 
     table = _read("gaussian.parquet")
     w = np.random.default_rng(5).uniform(0.0, 3.0, table.num_rows)

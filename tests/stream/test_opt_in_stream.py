@@ -14,10 +14,10 @@ import pytest
 from typer.testing import CliRunner
 
 from uqeval.catalogue import compute_metrics, states
+from uqeval.catalogue.paths import flatten
 from uqeval.cli import app
 from uqeval.config import Settings
 from uqeval.io.load import load_predictions
-from uqeval.report.format import flatten
 
 from ..conftest import SAMPLE
 from .test_states import _chunked, _finalize_two_pass, assert_same

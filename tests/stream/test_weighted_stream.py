@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from uqeval.catalogue.paths import flatten
 from uqeval.cli import app
-from uqeval.report.format import flatten
 
 from ..conftest import write_table
 from ..test_catalogue_invariants import FLAGS, KINDS, N, _columns

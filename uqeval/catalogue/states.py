@@ -973,8 +973,10 @@ def not_streamed_in(state: State, settings: Settings) -> dict[str, str]:
     return out
 
 
-def streaming_table() -> str:
-    """The table of docs/guide/scaling.md (and the metrics reference): per catalogue metric, streamed exactly or not and why."""
+def streaming_table(extra_rows: Collection[tuple[str, str, str]] = ()) -> str:
+    """The table of docs/guide/scaling.md (and the metrics reference): per catalogue metric, streamed exactly
+    or not and why; ``extra_rows`` (path, how, why) follow (the ``ucc`` command's summary:
+    :data:`uqeval.commands.ucc.stream.UCC_TABLE`)."""
     from . import METRICS
 
     exact: dict[str, None] = {}
@@ -1024,9 +1026,5 @@ def streaming_table() -> str:
             rows.append(f"| `{path}` | exact | {how.get(m.reduction, m.reduction)} |")
         elif path in left:
             rows.append(f"| `{path}` | not streamed | {left[path]} |")
-    from ..commands.ucc.stream import (
-        UCC_TABLE,  # uqeval ucc --engine stream (not catalogue metrics: the ucc command's summary)
-    )
-
-    rows += [f"| `{path}` | {how} | {why} |" for path, how, why in UCC_TABLE]
+    rows += [f"| `{path}` | {how} | {why} |" for path, how, why in extra_rows]
     return "\n".join(rows)

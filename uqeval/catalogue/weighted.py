@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from ..config import Settings
-from ..engine.local import Partial
 from ..predictions import Prediction
 
 State = dict[str, Any]
@@ -93,17 +92,3 @@ def finalize_weighted(state: State, settings: Settings) -> tuple[dict[str, Any],
             (get_family(family), key, METRICS[f"{family}.{name}"], float(form[3](sums[None, :], total)[0]))
         )
     return assemble(values, state["kind"])
-
-
-class WeightedPartial(Partial):
-    """A :class:`~uqeval.engine.local.Partial` whose state is a weighted one (:func:`weighted_state`)."""
-
-    def batch_state(self, batch, settings: Settings):
-        from ..errors import InputError
-
-        if batch.weights is None:
-            raise InputError("weighted streaming needs the weights column in every batch")
-        return weighted_state(batch.prediction, settings, batch.weights)
-
-    def merge_states(self, a: State, b: State) -> State:
-        return merge_weighted(a, b)

@@ -495,7 +495,7 @@ def input_options(func: Callable[..., Any] | None = None, *, wording: dict[str, 
 
 
 def fail(message: str, code: int) -> None:
-    from ..report.text import plain
+    from ..text import plain
 
     typer.echo(f"error: {plain(message)}", err=True)
     raise typer.Exit(code)
@@ -519,7 +519,7 @@ def error_line(exc: UqevalError) -> str:
 
 def note(text: str) -> None:
     """One ``note:`` line on stderr, input-derived text made inert."""
-    from ..report.text import plain
+    from ..text import plain
 
     typer.echo(f"note: {plain(text)}", err=True)
 

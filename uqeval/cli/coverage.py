@@ -91,7 +91,8 @@ def coverage(
     from ..commands.score.core import read_extra_column, train_std
     from ..errors import UsageError
     from ..io.load import load_predictions
-    from ..io.writers import check_output_path, write_figure, write_json
+    from ..io.writers import check_output_path, write_json
+    from ..plots.common import write_figure
     from ..report.coverage import coverage_document
     from .common import parse_levels
 

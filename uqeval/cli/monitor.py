@@ -121,7 +121,8 @@ def monitor(
     from ..commands.monitor.core import monitor_file
     from ..errors import UsageError
     from ..io.uri import as_spec
-    from ..io.writers import atomic_write_bytes, check_output_path, write_figure, write_json
+    from ..io.writers import atomic_write_bytes, check_output_path, write_json
+    from ..plots.common import write_figure
     from ..report.monitor import rich_tables, to_markdown
 
     if not 1 <= len(files) <= 2:

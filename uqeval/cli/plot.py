@@ -13,7 +13,7 @@ import typer
 
 from ..config import LIMITS
 from ..plots import PLOT_KINDS
-from ..report.text import plain
+from ..text import plain
 from .common import PLOTS_PANEL, OrderBy, OrderByOpt, ScoringFlags, handle_errors, scoring_options
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from ..config import LIMITS
-from ..report.text import plain
+from ..text import plain
 from .common import (
     METRICS_PANEL,
     BinsOpt,

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..report.text import plain
+from ..text import plain
 from .common import QuietOpt, ScoringFlags, handle_errors, scoring_options
 from .plot import DpiOpt, MaxPointsOpt, PlotFormat, XOpt
 

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ..config import LIMITS
-from ..report.text import plain
+from ..text import plain
 from .common import (
     METRICS_PANEL,
     OUTPUT_PANEL,
@@ -173,7 +173,8 @@ def score(
 
 def _score_streamed(file, settings, engine, chunk_rows, scheduler, workers, quiet) -> dict:
     """The summary of ``file`` on the stream or Dask engine, with a progress bar on a terminal."""
-    from ..engine.local import score_with_engine, total_rows
+    from ..commands.score.stream import score_with_engine
+    from ..engine.local import total_rows
     from ..engine.progress import row_progress
 
     with row_progress(None if quiet else total_rows(file), quiet) as progress:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from ..config import LIMITS
-from ..report.text import plain
+from ..text import plain
 from .common import (
     OUTPUT_PANEL,
     PLOTS_PANEL,

@@ -96,9 +96,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from ..catalogue.paths import flatten, metric_orientation
 from ..errors import InputError
-from ..report.format import DETAIL, flatten, fmt_number, metric_orientation
 from ..strict import tomllib
+from ..text import DETAIL, fmt_number
 
 SUMMARY_SCHEMA = "uqeval.score/1"
 
@@ -390,7 +391,7 @@ def _scalar_at(summary: Mapping[str, Any], path: str) -> tuple[Any, tuple[str, .
 
 def orientation_of(summary: Mapping[str, Any], path: str) -> Orientation:
     """Orientation of the metric at ``path``: the summary's ``orientation`` map, else the
-    metric catalogue (:func:`uqeval.report.format.metric_orientation`)."""
+    metric catalogue (:func:`uqeval.catalogue.paths.metric_orientation`)."""
     _, keys = resolve_path(summary, path)
     kind = (summary.get("input") or {}).get("representation")
     val = metric_orientation(keys, summary.get("orientation") or {}, kind)

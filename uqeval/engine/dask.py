@@ -1,5 +1,5 @@
 """``--engine dask``: Parquet row groups mapped to partial states on a Dask cluster, tree-reduced with
-:meth:`uqeval.engine.local.Partial.merge` (the same state code as the stream engine; no metric logic here).
+the merge of the fold's states (the same state code as the stream engine; no metric logic here).
 
 ``--scheduler ADDRESS`` connects to an existing cluster; ``--workers N`` starts a ``LocalCluster`` of
 N worker processes for the run. Dask is an optional extra (``pip install "uqeval[dask]"``), imported
@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from ..config import Settings
@@ -41,7 +40,7 @@ _SCHEMES = ("tcp", "tls", "ws", "wss")
 
 def scheduler_address(address: str) -> tuple[str, str, int]:
     """``(scheme, host, port)`` of a ``--scheduler`` address, or a one-line :class:`UsageError`."""
-    from ..report.text import plain
+    from ..text import plain
 
     m = _ADDRESS.match(address.strip())
     scheme = (m.group("scheme") or "tcp").lower() if m else ""
@@ -235,7 +234,7 @@ def partitions(files: list[str], task_rows: int = TASK_ROWS) -> list[tuple[str, 
     return out
 
 
-def _task_batches(
+def task_batches(
     task: tuple[str, list[int], int, int],
     plan,
     settings: Settings,
@@ -283,102 +282,3 @@ def parquet_tasks(spec, settings: Settings, allow_by: bool) -> tuple[Any, Any, l
             "--engine dask reads Parquet (files, directories, globs); stream CSV with --engine stream"
         )
     return src, plan, partitions(src.files), list(dict.fromkeys(plan.needed()))
-
-
-def partition_partial(
-    task: tuple[str, list[int], int, int],
-    plan,
-    settings: Settings,
-    chunk_rows: int,
-    columns: list[str],
-    grouped: bool = False,
-):
-    """The :class:`~uqeval.engine.local.Partial` of one task's row groups (runs on a worker); ``grouped``:
-    a :class:`~uqeval.commands.score.groups.GroupedPartial` that also keeps one state per ``--by`` label."""
-    from ..commands.score.groups import GroupedPartial
-    from .local import new_partial
-
-    part = GroupedPartial(task[0]) if grouped else new_partial(settings)
-    for b, rows, _, _ in _task_batches(task, plan, settings, chunk_rows, columns):
-        part.add(b, rows, settings, task[0])
-    return part
-
-
-def partition_second(
-    task,
-    plan,
-    settings: Settings,
-    chunk_rows: int,
-    columns: list[str],
-    sel: dict | None,
-    group_sel: dict | None = None,
-):
-    """``(second-pass state, {label: second-pass state})`` of one task's rows (:func:`uqeval.catalogue.states.selection`
-    of the whole data and of each ``--by`` group; runs on a worker)."""
-    from ..commands.score.groups import second_states
-
-    return second_states(
-        (b for b, _, _, _ in _task_batches(task, plan, settings, chunk_rows, columns)),
-        settings,
-        sel,
-        group_sel or {},
-    )
-
-
-def _merge(a, b):
-    return a.merge(b)
-
-
-def score_dask(
-    spec: str | Path,
-    settings: Settings,
-    chunk_rows: int,
-    scheduler: str | None = None,
-    workers: int | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> dict[str, Any]:
-    """The JSON summary of ``spec`` (Parquet file, directory or glob) computed on a Dask cluster."""
-    from .local import summary_of
-
-    grouped = settings.columns.get("by") is not None
-    src, plan, tasks, columns = parquet_tasks(spec, settings, allow_by=grouped)
-    with dask_client(scheduler, workers) as (client, distributed):
-        futures = [
-            client.submit(partition_partial, t, plan, settings, chunk_rows, columns, grouped, pure=False)
-            for t in tasks
-        ]
-        wait(distributed, futures, [t[3] for t in tasks], progress)
-        part = tree_reduce(client, futures, _merge)  # pairs in file order (merge is associative)
-        from ..catalogue import states
-
-        part.selection = states.selection(part.state) if part.state["n"] else None
-        group_sel = part.group_selection = part.selections() if grouped else {}
-        if (
-            part.selection is not None or group_sel
-        ):  # exact order statistics: a second map over the same tasks
-            seconds = client.gather(
-                [
-                    client.submit(
-                        partition_second,
-                        t,
-                        plan,
-                        settings,
-                        chunk_rows,
-                        columns,
-                        part.selection,
-                        group_sel,
-                        pure=False,
-                    )
-                    for t in tasks
-                ]
-            )
-            for second, group_second in seconds:
-                part.add_second(second, group_second, part.state["kind"])
-    info = cluster_info(chunk_rows, len(tasks), scheduler, workers)
-    if grouped:
-        from ..commands.score.groups import groups_of
-
-        return summary_of(
-            src, part, settings, "dask", info, groups_of(part, settings) if part.state["n"] else None
-        )
-    return summary_of(src, part, settings, "dask", info)

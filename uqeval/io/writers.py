@@ -316,20 +316,6 @@ def write_parquet(path: str | Path, table: Any) -> None:
     atomic_write_bytes(path, sink.getvalue().to_pybytes())
 
 
-def write_figure(path: str | Path, fig: Any, dpi: int = 150) -> None:
-    """Render a matplotlib Figure (Agg) to PNG/SVG/PDF by extension, atomically."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    from ..plots.common import figure_to_bytes
-
-    fmt = Path(path).suffix.lstrip(".").lower() or "png"
-    if fmt not in ("png", "svg", "pdf"):
-        raise InputError(f"{path}: plots are written as .png, .svg or .pdf")
-    if fig.canvas is None or not isinstance(fig.canvas, FigureCanvasAgg):
-        FigureCanvasAgg(fig)
-    atomic_write_bytes(path, figure_to_bytes(fig, fmt, dpi))
-
-
 _LAST_INPUT: list[str] = []
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import io
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -208,7 +209,7 @@ def _literal_text(fig: Figure) -> None:
     characters shown as ``\\xNN`` (no missing-glyph warnings). uqeval draws no math."""
     from matplotlib.text import Text
 
-    from ..report.text import xml_text
+    from ..text import xml_text
 
     for t in fig.findobj(Text):
         t.set_parse_math(False)
@@ -440,3 +441,15 @@ def check_unit_interval(arr: np.ndarray, name: str) -> None:
             f"{name} must lie in [0, 1]: {idx.size} value(s) outside (first at row {idx[0]}, "
             f"found {arr[idx[0]]:g}); pass probabilities (PIT values), not percentages"
         )
+
+
+def write_figure(path: str | Path, fig: Any, dpi: int = 150) -> None:
+    """Render a matplotlib Figure (Agg) to PNG/SVG/PDF by extension, atomically."""
+    from ..io.writers import atomic_write_bytes
+
+    fmt = Path(path).suffix.lstrip(".").lower() or "png"
+    if fmt not in ("png", "svg", "pdf"):
+        raise InputError(f"{path}: plots are written as .png, .svg or .pdf")
+    if fig.canvas is None or not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)
+    atomic_write_bytes(path, figure_to_bytes(fig, fmt, dpi))

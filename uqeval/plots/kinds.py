@@ -753,7 +753,7 @@ def build_figures(
     PlotBundle with ``figures`` (kind -> matplotlib Figure, in :data:`PLOT_KINDS` order),
     ``ucc`` (the UCC summary when the ``ucc`` kind was drawn) and ``notes``.
     """
-    from ..report.text import plain
+    from ..text import plain
 
     settings = settings or Settings()
     seed = settings.seed if seed is None else int(seed)

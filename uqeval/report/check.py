@@ -7,8 +7,8 @@ import math
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from .format import DETAIL, fmt_number, md_cell, md_table
-from .text import md_code_span
+from ..text import DETAIL, fmt_number, md_code_span
+from .format import md_cell, md_table
 
 SCHEMA = "uqeval.check/1"
 
@@ -27,7 +27,7 @@ def headline(result) -> str:
 
 
 def to_markdown(result) -> str:
-    from .text import md_code
+    from ..text import md_code
 
     """A GitHub-flavoured markdown report: headline, one table row per check, notes."""
     icon = {"PASS": "✅ PASS", "FAIL": "❌ FAIL", "SKIP": "⏭️ SKIP"}
@@ -77,7 +77,7 @@ def to_junit(result, name: str = "uqeval.check") -> str:
         else:
             ET.SubElement(case, "system-out").text = f"{r.message}\n{detail}"
     ET.indent(root)
-    from .text import xml_text  # controls XML 1.0 forbids become visible escapes
+    from ..text import xml_text  # controls XML 1.0 forbids become visible escapes
 
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + xml_text(ET.tostring(root, encoding="unicode")) + "\n"
 
@@ -119,8 +119,8 @@ def rich_tables(result) -> list[Any]:
     """One row per check (status, metric, check, value, baseline, limit, details), then the notes."""
     from rich.text import Text
 
+    from ..text import markup as escape
     from .format import rich_table
-    from .text import markup as escape
 
     style = {"PASS": "bold green", "FAIL": "bold red", "SKIP": "yellow"}
     columns: list[tuple[str, dict[str, Any]]] = [

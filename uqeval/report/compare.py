@@ -6,8 +6,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .format import DASHED, fmt_number, fmt_p, md_cell, md_table
-from .text import md_bold, md_code_span
+from ..text import DASHED, fmt_number, fmt_p, md_bold, md_code_span
+from .format import md_cell, md_table
 
 
 def _num(x: Any) -> str:
@@ -145,8 +145,8 @@ def rich_tables(result: Mapping[str, Any]) -> list[Any]:
     """The metric table, the tests table (when tests ran) and the notes, as rich renderables."""
     from rich.text import Text
 
+    from ..text import markup as escape
     from .format import rich_table
-    from .text import markup as escape
 
     names = [m["name"] for m in result["models"]]
     s = result["settings"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .format import fmt_number, md_table
+from ..text import fmt_number
+from .format import md_table
 
 SCHEMA = "uqeval.coverage/1"
 
@@ -69,8 +70,8 @@ def to_markdown(result: dict[str, Any]) -> str:
 
 
 def rich_table(result: dict[str, Any]):
+    from ..text import markup as escape
     from .format import rich_table as table
-    from .text import markup as escape
 
     head, rows, left = _table(result)
     columns = [(escape(h), {"justify": "left" if i < len(left) else "right"}) for i, h in enumerate(head)]

@@ -30,10 +30,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .._version import __version__
+from ..catalogue.paths import flatten, is_number as _is_number, metric_orientation
 from ..errors import InputError
 from ..glossary import find_entry
-from .format import HTML, flatten, fmt_number, is_number as _is_number, metric_orientation
-from .text import xml_text
+from ..text import HTML, fmt_number, xml_text
 
 __all__ = ["flatten", "image_data_uri", "render_report", "ORIENTATION_TEXT"]
 

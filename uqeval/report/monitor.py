@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .format import flatten, fmt_number, is_number, md_table
+from ..catalogue.paths import flatten, is_number
+from ..text import fmt_number
+from .format import md_table
 
 #: the metrics the window table (and ``--plot``) shows, in order of preference: ``group.key`` with the first
 #: level of a by-level group; the first few present are shown
@@ -94,8 +96,8 @@ def to_markdown(doc: dict[str, Any]) -> str:
 
 
 def rich_tables(doc: dict[str, Any]) -> list[Any]:
+    from ..text import markup as escape
     from .format import rich_table
-    from .text import markup as escape
 
     out = []
     head, rows = window_table(doc)

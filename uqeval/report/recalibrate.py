@@ -5,7 +5,9 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-from .format import fmt_number, leaves, md_cell, md_table, metric_orientation
+from ..catalogue.paths import leaves, metric_orientation
+from ..text import fmt_number
+from .format import md_cell, md_table
 
 _HEAD = ["group", "metric", "before", "after", "direction"]
 
@@ -88,8 +90,8 @@ def to_markdown(summary: dict[str, Any]) -> str:
 
 
 def rich_tables(summary: dict[str, Any]) -> list[Any]:
+    from ..text import markup as escape
     from .format import rich_table
-    from .text import markup as escape
 
     out = [
         rich_table(

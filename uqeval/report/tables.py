@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .format import fmt_number, leaves, md_cell, md_table, metric_orientation, rich_table as _rich_table
+from ..catalogue.paths import leaves, metric_orientation
+from ..text import fmt_number
+from .format import md_cell, md_table, rich_table as _rich_table
 
 DIRECTION = {"lower": "lower is better", "higher": "higher is better", "target": "closer to target"}
 SHORT = {"lower is better": "↓ lower", "higher is better": "↑ higher", "closer to target": "◎ target"}
@@ -66,7 +68,7 @@ def _rows(summary: dict[str, Any]) -> tuple[list[str], list[tuple[str, str, list
 
 
 def rich_table(summary: dict[str, Any], title: str | None = None):
-    from .text import markup as escape
+    from ..text import markup as escape
 
     labels, rows = _rows(summary)
     columns: list[tuple[str, dict[str, Any]]] = [

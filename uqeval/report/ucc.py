@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .format import fmt_number, md_cell, md_table
+from ..text import fmt_number
+from .format import md_cell, md_table
 
 _num = fmt_number
 
@@ -120,8 +121,8 @@ def to_markdown(summary: dict[str, Any]) -> str:
 
 
 def _table(head: str | None, cap: str | None, header: list[str], rows: list[list[str]]):
+    from ..text import markup as escape
     from .format import rich_table
-    from .text import markup as escape
 
     columns = [
         (

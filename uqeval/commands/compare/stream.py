@@ -211,10 +211,10 @@ class ComparePartial:
         check_same_rows(files, preds)
         if preds[0] is None:
             return
-        from ...engine.local import _signature
+        from ...engine.local import row_signature
 
         for k, p in enumerate(preds):
-            sig = (p.kind, _signature(p))
+            sig = (p.kind, row_signature(p))
             known = self.kinds[k]
             if known is None:
                 self.kinds[k] = sig

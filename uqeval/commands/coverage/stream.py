@@ -132,13 +132,13 @@ def coverage_points_stream(
 
 def partition_cells(task, plan, settings: Settings, chunk_rows: int, points_by: str | None, path: str):
     """``(cells, {path: representation})`` of one Dask task's row groups (runs on a worker)."""
-    from ...engine.dask import _task_batches
+    from ...engine.dask import task_batches
 
     kinds: dict[str, str] = {}
     extra = (points_by,) if points_by else ()
     batches = (
         (None, b, k, at, ex)
-        for b, k, at, ex in _task_batches(
+        for b, k, at, ex in task_batches(
             task, plan, settings, chunk_rows, list(dict.fromkeys(plan.needed())), extra
         )
     )

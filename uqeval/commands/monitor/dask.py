@@ -92,7 +92,7 @@ def partition_windows(
 ):
     """The :class:`Windows` of one task's row groups (runs on a worker); the windows no other task has rows
     of (not in ``shared``) are finished here."""
-    from ...engine.dask import _task_batches
+    from ...engine.dask import task_batches
 
     def hold(key: int) -> bool:
         return shared is None or any(a <= key <= b for a, b in shared)
@@ -100,7 +100,7 @@ def partition_windows(
     win = Windows(layout, settings)
     win.base = base
     extra = (layout.time,) if layout.time else ()
-    for b, rows, offset, cols in _task_batches(task, plan, settings, chunk_rows, columns, extra):
+    for b, rows, offset, cols in task_batches(task, plan, settings, chunk_rows, columns, extra):
         win.add(b, rows, offset, cols, task[0])
         win.close_old(hold=hold)
     win.close_old(keep=0, hold=hold)

@@ -35,7 +35,7 @@ from ...catalogue import states
 from ...catalogue.states import pack
 from ...config import Settings
 from ...errors import InputError, UsageError
-from ...report.text import plain
+from ...text import plain
 
 SCHEMA = "uqeval.monitor/1"
 STATE_FORMAT = "uqeval.monitor-state/1"
@@ -416,7 +416,7 @@ class Windows:
 
     def add(self, batch, n_raw: int, offset: int, extra: dict[str, Any], where: str) -> np.ndarray | None:
         """Fold one record batch in; returns the window of each kept row (None when no row was kept)."""
-        from ...engine.local import _signature
+        from ...engine.local import row_signature
 
         lay = self.layout
         times = time_ns(extra[lay.time], lay.time, where, offset) if lay.kind == "time" and lay.time else None
@@ -430,7 +430,7 @@ class Windows:
         kept = np.zeros(len(uk), dtype=np.int64)
         keys = None
         if pred is not None:
-            sig = _signature(pred)
+            sig = row_signature(pred)
             if self.signature is None:
                 self.signature, self.columns, self.first_file, self.kind = (
                     sig,

@@ -21,7 +21,8 @@ import numpy as np
 from ...catalogue import states
 from ...catalogue.states import pack, unpack
 from ...config import Settings
-from ...engine.local import Partial, iter_batches_of, summary_of
+from ...engine.local import iter_batches_of
+from .stream import Partial, summary_of
 
 
 def _split(batch) -> list[tuple[str, np.ndarray]]:
@@ -42,7 +43,7 @@ def merge_groups(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 
 
 class GroupedPartial(Partial):
-    """A :class:`~uqeval.engine.local.Partial` that also keeps one state per ``--by`` label (``groups``)
+    """A :class:`~uqeval.commands.score.stream.Partial` that also keeps one state per ``--by`` label (``groups``)
     and, after the second pass, the per-group second-pass states (``group_second``)."""
 
     def __init__(self, path: str = "") -> None:

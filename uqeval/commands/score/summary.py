@@ -62,7 +62,7 @@ def non_finite_notes(metrics: dict[str, Any]) -> list[str]:
 
     import numpy as np
 
-    from ...report.format import flatten
+    from ...catalogue.paths import flatten
 
     bad = []
     for path, v in flatten(metrics):

@@ -1,4 +1,5 @@
-"""Input-derived strings made safe for the four places people read them.
+"""How values become text: numbers written one way (:func:`fmt_number` with a :class:`NumberStyle`)
+and input-derived strings made safe for the four places people read them.
 
 Column names, file names, ``--by`` values, model names, notes and error messages
 come from files a user (or an attacker) wrote. They are data, never markup or
@@ -16,12 +17,15 @@ terminal control:
 * :func:`xml_text` -- for JUnit XML: characters XML 1.0 forbids (and other
   controls) become visible escapes; ElementTree escapes ``<``, ``&`` and quotes.
 
-HTML is escaped by :mod:`uqeval.report.html` with :func:`html.escape`.
+HTML is escaped by :mod:`uqeval.report.html` with :func:`html.escape`. This module sits at the bottom
+of the house (it imports nothing of uqeval), so core messages and every renderer use the same escaping.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 # C0 controls, DEL, C1 controls, bidi embeddings/overrides/isolates, line/paragraph separators,
@@ -98,3 +102,70 @@ def xml_text(value: Any) -> str:
 def md_code(value: Any) -> str:
     """Text for inside a Markdown code span in a table cell: :func:`plain`, ``|`` escaped, backticks made quotes."""
     return plain(value).replace("`", "'").replace("|", "\\|")
+
+
+@dataclass(frozen=True)
+class NumberStyle:
+    """How :func:`fmt_number` writes a number.
+
+    ``digits`` significant digits (``%g``); with ``sci_digits``, magnitudes outside
+    ``[1e-4, 1e6)`` are written ``%.{sci_digits}e`` (zero stays ``0`` unless ``plain_zero`` is
+    off). ``missing`` stands for ``None``; ``nan`` and ``inf`` (positive, negative) for the
+    non-finite floats.
+    """
+
+    digits: int = 4
+    sci_digits: int | None = 3
+    plain_zero: bool = True
+    missing: str = "n/a"
+    nan: str = "nan"
+    inf: tuple[str, str] = ("inf", "-inf")
+
+
+#: Terminal and Markdown tables of metric values.
+TABLE = NumberStyle()
+
+
+#: Tables where a missing value is a dash (compare).
+DASHED = NumberStyle(missing="—", nan="—")
+
+
+#: p-values: three digits, small ones in scientific notation.
+P_VALUE = NumberStyle(digits=3, sci_digits=1, plain_zero=False, missing="—", nan="—")
+
+
+#: Values quoted in check messages, limits and JUnit details (also written to the JSON).
+DETAIL = NumberStyle(digits=6, sci_digits=None, missing="—", nan="NaN")
+
+
+#: The HTML report.
+HTML = NumberStyle(digits=6, sci_digits=4, nan="NaN", inf=("∞", "−∞"))
+
+
+def fmt_number(v: Any, style: NumberStyle = TABLE) -> str:
+    """One value as text: numbers by ``style``, lists shortened, anything else ``str()``."""
+    if v is None:
+        return style.missing
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return style.nan
+        if math.isinf(v):
+            return style.inf[0] if v > 0 else style.inf[1]
+        a = abs(v)
+        if style.sci_digits is not None and not (1e-4 <= a < 1e6 or (a == 0 and style.plain_zero)):
+            return f"{v:.{style.sci_digits}e}"
+        return f"{v:.{style.digits}g}"
+    if isinstance(v, (list, tuple)):
+        if len(v) > 4:
+            return f"{fmt_number(v[0], style)} … {fmt_number(v[-1], style)} ({len(v)})"
+        return "[" + ", ".join(fmt_number(x, style) for x in v) + "]"
+    return str(v)
+
+
+def fmt_p(p: Any) -> str:
+    """A p-value (``—`` when missing)."""
+    return fmt_number(None if p is None else float(p), P_VALUE)
