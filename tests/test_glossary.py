@@ -10,10 +10,11 @@ from scipy.integrate import trapezoid
 from typer.testing import CliRunner
 
 from uqeval.catalogue import METRICS, compute_metrics, get_family
+from uqeval.catalogue.explain import explain
 from uqeval.cli import app
 from uqeval.config import make_settings
 from uqeval.errors import InputError
-from uqeval.glossary import GLOSSARY, canonical_path, explain, find_entry, matches
+from uqeval.glossary import GLOSSARY, canonical_path, find_entry, matches
 from uqeval.io.load import load_predictions
 
 from .conftest import SAMPLE

@@ -958,7 +958,7 @@ def list_metrics(representation: str | None = None) -> list[dict[str, Any]]:
 @python_api
 def explain(name: str) -> str:
     """What a metric means, its formula and reference (as ``uqeval explain NAME``)."""
-    from .glossary import explain as _explain
+    from .catalogue.explain import explain as _explain
 
     return _explain(name)
 

@@ -11,13 +11,10 @@ Formulas are plain Unicode text (they are printed in a terminal and in HTML).
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 
-from .errors import InputError
-
-__all__ = ["GLOSSARY", "canonical_path", "explain", "find_entry", "format_entry", "matches"]
+__all__ = ["GLOSSARY", "canonical_path", "find_entry", "format_entry", "matches", "names"]
 
 # --------------------------------------------------------------------------- references
 TOOLBOX = (
@@ -1163,93 +1160,11 @@ def format_entry(key: str, entry: dict[str, str] | None = None) -> str:
     )
 
 
-def _names() -> Iterable[str]:
+def names() -> Iterable[str]:
+    """Every name a metric can be asked for by: full paths, last parts and groups."""
     yield from GLOSSARY
     yield from {k.rsplit(".", 1)[-1] for k in GLOSSARY}
     yield from {k.split(".", 1)[0] for k in GLOSSARY}
-
-
-def explain(name: str) -> str:
-    """Plain-text explanation of a metric by full path (``scoring_rule.crps``) or short name.
-
-    A short name that several groups use (``nll``, ``coverage``) returns every match,
-    after a line listing them. Unknown names raise :class:`InputError` with close matches.
-    """
-    found = matches(name)
-    if not found:
-        key = canonical_path(name)
-        close = difflib.get_close_matches(key, sorted(set(_names())), n=5, cutoff=0.6)
-        group = key.split(".", 1)[0]
-        members = [k for k in GLOSSARY if "." in key and k.startswith(group + ".")]
-        if members:  # an unknown key under a known group: close ones first, then the rest of the group
-            close = list(
-                dict.fromkeys(
-                    [c for c in close if c in members]
-                    + difflib.get_close_matches(key, members, n=len(members), cutoff=0.0)
-                )
-            )
-        hint = f"did you mean {', '.join(close)}? " if close else ""
-        raise InputError(
-            f"unknown metric {str(name)!r}: {hint}Metric names are the 'group.key' paths of "
-            "the JSON summary (e.g. 'scoring_rule.crps') or their last part (e.g. 'crps')"
-        )
-    if len(found) == 1:
-        return _with_direction(found[0])
-    head = f"{name!r} matches {len(found)} metrics: {', '.join(found)}"
-    return "\n\n".join([head] + [_with_direction(k) for k in found])
-
-
-def direction(key: str) -> str | None:
-    """Which way is better for the metric ``key``, from its catalogue orientation (None: not declared)."""
-    from .catalogue import lookup, target
-
-    metric = lookup(key)
-    if metric is None:  # computed outside the catalogue (ucc, skill scores)
-        return _DIRECTIONS.get(key) or ("higher is better" if key.startswith("skill.") else None)
-    say = {
-        "lower": "lower is better",
-        "higher": "higher is better",
-        "target": "closest to its target is best",
-    }
-
-    def one(orientation: str | None) -> str | None:
-        if orientation == "target":
-            goal = target(metric.group, metric.name)
-            if goal is not None:
-                return f"closest to {goal:g} is best"
-            if metric.group in ("coverage", "prediction_sets", "conditional_coverage"):
-                return (
-                    "closest to its nominal level is best"
-                    if "miss" not in metric.name
-                    else ("closest to half the nominal miss rate, (1 - level)/2, is best")
-                )
-        return say.get(orientation or "")
-
-    base = one(metric.orientation)
-    kinds = {k: one(o) for k, o in metric.orientation_by_kind.items() if one(o) != base}
-    if not kinds:
-        return base
-    parts = [f"{text} for {kind}" for kind, text in sorted(kinds.items())]
-    return "; ".join(([f"{base} (other representations)"] if base else []) + parts)
-
-
-#: Directions of metrics the catalogue does not hold
-_DIRECTIONS = {
-    "ucc.auucc": "lower is better",
-    "ucc.auucc_const": "lower is better (the reference band's area)",
-    "ucc.gain": "higher is better",
-    "ucc.partial": "lower is better",
-}
-
-
-def _with_direction(key: str) -> str:
-    """The glossary entry of ``key`` with a line saying which way is better."""
-    text = format_entry(key)
-    if "." not in key:  # a whole group
-        return text
-    better = direction(key) or "none: it describes the data or feeds a plot, it is not a score"
-    title, rest = text.split("\n", 1)
-    return f"{title}\nDirection: {better}\n{rest}"
 
 
 # =========================================================================== issue 15 part B (--diagnostics)

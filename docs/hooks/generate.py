@@ -45,7 +45,8 @@ def _streaming() -> dict[str, tuple[str, str]]:
 
 def metrics_page() -> str:
     from uqeval.catalogue import FAMILIES
-    from uqeval.glossary import GLOSSARY, direction
+    from uqeval.catalogue.explain import direction
+    from uqeval.glossary import GLOSSARY
 
     streaming = _streaming()
     lines = [

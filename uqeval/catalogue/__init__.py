@@ -16,6 +16,9 @@ results are the JSON groups of ``uqeval score`` (level-keyed families return
 ``score``, ``compare``, ``check``, ``plot``, ``report`` and ``explain`` read this module;
 nothing else declares what applies to which representation or which way is better.
 Kernels are imported inside the functions, so importing the catalogue stays cheap.
+
+May import: errors, validation, text, strict, metrics, config, predictions, resample, weights,
+glossary. Never io, engine, commands, renderers or front ends.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ and renders. Command modules import nothing heavy at module level, so
 (scipy, matplotlib, pandas). ``main`` imports only the module of the command it
 runs (``uqeval score FILE`` never compiles the other eight); ``app``, the full
 Typer application with every command, is built on first access.
+
+The top floor: may import anything in the package; nothing imports it (but ``uqeval.__main__``).
 """
 
 from __future__ import annotations

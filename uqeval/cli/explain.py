@@ -25,7 +25,8 @@ def explain(
     coverage) shows each of them. Level parts of a path (coverage.0.95.width) are ignored.
     Without METRIC, list every metric that has an explanation.
     """
-    from ..glossary import GLOSSARY, explain as explain_text
+    from ..catalogue.explain import explain as explain_text
+    from ..glossary import GLOSSARY
 
     if metric is None:
         width = max(len(k) for k in GLOSSARY)

@@ -1,21 +1,7 @@
 """Metric kernels: pure numpy/scipy functions, arrays in, numbers or arrays out, one module per family.
 
-The public array functions (observation first, broadcasting scalars) are :mod:`uqeval.functions`,
-re-exported here and at the top level: ``uqeval.metrics.crps_normal is uqeval.crps_normal``.
+May import: :mod:`uqeval.errors`, :mod:`uqeval.validation` (and numpy/scipy); never paths, frames,
+settings, printing or CLI words. The public array functions that validate and document their arguments
+(observation first, broadcasting scalars) are :mod:`uqeval.functions`, exported at the top level
+(``uqeval.crps_normal``); they call these kernels.
 """
-
-from __future__ import annotations
-
-
-def __getattr__(name: str):
-    from .. import functions
-
-    if name in functions.__all__:
-        return getattr(functions, name)
-    raise AttributeError(f"module 'uqeval.metrics' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    from .. import functions
-
-    return sorted(set(globals()) | set(functions.__all__))

@@ -1,5 +1,9 @@
 """Figure builders (matplotlib, Agg, no pyplot). This package file stays import-light: only the
-names of the plot kinds live here, so the CLI can offer them without loading matplotlib."""
+names of the plot kinds live here, so the CLI can offer them without loading matplotlib. ``kinds``
+builds every figure of one file (and draws them in worker processes), ``overlay`` several models'.
+
+May import everything below the renderers: errors, text, metrics, config, predictions, catalogue,
+glossary, io, engine, commands. Never cli or api."""
 
 #: Every plot kind (the ``--kind`` choices), in the order figures are produced.
 PLOT_KINDS: tuple[str, ...] = (

@@ -2,6 +2,8 @@
 
 Every ``fit_*`` returns a dict with a ``method`` key; :func:`save_state` /
 :func:`load_state` turn it into versioned JSON text and back (never pickle).
+
+May import: errors, validation, metrics, strict, _version. Commands (``recalibrate``) call it.
 """
 
 from importlib import import_module

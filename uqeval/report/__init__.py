@@ -1,5 +1,6 @@
-"""Every renderer, once: :mod:`.format` (number formatting, flattening, orientation lookup,
-Markdown and rich tables) shared by :mod:`.tables` (score), :mod:`.compare`, :mod:`.check`
-(JSON, Markdown, JUnit), :mod:`.ucc`, :mod:`.coverage`, :mod:`.recalibrate` and :mod:`.html`;
-:mod:`.summary` builds the ``uqeval.score/1`` document. Strings and documents out; the CLI
-prints and writes them."""
+"""Every renderer, once: :mod:`.format` (Markdown and rich tables; numbers by
+:func:`uqeval.text.fmt_number`) shared by :mod:`.tables` (score), :mod:`.compare`, :mod:`.check`
+(JSON, Markdown, JUnit), :mod:`.ucc`, :mod:`.coverage`, :mod:`.recalibrate`, :mod:`.monitor` and
+:mod:`.html`. Strings out; the CLI prints and writes them.
+
+May import everything below the renderers (commands and plots included). Never cli or api."""
