@@ -48,7 +48,7 @@ from typer.testing import CliRunner
 
 from uqeval.cli import app
 
-from ..conftest import GOLDEN, ROOT, assert_tree_close
+from ..conftest import GOLDEN, ROOT, assert_tree_close, keep_close
 
 runner = CliRunner()
 MATRIX = GOLDEN / "matrix"
@@ -288,7 +288,7 @@ def _check(command: str, case: str, got: dict) -> None:
     if UPDATE:
         MATRIX.mkdir(parents=True, exist_ok=True)
         data = json.loads(path.read_text()) if path.exists() else {}
-        data[case] = got
+        data[case] = keep_close(got, data[case]) if case in data else got
         data = {k: data[k] for k in sorted(data) if k in ALL_IDS.get(command, data)}
         path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         _golden.cache_clear()
