@@ -179,48 +179,10 @@ def _bounds(p: Prediction, level: float, where: str) -> tuple[np.ndarray, np.nda
     return lo, hi, level, notes
 
 
-def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
-    """The band that the UCC of ``loaded`` scales (see the module docstring's table).
-
-    Raises
-    ------
-    InputError
-        Point predictions only; no targets; no band at ``level``; quantiles without a
-        median; a centre outside its band (names the file, column and first row).
-    """
-    # dispatched on p.kind below, each branch using its class's attributes (mean, levels, quantiles, samples)
-    p: Any = loaded.prediction
-    where = str(loaded.info.get("path", name))
+def _centre(p: Any, lower, upper, used: float, where: str, notes: list[str]) -> tuple[np.ndarray, str, str]:
+    """``(point prediction, what the bounds are, what the centre is)`` of a band at level ``used``: the
+    mean, the midpoint of the bounds, the median quantile or the ensemble median."""
     kind = p.kind
-    notes: list[str] = []
-    if kind == "point":
-        raise InputError(
-            f"{where}: the UCC needs prediction intervals, but the file has point predictions only "
-            f"(column '{p.columns.get('mean', 'mean')}'); add a std column ({option('std')}), lower/upper bounds "
-            f"({option('lower')}/{option('upper')}), quantile or sample columns, or first fit a std with "
-            f"{phrase('accrue')}"
-        )
-    if kind not in ("gaussian", "intervals", "quantiles", "samples"):
-        raise InputError(f"{where}: the UCC is defined for regression intervals; a {kind} file has none")
-    reason = p.no_band()
-    if reason is not None:
-        raise InputError(f"{where}: no UCC: {reason}")
-    try:
-        y = p.require_targets()
-    except InputError as exc:
-        raise exc.at(where) from None
-    make_bounds = None
-    if kind == "gaussian":  # bounds made block by block when needed (mean -+ z std): not held whole
-        used = level
-
-        def make_bounds(start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
-            part = p.subset(slice(start, stop)) if (start, stop) != (0, p.n) else p
-            return _bounds(part, level, where)[:2]
-
-        lower = upper = None
-    else:
-        lower, upper, used, bnotes = _bounds(p, level, where)
-        notes.extend(bnotes)
     key = _level_key(used)
     if kind == "gaussian":
         pred = p.mean
@@ -268,11 +230,13 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
             f"of {p.samples.shape[1]} members"
         )
         centre = "ensemble median"
-    if loaded.info.get("n_fixed_crossing"):
-        notes.append(
-            f"{where}: {loaded.info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted "
-            "(--fix-crossing)"
-        )
+    return pred, bounds, centre
+
+
+def _check_centre_inside(p: Any, pred, lower, upper, make_bounds, key: str, centre: str, where: str) -> None:
+    """An error naming the first row whose point prediction lies outside its band (the UCC scales each side
+    of the band around it)."""
+    kind = p.kind
     if make_bounds is None:
         outside = (pred < lower) | (pred > upper)
     else:  # a Gaussian's centre lies inside its band: checked block by block all the same
@@ -300,6 +264,58 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
             f"[{lower[i]:g}, {upper[i]:g}]); the UCC scales each side of the band around the "
             f"point prediction, so it must lie inside [lower, upper]; {fix}"
         )
+
+
+def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
+    """The band that the UCC of ``loaded`` scales (see the module docstring's table).
+
+    Raises
+    ------
+    InputError
+        Point predictions only; no targets; no band at ``level``; quantiles without a
+        median; a centre outside its band (names the file, column and first row).
+    """
+    # dispatched on p.kind below, each branch using its class's attributes (mean, levels, quantiles, samples)
+    p: Any = loaded.prediction
+    where = str(loaded.info.get("path", name))
+    kind = p.kind
+    notes: list[str] = []
+    if kind == "point":
+        raise InputError(
+            f"{where}: the UCC needs prediction intervals, but the file has point predictions only "
+            f"(column '{p.columns.get('mean', 'mean')}'); add a std column ({option('std')}), lower/upper bounds "
+            f"({option('lower')}/{option('upper')}), quantile or sample columns, or first fit a std with "
+            f"{phrase('accrue')}"
+        )
+    if kind not in ("gaussian", "intervals", "quantiles", "samples"):
+        raise InputError(f"{where}: the UCC is defined for regression intervals; a {kind} file has none")
+    reason = p.no_band()
+    if reason is not None:
+        raise InputError(f"{where}: no UCC: {reason}")
+    try:
+        y = p.require_targets()
+    except InputError as exc:
+        raise exc.at(where) from None
+    make_bounds = None
+    if kind == "gaussian":  # bounds made block by block when needed (mean -+ z std): not held whole
+        used = level
+
+        def make_bounds(start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+            part = p.subset(slice(start, stop)) if (start, stop) != (0, p.n) else p
+            return _bounds(part, level, where)[:2]
+
+        lower = upper = None
+    else:
+        lower, upper, used, bnotes = _bounds(p, level, where)
+        notes.extend(bnotes)
+    pred, bounds, centre = _centre(p, lower, upper, used, where, notes)
+    key = _level_key(used)
+    if loaded.info.get("n_fixed_crossing"):
+        notes.append(
+            f"{where}: {loaded.info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted "
+            "(--fix-crossing)"
+        )
+    _check_centre_inside(p, pred, lower, upper, make_bounds, key, centre, where)
     return Band(
         name=name,
         y_true=y,
