@@ -506,3 +506,17 @@ def test_weighted_windows_equal_score_with_weights_and_tests_stay_unweighted(tmp
         monitor_file(whole, weighted, window=800, state=b"x")
     with pytest.raises(UsageError, match="weights"):
         monitor_file([whole, whole], weighted, window=800)
+
+
+def test_a_state_saved_from_standard_input_reads_back(tmp_path):
+    table = _gaussian(n=400, days=4)
+    t = table.column("t").to_numpy()
+    cut = pa.array(t < np.datetime64("2024-03-03"))
+    state = tmp_path / "mon.state"
+    opts = ["--time", "t", "--window", "1D", "--state", str(state), "-f", "json", "-q"]
+    for part in (table.filter(cut), table.filter(pa.compute.invert(cut))):
+        buf = pa.BufferOutputStream()
+        pacsv.write_csv(part, buf)
+        r = runner.invoke(app, ["monitor", "-", *opts], input=buf.getvalue().to_pybytes())
+        assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["cumulative"]["n_rows"] == 400

@@ -435,7 +435,7 @@ class Windows:
                 self.signature, self.columns, self.first_file, self.kind = (
                     sig,
                     batch.columns,
-                    where,
+                    str(where),  # text: standard input's file is a StdinFile, which a state file cannot hold
                     pred.kind,
                 )
                 self.levels = test_levels(pred, self.settings)
