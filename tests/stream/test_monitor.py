@@ -520,3 +520,26 @@ def test_a_state_saved_from_standard_input_reads_back(tmp_path):
         r = runner.invoke(app, ["monitor", "-", *opts], input=buf.getvalue().to_pybytes())
         assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["cumulative"]["n_rows"] == 400
+
+
+def test_dask_leaves_the_latest_window_open_for_the_next_run(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    table = _gaussian(n=600, days=4)
+    table = table.take(pa.compute.sort_indices(table, [("t", "ascending")]))
+    early = pa.compute.less(table.column("t"), pa.scalar(np.datetime64("2024-03-03T12:00", "ns")))
+    pq.write_table(table.filter(early), tmp_path / "a.parquet", row_group_size=100)
+    pq.write_table(table.filter(pa.compute.invert(early)), tmp_path / "b.parquet")
+    pq.write_table(table, tmp_path / "all.parquet")
+    kw = {"window": "1D", "time": "t"}
+    with distributed.LocalCluster(
+        n_workers=1, processes=False, protocol="tcp", dashboard_address="127.0.0.1:0", silence_logs=50
+    ) as c:
+        _, state = monitor_file(
+            tmp_path / "a.parquet", Settings(), engine="dask", scheduler=c.scheduler_address, **kw
+        )
+    # the rest of 3 March comes the next day: its window was finished on Dask, and these rows were refused
+    resumed, _ = monitor_file(tmp_path / "b.parquet", Settings(), state=state, **kw)
+    once, _ = monitor_file(tmp_path / "all.parquet", Settings(), **kw)
+    assert [w["n_rows"] for w in resumed["windows"]] == [w["n_rows"] for w in once["windows"]]
+    for a, b in zip(resumed["windows"], once["windows"]):
+        assert_same(a["metrics"], b["metrics"], {})

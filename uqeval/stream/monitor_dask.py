@@ -126,7 +126,12 @@ def monitor_dask(
 
     src, plan, tasks, columns = parquet_tasks(spec, settings, allow_by=True)
     base = start.n_seen if start is not None else 0
-    shared = shared_keys(key_ranges(tasks, layout, base))
+    ranges = key_ranges(tasks, layout, base)
+    shared = shared_keys(ranges)
+    last = max(hi for _, hi in ranges)
+    if last < float("inf"):  # the latest window stays open, as on the stream engine: a later run (--state)
+        # may bring more of its rows
+        shared = [sh + [(last, last)] for sh in shared]
     if start is not None:  # windows a resumed state left open may get rows here: no task finishes them
         kept = [(float(k), float(k)) for k, w in start.windows.items() if w["state"] is not None]
         shared = [sh + kept for sh in shared]
