@@ -20,10 +20,20 @@ in UTC. Rows need not be sorted: each row goes to its window whatever its positi
 A window has no rows in a window table when no row fell in it (windows without rows are not listed).
 The metrics that need a second pass over the rows (exact MdAE) are left out: a monitor reads each row once,
 so that a resumed run needs only the new rows.
+
+Rows counted once
+-----------------
+A saved state (``--state``) records what it has counted (:class:`Seen`): the latest time of the rows counted
+(the *mark*; time windows) and a fingerprint of every input file read (:func:`input_fingerprint`). A resumed
+run does not count a row at or before the mark (ties included: a row at exactly the mark counted, so
+re-reading a file is idempotent) nor a file whose fingerprint the state holds; without ``skip_seen`` such a
+run is refused, with it those rows are left out and a note says how many.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import pickle
 import re
 from pathlib import Path
@@ -330,6 +340,168 @@ def group_metrics(
     return out
 
 
+# --------------------------------------------------------------------------- what a state has counted
+
+#: bytes read from each end of an input file for its fingerprint
+EDGE_BYTES = 1 << 16
+
+
+def input_fingerprint(f: Any) -> dict[str, Any]:
+    """``{path, size, mtime_ns, sha256}`` of one input file (local or a URI): the SHA-256 of its size and of
+    its first and last :data:`EDGE_BYTES` bytes (two reads, whatever the file's size). Two files are the same
+    input when their sizes and hashes are equal; the path and modification time are recorded for messages.
+
+    A change in the middle of a file larger than 128 KiB that keeps its size and both ends escapes it; a
+    re-exported file of the same rows usually differs in a header, a footer or the first rows' times."""
+    from .uri import is_uri
+
+    where = str(f)
+    try:
+        if is_uri(where):
+            size, mtime, head, tail = _remote_edges(where)
+        else:
+            with open(f, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                size, mtime = st.st_size, st.st_mtime_ns
+                head = fh.read(EDGE_BYTES)
+                fh.seek(max(0, size - EDGE_BYTES))
+                tail = fh.read(EDGE_BYTES)
+    except OSError as exc:
+        raise InputError(
+            f"{where}: cannot read it to fingerprint it for {option_name('state')} ({exc.strerror or exc})"
+        ) from None
+    digest = hashlib.sha256(size.to_bytes(8, "little") + head + tail).hexdigest()
+    return {"path": where, "size": int(size), "mtime_ns": mtime, "sha256": digest}
+
+
+def _remote_edges(uri: str) -> tuple[int, int | None, bytes, bytes]:
+    from . import remote
+    from .source import filesystem
+
+    fs, path = filesystem(uri)
+
+    def edges():
+        info = fs.get_file_info(path)
+        size = int(info.size or 0)
+        with fs.open_input_file(path) as fh:
+            head = fh.read_at(min(EDGE_BYTES, size), 0)
+            tail = fh.read_at(min(EDGE_BYTES, size), max(0, size - EDGE_BYTES))
+        return size, info.mtime_ns, bytes(head), bytes(tail)
+
+    return remote.call(uri, edges, limit=remote.deadline())
+
+
+class Seen:
+    """What a monitor state has counted, so that a resumed run counts no row twice.
+
+    Saved with the state: ``mark``, the latest time of the rows counted (ns since the epoch; time windows
+    only, None before any), and ``inputs``, the fingerprints (:func:`input_fingerprint`) of the input files
+    read, each with its ``n_rows``. About this run only: ``prior``, the resumed state's mark (a row at or
+    before it was counted: it is left out of the windows and counted in ``n_old``, ``n_tie`` of them at
+    exactly the mark), ``rows`` (raw rows read per file), ``new`` (the fingerprints of the files read) and
+    ``skipped`` (the saved fingerprints of the files left out because the state had read them)."""
+
+    def __init__(self, mark: int | None = None, inputs: list[dict[str, Any]] | None = None) -> None:
+        self.mark = mark
+        self.inputs = list(inputs or [])
+        self.prior = mark
+        self.source = "the state"  # the state file, for messages
+        self.n_counted = 0  # rows the resumed state counted (its windows' n_rows)
+        self.n_old = self.n_tie = 0
+        self.rows: dict[str, int] = {}
+        self.new: list[dict[str, Any]] = []
+        self.skipped: list[dict[str, Any]] = []
+
+    def add_times(self, times: np.ndarray) -> np.ndarray | None:
+        """The rows of ``times`` (ns) not counted yet (a mask; None: all of them); moves the mark."""
+        fresh = None
+        if self.prior is not None:
+            old = times <= self.prior
+            n_old = int(np.count_nonzero(old))
+            if n_old:
+                self.n_old += n_old
+                self.n_tie += int(np.count_nonzero(times == self.prior))
+                fresh = ~old
+        new = times if fresh is None else times[fresh]
+        if new.size:
+            top = int(new.max())
+            self.mark = top if self.mark is None else max(self.mark, top)
+        return fresh
+
+    def merge(self, other: Seen) -> Seen:
+        marks = [m for m in (self.mark, other.mark) if m is not None]
+        out = Seen(max(marks) if marks else None, self.inputs + other.inputs)
+        out.prior = self.prior if self.prior is not None else other.prior
+        out.source = self.source if self.source != "the state" else other.source
+        out.n_counted = self.n_counted + other.n_counted
+        out.n_old, out.n_tie = self.n_old + other.n_old, self.n_tie + other.n_tie
+        out.rows = {k: self.rows.get(k, 0) + other.rows.get(k, 0) for k in {**self.rows, **other.rows}}
+        out.new, out.skipped = self.new + other.new, self.skipped + other.skipped
+        return out
+
+    def saved(self) -> dict[str, Any]:
+        """The fields a state file keeps: the mark and every input read, this run's included."""
+        read = [{**fp, "n_rows": int(self.rows.get(fp["path"], 0))} for fp in self.new]
+        return {"mark": self.mark, "inputs": self.inputs + read}
+
+    def check_inputs(self, files: list, skip_seen: bool) -> set[str]:
+        """Fingerprint this run's input ``files``: the paths of those the state has read, to leave out with
+        ``skip_seen`` (refused without it)."""
+        counted = {(fp["size"], fp["sha256"]): fp for fp in self.inputs}
+        skip: set[str] = set()
+        for f in files:
+            fp = input_fingerprint(f)
+            old = counted.get((fp["size"], fp["sha256"]))
+            if old is None:
+                self.new.append(fp)
+            else:
+                skip.add(fp["path"])
+                self.skipped.append(old)
+        if skip and not skip_seen:
+            first = self.skipped[0]
+            path = next(p for p in map(str, files) if p in skip)
+            more = f" and {len(skip) - 1} other file(s)" if len(skip) > 1 else ""
+            same = "" if first["path"] == path else f", the same size and content as {first['path']}"
+            raise InputError(
+                f"{path}{more}: already counted by {self.source} ({first['n_rows']} row(s) read by an earlier "
+                f"run{same}); give only new rows, or {option_name('skip_seen')} to leave out what it counted"
+            )
+        return skip
+
+    def note(self) -> str | None:
+        """What ``skip_seen`` left out, or None."""
+        parts = []
+        if self.skipped:
+            n = sum(int(fp["n_rows"]) for fp in self.skipped)
+            names = ", ".join(fp["path"] for fp in self.skipped[:3]) + (
+                ", ..." if len(self.skipped) > 3 else ""
+            )
+            parts.append(f"{n} row(s) of {len(self.skipped)} input file(s) it had read ({names})")
+        if self.n_old:
+            assert self.prior is not None
+            parts.append(f"{self.n_old} row(s) at or before its latest time {_iso(self.prior)}")
+        if not parts:
+            return None
+        return f"{option_name('skip_seen')}: left out {' and '.join(parts)}, already counted by {self.source}"
+
+    def refuse_old(self, where: str) -> InputError:
+        """The error of a run that brings rows at or before the mark without ``skip_seen``."""
+        assert self.prior is not None
+        n = sum(self.rows.values())
+        what = f"all {n} rows are" if self.n_old == n else f"{self.n_old} of its {n} rows are"
+        # every row left out at exactly the mark: a time split between two runs, not an overlap
+        tie = (
+            " (all exactly at that time: rows of one time must come in one run)"
+            if self.n_tie == self.n_old
+            else ""
+        )
+        return InputError(
+            f"{where}: {what} at or before {_iso(self.prior)}, the latest time {self.source} counted "
+            f"({self.n_counted} row(s) up to then){tie}; give only the rows after it, or "
+            f"{option_name('skip_seen')} to leave out the rows already counted"
+        )
+
+
 class Windows:
     """The mergeable state of a monitor run: per window its metric state (packed), raw and dropped row
     counts and the tests' sums. Two of them merge window by window (associative).
@@ -350,6 +522,7 @@ class Windows:
         self.n_fixed = self.n_members_dropped = 0
         self.base = 0  # raw rows of earlier runs (a resumed state): row windows continue their numbering
         self.n_seen = 0  # raw rows read, this run and earlier ones
+        self.seen = Seen()  # what the state counted (the mark, the inputs read) and what this run left out
         # the closed windows' states, merged as a balanced tree (a stack whose sizes at least double from top
         # to bottom, timsort's rule): merging each small window into one big total costs O(total bins) per
         # window (2**20-bin histograms), the tree O(window bins x log windows)
@@ -414,21 +587,30 @@ class Windows:
             w["metrics"], w["orientation"] = {}, {}
         w["state"] = None
 
-    def add(self, batch, n_raw: int, offset: int, extra: dict[str, Any], where: str) -> np.ndarray | None:
-        """Fold one record batch in; returns the window of each kept row (None when no row was kept)."""
+    def add(
+        self, batch, n_raw: int, offset: int, extra: dict[str, Any], where: str
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Fold one record batch in; returns the window of each kept row (None when no row was kept) and which
+        rows of the batch's prediction they are (None: all of them; rows the resumed state counted, at or
+        before its mark, are left out: :class:`Seen`)."""
         from .engine import _signature
 
         lay = self.layout
         times = time_ns(extra[lay.time], lay.time, where, offset) if lay.kind == "time" and lay.time else None
         raw_keys = lay.keys(n_raw, self.base + offset, times)
         self.n_seen += n_raw
-        self.n_members_dropped += batch.n_members_dropped
-        uk, _, counts = _runs(raw_keys)
+        self.seen.rows[str(where)] = self.seen.rows.get(str(where), 0) + n_raw
+        fresh = self.seen.add_times(times) if times is not None else None
+        if fresh is not None and fresh.all():
+            fresh = None
+        if fresh is None or fresh.any():  # a batch that straddles the mark keeps its counts whole (rare)
+            self.n_members_dropped += batch.n_members_dropped
+        uk, _, counts = _runs(raw_keys if fresh is None else raw_keys[fresh])
         for key, c in zip(uk.tolist(), counts.tolist()):
             self._window(key, where)["n_rows"] += c
         pred = batch.prediction
         kept = np.zeros(len(uk), dtype=np.int64)
-        keys = None
+        keys = sel = None
         if pred is not None:
             sig = _signature(pred)
             if self.signature is None:
@@ -445,9 +627,16 @@ class Windows:
                     f"{dict(sig)}, but {self.first_file} has {dict(self.signature)}; every row needs the same "
                     "number of members, classes and levels"
                 )
-            self.n_fixed += int(getattr(pred, "n_fixed", 0) or 0)
-            keys = raw_keys[pred.row_numbers() - offset]
+            at = pred.row_numbers() - offset
+            if fresh is not None:  # rows the state counted: left out
+                sel = np.flatnonzero(fresh[at])
+                at = at[sel]
+            if sel is None or sel.size:  # whole for a batch that straddles the mark: no per-row flag is kept
+                self.n_fixed += int(getattr(pred, "n_fixed", 0) or 0)
+            keys = raw_keys[at]
             wk, pieces, n_in = _runs(keys)
+            if sel is not None:  # the pieces index the prediction's rows
+                pieces = [sel[p] for p in pieces]
             kept[np.searchsorted(uk, wk)] = n_in
             labels = None
             if batch.groups is not None and self.settings.columns.get("by"):
@@ -477,7 +666,7 @@ class Windows:
                     w["tests"] = _merge_sums(w["tests"], test_sums(tested, self.settings, self.levels or []))
         for key, c, k in zip(uk.tolist(), counts.tolist(), kept.tolist()):
             self._window(key)["n_dropped"] += c - k
-        return keys
+        return keys, sel
 
     def _add_groups(self, w: dict[str, Any], sub, labels: np.ndarray, where: str) -> dict[str, Any]:
         """Fold the rows ``sub`` into window ``w``'s per-label states (``--by``); returns their merged state."""
@@ -513,6 +702,7 @@ class Windows:
         out.n_fixed = self.n_fixed + other.n_fixed
         out.n_seen = self.n_seen + other.n_seen
         out.n_members_dropped = self.n_members_dropped + other.n_members_dropped
+        out.seen = self.seen.merge(other.seen)
         out.windows = dict(self.windows)
         out.total = merge_states(self.total, other.total)
         for key, w in other.windows.items():
@@ -604,20 +794,26 @@ def _payload(win: Windows) -> dict[str, Any]:
             for k, w in win.windows.items()
         },
         **{k: pack(getattr(win, k)) if k == "total" else getattr(win, k) for k in _FIELDS},
+        **win.seen.saved(),
     }
 
 
-def _restore(payload: dict[str, Any], layout: Layout, settings: Settings) -> Windows:
+def _restore(payload: dict[str, Any], layout: Layout, settings: Settings, source: str) -> Windows:
     win = Windows(layout, settings)
     win.windows = payload["windows"]
     for k in _FIELDS:
         setattr(win, k, payload[k])
     win.base = win.n_seen
+    # a state saved before uqeval kept what it counted has neither: its rows are not checked again
+    win.seen = Seen(payload.get("mark"), payload.get("inputs"))
+    win.seen.source = source
+    win.seen.n_counted = sum(int(w["n_rows"]) for w in win.windows.values())
     return win
 
 
 def dump_state(run: Windows | Pair) -> bytes:
-    """A monitor state as bytes (``--state FILE``): the window states and the tests' sums."""
+    """A monitor state as bytes (``--state FILE``): the window states, the tests' sums and what was counted
+    (:class:`Seen`)."""
     head = {
         "format": STATE_FORMAT,
         "layout": run.layout.record() if isinstance(run, Windows) else run.a.layout.record(),
@@ -669,12 +865,24 @@ def load_state(
             "give as many inputs as then, or a new state file"
         )
     if not pair:
-        return _restore(payload["single"], layout, settings)
+        return _restore(payload["single"], layout, settings, source)
     out = Pair(
-        _restore(payload["a"], layout, settings), _restore(payload["b"], layout, settings), payload["bound"]
+        _restore(payload["a"], layout, settings, source),
+        _restore(payload["b"], layout, settings, source),
+        payload["bound"],
     )
     out.diffs, out.score = payload["diffs"], payload["score"]
     return out
+
+
+def seen_notes(run: Windows | Pair, skip_seen: bool, where: str) -> list[str]:
+    """After a resumed run: refuse it when it brought rows the state counted (at or before its mark) without
+    ``skip_seen``; else the notes of what ``skip_seen`` left out."""
+    sides = [("A: ", run.a), ("B: ", run.b)] if isinstance(run, Pair) else [("", run)]
+    for _, win in sides:
+        if win.seen.n_old and not skip_seen:
+            raise win.seen.refuse_old(where)
+    return [prefix + note for prefix, win in sides if (note := win.seen.note())]
 
 
 # --------------------------------------------------------------------------- reading
@@ -687,13 +895,22 @@ def monitor_windows(
     chunk_rows: int,
     progress=None,
     start: Windows | None = None,
+    track: bool = False,
+    skip_seen: bool = False,
 ) -> tuple[Any, Windows]:
-    """``(source, Windows)`` of ``spec`` read once in record batches (added to ``start``, a resumed state)."""
+    """``(source, Windows)`` of ``spec`` read once in record batches (added to ``start``, a resumed state).
+    ``track``: fingerprint the input files for the state (:class:`Seen`); those the state has read are refused,
+    or left out with ``skip_seen``."""
     from .engine import iter_batches_of
 
     extra = (layout.time,) if layout.time else ()
-    src, batches = iter_batches_of(spec, settings, chunk_rows, extra=extra, allow_by=True, weights_ok=True)
+    skip: set[str] = set()
+    src, batches = iter_batches_of(
+        spec, settings, chunk_rows, extra=extra, allow_by=True, weights_ok=True, skip=skip
+    )
     win = Windows(layout, settings) if start is None else start
+    if track:  # before the first batch is read: the generator reads the files lazily
+        skip |= win.seen.check_inputs(src.files, skip_seen)
     seen = 0
     for f, batch, k, offset, cols in batches:
         win.add(batch, k, offset, cols, f)
@@ -782,15 +999,21 @@ def monitor_pair(
     bound: float | None,
     progress=None,
     start=None,
+    track: bool = False,
+    skip_seen: bool = False,
 ) -> tuple[Any, Any, Pair]:
     """``(source A, source B, Pair)``: both inputs read once, in step, and their rows matched by row number
-    (a row dropped in either is left out of the difference)."""
+    (a row dropped in either is left out of the difference). ``track`` and ``skip_seen``: as
+    :func:`monitor_windows`'s, for both inputs."""
     from .engine import iter_batches_of
 
     extra = (layout.time,) if layout.time else ()
-    src_a, gen_a = iter_batches_of(specs[0], settings, chunk_rows, extra=extra)
-    src_b, gen_b = iter_batches_of(specs[1], settings, chunk_rows, extra=extra)
+    skip: set[str] = set()
+    src_a, gen_a = iter_batches_of(specs[0], settings, chunk_rows, extra=extra, skip=skip)
+    src_b, gen_b = iter_batches_of(specs[1], settings, chunk_rows, extra=extra, skip=skip)
     pair = start if start is not None else Pair(Windows(layout, settings), Windows(layout, settings), bound)
+    if track:
+        skip |= _pair_inputs(pair, src_a, src_b, skip_seen)
     if bound is not None:
         pair.bound = bound
     empty = (np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64))
@@ -807,7 +1030,7 @@ def monitor_pair(
             done[side] = True
         else:
             f, batch, k, offset, cols = item
-            keys = wins[side].add(batch, k, offset, cols, f)
+            keys, sel = wins[side].add(batch, k, offset, cols, f)
             wins[side].close_old()
             end[side] = offset + k
             if side == "a":
@@ -818,6 +1041,8 @@ def monitor_pair(
                     pair.score = pair_score(pred.kind)
                 rows = pred.row_numbers() + wins[side].base
                 sc = row_scores(pred, settings, pair.score)
+                if sel is not None:  # rows the state counted (at or before its mark): left out
+                    rows, sc = rows[sel], sc[sel]
                 p_rows, p_sc, p_keys = pend[side]
                 pend[side] = (
                     np.concatenate([p_rows, rows]),
@@ -844,3 +1069,20 @@ def monitor_pair(
             f"{pair.a.n_seen - pair.a.base}; monitor A B compares the same rows in the same order"
         )
     return src_a, src_b, pair
+
+
+def _pair_inputs(pair: Pair, src_a, src_b, skip_seen: bool) -> set[str]:
+    """The files of ``monitor A B`` to leave out (``skip_seen``): all of them when the state has read both
+    inputs whole, else none (time windows: the mark leaves out the rows counted on both sides alike; row
+    windows: rows are matched by number, so an input read in part is refused)."""
+    skip = pair.a.seen.check_inputs(src_a.files, skip_seen) | pair.b.seen.check_inputs(src_b.files, skip_seen)
+    if not skip or len(skip) == len({str(f) for f in [*src_a.files, *src_b.files]}):
+        return skip
+    if pair.a.layout.kind == "rows":
+        raise InputError(
+            f"{src_a.spec}, {src_b.spec}: {option_name('skip_seen')} leaves out a whole run of row windows, but "
+            "the state has read only some of these files; give A and B with the new rows only"
+        )
+    for win in (pair.a, pair.b):  # read again: the mark leaves their rows out
+        win.seen.skipped = []
+    return set()

@@ -89,9 +89,11 @@ def partition_windows(
     layout: Layout,
     base: int,
     shared: list[tuple[float, float]] | None = None,
+    prior: int | None = None,
 ):
     """The :class:`Windows` of one task's row groups (runs on a worker); the windows no other task has rows
-    of (not in ``shared``) are finished here."""
+    of (not in ``shared``) are finished here. ``prior``: the resumed state's mark (rows at or before it are
+    left out, :class:`~uqeval.stream.monitor.Seen`)."""
     from .dask_engine import _task_batches
 
     def hold(key: int) -> bool:
@@ -99,6 +101,7 @@ def partition_windows(
 
     win = Windows(layout, settings)
     win.base = base
+    win.seen.prior = prior
     extra = (layout.time,) if layout.time else ()
     for b, rows, offset, cols in _task_batches(task, plan, settings, chunk_rows, columns, extra):
         win.add(b, rows, offset, cols, task[0])
@@ -120,12 +123,24 @@ def monitor_dask(
     workers: int | None,
     start: Windows | None = None,
     progress=None,
+    track: bool = False,
+    skip_seen: bool = False,
 ) -> tuple[Any, Windows]:
-    """``(source, Windows)`` of ``spec`` (Parquet) computed on a Dask cluster, added to ``start``."""
-    from .dask_engine import dask_client, parquet_tasks, tree_reduce, wait
+    """``(source, Windows)`` of ``spec`` (Parquet) computed on a Dask cluster, added to ``start``; ``track``
+    and ``skip_seen`` as :func:`~uqeval.stream.monitor.monitor_windows`'s."""
+    from .dask_engine import dask_client, parquet_tasks, partitions, tree_reduce, wait
 
     src, plan, tasks, columns = parquet_tasks(spec, settings, allow_by=True)
+    if track:
+        if start is None:
+            start = Windows(layout, settings)
+        skip = start.seen.check_inputs(src.files, skip_seen)
+        if skip:  # the files the state has read are left out (their row numbers too: row windows)
+            tasks = partitions([f for f in src.files if str(f) not in skip])
+        if not tasks:
+            return src, start
     base = start.n_seen if start is not None else 0
+    prior = start.seen.prior if start is not None else None
     ranges = key_ranges(tasks, layout, base)
     shared = shared_keys(ranges)
     last = max(hi for _, hi in ranges)
@@ -138,7 +153,7 @@ def monitor_dask(
     with dask_client(scheduler, workers) as (client, distributed):
         futures = [
             client.submit(
-                partition_windows, t, plan, settings, chunk_rows, columns, layout, base, sh, pure=False
+                partition_windows, t, plan, settings, chunk_rows, columns, layout, base, sh, prior, pure=False
             )
             for t, sh in zip(tasks, shared)
         ]
