@@ -359,3 +359,111 @@ def test_a_run_that_fails_leaves_the_state_as_it_was(tmp_path, monkeypatch):
     r = runner.invoke(app, ["monitor", d2, "--state", str(state), "-o", str(out), *OPTS])
     assert r.exit_code == 0, r.output
     assert json.loads(out.read_text())["cumulative"]["n_rows"] == 900
+
+
+def _rewrap(data: bytes, edit) -> bytes:
+    """A state file whose pickled state ``edit`` changed, with a valid checksum (a file written by hand)."""
+    import hashlib
+    import pickle
+
+    outer = pickle.loads(data)
+    inner = pickle.loads(outer["payload"])
+    edit(inner)
+    body = pickle.dumps(inner)
+    return pickle.dumps({**outer, "sha256": hashlib.sha256(body).hexdigest(), "payload": body})
+
+
+def _set(path: list, value):
+    def edit(d):
+        for k in path[:-1]:
+            d = d[k]
+        if value is KeyError:
+            del d[path[-1]]
+        else:
+            d[path[-1]] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "truncated",
+        "byte flipped",
+        "empty",
+        "json",
+        "other pickle",
+        "checksum",
+        "format 9",
+        "mark not a time",
+        "inputs not a list",
+        "fingerprint without size",
+        "negative rows",
+        "window without state",
+        "no layout",
+        "no windows",
+        "levels",
+        "tests sums",
+    ],
+)
+def test_a_state_changed_by_hand_or_cut_short_is_refused_in_one_line(tmp_path, how):
+    import pickle
+
+    day = _write(_table(n=300, days=2), tmp_path / "day.parquet")
+    state = tmp_path / "mon.state"
+    assert _run(day, "--state", str(state)).exit_code == 0
+    good = state.read_bytes()
+    bad = {
+        "truncated": lambda: good[: len(good) // 2],
+        "byte flipped": lambda: (
+            good[: len(good) // 2] + bytes([good[len(good) // 2] ^ 1]) + good[len(good) // 2 + 1 :]
+        ),
+        "empty": lambda: b"",
+        "json": lambda: b'{"format": "uqeval.monitor-state/2"}',
+        "other pickle": lambda: pickle.dumps([1, 2, 3]),
+        "checksum": lambda: pickle.dumps({**pickle.loads(good), "sha256": "0" * 64}),
+        "format 9": lambda: _rewrap(good, _set(["format"], "uqeval.monitor-state/9")),
+        "mark not a time": lambda: _rewrap(good, _set(["single", "mark"], "yesterday")),
+        "inputs not a list": lambda: _rewrap(good, _set(["single", "inputs"], {"a": 1})),
+        "fingerprint without size": lambda: _rewrap(good, _set(["single", "inputs", 0, "size"], KeyError)),
+        "negative rows": lambda: _rewrap(good, _set(["single", "n_seen"], -5)),
+        "window without state": lambda: _rewrap(
+            good, lambda d: d["single"]["windows"][next(iter(d["single"]["windows"]))].pop("state")
+        ),
+        "no layout": lambda: _rewrap(good, _set(["layout"], KeyError)),
+        "no windows": lambda: _rewrap(good, _set(["single", "windows"], [1, 2])),
+        "levels": lambda: _rewrap(good, _set(["single", "levels"], ["0.95"])),
+        "tests sums": lambda: _rewrap(
+            good, lambda d: next(iter(d["single"]["windows"].values()))["tests"].update(miss=np.zeros(7))
+        ),
+    }[how]()
+    state.write_bytes(bad)
+    tomorrow = _write(_table(n=300, days=2, seed=4, start=2.0), tmp_path / "tomorrow.parquet")
+    r = _run(tomorrow, "--state", str(state))
+    assert r.exit_code == 3, r.output
+    line = _error_line(r)
+    assert line.startswith(f"error: {state}: ") and ("delete it" in line or "restore" in line), line
+    assert state.read_bytes() == bad
+
+
+def test_a_state_saved_before_the_mark_still_loads(tmp_path):
+    import pickle
+
+    from uqeval.stream.monitor import STATE_FORMAT_1
+
+    table = _table()
+    d1 = _write(table.filter(_before(table, "2024-03-03")), tmp_path / "d1.parquet")
+    d2 = _write(table.filter(pc.invert(_before(table, "2024-03-03"))), tmp_path / "d2.parquet")
+    state = tmp_path / "mon.state"
+    assert _run(d1, "--state", str(state)).exit_code == 0
+    # the state as an earlier uqeval wrote it: the pickled state itself, format /1, no mark and no inputs
+    payload = pickle.loads(pickle.loads(state.read_bytes())["payload"])
+    for key in ("mark", "inputs"):
+        del payload["single"][key]
+    state.write_bytes(pickle.dumps({**payload, "format": STATE_FORMAT_1}))
+    r = _run(d2, "--state", str(state))
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["cumulative"]["n_rows"] == 900
+    # saved again with what it counted from now on: the latest time covers d1's rows too
+    r = _run(d1, "--state", str(state))
+    assert r.exit_code == 3 and "rows are at or before" in _error_line(r)

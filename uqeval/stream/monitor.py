@@ -48,7 +48,11 @@ from . import states
 from .states import pack
 
 SCHEMA = "uqeval.monitor/1"
-STATE_FORMAT = "uqeval.monitor-state/1"
+#: a state file: a pickled ``{"format", "sha256", "payload"}`` whose payload (the pickled state) must match
+#: its checksum (a file edited by hand or cut short is refused); states saved before have the format ``/1``
+#: and are the payload itself
+STATE_FORMAT = "uqeval.monitor-state/2"
+STATE_FORMAT_1 = "uqeval.monitor-state/1"
 
 _UNITS = {"s": 1, "min": 60, "h": 3600, "H": 3600, "D": 86400, "d": 86400, "W": 7 * 86400, "w": 7 * 86400}
 _SPAN = re.compile(r"^\s*(\d+)\s*(s|min|h|H|D|d|W|w|rows?)?\s*$")
@@ -813,7 +817,7 @@ def _restore(payload: dict[str, Any], layout: Layout, settings: Settings, source
 
 def dump_state(run: Windows | Pair) -> bytes:
     """A monitor state as bytes (``--state FILE``): the window states, the tests' sums and what was counted
-    (:class:`Seen`)."""
+    (:class:`Seen`), with the SHA-256 of the pickled state (:data:`STATE_FORMAT`)."""
     head = {
         "format": STATE_FORMAT,
         "layout": run.layout.record() if isinstance(run, Windows) else run.a.layout.record(),
@@ -831,7 +835,143 @@ def dump_state(run: Windows | Pair) -> bytes:
             "score": run.score,
             "bound": run.bound,
         }
-    return pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+    inner = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+    outer = {"format": STATE_FORMAT, "sha256": hashlib.sha256(inner).hexdigest(), "payload": inner}
+    return pickle.dumps(outer, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _unpickle(data: bytes, source: str) -> Any:
+    import io
+
+    try:
+        return _Unpickler(io.BytesIO(data)).load()
+    except Exception as exc:  # a truncated or foreign file
+        raise InputError(
+            f"{source}: not a uqeval monitor state ({type(exc).__name__}); delete it to start afresh"
+        ) from None
+
+
+def _read_payload(data: bytes, source: str) -> dict[str, Any]:
+    """The pickled state of a state file: checked against its SHA-256 (format /2), or as it is (/1)."""
+    outer = _unpickle(data, source)
+    fmt = outer.get("format") if isinstance(outer, dict) else None
+    if fmt == STATE_FORMAT_1:
+        return outer
+    if fmt != STATE_FORMAT:
+        raise InputError(f"{source}: not a uqeval monitor state ({STATE_FORMAT}); delete it to start afresh")
+    inner, digest = outer.get("payload"), outer.get("sha256")
+    if (
+        not isinstance(inner, bytes)
+        or not isinstance(digest, str)
+        or hashlib.sha256(inner).hexdigest() != digest
+    ):
+        raise InputError(
+            f"{source}: the monitor state was changed or damaged after it was written (its checksum does not "
+            "match); restore a saved copy, or delete it to start afresh"
+        )
+    payload = _unpickle(inner, source)
+    if not isinstance(payload, dict) or payload.get("format") != STATE_FORMAT:
+        raise InputError(f"{source}: not a uqeval monitor state ({STATE_FORMAT}); delete it to start afresh")
+    return payload
+
+
+def _is_int(x: Any, low: int = 0) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool) and bool(x >= low)
+
+
+def _is_num(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+
+
+def _is_array(x: Any, shape: tuple[int, ...] | None = None) -> bool:
+    return isinstance(x, np.ndarray) and x.dtype.kind in "fiu" and (shape is None or x.shape == shape)
+
+
+def _check_sums(t: Any, n_levels: int) -> bool:
+    return (
+        isinstance(t, dict)
+        and _is_num(t.get("n"))
+        and _is_array(t.get("miss"), (n_levels,))
+        and ("pit" not in t or _is_array(t["pit"], (3,)))
+    )
+
+
+def _check_windows(p: Any) -> str | None:
+    """What is wrong with the saved fields of one :class:`Windows` (None: nothing found)."""
+    if not isinstance(p, dict) or not isinstance(p.get("windows"), dict):
+        return "no windows"
+    missing = [k for k in _FIELDS if k not in p]
+    if missing:
+        return f"missing {', '.join(missing)}"
+    levels = p["levels"]
+    if levels is not None and not (
+        isinstance(levels, list) and all(_is_num(v) and 0 < v < 1 for v in levels)
+    ):
+        return "levels"
+    for k, t in (("kind", str), ("first_file", str), ("signature", tuple), ("columns", dict)):
+        if p[k] is not None and not isinstance(p[k], t):
+            return k
+    if not all(_is_int(p[k]) for k in ("n_fixed", "n_members_dropped", "n_seen")):
+        return "row counts"
+    if not isinstance(p["total"], dict) or not isinstance(p["total"].get("families"), dict):
+        return "total"
+    for key, w in p["windows"].items():
+        if not _is_int(key, low=-(2**62)) or not isinstance(w, dict):
+            return "a window"
+        if not (_is_int(w.get("n_rows")) and _is_int(w.get("n_dropped")) and w["n_dropped"] <= w["n_rows"]):
+            return f"the row counts of window {key}"
+        st = w.get("state", 0)
+        if st is None:
+            if not (isinstance(w.get("metrics"), dict) and isinstance(w.get("orientation"), dict)):
+                return f"the metrics of window {key}"
+        elif not (isinstance(st, dict) and _is_num(st.get("n")) and isinstance(st.get("families"), dict)):
+            return f"the state of window {key}"
+        if w.get("tests") is not None and not _check_sums(w["tests"], len(levels or [])):
+            return f"the test sums of window {key}"
+        if "groups" in w and not isinstance(w["groups"], dict):
+            return f"the groups of window {key}"
+    mark, inputs = p.get("mark"), p.get("inputs", [])
+    if mark is not None and not _is_int(mark, low=-(2**63)):
+        return "mark"
+    if not isinstance(inputs, list) or not all(
+        isinstance(fp, dict)
+        and isinstance(fp.get("path"), str)
+        and _is_int(fp.get("size"))
+        and _is_int(fp.get("n_rows"))
+        and isinstance(fp.get("sha256"), str)
+        for fp in inputs
+    ):
+        return "inputs"
+    return None
+
+
+def _check_payload(payload: dict[str, Any], source: str) -> None:
+    """Refuse a state whose fields are not what :func:`dump_state` writes (a file written by hand)."""
+    pair = "a" in payload
+    if not isinstance(payload.get("layout"), dict) or not isinstance(payload.get("settings"), dict):
+        what: str | None = "layout and settings"
+    elif pair:
+        diffs = payload.get("diffs")
+        what = next(
+            (f"{side}: {why}" for side in ("a", "b") if (why := _check_windows(payload.get(side)))), None
+        )
+        if what is None and not (
+            isinstance(diffs, dict)
+            and all(_is_int(k, -(2**62)) and _is_array(v, (4,)) for k, v in diffs.items())
+        ):
+            what = "diffs"
+        if what is None and not (
+            (payload.get("score") is None or isinstance(payload.get("score"), str))
+            and (payload.get("bound") is None or _is_num(payload.get("bound")))
+        ):
+            what = "score and bound"
+    else:
+        what = _check_windows(payload.get("single"))
+    if what is not None:
+        raise InputError(
+            f"{source}: not a valid uqeval monitor state ({what}); restore a saved copy, or delete it to start "
+            "afresh"
+        )
 
 
 def load_state(
@@ -839,16 +979,8 @@ def load_state(
 ) -> Windows | Pair:
     """The :class:`Windows` (or :class:`Pair`) saved by :func:`dump_state`, checked against this run's
     window and settings."""
-    import io
-
-    try:
-        payload = _Unpickler(io.BytesIO(data)).load()
-    except Exception as exc:  # a truncated or foreign file
-        raise InputError(
-            f"{source}: not a uqeval monitor state ({type(exc).__name__}); delete it to start afresh"
-        ) from None
-    if not isinstance(payload, dict) or payload.get("format") != STATE_FORMAT:
-        raise InputError(f"{source}: not a uqeval monitor state ({STATE_FORMAT}); delete it to start afresh")
+    payload = _read_payload(data, source)
+    _check_payload(payload, source)
     if payload["layout"] != layout.record():
         raise UsageError(
             f"{source} was saved with window {payload['layout']}, this run asks for {layout.record()}; "
