@@ -390,6 +390,7 @@ def _set(path: list, value):
     [
         "truncated",
         "byte flipped",
+        "bytes appended",
         "empty",
         "json",
         "other pickle",
@@ -418,6 +419,7 @@ def test_a_state_changed_by_hand_or_cut_short_is_refused_in_one_line(tmp_path, h
         "byte flipped": lambda: (
             good[: len(good) // 2] + bytes([good[len(good) // 2] ^ 1]) + good[len(good) // 2 + 1 :]
         ),
+        "bytes appended": lambda: good + b"junk",
         "empty": lambda: b"",
         "json": lambda: b'{"format": "uqeval.monitor-state/2"}',
         "other pickle": lambda: pickle.dumps([1, 2, 3]),

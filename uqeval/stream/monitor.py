@@ -843,12 +843,18 @@ def dump_state(run: Windows | Pair) -> bytes:
 def _unpickle(data: bytes, source: str) -> Any:
     import io
 
+    buf = io.BytesIO(data)
     try:
-        return _Unpickler(io.BytesIO(data)).load()
+        out = _Unpickler(buf).load()
     except Exception as exc:  # a truncated or foreign file
         raise InputError(
             f"{source}: not a uqeval monitor state ({type(exc).__name__}); delete it to start afresh"
         ) from None
+    if buf.read(1):
+        raise InputError(
+            f"{source}: not a uqeval monitor state (bytes after its end); delete it to start afresh"
+        )
+    return out
 
 
 def _read_payload(data: bytes, source: str) -> dict[str, Any]:
