@@ -469,3 +469,18 @@ def test_a_state_saved_before_the_mark_still_loads(tmp_path):
     # saved again with what it counted from now on: the latest time covers d1's rows too
     r = _run(d1, "--state", str(state))
     assert r.exit_code == 3 and "rows are at or before" in _error_line(r)
+
+
+def test_a_uri_is_fingerprinted_through_its_filesystem(tmp_path):
+    day = _write(_table(n=300, days=2), tmp_path / "day.parquet")
+    state = tmp_path / "mon.state"
+    uri = (tmp_path / "day.parquet").as_uri()
+    assert _run(uri, "--state", str(state)).exit_code == 0
+    r = _run(day, "--state", str(state))  # the same file by its path: the same size and content
+    assert r.exit_code == 3 and f"{day}: already counted by {state}" in _error_line(r)
+    assert f"the same size and content as {uri}" in _error_line(r)
+    missing = tmp_path / "gone.parquet"
+    from uqeval.stream.monitor import input_fingerprint
+
+    with pytest.raises(InputError, match=r"gone\.parquet: cannot read it to fingerprint it for --state"):
+        input_fingerprint(missing.as_uri())

@@ -370,9 +370,12 @@ def input_fingerprint(f: Any) -> dict[str, Any]:
                 head = fh.read(EDGE_BYTES)
                 fh.seek(max(0, size - EDGE_BYTES))
                 tail = fh.read(EDGE_BYTES)
-    except OSError as exc:
+    except InputError:
+        raise
+    except (OSError, ValueError, NotImplementedError) as exc:  # pyarrow's errors of a remote store too
+        why = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         raise InputError(
-            f"{where}: cannot read it to fingerprint it for {option_name('state')} ({exc.strerror or exc})"
+            f"{where}: cannot read it to fingerprint it for {option_name('state')} ({plain(why)})"
         ) from None
     digest = hashlib.sha256(size.to_bytes(8, "little") + head + tail).hexdigest()
     return {"path": where, "size": int(size), "mtime_ns": mtime, "sha256": digest}
