@@ -1175,7 +1175,15 @@ def monitor(
     ([200, 200, 200], ['coverage@0.95', 'pit_uniform'], False)
     """
     from .io.writers import atomic_write_bytes
-    from .stream.monitor import Layout, Windows, dump_state, load_state, seen_notes
+    from .stream.monitor import (
+        Layout,
+        Windows,
+        dump_state,
+        load_state,
+        memory_fingerprint,
+        seen_notes,
+        time_ns,
+    )
     from .tasks.monitor import build_document, monitor_file
 
     saved = None
@@ -1242,8 +1250,14 @@ def monitor(
         batch = Batch(
             pred, int(loaded.info["n_dropped"]), 0, loaded.info.get("columns") or {}, weights=loaded.weights
         )
-        run.add(batch, n_raw, 0, extra, str(loaded.info["path"]))
-        skipped = seen_notes(run, skip_seen, str(loaded.info["path"]))
+        where = str(loaded.info["path"])
+        if state is not None:  # no file: the table is known by the fingerprint of its arrays
+            times = time_ns(extra[tname], tname, where, 0) if tname is not None else None
+            fp = memory_fingerprint(where, pred, n_raw, int(loaded.info["n_dropped"]), times)
+            seen = run.seen.check_prints([fp], skip_seen)
+        if state is None or not seen:
+            run.add(batch, n_raw, 0, extra, where)
+        skipped = seen_notes(run, skip_seen, where)
         info = {"path": loaded.info["path"], "format": loaded.info["format"], "engine": "memory"}
         doc, new = build_document(info, run, s, alpha), dump_state(run)
         if skipped:

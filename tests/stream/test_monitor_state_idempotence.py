@@ -97,7 +97,7 @@ def test_the_same_file_twice_is_refused_and_skip_seen_gives_the_same_document(tm
         _same_but_notes(again, once)
         assert again["notes"][:-1] == once["notes"]
         assert _skip_note(again) == (
-            f"--skip-seen: left out 900 row(s) of 1 input file(s) it had read ({day}), already counted by {state}"
+            f"--skip-seen: left out 900 row(s) of 1 input(s) it had read ({day}), already counted by {state}"
         )
         assert "note: --skip-seen: left out 900 row(s)" in r.stderr
     assert [w["n_rows"] for w in again["windows"]] == [w["n_rows"] for w in once["windows"]]
@@ -237,7 +237,7 @@ def test_row_windows_recognise_inputs_by_their_fingerprint(tmp_path):
         r = runner.invoke(app, ["monitor", str(parts), "--state", str(state), *OPTS, *rows, "--skip-seen"])
         assert r.exit_code == 0, r.output
         resumed = json.loads(r.stdout)
-    assert "left out 1000 row(s) of 2 input file(s)" in _skip_note(resumed)
+    assert "left out 1000 row(s) of 2 input(s)" in _skip_note(resumed)
     whole = tmp_path / "whole"
     whole.mkdir()
     _write(table, whole / "all.parquet")
@@ -272,9 +272,7 @@ def test_dask_engine(tmp_path, dask_cluster):
     doc, _ = monitor_file(parts, s, state=same, state_source="mon.state", skip_seen=True, **kw)
     n_overlap = int(pc.sum(early).as_py()) - int(pc.sum(_before(table, "2024-03-03T00:00")).as_py())
     note = _skip_note(doc)
-    assert (
-        "1 input file(s) it had read" in note and f" and {n_overlap} row(s) at or before its latest" in note
-    )
+    assert "1 input(s) it had read" in note and f" and {n_overlap} row(s) at or before its latest" in note
     whole = tmp_path / "whole.parquet"
     _write(table, whole)
     once, _ = monitor_file(whole, s, window="1D", time="t", chunk_rows=150)
@@ -298,16 +296,33 @@ def test_python_api(tmp_path):
     again = uqeval.monitor(f, skip_seen=True, **kw)
     _same_but_notes(again, once)
     assert _skip_note(again).startswith("skip_seen=: left out 600 row(s)")
-    # a table in memory has no file to fingerprint: its rows are known by the mark
+    # a table in memory: known by the fingerprint of its arrays, and its rows by the mark
     df = table.to_pandas()
     mem = tmp_path / "mem.state"
     kw = {"time": "t", "window": "1D", "y": "y", "mean": "mu", "std": "sigma", "state": mem}
     once = uqeval.monitor(df, **kw)
-    with pytest.raises(
-        uqeval.InputError, match=r"all 600 rows are at or before .* or skip_seen= to leave out"
-    ):
+    with pytest.raises(uqeval.InputError, match=r"<table>: already counted .* or skip_seen= to leave out"):
         uqeval.monitor(df, **kw)
-    _same_but_notes(uqeval.monitor(df, skip_seen=True, **kw), once)
+    again = uqeval.monitor(df, skip_seen=True, **kw)
+    _same_but_notes(again, once)
+    assert "left out 600 row(s) of 1 input(s) it had read (<table>)" in _skip_note(again)
+    tail = df.iloc[200:]  # another table: its rows the state counted are known by the mark
+    with pytest.raises(
+        uqeval.InputError, match=r"all 400 rows are at or before .* or skip_seen= to leave out"
+    ):
+        uqeval.monitor(tail, **kw)
+    _same_but_notes(uqeval.monitor(tail, skip_seen=True, **kw), once)
+    # row windows in memory: arrays only, the fingerprint alone recognises them
+    rng = np.random.default_rng(1)
+    y = rng.normal(size=500)
+    rows = {"window": 100, "mean": 0.0, "std": 1.0, "state": tmp_path / "rows.state"}
+    first = uqeval.monitor(y_true=y, **rows)
+    with pytest.raises(uqeval.InputError, match=r"<arrays>: already counted"):
+        uqeval.monitor(y_true=y, **rows)
+    _same_but_notes(uqeval.monitor(y_true=y, skip_seen=True, **rows), first)
+    assert (
+        uqeval.monitor(y_true=y[::-1].copy(), **rows)["cumulative"]["n_rows"] == 1000
+    )  # other rows: counted
     with pytest.raises(UsageError, match=r"skip_seen= .* give state= as well"):
         uqeval.monitor(df, time="t", window="1D", y="y", mean="mu", std="sigma", skip_seen=True)
     with pytest.raises(UsageError, match=r"skip_seen= .* give state='FILE' as well"):
@@ -484,3 +499,33 @@ def test_a_uri_is_fingerprinted_through_its_filesystem(tmp_path):
 
     with pytest.raises(InputError, match=r"gone\.parquet: cannot read it to fingerprint it for --state"):
         input_fingerprint(missing.as_uri())
+
+
+def test_two_inputs_with_row_windows_read_in_part_are_refused(tmp_path):
+    table = _table(n=400)
+    other = table.set_column(2, "mu", pa.compute.add(table.column("mu"), 0.3))
+    dirs = [tmp_path / "A", tmp_path / "B"]
+    for d, tab in zip(dirs, (table, other)):
+        d.mkdir()
+        _write(tab.slice(0, 150), d / "p1.parquet")
+    state = tmp_path / "mon.state"
+    argv = [
+        "monitor",
+        *map(str, dirs),
+        "--window",
+        "100",
+        "--bound",
+        "10",
+        "--state",
+        str(state),
+        "-f",
+        "json",
+    ]
+    assert runner.invoke(app, argv).exit_code == 0
+    for d, tab in zip(dirs, (table, other)):
+        _write(tab.slice(150), d / "p2.parquet")
+    r = runner.invoke(app, [*argv, "--skip-seen"])
+    assert r.exit_code == 3
+    assert "--skip-seen leaves out a whole run of row windows, but the state has read only some of these" in (
+        _error_line(r)
+    )

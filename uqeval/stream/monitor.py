@@ -381,6 +381,25 @@ def input_fingerprint(f: Any) -> dict[str, Any]:
     return {"path": where, "size": int(size), "mtime_ns": mtime, "sha256": digest}
 
 
+def memory_fingerprint(name: str, pred: Any, n_raw: int, n_dropped: int, times: Any) -> dict[str, Any]:
+    """The fingerprint of a table given in memory (``uqeval.monitor(data, state=...)``), which has no file:
+    the SHA-256 of its prediction's arrays, its times and its row counts (one pass over the arrays)."""
+    arrays = [np.asarray([n_raw, n_dropped])]
+    arrays += [] if pred is None else [getattr(pred, k) for k in pred._array_fields()]
+    arrays += [] if times is None else [times]
+    h = hashlib.sha256()
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(a.tobytes())
+    return {
+        "path": name,
+        "size": int(sum(np.asarray(a).nbytes for a in arrays)),
+        "mtime_ns": None,
+        "sha256": h.hexdigest(),
+    }
+
+
 def _remote_edges(uri: str) -> tuple[int, int | None, bytes, bytes]:
     from . import remote
     from .source import filesystem
@@ -454,10 +473,13 @@ class Seen:
     def check_inputs(self, files: list, skip_seen: bool) -> set[str]:
         """Fingerprint this run's input ``files``: the paths of those the state has read, to leave out with
         ``skip_seen`` (refused without it)."""
+        return self.check_prints([input_fingerprint(f) for f in files], skip_seen)
+
+    def check_prints(self, prints: list[dict[str, Any]], skip_seen: bool) -> set[str]:
+        """:meth:`check_inputs` of fingerprints already taken."""
         counted = {(fp["size"], fp["sha256"]): fp for fp in self.inputs}
         skip: set[str] = set()
-        for f in files:
-            fp = input_fingerprint(f)
+        for fp in prints:
             old = counted.get((fp["size"], fp["sha256"]))
             if old is None:
                 self.new.append(fp)
@@ -466,7 +488,7 @@ class Seen:
                 self.skipped.append(old)
         if skip and not skip_seen:
             first = self.skipped[0]
-            path = next(p for p in map(str, files) if p in skip)
+            path = next(fp["path"] for fp in prints if fp["path"] in skip)
             more = f" and {len(skip) - 1} other file(s)" if len(skip) > 1 else ""
             same = "" if first["path"] == path else f", the same size and content as {first['path']}"
             raise InputError(
@@ -483,7 +505,7 @@ class Seen:
             names = ", ".join(fp["path"] for fp in self.skipped[:3]) + (
                 ", ..." if len(self.skipped) > 3 else ""
             )
-            parts.append(f"{n} row(s) of {len(self.skipped)} input file(s) it had read ({names})")
+            parts.append(f"{n} row(s) of {len(self.skipped)} input(s) it had read ({names})")
         if self.n_old:
             assert self.prior is not None
             parts.append(f"{self.n_old} row(s) at or before its latest time {_iso(self.prior)}")

@@ -143,7 +143,7 @@ def monitor_dask(
     prior = start.seen.prior if start is not None else None
     ranges = key_ranges(tasks, layout, base)
     shared = shared_keys(ranges)
-    last = max(hi for _, hi in ranges)
+    last = max((hi for _, hi in ranges), default=float("inf"))
     if last < float("inf"):  # the latest window stays open, as on the stream engine: a later run (--state)
         # may bring more of its rows
         shared = [sh + [(last, last)] for sh in shared]
