@@ -391,7 +391,7 @@ def memory_fingerprint(name: str, pred: Any, n_raw: int, n_dropped: int, times: 
     for a in arrays:
         a = np.ascontiguousarray(a)
         h.update(f"{a.dtype.str}{a.shape}".encode())
-        h.update(a.tobytes())
+        h.update(repr(a.tolist()).encode() if a.dtype.kind == "O" else a.tobytes())  # labels as text
     return {
         "path": name,
         "size": int(sum(np.asarray(a).nbytes for a in arrays)),
