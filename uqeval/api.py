@@ -1134,6 +1134,7 @@ def monitor(
     chunk_rows: int | None = None,
     settings: Settings | None = None,
     adversarial_windows: bool = False,
+    skip_seen: bool = False,
     **columns: Any,
 ) -> dict[str, Any]:
     """The metrics per window and cumulatively, and anytime-valid alarms, as ``uqeval monitor`` computes them
@@ -1151,7 +1152,11 @@ def monitor(
     alpha : family-wise false-alarm level of all the tests together.
     by : with a file, also every window's metrics per value of this column (``groups`` of each window).
     state : a state file: read first if it exists (yesterday's windows), then written with the new state,
-        so that the next call needs only the new rows.
+        so that the next call needs only the new rows. Rows the state already counted (at or before the
+        latest time it counted, ties included) and files it already read (same size and content) raise an
+        :class:`~uqeval.InputError`, or are left out with ``skip_seen``.
+    skip_seen : with ``state``, leave out what the state already counted instead of raising; a note in the
+        document's ``notes`` says how many rows were left out.
     adversarial_windows : also give every window its adversarial group calibration (its seeded random-subset
         draws cost ~7 ms a window; by default only the cumulative metrics have it, ``input.not_per_window``).
     **columns : the column keywords of :func:`evaluate` (``y_true``, ``mean``, ``std``, ``lower``, ``upper``,
@@ -1170,7 +1175,15 @@ def monitor(
     ([200, 200, 200], ['coverage@0.95', 'pit_uniform'], False)
     """
     from .commands.monitor.core import build_document, monitor_file
-    from .commands.monitor.windows import Layout, Windows, dump_state, load_state
+    from .commands.monitor.windows import (
+        Layout,
+        Windows,
+        dump_state,
+        load_state,
+        memory_fingerprint,
+        seen_notes,
+        time_ns,
+    )
     from .io.writers import atomic_write_bytes
 
     saved = None
@@ -1201,14 +1214,17 @@ def monitor(
             engine=engine,
             chunk_rows=chunk_rows,
             state=saved,
-            state_source=str(state),
+            state_source=None if state is None else str(state),
             adversarial_windows=adversarial_windows,
+            skip_seen=skip_seen,
         )
     else:
         if by is not None:
             raise UsageError(
                 "by= applies to a file (monitor reads its --by column with the rows); write the table first"
             )
+        if skip_seen and state is None:
+            raise UsageError("skip_seen= leaves out the rows a state counted: give state= as well")
         member_axis = columns.pop("member_axis", -1)
         roles = {k: columns.pop(k) for k in list(columns) if k in _PLOT_ROLES}
         s = make_settings(None, **columns) if settings is None else replace(settings, **columns)
@@ -1234,9 +1250,18 @@ def monitor(
         batch = Batch(
             pred, int(loaded.info["n_dropped"]), 0, loaded.info.get("columns") or {}, weights=loaded.weights
         )
-        run.add(batch, n_raw, 0, extra, str(loaded.info["path"]))
+        where = str(loaded.info["path"])
+        if state is not None:  # no file: the table is known by the fingerprint of its arrays
+            times = time_ns(extra[tname], tname, where, 0) if tname is not None else None
+            fp = memory_fingerprint(where, pred, n_raw, int(loaded.info["n_dropped"]), times)
+            seen = run.seen.check_prints([fp], skip_seen)
+        if state is None or not seen:
+            run.add(batch, n_raw, 0, extra, where)
+        skipped = seen_notes(run, skip_seen, where)
         info = {"path": loaded.info["path"], "format": loaded.info["format"], "engine": "memory"}
         doc, new = build_document(info, run, s, alpha), dump_state(run)
+        if skipped:
+            doc["notes"] = [*doc.get("notes", []), *skipped]
     if state is not None:
         atomic_write_bytes(state, new)
     return doc

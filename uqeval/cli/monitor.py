@@ -73,11 +73,22 @@ def monitor(
         typer.Option(
             "--state",
             help="Resume from this state file if it exists (yesterday's windows and test sums), then save the "
-            "new state there: give it today's rows only.",
+            "new state there: give it today's rows only (rows or files it already counted are refused; see "
+            "--skip-seen).",
             dir_okay=False,
             rich_help_panel=OUTPUT_PANEL,
         ),
     ] = None,
+    skip_seen: Annotated[
+        bool,
+        typer.Option(
+            "--skip-seen",
+            help="With --state: leave out what the state already counted (rows at or before the latest time "
+            "it counted, a row at exactly that time included; input files it read, known by size and "
+            "content) and say how many, instead of refusing the run. Makes a retried run harmless.",
+            rich_help_panel=OUTPUT_PANEL,
+        ),
+    ] = False,
     bound: Annotated[
         float | None,
         typer.Option(
@@ -116,7 +127,8 @@ def monitor(
 
     Tests (each an e-process, checked at every window end; together at family-wise level --alpha):
     coverage at each level (two-sided), PIT uniformity (Gaussian), and with two files the mean score
-    difference (a confidence sequence). With --state the next run reads only the new rows.
+    difference (a confidence sequence). With --state the next run reads only the new rows; rows the state
+    already counted are refused (or left out with --skip-seen), so a retried run counts nothing twice.
     """
     from ..commands.monitor.core import monitor_file
     from ..errors import UsageError
@@ -168,25 +180,26 @@ def monitor(
             engine="dask" if engine is Engine.dask else "stream",
             chunk_rows=chunk_rows,
             state=saved,
-            state_source=str(state),
+            state_source=None if state is None else str(state),
             scheduler=scheduler,
             workers=workers,
             progress=progress,
             bound=bound,
             adversarial_windows=adversarial_windows,
+            skip_seen=skip_seen,
         )
     figure = None
     if plot is not None:
         from ..plots.monitor import plot_monitor
 
         figure = plot_monitor(doc)
-    if state is not None:
-        atomic_write_bytes(state, new_state)
     if figure is not None:
         assert plot is not None
         write_figure(plot, figure)
     if output is not None:
         write_json(output, doc)
+    if state is not None:  # last: the outputs are committed in this order, the state only after them
+        atomic_write_bytes(state, new_state)
     from .common import note
 
     for text in doc.get("notes", []):

@@ -7,6 +7,7 @@ memory) and ``dask`` (partitions mapped to partial states on a Dask cluster, tre
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from ..config import Settings
@@ -98,9 +99,11 @@ def iter_batches_of(
     extra: tuple[str, ...] = (),
     allow_by: bool = False,
     weights_ok: bool = False,
+    skip: Collection[str] = (),
 ):
     """``(source, generator)``: the generator yields ``(file, Batch, n_rows, offset, extra columns)`` per record
-    batch, the batch built and validated by the in-memory loader's :func:`~uqeval.io.load.build_batch`."""
+    batch, the batch built and validated by the in-memory loader's :func:`~uqeval.io.load.build_batch`.
+    ``skip``: files of the source not to read (looked up as the generator reaches each file)."""
     from ..errors import SchemaError
     from ..io.load import build_batch
     from ..io.source import iter_batches
@@ -116,7 +119,7 @@ def iter_batches_of(
 
     def gen():
         offset = 0
-        for f, cols, k in iter_batches(src, [*plan.needed(), *extra], chunk_rows, numeric):
+        for f, cols, k in iter_batches(src, [*plan.needed(), *extra], chunk_rows, numeric, skip):
             yield (
                 f,
                 build_batch(f, plan, cols, k, settings, offset=offset, allow_empty=True),

@@ -12,7 +12,7 @@ built with, and any other scheme goes through fsspec where fsspec and the scheme
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -300,17 +300,24 @@ def open_source(spec: str | Path) -> Source:
 
 
 def iter_batches(
-    src: Source, columns: list[str], chunk_rows: int, numeric: frozenset[str] = frozenset()
+    src: Source,
+    columns: list[str],
+    chunk_rows: int,
+    numeric: frozenset[str] = frozenset(),
+    skip: Collection[str] = (),
 ) -> Iterator[tuple[str, dict, int]]:
     """``(file, {column: pyarrow.Array}, n_rows)`` for record batches of at most ``chunk_rows`` rows, in file order.
 
     ``numeric``: CSV columns read as float64 whatever the first block looks like (a column of
-    integers in the first block must not fix an integer type for the later ones)."""
+    integers in the first block must not fix an integer type for the later ones). ``skip``: files not to
+    read (``monitor --skip-seen``: files a state has read)."""
     import pyarrow as pa
 
     columns = list(dict.fromkeys(columns))
     if src.fmt == "csv":
         for f in src.files:
+            if str(f) in skip:
+                continue
             yield from _csv_batches(
                 f, src.info if f == src.files[0] else inspect(f), columns, chunk_rows, numeric
             )
@@ -322,6 +329,8 @@ def iter_batches(
     # by default keeps the pre-buffered column chunks: 1.5-2.4 GB for 1e6-row groups of 50 samples,
     # 4.4 GB peak on 1e8 Gaussian rows; these settings stay at 0.27 GB.)
     for name in src.files:  # partitioned: the files pyarrow.dataset found, in path order
+        if str(name) in skip:
+            continue
         try:
             with parquet_file(name) as pf:  # a remote open: bounded (--connect-timeout), in a helper thread
                 batches = pf.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=False)

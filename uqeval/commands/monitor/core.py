@@ -299,21 +299,31 @@ def monitor_file(
     engine: str = "stream",
     chunk_rows: int | None = None,
     state: bytes | None = None,
-    state_source: str = "state",
+    state_source: str | None = None,
     scheduler: str | None = None,
     workers: int | None = None,
     progress=None,
     bound: float | None = None,
     adversarial_windows: bool = False,
+    skip_seen: bool = False,
 ) -> tuple[dict[str, Any], bytes]:
     """``(document, state bytes)`` of the rows of ``spec`` (a list of two: model A and model B), added to a
     saved ``state`` (:func:`~uqeval.commands.monitor.windows.dump_state`). ``adversarial_windows``: also finish the
-    adversarial group calibration of every window (:data:`~uqeval.commands.monitor.windows.WINDOW_OPT_IN`)."""
+    adversarial group calibration of every window (:data:`~uqeval.commands.monitor.windows.WINDOW_OPT_IN`).
+
+    A state is kept when ``state`` or ``state_source`` (the state file's name; a first run has no bytes yet)
+    is given: rows it counted (at or before its mark) and input files it read are refused, or left out with
+    ``skip_seen`` and counted in a note (:class:`~uqeval.commands.monitor.windows.Seen`)."""
     from ...engine.local import auto_chunk_rows
-    from .windows import Layout, dump_state, load_state, monitor_pair, monitor_windows
+    from .windows import Layout, dump_state, load_state, monitor_pair, monitor_windows, seen_notes
 
     if not 0 < alpha < 1:
         raise UsageError(f"{_opt('alpha', alpha)} must be in (0, 1)")
+    track = state is not None or state_source is not None
+    if skip_seen and not track:
+        raise UsageError(
+            f"{_opt('skip_seen', None)} leaves out the rows a state counted: give {_opt('state', 'FILE')} as well"
+        )
     two = isinstance(spec, (list, tuple))
     if settings.columns.get("weights"):
         from ...weights import refuse_weights
@@ -325,7 +335,8 @@ def monitor_file(
                 "monitor --state", "a weighted monitor reads all its rows in one run (its state is not saved)"
             )
     layout = Layout(window, time, origin, adversarial_windows)
-    start: Any = load_state(state, layout, settings, state_source, pair=two) if state is not None else None
+    source = state_source or "the state"
+    start: Any = load_state(state, layout, settings, source, pair=two) if state is not None else None
     run: Any
     first = spec[0] if two else spec
     chunk = int(chunk_rows or auto_chunk_rows(first, settings))
@@ -336,13 +347,18 @@ def monitor_file(
     if two:
         if engine == "dask":
             raise UsageError("monitor A B reads both inputs in step: use --engine stream")
-        src, src_b, run = monitor_pair(list(spec), layout, settings, chunk, bound, progress, start)
+        src, src_b, run = monitor_pair(
+            list(spec), layout, settings, chunk, bound, progress, start, track, skip_seen
+        )
     elif engine == "dask":
         from .dask import monitor_dask
 
-        src, run = monitor_dask(spec, layout, settings, chunk, scheduler, workers, start)
+        src, run = monitor_dask(
+            spec, layout, settings, chunk, scheduler, workers, start, track=track, skip_seen=skip_seen
+        )
     else:
-        src, run = monitor_windows(spec, layout, settings, chunk, progress, start)
+        src, run = monitor_windows(spec, layout, settings, chunk, progress, start, track, skip_seen)
+    skipped = seen_notes(run, skip_seen, str(src.spec))
     info: dict[str, Any] = {
         "path": str(src.spec),
         "format": src.fmt,
@@ -353,6 +369,8 @@ def monitor_file(
     if two:
         info["path_b"] = str(src_b.spec)
     doc = build_document(info, run, settings, alpha)
+    if skipped:
+        doc["notes"] = [*doc.get("notes", []), *skipped]
     # a weighted run saves no state (--state is refused with --weights: its finishing forms are not data)
     return doc, b"" if settings.columns.get("weights") else dump_state(run)
 

@@ -89,9 +89,11 @@ def partition_windows(
     layout: Layout,
     base: int,
     shared: list[tuple[float, float]] | None = None,
+    prior: int | None = None,
 ):
     """The :class:`Windows` of one task's row groups (runs on a worker); the windows no other task has rows
-    of (not in ``shared``) are finished here."""
+    of (not in ``shared``) are finished here. ``prior``: the resumed state's mark (rows at or before it are
+    left out, :class:`~uqeval.commands.monitor.windows.Seen`)."""
     from ...engine.dask import task_batches
 
     def hold(key: int) -> bool:
@@ -99,6 +101,7 @@ def partition_windows(
 
     win = Windows(layout, settings)
     win.base = base
+    win.seen.prior = prior
     extra = (layout.time,) if layout.time else ()
     for b, rows, offset, cols in task_batches(task, plan, settings, chunk_rows, columns, extra):
         win.add(b, rows, offset, cols, task[0])
@@ -120,20 +123,37 @@ def monitor_dask(
     workers: int | None,
     start: Windows | None = None,
     progress=None,
+    track: bool = False,
+    skip_seen: bool = False,
 ) -> tuple[Any, Windows]:
-    """``(source, Windows)`` of ``spec`` (Parquet) computed on a Dask cluster, added to ``start``."""
-    from ...engine.dask import dask_client, parquet_tasks, tree_reduce, wait
+    """``(source, Windows)`` of ``spec`` (Parquet) computed on a Dask cluster, added to ``start``; ``track``
+    and ``skip_seen`` as :func:`~uqeval.commands.monitor.windows.monitor_windows`'s."""
+    from ...engine.dask import dask_client, parquet_tasks, partitions, tree_reduce, wait
 
     src, plan, tasks, columns = parquet_tasks(spec, settings, allow_by=True)
+    if track:
+        if start is None:
+            start = Windows(layout, settings)
+        skip = start.seen.check_inputs(src.files, skip_seen)
+        if skip:  # the files the state has read are left out (their row numbers too: row windows)
+            tasks = partitions([f for f in src.files if str(f) not in skip])
+        if not tasks:
+            return src, start
     base = start.n_seen if start is not None else 0
-    shared = shared_keys(key_ranges(tasks, layout, base))
+    prior = start.seen.prior if start is not None else None
+    ranges = key_ranges(tasks, layout, base)
+    shared = shared_keys(ranges)
+    last = max((hi for _, hi in ranges), default=float("inf"))
+    if last < float("inf"):  # the latest window stays open, as on the stream engine: a later run (--state)
+        # may bring more of its rows
+        shared = [sh + [(last, last)] for sh in shared]
     if start is not None:  # windows a resumed state left open may get rows here: no task finishes them
         kept = [(float(k), float(k)) for k, w in start.windows.items() if w["state"] is not None]
         shared = [sh + kept for sh in shared]
     with dask_client(scheduler, workers) as (client, distributed):
         futures = [
             client.submit(
-                partition_windows, t, plan, settings, chunk_rows, columns, layout, base, sh, pure=False
+                partition_windows, t, plan, settings, chunk_rows, columns, layout, base, sh, prior, pure=False
             )
             for t, sh in zip(tasks, shared)
         ]

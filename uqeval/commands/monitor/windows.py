@@ -20,10 +20,20 @@ in UTC. Rows need not be sorted: each row goes to its window whatever its positi
 A window has no rows in a window table when no row fell in it (windows without rows are not listed).
 The metrics that need a second pass over the rows (exact MdAE) are left out: a monitor reads each row once,
 so that a resumed run needs only the new rows.
+
+Rows counted once
+-----------------
+A saved state (``--state``) records what it has counted (:class:`Seen`): the latest time of the rows counted
+(the *mark*; time windows) and a fingerprint of every input file read (:func:`input_fingerprint`). A resumed
+run does not count a row at or before the mark (ties included: a row at exactly the mark counted, so
+re-reading a file is idempotent) nor a file whose fingerprint the state holds; without ``skip_seen`` such a
+run is refused, with it those rows are left out and a note says how many.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import pickle
 import re
 from pathlib import Path
@@ -38,7 +48,11 @@ from ...errors import InputError, UsageError
 from ...text import plain
 
 SCHEMA = "uqeval.monitor/1"
-STATE_FORMAT = "uqeval.monitor-state/1"
+#: a state file: a pickled ``{"format", "sha256", "payload"}`` whose payload (the pickled state) must match
+#: its checksum (a file edited by hand or cut short is refused); states saved before have the format ``/1``
+#: and are the payload itself
+STATE_FORMAT = "uqeval.monitor-state/2"
+STATE_FORMAT_1 = "uqeval.monitor-state/1"
 
 _UNITS = {"s": 1, "min": 60, "h": 3600, "H": 3600, "D": 86400, "d": 86400, "W": 7 * 86400, "w": 7 * 86400}
 _SPAN = re.compile(r"^\s*(\d+)\s*(s|min|h|H|D|d|W|w|rows?)?\s*$")
@@ -330,6 +344,193 @@ def group_metrics(
     return out
 
 
+# --------------------------------------------------------------------------- what a state has counted
+
+#: bytes read from each end of an input file for its fingerprint
+EDGE_BYTES = 1 << 16
+
+
+def input_fingerprint(f: Any) -> dict[str, Any]:
+    """``{path, size, mtime_ns, sha256}`` of one input file (local or a URI): the SHA-256 of its size and of
+    its first and last :data:`EDGE_BYTES` bytes (two reads, whatever the file's size). Two files are the same
+    input when their sizes and hashes are equal; the path and modification time are recorded for messages.
+
+    A change in the middle of a file larger than 128 KiB that keeps its size and both ends escapes it; a
+    re-exported file of the same rows usually differs in a header, a footer or the first rows' times."""
+    from ...io.uri import is_uri
+
+    where = str(f)
+    try:
+        if is_uri(where):
+            size, mtime, head, tail = _remote_edges(where)
+        else:
+            with open(f, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                size, mtime = st.st_size, st.st_mtime_ns
+                head = fh.read(EDGE_BYTES)
+                fh.seek(max(0, size - EDGE_BYTES))
+                tail = fh.read(EDGE_BYTES)
+    except InputError:
+        raise
+    except (OSError, ValueError, NotImplementedError) as exc:  # pyarrow's errors of a remote store too
+        why = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise InputError(
+            f"{where}: cannot read it to fingerprint it for {option_name('state')} ({plain(why)})"
+        ) from None
+    digest = hashlib.sha256(size.to_bytes(8, "little") + head + tail).hexdigest()
+    return {"path": where, "size": int(size), "mtime_ns": mtime, "sha256": digest}
+
+
+def memory_fingerprint(name: str, pred: Any, n_raw: int, n_dropped: int, times: Any) -> dict[str, Any]:
+    """The fingerprint of a table given in memory (``uqeval.monitor(data, state=...)``), which has no file:
+    the SHA-256 of its prediction's arrays, its times and its row counts (one pass over the arrays)."""
+    arrays = [np.asarray([n_raw, n_dropped])]
+    arrays += [] if pred is None else [getattr(pred, k) for k in pred._array_fields()]
+    arrays += [] if times is None else [times]
+    h = hashlib.sha256()
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(repr(a.tolist()).encode() if a.dtype.kind == "O" else a.tobytes())  # labels as text
+    return {
+        "path": name,
+        "size": int(sum(np.asarray(a).nbytes for a in arrays)),
+        "mtime_ns": None,
+        "sha256": h.hexdigest(),
+    }
+
+
+def _remote_edges(uri: str) -> tuple[int, int | None, bytes, bytes]:
+    from ...io import remote
+    from ...io.source import filesystem
+
+    fs, path = filesystem(uri)
+
+    def edges():
+        info = fs.get_file_info(path)
+        size = int(info.size or 0)
+        with fs.open_input_file(path) as fh:
+            head = fh.read_at(min(EDGE_BYTES, size), 0)
+            tail = fh.read_at(min(EDGE_BYTES, size), max(0, size - EDGE_BYTES))
+        return size, info.mtime_ns, bytes(head), bytes(tail)
+
+    return remote.call(uri, edges, limit=remote.deadline())
+
+
+class Seen:
+    """What a monitor state has counted, so that a resumed run counts no row twice.
+
+    Saved with the state: ``mark``, the latest time of the rows counted (ns since the epoch; time windows
+    only, None before any), and ``inputs``, the fingerprints (:func:`input_fingerprint`) of the input files
+    read, each with its ``n_rows``. About this run only: ``prior``, the resumed state's mark (a row at or
+    before it was counted: it is left out of the windows and counted in ``n_old``, ``n_tie`` of them at
+    exactly the mark), ``rows`` (raw rows read per file), ``new`` (the fingerprints of the files read) and
+    ``skipped`` (the saved fingerprints of the files left out because the state had read them)."""
+
+    def __init__(self, mark: int | None = None, inputs: list[dict[str, Any]] | None = None) -> None:
+        self.mark = mark
+        self.inputs = list(inputs or [])
+        self.prior = mark
+        self.source = "the state"  # the state file, for messages
+        self.n_counted = 0  # rows the resumed state counted (its windows' n_rows)
+        self.n_old = self.n_tie = 0
+        self.rows: dict[str, int] = {}
+        self.new: list[dict[str, Any]] = []
+        self.skipped: list[dict[str, Any]] = []
+
+    def add_times(self, times: np.ndarray) -> np.ndarray | None:
+        """The rows of ``times`` (ns) not counted yet (a mask; None: all of them); moves the mark."""
+        fresh = None
+        if self.prior is not None:
+            old = times <= self.prior
+            n_old = int(np.count_nonzero(old))
+            if n_old:
+                self.n_old += n_old
+                self.n_tie += int(np.count_nonzero(times == self.prior))
+                fresh = ~old
+        new = times if fresh is None else times[fresh]
+        if new.size:
+            top = int(new.max())
+            self.mark = top if self.mark is None else max(self.mark, top)
+        return fresh
+
+    def merge(self, other: Seen) -> Seen:
+        marks = [m for m in (self.mark, other.mark) if m is not None]
+        out = Seen(max(marks) if marks else None, self.inputs + other.inputs)
+        out.prior = self.prior if self.prior is not None else other.prior
+        out.source = self.source if self.source != "the state" else other.source
+        out.n_counted = self.n_counted + other.n_counted
+        out.n_old, out.n_tie = self.n_old + other.n_old, self.n_tie + other.n_tie
+        out.rows = {k: self.rows.get(k, 0) + other.rows.get(k, 0) for k in {**self.rows, **other.rows}}
+        out.new, out.skipped = self.new + other.new, self.skipped + other.skipped
+        return out
+
+    def saved(self) -> dict[str, Any]:
+        """The fields a state file keeps: the mark and every input read, this run's included."""
+        read = [{**fp, "n_rows": int(self.rows.get(fp["path"], 0))} for fp in self.new]
+        return {"mark": self.mark, "inputs": self.inputs + read}
+
+    def check_inputs(self, files: list, skip_seen: bool) -> set[str]:
+        """Fingerprint this run's input ``files``: the paths of those the state has read, to leave out with
+        ``skip_seen`` (refused without it)."""
+        return self.check_prints([input_fingerprint(f) for f in files], skip_seen)
+
+    def check_prints(self, prints: list[dict[str, Any]], skip_seen: bool) -> set[str]:
+        """:meth:`check_inputs` of fingerprints already taken."""
+        counted = {(fp["size"], fp["sha256"]): fp for fp in self.inputs}
+        skip: set[str] = set()
+        for fp in prints:
+            old = counted.get((fp["size"], fp["sha256"]))
+            if old is None:
+                self.new.append(fp)
+            else:
+                skip.add(fp["path"])
+                self.skipped.append(old)
+        if skip and not skip_seen:
+            first = self.skipped[0]
+            path = next(fp["path"] for fp in prints if fp["path"] in skip)
+            more = f" and {len(skip) - 1} other file(s)" if len(skip) > 1 else ""
+            same = "" if first["path"] == path else f", the same size and content as {first['path']}"
+            raise InputError(
+                f"{path}{more}: already counted by {self.source} ({first['n_rows']} row(s) read by an earlier "
+                f"run{same}); give only new rows, or {option_name('skip_seen')} to leave out what it counted"
+            )
+        return skip
+
+    def note(self) -> str | None:
+        """What ``skip_seen`` left out, or None."""
+        parts = []
+        if self.skipped:
+            n = sum(int(fp["n_rows"]) for fp in self.skipped)
+            names = ", ".join(fp["path"] for fp in self.skipped[:3]) + (
+                ", ..." if len(self.skipped) > 3 else ""
+            )
+            parts.append(f"{n} row(s) of {len(self.skipped)} input(s) it had read ({names})")
+        if self.n_old:
+            assert self.prior is not None
+            parts.append(f"{self.n_old} row(s) at or before its latest time {_iso(self.prior)}")
+        if not parts:
+            return None
+        return f"{option_name('skip_seen')}: left out {' and '.join(parts)}, already counted by {self.source}"
+
+    def refuse_old(self, where: str) -> InputError:
+        """The error of a run that brings rows at or before the mark without ``skip_seen``."""
+        assert self.prior is not None
+        n = sum(self.rows.values())
+        what = f"all {n} rows are" if self.n_old == n else f"{self.n_old} of its {n} rows are"
+        # every row left out at exactly the mark: a time split between two runs, not an overlap
+        tie = (
+            " (all exactly at that time: rows of one time must come in one run)"
+            if self.n_tie == self.n_old
+            else ""
+        )
+        return InputError(
+            f"{where}: {what} at or before {_iso(self.prior)}, the latest time {self.source} counted "
+            f"({self.n_counted} row(s) up to then){tie}; give only the rows after it, or "
+            f"{option_name('skip_seen')} to leave out the rows already counted"
+        )
+
+
 class Windows:
     """The mergeable state of a monitor run: per window its metric state (packed), raw and dropped row
     counts and the tests' sums. Two of them merge window by window (associative).
@@ -350,6 +551,7 @@ class Windows:
         self.n_fixed = self.n_members_dropped = 0
         self.base = 0  # raw rows of earlier runs (a resumed state): row windows continue their numbering
         self.n_seen = 0  # raw rows read, this run and earlier ones
+        self.seen = Seen()  # what the state counted (the mark, the inputs read) and what this run left out
         # the closed windows' states, merged as a balanced tree (a stack whose sizes at least double from top
         # to bottom, timsort's rule): merging each small window into one big total costs O(total bins) per
         # window (2**20-bin histograms), the tree O(window bins x log windows)
@@ -414,28 +616,37 @@ class Windows:
             w["metrics"], w["orientation"] = {}, {}
         w["state"] = None
 
-    def add(self, batch, n_raw: int, offset: int, extra: dict[str, Any], where: str) -> np.ndarray | None:
-        """Fold one record batch in; returns the window of each kept row (None when no row was kept)."""
+    def add(
+        self, batch, n_raw: int, offset: int, extra: dict[str, Any], where: str
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Fold one record batch in; returns the window of each kept row (None when no row was kept) and which
+        rows of the batch's prediction they are (None: all of them; rows the resumed state counted, at or
+        before its mark, are left out: :class:`Seen`)."""
         from ...engine.local import row_signature
 
         lay = self.layout
         times = time_ns(extra[lay.time], lay.time, where, offset) if lay.kind == "time" and lay.time else None
         raw_keys = lay.keys(n_raw, self.base + offset, times)
         self.n_seen += n_raw
-        self.n_members_dropped += batch.n_members_dropped
-        uk, _, counts = _runs(raw_keys)
+        self.seen.rows[str(where)] = self.seen.rows.get(str(where), 0) + n_raw
+        fresh = self.seen.add_times(times) if times is not None else None
+        if fresh is not None and fresh.all():
+            fresh = None
+        if fresh is None or fresh.any():  # a batch that straddles the mark keeps its counts whole (rare)
+            self.n_members_dropped += batch.n_members_dropped
+        uk, _, counts = _runs(raw_keys if fresh is None else raw_keys[fresh])
         for key, c in zip(uk.tolist(), counts.tolist()):
             self._window(key, where)["n_rows"] += c
         pred = batch.prediction
         kept = np.zeros(len(uk), dtype=np.int64)
-        keys = None
+        keys = sel = None
         if pred is not None:
             sig = row_signature(pred)
             if self.signature is None:
                 self.signature, self.columns, self.first_file, self.kind = (
                     sig,
                     batch.columns,
-                    where,
+                    str(where),  # text: standard input's file is a StdinFile, which a state file cannot hold
                     pred.kind,
                 )
                 self.levels = test_levels(pred, self.settings)
@@ -445,9 +656,16 @@ class Windows:
                     f"{dict(sig)}, but {self.first_file} has {dict(self.signature)}; every row needs the same "
                     "number of members, classes and levels"
                 )
-            self.n_fixed += int(getattr(pred, "n_fixed", 0) or 0)
-            keys = raw_keys[pred.row_numbers() - offset]
+            at = pred.row_numbers() - offset
+            if fresh is not None:  # rows the state counted: left out
+                sel = np.flatnonzero(fresh[at])
+                at = at[sel]
+            if sel is None or sel.size:  # whole for a batch that straddles the mark: no per-row flag is kept
+                self.n_fixed += int(getattr(pred, "n_fixed", 0) or 0)
+            keys = raw_keys[at]
             wk, pieces, n_in = _runs(keys)
+            if sel is not None:  # the pieces index the prediction's rows
+                pieces = [sel[p] for p in pieces]
             kept[np.searchsorted(uk, wk)] = n_in
             labels = None
             if batch.groups is not None and self.settings.columns.get("by"):
@@ -477,7 +695,7 @@ class Windows:
                     w["tests"] = _merge_sums(w["tests"], test_sums(tested, self.settings, self.levels or []))
         for key, c, k in zip(uk.tolist(), counts.tolist(), kept.tolist()):
             self._window(key)["n_dropped"] += c - k
-        return keys
+        return keys, sel
 
     def _add_groups(self, w: dict[str, Any], sub, labels: np.ndarray, where: str) -> dict[str, Any]:
         """Fold the rows ``sub`` into window ``w``'s per-label states (``--by``); returns their merged state."""
@@ -513,6 +731,7 @@ class Windows:
         out.n_fixed = self.n_fixed + other.n_fixed
         out.n_seen = self.n_seen + other.n_seen
         out.n_members_dropped = self.n_members_dropped + other.n_members_dropped
+        out.seen = self.seen.merge(other.seen)
         out.windows = dict(self.windows)
         out.total = merge_states(self.total, other.total)
         for key, w in other.windows.items():
@@ -607,20 +826,26 @@ def _payload(win: Windows) -> dict[str, Any]:
             for k, w in win.windows.items()
         },
         **{k: pack(getattr(win, k)) if k == "total" else getattr(win, k) for k in _FIELDS},
+        **win.seen.saved(),
     }
 
 
-def _restore(payload: dict[str, Any], layout: Layout, settings: Settings) -> Windows:
+def _restore(payload: dict[str, Any], layout: Layout, settings: Settings, source: str) -> Windows:
     win = Windows(layout, settings)
     win.windows = payload["windows"]
     for k in _FIELDS:
         setattr(win, k, payload[k])
     win.base = win.n_seen
+    # a state saved before uqeval kept what it counted has neither: its rows are not checked again
+    win.seen = Seen(payload.get("mark"), payload.get("inputs"))
+    win.seen.source = source
+    win.seen.n_counted = sum(int(w["n_rows"]) for w in win.windows.values())
     return win
 
 
 def dump_state(run: Windows | Pair) -> bytes:
-    """A monitor state as bytes (``--state FILE``): the window states and the tests' sums."""
+    """A monitor state as bytes (``--state FILE``): the window states, the tests' sums and what was counted
+    (:class:`Seen`), with the SHA-256 of the pickled state (:data:`STATE_FORMAT`)."""
     head = {
         "format": STATE_FORMAT,
         "layout": run.layout.record() if isinstance(run, Windows) else run.a.layout.record(),
@@ -638,7 +863,149 @@ def dump_state(run: Windows | Pair) -> bytes:
             "score": run.score,
             "bound": run.bound,
         }
-    return pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+    inner = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+    outer = {"format": STATE_FORMAT, "sha256": hashlib.sha256(inner).hexdigest(), "payload": inner}
+    return pickle.dumps(outer, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _unpickle(data: bytes, source: str) -> Any:
+    import io
+
+    buf = io.BytesIO(data)
+    try:
+        out = _Unpickler(buf).load()
+    except Exception as exc:  # a truncated or foreign file
+        raise InputError(
+            f"{source}: not a uqeval monitor state ({type(exc).__name__}); delete it to start afresh"
+        ) from None
+    if buf.read(1):
+        raise InputError(
+            f"{source}: not a uqeval monitor state (bytes after its end); delete it to start afresh"
+        )
+    return out
+
+
+def _read_payload(data: bytes, source: str) -> dict[str, Any]:
+    """The pickled state of a state file: checked against its SHA-256 (format /2), or as it is (/1)."""
+    outer = _unpickle(data, source)
+    fmt = outer.get("format") if isinstance(outer, dict) else None
+    if fmt == STATE_FORMAT_1:
+        return outer
+    if fmt != STATE_FORMAT:
+        raise InputError(f"{source}: not a uqeval monitor state ({STATE_FORMAT}); delete it to start afresh")
+    inner, digest = outer.get("payload"), outer.get("sha256")
+    if (
+        not isinstance(inner, bytes)
+        or not isinstance(digest, str)
+        or hashlib.sha256(inner).hexdigest() != digest
+    ):
+        raise InputError(
+            f"{source}: the monitor state was changed or damaged after it was written (its checksum does not "
+            "match); restore a saved copy, or delete it to start afresh"
+        )
+    payload = _unpickle(inner, source)
+    if not isinstance(payload, dict) or payload.get("format") != STATE_FORMAT:
+        raise InputError(f"{source}: not a uqeval monitor state ({STATE_FORMAT}); delete it to start afresh")
+    return payload
+
+
+def _is_int(x: Any, low: int = 0) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool) and bool(x >= low)
+
+
+def _is_num(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+
+
+def _is_array(x: Any, shape: tuple[int, ...] | None = None) -> bool:
+    return isinstance(x, np.ndarray) and x.dtype.kind in "fiu" and (shape is None or x.shape == shape)
+
+
+def _check_sums(t: Any, n_levels: int) -> bool:
+    return (
+        isinstance(t, dict)
+        and _is_num(t.get("n"))
+        and _is_array(t.get("miss"), (n_levels,))
+        and ("pit" not in t or _is_array(t["pit"], (3,)))
+    )
+
+
+def _check_windows(p: Any) -> str | None:
+    """What is wrong with the saved fields of one :class:`Windows` (None: nothing found)."""
+    if not isinstance(p, dict) or not isinstance(p.get("windows"), dict):
+        return "no windows"
+    missing = [k for k in _FIELDS if k not in p]
+    if missing:
+        return f"missing {', '.join(missing)}"
+    levels = p["levels"]
+    if levels is not None and not (
+        isinstance(levels, list) and all(_is_num(v) and 0 < v < 1 for v in levels)
+    ):
+        return "levels"
+    for k, t in (("kind", str), ("first_file", str), ("signature", tuple), ("columns", dict)):
+        if p[k] is not None and not isinstance(p[k], t):
+            return k
+    if not all(_is_int(p[k]) for k in ("n_fixed", "n_members_dropped", "n_seen")):
+        return "row counts"
+    if not isinstance(p["total"], dict) or not isinstance(p["total"].get("families"), dict):
+        return "total"
+    for key, w in p["windows"].items():
+        if not _is_int(key, low=-(2**62)) or not isinstance(w, dict):
+            return "a window"
+        if not (_is_int(w.get("n_rows")) and _is_int(w.get("n_dropped")) and w["n_dropped"] <= w["n_rows"]):
+            return f"the row counts of window {key}"
+        st = w.get("state", 0)
+        if st is None:
+            if not (isinstance(w.get("metrics"), dict) and isinstance(w.get("orientation"), dict)):
+                return f"the metrics of window {key}"
+        elif not (isinstance(st, dict) and _is_num(st.get("n")) and isinstance(st.get("families"), dict)):
+            return f"the state of window {key}"
+        if w.get("tests") is not None and not _check_sums(w["tests"], len(levels or [])):
+            return f"the test sums of window {key}"
+        if "groups" in w and not isinstance(w["groups"], dict):
+            return f"the groups of window {key}"
+    mark, inputs = p.get("mark"), p.get("inputs", [])
+    if mark is not None and not _is_int(mark, low=-(2**63)):
+        return "mark"
+    if not isinstance(inputs, list) or not all(
+        isinstance(fp, dict)
+        and isinstance(fp.get("path"), str)
+        and _is_int(fp.get("size"))
+        and _is_int(fp.get("n_rows"))
+        and isinstance(fp.get("sha256"), str)
+        for fp in inputs
+    ):
+        return "inputs"
+    return None
+
+
+def _check_payload(payload: dict[str, Any], source: str) -> None:
+    """Refuse a state whose fields are not what :func:`dump_state` writes (a file written by hand)."""
+    pair = "a" in payload
+    if not isinstance(payload.get("layout"), dict) or not isinstance(payload.get("settings"), dict):
+        what: str | None = "layout and settings"
+    elif pair:
+        diffs = payload.get("diffs")
+        what = next(
+            (f"{side}: {why}" for side in ("a", "b") if (why := _check_windows(payload.get(side)))), None
+        )
+        if what is None and not (
+            isinstance(diffs, dict)
+            and all(_is_int(k, -(2**62)) and _is_array(v, (4,)) for k, v in diffs.items())
+        ):
+            what = "diffs"
+        if what is None and not (
+            (payload.get("score") is None or isinstance(payload.get("score"), str))
+            and (payload.get("bound") is None or _is_num(payload.get("bound")))
+        ):
+            what = "score and bound"
+    else:
+        what = _check_windows(payload.get("single"))
+    if what is not None:
+        raise InputError(
+            f"{source}: not a valid uqeval monitor state ({what}); restore a saved copy, or delete it to start "
+            "afresh"
+        )
 
 
 def load_state(
@@ -646,16 +1013,8 @@ def load_state(
 ) -> Windows | Pair:
     """The :class:`Windows` (or :class:`Pair`) saved by :func:`dump_state`, checked against this run's
     window and settings."""
-    import io
-
-    try:
-        payload = _Unpickler(io.BytesIO(data)).load()
-    except Exception as exc:  # a truncated or foreign file
-        raise InputError(
-            f"{source}: not a uqeval monitor state ({type(exc).__name__}); delete it to start afresh"
-        ) from None
-    if not isinstance(payload, dict) or payload.get("format") != STATE_FORMAT:
-        raise InputError(f"{source}: not a uqeval monitor state ({STATE_FORMAT}); delete it to start afresh")
+    payload = _read_payload(data, source)
+    _check_payload(payload, source)
     if payload["layout"] != layout.record():
         raise UsageError(
             f"{source} was saved with window {payload['layout']}, this run asks for {layout.record()}; "
@@ -672,12 +1031,24 @@ def load_state(
             "give as many inputs as then, or a new state file"
         )
     if not pair:
-        return _restore(payload["single"], layout, settings)
+        return _restore(payload["single"], layout, settings, source)
     out = Pair(
-        _restore(payload["a"], layout, settings), _restore(payload["b"], layout, settings), payload["bound"]
+        _restore(payload["a"], layout, settings, source),
+        _restore(payload["b"], layout, settings, source),
+        payload["bound"],
     )
     out.diffs, out.score = payload["diffs"], payload["score"]
     return out
+
+
+def seen_notes(run: Windows | Pair, skip_seen: bool, where: str) -> list[str]:
+    """After a resumed run: refuse it when it brought rows the state counted (at or before its mark) without
+    ``skip_seen``; else the notes of what ``skip_seen`` left out."""
+    sides = [("A: ", run.a), ("B: ", run.b)] if isinstance(run, Pair) else [("", run)]
+    for _, win in sides:
+        if win.seen.n_old and not skip_seen:
+            raise win.seen.refuse_old(where)
+    return [prefix + note for prefix, win in sides if (note := win.seen.note())]
 
 
 # --------------------------------------------------------------------------- reading
@@ -690,13 +1061,22 @@ def monitor_windows(
     chunk_rows: int,
     progress=None,
     start: Windows | None = None,
+    track: bool = False,
+    skip_seen: bool = False,
 ) -> tuple[Any, Windows]:
-    """``(source, Windows)`` of ``spec`` read once in record batches (added to ``start``, a resumed state)."""
+    """``(source, Windows)`` of ``spec`` read once in record batches (added to ``start``, a resumed state).
+    ``track``: fingerprint the input files for the state (:class:`Seen`); those the state has read are refused,
+    or left out with ``skip_seen``."""
     from ...engine.local import iter_batches_of
 
     extra = (layout.time,) if layout.time else ()
-    src, batches = iter_batches_of(spec, settings, chunk_rows, extra=extra, allow_by=True, weights_ok=True)
+    skip: set[str] = set()
+    src, batches = iter_batches_of(
+        spec, settings, chunk_rows, extra=extra, allow_by=True, weights_ok=True, skip=skip
+    )
     win = Windows(layout, settings) if start is None else start
+    if track:  # before the first batch is read: the generator reads the files lazily
+        skip |= win.seen.check_inputs(src.files, skip_seen)
     seen = 0
     for f, batch, k, offset, cols in batches:
         win.add(batch, k, offset, cols, f)
@@ -785,15 +1165,21 @@ def monitor_pair(
     bound: float | None,
     progress=None,
     start=None,
+    track: bool = False,
+    skip_seen: bool = False,
 ) -> tuple[Any, Any, Pair]:
     """``(source A, source B, Pair)``: both inputs read once, in step, and their rows matched by row number
-    (a row dropped in either is left out of the difference)."""
+    (a row dropped in either is left out of the difference). ``track`` and ``skip_seen``: as
+    :func:`monitor_windows`'s, for both inputs."""
     from ...engine.local import iter_batches_of
 
     extra = (layout.time,) if layout.time else ()
-    src_a, gen_a = iter_batches_of(specs[0], settings, chunk_rows, extra=extra)
-    src_b, gen_b = iter_batches_of(specs[1], settings, chunk_rows, extra=extra)
+    skip: set[str] = set()
+    src_a, gen_a = iter_batches_of(specs[0], settings, chunk_rows, extra=extra, skip=skip)
+    src_b, gen_b = iter_batches_of(specs[1], settings, chunk_rows, extra=extra, skip=skip)
     pair = start if start is not None else Pair(Windows(layout, settings), Windows(layout, settings), bound)
+    if track:
+        skip |= _pair_inputs(pair, src_a, src_b, skip_seen)
     if bound is not None:
         pair.bound = bound
     empty = (np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64))
@@ -810,7 +1196,7 @@ def monitor_pair(
             done[side] = True
         else:
             f, batch, k, offset, cols = item
-            keys = wins[side].add(batch, k, offset, cols, f)
+            keys, sel = wins[side].add(batch, k, offset, cols, f)
             wins[side].close_old()
             end[side] = offset + k
             if side == "a":
@@ -821,6 +1207,8 @@ def monitor_pair(
                     pair.score = pair_score(pred.kind)
                 rows = pred.row_numbers() + wins[side].base
                 sc = row_scores(pred, settings, pair.score)
+                if sel is not None:  # rows the state counted (at or before its mark): left out
+                    rows, sc = rows[sel], sc[sel]
                 p_rows, p_sc, p_keys = pend[side]
                 pend[side] = (
                     np.concatenate([p_rows, rows]),
@@ -847,3 +1235,20 @@ def monitor_pair(
             f"{pair.a.n_seen - pair.a.base}; monitor A B compares the same rows in the same order"
         )
     return src_a, src_b, pair
+
+
+def _pair_inputs(pair: Pair, src_a, src_b, skip_seen: bool) -> set[str]:
+    """The files of ``monitor A B`` to leave out (``skip_seen``): all of them when the state has read both
+    inputs whole, else none (time windows: the mark leaves out the rows counted on both sides alike; row
+    windows: rows are matched by number, so an input read in part is refused)."""
+    skip = pair.a.seen.check_inputs(src_a.files, skip_seen) | pair.b.seen.check_inputs(src_b.files, skip_seen)
+    if not skip or len(skip) == len({str(f) for f in [*src_a.files, *src_b.files]}):
+        return skip
+    if pair.a.layout.kind == "rows":
+        raise InputError(
+            f"{src_a.spec}, {src_b.spec}: {option_name('skip_seen')} leaves out a whole run of row windows, but "
+            "the state has read only some of these files; give A and B with the new rows only"
+        )
+    for win in (pair.a, pair.b):  # read again: the mark leaves their rows out
+        win.seen.skipped = []
+    return set()
