@@ -187,11 +187,36 @@ def test_compare_joins_on_ids():
     assert out["metrics"]["crps"]["best"] == ["a"]
 
 
-def test_the_cli_spelling_is_the_default():
-    assert option("mean", "COLUMN") == "--mean COLUMN" and option("y_true") == "--y"
-    with front_end("python"):
-        assert option("mean", "COLUMN") == "mean='COLUMN'" and option("label") == "y_true="
-    assert option("nan_policy") == "--nan-policy"
+def test_the_python_spelling_is_the_default_and_the_cli_sets_its_own_for_its_run():
+    import os
+    import threading
+
+    assert option("mean", "COLUMN") == "mean='COLUMN'" and option("label") == "y_true="
+    with front_end("cli"):
+        assert option("mean", "COLUMN") == "--mean COLUMN" and option("y_true") == "--y"
+    seen = []
+    with front_end("cli", process=True):  # what the command line does: its threads and workers see it
+        worker = threading.Thread(target=lambda: seen.append(option("nan_policy")))
+        worker.start()
+        worker.join()
+        assert os.environ["UQEVAL_FRONT_END"] == "cli"  # inherited by the processes the run starts
+    assert seen == ["--nan-policy"] and option("nan_policy") == "nan_policy="
+    assert "UQEVAL_FRONT_END" not in os.environ
+
+
+def test_an_errors_fix_is_spelled_for_whoever_reads_it():
+    from uqeval.errors import InputError
+
+    exc = InputError("y has NaN in 3 rows", fix="nan_policy")
+    assert (
+        str(exc)
+        == "y has NaN in 3 rows; drop those rows first, or pass nan_policy='omit' (uqeval.evaluate drops them)"
+    )
+    with front_end("cli"):
+        assert str(exc) == "y has NaN in 3 rows; clean the data or pass --nan-policy omit to drop those rows"
+    assert str(exc.at("f.csv")).startswith("f.csv: y has NaN in 3 rows; drop those")  # the fix once
+    with pytest.raises(ValueError, match="nan_policy='omit'"):
+        uqeval.Gaussian(np.array([np.nan, 1.0]), np.ones(2))  # a container built directly: Python's voice
 
 
 def test_scores_html_is_a_compact_table(frame):

@@ -28,7 +28,7 @@ from uqeval.errors import InputError, front_end
         ),
         (
             lambda: uqeval.Point(np.zeros(2), y_true=np.array([np.nan, 1.0])),
-            "drop those rows first (uqeval.evaluate(..., nan_policy='omit') drops them)",
+            "drop those rows first, or pass nan_policy='omit' (uqeval.evaluate drops them)",
             None,
         ),
     ],

@@ -911,7 +911,7 @@ def evaluate_file(
         scores._summary["input"].update(path=str(path), format=info.format)
         return scores
     except InputError as exc:  # the table's messages name "data": here it is the file
-        text = str(exc)
+        text = exc.message
         if not text.startswith("data"):
             raise
         raise type(exc)(

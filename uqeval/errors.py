@@ -1,17 +1,31 @@
-"""The one exception hierarchy of uqeval.
+"""The one exception hierarchy of uqeval, and the one voice its messages speak in.
 
-Core code raises these; only :mod:`uqeval.cli` catches them, prints one line
-and exits with :attr:`UqevalError.exit_code`.
+Core code raises these; only :mod:`uqeval.cli` catches them, prints one line and exits with
+:attr:`UqevalError.exit_code`. A message names an option through :func:`option` and carries the setting
+that fixes it as :attr:`UqevalError.fix`; both are spelled for the *front end* reading the message, the
+command line (``--mean COLUMN``) or Python (``mean='COLUMN'``). Python is the default: a library call, a
+notebook, a container built directly. The command line says so for its run (:func:`front_end` with
+``process=True``), which its threads and the worker processes it starts see too.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-#: The front end whose spelling of options the messages use: ``"cli"`` (the default) or ``"python"``.
-_FRONT_END: ContextVar[str] = ContextVar("uqeval_front_end", default="cli")
+#: The front end of this call (set by :func:`front_end`); None: the process's (``UQEVAL_FRONT_END``,
+#: default ``"python"``), which the command line sets for its run so that threads and spawned workers
+#: (figure workers, a local Dask cluster) inherit it.
+_FRONT_END: ContextVar[str | None] = ContextVar("uqeval_front_end", default=None)
+_PROCESS_VARIABLE = "UQEVAL_FRONT_END"
+
+
+def voice() -> str:
+    """The front end whose spelling messages use now: ``"cli"`` or ``"python"``."""
+    return _FRONT_END.get() or os.environ.get(_PROCESS_VARIABLE, "python")
+
 
 #: CLI flags whose name is not the option's with ``-`` for ``_``
 _CLI_FLAGS = {"y_true": "--y", "label": "--y", "thresholds": "--threshold"}
@@ -26,7 +40,7 @@ def option(name: str, value: str | None = None) -> str:
     ``--mean COLUMN`` on the command line, ``mean='COLUMN'`` from the Python API
     (:func:`front_end`). Without a value: ``--seed`` or ``seed=``.
     """
-    if _FRONT_END.get() == "python":
+    if voice() == "python":
         kw = _PYTHON_KEYWORDS.get(name, name)
         return f"{kw}={value!r}" if value is not None else f"{kw}="
     flag = _CLI_FLAGS.get(name, "--" + name.replace("_", "-"))
@@ -49,7 +63,7 @@ _PHRASES = {
 def phrase(name: str) -> str:
     """How the running front end spells a fix that is more than one option (``"accrue"``: fit a std to
     point predictions; ``"join_ids"``: join the models' rows on ids)."""
-    return _PHRASES[_FRONT_END.get()][name]
+    return _PHRASES[voice()][name]
 
 
 def labelled(name: str, what: str | None = None) -> str:
@@ -57,19 +71,56 @@ def labelled(name: str, what: str | None = None) -> str:
     command line; from Python ``seed`` where the argument is ``what`` itself, else
     ``coverage level (levels=)``."""
     what = name if what is None else what
-    if _FRONT_END.get() == "python" and _PYTHON_KEYWORDS.get(name, name) == what:
+    if voice() == "python" and _PYTHON_KEYWORDS.get(name, name) == what:
         return what
     return f"{what} ({option(name)})"
 
 
 @contextlib.contextmanager
-def front_end(name: str) -> Iterator[None]:
-    """Phrase the options named in errors raised inside this block for ``name`` (``"cli"``, ``"python"``)."""
+def front_end(name: str, process: bool = False) -> Iterator[None]:
+    """Phrase the options named in errors raised (and read) inside this block for ``name`` (``"cli"``,
+    ``"python"``); ``process``: for the whole process while the block runs, its threads and the processes
+    it starts included (the command line's run)."""
+    if not process:
+        token = _FRONT_END.set(name)
+        try:
+            yield
+        finally:
+            _FRONT_END.reset(token)
+        return
+    before = os.environ.get(_PROCESS_VARIABLE)
+    os.environ[_PROCESS_VARIABLE] = name
     token = _FRONT_END.set(name)
     try:
         yield
     finally:
         _FRONT_END.reset(token)
+        if before is None:
+            os.environ.pop(_PROCESS_VARIABLE, None)
+        else:
+            os.environ[_PROCESS_VARIABLE] = before
+
+
+#: The setting that fixes an error (:attr:`UqevalError.fix`), as each front end spells it: the one table
+FIXES = {
+    "nan_policy": {
+        "cli": "; clean the data or pass --nan-policy omit to drop those rows",
+        "python": "; drop those rows first, or pass nan_policy='omit' (uqeval.evaluate drops them)",
+    },
+    "targets": {"cli": " (pass --y COLUMN)", "python": " (pass y_true)"},
+    "fix_crossing": {
+        "cli": "; fix the model or pass --fix-crossing to sort each row",
+        "python": "; fix the model or pass fix_crossing=True to sort each row",
+    },
+    "renormalize": {
+        "cli": "; pass --renormalize to rescale small drift (or name them with --logits if they are logits)",
+        "python": "; pass renormalize=True to rescale small drift (or logits= if they are logits)",
+    },
+    "logits": {
+        "cli": " or name them with --logits COLS if the columns are logits",
+        "python": " or pass logits= if the values are logits",
+    },
+}
 
 
 class UqevalError(Exception):
@@ -87,9 +138,19 @@ class UqevalError(Exception):
         super().__init__(message)
         self.fix = fix
 
+    @property
+    def message(self) -> str:
+        """The message without its fix."""
+        return str(self.args[0]) if self.args else ""
+
+    def __str__(self) -> str:
+        """The message and, where there is one, the setting that fixes it, spelled for the front end that
+        reads it (:func:`voice`: the command line's one error line, or a Python traceback)."""
+        return self.message + FIXES.get(self.fix or "", {}).get(voice(), "")
+
     def at(self, where: str) -> UqevalError:
         """The same error with its message prefixed by where it happened (a file name)."""
-        return type(self)(f"{where}: {self}", fix=self.fix)
+        return type(self)(f"{where}: {self.message}", fix=self.fix)
 
 
 class InputError(UqevalError, ValueError):

@@ -218,51 +218,9 @@ def _memo(pred: Prediction, key: Hashable, make):
     return cache[key]
 
 
-def _built_by_a_user() -> bool:
-    """Whether the container being validated was asked for by code outside uqeval (a notebook, a script):
-    the first frame above the dataclass machinery and this module is not uqeval's."""
-    import sys
-
-    f: Any = sys._getframe(2)
-    while f is not None and f.f_globals.get("__name__") in (__name__, "dataclasses"):
-        f = f.f_back
-    caller = f.f_globals.get("__name__", "") if f is not None else ""
-    return not (caller == "uqeval" or caller.startswith("uqeval."))
-
-
-def _phrased_for_python(post_init: Any) -> Any:
-    """``post_init`` that, for a container a user builds directly (``uqeval.Samples(...)``, not inside an
-    API call or the command line), phrases its errors for Python (``mean=``, not ``--mean``) as the Python
-    API does (:func:`uqeval._python.python_api`); elsewhere it runs as it is (the caller's front end)."""
-    import functools
-
-    @functools.wraps(post_init)
-    def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
-        import sys
-
-        # only the outermost call (from the dataclass __init__, not a subclass's super().__post_init__())
-        if sys._getframe(1).f_code.co_name != "__init__" or not _built_by_a_user():
-            return post_init(self, *args, **kwargs)
-        from ._python import CONTAINER_FIXES, python_error
-        from .errors import UqevalError, front_end
-
-        with front_end("python"):
-            try:
-                return post_init(self, *args, **kwargs)
-            except UqevalError as exc:
-                raise python_error(exc, CONTAINER_FIXES) from None
-
-    return wrapper
-
-
 @dataclass(frozen=True)
 class Prediction:
     """Base class: targets (optional for the apply side of recalibration) and provenance."""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if "__post_init__" in cls.__dict__:  # a container's own validation: errors phrased for its caller
-            cls.__post_init__ = _phrased_for_python(cls.__dict__["__post_init__"])  # type: ignore[method-assign]
 
     kind: ClassVar[str] = "prediction"
     # data first: the representation's own arrays are positional (Gaussian(y_true=mean, columns=std)); targets and

@@ -497,7 +497,7 @@ def test_a_uri_is_fingerprinted_through_its_filesystem(tmp_path):
     missing = tmp_path / "gone.parquet"
     from uqeval.commands.monitor.windows import input_fingerprint
 
-    with pytest.raises(InputError, match=r"gone\.parquet: cannot read it to fingerprint it for --state"):
+    with pytest.raises(InputError, match=r"gone\.parquet: cannot read it to fingerprint it for state="):
         input_fingerprint(missing.as_uri())
 
 

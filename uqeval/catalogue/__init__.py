@@ -345,7 +345,7 @@ def compute_metrics(
         if exc is not None:
             if skipped is None:
                 raise exc
-            skipped.append((f.name, str(exc)))
+            skipped.append((f.name, getattr(exc, "message", None) or str(exc)))
             continue
         if result is None:
             continue
@@ -412,7 +412,7 @@ def weighted_forms(
         except InputError as exc:
             if skipped is None:
                 raise
-            skipped.append((f.name, str(exc)))
+            skipped.append((f.name, getattr(exc, "message", None) or str(exc)))
             continue
         if found:
             forms += found

@@ -501,20 +501,9 @@ def fail(message: str, code: int) -> None:
     raise typer.Exit(code)
 
 
-#: How the CLI phrases the setting that fixes an error (:attr:`UqevalError.fix`).
-FIXES = {
-    "nan_policy": "; clean the data or pass --nan-policy omit to drop those rows",
-    "targets": " (pass --y COLUMN)",
-    "fix_crossing": "; fix the model or pass --fix-crossing to sort each row",
-    "renormalize": "; pass --renormalize to rescale small drift (or name them with --logits if they are logits)",
-    "logits": " or name them with --logits COLS if the columns are logits",
-}
-
-
 def error_line(exc: UqevalError) -> str:
-    """The one line printed for an error: its message and the flag that fixes it."""
-    text = str(exc) or type(exc).__name__  # newlines from input are shown escaped by fail(), not cut
-    return text + FIXES.get(getattr(exc, "fix", None) or "", "")
+    """The one line printed for an error: its message and the flag that fixes it (the CLI's voice)."""
+    return str(exc) or type(exc).__name__  # newlines from input are shown escaped by fail(), not cut
 
 
 def note(text: str) -> None:
@@ -612,10 +601,11 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         import warnings
 
-        from ..errors import GateFailure
+        from ..errors import GateFailure, front_end
         from ..io.writers import discard_temps, output_batch
 
-        with warnings.catch_warnings(record=True) as caught:
+        # messages spell options as flags for the whole run (its threads and worker processes too)
+        with front_end("cli", process=True), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 with _sigterm_raises(), output_batch(commit_on=(GateFailure,)):
