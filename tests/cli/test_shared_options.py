@@ -177,7 +177,10 @@ def test_proba_glob_orders_by_number_and_unknown_names_fail(tmp_path):
     names = ["label"] + [f"p{j}" for j in (10, 2, 0, 1, 3, 4, 5, 6, 7, 8, 9)]
     plan = plan_columns(names, explicit={"proba": "p*"})
     assert plan.roles["proba"] == [f"p{j}" for j in range(11)]
-    with front_end("cli"), pytest.raises(SchemaError, match=r"no column matches 'q\*' given for proba \(--proba\)"):
+    with (
+        front_end("cli"),
+        pytest.raises(SchemaError, match=r"no column matches 'q\*' given for proba \(--proba\)"),
+    ):
         plan_columns(names, explicit={"proba": "q*"})
     with front_end("python"), pytest.raises(SchemaError, match=r"proba=\)"):
         plan_columns(names, explicit={"proba": "p0,nope"})

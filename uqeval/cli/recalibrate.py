@@ -191,7 +191,7 @@ def recalibrate(
                 f"{', '.join(given)} configure a fit; with --load the saved recalibrator is applied as is"
             )
 
-    from ..commands.recalibrate import output_format
+    from ..io.writers import output_format
 
     if output is not None:
         output_format(output)
@@ -205,8 +205,8 @@ def recalibrate(
     if features is not None and not feature_names:
         raise typer.BadParameter("--features is empty")
 
-    from ..commands.recalibrate import Options, cli_method, run, write_table
-    from ..io.writers import atomic_write_text, check_output_path
+    from ..commands.recalibrate import Options, cli_method, run
+    from ..io.writers import atomic_write_text, check_output_path, write_table
     from ..recalibration.serialize import load_state, save_state
 
     settings = flags.settings(num_bins=num_bins, class_bins=bins)

@@ -4,7 +4,7 @@ score both before and after, and build the output table.
 The kernels (:mod:`.std_scaling`, :mod:`.isotonic`, :mod:`.conformal`, :mod:`.accrue`,
 :mod:`.temperature`) stay pure; this module connects them to loaded files
 (:func:`uqeval.io.load.load_predictions`) and to the metric catalogue. It never prints;
-it reads files but writes only through :func:`write_table` (atomic), which the CLI calls
+it reads files but never writes them: the CLI writes the table with :func:`uqeval.io.writers.write_table`
 after everything else has succeeded, so a failed run writes nothing.
 
 What each method needs and produces
@@ -33,8 +33,6 @@ to score before.
 
 from __future__ import annotations
 
-import gzip
-import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -743,16 +741,6 @@ def compact_parameters(state: dict[str, Any], levels: Sequence[float] = ()) -> d
 # --------------------------------------------------------------------------- output table
 
 
-def output_format(path: str | Path) -> str:
-    """``"parquet"`` or ``"csv"`` from the output file name (UsageError otherwise)."""
-    name = str(path).lower()
-    if name.endswith((".parquet", ".pq")):
-        return "parquet"
-    if name.endswith((".csv", ".csv.gz")):
-        return "csv"
-    raise UsageError(f"--output {path}: give a .parquet, .pq, .csv or .csv.gz file name")
-
-
 def build_table(loaded: Loaded, applied: Applied):
     """Every column of the loaded file (read with it: :func:`load_for` ``every_column``) in its order,
     recalibrated columns replaced in place, new ones appended.
@@ -784,33 +772,6 @@ def build_table(loaded: Loaded, applied: Applied):
     for name, values in applied.columns.items():
         data[lower.get(name.lower(), name)] = arrow(values)
     return pa.table(data)
-
-
-def write_table(path: str | Path, table) -> None:
-    """Write ``table`` atomically as Parquet or CSV (by extension)."""
-    from ..io.writers import atomic_write_bytes, write_parquet
-
-    if output_format(path) == "parquet":
-        write_parquet(path, table)
-        return
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
-    nested = [
-        f.name
-        for f in table.schema
-        if pa.types.is_list(f.type) or pa.types.is_large_list(f.type) or pa.types.is_fixed_size_list(f.type)
-    ]
-    if nested:
-        raise InputError(
-            f"{path}: list column(s) {', '.join(nested)} cannot be written to CSV; write a .parquet output instead"
-        )
-    buf = io.BytesIO()
-    pacsv.write_csv(table, buf)
-    data = buf.getvalue()
-    if str(path).lower().endswith(".gz"):
-        data = gzip.compress(data, mtime=0)
-    atomic_write_bytes(path, data)
 
 
 # --------------------------------------------------------------------------- the whole run

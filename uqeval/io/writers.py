@@ -322,3 +322,43 @@ _LAST_INPUT: list[str] = []
 def last_input() -> str | None:
     """The file this run registered last (named in errors that do not say which file they are about)."""
     return _LAST_INPUT[-1] if _LAST_INPUT else None
+
+
+def output_format(path: str | Path) -> str:
+    """``"parquet"`` or ``"csv"`` from the output file name (UsageError otherwise)."""
+    name = str(path).lower()
+    if name.endswith((".parquet", ".pq")):
+        return "parquet"
+    if name.endswith((".csv", ".csv.gz")):
+        return "csv"
+    from ..errors import option
+
+    raise UsageError(f"{option('output', str(path))}: give a .parquet, .pq, .csv or .csv.gz file name")
+
+
+def write_table(path: str | Path, table) -> None:
+    """Write ``table`` atomically as Parquet or CSV (by extension: :func:`output_format`)."""
+    import gzip
+    import io
+
+    if output_format(path) == "parquet":
+        write_parquet(path, table)
+        return
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    nested = [
+        f.name
+        for f in table.schema
+        if pa.types.is_list(f.type) or pa.types.is_large_list(f.type) or pa.types.is_fixed_size_list(f.type)
+    ]
+    if nested:
+        raise InputError(
+            f"{path}: list column(s) {', '.join(nested)} cannot be written to CSV; write a .parquet output instead"
+        )
+    buf = io.BytesIO()
+    pacsv.write_csv(table, buf)
+    data = buf.getvalue()
+    if str(path).lower().endswith(".gz"):
+        data = gzip.compress(data, mtime=0)
+    atomic_write_bytes(path, data)
