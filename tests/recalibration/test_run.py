@@ -20,13 +20,12 @@ from uqeval.commands.recalibrate import (
     evaluate,
     isotonic_metrics,
     load_for,
-    output_format,
     read_features,
     run,
-    write_table,
 )
 from uqeval.config import Settings, make_settings
 from uqeval.errors import InputError, SchemaError, UsageError
+from uqeval.io.writers import output_format, write_table
 from uqeval.metrics.calibration import avg_calibration_gaussian
 from uqeval.metrics.reliability import max_calibration_error, pit_gaussian
 from uqeval.metrics.scoring import scoring_rules_gaussian
