@@ -128,3 +128,13 @@ def check_golden(name: str, got) -> None:
     if os.environ.get("UQEVAL_UPDATE_GOLDEN"):
         write_golden(path, got)
     assert_tree_close(got, json.loads(path.read_text()))
+
+
+@pytest.fixture
+def cli_voice():
+    """Messages spelled for the command line (``--mean``), as inside a ``uqeval`` run: for tests that call
+    core functions directly and check the flags their messages name (the default voice is Python's)."""
+    from uqeval.errors import front_end
+
+    with front_end("cli"):
+        yield

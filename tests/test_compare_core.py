@@ -14,6 +14,9 @@ from uqeval.errors import InputError, UsageError
 from uqeval.predictions import Categorical, Gaussian, Intervals, Point, Quantiles, Samples
 from uqeval.report.compare import to_markdown
 
+# these tests call the core directly and check the flags its messages name
+pytestmark = pytest.mark.usefixtures("cli_voice")
+
 
 def gaussian(y, mean, std, name="g", rows=None) -> C.Model:
     return C.Model(

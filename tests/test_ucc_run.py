@@ -21,6 +21,9 @@ from uqeval.metrics.ucc import permutation_test, ucc_summary
 from uqeval.predictions import Gaussian, Intervals, Point, Quantiles, Samples
 from uqeval.report.ucc import pvalue_rows, summary_rows, to_markdown
 
+# these tests call the core directly and check the flags its messages name
+pytestmark = pytest.mark.usefixtures("cli_voice")
+
 N = 400
 
 

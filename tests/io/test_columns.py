@@ -5,6 +5,9 @@ import pytest
 from uqeval.errors import SchemaError
 from uqeval.io.columns import plan_columns
 
+# these tests call the core directly and check the flags its messages name
+pytestmark = pytest.mark.usefixtures("cli_voice")
+
 
 def test_gaussian_aliases():
     plan = plan_columns(["Y", "mu", "sigma", "x"])

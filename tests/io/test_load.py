@@ -15,6 +15,9 @@ from uqeval.predictions import Gaussian
 
 from ..conftest import SAMPLE, write_table
 
+# these tests call the core directly and check the flags its messages name
+pytestmark = pytest.mark.usefixtures("cli_voice")
+
 
 def test_parquet_and_csv_agree(tmp_path, gaussian_cols):
     a = load_predictions(write_table(tmp_path / "a.parquet", gaussian_cols)).prediction

@@ -16,6 +16,9 @@ from uqeval.predictions import Categorical, Dirichlet, Gaussian, LogLikelihood, 
 
 from ..conftest import SAMPLE, write_table
 
+# these tests call the core directly and check the flags its messages name
+pytestmark = pytest.mark.usefixtures("cli_voice")
+
 N, M, K = 40, 3, 4
 
 

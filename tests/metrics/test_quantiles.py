@@ -217,7 +217,7 @@ def test_interval_curve_from_sample_pit_matches_member_intervals():
 # --- crossing ----------------------------------------------------------------------------
 
 
-def test_check_quantiles_sorted_names_row_and_columns():
+def test_check_quantiles_sorted_names_row_and_columns(cli_voice):
     q = np.array([[0.0, 1.0, 2.0], [0.0, 1.0, 1.0], [0.0, 2.0, 1.5], [3.0, 2.0, 1.0]])
     with pytest.raises(InputError) as err:
         check_quantiles_sorted(q, [0.1, 0.5, 0.9])

@@ -24,6 +24,9 @@ from uqeval.predictions import Gaussian
 
 from ..conftest import ROOT, SAMPLE, write_table
 
+# these tests call the core directly and check the flags its messages name
+pytestmark = pytest.mark.usefixtures("cli_voice")
+
 DATA = ROOT / "tests" / "reference" / "data"
 EXPECTED = json.loads((DATA / "skill_expected.json").read_text())
 runner = CliRunner()
