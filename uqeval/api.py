@@ -714,6 +714,29 @@ _FILE_ROLES = (*_ROLES, "y", "levels", "level", "member_axis")
 _PLOT_ROLES = frozenset((*_FILE_ROLES, "settings"))
 
 
+def _file_roles(columns: dict[str, Any]) -> dict[str, Any]:
+    """The column keywords of a call on a file, popped from ``columns`` (what is left are settings):
+    each given one names a column, ``y`` is ``y_true``."""
+    roles = {k: columns.pop(k) for k in _FILE_ROLES if columns.get(k) is not None}
+    if "y" in roles:
+        roles["y_true"] = roles.pop("y")
+    return roles
+
+
+def _load_table(
+    data: Any, columns: dict[str, Any], settings: Settings | None
+) -> tuple[Loaded, Settings, Any]:
+    """``(loaded, settings, arrow table or None)`` of arrays or a table with the column keywords of
+    :func:`evaluate` popped from ``columns``; what is left are settings (on top of ``settings``)."""
+    roles = {k: columns.pop(k) for k in list(columns) if k in _FILE_ROLES}
+    s = make_settings(None, **columns) if settings is None else replace(settings, **columns)
+    member_axis = roles.pop("member_axis", -1)
+    y_true, y = roles.pop("y_true", None), roles.pop("y", None)
+    level, levels = roles.pop("level", None), roles.pop("levels", None)
+    given, table, target, level, s = _prepare(data, y_true, y, level, levels, s, **roles)
+    return _load(data, given, table, target, level, levels, member_axis, s)
+
+
 @python_api
 def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
     """Draw one plot ``kind`` of ``uqeval plot`` on a matplotlib Axes and return it.
@@ -838,14 +861,7 @@ _KIND_HINTS = {
 
 def _plot_prediction(data: Any, **columns: Any) -> tuple[Prediction, Settings]:
     """The prediction and settings :func:`evaluate` would score for ``data`` and ``columns``."""
-    settings = columns.pop("settings", None)
-    roles = {k: columns.pop(k) for k in list(columns) if k in _PLOT_ROLES}
-    settings = make_settings(None, **columns) if settings is None else replace(settings, **columns)
-    member_axis = roles.pop("member_axis", -1)
-    y_true, y = roles.pop("y_true", None), roles.pop("y", None)
-    level, levels = roles.pop("level", None), roles.pop("levels", None)
-    given, table, target, level, settings = _prepare(data, y_true, y, level, levels, settings, **roles)
-    loaded, settings, _ = _load(data, given, table, target, level, levels, member_axis, settings)
+    loaded, settings, _ = _load_table(data, columns, columns.pop("settings", None))
     return loaded.prediction, settings
 
 
@@ -872,7 +888,7 @@ def evaluate_file(
     from .commands.score.core import score_loaded
     from .io.load import load_predictions
 
-    roles = {k: overrides.pop(k) for k in _FILE_ROLES if overrides.get(k) is not None}
+    roles = _file_roles(overrides)
     weights = overrides.pop("weights", None)
     if weights is not None and not isinstance(weights, str):
         raise UsageError(f"weights= names a column of the file, got {type(weights).__name__}")
@@ -881,8 +897,6 @@ def evaluate_file(
         if settings is not None and not overrides and config is None
         else make_settings(config, **overrides)
     )
-    if "y" in roles:
-        roles["y_true"] = roles.pop("y")
     if any(not isinstance(v, str) for r, v in roles.items() if r in _COLUMN_ROLES):
         bad = next(r for r, v in roles.items() if r in _COLUMN_ROLES and not isinstance(v, str))
         raise UsageError(f"{bad}= names a column of the file, got {type(roles[bad]).__name__}")
@@ -1190,10 +1204,8 @@ def monitor(
     if state is not None and Path(state).exists():
         saved = Path(state).read_bytes()
     if isinstance(data, (str, Path)):
-        roles = {k: columns.pop(k) for k in _FILE_ROLES if columns.get(k) is not None}
+        roles = _file_roles(columns)
         s = make_settings(None, **columns) if settings is None else replace(settings, **columns)
-        if "y" in roles:
-            roles["y_true"] = roles.pop("y")
         if roles or by is not None:
             s = replace(s, columns={**s.columns, **roles, "by": by})
         if time is not None and not isinstance(time, str):
@@ -1225,13 +1237,7 @@ def monitor(
             )
         if skip_seen and state is None:
             raise UsageError("skip_seen= leaves out the rows a state counted: give state= as well")
-        member_axis = columns.pop("member_axis", -1)
-        roles = {k: columns.pop(k) for k in list(columns) if k in _PLOT_ROLES}
-        s = make_settings(None, **columns) if settings is None else replace(settings, **columns)
-        y_true, y = roles.pop("y_true", None), roles.pop("y", None)
-        level, levels = roles.pop("level", None), roles.pop("levels", None)
-        given, table, target, level, s = _prepare(data, y_true, y, level, levels, s, **roles)
-        loaded, s, arrow = _load(data, given, table, target, level, levels, member_axis, s)
+        loaded, s, arrow = _load_table(data, columns, settings)
         tname = time if isinstance(time, str) else None if time is None else "time"  # as a file's column
         layout = Layout(window, tname, origin, adversarial_windows)
         run = load_state(saved, layout, s, str(state)) if saved is not None else Windows(layout, s)
