@@ -21,7 +21,7 @@ from .metrics.test_sharpness import TOOLBOX_SHARPNESS
 from .reference.regen_toolbox import toolbox_datasets
 
 
-@pytest.mark.parametrize("module", ["uqeval", "uqeval.api", "uqeval.functions"])
+@pytest.mark.parametrize("module", ["uqeval", "uqeval.api.score", "uqeval.api.commands", "uqeval.functions"])
 def test_docstring_examples_run(module):
     import importlib
 

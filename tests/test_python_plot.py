@@ -283,7 +283,7 @@ def test_classifier_and_regression_reliability_are_not_overlaid():
 def test_one_legend_helper_for_the_api_and_the_report_overlays(monkeypatch):
     """uqeval.plot and the report's Overlays give one legend entry per label with the same helper."""
     import uqeval.plots.common as common
-    from uqeval.api import _plot_prediction
+    from uqeval.api.score import _plot_prediction
     from uqeval.plots.overlay import Overlays
 
     calls = []

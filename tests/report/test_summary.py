@@ -207,7 +207,7 @@ def test_bad_overlays_and_comparison_raise():
 
 # ----------------------------------------------------------------------------- overlays
 def test_overlays_draw_every_model_on_one_figure_per_kind():
-    from uqeval.api import _plot_prediction
+    from uqeval.api.score import _plot_prediction
     from uqeval.plots.kinds import OVERLAY_KINDS
     from uqeval.plots.overlay import Overlays, overlay_kinds
 
@@ -239,7 +239,7 @@ def test_overlays_draw_every_model_on_one_figure_per_kind():
 def test_classifier_reliability_has_an_overlay_of_its_own():
     """A classifier's reliability diagram (accuracy against confidence) is overlaid with other classifiers',
     never on the regression reliability diagram, whose axes mean something else."""
-    from uqeval.api import _plot_prediction
+    from uqeval.api.score import _plot_prediction
     from uqeval.plots.overlay import Overlays
 
     rng = np.random.default_rng(2)
@@ -261,7 +261,7 @@ def test_classifier_reliability_has_an_overlay_of_its_own():
 
 
 def test_a_kind_that_cannot_be_drawn_is_a_note():
-    from uqeval.api import _plot_prediction
+    from uqeval.api.score import _plot_prediction
     from uqeval.plots.overlay import Overlays
 
     pred, settings = _plot_prediction(np.zeros(50), mean=np.zeros(50))  # point predictions: no UCC band
@@ -284,7 +284,7 @@ def test_render_is_deterministic_with_overlays():
 def test_a_model_has_one_colour_in_every_overlay():
     from matplotlib.colors import to_hex
 
-    from uqeval.api import _plot_prediction
+    from uqeval.api.score import _plot_prediction
     from uqeval.plots.overlay import Overlays
 
     rng = np.random.default_rng(3)
@@ -313,7 +313,7 @@ def test_a_model_has_one_colour_in_every_overlay():
 def test_quantile_calibration_gets_an_overlay_of_its_own():
     from scipy.stats import norm
 
-    from uqeval.api import _plot_prediction
+    from uqeval.api.score import _plot_prediction
     from uqeval.plots.overlay import Overlays
 
     rng = np.random.default_rng(4)

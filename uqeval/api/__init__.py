@@ -1,0 +1,30 @@
+"""The Python API: :func:`evaluate` arrays, a prediction, a DataFrame or a file and get :class:`Scores`;
+:func:`compare`, :func:`ucc`, :func:`monitor` and :func:`plot` as the commands of the same names do.
+
+A thin front over the commands (:mod:`uqeval.commands`) and the metric catalogue, so a notebook gets the
+numbers and the JSON documents the command line gives. ``inputs`` turns the column keywords of every call
+(the roles) into validated containers, in one place; ``scores`` is :class:`Scores`; ``score`` and
+``commands`` are the public functions.
+
+The top floor with :mod:`uqeval.cli`: may import anything in the package but the command line.
+"""
+
+from __future__ import annotations
+
+from .commands import compare, monitor, ucc
+from .score import evaluate, evaluate_file, explain, list_metrics, list_schemas, plot, schema
+from .scores import Scores
+
+__all__ = [
+    "Scores",
+    "evaluate",
+    "evaluate_file",
+    "plot",
+    "ucc",
+    "compare",
+    "list_metrics",
+    "explain",
+    "monitor",
+    "schema",
+    "list_schemas",
+]
