@@ -439,41 +439,59 @@ def _flags(v: dict[str, Any]) -> ScoringFlags:
     )
 
 
+#: the arguments a decorator below fills with one value made of several options (left unevaluated
+#: until then: their classes may live in modules the command line imports only when it runs)
+_BUNDLES = ("flags", "resampling")
+
+
+def _bundle(
+    func: Callable[..., Any],
+    name: str,
+    specs: list[tuple[str, Any, Any]],
+    pack: Callable[[dict[str, Any]], Any],
+) -> Callable[..., Any]:
+    """``func`` with the keyword-only options ``specs`` ((parameter, annotation, default), in --help order)
+    appended to its signature, after its own, and their values packed by ``pack`` into its argument
+    ``name`` (Typer has no option groups). A command may not declare one of these options itself."""
+    import inspect
+
+    sig = inspect.signature(func)
+    scope = inspect.unwrap(func).__globals__
+    own = [
+        p.replace(annotation=eval(p.annotation, scope))  # as inspect.signature(eval_str=True) does
+        if isinstance(p.annotation, str) and p.name not in _BUNDLES
+        else p
+        for p in sig.parameters.values()
+        if p.name != name
+    ]
+    clash = {p.name for p in own} & {n for n, _, _ in specs}
+    if clash:  # a shared option is declared once, here
+        raise TypeError(f"{func.__name__} declares shared options itself: {sorted(clash)}")
+    added = [
+        inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a) for n, a, d in specs
+    ]
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        values = {n: kwargs.pop(n, d) for n, _, d in specs}
+        return func(*args, **{name: pack(values)}, **kwargs)
+
+    wrapper.__signature__ = sig.replace(parameters=own + added)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in own + added}
+    return wrapper
+
+
 def _shared_options(
     specs: list[tuple[str, Any, Any]], wording: dict[str, str] | None = None
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A decorator appending the options ``specs`` to a command's signature (so they appear in
     ``--help`` after its own) and packing their values into its ``flags: ScoringFlags`` argument.
     ``wording``: parameter -> this command's help text for it (:func:`with_help`)."""
-
-    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-        import inspect
-
-        sig = inspect.signature(func, eval_str=True)
-        own = [p for p in sig.parameters.values() if p.name != "flags"]
-        clash = {p.name for p in own} & {name for name, _, _ in specs}
-        if clash:  # a shared option is declared once, here
-            raise TypeError(f"{func.__name__} declares shared options itself: {sorted(clash)}")
-        shared = [
-            inspect.Parameter(
-                name,
-                inspect.Parameter.KEYWORD_ONLY,
-                default=default,
-                annotation=with_help(ann, (wording or {})[name]) if name in (wording or {}) else ann,
-            )
-            for name, ann, default in specs
-        ]
-
-        @functools.wraps(func)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            v = {name: kwargs.pop(name, default) for name, _, default in specs}
-            return func(*args, flags=_flags(v), **kwargs)
-
-        wrapper.__signature__ = sig.replace(parameters=own + shared)  # type: ignore[attr-defined]
-        wrapper.__annotations__ = {p.name: p.annotation for p in own + shared}
-        return wrapper
-
-    return decorate
+    worded = [
+        (name, with_help(ann, (wording or {})[name]) if name in (wording or {}) else ann, default)
+        for name, ann, default in specs
+    ]
+    return lambda func: _bundle(func, "flags", worded, _flags)
 
 
 def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -859,27 +877,16 @@ def _block_size(text: str | None) -> int | str | None:
 def resampling_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Give a command that reports bootstrap intervals ``--cluster COLUMN`` and ``--block-size N|auto``,
     packed into its ``resampling: Resampling`` argument (at most one of them may be given)."""
-    import inspect
 
-    sig = inspect.signature(func, eval_str=True)
-    own = [p for p in sig.parameters.values() if p.name != "resampling"]
-    extra = [
-        inspect.Parameter("cluster", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ClusterOpt),
-        inspect.Parameter(
-            "block_size", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=BlockSizeOpt
-        ),
-    ]
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        cluster, size = kwargs.pop("cluster", None), _block_size(kwargs.pop("block_size", None))
+    def pack(v: dict[str, Any]) -> Resampling:
+        cluster, size = v["cluster"], _block_size(v["block_size"])
         if cluster is not None and size is not None:
             raise typer.BadParameter("give either --cluster or --block-size, not both")
-        return func(*args, resampling=Resampling(cluster, size), **kwargs)
+        return Resampling(cluster, size)
 
-    wrapper.__signature__ = sig.replace(parameters=own + extra)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in own + extra}
-    return wrapper
+    return _bundle(
+        func, "resampling", [("cluster", ClusterOpt, None), ("block_size", BlockSizeOpt, None)], pack
+    )
 
 
 def load_same_rows(index: int, path: Any, settings: Any) -> Any:
