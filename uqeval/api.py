@@ -1191,6 +1191,8 @@ def monitor(
             raise refuse_weights(
                 "uqeval.monitor with state=", "a weighted monitor reads all its rows in one call"
             )
+        from .engine.options import EngineOptions
+
         doc, new = monitor_file(
             data,
             s,
@@ -1198,8 +1200,7 @@ def monitor(
             time=time,
             origin=origin,
             alpha=alpha,
-            engine=engine,
-            chunk_rows=chunk_rows,
+            engine=EngineOptions(engine, chunk_rows, quiet=True),
             state=saved,
             state_source=str(state),
             adversarial_windows=adversarial_windows,

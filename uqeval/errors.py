@@ -19,7 +19,7 @@ _CLI_FLAGS = {"y_true": "--y", "label": "--y", "thresholds": "--threshold"}
 _PYTHON_KEYWORDS = {"label": "y_true", "permutation_test": "n_permutations"}
 
 
-def option(name: str, value: str | None = None) -> str:
+def option(name: str, value: object = None) -> str:
     """How the running front end spells option ``name`` (with a placeholder for its ``value``).
 
     The one place that phrases options: core messages call ``option("mean", "COLUMN")`` and read

@@ -441,7 +441,7 @@ def _flags(v: dict[str, Any]) -> ScoringFlags:
 
 #: the arguments a decorator below fills with one value made of several options (left unevaluated
 #: until then: their classes may live in modules the command line imports only when it runs)
-_BUNDLES = ("flags", "resampling")
+_BUNDLES = ("flags", "resampling", "engine_options")
 
 
 def _bundle(
@@ -826,6 +826,35 @@ def remote_options(func: Callable[..., Any]) -> Callable[..., Any]:
     wrapper.__signature__ = sig.replace(parameters=own + [extra])  # type: ignore[attr-defined]
     wrapper.__annotations__ = {p.name: p.annotation for p in own + [extra]}
     return wrapper
+
+
+#: the engine options (:func:`engine_options`): (parameter, annotation, default), in --help order
+ENGINE_OPTIONS: list[tuple[str, Any, Any]] = [
+    ("engine", EngineOpt, Engine.auto),
+    ("chunk_rows", ChunkRowsOpt, None),
+    ("scheduler", SchedulerOpt, None),
+    ("workers", WorkersOpt, None),
+    ("quiet", QuietOpt, False),
+]
+
+
+def engine_options(func: Callable[..., Any] | None = None, *, dask: bool = True) -> Any:
+    """Give a command ``--engine``, ``--chunk-rows``, ``--scheduler``, ``--workers`` and ``--quiet`` (without
+    ``dask``: no ``--scheduler``/``--workers``, a local Dask cluster is the only one), packed into its
+    ``engine_options: EngineOptions`` argument (:class:`uqeval.engine.options.EngineOptions`)."""
+    specs = [s for s in ENGINE_OPTIONS if dask or s[0] not in ("scheduler", "workers")]
+
+    def pack(v: dict[str, Any]) -> Any:
+        from ..engine.options import EngineOptions
+
+        return EngineOptions(
+            v["engine"].value, v["chunk_rows"], v.get("scheduler"), v.get("workers"), v["quiet"]
+        )
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        return _bundle(f, "engine_options", specs, pack)
+
+    return decorate if func is None else decorate(func)
 
 
 # --------------------------------------------------------------------------- dependent rows (issue 25)

@@ -10,16 +10,11 @@ import typer
 
 from ..config import LIMITS
 from .common import (
-    ChunkRowsOpt,
-    Engine,
-    EngineOpt,
     FormatOpt,
     OutputFormat,
-    QuietOpt,
     Resampling,
-    SchedulerOpt,
     ScoringFlags,
-    WorkersOpt,
+    engine_options,
     handle_errors,
     load_same_rows,
     remote_options,
@@ -29,6 +24,8 @@ from .common import (
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from ..engine.options import EngineOptions
 
 
 class Pairs(str, Enum):
@@ -40,6 +37,7 @@ class Pairs(str, Enum):
 @remote_options
 @resampling_options
 @scoring_options
+@engine_options
 def compare(
     files: Annotated[
         list[Path],
@@ -113,11 +111,7 @@ def compare(
             dir_okay=False,
         ),
     ] = None,
-    engine: EngineOpt = Engine.auto,
-    chunk_rows: ChunkRowsOpt = None,
-    scheduler: SchedulerOpt = None,
-    workers: WorkersOpt = None,
-    quiet: QuietOpt = False,
+    engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
 ) -> None:
     """Compare models on the same targets: metrics with bootstrap intervals, ranks and paired tests.
 
@@ -153,22 +147,15 @@ def compare(
     options: dict[str, Any] = dict(
         n_boot=bootstrap, ci_level=ci_level, n_permutations=permutations, pairs=pairs.value, dm_lag=dm_lag
     )
-    from ..engine.local import choose_engine
-
-    engines = {choose_engine(engine.value, f) for f in files}
-    chosen = next((e for e in ("dask", "stream") if e in engines), "memory")
+    engine = engine_options.choose(files)
     weights_col = settings.columns.get("weights")
     if weights_col and reference:
         raise UsageError(
             "--weights with --reference: weighted comparisons are not taken by skill scores yet; "
             "leave out --weights or --reference"
         )
-    if chosen != "memory":
-        for flag, value in (("--id", id_col), ("--reference", reference)):
-            if value is not None:
-                raise UsageError(
-                    f"{flag} needs the whole files in memory (it is not streamed): use --engine memory"
-                )
+    if engine.streams:
+        engine.memory_only(id=id_col, reference=reference)
         from ..io.uri import as_spec
 
         options.update(cluster=resampling.cluster, block_size=resampling.block_size)
@@ -179,20 +166,14 @@ def compare(
             settings,
             metric_names,
             options,
-            chosen,
-            chunk_rows,
-            scheduler,
-            workers,
-            quiet,
+            engine,
         )
         _write(result, output, plot)
         show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
         return
-    if chunk_rows is not None or scheduler is not None or workers is not None:
-        raise UsageError("--chunk-rows, --scheduler and --workers apply to --engine stream/dask only")
     from ..engine.progress import stage, work_progress
 
-    with work_progress(quiet):  # a terminal shows the stages (reading, scoring, bootstrap, tests)
+    with work_progress(engine.quiet):  # a terminal shows the stages (reading, scoring, bootstrap, tests)
         models, ids = [], []
         weights = None
         for i, (name, path) in enumerate(zip(labels, files)):
@@ -292,16 +273,10 @@ def _write(result: dict, output: Path | None, plot: Path | None) -> None:
             )
 
 
-def _compare_streamed(
-    files, labels, settings, metric_names, options, engine, chunk_rows, scheduler, workers, quiet
-) -> dict:
-    """The comparison on the stream or Dask engine, with a progress bar on a terminal."""
+def _compare_streamed(files, labels, settings, metric_names, options, engine: EngineOptions) -> dict:
+    """The comparison on the stream or Dask ``engine``, with a progress bar on a terminal."""
     from ..commands.compare.stream import compare_with_engine
-    from ..engine.local import total_rows
-    from ..engine.progress import row_progress
 
     options = dict(options, metrics=metric_names, seed=settings.seed)
-    with row_progress(None if quiet else total_rows(files[0]), quiet) as progress:
-        return compare_with_engine(
-            files, labels, settings, options, engine, chunk_rows, scheduler, workers, progress
-        )
+    with engine.progress(files[:1]) as progress:
+        return compare_with_engine(files, labels, settings, options, engine, progress)

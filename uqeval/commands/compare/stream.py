@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ...config import Settings
-from ...errors import InputError, UsageError
+from ...errors import InputError, UsageError, option
 from ...metrics.comparison import Moments
 from .core import MetricRef, Model, Plan
 
 if TYPE_CHECKING:
+    from ...engine.options import EngineOptions
     from ...predictions import Prediction
 
 #: why the bootstrap of a metric is not streamed
@@ -574,7 +575,9 @@ def plan_on(
         raise InputError(f"{models[0].spec}: every row has NaN/inf in a used column; nothing left to compare")
     chunk = align_models([Model(n, p, {"path": m.spec}) for n, p, m in zip(names, preds, models)])
     if settings.murphy:
-        raise UsageError("--murphy draws curves over all rows: compare with --engine memory")
+        raise UsageError(
+            f"{option('murphy')} draws curves over all rows: compare with {option('engine', 'memory')}"
+        )
     options = {k: v for k, v in options.items() if k not in ("cluster", "block_size")}
     not_weighted: dict[str, str] | None = {} if column else None
     plan, _ = plan_comparison(chunk, settings, **options, not_weighted=not_weighted)
@@ -644,10 +647,9 @@ def compare_stream(
     chunk_rows: int,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """The comparison JSON of the model files ``specs`` read in aligned record batches (the stream engine).
-    ``options``: the keyword arguments of :func:`uqeval.commands.compare.core.compare_models` after ``metrics``."""
-    if chunk_rows < 1:
-        raise UsageError(f"--chunk-rows must be >= 1, got {chunk_rows}")
+    """The comparison JSON of the model files ``specs`` read in aligned record batches of ``chunk_rows`` rows
+    (the stream engine). ``options``: the keyword arguments of
+    :func:`uqeval.commands.compare.core.compare_models` after ``metrics``."""
     models = open_models(specs, settings)
     units = _units_of(models, options)
     batches = stream_batches(models, settings, chunk_rows)
@@ -796,10 +798,10 @@ def finish(
     ]
     if lay.not_streamed:
         notes.append(
-            f"--engine {engine}: {len(lay.not_streamed)} metric(s) not compared because they do not merge "
-            "over chunks: "
+            f"{option('engine', engine)}: {len(lay.not_streamed)} metric(s) not compared because they do not "
+            "merge over chunks: "
             + "; ".join(f"{k} ({why})" for k, why in lay.not_streamed.items())
-            + "; use --engine memory for them"
+            + f"; use {option('engine', 'memory')} for them"
         )
     approx = {}
     for sig in part.kinds:
@@ -809,7 +811,7 @@ def finish(
             if any(r.source == "summary" and f"{r.group}.{r.keys[-1]}" == path for r in plan.refs):
                 approx[path] = bound
     for path, bound in approx.items():
-        notes.append(f"--engine {engine}: {path} is approximate: {bound}")
+        notes.append(f"{option('engine', engine)}: {path} is approximate: {bound}")
     extra, last = {}, []
     if lay.weights is not None:
         from ...weights import weights_block
@@ -879,23 +881,15 @@ def compare_with_engine(
     names: Sequence[str],
     settings: Settings,
     options: dict[str, Any],
-    engine: str = "stream",
-    chunk_rows: int | None = None,
-    scheduler: str | None = None,
-    workers: int | None = None,
+    engine: EngineOptions,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """The comparison JSON of ``specs`` on a streaming engine (``stream`` or ``dask``)."""
-    from ...engine.local import auto_chunk_rows
-
-    chunk_rows = int(
-        chunk_rows or min(auto_chunk_rows(s, _file_settings(settings, i)) for i, s in enumerate(specs))
-    )
-    if engine == "dask":
-        return compare_dask(specs, names, settings, options, chunk_rows, scheduler, workers, progress)
-    if scheduler is not None or workers is not None:
-        raise UsageError("--scheduler and --workers apply to --engine dask only")
-    return compare_stream(specs, names, settings, options, chunk_rows, progress)
+    """The comparison JSON of ``specs`` on a streaming engine (``engine``: ``stream`` or ``dask``, as
+    :meth:`~uqeval.engine.options.EngineOptions.choose` chose it)."""
+    engine = engine.sized(specs, [_file_settings(settings, i) for i in range(len(specs))])
+    if engine.engine == "dask":
+        return compare_dask(specs, names, settings, options, engine, progress)
+    return compare_stream(specs, names, settings, options, cast("int", engine.chunk_rows), progress)
 
 
 # --------------------------------------------------------------------------- Dask
@@ -1003,9 +997,7 @@ def compare_dask(
     names: Sequence[str],
     settings: Settings,
     options: dict[str, Any],
-    chunk_rows: int,
-    scheduler: str | None = None,
-    workers: int | None = None,
+    engine: EngineOptions,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """The comparison JSON of Parquet inputs ``specs`` on a Dask cluster: the first model's row groups cut the
@@ -1013,6 +1005,7 @@ def compare_dask(
     :class:`ComparePartial`, and the partials are tree-reduced in row order with :meth:`ComparePartial.merge`."""
     from ...engine.dask import cluster_info, dask_client, tree_reduce, wait
 
+    chunk_rows = cast("int", engine.chunk_rows)  # set: EngineOptions.sized
     models = open_models(specs, settings)
     units = _units_of(models, options)
     groups, tasks = row_range_tasks(models)
@@ -1021,7 +1014,7 @@ def compare_dask(
     layout, finishes = plan_on(models, preds, names, settings, options, seen)
     layout.units = units
     layout.flip_seed = _flip_seed(layout, seen, head)
-    with dask_client(scheduler, workers) as (client, distributed):
+    with dask_client(engine) as (client, distributed):
 
         def submit(i: int, kept: int):
             return client.submit(
@@ -1038,5 +1031,4 @@ def compare_dask(
                 futures[i] = submit(i, kept)
             kept += n
         part = tree_reduce(client, futures, _merge)  # pairs in row order
-    info = cluster_info(chunk_rows, len(tasks), scheduler, workers)
-    return finish(models, part, finishes, "dask", info)
+    return finish(models, part, finishes, "dask", cluster_info(engine, len(tasks)))

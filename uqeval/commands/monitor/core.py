@@ -9,13 +9,16 @@ its e-value reaches ``K / alpha``, so the chance that any of them ever raises a 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ...config import Settings
-from ...errors import UsageError
+from ...errors import UsageError, option
 from .windows import SCHEMA, Windows
+
+if TYPE_CHECKING:
+    from ...engine.options import EngineOptions
 
 
 def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[str, Any]]:
@@ -103,7 +106,7 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
     from .windows import WINDOW_OPT_IN, Pair
 
     if not 0 < alpha < 1:
-        raise UsageError(f"{_opt('alpha', alpha)} must be in (0, 1)")
+        raise UsageError(f"{option('alpha', alpha)} must be in (0, 1)")
     pair = run if isinstance(run, Pair) else None
     win: Windows = pair.a if pair is not None else run
     keys = sorted(set(win.windows) | (set(pair.b.windows) if pair else set()))
@@ -296,24 +299,22 @@ def monitor_file(
     time: str | None = None,
     origin: str | None = None,
     alpha: float = 0.05,
-    engine: str = "stream",
-    chunk_rows: int | None = None,
+    engine: EngineOptions | None = None,
     state: bytes | None = None,
     state_source: str = "state",
-    scheduler: str | None = None,
-    workers: int | None = None,
     progress=None,
     bound: float | None = None,
     adversarial_windows: bool = False,
 ) -> tuple[dict[str, Any], bytes]:
     """``(document, state bytes)`` of the rows of ``spec`` (a list of two: model A and model B), added to a
-    saved ``state`` (:func:`~uqeval.commands.monitor.windows.dump_state`). ``adversarial_windows``: also finish the
-    adversarial group calibration of every window (:data:`~uqeval.commands.monitor.windows.WINDOW_OPT_IN`)."""
-    from ...engine.local import auto_chunk_rows
+    saved ``state`` (:func:`~uqeval.commands.monitor.windows.dump_state`), read on ``engine`` (stream or dask;
+    default: stream). ``adversarial_windows``: also finish the adversarial group calibration of every window
+    (:data:`~uqeval.commands.monitor.windows.WINDOW_OPT_IN`)."""
+    from ...engine.options import EngineOptions
     from .windows import Layout, dump_state, load_state, monitor_pair, monitor_windows
 
     if not 0 < alpha < 1:
-        raise UsageError(f"{_opt('alpha', alpha)} must be in (0, 1)")
+        raise UsageError(f"{option('alpha', alpha)} must be in (0, 1)")
     two = isinstance(spec, (list, tuple))
     if settings.columns.get("weights"):
         from ...weights import refuse_weights
@@ -328,25 +329,22 @@ def monitor_file(
     start: Any = load_state(state, layout, settings, state_source, pair=two) if state is not None else None
     run: Any
     first = spec[0] if two else spec
-    chunk = int(chunk_rows or auto_chunk_rows(first, settings))
-    if engine not in ("stream", "dask"):
-        raise UsageError(f"{_opt('engine', engine)}: monitor runs on the stream or dask engine")
-    if engine == "stream" and (scheduler is not None or workers is not None):
-        raise UsageError("--scheduler and --workers apply to --engine dask only")
+    engine = (engine or EngineOptions("stream")).streamed("monitor").sized([first], settings)
+    chunk = cast("int", engine.chunk_rows)
     if two:
-        if engine == "dask":
-            raise UsageError("monitor A B reads both inputs in step: use --engine stream")
+        if engine.engine == "dask":
+            raise UsageError(f"monitor A B reads both inputs in step: use {option('engine', 'stream')}")
         src, src_b, run = monitor_pair(list(spec), layout, settings, chunk, bound, progress, start)
-    elif engine == "dask":
+    elif engine.engine == "dask":
         from .dask import monitor_dask
 
-        src, run = monitor_dask(spec, layout, settings, chunk, scheduler, workers, start)
+        src, run = monitor_dask(spec, layout, settings, engine, start)
     else:
         src, run = monitor_windows(spec, layout, settings, chunk, progress, start)
     info: dict[str, Any] = {
         "path": str(src.spec),
         "format": src.fmt,
-        "engine": engine,
+        "engine": engine.engine,
         "n_files": len(src.files),
         "chunk_rows": chunk,
     }
@@ -355,9 +353,3 @@ def monitor_file(
     doc = build_document(info, run, settings, alpha)
     # a weighted run saves no state (--state is refused with --weights: its finishing forms are not data)
     return doc, b"" if settings.columns.get("weights") else dump_state(run)
-
-
-def _opt(key: str, value: Any) -> str:
-    from ...errors import option
-
-    return option(key, value)
