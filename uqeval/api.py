@@ -1086,7 +1086,10 @@ def compare(
     ['a']
     """
     from .commands.compare.core import Model, align_models, compare_models
+    from .resample import Resampling
 
+    # the labels themselves are given (no column): the resampling's cluster column is named after the keyword
+    resampling = Resampling.parse(None if cluster is None else "cluster", block_size)
     named = _models(models)
     id_arrays = None
     if ids is not None:
@@ -1114,8 +1117,8 @@ def compare(
         n_permutations=n_permutations,
         pairs=pairs,
         dm_lag=dm_lag,
-        cluster=None if cluster is None else np.asarray(cluster),  # the first model's rows keep their order
-        block_size=block_size,
+        resampling=resampling,
+        clusters=None if cluster is None else np.asarray(cluster),  # the first model's rows keep their order
         weights=weights,  # one a row of the first model, whose rows keep their order
     )
 

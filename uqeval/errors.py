@@ -16,7 +16,7 @@ _FRONT_END: ContextVar[str] = ContextVar("uqeval_front_end", default="cli")
 #: CLI flags whose name is not the option's with ``-`` for ``_``
 _CLI_FLAGS = {"y_true": "--y", "label": "--y", "thresholds": "--threshold"}
 #: Python keyword arguments whose name is not the option's
-_PYTHON_KEYWORDS = {"label": "y_true", "permutation_test": "n_permutations"}
+_PYTHON_KEYWORDS = {"label": "y_true", "permutation_test": "n_permutations", "bootstrap": "n_boot"}
 
 
 def option(name: str, value: object = None) -> str:

@@ -878,40 +878,18 @@ BlockSizeOpt = Annotated[
 ]
 
 
-@dataclass(frozen=True)
-class Resampling:
-    """``--cluster`` and ``--block-size`` (:func:`resampling_options`): what a bootstrap resamples."""
-
-    cluster: str | None = None
-    block_size: int | str | None = None
-
-    def __bool__(self) -> bool:
-        return self.cluster is not None or self.block_size is not None
-
-
-def _block_size(text: str | None) -> int | str | None:
-    if text is None:
-        return None
-    if text.strip().lower() == "auto":
-        return "auto"
-    try:
-        size = int(text)
-    except ValueError:
-        size = 0
-    if size < 1:
-        raise typer.BadParameter(f"--block-size takes an integer >= 1 or 'auto', got {text!r}")
-    return size
-
-
 def resampling_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Give a command that reports bootstrap intervals ``--cluster COLUMN`` and ``--block-size N|auto``,
-    packed into its ``resampling: Resampling`` argument (at most one of them may be given)."""
+    parsed into its ``resampling`` argument (:class:`uqeval.resample.Resampling`; at most one of them)."""
 
-    def pack(v: dict[str, Any]) -> Resampling:
-        cluster, size = v["cluster"], _block_size(v["block_size"])
-        if cluster is not None and size is not None:
-            raise typer.BadParameter("give either --cluster or --block-size, not both")
-        return Resampling(cluster, size)
+    def pack(v: dict[str, Any]) -> Any:
+        from ..errors import UsageError
+        from ..resample import Resampling
+
+        try:
+            return Resampling.parse(v["cluster"], v["block_size"])
+        except UsageError as exc:  # a bad value of these options: click's usage error, as typer gives one
+            raise typer.BadParameter(str(exc)) from None
 
     return _bundle(
         func, "resampling", [("cluster", ClusterOpt, None), ("block_size", BlockSizeOpt, None)], pack

@@ -12,7 +12,6 @@ from ..config import LIMITS
 from .common import (
     FormatOpt,
     OutputFormat,
-    Resampling,
     ScoringFlags,
     engine_options,
     handle_errors,
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..engine.options import EngineOptions
+    from ..resample import Resampling
 
 
 class Pairs(str, Enum):
@@ -150,15 +150,12 @@ def compare(
     engine = engine_options.choose(files)
     weights_col = settings.columns.get("weights")
     if weights_col and reference:
-        raise UsageError(
-            "--weights with --reference: weighted comparisons are not taken by skill scores yet; "
-            "leave out --weights or --reference"
-        )
+        from ..commands.compare.skill import refuse_weighted_skill
+
+        raise refuse_weighted_skill()
     if engine.streams:
         engine.memory_only(id=id_col, reference=reference)
         from ..io.uri import as_spec
-
-        options.update(cluster=resampling.cluster, block_size=resampling.block_size)
 
         result = _compare_streamed(
             [as_spec(f) for f in files],  # a URI as given (str() of a Path folds s3:// to s3:/)
@@ -167,10 +164,12 @@ def compare(
             metric_names,
             options,
             engine,
+            resampling,
         )
         _write(result, output, plot)
         show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
         return
+    from ..commands.score.core import read_extra_column
     from ..engine.progress import stage, work_progress
 
     with work_progress(engine.quiet):  # a terminal shows the stages (reading, scoring, bootstrap, tests)
@@ -184,60 +183,37 @@ def compare(
             ids.append(loaded.groups)
         # with --id it is the "by" column, read from every file: each file's groups are its ids
         models = align_models(models, cast("list[np.ndarray]", ids) if id_col else None, id_column=id_col)
-        units: dict = {}
-        if resampling:
-            units["block_size"] = resampling.block_size
-            if resampling.cluster is not None:
-                from ..commands.score.core import read_extra_column
-
-                first = models[0].prediction
-                units["cluster"] = read_extra_column(
-                    models[0].source, resampling.cluster, first.row_numbers()
-                )
-        stage("scoring")
-        if weights is not None:
-            units.update(weights=weights, weights_column=weights_col)
-        result = compare_models(models, settings, metric_names, seed=settings.seed, **options, **units)
-    if reference is not None:  # forecast verification (issue 16): skill of each model against the reference
-        from ..commands.compare.skill import compare_skill
-        from ..commands.score.core import read_extra_column
-
         first = models[0].prediction
-        times = (
+        clusters = (
             None
-            if reference.kind != "persistence"
-            else read_extra_column(models[0].source, reference.time, first.row_numbers())
+            if resampling.cluster is None
+            else read_extra_column(models[0].source, resampling.cluster, first.row_numbers())
         )
-        if id_col is not None:  # the reference is joined to the first model's rows on the same column
-            from dataclasses import replace
+        times = None
+        # forecast verification (issue 16): the skill of each model against the reference
+        if reference is not None:
+            if reference.kind == "persistence":
+                times = read_extra_column(models[0].source, reference.time, first.row_numbers())
+            if id_col is not None:  # the reference is joined to the first model's rows on the same column
+                from dataclasses import replace
 
-            reference = replace(reference, model_ids=ids[0])
-        extra = compare_skill(
+                reference = replace(reference, model_ids=ids[0])
+        stage("scoring")
+        result = compare_models(
             models,
-            reference,
             settings,
-            times,
-            n_boot=bootstrap,
+            metric_names,
             seed=settings.seed,
-            ci_level=ci_level,
-            units=_units(result, units.get("cluster")),
-            block_size=(result["settings"].get("resampling") or {}).get("block_size"),
+            **options,
+            resampling=resampling,
+            clusters=clusters,
+            weights=weights,
+            weights_column=weights_col,
+            reference=reference,
+            reference_times=times,
         )
-        result["reference"], result["skill"] = extra["reference"], extra["skill"]
-        result["skill_orientation"] = extra["orientation"]
-        result["notes"] = list(result.get("notes", [])) + extra["notes"]
     _write(result, output, plot)
     show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
-
-
-def _units(result: dict, cluster) -> np.ndarray | None:
-    """The cluster or block of each row that ``compare_models`` resampled (for the skill's intervals)."""
-    info = result["settings"].get("resampling")
-    if not info:
-        return None
-    from ..resample import resampling_units
-
-    return resampling_units(result["n_rows"], cluster, info.get("block_size"))[0]
 
 
 def _write(result: dict, output: Path | None, plot: Path | None) -> None:
@@ -273,10 +249,12 @@ def _write(result: dict, output: Path | None, plot: Path | None) -> None:
             )
 
 
-def _compare_streamed(files, labels, settings, metric_names, options, engine: EngineOptions) -> dict:
+def _compare_streamed(
+    files, labels, settings, metric_names, options, engine: EngineOptions, resampling
+) -> dict:
     """The comparison on the stream or Dask ``engine``, with a progress bar on a terminal."""
     from ..commands.compare.stream import compare_with_engine
 
     options = dict(options, metrics=metric_names, seed=settings.seed)
     with engine.progress(files[:1]) as progress:
-        return compare_with_engine(files, labels, settings, options, engine, progress)
+        return compare_with_engine(files, labels, settings, options, engine, resampling, progress)
