@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 from ..config import Settings
-from ..errors import InputError, UsageError
+from ..errors import InputError, UsageError, option
 
 if TYPE_CHECKING:
     from .options import EngineOptions
@@ -136,10 +136,10 @@ def dask_client(engine: EngineOptions) -> Iterator[tuple[Any, Any]]:
         )
     try:
         if scheduler is not None:
-            remote.call(f"--scheduler {scheduler}", probe, scheduler, seconds, limit=remote.deadline())
+            remote.call(option("scheduler", scheduler), probe, scheduler, seconds, limit=remote.deadline())
         try:
             client = remote.call(
-                f"--scheduler {scheduler}",
+                option("scheduler", scheduler),
                 lambda: distributed.Client(scheduler or cluster, set_as_default=True, timeout=f"{seconds}s"),
                 limit=remote.deadline(),
             )

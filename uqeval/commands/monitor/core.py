@@ -320,10 +320,11 @@ def monitor_file(
         from ...weights import refuse_weights
 
         if two:
-            raise refuse_weights("monitor A B", "monitor each model alone with --weights")
+            raise refuse_weights("monitor A B", f"monitor each model alone with {option('weights')}")
         if state is not None:
             raise refuse_weights(
-                "monitor --state", "a weighted monitor reads all its rows in one run (its state is not saved)"
+                f"monitor {option('state')}",
+                "a weighted monitor reads all its rows in one run (its state is not saved)",
             )
     layout = Layout(window, time, origin, adversarial_windows)
     start: Any = load_state(state, layout, settings, state_source, pair=two) if state is not None else None
