@@ -18,7 +18,13 @@ from uqeval.cli import app
 from uqeval.commands.compare.core import Model, compare_models, poisson_bootstrap, sign_flip_tests
 from uqeval.config import Settings
 from uqeval.errors import InputError, UsageError
-from uqeval.resample import block_starts, circular_block_weights, poisson_weights, unit_weights
+from uqeval.resample import (
+    Resampling,
+    block_starts,
+    circular_block_weights,
+    poisson_weights,
+    unit_weights,
+)
 
 runner = CliRunner()
 N = 300
@@ -50,7 +56,14 @@ def _without(doc: dict, *keys: str) -> dict:
     return {k: v for k, v in doc.items() if k not in keys}
 
 
-@pytest.mark.parametrize("resampling", [{}, {"block_size": 7}, {"cluster": np.arange(N) // 10}])
+@pytest.mark.parametrize(
+    "resampling",
+    [
+        {},
+        {"resampling": Resampling(block_size=7)},
+        {"resampling": Resampling("site"), "clusters": np.arange(N) // 10},
+    ],
+)
 @pytest.mark.parametrize("value", [1.0, 2.5])
 def test_constant_weights_are_the_unweighted_comparison_bit_for_bit(resampling, value):
     models = _models()
@@ -66,8 +79,9 @@ def test_zero_weights_are_dropped_rows(clustered):
     w = (np.arange(N) % 4 != 0).astype(float)
     cluster = np.arange(N) // 10
     kept = [Model(m.name, m.prediction.subset(w > 0)) for m in models]
-    dropped = _run(kept, **({"cluster": cluster[w > 0]} if clustered else {}))
-    weighted = _run(models, weights=w, **({"cluster": cluster} if clustered else {}))
+    by_site = {"resampling": Resampling("site")} if clustered else {}
+    dropped = _run(kept, **by_site, **({"clusters": cluster[w > 0]} if clustered else {}))
+    weighted = _run(models, weights=w, **by_site, **({"clusters": cluster} if clustered else {}))
     assert weighted["weights"]["n_zero"] == int((w == 0).sum()) and weighted["n_rows"] == N
     assert any("weight 0 were dropped" in note for note in weighted["notes"])
     assert _without(weighted, "weights", "notes", "n_rows") == _without(dropped, "notes", "n_rows")

@@ -67,7 +67,7 @@ def test_units_of_clusters_and_blocks():
         resampling_units(7, cluster=np.arange(6))
     with pytest.raises(InputError, match="first at row 1"):
         resampling_units(3, cluster=np.array(["a", None, "b"], dtype=object))
-    with pytest.raises(InputError, match="integer >= 1"):
+    with pytest.raises(UsageError, match="integer >= 1"):  # a bad option value (exit code 2)
         resampling_units(7, block_size=0)
 
 

@@ -8,6 +8,7 @@ uncertainty for massive data streams"), the Monte-Carlo permutation p-value (Phi
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -15,15 +16,21 @@ from scipy import stats
 
 from uqeval.catalogue import RowStat
 from uqeval.commands.compare.core import poisson_bootstrap, sign_flip_tests
+from uqeval.errors import UsageError, front_end
 from uqeval.resample import (
+    AUTO_RULE,
     BLOCK,
     CHUNK,
     Accumulator,
+    Resampling,
     _table,
     permutation_p_values,
     poisson_weights,
     sign_flips,
 )
+
+# these tests call the core directly and check the flags its messages name (and Python's keywords)
+pytestmark = pytest.mark.usefixtures("cli_voice")
 
 
 def test_the_table_is_poisson_1_to_2_to_the_minus_16():
@@ -155,3 +162,84 @@ def test_sign_flip_from_blocks_equals_the_matrix(t):
         for start in range(0, n, _ROWS):
             total = np.add.reduce(np.vstack([total[None], d[start : start + _ROWS]]), axis=0)
         np.testing.assert_array_equal(total, d.sum(axis=0))
+
+
+# --------------------------------------------------------------------------- Resampling: parsed and checked once
+
+
+@pytest.mark.parametrize(
+    ("cluster", "block_size", "want"),
+    [
+        (None, None, Resampling()),
+        ("site", None, Resampling(cluster="site")),
+        (None, "12", Resampling(block_size=12)),
+        (None, " 12 ", Resampling(block_size=12)),
+        (None, 12, Resampling(block_size=12)),
+        (None, np.int64(3), Resampling(block_size=3)),
+        (None, "AUTO", Resampling(block_size="auto")),
+    ],
+)
+def test_resampling_parses_option_text_and_keywords(cluster, block_size, want):
+    got = Resampling.parse(cluster, block_size)
+    assert got == want and bool(got) == (cluster is not None or block_size is not None)
+
+
+@pytest.mark.parametrize(
+    ("cluster", "block_size", "cli", "python"),
+    [
+        (
+            "site",
+            3,
+            "give either --cluster or --block-size, not both",
+            "give either cluster= or block_size=, not both",
+        ),
+        (
+            None,
+            "0",
+            "--block-size takes an integer >= 1 or 'auto', got '0'",
+            "block_size= takes an integer >= 1 or 'auto', got '0'",
+        ),
+        (
+            None,
+            "big",
+            "--block-size takes an integer >= 1 or 'auto', got 'big'",
+            "block_size= takes an integer >= 1 or 'auto', got 'big'",
+        ),
+        (None, 2.5, "--block-size takes an integer >= 1 or 'auto', got 2.5", "block_size= takes an integer"),
+        (
+            None,
+            True,
+            "--block-size takes an integer >= 1 or 'auto', got True",
+            "block_size= takes an integer",
+        ),
+    ],
+)
+def test_resampling_refusals_name_the_options_as_the_front_end_spells_them(cluster, block_size, cli, python):
+    with pytest.raises(UsageError, match=re.escape(cli)):
+        Resampling.parse(cluster, block_size)
+    with front_end("python"), pytest.raises(UsageError, match=re.escape(python)):
+        Resampling.parse(cluster, block_size)
+    if not isinstance(block_size, str):  # made directly: the same checks
+        with pytest.raises(UsageError, match=re.escape(cli)):
+            Resampling(cluster, block_size)
+
+
+def test_resampling_units_and_their_description():
+    assert Resampling().units(5) == (Resampling(), None, {"unit": "row"})
+    done, units, info = Resampling("site").units(5, np.array(["b", "a", "b", "c", "a"]))
+    assert done == Resampling("site") and units.tolist() == [0, 1, 0, 2, 1]
+    assert info == {"unit": "cluster", "clusters": 3}
+    done, units, info = Resampling(block_size=2).units(5)
+    assert units.tolist() == [0, 0, 1, 1, 2]
+    assert info == {
+        "unit": "block",
+        "block_size": 2,
+        "blocks": 3,
+        "bootstrap": "circular blocks",
+        "sign_flip": "non-overlapping blocks",
+    }
+    done, units, info = Resampling(block_size="auto").units(6, auto_size=lambda: 3)
+    assert done == Resampling(block_size=3) and units.tolist() == [0, 0, 0, 1, 1, 1]
+    assert list(info) == ["unit", "block_size", "blocks", "block_size_rule", "bootstrap", "sign_flip"]
+    assert info["block_size_rule"] == AUTO_RULE and info["bootstrap"] == "circular blocks"
+    assert Resampling(block_size=1).describe(4)["bootstrap"] == "rows"  # blocks of one row: the row bootstrap

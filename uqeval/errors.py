@@ -30,10 +30,10 @@ def voice() -> str:
 #: CLI flags whose name is not the option's with ``-`` for ``_``
 _CLI_FLAGS = {"y_true": "--y", "label": "--y", "thresholds": "--threshold"}
 #: Python keyword arguments whose name is not the option's
-_PYTHON_KEYWORDS = {"label": "y_true", "permutation_test": "n_permutations"}
+_PYTHON_KEYWORDS = {"label": "y_true", "permutation_test": "n_permutations", "bootstrap": "n_boot"}
 
 
-def option(name: str, value: str | None = None) -> str:
+def option(name: str, value: object = None) -> str:
     """How the running front end spells option ``name`` (with a placeholder for its ``value``).
 
     The one place that phrases options: core messages call ``option("mean", "COLUMN")`` and read

@@ -50,11 +50,14 @@ Unit ``g``'s draws are those of global row ``g`` (the same generator keyed by th
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+
+from .errors import UsageError, option
+from .validation import is_count
 
 #: rows per generator block (the unit of the global key)
 BLOCK = 4096
@@ -339,16 +342,106 @@ def permutation_p_values(flipped: np.ndarray, observed: np.ndarray, scale: np.nd
 # --------------------------------------------------------------------------- dependent rows (issue 25)
 
 
+#: how ``block_size="auto"`` chose the size (the JSON's ``settings.resampling.block_size_rule``)
+AUTO_RULE = "auto (Politis & White 2004, Patton, Politis & White 2009)"
+
+
+def _bad_block_size(value: Any) -> UsageError:
+    return UsageError(f"{option('block_size')} takes an integer >= 1 or 'auto', got {value!r}")
+
+
+@dataclass(frozen=True)
+class Resampling:
+    """What the bootstrap resamples and the sign-flip test flips (issue 25): rows, clusters or blocks.
+
+    ``cluster``: the column that holds each row's cluster label (the Python API, which is given the labels
+    themselves, names it ``"cluster"``): every cluster is resampled and flipped as a whole. ``block_size``: rows
+    in time order, resampled in circular blocks and flipped in non-overlapping blocks of this many rows;
+    ``"auto"``: the size :func:`optimal_block_size` picks from the per-row scores (the command resolves it:
+    :meth:`units`). Neither: independent rows. At most one of them; a value checks itself when made, and
+    :meth:`parse` makes it from the command line's text or the Python API's keywords.
+    """
+
+    cluster: str | None = None
+    block_size: int | str | None = None
+
+    def __post_init__(self) -> None:
+        if self.cluster is not None and self.block_size is not None:
+            raise UsageError(f"give either {option('cluster')} or {option('block_size')}, not both")
+        if self.block_size is not None and self.block_size != "auto" and not is_count(self.block_size):
+            raise _bad_block_size(self.block_size)
+
+    @classmethod
+    def parse(cls, cluster: str | None = None, block_size: int | str | None = None) -> Resampling:
+        """The resampling of ``cluster`` and ``block_size`` given as text (``"12"``, ``"auto"`` in any case)
+        or as a number."""
+        if isinstance(block_size, str):
+            text = block_size.strip().lower()
+            if text != "auto":
+                try:
+                    size = int(text)
+                except ValueError:
+                    size = 0
+                if size < 1:
+                    raise _bad_block_size(block_size)
+            return cls(cluster, "auto" if text == "auto" else size)
+        return cls(cluster, block_size)
+
+    def __bool__(self) -> bool:
+        """Anything but independent rows."""
+        return self.cluster is not None or self.block_size is not None
+
+    def describe(self, count: int, auto: bool = False) -> dict[str, Any]:
+        """The JSON's ``settings.resampling`` of ``count`` units (clusters or blocks; a number of rows per
+        block, ``auto``: chosen by ``block_size="auto"``)."""
+        info = _unit_info(self.cluster is not None, self.block_size, count)
+        if auto:
+            info["block_size_rule"] = AUTO_RULE
+        if self.block_size is not None:
+            info["bootstrap"] = "circular blocks" if int(self.block_size) > 1 else "rows"
+            info["sign_flip"] = "non-overlapping blocks"
+        return info
+
+    def units(
+        self, n: int, clusters: Any = None, auto_size: Callable[[], int] | None = None
+    ) -> tuple[Resampling, np.ndarray | None, dict[str, Any]]:
+        """``(this resampling with its block size chosen, unit of each of the n rows, its description)``
+        (:func:`resampling_units`, :meth:`describe`). ``clusters``: the label of each row (the values of
+        the ``cluster`` column); ``auto_size()``: the block size of ``block_size="auto"``."""
+        if self.cluster is not None and clusters is None:
+            raise ValueError("clusters: the cluster labels of the rows are needed")  # a bug, not bad input
+        auto = self.block_size == "auto"
+        if auto and auto_size is None:
+            raise ValueError("auto_size: the rule of block_size='auto' is needed")  # a bug, not bad input
+        done = Resampling(block_size=auto_size()) if auto and auto_size is not None else self
+        size = cast("int | None", done.block_size)  # a number: "auto" is resolved
+        units, info = resampling_units(n, clusters if self.cluster is not None else None, size)
+        return done, units, done.describe(int(info.get("clusters", info.get("blocks", 0))), auto)
+
+
+#: independent rows: every row resampled and flipped alone
+ROWS = Resampling()
+
+
+def _unit_info(clustered: bool, size: Any, count: int) -> dict[str, Any]:
+    """What :func:`resampling_units` resamples: ``count`` clusters, blocks of ``size`` rows, or rows."""
+    if clustered:
+        return {"unit": "cluster", "clusters": count}
+    if size is None:
+        return {"unit": "row"}
+    return {"unit": "block", "block_size": int(size), "blocks": count}
+
+
 def resampling_units(n: int, cluster=None, block_size: int | None = None) -> tuple[np.ndarray | None, dict]:
     """``(unit of each row, description)``: ``cluster`` (n,) labels, or ``block_size`` consecutive rows per
-    unit, or neither (``None``: every row its own unit). Units are numbered ``0 .. G-1`` in order of first
-    appearance, so a cluster's draws do not depend on how its label sorts."""
+    unit (at most one of them: :class:`Resampling`), or neither (``None``: every row its own unit). Units
+    are numbered ``0 .. G-1`` in order of first appearance, so a cluster's draws do not depend on how its
+    label sorts."""
     from .errors import InputError
 
-    if cluster is not None and block_size is not None:
-        raise InputError(
-            "give either cluster or block_size, not both (blocks of rows within clusters are not supported)"
-        )
+    Resampling(None if cluster is None else "cluster", block_size)  # checks the pair and the block size
+    if block_size == "auto":
+        raise ValueError("block_size 'auto' is chosen by the caller (Resampling.units)")  # a bug
     if cluster is not None:
         labels = np.asarray(cluster)
         if labels.ndim != 1 or labels.shape[0] != n:
@@ -371,14 +464,12 @@ def resampling_units(n: int, cluster=None, block_size: int | None = None) -> tup
         rank = np.empty_like(order)
         rank[order] = np.arange(order.size)
         units = rank[inverse.ravel()].astype(np.intp)
-        return units, {"unit": "cluster", "clusters": int(order.size)}
+        return units, _unit_info(True, None, int(order.size))
     if block_size is not None:
         size = int(block_size)
-        if isinstance(block_size, bool) or size != block_size or size < 1:
-            raise InputError(f"block_size must be an integer >= 1 or 'auto', got {block_size!r}")
         units = np.arange(n, dtype=np.intp) // size
-        return units, {"unit": "block", "block_size": size, "blocks": int(-(-n // size)) if n else 0}
-    return None, {"unit": "row"}
+        return units, _unit_info(False, size, int(-(-n // size)) if n else 0)
+    return None, _unit_info(False, None, n)
 
 
 def unit_sums(units: np.ndarray, count: int, x: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
 import numpy as np
 
@@ -110,6 +111,18 @@ def _is_number(v) -> bool:
     except (TypeError, ValueError):
         return False
     return True
+
+
+def is_count(value: Any) -> bool:
+    """``value`` is a whole number >= 1: a Python or numpy integer, not a bool (rows per batch, per block)."""
+    import operator
+
+    if isinstance(value, bool):
+        return False
+    try:
+        return operator.index(value) >= 1
+    except TypeError:
+        return False
 
 
 def check_finite(arr: np.ndarray, name: str, rows: np.ndarray | None = None, what: str | None = None) -> None:

@@ -271,8 +271,9 @@ def test_signal_ends_a_run_blocked_on_a_silent_remote(tmp_path, local_file, sig,
 def test_dask_workers_get_the_connect_timeout():
     pytest.importorskip("distributed")
     from uqeval.engine.dask import dask_client
+    from uqeval.engine.options import EngineOptions
 
-    with remote.connect_timeout(7.0), dask_client(None, 1) as (client, _):
+    with remote.connect_timeout(7.0), dask_client(EngineOptions(workers=1)) as (client, _):
         assert set(client.run(remote.timeout).values()) == {7.0}
 
 

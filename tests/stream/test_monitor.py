@@ -20,6 +20,7 @@ from uqeval.cli import app
 from uqeval.commands.monitor.core import monitor_file
 from uqeval.commands.score.stream import score_stream
 from uqeval.config import Settings
+from uqeval.engine.options import EngineOptions
 from uqeval.errors import InputError, UsageError
 from uqeval.metrics import sequential
 
@@ -51,9 +52,11 @@ def test_each_window_and_all_rows_equal_score_on_those_rows(tmp_path, name):
     table = _read(name)
     whole = tmp_path / "whole.parquet"
     pq.write_table(table, whole)
-    doc, _ = monitor_file(whole, Settings(), window=800, chunk_rows=300, adversarial_windows=True)
+    doc, _ = monitor_file(
+        whole, Settings(), window=800, engine=EngineOptions(chunk_rows=300), adversarial_windows=True
+    )
     # by default the windows leave out the adversarial draws (input.not_per_window), the rest is the same
-    lean, _ = monitor_file(whole, Settings(), window=800, chunk_rows=300)
+    lean, _ = monitor_file(whole, Settings(), window=800, engine=EngineOptions(chunk_rows=300))
     adv = doc["cumulative"]["metrics"].get("adv_group_calibration")
     assert set(lean["input"]["not_per_window"]) == {f"adv_group_calibration.{k}" for k in adv or {}}
     assert doc["input"]["not_per_window"] == {}
@@ -101,10 +104,16 @@ def test_time_windows_are_half_open_days_and_equal_score(tmp_path):
     table = _gaussian()
     f = tmp_path / "g.parquet"
     pq.write_table(table, f, row_group_size=700)
-    epoch, _ = monitor_file(f, Settings(), window="2D", time="t", chunk_rows=1000)
+    epoch, _ = monitor_file(f, Settings(), window="2D", time="t", engine=EngineOptions(chunk_rows=1000))
     assert epoch["windows"][0]["start"] == "2024-02-29T00:00:00"  # 2D windows from the epoch: even days
     doc, _ = monitor_file(
-        f, Settings(), window="4D", time="t", origin="2024-03-01", chunk_rows=1000, adversarial_windows=True
+        f,
+        Settings(),
+        window="4D",
+        time="t",
+        origin="2024-03-01",
+        engine=EngineOptions(chunk_rows=1000),
+        adversarial_windows=True,
     )
     t = table.column("t").to_numpy()
     assert doc["windows"][0]["start"] == "2024-03-01T00:00:00"
@@ -206,12 +215,12 @@ def test_dask_in_process_cluster_equals_stream(tmp_path):
     d.mkdir()
     for i, idx in enumerate(np.array_split(np.arange(table.num_rows), 3)):
         pq.write_table(table.take(pa.array(idx)), d / f"p{i}.parquet", row_group_size=150)
-    streamed, _ = monitor_file(d, Settings(), window="1D", time="t", chunk_rows=200)
+    streamed, _ = monitor_file(d, Settings(), window="1D", time="t", engine=EngineOptions(chunk_rows=200))
     with distributed.LocalCluster(
         n_workers=1, processes=False, protocol="tcp", dashboard_address="127.0.0.1:0", silence_logs=50
     ) as c:
         dasked, _ = monitor_file(
-            d, Settings(), window="1D", time="t", chunk_rows=200, engine="dask", scheduler=c.scheduler_address
+            d, Settings(), window="1D", time="t", engine=EngineOptions("dask", 200, c.scheduler_address)
         )
     for a, b in zip(dasked["windows"], streamed["windows"]):
         assert a["n_rows"] == b["n_rows"]
@@ -234,12 +243,12 @@ def test_dask_tasks_finish_the_windows_no_other_task_has(tmp_path, window):
     d.mkdir()
     for i in range(3):
         pq.write_table(table.slice(400 * i, 400), d / f"p{i}.parquet", row_group_size=100)
-    kw = {"window": window, "time": "t", "chunk_rows": 100}
-    streamed, _ = monitor_file(d, Settings(), **kw)
+    kw = {"window": window, "time": "t"}
+    streamed, _ = monitor_file(d, Settings(), engine=EngineOptions(chunk_rows=100), **kw)
     with distributed.LocalCluster(
         n_workers=1, processes=False, protocol="tcp", dashboard_address=":0", silence_logs=50
     ) as c:
-        dasked, _ = monitor_file(d, Settings(), engine="dask", scheduler=c.scheduler_address, **kw)
+        dasked, _ = monitor_file(d, Settings(), engine=EngineOptions("dask", 100, c.scheduler_address), **kw)
     assert [w["n_rows"] for w in dasked["windows"]] == [w["n_rows"] for w in streamed["windows"]]
     for a, b in zip(dasked["windows"], streamed["windows"]):
         assert_same(a["metrics"], b["metrics"], {})
@@ -306,7 +315,7 @@ def test_two_models_confidence_sequence(tmp_path):
         Settings(),
         window="1D",
         time="t",
-        chunk_rows=250,
+        engine=EngineOptions(chunk_rows=250),
         bound=10.0,
     )
     diff = next(x for x in doc["tests"] if x["name"].startswith("mean_difference"))
@@ -399,11 +408,15 @@ def test_old_windows_are_finished_to_bound_memory_and_give_the_same_document(tmp
     pq.write_table(table, f)
     pq.write_table(table.slice(0, 1050), tmp_path / "a.parquet")
     pq.write_table(table.slice(1050), tmp_path / "b.parquet")
-    kept, _ = monitor_file(f, Settings(), window=250, chunk_rows=300)
+    kept, _ = monitor_file(f, Settings(), window=250, engine=EngineOptions(chunk_rows=300))
     monkeypatch.setattr(mon, "MAX_OPEN_WINDOWS", 2)
-    closed, _ = monitor_file(f, Settings(), window=250, chunk_rows=300)
-    _, state = monitor_file(tmp_path / "a.parquet", Settings(), window=250, chunk_rows=300)
-    resumed, _ = monitor_file(tmp_path / "b.parquet", Settings(), window=250, chunk_rows=300, state=state)
+    closed, _ = monitor_file(f, Settings(), window=250, engine=EngineOptions(chunk_rows=300))
+    _, state = monitor_file(
+        tmp_path / "a.parquet", Settings(), window=250, engine=EngineOptions(chunk_rows=300)
+    )
+    resumed, _ = monitor_file(
+        tmp_path / "b.parquet", Settings(), window=250, engine=EngineOptions(chunk_rows=300), state=state
+    )
     for doc in (closed, resumed):
         assert [w["n_rows"] for w in doc["windows"]] == [250] * 8
         for a, b in zip(doc["windows"], kept["windows"]):
@@ -427,7 +440,11 @@ def test_by_gives_each_window_the_metrics_per_group_of_score_by(tmp_path):
     whole = tmp_path / "whole.parquet"
     pq.write_table(table, whole)
     doc, _ = monitor_file(
-        whole, Settings(columns={"by": "shift"}), window=1000, chunk_rows=600, adversarial_windows=True
+        whole,
+        Settings(columns={"by": "shift"}),
+        window=1000,
+        engine=EngineOptions(chunk_rows=600),
+        adversarial_windows=True,
     )
     for i, w in enumerate(doc["windows"]):
         part = tmp_path / f"w{i}.parquet"
@@ -483,7 +500,7 @@ def test_weighted_windows_equal_score_with_weights_and_tests_stay_unweighted(tmp
     whole = tmp_path / "whole.parquet"
     pq.write_table(table, whole)
     weighted = Settings(columns={"weights": "w"})
-    doc, _ = monitor_file(whole, weighted, window=800, chunk_rows=300)
+    doc, _ = monitor_file(whole, weighted, window=800, engine=EngineOptions(chunk_rows=300))
     assert any("tests are not" in n for n in doc["notes"])
     for i, win in enumerate([*doc["windows"], None]):
         part = tmp_path / f"w{i}.parquet"
@@ -538,7 +555,10 @@ def test_dask_leaves_the_latest_window_open_for_the_next_run(tmp_path):
         n_workers=1, processes=False, protocol="tcp", dashboard_address="127.0.0.1:0", silence_logs=50
     ) as c:
         _, state = monitor_file(
-            tmp_path / "a.parquet", Settings(), engine="dask", scheduler=c.scheduler_address, **kw
+            tmp_path / "a.parquet",
+            Settings(),
+            engine=EngineOptions("dask", scheduler=c.scheduler_address),
+            **kw,
         )
     # the rest of 3 March comes the next day: its window was finished on Dask, and these rows were refused
     resumed, _ = monitor_file(tmp_path / "b.parquet", Settings(), state=state, **kw)

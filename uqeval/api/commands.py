@@ -110,7 +110,10 @@ def compare(
     ['a']
     """
     from ..commands.compare.core import Model, align_models, compare_models
+    from ..resample import Resampling
 
+    # the labels themselves are given (no column): the resampling's cluster column is named after the keyword
+    resampling = Resampling.parse(None if cluster is None else "cluster", block_size)
     named = _models(models)
     id_arrays = None
     if ids is not None:
@@ -138,8 +141,8 @@ def compare(
         n_permutations=n_permutations,
         pairs=pairs,
         dm_lag=dm_lag,
-        cluster=None if cluster is None else np.asarray(cluster),  # the first model's rows keep their order
-        block_size=block_size,
+        resampling=resampling,
+        clusters=None if cluster is None else np.asarray(cluster),  # the first model's rows keep their order
         weights=weights,  # one a row of the first model, whose rows keep their order
     )
 
@@ -226,6 +229,8 @@ def monitor(
             raise refuse_weights(
                 "uqeval.monitor with state=", "a weighted monitor reads all its rows in one call"
             )
+        from ..engine.options import EngineOptions
+
         doc, new = monitor_file(
             data,
             s,
@@ -233,8 +238,7 @@ def monitor(
             time=time,
             origin=origin,
             alpha=alpha,
-            engine=engine,
-            chunk_rows=chunk_rows,
+            engine=EngineOptions(engine, chunk_rows, quiet=True),
             state=saved,
             state_source=None if state is None else str(state),
             adversarial_windows=adversarial_windows,

@@ -3,24 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from .common import (
-    ChunkRowsOpt,
-    Engine,
-    EngineOpt,
     FormatOpt,
     OutputFormat,
-    QuietOpt,
     ScoringFlags,
     console,
+    engine_options,
     handle_errors,
     remote_options,
     scoring_options,
     show,
 )
+
+if TYPE_CHECKING:
+    from ..engine.options import EngineOptions
 
 #: Settings that change metric values; only these (and the input's representation and
 #: row count) are compared between candidate and baseline.
@@ -78,6 +78,7 @@ def _settings(baseline: dict | None, config: Path | None, columns: dict[str, str
 @handle_errors
 @remote_options
 @scoring_options
+@engine_options(dask=False)
 def check(
     input: Annotated[
         Path,
@@ -125,9 +126,7 @@ def check(
             "--output", "-o", help="Also write the check result JSON here (atomically).", dir_okay=False
         ),
     ] = None,
-    engine: EngineOpt = Engine.auto,
-    chunk_rows: ChunkRowsOpt = None,
-    quiet: QuietOpt = False,
+    engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
 ) -> None:
     """Check a model against CI rules: metric limits, regressions against a baseline, required metrics.
 
@@ -202,20 +201,15 @@ def check(
         if wanted:
             settings = replace(settings, **wanted)
         settings = settings_for_paths(settings, [c.path for c in rule_set.checks] + list(rule_set.require))
-        from ..engine.local import choose_engine
-
-        chosen = choose_engine(engine.value, input)
+        engine = engine_options.choose([input])
         reference = flags.reference_spec()  # usage errors (--id without --reference FILE) on every engine
-        if chosen == "memory":
-            if chunk_rows is not None:
-                raise UsageError("--chunk-rows applies to --engine stream only")
+        if not engine.streams:
             summary = score_file(input, settings, reference=reference)
         else:
-            if flags.reference is not None:
-                raise UsageError("--reference needs the whole file: use --engine memory")
-            from .score import _score_streamed
+            engine.memory_only(reference=flags.reference)
+            from .score import score_streamed
 
-            summary = _score_streamed(input, settings, chosen, chunk_rows, None, None, quiet)
+            summary = score_streamed(input, settings, engine)
             from ..io.inputs import expand_input
 
             skipped = expand_input(input, check=False).note()  # files of a directory that were not read

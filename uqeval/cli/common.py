@@ -439,41 +439,59 @@ def _flags(v: dict[str, Any]) -> ScoringFlags:
     )
 
 
+#: the arguments a decorator below fills with one value made of several options (left unevaluated
+#: until then: their classes may live in modules the command line imports only when it runs)
+_BUNDLES = ("flags", "resampling", "engine_options")
+
+
+def _bundle(
+    func: Callable[..., Any],
+    name: str,
+    specs: list[tuple[str, Any, Any]],
+    pack: Callable[[dict[str, Any]], Any],
+) -> Callable[..., Any]:
+    """``func`` with the keyword-only options ``specs`` ((parameter, annotation, default), in --help order)
+    appended to its signature, after its own, and their values packed by ``pack`` into its argument
+    ``name`` (Typer has no option groups). A command may not declare one of these options itself."""
+    import inspect
+
+    sig = inspect.signature(func)
+    scope = inspect.unwrap(func).__globals__
+    own = [
+        p.replace(annotation=eval(p.annotation, scope))  # as inspect.signature(eval_str=True) does
+        if isinstance(p.annotation, str) and p.name not in _BUNDLES
+        else p
+        for p in sig.parameters.values()
+        if p.name != name
+    ]
+    clash = {p.name for p in own} & {n for n, _, _ in specs}
+    if clash:  # a shared option is declared once, here
+        raise TypeError(f"{func.__name__} declares shared options itself: {sorted(clash)}")
+    added = [
+        inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a) for n, a, d in specs
+    ]
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        values = {n: kwargs.pop(n, d) for n, _, d in specs}
+        return func(*args, **{name: pack(values)}, **kwargs)
+
+    wrapper.__signature__ = sig.replace(parameters=own + added)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in own + added}
+    return wrapper
+
+
 def _shared_options(
     specs: list[tuple[str, Any, Any]], wording: dict[str, str] | None = None
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A decorator appending the options ``specs`` to a command's signature (so they appear in
     ``--help`` after its own) and packing their values into its ``flags: ScoringFlags`` argument.
     ``wording``: parameter -> this command's help text for it (:func:`with_help`)."""
-
-    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-        import inspect
-
-        sig = inspect.signature(func, eval_str=True)
-        own = [p for p in sig.parameters.values() if p.name != "flags"]
-        clash = {p.name for p in own} & {name for name, _, _ in specs}
-        if clash:  # a shared option is declared once, here
-            raise TypeError(f"{func.__name__} declares shared options itself: {sorted(clash)}")
-        shared = [
-            inspect.Parameter(
-                name,
-                inspect.Parameter.KEYWORD_ONLY,
-                default=default,
-                annotation=with_help(ann, (wording or {})[name]) if name in (wording or {}) else ann,
-            )
-            for name, ann, default in specs
-        ]
-
-        @functools.wraps(func)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            v = {name: kwargs.pop(name, default) for name, _, default in specs}
-            return func(*args, flags=_flags(v), **kwargs)
-
-        wrapper.__signature__ = sig.replace(parameters=own + shared)  # type: ignore[attr-defined]
-        wrapper.__annotations__ = {p.name: p.annotation for p in own + shared}
-        return wrapper
-
-    return decorate
+    worded = [
+        (name, with_help(ann, (wording or {})[name]) if name in (wording or {}) else ann, default)
+        for name, ann, default in specs
+    ]
+    return lambda func: _bundle(func, "flags", worded, _flags)
 
 
 def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -800,6 +818,35 @@ def remote_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+#: the engine options (:func:`engine_options`): (parameter, annotation, default), in --help order
+ENGINE_OPTIONS: list[tuple[str, Any, Any]] = [
+    ("engine", EngineOpt, Engine.auto),
+    ("chunk_rows", ChunkRowsOpt, None),
+    ("scheduler", SchedulerOpt, None),
+    ("workers", WorkersOpt, None),
+    ("quiet", QuietOpt, False),
+]
+
+
+def engine_options(func: Callable[..., Any] | None = None, *, dask: bool = True) -> Any:
+    """Give a command ``--engine``, ``--chunk-rows``, ``--scheduler``, ``--workers`` and ``--quiet`` (without
+    ``dask``: no ``--scheduler``/``--workers``, a local Dask cluster is the only one), packed into its
+    ``engine_options: EngineOptions`` argument (:class:`uqeval.engine.options.EngineOptions`)."""
+    specs = [s for s in ENGINE_OPTIONS if dask or s[0] not in ("scheduler", "workers")]
+
+    def pack(v: dict[str, Any]) -> Any:
+        from ..engine.options import EngineOptions
+
+        return EngineOptions(
+            v["engine"].value, v["chunk_rows"], v.get("scheduler"), v.get("workers"), v["quiet"]
+        )
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        return _bundle(f, "engine_options", specs, pack)
+
+    return decorate if func is None else decorate(func)
+
+
 # --------------------------------------------------------------------------- dependent rows (issue 25)
 ClusterOpt = Annotated[
     str | None,
@@ -821,55 +868,22 @@ BlockSizeOpt = Annotated[
 ]
 
 
-@dataclass(frozen=True)
-class Resampling:
-    """``--cluster`` and ``--block-size`` (:func:`resampling_options`): what a bootstrap resamples."""
-
-    cluster: str | None = None
-    block_size: int | str | None = None
-
-    def __bool__(self) -> bool:
-        return self.cluster is not None or self.block_size is not None
-
-
-def _block_size(text: str | None) -> int | str | None:
-    if text is None:
-        return None
-    if text.strip().lower() == "auto":
-        return "auto"
-    try:
-        size = int(text)
-    except ValueError:
-        size = 0
-    if size < 1:
-        raise typer.BadParameter(f"--block-size takes an integer >= 1 or 'auto', got {text!r}")
-    return size
-
-
 def resampling_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Give a command that reports bootstrap intervals ``--cluster COLUMN`` and ``--block-size N|auto``,
-    packed into its ``resampling: Resampling`` argument (at most one of them may be given)."""
-    import inspect
+    parsed into its ``resampling`` argument (:class:`uqeval.resample.Resampling`; at most one of them)."""
 
-    sig = inspect.signature(func, eval_str=True)
-    own = [p for p in sig.parameters.values() if p.name != "resampling"]
-    extra = [
-        inspect.Parameter("cluster", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ClusterOpt),
-        inspect.Parameter(
-            "block_size", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=BlockSizeOpt
-        ),
-    ]
+    def pack(v: dict[str, Any]) -> Any:
+        from ..errors import UsageError
+        from ..resample import Resampling
 
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        cluster, size = kwargs.pop("cluster", None), _block_size(kwargs.pop("block_size", None))
-        if cluster is not None and size is not None:
-            raise typer.BadParameter("give either --cluster or --block-size, not both")
-        return func(*args, resampling=Resampling(cluster, size), **kwargs)
+        try:
+            return Resampling.parse(v["cluster"], v["block_size"])
+        except UsageError as exc:  # a bad value of these options: click's usage error, as typer gives one
+            raise typer.BadParameter(str(exc)) from None
 
-    wrapper.__signature__ = sig.replace(parameters=own + extra)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in own + extra}
-    return wrapper
+    return _bundle(
+        func, "resampling", [("cluster", ClusterOpt, None), ("block_size", BlockSizeOpt, None)], pack
+    )
 
 
 def load_same_rows(index: int, path: Any, settings: Any) -> Any:

@@ -10,16 +10,10 @@ import typer
 
 from ..config import LIMITS
 from .common import (
-    ChunkRowsOpt,
-    Engine,
-    EngineOpt,
     FormatOpt,
     OutputFormat,
-    QuietOpt,
-    Resampling,
-    SchedulerOpt,
     ScoringFlags,
-    WorkersOpt,
+    engine_options,
     handle_errors,
     load_same_rows,
     remote_options,
@@ -29,6 +23,9 @@ from .common import (
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from ..engine.options import EngineOptions
+    from ..resample import Resampling
 
 
 class Pairs(str, Enum):
@@ -40,6 +37,7 @@ class Pairs(str, Enum):
 @remote_options
 @resampling_options
 @scoring_options
+@engine_options
 def compare(
     files: Annotated[
         list[Path],
@@ -113,11 +111,7 @@ def compare(
             dir_okay=False,
         ),
     ] = None,
-    engine: EngineOpt = Engine.auto,
-    chunk_rows: ChunkRowsOpt = None,
-    scheduler: SchedulerOpt = None,
-    workers: WorkersOpt = None,
-    quiet: QuietOpt = False,
+    engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
 ) -> None:
     """Compare models on the same targets: metrics with bootstrap intervals, ranks and paired tests.
 
@@ -153,25 +147,15 @@ def compare(
     options: dict[str, Any] = dict(
         n_boot=bootstrap, ci_level=ci_level, n_permutations=permutations, pairs=pairs.value, dm_lag=dm_lag
     )
-    from ..engine.local import choose_engine
-
-    engines = {choose_engine(engine.value, f) for f in files}
-    chosen = next((e for e in ("dask", "stream") if e in engines), "memory")
+    engine = engine_options.choose(files)
     weights_col = settings.columns.get("weights")
     if weights_col and reference:
-        raise UsageError(
-            "--weights with --reference: weighted comparisons are not taken by skill scores yet; "
-            "leave out --weights or --reference"
-        )
-    if chosen != "memory":
-        for flag, value in (("--id", id_col), ("--reference", reference)):
-            if value is not None:
-                raise UsageError(
-                    f"{flag} needs the whole files in memory (it is not streamed): use --engine memory"
-                )
-        from ..io.uri import as_spec
+        from ..commands.compare.skill import refuse_weighted_skill
 
-        options.update(cluster=resampling.cluster, block_size=resampling.block_size)
+        raise refuse_weighted_skill()
+    if engine.streams:
+        engine.memory_only(id=id_col, reference=reference)
+        from ..io.uri import as_spec
 
         result = _compare_streamed(
             [as_spec(f) for f in files],  # a URI as given (str() of a Path folds s3:// to s3:/)
@@ -179,20 +163,16 @@ def compare(
             settings,
             metric_names,
             options,
-            chosen,
-            chunk_rows,
-            scheduler,
-            workers,
-            quiet,
+            engine,
+            resampling,
         )
         _write(result, output, plot)
         show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
         return
-    if chunk_rows is not None or scheduler is not None or workers is not None:
-        raise UsageError("--chunk-rows, --scheduler and --workers apply to --engine stream/dask only")
+    from ..commands.score.core import read_extra_column
     from ..engine.progress import stage, work_progress
 
-    with work_progress(quiet):  # a terminal shows the stages (reading, scoring, bootstrap, tests)
+    with work_progress(engine.quiet):  # a terminal shows the stages (reading, scoring, bootstrap, tests)
         models, ids = [], []
         weights = None
         for i, (name, path) in enumerate(zip(labels, files)):
@@ -203,60 +183,37 @@ def compare(
             ids.append(loaded.groups)
         # with --id it is the "by" column, read from every file: each file's groups are its ids
         models = align_models(models, cast("list[np.ndarray]", ids) if id_col else None, id_column=id_col)
-        units: dict = {}
-        if resampling:
-            units["block_size"] = resampling.block_size
-            if resampling.cluster is not None:
-                from ..commands.score.core import read_extra_column
-
-                first = models[0].prediction
-                units["cluster"] = read_extra_column(
-                    models[0].source, resampling.cluster, first.row_numbers()
-                )
-        stage("scoring")
-        if weights is not None:
-            units.update(weights=weights, weights_column=weights_col)
-        result = compare_models(models, settings, metric_names, seed=settings.seed, **options, **units)
-    if reference is not None:  # forecast verification (issue 16): skill of each model against the reference
-        from ..commands.compare.skill import compare_skill
-        from ..commands.score.core import read_extra_column
-
         first = models[0].prediction
-        times = (
+        clusters = (
             None
-            if reference.kind != "persistence"
-            else read_extra_column(models[0].source, reference.time, first.row_numbers())
+            if resampling.cluster is None
+            else read_extra_column(models[0].source, resampling.cluster, first.row_numbers())
         )
-        if id_col is not None:  # the reference is joined to the first model's rows on the same column
-            from dataclasses import replace
+        times = None
+        # forecast verification (issue 16): the skill of each model against the reference
+        if reference is not None:
+            if reference.kind == "persistence":
+                times = read_extra_column(models[0].source, reference.time, first.row_numbers())
+            if id_col is not None:  # the reference is joined to the first model's rows on the same column
+                from dataclasses import replace
 
-            reference = replace(reference, model_ids=ids[0])
-        extra = compare_skill(
+                reference = replace(reference, model_ids=ids[0])
+        stage("scoring")
+        result = compare_models(
             models,
-            reference,
             settings,
-            times,
-            n_boot=bootstrap,
+            metric_names,
             seed=settings.seed,
-            ci_level=ci_level,
-            units=_units(result, units.get("cluster")),
-            block_size=(result["settings"].get("resampling") or {}).get("block_size"),
+            **options,
+            resampling=resampling,
+            clusters=clusters,
+            weights=weights,
+            weights_column=weights_col,
+            reference=reference,
+            reference_times=times,
         )
-        result["reference"], result["skill"] = extra["reference"], extra["skill"]
-        result["skill_orientation"] = extra["orientation"]
-        result["notes"] = list(result.get("notes", [])) + extra["notes"]
     _write(result, output, plot)
     show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
-
-
-def _units(result: dict, cluster) -> np.ndarray | None:
-    """The cluster or block of each row that ``compare_models`` resampled (for the skill's intervals)."""
-    info = result["settings"].get("resampling")
-    if not info:
-        return None
-    from ..resample import resampling_units
-
-    return resampling_units(result["n_rows"], cluster, info.get("block_size"))[0]
 
 
 def _write(result: dict, output: Path | None, plot: Path | None) -> None:
@@ -293,15 +250,11 @@ def _write(result: dict, output: Path | None, plot: Path | None) -> None:
 
 
 def _compare_streamed(
-    files, labels, settings, metric_names, options, engine, chunk_rows, scheduler, workers, quiet
+    files, labels, settings, metric_names, options, engine: EngineOptions, resampling
 ) -> dict:
-    """The comparison on the stream or Dask engine, with a progress bar on a terminal."""
+    """The comparison on the stream or Dask ``engine``, with a progress bar on a terminal."""
     from ..commands.compare.stream import compare_with_engine
-    from ..engine.local import total_rows
-    from ..engine.progress import row_progress
 
     options = dict(options, metrics=metric_names, seed=settings.seed)
-    with row_progress(None if quiet else total_rows(files[0]), quiet) as progress:
-        return compare_with_engine(
-            files, labels, settings, options, engine, chunk_rows, scheduler, workers, progress
-        )
+    with engine.progress(files[:1]) as progress:
+        return compare_with_engine(files, labels, settings, options, engine, resampling, progress)

@@ -3,34 +3,33 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, cast
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .common import (
     METRICS_PANEL,
     PLOTS_PANEL,
-    ChunkRowsOpt,
-    Engine,
-    EngineOpt,
     FormatOpt,
     LevelsOpt,
     OutputFormat,
     OutputOpt,
-    QuietOpt,
-    SchedulerOpt,
     ScoringFlags,
-    WorkersOpt,
+    engine_options,
     handle_errors,
     input_options,
     remote_options,
     show,
 )
 
+if TYPE_CHECKING:
+    from ..engine.options import EngineOptions
+
 
 @handle_errors
 @remote_options
 @input_options
+@engine_options
 def coverage(
     files: Annotated[
         list[Path], typer.Argument(help="Prediction files, one run of a method each (same schema).")
@@ -78,11 +77,7 @@ def coverage(
     flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @input_options
     fmt: FormatOpt = OutputFormat.table,
     output: OutputOpt = None,
-    engine: EngineOpt = Engine.auto,
-    chunk_rows: ChunkRowsOpt = None,
-    scheduler: SchedulerOpt = None,
-    workers: WorkersOpt = None,
-    quiet: QuietOpt = False,
+    engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
 ) -> None:
     """Compare methods' coverage and width per shift group (Kompa, Snoek & Beam): table, scatter, share above the fit."""
     from dataclasses import replace
@@ -105,43 +100,29 @@ def coverage(
     if train is not None:
         settings = replace(settings, y_std=train_std(train, settings))
     names = method_names([str(f) for f in files], name)
-    from ..engine.local import auto_chunk_rows, choose_engine
-
-    chosen = {choose_engine(engine.value, f) for f in files}
+    engine = engine_options.choose(files)
     weights_col = settings.columns.get("weights")
-    if weights_col and chosen - {"memory"}:
+    if weights_col and engine.streams:
         raise UsageError(
             "--weights with --engine stream/dask: weighted coverage is computed in memory only yet; use --engine memory"
         )
-    if chosen - {"memory"}:
-        from ..commands.coverage.stream import coverage_points_dask, coverage_points_stream
-        from ..engine.local import total_rows
-        from ..engine.progress import row_progress
+    if engine.streams:
+        from ..commands.coverage.stream import coverage_points_with_engine
         from ..io.uri import as_spec
 
         pairs = [(m, as_spec(f)) for m, f in zip(names, files)]  # a URI as given (str() folds s3:// to s3:/)
-        rows = chunk_rows or min(auto_chunk_rows(f, settings) for f in files)
-        if "dask" not in chosen and (scheduler is not None or workers is not None):
-            raise UsageError("--scheduler and --workers apply to --engine dask only")
-        counts = [] if quiet else [total_rows(f) for f in files]
-        total = None if quiet or None in counts else sum(cast("list[int]", counts))  # no None left
-        with row_progress(total, quiet) as progress:
-            if "dask" in chosen:
-                records = coverage_points_dask(pairs, settings, rows, points_by, scheduler, workers, progress)
-            else:
-                records = coverage_points_stream(pairs, settings, rows, points_by, progress)
+        with engine.progress(files) as progress:
+            records = coverage_points_with_engine(pairs, settings, engine, points_by, progress)
         from ..io.inputs import expand_input
         from .common import note
 
         for f in files:  # files of a directory that were not read
             skipped = expand_input(f, check=False).note()
-            if skipped and not quiet:
+            if skipped and not engine.quiet:
                 note(skipped)
-    elif chunk_rows is not None or scheduler is not None or workers is not None:
-        raise UsageError("--chunk-rows, --scheduler and --workers apply to --engine stream/dask only")
     runs = []
     total_w, zero_w = 0.0, 0
-    for method, f in zip(names, files) if not chosen - {"memory"} else ():
+    for method, f in zip(names, files) if not engine.streams else ():
         loaded = load_predictions(f, settings, weights_ok=True)  # --weights: a column of every file
         if loaded.weights is not None:
             total_w += float(loaded.weights.sum())

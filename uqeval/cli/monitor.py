@@ -3,33 +3,32 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .common import (
     OUTPUT_PANEL,
     PLOTS_PANEL,
-    ChunkRowsOpt,
-    Engine,
-    EngineOpt,
     FormatOpt,
     OutputFormat,
     OutputOpt,
-    QuietOpt,
-    SchedulerOpt,
     ScoringFlags,
-    WorkersOpt,
+    engine_options,
     handle_errors,
     remote_options,
     scoring_options,
     show,
 )
 
+if TYPE_CHECKING:
+    from ..engine.options import EngineOptions
+
 
 @handle_errors
 @remote_options
 @scoring_options
+@engine_options
 def monitor(
     files: Annotated[
         list[Path],
@@ -117,11 +116,7 @@ def monitor(
     ] = None,
     fmt: FormatOpt = OutputFormat.table,
     output: OutputOpt = None,
-    engine: EngineOpt = Engine.auto,
-    chunk_rows: ChunkRowsOpt = None,
-    scheduler: SchedulerOpt = None,
-    workers: WorkersOpt = None,
-    quiet: QuietOpt = False,
+    engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
 ) -> None:
     """Monitor predictions over time: the metrics per window and cumulatively, with anytime-valid alarms.
 
@@ -143,10 +138,7 @@ def monitor(
         raise UsageError(
             "--reference and --id (skill scores) are not monitored: score a window's rows with uqeval score"
         )
-    if engine is Engine.memory:
-        raise UsageError(
-            "monitor reads its rows in record batches: use --engine stream (the default) or dask"
-        )
+    engine = engine_options.streamed("monitor")
     settings = flags.settings(columns={"by": by})
     for out in (output, plot):
         if out is not None:
@@ -165,11 +157,8 @@ def monitor(
                 from ..errors import InputError
 
                 raise InputError(f"cannot read --state {state}: {exc}") from None
-    from ..engine.local import total_rows
-    from ..engine.progress import row_progress
-
     specs = [as_spec(f) for f in files]
-    with row_progress(None if quiet else total_rows(specs[0]), quiet) as progress:
+    with engine.progress(specs[:1]) as progress:
         doc, new_state = monitor_file(
             specs[0] if len(specs) == 1 else specs,
             settings,
@@ -177,12 +166,9 @@ def monitor(
             time=flags.time,
             origin=origin,
             alpha=alpha,
-            engine="dask" if engine is Engine.dask else "stream",
-            chunk_rows=chunk_rows,
+            engine=engine,
             state=saved,
             state_source=None if state is None else str(state),
-            scheduler=scheduler,
-            workers=workers,
             progress=progress,
             bound=bound,
             adversarial_windows=adversarial_windows,

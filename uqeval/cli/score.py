@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -13,29 +13,28 @@ from .common import (
     METRICS_PANEL,
     OUTPUT_PANEL,
     PLOTS_PANEL,
-    ChunkRowsOpt,
-    Engine,
-    EngineOpt,
     FormatOpt,
     OrderBy,
     OrderByOpt,
     OutputFormat,
     OutputOpt,
-    QuietOpt,
-    SchedulerOpt,
     ScoringFlags,
-    WorkersOpt,
     emit,
+    engine_options,
     handle_errors,
     remote_options,
     scoring_options,
 )
 from .plot import MaxPointsOpt, PlotFormatOpt, XOpt
 
+if TYPE_CHECKING:
+    from ..engine.options import EngineOptions
+
 
 @handle_errors
 @remote_options
 @scoring_options
+@engine_options
 def score(
     file: Annotated[
         Path,
@@ -92,11 +91,7 @@ def score(
     max_points: MaxPointsOpt = None,
     x: XOpt = None,
     order_by: OrderByOpt = OrderBy.target,
-    engine: EngineOpt = Engine.auto,
-    chunk_rows: ChunkRowsOpt = None,
-    scheduler: SchedulerOpt = None,
-    workers: WorkersOpt = None,
-    quiet: QuietOpt = False,
+    engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
 ) -> None:
     """Score a prediction file: accuracy, calibration, sharpness, scoring rules, reliability, coverage."""
     from ..commands.score.core import per_row_table, score_loaded
@@ -110,21 +105,11 @@ def score(
         raise UsageError("--plot-dir draws unweighted plots: leave out --weights or --plot-dir")
     if output is not None:
         check_output_path(output, [file])
-    from ..engine.local import choose_engine
-
-    chosen = choose_engine(engine.value, file)
-    if chosen != "memory":
-        for flag, value in (
-            ("--per-row", per_row),
-            ("--plot-dir", plot_dir),
-            ("--reference", flags.reference),
-        ):
-            if value is not None:
-                raise UsageError(f"{flag} needs the whole file in memory: use --engine memory")
-        emit(_score_streamed(file, settings, chosen, chunk_rows, scheduler, workers, quiet), fmt, output)
+    engine = engine_options.choose([file])
+    if engine.streams:
+        engine.memory_only(per_row=per_row, plot_dir=plot_dir, reference=flags.reference)
+        emit(score_streamed(file, settings, engine), fmt, output)
         return
-    if chunk_rows is not None or scheduler is not None or workers is not None:
-        raise UsageError("--chunk-rows, --scheduler and --workers apply to --engine stream/dask only")
     if per_row is not None:
         if not per_row.name.lower().endswith((".parquet", ".pq")):
             raise UsageError(
@@ -171,14 +156,12 @@ def score(
     emit(summary, fmt, output)
 
 
-def _score_streamed(file, settings, engine, chunk_rows, scheduler, workers, quiet) -> dict:
-    """The summary of ``file`` on the stream or Dask engine, with a progress bar on a terminal."""
+def score_streamed(file: Path, settings, engine: EngineOptions) -> dict:
+    """The summary of ``file`` on the stream or Dask ``engine``, with a progress bar on a terminal."""
     from ..commands.score.stream import score_with_engine
-    from ..engine.local import total_rows
-    from ..engine.progress import row_progress
 
-    with row_progress(None if quiet else total_rows(file), quiet) as progress:
-        return score_with_engine(file, settings, engine, chunk_rows, scheduler, workers, progress)
+    with engine.progress([file]) as progress:
+        return score_with_engine(file, settings, engine, progress)
 
 
 def _plot_images(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -13,16 +13,11 @@ from ..text import plain
 from .common import (
     OUTPUT_PANEL,
     PLOTS_PANEL,
-    ChunkRowsOpt,
-    Engine,
-    EngineOpt,
     FormatOpt,
     OutputFormat,
-    QuietOpt,
-    SchedulerOpt,
     ScoringFlags,
-    WorkersOpt,
     console,
+    engine_options,
     handle_errors,
     input_options,
     load_same_rows,
@@ -30,6 +25,9 @@ from .common import (
     remote_options,
     show,
 )
+
+if TYPE_CHECKING:
+    from ..engine.options import EngineOptions
 
 
 class Axis(str, Enum):
@@ -53,6 +51,7 @@ class Normalize(str, Enum):
         "seed": "Seed of --permutation-test (default 0).",
     }
 )
+@engine_options
 def ucc(
     files: Annotated[
         list[Path],
@@ -121,11 +120,7 @@ def ucc(
             rich_help_panel=OUTPUT_PANEL,
         ),
     ] = None,
-    engine: EngineOpt = Engine.auto,
-    chunk_rows: ChunkRowsOpt = None,
-    scheduler: SchedulerOpt = None,
-    workers: WorkersOpt = None,
-    quiet: QuietOpt = False,
+    engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
 ) -> None:
     """Uncertainty Characteristics Curve (Navratil et al.): AUUCC, gain, operating points.
 
@@ -163,60 +158,36 @@ def ucc(
     if output is not None and plot is not None and output.resolve() == plot.resolve():
         raise UsageError("--output and --plot name the same file")
 
-    from ..engine.local import auto_chunk_rows, choose_engine
-
-    chosen = {choose_engine(engine.value, f) for f in files}
+    options: dict[str, Any] = dict(
+        x_axis=x_axis.value,
+        y_axis=y_axis.value,
+        normalize=normalize.value,
+        partial_x=px,
+        partial_y=py,
+        cost=cost,
+        seed=settings.seed,
+    )
+    engine = engine_options.choose(files)
     weights_col = settings.columns.get("weights")
-    if weights_col and chosen - {"memory"}:
+    if weights_col and engine.streams:
         raise UsageError(
             "--weights with --engine stream/dask: the weighted UCC is computed in memory only yet; use --engine memory"
         )
-    if chosen - {"memory"}:
-        for flag, value in (("--permutation-test", permutation_test), ("--plot", plot)):
-            if value:
-                raise UsageError(f"{flag} needs every row in memory: use --engine memory")
-        from ..commands.ucc.stream import ucc_dask, ucc_stream
+    if engine.streams:
+        engine.memory_only(permutation_test=permutation_test, plot=plot)
+        from ..commands.ucc.stream import ucc_with_engine
 
-        options = dict(
-            x_axis=x_axis.value,
-            y_axis=y_axis.value,
-            normalize=normalize.value,
-            partial_x=px,
-            partial_y=py,
-            cost=cost,
-            seed=settings.seed,
-        )
-        from ..engine.local import total_rows
-        from ..engine.progress import row_progress
-
-        rows = chunk_rows or min(auto_chunk_rows(f, settings) for f in files)
-        if "dask" not in chosen and (scheduler is not None or workers is not None):
-            raise UsageError("--scheduler and --workers apply to --engine dask only")
-        with row_progress(None if quiet else total_rows(files[0]), quiet) as progress:
-            if "dask" in chosen:
-                summary = ucc_dask(
-                    files,
-                    model_names(files),
-                    settings,
-                    rows,
-                    scheduler=scheduler,
-                    workers=workers,
-                    progress=progress,
-                    **options,
-                )
-            else:
-                summary = ucc_stream(files, model_names(files), settings, rows, progress=progress, **options)
+        with engine.progress(files[:1]) as progress:
+            summary = ucc_with_engine(files, model_names(files), settings, engine, progress, **options)
         if output is not None:
             from ..io.writers import write_json
 
             write_json(output, summary)
         _render(summary, fmt)
         return
-    if chunk_rows is not None or scheduler is not None or workers is not None:
-        raise UsageError("--chunk-rows, --scheduler and --workers apply to --engine stream/dask only")
     from ..engine.progress import stage, work_progress
 
-    with work_progress(quiet):  # a terminal shows the stages (reading, the permutation test)
+    with work_progress(engine.quiet):  # a terminal shows the stages (reading, the permutation test)
         bands = []
         weights = None
         for i, (name, path) in enumerate(zip(model_names(files), files)):
@@ -226,17 +197,7 @@ def ucc(
             bands.append(band_of(name, loaded, settings.level))
         stage("UCC")
         summary = ucc_report(
-            bands,
-            x_axis=x_axis.value,
-            y_axis=y_axis.value,
-            normalize=normalize.value,
-            partial_x=px,
-            partial_y=py,
-            cost=cost,
-            n_permutations=permutation_test,
-            seed=settings.seed,
-            weights=weights,
-            weights_column=weights_col,
+            bands, **options, n_permutations=permutation_test, weights=weights, weights_column=weights_col
         )
     image = None
     if plot is not None:  # rendered before anything is written: a failure leaves no output

@@ -11,10 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..config import Settings
-from ..errors import InputError, UsageError
+from ..errors import InputError, UsageError, option
+
+if TYPE_CHECKING:
+    from .options import EngineOptions
 
 #: row groups are packed into tasks of about this many rows (at least one row group per task)
 TASK_ROWS = 4_000_000
@@ -107,16 +110,15 @@ def probe(address: str, seconds: float) -> None:
 
 
 @contextmanager
-def dask_client(scheduler: str | None, workers: int | None) -> Iterator[tuple[Any, Any]]:
-    """``(client, distributed)`` for ``--scheduler ADDRESS`` (an existing cluster) or ``--workers N`` (a
-    ``LocalCluster`` of N single-threaded worker processes, closed afterwards).
+def dask_client(engine: EngineOptions) -> Iterator[tuple[Any, Any]]:
+    """``(client, distributed)`` for the ``scheduler`` of ``engine`` (an existing cluster) or its ``workers``
+    (a ``LocalCluster`` of that many single-threaded worker processes, closed afterwards).
 
     A scheduler address is validated and probed first (:func:`probe`); the connect waits at most
     ``--connect-timeout`` seconds per attempt in a helper thread, so SIGINT/SIGTERM still end the run."""
     from ..io import remote
 
-    if scheduler is not None and workers is not None:
-        raise UsageError("give either --scheduler ADDRESS (an existing cluster) or --workers N (a local one)")
+    scheduler, workers = engine.scheduler, engine.workers
     if scheduler is not None:
         scheduler_address(scheduler)
     distributed = _import_dask()
@@ -134,10 +136,10 @@ def dask_client(scheduler: str | None, workers: int | None) -> Iterator[tuple[An
         )
     try:
         if scheduler is not None:
-            remote.call(f"--scheduler {scheduler}", probe, scheduler, seconds, limit=remote.deadline())
+            remote.call(option("scheduler", scheduler), probe, scheduler, seconds, limit=remote.deadline())
         try:
             client = remote.call(
-                f"--scheduler {scheduler}",
+                option("scheduler", scheduler),
                 lambda: distributed.Client(scheduler or cluster, set_as_default=True, timeout=f"{seconds}s"),
                 limit=remote.deadline(),
             )
@@ -191,12 +193,14 @@ def wait(
     return done
 
 
-def cluster_info(chunk_rows: int, n_tasks: int, scheduler: str | None, workers: int | None) -> dict[str, Any]:
-    """The JSON ``input`` entries of a Dask run."""
+def cluster_info(engine: EngineOptions, n_tasks: int) -> dict[str, Any]:
+    """The JSON ``input`` entries of a Dask run on ``engine`` (its ``chunk_rows`` set: :meth:`EngineOptions.sized`)."""
     return {
-        "chunk_rows": int(chunk_rows),
+        "chunk_rows": int(cast("int", engine.chunk_rows)),
         "n_partitions": n_tasks,
-        "scheduler": scheduler if scheduler is not None else f"LocalCluster({workers or 2} worker processes)",
+        "scheduler": engine.scheduler
+        if engine.scheduler is not None
+        else f"LocalCluster({engine.workers or 2} worker processes)",
     }
 
 

@@ -11,7 +11,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from ..config import Settings
-from ..errors import InputError, UsageError
+from ..errors import InputError, UsageError, option
 
 ENGINES = ("auto", "memory", "stream", "dask")
 #: inputs larger than this (bytes on disk, summed over files) are streamed by ``--engine auto``
@@ -38,19 +38,20 @@ def is_multi(spec: str | Path) -> bool:
 
 
 def choose_engine(engine: str, spec: str | Path) -> str:
-    """``memory`` or ``stream`` (or ``dask``) for ``--engine engine`` on input ``spec``."""
+    """``memory`` or ``stream`` (or ``dask``) for engine ``engine`` (one of :data:`ENGINES`) on input ``spec``
+    (:meth:`uqeval.engine.options.EngineOptions.choose` asks for every input of a run)."""
     from ..io.uri import as_spec, is_uri
 
-    if engine not in ENGINES:
-        raise UsageError(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if engine == "memory" and is_uri(spec):
         raise UsageError(
-            f"{as_spec(spec)}: --engine memory reads local files; use --engine stream or dask for a URI"
+            f"{as_spec(spec)}: {option('engine', 'memory')} reads local files; use {option('engine', 'stream')} "
+            "or dask for a URI"
         )
     if engine == "dask" and as_spec(spec) == "-":
         raise UsageError(
-            "-: --engine dask cannot read standard input (its workers open files by path); use --engine stream "
-            "(standard input is spooled to a temporary file and read from it in chunks) or save it to a file"
+            f"-: {option('engine', 'dask')} cannot read standard input (its workers open files by path); use "
+            f"{option('engine', 'stream')} (standard input is spooled to a temporary file and read from it in "
+            "chunks) or save it to a file"
         )
     if engine != "auto":
         return engine
@@ -58,6 +59,14 @@ def choose_engine(engine: str, spec: str | Path) -> str:
         return "stream"
     p = Path(spec)
     return "stream" if p.is_file() and p.stat().st_size > AUTO_STREAM_BYTES else "memory"
+
+
+def check_chunk_rows(chunk_rows: int) -> None:
+    """A :class:`UsageError` unless ``chunk_rows`` (rows per record batch) is an integer >= 1."""
+    from ..validation import is_count
+
+    if not is_count(chunk_rows):
+        raise UsageError(f"{option('chunk_rows')} must be an integer >= 1, got {chunk_rows!r}")
 
 
 def row_signature(pred) -> tuple:
@@ -108,8 +117,7 @@ def iter_batches_of(
     from ..io.load import build_batch
     from ..io.source import iter_batches
 
-    if chunk_rows < 1:
-        raise UsageError(f"--chunk-rows must be >= 1, got {chunk_rows}")
+    check_chunk_rows(chunk_rows)
     src, plan, numeric = _prepare(spec, settings, allow_by, weights_ok)
     for e in extra:
         if e not in src.info.columns:

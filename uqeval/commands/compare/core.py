@@ -53,7 +53,9 @@ from ...predictions import Prediction
 
 if TYPE_CHECKING:
     from ...catalogue import Metric
+    from ...resample import Resampling
     from ..check import Orientation
+    from .skill import Reference
 
 COMPARE_SCHEMA = "uqeval.compare/1"
 
@@ -1108,10 +1110,12 @@ def compare_models(
     n_permutations: int = 10000,
     pairs: str = "best",
     dm_lag: int = 0,
-    cluster: Any = None,
-    block_size: int | str | None = None,
+    resampling: Resampling | None = None,
+    clusters: Any = None,
     weights: Any = None,
     weights_column: str | None = None,
+    reference: Reference | None = None,
+    reference_times: np.ndarray | None = None,
 ) -> dict[str, Any]:
     r"""Side-by-side metrics of aligned models with bootstrap intervals, ranks and paired tests.
 
@@ -1129,17 +1133,19 @@ def compare_models(
     n_permutations : random sign flips of the permutation test (0: no permutation test).
     pairs : ``"best"`` (each model against the best one per metric) or ``"all"``.
     dm_lag : lag h - 1 of the Diebold--Mariano variance (HLN-corrected, t(N - 1) reference; 0: the paired t test).
-    cluster : a label per row (a location, a patient, a day): the bootstrap weights every cluster's rows
-        with one Poisson weight and the sign-flip test flips each cluster's sum of differences
-        (:mod:`uqeval.resample`). None: rows are independent.
-    block_size : for rows in time order: the bootstrap resamples circular blocks of this many consecutive
-        rows (circular block bootstrap, Politis & Romano 1992) and the sign-flip test flips consecutive
-        non-overlapping blocks of this many rows; ``"auto"`` picks the size from the per-row
-        scores (:func:`uqeval.resample.optimal_block_size`). Give at most one of ``cluster`` and
-        ``block_size``; with neither, a note flags score differences whose lag-1 autocorrelation is
-        outside its 99 % band for independent rows.
+    resampling : what the intervals and the sign-flip test resample (:class:`uqeval.resample.Resampling`):
+        clusters (the bootstrap weights every cluster's rows with one Poisson weight and the sign-flip test
+        flips each cluster's sum of differences), or blocks of rows in time order (the bootstrap resamples
+        circular blocks of ``block_size`` consecutive rows, circular block bootstrap, Politis & Romano 1992,
+        and the sign-flip test flips consecutive non-overlapping blocks; ``"auto"`` picks the size from the
+        per-row scores, :func:`uqeval.resample.optimal_block_size`). None: rows are independent, and a note
+        flags score differences whose lag-1 autocorrelation is outside its 99 % band for independent rows.
+    clusters : with a cluster resampling, the label of each row (a location, a patient, a day).
     weights : one weight per row (>= 0, not all 0; ``weights_column``: where they came from, for the JSON):
         see :func:`_weighted_comparison` for what is weighted and how.
+    reference : skill scores of every model against this reference forecast
+        (:func:`uqeval.commands.compare.skill.compare_skill`, resampled as the metrics are; not with
+        ``weights``); ``reference_times``: the rows' times, for a persistence reference.
 
     Returns
     -------
@@ -1159,8 +1165,12 @@ def compare_models(
     n_read, uw = n, None
     not_weighted: dict[str, str] | None = None
     weights_json: dict[str, Any] = {}
+    if weights is not None and reference is not None:
+        from .skill import refuse_weighted_skill
+
+        raise refuse_weighted_skill()
     if weights is not None:
-        models, cluster, uw, weights_json = _weighted_comparison(models, weights, weights_column, cluster)
+        models, clusters, uw, weights_json = _weighted_comparison(models, weights, weights_column, clusters)
         n = models[0].prediction.n
         not_weighted = {}
     plan, results = plan_comparison(
@@ -1170,23 +1180,10 @@ def compare_models(
         raise UsageError(
             f"{option('murphy')} draws unweighted Murphy curves: leave out {option('weights')} or {option('murphy')}"
         )
-    units = None
-    if cluster is not None or block_size is not None:
-        from ...resample import resampling_units
-
-        if cluster is not None and block_size is not None:
-            raise UsageError("give either a cluster column or a block size, not both")
-        size = block_size
-        if isinstance(block_size, str):
-            if block_size.strip().lower() != "auto":
-                raise UsageError(f"block size must be an integer >= 1 or 'auto', got {block_size!r}")
-            size = _auto_block_size(results, plan, n)
-        units, info = resampling_units(n, cluster, size)  # type: ignore[arg-type]
-        if isinstance(block_size, str):
-            info["block_size_rule"] = "auto (Politis & White 2004, Patton, Politis & White 2009)"
-        if cluster is None:
-            info["bootstrap"] = "circular blocks" if info["block_size"] > 1 else "rows"
-            info["sign_flip"] = "non-overlapping blocks"
+    units, block_size = None, None
+    if resampling:
+        resampling, units, info = resampling.units(n, clusters, lambda: _auto_block_size(results, plan, n))
+        block_size = cast("int | None", resampling.block_size)  # a number: "auto" is resolved
         plan = replace(plan, resampling=info)
     from ...metrics.blocks import PairwiseSum
 
@@ -1256,8 +1253,9 @@ def compare_models(
     estimates, targets, columns, notes = estimate_metrics(plan, value, at_full)
     replicates: dict[tuple[str, str], np.ndarray] = {}
     if plan.n_boot and columns:  # every comparison score is a column: the bootstrap pass makes the means too
-        size = (plan.resampling or {}).get("block_size")
-        reps = poisson_bootstrap([c[2] for c in columns], n, plan.n_boot, plan.seed or 0, units, size, uw)
+        reps = poisson_bootstrap(
+            [c[2] for c in columns], n, plan.n_boot, plan.seed or 0, units, block_size, uw
+        )
         for (metric, model, _), rep in zip(columns, reps):
             replicates[(metric, model)] = rep
     else:
@@ -1390,6 +1388,23 @@ def compare_models(
         last = weight_notes(n_zero, block_size is not None, not_weighted) + last
     out = assemble(plan, models, n, estimates, targets, replicates, notes, available, run_tests, extra, last)
     out["n_rows"] = int(n_read)
+    if reference is not None:  # forecast verification (issue 16): skill of each model against the reference
+        from .skill import compare_skill
+
+        skill = compare_skill(
+            models,
+            reference,
+            settings or Settings(),
+            reference_times,
+            n_boot,
+            seed,
+            ci_level,
+            units,
+            block_size,
+        )
+        out["reference"], out["skill"] = skill["reference"], skill["skill"]
+        out["skill_orientation"] = skill["orientation"]
+        out["notes"] = list(out.get("notes", [])) + skill["notes"]
     return out
 
 
@@ -1415,10 +1430,10 @@ def weight_notes(n_zero: int, blocks: bool, not_weighted: dict[str, str]) -> lis
 
 
 def _weighted_comparison(
-    models: Sequence[Model], weights: Any, column: str | None, cluster: Any
+    models: Sequence[Model], weights: Any, column: str | None, clusters: Any
 ) -> tuple[list[Model], Any, np.ndarray | None, dict[str, Any]]:
     r"""The rows that count and their weights, for :func:`compare_models` with ``weights``:
-    ``(models, cluster, weights or None, {"weights": the checked weights of every row})``.
+    ``(models, clusters, weights or None, {"weights": the checked weights of every row})``.
 
     - Rows of weight 0 are dropped first (the estimates are exactly those without them; with ``block_size``
       the blocks are formed from the remaining rows, in their order).
@@ -1441,11 +1456,11 @@ def _weighted_comparison(
     keep = w > 0
     if not keep.all():
         models = [replace(m, prediction=m.prediction.subset(keep)) for m in models]
-        if cluster is not None and np.shape(cluster)[:1] == (n,):
-            cluster = np.asarray(cluster)[keep]
+        if clusters is not None and np.shape(clusters)[:1] == (n,):
+            clusters = np.asarray(clusters)[keep]
     kept = w[keep]
     uw = None if (kept == kept[0]).all() else kept
-    return list(models), cluster, uw, {"weights": w}
+    return list(models), clusters, uw, {"weights": w}
 
 
 #: fewest rows for the serial-correlation note (the normal band of the lag-1 autocorrelation needs a few dozen)

@@ -425,6 +425,14 @@ def evaluate_skill(
     return skill, info, notes
 
 
+def refuse_weighted_skill() -> UsageError:
+    """The error of weights with a reference forecast (skill scores are not weighted yet)."""
+    return UsageError(
+        f"{option('weights')} with {option('reference')}: weighted comparisons are not taken by skill scores "
+        f"yet; leave out {option('weights')} or {option('reference')}"
+    )
+
+
 def compare_skill(
     models,
     ref: Reference,
@@ -436,9 +444,10 @@ def compare_skill(
     units: np.ndarray | None = None,
     block_size: int | None = None,
 ) -> dict[str, Any]:
-    """Skill of each aligned model against ``ref`` with bootstrap percentile intervals (``units``: the
-    cluster of each row, resampled as a whole; None: rows; ``block_size``: circular blocks of rows, as
-    ``compare``).
+    """Skill of each aligned model against ``ref`` with bootstrap percentile intervals, resampled as
+    :func:`~uqeval.commands.compare.core.compare_models` resamples the metrics (which calls it): ``units``, the
+    cluster or block of each row, resampled as a whole (None: rows), and ``block_size``, circular blocks of
+    rows (:meth:`uqeval.resample.Resampling.units`).
 
     The model's and the reference's per-row scores are resampled with the same Poisson weights as
     ``compare``'s other metrics (:func:`uqeval.commands.compare.core.poisson_bootstrap` with ``seed``; the skill

@@ -28,11 +28,13 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ...config import Settings
-from ...errors import InputError, UsageError
+from ...errors import InputError, UsageError, option
 from ...metrics.comparison import Moments
+from ...resample import ROWS, Resampling
 from .core import MetricRef, Model, Plan
 
 if TYPE_CHECKING:
+    from ...engine.options import EngineOptions
     from ...predictions import Prediction
 
 #: why the bootstrap of a metric is not streamed
@@ -57,8 +59,9 @@ class Layout:
     pairs: list[tuple[str, int, int]]
     not_streamed: dict[str, str]
     skip: set[tuple[str, int]]  # (metric, model) whose estimate is not streamed
-    #: dependent rows (issue 25): ``("cluster", column)`` or ``("block", size)``; None: independent rows
-    units: tuple[str, Any] | None = None
+    #: dependent rows (issue 25): clusters (the column as the first file spells it) or blocks (a number of
+    #: rows, not "auto"); None: independent rows
+    units: Resampling | None = None
     #: the seed of the sign flips, from the seed and the first rows (:func:`uqeval.resample.flip_seed`)
     flip_seed: int | None = None
     #: ``--weights``: the first model's column (None: unweighted); ``not_weighted``: as in memory
@@ -278,16 +281,16 @@ class ComparePartial:
     def _unit_keys(self, files: Sequence[str], batches: Sequence, n: int) -> np.ndarray:
         """The unit of each kept row of a batch: its block (global kept row // size) or its cluster label
         (as a string, as :func:`uqeval.resample.resampling_units` keys object labels)."""
-        kind, value = cast("tuple[str, Any]", self.layout.units)
+        units = cast("Resampling", self.layout.units)
         first = self.start + self.n
-        if kind == "block":
-            return (first + np.arange(n, dtype=np.int64)) // int(value)
+        if units.block_size is not None:
+            return (first + np.arange(n, dtype=np.int64)) // int(units.block_size)
         labels = batches[0].groups
         missing = [i for i, v in enumerate(labels.tolist()) if v is None or v != v]
         if missing:
             row = int(batches[0].prediction.row_numbers()[missing[0]])
             raise InputError(
-                f"{files[0]}: cluster labels must not be missing: {len(missing)} missing in column '{value}' "
+                f"{files[0]}: cluster labels must not be missing: {len(missing)} missing in column '{units.cluster}' "
                 f"(first at row {row}); drop or label those rows"
             )
         return labels.astype(str)
@@ -574,20 +577,14 @@ def plan_on(
         raise InputError(f"{models[0].spec}: every row has NaN/inf in a used column; nothing left to compare")
     chunk = align_models([Model(n, p, {"path": m.spec}) for n, p, m in zip(names, preds, models)])
     if settings.murphy:
-        raise UsageError("--murphy draws curves over all rows: compare with --engine memory")
-    options = {k: v for k, v in options.items() if k not in ("cluster", "block_size")}
+        raise UsageError(
+            f"{option('murphy')} draws curves over all rows: compare with {option('engine', 'memory')}"
+        )
     not_weighted: dict[str, str] | None = {} if column else None
     plan, _ = plan_comparison(chunk, settings, **options, not_weighted=not_weighted)
     layout, finishes = make_layout(plan, preds, not_weighted)
     layout.weights = column
     return layout, finishes
-
-
-def _units_of(models: Sequence[ModelSource], options: dict[str, Any]):
-    """:func:`stream_units` of the ``cluster`` and ``block_size`` options (before any batch is built)."""
-    return stream_units(
-        models, options.get("cluster"), options.get("block_size"), options.get("n_boot", 1000)
-    )
 
 
 def _flip_seed(layout: Layout, seen: list, batches) -> int | None:
@@ -600,40 +597,40 @@ def _flip_seed(layout: Layout, seen: list, batches) -> int | None:
     return flip_seed(plan.seed or 0, first_rows_key(seen, batches))
 
 
-def stream_units(models: Sequence[ModelSource], cluster: str | None, size: Any, n_boot: int):
-    """The :attr:`Layout.units` of ``--cluster COLUMN`` (the first model's column, read as its "by" role) or
-    ``--block-size N``. Blocks stream for the sign-flip test (non-overlapping blocks) but not for the
+def stream_units(models: Sequence[ModelSource], resampling: Resampling, n_boot: int) -> Resampling | None:
+    """The :attr:`Layout.units` of ``resampling``: clusters of the first model's column (read as its "by"
+    role), or blocks. Blocks stream for the sign-flip test (non-overlapping blocks) but not for the
     bootstrap: the circular block bootstrap draws blocks that start anywhere in the N rows, and N and the
     rows' window sums are known only at the end."""
-    if cluster is not None and size is not None:
-        raise UsageError("give either a cluster column or a block size, not both")
+    size = resampling.block_size
     if size is not None:
-        if isinstance(size, str):
+        if size == "auto":
             raise UsageError(
-                "--block-size auto chooses the size from the whole series (not streamed): give the block size, "
-                "or use --engine memory"
+                f"{option('block_size', 'auto')} chooses the size from the whole series (not streamed): give the "
+                f"block size, or use {option('engine', 'memory')}"
             )
         if n_boot and int(size) > 1:
             raise UsageError(
-                "--block-size with bootstrap intervals needs the whole files in memory (the circular block "
-                "bootstrap draws blocks starting anywhere in the rows): use --engine memory, or --bootstrap 0 "
-                "for the block sign-flip test alone"
+                f"{option('block_size')} with bootstrap intervals needs the whole files in memory (the circular "
+                f"block bootstrap draws blocks starting anywhere in the rows): use {option('engine', 'memory')}, "
+                f"or {option('bootstrap', 0)} for the block sign-flip test alone"
             )
-        return ("block", int(size))
-    if cluster is None:
+        return resampling
+    if resampling.cluster is None:
         return None
     from ...errors import SchemaError
 
     m = models[0]
     names = list(m.src.info.columns)
     lower = {c.lower(): c for c in names}
+    cluster = resampling.cluster
     name = cluster if cluster in names else lower.get(cluster.lower())
     if name is None:
         raise SchemaError(
             f"{m.spec}: column '{cluster}' not found; available columns: {', '.join(names[:20])}"
         )
     m.plan.roles["by"] = name  # build_batch hands its values, aligned with the kept rows, to Batch.groups
-    return ("cluster", name)
+    return Resampling(cluster=name)
 
 
 def compare_stream(
@@ -643,13 +640,13 @@ def compare_stream(
     options: dict[str, Any],
     chunk_rows: int,
     progress: Callable[[int], None] | None = None,
+    resampling: Resampling = ROWS,
 ) -> dict[str, Any]:
-    """The comparison JSON of the model files ``specs`` read in aligned record batches (the stream engine).
-    ``options``: the keyword arguments of :func:`uqeval.commands.compare.core.compare_models` after ``metrics``."""
-    if chunk_rows < 1:
-        raise UsageError(f"--chunk-rows must be >= 1, got {chunk_rows}")
+    """The comparison JSON of the model files ``specs`` read in aligned record batches of ``chunk_rows`` rows
+    (the stream engine). ``options``: the keyword arguments of
+    :func:`uqeval.commands.compare.core.compare_models` from ``metrics`` to ``dm_lag``."""
     models = open_models(specs, settings)
-    units = _units_of(models, options)
+    units = stream_units(models, resampling, options.get("n_boot", 1000))
     batches = stream_batches(models, settings, chunk_rows)
     preds, seen = first_batch(batches)
     layout, finishes = plan_on(models, preds, names, settings, options, seen)
@@ -796,10 +793,10 @@ def finish(
     ]
     if lay.not_streamed:
         notes.append(
-            f"--engine {engine}: {len(lay.not_streamed)} metric(s) not compared because they do not merge "
-            "over chunks: "
+            f"{option('engine', engine)}: {len(lay.not_streamed)} metric(s) not compared because they do not "
+            "merge over chunks: "
             + "; ".join(f"{k} ({why})" for k, why in lay.not_streamed.items())
-            + "; use --engine memory for them"
+            + f"; use {option('engine', 'memory')} for them"
         )
     approx = {}
     for sig in part.kinds:
@@ -809,14 +806,16 @@ def finish(
             if any(r.source == "summary" and f"{r.group}.{r.keys[-1]}" == path for r in plan.refs):
                 approx[path] = bound
     for path, bound in approx.items():
-        notes.append(f"--engine {engine}: {path} is approximate: {bound}")
+        notes.append(f"{option('engine', engine)}: {path} is approximate: {bound}")
     extra, last = {}, []
     if lay.weights is not None:
         from ...weights import weights_block
         from .core import weight_notes
 
         extra["weights"] = weights_block(lay.weights, total_w, n_zero, lay.not_weighted)
-        last = weight_notes(n_zero, lay.units is not None and lay.units[0] == "block", lay.not_weighted)
+        last = weight_notes(
+            n_zero, lay.units is not None and lay.units.block_size is not None, lay.not_weighted
+        )
     out = assemble(
         plan, info_models, n, estimates, targets, replicates, notes, available, run_tests, extra, last
     )
@@ -842,18 +841,7 @@ def _unit_resampling(part: ComparePartial):
 
     lay, plan, units = part.layout, part.layout.plan, part.by_unit
     count = len(units.index)
-    kind, value = cast("tuple[str, Any]", lay.units)
-    info: dict[str, Any] = (
-        {"unit": "cluster", "clusters": count}
-        if kind == "cluster"
-        else {
-            "unit": "block",
-            "block_size": value,
-            "blocks": count,
-            "bootstrap": "circular blocks" if value > 1 else "rows",
-            "sign_flip": "non-overlapping blocks",
-        }
-    )
+    info = cast("Resampling", lay.units).describe(count)
     acc, total = None, None
     if plan.n_boot:  # clusters (blocks of more than one row are refused with the bootstrap: stream_units)
         acc = Accumulator(plan.seed or 0, plan.n_boot, n_terms=units.width, n_categories=tuple(units.n_codes))
@@ -879,23 +867,18 @@ def compare_with_engine(
     names: Sequence[str],
     settings: Settings,
     options: dict[str, Any],
-    engine: str = "stream",
-    chunk_rows: int | None = None,
-    scheduler: str | None = None,
-    workers: int | None = None,
+    engine: EngineOptions,
+    resampling: Resampling = ROWS,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """The comparison JSON of ``specs`` on a streaming engine (``stream`` or ``dask``)."""
-    from ...engine.local import auto_chunk_rows
-
-    chunk_rows = int(
-        chunk_rows or min(auto_chunk_rows(s, _file_settings(settings, i)) for i, s in enumerate(specs))
+    """The comparison JSON of ``specs`` on a streaming engine (``engine``: ``stream`` or ``dask``, as
+    :meth:`~uqeval.engine.options.EngineOptions.choose` chose it), resampling rows, clusters or blocks."""
+    engine = engine.sized(specs, [_file_settings(settings, i) for i in range(len(specs))])
+    if engine.engine == "dask":
+        return compare_dask(specs, names, settings, options, engine, progress, resampling)
+    return compare_stream(
+        specs, names, settings, options, cast("int", engine.chunk_rows), progress, resampling
     )
-    if engine == "dask":
-        return compare_dask(specs, names, settings, options, chunk_rows, scheduler, workers, progress)
-    if scheduler is not None or workers is not None:
-        raise UsageError("--scheduler and --workers apply to --engine dask only")
-    return compare_stream(specs, names, settings, options, chunk_rows, progress)
 
 
 # --------------------------------------------------------------------------- Dask
@@ -1003,25 +986,25 @@ def compare_dask(
     names: Sequence[str],
     settings: Settings,
     options: dict[str, Any],
-    chunk_rows: int,
-    scheduler: str | None = None,
-    workers: int | None = None,
+    engine: EngineOptions,
     progress: Callable[[int], None] | None = None,
+    resampling: Resampling = ROWS,
 ) -> dict[str, Any]:
     """The comparison JSON of Parquet inputs ``specs`` on a Dask cluster: the first model's row groups cut the
     rows into tasks of global row ranges; each task reads that range of every model into a
     :class:`ComparePartial`, and the partials are tree-reduced in row order with :meth:`ComparePartial.merge`."""
     from ...engine.dask import cluster_info, dask_client, tree_reduce, wait
 
+    chunk_rows = cast("int", engine.chunk_rows)  # set: EngineOptions.sized
     models = open_models(specs, settings)
-    units = _units_of(models, options)
+    units = stream_units(models, resampling, options.get("n_boot", 1000))
     groups, tasks = row_range_tasks(models)
     head = stream_batches(models, settings, chunk_rows)
     preds, seen = first_batch(head)  # plan on the first rows (client)
     layout, finishes = plan_on(models, preds, names, settings, options, seen)
     layout.units = units
     layout.flip_seed = _flip_seed(layout, seen, head)
-    with dask_client(scheduler, workers) as (client, distributed):
+    with dask_client(engine) as (client, distributed):
 
         def submit(i: int, kept: int):
             return client.submit(
@@ -1038,5 +1021,4 @@ def compare_dask(
                 futures[i] = submit(i, kept)
             kept += n
         part = tree_reduce(client, futures, _merge)  # pairs in row order
-    info = cluster_info(chunk_rows, len(tasks), scheduler, workers)
-    return finish(models, part, finishes, "dask", info)
+    return finish(models, part, finishes, "dask", cluster_info(engine, len(tasks)))

@@ -5,12 +5,15 @@ its (facet, point) cell, so a cell keeps its row count and count-weighted sums (
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ...config import Settings
-from ...errors import InputError
+from ...errors import InputError, option
+
+if TYPE_CHECKING:
+    from ...engine.options import EngineOptions
 
 
 def _cells(
@@ -149,28 +152,44 @@ def _merge_parts(a, b):
     return merge_cells(a[0], b[0]), {**a[1], **b[1]}
 
 
+def coverage_points_with_engine(
+    files: Sequence[tuple[str, str]],
+    settings: Settings,
+    engine: EngineOptions,
+    points_by: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """The records of :func:`uqeval.commands.coverage.core.coverage_points` for ``(method, path)`` pairs on a
+    streaming engine (``engine``: ``stream`` or ``dask``, as :meth:`~uqeval.engine.options.EngineOptions.choose`
+    chose it); ``progress(rows)``: rows read so far over all files."""
+    engine = engine.sized([path for _, path in files], settings)
+    if engine.engine == "dask":
+        return coverage_points_dask(files, settings, engine, points_by, progress)
+    return coverage_points_stream(files, settings, cast("int", engine.chunk_rows), points_by, progress)
+
+
 def coverage_points_dask(
     files: Sequence[tuple[str, str]],
     settings: Settings,
-    chunk_rows: int,
+    engine: EngineOptions,
     points_by: str | None = None,
-    scheduler: str | None = None,
-    workers: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """The records of :func:`coverage_points_stream` on a Dask cluster: each file's row groups map to cells on
-    the workers, tree-reduced with :func:`merge_cells`."""
+    """The records of :func:`coverage_points_stream` on a Dask cluster (``engine``: its scheduler or workers,
+    and ``chunk_rows`` set: :meth:`~uqeval.engine.options.EngineOptions.sized`): each file's row groups map to
+    cells on the workers, tree-reduced with :func:`merge_cells`."""
     from ...engine.dask import dask_client, partitions, tree_reduce, wait
     from ...engine.local import _prepare
     from ...errors import SchemaError, UsageError
 
+    chunk_rows = cast("int", engine.chunk_rows)
     plans = []
     for _, path in files:
         src, plan, _ = _prepare(path, settings, allow_by=True)
         if src.fmt != "parquet":
             raise UsageError(
-                f"--engine dask reads Parquet (files, directories, globs), not {path}; stream CSV with "
-                "--engine stream"
+                f"{option('engine', 'dask')} reads Parquet (files, directories, globs), not {path}; stream CSV "
+                f"with {option('engine', 'stream')}"
             )
         if points_by and points_by not in src.info.columns:
             raise SchemaError(
@@ -181,7 +200,7 @@ def coverage_points_dask(
     records: list[dict[str, Any]] = []
     kinds: dict[str, str] = {}
     done = 0
-    with dask_client(scheduler, workers) as (client, distributed):
+    with dask_client(engine) as (client, distributed):
         for (method, path), (src, plan) in zip(files, plans):
             tasks = partitions(src.files)
             futures = [

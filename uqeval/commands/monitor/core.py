@@ -9,13 +9,16 @@ its e-value reaches ``K / alpha``, so the chance that any of them ever raises a 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ...config import Settings
-from ...errors import UsageError
+from ...errors import UsageError, option
 from .windows import SCHEMA, Windows
+
+if TYPE_CHECKING:
+    from ...engine.options import EngineOptions
 
 
 def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[str, Any]]:
@@ -103,7 +106,7 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
     from .windows import WINDOW_OPT_IN, Pair
 
     if not 0 < alpha < 1:
-        raise UsageError(f"{_opt('alpha', alpha)} must be in (0, 1)")
+        raise UsageError(f"{option('alpha', alpha)} must be in (0, 1)")
     pair = run if isinstance(run, Pair) else None
     win: Windows = pair.a if pair is not None else run
     keys = sorted(set(win.windows) | (set(pair.b.windows) if pair else set()))
@@ -296,73 +299,67 @@ def monitor_file(
     time: str | None = None,
     origin: str | None = None,
     alpha: float = 0.05,
-    engine: str = "stream",
-    chunk_rows: int | None = None,
+    engine: EngineOptions | None = None,
     state: bytes | None = None,
     state_source: str | None = None,
-    scheduler: str | None = None,
-    workers: int | None = None,
     progress=None,
     bound: float | None = None,
     adversarial_windows: bool = False,
     skip_seen: bool = False,
 ) -> tuple[dict[str, Any], bytes]:
     """``(document, state bytes)`` of the rows of ``spec`` (a list of two: model A and model B), added to a
-    saved ``state`` (:func:`~uqeval.commands.monitor.windows.dump_state`). ``adversarial_windows``: also finish the
-    adversarial group calibration of every window (:data:`~uqeval.commands.monitor.windows.WINDOW_OPT_IN`).
+    saved ``state`` (:func:`~uqeval.commands.monitor.windows.dump_state`), read on ``engine`` (stream or dask;
+    default: stream). ``adversarial_windows``: also finish the adversarial group calibration of every window
+    (:data:`~uqeval.commands.monitor.windows.WINDOW_OPT_IN`).
 
     A state is kept when ``state`` or ``state_source`` (the state file's name; a first run has no bytes yet)
     is given: rows it counted (at or before its mark) and input files it read are refused, or left out with
     ``skip_seen`` and counted in a note (:class:`~uqeval.commands.monitor.windows.Seen`)."""
-    from ...engine.local import auto_chunk_rows
+    from ...engine.options import EngineOptions
     from .windows import Layout, dump_state, load_state, monitor_pair, monitor_windows, seen_notes
 
     if not 0 < alpha < 1:
-        raise UsageError(f"{_opt('alpha', alpha)} must be in (0, 1)")
+        raise UsageError(f"{option('alpha', alpha)} must be in (0, 1)")
     track = state is not None or state_source is not None
     if skip_seen and not track:
         raise UsageError(
-            f"{_opt('skip_seen', None)} leaves out the rows a state counted: give {_opt('state', 'FILE')} as well"
+            f"{option('skip_seen')} leaves out the rows a state counted: give {option('state', 'FILE')} as well"
         )
     two = isinstance(spec, (list, tuple))
     if settings.columns.get("weights"):
         from ...weights import refuse_weights
 
         if two:
-            raise refuse_weights("monitor A B", "monitor each model alone with --weights")
+            raise refuse_weights("monitor A B", f"monitor each model alone with {option('weights')}")
         if state is not None:
             raise refuse_weights(
-                "monitor --state", "a weighted monitor reads all its rows in one run (its state is not saved)"
+                f"monitor {option('state')}",
+                "a weighted monitor reads all its rows in one run (its state is not saved)",
             )
     layout = Layout(window, time, origin, adversarial_windows)
     source = state_source or "the state"
     start: Any = load_state(state, layout, settings, source, pair=two) if state is not None else None
     run: Any
     first = spec[0] if two else spec
-    chunk = int(chunk_rows or auto_chunk_rows(first, settings))
-    if engine not in ("stream", "dask"):
-        raise UsageError(f"{_opt('engine', engine)}: monitor runs on the stream or dask engine")
-    if engine == "stream" and (scheduler is not None or workers is not None):
-        raise UsageError("--scheduler and --workers apply to --engine dask only")
+    engine = (engine or EngineOptions("stream")).streamed("monitor").sized([first], settings)
+    chunk = cast("int", engine.chunk_rows)
     if two:
-        if engine == "dask":
-            raise UsageError("monitor A B reads both inputs in step: use --engine stream")
+        if engine.engine == "dask":
+            raise UsageError(f"monitor A B reads both inputs in step: use {option('engine', 'stream')}")
         src, src_b, run = monitor_pair(
             list(spec), layout, settings, chunk, bound, progress, start, track, skip_seen
         )
-    elif engine == "dask":
+    elif engine.engine == "dask":
         from .dask import monitor_dask
 
-        src, run = monitor_dask(
-            spec, layout, settings, chunk, scheduler, workers, start, track=track, skip_seen=skip_seen
-        )
+        src, run = monitor_dask(spec, layout, settings, engine, start, track=track, skip_seen=skip_seen)
     else:
         src, run = monitor_windows(spec, layout, settings, chunk, progress, start, track, skip_seen)
     skipped = seen_notes(run, skip_seen, str(src.spec))
     info: dict[str, Any] = {
         "path": str(src.spec),
         "format": src.fmt,
-        "engine": engine,
+        "engine": engine.engine,
         "n_files": len(src.files),
         "chunk_rows": chunk,
     }
@@ -373,9 +370,3 @@ def monitor_file(
         doc["notes"] = [*doc.get("notes", []), *skipped]
     # a weighted run saves no state (--state is refused with --weights: its finishing forms are not data)
     return doc, b"" if settings.columns.get("weights") else dump_state(run)
-
-
-def _opt(key: str, value: Any) -> str:
-    from ...errors import option
-
-    return option(key, value)

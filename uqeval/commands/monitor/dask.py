@@ -16,10 +16,13 @@ files whose tasks' time ranges overlap keep the shared windows open, as before (
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ...config import Settings
 from .windows import Layout, Windows
+
+if TYPE_CHECKING:
+    from ...engine.options import EngineOptions
 
 #: the key interval of a task whose rows may fall in any window
 EVERY = (float("-inf"), float("inf"))
@@ -118,17 +121,18 @@ def monitor_dask(
     spec: str | Path,
     layout: Layout,
     settings: Settings,
-    chunk_rows: int,
-    scheduler: str | None,
-    workers: int | None,
+    engine: EngineOptions,
     start: Windows | None = None,
     progress=None,
     track: bool = False,
     skip_seen: bool = False,
 ) -> tuple[Any, Windows]:
-    """``(source, Windows)`` of ``spec`` (Parquet) computed on a Dask cluster, added to ``start``; ``track``
+    """``(source, Windows)`` of ``spec`` (Parquet) computed on a Dask cluster, added to ``start`` (``engine``: its
+    scheduler or workers, and ``chunk_rows`` set: :meth:`~uqeval.engine.options.EngineOptions.sized`); ``track``
     and ``skip_seen`` as :func:`~uqeval.commands.monitor.windows.monitor_windows`'s."""
     from ...engine.dask import dask_client, parquet_tasks, partitions, tree_reduce, wait
+
+    chunk_rows = cast("int", engine.chunk_rows)
 
     src, plan, tasks, columns = parquet_tasks(spec, settings, allow_by=True)
     if track:
@@ -150,7 +154,7 @@ def monitor_dask(
     if start is not None:  # windows a resumed state left open may get rows here: no task finishes them
         kept = [(float(k), float(k)) for k, w in start.windows.items() if w["state"] is not None]
         shared = [sh + kept for sh in shared]
-    with dask_client(scheduler, workers) as (client, distributed):
+    with dask_client(engine) as (client, distributed):
         futures = [
             client.submit(
                 partition_windows, t, plan, settings, chunk_rows, columns, layout, base, sh, prior, pure=False

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ...config import Settings
-from ...engine.local import DEFAULT_CHUNK_ROWS, auto_chunk_rows, iter_batches_of, row_signature
-from ...errors import InputError, UsageError
+from ...engine.local import DEFAULT_CHUNK_ROWS, iter_batches_of, row_signature
+from ...errors import InputError, option
+
+if TYPE_CHECKING:
+    from ...engine.options import EngineOptions
 
 
 class Partial:
@@ -201,15 +204,17 @@ def summary_of(
         info["bounds"] = {k: v for k, v in bounds.items() if k.split(".")[0] in metrics}
     if left_out:
         notes.append(
-            f"--engine {engine}: {len(left_out)} metric(s) not computed because they do not merge over "
+            f"{option('engine', engine)}: {len(left_out)} metric(s) not computed because they do not merge over "
             f"chunks: "
             + "; ".join(f"{k} ({why})" for k, why in left_out.items())
-            + "; use --engine memory for them"
+            + f"; use {option('engine', 'memory')} for them"
         )
     for path, bound in approx.items():
-        notes.append(f"--engine {engine}: {path} is approximate: {bound}")
+        notes.append(f"{option('engine', engine)}: {path} is approximate: {bound}")
     if part.n_fixed:
-        notes.append(f"{part.n_fixed} row(s) had crossing quantiles and were sorted (--fix-crossing)")
+        notes.append(
+            f"{part.n_fixed} row(s) had crossing quantiles and were sorted ({option('fix_crossing')})"
+        )
     if groups is not None:  # score --by (uqeval.commands.score.groups)
         info["columns"] = {**(info["columns"] or {}), "by": groups["column"]}
     weights = None
@@ -246,19 +251,15 @@ def score_stream(
 def score_with_engine(
     spec: str | Path,
     settings: Settings,
-    engine: str = "stream",
-    chunk_rows: int | None = None,
-    scheduler: str | None = None,
-    workers: int | None = None,
+    engine: EngineOptions,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """The JSON summary of ``spec`` on a streaming engine (``stream`` or ``dask``)."""
-    chunk_rows = int(chunk_rows or auto_chunk_rows(spec, settings))
-    if engine == "dask":
-        return score_dask(spec, settings, chunk_rows, scheduler=scheduler, workers=workers, progress=progress)
-    if scheduler is not None or workers is not None:
-        raise UsageError("--scheduler and --workers apply to --engine dask only")
-    return score_stream(spec, settings, chunk_rows, progress)
+    """The JSON summary of ``spec`` on a streaming engine (``engine``: ``stream`` or ``dask``, as
+    :meth:`~uqeval.engine.options.EngineOptions.choose` chose it)."""
+    engine = engine.sized([spec], settings)
+    if engine.engine == "dask":
+        return score_dask(spec, settings, engine, progress)
+    return score_stream(spec, settings, cast("int", engine.chunk_rows), progress)
 
 
 def partition_partial(
@@ -309,17 +310,17 @@ def _merge(a, b):
 def score_dask(
     spec: str | Path,
     settings: Settings,
-    chunk_rows: int,
-    scheduler: str | None = None,
-    workers: int | None = None,
+    engine: EngineOptions,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """The JSON summary of ``spec`` (Parquet file, directory or glob) computed on a Dask cluster."""
+    """The JSON summary of ``spec`` (Parquet file, directory or glob) computed on a Dask cluster (``engine``:
+    its scheduler or workers, and ``chunk_rows`` set: :meth:`~uqeval.engine.options.EngineOptions.sized`)."""
     from ...engine.dask import cluster_info, dask_client, parquet_tasks, tree_reduce, wait
 
+    chunk_rows = cast("int", engine.chunk_rows)
     grouped = settings.columns.get("by") is not None
     src, plan, tasks, columns = parquet_tasks(spec, settings, allow_by=grouped)
-    with dask_client(scheduler, workers) as (client, distributed):
+    with dask_client(engine) as (client, distributed):
         futures = [
             client.submit(partition_partial, t, plan, settings, chunk_rows, columns, grouped, pure=False)
             for t in tasks
@@ -351,7 +352,7 @@ def score_dask(
             )
             for second, group_second in seconds:
                 part.add_second(second, group_second, part.state["kind"])
-    info = cluster_info(chunk_rows, len(tasks), scheduler, workers)
+    info = cluster_info(engine, len(tasks))
     if grouped:
         from .groups import groups_of
 

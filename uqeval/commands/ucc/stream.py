@@ -53,12 +53,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ...config import Settings
-from ...errors import InputError, UsageError
+from ...errors import InputError, UsageError, option
+
+if TYPE_CHECKING:
+    from ...engine.options import EngineOptions
 
 #: float64 bit pattern >> SHIFT: a cell of critical scales spans a relative width of 2**-(52 - SHIFT) = 2**-14
 SHIFT = 38
@@ -406,8 +409,8 @@ def _check_request(n_permutations: int, x_axis: str, y_axis: str, normalize: str
 
     if n_permutations:
         raise UsageError(
-            "--permutation-test swaps the bands of every row between models and needs all rows in "
-            "memory: use --engine memory"
+            f"{option('permutation_test')} swaps the bands of every row between models and needs all rows in "
+            f"memory: use {option('engine', 'memory')}"
         )
     _check_axes(x_axis, y_axis)
     _check_normalize(normalize)
@@ -530,11 +533,27 @@ def _merge_models(a: _Models, b: _Models) -> _Models:
     return a.merge(b)
 
 
+def ucc_with_engine(
+    files: Sequence[str | Path],
+    names: Sequence[str],
+    settings: Settings,
+    engine: EngineOptions,
+    progress: Callable[[int], None] | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """The ``uqeval.ucc/1`` document of ``files`` on a streaming engine (``engine``: ``stream`` or ``dask``, as
+    :meth:`~uqeval.engine.options.EngineOptions.choose` chose it); ``options``: those of :func:`ucc_stream`."""
+    engine = engine.sized(files, settings)
+    if engine.engine == "dask":
+        return ucc_dask(files, names, settings, engine, progress=progress, **options)
+    return ucc_stream(files, names, settings, cast("int", engine.chunk_rows), progress=progress, **options)
+
+
 def ucc_dask(
     files: Sequence[str | Path],
     names: Sequence[str],
     settings: Settings,
-    chunk_rows: int,
+    engine: EngineOptions,
     x_axis: str = "bandwidth",
     y_axis: str = "missrate",
     normalize: str = "std",
@@ -543,20 +562,21 @@ def ucc_dask(
     cost: float = 0.5,
     n_permutations: int = 0,
     seed: int = 0,
-    scheduler: str | None = None,
-    workers: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """:func:`ucc_stream` on a Dask cluster: the first model's row groups cut the rows into tasks of global row
-    ranges; each task reads that range of every model (targets compared there), and the per-model states are
-    tree-reduced with :meth:`_Models.merge` (a union of cells: the same document as streamed)."""
+    """:func:`ucc_stream` on a Dask cluster (``engine``: its scheduler or workers, and ``chunk_rows`` set:
+    :meth:`~uqeval.engine.options.EngineOptions.sized`): the first model's row groups cut the rows into tasks
+    of global row ranges; each task reads that range of every model (targets compared there), and the
+    per-model states are tree-reduced with :meth:`_Models.merge` (a union of cells: the same document as
+    streamed)."""
     from ...engine.dask import cluster_info, dask_client, tree_reduce, wait
     from ..compare.stream import open_models, row_range_tasks
 
+    chunk_rows = cast("int", engine.chunk_rows)
     files = _check_request(n_permutations, x_axis, y_axis, normalize, files)
     models = open_models(files, settings)
     groups, tasks = row_range_tasks(models)
-    with dask_client(scheduler, workers) as (client, distributed):
+    with dask_client(engine) as (client, distributed):
         futures = [
             client.submit(partition_ucc, t, models, groups, settings, chunk_rows, list(names), pure=False)
             for t in tasks
@@ -575,7 +595,7 @@ def ucc_dask(
         cost,
         seed,
         "dask",
-        cluster_info(chunk_rows, len(tasks), scheduler, workers),
+        cluster_info(engine, len(tasks)),
     )
 
 
