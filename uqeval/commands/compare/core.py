@@ -39,6 +39,7 @@ is the better basis for comparing models on such metrics.
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -1185,72 +1186,8 @@ def compare_models(
         resampling, units, info = resampling.units(n, clusters, lambda: _auto_block_size(results, plan, n))
         block_size = cast("int | None", resampling.block_size)  # a number: "auto" is resolved
         plan = replace(plan, resampling=info)
-    from ...metrics.blocks import PairwiseSum
-
-    refs = {ref.name: ref for ref in plan.refs}
-    # A comparison score is never held whole: each pass over the rows (the bootstrap with the means, then
-    # the paired tests) makes it block by block from the prediction's rows (most kernels are cheaper than
-    # reading an (N,) array back from memory). A summary metric's per-row score is part of its per-row
-    # form, which is held.
-    scored = {
-        (ref.name, k)
-        for ref in plan.refs
-        if ref.source == "per_row"
-        for k in range(len(models))
-        if results.has_score(k, ref.name)
-    }
-
-    block_of: dict[int, tuple[int, int, Prediction]] = {}  # per model: its rows of the current block
-
-    def score_rows(name: str, k: int, start: int, stop: int) -> np.ndarray:
-        ref = refs[name]
-        if ref.source != "per_row":
-            # asked for where it is (available)
-            return cast("np.ndarray", row_score(results, k, ref))[start:stop]
-        if block_of.get(k, (None, None))[:2] != (
-            start,
-            stop,
-        ):  # one subset per block: its memos serve every score
-            block_of[k] = (start, stop, models[k].prediction.subset(slice(start, stop)))
-        # scored: model k has this score (has_score)
-        return cast("np.ndarray", comparison_score(block_of[k][2], name, plan.grids, plan.settings))
-
-    sums = {key: PairwiseSum(n) for key in scored}  # np.mean of each whole score, bit for bit
-
-    def block_score(key: tuple[str, int]) -> BlockScore:
-        def rows_of(start: int, stop: int) -> np.ndarray:
-            score = score_rows(*key, start, stop)
-            sums[key].add(score if uw is None else score * uw[start:stop])
-            return score[:, None]
-
-        return rows_of
-
-    def value(k: int, ref: MetricRef) -> tuple[float | None, Any]:
-        if ref.source == "per_row":  # its mean is filled in by the pass over the rows below
-            return (0.0 if (ref.name, k) in scored else None), None
-        if uw is not None:  # the per-row form's resampler at the weights (as score: one definition)
-            stat = row_form(results, k, ref)
-            fn = None if stat is None else stat.resampler(blas=False)
-            # the family's result only for a target (a nominal level): its value is not used
-            res = results.get(k, cast("str", ref.group)) if ref.orientation == "target" else None
-            return (None if fn is None else _num(float(fn(uw[None, :])[0]))), res
-        res = results.get(k, cast("str", ref.group))  # a summary metric names its family
-        return _num(_value_at(res, ref.keys)), res
-
-    def at_full(k: int, ref: MetricRef) -> tuple[Any, float | None, str | None]:
-        if ref.source == "per_row":
-            return block_score((ref.name, k)), None, None
-        stat = row_form(results, k, ref) if plan.n_boot else None
-        fn = None if stat is None else stat.resampler()
-        if fn is None:
-            return None, None, "no cheap resampler (it would be recomputed from scratch per resample)"
-        return (
-            stat,
-            float(np.asarray(fn(np.ones((1, n)) if uw is None else uw[None, :]), dtype=np.float64)[0]),
-            None,
-        )  # unit weights: the rows (the rows' own weights)
-
-    estimates, targets, columns, notes = estimate_metrics(plan, value, at_full)
+    rows = _RowScores(models, plan, results, uw)
+    estimates, targets, columns, notes = estimate_metrics(plan, rows.value, rows.at_full)
     replicates: dict[tuple[str, str], np.ndarray] = {}
     if plan.n_boot and columns:  # every comparison score is a column: the bootstrap pass makes the means too
         reps = poisson_bootstrap(
@@ -1259,113 +1196,21 @@ def compare_models(
         for (metric, model, _), rep in zip(columns, reps):
             replicates[(metric, model)] = rep
     else:
-        for start, stop in _spans(n, _ROWS):
-            for key in scored:
-                score = score_rows(*key, start, stop)
-                sums[key].add(score if uw is None else score * uw[start:stop])
-    w_total = float(n) if uw is None else float(uw.sum())
-    for (name, k), total in sums.items():
-        estimates[name][plan.names[k]] = total.total() / w_total if n else math.nan
+        rows.add_means()
+    rows.fill_estimates(estimates)
     if not_weighted is not None:
-        from ...catalogue import METRICS
-
-        for (
-            ref
-        ) in plan.refs:  # a metric with a weighted form that has no per-row form for this representation
-            for k, name in enumerate(plan.names):
-                if (
-                    ref.source == "summary"
-                    and estimates[ref.name][name] is None
-                    and METRICS[f"{ref.group}.{ref.keys[-1]}"].applies_to(plan.kinds[k])
-                ):
-                    stat = row_form(results, k, ref)
-                    if stat is None or stat.resampler() is None:
-                        not_weighted.setdefault(ref.name, no_row_form(plan.kinds[k], name))
-    # the rows' weights over their mean: the paired tests take z_i = w_i d_i / mean(w), whose mean is the
-    # weighted mean difference (1 for every row without weights)
-    z = None if uw is None else uw / (uw.sum() / n)
+        _not_weighted_forms(plan, results, estimates, not_weighted)
     available = {
         ref.name: [
             k
             for k in range(len(models))
-            if (ref.name, k) in scored or ref.source == "summary" and row_score(results, k, ref) is not None
+            if (ref.name, k) in rows.scored
+            or ref.source == "summary"
+            and row_score(results, k, ref) is not None
         ]
         for ref in plan.refs
     }
-
-    def run_tests(todo: list[tuple[str, int, int]]) -> list[dict[str, Any]]:
-        from ...metrics.comparison import Moments
-
-        tests = [
-            {
-                "metric": name,
-                "model": plan.names[a],
-                "reference": plan.names[b],
-                "mean_diff": math.nan,
-                "permutation_p": math.nan,
-                "dm_statistic": math.nan,
-                "dm_p": math.nan,
-            }
-            for name, a, b in todo
-        ]
-        if not todo:
-            return tests
-        means = [PairwiseSum(n) for _ in todo]
-        # the difference of the estimates: near the mean difference, it keeps the lag products accurate
-        est = [(estimates[name][plan.names[a]], estimates[name][plan.names[b]]) for name, a, b in todo]
-        shift = np.array([math.nan if None in e else e[0] - e[1] for e in est])
-        shift[~np.isfinite(shift)] = 0.0
-        # the test statistic does not depend on the unit of the scores: differences of scores near the
-        # float64 limit are divided by a power of two (exact) near their size, so their squares do not
-        # overflow (1 for ordinary scores: nothing changes)
-        size = np.array([max((abs(v) for v in e if v is not None), default=0.0) for e in est])
-        unit = np.where(
-            np.isfinite(size) & (size > 2.0**400), np.exp2(np.floor(np.log2(np.maximum(size, 1.0)))), 1.0
-        )
-        scaled = bool((unit != 1.0).any())
-        shift = shift / unit if scaled else shift
-        moments = [Moments(plan.dm_lag, shift)]
-        lag1 = _Lag1(len(todo), shift) if units is None and n >= _LAG1_MIN_ROWS else None
-
-        def block(
-            start: int, stop: int, out: np.ndarray
-        ) -> None:  # the differences of rows start .. stop - 1
-            here: dict[tuple[str, int], np.ndarray] = {}
-            for j, (name, a, b) in enumerate(todo):
-                for k in (a, b):
-                    if (name, k) not in here:
-                        here[(name, k)] = score_rows(name, k, start, stop)
-                sa = here[(name, a)]
-                out[:, j] = sa - _without_rounding_noise(sa, here[(name, b)])
-                if z is not None:
-                    out[:, j] *= z[start:stop]
-                means[j].add(out[:, j])
-            moments[0] = moments[0].merge(Moments.of(out / unit if scaled else out, plan.dm_lag, shift))
-            if lag1 is not None:
-                lag1.add(out / unit if scaled else out)
-
-        if plan.n_permutations:
-            from ...resample import flip_seed, rows_key
-
-            seed = flip_seed(plan.seed or 0, rows_key([m.prediction for m in models]))
-            p_values = sign_flip_tests(block, plan.n_permutations, seed, shape=(n, len(todo)), units=units)
-            for entry, p in zip(tests, p_values):
-                entry["permutation_p"] = float(p)
-        else:
-            buf = np.empty((min(n, _ROWS + 1), len(todo)))
-            for start, stop in _spans(n, _ROWS):
-                block(start, stop, buf[: stop - start])
-        for j, entry in enumerate(tests):
-            entry["mean_diff"] = means[j].total() / n if n else math.nan
-            if n >= 2 and plan.dm_lag < n:
-                dm = moments[0].dm(j)
-                entry["dm_statistic"], entry["dm_p"] = dm["statistic"], dm["p_value"]
-        if lag1 is not None:
-            note = lag1.note(moments[0], todo, plan.names)
-            if note:
-                notes.append(note)
-        return tests
-
+    tests = _PairedTests(rows, estimates, notes, units)
     extra, last = {}, []
     if plan.settings.murphy:  # issue 16 A
         extra["murphy"] = murphy_comparison(models)
@@ -1386,7 +1231,7 @@ def compare_models(
         n_zero = int((w_all == 0).sum())
         extra["weights"] = weights_block(weights_column, float(w_all.sum()), n_zero, not_weighted)
         last = weight_notes(n_zero, block_size is not None, not_weighted) + last
-    out = assemble(plan, models, n, estimates, targets, replicates, notes, available, run_tests, extra, last)
+    out = assemble(plan, models, n, estimates, targets, replicates, notes, available, tests.run, extra, last)
     out["n_rows"] = int(n_read)
     if reference is not None:  # forecast verification (issue 16): skill of each model against the reference
         from .skill import compare_skill
@@ -1406,6 +1251,228 @@ def compare_models(
         out["skill_orientation"] = skill["orientation"]
         out["notes"] = list(out.get("notes", [])) + skill["notes"]
     return out
+
+
+class _RowScores:
+    """The comparison scores of aligned models, made block by block from their rows and never held whole
+    (most kernels are cheaper than reading an (N,) array back from memory); a summary metric's per-row score
+    is part of its per-row form, which is held. ``uw``: the rows' weights (None: every row counts once).
+    Each score's sum over the rows accumulates as its blocks are made (``np.mean`` of the whole score, bit
+    for bit)."""
+
+    def __init__(self, models: Sequence[Model], plan: Plan, results: _Results, uw: np.ndarray | None) -> None:
+        from ...metrics.blocks import PairwiseSum
+
+        self.models, self.plan, self.results, self.uw = models, plan, results, uw
+        self.n = models[0].prediction.n
+        self.refs = {ref.name: ref for ref in plan.refs}
+        self.scored = {
+            (ref.name, k)
+            for ref in plan.refs
+            if ref.source == "per_row"
+            for k in range(len(models))
+            if results.has_score(k, ref.name)
+        }
+        self.sums = {key: PairwiseSum(self.n) for key in self.scored}
+        self._block: dict[int, tuple[int, int, Prediction]] = {}  # per model: its rows of the current block
+
+    def score(self, name: str, k: int, start: int, stop: int) -> np.ndarray:
+        """Model ``k``'s score ``name`` on rows ``start`` .. ``stop`` - 1."""
+        ref = self.refs[name]
+        if ref.source != "per_row":  # asked for where it is (available)
+            return cast("np.ndarray", row_score(self.results, k, ref))[start:stop]
+        if self._block.get(k, (None, None))[:2] != (start, stop):  # one subset per block: its memos serve
+            # every score
+            self._block[k] = (start, stop, self.models[k].prediction.subset(slice(start, stop)))
+        # scored: model k has this score (has_score)
+        return cast(
+            "np.ndarray", comparison_score(self._block[k][2], name, self.plan.grids, self.plan.settings)
+        )
+
+    def _add(self, key: tuple[str, int], start: int, stop: int) -> np.ndarray:
+        score = self.score(*key, start, stop)
+        self.sums[key].add(score if self.uw is None else score * self.uw[start:stop])
+        return score
+
+    def column(self, key: tuple[str, int], start: int, stop: int) -> np.ndarray:
+        """A bootstrap column: the score of rows ``start`` .. ``stop`` - 1 (its sum accumulated)."""
+        return self._add(key, start, stop)[:, None]
+
+    def add_means(self) -> None:
+        """Accumulate every score's sum in one pass over the rows (when no bootstrap pass does)."""
+        for start, stop in _spans(self.n, _ROWS):
+            for key in self.scored:
+                self._add(key, start, stop)
+
+    def fill_estimates(self, estimates: dict[str, dict[str, float | None]]) -> None:
+        """The mean of every comparison score (after the pass that accumulated their sums)."""
+        w_total = float(self.n) if self.uw is None else float(self.uw.sum())
+        for (name, k), total in self.sums.items():
+            estimates[name][self.plan.names[k]] = total.total() / w_total if self.n else math.nan
+
+    def value(self, k: int, ref: MetricRef) -> tuple[float | None, Any]:
+        """``(estimate or None, the family's result)`` of metric ``ref`` for model ``k``
+        (:func:`estimate_metrics`)."""
+        if ref.source == "per_row":  # its mean is filled in by the pass over the rows
+            return (0.0 if (ref.name, k) in self.scored else None), None
+        if self.uw is not None:  # the per-row form's resampler at the weights (as score: one definition)
+            stat = row_form(self.results, k, ref)
+            fn = None if stat is None else stat.resampler(blas=False)
+            # the family's result only for a target (a nominal level): its value is not used
+            res = self.results.get(k, cast("str", ref.group)) if ref.orientation == "target" else None
+            return (None if fn is None else _num(float(fn(self.uw[None, :])[0]))), res
+        res = self.results.get(k, cast("str", ref.group))  # a summary metric names its family
+        return _num(_value_at(res, ref.keys)), res
+
+    def at_full(self, k: int, ref: MetricRef) -> tuple[Any, float | None, str | None]:
+        """``(bootstrap column payload, the statistic at unit weights, why there is no interval)``
+        (:func:`estimate_metrics`)."""
+        if ref.source == "per_row":
+            return functools.partial(self.column, (ref.name, k)), None, None
+        stat = row_form(self.results, k, ref) if self.plan.n_boot else None
+        fn = None if stat is None else stat.resampler()
+        if fn is None:
+            return None, None, "no cheap resampler (it would be recomputed from scratch per resample)"
+        at = np.ones((1, self.n)) if self.uw is None else self.uw[None, :]  # the rows (their own weights)
+        return stat, float(np.asarray(fn(at), dtype=np.float64)[0]), None
+
+
+def _not_weighted_forms(
+    plan: Plan, results: _Results, estimates: dict[str, dict[str, float | None]], not_weighted: dict[str, str]
+) -> None:
+    """Name in ``not_weighted`` each metric with a weighted form that has no per-row form for a model's
+    representation."""
+    from ...catalogue import METRICS
+
+    for ref in plan.refs:
+        for k, name in enumerate(plan.names):
+            if (
+                ref.source == "summary"
+                and estimates[ref.name][name] is None
+                and METRICS[f"{ref.group}.{ref.keys[-1]}"].applies_to(plan.kinds[k])
+            ):
+                stat = row_form(results, k, ref)
+                if stat is None or stat.resampler() is None:
+                    not_weighted.setdefault(ref.name, no_row_form(plan.kinds[k], name))
+
+
+class _PairedTests:
+    """The paired tests of the models' score differences (:meth:`run`: the sign-flip permutation test and
+    Diebold-Mariano's, per ``(metric, model, reference)``), made block by block from :class:`_RowScores`;
+    ``units``: the clusters or blocks the sign flips flip (None: rows). With weights the tests take
+    z_i = w_i d_i / mean(w), whose mean is the weighted mean difference."""
+
+    def __init__(
+        self,
+        rows: _RowScores,
+        estimates: dict[str, dict[str, float | None]],
+        notes: list[str],
+        units: np.ndarray | None,
+    ) -> None:
+        self.rows, self.estimates, self.notes, self.units = rows, estimates, notes, units
+        uw, n = rows.uw, rows.n
+        self.z = None if uw is None else uw / (uw.sum() / n)
+
+    def run(self, todo: list[tuple[str, int, int]]) -> list[dict[str, Any]]:
+        """One entry per ``(metric, model index, reference index)`` of ``todo``."""
+
+        plan, n = self.rows.plan, self.rows.n
+        tests = [
+            {
+                "metric": name,
+                "model": plan.names[a],
+                "reference": plan.names[b],
+                "mean_diff": math.nan,
+                "permutation_p": math.nan,
+                "dm_statistic": math.nan,
+                "dm_p": math.nan,
+            }
+            for name, a, b in todo
+        ]
+        if not todo:
+            return tests
+        diffs = _Differences(self.rows, todo, self._shift(todo), self.z, self.units)
+        if plan.n_permutations:
+            from ...resample import flip_seed, rows_key
+
+            seed = flip_seed(plan.seed or 0, rows_key([m.prediction for m in self.rows.models]))
+            p_values = sign_flip_tests(
+                diffs, plan.n_permutations, seed, shape=(n, len(todo)), units=self.units
+            )
+            for entry, p in zip(tests, p_values):
+                entry["permutation_p"] = float(p)
+        else:
+            buf = np.empty((min(n, _ROWS + 1), len(todo)))
+            for start, stop in _spans(n, _ROWS):
+                diffs(start, stop, buf[: stop - start])
+        for j, entry in enumerate(tests):
+            entry["mean_diff"] = diffs.means[j].total() / n if n else math.nan
+            if n >= 2 and plan.dm_lag < n:
+                dm = diffs.moments.dm(j)
+                entry["dm_statistic"], entry["dm_p"] = dm["statistic"], dm["p_value"]
+        if diffs.lag1 is not None:
+            note = diffs.lag1.note(diffs.moments, todo, plan.names)
+            if note:
+                self.notes.append(note)
+        return tests
+
+    def _shift(self, todo: list[tuple[str, int, int]]) -> tuple[np.ndarray, np.ndarray]:
+        """``(shift, unit)`` of each pair's differences: the difference of the estimates (near the mean
+        difference, it keeps the lag products accurate), and a power of two near the size of scores near the
+        float64 limit (the test statistic does not depend on the scores' unit; the squares must not
+        overflow; 1 for ordinary scores: nothing changes)."""
+        names = self.rows.plan.names
+        est = [(self.estimates[name][names[a]], self.estimates[name][names[b]]) for name, a, b in todo]
+        shift = np.array([math.nan if None in e else cast("float", e[0]) - cast("float", e[1]) for e in est])
+        shift[~np.isfinite(shift)] = 0.0
+        size = np.array([max((abs(v) for v in e if v is not None), default=0.0) for e in est])
+        unit = np.where(
+            np.isfinite(size) & (size > 2.0**400), np.exp2(np.floor(np.log2(np.maximum(size, 1.0)))), 1.0
+        )
+        return shift / unit, unit
+
+
+class _Differences:
+    """The score differences of the pairs ``todo`` of rows ``start`` .. ``stop`` - 1, written into ``out``
+    when called (the block callback of :func:`sign_flip_tests`), with their running means, their
+    Diebold-Mariano moments and (rows only) their lag-1 autocorrelation check."""
+
+    def __init__(
+        self,
+        rows: _RowScores,
+        todo: list[tuple[str, int, int]],
+        shift_unit: tuple[np.ndarray, np.ndarray],
+        z: np.ndarray | None,
+        units: np.ndarray | None,
+    ) -> None:
+        from ...metrics.blocks import PairwiseSum
+        from ...metrics.comparison import Moments
+
+        self.rows, self.todo, self.z = rows, todo, z
+        self.shift, self.unit = shift_unit
+        self.scaled = bool((self.unit != 1.0).any())
+        lag = rows.plan.dm_lag
+        self.means = [PairwiseSum(rows.n) for _ in todo]
+        self.moments = Moments(lag, self.shift)
+        self.lag1 = _Lag1(len(todo), self.shift) if units is None and rows.n >= _LAG1_MIN_ROWS else None
+
+    def __call__(self, start: int, stop: int, out: np.ndarray) -> None:
+        from ...metrics.comparison import Moments
+
+        here: dict[tuple[str, int], np.ndarray] = {}
+        for j, (name, a, b) in enumerate(self.todo):
+            for k in (a, b):
+                if (name, k) not in here:
+                    here[(name, k)] = self.rows.score(name, k, start, stop)
+            sa = here[(name, a)]
+            out[:, j] = sa - _without_rounding_noise(sa, here[(name, b)])
+            if self.z is not None:
+                out[:, j] *= self.z[start:stop]
+            self.means[j].add(out[:, j])
+        part = out / self.unit if self.scaled else out
+        self.moments = self.moments.merge(Moments.of(part, self.rows.plan.dm_lag, self.shift))
+        if self.lag1 is not None:
+            self.lag1.add(part)
 
 
 def no_row_form(kind: str, name: str) -> str:
