@@ -1669,148 +1669,23 @@ def assemble(
     """The comparison JSON from the estimates, the bootstrap replicates and ``run_tests(pairs)`` (the entries of
     the paired tests ``(metric, model index, reference index)``), whichever engine computed them; ``extra``:
     further top-level keys, ``last_notes``: notes after the others."""
-    from ...metrics.comparison import ranks
-
     names = plan.names
-    settings, grids = plan.settings, plan.grids
-    alpha = 1.0 - plan.ci_level
-
-    def interval(x: np.ndarray) -> tuple[float, float]:
-        with np.errstate(all="ignore"):
-            if np.all(np.isnan(x)):
-                return math.nan, math.nan
-            lo, hi = np.nanquantile(x, [alpha / 2.0, 1.0 - alpha / 2.0])
-        return float(lo), float(hi)
-
     out_metrics: dict[str, Any] = {}
     rank_table: dict[str, dict[str, float]] = {name: {} for name in names}
     best_by_metric: dict[str, list[str]] = {}
     for ref in plan.refs:
-        est = estimates[ref.name]
-        tgt = targets[ref.name]
-        orient = cast("Orientation", ref.orientation)  # the catalogue's three (test_catalogue_invariants)
-        if orient == "target" and tgt is None:
-            orient = "lower"
-        # rank on 12 significant digits: values equal up to rounding tie
-        r = ranks({k: (math.nan if v is None else _round12(v)) for k, v in est.items()}, orient, tgt)
-        finite_ranks = [v for v in r.values() if not math.isnan(v)]
-        best = [k for k, v in r.items() if finite_ranks and v == min(finite_ranks)]
-        best_by_metric[ref.name] = best
-        ref_model = best[0] if best else None
-        boot = bool(replicates) and all((ref.name, k) in replicates for k in names if est[k] is not None)
-
-        def key(x: np.ndarray, orient: str = orient, tgt: Any = tgt) -> np.ndarray:
-            if orient == "higher":
-                return -x
-            if orient == "target":
-                return np.abs(x - tgt)
-            return x
-
-        p_best: dict[str, float] = {}
-        have = [k for k in names if (ref.name, k) in replicates]
-        if boot and len(have) >= 2:
-            mat = key(np.column_stack([replicates[(ref.name, k)] for k in have]))
-            mat = np.where(np.isnan(mat), np.inf, mat)
-            lowest = mat.min(axis=1, keepdims=True)
-            win = mat <= lowest + 1e-12 * np.maximum(1.0, np.abs(lowest))
-            share = (win / win.sum(axis=1, keepdims=True)).mean(axis=0)
-            p_best = {k: float(v) for k, v in zip(have, share)}
-        values: dict[str, Any] = {}
-        outside: list[str] = []
-        for k in names:
-            v = est[k]
-            entry: dict[str, Any] = {
-                "estimate": math.nan if v is None else v,
-                "low": math.nan,
-                "high": math.nan,
-                "rank": r[k],
-                "p_best": p_best.get(k, math.nan),
-                "diff_vs_best": None,
-            }
-            rep = replicates.get((ref.name, k))
-            if rep is not None:
-                entry["low"], entry["high"] = interval(rep)
-                base = replicates.get((ref.name, ref_model)) if ref_model is not None else None
-                best_v = est[ref_model] if ref_model is not None else None  # ranked first: a number
-                if base is not None and best_v is not None and k != ref_model and v is not None:
-                    lo, hi = interval(rep - base)
-                    entry["diff_vs_best"] = {
-                        "reference": ref_model,
-                        "estimate": v - best_v,
-                        "low": lo,
-                        "high": hi,
-                    }
-            values[k] = entry
-            rank_table[k][ref.name] = r[k]
-            if (
-                v is not None
-                and rep is not None
-                and math.isfinite(entry["low"])
-                and not (entry["low"] - 1e-12 * abs(v) <= v <= entry["high"] + 1e-12 * abs(v))
-            ):
-                outside.append(k)
-        if outside:
-            notes.append(
-                f"{ref.name}: the estimate of {', '.join(outside)} lies outside its bootstrap interval: "
-                "the statistic is biased under resampling (calibration errors grow on resamples); "
-                "compare models by the paired difference (diff_vs_best) rather than by the interval"
-            )
-        out_metrics[ref.name] = {
-            "source": ref.source,
-            "orientation": ref.orientation,
-            "target": tgt,
-            "bootstrap": boot,
-            "best": best,
-            "values": values,
-        }
-
-    todo: list[tuple[str, int, int]] = []
-    for ref in plan.refs:
-        if (
-            ref.orientation == "target"
-        ):  # a paired test of indicator means says nothing about closeness to a target
-            continue
-        avail = available.get(ref.name, [])
-        if len(avail) < 2:
-            continue
-        if plan.pairs == "all":
-            todo += [(ref.name, a, b) for i, a in enumerate(avail) for b in avail[i + 1 :]]
-        elif best_by_metric[ref.name]:
-            b = names.index(best_by_metric[ref.name][0])
-            todo += [(ref.name, a, b) for a in avail if a != b]
-        else:  # every estimate overflowed or is undefined: there is no best model to test against
-            notes.append(
-                f"{ref.name}: no paired tests: no model has a finite estimate (the scores overflow or are "
-                "undefined), so there is no best model to test against"
-            )
-    tests = run_tests(todo)
+        out_metrics[ref.name] = _metric_entry(plan, ref, estimates, targets[ref.name], replicates, notes)
+        best_by_metric[ref.name] = out_metrics[ref.name]["best"]
+        for k, entry in out_metrics[ref.name]["values"].items():
+            rank_table[k][ref.name] = entry["rank"]
+    tests = run_tests(_pairs_to_test(plan, available, best_by_metric, notes))
     if n >= 2 and plan.dm_lag < n:
-        undone: dict[str, list[str]] = {}
-        for t in tests:
-            if math.isnan(t["dm_statistic"]):
-                undone.setdefault(t["metric"], []).append(f"{t['model']} vs {t['reference']}")
-        for metric, pairs in undone.items():
-            notes.append(
-                f"{metric}: the Diebold–Mariano test of {', '.join(pairs[:3])}"
-                f"{f' and {len(pairs) - 3} more' if len(pairs) > 3 else ''} is not computed (null): the "
-                "per-row score differences are not finite, or too large to square in float64"
-            )
-
+        notes += _dm_not_computed(tests)
     mean_rank = {}
     for k in names:
         vals = [v for v in rank_table[k].values() if not math.isnan(v)]
         mean_rank[k] = float(np.mean(vals)) if vals else math.nan
-    by_winner: dict[str, list[str]] = {}
-    for metric, best in best_by_metric.items():
-        if len(best) == 1:  # ties do not count as disagreement
-            by_winner.setdefault(best[0], []).append(metric)
-    if len(by_winner) > 1:
-
-        def few(ms: list[str]) -> str:
-            return ", ".join(ms[:4]) + (f" and {len(ms) - 4} more" if len(ms) > 4 else "")
-
-        listed = "; ".join(f"{w} by {few(ms)}" for w, ms in by_winner.items())
-        notes.append(f"rank consistency: the metrics disagree on the best model (best: {listed})")
+    notes += _rank_disagreement(best_by_metric)
     notes += last_notes
 
     from ..._version import __version__
@@ -1831,32 +1706,201 @@ def assemble(
             }
             for m in models
         ],
-        "settings": {
-            "bootstrap": plan.n_boot,
-            "ci_level": plan.ci_level,
-            "seed": plan.seed,
-            "permutations": plan.n_permutations,
-            "pairs": plan.pairs,
-            "dm_lag": plan.dm_lag,
-            **({"resampling": plan.resampling} if plan.resampling else {}),
-            "resolution": settings.resolution,
-            "num_bins": settings.num_bins,
-            "levels": None if settings.levels is None else list(settings.levels),
-            "level": settings.level,
-            "pinball_levels": _levels_json(grids.quantile_levels, grids.toolbox_quantiles),
-            "interval_levels": _levels_json(grids.central_levels, grids.toolbox_central),
-            "check_levels": _levels_json(grids.check_levels, True),
-            **{
-                k: v
-                for k, v in settings.to_json().items()  # issue 16 A: the opt-in groups' settings, when set
-                if k in ("tw_threshold", "thresholds", "murphy") and v not in (None, False)
-            },
-        },
+        "settings": _settings_json(plan),
         "metrics": out_metrics,
         "ranks": {"by_metric": rank_table, "mean_rank": mean_rank},
         "tests": tests,
         "notes": notes,
         **(extra or {}),
+    }
+
+
+def _percentile_interval(x: np.ndarray, alpha: float) -> tuple[float, float]:
+    """The bootstrap percentile interval of the replicates ``x`` (NaN replicates left out)."""
+    with np.errstate(all="ignore"):
+        if np.all(np.isnan(x)):
+            return math.nan, math.nan
+        lo, hi = np.nanquantile(x, [alpha / 2.0, 1.0 - alpha / 2.0])
+    return float(lo), float(hi)
+
+
+def _badness(x: np.ndarray, orient: str, target: Any) -> np.ndarray:
+    """Values turned so that lower is better: negated (higher is better), distance to the target, or as
+    they are."""
+    if orient == "higher":
+        return -x
+    if orient == "target":
+        return np.abs(x - target)
+    return x
+
+
+def _p_best(
+    ref: MetricRef, names: Sequence[str], replicates: dict, orient: str, target: Any
+) -> dict[str, float]:
+    """The share of bootstrap resamples in which each model is best (ties split)."""
+    have = [k for k in names if (ref.name, k) in replicates]
+    if len(have) < 2:
+        return {}
+    mat = _badness(np.column_stack([replicates[(ref.name, k)] for k in have]), orient, target)
+    mat = np.where(np.isnan(mat), np.inf, mat)
+    lowest = mat.min(axis=1, keepdims=True)
+    win = mat <= lowest + 1e-12 * np.maximum(1.0, np.abs(lowest))
+    share = (win / win.sum(axis=1, keepdims=True)).mean(axis=0)
+    return {k: float(v) for k, v in zip(have, share)}
+
+
+def _metric_entry(
+    plan: Plan,
+    ref: MetricRef,
+    estimates: dict[str, dict[str, float | None]],
+    target: float | None,
+    replicates: dict[tuple[str, str], np.ndarray],
+    notes: list[str],
+) -> dict[str, Any]:
+    """One metric of the comparison JSON: per model its estimate, interval, rank, share of resamples where it
+    is best and difference to the best model; a note where an estimate lies outside its interval."""
+    from ...metrics.comparison import ranks
+
+    names, alpha = plan.names, 1.0 - plan.ci_level
+    est = estimates[ref.name]
+    orient = cast("Orientation", ref.orientation)  # the catalogue's three (test_catalogue_invariants)
+    if orient == "target" and target is None:
+        orient = "lower"
+    # rank on 12 significant digits: values equal up to rounding tie
+    r = ranks({k: (math.nan if v is None else _round12(v)) for k, v in est.items()}, orient, target)
+    finite_ranks = [v for v in r.values() if not math.isnan(v)]
+    best = [k for k, v in r.items() if finite_ranks and v == min(finite_ranks)]
+    ref_model = best[0] if best else None
+    boot = bool(replicates) and all((ref.name, k) in replicates for k in names if est[k] is not None)
+    p_best = _p_best(ref, names, replicates, orient, target) if boot else {}
+    values: dict[str, Any] = {}
+    outside: list[str] = []
+    for k in names:
+        v = est[k]
+        entry: dict[str, Any] = {
+            "estimate": math.nan if v is None else v,
+            "low": math.nan,
+            "high": math.nan,
+            "rank": r[k],
+            "p_best": p_best.get(k, math.nan),
+            "diff_vs_best": None,
+        }
+        rep = replicates.get((ref.name, k))
+        if rep is not None:
+            entry["low"], entry["high"] = _percentile_interval(rep, alpha)
+            base = replicates.get((ref.name, ref_model)) if ref_model is not None else None
+            best_v = est[ref_model] if ref_model is not None else None  # ranked first: a number
+            if base is not None and best_v is not None and k != ref_model and v is not None:
+                lo, hi = _percentile_interval(rep - base, alpha)
+                entry["diff_vs_best"] = {
+                    "reference": ref_model,
+                    "estimate": v - best_v,
+                    "low": lo,
+                    "high": hi,
+                }
+        values[k] = entry
+        if (
+            v is not None
+            and rep is not None
+            and math.isfinite(entry["low"])
+            and not (entry["low"] - 1e-12 * abs(v) <= v <= entry["high"] + 1e-12 * abs(v))
+        ):
+            outside.append(k)
+    if outside:
+        notes.append(
+            f"{ref.name}: the estimate of {', '.join(outside)} lies outside its bootstrap interval: "
+            "the statistic is biased under resampling (calibration errors grow on resamples); "
+            "compare models by the paired difference (diff_vs_best) rather than by the interval"
+        )
+    return {
+        "source": ref.source,
+        "orientation": ref.orientation,
+        "target": target,
+        "bootstrap": boot,
+        "best": best,
+        "values": values,
+    }
+
+
+def _pairs_to_test(
+    plan: Plan, available: dict[str, list[int]], best_by_metric: dict[str, list[str]], notes: list[str]
+) -> list[tuple[str, int, int]]:
+    """The paired tests to run, ``(metric, model index, reference index)``: each model against the best one
+    per metric, or every pair (``pairs="all"``); none for a metric with a target."""
+    todo: list[tuple[str, int, int]] = []
+    for ref in plan.refs:
+        if ref.orientation == "target":  # a paired test of indicator means says nothing about closeness
+            # to a target
+            continue
+        avail = available.get(ref.name, [])
+        if len(avail) < 2:
+            continue
+        if plan.pairs == "all":
+            todo += [(ref.name, a, b) for i, a in enumerate(avail) for b in avail[i + 1 :]]
+        elif best_by_metric[ref.name]:
+            b = plan.names.index(best_by_metric[ref.name][0])
+            todo += [(ref.name, a, b) for a in avail if a != b]
+        else:  # every estimate overflowed or is undefined: there is no best model to test against
+            notes.append(
+                f"{ref.name}: no paired tests: no model has a finite estimate (the scores overflow or are "
+                "undefined), so there is no best model to test against"
+            )
+    return todo
+
+
+def _dm_not_computed(tests: list[dict[str, Any]]) -> list[str]:
+    """A note per metric whose Diebold-Mariano statistic came out null."""
+    undone: dict[str, list[str]] = {}
+    for t in tests:
+        if math.isnan(t["dm_statistic"]):
+            undone.setdefault(t["metric"], []).append(f"{t['model']} vs {t['reference']}")
+    return [
+        f"{metric}: the Diebold–Mariano test of {', '.join(pairs[:3])}"
+        f"{f' and {len(pairs) - 3} more' if len(pairs) > 3 else ''} is not computed (null): the "
+        "per-row score differences are not finite, or too large to square in float64"
+        for metric, pairs in undone.items()
+    ]
+
+
+def _rank_disagreement(best_by_metric: dict[str, list[str]]) -> list[str]:
+    """A note when the metrics disagree on the best model (ties do not count as disagreement)."""
+    by_winner: dict[str, list[str]] = {}
+    for metric, best in best_by_metric.items():
+        if len(best) == 1:
+            by_winner.setdefault(best[0], []).append(metric)
+    if len(by_winner) <= 1:
+        return []
+
+    listed = "; ".join(
+        f"{w} by {', '.join(ms[:4])}{f' and {len(ms) - 4} more' if len(ms) > 4 else ''}"
+        for w, ms in by_winner.items()
+    )
+    return [f"rank consistency: the metrics disagree on the best model (best: {listed})"]
+
+
+def _settings_json(plan: Plan) -> dict[str, Any]:
+    """The ``settings`` block of the comparison JSON."""
+    settings, grids = plan.settings, plan.grids
+    return {
+        "bootstrap": plan.n_boot,
+        "ci_level": plan.ci_level,
+        "seed": plan.seed,
+        "permutations": plan.n_permutations,
+        "pairs": plan.pairs,
+        "dm_lag": plan.dm_lag,
+        **({"resampling": plan.resampling} if plan.resampling else {}),
+        "resolution": settings.resolution,
+        "num_bins": settings.num_bins,
+        "levels": None if settings.levels is None else list(settings.levels),
+        "level": settings.level,
+        "pinball_levels": _levels_json(grids.quantile_levels, grids.toolbox_quantiles),
+        "interval_levels": _levels_json(grids.central_levels, grids.toolbox_central),
+        "check_levels": _levels_json(grids.check_levels, True),
+        **{
+            k: v
+            for k, v in settings.to_json().items()  # issue 16 A: the opt-in groups' settings, when set
+            if k in ("tw_threshold", "thresholds", "murphy") and v not in (None, False)
+        },
     }
 
 
