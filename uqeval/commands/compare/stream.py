@@ -670,70 +670,21 @@ def finish(
     extra_info: dict[str, Any],
 ) -> dict[str, Any]:
     """The comparison JSON (schema ``uqeval.compare/1``) of a merged :class:`ComparePartial`."""
-    from ...catalogue import states
-    from .core import _num, _value_at, assemble, estimate_metrics
+    from .core import assemble, estimate_metrics
 
     lay, plan = part.layout, part.layout.plan
     n = part.n
     n_zero = part.n_rows[0] - part.n_dropped[0] - n  # rows of weight 0 (0 without weights)
     if n == 0:
         raise InputError(f"{models[0].spec}: every row has NaN/inf in a used column; nothing left to compare")
-    # the total weight of the kept rows: the denominator of every mean (the number of rows without weights)
-    total_w = float(n) if lay.weights is None else part.w
-    results = [states.finalize(st, plan.settings)[0] if st["n"] else {} for st in part.states]
-    offsets, at = {}, 0
-    for name, k, width, n_codes in lay.columns:
-        offsets[(name, k)] = (at, width, n_codes)
-        at += width + n_codes
-
-    def at_unit(k: int, ref: MetricRef) -> float:
-        o, width, n_codes = offsets[(ref.name, k)]
-        full = finishes[(ref.name, k)](part.unit[None, o : o + width + n_codes], np.array([total_w]))
-        return float(np.asarray(full, dtype=np.float64)[0])
-
-    def value(k: int, ref: MetricRef):
-        if ref.source == "per_row":
-            if (ref.name, k) not in offsets:
-                return None, None
-            return float(part.unit[offsets[(ref.name, k)][0]] / total_w), None
-        if (ref.name, k) in lay.skip:
-            return None, None
-        if lay.weights is not None:  # the per-row form at the weights (as in memory: one definition)
-            return _num(at_unit(k, ref)), lay.target_results.get((ref.name, k))
-        res = results[k].get(ref.group)  # type: ignore[arg-type]  # a ref without a group finds None
-        return _num(_value_at(res, ref.keys)), res
-
-    def at_full(k: int, ref: MetricRef):
-        if ref.source == "summary" and not plan.n_boot:
-            return None, None, "no cheap resampler (it would be recomputed from scratch per resample)"
-        if (ref.name, k) not in offsets:
-            return None, None, NO_STREAMED_BOOTSTRAP
-        if ref.source == "per_row":
-            return (ref.name, k), None, None
-        return (ref.name, k), at_unit(k, ref), None
-
-    estimates, targets, columns, notes = estimate_metrics(plan, value, at_full)
+    merged = _Merged(part, finishes)
+    estimates, targets, columns, notes = estimate_metrics(plan, merged.value, merged.at_full)
     notes = list(dict.fromkeys(n for m in models for n in m.src.notes())) + list(notes)
-    replicates: dict[tuple[str, str], np.ndarray] = {}
     acc, total, flipped = part.acc, None if part.acc is None else part.acc.total, None
     if part.by_unit is not None:
         acc, total, flipped, info = _unit_resampling(part)
         plan = replace(plan, resampling=info)
-    if plan.n_boot and columns:
-        col = cat = 0
-        dense_at = {}
-        for name, k, width, n_codes in lay.columns:
-            dense_at[(name, k)] = (col, width, cat if n_codes else None)
-            col += width
-            cat += 1 if n_codes else 0
-        for metric, model, key in columns:
-            c0, width, c = dense_at[key]
-            parts = [acc.sums[c0 : c0 + width].T] if width else []
-            if c is not None:
-                parts.append(acc.counts[c].T)
-            replicates[(metric, model)] = np.asarray(
-                finishes[key](np.concatenate(parts, axis=1), total), dtype=np.float64
-            )
+    replicates = _replicates(lay, columns, acc, total, finishes) if plan.n_boot and columns else {}
     available: dict[str, list[int]] = {}
     for name, a, b in lay.pairs:
         available.setdefault(name, [])
@@ -742,40 +693,7 @@ def finish(
                 available[name].append(k)
     for name in available:
         available[name].sort()
-    index = {(name, a, b): j for j, (name, a, b) in enumerate(lay.pairs)}
-
-    def run_tests(todo):
-        from ...resample import permutation_p_values
-
-        mom = part.moments
-        p_values = None
-        if flipped is not None:
-            p_values = flipped
-        elif plan.n_permutations and lay.pairs:
-            p_values = permutation_p_values(part.acc.flipped, mom.total, mom.total_abs)
-        out = []
-        for name, a, b in todo:
-            sign = 1.0
-            j = index.get((name, a, b))
-            if j is None:
-                j, sign = index[(name, b, a)], -1.0
-            entry = {
-                "metric": name,
-                "model": plan.names[a],
-                "reference": plan.names[b],
-                "mean_diff": sign * float(mom.total[j]) / total_w + 0.0,
-                "permutation_p": math.nan,
-                "dm_statistic": math.nan,
-                "dm_p": math.nan,
-            }
-            if n >= 2 and plan.dm_lag < n:
-                dm = mom.dm(j)
-                entry["dm_statistic"], entry["dm_p"] = sign * dm["statistic"] + 0.0, dm["p_value"]
-            if p_values is not None:
-                entry["permutation_p"] = float(p_values[j])
-            out.append(entry)
-        return out
-
+    tests = _MergedTests(part, plan, merged.total_w, flipped)
     info_models = [
         Model(
             name,
@@ -791,33 +709,19 @@ def finish(
         )
         for k, (name, m) in enumerate(zip(plan.names, models))
     ]
-    if lay.not_streamed:
-        notes.append(
-            f"{option('engine', engine)}: {len(lay.not_streamed)} metric(s) not compared because they do not "
-            "merge over chunks: "
-            + "; ".join(f"{k} ({why})" for k, why in lay.not_streamed.items())
-            + f"; use {option('engine', 'memory')} for them"
-        )
-    approx = {}
-    for sig in part.kinds:
-        if sig is None:
-            continue
-        for path, bound in states.approximate(sig[0]).items():
-            if any(r.source == "summary" and f"{r.group}.{r.keys[-1]}" == path for r in plan.refs):
-                approx[path] = bound
-    for path, bound in approx.items():
-        notes.append(f"{option('engine', engine)}: {path} is approximate: {bound}")
+    approx = _approximate(part, plan)
+    notes += _engine_notes(lay, engine, approx)
     extra, last = {}, []
     if lay.weights is not None:
         from ...weights import weights_block
         from .core import weight_notes
 
-        extra["weights"] = weights_block(lay.weights, total_w, n_zero, lay.not_weighted)
+        extra["weights"] = weights_block(lay.weights, merged.total_w, n_zero, lay.not_weighted)
         last = weight_notes(
             n_zero, lay.units is not None and lay.units.block_size is not None, lay.not_weighted
         )
     out = assemble(
-        plan, info_models, n, estimates, targets, replicates, notes, available, run_tests, extra, last
+        plan, info_models, n, estimates, targets, replicates, notes, available, tests.run, extra, last
     )
     if lay.weights is not None:
         out["n_rows"] = n + n_zero  # as in memory: the rows read, those of weight 0 included
@@ -829,6 +733,146 @@ def finish(
         "approximate": approx,
     }
     return out
+
+
+class _Merged:
+    """The estimates of a merged :class:`ComparePartial`: what :func:`~.core.estimate_metrics` asks of each
+    metric and model (:meth:`value`, :meth:`at_full`), from the merged states and the per-row forms' sums."""
+
+    def __init__(self, part: ComparePartial, finishes: dict[tuple[str, int], Callable]) -> None:
+        from ...catalogue import states
+
+        self.part, self.finishes = part, finishes
+        lay, plan = part.layout, part.layout.plan
+        self.lay, self.plan = lay, plan
+        # the total weight of the kept rows: the denominator of every mean (the number of rows without weights)
+        self.total_w = float(part.n) if lay.weights is None else part.w
+        self.results = [states.finalize(st, plan.settings)[0] if st["n"] else {} for st in part.states]
+        self.offsets: dict[tuple[str, int], tuple[int, int, int]] = {}
+        at = 0
+        for name, k, width, n_codes in lay.columns:
+            self.offsets[(name, k)] = (at, width, n_codes)
+            at += width + n_codes
+
+    def at_unit(self, k: int, ref: MetricRef) -> float:
+        """The per-row form of metric ``ref`` for model ``k`` at unit weights (each row once, or its weight)."""
+        o, width, n_codes = self.offsets[(ref.name, k)]
+        full = self.finishes[(ref.name, k)](
+            self.part.unit[None, o : o + width + n_codes], np.array([self.total_w])
+        )
+        return float(np.asarray(full, dtype=np.float64)[0])
+
+    def value(self, k: int, ref: MetricRef):
+        from .core import _num, _value_at
+
+        if ref.source == "per_row":
+            if (ref.name, k) not in self.offsets:
+                return None, None
+            return float(self.part.unit[self.offsets[(ref.name, k)][0]] / self.total_w), None
+        if (ref.name, k) in self.lay.skip:
+            return None, None
+        if self.lay.weights is not None:  # the per-row form at the weights (as in memory: one definition)
+            return _num(self.at_unit(k, ref)), self.lay.target_results.get((ref.name, k))
+        res = self.results[k].get(ref.group)  # type: ignore[arg-type]  # a ref without a group finds None
+        return _num(_value_at(res, ref.keys)), res
+
+    def at_full(self, k: int, ref: MetricRef):
+        if ref.source == "summary" and not self.plan.n_boot:
+            return None, None, "no cheap resampler (it would be recomputed from scratch per resample)"
+        if (ref.name, k) not in self.offsets:
+            return None, None, NO_STREAMED_BOOTSTRAP
+        if ref.source == "per_row":
+            return (ref.name, k), None, None
+        return (ref.name, k), self.at_unit(k, ref), None
+
+
+def _replicates(lay, columns, acc, total, finishes: dict[tuple[str, int], Callable]) -> dict:
+    """The bootstrap replicates of every column: its finish at the accumulated resampled sums and counts."""
+    col = cat = 0
+    dense_at = {}
+    for name, k, width, n_codes in lay.columns:
+        dense_at[(name, k)] = (col, width, cat if n_codes else None)
+        col += width
+        cat += 1 if n_codes else 0
+    replicates: dict[tuple[str, str], np.ndarray] = {}
+    for metric, model, key in columns:
+        c0, width, c = dense_at[key]
+        parts = [acc.sums[c0 : c0 + width].T] if width else []
+        if c is not None:
+            parts.append(acc.counts[c].T)
+        replicates[(metric, model)] = np.asarray(
+            finishes[key](np.concatenate(parts, axis=1), total), dtype=np.float64
+        )
+    return replicates
+
+
+class _MergedTests:
+    """The paired tests of a merged :class:`ComparePartial` (:meth:`run`): the merged moments' mean
+    differences and Diebold-Mariano statistics, and the sign flips' p-values (``flipped``: those of the
+    units' sums, else the accumulated flips)."""
+
+    def __init__(self, part: ComparePartial, plan: Plan, total_w: float, flipped: Any) -> None:
+        self.part, self.plan, self.total_w, self.flipped = part, plan, total_w, flipped
+        self.index = {(name, a, b): j for j, (name, a, b) in enumerate(part.layout.pairs)}
+
+    def run(self, todo: list[tuple[str, int, int]]) -> list[dict[str, Any]]:
+        from ...resample import permutation_p_values
+
+        part, plan, n = self.part, self.plan, self.part.n
+        mom = part.moments
+        p_values = self.flipped
+        if p_values is None and plan.n_permutations and part.layout.pairs:
+            p_values = permutation_p_values(part.acc.flipped, mom.total, mom.total_abs)
+        out = []
+        for name, a, b in todo:
+            sign = 1.0
+            j = self.index.get((name, a, b))
+            if j is None:
+                j, sign = self.index[(name, b, a)], -1.0
+            entry = {
+                "metric": name,
+                "model": plan.names[a],
+                "reference": plan.names[b],
+                "mean_diff": sign * float(mom.total[j]) / self.total_w + 0.0,
+                "permutation_p": math.nan,
+                "dm_statistic": math.nan,
+                "dm_p": math.nan,
+            }
+            if n >= 2 and plan.dm_lag < n:
+                dm = mom.dm(j)
+                entry["dm_statistic"], entry["dm_p"] = sign * dm["statistic"] + 0.0, dm["p_value"]
+            if p_values is not None:
+                entry["permutation_p"] = float(p_values[j])
+            out.append(entry)
+        return out
+
+
+def _approximate(part: ComparePartial, plan: Plan) -> dict[str, str]:
+    """``{path: bound}`` of the compared summary metrics that stream approximately."""
+    from ...catalogue import states
+
+    approx = {}
+    for sig in part.kinds:
+        if sig is None:
+            continue
+        for path, bound in states.approximate(sig[0]).items():
+            if any(r.source == "summary" and f"{r.group}.{r.keys[-1]}" == path for r in plan.refs):
+                approx[path] = bound
+    return approx
+
+
+def _engine_notes(lay, engine: str, approx: dict[str, str]) -> list[str]:
+    """The notes of a streamed comparison: the metrics left out and the approximate ones."""
+    notes = []
+    if lay.not_streamed:
+        notes.append(
+            f"{option('engine', engine)}: {len(lay.not_streamed)} metric(s) not compared because they do not "
+            "merge over chunks: "
+            + "; ".join(f"{k} ({why})" for k, why in lay.not_streamed.items())
+            + f"; use {option('engine', 'memory')} for them"
+        )
+    notes += [f"{option('engine', engine)}: {path} is approximate: {bound}" for path, bound in approx.items()]
+    return notes
 
 
 def _unit_resampling(part: ComparePartial):
