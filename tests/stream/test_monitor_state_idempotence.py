@@ -20,6 +20,7 @@ import uqeval
 from uqeval.cli import app
 from uqeval.commands.monitor.core import monitor_file
 from uqeval.config import Settings
+from uqeval.engine.options import EngineOptions
 from uqeval.errors import InputError, UsageError
 
 from .test_states import assert_same
@@ -256,8 +257,8 @@ def test_dask_engine(tmp_path, dask_cluster):
     parts.mkdir()
     early = _before(table, "2024-03-04T06:00")
     _write(table.filter(early), parts / "p1.parquet")
-    kw = {"window": "1D", "time": "t", "chunk_rows": 150, "engine": "dask"}
-    kw["scheduler"] = dask_cluster.scheduler_address
+    kw = {"window": "1D", "time": "t"}
+    kw["engine"] = EngineOptions("dask", 150, scheduler=dask_cluster.scheduler_address)
     s = Settings(columns={"mean": "mu", "std": "sigma"})
     first, state = monitor_file(parts, s, state_source="mon.state", **kw)
     with pytest.raises(InputError, match=r"p1\.parquet: already counted by mon\.state \(\d+ row\(s\)"):
@@ -275,7 +276,7 @@ def test_dask_engine(tmp_path, dask_cluster):
     assert "1 input(s) it had read" in note and f" and {n_overlap} row(s) at or before its latest" in note
     whole = tmp_path / "whole.parquet"
     _write(table, whole)
-    once, _ = monitor_file(whole, s, window="1D", time="t", chunk_rows=150)
+    once, _ = monitor_file(whole, s, window="1D", time="t", engine=EngineOptions("stream", 150))
     assert [w["n_rows"] for w in doc["windows"]] == [w["n_rows"] for w in once["windows"]]
     for a, b in zip(doc["windows"], once["windows"]):
         assert_same(a["metrics"], b["metrics"], {})

@@ -95,6 +95,71 @@ def _windows_of(win: Windows, keys: list[int], settings: Settings):
     return windows, cumulative, orientation, total
 
 
+def _window_entries(win: Windows, keys: list, metrics: list, settings: Settings) -> list[dict[str, Any]]:
+    """One entry per window of the document: its bounds, rows, metrics (and per ``--by`` label)."""
+    from .windows import group_metrics
+
+    windows = []
+    for i, k in enumerate(keys):
+        w = win.windows.get(k, {"n_rows": 0, "n_dropped": 0})
+        start, end = win.layout.bounds(k)
+        windows.append(
+            {
+                "start": start,
+                "end": end,
+                "n_rows": w["n_rows"],
+                "n_dropped": w["n_dropped"],
+                "metrics": metrics[i],
+                **({"weight": w["weight"]} if "weight" in w else {}),
+            }
+        )
+        if "groups" in w:  # --by: the window's metrics per label
+            windows[-1]["groups"] = group_metrics(w["groups"], settings, win.skip)
+    return windows
+
+
+def _difference_spec(pair: Any, keys: list, threshold: float) -> dict[str, Any]:
+    """The A/B test: a confidence sequence for the mean score difference (:func:`~uqeval.metrics.sequential.mean_cs`)."""
+    from ...metrics.sequential import mean_cs
+
+    sums = np.cumsum([pair.diffs.get(k, np.zeros(4)) for k in keys], axis=0)
+    cs = mean_cs(sums[:, :3], float(pair.bound or 0), threshold)
+    return {
+        "name": f"mean_difference:{pair.score}",
+        "null": f"A and B have the same mean {pair.score} (difference A - B = 0), rows |A - B| <= {pair.bound:g}",
+        "log_path": cs["log_e"],
+        "extra": {
+            "mean_difference": sums[:, 1] / np.maximum(sums[:, 0], 1),
+            "lower": cs["lower"],
+            "upper": cs["upper"],
+            "n_clipped": sums[:, 3],
+        },
+    }
+
+
+def _test_entry(spec: dict[str, Any], threshold: float, windows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A test of the document: its e-values per window, and its alarm when one reaches ``threshold``."""
+    from ...metrics.sequential import capped_exp
+
+    log_path = np.asarray(spec["log_path"], dtype=np.float64)
+    path = capped_exp(log_path)
+    hit = np.flatnonzero(log_path >= np.log(threshold))
+    first = int(hit[0]) if hit.size else None
+    return {
+        "name": spec["name"],
+        "null": spec["null"],
+        "e_value": float(path[-1]),
+        "threshold": threshold,
+        "alarm": first is not None,
+        "first_alarm": None if first is None else windows[first]["end"],
+        "first_alarm_window": first,
+        "max_e_value": float(path.max()),
+        "e_values": _looks(path),
+        "log_e_values": _looks(log_path),
+        **{k: _looks(v) for k, v in spec["extra"].items()},
+    }
+
+
 def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha: float) -> dict[str, Any]:
     """The JSON document of ``uqeval monitor`` of a :class:`~uqeval.commands.monitor.windows.Windows` (one input) or a
     :class:`~uqeval.commands.monitor.windows.Pair` (two inputs: model A's metrics, ``metrics_b`` model B's)."""
@@ -102,7 +167,6 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
     from ...catalogue import states
     from ...errors import InputError
     from ...io.writers import jsonable
-    from ...metrics.sequential import capped_exp, mean_cs
     from .windows import WINDOW_OPT_IN, Pair
 
     if not 0 < alpha < 1:
@@ -118,24 +182,7 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
             f"{src_info.get('path')}: every row has NaN/inf in a used column; nothing left to evaluate"
         )
     metrics_a, cumulative, orientation, total = _windows_of(win, keys, settings)
-    windows = []
-    from .windows import group_metrics
-
-    for i, k in enumerate(keys):
-        w = win.windows.get(k, {"n_rows": 0, "n_dropped": 0})
-        start, end = win.layout.bounds(k)
-        windows.append(
-            {
-                "start": start,
-                "end": end,
-                "n_rows": w["n_rows"],
-                "n_dropped": w["n_dropped"],
-                "metrics": metrics_a[i],
-                **({"weight": w["weight"]} if "weight" in w else {}),
-            }
-        )
-        if "groups" in w:  # --by: the window's metrics per label
-            windows[-1]["groups"] = group_metrics(w["groups"], settings, win.skip)
+    windows = _window_entries(win, keys, metrics_a, settings)
     specs = _test_specs(win, keys, "A: " if pair else "")
     if pair is not None:
         metrics_b, cumulative_b, orientation_b, _ = _windows_of(pair.b, keys, settings)
@@ -145,42 +192,8 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
     n_tests = len(specs) + (1 if pair is not None and pair.diffs else 0)
     threshold = n_tests / alpha if n_tests else 1 / alpha
     if pair is not None and pair.diffs:
-        sums = np.cumsum([pair.diffs.get(k, np.zeros(4)) for k in keys], axis=0)
-        cs = mean_cs(sums[:, :3], float(pair.bound or 0), threshold)
-        specs.append(
-            {
-                "name": f"mean_difference:{pair.score}",
-                "null": f"A and B have the same mean {pair.score} (difference A - B = 0), rows |A - B| <= {pair.bound:g}",
-                "log_path": cs["log_e"],
-                "extra": {
-                    "mean_difference": sums[:, 1] / np.maximum(sums[:, 0], 1),
-                    "lower": cs["lower"],
-                    "upper": cs["upper"],
-                    "n_clipped": sums[:, 3],
-                },
-            }
-        )
-    tests = []
-    for t in specs:
-        log_path = np.asarray(t["log_path"], dtype=np.float64)
-        path = capped_exp(log_path)
-        hit = np.flatnonzero(log_path >= np.log(threshold))
-        first = int(hit[0]) if hit.size else None
-        tests.append(
-            {
-                "name": t["name"],
-                "null": t["null"],
-                "e_value": float(path[-1]),
-                "threshold": threshold,
-                "alarm": first is not None,
-                "first_alarm": None if first is None else windows[first]["end"],
-                "first_alarm_window": first,
-                "max_e_value": float(path.max()),
-                "e_values": _looks(path),
-                "log_e_values": _looks(log_path),
-                **{k: _looks(v) for k, v in t["extra"].items()},
-            }
-        )
+        specs.append(_difference_spec(pair, keys, threshold))
+    tests = [_test_entry(spec, threshold, windows) for spec in specs]
     weighted = "sums" in total
     notes = []
     weights = None
