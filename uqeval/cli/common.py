@@ -519,9 +519,9 @@ def error_line(exc: UqevalError) -> str:
 
 def note(text: str) -> None:
     """One ``note:`` line on stderr, input-derived text made inert."""
-    from ..report.text import plain
+    from ..report.text import note_line
 
-    typer.echo(f"note: {plain(text)}", err=True)
+    typer.echo(note_line(text), err=True)
 
 
 def _expected_error(exc: BaseException) -> str | None:

@@ -13,13 +13,13 @@ import typer
 
 from ..config import LIMITS
 from ..plots import PLOT_KINDS
-from ..report.text import plain
 from .common import (
     PLOTS_PANEL,
     OrderBy,
     OrderByOpt,
     ScoringFlags,
     handle_errors,
+    note,
     scoring_options,
 )
 
@@ -194,8 +194,8 @@ def plot(
                 reference_ids(loaded, reference),
             )
             metrics = {"skill": skill}
-            for note in skill_notes:
-                typer.echo(f"note: {plain(note)}", err=True)
+            for text in skill_notes:
+                note(text)
         bundle = build_figures(
             loaded.prediction,
             metrics,
@@ -213,8 +213,8 @@ def plot(
 
         why = "; ".join(bundle.notes) or "nothing to draw"
         raise InputError(f"{file}: cannot draw the {kind.value} figure: {why}")
-    for note in bundle.notes:
-        typer.echo(f"note: {plain(note)}", err=True)
+    for text in bundle.notes:
+        note(text)
     with naming(file):  # a figure too large to draw names its data
         image = figure_to_bytes(bundle.figures[kind.value], fmt, dpi)
     atomic_write_bytes(output, image)

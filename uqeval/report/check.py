@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from .format import DETAIL, fmt_number, md_cell, md_table
-from .text import md_code_span
+from .text import md_code_span, note_line
 
 SCHEMA = "uqeval.check/1"
 
@@ -148,4 +148,4 @@ def rich_tables(result) -> list[Any]:
         for r in result.rows
     ]
     table = rich_table(columns, rows, title=headline(result), caption=f"rules: {result.rules_source}")
-    return [table, *(Text(f"note: {n}", style="dim") for n in result.notes)]
+    return [table, *(Text(note_line(n), style="dim") for n in result.notes)]

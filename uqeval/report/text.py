@@ -4,7 +4,7 @@ Column names, file names, ``--by`` values, model names, notes and error messages
 come from files a user (or an attacker) wrote. They are data, never markup or
 terminal control:
 
-* :func:`plain` -- for plain terminal lines (errors, notes): every control
+* :func:`plain` -- for plain terminal lines (errors, and notes through :func:`note_line`): every control
   character (C0, DEL, C1 such as ``\\x9b``, ESC, ``\\r``, newlines) and the Unicode
   bidirectional overrides become visible escapes such as ``\\x1b``, so a string
   can neither move the cursor, retitle the window nor start a new line.
@@ -49,6 +49,12 @@ def _show(m: re.Match[str]) -> str:
 def plain(value: Any) -> str:
     """``value`` as one line of inert text: control characters shown as ``\\xNN`` / ``\\uNNNN``."""
     return _CONTROL.sub(_show, str(value))
+
+
+def note_line(value: Any) -> str:
+    """A note as one terminal line, ``note: ...`` with :func:`plain` applied: the one way every command
+    prints a note, whether on stderr (:func:`uqeval.cli.common.note`) or under its tables on stdout."""
+    return f"note: {plain(value)}"
 
 
 def markup(value: Any) -> str:

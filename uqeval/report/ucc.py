@@ -115,7 +115,7 @@ def to_markdown(summary: dict[str, Any]) -> str:
     if pv is not None:
         lines += ["", f"**{md_cell(pvalue_title(summary))}**", "", *table(*pv)]
     for note in summary.get("notes", []):
-        lines += ["", f"note: {note}"]
+        lines += ["", f"note: {md_cell(note)}"]
     return "\n".join(lines) + "\n"
 
 
