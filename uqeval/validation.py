@@ -126,6 +126,27 @@ def check_finite(arr: np.ndarray, name: str, rows: np.ndarray | None = None, wha
         )
 
 
+def finite_difference(
+    a: np.ndarray, b: np.ndarray, names: tuple[str, str], rows: np.ndarray | None = None
+) -> np.ndarray:
+    """``a - b`` of two finite arrays, raising :class:`InputError` where it overflows to ±inf.
+
+    Two finite doubles of opposite signs (``1e308`` and ``-1e308``) have a difference beyond the
+    largest double; ``names`` are the columns (or arguments) of ``a`` and ``b``.
+    """
+    with np.errstate(over="ignore"):
+        d = np.subtract(a, b)
+    if np.isfinite(d).all():
+        return d
+    n, first = bad_rows(~np.isfinite(d))
+    row = int(rows[first]) if rows is not None else int(first)
+    raise InputError(
+        f"'{names[0]}' - '{names[1]}' is beyond the largest double (about 1.8e308) in {n} row(s) "
+        f"(first at row {row}: {float(a[first]):g} - {float(b[first]):g}); rescale both columns "
+        "(other units) or drop those rows"
+    )
+
+
 def check_positive(
     arr: np.ndarray, name: str, rows: np.ndarray | None = None, what: str | None = None
 ) -> None:
