@@ -6,6 +6,7 @@ import contextlib
 import functools
 import sys
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -615,7 +616,7 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         from ..errors import GateFailure
         from ..io.writers import discard_temps, output_batch
 
-        with warnings.catch_warnings(record=True) as caught:
+        with _document_to_file_only(kwargs), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 with _sigterm_raises(), output_batch(commit_on=(GateFailure,)):
@@ -639,6 +640,18 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 
     wrapper._uqeval_edge = True  # type: ignore[attr-defined]
     return wrapper
+
+
+@contextlib.contextmanager
+def _document_to_file_only(options: dict[str, Any]):
+    """While a command run with ``-q`` and ``-o FILE`` runs, :func:`show` prints nothing (``-o -`` is stdout)."""
+    token = _DOCUMENT_TO_FILE_ONLY.set(
+        bool(options.get("quiet")) and str(options.get("output") or "-") != "-"
+    )
+    try:
+        yield
+    finally:
+        _DOCUMENT_TO_FILE_ONLY.reset(token)
 
 
 def _warnings_note(caught: list, code: int) -> None:
@@ -697,15 +710,20 @@ def console(min_width: int = 0, fit=None):
     return out
 
 
+#: set by :func:`handle_errors` for a command run with ``-q`` and ``-o FILE``: :func:`show` prints nothing
+_DOCUMENT_TO_FILE_ONLY: ContextVar[bool] = ContextVar("uqeval_document_to_file_only", default=False)
+
+
 def show(
     document: dict, fmt: OutputFormat, markdown: Callable[[], str], rich: Callable[[], list], out=None
 ) -> None:
     """Write a command's result on stdout: its JSON ``document``, the ``markdown()`` text, or the
     ``rich()`` renderables printed on the console ``out`` (default: :func:`console`). Nothing when an
-    output of the command goes to stdout (``-o -``): stdout then holds that output alone."""
+    output of the command goes to stdout (``-o -``): stdout then holds that output alone; nothing with
+    ``-q`` and ``-o FILE``: the document is in the file."""
     from ..io.writers import stdout_taken
 
-    if stdout_taken():
+    if stdout_taken() or _DOCUMENT_TO_FILE_ONLY.get():
         return
     if fmt is OutputFormat.json:
         from ..io.writers import dumps_json
@@ -762,7 +780,13 @@ WorkersOpt = Annotated[
 ]
 QuietOpt = Annotated[
     bool,
-    typer.Option("--quiet", "-q", help="No progress bar on stderr (it is shown only on a terminal anyway)."),
+    typer.Option(
+        "--quiet",
+        "-q",
+        help="No progress bar on stderr (it is shown only on a terminal anyway); with --output FILE, nothing "
+        "on standard output either: the document is written to the file only. Notes and errors still go "
+        "to stderr.",
+    ),
 ]
 ConnectTimeoutOpt = Annotated[
     float | None,
