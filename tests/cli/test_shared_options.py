@@ -198,6 +198,32 @@ def test_no_prediction_columns_lists_them_and_suggests_flags(tmp_path):
         plan_columns(["obs", "guess", "unc"])
 
 
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_the_column_hint_goes_by_names_and_types_never_by_position(tmp_path, ext):
+    # issue 35: `coverage grouped.csv --by region` suggested `--y date --mean obs --std fcst`
+    import datetime
+
+    days = [datetime.datetime(2024, 1, d) for d in (1, 2, 3)]
+    cols = {
+        # a time, never the target
+        "observed_at": days if ext == "parquet" else [d.isoformat() for d in days],
+        "region": ["north", "south", "north"],
+        "forecast_model": ["ecmwf", "gfs", "gfs"],  # text, never the mean
+        "obs": [1.5, 2.0, 0.5],
+        "fcst": [1.2, 2.1, 0.7],
+    }
+    f = write_table(tmp_path / f"grouped.{ext}", cols)
+    r = runner.invoke(app, ["coverage", str(f), "--by", "region"])
+    assert r.exit_code == 3, r.output
+    assert "e.g. --y obs --mean fcst (" in r.stderr
+    # no name to go by: placeholders, not the first columns
+    g = write_table(tmp_path / f"abc.{ext}", {"a": [1.0, 2.0], "b": [1.0, 2.5], "c": [0.5, 0.5]})
+    r = runner.invoke(app, ["score", str(g)])
+    assert r.exit_code == 3 and "e.g. --y COLUMN --mean COLUMN (" in r.stderr, r.output
+    with front_end("python"), pytest.raises(SchemaError, match="y_true='COLUMN' mean='COLUMN'"):
+        plan_columns(["a", "b", "c"])
+
+
 def test_no_prediction_columns_suggests_proba_for_numbered_columns(tmp_path):
     f = tmp_path / "p.csv"
     f.write_text("label,p0,p1,p2\n0,0.2,0.3,0.5\n2,0.1,0.1,0.8\n")
