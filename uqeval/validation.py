@@ -5,7 +5,8 @@ column) name, how many rows are bad and the first bad row, e.g.::
 
     std must be > 0: 3 non-positive values in column 'sigma' (first at row 17)
 
-Rows are counted from 0 over the data rows (the header is not a row).
+Rows are counted from 0 over the data rows (the header is not a row). The command line adds the line
+of a CSV file to each row of its messages (:func:`uqeval.io.readers.with_csv_lines`).
 """
 
 from __future__ import annotations

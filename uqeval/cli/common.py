@@ -619,7 +619,7 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         with _document_to_file_only(kwargs), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                with _sigterm_raises(), output_batch(commit_on=(GateFailure,)):
+                with _sigterm_raises(), output_batch(commit_on=(GateFailure,)), _csv_lines_in_errors():
                     result = func(*args, **kwargs)
             except UqevalError as exc:
                 _warnings_note(caught, exc.exit_code)
@@ -640,6 +640,22 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 
     wrapper._uqeval_edge = True  # type: ignore[attr-defined]
     return wrapper
+
+
+@contextlib.contextmanager
+def _csv_lines_in_errors():
+    """An error's rows of a CSV input get the line an editor shows (:func:`uqeval.io.readers.with_csv_lines`),
+    looked up while the run's inputs are still known."""
+    try:
+        yield
+    except UqevalError as exc:
+        from ..io.readers import with_csv_lines
+        from ..io.writers import inputs_read
+
+        text = with_csv_lines(str(exc), inputs_read())
+        if text == str(exc):
+            raise
+        raise type(exc)(text, fix=exc.fix) from None
 
 
 @contextlib.contextmanager
