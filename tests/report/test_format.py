@@ -14,6 +14,7 @@ from uqeval.report.format import (
     flatten,
     fmt_number,
     fmt_p,
+    fmt_percent,
     leaves,
     md_cell,
     md_table,
@@ -28,6 +29,8 @@ from uqeval.report.format import (
         (None, DASHED, "—"),
         (None, DETAIL, "—"),
         (0.0, TABLE, "0"),
+        (-0.0, TABLE, "0"),  # never "-0"
+        (-0.0, HTML, "0"),
         (0.123456789, TABLE, "0.1235"),
         (1.5e-7, TABLE, "1.500e-07"),
         (2.5e6, TABLE, "2.500e+06"),
@@ -49,6 +52,23 @@ from uqeval.report.format import (
 )
 def test_fmt_number_styles(value, style, text):
     assert fmt_number(value, style) == text
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (0.123, "+12.3%"),
+        (-0.5, "-50.0%"),
+        (0.0, "0.0%"),
+        (-0.0, "0.0%"),
+        (-1e-5, "0.0%"),  # rounds to zero: never "-0.0%" (issue 35)
+        (2.2e-16, "0.0%"),
+        (None, "n/a"),
+        (math.nan, "nan"),
+    ],
+)
+def test_fmt_percent(value, text):
+    assert fmt_percent(value) == text
 
 
 def test_fmt_p():

@@ -37,7 +37,9 @@ def axis_label(axis: str, normalize: str) -> str:
 
 
 def _fmt_gain(gain: float | None) -> str:
-    return "n/a" if gain is None else f"{100.0 * gain:+.1f}%"
+    from ..report.format import fmt_percent
+
+    return fmt_percent(gain)
 
 
 def _draw_curve(ax, curve: UCCCurve, **kw) -> None:

@@ -55,6 +55,8 @@ def fmt_number(v: Any, style: NumberStyle = TABLE) -> str:
         if math.isinf(v):
             return style.inf[0] if v > 0 else style.inf[1]
         a = abs(v)
+        if a == 0.0:
+            v = 0.0  # -0.0 prints as 0
         if style.sci_digits is not None and not (1e-4 <= a < 1e6 or (a == 0 and style.plain_zero)):
             return f"{v:.{style.sci_digits}e}"
         return f"{v:.{style.digits}g}"
@@ -63,6 +65,14 @@ def fmt_number(v: Any, style: NumberStyle = TABLE) -> str:
             return f"{fmt_number(v[0], style)} … {fmt_number(v[-1], style)} ({len(v)})"
         return "[" + ", ".join(fmt_number(x, style) for x in v) + "]"
     return str(v)
+
+
+def fmt_percent(v: float | None, digits: int = 1) -> str:
+    """A fraction as a signed percentage, ``+12.3%``; one that rounds to zero is ``0.0%`` (never ``-0.0%``)."""
+    if v is None or not math.isfinite(v):
+        return fmt_number(v)
+    text = f"{100.0 * v:+.{digits}f}%"
+    return text[1:] if float(text[:-1]) == 0.0 else text
 
 
 def fmt_p(p: Any) -> str:

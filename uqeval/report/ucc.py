@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .format import fmt_number, md_cell, md_table
+from .format import fmt_number, fmt_percent, md_cell, md_table
 
 _num = fmt_number
-
-
-def _pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{100.0 * v:+.1f}%"
+_pct = fmt_percent
 
 
 def summary_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
