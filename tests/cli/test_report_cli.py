@@ -227,3 +227,14 @@ def test_values_near_1e308_give_notes_and_no_raw_warning_from_the_figure_workers
     lines = r.stderr.splitlines()
     assert any("numerical or drawing warning(s)" in ln for ln in lines)
     assert all(ln.startswith(("note: ", "wrote ")) for ln in lines), r.stderr
+
+
+def test_targets_all_near_1e308_give_a_report(tmp_path):
+    # fuzz seed 4242 (issue 35): "attempt to get argmin of an empty sequence" from the UCC's k*, then a
+    # TypeError formatting a null AUUCC in the UCC overlay's legend
+    rng = np.random.default_rng(1)
+    mean, std = rng.normal(size=40), rng.uniform(0.5, 1.5, 40)
+    f = write_table(tmp_path / "huge.parquet", {"y": np.full(40, 1e308), "mean": mean, "std": std})
+    r = runner.invoke(app, ["report", str(f), "-o", str(tmp_path / "r.html")])
+    assert r.exit_code == 0, r.output
+    assert "could not be computed finitely" in r.stderr and (tmp_path / "r.html").exists()

@@ -732,7 +732,11 @@ def _min_cost_point(curve: UCCCurve, cost: float) -> dict[str, float]:
     def costs(start: int, stop: int) -> np.ndarray:
         return cost * x[start:stop] + (1.0 - cost) * y[start:stop]
 
-    c_min = min(costs(*span).min() for span in spans)
+    # a cost is NaN where an axis overflowed (targets near 1e308: inf / inf): such a point is no minimum
+    known = [c[~np.isnan(c)] for c in (costs(*span) for span in spans)]
+    if not any(c.size for c in known):
+        return _operating_point(np.nan, np.nan, np.nan, cost)  # no point has a cost: written as null
+    c_min = min(float(c.min()) for c in known if c.size)
     best = np.concatenate([start + np.flatnonzero(costs(start, stop) == c_min) for start, stop in spans])
     j = best[np.argmin(curve.k[best])]  # ties: the smallest scale (UQ360: first in k order)
     return _operating_point(curve.k[j], curve.x[j], curve.y[j], cost)
