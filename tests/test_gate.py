@@ -555,3 +555,39 @@ def test_targets_come_from_the_registry():
     assert target_of(summary, "coverage.0.9.miss_below") == pytest.approx(0.05)
     assert target_of(summary, "coverage.0.9.coverage_error") == 0.0
     assert target_of(summary, "prediction_sets.0.95.coverage") == 0.95
+
+
+def test_every_problem_of_a_rules_file_is_reported_at_once_in_line_order():
+    # issue 35: three mistakes needed three runs, and line 4 came before line 2
+    text = (
+        "[rules]\n"
+        '"accuracy.mae" = { mx = 1 }\n'  # 2: unknown option
+        "[settings]\n"
+        'require_baseline = "yes"\n'  # 4: not a boolean
+        "[rule]\n"  # 5: unknown top-level key
+        '"accuracy.rmse" = { max = 1 }\n'
+    )
+    with pytest.raises(InputError) as err:
+        gate.load_rules(text, "ci.toml")
+    msg = str(err.value)
+    assert msg.startswith("ci.toml: 3 problems, in line order: line 2: ") and "\n" not in msg
+    at = [msg.index(f"line {n}: ") for n in (2, 4, 5)]
+    assert at == sorted(at)
+    assert (
+        "unknown option 'mx'" in msg
+        and "must be true or false" in msg
+        and "unknown top-level key 'rule'" in msg
+    )
+    # one problem: the message as before
+    with pytest.raises(InputError, match=r"^ci\.toml, line 2: rule \"accuracy.mae\": unknown option 'mx'"):
+        gate.load_rules('[rules]\n"accuracy.mae" = { mx = 1 }\n', "ci.toml")
+
+
+def test_every_rule_on_an_unknown_path_is_reported_at_once():
+    text = '[rules]\n"accuracy.mae" = { max = 1 }\n"accuracy.mea" = { max = 1, min = 0 }\n"ma_call" = { max = 1 }\n'
+    rules = gate.load_rules(text, "ci.toml")
+    with pytest.raises(InputError) as err:
+        gate.evaluate(rules, make_summary())
+    msg = str(err.value)
+    assert msg.startswith('ci.toml: 2 problems, in line order: line 3: no metric at path "accuracy.mea"'), msg
+    assert '; line 4: no metric at path "ma_call"' in msg and msg.count("accuracy.mea") == 1

@@ -20,6 +20,7 @@ from uqeval.io.load import Loaded
 from uqeval.metrics.ucc import permutation_test, ucc_summary
 from uqeval.predictions import Gaussian, Intervals, Point, Quantiles, Samples
 from uqeval.report.ucc import pvalue_rows, summary_rows, to_markdown
+from uqeval.text import fmt_percent
 
 # these tests call the core directly and check the flags its messages name
 pytestmark = pytest.mark.usefixtures("cli_voice")
@@ -390,7 +391,7 @@ def test_tables_and_markdown():
     assert "k=1 bandwidth" in header and "k* missrate" in header
     assert [r[0] for r in rows] == ["a", "b"] and all(len(r) == len(header) for r in rows)
     gain = rep["models"]["a"]["ucc"]["gain"]
-    assert rows[0][3] == f"{100 * gain:+.1f}%"
+    assert rows[0][3] == fmt_percent(gain) and rows[0][3] in (f"{100 * gain:+.1f}%", "0.0%")
     pv_header, pv_rows = pvalue_rows(rep)
     assert pv_header[-1] == "p-value" and pv_rows[0][:2] == ["a", "b"]
     md = to_markdown(rep)

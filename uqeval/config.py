@@ -196,9 +196,8 @@ def line_of(lines: dict[tuple[str, ...], int], *path: str) -> int | None:
     return None
 
 
-def _line_of(lines: dict[tuple[str, ...], int], *path: str) -> str:
-    """`` (line N)`` of the key ``path`` (:func:`line_of`), or nothing."""
-    line = line_of(lines, *path)
+def _in_line(line: int | None) -> str:
+    """`` (line N)``, or nothing."""
     return f" (line {line})" if line is not None else ""
 
 
@@ -270,56 +269,62 @@ def load_config(path: str | Path) -> dict[str, Any]:
         data = section
     name = ".".join(prefix + ("",))  # "tool.uqeval." or ""
     home = {key: t for t, keys in _TABLES.items() for key in keys}
+    problems: list[tuple[int | None, str]] = []  # every problem of the file, reported together
+    keys: dict[str, tuple[str, int | None]] = {}  # setting -> (its table, its line)
     for table, body in data.items():
         if table not in _TABLES or not isinstance(body, dict):
-            line = _line_of(lines, *prefix, table)
+            at = line_of(lines, *prefix, table)
+            line = _in_line(at)
             if table in home and not isinstance(body, dict):
                 top = f"[{name[:-1]}]" if name else "the top"
-                raise InputError(
-                    f"config file '{p}': key '{table}' at {top}{line}; it belongs in [{name}{home[table]}]"
-                )
-            raise InputError(
-                f"config file '{p}': unknown table [{name}{table}]{line}; "
-                f"expected one of {sorted(name + t for t in _TABLES)}"
-            )
+                problems.append((at, f"key '{table}' at {top}{line}; it belongs in [{name}{home[table]}]"))
+            else:
+                expected = sorted(name + t for t in _TABLES)
+                problems.append((at, f"unknown table [{name}{table}]{line}; expected one of {expected}"))
+            continue
         for key, value in body.items():
-            where = _line_of(lines, *prefix, table, key)
+            at = line_of(lines, *prefix, table, key)
+            where = _in_line(at)
             if key not in _TABLES[table]:
-                raise InputError(
-                    f"config file '{p}': unknown key '{key}' in [{name}{table}]{where}; "
-                    f"allowed: {', '.join(sorted(_TABLES[table]))}"
-                )
-            if table == "columns":
+                allowed = ", ".join(sorted(_TABLES[table]))
+                problems.append((at, f"unknown key '{key}' in [{name}{table}]{where}; allowed: {allowed}"))
+            elif table == "columns":
                 if not _column_spec(value):
-                    raise InputError(
-                        f"config file '{p}': [{name}columns] {key}{where} must be a column name "
-                        f"(a string) or a list of names, got {_show(value)}"
-                    )
-                out.setdefault("columns", {})[key] = value
+                    what = f"must be a column name (a string) or a list of names, got {_show(value)}"
+                    problems.append((at, f"[{name}columns] {key}{where} {what}"))
+                else:
+                    out.setdefault("columns", {})[key] = value
             else:
                 out[key] = value
-    try:  # every value checked here, so a bad one names the file (a bad flag is a usage error)
-        _validate(
-            replace(Settings(), **{k: _CONVERT.get(k, _same)(v) for k, v in out.items() if k != "columns"})
-        )
-    except (InputError, TypeError, ValueError) as exc:
-        msg = re.sub(r" \(--[a-z-]+\)", "", str(exc))  # the flag hints do not apply to a file
-        where = ""
-        for table, body in data.items():  # the key at fault: the first one that fails alone
-            bad = [k for k in body if k in out and table != "columns" and not _valid_alone(k, out[k])]
-            if bad:
-                where = f"{name}{table}.{bad[0]}{_line_of(lines, *prefix, table, bad[0])}: "
-                break
-        raise InputError(f"config file '{p}': {where}{msg}") from None
+                keys[key] = (table, at)
+    # every value checked here, so a bad one names the file (a bad flag is a usage error): each alone, then
+    # together (a constraint between two settings)
+    for key, (table, at) in keys.items():
+        msg = _error_alone(key, out[key])
+        if msg is not None:
+            problems.append((at, f"{name}{table}.{key}{_in_line(at)}: {msg}"))
+    if not problems:
+        msg = _error_alone(None, {k: v for k, v in out.items() if k != "columns"})
+        if msg is not None:
+            problems.append((None, msg))
+    if problems:
+        problems.sort(key=lambda item: (item[0] is None, item[0] or 0))  # in line order (stable)
+        listed = "; ".join(text for _, text in problems)
+        if len(problems) > 1:
+            listed = f"{len(problems)} problems, in line order: {listed}"
+        raise InputError(f"config file '{p}': {listed}")
     return out
 
 
-def _valid_alone(key: str, value: Any) -> bool:
+def _error_alone(key: str | None, value: Any) -> str | None:
+    """The message of the settings error of ``key = value`` alone (``key`` None: ``value`` is a dict of
+    settings, checked together), without the flag hints (they do not apply to a file); None if valid."""
+    given = value if key is None else {key: value}
     try:
-        _validate(replace(Settings(), **{key: _CONVERT.get(key, _same)(value)}))
-    except (InputError, TypeError, ValueError):
-        return False
-    return True
+        _validate(replace(Settings(), **{k: _CONVERT.get(k, _same)(v) for k, v in given.items()}))
+    except (InputError, TypeError, ValueError) as exc:
+        return re.sub(r" \(--[a-z-]+\)", "", str(exc))
+    return None
 
 
 def _column_spec(value: Any) -> bool:

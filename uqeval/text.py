@@ -5,7 +5,7 @@ Column names, file names, ``--by`` values, model names, notes and error messages
 come from files a user (or an attacker) wrote. They are data, never markup or
 terminal control:
 
-* :func:`plain` -- for plain terminal lines (errors, notes): every control
+* :func:`plain` -- for plain terminal lines (errors, and notes through :func:`note_line`): every control
   character (C0, DEL, C1 such as ``\\x9b``, ESC, ``\\r``, newlines) and the Unicode
   bidirectional overrides become visible escapes such as ``\\x1b``, so a string
   can neither move the cursor, retitle the window nor start a new line.
@@ -53,6 +53,12 @@ def _show(m: re.Match[str]) -> str:
 def plain(value: Any) -> str:
     """``value`` as one line of inert text: control characters shown as ``\\xNN`` / ``\\uNNNN``."""
     return _CONTROL.sub(_show, str(value))
+
+
+def note_line(value: Any) -> str:
+    """A note as one terminal line, ``note: ...`` with :func:`plain` applied: the one way every command
+    prints a note, whether on stderr (:func:`uqeval.cli.common.note`) or under its tables on stdout."""
+    return f"note: {plain(value)}"
 
 
 def markup(value: Any) -> str:
@@ -156,6 +162,8 @@ def fmt_number(v: Any, style: NumberStyle = TABLE) -> str:
         if math.isinf(v):
             return style.inf[0] if v > 0 else style.inf[1]
         a = abs(v)
+        if a == 0.0:
+            v = 0.0  # -0.0 prints as 0
         if style.sci_digits is not None and not (1e-4 <= a < 1e6 or (a == 0 and style.plain_zero)):
             return f"{v:.{style.sci_digits}e}"
         return f"{v:.{style.digits}g}"
@@ -164,6 +172,14 @@ def fmt_number(v: Any, style: NumberStyle = TABLE) -> str:
             return f"{fmt_number(v[0], style)} … {fmt_number(v[-1], style)} ({len(v)})"
         return "[" + ", ".join(fmt_number(x, style) for x in v) + "]"
     return str(v)
+
+
+def fmt_percent(v: float | None, digits: int = 1) -> str:
+    """A fraction as a signed percentage, ``+12.3%``; one that rounds to zero is ``0.0%`` (never ``-0.0%``)."""
+    if v is None or not math.isfinite(v):
+        return fmt_number(v)
+    text = f"{100.0 * v:+.{digits}f}%"
+    return text[1:] if float(text[:-1]) == 0.0 else text
 
 
 def fmt_p(p: Any) -> str:

@@ -5,7 +5,8 @@ column) name, how many rows are bad and the first bad row, e.g.::
 
     std must be > 0: 3 non-positive values in column 'sigma' (first at row 17)
 
-Rows are counted from 0 over the data rows (the header is not a row).
+Rows are counted from 0 over the data rows (the header is not a row). The command line adds the line
+of a CSV file to each row of its messages (:func:`uqeval.io.readers.with_csv_lines`).
 """
 
 from __future__ import annotations
@@ -137,6 +138,27 @@ def check_finite(arr: np.ndarray, name: str, rows: np.ndarray | None = None, wha
             f"{what or name} must be finite: {n} row(s) with NaN/inf {_where(name, rows, first)}, found {found}",
             fix="nan_policy",
         )
+
+
+def finite_difference(
+    a: np.ndarray, b: np.ndarray, names: tuple[str, str], rows: np.ndarray | None = None
+) -> np.ndarray:
+    """``a - b`` of two finite arrays, raising :class:`InputError` where it overflows to ±inf.
+
+    Two finite doubles of opposite signs (``1e308`` and ``-1e308``) have a difference beyond the
+    largest double; ``names`` are the columns (or arguments) of ``a`` and ``b``.
+    """
+    with np.errstate(over="ignore"):
+        d = np.subtract(a, b)
+    if np.isfinite(d).all():
+        return d
+    n, first = bad_rows(~np.isfinite(d))
+    row = int(rows[first]) if rows is not None else int(first)
+    raise InputError(
+        f"'{names[0]}' - '{names[1]}' is beyond the largest double (about 1.8e308) in {n} row(s) "
+        f"(first at row {row}: {float(a[first]):g} - {float(b[first]):g}); rescale both columns "
+        "(other units) or drop those rows"
+    )
 
 
 def check_positive(

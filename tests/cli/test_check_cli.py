@@ -62,6 +62,16 @@ def test_identical_input_passes(gaussian_file, baseline, rules, tmp_path):
     assert suite.get("tests") == "6" and suite.get("failures") == "0"
 
 
+def test_an_input_name_with_terminal_controls_is_escaped_in_the_notes(gaussian_file, baseline, rules):
+    hostile = gaussian_file.with_name("g\x1b]0;owned\x07\x1b[2J.parquet")
+    hostile.write_bytes(gaussian_file.read_bytes())
+    r = check(str(hostile), "--rules", str(rules), "--baseline", str(baseline))
+    assert r.exit_code == 0, r.output
+    flat = "".join(r.stdout.split())  # the note may be wrapped to the console's width
+    assert "note:" in r.stdout and "\\x1b]0;owned\\x07\\x1b[2J.parquetscoredwiththebaseline's" in flat
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout
+
+
 def test_summary_json_input_passes(baseline, rules):
     r = check(str(baseline), "--rules", str(rules), "--baseline", str(baseline), "--format", "json")
     assert r.exit_code == 0, r.output

@@ -163,3 +163,20 @@ def test_usage_errors_exit_2(args):
 def test_output_is_never_an_input(tmp_path):
     r = runner.invoke(app, ["compare", A, B, *FAST, "--output", A])
     assert r.exit_code == 3 and "refusing to overwrite an input" in r.stderr
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_a_file_name_with_terminal_controls_is_escaped_in_the_notes_too(tmp_path, fmt):
+    # residuals at the exact normal quantiles: ma_cal ~0, outside its bootstrap interval, so a note
+    # names the model, i.e. the file name (issue 35: the note printed ESC[2J raw and cleared the screen)
+    from scipy.special import ndtri
+
+    n = 400
+    z = ndtri((np.arange(n) + 0.5) / n)
+    hostile = write_table(tmp_path / "in_\x1b[2J\x1b[H.csv", {"y": z, "mean": np.zeros(n), "std": np.ones(n)})
+    wide = write_table(tmp_path / "wide.csv", {"y": z, "mean": np.zeros(n), "std": np.full(n, 3.0)})
+    r = runner.invoke(app, ["compare", str(hostile), str(wide), "-m", "ma_cal", *FAST, "-f", fmt])
+    assert r.exit_code == 0, r.output
+    note = next(ln for ln in r.stdout.splitlines() if "lies outside its bootstrap interval" in ln)
+    assert "\\x1b" in note
+    assert "\x1b" not in r.stdout and "\x1b" not in r.stderr

@@ -209,6 +209,19 @@ def test_bad_config_values_are_bad_input_naming_the_file(tmp_path, body, needle)
     )
 
 
+def test_every_problem_of_a_config_file_is_one_error_in_line_order(tmp_path):
+    # issue 35: one problem per run, not in line order
+    cfg = tmp_path / "uqeval.toml"
+    cfg.write_text("[metrics]\nseed = -1\nnum_bin = 3\n\n[columns]\ny_true = 5\n[input]\nnan_policy = 3\n")
+    r = runner.invoke(app, ["score", str(SAMPLE / "gaussian.csv"), "--config", str(cfg)])
+    line = _one_error_line(r, "uqeval.toml", "4 problems, in line order")
+    at = [
+        line.index(s)
+        for s in ("seed (line 2)", "unknown key 'num_bin'", "y_true (line 6)", "nan_policy (line 8)")
+    ]
+    assert at == sorted(at), line
+
+
 def test_too_many_by_groups_is_refused_before_scoring(tmp_path):
     g = _gauss(1500)
     g["id"] = np.arange(1500)

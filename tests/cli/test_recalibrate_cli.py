@@ -209,6 +209,27 @@ def test_accrue_recovers_sigma_on_the_g_sample(tmp_path, model):
     assert json.loads(r.stdout)["input"]["representation"] == "gaussian"
 
 
+def test_accrue_with_targets_and_means_near_1e308(tmp_path):
+    # issue 35: brentq raised "function value at x=nan is NaN" (a traceback, exit 1)
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=100)
+    cols = {"x": x, "y": x + rng.normal(size=100), "mean": x.copy()}
+    cols["y"][3] = 1e308
+    r = _run(
+        write_table(tmp_path / "big.csv", cols), "--method", "accrue", "--model", "poly", "--features", "x"
+    )
+    assert r.exit_code == 0, r.output
+    assert "Traceback" not in r.output and "RuntimeWarning" not in r.stderr
+    cols["mean"][[2, 3]] = -1e308  # row 3: 1e308 - (-1e308) is beyond the doubles
+    r = _run(
+        write_table(tmp_path / "over.csv", cols), "--method", "accrue", "--model", "mlp", "--features", "x"
+    )
+    lines = r.stderr.strip().splitlines()
+    assert r.exit_code == 3 and len(lines) == 1, r.output
+    assert lines[0].startswith("error: ") and "over.csv" in lines[0]
+    assert "'y' - 'mean' is beyond the largest double" in lines[0] and "first at row 3" in lines[0]
+
+
 def test_accrue_w_sample_mlp_calibration_beats_constant(tmp_path):
     # issue acceptance on W: mlp test max_cal_err <= 0.06, the constant baseline near 0.16
     out = tmp_path / "w.parquet"

@@ -203,3 +203,38 @@ def test_report_compare_shows_the_paired_tests(files, tmp_path):
     assert r.exit_code == 2 and "--compare needs at least two" in r.stderr
     r = invoke("report", a, c, "--compare", "-o", tmp_path / "mixed.html")  # other targets: bad input
     assert r.exit_code == 3 and not (tmp_path / "mixed.html").exists()
+
+
+def test_values_near_1e308_give_notes_and_no_raw_warning_from_the_figure_workers(tmp_path):
+    # issue 35: the figure worker process printed "RuntimeWarning: overflow encountered in scalar
+    # subtract" on its own stderr beside the command's note of the warnings; a real process, as the
+    # CLI draws in a worker only there (uqeval.cli.parallel_rendering, two cores or more)
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(1)
+    mean = rng.normal(size=200)
+    cols = {"y": mean + rng.normal(size=200), "mean": mean, "std": np.ones(200)}
+    cols["y"][3], cols["mean"][5] = 1e308, -1e308
+    data = write_table(tmp_path / "big.csv", cols)
+    r = subprocess.run(
+        [sys.executable, "-m", "uqeval", "report", str(data), "-o", str(tmp_path / "r.html")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert any("numerical or drawing warning(s)" in ln for ln in lines)
+    assert all(ln.startswith(("note: ", "wrote ")) for ln in lines), r.stderr
+
+
+def test_targets_all_near_1e308_give_a_report(tmp_path):
+    # fuzz seed 4242 (issue 35): "attempt to get argmin of an empty sequence" from the UCC's k*, then a
+    # TypeError formatting a null AUUCC in the UCC overlay's legend
+    rng = np.random.default_rng(1)
+    mean, std = rng.normal(size=40), rng.uniform(0.5, 1.5, 40)
+    f = write_table(tmp_path / "huge.parquet", {"y": np.full(40, 1e308), "mean": mean, "std": std})
+    r = runner.invoke(app, ["report", str(f), "-o", str(tmp_path / "r.html")])
+    assert r.exit_code == 0, r.output
+    assert "could not be computed finitely" in r.stderr and (tmp_path / "r.html").exists()

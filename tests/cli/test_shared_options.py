@@ -201,6 +201,32 @@ def test_no_prediction_columns_lists_them_and_suggests_flags(tmp_path):
         plan_columns(["obs", "guess", "unc"])
 
 
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_the_column_hint_goes_by_names_and_types_never_by_position(tmp_path, ext):
+    # issue 35: `coverage grouped.csv --by region` suggested `--y date --mean obs --std fcst`
+    import datetime
+
+    days = [datetime.datetime(2024, 1, d) for d in (1, 2, 3)]
+    cols = {
+        # a time, never the target
+        "observed_at": days if ext == "parquet" else [d.isoformat() for d in days],
+        "region": ["north", "south", "north"],
+        "forecast_model": ["ecmwf", "gfs", "gfs"],  # text, never the mean
+        "obs": [1.5, 2.0, 0.5],
+        "fcst": [1.2, 2.1, 0.7],
+    }
+    f = write_table(tmp_path / f"grouped.{ext}", cols)
+    r = runner.invoke(app, ["coverage", str(f), "--by", "region"])
+    assert r.exit_code == 3, r.output
+    assert "e.g. --y obs --mean fcst (" in r.stderr
+    # no name to go by: placeholders, not the first columns
+    g = write_table(tmp_path / f"abc.{ext}", {"a": [1.0, 2.0], "b": [1.0, 2.5], "c": [0.5, 0.5]})
+    r = runner.invoke(app, ["score", str(g)])
+    assert r.exit_code == 3 and "e.g. --y COLUMN --mean COLUMN (" in r.stderr, r.output
+    with front_end("python"), pytest.raises(SchemaError, match="y_true='COLUMN' mean='COLUMN'"):
+        plan_columns(["a", "b", "c"])
+
+
 def test_no_prediction_columns_suggests_proba_for_numbered_columns(tmp_path):
     f = tmp_path / "p.csv"
     f.write_text("label,p0,p1,p2\n0,0.2,0.3,0.5\n2,0.1,0.1,0.8\n")
@@ -286,3 +312,44 @@ def test_recalibrate_reads_class_columns_named_with_proba(classes):
     assert r.exit_code == 0, r.output
     header = [h.strip('"') for h in out.read_text().splitlines()[0].split(",")]
     assert {"p_0", "p_1", "p_2"} <= set(header)  # logits in (named with --logits), probabilities out
+
+
+def _quiet_cases(tmp_path):
+    from ..conftest import SAMPLE
+
+    a, b = str(SAMPLE / "gaussian.parquet"), str(SAMPLE / "gaussian_const.parquet")
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[rules]\n"accuracy.mae" = { max = 10 }\n')
+    return {
+        "score": ["score", a],
+        "ucc": ["ucc", a],
+        "coverage": ["coverage", a],
+        "monitor": ["monitor", a, "--window", "1000"],
+        "check": ["check", a, "--rules", str(rules)],
+        "compare": ["compare", a, b, "--bootstrap", "20", "--permutations", "20"],
+    }
+
+
+@pytest.mark.parametrize("command", ["score", "ucc", "coverage", "monitor", "check", "compare"])
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_quiet_with_an_output_file_prints_nothing_on_stdout(tmp_path, command, fmt):
+    # issue 35: -q -o FILE still printed the whole document on stdout
+    args = _quiet_cases(tmp_path)[command] + ["-f", fmt]
+    out = tmp_path / "doc.json"
+    loud = runner.invoke(app, [*args, "-o", str(out)])
+    assert loud.exit_code == 0, loud.output
+    assert loud.stdout.strip()  # without -q: the document on stdout and in the file
+    quiet = runner.invoke(app, [*args, "-o", str(out), "-q"])
+    assert quiet.exit_code == 0, quiet.output
+    assert quiet.stdout == ""
+    assert json.loads(out.read_text())["schema"].startswith("uqeval.")
+    alone = runner.invoke(app, [*args, "-q"])  # -q without a file: the document is still shown
+    assert alone.exit_code == 0 and alone.stdout.strip(), alone.output
+    to_stdout = runner.invoke(app, [*args, "-q", "-o", "-"])  # -o -: the document on stdout, once
+    assert to_stdout.exit_code == 0 and json.loads(to_stdout.stdout)["schema"].startswith("uqeval.")
+
+
+def test_quiet_help_says_what_it_silences():
+    for name in ("score", "ucc", "coverage", "monitor", "check", "compare", "report"):
+        help_text = " ".join(runner.invoke(app, [name, "--help"], terminal_width=200).stdout.split())
+        assert "with --output FILE, nothing on standard output either" in help_text, name

@@ -334,3 +334,16 @@ def test_a_centre_outside_its_band_is_an_error(tmp_path):
     )
     r = runner.invoke(app, ["ucc", str(f)])
     assert r.exit_code == 3 and "lies outside" in r.stderr and "row 1" in r.stderr
+
+
+def test_markdown_notes_escape_input_names(tmp_path):
+    # the midpoint note names the bound columns; in Markdown it is data like every cell (issue 35)
+    rng = np.random.default_rng(0)
+    m = rng.normal(size=200)
+    lo = "lo|\x1b[2J*x*"
+    p = write_table(tmp_path / "iv.parquet", {"y": m + rng.normal(size=200), lo: m - 1.96, "hi": m + 1.96})
+    r = runner.invoke(app, ["ucc", str(p), "--lower", lo, "--upper", "hi", "-f", "markdown"])
+    assert r.exit_code == 0, r.output
+    note = next(ln for ln in r.stdout.splitlines() if ln.startswith("note: "))
+    assert "'lo\\|\\\\x1b\\[2J\\*x\\*'" in note
+    assert "\x1b" not in r.stdout

@@ -61,7 +61,8 @@ HOSTILE = [
     f"$\\frac{{{MARK}$",  # broken matplotlib mathtext
 ]
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-LIVE_MARKUP = re.compile(r"(?<!\[bold\])MK1|(?<!\[/x\])MK2")
+# the tag before the mark, as written or as Markdown escapes it (``\[bold\]MK1``: inert text)
+LIVE_MARKUP = re.compile(r"(?<!\[bold\])(?<!\[bold\\\])MK1|(?<!\[/x\])(?<!\[/x\\\])MK2")
 DATA_URI = re.compile(r"data:[a-z/+]+;base64,[A-Za-z0-9+/=]+")
 
 

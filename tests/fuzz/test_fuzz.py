@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from uqeval.cli import app
 
-from .harness import Generator, run_case
+from .harness import Generator, live_markup, run_case
 
 CASES = int(os.environ.get("UQEVAL_FUZZ_CASES", "60"))
 SEED = int(os.environ.get("UQEVAL_FUZZ_SEED", "17"))
@@ -59,3 +59,17 @@ def test_generator_covers_every_command(tmp_path, command):
     gen = Generator(tmp_path, SEED)
     seen = {gen.case(i).command for i in range(80)}
     assert command in seen
+
+
+@pytest.mark.parametrize(
+    ("text", "live"),
+    [
+        ("[bold]MK1 [/x]MK2", False),  # printed as written
+        ("\\[bold\\]MK1 | \\[/x\\]MK2", False),  # a Markdown cell escapes the brackets (seed 4242 flagged it)
+        ("MK1", True),  # rich ate the tag
+        ("MK2", True),
+        ("\\[bold]MK1", False),
+    ],
+)
+def test_live_markup_tells_rendered_from_escaped(text, live):
+    assert live_markup(text) is live

@@ -461,6 +461,19 @@ def test_uq360_gain_operating_points_partial():
     assert got == pytest.approx(area, rel=1e-12)
 
 
+@pytest.mark.parametrize("n", [50, 2000, 100_000])
+@pytest.mark.parametrize("xa, ya", [("bandwidth", "missrate"), ("excess", "deficit"), ("missrate", "excess")])
+def test_a_constant_band_has_a_gain_of_exactly_zero(n, xa, ya):
+    # issue 35: the constant band's own gain was 2.2e-16 (up to -1e-12 at 1e5 rows, printed "-0.0%")
+    rng = np.random.default_rng(n)
+    y, p = rng.normal(size=n), rng.normal(size=n)
+    s = ucc_summary(y, p, p - 1.3, p + 1.3, x_axis=xa, y_axis=ya, partial_x=(0.0, 0.5))
+    assert s["gain"] == 0.0 and s["partial"]["gain"] == 0.0
+    # a band that differs from the constant one by 1e-7 keeps its (tiny) gain
+    w = 1.3 * (1 + 1e-7 * rng.normal(size=n))
+    assert ucc_summary(y, p, p - w, p + w, x_axis=xa, y_axis=ya)["gain"] != 0.0
+
+
 # --------------------------------------------------------------------------- invariances
 
 

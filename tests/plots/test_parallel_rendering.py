@@ -39,7 +39,36 @@ def test_worker_drawing_gives_the_same_bytes(monkeypatch, fmt):
         drawn = encode_figures(_figures(), fmt)
         assert list(drawn) == list(alone) and len(alone) >= 5
         assert drawn == alone
-    assert len(futures) == 3 and all(f.exception() is None and len(f.result()) >= 2 for f in futures)
+    assert len(futures) == 3 and all(f.exception() is None and len(f.result()[0]) >= 2 for f in futures)
+
+
+def test_warnings_of_a_worker_are_raised_in_the_parent(monkeypatch):
+    """Issue 35: a worker's drawing warnings went to its own stderr, past the CLI's capture (a raw
+    ``RuntimeWarning: overflow encountered`` beside the command's note); the parent raises them again."""
+    import warnings
+
+    from matplotlib.figure import Figure
+
+    def figures():
+        figs = {}
+        for kind in ("plain", "glyph"):  # figure 1 of 2 is drawn by the worker
+            fig = Figure()
+            # a private-use character: no glyph in DejaVu Sans, a UserWarning when drawn
+            fig.add_subplot().set_title("\ue000" if kind == "glyph" else "ok")
+            figs[kind] = fig
+        return figs
+
+    def drawn_warnings(processes):
+        monkeypatch.setattr(uqeval.plots, "RENDER_PROCESSES", processes)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            images = encode_figures(figures())
+        assert list(images) == ["plain", "glyph"]
+        return sorted({(w.category.__name__, str(w.message)) for w in caught if "Glyph" in str(w.message)})
+
+    alone = drawn_warnings(1)
+    assert alone and alone[0][0] == "UserWarning"
+    assert drawn_warnings(2) == alone
 
 
 def test_a_failing_worker_leaves_its_share_to_the_parent(monkeypatch):

@@ -10,7 +10,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from uqeval.errors import UsageError
-from uqeval.metrics.ucc import ucc_curves, ucc_summary
+from uqeval.metrics.ucc import UCCCurve, _min_cost_point, ucc_curves, ucc_summary
 from uqeval.plots.common import figure_to_bytes
 from uqeval.plots.ucc import axis_label, plot_ucc
 
@@ -119,7 +119,7 @@ def test_axis_label_units():
 def test_no_pyplot_state():
     code = (
         "import sys, numpy as np; from uqeval.plots.ucc import plot_ucc; "
-        "from uqeval.metrics.ucc import ucc_curves, ucc_summary; "
+        "from uqeval.metrics.ucc import UCCCurve, _min_cost_point, ucc_curves, ucc_summary; "
         "y=np.arange(20.)%7; p=y*0.9; lo, hi = p-1, p+2; c, k = ucc_curves(y,p,lo,hi); "
         "s = ucc_summary(y,p,lo,hi); "
         "plot_ucc([dict(name='m', curve=c, const_curve=k, op=s['op'], op_min=s['op_min'], "
@@ -127,3 +127,34 @@ def test_no_pyplot_state():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_model_whose_area_and_operating_points_are_null_is_drawn():
+    # fuzz seed 4242 (issue 35): targets near 1e308 left AUUCC and the k* point null in the summary, and the
+    # report's UCC overlay raised a TypeError formatting the legend
+    models = _models()
+    models[1] = {
+        **models[1],
+        "auucc": None,
+        "gain": None,
+        "op": {"k": 1.0, "x": None, "y": None, "cost": None},
+        "op_min": {"k": None, "x": None, "y": None, "cost": None},
+    }
+    fig = plot_ucc(models, cost=0.5)
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "shuffled (AUUCC=n/a, gain=n/a)" in legend
+    assert figure_to_bytes(fig, "png").startswith(PNG_SIGNATURE)
+
+
+def test_targets_near_1e308_give_a_minimum_cost_point_not_an_error():
+    # some costs NaN (inf / inf on an axis): the minimum is taken over the others (was: argmin of an empty
+    # sequence, a traceback from `report`)
+    rng = np.random.default_rng(1)
+    p, s = rng.normal(size=40), rng.uniform(0.5, 1.5, 40)
+    with np.errstate(all="ignore"):
+        op = ucc_summary(np.full(40, 1e308), p, p - 2 * s, p + 2 * s)["op_min"]
+    assert np.isfinite(op["cost"]) and op["x"] == 0.0
+    # no cost at all: the point is NaN (written as null), not an error
+    nan = np.full(3, np.nan)
+    curve = UCCCurve(np.ones(3), nan, nan, None, None, "bandwidth", "missrate", "std", np.inf, 3)
+    assert all(np.isnan(v) for v in _min_cost_point(curve, 0.5).values())

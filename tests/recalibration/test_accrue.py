@@ -292,6 +292,58 @@ def test_bad_input():
         apply_accrue({"method": "accrue", "model": "poly"}, x)
 
 
+def test_constant_sigma_at_the_edges_of_the_doubles():
+    # issue 35: residuals near 1e308 overflowed brentq's bracket (ValueError: function value is NaN)
+    rng = np.random.default_rng(3)
+    y, mu = rng.normal(size=200), np.zeros(200)
+    ref = A._crps_optimal_sigma(y - mu)
+    for c in (1e-300, 1e300):  # scale-equivariant over the whole range of the doubles
+        assert A._crps_optimal_sigma(c * (y - mu)) == pytest.approx(c * ref, rel=1e-9)
+    # a residual far beyond sigma contributes e^-inf = 0 whatever its size: 1e308 counts as 1e6 does
+    for big in (1e308, -1e308):
+        far = np.r_[big, (y - mu)[1:]]
+        assert A._crps_optimal_sigma(far) == pytest.approx(
+            A._crps_optimal_sigma(np.r_[1e6, far[1:]]), rel=1e-12
+        )
+
+
+@pytest.mark.parametrize("model", ["constant", "kmeans", "poly", "mlp"])
+@pytest.mark.parametrize("role", ["y", "mean"])
+def test_a_target_or_mean_and_a_feature_near_1e308_are_fitted(model, role):
+    d = make_g(120, seed=2)
+    x, y, mu = d["x"].copy(), d["y"].copy(), d["mean"].copy()
+    (y if role == "y" else mu)[3] = 1e308 if role == "y" else -1e308
+    x[5] = -1e308
+    state = fit_accrue(x, y, mu, model=model, restarts=1, hidden=(5,))
+    sigma = apply_accrue(state, x)
+    assert np.all(np.isfinite(sigma) & (sigma > 0))
+    assert 0.5 < state["sigma_constant"] < 5  # the other 119 rows set it
+    assert state["feature_std"][0] > 1e305  # moments of the feature computed without overflow
+    json.dumps(state, allow_nan=False)
+    # several such rows: still fitted (the cost's mean |residual| overflows: reported as NaN, not raised)
+    y[[7, 8]], x[9] = [1e308, -1.3e308], 1.7e308
+    state = fit_accrue(x, y, mu, model=model, restarts=1, hidden=(5,))
+    assert np.all(np.isfinite(apply_accrue(state, x)))
+
+
+def test_residuals_beyond_the_doubles_are_refused_naming_the_row():
+    d = make_g(100, seed=6)
+    y, mu = d["y"].copy(), d["mean"].copy()
+    y[4], mu[4] = 1e308, -1e308  # y - mean overflows
+    with pytest.raises(InputError, match=r"'y_true' - 'mean' is beyond the largest double .*first at row 4"):
+        fit_accrue(d["x"], y, mu, model="constant")
+    # sigma_c ~0.8: a residual of 1.7e308 is not a double in units of sigma_c
+    y, mu = d["y"].copy(), d["mean"].copy()
+    y[9] = 1.7e308
+    with pytest.raises(
+        InputError, match=r"more than 1.8e308 times the fitted constant sigma .*first at row 9"
+    ):
+        fit_accrue(d["x"], y, mu, model="poly")
+    # every residual near the largest double: the CRPS-optimal sigma (~1.2 |residual|) is not a double
+    with pytest.raises(InputError, match="sigma of the residuals y_true - mean is beyond the largest double"):
+        fit_accrue(d["x"], np.full(100, 1.7e308), np.zeros(100), model="constant")
+
+
 # ----------------------------------------------------------------------------- datasets
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from uqeval.catalogue.paths import flatten, leaves, metric_orientation
 from uqeval.report.format import md_cell, md_table
-from uqeval.text import DASHED, DETAIL, HTML, TABLE, fmt_number, fmt_p
+from uqeval.text import DASHED, DETAIL, HTML, TABLE, fmt_number, fmt_p, fmt_percent
 
 
 @pytest.mark.parametrize(
@@ -18,6 +18,8 @@ from uqeval.text import DASHED, DETAIL, HTML, TABLE, fmt_number, fmt_p
         (None, DASHED, "—"),
         (None, DETAIL, "—"),
         (0.0, TABLE, "0"),
+        (-0.0, TABLE, "0"),  # never "-0"
+        (-0.0, HTML, "0"),
         (0.123456789, TABLE, "0.1235"),
         (1.5e-7, TABLE, "1.500e-07"),
         (2.5e6, TABLE, "2.500e+06"),
@@ -39,6 +41,23 @@ from uqeval.text import DASHED, DETAIL, HTML, TABLE, fmt_number, fmt_p
 )
 def test_fmt_number_styles(value, style, text):
     assert fmt_number(value, style) == text
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (0.123, "+12.3%"),
+        (-0.5, "-50.0%"),
+        (0.0, "0.0%"),
+        (-0.0, "0.0%"),
+        (-1e-5, "0.0%"),  # rounds to zero: never "-0.0%" (issue 35)
+        (2.2e-16, "0.0%"),
+        (None, "n/a"),
+        (math.nan, "nan"),
+    ],
+)
+def test_fmt_percent(value, text):
+    assert fmt_percent(value) == text
 
 
 def test_fmt_p():

@@ -358,7 +358,7 @@ def test_bad_window_and_time_column_exit_cleanly(tmp_path):
         "day,y,mu,sigma\n" + "".join(f"{'soon' if i == 7 else '2024-01-01'},0.1,0,1\n" for i in range(30))
     )
     r = runner.invoke(app, ["monitor", str(bad), "--window", "1D", "--time", "day"])
-    assert r.exit_code == 3 and "not a time at row 7 ('soon')" in r.output
+    assert r.exit_code == 3 and "not a time at row 7 (line 9 of the file) ('soon')" in r.output
 
 
 def test_coverage_e_process_by_hand_and_valid_on_calibrated_streams():

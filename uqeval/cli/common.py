@@ -6,6 +6,7 @@ import contextlib
 import functools
 import sys
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -526,9 +527,9 @@ def error_line(exc: UqevalError) -> str:
 
 def note(text: str) -> None:
     """One ``note:`` line on stderr, input-derived text made inert."""
-    from ..text import plain
+    from ..text import note_line
 
-    typer.echo(f"note: {plain(text)}", err=True)
+    typer.echo(note_line(text), err=True)
 
 
 def _expected_error(exc: BaseException) -> str | None:
@@ -623,10 +624,14 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         from ..io.writers import discard_temps, output_batch
 
         # messages spell options as flags for the whole run (its threads and worker processes too)
-        with front_end("cli", process=True), warnings.catch_warnings(record=True) as caught:
+        with (
+            front_end("cli", process=True),
+            _document_to_file_only(kwargs),
+            warnings.catch_warnings(record=True) as caught,
+        ):
             warnings.simplefilter("always")
             try:
-                with _sigterm_raises(), output_batch(commit_on=(GateFailure,)):
+                with _sigterm_raises(), output_batch(commit_on=(GateFailure,)), _csv_lines_in_errors():
                     result = func(*args, **kwargs)
             except UqevalError as exc:
                 _warnings_note(caught, exc.exit_code)
@@ -647,6 +652,34 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 
     wrapper._uqeval_edge = True  # type: ignore[attr-defined]
     return wrapper
+
+
+@contextlib.contextmanager
+def _csv_lines_in_errors():
+    """An error's rows of a CSV input get the line an editor shows (:func:`uqeval.io.readers.with_csv_lines`),
+    looked up while the run's inputs are still known."""
+    try:
+        yield
+    except UqevalError as exc:
+        from ..io.readers import with_csv_lines
+        from ..io.writers import inputs_read
+
+        text = with_csv_lines(str(exc), inputs_read())
+        if text == str(exc):
+            raise
+        raise type(exc)(text, fix=exc.fix) from None
+
+
+@contextlib.contextmanager
+def _document_to_file_only(options: dict[str, Any]):
+    """While a command run with ``-q`` and ``-o FILE`` runs, :func:`show` prints nothing (``-o -`` is stdout)."""
+    token = _DOCUMENT_TO_FILE_ONLY.set(
+        bool(options.get("quiet")) and str(options.get("output") or "-") != "-"
+    )
+    try:
+        yield
+    finally:
+        _DOCUMENT_TO_FILE_ONLY.reset(token)
 
 
 def _warnings_note(caught: list, code: int) -> None:
@@ -705,15 +738,20 @@ def console(min_width: int = 0, fit=None):
     return out
 
 
+#: set by :func:`handle_errors` for a command run with ``-q`` and ``-o FILE``: :func:`show` prints nothing
+_DOCUMENT_TO_FILE_ONLY: ContextVar[bool] = ContextVar("uqeval_document_to_file_only", default=False)
+
+
 def show(
     document: dict, fmt: OutputFormat, markdown: Callable[[], str], rich: Callable[[], list], out=None
 ) -> None:
     """Write a command's result on stdout: its JSON ``document``, the ``markdown()`` text, or the
     ``rich()`` renderables printed on the console ``out`` (default: :func:`console`). Nothing when an
-    output of the command goes to stdout (``-o -``): stdout then holds that output alone."""
+    output of the command goes to stdout (``-o -``): stdout then holds that output alone; nothing with
+    ``-q`` and ``-o FILE``: the document is in the file."""
     from ..io.writers import stdout_taken
 
-    if stdout_taken():
+    if stdout_taken() or _DOCUMENT_TO_FILE_ONLY.get():
         return
     if fmt is OutputFormat.json:
         from ..io.writers import dumps_json
@@ -770,7 +808,13 @@ WorkersOpt = Annotated[
 ]
 QuietOpt = Annotated[
     bool,
-    typer.Option("--quiet", "-q", help="No progress bar on stderr (it is shown only on a terminal anyway)."),
+    typer.Option(
+        "--quiet",
+        "-q",
+        help="No progress bar on stderr (it is shown only on a terminal anyway); with --output FILE, nothing "
+        "on standard output either: the document is written to the file only. Notes and errors still go "
+        "to stderr.",
+    ),
 ]
 ConnectTimeoutOpt = Annotated[
     float | None,

@@ -13,8 +13,15 @@ import typer
 
 from ..config import LIMITS
 from ..plots import PLOT_KINDS
-from ..text import plain
-from .common import PLOTS_PANEL, OrderBy, OrderByOpt, ScoringFlags, handle_errors, scoring_options
+from .common import (
+    PLOTS_PANEL,
+    OrderBy,
+    OrderByOpt,
+    ScoringFlags,
+    handle_errors,
+    note,
+    scoring_options,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -187,8 +194,8 @@ def plot(
                 reference_ids(loaded, reference),
             )
             metrics = {"skill": skill}
-            for note in skill_notes:
-                typer.echo(f"note: {plain(note)}", err=True)
+            for text in skill_notes:
+                note(text)
         bundle = build_figures(
             loaded.prediction,
             metrics,
@@ -206,8 +213,8 @@ def plot(
 
         why = "; ".join(bundle.notes) or "nothing to draw"
         raise InputError(f"{file}: cannot draw the {kind.value} figure: {why}")
-    for note in bundle.notes:
-        typer.echo(f"note: {plain(note)}", err=True)
+    for text in bundle.notes:
+        note(text)
     with naming(file):  # a figure too large to draw names its data
         image = figure_to_bytes(bundle.figures[kind.value], fmt, dpi)
     atomic_write_bytes(output, image)

@@ -19,6 +19,7 @@ from .common import (
     ScoringFlags,
     handle_errors,
     input_options,
+    note,
     parse_levels,
     show,
 )
@@ -306,8 +307,8 @@ def _check_method_flags(method: str, **given: Any) -> None:
 
 
 def _emit(summary: dict[str, Any], fmt: OutputFormat) -> None:
-    for note in summary.get("notes", []):
-        typer.echo(f"note: {plain(note)}", err=True)
+    for text in summary.get("notes", []):
+        note(text)
     from ..io.writers import after_write
 
     def say(text: str) -> None:

@@ -8,7 +8,13 @@ from typing import Annotated, Any
 import typer
 
 from ..text import plain
-from .common import QuietOpt, ScoringFlags, handle_errors, scoring_options
+from .common import (
+    QuietOpt,
+    ScoringFlags,
+    handle_errors,
+    note,
+    scoring_options,
+)
 from .plot import DpiOpt, MaxPointsOpt, PlotFormat, XOpt
 
 
@@ -275,8 +281,8 @@ def report(
         stage("report: writing HTML")
         html = render_report(entries, title=title, overlays=overlaid, comparison=comparison, monitor=shown)
     atomic_write_text(output, html)
-    for note in notes:
-        typer.echo(f"note: {plain(note)}", err=True)
+    for text in notes:
+        note(text)
     n_fig = sum(len(e["figures"]) for e in entries) + len(overlaid) + int(bool(shown and shown["image"]))
     after_write(  # only once the file is written (a full disk fails at the end of the run)
         lambda: typer.echo(f"wrote {plain(output)} ({len(entries)} file(s), {n_fig} figure(s))", err=True)

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..config import LIMITS
-from ..text import plain
 from .common import (
     METRICS_PANEL,
     OUTPUT_PANEL,
@@ -22,6 +21,7 @@ from .common import (
     emit,
     engine_options,
     handle_errors,
+    note,
     remote_options,
     scoring_options,
 )
@@ -184,11 +184,8 @@ def _plot_images(
         order_by=order_by.value,
     )
     if not bundle.figures:
-        typer.echo(
-            f"note: no plot applies to {loaded.prediction.kind} predictions; nothing written to {plain(plot_dir)}",
-            err=True,
-        )
+        note(f"no plot applies to {loaded.prediction.kind} predictions; nothing written to {plot_dir}")
     images = encode_figures(bundle.figures, plot_format.value if plot_format else "png", notes=bundle.notes)
-    for note in bundle.notes:
-        typer.echo(f"note: {plain(note)}", err=True)
+    for text in bundle.notes:
+        note(text)
     return images

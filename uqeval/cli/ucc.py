@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ..config import LIMITS
-from ..text import plain
 from .common import (
     OUTPUT_PANEL,
     PLOTS_PANEL,
@@ -21,6 +20,7 @@ from .common import (
     handle_errors,
     input_options,
     load_same_rows,
+    note,
     parse_pair,
     remote_options,
     show,
@@ -220,8 +220,8 @@ def ucc(
 
 
 def _render(summary: dict[str, Any], fmt: OutputFormat) -> None:
-    for note in summary.get("notes", []):
-        typer.echo(f"note: {plain(note)}", err=True)
+    for text in summary.get("notes", []):
+        note(text)
     from ..report.ucc import rich_tables, to_markdown
 
     out = console(200)  # pipes and CI logs: do not squeeze the columns

@@ -291,15 +291,15 @@ def _resolve(node: Any, path: str) -> tuple[bool, Any, tuple[str, ...]]:
     return False, None, ()
 
 
-def resolve_path(summary: Mapping[str, Any], path: str) -> tuple[Any, tuple[str, ...]]:
+def resolve_path(summary: Mapping[str, Any], path: str, known: bool = True) -> tuple[Any, tuple[str, ...]]:
     """Return ``(value, keys)`` at ``path`` of ``summary["metrics"]``.
 
     ``keys`` are the JSON keys the path resolved to. Raises :class:`InputError`
-    with close matches if nothing is at ``path``.
+    with close matches if nothing is at ``path`` (without any: some known paths, unless ``known`` is false).
     """
     ok, val, keys = _resolve(summary.get("metrics", {}), path)
     if not ok:
-        raise InputError(_unknown_path_message(summary, path))
+        raise InputError(_unknown_path_message(summary, path, known))
     return val, keys
 
 
@@ -341,7 +341,11 @@ def _opt_in_hint(path: str) -> str:
     )
 
 
-def _unknown_path_message(summary: Mapping[str, Any], path: str) -> str:
+#: how :func:`_unknown_path_message` lists some of the summary's metric paths
+_KNOWN = "known metric paths include: "
+
+
+def _unknown_path_message(summary: Mapping[str, Any], path: str, known: bool = True) -> str:
     given = summary.get("input")
     inp: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     not_streamed = inp.get("not_streamed")
@@ -364,20 +368,20 @@ def _unknown_path_message(summary: Mapping[str, Any], path: str) -> str:
     matches = _close_matches(summary, path)
     if matches:
         hint = "close matches: " + ", ".join(f'"{m}"' for m in matches)
-    else:
-        known = sorted(flatten_metrics(summary))
-        hint = "known metric paths include: " + (", ".join(f'"{m}"' for m in known[:10]) or "none")
+    elif known:
+        paths = sorted(flatten_metrics(summary))
+        hint = _KNOWN + (", ".join(f'"{m}"' for m in paths[:10]) or "none")
     if path.split(".", 1)[0] == "skill" and "skill" not in summary.get("metrics", {}):  # issue 16
         hint = (
             "skill scores are computed only against a reference forecast: score with --reference FILE, "
             "--reference climatology --train FILE or --reference persistence --time COLUMN"
         )
-    return f'no metric at path "{path}" in the summary; {hint}'
+    return f'no metric at path "{path}" in the summary' + (f"; {hint}" if hint else "")
 
 
-def _scalar_at(summary: Mapping[str, Any], path: str) -> tuple[Any, tuple[str, ...]]:
-    """Value at ``path``; an :class:`InputError` if it is an object or a list."""
-    val, keys = resolve_path(summary, path)
+def _scalar_at(summary: Mapping[str, Any], path: str, known: bool = True) -> tuple[Any, tuple[str, ...]]:
+    """Value at ``path``; an :class:`InputError` if it is an object or a list (``known``: :func:`resolve_path`)."""
+    val, keys = resolve_path(summary, path, known)
     if isinstance(val, dict):
         sub = _leaves(val, path)
         listed = ", ".join(f'"{p}"' for p in list(sub)[:8]) or "none"
@@ -494,7 +498,8 @@ def load_rules(text: str, source: str = "rules.toml") -> Rules:
     """Parse a rules file (TOML; format in the module docstring).
 
     Raises :class:`InputError` naming the file and line for malformed TOML, unknown
-    top-level keys, settings or rule options, and bad values.
+    top-level keys, settings or rule options, and bad values: one error for every
+    problem of the file, in line order.
     """
     from ..strict import loads_toml
 
@@ -513,29 +518,32 @@ def load_rules(text: str, source: str = "rules.toml") -> Rules:
         )
         raise InputError(f"{source}: invalid TOML at {where}: {reason}; fix the syntax there") from None
 
+    problems = _Problems(source)
     for key in doc:
         if key not in TOP_LEVEL_KEYS:
             close = difflib.get_close_matches(key, TOP_LEVEL_KEYS, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             if isinstance(doc[key], dict) and not close:
                 hint += "; metric rules go under a [rules] table"
-            raise InputError(
-                f"{_at(source, _find_key_line(text, key))}unknown top-level key '{key}'{hint}; "
-                f"allowed: {', '.join(TOP_LEVEL_KEYS)}"
+            problems.add(
+                _find_key_line(text, key),
+                f"unknown top-level key '{key}'{hint}; allowed: {', '.join(TOP_LEVEL_KEYS)}",
             )
 
-    require, require_line = _parse_require(doc.get("require", []), text, source)
-    settings = _parse_settings(doc.get("settings", {}), text, source)
+    require, require_line = _parse_require(doc.get("require", []), text, problems)
+    settings = _parse_settings(doc.get("settings", {}), text, problems)
 
     rules_tbl = doc.get("rules", {})
-    if not isinstance(rules_tbl, dict):
-        raise InputError(
-            f"{_at(source, _find_key_line(text, 'rules'))}'rules' must be a table ([rules]), "
-            f"found {type(rules_tbl).__name__}"
-        )
     checks: list[Check] = []
-    for path, opts in _rule_tables(rules_tbl, (), text, source):
-        checks.extend(_parse_rule(path, opts, text, source))
+    if not isinstance(rules_tbl, dict):
+        problems.add(
+            _find_key_line(text, "rules"),
+            f"'rules' must be a table ([rules]), found {type(rules_tbl).__name__}",
+        )
+    else:
+        for path, opts in _rule_tables(rules_tbl, (), text, problems):
+            checks.extend(_parse_rule(path, opts, text, problems))
+    problems.raise_any()
 
     if not checks and not require:
         raise InputError(
@@ -545,11 +553,32 @@ def load_rules(text: str, source: str = "rules.toml") -> Rules:
     return Rules(tuple(checks), tuple(require), settings, source, require_line)
 
 
+class _Problems:
+    """Every problem found in one rules file, raised together as one :class:`InputError`, in line order
+    (the CLI prints one line: several problems are joined with ``; ``)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.items: list[tuple[int | None, str]] = []
+
+    def add(self, line: int | None, message: str) -> None:
+        self.items.append((line, message))
+
+    def raise_any(self) -> None:
+        if not self.items:
+            return
+        items = sorted(self.items, key=lambda item: (item[0] is None, item[0] or 0))  # stable: file order
+        if len(items) == 1:
+            raise InputError(f"{_at(self.source, items[0][0])}{items[0][1]}")
+        listed = "; ".join(f"line {line}: {msg}" if line else msg for line, msg in items)
+        raise InputError(f"{self.source}: {len(items)} problems, in line order: {listed}")
+
+
 def _at(source: str, line: int | None) -> str:
     return f"{source}, line {line}: " if line else f"{source}: "
 
 
-def _rule_tables(tbl: dict, prefix: tuple[str, ...], text: str, source: str):
+def _rule_tables(tbl: dict, prefix: tuple[str, ...], text: str, problems: _Problems):
     """Yield ``(path, options)``; nested tables from bare dotted keys are joined back."""
     for key, val in tbl.items():
         parts = prefix + (key,)
@@ -558,13 +587,14 @@ def _rule_tables(tbl: dict, prefix: tuple[str, ...], text: str, source: str):
             hint = ""
             if path == "require" and isinstance(val, list):
                 hint = "; `require = [...]` must come before the first [table] header"
-            raise InputError(
-                f'{_at(source, _find_path_line(text, path))}rule "{path}" must be a table of options '
-                f"such as {{ max = 0.05 }}, found {_show(val)}{hint}"
+            problems.add(
+                _find_path_line(text, path),
+                f'rule "{path}" must be a table of options such as {{ max = 0.05 }}, found {_show(val)}{hint}',
             )
+            continue
         nested = [k for k, v in val.items() if isinstance(v, dict)]
         if nested and len(nested) == len(val):
-            yield from _rule_tables(val, parts, text, source)
+            yield from _rule_tables(val, parts, text, problems)
         elif nested:
             bad = next(k for k in val if isinstance(val[k], dict))
             yield path, {bad: val[bad], **{k: v for k, v in val.items() if k != bad}}
@@ -572,30 +602,40 @@ def _rule_tables(tbl: dict, prefix: tuple[str, ...], text: str, source: str):
             yield path, val
 
 
-def _parse_rule(path: str, opts: dict, text: str, source: str) -> list[Check]:
+def _parse_rule(path: str, opts: dict, text: str, problems: _Problems) -> list[Check]:
     line = _find_path_line(text, path)
-    where = f'{_at(source, line)}rule "{path}"'
     if not opts:
-        raise InputError(f"{where} has no options; give at least one of {', '.join(CHECK_OPTIONS)}")
+        problems.add(line, f'rule "{path}" has no options; give at least one of {", ".join(CHECK_OPTIONS)}')
+        return []
     values: dict[str, float] = {}
+    found = len(problems.items)
     for opt, val in opts.items():
         oline = _find_option_line(text, path, opt)
-        owhere = f'{_at(source, oline)}rule "{path}"'
         if opt not in RULE_OPTIONS:
             close = difflib.get_close_matches(opt, RULE_OPTIONS, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise InputError(f"{owhere}: unknown option '{opt}'{hint}; allowed: {', '.join(RULE_OPTIONS)}")
-        if not _is_number(val) or not math.isfinite(val):
-            raise InputError(f"{owhere}: option '{opt}' must be a finite number, found {_show(val)}")
-        if opt.startswith("max_") and val < 0:
-            raise InputError(
-                f"{owhere}: option '{opt}' must be >= 0 (a limit on the size of a change), found {val:g}"
+            problems.add(
+                oline, f"rule \"{path}\": unknown option '{opt}'{hint}; allowed: {', '.join(RULE_OPTIONS)}"
             )
-        values[opt] = float(val)
+        elif not _is_number(val) or not math.isfinite(val):
+            problems.add(
+                oline, f"rule \"{path}\": option '{opt}' must be a finite number, found {_show(val)}"
+            )
+        elif opt.startswith("max_") and val < 0:
+            problems.add(
+                oline,
+                f"rule \"{path}\": option '{opt}' must be >= 0 (a limit on the size of a change), found {val:g}",
+            )
+        else:
+            values[opt] = float(val)
     if "min" in values and "max" in values and values["min"] > values["max"]:
-        raise InputError(f"{where}: min ({values['min']:g}) is greater than max ({values['max']:g})")
+        problems.add(line, f'rule "{path}": min ({values["min"]:g}) is greater than max ({values["max"]:g})')
     if "target" in values and not any(o.startswith("max_regression") for o in values):
-        raise InputError(f"{where}: option 'target' is only used by max_regression/max_regression_rel")
+        problems.add(
+            line, f"rule \"{path}\": option 'target' is only used by max_regression/max_regression_rel"
+        )
+    if len(problems.items) > found:
+        return []
     target = values.get("target")
     return [
         Check(
@@ -610,30 +650,29 @@ def _parse_rule(path: str, opts: dict, text: str, source: str) -> list[Check]:
     ]
 
 
-def _parse_require(val: Any, text: str, source: str) -> tuple[list[str], int | None]:
+def _parse_require(val: Any, text: str, problems: _Problems) -> tuple[list[str], int | None]:
     line = _find_key_line(text, "require")
     if not isinstance(val, list) or not all(isinstance(p, str) and p for p in val):
-        raise InputError(
-            f"{_at(source, line)}'require' must be a list of metric paths (strings), found {_show(val)}"
-        )
+        problems.add(line, f"'require' must be a list of metric paths (strings), found {_show(val)}")
+        return [], line
     return list(dict.fromkeys(val)), line
 
 
-def _parse_settings(val: Any, text: str, source: str) -> dict[str, bool]:
-    if not isinstance(val, dict):
-        raise InputError(f"{_at(source, _find_key_line(text, 'settings'))}'settings' must be a table")
+def _parse_settings(val: Any, text: str, problems: _Problems) -> dict[str, bool]:
     out = dict(SETTINGS_DEFAULTS)
+    if not isinstance(val, dict):
+        problems.add(_find_key_line(text, "settings"), "'settings' must be a table")
+        return out
     for key, v in val.items():
         line = _find_key_line(text, "settings", key)
         if key not in SETTINGS_DEFAULTS:
             close = difflib.get_close_matches(key, list(SETTINGS_DEFAULTS), n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise InputError(
-                f"{_at(source, line)}unknown setting '{key}'{hint}; allowed: {', '.join(SETTINGS_DEFAULTS)}"
-            )
-        if not isinstance(v, bool):
-            raise InputError(f"{_at(source, line)}setting '{key}' must be true or false, found {_show(v)}")
-        out[key] = v
+            problems.add(line, f"unknown setting '{key}'{hint}; allowed: {', '.join(SETTINGS_DEFAULTS)}")
+        elif not isinstance(v, bool):
+            problems.add(line, f"setting '{key}' must be true or false, found {_show(v)}")
+        else:
+            out[key] = v
     return out
 
 
@@ -719,7 +758,8 @@ def evaluate(
 
     Returns one :class:`GateRow` per ``require`` entry, then one per check, in file
     order. Raises :class:`InputError` if a rule's path is not in the summary (with
-    close matches and the rules-file line) or points at a list/object.
+    close matches and the rules-file line) or points at a list/object: one error for
+    every such rule, in line order.
     """
     validate_summary(summary, "summary")
     if baseline is not None:
@@ -743,14 +783,22 @@ def evaluate(
         )
 
     skipped = 0
+    problems = _Problems(rules.source)  # every rule on an unknown path at once, in line order
+    bad_paths: set[str] = set()
     for chk in rules.checks:
+        if chk.path in bad_paths:
+            continue  # the rule's other options: its path is reported once
         try:
-            val, _ = _scalar_at(summary, chk.path)
+            listed = any(_KNOWN in message for _, message in problems.items)  # the known paths: listed once
+            val, _ = _scalar_at(summary, chk.path, known=not listed)
+            row = _evaluate_check(chk, val, summary, baseline, rules)
         except InputError as exc:
-            raise InputError(f"{_at(rules.source, chk.line)}{exc}") from None
-        row = _evaluate_check(chk, val, summary, baseline, rules)
+            problems.add(chk.line, str(exc))
+            bad_paths.add(chk.path)
+            continue
         skipped += row.status == "SKIP"
         rows.append(row)
+    problems.raise_any()
 
     notes: list[str] = []
     if skipped and baseline is None:
@@ -792,8 +840,8 @@ def _evaluate_check(
     if kind == "regression":
         try:
             orient = orientation_of(summary, chk.path)
-        except InputError as exc:
-            raise InputError(f'{_at(rules.source, chk.line)}rule "{chk.path}": {exc}') from None
+        except InputError as exc:  # evaluate() adds the rules file and line
+            raise InputError(f'rule "{chk.path}": {exc}') from None
         if orient == "target":
             target = target_of(summary, chk.path, chk.target)
     else:

@@ -335,10 +335,15 @@ def fit_state(
         return fit_conformal(y, mu, sd, levels=list(options.levels or DEFAULT_LEVELS))
     if method == "accrue":
         from ..recalibration.accrue import fit_accrue
+        from ..validation import finite_difference
 
         if features is None or options.features is None:
             raise UsageError("--method accrue needs --features COLUMNS (the inputs sigma(x) depends on)")
-        state = fit_accrue(features, y, mu, model=options.model, clusters=options.clusters, seed=options.seed)
+        names = (str(pred.columns.get("y_true", "y_true")), str(pred.columns.get("mean", "mean")))
+        finite_difference(y, mu, names, pred.rows)  # as the kernel does, but naming the columns
+        state = fit_accrue(
+            features, y, mu, model=options.model, clusters=options.clusters, seed=options.seed, rows=pred.rows
+        )
         state["features"] = list(options.features)
         return state
     raise UsageError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -382,7 +383,9 @@ def plan_columns(
             chosen.roles["mean"] = mean
         elif chosen.representation != "intervals":
             if chosen.representation == "point":
-                raise SchemaError(no_predictions_message(names, path, target))
+                other = {str(explicit[r]).lower() for r in ("by", "weights") if r in explicit}
+                taken = {n for n in names if n.lower() in other}  # --by region is not a prediction
+                raise SchemaError(no_predictions_message(names, path, target, taken))
             raise SchemaError(
                 f"{path}: no mean column found (mean/mu/y_pred/pred, or one of prediction/y_hat/yhat); "
                 f"name it with {option('mean', 'COLUMN')}"
@@ -393,9 +396,58 @@ def plan_columns(
     return chosen
 
 
-def no_predictions_message(names: list[str], path: str, target: str | None) -> str:
+#: words in a column's name that hint at its role when no alias matched (``obs_temp``, ``fcst``, ``unc``);
+#: a name with words of two roles hints at the later one (``pred_std``: a spread, ``y_pred``: a mean)
+HINT_WORDS: dict[str, frozenset[str]] = {
+    "y_true": frozenset(
+        "y obs observed observation observations actual actuals truth true target label measured "
+        "measurement outcome response verification".split()
+    ),
+    "mean": frozenset(
+        "pred prediction predicted predictions forecast forecasts fcst fc guess estimate est mean mu yhat "
+        "hat expected expectation median point model".split()
+    ),
+    "std": frozenset("std sd sigma stdev stddev unc uncertainty spread scale var variance error err".split()),
+}
+
+
+def _words(name: str) -> set[str]:
+    """The words of a column name: split at non-letters and camelCase (``obsTemp2`` -> obs, temp)."""
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", name)
+    return {w.lower() for w in re.split(r"[^A-Za-z]+", spaced) if w}
+
+
+def _role_hint(names: list[str], roles: list[str], numeric: set[str] | None) -> dict[str, str]:
+    """``{role: column}`` for the roles a column's name hints at (:data:`HINT_WORDS`), each column once;
+    columns known not to hold numbers (dates, text: ``numeric`` is the set of those that do) never."""
+    hint: dict[str, str] = {}
+    for name in names:
+        if numeric is not None and name not in numeric:
+            continue
+        words = _words(name)
+        hits = [
+            r for r in ("std", "mean", "y_true") if r in roles and r not in hint and words & HINT_WORDS[r]
+        ]
+        if hits:
+            hint[hits[0]] = name
+    return hint
+
+
+def no_predictions_message(
+    names: list[str],
+    path: str,
+    target: str | None,
+    taken: Collection[str] = (),
+    numeric: set[str] | None = None,
+) -> str:
     """The error for a file without prediction columns: the columns it has, the options that name
-    them (``--y truth --mean guess --std unc``), and a hint when the header looks mis-read."""
+    them, and a hint when the header looks mis-read.
+
+    The options are filled in from the columns' names (``--y obs --mean fcst --std unc``: words of
+    :data:`HINT_WORDS`), never by position; a column named with another role (``taken``: ``--by``,
+    ``--weights``) or known not to hold numbers (``numeric``: the columns that do; default: those of
+    :func:`numeric_columns` of ``path``) is never suggested. Without a name to go by, the options
+    are shown with ``COLUMN`` (``--std`` only when a name hints at a spread)."""
     shown = ", ".join(repr(n) for n in names[:20]) + (" ..." if len(names) > 20 else "")
     head = f"{path}: no prediction columns found among the columns {shown}"
     if len(names) == 1:
@@ -407,7 +459,9 @@ def no_predictions_message(names: list[str], path: str, target: str | None) -> s
                     "not decimal commas, in numbers), e.g. pandas.read_csv(f, sep=';', decimal=',')"
                     ".to_csv(out, index=False), or as Parquet"
                 )
-    free = [n for n in names if n != target]
+    if numeric is None:
+        numeric = numeric_columns(path, names)
+    free = [n for n in names if n != target and n not in taken]
     numbered: dict[str, list[str]] = {}
     for n in free:
         m = re.fullmatch(r"(.*?[A-Za-z_])\d+", n)
@@ -417,7 +471,7 @@ def no_predictions_message(names: list[str], path: str, target: str | None) -> s
     if prefix is not None and len(numbered[prefix]) >= 2:  # p0, p1, p2: class probabilities
         label = target or next((n for n in free if n.lower() in ("label", "class")), None)
         rest = [n for n in free if n not in numbered[prefix] and n != label]
-        y = label or (rest[0] if rest else None)
+        y = label or _role_hint(rest, ["y_true"], numeric).get("y_true")
         hint = (f"{option('y_true', _quoted(y))} " if y and not target else "") + option(
             "proba", repr(_quoted(prefix) + "*")
         )
@@ -425,15 +479,69 @@ def no_predictions_message(names: list[str], path: str, target: str | None) -> s
             f"{head}; name class probability columns with {hint} (add {option('logits')} if they hold logits)"
         )
     roles = ([] if target else ["y_true"]) + ["mean", "std"]
-    hint = " ".join(option(r, _quoted(n)) for r, n in zip(roles, free))
+    named = _role_hint(free, roles, numeric)
+    hint = " ".join(  # a spread only where a name hints at one: point predictions need none
+        option(r, _quoted(named[r]) if r in named else "COLUMN") for r in roles if r != "std" or r in named
+    )
     expected = (
         "expected a mean (mean/mu/y_pred/pred/prediction/y_hat), a spread (std/sigma/sd or var), "
         "lower/upper, q_<level>, s_<i> or p_<k> columns"
     )
-    if not hint:
-        return f"{head}; {expected}"
     glob = option("proba", "'p*'")
     return f"{head}; {expected}, or name yours, e.g. {hint} (class probabilities: {glob})"
+
+
+def numeric_columns(path: str, names: list[str]) -> set[str] | None:
+    """The columns of the file at ``path`` that hold numbers (a Parquet schema's integer, float and
+    decimal columns; a CSV column whose first 200 values are numbers or empty), or None when the file
+    cannot be read here (standard input, a URI, an in-memory table). For messages only."""
+    import csv
+    import gzip
+    import zlib
+    from pathlib import Path
+
+    from .readers import FORMATS
+
+    p = Path(path)
+    fmt = next((FORMATS[e] for e in sorted(FORMATS, key=len, reverse=True) if path.lower().endswith(e)), None)
+    if fmt is None or not p.is_file():
+        return None
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            schema = pq.read_schema(p)
+        except (pa.ArrowException, OSError):
+            return None
+        return {
+            f.name
+            for f in schema
+            if pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type)
+        }
+    opener = gzip.open if path.lower().endswith(".gz") else open
+    try:
+        with opener(p, "rt", encoding="utf-8-sig", newline="") as fh:
+            reader = csv.reader(fh)
+            header = [h.strip() for h in next(reader, [])]
+            numeric = set(header)
+            for i, record in enumerate(reader):
+                if i >= 200:
+                    break
+                for name, value in zip(header, record):
+                    if name in numeric and value.strip() and not _is_number(value):
+                        numeric.discard(name)
+            return numeric
+    except (OSError, ValueError, csv.Error, EOFError, zlib.error):  # UnicodeDecodeError is a ValueError
+        return None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _quoted(name: str) -> str:

@@ -12,6 +12,7 @@ import gzip
 import os
 import re
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, cast
@@ -126,8 +127,12 @@ def inspect(path: str | Path) -> TableInfo:
 
     ``path`` follows :func:`uqeval.io.inputs.expand_input` (an existing file is that file; a directory or a
     pattern must name exactly one file here, the in-memory readers read one)."""
+    from .writers import register_input
+
     if is_stdin(path):
-        return _inspect(stdin_file())
+        spooled = stdin_file()
+        register_input(spooled)
+        return _inspect(spooled)
     p = Path(path)
     if not p.exists() or p.is_dir():
         from .inputs import single_file
@@ -135,8 +140,6 @@ def inspect(path: str | Path) -> TableInfo:
         p = single_file(path)
     fmt = detect_format(p)
     _check_readable(p)
-    from .writers import register_input
-
     register_input(p)
     return _inspect(p, fmt)
 
@@ -290,20 +293,102 @@ def _ragged_csv_row(info: TableInfo) -> str:
 
     Only called after a parse error, so a plain pass over the file is fine here.
     """
-    opener = gzip.open if str(info.path).lower().endswith(".gz") else open
     try:
-        with opener(info.path, "rt", encoding="utf-8", newline="") as fh:
-            reader = csv.reader(fh)
-            next(reader, None)
-            for i, record in enumerate(reader):
-                if record and len(record) != len(info.columns):
+        with _open_csv_text(info.path) as fh:
+            for i, line, record in csv_records(fh):
+                if len(record) != len(info.columns):
                     return (
-                        f" at row {i} (line {reader.line_num}: {len(record)} fields, the header has "
-                        f"{len(info.columns)})"
+                        f" at row {i} (line {line}: {len(record)} fields, the header has {len(info.columns)})"
                     )
     except (OSError, UnicodeDecodeError, csv.Error, EOFError, zlib.error):
         pass
     return ""
+
+
+def _open_csv_text(path: str | Path):
+    opener = gzip.open if str(path).lower().endswith(".gz") else open
+    return opener(path, "rt", encoding="utf-8-sig", newline="")
+
+
+def csv_records(fh) -> Iterator[tuple[int, int, list[str]]]:
+    """``(row, line, record)`` of each data record of a CSV text handle (after the header).
+
+    ``row`` counts records as the readers do, from 0 (an empty line is no row: pyarrow skips it);
+    ``line`` is the line of the file where the record starts (1-based; a quoted field may span lines).
+    """
+    reader = csv.reader(fh)
+    next(reader, None)  # the header (it may span lines too)
+    row, start = 0, reader.line_num + 1
+    for record in reader:
+        if record:
+            yield row, start, record
+            row += 1
+        start = reader.line_num + 1
+
+
+#: the data rows a message's CSV lines are looked up for, at most (a scan on the error path only)
+LINE_SCAN_ROWS = 5_000_000
+_ROW = re.compile(r"(?<!global )\brow (\d+)\b(?! \(line)(?! of )")  # "global row": of a directory or glob
+
+
+def row_ref(row: int, line: int | None, of: str | None = None) -> str:
+    """How a message names a data row: ``row 20`` (rows count from 0 after the header), with the line of the
+    file an editor shows for CSV: ``row 20 (line 22 of the file)``, ``row 20 (line 22) of b.csv``."""
+    if of is None:
+        return f"row {row}" + (f" (line {line} of the file)" if line is not None else "")
+    return f"row {row}" + (f" (line {line})" if line is not None else "") + f" of {of}"
+
+
+def with_csv_lines(message: str, files: dict[str, str]) -> str:
+    """``message`` with the file line added to each row of a CSV file it names (:func:`row_ref`).
+
+    ``files``: the inputs of the run, name in messages -> path. A bare ``row N`` counts rows of the file
+    the message starts with (``a.csv: ...``), ``row N of b.csv`` rows of ``b.csv``; rows of a Parquet file,
+    of a directory or glob, or of no named file are left as they are, and so is a row whose line cannot be
+    found (the file changed, or the row is beyond :data:`LINE_SCAN_ROWS`)."""
+    csvs = {name: path for name, path in files.items() if _format_of(path, name) == "csv"}
+    if not csvs or "row " not in message:
+        return message
+    names = sorted(csvs, key=len, reverse=True)
+    lead = next((n for n in names if message.startswith(f"{n}: ") or message.startswith(f"{n}, ")), None)
+    of = re.compile(r"(?<!global )\brow (\d+) of (" + "|".join(re.escape(n) for n in names) + ")")
+    wanted: dict[str, set[int]] = {}
+    for m in of.finditer(message):
+        wanted.setdefault(m.group(2), set()).add(int(m.group(1)))
+    if lead is not None:
+        wanted.setdefault(lead, set()).update(int(m.group(1)) for m in _ROW.finditer(message))
+    lines = {name: _csv_lines(csvs[name], rows) for name, rows in wanted.items() if rows}
+    out = of.sub(
+        lambda m: row_ref(int(m.group(1)), lines[m.group(2)].get(int(m.group(1))), m.group(2)), message
+    )
+    if lead is not None:
+        out = _ROW.sub(lambda m: row_ref(int(m.group(1)), lines[lead].get(int(m.group(1)))), out)
+    return out
+
+
+def _format_of(path: str, name: str) -> str | None:
+    """:func:`detect_format` of a run's input (a spooled standard input by its name ``<stdin>``), or None."""
+    if name == "<stdin>":
+        return next((f.format for _, f in _SPOOLED if os.fspath(f) == path), None)
+    try:
+        return detect_format(path)
+    except InputError:
+        return None
+
+
+def _csv_lines(path: str, rows: set[int]) -> dict[int, int]:
+    """``{row: line}`` of the data rows ``rows`` of the CSV file at ``path`` (those found)."""
+    last, out = max(rows), {}
+    try:
+        with _open_csv_text(path) as fh:
+            for row, line, _ in csv_records(fh):
+                if row in rows:
+                    out[row] = line
+                if row >= last or row >= LINE_SCAN_ROWS:
+                    break
+    except (OSError, UnicodeDecodeError, csv.Error, EOFError, zlib.error):
+        pass
+    return out
 
 
 def float64_numpy(column) -> np.ndarray:

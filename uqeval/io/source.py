@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from .inputs import Inputs, check_parts, expand_input, has_glob, one_format, select_parts, type_class
-from .readers import TableInfo, _short, csv_info, inspect, parquet_info
+from .readers import TableInfo, _short, csv_info, csv_records, inspect, parquet_info
 from .uri import SCHEME, as_spec, is_uri
 
 
@@ -415,10 +415,8 @@ def _bad_csv_row(f: str, info: TableInfo, columns: list[str], numeric: frozenset
     nulls = set(NULLS)
     try:
         with _open_text(f) as fh:
-            reader = csv.reader(fh)
-            next(reader, None)
-            for i, record in enumerate(reader):
-                if i < start or not record:
+            for i, _, record in csv_records(fh):  # rows as the readers count them (empty lines are none)
+                if i < start:
                     continue
                 if len(record) != len(info.columns):
                     return f" at row {i} ({len(record)} fields, the header has {len(info.columns)})"

@@ -44,7 +44,7 @@ _BATCH: list[list[tuple[str, Any, Any]]] = []  # stack of staged (kind, target, 
 _AFTER: list[list[Callable[[], None]]] = []  # per batch: what to do once its outputs are written
 
 
-def _identity(path: str | Path) -> tuple[int, int] | None:
+def _identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     with contextlib.suppress(OSError, ValueError):
         st = os.stat(path)
         if stat.S_ISREG(st.st_mode):
@@ -52,7 +52,7 @@ def _identity(path: str | Path) -> tuple[int, int] | None:
     return None
 
 
-def register_input(path: str | Path) -> None:
+def register_input(path: str | os.PathLike[str]) -> None:
     """Remember that this run reads ``path``: writing an output onto it will be refused.
 
     Only inside :func:`output_batch` (a CLI run); a library caller's reads leave no trace.
@@ -60,6 +60,7 @@ def register_input(path: str | Path) -> None:
     if not _BATCH:
         return
     _LAST_INPUT[:] = [str(path)]
+    _READ[str(path)] = os.fspath(path)
     ident = _identity(path)
     if ident is not None:
         _INPUTS.add(ident)
@@ -244,6 +245,7 @@ def output_batch(commit_on: tuple[type[BaseException], ...] = ()) -> Iterator[No
             discard_temps()
             _INPUTS.clear()
             _LAST_INPUT.clear()
+            _READ.clear()
 
 
 def after_write(action: Callable[[], None]) -> None:
@@ -317,6 +319,13 @@ def write_parquet(path: str | Path, table: Any) -> None:
 
 
 _LAST_INPUT: list[str] = []
+# each file this run read: its name in messages -> its path (<stdin>: the spooled copy)
+_READ: dict[str, str] = {}
+
+
+def inputs_read() -> dict[str, str]:
+    """The files this run registered (:func:`register_input`): the name messages use -> the path to open."""
+    return dict(_READ)
 
 
 def last_input() -> str | None:

@@ -1066,24 +1066,32 @@ def _encode(fig: Any, fmt: str, dpi: int) -> bytes | str:
         return str(exc)
 
 
-def _draw_pickled(blob: bytes, fmt: str, dpi: int) -> list[bytes | str]:
-    """In a worker process: the bytes of pickled ``[(figure, agg)]`` (``agg``: drawn on an Agg canvas)."""
+def _draw_pickled(blob: bytes, fmt: str, dpi: int) -> tuple[list[bytes | str], list[tuple]]:
+    """In a worker process: the bytes of pickled ``[(figure, agg)]`` (``agg``: drawn on an Agg canvas), and
+    the warnings drawing raised, as ``(category, message, filename, lineno)``.
+
+    A worker's warnings would go to its own stderr, past the capture of the command's edge
+    (:func:`uqeval.cli.common.handle_errors`); the parent raises them again (:func:`_render_map`)."""
     import pickle
+    import warnings
 
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     out = []
-    for fig, agg in pickle.loads(blob):
-        if agg:  # an unpickled figure comes with a plain canvas: the Agg one it was drawn on, again
-            FigureCanvasAgg(fig)
-        out.append(_encode(fig, fmt, dpi))
-    return out
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for fig, agg in pickle.loads(blob):
+            if agg:  # an unpickled figure comes with a plain canvas: the Agg one it was drawn on, again
+                FigureCanvasAgg(fig)
+            out.append(_encode(fig, fmt, dpi))
+    return out, [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
 
 
 def _render_map(figs: list, fmt: str, dpi: int, processes: int) -> list[bytes | str]:
     """``[_encode(f, fmt, dpi) for f in figs]``, figures ``k, k + p, ...`` drawn by worker ``k``
     (``k >= 1``, :func:`render_workers`) and figure 0's share here. A loop over a handful of figures."""
     import pickle
+    import warnings
 
     p = min(int(processes), len(figs))
     pool = render_workers(processes) if p >= 2 else None
@@ -1103,10 +1111,12 @@ def _render_map(figs: list, fmt: str, dpi: int, processes: int) -> list[bytes | 
     out[0::p] = [_encode(f, fmt, dpi) for f in figs[0::p]]
     for k in range(1, p):
         try:
-            drawn = shares[k].result() if shares[k] is not None else None
+            drawn, raised = shares[k].result() if shares[k] is not None else (None, [])
         except Exception:  # the worker failed (or died: the pool is broken and replaced next time)
-            drawn = None
+            drawn, raised = None, []
             _WORKERS[:] = [w for w in _WORKERS if not getattr(w, "_broken", False)]
+        for category, message, filename, lineno in raised:  # here, where the command's edge collects them
+            warnings.warn_explicit(message, category, filename, lineno)
         out[k::p] = drawn if drawn is not None else [_encode(f, fmt, dpi) for f in figs[k::p]]
     return out
 

@@ -37,7 +37,19 @@ def axis_label(axis: str, normalize: str) -> str:
 
 
 def _fmt_gain(gain: float | None) -> str:
-    return "n/a" if gain is None else f"{100.0 * gain:+.1f}%"
+    from ..text import fmt_percent
+
+    return fmt_percent(gain)
+
+
+def _fmt_area(area: float | None) -> str:
+    """An AUUCC in a legend; ``n/a`` when it could not be computed finitely (null in the summary)."""
+    return "n/a" if area is None or not np.isfinite(area) else f"{area:.4g}"
+
+
+def _value(v: float | None) -> float:
+    """A coordinate of an operating point: null (not computed finitely) is NaN, which draws nothing."""
+    return np.nan if v is None else float(v)
 
 
 def _draw_curve(ax, curve: UCCCurve, **kw) -> None:
@@ -99,7 +111,7 @@ def plot_ucc(
             m["curve"],
             color=color,
             linewidth=LINE["main"],
-            label=f"{m['name']} (AUUCC={m['auucc']:.4g}, gain={_fmt_gain(m.get('gain'))})",
+            label=f"{m['name']} (AUUCC={_fmt_area(m['auucc'])}, gain={_fmt_gain(m.get('gain'))})",
         )
         _draw_curve(
             ax,
@@ -107,12 +119,12 @@ def plot_ucc(
             color=color,
             linewidth=1.1,
             linestyle="--",
-            label=f"{m['name']} constant band (AUUCC={auucc(m['const_curve']):.4g})",
+            label=f"{m['name']} constant band (AUUCC={_fmt_area(auucc(m['const_curve']))})",
         )
         op, op_min = m["op"], m["op_min"]
         ax.plot(
-            [op["x"]],
-            [op["y"]],
+            [_value(op["x"])],
+            [_value(op["y"])],
             marker="o",
             markersize=7,
             markerfacecolor="white",
@@ -122,7 +134,13 @@ def plot_ucc(
             zorder=5,
         )
         ax.plot(
-            [op_min["x"]], [op_min["y"]], marker="D", markersize=6, color=color, linestyle="none", zorder=5
+            [_value(op_min["x"])],
+            [_value(op_min["y"])],
+            marker="D",
+            markersize=6,
+            color=color,
+            linestyle="none",
+            zorder=5,
         )
 
     # isocost lines span the view fixed by the curves
@@ -131,7 +149,9 @@ def plot_ucc(
     y0, y1 = ax.get_ylim()
     for i, m in enumerate(models):
         color = _MODEL_COLORS[i % len(_MODEL_COLORS)]
-        level = m["op_min"]["cost"]
+        level = _value(m["op_min"]["cost"])
+        if not np.isfinite(level):
+            continue  # no minimum-cost point (an axis overflowed): no isocost line
         if c == 1.0:
             ax.axvline(level, color=color, linestyle=":", linewidth=LINE["ref"])
         elif c == 0.0:

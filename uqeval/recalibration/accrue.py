@@ -61,7 +61,7 @@ from __future__ import annotations
 import math
 import warnings
 from contextlib import nullcontext
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 from numpy.polynomial import legendre
@@ -71,7 +71,7 @@ from scipy.optimize import brentq, minimize
 from ..errors import InputError, UsageError
 from ..metrics.normal import erf
 from ..metrics.scoring import _gaussian_arrays
-from ..validation import as_float_array, check_finite, check_same_length
+from ..validation import as_float_array, bad_rows, check_finite, check_same_length, finite_difference
 
 try:  # optional, speed only: see _single_threaded_blas
     from threadpoolctl import threadpool_limits
@@ -86,6 +86,7 @@ MIN_ROWS: dict[str, int] = {"constant": 2, "kmeans": 2, "poly": 20, "mlp": 50}
 _SQRT_PI = math.sqrt(math.pi)
 _SQRT_2 = math.sqrt(2.0)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_LOG_MAX_FLOAT = math.log(np.finfo(np.float64).max)
 _LOG_SIGMA_CLIP = 50.0  # numerical guard on log(sigma / sigma_constant): exp(50) ~ 5e21
 
 
@@ -245,26 +246,44 @@ def _crps_optimal_sigma(eps: np.ndarray) -> float | None:
     The derivative :math:`\sqrt{2/\pi}\,\overline{e^{-\varepsilon^2/2\sigma^2}} - 1/\sqrt\pi`
     increases with σ, so the root is unique when it exists; it does not when more than
     :math:`1/\sqrt2` of the errors are zero (then σ → 0 is optimal). Returns None then.
+
+    The root is sought in :math:`\log\sigma` with :math:`(\varepsilon/\sigma)^2 = e^{2(\log|\varepsilon| - \log\sigma)}`,
+    so neither the bracket :math:`[10^{-3}\min_{\varepsilon_i \ne 0}|\varepsilon_i|, 10\max|\varepsilon|]` nor
+    a ratio leaves the doubles, whatever the errors' magnitude (errors near 1e308 overflowed both; issue 35).
+    The result is ``inf`` only when the root itself is beyond the largest double.
     """
     a = np.abs(eps)
     amax = float(a.max()) if a.size else 0.0
     if not amax > 0:
         return None
+    with np.errstate(divide="ignore"):
+        log_a = np.log(a)  # -inf for exact zeros: their term is e^0 = 1
 
     def h(log_s: float) -> float:
-        s = math.exp(log_s)
-        return _SQRT_2_OVER_PI * float(np.mean(np.exp(-0.5 * (a / s) ** 2))) - 1.0 / _SQRT_PI
+        with np.errstate(over="ignore"):  # a huge ratio: its term is e^-inf = 0
+            terms = np.exp(-0.5 * np.exp(2.0 * (log_a - log_s)))
+        return _SQRT_2_OVER_PI * float(np.mean(terms)) - 1.0 / _SQRT_PI
 
-    hi = math.log(amax * 10.0)
-    positive = a[a > 0]
-    lo = math.log(float(positive.min()) * 1e-3)
+    hi = math.log(amax) + math.log(10.0)
+    lo = math.log(float(a[a > 0].min())) + math.log(1e-3)
     if h(lo) >= 0:
         return None
-    return math.exp(brentq(h, lo, hi, xtol=1e-12, rtol=1e-12))
+    root = brentq(h, lo, hi, xtol=1e-12, rtol=1e-12)
+    return math.exp(root) if root < _LOG_MAX_FLOAT else math.inf
+
+
+def _sigma_overflow(eps: np.ndarray) -> NoReturn:
+    raise InputError(
+        "cannot estimate a spread: the CRPS-optimal sigma of the residuals y_true - mean is beyond the largest "
+        f"double (the largest |residual| is {float(np.max(np.abs(eps))):g}); rescale the target and mean "
+        "columns (other units)"
+    )
 
 
 def _constant_sigma_or_raise(eps: np.ndarray) -> float:
     s = _crps_optimal_sigma(eps)
+    if s == math.inf:
+        _sigma_overflow(eps)
     if s is None:
         n_zero = int(np.sum(eps == 0))
         raise InputError(
@@ -275,8 +294,15 @@ def _constant_sigma_or_raise(eps: np.ndarray) -> float:
 
 
 def _standardise(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    loc = x.mean(axis=0)
-    scale = x.std(axis=0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        loc = x.mean(axis=0)
+        scale = x.std(axis=0)
+    big = ~(np.isfinite(loc) & np.isfinite(scale))
+    if big.any():
+        # a sum or square beyond the doubles (values near 1e308): the moments of x / max|x|, scaled back
+        m = np.abs(x[:, big]).max(axis=0)
+        loc[big] = (x[:, big] / m).mean(axis=0) * m
+        scale[big] = (x[:, big] / m).std(axis=0) * m
     scale = np.where(scale > 0, scale, 1.0)  # constant column: centred to 0, not rescaled
     return (x - loc) / scale, loc, scale
 
@@ -302,7 +328,10 @@ def _fit_kmeans(xs: np.ndarray, eps: np.ndarray, clusters: int, seed: int, sigma
     sizes = np.bincount(labels, minlength=centroids.shape[0])
     sigmas, fallback = [], []
     for k in range(centroids.shape[0]):  # loop over clusters (K small), not rows
-        s = _crps_optimal_sigma(eps[labels == k])
+        members = np.flatnonzero(labels == k)
+        s = _crps_optimal_sigma(eps[members])
+        if s == math.inf:
+            _sigma_overflow(eps[members])
         fallback.append(s is None)
         sigmas.append(sigma_c if s is None else s)
     return {
@@ -355,6 +384,8 @@ def _fit_poly(u: np.ndarray, eps: np.ndarray, beta: float, max_order: int, tol: 
             options={"maxiter": maxiter, "ftol": 1e-13, "gtol": 1e-9},
         )
         new_cost = float(res.fun)
+        if not math.isfinite(new_cost):
+            break  # the search left the doubles (residuals near 1e308): keep the last fit
         history.append({"order": order, "cost": new_cost})
         improvement = cost - new_cost
         if new_cost < cost:
@@ -500,6 +531,7 @@ def fit_accrue(
     maxiter: int = 2000,
     max_order: int = 10,
     tol: float = 1e-5,
+    rows: np.ndarray | None = None,
 ) -> dict[str, Any]:
     r"""Fit an ACCRUE model of :math:`\sigma(x)` for point predictions.
 
@@ -517,6 +549,7 @@ def fit_accrue(
     maxiter : L-BFGS-B iteration cap per fit
     max_order : highest polynomial order, 1..10 (``poly``)
     tol : Algorithm 1 stops when raising the order lowers the (scale-free) cost by ≤ ``tol``
+    rows : the file's row number of each row, for messages (default: its index)
 
     Returns
     -------
@@ -535,7 +568,8 @@ def fit_accrue(
     ------
     InputError
         NaN/inf, mismatched lengths, too few rows (``MIN_ROWS``), several features for
-        ``poly``, or residuals that are (almost) all exactly zero.
+        ``poly``, residuals that are (almost) all exactly zero, or residuals (or the fitted
+        spread) beyond the doubles (``y_true - mean`` of 1e308 and -1e308).
     UsageError
         unknown model or invalid option values.
     """
@@ -567,9 +601,18 @@ def fit_accrue(
                 f"{n - n_val} training and {n_val} validation rows, need at least 10 of each"
             )
 
-    eps = y - mu
+    eps = finite_difference(y, mu, ("y_true", "mean"), rows)
     sigma_c = _constant_sigma_or_raise(eps)
-    e = eps / sigma_c  # scale-free problem, see module docstring
+    with np.errstate(over="ignore"):
+        e = eps / sigma_c  # scale-free problem, see module docstring
+    if not np.isfinite(e).all():
+        n_far, first = bad_rows(~np.isfinite(e))
+        raise InputError(
+            f"{n_far} residual(s) y_true - mean are more than 1.8e308 times the fitted constant sigma "
+            f"({sigma_c:g}), so their ACCRUE cost is not a double (first at row "
+            f"{int(rows[first]) if rows is not None else first}: {float(eps[first]):g}); drop those rows "
+            "or rescale their target and mean"
+        )
     beta = accrue_beta(e)
     xs, loc, scale = _standardise(x)
 

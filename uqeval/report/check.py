@@ -7,7 +7,7 @@ import math
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from ..text import DETAIL, fmt_number, md_code_span
+from ..text import DETAIL, fmt_number, md_code_span, note_line
 from .format import md_cell, md_table
 
 SCHEMA = "uqeval.check/1"
@@ -148,4 +148,4 @@ def rich_tables(result) -> list[Any]:
         for r in result.rows
     ]
     table = rich_table(columns, rows, title=headline(result), caption=f"rules: {result.rules_source}")
-    return [table, *(Text(f"note: {n}", style="dim") for n in result.notes)]
+    return [table, *(Text(note_line(n), style="dim") for n in result.notes)]

@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..text import DASHED, fmt_number, fmt_p, md_bold, md_code_span
+from ..text import DASHED, fmt_number, fmt_p, md_bold, md_code_span, note_line
 from .format import md_cell, md_table
 
 
@@ -194,5 +194,5 @@ def rich_tables(result: Mapping[str, Any]) -> list[Any]:
                 "(1 − S/S_ref, higher is better)",
             )
         )
-    out += [Text(f"note: {n}", style="dim") for n in result["notes"]]
+    out += [Text(note_line(n), style="dim") for n in result["notes"]]
     return out

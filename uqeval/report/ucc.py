@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..text import fmt_number
+from ..text import fmt_number, fmt_percent
 from .format import md_cell, md_table
 
 _num = fmt_number
-
-
-def _pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{100.0 * v:+.1f}%"
+_pct = fmt_percent
 
 
 def summary_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
@@ -116,7 +113,7 @@ def to_markdown(summary: dict[str, Any]) -> str:
     if pv is not None:
         lines += ["", f"**{md_cell(pvalue_title(summary))}**", "", *table(*pv)]
     for note in summary.get("notes", []):
-        lines += ["", f"note: {note}"]
+        lines += ["", f"note: {md_cell(note)}"]
     return "\n".join(lines) + "\n"
 
 

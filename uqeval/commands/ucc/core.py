@@ -360,8 +360,8 @@ def check_same_targets(bands: Sequence[Band]) -> None:
         i = _first_diff(ref.y_true, b.y_true)
         if i is not None:
             raise InputError(
-                f"{b.source}: target at row {b.row(i)} is {float(b.y_true[i])!r} but {ref.source} has "
-                f"{float(ref.y_true[i])!r} (row {ref.row(i)}); every file must hold the same targets in the same "
+                f"{b.source}: target at row {b.row(i)} is {float(b.y_true[i])!r} but row {ref.row(i)} of "
+                f"{ref.source} holds {float(ref.y_true[i])!r}; every file must hold the same targets in the same "
                 "order"
             )
 
