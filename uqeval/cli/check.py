@@ -46,6 +46,32 @@ def result_view(summary: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _no_scoring_options(input: Path, flags: ScoringFlags) -> None:
+    """Refuse scoring options given with a summary JSON (it is already scored)."""
+    from ..errors import UsageError
+
+    given = list(flags.given()) + list(flags.columns)
+    given += [
+        name
+        for name, v in (
+            ("config", flags.config),
+            ("train", flags.train),
+            ("reference", flags.reference),
+            ("time", flags.time),
+            ("id", flags.id),
+        )
+        if v is not None
+    ]
+    if given:
+        shown = ", ".join(
+            "--" + g.replace("_", "-").replace("class-bins", "bins").replace("y-true", "y") for g in given
+        )
+        raise UsageError(
+            f"{shown}: scoring options apply to a predictions INPUT, but {input} is a summary "
+            "JSON that is already scored; drop them or pass the predictions file"
+        )
+
+
 def _read_text(path: Path, what: str) -> str:
     from ..errors import InputError
 
@@ -75,57 +101,65 @@ def _settings(baseline: dict | None, config: Path | None, columns: dict[str, str
     )
 
 
+InputArg = Annotated[
+    Path,
+    typer.Argument(
+        help="Predictions file (CSV/Parquet, scored on the fly) or a summary JSON from `uqeval score --output` (.json)."
+    ),
+]
+RulesOpt = Annotated[
+    Path,
+    typer.Option(
+        "--rules",
+        "-r",
+        help="Rules file (TOML): limits, regressions, required metrics; example: uqeval config show ci.",
+        dir_okay=False,
+    ),
+]
+BaselineOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--baseline",
+        help="Baseline summary JSON (`uqeval score --output baseline.json`) for the regression checks.",
+        dir_okay=False,
+    ),
+]
+AllowSettingsMismatchOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-settings-mismatch",
+        help="Report, instead of refusing, a baseline scored with other settings (bins, levels, seed, representation, row count).",
+    ),
+]
+JunitOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--junit",
+        help="Also write a JUnit XML report here (one test case per check), atomically.",
+        dir_okay=False,
+    ),
+]
+OutputOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--output", "-o", help="Also write the check result JSON here (atomically).", dir_okay=False
+    ),
+]
+
+
 @handle_errors
 @remote_options
 @scoring_options
 @engine_options(dask=False)
 def check(
-    input: Annotated[
-        Path,
-        typer.Argument(
-            help="Predictions file (CSV/Parquet, scored on the fly) or a summary JSON from `uqeval score --output` (.json)."
-        ),
-    ],
-    rules: Annotated[
-        Path,
-        typer.Option(
-            "--rules",
-            "-r",
-            help="Rules file (TOML): limits, regressions, required metrics; example: uqeval config show ci.",
-            dir_okay=False,
-        ),
-    ],
-    baseline: Annotated[
-        Path | None,
-        typer.Option(
-            "--baseline",
-            help="Baseline summary JSON (`uqeval score --output baseline.json`) for the regression checks.",
-            dir_okay=False,
-        ),
-    ] = None,
-    allow_settings_mismatch: Annotated[
-        bool,
-        typer.Option(
-            "--allow-settings-mismatch",
-            help="Report, instead of refusing, a baseline scored with other settings (bins, levels, seed, representation, row count).",
-        ),
-    ] = False,
-    junit: Annotated[
-        Path | None,
-        typer.Option(
-            "--junit",
-            help="Also write a JUnit XML report here (one test case per check), atomically.",
-            dir_okay=False,
-        ),
-    ] = None,
+    input: InputArg,
+    rules: RulesOpt,
+    baseline: BaselineOpt = None,
+    allow_settings_mismatch: AllowSettingsMismatchOpt = False,
+    junit: JunitOpt = None,
     flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
     fmt: FormatOpt = OutputFormat.table,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output", "-o", help="Also write the check result JSON here (atomically).", dir_okay=False
-        ),
-    ] = None,
+    output: OutputOpt = None,
     engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
 ) -> None:
     """Check a model against CI rules: metric limits, regressions against a baseline, required metrics.
@@ -144,26 +178,7 @@ def check(
     columns, given_values, config, train = flags.columns, flags.given(), flags.config, flags.train
     is_summary = input.suffix.lower() == ".json"
     if is_summary:
-        given = list(given_values) + list(columns)
-        given += [
-            name
-            for name, v in (
-                ("config", config),
-                ("train", train),
-                ("reference", flags.reference),
-                ("time", flags.time),
-                ("id", flags.id),
-            )
-            if v is not None
-        ]
-        if given:
-            shown = ", ".join(
-                "--" + g.replace("_", "-").replace("class-bins", "bins").replace("y-true", "y") for g in given
-            )
-            raise UsageError(
-                f"{shown}: scoring options apply to a predictions INPUT, but {input} is a summary "
-                "JSON that is already scored; drop them or pass the predictions file"
-            )
+        _no_scoring_options(input, flags)
     if given_values.get("y_std") is not None and train is not None:
         raise UsageError("give either --y-std or --train, not both")
     inputs = [p for p in (input, rules, baseline, train) if p is not None]

@@ -33,84 +33,92 @@ class Pairs(str, Enum):
     all = "all"
 
 
+FilesArg = Annotated[
+    list[Path],
+    typer.Argument(
+        help="Two or more prediction files (CSV or Parquet) over the same targets; with --engine stream/dask also directories of Parquet files or globs."
+    ),
+]
+MetricsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--metrics",
+        "-m",
+        help="Comma-separated metrics: per-row scores crps, nll, pinball, interval, check, brier, or any `uqeval score` metric by short name (ma_cal) or path (avg_calibration.ma_cal, coverage.0.95.coverage). Default: crps,nll,pinball,interval,brier,ma_cal where defined.",
+    ),
+]
+BootstrapOpt = Annotated[
+    int,
+    typer.Option(
+        "--bootstrap",
+        "-b",
+        min=0,
+        max=LIMITS["bootstrap"],
+        help="Bootstrap resamples of the rows for the intervals (0: no intervals).",
+    ),
+]
+CiLevelOpt = Annotated[float, typer.Option("--ci-level", help="Level of the bootstrap percentile intervals.")]
+PermutationsOpt = Annotated[
+    int,
+    typer.Option(
+        "--permutations",
+        min=0,
+        max=LIMITS["permutations"],
+        help="Random sign flips of the paired permutation test (0: skip it).",
+    ),
+]
+PairsOpt = Annotated[
+    Pairs,
+    typer.Option(
+        "--pairs", help="Paired tests of each model against the best one per metric, or of all pairs."
+    ),
+]
+DmLagOpt = Annotated[
+    int,
+    typer.Option(
+        "--dm-lag",
+        min=0,
+        help="Diebold-Mariano lag h-1 (h: forecast horizon): autocovariances up to this lag enter its variance; "
+        "> 0 only for time-ordered rows with correlated errors.",
+    ),
+]
+NamesOpt = Annotated[
+    str | None,
+    typer.Option("--names", help="Comma-separated model names, one per file (default: file names)."),
+]
+OutputOpt = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", help="Also write the comparison JSON here (atomically).", dir_okay=False),
+]
+PlotOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--plot",
+        help="Draw the metrics with their intervals to this .png, .svg or .pdf (with --murphy also NAME_murphy.EXT, with --reference NAME_skill.EXT).",
+        dir_okay=False,
+    ),
+]
+
+
 @handle_errors
 @remote_options
 @resampling_options
 @scoring_options
 @engine_options
 def compare(
-    files: Annotated[
-        list[Path],
-        typer.Argument(
-            help="Two or more prediction files (CSV or Parquet) over the same targets; with --engine stream/dask also directories of Parquet files or globs."
-        ),
-    ],
-    metrics: Annotated[
-        str | None,
-        typer.Option(
-            "--metrics",
-            "-m",
-            help="Comma-separated metrics: per-row scores crps, nll, pinball, interval, check, brier, or any `uqeval score` metric by short name (ma_cal) or path (avg_calibration.ma_cal, coverage.0.95.coverage). Default: crps,nll,pinball,interval,brier,ma_cal where defined.",
-        ),
-    ] = None,
-    bootstrap: Annotated[
-        int,
-        typer.Option(
-            "--bootstrap",
-            "-b",
-            min=0,
-            max=LIMITS["bootstrap"],
-            help="Bootstrap resamples of the rows for the intervals (0: no intervals).",
-        ),
-    ] = 1000,
-    ci_level: Annotated[
-        float, typer.Option("--ci-level", help="Level of the bootstrap percentile intervals.")
-    ] = 0.95,
-    permutations: Annotated[
-        int,
-        typer.Option(
-            "--permutations",
-            min=0,
-            max=LIMITS["permutations"],
-            help="Random sign flips of the paired permutation test (0: skip it).",
-        ),
-    ] = 5000,
-    pairs: Annotated[
-        Pairs,
-        typer.Option(
-            "--pairs", help="Paired tests of each model against the best one per metric, or of all pairs."
-        ),
-    ] = Pairs.best,
-    dm_lag: Annotated[
-        int,
-        typer.Option(
-            "--dm-lag",
-            min=0,
-            help="Diebold-Mariano lag h-1 (h: forecast horizon): autocovariances up to this lag enter its variance; "
-            "> 0 only for time-ordered rows with correlated errors.",
-        ),
-    ] = 0,
-    names: Annotated[
-        str | None,
-        typer.Option("--names", help="Comma-separated model names, one per file (default: file names)."),
-    ] = None,
+    files: FilesArg,
+    metrics: MetricsOpt = None,
+    bootstrap: BootstrapOpt = 1000,
+    ci_level: CiLevelOpt = 0.95,
+    permutations: PermutationsOpt = 5000,
+    pairs: PairsOpt = Pairs.best,
+    dm_lag: DmLagOpt = 0,
+    names: NamesOpt = None,
     flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
     resampling: Resampling = None,  # type: ignore[assignment]  # filled by @resampling_options
     fmt: FormatOpt = OutputFormat.table,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output", "-o", help="Also write the comparison JSON here (atomically).", dir_okay=False
-        ),
-    ] = None,
-    plot: Annotated[
-        Path | None,
-        typer.Option(
-            "--plot",
-            help="Draw the metrics with their intervals to this .png, .svg or .pdf (with --murphy also NAME_murphy.EXT, with --reference NAME_skill.EXT).",
-            dir_okay=False,
-        ),
-    ] = None,
+    output: OutputOpt = None,
+    plot: PlotOpt = None,
     engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
 ) -> None:
     """Compare models on the same targets: metrics with bootstrap intervals, ranks and paired tests.

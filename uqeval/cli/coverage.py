@@ -26,54 +26,59 @@ if TYPE_CHECKING:
     from ..engine.options import EngineOptions
 
 
+FilesArg = Annotated[
+    list[Path], typer.Argument(help="Prediction files, one run of a method each (same schema).")
+]
+ByOpt = Annotated[str | None, typer.Option("--by", help="Facet column, e.g. the shift/corruption level.")]
+PointsByOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--points-by", help="Within a facet, one point per value of this column (e.g. corruption type)."
+    ),
+]
+NameOpt = Annotated[
+    list[str] | None,
+    typer.Option("--name", help="Method name per file, in order (files may share one); default: file stem."),
+]
+YStdOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--y-std", help="Std of the training targets: widths in this unit.", rich_help_panel=METRICS_PANEL
+    ),
+]
+TrainOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--train",
+        help="Training file whose target std is the width unit.",
+        dir_okay=False,
+        rich_help_panel=METRICS_PANEL,
+    ),
+]
+PlotOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--plot",
+        help="Write the faceted coverage-vs-width scatter (PNG/SVG/PDF).",
+        dir_okay=False,
+        rich_help_panel=PLOTS_PANEL,
+    ),
+]
+
+
 @handle_errors
 @remote_options
 @input_options
 @engine_options
 def coverage(
-    files: Annotated[
-        list[Path], typer.Argument(help="Prediction files, one run of a method each (same schema).")
-    ],
-    by: Annotated[
-        str | None, typer.Option("--by", help="Facet column, e.g. the shift/corruption level.")
-    ] = None,
-    points_by: Annotated[
-        str | None,
-        typer.Option(
-            "--points-by", help="Within a facet, one point per value of this column (e.g. corruption type)."
-        ),
-    ] = None,
-    name: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--name", help="Method name per file, in order (files may share one); default: file stem."
-        ),
-    ] = None,
+    files: FilesArg,
+    by: ByOpt = None,
+    points_by: PointsByOpt = None,
+    name: NameOpt = None,
     levels: LevelsOpt = None,
-    y_std: Annotated[
-        float | None,
-        typer.Option(
-            "--y-std", help="Std of the training targets: widths in this unit.", rich_help_panel=METRICS_PANEL
-        ),
-    ] = None,
-    train: Annotated[
-        Path | None,
-        typer.Option(
-            "--train",
-            help="Training file whose target std is the width unit.",
-            dir_okay=False,
-            rich_help_panel=METRICS_PANEL,
-        ),
-    ] = None,
-    plot: Annotated[
-        Path | None,
-        typer.Option(
-            "--plot",
-            help="Write the faceted coverage-vs-width scatter (PNG/SVG/PDF).",
-            dir_okay=False,
-            rich_help_panel=PLOTS_PANEL,
-        ),
-    ] = None,
+    y_std: YStdOpt = None,
+    train: TrainOpt = None,
+    plot: PlotOpt = None,
     flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @input_options
     fmt: FormatOpt = OutputFormat.table,
     output: OutputOpt = None,

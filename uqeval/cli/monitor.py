@@ -25,95 +25,103 @@ if TYPE_CHECKING:
     from ..engine.options import EngineOptions
 
 
+FilesArg = Annotated[
+    list[Path],
+    typer.Argument(
+        help="The predictions to monitor (a file, a directory of parts, a glob or a URI, read as --engine "
+        "stream reads them); two of them (A B, same rows in the same order) also compare their scores.",
+    ),
+]
+WindowOpt = Annotated[
+    str,
+    typer.Option(
+        "--window",
+        help="Window: a time span of the --time column (1D, 7D, 1h, 30min, 15s, 2W; half-open "
+        "[start, end) aligned to --origin) or a number of rows (1000).",
+    ),
+]
+ByOpt = Annotated[
+    str | None,
+    typer.Option("--by", help="Also report every window's metrics per value of this column (e.g. a region)."),
+]
+OriginOpt = Annotated[
+    str | None,
+    typer.Option("--origin", help="Start of the first window (ISO date or time; default 1970-01-01T00:00)."),
+]
+AlphaOpt = Annotated[
+    float,
+    typer.Option(
+        "--alpha",
+        min=1e-12,
+        max=0.999999,
+        help="Family-wise false-alarm level of all tests together, valid however many windows are looked at.",
+    ),
+]
+StateOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--state",
+        help="Resume from this state file if it exists (yesterday's windows and test sums), then save the "
+        "new state there: give it today's rows only (rows or files it already counted are refused; see "
+        "--skip-seen).",
+        dir_okay=False,
+        rich_help_panel=OUTPUT_PANEL,
+    ),
+]
+SkipSeenOpt = Annotated[
+    bool,
+    typer.Option(
+        "--skip-seen",
+        help="With --state: leave out what the state already counted (rows at or before the latest time "
+        "it counted, a row at exactly that time included; input files it read, known by size and "
+        "content) and say how many, instead of refusing the run. Makes a retried run harmless.",
+        rich_help_panel=OUTPUT_PANEL,
+    ),
+]
+BoundOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--bound",
+        min=0,
+        help="A B: |score of A - score of B| <= BOUND on every row (the confidence sequence needs a bound; "
+        "default: the score's own bound where it has one, e.g. 2 for the Brier score).",
+    ),
+]
+AdversarialWindowsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--adversarial-windows",
+        help="Also give every window its adversarial group calibration (seeded random-subset draws, ~7 ms "
+        "a window); by default only the cumulative metrics have it.",
+    ),
+]
+PlotOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--plot",
+        help="Draw the headline metrics per window with the alarms marked (PNG/SVG/PDF).",
+        dir_okay=False,
+        rich_help_panel=PLOTS_PANEL,
+    ),
+]
+
+
 @handle_errors
 @remote_options
 @scoring_options
 @engine_options
 def monitor(
-    files: Annotated[
-        list[Path],
-        typer.Argument(
-            help="The predictions to monitor (a file, a directory of parts, a glob or a URI, read as --engine "
-            "stream reads them); two of them (A B, same rows in the same order) also compare their scores.",
-        ),
-    ],
-    window: Annotated[
-        str,
-        typer.Option(
-            "--window",
-            help="Window: a time span of the --time column (1D, 7D, 1h, 30min, 15s, 2W; half-open "
-            "[start, end) aligned to --origin) or a number of rows (1000).",
-        ),
-    ],
+    files: FilesArg,
+    window: WindowOpt,
     flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
-    by: Annotated[
-        str | None,
-        typer.Option(
-            "--by", help="Also report every window's metrics per value of this column (e.g. a region)."
-        ),
-    ] = None,
-    origin: Annotated[
-        str | None,
-        typer.Option(
-            "--origin", help="Start of the first window (ISO date or time; default 1970-01-01T00:00)."
-        ),
-    ] = None,
-    alpha: Annotated[
-        float,
-        typer.Option(
-            "--alpha",
-            min=1e-12,
-            max=0.999999,
-            help="Family-wise false-alarm level of all tests together, valid however many windows are looked at.",
-        ),
-    ] = 0.05,
-    state: Annotated[
-        Path | None,
-        typer.Option(
-            "--state",
-            help="Resume from this state file if it exists (yesterday's windows and test sums), then save the "
-            "new state there: give it today's rows only (rows or files it already counted are refused; see "
-            "--skip-seen).",
-            dir_okay=False,
-            rich_help_panel=OUTPUT_PANEL,
-        ),
-    ] = None,
-    skip_seen: Annotated[
-        bool,
-        typer.Option(
-            "--skip-seen",
-            help="With --state: leave out what the state already counted (rows at or before the latest time "
-            "it counted, a row at exactly that time included; input files it read, known by size and "
-            "content) and say how many, instead of refusing the run. Makes a retried run harmless.",
-            rich_help_panel=OUTPUT_PANEL,
-        ),
-    ] = False,
-    bound: Annotated[
-        float | None,
-        typer.Option(
-            "--bound",
-            min=0,
-            help="A B: |score of A - score of B| <= BOUND on every row (the confidence sequence needs a bound; "
-            "default: the score's own bound where it has one, e.g. 2 for the Brier score).",
-        ),
-    ] = None,
-    adversarial_windows: Annotated[
-        bool,
-        typer.Option(
-            "--adversarial-windows",
-            help="Also give every window its adversarial group calibration (seeded random-subset draws, ~7 ms "
-            "a window); by default only the cumulative metrics have it.",
-        ),
-    ] = False,
-    plot: Annotated[
-        Path | None,
-        typer.Option(
-            "--plot",
-            help="Draw the headline metrics per window with the alarms marked (PNG/SVG/PDF).",
-            dir_okay=False,
-            rich_help_panel=PLOTS_PANEL,
-        ),
-    ] = None,
+    by: ByOpt = None,
+    origin: OriginOpt = None,
+    alpha: AlphaOpt = 0.05,
+    state: StateOpt = None,
+    skip_seen: SkipSeenOpt = False,
+    bound: BoundOpt = None,
+    adversarial_windows: AdversarialWindowsOpt = False,
+    plot: PlotOpt = None,
     fmt: FormatOpt = OutputFormat.table,
     output: OutputOpt = None,
     engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options

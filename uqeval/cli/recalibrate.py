@@ -48,6 +48,99 @@ class Model(str, Enum):
     kmeans = "kmeans"
 
 
+FileArg = Annotated[
+    Path | None,
+    typer.Argument(
+        help="Calibration file (CSV/Parquet with targets) to fit on; omit with --load.",
+        show_default=False,
+    ),
+]
+MethodOpt = Annotated[
+    Method | None,
+    typer.Option("--method", "-m", help="Recalibration method (required when fitting).", show_default=False),
+]
+ApplyOpt = Annotated[
+    Path | None,
+    typer.Option("--apply", help="File to recalibrate (targets optional); needs --output.", dir_okay=False),
+]
+OutputOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Recalibrated copy of --apply: every input column plus the new ones (.parquet/.pq/.csv/.csv.gz, written atomically).",
+        dir_okay=False,
+    ),
+]
+SaveOpt = Annotated[
+    Path | None,
+    typer.Option("--save", help="Write the fitted recalibrator as JSON (never pickle).", dir_okay=False),
+]
+LoadOpt = Annotated[
+    Path | None,
+    typer.Option("--load", help="Apply a recalibrator saved with --save instead of fitting.", dir_okay=False),
+]
+CriterionOpt = Annotated[
+    Criterion | None,
+    typer.Option(
+        "--criterion",
+        help="std-scaling: criterion the factor minimises (default ma_cal).",
+        show_default=False,
+    ),
+]
+LevelsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--levels",
+        help="Comma-separated central levels of the interval outputs and coverage (default 0.5,0.9,0.95); with --quantiles, quantile levels (default 0.05,0.25,0.5,0.75,0.95).",
+    ),
+]
+QuantilesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quantiles",
+        help="isotonic: write recalibrated quantiles q_<level> instead of intervals lower_<level>/upper_<level>.",
+    ),
+]
+EquivalentStdOpt = Annotated[
+    bool,
+    typer.Option(
+        "--equivalent-std",
+        help="isotonic: also write std_<level>, the std whose Gaussian central interval is as wide as the recalibrated one.",
+    ),
+]
+ModelOpt = Annotated[
+    Model | None,
+    typer.Option("--model", help="accrue: model of sigma(x) (default mlp).", show_default=False),
+]
+ClustersOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--clusters",
+        help="accrue --model kmeans: number of clusters (default 5).",
+        min=1,
+        max=LIMITS["clusters"],
+    ),
+]
+FeaturesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--features",
+        help="accrue: comma-separated input columns sigma(x) depends on (with --load: default the saved ones).",
+    ),
+]
+NumBinsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--num-bins",
+        min=2,
+        max=LIMITS["num_bins"],
+        help="Calibration curve bins of the metrics, std-scaling and isotonic (default 100).",
+        rich_help_panel=METRICS_PANEL,
+    ),
+]
+
+
 @handle_errors
 @input_options(
     wording={
@@ -57,103 +150,20 @@ class Model(str, Enum):
     }
 )
 def recalibrate(
-    file: Annotated[
-        Path | None,
-        typer.Argument(
-            help="Calibration file (CSV/Parquet with targets) to fit on; omit with --load.",
-            show_default=False,
-        ),
-    ] = None,
-    method: Annotated[
-        Method | None,
-        typer.Option(
-            "--method", "-m", help="Recalibration method (required when fitting).", show_default=False
-        ),
-    ] = None,
-    apply: Annotated[
-        Path | None,
-        typer.Option(
-            "--apply", help="File to recalibrate (targets optional); needs --output.", dir_okay=False
-        ),
-    ] = None,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            help="Recalibrated copy of --apply: every input column plus the new ones (.parquet/.pq/.csv/.csv.gz, written atomically).",
-            dir_okay=False,
-        ),
-    ] = None,
-    save: Annotated[
-        Path | None,
-        typer.Option("--save", help="Write the fitted recalibrator as JSON (never pickle).", dir_okay=False),
-    ] = None,
-    load: Annotated[
-        Path | None,
-        typer.Option(
-            "--load", help="Apply a recalibrator saved with --save instead of fitting.", dir_okay=False
-        ),
-    ] = None,
-    criterion: Annotated[
-        Criterion | None,
-        typer.Option(
-            "--criterion",
-            help="std-scaling: criterion the factor minimises (default ma_cal).",
-            show_default=False,
-        ),
-    ] = None,
-    levels: Annotated[
-        str | None,
-        typer.Option(
-            "--levels",
-            help="Comma-separated central levels of the interval outputs and coverage (default 0.5,0.9,0.95); with --quantiles, quantile levels (default 0.05,0.25,0.5,0.75,0.95).",
-        ),
-    ] = None,
-    quantiles: Annotated[
-        bool,
-        typer.Option(
-            "--quantiles",
-            help="isotonic: write recalibrated quantiles q_<level> instead of intervals lower_<level>/upper_<level>.",
-        ),
-    ] = False,
-    equivalent_std: Annotated[
-        bool,
-        typer.Option(
-            "--equivalent-std",
-            help="isotonic: also write std_<level>, the std whose Gaussian central interval is as wide as the recalibrated one.",
-        ),
-    ] = False,
-    model: Annotated[
-        Model | None,
-        typer.Option("--model", help="accrue: model of sigma(x) (default mlp).", show_default=False),
-    ] = None,
-    clusters: Annotated[
-        int | None,
-        typer.Option(
-            "--clusters",
-            help="accrue --model kmeans: number of clusters (default 5).",
-            min=1,
-            max=LIMITS["clusters"],
-        ),
-    ] = None,
-    features: Annotated[
-        str | None,
-        typer.Option(
-            "--features",
-            help="accrue: comma-separated input columns sigma(x) depends on (with --load: default the saved ones).",
-        ),
-    ] = None,
-    num_bins: Annotated[
-        int | None,
-        typer.Option(
-            "--num-bins",
-            min=2,
-            max=LIMITS["num_bins"],
-            help="Calibration curve bins of the metrics, std-scaling and isotonic (default 100).",
-            rich_help_panel=METRICS_PANEL,
-        ),
-    ] = None,
+    file: FileArg = None,
+    method: MethodOpt = None,
+    apply: ApplyOpt = None,
+    output: OutputOpt = None,
+    save: SaveOpt = None,
+    load: LoadOpt = None,
+    criterion: CriterionOpt = None,
+    levels: LevelsOpt = None,
+    quantiles: QuantilesOpt = False,
+    equivalent_std: EquivalentStdOpt = False,
+    model: ModelOpt = None,
+    clusters: ClustersOpt = None,
+    features: FeaturesOpt = None,
+    num_bins: NumBinsOpt = None,
     bins: BinsOpt = None,
     flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @input_options
     fmt: FormatOpt = OutputFormat.table,
@@ -166,31 +176,7 @@ def recalibrate(
 
     seed = flags.values["seed"]
     logits, renormalize = flags.columns.get("logits"), bool(flags.values["renormalize"])
-    if file is None and load is None:
-        raise UsageError("give a calibration FILE to fit (with --method), or --load a saved recalibrator")
-    if file is not None and load is not None:
-        raise UsageError("give either a calibration FILE to fit or --load a saved recalibrator, not both")
-    if file is not None and method is None:
-        raise UsageError(
-            "--method is required when fitting: std-scaling, isotonic, conformal, accrue or temperature"
-        )
-    if apply is not None and output is None:
-        raise UsageError("--apply needs --output/-o, the file to write the recalibrated predictions to")
-    if output is not None and apply is None:
-        raise UsageError(
-            "--output needs --apply FILE, the file to recalibrate (it may be the calibration file)"
-        )
-    if save is not None and load is not None:
-        raise UsageError("--save stores a fitted recalibrator; with --load nothing is fitted")
-    if save is not None and output is not None and save.resolve() == output.resolve():
-        raise UsageError("--save and --output must be different files")
-    fit_flags = {"--criterion": criterion, "--model": model, "--clusters": clusters, "--seed": seed}
-    if load is not None:
-        given = [k for k, v in fit_flags.items() if v is not None]
-        if given:
-            raise UsageError(
-                f"{', '.join(given)} configure a fit; with --load the saved recalibrator is applied as is"
-            )
+    _check_modes(file, method, apply, output, save, load, criterion, model, clusters, seed)
 
     from ..io.writers import output_format
 
@@ -265,6 +251,37 @@ def recalibrate(
         atomic_write_text(save, model_text)
         result.summary["saved"] = str(save)
     _emit(result.summary, fmt)
+
+
+def _check_modes(file, method, apply, output, save, load, criterion, model, clusters, seed) -> None:
+    """Usage errors of the fit / apply / save / load combinations."""
+    from ..errors import UsageError
+
+    if file is None and load is None:
+        raise UsageError("give a calibration FILE to fit (with --method), or --load a saved recalibrator")
+    if file is not None and load is not None:
+        raise UsageError("give either a calibration FILE to fit or --load a saved recalibrator, not both")
+    if file is not None and method is None:
+        raise UsageError(
+            "--method is required when fitting: std-scaling, isotonic, conformal, accrue or temperature"
+        )
+    if apply is not None and output is None:
+        raise UsageError("--apply needs --output/-o, the file to write the recalibrated predictions to")
+    if output is not None and apply is None:
+        raise UsageError(
+            "--output needs --apply FILE, the file to recalibrate (it may be the calibration file)"
+        )
+    if save is not None and load is not None:
+        raise UsageError("--save stores a fitted recalibrator; with --load nothing is fitted")
+    if save is not None and output is not None and save.resolve() == output.resolve():
+        raise UsageError("--save and --output must be different files")
+    fit_flags = {"--criterion": criterion, "--model": model, "--clusters": clusters, "--seed": seed}
+    if load is not None:
+        given = [k for k, v in fit_flags.items() if v is not None]
+        if given:
+            raise UsageError(
+                f"{', '.join(given)} configure a fit; with --load the saved recalibrator is applied as is"
+            )
 
 
 def _read_model(path: Path) -> str:

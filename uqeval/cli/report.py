@@ -148,44 +148,51 @@ def read_monitor(path: Path) -> dict[str, Any]:
     return doc
 
 
+FilesArg = Annotated[
+    list[Path],
+    typer.Argument(help="One or more CSV or Parquet prediction files, scored with the same settings."),
+]
+OutputOpt = Annotated[
+    Path, typer.Option("--output", "-o", help="HTML file to write (atomically).", dir_okay=False)
+]
+TitleOpt = Annotated[str, typer.Option("--title", help="Report title.")]
+PlotFormatOpt = Annotated[
+    PlotFormat | None,
+    typer.Option("--plot-format", help="Embedded image format: png (default) or svg."),
+]
+ByOpt = Annotated[str | None, typer.Option("--by", help="Also report every metric per value of this column.")]
+CompareOpt = Annotated[
+    bool,
+    typer.Option(
+        "--compare",
+        help="Also compare the files as `uqeval compare` does (same targets in the same order; every "
+        "prediction is kept in memory) and show its paired tests in the summary.",
+    ),
+]
+MonitorOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--monitor",
+        help="Also show a monitor document (the JSON of `uqeval monitor -o`) after the summary: its "
+        "headline metrics per window, its tests and alarms, and its plot.",
+        dir_okay=False,
+    ),
+]
+
+
 @handle_errors
 @scoring_options
 def report(
-    files: Annotated[
-        list[Path],
-        typer.Argument(help="One or more CSV or Parquet prediction files, scored with the same settings."),
-    ],
-    output: Annotated[
-        Path, typer.Option("--output", "-o", help="HTML file to write (atomically).", dir_okay=False)
-    ],
-    title: Annotated[str, typer.Option("--title", help="Report title.")] = "uqeval report",
+    files: FilesArg,
+    output: OutputOpt,
+    title: TitleOpt = "uqeval report",
     x: XOpt = None,
     max_points: MaxPointsOpt = None,
-    plot_format: Annotated[
-        PlotFormat | None,
-        typer.Option("--plot-format", help="Embedded image format: png (default) or svg."),
-    ] = None,
+    plot_format: PlotFormatOpt = None,
     dpi: DpiOpt = 150,
-    by: Annotated[
-        str | None, typer.Option("--by", help="Also report every metric per value of this column.")
-    ] = None,
-    compare: Annotated[
-        bool,
-        typer.Option(
-            "--compare",
-            help="Also compare the files as `uqeval compare` does (same targets in the same order; every "
-            "prediction is kept in memory) and show its paired tests in the summary.",
-        ),
-    ] = False,
-    monitor: Annotated[
-        Path | None,
-        typer.Option(
-            "--monitor",
-            help="Also show a monitor document (the JSON of `uqeval monitor -o`) after the summary: its "
-            "headline metrics per window, its tests and alarms, and its plot.",
-            dir_okay=False,
-        ),
-    ] = None,
+    by: ByOpt = None,
+    compare: CompareOpt = False,
+    monitor: MonitorOpt = None,
     quiet: QuietOpt = False,
     flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
 ) -> None:

@@ -42,6 +42,71 @@ class Normalize(str, Enum):
     none = "none"
 
 
+FilesArg = Annotated[
+    list[Path],
+    typer.Argument(
+        help="One or more prediction files (CSV or Parquet) over the same targets, in the same row order."
+    ),
+]
+XAxisOpt = Annotated[Axis, typer.Option("--x-axis", help="Metric on the x axis.")]
+YAxisOpt = Annotated[Axis, typer.Option("--y-axis", help="Metric on the y axis (the target column is --y).")]
+NormalizeOpt = Annotated[
+    Normalize,
+    typer.Option(
+        "--normalize",
+        help="Divide bandwidth, excess and deficit by std(y) (ddof 0), or keep the units of y.",
+    ),
+]
+PartialXOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--partial-x",
+        help="Also the area over x between a and b, given as a,b (e.g. 0,1.5; ends interpolated).",
+    ),
+]
+PartialYOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--partial-y",
+        help="Also the area over the part of the curve with y between a and b, given as a,b (e.g. 0,0.5).",
+    ),
+]
+CostOpt = Annotated[
+    float,
+    typer.Option(
+        "--cost", min=0.0, max=1.0, help="Weight c of the x axis in the linear cost c·x + (1 − c)·y."
+    ),
+]
+PermutationTestOpt = Annotated[
+    int,
+    typer.Option(
+        "--permutation-test",
+        min=0,
+        max=LIMITS["permutations"],
+        help="Paired permutation test of AUUCC differences with this many permutations (0: none); needs two or more files with the same point prediction.",
+    ),
+]
+PlotOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--plot",
+        help="Draw every UCC with its constant-band reference to this .png (or .svg, .pdf).",
+        dir_okay=False,
+        rich_help_panel=PLOTS_PANEL,
+    ),
+]
+OutputOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="Also write the JSON summary here (atomically).",
+        dir_okay=False,
+        rich_help_panel=OUTPUT_PANEL,
+    ),
+]
+
+
 @handle_errors
 @remote_options
 @input_options(
@@ -53,73 +118,18 @@ class Normalize(str, Enum):
 )
 @engine_options
 def ucc(
-    files: Annotated[
-        list[Path],
-        typer.Argument(
-            help="One or more prediction files (CSV or Parquet) over the same targets, in the same row order."
-        ),
-    ],
-    x_axis: Annotated[Axis, typer.Option("--x-axis", help="Metric on the x axis.")] = Axis.bandwidth,
-    y_axis: Annotated[
-        Axis, typer.Option("--y-axis", help="Metric on the y axis (the target column is --y).")
-    ] = Axis.missrate,
-    normalize: Annotated[
-        Normalize,
-        typer.Option(
-            "--normalize",
-            help="Divide bandwidth, excess and deficit by std(y) (ddof 0), or keep the units of y.",
-        ),
-    ] = Normalize.std,
-    partial_x: Annotated[
-        str | None,
-        typer.Option(
-            "--partial-x",
-            help="Also the area over x between a and b, given as a,b (e.g. 0,1.5; ends interpolated).",
-        ),
-    ] = None,
-    partial_y: Annotated[
-        str | None,
-        typer.Option(
-            "--partial-y",
-            help="Also the area over the part of the curve with y between a and b, given as a,b (e.g. 0,0.5).",
-        ),
-    ] = None,
-    cost: Annotated[
-        float,
-        typer.Option(
-            "--cost", min=0.0, max=1.0, help="Weight c of the x axis in the linear cost c·x + (1 − c)·y."
-        ),
-    ] = 0.5,
-    permutation_test: Annotated[
-        int,
-        typer.Option(
-            "--permutation-test",
-            min=0,
-            max=LIMITS["permutations"],
-            help="Paired permutation test of AUUCC differences with this many permutations (0: none); needs two or more files with the same point prediction.",
-        ),
-    ] = 0,
-    plot: Annotated[
-        Path | None,
-        typer.Option(
-            "--plot",
-            help="Draw every UCC with its constant-band reference to this .png (or .svg, .pdf).",
-            dir_okay=False,
-            rich_help_panel=PLOTS_PANEL,
-        ),
-    ] = None,
+    files: FilesArg,
+    x_axis: XAxisOpt = Axis.bandwidth,
+    y_axis: YAxisOpt = Axis.missrate,
+    normalize: NormalizeOpt = Normalize.std,
+    partial_x: PartialXOpt = None,
+    partial_y: PartialYOpt = None,
+    cost: CostOpt = 0.5,
+    permutation_test: PermutationTestOpt = 0,
+    plot: PlotOpt = None,
     flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @input_options
     fmt: FormatOpt = OutputFormat.table,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            help="Also write the JSON summary here (atomically).",
-            dir_okay=False,
-            rich_help_panel=OUTPUT_PANEL,
-        ),
-    ] = None,
+    output: OutputOpt = None,
     engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
 ) -> None:
     """Uncertainty Characteristics Curve (Navratil et al.): AUUCC, gain, operating points.
