@@ -223,10 +223,38 @@ def plan_columns(
 ) -> ColumnPlan:
     """Detect the representation and the column of each role."""
     explicit = {k: v for k, v in (explicit or {}).items() if v}
-    fam: dict[str, ColumnPlan] = {}
-
-    # classification
     lc = {n.lower(): n for n in list_columns}
+    fam: dict[str, ColumnPlan] = {}
+    _class_plans(fam, names, lc, explicit, representation, logits, path)
+    loglik: list[str] | str = _indexed(names, LOGLIK_RE, "log-likelihood", path)  # or one list column
+    if not loglik and "loglik" in lc:
+        loglik = lc["loglik"]
+    _regression_plans(fam, names, lc, explicit, path)
+    chosen = _chosen(fam, representation, bool(loglik), names, explicit, path)
+    if loglik:  # per-member log-likelihoods ride along with any representation
+        chosen.roles["loglik"] = loglik
+        if isinstance(loglik, str):
+            chosen.list_roles.add("loglik")
+    if chosen.representation not in ("loglik", "multivariate"):
+        _target_and_mean(chosen, names, explicit, path)
+    for role in ("by", "weights"):
+        if role in explicit:
+            chosen.roles[role] = _find(names, role, explicit, path)
+    return chosen
+
+
+def _class_plans(
+    fam: dict[str, ColumnPlan],
+    names: list[str],
+    lc: dict[str, str],
+    explicit: dict[str, Any],
+    representation: str | None,
+    logits: bool,
+    path: str,
+) -> None:
+    """Add to ``fam`` the class-probability plans the columns fit: classifiers (probabilities or logits,
+    named or detected), ensembles of classifiers and Dirichlet outputs (``explicit``'s logits become proba)."""
+    # classification
     named_as = "proba"  # the role the class columns were named by (messages name its option)
     if "logits" in explicit:  # --logits 'z*', [columns] logits = "z*": the named class columns hold logits
         if "proba" in explicit:
@@ -278,10 +306,13 @@ def plan_columns(
             fam["dirichlet"] = ColumnPlan("dirichlet", roles={"alpha": alphas})
         else:
             fam["dirichlet"] = ColumnPlan("dirichlet", roles={"alpha": lc["alpha"]}, list_roles={"alpha"})
-    loglik: list[str] | str = _indexed(names, LOGLIK_RE, "log-likelihood", path)  # or one list column
-    if not loglik and "loglik" in lc:
-        loglik = lc["loglik"]
 
+
+def _regression_plans(
+    fam: dict[str, ColumnPlan], names: list[str], lc: dict[str, str], explicit: dict[str, Any], path: str
+) -> None:
+    """Add to ``fam`` the regression plans the columns fit: samples, quantiles, intervals, multivariate
+    ensembles, Gaussian (std or variance)."""
     samples = _indexed(names, SAMPLE_RE, "sample", path)
     if samples or "samples" in lc:
         plan = ColumnPlan("samples")
@@ -333,6 +364,17 @@ def plan_columns(
     if std or var:
         fam["gaussian"] = ColumnPlan("gaussian", roles={"std": std} if std else {"var": var})
 
+
+def _chosen(
+    fam: dict[str, ColumnPlan],
+    representation: str | None,
+    loglik: bool,
+    names: list[str],
+    explicit: dict[str, Any],
+    path: str,
+) -> ColumnPlan:
+    """The plan of the representation asked for, or the only one the columns fit (point predictions or
+    log-likelihoods alone when none does)."""
     if representation is not None:
         if representation == "point":
             chosen = ColumnPlan("point")
@@ -357,18 +399,11 @@ def plan_columns(
         chosen = ColumnPlan("loglik")  # log-likelihoods alone: information criteria, no target needed
     else:
         chosen = ColumnPlan("point")
+    return chosen
 
-    if loglik:  # per-member log-likelihoods ride along with any representation
-        chosen.roles["loglik"] = loglik
-        if isinstance(loglik, str):
-            chosen.list_roles.add("loglik")
-    if chosen.representation in ("loglik", "multivariate"):
-        for role in ("by", "weights"):
-            if role in explicit:
-                chosen.roles[role] = _find(names, role, explicit, path)
-        return chosen
 
-    # targets and point predictions
+def _target_and_mean(chosen: ColumnPlan, names: list[str], explicit: dict[str, Any], path: str) -> None:
+    """The target (the label of a classifier) and point-prediction columns of ``chosen``."""
     if chosen.representation in ("categorical", "members", "dirichlet"):
         target = _find(
             names, "label", {"label": explicit["y_true"]} if "y_true" in explicit else {}, path
@@ -390,10 +425,6 @@ def plan_columns(
                 f"{path}: no mean column found (mean/mu/y_pred/pred, or one of prediction/y_hat/yhat); "
                 f"name it with {option('mean', 'COLUMN')}"
             )
-    for role in ("by", "weights"):
-        if role in explicit:
-            chosen.roles[role] = _find(names, role, explicit, path)
-    return chosen
 
 
 #: words in a column's name that hint at its role when no alias matched (``obs_temp``, ``fcst``, ``unc``);
