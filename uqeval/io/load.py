@@ -279,46 +279,12 @@ class Batch:
     weights: np.ndarray | None = None  # the checked --weights column, aligned with the rows kept
 
 
-def build_batch(
-    p: Path | str,
-    plan: ColumnPlan,
-    cols: dict,
-    n_rows: int,
-    settings: Settings,
-    offset: int = 0,
-    allow_empty: bool = False,
-    prefilled: dict[str, np.ndarray] | None = None,
-) -> Batch:
-    """The prediction container of ``n_rows`` rows read into ``cols`` (pyarrow arrays by column name).
-
-    ``offset``: global row number of the first row (messages name global rows; a chunk's
-    ``Prediction.rows`` are global). ``allow_empty``: a chunk whose every row is dropped
-    gives ``Batch(None, ...)`` instead of an error (the stream engine checks the total).
-    ``prefilled``: arrays of roles already decoded (the loader's wide Parquet block).
-    """
-    from dataclasses import replace
-
-    # the roles and list roles are changed below (variance, multivariate); the caller's plan is reused
-    plan = replace(plan, roles=dict(plan.roles), list_roles=set(plan.list_roles))
-    # p is only named in messages: a local Path, or a URI string kept as written (Path would fold "s3://")
-    if (
-        plan.representation == "samples"
-        and "samples" in plan.list_roles
-        and _nested(cols[plan.roles["samples"]])
-    ):
-        plan.representation = "multivariate"  # a list of M lists of d components per row (issue 16)
-        if "y_true" in plan.roles:
-            plan.list_roles.add("y_true")
-            spec_y = plan.roles["y_true"]
-            target = cols.get(spec_y) if isinstance(spec_y, str) else None
-            if target is not None and not _is_list_type(target.type):
-                spec = plan.roles["samples"]
-                raise SchemaError(
-                    f"{p}: column '{spec}' holds a list of lists per row, read as a multivariate ensemble "
-                    f"(members x components), but the target column '{plan.roles['y_true']}' holds single "
-                    f"numbers, not a list of components per row; for one-dimensional samples write "
-                    f"'{spec}' as one list of numbers per row"
-                )
+def _decode(
+    plan: ColumnPlan, cols: dict, p: Path | str, offset: int, prefilled: dict[str, np.ndarray] | None
+) -> dict[str, np.ndarray]:
+    """The numeric arrays of each role of ``plan`` read from ``cols``: tensors of members and multivariate
+    ensembles, blocks of indexed columns, variances as standard deviations (``plan``'s role renamed), logits
+    as probabilities, one binary probability as two."""
     arrays: dict[str, np.ndarray] = dict(prefilled or {})
     for role in plan.roles:
         if role in ("by", "weights") or role in arrays:
@@ -371,6 +337,50 @@ def build_batch(
         p1 = arrays["proba"][:, 0]
         arrays["proba"] = np.column_stack([1.0 - p1, p1])
 
+    return arrays
+
+
+def build_batch(
+    p: Path | str,
+    plan: ColumnPlan,
+    cols: dict,
+    n_rows: int,
+    settings: Settings,
+    offset: int = 0,
+    allow_empty: bool = False,
+    prefilled: dict[str, np.ndarray] | None = None,
+) -> Batch:
+    """The prediction container of ``n_rows`` rows read into ``cols`` (pyarrow arrays by column name).
+
+    ``offset``: global row number of the first row (messages name global rows; a chunk's
+    ``Prediction.rows`` are global). ``allow_empty``: a chunk whose every row is dropped
+    gives ``Batch(None, ...)`` instead of an error (the stream engine checks the total).
+    ``prefilled``: arrays of roles already decoded (the loader's wide Parquet block).
+    """
+    from dataclasses import replace
+
+    # the roles and list roles are changed below (variance, multivariate); the caller's plan is reused
+    plan = replace(plan, roles=dict(plan.roles), list_roles=set(plan.list_roles))
+    # p is only named in messages: a local Path, or a URI string kept as written (Path would fold "s3://")
+    if (
+        plan.representation == "samples"
+        and "samples" in plan.list_roles
+        and _nested(cols[plan.roles["samples"]])
+    ):
+        plan.representation = "multivariate"  # a list of M lists of d components per row (issue 16)
+        if "y_true" in plan.roles:
+            plan.list_roles.add("y_true")
+            spec_y = plan.roles["y_true"]
+            target = cols.get(spec_y) if isinstance(spec_y, str) else None
+            if target is not None and not _is_list_type(target.type):
+                spec = plan.roles["samples"]
+                raise SchemaError(
+                    f"{p}: column '{spec}' holds a list of lists per row, read as a multivariate ensemble "
+                    f"(members x components), but the target column '{plan.roles['y_true']}' holds single "
+                    f"numbers, not a list of components per row; for one-dimensional samples write "
+                    f"'{spec}' as one list of numbers per row"
+                )
+    arrays = _decode(plan, cols, p, offset, prefilled)
     kept = None  # the positions of the rows kept by --nan-policy omit (None: every row)
     n_dropped = 0
     n_members_dropped = 0
