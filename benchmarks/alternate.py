@@ -25,6 +25,7 @@ DATA = Path(__file__).resolve().parent / "data"
 
 
 def _gaussian(path: Path, n: int, seed: int, scale: float = 1.0, time_column: bool = False) -> Path:
+    """A Gaussian forecast file (the same targets and means for the same seed; ``scale`` widens the std)."""
     if path.exists():
         return path
     import pyarrow as pa
