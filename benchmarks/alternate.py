@@ -44,10 +44,10 @@ def _gaussian(path: Path, n: int, seed: int, scale: float = 1.0, time_column: bo
 
 def cases() -> dict[str, list[str]]:
     one = [
-        str(_gaussian(DATA / f"alt_gaussian_1e6_{i}.parquet", 1_000_000, i, 1 + 0.2 * i)) for i in range(3)
+        str(_gaussian(DATA / f"alt_gaussian_1e6_{i}.parquet", 1_000_000, 0, 1 + 0.2 * i)) for i in range(3)
     ]
     small = [
-        str(_gaussian(DATA / f"alt_gaussian_2e5_{i}.parquet", 200_000, 10 + i, 1 + 0.3 * i)) for i in range(2)
+        str(_gaussian(DATA / f"alt_gaussian_2e5_{i}.parquet", 200_000, 10, 1 + 0.3 * i)) for i in range(2)
     ]
     big = str(_gaussian(DATA / "alt_gaussian_1e7.parquet", 10_000_000, 20))
     timed = str(_gaussian(DATA / "alt_gaussian_1e7_t.parquet", 10_000_000, 21, time_column=True))
