@@ -164,6 +164,11 @@ def parallel_rendering() -> None:
 
 
 def main() -> None:
+    """The ``uqeval`` command. An interrupt (SIGINT; SIGTERM while a command runs) exits 130 with the
+    one line ``interrupted`` in every phase of the run (:mod:`uqeval.cli.interrupts`)."""
+    from . import interrupts
+
+    interrupts.install()
     single_threaded_blas()
     parallel_rendering()
     _defer_numpy_extras()
@@ -171,8 +176,12 @@ def main() -> None:
         requested = _requested(sys.argv[1:])
         build_app(requested, completion=requested == COMMANDS)()
     except KeyboardInterrupt:  # SIGINT before a command's own handling began (importing, parsing)
+        interrupts.report()
         raise SystemExit(130) from None
     except SystemExit as exc:
+        interrupts.settle()  # the exit path ignores a late interrupt
+        if exc.code == 130:  # typer turns an interrupt while parsing into a silent exit 130
+            interrupts.report()
         remote = sys.modules.get("uqeval.stream.remote")
         if remote is not None and remote.in_flight():
             # a native call (a remote read, a scheduler connect) still blocks a helper thread after
