@@ -166,9 +166,11 @@ def parallel_rendering() -> None:
 def main() -> None:
     """The ``uqeval`` command. An interrupt (SIGINT; SIGTERM while a command runs) exits 130 with the
     one line ``interrupted`` in every phase of the run (:mod:`uqeval.cli.interrupts`)."""
+    from .. import _children
     from . import interrupts
 
     interrupts.install()
+    _children.WATCHDOG = True  # a local Dask cluster's processes end with this one (_children.watchdog)
     single_threaded_blas()
     parallel_rendering()
     _defer_numpy_extras()
