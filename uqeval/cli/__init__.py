@@ -16,6 +16,7 @@ from importlib import import_module
 import typer
 
 from .. import __version__
+from . import interrupts
 from ._lean import install as _lean_typer
 
 #: command name -> its module under uqeval.cli (a function, or a typer.Typer group, of the same name),
@@ -166,15 +167,14 @@ def parallel_rendering() -> None:
 def main() -> None:
     """The ``uqeval`` command. An interrupt (SIGINT; SIGTERM while a command runs) exits 130 with the
     one line ``interrupted`` in every phase of the run (:mod:`uqeval.cli.interrupts`)."""
-    from .. import _children
-    from . import interrupts
-
     interrupts.install()
-    _children.WATCHDOG = True  # a local Dask cluster's processes end with this one (_children.watchdog)
-    single_threaded_blas()
-    parallel_rendering()
-    _defer_numpy_extras()
     try:
+        from .. import _children
+
+        _children.WATCHDOG = True  # a local Dask cluster's processes end with this one (_children.watchdog)
+        single_threaded_blas()
+        parallel_rendering()
+        _defer_numpy_extras()
         requested = _requested(sys.argv[1:])
         build_app(requested, completion=requested == COMMANDS)()
     except KeyboardInterrupt:  # SIGINT before a command's own handling began (importing, parsing)

@@ -8,8 +8,8 @@ phase of the run, and a run whose outcome is settled is not interrupted any more
 * An interrupt raised inside a destructor or a weakref callback (the garbage collector runs them
   between any two bytecodes) is not raised to the command: Python prints ``Exception ignored in:
   ... KeyboardInterrupt`` and goes on, and the run finished as if never interrupted. Here such an
-  interrupt is not printed, it is raised again in the command's own code (:func:`_unraisable`), and
-  :func:`check` raises it, at the latest, before the outputs are written.
+  interrupt is not printed but kept (:func:`_unraisable`), and :func:`check` raises it before the
+  outputs are written: the run ends interrupted, once its work is done.
 * Once the outcome is settled (the outputs written, or a failure or an interrupt being reported:
   :func:`settle`), SIGINT is ignored until the process exits: an interrupt in the exit path landed
   in ``threading._shutdown`` or an atexit hook as ``Exception ignored in: ...``, or, once Python had
@@ -39,7 +39,7 @@ class _Run:
 
 def install() -> None:
     """In the ``uqeval`` process, before anything else: SIGINT -> :func:`on_interrupt`, and an interrupt
-    swallowed by a destructor raised again (:func:`_unraisable`)."""
+    swallowed by a destructor kept (:func:`_unraisable`)."""
     import signal
 
     signal.signal(signal.SIGINT, on_interrupt)
@@ -47,8 +47,10 @@ def install() -> None:
 
 
 def start() -> None:
-    """A command starts (in a process that may have run others: CliRunner)."""
-    _Run.settled = _Run.pending = _Run.reported = False
+    """A command starts (in a process that may have run others: CliRunner). An interrupt a destructor
+    swallowed before it (while importing or parsing) stays pending."""
+    if _Run.settled:
+        _Run.settled = _Run.pending = _Run.reported = False
 
 
 def on_interrupt(signum, frame) -> None:  # noqa: ARG001
@@ -60,13 +62,12 @@ def on_interrupt(signum, frame) -> None:  # noqa: ARG001
 
 def _unraisable(unraisable) -> None:
     """``sys.unraisablehook`` of the ``uqeval`` process: an interrupt that a destructor or callback
-    swallowed is raised again in the main thread (not printed); anything else as Python prints it."""
-    if isinstance(unraisable.exc_value, KeyboardInterrupt):
-        if not _Run.settled:
-            _Run.pending = True
-            import _thread
+    swallowed is not printed and stays pending (:func:`check`); anything else as Python prints it.
 
-            _thread.interrupt_main()  # the SIGINT handler runs again, in the next bytecodes
+    (Raising it again at once, ``_thread.interrupt_main()``, ran the handler inside this hook, where
+    Python swallowed it once more.)"""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        _Run.pending = _Run.pending or not _Run.settled
         return
     sys.__unraisablehook__(unraisable)
 
@@ -91,6 +92,11 @@ def settle() -> None:
         and signal.getsignal(signal.SIGINT) is on_interrupt
     ):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # CPython marks an interrupt raised inside exec() of a string (dataclasses make their methods so,
+        # while uqeval imports) as unhandled even once it was handled, and ``python -m uqeval`` then
+        # ended by the signal (exit -2) instead of with its exit code; a successful exec() of a string
+        # clears that mark (and no interrupt is raised any more: SIGINT is ignored)
+        exec("")
 
 
 def report() -> None:
