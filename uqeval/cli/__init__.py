@@ -179,10 +179,10 @@ def main() -> None:
         build_app(requested, completion=requested == COMMANDS)()
     except KeyboardInterrupt:  # SIGINT before a command's own handling began (importing, parsing)
         interrupts.report()
-        raise SystemExit(130) from None
+        interrupts.exit_now(130)
     except SystemExit as exc:
         interrupts.settle()  # the exit path ignores a late interrupt
-        if exc.code == 130:  # typer turns an interrupt while parsing into a silent exit 130
+        if exc.code == 130:  # an interrupted run (typer turns one while parsing into a silent exit 130)
             interrupts.report()
         remote = sys.modules.get("uqeval.stream.remote")
         if remote is not None and remote.in_flight():
@@ -193,4 +193,6 @@ def main() -> None:
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(exc.code if isinstance(exc.code, int) else 1)
+        if exc.code == 130:
+            interrupts.exit_now(130)
         raise

@@ -13,7 +13,8 @@ phase of the run, and a run whose outcome is settled is not interrupted any more
 * Once the outcome is settled (the outputs written, or a failure or an interrupt being reported:
   :func:`settle`), SIGINT is ignored until the process exits: an interrupt in the exit path landed
   in ``threading._shutdown`` or an atexit hook as ``Exception ignored in: ...``, or, once Python had
-  put the default action back while finalizing, ended the process by the signal.
+  put the default action back while finalizing, ended the process by the signal. An interrupted run
+  exits without finalizing the interpreter (:func:`exit_now`).
 
 A library caller (or ``typer.testing.CliRunner``) keeps its own handlers: only the state below
 changes there.
@@ -22,6 +23,7 @@ changes there.
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 import typer
 
@@ -92,11 +94,29 @@ def settle() -> None:
         and signal.getsignal(signal.SIGINT) is on_interrupt
     ):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        # CPython marks an interrupt raised inside exec() of a string (dataclasses make their methods so,
-        # while uqeval imports) as unhandled even once it was handled, and ``python -m uqeval`` then
-        # ended by the signal (exit -2) instead of with its exit code; a successful exec() of a string
-        # clears that mark (and no interrupt is raised any more: SIGINT is ignored)
-        exec("")
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the ``uqeval`` process with ``code`` now: the atexit hooks run (multiprocessing unlinks its
+    semaphores there, or its resource tracker warns of leaked ones), the streams are flushed, and the
+    interpreter is not finalized. An interrupted run exits so (its outputs are discarded and its
+    children ended already), as finalizing after an interrupt went wrong: CPython marks an interrupt
+    raised inside exec() of a string (dataclasses make their methods so, while uqeval imports) as
+    unhandled even once handled, and ``python -m uqeval`` then ended by the signal (exit -2, 1 run in
+    ~15 interrupted while importing); and 1 run in ~200 aborted while finalizing (``Fatal Python
+    error: PyThreadState_Get``, exit -6, seen before this module too)."""
+    import atexit
+    import os
+
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
 
 
 def report() -> None:
