@@ -207,7 +207,11 @@ def stop_children(raise_errors: bool = True) -> None:
 def stop_pool(pool, kill: bool = False) -> None:
     """Shut a ``concurrent.futures.ProcessPoolExecutor`` down and wait for its processes. ``kill``: kill
     them first, not waiting for a task under way nor for their interpreters to finalize (an idle figure
-    worker took ~90 ms to exit, killed ~6 ms); for workers that hold no output and no state."""
+    worker took ~90 ms to exit, killed ~6 ms); for workers that hold no output and no state.
+
+    A worker killed while it sent a result left the pool's manager thread reading the rest of that
+    message for ever (the parent holds the pipe's other write end), and the shutdown waiting for that
+    thread: the parent's write end is closed once the workers are killed, so the read ends there."""
     if kill:
         killer = getattr(pool, "kill_workers", None)  # Python >= 3.14
         if killer is not None:
@@ -216,4 +220,8 @@ def stop_pool(pool, kill: bool = False) -> None:
             for process in list((getattr(pool, "_processes", None) or {}).values()):
                 with contextlib.suppress(Exception):
                     process.kill()
+        writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
+        if writer is not None:  # only the (now dead) workers write results
+            with contextlib.suppress(Exception):
+                writer.close()
     pool.shutdown(wait=True, cancel_futures=True)
