@@ -18,6 +18,7 @@ from importlib import import_module
 import typer
 
 from .._version import __version__
+from . import interrupts
 from ._lean import install as _lean_typer
 
 #: command name -> its module under uqeval.cli (a function, or a typer.Typer group, of the same name),
@@ -166,15 +167,25 @@ def parallel_rendering() -> None:
 
 
 def main() -> None:
-    single_threaded_blas()
-    parallel_rendering()
-    _defer_numpy_extras()
+    """The ``uqeval`` command. An interrupt (SIGINT; SIGTERM while a command runs) exits 130 with the
+    one line ``interrupted`` in every phase of the run (:mod:`uqeval.cli.interrupts`)."""
+    interrupts.install()
     try:
+        from .. import _children
+
+        _children.WATCHDOG = True  # a local Dask cluster's processes end with this one (_children.watchdog)
+        single_threaded_blas()
+        parallel_rendering()
+        _defer_numpy_extras()
         requested = _requested(sys.argv[1:])
         build_app(requested, completion=requested == COMMANDS)()
     except KeyboardInterrupt:  # SIGINT before a command's own handling began (importing, parsing)
-        raise SystemExit(130) from None
+        interrupts.report()
+        interrupts.exit_now(130)
     except SystemExit as exc:
+        interrupts.settle()  # the exit path ignores a late interrupt
+        if exc.code == 130:  # an interrupted run (typer turns one while parsing into a silent exit 130)
+            interrupts.report()
         remote = sys.modules.get("uqeval.io.remote")
         if remote is not None and remote.in_flight():
             # a native call (a remote read, a scheduler connect) still blocks a helper thread after
@@ -184,4 +195,6 @@ def main() -> None:
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(exc.code if isinstance(exc.code, int) else 1)
+        if exc.code == 130:
+            interrupts.exit_now(130)
         raise

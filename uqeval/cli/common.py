@@ -590,14 +590,13 @@ def _sigterm_raises():
     import signal
     import threading
 
+    from .interrupts import on_interrupt
+
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def _raise(signum, frame):  # noqa: ARG001
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGTERM, _raise)
+    old = signal.signal(signal.SIGTERM, on_interrupt)
     try:
         yield
     finally:
@@ -610,8 +609,14 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     :class:`UqevalError` -> its code (1 only for a failed check); OS errors, pyarrow, gzip/zlib,
     decoding, nesting-depth and rich markup errors -> 3. Outputs are staged and written together
     on success (and after a failed check's reports), never on failure; SIGINT/SIGTERM remove the
-    temporary files and exit 130. Python warnings never reach stderr raw: numerical (RuntimeWarning)
-    and drawing (UserWarning) ones become one ``note:`` line, library deprecations are dropped.
+    temporary files and exit 130 with the one line ``interrupted``. Python warnings never reach stderr
+    raw: numerical (RuntimeWarning) and drawing (UserWarning) ones become one ``note:`` line, library
+    deprecations are dropped.
+
+    Child processes the command started (the figure workers) are ended before its outputs are
+    written (:func:`uqeval._children.stop_children`), so an interrupt while they end is an
+    interrupted run, and none is left to join at interpreter exit. Once the outputs are written, or
+    a failure is being reported, the outcome is settled (:mod:`uqeval.cli.interrupts`).
     """
     if getattr(func, "_uqeval_edge", False):
         return func
@@ -620,9 +625,12 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         import warnings
 
+        from .. import _children
         from ..errors import GateFailure, front_end
         from ..io.writers import discard_temps, output_batch
+        from . import interrupts
 
+        interrupts.start()
         # messages spell options as flags for the whole run (its threads and worker processes too)
         with (
             front_end("cli", process=True),
@@ -632,17 +640,29 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
             warnings.simplefilter("always")
             try:
                 with _sigterm_raises(), output_batch(commit_on=(GateFailure,)), _csv_lines_in_errors():
-                    result = func(*args, **kwargs)
+                    try:
+                        result = func(*args, **kwargs)
+                    except BaseException:
+                        _children.stop_children(raise_errors=False)
+                        raise
+                    _children.stop_children()
+                    interrupts.check()  # one a destructor swallowed: raised before the outputs are written
+                interrupts.settle()
             except UqevalError as exc:
+                interrupts.settle()
                 _warnings_note(caught, exc.exit_code)
                 fail(error_line(exc), exc.exit_code)
             except KeyboardInterrupt:
+                interrupts.settle()
                 discard_temps()
-                typer.echo("interrupted", err=True)
+                _children.stop_children(raise_errors=False)  # one whose stop was interrupted
+                interrupts.report()
                 raise typer.Exit(130) from None
             except click_exceptions():  # typer.Exit, typer.Abort and click's usage errors
+                interrupts.settle()
                 raise
             except Exception as exc:
+                interrupts.settle()
                 message = _expected_error(exc)
                 if message is None:
                     raise
@@ -664,8 +684,8 @@ def _csv_lines_in_errors():
         from ..io.readers import with_csv_lines
         from ..io.writers import inputs_read
 
-        text = with_csv_lines(str(exc), inputs_read())
-        if text == str(exc):
+        text = with_csv_lines(exc.message, inputs_read())
+        if text == exc.message:
             raise
         raise type(exc)(text, fix=exc.fix) from None
 

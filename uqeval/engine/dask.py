@@ -8,11 +8,13 @@ only here.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
+from .. import _children
 from ..config import Settings
 from ..errors import InputError, UsageError, option
 
@@ -124,17 +126,21 @@ def dask_client(engine: EngineOptions) -> Iterator[tuple[Any, Any]]:
     distributed = _import_dask()
     cluster = None
     seconds = remote.timeout()
-    if scheduler is None:
-        # the scheduler's HTTP server (dashboard) on a free loopback port: never the fixed 8787 (taken when
-        # another cluster runs) and never on the machine's other interfaces
-        cluster = distributed.LocalCluster(
-            n_workers=workers or 2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address="127.0.0.1:0",
-            silence_logs=50,
-        )
+    guard = contextlib.ExitStack()
     try:
+        if scheduler is None:
+            # its processes end with this one however it ends, even while they start
+            guard.enter_context(_children.watchdog())
+            # the scheduler's HTTP server (dashboard) on a free loopback port: never the fixed 8787 (taken
+            # when another cluster runs) and never on the machine's other interfaces
+            cluster = distributed.LocalCluster(
+                n_workers=workers or 2,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address="127.0.0.1:0",
+                silence_logs=50,
+            )
+            guard.callback(cluster.close)  # closed before the watchdog ends
         if scheduler is not None:
             remote.call(option("scheduler", scheduler), probe, scheduler, seconds, limit=remote.deadline())
         try:
@@ -158,8 +164,7 @@ def dask_client(engine: EngineOptions) -> Iterator[tuple[Any, Any]]:
                 raise _cannot_connect(scheduler, f"the workers do not answer: {_first_line(exc)}") from None
             yield client, distributed
     finally:
-        if cluster is not None:
-            cluster.close()
+        guard.close()
 
 
 def tree_reduce(client, futures: list, merge: Callable[[Any, Any], Any]):

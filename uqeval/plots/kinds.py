@@ -1025,19 +1025,39 @@ def render_workers(processes: int):
     jemalloc's threads are alive (and, in the family threads, uqeval's), and a child forked from a
     multi-threaded process may wait forever on a lock another thread held (Python 3.12 warns). Figures
     reach a worker pickled. Starting one does not wait for it: the CLI calls this before it reads and
-    scores, and the worker's start-up (an interpreter, matplotlib: :func:`_warm`) overlaps that work."""
+    scores, and the worker's start-up (an interpreter, matplotlib: :func:`_warm`) overlaps that work.
+
+    A worker ends with this process however it ends (SIGKILL included) and ignores SIGINT, from its
+    start-up on (:mod:`uqeval._children`). The CLI kills the pool at the end of each command
+    (:func:`uqeval._children.stop_children`: a worker holds no output and no state); a library
+    caller's pool is shut down at exit."""
     import atexit
     import multiprocessing
+    import os
+    import threading
+
+    from .. import _children
 
     if processes < 2:
         return None
     if not _WORKERS:
         from concurrent.futures import ProcessPoolExecutor
 
-        pool = ProcessPoolExecutor(max_workers=processes - 1, mp_context=multiprocessing.get_context("spawn"))
-        pool.submit(_warm)  # starts the workers now, not when the first figures are ready
+        # the parent-death signal is tied to the thread that starts a worker: here, every worker is
+        # started by the warm-ups below, in this thread
+        main = threading.current_thread() is threading.main_thread()
+        pool = ProcessPoolExecutor(
+            max_workers=processes - 1,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_children.init_child,
+            initargs=(os.getpid(), main),
+        )
         _WORKERS.append(pool)
+        _children.track(_kill_workers)
         atexit.register(_stop_workers)
+        with _children.interrupts_blocked():
+            for _ in range(processes - 1):  # start the workers now, not when the first figures are ready
+                pool.submit(_warm)
     return _WORKERS[0]
 
 
@@ -1048,11 +1068,18 @@ def _warm() -> None:
     from . import common  # noqa: F401
 
 
-def _stop_workers() -> None:
-    """At exit, while the modules are intact: the pool is shut down, then dropped."""
-    for pool in _WORKERS:
-        pool.shutdown(wait=True, cancel_futures=True)
-    _WORKERS.clear()
+def _stop_workers(kill: bool = False) -> None:
+    """Shut the pool down and drop it (``kill``: its workers killed first): at exit, while the modules
+    are intact, and killed at the end of each CLI command (:func:`_kill_workers`)."""
+    from .._children import stop_pool
+
+    while _WORKERS:
+        stop_pool(_WORKERS[-1], kill)
+        _WORKERS.pop()
+
+
+def _kill_workers() -> None:
+    _stop_workers(kill=True)
 
 
 def _encode(fig: Any, fmt: str, dpi: int) -> bytes | str:
