@@ -85,3 +85,23 @@ def test_report_on_a_gaussian_file_does_not_import_scipy_stats(tmp_path):
     assert "PIT histogram" in (tmp_path / "r.html").read_text(encoding="utf-8")
     loaded = [line for line in out.stdout.splitlines() if line.startswith("MODULES")]
     assert loaded == ["MODULES []"], out.stdout[-500:]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["coverage", "sample_data/gaussian.parquet", "--format", "json"],
+        ["monitor", "sample_data/gaussian.parquet", "--window", "500", "--format", "json"],
+    ],
+)
+def test_a_command_without_a_figure_imports_no_matplotlib(args):
+    # matplotlib (and the deprecation warnings of old pyparsing releases it brings) loads only to draw
+    code = (
+        "import sys, runpy\n"
+        f"sys.argv = ['uqeval', *{args!r}]\n"
+        "try:\n    runpy.run_module('uqeval', run_name='__main__')\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+        "print('MATPLOTLIB', 'matplotlib' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "MATPLOTLIB False"

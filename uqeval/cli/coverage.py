@@ -92,7 +92,6 @@ def coverage(
     from ..errors import UsageError
     from ..io.load import load_predictions
     from ..io.writers import check_output_path, write_json
-    from ..plots.common import write_figure
     from ..report.coverage import coverage_document
     from .common import parse_levels
 
@@ -149,6 +148,7 @@ def coverage(
 
         result["weights"] = weights_block(weights_col, total_w, zero_w, {})
     if plot is not None:
+        from ..plots.common import write_figure  # matplotlib: only when drawing
         from ..plots.coverage import plot_coverage_width
 
         first_level = records[0]["level"]

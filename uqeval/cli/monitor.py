@@ -137,7 +137,6 @@ def monitor(
     from ..errors import UsageError
     from ..io.uri import as_spec
     from ..io.writers import atomic_write_bytes, check_output_path, write_json
-    from ..plots.common import write_figure
     from ..report.monitor import rich_tables, to_markdown
 
     if not 1 <= len(files) <= 2:
@@ -188,6 +187,8 @@ def monitor(
 
         figure = plot_monitor(doc)
     if figure is not None:
+        from ..plots.common import write_figure
+
         assert plot is not None
         write_figure(plot, figure)
     if output is not None:
