@@ -712,6 +712,61 @@ def _rejection(
     )
 
 
+def _title_text(s: str) -> str:
+    """Input text for a title: no control characters, no mathtext (``$...$``)."""
+    from ..text import plain
+
+    return plain(s).replace("$", r"\$")
+
+
+def _wanted_kinds(
+    pred: Prediction, kinds: Sequence[str] | None, settings: Settings, metrics: Mapping[str, Any] | None
+) -> list[str]:
+    """The kinds to draw: every one that applies, or the requested ``kinds`` (an error names those that do
+    not apply, and the ones that would)."""
+    # a diagnostic plot asked for by name turns its (opt-in) family on
+    allowed = applicable_kinds(
+        pred, settings if kinds is None else replace(settings, diagnostics=True), metrics
+    )
+    if kinds is None:
+        wanted = list(allowed)
+    else:
+        unknown = [k for k in kinds if k not in PLOT_KINDS]
+        if unknown:
+            raise InputError(
+                f"unknown plot kind(s) {', '.join(map(repr, unknown))}: choose from {', '.join(PLOT_KINDS)}"
+            )
+        bad = [k for k in kinds if k not in allowed]
+        if bad:
+            shown = applicable_kinds(
+                pred, settings, metrics
+            )  # the hint lists the diagnostic kinds with --diagnostics
+            from ..catalogue import not_computed_notes, not_defined
+
+            if "skill" in bad and not _has_skill(metrics):
+                raise InputError(
+                    "plot kind 'skill' needs skill scores: give --reference (a predictions FILE, "
+                    "climatology with --train, or persistence with --time)"
+                )
+            hint = (
+                f"kinds for {pred.kind} predictions: {', '.join(shown)}"
+                if shown
+                else "the multivariate_rank_histogram (a --diagnostics figure) is the plot of multivariate "
+                "ensembles"
+                if pred.kind == "multivariate"
+                else f"no plot applies to these {pred.kind} predictions"
+                if not_defined(pred, settings)
+                else f"no plot applies to {pred.kind} predictions (they carry no uncertainty)"
+            )
+            why = not_computed_notes(not_defined(pred, settings))  # e.g. quantiles at a single level
+            raise InputError(
+                f"plot kind {', '.join(map(repr, bad))} does not apply to {pred.kind} predictions; {hint}"
+                + "".join(f"; {w}" for w in why)
+            )
+        wanted = [k for k in PLOT_KINDS if k in kinds]
+    return wanted
+
+
 def build_figures(
     pred: Prediction,
     metrics: Mapping[str, Any] | None = None,
@@ -753,57 +808,13 @@ def build_figures(
     PlotBundle with ``figures`` (kind -> matplotlib Figure, in :data:`PLOT_KINDS` order),
     ``ucc`` (the UCC summary when the ``ucc`` kind was drawn) and ``notes``.
     """
-    from ..text import plain
-
     settings = settings or Settings()
     seed = settings.seed if seed is None else int(seed)
 
-    def text(s: str) -> str:  # titles are text: no control characters, no mathtext ($...$)
-        return plain(s).replace("$", r"\$")
-
-    name, x_label = text(name), text(x_label) if x_label is not None else x_label
+    name, x_label = _title_text(name), _title_text(x_label) if x_label is not None else x_label
     if int(max_points) < 1:
         raise InputError(f"--max-points must be >= 1, got {max_points}")
-    # a diagnostic plot asked for by name turns its (opt-in) family on
-    allowed = applicable_kinds(
-        pred, settings if kinds is None else replace(settings, diagnostics=True), metrics
-    )
-    if kinds is None:
-        wanted = list(allowed)
-    else:
-        unknown = [k for k in kinds if k not in PLOT_KINDS]
-        if unknown:
-            raise InputError(
-                f"unknown plot kind(s) {', '.join(map(repr, unknown))}: choose from {', '.join(PLOT_KINDS)}"
-            )
-        bad = [k for k in kinds if k not in allowed]
-        if bad:
-            shown = applicable_kinds(
-                pred, settings, metrics
-            )  # the hint lists the diagnostic kinds with --diagnostics
-            from ..catalogue import not_computed_notes, not_defined
-
-            if "skill" in bad and not _has_skill(metrics):
-                raise InputError(
-                    "plot kind 'skill' needs skill scores: give --reference (a predictions FILE, "
-                    "climatology with --train, or persistence with --time)"
-                )
-            hint = (
-                f"kinds for {pred.kind} predictions: {', '.join(shown)}"
-                if shown
-                else "the multivariate_rank_histogram (a --diagnostics figure) is the plot of multivariate "
-                "ensembles"
-                if pred.kind == "multivariate"
-                else f"no plot applies to these {pred.kind} predictions"
-                if not_defined(pred, settings)
-                else f"no plot applies to {pred.kind} predictions (they carry no uncertainty)"
-            )
-            why = not_computed_notes(not_defined(pred, settings))  # e.g. quantiles at a single level
-            raise InputError(
-                f"plot kind {', '.join(map(repr, bad))} does not apply to {pred.kind} predictions; {hint}"
-                + "".join(f"; {w}" for w in why)
-            )
-        wanted = [k for k in PLOT_KINDS if k in kinds]
+    wanted = _wanted_kinds(pred, kinds, settings, metrics)
     if not wanted:  # e.g. point predictions, or log-likelihoods alone
         return PlotBundle()
     pred.require_targets()
