@@ -104,11 +104,13 @@ def model_names(paths: Sequence[str], names: Sequence[str] | None = None) -> lis
         names = [n.strip() for n in names]
         if len(names) != len(paths):
             raise UsageError(
-                f"--names gives {len(names)} name(s) for {len(paths)} file(s); give one per file"
+                f"{option('names')} gives {len(names)} name(s) for {len(paths)} file(s); give one per file"
             )
         dup = next((n for i, n in enumerate(names) if n in names[:i] or not n), None)
         if dup is not None:
-            raise UsageError(f"--names must be non-empty and distinct, found {dup!r} twice or empty")
+            raise UsageError(
+                f"{option('names')} must be non-empty and distinct, found {dup!r} twice or empty"
+            )
         return list(names)
     from pathlib import Path
 
@@ -480,7 +482,7 @@ def _unknown_metric(name: str) -> InputError:
             "avg_calibration.ma_cal"
         )
     )
-    return InputError(f"unknown metric {name!r} in --metrics; {hint}")
+    return InputError(f"unknown metric {name!r} in {option('metrics')}; {hint}")
 
 
 def _catalogue_matches(name: str):
@@ -635,7 +637,7 @@ def resolve_metrics(
         firsts.setdefault(r.name, r)
     unique = list(firsts.values())
     if not unique:
-        raise InputError("no metric to compare: name them with --metrics (e.g. crps,nll,ma_cal)")
+        raise InputError(f"no metric to compare: name them with {option('metrics')} (e.g. crps,nll,ma_cal)")
     return unique, notes
 
 
@@ -1582,8 +1584,9 @@ class _Lag1:
         return (
             f"rows look serially correlated: the lag-1 autocorrelation of the {name} differences "
             f"{names[a]} - {names[b]} is {rho[j]:.3f}{more}, outside ±{band:.3f} (its 99 % band for independent "
-            "rows); the bootstrap intervals and the paired tests assume independent rows: give --block-size N "
-            "(or auto) for rows in time order, or --cluster COLUMN for groups of related rows"
+            f"rows); the bootstrap intervals and the paired tests assume independent rows: give "
+            f"{option('block_size', 'N')} (or auto) for rows in time order, or {option('cluster', 'COLUMN')} for "
+            "groups of related rows"
         )
 
 

@@ -215,7 +215,7 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
 
     ``reference``: a :class:`uqeval.commands.compare.skill.Reference`; adds the ``skill`` group and ``input.reference``.
     """
-    from ...errors import naming, phrase
+    from ...errors import naming, option, phrase
 
     skill_notes: list[str] = []
     not_weighted: dict[str, str] = {}
@@ -261,7 +261,8 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
     notes += skill_notes
     if loaded.info.get("n_fixed_crossing"):
         notes.append(
-            f"{loaded.info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted (--fix-crossing)"
+            f"{loaded.info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted "
+            f"({option('fix_crossing')})"
         )
     weights = None
     if loaded.weights is not None:

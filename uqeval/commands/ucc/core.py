@@ -313,7 +313,7 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
     if loaded.info.get("n_fixed_crossing"):
         notes.append(
             f"{where}: {loaded.info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted "
-            "(--fix-crossing)"
+            f"({option('fix_crossing')})"
         )
     _check_centre_inside(p, pred, lower, upper, make_bounds, key, centre, where)
     return Band(
@@ -376,10 +376,10 @@ def check_same_pred(bands: Sequence[Band]) -> None:
         i = _first_diff(ref.pred, b.pred)
         if i is not None:
             raise InputError(
-                f"--permutation-test needs every model to share the point prediction: at row {b.row(i)} "
+                f"{option('permutation_test')} needs every model to share the point prediction: at row {b.row(i)} "
                 f"{b.source} has {float(b.pred[i])!r} (centre: {b.centre}) but {ref.source} has "
                 f"{float(ref.pred[i])!r} (centre: {ref.centre}); the test swaps bands around one common "
-                "prediction (Navratil et al., Sec. 2.3), so drop --permutation-test to compare models "
+                f"prediction (Navratil et al., Sec. 2.3), so drop {option('permutation_test')} to compare models "
                 "with different predictions"
             )
 
@@ -427,9 +427,9 @@ def ucc_report(
         raise UsageError("uqeval ucc needs at least one prediction file")
     n_perm = int(n_permutations)
     if n_perm < 0:
-        raise UsageError(f"--permutation-test must be >= 0, got {n_perm}")
+        raise UsageError(f"{option('permutation_test')} must be >= 0, got {n_perm}")
     if n_perm and len(bands) < 2:
-        raise UsageError("--permutation-test compares models: give at least two prediction files")
+        raise UsageError(f"{option('permutation_test')} compares models: give at least two prediction files")
     if weights is not None and n_perm:
         raise UsageError(
             f"the UCC permutation test is not weighted: leave out {option('weights')} or "
