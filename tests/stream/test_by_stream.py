@@ -121,8 +121,9 @@ def test_small_groups_hold_kilobytes_not_the_dense_histograms(tmp_path):
     """20 groups of 10 Gaussian rows: dense states would hold 20 x 28 MB of histograms (PIT, RS, MdAE)."""
     import pickle
 
-    from uqeval.commands.score.groups import stream_grouped
+    from uqeval.commands.score.stream import score_state
     from uqeval.config import Settings
+    from uqeval.engine.options import EngineOptions
 
     rng = np.random.default_rng(2)
     n = 200
@@ -131,6 +132,6 @@ def test_small_groups_hold_kilobytes_not_the_dense_histograms(tmp_path):
         tmp_path / "g.parquet",
         {"y": mu + sd * rng.normal(size=n), "mu": mu, "sigma": sd, "g": np.arange(n) % 20},
     )
-    _, part = stream_grouped(path, Settings(columns={"by": "g"}), 30)
+    _, part = score_state(path, Settings(columns={"by": "g"}), EngineOptions("stream", 30))
     assert len(part.groups) == 20
     assert len(pickle.dumps(part.groups)) < 2**20 * 2

@@ -34,9 +34,10 @@ def test_no_bar_when_quiet_or_not_a_terminal():
 def test_ucc_and_coverage_streams_report_rows_read():
     # the progress bar's callback: rows of the first file read (ucc reads its files side by side) and rows
     # of every file in turn (coverage)
-    from uqeval.commands.coverage.stream import coverage_points_stream
+    from uqeval.commands.coverage.stream import coverage_points_with_engine
     from uqeval.commands.ucc.stream import ucc_stream
     from uqeval.config import Settings
+    from uqeval.engine.options import EngineOptions
 
     from ..conftest import SAMPLE
 
@@ -45,7 +46,7 @@ def test_ucc_and_coverage_streams_report_rows_read():
     doc = ucc_stream(files, ["g", "q"], Settings(), 300, progress=seen.append)
     assert seen == sorted(seen) and seen[-1] == doc["n_rows"] and len(seen) > 2
     seen.clear()
-    records = coverage_points_stream(
-        [("g", files[0]), ("q", files[1])], Settings(), 300, progress=seen.append
+    records = coverage_points_with_engine(
+        [("g", files[0]), ("q", files[1])], Settings(), EngineOptions("stream", 300), progress=seen.append
     )
     assert records and seen == sorted(seen) and seen[-1] == 2 * doc["n_rows"]

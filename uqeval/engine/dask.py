@@ -280,14 +280,18 @@ def task_batches(
         raise InputError(f"{f}: cannot read Parquet data ({exc})") from None
 
 
-def parquet_tasks(spec, settings: Settings, allow_by: bool) -> tuple[Any, Any, list, list[str]]:
+def parquet_tasks(
+    spec, settings: Settings, allow_by: bool, weights_ok: bool = True, extra: tuple[str, ...] = ()
+) -> tuple[Any, Any, list, list[str]]:
     """``(source, column plan, partitions, columns to read)`` of a Parquet input for the Dask engine; CSV is
-    refused (the workers read row groups). Shared by ``score`` and ``monitor`` on Dask."""
-    from .local import _prepare
+    refused (the workers read row groups), and so is an ``extra`` column the input does not have."""
+    from .local import _prepare, check_columns
 
-    src, plan, _ = _prepare(spec, settings, allow_by=allow_by, weights_ok=True)
+    src, plan, _ = _prepare(spec, settings, allow_by=allow_by, weights_ok=weights_ok)
     if src.fmt != "parquet":
         raise UsageError(
-            "--engine dask reads Parquet (files, directories, globs); stream CSV with --engine stream"
+            f"{option('engine', 'dask')} reads Parquet (files, directories, globs), not {src.spec}; stream CSV "
+            f"with {option('engine', 'stream')}"
         )
+    check_columns(src, extra)
     return src, plan, partitions(src.files), list(dict.fromkeys(plan.needed()))

@@ -101,6 +101,17 @@ def _prepare(spec: str | Path, settings: Settings, allow_by: bool = False, weigh
     return src, plan, numeric
 
 
+def check_columns(src, columns: Collection[str]) -> None:
+    """A :class:`~uqeval.errors.SchemaError` naming the first of ``columns`` the source ``src`` does not have."""
+    from ..errors import SchemaError
+
+    for c in columns:
+        if c not in src.info.columns:
+            raise SchemaError(
+                f"{src.spec}: column '{c}' not found; available columns: {', '.join(src.info.columns[:20])}"
+            )
+
+
 def iter_batches_of(
     spec: str | Path,
     settings: Settings,
@@ -113,17 +124,12 @@ def iter_batches_of(
     """``(source, generator)``: the generator yields ``(file, Batch, n_rows, offset, extra columns)`` per record
     batch, the batch built and validated by the in-memory loader's :func:`~uqeval.io.load.build_batch`.
     ``skip``: files of the source not to read (looked up as the generator reaches each file)."""
-    from ..errors import SchemaError
     from ..io.load import build_batch
     from ..io.source import iter_batches
 
     check_chunk_rows(chunk_rows)
     src, plan, numeric = _prepare(spec, settings, allow_by, weights_ok)
-    for e in extra:
-        if e not in src.info.columns:
-            raise SchemaError(
-                f"{src.spec}: column '{e}' not found; available columns: {', '.join(src.info.columns[:20])}"
-            )
+    check_columns(src, extra)
 
     def gen():
         offset = 0

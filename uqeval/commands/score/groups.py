@@ -12,17 +12,18 @@ with the 2**20 bins of each histogram.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ...catalogue import states
 from ...catalogue.states import pack, unpack
 from ...config import Settings
-from ...engine.local import iter_batches_of
-from .stream import Partial, summary_of
+from .core import check_group_count
+from .stream import Partial
+
+if TYPE_CHECKING:
+    from ...engine.fold import Piece
 
 
 def _split(batch) -> list[tuple[str, np.ndarray]]:
@@ -44,18 +45,21 @@ def merge_groups(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 
 class GroupedPartial(Partial):
     """A :class:`~uqeval.commands.score.stream.Partial` that also keeps one state per ``--by`` label (``groups``)
-    and, after the second pass, the per-group second-pass states (``group_second``)."""
+    and, after the second pass, the per-group selections and second-pass states (``group_selection``,
+    ``group_second``)."""
 
-    def __init__(self, path: str = "") -> None:
-        super().__init__()
-        self.path = path
+    def __init__(self, settings: Settings | None = None) -> None:
+        super().__init__(settings)
         self.groups: dict[str, Any] = {}
         self.group_selection: dict[str, Any] = {}
         self.group_second: dict[str, Any] = {}
+        self.path = ""
+
+    def add(self, piece: Piece) -> None:
+        self.path = piece.file  # (for the message of too many groups)
+        super().add(piece)
 
     def batch_state(self, batch, settings: Settings):
-        from .core import check_group_count
-
         pred = batch.prediction
         whole = states.init()
         for label, idx in _split(batch):
@@ -68,19 +72,22 @@ class GroupedPartial(Partial):
     # a GroupedPartial is only ever merged with another of the same grouped run (narrower than Partial)
     def merge(self, other: GroupedPartial) -> GroupedPartial:  # type: ignore[override]
         """Both parts' rows: the whole state as :meth:`Partial.merge`, the groups by :func:`merge_groups`."""
-        out = GroupedPartial(self.path)
-        out.__dict__.update({k: v for k, v in Partial.merge(self, other).__dict__.items()})
-        out.path = self.path
+        out = cast("GroupedPartial", Partial.merge(self, other))
         out.groups = merge_groups(self.groups, other.groups)
+        out.path = self.path or other.path
+        check_group_count(len(out.groups), self.path or other.path)
         return out
 
     def selections(self) -> dict[str, Any]:
         """``{label: selection}`` of the groups whose metrics need a second pass (exact MdAE)."""
         return {g: sel for g, st in self.groups.items() if (sel := states.selection(unpack(st))) is not None}
 
-    def add_second(self, second, group_second: dict[str, Any], kind: str) -> None:
+    def add_second(
+        self, second, group_second: dict[str, Any], kind: str, group_selection: dict | None = None
+    ) -> None:
         """Fold second-pass states (of some rows) into the whole data's and each group's."""
         super().add_second(second, group_second, kind)
+        self.group_selection = group_selection or self.group_selection
         for label, st in group_second.items():
             self.group_second[label] = states.merge_second(self.group_second.get(label), st, kind)
 
@@ -108,28 +115,6 @@ def second_states(
     return second, group_second
 
 
-def stream_grouped(
-    spec: str | Path, settings: Settings, chunk_rows: int, progress: Callable[[int], None] | None = None
-):
-    """``(source, GroupedPartial)`` of ``spec`` read in record batches, with the second pass (exact MdAE)
-    for the whole file and for every group that needs one."""
-    src, batches = iter_batches_of(spec, settings, chunk_rows, allow_by=True)
-    part = GroupedPartial(str(src.spec))
-    for f, batch, k, _, _ in batches:
-        part.add(batch, k, settings, f)
-        if progress is not None:
-            progress(part.n_rows)
-    part.selection = states.selection(part.state) if part.state["n"] else None
-    part.group_selection = part.selections()
-    if part.selection is not None or part.group_selection:
-        _, batches = iter_batches_of(spec, settings, chunk_rows, allow_by=True)
-        second, group_second = second_states(
-            (b for _, b, _, _, _ in batches), settings, part.selection, part.group_selection
-        )
-        part.add_second(second, group_second, part.state["kind"])
-    return src, part
-
-
 def groups_of(part: GroupedPartial, settings: Settings) -> dict[str, Any]:
     """The ``groups`` block of the summary, as :func:`uqeval.commands.score.core.score_groups` writes it: per label
     (sorted) its row count and streamed metrics (the not-streamed ones are named in ``input.not_streamed``), and
@@ -145,12 +130,3 @@ def groups_of(part: GroupedPartial, settings: Settings) -> dict[str, Any]:
         if bounds:  # the group's own data-dependent bounds of the approximate metrics (RS, ACCRUE)
             values[label]["bounds"] = bounds
     return {"column": settings.columns.get("by"), "values": values}
-
-
-def score_stream_by(
-    spec: str | Path, settings: Settings, chunk_rows: int, progress: Callable[[int], None] | None = None
-) -> dict[str, Any]:
-    """The JSON summary of ``spec`` with ``--by`` scored in record batches (bounded memory per group)."""
-    src, part = stream_grouped(spec, settings, chunk_rows, progress)
-    groups = groups_of(part, settings) if part.state["n"] else None
-    return summary_of(src, part, settings, "stream", {"chunk_rows": int(chunk_rows)}, groups)

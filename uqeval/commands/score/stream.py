@@ -9,19 +9,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ...config import Settings
-from ...engine.local import DEFAULT_CHUNK_ROWS, iter_batches_of, row_signature
+from ...engine.local import row_signature
 from ...errors import InputError, option
 
 if TYPE_CHECKING:
+    from ...engine.fold import Piece, Rows
     from ...engine.options import EngineOptions
 
 
 class Partial:
     """Counts and the metric state of some rows (one chunk, one partition, or all merged)."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: Settings | None = None) -> None:
         from ...catalogue import states
 
+        self.settings = settings or Settings()
         self.state = states.init()
         self.n_rows = self.n_dropped = self.n_members_dropped = self.n_fixed = 0
         self.columns: dict[str, Any] | None = None
@@ -34,9 +36,10 @@ class Partial:
         #: families not defined for these rows' shape (uqeval.catalogue.not_defined; every batch has the same)
         self.undefined: list[tuple[str, str]] = []
 
-    def add(self, batch, n_rows: int, settings: Settings, where: str) -> None:
-
-        self.n_rows += n_rows
+    def add(self, piece: Piece) -> None:
+        """Fold one record batch in (:class:`~uqeval.engine.fold.Piece`)."""
+        batch, where, settings = piece.batch, piece.file, self.settings
+        self.n_rows += piece.rows
         self.n_dropped += batch.n_dropped
         self.n_members_dropped += batch.n_members_dropped
         pred = batch.prediction
@@ -71,12 +74,23 @@ class Partial:
 
         return states.batch_state(batch.prediction, settings)
 
-    def add_second(self, second, group_second: dict[str, Any], kind: str) -> None:
-        """Fold a second-pass state of some rows (exact MdAE) into the whole data's (``group_second``: the
-        per-group ones of :class:`~uqeval.commands.score.groups.GroupedPartial`; none here)."""
+    def selections(self) -> dict[str, Any]:
+        """``{label: selection}`` of the ``--by`` groups whose metrics need a second pass (none here)."""
+        return {}
+
+    def add_second(
+        self, second, group_second: dict[str, Any], kind: str, group_selection: dict | None = None
+    ) -> None:
+        """Fold a second-pass state of some rows (exact MdAE) into the whole data's (``group_second`` and
+        ``group_selection``: the per-group ones of :class:`~uqeval.commands.score.groups.GroupedPartial`; none
+        here)."""
         from ...catalogue import states
 
         self.second = states.merge_second(self.second, second, kind)
+
+    def empty(self) -> Partial:
+        """A new state of this kind, for no rows."""
+        return type(self)(self.settings)
 
     def merge(self, other: Partial) -> Partial:
 
@@ -85,7 +99,7 @@ class Partial:
                 f"{other.first_file}: per-row shapes {dict(other.signature)} differ from "
                 f"{self.first_file}'s {dict(self.signature)}"
             )
-        out = type(self)()
+        out = self.empty()
         out.state = self.merge_states(self.state, other.state)
         for k in ("n_rows", "n_dropped", "n_members_dropped", "n_fixed"):
             setattr(out, k, getattr(self, k) + getattr(other, k))
@@ -97,39 +111,105 @@ class Partial:
 
 def new_partial(settings: Settings) -> Partial:
     """An empty :class:`Partial`: a weighted one (:class:`WeightedPartial`) where the
-    settings name a weights column."""
+    settings name a weights column, one per ``--by`` group too (:class:`~.groups.GroupedPartial`) where they
+    name a ``by`` column."""
+    if settings.columns.get("by"):
+        from .groups import GroupedPartial
+
+        return GroupedPartial(settings)
     if settings.columns.get("weights"):
-        return WeightedPartial()
-    return Partial()
+        return WeightedPartial(settings)
+    return Partial(settings)
 
 
-def stream_partial(
+class SecondPass:
+    """The second pass of the rows (exact MdAE): the second-pass states of the whole data and of each
+    ``--by`` group (:func:`~.groups.second_states`) for the selections the first pass made."""
+
+    def __init__(self, settings: Settings, selection: dict | None, group_selection: dict, kind: str) -> None:
+        self.settings, self.selection, self.group_selection, self.kind = (
+            settings,
+            selection,
+            group_selection,
+            kind,
+        )
+        self.second: Any = None
+        self.group_second: dict[str, Any] = {}
+
+    def add(self, piece: Piece) -> None:
+        from .groups import second_states
+
+        second, group_second = second_states(
+            [piece.batch], self.settings, self.selection, self.group_selection
+        )
+        self.fold_in(second, group_second)
+
+    def fold_in(self, second, group_second: dict[str, Any]) -> None:
+        from ...catalogue import states
+
+        self.second = states.merge_second(self.second, second, self.kind)
+        for label, st in group_second.items():
+            self.group_second[label] = states.merge_second(self.group_second.get(label), st, self.kind)
+
+    def merge(self, other: SecondPass) -> SecondPass:
+        out = SecondPass(self.settings, self.selection, self.group_selection, self.kind)
+        out.fold_in(self.second, self.group_second)
+        out.fold_in(other.second, other.group_second)
+        return out
+
+
+def score_state(
     spec: str | Path,
     settings: Settings,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    engine: EngineOptions,
     progress: Callable[[int], None] | None = None,
-) -> tuple[Any, Partial]:
-    """Read ``spec`` in record batches of at most ``chunk_rows`` rows and fold them into one :class:`Partial`;
-    when a metric needs one (:func:`uqeval.catalogue.states.selection`: exact MdAE), read the rows a second time."""
-    from ...catalogue import states
+) -> tuple[Rows, Partial]:
+    """The rows of ``spec`` on a streaming engine (``engine``: ``stream`` or ``dask``) and their merged
+    :class:`Partial`; when a metric needs one (:func:`uqeval.catalogue.states.selection`: exact MdAE, of the
+    whole data and of each ``--by`` group), the rows are folded a second time."""
+    from functools import partial
 
-    src, batches = iter_batches_of(spec, settings, chunk_rows, weights_ok=True)
-    part = new_partial(settings)
-    for f, batch, k, _, _ in batches:
-        part.add(batch, k, settings, f)
-        if progress is not None:
-            progress(part.n_rows)
-    part.selection = states.selection(part.state) if part.state["n"] else None
-    if part.selection is not None:
-        _, batches = iter_batches_of(spec, settings, chunk_rows, weights_ok=True)
-        for _, batch, _, _, _ in batches:
-            if batch.prediction is not None:
-                part.second = states.merge_second(
-                    part.second,
-                    states.second_state(part.selection, batch.prediction, settings),
-                    part.state["kind"],
-                )
-    return src, part
+    from ...catalogue import states
+    from ...engine.fold import over_rows
+
+    grouped = bool(settings.columns.get("by"))
+    with over_rows(spec, settings, engine, progress, allow_by=grouped, weights_ok=True) as rows:
+        part = rows.fold(partial(new_partial, settings))
+        part.selection = states.selection(part.state) if part.state["n"] else None
+        group_selection = part.selections() if part.state["n"] else {}
+        if part.selection is not None or group_selection:
+            kind = part.state["kind"]
+            second = rows.fold(
+                partial(SecondPass, settings, part.selection, group_selection, kind), report=False
+            )
+            part.add_second(second.second, second.group_second, kind, group_selection)
+    return rows, part
+
+
+def score_with_engine(
+    spec: str | Path,
+    settings: Settings,
+    engine: EngineOptions,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """The JSON summary of ``spec`` on a streaming engine (``engine``: ``stream`` or ``dask``, as
+    :meth:`~uqeval.engine.options.EngineOptions.choose` chose it)."""
+    rows, part = score_state(spec, settings, engine, progress)
+    groups = None
+    if settings.columns.get("by") and part.state["n"]:
+        from .groups import GroupedPartial, groups_of
+
+        groups = groups_of(cast("GroupedPartial", part), settings)
+    return summary_of(rows.src, part, settings, rows.engine, rows.info, groups)
+
+
+def score_stream(
+    spec: str | Path, settings: Settings | None = None, chunk_rows: int | None = None
+) -> dict[str, Any]:
+    """The JSON summary of ``spec`` scored in record batches of ``chunk_rows`` rows (bounded memory)."""
+    from ...engine.options import EngineOptions
+
+    return score_with_engine(spec, settings or Settings(), EngineOptions("stream", chunk_rows))
 
 
 def summary_of(
@@ -230,136 +310,6 @@ def summary_of(
                 "reason under weights.not_weighted)"
             )
     return build_summary(info, settings, metrics, orientation, groups, notes, weights)
-
-
-def score_stream(
-    spec: str | Path,
-    settings: Settings | None = None,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
-    progress: Callable[[int], None] | None = None,
-) -> dict[str, Any]:
-    """The JSON summary of ``spec`` scored in record batches (bounded memory)."""
-    settings = settings or Settings()
-    if settings.columns.get("by"):  # score --by: one state per group (uqeval.commands.score.groups)
-        from .groups import score_stream_by
-
-        return score_stream_by(spec, settings, chunk_rows, progress)
-    src, part = stream_partial(spec, settings, chunk_rows, progress)
-    return summary_of(src, part, settings, "stream", {"chunk_rows": int(chunk_rows)})
-
-
-def score_with_engine(
-    spec: str | Path,
-    settings: Settings,
-    engine: EngineOptions,
-    progress: Callable[[int], None] | None = None,
-) -> dict[str, Any]:
-    """The JSON summary of ``spec`` on a streaming engine (``engine``: ``stream`` or ``dask``, as
-    :meth:`~uqeval.engine.options.EngineOptions.choose` chose it)."""
-    engine = engine.sized([spec], settings)
-    if engine.engine == "dask":
-        return score_dask(spec, settings, engine, progress)
-    return score_stream(spec, settings, cast("int", engine.chunk_rows), progress)
-
-
-def partition_partial(
-    task: tuple[str, list[int], int, int],
-    plan,
-    settings: Settings,
-    chunk_rows: int,
-    columns: list[str],
-    grouped: bool = False,
-):
-    """The :class:`Partial` of one task's row groups (runs on a worker); ``grouped``:
-    a :class:`~uqeval.commands.score.groups.GroupedPartial` that also keeps one state per ``--by`` label."""
-    from ...engine.dask import task_batches
-    from .groups import GroupedPartial
-
-    part = GroupedPartial(task[0]) if grouped else new_partial(settings)
-    for b, rows, _, _ in task_batches(task, plan, settings, chunk_rows, columns):
-        part.add(b, rows, settings, task[0])
-    return part
-
-
-def partition_second(
-    task,
-    plan,
-    settings: Settings,
-    chunk_rows: int,
-    columns: list[str],
-    sel: dict | None,
-    group_sel: dict | None = None,
-):
-    """``(second-pass state, {label: second-pass state})`` of one task's rows (:func:`uqeval.catalogue.states.selection`
-    of the whole data and of each ``--by`` group; runs on a worker)."""
-    from ...engine.dask import task_batches
-    from .groups import second_states
-
-    return second_states(
-        (b for b, _, _, _ in task_batches(task, plan, settings, chunk_rows, columns)),
-        settings,
-        sel,
-        group_sel or {},
-    )
-
-
-def _merge(a, b):
-    return a.merge(b)
-
-
-def score_dask(
-    spec: str | Path,
-    settings: Settings,
-    engine: EngineOptions,
-    progress: Callable[[int], None] | None = None,
-) -> dict[str, Any]:
-    """The JSON summary of ``spec`` (Parquet file, directory or glob) computed on a Dask cluster (``engine``:
-    its scheduler or workers, and ``chunk_rows`` set: :meth:`~uqeval.engine.options.EngineOptions.sized`)."""
-    from ...engine.dask import cluster_info, dask_client, parquet_tasks, tree_reduce, wait
-
-    chunk_rows = cast("int", engine.chunk_rows)
-    grouped = settings.columns.get("by") is not None
-    src, plan, tasks, columns = parquet_tasks(spec, settings, allow_by=grouped)
-    with dask_client(engine) as (client, distributed):
-        futures = [
-            client.submit(partition_partial, t, plan, settings, chunk_rows, columns, grouped, pure=False)
-            for t in tasks
-        ]
-        wait(distributed, futures, [t[3] for t in tasks], progress)
-        part = tree_reduce(client, futures, _merge)  # pairs in file order (merge is associative)
-        from ...catalogue import states
-
-        part.selection = states.selection(part.state) if part.state["n"] else None
-        group_sel = part.group_selection = part.selections() if grouped else {}
-        if (
-            part.selection is not None or group_sel
-        ):  # exact order statistics: a second map over the same tasks
-            seconds = client.gather(
-                [
-                    client.submit(
-                        partition_second,
-                        t,
-                        plan,
-                        settings,
-                        chunk_rows,
-                        columns,
-                        part.selection,
-                        group_sel,
-                        pure=False,
-                    )
-                    for t in tasks
-                ]
-            )
-            for second, group_second in seconds:
-                part.add_second(second, group_second, part.state["kind"])
-    info = cluster_info(engine, len(tasks))
-    if grouped:
-        from .groups import groups_of
-
-        return summary_of(
-            src, part, settings, "dask", info, groups_of(part, settings) if part.state["n"] else None
-        )
-    return summary_of(src, part, settings, "dask", info)
 
 
 class WeightedPartial(Partial):
