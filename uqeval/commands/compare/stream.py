@@ -21,13 +21,14 @@ apart); metrics whose weighted form is not a function of sums are not compared (
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ...config import Settings
+from ...engine.aligned import ModelSource, Rowset, check_same_rows
 from ...errors import InputError, UsageError, option
 from ...metrics.comparison import Moments
 from ...resample import ROWS, Resampling
@@ -199,9 +200,16 @@ class ComparePartial:
         if self.moments is None:
             self.moments = Moments(plan.dm_lag)
 
-    def add(self, files: Sequence[str], batches: Sequence, n_rows: int) -> None:
+    @property
+    def kept_rows(self) -> int:
+        """The rows kept (the resampling keys this state used: ``start`` to ``start + kept_rows``)."""
+        return self.n
+
+    def add(self, piece: Rowset) -> None:
         """Fold one aligned batch (one :class:`~uqeval.io.load.Batch` per model, the same global rows)."""
         from ...catalogue import states
+
+        files, batches, n_rows = piece.files, piece.batches, piece.rows
         from .core import align_models, row_form, row_score
 
         lay, plan = self.layout, self.layout.plan
@@ -296,7 +304,13 @@ class ComparePartial:
         return labels.astype(str)
 
     def merge(self, other: ComparePartial) -> ComparePartial:
-        """The partial of this one's rows followed by ``other``'s (the next rows)."""
+        """The partial of this one's rows followed by ``other``'s (the next rows); neither is changed (the
+        Dask engine may hold either, and a retried task must not add twice)."""
+        import copy
+
+        return copy.deepcopy(self)._merge_into(other)
+
+    def _merge_into(self, other: ComparePartial) -> ComparePartial:
         from ...catalogue import states
 
         if other.start != self.start + self.n:
@@ -391,135 +405,7 @@ class UnitSums:
         self.diffs[at] += other.diffs[src]
 
 
-def check_same_rows(files: Sequence[str], preds: Sequence) -> None:
-    """Every model kept the same rows of an aligned batch (``--nan-policy omit`` drops rows per file)."""
-    first = preds[0]
-    for f, p in zip(files[1:], preds[1:]):
-        ra = np.empty(0, dtype=np.int64) if first is None else first.row_numbers()
-        rb = np.empty(0, dtype=np.int64) if p is None else p.row_numbers()
-        if ra.size == rb.size and np.array_equal(ra, rb):
-            continue
-        m = min(ra.size, rb.size)
-        i = int(np.flatnonzero(ra[:m] != rb[:m])[0]) if (ra[:m] != rb[:m]).any() else m
-        big = np.iinfo(np.int64).max
-        row = int(min(ra[i] if i < ra.size else big, rb[i] if i < rb.size else big))
-        gone = files[0] if i >= ra.size or (i < rb.size and rb[i] < ra[i]) else f
-        raise InputError(
-            f"global row {row} was dropped from {gone} (NaN/inf with --nan-policy omit) but not from "
-            f"{f if gone == files[0] else files[0]}; the files must keep the same rows (fix the values "
-            "or drop the row from every file)"
-        )
-
-
-# --------------------------------------------------------------------------- reading aligned batches
-
-
-def aligned(
-    gens: Sequence[Iterator[tuple[str, dict, int]]], specs: Sequence[str], start: int = 0
-) -> Iterator[tuple[int, list[str], list[dict], int]]:
-    """``(global offset, files, columns per model, rows)``: the models' record batches cut to the same global
-    row ranges (each at most as long as the shortest current batch). Unequal lengths raise naming the
-    files and the global row where one ends."""
-    current: list[list[Any] | None] = [None] * len(gens)  # [file, cols, rows, position]
-    offset = start
-    while True:
-        for j, g in enumerate(gens):
-            while (cj := current[j]) is None or cj[3] >= cj[2]:
-                item = next(g, None)
-                if item is None:
-                    current[j] = None
-                    break
-                current[j] = [item[0], item[1], item[2], 0]
-        ended = [j for j in range(len(gens)) if current[j] is None]
-        if len(ended) == len(gens):
-            return
-        if ended:
-            short, long_ = specs[ended[0]], specs[next(j for j in range(len(gens)) if current[j] is not None)]
-            raise InputError(
-                f"{short} ends at global row {offset} ({offset} rows) but {long_} has more rows; "
-                "the files must hold the same targets in the same order"
-            )
-        live = cast("list[list[Any]]", current)  # none ended
-        k = min(c[2] - c[3] for c in live)
-        cols = [{name: arr.slice(c[3], k) for name, arr in c[1].items()} for c in live]
-        yield offset, [c[0] for c in live], cols, k
-        for c in live:
-            c[3] += k
-        offset += k
-
-
-@dataclass
-class ModelSource:
-    """One model's input: its source, column plan and the numeric columns of CSV blocks."""
-
-    spec: str
-    src: Any
-    plan: Any
-    numeric: frozenset
-
-    @property
-    def needed(self) -> list[str]:
-        return list(dict.fromkeys(self.plan.needed()))
-
-
-def open_models(specs: Sequence[str], settings: Settings) -> list[ModelSource]:
-    """The model sources; ``--weights`` is read from the first file (the weights belong to the rows: the
-    other files need not hold the column, as in memory)."""
-    from ...engine.local import _prepare
-
-    return [
-        ModelSource(str(s), *_prepare(s, _file_settings(settings, i), weights_ok=i == 0))
-        for i, s in enumerate(specs)
-    ]
-
-
-def _file_settings(settings: Settings, index: int) -> Settings:
-    """The settings of the ``index``-th file: ``--weights`` is a column of the first file only."""
-    if index == 0 or not settings.columns.get("weights"):
-        return settings
-    return replace(settings, columns={k: v for k, v in settings.columns.items() if k != "weights"})
-
-
-def build(
-    models: Sequence[ModelSource],
-    files: Sequence[str],
-    cols: Sequence[dict],
-    k: int,
-    offset: int,
-    settings: Settings,
-) -> list:
-    from ...io.load import build_batch
-
-    out = [
-        build_batch(f, m.plan, c, k, settings, offset=offset, allow_empty=True)
-        for m, f, c in zip(models, files, cols)
-    ]
-    w = out[0].weights
-    if w is None or out[0].prediction is None or (w > 0).all():
-        return out
-    # rows of weight 0 are dropped before anything else, as in memory: the kept rows are numbered after
-    # dropping them (the resampling key), and every model drops the same rows (the first model's weights)
-    zero = out[0].prediction.row_numbers()[w == 0]
-    for j, b in enumerate(out):
-        if b.prediction is None:
-            continue
-        keep = ~np.isin(b.prediction.row_numbers(), zero)
-        out[j] = replace(
-            b,
-            prediction=b.prediction.subset(keep) if keep.any() else None,
-            groups=None if b.groups is None else b.groups[keep],
-            weights=None if b.weights is None else b.weights[keep],
-        )
-    return out
-
-
-def stream_batches(models: Sequence[ModelSource], settings: Settings, chunk_rows: int):
-    """Aligned built batches ``(files, batches, rows)`` of every model, in row order (the stream engine)."""
-    from ...io.source import iter_batches
-
-    gens = [iter_batches(m.src, m.needed, chunk_rows, m.numeric) for m in models]
-    for offset, files, cols, k in aligned(gens, [m.spec for m in models]):
-        yield files, build(models, files, cols, k, offset, settings), k
+# --------------------------------------------------------------------------- planning on the first rows
 
 
 def first_rows_key(seen: list, batches) -> int:
@@ -550,11 +436,11 @@ def first_rows_key(seen: list, batches) -> int:
 def first_batch(batches) -> tuple[list, list]:
     """The first aligned batch with kept rows, and every batch read up to it (folded after planning)."""
     seen = []
-    for files, bs, k in batches:
-        seen.append((files, bs, k))
-        check_same_rows(files, [b.prediction for b in bs])
-        if bs[0].prediction is not None:
-            return [b.prediction for b in bs], seen
+    for piece in batches:
+        seen.append(piece)
+        check_same_rows(piece.files, [b.prediction for b in piece.batches])
+        if piece.batches[0].prediction is not None:
+            return [b.prediction for b in piece.batches], seen
     return [], seen
 
 
@@ -569,7 +455,7 @@ def plan_on(
     from .core import align_models, plan_comparison
 
     column = settings.columns.get("weights")
-    if not preds and column and any(k > bs[0].n_dropped for _, bs, k in seen):
+    if not preds and column and any(p.rows > p.batches[0].n_dropped for p in seen):
         from ...weights import check_weights
 
         check_weights(np.zeros(1), column)  # raises: rows were kept, and every one has weight 0
@@ -631,35 +517,6 @@ def stream_units(models: Sequence[ModelSource], resampling: Resampling, n_boot: 
         )
     m.plan.roles["by"] = name  # build_batch hands its values, aligned with the kept rows, to Batch.groups
     return Resampling(cluster=name)
-
-
-def compare_stream(
-    specs: Sequence[str],
-    names: Sequence[str],
-    settings: Settings,
-    options: dict[str, Any],
-    chunk_rows: int,
-    progress: Callable[[int], None] | None = None,
-    resampling: Resampling = ROWS,
-) -> dict[str, Any]:
-    """The comparison JSON of the model files ``specs`` read in aligned record batches of ``chunk_rows`` rows
-    (the stream engine). ``options``: the keyword arguments of
-    :func:`uqeval.commands.compare.core.compare_models` from ``metrics`` to ``dm_lag``."""
-    models = open_models(specs, settings)
-    units = stream_units(models, resampling, options.get("n_boot", 1000))
-    batches = stream_batches(models, settings, chunk_rows)
-    preds, seen = first_batch(batches)
-    layout, finishes = plan_on(models, preds, names, settings, options, seen)
-    layout.units = units
-    layout.flip_seed = _flip_seed(layout, seen, batches)
-    part = ComparePartial(layout)
-    done = 0
-    for files, bs, k in [*seen, *batches]:
-        part.add(files, bs, k)
-        done += k
-        if progress is not None:
-            progress(done)
-    return finish(models, part, finishes, "stream", {"chunk_rows": int(chunk_rows)})
 
 
 def finish(
@@ -916,153 +773,22 @@ def compare_with_engine(
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """The comparison JSON of ``specs`` on a streaming engine (``engine``: ``stream`` or ``dask``, as
-    :meth:`~uqeval.engine.options.EngineOptions.choose` chose it), resampling rows, clusters or blocks."""
-    engine = engine.sized(specs, [_file_settings(settings, i) for i in range(len(specs))])
-    if engine.engine == "dask":
-        return compare_dask(specs, names, settings, options, engine, progress, resampling)
-    return compare_stream(
-        specs, names, settings, options, cast("int", engine.chunk_rows), progress, resampling
-    )
+    :meth:`~uqeval.engine.options.EngineOptions.choose` chose it), resampling rows, clusters or blocks: the
+    plan is made on the first rows (this process), then every aligned batch is folded into a
+    :class:`ComparePartial` (keyed by its kept rows) and the merged partial assembled by :func:`finish`.
+    ``options``: the keyword arguments of :func:`uqeval.commands.compare.core.compare_models` from
+    ``metrics`` to ``dm_lag``."""
+    from functools import partial
 
+    from ...engine.aligned import open_models, over_aligned
 
-# --------------------------------------------------------------------------- Dask
-
-
-def row_groups(files: Sequence[str]) -> list[tuple[str, int, int, int]]:
-    """``(file, row group, global first row, rows)`` of a Parquet source, in file order (from the footers)."""
-    from ...engine.dask import footer
-
-    out, at = [], 0
-    for f in files:
-        meta = footer(f)
-        for g in range(meta.num_row_groups):
-            k = meta.row_group(g).num_rows
-            out.append((f, g, at, k))
-            at += k
-    return out
-
-
-def row_range_tasks(models: Sequence[ModelSource]) -> tuple[list[list], list[tuple[int, int]]]:
-    """``(row groups of each model, tasks)`` for a Dask run over several aligned Parquet inputs: tasks are
-    ``(global first row, rows)`` ranges cut by the first model's row groups. Inputs that are not Parquet or
-    hold different numbers of rows are one-line errors."""
-    from ...engine.dask import partitions
-
-    for m in models:
-        if m.src.fmt != "parquet":
-            raise UsageError(
-                f"--engine dask reads Parquet (files, directories, globs), not {m.spec}; "
-                "stream CSV with --engine stream"
-            )
-    groups = [row_groups(m.src.files) for m in models]
-    totals = [sum(g[3] for g in gs) for gs in groups]
-    for m, t in zip(models[1:], totals[1:]):
-        if t != totals[0]:
-            short, long_ = (m.spec, models[0].spec) if t < totals[0] else (models[0].spec, m.spec)
-            raise InputError(
-                f"{short} ends at global row {min(t, totals[0])} ({min(t, totals[0])} rows) but {long_} "
-                f"has {max(t, totals[0])} rows; the files must hold the same targets in the same order"
-            )
-    return groups, [(t[2], t[3]) for t in partitions(models[0].src.files)]
-
-
-def range_batches(
-    groups: Sequence[tuple[str, int, int, int]], start: int, stop: int, columns: list[str], chunk_rows: int
-) -> Iterator[tuple[str, dict, int]]:
-    """``(file, columns, rows)`` record batches of global rows ``[start, stop)`` of a Parquet source."""
-    import pyarrow as pa
-
-    from ...io.source import parquet_file
-
-    wanted = [g for g in groups if g[2] < stop and g[2] + g[3] > start]
-    by_file: dict[str, list] = {}
-    for g in wanted:
-        by_file.setdefault(g[0], []).append(g)
-    for f, gs in by_file.items():
-        pos = gs[0][2]
-        try:
-            with parquet_file(f) as pf:
-                for batch in pf.iter_batches(
-                    batch_size=chunk_rows, row_groups=[g[1] for g in gs], columns=columns, use_threads=False
-                ):
-                    lo, hi = max(start, pos), min(stop, pos + batch.num_rows)
-                    if hi > lo:
-                        part = batch.slice(lo - pos, hi - lo)
-                        yield f, {c: part.column(c) for c in columns}, hi - lo
-                    pos += batch.num_rows
-        except (pa.ArrowException, OSError) as exc:
-            raise InputError(f"{f}: cannot read Parquet data ({exc})") from None
-
-
-def partition_compare(
-    task: tuple[int, int],
-    kept_start: int,
-    models: Sequence[ModelSource],
-    groups: Sequence[list],
-    settings: Settings,
-    chunk_rows: int,
-    layout: Layout,
-) -> ComparePartial:
-    """The :class:`ComparePartial` of global rows ``[offset, offset + rows)`` of every model (runs on a worker);
-    ``kept_start``: the index of its first kept row among all kept rows (the resampling key)."""
-    offset, rows = task
-    gens = [range_batches(g, offset, offset + rows, m.needed, chunk_rows) for m, g in zip(models, groups)]
-    part = ComparePartial(layout, start=kept_start)
-    for at, files, cols, k in aligned(gens, [m.spec for m in models], offset):
-        part.add(files, build(models, files, cols, k, at, settings), k)
-    return part
-
-
-def _extent(part: ComparePartial) -> tuple[int, int]:
-    return part.start, part.n
-
-
-def _merge(a: ComparePartial, b: ComparePartial) -> ComparePartial:
-    import copy
-
-    return copy.deepcopy(a).merge(
-        b
-    )  # never change a result the cluster holds (a retried task would add twice)
-
-
-def compare_dask(
-    specs: Sequence[str],
-    names: Sequence[str],
-    settings: Settings,
-    options: dict[str, Any],
-    engine: EngineOptions,
-    progress: Callable[[int], None] | None = None,
-    resampling: Resampling = ROWS,
-) -> dict[str, Any]:
-    """The comparison JSON of Parquet inputs ``specs`` on a Dask cluster: the first model's row groups cut the
-    rows into tasks of global row ranges; each task reads that range of every model into a
-    :class:`ComparePartial`, and the partials are tree-reduced in row order with :meth:`ComparePartial.merge`."""
-    from ...engine.dask import cluster_info, dask_client, tree_reduce, wait
-
-    chunk_rows = cast("int", engine.chunk_rows)  # set: EngineOptions.sized
     models = open_models(specs, settings)
     units = stream_units(models, resampling, options.get("n_boot", 1000))
-    groups, tasks = row_range_tasks(models)
-    head = stream_batches(models, settings, chunk_rows)
-    preds, seen = first_batch(head)  # plan on the first rows (client)
-    layout, finishes = plan_on(models, preds, names, settings, options, seen)
-    layout.units = units
-    layout.flip_seed = _flip_seed(layout, seen, head)
-    with dask_client(engine) as (client, distributed):
-
-        def submit(i: int, kept: int):
-            return client.submit(
-                partition_compare, tasks[i], kept, models, groups, settings, chunk_rows, layout, pure=False
-            )
-
-        # first guess: no row is dropped, so a task's first kept row is its first row
-        futures = [submit(i, t[0]) for i, t in enumerate(tasks)]
-        wait(distributed, futures, [t[1] for t in tasks], progress)
-        extents = client.gather([client.submit(_extent, f, pure=False) for f in futures])
-        kept = 0
-        for i, (start, n) in enumerate(extents):  # --nan-policy omit dropped rows: shift the later keys
-            if start != kept:
-                futures[i] = submit(i, kept)
-            kept += n
-        part = tree_reduce(client, futures, _merge)  # pairs in row order
-    return finish(models, part, finishes, "dask", cluster_info(engine, len(tasks)))
+    with over_aligned(specs, settings, engine, progress, models) as run:
+        head = run.head()
+        preds, seen = first_batch(head)
+        layout, finishes = plan_on(models, preds, names, settings, options, seen)
+        layout.units = units
+        layout.flip_seed = _flip_seed(layout, seen, head)
+        part = run.fold(partial(ComparePartial, layout), keyed=True)
+    return finish(models, part, finishes, run.engine, run.info)

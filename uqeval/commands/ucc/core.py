@@ -555,7 +555,7 @@ def ucc_document(
     notes: Sequence[str],
 ) -> dict[str, Any]:
     """The ``uqeval.ucc/1`` document around the per-model entries (in memory: :func:`ucc_report`;
-    streamed: :func:`uqeval.commands.ucc.stream.ucc_stream`)."""
+    streamed: :func:`uqeval.commands.ucc.stream.ucc_with_engine`)."""
     from ..._version import __version__
     from ...io.writers import jsonable
 

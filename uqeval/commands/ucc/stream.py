@@ -61,7 +61,9 @@ from ...config import Settings
 from ...errors import InputError, UsageError, option
 
 if TYPE_CHECKING:
+    from ...engine.aligned import Rowset
     from ...engine.options import EngineOptions
+    from .core import Band
 
 #: float64 bit pattern >> SHIFT: a cell of critical scales spans a relative width of 2**-(52 - SHIFT) = 2**-14
 SHIFT = 38
@@ -322,20 +324,20 @@ def finalize_file(
 # --------------------------------------------------------------------------- the command
 
 
-def _band(name: str, src, batch, level: float):
+def _band(name: str, spec: str, batch, level: float):
     from ...io.load import Loaded
     from .core import band_of
 
-    return band_of(name, Loaded(batch.prediction, {"path": str(src.spec)}), level)
+    return band_of(name, Loaded(batch.prediction, {"path": spec}), level)
 
 
-def _targets(src, y: np.ndarray, rows: np.ndarray):
+def _targets(spec: str, y: np.ndarray, rows: np.ndarray):
     """A :class:`~uqeval.commands.ucc.core.Band` holding only targets and row numbers, for
     :func:`~uqeval.commands.ucc.core.check_same_targets`."""
     from .core import Band
 
     return Band(
-        name=str(src.spec),
+        name=spec,
         y_true=y,
         pred=y,
         lower=y,
@@ -343,16 +345,19 @@ def _targets(src, y: np.ndarray, rows: np.ndarray):
         level=0.0,
         bounds="",
         centre="",
-        info={"path": str(src.spec)},
+        info={"path": spec},
         rows=rows,
     )
 
 
 class _Models:
-    """What the UCC keeps of each model while its rows are read: the merged state, the row counts, the band's
-    description and the notes; one per record batch, per Dask task or for all rows (:meth:`merge`)."""
+    """What the UCC keeps of each model (``names``, read from ``specs``) while its rows are read: the merged
+    state, the row counts, the band's description and the notes; one per record batch, per Dask task or for
+    all rows (:meth:`merge`)."""
 
-    def __init__(self, n: int, level: float) -> None:
+    def __init__(self, names: Sequence[str], specs: Sequence[str], level: float) -> None:
+        n = len(names)
+        self.names, self.specs, self.level = list(names), list(specs), float(level)
         self.states: list[State | None] = [None] * n
         self.infos: list[dict[str, Any]] = [
             {"n_rows": 0, "n_dropped": 0, "n_fixed_crossing": 0} for _ in range(n)
@@ -362,9 +367,26 @@ class _Models:
         self.kept = [0] * n
         self.notes: list[str] = []
 
-    def fold(self, i: int, name: str, src, batch, k: int, level: float):
+    def add(self, piece: Rowset) -> None:
+        """One aligned batch of every model: the same kept rows (:func:`~uqeval.engine.aligned.check_same_rows`)
+        and the same targets (:func:`~uqeval.commands.ucc.core.check_same_targets`, naming the first row that
+        differs)."""
+        from ...engine.aligned import check_same_rows
+        from .core import check_same_targets
+
+        check_same_rows(piece.files, [b.prediction for b in piece.batches])
+        bands = [self.fold(i, b, piece.rows) for i, b in enumerate(piece.batches)]
+        if len(bands) > 1 and bands[0] is not None:
+            check_same_targets(
+                [
+                    _targets(spec, b.y_true, b.rows if b.rows is not None else np.arange(b.y_true.size))
+                    for spec, b in zip(self.specs, cast("list[Band]", bands))
+                ]
+            )
+
+    def fold(self, i: int, batch, k: int) -> Band | None:
         """Model ``i``'s record batch of ``k`` rows into its state; returns its band (None: no row kept)."""
-        info = self.infos[i]
+        spec, info = self.specs[i], self.infos[i]
         info["n_rows"] += k
         info["n_dropped"] += batch.n_dropped
         pred = batch.prediction
@@ -373,7 +395,7 @@ class _Models:
         info.setdefault("representation", pred.kind)
         info.setdefault("columns", batch.columns)
         info["n_fixed_crossing"] += int(getattr(pred, "n_fixed", 0) or 0)
-        band = _band(name, src, batch, level)
+        band = _band(self.names[i], spec, batch, self.level)
         if self.bands[i] is None:
             self.bands[i] = {"level": band.level, "bounds": band.bounds, "centre": band.centre}
             self.levels[i] = band.level
@@ -381,13 +403,13 @@ class _Models:
         try:
             self.states[i] = merge_file(self.states[i], file_state(band.y_true, band.pred, *band.bounds_of()))
         except InputError as exc:
-            raise exc.at(str(src.spec)) from None
+            raise exc.at(spec) from None
         self.kept[i] += band.y_true.size
         return band
 
     def merge(self, other: _Models) -> _Models:
         """Both parts' rows (associative; the cells of the states are a union)."""
-        out = _Models(len(self.states), 0.0)
+        out = _Models(self.names, self.specs, 0.0)
         for i, (a, b) in enumerate(zip(self.states, other.states)):
             out.states[i] = a if b is None else merge_file(a, b)
             info = dict(self.infos[i])
@@ -420,140 +442,12 @@ def _check_request(n_permutations: int, x_axis: str, y_axis: str, normalize: str
     return files
 
 
-def ucc_stream(
-    files: Sequence[str | Path],
-    names: Sequence[str],
-    settings: Settings,
-    chunk_rows: int,
-    x_axis: str = "bandwidth",
-    y_axis: str = "missrate",
-    normalize: str = "std",
-    partial_x: Sequence[float] | None = None,
-    partial_y: Sequence[float] | None = None,
-    cost: float = 0.5,
-    n_permutations: int = 0,
-    seed: int = 0,
-    progress: Callable[[int], None] | None = None,
-) -> dict[str, Any]:
-    """The ``uqeval.ucc/1`` document of :func:`uqeval.commands.ucc.core.ucc_report`, read in record batches of at most
-    ``chunk_rows`` rows, with ``input.engine``, ``input.approximate`` and ``input.bounds`` per model. The files
-    are read side by side and their targets compared as they arrive (:func:`~uqeval.commands.ucc.core.check_same_targets`,
-    naming the first differing row), so memory stays about one batch per file."""
-    from ...engine.local import iter_batches_of
-    from .core import check_same_targets
-
-    files = _check_request(n_permutations, x_axis, y_axis, normalize, files)
-    opened = [iter_batches_of(f, settings, chunk_rows) for f in files]
-    sources = [src for src, _ in opened]
-    n_files = len(files)
-    acc = _Models(n_files, settings.level)
-    pending: list[tuple[np.ndarray, np.ndarray] | None] = [None] * n_files  # targets not yet compared
-    done = [False] * n_files
-
-    def pull(i: int) -> None:
-        """Read file ``i``'s next batch into its state (``done`` at the end)."""
-        item = next(opened[i][1], None)
-        if item is None:
-            done[i] = True
-            return
-        _, batch, k, _, _ = item
-        band = acc.fold(i, names[i], sources[i], batch, k, settings.level)
-        if i == 0 and progress is not None:
-            progress(acc.infos[0]["n_rows"])
-        if band is not None and n_files > 1:
-            y, rows = band.y_true, band.rows if band.rows is not None else np.arange(band.y_true.size)
-            old = pending[i]
-            pending[i] = (
-                (y, rows) if old is None else (np.concatenate([old[0], y]), np.concatenate([old[1], rows]))
-            )
-
-    while not all(done):
-        for i in range(n_files):  # read on where nothing is pending (about one batch per file in memory)
-            while not done[i] and (n_files == 1 or (p_i := pending[i]) is None or not p_i[0].size):
-                pull(i)
-                if n_files == 1:
-                    break
-        if n_files == 1:
-            continue
-        m = min(p[0].size if p is not None else 0 for p in pending)
-        if m:
-            full = cast("list[tuple[np.ndarray, np.ndarray]]", pending)  # m > 0: every file has rows pending
-            check_same_targets([_targets(src, p[0][:m], p[1][:m]) for src, p in zip(sources, full)])
-            pending = [(p[0][m:], p[1][m:]) for p in full]
-        elif any(done[i] and ((p_i := pending[i]) is None or not p_i[0].size) for i in range(n_files)):
-            for i in range(n_files):  # a file ran out of rows: count the others' for the message
-                while not done[i]:
-                    pull(i)
-            break
-    return _document(
-        acc,
-        sources,
-        names,
-        x_axis,
-        y_axis,
-        normalize,
-        partial_x,
-        partial_y,
-        cost,
-        seed,
-        "stream",
-        {"chunk_rows": int(chunk_rows)},
-    )
-
-
-def partition_ucc(
-    task: tuple[int, int], models, groups, settings: Settings, chunk_rows: int, names: Sequence[str]
-) -> _Models:
-    """The :class:`_Models` of global rows ``[offset, offset + rows)`` of every model (runs on a Dask worker):
-    aligned record batches, the same kept rows and the same targets in every model."""
-    from ..compare.stream import aligned, build, check_same_rows, range_batches
-    from .core import check_same_targets
-
-    offset, rows = task
-    gens = [range_batches(g, offset, offset + rows, m.needed, chunk_rows) for m, g in zip(models, groups)]
-    acc = _Models(len(models), settings.level)
-    for at, files, cols, k in aligned(gens, [m.spec for m in models], offset):
-        batches = build(models, files, cols, k, at, settings)
-        check_same_rows(files, [b.prediction for b in batches])
-        bands = [
-            acc.fold(i, names[i], m.src, b, k, settings.level)
-            for i, (m, b) in enumerate(zip(models, batches))
-        ]
-        if len(models) > 1 and bands[0] is not None:
-            check_same_targets(
-                [
-                    _targets(m.src, b.y_true, b.rows if b.rows is not None else np.arange(b.y_true.size))
-                    for m, b in zip(models, bands)
-                ]
-            )
-    return acc
-
-
-def _merge_models(a: _Models, b: _Models) -> _Models:
-    return a.merge(b)
-
-
 def ucc_with_engine(
     files: Sequence[str | Path],
     names: Sequence[str],
     settings: Settings,
     engine: EngineOptions,
     progress: Callable[[int], None] | None = None,
-    **options: Any,
-) -> dict[str, Any]:
-    """The ``uqeval.ucc/1`` document of ``files`` on a streaming engine (``engine``: ``stream`` or ``dask``, as
-    :meth:`~uqeval.engine.options.EngineOptions.choose` chose it); ``options``: those of :func:`ucc_stream`."""
-    engine = engine.sized(files, settings)
-    if engine.engine == "dask":
-        return ucc_dask(files, names, settings, engine, progress=progress, **options)
-    return ucc_stream(files, names, settings, cast("int", engine.chunk_rows), progress=progress, **options)
-
-
-def ucc_dask(
-    files: Sequence[str | Path],
-    names: Sequence[str],
-    settings: Settings,
-    engine: EngineOptions,
     x_axis: str = "bandwidth",
     y_axis: str = "missrate",
     normalize: str = "std",
@@ -562,40 +456,27 @@ def ucc_dask(
     cost: float = 0.5,
     n_permutations: int = 0,
     seed: int = 0,
-    progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """:func:`ucc_stream` on a Dask cluster (``engine``: its scheduler or workers, and ``chunk_rows`` set:
-    :meth:`~uqeval.engine.options.EngineOptions.sized`): the first model's row groups cut the rows into tasks
-    of global row ranges; each task reads that range of every model (targets compared there), and the
-    per-model states are tree-reduced with :meth:`_Models.merge` (a union of cells: the same document as
-    streamed)."""
-    from ...engine.dask import cluster_info, dask_client, tree_reduce, wait
-    from ..compare.stream import open_models, row_range_tasks
+    """The ``uqeval.ucc/1`` document of :func:`uqeval.commands.ucc.core.ucc_report` on a streaming engine
+    (``engine``: ``stream`` or ``dask``, as :meth:`~uqeval.engine.options.EngineOptions.choose` chose it), with
+    ``input.engine``, ``input.approximate`` and ``input.bounds`` per model. The files are read in aligned
+    record batches (:func:`~uqeval.engine.aligned.over_aligned`: on Dask, row ranges on the workers) and
+    folded into :class:`_Models`, their targets compared batch by batch, so memory stays about one batch per
+    file (per task on Dask)."""
+    from functools import partial
 
-    chunk_rows = cast("int", engine.chunk_rows)
-    files = _check_request(n_permutations, x_axis, y_axis, normalize, files)
-    models = open_models(files, settings)
-    groups, tasks = row_range_tasks(models)
-    with dask_client(engine) as (client, distributed):
-        futures = [
-            client.submit(partition_ucc, t, models, groups, settings, chunk_rows, list(names), pure=False)
-            for t in tasks
-        ]
-        wait(distributed, futures, [t[1] for t in tasks], progress)
-        acc = tree_reduce(client, futures, _merge_models)
+    from ...engine.aligned import over_aligned
+
+    specs = _check_request(n_permutations, x_axis, y_axis, normalize, files)
+    if settings.columns.get("weights"):
+        from ...weights import refuse_weights
+
+        raise refuse_weights("the streamed UCC", f"use {option('engine', 'memory')}")
+    with over_aligned(specs, settings, engine, progress) as run:
+        acc = run.fold(partial(_Models, list(names), specs, settings.level))
+    sources = [m.src for m in run.models]
     return _document(
-        acc,
-        [m.src for m in models],
-        names,
-        x_axis,
-        y_axis,
-        normalize,
-        partial_x,
-        partial_y,
-        cost,
-        seed,
-        "dask",
-        cluster_info(engine, len(tasks)),
+        acc, sources, names, x_axis, y_axis, normalize, partial_x, partial_y, cost, seed, run.engine, run.info
     )
 
 
