@@ -8,6 +8,7 @@ from scipy import stats
 
 from uqeval.commands.ucc.core import (
     SCHEMA,
+    UccOptions,
     band_of,
     check_same_pred,
     check_same_targets,
@@ -212,7 +213,7 @@ def test_same_prediction_required_for_the_test():
     with pytest.raises(InputError, match=r"share the point prediction: at row 3 b\.parquet"):
         check_same_pred([a, b])
     with pytest.raises(InputError, match="share the point prediction"):
-        ucc_report([a, b], n_permutations=10)
+        ucc_report([a, b], UccOptions(n_permutations=10))
     ucc_report([a, b])  # without the test, different predictions are fine
 
 
@@ -228,13 +229,15 @@ def test_report_matches_the_kernel_and_has_the_documented_keys():
     ]
     rep = ucc_report(
         bands,
-        x_axis="excess",
-        y_axis="deficit",
-        normalize="none",
-        partial_y=(0.0, 0.3),
-        cost=0.2,
-        n_permutations=50,
-        seed=4,
+        UccOptions(
+            x_axis="excess",
+            y_axis="deficit",
+            normalize="none",
+            partial_y=(0.0, 0.3),
+            cost=0.2,
+            n_permutations=50,
+            seed=4,
+        ),
     )
     assert rep["schema"] == SCHEMA == "uqeval.ucc/1"
     assert set(rep) == {"schema", "uqeval_version", "settings", "n_rows", "models", "permutation_test"}
@@ -292,9 +295,9 @@ def test_permutation_test_reproducible_and_seeded():
         band_of("b", _gauss(y, mean, np.random.default_rng(9).permutation(std)), 0.95),
         band_of("c", _gauss(y, mean, np.full(N, 1.0)), 0.95),
     ]
-    r1 = ucc_report(bands, n_permutations=99, seed=7)["permutation_test"]
-    r2 = ucc_report(bands, n_permutations=99, seed=7)["permutation_test"]
-    r3 = ucc_report(bands, n_permutations=99, seed=8)["permutation_test"]
+    r1 = ucc_report(bands, UccOptions(n_permutations=99, seed=7))["permutation_test"]
+    r2 = ucc_report(bands, UccOptions(n_permutations=99, seed=7))["permutation_test"]
+    r3 = ucc_report(bands, UccOptions(n_permutations=99, seed=8))["permutation_test"]
     assert r1 == r2
     assert [p["p_value"] for p in r1["pairs"]] != [p["p_value"] for p in r3["pairs"]]
     assert [(p["a"], p["b"]) for p in r1["pairs"]] == [("a", "b"), ("a", "c"), ("b", "c")]
@@ -309,7 +312,7 @@ def test_permutation_test_uses_each_model_widths_around_the_common_prediction():
     # b's prediction differs by less than the tolerance; its bands are shifted with it
     m2 = mean + 1e-14
     b = band_of("b", _gauss(y, m2, 1.3 * std), 0.95)
-    rep = ucc_report([a, b], n_permutations=20, seed=0)
+    rep = ucc_report([a, b], UccOptions(n_permutations=20, seed=0))
     t = rep["permutation_test"]
     assert t["auucc"][1] == pytest.approx(rep["models"]["b"]["ucc"]["auucc"], rel=1e-9)
 
@@ -318,11 +321,11 @@ def test_report_usage_errors():
     y, mean, std = _data()
     a = band_of("a", _gauss(y, mean, std), 0.95)
     with pytest.raises(UsageError, match="at least two"):
-        ucc_report([a], n_permutations=10)
+        ucc_report([a], UccOptions(n_permutations=10))
     with pytest.raises(UsageError):
-        ucc_report([a], x_axis="missrate", y_axis="missrate")
+        ucc_report([a], UccOptions(x_axis="missrate", y_axis="missrate"))
     with pytest.raises(UsageError):
-        ucc_report([a], partial_x=(0, 1), partial_y=(0, 1))
+        ucc_report([a], UccOptions(partial_x=(0, 1), partial_y=(0, 1)))
     with pytest.raises(UsageError, match="at least one"):
         ucc_report([])
 
@@ -333,7 +336,7 @@ def test_kernel_input_errors_name_the_file():
     a = band_of("a", _gauss(y, mean, std, "flat.parquet"), 0.95)
     with pytest.raises(InputError, match=r"^flat\.parquet: .*--normalize none"):
         ucc_report([a])
-    assert ucc_report([a], normalize="none")["models"]["a"]["ucc"]["auucc"] > 0
+    assert ucc_report([a], UccOptions(normalize="none"))["models"]["a"]["ucc"]["auucc"] > 0
 
 
 def test_same_band_from_any_representation_gives_the_same_ucc():
@@ -364,7 +367,7 @@ def test_hand_computed_case():
     p = Intervals(
         y_true=y, columns={"y_true": "y"}, lower=-np.ones(4), upper=np.ones(4), levels=[0.9], mean=np.zeros(4)
     )
-    rep = ucc_report([band_of("m", _loaded(p), 0.9)], normalize="none", partial_x=(0.25, 1.5))
+    rep = ucc_report([band_of("m", _loaded(p), 0.9)], UccOptions(normalize="none", partial_x=(0.25, 1.5)))
     u = rep["models"]["m"]["ucc"]
     # curve (bandwidth, missrate): (0, .75), (.5, .5), (1, .25), (2, 0)
     assert u["auucc"] == pytest.approx(0.5 * 1.25 / 2 + 0.5 * 0.75 / 2 + 1 * 0.25 / 2, abs=1e-15)
@@ -385,7 +388,7 @@ def test_hand_computed_case():
 def test_tables_and_markdown():
     y, mean, std = _data()
     bands = [band_of("a", _gauss(y, mean, std), 0.95), band_of("b", _gauss(y, mean, 1.2 * std), 0.95)]
-    rep = ucc_report(bands, partial_x=(0, 1), n_permutations=9)
+    rep = ucc_report(bands, UccOptions(partial_x=(0, 1), n_permutations=9))
     header, rows = summary_rows(rep)
     assert header[:4] == ["model", "AUUCC", "AUUCC const", "gain"] and "partial gain" in header
     assert "k=1 bandwidth" in header and "k* missrate" in header
@@ -402,7 +405,7 @@ def test_tables_and_markdown():
 def test_plot_models_carry_exact_curves():
     y, mean, std = _data()
     bands = [band_of("a", _gauss(y, mean, std), 0.95)]
-    rep = ucc_report(bands, x_axis="bandwidth", y_axis="excess")
+    rep = ucc_report(bands, UccOptions(x_axis="bandwidth", y_axis="excess"))
     (m,) = plot_models(bands, rep)
     assert m["name"] == "a" and m["curve"].x_axis == "bandwidth" and m["curve"].y_axis == "excess"
     assert len(m["curve"]) == N and m["auucc"] == rep["models"]["a"]["ucc"]["auucc"]

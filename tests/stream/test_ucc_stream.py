@@ -19,6 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from uqeval.cli import app
+from uqeval.commands.ucc.core import UccOptions
 from uqeval.commands.ucc.stream import file_state, finalize_file, merge_file
 from uqeval.metrics.ucc import ucc_summary
 
@@ -76,7 +77,7 @@ def _merged(case: str, chunk: int):
 
 def _streamed(case, chunk, x_axis, y_axis, partial_x=None, partial_y=None, normalize="std"):
     st = copy.deepcopy(_merged(case, chunk))
-    return finalize_file(st, x_axis, y_axis, normalize, partial_x, partial_y, 0.5)
+    return finalize_file(st, UccOptions(x_axis, y_axis, normalize, partial_x, partial_y, 0.5))
 
 
 def _within(got: float | None, ref: float | None, bound: float | None) -> None:
@@ -142,8 +143,8 @@ def test_merge_order_does_not_matter():
             merge_file(parts[i + 1], parts[i]) if i + 1 < len(parts) else parts[i]
             for i in range(0, len(parts), 2)
         ]
-    a = finalize_file(seq, "bandwidth", "missrate", "std", None, None, 0.5)
-    b = finalize_file(parts[0], "bandwidth", "missrate", "std", None, None, 0.5)
+    a = finalize_file(seq, UccOptions())
+    b = finalize_file(parts[0], UccOptions())
     assert a[0]["auucc"] == pytest.approx(b[0]["auucc"], rel=1e-12)
     assert a[1]["auucc"] == pytest.approx(b[1]["auucc"], rel=1e-12)
     np.testing.assert_array_equal(seq["model"]["codes"], parts[0]["model"]["codes"])

@@ -52,22 +52,13 @@ def ucc(
     >>> 0 < out["models"]["model 1"]["ucc"]["auucc"] < 1
     True
     """
-    from ..commands.ucc.core import band_of, ucc_report
+    from ..commands.ucc.core import UccOptions, band_of, ucc_report
     from ..io.load import Loaded
 
     bands = [band_of(name, Loaded(pred, {"path": name}), level) for name, pred in _models(models).items()]
-    return ucc_report(
-        bands,
-        x_axis=x_axis,
-        y_axis=y_axis,
-        normalize=normalize,
-        partial_x=partial_x,
-        partial_y=partial_y,
-        cost=cost,
-        n_permutations=n_permutations,
-        seed=seed,
-        weights=weights,  # one a row (the same rows for every model); the permutation test refuses them
-    )
+    options = UccOptions(x_axis, y_axis, normalize, partial_x, partial_y, cost, n_permutations, seed)
+    # weights: one a row (the same rows for every model); the permutation test refuses them
+    return ucc_report(bands, options, weights=weights)
 
 
 @python_api

@@ -144,16 +144,12 @@ def ucc(
     same order. --engine stream (or dask) reads record batches: the op point is exact,
     the areas, gains and k* are approximate within bounds written to the JSON.
     """
-    from ..commands.ucc.core import band_of, model_names, ucc_report
+    from ..commands.ucc.core import UccOptions, band_of, model_names, ucc_report
     from ..errors import UsageError
     from ..io.writers import check_output_path
 
     px = parse_pair(partial_x, "--partial-x")
     py = parse_pair(partial_y, "--partial-y")
-    if px is not None and py is not None:
-        raise UsageError("give at most one of --partial-x and --partial-y")
-    if x_axis is y_axis:
-        raise UsageError(f"--x-axis and --y-axis must differ, both are {x_axis.value}")
     level = flags.values.get("level")
     if level is not None and not 0.0 < level < 1.0:
         raise UsageError(f"--level must be strictly between 0 and 1, got {level:g}")
@@ -168,13 +164,14 @@ def ucc(
     if output is not None and plot is not None and output.resolve() == plot.resolve():
         raise UsageError("--output and --plot name the same file")
 
-    options: dict[str, Any] = dict(
+    options = UccOptions(
         x_axis=x_axis.value,
         y_axis=y_axis.value,
         normalize=normalize.value,
         partial_x=px,
         partial_y=py,
         cost=cost,
+        n_permutations=permutation_test,
         seed=settings.seed,
     )
     engine = engine_options.choose(files)
@@ -188,7 +185,7 @@ def ucc(
         from ..commands.ucc.stream import ucc_with_engine
 
         with engine.progress(files[:1]) as progress:
-            summary = ucc_with_engine(files, model_names(files), settings, engine, progress, **options)
+            summary = ucc_with_engine(files, model_names(files), settings, engine, options, progress)
         if output is not None:
             from ..io.writers import write_json
 
@@ -206,9 +203,7 @@ def ucc(
             weights = loaded.weights if i == 0 else weights
             bands.append(band_of(name, loaded, settings.level))
         stage("UCC")
-        summary = ucc_report(
-            bands, **options, n_permutations=permutation_test, weights=weights, weights_column=weights_col
-        )
+        summary = ucc_report(bands, options, weights=weights, weights_column=weights_col)
     image = None
     if plot is not None:  # rendered before anything is written: a failure leaves no output
         from ..commands.ucc.core import plot_models

@@ -118,14 +118,14 @@ _BATCH_ELEMENTS = 2_000_000
 def _check_axes(x_axis: str, y_axis: str) -> None:
     for name, value in (("x_axis", x_axis), ("y_axis", y_axis)):
         if value not in AXES:
-            raise UsageError(f"{name} must be one of {', '.join(AXES)}, got {value!r}")
+            raise UsageError(f"{option(name)} must be one of {', '.join(AXES)}, got {value!r}")
     if x_axis == y_axis:
-        raise UsageError(f"x_axis and y_axis must differ, both are {x_axis!r}")
+        raise UsageError(f"{option('x_axis')} and {option('y_axis')} must differ, both are {x_axis}")
 
 
 def _check_normalize(normalize: str) -> None:
     if normalize not in NORMALIZE:
-        raise UsageError(f"normalize must be one of {', '.join(NORMALIZE)}, got {normalize!r}")
+        raise UsageError(f"{option('normalize')} must be one of {', '.join(NORMALIZE)}, got {normalize!r}")
 
 
 def _check_band(y_true, pred, lower, upper) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -188,16 +188,16 @@ def _check_range(rng: Sequence[float] | None, name: str) -> tuple[float, float] 
     try:
         a, b = (float(v) for v in rng)
     except (TypeError, ValueError):
-        raise UsageError(f"{name} must be two numbers 'a,b', got {rng!r}") from None
+        raise UsageError(f"{option(name)} must be two numbers 'a,b', got {rng!r}") from None
     if math.isnan(a) or math.isnan(b) or not a < b:
-        raise UsageError(f"{name} must be an increasing range a < b, got [{a:g}, {b:g}]")
+        raise UsageError(f"{option(name)} must be an increasing range a < b, got [{a:g}, {b:g}]")
     return a, b
 
 
 def _check_cost(cost: float) -> float:
     c = float(cost)
     if not 0.0 <= c <= 1.0:
-        raise UsageError(f"cost must lie in [0, 1] (weight of the x axis), got {c:g}")
+        raise UsageError(f"{option('cost')} must lie in [0, 1] (weight of the x axis), got {c:g}")
     return c
 
 

@@ -397,16 +397,58 @@ def _named(b: Band, func, *args, **kwargs):
         raise exc.at(b.source) from None
 
 
+@dataclass(frozen=True)
+class UccOptions:
+    """What a UCC run is asked for, checked once when made and handed on as one value (the command line,
+    :func:`uqeval.ucc`, the memory and streamed runs and the document all read it).
+
+    ``x_axis``/``y_axis``: the curve's axes (``bandwidth``, ``missrate``, ``excess``, ``deficit``);
+    ``normalize``: the unit of the widths (``std``, ``none``); ``partial_x``/``partial_y``: the range of the
+    partial area (at most one); ``cost``: c of the minimum-cost point c*x + (1 - c)*y; ``n_permutations``
+    and ``seed``: the paired permutation test (0: none)."""
+
+    x_axis: str = "bandwidth"
+    y_axis: str = "missrate"
+    normalize: str = "std"
+    partial_x: Sequence[float] | None = None
+    partial_y: Sequence[float] | None = None
+    cost: float = 0.5
+    n_permutations: int = 0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        from ...metrics.ucc import _check_axes, _check_cost, _check_normalize, _check_range
+
+        _check_axes(self.x_axis, self.y_axis)
+        _check_normalize(self.normalize)
+        if self.partial_x is not None and self.partial_y is not None:
+            raise UsageError(f"give at most one of {option('partial_x')} and {option('partial_y')}")
+        for name in ("partial_x", "partial_y"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, _check_range(value, name))
+        _check_cost(self.cost)
+        n_perm = int(self.n_permutations)
+        if n_perm < 0:
+            raise UsageError(f"{option('permutation_test')} must be >= 0, got {n_perm}")
+        object.__setattr__(self, "n_permutations", n_perm)
+
+    @property
+    def curve(self) -> dict[str, Any]:
+        """The keywords of :func:`~uqeval.metrics.ucc.ucc_summary` (axes, unit, partial area, cost)."""
+        return {
+            "x_axis": self.x_axis,
+            "y_axis": self.y_axis,
+            "normalize": self.normalize,
+            "partial_x": self.partial_x,
+            "partial_y": self.partial_y,
+            "cost": self.cost,
+        }
+
+
 def ucc_report(
     bands: Sequence[Band],
-    x_axis: str = "bandwidth",
-    y_axis: str = "missrate",
-    normalize: str = "std",
-    partial_x: Sequence[float] | None = None,
-    partial_y: Sequence[float] | None = None,
-    cost: float = 0.5,
-    n_permutations: int = 0,
-    seed: int = 0,
+    options: UccOptions = UccOptions(),
     weights: Any = None,
     weights_column: str | None = None,
 ) -> dict[str, Any]:
@@ -425,9 +467,7 @@ def ucc_report(
     bands = list(bands)
     if not bands:
         raise UsageError("uqeval ucc needs at least one prediction file")
-    n_perm = int(n_permutations)
-    if n_perm < 0:
-        raise UsageError(f"{option('permutation_test')} must be >= 0, got {n_perm}")
+    n_perm = options.n_permutations
     if n_perm and len(bands) < 2:
         raise UsageError(f"{option('permutation_test')} compares models: give at least two prediction files")
     if weights is not None and n_perm:
@@ -451,12 +491,7 @@ def ucc_report(
             b.pred,
             b.bounds_of,
             weights=w,
-            x_axis=x_axis,
-            y_axis=y_axis,
-            normalize=normalize,
-            partial_x=partial_x,
-            partial_y=partial_y,
-            cost=cost,
+            **options.curve,
         )
         models[b.name] = {
             "input": b.info,
@@ -479,29 +514,15 @@ def ucc_report(
             ref.pred,
             widths,
             n_permutations=n_perm,
-            seed=seed,
-            x_axis=x_axis,
-            y_axis=y_axis,
-            normalize=normalize,
+            seed=options.seed,
+            x_axis=options.x_axis,
+            y_axis=options.y_axis,
+            normalize=options.normalize,
             names=[b.name for b in bands],
             progress=stage(f"UCC permutation test ({n_perm:,} per pair)", n_perm * n_pairs),
         )
     notes = [n for b in bands for n in b.notes] + weight_notes
-    doc = ucc_document(
-        models,
-        int(bands[0].y_true.size),
-        [b.level for b in bands],
-        x_axis,
-        y_axis,
-        normalize,
-        partial_x,
-        partial_y,
-        cost,
-        n_perm,
-        seed,
-        test,
-        notes,
-    )
+    doc = ucc_document(models, int(bands[0].y_true.size), [b.level for b in bands], options, test, notes)
     if weights_json is not None:
         doc["weights"] = weights_json
         doc["n_rows"] = int(np.asarray(weights).size)
@@ -543,14 +564,7 @@ def ucc_document(
     models: dict[str, Any],
     n_rows: int,
     levels: Sequence[float],
-    x_axis: str,
-    y_axis: str,
-    normalize: str,
-    partial_x: Sequence[float] | None,
-    partial_y: Sequence[float] | None,
-    cost: float,
-    n_perm: int,
-    seed: int,
+    options: UccOptions,
     test: dict | None,
     notes: Sequence[str],
 ) -> dict[str, Any]:
@@ -564,14 +578,14 @@ def ucc_document(
         "uqeval_version": __version__,
         "settings": {
             "level": levels[0] if len({_level_key(v) for v in levels}) == 1 else None,
-            "x_axis": x_axis,
-            "y_axis": y_axis,
-            "normalize": normalize,
-            "partial_x": list(partial_x) if partial_x is not None else None,
-            "partial_y": list(partial_y) if partial_y is not None else None,
-            "cost": float(cost),
-            "permutation_test": n_perm,
-            "seed": int(seed),
+            "x_axis": options.x_axis,
+            "y_axis": options.y_axis,
+            "normalize": options.normalize,
+            "partial_x": list(options.partial_x) if options.partial_x is not None else None,
+            "partial_y": list(options.partial_y) if options.partial_y is not None else None,
+            "cost": float(options.cost),
+            "permutation_test": options.n_permutations,
+            "seed": int(options.seed),
         },
         "n_rows": int(n_rows),
         "models": models,

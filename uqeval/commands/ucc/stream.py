@@ -63,7 +63,7 @@ from ...errors import InputError, UsageError, option
 if TYPE_CHECKING:
     from ...engine.aligned import Rowset
     from ...engine.options import EngineOptions
-    from .core import Band
+    from .core import Band, UccOptions
 
 #: float64 bit pattern >> SHIFT: a cell of critical scales spans a relative width of 2**-(52 - SHIFT) = 2**-14
 SHIFT = 38
@@ -287,15 +287,16 @@ UCC_TABLE = (
 )
 
 
-def finalize_file(
-    st: State, x_axis: str, y_axis: str, normalize: str, partial_x, partial_y, cost: float
-) -> tuple[dict[str, Any], dict[str, Any]]:
+def finalize_file(st: State, options: UccOptions) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(ucc summary, bounds)``: the dict of :func:`~uqeval.metrics.ucc.ucc_summary` from a merged state, and
     the bounds of its approximate values."""
-    from ...metrics.ucc import _check_cost, _check_range, summary_of_curves, unit_of_std
+    from ...metrics.ucc import summary_of_curves, unit_of_std
 
-    px, py = _check_range(partial_x, "partial_x"), _check_range(partial_y, "partial_y")
-    c = _check_cost(cost)
+    x_axis, y_axis, normalize = options.x_axis, options.y_axis, options.normalize
+    # (checked ranges: UccOptions makes them (a, b) tuples)
+    px = cast("tuple[float, float] | None", options.partial_x)
+    py = cast("tuple[float, float] | None", options.partial_y)
+    c = float(options.cost)
     n = st["n"]
     unit = unit_of_std(math.sqrt(st["y_m2"] / n), normalize)
     model, boxes_m = curve_of(st["model"], x_axis, y_axis, normalize, unit)
@@ -426,16 +427,12 @@ class _Models:
         return out
 
 
-def _check_request(n_permutations: int, x_axis: str, y_axis: str, normalize: str, files) -> list[str]:
-    from ...metrics.ucc import _check_axes, _check_normalize
-
-    if n_permutations:
+def _check_request(options: UccOptions, files) -> list[str]:
+    if options.n_permutations:
         raise UsageError(
             f"{option('permutation_test')} swaps the bands of every row between models and needs all rows in "
             f"memory: use {option('engine', 'memory')}"
         )
-    _check_axes(x_axis, y_axis)
-    _check_normalize(normalize)
     files = [str(f) for f in files]
     if not files:
         raise UsageError("uqeval ucc needs at least one prediction file")
@@ -447,15 +444,8 @@ def ucc_with_engine(
     names: Sequence[str],
     settings: Settings,
     engine: EngineOptions,
+    options: UccOptions,
     progress: Callable[[int], None] | None = None,
-    x_axis: str = "bandwidth",
-    y_axis: str = "missrate",
-    normalize: str = "std",
-    partial_x: Sequence[float] | None = None,
-    partial_y: Sequence[float] | None = None,
-    cost: float = 0.5,
-    n_permutations: int = 0,
-    seed: int = 0,
 ) -> dict[str, Any]:
     """The ``uqeval.ucc/1`` document of :func:`uqeval.commands.ucc.core.ucc_report` on a streaming engine
     (``engine``: ``stream`` or ``dask``, as :meth:`~uqeval.engine.options.EngineOptions.choose` chose it), with
@@ -467,7 +457,7 @@ def ucc_with_engine(
 
     from ...engine.aligned import over_aligned
 
-    specs = _check_request(n_permutations, x_axis, y_axis, normalize, files)
+    specs = _check_request(options, files)
     if settings.columns.get("weights"):
         from ...weights import refuse_weights
 
@@ -475,24 +465,11 @@ def ucc_with_engine(
     with over_aligned(specs, settings, engine, progress) as run:
         acc = run.fold(partial(_Models, list(names), specs, settings.level))
     sources = [m.src for m in run.models]
-    return _document(
-        acc, sources, names, x_axis, y_axis, normalize, partial_x, partial_y, cost, seed, run.engine, run.info
-    )
+    return _document(acc, sources, names, options, run.engine, run.info)
 
 
 def _document(
-    acc: _Models,
-    sources,
-    names: Sequence[str],
-    x_axis: str,
-    y_axis: str,
-    normalize: str,
-    partial_x,
-    partial_y,
-    cost: float,
-    seed: int,
-    engine: str,
-    extra: dict[str, Any],
+    acc: _Models, sources, names: Sequence[str], options: UccOptions, engine: str, extra: dict[str, Any]
 ) -> dict[str, Any]:
     """The ``uqeval.ucc/1`` document of the merged per-model states."""
     from .core import ucc_document
@@ -511,7 +488,7 @@ def _document(
         if state is None:
             raise InputError(f"{src.spec}: every row has NaN/inf in a used column; nothing left to evaluate")
         try:
-            summ, bounds = finalize_file(state, x_axis, y_axis, normalize, partial_x, partial_y, cost)
+            summ, bounds = finalize_file(state, options)
         except InputError as exc:
             raise exc.at(str(src.spec)) from None
         info = {
@@ -538,18 +515,4 @@ def _document(
         f"points at the smallest and largest critical scale of every {CELL_WIDTH}-relative cell); their "
         "bounds are in models.<name>.input.bounds; the original operating point (k = 1) is exact"
     )
-    return ucc_document(
-        models,
-        kept[0],
-        acc.levels,
-        x_axis,
-        y_axis,
-        normalize,
-        partial_x,
-        partial_y,
-        cost,
-        0,
-        seed,
-        None,
-        list(dict.fromkeys(notes)),
-    )
+    return ucc_document(models, kept[0], acc.levels, options, None, list(dict.fromkeys(notes)))
