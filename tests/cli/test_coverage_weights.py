@@ -1,6 +1,6 @@
 """``coverage --weights`` (issue 25): each point's coverage and mean width (set size) are the catalogue's
 weighted values; integer weights equal repeated rows, weights of 0 drop rows (a point whose weights are all
-0 has no record); the streaming engines refuse weights."""
+0 has no record); the stream and Dask engines give the memory document (issue 37)."""
 
 from __future__ import annotations
 
@@ -61,11 +61,9 @@ def test_integer_weights_are_repeated_rows(tmp_path, classes):
             assert rec[key] == pytest.approx(other[key], rel=1e-12), (facet, level, key)
 
 
-def test_stream_refuses_weights_and_the_table_says_weighted(tmp_path):
+def test_the_table_says_weighted(tmp_path):
     df = _frame(50, 3)
     df["w"] = 1.0
     df.to_csv(tmp_path / "m.csv", index=False)
-    r = runner.invoke(app, ["coverage", str(tmp_path / "m.csv"), "--weights", "w", "--engine", "stream"])
-    assert r.exit_code == 2 and "--engine memory" in r.output
     r = runner.invoke(app, ["coverage", str(tmp_path / "m.csv"), "--weights", "w", "--format", "markdown"])
     assert r.exit_code == 0 and "| coverage (weighted) | width (weighted) |" in r.output, r.output

@@ -35,6 +35,7 @@ def test_ucc_and_coverage_streams_report_rows_read():
     # the progress bar's callback: rows of the first file read (ucc reads its files side by side) and rows
     # of every file in turn (coverage)
     from uqeval.commands.coverage.stream import coverage_points_with_engine
+    from uqeval.commands.ucc.core import UccOptions
     from uqeval.commands.ucc.stream import ucc_with_engine
     from uqeval.config import Settings
     from uqeval.engine.options import EngineOptions
@@ -43,10 +44,12 @@ def test_ucc_and_coverage_streams_report_rows_read():
 
     seen: list[int] = []
     files = [str(SAMPLE / "gaussian.parquet"), str(SAMPLE / "quantiles.parquet")]
-    doc = ucc_with_engine(files, ["g", "q"], Settings(), EngineOptions("stream", 300), progress=seen.append)
+    doc = ucc_with_engine(
+        files, ["g", "q"], Settings(), EngineOptions("stream", 300), UccOptions(), progress=seen.append
+    )
     assert seen == sorted(seen) and seen[-1] == doc["n_rows"] and len(seen) > 2
     seen.clear()
-    records = coverage_points_with_engine(
+    records, _ = coverage_points_with_engine(
         [("g", files[0]), ("q", files[1])], Settings(), EngineOptions("stream", 300), progress=seen.append
     )
     assert records and seen == sorted(seen) and seen[-1] == 2 * doc["n_rows"]

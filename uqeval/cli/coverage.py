@@ -106,17 +106,16 @@ def coverage(
     names = method_names([str(f) for f in files], name)
     engine = engine_options.choose(files)
     weights_col = settings.columns.get("weights")
-    if weights_col and engine.streams:
-        raise UsageError(
-            "--weights with --engine stream/dask: weighted coverage is computed in memory only yet; use --engine memory"
-        )
+    total_w, zero_w = 0.0, 0
     if engine.streams:
         from ..commands.coverage.stream import coverage_points_with_engine
         from ..io.uri import as_spec
 
         pairs = [(m, as_spec(f)) for m, f in zip(names, files)]  # a URI as given (str() folds s3:// to s3:/)
         with engine.progress(files) as progress:
-            records = coverage_points_with_engine(pairs, settings, engine, points_by, progress)
+            records, (total_w, zero_w) = coverage_points_with_engine(
+                pairs, settings, engine, points_by, progress
+            )
         from ..io.inputs import expand_input
         from .common import note
 
@@ -125,7 +124,6 @@ def coverage(
             if skipped and not engine.quiet:
                 note(skipped)
     runs = []
-    total_w, zero_w = 0.0, 0
     for method, f in zip(names, files) if not engine.streams else ():
         loaded = load_predictions(f, settings, weights_ok=True)  # --weights: a column of every file
         if loaded.weights is not None:

@@ -86,15 +86,12 @@ def _prepare(spec: str | Path, settings: Settings, allow_by: bool = False, weigh
 
     src = open_source(spec)
     plan = plan_for(src.info, settings)
-    if "weights" in plan.roles:
+    if "weights" in plan.roles and not weights_ok:
         from ..weights import refuse_weights
 
-        if "by" in plan.roles:
-            raise refuse_weights("--by with --engine stream or dask", "score the groups with --engine memory")
-        if not weights_ok:
-            raise refuse_weights("this command")
+        raise refuse_weights("this command")
     if "by" in plan.roles and not allow_by:
-        raise UsageError("--by is not streamed yet: score per group with --engine memory")
+        raise UsageError(f"{option('by')} is not streamed by this command: use {option('engine', 'memory')}")
     numeric = frozenset(
         c for role, v in plan.roles.items() if role != "by" for c in (v if isinstance(v, list) else [v])
     )

@@ -1,6 +1,7 @@
-"""``uqeval coverage --engine stream``: the coverage/width points of :mod:`uqeval.commands.coverage.core` from record
-batches. Every point value (coverage, width, width_norm, set coverage and size) is a mean over the rows of
-its (facet, point) cell, so a cell keeps its row count and count-weighted sums (exact)."""
+"""``uqeval coverage --engine stream|dask``: the coverage/width points of :mod:`uqeval.commands.coverage.core`
+from record batches. Every point value (coverage, width, width_norm, set coverage and size) is a mean over
+the rows of its (facet, point) cell, weighted with ``--weights`` (rows of weight 0 dropped, as in memory),
+so a cell keeps its row count, its total weight and weight-weighted sums (exact)."""
 
 from __future__ import annotations
 
@@ -19,21 +20,23 @@ if TYPE_CHECKING:
 
 class Cells:
     """The coverage cells of some rows of one file: ``cells`` maps ``(facet, point)`` to
-    ``{"n": rows, "sums": {level: {key: count-weighted sum}}}``; ``kind``: the file's representation;
-    ``rows``: the rows read. Counts and sums add, so two parts merge exactly (:meth:`merge`)."""
+    ``{"n": rows, "w": total weight, "sums": {level: {key: weighted sum}}}`` (without weights every row weighs
+    1); ``kind``: the file's representation; ``rows``: the rows read; ``w`` and ``n_zero``: the total weight
+    and the rows of weight 0 (dropped). Counts and sums add, so two parts merge exactly (:meth:`merge`)."""
 
     def __init__(self, path: str, settings: Settings, points_by: str | None) -> None:
         self.path, self.settings, self.points_by = path, settings, points_by
         self.cells: dict[tuple[str, str], dict[str, Any]] = {}
         self.kind: str | None = None
-        self.rows = 0
+        self.rows = self.n_zero = 0
+        self.w = 0.0
 
     def add(self, piece: Piece) -> None:
         from ...catalogue import coverage_levels
-        from .core import _INTERVALS, _SETS, _labels, _point_metrics
+        from .core import _INTERVALS, _SETS, _labels, _point_metrics, _weighted_point_metrics
 
         self.rows += piece.rows
-        pred, settings = piece.batch.prediction, self.settings
+        pred, settings, weights = piece.batch.prediction, self.settings, piece.batch.weights
         if pred is None:
             return
         if pred.kind not in _SETS + _INTERVALS:
@@ -51,29 +54,43 @@ class Cells:
             pts = np.asarray(piece.extra[self.points_by].to_numpy(zero_copy_only=False), dtype=object)[kept]
         facets = _labels(piece.batch.groups, pred.n).astype(str)
         points = _labels(pts, pred.n).astype(str)
+        if weights is not None:
+            self.w += float(weights.sum())
+            self.n_zero += int((weights == 0).sum())
+            keep = weights > 0  # rows of weight 0 are dropped, as in memory
+            if not keep.all():
+                if not keep.any():
+                    return
+                pred, weights, facets, points = pred.subset(keep), weights[keep], facets[keep], points[keep]
         for facet, point in sorted(set(zip(facets.tolist(), points.tolist()))):
             idx = np.flatnonzero((facets == facet) & (points == point))
-            sums = {
-                lk: {key: idx.size * v for key, v in m.items()}
-                for lk, m in _point_metrics(pred.subset(idx), levels, settings.y_std).items()
-            }
-            self._add_cell((facet, point), idx.size, sums)
+            part = pred.subset(idx)
+            if weights is None:
+                total = float(idx.size)
+                means = _point_metrics(part, levels, settings.y_std)
+            else:
+                total = float(weights[idx].sum())
+                means = _weighted_point_metrics(part, levels, settings, weights[idx])
+            sums = {lk: {key: total * v for key, v in m.items()} for lk, m in means.items()}
+            self._add_cell((facet, point), idx.size, total, sums)
 
-    def _add_cell(self, key: tuple[str, str], n: int, sums: dict[str, dict[str, float]]) -> None:
-        cell = self.cells.setdefault(key, {"n": 0, "sums": {}})
+    def _add_cell(self, key: tuple[str, str], n: int, w: float, sums: dict[str, dict[str, float]]) -> None:
+        cell = self.cells.setdefault(key, {"n": 0, "w": 0.0, "sums": {}})
         cell["n"] += n
+        cell["w"] += w
         for lk, values in sums.items():
             acc = cell["sums"].setdefault(lk, {})
             for k, v in values.items():
                 acc[k] = acc.get(k, 0.0) + v
 
     def merge(self, other: Cells) -> Cells:
-        """The cells of both parts' rows: counts and count-weighted sums add (associative)."""
+        """The cells of both parts' rows: counts, weights and weighted sums add (associative)."""
         out = Cells(self.path, self.settings, self.points_by)
         for part in (self, other):
             for key, c in part.cells.items():
-                out._add_cell(key, c["n"], c["sums"])
+                out._add_cell(key, c["n"], c["w"], c["sums"])
         out.kind, out.rows = self.kind or other.kind, self.rows + other.rows
+        out.w, out.n_zero = self.w + other.w, self.n_zero + other.n_zero
         return out
 
 
@@ -92,7 +109,7 @@ def _records(method: str, path: str, cells: dict) -> list[dict[str, Any]]:
                     "point": point,
                     "level": lk,
                     "n_rows": int(cell["n"]),
-                    **{k: v / cell["n"] for k, v in sums.items()},
+                    **{k: v / cell["w"] for k, v in sums.items()},
                 }
             )
     return records
@@ -114,10 +131,12 @@ def coverage_points_with_engine(
     engine: EngineOptions,
     points_by: str | None = None,
     progress: Callable[[int], None] | None = None,
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], tuple[float, int]]:
     """The records of :func:`uqeval.commands.coverage.core.coverage_points` for ``(method, path)`` pairs on a
     streaming engine (``engine``: ``stream`` or ``dask``, as :meth:`~uqeval.engine.options.EngineOptions.choose`
-    chose it), each file folded into :class:`Cells`; ``progress(rows)``: rows read so far over all files."""
+    chose it), each file folded into :class:`Cells`, and ``(total weight, rows of weight 0)`` over the files
+    (``--weights``: a column of every file; ``(0.0, 0)`` without). ``progress(rows)``: rows read so far over
+    all files."""
     from functools import partial
 
     from ...engine.fold import over_rows, session
@@ -126,15 +145,18 @@ def coverage_points_with_engine(
     extra = (points_by,) if points_by else ()
     records: list[dict[str, Any]] = []
     kinds: dict[str, str] = {}
-    done = 0
+    done, total_w, n_zero = 0, 0.0, 0
     with session(engine):
         for method, path in files:
             counted = None if progress is None else (lambda rows, base=done: progress(base + rows))
-            with over_rows(path, settings, engine, counted, extra=extra, allow_by=True) as run:
+            with over_rows(
+                path, settings, engine, counted, extra=extra, allow_by=True, weights_ok=True
+            ) as run:
                 cells = run.fold(partial(Cells, path, settings, points_by))
             done += cells.rows
+            total_w, n_zero = total_w + cells.w, n_zero + cells.n_zero
             if cells.kind is not None:
                 kinds[path] = cells.kind
             records += _records(method, path, cells.cells)
     _check_kinds(kinds)
-    return records
+    return records, (total_w, n_zero)

@@ -173,6 +173,13 @@ def score_state(
     from ...engine.fold import over_rows
 
     grouped = bool(settings.columns.get("by"))
+    if grouped and settings.columns.get("weights"):
+        from ...weights import refuse_weights
+
+        raise refuse_weights(
+            f"{option('by')} with {option('engine', 'stream')} or dask",
+            f"score the groups with {option('engine', 'memory')}",
+        )
     with over_rows(spec, settings, engine, progress, allow_by=grouped, weights_ok=True) as rows:
         part = rows.fold(partial(new_partial, settings))
         part.selection = states.selection(part.state) if part.state["n"] else None
