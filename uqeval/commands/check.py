@@ -97,7 +97,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from ..catalogue.paths import flatten, metric_orientation
-from ..errors import InputError
+from ..errors import InputError, option
 from ..strict import tomllib
 from ..text import DETAIL, fmt_number
 
@@ -354,8 +354,8 @@ def _unknown_path_message(summary: Mapping[str, Any], path: str, known: bool = T
     for key, why in left_out.items():  # streamed summaries (issue 14) leave some metrics out
         if key == path or len(parts) >= 2 and key == f"{parts[0]}.{parts[-1]}":
             return (
-                f'"{path}" is not computed by --engine {inp.get("engine", "stream")} ({why}); '
-                "score with --engine memory to check it"
+                f'"{path}" is not computed by {option("engine", inp.get("engine", "stream"))} ({why}); '
+                f"score with {option('engine', 'memory')} to check it"
             )
     weights = summary.get("weights")
     not_weighted = weights.get("not_weighted") if isinstance(weights, Mapping) else None
@@ -373,8 +373,9 @@ def _unknown_path_message(summary: Mapping[str, Any], path: str, known: bool = T
         hint = _KNOWN + (", ".join(f'"{m}"' for m in paths[:10]) or "none")
     if path.split(".", 1)[0] == "skill" and "skill" not in summary.get("metrics", {}):  # issue 16
         hint = (
-            "skill scores are computed only against a reference forecast: score with --reference FILE, "
-            "--reference climatology --train FILE or --reference persistence --time COLUMN"
+            f"skill scores are computed only against a reference forecast: score with {option('reference', 'FILE')}, "
+            f"{option('reference', 'climatology')} {option('train', 'FILE')} or {option('reference', 'persistence')} "
+            f"{option('time', 'COLUMN')}"
         )
     return f'no metric at path "{path}" in the summary' + (f"; {hint}" if hint else "")
 

@@ -42,7 +42,7 @@ from typing import Any, cast
 import numpy as np
 
 from ..config import Settings
-from ..errors import InputError, SchemaError, UsageError, naming
+from ..errors import InputError, SchemaError, UsageError, naming, option
 from ..io.load import Loaded, load_predictions
 from ..predictions import Categorical, Gaussian, Intervals, Point, Prediction
 
@@ -179,7 +179,7 @@ def _representation(method: str, table: Any, settings: Settings, state: dict[str
         detected = None
     if method == "temperature" and detected in ("members", "dirichlet"):
         raise SchemaError(
-            f"{p}: --method temperature rescales one classifier's probabilities or logits; this file "
+            f"{p}: {option('method', 'temperature')} rescales one classifier's probabilities or logits; this file "
             f"holds {'an ensemble of classifiers' if detected == 'members' else 'Dirichlet outputs'}, "
             "to which it does not apply"
         )
@@ -190,7 +190,7 @@ def _representation(method: str, table: Any, settings: Settings, state: dict[str
     ):
         needs = "a mean and a std (or variance)" if method in ("std-scaling", "isotonic") else "a mean column"
         raise SchemaError(
-            f"{p}: --method {method} recalibrates point or Gaussian predictions ({needs}); this file "
+            f"{p}: {option('method', method)} recalibrates point or Gaussian predictions ({needs}); this file "
             f"holds {detected} predictions without a mean column, to which it does not apply"
         )
     if method == "temperature":
@@ -205,7 +205,7 @@ def _representation(method: str, table: Any, settings: Settings, state: dict[str
             )
         except SchemaError as exc:
             raise SchemaError(
-                f"{p}: --method temperature needs class probabilities (p_0..p_K-1, prob_*, a 'proba' list column) "
+                f"{p}: {option('method', 'temperature')} needs class probabilities (p_0..p_K-1, prob_*, a 'proba' list column) "
                 f"or logits (logit_*): {str(exc).split(': ', 1)[-1].split('; it needs ', 1)[0]}"
             ) from None
         return "categorical"
@@ -213,8 +213,8 @@ def _representation(method: str, table: Any, settings: Settings, state: dict[str
     if method in ("std-scaling", "isotonic"):
         if not has_std:
             raise SchemaError(
-                f"{p}: --method {method} needs Gaussian predictions, a mean and a std (std/sigma/y_std) or "
-                "variance column; none found (name it with --std or --var, or use --method conformal or accrue "
+                f"{p}: {option('method', method)} needs Gaussian predictions, a mean and a std (std/sigma/y_std) or "
+                f"variance column; none found (name it with {option('std')} or {option('var')}, or use {option('method', 'conformal')} or accrue "
                 "for point predictions)"
             )
         return "gaussian"
@@ -223,7 +223,7 @@ def _representation(method: str, table: Any, settings: Settings, state: dict[str
             if not has_std:
                 raise SchemaError(
                     f"{p}: this conformal recalibrator was fitted on normalised residuals |y - mean|/std, so the "
-                    "file needs a std column (std/sigma/y_std, or --std); none found"
+                    f"file needs a std column (std/sigma/y_std, or {option('std')}); none found"
                 )
             return "gaussian"
         return "point"
@@ -338,7 +338,9 @@ def fit_state(
         from ..validation import finite_difference
 
         if features is None or options.features is None:
-            raise UsageError("--method accrue needs --features COLUMNS (the inputs sigma(x) depends on)")
+            raise UsageError(
+                f"{option('method', 'accrue')} needs {option('features', 'COLUMNS')} (the inputs sigma(x) depends on)"
+            )
         names = (str(pred.columns.get("y_true", "y_true")), str(pred.columns.get("mean", "mean")))
         finite_difference(y, mu, names, pred.rows)  # as the kernel does, but naming the columns
         state = fit_accrue(
@@ -419,7 +421,7 @@ def apply_state(
         from ..recalibration.accrue import apply_accrue
 
         if features is None:
-            raise UsageError("--method accrue needs --features COLUMNS")
+            raise UsageError(f"{option('method', 'accrue')} needs {option('features', 'COLUMNS')}")
         out.std = apply_accrue(state, features)
         out.columns = _spread_columns(loaded, settings, out.std)
         if pred.spread() is None:  # point predictions
@@ -844,7 +846,7 @@ def run(
     loaded_c = feats_c = None
     if state is None:
         if calibration is None:
-            raise UsageError("give a calibration FILE to fit, or --load a saved recalibrator")
+            raise UsageError(f"give a calibration FILE to fit, or {option('load')} a saved recalibrator")
         loaded_c = load_for(
             method,
             calibration,
@@ -854,7 +856,9 @@ def run(
         )
         if method == "accrue":
             if not options.features:
-                raise UsageError("--method accrue needs --features COLUMNS (the inputs sigma(x) depends on)")
+                raise UsageError(
+                    f"{option('method', 'accrue')} needs {option('features', 'COLUMNS')} (the inputs sigma(x) depends on)"
+                )
             feats_c = read_features(loaded_c, options.features)
         with naming(calibration):
             state = fit_state(method, loaded_c, options, settings, feats_c)
@@ -869,7 +873,9 @@ def run(
         tuple(state["features"]) if method == "accrue" and state.get("features") else None
     )
     if method == "accrue" and not features:
-        raise UsageError("this ACCRUE recalibrator does not name its features: pass --features COLUMNS")
+        raise UsageError(
+            f"this ACCRUE recalibrator does not name its features: pass {option('features', 'COLUMNS')}"
+        )
 
     def one(role: str, path: str | Path, loaded: Loaded, feats: np.ndarray | None) -> Applied:
         # the calibration file's recalibrated forecast is only scored, never written
@@ -895,7 +901,7 @@ def run(
         if method in ("isotonic", "conformal") and loaded_a.prediction.spread() is not None:
             notes.append(
                 "the output keeps the mean/std columns and adds interval or quantile columns: score it with "
-                "--representation intervals (or quantiles)"
+                f"{option('representation', 'intervals')} (or quantiles)"
             )
         if not files["applied"]["has_targets"]:
             notes.append(f"{apply}: no target column, so no before/after metrics for it")

@@ -48,7 +48,7 @@ def check_same_rows(files: Sequence[str], preds: Sequence) -> None:
         row = int(min(ra[i] if i < ra.size else big, rb[i] if i < rb.size else big))
         gone = files[0] if i >= ra.size or (i < rb.size and rb[i] < ra[i]) else f
         raise InputError(
-            f"global row {row} was dropped from {gone} (NaN/inf with --nan-policy omit) but not from "
+            f"global row {row} was dropped from {gone} (NaN/inf with {option('nan_policy', 'omit')}) but not from "
             f"{f if gone == files[0] else files[0]}; the files must keep the same rows (fix the values "
             "or drop the row from every file)"
         )

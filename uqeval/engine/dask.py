@@ -31,7 +31,8 @@ def _import_dask():
         import distributed
     except ImportError:
         raise UsageError(
-            '--engine dask needs the Dask extra: pip install "uqeval[dask]" (dask[dataframe] and distributed)'
+            f'{option("engine", "dask")} needs the Dask extra: pip install "uqeval[dask]" (dask[dataframe] and '
+            "distributed)"
         ) from None
     return distributed
 
@@ -51,7 +52,7 @@ def scheduler_address(address: str) -> tuple[str, str, int]:
     scheme = (m.group("scheme") or "tcp").lower() if m else ""
     if m is None or scheme not in _SCHEMES or not 0 < int(m.group("port")) < 65536:
         raise UsageError(
-            f"--scheduler {plain(address)[:200]!r} is not a scheduler address; give it as tcp://host:8786 "
+            f"{option('scheduler', repr(plain(address)[:200]))} is not a scheduler address; give it as tcp://host:8786 "
             f"(schemes {', '.join(_SCHEMES)}; port 1-65535)"
         )
     return scheme, m.group("host").strip("[]"), int(m.group("port"))
@@ -64,10 +65,10 @@ def _first_line(exc: BaseException) -> str:
 
 def _cannot_connect(address: str | None, why: str) -> UsageError:
     if address is None:
-        return UsageError(f"--workers: cannot start a local Dask cluster ({why})")
+        return UsageError(f"{option('workers')}: cannot start a local Dask cluster ({why})")
     return UsageError(
-        f"--scheduler {address}: cannot connect to a Dask scheduler there ({why}); give its address as "
-        "tcp://host:8786, or use --workers N for a local cluster"
+        f"{option('scheduler', address)}: cannot connect to a Dask scheduler there ({why}); give its address as "
+        f"tcp://host:8786, or use {option('workers', 'N')} for a local cluster"
     )
 
 
@@ -106,7 +107,9 @@ def probe(address: str, seconds: float) -> None:
             if lengths is None or 8 * (1 + frames) + sum(lengths) != size:
                 raise _cannot_connect(address, "the server there does not speak the Dask protocol")
     except TimeoutError:
-        raise _cannot_connect(address, f"no answer within {seconds:g} s; raise --connect-timeout") from None
+        raise _cannot_connect(
+            address, f"no answer within {seconds:g} s; raise {option('connect_timeout')}"
+        ) from None
     except OSError as exc:
         raise _cannot_connect(address, exc.strerror or type(exc).__name__) from None
 

@@ -40,11 +40,10 @@ if TYPE_CHECKING:
 
 #: why the bootstrap of a metric is not streamed
 NO_STREAMED_BOOTSTRAP = (
-    "its resampler needs order statistics over all rows (not streamed; "
-    "compare with --engine memory for an interval)"
+    "its resampler needs order statistics over all rows (not streamed; compare in memory for an interval)"
 )
 #: why a two-pass metric is not compared when streamed
-TWO_PASS = "needs a second pass over the rows (uqeval score --engine stream computes it)"
+TWO_PASS = "needs a second pass over the rows (the streamed score computes it)"
 
 
 @dataclass

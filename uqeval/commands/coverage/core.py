@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ...config import Settings
-from ...errors import InputError, UsageError
+from ...errors import InputError, UsageError, option
 from ...io.load import Loaded
 
 if TYPE_CHECKING:
@@ -248,7 +248,7 @@ def method_names(paths: Sequence[str], names: Sequence[str] | None) -> list[str]
     if names:
         if len(names) != len(paths):
             raise UsageError(
-                f"--name was given {len(names)} time(s) for {len(paths)} file(s); give one per file or none"
+                f"{option('name')} was given {len(names)} time(s) for {len(paths)} file(s); give one per file or none"
             )
         return list(names)
     return [Path(p).name.split(".")[0] for p in paths]

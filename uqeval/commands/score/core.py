@@ -96,11 +96,11 @@ def group_labels(values: np.ndarray) -> np.ndarray:
 def check_group_count(n_groups: int, path: Any) -> None:
     """At most ``LIMITS["groups"]`` distinct ``--by`` values (each group runs every metric)."""
     from ...config import LIMITS
-    from ...errors import InputError
+    from ...errors import InputError, option
 
     if n_groups > LIMITS["groups"]:
         raise InputError(
-            f"{path}: --by column has {n_groups:,} distinct values; at most "
+            f"{path}: {option('by')} column has {n_groups:,} distinct values; at most "
             f"{LIMITS['groups']:,} groups are scored (each runs every metric); group by a coarser column"
         )
 
@@ -179,12 +179,12 @@ def per_row_table(pred: Prediction):
     import pyarrow as pa
 
     from ...catalogue import per_row_uncertainty
-    from ...errors import UsageError
+    from ...errors import UsageError, option
 
     values = per_row_uncertainty(pred)
     if values is None:
         raise UsageError(
-            f"--per-row needs ensemble members (m<j>_p_<k> columns or a member_proba list column) or Dirichlet "
+            f"{option('per_row')} needs ensemble members (m<j>_p_<k> columns or a member_proba list column) or Dirichlet "
             f"outputs (alpha_<k>); this file holds {pred.kind} predictions"
         )
     rows = pred.row_numbers()
@@ -243,7 +243,7 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
                 metrics["skill"] = skill
                 orientation.update({f"skill.{k}": "higher" for k in skill})
             if groups is not None:
-                skill_notes.append("skill scores are computed over all rows, not per --by group")
+                skill_notes.append(f"skill scores are computed over all rows, not per {option('by')} group")
     if groups is not None:
         loaded.info["columns"]["by"] = groups["column"]
         worst_groups(metrics, orientation, groups)
@@ -256,7 +256,8 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
     for value, body in (groups or {}).get("values", {}).items():
         assert groups is not None  # without groups there is nothing to loop over
         notes += [
-            f"--by {groups['column']}={value} ({body['n_rows']} rows): {n}" for n in body.get("notes", [])
+            f"{option('by', groups['column'])}={value} ({body['n_rows']} rows): {n}"
+            for n in body.get("notes", [])
         ]
     notes += skill_notes
     if loaded.info.get("n_fixed_crossing"):

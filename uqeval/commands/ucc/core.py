@@ -355,7 +355,7 @@ def check_same_targets(bands: Sequence[Band]) -> None:
             raise InputError(
                 f"{b.source} has {b.y_true.size} rows but {ref.source} has {ref.y_true.size}; the UCCs of "
                 "several files are compared on the same targets: every file must hold the same rows in "
-                "the same order (with --nan-policy omit, the same rows must be dropped everywhere)"
+                f"the same order (with {option('nan_policy', 'omit')}, the same rows must be dropped everywhere)"
             )
         i = _first_diff(ref.y_true, b.y_true)
         if i is not None:

@@ -479,7 +479,7 @@ def _document(
         i = next(j for j, t in enumerate(kept) if t != kept[0])
         raise InputError(
             f"{sources[i].spec} has {kept[i]} rows but {sources[0].spec} has {kept[0]}; the UCCs of several files are "
-            "compared on the same targets: every file must hold the same rows in the same order (with --nan-policy "
+            f"compared on the same targets: every file must hold the same rows in the same order (with {option('nan_policy')} "
             "omit, the same rows must be dropped everywhere)"
         )
     models: dict[str, Any] = {}
@@ -505,13 +505,13 @@ def _document(
         if info["n_fixed_crossing"]:
             notes.append(
                 f"{src.spec}: {info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted "
-                "(--fix-crossing)"
+                f"({option('fix_crossing')})"
             )
         else:
             del info["n_fixed_crossing"]
         models[name] = {"input": info, "band": acc.bands[i], "ucc": summ}
     notes.append(
-        f"--engine {engine}: the AUUCC, gain, partial area and minimum-cost point are approximate (exact "
+        f"{option('engine', engine)}: the AUUCC, gain, partial area and minimum-cost point are approximate (exact "
         f"points at the smallest and largest critical scale of every {CELL_WIDTH}-relative cell); their "
         "bounds are in models.<name>.input.bounds; the original operating point (k = 1) is exact"
     )
