@@ -251,8 +251,6 @@ def test_api_weights_errors():
 @pytest.mark.parametrize(
     "args",
     [
-        ["ucc", "{f}", "--weights", "w", "--engine", "stream"],
-        ["coverage", "{f}", "--weights", "w", "--engine", "stream"],
         ["plot", "{f}", "--kind", "calibration", "--weights", "w", "--output", "{d}/p.png"],
         ["recalibrate", "{f}", "--method", "std-scaling", "--weights", "w"],
         ["score", "{f}", "--weights", "w", "--plot-dir", "{d}"],

@@ -176,10 +176,6 @@ def ucc(
     )
     engine = engine_options.choose(files)
     weights_col = settings.columns.get("weights")
-    if weights_col and engine.streams:
-        raise UsageError(
-            "--weights with --engine stream/dask: the weighted UCC is computed in memory only yet; use --engine memory"
-        )
     if engine.streams:
         engine.memory_only(permutation_test=permutation_test, plot=plot)
         from ..commands.ucc.stream import ucc_with_engine

@@ -74,9 +74,13 @@ State = dict[str, Any]
 # --------------------------------------------------------------------------- one band
 
 
-def band_state(k: np.ndarray, w: np.ndarray, a: np.ndarray, half: np.ndarray) -> State:
+def band_state(
+    k: np.ndarray, w: np.ndarray, a: np.ndarray, half: np.ndarray, weights: np.ndarray | None = None
+) -> State:
     """The state of some rows of one band: critical scales ``k``, active widths ``w``, ``a = |d|`` and the
-    half widths ``(zl + zu) / 2`` (one sort of the batch's finite scales)."""
+    half widths ``(zl + zu) / 2`` (one sort of the batch's finite scales). ``weights``: positive row weights
+    (``--weights``): every count becomes a total weight and every sum a weighted sum; ``t`` is the total
+    weight of the rows (their count without weights)."""
     fin = np.isfinite(k)
     order = np.argsort(k[fin], kind="stable")
     kf, wf = k[fin][order], w[fin][order]
@@ -85,16 +89,27 @@ def band_state(k: np.ndarray, w: np.ndarray, a: np.ndarray, half: np.ndarray) ->
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if kf.size else np.zeros(0, dtype=np.intp)
     ends = np.r_[starts[1:], kf.size].astype(np.intp)
     kmin = kf[starts]
+    at_min = np.searchsorted(kf, kmin, side="right") - starts  # rows equal to each cell's smallest scale
+    if weights is None:
+        t, a_inf, half_sum = float(k.size), float(a[~fin].sum()), float(half.sum())
+        c, cmin = (ends - starts).astype(np.int64), at_min.astype(np.int64)
+    else:
+        om = weights[fin][order]
+        wf = wf * om
+        t, a_inf, half_sum = float(weights.sum()), float(weights[~fin] @ a[~fin]), float(weights @ half)
+        cum = np.r_[0.0, np.cumsum(om)]
+        c, cmin = cum[ends] - cum[starts], cum[starts + at_min] - cum[starts]
     return {
         "n": int(k.size),
-        "a_inf": float(a[~fin].sum()),
-        "half": float(half.sum()),
+        "t": t,
+        "a_inf": a_inf,
+        "half": half_sum,
         "codes": codes[starts],
-        "c": (ends - starts).astype(np.int64),
+        "c": c,
         "w": np.add.reduceat(wf, starts) if kf.size else np.zeros(0),
         "s": np.add.reduceat(wf * (kf - lo), starts) if kf.size else np.zeros(0),
         "kmin": kmin,
-        "cmin": (np.searchsorted(kf, kmin, side="right") - starts).astype(np.int64),
+        "cmin": cmin,
         "kmax": kf[ends - 1] if kf.size else np.zeros(0),
     }
 
@@ -105,19 +120,20 @@ def merge_band(a: State, b: State) -> State:
     ia, ib = np.searchsorted(codes, a["codes"]), np.searchsorted(codes, b["codes"])
     out: State = {
         "n": a["n"] + b["n"],
+        "t": a["t"] + b["t"],
         "a_inf": a["a_inf"] + b["a_inf"],
         "half": a["half"] + b["half"],
         "codes": codes,
     }
-    for key, dtype in (("c", np.int64), ("w", np.float64), ("s", np.float64)):
-        v = np.zeros(codes.size, dtype=dtype)
+    for key in ("c", "w", "s"):  # (counts: integers, or total weights)
+        v = np.zeros(codes.size, dtype=np.result_type(a[key], b[key]))
         v[ia] += a[key]
         v[ib] += b[key]
         out[key] = v
     kmin = np.full(codes.size, np.inf)
     kmin[ia] = a["kmin"]
     kmin[ib] = np.minimum(kmin[ib], b["kmin"])
-    cmin = np.zeros(codes.size, dtype=np.int64)
+    cmin = np.zeros(codes.size, dtype=np.result_type(a["cmin"], b["cmin"]))
     cmin[ia] += np.where(a["kmin"] == kmin[ia], a["cmin"], 0)
     cmin[ib] += np.where(b["kmin"] == kmin[ib], b["cmin"], 0)
     kmax = np.full(codes.size, -np.inf)
@@ -129,8 +145,9 @@ def merge_band(a: State, b: State) -> State:
 
 def _vertices(st: State) -> dict[str, np.ndarray]:
     """The four metrics (raw units) at every cell's smallest and largest critical scale: ``{name: (M, 2)}``
-    with column 0 at ``F_j`` and column 1 at ``L_j``, and ``k``."""
-    n = st["n"]
+    with column 0 at ``F_j`` and column 1 at ``L_j``, and ``k`` (means over the rows' total weight ``t``:
+    their count without weights)."""
+    n = st["t"]
     c, w, s, lo = st["c"], st["w"], st["s"], (st["codes"] << SHIFT).view(np.float64)
     f, last = st["kmin"], st["kmax"]
     # widths before / after each cell as forward and reverse cumulative sums (no difference of large sums)
@@ -216,35 +233,48 @@ def _gain_bound(a_m: float, b_m: float, a_c: float, b_c: float) -> float | None:
 # --------------------------------------------------------------------------- one file
 
 
-def file_state(y: np.ndarray, pred: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> State:
+def file_state(
+    y: np.ndarray, pred: np.ndarray, lower: np.ndarray, upper: np.ndarray, weights: np.ndarray | None = None
+) -> State:
     """The state of a batch of one model: its band, the constant band, the op sums at ``k = 1`` and the
-    target's moments."""
-    from ...metrics.ucc import _active, _metrics_at, _validate
+    target's moments; ``weights``: positive row weights (weighted sums and moments, ``t`` their total)."""
+    from ...metrics.ucc import _active, _op_metrics, _op_sums, _validate
 
     y, d, zl, zu = _validate(y, pred, lower, upper)
     n = d.size
     k, w, a = _active(d, zl, zu)
-    op = _metrics_at(d, zl, zu, 1.0, 1.0)  # means over the batch; weighted by n below
-    mu = float(y.mean())
+    # means over the batch at k = 1, weighted by its total weight below
+    op = _op_metrics(_op_sums(lambda i, j: (d[i:j], zl[i:j], zu[i:j]), n, 1.0, weights), n, 1.0, 1.0)
+    if weights is None:
+        t = float(n)
+        mu = float(y.mean())
+        m2 = float(np.square(y - mu).sum())
+    else:
+        t = float(weights.sum())
+        mu = float(weights @ y) / t
+        m2 = float(weights @ np.square(y - mu))
     return {
         "n": n,
+        "t": t,
         "y_mean": mu,
-        "y_m2": float(np.square(y - mu).sum()),
-        "op": {key: n * v for key, v in op.items()},
-        "model": band_state(k, w, a, 0.5 * (zl + zu)),
-        "const": band_state(a, np.ones(n), a, np.ones(n)),
+        "y_m2": m2,
+        "op": {key: t * v for key, v in op.items()},
+        "model": band_state(k, w, a, 0.5 * (zl + zu), weights),
+        "const": band_state(a, np.ones(n), a, np.ones(n), weights),
     }
 
 
 def merge_file(a: State | None, b: State) -> State:
+    """Two file states combined: sums add, the target's moments by Chan's merge over the total weights."""
     if a is None:
         return b
-    n = a["n"] + b["n"]
+    t = a["t"] + b["t"]
     delta = b["y_mean"] - a["y_mean"]
     return {
-        "n": n,
-        "y_mean": a["y_mean"] + delta * (b["n"] / n),
-        "y_m2": a["y_m2"] + b["y_m2"] + delta * delta * (a["n"] * b["n"] / n),
+        "n": a["n"] + b["n"],
+        "t": t,
+        "y_mean": a["y_mean"] + delta * (b["t"] / t),
+        "y_m2": a["y_m2"] + b["y_m2"] + delta * delta * (a["t"] * b["t"] / t),
         "op": {key: a["op"][key] + b["op"][key] for key in a["op"]},
         "model": merge_band(a["model"], b["model"]),
         "const": merge_band(a["const"], b["const"]),
@@ -297,7 +327,7 @@ def finalize_file(st: State, options: UccOptions) -> tuple[dict[str, Any], dict[
     px = cast("tuple[float, float] | None", options.partial_x)
     py = cast("tuple[float, float] | None", options.partial_y)
     c = float(options.cost)
-    n = st["n"]
+    n = st["t"]  # the total weight of the rows (their count without weights)
     unit = unit_of_std(math.sqrt(st["y_m2"] / n), normalize)
     model, boxes_m = curve_of(st["model"], x_axis, y_axis, normalize, unit)
     const, boxes_c = curve_of(st["const"], x_axis, y_axis, normalize, unit)
@@ -367,6 +397,7 @@ class _Models:
         self.levels = [float(level)] * n
         self.kept = [0] * n
         self.notes: list[str] = []
+        self.w = 0.0  # --weights: the total weight of the rows kept
 
     def add(self, piece: Rowset) -> None:
         """One aligned batch of every model: the same kept rows (:func:`~uqeval.engine.aligned.check_same_rows`)
@@ -376,7 +407,10 @@ class _Models:
         from .core import check_same_targets
 
         check_same_rows(piece.files, [b.prediction for b in piece.batches])
-        bands = [self.fold(i, b, piece.rows) for i, b in enumerate(piece.batches)]
+        weights = piece.batches[0].weights  # the first file's (its rows of weight 0 dropped from every file)
+        if weights is not None:
+            self.w += float(weights.sum())
+        bands = [self.fold(i, b, piece.rows, weights) for i, b in enumerate(piece.batches)]
         if len(bands) > 1 and bands[0] is not None:
             check_same_targets(
                 [
@@ -385,8 +419,9 @@ class _Models:
                 ]
             )
 
-    def fold(self, i: int, batch, k: int) -> Band | None:
-        """Model ``i``'s record batch of ``k`` rows into its state; returns its band (None: no row kept)."""
+    def fold(self, i: int, batch, k: int, weights: np.ndarray | None = None) -> Band | None:
+        """Model ``i``'s record batch of ``k`` rows into its state (``weights``: its kept rows' positive
+        weights); returns its band (None: no row kept)."""
         spec, info = self.specs[i], self.infos[i]
         info["n_rows"] += k
         info["n_dropped"] += batch.n_dropped
@@ -402,7 +437,9 @@ class _Models:
             self.levels[i] = band.level
         self.notes.extend(band.notes)
         try:
-            self.states[i] = merge_file(self.states[i], file_state(band.y_true, band.pred, *band.bounds_of()))
+            lower, upper = band.bounds_of()
+            state = file_state(band.y_true, band.pred, lower, upper, weights)
+            self.states[i] = merge_file(self.states[i], state)
         except InputError as exc:
             raise exc.at(spec) from None
         self.kept[i] += band.y_true.size
@@ -410,7 +447,8 @@ class _Models:
 
     def merge(self, other: _Models) -> _Models:
         """Both parts' rows (associative; the cells of the states are a union)."""
-        out = _Models(self.names, self.specs, 0.0)
+        out = _Models(self.names, self.specs, self.level)
+        out.w = self.w + other.w
         for i, (a, b) in enumerate(zip(self.states, other.states)):
             out.states[i] = a if b is None else merge_file(a, b)
             info = dict(self.infos[i])
@@ -458,20 +496,22 @@ def ucc_with_engine(
     from ...engine.aligned import over_aligned
 
     specs = _check_request(options, files)
-    if settings.columns.get("weights"):
-        from ...weights import refuse_weights
-
-        raise refuse_weights("the streamed UCC", f"use {option('engine', 'memory')}")
     with over_aligned(specs, settings, engine, progress) as run:
         acc = run.fold(partial(_Models, list(names), specs, settings.level))
     sources = [m.src for m in run.models]
-    return _document(acc, sources, names, options, run.engine, run.info)
+    return _document(acc, sources, names, options, run.engine, run.info, settings.columns.get("weights"))
 
 
 def _document(
-    acc: _Models, sources, names: Sequence[str], options: UccOptions, engine: str, extra: dict[str, Any]
+    acc: _Models,
+    sources,
+    names: Sequence[str],
+    options: UccOptions,
+    engine: str,
+    extra: dict[str, Any],
+    column: str | None = None,
 ) -> dict[str, Any]:
-    """The ``uqeval.ucc/1`` document of the merged per-model states."""
+    """The ``uqeval.ucc/1`` document of the merged per-model states (``column``: the ``--weights`` column)."""
     from .core import ucc_document
 
     kept, notes = acc.kept, list(dict.fromkeys(n for src in sources for n in src.notes())) + list(acc.notes)
@@ -502,6 +542,8 @@ def _document(
             "approximate": {k: v for k, v in APPROXIMATE.items() if k != "partial" or summ["partial"]},
             "bounds": bounds,
         }
+        if column and i == 0:  # the weights are the first file's column (as in memory)
+            info["weights"] = column
         if info["n_fixed_crossing"]:
             notes.append(
                 f"{src.spec}: {info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted "
@@ -515,4 +557,13 @@ def _document(
         f"points at the smallest and largest critical scale of every {CELL_WIDTH}-relative cell); their "
         "bounds are in models.<name>.input.bounds; the original operating point (k = 1) is exact"
     )
-    return ucc_document(models, kept[0], acc.levels, options, None, list(dict.fromkeys(notes)))
+    n_zero = acc.infos[0]["n_rows"] - acc.infos[0]["n_dropped"] - kept[0]  # --weights: rows of weight 0
+    if column and n_zero:
+        notes.append(f"weights: {n_zero} row(s) of weight 0 were dropped")
+    doc = ucc_document(models, kept[0], acc.levels, options, None, list(dict.fromkeys(notes)))
+    if column:
+        from ...weights import weights_block
+
+        doc["weights"] = weights_block(column, acc.w, n_zero, {})
+        doc["n_rows"] = kept[0] + n_zero
+    return doc
