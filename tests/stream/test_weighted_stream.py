@@ -69,5 +69,24 @@ def test_stream_weights_of_a_csv_and_errors(tmp_path):
             app, ["score", str(path), "--weights", "w", "--engine", "stream", "--chunk-rows", "50"]
         )
         assert r.exit_code == 3 and message in r.output, r.output
-    r = runner.invoke(app, ["score", str(f), "--weights", "w", "--by", "sigma", "--engine", "stream"])
-    assert r.exit_code == 2 and "--by with --engine stream or dask" in r.output, r.output
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "categorical"])
+def test_weighted_by_streamed_equals_memory(tmp_path, kind):
+    """``--by`` with ``--weights`` on the stream engine (issue 37): one weighted state per group; every group's
+    streamed metrics equal memory's to 1e-12, a group whose weights are all 0 says so, as in memory."""
+    cols = {**_columns(kind, "true"), "w": _weights(), "g": np.arange(N) % 4}
+    cols["w"][cols["g"] == 3] = 0.0
+    f = write_table(tmp_path / f"{kind}.parquet", cols)
+    memory = _json(f, "--weights", "w", "--by", "g")
+    streamed = _json(f, "--weights", "w", "--by", "g", "--engine", "stream", "--chunk-rows", "61")
+    _agree(memory, streamed)
+    assert list(streamed["groups"]["values"]) == list(memory["groups"]["values"]) == ["0", "1", "2", "3"]
+    for label, body in memory["groups"]["values"].items():
+        got = streamed["groups"]["values"][label]
+        assert got["n_rows"] == body["n_rows"]
+        mem, st = dict(flatten(body["metrics"])), dict(flatten(got["metrics"]))
+        assert set(st) <= set(mem) and (st or label == "3")
+        for path, value in st.items():
+            np.testing.assert_allclose(value, mem[path], rtol=1e-12, atol=1e-14, err_msg=(label, path))
+    assert streamed["groups"]["values"]["3"]["notes"] == memory["groups"]["values"]["3"]["notes"]

@@ -114,9 +114,9 @@ def new_partial(settings: Settings) -> Partial:
     settings name a weights column, one per ``--by`` group too (:class:`~.groups.GroupedPartial`) where they
     name a ``by`` column."""
     if settings.columns.get("by"):
-        from .groups import GroupedPartial
+        from .groups import GroupedPartial, WeightedGroupedPartial
 
-        return GroupedPartial(settings)
+        return (WeightedGroupedPartial if settings.columns.get("weights") else GroupedPartial)(settings)
     if settings.columns.get("weights"):
         return WeightedPartial(settings)
     return Partial(settings)
@@ -173,13 +173,6 @@ def score_state(
     from ...engine.fold import over_rows
 
     grouped = bool(settings.columns.get("by"))
-    if grouped and settings.columns.get("weights"):
-        from ...weights import refuse_weights
-
-        raise refuse_weights(
-            f"{option('by')} with {option('engine', 'stream')} or dask",
-            f"score the groups with {option('engine', 'memory')}",
-        )
     with over_rows(spec, settings, engine, progress, allow_by=grouped, weights_ok=True) as rows:
         part = rows.fold(partial(new_partial, settings))
         part.selection = states.selection(part.state) if part.state["n"] else None
