@@ -515,3 +515,30 @@ def _build(
     if kind == "multivariate":
         return Multivariate(y_true=y, columns=columns, rows=rows, samples=a["samples"])
     raise AssertionError(kind)
+
+
+def read_targets(
+    path: str | Path, settings: Settings, labels: bool = False, at_least: int = 1
+) -> tuple[np.ndarray, str]:
+    """``(finite targets, their column)`` of a training file (``--train``: climatology, the width unit):
+    the ``y_true`` column as named in the settings (``labels``: a ``label`` column first); a one-line
+    :class:`~uqeval.errors.InputError` without such a column or with fewer than ``at_least`` finite values."""
+    from .columns import _find
+    from .readers import inspect, read_columns, to_float
+
+    table = inspect(path)
+    col = (_find(table.columns, "label", {}, str(table.path)) if labels else None) or _find(
+        table.columns, "y_true", settings.columns, str(table.path)
+    )
+    if col is None:
+        raise InputError(
+            f"{table.path}: no target column (y, y_true, target{', label' if labels else ''}) in the "
+            f"{option('train')} file; name it with {option('y_true')}"
+        )
+    cols, _ = read_columns(table, [col])
+    y = to_float(cols[col], col, table.path)
+    y = y[np.isfinite(y)]
+    if y.size < at_least:
+        need = "no finite target" if at_least == 1 else f"fewer than {at_least} finite targets"
+        raise InputError(f"{table.path}: the {option('train')} file has {need} in column '{col}'")
+    return y, col

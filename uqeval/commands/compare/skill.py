@@ -144,27 +144,6 @@ def _keep_model_rows(pred: Prediction, model: Prediction, source: str, ref_sourc
     return pred.subset(pos)
 
 
-def _train_targets(path: str, settings: Settings, labels: bool) -> tuple[np.ndarray, str]:
-    from ...io.columns import _find
-    from ...io.readers import inspect, read_columns, to_float
-
-    table = inspect(path)
-    col = (_find(table.columns, "label", {}, str(table.path)) if labels else None) or _find(
-        table.columns, "y_true", settings.columns, str(table.path)
-    )
-    if col is None:
-        raise InputError(
-            f"{table.path}: no target column (y, y_true, target{', label' if labels else ''}) in the "
-            f"{option('train')} file; name it with {option('y_true')}"
-        )
-    cols, _ = read_columns(table, [col])
-    y = to_float(cols[col], col, table.path)
-    y = y[np.isfinite(y)]
-    if y.size < 1:
-        raise InputError(f"{table.path}: the {option('train')} file has no finite target in column '{col}'")
-    return y, col
-
-
 def _time_order(values: np.ndarray, name: str) -> np.ndarray:
     try:
         keys = np.asarray(values, dtype=np.float64)
@@ -261,7 +240,9 @@ def build_reference(
                 raise InputError("the training targets of the climatology hold no finite value")
         else:
             assert ref.path is not None  # climatology without values names the training file (reference_spec)
-            train, col = _train_targets(ref.path, settings, labels)
+            from ...io.load import read_targets
+
+            train, col = read_targets(ref.path, settings, labels)
         info = {
             "kind": "climatology",
             "path": ref.path,

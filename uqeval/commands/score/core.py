@@ -149,27 +149,13 @@ def worst_groups(metrics: dict[str, Any], orientation: dict[str, str], groups: d
 
 def train_std(path: str | Path, settings: Settings) -> float:
     """Standard deviation (ddof=0) of the target column of a training file: the unit of ``width_norm``."""
-    from ...errors import InputError, option
-    from ...io.columns import _find
-    from ...io.readers import inspect, read_columns, to_float
+    from ...errors import InputError
+    from ...io.load import read_targets
 
-    table = inspect(path)
-    col = _find(table.columns, "y_true", settings.columns, str(table.path))
-    if col is None:
-        raise InputError(
-            f"{table.path}: no target column (y, y_true, target) in the {option('train')} file; name it with "
-            f"{option('y_true')}"
-        )
-    cols, _ = read_columns(table, [col])
-    y = to_float(cols[col], col, table.path)
-    y = y[np.isfinite(y)]
-    if y.size < 2:
-        raise InputError(
-            f"{table.path}: the {option('train')} file needs at least 2 finite targets in column '{col}'"
-        )
+    y, col = read_targets(path, settings, at_least=2)
     sd = float(np.std(y))
     if not sd > 0:
-        raise InputError(f"{table.path}: targets in column '{col}' are constant; their std is 0")
+        raise InputError(f"{path}: targets in column '{col}' are constant; their std is 0")
     return sd
 
 
