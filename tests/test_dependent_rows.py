@@ -354,7 +354,7 @@ def test_cli_cluster_and_block_size(files):
         (
             ["--block-size", "5", "--engine", "stream"],
             2,
-            "--block-size with bootstrap intervals needs the whole",
+            "--block-size needs every row in memory (with bootstrap intervals",
         ),
     ],
 )

@@ -87,8 +87,8 @@ def test_clusters_change_the_answer(files):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (("--block-size", "7"), "--block-size with bootstrap intervals needs the whole files in memory"),
-        (("--block-size", "auto", "-b", "0"), "--block-size auto chooses the size from the whole series"),
+        (("--block-size", "7"), "--block-size needs every row in memory (with bootstrap intervals"),
+        (("--block-size", "auto", "-b", "0"), "--block-size auto needs every row in memory (it chooses the size"),
         (("--cluster", "nosuch"), "column 'nosuch' not found"),
     ],
 )

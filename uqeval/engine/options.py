@@ -32,9 +32,15 @@ def _listed(names: Sequence[str]) -> str:
     return f"{text} {'applies' if len(shown) == 1 else 'apply'}"
 
 
-def not_streamed(name: str) -> UsageError:
-    """The error of option ``name`` given on the stream or Dask engine, which it needs every row in memory for."""
-    return UsageError(f"{option(name)} needs every row in memory: use {option('engine', 'memory')}")
+def not_streamed(name: str, why: str = "", value: object = None, alternative: str = "") -> UsageError:
+    """The one error of an option (``name``, given as ``value``) that needs every row in memory, given on
+    the stream or Dask engine: ``why`` says what it does with all the rows; ``alternative``: another way,
+    after "use --engine memory, or"."""
+    because = f" ({why})" if why else ""
+    other = f", or {alternative}" if alternative else ""
+    return UsageError(
+        f"{option(name, value)} needs every row in memory{because}: use {option('engine', 'memory')}{other}"
+    )
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ import numpy as np
 
 from ...config import Settings
 from ...engine.aligned import ModelSource, Rowset, check_same_rows
-from ...errors import InputError, UsageError, option
+from ...errors import InputError, option
 from ...metrics.comparison import Moments
 from ...resample import ROWS, Resampling
 from .core import MetricRef, Model, Plan
@@ -462,9 +462,9 @@ def plan_on(
         raise InputError(f"{models[0].spec}: every row has NaN/inf in a used column; nothing left to compare")
     chunk = align_models([Model(n, p, {"path": m.spec}) for n, p, m in zip(names, preds, models)])
     if settings.murphy:
-        raise UsageError(
-            f"{option('murphy')} draws curves over all rows: compare with {option('engine', 'memory')}"
-        )
+        from ...engine.options import not_streamed
+
+        raise not_streamed("murphy", "it draws curves over all rows")
     not_weighted: dict[str, str] | None = {} if column else None
     plan, _ = plan_comparison(chunk, settings, **options, not_weighted=not_weighted)
     layout, finishes = make_layout(plan, preds, not_weighted)
@@ -489,16 +489,17 @@ def stream_units(models: Sequence[ModelSource], resampling: Resampling, n_boot: 
     rows' window sums are known only at the end."""
     size = resampling.block_size
     if size is not None:
+        from ...engine.options import not_streamed
+
         if size == "auto":
-            raise UsageError(
-                f"{option('block_size', 'auto')} chooses the size from the whole series (not streamed): give the "
-                f"block size, or use {option('engine', 'memory')}"
+            raise not_streamed(
+                "block_size", "it chooses the size from the whole series", "auto", "give the size"
             )
         if n_boot and int(size) > 1:
-            raise UsageError(
-                f"{option('block_size')} with bootstrap intervals needs the whole files in memory (the circular "
-                f"block bootstrap draws blocks starting anywhere in the rows): use {option('engine', 'memory')}, "
-                f"or {option('bootstrap', 0)} for the block sign-flip test alone"
+            raise not_streamed(
+                "block_size",
+                "with bootstrap intervals: the circular block bootstrap draws blocks starting anywhere in the rows",
+                alternative=f"{option('bootstrap', 0)} for the block sign-flip test alone",
             )
         return resampling
     if resampling.cluster is None:

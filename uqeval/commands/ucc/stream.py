@@ -467,10 +467,9 @@ class _Models:
 
 def _check_request(options: UccOptions, files) -> list[str]:
     if options.n_permutations:
-        raise UsageError(
-            f"{option('permutation_test')} swaps the bands of every row between models and needs all rows in "
-            f"memory: use {option('engine', 'memory')}"
-        )
+        from ...engine.options import not_streamed
+
+        raise not_streamed("permutation_test", "it swaps the bands of every row between models")
     files = [str(f) for f in files]
     if not files:
         raise UsageError("uqeval ucc needs at least one prediction file")
