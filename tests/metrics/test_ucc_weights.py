@@ -91,5 +91,8 @@ def test_cli_ucc_weights(tmp_path):
         api["models"]["model 1"]["ucc"]["auucc"], rel=1e-12
     )
     assert (tmp_path / "u.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    r = runner.invoke(app, [*args, "--weights", "w", "--engine", "stream"])
-    assert r.exit_code == 2 and "--engine memory" in r.output
+    r = runner.invoke(app, [*args, "--weights", "w", "--engine", "stream"])  # streamed (issue 37)
+    assert r.exit_code == 0, r.output
+    streamed = json.loads(r.stdout)["models"]["a"]
+    bound = streamed["input"]["bounds"]["auucc"]
+    assert abs(streamed["ucc"]["auucc"] - doc["models"]["a"]["ucc"]["auucc"]) <= bound + 1e-12
