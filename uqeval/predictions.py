@@ -976,10 +976,6 @@ class Multivariate(Prediction):
     def n(self) -> int:
         return self.samples.shape[0]
 
-    @property
-    def dim(self) -> int:
-        return self.samples.shape[2]
-
 
 @dataclass(frozen=True)
 class Climatology(_AnyLevel, Prediction):

@@ -137,10 +137,6 @@ class Check:
     target: float | None = None
     line: int | None = None
 
-    @property
-    def needs_baseline(self) -> bool:
-        return self.option in BASELINE_OPTIONS
-
 
 @dataclass(frozen=True)
 class Rules:

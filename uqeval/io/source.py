@@ -43,17 +43,6 @@ class Source:
         note = self.inputs.note() if self.inputs is not None else None
         return [note] if note else []
 
-    @property
-    def size_bytes(self) -> int:
-        if is_uri(self.files[0]):
-            from . import remote
-
-            fs, _ = filesystem(self.files[0])
-            paths = [filesystem(f)[1] for f in self.files]
-            infos = remote.call(self.spec, fs.get_file_info, paths, limit=remote.deadline())
-            return sum(i.size or 0 for i in infos)
-        return sum(Path(f).stat().st_size for f in self.files)
-
 
 # --------------------------------------------------------------------------- URIs
 

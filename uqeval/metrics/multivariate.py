@@ -143,14 +143,6 @@ def variogram_score(
     return out
 
 
-def multivariate_scores(y_true: np.ndarray, samples: np.ndarray, p: float = 0.5) -> dict[str, float]:
-    """Means over rows of :func:`energy_score` and :func:`variogram_score` (order ``p``)."""
-    return {
-        "energy": float(energy_score(y_true, samples).mean()),
-        "variogram": float(variogram_score(y_true, samples, p).mean()),
-    }
-
-
 def average_ranks(y_true: np.ndarray, samples: np.ndarray, seed: int = 0) -> np.ndarray:
     r"""Average rank of each row's outcome among its ensemble (Thorarinsdottir, Scheuerer & Heinz 2016).
 
