@@ -204,16 +204,18 @@ def _coverage(p, s: Settings) -> dict:
     return out
 
 
-def _brier_decomposition(p, s: Settings) -> dict:
+def _brier_decomposition(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.classification import brier_decomposition
 
-    return brier_decomposition(p.proba, p.labels)
+    return brier_decomposition(p.proba, p.labels, weights=w)
 
 
-def _calibration_cls(p, s: Settings) -> dict:
+def _calibration_cls(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.classification import calibration_errors
 
-    return calibration_errors(p.proba, p.labels, num_bins=s.class_bins, tace_threshold=s.tace_threshold)
+    return calibration_errors(
+        p.proba, p.labels, num_bins=s.class_bins, tace_threshold=s.tace_threshold, weights=w
+    )
 
 
 def _prediction_sets(p, s: Settings) -> dict:
@@ -637,6 +639,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         ],
         {k: _brier_decomposition for k in CLASSIFICATION},
         imports=_CLS_KERNELS,
+        weighted=CLASSIFICATION,
     ),
     _family(
         "calibration",
@@ -650,6 +653,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         ],
         {k: _calibration_cls for k in CLASSIFICATION},
         imports=_CLS_KERNELS,
+        weighted=CLASSIFICATION,
     ),
     _family(
         "prediction_sets",

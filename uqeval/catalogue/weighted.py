@@ -7,8 +7,9 @@ function the in-memory run applies to the sums of all rows at once: stream and m
 (~1e-15). The per-row forms come from :func:`uqeval.catalogue.weighted_forms`, as in memory.
 
 Metrics whose weighted form is not a function of sums (the weighted median absolute error, RMSE, R² and
-correlation, which the in-memory run computes from all the rows at once) are not streamed with weights: they
-are named in ``input.not_streamed``. Metrics that take no weights at all are named in
+correlation, which the in-memory run computes from all the rows at once, and the metrics whose family kernels
+take the weights: calibration errors, the Brier decomposition, CORP, ENCE/UCE, rejection curves, RS/ACCRUE)
+are not streamed with weights: they are named in ``input.not_streamed``. Metrics that take no weights at all are named in
 ``weights.not_weighted``, as in memory. ``--by`` is not streamed with weights.
 """
 
@@ -24,6 +25,11 @@ from ..predictions import Prediction
 State = dict[str, Any]
 
 NOT_STREAMED = "its weighted form needs all the rows at once (not a function of sums); score in memory"
+#: the metrics whose family kernels take the weights (:attr:`uqeval.catalogue.Family.weighted`)
+NOT_STREAMED_KERNEL = (
+    "its weighted form needs all the rows at once (equal-mass bins, a PAV fit or a sort of the weighted "
+    "rows); score in memory"
+)
 
 
 def weighted_state(pred: Prediction, settings: Settings, weights: np.ndarray) -> State:
@@ -37,9 +43,13 @@ def weighted_state(pred: Prediction, settings: Settings, weights: np.ndarray) ->
         if not keep.any():
             return {"n": 0, "families": {}, "n_zero": n_zero}
         pred, w = pred.subset(keep), w[keep]
-    forms, not_weighted = weighted_forms(pred, settings)
+    forms, families, not_weighted = weighted_forms(pred, settings)
     sums: dict[tuple[str, str | None, str], np.ndarray] = {}
-    not_streamed: dict[str, str] = {}
+    # named, never streamed with a different number (the binned ECE, MCE and SCE would be exact as weighted
+    # bin sums; the equal-mass bins, PAV fits and sorts of the others need every row)
+    not_streamed = {
+        m.path: NOT_STREAMED_KERNEL for f in families for m in f.metrics if m.takes_weights(pred.kind)
+    }
     for f, key, m, stat in forms:
         if stat.sums_form is None:
             not_streamed[m.path] = NOT_STREAMED

@@ -134,7 +134,7 @@ def classification_rows(proba, labels) -> dict[str, np.ndarray]:
     }
 
 
-def brier_decomposition(proba, labels) -> dict[str, float]:
+def brier_decomposition(proba, labels, weights=None) -> dict[str, float]:
     r"""Murphy decomposition of the Brier score, cells = predicted class (Uncertainty Metrics).
 
     Following ``uncertainty_metrics.tensorflow.brier_decomposition``, the simplex is
@@ -167,23 +167,31 @@ def brier_decomposition(proba, labels) -> dict[str, float]:
     mentions. Reliability lies in [0, 2], lower is better; resolution >= 0,
     higher is better.
 
+    ``weights`` (N,): every count and sum is weighted (:func:`brier_stats`), :math:`N` the total weight.
+
     Returns
     -------
     dict with keys ``uncertainty``, ``resolution``, ``reliability`` (floats).
     """
     p, y = _check(proba, labels)
-    return brier_decomposition_from_stats(*brier_stats(p, y))
+    return brier_decomposition_from_stats(*brier_stats(p, y, weights))
 
 
-def brier_stats(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+def brier_stats(p: np.ndarray, y: np.ndarray, weights=None) -> tuple[np.ndarray, np.ndarray, float]:
     """Sufficient statistics of :func:`brier_decomposition` (validated ``p``, integer ``y``):
     the (K, K) counts of (predicted class, label), the (K, K) sums of the forecasts per
-    predicted class, and the sum of squared forecasts. Sums over chunks give the whole data's."""
+    predicted class, and the sum of squared forecasts; ``weights`` (N,): weighted counts and sums. Sums
+    over chunks give the whole data's."""
     k = p.shape[1]
     pred = np.argmax(p, axis=1)
-    conf = np.bincount(pred * k + y, minlength=k * k).reshape(k, k).astype(np.float64)
-    s = np.stack([np.bincount(pred, weights=p[:, c], minlength=k) for c in range(k)], axis=1)
-    return conf, s, float(np.einsum("ij,ij->", p, p))
+    if weights is None:
+        conf = np.bincount(pred * k + y, minlength=k * k).reshape(k, k).astype(np.float64)
+        s = np.stack([np.bincount(pred, weights=p[:, c], minlength=k) for c in range(k)], axis=1)
+        return conf, s, float(np.einsum("ij,ij->", p, p))
+    w = np.asarray(weights, dtype=np.float64)
+    conf = np.bincount(pred * k + y, weights=w, minlength=k * k).reshape(k, k)
+    s = np.stack([np.bincount(pred, weights=w * p[:, c], minlength=k) for c in range(k)], axis=1)
+    return conf, s, float(np.einsum("i,ij,ij->", w, p, p))
 
 
 def brier_decomposition_from_stats(conf: np.ndarray, s: np.ndarray, sum_sq: float) -> dict[str, float]:
@@ -211,20 +219,31 @@ def _even_upper_edges(num_bins: int) -> np.ndarray:
     return np.linspace(0.0, 1.0, num_bins + 1)[1:]
 
 
-def _adaptive_upper_edges(xs: np.ndarray, num_bins: int) -> np.ndarray:
+def _adaptive_upper_edges(xs: np.ndarray, num_bins: int, ws: np.ndarray | None = None) -> np.ndarray:
     """Upper edges of equal-mass bins over sorted scores ``xs`` (Uncertainty Metrics' ``get_adaptive_bins``).
 
     The edges are the order statistics ``xs[r_m]``, ``r_m = round(m n / M)``
-    (``numpy.round``, half to even) clipped to ``n - 1``, for ``m = 1..M-1``.
+    (``numpy.round``, half to even) clipped to ``n - 1``, for ``m = 1..M-1``. ``ws``: each sorted score's
+    weight in rows (:func:`~uqeval.metrics.rowweights.row_units`): ``n`` is their sum and ``r_m`` a position
+    among the repeated rows, the weighted quantile the repeated rows would give.
     """
-    n = xs.size
-    idx = np.round(np.linspace(0, n, num_bins, endpoint=False)).astype(np.intp)
-    np.minimum(idx, n - 1, out=idx)
-    return xs[idx][1:]
+    n = xs.size if ws is None else float(np.sum(ws))
+    idx = np.round(np.linspace(0, n, num_bins, endpoint=False))
+    if ws is None:
+        pos = np.minimum(idx.astype(np.intp), n - 1)
+    else:
+        from .rowweights import row_at
+
+        pos = row_at(np.cumsum(ws), np.minimum(idx, max(n - 1.0, 0.0)))
+    return xs[pos][1:]
 
 
 def _bin_stats(
-    xs: np.ndarray, xh: np.ndarray, upper: np.ndarray
+    xs: np.ndarray,
+    xh: np.ndarray,
+    upper: np.ndarray,
+    ws: np.ndarray | None = None,
+    wh: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Counts, sums of scores and numbers of hits per bin, from sorted data.
 
@@ -232,23 +251,33 @@ def _bin_stats(
     is 1, ``upper`` the non-decreasing upper edges. A score goes to bin
     ``#{edges <= score}`` (``numpy.digitize`` with ``right=False``), so in sorted
     order every bin is a contiguous run and its boundaries are
-    ``searchsorted(xs, edge, "left")``: O(M log N) after the sort.
+    ``searchsorted(xs, edge, "left")``: O(M log N) after the sort. ``ws``, ``wh``: the weights of
+    ``xs`` and ``xh`` (then weighted counts, sums and hits).
     """
     nb = upper.size + 1
     bnd = np.empty(nb + 1, dtype=np.intp)
     bnd[0], bnd[-1] = 0, xs.size
     bnd[1:-1] = np.searchsorted(xs, upper, side="left")
-    counts = np.diff(bnd)
     hb = np.empty(nb + 1, dtype=np.intp)
     hb[0], hb[-1] = 0, xh.size
     hb[1:-1] = np.searchsorted(xh, upper, side="left")
-    s_hit = np.diff(hb).astype(np.float64)
-    s_conf = np.zeros(nb)
-    full = counts > 0
+    if ws is None or wh is None:
+        counts = np.diff(bnd)
+        s_hit = np.diff(hb).astype(np.float64)
+    else:
+        counts = _run_sums(ws, bnd)
+        s_hit = _run_sums(wh, hb)
+    return counts, _run_sums(xs if ws is None else xs * ws, bnd), s_hit
+
+
+def _run_sums(values: np.ndarray, bnd: np.ndarray) -> np.ndarray:
+    """Sums of ``values`` over the runs ``[bnd[b], bnd[b + 1])`` (0 for an empty run)."""
+    out = np.zeros(bnd.size - 1)
+    full = np.diff(bnd) > 0
     if full.any():
-        # the non-empty runs tile xs, so reduceat over their starts sums each run exactly once
-        s_conf[full] = np.add.reduceat(xs, bnd[:-1][full])
-    return counts, s_conf, s_hit
+        # the non-empty runs tile the values, so reduceat over their starts sums each run exactly once
+        out[full] = np.add.reduceat(values, bnd[:-1][full])
+    return out
 
 
 def _above(xs: np.ndarray, threshold: float) -> np.ndarray:
@@ -256,22 +285,24 @@ def _above(xs: np.ndarray, threshold: float) -> np.ndarray:
     return xs[np.searchsorted(xs, threshold, side="right") :]
 
 
-def _l1_gap(xs: np.ndarray, xh: np.ndarray, upper: np.ndarray) -> float:
+def _l1_gap(
+    xs: np.ndarray, xh: np.ndarray, upper: np.ndarray, ws: np.ndarray | None = None, wh: np.ndarray | None = None
+) -> float:
     r"""L1 gap :math:`\sum_b \frac{n_b}{n} |\mathrm{acc}_b - \mathrm{conf}_b|`, computed as
     :math:`\frac1n \sum_b |\mathrm{hits}_b - \sum_{B_b} x|`; 0 when no score is kept."""
     if xs.size == 0:
         return 0.0
-    return _l1_max(*_bin_stats(xs, xh, upper))[0]
+    return _l1_max(*_bin_stats(xs, xh, upper, ws, wh))[0]
 
 
 def _l1_max(counts: np.ndarray, s_conf: np.ndarray, s_hit: np.ndarray) -> tuple[float, float]:
     """``(L1 gap, max gap over non-empty bins)`` from per-bin counts, score sums and hits; (0, nan) when empty."""
-    n = int(np.sum(counts))
+    n = np.sum(counts)
     if n == 0:
         return 0.0, float("nan")
     gap_sum = np.abs(s_hit - s_conf)
     nz = counts > 0
-    return float(np.sum(gap_sum)) / n, float(np.max(gap_sum[nz] / counts[nz]))
+    return float(np.sum(gap_sum)) / float(n), float(np.max(gap_sum[nz] / counts[nz]))
 
 
 def even_bin_stats(p: np.ndarray, y: np.ndarray, num_bins: int) -> np.ndarray:
@@ -348,7 +379,9 @@ def _sorted_in_pairs(items: list, threaded: bool):
                 yield second
 
 
-def calibration_errors(proba, labels, num_bins: int = 15, tace_threshold: float = 0.01) -> dict[str, float]:
+def calibration_errors(
+    proba, labels, num_bins: int = 15, tace_threshold: float = 0.01, weights=None
+) -> dict[str, float]:
     r"""The general calibration error family of Nixon et al. (2019), as Uncertainty Metrics computes it.
 
     For a set of scores :math:`x_i \in [0, 1]` with outcomes :math:`o_i \in \{0, 1\}`
@@ -399,6 +432,12 @@ def calibration_errors(proba, labels, num_bins: int = 15, tace_threshold: float 
     at a time, one in a worker thread); each bin is then a contiguous run of the sorted
     scores, found by binary search.
 
+    Weights. ``weights`` (N,) >= 0 count row :math:`i` :math:`w_i` times: every count above is a sum of
+    weights, and the equal-mass edges are the order statistics of the repeated rows, a row counting
+    :math:`w_i / \min_j w_j` rows (:func:`~uqeval.metrics.rowweights.row_units`): integer weights with a 1
+    among them equal the repeated rows, and a common factor changes nothing. The even-bin errors are
+    weighted bin sums.
+
     Returns
     -------
     dict with keys ``ece``, ``rmsce``, ``mce``, ``sce``, ``ace``, ``tace`` (floats in [0, 1]).
@@ -409,6 +448,8 @@ def calibration_errors(proba, labels, num_bins: int = 15, tace_threshold: float 
         raise InputError(f"num_bins must be >= 1, got {num_bins}")
     even = _even_upper_edges(num_bins)
     thr = float(tace_threshold)
+    if weights is not None:
+        return _weighted_calibration_errors(p, y, num_bins, thr, weights)
 
     k = p.shape[1]
 
@@ -446,6 +487,46 @@ def calibration_errors(proba, labels, num_bins: int = 15, tace_threshold: float 
         if xs_t.size:
             tace += _l1_gap(xs_t, xh_t, _adaptive_upper_edges(xs_t, num_bins))
         del xs, xh, xs_t, xh_t  # freed before the next class's arrays are made
+    return {"ece": ece, "rmsce": rmsce, "mce": mce, "sce": sce / k, "ace": ace / k, "tace": tace / k}
+
+
+def _weighted_calibration_errors(
+    p: np.ndarray, y: np.ndarray, num_bins: int, thr: float, weights
+) -> dict[str, float]:
+    """:func:`calibration_errors` with row weights: the same bins and gaps, each score carrying its weight in
+    rows through one argsort per class and for the top label."""
+    from .rowweights import row_units
+
+    u = row_units(weights)
+    even = _even_upper_edges(num_bins)
+    k = p.shape[1]
+
+    def kept(xs: np.ndarray, hits: np.ndarray, ws: np.ndarray, above: float):
+        """``(scores, hit scores, their weights, the hits' weights)`` of sorted scores above ``above``."""
+        start = np.searchsorted(xs, above, side="right")
+        xs, hits, ws = xs[start:], hits[start:], ws[start:]
+        return xs, xs[hits], ws, ws[hits]
+
+    def sort(scores: np.ndarray, hit: np.ndarray):
+        order = np.argsort(scores, kind="stable")
+        return scores[order], hit[order], u[order]
+
+    conf, hit = _top_label(p, y)
+    xs, xh, ws, wh = kept(*sort(conf, hit), 0.0)
+    ece, mce = _l1_max(*_bin_stats(xs, xh, even, ws, wh))
+    counts, s_conf, s_hit = _bin_stats(xs, xh, _adaptive_upper_edges(xs, num_bins, ws), ws, wh)
+    nz = counts > 0
+    rmsce = float(np.sqrt(np.sum((s_hit[nz] - s_conf[nz]) ** 2 / counts[nz]) / np.sum(ws)))
+    sce = ace = tace = 0.0
+    for j in range(k):  # a loop over the K classes; each step vectorised over rows
+        ordered = sort(p[:, j], y == j)
+        xs, xh, ws, wh = kept(*ordered, 0.0)
+        sce += _l1_gap(xs, xh, even, ws, wh)
+        if xs.size:
+            ace += _l1_gap(xs, xh, _adaptive_upper_edges(xs, num_bins, ws), ws, wh)
+        xs, xh, ws, wh = kept(*ordered, thr)
+        if xs.size:
+            tace += _l1_gap(xs, xh, _adaptive_upper_edges(xs, num_bins, ws), ws, wh)
     return {"ece": ece, "rmsce": rmsce, "mce": mce, "sce": sce / k, "ace": ace / k, "tace": tace / k}
 
 
