@@ -58,7 +58,40 @@ def test_integer_weights_reach_every_metric_that_takes_them():
     assert any(not m.supports_weights for m in METRICS.values())
 
 
-@pytest.mark.parametrize("metric,kind", [c for c in CASES if c.values[0].supports_weights])
+WEIGHTED_CASES = [c for c in CASES if c.values[0].takes_weights(c.values[1])]
+REFUSED_CASES = [c for c in CASES if not c.values[0].takes_weights(c.values[1])]
+
+#: every catalogue entry x representation that still refuses weights, and why (issue 37): the random subsets
+#: (their resamplers draw rows; a weighted draw would not equal the draws of the repeated rows), tests whose
+#: statistic or null distribution depends on the number of rows (which a weight does not define: scaling the
+#: weights would move it), randomised PITs (a draw per row) and histograms/curves of counts
+STILL_REFUSED = {
+    "adv_group_calibration.*": "random subsets",
+    "bayesian_ece.*": "random subsets",
+    "spce.*": "random subsets",
+}
+
+
+def _refused_list() -> list[str]:
+    return sorted(f"{c.values[0].path}-{c.values[1]}" for c in REFUSED_CASES)
+
+
+def test_the_entries_that_refuse_weights_are_listed(capsys):
+    """Prints every entry x representation that refuses weights (the acceptance of issue 37) and checks that
+    each is in :data:`STILL_REFUSED`, by group, with a reason."""
+    refused = _refused_list()
+    with capsys.disabled():
+        print(f"\n{len(refused)} entry x representation cases refuse weights:")
+        for case in refused:
+            print("  ", case)
+    groups = {k.removesuffix(".*") for k in STILL_REFUSED if k.endswith(".*")}
+    unexpected = [
+        c for c in refused if c.split("-")[0] not in STILL_REFUSED and c.split(".")[0] not in groups
+    ]
+    assert not unexpected, unexpected
+
+
+@pytest.mark.parametrize("metric,kind", WEIGHTED_CASES)
 def test_integer_weights_equal_repeated_rows(wstore, metric, kind):
     weighted, not_weighted = wstore.weighted(kind)
     assert metric.path not in not_weighted
@@ -68,32 +101,39 @@ def test_integer_weights_equal_repeated_rows(wstore, metric, kind):
     np.testing.assert_allclose(_leaves(got), _leaves(want), rtol=1e-12, atol=1e-12, err_msg=metric.path)
 
 
-@pytest.mark.parametrize("metric,kind", [c for c in CASES if not c.values[0].supports_weights])
+@pytest.mark.parametrize("metric,kind", REFUSED_CASES)
 def test_metric_without_weighted_form_is_named_not_computed(wstore, metric, kind):
     weighted, not_weighted = wstore.weighted(kind)
     assert not _values(weighted, metric), (metric.path, kind)
-    assert not_weighted[metric.path] == metric.unweighted_reason and metric.unweighted_reason
+    reason = metric.unweighted_reason_for(kind)
+    assert reason and not_weighted[metric.path] == reason
 
 
-@pytest.mark.parametrize("kind", ["gaussian", "quantiles", "categorical", "samples"])
-def test_scaling_the_weights_changes_nothing(wstore, kind):
+@pytest.mark.parametrize("kind", sorted({c.values[1] for c in WEIGHTED_CASES}))
+def test_zero_weights_drop_rows_and_scaling_the_weights_changes_nothing(wstore, kind):
     pred = wstore.pred(kind)
     a, _, _ = compute_weighted_metrics(pred, wstore.settings, W)
     b, _, _ = compute_weighted_metrics(pred, wstore.settings, W * 0.37)
+    kept = W > 0
+    c, _, _ = compute_weighted_metrics(pred.subset(kept), wstore.settings, W[kept])
     for m in METRICS.values():
-        if m.supports_weights and m.applies_to(kind):
-            np.testing.assert_allclose(
-                _leaves(_values(a, m)), _leaves(_values(b, m)), rtol=1e-12, atol=1e-14, err_msg=m.path
-            )
+        if m.applies_to(kind) and m.takes_weights(kind):
+            want = _leaves(_values(a, m))
+            for other in (b, c):
+                np.testing.assert_allclose(
+                    _leaves(_values(other, m)), want, rtol=1e-12, atol=1e-14, err_msg=m.path
+                )
 
 
-def test_unit_weights_equal_the_unweighted_metrics(wstore):
-    pred = wstore.pred("gaussian")
-    plain = wstore.result("gaussian")
+@pytest.mark.parametrize("kind", sorted({c.values[1] for c in WEIGHTED_CASES}))
+def test_unit_weights_equal_the_unweighted_metrics(wstore, kind):
+    pred = wstore.pred(kind)
+    plain = wstore.result(kind)
     got, _, _ = compute_weighted_metrics(pred, wstore.settings, np.ones(N))
     for m in METRICS.values():
-        if m.supports_weights and m.applies_to("gaussian"):
-            np.testing.assert_allclose(_leaves(_values(got, m)), _leaves(_values(plain, m)), rtol=1e-12)
+        if m.applies_to(kind) and m.takes_weights(kind):
+            want = _leaves(_values(plain, m))
+            np.testing.assert_allclose(_leaves(_values(got, m)), want, rtol=1e-12, atol=1e-14, err_msg=m.path)
 
 
 def test_weighted_median_selection_equals_the_sorted_crossing():
@@ -308,7 +348,9 @@ def test_array_functions_take_weights():
     assert uqeval.brier_score(labels, p1, convention="binary", weights=w) == pytest.approx(
         uqeval.brier_score(labels[idx], p1[idx], convention="binary"), rel=1e-12
     )
-    with pytest.raises(InputError, match=r"calibration\.ece takes no weights"):
-        uqeval.expected_calibration_error(labels, p1, weights=w)
+    for kw in ({}, {"classwise": True}, {"classwise": True, "adaptive": True}):
+        assert uqeval.expected_calibration_error(labels, p1, weights=w, **kw) == pytest.approx(
+            uqeval.expected_calibration_error(labels[idx], p1[idx], **kw), rel=1e-12, abs=1e-15
+        ), kw
     with pytest.raises(InputError, match="negative"):
         uqeval.log_loss(labels, p1, weights=-np.ones(n))

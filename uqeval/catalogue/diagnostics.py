@@ -27,28 +27,28 @@ def binary_or_top_label(p: Prediction) -> tuple[np.ndarray, np.ndarray]:
     return c.top_label()
 
 
-def _corp(p, s: Settings) -> dict | None:
+def _corp(p, s: Settings, w: np.ndarray | None = None) -> dict | None:
     from ..metrics.corp import corp_classification, corp_mean
 
     if p.kind in CLASSIFICATION:
-        return corp_classification(p.proba, p.labels)
+        return corp_classification(p.proba, p.labels, weights=w)
     if p.kind == "quantiles":  # the pinball loss of each quantile (their median is no mean forecast)
         from ..metrics.corp import corp_quantile
         from ..metrics.intervals import level_key
 
         return {
-            f"pinball_{level_key(t)}": corp_quantile(p.y_true, p.quantiles[:, j], float(t))
+            f"pinball_{level_key(t)}": corp_quantile(p.y_true, p.quantiles[:, j], float(t), weights=w)
             for j, t in enumerate(p.levels)
         }
     point = p.point()
-    return None if point is None else {"mse": corp_mean(p.y_true, point)}
+    return None if point is None else {"mse": corp_mean(p.y_true, point, weights=w)}
 
 
-def _spread_calibration(p, s: Settings) -> dict:
+def _spread_calibration(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.spread import spread_calibration
 
     # samples: the finite-ensemble spread s·√((M+1)/M) (ddof 1); bins are formed on it (see metrics.spread)
-    return spread_calibration(p.y_true, p.point(), error_spread(p), num_bins=s.class_bins)
+    return spread_calibration(p.y_true, p.point(), error_spread(p), num_bins=s.class_bins, weights=w)
 
 
 def _smooth_calibration(p, s: Settings) -> dict:
@@ -74,6 +74,7 @@ DIAGNOSTIC_FAMILIES: tuple[Family, ...] = (
         by_level=True,
         option="diagnostics",
         heavy=True,
+        weighted=(*REGRESSION, *CLASSIFICATION),
     ),
     _family(
         "spread_calibration",
@@ -92,6 +93,7 @@ DIAGNOSTIC_FAMILIES: tuple[Family, ...] = (
         ],
         {"gaussian": _spread_calibration, "samples": _spread_calibration},
         option="diagnostics",
+        weighted=("gaussian", "samples"),
     ),
     _family(
         "smooth_calibration",

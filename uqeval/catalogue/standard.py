@@ -174,16 +174,16 @@ def _scoring_intervals(p, s: Settings) -> dict:
     return {"interval": float(np.mean(list(by_level.values()))), "interval_by_level": by_level}
 
 
-def _reliability_gaussian(p, s: Settings) -> dict:
+def _reliability_gaussian(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.reliability import reliability_gaussian
 
-    return reliability_gaussian(p.y_true, p.mean, p.std)
+    return reliability_gaussian(p.y_true, p.mean, p.std, weights=w)
 
 
-def _reliability_samples(p, s: Settings) -> dict:
+def _reliability_samples(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.reliability import max_calibration_error
 
-    return {"max_cal_err": max_calibration_error(p.pit())}
+    return {"max_cal_err": max_calibration_error(p.pit(), weights=w)}
 
 
 def _coverage(p, s: Settings) -> dict:
@@ -605,6 +605,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("accrue", "lower", "ACCRUE cost", "order", representations=("gaussian",)),
         ],
         {"gaussian": _reliability_gaussian, "samples": _reliability_samples},
+        weighted=("gaussian", "samples"),
     ),
     _family(
         "coverage",
