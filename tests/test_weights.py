@@ -224,8 +224,9 @@ def test_cli_weights_equal_the_api(weighted_file):
     )
     assert out["metrics"]["scoring_rule"]["crps"] == pytest.approx(api["scoring_rule.crps"], rel=1e-14)
     assert out["weights"]["column"] == "w" and out["weights"]["sum"] == pytest.approx(sum(t["w"]))
-    assert "reliability.rs" in out["weights"]["not_weighted"]
-    assert "reliability" not in out["metrics"]  # never unweighted
+    assert "adv_group_calibration.ma_mean" in out["weights"]["not_weighted"]
+    assert "adv_group_calibration" not in out["metrics"]  # never unweighted
+    assert out["metrics"]["reliability"]["rs"] == pytest.approx(api["reliability.rs"], rel=1e-14)
     assert out["settings"]["columns"]["weights"] == "w"
     code, plain = _score(weighted_file)
     assert (
@@ -305,11 +306,13 @@ def test_commands_without_weights_refuse_them(weighted_file, tmp_path, args):
 
 def test_check_names_a_rule_on_a_metric_without_weights(weighted_file, tmp_path):
     rules = tmp_path / "rules.toml"
-    rules.write_text('[rules]\n"scoring_rule.crps" = { max = 5 }\n"reliability.rs" = { max = 5 }\n')
-    r = runner.invoke(app, ["check", str(weighted_file), "--rules", str(rules), "--weights", "w"])
-    assert r.exit_code == 3 and '"reliability.rs" is not computed with weights (it needs order' in r.output, (
-        r.output
-    )
+    rules.write_text('[rules]\n"scoring_rule.crps" = { max = 5 }\n"calibration_tests.pit_ks_p" = { min = 0.01 }\n')
+    args = ["check", str(weighted_file), "--rules", str(rules), "--weights", "w", "--diagnostics"]
+    r = runner.invoke(app, args)
+    assert r.exit_code == 3, r.output
+    assert '"calibration_tests.pit_ks_p" is not computed with weights (its null distribution' in r.output, r.output
+    rules.write_text('[rules]\n"calibration_tests.pit_ks_stat" = { max = 0.5 }\n"reliability.rs" = { max = 5 }\n')
+    assert runner.invoke(app, args).exit_code == 0  # weighted since issue 37
     rules.write_text('[rules]\n"scoring_rule.crps" = { max = 5 }\n')
     r = runner.invoke(
         app, ["check", str(weighted_file), "--rules", str(rules), "--weights", "w", "--format", "json"]

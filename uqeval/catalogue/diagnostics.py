@@ -113,6 +113,20 @@ DIAGNOSTIC_FAMILIES: tuple[Family, ...] = (
 # calibration tests with p-values and conditional coverage. p-values rank nothing (orientation None: they
 # weigh evidence, which grows with N); a check rule bounds them (`min = 0.01`).
 PIT_TEST_KINDS = ("gaussian", "samples", "quantiles", "intervals")
+#: why the calibration tests refuse weights (issue 37): a weight says how often a row counts, not how many
+#: independent rows there are, and these depend on that number
+_NULL_OF_N = (
+    "its null distribution depends on the number of independent rows, which weights do not define "
+    "(scaling every weight would move the p-value)"
+)
+_STAT_OF_N = (
+    "the statistic grows with the number of rows, which weights do not define (scaling every weight "
+    "would change it); calibration_tests.pit_ks_stat (Gaussians) is the scale-free weighted statistic"
+)
+_RANDOM_PIT = (
+    "its PIT is drawn at random within each row's interval (a weighted row is one draw, its repeated rows "
+    "several); with weights only Gaussians, whose PIT is exact, give calibration_tests.pit_ks_stat"
+)
 
 
 def diagnostic_pit(p: Prediction, s: Settings) -> np.ndarray:
@@ -151,11 +165,13 @@ def binary_events(p: Prediction) -> tuple[np.ndarray, np.ndarray]:
     return c.top_label()
 
 
-def _calibration_tests(p, s: Settings) -> dict | None:
+def _calibration_tests(p, s: Settings, w: np.ndarray | None = None) -> dict | None:
     from ..metrics import calibration_tests as ct
 
     if p.n < 2:  # no test of a distribution from one row (the family is left out, as spce below 10 rows)
         return None
+    if w is not None:  # Gaussians (the exact PIT): the weighted KS distance, the one scale-free statistic
+        return ct.pit_uniformity_tests(p.pit(), weights=w)
     if p.kind in CLASSIFICATION:
         return ct.binary_calibration_tests(*binary_events(p))
     u = diagnostic_pit(p, s)
@@ -271,6 +287,19 @@ DIAGNOSTIC_TEST_FAMILIES: tuple[Family, ...] = (
         },
         imports=("uqeval.metrics.calibration_tests", "uqeval.metrics.normal", "scipy.stats"),
         option="diagnostics",
+        weighted=("gaussian",),
+        no_weights={
+            **dict.fromkeys(
+                ("pit_ks_p", "pit_cvm_p", "pit_ad_p", "rank_hist_chi2_p", "spiegelhalter_p", "hosmer_lemeshow_p"),
+                _NULL_OF_N,
+            ),
+            **dict.fromkeys(
+                ("pit_cvm_stat", "pit_ad_stat", "rank_hist_chi2", "spiegelhalter_z", "hosmer_lemeshow_stat"),
+                _STAT_OF_N,
+            ),
+            "rank_histogram": "it is a histogram of row counts for plots, not a weighted summary",
+        },
+        other_kinds=_RANDOM_PIT,
     ),
     _family(
         "conditional_coverage",

@@ -247,13 +247,13 @@ def _diversity(p, s: Settings) -> dict:
     return diversity_from_rows(_member_rows(p), p.member_proba.shape[1])
 
 
-def _rejection_cls(p, s: Settings) -> dict:
+def _rejection_cls(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.ensembles import oracle_collaborative_accuracy, rejection_curve
 
     conf, correct = p.top_label()
     uncertainty = 1.0 - conf  # the same ranking for plain classifiers, ensembles and Dirichlet outputs
-    curve = rejection_curve(correct, uncertainty, kind="accuracy")
-    oca = oracle_collaborative_accuracy(correct, uncertainty, fraction=s.oca_fraction)
+    curve = rejection_curve(correct, uncertainty, kind="accuracy", weights=w)
+    oca = oracle_collaborative_accuracy(correct, uncertainty, fraction=s.oca_fraction, weights=w)
     return {
         "auc_rejection": curve["auc_rejection"],
         "auc_oracle": curve["auc_oracle"],
@@ -264,11 +264,12 @@ def _rejection_cls(p, s: Settings) -> dict:
     }
 
 
-def _rejection_samples(p, s: Settings) -> dict:
+def _rejection_samples(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.ensembles import rejection_curve
 
     mean, std = p.moments()
-    curve = rejection_curve(p.y_true - mean, std, kind="rmse")  # RMSE of the ensemble mean, ranked by its std
+    # RMSE of the ensemble mean, ranked by its std
+    curve = rejection_curve(p.y_true - mean, std, kind="rmse", weights=w)
     return {
         "auc_rejection": curve["auc_rejection"],
         "auc_oracle": curve["auc_oracle"],
@@ -746,6 +747,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         ],
         {**{k: _rejection_cls for k in CLASSIFICATION}, "samples": _rejection_samples},
         imports=_ENSEMBLE_KERNELS,
+        weighted=(*CLASSIFICATION, "samples"),
     ),
     _family(
         "bayesian_ece",
