@@ -194,6 +194,39 @@ def test_weighted_metrics_match_scikit_learn():
     assert cls["accuracy.brier"] == pytest.approx(ref["classification"]["brier_score_loss"], rel=1e-12)
 
 
+WEIGHTED_CALIBRATION = Path(__file__).parent / "reference" / "data" / "weighted_calibration.json"
+
+
+@pytest.mark.parametrize("weights", ["w_int", "w_frac"])
+def test_weighted_calibration_errors_and_corp_match_independent_references(weights):
+    """Weighted ECE/MCE/SCE/ACE/TACE/RMSCE against bins built directly in numpy, and weighted CORP against
+    scikit-learn 1.9.1's ``IsotonicRegression(sample_weight=)`` (numpy 2.4.6), frozen by
+    tests/reference/regen_weighted_calibration.py (which does not import uqeval)."""
+    from uqeval.metrics.classification import calibration_errors
+    from uqeval.metrics.corp import corp_binary, corp_mean
+
+    ref = json.loads(WEIGHTED_CALIBRATION.read_text())
+    assert ref["library"] == "scikit-learn 1.9.1, numpy 2.4.6"
+    d = {k: np.asarray(v) for k, v in ref["data"].items()}
+    w = d[weights]
+    got = evaluate(d["labels"], proba=d["proba"], weights=w)
+    for key, want in ref["calibration"][weights].items():
+        assert got[f"calibration.{key}"] == pytest.approx(want, rel=1e-12, abs=1e-15), key
+    keep = w > 0
+    kernel = calibration_errors(d["proba"][keep], d["labels"][keep], num_bins=ref["bins"], weights=w[keep])
+    assert kernel == pytest.approx(ref["calibration"][weights], rel=1e-12, abs=1e-15)
+    corp = ref["corp"][weights]
+    binary = corp_binary(d["p1"][keep], d["outcome"][keep], weights=w[keep])
+    mean = corp_mean(d["y"][keep], d["mean"][keep], weights=w[keep])
+    for ours, theirs in ((binary["brier"], "binary_brier"), (binary["log"], "binary_log"), (mean, "mean_mse")):
+        assert ours == pytest.approx(corp[theirs], rel=1e-10, abs=1e-14), theirs
+    # the same through the catalogue (binary classifier: CORP of P(class 1); a point forecast: the mean's)
+    cls = evaluate(d["outcome"].astype(int), proba=d["p1"], weights=w, diagnostics=True)
+    assert cls["corp.brier.mcb"] == pytest.approx(corp["binary_brier"]["mcb"], rel=1e-10)
+    reg = evaluate(d["y"], mean=d["mean"], weights=w, diagnostics=True)
+    assert reg["corp.mse.dsc"] == pytest.approx(corp["mean_mse"]["dsc"], rel=1e-10)
+
+
 # --------------------------------------------------------------------------- input and errors
 
 
