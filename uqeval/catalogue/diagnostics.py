@@ -51,10 +51,10 @@ def _spread_calibration(p, s: Settings, w: np.ndarray | None = None) -> dict:
     return spread_calibration(p.y_true, p.point(), error_spread(p), num_bins=s.class_bins, weights=w)
 
 
-def _smooth_calibration(p, s: Settings) -> dict:
+def _smooth_calibration(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.smooth_ece import smooth_ece
 
-    return smooth_ece(*binary_or_top_label(p))
+    return smooth_ece(*binary_or_top_label(p), weights=w)
 
 
 DIAGNOSTIC_FAMILIES: tuple[Family, ...] = (
@@ -106,6 +106,7 @@ DIAGNOSTIC_FAMILIES: tuple[Family, ...] = (
         {k: _smooth_calibration for k in CLASSIFICATION},
         imports=("uqeval.metrics.smooth_ece",),
         option="diagnostics",
+        weighted=CLASSIFICATION,
     ),
 )
 # --------------------------------------------------------------------------- end of calibration diagnostics
@@ -181,7 +182,7 @@ def _calibration_tests(p, s: Settings, w: np.ndarray | None = None) -> dict | No
     return out
 
 
-def _conditional_coverage(p, s: Settings) -> dict:
+def _conditional_coverage(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.conditional_coverage import class_coverage, interval_ssc, set_ssc
     from ..metrics.intervals import level_key
 
@@ -192,11 +193,14 @@ def _conditional_coverage(p, s: Settings) -> dict:
         k = p.proba.shape[1]
         for lv in list(s.levels or (0.95,)):
             covered, size = prediction_set_rows(p.proba, p.labels, lv)
-            out[level_key(lv)] = {**set_ssc(covered, size, lv, k), **class_coverage(covered, p.labels, k)}
+            out[level_key(lv)] = {
+                **set_ssc(covered, size, lv, k, weights=w),
+                **class_coverage(covered, p.labels, k, weights=w),
+            }
         return out
     for lv in coverage_levels(p, s):
         lo, hi = p.interval(lv)
-        out[level_key(lv)] = interval_ssc((p.y_true >= lo) & (p.y_true <= hi), hi - lo, lv)
+        out[level_key(lv)] = interval_ssc((p.y_true >= lo) & (p.y_true <= hi), hi - lo, lv, weights=w)
     return out
 
 
@@ -342,5 +346,6 @@ DIAGNOSTIC_TEST_FAMILIES: tuple[Family, ...] = (
         ),
         by_level=True,
         option="diagnostics",
+        weighted=(*PIT_TEST_KINDS, *CLASSIFICATION),
     ),
 )

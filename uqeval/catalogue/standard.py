@@ -241,10 +241,10 @@ def _information_criteria(p, s: Settings) -> dict | None:
     return information_criteria(p.loglik)
 
 
-def _diversity(p, s: Settings) -> dict:
+def _diversity(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.ensembles import diversity_from_rows
 
-    return diversity_from_rows(_member_rows(p), p.member_proba.shape[1])
+    return diversity_from_rows(_member_rows(p), p.member_proba.shape[1], weights=w)
 
 
 def _rejection_cls(p, s: Settings, w: np.ndarray | None = None) -> dict:
@@ -597,6 +597,11 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         },
         rows=_rows_scoring,
         no_rows=("pinball_by_level", "interval_by_level"),
+        no_weights=dict.fromkeys(
+            ("pinball_by_level", "interval_by_level"),
+            "its per-level values are not weighted yet (scoring_rule.pinball and scoring_rule.interval, their "
+            "mean over the levels, are)",
+        ),
     ),
     _family(
         "reliability",
@@ -703,6 +708,11 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         imports=_ENSEMBLE_KERNELS,
         rows=_rows_information_criteria,
         no_rows=("waic1_se", "waic2_se", "iscv_se"),
+        no_weights=dict.fromkeys(
+            ("waic1_se", "waic2_se", "iscv_se"),
+            "a standard error depends on the number of independent rows, which weights do not define "
+            "(scaling every weight would change it)",
+        ),
     ),
     _family(
         "diversity",
@@ -716,6 +726,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         ],
         {"members": _diversity},
         imports=_ENSEMBLE_KERNELS,
+        weighted=("members",),
     ),
     _family(
         "rejection",

@@ -506,17 +506,22 @@ def diversity(member_proba, labels=None, eps: float = 1e-12) -> dict[str, float]
     return diversity_from_rows(member_rows(p, labels, eps), m)
 
 
-def diversity_from_rows(rows: dict[str, np.ndarray], m: int) -> dict[str, float]:
-    """:func:`diversity` from the per-row terms of :func:`member_rows` of an M-member ensemble."""
+def diversity_from_rows(rows: dict[str, np.ndarray], m: int, weights=None) -> dict[str, float]:
+    """:func:`diversity` from the per-row terms of :func:`member_rows` of an M-member ensemble; ``weights``
+    (N,): weighted means over the rows."""
     n_pairs = m * (m - 1) / 2.0
+
+    def mean(values: np.ndarray) -> float:
+        return float(values.mean() if weights is None else np.average(values, weights=weights))
+
     out = {
-        "disagreement": 1.0 - float(rows["agree"].mean()) / n_pairs,
-        "kl": float(rows["kl"].mean()),
-        "cosine_similarity": float(rows["cosine"].mean()) / n_pairs,
+        "disagreement": 1.0 - mean(rows["agree"]) / n_pairs,
+        "kl": mean(rows["kl"]),
+        "cosine_similarity": mean(rows["cosine"]) / n_pairs,
     }
     if "wrong" in rows:
         wrong = rows["wrong"]
-        out["double_fault"] = float((wrong * (wrong - 1) / 2.0).mean()) / n_pairs
+        out["double_fault"] = mean(wrong * (wrong - 1) / 2.0) / n_pairs
     return out
 
 
