@@ -134,23 +134,30 @@ class Metric:
 
     @property
     def supports_weights(self) -> bool:
-        """Whether the metric takes per-row weights (``--weights``, ``weights=``) for some representation: it
-        does where it has a per-row form (:attr:`rows_fn`), whose :meth:`RowStat.resampler` gives the metric of
-        weighted rows (the same function compare's bootstrap uses), or where its family's kernel takes the
-        weights (:attr:`weighted_kinds`). With integer weights it equals the metric of the rows repeated that
-        often; weights of 0 drop rows (:func:`uqeval.catalogue.compute_weighted_metrics`)."""
-        return self.rows_fn is not None or bool(self.weighted_kinds)
+        """Whether the metric takes per-row weights (``--weights``, ``weights=``) in every command: it does
+        where it has a per-row form (:attr:`rows_fn`), whose :meth:`RowStat.resampler` gives the metric of
+        weighted rows, the same function compare's bootstrap uses. With integer weights it equals the metric
+        of the rows repeated that often; weights of 0 drop rows (:func:`uqeval.catalogue.compute_weighted_metrics`).
+        A metric without one may still take weights where all the rows are at hand (:meth:`takes_weights`)."""
+        return self.rows_fn is not None
 
     def takes_weights(self, kind: str) -> bool:
-        """Whether the metric takes weights for ``kind`` predictions (see :attr:`supports_weights`)."""
+        """Whether the metric takes weights for ``kind`` predictions in memory (score, check, report,
+        ``uqeval.evaluate``: :func:`uqeval.catalogue.compute_weighted_metrics`): by its per-row form
+        (:attr:`supports_weights`) or by its family's kernels given the weights (:attr:`weighted_kinds`)."""
         return self.rows_fn is not None or kind in self.weighted_kinds
 
     @property
     def unweighted_reason(self) -> str | None:
-        """Why the metric takes no weights (None where it does for some representation): said wherever
-        weights are refused."""
+        """Why the metric takes no weights in every command (None where it does): said wherever weights are
+        refused (compare's metrics, check's rules)."""
         if self.supports_weights:
             return None
+        if self.weighted_kinds:
+            return (
+                "its weighted form needs all the rows at once (no per-row form): score, check, report and "
+                "uqeval.evaluate compute it in memory, compare does not yet"
+            )
         if self.no_weights is not None:
             return self.no_weights
         return {
@@ -161,10 +168,10 @@ class Metric:
         }.get(self.reduction, "it has no per-row form to weight")
 
     def unweighted_reason_for(self, kind: str) -> str | None:
-        """Why the metric takes no weights for ``kind`` predictions (None where it does)."""
+        """Why the metric takes no weights for ``kind`` predictions in memory (None where it does)."""
         if self.takes_weights(kind):
             return None
-        if self.supports_weights:  # weighted for other representations
+        if self.weighted_kinds:  # weighted for other representations
             return self.no_weights or f"it has no weighted form for {kind} predictions"
         return self.unweighted_reason
 
