@@ -437,6 +437,12 @@ def _rows_information_criteria(p, s, level) -> dict[str, RowStat] | None:
     return {k: RowStat(score=v) for k, v in information_criteria_rows(p.loglik).items()}
 
 
+def _classifier_family(name: str, specs: list[dict], compute, kernels: tuple[str, ...], **kw) -> Family:
+    """A family with one compute function for every classification representation (categorical, members,
+    Dirichlet), whose kernels import ``kernels`` (:attr:`Family.imports`)."""
+    return _family(name, specs, dict.fromkeys(CLASSIFICATION, compute), imports=kernels, **kw)
+
+
 STANDARD_FAMILIES: tuple[Family, ...] = (
     _family(
         "accuracy",
@@ -632,7 +638,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         rows=_rows_coverage,
         by_level=True,
     ),
-    _family(
+    _classifier_family(
         "brier_decomposition",
         [
             _m(
@@ -644,11 +650,11 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("resolution", "higher", "resolution", "counts"),
             _m("reliability", "lower", "reliability (calibration) term", "counts"),
         ],
-        {k: _brier_decomposition for k in CLASSIFICATION},
-        imports=_CLS_KERNELS,
+        _brier_decomposition,
+        _CLS_KERNELS,
         weighted=CLASSIFICATION,
     ),
-    _family(
+    _classifier_family(
         "calibration",
         [
             _m("ece", "lower", "expected calibration error", "counts"),
@@ -658,19 +664,19 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("ace", "lower", "adaptive calibration error", "order"),
             _m("tace", "lower", "thresholded adaptive calibration error", "order"),
         ],
-        {k: _calibration_cls for k in CLASSIFICATION},
-        imports=_CLS_KERNELS,
+        _calibration_cls,
+        _CLS_KERNELS,
         weighted=CLASSIFICATION,
     ),
-    _family(
+    _classifier_family(
         "prediction_sets",
         [
             _m("coverage", "target", "share of rows whose set holds the label (target: the level)", "mean"),
             _m("mean_size", "lower", "mean number of classes in the set", "mean"),
             _m("size_histogram", None, "number of rows per set size 1..K", "histogram"),
         ],
-        {k: _prediction_sets for k in CLASSIFICATION},
-        imports=_CLS_KERNELS,
+        _prediction_sets,
+        _CLS_KERNELS,
         rows=_rows_prediction_sets,
         by_level=True,
     ),
@@ -760,7 +766,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         imports=_ENSEMBLE_KERNELS,
         weighted=(*CLASSIFICATION, "samples"),
     ),
-    _family(
+    _classifier_family(
         "bayesian_ece",
         [
             _m("mean", "lower", "posterior mean of the top-label ECE", "resampling"),
@@ -768,18 +774,18 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("q50", "lower", "posterior median of the ECE", "resampling"),
             _m("q90", "lower", "90% posterior quantile of the ECE", "resampling"),
         ],
-        {k: _bayesian_ece for k in CLASSIFICATION},
-        imports=_ENSEMBLE_KERNELS,
+        _bayesian_ece,
+        _ENSEMBLE_KERNELS,
     ),
-    _family(
+    _classifier_family(
         "spce",
         [
             _m("spce", "lower", "semiparametric L2 calibration error (binary or top-label)", "resampling"),
             _m("ci_low", None, "lower end of its 95% bootstrap confidence interval", "resampling"),
             _m("ci_high", None, "upper end of its 95% bootstrap confidence interval", "resampling"),
         ],
-        {k: _spce for k in CLASSIFICATION},
-        imports=_ENSEMBLE_KERNELS,
+        _spce,
+        _ENSEMBLE_KERNELS,
         background=True,
     ),
 )
