@@ -256,7 +256,11 @@ def test_weighted_calibration_errors_and_corp_match_independent_references(weigh
     corp = ref["corp"][weights]
     binary = corp_binary(d["p1"][keep], d["outcome"][keep], weights=w[keep])
     mean = corp_mean(d["y"][keep], d["mean"][keep], weights=w[keep])
-    for ours, theirs in ((binary["brier"], "binary_brier"), (binary["log"], "binary_log"), (mean, "mean_mse")):
+    for ours, theirs in (
+        (binary["brier"], "binary_brier"),
+        (binary["log"], "binary_log"),
+        (mean, "mean_mse"),
+    ):
         assert ours == pytest.approx(corp[theirs], rel=1e-10, abs=1e-14), theirs
     # the same through the catalogue (binary classifier: CORP of P(class 1); a point forecast: the mean's)
     cls = evaluate(d["outcome"].astype(int), proba=d["p1"], weights=w, diagnostics=True)
@@ -377,12 +381,18 @@ def test_commands_without_weights_refuse_them(weighted_file, tmp_path, args):
 
 def test_check_names_a_rule_on_a_metric_without_weights(weighted_file, tmp_path):
     rules = tmp_path / "rules.toml"
-    rules.write_text('[rules]\n"scoring_rule.crps" = { max = 5 }\n"calibration_tests.pit_ks_p" = { min = 0.01 }\n')
+    rules.write_text(
+        '[rules]\n"scoring_rule.crps" = { max = 5 }\n"calibration_tests.pit_ks_p" = { min = 0.01 }\n'
+    )
     args = ["check", str(weighted_file), "--rules", str(rules), "--weights", "w", "--diagnostics"]
     r = runner.invoke(app, args)
     assert r.exit_code == 3, r.output
-    assert '"calibration_tests.pit_ks_p" is not computed with weights (its null distribution' in r.output, r.output
-    rules.write_text('[rules]\n"calibration_tests.pit_ks_stat" = { max = 0.5 }\n"reliability.rs" = { max = 5 }\n')
+    assert '"calibration_tests.pit_ks_p" is not computed with weights (its null distribution' in r.output, (
+        r.output
+    )
+    rules.write_text(
+        '[rules]\n"calibration_tests.pit_ks_stat" = { max = 0.5 }\n"reliability.rs" = { max = 5 }\n'
+    )
     assert runner.invoke(app, args).exit_code == 0  # weighted since issue 37
     rules.write_text('[rules]\n"scoring_rule.crps" = { max = 5 }\n')
     r = runner.invoke(

@@ -413,7 +413,9 @@ def weighted_forms(
         applicable = [m for m in f.metrics if m.applies_to(pred.kind)]
         # named where the family applies: with no weighted metric, wherever it applies to the representation
         unweightable = {
-            m.path: m.unweighted_reason_for(pred.kind) or "" for m in applicable if not m.takes_weights(pred.kind)
+            m.path: m.unweighted_reason_for(pred.kind) or ""
+            for m in applicable
+            if not m.takes_weights(pred.kind)
         }
         if pred.kind in f.weighted:
             if f.why_undefined(pred) is None:

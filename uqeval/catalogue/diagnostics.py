@@ -294,7 +294,14 @@ DIAGNOSTIC_TEST_FAMILIES: tuple[Family, ...] = (
         weighted=("gaussian",),
         no_weights={
             **dict.fromkeys(
-                ("pit_ks_p", "pit_cvm_p", "pit_ad_p", "rank_hist_chi2_p", "spiegelhalter_p", "hosmer_lemeshow_p"),
+                (
+                    "pit_ks_p",
+                    "pit_cvm_p",
+                    "pit_ad_p",
+                    "rank_hist_chi2_p",
+                    "spiegelhalter_p",
+                    "hosmer_lemeshow_p",
+                ),
                 _NULL_OF_N,
             ),
             **dict.fromkeys(

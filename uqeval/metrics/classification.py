@@ -286,7 +286,11 @@ def _above(xs: np.ndarray, threshold: float) -> np.ndarray:
 
 
 def _l1_gap(
-    xs: np.ndarray, xh: np.ndarray, upper: np.ndarray, ws: np.ndarray | None = None, wh: np.ndarray | None = None
+    xs: np.ndarray,
+    xh: np.ndarray,
+    upper: np.ndarray,
+    ws: np.ndarray | None = None,
+    wh: np.ndarray | None = None,
 ) -> float:
     r"""L1 gap :math:`\sum_b \frac{n_b}{n} |\mathrm{acc}_b - \mathrm{conf}_b|`, computed as
     :math:`\frac1n \sum_b |\mathrm{hits}_b - \sum_{B_b} x|`; 0 when no score is kept."""

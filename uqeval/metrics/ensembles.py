@@ -575,7 +575,9 @@ def _n_rejected(fractions: np.ndarray, n: float) -> np.ndarray:
     return np.floor(fractions * n + 1e-9).astype(np.int64)
 
 
-def _ranked_rows(values, uncertainty, names: tuple[str, str], weights) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, float]:
+def _ranked_rows(
+    values, uncertainty, names: tuple[str, str], weights
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, float]:
     """``(values, uncertainty, units, n)`` of :func:`rejection_curve` and :func:`oracle_collaborative_accuracy`,
     checked: one finite value and uncertainty per row, and each row's weight in rows (None without
     ``weights``; :func:`~uqeval.metrics.rowweights.row_units`), ``n`` their number (or sum)."""

@@ -40,7 +40,9 @@ def pit_gaussian(y_true, mean, std) -> np.ndarray:
     return ndtr((y - mu) / sd)
 
 
-def _rs_sorted(eta_sorted: np.ndarray, out: np.ndarray | None = None, w_sorted: np.ndarray | None = None) -> float:
+def _rs_sorted(
+    eta_sorted: np.ndarray, out: np.ndarray | None = None, w_sorted: np.ndarray | None = None
+) -> float:
     """RS of sorted standardized errors; ``out``: an (N,) buffer for the per-row terms; ``w_sorted``: their
     weights (then :math:`1/N` is each row's share :math:`p_i` of the weight and :math:`(2i - 1)/N` is
     :math:`C_{i-1} + C_i`, the weighted ECDF on both sides of its jump)."""

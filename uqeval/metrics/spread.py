@@ -69,7 +69,9 @@ def spread_bins(y_true, mean, std, num_bins: int = 15, weights=None) -> dict[str
         from .rowweights import row_units
 
         u = row_units(weights)[order]
-        counts, s_var, s_err = _equal_count_sums(float(u.sum()), num_bins, u, np.square(sd[order]), err[order])
+        counts, s_var, s_err = _equal_count_sums(
+            float(u.sum()), num_bins, u, np.square(sd[order]), err[order]
+        )
         return {"rmv": np.sqrt(s_var / counts), "rmse": np.sqrt(s_err / counts), "counts": counts}
     b = _count_bins(y.size, num_bins)
     counts = np.bincount(b).astype(np.float64)
