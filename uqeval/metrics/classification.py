@@ -189,9 +189,9 @@ def brier_stats(p: np.ndarray, y: np.ndarray, weights=None) -> tuple[np.ndarray,
         s = np.stack([np.bincount(pred, weights=p[:, c], minlength=k) for c in range(k)], axis=1)
         return conf, s, float(np.einsum("ij,ij->", p, p))
     w = np.asarray(weights, dtype=np.float64)
-    conf = np.bincount(pred * k + y, weights=w, minlength=k * k).reshape(k, k)
+    counts = np.bincount(pred * k + y, weights=w, minlength=k * k).reshape(k, k)
     s = np.stack([np.bincount(pred, weights=w * p[:, c], minlength=k) for c in range(k)], axis=1)
-    return conf, s, float(np.einsum("i,ij,ij->", w, p, p))
+    return counts, s, float(np.einsum("i,ij,ij->", w, p, p))
 
 
 def brier_decomposition_from_stats(conf: np.ndarray, s: np.ndarray, sum_sq: float) -> dict[str, float]:
@@ -511,12 +511,12 @@ def _weighted_calibration_errors(
         xs, hits, ws = xs[start:], hits[start:], ws[start:]
         return xs, xs[hits], ws, ws[hits]
 
-    def sort(scores: np.ndarray, hit: np.ndarray):
+    def sort(scores: np.ndarray, hit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         order = np.argsort(scores, kind="stable")
         return scores[order], hit[order], u[order]
 
     conf, hit = _top_label(p, y)
-    xs, xh, ws, wh = kept(*sort(conf, hit), 0.0)
+    xs, xh, ws, wh = kept(*sort(conf, hit), above=0.0)
     ece, mce = _l1_max(*_bin_stats(xs, xh, even, ws, wh))
     counts, s_conf, s_hit = _bin_stats(xs, xh, _adaptive_upper_edges(xs, num_bins, ws), ws, wh)
     nz = counts > 0
@@ -524,11 +524,11 @@ def _weighted_calibration_errors(
     sce = ace = tace = 0.0
     for j in range(k):  # a loop over the K classes; each step vectorised over rows
         ordered = sort(p[:, j], y == j)
-        xs, xh, ws, wh = kept(*ordered, 0.0)
+        xs, xh, ws, wh = kept(*ordered, above=0.0)
         sce += _l1_gap(xs, xh, even, ws, wh)
         if xs.size:
             ace += _l1_gap(xs, xh, _adaptive_upper_edges(xs, num_bins, ws), ws, wh)
-        xs, xh, ws, wh = kept(*ordered, thr)
+        xs, xh, ws, wh = kept(*ordered, above=thr)
         if xs.size:
             tace += _l1_gap(xs, xh, _adaptive_upper_edges(xs, num_bins, ws), ws, wh)
     return {"ece": ece, "rmsce": rmsce, "mce": mce, "sce": sce / k, "ace": ace / k, "tace": tace / k}

@@ -82,6 +82,7 @@ def interval_ssc(
     sw = w[order]
     # sorted position of the first row within WIDTH_RTOL below each row (nondecreasing: strata stay runs)
     first = np.searchsorted(sw, sw - WIDTH_RTOL * np.abs(sw), side="left")
+    n: float
     if weights is None:
         n = covered.size
         start = first

@@ -46,7 +46,7 @@ def isotonic_mean(x, y, weights=None) -> np.ndarray:
         means = np.bincount(group, weights=y[order]) / counts
     else:
         w = np.asarray(weights, dtype=np.float64)[order]
-        counts = np.bincount(group, weights=w)
+        counts = np.asarray(np.bincount(group, weights=w), dtype=np.float64)
         means = np.bincount(group, weights=w * y[order]) / counts
     fitted = isotonic_regression(means, weights=counts, increasing=True).x
     out = np.empty_like(y)
