@@ -224,6 +224,12 @@ class Family:
     #: the metrics that take weights (:attr:`Metric.weighted_kinds`); with unit weights it equals the
     #: unweighted result to rounding
     weighted: tuple[str, ...] = ()
+    #: where some of those weighted metrics are functions of weighted sums over fixed cells (the even bins of
+    #: ECE, MCE and SCE; the (predicted class, label) cells of the Brier decomposition): ``(pred, settings,
+    #: weights) -> sums``, whose sums over chunks add up, and ``(sums, settings) -> {metric: value}`` of the
+    #: metrics they give. The weighted streaming engines stream those exactly (:mod:`uqeval.catalogue.weighted`)
+    weighted_sums: Callable[[Prediction, Settings, np.ndarray], np.ndarray] | None = None
+    from_sums: Callable[[np.ndarray, Settings], dict] | None = None
 
     def enabled(self, settings: Settings | None) -> bool:
         return self.option is None or settings is not None and bool(getattr(settings, self.option, None))
@@ -365,12 +371,15 @@ def _family(
     weighted: tuple[str, ...] = (),
     no_weights: Mapping[str, str] | None = None,
     other_kinds: str | None = None,
+    weighted_sums: Callable[[Prediction, Settings, np.ndarray], np.ndarray] | None = None,
+    from_sums: Callable[[np.ndarray, Settings], dict] | None = None,
 ) -> Family:
     """A family whose metrics share a per-row form ``rows(p, s, level) -> {metric: RowStat}``.
 
     ``weighted``: the representations whose compute function takes row weights (:attr:`Family.weighted`);
     its metrics take weights there, except those named in ``no_weights`` (name -> why not). ``other_kinds``:
-    why the family's metrics take no weights for its other representations."""
+    why the family's metrics take no weights for its other representations. ``weighted_sums``, ``from_sums``:
+    the mergeable weighted sums of the metrics that are functions of them (:attr:`Family.weighted_sums`)."""
 
     def family_rows(p, s, level):  # one computation per prediction, settings and level for all its metrics
         if undefined is not None and undefined(p) is not None:  # not defined for this data: no per-row form
@@ -398,5 +407,16 @@ def _family(
             )
         )
     return Family(
-        name, tuple(metrics), compute, by_level, option, background, heavy, imports, undefined, weighted
+        name,
+        tuple(metrics),
+        compute,
+        by_level,
+        option,
+        background,
+        heavy,
+        imports,
+        undefined,
+        weighted,
+        weighted_sums,
+        from_sums,
     )

@@ -218,6 +218,30 @@ def _calibration_cls(p, s: Settings, w: np.ndarray | None = None) -> dict:
     )
 
 
+def _brier_sums(p, s: Settings, w: np.ndarray) -> np.ndarray:
+    from ..metrics.classification import brier_sums
+
+    return brier_sums(p.proba, p.labels, w)
+
+
+def _brier_from_sums(sums: np.ndarray, s: Settings) -> dict:
+    from ..metrics.classification import brier_decomposition_from_sums
+
+    return brier_decomposition_from_sums(sums)
+
+
+def _even_bin_sums(p, s: Settings, w: np.ndarray) -> np.ndarray:
+    from ..metrics.classification import even_bin_stats
+
+    return even_bin_stats(p.proba, p.labels, s.class_bins, w)
+
+
+def _even_bin_errors(sums: np.ndarray, s: Settings) -> dict:
+    from ..metrics.classification import even_bin_errors
+
+    return even_bin_errors(sums)
+
+
 def _prediction_sets(p, s: Settings) -> dict:
     from ..metrics.classification import prediction_sets
 
@@ -653,6 +677,8 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         _brier_decomposition,
         _CLS_KERNELS,
         weighted=CLASSIFICATION,
+        weighted_sums=_brier_sums,
+        from_sums=_brier_from_sums,
     ),
     _classifier_family(
         "calibration",
@@ -667,6 +693,8 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         _calibration_cls,
         _CLS_KERNELS,
         weighted=CLASSIFICATION,
+        weighted_sums=_even_bin_sums,
+        from_sums=_even_bin_errors,
     ),
     _classifier_family(
         "prediction_sets",

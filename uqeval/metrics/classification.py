@@ -194,6 +194,21 @@ def brier_stats(p: np.ndarray, y: np.ndarray, weights=None) -> tuple[np.ndarray,
     return counts, s, float(np.einsum("i,ij,ij->", w, p, p))
 
 
+def brier_sums(p: np.ndarray, y: np.ndarray, weights=None) -> np.ndarray:
+    """:func:`brier_stats` as one flat array ``[counts (K²), forecast sums (K²), sum of squares]`` (sums over
+    chunks add up; :func:`brier_decomposition_from_sums`)."""
+    conf, s, sum_sq = brier_stats(p, y, weights)
+    return np.concatenate([conf.ravel(), s.ravel(), [sum_sq]])
+
+
+def brier_decomposition_from_sums(sums: np.ndarray) -> dict[str, float]:
+    """:func:`brier_decomposition` from :func:`brier_sums` (summed over chunks when streaming)."""
+    k = int(round(np.sqrt((sums.size - 1) / 2)))
+    return brier_decomposition_from_stats(
+        sums[: k * k].reshape(k, k), sums[k * k : 2 * k * k].reshape(k, k), float(sums[-1])
+    )
+
+
 def brier_decomposition_from_stats(conf: np.ndarray, s: np.ndarray, sum_sq: float) -> dict[str, float]:
     """:func:`brier_decomposition` from :func:`brier_stats` (summed over chunks when streaming)."""
     n = float(conf.sum())
@@ -309,9 +324,10 @@ def _l1_max(counts: np.ndarray, s_conf: np.ndarray, s_hit: np.ndarray) -> tuple[
     return float(np.sum(gap_sum)) / float(n), float(np.max(gap_sum[nz] / counts[nz]))
 
 
-def even_bin_stats(p: np.ndarray, y: np.ndarray, num_bins: int) -> np.ndarray:
+def even_bin_stats(p: np.ndarray, y: np.ndarray, num_bins: int, weights=None) -> np.ndarray:
     """Per-bin ``(counts, score sums, hits)`` of the even bins of :func:`calibration_errors`, unsorted:
-    a ``(K + 1, 3, M + 1)`` array, row 0 the top label, row 1 + k class k (scores > 0 only).
+    a ``(K + 1, 3, M + 1)`` array, row 0 the top label, row 1 + k class k (scores > 0 only); ``weights``
+    (N,): weighted counts, sums and hits.
 
     Sums over chunks give the whole data's, so ece, mce and sce stream exactly
     (:func:`even_bin_errors`); the adaptive-bin metrics need the sorted scores.
@@ -325,11 +341,18 @@ def even_bin_stats(p: np.ndarray, y: np.ndarray, num_bins: int) -> np.ndarray:
     keep = scores > 0.0
     cell = (np.arange(k + 1)[None, :] * nb + np.searchsorted(even, scores, side="right"))[keep]
     size = (k + 1) * nb
+    if weights is None:
+        counts = np.bincount(cell, minlength=size).astype(np.float64)
+        scores, hits = scores[keep], outcome[keep].astype(np.float64)
+    else:
+        w = np.broadcast_to(np.asarray(weights, dtype=np.float64)[:, None], scores.shape)[keep]
+        counts = np.asarray(np.bincount(cell, weights=w, minlength=size), dtype=np.float64)
+        scores, hits = w * scores[keep], w * outcome[keep]
     out = np.stack(
         [
-            np.bincount(cell, minlength=size).astype(np.float64),
-            np.bincount(cell, weights=scores[keep], minlength=size),
-            np.bincount(cell, weights=outcome[keep].astype(np.float64), minlength=size),
+            counts,
+            np.bincount(cell, weights=scores, minlength=size),
+            np.bincount(cell, weights=hits, minlength=size),
         ]
     )
     return out.reshape(3, k + 1, nb).transpose(1, 0, 2)
