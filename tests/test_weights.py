@@ -174,6 +174,24 @@ def test_unit_weights_equal_the_unweighted_metrics(wstore, kind):
             np.testing.assert_allclose(_leaves(_values(got, m)), want, rtol=1e-12, atol=1e-14, err_msg=m.path)
 
 
+@pytest.mark.parametrize("kind", ["gaussian", "samples", "quantiles"])
+def test_weighted_calibration_curve_is_the_repeated_rows_and_gives_the_weighted_metrics(wstore, kind):
+    """``uqeval.catalogue.calibration_curve(..., weights=)`` (for plots of weighted rows) is the curve of the
+    repeated rows, and its errors are the weighted ``avg_calibration`` metrics (their per-row form)."""
+    from uqeval.catalogue import calibration_curve
+    from uqeval.metrics.calibration import calibration_errors
+
+    pred = wstore.pred(kind)
+    expected, observed = calibration_curve(pred, wstore.settings, W)
+    want_e, want_o = calibration_curve(pred.subset(REPEATED), wstore.settings)
+    np.testing.assert_array_equal(expected, want_e)
+    np.testing.assert_allclose(observed, want_o, rtol=1e-12, atol=1e-15)
+    weighted, _ = wstore.weighted(kind)
+    for name, value in calibration_errors(expected, observed).items():
+        if name in weighted["avg_calibration"]:
+            assert value == pytest.approx(weighted["avg_calibration"][name], rel=1e-12, abs=1e-15), name
+
+
 def test_weighted_median_selection_equals_the_sorted_crossing():
     """One set of weights takes an O(N) selection, the bootstrap's (B, N) weights a sort: the same values,
     on ties, zeros, integer and fractional weights, above and below the selection's 64-row cut-off."""

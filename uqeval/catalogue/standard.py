@@ -41,22 +41,26 @@ def _accuracy_cls(p, s: Settings) -> dict:
     return classification_accuracy(p.proba, p.labels)
 
 
-def calibration_curve(p: Prediction, s: Settings) -> tuple[np.ndarray, np.ndarray]:
+def calibration_curve(
+    p: Prediction, s: Settings, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``(expected, observed)``: the average calibration curve that ``avg_calibration`` summarises.
 
     Forecasts with every level (Gaussians, samples): interval mode at ``linspace(0, 1, num_bins)``
     (:func:`~uqeval.metrics.calibration.observed_from_cover_index`); quantiles: quantile mode at
     the levels the file carries (:func:`~uqeval.metrics.quantiles.quantile_calibration_curve`).
+    ``weights`` (N,): the weighted curve (each row counted with its weight; the curve whose errors are the
+    weighted ``avg_calibration`` metrics), for plots of weighted rows.
     """
     if p.quantile_keys() is None:
         from ..metrics.calibration import observed_from_cover_index
 
-        return _expected(s), observed_from_cover_index(_cover_index(p, s), s.num_bins)
+        return _expected(s), observed_from_cover_index(_cover_index(p, s), s.num_bins, weights)
     from ..metrics.quantiles import quantile_calibration_curve
 
     q = cast("Quantiles", p)  # it carries quantile keys: a Quantiles container
     # no targets (y_true None) is rejected inside, with an InputError from as_float_array
-    return quantile_calibration_curve(q.y_true, q.quantiles, q.levels)  # type: ignore[arg-type]
+    return quantile_calibration_curve(q.y_true, q.quantiles, q.levels, weights)  # type: ignore[arg-type]
 
 
 def _avg_cal_gaussian(p, s: Settings) -> dict:

@@ -168,21 +168,24 @@ def pinball_rows(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray) 
 
 
 def quantile_calibration_curve(
-    y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray
+    y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray, weights=None
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Observed frequency of :math:`y \le \hat q_\tau` against the level :math:`\tau`.
 
     .. math:: \hat p(\tau) = \frac1N \sum_i \mathbb{1}[y_i \le \hat q_{\tau,i}]
 
     A calibrated forecast has :math:`\hat p(\tau) \approx \tau` (Kuleshov et al.
-    2018 use this curve for any predictive CDF).
+    2018 use this curve for any predictive CDF). ``weights`` (N,): the weighted frequency.
 
     Returns
     -------
     (expected, observed) : two (Q,) arrays, ``expected`` being the levels.
     """
     y, q, tau = _inputs(y_true, quantiles, levels)
-    observed = np.mean(y[:, None] <= q, axis=0)
+    if weights is None:
+        observed = np.mean(y[:, None] <= q, axis=0)
+    else:
+        observed = np.average(y[:, None] <= q, axis=0, weights=np.asarray(weights, dtype=np.float64))
     return tau.copy(), observed
 
 
