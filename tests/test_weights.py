@@ -99,8 +99,6 @@ STILL_REFUSED = {
         ),
         _PLOT,
     ),
-    "scoring_rule.pinball_by_level": "per-level dicts, not weighted yet (their means over the levels are)",
-    "scoring_rule.interval_by_level": "per-level dicts, not weighted yet (their means over the levels are)",
 }
 
 

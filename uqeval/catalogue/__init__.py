@@ -254,7 +254,7 @@ def compute(
     arrays on construction, so the kernels skip their own checks (:func:`uqeval.validation.trusted`).
 
     ``weights`` (N,) (positive; for a representation in :attr:`Family.weighted` only): the family's kernels
-    given the row weights, keeping the metrics that take them (:meth:`Metric.takes_weights`)."""
+    given the row weights, keeping the metrics it weights (:attr:`Metric.weighted_kinds`)."""
     from ..validation import trusted
 
     fn = family.compute.get(pred.kind)
@@ -267,7 +267,7 @@ def compute(
         result = fn(pred, settings, weights)  # type: ignore[call-arg]
     if result is None:
         return None
-    keep = {m.name for m in family.metrics if m.takes_weights(pred.kind)}
+    keep = {m.name for m in family.metrics if pred.kind in m.weighted_kinds}
     if family.by_level:
         return {k: {n: v for n, v in body.items() if n in keep} for k, body in result.items()}
     return {n: v for n, v in result.items() if n in keep}
@@ -417,12 +417,10 @@ def weighted_forms(
             for m in applicable
             if not m.takes_weights(pred.kind)
         }
-        if pred.kind in f.weighted:
-            if f.why_undefined(pred) is None:
-                families.append(f)
-                not_weighted.update(unweightable)
-            continue
-        weighted = [m for m in applicable if m.takes_weights(pred.kind)]
+        if pred.kind in f.weighted and f.why_undefined(pred) is None:
+            families.append(f)  # (its metrics without a per-row form: compute() with the weights)
+            not_weighted.update(unweightable)
+        weighted = [m for m in applicable if m.supports_weights]
         if not weighted:
             not_weighted.update(unweightable)
             continue

@@ -220,9 +220,9 @@ class Family:
     #: streamed alike) and :func:`uqeval.catalogue.not_defined` gives the reason for the notes
     undefined: Callable[[Prediction], str | None] | None = None
     #: the representations whose compute function takes ``(N,)`` row weights as a third argument (its
-    #: kernel with a weights argument; :func:`uqeval.catalogue.compute_weighted_metrics`). Its result holds
-    #: the metrics that take weights (:attr:`Metric.weighted_kinds`); with unit weights it equals the
-    #: unweighted result to rounding
+    #: kernel with a weights argument; :func:`uqeval.catalogue.compute_weighted_metrics`). Of its result the
+    #: metrics without a per-row form are kept (:attr:`Metric.weighted_kinds`; those with one are weighted
+    #: by it, as in every family); with unit weights it equals the unweighted result to rounding
     weighted: tuple[str, ...] = ()
     #: where some of those weighted metrics are functions of weighted sums over fixed cells (the even bins of
     #: ECE, MCE and SCE; the (predicted class, label) cells of the Brier decomposition): ``(pred, settings,
@@ -395,7 +395,10 @@ def _family(
             fn = (lambda key: lambda p, s, level=None: family_rows(p, s, level).get(key))(spec["name"])
         spec.setdefault("representations", tuple(compute))
         refused = (no_weights or {}).get(spec["name"])
-        kinds = () if refused else tuple(k for k in weighted if k in spec["representations"])
+        # the kernels' weights reach the metrics without a per-row form (those with one take its weights)
+        kinds = (
+            () if refused or fn is not None else tuple(k for k in weighted if k in spec["representations"])
+        )
         metrics.append(
             Metric(
                 group=name,

@@ -142,10 +142,10 @@ def _scoring_samples(p, s: Settings) -> dict:
     return {"crps": float(crps.mean()), "crps_fair": float(fair.mean())}
 
 
-def _scoring_quantiles(p, s: Settings) -> dict:
+def _scoring_quantiles(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.quantiles import quantile_scores
 
-    return quantile_scores(p.y_true, p.quantiles, p.levels)
+    return quantile_scores(p.y_true, p.quantiles, p.levels, weights=w)
 
 
 def _interval_rows(p) -> np.ndarray:
@@ -158,7 +158,7 @@ def _interval_rows(p) -> np.ndarray:
     )
 
 
-def _scoring_intervals(p, s: Settings) -> dict:
+def _scoring_intervals(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.blocks import row_mean
     from ..metrics.intervals import level_key
     from ..metrics.scoring import interval_score
@@ -172,6 +172,7 @@ def _scoring_intervals(p, s: Settings) -> dict:
             p.lower[:, j],
             p.upper[:, j],
             out=buf,
+            weights=w,
         )
         for j, lv in enumerate(p.levels)
     }
@@ -631,11 +632,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         },
         rows=_rows_scoring,
         no_rows=("pinball_by_level", "interval_by_level"),
-        no_weights=dict.fromkeys(
-            ("pinball_by_level", "interval_by_level"),
-            "its per-level values are not weighted yet (scoring_rule.pinball and scoring_rule.interval, their "
-            "mean over the levels, are)",
-        ),
+        weighted=("quantiles", "intervals"),  # the per-level dicts (the others: their per-row forms)
     ),
     _family(
         "reliability",

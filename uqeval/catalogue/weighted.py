@@ -62,7 +62,7 @@ def weighted_state(pred: Prediction, settings: Settings, weights: np.ndarray) ->
             {
                 m.path: NOT_STREAMED_KERNEL
                 for m in f.metrics
-                if m.takes_weights(pred.kind) and m.name not in summed
+                if pred.kind in m.weighted_kinds and m.name not in summed
             }
         )
     for f, key, m, stat in forms:
@@ -125,6 +125,6 @@ def finalize_weighted(state: State, settings: Settings) -> tuple[dict[str, Any],
     for name, cells in state.get("family_sums", {}).items():
         f = get_family(name)
         assert f.from_sums is not None  # (weighted_state kept the sums of such families only)
-        keep = {m.name for m in f.metrics if m.takes_weights(state["kind"])}
+        keep = {m.name for m in f.metrics if state["kind"] in m.weighted_kinds}
         results[name] = {k: v for k, v in f.from_sums(cells, settings).items() if k in keep}
     return assemble(values, state["kind"], results)

@@ -119,7 +119,7 @@ def weighted_interval_score(y_true: np.ndarray, quantiles: np.ndarray, levels: n
     return rowwise(lambda y, q: _wis_rows(y, q, tau), y, q)
 
 
-def quantile_scores(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray) -> dict:
+def quantile_scores(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray, weights=None) -> dict:
     r"""Mean pinball loss, per-level pinball, interval score per central pair, and WIS.
 
     .. math:: \rho_\tau(y, q) = (\mathbb{1}[y < q] - \tau)(q - y)
@@ -133,6 +133,7 @@ def quantile_scores(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarra
         each central pair (empty when there is none);
         ``wis``: mean :func:`weighted_interval_score` (omitted when there is
         neither a median nor a central pair).
+    ``weights`` (N,): every mean over rows weighted.
     """
     y, q, tau = _inputs(y_true, quantiles, levels)
     # each level's (N,) scores block by block into one buffer (metrics.blocks), then its mean: no (N, Q) array
@@ -140,7 +141,11 @@ def quantile_scores(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarra
     pin = np.array(
         [
             row_mean(
-                lambda y, qj, j=j: pinball_loss(y, qj[:, None], tau[j : j + 1])[:, 0], y, q[:, j], out=buf
+                lambda y, qj, j=j: pinball_loss(y, qj[:, None], tau[j : j + 1])[:, 0],
+                y,
+                q[:, j],
+                out=buf,
+                weights=weights,
             )
             for j in range(tau.size)
         ]
@@ -152,11 +157,16 @@ def quantile_scores(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarra
     by_level: dict[str, float] = {}
     for i, j, level in central_pairs(tau):
         by_level[level_key(level)] = row_mean(
-            lambda y, lo, hi, level=level: interval_score(y, lo, hi, level), y, q[:, i], q[:, j], out=buf
+            lambda y, lo, hi, level=level: interval_score(y, lo, hi, level),
+            y,
+            q[:, i],
+            q[:, j],
+            out=buf,
+            weights=weights,
         )
     out["interval_by_level"] = by_level
     if by_level or _median_index(tau) is not None:
-        out["wis"] = row_mean(lambda y, q: _wis_rows(y, q, tau), y, q, out=buf)
+        out["wis"] = row_mean(lambda y, q: _wis_rows(y, q, tau), y, q, out=buf, weights=weights)
     return out
 
 
