@@ -63,7 +63,6 @@ REFUSED_CASES = [c for c in CASES if not c.values[0].takes_weights(c.values[1])]
 
 _RANDOM = "random subsets: a weighted draw would not equal the draws of the repeated rows"
 _OF_N = "a test statistic, p-value or standard error that depends on the number of independent rows"
-_PLOT = "data for plots (row-count histograms), not a weighted summary"
 
 #: every catalogue entry (or group, ``group.*``) that still refuses weights for some representation, and why
 #: (issue 37). Each is refused by name with its reason in ``weights.not_weighted``.
@@ -91,14 +90,7 @@ STILL_REFUSED = {
         ),
         _OF_N,
     ),
-    **dict.fromkeys(
-        (
-            "avg_calibration.pit_histogram",
-            "prediction_sets.size_histogram",
-            "calibration_tests.rank_histogram",
-        ),
-        _PLOT,
-    ),
+    "calibration_tests.rank_histogram": "ranks of the targets among the members, broken at random per row",
 }
 
 

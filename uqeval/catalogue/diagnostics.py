@@ -308,7 +308,10 @@ DIAGNOSTIC_TEST_FAMILIES: tuple[Family, ...] = (
                 ("pit_cvm_stat", "pit_ad_stat", "rank_hist_chi2", "spiegelhalter_z", "hosmer_lemeshow_stat"),
                 _STAT_OF_N,
             ),
-            "rank_histogram": "it is a histogram of row counts for plots, not a weighted summary",
+            "rank_histogram": (
+                "its ranks come from the PIT drawn at random within each row's rank interval (a weighted row "
+                "is one draw, its repeated rows several)"
+            ),
         },
         other_kinds=_RANDOM_PIT,
     ),

@@ -63,25 +63,25 @@ def calibration_curve(
     return quantile_calibration_curve(q.y_true, q.quantiles, q.levels, weights)  # type: ignore[arg-type]
 
 
-def _avg_cal_gaussian(p, s: Settings) -> dict:
+def _avg_cal_gaussian(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.calibration import calibration_errors
 
-    return calibration_errors(*calibration_curve(p, s))
+    return calibration_errors(*calibration_curve(p, s, w))
 
 
-def _avg_cal_samples(p, s: Settings) -> dict:
+def _avg_cal_samples(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.quantiles import pit_histogram
 
-    out = _avg_cal_gaussian(p, s)
-    out["pit_histogram"] = pit_histogram(p.pit(), bins=10)
+    out = _avg_cal_gaussian(p, s, w)
+    out["pit_histogram"] = pit_histogram(p.pit(), bins=10, weights=w)
     return out
 
 
-def _avg_cal_quantiles(p, s: Settings) -> dict:
+def _avg_cal_quantiles(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.quantiles import pit_histogram_quantiles
 
-    out = _avg_cal_gaussian(p, s)
-    out["pit_histogram"] = pit_histogram_quantiles(p.y_true, p.quantiles, p.levels)
+    out = _avg_cal_gaussian(p, s, w)
+    out["pit_histogram"] = pit_histogram_quantiles(p.y_true, p.quantiles, p.levels, weights=w)
     return out
 
 
@@ -247,10 +247,10 @@ def _even_bin_errors(sums: np.ndarray, s: Settings) -> dict:
     return even_bin_errors(sums)
 
 
-def _prediction_sets(p, s: Settings) -> dict:
+def _prediction_sets(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.classification import prediction_sets
 
-    return prediction_sets(p.proba, p.labels, levels=list(s.levels or (0.95,)))
+    return prediction_sets(p.proba, p.labels, levels=list(s.levels or (0.95,)), weights=w)
 
 
 def _ensemble_uncertainty(p, s: Settings) -> dict:
@@ -540,6 +540,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         {"gaussian": _avg_cal_gaussian, "samples": _avg_cal_samples, "quantiles": _avg_cal_quantiles},
         rows=_rows_avg_cal,
         undefined=_avg_cal_undefined,
+        weighted=("samples", "quantiles"),  # pit_histogram (the others: their per-row forms)
     ),
     _family(
         "adv_group_calibration",
@@ -708,6 +709,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         _CLS_KERNELS,
         rows=_rows_prediction_sets,
         by_level=True,
+        weighted=CLASSIFICATION,  # size_histogram (the others: their per-row forms)
     ),
     # ensembles and Bayesian outputs (Google Uncertainty Metrics). The entropies are descriptive, like
     # sharpness: "lower" means a more certain model, which is better only if it stays calibrated.

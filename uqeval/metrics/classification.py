@@ -606,7 +606,9 @@ def reliability_bins(proba, labels, num_bins: int = 15) -> dict[str, np.ndarray]
 # ----------------------------------------------------------------------------
 
 
-def prediction_sets(proba, labels, levels: float | Iterable[float] = (0.95,)) -> dict[str, dict]:
+def prediction_sets(
+    proba, labels, levels: float | Iterable[float] = (0.95,), weights=None
+) -> dict[str, dict]:
     r"""Coverage and size of top-class prediction sets (Kompa, Snoek, Beam 2021, Eq. 4).
 
     For a level :math:`1-\alpha`, the set of row :math:`i` is the smallest set of
@@ -632,6 +634,8 @@ def prediction_sets(proba, labels, levels: float | Iterable[float] = (0.95,)) ->
     ----------
     proba, labels : see the module docstring.
     levels : one level or an iterable of levels :math:`1-\alpha` in (0, 1).
+    weights : (N,) row weights, optional: weighted means, and the size histogram in units of rows
+        (:func:`~uqeval.metrics.rowweights.row_units`: a row of weight w counts w / min(w) rows; floats).
 
     Returns
     -------
@@ -645,11 +649,23 @@ def prediction_sets(proba, labels, levels: float | Iterable[float] = (0.95,)) ->
     for v in lv:
         check_level(v, "level")
     out: dict[str, dict] = {}
+    units = None
+    if weights is not None:
+        from .rowweights import row_units
+
+        units = row_units(weights)
     for level, (covered, size) in zip(lv, _set_rows_blocks(p, y, lv)):
+        if units is None:
+            out[level_key(level)] = {
+                "coverage": float(np.mean(covered)),
+                "mean_size": float(np.mean(size)),
+                "size_histogram": np.bincount(size - 1, minlength=k).astype(int).tolist(),
+            }
+            continue
         out[level_key(level)] = {
-            "coverage": float(np.mean(covered)),
-            "mean_size": float(np.mean(size)),
-            "size_histogram": np.bincount(size - 1, minlength=k).astype(int).tolist(),
+            "coverage": float(np.average(covered, weights=units)),
+            "mean_size": float(np.average(size, weights=units)),
+            "size_histogram": np.bincount(size - 1, weights=units, minlength=k).tolist(),
         }
     return out
 

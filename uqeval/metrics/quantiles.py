@@ -249,7 +249,9 @@ def check_quantiles_sorted(
         )
 
 
-def pit_histogram_quantiles(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray) -> dict:
+def pit_histogram_quantiles(
+    y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray, weights=None
+) -> dict:
     r"""PIT histogram of quantile forecasts, one bin between neighbouring levels.
 
     Row :math:`i` falls in bin :math:`b_i = \#\{j : \hat q_{\tau_j,i} < y_i\}`, i.e.
@@ -260,14 +262,22 @@ def pit_histogram_quantiles(y_true: np.ndarray, quantiles: np.ndarray, levels: n
     Returns
     -------
     dict with ``edges`` ((Q+2,) levels padded with 0 and 1), ``counts`` ((Q+1,)
-    int) and ``expected_counts`` ((Q+1,) float: N times the bin width).
+    int) and ``expected_counts`` ((Q+1,) float: N times the bin width). ``weights`` (N,): counts of rows
+    weighted in units of rows (:func:`~uqeval.metrics.rowweights.row_units`: a row of weight w counts
+    w / min(w) rows), N their sum.
     """
     y, q, tau = _inputs(y_true, quantiles, levels)
     check_quantiles_sorted(q, tau)
     bins = np.count_nonzero(q < y[:, None], axis=1)
-    counts = np.bincount(bins, minlength=tau.size + 1)
     edges = np.concatenate(([0.0], tau, [1.0]))
-    return {"edges": edges, "counts": counts, "expected_counts": y.size * np.diff(edges)}
+    if weights is None:
+        counts = np.bincount(bins, minlength=tau.size + 1)
+        return {"edges": edges, "counts": counts, "expected_counts": y.size * np.diff(edges)}
+    from .rowweights import row_units
+
+    units = row_units(weights)
+    counts_w = np.bincount(bins, weights=units, minlength=tau.size + 1)
+    return {"edges": edges, "counts": counts_w, "expected_counts": units.sum() * np.diff(edges)}
 
 
 def _as_pit(pit) -> np.ndarray:
@@ -279,7 +289,7 @@ def _as_pit(pit) -> np.ndarray:
     return u
 
 
-def pit_histogram(pit: np.ndarray, bins: int = 10) -> dict:
+def pit_histogram(pit: np.ndarray, bins: int = 10, weights=None) -> dict:
     """Histogram of PIT values on ``bins`` equal bins of [0, 1] (last bin closed).
 
     For sample or Gaussian forecasts (see :func:`uqeval.metrics.samples.pit_samples`).
@@ -288,14 +298,21 @@ def pit_histogram(pit: np.ndarray, bins: int = 10) -> dict:
     Returns
     -------
     dict with ``edges`` ((bins+1,)), ``counts`` ((bins,) int) and
-    ``expected_counts`` ((bins,) float, N / bins each).
+    ``expected_counts`` ((bins,) float, N / bins each). ``weights`` (N,): counts of rows weighted in units of
+    rows (:func:`~uqeval.metrics.rowweights.row_units`), N their sum.
     """
     u = _as_pit(pit)
     if int(bins) != bins or bins < 1:
         raise InputError(f"bins must be a positive integer, got {bins!r}")
     edges = np.linspace(0.0, 1.0, int(bins) + 1)
-    counts, _ = np.histogram(u, bins=edges)
-    return {"edges": edges, "counts": counts, "expected_counts": np.full(int(bins), u.size / bins)}
+    if weights is None:
+        counts, _ = np.histogram(u, bins=edges)
+        return {"edges": edges, "counts": counts, "expected_counts": np.full(int(bins), u.size / bins)}
+    from .rowweights import row_units
+
+    units = row_units(weights)
+    counts_w, _ = np.histogram(u, bins=edges, weights=units)
+    return {"edges": edges, "counts": counts_w, "expected_counts": np.full(int(bins), units.sum() / bins)}
 
 
 def interval_calibration_curve_from_pit(pit: np.ndarray, expected: np.ndarray) -> np.ndarray:
