@@ -100,15 +100,18 @@ def test_metrics_reference_lists_every_catalogue_metric():
 
 
 def test_metrics_reference_weights_column_reads_the_catalogue():
-    """``Metric.supports_weights`` (where the catalogue has it) shows as yes/no, else —."""
+    """``Metric.supports_weights`` shows as yes, ``Metric.weighted_kinds`` as "in memory: kinds", else no."""
     from uqeval.catalogue import METRICS
 
     page = _hook().metrics_page()
-    path, metric = next(iter(METRICS.items()))
-    section = page.split(f"\n### `{path}`\n", 1)[1].split("\n### ", 1)[0]
-    expected = {None: "—", True: "yes", False: "no"}[getattr(metric, "supports_weights", None)]
-    row = next(line for line in section.splitlines() if line.startswith("| ") and "`" in line)
-    assert row.endswith(f"| {expected} |"), row
+    for path, expected in (
+        (next(iter(METRICS)), "yes"),  # accuracy.mae: a per-row form
+        ("calibration.ace", "in memory: `categorical`, `members`, `dirichlet`"),
+        ("spce.spce", "no"),
+    ):
+        section = page.split(f"\n### `{path}`\n", 1)[1].split("\n### ", 1)[0]
+        row = next(line for line in section.splitlines() if line.startswith("| ") and "`" in line)
+        assert row.endswith(f"| {expected} |"), row
 
 
 def test_cli_reference_lists_every_command_and_option():

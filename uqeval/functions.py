@@ -311,8 +311,9 @@ def expected_calibration_error(
 
     ``(adaptive, classwise)`` = (False, False): ECE, top label, even bins (Guo et al. 2017);
     (False, True): static calibration error SCE; (True, True): adaptive calibration error ACE.
-    Binary (N,) probabilities are P(class 1). ``weights`` are refused: binned calibration errors take no
-    weights (``Metric.supports_weights``), rather than ignore them.
+    Binary (N,) probabilities are P(class 1). ``weights`` (N,) count row i w_i times: weighted bin sums, and
+    for ACE equal-mass bins on the weighted quantiles (integer weights equal the repeated rows; scaling the
+    weights changes nothing); rows of weight 0 are dropped.
 
     >>> round(expected_calibration_error([1, 0, 1, 1], [0.9, 0.2, 0.6, 0.8]), 6)
     0.225
@@ -327,13 +328,13 @@ def expected_calibration_error(
             "adaptive top-label bins give the RMSCE in Nixon et al.'s family, not an L1 error; "
             "use classwise=True (ACE) or adaptive=False (ECE)"
         )
-    if weights is not None:
-        from .catalogue import METRICS
-
-        raise InputError(
-            f"calibration.{key} takes no weights: {METRICS[f'calibration.{key}'].unweighted_reason}"
-        )
     p, y = _classifier(labels, proba)
+    if weights is not None:
+        from .weights import check_weights
+
+        w = check_weights(weights, n=len(y))
+        keep = w > 0
+        return float(calibration_errors(p[keep], y[keep], num_bins=num_bins, weights=w[keep])[key])
     return float(calibration_errors(p, y, num_bins=num_bins)[key])
 
 

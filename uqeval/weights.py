@@ -2,9 +2,9 @@
 that says how they were used.
 
 A weight is how many times a row counts: area weights on a grid, importance or survey weights. Every metric
-that takes weights (:attr:`uqeval.catalogue.Metric.supports_weights`) is computed from the weighted rows
-(:func:`uqeval.catalogue.compute_weighted_metrics`); with integer weights it equals the metric of the rows
-repeated that often, and rows of weight 0 are dropped. Scaling every weight by the same factor changes
+that takes weights (:meth:`uqeval.catalogue.Metric.takes_weights`: by its per-row form, or by its family's
+kernels given the weights) is computed from the weighted rows (:func:`uqeval.catalogue.compute_weighted_metrics`);
+with integer weights it equals the metric of the rows repeated that often, and rows of weight 0 are dropped. Scaling every weight by the same factor changes
 nothing. A metric that takes no weights is never computed unweighted: it is left out and named, with the
 reason, in the summary's ``weights.not_weighted``.
 """

@@ -43,6 +43,18 @@ def _streaming() -> dict[str, tuple[str, str]]:
     return out
 
 
+def _weights_text(m) -> str:
+    """The weights column of a metric: ``yes`` (its per-row form: every command), ``in memory: kinds`` (its
+    family's kernels take the weights, score and evaluate), ``no``, or — where the catalogue does not say."""
+    weights = getattr(m, "supports_weights", None)
+    if weights is None:
+        return "—"
+    if weights:
+        return "yes"
+    kinds = getattr(m, "weighted_kinds", ())
+    return "in memory: " + ", ".join(f"`{k}`" for k in kinds) if kinds else "no"
+
+
 def metrics_page() -> str:
     from uqeval.catalogue import FAMILIES
     from uqeval.catalogue.explain import direction
@@ -64,7 +76,9 @@ def metrics_page() -> str:
         "descriptive values), **representations** it applies to, **reduction** (how it comes out of its "
         "rows; see [How each metric reduces over rows](../metrics/index.md)), **streams** (whether "
         "`--engine stream|dask` computes it; see [Scaling](../guide/scaling.md)) and **weights** (whether "
-        "it takes row weights; — where the catalogue does not say).",
+        "it takes row weights: yes in every command, in memory (score, check, report, `uqeval.evaluate`) "
+        "for the representations named, no, or — where the catalogue does not say; see "
+        "[Weights](../guide/weights.md)).",
         "",
     ]
     for family in FAMILIES:
@@ -76,8 +90,7 @@ def metrics_page() -> str:
         for m in family.metrics:
             entry = m.explanation or {}
             title = entry.get("title", m.description)
-            weights = getattr(m, "supports_weights", None)
-            weights_text = "—" if weights is None else ("yes" if weights else "no")
+            weights_text = _weights_text(m)
             streamed, how = streaming.get(m.path, ("—", ""))
             lines += [
                 f"### `{m.path}`",

@@ -94,7 +94,7 @@ def evaluate(
     id : with a reference file, join its rows to the model's on this column (of ``data``, a table, and of
         the file) instead of requiring the same row order.
     weights : per-row weights (N,) (a column name of ``data``, a table): every metric that takes weights
-        (``Metric.supports_weights``) is computed from the weighted rows; the others are left out and listed
+        (``Metric.takes_weights``) is computed from the weighted rows; the others are left out and listed
         with the reason in ``Scores.to_json()["weights"]["not_weighted"]``. See :mod:`uqeval.weights`.
 
     Returns

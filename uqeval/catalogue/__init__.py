@@ -247,16 +247,30 @@ def orientation_of(result: Mapping[str, Any], family: Family, kind: str | None) 
     return out
 
 
-def compute(family: Family, pred: Prediction, settings: Settings) -> dict | None:
+def compute(
+    family: Family, pred: Prediction, settings: Settings, weights: np.ndarray | None = None
+) -> dict | None:
     """A family's results for ``pred`` (None where it does not apply). The prediction validated its
-    arrays on construction, so the kernels skip their own checks (:func:`uqeval.validation.trusted`)."""
+    arrays on construction, so the kernels skip their own checks (:func:`uqeval.validation.trusted`).
+
+    ``weights`` (N,) (positive; for a representation in :attr:`Family.weighted` only): the family's kernels
+    given the row weights, keeping the metrics it weights (:attr:`Metric.weighted_kinds`)."""
     from ..validation import trusted
 
     fn = family.compute.get(pred.kind)
     if fn is None or family.why_undefined(pred) is not None:
         return None
     with trusted():
-        return fn(pred, settings)
+        if weights is None:
+            return fn(pred, settings)
+        assert pred.kind in family.weighted  # (weighted_forms hands out these families only)
+        result = fn(pred, settings, weights)  # type: ignore[call-arg]
+    if result is None:
+        return None
+    keep = {m.name for m in family.metrics if pred.kind in m.weighted_kinds}
+    if family.by_level:
+        return {k: {n: v for n, v in body.items() if n in keep} for k, body in result.items()}
+    return {n: v for n, v in result.items() if n in keep}
 
 
 def not_defined(pred: Prediction, settings: Settings) -> list[tuple[str, str]]:
@@ -270,10 +284,12 @@ def not_computed_notes(skipped: list[tuple[str, str]]) -> list[str]:
     return [f"{family} not computed: {why}" for family, why in skipped]
 
 
-def _outcome(family: Family, pred: Prediction, settings: Settings) -> tuple[dict | None, InputError | None]:
+def _outcome(
+    family: Family, pred: Prediction, settings: Settings, weights: np.ndarray | None = None
+) -> tuple[dict | None, InputError | None]:
     """``(result, None)`` of :func:`compute`, or ``(None, exc)`` when the metrics are not defined for this data."""
     try:
-        return compute(family, pred, settings), None
+        return compute(family, pred, settings, weights), None
     except InputError as exc:
         return None, exc
 
@@ -376,9 +392,14 @@ WeightedForm = tuple[Family, "str | None", Metric, RowStat]
 
 def weighted_forms(
     pred: Prediction, settings: Settings, skipped: list[tuple[str, str]] | None = None
-) -> tuple[list[WeightedForm], dict[str, str]]:
-    """The per-row form of every metric of ``pred`` that takes weights (:attr:`Metric.supports_weights`), and
-    ``not_weighted``: the path of every applicable metric that takes none, with the reason.
+) -> tuple[list[WeightedForm], list[Family], dict[str, str]]:
+    """How every metric of ``pred`` that takes weights is weighted: ``(forms, families, not_weighted)``.
+
+    ``forms``: the per-row form of each metric that has one (:attr:`Metric.rows_fn`; a function of weighted
+    sums or of the weights, :meth:`RowStat.resampler`); ``families``: the families whose kernels take the
+    weights for this representation (:attr:`Family.weighted`: binned and equal-mass calibration errors, PAV
+    fits, sorts), computed by :func:`compute` with the weights; ``not_weighted``: the path of every applicable
+    metric that takes none, with the reason (:meth:`Metric.unweighted_reason_for`).
 
     A family that does not apply to these data (information criteria without log-likelihoods) is left out, as
     its kernel leaves it out; by-level families are taken at the level keys of their unweighted result (one
@@ -386,11 +407,19 @@ def weighted_forms(
     is left out with its reason (else its :class:`InputError` is raised).
     """
     forms: list[WeightedForm] = []
+    families: list[Family] = []
     not_weighted: dict[str, str] = {}
     for f in families_for(pred.kind, settings):
         applicable = [m for m in f.metrics if m.applies_to(pred.kind)]
         # named where the family applies: with no weighted metric, wherever it applies to the representation
-        unweightable = {m.path: m.unweighted_reason or "" for m in applicable if not m.supports_weights}
+        unweightable = {
+            m.path: m.unweighted_reason_for(pred.kind) or ""
+            for m in applicable
+            if not m.takes_weights(pred.kind)
+        }
+        if pred.kind in f.weighted and f.why_undefined(pred) is None:
+            families.append(f)  # (its metrics without a per-row form: compute() with the weights)
+            not_weighted.update(unweightable)
         weighted = [m for m in applicable if m.supports_weights]
         if not weighted:
             not_weighted.update(unweightable)
@@ -417,15 +446,18 @@ def weighted_forms(
         if found:
             forms += found
             not_weighted.update(unweightable)
-    return forms, not_weighted
+    return forms, families, not_weighted
 
 
 def assemble(
-    values: list[tuple[Family, str | None, Metric, float]], kind: str
+    values: list[tuple[Family, str | None, Metric, float]],
+    kind: str,
+    results: Mapping[str, dict] | None = None,
 ) -> tuple[dict, dict[str, str]]:
     """``(metrics, orientation)`` in the layout of :func:`compute_metrics` from ``(family, level key, metric,
-    value)`` of weighted metrics (families and metrics in catalogue order)."""
-    metrics: dict[str, Any] = {}
+    value)`` of weighted metrics and the weighted ``results`` of whole families (family name -> result of
+    :func:`compute` with weights); families and metrics in catalogue order."""
+    metrics: dict[str, Any] = dict(results or {})
     for f, key, m, value in values:
         body = metrics.setdefault(f.name, {})
         (body.setdefault(str(key), {}) if f.by_level else body)[m.name] = value
@@ -451,24 +483,34 @@ def compute_weighted_metrics(
     skipped: list[tuple[str, str]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, str], dict[str, str]]:
     """The metrics of :func:`compute_metrics` with per-row ``weights`` (N,): ``(metrics, orientation,
-    not_weighted)``.
+    not_weighted)``. The one place where weights reach the metrics.
 
-    Every metric that :attr:`Metric.supports_weights` is its per-row form's resampler at the weights
-    (:meth:`RowStat.resampler`, the function compare's bootstrap calls with Poisson counts), so one
-    definition serves both: with integer weights it is the metric of the rows repeated that often. Rows of
-    weight 0 are dropped first (exactly the metric without them). ``not_weighted`` (:func:`weighted_forms`)
-    maps the path of every applicable metric that takes no weights to the reason: those are not computed
-    (never unweighted). ``weights`` must have been checked (:func:`uqeval.weights.check_weights`).
+    A metric with a per-row form is its resampler at the weights (:meth:`RowStat.resampler`, the function
+    compare's bootstrap calls with Poisson counts), so one definition serves both; a family whose kernels take
+    weights (:attr:`Family.weighted`) is computed by them with the weights. Either way, with integer weights a
+    metric is that of the rows repeated that often. Rows of weight 0 are dropped first (exactly the metric
+    without them). ``not_weighted`` (:func:`weighted_forms`) maps the path of every applicable metric that
+    takes no weights to the reason: those are not computed (never unweighted). ``weights`` must have been
+    checked (:func:`uqeval.weights.check_weights`).
     """
     w = np.asarray(weights, dtype=np.float64)
     if (w == 0).any():
         keep = w > 0
         pred, w = pred.subset(keep), w[keep]
-    forms, not_weighted = weighted_forms(pred, settings, skipped)
+    forms, families, not_weighted = weighted_forms(pred, settings, skipped)
     values = []
     for f, key, m, stat in forms:
         fn = stat.resampler(blas=False)
         assert fn is not None  # rows() returns forms with a resampler only
         values.append((f, key, m, float(fn(w[None, :])[0])))
-    metrics, orientation = assemble(values, pred.kind)
+    results: dict[str, dict] = {}
+    for f in families:
+        result, exc = _outcome(f, pred, settings, w)
+        if exc is not None:
+            if skipped is None:
+                raise exc
+            skipped.append((f.name, getattr(exc, "message", None) or str(exc)))
+        elif result:
+            results[f.name] = result
+    metrics, orientation = assemble(values, pred.kind, results)
     return metrics, orientation, not_weighted

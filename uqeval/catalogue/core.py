@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from ..predictions import Dirichlet, Gaussian, MemberCategorical
 
 Compute = Callable[[Prediction, Settings], "dict | None"]
+#: a family's compute function with ``(N,)`` row weights (rows of weight 0 already dropped): the same kernel,
+#: given the weights (:attr:`Family.weighted`)
+WeightedCompute = Callable[[Prediction, Settings, np.ndarray], "dict | None"]
 #: ``(B, N)`` row weights (a resample counts row ``i`` ``w[b, i]`` times) -> ``(B,)`` metric values.
 Resampler = Callable[[np.ndarray], np.ndarray]
 
@@ -118,6 +121,12 @@ class Metric:
     #: (prediction, settings, level) -> RowStat, or None where the metric has no cheap row form
     rows_fn: RowsFn | None = None
     by_level: bool = False
+    #: the representations whose family computes this metric with row weights (:attr:`Family.weighted`: its
+    #: kernel given the weights), for metrics without a per-row form (binned and equal-mass calibration
+    #: errors, PAV fits, sorts)
+    weighted_kinds: tuple[str, ...] = ()
+    #: why the metric takes no weights, where a generic reason (by :attr:`reduction`) would not say it
+    no_weights: str | None = None
 
     @property
     def path(self) -> str:
@@ -125,23 +134,46 @@ class Metric:
 
     @property
     def supports_weights(self) -> bool:
-        """Whether the metric takes per-row weights (``--weights``, ``weights=``): it does where it has a
-        per-row form (:attr:`rows_fn`), whose :meth:`RowStat.resampler` gives the metric of weighted rows,
-        the same function compare's bootstrap uses. With integer weights it equals the metric of the rows
-        repeated that often; weights of 0 drop rows (:func:`uqeval.catalogue.compute_weighted_metrics`)."""
+        """Whether the metric takes per-row weights (``--weights``, ``weights=``) in every command: it does
+        where it has a per-row form (:attr:`rows_fn`), whose :meth:`RowStat.resampler` gives the metric of
+        weighted rows, the same function compare's bootstrap uses. With integer weights it equals the metric
+        of the rows repeated that often; weights of 0 drop rows (:func:`uqeval.catalogue.compute_weighted_metrics`).
+        A metric without one may still take weights where all the rows are at hand (:meth:`takes_weights`)."""
         return self.rows_fn is not None
+
+    def takes_weights(self, kind: str) -> bool:
+        """Whether the metric takes weights for ``kind`` predictions in memory (score, check, report,
+        ``uqeval.evaluate``: :func:`uqeval.catalogue.compute_weighted_metrics`): by its per-row form
+        (:attr:`supports_weights`) or by its family's kernels given the weights (:attr:`weighted_kinds`)."""
+        return self.rows_fn is not None or kind in self.weighted_kinds
 
     @property
     def unweighted_reason(self) -> str | None:
-        """Why the metric takes no weights (None where it does): said wherever weights are refused."""
+        """Why the metric takes no weights in every command (None where it does): said wherever weights are
+        refused (compare's metrics, check's rules)."""
         if self.supports_weights:
             return None
+        if self.weighted_kinds:
+            return (
+                "its weighted form needs all the rows at once (no per-row form): score, check, report and "
+                "uqeval.evaluate compute it in memory, compare does not yet"
+            )
+        if self.no_weights is not None:
+            return self.no_weights
         return {
             "order": "it needs order statistics, a sort or bins of the rows, and has no weighted form",
             "resampling": "it draws random subsets of the rows, and has no weighted form",
             "curve": "it is a curve for plots, not a weighted summary",
             "histogram": "it is a histogram for plots, not a weighted summary",
         }.get(self.reduction, "it has no per-row form to weight")
+
+    def unweighted_reason_for(self, kind: str) -> str | None:
+        """Why the metric takes no weights for ``kind`` predictions in memory (None where it does)."""
+        if self.takes_weights(kind):
+            return None
+        if self.weighted_kinds:  # weighted for other representations
+            return self.no_weights or f"it has no weighted form for {kind} predictions"
+        return self.unweighted_reason
 
     def orientation_for(self, kind: str | None) -> str | None:
         return self.orientation_by_kind.get(kind, self.orientation) if kind is not None else self.orientation
@@ -187,6 +219,17 @@ class Family:
     #: computed nowhere (:func:`uqeval.catalogue.compute` and the per-row forms give nothing, in memory and
     #: streamed alike) and :func:`uqeval.catalogue.not_defined` gives the reason for the notes
     undefined: Callable[[Prediction], str | None] | None = None
+    #: the representations whose compute function takes ``(N,)`` row weights as a third argument (its
+    #: kernel with a weights argument; :func:`uqeval.catalogue.compute_weighted_metrics`). Of its result the
+    #: metrics without a per-row form are kept (:attr:`Metric.weighted_kinds`; those with one are weighted
+    #: by it, as in every family); with unit weights it equals the unweighted result to rounding
+    weighted: tuple[str, ...] = ()
+    #: where some of those weighted metrics are functions of weighted sums over fixed cells (the even bins of
+    #: ECE, MCE and SCE; the (predicted class, label) cells of the Brier decomposition): ``(pred, settings,
+    #: weights) -> sums``, whose sums over chunks add up, and ``(sums, settings) -> {metric: value}`` of the
+    #: metrics they give. The weighted streaming engines stream those exactly (:mod:`uqeval.catalogue.weighted`)
+    weighted_sums: Callable[[Prediction, Settings, np.ndarray], np.ndarray] | None = None
+    from_sums: Callable[[np.ndarray, Settings], dict] | None = None
 
     def enabled(self, settings: Settings | None) -> bool:
         return self.option is None or settings is not None and bool(getattr(settings, self.option, None))
@@ -325,8 +368,18 @@ def _family(
     heavy: bool = False,
     imports: tuple[str, ...] = (),
     undefined: Callable[[Prediction], str | None] | None = None,
+    weighted: tuple[str, ...] = (),
+    no_weights: Mapping[str, str] | None = None,
+    other_kinds: str | None = None,
+    weighted_sums: Callable[[Prediction, Settings, np.ndarray], np.ndarray] | None = None,
+    from_sums: Callable[[np.ndarray, Settings], dict] | None = None,
 ) -> Family:
-    """A family whose metrics share a per-row form ``rows(p, s, level) -> {metric: RowStat}``."""
+    """A family whose metrics share a per-row form ``rows(p, s, level) -> {metric: RowStat}``.
+
+    ``weighted``: the representations whose compute function takes row weights (:attr:`Family.weighted`);
+    its metrics take weights there, except those named in ``no_weights`` (name -> why not). ``other_kinds``:
+    why the family's metrics take no weights for its other representations. ``weighted_sums``, ``from_sums``:
+    the mergeable weighted sums of the metrics that are functions of them (:attr:`Family.weighted_sums`)."""
 
     def family_rows(p, s, level):  # one computation per prediction, settings and level for all its metrics
         if undefined is not None and undefined(p) is not None:  # not defined for this data: no per-row form
@@ -341,5 +394,32 @@ def _family(
         if rows is not None and spec["name"] not in no_rows and spec.get("orientation") is not None:
             fn = (lambda key: lambda p, s, level=None: family_rows(p, s, level).get(key))(spec["name"])
         spec.setdefault("representations", tuple(compute))
-        metrics.append(Metric(group=name, rows_fn=fn, by_level=by_level, **spec))
-    return Family(name, tuple(metrics), compute, by_level, option, background, heavy, imports, undefined)
+        refused = (no_weights or {}).get(spec["name"])
+        # the kernels' weights reach the metrics without a per-row form (those with one take its weights)
+        kinds = (
+            () if refused or fn is not None else tuple(k for k in weighted if k in spec["representations"])
+        )
+        metrics.append(
+            Metric(
+                group=name,
+                rows_fn=fn,
+                by_level=by_level,
+                weighted_kinds=kinds,
+                no_weights=refused or (other_kinds if kinds else None),
+                **spec,
+            )
+        )
+    return Family(
+        name,
+        tuple(metrics),
+        compute,
+        by_level,
+        option,
+        background,
+        heavy,
+        imports,
+        undefined,
+        weighted,
+        weighted_sums,
+        from_sums,
+    )

@@ -27,34 +27,34 @@ def binary_or_top_label(p: Prediction) -> tuple[np.ndarray, np.ndarray]:
     return c.top_label()
 
 
-def _corp(p, s: Settings) -> dict | None:
+def _corp(p, s: Settings, w: np.ndarray | None = None) -> dict | None:
     from ..metrics.corp import corp_classification, corp_mean
 
     if p.kind in CLASSIFICATION:
-        return corp_classification(p.proba, p.labels)
+        return corp_classification(p.proba, p.labels, weights=w)
     if p.kind == "quantiles":  # the pinball loss of each quantile (their median is no mean forecast)
         from ..metrics.corp import corp_quantile
         from ..metrics.intervals import level_key
 
         return {
-            f"pinball_{level_key(t)}": corp_quantile(p.y_true, p.quantiles[:, j], float(t))
+            f"pinball_{level_key(t)}": corp_quantile(p.y_true, p.quantiles[:, j], float(t), weights=w)
             for j, t in enumerate(p.levels)
         }
     point = p.point()
-    return None if point is None else {"mse": corp_mean(p.y_true, point)}
+    return None if point is None else {"mse": corp_mean(p.y_true, point, weights=w)}
 
 
-def _spread_calibration(p, s: Settings) -> dict:
+def _spread_calibration(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.spread import spread_calibration
 
     # samples: the finite-ensemble spread s·√((M+1)/M) (ddof 1); bins are formed on it (see metrics.spread)
-    return spread_calibration(p.y_true, p.point(), error_spread(p), num_bins=s.class_bins)
+    return spread_calibration(p.y_true, p.point(), error_spread(p), num_bins=s.class_bins, weights=w)
 
 
-def _smooth_calibration(p, s: Settings) -> dict:
+def _smooth_calibration(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.smooth_ece import smooth_ece
 
-    return smooth_ece(*binary_or_top_label(p))
+    return smooth_ece(*binary_or_top_label(p), weights=w)
 
 
 DIAGNOSTIC_FAMILIES: tuple[Family, ...] = (
@@ -74,6 +74,7 @@ DIAGNOSTIC_FAMILIES: tuple[Family, ...] = (
         by_level=True,
         option="diagnostics",
         heavy=True,
+        weighted=(*REGRESSION, *CLASSIFICATION),
     ),
     _family(
         "spread_calibration",
@@ -92,6 +93,7 @@ DIAGNOSTIC_FAMILIES: tuple[Family, ...] = (
         ],
         {"gaussian": _spread_calibration, "samples": _spread_calibration},
         option="diagnostics",
+        weighted=("gaussian", "samples"),
     ),
     _family(
         "smooth_calibration",
@@ -104,6 +106,7 @@ DIAGNOSTIC_FAMILIES: tuple[Family, ...] = (
         {k: _smooth_calibration for k in CLASSIFICATION},
         imports=("uqeval.metrics.smooth_ece",),
         option="diagnostics",
+        weighted=CLASSIFICATION,
     ),
 )
 # --------------------------------------------------------------------------- end of calibration diagnostics
@@ -111,6 +114,20 @@ DIAGNOSTIC_FAMILIES: tuple[Family, ...] = (
 # calibration tests with p-values and conditional coverage. p-values rank nothing (orientation None: they
 # weigh evidence, which grows with N); a check rule bounds them (`min = 0.01`).
 PIT_TEST_KINDS = ("gaussian", "samples", "quantiles", "intervals")
+#: why the calibration tests refuse weights (issue 37): a weight says how often a row counts, not how many
+#: independent rows there are, and these depend on that number
+_NULL_OF_N = (
+    "its null distribution depends on the number of independent rows, which weights do not define "
+    "(scaling every weight would move the p-value)"
+)
+_STAT_OF_N = (
+    "the statistic grows with the number of rows, which weights do not define (scaling every weight "
+    "would change it); calibration_tests.pit_ks_stat (Gaussians) is the scale-free weighted statistic"
+)
+_RANDOM_PIT = (
+    "its PIT is drawn at random within each row's interval (a weighted row is one draw, its repeated rows "
+    "several); with weights only Gaussians, whose PIT is exact, give calibration_tests.pit_ks_stat"
+)
 
 
 def diagnostic_pit(p: Prediction, s: Settings) -> np.ndarray:
@@ -149,11 +166,13 @@ def binary_events(p: Prediction) -> tuple[np.ndarray, np.ndarray]:
     return c.top_label()
 
 
-def _calibration_tests(p, s: Settings) -> dict | None:
+def _calibration_tests(p, s: Settings, w: np.ndarray | None = None) -> dict | None:
     from ..metrics import calibration_tests as ct
 
     if p.n < 2:  # no test of a distribution from one row (the family is left out, as spce below 10 rows)
         return None
+    if w is not None:  # Gaussians (the exact PIT): the weighted KS distance, the one scale-free statistic
+        return ct.pit_uniformity_tests(p.pit(), weights=w)
     if p.kind in CLASSIFICATION:
         return ct.binary_calibration_tests(*binary_events(p))
     u = diagnostic_pit(p, s)
@@ -163,7 +182,7 @@ def _calibration_tests(p, s: Settings) -> dict | None:
     return out
 
 
-def _conditional_coverage(p, s: Settings) -> dict:
+def _conditional_coverage(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.conditional_coverage import class_coverage, interval_ssc, set_ssc
     from ..metrics.intervals import level_key
 
@@ -174,11 +193,14 @@ def _conditional_coverage(p, s: Settings) -> dict:
         k = p.proba.shape[1]
         for lv in list(s.levels or (0.95,)):
             covered, size = prediction_set_rows(p.proba, p.labels, lv)
-            out[level_key(lv)] = {**set_ssc(covered, size, lv, k), **class_coverage(covered, p.labels, k)}
+            out[level_key(lv)] = {
+                **set_ssc(covered, size, lv, k, weights=w),
+                **class_coverage(covered, p.labels, k, weights=w),
+            }
         return out
     for lv in coverage_levels(p, s):
         lo, hi = p.interval(lv)
-        out[level_key(lv)] = interval_ssc((p.y_true >= lo) & (p.y_true <= hi), hi - lo, lv)
+        out[level_key(lv)] = interval_ssc((p.y_true >= lo) & (p.y_true <= hi), hi - lo, lv, weights=w)
     return out
 
 
@@ -269,6 +291,29 @@ DIAGNOSTIC_TEST_FAMILIES: tuple[Family, ...] = (
         },
         imports=("uqeval.metrics.calibration_tests", "uqeval.metrics.normal", "scipy.stats"),
         option="diagnostics",
+        weighted=("gaussian",),
+        no_weights={
+            **dict.fromkeys(
+                (
+                    "pit_ks_p",
+                    "pit_cvm_p",
+                    "pit_ad_p",
+                    "rank_hist_chi2_p",
+                    "spiegelhalter_p",
+                    "hosmer_lemeshow_p",
+                ),
+                _NULL_OF_N,
+            ),
+            **dict.fromkeys(
+                ("pit_cvm_stat", "pit_ad_stat", "rank_hist_chi2", "spiegelhalter_z", "hosmer_lemeshow_stat"),
+                _STAT_OF_N,
+            ),
+            "rank_histogram": (
+                "its ranks come from the PIT drawn at random within each row's rank interval (a weighted row "
+                "is one draw, its repeated rows several)"
+            ),
+        },
+        other_kinds=_RANDOM_PIT,
     ),
     _family(
         "conditional_coverage",
@@ -311,5 +356,6 @@ DIAGNOSTIC_TEST_FAMILIES: tuple[Family, ...] = (
         ),
         by_level=True,
         option="diagnostics",
+        weighted=(*PIT_TEST_KINDS, *CLASSIFICATION),
     ),
 )

@@ -41,43 +41,47 @@ def _accuracy_cls(p, s: Settings) -> dict:
     return classification_accuracy(p.proba, p.labels)
 
 
-def calibration_curve(p: Prediction, s: Settings) -> tuple[np.ndarray, np.ndarray]:
+def calibration_curve(
+    p: Prediction, s: Settings, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``(expected, observed)``: the average calibration curve that ``avg_calibration`` summarises.
 
     Forecasts with every level (Gaussians, samples): interval mode at ``linspace(0, 1, num_bins)``
     (:func:`~uqeval.metrics.calibration.observed_from_cover_index`); quantiles: quantile mode at
     the levels the file carries (:func:`~uqeval.metrics.quantiles.quantile_calibration_curve`).
+    ``weights`` (N,): the weighted curve (each row counted with its weight; the curve whose errors are the
+    weighted ``avg_calibration`` metrics), for plots of weighted rows.
     """
     if p.quantile_keys() is None:
         from ..metrics.calibration import observed_from_cover_index
 
-        return _expected(s), observed_from_cover_index(_cover_index(p, s), s.num_bins)
+        return _expected(s), observed_from_cover_index(_cover_index(p, s), s.num_bins, weights)
     from ..metrics.quantiles import quantile_calibration_curve
 
     q = cast("Quantiles", p)  # it carries quantile keys: a Quantiles container
     # no targets (y_true None) is rejected inside, with an InputError from as_float_array
-    return quantile_calibration_curve(q.y_true, q.quantiles, q.levels)  # type: ignore[arg-type]
+    return quantile_calibration_curve(q.y_true, q.quantiles, q.levels, weights)  # type: ignore[arg-type]
 
 
-def _avg_cal_gaussian(p, s: Settings) -> dict:
+def _avg_cal_gaussian(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.calibration import calibration_errors
 
-    return calibration_errors(*calibration_curve(p, s))
+    return calibration_errors(*calibration_curve(p, s, w))
 
 
-def _avg_cal_samples(p, s: Settings) -> dict:
+def _avg_cal_samples(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.quantiles import pit_histogram
 
-    out = _avg_cal_gaussian(p, s)
-    out["pit_histogram"] = pit_histogram(p.pit(), bins=10)
+    out = _avg_cal_gaussian(p, s, w)
+    out["pit_histogram"] = pit_histogram(p.pit(), bins=10, weights=w)
     return out
 
 
-def _avg_cal_quantiles(p, s: Settings) -> dict:
+def _avg_cal_quantiles(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.quantiles import pit_histogram_quantiles
 
-    out = _avg_cal_gaussian(p, s)
-    out["pit_histogram"] = pit_histogram_quantiles(p.y_true, p.quantiles, p.levels)
+    out = _avg_cal_gaussian(p, s, w)
+    out["pit_histogram"] = pit_histogram_quantiles(p.y_true, p.quantiles, p.levels, weights=w)
     return out
 
 
@@ -138,10 +142,10 @@ def _scoring_samples(p, s: Settings) -> dict:
     return {"crps": float(crps.mean()), "crps_fair": float(fair.mean())}
 
 
-def _scoring_quantiles(p, s: Settings) -> dict:
+def _scoring_quantiles(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.quantiles import quantile_scores
 
-    return quantile_scores(p.y_true, p.quantiles, p.levels)
+    return quantile_scores(p.y_true, p.quantiles, p.levels, weights=w)
 
 
 def _interval_rows(p) -> np.ndarray:
@@ -154,7 +158,7 @@ def _interval_rows(p) -> np.ndarray:
     )
 
 
-def _scoring_intervals(p, s: Settings) -> dict:
+def _scoring_intervals(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.blocks import row_mean
     from ..metrics.intervals import level_key
     from ..metrics.scoring import interval_score
@@ -168,22 +172,23 @@ def _scoring_intervals(p, s: Settings) -> dict:
             p.lower[:, j],
             p.upper[:, j],
             out=buf,
+            weights=w,
         )
         for j, lv in enumerate(p.levels)
     }
     return {"interval": float(np.mean(list(by_level.values()))), "interval_by_level": by_level}
 
 
-def _reliability_gaussian(p, s: Settings) -> dict:
+def _reliability_gaussian(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.reliability import reliability_gaussian
 
-    return reliability_gaussian(p.y_true, p.mean, p.std)
+    return reliability_gaussian(p.y_true, p.mean, p.std, weights=w)
 
 
-def _reliability_samples(p, s: Settings) -> dict:
+def _reliability_samples(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.reliability import max_calibration_error
 
-    return {"max_cal_err": max_calibration_error(p.pit())}
+    return {"max_cal_err": max_calibration_error(p.pit(), weights=w)}
 
 
 def _coverage(p, s: Settings) -> dict:
@@ -204,22 +209,48 @@ def _coverage(p, s: Settings) -> dict:
     return out
 
 
-def _brier_decomposition(p, s: Settings) -> dict:
+def _brier_decomposition(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.classification import brier_decomposition
 
-    return brier_decomposition(p.proba, p.labels)
+    return brier_decomposition(p.proba, p.labels, weights=w)
 
 
-def _calibration_cls(p, s: Settings) -> dict:
+def _calibration_cls(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.classification import calibration_errors
 
-    return calibration_errors(p.proba, p.labels, num_bins=s.class_bins, tace_threshold=s.tace_threshold)
+    return calibration_errors(
+        p.proba, p.labels, num_bins=s.class_bins, tace_threshold=s.tace_threshold, weights=w
+    )
 
 
-def _prediction_sets(p, s: Settings) -> dict:
+def _brier_sums(p, s: Settings, w: np.ndarray) -> np.ndarray:
+    from ..metrics.classification import brier_sums
+
+    return brier_sums(p.proba, p.labels, w)
+
+
+def _brier_from_sums(sums: np.ndarray, s: Settings) -> dict:
+    from ..metrics.classification import brier_decomposition_from_sums
+
+    return brier_decomposition_from_sums(sums)
+
+
+def _even_bin_sums(p, s: Settings, w: np.ndarray) -> np.ndarray:
+    from ..metrics.classification import even_bin_stats
+
+    return even_bin_stats(p.proba, p.labels, s.class_bins, w)
+
+
+def _even_bin_errors(sums: np.ndarray, s: Settings) -> dict:
+    from ..metrics.classification import even_bin_errors
+
+    return even_bin_errors(sums)
+
+
+def _prediction_sets(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.classification import prediction_sets
 
-    return prediction_sets(p.proba, p.labels, levels=list(s.levels or (0.95,)))
+    return prediction_sets(p.proba, p.labels, levels=list(s.levels or (0.95,)), weights=w)
 
 
 def _ensemble_uncertainty(p, s: Settings) -> dict:
@@ -239,19 +270,19 @@ def _information_criteria(p, s: Settings) -> dict | None:
     return information_criteria(p.loglik)
 
 
-def _diversity(p, s: Settings) -> dict:
+def _diversity(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.ensembles import diversity_from_rows
 
-    return diversity_from_rows(_member_rows(p), p.member_proba.shape[1])
+    return diversity_from_rows(_member_rows(p), p.member_proba.shape[1], weights=w)
 
 
-def _rejection_cls(p, s: Settings) -> dict:
+def _rejection_cls(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.ensembles import oracle_collaborative_accuracy, rejection_curve
 
     conf, correct = p.top_label()
     uncertainty = 1.0 - conf  # the same ranking for plain classifiers, ensembles and Dirichlet outputs
-    curve = rejection_curve(correct, uncertainty, kind="accuracy")
-    oca = oracle_collaborative_accuracy(correct, uncertainty, fraction=s.oca_fraction)
+    curve = rejection_curve(correct, uncertainty, kind="accuracy", weights=w)
+    oca = oracle_collaborative_accuracy(correct, uncertainty, fraction=s.oca_fraction, weights=w)
     return {
         "auc_rejection": curve["auc_rejection"],
         "auc_oracle": curve["auc_oracle"],
@@ -262,11 +293,12 @@ def _rejection_cls(p, s: Settings) -> dict:
     }
 
 
-def _rejection_samples(p, s: Settings) -> dict:
+def _rejection_samples(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.ensembles import rejection_curve
 
     mean, std = p.moments()
-    curve = rejection_curve(p.y_true - mean, std, kind="rmse")  # RMSE of the ensemble mean, ranked by its std
+    # RMSE of the ensemble mean, ranked by its std
+    curve = rejection_curve(p.y_true - mean, std, kind="rmse", weights=w)
     return {
         "auc_rejection": curve["auc_rejection"],
         "auc_oracle": curve["auc_oracle"],
@@ -434,6 +466,12 @@ def _rows_information_criteria(p, s, level) -> dict[str, RowStat] | None:
     return {k: RowStat(score=v) for k, v in information_criteria_rows(p.loglik).items()}
 
 
+def _classifier_family(name: str, specs: list[dict], compute, kernels: tuple[str, ...], **kw) -> Family:
+    """A family with one compute function for every classification representation (categorical, members,
+    Dirichlet), whose kernels import ``kernels`` (:attr:`Family.imports`)."""
+    return _family(name, specs, dict.fromkeys(CLASSIFICATION, compute), imports=kernels, **kw)
+
+
 STANDARD_FAMILIES: tuple[Family, ...] = (
     _family(
         "accuracy",
@@ -502,6 +540,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         {"gaussian": _avg_cal_gaussian, "samples": _avg_cal_samples, "quantiles": _avg_cal_quantiles},
         rows=_rows_avg_cal,
         undefined=_avg_cal_undefined,
+        weighted=("samples", "quantiles"),  # pit_histogram (the others: their per-row forms)
     ),
     _family(
         "adv_group_calibration",
@@ -594,6 +633,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         },
         rows=_rows_scoring,
         no_rows=("pinball_by_level", "interval_by_level"),
+        weighted=("quantiles", "intervals"),  # the per-level dicts (the others: their per-row forms)
     ),
     _family(
         "reliability",
@@ -603,6 +643,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("accrue", "lower", "ACCRUE cost", "order", representations=("gaussian",)),
         ],
         {"gaussian": _reliability_gaussian, "samples": _reliability_samples},
+        weighted=("gaussian", "samples"),
     ),
     _family(
         "coverage",
@@ -623,7 +664,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         rows=_rows_coverage,
         by_level=True,
     ),
-    _family(
+    _classifier_family(
         "brier_decomposition",
         [
             _m(
@@ -635,10 +676,13 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("resolution", "higher", "resolution", "counts"),
             _m("reliability", "lower", "reliability (calibration) term", "counts"),
         ],
-        {k: _brier_decomposition for k in CLASSIFICATION},
-        imports=_CLS_KERNELS,
+        _brier_decomposition,
+        _CLS_KERNELS,
+        weighted=CLASSIFICATION,
+        weighted_sums=_brier_sums,
+        from_sums=_brier_from_sums,
     ),
-    _family(
+    _classifier_family(
         "calibration",
         [
             _m("ece", "lower", "expected calibration error", "counts"),
@@ -648,20 +692,24 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("ace", "lower", "adaptive calibration error", "order"),
             _m("tace", "lower", "thresholded adaptive calibration error", "order"),
         ],
-        {k: _calibration_cls for k in CLASSIFICATION},
-        imports=_CLS_KERNELS,
+        _calibration_cls,
+        _CLS_KERNELS,
+        weighted=CLASSIFICATION,
+        weighted_sums=_even_bin_sums,
+        from_sums=_even_bin_errors,
     ),
-    _family(
+    _classifier_family(
         "prediction_sets",
         [
             _m("coverage", "target", "share of rows whose set holds the label (target: the level)", "mean"),
             _m("mean_size", "lower", "mean number of classes in the set", "mean"),
             _m("size_histogram", None, "number of rows per set size 1..K", "histogram"),
         ],
-        {k: _prediction_sets for k in CLASSIFICATION},
-        imports=_CLS_KERNELS,
+        _prediction_sets,
+        _CLS_KERNELS,
         rows=_rows_prediction_sets,
         by_level=True,
+        weighted=CLASSIFICATION,  # size_histogram (the others: their per-row forms)
     ),
     # ensembles and Bayesian outputs (Google Uncertainty Metrics). The entropies are descriptive, like
     # sharpness: "lower" means a more certain model, which is better only if it stays calibrated.
@@ -697,6 +745,11 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         imports=_ENSEMBLE_KERNELS,
         rows=_rows_information_criteria,
         no_rows=("waic1_se", "waic2_se", "iscv_se"),
+        no_weights=dict.fromkeys(
+            ("waic1_se", "waic2_se", "iscv_se"),
+            "a standard error depends on the number of independent rows, which weights do not define "
+            "(scaling every weight would change it)",
+        ),
     ),
     _family(
         "diversity",
@@ -710,6 +763,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         ],
         {"members": _diversity},
         imports=_ENSEMBLE_KERNELS,
+        weighted=("members",),
     ),
     _family(
         "rejection",
@@ -741,8 +795,9 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         ],
         {**{k: _rejection_cls for k in CLASSIFICATION}, "samples": _rejection_samples},
         imports=_ENSEMBLE_KERNELS,
+        weighted=(*CLASSIFICATION, "samples"),
     ),
-    _family(
+    _classifier_family(
         "bayesian_ece",
         [
             _m("mean", "lower", "posterior mean of the top-label ECE", "resampling"),
@@ -750,18 +805,18 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("q50", "lower", "posterior median of the ECE", "resampling"),
             _m("q90", "lower", "90% posterior quantile of the ECE", "resampling"),
         ],
-        {k: _bayesian_ece for k in CLASSIFICATION},
-        imports=_ENSEMBLE_KERNELS,
+        _bayesian_ece,
+        _ENSEMBLE_KERNELS,
     ),
-    _family(
+    _classifier_family(
         "spce",
         [
             _m("spce", "lower", "semiparametric L2 calibration error (binary or top-label)", "resampling"),
             _m("ci_low", None, "lower end of its 95% bootstrap confidence interval", "resampling"),
             _m("ci_high", None, "upper end of its 95% bootstrap confidence interval", "resampling"),
         ],
-        {k: _spce for k in CLASSIFICATION},
-        imports=_ENSEMBLE_KERNELS,
+        _spce,
+        _ENSEMBLE_KERNELS,
         background=True,
     ),
 )

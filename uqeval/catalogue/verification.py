@@ -129,11 +129,11 @@ def murphy_forecasts(p: Prediction) -> dict[str, tuple[np.ndarray, np.ndarray, s
     return {} if x is None else {"mean": (x, y_true, "expectile", 0.5)}
 
 
-def murphy_curves(p: Prediction, thetas: np.ndarray | None = None) -> dict:
+def murphy_curves(p: Prediction, thetas: np.ndarray | None = None, weights: np.ndarray | None = None) -> dict:
     """``{"thetas": grid, "mean" | "quantile" | "probability": curves}`` of one prediction
     (:func:`murphy_forecasts`; quantile and probability curves keyed by level / class). ``thetas``: a given
     grid (compare uses one grid for every model), else :func:`uqeval.metrics.murphy.theta_grid` over the
-    forecasts and targets ([0, 1] for probabilities)."""
+    forecasts and targets ([0, 1] for probabilities). ``weights`` (N,): the weighted curves."""
     from ..metrics.murphy import murphy_curve, theta_grid
 
     fc = murphy_forecasts(p)
@@ -148,7 +148,7 @@ def murphy_curves(p: Prediction, thetas: np.ndarray | None = None) -> dict:
         )
     out: dict = {"thetas": np.asarray(thetas, dtype=np.float64).tolist()}
     for label, (x, y, functional, alpha) in fc.items():
-        curve = murphy_curve(x, y, thetas, functional, alpha).tolist()
+        curve = murphy_curve(x, y, thetas, functional, alpha, weights=weights).tolist()
         if label == "mean":
             out["mean"] = curve
         else:
@@ -157,8 +157,8 @@ def murphy_curves(p: Prediction, thetas: np.ndarray | None = None) -> dict:
     return out
 
 
-def _murphy(p, s: Settings) -> dict | None:
-    return murphy_curves(p) or None
+def _murphy(p, s: Settings, w: np.ndarray | None = None) -> dict | None:
+    return murphy_curves(p, weights=w) or None
 
 
 VERIFICATION_FAMILIES: tuple[Family, ...] = (
@@ -221,6 +221,7 @@ VERIFICATION_FAMILIES: tuple[Family, ...] = (
         },
         imports=("uqeval.metrics.murphy",),
         option="murphy",
+        weighted=(*REGRESSION, *CLASSIFICATION),
     ),
 )
 # --------------------------------------------------------------------------- forecast verification (issue 16, part B)

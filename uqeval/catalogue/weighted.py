@@ -7,8 +7,12 @@ function the in-memory run applies to the sums of all rows at once: stream and m
 (~1e-15). The per-row forms come from :func:`uqeval.catalogue.weighted_forms`, as in memory.
 
 Metrics whose weighted form is not a function of sums (the weighted median absolute error, RMSE, R² and
-correlation, which the in-memory run computes from all the rows at once) are not streamed with weights: they
-are named in ``input.not_streamed``. Metrics that take no weights at all are named in
+correlation, which the in-memory run computes from all the rows at once, and the metrics whose family kernels
+take the weights and need every row: the equal-mass calibration errors, CORP, ENCE/UCE, rejection curves,
+RS/ACCRUE, ...) are not streamed with weights: they are named in ``input.not_streamed``. A family whose
+kernels take the weights streams the metrics that are functions of its weighted cell sums
+(:attr:`uqeval.catalogue.Family.weighted_sums`: ECE, MCE, SCE and the Brier decomposition), added up over
+the chunks like the per-row sums. Metrics that take no weights at all are named in
 ``weights.not_weighted``, as in memory. ``--by`` is not streamed with weights.
 """
 
@@ -24,6 +28,11 @@ from ..predictions import Prediction
 State = dict[str, Any]
 
 NOT_STREAMED = "its weighted form needs all the rows at once (not a function of sums); score in memory"
+#: the metrics whose family kernels take the weights (:attr:`uqeval.catalogue.Family.weighted`)
+NOT_STREAMED_KERNEL = (
+    "its weighted form needs all the rows at once (equal-mass bins, a PAV fit or a sort of the weighted "
+    "rows); score in memory"
+)
 
 
 def weighted_state(pred: Prediction, settings: Settings, weights: np.ndarray) -> State:
@@ -37,9 +46,25 @@ def weighted_state(pred: Prediction, settings: Settings, weights: np.ndarray) ->
         if not keep.any():
             return {"n": 0, "families": {}, "n_zero": n_zero}
         pred, w = pred.subset(keep), w[keep]
-    forms, not_weighted = weighted_forms(pred, settings)
+    forms, families, not_weighted = weighted_forms(pred, settings)
     sums: dict[tuple[str, str | None, str], np.ndarray] = {}
+    # a family weighted by its kernels streams the metrics that are functions of its weighted cell sums
+    # (Family.weighted_sums: ECE, MCE, SCE, the Brier decomposition); the others (equal-mass bins, PAV fits,
+    # sorts) need every row: named, never streamed with a different number
+    family_sums: dict[str, np.ndarray] = {}
     not_streamed: dict[str, str] = {}
+    for f in families:
+        summed: set[str] = set()
+        if f.weighted_sums is not None and f.from_sums is not None:
+            family_sums[f.name] = f.weighted_sums(pred, settings, w)
+            summed = set(f.from_sums(family_sums[f.name], settings))
+        not_streamed.update(
+            {
+                m.path: NOT_STREAMED_KERNEL
+                for m in f.metrics
+                if pred.kind in m.weighted_kinds and m.name not in summed
+            }
+        )
     for f, key, m, stat in forms:
         if stat.sums_form is None:
             not_streamed[m.path] = NOT_STREAMED
@@ -52,6 +77,7 @@ def weighted_state(pred: Prediction, settings: Settings, weights: np.ndarray) ->
         "w": float(w.sum()),
         "n_zero": n_zero,
         "sums": sums,
+        "family_sums": family_sums,
         "not_weighted": not_weighted,
         "not_streamed": not_streamed,
         "probe": pred.subset(np.arange(min(pred.n, 2))),  # the finishing functions' settings and levels
@@ -67,12 +93,16 @@ def merge_weighted(a: State, b: State) -> State:
     sums = dict(a["sums"])
     for k, v in b["sums"].items():
         sums[k] = sums[k] + v if k in sums else v
+    family_sums = dict(a.get("family_sums", {}))
+    for name, v in b.get("family_sums", {}).items():
+        family_sums[name] = family_sums[name] + v if name in family_sums else v
     return {
         **a,
         "n": a["n"] + b["n"],
         "w": a["w"] + b["w"],
         "n_zero": a["n_zero"] + b["n_zero"],
         "sums": sums,
+        "family_sums": family_sums,
         "not_weighted": {**a["not_weighted"], **b["not_weighted"]},
         "not_streamed": {**a["not_streamed"], **b["not_streamed"]},
     }
@@ -91,4 +121,10 @@ def finalize_weighted(state: State, settings: Settings) -> tuple[dict[str, Any],
         values.append(
             (get_family(family), key, METRICS[f"{family}.{name}"], float(form[3](sums[None, :], total)[0]))
         )
-    return assemble(values, state["kind"])
+    results = {}
+    for name, cells in state.get("family_sums", {}).items():
+        f = get_family(name)
+        assert f.from_sums is not None  # (weighted_state kept the sums of such families only)
+        keep = {m.name for m in f.metrics if state["kind"] in m.weighted_kinds}
+        results[name] = {k: v for k, v in f.from_sums(cells, settings).items() if k in keep}
+    return assemble(values, state["kind"], results)

@@ -73,9 +73,13 @@ def row_argmax(
     return best_i, float(best_v)  # type: ignore[arg-type]
 
 
-def row_mean(fn: Callable[..., np.ndarray], *arrays: np.ndarray, out: np.ndarray | None = None) -> float:
-    """``float(np.mean(fn(*arrays)))`` with block-sized temporaries (see :func:`rowwise`)."""
-    return float(np.mean(rowwise(fn, *arrays, out=out)))
+def row_mean(
+    fn: Callable[..., np.ndarray], *arrays: np.ndarray, out: np.ndarray | None = None, weights=None
+) -> float:
+    """``float(np.mean(fn(*arrays)))`` with block-sized temporaries (see :func:`rowwise`); ``weights`` (N,): the
+    weighted mean."""
+    values = rowwise(fn, *arrays, out=out)
+    return float(np.mean(values) if weights is None else np.average(values, weights=weights))
 
 
 #: rows per leaf of :class:`PairwiseSum` (numpy sums a leaf itself; larger ranges are split as numpy splits them)

@@ -17,7 +17,7 @@ expected proportion :math:`p_j` whose central interval contains it. Every observ
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -95,12 +95,12 @@ def central_cover_index(central, expected) -> np.ndarray:
     return np.searchsorted(p, as_float_array(central, "central"), side="left")
 
 
-def observed_from_cover_index(cover_index, n_levels: int) -> np.ndarray:
+def observed_from_cover_index(cover_index, n_levels: int, weights=None) -> np.ndarray:
     r"""Observed proportions of the calibration curve from cover indices.
 
     .. math:: \hat p_j = \frac1N \#\{i : c_i \le j\}, \qquad j = 0, \dots, B-1
 
-    computed as ``cumsum(bincount(c))[:B] / N``.
+    computed as ``cumsum(bincount(c))[:B] / N``; ``weights`` (N,): weighted counts over the total weight.
 
     Returns
     -------
@@ -111,12 +111,16 @@ def observed_from_cover_index(cover_index, n_levels: int) -> np.ndarray:
         raise InputError(f"cover_index must be a non-empty 1-d integer array, got shape {c.shape}")
     if not np.issubdtype(c.dtype, np.integer) or c.min() < 0 or c.max() > n_levels:
         raise InputError(f"cover_index must hold integers in 0..{n_levels} (from interval_cover_index)")
-    counts = np.bincount(c, minlength=n_levels + 1)
-    return _observed_from_counts(counts[None, :], c.size, n_levels)[0]
+    if weights is None:
+        return _observed_from_counts(np.bincount(c, minlength=n_levels + 1)[None, :], c.size, n_levels)[0]
+    w = np.asarray(weights, dtype=np.float64)
+    return _observed_from_counts(
+        np.bincount(c, weights=w, minlength=n_levels + 1)[None, :], w.sum(), n_levels
+    )[0]
 
 
-def _observed_from_counts(counts: np.ndarray, n: int | np.ndarray, n_levels: int) -> np.ndarray:
-    """(M, >=B) integer bin counts of M sets of size n -> (M, B) observed proportions.
+def _observed_from_counts(counts: np.ndarray, n: float | np.ndarray, n_levels: int) -> np.ndarray:
+    """(M, >=B) (weighted) bin counts of M sets of size (total weight) n -> (M, B) observed proportions.
 
     The single code path for the whole data and for subsets, so that a subset equal to
     the whole data gives bitwise the same curve.
@@ -252,14 +256,7 @@ def _mean_stderr(values: np.ndarray) -> tuple[float, float]:
     return float(np.mean(values)), float(np.std(values, ddof=1) / np.sqrt(values.size))
 
 
-def adversarial_group_calibration(
-    cover_index,
-    expected,
-    group_fractions: Sequence[float] | np.ndarray | None = None,
-    num_trials: int = 10,
-    num_group_draws: int = 10,
-    seed: int | None = 0,
-) -> dict[str, list[float]]:
+def adversarial_group_calibration(cover_index, expected, **options: Any) -> dict[str, list[float]]:
     r"""Adversarial group calibration (Zhao et al. 2020; Chung et al. 2021, appendix A.3).
 
     For each group fraction :math:`f` (default ``linspace(0.01, 1, 10)``) the group size
@@ -284,6 +281,7 @@ def adversarial_group_calibration(
     ----------
     cover_index : (N,) integers from :func:`interval_cover_index`
     expected : (B,) the expected proportions used to build ``cover_index``
+    options : the keywords of :func:`adversarial_group_calibration_counts` (declared and checked there once):
     group_fractions : fractions of N in (0, 1]
     num_trials : number of trials T >= 2 per fraction
     num_group_draws : groups per trial (the adversary's budget), >= 1
@@ -308,9 +306,7 @@ def adversarial_group_calibration(
     c = np.asarray(cover_index)
     if c.ndim != 1 or not np.issubdtype(c.dtype, np.integer) or (c.size and (c.min() < 0 or c.max() > b)):
         raise InputError(f"cover_index must be a 1-d array of integers in 0..{b} (from interval_cover_index)")
-    return adversarial_group_calibration_counts(
-        np.bincount(c, minlength=b + 1), p, group_fractions, num_trials, num_group_draws, seed
-    )
+    return adversarial_group_calibration_counts(np.bincount(c, minlength=b + 1), p, **options)
 
 
 def adversarial_group_calibration_counts(
@@ -363,26 +359,13 @@ def adversarial_group_calibration_counts(
 
 
 def adversarial_group_calibration_gaussian(
-    y_true,
-    mean,
-    std,
-    num_bins: int = 100,
-    group_fractions: Sequence[float] | np.ndarray | None = None,
-    num_trials: int = 10,
-    num_group_draws: int = 10,
-    seed: int | None = 0,
+    y_true, mean, std, num_bins: int = 100, **options: Any
 ) -> dict[str, list[float]]:
     """:func:`adversarial_group_calibration` of Gaussian forecasts (interval mode).
 
     Expected proportions ``linspace(0, 1, num_bins)``; see that function for the
-    definition, the returned keys and the differences from the Uncertainty Toolbox.
+    definition, the returned keys and the differences from the Uncertainty Toolbox; ``options``: the
+    keywords of :func:`adversarial_group_calibration_counts`.
     """
     cover, expected = _gaussian_cover_index(y_true, mean, std, num_bins)
-    return adversarial_group_calibration(
-        cover,
-        expected,
-        group_fractions=group_fractions,
-        num_trials=num_trials,
-        num_group_draws=num_group_draws,
-        seed=seed,
-    )
+    return adversarial_group_calibration(cover, expected, **options)

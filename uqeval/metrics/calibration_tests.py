@@ -69,11 +69,18 @@ TAIL = 1e-5
 # --------------------------------------------------------------------------- PIT statistics (vectorised)
 
 
-def ks_statistic(u: np.ndarray) -> np.ndarray:
+def ks_statistic(u: np.ndarray, weights=None) -> np.ndarray:
     r"""Kolmogorov–Smirnov distance of the PIT values (last axis) to U(0, 1).
 
     .. math:: D_n = \max_i \max\Big(\frac{i}{n} - u_{(i)},\; u_{(i)} - \frac{i - 1}{n}\Big)
+
+    ``weights`` (N,), for one set of PIT values: the distance of their weighted ECDF, the bin-free maximum
+    calibration error (:func:`~uqeval.metrics.reliability.max_calibration_error`).
     """
+    if weights is not None:
+        from .reliability import max_calibration_error
+
+        return np.asarray(max_calibration_error(u, weights))
     u = np.sort(np.asarray(u, dtype=np.float64), axis=-1)
     n = u.shape[-1]
     i = np.arange(1, n + 1)
@@ -147,12 +154,16 @@ def ad_pvalue(a2: np.ndarray | float, n: int) -> np.ndarray:
     return np.clip(p, 0.0, 1.0)
 
 
-def pit_uniformity_tests(pit: np.ndarray) -> dict[str, float]:
+def pit_uniformity_tests(pit: np.ndarray, weights=None) -> dict[str, float]:
     r"""KS, Cramér–von Mises and Anderson–Darling tests of PIT values against U(0, 1).
 
     p-values: KS from the exact distribution of :math:`D_n` (``scipy.stats.kstwo``, as
     ``scipy.stats.ks_1samp(method="exact")``), CvM from ``scipy.stats.cramervonmises``
     (Csörgő & Faraway 1996), AD from :func:`ad_pvalue` (Marsaglia & Marsaglia 2004).
+
+    ``weights`` (N,): the weighted KS distance only (``pit_ks_stat``). The null distributions, and the CvM and
+    AD statistics themselves, depend on the number of rows, which weights do not define (scaling every
+    weight would move them).
 
     Returns
     -------
@@ -164,6 +175,8 @@ def pit_uniformity_tests(pit: np.ndarray) -> dict[str, float]:
     u = np.asarray(pit, dtype=np.float64)
     if u.ndim != 1 or u.size < 2:
         raise InputError(f"the PIT tests need at least 2 rows, found {u.size}")
+    if weights is not None:
+        return {"pit_ks_stat": float(ks_statistic(u, weights))}
     n = u.size
     d = float(ks_statistic(u))
     w2 = float(cvm_statistic(u))

@@ -134,7 +134,7 @@ def classification_rows(proba, labels) -> dict[str, np.ndarray]:
     }
 
 
-def brier_decomposition(proba, labels) -> dict[str, float]:
+def brier_decomposition(proba, labels, weights=None) -> dict[str, float]:
     r"""Murphy decomposition of the Brier score, cells = predicted class (Uncertainty Metrics).
 
     Following ``uncertainty_metrics.tensorflow.brier_decomposition``, the simplex is
@@ -167,23 +167,46 @@ def brier_decomposition(proba, labels) -> dict[str, float]:
     mentions. Reliability lies in [0, 2], lower is better; resolution >= 0,
     higher is better.
 
+    ``weights`` (N,): every count and sum is weighted (:func:`brier_stats`), :math:`N` the total weight.
+
     Returns
     -------
     dict with keys ``uncertainty``, ``resolution``, ``reliability`` (floats).
     """
     p, y = _check(proba, labels)
-    return brier_decomposition_from_stats(*brier_stats(p, y))
+    return brier_decomposition_from_stats(*brier_stats(p, y, weights))
 
 
-def brier_stats(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+def brier_stats(p: np.ndarray, y: np.ndarray, weights=None) -> tuple[np.ndarray, np.ndarray, float]:
     """Sufficient statistics of :func:`brier_decomposition` (validated ``p``, integer ``y``):
     the (K, K) counts of (predicted class, label), the (K, K) sums of the forecasts per
-    predicted class, and the sum of squared forecasts. Sums over chunks give the whole data's."""
+    predicted class, and the sum of squared forecasts; ``weights`` (N,): weighted counts and sums. Sums
+    over chunks give the whole data's."""
     k = p.shape[1]
     pred = np.argmax(p, axis=1)
-    conf = np.bincount(pred * k + y, minlength=k * k).reshape(k, k).astype(np.float64)
-    s = np.stack([np.bincount(pred, weights=p[:, c], minlength=k) for c in range(k)], axis=1)
-    return conf, s, float(np.einsum("ij,ij->", p, p))
+    if weights is None:
+        conf = np.bincount(pred * k + y, minlength=k * k).reshape(k, k).astype(np.float64)
+        s = np.stack([np.bincount(pred, weights=p[:, c], minlength=k) for c in range(k)], axis=1)
+        return conf, s, float(np.einsum("ij,ij->", p, p))
+    w = np.asarray(weights, dtype=np.float64)
+    counts = np.bincount(pred * k + y, weights=w, minlength=k * k).reshape(k, k)
+    s = np.stack([np.bincount(pred, weights=w * p[:, c], minlength=k) for c in range(k)], axis=1)
+    return counts, s, float(np.einsum("i,ij,ij->", w, p, p))
+
+
+def brier_sums(p: np.ndarray, y: np.ndarray, weights=None) -> np.ndarray:
+    """:func:`brier_stats` as one flat array ``[counts (K²), forecast sums (K²), sum of squares]`` (sums over
+    chunks add up; :func:`brier_decomposition_from_sums`)."""
+    conf, s, sum_sq = brier_stats(p, y, weights)
+    return np.concatenate([conf.ravel(), s.ravel(), [sum_sq]])
+
+
+def brier_decomposition_from_sums(sums: np.ndarray) -> dict[str, float]:
+    """:func:`brier_decomposition` from :func:`brier_sums` (summed over chunks when streaming)."""
+    k = int(round(np.sqrt((sums.size - 1) / 2)))
+    return brier_decomposition_from_stats(
+        sums[: k * k].reshape(k, k), sums[k * k : 2 * k * k].reshape(k, k), float(sums[-1])
+    )
 
 
 def brier_decomposition_from_stats(conf: np.ndarray, s: np.ndarray, sum_sq: float) -> dict[str, float]:
@@ -211,20 +234,31 @@ def _even_upper_edges(num_bins: int) -> np.ndarray:
     return np.linspace(0.0, 1.0, num_bins + 1)[1:]
 
 
-def _adaptive_upper_edges(xs: np.ndarray, num_bins: int) -> np.ndarray:
+def _adaptive_upper_edges(xs: np.ndarray, num_bins: int, ws: np.ndarray | None = None) -> np.ndarray:
     """Upper edges of equal-mass bins over sorted scores ``xs`` (Uncertainty Metrics' ``get_adaptive_bins``).
 
     The edges are the order statistics ``xs[r_m]``, ``r_m = round(m n / M)``
-    (``numpy.round``, half to even) clipped to ``n - 1``, for ``m = 1..M-1``.
+    (``numpy.round``, half to even) clipped to ``n - 1``, for ``m = 1..M-1``. ``ws``: each sorted score's
+    weight in rows (:func:`~uqeval.metrics.rowweights.row_units`): ``n`` is their sum and ``r_m`` a position
+    among the repeated rows, the weighted quantile the repeated rows would give.
     """
-    n = xs.size
-    idx = np.round(np.linspace(0, n, num_bins, endpoint=False)).astype(np.intp)
-    np.minimum(idx, n - 1, out=idx)
-    return xs[idx][1:]
+    n = xs.size if ws is None else float(np.sum(ws))
+    idx = np.round(np.linspace(0, n, num_bins, endpoint=False))
+    if ws is None:
+        pos = np.minimum(idx.astype(np.intp), n - 1)
+    else:
+        from .rowweights import row_at
+
+        pos = row_at(np.cumsum(ws), np.minimum(idx, max(n - 1.0, 0.0)))
+    return xs[pos][1:]
 
 
 def _bin_stats(
-    xs: np.ndarray, xh: np.ndarray, upper: np.ndarray
+    xs: np.ndarray,
+    xh: np.ndarray,
+    upper: np.ndarray,
+    ws: np.ndarray | None = None,
+    wh: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Counts, sums of scores and numbers of hits per bin, from sorted data.
 
@@ -232,23 +266,33 @@ def _bin_stats(
     is 1, ``upper`` the non-decreasing upper edges. A score goes to bin
     ``#{edges <= score}`` (``numpy.digitize`` with ``right=False``), so in sorted
     order every bin is a contiguous run and its boundaries are
-    ``searchsorted(xs, edge, "left")``: O(M log N) after the sort.
+    ``searchsorted(xs, edge, "left")``: O(M log N) after the sort. ``ws``, ``wh``: the weights of
+    ``xs`` and ``xh`` (then weighted counts, sums and hits).
     """
     nb = upper.size + 1
     bnd = np.empty(nb + 1, dtype=np.intp)
     bnd[0], bnd[-1] = 0, xs.size
     bnd[1:-1] = np.searchsorted(xs, upper, side="left")
-    counts = np.diff(bnd)
     hb = np.empty(nb + 1, dtype=np.intp)
     hb[0], hb[-1] = 0, xh.size
     hb[1:-1] = np.searchsorted(xh, upper, side="left")
-    s_hit = np.diff(hb).astype(np.float64)
-    s_conf = np.zeros(nb)
-    full = counts > 0
+    if ws is None or wh is None:
+        counts = np.diff(bnd)
+        s_hit = np.diff(hb).astype(np.float64)
+    else:
+        counts = _run_sums(ws, bnd)
+        s_hit = _run_sums(wh, hb)
+    return counts, _run_sums(xs if ws is None else xs * ws, bnd), s_hit
+
+
+def _run_sums(values: np.ndarray, bnd: np.ndarray) -> np.ndarray:
+    """Sums of ``values`` over the runs ``[bnd[b], bnd[b + 1])`` (0 for an empty run)."""
+    out = np.zeros(bnd.size - 1)
+    full = np.diff(bnd) > 0
     if full.any():
-        # the non-empty runs tile xs, so reduceat over their starts sums each run exactly once
-        s_conf[full] = np.add.reduceat(xs, bnd[:-1][full])
-    return counts, s_conf, s_hit
+        # the non-empty runs tile the values, so reduceat over their starts sums each run exactly once
+        out[full] = np.add.reduceat(values, bnd[:-1][full])
+    return out
 
 
 def _above(xs: np.ndarray, threshold: float) -> np.ndarray:
@@ -256,27 +300,34 @@ def _above(xs: np.ndarray, threshold: float) -> np.ndarray:
     return xs[np.searchsorted(xs, threshold, side="right") :]
 
 
-def _l1_gap(xs: np.ndarray, xh: np.ndarray, upper: np.ndarray) -> float:
+def _l1_gap(
+    xs: np.ndarray,
+    xh: np.ndarray,
+    upper: np.ndarray,
+    ws: np.ndarray | None = None,
+    wh: np.ndarray | None = None,
+) -> float:
     r"""L1 gap :math:`\sum_b \frac{n_b}{n} |\mathrm{acc}_b - \mathrm{conf}_b|`, computed as
     :math:`\frac1n \sum_b |\mathrm{hits}_b - \sum_{B_b} x|`; 0 when no score is kept."""
     if xs.size == 0:
         return 0.0
-    return _l1_max(*_bin_stats(xs, xh, upper))[0]
+    return _l1_max(*_bin_stats(xs, xh, upper, ws, wh))[0]
 
 
 def _l1_max(counts: np.ndarray, s_conf: np.ndarray, s_hit: np.ndarray) -> tuple[float, float]:
     """``(L1 gap, max gap over non-empty bins)`` from per-bin counts, score sums and hits; (0, nan) when empty."""
-    n = int(np.sum(counts))
+    n = np.sum(counts)
     if n == 0:
         return 0.0, float("nan")
     gap_sum = np.abs(s_hit - s_conf)
     nz = counts > 0
-    return float(np.sum(gap_sum)) / n, float(np.max(gap_sum[nz] / counts[nz]))
+    return float(np.sum(gap_sum)) / float(n), float(np.max(gap_sum[nz] / counts[nz]))
 
 
-def even_bin_stats(p: np.ndarray, y: np.ndarray, num_bins: int) -> np.ndarray:
+def even_bin_stats(p: np.ndarray, y: np.ndarray, num_bins: int, weights=None) -> np.ndarray:
     """Per-bin ``(counts, score sums, hits)`` of the even bins of :func:`calibration_errors`, unsorted:
-    a ``(K + 1, 3, M + 1)`` array, row 0 the top label, row 1 + k class k (scores > 0 only).
+    a ``(K + 1, 3, M + 1)`` array, row 0 the top label, row 1 + k class k (scores > 0 only); ``weights``
+    (N,): weighted counts, sums and hits.
 
     Sums over chunks give the whole data's, so ece, mce and sce stream exactly
     (:func:`even_bin_errors`); the adaptive-bin metrics need the sorted scores.
@@ -290,11 +341,18 @@ def even_bin_stats(p: np.ndarray, y: np.ndarray, num_bins: int) -> np.ndarray:
     keep = scores > 0.0
     cell = (np.arange(k + 1)[None, :] * nb + np.searchsorted(even, scores, side="right"))[keep]
     size = (k + 1) * nb
+    if weights is None:
+        counts = np.bincount(cell, minlength=size).astype(np.float64)
+        scores, hits = scores[keep], outcome[keep].astype(np.float64)
+    else:
+        w = np.broadcast_to(np.asarray(weights, dtype=np.float64)[:, None], scores.shape)[keep]
+        counts = np.asarray(np.bincount(cell, weights=w, minlength=size), dtype=np.float64)
+        scores, hits = w * scores[keep], w * outcome[keep]
     out = np.stack(
         [
-            np.bincount(cell, minlength=size).astype(np.float64),
-            np.bincount(cell, weights=scores[keep], minlength=size),
-            np.bincount(cell, weights=outcome[keep].astype(np.float64), minlength=size),
+            counts,
+            np.bincount(cell, weights=scores, minlength=size),
+            np.bincount(cell, weights=hits, minlength=size),
         ]
     )
     return out.reshape(3, k + 1, nb).transpose(1, 0, 2)
@@ -313,8 +371,16 @@ def _top_label(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return conf, pred == y
 
 
-def _sorted_in_pairs(items: list, threaded: bool):
-    """Yield ``item()``'s arrays (new arrays, sorted here in place) for each item, in order.
+def _sort_all(arrays):
+    """Sort each array in place; return them."""
+    for a in arrays:
+        a.sort()
+    return arrays
+
+
+def _sorted_in_pairs(items: list, threaded: bool, sort=_sort_all):
+    """Yield ``sort(item())`` for each item, in order (by default ``item()``'s arrays, new arrays, sorted here
+    in place).
 
     With ``threaded``, two items at a time: a worker thread sorts the second while this thread sorts
     the first (sorting, most of the time, releases the GIL; ~45% less wall time for
@@ -322,33 +388,28 @@ def _sorted_in_pairs(items: list, threaded: bool):
     this thread (so the memory freed with them stays with its allocator) and no more than two items'
     arrays are held at once; the sorted arrays are the same either way.
     """
-
-    def sort_all(arrays) -> None:
-        for a in arrays:
-            a.sort()
-
     if not threaded:
         for item in items:
-            arrays = item()
-            sort_all(arrays)
-            yield arrays
+            yield sort(item())
         return
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         for i in range(0, len(items), 2):  # pairs of items
             first = items[i]()
-            second = items[i + 1]() if i + 1 < len(items) else ()
-            done = pool.submit(sort_all, second)
-            sort_all(first)
-            done.result()
+            second = items[i + 1]() if i + 1 < len(items) else None
+            done = None if second is None else pool.submit(sort, second)
+            first = sort(first)
+            second = None if done is None else done.result()
             yield first
-            first = ()  # freed while the second is used
-            if second:
+            first = None  # freed while the second is used
+            if second is not None:
                 yield second
 
 
-def calibration_errors(proba, labels, num_bins: int = 15, tace_threshold: float = 0.01) -> dict[str, float]:
+def calibration_errors(
+    proba, labels, num_bins: int = 15, tace_threshold: float = 0.01, weights=None
+) -> dict[str, float]:
     r"""The general calibration error family of Nixon et al. (2019), as Uncertainty Metrics computes it.
 
     For a set of scores :math:`x_i \in [0, 1]` with outcomes :math:`o_i \in \{0, 1\}`
@@ -399,6 +460,12 @@ def calibration_errors(proba, labels, num_bins: int = 15, tace_threshold: float 
     at a time, one in a worker thread); each bin is then a contiguous run of the sorted
     scores, found by binary search.
 
+    Weights. ``weights`` (N,) >= 0 count row :math:`i` :math:`w_i` times: every count above is a sum of
+    weights, and the equal-mass edges are the order statistics of the repeated rows, a row counting
+    :math:`w_i / \min_j w_j` rows (:func:`~uqeval.metrics.rowweights.row_units`): integer weights with a 1
+    among them equal the repeated rows, and a common factor changes nothing. The even-bin errors are
+    weighted bin sums.
+
     Returns
     -------
     dict with keys ``ece``, ``rmsce``, ``mce``, ``sce``, ``ace``, ``tace`` (floats in [0, 1]).
@@ -409,6 +476,8 @@ def calibration_errors(proba, labels, num_bins: int = 15, tace_threshold: float 
         raise InputError(f"num_bins must be >= 1, got {num_bins}")
     even = _even_upper_edges(num_bins)
     thr = float(tace_threshold)
+    if weights is not None:
+        return _weighted_calibration_errors(p, y, num_bins, thr, weights)
 
     k = p.shape[1]
 
@@ -449,6 +518,57 @@ def calibration_errors(proba, labels, num_bins: int = 15, tace_threshold: float 
     return {"ece": ece, "rmsce": rmsce, "mce": mce, "sce": sce / k, "ace": ace / k, "tace": tace / k}
 
 
+def _weighted_calibration_errors(
+    p: np.ndarray, y: np.ndarray, num_bins: int, thr: float, weights
+) -> dict[str, float]:
+    """:func:`calibration_errors` with row weights: the same bins and gaps, each score carrying its weight in
+    rows through one argsort per class and for the top label."""
+    from .rowweights import row_units
+
+    u = row_units(weights)
+    even = _even_upper_edges(num_bins)
+    k = p.shape[1]
+
+    def kept(ordered: tuple[np.ndarray, np.ndarray, np.ndarray], above: float):
+        """``(scores, hit scores, their weights, the hits' weights)`` of sorted scores above ``above``."""
+        xs, hits, ws = ordered
+        start = np.searchsorted(xs, above, side="right")
+        xs, hits, ws = xs[start:], hits[start:], ws[start:]
+        return xs, xs[hits], ws, ws[hits]
+
+    def sort(pair: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        # the order within tied scores does not matter (a tie lies in one bin, and an edge is a score value)
+        scores, hit = pair
+        order = np.argsort(scores)
+        return scores[order], hit[order], u[order]
+
+    def top_label() -> tuple[np.ndarray, np.ndarray]:
+        return _top_label(p, y)
+
+    def one_class(j: int):
+        return lambda: (p[:, j], y == j)
+
+    # as the unweighted path: the top label's and each class's scores sorted two at a time from 100,000 rows
+    ordered_all = _sorted_in_pairs(
+        [top_label] + [one_class(j) for j in range(k)], threaded=p.shape[0] >= _THREAD_ROWS, sort=sort
+    )
+    xs, xh, ws, wh = kept(next(ordered_all), 0.0)
+    ece, mce = _l1_max(*_bin_stats(xs, xh, even, ws, wh))
+    counts, s_conf, s_hit = _bin_stats(xs, xh, _adaptive_upper_edges(xs, num_bins, ws), ws, wh)
+    nz = counts > 0
+    rmsce = float(np.sqrt(np.sum((s_hit[nz] - s_conf[nz]) ** 2 / counts[nz]) / np.sum(ws)))
+    sce = ace = tace = 0.0
+    for ordered in ordered_all:  # a loop over the K classes; each step vectorised over rows
+        xs, xh, ws, wh = kept(ordered, 0.0)
+        sce += _l1_gap(xs, xh, even, ws, wh)
+        if xs.size:
+            ace += _l1_gap(xs, xh, _adaptive_upper_edges(xs, num_bins, ws), ws, wh)
+        xs, xh, ws, wh = kept(ordered, thr)
+        if xs.size:
+            tace += _l1_gap(xs, xh, _adaptive_upper_edges(xs, num_bins, ws), ws, wh)
+    return {"ece": ece, "rmsce": rmsce, "mce": mce, "sce": sce / k, "ace": ace / k, "tace": tace / k}
+
+
 def reliability_bins(proba, labels, num_bins: int = 15) -> dict[str, np.ndarray]:
     """Per-bin data of the top-label reliability diagram, on the bins of ``ece``.
 
@@ -486,7 +606,9 @@ def reliability_bins(proba, labels, num_bins: int = 15) -> dict[str, np.ndarray]
 # ----------------------------------------------------------------------------
 
 
-def prediction_sets(proba, labels, levels: float | Iterable[float] = (0.95,)) -> dict[str, dict]:
+def prediction_sets(
+    proba, labels, levels: float | Iterable[float] = (0.95,), weights=None
+) -> dict[str, dict]:
     r"""Coverage and size of top-class prediction sets (Kompa, Snoek, Beam 2021, Eq. 4).
 
     For a level :math:`1-\alpha`, the set of row :math:`i` is the smallest set of
@@ -512,6 +634,8 @@ def prediction_sets(proba, labels, levels: float | Iterable[float] = (0.95,)) ->
     ----------
     proba, labels : see the module docstring.
     levels : one level or an iterable of levels :math:`1-\alpha` in (0, 1).
+    weights : (N,) row weights, optional: weighted means, and the size histogram in units of rows
+        (:func:`~uqeval.metrics.rowweights.row_units`: a row of weight w counts w / min(w) rows; floats).
 
     Returns
     -------
@@ -525,11 +649,23 @@ def prediction_sets(proba, labels, levels: float | Iterable[float] = (0.95,)) ->
     for v in lv:
         check_level(v, "level")
     out: dict[str, dict] = {}
+    units = None
+    if weights is not None:
+        from .rowweights import row_units
+
+        units = row_units(weights)
     for level, (covered, size) in zip(lv, _set_rows_blocks(p, y, lv)):
+        if units is None:
+            out[level_key(level)] = {
+                "coverage": float(np.mean(covered)),
+                "mean_size": float(np.mean(size)),
+                "size_histogram": np.bincount(size - 1, minlength=k).astype(int).tolist(),
+            }
+            continue
         out[level_key(level)] = {
-            "coverage": float(np.mean(covered)),
-            "mean_size": float(np.mean(size)),
-            "size_histogram": np.bincount(size - 1, minlength=k).astype(int).tolist(),
+            "coverage": float(np.average(covered, weights=units)),
+            "mean_size": float(np.average(size, weights=units)),
+            "size_histogram": np.bincount(size - 1, weights=units, minlength=k).tolist(),
         }
     return out
 

@@ -34,11 +34,17 @@ WIDTH_RTOL = 1e-9
 
 
 def stratum_coverage(
-    covered: np.ndarray, stratum: np.ndarray, n_strata: int
+    covered: np.ndarray, stratum: np.ndarray, n_strata: int, weights=None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Coverage and row count of each stratum ``0..n_strata-1`` (coverage NaN where a stratum is empty)."""
-    counts = np.bincount(stratum, minlength=n_strata)
-    hits = np.bincount(stratum, weights=np.asarray(covered, dtype=np.float64), minlength=n_strata)
+    """Coverage and row count of each stratum ``0..n_strata-1`` (coverage NaN where a stratum is empty);
+    ``weights`` (N,): weighted coverage and the weight of each stratum."""
+    covered = np.asarray(covered, dtype=np.float64)
+    if weights is None:
+        counts = np.bincount(stratum, minlength=n_strata)
+    else:
+        counts = np.bincount(stratum, weights=weights, minlength=n_strata)
+        covered = covered * weights
+    hits = np.bincount(stratum, weights=covered, minlength=n_strata)
     with np.errstate(invalid="ignore", divide="ignore"):
         return hits / counts, counts
 
@@ -48,7 +54,9 @@ def _summary(cov: np.ndarray, level: float) -> dict[str, float]:
     return {"ssc_violation": float(np.abs(cov - level).max()), "worst_stratum_coverage": float(cov.min())}
 
 
-def interval_ssc(covered: np.ndarray, width: np.ndarray, level: float, n_strata: int = WIDTH_STRATA) -> dict:
+def interval_ssc(
+    covered: np.ndarray, width: np.ndarray, level: float, n_strata: int = WIDTH_STRATA, weights=None
+) -> dict:
     r"""Width-stratified coverage of central intervals.
 
     Rows are sorted by width and split into ``n_strata`` consecutive groups whose sizes differ by
@@ -63,34 +71,49 @@ def interval_ssc(covered: np.ndarray, width: np.ndarray, level: float, n_strata:
 
     .. math:: \mathrm{SSC\ violation} = \max_g \Big|\frac{1}{|I_g|}\sum_{i \in I_g} 1\{y_i \in [l_i, u_i]\} - (1 - \alpha)\Big|
 
-    With fewer rows than strata, every row is its own stratum.
+    With fewer rows than strata, every row is its own stratum. ``weights`` (N,): strata of equal size among
+    the repeated rows (a row of weight w counting w / min(weights) rows,
+    :func:`~uqeval.metrics.rowweights.row_units`; a row joins the stratum of the first repeated copy of its
+    first equal-width row) and weighted coverage.
     """
     covered = np.asarray(covered, dtype=np.float64)
     w = np.asarray(width, dtype=np.float64)
-    n = covered.size
-    k = max(1, min(int(n_strata), n))
     order = np.argsort(w, kind="stable")
     sw = w[order]
     # sorted position of the first row within WIDTH_RTOL below each row (nondecreasing: strata stay runs)
     first = np.searchsorted(sw, sw - WIDTH_RTOL * np.abs(sw), side="left")
-    ends = np.cumsum(np.full(k, n // k) + (np.arange(k) < n % k))  # array_split boundaries
-    stratum = np.empty(n, dtype=np.int64)
-    stratum[order] = np.searchsorted(ends, first, side="right")
-    cov, _ = stratum_coverage(covered, stratum, k)
+    n: float
+    if weights is None:
+        n = covered.size
+        start = first
+    else:
+        from .rowweights import row_units
+
+        units = row_units(weights)
+        before = np.concatenate([[0.0], np.cumsum(units[order])])  # repeated rows before each sorted row
+        n = float(before[-1])
+        start = before[first]
+    k = max(1, min(int(n_strata), int(np.ceil(n))))
+    q = n // k
+    ends = np.arange(1, k + 1) * q + np.minimum(np.arange(1, k + 1), n - q * k)  # array_split boundaries
+    stratum = np.empty(covered.size, dtype=np.int64)
+    stratum[order] = np.searchsorted(ends, start, side="right")
+    cov, _ = stratum_coverage(covered, stratum, k, weights)
     return _summary(cov, level)
 
 
-def set_ssc(covered: np.ndarray, size: np.ndarray, level: float, n_classes: int) -> dict:
+def set_ssc(covered: np.ndarray, size: np.ndarray, level: float, n_classes: int, weights=None) -> dict:
     """Size-stratified coverage of prediction sets: one stratum per set size (empty ones left out),
-    as MAPIE's ``classification_ssc(num_bins=None)``."""
-    cov, _ = stratum_coverage(covered, np.asarray(size, dtype=np.int64), n_classes + 1)
+    as MAPIE's ``classification_ssc(num_bins=None)``; ``weights``: weighted coverage."""
+    cov, _ = stratum_coverage(covered, np.asarray(size, dtype=np.int64), n_classes + 1, weights)
     return _summary(cov, level)
 
 
-def class_coverage(covered: np.ndarray, labels: np.ndarray, n_classes: int) -> dict:
+def class_coverage(covered: np.ndarray, labels: np.ndarray, n_classes: int, weights=None) -> dict:
     """Class-conditional coverage: the class (label index, as a string) whose rows are covered least
-    often and that coverage; classes without rows are left out, ties go to the smallest index."""
-    cov, counts = stratum_coverage(covered, np.asarray(labels, dtype=np.int64), n_classes)
+    often and that coverage; classes without rows are left out, ties go to the smallest index;
+    ``weights``: weighted coverage."""
+    cov, counts = stratum_coverage(covered, np.asarray(labels, dtype=np.int64), n_classes, weights)
     cov = np.where(counts > 0, cov, np.inf)
     worst = int(np.argmin(cov))
     return {"worst_class": str(worst), "worst_class_coverage": float(cov[worst])}

@@ -28,33 +28,45 @@ def _pooled(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return order, xs[start], np.cumsum(start) - 1
 
 
-def isotonic_mean(x, y) -> np.ndarray:
+def isotonic_mean(x, y, weights=None) -> np.ndarray:
     """PAV recalibration: the isotonic (non-decreasing in ``x``) least-squares fit of ``y``, per row.
 
     Rows with equal ``x`` are pooled first (their mean outcome, weighted by their count), so they
-    share one fitted value. O(N log N): a sort, then scipy's linear-time PAV.
+    share one fitted value. O(N log N): a sort, then scipy's linear-time PAV. ``weights`` (N,): the weighted
+    least-squares fit (a pool's weight is the sum of its rows' weights; scikit-learn's
+    ``IsotonicRegression(sample_weight=)``).
     """
     from scipy.optimize import isotonic_regression
 
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     order, _, group = _pooled(x)
-    counts = np.bincount(group).astype(np.float64)
-    means = np.bincount(group, weights=y[order]) / counts
+    if weights is None:
+        counts = np.bincount(group).astype(np.float64)
+        means = np.bincount(group, weights=y[order]) / counts
+    else:
+        w = np.asarray(weights, dtype=np.float64)[order]
+        counts = np.asarray(np.bincount(group, weights=w), dtype=np.float64)
+        means = np.bincount(group, weights=w * y[order]) / counts
     fitted = isotonic_regression(means, weights=counts, increasing=True).x
     out = np.empty_like(y)
     out[order] = fitted[group]
     return out
 
 
+def _mean(values: np.ndarray, weights: np.ndarray | None) -> float:
+    return float(np.mean(values) if weights is None else np.average(values, weights=weights))
+
+
 def _decompose(
-    score, x: np.ndarray, recal: np.ndarray, ref: float | np.ndarray, y: np.ndarray
+    score,
+    x: np.ndarray,
+    recal: np.ndarray,
+    ref: float | np.ndarray,
+    y: np.ndarray,
+    weights: np.ndarray | None = None,
 ) -> dict[str, float]:
-    s_x, s_hat, s_ref = (
-        float(np.mean(score(x, y))),
-        float(np.mean(score(recal, y))),
-        float(np.mean(score(ref, y))),
-    )
+    s_x, s_hat, s_ref = (_mean(score(z, y), weights) for z in (x, recal, ref))
     return {"mcb": s_x - s_hat, "dsc": s_ref - s_hat, "unc": s_ref}
 
 
@@ -69,7 +81,7 @@ def log_score(p: np.ndarray, y: np.ndarray) -> np.ndarray:
     return -xlogy(y, p) - xlogy(1.0 - y, 1.0 - p)
 
 
-def corp_binary(proba, outcome) -> dict[str, dict[str, float]]:
+def corp_binary(proba, outcome, weights=None) -> dict[str, dict[str, float]]:
     r"""CORP decomposition of the Brier and the log score of probabilities of a binary event.
 
     .. math:: S = \mathrm{MCB} - \mathrm{DSC} + \mathrm{UNC}, \quad
@@ -86,6 +98,7 @@ def corp_binary(proba, outcome) -> dict[str, dict[str, float]]:
     ----------
     proba : (N,) forecast probabilities of the event.
     outcome : (N,) 0/1 outcomes.
+    weights : (N,) row weights, optional: weighted means and the weighted PAV (:func:`isotonic_mean`).
 
     Returns
     -------
@@ -98,11 +111,11 @@ def corp_binary(proba, outcome) -> dict[str, dict[str, float]]:
     """
     p = np.asarray(proba, dtype=np.float64)
     y = np.asarray(outcome, dtype=np.float64)
-    recal = isotonic_mean(p, y)
-    base = float(y.mean())
+    recal = isotonic_mean(p, y, weights)
+    base = _mean(y, weights)
     return {
-        "brier": _decompose(brier_score, p, recal, base, y),
-        "log": _decompose(log_score, _finite_log_forecast(p, y), recal, base, y),
+        "brier": _decompose(brier_score, p, recal, base, y, weights),
+        "log": _decompose(log_score, _finite_log_forecast(p, y), recal, base, y, weights),
     }
 
 
@@ -112,42 +125,43 @@ def _finite_log_forecast(p: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where((p <= 0.0) & (y > 0), _EPS, np.where((p >= 1.0) & (y < 1), 1.0 - _EPS, p))
 
 
-def corp_classification(proba, labels) -> dict[str, dict[str, float]]:
+def corp_classification(proba, labels, weights=None) -> dict[str, dict[str, float]]:
     """CORP decompositions of a classifier's probabilities.
 
     Two classes: ``brier`` and ``log`` of P(class 1) (:func:`corp_binary`). More classes:
     ``brier_top_label``/``log_top_label`` (the top-label confidence as the forecast of "the top
     class is right") and ``brier_ovr``/``log_ovr``, the sums over classes of the one-vs-rest
     decompositions of P(class k) (each term decomposes exactly, so the sums do; ``brier_ovr``'s
-    score is the multiclass Brier score Σₖ(pₖ − 1[y=k])², ``accuracy.brier``).
+    score is the multiclass Brier score Σₖ(pₖ − 1[y=k])², ``accuracy.brier``). ``weights``: as
+    :func:`corp_binary`.
     """
     p = np.asarray(proba, dtype=np.float64)
     y = np.asarray(labels, dtype=np.int64)
     if p.shape[1] == 2:
-        return corp_binary(p[:, 1], (y == 1).astype(np.float64))
+        return corp_binary(p[:, 1], (y == 1).astype(np.float64), weights)
     top = np.argmax(p, axis=1)
     conf = p[np.arange(len(y)), top]
-    out = {f"{k}_top_label": v for k, v in corp_binary(conf, (top == y).astype(np.float64)).items()}
+    out = {f"{k}_top_label": v for k, v in corp_binary(conf, (top == y).astype(np.float64), weights).items()}
     ovr = {"brier_ovr": {"mcb": 0.0, "dsc": 0.0, "unc": 0.0}, "log_ovr": {"mcb": 0.0, "dsc": 0.0, "unc": 0.0}}
     for k in range(p.shape[1]):  # a loop over classes, each vectorised over rows
-        for name, parts in corp_binary(p[:, k], (y == k).astype(np.float64)).items():
+        for name, parts in corp_binary(p[:, k], (y == k).astype(np.float64), weights).items():
             for part, v in parts.items():
                 ovr[f"{name}_ovr"][part] += v
     out.update(ovr)
     return out
 
 
-def corp_mean(y_true, mean) -> dict[str, float]:
+def corp_mean(y_true, mean, weights=None) -> dict[str, float]:
     r"""CORP decomposition of the squared error of a mean forecast (Gneiting & Resin 2023).
 
     .. math:: \mathrm{MSE} = \mathrm{MCB} - \mathrm{DSC} + \mathrm{UNC}, \quad \hat m = \mathrm{PAV}(y \mid m),
               \ \mathrm{UNC} = \frac1N\sum_i (y_i - \bar y)^2
 
-    Returns ``{"mcb", "dsc", "unc"}``.
+    ``weights`` (N,): weighted means and the weighted PAV. Returns ``{"mcb", "dsc", "unc"}``.
     """
     y = np.asarray(y_true, dtype=np.float64)
     m = np.asarray(mean, dtype=np.float64)
-    return _decompose(brier_score, m, isotonic_mean(m, y), float(y.mean()), y)
+    return _decompose(brier_score, m, isotonic_mean(m, y, weights), _mean(y, weights), y, weights)
 
 
 def pinball_score(q: np.ndarray, y: np.ndarray, tau: float) -> np.ndarray:
@@ -155,7 +169,7 @@ def pinball_score(q: np.ndarray, y: np.ndarray, tau: float) -> np.ndarray:
     return (np.greater_equal(q, y) - tau) * (q - y)
 
 
-def isotonic_quantile(x, y, tau: float) -> np.ndarray:
+def isotonic_quantile(x, y, tau: float, weights=None) -> np.ndarray:
     r"""Isotonic τ-quantile regression of ``y`` on ``x``: a non-decreasing θ(x) minimising Σᵢ ρ_τ(yᵢ − θ(xᵢ)).
 
     Solved by partitioning on thresholds (the level sets of the solution are the solutions of the
@@ -167,12 +181,17 @@ def isotonic_quantile(x, y, tau: float) -> np.ndarray:
     the prefix keeps the candidates below η, the suffix those from η on. Every round is one
     vectorised pass over the rows, and there are ⌈log₂(distinct y)⌉ + 1 rounds: O(N log N).
     Rows with equal ``x`` get one value. Returns θ per row (a τ-quantile of its block of rows, the
-    lower one where the quantile is not unique).
+    lower one where the quantile is not unique). ``weights`` (N,): minimises Σᵢ wᵢ ρ_τ(yᵢ − θ(xᵢ)) (each
+    row's term in the suffix sums weighted, in units of rows: :func:`~uqeval.metrics.rowweights.row_units`).
     """
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     n = x.size
     order, _, group = _pooled(x)
+    if weights is not None:
+        from .rowweights import row_units
+
+        w_sorted = row_units(weights)[order]
     values, rank = np.unique(y[order], return_inverse=True)
     group_start = np.r_[True, group[1:] != group[:-1]]
     lo = np.zeros(n, dtype=np.int64)  # candidate index range [lo, hi] of each row's segment
@@ -182,6 +201,8 @@ def isotonic_quantile(x, y, tau: float) -> np.ndarray:
         mid = (lo + hi + 1) // 2
         active = lo < hi
         v = np.where(active, (rank < mid) - tau, 0.0)
+        if weights is not None:
+            v *= w_sorted
         starts = np.flatnonzero(seg_start)
         ends = np.r_[starts[1:], n]
         rev = np.r_[np.cumsum(v[::-1])[::-1], 0.0]  # rev[i] = sum of v[i:]
@@ -208,19 +229,29 @@ def isotonic_quantile(x, y, tau: float) -> np.ndarray:
     return out
 
 
-def corp_quantile(y_true, q, tau: float) -> dict[str, float]:
+def corp_quantile(y_true, q, tau: float, weights=None) -> dict[str, float]:
     r"""CORP decomposition of the pinball loss of a τ-quantile forecast (Gneiting et al. 2023).
 
     .. math:: \bar\rho_\tau(q) = \mathrm{MCB} - \mathrm{DSC} + \mathrm{UNC},\quad
               \hat q = \text{isotonic τ-quantile regression of } y \text{ on } q,\ r = \text{τ-quantile of } y
 
-    ``r`` is the lower empirical τ-quantile (numpy ``method="inverted_cdf"``, as model-diagnostics).
-    Returns ``{"mcb", "dsc", "unc"}``.
+    ``r`` is the lower empirical τ-quantile (numpy ``method="inverted_cdf"``, as model-diagnostics); with
+    ``weights`` (N,) the weighted one (the first sorted ``y`` whose cumulative weight in rows reaches τ n), the
+    means weighted. Returns ``{"mcb", "dsc", "unc"}``.
     """
     y = np.asarray(y_true, dtype=np.float64)
     q = np.asarray(q, dtype=np.float64)
-    ref = float(np.quantile(y, tau, method="inverted_cdf"))
-    return _decompose(lambda z, t: pinball_score(z, t, tau), q, isotonic_quantile(q, y, tau), ref, y)
+    if weights is None:
+        ref = float(np.quantile(y, tau, method="inverted_cdf"))
+    else:
+        from .rowweights import row_units
+
+        u = row_units(weights)
+        order = np.argsort(y, kind="stable")
+        cum = np.cumsum(u[order])
+        ref = float(y[order][min(int(np.searchsorted(cum, cum[-1] * tau, side="left")), y.size - 1)])
+    recal = isotonic_quantile(q, y, tau, weights)
+    return _decompose(lambda z, t: pinball_score(z, t, tau), q, recal, ref, y, weights)
 
 
 def reliability_curve(

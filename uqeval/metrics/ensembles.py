@@ -506,17 +506,22 @@ def diversity(member_proba, labels=None, eps: float = 1e-12) -> dict[str, float]
     return diversity_from_rows(member_rows(p, labels, eps), m)
 
 
-def diversity_from_rows(rows: dict[str, np.ndarray], m: int) -> dict[str, float]:
-    """:func:`diversity` from the per-row terms of :func:`member_rows` of an M-member ensemble."""
+def diversity_from_rows(rows: dict[str, np.ndarray], m: int, weights=None) -> dict[str, float]:
+    """:func:`diversity` from the per-row terms of :func:`member_rows` of an M-member ensemble; ``weights``
+    (N,): weighted means over the rows."""
     n_pairs = m * (m - 1) / 2.0
+
+    def mean(values: np.ndarray) -> float:
+        return float(values.mean() if weights is None else np.average(values, weights=weights))
+
     out = {
-        "disagreement": 1.0 - float(rows["agree"].mean()) / n_pairs,
-        "kl": float(rows["kl"].mean()),
-        "cosine_similarity": float(rows["cosine"].mean()) / n_pairs,
+        "disagreement": 1.0 - mean(rows["agree"]) / n_pairs,
+        "kl": mean(rows["kl"]),
+        "cosine_similarity": mean(rows["cosine"]) / n_pairs,
     }
     if "wrong" in rows:
         wrong = rows["wrong"]
-        out["double_fault"] = float((wrong * (wrong - 1) / 2.0).mean()) / n_pairs
+        out["double_fault"] = mean(wrong * (wrong - 1) / 2.0) / n_pairs
     return out
 
 
@@ -525,7 +530,9 @@ def diversity_from_rows(rows: dict[str, np.ndarray], m: int) -> dict[str, float]
 # --------------------------------------------------------------------------- #
 
 
-def _kept_sums(values: np.ndarray, uncertainty: np.ndarray, n_keep: np.ndarray) -> np.ndarray:
+def _kept_sums(
+    values: np.ndarray, uncertainty: np.ndarray, n_keep: np.ndarray, units: np.ndarray | None = None
+) -> np.ndarray:
     """Sum of ``values`` over the ``n_keep`` least uncertain rows, for each ``n_keep``.
 
     Ties in ``uncertainty`` that straddle the cut are resolved by the expected
@@ -533,27 +540,71 @@ def _kept_sums(values: np.ndarray, uncertainty: np.ndarray, n_keep: np.ndarray) 
     of the group contributes ``(#kept from group) * (group mean)``.
     O(N log N) for the sort, O(len(n_keep)) afterwards. The sort need not be stable (the
     default one is ~6x faster): rows only ever count through the sums of whole tied groups and
-    of everything before them, the same sets of rows in any order within a tie.
+    of everything before them, the same sets of rows in any order within a tie. ``units``: each row's
+    weight in rows (:func:`~uqeval.metrics.rowweights.row_units`; ``n_keep`` then counts repeated rows,
+    the sums are weighted and a tied group's mean is its weighted mean).
     """
     order = np.argsort(uncertainty)
     u = uncertainty[order]
+    weighted = values if units is None else units * values
     cs = np.empty(u.size + 1)  # cs[i]: the sum over the i least uncertain rows
     cs[0] = 0.0
-    np.cumsum(values[order], out=cs[1:])
-    kk = np.asarray(n_keep, dtype=np.int64)
+    np.cumsum(weighted[order], out=cs[1:])
+    kk = np.asarray(n_keep, dtype=np.int64 if units is None else np.float64)
     out = np.zeros(kk.shape, dtype=np.float64)
     pos = kk > 0
+    if units is None:
+        cw = None
+        last = kk[pos] - 1  # the last row kept
+    else:
+        cw = np.concatenate([[0.0], np.cumsum(units[order])])  # repeated rows before each sorted row
+        last = np.minimum(np.searchsorted(cw[1:], kk[pos], side="left"), u.size - 1)
     # the tied group [a, b) of sorted positions around each cut: the rows equal to the last one kept
     # (found in the sorted values; no per-row group ids)
-    cut = u[kk[pos] - 1]
+    cut = u[last]
     a, b = np.searchsorted(u, cut, side="left"), np.searchsorted(u, cut, side="right")
-    out[pos] = cs[a] + (kk[pos] - a) * (cs[b] - cs[a]) / (b - a)
+    if cw is None:
+        out[pos] = cs[a] + (kk[pos] - a) * (cs[b] - cs[a]) / (b - a)
+    else:
+        out[pos] = cs[a] + (kk[pos] - cw[a]) * (cs[b] - cs[a]) / (cw[b] - cw[a])
     return out
 
 
-def _n_rejected(fractions: np.ndarray, n: int) -> np.ndarray:
+def _n_rejected(fractions: np.ndarray, n: float) -> np.ndarray:
     # floor(f * N), robust to f * N landing a hair below an integer (0.29 * 100 = 28.999...)
     return np.floor(fractions * n + 1e-9).astype(np.int64)
+
+
+def _ranked_rows(
+    values, uncertainty, names: tuple[str, str], weights
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, float]:
+    """``(values, uncertainty, units, n)`` of :func:`rejection_curve` and :func:`oracle_collaborative_accuracy`,
+    checked: one finite value and uncertainty per row, and each row's weight in rows (None without
+    ``weights``; :func:`~uqeval.metrics.rowweights.row_units`), ``n`` their number (or sum)."""
+    v = as_float_array(values, names[0], ndim=1)
+    u = as_float_array(uncertainty, "uncertainty", ndim=1)
+    n = check_same_length([v, u], [names[0], "uncertainty"])
+    if n == 0:
+        raise InputError(f"{names[0]} has no rows to evaluate")
+    check_finite(v, names[0])
+    check_finite(u, "uncertainty")
+    if weights is None:
+        return v, u, None, float(n)
+    from .rowweights import row_units
+
+    units = row_units(weights)
+    return v, u, units, float(units.sum())
+
+
+def _oracle_kept(sorted_values: np.ndarray, n_keep: np.ndarray, units: np.ndarray | None) -> np.ndarray:
+    """Sums of the first ``n_keep`` (repeated) rows of ``sorted_values`` (the oracle's order); ``units``: the
+    sorted rows' weights in rows."""
+    if units is None:
+        return np.concatenate([[0.0], np.cumsum(sorted_values)])[n_keep]
+    cw = np.concatenate([[0.0], np.cumsum(units)])
+    cs = np.concatenate([[0.0], np.cumsum(units * sorted_values)])
+    j = np.minimum(np.searchsorted(cw[1:], n_keep, side="left"), sorted_values.size - 1)
+    return cs[j] + (n_keep - cw[j]) * sorted_values[j]
 
 
 def rejection_curve(
@@ -561,6 +612,7 @@ def rejection_curve(
     uncertainty,
     fractions=None,
     kind: str = "accuracy",
+    weights=None,
 ) -> dict[str, np.ndarray | float]:
     r"""Accuracy or RMSE of the rows kept after rejecting the most uncertain fraction.
 
@@ -586,6 +638,11 @@ def rejection_curve(
     on row order and a constant uncertainty gives a flat curve at the overall
     metric. One sort plus cumulative sums: :math:`O(N \log N)`.
 
+    **Weights.** ``weights`` (N,) count row :math:`i` :math:`w_i` times: :math:`N` is the number of
+    repeated rows, a row of weight :math:`w` counting :math:`w / \min_j w_j` rows
+    (:func:`~uqeval.metrics.rowweights.row_units`; integer weights with a 1 among them equal the repeated
+    rows, a common factor changes nothing), and a row at the cut is kept in part.
+
     Parameters
     ----------
     correct_or_error : (N,) array
@@ -597,6 +654,8 @@ def rejection_curve(
         Increasing rejection fractions in [0, 1); default
         ``np.linspace(0, 0.99, 100)``. At least one row is always kept.
     kind : {"accuracy", "rmse"}
+    weights : (N,) array, optional
+        Row weights (>= 0, finite, one positive).
 
     Returns
     -------
@@ -605,13 +664,7 @@ def rejection_curve(
     """
     if kind not in ("accuracy", "rmse"):
         raise InputError(f"kind must be 'accuracy' or 'rmse', got {kind!r}")
-    v = as_float_array(correct_or_error, "correct_or_error", ndim=1)
-    u = as_float_array(uncertainty, "uncertainty", ndim=1)
-    n = check_same_length([v, u], ["correct_or_error", "uncertainty"])
-    if n == 0:
-        raise InputError("correct_or_error has no rows to evaluate")
-    check_finite(v, "correct_or_error")
-    check_finite(u, "uncertainty")
+    v, u, units, n = _ranked_rows(correct_or_error, uncertainty, ("correct_or_error", "uncertainty"), weights)
     if fractions is None:
         fr = np.linspace(0.0, 0.99, 100)
     else:
@@ -624,13 +677,16 @@ def rejection_curve(
     if kind == "accuracy":
         _check_unit_interval(v, "correct_or_error")
         contrib = v
-        oracle_sorted = np.sort(v)[::-1]  # keep correct rows first
+        oracle_order = np.argsort(-v, kind="stable")  # keep correct rows first
     else:
         contrib = v * v
-        oracle_sorted = np.sort(contrib)  # keep the smallest errors first
-    n_keep = np.maximum(n - _n_rejected(fr, n), 1)
-    kept = _kept_sums(contrib, u, n_keep)
-    oracle_kept = np.concatenate([[0.0], np.cumsum(oracle_sorted)])[n_keep]
+        oracle_order = np.argsort(contrib, kind="stable")  # keep the smallest errors first
+    if units is None:
+        n_keep = np.maximum(int(n) - _n_rejected(fr, n), 1)
+    else:
+        n_keep = np.maximum(n - _n_rejected(fr, n), 1.0)
+    kept = _kept_sums(contrib, u, n_keep, units)
+    oracle_kept = _oracle_kept(contrib[oracle_order], n_keep, None if units is None else units[oracle_order])
     values = kept / n_keep
     oracle = oracle_kept / n_keep
     if kind == "rmse":
@@ -645,7 +701,7 @@ def rejection_curve(
     }
 
 
-def oracle_collaborative_accuracy(correct, uncertainty, fraction: float = 0.01) -> float:
+def oracle_collaborative_accuracy(correct, uncertainty, fraction: float = 0.01, weights=None) -> float:
     r"""Oracle collaborative accuracy (OCA): the most uncertain rows go to an oracle.
 
     The :math:`r = \lfloor \text{fraction} \cdot N \rfloor` most uncertain rows
@@ -666,24 +722,19 @@ def oracle_collaborative_accuracy(correct, uncertainty, fraction: float = 0.01) 
     correct : (N,) array of correctness in [0, 1].
     uncertainty : (N,) array, higher = less certain.
     fraction : float in [0, 1].
+    weights : (N,) array, optional: row weights, as :func:`rejection_curve`'s.
 
     Returns
     -------
     float
     """
-    c = as_float_array(correct, "correct", ndim=1)
-    u = as_float_array(uncertainty, "uncertainty", ndim=1)
-    n = check_same_length([c, u], ["correct", "uncertainty"])
-    if n == 0:
-        raise InputError("correct has no rows to evaluate")
-    check_finite(c, "correct")
-    check_finite(u, "uncertainty")
+    c, u, units, n = _ranked_rows(correct, uncertainty, ("correct", "uncertainty"), weights)
     _check_unit_interval(c, "correct")
     fraction = float(fraction)
     if not (0.0 <= fraction <= 1.0):
         raise InputError(f"fraction must be in [0, 1], got {fraction:g}")
-    r = int(_n_rejected(np.array([fraction]), n)[0])
-    kept = _kept_sums(c, u, np.array([n - r]))[0]
+    r = _n_rejected(np.array([fraction]), n)[0]
+    kept = _kept_sums(c, u, np.array([n - r]), units)[0]
     return float((r + kept) / n)
 
 

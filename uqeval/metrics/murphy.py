@@ -62,7 +62,13 @@ def _suffix_sums(
 
 
 def murphy_curve(
-    forecast, y_true, thetas, functional: str = "expectile", alpha: float = 0.5, left_limit: bool = False
+    forecast,
+    y_true,
+    thetas,
+    functional: str = "expectile",
+    alpha: float = 0.5,
+    left_limit: bool = False,
+    weights=None,
 ) -> np.ndarray:
     r"""Mean elementary score of ``forecast`` (N,) against ``y_true`` (N,) at each of ``thetas`` (G,).
 
@@ -78,6 +84,7 @@ def murphy_curve(
     memory at any grid (no (N, G) array). The sums of :math:`1\{y < x\}` are counts, so quantile curves
     are exact up to one rounding; expectile curves carry rounding of order :math:`10^{-16}\sum_i |y_i|/N`.
     ``left_limit``: the limits from the left (:math:`1\{\theta \le \cdot\}`), where the curves jump.
+    ``weights`` (N,): the weighted mean elementary score (each row's terms in the suffix sums weighted).
     Returns a (G,) array.
     """
     if functional not in ("quantile", "expectile"):
@@ -88,20 +95,24 @@ def murphy_curve(
     n = x.shape[0]
     side: Literal["left", "right"] = "left" if left_limit else "right"
     below = (y < x).astype(np.float64)  # c = below - alpha: counts are summed exactly, alpha applied once
+    ones = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    total = n if weights is None else float(ones.sum())
+    if weights is not None:
+        below = below * ones
     if functional == "quantile":
-        kx, nx = _suffix_sums(x, np.stack([below, np.ones(n)]), th, side)
-        ky, ny = _suffix_sums(y, np.stack([below, np.ones(n)]), th, side)
+        kx, nx = _suffix_sums(x, np.stack([below, ones]), th, side)
+        ky, ny = _suffix_sums(y, np.stack([below, ones]), th, side)
         out = (kx - ky) - alpha * (nx - ny)
-        return np.maximum(out, 0.0) / n
+        return np.maximum(out, 0.0) / total
     # |D| = 1{theta < max(x, y)} - 1{theta < min(x, y)}: the rows whose interval [min, max) holds theta
-    w = np.stack([below, np.ones(n), below * y, y])
+    w = np.stack([below, ones, below * y, ones * y if weights is not None else y])
     hi = _suffix_sums(np.maximum(x, y), w, th, side)
     lo = _suffix_sums(np.minimum(x, y), w, th, side)
     d = hi - lo
     c_sum = d[0] - alpha * d[1]
     cy_sum = d[2] - alpha * d[3]
     out = th * c_sum - cy_sum
-    return np.maximum(out, 0.0) / n
+    return np.maximum(out, 0.0) / total
 
 
 def murphy_curve_direct(

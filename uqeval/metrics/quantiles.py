@@ -119,7 +119,7 @@ def weighted_interval_score(y_true: np.ndarray, quantiles: np.ndarray, levels: n
     return rowwise(lambda y, q: _wis_rows(y, q, tau), y, q)
 
 
-def quantile_scores(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray) -> dict:
+def quantile_scores(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray, weights=None) -> dict:
     r"""Mean pinball loss, per-level pinball, interval score per central pair, and WIS.
 
     .. math:: \rho_\tau(y, q) = (\mathbb{1}[y < q] - \tau)(q - y)
@@ -133,6 +133,7 @@ def quantile_scores(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarra
         each central pair (empty when there is none);
         ``wis``: mean :func:`weighted_interval_score` (omitted when there is
         neither a median nor a central pair).
+    ``weights`` (N,): every mean over rows weighted.
     """
     y, q, tau = _inputs(y_true, quantiles, levels)
     # each level's (N,) scores block by block into one buffer (metrics.blocks), then its mean: no (N, Q) array
@@ -140,7 +141,11 @@ def quantile_scores(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarra
     pin = np.array(
         [
             row_mean(
-                lambda y, qj, j=j: pinball_loss(y, qj[:, None], tau[j : j + 1])[:, 0], y, q[:, j], out=buf
+                lambda y, qj, j=j: pinball_loss(y, qj[:, None], tau[j : j + 1])[:, 0],
+                y,
+                q[:, j],
+                out=buf,
+                weights=weights,
             )
             for j in range(tau.size)
         ]
@@ -152,11 +157,16 @@ def quantile_scores(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarra
     by_level: dict[str, float] = {}
     for i, j, level in central_pairs(tau):
         by_level[level_key(level)] = row_mean(
-            lambda y, lo, hi, level=level: interval_score(y, lo, hi, level), y, q[:, i], q[:, j], out=buf
+            lambda y, lo, hi, level=level: interval_score(y, lo, hi, level),
+            y,
+            q[:, i],
+            q[:, j],
+            out=buf,
+            weights=weights,
         )
     out["interval_by_level"] = by_level
     if by_level or _median_index(tau) is not None:
-        out["wis"] = row_mean(lambda y, q: _wis_rows(y, q, tau), y, q, out=buf)
+        out["wis"] = row_mean(lambda y, q: _wis_rows(y, q, tau), y, q, out=buf, weights=weights)
     return out
 
 
@@ -168,21 +178,24 @@ def pinball_rows(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray) 
 
 
 def quantile_calibration_curve(
-    y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray
+    y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray, weights=None
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Observed frequency of :math:`y \le \hat q_\tau` against the level :math:`\tau`.
 
     .. math:: \hat p(\tau) = \frac1N \sum_i \mathbb{1}[y_i \le \hat q_{\tau,i}]
 
     A calibrated forecast has :math:`\hat p(\tau) \approx \tau` (Kuleshov et al.
-    2018 use this curve for any predictive CDF).
+    2018 use this curve for any predictive CDF). ``weights`` (N,): the weighted frequency.
 
     Returns
     -------
     (expected, observed) : two (Q,) arrays, ``expected`` being the levels.
     """
     y, q, tau = _inputs(y_true, quantiles, levels)
-    observed = np.mean(y[:, None] <= q, axis=0)
+    if weights is None:
+        observed = np.mean(y[:, None] <= q, axis=0)
+    else:
+        observed = np.average(y[:, None] <= q, axis=0, weights=np.asarray(weights, dtype=np.float64))
     return tau.copy(), observed
 
 
@@ -236,7 +249,9 @@ def check_quantiles_sorted(
         )
 
 
-def pit_histogram_quantiles(y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray) -> dict:
+def pit_histogram_quantiles(
+    y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray, weights=None
+) -> dict:
     r"""PIT histogram of quantile forecasts, one bin between neighbouring levels.
 
     Row :math:`i` falls in bin :math:`b_i = \#\{j : \hat q_{\tau_j,i} < y_i\}`, i.e.
@@ -247,14 +262,22 @@ def pit_histogram_quantiles(y_true: np.ndarray, quantiles: np.ndarray, levels: n
     Returns
     -------
     dict with ``edges`` ((Q+2,) levels padded with 0 and 1), ``counts`` ((Q+1,)
-    int) and ``expected_counts`` ((Q+1,) float: N times the bin width).
+    int) and ``expected_counts`` ((Q+1,) float: N times the bin width). ``weights`` (N,): counts of rows
+    weighted in units of rows (:func:`~uqeval.metrics.rowweights.row_units`: a row of weight w counts
+    w / min(w) rows), N their sum.
     """
     y, q, tau = _inputs(y_true, quantiles, levels)
     check_quantiles_sorted(q, tau)
     bins = np.count_nonzero(q < y[:, None], axis=1)
-    counts = np.bincount(bins, minlength=tau.size + 1)
     edges = np.concatenate(([0.0], tau, [1.0]))
-    return {"edges": edges, "counts": counts, "expected_counts": y.size * np.diff(edges)}
+    if weights is None:
+        counts = np.bincount(bins, minlength=tau.size + 1)
+        return {"edges": edges, "counts": counts, "expected_counts": y.size * np.diff(edges)}
+    from .rowweights import row_units
+
+    units = row_units(weights)
+    counts_w = np.bincount(bins, weights=units, minlength=tau.size + 1)
+    return {"edges": edges, "counts": counts_w, "expected_counts": units.sum() * np.diff(edges)}
 
 
 def _as_pit(pit) -> np.ndarray:
@@ -266,7 +289,7 @@ def _as_pit(pit) -> np.ndarray:
     return u
 
 
-def pit_histogram(pit: np.ndarray, bins: int = 10) -> dict:
+def pit_histogram(pit: np.ndarray, bins: int = 10, weights=None) -> dict:
     """Histogram of PIT values on ``bins`` equal bins of [0, 1] (last bin closed).
 
     For sample or Gaussian forecasts (see :func:`uqeval.metrics.samples.pit_samples`).
@@ -275,14 +298,21 @@ def pit_histogram(pit: np.ndarray, bins: int = 10) -> dict:
     Returns
     -------
     dict with ``edges`` ((bins+1,)), ``counts`` ((bins,) int) and
-    ``expected_counts`` ((bins,) float, N / bins each).
+    ``expected_counts`` ((bins,) float, N / bins each). ``weights`` (N,): counts of rows weighted in units of
+    rows (:func:`~uqeval.metrics.rowweights.row_units`), N their sum.
     """
     u = _as_pit(pit)
     if int(bins) != bins or bins < 1:
         raise InputError(f"bins must be a positive integer, got {bins!r}")
     edges = np.linspace(0.0, 1.0, int(bins) + 1)
-    counts, _ = np.histogram(u, bins=edges)
-    return {"edges": edges, "counts": counts, "expected_counts": np.full(int(bins), u.size / bins)}
+    if weights is None:
+        counts, _ = np.histogram(u, bins=edges)
+        return {"edges": edges, "counts": counts, "expected_counts": np.full(int(bins), u.size / bins)}
+    from .rowweights import row_units
+
+    units = row_units(weights)
+    counts_w, _ = np.histogram(u, bins=edges, weights=units)
+    return {"edges": edges, "counts": counts_w, "expected_counts": np.full(int(bins), units.sum() / bins)}
 
 
 def interval_calibration_curve_from_pit(pit: np.ndarray, expected: np.ndarray) -> np.ndarray:

@@ -40,10 +40,21 @@ def pit_gaussian(y_true, mean, std) -> np.ndarray:
     return ndtr((y - mu) / sd)
 
 
-def _rs_sorted(eta_sorted: np.ndarray, out: np.ndarray | None = None) -> float:
-    """RS of sorted standardized errors; ``out``: an (N,) buffer for the per-row terms."""
+def _rs_sorted(
+    eta_sorted: np.ndarray, out: np.ndarray | None = None, w_sorted: np.ndarray | None = None
+) -> float:
+    """RS of sorted standardized errors; ``out``: an (N,) buffer for the per-row terms; ``w_sorted``: their
+    weights (then :math:`1/N` is each row's share :math:`p_i` of the weight and :math:`(2i - 1)/N` is
+    :math:`C_{i-1} + C_i`, the weighted ECDF on both sides of its jump)."""
     from .blocks import rowwise
 
+    if w_sorted is not None:
+        from .rowweights import weighted_sorted_cdf
+
+        c, p = weighted_sorted_cdf(w_sorted)
+        eta = eta_sorted
+        t = (eta * p) * (erfc(-eta) - (2.0 * c - p)) + np.exp(-eta * eta) * (p / np.sqrt(np.pi))
+        return float(np.sum(t) - _HALF_SQRT_2_OVER_PI)
     n = eta_sorted.size
 
     def terms(i: np.ndarray, eta: np.ndarray) -> np.ndarray:  # i: 1-based ranks
@@ -79,10 +90,20 @@ def reliability_score(y_true, mean, std) -> float:
     return _rs_sorted(np.sort((y - mu) / sd) / np.sqrt(2.0))
 
 
-def _max_cal_err_sorted(u: np.ndarray) -> tuple[float, float, float]:
-    """``(value, phi, c)`` of sorted PIT values: the largest gap, where it is and the ECDF value there."""
+def _max_cal_err_sorted(u: np.ndarray, w_sorted: np.ndarray | None = None) -> tuple[float, float, float]:
+    """``(value, phi, c)`` of sorted PIT values: the largest gap, where it is and the ECDF value there;
+    ``w_sorted``: their weights (the weighted ECDF)."""
     from .blocks import row_argmax
 
+    if w_sorted is not None:
+        from .rowweights import weighted_sorted_cdf
+
+        c, p = weighted_sorted_cdf(w_sorted)
+        gaps_above, gaps_below = c - u, u - (c - p)
+        ka, kb = int(np.argmax(gaps_above)), int(np.argmax(gaps_below))
+        if gaps_above[ka] >= gaps_below[kb]:
+            return float(gaps_above[ka]), float(u[ka]), float(c[ka])
+        return float(gaps_below[kb]), float(u[kb]), float(c[kb] - p[kb])
     n = u.size
     ka, above = row_argmax(
         lambda i, u: i / n - u, u, positions=True
@@ -93,21 +114,25 @@ def _max_cal_err_sorted(u: np.ndarray) -> tuple[float, float, float]:
     return below, float(u[kb]), float(kb / n)
 
 
-def max_calibration_error_at(pit) -> tuple[float, float, float]:
+def max_calibration_error_at(pit, weights=None) -> tuple[float, float, float]:
     r""":func:`max_calibration_error` and where the bin-free reliability diagram attains it.
 
     Returns ``(value, phi, c)``: the gap :math:`\max_\varphi |C(\varphi) - \varphi|`, the PIT
     value :math:`\varphi` of the jump where it occurs and the ECDF value :math:`C` there (the
-    end of the jump farthest from the diagonal), so a plot can mark the gap exactly.
+    end of the jump farthest from the diagonal), so a plot can mark the gap exactly. ``weights`` (N,): of the
+    weighted ECDF :math:`C(\varphi) = \sum_i w_i H(\varphi - \Phi_i) / \sum_i w_i`.
     """
     u = as_float_array(pit, "pit")
     check_nonempty(u.size, "pit")
     if not np.all((u >= 0.0) & (u <= 1.0)):
         raise InputError("pit values must lie in [0, 1] (no NaN); compute them with pit_gaussian")
-    return _max_cal_err_sorted(np.sort(u))
+    if weights is None:
+        return _max_cal_err_sorted(np.sort(u))
+    order = np.argsort(u, kind="stable")
+    return _max_cal_err_sorted(u[order], np.asarray(weights, dtype=np.float64)[order])
 
 
-def max_calibration_error(pit) -> float:
+def max_calibration_error(pit, weights=None) -> float:
     r"""Largest vertical gap of the bin-free reliability diagram (ACCRUE, Table 1 "Cal. err.").
 
     .. math:: \sup_{\varphi\in[0,1]} |C(\varphi) - \varphi|, \qquad
@@ -125,7 +150,7 @@ def max_calibration_error(pit) -> float:
     -------
     float in [0, 1], lower is better.
     """
-    return max_calibration_error_at(pit)[0]
+    return max_calibration_error_at(pit, weights)[0]
 
 
 def _accrue(crps_mean: float, rs: float, mean_abs_err: float) -> dict[str, float]:
@@ -180,16 +205,27 @@ def accrue_score(y_true, mean, std) -> dict[str, float]:
     return _accrue(float(np.mean(_crps_z(z, sd))), rs, float(np.mean(np.abs(eps))))
 
 
-def reliability_gaussian(y_true, mean, std) -> dict[str, float]:
+def reliability_gaussian(y_true, mean, std, weights=None) -> dict[str, float]:
     """Reliability group: ``{"rs", "max_cal_err", "accrue"}`` (floats, lower is better).
 
     ``rs`` is :func:`reliability_score`, ``max_cal_err`` is :func:`max_calibration_error`
     of :func:`pit_gaussian`, ``accrue`` is :func:`accrue_score`'s ``accrue``. One sort
-    serves all three (the PIT is monotone in :math:`\\eta`).
+    serves all three (the PIT is monotone in :math:`\\eta`). ``weights`` (N,): weighted means and the
+    weighted ECDF of the standardized errors (integer weights equal the repeated rows).
     """
     from .blocks import row_mean, rowwise
 
     y, mu, sd = _gaussian_arrays(y_true, mean, std)
+    if weights is not None:
+        w = np.asarray(weights, dtype=np.float64)
+        z = (y - mu) / sd
+        order = np.argsort(z, kind="stable")
+        zs, ws = z[order], w[order]
+        rs = _rs_sorted(zs / np.sqrt(2.0), w_sorted=ws)
+        mean_abs = float(np.average(np.abs(y - mu), weights=w))
+        acc = _accrue(float(np.average(_crps_z(z, sd), weights=w)), rs, mean_abs)
+        mce = _max_cal_err_sorted(ndtr(zs), ws)[0]
+        return {"rs": rs, "max_cal_err": mce, "accrue": acc["accrue"]}
     buf = np.empty(y.size)  # per-row values of one quantity at a time (block by block), then reduced
     mean_abs_err = row_mean(lambda y, mu: np.abs(y - mu), y, mu, out=buf)
     z = rowwise(lambda y, mu, sd: (y - mu) / sd, y, mu, sd)

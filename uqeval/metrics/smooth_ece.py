@@ -56,7 +56,7 @@ def _smooth(f: np.ndarray, w: np.ndarray, sigma: float, t: np.ndarray) -> np.nda
     return smoothed[inds] * (1 - frac) + smoothed[inds + 1] * frac
 
 
-def smece_at(f, y, sigma: float) -> float:
+def smece_at(f, y, sigma: float, weights=None) -> float:
     r"""smECE at a fixed bandwidth σ.
 
     .. math:: \mathrm{smECE}_\sigma = \frac{\sum_t |\hat r_\sigma(t)|\,\hat\delta_\sigma(t)}{\sum_t \hat\delta_\sigma(t)},\quad
@@ -64,16 +64,26 @@ def smece_at(f, y, sigma: float) -> float:
               \hat\delta_\sigma(t) = \sum_i K_\sigma(t, f_i) + 10^{-4}
 
     on the mesh t = linspace(0, 1, max(round(10/σ), 200)), K_σ the Gaussian kernel reflected at 0 and 1.
+    ``weights`` (N,): each row's kernel weighted by its weight in rows
+    (:func:`~uqeval.metrics.rowweights.row_units`: the 10⁻⁴ is in rows, so integer weights with a 1 among them
+    equal the repeated rows and a common factor changes nothing).
     """
     f = np.asarray(f, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     t = np.linspace(0.0, 1.0, max(round(10 / sigma), MESH_POINTS))
-    dens = _smooth(f, np.ones_like(f), sigma, t) + _DENSITY_EPS
-    resid = _smooth(f, f - y, sigma, t) / dens
+    if weights is None:
+        w, r = np.ones_like(f), f - y
+    else:
+        from .rowweights import row_units
+
+        w = row_units(weights)
+        r = w * (f - y)
+    dens = _smooth(f, w, sigma, t) + _DENSITY_EPS
+    resid = _smooth(f, r, sigma, t) / dens
     return float(np.sum(np.abs(resid) * dens) / np.sum(dens))
 
 
-def smooth_ece(f, y, eps: float = 0.001) -> dict[str, float]:
+def smooth_ece(f, y, eps: float = 0.001, weights=None) -> dict[str, float]:
     r"""Smooth ECE with its automatic bandwidth (Błasiok & Nakkiran 2023, relplot's ``smECE``).
 
     σ* is the fixed point of σ = smECE_σ (smECE_σ decreases in σ): σ = 1 if smECE_1 ≥ 1, else 10
@@ -83,6 +93,7 @@ def smooth_ece(f, y, eps: float = 0.001) -> dict[str, float]:
     ----------
     f : (N,) predicted probabilities of the event in [0, 1].
     y : (N,) 0/1 outcomes.
+    weights : (N,) row weights, optional (:func:`smece_at`).
 
     Returns
     -------
@@ -97,7 +108,7 @@ def smooth_ece(f, y, eps: float = 0.001) -> dict[str, float]:
     y = np.asarray(y, dtype=np.float64)
 
     def fails(sigma: float) -> bool:  # relplot's check_smooth_ece
-        return sigma < eps or sigma < smece_at(f, y, sigma)
+        return sigma < eps or sigma < smece_at(f, y, sigma, weights)
 
     sigma = 1.0
     if not fails(sigma):
@@ -109,7 +120,7 @@ def smooth_ece(f, y, eps: float = 0.001) -> dict[str, float]:
             else:
                 start = mid
         sigma = start
-    return {"smece": smece_at(f, y, sigma), "bandwidth": sigma}
+    return {"smece": smece_at(f, y, sigma, weights), "bandwidth": sigma}
 
 
 def smooth_reliability_curve(f, y, sigma: float, points: int = MESH_POINTS) -> dict[str, np.ndarray]:

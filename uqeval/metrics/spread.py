@@ -31,11 +31,32 @@ def _count_bins(n: int, num_bins: int) -> np.ndarray:
     return np.repeat(np.arange(b), sizes)
 
 
-def spread_bins(y_true, mean, std, num_bins: int = 15) -> dict[str, np.ndarray]:
+def _equal_count_sums(n: float, num_bins: int, units: np.ndarray, *values: np.ndarray) -> list[np.ndarray]:
+    """Counts and sums of ``values`` (sorted rows) over ``min(num_bins, n)`` bins of equal count of the repeated
+    rows, row ``i`` standing for ``units[i]`` rows (:func:`~uqeval.metrics.rowweights.row_units`); the first
+    ``n % B`` bins hold one row more, as :func:`_count_bins`. A row that straddles a bin boundary is split
+    between the two bins, as its repeated copies would be."""
+    b = min(num_bins, int(np.ceil(n)))
+    q = np.floor(n / b)
+    bounds = np.arange(b + 1) * q + np.minimum(np.arange(b + 1), n - q * b)
+    cum = np.concatenate([[0.0], np.cumsum(units)])
+    row = np.minimum(np.searchsorted(cum, bounds, side="right") - 1, units.size - 1)
+    out = [np.diff(bounds)]
+    for x in values:
+        sums = np.concatenate([[0.0], np.cumsum(units * x)])
+        out.append(np.diff(sums[row] + (bounds - cum[row]) * x[row]))
+    return out
+
+
+def spread_bins(y_true, mean, std, num_bins: int = 15, weights=None) -> dict[str, np.ndarray]:
     r"""Levi et al.'s reliability diagram data: RMV and RMSE per σ-sorted equal-count bin.
 
     .. math:: \mathrm{RMV}_b = \sqrt{\tfrac1{|B_b|}\sum_{i\in B_b}\sigma_i^2},\quad
               \mathrm{RMSE}_b = \sqrt{\tfrac1{|B_b|}\sum_{i\in B_b}(y_i-\mu_i)^2}
+
+    ``weights`` (N,): bins of equal count of the repeated rows (a row of weight w counting
+    w / min(weights) rows, :func:`~uqeval.metrics.rowweights.row_units`; a row straddling two bins is split
+    between them), with weighted sums.
 
     Returns ``{"rmv", "rmse", "counts"}`` (one entry per bin, increasing σ).
     """
@@ -44,6 +65,14 @@ def spread_bins(y_true, mean, std, num_bins: int = 15) -> dict[str, np.ndarray]:
     sd = np.asarray(std, dtype=np.float64)
     err = np.square(y - m)
     order = _sorted_rows(sd, err)
+    if weights is not None:
+        from .rowweights import row_units
+
+        u = row_units(weights)[order]
+        counts, s_var, s_err = _equal_count_sums(
+            float(u.sum()), num_bins, u, np.square(sd[order]), err[order]
+        )
+        return {"rmv": np.sqrt(s_var / counts), "rmse": np.sqrt(s_err / counts), "counts": counts}
     b = _count_bins(y.size, num_bins)
     counts = np.bincount(b).astype(np.float64)
     rmv = np.sqrt(np.bincount(b, weights=np.square(sd[order])) / counts)
@@ -51,16 +80,17 @@ def spread_bins(y_true, mean, std, num_bins: int = 15) -> dict[str, np.ndarray]:
     return {"rmv": rmv, "rmse": rmse, "counts": counts}
 
 
-def ence(y_true, mean, std, num_bins: int = 15) -> float:
+def ence(y_true, mean, std, num_bins: int = 15, weights=None) -> float:
     r"""Expected normalised calibration error (Levi et al. 2022, Eq. 6).
 
     .. math:: \mathrm{ENCE} = \frac1B\sum_{b=1}^B \frac{|\mathrm{RMV}_b - \mathrm{RMSE}_b|}{\mathrm{RMV}_b}
 
-    over B = min(``num_bins``, N) bins of equal count of the rows sorted by σ (:func:`spread_bins`).
+    over B = min(``num_bins``, N) bins of equal count of the rows sorted by σ (:func:`spread_bins`; with
+    ``weights``, of the repeated rows).
     Bins with RMV = 0 (every σ 0, e.g. identical ensemble members) are left out of the mean, as netcal
     does; NaN when every bin has RMV = 0.
     """
-    bins = spread_bins(y_true, mean, std, num_bins)
+    bins = spread_bins(y_true, mean, std, num_bins, weights)
     rmv, rmse = bins["rmv"], bins["rmse"]
     keep = rmv > 0
     if not keep.any():
@@ -68,49 +98,66 @@ def ence(y_true, mean, std, num_bins: int = 15) -> float:
     return float(np.mean(np.abs(rmv[keep] - rmse[keep]) / rmv[keep]))
 
 
-def coefficient_of_variation(std) -> float:
+def coefficient_of_variation(std, weights=None) -> float:
     r"""C_v of the predicted σ (Levi et al. 2022, Eq. 7), with the unbiased (N − 1) variance:
 
     .. math:: C_v = \frac{\sqrt{\frac1{N-1}\sum_i(\sigma_i-\bar\sigma)^2}}{\bar\sigma}
 
     0 for a single row. A low C_v means nearly constant σ: it then carries little information
-    about which rows are hard.
+    about which rows are hard. ``weights`` (N,): frequency weights in units of rows
+    (:func:`~uqeval.metrics.rowweights.row_units`): N is their sum, the sums and the mean weighted.
     """
     sd = np.asarray(std, dtype=np.float64)
-    if sd.size < 2:
+    if weights is None:
+        if sd.size < 2:
+            return 0.0
+        return float(np.std(sd, ddof=1) / np.mean(sd))
+    from .rowweights import row_units
+
+    u = row_units(weights)
+    n = float(u.sum())
+    if n < 2:
         return 0.0
-    return float(np.std(sd, ddof=1) / np.mean(sd))
+    centre = float(np.average(sd, weights=u))
+    return float(np.sqrt(np.dot(u, np.square(sd - centre)) / (n - 1.0)) / centre)
 
 
-def uce(y_true, mean, std, num_bins: int = 15) -> float:
+def uce(y_true, mean, std, num_bins: int = 15, weights=None) -> float:
     r"""Uncertainty calibration error (Laves et al. 2020, Eq. 9), as netcal computes it.
 
     .. math:: \mathrm{UCE} = \sum_{b=1}^B \frac{n_b}{N}\,|\mathrm{MSE}_b - \mathrm{MV}_b|
 
     over B equal-width bins of the predicted variance σ² between its minimum and maximum (bins
     closed on the left, the last one on both sides, as ``numpy.histogram``); one bin when every
-    σ is equal.
+    σ is equal. ``weights`` (N,): weighted bin sums over the total weight (bins between the extremes of the
+    rows of positive weight).
     """
     y = np.asarray(y_true, dtype=np.float64)
     m = np.asarray(mean, dtype=np.float64)
     var = np.square(np.asarray(std, dtype=np.float64))
     err = np.square(y - m)
-    lo, hi = float(var.min()), float(var.max())
+    counted = var if weights is None else var[np.asarray(weights) > 0]
+    lo, hi = float(counted.min()), float(counted.max())
     if hi > lo:
         edges = np.linspace(lo, hi, num_bins + 1)
-        b = np.minimum(np.searchsorted(edges, var, side="right") - 1, num_bins - 1)
+        b = np.clip(np.searchsorted(edges, var, side="right") - 1, 0, num_bins - 1)
     else:
         b = np.zeros(var.size, dtype=np.int64)
     # sum over bins of |sum(err) - sum(var)| / N  ==  sum_b n_b/N |MSE_b - MV_b|
-    return float(np.sum(np.abs(np.bincount(b, weights=err) - np.bincount(b, weights=var))) / y.size)
+    if weights is None:
+        return float(np.sum(np.abs(np.bincount(b, weights=err) - np.bincount(b, weights=var))) / y.size)
+    w = np.asarray(weights, dtype=np.float64)
+    gaps = np.abs(np.bincount(b, weights=w * err) - np.bincount(b, weights=w * var))
+    return float(np.sum(gaps) / np.sum(w))
 
 
-def spread_calibration(y_true, mean, std, num_bins: int = 15) -> dict[str, float]:
-    """``{"ence", "cv", "uce"}`` of a regression forecast with a predicted σ (see each function)."""
+def spread_calibration(y_true, mean, std, num_bins: int = 15, weights=None) -> dict[str, float]:
+    """``{"ence", "cv", "uce"}`` of a regression forecast with a predicted σ (see each function); ``weights``
+    (N,): row weights (integer weights equal the repeated rows)."""
     return {
-        "ence": ence(y_true, mean, std, num_bins),
-        "cv": coefficient_of_variation(std),
-        "uce": uce(y_true, mean, std, num_bins),
+        "ence": ence(y_true, mean, std, num_bins, weights),
+        "cv": coefficient_of_variation(std, weights),
+        "uce": uce(y_true, mean, std, num_bins, weights),
     }
 
 

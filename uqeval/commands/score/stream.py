@@ -309,6 +309,22 @@ def summary_of(
                 f"{len(st['not_weighted'])} metric(s) take no weights and were not computed (listed with the "
                 "reason under weights.not_weighted)"
             )
+    if groups is not None and any(k.startswith("conditional_coverage.") for k in left_out):
+        # the diagnostics asked for the conditional coverage: its worst --by group is exact from the groups
+        # (as in memory), though the stratified values are not streamed
+        from .core import worst_groups
+
+        levels = {
+            level
+            for body in groups["values"].values()
+            for family in ("coverage", "prediction_sets")
+            for level in body["metrics"].get(family, {})
+        }
+        metrics["conditional_coverage"] = {level: {} for level in sorted(levels)}
+        worst_groups(metrics, orientation, groups)
+        metrics["conditional_coverage"] = {k: v for k, v in metrics["conditional_coverage"].items() if v}
+        if not metrics["conditional_coverage"]:
+            del metrics["conditional_coverage"]
     return build_summary(info, settings, metrics, orientation, groups, notes, weights)
 
 
