@@ -172,7 +172,17 @@ def _check_labels(pred: Prediction, k: int, n: int, what: str) -> None:
 #: recomputing them; so does any ``cover_index_<bins>`` key. A key whose value depends on other rows
 #: (ranks, bins, fitted values) must not be listed.
 ROW_MEMO = frozenset(
-    {"pit", "pit_bounds", "moments", "proba", "top_label", "member_rows", "uncertainty_rows", "crps_rows", "cls_rows"}
+    {
+        "pit",
+        "pit_bounds",
+        "moments",
+        "proba",
+        "top_label",
+        "member_rows",
+        "uncertainty_rows",
+        "crps_rows",
+        "cls_rows",
+    }
 )
 
 

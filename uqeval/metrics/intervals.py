@@ -158,7 +158,8 @@ def coverage_from_bounds(
     for start in range(0, n, BLOCK):  # blocks of rows, not rows
         stop = min(start + BLOCK, n)
         part = None if shares is None else (shares[0][start:stop], shares[1][start:stop])
-        state.add(y_true[start:stop], *bounds(start, stop), part)
+        lower, upper = bounds(start, stop)
+        state.add(y_true[start:stop], lower, upper, part)
     return state.result()
 
 
@@ -252,19 +253,17 @@ def pit_miss_shares(low: np.ndarray, high: np.ndarray, level: float) -> tuple[np
     r"""The chance that a randomised PIT falls below and above the central ``level`` band.
 
     A row whose PIT is only known to lie in :math:`[a_i, b_i]` (a finite ensemble: the target's rank among
-    the members, :func:`uqeval.metrics.calibration_tests.ensemble_pit_bounds`) has the randomised PIT
-    :math:`U_i \sim U(a_i, b_i)`; it misses the central band :math:`[	au, 1 - 	au]`,
-    :math:`	au = (1 - 	ext{level})/2`, below with probability
+    the members, :func:`uqeval.metrics.samples.pit_bounds_samples`) has the randomised PIT
+    :math:`U_i \sim U(a_i, b_i)`; it misses the central band :math:`[\tau, 1 - \tau]`,
+    :math:`\tau = (1 - \text{level})/2`, below and above with probabilities
 
-    .. math:: 	ext{below}_i = \operatorname{clip}\left(rac{	au - a_i}{b_i - a_i}, 0, 1
-ight),
-        \qquad 	ext{above}_i = \operatorname{clip}\left(rac{b_i - (1 - 	au)}{b_i - a_i}, 0, 1
-ight).
+    .. math:: \text{below}_i = \operatorname{clip}\left(\frac{\tau - a_i}{b_i - a_i}, 0, 1\right),
+        \qquad \text{above}_i = \operatorname{clip}\left(\frac{b_i - (1 - \tau)}{b_i - a_i}, 0, 1\right).
 
     These are the expectations of the randomised PIT's miss indicators given the ranks (Rao-Blackwellised:
     no random draw, the same numbers on every run, engine and batching). For a calibrated ensemble
     (target and members exchangeable) :math:`U_i` is uniform, so
-    :math:`E[	ext{below}_i] = E[	ext{above}_i] = 	au` exactly, whatever the number of members; the
+    :math:`E[\text{below}_i] = E[\text{above}_i] = \tau` exactly, whatever the number of members; the
     interval between the members' empirical quantiles covers less (a 10-member ensemble's 2.5%–97.5%
     interval covers 0.789 of calibrated targets, [min, max] 9/11 = 0.818).
 

@@ -169,7 +169,9 @@ def _shown(doc: dict[str, Any], alarms: dict[int, int], changes: set[int]) -> li
     return out
 
 
-def window_table(doc: dict[str, Any], n_metrics: int = MAX_HEADLINE) -> tuple[list[str], list[list[str]], str]:
+def window_table(
+    doc: dict[str, Any], n_metrics: int = MAX_HEADLINE
+) -> tuple[list[str], list[list[str]], str]:
     """``(header, rows, caption)``: one row per window (its start, rows, headline metrics, how many tests are in
     alarm at its end; ``*``: a change estimated to begin there), then the cumulative row."""
     paths = headline_paths(doc["cumulative"]["metrics"])[:n_metrics]

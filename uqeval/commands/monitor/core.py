@@ -27,7 +27,9 @@ DEFAULT_ARL = 3650.0
 def check_arl(arl: float) -> float:
     """``arl`` if it is a number of windows above 1, else a :class:`~uqeval.errors.UsageError`."""
     if not (isinstance(arl, (int, float)) and np.isfinite(arl) and arl > 1):
-        raise UsageError(f"{option('arl', arl)} must be a number of windows above 1 (e.g. 3650: ten years of days)")
+        raise UsageError(
+            f"{option('arl', arl)} must be a number of windows above 1 (e.g. 3650: ten years of days)"
+        )
     return float(arl)
 
 
@@ -35,7 +37,16 @@ def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[st
     """One entry per test: name, null, the per-window log factors of its bets (``factors``, windows x bets: the
     e-process and the e-detector are both made of them), and per-window sums for the metric behind it."""
     from ...metrics.intervals import level_key
-    from ...metrics.sequential import capped_exp, coverage_log_e, coverage_log_factors, pit_log_e, pit_log_factors
+    from ...metrics.sequential import (
+        capped_exp,
+        coverage_log_e,
+        coverage_log_factors,
+        mean_log_factors,
+        pit_log_e,
+        pit_log_factors,
+        process_log_path,
+    )
+    from .windows import PIT_BETS
 
     tests: list[dict[str, Any]] = []
     sums = [win.windows[k]["tests"] if k in win.windows else None for k in keys]
@@ -66,13 +77,43 @@ def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[st
             )
     if "pit" in present[0]:
         pit_w = np.array([s["pit"] if s else np.zeros(3) for s in sums], dtype=np.float64)
+        factors = pit_log_factors(pit_w)
         tests.append(
             {
                 "name": f"{prefix}pit_uniform",
                 "null": "the PIT is uniform on (0, 1)",
                 "log_path": pit_log_e(np.cumsum(pit_w, axis=0)),
-                "factors": pit_log_factors(pit_w),
+                "factors": factors,
                 "metric": None,
+                "extra": {},
+            }
+        )
+    elif (
+        "pit_bins" in present[0]
+    ):  # a PIT known up to a bin: its Beta bets' log factors are summed per window
+        factors = np.array([s["pit_bins"] if s else np.zeros(PIT_BETS) for s in sums], dtype=np.float64)
+        tests.append(
+            {
+                "name": f"{prefix}pit_uniform",
+                "null": "the randomised PIT is uniform on (0, 1)",
+                "log_path": process_log_path(factors),
+                "factors": factors,
+                "metric": None,
+                "extra": {},
+            }
+        )
+    if "pit_mean" in present[0]:
+        mean_w = np.array(
+            [s.get("pit_mean", np.zeros(3)) if s else np.zeros(3) for s in sums], dtype=np.float64
+        )
+        factors = mean_log_factors(mean_w, 0.5)
+        tests.append(
+            {
+                "name": f"{prefix}pit_mean",
+                "null": "the mean PIT is 1/2 (no bias; two-sided)",
+                "log_path": process_log_path(factors),
+                "factors": factors,
+                "metric": ("mean PIT", mean_w[:, 0], mean_w[:, 1] + 0.5 * mean_w[:, 0], 0.5),
                 "extra": {},
             }
         )
