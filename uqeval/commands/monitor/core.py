@@ -1,10 +1,20 @@
 """The ``uqeval.monitor/1`` document: per-window and cumulative metrics of a
-:class:`~uqeval.commands.monitor.windows.Windows` state, and the anytime-valid tests (:mod:`uqeval.metrics.sequential`)
-evaluated at the end of every window.
+:class:`~uqeval.commands.monitor.windows.Windows` state, and the tests (:mod:`uqeval.metrics.sequential`) evaluated
+at the end of every window: coverage at each level (two-sided), the PIT's uniformity and its mean (Gaussians; other
+representations through the randomised PIT given the bin), and with two inputs the mean score difference.
 
-Family-wise level: the tests reported share ``alpha`` equally (Bonferroni): with ``K`` tests each alarms when
-its e-value reaches ``K / alpha``, so the chance that any of them ever raises a false alarm is at most
-``alpha`` (a union bound over Ville's inequality).
+Each test is a mixture of constant bets whose log capital adds per-window log factors (``factors``). Two uses:
+
+- ``detect`` (the default): the Shiryaev-Roberts e-detector of Shin, Ramdas & Rinaldo (2024), the same e-process
+  restarted at every window and summed. With ``K`` detectors each alarms at ``K * arl``: the sum of the
+  detectors minus ``K t`` is a supermartingale under the null, so the first alarm of any of them comes after
+  ``arl`` windows on average (optional stopping). Its delay after a change does not grow with the history; the
+  window where the winning restart began estimates where the change began.
+- ``test``: the e-processes from the first window, anytime-valid tests of "calibrated all along" at family-wise
+  level ``alpha``: with ``K`` tests each alarms when its e-value reaches ``K / alpha``, so the chance that any of
+  them ever raises a false alarm is at most ``alpha`` (a union bound over Ville's inequality).
+
+Both assume rows independent given the past (the windows' order is the time order).
 """
 
 from __future__ import annotations
@@ -410,13 +420,19 @@ def build_document(
 
 def as_summary(doc: dict[str, Any]) -> dict[str, Any]:
     """A monitor document as a ``uqeval.score/1`` summary for ``uqeval check``: its metrics are ``last.*``
-    (the last window's), ``cumulative.*``, ``tests.<name>.e_value`` / ``.alarm`` (0 or 1) and ``alarms``
-    (the number of tests that alarmed)."""
+    (the last window's), ``cumulative.*``, ``tests.<name>.e_value`` / ``.alarm`` (0 or 1: it alarmed at some
+    window) / ``.in_alarm`` (0 or 1: it is in alarm at the last window), ``alarms`` (the number of tests that
+    alarmed) and ``in_alarm`` (the number in alarm now: a detector whose alarm ended counts no more)."""
     from ..score.summary import SCHEMA as SCORE
 
     last = doc["windows"][-1]["metrics"] if doc.get("windows") else {}
     tests = {
-        t["name"]: {"e_value": t["e_value"], "alarm": int(bool(t["alarm"]))} for t in doc.get("tests", [])
+        t["name"]: {
+            "e_value": t["e_value"],
+            "alarm": int(bool(t["alarm"])),
+            "in_alarm": int(t.get("status") == "alarm"),
+        }
+        for t in doc.get("tests", [])
     }
     orientation = {}
     for key, value in doc.get("orientation", {}).items():
@@ -430,8 +446,9 @@ def as_summary(doc: dict[str, Any]) -> dict[str, Any]:
             "cumulative": doc.get("cumulative", {}).get("metrics", {}),
             "tests": tests,
             "alarms": sum(t["alarm"] for t in tests.values()),
+            "in_alarm": sum(t["in_alarm"] for t in tests.values()),
         },
-        "orientation": {**orientation, "alarms": "lower"},
+        "orientation": {**orientation, "alarms": "lower", "in_alarm": "lower"},
     }
 
 
