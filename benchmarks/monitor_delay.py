@@ -165,13 +165,17 @@ def speed(args) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--streams", type=int, default=20, help="streams per H")
-    p.add_argument("--h", type=int, nargs="+", default=list(H_VALUES), help="calibrated days before the change")
+    p.add_argument(
+        "--h", type=int, nargs="+", default=list(H_VALUES), help="calibrated days before the change"
+    )
     p.add_argument("--after", type=int, default=15, help="days simulated after the change")
     p.add_argument("--rows", type=int, default=300)
     p.add_argument("--factor", type=float, default=0.6)
     p.add_argument("--alpha", type=float, default=0.05)
     p.add_argument("--arl", type=float, default=DEFAULT_ARL)
-    p.add_argument("--calibrated", type=int, default=2000, help="calibrated streams for the false-alarm share")
+    p.add_argument(
+        "--calibrated", type=int, default=2000, help="calibrated streams for the false-alarm share"
+    )
     p.add_argument("--days", type=int, default=365, help="days of each calibrated stream")
     p.add_argument("--seed", type=int, default=38)
     p.add_argument("--speed", action="store_true", help="time whole runs instead")
