@@ -186,6 +186,23 @@ def test_resuming_from_a_state_equals_one_run(tmp_path):
     np.testing.assert_allclose(
         [x["e_values"] for x in resumed["tests"]], [x["e_values"] for x in once["tests"]], rtol=1e-12
     )
+    # the detectors (the default) resume exactly: their paths, alarms, change points and status
+    assert resumed["mode"] == once["mode"] == "detect"
+    for a, b in zip(resumed["tests"], once["tests"]):
+        assert (a["status"], a["alarms"], a["metric"]) == (b["status"], b["alarms"], b["metric"])
+    # so do the anytime-valid tests (--test)
+    r = runner.invoke(
+        app, ["monitor", str(tmp_path / "day1.parquet"), "--state", str(tmp_path / "t.bin"), "--test", *opts]
+    )
+    r = runner.invoke(
+        app, ["monitor", str(tmp_path / "day2.parquet"), "--state", str(tmp_path / "t.bin"), "--test", *opts]
+    )
+    tested = json.loads(r.stdout)
+    plain = json.loads(runner.invoke(app, ["monitor", str(tmp_path / "all.parquet"), "--test", *opts]).stdout)
+    assert tested["mode"] == "test"
+    np.testing.assert_allclose(
+        [x["e_values"] for x in tested["tests"]], [x["e_values"] for x in plain["tests"]], rtol=1e-12
+    )
     # another window than the state's is refused (exit 2)
     r = runner.invoke(
         app,

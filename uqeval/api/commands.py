@@ -204,7 +204,7 @@ def monitor(
     >>> rng = np.random.default_rng(0)
     >>> doc = uqeval.monitor(y_true=rng.normal(size=600), mean=0.0, std=1.0, window=200)
     >>> [w["n_rows"] for w in doc["windows"]], [t["name"] for t in doc["tests"]], doc["tests"][0]["alarm"]
-    ([200, 200, 200], ['coverage@0.95', 'pit_uniform'], False)
+    ([200, 200, 200], ['coverage@0.95', 'pit_uniform', 'pit_mean'], False)
     """
     from ..commands.monitor.core import build_document, monitor_file
     from ..commands.monitor.windows import (

@@ -184,9 +184,9 @@ def monitor(
     """Monitor predictions over time: the metrics per window and cumulatively, with alarms when calibration changes.
 
     One line per test first (OK, or ALARM since a window with the change's estimated start), then the windows.
-    Tests, checked at every window's end: coverage at each level (two-sided), PIT uniformity (Gaussians;
-    ensembles, quantiles and intervals through their randomised PIT), and with two files the mean score
-    difference. --detect (default) runs them as change detectors (false alarms on average no sooner than
+    Tests, checked at every window's end: coverage at each level (two-sided), PIT uniformity and mean PIT
+    (Gaussians; ensembles, quantiles and intervals through their randomised PIT), and with two files the mean
+    score difference. --detect (default) runs them as change detectors (false alarms on average no sooner than
     --arl windows); --test as anytime-valid tests (family-wise level --alpha). With --state the next run
     reads only the new rows; rows the state already counted are refused (or left out with --skip-seen).
     """

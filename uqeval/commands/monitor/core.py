@@ -232,7 +232,8 @@ def _test_entry(
     spec: dict[str, Any], threshold: float, windows: list[dict[str, Any]], detect: bool
 ) -> dict[str, Any]:
     """A test of the document: its e-values per window (``detect``: the e-detector's), its alarms when one reaches
-    ``threshold``, the status at the last window, and (``detect``) the change point of each alarm."""
+    ``threshold``, the status at the last window (a detector: in alarm while at or above the threshold; a test:
+    from its first alarm on, as its null stays rejected), and (``detect``) the change point of each alarm."""
     from ...metrics.sequential import capped_exp, change_window, detector_log_path
 
     factors = np.asarray(spec["factors"], dtype=np.float64)
@@ -253,7 +254,10 @@ def _test_entry(
                 **({"change_window": cp, "change_at": windows[cp]["start"]} if detect else {}),
             }
         )
-    now = alarms[-1] if alarms and alarms[-1]["last_window"] == last else None
+    if detect:  # a detector is in alarm while it is at or above its threshold
+        now = alarms[-1] if alarms and alarms[-1]["last_window"] == last else None
+    else:  # a test that rejected "calibrated all along" stays rejected
+        now = alarms[0] if alarms else None
     since = (now.get("change_window", 0) if now else 0) if detect else 0
     return {
         "name": spec["name"],
