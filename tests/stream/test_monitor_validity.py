@@ -96,7 +96,7 @@ def test_no_test_alarms_on_calibrated_streams_more_often_than_alpha(kind, m):
     alpha, n_streams = 0.1, 120
     alarms, names = [], None
     for _ in range(n_streams):
-        tests = _stream_tests(kind, rng, 8, 100, False, 0.0, m or 10)
+        tests = _stream_tests(kind, rng, 8, 100, False, 1.0, m or 10)  # thresholds below
         names = [t["name"] for t in tests]
         threshold = len(tests) / alpha  # Bonferroni, as build_document
         alarms.append(any(max(t["log_e_values"]) >= np.log(threshold) for t in tests))

@@ -98,10 +98,12 @@ def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[st
                 "extra": {},
             }
         )
-    elif (
-        "pit_bins" in present[0]
-    ):  # a PIT known up to a bin: its Beta bets' log factors are summed per window
-        factors = np.array([s["pit_bins"] if s else np.zeros(PIT_BETS) for s in sums], dtype=np.float64)
+    elif any("pit_bins" in s for s in present):  # a PIT known up to a bin: its bets' log factors, per window
+        # (a window of a state saved before these sums existed has none: it adds nothing)
+        factors = np.array(
+            [s.get("pit_bins", np.zeros(PIT_BETS)) if s else np.zeros(PIT_BETS) for s in sums],
+            dtype=np.float64,
+        )
         tests.append(
             {
                 "name": f"{prefix}pit_uniform",
@@ -112,7 +114,7 @@ def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[st
                 "extra": {},
             }
         )
-    if "pit_mean" in present[0]:
+    if any("pit_mean" in s for s in present):
         mean_w = np.array(
             [s.get("pit_mean", np.zeros(3)) if s else np.zeros(3) for s in sums], dtype=np.float64
         )
