@@ -5,6 +5,9 @@ speed against ``score --engine stream``.
     python benchmarks/monitor_sim.py --streams 2000     # more Monte-Carlo streams
     python benchmarks/monitor_sim.py --speed --n 1e6    # CPU time of monitor vs score --engine stream
 
+(Written for the tests of issue 30. Since issue 38 ``uqeval monitor`` also runs ``pit_mean`` and defaults to
+change detectors, ``--detect``; ``benchmarks/monitor_delay.py`` measures those with the monitor's own code.)
+
 Each simulated day has ``--rows`` Gaussian forecasts N(mu, sigma^2) of y ~ N(mu, sigma^2) (calibrated), scored
 at level 0.95; the monitor's tests are the ones ``uqeval monitor`` reports for a Gaussian input (coverage@0.95
 two-sided and pit_uniform, Bonferroni over the two: each alarms at e >= 2/alpha), computed by the same

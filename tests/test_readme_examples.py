@@ -74,7 +74,7 @@ def test_readme_commands_table_and_ci_job_run(tmp_path):
     env = shim(work)
     text = README.read_text(encoding="utf-8")
     commands = re.findall(r"^\| `\w+` \| [^|]+ \| `(uqeval [^`]+)` \|$", _section(text, "Commands"), re.M)
-    assert len(commands) == 10, commands  # one example per command
+    assert len(commands) == 11, commands  # one example per command
     failing = [c for c in commands if c.startswith("uqeval check ")]  # the sample fails two rules, as it says
     assert len(failing) == 1
     run_bash(f"rc=0; {failing[0]} || rc=$?; test $rc -eq 1", work, env, "README check example (exit 1)")

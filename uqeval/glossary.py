@@ -345,8 +345,12 @@ GLOSSARY: dict[str, dict[str, str]] = {
     "coverage.coverage": _e(
         "Empirical coverage",
         "Share of targets inside the prediction interval (bounds inclusive) at each "
-        "nominal level; should be close to the level.",
-        "coverage = (1/N) Σᵢ 1{lᵢ ≤ yᵢ ≤ uᵢ}",
+        "nominal level; should be close to the level. For an ensemble of M members no interval "
+        "between members covers the level (a calibrated 10-member ensemble's 2.5%–97.5% interval covers "
+        "0.789, its [min, max] 9/11 = 0.818): a row counts with the chance that its randomised PIT, "
+        "uniform on [rank, rank + 1]/(M + 1), falls in [(1 − level)/2, (1 + level)/2], so a calibrated "
+        "ensemble of any size covers exactly the level.",
+        "coverage = (1/N) Σᵢ 1{lᵢ ≤ yᵢ ≤ uᵢ};  ensembles: (1/N) Σᵢ P(Uᵢ ∈ [(1 − level)/2, (1 + level)/2] | rankᵢ)",
         KOMPA,
     ),
     "coverage.width": _e(
@@ -371,13 +375,15 @@ GLOSSARY: dict[str, dict[str, str]] = {
     ),
     "coverage.miss_below": _e(
         "Share below the interval",
-        "Share of targets below the lower bound.",
+        "Share of targets below the lower bound (ensembles: the chance that the randomised PIT is below "
+        "(1 − level)/2, as for coverage).",
         "miss_below = (1/N) Σᵢ 1{yᵢ < lᵢ}",
         KOMPA,
     ),
     "coverage.miss_above": _e(
         "Share above the interval",
-        "Share of targets above the upper bound.",
+        "Share of targets above the upper bound (ensembles: the chance that the randomised PIT is above "
+        "(1 + level)/2, as for coverage).",
         "miss_above = (1/N) Σᵢ 1{yᵢ > uᵢ}",
         KOMPA,
     ),

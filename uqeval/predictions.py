@@ -172,7 +172,17 @@ def _check_labels(pred: Prediction, k: int, n: int, what: str) -> None:
 #: recomputing them; so does any ``cover_index_<bins>`` key. A key whose value depends on other rows
 #: (ranks, bins, fitted values) must not be listed.
 ROW_MEMO = frozenset(
-    {"pit", "moments", "proba", "top_label", "member_rows", "uncertainty_rows", "crps_rows", "cls_rows"}
+    {
+        "pit",
+        "pit_bounds",
+        "moments",
+        "proba",
+        "top_label",
+        "member_rows",
+        "uncertainty_rows",
+        "crps_rows",
+        "cls_rows",
+    }
 )
 
 
@@ -342,6 +352,12 @@ class Prediction:
     def carried_levels(self) -> list[float] | None:
         """Central levels the prediction carries (intervals, quantile pairs); None: any level."""
         return []
+
+    def coverage_shares(self, level: float) -> tuple[np.ndarray, np.ndarray] | None:
+        """Each row's chance of missing the central ``level`` interval below and above, ``(below, above)``,
+        where a 0/1 indicator of ``y`` outside :meth:`interval` would misstate the level (a finite
+        ensemble); None: coverage is the indicator of ``lower <= y <= upper``."""
+        return None
 
     def no_band(self) -> str | None:
         """Why a representation that makes central intervals holds none here (None: it holds some, or it
@@ -738,6 +754,26 @@ class Samples(_AnyLevel, Prediction):
         return _memo(
             self, "pit", lambda: self.map_rows(lambda s, y: pit_samples(y, s), self.require_targets())
         )
+
+    def pit_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(low, high)``: each target's randomised PIT lies uniformly in ``[low, high]``, its rank among the
+        members over M + 1 (:func:`~uqeval.metrics.samples.pit_bounds_samples`), computed once."""
+        from .metrics.samples import pit_bounds_samples
+
+        return _memo(
+            self,
+            "pit_bounds",
+            lambda: self.map_rows(lambda s, y: pit_bounds_samples(y, s), self.require_targets()),
+        )
+
+    def coverage_shares(self, level: float) -> tuple[np.ndarray, np.ndarray]:
+        """The randomised PIT's chances of missing the central ``level`` band below and above
+        (:func:`~uqeval.metrics.intervals.pit_miss_shares`): a calibrated ensemble of any size misses at
+        exactly ``1 - level``, which no interval between its members does (10 members: [min, max] covers
+        9/11)."""
+        from .metrics.intervals import pit_miss_shares
+
+        return pit_miss_shares(*self.pit_bounds(), level)
 
     def quantiles_at(self, levels: np.ndarray) -> np.ndarray:
         from .metrics.samples import empirical_quantiles

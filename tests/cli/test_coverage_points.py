@@ -27,7 +27,9 @@ def _reference(method, loaded, points, levels, y_std=None):
                 continue
             sub = pred.subset(idx)
             for lv in levels:
-                m = coverage_metrics(sub.y_true, *sub.interval(lv), lv, y_std=y_std)
+                m = coverage_metrics(
+                    sub.y_true, *sub.interval(lv), lv, y_std=y_std, shares=sub.coverage_shares(lv)
+                )
                 out.append(
                     {
                         "method": method,

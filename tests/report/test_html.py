@@ -717,8 +717,9 @@ def test_monitor_section_follows_the_summary_escaped_with_alarms_and_plot(pngs, 
     assert "&lt;b&gt;markup&lt;/b&gt;" in page and "m&lt;1&gt;.json" in page
     assert image_data_uri(image) in page
     section = page[page.index('<section id="monitor"') : page.index("</section>", page.index('id="monitor"'))]
-    n_alarms = sum(t["alarm"] for t in doc["tests"])
-    assert f"{n_alarms} alarm(s)" in section and section.count('<td class="alarm">ALARM</td>') == n_alarms
+    n_alarms = sum(t["status"] == "alarm" for t in doc["tests"])
+    assert n_alarms and f"Change detectors: {n_alarms} in alarm" in section
+    assert section.count('<td class="alarm">ALARM</td>') == n_alarms
     assert section.count("<tr") == 1 + len(doc["tests"]) + 1 + len(doc["windows"]) + 1  # heads, rows, "all"
     with pytest.raises(InputError, match="monitor"):
         render_report(entries, monitor={"name": "x", "doc": {"schema": "uqeval.score/1"}, "image": None})

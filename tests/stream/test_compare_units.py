@@ -88,7 +88,10 @@ def test_clusters_change_the_answer(files):
     "args,message",
     [
         (("--block-size", "7"), "--block-size needs every row in memory (with bootstrap intervals"),
-        (("--block-size", "auto", "-b", "0"), "--block-size auto needs every row in memory (it chooses the size"),
+        (
+            ("--block-size", "auto", "-b", "0"),
+            "--block-size auto needs every row in memory (it chooses the size",
+        ),
         (("--cluster", "nosuch"), "column 'nosuch' not found"),
     ],
 )

@@ -114,6 +114,10 @@ def test_time_windows_are_half_open_days_and_equal_score(tmp_path):
         origin="2024-03-01",
         engine=EngineOptions(chunk_rows=1000),
         adversarial_windows=True,
+        detect=False,
+    )
+    detected, _ = monitor_file(
+        f, Settings(), window="4D", time="t", origin="2024-03-01", engine=EngineOptions(chunk_rows=1000)
     )
     t = table.column("t").to_numpy()
     assert doc["windows"][0]["start"] == "2024-03-01T00:00:00"
@@ -146,6 +150,19 @@ def test_time_windows_are_half_open_days_and_equal_score(tmp_path):
     k = np.array([miss[t < e].sum() for e in ends])
     under, over = sequential.coverage_log_e(n, k, 0.05)
     np.testing.assert_allclose(cov["e_values"], 0.5 * (np.exp(under) + np.exp(over)), rtol=1e-9)
+    # the detector: the sum over restarts at every window of the same e-process on the rows since then
+    det = next(x for x in detected["tests"] if x["name"] == "coverage@0.95")
+    starts = np.array([np.datetime64(w["start"]) for w in doc["windows"]])
+    by_hand = []
+    for e in ends:
+        total = 0.0
+        for s in starts[starts < e]:
+            inside = (t >= s) & (t < e)
+            u, o = sequential.coverage_log_e(inside.sum(), miss[inside].sum(), 0.05)
+            total += 0.5 * (np.exp(u) + np.exp(o))
+        by_hand.append(total)
+    np.testing.assert_allclose(det["e_values"], by_hand, rtol=1e-9)
+    assert detected["mode"] == "detect" and det["threshold"] == 3 * 3650  # coverage, pit_uniform, pit_mean
 
 
 def test_resuming_from_a_state_equals_one_run(tmp_path):
@@ -168,6 +185,23 @@ def test_resuming_from_a_state_equals_one_run(tmp_path):
         assert_same(a["metrics"], b["metrics"], {})
     np.testing.assert_allclose(
         [x["e_values"] for x in resumed["tests"]], [x["e_values"] for x in once["tests"]], rtol=1e-12
+    )
+    # the detectors (the default) resume exactly: their paths, alarms, change points and status
+    assert resumed["mode"] == once["mode"] == "detect"
+    for a, b in zip(resumed["tests"], once["tests"]):
+        assert (a["status"], a["alarms"], a["metric"]) == (b["status"], b["alarms"], b["metric"])
+    # so do the anytime-valid tests (--test)
+    r = runner.invoke(
+        app, ["monitor", str(tmp_path / "day1.parquet"), "--state", str(tmp_path / "t.bin"), "--test", *opts]
+    )
+    r = runner.invoke(
+        app, ["monitor", str(tmp_path / "day2.parquet"), "--state", str(tmp_path / "t.bin"), "--test", *opts]
+    )
+    tested = json.loads(r.stdout)
+    plain = json.loads(runner.invoke(app, ["monitor", str(tmp_path / "all.parquet"), "--test", *opts]).stdout)
+    assert tested["mode"] == "test"
+    np.testing.assert_allclose(
+        [x["e_values"] for x in tested["tests"]], [x["e_values"] for x in plain["tests"]], rtol=1e-12
     )
     # another window than the state's is refused (exit 2)
     r = runner.invoke(
@@ -292,9 +326,15 @@ def test_overconfidence_alarms_and_check_rules(tmp_path):
     assert (tmp_path / "m.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     doc = json.loads(out.read_text())
     cov = next(x for x in doc["tests"] if x["name"] == "coverage@0.95")
-    assert cov["alarm"] and cov["first_alarm_window"] in (6, 7, 8)  # the change starts in window 6
-    assert all(not x for x in cov["e_values"][:6] if x >= cov["threshold"])
-    assert "| start | end | rows |" in r.stdout and "coverage@0.95" in r.stdout
+    assert cov["alarm"] and cov["first_alarm_window"] in (6, 7)  # the change starts in window 6
+    assert all(x < cov["threshold"] for x in cov["e_values"][:6])
+    assert (
+        cov["status"] == "alarm" and cov["change_window"] == 6 and cov["change_at"] == "2024-03-07T00:00:00"
+    )
+    assert cov["metric"]["name"] == "coverage" and cov["metric"]["value"] < 0.85
+    # one line per test first, then the windows
+    assert r.stdout.index("| coverage@0.95 | ALARM |") < r.stdout.index("| window | rows |")
+    assert "| 2024-03-07\\* |" in r.stdout  # Markdown-escaped *
     rules = tmp_path / "rules.toml"
     rules.write_text('[rules]\n"alarms" = { max = 0 }\n"last.coverage.0.95.coverage" = { min = 0.9 }\n')
     r = runner.invoke(app, ["check", str(out), "--rules", str(rules)])
@@ -500,7 +540,7 @@ def test_weighted_windows_equal_score_with_weights_and_tests_stay_unweighted(tmp
     whole = tmp_path / "whole.parquet"
     pq.write_table(table, whole)
     weighted = Settings(columns={"weights": "w"})
-    doc, _ = monitor_file(whole, weighted, window=800, engine=EngineOptions(chunk_rows=300))
+    doc, _ = monitor_file(whole, weighted, window=800, engine=EngineOptions(chunk_rows=300), detect=False)
     assert any("tests are not" in n for n in doc["notes"])
     for i, win in enumerate([*doc["windows"], None]):
         part = tmp_path / f"w{i}.parquet"
@@ -517,7 +557,7 @@ def test_weighted_windows_equal_score_with_weights_and_tests_stay_unweighted(tmp
     assert doc["weights"]["n_zero"] == int((w == 0).sum())
     # the tests: unweighted, over the rows of positive weight
     pq.write_table(table.filter(pa.array(w > 0)), tmp_path / "pos.parquet")
-    plain, _ = monitor_file(tmp_path / "pos.parquet", Settings(), window=10_000)
+    plain, _ = monitor_file(tmp_path / "pos.parquet", Settings(), window=10_000, detect=False)
     assert [t["e_value"] for t in doc["tests"]][:1] != []
     np.testing.assert_allclose(
         [t["e_values"][-1] for t in doc["tests"]], [t["e_value"] for t in plain["tests"]], rtol=1e-12

@@ -153,9 +153,11 @@ def monitor(
     settings: Settings | None = None,
     adversarial_windows: bool = False,
     skip_seen: bool = False,
+    detect: bool = True,
+    arl: float = 3650.0,
     **columns: Any,
 ) -> dict[str, Any]:
-    """The metrics per window and cumulatively, and anytime-valid alarms, as ``uqeval monitor`` computes them
+    """The metrics per window and cumulatively, and change detectors' alarms, as ``uqeval monitor`` computes them
     (the ``uqeval.monitor/1`` document).
 
     Parameters
@@ -167,7 +169,10 @@ def monitor(
         for row windows.
     window : ``"1D"``, ``"7D"``, ``"1h"``, ``"30min"``, ``"15s"``, ``"2W"`` (time spans, half-open windows
         aligned to ``origin``, default the Unix epoch) or a number of rows.
-    alpha : family-wise false-alarm level of all the tests together.
+    alpha : family-wise false-alarm level of all the tests together (``detect=False``).
+    detect : True (default): e-detectors, which alarm after a change whatever the history, and say where it
+        began; False: anytime-valid tests of "calibrated all along" (``uqeval monitor --test``).
+    arl : with ``detect``, the average run length to a false alarm of all the detectors together, in windows.
     by : with a file, also every window's metrics per value of this column (``groups`` of each window).
     state : a state file: read first if it exists (yesterday's windows), then written with the new state,
         so that the next call needs only the new rows. Rows the state already counted (at or before the
@@ -190,7 +195,7 @@ def monitor(
     >>> rng = np.random.default_rng(0)
     >>> doc = uqeval.monitor(y_true=rng.normal(size=600), mean=0.0, std=1.0, window=200)
     >>> [w["n_rows"] for w in doc["windows"]], [t["name"] for t in doc["tests"]], doc["tests"][0]["alarm"]
-    ([200, 200, 200], ['coverage@0.95', 'pit_uniform'], False)
+    ([200, 200, 200], ['coverage@0.95', 'pit_uniform', 'pit_mean'], False)
     """
     from ..commands.monitor.core import build_document, monitor_file
     from ..commands.monitor.windows import (
@@ -234,6 +239,8 @@ def monitor(
             state_source=None if state is None else str(state),
             adversarial_windows=adversarial_windows,
             skip_seen=skip_seen,
+            detect=detect,
+            arl=arl,
         )
     else:
         if by is not None:
@@ -270,7 +277,7 @@ def monitor(
             run.add(batch, n_raw, 0, extra, where)
         skipped = seen_notes(run, skip_seen, where)
         info = {"path": loaded.info["path"], "format": loaded.info["format"], "engine": "memory"}
-        doc, new = build_document(info, run, s, alpha), dump_state(run)
+        doc, new = build_document(info, run, s, alpha, detect, arl), dump_state(run)
         if skipped:
             doc["notes"] = [*doc.get("notes", []), *skipped]
     if state is not None:

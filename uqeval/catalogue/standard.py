@@ -205,7 +205,9 @@ def _coverage(p, s: Settings) -> dict:
             )
             continue
         lo, hi = p.interval(lv)
-        out[level_key(lv)] = coverage_metrics(p.y_true, lo, hi, lv, y_std=s.y_std)
+        out[level_key(lv)] = coverage_metrics(
+            p.y_true, lo, hi, lv, y_std=s.y_std, shares=p.coverage_shares(lv)
+        )
     return out
 
 
@@ -434,7 +436,9 @@ def _rows_coverage(p, s, level) -> dict[str, RowStat] | None:
         return None
     return {
         k: RowStat(score=score, terms=None if finish is None else score_terms, finish=finish)
-        for k, (score, score_terms, finish) in coverage_rows(p.y_true, lo, hi, lv, y_std=s.y_std).items()
+        for k, (score, score_terms, finish) in coverage_rows(
+            p.y_true, lo, hi, lv, y_std=s.y_std, shares=p.coverage_shares(lv)
+        ).items()
     }
 
 

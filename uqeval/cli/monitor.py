@@ -8,22 +8,47 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .common import (
-    OUTPUT_PANEL,
+    _SHARED,
     PLOTS_PANEL,
     FormatOpt,
     OutputFormat,
     OutputOpt,
     ScoringFlags,
+    _shared_options,
     engine_options,
     handle_errors,
     remote_options,
-    scoring_options,
     show,
+    with_help,
 )
 
 if TYPE_CHECKING:
     from ..engine.options import EngineOptions
 
+
+#: --time, --window, --origin and --state: how rows fall into windows and what a run resumes
+WINDOWS_PANEL = "Windows"
+#: "Tests": how alarms are raised
+TESTS_PANEL = "Alarms"
+
+#: the shared input and metric options, --time worded for the monitor and shown under "Windows"
+monitor_options = _shared_options(
+    [
+        (
+            name,
+            with_help(
+                ann,
+                "The monitor's time column (timestamps or ISO strings): each row goes to the --window of its "
+                "time, whatever its position in the file.",
+                WINDOWS_PANEL,
+            )
+            if name == "time"
+            else ann,
+            default,
+        )
+        for name, ann, default in _SHARED
+    ]
+)
 
 FilesArg = Annotated[
     list[Path],
@@ -37,7 +62,8 @@ WindowOpt = Annotated[
     typer.Option(
         "--window",
         help="Window: a time span of the --time column (1D, 7D, 1h, 30min, 15s, 2W; half-open "
-        "[start, end) aligned to --origin) or a number of rows (1000).",
+        "[start, end) aligned to --origin) or a number of rows (1000). Alarms are checked at every window's end.",
+        rich_help_panel=WINDOWS_PANEL,
     ),
 ]
 ByOpt = Annotated[
@@ -46,7 +72,11 @@ ByOpt = Annotated[
 ]
 OriginOpt = Annotated[
     str | None,
-    typer.Option("--origin", help="Start of the first window (ISO date or time; default 1970-01-01T00:00)."),
+    typer.Option(
+        "--origin",
+        help="Start of the first window (ISO date or time; default 1970-01-01T00:00).",
+        rich_help_panel=WINDOWS_PANEL,
+    ),
 ]
 AlphaOpt = Annotated[
     float,
@@ -54,7 +84,30 @@ AlphaOpt = Annotated[
         "--alpha",
         min=1e-12,
         max=0.999999,
-        help="Family-wise false-alarm level of all tests together, valid however many windows are looked at.",
+        help="--test: family-wise false-alarm level of all tests together, valid however many windows are "
+        "looked at (and the level of the A B confidence sequence).",
+        rich_help_panel=TESTS_PANEL,
+    ),
+]
+DetectOpt = Annotated[
+    bool,
+    typer.Option(
+        "--detect/--test",
+        help="--detect (default): change detectors (e-detectors, Shin, Ramdas & Rinaldo 2024) that alarm within "
+        "days of a change however long the calibrated past, and estimate where it began; false alarms come on "
+        "average no sooner than --arl windows. --test: anytime-valid tests of 'calibrated all along' at "
+        "family-wise level --alpha, whose delay grows with the history.",
+        rich_help_panel=TESTS_PANEL,
+    ),
+]
+ArlOpt = Annotated[
+    float,
+    typer.Option(
+        "--arl",
+        min=1.000001,
+        help="--detect: average run length to a false alarm of all detectors together, in windows (3650: ten "
+        "years of daily windows).",
+        rich_help_panel=TESTS_PANEL,
     ),
 ]
 StateOpt = Annotated[
@@ -65,7 +118,7 @@ StateOpt = Annotated[
         "new state there: give it today's rows only (rows or files it already counted are refused; see "
         "--skip-seen).",
         dir_okay=False,
-        rich_help_panel=OUTPUT_PANEL,
+        rich_help_panel=WINDOWS_PANEL,
     ),
 ]
 SkipSeenOpt = Annotated[
@@ -75,7 +128,7 @@ SkipSeenOpt = Annotated[
         help="With --state: leave out what the state already counted (rows at or before the latest time "
         "it counted, a row at exactly that time included; input files it read, known by size and "
         "content) and say how many, instead of refusing the run. Makes a retried run harmless.",
-        rich_help_panel=OUTPUT_PANEL,
+        rich_help_panel=WINDOWS_PANEL,
     ),
 ]
 BoundOpt = Annotated[
@@ -108,7 +161,7 @@ PlotOpt = Annotated[
 
 @handle_errors
 @remote_options
-@scoring_options
+@monitor_options
 @engine_options
 def monitor(
     files: FilesArg,
@@ -116,6 +169,8 @@ def monitor(
     flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
     by: ByOpt = None,
     origin: OriginOpt = None,
+    detect: DetectOpt = True,
+    arl: ArlOpt = 3650.0,
     alpha: AlphaOpt = 0.05,
     state: StateOpt = None,
     skip_seen: SkipSeenOpt = False,
@@ -126,12 +181,14 @@ def monitor(
     output: OutputOpt = None,
     engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
 ) -> None:
-    """Monitor predictions over time: the metrics per window and cumulatively, with anytime-valid alarms.
+    """Monitor predictions over time: the metrics per window and cumulatively, with alarms when calibration changes.
 
-    Tests (each an e-process, checked at every window end; together at family-wise level --alpha):
-    coverage at each level (two-sided), PIT uniformity (Gaussian), and with two files the mean score
-    difference (a confidence sequence). With --state the next run reads only the new rows; rows the state
-    already counted are refused (or left out with --skip-seen), so a retried run counts nothing twice.
+    One line per test first (OK, or ALARM since a window with the change's estimated start), then the windows.
+    Tests, checked at every window's end: coverage at each level (two-sided), PIT uniformity and mean PIT
+    (Gaussians; ensembles, quantiles and intervals through their randomised PIT), and with two files the mean
+    score difference. --detect (default) runs them as change detectors (false alarms on average no sooner than
+    --arl windows); --test as anytime-valid tests (family-wise level --alpha). With --state the next run
+    reads only the new rows; rows the state already counted are refused (or left out with --skip-seen).
     """
     from ..commands.monitor.core import monitor_file
     from ..errors import UsageError
@@ -180,6 +237,8 @@ def monitor(
             bound=bound,
             adversarial_windows=adversarial_windows,
             skip_seen=skip_seen,
+            detect=detect,
+            arl=arl,
         )
     figure = None
     if plot is not None:

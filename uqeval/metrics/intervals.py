@@ -85,6 +85,7 @@ def coverage_metrics(
     upper: np.ndarray,
     level: float,
     y_std: float | None = None,
+    shares: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, float]:
     r"""Empirical coverage and width of prediction intervals at a nominal level.
 
@@ -102,6 +103,9 @@ def coverage_metrics(
     y_true, lower, upper : (N,) arrays, ``lower <= upper`` row by row.
     level : nominal level of the intervals, in (0, 1).
     y_std : reference std (> 0) for ``width_norm``; the key is omitted when None.
+    shares : per-row ``(miss below, miss above)`` in [0, 1] that replace the indicators ``y < lower`` and
+        ``y > upper`` (a finite ensemble: the randomised PIT's chances of missing the band,
+        :func:`pit_miss_shares`; the widths stay those of ``[lower, upper]``).
 
     Returns
     -------
@@ -124,11 +128,17 @@ def coverage_metrics(
             f"lower must be <= upper: {count} row(s) with lower > upper (first at row {first}: "
             f"lower={lo[first]:g}, upper={hi[first]:g}); swap the columns or fix the interval bounds"
         )
-    return coverage_from_bounds(y, lambda start, stop: (lo[start:stop], hi[start:stop]), level, y_std)
+    return coverage_from_bounds(
+        y, lambda start, stop: (lo[start:stop], hi[start:stop]), level, y_std, shares=shares
+    )
 
 
 def coverage_from_bounds(
-    y_true: np.ndarray, bounds, level: float, y_std: float | None = None
+    y_true: np.ndarray,
+    bounds,
+    level: float,
+    y_std: float | None = None,
+    shares: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, float]:
     """:func:`coverage_metrics` of intervals whose bounds are made block by block of rows, never whole.
 
@@ -147,7 +157,9 @@ def coverage_from_bounds(
     state = CoverageSums(n, level, y_std)
     for start in range(0, n, BLOCK):  # blocks of rows, not rows
         stop = min(start + BLOCK, n)
-        state.add(y_true[start:stop], *bounds(start, stop))
+        part = None if shares is None else (shares[0][start:stop], shares[1][start:stop])
+        lower, upper = bounds(start, stop)
+        state.add(y_true[start:stop], lower, upper, part)
     return state.result()
 
 
@@ -167,13 +179,20 @@ class CoverageSums:
         self._widths: dict[str, PairwiseSum] = {}
         self._finishers: dict[str, Any] = {}
 
-    def add(self, y_true: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> None:
-        """Add the next block of rows: (B,) targets and interval bounds."""
+    def add(
+        self,
+        y_true: np.ndarray,
+        lower: np.ndarray,
+        upper: np.ndarray,
+        shares: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
+        """Add the next block of rows: (B,) targets and interval bounds (and the rows' miss ``shares`` of
+        :func:`coverage_rows`, a finite ensemble's)."""
         for key, (score, terms, finish) in coverage_rows(
-            y_true, lower, upper, self.level, self.y_std
+            y_true, lower, upper, self.level, self.y_std, shares
         ).items():
             self._finishers[key] = finish
-            if terms is not None or key in _INDICATORS:
+            if terms is not None or (key in _INDICATORS and shares is None):  # 0/1: exact integer sums
                 self._sums[key] = self._sums.get(key, 0.0) + (
                     terms.sum(axis=0) if terms is not None else np.sum(score)
                 )
@@ -197,22 +216,80 @@ class CoverageSums:
 _INDICATORS = frozenset({"coverage", "miss_below", "miss_above"})
 
 
-def coverage_rows(y_true, lower, upper, level: float, y_std: float | None = None) -> dict[str, tuple]:
+def coverage_rows(
+    y_true,
+    lower,
+    upper,
+    level: float,
+    y_std: float | None = None,
+    shares: tuple[np.ndarray, np.ndarray] | None = None,
+) -> dict[str, tuple]:
     """Per-row terms of :func:`coverage_metrics`: ``{key: (score, terms, finish)}`` in its key order.
 
     Coverage, miss rates and widths are means of per-row indicators and widths (``score``);
     ``coverage_error`` is the weighted mean of the indicator minus the level
-    (``finish(sums, total)`` of the ``terms``).
+    (``finish(sums, total)`` of the ``terms``). ``shares``: each row's ``(miss below, miss above)``
+    in [0, 1] in place of the indicators ``y < lower`` and ``y > upper`` (a finite ensemble:
+    :func:`pit_miss_shares`); the row covers with ``1 - below - above``.
     """
-    inside = ((y_true >= lower) & (y_true <= upper)).astype(np.float64)
+    if shares is None:
+        below = (y_true < lower).astype(np.float64)
+        above = (y_true > upper).astype(np.float64)
+        inside = ((y_true >= lower) & (y_true <= upper)).astype(np.float64)
+    else:
+        below, above = shares
+        inside = 1.0 - below - above
     width = upper - lower
     out: dict[str, tuple] = {"coverage": (inside, None, None), "width": (width, None, None)}
     if y_std is not None:
         out["width_norm"] = (width / float(y_std), None, None)
     out["coverage_error"] = (None, inside[:, None], lambda sums, total: sums[:, 0] / total - level)
-    out["miss_below"] = ((y_true < lower).astype(np.float64), None, None)
-    out["miss_above"] = ((y_true > upper).astype(np.float64), None, None)
+    out["miss_below"] = (below, None, None)
+    out["miss_above"] = (above, None, None)
     return out
+
+
+def pit_miss_shares(low: np.ndarray, high: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""The chance that a randomised PIT falls below and above the central ``level`` band.
+
+    A row whose PIT is only known to lie in :math:`[a_i, b_i]` (a finite ensemble: the target's rank among
+    the members, :func:`uqeval.metrics.samples.pit_bounds_samples`) has the randomised PIT
+    :math:`U_i \sim U(a_i, b_i)`; it misses the central band :math:`[\tau, 1 - \tau]`,
+    :math:`\tau = (1 - \text{level})/2`, below and above with probabilities
+
+    .. math:: \text{below}_i = \operatorname{clip}\left(\frac{\tau - a_i}{b_i - a_i}, 0, 1\right),
+        \qquad \text{above}_i = \operatorname{clip}\left(\frac{b_i - (1 - \tau)}{b_i - a_i}, 0, 1\right).
+
+    These are the expectations of the randomised PIT's miss indicators given the ranks (Rao-Blackwellised:
+    no random draw, the same numbers on every run, engine and batching). For a calibrated ensemble
+    (target and members exchangeable) :math:`U_i` is uniform, so
+    :math:`E[\text{below}_i] = E[\text{above}_i] = \tau` exactly, whatever the number of members; the
+    interval between the members' empirical quantiles covers less (a 10-member ensemble's 2.5%–97.5%
+    interval covers 0.789 of calibrated targets, [min, max] 9/11 = 0.818).
+
+    Parameters
+    ----------
+    low, high : (N,) PIT bounds, ``0 <= low < high <= 1``.
+    level : nominal level of the central band, in (0, 1).
+
+    Returns
+    -------
+    (below, above) : two (N,) arrays in [0, 1] with ``below + above <= 1``.
+
+    Examples
+    --------
+    >>> below, above = pit_miss_shares(np.array([0.0, 10 / 11]), np.array([1 / 11, 1.0]), 0.95)
+    >>> [round(float(x), 3) for x in below], [round(float(x), 3) for x in above]
+    ([0.275, 0.0], [0.0, 0.275])
+    """
+    level = check_level(level)
+    a = np.asarray(low, dtype=np.float64)
+    b = np.asarray(high, dtype=np.float64)
+    tau = 0.5 * (1.0 - level)
+    w = b - a
+    below = np.clip((tau - a) / w, 0.0, 1.0)
+    above = np.clip((b - (1.0 - tau)) / w, 0.0, 1.0)
+    return below, above
 
 
 def central_pairs(levels: Sequence[float] | np.ndarray) -> list[tuple[int, int, float]]:

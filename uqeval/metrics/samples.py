@@ -236,6 +236,47 @@ def empirical_quantiles(samples: np.ndarray, levels: np.ndarray, *, presorted: b
     return out
 
 
+def _below_ties(y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Members below each target and equal to it, counted in blocks of rows (block-sized temporaries)."""
+    below = np.empty(s.shape[0], dtype=np.intp)
+    ties = np.empty(s.shape[0], dtype=np.intp)
+    block = max(1, _BLOCK_BYTES // (8 * s.shape[1]))
+    for start in range(0, s.shape[0], block):  # blocks of rows, not rows
+        part, yc = s[start : start + block], y[start : start + block, None]
+        below[start : start + block] = np.count_nonzero(part < yc, axis=1)
+        ties[start : start + block] = np.count_nonzero(part == yc, axis=1)
+    return below, ties
+
+
+def pit_bounds_samples(y_true: np.ndarray, samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""The interval in which the randomised PIT of each target among its M members lies.
+
+    With :math:`\ell` members below y and :math:`t` equal to it, the target's rank among the M + 1 values
+    is uniform on :math:`\{\ell, \dots, \ell + t\}` when target and members are exchangeable (a calibrated
+    ensemble), so the randomised PIT :math:`U = (\text{rank} + V)/(M + 1)`, :math:`V \sim U(0, 1)`, is
+    uniform on (0, 1) and, given the counts, uniform on
+
+    .. math:: \left[\frac{\ell}{M + 1},\ \frac{\ell + t + 1}{M + 1}\right]
+
+    (Hamill 2001's rank histogram with ties broken at random; as
+    :func:`uqeval.metrics.calibration_tests.ensemble_pit_bounds`, counted in blocks of rows).
+
+    Parameters
+    ----------
+    y_true : (N,) observations.
+    samples : (N, M) members, M >= 2.
+
+    Returns
+    -------
+    (low, high) : two (N,) arrays, ``0 <= low < high <= 1``.
+    """
+    y, s = _as_obs_samples(y_true, samples)
+    _raise_if_not_finite(y, s)
+    below, ties = _below_ties(y, s)
+    m1 = s.shape[1] + 1.0
+    return below / m1, (below + ties + 1.0) / m1
+
+
 def pit_samples(y_true: np.ndarray, samples: np.ndarray) -> np.ndarray:
     r"""Probability integral transform of y under each row's empirical CDF.
 
@@ -258,13 +299,7 @@ def pit_samples(y_true: np.ndarray, samples: np.ndarray) -> np.ndarray:
     """
     y, s = _as_obs_samples(y_true, samples)
     _raise_if_not_finite(y, s)
-    below = np.empty(s.shape[0], dtype=np.intp)
-    ties = np.empty(s.shape[0], dtype=np.intp)
-    block = max(1, _BLOCK_BYTES // (8 * s.shape[1]))
-    for start in range(0, s.shape[0], block):  # blocks of rows: block-sized boolean temporaries
-        part, yc = s[start : start + block], y[start : start + block, None]
-        below[start : start + block] = np.count_nonzero(part < yc, axis=1)
-        ties[start : start + block] = np.count_nonzero(part == yc, axis=1)
+    below, ties = _below_ties(y, s)
     return (below + 0.5 * ties) / s.shape[1]
 
 

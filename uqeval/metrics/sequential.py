@@ -37,6 +37,7 @@ times, so the guarantee holds a fortiori).
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 
@@ -139,3 +140,137 @@ def mean_cs(sums: np.ndarray, bound: float, threshold: float, grid: int = 4001) 
             lower[i] = max(-bound, mus[keep][0] - step)
             upper[i] = min(bound, mus[keep][-1] + step)
     return {"log_e": log_e0, "lower": lower, "upper": upper}
+
+
+# --------------------------------------------------------------------------- change detection (e-detectors)
+#
+# Every e-process above is a mixture, with equal weights, of K constant bets whose log capital after a window
+# adds that window's log factor. Restarting the same mixture at the start of every window j and summing the
+# restarts gives the Shiryaev-Roberts e-detector of Shin, Ramdas & Rinaldo (2024, "E-detectors: a
+# nonparametric framework for sequential change detection", Sec. 3):
+#
+#     M_t = sum_{j <= t} E_{j,t},   E_{j,t} = (1/K) sum_k prod_{s=j}^{t} L_{s,k},
+#
+# and, as the mixture is linear, M_t = (1/K) sum_k R_{t,k} with R_{t,k} = (R_{t-1,k} + 1) L_{t,k}, one
+# Shiryaev-Roberts recursion per bet. Under the null each E_{j,.} is a (super)martingale from 1, so M_t - t is
+# a supermartingale and the first t with M_t >= A has expected value at least A (the average run length to a
+# false alarm, ARL, counted in windows): optional stopping, E[M_tau] <= E[tau] and M_tau >= A.
+
+
+def coverage_log_factors(n: np.ndarray, k: np.ndarray, miss_rate: float) -> np.ndarray:
+    """Per-window log factors ``(windows, 2 * len(COVERAGE_GRID))`` of the bets of :func:`coverage_log_e` (the
+    under- then the over-coverage ones) from each window's rows ``n`` and misses ``k`` (not cumulative): their
+    cumulative sums' :func:`log_mean_exp` is the two-sided log e-value of :func:`coverage_log_e`.
+
+    ``k`` may be fractional (a finite ensemble's randomised-PIT miss chances, in [0, 1] per row): for a row
+    with miss chance :math:`x` the bet's factor :math:`(p/m)^x ((1-p)/(1-m))^{1-x}` is at most the betting
+    factor :math:`1 + \\lambda (x - m)` (the logarithm of the latter is concave in :math:`x`), so the product
+    stays below a test supermartingale and keeps its level."""
+    n = np.asarray(n, dtype=np.float64)[..., None]
+    k = np.asarray(k, dtype=np.float64)[..., None]
+    m = float(miss_rate)
+    g = COVERAGE_GRID
+    p = np.concatenate([m + (1.0 - m) * g, m * (1.0 - g)])
+    return k * np.log(p / m) + (n - k) * np.log((1.0 - p) / (1.0 - m))
+
+
+def pit_log_factors(sums: np.ndarray) -> np.ndarray:
+    """Per-window log factors ``(windows, len(PIT_GRID) ** 2)`` of the Beta bets of :func:`pit_log_e` from each
+    window's :func:`pit_sums` (not cumulative)."""
+    sums = np.asarray(sums, dtype=np.float64)
+    a, b = (g.ravel() for g in np.meshgrid(PIT_GRID, PIT_GRID))
+    n, s1, s2 = (sums[..., j, None] for j in range(3))
+    return (a - 1.0) * s1 + (b - 1.0) * s2 - n * _betaln(a, b)
+
+
+def mean_log_factors(sums: np.ndarray, bound: float) -> np.ndarray:
+    """Per-window log factors ``(windows, 2 * len(MEAN_GRID))`` of the bets of :func:`mean_cs` at "mean difference
+    = 0" (both signs) from each window's :func:`mean_sums` ``[n, sum d, sum d^2]`` (not cumulative)."""
+    c = 2.0 * float(bound)
+    sums = np.asarray(sums, dtype=np.float64)
+    s = sums[..., 1, None] / c
+    v = sums[..., 2, None] / (c * c)
+    lam = MEAN_GRID
+    psi = -np.log1p(-lam) - lam
+    return np.concatenate([lam * s - psi * v, -lam * s - psi * v], axis=-1)
+
+
+def log_mean_exp(logs: np.ndarray, axis: int = -1) -> np.ndarray:
+    """``log(mean(exp(logs), axis))`` without overflow."""
+    return _log_mean_exp(np.asarray(logs, dtype=np.float64), axis)
+
+
+def process_log_path(factors: np.ndarray) -> np.ndarray:
+    """Log e-values of the mixture e-process (started at the first window) at the end of every window."""
+    return log_mean_exp(np.cumsum(factors, axis=0))
+
+
+def detector_log_path(factors: np.ndarray) -> np.ndarray:
+    """Log values of the Shiryaev-Roberts e-detector (the mixture restarted at every window, summed) at the end
+    of every window, from per-window log factors ``(windows, bets)``.
+
+    With :math:`C_{t,k}` the cumulative log factors, :math:`\\log R_{t,k} = C_{t,k} +
+    \\log \\sum_{j \\le t} e^{-C_{j-1,k}}` (a running log-sum-exp: no loop over windows)."""
+    f = np.asarray(factors, dtype=np.float64)
+    if f.shape[0] == 0:
+        return np.zeros(0)
+    c = np.cumsum(f, axis=0)
+    before = np.vstack([np.zeros((1, f.shape[1])), c[:-1]])
+    return log_mean_exp(c + np.logaddexp.accumulate(-before, axis=0))
+
+
+def change_window(factors: np.ndarray, t: int) -> int:
+    """The window ``j <= t`` whose restart has the largest e-value at the end of window ``t``: the e-detector's
+    estimate of the first window after the change (the maximum-likelihood change point of the mixture)."""
+    f = np.asarray(factors, dtype=np.float64)[: t + 1]
+    c = np.cumsum(f, axis=0)
+    before = np.vstack([np.zeros((1, f.shape[1])), c[:-1]])
+    return int(np.argmax(log_mean_exp(c[-1][None, :] - before)))
+
+
+# --------------------------------------------------------------------------- PIT of discrete forecasts
+
+#: a bin's Beta probability is floored here before its logarithm (a bet that gives a bin no mass loses all)
+BIN_FLOOR = 1e-300
+
+
+def pit_bin_log_sums(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    r"""Summed log factors of the Beta bets of :func:`pit_log_e` for PIT values known only to lie in
+    ``[low, high]`` (an ensemble's rank bin, the bin between two carried quantiles):
+
+    .. math:: \sum_i \log \frac{F_{a,b}(h_i) - F_{a,b}(l_i)}{h_i - l_i}
+
+    for every bet (``(len(PIT_GRID) ** 2,)``, the order of :func:`pit_log_factors`), with :math:`F_{a,b}` the
+    Beta CDF. Each factor is the Beta density's mean over the row's bin, the expectation of :math:`f_{a,b}(U)`
+    for the randomised PIT :math:`U \sim U(l_i, h_i)` given the bin (Rao-Blackwellised: no random draw, the same
+    on every run, engine and batching). Under calibration the randomised PIT is uniform, so each factor has
+    mean one and the mixture stays a test martingale, as for a continuous PIT. Rows are grouped by their bin
+    (an ensemble of M members has at most (M + 1)(M + 2)/2 of them): one Beta CDF per bin and bet."""
+    from scipy.special import betainc
+
+    lo = np.asarray(low, dtype=np.float64)
+    hi = np.asarray(high, dtype=np.float64)
+    if lo.size == 0:
+        return np.zeros(PIT_GRID.size**2)
+    bins, counts = np.unique(np.stack([lo, hi], axis=1), axis=0, return_counts=True)
+    a, b = (g.ravel()[:, None] for g in np.meshgrid(PIT_GRID, PIT_GRID))
+    mass = betainc(a, b, bins[None, :, 1]) - betainc(a, b, bins[None, :, 0])
+    logs = np.log(np.maximum(mass, BIN_FLOOR)) - np.log(bins[:, 1] - bins[:, 0])[None, :]
+    return cast("np.ndarray", logs @ counts.astype(np.float64))
+
+
+def pit_mean_sums(low: np.ndarray, high: np.ndarray | None = None) -> np.ndarray:
+    r"""``[n, sum d, sum d^2]`` for the two-sided test of the mean PIT (:func:`mean_log_factors` with bound 1/2):
+    :math:`d_i = u_i - 1/2` of PIT values ``low`` (``high`` None), or, for PIT values known only to lie in
+    ``[low, high]``, the randomised PIT's conditional moments :math:`E[d_i] = (l_i + h_i)/2 - 1/2` and
+    :math:`E[d_i^2] = E[d_i]^2 + (h_i - l_i)^2/12`. The empirical-Bernstein factor
+    :math:`\exp(\lambda E[d] - \psi E[d^2])` is at most :math:`E[\exp(\lambda d - \psi d^2)] \le 1 + \lambda E[d]`
+    (Jensen, then Fan et al.'s bound), whose mean is one when the PIT has mean 1/2: the test stays valid."""
+    lo = np.asarray(low, dtype=np.float64)
+    if high is None:
+        d = lo - 0.5
+        return np.array([d.size, d.sum(), np.dot(d, d)])
+    hi = np.asarray(high, dtype=np.float64)
+    d = 0.5 * (lo + hi) - 0.5
+    w = hi - lo
+    return np.array([d.size, d.sum(), np.dot(d, d) + np.dot(w, w) / 12.0])

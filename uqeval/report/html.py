@@ -636,7 +636,7 @@ def _section_monitor(monitor: Mapping[str, Any] | None, ids: _Ids) -> str:
 
     doc = monitor["doc"]
     inp = doc.get("input") or {}
-    head, rows = window_table(doc)
+    head, rows, caption = window_table(doc)
     alarm_col = len(head) - 1
 
     def row(cells: Sequence[str], last: bool) -> str:
@@ -651,7 +651,7 @@ def _section_monitor(monitor: Mapping[str, Any] | None, ids: _Ids) -> str:
     body = "".join(row(r, i == len(rows) - 1) for i, r in enumerate(rows))
     windows = (
         f'<div class="table-wrap"><table class="monitor"><thead><tr>{thead}</tr></thead><tbody>{body}</tbody>'
-        "</table></div>"
+        "</table></div>" + (f'<p class="meta">{_esc(caption)}</p>' if caption else "")
     )
     n_win = len(doc.get("windows") or ())
     parts = [
@@ -659,7 +659,11 @@ def _section_monitor(monitor: Mapping[str, Any] | None, ids: _Ids) -> str:
         f'<p class="meta">{_esc(monitor.get("name"))}: <code>{_esc(inp.get("path"))}</code>, '
         f"{_esc(n_win)} window(s) of {_esc(inp.get('window'))}"
         + (f" on <code>{_esc(inp.get('time'))}</code>" if inp.get("time") else "")
-        + f", family-wise alpha {_esc(doc.get('alpha'))}</p>",
+        + (
+            f", change detectors with ARL ≥ {_esc(doc.get('arl'))} windows</p>"
+            if doc.get("mode") == "detect"
+            else f", family-wise alpha {_esc(doc.get('alpha'))}</p>"
+        ),
     ]
     if monitor.get("image"):
         parts.append(
@@ -677,9 +681,10 @@ def _section_monitor(monitor: Mapping[str, Any] | None, ids: _Ids) -> str:
             + "</tr>"
             for r in trows
         )
-        n_alarm = sum(1 for t in tests if t.get("alarm"))
+        n_alarm = sum(1 for t in tests if t.get("status", "alarm" if t.get("alarm") else "ok") == "alarm")
+        kind = "Change detectors" if doc.get("mode") == "detect" else "Anytime-valid tests"
         parts.append(
-            f'<h3 id="{ids.make("monitor-tests")}">Anytime-valid tests: {n_alarm} alarm(s)</h3>'
+            f'<h3 id="{ids.make("monitor-tests")}">{kind}: {n_alarm} in alarm</h3>'
             f'<div class="table-wrap"><table class="tests"><thead><tr>'
             + "".join(f'<th scope="col">{_esc(h)}</th>' for h in thead_t)
             + f"</tr></thead><tbody>{tbody}</tbody></table></div>"

@@ -80,7 +80,7 @@ def _point_metrics(pred, levels: Sequence[float], y_std: float | None) -> dict[s
             if not (np.isfinite(lo).all() and np.isfinite(hi).all() and (lo <= hi).all()):
                 lower, upper = pred.interval(lv)
                 coverage_metrics(y, lower, upper, lv, y_std=y_std)  # whole-array checks: raises its message
-            state.add(y[start:stop], lo, hi)
+            state.add(y[start:stop], lo, hi, part.coverage_shares(lv))  # an ensemble's: its randomised PIT
     out: dict[str, dict[str, float]] = {}
     for lv, state in zip(levels, states):
         m = state.result()

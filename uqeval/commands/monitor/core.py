@@ -1,10 +1,20 @@
 """The ``uqeval.monitor/1`` document: per-window and cumulative metrics of a
-:class:`~uqeval.commands.monitor.windows.Windows` state, and the anytime-valid tests (:mod:`uqeval.metrics.sequential`)
-evaluated at the end of every window.
+:class:`~uqeval.commands.monitor.windows.Windows` state, and the tests (:mod:`uqeval.metrics.sequential`) evaluated
+at the end of every window: coverage at each level (two-sided), the PIT's uniformity and its mean (Gaussians; other
+representations through the randomised PIT given the bin), and with two inputs the mean score difference.
 
-Family-wise level: the tests reported share ``alpha`` equally (Bonferroni): with ``K`` tests each alarms when
-its e-value reaches ``K / alpha``, so the chance that any of them ever raises a false alarm is at most
-``alpha`` (a union bound over Ville's inequality).
+Each test is a mixture of constant bets whose log capital adds per-window log factors (``factors``). Two uses:
+
+- ``detect`` (the default): the Shiryaev-Roberts e-detector of Shin, Ramdas & Rinaldo (2024), the same e-process
+  restarted at every window and summed. With ``K`` detectors each alarms at ``K * arl``: the sum of the
+  detectors minus ``K t`` is a supermartingale under the null, so the first alarm of any of them comes after
+  ``arl`` windows on average (optional stopping). Its delay after a change does not grow with the history; the
+  window where the winning restart began estimates where the change began.
+- ``test``: the e-processes from the first window, anytime-valid tests of "calibrated all along" at family-wise
+  level ``alpha``: with ``K`` tests each alarms when its e-value reaches ``K / alpha``, so the chance that any of
+  them ever raises a false alarm is at most ``alpha`` (a union bound over Ville's inequality).
+
+Both assume rows independent given the past (the windows' order is the time order).
 """
 
 from __future__ import annotations
@@ -20,21 +30,45 @@ from .windows import SCHEMA, Windows
 if TYPE_CHECKING:
     from ...engine.options import EngineOptions
 
+#: the default average run length to a false alarm of the change detectors, in windows (ten years of days)
+DEFAULT_ARL = 3650.0
+
+
+def check_arl(arl: float) -> float:
+    """``arl`` if it is a number of windows above 1, else a :class:`~uqeval.errors.UsageError`."""
+    if not (isinstance(arl, (int, float)) and np.isfinite(arl) and arl > 1):
+        raise UsageError(
+            f"{option('arl', arl)} must be a number of windows above 1 (e.g. 3650: ten years of days)"
+        )
+    return float(arl)
+
 
 def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[str, Any]]:
-    """One entry per test: name, kind, and the cumulative e-value at each look (window end)."""
+    """One entry per test: name, null, the per-window log factors of its bets (``factors``, windows x bets: the
+    e-process and the e-detector are both made of them), and per-window sums for the metric behind it."""
     from ...metrics.intervals import level_key
-    from ...metrics.sequential import capped_exp, coverage_log_e, pit_log_e
+    from ...metrics.sequential import (
+        capped_exp,
+        coverage_log_e,
+        coverage_log_factors,
+        mean_log_factors,
+        pit_log_e,
+        pit_log_factors,
+        process_log_path,
+    )
+    from .windows import PIT_BETS
 
     tests: list[dict[str, Any]] = []
-    sums = [win.windows[k]["tests"] for k in keys]
+    sums = [win.windows[k]["tests"] if k in win.windows else None for k in keys]
     present = [s for s in sums if s is not None]
     if not present:
         return tests
-    n = np.cumsum([s["n"] if s else 0 for s in sums])
+    n_w = np.array([s["n"] if s else 0 for s in sums], dtype=np.float64)
+    n = np.cumsum(n_w)
     levels = win.levels or []
     if levels:
-        miss = np.cumsum([s["miss"] if s else np.zeros(len(levels)) for s in sums], axis=0)
+        miss_w = np.array([s["miss"] if s else np.zeros(len(levels)) for s in sums], dtype=np.float64)
+        miss = np.cumsum(miss_w, axis=0)
         for j, lv in enumerate(levels):
             under, over = coverage_log_e(n, miss[:, j], 1.0 - lv)
             tests.append(
@@ -42,6 +76,8 @@ def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[st
                     "name": f"{prefix}coverage@{level_key(lv)}",
                     "null": f"the {level_key(lv)} intervals miss at rate {level_key(1 - lv)} (two-sided)",
                     "log_path": np.logaddexp(under, over) - np.log(2.0),
+                    "factors": coverage_log_factors(n_w, miss_w[:, j], 1.0 - lv),
+                    "metric": ("coverage", n_w, n_w - miss_w[:, j], lv),
                     "extra": {
                         "e_under": capped_exp(under),
                         "e_over": capped_exp(over),
@@ -50,12 +86,46 @@ def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[st
                 }
             )
     if "pit" in present[0]:
-        pit = np.cumsum([s["pit"] if s else np.zeros(3) for s in sums], axis=0)
+        pit_w = np.array([s["pit"] if s else np.zeros(3) for s in sums], dtype=np.float64)
+        factors = pit_log_factors(pit_w)
         tests.append(
             {
                 "name": f"{prefix}pit_uniform",
                 "null": "the PIT is uniform on (0, 1)",
-                "log_path": pit_log_e(pit),
+                "log_path": pit_log_e(np.cumsum(pit_w, axis=0)),
+                "factors": factors,
+                "metric": None,
+                "extra": {},
+            }
+        )
+    elif any("pit_bins" in s for s in present):  # a PIT known up to a bin: its bets' log factors, per window
+        # (a window of a state saved before these sums existed has none: it adds nothing)
+        factors = np.array(
+            [s.get("pit_bins", np.zeros(PIT_BETS)) if s else np.zeros(PIT_BETS) for s in sums],
+            dtype=np.float64,
+        )
+        tests.append(
+            {
+                "name": f"{prefix}pit_uniform",
+                "null": "the randomised PIT is uniform on (0, 1)",
+                "log_path": process_log_path(factors),
+                "factors": factors,
+                "metric": None,
+                "extra": {},
+            }
+        )
+    if any("pit_mean" in s for s in present):
+        mean_w = np.array(
+            [s.get("pit_mean", np.zeros(3)) if s else np.zeros(3) for s in sums], dtype=np.float64
+        )
+        factors = mean_log_factors(mean_w, 0.5)
+        tests.append(
+            {
+                "name": f"{prefix}pit_mean",
+                "null": "the mean PIT is 1/2 (no bias; two-sided)",
+                "log_path": process_log_path(factors),
+                "factors": factors,
+                "metric": ("mean PIT", mean_w[:, 0], mean_w[:, 1] + 0.5 * mean_w[:, 0], 0.5),
                 "extra": {},
             }
         )
@@ -120,14 +190,17 @@ def _window_entries(win: Windows, keys: list, metrics: list, settings: Settings)
 
 def _difference_spec(pair: Any, keys: list, threshold: float) -> dict[str, Any]:
     """The A/B test: a confidence sequence for the mean score difference (:func:`~uqeval.metrics.sequential.mean_cs`)."""
-    from ...metrics.sequential import mean_cs
+    from ...metrics.sequential import mean_cs, mean_log_factors
 
-    sums = np.cumsum([pair.diffs.get(k, np.zeros(4)) for k in keys], axis=0)
+    per = np.array([pair.diffs.get(k, np.zeros(4)) for k in keys], dtype=np.float64)
+    sums = np.cumsum(per, axis=0)
     cs = mean_cs(sums[:, :3], float(pair.bound or 0), threshold)
     return {
         "name": f"mean_difference:{pair.score}",
         "null": f"A and B have the same mean {pair.score} (difference A - B = 0), rows |A - B| <= {pair.bound:g}",
         "log_path": cs["log_e"],
+        "factors": mean_log_factors(per[:, :3], float(pair.bound or 0)),
+        "metric": ("mean difference", per[:, 0], per[:, 1], 0.0),
         "extra": {
             "mean_difference": sums[:, 1] / np.maximum(sums[:, 0], 1),
             "lower": cs["lower"],
@@ -137,22 +210,79 @@ def _difference_spec(pair: Any, keys: list, threshold: float) -> dict[str, Any]:
     }
 
 
-def _test_entry(spec: dict[str, Any], threshold: float, windows: list[dict[str, Any]]) -> dict[str, Any]:
-    """A test of the document: its e-values per window, and its alarm when one reaches ``threshold``."""
-    from ...metrics.sequential import capped_exp
+def _episodes(above: np.ndarray) -> list[tuple[int, int]]:
+    """``(first, last)`` windows of each run of windows whose statistic is at or above the threshold."""
+    edges = np.diff(np.concatenate([[0], above.astype(np.int8), [0]]))
+    return list(zip(np.flatnonzero(edges == 1).tolist(), (np.flatnonzero(edges == -1) - 1).tolist()))
 
-    log_path = np.asarray(spec["log_path"], dtype=np.float64)
+
+def _metric_since(spec: dict[str, Any], first: int, last: int) -> dict[str, Any] | None:
+    """The metric behind a test over windows ``first..last``: its value and its target under the null."""
+    if spec.get("metric") is None:
+        return None
+    name, n_w, num_w, target = spec["metric"]
+    n = float(np.sum(n_w[first : last + 1]))
+    return {
+        "name": name,
+        "value": float(np.sum(num_w[first : last + 1]) / n) if n else None,
+        "target": float(target),
+        "n_rows": int(n),
+    }
+
+
+def _test_entry(
+    spec: dict[str, Any], threshold: float, windows: list[dict[str, Any]], detect: bool
+) -> dict[str, Any]:
+    """A test of the document: its e-values per window (``detect``: the e-detector's), its alarms when one reaches
+    ``threshold``, the status at the last window (a detector: in alarm while at or above the threshold; a test:
+    from its first alarm on, as its null stays rejected), and (``detect``) the change point of each alarm."""
+    from ...metrics.sequential import capped_exp, change_window, detector_log_path
+
+    factors = np.asarray(spec["factors"], dtype=np.float64)
+    log_path = detector_log_path(factors) if detect else np.asarray(spec["log_path"], dtype=np.float64)
     path = capped_exp(log_path)
-    hit = np.flatnonzero(log_path >= np.log(threshold))
+    above = log_path >= np.log(threshold)
+    hit = np.flatnonzero(above)
     first = int(hit[0]) if hit.size else None
+    last = len(windows) - 1
+    alarms = []
+    for a, b in _episodes(above):
+        cp = change_window(factors, a) if detect else 0
+        alarms.append(
+            {
+                "first_window": a,
+                "last_window": b,
+                "first_alarm": windows[a]["end"],
+                **({"change_window": cp, "change_at": windows[cp]["start"]} if detect else {}),
+            }
+        )
+    if detect:  # a detector is in alarm while it is at or above its threshold
+        now = alarms[-1] if alarms and alarms[-1]["last_window"] == last else None
+    else:  # a test that rejected "calibrated all along" stays rejected
+        now = alarms[0] if alarms else None
+    since = (now.get("change_window", 0) if now else 0) if detect else 0
     return {
         "name": spec["name"],
         "null": spec["null"],
         "e_value": float(path[-1]),
+        "log10_e_value": float(log_path[-1] / np.log(10.0)),
         "threshold": threshold,
         "alarm": first is not None,
+        "status": "alarm" if now is not None else "ok",
         "first_alarm": None if first is None else windows[first]["end"],
         "first_alarm_window": first,
+        "alarm_since_window": None if now is None else now["first_window"],
+        "alarm_since": None if now is None else now["first_alarm"],
+        **(
+            {
+                "change_window": None if now is None else now["change_window"],
+                "change_at": None if now is None else now["change_at"],
+            }
+            if detect
+            else {}
+        ),
+        "alarms": alarms,
+        "metric": _metric_since(spec, since, last),
         "max_e_value": float(path.max()),
         "e_values": _looks(path),
         "log_e_values": _looks(log_path),
@@ -160,9 +290,17 @@ def _test_entry(spec: dict[str, Any], threshold: float, windows: list[dict[str, 
     }
 
 
-def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha: float) -> dict[str, Any]:
+def build_document(
+    src_info: dict[str, Any],
+    run: Any,
+    settings: Settings,
+    alpha: float,
+    detect: bool = True,
+    arl: float = DEFAULT_ARL,
+) -> dict[str, Any]:
     """The JSON document of ``uqeval monitor`` of a :class:`~uqeval.commands.monitor.windows.Windows` (one input) or a
-    :class:`~uqeval.commands.monitor.windows.Pair` (two inputs: model A's metrics, ``metrics_b`` model B's)."""
+    :class:`~uqeval.commands.monitor.windows.Pair` (two inputs: model A's metrics, ``metrics_b`` model B's).
+    ``detect``: the tests are e-detectors (alarm threshold ``K * arl``), else anytime-valid tests (``K / alpha``)."""
     from ..._version import __version__
     from ...catalogue import states
     from ...errors import InputError
@@ -171,6 +309,7 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
 
     if not 0 < alpha < 1:
         raise UsageError(f"{option('alpha', alpha)} must be in (0, 1)")
+    check_arl(arl)
     pair = run if isinstance(run, Pair) else None
     win: Windows = pair.a if pair is not None else run
     keys = sorted(set(win.windows) | (set(pair.b.windows) if pair else set()))
@@ -190,10 +329,11 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
             entry["metrics_b"] = m
         specs += _test_specs(pair.b, keys, "B: ")
     n_tests = len(specs) + (1 if pair is not None and pair.diffs else 0)
-    threshold = n_tests / alpha if n_tests else 1 / alpha
-    if pair is not None and pair.diffs:
-        specs.append(_difference_spec(pair, keys, threshold))
-    tests = [_test_entry(spec, threshold, windows) for spec in specs]
+    level_threshold = n_tests / alpha if n_tests else 1 / alpha
+    if pair is not None and pair.diffs:  # its confidence sequence is at the family-wise level alpha
+        specs.append(_difference_spec(pair, keys, level_threshold))
+    threshold = n_tests * arl if detect else level_threshold
+    tests = [_test_entry(spec, threshold, windows, detect) for spec in specs]
     weighted = "sums" in total
     notes = []
     weights = None
@@ -226,7 +366,12 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
                 for p in states.two_pass(win.kind, settings)
             }
         )
-    if tests:
+    if tests and detect:
+        notes.append(
+            f"{len(tests)} change detector(s) with an average run length to a false alarm of at least {arl:g} "
+            f"windows together: each alarms when its e-detector reaches {threshold:g} (= {len(tests)} x {arl:g})"
+        )
+    elif tests:
         notes.append(
             f"{len(tests)} test(s) at family-wise level {alpha:g}: each alarms when its e-value reaches "
             f"{threshold:g} (= {len(tests)} / alpha, Bonferroni), checked at the end of every window"
@@ -260,7 +405,9 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
             },
         },
         "settings": settings.to_json(),
+        "mode": "detect" if detect else "test",
         "alpha": alpha,
+        **({"arl": arl} if detect else {}),
         "windows": windows,
         "cumulative": {"n_rows": n_rows, "metrics": cumulative},
         "orientation": dict(sorted(orientation.items())),
@@ -279,13 +426,19 @@ def build_document(src_info: dict[str, Any], run: Any, settings: Settings, alpha
 
 def as_summary(doc: dict[str, Any]) -> dict[str, Any]:
     """A monitor document as a ``uqeval.score/1`` summary for ``uqeval check``: its metrics are ``last.*``
-    (the last window's), ``cumulative.*``, ``tests.<name>.e_value`` / ``.alarm`` (0 or 1) and ``alarms``
-    (the number of tests that alarmed)."""
+    (the last window's), ``cumulative.*``, ``tests.<name>.e_value`` / ``.alarm`` (0 or 1: it alarmed at some
+    window) / ``.in_alarm`` (0 or 1: it is in alarm at the last window), ``alarms`` (the number of tests that
+    alarmed) and ``in_alarm`` (the number in alarm now: a detector whose alarm ended counts no more)."""
     from ..score.summary import SCHEMA as SCORE
 
     last = doc["windows"][-1]["metrics"] if doc.get("windows") else {}
     tests = {
-        t["name"]: {"e_value": t["e_value"], "alarm": int(bool(t["alarm"]))} for t in doc.get("tests", [])
+        t["name"]: {
+            "e_value": t["e_value"],
+            "alarm": int(bool(t["alarm"])),
+            "in_alarm": int(t.get("status") == "alarm"),
+        }
+        for t in doc.get("tests", [])
     }
     orientation = {}
     for key, value in doc.get("orientation", {}).items():
@@ -299,8 +452,9 @@ def as_summary(doc: dict[str, Any]) -> dict[str, Any]:
             "cumulative": doc.get("cumulative", {}).get("metrics", {}),
             "tests": tests,
             "alarms": sum(t["alarm"] for t in tests.values()),
+            "in_alarm": sum(t["in_alarm"] for t in tests.values()),
         },
-        "orientation": {**orientation, "alarms": "lower"},
+        "orientation": {**orientation, "alarms": "lower", "in_alarm": "lower"},
     }
 
 
@@ -319,6 +473,8 @@ def monitor_file(
     bound: float | None = None,
     adversarial_windows: bool = False,
     skip_seen: bool = False,
+    detect: bool = True,
+    arl: float = DEFAULT_ARL,
 ) -> tuple[dict[str, Any], bytes]:
     """``(document, state bytes)`` of the rows of ``spec`` (a list of two: model A and model B), added to a
     saved ``state`` (:func:`~uqeval.commands.monitor.windows.dump_state`), read on ``engine`` (stream or dask;
@@ -327,12 +483,18 @@ def monitor_file(
 
     A state is kept when ``state`` or ``state_source`` (the state file's name; a first run has no bytes yet)
     is given: rows it counted (at or before its mark) and input files it read are refused, or left out with
-    ``skip_seen`` and counted in a note (:class:`~uqeval.commands.monitor.windows.Seen`)."""
+    ``skip_seen`` and counted in a note (:class:`~uqeval.commands.monitor.windows.Seen`).
+
+    ``detect`` (default): every test is an e-detector (:func:`~uqeval.metrics.sequential.detector_log_path`)
+    whose alarms together come on average no sooner than ``arl`` windows on calibrated rows, and which reports
+    where the change began; else the anytime-valid tests of "calibrated for ever" at family-wise level
+    ``alpha``. Both are functions of the per-window sums the state keeps, so a resumed run equals one run."""
     from ...engine.options import EngineOptions
     from .windows import Layout, dump_state, load_state, monitor_pair, monitor_windows, seen_notes
 
     if not 0 < alpha < 1:
         raise UsageError(f"{option('alpha', alpha)} must be in (0, 1)")
+    check_arl(arl)
     track = state is not None or state_source is not None
     if skip_seen and not track:
         raise UsageError(
@@ -378,7 +540,7 @@ def monitor_file(
     }
     if two:
         info["path_b"] = str(src_b.spec)
-    doc = build_document(info, run, settings, alpha)
+    doc = build_document(info, run, settings, alpha, detect, arl)
     if skipped:
         doc["notes"] = [*doc.get("notes", []), *skipped]
     # a weighted run saves no state (--state is refused with --weights: its finishing forms are not data)

@@ -248,27 +248,52 @@ def test_levels(pred, settings: Settings) -> list[float]:
     return [lv for lv in levels if _covered(pred.subset(slice(0, min(pred.n, 1))), settings, lv) is not None]
 
 
-#: representations whose PIT is continuous (uniform under calibration); a sample PIT takes M + 1 values
+#: representations whose PIT is continuous (uniform under calibration)
 PIT_KINDS = ("gaussian",)
+#: representations whose PIT is known up to a bin (an ensemble's rank, the bin between carried quantiles): their
+#: PIT tests take the randomised PIT's expectations given the bin (:func:`~uqeval.metrics.sequential.pit_bin_log_sums`)
+BIN_PIT_KINDS = ("samples", "quantiles", "intervals")
+
+
+def pit_bins(pred) -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)``: the bin of each row's PIT (an ensemble's rank over M + 1; the carried quantile levels that
+    bracket the target; for intervals the levels (1 -/+ level)/2 of its central levels)."""
+    from ...metrics.calibration_tests import quantile_pit_bounds
+
+    if pred.kind == "samples":
+        return cast("tuple[np.ndarray, np.ndarray]", pred.pit_bounds())
+    levels = np.asarray(pred.levels, dtype=np.float64)
+    if pred.kind == "intervals":
+        levels = np.unique(np.concatenate([(1 - levels) / 2, (1 + levels) / 2]))
+    return quantile_pit_bounds(pred.require_targets(), pred.quantiles_at(levels), levels)
 
 
 def test_sums(pred, settings: Settings, levels: list[float]) -> dict[str, Any]:
-    """The sums the tests need from some rows: misses per level and the PIT's log-sums."""
-    from ...metrics.sequential import pit_sums
+    """The sums the tests need from some rows: misses per level (an ensemble's randomised-PIT miss chances,
+    :meth:`~uqeval.predictions.Prediction.coverage_shares`), the PIT's log-sums (continuous PIT) or its Beta
+    bets' log factors (a PIT known up to a bin), and the mean PIT's moments."""
+    from ...metrics.sequential import pit_bin_log_sums, pit_mean_sums, pit_sums
 
     miss = np.array(
         [pred.n - float(np.sum(cast("np.ndarray", _covered(pred, settings, lv)))) for lv in levels]
     )
     out: dict[str, Any] = {"n": pred.n, "miss": miss}
     if pred.kind in PIT_KINDS:
-        out["pit"] = pit_sums(pred.pit())
+        u = pred.pit()
+        out["pit"] = pit_sums(u)
+        out["pit_mean"] = pit_mean_sums(u)
+    elif pred.kind in BIN_PIT_KINDS and pred.y_true is not None:
+        lo, hi = pit_bins(pred)
+        out["pit_bins"] = pit_bin_log_sums(lo, hi)
+        out["pit_mean"] = pit_mean_sums(lo, hi)
     return out
 
 
 def _merge_sums(a: dict[str, Any] | None, b: dict[str, Any]) -> dict[str, Any]:
+    """Two windows' test sums added (a state saved before a test existed lacks its sums: the other's are kept)."""
     if a is None:
         return b
-    return {k: a[k] + b[k] for k in a}
+    return {k: a[k] + b[k] if k in a and k in b else a[k] if k in a else b[k] for k in {**a, **b}}
 
 
 # --------------------------------------------------------------------------- windows of states
@@ -927,7 +952,13 @@ def _check_sums(t: Any, n_levels: int) -> bool:
         and _is_num(t.get("n"))
         and _is_array(t.get("miss"), (n_levels,))
         and ("pit" not in t or _is_array(t["pit"], (3,)))
+        and ("pit_mean" not in t or _is_array(t["pit_mean"], (3,)))
+        and ("pit_bins" not in t or _is_array(t["pit_bins"], (PIT_BETS,)))
     )
+
+
+#: the Beta bets of the PIT test (:data:`~uqeval.metrics.sequential.PIT_GRID` squared)
+PIT_BETS = 81
 
 
 def _check_windows(p: Any) -> str | None:
