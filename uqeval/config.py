@@ -19,21 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError, UsageError, labelled
+from .vocabulary import ROLES, SETTINGS, canonical, with_canonical_keys
 
-COLUMN_ROLES = (
-    "y_true",
-    "mean",
-    "std",
-    "var",
-    "lower",
-    "upper",
-    "quantiles",
-    "samples",
-    "proba",
-    "logits",
-    "by",
-    "weights",
-)
+#: the column roles, canonical spellings (their aliases: :data:`uqeval.vocabulary.ROLES`)
+COLUMN_ROLES = tuple(ROLES)
 
 
 @dataclass(frozen=True)
@@ -282,12 +271,23 @@ def load_config(path: str | Path) -> dict[str, Any]:
                 expected = sorted(name + t for t in _TABLES)
                 problems.append((at, f"unknown table [{name}{table}]{line}; expected one of {expected}"))
             continue
-        for key, value in body.items():
-            at = line_of(lines, *prefix, table, key)
+        seen: dict[str, str] = {}  # canonical key -> the spelling used (an alias and its name: an error)
+        for given, value in body.items():
+            at = line_of(lines, *prefix, table, given)
             where = _in_line(at)
+            key = canonical(given)
             if key not in _TABLES[table]:
                 allowed = ", ".join(sorted(_TABLES[table]))
-                problems.append((at, f"unknown key '{key}' in [{name}{table}]{where}; allowed: {allowed}"))
+                aliases = sorted(a for k in _TABLES[table] for a in (*ROLES.get(k, ()), *SETTINGS.get(k, ())))
+                also = f" (or their aliases {', '.join(aliases)})" if aliases else ""
+                from .vocabulary import did_you_mean
+
+                near = did_you_mean(given, [*_TABLES[table], *aliases])
+                problems.append(
+                    (at, f"unknown key '{given}' in [{name}{table}]{where}; allowed: {allowed}{also}{near}")
+                )
+            elif key in seen:
+                problems.append((at, f"[{name}{table}] names {key} twice{where}: as {seen[key]} and {given}"))
             elif table == "columns":
                 if not _column_spec(value):
                     what = f"must be a column name (a string) or a list of names, got {_show(value)}"
@@ -297,6 +297,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
             else:
                 out[key] = value
                 keys[key] = (table, at)
+            seen.setdefault(key, given)
     # every value checked here, so a bad one names the file (a bad flag is a usage error): each alone, then
     # together (a constraint between two settings)
     for key, (table, at) in keys.items():
@@ -386,7 +387,8 @@ def make_settings(
         cfg = load_config(config)
         columns.update(cfg.pop("columns", {}) or {})
         values.update(cfg)
-    given = {k: v for k, v in (overrides.pop("columns", None) or {}).items() if v}
+    overrides = with_canonical_keys(overrides, SETTINGS)
+    given = {k: v for k, v in with_canonical_keys(overrides.pop("columns", None) or {}).items() if v}
     for a, b in (("proba", "logits"), ("logits", "proba")):  # a flag naming the class columns replaces the
         if a in given:  # config's naming of them, whichever role it used
             columns.pop(b, None)
@@ -395,7 +397,10 @@ def make_settings(
     known = {f.name for f in fields(Settings)} - {"config"}
     unknown = set(values) - known
     if unknown:
-        raise InputError(f"unknown settings: {sorted(unknown)}")
+        from .vocabulary import did_you_mean
+
+        first = sorted(unknown)[0]
+        raise InputError(f"unknown settings: {sorted(unknown)}{did_you_mean(first, sorted(known))}")
     try:
         for k in set(values) & set(_CONVERT):
             values[k] = _CONVERT[k](values[k])

@@ -28,8 +28,8 @@ def _commands():
 
 
 def _flag(annotation):
-    info = annotation.__metadata__[0]
-    return info.param_decls[0] if info.param_decls else info.default
+    info = annotation.__metadata__[0]  # in Annotated, typer.Option's first flag is its "default"
+    return info.default if str(info.default).startswith("-") else info.param_decls[0]
 
 
 def test_every_command_that_reads_predictions_has_the_full_shared_input_option_set():

@@ -21,6 +21,8 @@ from .inputs import (
     _PLOT_ROLES,
     _attach_weights,
     _by_plan,
+    _canonical_columns,
+    _canonical_roles,
     _file_roles,
     _file_table,
     _load,
@@ -34,6 +36,8 @@ from .scores import Scores
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from numpy.typing import ArrayLike
+
+    from ..io.load import Loaded
 
     #: what ``ucc`` and ``compare`` take as models
     Models = Prediction | Mapping[str, Prediction] | Sequence[Prediction]
@@ -64,6 +68,7 @@ def evaluate(
     time: ArrayLike | str | None = None,
     id: str | None = None,
     weights: ArrayLike | str | None = None,
+    classes: ArrayLike | None = None,
     **overrides: Any,
 ) -> Scores:
     """Every metric that applies to a prediction, as ``uqeval score`` computes it.
@@ -117,25 +122,27 @@ def evaluate(
     """
     from ..commands.score.core import score_loaded
 
-    settings = make_settings(None, **overrides) if settings is None else replace(settings, **overrides)
-    given, table, target, level, settings = _prepare(
-        data,
-        y_true,
-        y,
-        level,
-        levels,
-        settings,
-        mean=mean,
-        std=std,
-        var=var,
-        lower=lower,
-        upper=upper,
-        quantiles=quantiles,
-        samples=samples,
-        proba=proba,
-        logits=logits,
-        loglik=loglik,
+    roles = _canonical_roles(
+        dict(
+            y_true=y_true,
+            y=y,
+            mean=mean,
+            std=std,
+            var=var,
+            lower=lower,
+            upper=upper,
+            quantiles=quantiles,
+            samples=samples,
+            proba=proba,
+            logits=logits,
+            loglik=loglik,
+            weights=weights,
+        ),
+        overrides,
     )
+    y_true, weights = roles.pop("y_true"), roles.pop("weights")
+    settings = make_settings(None, **overrides) if settings is None else replace(settings, **overrides)
+    given, table, target, level, settings = _prepare(data, y_true, None, level, levels, settings, **roles)
     spec = None
     if reference is not None or time is not None or id is not None:  # forecast verification (issue 16)
         from ..commands.compare.skill import reference_spec
@@ -149,7 +156,9 @@ def evaluate(
         if isinstance(time, str) and not table:
             raise UsageError("time= names a column, but data is not a table: pass the times as an array")
 
-    loaded, settings, arrow = _load(data, given, table, target, level, levels, member_axis, settings)
+    loaded, settings, arrow = _load(
+        data, given, table, target, level, levels, member_axis, settings, classes=classes
+    )
     if weights is None:  # a config's [columns] weights
         weights = settings.columns.get("weights")
     if weights is not None:
@@ -194,6 +203,7 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
 
     if not isinstance(kind, str) or kind not in PLOT_KINDS:
         raise UsageError(f"unknown {option('kind', kind)}: choose from {', '.join(PLOT_KINDS)}")
+    _canonical_columns(columns)
     bad = sorted(set(columns) - _PLOT_ROLES - set(Settings.__dataclass_fields__))
     if bad:
         raise TypeError(f"plot() got an unexpected keyword argument {bad[0]!r}")
@@ -322,6 +332,7 @@ def evaluate_file(
 
     roles = _file_roles(overrides)
     weights = overrides.pop("weights", None)
+    classes = overrides.pop("classes", None)
     if weights is not None and not isinstance(weights, str):
         raise UsageError(f"weights= names a column of the file, got {type(weights).__name__}")
     s = (
@@ -337,7 +348,7 @@ def evaluate_file(
         from ..commands.compare.skill import reference_spec
 
         spec = reference_spec(reference, train, time, id)
-    if _by_plan(roles):  # the loader's own column plan
+    if _by_plan(roles) and classes is None:  # the loader's own column plan
         if roles:
             s = _with_columns(s, roles)
         if weights is not None:
@@ -352,7 +363,15 @@ def evaluate_file(
     try:
         weights = weights if weights is not None else s.columns.get("weights")
         scores = evaluate(
-            arrow, settings=s, reference=reference, train=train, time=time, id=id, weights=weights, **roles
+            arrow,
+            settings=s,
+            reference=reference,
+            train=train,
+            time=time,
+            id=id,
+            weights=weights,
+            classes=classes,
+            **roles,
         )
         scores._summary["input"].update(path=str(path), format=info.format)
         return scores
@@ -363,6 +382,22 @@ def evaluate_file(
         raise type(exc)(
             f"{path}{text[4:] if text.startswith('data:') else ': ' + text}", fix=exc.fix
         ) from None
+
+
+def _load_file(path: str | Path, columns: dict[str, Any], settings: Settings) -> Loaded:
+    """The prediction of a CSV or Parquet file read as :func:`evaluate_file` reads it: ``columns`` are the
+    role keywords (and ``classes``) naming its columns, and settings on top of ``settings``."""
+    from ..io.load import load_predictions
+
+    roles = _file_roles(columns)
+    classes = columns.pop("classes", None)
+    s = replace(settings, **columns) if columns else settings
+    if _by_plan(roles) and classes is None:
+        return load_predictions(path, _with_columns(s, roles) if roles else s)
+    from ..io.readers import inspect, read_columns
+
+    loaded, _, _ = _load_table(_file_table(inspect(path), read_columns), {**roles, "classes": classes}, s)
+    return loaded
 
 
 @python_api

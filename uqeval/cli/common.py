@@ -17,6 +17,7 @@ import typer
 # the limits live with the settings (config.py imports nothing heavy)
 from ..config import LIMITS
 from ..errors import UqevalError
+from ..vocabulary import cli_flags
 
 
 class OutputFormat(str, Enum):
@@ -65,32 +66,34 @@ ENGINE_PANEL = "Engine"
 YCol = Annotated[
     str | None,
     typer.Option(
-        "--y",
+        *cli_flags("y_true"),
         help="Target column (default: y, y_true or target, else truth or actual; label for classification).",
     ),
 ]
 MeanCol = Annotated[
     str | None,
     typer.Option(
-        "--mean",
+        *cli_flags("mean"),
         help="Mean / point prediction column (default: mean, mu, y_pred or pred, else prediction, y_hat or yhat).",
     ),
 ]
 StdCol = Annotated[
     str | None,
     typer.Option(
-        "--std", help="Standard deviation column (default: std, sigma or y_std, else stddev, sd or pred_std)."
+        *cli_flags("std"),
+        help="Standard deviation column (default: std, sigma or y_std, else stddev, sd or pred_std).",
     ),
 ]
 VarCol = Annotated[
-    str | None, typer.Option("--var", help="Variance column (default: var or variance); converted to std.")
+    str | None,
+    typer.Option(*cli_flags("var"), help="Variance column (default: var or variance); converted to std."),
 ]
 LowerCol = Annotated[str | None, typer.Option("--lower", help="Lower bound column (default: lower).")]
 UpperCol = Annotated[str | None, typer.Option("--upper", help="Upper bound column (default: upper).")]
 ProbaCol = Annotated[
     str | None,
     typer.Option(
-        "--proba",
+        *cli_flags("proba"),
         metavar="<cols>",
         help="Class probability columns: a comma list (p0,p1,p2) or a glob ('p*'; ordered by the number in "
         "the name), or one Parquet list column (default: p_<k>, prob_<k> or proba; logits: --logits).",
@@ -112,7 +115,7 @@ OutputOpt = Annotated[
 WeightsCol = Annotated[
     str | None,
     typer.Option(
-        "--weights",
+        *cli_flags("weights"),
         metavar="COLUMN",
         help="Per-row weights (area, importance or survey weights; >= 0, not all 0): every metric that takes "
         "weights is computed from the weighted rows, the others are left out and listed (score, check, compare, ucc, coverage, report).",
@@ -159,7 +162,10 @@ ResolutionOpt = Annotated[
 BinsOpt = Annotated[
     int | None,
     typer.Option(
-        "--bins", min=2, max=LIMITS["class_bins"], help="Classification calibration bins (default 15)."
+        *cli_flags("class_bins"),
+        min=2,
+        max=LIMITS["class_bins"],
+        help="Classification calibration bins (default 15).",
     ),
 ]
 FixCrossingOpt = Annotated[
@@ -197,7 +203,8 @@ TwThresholdOpt = Annotated[
 ThresholdOpt = Annotated[
     list[str] | None,
     typer.Option(
-        "--threshold", help="Exceedance threshold t: Brier score of P(Y > t); repeat or give a comma list."
+        *cli_flags("thresholds"),
+        help="Exceedance threshold t: Brier score of P(Y > t); repeat or give a comma list.",
     ),
 ]
 MurphyOpt = Annotated[
