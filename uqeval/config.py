@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, UsageError, labelled
+from .errors import InputError, UsageError, labelled, option
 from .vocabulary import ROLES, SETTINGS, canonical, with_canonical_keys
 
 #: the column roles, canonical spellings (their aliases: :data:`uqeval.vocabulary.ROLES`)
@@ -60,6 +60,8 @@ class Settings:
     )
     y_std: float | None = None  # reference std of training targets (coverage width_norm)
     representation: str | None = None
+    sep: str | None = None  # CSV field separator (None: ",", or ";" with decimal = ",")
+    decimal: str | None = None  # CSV decimal mark (None: "."; "," for decimal commas)
     columns: dict[str, Any] = field(default_factory=dict)
     # where the config came from: {"path": ..., "from": "--config" | "UQEVAL_CONFIG" | "pyproject.toml"
     # | "config argument"}; None: built-in defaults and flags only
@@ -75,6 +77,9 @@ class Settings:
         d["levels"] = list(self.levels) if self.levels is not None else None
         d["tw_threshold"] = list(self.tw_threshold) if self.tw_threshold is not None else None
         d["thresholds"] = list(self.thresholds) if self.thresholds is not None else None
+        for key in ("sep", "decimal"):  # how a CSV file was read: written only when it is not the default
+            if d[key] is None:
+                del d[key]
         return d
 
 
@@ -116,7 +121,7 @@ _TABLES = {
         "thresholds",
         "murphy",
     },
-    "input": {"nan_policy", "fix_crossing", "renormalize", "logits", "representation"},
+    "input": {"nan_policy", "fix_crossing", "renormalize", "logits", "representation", "sep", "decimal"},
     "columns": set(COLUMN_ROLES),
 }
 
@@ -433,10 +438,18 @@ def _validate(s: Settings) -> None:
         v = getattr(s, name)
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
             raise InputError(f"setting {name} must be a number, got {_show(v)}")
-    for name in ("nan_policy", "representation"):
+    for name in ("nan_policy", "representation", "sep", "decimal"):
         v = getattr(s, name)
         if v is not None and not isinstance(v, str):
             raise InputError(f"setting {name} must be a string, got {_show(v)}")
+    if s.sep is not None and (len(s.sep) != 1 or s.sep in '"\r\n'):
+        raise InputError(f"{labelled('sep')} must be one character such as ';' or a tab, got {_show(s.sep)}")
+    if s.decimal is not None and s.decimal not in (".", ","):
+        raise InputError(f"{labelled('decimal')} must be '.' or ',', got {_show(s.decimal)}")
+    if s.decimal is not None and s.decimal == s.sep:
+        raise InputError(
+            f"{labelled('decimal')} {s.decimal!r} is the field separator too: pass {option('sep', ';')}"
+        )
     for name in ("fix_crossing", "renormalize", "logits", "diagnostics", "murphy"):
         if not isinstance(getattr(s, name), bool):
             raise InputError(f"setting {name} must be true or false, got {_show(getattr(s, name))}")
@@ -547,7 +560,17 @@ def parse_thresholds(value: Any) -> tuple[float, ...] | None:
     return tuple(out)
 
 
-_CONVERT = {"levels": _levels, "tw_threshold": parse_region, "thresholds": parse_thresholds}
+def _separator(value: Any) -> Any:
+    """A CSV field separator as typed on a command line or in a file: ``\\t`` or ``tab`` is a tab."""
+    return "\t" if value in ("\\t", "tab") else value
+
+
+_CONVERT = {
+    "levels": _levels,
+    "tw_threshold": parse_region,
+    "thresholds": parse_thresholds,
+    "sep": _separator,
+}
 
 
 def _validate_verification(s: Settings) -> None:

@@ -364,20 +364,22 @@ def monitor(
                 "uqeval.monitor with state=", "a weighted monitor reads all its rows in one call"
             )
         from ..engine.options import EngineOptions
+        from ..io.dialect import reading_csv
 
-        doc, new = monitor_file(
-            data,
-            s,
-            window=window,
-            time=time,
-            origin=origin,
-            alpha=alpha,
-            engine=EngineOptions(engine, chunk_rows, quiet=True),
-            state=saved,
-            state_source=None if state is None else str(state),
-            adversarial_windows=adversarial_windows,
-            skip_seen=skip_seen,
-        )
+        with reading_csv(s.sep, s.decimal):
+            doc, new = monitor_file(
+                data,
+                s,
+                window=window,
+                time=time,
+                origin=origin,
+                alpha=alpha,
+                engine=EngineOptions(engine, chunk_rows, quiet=True),
+                state=saved,
+                state_source=None if state is None else str(state),
+                adversarial_windows=adversarial_windows,
+                skip_seen=skip_seen,
+            )
     else:
         if by is not None:
             raise UsageError(

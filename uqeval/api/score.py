@@ -340,63 +340,69 @@ def evaluate_file(
         if settings is not None and not overrides and config is None
         else make_settings(config, **overrides)
     )
-    if any(not isinstance(v, str) for r, v in roles.items() if r in _COLUMN_ROLES):
-        bad = next(r for r, v in roles.items() if r in _COLUMN_ROLES and not isinstance(v, str))
-        raise UsageError(f"{bad}= names a column of the file, got {type(roles[bad]).__name__}")
-    spec = None
-    if reference is not None or time is not None or id is not None:  # skill scores (see evaluate)
-        from ..commands.compare.skill import reference_spec
+    from ..io.dialect import reading_csv
 
-        spec = reference_spec(reference, train, time, id)
-    if _by_plan(roles) and classes is None:  # the loader's own column plan
-        if roles:
-            s = _with_columns(s, roles)
-        if weights is not None:
-            s = replace(s, columns={**s.columns, "weights": weights})
-        loaded = load_predictions(path, s, weights_ok=True)
-        return Scores(score_loaded(loaded, s, spec), loaded.prediction, s)
-    # lists of columns (quantiles, samples, proba, ...): read the file and evaluate its table
-    from ..io.readers import inspect, read_columns
+    with reading_csv(s.sep, s.decimal):  # the CSV dialect of the settings (sep=, decimal=)
+        if any(not isinstance(v, str) for r, v in roles.items() if r in _COLUMN_ROLES):
+            bad = next(r for r, v in roles.items() if r in _COLUMN_ROLES and not isinstance(v, str))
+            raise UsageError(f"{bad}= names a column of the file, got {type(roles[bad]).__name__}")
+        spec = None
+        if reference is not None or time is not None or id is not None:  # skill scores (see evaluate)
+            from ..commands.compare.skill import reference_spec
 
-    info = inspect(path)
-    arrow = _file_table(info, read_columns)
-    try:
-        weights = weights if weights is not None else s.columns.get("weights")
-        scores = evaluate(
-            arrow,
-            settings=s,
-            reference=reference,
-            train=train,
-            time=time,
-            id=id,
-            weights=weights,
-            classes=classes,
-            **roles,
-        )
-        scores._summary["input"].update(path=str(path), format=info.format)
-        return scores
-    except InputError as exc:  # the table's messages name "data": here it is the file
-        text = exc.message
-        if not text.startswith("data"):
-            raise
-        raise type(exc)(
-            f"{path}{text[4:] if text.startswith('data:') else ': ' + text}", fix=exc.fix
-        ) from None
+            spec = reference_spec(reference, train, time, id)
+        if _by_plan(roles) and classes is None:  # the loader's own column plan
+            if roles:
+                s = _with_columns(s, roles)
+            if weights is not None:
+                s = replace(s, columns={**s.columns, "weights": weights})
+            loaded = load_predictions(path, s, weights_ok=True)
+            return Scores(score_loaded(loaded, s, spec), loaded.prediction, s)
+        # lists of columns (quantiles, samples, proba, ...): read the file and evaluate its table
+        from ..io.readers import inspect, read_columns
+
+        info = inspect(path)
+        arrow = _file_table(info, read_columns)
+        try:
+            weights = weights if weights is not None else s.columns.get("weights")
+            scores = evaluate(
+                arrow,
+                settings=s,
+                reference=reference,
+                train=train,
+                time=time,
+                id=id,
+                weights=weights,
+                classes=classes,
+                **roles,
+            )
+            scores._summary["input"].update(path=str(path), format=info.format)
+            return scores
+        except InputError as exc:  # the table's messages name "data": here it is the file
+            text = exc.message
+            if not text.startswith("data"):
+                raise
+            raise type(exc)(
+                f"{path}{text[4:] if text.startswith('data:') else ': ' + text}", fix=exc.fix
+            ) from None
 
 
 def _load_file(path: str | Path, columns: dict[str, Any], settings: Settings) -> Loaded:
     """The prediction of a CSV or Parquet file read as :func:`evaluate_file` reads it: ``columns`` are the
     role keywords (and ``classes``) naming its columns, and settings on top of ``settings``."""
+    from ..io.dialect import reading_csv
     from ..io.load import load_predictions
 
     roles = _file_roles(columns)
     classes = columns.pop("classes", None)
     s = replace(settings, **columns) if columns else settings
-    if _by_plan(roles) and classes is None:
-        return load_predictions(path, _with_columns(s, roles) if roles else s)
-    from ..io.readers import inspect, read_columns
+    with reading_csv(s.sep, s.decimal):
+        if _by_plan(roles) and classes is None:
+            return load_predictions(path, _with_columns(s, roles) if roles else s)
+        from ..io.readers import inspect, read_columns
 
-    loaded, _, _ = _load_table(_file_table(inspect(path), read_columns), {**roles, "classes": classes}, s)
+        table = _file_table(inspect(path), read_columns)
+    loaded, _, _ = _load_table(table, {**roles, "classes": classes}, s)
     return loaded
 
 

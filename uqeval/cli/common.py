@@ -127,7 +127,20 @@ NanOpt = Annotated[
 ]
 SeedOpt = Annotated[
     int | None,
-    typer.Option("--seed", min=0, max=LIMITS["seed"], help="Seed for randomised metrics (default 0)."),
+    typer.Option(
+        "--seed", min=0, help="Seed for randomised metrics (default 0)."
+    ),  # at most 2**63-1: Settings
+]
+SepOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--sep",
+        metavar="CHAR",
+        help="CSV field separator (default ','; ';' for files written with decimal commas).",
+    ),
+]
+DecimalOpt = Annotated[
+    str | None, typer.Option("--decimal", metavar="CHAR", help="CSV decimal mark: '.' (default) or ','.")
 ]
 ReprOpt = Annotated[
     Representation | None,
@@ -177,8 +190,7 @@ LogitsCol = Annotated[
         "--logits",
         metavar="<cols>",
         help="Class logit columns, named as --proba names probabilities (a comma list or a glob such as 'z*'); "
-        "softmax turns them into probabilities (default: logit_<k>). It takes the columns (it was a switch): "
-        "for logits in p_<k> columns pass --logits 'p_*'.",
+        "softmax turns them into probabilities (default: logit_<k>); for logits in p_<k> columns pass --logits 'p_*'.",
     ),
 ]
 RenormalizeOpt = Annotated[
@@ -328,6 +340,9 @@ class ScoringFlags:
             discover=True,  # the command line finds a config it was not given (UQEVAL_CONFIG, pyproject.toml)
             **values,
         )
+        from ..io.dialect import set_csv_dialect
+
+        set_csv_dialect(settings.sep, settings.decimal, process=True)  # the run's (handle_errors restores)
         if self.train is not None:
             from ..commands.score.core import train_std
             from ..errors import InputError
@@ -358,6 +373,8 @@ INPUT_OPTIONS: list[tuple[str, Any, Any]] = [
     ("logits", LogitsCol, None),
     ("renormalize", RenormalizeOpt, False),
     ("nan_policy", NanOpt, None),
+    ("sep", SepOpt, None),
+    ("decimal", DecimalOpt, None),
     ("seed", SeedOpt, None),
     ("config", ConfigOpt, None),
 ]
@@ -440,6 +457,8 @@ def _flags(v: dict[str, Any]) -> ScoringFlags:
             tw_threshold=v.get("tw_threshold"),
             thresholds=v.get("threshold") or None,
             murphy=v.get("murphy") or None,
+            sep=v["sep"],
+            decimal=v["decimal"],
         ),
         reference=v.get("reference"),
         time=v.get("time"),
@@ -638,9 +657,12 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         from . import interrupts
 
         interrupts.start()
+        from ..io.dialect import reading_csv
+
         # messages spell options as flags for the whole run (its threads and worker processes too)
         with (
             front_end("cli", process=True),
+            reading_csv(process=True),  # the CSV dialect of the run (--sep, --decimal), restored after it
             _document_to_file_only(kwargs),
             warnings.catch_warnings(record=True) as caught,
         ):

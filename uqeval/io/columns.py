@@ -486,9 +486,8 @@ def no_predictions_message(
             if sep in names[0]:
                 return (
                     f"{head}: the header was read as one column, so the file seems separated by {what}; "
-                    "uqeval reads comma-separated CSV: save it with commas between fields (and decimal points, "
-                    "not decimal commas, in numbers), e.g. pandas.read_csv(f, sep=';', decimal=',')"
-                    ".to_csv(out, index=False), or as Parquet"
+                    f"pass {option('sep')}{'' if option('sep').endswith('=') else ' '}{sep!r} (and "
+                    f"{option('decimal')}{'' if option('decimal').endswith('=') else ' '}',' for decimal commas)"
                 )
     if numeric is None:
         numeric = numeric_columns(path, names)

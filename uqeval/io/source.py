@@ -19,7 +19,16 @@ from pathlib import Path
 
 from ..errors import InputError
 from .inputs import Inputs, check_parts, expand_input, has_glob, one_format, select_parts, type_class
-from .readers import TableInfo, _short, csv_info, csv_records, inspect, parquet_info
+from .readers import (
+    TableInfo,
+    _short,
+    csv_info,
+    csv_records,
+    decimal_point,
+    inspect,
+    parquet_info,
+    parse_options,
+)
 from .uri import SCHEME, as_spec, is_uri
 
 
@@ -373,11 +382,13 @@ def _csv_batches(
         return pacsv.open_csv(
             source,
             read_options=pacsv.ReadOptions(block_size=1 << 22, use_threads=False),
+            parse_options=parse_options(),
             convert_options=pacsv.ConvertOptions(
                 include_columns=raw,
                 strings_can_be_null=True,
                 null_values=NULLS,
                 column_types={r: pa.float64() for r, c in zip(raw, columns) if c in numeric},
+                **decimal_point(),
             ),
         )
 
