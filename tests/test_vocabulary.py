@@ -179,3 +179,20 @@ def test_scores_name_metrics_as_the_rules_do():
     assert isinstance(caught.value, ValueError)  # an InputError too: one line, no bare KeyError
     assert "crsp" not in scores
     assert scores.get("crsp") is None
+
+
+def test_the_docs_table_is_the_vocabulary():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "docs" / "guide" / "python-api.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)` \| (.+?) \| (.+?) \|$", text, re.M)
+    table = {
+        name: (re.findall(r"`(\w+)`", aliases), re.findall(r"`(--[\w-]+)`", flags))
+        for name, aliases, flags in rows
+    }
+    declared = {k: v for k, v in (*ROLES.items(), *SETTINGS.items()) if v}
+    assert set(table) == set(declared)
+    for name, (aliases, flags) in table.items():
+        assert tuple(aliases) == declared[name], name
+        assert tuple(flags) == cli_flags(name), name

@@ -26,6 +26,7 @@ _EXPORTS = {
         n: "api"
         for n in (
             "Scores",
+            "Comparison",
             "evaluate",
             "evaluate_file",
             "plot",

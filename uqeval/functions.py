@@ -27,19 +27,10 @@ from .validation import as_real_array
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-__all__ = [
-    "crps_normal",
-    "logs_normal",
-    "crps_ensemble",
-    "pinball_loss",
-    "interval_score",
-    "weighted_interval_score",
-    "calibration_error",
-    "coverage",
-    "expected_calibration_error",
-    "brier_score",
-    "log_loss",
-]
+from . import _EXPORTS
+
+#: the array functions (listed once, in ``uqeval._EXPORTS``)
+__all__ = [name for name, module in _EXPORTS.items() if module == "functions"]
 
 
 def _rows(*args: Any, names: tuple[str, ...]) -> tuple[tuple[np.ndarray, ...], tuple[int, ...]]:

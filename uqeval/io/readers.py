@@ -162,22 +162,26 @@ def _inspect(p: Path | StdinFile, fmt: str | None = None) -> TableInfo:
     if isinstance(p, StdinFile):
         fmt = p.format
     if fmt == "parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        try:
-            schema = pq.read_schema(p)
-        except (pa.ArrowException, OSError) as exc:
-            raise InputError(
-                f"{p}: cannot read Parquet file ({_short(exc)}); is it a valid Parquet file?"
-            ) from None
-        return parquet_info(p, schema)
+        return parquet_info(p, parquet_schema(p))
     opener = gzip.open if str(p).lower().endswith(".gz") else open
     try:  # utf-8-sig: a byte-order mark (Excel's CSV export) is not part of the first name
         with opener(p, "rt", encoding="utf-8-sig", newline="") as fh:
             return csv_info(p, fh)
     except (OSError, UnicodeDecodeError, EOFError, zlib.error, csv.Error) as exc:
         raise InputError(f"{p}: cannot read CSV file ({_short(exc)})") from None
+
+
+def parquet_schema(path):
+    """The Arrow schema of the Parquet file at ``path``; an unreadable file is an :class:`InputError`."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_schema(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(
+            f"{path}: cannot read Parquet file ({_short(exc)}); is it a valid Parquet file?"
+        ) from None
 
 
 def parquet_info(where, schema) -> TableInfo:

@@ -397,9 +397,7 @@ def _csv_batches(
     except InputError:
         raise
     except (pa.ArrowException, OSError, UnicodeDecodeError, EOFError) as exc:
-        raise InputError(
-            f"{f}: cannot read CSV data{_bad_csv_row(f, info, columns, numeric, 0)} ({_short(exc)})"
-        ) from None
+        raise _unreadable(f, info, columns, numeric, 0, exc) from None
     done = 0
     while True:
         try:
@@ -408,13 +406,18 @@ def _csv_batches(
             return
         except (pa.ArrowException, OSError, UnicodeDecodeError, EOFError) as exc:
             # a value that is not a number (or a ragged line) in a later block; find its global row
-            raise InputError(
-                f"{f}: cannot read CSV data{_bad_csv_row(f, info, columns, numeric, done)} ({_short(exc)})"
-            ) from None
+            raise _unreadable(f, info, columns, numeric, done, exc) from None
         batch = batch.rename_columns(columns) if batch.num_columns == len(columns) else batch
         for item in _slices(f, batch, columns, chunk_rows):
             done += item[2]
             yield item
+
+
+def _unreadable(f: str, info: TableInfo, columns, numeric, done: int, exc: BaseException) -> InputError:
+    """The error of a CSV block that cannot be read, naming its first bad row (from the ``done``-th on)."""
+    return InputError(
+        f"{f}: cannot read CSV data{_bad_csv_row(f, info, columns, numeric, done)} ({_short(exc)})"
+    )
 
 
 def _bad_csv_row(f: str, info: TableInfo, columns: list[str], numeric: frozenset[str], start: int) -> str:
