@@ -16,21 +16,7 @@ from ..errors import InputError, UsageError
 from ..predictions import (
     Prediction,
 )
-from .inputs import (
-    _COLUMN_ROLES,
-    _PLOT_ROLES,
-    _attach_weights,
-    _by_plan,
-    _canonical_columns,
-    _canonical_roles,
-    _file_roles,
-    _file_table,
-    _load,
-    _load_table,
-    _objects,
-    _prepare,
-    _with_columns,
-)
+from . import inputs as _in  # the column keywords of every call, read in one place
 from .scores import Scores
 
 if TYPE_CHECKING:
@@ -122,7 +108,7 @@ def evaluate(
     """
     from ..commands.score.core import score_loaded
 
-    roles = _canonical_roles(
+    roles = _in._canonical_roles(
         dict(
             y_true=y_true,
             y=y,
@@ -142,7 +128,7 @@ def evaluate(
     )
     y_true, weights = roles.pop("y_true"), roles.pop("weights")
     settings = make_settings(None, **overrides) if settings is None else replace(settings, **overrides)
-    given, table, target, level, settings = _prepare(data, y_true, None, level, levels, settings, **roles)
+    given, table, target, level, settings = _in._prepare(data, y_true, None, level, levels, settings, **roles)
     spec = None
     if reference is not None or time is not None or id is not None:  # forecast verification (issue 16)
         from ..commands.compare.skill import reference_spec
@@ -156,19 +142,19 @@ def evaluate(
         if isinstance(time, str) and not table:
             raise UsageError("time= names a column, but data is not a table: pass the times as an array")
 
-    loaded, settings, arrow = _load(
+    loaded, settings, arrow = _in._load(
         data, given, table, target, level, levels, member_axis, settings, classes=classes
     )
     if weights is None:  # a config's [columns] weights
         weights = settings.columns.get("weights")
     if weights is not None:
-        _attach_weights(loaded, weights, arrow)
+        _in._attach_weights(loaded, weights, arrow)
     if arrow is not None:
         rows = loaded.prediction.row_numbers()
         if spec is not None and isinstance(time, str):
-            spec = replace(spec, time=_objects(arrow, time, "time", rows))
+            spec = replace(spec, time=_in._objects(arrow, time, "time", rows))
         if spec is not None and id is not None:
-            spec = replace(spec, model_ids=_objects(arrow, id, "id", rows))
+            spec = replace(spec, model_ids=_in._objects(arrow, id, "id", rows))
     if spec is not None and spec.kind == "persistence" and not isinstance(time, str) and time is not None:
         times = np.asarray(time)
         if loaded.info["n_dropped"] and times.shape[:1] == (loaded.info["n_rows"],):
@@ -203,8 +189,8 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
 
     if not isinstance(kind, str) or kind not in PLOT_KINDS:
         raise UsageError(f"unknown {option('kind', kind)}: choose from {', '.join(PLOT_KINDS)}")
-    _canonical_columns(columns)
-    bad = sorted(set(columns) - _PLOT_ROLES - set(Settings.__dataclass_fields__))
+    _in._canonical_columns(columns)
+    bad = sorted(set(columns) - _in._PLOT_ROLES - set(Settings.__dataclass_fields__))
     if bad:
         raise TypeError(f"plot() got an unexpected keyword argument {bad[0]!r}")
     models = dict(data) if isinstance(data, Mapping) else None
@@ -303,7 +289,7 @@ _KIND_HINTS = {
 
 def _plot_prediction(data: Any, **columns: Any) -> tuple[Prediction, Settings]:
     """The prediction and settings :func:`evaluate` would score for ``data`` and ``columns``."""
-    loaded, settings, _ = _load_table(data, columns, columns.pop("settings", None))
+    loaded, settings, _ = _in._load_table(data, columns, columns.pop("settings", None))
     return loaded.prediction, settings
 
 
@@ -330,7 +316,7 @@ def evaluate_file(
     from ..commands.score.core import score_loaded
     from ..io.load import load_predictions
 
-    roles = _file_roles(overrides)
+    roles = _in._file_roles(overrides)
     weights = overrides.pop("weights", None)
     classes = overrides.pop("classes", None)
     if weights is not None and not isinstance(weights, str):
@@ -343,17 +329,17 @@ def evaluate_file(
     from ..io.dialect import reading_csv
 
     with reading_csv(s.sep, s.decimal):  # the CSV dialect of the settings (sep=, decimal=)
-        if any(not isinstance(v, str) for r, v in roles.items() if r in _COLUMN_ROLES):
-            bad = next(r for r, v in roles.items() if r in _COLUMN_ROLES and not isinstance(v, str))
+        if any(not isinstance(v, str) for r, v in roles.items() if r in _in._COLUMN_ROLES):
+            bad = next(r for r, v in roles.items() if r in _in._COLUMN_ROLES and not isinstance(v, str))
             raise UsageError(f"{bad}= names a column of the file, got {type(roles[bad]).__name__}")
         spec = None
         if reference is not None or time is not None or id is not None:  # skill scores (see evaluate)
             from ..commands.compare.skill import reference_spec
 
             spec = reference_spec(reference, train, time, id)
-        if _by_plan(roles) and classes is None:  # the loader's own column plan
+        if _in._by_plan(roles) and classes is None:  # the loader's own column plan
             if roles:
-                s = _with_columns(s, roles)
+                s = _in._with_columns(s, roles)
             if weights is not None:
                 s = replace(s, columns={**s.columns, "weights": weights})
             loaded = load_predictions(path, s, weights_ok=True)
@@ -362,7 +348,7 @@ def evaluate_file(
         from ..io.readers import inspect, read_columns
 
         info = inspect(path)
-        arrow = _file_table(info, read_columns)
+        arrow = _in._file_table(info, read_columns)
         try:
             weights = weights if weights is not None else s.columns.get("weights")
             scores = evaluate(
@@ -393,16 +379,16 @@ def _load_file(path: str | Path, columns: dict[str, Any], settings: Settings) ->
     from ..io.dialect import reading_csv
     from ..io.load import load_predictions
 
-    roles = _file_roles(columns)
+    roles = _in._file_roles(columns)
     classes = columns.pop("classes", None)
     s = replace(settings, **columns) if columns else settings
     with reading_csv(s.sep, s.decimal):
-        if _by_plan(roles) and classes is None:
-            return load_predictions(path, _with_columns(s, roles) if roles else s)
+        if _in._by_plan(roles) and classes is None:
+            return load_predictions(path, _in._with_columns(s, roles) if roles else s)
         from ..io.readers import inspect, read_columns
 
-        table = _file_table(inspect(path), read_columns)
-    loaded, _, _ = _load_table(table, {**roles, "classes": classes}, s)
+        table = _in._file_table(inspect(path), read_columns)
+    loaded, _, _ = _in._load_table(table, {**roles, "classes": classes}, s)
     return loaded
 
 
