@@ -16,7 +16,7 @@ from uqeval.api.inputs import _ROLES
 from uqeval.cli import app
 from uqeval.config import _TABLES, COLUMN_ROLES, Settings, load_config, make_settings
 from uqeval.errors import InputError, UsageError
-from uqeval.vocabulary import ROLES, SETTINGS, canonical, cli_flags, names_of
+from uqeval.vocabulary import OPTIONS, ROLES, SETTINGS, canonical, cli_flags, names_of
 
 #: every command that reads prediction files
 READERS = ("score", "ucc", "coverage", "monitor", "check", "compare", "recalibrate", "plot", "report")
@@ -50,6 +50,10 @@ def test_the_three_front_ends_take_the_same_roles():
             assert role in found, (name, role)
         for role, flags in found.items():
             assert set(flags) == set(cli_flags(role)), (name, role, flags)
+        for p in _commands()[name].params:  # compare's and ucc's options: the Python keyword is a flag too
+            if canonical(p.name) in OPTIONS:
+                assert {f for f in p.opts if f.startswith("--")} <= set(cli_flags(p.name)), (name, p.opts)
+                assert "--" + canonical(p.name).replace("_", "-") in p.opts, (name, p.opts)
 
 
 def test_every_setting_of_a_file_is_a_settings_field_and_a_keyword():
@@ -191,8 +195,20 @@ def test_the_docs_table_is_the_vocabulary():
         name: (re.findall(r"`(\w+)`", aliases), re.findall(r"`(--[\w-]+)`", flags))
         for name, aliases, flags in rows
     }
-    declared = {k: v for k, v in (*ROLES.items(), *SETTINGS.items()) if v}
+    declared = {k: v for k, v in (*ROLES.items(), *SETTINGS.items(), *OPTIONS.items()) if v}
     assert set(table) == set(declared)
     for name, (aliases, flags) in table.items():
         assert tuple(aliases) == declared[name], name
         assert tuple(flags) == cli_flags(name), name
+
+
+def test_compare_options_under_both_names():
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=200)
+    models = {
+        "a": uqeval.Gaussian(y_true=y, mean=np.zeros(200), std=np.ones(200)),
+        "b": uqeval.Gaussian(y_true=y, mean=np.zeros(200), std=np.full(200, 2.0)),
+    }
+    want = uqeval.compare(models, metrics=["crps"], n_boot=30, n_permutations=40)
+    got = uqeval.compare(models, metrics=["crps"], bootstrap=30, permutations=40)
+    assert got.to_json() == want.to_json()

@@ -47,14 +47,27 @@ SETTINGS: dict[str, tuple[str, ...]] = {
     "thresholds": ("threshold",),
 }
 
+#: Options of one command that are not settings (the resampling of ``compare``, the permutation tests of
+#: ``compare`` and ``ucc``): canonical (the Python keyword) -> aliases (the command line's words)
+OPTIONS: dict[str, tuple[str, ...]] = {
+    "n_boot": ("bootstrap",),
+    "n_permutations": ("permutations", "permutation_test"),
+}
+
 #: The command line's main flag where it is not ``--NAME``: the flag people type (``--y``); the
 #: canonical name is an alias flag there (``--y-true``).
-CLI_FLAGS: dict[str, str] = {"y_true": "--y", "class_bins": "--bins", "thresholds": "--threshold"}
+CLI_FLAGS: dict[str, str] = {
+    "y_true": "--y",
+    "class_bins": "--bins",
+    "thresholds": "--threshold",
+    "n_boot": "--bootstrap",
+    "n_permutations": "--permutations",
+}
 
 
 def _alias_table() -> dict[str, str]:
     table: dict[str, str] = {}
-    for canonical, aliases in (*ROLES.items(), *SETTINGS.items()):
+    for canonical, aliases in (*ROLES.items(), *SETTINGS.items(), *OPTIONS.items()):
         for alias in aliases:
             table[alias] = canonical
     return table
@@ -72,7 +85,7 @@ def canonical(name: str) -> str:
 def names_of(name: str) -> tuple[str, ...]:
     """Every spelling of the role or setting ``name`` (canonical first)."""
     name = canonical(name)
-    return (name, *ROLES.get(name, SETTINGS.get(name, ())))
+    return (name, *ROLES.get(name, SETTINGS.get(name, OPTIONS.get(name, ()))))
 
 
 def cli_flags(name: str) -> tuple[str, ...]:

@@ -145,6 +145,8 @@ def compare(
         (``"auto"``: Politis & White's choice). Without either, rows are assumed independent.
     weights : one weight per row of the first model (>= 0, not all 0): estimates from the weighted rows,
         bootstrap counts times the weights, paired tests on weighted score differences.
+    n_boot, n_permutations : bootstrap resamples and permutation-test sign flips (``bootstrap=`` and
+        ``permutations=``, the command line's words, are taken too).
     **columns : the column keywords of :func:`evaluate` (``y_true``, ``mean``, ``std``, ``proba``, ``classes``,
         ..., and their aliases) applied to every model, and settings fields (``num_bins=50``).
 
@@ -168,6 +170,9 @@ def compare(
     from ..commands.compare.core import Model, align_models, compare_models
     from ..resample import Resampling
 
+    # the command line's words for them (uqeval.vocabulary.OPTIONS): bootstrap=, permutations=
+    n_boot = columns.pop("bootstrap", n_boot)
+    n_permutations = columns.pop("permutations", n_permutations)
     # the labels themselves are given (no column): the resampling's cluster column is named after the keyword
     resampling = Resampling.parse(None if cluster is None else "cluster", block_size)
     named, settings = _model_predictions(models, columns, settings)

@@ -52,6 +52,7 @@ BootstrapOpt = Annotated[
     typer.Option(
         "--bootstrap",
         "-b",
+        "--n-boot",  # the Python keyword (uqeval.vocabulary.OPTIONS)
         min=0,
         max=LIMITS["bootstrap"],
         help="Bootstrap resamples of the rows for the intervals (0: no intervals).",
@@ -62,6 +63,7 @@ PermutationsOpt = Annotated[
     int,
     typer.Option(
         "--permutations",
+        "--n-permutations",  # the Python keyword (uqeval.vocabulary.OPTIONS)
         min=0,
         max=LIMITS["permutations"],
         help="Random sign flips of the paired permutation test (0: skip it).",

@@ -81,6 +81,7 @@ PermutationTestOpt = Annotated[
     int,
     typer.Option(
         "--permutation-test",
+        "--n-permutations",  # the Python keyword (uqeval.vocabulary.OPTIONS)
         min=0,
         max=LIMITS["permutations"],
         help="Paired permutation test of AUUCC differences with this many permutations (0: none); needs two or more files with the same point prediction.",
