@@ -254,6 +254,12 @@ IdOpt = Annotated[
 ]
 
 
+def figure_option(help: str, panel: str | None = PLOTS_PANEL) -> Any:
+    """The ``typer.Option`` of a command's ``--plot FILE``: one figure, written atomically (PNG, SVG or PDF by
+    the suffix), listed under ``panel`` in ``--help``."""
+    return typer.Option("--plot", help=help, dir_okay=False, rich_help_panel=panel)
+
+
 def parse_levels(text: str | None) -> tuple[float, ...] | None:
     if text is None:
         return None

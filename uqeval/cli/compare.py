@@ -14,6 +14,7 @@ from .common import (
     OutputFormat,
     ScoringFlags,
     engine_options,
+    figure_option,
     handle_errors,
     load_same_rows,
     remote_options,
@@ -94,10 +95,9 @@ OutputOpt = Annotated[
 ]
 PlotOpt = Annotated[
     Path | None,
-    typer.Option(
-        "--plot",
-        help="Draw the metrics with their intervals to this .png, .svg or .pdf (with --murphy also NAME_murphy.EXT, with --reference NAME_skill.EXT).",
-        dir_okay=False,
+    figure_option(
+        "Draw the metrics with their intervals to this .png, .svg or .pdf (with --murphy also NAME_murphy.EXT, with --reference NAME_skill.EXT).",
+        panel=None,
     ),
 ]
 
