@@ -8,7 +8,11 @@ src=$PWD
 py=${1:-python3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+left() { find . -maxdepth 2 \( -name build -o -name '*.egg-info' \) -not -path './.git/*' | sort; }
+before=$(left)
 uv build --wheel --out-dir "$work/dist" . >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+# the build backend (hatchling) builds from the tree: no build/ or *.egg-info left in it (issue 40)
+[ "$(left)" = "$before" ] || { echo "the build left in the tree: $(left)"; exit 1; }
 uv venv -q --python "$py" "$work/venv"
 uv pip install -q --python "$work/venv/bin/python" -c constraints.txt "$work"/dist/uqeval-*.whl
 cp -r sample_data "$work/data"

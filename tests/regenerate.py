@@ -48,8 +48,8 @@ def main(argv: list[str]) -> int:
     if "--figures" in argv:
         env["UQEVAL_UPDATE_BASELINES"] = "1"
         tests.append("tests/plots/test_figure_baselines.py")
-    # serially (-p no:xdist): two workers must not rewrite the same golden file
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", *tests]
+    # serially (-n 0, over the -n auto of pyproject.toml): two workers must not rewrite the same golden file
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", *tests]
     return subprocess.run(cmd, cwd=ROOT, env=env).returncode
 
 

@@ -301,10 +301,16 @@ def test_unknown_path_lists_close_matches_and_the_line():
     assert 'no metric at path "accuracy.mea"' in msg and '"accuracy.mae"' in msg
 
 
-def test_bare_metric_name_suggests_the_full_path():
+def test_a_unique_short_name_is_the_metric_and_a_misspelt_one_suggests_it():
+    # issue 40: a rules file names a metric as Scores[...] and compare(metrics=) do (uqeval.vocabulary)
     rules = gate.load_rules('[rules]\n"ma_cal" = { max = 1 }\n')
+    by_path = gate.load_rules('[rules]\n"avg_calibration.ma_cal" = { max = 1 }\n')
+    assert [r.value for r in gate.evaluate(rules, make_summary()).rows] == [
+        r.value for r in gate.evaluate(by_path, make_summary()).rows
+    ]
+    misspelt = gate.load_rules('[rules]\n"ma_cla" = { max = 1 }\n')
     with pytest.raises(InputError, match='"avg_calibration.ma_cal"'):
-        gate.evaluate(rules, make_summary())
+        gate.evaluate(misspelt, make_summary())
 
 
 def test_wrong_level_suggests_existing_levels():

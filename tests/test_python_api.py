@@ -79,13 +79,13 @@ def test_scoringrules_quickstart_examples(call):
 
 def test_array_functions_broadcast_scalars_and_shapes():
     y = np.array([[0.0, 1.0], [2.0, -1.0]])
-    out = uqeval.crps_normal(y, 0.0, np.array([1.0, 2.0]))
+    out = uqeval.crps_normal(y, 0.0, np.array([1.0, 2.0]), reduce=None)
     assert out.shape == (2, 2)
     assert out[1, 0] == pytest.approx(uqeval.crps_normal(2.0, 0.0, 1.0))
     assert isinstance(uqeval.crps_normal(0.3, 0.0, 1.0), float)
     ens = np.random.default_rng(0).normal(size=(5, 3, 10))
-    a = uqeval.crps_ensemble(np.zeros((5, 3)), ens)
-    b = uqeval.crps_ensemble(np.zeros((5, 3)), np.moveaxis(ens, -1, 0), member_axis=0)
+    a = uqeval.crps_ensemble(np.zeros((5, 3)), ens, reduce=None)
+    b = uqeval.crps_ensemble(np.zeros((5, 3)), np.moveaxis(ens, -1, 0), member_axis=0, reduce=None)
     np.testing.assert_allclose(a, b, rtol=1e-15)
 
 

@@ -55,7 +55,7 @@ def test_nan_policy_omit_for_arrays(frame):
     assert "first at row 2" in message and "nan_policy='omit'" in message
     s = uqeval.evaluate(y, mean=frame["prediction"], std=1.0, nan_policy="omit")
     kept = ~np.isnan(y)
-    expect = uqeval.crps_normal(y[kept], frame["prediction"].to_numpy()[kept], 1.0).mean()
+    expect = uqeval.crps_normal(y[kept], frame["prediction"].to_numpy()[kept], 1.0)
     assert s["crps"] == pytest.approx(expect, rel=1e-12)
     assert s._summary["input"]["n_dropped"] == 2
 
@@ -141,12 +141,12 @@ def test_member_axis_out_of_range():
     message = _error(lambda: uqeval.crps_ensemble(np.zeros(5), samples, member_axis=2), InputError)
     assert "member_axis=2" in message
     s = uqeval.evaluate(np.zeros(4), samples=samples, member_axis=0)  # 5 members of 4 rows
-    assert s["crps"] == pytest.approx(uqeval.crps_ensemble(np.zeros(4), samples, member_axis=0).mean())
+    assert s["crps"] == pytest.approx(uqeval.crps_ensemble(np.zeros(4), samples, member_axis=0))
 
 
 def test_crps_ensemble_of_one_ensemble_scores_every_observation():
     members = np.array([0.0, 1.0, 2.0])
-    out = uqeval.crps_ensemble(np.array([0.0, 1.0]), members)
+    out = uqeval.crps_ensemble(np.array([0.0, 1.0]), members, reduce=None)
     assert out.shape == (2,)
     assert out[1] == pytest.approx(uqeval.crps_ensemble(1.0, members))
     message = _error(lambda: uqeval.crps_ensemble(np.zeros(3), np.ones((2, 4))), InputError)

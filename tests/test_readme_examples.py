@@ -74,7 +74,9 @@ def test_readme_commands_table_and_ci_job_run(tmp_path):
     env = shim(work)
     text = README.read_text(encoding="utf-8")
     commands = re.findall(r"^\| `\w+` \| [^|]+ \| `(uqeval [^`]+)` \|$", _section(text, "Commands"), re.M)
-    assert len(commands) == 11, commands  # one example per command
+    from uqeval.cli import COMMANDS
+
+    assert len(commands) == len(COMMANDS), commands  # one example per command
     failing = [c for c in commands if c.startswith("uqeval check ")]  # the sample fails two rules, as it says
     assert len(failing) == 1
     run_bash(f"rc=0; {failing[0]} || rc=$?; test $rc -eq 1", work, env, "README check example (exit 1)")
@@ -97,3 +99,31 @@ def test_readme_commands_table_and_ci_job_run(tmp_path):
     )
     run_bash(f"uqeval score preds.parquet --output ci/baseline.json\n{check}", work, env, "README CI job")
     assert "PASS" in (work / "uqeval-check.md").read_text() and (work / "uqeval-junit.xml").is_file()
+
+
+def test_every_command_has_a_docs_page_and_a_readme_row():
+    # issue 40: a command added to the command line is added to the site and the README too
+    from uqeval.cli import COMMANDS
+
+    rows = re.findall(r"^\| `(\w+)` \| ", _section(README.read_text(encoding="utf-8"), "Commands"), re.M)
+    assert rows == list(dict.fromkeys(rows)) and set(rows) == set(COMMANDS), rows
+    mkdocs = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    for name in COMMANDS:
+        page = ROOT / "docs" / "commands" / f"{name}.md"
+        assert page.is_file(), f"no page docs/commands/{name}.md"
+        assert f"`uqeval {name}`" in page.read_text(encoding="utf-8").splitlines()[0], name
+        assert f"- {name}: commands/{name}.md" in mkdocs, (
+            f"docs/commands/{name}.md is not in mkdocs.yml's nav"
+        )
+
+
+def test_the_build_backend_leaves_nothing_in_the_tree():
+    # issue 40: `pip install .` with setuptools left a build/ copy of the package and uqeval.egg-info in the
+    # checkout; hatchling builds the wheel from the tree (.ci/wheel_smoke.sh checks a real build)
+    from uqeval.strict import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["build-system"]["build-backend"] == "hatchling.build"
+    assert "setuptools" not in project.get("tool", {})
+    assert project["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["uqeval"]
+    assert "-n auto" in project["tool"]["pytest"]["ini_options"]["addopts"]  # the suite on every core

@@ -3,7 +3,7 @@
 >>> import numpy as np, uqeval
 >>> y = np.array([0.1, -0.4, 1.2]); mu = np.zeros(3); sd = np.ones(3)
 >>> scores = uqeval.evaluate(y, mean=mu, std=sd)
->>> round(scores["crps"], 6) == round(float(uqeval.crps_normal(y, mu, sd).mean()), 6)
+>>> round(scores["crps"], 6) == round(uqeval.crps_normal(y, mu, sd), 6)
 True
 
 ``evaluate`` takes arrays, a prediction container, a DataFrame or (``evaluate_file``) a CSV or
@@ -26,6 +26,7 @@ _EXPORTS = {
         n: "api"
         for n in (
             "Scores",
+            "Comparison",
             "evaluate",
             "evaluate_file",
             "plot",

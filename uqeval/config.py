@@ -18,22 +18,11 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, UsageError, labelled
+from .errors import InputError, UsageError, labelled, option
+from .vocabulary import ROLES, SETTINGS, canonical, with_canonical_keys
 
-COLUMN_ROLES = (
-    "y_true",
-    "mean",
-    "std",
-    "var",
-    "lower",
-    "upper",
-    "quantiles",
-    "samples",
-    "proba",
-    "logits",
-    "by",
-    "weights",
-)
+#: the column roles, canonical spellings (their aliases: :data:`uqeval.vocabulary.ROLES`)
+COLUMN_ROLES = tuple(ROLES)
 
 
 @dataclass(frozen=True)
@@ -71,6 +60,8 @@ class Settings:
     )
     y_std: float | None = None  # reference std of training targets (coverage width_norm)
     representation: str | None = None
+    sep: str | None = None  # CSV field separator (None: ",", or ";" with decimal = ",")
+    decimal: str | None = None  # CSV decimal mark (None: "."; "," for decimal commas)
     columns: dict[str, Any] = field(default_factory=dict)
     # where the config came from: {"path": ..., "from": "--config" | "UQEVAL_CONFIG" | "pyproject.toml"
     # | "config argument"}; None: built-in defaults and flags only
@@ -86,6 +77,9 @@ class Settings:
         d["levels"] = list(self.levels) if self.levels is not None else None
         d["tw_threshold"] = list(self.tw_threshold) if self.tw_threshold is not None else None
         d["thresholds"] = list(self.thresholds) if self.thresholds is not None else None
+        for key in ("sep", "decimal"):  # how a CSV file was read: written only when it is not the default
+            if d[key] is None:
+                del d[key]
         return d
 
 
@@ -127,7 +121,7 @@ _TABLES = {
         "thresholds",
         "murphy",
     },
-    "input": {"nan_policy", "fix_crossing", "renormalize", "logits", "representation"},
+    "input": {"nan_policy", "fix_crossing", "renormalize", "logits", "representation", "sep", "decimal"},
     "columns": set(COLUMN_ROLES),
 }
 
@@ -282,12 +276,23 @@ def load_config(path: str | Path) -> dict[str, Any]:
                 expected = sorted(name + t for t in _TABLES)
                 problems.append((at, f"unknown table [{name}{table}]{line}; expected one of {expected}"))
             continue
-        for key, value in body.items():
-            at = line_of(lines, *prefix, table, key)
+        seen: dict[str, str] = {}  # canonical key -> the spelling used (an alias and its name: an error)
+        for given, value in body.items():
+            at = line_of(lines, *prefix, table, given)
             where = _in_line(at)
+            key = canonical(given)
             if key not in _TABLES[table]:
                 allowed = ", ".join(sorted(_TABLES[table]))
-                problems.append((at, f"unknown key '{key}' in [{name}{table}]{where}; allowed: {allowed}"))
+                aliases = sorted(a for k in _TABLES[table] for a in (*ROLES.get(k, ()), *SETTINGS.get(k, ())))
+                also = f" (or their aliases {', '.join(aliases)})" if aliases else ""
+                from .vocabulary import did_you_mean
+
+                near = did_you_mean(given, [*_TABLES[table], *aliases])
+                problems.append(
+                    (at, f"unknown key '{given}' in [{name}{table}]{where}; allowed: {allowed}{also}{near}")
+                )
+            elif key in seen:
+                problems.append((at, f"[{name}{table}] names {key} twice{where}: as {seen[key]} and {given}"))
             elif table == "columns":
                 if not _column_spec(value):
                     what = f"must be a column name (a string) or a list of names, got {_show(value)}"
@@ -297,6 +302,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
             else:
                 out[key] = value
                 keys[key] = (table, at)
+            seen.setdefault(key, given)
     # every value checked here, so a bad one names the file (a bad flag is a usage error): each alone, then
     # together (a constraint between two settings)
     for key, (table, at) in keys.items():
@@ -386,7 +392,8 @@ def make_settings(
         cfg = load_config(config)
         columns.update(cfg.pop("columns", {}) or {})
         values.update(cfg)
-    given = {k: v for k, v in (overrides.pop("columns", None) or {}).items() if v}
+    overrides = with_canonical_keys(overrides, SETTINGS)
+    given = {k: v for k, v in with_canonical_keys(overrides.pop("columns", None) or {}).items() if v}
     for a, b in (("proba", "logits"), ("logits", "proba")):  # a flag naming the class columns replaces the
         if a in given:  # config's naming of them, whichever role it used
             columns.pop(b, None)
@@ -395,7 +402,10 @@ def make_settings(
     known = {f.name for f in fields(Settings)} - {"config"}
     unknown = set(values) - known
     if unknown:
-        raise InputError(f"unknown settings: {sorted(unknown)}")
+        from .vocabulary import did_you_mean
+
+        first = sorted(unknown)[0]
+        raise InputError(f"unknown settings: {sorted(unknown)}{did_you_mean(first, sorted(known))}")
     try:
         for k in set(values) & set(_CONVERT):
             values[k] = _CONVERT[k](values[k])
@@ -428,10 +438,18 @@ def _validate(s: Settings) -> None:
         v = getattr(s, name)
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
             raise InputError(f"setting {name} must be a number, got {_show(v)}")
-    for name in ("nan_policy", "representation"):
+    for name in ("nan_policy", "representation", "sep", "decimal"):
         v = getattr(s, name)
         if v is not None and not isinstance(v, str):
             raise InputError(f"setting {name} must be a string, got {_show(v)}")
+    if s.sep is not None and (len(s.sep) != 1 or s.sep in '"\r\n'):
+        raise InputError(f"{labelled('sep')} must be one character such as ';' or a tab, got {_show(s.sep)}")
+    if s.decimal is not None and s.decimal not in (".", ","):
+        raise InputError(f"{labelled('decimal')} must be '.' or ',', got {_show(s.decimal)}")
+    if s.decimal is not None and s.decimal == s.sep:
+        raise InputError(
+            f"{labelled('decimal')} {s.decimal!r} is the field separator too: pass {option('sep', ';')}"
+        )
     for name in ("fix_crossing", "renormalize", "logits", "diagnostics", "murphy"):
         if not isinstance(getattr(s, name), bool):
             raise InputError(f"setting {name} must be true or false, got {_show(getattr(s, name))}")
@@ -542,7 +560,17 @@ def parse_thresholds(value: Any) -> tuple[float, ...] | None:
     return tuple(out)
 
 
-_CONVERT = {"levels": _levels, "tw_threshold": parse_region, "thresholds": parse_thresholds}
+def _separator(value: Any) -> Any:
+    """A CSV field separator as typed on a command line or in a file: ``\\t`` or ``tab`` is a tab."""
+    return "\t" if value in ("\\t", "tab") else value
+
+
+_CONVERT = {
+    "levels": _levels,
+    "tw_threshold": parse_region,
+    "thresholds": parse_thresholds,
+    "sep": _separator,
+}
 
 
 def _validate_verification(s: Settings) -> None:

@@ -1,12 +1,17 @@
 r"""Array functions in the conventions of scoringrules and scikit-learn.
 
-The observation comes first, scalars broadcast, scores are returned per row (an array shaped
-like the broadcast inputs; a float for scalar inputs) and summaries as floats. Each function is
-a thin front over the kernels in :mod:`uqeval.metrics`, which ``uqeval score`` uses too.
+The observation comes first and scalars broadcast. Every function follows one convention, scikit-learn's
+(``mean_pinball_loss``, ``log_loss``): ``reduce="mean"`` (the default) returns one number, the mean over
+the rows (over rows and levels for ``pinball_loss``; the weighted mean with ``weights=``); ``reduce=None``
+returns the per-row values, an array shaped like the broadcast inputs (``pinball_loss``: rows x levels; a
+float for scalar inputs). The calibration errors are summaries of all rows and have no per-row values.
+Each function is a thin front over the kernels in :mod:`uqeval.metrics`, which ``uqeval score`` uses too.
 
 >>> import uqeval
->>> round(float(uqeval.crps_normal(0.3, 0.0, 1.0)), 6)
+>>> round(uqeval.crps_normal([0.3, -0.3], 0.0, 1.0), 6)
 0.269333
+>>> uqeval.crps_normal([0.3, -0.3], 0.0, 1.0, reduce=None).round(6).tolist()
+[0.269333, 0.269333]
 """
 
 from __future__ import annotations
@@ -22,19 +27,10 @@ from .validation import as_real_array
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-__all__ = [
-    "crps_normal",
-    "logs_normal",
-    "crps_ensemble",
-    "pinball_loss",
-    "interval_score",
-    "weighted_interval_score",
-    "calibration_error",
-    "coverage",
-    "expected_calibration_error",
-    "brier_score",
-    "log_loss",
-]
+from . import _EXPORTS
+
+#: the array functions (listed once, in ``uqeval._EXPORTS``)
+__all__ = [name for name, module in _EXPORTS.items() if module == "functions"]
 
 
 def _rows(*args: Any, names: tuple[str, ...]) -> tuple[tuple[np.ndarray, ...], tuple[int, ...]]:
@@ -78,13 +74,39 @@ def _levels(levels: ArrayLike, name: str = "levels") -> np.ndarray:
     return tau
 
 
-def _shaped(values: np.ndarray, shape: tuple[int, ...]) -> float | np.ndarray:
-    out = values.reshape(shape)
-    return float(out) if out.ndim == 0 else out
+def _shaped(
+    values: np.ndarray, shape: tuple[int, ...], reduce: str | None = "mean", weights: ArrayLike | None = None
+) -> float | np.ndarray:
+    """``values`` (one per row) in the convention of the module: their (weighted) mean for ``reduce="mean"``,
+    shaped like the inputs for ``reduce=None`` (a float for scalar inputs)."""
+    if reduce is None and weights is None:
+        out = values.reshape(shape)
+        return float(out) if out.ndim == 0 else out
+    if reduce != "mean" and reduce is not None:
+        raise InputError(f"reduce must be 'mean' (one number) or None (per-row values), got {reduce!r}")
+    if reduce is None:
+        raise InputError("weights= weight the mean over the rows: with reduce=None leave them out")
+    flat = values.reshape(len(values), -1).mean(axis=1) if values.ndim > 1 and weights is not None else values
+    return _average(np.ravel(flat) if weights is None else flat, weights)
+
+
+def _summary_only(name: str, reduce: str | None) -> None:
+    """The calibration errors are one number over all rows: ``reduce=None`` has no per-row values to give."""
+    if reduce != "mean":
+        raise InputError(
+            f"{name} is a summary of all rows, with no per-row values: reduce must be 'mean', got {reduce!r}"
+        )
 
 
 @python_api
-def crps_normal(obs: ArrayLike, mu: ArrayLike, sigma: ArrayLike) -> float | np.ndarray:
+def crps_normal(
+    obs: ArrayLike,
+    mu: ArrayLike,
+    sigma: ArrayLike,
+    *,
+    reduce: str | None = "mean",
+    weights: ArrayLike | None = None,
+) -> float | np.ndarray:
     r"""CRPS of the normal distribution N(mu, sigma²) for observation ``obs`` (closed form).
 
     .. math:: \mathrm{CRPS} = \sigma\Big[z(2\Phi(z) - 1) + 2\varphi(z) - \tfrac1{\sqrt\pi}\Big],
@@ -92,22 +114,31 @@ def crps_normal(obs: ArrayLike, mu: ArrayLike, sigma: ArrayLike) -> float | np.n
 
     Gneiting et al. (2005). Same as ``scoringrules.crps_normal``.
 
+    ``reduce="mean"``: the mean over the rows (weighted by ``weights``); ``None``: one value per row.
+
     >>> round(float(crps_normal(0.0, 0.0, 1.0)), 6)
     0.233695
     """
     from .metrics.scoring import crps_gaussian
 
     (y, m, s), shape = _rows(obs, mu, sigma, names=("obs", "mu", "sigma"))
-    return _shaped(crps_gaussian(y, m, s), shape)
+    return _shaped(crps_gaussian(y, m, s), shape, reduce, weights)
 
 
 @python_api
-def logs_normal(obs: ArrayLike, mu: ArrayLike, sigma: ArrayLike) -> float | np.ndarray:
+def logs_normal(
+    obs: ArrayLike,
+    mu: ArrayLike,
+    sigma: ArrayLike,
+    *,
+    reduce: str | None = "mean",
+    weights: ArrayLike | None = None,
+) -> float | np.ndarray:
     r"""Logarithmic score (negative log density) of N(mu, sigma²) at ``obs``.
 
     .. math:: \mathrm{LogS} = \tfrac12\log(2\pi) + \log\sigma + \frac{(y-\mu)^2}{2\sigma^2}
 
-    Same as ``scoringrules.logs_normal``.
+    Same as ``scoringrules.logs_normal`` (with ``reduce=None``: per row).
 
     >>> round(float(logs_normal(0.0, 0.0, 1.0)), 6)
     0.918939
@@ -115,19 +146,25 @@ def logs_normal(obs: ArrayLike, mu: ArrayLike, sigma: ArrayLike) -> float | np.n
     from .metrics.scoring import nll_gaussian
 
     (y, m, s), shape = _rows(obs, mu, sigma, names=("obs", "mu", "sigma"))
-    return _shaped(nll_gaussian(y, m, s), shape)
+    return _shaped(nll_gaussian(y, m, s), shape, reduce, weights)
 
 
 @python_api
 def crps_ensemble(
-    obs: ArrayLike, fct: ArrayLike, *, member_axis: int = -1, estimator: str = "nrg"
+    obs: ArrayLike,
+    fct: ArrayLike,
+    *,
+    member_axis: int = -1,
+    estimator: str = "nrg",
+    reduce: str | None = "mean",
+    weights: ArrayLike | None = None,
 ) -> float | np.ndarray:
     r"""CRPS of an ensemble forecast ``fct`` (members along ``member_axis``) for ``obs``.
 
     ``estimator="nrg"``: the energy form of the empirical CDF,
     :math:`\frac1M\sum_i|x_i - y| - \frac1{2M^2}\sum_{i,j}|x_i - x_j|`;
     ``"fair"``: the unbiased form with :math:`\frac{1}{2M(M-1)}` (Ferro 2014).
-    Same as ``scoringrules.crps_ensemble`` with the same estimator names.
+    Same as ``scoringrules.crps_ensemble`` with the same estimator names (with ``reduce=None``: per row).
 
     >>> round(float(crps_ensemble(0.5, [0.0, 1.0])), 6)
     0.25
@@ -144,17 +181,25 @@ def crps_ensemble(
     if f.shape[-1] < 1:
         raise InputError("fct has no members")
     y, f = _batch(as_real_array(obs, "obs"), f, "obs", "fct without its member axis")
-    return _shaped(kernels[estimator](y.reshape(-1), f.reshape(-1, f.shape[-1])), y.shape)
+    return _shaped(kernels[estimator](y.reshape(-1), f.reshape(-1, f.shape[-1])), y.shape, reduce, weights)
 
 
 @python_api
-def pinball_loss(y_true: ArrayLike, quantiles: ArrayLike, levels: ArrayLike) -> np.ndarray:
-    r"""Pinball (quantile) loss of each row at each level: :math:`\rho_\tau(y, q) = \max(\tau(y-q), (\tau-1)(y-q))`.
+def pinball_loss(
+    y_true: ArrayLike,
+    quantiles: ArrayLike,
+    levels: ArrayLike,
+    *,
+    reduce: str | None = "mean",
+    weights: ArrayLike | None = None,
+) -> float | np.ndarray:
+    r"""Pinball (quantile) loss: :math:`\rho_\tau(y, q) = \max(\tau(y-q), (\tau-1)(y-q))`.
 
-    ``quantiles`` has the levels on its last axis; returns an array shaped like ``quantiles``.
-    Its mean over rows is scikit-learn's ``mean_pinball_loss`` at each level.
+    ``quantiles`` has the levels on its last axis. ``reduce="mean"``: the mean over rows and levels (at one
+    level, scikit-learn's ``mean_pinball_loss``); ``reduce=None``: an array shaped like ``quantiles``, one
+    loss per row and level.
 
-    >>> pinball_loss(1.0, [0.0, 2.0], [0.1, 0.9]).round(12).tolist()
+    >>> pinball_loss(1.0, [0.0, 2.0], [0.1, 0.9], reduce=None).round(12).tolist()
     [0.1, 0.1]
     """
     from .metrics.scoring import pinball_loss as kernel
@@ -164,14 +209,24 @@ def pinball_loss(y_true: ArrayLike, quantiles: ArrayLike, levels: ArrayLike) -> 
     if q.shape[-1:] != tau.shape:
         raise InputError(f"quantiles have {q.shape[-1:]} levels on their last axis but levels is {tau.shape}")
     y, q = _batch(as_real_array(y_true, "y_true"), q, "y_true", "quantiles without their level axis")
-    return kernel(y.reshape(-1), q.reshape(-1, tau.size), tau).reshape(q.shape)
+    out = kernel(y.reshape(-1), q.reshape(-1, tau.size), tau)
+    if reduce is None and weights is None:
+        return out.reshape(q.shape)
+    return _shaped(out, q.shape, reduce, weights)
 
 
 @python_api
 def interval_score(
-    y_true: ArrayLike, lower: ArrayLike, upper: ArrayLike, level: ArrayLike
+    y_true: ArrayLike,
+    lower: ArrayLike,
+    upper: ArrayLike,
+    level: ArrayLike,
+    *,
+    reduce: str | None = "mean",
+    weights: ArrayLike | None = None,
 ) -> float | np.ndarray:
-    r"""Interval score of central ``level`` intervals (Gneiting & Raftery 2007, Eq. 43), per row.
+    r"""Interval score of central ``level`` intervals (Gneiting & Raftery 2007, Eq. 43): the mean over the
+    rows, or (``reduce=None``) one per row.
 
     .. math:: S = (u - l) + \frac2\alpha (l - y)\mathbb 1[y < l] + \frac2\alpha (y - u)\mathbb 1[y > u],
               \quad \alpha = 1 - \text{level}
@@ -183,18 +238,26 @@ def interval_score(
 
     (y, lo, hi, lv), shape = _rows(y_true, lower, upper, level, names=("y_true", "lower", "upper", "level"))
     _levels(lv, "level")
-    return _shaped(kernel(y, lo, hi, lv), shape)
+    return _shaped(kernel(y, lo, hi, lv), shape, reduce, weights)
 
 
 @python_api
-def weighted_interval_score(y_true: ArrayLike, quantiles: ArrayLike, levels: ArrayLike) -> float | np.ndarray:
-    r"""Weighted interval score of quantile forecasts (Bracher et al. 2021), per row.
+def weighted_interval_score(
+    y_true: ArrayLike,
+    quantiles: ArrayLike,
+    levels: ArrayLike,
+    *,
+    reduce: str | None = "mean",
+    weights: ArrayLike | None = None,
+) -> float | np.ndarray:
+    r"""Weighted interval score of quantile forecasts (Bracher et al. 2021): the mean over the rows, or
+    (``reduce=None``) one per row.
 
     ``quantiles`` (N, Q) at symmetric ``levels`` (with the median).
 
     .. math:: \mathrm{WIS} = \frac{1}{K + 1/2}\Big(\tfrac12|y - m| + \sum_k \tfrac{\alpha_k}{2} S_{\alpha_k}(l_k, u_k; y)\Big)
 
-    >>> weighted_interval_score(0.5, [[-1.0, 0.0, 1.0]], [0.1, 0.5, 0.9]).round(12).tolist()
+    >>> weighted_interval_score(0.5, [[-1.0, 0.0, 1.0]], [0.1, 0.5, 0.9], reduce=None).round(12).tolist()
     [0.3]
     """
     from .metrics.quantiles import weighted_interval_score as kernel
@@ -205,7 +268,7 @@ def weighted_interval_score(y_true: ArrayLike, quantiles: ArrayLike, levels: Arr
         raise InputError(f"quantiles have {q.shape[-1:]} levels on their last axis but levels is {tau.shape}")
     y, q = _batch(as_real_array(y_true, "y_true"), q, "y_true", "quantiles without their level axis")
     out = kernel(y.reshape(-1), q.reshape(-1, q.shape[-1]), tau)
-    return _shaped(out, y.shape)
+    return _shaped(out, y.shape, reduce, weights)
 
 
 @python_api
@@ -217,6 +280,7 @@ def calibration_error(
     kind: str = "ma",
     num_bins: int = 100,
     weights: ArrayLike | None = None,
+    reduce: str | None = "mean",
 ) -> float:
     r"""Average calibration error of Gaussian forecasts (Uncertainty Toolbox, interval mode).
 
@@ -231,6 +295,7 @@ def calibration_error(
     """
     from .metrics.calibration import avg_calibration_gaussian
 
+    _summary_only("calibration_error", reduce)
     keys = {"ma": "ma_cal", "rms": "rms_cal", "area": "miscal_area"}
     if kind not in keys:
         raise InputError(f"kind must be 'ma', 'rms' or 'area', got {kind!r}")
@@ -249,17 +314,26 @@ def calibration_error(
 
 @python_api
 def coverage(
-    y_true: ArrayLike, lower: ArrayLike, upper: ArrayLike, *, weights: ArrayLike | None = None
-) -> float:
+    y_true: ArrayLike,
+    lower: ArrayLike,
+    upper: ArrayLike,
+    *,
+    weights: ArrayLike | None = None,
+    reduce: str | None = "mean",
+) -> float | np.ndarray:
     """Share of targets inside [lower, upper] (bounds inclusive; Kompa, Snoek & Beam 2021); with
-    ``weights``, the weighted share.
+    ``weights``, the weighted share; ``reduce=None``: per row, 1.0 inside and 0.0 outside.
 
     >>> coverage([0.0, 1.0, 3.0], 0.0, 2.0)
     0.6666666666666666
     """
-    (y, lo, hi), _ = _rows(y_true, lower, upper, names=("y_true", "lower", "upper"))
+    (y, lo, hi), shape = _rows(y_true, lower, upper, names=("y_true", "lower", "upper"))
     from .metrics.intervals import coverage_metrics, coverage_rows
 
+    if reduce is None or weights is not None:
+        return _shaped(coverage_rows(y, lo, hi, 0.5)["coverage"][0].astype(float), shape, reduce, weights)
+    if reduce != "mean":
+        _shaped(y, shape, reduce)  # the one message for a bad reduce
     if weights is not None:
         return _average(coverage_rows(y, lo, hi, 0.5)["coverage"][0], weights)
     return float(coverage_metrics(y, lo, hi, 0.5)["coverage"])
@@ -281,7 +355,15 @@ def _average(values: np.ndarray, weights: ArrayLike | None) -> float:
     return float(fn(w[keep][None, :])[0])
 
 
-def _classifier(labels: ArrayLike, proba: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+def _classifier(
+    labels: ArrayLike, proba: ArrayLike, classes: ArrayLike | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Probabilities (N, K) and labels as class indices: string or categorical labels (and any labels with
+    ``classes``) are the position of each label in ``classes``, else in sorted order (scikit-learn's
+    ``LabelEncoder``, a classifier's ``classes_``)."""
+    from .api.inputs import _encode_labels
+
+    labels = _encode_labels(labels, classes, "labels")
     p = as_real_array(proba, "proba")
     if p.ndim == 1:  # binary: P(class 1)
         p = np.column_stack([1.0 - p, p])
@@ -306,6 +388,8 @@ def expected_calibration_error(
     adaptive: bool = False,
     classwise: bool = False,
     weights: ArrayLike | None = None,
+    classes: ArrayLike | None = None,
+    reduce: str | None = "mean",
 ) -> float:
     r"""Calibration error of class probabilities (Nixon et al. 2019, as Uncertainty Metrics computes it).
 
@@ -320,6 +404,7 @@ def expected_calibration_error(
     """
     from .metrics.classification import calibration_errors
 
+    _summary_only("expected_calibration_error", reduce)
     key = {(False, False): "ece", (False, True): "sce", (True, True): "ace"}.get(
         (bool(adaptive), bool(classwise))
     )
@@ -328,7 +413,7 @@ def expected_calibration_error(
             "adaptive top-label bins give the RMSCE in Nixon et al.'s family, not an L1 error; "
             "use classwise=True (ACE) or adaptive=False (ECE)"
         )
-    p, y = _classifier(labels, proba)
+    p, y = _classifier(labels, proba, classes)
     if weights is not None:
         from .weights import check_weights
 
@@ -340,13 +425,20 @@ def expected_calibration_error(
 
 @python_api
 def brier_score(
-    labels: ArrayLike, proba: ArrayLike, *, convention: str = "sum", weights: ArrayLike | None = None
-) -> float:
-    r"""Mean Brier score.
+    labels: ArrayLike,
+    proba: ArrayLike,
+    *,
+    convention: str = "sum",
+    weights: ArrayLike | None = None,
+    classes: ArrayLike | None = None,
+    reduce: str | None = "mean",
+) -> float | np.ndarray:
+    r"""Mean Brier score (``reduce=None``: per row).
 
     ``convention="sum"`` (uqeval's ``accuracy.brier``): :math:`\frac1N\sum_i\sum_k (p_{ik} - \mathbb 1[y_i = k])^2`,
     in [0, 2]; ``"binary"``: scikit-learn's ``brier_score_loss``, :math:`\frac1N\sum_i (p_i - y_i)^2` of
-    P(class 1), half the sum form for two classes. ``weights``: the weighted mean over the rows.
+    P(class 1), half the sum form for two classes. ``weights``: the weighted mean over the rows. ``labels``
+    may be strings or categories (``classes``: their order in the columns of ``proba``; default sorted).
 
     >>> round(brier_score([1, 0], [0.8, 0.3]), 6), round(brier_score([1, 0], [0.8, 0.3], convention="binary"), 6)
     (0.13, 0.065)
@@ -355,23 +447,31 @@ def brier_score(
 
     if convention not in ("sum", "binary"):
         raise InputError(f"convention must be 'sum' or 'binary', got {convention!r}")
-    p, y = _classifier(labels, proba)
+    p, y = _classifier(labels, proba, classes)
     if convention == "binary":
         if p.shape[1] != 2:
             raise InputError(f"convention='binary' needs two classes, got {p.shape[1]}")
-        return _average(np.square(p[:, 1] - (np.asarray(y) == 1)), weights)
-    return _average(classification_rows(p, y)["brier"], weights)
+        return _shaped(np.square(p[:, 1] - (np.asarray(y) == 1)), y.shape, reduce, weights)
+    return _shaped(classification_rows(p, y)["brier"], y.shape, reduce, weights)
 
 
 @python_api
-def log_loss(labels: ArrayLike, proba: ArrayLike, *, weights: ArrayLike | None = None) -> float:
+def log_loss(
+    labels: ArrayLike,
+    proba: ArrayLike,
+    *,
+    weights: ArrayLike | None = None,
+    classes: ArrayLike | None = None,
+    reduce: str | None = "mean",
+) -> float | np.ndarray:
     r"""Mean negative log-likelihood of the labels, :math:`-\frac1N\sum_i\log\mathrm{clip}(p_{iy_i}, \epsilon, 1-\epsilon)`
-    (scikit-learn's ``log_loss``); ``weights``: the weighted mean over the rows (its ``sample_weight``).
+    (scikit-learn's ``log_loss``); ``weights``: the weighted mean over the rows (its ``sample_weight``);
+    ``reduce=None``: per row; ``classes``: as in :func:`brier_score`.
 
     >>> round(log_loss([1, 0], [0.8, 0.3]), 6)
     0.289909
     """
     from .metrics.classification import classification_rows
 
-    p, y = _classifier(labels, proba)
-    return _average(classification_rows(p, y)["nll"], weights)
+    p, y = _classifier(labels, proba, classes)
+    return _shaped(classification_rows(p, y)["nll"], y.shape, reduce, weights)

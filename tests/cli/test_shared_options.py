@@ -8,6 +8,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+import uqeval
 from uqeval.cli import COMMANDS, app
 from uqeval.cli.common import INPUT_OPTIONS, INPUT_PANEL, METRIC_OPTIONS, METRICS_PANEL
 from uqeval.errors import SchemaError, front_end
@@ -28,8 +29,8 @@ def _commands():
 
 
 def _flag(annotation):
-    info = annotation.__metadata__[0]
-    return info.param_decls[0] if info.param_decls else info.default
+    info = annotation.__metadata__[0]  # in Annotated, typer.Option's first flag is its "default"
+    return info.default if str(info.default).startswith("-") else info.param_decls[0]
 
 
 def test_every_command_that_reads_predictions_has_the_full_shared_input_option_set():
@@ -244,7 +245,44 @@ def test_wrong_delimiter_and_decimal_comma_are_recognised(tmp_path):
     comma = tmp_path / "comma.csv"
     comma.write_text('y,mean,std\n"1,5",2.0,0.5\n2.0,2.5,0.5\n')
     r = runner.invoke(app, ["score", str(comma)])
-    assert r.exit_code == 3 and "decimal comma" in r.stderr and "(1.5)" in r.stderr
+    assert r.exit_code == 3 and "decimal comma: pass --decimal ','" in r.stderr
+
+
+def test_sep_and_decimal_read_the_files_of_a_decimal_comma_locale(tmp_path):
+    # issue 40: the messages above name the options, and the options (or the settings) read the files
+    semi = tmp_path / "semi.csv"
+    semi.write_text("y;mean;std\n1,5;2,0;0,5\n2,0;2,5;0,5\n-0,25;0,5;1,5\n")
+    plain = tmp_path / "plain.csv"
+    plain.write_text("y,mean,std\n1.5,2.0,0.5\n2.0,2.5,0.5\n-0.25,0.5,1.5\n")
+    r = runner.invoke(app, ["score", str(semi)])
+    assert r.exit_code == 3 and "pass --sep ';' (and --decimal ',' for decimal commas)" in r.stderr
+    want = json.loads(runner.invoke(app, ["score", str(plain), "-f", "json"]).stdout)["metrics"]
+    config = tmp_path / "semi.toml"
+    config.write_text('[input]\nsep = ";"\ndecimal = ","\n')
+    for args in (
+        ["--sep", ";", "--decimal", ","],
+        ["--decimal", ","],  # decimal commas: fields split by ';' unless --sep says otherwise
+        ["--config", str(config)],
+        ["--sep", ";", "--decimal", ",", "--engine", "stream"],
+    ):
+        r = runner.invoke(app, ["score", str(semi), "-f", "json", *args])
+        assert r.exit_code == 0, (args, r.output)
+        got = json.loads(r.stdout)
+        assert got["metrics"]["scoring_rule"] == pytest.approx(want["scoring_rule"]), args
+        assert got["settings"]["decimal"] == ","
+    assert "sep" not in json.loads(runner.invoke(app, ["score", str(plain), "-f", "json"]).stdout)["settings"]
+    tab = tmp_path / "tab.csv"
+    tab.write_text(plain.read_text().replace(",", "\t"))
+    r = runner.invoke(app, ["score", str(tab), "-f", "json", "--sep", "\\t"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["metrics"]["scoring_rule"] == pytest.approx(want["scoring_rule"])
+    r = runner.invoke(app, ["score", str(semi), "--sep", ",", "--decimal", ","])
+    assert r.exit_code == 2 and "is the field separator too" in r.stderr
+    r = runner.invoke(app, ["score", str(semi), "--decimal", ";"])
+    assert r.exit_code == 2 and "must be '.' or ','" in r.stderr
+    assert uqeval.evaluate_file(semi, sep=";", decimal=",")["crps"] == pytest.approx(
+        want["scoring_rule"]["crps"]
+    )
 
 
 # --------------------------------------------------------------------------- wider detection

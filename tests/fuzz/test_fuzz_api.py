@@ -222,34 +222,144 @@ def test_fuzz_array_functions(data):
             data.draw, _values(data.draw, shape or (data.draw(st.sampled_from([n, n, 1, n + 2])),), positive)
         )
 
+    def labels():  # class indices, or names (issue 40: ordered as LabelEncoder orders them)
+        if data.draw(st.booleans()):
+            return arr()
+        return data.draw(st.lists(st.sampled_from(["no", "yes", "maybe"]), min_size=n, max_size=n + 1))
+
     def scalar_or_arr(positive=False):
         return data.draw(
             st.one_of(st.floats(0.1, 2) if positive else st.floats(-2, 2), st.just(None))
         ) or arr(positive)
 
+    r = {"reduce": data.draw(st.sampled_from(["mean", "mean", None, "sum"]))}  # issue 40: one convention
     calls = {
-        "crps_normal": lambda: uqeval.crps_normal(arr(), scalar_or_arr(), scalar_or_arr(True)),
-        "logs_normal": lambda: uqeval.logs_normal(arr(), scalar_or_arr(), scalar_or_arr(True)),
+        "crps_normal": lambda: uqeval.crps_normal(arr(), scalar_or_arr(), scalar_or_arr(True), **r),
+        "logs_normal": lambda: uqeval.logs_normal(arr(), scalar_or_arr(), scalar_or_arr(True), **r),
         "crps_ensemble": lambda: uqeval.crps_ensemble(
-            arr(), arr(shape=(n, data.draw(st.integers(1, 4)))), member_axis=data.draw(st.integers(-3, 2))
+            arr(),
+            arr(shape=(n, data.draw(st.integers(1, 4)))),
+            member_axis=data.draw(st.integers(-3, 2)),
+            **r,
         ),
         "pinball_loss": lambda: uqeval.pinball_loss(
-            arr(), arr(shape=(n, 2)), data.draw(st.sampled_from([[0.1, 0.9], [0.5], [0.0, 1.5]]))
+            arr(), arr(shape=(n, 2)), data.draw(st.sampled_from([[0.1, 0.9], [0.5], [0.0, 1.5]])), **r
         ),
         "interval_score": lambda: uqeval.interval_score(
-            arr(), arr(), scalar_or_arr(), data.draw(st.sampled_from([0.9, 5, 0.0, 1j]))
+            arr(), arr(), scalar_or_arr(), data.draw(st.sampled_from([0.9, 5, 0.0, 1j])), **r
         ),
         "weighted_interval_score": lambda: uqeval.weighted_interval_score(
-            arr(), arr(shape=(n, 3)), [0.1, 0.5, 0.9]
+            arr(), arr(shape=(n, 3)), [0.1, 0.5, 0.9], **r
         ),
-        "calibration_error": lambda: uqeval.calibration_error(arr(), scalar_or_arr(), scalar_or_arr(True)),
-        "coverage": lambda: uqeval.coverage(arr(), scalar_or_arr(), scalar_or_arr()),
-        "expected_calibration_error": lambda: uqeval.expected_calibration_error(arr(), arr(shape=(n, 2))),
-        "brier_score": lambda: uqeval.brier_score(arr(), arr()),
-        "log_loss": lambda: uqeval.log_loss(arr(), arr(shape=(n, 2))),
+        "calibration_error": lambda: uqeval.calibration_error(
+            arr(), scalar_or_arr(), scalar_or_arr(True), **r
+        ),
+        "coverage": lambda: uqeval.coverage(arr(), scalar_or_arr(), scalar_or_arr(), **r),
+        "expected_calibration_error": lambda: uqeval.expected_calibration_error(
+            arr(), arr(shape=(n, 2)), **r
+        ),
+        "brier_score": lambda: uqeval.brier_score(labels(), arr(), **r),
+        "log_loss": lambda: uqeval.log_loss(labels(), arr(shape=(n, 2)), **r),
     }
     name = data.draw(st.sampled_from(sorted(calls)))
     outcome(calls[name])
+
+
+# --------------------------------------------------------------------------- issue 40: the API as people type it
+
+#: each role's aliases (uqeval.vocabulary.ROLES), as a scikit-learn or pandas user types them
+ALIASES = {
+    "y_true": ["target", "y"],
+    "mean": ["y_pred"],
+    "std": ["sigma"],
+    "var": ["variance"],
+    "proba": ["y_proba"],
+}
+
+
+@SETTINGS
+@given(arguments(), st.data())
+def test_fuzz_aliases_mean_what_the_canonical_names_mean(kw, data):
+    """Every role under an alias gives what its canonical name gives; both at once is a clear error."""
+    renamed = dict(kw)
+    for role, aliases in ALIASES.items():
+        if role in renamed and data.draw(st.booleans()):
+            value = renamed.pop(role)
+            renamed[data.draw(st.sampled_from(aliases))] = value
+            if data.draw(st.integers(0, 4)) == 0:  # the same role twice
+                renamed[role] = value
+    want = outcome(lambda: uqeval.evaluate(**kw))
+    got = outcome(lambda: uqeval.evaluate(**renamed))
+    if want is not None and got is not None:
+        assert got.to_json() == want.to_json()
+
+
+@SETTINGS
+@given(st.data())
+def test_fuzz_string_labels_and_classes(data):
+    """Labels as strings, a pandas Categorical, with or without classes= (in another order, missing a label,
+    naming one twice): the same scores as their indices, or a clear error."""
+    n = data.draw(st.integers(1, 9))
+    names = ["benign", "malignant", "unknown"]
+    k = data.draw(st.integers(2, 3))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    codes = rng.integers(0, k, size=n)
+    proba = rng.dirichlet(np.ones(k), size=n)
+    labels = np.array(names)[codes].astype(object)
+    if data.draw(st.integers(0, 4)) == 0 and n > 1:
+        labels[rng.integers(0, n)] = data.draw(st.sampled_from([None, np.nan, 3, "other"]))
+    how = data.draw(st.sampled_from(["numpy", "list", "categorical", "frame"]))
+    classes = data.draw(
+        st.one_of(st.just(None), st.permutations(names[:k]), st.lists(st.sampled_from(names), max_size=4))
+    )
+    kw = {} if classes is None else {"classes": classes}
+    if how == "frame":
+        frame = pd.DataFrame({"label": labels, **{f"p_{j}": proba[:, j] for j in range(k)}})
+        outcome(lambda: uqeval.evaluate(frame, **kw))
+        return
+    y = labels.tolist() if how == "list" else pd.Categorical(labels) if how == "categorical" else labels
+    got = outcome(lambda: uqeval.evaluate(y, proba=proba, **kw))
+    if got is not None and classes is None and set(codes) == set(range(k)):  # sorted = the column order
+        want = uqeval.evaluate(codes, proba=proba)
+        assert got["brier"] == pytest.approx(want["brier"])
+
+
+@st.composite
+def models(draw):
+    """A model of compare(): a container, Scores, a DataFrame, {role: array}, or something else."""
+    n = draw(st.sampled_from([6, 6, 6, 5]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    y, mu = rng.normal(size=n), rng.normal(size=n)
+    sd = np.abs(rng.normal(size=n)) + 0.1
+    how = draw(st.sampled_from(["container", "scores", "frame", "roles", "aliases", "array", "none", "path"]))
+    if how == "container":
+        return uqeval.Gaussian(y_true=y, mean=mu, std=sd)
+    if how == "scores":
+        return uqeval.evaluate(y, mean=mu, std=sd)
+    if how == "frame":
+        return pd.DataFrame({"y": y, "mean": mu, "std": sd})
+    if how == "roles":
+        return {"mean": mu, "std": sd}
+    if how == "aliases":
+        return {"y_pred": mu, "sigma": sd}
+    if how == "array":
+        return mu
+    if how == "path":
+        return "no_such_file.csv"  # a file named by the caller (the message names it)
+    return None
+
+
+@SETTINGS
+@given(st.lists(models(), min_size=1, max_size=3), st.booleans(), st.sampled_from([None, ["crps"], ["crsp"]]))
+def test_fuzz_compare_takes_what_evaluate_takes(models_, with_targets, metrics):
+    kw = {"y_true": np.zeros(6)} if with_targets else {}
+    got = outcome(
+        lambda: uqeval.compare(
+            {f"m{i}": m for i, m in enumerate(models_)}, metrics=metrics, n_boot=20, n_permutations=0, **kw
+        )
+    )
+    if got is not None:
+        assert len(got.to_frame()) >= 1 and got.to_json().startswith("{")
 
 
 @pytest.mark.parametrize(
@@ -277,6 +387,14 @@ def test_fuzz_array_functions(data):
         lambda: uqeval.evaluate(np.zeros(3), mean=np.zeros(3), std=1.0, reference="persistence", time=[0, 1]),
         lambda: uqeval.list_metrics("nope"),
         lambda: uqeval.compare({"a": 1, "b": 2}),
+        lambda: uqeval.evaluate(np.zeros(3), mean=np.zeros(3), y_pred=np.zeros(3)),
+        lambda: uqeval.evaluate(np.zeros(3), mean=np.zeros(3), sample_weights=np.ones(3)),
+        lambda: uqeval.evaluate(["a", "b", "c"], mean=np.zeros(3)),
+        lambda: uqeval.evaluate(["a", "b"], proba=[[0.5, 0.5]] * 2, classes=["a", "a"]),
+        lambda: uqeval.evaluate(np.zeros(3), mean=np.zeros(3))["crsp"],
+        lambda: uqeval.crps_normal(0.0, 0.0, 1.0, reduce="sum"),
+        lambda: uqeval.expected_calibration_error([0, 1], [0.2, 0.8], reduce=None),
+        lambda: uqeval.compare([uqeval.Point(y_true=np.zeros(3), mean=np.zeros(3)), {"mean": np.zeros(3)}]),
         lambda: uqeval.ucc(uqeval.Point(y_true=np.zeros(3), mean=np.zeros(3))),
     ],
 )

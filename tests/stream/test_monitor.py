@@ -362,7 +362,7 @@ def test_two_models_confidence_sequence(tmp_path):
     from uqeval.functions import crps_normal
 
     y, mu, sd = (table.column(c).to_numpy() for c in ("y", "mu", "sigma"))
-    d = crps_normal(y, mu, sd) - crps_normal(y, mu, 1.5 * sd)
+    d = crps_normal(y, mu, sd, reduce=None) - crps_normal(y, mu, 1.5 * sd, reduce=None)
     assert diff["mean_difference"][-1] == pytest.approx(d.mean(), rel=1e-9)
     assert diff["lower"][-1] <= d.mean() <= diff["upper"][-1]
     assert (

@@ -11,20 +11,10 @@ The top floor with :mod:`uqeval.cli`: may import anything in the package but the
 
 from __future__ import annotations
 
-from .commands import compare, monitor, ucc
-from .score import evaluate, evaluate_file, explain, list_metrics, list_schemas, plot, schema
-from .scores import Scores
+from .. import _EXPORTS
+from .commands import Comparison, compare, monitor, ucc  # noqa: F401  # re-exported (__all__ below)
+from .score import evaluate, evaluate_file, explain, list_metrics, list_schemas, plot, schema  # noqa: F401
+from .scores import Scores  # noqa: F401
 
-__all__ = [
-    "Scores",
-    "evaluate",
-    "evaluate_file",
-    "plot",
-    "ucc",
-    "compare",
-    "list_metrics",
-    "explain",
-    "monitor",
-    "schema",
-    "list_schemas",
-]
+#: the names :mod:`uqeval` exports from here (listed once, in ``uqeval._EXPORTS``)
+__all__ = [name for name, module in _EXPORTS.items() if module == "api"]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,7 @@ from ..errors import InputError, UsageError
 from ..predictions import (
     Prediction,
 )
-from .inputs import _file_roles, _load_table, _models
+from .inputs import _PLOT_ROLES, _canonical_columns, _file_roles, _is_table, _load_table, _models
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -61,9 +62,47 @@ def ucc(
     return ucc_report(bands, options, weights=weights)
 
 
+class Comparison(dict):  # a dict for the code that reads the document as one
+    """The ``uqeval.compare/1`` document of :func:`compare`: a dict (``out["metrics"]["crps"]["best"]``), with
+    :meth:`to_frame` (one row per metric and model) and :meth:`to_json` (the document ``uqeval compare
+    --format json`` writes)."""
+
+    def to_json(self) -> str:
+        """The document as JSON text, exactly as ``uqeval compare --format json`` writes it."""
+        from ..io.writers import dumps_json
+
+        return dumps_json(dict(self))
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame, one row per metric and model: ``metric``, ``model``, ``estimate``, ``low``,
+        ``high`` (the bootstrap interval), ``rank``, ``p_best``, ``diff_vs_best``, ``best``, ``orientation``."""
+        import pandas as pd
+
+        rows = []
+        for metric, entry in (self.get("metrics") or {}).items():
+            best = entry.get("best") or []
+            for model, v in (entry.get("values") or {}).items():
+                diff = v.get("diff_vs_best")
+                rows.append(
+                    {
+                        "metric": metric,
+                        "model": model,
+                        "estimate": v.get("estimate"),
+                        "low": v.get("low"),
+                        "high": v.get("high"),
+                        "rank": v.get("rank"),
+                        "p_best": v.get("p_best"),
+                        "diff_vs_best": diff.get("estimate") if isinstance(diff, dict) else None,
+                        "best": model in best,
+                        "orientation": entry.get("orientation"),
+                    }
+                )
+        return pd.DataFrame(rows)
+
+
 @python_api
 def compare(
-    models: Models,
+    models: Any,
     *,
     metrics: Sequence[str] | None = None,
     settings: Settings | None = None,
@@ -77,21 +116,38 @@ def compare(
     cluster: ArrayLike | None = None,
     block_size: int | str | None = None,
     weights: ArrayLike | None = None,
-) -> dict[str, Any]:
+    **columns: Any,
+) -> Comparison:
     """Compare models on the same targets: bootstrap intervals, ranks and paired tests (``uqeval compare``).
 
-    ``models``: ``{name: container}`` (at least two, the same targets in the same order).
-    ``metrics``: names as ``uqeval compare --metrics`` takes them (default: crps, nll, pinball,
-    interval, brier, ma_cal where defined). ``ids``: each model's row ids (a mapping like ``models``, or
-    a sequence in its order) to join the models' rows on, instead of requiring the same row order.
-    ``cluster``: a label per row of the first model (a location, a patient, a day): every cluster is
-    resampled and sign-flipped as a whole; ``block_size``: rows in time order, resampled and flipped in
-    consecutive blocks of this many rows (``"auto"``: Politis & White's choice). Without either, rows
-    are assumed independent (``settings.resampling`` records the choice when one is given).
-    ``weights``: one weight per row of the first model (>= 0, not all 0): estimates from the weighted rows,
-    bootstrap counts times the weights, paired tests on weighted score differences (docs: Per-row weights).
-    Returns the ``uqeval.compare/1`` document.
+    Parameters
+    ----------
+    models : ``{name: model}`` (at least two, the same targets in the same order), or a sequence of models
+        (named ``model 1``, ``model 2``, ...). A model is anything :func:`evaluate` takes: a prediction
+        container, the :class:`Scores` of one, a CSV or Parquet file, a DataFrame or Arrow table (columns
+        detected, or named by ``columns``), or ``{role: array}`` (``{"mean": mu, "std": sd}``) with the
+        targets given once as ``y_true=``.
+    metrics : names as ``uqeval compare --metrics`` takes them (default: crps, nll, pinball, interval,
+        brier, ma_cal where defined).
+    ids : each model's row ids (a mapping like ``models``, or a sequence in its order) to join the models'
+        rows on, instead of requiring the same row order.
+    cluster, block_size : a label per row of the first model (every cluster is resampled and sign-flipped as
+        a whole), or rows in time order resampled and flipped in consecutive blocks of this many rows
+        (``"auto"``: Politis & White's choice). Without either, rows are assumed independent.
+    weights : one weight per row of the first model (>= 0, not all 0): estimates from the weighted rows,
+        bootstrap counts times the weights, paired tests on weighted score differences.
+    n_boot, n_permutations : bootstrap resamples and permutation-test sign flips (``bootstrap=`` and
+        ``permutations=``, the command line's words, are taken too).
+    **columns : the column keywords of :func:`evaluate` (``y_true``, ``mean``, ``std``, ``proba``, ``classes``,
+        ..., and their aliases) applied to every model, and settings fields (``num_bins=50``).
 
+    Returns
+    -------
+    Comparison
+        The ``uqeval.compare/1`` document (a dict) with ``to_frame()`` and ``to_json()``.
+
+    Examples
+    --------
     >>> import numpy as np, uqeval
     >>> rng = np.random.default_rng(0); y = rng.normal(size=400)
     >>> a = uqeval.Gaussian(y_true=y, mean=np.zeros(400), std=np.ones(400))
@@ -99,13 +155,18 @@ def compare(
     >>> out = uqeval.compare({"a": a, "b": b}, metrics=["crps"], n_boot=100, n_permutations=0)
     >>> out["metrics"]["crps"]["best"]
     ['a']
+    >>> out.to_frame()[["metric", "model", "best"]].values.tolist()
+    [['crps', 'a', True], ['crps', 'b', False]]
     """
     from ..commands.compare.core import Model, align_models, compare_models
     from ..resample import Resampling
 
+    # the command line's words for them (uqeval.vocabulary.OPTIONS): bootstrap=, permutations=
+    n_boot = columns.pop("bootstrap", n_boot)
+    n_permutations = columns.pop("permutations", n_permutations)
     # the labels themselves are given (no column): the resampling's cluster column is named after the keyword
     resampling = Resampling.parse(None if cluster is None else "cluster", block_size)
-    named = _models(models)
+    named, settings = _model_predictions(models, columns, settings)
     id_arrays = None
     if ids is not None:
         if isinstance(ids, Mapping):
@@ -122,20 +183,96 @@ def compare(
                     f"ids of model {name!r} has shape {a.shape}, but the model has {pred.n} rows"
                 )
     aligned = align_models([Model(name, pred, {"path": name}) for name, pred in named.items()], id_arrays)
-    return compare_models(
-        aligned,
-        settings or Settings(),
-        metrics,
-        n_boot=n_boot,
-        ci_level=ci_level,
-        seed=seed,
-        n_permutations=n_permutations,
-        pairs=pairs,
-        dm_lag=dm_lag,
-        resampling=resampling,
-        clusters=None if cluster is None else np.asarray(cluster),  # the first model's rows keep their order
-        weights=weights,  # one a row of the first model, whose rows keep their order
+    return Comparison(
+        compare_models(
+            aligned,
+            settings,
+            metrics,
+            n_boot=n_boot,
+            ci_level=ci_level,
+            seed=seed,
+            n_permutations=n_permutations,
+            pairs=pairs,
+            dm_lag=dm_lag,
+            resampling=resampling,
+            clusters=None
+            if cluster is None
+            else np.asarray(cluster),  # the first model's rows keep their order
+            weights=weights,  # one a row of the first model, whose rows keep their order
+        )
     )
+
+
+def _model_predictions(
+    models: Any, columns: dict[str, Any], settings: Settings | None
+) -> tuple[dict[str, Prediction], Settings]:
+    """``({name: prediction}, settings)`` of :func:`compare`'s models, each read as :func:`evaluate` reads its
+    data with the shared ``columns`` (role keywords and settings)."""
+    from .scores import Scores
+
+    if isinstance(models, (Prediction, Scores, str, Path)) or _is_table(models):
+        models = [models]
+    if not isinstance(models, Mapping):
+        if not isinstance(models, Sequence):
+            raise UsageError(
+                f"models must be {{name: model}} or a list of models, got {type(models).__name__}"
+            )
+        models = {f"model {i + 1}": m for i, m in enumerate(models)}
+    shared = dict(columns)
+    _canonical_columns(shared)
+    roles = {k: shared.pop(k) for k in list(shared) if k in _PLOT_ROLES and k != "settings"}
+    s = make_settings(None, **shared) if settings is None else replace(settings, **shared)
+    out: dict[str, Prediction] = {}
+    for name, model in models.items():
+        with _naming_model(name, len(models)):
+            out[str(name)] = _model_prediction(model, roles, s)
+    return out, s
+
+
+@contextlib.contextmanager
+def _naming_model(name: Any, n: int) -> Iterator[None]:
+    """An error reading a model names it (``model 'b': ...``)."""
+    try:
+        yield
+    except (InputError, UsageError) as exc:
+        raise type(exc)(f"model {str(name)!r}: {exc.message}", fix=exc.fix) from None
+
+
+def _model_prediction(model: Any, roles: dict[str, Any], settings: Settings) -> Prediction:
+    """The prediction of one model of :func:`compare` (see there) with the shared role keywords."""
+    from .scores import Scores
+
+    if isinstance(model, Scores):
+        if model._prediction is None:
+            raise UsageError("these Scores hold no prediction; pass the data they came from")
+        return model._prediction
+    if isinstance(model, Prediction):
+        # column names are for the tables, the shared targets for the models given as {role: array}
+        arrays = [r for r, v in roles.items() if not isinstance(v, str) and r != "y_true"]
+        if arrays:
+            raise UsageError(f"a prediction container holds its arrays: it takes no {', '.join(arrays)}=")
+        return model
+    if isinstance(model, (str, Path)):
+        from .score import _load_file
+
+        return _load_file(model, dict(roles), settings).prediction
+    if isinstance(model, Mapping):  # {role: array}: this model's roles, the shared targets
+        loaded, _, _ = _load_table(None, {**roles, **_plain(model)}, settings)
+        return loaded.prediction
+    if _is_table(model):
+        loaded, _, _ = _load_table(model, dict(roles), settings)
+        return loaded.prediction
+    raise UsageError(
+        f"a model is a prediction container, Scores, a file, a DataFrame or {{role: array}} "
+        f"(such as {{'mean': mu, 'std': sd}}, with y_true= given once), got {type(model).__name__}"
+    )
+
+
+def _plain(model: Mapping[Any, Any]) -> dict[str, Any]:
+    bad = [k for k in model if not isinstance(k, str)]
+    if bad:
+        raise UsageError(f"a model given as {{role: array}} names roles by strings, got {bad[0]!r}")
+    return dict(model)
 
 
 @python_api
@@ -167,7 +304,7 @@ def monitor(
         scored in memory by the same window states).
     time : the time column's name (or, with arrays, the times: datetime64 or ISO strings); not needed
         for row windows.
-    window : ``"1D"``, ``"7D"``, ``"1h"``, ``"30min"``, ``"15s"``, ``"2W"`` (time spans, half-open windows
+    window : ``"1D"``, ``"7D"``, ``"1h"``, ``"30min"``, ``"15s"``, ``"2W"`` (pandas' ``"D"``, ``"30T"`` too; time spans, half-open windows
         aligned to ``origin``, default the Unix epoch) or a number of rows.
     alpha : family-wise false-alarm level of all the tests together (``detect=False``).
     detect : True (default): e-detectors, which alarm after a change whatever the history, and say where it
@@ -208,7 +345,9 @@ def monitor(
         time_ns,
     )
     from ..io.writers import atomic_write_bytes
+    from ..vocabulary import window_span
 
+    window = window_span(window)  # pandas' spellings too: "D", "30T"
     saved = None
     if state is not None and Path(state).exists():
         saved = Path(state).read_bytes()
@@ -226,22 +365,24 @@ def monitor(
                 "uqeval.monitor with state=", "a weighted monitor reads all its rows in one call"
             )
         from ..engine.options import EngineOptions
+        from ..io.dialect import reading_csv
 
-        doc, new = monitor_file(
-            data,
-            s,
-            window=window,
-            time=time,
-            origin=origin,
-            alpha=alpha,
-            engine=EngineOptions(engine, chunk_rows, quiet=True),
-            state=saved,
-            state_source=None if state is None else str(state),
-            adversarial_windows=adversarial_windows,
-            skip_seen=skip_seen,
-            detect=detect,
-            arl=arl,
-        )
+        with reading_csv(s.sep, s.decimal):
+            doc, new = monitor_file(
+                data,
+                s,
+                window=window,
+                time=time,
+                origin=origin,
+                alpha=alpha,
+                engine=EngineOptions(engine, chunk_rows, quiet=True),
+                state=saved,
+                state_source=None if state is None else str(state),
+                adversarial_windows=adversarial_windows,
+                skip_seen=skip_seen,
+                detect=detect,
+                arl=arl,
+            )
     else:
         if by is not None:
             raise UsageError(

@@ -24,6 +24,7 @@ from ..predictions import (
     Samples,
 )
 from ..validation import as_real_array
+from ..vocabulary import ROLES, canonical, with_canonical_keys
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -39,6 +40,86 @@ def _softmax(z: np.ndarray) -> np.ndarray:
     z = z - z.max(axis=-1, keepdims=True)
     e = np.exp(z)
     return e / e.sum(axis=-1, keepdims=True)
+
+
+def _canonical_roles(explicit: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """The role keywords ``explicit`` (name -> value) with their aliases found in ``overrides`` (popped from
+    it: ``sample_weight=`` is ``weights=``, ``target=`` and ``y=`` are ``y_true=``, ...;
+    :data:`uqeval.vocabulary.ROLES`); a role given under two spellings is a :class:`UsageError`."""
+    aliases = {k: overrides.pop(k) for k in list(overrides) if canonical(k) in ROLES and k not in ROLES}
+    return with_canonical_keys({**explicit, **aliases}, ROLES)
+
+
+def _canonical_columns(columns: dict[str, Any]) -> None:
+    """Replace, in place, the alias keys of ``columns`` (role keywords and settings) by their canonical names."""
+    merged = with_canonical_keys(columns)
+    columns.clear()
+    columns.update(merged)
+
+
+def _encode_labels(y: Any, classes: Any, role: str = "y_true") -> Any:
+    """Class labels as the class indices the probabilities' columns are in: the position of each label in
+    ``classes`` when given, else, for labels that are not numbers (strings, a pandas Categorical), in sorted
+    order as scikit-learn's ``LabelEncoder`` (and a classifier's ``classes_``) orders them. Numbers without
+    ``classes`` are returned as given; missing labels (None, NaN) become NaN."""
+    arr = np.asarray(y.astype(object) if hasattr(y, "cat") else y)
+    if arr.ndim == 2 and arr.shape[1:] == (1,):
+        arr = arr[:, 0]
+    if classes is None and arr.dtype.kind in "biufc":
+        return y
+    if arr.ndim != 1:
+        raise InputError(f"{role} holds class labels: give one label per row, got shape {arr.shape}")
+    flat = arr.astype(object)
+    missing = np.array([v is None or (isinstance(v, float) and v != v) for v in flat], dtype=bool)
+    if classes is None:
+        try:
+            order = sorted(set(flat[~missing].tolist()))
+        except TypeError:
+            raise InputError(
+                f"{role} mixes labels that cannot be ordered ({', '.join(sorted({type(v).__name__ for v in flat}))}); "
+                "give their order with classes=[...]"
+            ) from None
+    else:
+        order = list(np.asarray(classes, dtype=object).reshape(-1).tolist())
+        if len(set(order)) != len(order):
+            raise InputError(f"classes= names a class twice: {order!r}")
+    index = {label: i for i, label in enumerate(order)}
+    codes = np.full(len(flat), np.nan)
+    for i, label in enumerate(flat):
+        if missing[i]:
+            continue
+        code = index.get(label.item() if isinstance(label, np.generic) else label)
+        if code is None:
+            shown = ", ".join(repr(c) for c in order[:10]) + (" ..." if len(order) > 10 else "")
+            raise InputError(
+                f"{role} holds the label {label!r} at row {i}, which is not one of classes= ({shown})"
+            )
+        codes[i] = code
+    return codes
+
+
+def _encode_table_labels(arrow: Any, target: Any, classes: Any) -> Any:
+    """``arrow`` with its target column (named by ``target``, else found by name) as class indices
+    (:func:`_encode_labels`) when it holds text or categories or ``classes`` is given: a new table, the
+    input is not changed."""
+    import pyarrow as pa
+
+    name = target if isinstance(target, str) else None
+    if name is None and target is None:
+        from ..io.columns import ALIASES
+
+        found = [c for c in arrow.column_names if c.lower() in ALIASES["y_true"] + ("label",)]
+        name = found[0] if len(found) == 1 else None
+    if name is None or name not in arrow.column_names:
+        return arrow
+    column = arrow.column(name)
+    t = column.type
+    text = pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_dictionary(t)
+    if not text and classes is None:
+        return arrow
+    values = np.asarray(column.to_pylist(), dtype=object)
+    codes = _encode_labels(values, classes, f"column {name!r}")
+    return arrow.set_column(arrow.column_names.index(name), name, pa.array(np.asarray(codes, dtype=float)))
 
 
 #: the roles of :func:`evaluate` that are arrays (or column names of ``data``), in the order they are checked
@@ -155,6 +236,9 @@ def _prediction(
         raise UsageError("intervals need both lower and upper")
     if "quantiles" in a and levels is None:
         raise UsageError("quantiles need their levels: pass levels=[...]")
+    for role in ("y_true", "mean", "std", "var", "lower", "upper"):  # a column vector (N, 1), as scikit-learn
+        if role in a and a[role].ndim == 2 and a[role].shape[1] == 1:  # takes y: one value per row
+            a[role] = a[role][:, 0]
     if "samples" in a:
         s = a["samples"]
         a["samples"] = np.moveaxis(s, _member_axis(member_axis, s.ndim), -1) if s.ndim else s
@@ -174,9 +258,13 @@ def _prediction(
             a[role] = np.full(n, float(v))
         elif v.ndim == 0 or len(v) != n:
             first = next(r for r, w in a.items() if w.ndim)
-            raise InputError(
-                f"{role} has {len(v) if v.ndim else 'no'} rows but {first} has {n}; give one value per row"
-            )
+            hint = "give one value per row"
+            shape = arrays["samples"].shape if role == "samples" else ()
+            if len(shape) == 2 and n in shape:
+                hint = f"samples {shape} has its rows on axis {shape.index(n)}: pass member_axis={1 - shape.index(n)}"
+            elif len(shape) > 2 and n in shape:
+                hint = f"samples {shape} has its rows on axis {shape.index(n)}: pass member_axis= (the members' axis)"
+            raise InputError(f"{role} has {len(v) if v.ndim else 'no'} rows but {first} has {n}; {hint}")
     n_dropped, rows = 0, None
     if settings.nan_policy == "omit":
         from ..io.load import usable_rows
@@ -340,9 +428,11 @@ def _load(
     levels: ArrayLike | None,
     member_axis: int,
     settings: Settings,
+    classes: Any = None,
 ) -> tuple[Loaded, Settings, Any]:
     """The prediction container of ``data`` and the role keywords (checked by :func:`_prepare`), the settings
-    (a table's plan may set levels) and the Arrow table (None unless ``data`` is a table)."""
+    (a table's plan may set levels) and the Arrow table (None unless ``data`` is a table). ``classes``: the
+    class labels in the order of the probabilities' columns (:func:`_encode_labels`)."""
     from ..io.load import Loaded
 
     arrow = None
@@ -363,6 +453,8 @@ def _load(
         )
     elif table:
         arrow = _arrow(data)
+        if classes is not None or _classifier_table(arrow, given):
+            arrow = _encode_table_labels(arrow, target, classes)
         named = {r: v for r, v in {"y_true": target, **given}.items() if v is not None}
         if _by_plan(named):
             loaded, settings = _from_plan(arrow, named, settings)
@@ -409,6 +501,8 @@ def _load(
         )
     else:
         y_arr = data if data is not None else target
+        if y_arr is not None and (classes is not None or given.keys() & set(_CLASS_ROLES)):
+            y_arr = _encode_labels(y_arr, classes)
         arrays = {"y_true": as_real_array(y_arr, "y_true")} if y_arr is not None else {}
         arrays.update({r: as_real_array(v, r) for r, v in given.items()})
         pred, n_dropped = _prediction(
@@ -426,6 +520,15 @@ def _load(
             },
         )
     return loaded, settings, arrow
+
+
+def _classifier_table(arrow: Any, given: Mapping[str, Any]) -> bool:
+    """Whether a table holds a classifier's output: class columns named, or found by name."""
+    from ..io.columns import LOGIT_RE, MEMBER_RE, PROBA_RE
+
+    if given.keys() & set(_CLASS_ROLES):
+        return True
+    return any(r.match(c) for c in arrow.column_names for r in (PROBA_RE, LOGIT_RE, MEMBER_RE))
 
 
 def _attach_weights(loaded: Loaded, weights: ArrayLike | str, arrow: Any) -> None:
@@ -454,16 +557,14 @@ _FILE_ROLES = (*_ROLES, "y", "levels", "level", "member_axis")
 
 
 #: the role keywords of :func:`evaluate` that :func:`plot` takes too
-_PLOT_ROLES = frozenset((*_FILE_ROLES, "settings"))
+_PLOT_ROLES = frozenset((*_FILE_ROLES, "settings", "classes"))
 
 
 def _file_roles(columns: dict[str, Any]) -> dict[str, Any]:
     """The column keywords of a call on a file, popped from ``columns`` (what is left are settings):
     each given one names a column, ``y`` is ``y_true``."""
-    roles = {k: columns.pop(k) for k in _FILE_ROLES if columns.get(k) is not None}
-    if "y" in roles:
-        roles["y_true"] = roles.pop("y")
-    return roles
+    _canonical_columns(columns)
+    return {k: columns.pop(k) for k in _FILE_ROLES if columns.get(k) is not None}
 
 
 def _load_table(
@@ -471,13 +572,15 @@ def _load_table(
 ) -> tuple[Loaded, Settings, Any]:
     """``(loaded, settings, arrow table or None)`` of arrays or a table with the column keywords of
     :func:`evaluate` popped from ``columns``; what is left are settings (on top of ``settings``)."""
+    _canonical_columns(columns)
     roles = {k: columns.pop(k) for k in list(columns) if k in _FILE_ROLES}
+    classes = columns.pop("classes", None)
     s = make_settings(None, **columns) if settings is None else replace(settings, **columns)
     member_axis = roles.pop("member_axis", -1)
     y_true, y = roles.pop("y_true", None), roles.pop("y", None)
     level, levels = roles.pop("level", None), roles.pop("levels", None)
     given, table, target, level, s = _prepare(data, y_true, y, level, levels, s, **roles)
-    return _load(data, given, table, target, level, levels, member_axis, s)
+    return _load(data, given, table, target, level, levels, member_axis, s, classes=classes)
 
 
 def _file_table(

@@ -16,24 +16,14 @@ from ..errors import InputError, UsageError
 from ..predictions import (
     Prediction,
 )
-from .inputs import (
-    _COLUMN_ROLES,
-    _PLOT_ROLES,
-    _attach_weights,
-    _by_plan,
-    _file_roles,
-    _file_table,
-    _load,
-    _load_table,
-    _objects,
-    _prepare,
-    _with_columns,
-)
+from . import inputs as _in  # the column keywords of every call, read in one place
 from .scores import Scores
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from numpy.typing import ArrayLike
+
+    from ..io.load import Loaded
 
     #: what ``ucc`` and ``compare`` take as models
     Models = Prediction | Mapping[str, Prediction] | Sequence[Prediction]
@@ -64,6 +54,7 @@ def evaluate(
     time: ArrayLike | str | None = None,
     id: str | None = None,
     weights: ArrayLike | str | None = None,
+    classes: ArrayLike | None = None,
     **overrides: Any,
 ) -> Scores:
     """Every metric that applies to a prediction, as ``uqeval score`` computes it.
@@ -112,30 +103,32 @@ def evaluate(
     >>> rng = np.random.default_rng(0)
     >>> mu = rng.normal(size=500); y = mu + rng.normal(size=500)
     >>> s = uqeval.evaluate(y, mean=mu, std=np.ones(500))
-    >>> round(s["crps"], 4) == round(float(uqeval.crps_normal(y, mu, 1.0).mean()), 4)
+    >>> round(s["crps"], 4) == round(uqeval.crps_normal(y, mu, 1.0), 4)
     True
     """
     from ..commands.score.core import score_loaded
 
-    settings = make_settings(None, **overrides) if settings is None else replace(settings, **overrides)
-    given, table, target, level, settings = _prepare(
-        data,
-        y_true,
-        y,
-        level,
-        levels,
-        settings,
-        mean=mean,
-        std=std,
-        var=var,
-        lower=lower,
-        upper=upper,
-        quantiles=quantiles,
-        samples=samples,
-        proba=proba,
-        logits=logits,
-        loglik=loglik,
+    roles = _in._canonical_roles(
+        dict(
+            y_true=y_true,
+            y=y,
+            mean=mean,
+            std=std,
+            var=var,
+            lower=lower,
+            upper=upper,
+            quantiles=quantiles,
+            samples=samples,
+            proba=proba,
+            logits=logits,
+            loglik=loglik,
+            weights=weights,
+        ),
+        overrides,
     )
+    y_true, weights = roles.pop("y_true"), roles.pop("weights")
+    settings = make_settings(None, **overrides) if settings is None else replace(settings, **overrides)
+    given, table, target, level, settings = _in._prepare(data, y_true, None, level, levels, settings, **roles)
     spec = None
     if reference is not None or time is not None or id is not None:  # forecast verification (issue 16)
         from ..commands.compare.skill import reference_spec
@@ -149,17 +142,19 @@ def evaluate(
         if isinstance(time, str) and not table:
             raise UsageError("time= names a column, but data is not a table: pass the times as an array")
 
-    loaded, settings, arrow = _load(data, given, table, target, level, levels, member_axis, settings)
+    loaded, settings, arrow = _in._load(
+        data, given, table, target, level, levels, member_axis, settings, classes=classes
+    )
     if weights is None:  # a config's [columns] weights
         weights = settings.columns.get("weights")
     if weights is not None:
-        _attach_weights(loaded, weights, arrow)
+        _in._attach_weights(loaded, weights, arrow)
     if arrow is not None:
         rows = loaded.prediction.row_numbers()
         if spec is not None and isinstance(time, str):
-            spec = replace(spec, time=_objects(arrow, time, "time", rows))
+            spec = replace(spec, time=_in._objects(arrow, time, "time", rows))
         if spec is not None and id is not None:
-            spec = replace(spec, model_ids=_objects(arrow, id, "id", rows))
+            spec = replace(spec, model_ids=_in._objects(arrow, id, "id", rows))
     if spec is not None and spec.kind == "persistence" and not isinstance(time, str) and time is not None:
         times = np.asarray(time)
         if loaded.info["n_dropped"] and times.shape[:1] == (loaded.info["n_rows"],):
@@ -194,7 +189,8 @@ def plot(data: Any, kind: str, ax: Axes | None = None, **columns: Any) -> Axes:
 
     if not isinstance(kind, str) or kind not in PLOT_KINDS:
         raise UsageError(f"unknown {option('kind', kind)}: choose from {', '.join(PLOT_KINDS)}")
-    bad = sorted(set(columns) - _PLOT_ROLES - set(Settings.__dataclass_fields__))
+    _in._canonical_columns(columns)
+    bad = sorted(set(columns) - _in._PLOT_ROLES - set(Settings.__dataclass_fields__))
     if bad:
         raise TypeError(f"plot() got an unexpected keyword argument {bad[0]!r}")
     models = dict(data) if isinstance(data, Mapping) else None
@@ -293,7 +289,7 @@ _KIND_HINTS = {
 
 def _plot_prediction(data: Any, **columns: Any) -> tuple[Prediction, Settings]:
     """The prediction and settings :func:`evaluate` would score for ``data`` and ``columns``."""
-    loaded, settings, _ = _load_table(data, columns, columns.pop("settings", None))
+    loaded, settings, _ = _in._load_table(data, columns, columns.pop("settings", None))
     return loaded.prediction, settings
 
 
@@ -320,8 +316,9 @@ def evaluate_file(
     from ..commands.score.core import score_loaded
     from ..io.load import load_predictions
 
-    roles = _file_roles(overrides)
+    roles = _in._file_roles(overrides)
     weights = overrides.pop("weights", None)
+    classes = overrides.pop("classes", None)
     if weights is not None and not isinstance(weights, str):
         raise UsageError(f"weights= names a column of the file, got {type(weights).__name__}")
     s = (
@@ -329,40 +326,70 @@ def evaluate_file(
         if settings is not None and not overrides and config is None
         else make_settings(config, **overrides)
     )
-    if any(not isinstance(v, str) for r, v in roles.items() if r in _COLUMN_ROLES):
-        bad = next(r for r, v in roles.items() if r in _COLUMN_ROLES and not isinstance(v, str))
-        raise UsageError(f"{bad}= names a column of the file, got {type(roles[bad]).__name__}")
-    spec = None
-    if reference is not None or time is not None or id is not None:  # skill scores (see evaluate)
-        from ..commands.compare.skill import reference_spec
+    from ..io.dialect import reading_csv
 
-        spec = reference_spec(reference, train, time, id)
-    if _by_plan(roles):  # the loader's own column plan
-        if roles:
-            s = _with_columns(s, roles)
-        if weights is not None:
-            s = replace(s, columns={**s.columns, "weights": weights})
-        loaded = load_predictions(path, s, weights_ok=True)
-        return Scores(score_loaded(loaded, s, spec), loaded.prediction, s)
-    # lists of columns (quantiles, samples, proba, ...): read the file and evaluate its table
-    from ..io.readers import inspect, read_columns
+    with reading_csv(s.sep, s.decimal):  # the CSV dialect of the settings (sep=, decimal=)
+        if any(not isinstance(v, str) for r, v in roles.items() if r in _in._COLUMN_ROLES):
+            bad = next(r for r, v in roles.items() if r in _in._COLUMN_ROLES and not isinstance(v, str))
+            raise UsageError(f"{bad}= names a column of the file, got {type(roles[bad]).__name__}")
+        spec = None
+        if reference is not None or time is not None or id is not None:  # skill scores (see evaluate)
+            from ..commands.compare.skill import reference_spec
 
-    info = inspect(path)
-    arrow = _file_table(info, read_columns)
-    try:
-        weights = weights if weights is not None else s.columns.get("weights")
-        scores = evaluate(
-            arrow, settings=s, reference=reference, train=train, time=time, id=id, weights=weights, **roles
-        )
-        scores._summary["input"].update(path=str(path), format=info.format)
-        return scores
-    except InputError as exc:  # the table's messages name "data": here it is the file
-        text = exc.message
-        if not text.startswith("data"):
-            raise
-        raise type(exc)(
-            f"{path}{text[4:] if text.startswith('data:') else ': ' + text}", fix=exc.fix
-        ) from None
+            spec = reference_spec(reference, train, time, id)
+        if _in._by_plan(roles) and classes is None:  # the loader's own column plan
+            if roles:
+                s = _in._with_columns(s, roles)
+            if weights is not None:
+                s = replace(s, columns={**s.columns, "weights": weights})
+            loaded = load_predictions(path, s, weights_ok=True)
+            return Scores(score_loaded(loaded, s, spec), loaded.prediction, s)
+        # lists of columns (quantiles, samples, proba, ...): read the file and evaluate its table
+        from ..io.readers import inspect, read_columns
+
+        info = inspect(path)
+        arrow = _in._file_table(info, read_columns)
+        try:
+            weights = weights if weights is not None else s.columns.get("weights")
+            scores = evaluate(
+                arrow,
+                settings=s,
+                reference=reference,
+                train=train,
+                time=time,
+                id=id,
+                weights=weights,
+                classes=classes,
+                **roles,
+            )
+            scores._summary["input"].update(path=str(path), format=info.format)
+            return scores
+        except InputError as exc:  # the table's messages name "data": here it is the file
+            text = exc.message
+            if not text.startswith("data"):
+                raise
+            raise type(exc)(
+                f"{path}{text[4:] if text.startswith('data:') else ': ' + text}", fix=exc.fix
+            ) from None
+
+
+def _load_file(path: str | Path, columns: dict[str, Any], settings: Settings) -> Loaded:
+    """The prediction of a CSV or Parquet file read as :func:`evaluate_file` reads it: ``columns`` are the
+    role keywords (and ``classes``) naming its columns, and settings on top of ``settings``."""
+    from ..io.dialect import reading_csv
+    from ..io.load import load_predictions
+
+    roles = _in._file_roles(columns)
+    classes = columns.pop("classes", None)
+    s = replace(settings, **columns) if columns else settings
+    with reading_csv(s.sep, s.decimal):
+        if _in._by_plan(roles) and classes is None:
+            return load_predictions(path, _in._with_columns(s, roles) if roles else s)
+        from ..io.readers import inspect, read_columns
+
+        table = _in._file_table(inspect(path), read_columns)
+    loaded, _, _ = _in._load_table(table, {**roles, "classes": classes}, s)
+    return loaded
 
 
 @python_api

@@ -46,16 +46,15 @@ class Scores(Mapping):
 
     # Mapping
     def __getitem__(self, key: str) -> Any:
+        """The value of metric ``key``: a path, or a short name that is unique (:func:`uqeval.vocabulary.resolve_metric`);
+        an unknown or ambiguous name raises a ``KeyError`` (also a ``ValueError``) with close matches."""
+        from ..vocabulary import resolve_metric
+
         if key in self._flat:
             return self._flat[key]
-        found = [k for k in self._flat if k.rsplit(".", 1)[-1] == key or k.endswith("." + key)]
-        if len(found) > 1 and not key.startswith("skill."):  # "crps" is the score, "skill.crps" its skill
-            found = [k for k in found if not k.startswith("skill.")] or found
-        if len(found) == 1:
-            return self._flat[found[0]]
-        if found:
-            raise KeyError(f"{key!r} is ambiguous; use one of: {', '.join(found)}")
-        raise KeyError(key)
+        if not isinstance(key, str):
+            raise KeyError(key)
+        return self._flat[resolve_metric(key, self._flat)]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._flat)

@@ -60,8 +60,11 @@ def build_app(commands: tuple[str, ...] = COMMANDS, completion: bool = True) -> 
     shell's completion requests, ``_UQEVAL_COMPLETE``). :func:`main` leaves them out when a command is
     named (they are root options; typer's completion modules cost ~7 ms of every run)."""
     _lean_typer()
+    from .panels import CommandsGroup
+
     application = typer.Typer(
         name="uqeval",
+        cls=CommandsGroup,  # the commands' first sentences whole, wrapped (not cut with "...")
         help="Evaluate predictive uncertainty: calibration, scoring rules, coverage, UCC, recalibration.",
         no_args_is_help=True,
         add_completion=completion,

@@ -17,6 +17,7 @@ import typer
 # the limits live with the settings (config.py imports nothing heavy)
 from ..config import LIMITS
 from ..errors import UqevalError
+from ..vocabulary import cli_flags
 
 
 class OutputFormat(str, Enum):
@@ -65,32 +66,34 @@ ENGINE_PANEL = "Engine"
 YCol = Annotated[
     str | None,
     typer.Option(
-        "--y",
+        *cli_flags("y_true"),
         help="Target column (default: y, y_true or target, else truth or actual; label for classification).",
     ),
 ]
 MeanCol = Annotated[
     str | None,
     typer.Option(
-        "--mean",
+        *cli_flags("mean"),
         help="Mean / point prediction column (default: mean, mu, y_pred or pred, else prediction, y_hat or yhat).",
     ),
 ]
 StdCol = Annotated[
     str | None,
     typer.Option(
-        "--std", help="Standard deviation column (default: std, sigma or y_std, else stddev, sd or pred_std)."
+        *cli_flags("std"),
+        help="Standard deviation column (default: std, sigma or y_std, else stddev, sd or pred_std).",
     ),
 ]
 VarCol = Annotated[
-    str | None, typer.Option("--var", help="Variance column (default: var or variance); converted to std.")
+    str | None,
+    typer.Option(*cli_flags("var"), help="Variance column (default: var or variance); converted to std."),
 ]
 LowerCol = Annotated[str | None, typer.Option("--lower", help="Lower bound column (default: lower).")]
 UpperCol = Annotated[str | None, typer.Option("--upper", help="Upper bound column (default: upper).")]
 ProbaCol = Annotated[
     str | None,
     typer.Option(
-        "--proba",
+        *cli_flags("proba"),
         metavar="<cols>",
         help="Class probability columns: a comma list (p0,p1,p2) or a glob ('p*'; ordered by the number in "
         "the name), or one Parquet list column (default: p_<k>, prob_<k> or proba; logits: --logits).",
@@ -112,7 +115,7 @@ OutputOpt = Annotated[
 WeightsCol = Annotated[
     str | None,
     typer.Option(
-        "--weights",
+        *cli_flags("weights"),
         metavar="COLUMN",
         help="Per-row weights (area, importance or survey weights; >= 0, not all 0): every metric that takes "
         "weights is computed from the weighted rows, the others are left out and listed (score, check, compare, ucc, coverage, report).",
@@ -124,7 +127,20 @@ NanOpt = Annotated[
 ]
 SeedOpt = Annotated[
     int | None,
-    typer.Option("--seed", min=0, max=LIMITS["seed"], help="Seed for randomised metrics (default 0)."),
+    typer.Option(
+        "--seed", min=0, help="Seed for randomised metrics (default 0)."
+    ),  # at most 2**63-1: Settings
+]
+SepOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--sep",
+        metavar="CHAR",
+        help="CSV field separator (default ','; ';' for files written with decimal commas).",
+    ),
+]
+DecimalOpt = Annotated[
+    str | None, typer.Option("--decimal", metavar="CHAR", help="CSV decimal mark: '.' (default) or ','.")
 ]
 ReprOpt = Annotated[
     Representation | None,
@@ -159,7 +175,10 @@ ResolutionOpt = Annotated[
 BinsOpt = Annotated[
     int | None,
     typer.Option(
-        "--bins", min=2, max=LIMITS["class_bins"], help="Classification calibration bins (default 15)."
+        *cli_flags("class_bins"),
+        min=2,
+        max=LIMITS["class_bins"],
+        help="Classification calibration bins (default 15).",
     ),
 ]
 FixCrossingOpt = Annotated[
@@ -171,8 +190,7 @@ LogitsCol = Annotated[
         "--logits",
         metavar="<cols>",
         help="Class logit columns, named as --proba names probabilities (a comma list or a glob such as 'z*'); "
-        "softmax turns them into probabilities (default: logit_<k>). It takes the columns (it was a switch): "
-        "for logits in p_<k> columns pass --logits 'p_*'.",
+        "softmax turns them into probabilities (default: logit_<k>); for logits in p_<k> columns pass --logits 'p_*'.",
     ),
 ]
 RenormalizeOpt = Annotated[
@@ -197,7 +215,8 @@ TwThresholdOpt = Annotated[
 ThresholdOpt = Annotated[
     list[str] | None,
     typer.Option(
-        "--threshold", help="Exceedance threshold t: Brier score of P(Y > t); repeat or give a comma list."
+        *cli_flags("thresholds"),
+        help="Exceedance threshold t: Brier score of P(Y > t); repeat or give a comma list.",
     ),
 ]
 MurphyOpt = Annotated[
@@ -233,6 +252,12 @@ IdOpt = Annotated[
         "model (both files hold the column); in compare also the files to each other.",
     ),
 ]
+
+
+def figure_option(help: str, panel: str | None = PLOTS_PANEL) -> Any:
+    """The ``typer.Option`` of a command's ``--plot FILE``: one figure, written atomically (PNG, SVG or PDF by
+    the suffix), listed under ``panel`` in ``--help``."""
+    return typer.Option("--plot", help=help, dir_okay=False, rich_help_panel=panel)
 
 
 def parse_levels(text: str | None) -> tuple[float, ...] | None:
@@ -321,6 +346,9 @@ class ScoringFlags:
             discover=True,  # the command line finds a config it was not given (UQEVAL_CONFIG, pyproject.toml)
             **values,
         )
+        from ..io.dialect import set_csv_dialect
+
+        set_csv_dialect(settings.sep, settings.decimal, process=True)  # the run's (handle_errors restores)
         if self.train is not None:
             from ..commands.score.core import train_std
             from ..errors import InputError
@@ -351,6 +379,8 @@ INPUT_OPTIONS: list[tuple[str, Any, Any]] = [
     ("logits", LogitsCol, None),
     ("renormalize", RenormalizeOpt, False),
     ("nan_policy", NanOpt, None),
+    ("sep", SepOpt, None),
+    ("decimal", DecimalOpt, None),
     ("seed", SeedOpt, None),
     ("config", ConfigOpt, None),
 ]
@@ -433,6 +463,8 @@ def _flags(v: dict[str, Any]) -> ScoringFlags:
             tw_threshold=v.get("tw_threshold"),
             thresholds=v.get("threshold") or None,
             murphy=v.get("murphy") or None,
+            sep=v["sep"],
+            decimal=v["decimal"],
         ),
         reference=v.get("reference"),
         time=v.get("time"),
@@ -631,9 +663,12 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         from . import interrupts
 
         interrupts.start()
+        from ..io.dialect import reading_csv
+
         # messages spell options as flags for the whole run (its threads and worker processes too)
         with (
             front_end("cli", process=True),
+            reading_csv(process=True),  # the CSV dialect of the run (--sep, --decimal), restored after it
             _document_to_file_only(kwargs),
             warnings.catch_warnings(record=True) as caught,
         ):

@@ -14,6 +14,7 @@ from .common import (
     OutputFormat,
     ScoringFlags,
     engine_options,
+    figure_option,
     handle_errors,
     load_same_rows,
     remote_options,
@@ -52,6 +53,7 @@ BootstrapOpt = Annotated[
     typer.Option(
         "--bootstrap",
         "-b",
+        "--n-boot",  # the Python keyword (uqeval.vocabulary.OPTIONS)
         min=0,
         max=LIMITS["bootstrap"],
         help="Bootstrap resamples of the rows for the intervals (0: no intervals).",
@@ -62,6 +64,7 @@ PermutationsOpt = Annotated[
     int,
     typer.Option(
         "--permutations",
+        "--n-permutations",  # the Python keyword (uqeval.vocabulary.OPTIONS)
         min=0,
         max=LIMITS["permutations"],
         help="Random sign flips of the paired permutation test (0: skip it).",
@@ -92,10 +95,9 @@ OutputOpt = Annotated[
 ]
 PlotOpt = Annotated[
     Path | None,
-    typer.Option(
-        "--plot",
-        help="Draw the metrics with their intervals to this .png, .svg or .pdf (with --murphy also NAME_murphy.EXT, with --reference NAME_skill.EXT).",
-        dir_okay=False,
+    figure_option(
+        "Draw the metrics with their intervals to this .png, .svg or .pdf (with --murphy also NAME_murphy.EXT, with --reference NAME_skill.EXT).",
+        panel=None,
     ),
 ]
 

@@ -9,13 +9,13 @@ import typer
 
 from .common import (
     METRICS_PANEL,
-    PLOTS_PANEL,
     FormatOpt,
     LevelsOpt,
     OutputFormat,
     OutputOpt,
     ScoringFlags,
     engine_options,
+    figure_option,
     handle_errors,
     input_options,
     remote_options,
@@ -55,15 +55,7 @@ TrainOpt = Annotated[
         rich_help_panel=METRICS_PANEL,
     ),
 ]
-PlotOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--plot",
-        help="Write the faceted coverage-vs-width scatter (PNG/SVG/PDF).",
-        dir_okay=False,
-        rich_help_panel=PLOTS_PANEL,
-    ),
-]
+PlotOpt = Annotated[Path | None, figure_option("Write the faceted coverage-vs-width scatter (PNG/SVG/PDF).")]
 
 
 @handle_errors

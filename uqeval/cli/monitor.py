@@ -221,12 +221,14 @@ def monitor(
                 from ..errors import InputError
 
                 raise InputError(f"cannot read --state {state}: {exc}") from None
+    from ..vocabulary import window_span
+
     specs = [as_spec(f) for f in files]
     with engine.progress(specs[:1]) as progress:
         doc, new_state = monitor_file(
             specs[0] if len(specs) == 1 else specs,
             settings,
-            window=window,
+            window=window_span(window),  # pandas' spellings too: D, 30T (uqeval.vocabulary)
             time=flags.time,
             origin=origin,
             alpha=alpha,

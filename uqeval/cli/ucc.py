@@ -11,12 +11,12 @@ import typer
 from ..config import LIMITS
 from .common import (
     OUTPUT_PANEL,
-    PLOTS_PANEL,
     FormatOpt,
     OutputFormat,
     ScoringFlags,
     console,
     engine_options,
+    figure_option,
     handle_errors,
     input_options,
     load_same_rows,
@@ -81,6 +81,7 @@ PermutationTestOpt = Annotated[
     int,
     typer.Option(
         "--permutation-test",
+        "--n-permutations",  # the Python keyword (uqeval.vocabulary.OPTIONS)
         min=0,
         max=LIMITS["permutations"],
         help="Paired permutation test of AUUCC differences with this many permutations (0: none); needs two or more files with the same point prediction.",
@@ -88,12 +89,7 @@ PermutationTestOpt = Annotated[
 ]
 PlotOpt = Annotated[
     Path | None,
-    typer.Option(
-        "--plot",
-        help="Draw every UCC with its constant-band reference to this .png (or .svg, .pdf).",
-        dir_okay=False,
-        rich_help_panel=PLOTS_PANEL,
-    ),
+    figure_option("Draw every UCC with its constant-band reference to this .png (or .svg, .pdf)."),
 ]
 OutputOpt = Annotated[
     Path | None,

@@ -293,19 +293,28 @@ def resolve_path(summary: Mapping[str, Any], path: str, known: bool = True) -> t
     ``keys`` are the JSON keys the path resolved to. Raises :class:`InputError`
     with close matches if nothing is at ``path`` (without any: some known paths, unless ``known`` is false).
     """
-    ok, val, keys = _resolve(summary.get("metrics", {}), path)
+    metrics = summary.get("metrics", {})
+    ok, val, keys = _resolve(metrics, path)
+    if not ok and "." not in path:  # a short name (crps) is the one metric of that name (scoring_rule.crps)
+        from ..vocabulary import AmbiguousName, UnknownName, resolve_metric
+
+        try:
+            ok, val, keys = _resolve(metrics, resolve_metric(path, _leaves(metrics)))
+        except AmbiguousName:
+            raise
+        except UnknownName:
+            pass  # the message below says what the summary has
     if not ok:
         raise InputError(_unknown_path_message(summary, path, known))
     return val, keys
 
 
 def _close_matches(summary: Mapping[str, Any], path: str) -> list[str]:
+    from ..vocabulary import close_matches
+
     names = list(_leaves(summary.get("metrics", {})))
-    matches = difflib.get_close_matches(path, names, n=5, cutoff=0.6)
-    last = path.rsplit(".", 1)[-1]
-    for name in names:  # same metric name in another group: "ma_cal" -> "avg_calibration.ma_cal"
-        if (name.endswith("." + path) or name.rsplit(".", 1)[-1] == last) and name not in matches:
-            matches.append(name)
+    matches = close_matches(path, names)  # also the same metric name in another group: ma_cal
+    matches += [name for name in names if name.endswith("." + path) and name not in matches]
     return matches[:8]
 
 

@@ -280,11 +280,8 @@ def _class_plans(
             plan.list_roles.add("proba")
         elif spec is not None:
             plan.roles["proba"] = _named_columns(names, spec, named_as, path)
-        elif proba_cols:
-            plan.roles["proba"] = proba_cols
         else:
-            plan.roles["proba"] = lc["proba"]
-            plan.list_roles.add("proba")
+            _found_or_list(plan, "proba", proba_cols, lc)
         fam["categorical"] = plan
     elif representation in (None, "categorical"):
         single = [n for n in names if n.lower() == "p"]
@@ -308,6 +305,15 @@ def _class_plans(
             fam["dirichlet"] = ColumnPlan("dirichlet", roles={"alpha": lc["alpha"]}, list_roles={"alpha"})
 
 
+def _found_or_list(plan: ColumnPlan, role: str, found: list[str], lc: dict[str, str]) -> None:
+    """``plan`` reads ``role`` from the columns ``found`` by name, else from its one Parquet list column."""
+    if found:
+        plan.roles[role] = found
+    else:
+        plan.roles[role] = lc[role]
+        plan.list_roles.add(role)
+
+
 def _regression_plans(
     fam: dict[str, ColumnPlan], names: list[str], lc: dict[str, str], explicit: dict[str, Any], path: str
 ) -> None:
@@ -316,11 +322,7 @@ def _regression_plans(
     samples = _indexed(names, SAMPLE_RE, "sample", path)
     if samples or "samples" in lc:
         plan = ColumnPlan("samples")
-        if samples:
-            plan.roles["samples"] = samples
-        else:
-            plan.roles["samples"] = lc["samples"]
-            plan.list_roles.add("samples")
+        _found_or_list(plan, "samples", samples, lc)
         fam["samples"] = plan
 
     quants = _leveled(names, QUANTILE_RE, path)
@@ -486,9 +488,8 @@ def no_predictions_message(
             if sep in names[0]:
                 return (
                     f"{head}: the header was read as one column, so the file seems separated by {what}; "
-                    "uqeval reads comma-separated CSV: save it with commas between fields (and decimal points, "
-                    "not decimal commas, in numbers), e.g. pandas.read_csv(f, sep=';', decimal=',')"
-                    ".to_csv(out, index=False), or as Parquet"
+                    f"pass {option('sep')}{'' if option('sep').endswith('=') else ' '}{sep!r} (and "
+                    f"{option('decimal')}{'' if option('decimal').endswith('=') else ' '}',' for decimal commas)"
                 )
     if numeric is None:
         numeric = numeric_columns(path, names)

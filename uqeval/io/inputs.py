@@ -185,19 +185,11 @@ def type_class(typ) -> str:
 
 def _local_columns(f: str, fmt: str) -> dict[str, str]:
     """``{column: type class}`` of a local part (CSV: every column is ``"text"``)."""
-    from .readers import _short, inspect
+    from .readers import inspect, parquet_schema
 
     if fmt == "csv":
         return dict.fromkeys(inspect(f).columns, "text")
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        schema = pq.read_schema(f)
-    except (pa.ArrowException, OSError) as exc:
-        raise InputError(
-            f"{f}: cannot read Parquet file ({_short(exc)}); is it a valid Parquet file?"
-        ) from None
+    schema = parquet_schema(f)
     return {n: type_class(t) for n, t in zip(schema.names, schema.types)}
 
 

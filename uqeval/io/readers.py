@@ -20,8 +20,22 @@ from typing import Literal, cast
 import numpy as np
 
 from ..errors import InputError, SchemaError
+from .dialect import csv_dialect  # the CSV dialect (issue 40): --sep, --decimal
 
 FORMATS = {".csv": "csv", ".csv.gz": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+def parse_options():
+    """pyarrow's CSV parse options for the dialect read now (its field separator)."""
+    import pyarrow.csv as pacsv
+
+    return pacsv.ParseOptions(delimiter=csv_dialect()[0])
+
+
+def decimal_point() -> dict[str, str]:
+    """pyarrow's ``ConvertOptions`` keyword for the decimal mark read now (none for the default ``.``)."""
+    mark = csv_dialect()[1]
+    return {} if mark == "." else {"decimal_point": mark}
 
 
 def detect_format(path: str | Path) -> str:
@@ -148,22 +162,26 @@ def _inspect(p: Path | StdinFile, fmt: str | None = None) -> TableInfo:
     if isinstance(p, StdinFile):
         fmt = p.format
     if fmt == "parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        try:
-            schema = pq.read_schema(p)
-        except (pa.ArrowException, OSError) as exc:
-            raise InputError(
-                f"{p}: cannot read Parquet file ({_short(exc)}); is it a valid Parquet file?"
-            ) from None
-        return parquet_info(p, schema)
+        return parquet_info(p, parquet_schema(p))
     opener = gzip.open if str(p).lower().endswith(".gz") else open
     try:  # utf-8-sig: a byte-order mark (Excel's CSV export) is not part of the first name
         with opener(p, "rt", encoding="utf-8-sig", newline="") as fh:
             return csv_info(p, fh)
     except (OSError, UnicodeDecodeError, EOFError, zlib.error, csv.Error) as exc:
         raise InputError(f"{p}: cannot read CSV file ({_short(exc)})") from None
+
+
+def parquet_schema(path):
+    """The Arrow schema of the Parquet file at ``path``; an unreadable file is an :class:`InputError`."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_schema(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(
+            f"{path}: cannot read Parquet file ({_short(exc)}); is it a valid Parquet file?"
+        ) from None
 
 
 def parquet_info(where, schema) -> TableInfo:
@@ -180,7 +198,7 @@ def parquet_info(where, schema) -> TableInfo:
 
 def csv_info(where, fh) -> TableInfo:
     """The :class:`TableInfo` of a CSV file at ``where`` (a path or a URI) from its text handle ``fh``."""
-    raw = next(csv.reader(fh), [])  # a quoted header name may span lines
+    raw = next(csv.reader(fh, delimiter=csv_dialect()[0]), [])  # a quoted header name may span lines
     header = [h.strip() for h in raw]  # `y, mean, std` names y, mean and std
     if not header or all(not h for h in header):
         raise InputError(f"{where}: file has no header line; the first line must name the columns")
@@ -216,6 +234,7 @@ def read_columns(info: TableInfo, names: list[str]) -> tuple[dict[str, object], 
             table = pacsv.read_csv(
                 info.path,
                 read_options=pacsv.ReadOptions(block_size=1 << 24),
+                parse_options=parse_options(),
                 convert_options=pacsv.ConvertOptions(
                     include_columns=raw,
                     strings_can_be_null=True,
@@ -223,6 +242,7 @@ def read_columns(info: TableInfo, names: list[str]) -> tuple[dict[str, object], 
                     # error names that row (with 0/1 as booleans the whole column turned boolean)
                     true_values=_TRUE,
                     false_values=_FALSE,
+                    **decimal_point(),
                 ),
             ).rename_columns(names)
     except (pa.ArrowException, OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:
@@ -316,7 +336,7 @@ def csv_records(fh) -> Iterator[tuple[int, int, list[str]]]:
     ``row`` counts records as the readers do, from 0 (an empty line is no row: pyarrow skips it);
     ``line`` is the line of the file where the record starts (1-based; a quoted field may span lines).
     """
-    reader = csv.reader(fh)
+    reader = csv.reader(fh, delimiter=csv_dialect()[0])
     next(reader, None)  # the header (it may span lines too)
     row, start = 0, reader.line_num + 1
     for record in reader:
@@ -449,6 +469,7 @@ def to_float(column, name: str, path: str | Path, offset: int = 0) -> np.ndarray
 
         values = pd.Series(column.to_numpy(zero_copy_only=False), dtype=object)
         text = values.astype("string").str.strip()
+
         out = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
         bad = np.isnan(out) & text.notna().to_numpy() & (text != "").fillna(False).to_numpy()
         bad &= ~text.str.lower().isin(["nan", "na", "n/a", "null", "none"]).fillna(False).to_numpy()
@@ -458,10 +479,10 @@ def to_float(column, name: str, path: str | Path, offset: int = 0) -> np.ndarray
             if shown.lower() in ("true", "false"):
                 fix = "a boolean is not a number here: write labels, targets and predictions as numbers (0/1)"
             elif re.fullmatch(r"[-+]?[0-9]*,[0-9]+", shown):
-                fix = (
-                    "this looks like a decimal comma: write numbers with a decimal point "
-                    f"({shown.replace(',', '.')}), e.g. pandas.read_csv(f, decimal=',').to_csv(out, index=False)"
-                )
+                from ..errors import option
+
+                flag = option("decimal")
+                fix = f"this looks like a decimal comma: pass {flag}{'' if flag.endswith('=') else ' '}','"
             else:
                 fix = "fix the value or map another column"
             raise SchemaError(

@@ -19,7 +19,16 @@ from pathlib import Path
 
 from ..errors import InputError
 from .inputs import Inputs, check_parts, expand_input, has_glob, one_format, select_parts, type_class
-from .readers import TableInfo, _short, csv_info, csv_records, inspect, parquet_info
+from .readers import (
+    TableInfo,
+    _short,
+    csv_info,
+    csv_records,
+    decimal_point,
+    inspect,
+    parquet_info,
+    parse_options,
+)
 from .uri import SCHEME, as_spec, is_uri
 
 
@@ -362,11 +371,13 @@ def _csv_batches(
         return pacsv.open_csv(
             source,
             read_options=pacsv.ReadOptions(block_size=1 << 22, use_threads=False),
+            parse_options=parse_options(),
             convert_options=pacsv.ConvertOptions(
                 include_columns=raw,
                 strings_can_be_null=True,
                 null_values=NULLS,
                 column_types={r: pa.float64() for r, c in zip(raw, columns) if c in numeric},
+                **decimal_point(),
             ),
         )
 
@@ -375,9 +386,7 @@ def _csv_batches(
     except InputError:
         raise
     except (pa.ArrowException, OSError, UnicodeDecodeError, EOFError) as exc:
-        raise InputError(
-            f"{f}: cannot read CSV data{_bad_csv_row(f, info, columns, numeric, 0)} ({_short(exc)})"
-        ) from None
+        raise _unreadable(f, info, columns, numeric, 0, exc) from None
     done = 0
     while True:
         try:
@@ -386,13 +395,18 @@ def _csv_batches(
             return
         except (pa.ArrowException, OSError, UnicodeDecodeError, EOFError) as exc:
             # a value that is not a number (or a ragged line) in a later block; find its global row
-            raise InputError(
-                f"{f}: cannot read CSV data{_bad_csv_row(f, info, columns, numeric, done)} ({_short(exc)})"
-            ) from None
+            raise _unreadable(f, info, columns, numeric, done, exc) from None
         batch = batch.rename_columns(columns) if batch.num_columns == len(columns) else batch
         for item in _slices(f, batch, columns, chunk_rows):
             done += item[2]
             yield item
+
+
+def _unreadable(f: str, info: TableInfo, columns, numeric, done: int, exc: BaseException) -> InputError:
+    """The error of a CSV block that cannot be read, naming its first bad row (from the ``done``-th on)."""
+    return InputError(
+        f"{f}: cannot read CSV data{_bad_csv_row(f, info, columns, numeric, done)} ({_short(exc)})"
+    )
 
 
 def _bad_csv_row(f: str, info: TableInfo, columns: list[str], numeric: frozenset[str], start: int) -> str:

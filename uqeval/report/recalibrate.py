@@ -90,15 +90,18 @@ def to_markdown(summary: dict[str, Any]) -> str:
 
 
 def rich_tables(summary: dict[str, Any]) -> list[Any]:
-    from ..text import markup as escape
+    from rich.text import Text
+
+    from ..text import markup as escape, plain
     from .format import rich_table
 
+    # the title is a line of its own: as a table title it wrapped to the narrow table's width
     out = [
+        Text(plain(title(summary)), style="italic", overflow="fold"),  # control characters shown visibly
         rich_table(
             [("parameter", {"style": "cyan", "no_wrap": True}), ("value", {"justify": "right"})],
             [list(map(escape, r)) for r in param_rows(summary["parameters"])],
-            title=title(summary),
-        )
+        ),
     ]
     columns = [
         (
