@@ -93,8 +93,11 @@ def rich_table(summary: dict[str, Any], title: str | None = None):
 
 
 def markdown(summary: dict[str, Any], title: str | None = None) -> str:
+    from .verdict import markdown_verdict
+
     labels, rows = _rows(summary)
     lines = [
+        *markdown_verdict(summary),
         f"**{md_cell(title or header_line(summary))}**",
         "",
         *md_table(
