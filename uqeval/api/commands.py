@@ -131,7 +131,9 @@ def compare(
                     f"ids of model {name!r} has shape {a.shape}, but the model has {pred.n} rows"
                 )
     aligned = align_models([Model(name, pred, {"path": name}) for name, pred in named.items()], id_arrays)
-    return compare_models(
+    from ..commands.verdict import with_verdict
+
+    result = compare_models(
         aligned,
         settings or Settings(),
         metrics,
@@ -145,6 +147,7 @@ def compare(
         clusters=None if cluster is None else np.asarray(cluster),  # the first model's rows keep their order
         weights=weights,  # one a row of the first model, whose rows keep their order
     )
+    return with_verdict(result)
 
 
 @python_api

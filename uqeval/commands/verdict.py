@@ -95,6 +95,15 @@ def verdict_of(
     return {"schema": SCHEMA, "uqeval_version": __version__, "alpha": ALPHA, "aspects": aspects}
 
 
+def check_verdict(report: dict[str, Any], summary: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The verdict of a ``uqeval.check/1`` report: which rule failed and by how much, then the calibration
+    of the scored ``summary`` (from the document alone: rule ``coverage-binomial``)."""
+    verdict = verdict_of(report)
+    if verdict is not None and summary is not None and summary.get("schema") == "uqeval.score/1":
+        verdict["aspects"] += [a for a in score_aspects(summary, None, None) if a["aspect"] == "calibration"]
+    return verdict
+
+
 def monitor_verdict(document: dict[str, Any]) -> dict[str, Any] | None:
     """The hook for ``uqeval monitor`` (issue 38): the verdict of a ``uqeval.monitor/1`` document."""
     return verdict_of(document)

@@ -97,9 +97,9 @@ def markdown(summary: dict[str, Any], title: str | None = None) -> str:
 
     labels, rows = _rows(summary)
     lines = [
-        *markdown_verdict(summary),
         f"**{md_cell(title or header_line(summary))}**",
         "",
+        *markdown_verdict(summary),
         *md_table(
             ["group", "metric", *labels, "direction"],
             [[g, m, *values, d] for g, m, values, d in rows],

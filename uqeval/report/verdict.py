@@ -56,7 +56,9 @@ def rich_verdict(document: dict[str, Any] | None, prefix: str = "") -> Any | Non
         if i:
             out.append("\n")
         out.append(plain(f"{prefix}{a.get('aspect')}: "), style="bold")
-        out.append(plain(str(a.get("sentence"))), style=_RICH[_tone(a)] if i == 0 or _tone(a) != "bad" else "")
+        out.append(
+            plain(str(a.get("sentence"))), style=_RICH[_tone(a)] if i == 0 or _tone(a) != "bad" else ""
+        )
         out.append(plain(f" [rule {a.get('rule')}]"), style="dim")
     return out
 
