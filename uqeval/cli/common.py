@@ -837,7 +837,7 @@ NoVerdictOpt = Annotated[
     typer.Option(
         "--no-verdict",
         help="Leave out the verdict (calibrated / overconfident / ..., better / not distinguishable, with its "
-        "rule and evidence) from every output, the JSON's \"verdict\" included.",
+        "rule and evidence) from every output, the JSON's verdict block included.",
         rich_help_panel=OUTPUT_PANEL,
     ),
 ]
