@@ -92,8 +92,8 @@ def html_verdict(entries: list[tuple[str, dict[str, Any] | None]]) -> str:
     if not rows:
         return ""
     return (
-        '<section id="verdict" class="verdict"><h2>Verdict</h2><ul>'
+        '<div class="verdict" role="region" aria-label="Verdict"><ul>'
         + "".join(rows)
         + '</ul><p class="v-note">Each line names its rule; the rules and their error rates: '
-        "docs/guide/verdicts.md.</p></section>"
+        "docs/guide/verdicts.md.</p></div>"
     )
