@@ -430,7 +430,7 @@ def _coverage_rule(document: dict[str, Any], kind: str | None) -> list[dict[str,
                 "action",
                 "none",
                 "action-none",
-                f"no uqeval recalibrate` method applies to {kind} predictions (they need a mean and a std, "
+                f"no uqeval recalibrate method applies to {kind} predictions (they need a mean and a std, "
                 "or class probabilities); widen or narrow the intervals with a conformal step fitted on held-out rows",
                 "",
                 [],
@@ -542,7 +542,7 @@ def _temperature_action(prediction: Any) -> dict[str, Any]:
             "action",
             "none",
             "action-none",
-            f"no uqeval recalibrate` method applies to {prediction.kind} predictions "
+            f"no uqeval recalibrate method applies to {prediction.kind} predictions "
             "(temperature scaling takes one classifier's probabilities or logits)",
             "",
             [],
