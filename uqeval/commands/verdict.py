@@ -12,8 +12,10 @@ The rules
 ---------
 ``pit-moments`` (Gaussian predictions, rows in memory)
     With :math:`u_i = F_i(y_i)` uniform under calibration, two z-tests (Bonferroni: each at
-    :math:`\alpha/2`): the mean, :math:`\bar u - \tfrac12` with variance :math:`1/(12 n)`, and the spread,
-    :math:`\overline{(u-\tfrac12)^2} - \tfrac1{12}` with variance :math:`1/(180 n)` (weights: :math:`n` is
+    :math:`\alpha/2`): the mean, :math:`\bar u - \tfrac12` over :math:`\sqrt{\max(s_u^2, 1/12)/n}` (a too
+    narrow forecast's U-shaped PIT has a variance above 1/12), and the spread,
+    :math:`\overline{|u-\tfrac12|} - \tfrac14` with variance :math:`1/(48 n)` (:math:`|u - \tfrac12|` is
+    uniform on :math:`[0, \tfrac12]`; weights: :math:`n` is
     Kish's effective size :math:`(\sum w)^2/\sum w^2`). A mean away from ½ is *biased* (below ½: forecasts
     too high); otherwise a spread above 1/12 (a U-shaped PIT) is *overconfident*, below is
     *underconfident*; neither is *calibrated* (no evidence of miscalibration at level α).
@@ -97,10 +99,14 @@ def verdict_of(
 
 def check_verdict(report: dict[str, Any], summary: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The verdict of a ``uqeval.check/1`` report: which rule failed and by how much, then the calibration
-    of the scored ``summary`` (from the document alone: rule ``coverage-binomial``)."""
+    of the scored ``summary`` (its own verdict when it has one, else from the document alone)."""
     verdict = verdict_of(report)
     if verdict is not None and summary is not None and summary.get("schema") == "uqeval.score/1":
-        verdict["aspects"] += [a for a in score_aspects(summary, None, None) if a["aspect"] == "calibration"]
+        own = (summary.get("verdict") or {}).get("aspects")  # a summary JSON judged with its rows: kept
+        if isinstance(own, list) and own:
+            verdict["aspects"] += [a for a in own if isinstance(a, dict)]
+        else:
+            verdict["aspects"] += score_aspects(summary, None, None)
     return verdict
 
 
@@ -262,15 +268,20 @@ def _gaussian(document: dict[str, Any], prediction: Any, weights: np.ndarray | N
     u = np.asarray(prediction.pit(), dtype=np.float64)
     n_eff = _effective_n(weights, len(u))
     m1 = _wmean(u, weights)
-    m2 = _wmean((u - 0.5) ** 2, weights)
-    z_mean = (m1 - 0.5) / math.sqrt(1.0 / (12.0 * n_eff))
-    z_spread = (m2 - 1.0 / 12.0) / math.sqrt(1.0 / (180.0 * n_eff))
+    m_abs = _wmean(np.abs(u - 0.5), weights)
+    # the mean test takes the larger of the PIT's sample variance and 1/12: a too narrow forecast has a
+    # U-shaped PIT whose variance exceeds 1/12, which the null variance alone would call biased
+    var_u = max(_wmean((u - 0.5) ** 2, weights) - (m1 - 0.5) ** 2, 1.0 / 12.0)
+    z_mean = (m1 - 0.5) / math.sqrt(var_u / n_eff)
+    # the spread: |u - 1/2| is uniform on [0, 1/2] under calibration (mean 1/4, variance 1/48), a mean of
+    # uniforms whose normal approximation holds at 200 rows (the squared deviation is skewed: it did not)
+    z_spread = (m_abs - 0.25) / math.sqrt(1.0 / (48.0 * n_eff))
     p_mean, p_spread = _z_p(z_mean), _z_p(z_spread)
     cut = ALPHA / 2.0  # Bonferroni over the two tests
-    half = float(ndtri(0.975)) * math.sqrt(1.0 / (12.0 * n_eff))
+    half = float(ndtri(0.975)) * math.sqrt(var_u / n_eff)
     evidence = [
         _evidence("mean PIT", m1, low=m1 - half, high=m1 + half, target=0.5, p_value=p_mean),
-        _evidence("PIT spread E(u-1/2)^2", m2, target=1.0 / 12.0, p_value=p_spread),
+        _evidence("PIT spread mean |u - 1/2|", m_abs, target=0.25, p_value=p_spread),
         *_coverage_evidence(document, int(round(n_eff))),
         *_spread_skill(document),
         *_pit_tests(document),
@@ -639,7 +650,7 @@ def comparison_aspect(document: dict[str, Any]) -> dict[str, Any]:
             by = _f(abs(est) if est is not None else None)
             better.setdefault((ref, model), []).append(f"{metric} by {by} ({_p(p)}{interval})")
         else:
-            same.append(f"{metric} ({model} vs {ref}, {_p(p)})")
+            same.append(f"{metric} ({model} vs {ref}, {_p(p)}{interval})")
     how = f"{usable[0][2]} tests, Holm over {len(usable)} at α = {ALPHA}"
     if better:
         label = "distinguishable"
@@ -649,7 +660,7 @@ def comparison_aspect(document: dict[str, Any]) -> dict[str, Any]:
         )
     else:
         label = "not distinguishable"
-        sentence = f"not distinguishable on any of {len(usable)} paired scores ({', '.join(same)}); {how}"
+        sentence = f"not distinguishable on {'; '.join(same)}; {how}"
     return _aspect("comparison", label, "paired-holm", sentence, assumes, evidence)
 
 
