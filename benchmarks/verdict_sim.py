@@ -122,7 +122,8 @@ def classifier_power(temperature: float, n: int) -> float:
     drift = float(np.mean(right - conf))
     v0, v1 = float(np.mean(conf * (1 - conf))), float(np.mean(right * (1 - right)))
     crit = stats.norm.ppf(1 - ALPHA / 2)
-    return float(stats.norm.cdf((abs(drift) * math.sqrt(n) - crit * math.sqrt(v0)) / math.sqrt(v1)))
+    shift = abs(drift) * math.sqrt(n) - 0.5 / math.sqrt(n)  # the continuity correction of the rule
+    return float(stats.norm.cdf((shift - crit * math.sqrt(v0)) / math.sqrt(v1)))
 
 
 def judge_classifier(pred) -> str:
