@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from typing import Any
 
 from ..text import DETAIL, fmt_number, md_code_span, note_line
@@ -26,7 +27,7 @@ def headline(result) -> str:
     return f"uqeval check {verdict}: {', '.join(parts)} of {len(result.rows)} checks"
 
 
-def to_markdown(result, document: dict[str, Any] | None = None) -> str:
+def to_markdown(result, document: Mapping[str, Any] | None = None) -> str:
     """A GitHub-flavoured markdown report: headline, the verdict of ``document`` (the JSON report, issue
     39), one table row per check, notes."""
     from ..text import md_code
@@ -118,7 +119,7 @@ def to_dict(result) -> dict[str, Any]:
     }
 
 
-def rich_tables(result, document: dict[str, Any] | None = None) -> list[Any]:
+def rich_tables(result, document: Mapping[str, Any] | None = None) -> list[Any]:
     """The verdict of ``document`` (the JSON report, issue 39), one row per check (status, metric, check, value,
     baseline, limit, details), then the notes."""
     from rich.text import Text

@@ -5,6 +5,7 @@ strings (model names, metric paths): it is escaped whole for each sink. Strings 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape as html_escape
 from typing import Any
 
@@ -27,7 +28,7 @@ def _tone(aspect: dict[str, Any]) -> str:
     return TONE.get(str(aspect.get("label")), "bad")
 
 
-def aspects(document: dict[str, Any] | None) -> list[dict[str, Any]]:
+def aspects(document: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """The aspects of ``document["verdict"]`` (none when the document has no verdict)."""
     verdict = (document or {}).get("verdict")
     if not isinstance(verdict, dict):
@@ -35,14 +36,14 @@ def aspects(document: dict[str, Any] | None) -> list[dict[str, Any]]:
     return [a for a in verdict.get("aspects") or [] if isinstance(a, dict)]
 
 
-def plain_lines(document: dict[str, Any] | None, prefix: str = "") -> list[str]:
+def plain_lines(document: Mapping[str, Any] | None, prefix: str = "") -> list[str]:
     """``aspect: sentence [rule]`` per aspect, unescaped (escape for the sink)."""
     return [
         f"{prefix}{a.get('aspect')}: {a.get('sentence')} [rule {a.get('rule')}]" for a in aspects(document)
     ]
 
 
-def rich_verdict(document: dict[str, Any] | None, prefix: str = "") -> Any | None:
+def rich_verdict(document: Mapping[str, Any] | None, prefix: str = "") -> Any | None:
     """A rich ``Text`` of the verdict lines (``None`` without a verdict), each label coloured."""
     shown = aspects(document)
     if not shown:
@@ -63,7 +64,7 @@ def rich_verdict(document: dict[str, Any] | None, prefix: str = "") -> Any | Non
     return out
 
 
-def markdown_verdict(document: dict[str, Any] | None, prefix: str = "") -> list[str]:
+def markdown_verdict(document: Mapping[str, Any] | None, prefix: str = "") -> list[str]:
     """Markdown lines: one bullet per aspect, then a blank line (none without a verdict)."""
     from ..text import md_cell, md_code
 
@@ -75,7 +76,7 @@ def markdown_verdict(document: dict[str, Any] | None, prefix: str = "") -> list[
     return [*lines, ""] if lines else []
 
 
-def html_verdict(entries: list[tuple[str, dict[str, Any] | None]]) -> str:
+def html_verdict(entries: list[tuple[str, Mapping[str, Any] | None]]) -> str:
     """The HTML block of the report's first screen: one line per aspect of each ``(name, document)``
     (``name`` empty for a document that stands alone, such as the comparison)."""
     from ..text import plain
