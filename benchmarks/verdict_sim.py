@@ -3,6 +3,7 @@
     python benchmarks/verdict_sim.py                     # every case, n = 200 .. 20,000, 1000 seeds (minutes)
     python benchmarks/verdict_sim.py --seeds 200 --only gauss
     python benchmarks/verdict_sim.py cost                # the verdict's time against score's on 1e6 rows
+    python benchmarks/verdict_sim.py cost-cli            # uqeval score on a 1e6-row file, with and without it
 
 Cases (docs/guide/verdicts.md): Gaussian forecasts that are calibrated, too narrow (σ × 0.7), too wide
 (σ × 1.4) and biased (mean + 0.3σ); classifiers that are calibrated, overconfident (temperature 0.5) and
@@ -234,7 +235,7 @@ def cases(only: str | None = None):
                 yield group, case
 
 
-def cost(rows: int = 1_000_000, repeat: int = 3) -> None:
+def cost(rows: int = 1_000_000, repeat: int = 2) -> None:
     """The verdict's time against ``uqeval score``'s (in memory) on ``rows`` rows: Gaussian and classifier,
     calibrated and not (a miscalibrated one also fits its recalibration)."""
     from uqeval.commands.score.core import score_prediction
@@ -265,9 +266,56 @@ def cost(rows: int = 1_000_000, repeat: int = 3) -> None:
         )
 
 
+def cost_cli(rows: int = 1_000_000, repeat: int = 2) -> None:
+    """``uqeval score FILE --format json`` end to end on a ``rows``-row Parquet file (under /tmp), with and
+    without ``--no-verdict``: what the verdict adds to the command a user runs."""
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(2)
+    mu = rng.normal(size=rows)
+    y = mu + rng.normal(size=rows)
+    logits = LOGIT_SCALE * rng.normal(size=(rows, K))
+    p = _softmax(logits)
+    labels = np.minimum((rng.random(rows)[:, None] > np.cumsum(p, axis=1)).sum(axis=1), K - 1)
+    q = _softmax(logits / 0.5)
+    with tempfile.TemporaryDirectory() as tmp:
+        files = {
+            "gaussian sigma x 0.7": Path(tmp) / "g.parquet",
+            "classifier temperature 0.5": Path(tmp) / "c.parquet",
+        }
+        pq.write_table(
+            pa.table({"y": y, "mu": mu, "sigma": np.full(rows, 0.7)}), files["gaussian sigma x 0.7"]
+        )
+        pq.write_table(
+            pa.table({"label": labels, **{f"p_{j}": q[:, j] for j in range(K)}}),
+            files["classifier temperature 0.5"],
+        )
+        for name, path in files.items():
+            best: dict[bool, float] = {True: math.inf, False: math.inf}
+            for _ in range(repeat):
+                for verdict in (True, False):
+                    argv = [sys.executable, "-m", "uqeval", "score", str(path), "--format", "json"]
+                    t0 = time.perf_counter()
+                    subprocess.run(
+                        argv + ([] if verdict else ["--no-verdict"]), check=True, capture_output=True
+                    )
+                    best[verdict] = min(best[verdict], time.perf_counter() - t0)
+            extra = best[True] - best[False]
+            print(
+                f"{name:28s} uqeval score {best[False]:7.2f} s, with the verdict {best[True]:7.2f} s: "
+                f"{100 * extra / best[False]:+5.1f}%",
+                flush=True,
+            )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", nargs="?", default="sim", choices=["sim", "cost"])
+    ap.add_argument("what", nargs="?", default="sim", choices=["sim", "cost", "cost-cli"])
     ap.add_argument("--seeds", type=int, default=1000)
     ap.add_argument("--only", default=None)
     ap.add_argument("--n", type=int, nargs="*", default=list(NS))
@@ -278,6 +326,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.what == "cost":
         cost(args.rows)
+        return 0
+    if args.what == "cost-cli":
+        cost_cli(args.rows)
         return 0
     print(
         f"{'case':34s} {'n':>6s} {'power':>6s} {'detect':>6s} {'right':>6s} {'wrong':>6s} {'±se':>6s}  seeds"
