@@ -270,21 +270,22 @@ def _gaussian(document: dict[str, Any], prediction: Any, weights: np.ndarray | N
 
     from ..metrics.normal import ndtri
 
-    # the standardised errors, kept for the action; the PIT is Φ(z) (a few O(n) passes in all: the verdict
-    # stays a small share of score's time, benchmarks/verdict_sim.py cost)
-    z = np.subtract(prediction.require_targets(), prediction.mean, dtype=np.float64)
-    z /= prediction.std
-    d = ndtr(z)
-    d -= 0.5  # u - 1/2
+    # one array, rewritten in place: z = (y - mean)/std, then u - 1/2 = Φ(z) - 1/2, then |u - 1/2| (kept for
+    # the action): the verdict stays a small share of score's time (benchmarks/verdict_sim.py cost)
+    d = np.subtract(prediction.require_targets(), prediction.mean, dtype=np.float64)
+    d /= prediction.std
     n_eff = _effective_n(weights, len(d))
+    zz = float(np.einsum("i,i->", d, d)) / len(d) if weights is None else _wmean(d * d, weights)
+    ndtr(d, out=d)
+    d -= 0.5
     if weights is None:
         m1 = float(d.mean()) + 0.5
-        m2 = float(np.dot(d, d)) / len(d)
-        m_abs = float(np.abs(d, out=d).mean())
+        m2 = float(np.einsum("i,i->", d, d)) / len(d)
     else:
         m1 = _wmean(d, weights) + 0.5
         m2 = _wmean(d * d, weights)
-        m_abs = _wmean(np.abs(d), weights)
+    np.abs(d, out=d)
+    m_abs = float(d.mean()) if weights is None else _wmean(d, weights)
     # the mean test takes the larger of the PIT's sample variance and 1/12: a too narrow forecast has a
     # U-shaped PIT whose variance exceeds 1/12, which the null variance alone would call biased
     var_u = max(m2 - (m1 - 0.5) ** 2, 1.0 / 12.0)
@@ -319,7 +320,7 @@ def _gaussian(document: dict[str, Any], prediction: Any, weights: np.ndarray | N
         sentence = f"calibrated: no evidence of miscalibration ({tests})"
     out = [_aspect("calibration", label, "pit-moments", sentence, assumes, evidence)]
     if label != "calibrated":
-        out.append(_gaussian_action(document, prediction, weights, label, z))
+        out.append(_gaussian_action(document, prediction, weights, label, zz, d))
     return out
 
 
@@ -333,13 +334,21 @@ def _cov_phrase(evidence: list[dict[str, Any]]) -> str:
 
 
 def _gaussian_action(
-    document: dict[str, Any], prediction: Any, weights: np.ndarray | None, label: str, z: np.ndarray
+    document: dict[str, Any],
+    prediction: Any,
+    weights: np.ndarray | None,
+    label: str,
+    zz: float,
+    abs_d: np.ndarray,
 ):
+    """The action of a miscalibrated Gaussian forecast; ``zz`` is the mean of z², ``abs_d`` is |u - 1/2|."""
+    from scipy.special import ndtr
+
     from ..metrics.normal import ndtri
 
     assumes = "in-sample: fitted and judged on the same rows, so optimistic; fit it on held-out rows"
     if label == "biased":
-        shift = _wmean(z * prediction.std, weights)
+        shift = _wmean(prediction.require_targets(), weights) - _wmean(prediction.mean, weights)
         sentence = (
             f"recalibrate the predictive CDF (the mean error y - mean is {shift:.3g}): "
             "uqeval recalibrate --method isotonic on held-out rows; in-sample figures are optimistic"
@@ -354,17 +363,16 @@ def _gaussian_action(
             command="uqeval recalibrate --method isotonic",
             parameters={"mean_error": shift},
         )
-    # the NLL-optimal std-scaling factor, closed form
-    factor = math.sqrt(float(np.dot(z, z)) / len(z) if weights is None else _wmean(z * z, weights))
-    abs_z = np.abs(z)
+    factor = math.sqrt(zz)  # the NLL-optimal std-scaling factor, closed form
     evidence = [_evidence("std-scaling factor (NLL)", factor)]
     restored = []
     for key in ((document.get("metrics") or {}).get("coverage") or {}).keys():
         level = _level_key(key)
         if level is None:
             continue
-        inside = abs_z <= factor * float(ndtri(0.5 + level / 2.0))
-        after = float(np.count_nonzero(inside)) / len(z) if weights is None else _wmean(inside, weights)
+        # |z| <= s·c  is  |u - 1/2| <= Φ(s·c) - 1/2
+        inside = abs_d <= float(ndtr(factor * float(ndtri(0.5 + level / 2.0)))) - 0.5
+        after = float(np.count_nonzero(inside)) / len(abs_d) if weights is None else _wmean(inside, weights)
         evidence.append(_evidence(f"coverage at {key} after scaling (in-sample)", after, target=level))
         restored.append(f"{key} coverage {after:.3f}")
     gives = f" gives {', '.join(restored[:2])} on these rows (in-sample, optimistic)" if restored else ""
