@@ -37,6 +37,8 @@ def _strip(summary):
     summary = dict(summary)
     summary["input"] = {k: v for k, v in summary["input"].items() if k != "path"}
     summary.pop("uqeval_version")
+    if "verdict" in summary:  # its block carries the version too (uqeval.verdict/1): not pinned either
+        summary["verdict"] = {k: v for k, v in summary["verdict"].items() if k != "uqeval_version"}
     return summary
 
 

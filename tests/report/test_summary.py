@@ -228,7 +228,10 @@ def test_overlays_draw_every_model_on_one_figure_per_kind():
     for kind, (fig, names, _title) in figs.items():
         assert names == ["a", "b"], kind
         labels = [
-            t.get_text() for ax in fig.axes for leg in [ax.get_legend()] if leg for t in leg.get_texts()
+            t.get_text()
+            for leg in [*(ax.get_legend() for ax in fig.axes), *fig.legends]  # PIT, UCC: below the axes
+            if leg
+            for t in leg.get_texts()
         ]
         assert any(t.startswith("a") for t in labels) and any(t.startswith("b") for t in labels), (
             kind,

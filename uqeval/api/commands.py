@@ -183,24 +183,23 @@ def compare(
                     f"ids of model {name!r} has shape {a.shape}, but the model has {pred.n} rows"
                 )
     aligned = align_models([Model(name, pred, {"path": name}) for name, pred in named.items()], id_arrays)
-    return Comparison(
-        compare_models(
-            aligned,
-            settings,
-            metrics,
-            n_boot=n_boot,
-            ci_level=ci_level,
-            seed=seed,
-            n_permutations=n_permutations,
-            pairs=pairs,
-            dm_lag=dm_lag,
-            resampling=resampling,
-            clusters=None
-            if cluster is None
-            else np.asarray(cluster),  # the first model's rows keep their order
-            weights=weights,  # one a row of the first model, whose rows keep their order
-        )
+    from ..commands.verdict import with_verdict
+
+    result = compare_models(
+        aligned,
+        settings or Settings(),
+        metrics,
+        n_boot=n_boot,
+        ci_level=ci_level,
+        seed=seed,
+        n_permutations=n_permutations,
+        pairs=pairs,
+        dm_lag=dm_lag,
+        resampling=resampling,
+        clusters=None if cluster is None else np.asarray(cluster),  # the first model's rows keep their order
+        weights=weights,  # one a row of the first model, whose rows keep their order
     )
+    return Comparison(with_verdict(result))
 
 
 def _model_predictions(

@@ -159,7 +159,14 @@ def evaluate(
         times = np.asarray(time)
         if loaded.info["n_dropped"] and times.shape[:1] == (loaded.info["n_rows"],):
             spec = replace(spec, time=times[loaded.prediction.row_numbers()])  # the times of the rows kept
-    return Scores(score_loaded(loaded, settings, spec), loaded.prediction, settings)
+    return Scores(_judged(score_loaded(loaded, settings, spec), loaded), loaded.prediction, settings)
+
+
+def _judged(summary: dict[str, Any], loaded: Any) -> dict[str, Any]:
+    """``summary`` with its verdict (issue 39), judged on the rows still in memory."""
+    from ..commands.verdict import with_verdict
+
+    return with_verdict(summary, loaded.prediction, loaded.weights)
 
 
 @python_api
@@ -343,7 +350,7 @@ def evaluate_file(
             if weights is not None:
                 s = replace(s, columns={**s.columns, "weights": weights})
             loaded = load_predictions(path, s, weights_ok=True)
-            return Scores(score_loaded(loaded, s, spec), loaded.prediction, s)
+            return Scores(_judged(score_loaded(loaded, s, spec), loaded), loaded.prediction, s)
         # lists of columns (quantiles, samples, proba, ...): read the file and evaluate its table
         from ..io.readers import inspect, read_columns
 

@@ -66,6 +66,16 @@ class Scores(Mapping):
     def representation(self) -> str:
         return self._summary["input"]["representation"]
 
+    @property
+    def verdict(self) -> dict[str, Any] | None:
+        """The verdict (``uqeval.verdict/1``, issue 39): calibrated / overconfident / underconfident / biased,
+        the recalibration that would fix it, each aspect with its rule, sentence and evidence (the rules:
+        docs/guide/verdicts.md). ``None`` only for a document without one."""
+        import copy
+
+        verdict = self._summary.get("verdict")
+        return copy.deepcopy(verdict) if isinstance(verdict, dict) else None
+
     def nested(self) -> dict[str, Any]:
         """The metrics as the JSON summary nests them: ``{group: {key: value}}``."""
         import copy

@@ -9,6 +9,7 @@ import typer
 
 from .common import (
     FormatOpt,
+    NoVerdictOpt,
     OutputFormat,
     ScoringFlags,
     console,
@@ -160,6 +161,7 @@ def check(
     flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
     fmt: FormatOpt = OutputFormat.table,
     output: OutputOpt = None,
+    no_verdict: NoVerdictOpt = False,
     engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
 ) -> None:
     """Check a model against CI rules: metric limits, regressions against a baseline, required metrics.
@@ -252,11 +254,15 @@ def check(
     report = to_dict(result)
     report["input"] = str(input)
     report["baseline"] = str(baseline) if baseline is not None else None
+    if not no_verdict:
+        from ..commands.verdict import check_verdict
+
+        report["verdict"] = check_verdict(report, summary)
     if junit is not None:
         atomic_write_text(junit, to_junit(result))
     if output is not None:
         write_json(output, report)
-    show(report, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
+    show(report, fmt, lambda: to_markdown(result, report), lambda: rich_tables(result, report), console(140))
     if not result.passed:
         failed = [r.name for r in result.failures]
         more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""

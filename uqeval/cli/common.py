@@ -776,7 +776,12 @@ def emit(summary: dict, fmt: OutputFormat, output: Path | None, title: str | Non
 
         return markdown(summary, title)
 
-    show(summary, fmt, markdown, lambda: [table], console(fit=table) if table else None)
+    def parts() -> list:
+        from ..report.verdict import rich_verdict
+
+        return [p for p in (rich_verdict(summary), table) if p is not None]
+
+    show(summary, fmt, markdown, parts, console(fit=table) if table else None)
 
 
 def console(min_width: int = 0, fit=None):
@@ -859,6 +864,16 @@ WorkersOpt = Annotated[
         min=1,
         max=256,
         help="--engine dask: start a local cluster with this many worker processes.",
+    ),
+]
+#: issue 39: the verdict (first lines of the table and Markdown, the JSON's "verdict") is shown unless this is given
+NoVerdictOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-verdict",
+        help="Leave out the verdict (calibrated / overconfident / ..., better / not distinguishable, with its "
+        "rule and evidence) from every output, the JSON's verdict block included.",
+        rich_help_panel=OUTPUT_PANEL,
     ),
 ]
 QuietOpt = Annotated[

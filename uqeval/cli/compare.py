@@ -11,6 +11,7 @@ import typer
 from ..config import LIMITS
 from .common import (
     FormatOpt,
+    NoVerdictOpt,
     OutputFormat,
     ScoringFlags,
     engine_options,
@@ -121,6 +122,7 @@ def compare(
     fmt: FormatOpt = OutputFormat.table,
     output: OutputOpt = None,
     plot: PlotOpt = None,
+    no_verdict: NoVerdictOpt = False,
     engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
 ) -> None:
     """Compare models on the same targets: metrics with bootstrap intervals, ranks and paired tests.
@@ -132,6 +134,7 @@ def compare(
     resampled cheaply, a seeded bootstrap interval shared across models.
     """
     from ..commands.compare.core import Model, align_models, compare_models, model_names
+    from ..commands.verdict import with_verdict
     from ..errors import UsageError
     from ..io.writers import check_output_path
     from ..report.compare import rich_tables, to_markdown
@@ -176,6 +179,8 @@ def compare(
             engine,
             resampling,
         )
+        if not no_verdict:
+            with_verdict(result)
         _write(result, output, plot)
         show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
         return
@@ -222,6 +227,8 @@ def compare(
             reference=reference,
             reference_times=times,
         )
+    if not no_verdict:
+        with_verdict(result)
     _write(result, output, plot)
     show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
 

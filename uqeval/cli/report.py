@@ -9,6 +9,7 @@ import typer
 
 from ..text import plain
 from .common import (
+    NoVerdictOpt,
     QuietOpt,
     ScoringFlags,
     handle_errors,
@@ -37,6 +38,7 @@ def build_entry(
     overlays=None,
     models: list | None = None,
     models_weights: list | None = None,
+    verdict: bool = True,
 ) -> tuple[dict[str, Any], list[str]]:
     """Score ``file``, draw its figures and compute its UCC: one report entry and its notes.
 
@@ -56,6 +58,10 @@ def build_entry(
     # read once: scored, then drawn
     loaded = load_predictions(file, settings, extra=[x] if x else (), weights_ok=True)
     summary = score_loaded(loaded, settings, reference)
+    if verdict:  # issue 39: judged on the rows in memory
+        from ..commands.verdict import with_verdict
+
+        with_verdict(summary, loaded.prediction, loaded.weights)
     metrics = summary.get("metrics")
     weighted = loaded.weights is not None
     if models is not None:
@@ -194,6 +200,7 @@ def report(
     compare: CompareOpt = False,
     monitor: MonitorOpt = None,
     quiet: QuietOpt = False,
+    no_verdict: NoVerdictOpt = False,
     flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
 ) -> None:
     """Write one self-contained HTML report of one or more prediction files.
@@ -257,6 +264,7 @@ def report(
                 overlays=overlays,
                 models=models,
                 models_weights=models_weights,
+                verdict=not no_verdict,
             )
             entries.append(entry)
             notes += entry_notes
@@ -272,6 +280,10 @@ def report(
                 else {"weights": models_weights[0], "weights_column": settings.columns["weights"]}
             )
             comparison = compare_models(align_models(models), settings, seed=settings.seed, **extra)
+            if not no_verdict:
+                from ..commands.verdict import with_verdict
+
+                with_verdict(comparison)
             notes += [f"compare: {n}" for n in comparison.get("notes", [])]
             models.clear()
         stage("report: drawing the key figures")

@@ -13,6 +13,7 @@ from .common import (
     OUTPUT_PANEL,
     PLOTS_PANEL,
     FormatOpt,
+    NoVerdictOpt,
     OrderBy,
     OrderByOpt,
     OutputFormat,
@@ -91,10 +92,12 @@ def score(
     max_points: MaxPointsOpt = None,
     x: XOpt = None,
     order_by: OrderByOpt = OrderBy.target,
+    no_verdict: NoVerdictOpt = False,
     engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
 ) -> None:
     """Score a prediction file: accuracy, calibration, sharpness, scoring rules, reliability, coverage."""
     from ..commands.score.core import per_row_table, score_loaded
+    from ..commands.verdict import with_verdict
     from ..errors import UsageError
     from ..io.load import load_predictions
     from ..io.writers import check_output_path, write_parquet
@@ -108,7 +111,8 @@ def score(
     engine = engine_options.choose([file])
     if engine.streams:
         engine.memory_only(per_row=per_row, plot_dir=plot_dir, reference=flags.reference)
-        emit(score_streamed(file, settings, engine), fmt, output)
+        streamed = score_streamed(file, settings, engine)
+        emit(streamed if no_verdict else with_verdict(streamed), fmt, output)
         return
     if per_row is not None:
         if not per_row.name.lower().endswith((".parquet", ".pq")):
@@ -140,6 +144,8 @@ def score(
     loaded = load_predictions(file, settings, extra=[x] if x else (), weights_ok=True)
     rows_table = per_row_table(loaded.prediction) if per_row is not None else None
     summary = score_loaded(loaded, settings, reference)
+    if not no_verdict:
+        with_verdict(summary, loaded.prediction, loaded.weights)
     images = (
         _plot_images(file, loaded, settings, summary, plot_dir, plot_format, max_points, x, order_by)
         if plot_dir is not None

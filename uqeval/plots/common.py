@@ -153,16 +153,27 @@ def style_axes(
             ax.legend(fontsize=FONT["legend"], loc=legend_loc, framealpha=0.9)
 
 
-def legend_once(ax: Axes) -> None:
+def legend_once(ax: Axes, outside: bool = False) -> None:
     """Redraw the legend of an overlay of models with one entry per label: each model draws the reference
     lines and bands of its series again (an entry in the place of its label's first
     appearance, drawn as its last); a legend the figure holds below the axes
-    (``style_axes(legend_loc="outside")``) is replaced by one on the axes."""
+    (``style_axes(legend_loc="outside")``) is replaced by one on the axes, or with ``outside`` (figures whose
+    data fill the axes, such as the PIT histogram) by one below them."""
     handles, labels = ax.get_legend_handles_labels()
     seen = dict(zip(labels, handles))
     for legend in list(ax.figure.legends):
         legend.remove()
-    ax.legend(list(seen.values()), list(seen.keys()), fontsize=FONT["legend"])
+    if outside and _constrained(ax.figure):
+        ax.figure.legend(
+            list(seen.values()),
+            list(seen.keys()),
+            fontsize=FONT["legend"],
+            ncols=min(len(seen), 2),
+            loc="outside lower center",
+            frameon=False,
+        )
+    else:
+        ax.legend(list(seen.values()), list(seen.keys()), fontsize=FONT["legend"])
 
 
 def diagonal(ax: Axes, label: str, hi: float = 1.0) -> None:

@@ -171,7 +171,7 @@ class Overlays:
             from .common import legend_once
 
             ax = self._axes[key]
-            legend_once(ax)
+            legend_once(ax, outside=kind == "pit")  # the bars fill the axes: the legend goes below (issue 39)
             if variant:
                 ax.set_title(title, fontsize=ax.title.get_fontsize())
             out[key] = (ax.figure, list(names), title)

@@ -184,8 +184,9 @@ def plot_ucc(
         title,
         axis_label(first.x_axis, first.normalize),
         axis_label(first.y_axis, first.normalize),
-        legend_loc="best",
+        legend_loc="outside",  # issue 39: a legend inside covered the curves
     )
-    for text in legend.get_texts() if (legend := ax.get_legend()) else ():
+    legends = [legend] if (legend := ax.get_legend()) else list(fig.legends)
+    for text in (t for lg in legends for t in lg.get_texts()):
         text.set_fontsize(FONT["legend"] - 1.5)
     return fig

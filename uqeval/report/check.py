@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from typing import Any
 
 from ..text import DETAIL, fmt_number, md_code_span, note_line
@@ -26,10 +27,12 @@ def headline(result) -> str:
     return f"uqeval check {verdict}: {', '.join(parts)} of {len(result.rows)} checks"
 
 
-def to_markdown(result) -> str:
+def to_markdown(result, document: Mapping[str, Any] | None = None) -> str:
+    """A GitHub-flavoured markdown report: headline, the verdict of ``document`` (the JSON report, issue
+    39), one table row per check, notes."""
     from ..text import md_code
+    from .verdict import markdown_verdict
 
-    """A GitHub-flavoured markdown report: headline, one table row per check, notes."""
     icon = {"PASS": "✅ PASS", "FAIL": "❌ FAIL", "SKIP": "⏭️ SKIP"}
     rows = [
         [icon[r.status], md_code_span(r.path), r.check, _fmt(r.value), _fmt(r.baseline), r.limit, r.message]
@@ -40,6 +43,7 @@ def to_markdown(result) -> str:
         "",
         f"Rules: `{md_code(result.rules_source)}`",
         "",
+        *markdown_verdict(document),
         *md_table(["Status", "Metric", "Check", "Value", "Baseline", "Limit", "Details"], rows, "lllrrll"),
     ]
     if result.notes:
@@ -115,12 +119,14 @@ def to_dict(result) -> dict[str, Any]:
     }
 
 
-def rich_tables(result) -> list[Any]:
-    """One row per check (status, metric, check, value, baseline, limit, details), then the notes."""
+def rich_tables(result, document: Mapping[str, Any] | None = None) -> list[Any]:
+    """The verdict of ``document`` (the JSON report, issue 39), one row per check (status, metric, check, value,
+    baseline, limit, details), then the notes."""
     from rich.text import Text
 
     from ..text import markup as escape
     from .format import rich_table
+    from .verdict import rich_verdict
 
     style = {"PASS": "bold green", "FAIL": "bold red", "SKIP": "yellow"}
     columns: list[tuple[str, dict[str, Any]]] = [
@@ -148,4 +154,9 @@ def rich_tables(result) -> list[Any]:
         for r in result.rows
     ]
     table = rich_table(columns, rows, title=headline(result), caption=f"rules: {result.rules_source}")
-    return [table, *(Text(note_line(n), style="dim") for n in result.notes)]
+    first = rich_verdict(document)
+    return [
+        *([first] if first is not None else []),
+        table,
+        *(Text(note_line(n), style="dim") for n in result.notes),
+    ]

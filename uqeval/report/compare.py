@@ -8,6 +8,7 @@ from typing import Any
 
 from ..text import DASHED, fmt_number, fmt_p, md_bold, md_code_span, note_line
 from .format import md_cell, md_table
+from .verdict import markdown_verdict
 
 
 def _num(x: Any) -> str:
@@ -90,6 +91,7 @@ def to_markdown(result: Mapping[str, Any]) -> str:
         f"### uqeval compare: {len(names)} models, {result['n_rows']} rows ({_ci(s)}, seed {s['seed']})"
         + _weighted(result, md_code_span),
         "",
+        *markdown_verdict(result),
         *md_table(["metric", "direction", *(md_code_span(n) for n in names)], rows, "ll" + "r" * len(names)),
     ]
     if result["tests"]:
@@ -147,6 +149,7 @@ def rich_tables(result: Mapping[str, Any]) -> list[Any]:
 
     from ..text import markup as escape
     from .format import rich_table
+    from .verdict import rich_verdict
 
     names = [m["name"] for m in result["models"]]
     s = result["settings"]
@@ -195,4 +198,5 @@ def rich_tables(result: Mapping[str, Any]) -> list[Any]:
             )
         )
     out += [Text(note_line(n), style="dim") for n in result["notes"]]
-    return out
+    verdict = rich_verdict(result)
+    return ([verdict] if verdict is not None else []) + out

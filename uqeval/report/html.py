@@ -96,6 +96,14 @@ dl.glossary dd { margin: .2rem 0 0 1.2rem; }
            font-size: .86rem; background: var(--head); padding: .3rem .5rem;
            border-radius: 3px; margin: .3rem 0; overflow-wrap: anywhere; }
 .ref { color: var(--muted); font-size: .86rem; }
+div.verdict { margin: .2rem 0 .6rem; font-size: .9rem; }
+div.verdict ul { margin: 0; padding-left: 1.1rem; }
+div.verdict li { margin: .1rem 0; }
+div.verdict li.v-good b { color: #0b6b2f; }
+div.verdict li.v-bad b { color: #b2182b; }
+div.verdict li.v-action b { color: var(--accent); }
+span.v-rule, p.v-note { color: var(--muted); font-size: .8rem; }
+p.v-note { margin: .1rem 0 .3rem; }
 footer { margin-top: 3rem; color: var(--muted); font-size: .85rem; }
 @media print { thead th { position: static; } figure { break-inside: avoid; } }
 """.strip()
@@ -500,7 +508,10 @@ def _scoreboard_columns(names, flats, orients) -> list[tuple[str, list[str | Non
 
 def _section_summary(entries, names, ids: _Ids, flats, orients, comparison) -> str:
     columns = _scoreboard_columns(names, flats, orients)
-    parts = [f'<section id="{ids.make("summary")}"><h2>Summary</h2>']
+    parts = [
+        f'<section id="{ids.make("summary")}"><h2>Summary</h2>',
+        _verdict_block(entries, names, comparison),
+    ]
     if not columns:
         parts.append(
             '<p class="note">No headline metric applies to these predictions; see all metrics below.</p>'
@@ -560,6 +571,37 @@ def _section_summary(entries, names, ids: _Ids, flats, orients, comparison) -> s
         parts.append(_comparison_tests(comparison, ids))
     parts.append("</section>")
     return "".join(parts)
+
+
+def _verdict_block(entries, names: Sequence[str], comparison: Mapping[str, Any] | None) -> str:
+    """The verdict of every file and of the comparison (issue 39), above the scoreboard (escaped HTML)."""
+    from .verdict import html_verdict
+
+    shown: list[tuple[str, Any]] = [
+        (name if len(names) > 1 else "", e["summary"]) for name, e in zip(names, entries)
+    ]
+    if comparison is not None:
+        shown.append(("", comparison))
+    elif len(names) > 1 and any("verdict" in e["summary"] for e in entries):
+        shown.append(
+            (
+                "",
+                {
+                    "verdict": {
+                        "aspects": [
+                            {
+                                "aspect": "comparison",
+                                "label": "not tested",
+                                "rule": "paired-holm",
+                                "sentence": "not tested: the paired tests need --compare (the files must hold "
+                                "the same targets in the same order)",
+                            }
+                        ]
+                    }
+                },
+            )
+        )
+    return html_verdict(shown)
 
 
 def _verdict(names: Sequence[str], wins: Sequence[Sequence[str]], n_columns: int) -> str:

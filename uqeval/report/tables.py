@@ -93,10 +93,13 @@ def rich_table(summary: dict[str, Any], title: str | None = None):
 
 
 def markdown(summary: dict[str, Any], title: str | None = None) -> str:
+    from .verdict import markdown_verdict
+
     labels, rows = _rows(summary)
     lines = [
         f"**{md_cell(title or header_line(summary))}**",
         "",
+        *markdown_verdict(summary),
         *md_table(
             ["group", "metric", *labels, "direction"],
             [[g, m, *values, d] for g, m, values, d in rows],
