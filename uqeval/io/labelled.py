@@ -141,7 +141,19 @@ class _Spool:
     coords: dict[str, tuple[np.ndarray, dict[str, Any]]]  # kept dim -> (values in order, attrs)
 
 
-_SPOOLS: dict[tuple[str, GridOptions], _Spool] = {}
+_SPOOLS: dict[tuple[str, GridOptions, tuple[float, ...]], _Spool] = {}
+
+
+def _key(spec: str | Path) -> tuple[str, GridOptions, tuple[float, ...]]:
+    """A spool is reused while the options and the files' modification times are the same."""
+    opts = _current()
+    stamps = []
+    for f in (str(spec), opts.obs):
+        try:
+            stamps.append(os.stat(f).st_mtime if f is not None else 0.0)
+        except OSError:
+            stamps.append(-1.0)
+    return (str(spec), opts, tuple(stamps))
 
 
 def _import_xarray():
@@ -490,23 +502,22 @@ def _spool(spec: str, opts: GridOptions) -> _Spool:
 
 def labelled_file(spec: str | Path) -> LabelledFile:
     """The spooled Parquet file of labelled input ``spec`` under the current options (flattened once per run)."""
-    opts = _current()
-    key = (str(spec), opts)
+    key = _key(spec)
     if key not in _SPOOLS:
-        _SPOOLS[key] = _spool(str(spec), opts)
+        _SPOOLS[key] = _spool(str(spec), key[1])
     return _SPOOLS[key].file
 
 
 def notes_of(spec: str | Path) -> list[str]:
     """The notes of flattening ``spec`` (what the alignment with ``--obs`` dropped)."""
-    s = _SPOOLS.get((str(spec), _current()))
+    s = _SPOOLS.get(_key(spec))
     return list(s.notes) if s is not None else []
 
 
 def kept_dims(spec: str | Path) -> tuple[str, ...]:
     """The dimensions ``--preserve-dims``/``--reduce-dims`` keep for ``spec`` (flattening it if not yet)."""
     labelled_file(spec)
-    return _SPOOLS[(str(spec), _current())].kept
+    return _SPOOLS[_key(spec)].kept
 
 
 # --------------------------------------------------------------------------- writing metrics per cell
