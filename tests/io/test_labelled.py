@@ -228,3 +228,36 @@ def test_input_file_is_not_modified(files):
     before = (files / "fc.nc").read_bytes()
     _score(str(files / "fc.nc"), "--preserve-dims", "lat")
     assert (files / "fc.nc").read_bytes() == before
+
+
+def test_gridded_guide_runs(tmp_path):
+    """docs/guide/gridded.md, run here (its Python blocks are tagged ``py``: the generic page test runs without
+    the xarray extra): the forecast script, the commands, and the map drawn from metrics.nc."""
+    import runpy
+
+    from .._docs import blocks, chdir, run_bash, shim, title
+    from ..conftest import ROOT
+
+    env = shim(tmp_path)
+    ran, made = 0, False  # the commands before the worked example illustrate (no files yet)
+    for i, (lang, attrs, code) in enumerate(blocks(ROOT / "docs" / "guide" / "gridded.md")):
+        if title(attrs) is not None:
+            (tmp_path / title(attrs)).write_text(code, encoding="utf-8")
+            continue
+        for line in code.splitlines():
+            if lang == "bash" and line.startswith("python "):
+                with chdir(tmp_path):
+                    runpy.run_path(line.split()[1], run_name="__main__")
+                made = True
+            elif lang == "bash" and line.startswith("uqeval ") and made:
+                run_bash(line, tmp_path, env, f"gridded.md block {i + 1}")
+                ran += 1
+        if lang == "py":
+            with chdir(tmp_path):
+                exec(compile(code, f"gridded.md block {i + 1}", "exec"), {})  # noqa: S102 - our own docs
+            ran += 1
+    assert ran >= 3
+    overall = json.loads((tmp_path / "overall.json").read_text())
+    assert overall["input"]["weights"] == "cos(lat)" and overall["input"]["n_rows"] == 29 * 5 * 8
+    with xr.open_dataset(tmp_path / "metrics.nc") as m:
+        assert m["scoring_rule.crps"].shape == (5, 8)
