@@ -239,7 +239,7 @@ def test_gridded_guide_runs(tmp_path):
     from ..conftest import ROOT
 
     env = shim(tmp_path)
-    ran, made = 0, False  # the commands before the worked example illustrate (no files yet)
+    ran, made, namespace = 0, False, {}  # the commands before the worked example illustrate (no files yet)
     for i, (lang, attrs, code) in enumerate(blocks(ROOT / "docs" / "guide" / "gridded.md")):
         if title(attrs) is not None:
             (tmp_path / title(attrs)).write_text(code, encoding="utf-8")
@@ -254,10 +254,30 @@ def test_gridded_guide_runs(tmp_path):
                 ran += 1
         if lang == "py":
             with chdir(tmp_path):
-                exec(compile(code, f"gridded.md block {i + 1}", "exec"), {})  # noqa: S102 - our own docs
+                exec(compile(code, f"gridded.md block {i + 1}", "exec"), namespace)  # noqa: S102 - our own docs
             ran += 1
-    assert ran >= 3
+    assert ran >= 4
+    assert namespace["crps"] > 0
     overall = json.loads((tmp_path / "overall.json").read_text())
     assert overall["input"]["weights"] == "cos(lat)" and overall["input"]["n_rows"] == 29 * 5 * 8
     with xr.open_dataset(tmp_path / "metrics.nc") as m:
         assert m["scoring_rule.crps"].shape == (5, 8)
+
+
+def test_python_evaluate_takes_a_dataset(files, tmp_path):
+    import uqeval
+    from uqeval.io.labelled import to_table
+
+    with xr.open_dataset(files / "fc.nc") as ds:
+        plain = uqeval.evaluate(ds)
+        weighted = uqeval.evaluate(ds, weights="cos(lat)")
+        ds[["forecast"]].to_netcdf(tmp_path / "fc_only.nc")
+        ds[["y"]].isel(time=slice(2, None)).to_netcdf(tmp_path / "obs.nc")
+        joined = uqeval.evaluate(to_table(ds["forecast"], obs=ds["y"].isel(time=slice(2, None))))
+    cli = _score(str(files / "fc.nc"), "--engine", "memory")["metrics"]
+    assert plain["scoring_rule.crps"] == pytest.approx(cli["scoring_rule"]["crps"], rel=1e-12)
+    assert plain["accuracy.rmse"] == pytest.approx(cli["accuracy"]["rmse"], rel=1e-12)
+    cli_w = _score(str(files / "fc.nc"), "--weights", "lat")["metrics"]
+    assert weighted["scoring_rule.crps"] == pytest.approx(cli_w["scoring_rule"]["crps"], rel=1e-12)
+    cli_obs = _score(str(tmp_path / "fc_only.nc"), "--obs", str(tmp_path / "obs.nc"))["metrics"]
+    assert joined["scoring_rule.crps"] == pytest.approx(cli_obs["scoring_rule"]["crps"], rel=1e-12)

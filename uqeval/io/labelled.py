@@ -212,11 +212,14 @@ def _quantile_dim(ds, spec: str, opts: GridOptions) -> str | None:
 _TARGETS = ("y", "y_true", "target", "obs", "observation", "observations")
 
 
-def _with_obs(ds, spec: str, obs_spec: str, extra: Sequence[str]) -> tuple[Any, list[str]]:
-    """The forecast Dataset ``ds`` with the target ``y`` of ``obs_spec``, inner-joined on the shared
-    coordinates; the notes of what the join dropped."""
+def _with_obs(ds, spec: str, obs_spec: str, extra: Sequence[str], obs: Any = None) -> tuple[Any, list[str]]:
+    """The forecast Dataset ``ds`` with the target ``y`` of ``obs_spec`` (or of the Dataset or DataArray
+    ``obs`` named so in messages), inner-joined on the shared coordinates; the notes of what the join dropped."""
     xr = _import_xarray()
-    obs = open_dataset(obs_spec)
+    if obs is None:
+        obs = open_dataset(obs_spec)
+    elif isinstance(obs, xr.DataArray):
+        obs = obs.to_dataset(name=str(obs.name) if obs.name is not None else "y")
     names = [str(v) for v in obs.data_vars]
     if len(names) == 1:
         name = names[0]
@@ -385,17 +388,21 @@ def _arrow(values: np.ndarray):
     return pa.array(values)
 
 
-def _spool(spec: str, opts: GridOptions) -> _Spool:
+def _spool(
+    spec: str, opts: GridOptions, dataset: Any = None, obs: Any = None, collect: list | None = None
+) -> _Spool:
+    """Flatten ``spec`` (or the in-memory ``dataset``, named ``spec`` in messages) and write its rows to a
+    private Parquet file; with ``collect``, append each slab's Arrow table to it instead (nothing written)."""
     import atexit
     import tempfile
 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    ds = open_dataset(spec)
+    ds = open_dataset(spec) if dataset is None else dataset
     notes: list[str] = []
-    if opts.obs is not None:
-        ds, notes = _with_obs(ds, spec, opts.obs, ())
+    if opts.obs is not None or obs is not None:
+        ds, notes = _with_obs(ds, spec, opts.obs or "obs", (), obs)
     row_dims, member, quant, names = _layout(ds, spec, opts)
     kept = _kept_dims(row_dims, spec, opts)
     weights = opts.weights if opts.weights is not None and opts.weights.lower() in LATITUDES else None
@@ -435,9 +442,11 @@ def _spool(spec: str, opts: GridOptions) -> _Spool:
         ds.sizes[member] if member in ds[n].dims else len(qnames) if quant in ds[n].dims else 1 for n in names
     )
     step = _slab_rows(ds, row_dims, width)
-    fd, real = tempfile.mkstemp(prefix="uqeval-labelled-", suffix=".parquet")
-    os.close(fd)
-    atexit.register(lambda: os.path.exists(real) and os.unlink(real))  # type: ignore[func-returns-value]
+    real = ""
+    if collect is None:
+        fd, real = tempfile.mkstemp(prefix="uqeval-labelled-", suffix=".parquet")
+        os.close(fd)
+        atexit.register(lambda: os.path.exists(real) and os.unlink(real))  # type: ignore[func-returns-value]
     writer = None
     try:
         for start in range(0, ds.sizes[lead], step):
@@ -485,6 +494,9 @@ def _spool(spec: str, opts: GridOptions) -> _Spool:
                         raise InputError(f"{spec}: variable '{n}' clashes with a column of the same name")
                     cols[n] = pa.array(arr.reshape(-1))
             table = pa.table(cols)
+            if collect is not None:
+                collect.append(table)
+                continue
             if writer is None:
                 writer = pq.ParquetWriter(real, table.schema)
             writer.write_table(table, row_group_size=max(n_rows, 1))
@@ -495,9 +507,41 @@ def _spool(spec: str, opts: GridOptions) -> _Spool:
     finally:
         if writer is not None:
             writer.close()
-        ds.close()
+        if dataset is None:
+            ds.close()
     attrs: dict[str, tuple[np.ndarray, dict[str, Any]]] = {d: (coords[d], {}) for d in kept}
     return _Spool(LabelledFile(real, spec), notes, kept, cells, attrs)
+
+
+def to_table(
+    data: Any,
+    obs: Any = None,
+    *,
+    member_dim: str | None = None,
+    quantile_dim: str | None = None,
+    weights: str | None = None,
+):
+    """An xarray Dataset (or a forecast DataArray with ``obs``) flattened to the pyarrow Table the readers
+    would see for it as a file (see the module docstring): coordinates as columns, members as ``samples``,
+    quantiles as ``q_<level>``, ``obs`` aligned by coordinates as the target ``y``; the column ``cos(lat)``
+    for a latitude dimension ``lat`` or ``latitude`` (``weights=`` names it; by default the one present).
+    ``uqeval.evaluate(ds)`` scores a Dataset through this (``weights="cos(lat)"``: area weights)."""
+    import pyarrow as pa
+
+    xr = _import_xarray()
+    if isinstance(data, xr.DataArray):
+        name = str(data.name) if data.name is not None else "forecast"
+        data = data.to_dataset(name=name)
+    if not isinstance(data, xr.Dataset):
+        raise InputError(f"data: expected an xarray Dataset or DataArray, got {type(data).__name__}")
+    if obs is not None and not isinstance(obs, (xr.Dataset, xr.DataArray)):
+        raise InputError(f"obs: expected an xarray Dataset or DataArray, got {type(obs).__name__}")
+    if weights is None:
+        weights = next((d for d in map(str, data.dims) if d.lower() in LATITUDES), None)
+    opts = GridOptions(member_dim=member_dim, quantile_dim=quantile_dim, weights=weights)
+    tables: list[Any] = []
+    _spool("data", opts, dataset=data, obs=obs, collect=tables)
+    return pa.concat_tables(tables)
 
 
 def labelled_file(spec: str | Path) -> LabelledFile:
