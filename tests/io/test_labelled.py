@@ -262,6 +262,18 @@ def test_gridded_guide_runs(tmp_path):
     assert overall["input"]["weights"] == "cos(lat)" and overall["input"]["n_rows"] == 29 * 5 * 8
     with xr.open_dataset(tmp_path / "metrics.nc") as m:
         assert m["scoring_rule.crps"].shape == (5, 8)
+    assert (tmp_path / "crps_map.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_metric_map_refuses_a_wrong_shape(files):
+    from uqeval.errors import InputError
+    from uqeval.plots.maps import metric_map, plot_map
+
+    with pytest.raises(InputError, match="expected \\(3, 4\\)"):
+        plot_map(np.zeros((4, 3)), LONS, LATS)
+    m = xr.Dataset({"crps": (("time",), np.zeros(2))})
+    with pytest.raises(InputError, match="expected \\('lat', 'lon'\\)"):
+        metric_map(m, "crps")
 
 
 def test_python_evaluate_takes_a_dataset(files, tmp_path):
