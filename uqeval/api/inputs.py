@@ -145,6 +145,8 @@ def _is_table(x: object) -> bool:
     name, mod = type(x).__name__, type(x).__module__
     if mod.startswith("pyarrow"):
         return name in ("Table", "RecordBatch")
+    if mod.startswith("xarray"):  # a labelled Dataset: its rows flattened (uqeval.io.labelled.to_table)
+        return name == "Dataset"
     return name == "DataFrame" and (mod.startswith("pandas") or hasattr(x, "to_arrow"))
 
 
@@ -154,6 +156,10 @@ def _arrow(table: Any) -> Any:
 
     if isinstance(table, pa.RecordBatch):
         table = pa.Table.from_batches([table])
+    elif type(table).__module__.startswith("xarray"):
+        from ..io.labelled import to_table
+
+        table = to_table(table)
     elif not isinstance(table, pa.Table):
         names = [str(c) for c in table.columns]
         _check_distinct(names)
@@ -398,7 +404,7 @@ def _prepare(
         raise UsageError("give the targets once: as data or as y_true=")
     if isinstance(data, (str, Path)):
         raise UsageError(f"data is a path; to score a file call uqeval.evaluate_file({str(data)!r})")
-    if isinstance(data, Mapping):
+    if isinstance(data, Mapping) and not table:  # (an xarray Dataset is a mapping and a table)
         raise UsageError(
             "data is a mapping; pass a pandas DataFrame or pyarrow Table (pyarrow.table(data)) or the arrays "
             "as keyword arguments"

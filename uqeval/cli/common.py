@@ -761,7 +761,11 @@ def emit(summary: dict, fmt: OutputFormat, output: Path | None, title: str | Non
     """Write the JSON file (if asked) and render the summary on stdout."""
     from ..io.writers import write_json
 
-    if output is not None:
+    if output is not None and str(output).lower().endswith((".nc", ".nc4")):  # per kept coordinate (issue 41)
+        from ..io.labelled import write_metrics
+
+        write_metrics(output, summary)
+    elif output is not None:
         write_json(output, summary)
     for text in summary.get("notes", []):
         note(text)
@@ -959,6 +963,133 @@ def engine_options(func: Callable[..., Any] | None = None, *, dask: bool = True)
         return _bundle(f, "engine_options", specs, pack)
 
     return decorate if func is None else decorate(func)
+
+
+# --------------------------------------------------------------------------- gridded inputs (issue 41)
+GRID_PANEL = "Gridded inputs (NetCDF, Zarr)"
+#: the options of a labelled input (:mod:`uqeval.io.labelled`): (parameter, annotation, default)
+GRID_OPTIONS: list[tuple[str, Any, Any]] = [
+    (
+        "obs",
+        Annotated[
+            Path | None,
+            typer.Option(
+                "--obs",
+                metavar="FILE",
+                help="NetCDF/Zarr file of the observations, aligned with the forecast file by coordinates "
+                "(inner join; a note says what was dropped).",
+                rich_help_panel=GRID_PANEL,
+            ),
+        ],
+        None,
+    ),
+    (
+        "member_dim",
+        Annotated[
+            str | None,
+            typer.Option(
+                "--member-dim",
+                metavar="DIM",
+                help="Ensemble member dimension (default: member, ensemble, realization or number).",
+                rich_help_panel=GRID_PANEL,
+            ),
+        ],
+        None,
+    ),
+    (
+        "quantile_dim",
+        Annotated[
+            str | None,
+            typer.Option(
+                "--quantile-dim",
+                metavar="DIM",
+                help="Quantile dimension, its coordinate the levels (default: quantile).",
+                rich_help_panel=GRID_PANEL,
+            ),
+        ],
+        None,
+    ),
+    (
+        "preserve_dims",
+        Annotated[
+            str | None,
+            typer.Option(
+                "--preserve-dims",
+                metavar="DIMS",
+                help="Every metric per coordinate of these dimensions (e.g. lat,lon); -o metrics.nc writes them.",
+                rich_help_panel=GRID_PANEL,
+            ),
+        ],
+        None,
+    ),
+    (
+        "reduce_dims",
+        Annotated[
+            str | None,
+            typer.Option(
+                "--reduce-dims",
+                metavar="DIMS",
+                help="Reduce over these dimensions, keep the others (the complement of --preserve-dims).",
+                rich_help_panel=GRID_PANEL,
+            ),
+        ],
+        None,
+    ),
+]
+
+
+def grid_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a command with a ``file`` argument and ``--by`` the options of NetCDF/Zarr inputs
+    (:data:`GRID_OPTIONS`), applied while it runs (:func:`uqeval.io.labelled.grid_options`):
+    ``--preserve-dims``/``--reduce-dims`` become ``--by`` on the key of the kept coordinates and
+    ``--weights lat`` the cos(lat) column. Nothing is imported for a CSV or Parquet file."""
+    import inspect
+
+    sig = inspect.signature(func, eval_str=True)
+    names = [n for n, _, _ in GRID_OPTIONS]
+    extra = [
+        inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a)
+        for n, a, d in GRID_OPTIONS
+    ]
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        given = {n: kwargs.pop(n, None) for n in names}
+        from ..io.labelled import is_labelled
+
+        file = kwargs.get("file", args[0] if args else None)
+        if file is None or not is_labelled(file):
+            if any(v is not None for v in given.values()):
+                from ..errors import UsageError
+
+                flag = "--" + next(n for n, v in given.items() if v is not None).replace("_", "-")
+                raise UsageError(f"{flag} applies to NetCDF (.nc) and Zarr (.zarr) inputs, not {file}")
+            return func(*args, **kwargs)
+        from ..io import labelled
+
+        opts = labelled.GridOptions(
+            obs=str(given["obs"]) if given["obs"] is not None else None,
+            member_dim=given["member_dim"],
+            quantile_dim=given["quantile_dim"],
+            preserve_dims=labelled.parse_dims(given["preserve_dims"]),
+            reduce_dims=labelled.parse_dims(given["reduce_dims"]),
+            weights=kwargs.get("weights"),
+        )
+        with labelled.grid_options(opts):
+            kwargs["weights"] = labelled.weights_column(kwargs.get("weights"))
+            if labelled.kept_dims(file):
+                if kwargs.get("by") is not None:
+                    from ..errors import UsageError
+
+                    raise UsageError("give --by or --preserve-dims/--reduce-dims, not both")
+                kwargs["by"] = labelled.CELL
+            for text in labelled.notes_of(file):
+                note(text)
+            return func(*args, **kwargs)
+
+    wrapper.__signature__ = sig.replace(parameters=list(sig.parameters.values()) + extra)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in list(sig.parameters.values()) + extra}
+    return wrapper
 
 
 # --------------------------------------------------------------------------- dependent rows (issue 25)

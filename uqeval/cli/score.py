@@ -21,6 +21,7 @@ from .common import (
     ScoringFlags,
     emit,
     engine_options,
+    grid_options,
     handle_errors,
     note,
     remote_options,
@@ -34,13 +35,14 @@ if TYPE_CHECKING:
 
 @handle_errors
 @remote_options
+@grid_options
 @scoring_options
 @engine_options
 def score(
     file: Annotated[
         Path,
         typer.Argument(
-            help="CSV (.csv, .csv.gz) or Parquet (.parquet, .pq) file of targets and predictions; an existing file is that file whatever its name; with --engine stream/dask also a directory of parts (hive partitions), a glob, or a URI (s3://, gs://, file://, ...)."
+            help="CSV (.csv, .csv.gz), Parquet (.parquet, .pq), NetCDF (.nc) or Zarr (.zarr) file of targets and predictions; an existing file is that file whatever its name; with --engine stream/dask also a directory of parts (hive partitions), a glob, or a URI (s3://, gs://, file://, ...)."
         ),
     ],
     flags: ScoringFlags,

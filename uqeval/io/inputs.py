@@ -127,6 +127,12 @@ def expand_input(spec: str | Path, check: bool = True) -> Inputs:
         from .readers import stdin_file
 
         return Inputs(s, "file", [stdin_file()])  # type: ignore[list-item]  # a PathLike named <stdin>
+    from .labelled import is_labelled
+
+    if is_labelled(s):  # NetCDF or Zarr: flattened once to a Parquet file (uqeval.io.labelled)
+        from .labelled import labelled_file
+
+        return Inputs(s, "file", [labelled_file(s)])  # type: ignore[list-item]  # a PathLike named as the file
     if is_uri(s):
         from .source import remote_inputs
 

@@ -43,6 +43,10 @@ def detect_format(path: str | Path) -> str:
     is an error."""
     if isinstance(path, StdinFile):
         return path.format
+    from .labelled import LabelledFile
+
+    if isinstance(path, LabelledFile):  # a NetCDF/Zarr input flattened to Parquet (uqeval.io.labelled)
+        return path.format
     name = str(path).lower()
     for ext in sorted(FORMATS, key=len, reverse=True):
         if name.endswith(ext):
@@ -147,6 +151,13 @@ def inspect(path: str | Path) -> TableInfo:
         spooled = stdin_file()
         register_input(spooled)
         return _inspect(spooled)
+    from .labelled import is_labelled
+
+    if is_labelled(path):  # NetCDF or Zarr: its rows flattened once to a Parquet file (uqeval.io.labelled)
+        from .labelled import labelled_file
+
+        register_input(path)
+        return _inspect(labelled_file(path), "parquet")  # type: ignore[arg-type]  # a PathLike named as the file
     p = Path(path)
     if not p.exists() or p.is_dir():
         from .inputs import single_file

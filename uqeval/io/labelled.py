@@ -1,0 +1,624 @@
+"""Labelled (gridded) inputs: NetCDF and Zarr files read through xarray, one more source (issue 41).
+
+A Dataset holding the target and the prediction variables is flattened to rows: one row per combination
+of the coordinates of its dimensions other than the member and quantile dimensions, with
+
+- each of those coordinates as a column of its own name (``time``, ``lead_time``, ``lat``, ``lon``; a
+  dimension without a coordinate gets its positions 0, 1, ...);
+- each variable without a member or quantile dimension as a column of its name (``y``, ``mean``, ``std``,
+  ``lower``, ...), found by the same rules as a table's columns;
+- a variable along the member dimension (``--member-dim``; by default ``member``, ``ensemble``,
+  ``realization`` or ``number`` when present) as the list column ``samples`` (an ensemble);
+- a variable along the quantile dimension (``--quantile-dim``; by default ``quantile`` when present) as the
+  wide columns ``q_<level>`` of its coordinate's levels.
+
+With ``--obs FILE`` the targets come from a second file: its one data variable (or its ``y``/``target``
+one) is the target ``y``, aligned with the forecast by coordinates (an inner join: coordinate values that
+are not in both files are dropped, and a note says how many). A forecast file with one data variable and
+no member or quantile dimension is then the point forecast ``mean``.
+
+The flattened rows are written once to a private temporary Parquet file, a slab of the leading dimension
+at a time (one row group per slab, a Zarr chunk's height when the store is chunked along it), and read from
+there like standard input's spooled file: every reader, the loader, each engine and every command run on
+it unchanged, the stream engine a row group at a time. Messages name the original file.
+
+``--preserve-dims`` / ``--reduce-dims`` (the vocabulary of the ``scores`` package) add the key column
+:data:`CELL`, one value per combination of the kept coordinates (``lat=-45,lon=120``), which ``score``
+groups by (its ``--by`` machinery, so on every engine); :func:`write_metrics` writes such a document
+as NetCDF with the kept dimensions as coordinates. ``--weights lat`` (a latitude coordinate: ``lat`` or
+``latitude``) weights each row by the cosine of its latitude, the column ``cos(lat)``.
+
+xarray is imported only here, and only when such a file is read (``pip install 'uqeval[xarray]'``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError, UsageError, option
+
+#: file name endings read as labelled data (a ``.zarr`` directory is a Zarr store)
+SUFFIXES = (".nc", ".nc4", ".netcdf", ".cdf", ".zarr")
+#: default names of the ensemble member dimension, in the order they are looked for
+MEMBER_DIMS = ("member", "ensemble", "realization", "realisation", "number")
+QUANTILE_DIMS = ("quantile",)
+#: the key column of the kept coordinates (``--preserve-dims``)
+CELL = "cell"
+#: names of a latitude coordinate, for ``--weights lat``
+LATITUDES = ("lat", "latitude")
+
+
+@dataclass(frozen=True)
+class GridOptions:
+    """How a labelled file is flattened (the command line's ``--obs``, ``--member-dim``, ...)."""
+
+    obs: str | None = None
+    member_dim: str | None = None
+    quantile_dim: str | None = None
+    preserve_dims: tuple[str, ...] | None = None
+    reduce_dims: tuple[str, ...] | None = None
+    weights: str | None = None  # a latitude coordinate: its cos(lat) column is written
+
+
+_DEFAULT = GridOptions()
+_OPTIONS: ContextVar[GridOptions | None] = ContextVar("uqeval_grid_options", default=None)
+
+
+def _current() -> GridOptions:
+    return _OPTIONS.get() or _DEFAULT
+
+
+@contextmanager
+def grid_options(opts: GridOptions) -> Iterator[None]:
+    """Read labelled inputs with ``opts`` while the context lasts."""
+    token = _OPTIONS.set(opts)
+    try:
+        yield
+    finally:
+        _OPTIONS.reset(token)
+
+
+def is_labelled(spec: object) -> bool:
+    """A NetCDF file or a Zarr store, by its name (a directory holding Zarr metadata too); nothing imported."""
+    if isinstance(spec, LabelledFile):
+        return False  # already spooled: it is a Parquet file now
+    s = str(spec).rstrip("/").lower()
+    if s.endswith(SUFFIXES):
+        return True
+    p = Path(str(spec))
+    return p.is_dir() and any((p / m).exists() for m in (".zgroup", "zarr.json", ".zmetadata"))
+
+
+def weights_column(name: str | None) -> str | None:
+    """The column ``--weights NAME`` reads from a flattened labelled file: ``cos(NAME)`` for a latitude."""
+    if name is not None and name.lower() in LATITUDES:
+        return f"cos({name})"
+    return name
+
+
+def parse_dims(text: str | None) -> tuple[str, ...] | None:
+    """``"lat,lon"`` -> ``("lat", "lon")``; None stays None."""
+    if text is None:
+        return None
+    return tuple(d.strip() for d in text.split(",") if d.strip())
+
+
+class LabelledFile(os.PathLike):
+    """The flattened rows of a labelled file, spooled to a private Parquet file: opened through
+    :func:`os.fspath`, named by the original file in messages (``str``)."""
+
+    format = "parquet"
+
+    def __init__(self, real: str, name: str) -> None:
+        self.real, self.name = real, name
+
+    def __fspath__(self) -> str:
+        return self.real
+
+    def __str__(self) -> str:
+        return self.name
+
+    __repr__ = __str__
+
+    def __reduce__(self):  # to a Dask worker: the same spooled file
+        return (LabelledFile, (self.real, self.name))
+
+
+@dataclass
+class _Spool:
+    file: LabelledFile
+    notes: list[str]
+    kept: tuple[str, ...]  # the dims of the CELL key (empty: no key column)
+    cells: dict[str, tuple[Any, ...]]  # key -> coordinate values of the kept dims
+    coords: dict[str, tuple[np.ndarray, dict[str, Any]]]  # kept dim -> (values in order, attrs)
+
+
+_SPOOLS: dict[tuple[str, GridOptions, tuple[float, ...]], _Spool] = {}
+
+
+def _key(spec: str | Path) -> tuple[str, GridOptions, tuple[float, ...]]:
+    """A spool is reused while the options and the files' modification times are the same."""
+    opts = _current()
+    stamps = []
+    for f in (str(spec), opts.obs):
+        try:
+            stamps.append(os.stat(f).st_mtime if f is not None else 0.0)
+        except OSError:
+            stamps.append(-1.0)
+    return (str(spec), opts, tuple(stamps))
+
+
+def _import_xarray():
+    try:
+        import xarray as xr
+    except ImportError:
+        raise InputError(
+            "reading NetCDF or Zarr needs xarray and a backend: pip install 'uqeval[xarray]' "
+            "(xarray, h5netcdf or netCDF4, zarr)"
+        ) from None
+    return xr
+
+
+def _short(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def open_dataset(spec: str):
+    """The Dataset of a NetCDF file or a Zarr store, lazily (values are read when a slab is flattened)."""
+    xr = _import_xarray()
+    p = Path(spec)
+    if not p.exists():
+        raise InputError(f"{spec}: file does not exist")
+    zarr = p.is_dir() or str(spec).rstrip("/").lower().endswith(".zarr")
+    try:
+        if zarr:
+            return xr.open_zarr(spec, chunks=None, decode_timedelta=True)
+        return xr.open_dataset(spec, chunks=None, decode_timedelta=True)
+    except Exception as exc:  # every backend has its own errors: one line naming the file
+        kind = "Zarr store" if zarr else "NetCDF file"
+        raise InputError(f"{spec}: cannot read the {kind} ({_short(exc)})") from None
+
+
+def _member_dim(ds, spec: str, opts: GridOptions) -> str | None:
+    if opts.member_dim is not None:
+        if opts.member_dim not in ds.dims:
+            raise InputError(
+                f"{spec}: {option('member_dim', opts.member_dim)} is not a dimension; "
+                f"dimensions: {', '.join(map(str, ds.dims))}"
+            )
+        return opts.member_dim
+    return next((d for d in MEMBER_DIMS if d in ds.dims), None)
+
+
+def _quantile_dim(ds, spec: str, opts: GridOptions) -> str | None:
+    if opts.quantile_dim is not None:
+        if opts.quantile_dim not in ds.dims:
+            raise InputError(
+                f"{spec}: {option('quantile_dim', opts.quantile_dim)} is not a dimension; "
+                f"dimensions: {', '.join(map(str, ds.dims))}"
+            )
+        return opts.quantile_dim
+    return next((d for d in QUANTILE_DIMS if d in ds.dims), None)
+
+
+_TARGETS = ("y", "y_true", "target", "obs", "observation", "observations")
+
+
+def _with_obs(ds, spec: str, obs_spec: str, extra: Sequence[str], obs: Any = None) -> tuple[Any, list[str]]:
+    """The forecast Dataset ``ds`` with the target ``y`` of ``obs_spec`` (or of the Dataset or DataArray
+    ``obs`` named so in messages), inner-joined on the shared coordinates; the notes of what the join dropped."""
+    xr = _import_xarray()
+    if obs is None:
+        obs = open_dataset(obs_spec)
+    elif isinstance(obs, xr.DataArray):
+        obs = obs.to_dataset(name=str(obs.name) if obs.name is not None else "y")
+    names = [str(v) for v in obs.data_vars]
+    if len(names) == 1:
+        name = names[0]
+    else:
+        hits = [n for n in names if n.lower() in _TARGETS]
+        if len(hits) != 1:
+            raise InputError(
+                f"{obs_spec}: holds {len(names)} variables ({', '.join(names[:10])}); the observation file "
+                "needs one variable, or one named y, target or obs"
+            )
+        name = hits[0]
+    target = obs[name]
+    extra_dims = [str(d) for d in target.dims if d not in ds.dims]
+    if extra_dims:
+        raise InputError(
+            f"{obs_spec}: variable '{name}' has dimension(s) {', '.join(extra_dims)} that the forecast {spec} "
+            f"lacks (forecast dimensions: {', '.join(map(str, ds.dims))}); the observations must share the "
+            "forecast's dimensions"
+        )
+    fvars = [str(v) for v in ds.data_vars if v not in extra]
+    units = target.attrs.get("units")
+    for v in fvars:
+        u = ds[v].attrs.get("units")
+        if units is not None and u is not None and str(u) != str(units):
+            raise InputError(
+                f"{obs_spec}: variable '{name}' is in units '{units}' but the forecast's '{v}' in {spec} is "
+                f"in '{u}'; convert one of them"
+            )
+    if "y" in ds.data_vars or "y" in ds.coords:
+        raise InputError(f"{spec}: already holds a variable 'y'; give the targets once (drop --obs)")
+    if len(fvars) == 1 and not any(d in MEMBER_DIMS or d in QUANTILE_DIMS for d in ds[fvars[0]].dims):
+        if fvars[0] not in ("mean", "mu", "y_pred", "pred"):
+            ds = ds.rename({fvars[0]: "mean"})
+    shared = [str(d) for d in target.dims]
+    before = {d: ds.sizes[d] for d in shared}
+    obs_before = {d: obs.sizes[d] for d in shared}
+    try:
+        fc, ob = xr.align(ds, target.to_dataset(name="y"), join="inner", exclude=set(ds.dims) - set(shared))
+    except Exception as exc:  # xarray's own message: duplicate or non-comparable coordinates
+        raise InputError(f"{obs_spec}: cannot align with {spec} by coordinates ({_short(exc)})") from None
+    notes = []
+    for d in shared:
+        n = fc.sizes[d]
+        if n == 0:
+            raise InputError(
+                f"{obs_spec}: no {d} value in common with {spec} (forecast {before[d]}, observations "
+                f"{obs_before[d]} values); the files do not overlap"
+            )
+        if n < before[d] or n < obs_before[d]:
+            notes.append(
+                f"{spec}: aligned with {obs_spec} on '{d}': kept {n} values in both, dropped "
+                f"{before[d] - n} of the forecast's and {obs_before[d] - n} of the observations'"
+            )
+    return fc.assign(y=ob["y"]), notes
+
+
+def _label(value: Any) -> str:
+    """A coordinate value as text: integers without ``.0``, times in ISO form."""
+    if isinstance(value, np.datetime64):
+        return str(np.datetime_as_string(value))
+    if isinstance(value, np.timedelta64):
+        return str(value)
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    if isinstance(value, np.generic):
+        return str(value.item())
+    return str(value)
+
+
+def _kept_dims(row_dims: list[str], spec: str, opts: GridOptions) -> tuple[str, ...]:
+    if opts.preserve_dims is not None and opts.reduce_dims is not None:
+        raise UsageError(f"give {option('preserve_dims')} or {option('reduce_dims')}, not both")
+    given = opts.preserve_dims if opts.preserve_dims is not None else opts.reduce_dims
+    if given is None:
+        return ()
+    which = "preserve_dims" if opts.preserve_dims is not None else "reduce_dims"
+    for d in given:
+        if d not in row_dims:
+            raise InputError(
+                f"{spec}: {option(which, ','.join(given))}: '{d}' is not a dimension of the rows; "
+                f"dimensions: {', '.join(row_dims)}"
+            )
+    if opts.preserve_dims is not None:
+        return tuple(d for d in row_dims if d in given)
+    return tuple(d for d in row_dims if d not in given)
+
+
+def _layout(ds, spec: str, opts: GridOptions):
+    """``(row dims, member dim, quantile dim, variables)`` of the Dataset, checked."""
+    member = _member_dim(ds, spec, opts)
+    quant = _quantile_dim(ds, spec, opts)
+    names = [str(v) for v in ds.data_vars]
+    if not names:
+        raise InputError(f"{spec}: holds no data variable")
+    row_dims: list[str] = []
+    target = next((n for n in names if n.lower() in _TARGETS), names[0])
+    for n in [target, *names]:
+        for d in ds[n].dims:
+            if d not in (member, quant) and d not in row_dims:
+                row_dims.append(str(d))
+    if not row_dims:
+        raise InputError(
+            f"{spec}: its variables have no dimension besides members or quantiles; nothing to score"
+        )
+    for n in names:
+        if member in ds[n].dims and quant in ds[n].dims:
+            raise InputError(
+                f"{spec}: variable '{n}' has both the member dimension '{member}' and the quantile dimension "
+                f"'{quant}'; give one representation per variable"
+            )
+    along_members = [n for n in names if member is not None and member in ds[n].dims]
+    if len(along_members) > 1:
+        raise InputError(
+            f"{spec}: variables {', '.join(along_members)} all have the member dimension '{member}'; keep one "
+            "ensemble per file"
+        )
+    for d in row_dims:
+        if d in ds.data_vars:
+            raise InputError(f"{spec}: '{d}' is both a dimension and a variable; rename one")
+    return row_dims, member, quant, names
+
+
+def _quantile_names(ds, quant: str, spec: str) -> list[str]:
+    levels = np.asarray(ds[quant].values, dtype=float) if quant in ds.coords else None
+    if levels is None or not np.all((levels > 0) & (levels < 1)):
+        raise InputError(
+            f"{spec}: the quantile dimension '{quant}' needs a coordinate of levels in (0, 1) "
+            f"(found {None if levels is None else levels.tolist()[:5]})"
+        )
+    return [f"q_{_label(float(q))}" for q in levels]
+
+
+def _slab_rows(ds, row_dims: list[str], width: int) -> int:
+    """How many values of the leading dimension make one row group: about a million numbers, rounded to
+    the Zarr chunk height along it where the store is chunked."""
+    lead = row_dims[0]
+    per = int(np.prod([ds.sizes[d] for d in row_dims[1:]], dtype=np.int64)) * max(width, 1)
+    step = max(1, (4_000_000 // max(per, 1)))
+    chunk = None
+    for v in ds.data_vars:
+        enc = ds[v].encoding.get("chunks") or ds[v].encoding.get("preferred_chunks")
+        if isinstance(enc, dict):
+            chunk = enc.get(lead)
+        elif isinstance(enc, (tuple, list)) and lead in ds[v].dims:
+            chunk = enc[list(ds[v].dims).index(lead)]
+        if chunk:
+            break
+    if chunk:
+        step = max(int(chunk), (step // int(chunk)) * int(chunk))
+    return min(step, ds.sizes[lead])
+
+
+def _coord_values(ds, d: str) -> np.ndarray:
+    return np.asarray(ds[d].values) if d in ds.coords else np.arange(ds.sizes[d])
+
+
+def _arrow(values: np.ndarray):
+    import pyarrow as pa
+
+    if values.dtype.kind == "M":
+        return pa.array(values.astype("datetime64[ns]"))
+    if values.dtype.kind == "m":
+        return pa.array(values.astype("timedelta64[ns]"))
+    if values.dtype.kind in "OUS":
+        return pa.array([None if v is None else str(v) for v in values.tolist()], type=pa.string())
+    return pa.array(values)
+
+
+def _spool(
+    spec: str, opts: GridOptions, dataset: Any = None, obs: Any = None, collect: list | None = None
+) -> _Spool:
+    """Flatten ``spec`` (or the in-memory ``dataset``, named ``spec`` in messages) and write its rows to a
+    private Parquet file; with ``collect``, append each slab's Arrow table to it instead (nothing written)."""
+    import atexit
+    import tempfile
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ds = open_dataset(spec) if dataset is None else dataset
+    notes: list[str] = []
+    if opts.obs is not None or obs is not None:
+        ds, notes = _with_obs(ds, spec, opts.obs or "obs", (), obs)
+    row_dims, member, quant, names = _layout(ds, spec, opts)
+    kept = _kept_dims(row_dims, spec, opts)
+    weights = opts.weights if opts.weights is not None and opts.weights.lower() in LATITUDES else None
+    if weights is not None and weights not in row_dims:
+        raise InputError(
+            f"{spec}: {option('weights', weights)} names no latitude dimension; dimensions: {', '.join(row_dims)}"
+        )
+    qnames = (
+        _quantile_names(ds, quant, spec)
+        if quant is not None and any(quant in ds[n].dims for n in names)
+        else []
+    )
+    coords = {d: _coord_values(ds, d) for d in row_dims}
+    if weights is not None:
+        lat = np.asarray(coords[weights], dtype=float)
+        if np.any(np.abs(lat) > 90) or not np.all(np.isfinite(lat)):
+            raise InputError(
+                f"{spec}: latitude '{weights}' holds values outside [-90, 90]; cannot weight by cos(lat)"
+            )
+    cells: dict[str, tuple[Any, ...]] = {}
+    keys: np.ndarray | None = None
+    if kept:
+        grids = np.meshgrid(*[np.arange(ds.sizes[d]) for d in kept], indexing="ij")
+        flat_idx = [g.ravel() for g in grids]
+        labels = []
+        for pos in zip(*flat_idx):
+            at = tuple(coords[d][i] for d, i in zip(kept, pos))
+            key = ",".join(f"{d}={_label(v)}" for d, v in zip(kept, at))
+            cells[key] = at
+            labels.append(key)
+        keys = np.array(labels, dtype=object).reshape([ds.sizes[d] for d in kept])
+    for n in (*row_dims, *(names)):
+        if n == CELL and kept:
+            raise InputError(f"{spec}: already holds '{CELL}'; rename it to use {option('preserve_dims')}")
+    lead = row_dims[0]
+    width = sum(
+        ds.sizes[member] if member in ds[n].dims else len(qnames) if quant in ds[n].dims else 1 for n in names
+    )
+    step = _slab_rows(ds, row_dims, width)
+    real = ""
+    if collect is None:
+        fd, real = tempfile.mkstemp(prefix="uqeval-labelled-", suffix=".parquet")
+        os.close(fd)
+        atexit.register(lambda: os.path.exists(real) and os.unlink(real))  # type: ignore[func-returns-value]
+    writer = None
+    try:
+        for start in range(0, ds.sizes[lead], step):
+            part = ds.isel({lead: slice(start, start + step)})
+            sub = [part.sizes[d] for d in row_dims]
+            n_rows = int(np.prod(sub, dtype=np.int64))
+            cols: dict[str, Any] = {}
+            for i, d in enumerate(row_dims):
+                vals = coords[d][start : start + step] if i == 0 else coords[d]
+                view = np.broadcast_to(vals.reshape([-1 if j == i else 1 for j in range(len(row_dims))]), sub)
+                cols[d] = _arrow(view.ravel())
+            if keys is not None:
+                kshape = [sub[row_dims.index(d)] if d in kept else 1 for d in row_dims]
+                kv = keys
+                if lead in kept:
+                    kv = keys[start : start + step]
+                kv = kv.reshape(kshape)
+                cols[CELL] = pa.array(np.broadcast_to(kv, sub).ravel().tolist(), type=pa.string())
+            if weights is not None:
+                i = row_dims.index(weights)
+                lat = np.asarray(coords[weights], dtype=float)
+                if i == 0:
+                    lat = lat[start : start + step]
+                w = np.cos(np.deg2rad(lat)).reshape([-1 if j == i else 1 for j in range(len(row_dims))])
+                cols[f"cos({weights})"] = pa.array(np.broadcast_to(w, sub).ravel())
+            for n in names:
+                da = part[n]
+                inner = [d for d in (member, quant) if d is not None and d in da.dims]
+                missing = [d for d in row_dims if d not in da.dims]
+                if missing:
+                    da = da.expand_dims({d: part.sizes[d] for d in missing})
+                arr = np.asarray(da.transpose(*row_dims, *inner).values)
+                if arr.dtype.kind not in "fiub":
+                    raise InputError(f"{spec}: variable '{n}' holds {arr.dtype}, expected numbers")
+                arr = arr.astype(np.float64, copy=False)
+                if member is not None and member in inner:
+                    m = arr.shape[-1]
+                    cols["samples"] = pa.FixedSizeListArray.from_arrays(pa.array(arr.reshape(-1)), m)
+                elif quant is not None and quant in inner:
+                    block = arr.reshape(n_rows, -1)
+                    for j, q in enumerate(qnames):
+                        cols[q] = pa.array(block[:, j])
+                else:
+                    if n in cols:
+                        raise InputError(f"{spec}: variable '{n}' clashes with a column of the same name")
+                    cols[n] = pa.array(arr.reshape(-1))
+            table = pa.table(cols)
+            if collect is not None:
+                collect.append(table)
+                continue
+            if writer is None:
+                writer = pq.ParquetWriter(real, table.schema)
+            writer.write_table(table, row_group_size=max(n_rows, 1))
+    except InputError:
+        raise
+    except (OSError, ValueError, RuntimeError, pa.ArrowException) as exc:
+        raise InputError(f"{spec}: cannot read its values ({_short(exc)})") from None
+    finally:
+        if writer is not None:
+            writer.close()
+        if dataset is None:
+            ds.close()
+    attrs: dict[str, tuple[np.ndarray, dict[str, Any]]] = {d: (coords[d], {}) for d in kept}
+    return _Spool(LabelledFile(real, spec), notes, kept, cells, attrs)
+
+
+def to_table(
+    data: Any,
+    obs: Any = None,
+    *,
+    member_dim: str | None = None,
+    quantile_dim: str | None = None,
+    weights: str | None = None,
+):
+    """An xarray Dataset (or a forecast DataArray with ``obs``) flattened to the pyarrow Table the readers
+    would see for it as a file (see the module docstring): coordinates as columns, members as ``samples``,
+    quantiles as ``q_<level>``, ``obs`` aligned by coordinates as the target ``y``; the column ``cos(lat)``
+    for a latitude dimension ``lat`` or ``latitude`` (``weights=`` names it; by default the one present).
+    ``uqeval.evaluate(ds)`` scores a Dataset through this (``weights="cos(lat)"``: area weights)."""
+    import pyarrow as pa
+
+    xr = _import_xarray()
+    if isinstance(data, xr.DataArray):
+        name = str(data.name) if data.name is not None else "forecast"
+        data = data.to_dataset(name=name)
+    if not isinstance(data, xr.Dataset):
+        raise InputError(f"data: expected an xarray Dataset or DataArray, got {type(data).__name__}")
+    if obs is not None and not isinstance(obs, (xr.Dataset, xr.DataArray)):
+        raise InputError(f"obs: expected an xarray Dataset or DataArray, got {type(obs).__name__}")
+    if weights is None:
+        weights = next((d for d in map(str, data.dims) if d.lower() in LATITUDES), None)
+    opts = GridOptions(member_dim=member_dim, quantile_dim=quantile_dim, weights=weights)
+    tables: list[Any] = []
+    _spool("data", opts, dataset=data, obs=obs, collect=tables)
+    return pa.concat_tables(tables)
+
+
+def labelled_file(spec: str | Path) -> LabelledFile:
+    """The spooled Parquet file of labelled input ``spec`` under the current options (flattened once per run)."""
+    key = _key(spec)
+    if key not in _SPOOLS:
+        _SPOOLS[key] = _spool(str(spec), key[1])
+    return _SPOOLS[key].file
+
+
+def notes_of(spec: str | Path) -> list[str]:
+    """The notes of flattening ``spec`` (what the alignment with ``--obs`` dropped)."""
+    s = _SPOOLS.get(_key(spec))
+    return list(s.notes) if s is not None else []
+
+
+def kept_dims(spec: str | Path) -> tuple[str, ...]:
+    """The dimensions ``--preserve-dims``/``--reduce-dims`` keep for ``spec`` (flattening it if not yet)."""
+    labelled_file(spec)
+    return _SPOOLS[_key(spec)].kept
+
+
+# --------------------------------------------------------------------------- writing metrics per cell
+
+
+def _leaves(prefix: str, obj: Any, out: dict[str, float]) -> None:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            _leaves(f"{prefix}.{k}" if prefix else str(k), v, out)
+    elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
+        out[prefix] = float(obj)
+
+
+def metrics_dataset(summary: dict[str, Any], spool: _Spool | None = None):
+    """The per-cell metrics of a ``score`` document grouped by :data:`CELL`, as an xarray Dataset with the
+    kept dimensions as coordinates (NaN where a cell had no row). A document without groups: one value per
+    metric, no dimension."""
+    xr = _import_xarray()
+    groups = summary.get("groups")
+    if not groups:
+        flat: dict[str, float] = {}
+        _leaves("", summary.get("metrics", {}), flat)
+        return xr.Dataset({k: ((), v) for k, v in flat.items()})
+    if spool is None:
+        spool = next((s for s in reversed(list(_SPOOLS.values())) if s.kept), None)
+    if spool is None or groups.get("column") != CELL:
+        raise UsageError(
+            f"{option('output')} .nc writes metrics per cell of {option('preserve_dims')}; "
+            "write other documents as .json"
+        )
+    dims = spool.kept
+    sizes = [len(spool.coords[d][0]) for d in dims]
+    index = {d: {_label(v): i for i, v in enumerate(spool.coords[d][0])} for d in dims}
+    data: dict[str, np.ndarray] = {}
+    for key, entry in groups.get("values", {}).items():
+        vals = spool.cells.get(key)
+        if vals is None:
+            continue
+        pos = tuple(index[d][_label(v)] for d, v in zip(dims, vals))
+        flat = {"n_rows": float(entry.get("n_rows", np.nan))}
+        _leaves("", entry.get("metrics", {}), flat)
+        for k, v in flat.items():
+            if k not in data:
+                data[k] = np.full(sizes, np.nan)
+            data[k][pos] = v
+    coords = {d: spool.coords[d][0] for d in dims}
+    return xr.Dataset({k: (dims, v) for k, v in data.items()}, coords=coords)
+
+
+def write_metrics(path: str | Path, summary: dict[str, Any]) -> None:
+    """Write ``summary``'s metrics as NetCDF (atomically): per kept coordinate with ``--preserve-dims``."""
+    from .writers import atomic_write_bytes
+
+    ds = metrics_dataset(summary)
+    ds.attrs["source"] = "uqeval score"
+    try:
+        data = ds.to_netcdf(engine="scipy")
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"{path}: cannot write the metrics as NetCDF ({_short(exc)})") from None
+    atomic_write_bytes(path, bytes(data))
