@@ -157,7 +157,7 @@ def test_monitor_hook_reads_a_monitor_document():
     }
     v = monitor_verdict(doc)
     assert v is not None and v["aspects"][0]["label"] == "alarm"
-    assert "coverage@0.9 from 12" in v["aspects"][0]["sentence"]
+    assert "coverage@0.9 since row 12" in v["aspects"][0]["sentence"]
     doc["tests"][0]["alarm"] = False
     assert monitor_verdict(doc)["aspects"][0]["label"] == "no alarm"  # type: ignore[index]
 
@@ -409,3 +409,33 @@ def test_verdict_and_scoreboard_on_the_first_screen_in_chromium(tmp_path, n_file
     width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
     assert (width, height) == (1280, 800)
     (tmp_path / f"first-screen-{n_files}.png").write_bytes(png)
+
+
+def test_monitor_leads_with_its_alarm_sentence(tmp_path):
+    """issue 39's monitor verdict on issue 38's document: the alarm sentence (which test, since when, the
+    estimated change and the metric behind it) in the JSON, first in the table and the Markdown; a
+    calibrated stream says no alarm; --no-verdict leaves it out."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    y = rng.normal(size=n)
+    y[2000:] *= 2.0  # the forecast's std is now half the truth's from row 2000
+    path = tmp_path / "m.csv"
+    pd.DataFrame({"y": y, "mean": 0.0, "std": 1.0}).to_csv(path, index=False)
+    r = runner.invoke(app, ["monitor", str(path), "--window", "200", "--format", "json"])
+    assert r.exit_code in (0, 1), r.output
+    (aspect,) = json.loads(r.stdout)["verdict"]["aspects"]
+    assert aspect["label"] == "alarm" and aspect["rule"] == "monitor-e-values"
+    assert (
+        "coverage@0.95 since row" in aspect["sentence"]
+        and "change estimated at row 2000" in aspect["sentence"]
+    )
+    r = runner.invoke(app, ["monitor", str(path), "--window", "200", "--format", "markdown"])
+    assert r.stdout.lstrip().startswith("- **monitor**: alarm (change detectors, ARL 3650 windows)"), r.output
+    r = runner.invoke(app, ["monitor", str(path), "--window", "200", "--no-verdict", "--format", "json"])
+    assert "verdict" not in json.loads(r.stdout)
+    pd.DataFrame({"y": rng.normal(size=n), "mean": 0.0, "std": 1.0}).to_csv(path, index=False)
+    r = runner.invoke(app, ["monitor", str(path), "--window", "200"])
+    assert r.exit_code == 0 and "no alarm (change detectors" in r.stdout.splitlines()[0], r.output

@@ -422,4 +422,6 @@ def monitor(
             doc["notes"] = [*doc.get("notes", []), *skipped]
     if state is not None:
         atomic_write_bytes(state, new)
-    return doc
+    from ..commands.verdict import with_verdict
+
+    return with_verdict(doc)  # the alarm sentence (issue 39)

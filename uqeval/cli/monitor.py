@@ -11,6 +11,7 @@ from .common import (
     _SHARED,
     PLOTS_PANEL,
     FormatOpt,
+    NoVerdictOpt,
     OutputFormat,
     OutputOpt,
     ScoringFlags,
@@ -179,6 +180,7 @@ def monitor(
     plot: PlotOpt = None,
     fmt: FormatOpt = OutputFormat.table,
     output: OutputOpt = None,
+    no_verdict: NoVerdictOpt = False,
     engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
 ) -> None:
     """Monitor predictions over time: the metrics per window and cumulatively, with alarms when calibration changes.
@@ -242,6 +244,10 @@ def monitor(
             detect=detect,
             arl=arl,
         )
+    if not no_verdict:  # the alarm sentence first (issue 39)
+        from ..commands.verdict import with_verdict
+
+        doc = with_verdict(doc)
     figure = None
     if plot is not None:
         from ..plots.monitor import plot_monitor
@@ -260,4 +266,15 @@ def monitor(
 
     for text in doc.get("notes", []):
         note(text)
-    show(doc, fmt, lambda: to_markdown(doc), lambda: rich_tables(doc))
+
+    def markdown() -> str:
+        from ..report.verdict import markdown_verdict
+
+        return "\n".join(markdown_verdict(doc)) + to_markdown(doc) if doc.get("verdict") else to_markdown(doc)
+
+    def parts() -> list:
+        from ..report.verdict import rich_verdict
+
+        return [p for p in (rich_verdict(doc), *rich_tables(doc)) if p is not None]
+
+    show(doc, fmt, markdown, parts)

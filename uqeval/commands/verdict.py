@@ -145,6 +145,10 @@ def _z_p(z: float) -> float:
     return float(2.0 * ndtr(np.array(-abs(z))))
 
 
+def _log10(v: float | None) -> float | None:
+    return math.log10(v) if v is not None and v > 0 else None
+
+
 def _evidence(name: str, value: float | None, **extra: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"name": name, "value": value}
     out.update({k: v for k, v in extra.items() if v is not None})
@@ -787,32 +791,57 @@ def check_aspect(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def monitor_aspect(document: dict[str, Any]) -> dict[str, Any]:
-    """The alarm sentence of a monitor document: which sequential tests alarmed, and from which window."""
+    """The alarm sentence of a monitor document (issue 38): which tests are in alarm, since when, where the
+    change is estimated to begin and the metric behind it; under ``--detect`` the detectors' ARL, under
+    ``--test`` the family-wise level."""
     tests = [t for t in document.get("tests") or [] if isinstance(t, dict)]
-    alpha = _num(document.get("alpha"))
-    alarms = [t for t in tests if t.get("alarm") is True]
+    detect = document.get("mode", "test") == "detect"
+    arl, alpha = _num(document.get("arl")), _num(document.get("alpha"))
     evidence = [
         _evidence(
             str(t.get("name")),
-            _num(t.get("max_e_value")),
-            threshold=_num(t.get("threshold")),
+            _num(t.get("log10_e_value")),
+            threshold=_log10(_num(t.get("threshold"))),
             first_alarm=None if t.get("first_alarm") is None else str(t.get("first_alarm")),
+            note="log10 of the e-value (e-detector under --detect)",
         )
         for t in tests
     ]
-    assumes = "the monitor's e-value tests (anytime-valid; Bonferroni over its tests)"
-    level = f" at α = {alpha}" if alpha is not None else ""
+    if detect:
+        how = f"change detectors, ARL {_f(arl, 6)} windows" if arl is not None else "change detectors"
+        assumes = (
+            "e-detectors (Shiryaev-Roberts sums of e-processes restarted every window): false alarms on "
+            "average no sooner than the ARL in windows; independent rows within a window"
+        )
+    else:
+        how = f"anytime-valid tests at α = {alpha}" if alpha is not None else "anytime-valid tests"
+        assumes = "the monitor's e-value tests (anytime-valid; Bonferroni over its tests); independent rows"
+    alarms = [t for t in tests if t.get("status") == "alarm" or (t.get("status") is None and t.get("alarm"))]
     if not alarms:
         return _aspect(
             "monitor",
             "no alarm",
             "monitor-e-values",
-            f"no alarm{level} over {len(tests)} tests",
+            f"no alarm ({how}) over {len(tests)} tests",
             assumes,
             evidence,
         )
-    parts = [f"{t.get('name')} from {t.get('first_alarm')}" for t in alarms[:3]]
-    sentence = f"alarm{level}: {'; '.join(parts)}" + (
-        f" and {len(alarms) - 3} more" if len(alarms) > 3 else ""
-    )
+
+    def at(v: Any) -> str:  # a window's start: a row number, or a time
+        return f"row {v}" if isinstance(v, int) else str(v)
+
+    def one(t: dict[str, Any]) -> str:
+        text = f"{t.get('name')} since {at(t.get('alarm_since', t.get('first_alarm')))}"
+        if t.get("change_at") is not None:
+            text += f", change estimated at {at(t.get('change_at'))}"
+        metric = t.get("metric") if isinstance(t.get("metric"), dict) else None
+        if metric and _num(metric.get("value")) is not None and _num(metric.get("target")) is not None:
+            text += (
+                f" ({metric.get('name')} {_f(_num(metric.get('value')))} vs {_f(_num(metric.get('target')))})"
+            )
+        return text
+
+    sentence = f"alarm ({how}): " + "; ".join(one(t) for t in alarms[:3])
+    if len(alarms) > 3:
+        sentence += f" and {len(alarms) - 3} more"
     return _aspect("monitor", "alarm", "monitor-e-values", sentence, assumes, evidence)
