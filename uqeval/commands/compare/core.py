@@ -38,7 +38,6 @@ is the better basis for comparing models on such metrics.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -470,10 +469,11 @@ def _known_names() -> list[str]:
 
 
 def _unknown_metric(name: str) -> InputError:
-    known = _known_names()
-    close = difflib.get_close_matches(name, known, n=6, cutoff=0.6)
-    last = name.rsplit(".", 1)[-1]
-    close += [k for k in known if k.rsplit(".", 1)[-1] == last and k not in close and k != name]
+    """The one-line error of a metric name compare does not know, with the close matches of
+    :func:`uqeval.vocabulary.close_matches` (the function every front end's metric names go through)."""
+    from ...vocabulary import UnknownName, close_matches
+
+    close = [k for k in close_matches(name, _known_names(), n=6) if k != name]
     hint = (
         ("close matches: " + ", ".join(close[:8]))
         if close
@@ -482,7 +482,7 @@ def _unknown_metric(name: str) -> InputError:
             "avg_calibration.ma_cal"
         )
     )
-    return InputError(f"unknown metric {name!r} in {option('metrics')}; {hint}")
+    return UnknownName(f"unknown metric {name!r} in {option('metrics')}; {hint}")
 
 
 def _catalogue_matches(name: str):
