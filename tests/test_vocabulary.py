@@ -212,3 +212,22 @@ def test_compare_options_under_both_names():
     want = uqeval.compare(models, metrics=["crps"], n_boot=30, n_permutations=40)
     got = uqeval.compare(models, metrics=["crps"], bootstrap=30, permutations=40)
     assert got.to_json() == want.to_json()
+
+
+def test_ucc_takes_the_permutation_tests_other_names():
+    """``uqeval.ucc`` takes the permutation test's command-line words (``permutations=``,
+    ``permutation_test=``) as ``compare`` does; both spellings at once, or an unknown keyword, is one error."""
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=200)
+    models = {
+        "a": uqeval.Gaussian(y_true=y, mean=np.zeros(200), std=np.ones(200)),
+        "b": uqeval.Gaussian(y_true=y, mean=np.zeros(200), std=np.full(200, 1.5)),
+    }
+    want = uqeval.ucc(models, n_permutations=9)["permutation_test"]
+    assert want is not None
+    for alias in ("permutations", "permutation_test"):
+        assert uqeval.ucc(models, **{alias: 9})["permutation_test"] == want
+    with pytest.raises(UsageError, match="name the same thing"):
+        uqeval.ucc(models, n_permutations=9, permutation_test=9)
+    with pytest.raises(UsageError, match="did you mean 'n_permutations'"):
+        uqeval.ucc(models, permutaton_test=9)

@@ -39,6 +39,7 @@ def ucc(
     n_permutations: int = 0,
     seed: int = 0,
     weights: ArrayLike | None = None,
+    **aliases: Any,
 ) -> dict[str, Any]:
     """Uncertainty Characteristics Curves (Navratil et al.) of one or several predictions with targets.
 
@@ -57,6 +58,16 @@ def ucc(
     from ..io.load import Loaded
 
     bands = [band_of(name, Loaded(pred, {"path": name}), level) for name, pred in _models(models).items()]
+    if aliases:  # the command line's words for the permutation test: permutations=, permutation_test=
+        from ..vocabulary import canonical, did_you_mean, with_canonical_keys
+
+        unknown = [k for k in aliases if canonical(k) != "n_permutations"]
+        if unknown:
+            raise UsageError(
+                f"uqeval.ucc takes no {unknown[0]}={did_you_mean(unknown[0], ['n_permutations', 'seed', 'cost'])}"
+            )
+        given = with_canonical_keys({"n_permutations": n_permutations or None, **aliases})
+        n_permutations = int(given["n_permutations"] or 0)
     options = UccOptions(x_axis, y_axis, normalize, partial_x, partial_y, cost, n_permutations, seed)
     # weights: one a row (the same rows for every model); the permutation test refuses them
     return ucc_report(bands, options, weights=weights)

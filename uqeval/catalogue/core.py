@@ -11,7 +11,7 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import InputError, option
-from ..predictions import Prediction, _memo  # noqa: F401(re-exported to the catalogue)
+from ..predictions import Prediction, _memo  # noqa: F401  (re-exported to the catalogue)
 
 if TYPE_CHECKING:
     from ..predictions import Dirichlet, Gaussian, MemberCategorical
