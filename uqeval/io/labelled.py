@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, UsageError, option
+from .columns import ALIASES
 
 #: file name endings read as labelled data (a ``.zarr`` directory is a Zarr store)
 SUFFIXES = (".nc", ".nc4", ".netcdf", ".cdf", ".zarr")
@@ -187,29 +188,20 @@ def open_dataset(spec: str):
         raise InputError(f"{spec}: cannot read the {kind} ({_short(exc)})") from None
 
 
-def _member_dim(ds, spec: str, opts: GridOptions) -> str | None:
-    if opts.member_dim is not None:
-        if opts.member_dim not in ds.dims:
+def _named_dim(ds, spec: str, name: str, given: str | None, usual: Sequence[str]) -> str | None:
+    """The dimension the option ``name`` (``member_dim``, ``quantile_dim``) gives, checked, else the first of
+    its ``usual`` names the Dataset has."""
+    if given is not None:
+        if given not in ds.dims:
             raise InputError(
-                f"{spec}: {option('member_dim', opts.member_dim)} is not a dimension; "
-                f"dimensions: {', '.join(map(str, ds.dims))}"
+                f"{spec}: {option(name, given)} is not a dimension; dimensions: {', '.join(map(str, ds.dims))}"
             )
-        return opts.member_dim
-    return next((d for d in MEMBER_DIMS if d in ds.dims), None)
+        return given
+    return next((d for d in usual if d in ds.dims), None)
 
 
-def _quantile_dim(ds, spec: str, opts: GridOptions) -> str | None:
-    if opts.quantile_dim is not None:
-        if opts.quantile_dim not in ds.dims:
-            raise InputError(
-                f"{spec}: {option('quantile_dim', opts.quantile_dim)} is not a dimension; "
-                f"dimensions: {', '.join(map(str, ds.dims))}"
-            )
-        return opts.quantile_dim
-    return next((d for d in QUANTILE_DIMS if d in ds.dims), None)
-
-
-_TARGETS = ("y", "y_true", "target", "obs", "observation", "observations")
+#: a target variable's names: a table's target column names (io.columns), and an observation file's
+_TARGETS = (*ALIASES["y_true"], "obs", "observation", "observations")
 
 
 def _with_obs(ds, spec: str, obs_spec: str, extra: Sequence[str], obs: Any = None) -> tuple[Any, list[str]]:
@@ -309,8 +301,8 @@ def _kept_dims(row_dims: list[str], spec: str, opts: GridOptions) -> tuple[str, 
 
 def _layout(ds, spec: str, opts: GridOptions):
     """``(row dims, member dim, quantile dim, variables)`` of the Dataset, checked."""
-    member = _member_dim(ds, spec, opts)
-    quant = _quantile_dim(ds, spec, opts)
+    member = _named_dim(ds, spec, "member_dim", opts.member_dim, MEMBER_DIMS)
+    quant = _named_dim(ds, spec, "quantile_dim", opts.quantile_dim, QUANTILE_DIMS)
     names = [str(v) for v in ds.data_vars]
     if not names:
         raise InputError(f"{spec}: holds no data variable")
@@ -388,6 +380,103 @@ def _arrow(values: np.ndarray):
     return pa.array(values)
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """What every slab of a Dataset is flattened by (:func:`_spool`)."""
+
+    spec: str
+    row_dims: list[str]
+    kept: Sequence[str]
+    member: str | None
+    quant: str | None
+    names: list[str]
+    qnames: list[str]
+    coords: dict[str, np.ndarray]
+    keys: np.ndarray | None
+    weights: str | None
+
+
+def _cell_keys(ds, kept: Sequence[str], coords: dict[str, np.ndarray]):
+    """``({key: coordinates}, keys shaped like the kept dims)``: the ``--preserve-dims`` key of each kept cell
+    (``lat=-30,lon=90``); ``({}, None)`` when nothing is kept. A loop over the kept cells, not the rows."""
+    cells: dict[str, tuple[Any, ...]] = {}
+    if not kept:
+        return cells, None
+    grids = np.meshgrid(*[np.arange(ds.sizes[d]) for d in kept], indexing="ij")
+    labels = []
+    for pos in zip(*[g.ravel() for g in grids]):
+        at = tuple(coords[d][i] for d, i in zip(kept, pos))
+        key = ",".join(f"{d}={_label(v)}" for d, v in zip(kept, at))
+        cells[key] = at
+        labels.append(key)
+    return cells, np.array(labels, dtype=object).reshape([ds.sizes[d] for d in kept])
+
+
+def _slab_columns(part, start: int, step: int, layout: _Layout) -> dict[str, Any]:
+    """The Arrow columns of one slab ``part`` (rows ``start`` to ``start + step`` of the leading dimension):
+    the coordinates, the ``--preserve-dims`` key, the cos(lat) weights and the variables."""
+    import pyarrow as pa
+
+    spec, row_dims, kept, member, quant = (
+        layout.spec,
+        layout.row_dims,
+        layout.kept,
+        layout.member,
+        layout.quant,
+    )
+    coords, keys, weights, names, qnames = (
+        layout.coords,
+        layout.keys,
+        layout.weights,
+        layout.names,
+        layout.qnames,
+    )
+    lead = row_dims[0]
+    sub = [part.sizes[d] for d in row_dims]
+    n_rows = int(np.prod(sub, dtype=np.int64))
+    cols: dict[str, Any] = {}
+    for i, d in enumerate(row_dims):
+        vals = coords[d][start : start + step] if i == 0 else coords[d]
+        view = np.broadcast_to(vals.reshape([-1 if j == i else 1 for j in range(len(row_dims))]), sub)
+        cols[d] = _arrow(view.ravel())
+    if keys is not None:
+        kshape = [sub[row_dims.index(d)] if d in kept else 1 for d in row_dims]
+        kv = keys
+        if lead in kept:
+            kv = keys[start : start + step]
+        kv = kv.reshape(kshape)
+        cols[CELL] = pa.array(np.broadcast_to(kv, sub).ravel().tolist(), type=pa.string())
+    if weights is not None:
+        i = row_dims.index(weights)
+        lat = np.asarray(coords[weights], dtype=float)
+        if i == 0:
+            lat = lat[start : start + step]
+        w = np.cos(np.deg2rad(lat)).reshape([-1 if j == i else 1 for j in range(len(row_dims))])
+        cols[f"cos({weights})"] = pa.array(np.broadcast_to(w, sub).ravel())
+    for n in names:
+        da = part[n]
+        inner = [d for d in (member, quant) if d is not None and d in da.dims]
+        missing = [d for d in row_dims if d not in da.dims]
+        if missing:
+            da = da.expand_dims({d: part.sizes[d] for d in missing})
+        arr = np.asarray(da.transpose(*row_dims, *inner).values)
+        if arr.dtype.kind not in "fiub":
+            raise InputError(f"{spec}: variable '{n}' holds {arr.dtype}, expected numbers")
+        arr = arr.astype(np.float64, copy=False)
+        if member is not None and member in inner:
+            m = arr.shape[-1]
+            cols["samples"] = pa.FixedSizeListArray.from_arrays(pa.array(arr.reshape(-1)), m)
+        elif quant is not None and quant in inner:
+            block = arr.reshape(n_rows, -1)
+            for j, q in enumerate(qnames):
+                cols[q] = pa.array(block[:, j])
+        else:
+            if n in cols:
+                raise InputError(f"{spec}: variable '{n}' clashes with a column of the same name")
+            cols[n] = pa.array(arr.reshape(-1))
+    return cols
+
+
 def _spool(
     spec: str, opts: GridOptions, dataset: Any = None, obs: Any = None, collect: list | None = None
 ) -> _Spool:
@@ -422,18 +511,7 @@ def _spool(
             raise InputError(
                 f"{spec}: latitude '{weights}' holds values outside [-90, 90]; cannot weight by cos(lat)"
             )
-    cells: dict[str, tuple[Any, ...]] = {}
-    keys: np.ndarray | None = None
-    if kept:
-        grids = np.meshgrid(*[np.arange(ds.sizes[d]) for d in kept], indexing="ij")
-        flat_idx = [g.ravel() for g in grids]
-        labels = []
-        for pos in zip(*flat_idx):
-            at = tuple(coords[d][i] for d, i in zip(kept, pos))
-            key = ",".join(f"{d}={_label(v)}" for d, v in zip(kept, at))
-            cells[key] = at
-            labels.append(key)
-        keys = np.array(labels, dtype=object).reshape([ds.sizes[d] for d in kept])
+    cells, keys = _cell_keys(ds, kept, coords)
     for n in (*row_dims, *(names)):
         if n == CELL and kept:
             raise InputError(f"{spec}: already holds '{CELL}'; rename it to use {option('preserve_dims')}")
@@ -448,58 +526,16 @@ def _spool(
         os.close(fd)
         atexit.register(lambda: os.path.exists(real) and os.unlink(real))  # type: ignore[func-returns-value]
     writer = None
+    layout = _Layout(spec, row_dims, kept, member, quant, names, qnames, coords, keys, weights)
     try:
         for start in range(0, ds.sizes[lead], step):
-            part = ds.isel({lead: slice(start, start + step)})
-            sub = [part.sizes[d] for d in row_dims]
-            n_rows = int(np.prod(sub, dtype=np.int64))
-            cols: dict[str, Any] = {}
-            for i, d in enumerate(row_dims):
-                vals = coords[d][start : start + step] if i == 0 else coords[d]
-                view = np.broadcast_to(vals.reshape([-1 if j == i else 1 for j in range(len(row_dims))]), sub)
-                cols[d] = _arrow(view.ravel())
-            if keys is not None:
-                kshape = [sub[row_dims.index(d)] if d in kept else 1 for d in row_dims]
-                kv = keys
-                if lead in kept:
-                    kv = keys[start : start + step]
-                kv = kv.reshape(kshape)
-                cols[CELL] = pa.array(np.broadcast_to(kv, sub).ravel().tolist(), type=pa.string())
-            if weights is not None:
-                i = row_dims.index(weights)
-                lat = np.asarray(coords[weights], dtype=float)
-                if i == 0:
-                    lat = lat[start : start + step]
-                w = np.cos(np.deg2rad(lat)).reshape([-1 if j == i else 1 for j in range(len(row_dims))])
-                cols[f"cos({weights})"] = pa.array(np.broadcast_to(w, sub).ravel())
-            for n in names:
-                da = part[n]
-                inner = [d for d in (member, quant) if d is not None and d in da.dims]
-                missing = [d for d in row_dims if d not in da.dims]
-                if missing:
-                    da = da.expand_dims({d: part.sizes[d] for d in missing})
-                arr = np.asarray(da.transpose(*row_dims, *inner).values)
-                if arr.dtype.kind not in "fiub":
-                    raise InputError(f"{spec}: variable '{n}' holds {arr.dtype}, expected numbers")
-                arr = arr.astype(np.float64, copy=False)
-                if member is not None and member in inner:
-                    m = arr.shape[-1]
-                    cols["samples"] = pa.FixedSizeListArray.from_arrays(pa.array(arr.reshape(-1)), m)
-                elif quant is not None and quant in inner:
-                    block = arr.reshape(n_rows, -1)
-                    for j, q in enumerate(qnames):
-                        cols[q] = pa.array(block[:, j])
-                else:
-                    if n in cols:
-                        raise InputError(f"{spec}: variable '{n}' clashes with a column of the same name")
-                    cols[n] = pa.array(arr.reshape(-1))
-            table = pa.table(cols)
+            table = pa.table(_slab_columns(ds.isel({lead: slice(start, start + step)}), start, step, layout))
             if collect is not None:
                 collect.append(table)
                 continue
             if writer is None:
                 writer = pq.ParquetWriter(real, table.schema)
-            writer.write_table(table, row_group_size=max(n_rows, 1))
+            writer.write_table(table, row_group_size=max(table.num_rows, 1))
     except InputError:
         raise
     except (OSError, ValueError, RuntimeError, pa.ArrowException) as exc:
