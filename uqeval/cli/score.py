@@ -117,30 +117,8 @@ def score(
         emit(streamed if no_verdict else with_verdict(streamed), fmt, output)
         return
     if per_row is not None:
-        if not per_row.name.lower().endswith((".parquet", ".pq")):
-            raise UsageError(
-                f"--per-row writes Parquet: give a .parquet or .pq file name, not '{per_row.name}'"
-            )
-        check_output_path(per_row, [file])
-        if output is not None and per_row.resolve() == output.resolve():
-            raise UsageError("--per-row and --output name the same file; give two different paths")
-    if plot_dir is None and (plot_format is not None or max_points is not None or x is not None):
-        raise UsageError("--plot-format, --max-points and --x only apply with --plot-dir DIR")
-    if plot_dir is not None:
-        from ..plots.kinds import check_plot_dir
-        from .plot import check_max_points
-
-        check_plot_dir(plot_dir)
-        check_max_points(max_points)
-        if x is not None:  # fail before scoring when the column is missing
-            from ..io.readers import inspect
-            from ..plots.kinds import find_x_column
-
-            find_x_column(inspect(file), x)
-        from .. import plots
-        from ..plots.kinds import render_workers
-
-        render_workers(plots.RENDER_PROCESSES)  # their start-up overlaps reading and scoring
+        _check_per_row(file, per_row, output)
+    _check_plot_options(file, plot_dir, plot_format, max_points, x)
     # compute everything first, then write: a failure leaves no output behind
     # --x read with the prediction
     loaded = load_predictions(file, settings, extra=[x] if x else (), weights_ok=True)
@@ -162,6 +140,41 @@ def score(
         assert plot_dir is not None  # the images are made only for --plot-dir
         write_images(images, plot_dir, plot_format.value if plot_format else "png")
     emit(summary, fmt, output)
+
+
+def _check_per_row(file: Path, per_row: Path, output: Path | None) -> None:
+    """``--per-row FILE``: a Parquet name, a writable path, not the ``--output`` file."""
+    from ..errors import UsageError
+    from ..io.writers import check_output_path
+
+    if not per_row.name.lower().endswith((".parquet", ".pq")):
+        raise UsageError(f"--per-row writes Parquet: give a .parquet or .pq file name, not '{per_row.name}'")
+    check_output_path(per_row, [file])
+    if output is not None and per_row.resolve() == output.resolve():
+        raise UsageError("--per-row and --output name the same file; give two different paths")
+
+
+def _check_plot_options(file: Path, plot_dir: Path | None, plot_format, max_points, x: str | None) -> None:
+    """The options of ``--plot-dir``, checked before reading (and its render workers started, so that their
+    start-up overlaps reading and scoring)."""
+    from ..errors import UsageError
+
+    if plot_dir is None:
+        if plot_format is not None or max_points is not None or x is not None:
+            raise UsageError("--plot-format, --max-points and --x only apply with --plot-dir DIR")
+        return
+    from .. import plots
+    from ..plots.kinds import check_plot_dir, render_workers
+    from .plot import check_max_points
+
+    check_plot_dir(plot_dir)
+    check_max_points(max_points)
+    if x is not None:  # fail before scoring when the column is missing
+        from ..io.readers import inspect
+        from ..plots.kinds import find_x_column
+
+        find_x_column(inspect(file), x)
+    render_workers(plots.RENDER_PROCESSES)
 
 
 def score_streamed(file: Path, settings, engine: EngineOptions) -> dict:
