@@ -290,6 +290,60 @@ def _test_entry(
     }
 
 
+def _left_out(
+    src_info: dict[str, Any], win: Windows, total: dict[str, Any], settings: Settings
+) -> tuple[dict[str, str], dict[str, Any] | None, list[str]]:
+    """``(metrics not streamed with the reason, the weights block or None, notes)`` of the merged state
+    ``total``; with ``--weights`` (weighted window states, uqeval.catalogue.weighted) a run whose weights are
+    all 0 is an error."""
+    from ...catalogue import states
+    from ...errors import InputError
+
+    if "sums" not in total:
+        left_out = states.not_streamed_in(total, settings)
+        left_out.update(
+            {
+                p: "needs a second pass over the rows; monitor reads each row once"
+                for p in states.two_pass(cast("str", win.kind), settings)  # (build_document checked it)
+            }
+        )
+        return left_out, None, []
+    from ...weights import weights_block
+
+    if not total["n"]:
+        raise InputError(
+            f"{src_info.get('path')}: the weights are all 0 on the rows kept: no row counts; give some rows a "
+            "positive weight"
+        )
+    weights = weights_block(
+        settings.columns.get("weights"), total["w"], total["n_zero"], total["not_weighted"]
+    )
+    notes = []
+    if total["not_weighted"]:
+        notes.append(
+            f"{len(total['not_weighted'])} metric(s) take no weights and were not computed (listed with the "
+            "reason under weights.not_weighted)"
+        )
+    notes.append(
+        f"{option('weights')}: the window and cumulative metrics are weighted; the anytime-valid tests are not "
+        "(they count every row of positive weight once: a weighted e-process is not a standard test)"
+    )
+    return dict(total["not_streamed"]), weights, notes
+
+
+def _tests_note(n: int, detect: bool, arl: float, alpha: float, threshold: float) -> str:
+    """How the ``n`` tests alarm: the detectors' ARL, or the tests' family-wise level."""
+    if detect:
+        return (
+            f"{n} change detector(s) with an average run length to a false alarm of at least {arl:g} "
+            f"windows together: each alarms when its e-detector reaches {threshold:g} (= {n} x {arl:g})"
+        )
+    return (
+        f"{n} test(s) at family-wise level {alpha:g}: each alarms when its e-value reaches "
+        f"{threshold:g} (= {n} / alpha, Bonferroni), checked at the end of every window"
+    )
+
+
 def build_document(
     src_info: dict[str, Any],
     run: Any,
@@ -335,49 +389,13 @@ def build_document(
     threshold = n_tests * arl if detect else level_threshold
     tests = [_test_entry(spec, threshold, windows, detect) for spec in specs]
     weighted = "sums" in total
-    notes = []
-    weights = None
-    if weighted:  # --weights: the weighted window states of score --weights (uqeval.catalogue.weighted)
-        from ...weights import weights_block
-
-        if not total["n"]:
-            raise InputError(
-                f"{src_info.get('path')}: the weights are all 0 on the rows kept: no row counts; give some rows a "
-                "positive weight"
-            )
-        left_out = dict(total["not_streamed"])
-        weights = weights_block(
-            settings.columns.get("weights"), total["w"], total["n_zero"], total["not_weighted"]
-        )
-        if total["not_weighted"]:
-            notes.append(
-                f"{len(total['not_weighted'])} metric(s) take no weights and were not computed (listed with the "
-                "reason under weights.not_weighted)"
-            )
-        notes.append(
-            "--weights: the window and cumulative metrics are weighted; the anytime-valid tests are not (they "
-            "count every row of positive weight once: a weighted e-process is not a standard test)"
-        )
-    else:
-        left_out = states.not_streamed_in(total, settings)
-        left_out.update(
-            {
-                p: "needs a second pass over the rows; monitor reads each row once"
-                for p in states.two_pass(win.kind, settings)
-            }
-        )
-    if tests and detect:
-        notes.append(
-            f"{len(tests)} change detector(s) with an average run length to a false alarm of at least {arl:g} "
-            f"windows together: each alarms when its e-detector reaches {threshold:g} (= {len(tests)} x {arl:g})"
-        )
-    elif tests:
-        notes.append(
-            f"{len(tests)} test(s) at family-wise level {alpha:g}: each alarms when its e-value reaches "
-            f"{threshold:g} (= {len(tests)} / alpha, Bonferroni), checked at the end of every window"
-        )
+    left_out, weights, notes = _left_out(src_info, win, total, settings)
+    if tests:
+        notes.append(_tests_note(len(tests), detect, arl, alpha, threshold))
     if win.n_fixed:
-        notes.append(f"{win.n_fixed} row(s) had crossing quantiles and were sorted (--fix-crossing)")
+        notes.append(
+            f"{win.n_fixed} row(s) had crossing quantiles and were sorted ({option('fix_crossing')})"
+        )
     doc: dict[str, Any] = {
         "schema": SCHEMA,
         "uqeval_version": __version__,
