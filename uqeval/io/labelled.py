@@ -445,7 +445,7 @@ def _slab_columns(part, start: int, step: int, layout: _Layout) -> dict[str, Any
         if lead in kept:
             kv = keys[start : start + step]
         kv = kv.reshape(kshape)
-        cols[CELL] = pa.array(np.broadcast_to(kv, sub).ravel().tolist(), type=pa.string())
+        cols[CELL] = pa.array(np.broadcast_to(kv, sub).ravel(), type=pa.string())  # (no Python list per row)
     if weights is not None:
         i = row_dims.index(weights)
         lat = np.asarray(coords[weights], dtype=float)
