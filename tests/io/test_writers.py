@@ -163,6 +163,14 @@ _SIGNAL_SCRIPT = textwrap.dedent("""
 """)
 
 
+def _sigint_by_default() -> None:
+    """The child starts with SIGINT at its default, as from a terminal: a shell's background job (nohup,
+    ``&``) inherits it ignored, and Python then never raises KeyboardInterrupt."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
 @pytest.mark.parametrize("where", ["write", "create"])
 def test_signals_leave_no_temporary_file(tmp_path, sig, where):
@@ -182,6 +190,7 @@ def test_signals_leave_no_temporary_file(tmp_path, sig, where):
         cwd=ROOT,
         timeout=120,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
+        preexec_fn=_sigint_by_default,
     )
     assert r.returncode == 130, r.stderr
     assert "interrupted" in r.stderr and "Traceback" not in r.stderr
