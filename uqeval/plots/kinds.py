@@ -251,22 +251,8 @@ AX_KINDS: tuple[str, ...] = PLOT_KINDS
 #: (:func:`uqeval.plots.style.model_color`, in the order given; :func:`uqeval.plot` with ``{name: data}``).
 #: The others draw one model's picture (an interval band, a scatter, bars per score, curves per threshold or
 #: level) that would be unreadable several times over.
-OVERLAY_KINDS: tuple[str, ...] = (
-    "calibration",
-    "adversarial",
-    "sharpness",
-    "reliability",
-    "pit",
-    "sets",
-    "rejection",
-    "ucc",
-    "corp",
-    "smooth_reliability",
-    "spread_reliability",
-    "spread_skill",
-    "rank_histogram",
-    "coverage",
-)
+_ONE_MODEL = "predictions intervals residuals confidence murphy exceedance_reliability skill multivariate_rank_histogram"
+OVERLAY_KINDS: tuple[str, ...] = tuple(k for k in PLOT_KINDS if k not in _ONE_MODEL.split())
 
 
 # --------------------------------------------------------------------------- calibration diagnostics (issue 15, part A)
@@ -503,21 +489,15 @@ def x_values(loaded: Any, column: str) -> np.ndarray:
     the name matches exactly, else case-insensitively. Non-finite values in kept rows are an
     error naming the column and the first such row.
     """
+    from ..errors import option
+    from ..io.load import evaluated_rows
     from ..io.readers import to_float
 
-    table, pred = loaded.table, loaded.prediction
+    table = loaded.table
     name = find_x_column(table, column)
-    x = to_float(loaded.extra[name], name, table.path)
-    rows = pred.rows
-    x = x[rows] if rows is not None else x[: pred.n]
-    bad = np.flatnonzero(~np.isfinite(x))
-    if bad.size:
-        first = int(rows[bad[0]]) if rows is not None else int(bad[0])
-        raise InputError(
-            f"{table.path}: --x column '{name}' must be finite in every evaluated row: {bad.size} row(s) "
-            f"with NaN/inf (first at row {first}); clean the column or choose another --x"
-        )
-    return x
+    return evaluated_rows(
+        loaded, to_float(loaded.extra[name], name, table.path), [name], f"{option('x')} column"
+    )
 
 
 # --------------------------------------------------------------------------- builders
