@@ -344,95 +344,88 @@ def monitor(
     >>> [w["n_rows"] for w in doc["windows"]], [t["name"] for t in doc["tests"]], doc["tests"][0]["alarm"]
     ([200, 200, 200], ['coverage@0.95', 'pit_uniform', 'pit_mean'], False)
     """
-    from ..commands.monitor.core import build_document, monitor_file
-    from ..commands.monitor.windows import (
-        Layout,
-        Windows,
-        dump_state,
-        load_state,
-        memory_fingerprint,
-        seen_notes,
-        time_ns,
-    )
     from ..io.writers import atomic_write_bytes
     from ..vocabulary import window_span
 
-    window = window_span(window)  # pandas' spellings too: "D", "30T"
-    saved = None
-    if state is not None and Path(state).exists():
-        saved = Path(state).read_bytes()
+    saved = Path(state).read_bytes() if state is not None and Path(state).exists() else None
+    kw: dict[str, Any] = {
+        "window": window_span(window),  # pandas' spellings too: "D", "30T"
+        "origin": origin,
+        "alpha": alpha,
+        "state": saved,
+        "state_source": None if state is None else str(state),
+        "adversarial_windows": adversarial_windows,
+        "skip_seen": skip_seen,
+        "detect": detect,
+        "arl": arl,
+    }
     if isinstance(data, (str, Path)):
-        roles = _file_roles(columns)
-        s = make_settings(None, **columns) if settings is None else replace(settings, **columns)
-        if roles or by is not None:
-            s = replace(s, columns={**s.columns, **roles, "by": by})
-        if time is not None and not isinstance(time, str):
-            raise UsageError("time= names a column of the file; give its name")
-        if state is not None and s.columns.get("weights"):
-            from ..weights import refuse_weights
-
-            raise refuse_weights(
-                "uqeval.monitor with state=", "a weighted monitor reads all its rows in one call"
-            )
-        from ..engine.options import EngineOptions
-        from ..io.dialect import reading_csv
-
-        with reading_csv(s.sep, s.decimal):
-            doc, new = monitor_file(
-                data,
-                s,
-                window=window,
-                time=time,
-                origin=origin,
-                alpha=alpha,
-                engine=EngineOptions(engine, chunk_rows, quiet=True),
-                state=saved,
-                state_source=None if state is None else str(state),
-                adversarial_windows=adversarial_windows,
-                skip_seen=skip_seen,
-                detect=detect,
-                arl=arl,
-            )
+        doc, new = _monitor_path(data, time, by, engine, chunk_rows, settings, columns, kw)
     else:
-        if by is not None:
-            raise UsageError(
-                "by= applies to a file (monitor reads its --by column with the rows); write the table first"
-            )
-        if skip_seen and state is None:
-            raise UsageError("skip_seen= leaves out the rows a state counted: give state= as well")
-        loaded, s, arrow = _load_table(data, columns, settings)
-        tname = time if isinstance(time, str) else None if time is None else "time"  # as a file's column
-        layout = Layout(window, tname, origin, adversarial_windows)
-        run = load_state(saved, layout, s, str(state)) if saved is not None else Windows(layout, s)
-        assert isinstance(run, Windows)
-        n_raw = int(loaded.info["n_rows"])
-        extra: dict[str, Any] = {}
-        if tname is not None:
-            if isinstance(time, str) and arrow is None:
-                raise UsageError("time= names a column, but data is not a table: pass the times as an array")
-            extra[tname] = arrow.column(time) if isinstance(time, str) else np.asarray(time)
-            if len(extra[tname]) != n_raw:
-                raise UsageError(f"time= has {len(extra[tname])} values for {n_raw} rows")
-        from ..io.load import Batch
-
-        pred = loaded.prediction
-        batch = Batch(
-            pred, int(loaded.info["n_dropped"]), 0, loaded.info.get("columns") or {}, weights=loaded.weights
-        )
-        where = str(loaded.info["path"])
-        if state is not None:  # no file: the table is known by the fingerprint of its arrays
-            times = time_ns(extra[tname], tname, where, 0) if tname is not None else None
-            fp = memory_fingerprint(where, pred, n_raw, int(loaded.info["n_dropped"]), times)
-            seen = run.seen.check_prints([fp], skip_seen)
-        if state is None or not seen:
-            run.add(batch, n_raw, 0, extra, where)
-        skipped = seen_notes(run, skip_seen, where)
-        info = {"path": loaded.info["path"], "format": loaded.info["format"], "engine": "memory"}
-        doc, new = build_document(info, run, s, alpha, detect, arl), dump_state(run)
-        if skipped:
-            doc["notes"] = [*doc.get("notes", []), *skipped]
+        doc, new = _monitor_table(data, time, by, settings, columns, kw)
     if state is not None:
         atomic_write_bytes(state, new)
     from ..commands.verdict import with_verdict
 
     return with_verdict(doc)  # the alarm sentence (issue 39)
+
+
+def _monitor_path(
+    data: str | Path,
+    time: Any,
+    by: str | None,
+    engine: str,
+    chunk_rows: int | None,
+    settings: Settings | None,
+    columns: dict[str, Any],
+    kw: dict[str, Any],
+) -> tuple[dict[str, Any], bytes]:
+    """:func:`monitor` of a file, read on ``engine`` (stream or dask)."""
+    from ..commands.monitor.core import monitor_file
+    from ..engine.options import EngineOptions
+    from ..io.dialect import reading_csv
+
+    roles = _file_roles(columns)
+    s = make_settings(None, **columns) if settings is None else replace(settings, **columns)
+    if roles or by is not None:
+        s = replace(s, columns={**s.columns, **roles, "by": by})
+    if time is not None and not isinstance(time, str):
+        raise UsageError("time= names a column of the file; give its name")
+    with reading_csv(s.sep, s.decimal):
+        return monitor_file(data, s, time=time, engine=EngineOptions(engine, chunk_rows, quiet=True), **kw)
+
+
+def _monitor_table(
+    data: Any,
+    time: Any,
+    by: str | None,
+    settings: Settings | None,
+    columns: dict[str, Any],
+    kw: dict[str, Any],
+) -> tuple[dict[str, Any], bytes]:
+    """:func:`monitor` of arrays or a table: its rows folded as one batch."""
+    from ..commands.monitor.core import monitor_rows
+    from ..engine.fold import Piece
+    from ..io.load import Batch
+
+    if by is not None:
+        raise UsageError(
+            "by= applies to a file (monitor reads its --by column with the rows); write the table first"
+        )
+    if kw["skip_seen"] and kw["state_source"] is None:
+        raise UsageError("skip_seen= leaves out the rows a state counted: give state= as well")
+    loaded, s, arrow = _load_table(data, columns, settings)
+    tname = time if isinstance(time, str) else None if time is None else "time"  # as a file's column
+    n_raw = int(loaded.info["n_rows"])
+    extra: dict[str, Any] = {}
+    if tname is not None:
+        if isinstance(time, str) and arrow is None:
+            raise UsageError("time= names a column, but data is not a table: pass the times as an array")
+        extra[tname] = arrow.column(time) if isinstance(time, str) else np.asarray(time)
+        if len(extra[tname]) != n_raw:
+            raise UsageError(f"time= has {len(extra[tname])} values for {n_raw} rows")
+    n_dropped = int(loaded.info["n_dropped"])
+    batch = Batch(loaded.prediction, n_dropped, 0, loaded.info.get("columns") or {}, weights=loaded.weights)
+    where = str(loaded.info["path"])
+    info = {"path": loaded.info["path"], "format": loaded.info["format"], "engine": "memory"}
+    return monitor_rows(Piece(where, batch, n_raw, 0, extra), info, s, time=tname, **kw)

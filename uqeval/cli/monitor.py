@@ -210,10 +210,6 @@ def monitor(
         if out is not None:
             check_output_path(out, files)
     saved = None
-    if state is not None and settings.columns.get("weights"):
-        from ..weights import refuse_weights
-
-        raise refuse_weights("monitor --state", "a weighted monitor reads all its rows in one run")
     if state is not None:
         check_output_path(state, files)
         if state.exists():

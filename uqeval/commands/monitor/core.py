@@ -508,7 +508,98 @@ def monitor_file(
     where the change began; else the anytime-valid tests of "calibrated for ever" at family-wise level
     ``alpha``. Both are functions of the per-window sums the state keeps, so a resumed run equals one run."""
     from ...engine.options import EngineOptions
-    from .windows import Layout, dump_state, load_state, monitor_pair, monitor_windows, seen_notes
+    from .stream import pair_with_engine, windows_with_engine
+
+    two = isinstance(spec, (list, tuple))
+    layout, start = _begin(
+        settings,
+        window,
+        time,
+        origin,
+        adversarial_windows,
+        alpha,
+        arl,
+        state,
+        state_source,
+        skip_seen,
+        two,
+        bound,
+    )
+    engine = (
+        (engine or EngineOptions("stream")).streamed("monitor").sized([spec[0] if two else spec], settings)
+    )
+    run: Any
+    if two:
+        src, src_b, run = pair_with_engine(spec, layout, settings, engine, bound, start, progress, skip_seen)
+    else:
+        src, run = windows_with_engine(spec, layout, settings, engine, start, progress, skip_seen)
+    info: dict[str, Any] = {
+        "path": str(src.spec),
+        "format": src.fmt,
+        "engine": engine.engine,
+        "n_files": len(src.files),
+        "chunk_rows": cast("int", engine.chunk_rows),
+    }
+    if two:
+        info["path_b"] = str(src_b.spec)
+    return _finish(info, run, settings, alpha, detect, arl, skip_seen)
+
+
+def monitor_rows(
+    piece: Any,
+    info: dict[str, Any],
+    settings: Settings,
+    *,
+    window: str | int,
+    time: str | None = None,
+    origin: str | None = None,
+    alpha: float = 0.05,
+    state: bytes | None = None,
+    state_source: str | None = None,
+    adversarial_windows: bool = False,
+    skip_seen: bool = False,
+    detect: bool = True,
+    arl: float = DEFAULT_ARL,
+) -> tuple[dict[str, Any], bytes]:
+    """:func:`monitor_file` of rows held in memory: one :class:`~uqeval.engine.fold.Piece` (a table given to
+    ``uqeval.monitor``, its ``extra`` holding the times under the name ``time``) folded into the state, the
+    one-batch case of the fold; ``info``: the document's ``input`` entries. A table has no file: with a
+    state it is known by the fingerprint of its arrays
+    (:func:`~uqeval.commands.monitor.windows.memory_fingerprint`)."""
+    from .windows import memory_fingerprint, time_ns
+
+    layout, start = _begin(
+        settings, window, time, origin, adversarial_windows, alpha, arl, state, state_source, skip_seen, False
+    )
+    run = start if start is not None else Windows(layout, settings)
+    if start is not None:  # rows it has counted: refused, or left out with skip_seen
+        times = time_ns(piece.extra[time], str(time), piece.file, 0) if time is not None else None
+        n_dropped = piece.batch.n_dropped
+        fp = memory_fingerprint(piece.file, piece.batch.prediction, piece.rows, n_dropped, times)
+        if run.seen.check_prints([fp], skip_seen):
+            return _finish(info, run, settings, alpha, detect, arl, skip_seen)
+    run.add(piece)
+    return _finish(info, run, settings, alpha, detect, arl, skip_seen)
+
+
+def _begin(
+    settings: Settings,
+    window: str | int,
+    time: str | None,
+    origin: str | None,
+    adversarial_windows: bool,
+    alpha: float,
+    arl: float,
+    state: bytes | None,
+    state_source: str | None,
+    skip_seen: bool,
+    two: bool,
+    bound: float | None = None,
+) -> tuple[Any, Any]:
+    """``(Layout, the state to add to)`` of a monitor run, its options checked: the saved ``state`` read, or
+    an empty one when a state is kept (``state_source``: a first run, which records what it reads), else
+    None."""
+    from .windows import Layout, Pair, load_state
 
     if not 0 < alpha < 1:
         raise UsageError(f"{option('alpha', alpha)} must be in (0, 1)")
@@ -518,48 +609,33 @@ def monitor_file(
         raise UsageError(
             f"{option('skip_seen')} leaves out the rows a state counted: give {option('state', 'FILE')} as well"
         )
-    two = isinstance(spec, (list, tuple))
-    if settings.columns.get("weights"):
+    if two and settings.columns.get("weights"):
         from ...weights import refuse_weights
 
-        if two:
-            raise refuse_weights("monitor A B", f"monitor each model alone with {option('weights')}")
-        if state is not None:
-            raise refuse_weights(
-                f"monitor {option('state')}",
-                "a weighted monitor reads all its rows in one run (its state is not saved)",
-            )
+        raise refuse_weights("monitor A B", f"monitor each model alone with {option('weights')}")
     layout = Layout(window, time, origin, adversarial_windows)
-    source = state_source or "the state"
-    start: Any = load_state(state, layout, settings, source, pair=two) if state is not None else None
-    run: Any
-    first = spec[0] if two else spec
-    engine = (engine or EngineOptions("stream")).streamed("monitor").sized([first], settings)
-    chunk = cast("int", engine.chunk_rows)
-    if two:
-        if engine.engine == "dask":
-            raise UsageError(f"monitor A B reads both inputs in step: use {option('engine', 'stream')}")
-        src, src_b, run = monitor_pair(
-            list(spec), layout, settings, chunk, bound, progress, start, track, skip_seen
-        )
-    elif engine.engine == "dask":
-        from .dask import monitor_dask
+    if state is not None:
+        return layout, load_state(state, layout, settings, state_source or "the state", pair=two)
+    if not track:
+        return layout, None
+    fresh = Windows(layout, settings)
+    return layout, Pair(fresh, Windows(layout, settings), bound) if two else fresh
 
-        src, run = monitor_dask(spec, layout, settings, engine, start, track=track, skip_seen=skip_seen)
-    else:
-        src, run = monitor_windows(spec, layout, settings, chunk, progress, start, track, skip_seen)
-    skipped = seen_notes(run, skip_seen, str(src.spec))
-    info: dict[str, Any] = {
-        "path": str(src.spec),
-        "format": src.fmt,
-        "engine": engine.engine,
-        "n_files": len(src.files),
-        "chunk_rows": chunk,
-    }
-    if two:
-        info["path_b"] = str(src_b.spec)
+
+def _finish(
+    info: dict[str, Any],
+    run: Any,
+    settings: Settings,
+    alpha: float,
+    detect: bool,
+    arl: float,
+    skip_seen: bool,
+) -> tuple[dict[str, Any], bytes]:
+    """``(document, state bytes)`` of a folded run (what ``skip_seen`` left out in its notes)."""
+    from .windows import dump_state, seen_notes
+
+    skipped = seen_notes(run, skip_seen, str(info["path"]))
     doc = build_document(info, run, settings, alpha, detect, arl)
     if skipped:
         doc["notes"] = [*doc.get("notes", []), *skipped]
-    # a weighted run saves no state (--state is refused with --weights: its finishing forms are not data)
-    return doc, b"" if settings.columns.get("weights") else dump_state(run)
+    return doc, dump_state(run)

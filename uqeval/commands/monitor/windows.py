@@ -32,11 +32,12 @@ run is refused, with it those rows are left out and a note says how many.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import pickle
 import re
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -98,7 +99,11 @@ def time_ns(values: Any, column: str, where: str, offset: int) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    arr = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(np.asarray(values))
+    if not isinstance(values, (pa.Array, pa.ChunkedArray)):
+        values = np.asarray(values)
+        if values.dtype.kind == "M":  # any unit (datetime64[h], [D], [m]): Arrow takes s, ms, us and ns only
+            values = values.astype("datetime64[ns]")
+    arr = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values)
     t = arr.type
     try:
         if pa.types.is_timestamp(t):
@@ -556,16 +561,39 @@ class Seen:
         )
 
 
+@dataclass(frozen=True)
+class RunPlan:
+    """What the states of one run know before they read a row (:func:`uqeval.commands.monitor.stream.plan_run`).
+
+    ``base``: raw rows of earlier runs (row windows continue their numbering); ``prior``: the resumed state's
+    mark (:class:`Seen`); ``held``: windows no state of this run finishes (a resumed state's open windows,
+    which the merge with it needs open; on Dask the latest, which a later run may add to); ``finished``: the
+    windows the resumed state finished (a row for one is refused); on Dask, per task (the engine's
+    ``parts``), ``starts`` its first global row and ``ranges`` the window keys ``[lo, hi]`` its rows can fall
+    in: a window is finished once the states merged hold every task whose range holds it."""
+
+    base: int = 0
+    prior: int | None = None
+    held: frozenset[int] = frozenset()
+    finished: frozenset[int] = frozenset()
+    starts: tuple[int, ...] = ()
+    ranges: tuple[tuple[float, float], ...] = ()
+
+
 class Windows:
     """The mergeable state of a monitor run: per window its metric state (packed), raw and dropped row
-    counts and the tests' sums. Two of them merge window by window (associative).
+    counts and the tests' sums. Two of them merge window by window (associative); a record batch is folded
+    in by :meth:`add` (the engine's fold: :func:`uqeval.engine.fold.over_rows`), with ``plan`` saying which
+    windows it may finish (:class:`RunPlan`).
 
     A *closed* window (:meth:`close_old`) keeps its finished metrics (``metrics``, ``orientation``) and its
     tests' sums, its state (``None``) merged into ``total``; a row for it afterwards is an error."""
 
-    def __init__(self, layout: Layout, settings: Settings) -> None:
+    def __init__(self, layout: Layout, settings: Settings, plan: RunPlan | None = None) -> None:
         self.layout = layout
         self.settings = settings
+        self.plan = plan or RunPlan()
+        self.parts: frozenset[int] = frozenset()  # the tasks (plan.starts) whose rows this state holds
         self.skip = layout.skip  # families the windows leave out (WINDOW_OPT_IN)
         self.windows: dict[int, dict[str, Any]] = {}
         self.levels: list[float] | None = None
@@ -574,9 +602,12 @@ class Windows:
         self.columns: dict[str, Any] | None = None
         self.first_file: str | None = None
         self.n_fixed = self.n_members_dropped = 0
-        self.base = 0  # raw rows of earlier runs (a resumed state): row windows continue their numbering
+        self.base = (
+            self.plan.base
+        )  # raw rows of earlier runs (a resumed state): row windows continue their numbering
         self.n_seen = 0  # raw rows read, this run and earlier ones
         self.seen = Seen()  # what the state counted (the mark, the inputs read) and what this run left out
+        self.seen.prior = self.plan.prior
         # the closed windows' states, merged as a balanced tree (a stack whose sizes at least double from top
         # to bottom, timsort's rule): merging each small window into one big total costs O(total bins) per
         # window (2**20-bin histograms), the tree O(window bins x log windows)
@@ -603,9 +634,9 @@ class Windows:
 
     def _window(self, key: int, where: str = "") -> dict[str, Any]:
         w = self.windows.get(key)
-        if w is None:
+        if w is None and key not in self.plan.finished:
             w = self.windows[key] = {"n_rows": 0, "n_dropped": 0, "state": states.init(), "tests": None}
-        elif w["state"] is None:
+        elif w is None or w["state"] is None:
             start, end = self.layout.bounds(key)
             raise InputError(
                 f"{where}: rows of the window [{start}, {end}) come after that window was finished (the monitor "
@@ -614,14 +645,19 @@ class Windows:
             )
         return w
 
-    def close_old(self, keep: int | None = None, hold: Any = None) -> None:
-        """Finish all but the latest ``keep`` open windows: their metrics are computed now and their states
-        merged into :attr:`total` (memory stays bounded by ``keep`` window states). ``hold(key)``: windows it
-        says True for stay open and do not count (Dask: windows other partitions may have rows of)."""
-        keep = MAX_OPEN_WINDOWS if keep is None else keep
-        open_keys = sorted(
-            k for k, w in self.windows.items() if w["state"] is not None and (hold is None or not hold(k))
+    def held(self, key: int) -> bool:
+        """Whether window ``key`` must stay open: the plan holds it, or a task whose rows this state does not
+        hold may have rows of it (:class:`RunPlan`)."""
+        return key in self.plan.held or any(
+            lo <= key <= hi for i, (lo, hi) in enumerate(self.plan.ranges) if i not in self.parts
         )
+
+    def close_old(self, keep: int | None = None) -> None:
+        """Finish all but the latest ``keep`` open windows: their metrics are computed now and their states
+        merged into :attr:`total` (memory stays bounded by ``keep`` window states). Windows :meth:`held`
+        stays open and do not count."""
+        keep = MAX_OPEN_WINDOWS if keep is None else keep
+        open_keys = sorted(k for k, w in self.windows.items() if w["state"] is not None and not self.held(k))
         for key in open_keys[: max(0, len(open_keys) - keep)]:
             self.finish(key)
 
@@ -641,7 +677,13 @@ class Windows:
             w["metrics"], w["orientation"] = {}, {}
         w["state"] = None
 
-    def add(
+    def add(self, piece: Any) -> None:
+        """Fold one record batch in (a :class:`~uqeval.engine.fold.Piece`), then finish the windows that
+        memory cannot keep open (:meth:`close_old`)."""
+        self.add_rows(piece.batch, piece.rows, piece.offset, piece.extra, piece.file)
+        self.close_old()
+
+    def add_rows(
         self, batch, n_raw: int, offset: int, extra: dict[str, Any], where: str
     ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Fold one record batch in; returns the window of each kept row (None when no row was kept) and which
@@ -649,6 +691,8 @@ class Windows:
         before its mark, are left out: :class:`Seen`)."""
         from ...engine.local import row_signature
 
+        if self.plan.starts:  # the task of these rows (Dask)
+            self.parts |= {bisect.bisect_right(self.plan.starts, offset) - 1}
         lay = self.layout
         times = time_ns(extra[lay.time], lay.time, where, offset) if lay.kind == "time" and lay.time else None
         raw_keys = lay.keys(n_raw, self.base + offset, times)
@@ -737,7 +781,15 @@ class Windows:
         return whole
 
     def merge(self, other: Windows) -> Windows:
-        """Both runs' rows (window by window)."""
+        """Both parts' rows (window by window); on Dask, the windows no task left out holds rows of are
+        finished (:meth:`held`)."""
+        out = self._merged(other)
+        if self.plan.starts and other.plan == self.plan:
+            out.plan, out.parts = self.plan, self.parts | other.parts
+            out.close_old(keep=0)
+        return out
+
+    def _merged(self, other: Windows) -> Windows:
         from ..score.groups import merge_groups
 
         if (
@@ -844,22 +896,51 @@ _FIELDS = (
 )
 
 
+def _saved(state: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A window's state as a state file keeps it: histograms packed; a weighted state's probe
+    (:func:`~uqeval.catalogue.weighted.weighted_state`, a prediction of a few rows that tells the finishing
+    functions its shape) as its fields, numbers and text the safe loader reads (:func:`_probe`)."""
+    if state is None or "probe" not in state:
+        return None if state is None else pack(state)
+    import dataclasses
+
+    probe = state["probe"]
+    fields = {f.name: getattr(probe, f.name) for f in dataclasses.fields(probe) if f.init}
+    return {**state, "probe": {"class": type(probe).__name__, "fields": fields}}
+
+
+def _probe(state: Any, source: str) -> Any:
+    """A saved window state with its weighted probe a prediction again (:func:`_saved`)."""
+    from ... import predictions
+
+    saved = state.get("probe") if isinstance(state, dict) else None
+    if not isinstance(saved, dict):
+        return state
+    cls = getattr(predictions, str(saved.get("class")), None)
+    try:
+        if not (isinstance(cls, type) and issubclass(cls, predictions.Prediction)):
+            raise TypeError(saved.get("class"))
+        return {**state, "probe": cls(**saved["fields"])}
+    except Exception:  # a field the prediction refuses: a file written by hand
+        raise InputError(
+            f"{source}: not a valid uqeval monitor state (the weighted state's rows); restore a saved copy, "
+            "or delete it to start afresh"
+        ) from None
+
+
 def _payload(win: Windows) -> dict[str, Any]:
     return {
-        "windows": {
-            k: {**w, "state": None if w["state"] is None else pack(w["state"])}
-            for k, w in win.windows.items()
-        },
-        **{k: pack(getattr(win, k)) if k == "total" else getattr(win, k) for k in _FIELDS},
+        "windows": {k: {**w, "state": _saved(w["state"])} for k, w in win.windows.items()},
+        **{k: _saved(win.total) if k == "total" else getattr(win, k) for k in _FIELDS},
         **win.seen.saved(),
     }
 
 
 def _restore(payload: dict[str, Any], layout: Layout, settings: Settings, source: str) -> Windows:
     win = Windows(layout, settings)
-    win.windows = payload["windows"]
+    win.windows = {k: {**w, "state": _probe(w.get("state"), source)} for k, w in payload["windows"].items()}
     for k in _FIELDS:
-        setattr(win, k, payload[k])
+        setattr(win, k, _probe(payload[k], source) if k == "total" else payload[k])
     win.base = win.n_seen
     # a state saved before uqeval kept what it counted has neither: its rows are not checked again
     win.seen = Seen(payload.get("mark"), payload.get("inputs"))
@@ -1082,42 +1163,6 @@ def seen_notes(run: Windows | Pair, skip_seen: bool, where: str) -> list[str]:
     return [prefix + note for prefix, win in sides if (note := win.seen.note())]
 
 
-# --------------------------------------------------------------------------- reading
-
-
-def monitor_windows(
-    spec: str | Path,
-    layout: Layout,
-    settings: Settings,
-    chunk_rows: int,
-    progress=None,
-    start: Windows | None = None,
-    track: bool = False,
-    skip_seen: bool = False,
-) -> tuple[Any, Windows]:
-    """``(source, Windows)`` of ``spec`` read once in record batches (added to ``start``, a resumed state).
-    ``track``: fingerprint the input files for the state (:class:`Seen`); those the state has read are refused,
-    or left out with ``skip_seen``."""
-    from ...engine.local import iter_batches_of
-
-    extra = (layout.time,) if layout.time else ()
-    skip: set[str] = set()
-    src, batches = iter_batches_of(
-        spec, settings, chunk_rows, extra=extra, allow_by=True, weights_ok=True, skip=skip
-    )
-    win = Windows(layout, settings) if start is None else start
-    if track:  # before the first batch is read: the generator reads the files lazily
-        skip |= win.seen.check_inputs(src.files, skip_seen)
-    seen = 0
-    for f, batch, k, offset, cols in batches:
-        win.add(batch, k, offset, cols, f)
-        win.close_old()
-        seen += k
-        if progress is not None:
-            progress(seen)
-    return src, win
-
-
 # --------------------------------------------------------------------------- two models on the same rows
 
 #: the per-row score compared by ``monitor A B``, by preference (the first that applies), and the bound of
@@ -1155,6 +1200,7 @@ class Pair:
 
     def __init__(self, a: Windows, b: Windows, bound: float | None) -> None:
         self.a, self.b = a, b
+        self.settings = a.settings
         self.bound = bound
         self.score: str | None = None
         self.diffs: dict[int, np.ndarray] = {}
@@ -1179,6 +1225,30 @@ class Pair:
             add = np.append(mean_sums(d[idx]), float(clipped[idx].sum()))
             self.diffs[key] = self.diffs[key] + add if key in self.diffs else add
 
+    def add(self, rows: Any) -> None:
+        """Fold one :class:`~uqeval.engine.aligned.Rowset` in (both inputs' batches of the same global rows):
+        each model's windows, and the score differences of the rows both kept (matched by row number)."""
+        (ka, sel_a), (kb, sel_b) = (
+            win.add_rows(batch, rows.rows, rows.offset, extra, f)
+            for win, batch, extra, f in zip((self.a, self.b), rows.batches, rows.extra, rows.files)
+        )
+        self.a.close_old()
+        self.b.close_old()
+        if ka is None or kb is None:
+            return
+        pa_, pb_ = rows.batches[0].prediction, rows.batches[1].prediction
+        if self.score is None:
+            self.score = pair_score(pa_.kind)
+        ra, sa = pa_.row_numbers(), row_scores(pa_, self.settings, self.score)
+        rb, sb = pb_.row_numbers(), row_scores(pb_, self.settings, self.score)
+        if sel_a is not None:  # rows the state counted (at or before its mark): left out
+            ra, sa = ra[sel_a], sa[sel_a]
+        if sel_b is not None:
+            rb, sb = rb[sel_b], sb[sel_b]
+        _, ia, ib = np.intersect1d(ra, rb, assume_unique=True, return_indices=True)
+        if ia.size:
+            self.add_diffs(ka[ia], sa[ia], sb[ib], rows.files[0])
+
     def merge(self, other: Pair) -> Pair:
         out = Pair(self.a.merge(other.a), self.b.merge(other.b), self.bound or other.bound)
         out.score = self.score or other.score
@@ -1186,86 +1256,6 @@ class Pair:
         for k, v in other.diffs.items():
             out.diffs[k] = out.diffs[k] + v if k in out.diffs else v
         return out
-
-
-def monitor_pair(
-    specs: list,
-    layout: Layout,
-    settings: Settings,
-    chunk_rows: int,
-    bound: float | None,
-    progress=None,
-    start=None,
-    track: bool = False,
-    skip_seen: bool = False,
-) -> tuple[Any, Any, Pair]:
-    """``(source A, source B, Pair)``: both inputs read once, in step, and their rows matched by row number
-    (a row dropped in either is left out of the difference). ``track`` and ``skip_seen``: as
-    :func:`monitor_windows`'s, for both inputs."""
-    from ...engine.local import iter_batches_of
-
-    extra = (layout.time,) if layout.time else ()
-    skip: set[str] = set()
-    src_a, gen_a = iter_batches_of(specs[0], settings, chunk_rows, extra=extra, skip=skip)
-    src_b, gen_b = iter_batches_of(specs[1], settings, chunk_rows, extra=extra, skip=skip)
-    pair = start if start is not None else Pair(Windows(layout, settings), Windows(layout, settings), bound)
-    if track:
-        skip |= _pair_inputs(pair, src_a, src_b, skip_seen)
-    if bound is not None:
-        pair.bound = bound
-    empty = (np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64))
-    pend: dict[str, tuple[Any, ...]] = {"a": empty, "b": empty}
-    end = {"a": 0, "b": 0}
-    done = {"a": False, "b": False}
-    gens = {"a": gen_a, "b": gen_b}
-    wins = {"a": pair.a, "b": pair.b}
-    seen = 0
-    while not (done["a"] and done["b"]):
-        side = "a" if (not done["a"] and (end["a"] <= end["b"] or done["b"])) else "b"
-        item = next(gens[side], None)
-        if item is None:
-            done[side] = True
-        else:
-            f, batch, k, offset, cols = item
-            keys, sel = wins[side].add(batch, k, offset, cols, f)
-            wins[side].close_old()
-            end[side] = offset + k
-            if side == "a":
-                seen += k
-            pred = batch.prediction
-            if pred is not None and keys is not None:
-                if pair.score is None:
-                    pair.score = pair_score(pred.kind)
-                rows = pred.row_numbers() + wins[side].base
-                sc = row_scores(pred, settings, pair.score)
-                if sel is not None:  # rows the state counted (at or before its mark): left out
-                    rows, sc = rows[sel], sc[sel]
-                p_rows, p_sc, p_keys = pend[side]
-                pend[side] = (
-                    np.concatenate([p_rows, rows]),
-                    np.concatenate([p_sc, sc]),
-                    np.concatenate([p_keys, keys]),
-                )
-        upto = min(end["a"] if not done["a"] else np.inf, end["b"] if not done["b"] else np.inf)
-        if done["a"] and done["b"]:
-            upto = np.inf
-        ra, sa, ka = pend["a"]
-        rb, sb, _ = pend["b"]
-        cut = float(upto) + (pair.a.base if np.isfinite(upto) else 0)
-        common, ia, ib = np.intersect1d(ra[ra < cut], rb[rb < cut], assume_unique=True, return_indices=True)
-        if common.size:
-            pair.add_diffs(ka[ia], sa[ia], sb[ib], str(src_a.spec))
-        keep_a, keep_b = ra >= cut, rb >= cut
-        pend["a"] = tuple(x[keep_a] for x in pend["a"])
-        pend["b"] = tuple(x[keep_b] for x in pend["b"])
-        if progress is not None:
-            progress(seen)
-    if pair.a.n_seen - pair.a.base != pair.b.n_seen - pair.b.base:
-        raise InputError(
-            f"{src_b.spec} has {pair.b.n_seen - pair.b.base} rows but {src_a.spec} has "
-            f"{pair.a.n_seen - pair.a.base}; monitor A B compares the same rows in the same order"
-        )
-    return src_a, src_b, pair
 
 
 def _pair_inputs(pair: Pair, src_a, src_b, skip_seen: bool) -> set[str]:
