@@ -299,7 +299,9 @@ def test_dask_tasks_finish_the_windows_no_other_task_has(tmp_path, window):
     states = []
     for task in tasks[:2]:
         win = Windows(layout, Settings(), plan)
-        for b, rows, offset, cols in task_batches(task, col_plan, Settings(), 100, list(col_plan.needed()), ("t",)):
+        for b, rows, offset, cols in task_batches(
+            task, col_plan, Settings(), 100, list(col_plan.needed()), ("t",)
+        ):
             win.add(Piece(task[0], b, rows, offset, cols))
         states.append(win)
     merged = states[0].merge(states[1])

@@ -21,6 +21,8 @@ from .inputs import _PLOT_ROLES, _canonical_columns, _file_roles, _is_table, _lo
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
+    from ..engine.options import EngineOptions
+
     #: what ``ucc`` and ``compare`` take as models
     Models = Prediction | Mapping[str, Prediction] | Sequence[Prediction]
 
@@ -294,6 +296,7 @@ def monitor(
     alpha: float = 0.05,
     origin: str | None = None,
     by: str | None = None,
+    weights: ArrayLike | str | None = None,
     state: str | Path | None = None,
     engine: str = "stream",
     chunk_rows: int | None = None,
@@ -321,6 +324,9 @@ def monitor(
         began; False: anytime-valid tests of "calibrated all along" (``uqeval monitor --test``).
     arl : with ``detect``, the average run length to a false alarm of all the detectors together, in windows.
     by : with a file, also every window's metrics per value of this column (``groups`` of each window).
+    weights : per-row weights (N,), or the name of a column of ``data`` (a file or a table): the window and
+        cumulative metrics are weighted as ``score`` weighs them; the tests count every row of positive weight
+        once.
     state : a state file: read first if it exists (yesterday's windows), then written with the new state,
         so that the next call needs only the new rows. Rows the state already counted (at or before the
         latest time it counted, ties included) and files it already read (same size and content) raise an
@@ -344,6 +350,7 @@ def monitor(
     >>> [w["n_rows"] for w in doc["windows"]], [t["name"] for t in doc["tests"]], doc["tests"][0]["alarm"]
     ([200, 200, 200], ['coverage@0.95', 'pit_uniform', 'pit_mean'], False)
     """
+    from ..engine.options import EngineOptions
     from ..io.writers import atomic_write_bytes
     from ..vocabulary import window_span
 
@@ -359,10 +366,13 @@ def monitor(
         "detect": detect,
         "arl": arl,
     }
+    roles = {"time": time, "by": by, "weights": weights}
     if isinstance(data, (str, Path)):
-        doc, new = _monitor_path(data, time, by, engine, chunk_rows, settings, columns, kw)
+        doc, new = _monitor_path(
+            data, roles, settings, columns, kw, EngineOptions(engine, chunk_rows, quiet=True)
+        )
     else:
-        doc, new = _monitor_table(data, time, by, settings, columns, kw)
+        doc, new = _monitor_table(data, roles, settings, columns, kw)
     if state is not None:
         atomic_write_bytes(state, new)
     from ..commands.verdict import with_verdict
@@ -372,49 +382,52 @@ def monitor(
 
 def _monitor_path(
     data: str | Path,
-    time: Any,
-    by: str | None,
-    engine: str,
-    chunk_rows: int | None,
+    given: dict[str, Any],
     settings: Settings | None,
     columns: dict[str, Any],
     kw: dict[str, Any],
+    engine: EngineOptions,
 ) -> tuple[dict[str, Any], bytes]:
-    """:func:`monitor` of a file, read on ``engine`` (stream or dask)."""
+    """:func:`monitor` of a file read on ``engine`` (stream or dask); ``given``: its ``time``, ``by`` and
+    ``weights`` (column names)."""
     from ..commands.monitor.core import monitor_file
-    from ..engine.options import EngineOptions
     from ..io.dialect import reading_csv
 
     roles = _file_roles(columns)
     s = make_settings(None, **columns) if settings is None else replace(settings, **columns)
-    if roles or by is not None:
-        s = replace(s, columns={**s.columns, **roles, "by": by})
-    if time is not None and not isinstance(time, str):
-        raise UsageError("time= names a column of the file; give its name")
+    for name in ("time", "weights"):
+        if given[name] is not None and not isinstance(given[name], str):
+            raise UsageError(f"{name}= names a column of the file; give its name")
+    more = {k: given[k] for k in ("by", "weights") if given[k] is not None}
+    if roles or more:
+        s = replace(s, columns={**s.columns, **roles, **more})
     with reading_csv(s.sep, s.decimal):
-        return monitor_file(data, s, time=time, engine=EngineOptions(engine, chunk_rows, quiet=True), **kw)
+        return monitor_file(data, s, time=given["time"], engine=engine, **kw)
 
 
 def _monitor_table(
-    data: Any,
-    time: Any,
-    by: str | None,
-    settings: Settings | None,
-    columns: dict[str, Any],
-    kw: dict[str, Any],
+    data: Any, given: dict[str, Any], settings: Settings | None, columns: dict[str, Any], kw: dict[str, Any]
 ) -> tuple[dict[str, Any], bytes]:
-    """:func:`monitor` of arrays or a table: its rows folded as one batch."""
+    """:func:`monitor` of arrays or a table: its rows folded as one batch (the fold's one-batch case);
+    ``given``: its ``time``, ``by`` and ``weights`` (arrays, or column names of a table)."""
     from ..commands.monitor.core import monitor_rows
     from ..engine.fold import Piece
     from ..io.load import Batch
+    from .inputs import _attach_weights
 
-    if by is not None:
+    time = given["time"]
+    if given["by"] is not None:
         raise UsageError(
             "by= applies to a file (monitor reads its --by column with the rows); write the table first"
         )
     if kw["skip_seen"] and kw["state_source"] is None:
         raise UsageError("skip_seen= leaves out the rows a state counted: give state= as well")
     loaded, s, arrow = _load_table(data, columns, settings)
+    weights = s.columns.get("weights") if given["weights"] is None else given["weights"]  # or a config's
+    if weights is not None:
+        _attach_weights(loaded, weights, arrow)
+        if isinstance(weights, str):  # named in the document, as a file's column
+            s = replace(s, columns={**s.columns, "weights": weights})
     tname = time if isinstance(time, str) else None if time is None else "time"  # as a file's column
     n_raw = int(loaded.info["n_rows"])
     extra: dict[str, Any] = {}
