@@ -19,6 +19,8 @@ Both assume rows independent given the past (the windows' order is the time orde
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -361,9 +363,6 @@ def build_document(
     from ...io.writers import jsonable
     from .windows import WINDOW_OPT_IN, Pair
 
-    if not 0 < alpha < 1:
-        raise UsageError(f"{option('alpha', alpha)} must be in (0, 1)")
-    check_arl(arl)
     pair = run if isinstance(run, Pair) else None
     win: Windows = pair.a if pair is not None else run
     keys = sorted(set(win.windows) | (set(pair.b.windows) if pair else set()))
@@ -476,90 +475,113 @@ def as_summary(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class Options:
+    """The options of one monitor run, checked on construction.
+
+    ``window``, ``time`` and ``origin``: the windows (:class:`~uqeval.commands.monitor.windows.Layout`);
+    ``adversarial_windows``: also finish the adversarial group calibration of every window
+    (:data:`~uqeval.commands.monitor.windows.WINDOW_OPT_IN`). ``detect`` (default): every test is an e-detector
+    (:func:`~uqeval.metrics.sequential.detector_log_path`) whose alarms together come on average no sooner than
+    ``arl`` windows on calibrated rows, and which reports where the change began; else the anytime-valid tests
+    of "calibrated for ever" at family-wise level ``alpha``. ``bound``: of the score difference of
+    ``monitor A B``. A state is kept when ``state`` (its bytes,
+    :func:`~uqeval.commands.monitor.windows.dump_state`) or ``state_source`` (the state file's name; a first
+    run has no bytes yet) is given: rows it counted (at or before its mark) and input files it read are
+    refused, or left out with ``skip_seen`` and counted in a note (:class:`~uqeval.commands.monitor.windows.Seen`).
+    The tests are functions of the per-window sums the state keeps, so a resumed run equals one run."""
+
+    window: str | int
+    time: str | None = None
+    origin: str | None = None
+    alpha: float = 0.05
+    detect: bool = True
+    arl: float = DEFAULT_ARL
+    bound: float | None = None
+    state: bytes | None = None
+    state_source: str | None = None
+    skip_seen: bool = False
+    adversarial_windows: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 < self.alpha < 1:
+            raise UsageError(f"{option('alpha', self.alpha)} must be in (0, 1)")
+        check_arl(self.arl)
+        if self.skip_seen and self.state is None and self.state_source is None:
+            raise UsageError(
+                f"{option('skip_seen')} leaves out the rows a state counted: give {option('state', 'FILE')} as well"
+            )
+
+    def start(self, settings: Settings, two: bool) -> tuple[Any, Any]:
+        """``(Layout, the state to add to)``: the saved state read, or an empty one when a state is kept (a
+        first run, which records what it reads), else None."""
+        from .windows import Layout, Pair, load_state
+
+        if two and settings.columns.get("weights"):
+            from ...weights import refuse_weights
+
+            raise refuse_weights("monitor A B", f"monitor each model alone with {option('weights')}")
+        layout = Layout(self.window, self.time, self.origin, self.adversarial_windows)
+        if self.state is not None:
+            return layout, load_state(
+                self.state, layout, settings, self.state_source or "the state", pair=two
+            )
+        if self.state_source is None:
+            return layout, None
+        fresh = Windows(layout, settings)
+        return layout, Pair(fresh, Windows(layout, settings), self.bound) if two else fresh
+
+    def finish(self, info: dict[str, Any], run: Any, settings: Settings) -> tuple[dict[str, Any], bytes]:
+        """``(document, state bytes)`` of a folded run (what ``skip_seen`` left out in its notes)."""
+        from .windows import dump_state, seen_notes
+
+        skipped = seen_notes(run, self.skip_seen, str(info["path"]))
+        doc = build_document(info, run, settings, self.alpha, self.detect, self.arl)
+        if skipped:
+            doc["notes"] = [*doc.get("notes", []), *skipped]
+        return doc, dump_state(run)
+
+
 def monitor_file(
     spec: Any,
     settings: Settings,
     *,
-    window: str | int,
-    time: str | None = None,
-    origin: str | None = None,
-    alpha: float = 0.05,
     engine: EngineOptions | None = None,
-    state: bytes | None = None,
-    state_source: str | None = None,
-    progress=None,
-    bound: float | None = None,
-    adversarial_windows: bool = False,
-    skip_seen: bool = False,
-    detect: bool = True,
-    arl: float = DEFAULT_ARL,
+    progress: Callable[[int], None] | None = None,
+    **options: Any,
 ) -> tuple[dict[str, Any], bytes]:
-    """``(document, state bytes)`` of the rows of ``spec`` (a list of two: model A and model B), added to a
-    saved ``state`` (:func:`~uqeval.commands.monitor.windows.dump_state`), read on ``engine`` (stream or dask;
-    default: stream). ``adversarial_windows``: also finish the adversarial group calibration of every window
-    (:data:`~uqeval.commands.monitor.windows.WINDOW_OPT_IN`).
-
-    A state is kept when ``state`` or ``state_source`` (the state file's name; a first run has no bytes yet)
-    is given: rows it counted (at or before its mark) and input files it read are refused, or left out with
-    ``skip_seen`` and counted in a note (:class:`~uqeval.commands.monitor.windows.Seen`).
-
-    ``detect`` (default): every test is an e-detector (:func:`~uqeval.metrics.sequential.detector_log_path`)
-    whose alarms together come on average no sooner than ``arl`` windows on calibrated rows, and which reports
-    where the change began; else the anytime-valid tests of "calibrated for ever" at family-wise level
-    ``alpha``. Both are functions of the per-window sums the state keeps, so a resumed run equals one run."""
+    """``(document, state bytes)`` of the rows of ``spec`` (a list of two: model A and model B) with the
+    :class:`Options` ``options``, added to their saved ``state``, read on ``engine`` (stream or dask; default:
+    stream) as one fold (:mod:`uqeval.commands.monitor.stream`)."""
     from ...engine.options import EngineOptions
     from .stream import pair_with_engine, windows_with_engine
 
+    opts = Options(**options)
     two = isinstance(spec, (list, tuple))
-    layout, start = _begin(
-        settings,
-        window,
-        time,
-        origin,
-        adversarial_windows,
-        alpha,
-        arl,
-        state,
-        state_source,
-        skip_seen,
-        two,
-        bound,
-    )
+    layout, start = opts.start(settings, two)
     engine = (
         (engine or EngineOptions("stream")).streamed("monitor").sized([spec[0] if two else spec], settings)
     )
     run: Any
     if two:
-        src, src_b, run = pair_with_engine(spec, layout, settings, engine, bound, start, progress, skip_seen)
+        src, src_b, run = pair_with_engine(
+            spec, layout, settings, engine, opts.bound, start, progress, opts.skip_seen
+        )
     else:
-        src, run = windows_with_engine(spec, layout, settings, engine, start, progress, skip_seen)
+        src, run = windows_with_engine(spec, layout, settings, engine, start, progress, opts.skip_seen)
     info: dict[str, Any] = {
         "path": str(src.spec),
         "format": src.fmt,
         "engine": engine.engine,
         "n_files": len(src.files),
         "chunk_rows": cast("int", engine.chunk_rows),
+        **({"path_b": str(src_b.spec)} if two else {}),
     }
-    if two:
-        info["path_b"] = str(src_b.spec)
-    return _finish(info, run, settings, alpha, detect, arl, skip_seen)
+    return opts.finish(info, run, settings)
 
 
 def monitor_rows(
-    piece: Any,
-    info: dict[str, Any],
-    settings: Settings,
-    *,
-    window: str | int,
-    time: str | None = None,
-    origin: str | None = None,
-    alpha: float = 0.05,
-    state: bytes | None = None,
-    state_source: str | None = None,
-    adversarial_windows: bool = False,
-    skip_seen: bool = False,
-    detect: bool = True,
-    arl: float = DEFAULT_ARL,
+    piece: Any, info: dict[str, Any], settings: Settings, **options: Any
 ) -> tuple[dict[str, Any], bytes]:
     """:func:`monitor_file` of rows held in memory: one :class:`~uqeval.engine.fold.Piece` (a table given to
     ``uqeval.monitor``, its ``extra`` holding the times under the name ``time``) folded into the state, the
@@ -568,74 +590,13 @@ def monitor_rows(
     (:func:`~uqeval.commands.monitor.windows.memory_fingerprint`)."""
     from .windows import memory_fingerprint, time_ns
 
-    layout, start = _begin(
-        settings, window, time, origin, adversarial_windows, alpha, arl, state, state_source, skip_seen, False
-    )
+    opts = Options(**options)
+    layout, start = opts.start(settings, False)
     run = start if start is not None else Windows(layout, settings)
     if start is not None:  # rows it has counted: refused, or left out with skip_seen
-        times = time_ns(piece.extra[time], str(time), piece.file, 0) if time is not None else None
-        n_dropped = piece.batch.n_dropped
-        fp = memory_fingerprint(piece.file, piece.batch.prediction, piece.rows, n_dropped, times)
-        if run.seen.check_prints([fp], skip_seen):
-            return _finish(info, run, settings, alpha, detect, arl, skip_seen)
+        times = time_ns(piece.extra[opts.time], str(opts.time), piece.file, 0) if opts.time else None
+        fp = memory_fingerprint(piece.file, piece.batch.prediction, piece.rows, piece.batch.n_dropped, times)
+        if run.seen.check_prints([fp], opts.skip_seen):
+            return opts.finish(info, run, settings)
     run.add(piece)
-    return _finish(info, run, settings, alpha, detect, arl, skip_seen)
-
-
-def _begin(
-    settings: Settings,
-    window: str | int,
-    time: str | None,
-    origin: str | None,
-    adversarial_windows: bool,
-    alpha: float,
-    arl: float,
-    state: bytes | None,
-    state_source: str | None,
-    skip_seen: bool,
-    two: bool,
-    bound: float | None = None,
-) -> tuple[Any, Any]:
-    """``(Layout, the state to add to)`` of a monitor run, its options checked: the saved ``state`` read, or
-    an empty one when a state is kept (``state_source``: a first run, which records what it reads), else
-    None."""
-    from .windows import Layout, Pair, load_state
-
-    if not 0 < alpha < 1:
-        raise UsageError(f"{option('alpha', alpha)} must be in (0, 1)")
-    check_arl(arl)
-    track = state is not None or state_source is not None
-    if skip_seen and not track:
-        raise UsageError(
-            f"{option('skip_seen')} leaves out the rows a state counted: give {option('state', 'FILE')} as well"
-        )
-    if two and settings.columns.get("weights"):
-        from ...weights import refuse_weights
-
-        raise refuse_weights("monitor A B", f"monitor each model alone with {option('weights')}")
-    layout = Layout(window, time, origin, adversarial_windows)
-    if state is not None:
-        return layout, load_state(state, layout, settings, state_source or "the state", pair=two)
-    if not track:
-        return layout, None
-    fresh = Windows(layout, settings)
-    return layout, Pair(fresh, Windows(layout, settings), bound) if two else fresh
-
-
-def _finish(
-    info: dict[str, Any],
-    run: Any,
-    settings: Settings,
-    alpha: float,
-    detect: bool,
-    arl: float,
-    skip_seen: bool,
-) -> tuple[dict[str, Any], bytes]:
-    """``(document, state bytes)`` of a folded run (what ``skip_seen`` left out in its notes)."""
-    from .windows import dump_state, seen_notes
-
-    skipped = seen_notes(run, skip_seen, str(info["path"]))
-    doc = build_document(info, run, settings, alpha, detect, arl)
-    if skipped:
-        doc["notes"] = [*doc.get("notes", []), *skipped]
-    return doc, dump_state(run)
+    return opts.finish(info, run, settings)

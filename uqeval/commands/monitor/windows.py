@@ -45,7 +45,7 @@ import numpy as np
 from ...catalogue import states
 from ...catalogue.states import pack
 from ...config import Settings
-from ...errors import InputError, UsageError
+from ...errors import InputError, UsageError, option
 from ...text import plain
 
 SCHEMA = "uqeval.monitor/1"
@@ -65,19 +65,13 @@ def parse_window(span: str | int) -> tuple[str, int]:
     m = _SPAN.match(str(span))
     if m is None or int(m.group(1)) < 1:
         raise UsageError(
-            f"{option_name('window', str(span))} is not a window: give a number of rows (1000) or a time span "
+            f"{option('window', str(span))} is not a window: give a number of rows (1000) or a time span "
             "such as 1D, 7D, 1h, 30min, 15s, 2W"
         )
     n, unit = int(m.group(1)), m.group(2)
     if unit is None or unit.startswith("row"):
         return "rows", n
     return "time", n * _UNITS[unit] * NS
-
-
-def option_name(key: str, value: str | None = None) -> str:
-    from ...errors import option
-
-    return option(key, value)
 
 
 def parse_origin(origin: str | None) -> int:
@@ -88,8 +82,7 @@ def parse_origin(origin: str | None) -> int:
         return int(np.datetime64(origin, "ns").astype(np.int64))
     except ValueError:
         raise UsageError(
-            f"{option_name('origin', origin)} is not a date or time; give it as 2024-01-01 or "
-            "2024-01-01T06:00"
+            f"{option('origin', origin)} is not a date or time; give it as 2024-01-01 or 2024-01-01T06:00"
         ) from None
 
 
@@ -182,8 +175,8 @@ class Layout:
         self.origin_text = origin
         if self.kind == "time" and not time:
             raise UsageError(
-                f"{option_name('window', str(window))} is a time span: name the time column with "
-                f"{option_name('time', 'COLUMN')}"
+                f"{option('window', str(window))} is a time span: name the time column with "
+                f"{option('time', 'COLUMN')}"
             )
 
     def keys(self, n_raw: int, offset: int, times: np.ndarray | None) -> np.ndarray:
@@ -405,7 +398,7 @@ def input_fingerprint(f: Any) -> dict[str, Any]:
     except (OSError, ValueError, NotImplementedError) as exc:  # pyarrow's errors of a remote store too
         why = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         raise InputError(
-            f"{where}: cannot read it to fingerprint it for {option_name('state')} ({plain(why)})"
+            f"{where}: cannot read it to fingerprint it for {option('state')} ({plain(why)})"
         ) from None
     digest = hashlib.sha256(size.to_bytes(8, "little") + head + tail).hexdigest()
     return {"path": where, "size": int(size), "mtime_ns": mtime, "sha256": digest}
@@ -523,7 +516,7 @@ class Seen:
             same = "" if first["path"] == path else f", the same size and content as {first['path']}"
             raise InputError(
                 f"{path}{more}: already counted by {self.source} ({first['n_rows']} row(s) read by an earlier "
-                f"run{same}); give only new rows, or {option_name('skip_seen')} to leave out what it counted"
+                f"run{same}); give only new rows, or {option('skip_seen')} to leave out what it counted"
             )
         return skip
 
@@ -541,7 +534,7 @@ class Seen:
             parts.append(f"{self.n_old} row(s) at or before its latest time {_iso(self.prior)}")
         if not parts:
             return None
-        return f"{option_name('skip_seen')}: left out {' and '.join(parts)}, already counted by {self.source}"
+        return f"{option('skip_seen')}: left out {' and '.join(parts)}, already counted by {self.source}"
 
     def refuse_old(self, where: str) -> InputError:
         """The error of a run that brings rows at or before the mark without ``skip_seen``."""
@@ -557,7 +550,7 @@ class Seen:
         return InputError(
             f"{where}: {what} at or before {_iso(self.prior)}, the latest time {self.source} counted "
             f"({self.n_counted} row(s) up to then){tie}; give only the rows after it, or "
-            f"{option_name('skip_seen')} to leave out the rows already counted"
+            f"{option('skip_seen')} to leave out the rows already counted"
         )
 
 
@@ -1213,15 +1206,13 @@ class Pair:
             if self.bound is None:
                 raise UsageError(
                     f"{where}: the confidence sequence of the mean {self.score} difference needs a bound on "
-                    f"|score A - score B|: give {option_name('bound', 'B')} (rows beyond it are clipped and counted)"
+                    f"|score A - score B|: give {option('bound', 'B')} (rows beyond it are clipped and counted)"
                 )
         d = sa - sb
         clipped = np.abs(d) > self.bound
         d = np.clip(d, -self.bound, self.bound)
-        order = np.argsort(keys, kind="stable")
-        wk, starts, n_in = np.unique(keys[order], return_index=True, return_counts=True)
-        for key, s0, c in zip(wk.tolist(), starts.tolist(), n_in.tolist()):
-            idx = order[s0 : s0 + c]
+        wk, pieces, _ = _runs(keys)
+        for key, idx in zip(wk.tolist(), pieces):
             add = np.append(mean_sums(d[idx]), float(clipped[idx].sum()))
             self.diffs[key] = self.diffs[key] + add if key in self.diffs else add
 
@@ -1267,7 +1258,7 @@ def _pair_inputs(pair: Pair, src_a, src_b, skip_seen: bool) -> set[str]:
         return skip
     if pair.a.layout.kind == "rows":
         raise InputError(
-            f"{src_a.spec}, {src_b.spec}: {option_name('skip_seen')} leaves out a whole run of row windows, but "
+            f"{src_a.spec}, {src_b.spec}: {option('skip_seen')} leaves out a whole run of row windows, but "
             "the state has read only some of these files; give A and B with the new rows only"
         )
     for win in (pair.a, pair.b):  # read again: the mark leaves their rows out
