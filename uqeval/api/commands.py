@@ -350,16 +350,16 @@ def monitor(
     >>> [w["n_rows"] for w in doc["windows"]], [t["name"] for t in doc["tests"]], doc["tests"][0]["alarm"]
     ([200, 200, 200], ['coverage@0.95', 'pit_uniform', 'pit_mean'], False)
     """
+    from ..commands.monitor.windows import read_state
     from ..engine.options import EngineOptions
     from ..io.writers import atomic_write_bytes
     from ..vocabulary import window_span
 
-    saved = Path(state).read_bytes() if state is not None and Path(state).exists() else None
     kw: dict[str, Any] = {
         "window": window_span(window),  # pandas' spellings too: "D", "30T"
         "origin": origin,
         "alpha": alpha,
-        "state": saved,
+        "state": read_state(state),
         "state_source": None if state is None else str(state),
         "adversarial_windows": adversarial_windows,
         "skip_seen": skip_seen,

@@ -1113,6 +1113,17 @@ def _check_payload(payload: dict[str, Any], source: str) -> None:
         )
 
 
+def read_state(path: str | os.PathLike[str] | None) -> bytes | None:
+    """The bytes of the state file ``path`` (``--state``), None when there is none yet (a first run)."""
+    if path is None or not os.path.exists(path):
+        return None
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise InputError(f"cannot read {option('state', str(path))}: {exc}") from None
+
+
 def load_state(
     data: bytes, layout: Layout, settings: Settings, source: str, pair: bool = False
 ) -> Windows | Pair:
