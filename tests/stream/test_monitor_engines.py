@@ -164,3 +164,27 @@ def test_python_api_takes_times_of_any_datetime64_unit(unit):
     ]
     assert [w["n_rows"] for w in doc["windows"]] == want
     assert doc["windows"][0]["start"] == "2024-03-01T00:00:00"
+
+
+def test_daily_resumes_keep_a_bounded_number_of_windows_open(tmp_path, monkeypatch):
+    """A state resumed day after day finishes its old windows (at most MAX_OPEN_WINDOWS stay open however many
+    runs), and the last run's document equals one run over every day."""
+    from uqeval.commands.monitor import windows as mon
+
+    monkeypatch.setattr(mon, "MAX_OPEN_WINDOWS", 2)
+    table = _gaussian(n=1200, days=6, seed=14)
+    table = table.take(pa.compute.sort_indices(table, [("t", "ascending")]))
+    t = table.column("t").to_numpy()
+    whole = tmp_path / "whole.parquet"
+    pq.write_table(table, whole)
+    settings = Settings(columns={"y_true": "y", "mean": "mu", "std": "sigma"})
+    one, _ = monitor_file(whole, settings, window="1D", time="t")
+    saved = None
+    for day in range(6):
+        lo, hi = (np.datetime64("2024-03-01", "ns") + np.timedelta64(d, "D") for d in (day, day + 1))
+        part = tmp_path / f"d{day}.parquet"
+        pq.write_table(table.filter(pa.array((t >= lo) & (t < hi))), part)
+        doc, saved = monitor_file(part, settings, window="1D", time="t", state=saved, state_source="s")
+        payload = mon._read_payload(saved, "s")["single"]
+        assert sum(w["state"] is not None for w in payload["windows"].values()) <= 2
+    assert_same_document(doc, one)

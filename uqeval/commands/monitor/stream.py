@@ -140,6 +140,7 @@ def windows_with_engine(
         win = rows.fold(partial(_new_windows, layout, settings, plan))
     out = start.merge(win) if start is not None else win
     out.base = plan.base
+    out.close_old()  # the resumed state's windows this run held open: all but the latest finished now
     return rows.src, out
 
 
@@ -172,5 +173,7 @@ def pair_with_engine(
         pair = run.fold(new) if read else new()
     out = start.merge(pair) if start is not None else pair
     out.bound = pair.bound if pair.bound is not None else out.bound
-    out.a.base, out.b.base = plans[0].base, plans[1].base
+    for win, plan in zip((out.a, out.b), plans):
+        win.base = plan.base
+        win.close_old()  # (as windows_with_engine)
     return src_a, src_b, out
