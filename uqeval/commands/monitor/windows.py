@@ -1,7 +1,8 @@
 """``uqeval monitor``: the catalogue's metrics per time window and cumulatively, and anytime-valid tests.
 
-Rows are read in record batches as ``score --engine stream`` reads them (:func:`~uqeval.engine.local.iter_batches_of`);
-each batch is split by window and every part updates its window's mergeable state
+The monitor's state (:class:`Windows`; two models side by side: :class:`Pair`) is a fold the engines run
+(:mod:`uqeval.commands.monitor.stream`): each record batch is split by window and every part updates its
+window's mergeable state
 (:func:`uqeval.catalogue.states.batch_state`, the states of ``score --engine stream``: no metric is written
 here). A window's metrics are :func:`~uqeval.catalogue.states.finalize` of its state, so they equal ``score`` on
 that window's rows; the cumulative metrics are the merge of all windows. The tests
@@ -595,9 +596,8 @@ class Windows:
         self.columns: dict[str, Any] | None = None
         self.first_file: str | None = None
         self.n_fixed = self.n_members_dropped = 0
-        self.base = (
-            self.plan.base
-        )  # raw rows of earlier runs (a resumed state): row windows continue their numbering
+        # raw rows of earlier runs (a resumed state): row windows continue their numbering
+        self.base = self.plan.base
         self.n_seen = 0  # raw rows read, this run and earlier ones
         self.seen = Seen()  # what the state counted (the mark, the inputs read) and what this run left out
         self.seen.prior = self.plan.prior
