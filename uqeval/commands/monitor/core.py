@@ -65,73 +65,65 @@ def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[st
     present = [s for s in sums if s is not None]
     if not present:
         return tests
+
+    def per_window(key: str, width: int) -> np.ndarray:
+        """A sum per window (windows x width); a window without it (no row, or a state saved before the sum
+        existed) adds nothing."""
+        zero = np.zeros(width)
+        return np.array([s.get(key, zero) if s else zero for s in sums], dtype=np.float64)
+
     n_w = np.array([s["n"] if s else 0 for s in sums], dtype=np.float64)
     n = np.cumsum(n_w)
     levels = win.levels or []
-    if levels:
-        miss_w = np.array([s["miss"] if s else np.zeros(len(levels)) for s in sums], dtype=np.float64)
-        miss = np.cumsum(miss_w, axis=0)
-        for j, lv in enumerate(levels):
-            under, over = coverage_log_e(n, miss[:, j], 1.0 - lv)
-            tests.append(
-                {
-                    "name": f"{prefix}coverage@{level_key(lv)}",
-                    "null": f"the {level_key(lv)} intervals miss at rate {level_key(1 - lv)} (two-sided)",
-                    "log_path": np.logaddexp(under, over) - np.log(2.0),
-                    "factors": coverage_log_factors(n_w, miss_w[:, j], 1.0 - lv),
-                    "metric": ("coverage", n_w, n_w - miss_w[:, j], lv),
-                    "extra": {
-                        "e_under": capped_exp(under),
-                        "e_over": capped_exp(over),
-                        "miss_rate": miss[:, j] / np.maximum(n, 1),
-                    },
-                }
-            )
-    if "pit" in present[0]:
-        pit_w = np.array([s["pit"] if s else np.zeros(3) for s in sums], dtype=np.float64)
-        factors = pit_log_factors(pit_w)
+    miss_w = per_window("miss", len(levels))
+    miss = np.cumsum(miss_w, axis=0)
+    for j, lv in enumerate(levels):
+        under, over = coverage_log_e(n, miss[:, j], 1.0 - lv)
         tests.append(
-            {
-                "name": f"{prefix}pit_uniform",
-                "null": "the PIT is uniform on (0, 1)",
-                "log_path": pit_log_e(np.cumsum(pit_w, axis=0)),
-                "factors": factors,
-                "metric": None,
-                "extra": {},
-            }
+            _spec(
+                f"{prefix}coverage@{level_key(lv)}",
+                f"the {level_key(lv)} intervals miss at rate {level_key(1 - lv)} (two-sided)",
+                np.logaddexp(under, over) - np.log(2.0),
+                coverage_log_factors(n_w, miss_w[:, j], 1.0 - lv),
+                ("coverage", n_w, n_w - miss_w[:, j], lv),
+                e_under=capped_exp(under),
+                e_over=capped_exp(over),
+                miss_rate=miss[:, j] / np.maximum(n, 1),
+            )
+        )
+    if "pit" in present[0]:
+        pit_w = per_window("pit", 3)
+        null = "the PIT is uniform on (0, 1)"
+        tests.append(
+            _spec(f"{prefix}pit_uniform", null, pit_log_e(np.cumsum(pit_w, axis=0)), pit_log_factors(pit_w))
         )
     elif any("pit_bins" in s for s in present):  # a PIT known up to a bin: its bets' log factors, per window
-        # (a window of a state saved before these sums existed has none: it adds nothing)
-        factors = np.array(
-            [s.get("pit_bins", np.zeros(PIT_BETS)) if s else np.zeros(PIT_BETS) for s in sums],
-            dtype=np.float64,
-        )
-        tests.append(
-            {
-                "name": f"{prefix}pit_uniform",
-                "null": "the randomised PIT is uniform on (0, 1)",
-                "log_path": process_log_path(factors),
-                "factors": factors,
-                "metric": None,
-                "extra": {},
-            }
-        )
+        factors = per_window("pit_bins", PIT_BETS)
+        null = "the randomised PIT is uniform on (0, 1)"
+        tests.append(_spec(f"{prefix}pit_uniform", null, process_log_path(factors), factors))
     if any("pit_mean" in s for s in present):
-        mean_w = np.array(
-            [s.get("pit_mean", np.zeros(3)) if s else np.zeros(3) for s in sums], dtype=np.float64
-        )
+        mean_w = per_window("pit_mean", 3)
         factors = mean_log_factors(mean_w, 0.5)
-        tests.append(
-            {
-                "name": f"{prefix}pit_mean",
-                "null": "the mean PIT is 1/2 (no bias; two-sided)",
-                "log_path": process_log_path(factors),
-                "factors": factors,
-                "metric": ("mean PIT", mean_w[:, 0], mean_w[:, 1] + 0.5 * mean_w[:, 0], 0.5),
-                "extra": {},
-            }
-        )
+        metric = ("mean PIT", mean_w[:, 0], mean_w[:, 1] + 0.5 * mean_w[:, 0], 0.5)
+        null = "the mean PIT is 1/2 (no bias; two-sided)"
+        tests.append(_spec(f"{prefix}pit_mean", null, process_log_path(factors), factors, metric))
     return tests
+
+
+def _spec(
+    name: str, null: str, log_path: np.ndarray, factors: np.ndarray, metric: Any = None, **extra: Any
+) -> dict[str, Any]:
+    """A test before its alarms: its name, null, e-process (``log_path``), per-window log factors of its bets,
+    the metric behind it (``(name, rows per window, numerator sums per window, target)``) and ``extra`` paths
+    per window for the document."""
+    return {
+        "name": name,
+        "null": null,
+        "log_path": log_path,
+        "factors": factors,
+        "metric": metric,
+        "extra": extra,
+    }
 
 
 def _looks(values: np.ndarray) -> list[float | None]:
@@ -197,19 +189,17 @@ def _difference_spec(pair: Any, keys: list, threshold: float) -> dict[str, Any]:
     per = np.array([pair.diffs.get(k, np.zeros(4)) for k in keys], dtype=np.float64)
     sums = np.cumsum(per, axis=0)
     cs = mean_cs(sums[:, :3], float(pair.bound or 0), threshold)
-    return {
-        "name": f"mean_difference:{pair.score}",
-        "null": f"A and B have the same mean {pair.score} (difference A - B = 0), rows |A - B| <= {pair.bound:g}",
-        "log_path": cs["log_e"],
-        "factors": mean_log_factors(per[:, :3], float(pair.bound or 0)),
-        "metric": ("mean difference", per[:, 0], per[:, 1], 0.0),
-        "extra": {
-            "mean_difference": sums[:, 1] / np.maximum(sums[:, 0], 1),
-            "lower": cs["lower"],
-            "upper": cs["upper"],
-            "n_clipped": sums[:, 3],
-        },
-    }
+    return _spec(
+        f"mean_difference:{pair.score}",
+        f"A and B have the same mean {pair.score} (difference A - B = 0), rows |A - B| <= {pair.bound:g}",
+        cs["log_e"],
+        mean_log_factors(per[:, :3], float(pair.bound or 0)),
+        ("mean difference", per[:, 0], per[:, 1], 0.0),
+        mean_difference=sums[:, 1] / np.maximum(sums[:, 0], 1),
+        lower=cs["lower"],
+        upper=cs["upper"],
+        n_clipped=sums[:, 3],
+    )
 
 
 def _episodes(above: np.ndarray) -> list[tuple[int, int]]:

@@ -815,26 +815,16 @@ class Windows:
                     f"{other.first_file or self.first_file}: rows of the window [{start}, {end}) come after that "
                     "window was finished; give the rows in time order"
                 )
-            out.windows[key] = {
-                **(
-                    {"groups": merge_groups(a.get("groups") or {}, w.get("groups") or {})}
-                    if "groups" in a or "groups" in w
-                    else {}
-                ),
+            both = out.windows[key] = {
                 "n_rows": a["n_rows"] + w["n_rows"],
                 "n_dropped": a["n_dropped"] + w["n_dropped"],
-                **(
-                    {"weight": a.get("weight", 0.0) + w.get("weight", 0.0)}
-                    if "weight" in a or "weight" in w
-                    else {}
-                ),
                 "state": merge_states(a["state"], w["state"]),
-                "tests": w["tests"]
-                if a["tests"] is None
-                else _merge_sums(a["tests"], w["tests"])
-                if w["tests"]
-                else a["tests"],
+                "tests": _merge_sums(a["tests"], w["tests"]) if w["tests"] else a["tests"],
             }
+            if "groups" in a or "groups" in w:
+                both["groups"] = merge_groups(a.get("groups") or {}, w.get("groups") or {})
+            if "weight" in a or "weight" in w:
+                both["weight"] = a.get("weight", 0.0) + w.get("weight", 0.0)
         return out
 
 
