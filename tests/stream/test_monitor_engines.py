@@ -188,3 +188,23 @@ def test_daily_resumes_keep_a_bounded_number_of_windows_open(tmp_path, monkeypat
         payload = mon._read_payload(saved, "s")["single"]
         assert sum(w["state"] is not None for w in payload["windows"].values()) <= 2
     assert_same_document(doc, one)
+
+
+def test_model_b_windows_are_planned_from_its_own_row_groups(tmp_path):
+    """On Dask, ``monitor A B`` finishes model B's time windows as it finishes A's: the window keys of each
+    task's rows in B come from the statistics of B's row groups that hold those rows (other cuts than A's)."""
+    from uqeval.commands.monitor.stream import key_ranges, other_ranges
+    from uqeval.commands.monitor.windows import Layout
+    from uqeval.engine.dask import partitions
+
+    table = _gaussian(n=1200, days=6, seed=15)
+    table = table.take(pa.compute.sort_indices(table, [("t", "ascending")]))
+    a = _parts(table, tmp_path / "a", row_group_size=200)
+    b = _parts(table, tmp_path / "b", n=2, row_group_size=170)
+    layout = Layout("1D", "t")
+    tasks = partitions(sorted(str(p) for p in a.iterdir()))
+    own = key_ranges(tasks, layout, 0)
+    other = other_ranges(tasks, sorted(str(p) for p in b.iterdir()), layout)
+    assert len(other) == len(own) == 3
+    for (lo, hi), (blo, bhi) in zip(own, other):
+        assert blo <= lo <= hi <= bhi and bhi - blo <= hi - lo + 2  # B's cuts reach at most a window further

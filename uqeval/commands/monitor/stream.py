@@ -74,25 +74,39 @@ def key_ranges(tasks: Sequence, layout: Layout, base: int) -> list[tuple[float, 
     return [_time_range(t, layout) for t in tasks]
 
 
+def other_ranges(tasks: Sequence, files: Sequence[str], layout: Layout) -> list[tuple[float, float]]:
+    """Per task (global rows of the first input of ``monitor A B``), the window keys the same rows of another
+    input (``files``) can fall in: from the statistics of its row groups that hold any of those rows."""
+    from ...engine.aligned import row_groups
+
+    groups = row_groups(files)
+    out = []
+    for _, _, first, rows in tasks:
+        by_file: dict[str, list[int]] = {}
+        for f, g, at, k in groups:
+            if at < first + rows and at + k > first:
+                by_file.setdefault(f, []).append(g)
+        spans = [_time_range((f, gs), layout) for f, gs in by_file.items()]
+        out.append((min(a for a, _ in spans), max(b for _, b in spans)) if spans else EVERY)
+    return out
+
+
 def plan_run(
-    layout: Layout, start: Windows | None, parts: Sequence | None, by_rows_only: bool = False
+    layout: Layout,
+    start: Windows | None,
+    parts: Sequence | None,
+    ranges: list[tuple[float, float]] | None = None,
 ) -> RunPlan:
     """The :class:`~uqeval.commands.monitor.windows.RunPlan` of a run added to ``start`` (a resumed state, or
-    None) over the engine's ``parts`` (Dask tasks; None on the stream engine). ``by_rows_only``: the task
-    intervals are known for row windows only (the second input of ``monitor A B``, whose times the first
-    input's statistics do not tell): time windows are then held until the reduction."""
+    None) over the engine's ``parts`` (Dask tasks; None on the stream engine). ``ranges``: the window keys of
+    each task's rows, when the tasks' own statistics do not tell them (:func:`other_ranges`)."""
     base = start.n_seen if start is not None else 0
     held = [k for k, w in start.windows.items() if w["state"] is not None] if start is not None else []
     finished = [k for k, w in start.windows.items() if w["state"] is None] if start is not None else []
     starts: tuple[int, ...] = ()
-    ranges: list[tuple[float, float]] = []
     if parts:
         starts = tuple(int(t[2]) for t in parts)
-        ranges = (
-            [EVERY for _ in parts]
-            if by_rows_only and layout.kind != "rows"
-            else key_ranges(parts, layout, base)
-        )
+        ranges = key_ranges(parts, layout, base) if ranges is None or layout.kind == "rows" else ranges
         last = max(hi for _, hi in ranges)
         if last < float("inf"):  # the latest window stays open: a later run (--state) may bring more rows
             held.append(int(last))
@@ -102,7 +116,7 @@ def plan_run(
         frozenset(held),
         frozenset(finished),
         starts,
-        tuple(ranges),
+        tuple(ranges or ()),
     )
 
 
@@ -166,7 +180,12 @@ def pair_with_engine(
         read = not (start is not None and _pair_inputs(start, src_a, src_b, skip_seen))
         plans = (
             plan_run(layout, start.a if start else None, run.parts),
-            plan_run(layout, start.b if start else None, run.parts, by_rows_only=True),
+            plan_run(
+                layout,
+                start.b if start else None,
+                run.parts,
+                other_ranges(run.parts, src_b.files, layout) if run.parts and layout.time else None,
+            ),
         )
         given = bound if bound is not None else start.bound if start is not None else None
         new = partial(_new_pair, layout, settings, plans, given)
