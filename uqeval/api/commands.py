@@ -398,9 +398,9 @@ def _monitor_path(
     for name in ("time", "weights"):
         if given[name] is not None and not isinstance(given[name], str):
             raise UsageError(f"{name}= names a column of the file; give its name")
-    more = {k: given[k] for k in ("by", "weights") if given[k] is not None}
-    if roles or more:
-        s = replace(s, columns={**s.columns, **roles, **more})
+    weights = {"weights": given["weights"]} if given["weights"] is not None else {}
+    if roles or given["by"] is not None or weights:  # ("by": None too, as the state's settings record it)
+        s = replace(s, columns={**s.columns, **roles, "by": given["by"], **weights})
     with reading_csv(s.sep, s.decimal):
         return monitor_file(data, s, time=given["time"], engine=engine, **kw)
 
