@@ -586,7 +586,6 @@ def monitor_rows(
     if start is not None:  # rows it has counted: refused, or left out with skip_seen
         times = time_ns(piece.extra[opts.time], str(opts.time), piece.file, 0) if opts.time else None
         fp = memory_fingerprint(piece.file, piece.batch.prediction, piece.rows, piece.batch.n_dropped, times)
-        if run.seen.check_prints([fp], opts.skip_seen):
-            return opts.finish(info, run, settings)
-    run.add(piece)
+    if start is None or not run.seen.check_prints([fp], opts.skip_seen):
+        run.add(piece)
     return opts.finish(info, run, settings)
