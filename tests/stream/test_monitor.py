@@ -266,9 +266,11 @@ def test_dask_in_process_cluster_equals_stream(tmp_path):
 
 @pytest.mark.parametrize("window", ["6h", 150])
 def test_dask_tasks_finish_the_windows_no_other_task_has(tmp_path, window):
-    from uqeval.commands.monitor.dask import key_ranges, partition_windows, shared_keys
-    from uqeval.commands.monitor.windows import Layout
-    from uqeval.engine.dask import partitions
+    from uqeval.commands.monitor.stream import plan_run
+    from uqeval.commands.monitor.windows import Layout, Windows
+    from uqeval.engine.dask import partitions, task_batches
+    from uqeval.engine.fold import Piece
+    from uqeval.engine.local import _prepare
 
     distributed = pytest.importorskip("distributed")
     table = _gaussian(n=1200, days=3)
@@ -287,17 +289,26 @@ def test_dask_tasks_finish_the_windows_no_other_task_has(tmp_path, window):
     for a, b in zip(dasked["windows"], streamed["windows"]):
         assert_same(a["metrics"], b["metrics"], {})
     assert_same(dasked["cumulative"]["metrics"], streamed["cumulative"]["metrics"], {})
-    # each task shares at most its edge windows with its neighbours; it finishes the others itself
+    # each task shares at most its edge windows with its neighbours: the merge of two tasks' states finishes
+    # every window of theirs that the third task cannot hold rows of (the states travel with a few windows)
     tasks = partitions(sorted(str(p) for p in d.iterdir()))
     layout = Layout(window, "t")
-    shared = shared_keys(key_ranges(tasks, layout, 0))
-    assert all(len(sh) <= 2 and all(a == b for a, b in sh) for sh in shared)
-    from uqeval.engine.local import _prepare
-
-    _, plan, _ = _prepare(d, Settings(), allow_by=True)
-    win = partition_windows(tasks[1], plan, Settings(), 100, list(plan.needed()), layout, 0, shared[1])
-    still_open = [k for k, w in win.windows.items() if w["state"] is not None]
-    assert 0 < len(still_open) <= 2 and len(win.windows) > len(still_open)
+    plan = plan_run(layout, None, tasks)
+    assert all(hi - lo <= 6 for lo, hi in plan.ranges)
+    _, col_plan, _ = _prepare(d, Settings(), allow_by=True)
+    states = []
+    for task in tasks[:2]:
+        win = Windows(layout, Settings(), plan)
+        for b, rows, offset, cols in task_batches(
+            task, col_plan, Settings(), 100, list(col_plan.needed()), ("t",)
+        ):
+            win.add(Piece(task[0], b, rows, offset, cols))
+        states.append(win)
+    merged = states[0].merge(states[1])
+    still_open = [k for k, w in merged.windows.items() if w["state"] is not None]
+    assert 0 < len(still_open) <= 2 and len(merged.windows) > len(still_open)
+    lo, hi = plan.ranges[2]
+    assert all(lo <= k <= hi or k in plan.held for k in still_open)
 
 
 def test_overconfidence_alarms_and_check_rules(tmp_path):
@@ -563,9 +574,24 @@ def test_weighted_windows_equal_score_with_weights_and_tests_stay_unweighted(tmp
         [t["e_values"][-1] for t in doc["tests"]], [t["e_value"] for t in plain["tests"]], rtol=1e-12
     )
     with pytest.raises(UsageError, match="weights"):
-        monitor_file(whole, weighted, window=800, state=b"x")
-    with pytest.raises(UsageError, match="weights"):
         monitor_file([whole, whole], weighted, window=800)
+    # --weights with --state (issue 37): the state file holds numbers only (the safe loader reads it), and a
+    # run resumed from it equals one run
+    pq.write_table(table.slice(0, 1200), tmp_path / "h1.parquet")
+    pq.write_table(table.slice(1200), tmp_path / "h2.parquet")
+    kw = {"window": 800, "engine": EngineOptions(chunk_rows=300), "detect": False}
+    _, saved = monitor_file(tmp_path / "h1.parquet", weighted, state_source="s", **kw)
+    resumed, _ = monitor_file(tmp_path / "h2.parquet", weighted, state=saved, state_source="s", **kw)
+    assert [w["n_rows"] for w in resumed["windows"]] == [w["n_rows"] for w in doc["windows"]]
+    for a, b in zip([*resumed["windows"], resumed["cumulative"]], [*doc["windows"], doc["cumulative"]]):
+        got, want = dict(flatten(a["metrics"])), dict(flatten(b["metrics"]))
+        assert got and set(got) == set(want)
+        for path, value in got.items():
+            np.testing.assert_allclose(value, want[path], rtol=1e-12, atol=1e-14, err_msg=path)
+    assert resumed["weights"] == doc["weights"]
+    np.testing.assert_allclose(
+        [t["e_values"] for t in resumed["tests"]], [t["e_values"] for t in doc["tests"]], rtol=1e-12
+    )
 
 
 def test_a_state_saved_from_standard_input_reads_back(tmp_path):

@@ -21,6 +21,8 @@ from .inputs import _PLOT_ROLES, _canonical_columns, _file_roles, _is_table, _lo
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
+    from ..engine.options import EngineOptions
+
     #: what ``ucc`` and ``compare`` take as models
     Models = Prediction | Mapping[str, Prediction] | Sequence[Prediction]
 
@@ -294,6 +296,7 @@ def monitor(
     alpha: float = 0.05,
     origin: str | None = None,
     by: str | None = None,
+    weights: ArrayLike | str | None = None,
     state: str | Path | None = None,
     engine: str = "stream",
     chunk_rows: int | None = None,
@@ -321,6 +324,9 @@ def monitor(
         began; False: anytime-valid tests of "calibrated all along" (``uqeval monitor --test``).
     arl : with ``detect``, the average run length to a false alarm of all the detectors together, in windows.
     by : with a file, also every window's metrics per value of this column (``groups`` of each window).
+    weights : per-row weights (N,), or the name of a column of ``data`` (a file or a table): the window and
+        cumulative metrics are weighted as ``score`` weighs them; the tests count every row of positive weight
+        once.
     state : a state file: read first if it exists (yesterday's windows), then written with the new state,
         so that the next call needs only the new rows. Rows the state already counted (at or before the
         latest time it counted, ties included) and files it already read (same size and content) raise an
@@ -344,95 +350,95 @@ def monitor(
     >>> [w["n_rows"] for w in doc["windows"]], [t["name"] for t in doc["tests"]], doc["tests"][0]["alarm"]
     ([200, 200, 200], ['coverage@0.95', 'pit_uniform', 'pit_mean'], False)
     """
-    from ..commands.monitor.core import build_document, monitor_file
-    from ..commands.monitor.windows import (
-        Layout,
-        Windows,
-        dump_state,
-        load_state,
-        memory_fingerprint,
-        seen_notes,
-        time_ns,
-    )
+    from ..commands.monitor.windows import read_state
+    from ..engine.options import EngineOptions
     from ..io.writers import atomic_write_bytes
     from ..vocabulary import window_span
 
-    window = window_span(window)  # pandas' spellings too: "D", "30T"
-    saved = None
-    if state is not None and Path(state).exists():
-        saved = Path(state).read_bytes()
+    kw: dict[str, Any] = {
+        "window": window_span(window),  # pandas' spellings too: "D", "30T"
+        "origin": origin,
+        "alpha": alpha,
+        "state": read_state(state),
+        "state_source": None if state is None else str(state),
+        "adversarial_windows": adversarial_windows,
+        "skip_seen": skip_seen,
+        "detect": detect,
+        "arl": arl,
+    }
+    roles = {"time": time, "by": by, "weights": weights}
     if isinstance(data, (str, Path)):
-        roles = _file_roles(columns)
-        s = make_settings(None, **columns) if settings is None else replace(settings, **columns)
-        if roles or by is not None:
-            s = replace(s, columns={**s.columns, **roles, "by": by})
-        if time is not None and not isinstance(time, str):
-            raise UsageError("time= names a column of the file; give its name")
-        if state is not None and s.columns.get("weights"):
-            from ..weights import refuse_weights
-
-            raise refuse_weights(
-                "uqeval.monitor with state=", "a weighted monitor reads all its rows in one call"
-            )
-        from ..engine.options import EngineOptions
-        from ..io.dialect import reading_csv
-
-        with reading_csv(s.sep, s.decimal):
-            doc, new = monitor_file(
-                data,
-                s,
-                window=window,
-                time=time,
-                origin=origin,
-                alpha=alpha,
-                engine=EngineOptions(engine, chunk_rows, quiet=True),
-                state=saved,
-                state_source=None if state is None else str(state),
-                adversarial_windows=adversarial_windows,
-                skip_seen=skip_seen,
-                detect=detect,
-                arl=arl,
-            )
-    else:
-        if by is not None:
-            raise UsageError(
-                "by= applies to a file (monitor reads its --by column with the rows); write the table first"
-            )
-        if skip_seen and state is None:
-            raise UsageError("skip_seen= leaves out the rows a state counted: give state= as well")
-        loaded, s, arrow = _load_table(data, columns, settings)
-        tname = time if isinstance(time, str) else None if time is None else "time"  # as a file's column
-        layout = Layout(window, tname, origin, adversarial_windows)
-        run = load_state(saved, layout, s, str(state)) if saved is not None else Windows(layout, s)
-        assert isinstance(run, Windows)
-        n_raw = int(loaded.info["n_rows"])
-        extra: dict[str, Any] = {}
-        if tname is not None:
-            if isinstance(time, str) and arrow is None:
-                raise UsageError("time= names a column, but data is not a table: pass the times as an array")
-            extra[tname] = arrow.column(time) if isinstance(time, str) else np.asarray(time)
-            if len(extra[tname]) != n_raw:
-                raise UsageError(f"time= has {len(extra[tname])} values for {n_raw} rows")
-        from ..io.load import Batch
-
-        pred = loaded.prediction
-        batch = Batch(
-            pred, int(loaded.info["n_dropped"]), 0, loaded.info.get("columns") or {}, weights=loaded.weights
+        doc, new = _monitor_path(
+            data, roles, settings, columns, kw, EngineOptions(engine, chunk_rows, quiet=True)
         )
-        where = str(loaded.info["path"])
-        if state is not None:  # no file: the table is known by the fingerprint of its arrays
-            times = time_ns(extra[tname], tname, where, 0) if tname is not None else None
-            fp = memory_fingerprint(where, pred, n_raw, int(loaded.info["n_dropped"]), times)
-            seen = run.seen.check_prints([fp], skip_seen)
-        if state is None or not seen:
-            run.add(batch, n_raw, 0, extra, where)
-        skipped = seen_notes(run, skip_seen, where)
-        info = {"path": loaded.info["path"], "format": loaded.info["format"], "engine": "memory"}
-        doc, new = build_document(info, run, s, alpha, detect, arl), dump_state(run)
-        if skipped:
-            doc["notes"] = [*doc.get("notes", []), *skipped]
+    else:
+        doc, new = _monitor_table(data, roles, settings, columns, kw)
     if state is not None:
         atomic_write_bytes(state, new)
     from ..commands.verdict import with_verdict
 
     return with_verdict(doc)  # the alarm sentence (issue 39)
+
+
+def _monitor_path(
+    data: str | Path,
+    given: dict[str, Any],
+    settings: Settings | None,
+    columns: dict[str, Any],
+    kw: dict[str, Any],
+    engine: EngineOptions,
+) -> tuple[dict[str, Any], bytes]:
+    """:func:`monitor` of a file read on ``engine`` (stream or dask); ``given``: its ``time``, ``by`` and
+    ``weights`` (column names)."""
+    from ..commands.monitor.core import monitor_file
+    from ..io.dialect import reading_csv
+
+    roles = _file_roles(columns)
+    s = make_settings(None, **columns) if settings is None else replace(settings, **columns)
+    for name in ("time", "weights"):
+        if given[name] is not None and not isinstance(given[name], str):
+            raise UsageError(f"{name}= names a column of the file; give its name")
+    weights = {"weights": given["weights"]} if given["weights"] is not None else {}
+    if roles or given["by"] is not None or weights:  # ("by": None too, as the state's settings record it)
+        s = replace(s, columns={**s.columns, **roles, "by": given["by"], **weights})
+    with reading_csv(s.sep, s.decimal):
+        return monitor_file(data, s, time=given["time"], engine=engine, **kw)
+
+
+def _monitor_table(
+    data: Any, given: dict[str, Any], settings: Settings | None, columns: dict[str, Any], kw: dict[str, Any]
+) -> tuple[dict[str, Any], bytes]:
+    """:func:`monitor` of arrays or a table: its rows folded as one batch (the fold's one-batch case);
+    ``given``: its ``time``, ``by`` and ``weights`` (arrays, or column names of a table)."""
+    from ..commands.monitor.core import monitor_rows
+    from ..engine.fold import Piece
+    from ..io.load import Batch
+    from .inputs import _attach_weights
+
+    time = given["time"]
+    if given["by"] is not None:
+        raise UsageError(
+            "by= applies to a file (monitor reads its --by column with the rows); write the table first"
+        )
+    if kw["skip_seen"] and kw["state_source"] is None:
+        raise UsageError("skip_seen= leaves out the rows a state counted: give state= as well")
+    loaded, s, arrow = _load_table(data, columns, settings)
+    weights = s.columns.get("weights") if given["weights"] is None else given["weights"]  # or a config's
+    if weights is not None:
+        _attach_weights(loaded, weights, arrow)
+        if isinstance(weights, str):  # named in the document, as a file's column
+            s = replace(s, columns={**s.columns, "weights": weights})
+    tname = time if isinstance(time, str) else None if time is None else "time"  # as a file's column
+    n_raw = int(loaded.info["n_rows"])
+    extra: dict[str, Any] = {}
+    if tname is not None:
+        if isinstance(time, str) and arrow is None:
+            raise UsageError("time= names a column, but data is not a table: pass the times as an array")
+        extra[tname] = arrow.column(time) if isinstance(time, str) else np.asarray(time)
+        if len(extra[tname]) != n_raw:
+            raise UsageError(f"time= has {len(extra[tname])} values for {n_raw} rows")
+    n_dropped = int(loaded.info["n_dropped"])
+    batch = Batch(loaded.prediction, n_dropped, 0, loaded.info.get("columns") or {}, weights=loaded.weights)
+    where = str(loaded.info["path"])
+    info = {"path": loaded.info["path"], "format": loaded.info["format"], "engine": "memory"}
+    return monitor_rows(Piece(where, batch, n_raw, 0, extra), info, s, time=tname, **kw)

@@ -209,20 +209,9 @@ def monitor(
     for out in (output, plot):
         if out is not None:
             check_output_path(out, files)
-    saved = None
-    if state is not None and settings.columns.get("weights"):
-        from ..weights import refuse_weights
-
-        raise refuse_weights("monitor --state", "a weighted monitor reads all its rows in one run")
     if state is not None:
         check_output_path(state, files)
-        if state.exists():
-            try:
-                saved = state.read_bytes()
-            except OSError as exc:
-                from ..errors import InputError
-
-                raise InputError(f"cannot read --state {state}: {exc}") from None
+    from ..commands.monitor.windows import read_state
     from ..vocabulary import window_span
 
     specs = [as_spec(f) for f in files]
@@ -235,7 +224,7 @@ def monitor(
             origin=origin,
             alpha=alpha,
             engine=engine,
-            state=saved,
+            state=read_state(state),
             state_source=None if state is None else str(state),
             progress=progress,
             bound=bound,
@@ -248,16 +237,12 @@ def monitor(
         from ..commands.verdict import with_verdict
 
         doc = with_verdict(doc)
-    figure = None
     if plot is not None:
+        from ..plots.common import write_figure
         from ..plots.monitor import plot_monitor
 
-        figure = plot_monitor(doc)
-    if figure is not None:
-        from ..plots.common import write_figure
-
-        assert plot is not None
-        write_figure(plot, figure)
+        if (figure := plot_monitor(doc)) is not None:
+            write_figure(plot, figure)
     if output is not None:
         write_json(output, doc)
     if state is not None:  # last: the outputs are committed in this order, the state only after them

@@ -26,12 +26,14 @@ from .options import EngineOptions
 
 class Rowset(NamedTuple):
     """The same global rows of every input: their ``files``, one loader ``batches`` entry per input, the
-    ``rows`` read and the global row number ``offset`` of the first."""
+    ``rows`` read, the global row number ``offset`` of the first and, per input, the ``extra`` columns asked
+    for (name -> Arrow array of the rows read, as :class:`~uqeval.engine.fold.Piece` carries them)."""
 
     files: list[str]
     batches: list
     rows: int
     offset: int
+    extra: list[dict[str, Any]] = []
 
 
 def check_same_rows(files: Sequence[str], preds: Sequence) -> None:
@@ -92,27 +94,32 @@ def aligned(
 
 @dataclass
 class ModelSource:
-    """One model's input: its source, column plan and the numeric columns of CSV blocks."""
+    """One model's input: its source, column plan, the numeric columns of CSV blocks and the ``extra``
+    columns read besides the plan's."""
 
     spec: str
     src: Any
     plan: Any
     numeric: frozenset
+    extra: tuple[str, ...] = ()
 
     @property
     def needed(self) -> list[str]:
-        return list(dict.fromkeys(self.plan.needed()))
+        return list(dict.fromkeys([*self.plan.needed(), *self.extra]))
 
 
-def open_models(specs: Sequence[str], settings: Settings) -> list[ModelSource]:
+def open_models(specs: Sequence[str], settings: Settings, extra: tuple[str, ...] = ()) -> list[ModelSource]:
     """The model sources; ``--weights`` is read from the first file (the weights belong to the rows: the
-    other files need not hold the column, as in memory)."""
-    from .local import _prepare
+    other files need not hold the column, as in memory); ``extra``: columns every file must hold, carried
+    with the rows (:attr:`Rowset.extra`)."""
+    from .local import _prepare, check_columns
 
-    return [
-        ModelSource(str(s), *_prepare(s, _file_settings(settings, i), weights_ok=i == 0))
-        for i, s in enumerate(specs)
-    ]
+    models = []
+    for i, s in enumerate(specs):
+        src, plan, numeric = _prepare(s, _file_settings(settings, i), weights_ok=i == 0)
+        check_columns(src, extra)
+        models.append(ModelSource(str(s), src, plan, numeric, extra))
+    return models
 
 
 def _file_settings(settings: Settings, index: int) -> Settings:
@@ -161,7 +168,12 @@ def stream_batches(models: Sequence[ModelSource], settings: Settings, chunk_rows
 
     gens = [iter_batches(m.src, m.needed, chunk_rows, m.numeric) for m in models]
     for offset, files, cols, k in aligned(gens, [m.spec for m in models]):
-        yield Rowset(files, build(models, files, cols, k, offset, settings), k, offset)
+        yield Rowset(files, build(models, files, cols, k, offset, settings), k, offset, extras(models, cols))
+
+
+def extras(models: Sequence[ModelSource], cols: Sequence[dict]) -> list[dict[str, Any]]:
+    """Each input's ``extra`` columns of an aligned batch."""
+    return [{e: c[e] for e in m.extra} for m, c in zip(models, cols)]
 
 
 def row_groups(files: Sequence[str]) -> list[tuple[str, int, int, int]]:
@@ -178,10 +190,13 @@ def row_groups(files: Sequence[str]) -> list[tuple[str, int, int, int]]:
     return out
 
 
-def row_range_tasks(models: Sequence[ModelSource]) -> tuple[list[list], list[tuple[int, int]]]:
-    """``(row groups of each model, tasks)`` for a Dask run over several aligned Parquet inputs: tasks are
-    ``(global first row, rows)`` ranges cut by the first model's row groups. Inputs that are not Parquet or
-    hold different numbers of rows are one-line errors."""
+def row_range_tasks(
+    models: Sequence[ModelSource],
+) -> tuple[list[list], list[tuple[str, list[int], int, int]]]:
+    """``(row groups of each model, tasks)`` for a Dask run over several aligned Parquet inputs: the tasks
+    are the first model's partitions ``(file, row groups, global first row, rows)``, each the range of
+    global rows its row groups hold. Inputs that are not Parquet or hold different numbers of rows are
+    one-line errors."""
     from .dask import partitions
 
     for m in models:
@@ -199,7 +214,7 @@ def row_range_tasks(models: Sequence[ModelSource]) -> tuple[list[list], list[tup
                 f"{short} ends at global row {min(t, totals[0])} ({min(t, totals[0])} rows) but {long_} "
                 f"has {max(t, totals[0])} rows; the files must hold the same targets in the same order"
             )
-    return groups, [(t[2], t[3]) for t in partitions(models[0].src.files)]
+    return groups, partitions(models[0].src.files)
 
 
 def range_batches(
@@ -239,7 +254,7 @@ def _range_task(
     gens = [range_batches(g, offset, offset + rows, m.needed, chunk_rows) for m, g in zip(models, groups)]
     state = new() if first_kept is None else new(first_kept)
     for at, files, cols, k in aligned(gens, [m.spec for m in models], offset):
-        state.add(Rowset(files, build(models, files, cols, k, at, settings), k, at))
+        state.add(Rowset(files, build(models, files, cols, k, at, settings), k, at, extras(models, cols)))
     return state
 
 
@@ -272,13 +287,16 @@ class Aligned:
     """Several inputs open side by side on the stream or Dask engine (:func:`over_aligned`).
 
     ``models``: one :class:`ModelSource` per input; ``engine``: ``"stream"`` or ``"dask"``; ``info``: the
-    ``input`` entries of the run (rows per batch; on Dask the partitions and the cluster)."""
+    ``input`` entries of the run (rows per batch; on Dask the partitions and the cluster); ``parts``: as
+    :attr:`uqeval.engine.fold.Rows.parts` (on Dask the tasks, the first input's partitions, whose global rows
+    every input's state of that task reads; None on the stream engine)."""
 
     models: list[ModelSource]
     engine: str
     info: dict[str, Any]
     _head: _Replay
     _fold: Callable[[Callable[..., Any], bool], Any] = field(repr=False)
+    parts: list[tuple[str, list[int], int, int]] | None = None
 
     def head(self) -> Iterator[Rowset]:
         """The first rows, read on this process for the command to plan on (the stream fold starts again
@@ -301,15 +319,17 @@ def over_aligned(
     engine: EngineOptions,
     progress: Callable[[int], None] | None = None,
     models: list[ModelSource] | None = None,
+    extra: tuple[str, ...] = (),
 ) -> Iterator[Aligned]:
     """The inputs ``specs`` as :class:`Aligned` on ``engine`` (``stream`` or ``dask``; ``chunk_rows``
     defaults to the smallest :func:`~uqeval.engine.local.auto_chunk_rows`), open while the context lasts (on
     Dask: the client). ``progress(rows)``: the rows of the first input folded so far. ``models``: the inputs
-    as opened already (:func:`open_models`: ``--weights`` is a column of the first input only)."""
+    as opened already (:func:`open_models`: ``--weights`` is a column of the first input only); ``extra``:
+    columns of every input each :class:`Rowset` carries (with ``models``, give them to :func:`open_models`)."""
     paths = [str(s) for s in specs]
     engine = engine.sized(paths, [_file_settings(settings, i) for i in range(len(paths))])
     chunk_rows = cast("int", engine.chunk_rows)
-    models = models if models is not None else open_models(paths, settings)
+    models = models if models is not None else open_models(paths, settings, extra)
     if engine.engine != "dask":
         head = _Replay(stream_batches(models, settings, chunk_rows))
 
@@ -328,6 +348,7 @@ def over_aligned(
     from .fold import _CLIENT
 
     groups, tasks = row_range_tasks(models)
+    ranges = [(t[2], t[3]) for t in tasks]
     head = _Replay(stream_batches(models, settings, chunk_rows))
     held = _CLIENT.get()
     with nullcontext(held) if held is not None else dask_client(engine) as (client, distributed):
@@ -338,19 +359,19 @@ def over_aligned(
 
             def submit(i: int, first_kept: int | None):
                 return client.submit(
-                    _range_task, tasks[i], first_kept, models, groups, settings, chunk_rows, new, pure=False
+                    _range_task, ranges[i], first_kept, models, groups, settings, chunk_rows, new, pure=False
                 )
 
             # first guess: no row is dropped, so a task's first kept row is its first row
-            futures = [submit(i, t[0] if keyed else None) for i, t in enumerate(tasks)]
-            wait(distributed, futures, [t[1] for t in tasks], progress)
+            futures = [submit(i, t[0] if keyed else None) for i, t in enumerate(ranges)]
+            wait(distributed, futures, [t[1] for t in ranges], progress)
             if keyed:
                 kept = 0
                 counts = client.gather([client.submit(_kept, f, pure=False) for f in futures])
-                for i, ((first, _), n) in enumerate(zip(tasks, counts)):  # dropped rows: shift later keys
+                for i, ((first, _), n) in enumerate(zip(ranges, counts)):  # dropped rows: shift later keys
                     if first != kept:
                         futures[i] = submit(i, kept)
                     kept += n
             return tree_reduce(client, futures, _merge)  # pairs in row order
 
-        yield Aligned(models, "dask", cluster_info(engine, len(tasks)), head, fold_dask)
+        yield Aligned(models, "dask", cluster_info(engine, len(tasks)), head, fold_dask, tasks)

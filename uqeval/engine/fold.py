@@ -14,7 +14,7 @@ the same on every engine and nothing here knows a metric or a command.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -54,12 +54,15 @@ class Rows:
 
     ``src``: the opened source (its spec, format, files and notes); ``engine``: ``"stream"`` or ``"dask"``;
     ``info``: the entries the document's ``input`` block records of the run (rows per batch; on Dask the
-    partitions and the cluster)."""
+    partitions and the cluster); ``parts``: on Dask the tasks, ``(file, row groups, global first row,
+    rows)`` in row order, one state each (a fold whose states finish parts of their work early, such as a
+    monitor's windows, plans on them); None on the stream engine (one state reads every row)."""
 
     src: Any
     engine: str
     info: dict[str, Any]
     _fold: Callable[[Callable[[], Any], bool], Any] = field(repr=False)
+    parts: list[tuple[str, list[int], int, int]] | None = None
 
     def fold(self, new: Callable[[], S], report: bool = True) -> S:
         """The merged state of every row: ``new()`` per batch run (stream) or per task (Dask), each piece
@@ -113,25 +116,31 @@ def over_rows(
     extra: tuple[str, ...] = (),
     allow_by: bool = False,
     weights_ok: bool = False,
+    skip: Callable[[Any], Collection[str]] | None = None,
 ) -> Iterator[Rows]:
     """The :class:`Rows` of ``spec`` on ``engine`` (``stream`` or ``dask``, chosen by
     :meth:`~uqeval.engine.options.EngineOptions.choose`; ``chunk_rows`` defaults to
     :func:`~uqeval.engine.local.auto_chunk_rows`), open for folds while the context lasts (on Dask: the
     client). ``extra``: further columns each piece carries; ``allow_by``: the ``by`` role is read (into the
-    batches' groups); ``weights_ok``: the fold uses the weights (else a weights column is refused)."""
+    batches' groups); ``weights_ok``: the fold uses the weights (else a weights column is refused);
+    ``skip(source)``: the files of the opened source to leave out, asked once before any row is read (their
+    rows are not numbered: the rows of the files read are numbered from 0)."""
     engine = engine.sized([spec], settings)
     chunk_rows = cast("int", engine.chunk_rows)
     if engine.engine != "dask":
         from .local import iter_batches_of
 
-        src, first = iter_batches_of(spec, settings, chunk_rows, extra, allow_by, weights_ok)
+        left: set[str] = set()  # read lazily: filled before the first batch
+        src, first = iter_batches_of(spec, settings, chunk_rows, extra, allow_by, weights_ok, left)
+        if skip is not None:
+            left |= {str(f) for f in skip(src)}
         pending = [first]
 
         def fold_stream(new, report):
             batches = (
                 pending.pop()
                 if pending
-                else iter_batches_of(spec, settings, chunk_rows, extra, allow_by, weights_ok)[1]
+                else iter_batches_of(spec, settings, chunk_rows, extra, allow_by, weights_ok, left)[1]
             )
             state, done = new(), 0
             for piece in batches:
@@ -143,9 +152,11 @@ def over_rows(
 
         yield Rows(src, "stream", {"chunk_rows": int(chunk_rows)}, fold_stream)
         return
-    from .dask import cluster_info, dask_client, parquet_tasks, tree_reduce, wait
+    from .dask import cluster_info, dask_client, parquet_tasks, partitions, tree_reduce, wait
 
     src, plan, tasks, columns = parquet_tasks(spec, settings, allow_by, weights_ok, extra)
+    if skip is not None and (gone := {str(f) for f in skip(src)}):
+        tasks = partitions([f for f in src.files if str(f) not in gone])
     held = _CLIENT.get()
     with nullcontext(held) if held is not None else dask_client(engine) as (client, distributed):
 
@@ -159,4 +170,4 @@ def over_rows(
             wait(distributed, futures, [t[3] for t in tasks], progress if report else None)
             return tree_reduce(client, futures, _merge)  # pairs in file order
 
-        yield Rows(src, "dask", cluster_info(engine, len(tasks)), fold_dask)
+        yield Rows(src, "dask", cluster_info(engine, len(tasks)), fold_dask, tasks)

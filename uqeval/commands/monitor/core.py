@@ -19,6 +19,8 @@ Both assume rows independent given the past (the windows' order is the time orde
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -63,73 +65,65 @@ def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[st
     present = [s for s in sums if s is not None]
     if not present:
         return tests
+
+    def per_window(key: str, width: int) -> np.ndarray:
+        """A sum per window (windows x width); a window without it (no row, or a state saved before the sum
+        existed) adds nothing."""
+        zero = np.zeros(width)
+        return np.array([s.get(key, zero) if s else zero for s in sums], dtype=np.float64)
+
     n_w = np.array([s["n"] if s else 0 for s in sums], dtype=np.float64)
     n = np.cumsum(n_w)
     levels = win.levels or []
-    if levels:
-        miss_w = np.array([s["miss"] if s else np.zeros(len(levels)) for s in sums], dtype=np.float64)
-        miss = np.cumsum(miss_w, axis=0)
-        for j, lv in enumerate(levels):
-            under, over = coverage_log_e(n, miss[:, j], 1.0 - lv)
-            tests.append(
-                {
-                    "name": f"{prefix}coverage@{level_key(lv)}",
-                    "null": f"the {level_key(lv)} intervals miss at rate {level_key(1 - lv)} (two-sided)",
-                    "log_path": np.logaddexp(under, over) - np.log(2.0),
-                    "factors": coverage_log_factors(n_w, miss_w[:, j], 1.0 - lv),
-                    "metric": ("coverage", n_w, n_w - miss_w[:, j], lv),
-                    "extra": {
-                        "e_under": capped_exp(under),
-                        "e_over": capped_exp(over),
-                        "miss_rate": miss[:, j] / np.maximum(n, 1),
-                    },
-                }
-            )
-    if "pit" in present[0]:
-        pit_w = np.array([s["pit"] if s else np.zeros(3) for s in sums], dtype=np.float64)
-        factors = pit_log_factors(pit_w)
+    miss_w = per_window("miss", len(levels))
+    miss = np.cumsum(miss_w, axis=0)
+    for j, lv in enumerate(levels):
+        under, over = coverage_log_e(n, miss[:, j], 1.0 - lv)
         tests.append(
-            {
-                "name": f"{prefix}pit_uniform",
-                "null": "the PIT is uniform on (0, 1)",
-                "log_path": pit_log_e(np.cumsum(pit_w, axis=0)),
-                "factors": factors,
-                "metric": None,
-                "extra": {},
-            }
+            _spec(
+                f"{prefix}coverage@{level_key(lv)}",
+                f"the {level_key(lv)} intervals miss at rate {level_key(1 - lv)} (two-sided)",
+                np.logaddexp(under, over) - np.log(2.0),
+                coverage_log_factors(n_w, miss_w[:, j], 1.0 - lv),
+                ("coverage", n_w, n_w - miss_w[:, j], lv),
+                e_under=capped_exp(under),
+                e_over=capped_exp(over),
+                miss_rate=miss[:, j] / np.maximum(n, 1),
+            )
+        )
+    if "pit" in present[0]:
+        pit_w = per_window("pit", 3)
+        null = "the PIT is uniform on (0, 1)"
+        tests.append(
+            _spec(f"{prefix}pit_uniform", null, pit_log_e(np.cumsum(pit_w, axis=0)), pit_log_factors(pit_w))
         )
     elif any("pit_bins" in s for s in present):  # a PIT known up to a bin: its bets' log factors, per window
-        # (a window of a state saved before these sums existed has none: it adds nothing)
-        factors = np.array(
-            [s.get("pit_bins", np.zeros(PIT_BETS)) if s else np.zeros(PIT_BETS) for s in sums],
-            dtype=np.float64,
-        )
-        tests.append(
-            {
-                "name": f"{prefix}pit_uniform",
-                "null": "the randomised PIT is uniform on (0, 1)",
-                "log_path": process_log_path(factors),
-                "factors": factors,
-                "metric": None,
-                "extra": {},
-            }
-        )
+        factors = per_window("pit_bins", PIT_BETS)
+        null = "the randomised PIT is uniform on (0, 1)"
+        tests.append(_spec(f"{prefix}pit_uniform", null, process_log_path(factors), factors))
     if any("pit_mean" in s for s in present):
-        mean_w = np.array(
-            [s.get("pit_mean", np.zeros(3)) if s else np.zeros(3) for s in sums], dtype=np.float64
-        )
+        mean_w = per_window("pit_mean", 3)
         factors = mean_log_factors(mean_w, 0.5)
-        tests.append(
-            {
-                "name": f"{prefix}pit_mean",
-                "null": "the mean PIT is 1/2 (no bias; two-sided)",
-                "log_path": process_log_path(factors),
-                "factors": factors,
-                "metric": ("mean PIT", mean_w[:, 0], mean_w[:, 1] + 0.5 * mean_w[:, 0], 0.5),
-                "extra": {},
-            }
-        )
+        metric = ("mean PIT", mean_w[:, 0], mean_w[:, 1] + 0.5 * mean_w[:, 0], 0.5)
+        null = "the mean PIT is 1/2 (no bias; two-sided)"
+        tests.append(_spec(f"{prefix}pit_mean", null, process_log_path(factors), factors, metric))
     return tests
+
+
+def _spec(
+    name: str, null: str, log_path: np.ndarray, factors: np.ndarray, metric: Any = None, **extra: Any
+) -> dict[str, Any]:
+    """A test before its alarms: its name, null, e-process (``log_path``), per-window log factors of its bets,
+    the metric behind it (``(name, rows per window, numerator sums per window, target)``) and ``extra`` paths
+    per window for the document."""
+    return {
+        "name": name,
+        "null": null,
+        "log_path": log_path,
+        "factors": factors,
+        "metric": metric,
+        "extra": extra,
+    }
 
 
 def _looks(values: np.ndarray) -> list[float | None]:
@@ -195,19 +189,17 @@ def _difference_spec(pair: Any, keys: list, threshold: float) -> dict[str, Any]:
     per = np.array([pair.diffs.get(k, np.zeros(4)) for k in keys], dtype=np.float64)
     sums = np.cumsum(per, axis=0)
     cs = mean_cs(sums[:, :3], float(pair.bound or 0), threshold)
-    return {
-        "name": f"mean_difference:{pair.score}",
-        "null": f"A and B have the same mean {pair.score} (difference A - B = 0), rows |A - B| <= {pair.bound:g}",
-        "log_path": cs["log_e"],
-        "factors": mean_log_factors(per[:, :3], float(pair.bound or 0)),
-        "metric": ("mean difference", per[:, 0], per[:, 1], 0.0),
-        "extra": {
-            "mean_difference": sums[:, 1] / np.maximum(sums[:, 0], 1),
-            "lower": cs["lower"],
-            "upper": cs["upper"],
-            "n_clipped": sums[:, 3],
-        },
-    }
+    return _spec(
+        f"mean_difference:{pair.score}",
+        f"A and B have the same mean {pair.score} (difference A - B = 0), rows |A - B| <= {pair.bound:g}",
+        cs["log_e"],
+        mean_log_factors(per[:, :3], float(pair.bound or 0)),
+        ("mean difference", per[:, 0], per[:, 1], 0.0),
+        mean_difference=sums[:, 1] / np.maximum(sums[:, 0], 1),
+        lower=cs["lower"],
+        upper=cs["upper"],
+        n_clipped=sums[:, 3],
+    )
 
 
 def _episodes(above: np.ndarray) -> list[tuple[int, int]]:
@@ -361,9 +353,6 @@ def build_document(
     from ...io.writers import jsonable
     from .windows import WINDOW_OPT_IN, Pair
 
-    if not 0 < alpha < 1:
-        raise UsageError(f"{option('alpha', alpha)} must be in (0, 1)")
-    check_arl(arl)
     pair = run if isinstance(run, Pair) else None
     win: Windows = pair.a if pair is not None else run
     keys = sorted(set(win.windows) | (set(pair.b.windows) if pair else set()))
@@ -476,90 +465,127 @@ def as_summary(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class Options:
+    """The options of one monitor run, checked on construction.
+
+    ``window``, ``time`` and ``origin``: the windows (:class:`~uqeval.commands.monitor.windows.Layout`);
+    ``adversarial_windows``: also finish the adversarial group calibration of every window
+    (:data:`~uqeval.commands.monitor.windows.WINDOW_OPT_IN`). ``detect`` (default): every test is an e-detector
+    (:func:`~uqeval.metrics.sequential.detector_log_path`) whose alarms together come on average no sooner than
+    ``arl`` windows on calibrated rows, and which reports where the change began; else the anytime-valid tests
+    of "calibrated for ever" at family-wise level ``alpha``. ``bound``: of the score difference of
+    ``monitor A B``. A state is kept when ``state`` (its bytes,
+    :func:`~uqeval.commands.monitor.windows.dump_state`) or ``state_source`` (the state file's name; a first
+    run has no bytes yet) is given: rows it counted (at or before its mark) and input files it read are
+    refused, or left out with ``skip_seen`` and counted in a note (:class:`~uqeval.commands.monitor.windows.Seen`).
+    The tests are functions of the per-window sums the state keeps, so a resumed run equals one run."""
+
+    window: str | int
+    time: str | None = None
+    origin: str | None = None
+    alpha: float = 0.05
+    detect: bool = True
+    arl: float = DEFAULT_ARL
+    bound: float | None = None
+    state: bytes | None = None
+    state_source: str | None = None
+    skip_seen: bool = False
+    adversarial_windows: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 < self.alpha < 1:
+            raise UsageError(f"{option('alpha', self.alpha)} must be in (0, 1)")
+        check_arl(self.arl)
+        if self.skip_seen and self.state is None and self.state_source is None:
+            raise UsageError(
+                f"{option('skip_seen')} leaves out the rows a state counted: give {option('state', 'FILE')} as well"
+            )
+
+    def start(self, settings: Settings, two: bool) -> tuple[Any, Any]:
+        """``(Layout, the state to add to)``: the saved state read, or an empty one when a state is kept (a
+        first run, which records what it reads), else None."""
+        from .windows import Layout, Pair, load_state
+
+        if two and settings.columns.get("weights"):
+            from ...weights import refuse_weights
+
+            raise refuse_weights("monitor A B", f"monitor each model alone with {option('weights')}")
+        layout = Layout(self.window, self.time, self.origin, self.adversarial_windows)
+        if self.state is not None:
+            return layout, load_state(
+                self.state, layout, settings, self.state_source or "the state", pair=two
+            )
+        if self.state_source is None:
+            return layout, None
+        fresh = Windows(layout, settings)
+        return layout, Pair(fresh, Windows(layout, settings), self.bound) if two else fresh
+
+    def finish(self, info: dict[str, Any], run: Any, settings: Settings) -> tuple[dict[str, Any], bytes]:
+        """``(document, state bytes)`` of a folded run (what ``skip_seen`` left out in its notes)."""
+        from .windows import dump_state, seen_notes
+
+        skipped = seen_notes(run, self.skip_seen, str(info["path"]))
+        doc = build_document(info, run, settings, self.alpha, self.detect, self.arl)
+        if skipped:
+            doc["notes"] = [*doc.get("notes", []), *skipped]
+        return doc, dump_state(run)
+
+
 def monitor_file(
     spec: Any,
     settings: Settings,
     *,
-    window: str | int,
-    time: str | None = None,
-    origin: str | None = None,
-    alpha: float = 0.05,
     engine: EngineOptions | None = None,
-    state: bytes | None = None,
-    state_source: str | None = None,
-    progress=None,
-    bound: float | None = None,
-    adversarial_windows: bool = False,
-    skip_seen: bool = False,
-    detect: bool = True,
-    arl: float = DEFAULT_ARL,
+    progress: Callable[[int], None] | None = None,
+    **options: Any,
 ) -> tuple[dict[str, Any], bytes]:
-    """``(document, state bytes)`` of the rows of ``spec`` (a list of two: model A and model B), added to a
-    saved ``state`` (:func:`~uqeval.commands.monitor.windows.dump_state`), read on ``engine`` (stream or dask;
-    default: stream). ``adversarial_windows``: also finish the adversarial group calibration of every window
-    (:data:`~uqeval.commands.monitor.windows.WINDOW_OPT_IN`).
-
-    A state is kept when ``state`` or ``state_source`` (the state file's name; a first run has no bytes yet)
-    is given: rows it counted (at or before its mark) and input files it read are refused, or left out with
-    ``skip_seen`` and counted in a note (:class:`~uqeval.commands.monitor.windows.Seen`).
-
-    ``detect`` (default): every test is an e-detector (:func:`~uqeval.metrics.sequential.detector_log_path`)
-    whose alarms together come on average no sooner than ``arl`` windows on calibrated rows, and which reports
-    where the change began; else the anytime-valid tests of "calibrated for ever" at family-wise level
-    ``alpha``. Both are functions of the per-window sums the state keeps, so a resumed run equals one run."""
+    """``(document, state bytes)`` of the rows of ``spec`` (a list of two: model A and model B) with the
+    :class:`Options` ``options``, added to their saved ``state``, read on ``engine`` (stream or dask; default:
+    stream) as one fold (:mod:`uqeval.commands.monitor.stream`)."""
     from ...engine.options import EngineOptions
-    from .windows import Layout, dump_state, load_state, monitor_pair, monitor_windows, seen_notes
+    from .stream import pair_with_engine, windows_with_engine
 
-    if not 0 < alpha < 1:
-        raise UsageError(f"{option('alpha', alpha)} must be in (0, 1)")
-    check_arl(arl)
-    track = state is not None or state_source is not None
-    if skip_seen and not track:
-        raise UsageError(
-            f"{option('skip_seen')} leaves out the rows a state counted: give {option('state', 'FILE')} as well"
-        )
+    opts = Options(**options)
     two = isinstance(spec, (list, tuple))
-    if settings.columns.get("weights"):
-        from ...weights import refuse_weights
-
-        if two:
-            raise refuse_weights("monitor A B", f"monitor each model alone with {option('weights')}")
-        if state is not None:
-            raise refuse_weights(
-                f"monitor {option('state')}",
-                "a weighted monitor reads all its rows in one run (its state is not saved)",
-            )
-    layout = Layout(window, time, origin, adversarial_windows)
-    source = state_source or "the state"
-    start: Any = load_state(state, layout, settings, source, pair=two) if state is not None else None
+    layout, start = opts.start(settings, two)
+    engine = (
+        (engine or EngineOptions("stream")).streamed("monitor").sized([spec[0] if two else spec], settings)
+    )
     run: Any
-    first = spec[0] if two else spec
-    engine = (engine or EngineOptions("stream")).streamed("monitor").sized([first], settings)
-    chunk = cast("int", engine.chunk_rows)
     if two:
-        if engine.engine == "dask":
-            raise UsageError(f"monitor A B reads both inputs in step: use {option('engine', 'stream')}")
-        src, src_b, run = monitor_pair(
-            list(spec), layout, settings, chunk, bound, progress, start, track, skip_seen
+        src, src_b, run = pair_with_engine(
+            spec, layout, settings, engine, opts.bound, start, progress, opts.skip_seen
         )
-    elif engine.engine == "dask":
-        from .dask import monitor_dask
-
-        src, run = monitor_dask(spec, layout, settings, engine, start, track=track, skip_seen=skip_seen)
     else:
-        src, run = monitor_windows(spec, layout, settings, chunk, progress, start, track, skip_seen)
-    skipped = seen_notes(run, skip_seen, str(src.spec))
+        src, run = windows_with_engine(spec, layout, settings, engine, start, progress, opts.skip_seen)
     info: dict[str, Any] = {
         "path": str(src.spec),
         "format": src.fmt,
         "engine": engine.engine,
         "n_files": len(src.files),
-        "chunk_rows": chunk,
+        "chunk_rows": cast("int", engine.chunk_rows),
+        **({"path_b": str(src_b.spec)} if two else {}),
     }
-    if two:
-        info["path_b"] = str(src_b.spec)
-    doc = build_document(info, run, settings, alpha, detect, arl)
-    if skipped:
-        doc["notes"] = [*doc.get("notes", []), *skipped]
-    # a weighted run saves no state (--state is refused with --weights: its finishing forms are not data)
-    return doc, b"" if settings.columns.get("weights") else dump_state(run)
+    return opts.finish(info, run, settings)
+
+
+def monitor_rows(
+    piece: Any, info: dict[str, Any], settings: Settings, **options: Any
+) -> tuple[dict[str, Any], bytes]:
+    """:func:`monitor_file` of rows held in memory: one :class:`~uqeval.engine.fold.Piece` (a table given to
+    ``uqeval.monitor``, its ``extra`` holding the times under the name ``time``) folded into the state, the
+    one-batch case of the fold; ``info``: the document's ``input`` entries. A table has no file: with a
+    state it is known by the fingerprint of its arrays
+    (:func:`~uqeval.commands.monitor.windows.memory_fingerprint`)."""
+    from .windows import memory_fingerprint, time_ns
+
+    opts = Options(**options)
+    layout, start = opts.start(settings, False)
+    run = start if start is not None else Windows(layout, settings)
+    if start is not None:  # rows it has counted: refused, or left out with skip_seen
+        times = time_ns(piece.extra[opts.time], str(opts.time), piece.file, 0) if opts.time else None
+        fp = memory_fingerprint(piece.file, piece.batch.prediction, piece.rows, piece.batch.n_dropped, times)
+    if start is None or not run.seen.check_prints([fp], opts.skip_seen):
+        run.add(piece)
+    return opts.finish(info, run, settings)

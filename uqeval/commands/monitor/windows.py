@@ -1,7 +1,8 @@
 """``uqeval monitor``: the catalogue's metrics per time window and cumulatively, and anytime-valid tests.
 
-Rows are read in record batches as ``score --engine stream`` reads them (:func:`~uqeval.engine.local.iter_batches_of`);
-each batch is split by window and every part updates its window's mergeable state
+The monitor's state (:class:`Windows`; two models side by side: :class:`Pair`) is a fold the engines run
+(:mod:`uqeval.commands.monitor.stream`): each record batch is split by window and every part updates its
+window's mergeable state
 (:func:`uqeval.catalogue.states.batch_state`, the states of ``score --engine stream``: no metric is written
 here). A window's metrics are :func:`~uqeval.catalogue.states.finalize` of its state, so they equal ``score`` on
 that window's rows; the cumulative metrics are the merge of all windows. The tests
@@ -32,11 +33,12 @@ run is refused, with it those rows are left out and a note says how many.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import pickle
 import re
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -44,7 +46,7 @@ import numpy as np
 from ...catalogue import states
 from ...catalogue.states import pack
 from ...config import Settings
-from ...errors import InputError, UsageError
+from ...errors import InputError, UsageError, option
 from ...text import plain
 
 SCHEMA = "uqeval.monitor/1"
@@ -64,19 +66,13 @@ def parse_window(span: str | int) -> tuple[str, int]:
     m = _SPAN.match(str(span))
     if m is None or int(m.group(1)) < 1:
         raise UsageError(
-            f"{option_name('window', str(span))} is not a window: give a number of rows (1000) or a time span "
+            f"{option('window', str(span))} is not a window: give a number of rows (1000) or a time span "
             "such as 1D, 7D, 1h, 30min, 15s, 2W"
         )
     n, unit = int(m.group(1)), m.group(2)
     if unit is None or unit.startswith("row"):
         return "rows", n
     return "time", n * _UNITS[unit] * NS
-
-
-def option_name(key: str, value: str | None = None) -> str:
-    from ...errors import option
-
-    return option(key, value)
 
 
 def parse_origin(origin: str | None) -> int:
@@ -87,8 +83,7 @@ def parse_origin(origin: str | None) -> int:
         return int(np.datetime64(origin, "ns").astype(np.int64))
     except ValueError:
         raise UsageError(
-            f"{option_name('origin', origin)} is not a date or time; give it as 2024-01-01 or "
-            "2024-01-01T06:00"
+            f"{option('origin', origin)} is not a date or time; give it as 2024-01-01 or 2024-01-01T06:00"
         ) from None
 
 
@@ -98,7 +93,11 @@ def time_ns(values: Any, column: str, where: str, offset: int) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    arr = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(np.asarray(values))
+    if not isinstance(values, (pa.Array, pa.ChunkedArray)):
+        values = np.asarray(values)
+        if values.dtype.kind == "M":  # any unit (datetime64[h], [D], [m]): Arrow takes s, ms, us and ns only
+            values = values.astype("datetime64[ns]")
+    arr = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values)
     t = arr.type
     try:
         if pa.types.is_timestamp(t):
@@ -177,8 +176,8 @@ class Layout:
         self.origin_text = origin
         if self.kind == "time" and not time:
             raise UsageError(
-                f"{option_name('window', str(window))} is a time span: name the time column with "
-                f"{option_name('time', 'COLUMN')}"
+                f"{option('window', str(window))} is a time span: name the time column with "
+                f"{option('time', 'COLUMN')}"
             )
 
     def keys(self, n_raw: int, offset: int, times: np.ndarray | None) -> np.ndarray:
@@ -400,7 +399,7 @@ def input_fingerprint(f: Any) -> dict[str, Any]:
     except (OSError, ValueError, NotImplementedError) as exc:  # pyarrow's errors of a remote store too
         why = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         raise InputError(
-            f"{where}: cannot read it to fingerprint it for {option_name('state')} ({plain(why)})"
+            f"{where}: cannot read it to fingerprint it for {option('state')} ({plain(why)})"
         ) from None
     digest = hashlib.sha256(size.to_bytes(8, "little") + head + tail).hexdigest()
     return {"path": where, "size": int(size), "mtime_ns": mtime, "sha256": digest}
@@ -518,7 +517,7 @@ class Seen:
             same = "" if first["path"] == path else f", the same size and content as {first['path']}"
             raise InputError(
                 f"{path}{more}: already counted by {self.source} ({first['n_rows']} row(s) read by an earlier "
-                f"run{same}); give only new rows, or {option_name('skip_seen')} to leave out what it counted"
+                f"run{same}); give only new rows, or {option('skip_seen')} to leave out what it counted"
             )
         return skip
 
@@ -536,7 +535,7 @@ class Seen:
             parts.append(f"{self.n_old} row(s) at or before its latest time {_iso(self.prior)}")
         if not parts:
             return None
-        return f"{option_name('skip_seen')}: left out {' and '.join(parts)}, already counted by {self.source}"
+        return f"{option('skip_seen')}: left out {' and '.join(parts)}, already counted by {self.source}"
 
     def refuse_old(self, where: str) -> InputError:
         """The error of a run that brings rows at or before the mark without ``skip_seen``."""
@@ -552,20 +551,43 @@ class Seen:
         return InputError(
             f"{where}: {what} at or before {_iso(self.prior)}, the latest time {self.source} counted "
             f"({self.n_counted} row(s) up to then){tie}; give only the rows after it, or "
-            f"{option_name('skip_seen')} to leave out the rows already counted"
+            f"{option('skip_seen')} to leave out the rows already counted"
         )
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What the states of one run know before they read a row (:func:`uqeval.commands.monitor.stream.plan_run`).
+
+    ``base``: raw rows of earlier runs (row windows continue their numbering); ``prior``: the resumed state's
+    mark (:class:`Seen`); ``held``: windows no state of this run finishes (a resumed state's open windows,
+    which the merge with it needs open; on Dask the latest, which a later run may add to); ``finished``: the
+    windows the resumed state finished (a row for one is refused); on Dask, per task (the engine's
+    ``parts``), ``starts`` its first global row and ``ranges`` the window keys ``[lo, hi]`` its rows can fall
+    in: a window is finished once the states merged hold every task whose range holds it."""
+
+    base: int = 0
+    prior: int | None = None
+    held: frozenset[int] = frozenset()
+    finished: frozenset[int] = frozenset()
+    starts: tuple[int, ...] = ()
+    ranges: tuple[tuple[float, float], ...] = ()
 
 
 class Windows:
     """The mergeable state of a monitor run: per window its metric state (packed), raw and dropped row
-    counts and the tests' sums. Two of them merge window by window (associative).
+    counts and the tests' sums. Two of them merge window by window (associative); a record batch is folded
+    in by :meth:`add` (the engine's fold: :func:`uqeval.engine.fold.over_rows`), with ``plan`` saying which
+    windows it may finish (:class:`RunPlan`).
 
     A *closed* window (:meth:`close_old`) keeps its finished metrics (``metrics``, ``orientation``) and its
     tests' sums, its state (``None``) merged into ``total``; a row for it afterwards is an error."""
 
-    def __init__(self, layout: Layout, settings: Settings) -> None:
+    def __init__(self, layout: Layout, settings: Settings, plan: RunPlan | None = None) -> None:
         self.layout = layout
         self.settings = settings
+        self.plan = plan or RunPlan()
+        self.parts: frozenset[int] = frozenset()  # the tasks (plan.starts) whose rows this state holds
         self.skip = layout.skip  # families the windows leave out (WINDOW_OPT_IN)
         self.windows: dict[int, dict[str, Any]] = {}
         self.levels: list[float] | None = None
@@ -574,9 +596,11 @@ class Windows:
         self.columns: dict[str, Any] | None = None
         self.first_file: str | None = None
         self.n_fixed = self.n_members_dropped = 0
-        self.base = 0  # raw rows of earlier runs (a resumed state): row windows continue their numbering
+        # raw rows of earlier runs (a resumed state): row windows continue their numbering
+        self.base = self.plan.base
         self.n_seen = 0  # raw rows read, this run and earlier ones
         self.seen = Seen()  # what the state counted (the mark, the inputs read) and what this run left out
+        self.seen.prior = self.plan.prior
         # the closed windows' states, merged as a balanced tree (a stack whose sizes at least double from top
         # to bottom, timsort's rule): merging each small window into one big total costs O(total bins) per
         # window (2**20-bin histograms), the tree O(window bins x log windows)
@@ -603,9 +627,9 @@ class Windows:
 
     def _window(self, key: int, where: str = "") -> dict[str, Any]:
         w = self.windows.get(key)
-        if w is None:
+        if w is None and key not in self.plan.finished:
             w = self.windows[key] = {"n_rows": 0, "n_dropped": 0, "state": states.init(), "tests": None}
-        elif w["state"] is None:
+        elif w is None or w["state"] is None:
             start, end = self.layout.bounds(key)
             raise InputError(
                 f"{where}: rows of the window [{start}, {end}) come after that window was finished (the monitor "
@@ -614,14 +638,19 @@ class Windows:
             )
         return w
 
-    def close_old(self, keep: int | None = None, hold: Any = None) -> None:
-        """Finish all but the latest ``keep`` open windows: their metrics are computed now and their states
-        merged into :attr:`total` (memory stays bounded by ``keep`` window states). ``hold(key)``: windows it
-        says True for stay open and do not count (Dask: windows other partitions may have rows of)."""
-        keep = MAX_OPEN_WINDOWS if keep is None else keep
-        open_keys = sorted(
-            k for k, w in self.windows.items() if w["state"] is not None and (hold is None or not hold(k))
+    def held(self, key: int) -> bool:
+        """Whether window ``key`` must stay open: the plan holds it, or a task whose rows this state does not
+        hold may have rows of it (:class:`RunPlan`)."""
+        return key in self.plan.held or any(
+            lo <= key <= hi for i, (lo, hi) in enumerate(self.plan.ranges) if i not in self.parts
         )
+
+    def close_old(self, keep: int | None = None) -> None:
+        """Finish all but the latest ``keep`` open windows: their metrics are computed now and their states
+        merged into :attr:`total` (memory stays bounded by ``keep`` window states). Windows :meth:`held`
+        stays open and do not count."""
+        keep = MAX_OPEN_WINDOWS if keep is None else keep
+        open_keys = sorted(k for k, w in self.windows.items() if w["state"] is not None and not self.held(k))
         for key in open_keys[: max(0, len(open_keys) - keep)]:
             self.finish(key)
 
@@ -641,7 +670,13 @@ class Windows:
             w["metrics"], w["orientation"] = {}, {}
         w["state"] = None
 
-    def add(
+    def add(self, piece: Any) -> None:
+        """Fold one record batch in (a :class:`~uqeval.engine.fold.Piece`), then finish the windows that
+        memory cannot keep open (:meth:`close_old`)."""
+        self.add_rows(piece.batch, piece.rows, piece.offset, piece.extra, piece.file)
+        self.close_old()
+
+    def add_rows(
         self, batch, n_raw: int, offset: int, extra: dict[str, Any], where: str
     ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Fold one record batch in; returns the window of each kept row (None when no row was kept) and which
@@ -649,6 +684,8 @@ class Windows:
         before its mark, are left out: :class:`Seen`)."""
         from ...engine.local import row_signature
 
+        if self.plan.starts:  # the task of these rows (Dask)
+            self.parts |= {bisect.bisect_right(self.plan.starts, offset) - 1}
         lay = self.layout
         times = time_ns(extra[lay.time], lay.time, where, offset) if lay.kind == "time" and lay.time else None
         raw_keys = lay.keys(n_raw, self.base + offset, times)
@@ -737,7 +774,15 @@ class Windows:
         return whole
 
     def merge(self, other: Windows) -> Windows:
-        """Both runs' rows (window by window)."""
+        """Both parts' rows (window by window); on Dask, the windows no task left out holds rows of are
+        finished (:meth:`held`)."""
+        out = self._merged(other)
+        if self.plan.starts and other.plan == self.plan:
+            out.plan, out.parts = self.plan, self.parts | other.parts
+            out.close_old(keep=0)
+        return out
+
+    def _merged(self, other: Windows) -> Windows:
         from ..score.groups import merge_groups
 
         if (
@@ -770,26 +815,16 @@ class Windows:
                     f"{other.first_file or self.first_file}: rows of the window [{start}, {end}) come after that "
                     "window was finished; give the rows in time order"
                 )
-            out.windows[key] = {
-                **(
-                    {"groups": merge_groups(a.get("groups") or {}, w.get("groups") or {})}
-                    if "groups" in a or "groups" in w
-                    else {}
-                ),
+            both = out.windows[key] = {
                 "n_rows": a["n_rows"] + w["n_rows"],
                 "n_dropped": a["n_dropped"] + w["n_dropped"],
-                **(
-                    {"weight": a.get("weight", 0.0) + w.get("weight", 0.0)}
-                    if "weight" in a or "weight" in w
-                    else {}
-                ),
                 "state": merge_states(a["state"], w["state"]),
-                "tests": w["tests"]
-                if a["tests"] is None
-                else _merge_sums(a["tests"], w["tests"])
-                if w["tests"]
-                else a["tests"],
+                "tests": _merge_sums(a["tests"], w["tests"]) if w["tests"] else a["tests"],
             }
+            if "groups" in a or "groups" in w:
+                both["groups"] = merge_groups(a.get("groups") or {}, w.get("groups") or {})
+            if "weight" in a or "weight" in w:
+                both["weight"] = a.get("weight", 0.0) + w.get("weight", 0.0)
         return out
 
 
@@ -844,22 +879,51 @@ _FIELDS = (
 )
 
 
+def _saved(state: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A window's state as a state file keeps it: histograms packed; a weighted state's probe
+    (:func:`~uqeval.catalogue.weighted.weighted_state`, a prediction of a few rows that tells the finishing
+    functions its shape) as its fields, numbers and text the safe loader reads (:func:`_probe`)."""
+    if state is None or "probe" not in state:
+        return None if state is None else pack(state)
+    import dataclasses
+
+    probe = state["probe"]
+    fields = {f.name: getattr(probe, f.name) for f in dataclasses.fields(probe) if f.init}
+    return {**state, "probe": {"class": type(probe).__name__, "fields": fields}}
+
+
+def _probe(state: Any, source: str) -> Any:
+    """A saved window state with its weighted probe a prediction again (:func:`_saved`)."""
+    from ... import predictions
+
+    saved = state.get("probe") if isinstance(state, dict) else None
+    if not isinstance(saved, dict):
+        return state
+    cls = getattr(predictions, str(saved.get("class")), None)
+    try:
+        if not (isinstance(cls, type) and issubclass(cls, predictions.Prediction)):
+            raise TypeError(saved.get("class"))
+        return {**state, "probe": cls(**saved["fields"])}
+    except Exception:  # a field the prediction refuses: a file written by hand
+        raise InputError(
+            f"{source}: not a valid uqeval monitor state (the weighted state's rows); restore a saved copy, "
+            "or delete it to start afresh"
+        ) from None
+
+
 def _payload(win: Windows) -> dict[str, Any]:
     return {
-        "windows": {
-            k: {**w, "state": None if w["state"] is None else pack(w["state"])}
-            for k, w in win.windows.items()
-        },
-        **{k: pack(getattr(win, k)) if k == "total" else getattr(win, k) for k in _FIELDS},
+        "windows": {k: {**w, "state": _saved(w["state"])} for k, w in win.windows.items()},
+        **{k: _saved(win.total) if k == "total" else getattr(win, k) for k in _FIELDS},
         **win.seen.saved(),
     }
 
 
 def _restore(payload: dict[str, Any], layout: Layout, settings: Settings, source: str) -> Windows:
     win = Windows(layout, settings)
-    win.windows = payload["windows"]
+    win.windows = {k: {**w, "state": _probe(w.get("state"), source)} for k, w in payload["windows"].items()}
     for k in _FIELDS:
-        setattr(win, k, payload[k])
+        setattr(win, k, _probe(payload[k], source) if k == "total" else payload[k])
     win.base = win.n_seen
     # a state saved before uqeval kept what it counted has neither: its rows are not checked again
     win.seen = Seen(payload.get("mark"), payload.get("inputs"))
@@ -1039,6 +1103,17 @@ def _check_payload(payload: dict[str, Any], source: str) -> None:
         )
 
 
+def read_state(path: str | os.PathLike[str] | None) -> bytes | None:
+    """The bytes of the state file ``path`` (``--state``), None when there is none yet (a first run)."""
+    if path is None or not os.path.exists(path):
+        return None
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise InputError(f"cannot read {option('state', str(path))}: {exc}") from None
+
+
 def load_state(
     data: bytes, layout: Layout, settings: Settings, source: str, pair: bool = False
 ) -> Windows | Pair:
@@ -1082,42 +1157,6 @@ def seen_notes(run: Windows | Pair, skip_seen: bool, where: str) -> list[str]:
     return [prefix + note for prefix, win in sides if (note := win.seen.note())]
 
 
-# --------------------------------------------------------------------------- reading
-
-
-def monitor_windows(
-    spec: str | Path,
-    layout: Layout,
-    settings: Settings,
-    chunk_rows: int,
-    progress=None,
-    start: Windows | None = None,
-    track: bool = False,
-    skip_seen: bool = False,
-) -> tuple[Any, Windows]:
-    """``(source, Windows)`` of ``spec`` read once in record batches (added to ``start``, a resumed state).
-    ``track``: fingerprint the input files for the state (:class:`Seen`); those the state has read are refused,
-    or left out with ``skip_seen``."""
-    from ...engine.local import iter_batches_of
-
-    extra = (layout.time,) if layout.time else ()
-    skip: set[str] = set()
-    src, batches = iter_batches_of(
-        spec, settings, chunk_rows, extra=extra, allow_by=True, weights_ok=True, skip=skip
-    )
-    win = Windows(layout, settings) if start is None else start
-    if track:  # before the first batch is read: the generator reads the files lazily
-        skip |= win.seen.check_inputs(src.files, skip_seen)
-    seen = 0
-    for f, batch, k, offset, cols in batches:
-        win.add(batch, k, offset, cols, f)
-        win.close_old()
-        seen += k
-        if progress is not None:
-            progress(seen)
-    return src, win
-
-
 # --------------------------------------------------------------------------- two models on the same rows
 
 #: the per-row score compared by ``monitor A B``, by preference (the first that applies), and the bound of
@@ -1155,6 +1194,7 @@ class Pair:
 
     def __init__(self, a: Windows, b: Windows, bound: float | None) -> None:
         self.a, self.b = a, b
+        self.settings = a.settings
         self.bound = bound
         self.score: str | None = None
         self.diffs: dict[int, np.ndarray] = {}
@@ -1167,17 +1207,39 @@ class Pair:
             if self.bound is None:
                 raise UsageError(
                     f"{where}: the confidence sequence of the mean {self.score} difference needs a bound on "
-                    f"|score A - score B|: give {option_name('bound', 'B')} (rows beyond it are clipped and counted)"
+                    f"|score A - score B|: give {option('bound', 'B')} (rows beyond it are clipped and counted)"
                 )
         d = sa - sb
         clipped = np.abs(d) > self.bound
         d = np.clip(d, -self.bound, self.bound)
-        order = np.argsort(keys, kind="stable")
-        wk, starts, n_in = np.unique(keys[order], return_index=True, return_counts=True)
-        for key, s0, c in zip(wk.tolist(), starts.tolist(), n_in.tolist()):
-            idx = order[s0 : s0 + c]
+        wk, pieces, _ = _runs(keys)
+        for key, idx in zip(wk.tolist(), pieces):
             add = np.append(mean_sums(d[idx]), float(clipped[idx].sum()))
             self.diffs[key] = self.diffs[key] + add if key in self.diffs else add
+
+    def add(self, rows: Any) -> None:
+        """Fold one :class:`~uqeval.engine.aligned.Rowset` in (both inputs' batches of the same global rows):
+        each model's windows, and the score differences of the rows both kept (matched by row number)."""
+        (ka, sel_a), (kb, sel_b) = (
+            win.add_rows(batch, rows.rows, rows.offset, extra, f)
+            for win, batch, extra, f in zip((self.a, self.b), rows.batches, rows.extra, rows.files)
+        )
+        self.a.close_old()
+        self.b.close_old()
+        if ka is None or kb is None:
+            return
+        pa_, pb_ = rows.batches[0].prediction, rows.batches[1].prediction
+        if self.score is None:
+            self.score = pair_score(pa_.kind)
+        ra, sa = pa_.row_numbers(), row_scores(pa_, self.settings, self.score)
+        rb, sb = pb_.row_numbers(), row_scores(pb_, self.settings, self.score)
+        if sel_a is not None:  # rows the state counted (at or before its mark): left out
+            ra, sa = ra[sel_a], sa[sel_a]
+        if sel_b is not None:
+            rb, sb = rb[sel_b], sb[sel_b]
+        _, ia, ib = np.intersect1d(ra, rb, assume_unique=True, return_indices=True)
+        if ia.size:
+            self.add_diffs(ka[ia], sa[ia], sb[ib], rows.files[0])
 
     def merge(self, other: Pair) -> Pair:
         out = Pair(self.a.merge(other.a), self.b.merge(other.b), self.bound or other.bound)
@@ -1186,86 +1248,6 @@ class Pair:
         for k, v in other.diffs.items():
             out.diffs[k] = out.diffs[k] + v if k in out.diffs else v
         return out
-
-
-def monitor_pair(
-    specs: list,
-    layout: Layout,
-    settings: Settings,
-    chunk_rows: int,
-    bound: float | None,
-    progress=None,
-    start=None,
-    track: bool = False,
-    skip_seen: bool = False,
-) -> tuple[Any, Any, Pair]:
-    """``(source A, source B, Pair)``: both inputs read once, in step, and their rows matched by row number
-    (a row dropped in either is left out of the difference). ``track`` and ``skip_seen``: as
-    :func:`monitor_windows`'s, for both inputs."""
-    from ...engine.local import iter_batches_of
-
-    extra = (layout.time,) if layout.time else ()
-    skip: set[str] = set()
-    src_a, gen_a = iter_batches_of(specs[0], settings, chunk_rows, extra=extra, skip=skip)
-    src_b, gen_b = iter_batches_of(specs[1], settings, chunk_rows, extra=extra, skip=skip)
-    pair = start if start is not None else Pair(Windows(layout, settings), Windows(layout, settings), bound)
-    if track:
-        skip |= _pair_inputs(pair, src_a, src_b, skip_seen)
-    if bound is not None:
-        pair.bound = bound
-    empty = (np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64))
-    pend: dict[str, tuple[Any, ...]] = {"a": empty, "b": empty}
-    end = {"a": 0, "b": 0}
-    done = {"a": False, "b": False}
-    gens = {"a": gen_a, "b": gen_b}
-    wins = {"a": pair.a, "b": pair.b}
-    seen = 0
-    while not (done["a"] and done["b"]):
-        side = "a" if (not done["a"] and (end["a"] <= end["b"] or done["b"])) else "b"
-        item = next(gens[side], None)
-        if item is None:
-            done[side] = True
-        else:
-            f, batch, k, offset, cols = item
-            keys, sel = wins[side].add(batch, k, offset, cols, f)
-            wins[side].close_old()
-            end[side] = offset + k
-            if side == "a":
-                seen += k
-            pred = batch.prediction
-            if pred is not None and keys is not None:
-                if pair.score is None:
-                    pair.score = pair_score(pred.kind)
-                rows = pred.row_numbers() + wins[side].base
-                sc = row_scores(pred, settings, pair.score)
-                if sel is not None:  # rows the state counted (at or before its mark): left out
-                    rows, sc = rows[sel], sc[sel]
-                p_rows, p_sc, p_keys = pend[side]
-                pend[side] = (
-                    np.concatenate([p_rows, rows]),
-                    np.concatenate([p_sc, sc]),
-                    np.concatenate([p_keys, keys]),
-                )
-        upto = min(end["a"] if not done["a"] else np.inf, end["b"] if not done["b"] else np.inf)
-        if done["a"] and done["b"]:
-            upto = np.inf
-        ra, sa, ka = pend["a"]
-        rb, sb, _ = pend["b"]
-        cut = float(upto) + (pair.a.base if np.isfinite(upto) else 0)
-        common, ia, ib = np.intersect1d(ra[ra < cut], rb[rb < cut], assume_unique=True, return_indices=True)
-        if common.size:
-            pair.add_diffs(ka[ia], sa[ia], sb[ib], str(src_a.spec))
-        keep_a, keep_b = ra >= cut, rb >= cut
-        pend["a"] = tuple(x[keep_a] for x in pend["a"])
-        pend["b"] = tuple(x[keep_b] for x in pend["b"])
-        if progress is not None:
-            progress(seen)
-    if pair.a.n_seen - pair.a.base != pair.b.n_seen - pair.b.base:
-        raise InputError(
-            f"{src_b.spec} has {pair.b.n_seen - pair.b.base} rows but {src_a.spec} has "
-            f"{pair.a.n_seen - pair.a.base}; monitor A B compares the same rows in the same order"
-        )
-    return src_a, src_b, pair
 
 
 def _pair_inputs(pair: Pair, src_a, src_b, skip_seen: bool) -> set[str]:
@@ -1277,7 +1259,7 @@ def _pair_inputs(pair: Pair, src_a, src_b, skip_seen: bool) -> set[str]:
         return skip
     if pair.a.layout.kind == "rows":
         raise InputError(
-            f"{src_a.spec}, {src_b.spec}: {option_name('skip_seen')} leaves out a whole run of row windows, but "
+            f"{src_a.spec}, {src_b.spec}: {option('skip_seen')} leaves out a whole run of row windows, but "
             "the state has read only some of these files; give A and B with the new rows only"
         )
     for win in (pair.a, pair.b):  # read again: the mark leaves their rows out
