@@ -118,7 +118,7 @@ WeightsCol = Annotated[
         *cli_flags("weights"),
         metavar="COLUMN",
         help="Per-row weights (area, importance or survey weights; >= 0, not all 0): every metric that takes "
-        "weights is computed from the weighted rows, the others are left out and listed (score, check, compare, ucc, coverage, report).",
+        "weights is computed from the weighted rows, the others are left out and listed (score, check, compare, ucc, coverage, monitor, report).",
     ),
 ]
 NanOpt = Annotated[
