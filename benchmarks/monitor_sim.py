@@ -99,8 +99,12 @@ def speed(n: float, windows: list[str]) -> None:
     import pyarrow.parquet as pq
 
     from uqeval.commands.monitor.core import monitor_file
-    from uqeval.commands.score.stream import score_stream
+    from uqeval.commands.score.stream import score_with_engine
     from uqeval.config import Settings
+    from uqeval.engine.options import EngineOptions
+
+    def score_stream(path: Path, settings: Settings) -> dict:
+        return score_with_engine(path, settings, EngineOptions("stream"))
 
     rows = int(n)
     path = Path(__file__).resolve().parent / "data" / f"monitor_gaussian_{rows}.parquet"

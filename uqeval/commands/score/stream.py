@@ -203,15 +203,6 @@ def score_with_engine(
     return summary_of(rows.src, part, settings, rows.engine, rows.info, groups)
 
 
-def score_stream(
-    spec: str | Path, settings: Settings | None = None, chunk_rows: int | None = None
-) -> dict[str, Any]:
-    """The JSON summary of ``spec`` scored in record batches of ``chunk_rows`` rows (bounded memory)."""
-    from ...engine.options import EngineOptions
-
-    return score_with_engine(spec, settings or Settings(), EngineOptions("stream", chunk_rows))
-
-
 def summary_of(
     src,
     part: Partial,
