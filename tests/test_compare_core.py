@@ -524,19 +524,19 @@ def test_every_resampler_equals_the_catalogue_recomputed_on_the_resampled_rows(s
     from uqeval.catalogue import get_family
 
     models, settings = sample_models
-    results = C._Results(models, settings)
+    results = C.Results(models, settings)
     refs, _ = C.resolve_metrics(SUMMARY_METRICS, models, results)
     idx = np.random.default_rng(9).integers(0, 300, size=(3, 300))
     checked = set()
     for ref in refs:
         for k, m in enumerate(models):
             fn = _resampler(m.prediction, ref, settings)
-            if fn is None or C._value_at(results.get(k, ref.group), ref.keys) is None:
+            if fn is None or C.value_at(results.get(k, ref.group), ref.keys) is None:
                 continue
             fast = fn(idx)
             group = get_family(ref.group)
             for b in range(idx.shape[0]):
-                slow = C._value_at(group.compute[m.kind](m.prediction.subset(idx[b]), settings), ref.keys)
+                slow = C.value_at(group.compute[m.kind](m.prediction.subset(idx[b]), settings), ref.keys)
                 assert fast[b] == pytest.approx(slow, rel=1e-9, abs=1e-12), (ref.name, m.kind)
             checked.add((ref.group, m.kind))
     assert {("avg_calibration", k) for k in ("gaussian", "samples", "quantiles")} <= checked
@@ -605,9 +605,9 @@ def test_comparison_scores_of_row_blocks_are_the_rows_of_the_whole_score(name):
     settings = Settings()
     pred = load_predictions(SAMPLE / name, settings).prediction
     grids = C.common_grids([C.Model("m", pred)], settings.resolution)
-    results = C._Results([C.Model("m", pred)], settings, grids)
+    results = C.Results([C.Model("m", pred)], settings, grids)
     n = pred.n
-    cuts = sorted({0, 2, 37, n // 2, n - 2, n})  # no block of one row: see compare._spans
+    cuts = sorted({0, 2, 37, n // 2, n - 2, n})  # no block of one row: see compare.resampling.spans
     seen = 0
     for score in C.PER_ROW_SCORES:
         whole = C.comparison_score(pred, score, grids, settings)
@@ -630,7 +630,9 @@ def test_compare_estimates_and_tests_equal_the_whole_score_arrays(data):
     from uqeval.metrics.comparison import diebold_mariano
 
     rng = np.random.default_rng(3)
-    n = 2 * C._ROWS + 1  # two blocks of the test pass, the last row joining the second (compare._spans)
+    n = (
+        2 * C.BLOCK_ROWS + 1
+    )  # two blocks of the test pass, the last row joining the second (compare.resampling.spans)
     mean = rng.normal(size=n)
     std = rng.uniform(0.5, 1.5, n)
     y = mean + std * rng.normal(size=n)
@@ -660,7 +662,7 @@ def test_compare_estimates_and_tests_equal_the_whole_score_arrays(data):
         assert len(r["tests"]) == 9
         for t in r["tests"]:
             a, b = whole[(t["model"], t["metric"])], whole[(t["reference"], t["metric"])]
-            assert t["mean_diff"] == float(np.mean(a - C._without_rounding_noise(a, b)))
-            want = diebold_mariano(a, C._without_rounding_noise(a, b), lag=dm_lag)
+            assert t["mean_diff"] == float(np.mean(a - C.without_rounding_noise(a, b)))
+            want = diebold_mariano(a, C.without_rounding_noise(a, b), lag=dm_lag)
             assert t["dm_statistic"] == pytest.approx(want["statistic"], rel=1e-10)
             assert t["dm_p"] == pytest.approx(want["p_value"], rel=1e-8, abs=1e-300)

@@ -72,9 +72,9 @@ class Layout:
 
 
 def _results(preds: Sequence, plan: Plan):
-    from .core import _Results
+    from .core import Results
 
-    return _Results([Model(n, p) for n, p in zip(plan.names, preds)], plan.settings, plan.grids)
+    return Results([Model(n, p) for n, p in zip(plan.names, preds)], plan.settings, plan.grids)
 
 
 def make_layout(
@@ -258,14 +258,14 @@ class ComparePartial:
                 unit.append(np.bincount(codes[-1], weights=w, minlength=n_codes).astype(np.float64))
         diffs = None
         if lay.pairs:
-            from .core import _without_rounding_noise
+            from .core import without_rounding_noise
 
             cols = []
             for name, a, b in lay.pairs:
                 # the pairs are of models with per-row scores (make_layout)
                 sa = cast("np.ndarray", row_score(results, a, refs[name]))
                 sb = cast("np.ndarray", row_score(results, b, refs[name]))
-                cols.append(sa - _without_rounding_noise(sa, sb))
+                cols.append(sa - without_rounding_noise(sa, sb))
             diffs = np.column_stack(cols)
             if w is not None:  # the paired tests run on w_i d_i (over the mean weight, a constant: finish)
                 diffs *= w[:, None]
@@ -620,7 +620,7 @@ class _Merged:
         return float(np.asarray(full, dtype=np.float64)[0])
 
     def value(self, k: int, ref: MetricRef):
-        from .core import _num, _value_at
+        from .core import as_number, value_at
 
         if ref.source == "per_row":
             if (ref.name, k) not in self.offsets:
@@ -629,9 +629,9 @@ class _Merged:
         if (ref.name, k) in self.lay.skip:
             return None, None
         if self.lay.weights is not None:  # the per-row form at the weights (as in memory: one definition)
-            return _num(self.at_unit(k, ref)), self.lay.target_results.get((ref.name, k))
+            return as_number(self.at_unit(k, ref)), self.lay.target_results.get((ref.name, k))
         res = self.results[k].get(ref.group)  # type: ignore[arg-type]  # a ref without a group finds None
-        return _num(_value_at(res, ref.keys)), res
+        return as_number(value_at(res, ref.keys)), res
 
     def at_full(self, k: int, ref: MetricRef):
         if ref.source == "summary" and not self.plan.n_boot:
