@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -51,7 +52,9 @@ def two(data):
 def run(models, metrics=None, **kw):
     kw.setdefault("n_boot", 200)
     kw.setdefault("n_permutations", 500)
-    return C.compare_models(models, Settings(), metrics, **kw)
+    fields = {f.name for f in dataclasses.fields(C.CompareOptions)}
+    options = C.CompareOptions(metrics, **{k: kw.pop(k) for k in list(kw) if k in fields})
+    return C.compare_models(models, Settings(), options, **kw)
 
 
 # --------------------------------------------------------------------------- alignment
@@ -362,7 +365,9 @@ def test_bootstrap_interval_of_mean_crps_covers_the_truth_at_about_the_nominal_r
         y = rng.normal(size=n)
         m = gaussian(y, np.zeros(n), np.ones(n), "ideal")
         res = C.compare_models(
-            [m, C.Model("copy", m.prediction)], Settings(), ["crps"], n_boot=300, seed=r, n_permutations=0
+            [m, C.Model("copy", m.prediction)],
+            Settings(),
+            C.CompareOptions(["crps"], n_boot=300, seed=r, n_permutations=0),
         )
         v = res["metrics"]["crps"]["values"]["ideal"]
         hits += v["low"] <= truth <= v["high"]
@@ -547,7 +552,7 @@ def test_every_resampler_equals_the_catalogue_recomputed_on_the_resampled_rows(s
 
 def test_every_sample_file_metric_gets_an_interval(sample_models):
     models, settings = sample_models
-    r = C.compare_models(models, settings, SUMMARY_METRICS, n_boot=50, n_permutations=0)
+    r = C.compare_models(models, settings, C.CompareOptions(SUMMARY_METRICS, n_boot=50, n_permutations=0))
     assert not any("does not reproduce" in n or "without a bootstrap" in n for n in r["notes"]), r["notes"]
     for name, body in r["metrics"].items():
         assert body["bootstrap"], name
@@ -646,11 +651,9 @@ def test_compare_estimates_and_tests_equal_the_whole_score_arrays(data):
         r = C.compare_models(
             models,
             Settings(),
-            ["crps", "nll", "interval"],
-            n_boot=0,
-            n_permutations=9,
-            dm_lag=dm_lag,
-            pairs="all",
+            C.CompareOptions(
+                ["crps", "nll", "interval"], n_boot=0, n_permutations=9, dm_lag=dm_lag, pairs="all"
+            ),
         )
         whole = {
             (m.name, s): C.comparison_score(m.prediction, s, grids, Settings())

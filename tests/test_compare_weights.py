@@ -5,6 +5,7 @@ times the weights; the paired tests run on w_i d_i / mean(w)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -15,7 +16,13 @@ from typer.testing import CliRunner
 import uqeval
 from uqeval.catalogue import METRICS, RowStat, rows
 from uqeval.cli import app
-from uqeval.commands.compare.core import Model, compare_models, poisson_bootstrap, sign_flip_tests
+from uqeval.commands.compare.core import (
+    CompareOptions,
+    Model,
+    compare_models,
+    poisson_bootstrap,
+    sign_flip_tests,
+)
 from uqeval.config import Settings
 from uqeval.errors import InputError, UsageError
 from uqeval.resample import (
@@ -47,9 +54,16 @@ def _models(n: int = N, seed: int = 0) -> list[Model]:
     return [Model("a", a), Model("b", b)]
 
 
+def _compare(models, settings=None, **kw) -> dict:
+    """:func:`compare_models` with the fields of :class:`CompareOptions` given as keywords."""
+    fields = {f.name for f in dataclasses.fields(CompareOptions)}
+    options = CompareOptions(**{k: kw.pop(k) for k in list(kw) if k in fields})
+    return compare_models(models, settings, options, **kw)
+
+
 def _run(models, **kw) -> dict:
     kw = {"metrics": METRIC_NAMES, "n_boot": 50, "n_permutations": 99, **kw}
-    return json.loads(json.dumps(compare_models(models, **kw), default=str))
+    return json.loads(json.dumps(_compare(models, **kw), default=str))
 
 
 def _without(doc: dict, *keys: str) -> dict:
@@ -168,9 +182,9 @@ def test_metrics_without_weights_are_refused_by_name():
             dict(a=models[0].prediction, b=models[1].prediction), metrics=["rs"], weights=np.ones(60)
         )
     with pytest.raises(UsageError, match="murphy"):
-        compare_models(models, metrics=["crps"], settings=Settings(murphy=True), weights=np.ones(60))
+        _compare(models, metrics=["crps"], settings=Settings(murphy=True), weights=np.ones(60))
     with pytest.raises(InputError, match="negative"):
-        compare_models(models, metrics=["crps"], weights=-np.ones(60))
+        _compare(models, metrics=["crps"], weights=-np.ones(60))
 
 
 def test_python_api_weights():
@@ -220,10 +234,10 @@ def test_tables_say_the_rows_are_weighted():
     from uqeval.report.compare import rich_tables, to_markdown
 
     models = _models(n=60)
-    doc = compare_models(
+    doc = _compare(
         models, metrics=["crps"], n_boot=10, n_permutations=9, weights=np.ones(60), weights_column="w"
     )
     assert "weighted by `w`" in to_markdown(doc).splitlines()[0]
     assert "weighted by w" in str(rich_tables(doc)[0].title)
-    plain = compare_models(models, metrics=["crps"], n_boot=10, n_permutations=9)
+    plain = _compare(models, metrics=["crps"], n_boot=10, n_permutations=9)
     assert "weighted" not in to_markdown(plain)

@@ -140,7 +140,7 @@ def assemble(
         for k, entry in out_metrics[ref.name]["values"].items():
             rank_table[k][ref.name] = entry["rank"]
     tests = run_tests(_pairs_to_test(plan, available, best_by_metric, notes))
-    if n >= 2 and plan.dm_lag < n:
+    if n >= 2 and plan.options.dm_lag < n:
         notes += _dm_not_computed(tests)
     mean_rank = {}
     for k in names:
@@ -222,7 +222,7 @@ def _metric_entry(
     is best and difference to the best model; a note where an estimate lies outside its interval."""
     from ...metrics.comparison import ranks
 
-    names, alpha = plan.names, 1.0 - plan.ci_level
+    names, alpha = plan.names, 1.0 - plan.options.ci_level
     est = estimates[ref.name]
     orient = cast("Orientation", ref.orientation)  # the catalogue's three (test_catalogue_invariants)
     if orient == "target" and target is None:
@@ -296,7 +296,7 @@ def _pairs_to_test(
         avail = available.get(ref.name, [])
         if len(avail) < 2:
             continue
-        if plan.pairs == "all":
+        if plan.options.pairs == "all":
             todo += [(ref.name, a, b) for i, a in enumerate(avail) for b in avail[i + 1 :]]
         elif best_by_metric[ref.name]:
             b = plan.names.index(best_by_metric[ref.name][0])
@@ -343,13 +343,13 @@ def _settings_json(plan: Plan) -> dict[str, Any]:
     """The ``settings`` block of the comparison JSON."""
     settings, grids = plan.settings, plan.grids
     return {
-        "bootstrap": plan.n_boot,
-        "ci_level": plan.ci_level,
-        "seed": plan.seed,
-        "permutations": plan.n_permutations,
-        "pairs": plan.pairs,
-        "dm_lag": plan.dm_lag,
-        **({"resampling": plan.resampling} if plan.resampling else {}),
+        "bootstrap": plan.options.n_boot,
+        "ci_level": plan.options.ci_level,
+        "seed": plan.options.seed,
+        "permutations": plan.options.n_permutations,
+        "pairs": plan.options.pairs,
+        "dm_lag": plan.options.dm_lag,
+        **({"resampling": plan.units_info} if plan.units_info else {}),
         "resolution": settings.resolution,
         "num_bins": settings.num_bins,
         "levels": None if settings.levels is None else list(settings.levels),

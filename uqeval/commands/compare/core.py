@@ -54,6 +54,7 @@ from .models import Model, align_models, model_names
 from .paired import PairedTests, without_rounding_noise
 from .plan import (
     DEFAULT_METRICS,
+    CompareOptions,
     MetricRef,
     Plan,
     Results,
@@ -69,21 +70,14 @@ from .resampling import BLOCK_ROWS, poisson_bootstrap, sign_flip_tests, spans
 from .scores import PER_ROW_SCORES, Grids, common_grids, comparison_score, per_row_scores
 
 if TYPE_CHECKING:
-    from ...resample import Resampling
     from .skill import Reference
 
 
 def compare_models(
     models: Sequence[Model],
     settings: Settings | None = None,
-    metrics: Sequence[str] | None = None,
-    n_boot: int = 1000,
-    ci_level: float = 0.95,
-    seed: int | None = 0,
-    n_permutations: int = 10000,
-    pairs: str = "best",
-    dm_lag: int = 0,
-    resampling: Resampling | None = None,
+    options: CompareOptions | None = None,
+    *,
     clusters: Any = None,
     weights: Any = None,
     weights_column: str | None = None,
@@ -96,26 +90,13 @@ def compare_models(
     ----------
     models : models on the same rows (see :func:`align_models`), at least 2.
     settings : scoring settings (``resolution``, ``num_bins``, levels, ...).
-    metrics : metric names (see :func:`resolve_metrics`); default :data:`DEFAULT_METRICS`
-        restricted to those some model has.
-    n_boot : bootstrap resamples (0: no intervals). All models and metrics share the
-        same resamples, so intervals and differences are paired.
-    ci_level : level of the percentile intervals :math:`[q_{\alpha/2}, q_{1-\alpha/2}]`
-        of the bootstrap replicates (Efron & Tibshirani 1993, ch. 13).
-    seed : seed of the bootstrap and of the permutation tests.
-    n_permutations : random sign flips of the permutation test (0: no permutation test).
-    pairs : ``"best"`` (each model against the best one per metric) or ``"all"``.
-    dm_lag : lag h - 1 of the Diebold--Mariano variance (HLN-corrected, t(N - 1) reference; 0: the paired t test).
-    resampling : what the intervals and the sign-flip test resample (:class:`uqeval.resample.Resampling`):
-        clusters (the bootstrap weights every cluster's rows with one Poisson weight and the sign-flip test
-        flips each cluster's sum of differences), or blocks of rows in time order (the bootstrap resamples
-        circular blocks of ``block_size`` consecutive rows, circular block bootstrap, Politis & Romano 1992,
-        and the sign-flip test flips consecutive non-overlapping blocks; ``"auto"`` picks the size from the
-        per-row scores, :func:`uqeval.resample.optimal_block_size`). None: rows are independent, and a note
-        flags score differences whose lag-1 autocorrelation is outside its 99 % band for independent rows.
+    options : (default: the defaults) what is compared and how (:class:`~uqeval.commands.compare.plan.CompareOptions`: the metrics,
+        the bootstrap, the paired tests and what they resample). Without a resampling of clusters or blocks
+        a note flags score differences whose lag-1 autocorrelation is outside its 99 % band for independent
+        rows.
     clusters : with a cluster resampling, the label of each row (a location, a patient, a day).
     weights : one weight per row (>= 0, not all 0; ``weights_column``: where they came from, for the JSON):
-        see :func:`_weighted_comparison` for what is weighted and how.
+        see :func:`weighted_rows` for what is weighted and how.
     reference : skill scores of every model against this reference forecast
         (:func:`uqeval.commands.compare.skill.compare_skill`, resampled as the metrics are; not with
         ``weights``); ``reference_times``: the rows' times, for a persistence reference.
@@ -132,78 +113,51 @@ def compare_models(
     reference, ``permutation_p``, ``dm_statistic``, ``dm_p``; unadjusted for multiple
     testing) and ``notes``. NaN is returned as ``float('nan')``.
     """
-    n = models[0].prediction.n if models else 0
-    if any(m.prediction.n != n for m in models):
+    options = options or CompareOptions()
+    n_read = models[0].prediction.n if models else 0
+    if any(m.prediction.n != n_read for m in models):
         raise InputError("models must be aligned to the same rows first (see align_models)")
-    n_read, uw = n, None
-    not_weighted: dict[str, str] | None = None
-    weights_json: dict[str, Any] = {}
     if weights is not None and reference is not None:
         from .skill import refuse_weighted_skill
 
         raise refuse_weighted_skill()
+    uw, w_all, not_weighted = None, None, cast("dict[str, str] | None", None)
     if weights is not None:
-        models, clusters, uw, weights_json = _weighted_comparison(models, weights, weights_column, clusters)
-        n = models[0].prediction.n
+        models, clusters, uw, w_all = weighted_rows(models, weights, weights_column, clusters)
         not_weighted = {}
-    plan, results = plan_comparison(
-        models, settings, metrics, n_boot, ci_level, seed, n_permutations, pairs, dm_lag, not_weighted
-    )
+    plan, results = plan_comparison(models, settings, options, not_weighted)
     if not_weighted is not None and plan.settings.murphy:
         raise UsageError(
             f"{option('murphy')} draws unweighted Murphy curves: leave out {option('weights')} or {option('murphy')}"
         )
-    units, block_size = None, None
-    if resampling:
-        resampling, units, info = resampling.units(n, clusters, lambda: _auto_block_size(results, plan, n))
-        block_size = cast("int | None", resampling.block_size)  # a number: "auto" is resolved
-        plan = replace(plan, resampling=info)
+    n = models[0].prediction.n
+    resampling, units, info = options.resampling.units(n, clusters, lambda: _auto_block_size(results, plan))
+    if options.resampling:
+        plan = replace(plan, units_info=info)
+    block_size = cast("int | None", resampling.block_size)  # a number: "auto" is resolved
     rows = RowScores(models, plan, results, uw)
     estimates, targets, columns, notes = estimate_metrics(plan, rows.value, rows.at_full)
     replicates: dict[tuple[str, str], np.ndarray] = {}
-    if plan.n_boot and columns:  # every comparison score is a column: the bootstrap pass makes the means too
-        reps = poisson_bootstrap(
-            [c[2] for c in columns], n, plan.n_boot, plan.seed or 0, units, block_size, uw
-        )
-        for (metric, model, _), rep in zip(columns, reps):
-            replicates[(metric, model)] = rep
+    if (
+        options.n_boot and columns
+    ):  # every comparison score is a column: the bootstrap pass makes the means too
+        stats = [c[2] for c in columns]
+        reps = poisson_bootstrap(stats, n, options.n_boot, options.seed or 0, units, block_size, uw)
+        replicates = {(metric, model): rep for (metric, model, _), rep in zip(columns, reps)}
     else:
         rows.add_means()
     rows.fill_estimates(estimates)
+    extra, last = _murphy(models) if plan.settings.murphy else ({}, [])  # issue 16 A
     if not_weighted is not None:
         _not_weighted_forms(plan, results, estimates, not_weighted)
-    available = {
-        ref.name: [
-            k
-            for k in range(len(models))
-            if (ref.name, k) in rows.scored
-            or ref.source == "summary"
-            and row_score(results, k, ref) is not None
-        ]
-        for ref in plan.refs
-    }
+        extra["weights"], first = _weights_block(
+            cast("np.ndarray", w_all), weights_column, not_weighted, block_size
+        )
+        last = first + last
     tests = PairedTests(rows, estimates, notes, units)
-    extra, last = {}, []
-    if plan.settings.murphy:  # issue 16 A
-        extra["murphy"] = murphy_comparison(models)
-        if extra["murphy"]["dominates"]:
-            last.append(
-                "Murphy diagrams: "
-                + "; ".join(
-                    f"{d['model']} dominates {d['dominated']} ({d['functional']})"
-                    for d in extra["murphy"]["dominates"]
-                )
-            )
-        elif extra["murphy"]["curves"]:
-            last.append("Murphy diagrams: no model dominates another (the curves cross or coincide)")
-    if not_weighted is not None:
-        from ...weights import weights_block
-
-        w_all = np.asarray(weights_json["weights"])
-        n_zero = int((w_all == 0).sum())
-        extra["weights"] = weights_block(weights_column, float(w_all.sum()), n_zero, not_weighted)
-        last = weight_notes(n_zero, block_size is not None, not_weighted) + last
-    out = assemble(plan, models, n, estimates, targets, replicates, notes, available, tests.run, extra, last)
+    out = assemble(
+        plan, models, n, estimates, targets, replicates, notes, rows.available(), tests.run, extra, last
+    )
     out["n_rows"] = int(n_read)
     if reference is not None:  # forecast verification (issue 16): skill of each model against the reference
         from .skill import compare_skill
@@ -213,9 +167,9 @@ def compare_models(
             reference,
             settings or Settings(),
             reference_times,
-            n_boot,
-            seed,
-            ci_level,
+            options.n_boot,
+            options.seed,
+            options.ci_level,
             units,
             block_size,
         )
@@ -223,6 +177,32 @@ def compare_models(
         out["skill_orientation"] = skill["orientation"]
         out["notes"] = list(out.get("notes", [])) + skill["notes"]
     return out
+
+
+def _murphy(models: Sequence[Model]) -> tuple[dict[str, Any], list[str]]:
+    """``({"murphy": the Murphy curves}, [the note of which model dominates which])`` (issue 16 A)."""
+    murphy = murphy_comparison(models)
+    if murphy["dominates"]:
+        listed = "; ".join(
+            f"{d['model']} dominates {d['dominated']} ({d['functional']})" for d in murphy["dominates"]
+        )
+        return {"murphy": murphy}, [f"Murphy diagrams: {listed}"]
+    if murphy["curves"]:
+        return {"murphy": murphy}, [
+            "Murphy diagrams: no model dominates another (the curves cross or coincide)"
+        ]
+    return {"murphy": murphy}, []
+
+
+def _weights_block(
+    w_all: np.ndarray, column: str | None, not_weighted: dict[str, str], block_size: int | None
+) -> tuple[dict[str, Any], list[str]]:
+    """The ``weights`` block of a weighted comparison and its notes (:func:`weight_notes`)."""
+    from ...weights import weights_block
+
+    n_zero = int((w_all == 0).sum())
+    block = weights_block(column, float(w_all.sum()), n_zero, not_weighted)
+    return block, weight_notes(n_zero, block_size is not None, not_weighted)
 
 
 class RowScores:
@@ -276,6 +256,19 @@ class RowScores:
             for key in self.scored:
                 self._add(key, start, stop)
 
+    def available(self) -> dict[str, list[int]]:
+        """Per metric, the models with a per-row score (those the paired tests compare)."""
+        return {
+            ref.name: [
+                k
+                for k in range(len(self.models))
+                if (ref.name, k) in self.scored
+                or ref.source == "summary"
+                and row_score(self.results, k, ref) is not None
+            ]
+            for ref in self.plan.refs
+        }
+
     def fill_estimates(self, estimates: dict[str, dict[str, float | None]]) -> None:
         """The mean of every comparison score (after the pass that accumulated their sums)."""
         w_total = float(self.n) if self.uw is None else float(self.uw.sum())
@@ -301,7 +294,7 @@ class RowScores:
         (:func:`estimate_metrics`)."""
         if ref.source == "per_row":
             return functools.partial(self.column, (ref.name, k)), None, None
-        stat = row_form(self.results, k, ref) if self.plan.n_boot else None
+        stat = row_form(self.results, k, ref) if self.plan.options.n_boot else None
         fn = None if stat is None else stat.resampler()
         if fn is None:
             return None, None, "no cheap resampler (it would be recomputed from scratch per resample)"
@@ -328,11 +321,11 @@ def _not_weighted_forms(
                     not_weighted.setdefault(ref.name, no_row_form(plan.kinds[k], name))
 
 
-def _weighted_comparison(
+def weighted_rows(
     models: Sequence[Model], weights: Any, column: str | None, clusters: Any
-) -> tuple[list[Model], Any, np.ndarray | None, dict[str, Any]]:
+) -> tuple[list[Model], Any, np.ndarray | None, np.ndarray]:
     r"""The rows that count and their weights, for :func:`compare_models` with ``weights``:
-    ``(models, clusters, weights or None, {"weights": the checked weights of every row})``.
+    ``(models, clusters, weights or None, the checked weights of every row)``.
 
     - Rows of weight 0 are dropped first (the estimates are exactly those without them; with ``block_size``
       the blocks are formed from the remaining rows, in their order).
@@ -359,10 +352,10 @@ def _weighted_comparison(
             clusters = np.asarray(clusters)[keep]
     kept = w[keep]
     uw = None if (kept == kept[0]).all() else kept
-    return list(models), clusters, uw, {"weights": w}
+    return list(models), clusters, uw, w
 
 
-def _auto_block_size(results: Results, plan: Plan, n: int) -> int:
+def _auto_block_size(results: Results, plan: Plan) -> int:
     """``block_size="auto"``: the largest :func:`uqeval.resample.optimal_block_size` of the models' per-row
     scores of the first compared metric that has them."""
     from ...resample import optimal_block_size
@@ -445,6 +438,7 @@ def murphy_comparison(models: Sequence[Model]) -> dict[str, Any]:
 #: its module)
 __all__ = [
     "BLOCK_ROWS",
+    "CompareOptions",
     "DEFAULT_METRICS",
     "PER_ROW_SCORES",
     "Grids",

@@ -67,12 +67,12 @@ class PairedTests:
         if not todo:
             return tests
         diffs = _Differences(self.rows, todo, self._shift(todo), self.z, self.units)
-        if plan.n_permutations:
+        if plan.options.n_permutations:
             from ...resample import flip_seed, rows_key
 
-            seed = flip_seed(plan.seed or 0, rows_key([m.prediction for m in self.rows.models]))
+            seed = flip_seed(plan.options.seed or 0, rows_key([m.prediction for m in self.rows.models]))
             p_values = sign_flip_tests(
-                diffs, plan.n_permutations, seed, shape=(n, len(todo)), units=self.units
+                diffs, plan.options.n_permutations, seed, shape=(n, len(todo)), units=self.units
             )
             for entry, p in zip(tests, p_values):
                 entry["permutation_p"] = float(p)
@@ -82,7 +82,7 @@ class PairedTests:
                 diffs(start, stop, buf[: stop - start])
         for j, entry in enumerate(tests):
             entry["mean_diff"] = diffs.means[j].total() / n if n else math.nan
-            if n >= 2 and plan.dm_lag < n:
+            if n >= 2 and plan.options.dm_lag < n:
                 dm = diffs.moments.dm(j)
                 entry["dm_statistic"], entry["dm_p"] = dm["statistic"], dm["p_value"]
         if diffs.lag1 is not None:
@@ -126,7 +126,7 @@ class _Differences:
         self.rows, self.todo, self.z = rows, todo, z
         self.shift, self.unit = shift_unit
         self.scaled = bool((self.unit != 1.0).any())
-        lag = rows.plan.dm_lag
+        lag = rows.plan.options.dm_lag
         self.means = [PairwiseSum(rows.n) for _ in todo]
         self.moments = Moments(lag, self.shift)
         self.lag1 = _Lag1(len(todo), self.shift) if units is None and rows.n >= _LAG1_MIN_ROWS else None
@@ -145,7 +145,7 @@ class _Differences:
                 out[:, j] *= self.z[start:stop]
             self.means[j].add(out[:, j])
         part = out / self.unit if self.scaled else out
-        self.moments = self.moments.merge(Moments.of(part, self.rows.plan.dm_lag, self.shift))
+        self.moments = self.moments.merge(Moments.of(part, self.rows.plan.options.dm_lag, self.shift))
         if self.lag1 is not None:
             self.lag1.add(part)
 

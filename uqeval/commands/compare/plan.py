@@ -13,6 +13,7 @@ import numpy as np
 from ...catalogue import RowStat
 from ...config import Settings
 from ...errors import InputError, option
+from ...resample import ROWS, Resampling
 
 if TYPE_CHECKING:
     from ...catalogue import Metric
@@ -285,78 +286,88 @@ def as_number(x: Any) -> float | None:
     return float(x)
 
 
+@dataclass(frozen=True)
+class CompareOptions:
+    r"""What a comparison is asked for, checked once when made and handed on as one value (the command line,
+    :func:`uqeval.compare`, ``uqeval report``, the memory and streamed runs and the document's ``settings``
+    all read it).
+
+    ``metrics``: names as :func:`resolve_metrics` takes them (None: :data:`DEFAULT_METRICS` where defined);
+    ``n_boot``: bootstrap resamples (0: no intervals; every model and metric on the same resamples);
+    ``ci_level``: the level of the percentile intervals :math:`[q_{\alpha/2}, q_{1-\alpha/2}]` (Efron &
+    Tibshirani 1993, ch. 13); ``seed``: of the bootstrap and the sign flips; ``n_permutations``: sign flips
+    of the paired permutation test (0: none); ``pairs``: ``"best"`` (each model against the best one per
+    metric) or ``"all"``; ``dm_lag``: lag h - 1 of the Diebold--Mariano variance (HLN-corrected, t(N - 1)
+    reference; 0: the paired t test); ``resampling``: what the intervals and the sign flips resample
+    (:class:`uqeval.resample.Resampling`: rows, clusters, or circular blocks of rows in time order, Politis
+    & Romano 1992, ``"auto"`` sized by :func:`uqeval.resample.optimal_block_size`)."""
+
+    metrics: Sequence[str] | None = None
+    n_boot: int = 1000
+    ci_level: float = 0.95
+    seed: int | None = 0
+    n_permutations: int = 10000
+    pairs: str = "best"
+    dm_lag: int = 0
+    resampling: Resampling = ROWS
+
+    def __post_init__(self) -> None:
+        from ...validation import check_level
+
+        for name, what in (
+            ("n_boot", "bootstrap resamples"),
+            ("n_permutations", "permutations"),
+            ("dm_lag", "Diebold-Mariano lag"),
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or int(value) != value or value < 0:
+                raise InputError(f"the number of {what} must be an integer >= 0, got {value!r}")
+            object.__setattr__(self, name, int(value))
+        if self.pairs not in ("best", "all"):
+            raise InputError(f"pairs must be 'best' or 'all', got {self.pairs!r}")
+        object.__setattr__(self, "ci_level", check_level(self.ci_level, "confidence level"))
+        if self.metrics is not None:  # "crps,nll" as the command line spells it, or a sequence of names
+            names = self.metrics.split(",") if isinstance(self.metrics, str) else self.metrics
+            object.__setattr__(self, "metrics", tuple(names))
+
+
 @dataclass
 class Plan:
     """What a comparison computes, decided from the models (or, streamed, from their first chunk):
-    the checked arguments, the level grids and the resolved metrics."""
+    the checked options, the level grids and the resolved metrics."""
 
     settings: Settings
+    options: CompareOptions
     names: list[str]
     grids: Grids
     refs: list[MetricRef]
     notes: list[str]
-    n_boot: int
-    ci_level: float
-    seed: int | None
-    n_permutations: int
-    pairs: str
-    dm_lag: int
     kinds: list[str]
     #: what the intervals and the sign-flip test resample (:func:`uqeval.resample.resampling_units`); None:
     #: independent rows (the JSON then has no ``settings.resampling``, as before issue 25)
-    resampling: dict[str, Any] | None = None
+    units_info: dict[str, Any] | None = None
 
 
 def plan_comparison(
     models: Sequence[Model],
     settings: Settings | None = None,
-    metrics: Sequence[str] | None = None,
-    n_boot: int = 1000,
-    ci_level: float = 0.95,
-    seed: int | None = 0,
-    n_permutations: int = 10000,
-    pairs: str = "best",
-    dm_lag: int = 0,
+    options: CompareOptions = CompareOptions(),
     not_weighted: dict[str, str] | None = None,
 ) -> tuple[Plan, Results]:
-    """Check the arguments and resolve the metrics of :func:`compare_models` (``models`` need not hold
+    """Resolve the metrics of :func:`~uqeval.commands.compare.core.compare_models` (``models`` need not hold
     every row: the stream engine plans on the first chunk); ``not_weighted``: for weighted rows
     (:func:`resolve_metrics`)."""
-    from ...validation import check_level
+    from ...catalogue import settings_for_paths
 
-    settings = settings or Settings()
     if len(models) < 2:
         raise InputError(f"compare needs at least 2 models, got {len(models)}")
-    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 0:
-        raise InputError(f"the number of bootstrap resamples must be an integer >= 0, got {n_boot!r}")
-    if isinstance(n_permutations, bool) or int(n_permutations) != n_permutations or n_permutations < 0:
-        raise InputError(f"the number of permutations must be an integer >= 0, got {n_permutations!r}")
-    if pairs not in ("best", "all"):
-        raise InputError(f"pairs must be 'best' or 'all', got {pairs!r}")
-    ci_level = check_level(ci_level, "confidence level")
-    from ...catalogue import (
-        settings_for_paths,  # --metrics exceedance.<t>.brier turns the group on (issue 16 A)
-    )
-
-    settings = settings_for_paths(settings, metrics or ())
+    # --metrics exceedance.<t>.brier turns the group on (issue 16 A)
+    settings = settings_for_paths(settings or Settings(), options.metrics or ())
     grids = common_grids(models, settings.resolution)
     results = Results(models, settings, grids)
-    refs, notes = resolve_metrics(metrics, models, results, grids, not_weighted)
-    plan = Plan(
-        settings,
-        [m.name for m in models],
-        grids,
-        refs,
-        list(grids.notes) + notes,
-        int(n_boot),
-        ci_level,
-        seed,
-        int(n_permutations),
-        pairs,
-        int(dm_lag),
-        [m.kind for m in models],
-    )
-    return plan, results
+    refs, notes = resolve_metrics(options.metrics, models, results, grids, not_weighted)
+    names, kinds = [m.name for m in models], [m.kind for m in models]
+    return Plan(settings, options, names, grids, refs, list(grids.notes) + notes, kinds), results
 
 
 def row_score(results: Results, k: int, ref: MetricRef) -> np.ndarray | None:

@@ -31,8 +31,8 @@ from ...config import Settings
 from ...engine.aligned import ModelSource, Rowset, check_same_rows
 from ...errors import InputError, option
 from ...metrics.comparison import Moments
-from ...resample import ROWS, Resampling
-from .core import MetricRef, Model, Plan
+from ...resample import Resampling
+from .core import CompareOptions, MetricRef, Model, Plan
 
 if TYPE_CHECKING:
     from ...engine.options import EngineOptions
@@ -131,7 +131,11 @@ def make_layout(
                 plan.refs.remove(ref)
                 continue
         for k in range(len(preds)):
-            stat = row_form(results, k, ref) if plan.n_boot or weighted or ref.source == "per_row" else None
+            stat = (
+                row_form(results, k, ref)
+                if plan.options.n_boot or weighted or ref.source == "per_row"
+                else None
+            )
             form = None if stat is None else stat.sums_form
             if form is not None and (ref.name, k) not in skip:
                 terms, codes, n_codes, finishes[(ref.name, k)] = form
@@ -188,16 +192,16 @@ class ComparePartial:
             )
         if self.acc is None and self.layout.units is None:
             self.acc = Accumulator(
-                plan.seed or 0,
-                plan.n_boot,
-                plan.n_permutations if self.layout.pairs else 0,
+                plan.options.seed or 0,
+                plan.options.n_boot,
+                plan.options.n_permutations if self.layout.pairs else 0,
                 n_terms=sum(t for _, _, t, _ in cols),
                 n_categories=tuple(c for _, _, _, c in cols if c),
                 n_diffs=len(self.layout.pairs),
                 flip_seed=self.layout.flip_seed,
             )
         if self.moments is None:
-            self.moments = Moments(plan.dm_lag)
+            self.moments = Moments(plan.options.dm_lag)
 
     @property
     def kept_rows(self) -> int:
@@ -269,7 +273,7 @@ class ComparePartial:
             diffs = np.column_stack(cols)
             if w is not None:  # the paired tests run on w_i d_i (over the mean weight, a constant: finish)
                 diffs *= w[:, None]
-            self.moments = self.moments.merge(Moments.of(diffs, plan.dm_lag))
+            self.moments = self.moments.merge(Moments.of(diffs, plan.options.dm_lag))
         if unit:
             self.unit += np.concatenate(unit)
         if self.by_unit is not None:
@@ -448,7 +452,7 @@ def plan_on(
     preds: Sequence,
     names: Sequence[str],
     settings: Settings,
-    options: dict[str, Any],
+    options: CompareOptions,
     seen: Sequence = (),
 ) -> tuple[Layout, dict]:
     from .core import align_models, plan_comparison
@@ -466,7 +470,7 @@ def plan_on(
 
         raise not_streamed("murphy", "it draws curves over all rows")
     not_weighted: dict[str, str] | None = {} if column else None
-    plan, _ = plan_comparison(chunk, settings, **options, not_weighted=not_weighted)
+    plan, _ = plan_comparison(chunk, settings, options, not_weighted)
     layout, finishes = make_layout(plan, preds, not_weighted)
     layout.weights = column
     return layout, finishes
@@ -477,9 +481,9 @@ def _flip_seed(layout: Layout, seen: list, batches) -> int | None:
     from ...resample import flip_seed
 
     plan = layout.plan
-    if not (plan.n_permutations and layout.pairs):
+    if not (plan.options.n_permutations and layout.pairs):
         return None
-    return flip_seed(plan.seed or 0, first_rows_key(seen, batches))
+    return flip_seed(plan.options.seed or 0, first_rows_key(seen, batches))
 
 
 def stream_units(models: Sequence[ModelSource], resampling: Resampling, n_boot: int) -> Resampling | None:
@@ -540,8 +544,8 @@ def finish(
     acc, total, flipped = part.acc, None if part.acc is None else part.acc.total, None
     if part.by_unit is not None:
         acc, total, flipped, info = _unit_resampling(part)
-        plan = replace(plan, resampling=info)
-    replicates = _replicates(lay, columns, acc, total, finishes) if plan.n_boot and columns else {}
+        plan = replace(plan, units_info=info)
+    replicates = _replicates(lay, columns, acc, total, finishes) if plan.options.n_boot and columns else {}
     available: dict[str, list[int]] = {}
     for name, a, b in lay.pairs:
         available.setdefault(name, [])
@@ -634,7 +638,7 @@ class _Merged:
         return as_number(value_at(res, ref.keys)), res
 
     def at_full(self, k: int, ref: MetricRef):
-        if ref.source == "summary" and not self.plan.n_boot:
+        if ref.source == "summary" and not self.plan.options.n_boot:
             return None, None, "no cheap resampler (it would be recomputed from scratch per resample)"
         if (ref.name, k) not in self.offsets:
             return None, None, NO_STREAMED_BOOTSTRAP
@@ -678,7 +682,7 @@ class _MergedTests:
         part, plan, n = self.part, self.plan, self.part.n
         mom = part.moments
         p_values = self.flipped
-        if p_values is None and plan.n_permutations and part.layout.pairs:
+        if p_values is None and plan.options.n_permutations and part.layout.pairs:
             p_values = permutation_p_values(part.acc.flipped, mom.total, mom.total_abs)
         out = []
         for name, a, b in todo:
@@ -695,7 +699,7 @@ class _MergedTests:
                 "dm_statistic": math.nan,
                 "dm_p": math.nan,
             }
-            if n >= 2 and plan.dm_lag < n:
+            if n >= 2 and plan.options.dm_lag < n:
                 dm = mom.dm(j)
                 entry["dm_statistic"], entry["dm_p"] = sign * dm["statistic"] + 0.0, dm["p_value"]
             if p_values is not None:
@@ -744,15 +748,22 @@ def _unit_resampling(part: ComparePartial):
     count = len(units.index)
     info = cast("Resampling", lay.units).describe(count)
     acc, total = None, None
-    if plan.n_boot:  # clusters (blocks of more than one row are refused with the bootstrap: stream_units)
-        acc = Accumulator(plan.seed or 0, plan.n_boot, n_terms=units.width, n_categories=tuple(units.n_codes))
+    if (
+        plan.options.n_boot
+    ):  # clusters (blocks of more than one row are refused with the bootstrap: stream_units)
+        acc = Accumulator(
+            plan.options.seed or 0,
+            plan.options.n_boot,
+            n_terms=units.width,
+            n_categories=tuple(units.n_codes),
+        )
         if count:
             acc.update(0, units.sums, [csr_matrix(c) for c in units.codes])
         total = acc.sums[-1]
     p_values = None
-    if plan.n_permutations and lay.pairs:
-        seed = plan.seed or 0 if lay.flip_seed is None else lay.flip_seed
-        p_values = sign_flip_tests(units.diffs, plan.n_permutations, seed)
+    if plan.options.n_permutations and lay.pairs:
+        seed = plan.options.seed or 0 if lay.flip_seed is None else lay.flip_seed
+        p_values = sign_flip_tests(units.diffs, plan.options.n_permutations, seed)
     return acc, total, p_values, info
 
 
@@ -767,23 +778,21 @@ def compare_with_engine(
     specs: Sequence[str],
     names: Sequence[str],
     settings: Settings,
-    options: dict[str, Any],
+    options: CompareOptions,
     engine: EngineOptions,
-    resampling: Resampling = ROWS,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """The comparison JSON of ``specs`` on a streaming engine (``engine``: ``stream`` or ``dask``, as
     :meth:`~uqeval.engine.options.EngineOptions.choose` chose it), resampling rows, clusters or blocks: the
     plan is made on the first rows (this process), then every aligned batch is folded into a
     :class:`ComparePartial` (keyed by its kept rows) and the merged partial assembled by :func:`finish`.
-    ``options``: the keyword arguments of :func:`uqeval.commands.compare.core.compare_models` from
-    ``metrics`` to ``dm_lag``."""
+    ``options``: what is compared and how, as in memory."""
     from functools import partial
 
     from ...engine.aligned import open_models, over_aligned
 
     models = open_models(specs, settings)
-    units = stream_units(models, resampling, options.get("n_boot", 1000))
+    units = stream_units(models, options.resampling, options.n_boot)
     with over_aligned(specs, settings, engine, progress, models) as run:
         head = run.head()
         preds, seen = first_batch(head)
