@@ -66,7 +66,7 @@ from .plan import (
     row_score,
     value_at,
 )
-from .resampling import BLOCK_ROWS, poisson_bootstrap, sign_flip_tests, spans
+from .resampling import BLOCK_ROWS, auto_block_size, poisson_bootstrap, sign_flip_tests, spans
 from .scores import PER_ROW_SCORES, Grids, common_grids, comparison_score, per_row_scores
 
 if TYPE_CHECKING:
@@ -356,18 +356,13 @@ def weighted_rows(
 
 
 def _auto_block_size(results: Results, plan: Plan) -> int:
-    """``block_size="auto"``: the largest :func:`uqeval.resample.optimal_block_size` of the models' per-row
+    """``block_size="auto"``: :func:`~uqeval.commands.compare.resampling.auto_block_size` of the models' per-row
     scores of the first compared metric that has them."""
-    from ...resample import optimal_block_size
-
     for ref in plan.refs:
         series = [s for k in range(len(plan.names)) if (s := row_score(results, k, ref)) is not None]
         if series:
-            return max(optimal_block_size(s) for s in series)
-    raise InputError(
-        "block_size 'auto' needs a per-row score (crps, nll, pinball, ...) to choose the block size: "
-        "compare such a metric too, or give the block size"
-    )
+            return auto_block_size(series)
+    return auto_block_size([])
 
 
 # --------------------------------------------------------------------------- Murphy dominance (issue 16 A)

@@ -344,3 +344,17 @@ def sign_flip_tests(
     if pairwise is not None:
         observed, scale = np.array([pairwise[0].total()]), np.array([pairwise[1].total()])
     return permutation_p_values(acc.flipped, observed, scale)
+
+
+def auto_block_size(series: Sequence[np.ndarray]) -> int:
+    """``block_size="auto"``: the largest :func:`uqeval.resample.optimal_block_size` of the models' per-row
+    scores ``series`` (those of the first compared metric that has them); none is an :class:`InputError`."""
+    from ...errors import InputError
+    from ...resample import optimal_block_size
+
+    if not series:
+        raise InputError(
+            "block_size 'auto' needs a per-row score (crps, nll, pinball, ...) to choose the block size: "
+            "compare such a metric too, or give the block size"
+        )
+    return max(optimal_block_size(s) for s in series)

@@ -60,8 +60,11 @@ class Layout:
     not_streamed: dict[str, str]
     skip: set[tuple[str, int]]  # (metric, model) whose estimate is not streamed
     #: dependent rows (issue 25): clusters (the column as the first file spells it) or blocks (a number of
-    #: rows, not "auto"); None: independent rows
+    #: rows or "auto"); None: independent rows
     units: Resampling | None = None
+    #: ``block_size="auto"``: the metric whose per-row scores choose the size (as in memory: the first
+    #: compared metric that has them); None: the size is given
+    auto_ref: MetricRef | None = None
     #: the seed of the sign flips, from the seed and the first rows (:func:`uqeval.resample.flip_seed`)
     flip_seed: int | None = None
     #: ``--weights``: the first model's column (None: unweighted); ``not_weighted``: as in memory
@@ -69,6 +72,13 @@ class Layout:
     not_weighted: dict[str, str] = field(default_factory=dict)
     #: weighted: the family result of each target-oriented ``(metric, model)`` on the first batch (its target)
     target_results: dict[tuple[str, int], Any] = field(default_factory=dict)
+
+    @property
+    def keeps_rows(self) -> bool:
+        """Whether the states keep the per-row forms (:class:`KeptRows`): the circular block bootstrap (its
+        blocks start anywhere in the N rows) and ``block_size="auto"`` (the size comes from the whole series)."""
+        size = None if self.units is None else self.units.block_size
+        return size == "auto" or (size is not None and int(size) > 1 and self.plan.options.n_boot > 0)
 
 
 def _results(preds: Sequence, plan: Plan):
@@ -95,6 +105,10 @@ def make_layout(
     )
     columns, pairs, not_streamed, skip, finishes = [], [], {}, set(), {}
     target_results: dict[tuple[str, int], Any] = {}
+    # block_size="auto" reads the per-row scores of the first compared metric that has them (as in memory)
+    auto_ref = next(
+        (r for r in plan.refs if any(row_score(results, k, r) is not None for k in range(len(preds)))), None
+    )
     for ref in list(plan.refs):
         if ref.source == "summary" and weighted:
             from ...catalogue import METRICS
@@ -145,7 +159,7 @@ def make_layout(
         if ref.orientation != "target":
             avail = [k for k in range(len(preds)) if row_score(results, k, ref) is not None]
             pairs += [(ref.name, a, b) for i, a in enumerate(avail) for b in avail[i + 1 :]]
-    layout = Layout(plan, families, columns, pairs, not_streamed, skip)
+    layout = Layout(plan, families, columns, pairs, not_streamed, skip, auto_ref=auto_ref)
     if weighted:
         layout.not_weighted, layout.target_results = cast("dict", not_weighted), target_results
     return layout, finishes
@@ -172,6 +186,9 @@ class ComparePartial:
     by_unit: Any = None
     #: ``--weights``: the total weight of the kept rows (the rows of weight 0 are not kept)
     w: float = 0.0
+    #: the circular block bootstrap or ``block_size="auto"``: the per-row forms of every kept row
+    #: (:class:`KeptRows`), resampled when every row is in
+    kept: KeptRows | None = None
 
     def __post_init__(self) -> None:
         from ...catalogue import states
@@ -186,7 +203,9 @@ class ComparePartial:
         cols, plan = self.layout.columns, self.layout.plan
         if self.unit is None:
             self.unit = np.zeros(sum(t + c for _, _, t, c in cols))
-        if self.by_unit is None and self.layout.units is not None:
+        if self.kept is None and self.layout.keeps_rows:
+            self.kept = KeptRows()
+        if self.by_unit is None and self.layout.units is not None and not self.layout.keeps_rows:
             self.by_unit = UnitSums(
                 sum(t for _, _, t, _ in cols) + 1, [c for _, _, _, c in cols if c], len(self.layout.pairs)
             )
@@ -276,7 +295,14 @@ class ComparePartial:
             self.moments = self.moments.merge(Moments.of(diffs, plan.options.dm_lag))
         if unit:
             self.unit += np.concatenate(unit)
-        if self.by_unit is not None:
+        if self.kept is not None:
+            series = (
+                None
+                if lay.auto_ref is None
+                else [row_score(results, k, lay.auto_ref) for k in range(len(preds))]
+            )
+            self.kept.add(n, dense, codes, diffs, w, series)
+        elif self.by_unit is not None:
             self.by_unit.add(self._unit_keys(files, batches, n), dense, codes, diffs, w)
         else:
             self.acc.update(
@@ -318,7 +344,9 @@ class ComparePartial:
 
         if other.start != self.start + self.n:
             raise ValueError("partials must be merged in row order")  # a bug, not bad input
-        if self.by_unit is not None:
+        if self.kept is not None:
+            self.kept.merge(cast("KeptRows", other.kept))
+        elif self.by_unit is not None:
             self.by_unit.merge(other.by_unit)
         else:
             self.acc.merge(other.acc)
@@ -342,6 +370,79 @@ class ComparePartial:
             self.states[k] = states.merge(self.states[k], other.states[k])
         self.n += other.n
         return self
+
+
+class KeptRows:
+    """The per-row forms of the kept rows, in row order: the bootstrap columns' terms and codes, the paired
+    differences, the weights and (``block_size="auto"``) each model's per-row scores that choose the size.
+    The circular block bootstrap draws blocks that start anywhere in the N rows and ``auto`` reads the whole
+    series, so this state grows with the rows (a few floats a row per metric and model, not the predictions:
+    "needs every row" in the design's words); :meth:`resample` then runs the in-memory functions on them, so
+    the replicates and p-values are memory's."""
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[Any, ...]] = []
+
+    def add(self, n: int, dense: list, codes: list, diffs: Any, w: Any, series: Any) -> None:
+        """Keep one batch's ``n`` rows."""
+        self.parts.append((n, np.column_stack(dense) if dense else None, codes, diffs, w, series))
+
+    def merge(self, other: KeptRows) -> None:
+        """Append ``other``'s rows (the next ones)."""
+        self.parts += other.parts
+
+    def _joined(self, i: int) -> Any:
+        got = [p[i] for p in self.parts]
+        return None if not got or got[0] is None else np.concatenate(got)
+
+    def resample(
+        self, lay: Layout, columns: list, finishes: dict[tuple[str, int], Callable]
+    ) -> tuple[dict[tuple[str, str], np.ndarray], np.ndarray | None, dict[str, Any]]:
+        """``(replicates, sign-flip p-values of the pairs or None, the resampling's description)``: the block
+        size (``auto``: :func:`~uqeval.commands.compare.resampling.auto_block_size` of the per-row scores),
+        memory's :func:`~uqeval.commands.compare.resampling.poisson_bootstrap` of the ``columns`` that
+        :func:`~uqeval.commands.compare.assemble.estimate_metrics` kept, and its sign flips of the blocks' sums
+        of differences."""
+        from ...catalogue import RowStat
+        from .resampling import auto_block_size, poisson_bootstrap, sign_flip_tests
+
+        plan, opts = lay.plan, lay.plan.options
+        n, dense, diffs, w = sum(p[0] for p in self.parts), self._joined(1), self._joined(3), self._joined(4)
+        series = [
+            np.concatenate([p[5][k] for p in self.parts])
+            for k in range(len(plan.names))
+            if self.parts and self.parts[0][5] is not None and self.parts[0][5][k] is not None
+        ]
+        units_of = cast("Resampling", lay.units)
+        done, units, info = units_of.units(n, None, lambda: auto_block_size(series))
+        size = cast("int", done.block_size)
+        uw = None if w is None or (w == w[0]).all() else w  # constant weights are no weights (as in memory)
+        replicates: dict[tuple[str, str], np.ndarray] = {}
+        if opts.n_boot and columns:
+            at, stats = _offsets(lay), []
+            for _, _, key in columns:
+                c0, width, ci, n_codes = at[key]
+                code = None if ci is None else np.concatenate([p[2][ci] for p in self.parts])
+                terms = None if not width else dense[:, c0 : c0 + width]
+                stats.append(RowStat(terms=terms, codes=code, n_codes=n_codes, finish=finishes[key]))
+            reps = poisson_bootstrap(stats, n, opts.n_boot, opts.seed or 0, units, size, uw)
+            replicates = {(metric, model): rep for (metric, model, _), rep in zip(columns, reps)}
+        p_values = None
+        if opts.n_permutations and lay.pairs:
+            seed = opts.seed or 0 if lay.flip_seed is None else lay.flip_seed
+            p_values = sign_flip_tests(diffs, opts.n_permutations, seed, units=units)
+        return replicates, p_values, info
+
+
+def _offsets(lay: Layout) -> dict[tuple[str, int], tuple[int, int, int | None, int]]:
+    """Per bootstrap column: ``(first dense column, width, its code column or None, n_codes)`` in the batches'
+    dense terms and code list."""
+    out, col, cat = {}, 0, 0
+    for name, k, width, n_codes in lay.columns:
+        out[(name, k)] = (col, width, cat if n_codes else None, n_codes)
+        col += width
+        cat += 1 if n_codes else 0
+    return out
 
 
 class UnitSums:
@@ -486,25 +587,11 @@ def _flip_seed(layout: Layout, seen: list, batches) -> int | None:
     return flip_seed(plan.options.seed or 0, first_rows_key(seen, batches))
 
 
-def stream_units(models: Sequence[ModelSource], resampling: Resampling, n_boot: int) -> Resampling | None:
+def stream_units(models: Sequence[ModelSource], resampling: Resampling) -> Resampling | None:
     """The :attr:`Layout.units` of ``resampling``: clusters of the first model's column (read as its "by"
-    role), or blocks. Blocks stream for the sign-flip test (non-overlapping blocks) but not for the
-    bootstrap: the circular block bootstrap draws blocks that start anywhere in the N rows, and N and the
-    rows' window sums are known only at the end."""
-    size = resampling.block_size
-    if size is not None:
-        from ...engine.options import not_streamed
-
-        if size == "auto":
-            raise not_streamed(
-                "block_size", "it chooses the size from the whole series", "auto", "give the size"
-            )
-        if n_boot and int(size) > 1:
-            raise not_streamed(
-                "block_size",
-                "with bootstrap intervals: the circular block bootstrap draws blocks starting anywhere in the rows",
-                alternative=f"{option('bootstrap', 0)} for the block sign-flip test alone",
-            )
+    role), or blocks (the sign-flip test alone sums the non-overlapping blocks as they come; the circular
+    block bootstrap and ``auto`` keep the rows' per-row forms: :attr:`Layout.keeps_rows`)."""
+    if resampling.block_size is not None:
         return resampling
     if resampling.cluster is None:
         return None
@@ -541,19 +628,12 @@ def finish(
     merged = _Merged(part, finishes)
     estimates, targets, columns, notes = estimate_metrics(plan, merged.value, merged.at_full)
     notes = list(dict.fromkeys(n for m in models for n in m.src.notes())) + list(notes)
-    acc, total, flipped = part.acc, None if part.acc is None else part.acc.total, None
-    if part.by_unit is not None:
-        acc, total, flipped, info = _unit_resampling(part)
+    replicates, flipped, info = _resampled(part, columns, finishes)
+    if info is not None:
         plan = replace(plan, units_info=info)
-    replicates = _replicates(lay, columns, acc, total, finishes) if plan.options.n_boot and columns else {}
     available: dict[str, list[int]] = {}
     for name, a, b in lay.pairs:
-        available.setdefault(name, [])
-        for k in (a, b):
-            if k not in available[name]:
-                available[name].append(k)
-    for name in available:
-        available[name].sort()
+        available[name] = sorted({*available.get(name, []), a, b})
     tests = _MergedTests(part, plan, merged.total_w, flipped)
     info_models = [
         Model(
@@ -647,24 +727,30 @@ class _Merged:
         return (ref.name, k), self.at_unit(k, ref), None
 
 
-def _replicates(lay, columns, acc, total, finishes: dict[tuple[str, int], Callable]) -> dict:
-    """The bootstrap replicates of every column: its finish at the accumulated resampled sums and counts."""
-    col = cat = 0
-    dense_at = {}
-    for name, k, width, n_codes in lay.columns:
-        dense_at[(name, k)] = (col, width, cat if n_codes else None)
-        col += width
-        cat += 1 if n_codes else 0
+def _resampled(
+    part: ComparePartial, columns: list, finishes: dict[tuple[str, int], Callable]
+) -> tuple[dict[tuple[str, str], np.ndarray], Any, dict[str, Any] | None]:
+    """``(bootstrap replicates, the units' sign-flip p-values or None, the resampling's description or None)``
+    of a merged partial: from the kept rows (:class:`KeptRows`), the units' sums (:class:`UnitSums`), or the
+    rows' accumulator."""
+    if part.kept is not None:
+        return part.kept.resample(part.layout, columns, finishes)
+    acc, total, flipped, info = part.acc, None if part.acc is None else part.acc.total, None, None
+    if part.by_unit is not None:
+        acc, total, flipped, info = _unit_resampling(part)
+    if not (part.layout.plan.options.n_boot and columns):
+        return {}, flipped, info
+    at = _offsets(part.layout)
     replicates: dict[tuple[str, str], np.ndarray] = {}
     for metric, model, key in columns:
-        c0, width, c = dense_at[key]
+        c0, width, c, _ = at[key]
         parts = [acc.sums[c0 : c0 + width].T] if width else []
         if c is not None:
             parts.append(acc.counts[c].T)
         replicates[(metric, model)] = np.asarray(
             finishes[key](np.concatenate(parts, axis=1), total), dtype=np.float64
         )
-    return replicates
+    return replicates, flipped, info
 
 
 class _MergedTests:
@@ -792,12 +878,18 @@ def compare_with_engine(
     from ...engine.aligned import open_models, over_aligned
 
     models = open_models(specs, settings)
-    units = stream_units(models, options.resampling, options.n_boot)
+    units = stream_units(models, options.resampling)
     with over_aligned(specs, settings, engine, progress, models) as run:
         head = run.head()
         preds, seen = first_batch(head)
         layout, finishes = plan_on(models, preds, names, settings, options, seen)
         layout.units = units
+        if units is None or units.block_size != "auto":
+            layout.auto_ref = None
+        elif layout.auto_ref is None:
+            from .resampling import auto_block_size
+
+            auto_block_size([])  # raises: no compared metric has a per-row score
         layout.flip_seed = _flip_seed(layout, seen, head)
         part = run.fold(partial(ComparePartial, layout), keyed=True)
     return finish(models, part, finishes, run.engine, run.info)
