@@ -130,3 +130,44 @@ def test_memory_stream_and_dask_give_one_document(files, scheduler, resampling, 
     assert (stream["input"]["engine"], dask["input"]["engine"]) == ("stream", "dask")
     _same(_document(stream), _document(want), "stream")
     _same(_document(dask), _document(want), "dask")
+
+
+@pytest.fixture(scope="module")
+def classifiers(tmp_path_factory):
+    d = tmp_path_factory.mktemp("engines_cls")
+    rng = np.random.default_rng(41)
+    label = rng.integers(0, 3, N)
+    w = rng.uniform(0.2, 3.0, N)
+    w[rng.random(N) < 0.1] = 0.0
+    p = rng.dirichlet(np.ones(3), N)
+    out = []
+    for name, q in (("a", p), ("b", 0.6 * p + 0.4 / 3)):
+        cols = {"label": label, **{f"p_{c}": q[:, c] for c in range(3)}}
+        if name == "a":
+            cols["w"] = w
+        pq.write_table(pa.table(cols), d / f"{name}.parquet", row_group_size=89)
+        out.append(str(d / f"{name}.parquet"))
+    return out
+
+
+def test_weighted_calibration_errors_on_every_engine(classifiers, scheduler):
+    """ECE, MCE, SCE and the Brier decomposition of weighted rows (their family's kernels given the weights,
+    no per-row form: no interval) are one number on every engine: memory's kernels, the streamed weighted cell
+    sums; ACE (equal-mass bins) needs every row: memory computes it, the streaming engines name it."""
+    args = ["--weights", "w", "-m", "nll,brier,ece,mce,sce,brier_decomposition.reliability"]
+    want = _run(classifiers, *args)
+    assert want["weights"]["not_weighted"] == {}
+    for metric in ("calibration.ece", "calibration.mce", "calibration.sce"):
+        assert not want["metrics"][metric]["bootstrap"]
+        assert all(math.isfinite(v["estimate"]) for v in want["metrics"][metric]["values"].values())
+    for engine in (
+        ("stream", "--chunk-rows", "128"),
+        ("dask", "--scheduler", scheduler, "--chunk-rows", "64"),
+    ):
+        got = _run(classifiers, *args, "--engine", *engine)
+        assert got["input"]["not_streamed"] == {}
+        _same(_document(got), _document(want), engine[0])
+    ace = ["--weights", "w", "-m", "nll,ace"]
+    assert math.isfinite(_run(classifiers, *ace)["metrics"]["calibration.ace"]["values"]["a"]["estimate"])
+    got = _run(classifiers, *ace, "--engine", "stream")
+    assert "calibration.ace" in got["input"]["not_streamed"] and "calibration.ace" not in got["metrics"]

@@ -17,6 +17,8 @@ from .models import Model
 from .plan import MetricRef, Plan
 
 COMPARE_SCHEMA = "uqeval.compare/1"
+#: why a metric without a cheap resampler gets no interval
+NO_RESAMPLER = "no cheap resampler (it would be recomputed from scratch per resample)"
 
 _RTOL_CONSISTENT = 1e-9
 

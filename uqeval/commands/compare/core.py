@@ -49,7 +49,7 @@ import numpy as np
 from ...config import Settings
 from ...errors import InputError, UsageError, option
 from ...predictions import Prediction
-from .assemble import assemble, estimate_metrics, weight_notes
+from .assemble import NO_RESAMPLER, assemble, estimate_metrics, weight_notes
 from .models import Model, align_models, model_names
 from .paired import PairedTests, without_rounding_noise
 from .plan import (
@@ -285,7 +285,10 @@ class RowScores:
             fn = None if stat is None else stat.resampler(blas=False)
             # the family's result only for a target (a nominal level): its value is not used
             res = self.results.get(k, cast("str", ref.group)) if ref.orientation == "target" else None
-            return (None if fn is None else as_number(float(fn(self.uw[None, :])[0]))), res
+            if fn is None:  # the family's kernels given the weights, where they take them (no interval)
+                weighted = self.results.weighted(k, cast("str", ref.group), self.uw)
+                return as_number(value_at(weighted, ref.keys)), res
+            return as_number(float(fn(self.uw[None, :])[0])), res
         res = self.results.get(k, cast("str", ref.group))  # a summary metric names its family
         return as_number(value_at(res, ref.keys)), res
 
@@ -297,7 +300,7 @@ class RowScores:
         stat = row_form(self.results, k, ref) if self.plan.options.n_boot else None
         fn = None if stat is None else stat.resampler()
         if fn is None:
-            return None, None, "no cheap resampler (it would be recomputed from scratch per resample)"
+            return None, None, NO_RESAMPLER
         at = np.ones((1, self.n)) if self.uw is None else self.uw[None, :]  # the rows (their own weights)
         return stat, float(np.asarray(fn(at), dtype=np.float64)[0]), None
 
@@ -432,6 +435,7 @@ def murphy_comparison(models: Sequence[Model]) -> dict[str, Any]:
 #: the command's front door: what the front ends, the stream engine and the tests use (each defined once, in
 #: its module)
 __all__ = [
+    "NO_RESAMPLER",
     "BLOCK_ROWS",
     "CompareOptions",
     "DEFAULT_METRICS",

@@ -77,6 +77,19 @@ class Results:
             self.cache[key] = comparison_score(self.models[k].prediction, name, self.grids, self.settings)
         return self.cache[key]
 
+    def weighted(self, k: int, group: str, weights: np.ndarray) -> dict | None:
+        """Model ``k``'s results of family ``group`` computed by its kernels given the rows' ``weights`` (None
+        where the family takes no weights for its representation: :attr:`uqeval.catalogue.Family.weighted`)."""
+        from ...catalogue import compute, get_family
+
+        key = (k, "weighted:" + group)
+        if key not in self.cache:
+            family, pred = get_family(group), self.models[k].prediction
+            self.cache[key] = (
+                compute(family, pred, self.settings, weights) if pred.kind in family.weighted else None
+            )
+        return self.cache[key]
+
     def row_stat(self, k: int, ref: MetricRef):
         """The catalogue's per-row form of a summary metric for model ``k``, or None."""
         from ...catalogue import METRICS, rows
@@ -230,13 +243,19 @@ def resolve_metrics(
         if len(distinct) > 1:
             raise InputError(f"metric name {name!r} is ambiguous; give one of: {', '.join(distinct)}")
         metric, middle = usable[0]
-        if not_weighted is not None and not metric.supports_weights:
+        # weighted rows: by its per-row form, or by its family's kernels given the weights (no interval)
+        if not_weighted is not None and not any(
+            metric.takes_weights(k) for k in kinds if metric.applies_to(k)
+        ):
+            why = cast(
+                "str", metric.unweighted_reason_for(next(k for k in sorted(kinds) if metric.applies_to(k)))
+            )
             if explicit:
                 raise InputError(
                     f"metric {name!r} ({metric.path}) is not computed with {option('weights')}: "
-                    f"{metric.unweighted_reason}; leave it out of the metrics, or leave out the weights"
+                    f"{why}; leave it out of the metrics, or leave out the weights"
                 )
-            not_weighted[metric.path] = cast("str", metric.unweighted_reason)
+            not_weighted[metric.path] = why
             continue
         kind = next(
             k for k in sorted(kinds) if metric.applies_to(k)

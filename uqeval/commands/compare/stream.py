@@ -32,7 +32,7 @@ from ...engine.aligned import ModelSource, Rowset, check_same_rows
 from ...errors import InputError, option
 from ...metrics.comparison import Moments
 from ...resample import Resampling
-from .core import CompareOptions, MetricRef, Model, Plan
+from .core import NO_RESAMPLER, CompareOptions, MetricRef, Model, Plan
 
 if TYPE_CHECKING:
     from ...engine.options import EngineOptions
@@ -72,6 +72,8 @@ class Layout:
     not_weighted: dict[str, str] = field(default_factory=dict)
     #: weighted: the family result of each target-oriented ``(metric, model)`` on the first batch (its target)
     target_results: dict[tuple[str, int], Any] = field(default_factory=dict)
+    #: weighted: the ``(metric, model)`` pairs computed from their family's weighted cell sums (the family)
+    cells: dict[tuple[str, int], str] = field(default_factory=dict)
 
     @property
     def keeps_rows(self) -> bool:
@@ -103,7 +105,11 @@ def make_layout(
     families = (
         () if weighted else tuple(sorted({cast("str", r.group) for r in plan.refs if r.source == "summary"}))
     )
+    from ...catalogue import METRICS
+    from .core import no_row_form
+
     columns, pairs, not_streamed, skip, finishes = [], [], {}, set(), {}
+    cells: dict[tuple[str, int], str] = {}
     target_results: dict[tuple[str, int], Any] = {}
     # block_size="auto" reads the per-row scores of the first compared metric that has them (as in memory)
     auto_ref = next(
@@ -111,20 +117,18 @@ def make_layout(
     )
     for ref in list(plan.refs):
         if ref.source == "summary" and weighted:
-            from ...catalogue import METRICS
-            from ...catalogue.weighted import NOT_STREAMED
-            from .core import no_row_form
-
             for k, p in enumerate(preds):
-                stat = row_form(results, k, ref)
-                if stat is None or stat.sums_form is None:
+                how = _weighted_form(results, k, ref, plan.settings)
+                if how in ("sums", "cells") and ref.orientation == "target":
+                    target_results[(ref.name, k)] = results.get(k, cast("str", ref.group))
+                if how == "cells":
+                    cells[(ref.name, k)] = cast("str", ref.group)
+                elif how != "sums":
                     skip.add((ref.name, k))
-                    if stat is not None:
-                        not_streamed[ref.name] = NOT_STREAMED
+                    if how is not None:
+                        not_streamed[ref.name] = how
                     elif METRICS[f"{ref.group}.{ref.keys[-1]}"].applies_to(p.kind):
                         cast("dict", not_weighted).setdefault(ref.name, no_row_form(p.kind, plan.names[k]))
-                elif ref.orientation == "target":
-                    target_results[(ref.name, k)] = results.get(k, cast("str", ref.group))
             if all((ref.name, k) in skip for k in range(len(preds))):
                 plan.refs.remove(ref)
                 continue
@@ -162,7 +166,30 @@ def make_layout(
     layout = Layout(plan, families, columns, pairs, not_streamed, skip, auto_ref=auto_ref)
     if weighted:
         layout.not_weighted, layout.target_results = cast("dict", not_weighted), target_results
+        layout.cells = cells
     return layout, finishes
+
+
+def _weighted_form(results: Any, k: int, ref: MetricRef, settings: Settings) -> str | None:
+    """How model ``k``'s metric ``ref`` streams with weights: ``"sums"`` (its per-row form's weighted sums),
+    ``"cells"`` (its family's weighted cell sums: :attr:`uqeval.catalogue.Family.weighted_sums`, as the
+    weighted score streams ECE, MCE, SCE and the Brier decomposition), why it is not streamed (its weighted
+    form needs every row), or None (it takes no weights for this representation)."""
+    from ...catalogue import METRICS, get_family
+    from ...catalogue.weighted import NOT_STREAMED, NOT_STREAMED_KERNEL
+    from .core import row_form
+
+    stat = row_form(results, k, ref)
+    if stat is not None:
+        return "sums" if stat.sums_form is not None else NOT_STREAMED
+    pred, group = results.models[k].prediction, cast("str", ref.group)
+    if pred.kind not in METRICS[f"{group}.{ref.keys[-1]}"].weighted_kinds:
+        return None
+    family = get_family(group)
+    if family.weighted_sums is None or family.from_sums is None or family.by_level:
+        return NOT_STREAMED_KERNEL
+    probe = family.from_sums(family.weighted_sums(pred, results.settings, np.ones(pred.n)), settings)
+    return "cells" if ref.keys[-1] in probe else NOT_STREAMED_KERNEL
 
 
 @dataclass
@@ -189,6 +216,8 @@ class ComparePartial:
     #: the circular block bootstrap or ``block_size="auto"``: the per-row forms of every kept row
     #: (:class:`KeptRows`), resampled when every row is in
     kept: KeptRows | None = None
+    #: weighted: per ``(family, model)`` of :attr:`Layout.cells`, the family's weighted cell sums
+    cells: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         from ...catalogue import states
@@ -295,6 +324,11 @@ class ComparePartial:
             self.moments = self.moments.merge(Moments.of(diffs, plan.options.dm_lag))
         if unit:
             self.unit += np.concatenate(unit)
+        for group, k in sorted({(g, k) for (_, k), g in lay.cells.items()}):
+            from ...catalogue import get_family
+
+            sums = cast("Any", get_family(group).weighted_sums)(preds[k], plan.settings, w)
+            self.cells[(group, k)] = self.cells[(group, k)] + sums if (group, k) in self.cells else sums
         if self.kept is not None:
             series = (
                 None
@@ -351,6 +385,8 @@ class ComparePartial:
         else:
             self.acc.merge(other.acc)
         self.unit = self.unit + other.unit
+        for key, sums in other.cells.items():
+            self.cells[key] = self.cells[key] + sums if key in self.cells else sums
         self.w += other.w
         self.moments = self.moments.merge(other.moments)
         for k in range(len(self.states)):
@@ -712,6 +748,17 @@ class _Merged:
             return float(self.part.unit[self.offsets[(ref.name, k)][0]] / self.total_w), None
         if (ref.name, k) in self.lay.skip:
             return None, None
+        if (ref.name, k) in self.lay.cells:  # the family's finish of its weighted cell sums
+            from ...catalogue import get_family
+
+            family = get_family(self.lay.cells[(ref.name, k)])
+            cells = self.part.cells.get((family.name, k))
+            value = (
+                None
+                if cells is None
+                else cast("Any", family.from_sums)(cells, self.plan.settings).get(ref.keys[-1])
+            )
+            return as_number(value), self.lay.target_results.get((ref.name, k))
         if self.lay.weights is not None:  # the per-row form at the weights (as in memory: one definition)
             return as_number(self.at_unit(k, ref)), self.lay.target_results.get((ref.name, k))
         res = self.results[k].get(ref.group)  # type: ignore[arg-type]  # a ref without a group finds None
@@ -719,7 +766,9 @@ class _Merged:
 
     def at_full(self, k: int, ref: MetricRef):
         if ref.source == "summary" and not self.plan.options.n_boot:
-            return None, None, "no cheap resampler (it would be recomputed from scratch per resample)"
+            return None, None, NO_RESAMPLER
+        if (ref.name, k) in self.lay.cells:
+            return None, None, NO_RESAMPLER
         if (ref.name, k) not in self.offsets:
             return None, None, NO_STREAMED_BOOTSTRAP
         if ref.source == "per_row":
