@@ -85,6 +85,55 @@ def _file_row(pred: Prediction, i: int) -> int:
     return int(pred.rows[i]) if pred.rows is not None else int(i)
 
 
+def _checked_ids(
+    models: Sequence[Model], ids: Sequence[np.ndarray], id_column: str | None
+) -> list[np.ndarray]:
+    """Each model's ids as strings (:func:`_id_labels`), checked: one per row, unique."""
+    if len(ids) != len(models):
+        raise InputError(f"got {len(ids)} id arrays for {len(models)} models")
+    labels = [_id_labels(a) for a in ids]
+    for m, lab in zip(models, labels):
+        if lab.size != m.prediction.n:
+            raise InputError(f"{m.source}: {lab.size} ids for {m.prediction.n} rows")
+        order = np.argsort(lab, kind="stable")
+        s = lab[order]
+        dup = np.flatnonzero(s[1:] == s[:-1])
+        if dup.size:
+            i = int(order[dup[0] + 1])
+            raise InputError(
+                f"{m.source}: id '{s[dup[0]]}' of column '{id_column}' occurs more than once "
+                f"(again at row {_file_row(m.prediction, i)}); ids must be unique to join on them"
+            )
+    return labels
+
+
+def _joined(
+    first: Model, m: Model, ref_ids: np.ndarray, lab: np.ndarray, id_column: str | None
+) -> Prediction:
+    """Model ``m``'s prediction reordered to the rows of ``first`` by their ids (``ref_ids``, ``lab``); an
+    id of one that the other lacks is an :class:`InputError` naming it and its row."""
+    order = np.argsort(lab, kind="stable")
+    s = lab[order]
+    pos = np.minimum(np.searchsorted(s, ref_ids), max(s.size - 1, 0))
+    found = s[pos] == ref_ids if s.size else np.zeros(ref_ids.size, dtype=bool)
+    if not found.all():
+        i = int(np.flatnonzero(~found)[0])
+        raise InputError(
+            f"id '{ref_ids[i]}' (row {_file_row(first.prediction, i)} of {first.source}) is not in "
+            f"{m.source}: {int((~found).sum())} of {ref_ids.size} ids missing; every file must hold "
+            f"the same ids in column '{id_column}'"
+        )
+    if s.size != ref_ids.size:
+        extra = np.setdiff1d(lab, ref_ids)
+        j = int(np.flatnonzero(lab == extra[0])[0]) if extra.size else 0
+        raise InputError(
+            f"{m.source} has {s.size} rows but {first.source} has {ref_ids.size}: id '{extra[0]}' "
+            f"(row {_file_row(m.prediction, j)} of {m.source}) is not in {first.source}; every file must hold "
+            f"the same ids in column '{id_column}'"
+        )
+    return m.prediction.subset(order[pos])
+
+
 def align_models(
     models: Sequence[Model],
     ids: Sequence[np.ndarray] | None = None,
@@ -110,51 +159,14 @@ def align_models(
     no_targets = all(m.kind == "loglik" and m.prediction.y_true is None for m in models)
     y0 = None if no_targets else first.prediction.require_targets()
     out = [first]
-    ref_ids: np.ndarray | None = None
     how = f"join on {option('id', id_column)}" if id_column else phrase("join_ids")
-    if ids is not None:
-        if len(ids) != len(models):
-            raise InputError(f"got {len(ids)} id arrays for {len(models)} models")
-        labels = [_id_labels(a) for a in ids]
-        for m, lab in zip(models, labels):
-            if lab.size != m.prediction.n:
-                raise InputError(f"{m.source}: {lab.size} ids for {m.prediction.n} rows")
-            order = np.argsort(lab, kind="stable")
-            s = lab[order]
-            dup = np.flatnonzero(s[1:] == s[:-1])
-            if dup.size:
-                i = int(order[dup[0] + 1])
-                raise InputError(
-                    f"{m.source}: id '{s[dup[0]]}' of column '{id_column}' occurs more than once "
-                    f"(again at row {_file_row(m.prediction, i)}); ids must be unique to join on them"
-                )
-        ref_ids = labels[0]
+    labels = None if ids is None else _checked_ids(models, ids, id_column)
+    ref_ids = None if labels is None else labels[0]
     for k, m in enumerate(models[1:], start=1):
         pred = m.prediction
         y = None if no_targets else pred.require_targets()
-        if ref_ids is not None:
-            lab = labels[k]
-            order = np.argsort(lab, kind="stable")
-            s = lab[order]
-            pos = np.minimum(np.searchsorted(s, ref_ids), max(s.size - 1, 0))
-            found = s[pos] == ref_ids if s.size else np.zeros(ref_ids.size, dtype=bool)
-            if not found.all():
-                i = int(np.flatnonzero(~found)[0])
-                raise InputError(
-                    f"id '{ref_ids[i]}' (row {_file_row(first.prediction, i)} of {first.source}) is not in "
-                    f"{m.source}: {int((~found).sum())} of {ref_ids.size} ids missing; every file must hold "
-                    f"the same ids in column '{id_column}'"
-                )
-            if s.size != ref_ids.size:
-                extra = np.setdiff1d(lab, ref_ids)
-                j = int(np.flatnonzero(lab == extra[0])[0]) if extra.size else 0
-                raise InputError(
-                    f"{m.source} has {s.size} rows but {first.source} has {ref_ids.size}: id '{extra[0]}' "
-                    f"(row {_file_row(pred, j)} of {m.source}) is not in {first.source}; every file must hold "
-                    f"the same ids in column '{id_column}'"
-                )
-            index = order[pos]
-            pred = pred.subset(index)
+        if labels is not None:
+            pred = _joined(first, m, labels[0], labels[k], id_column)
             y = pred.y_true
         elif pred.n != first.prediction.n:
             raise InputError(

@@ -188,104 +188,22 @@ def resolve_metrics(
     :data:`DEFAULT_METRICS` that apply; where none does, every catalogue metric with a
     per-row score for all models.
 
-    ``not_weighted`` (a dict, for weighted rows): a catalogue metric that takes no weights
-    (:attr:`~uqeval.catalogue.Metric.supports_weights`) is an :class:`InputError` when named, and left out
-    and recorded there (path -> reason) when it is a default.
+    ``not_weighted`` (a dict, for weighted rows): a catalogue metric that takes no weights for the models'
+    representations (:meth:`~uqeval.catalogue.Metric.takes_weights`: by its per-row form or its family's
+    kernels) is an :class:`InputError` when named, and left out and recorded there (path -> reason) when it
+    is a default.
     """
-    kinds = {m.kind for m in models}
-    notes: list[str] = []
     explicit = names is not None
-    if names is None:
-        names = list(DEFAULT_METRICS)
     refs: list[MetricRef] = []
-    for raw in names:
+    for raw in DEFAULT_METRICS if names is None else names:
         name = raw.strip()
         if not name:
             continue
         short = name.removeprefix("scoring_rule.")
         if short in PER_ROW_SCORES and (name == short or short in ("crps", "nll", "check")):
-            no_grid = grids is not None and (
-                (short == "pinball" and grids.quantile_levels is None)
-                or (short == "interval" and grids.central_levels is None)
-            )
-            if no_grid:
-                assert grids is not None  # no_grid
-                if explicit:
-                    why = next((n for n in grids.notes if n.startswith(short)), f"{short}: no common level")
-                    raise InputError(f"metric {name!r} cannot be compared: {why}")
-                continue
-            if not any(results.has_score(k, short) for k in range(len(models))):
-                if explicit:
-                    avail = [
-                        s for s in PER_ROW_SCORES if any(results.has_score(k, s) for k in range(len(models)))
-                    ]
-                    raise InputError(
-                        f"metric {name!r} is not defined for representation(s) {', '.join(sorted(kinds))}; "
-                        f"per-row scores available: {', '.join(avail) or 'none'}"
-                    )
-                continue
-            refs.append(MetricRef(short, "per_row", "lower"))
-            continue
-        matches = _catalogue_matches(name)
-        if not matches:
-            raise _unknown_metric(name)
-        usable = [t for t in matches if any(t[0].applies_to(k) for k in kinds)]
-        if not usable:
-            if not explicit:
-                continue
-            where = ", ".join(sorted({m.path for m, _ in matches}))
-            reps = sorted({r for m, _ in matches for r in m.representations})
-            raise InputError(
-                f"metric {name!r} ({where}) is computed for {', '.join(reps)} predictions only, not for "
-                f"{', '.join(sorted(kinds))}"
-            )
-        distinct = sorted({m.path for m, _ in usable})
-        if len(distinct) > 1:
-            raise InputError(f"metric name {name!r} is ambiguous; give one of: {', '.join(distinct)}")
-        metric, middle = usable[0]
-        # weighted rows: by its per-row form, or by its family's kernels given the weights (no interval)
-        if not_weighted is not None and not any(
-            metric.takes_weights(k) for k in kinds if metric.applies_to(k)
-        ):
-            why = cast(
-                "str", metric.unweighted_reason_for(next(k for k in sorted(kinds) if metric.applies_to(k)))
-            )
-            if explicit:
-                raise InputError(
-                    f"metric {name!r} ({metric.path}) is not computed with {option('weights')}: "
-                    f"{why}; leave it out of the metrics, or leave out the weights"
-                )
-            not_weighted[metric.path] = why
-            continue
-        kind = next(
-            k for k in sorted(kinds) if metric.applies_to(k)
-        )  # orientation can depend on the representation
-        orient = metric.orientation_for(kind)
-        if not metric.by_level:
-            refs.append(MetricRef(metric.path, "summary", orient, metric.group, (metric.name,)))
-            continue
-        levels: list[str] = []
-        for k in range(len(models)):
-            res = results.get(k, metric.group)
-            if isinstance(res, dict):
-                levels += [
-                    lv
-                    for lv, body in res.items()
-                    if isinstance(body, dict) and metric.name in body and lv not in levels
-                ]
-        if middle is not None:
-            if middle not in levels:
-                have = ", ".join(f"{metric.group}.{lv}.{metric.name}" for lv in levels) or "none"
-                raise InputError(f"no metric {name!r} for these models; available: {have}")
-            levels = [middle]
-        if not levels:
-            raise InputError(f"metric {name!r}: no model has a value for it")
-        for lv in levels:
-            refs.append(
-                MetricRef(
-                    f"{metric.group}.{lv}.{metric.name}", "summary", orient, metric.group, (lv, metric.name)
-                )
-            )
+            refs += _score_ref(name, short, explicit, models, results, grids)
+        else:
+            refs += _catalogue_refs(name, explicit, models, results, not_weighted)
     if not refs and not explicit:
         fallback = _scored_by_all(models, results)
         if fallback:
@@ -296,7 +214,95 @@ def resolve_metrics(
     unique = list(firsts.values())
     if not unique:
         raise InputError(f"no metric to compare: name them with {option('metrics')} (e.g. crps,nll,ma_cal)")
-    return unique, notes
+    return unique, []
+
+
+def _score_ref(
+    name: str, short: str, explicit: bool, models: Sequence[Model], results: Results, grids: Grids | None
+) -> list[MetricRef]:
+    """The comparison score ``short`` (named ``name``) where some model has it; an error where it was named
+    (``explicit``) and cannot be compared, else nothing."""
+    no_grid = grids is not None and (
+        (short == "pinball" and grids.quantile_levels is None)
+        or (short == "interval" and grids.central_levels is None)
+    )
+    if no_grid:
+        assert grids is not None  # no_grid
+        if explicit:
+            why = next((n for n in grids.notes if n.startswith(short)), f"{short}: no common level")
+            raise InputError(f"metric {name!r} cannot be compared: {why}")
+        return []
+    if not any(results.has_score(k, short) for k in range(len(models))):
+        if explicit:
+            avail = [s for s in PER_ROW_SCORES if any(results.has_score(k, s) for k in range(len(models)))]
+            kinds = sorted({m.kind for m in models})
+            raise InputError(
+                f"metric {name!r} is not defined for representation(s) {', '.join(kinds)}; "
+                f"per-row scores available: {', '.join(avail) or 'none'}"
+            )
+        return []
+    return [MetricRef(short, "per_row", "lower")]
+
+
+def _catalogue_refs(
+    name: str, explicit: bool, models: Sequence[Model], results: Results, not_weighted: dict[str, str] | None
+) -> list[MetricRef]:
+    """The catalogue metric ``name`` (every level of a level-keyed metric named without one) for these
+    models; errors as :func:`resolve_metrics` says."""
+    kinds = {m.kind for m in models}
+    matches = _catalogue_matches(name)
+    if not matches:
+        raise _unknown_metric(name)
+    usable = [t for t in matches if any(t[0].applies_to(k) for k in kinds)]
+    if not usable:
+        if not explicit:
+            return []
+        where = ", ".join(sorted({m.path for m, _ in matches}))
+        reps = sorted({r for m, _ in matches for r in m.representations})
+        raise InputError(
+            f"metric {name!r} ({where}) is computed for {', '.join(reps)} predictions only, not for "
+            f"{', '.join(sorted(kinds))}"
+        )
+    distinct = sorted({m.path for m, _ in usable})
+    if len(distinct) > 1:
+        raise InputError(f"metric name {name!r} is ambiguous; give one of: {', '.join(distinct)}")
+    metric, middle = usable[0]
+    kind = next(
+        k for k in sorted(kinds) if metric.applies_to(k)
+    )  # orientation can depend on the representation
+    # weighted rows: by its per-row form, or by its family's kernels given the weights (no interval)
+    if not_weighted is not None and not any(metric.takes_weights(k) for k in kinds if metric.applies_to(k)):
+        why = cast("str", metric.unweighted_reason_for(kind))
+        if explicit:
+            raise InputError(
+                f"metric {name!r} ({metric.path}) is not computed with {option('weights')}: "
+                f"{why}; leave it out of the metrics, or leave out the weights"
+            )
+        not_weighted[metric.path] = why
+        return []
+    orient = metric.orientation_for(kind)
+    if not metric.by_level:
+        return [MetricRef(metric.path, "summary", orient, metric.group, (metric.name,))]
+    levels: list[str] = []
+    for k in range(len(models)):
+        res = results.get(k, metric.group)
+        if isinstance(res, dict):
+            levels += [
+                lv
+                for lv, body in res.items()
+                if isinstance(body, dict) and metric.name in body and lv not in levels
+            ]
+    if middle is not None:
+        if middle not in levels:
+            have = ", ".join(f"{metric.group}.{lv}.{metric.name}" for lv in levels) or "none"
+            raise InputError(f"no metric {name!r} for these models; available: {have}")
+        levels = [middle]
+    if not levels:
+        raise InputError(f"metric {name!r}: no model has a value for it")
+    return [
+        MetricRef(f"{metric.group}.{lv}.{metric.name}", "summary", orient, metric.group, (lv, metric.name))
+        for lv in levels
+    ]
 
 
 def as_number(x: Any) -> float | None:
