@@ -31,6 +31,20 @@ def without_rounding_noise(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(same, a, b)
 
 
+def test_entry(metric: str, model: str, reference: str) -> dict[str, Any]:
+    """One paired test of the document, its numbers not yet computed (NaN)."""
+    nan = math.nan
+    return dict(
+        metric=metric,
+        model=model,
+        reference=reference,
+        mean_diff=nan,
+        permutation_p=nan,
+        dm_statistic=nan,
+        dm_p=nan,
+    )
+
+
 class PairedTests:
     """The paired tests of the models' score differences (:meth:`run`: the sign-flip permutation test and
     Diebold-Mariano's, per ``(metric, model, reference)``), made block by block from :class:`RowScores`;
@@ -52,18 +66,7 @@ class PairedTests:
         """One entry per ``(metric, model index, reference index)`` of ``todo``."""
 
         plan, n = self.rows.plan, self.rows.n
-        tests = [
-            {
-                "metric": name,
-                "model": plan.names[a],
-                "reference": plan.names[b],
-                "mean_diff": math.nan,
-                "permutation_p": math.nan,
-                "dm_statistic": math.nan,
-                "dm_p": math.nan,
-            }
-            for name, a, b in todo
-        ]
+        tests = [test_entry(name, plan.names[a], plan.names[b]) for name, a, b in todo]
         if not todo:
             return tests
         diffs = _Differences(self.rows, todo, self._shift(todo), self.z, self.units)

@@ -20,7 +20,6 @@ apart); metrics whose weighted form is not a function of sums are not compared (
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
@@ -33,6 +32,7 @@ from ...errors import InputError, option
 from ...metrics.comparison import Moments
 from ...resample import Resampling
 from .core import NO_RESAMPLER, CompareOptions, MetricRef, Model, Plan
+from .paired import test_entry
 
 if TYPE_CHECKING:
     from ...engine.options import EngineOptions
@@ -825,15 +825,8 @@ class _MergedTests:
             j = self.index.get((name, a, b))
             if j is None:
                 j, sign = self.index[(name, b, a)], -1.0
-            entry = {
-                "metric": name,
-                "model": plan.names[a],
-                "reference": plan.names[b],
-                "mean_diff": sign * float(mom.total[j]) / self.total_w + 0.0,
-                "permutation_p": math.nan,
-                "dm_statistic": math.nan,
-                "dm_p": math.nan,
-            }
+            entry = test_entry(name, plan.names[a], plan.names[b])
+            entry["mean_diff"] = sign * float(mom.total[j]) / self.total_w + 0.0
             if n >= 2 and plan.options.dm_lag < n:
                 dm = mom.dm(j)
                 entry["dm_statistic"], entry["dm_p"] = sign * dm["statistic"] + 0.0, dm["p_value"]
