@@ -428,8 +428,18 @@ class KeptRows:
         self.parts += other.parts
 
     def _joined(self, i: int) -> Any:
-        got = [p[i] for p in self.parts]
-        return None if not got or got[0] is None else np.concatenate(got)
+        """Item ``i`` of every kept batch in one array (None where the batches have none), each batch's copy
+        let go as it is copied (the rows are held once, not twice)."""
+        if not self.parts or self.parts[0][i] is None:
+            return None
+        first = self.parts[0][i]
+        out = np.empty((sum(p[0] for p in self.parts), *first.shape[1:]), dtype=first.dtype)
+        at = 0
+        for j, part in enumerate(self.parts):
+            out[at : at + part[0]] = part[i]
+            at += part[0]
+            self.parts[j] = (*part[:i], None, *part[i + 1 :])
+        return out
 
     def resample(
         self, lay: Layout, columns: list, finishes: dict[tuple[str, int], Callable]
