@@ -886,9 +886,7 @@ def _unit_resampling(part: ComparePartial):
     count = len(units.index)
     info = cast("Resampling", lay.units).describe(count)
     acc, total = None, None
-    if (
-        plan.options.n_boot
-    ):  # clusters (blocks of more than one row are refused with the bootstrap: stream_units)
+    if plan.options.n_boot:  # clusters, or blocks of one row (longer blocks keep the rows: KeptRows)
         acc = Accumulator(
             plan.options.seed or 0,
             plan.options.n_boot,
