@@ -15,7 +15,13 @@ memory. Nothing depends on the chunking: the draws of a row depend on the seed a
 the clusters' counts, times the weights: :meth:`uqeval.resample.Accumulator.update`), every estimate is its
 per-row form's finish of the weighted sums (as memory's resampler at the weights), and the paired tests run
 on :math:`w_i d_i` (memory's :math:`w_i d_i / \bar w`: the same p-values and DM statistic, a constant
-apart); metrics whose weighted form is not a function of sums are not compared (``input.not_streamed``).
+apart); a metric weighted by its family's kernels streams where those are functions of weighted bin sums
+(:attr:`uqeval.catalogue.Family.weighted_sums`: ECE, MCE, SCE, the Brier decomposition); metrics whose
+weighted form is not a function of sums are not compared (``input.not_streamed``).
+
+Clusters and the block sign flip fold the units' sums (:class:`UnitSums`). The circular block bootstrap and
+``block_size="auto"`` need every row (blocks start anywhere; the size comes from the whole series): the state
+keeps the rows' per-row forms (:class:`KeptRows`) and runs the in-memory resampling on them at the end.
 """
 
 from __future__ import annotations
