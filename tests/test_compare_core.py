@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -51,7 +52,9 @@ def two(data):
 def run(models, metrics=None, **kw):
     kw.setdefault("n_boot", 200)
     kw.setdefault("n_permutations", 500)
-    return C.compare_models(models, Settings(), metrics, **kw)
+    fields = {f.name for f in dataclasses.fields(C.CompareOptions)}
+    options = C.CompareOptions(metrics, **{k: kw.pop(k) for k in list(kw) if k in fields})
+    return C.compare_models(models, Settings(), options, **kw)
 
 
 # --------------------------------------------------------------------------- alignment
@@ -362,7 +365,9 @@ def test_bootstrap_interval_of_mean_crps_covers_the_truth_at_about_the_nominal_r
         y = rng.normal(size=n)
         m = gaussian(y, np.zeros(n), np.ones(n), "ideal")
         res = C.compare_models(
-            [m, C.Model("copy", m.prediction)], Settings(), ["crps"], n_boot=300, seed=r, n_permutations=0
+            [m, C.Model("copy", m.prediction)],
+            Settings(),
+            C.CompareOptions(["crps"], n_boot=300, seed=r, n_permutations=0),
         )
         v = res["metrics"]["crps"]["values"]["ideal"]
         hits += v["low"] <= truth <= v["high"]
@@ -524,19 +529,19 @@ def test_every_resampler_equals_the_catalogue_recomputed_on_the_resampled_rows(s
     from uqeval.catalogue import get_family
 
     models, settings = sample_models
-    results = C._Results(models, settings)
+    results = C.Results(models, settings)
     refs, _ = C.resolve_metrics(SUMMARY_METRICS, models, results)
     idx = np.random.default_rng(9).integers(0, 300, size=(3, 300))
     checked = set()
     for ref in refs:
         for k, m in enumerate(models):
             fn = _resampler(m.prediction, ref, settings)
-            if fn is None or C._value_at(results.get(k, ref.group), ref.keys) is None:
+            if fn is None or C.value_at(results.get(k, ref.group), ref.keys) is None:
                 continue
             fast = fn(idx)
             group = get_family(ref.group)
             for b in range(idx.shape[0]):
-                slow = C._value_at(group.compute[m.kind](m.prediction.subset(idx[b]), settings), ref.keys)
+                slow = C.value_at(group.compute[m.kind](m.prediction.subset(idx[b]), settings), ref.keys)
                 assert fast[b] == pytest.approx(slow, rel=1e-9, abs=1e-12), (ref.name, m.kind)
             checked.add((ref.group, m.kind))
     assert {("avg_calibration", k) for k in ("gaussian", "samples", "quantiles")} <= checked
@@ -547,7 +552,7 @@ def test_every_resampler_equals_the_catalogue_recomputed_on_the_resampled_rows(s
 
 def test_every_sample_file_metric_gets_an_interval(sample_models):
     models, settings = sample_models
-    r = C.compare_models(models, settings, SUMMARY_METRICS, n_boot=50, n_permutations=0)
+    r = C.compare_models(models, settings, C.CompareOptions(SUMMARY_METRICS, n_boot=50, n_permutations=0))
     assert not any("does not reproduce" in n or "without a bootstrap" in n for n in r["notes"]), r["notes"]
     for name, body in r["metrics"].items():
         assert body["bootstrap"], name
@@ -605,9 +610,9 @@ def test_comparison_scores_of_row_blocks_are_the_rows_of_the_whole_score(name):
     settings = Settings()
     pred = load_predictions(SAMPLE / name, settings).prediction
     grids = C.common_grids([C.Model("m", pred)], settings.resolution)
-    results = C._Results([C.Model("m", pred)], settings, grids)
+    results = C.Results([C.Model("m", pred)], settings, grids)
     n = pred.n
-    cuts = sorted({0, 2, 37, n // 2, n - 2, n})  # no block of one row: see compare._spans
+    cuts = sorted({0, 2, 37, n // 2, n - 2, n})  # no block of one row: see compare.resampling.spans
     seen = 0
     for score in C.PER_ROW_SCORES:
         whole = C.comparison_score(pred, score, grids, settings)
@@ -630,7 +635,9 @@ def test_compare_estimates_and_tests_equal_the_whole_score_arrays(data):
     from uqeval.metrics.comparison import diebold_mariano
 
     rng = np.random.default_rng(3)
-    n = 2 * C._ROWS + 1  # two blocks of the test pass, the last row joining the second (compare._spans)
+    n = (
+        2 * C.BLOCK_ROWS + 1
+    )  # two blocks of the test pass, the last row joining the second (compare.resampling.spans)
     mean = rng.normal(size=n)
     std = rng.uniform(0.5, 1.5, n)
     y = mean + std * rng.normal(size=n)
@@ -644,11 +651,9 @@ def test_compare_estimates_and_tests_equal_the_whole_score_arrays(data):
         r = C.compare_models(
             models,
             Settings(),
-            ["crps", "nll", "interval"],
-            n_boot=0,
-            n_permutations=9,
-            dm_lag=dm_lag,
-            pairs="all",
+            C.CompareOptions(
+                ["crps", "nll", "interval"], n_boot=0, n_permutations=9, dm_lag=dm_lag, pairs="all"
+            ),
         )
         whole = {
             (m.name, s): C.comparison_score(m.prediction, s, grids, Settings())
@@ -660,7 +665,7 @@ def test_compare_estimates_and_tests_equal_the_whole_score_arrays(data):
         assert len(r["tests"]) == 9
         for t in r["tests"]:
             a, b = whole[(t["model"], t["metric"])], whole[(t["reference"], t["metric"])]
-            assert t["mean_diff"] == float(np.mean(a - C._without_rounding_noise(a, b)))
-            want = diebold_mariano(a, C._without_rounding_noise(a, b), lag=dm_lag)
+            assert t["mean_diff"] == float(np.mean(a - C.without_rounding_noise(a, b)))
+            want = diebold_mariano(a, C.without_rounding_noise(a, b), lag=dm_lag)
             assert t["dm_statistic"] == pytest.approx(want["statistic"], rel=1e-10)
             assert t["dm_p"] == pytest.approx(want["p_value"], rel=1e-8, abs=1e-300)

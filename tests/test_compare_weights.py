@@ -5,6 +5,7 @@ times the weights; the paired tests run on w_i d_i / mean(w)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -15,7 +16,13 @@ from typer.testing import CliRunner
 import uqeval
 from uqeval.catalogue import METRICS, RowStat, rows
 from uqeval.cli import app
-from uqeval.commands.compare.core import Model, compare_models, poisson_bootstrap, sign_flip_tests
+from uqeval.commands.compare.core import (
+    CompareOptions,
+    Model,
+    compare_models,
+    poisson_bootstrap,
+    sign_flip_tests,
+)
 from uqeval.config import Settings
 from uqeval.errors import InputError, UsageError
 from uqeval.resample import (
@@ -47,9 +54,16 @@ def _models(n: int = N, seed: int = 0) -> list[Model]:
     return [Model("a", a), Model("b", b)]
 
 
+def _compare(models, settings=None, **kw) -> dict:
+    """:func:`compare_models` with the fields of :class:`CompareOptions` given as keywords."""
+    fields = {f.name for f in dataclasses.fields(CompareOptions)}
+    options = CompareOptions(**{k: kw.pop(k) for k in list(kw) if k in fields})
+    return compare_models(models, settings, options, **kw)
+
+
 def _run(models, **kw) -> dict:
     kw = {"metrics": METRIC_NAMES, "n_boot": 50, "n_permutations": 99, **kw}
-    return json.loads(json.dumps(compare_models(models, **kw), default=str))
+    return json.loads(json.dumps(_compare(models, **kw), default=str))
 
 
 def _without(doc: dict, *keys: str) -> dict:
@@ -163,14 +177,14 @@ def test_paired_tests_run_on_weighted_differences():
 
 def test_metrics_without_weights_are_refused_by_name():
     models = _models(n=60)
-    with pytest.raises(InputError, match=r"reliability\.rs.*not computed with weights="):
+    with pytest.raises(InputError, match=r"adv_group_calibration\.ma_mean.*not computed with weights="):
         uqeval.compare(
-            dict(a=models[0].prediction, b=models[1].prediction), metrics=["rs"], weights=np.ones(60)
+            dict(a=models[0].prediction, b=models[1].prediction), metrics=["ma_mean"], weights=np.ones(60)
         )
     with pytest.raises(UsageError, match="murphy"):
-        compare_models(models, metrics=["crps"], settings=Settings(murphy=True), weights=np.ones(60))
+        _compare(models, metrics=["crps"], settings=Settings(murphy=True), weights=np.ones(60))
     with pytest.raises(InputError, match="negative"):
-        compare_models(models, metrics=["crps"], weights=-np.ones(60))
+        _compare(models, metrics=["crps"], weights=-np.ones(60))
 
 
 def test_python_api_weights():
@@ -212,7 +226,7 @@ def test_cli_reads_the_weights_from_the_first_file(tmp_path):
     assert json.loads(res.stdout)["metrics"]["crps"]["values"]["a"]["estimate"] == pytest.approx(
         doc["metrics"]["crps"]["values"]["a"]["estimate"], rel=1e-12
     )
-    res = runner.invoke(app, ["compare", *files, "--weights", "w", "-m", "rs", "-b", "20"])
+    res = runner.invoke(app, ["compare", *files, "--weights", "w", "-m", "ma_mean", "-b", "20"])
     assert res.exit_code == 3 and "not computed with --weights" in res.output
 
 
@@ -220,10 +234,45 @@ def test_tables_say_the_rows_are_weighted():
     from uqeval.report.compare import rich_tables, to_markdown
 
     models = _models(n=60)
-    doc = compare_models(
+    doc = _compare(
         models, metrics=["crps"], n_boot=10, n_permutations=9, weights=np.ones(60), weights_column="w"
     )
     assert "weighted by `w`" in to_markdown(doc).splitlines()[0]
     assert "weighted by w" in str(rich_tables(doc)[0].title)
-    plain = compare_models(models, metrics=["crps"], n_boot=10, n_permutations=9)
+    plain = _compare(models, metrics=["crps"], n_boot=10, n_permutations=9)
     assert "weighted" not in to_markdown(plain)
+
+
+@pytest.mark.parametrize(
+    "kind,metrics",
+    [
+        ("categorical", ["ece", "mce", "sce", "ace", "tace", "rmsce", "brier_decomposition.reliability"]),
+        ("gaussian", ["rs", "ence", "max_cal_err"]),
+    ],
+)
+def test_metrics_weighted_by_their_kernels_equal_the_repeated_rows(kind, metrics):
+    """A metric without a per-row form whose family's kernels take the weights (ECE-type errors, the Brier
+    decomposition, RS, ENCE, ...) is compared with weights, without an interval: with integer weights it is
+    the metric of the rows repeated that often (rows of weight 0 dropped)."""
+    rng = np.random.default_rng(11)
+    n = 400
+    if kind == "categorical":
+        y = rng.integers(0, 3, n)
+        p = rng.dirichlet(np.ones(3), n)
+        preds = [uqeval.Categorical(y_true=y, proba=p), uqeval.Categorical(y_true=y, proba=0.6 * p + 0.4 / 3)]
+    else:
+        preds = [m.prediction for m in _models(n=n, seed=3)]
+    w = rng.integers(0, 4, n).astype(float)
+    names = [m for m in metrics if m]
+    weighted = uqeval.compare(dict(a=preds[0], b=preds[1]), metrics=names, weights=w, n_boot=20)
+    idx = np.repeat(np.arange(n), w.astype(int))
+    repeated = uqeval.compare(
+        dict(a=preds[0].subset(idx), b=preds[1].subset(idx)), metrics=names, n_boot=0, n_permutations=0
+    )
+    assert list(weighted["metrics"]) == list(repeated["metrics"]) and len(weighted["metrics"]) >= len(names)
+    assert weighted["weights"]["not_weighted"] == {}
+    for metric, entry in weighted["metrics"].items():
+        assert not entry["bootstrap"], metric
+        for model, v in entry["values"].items():
+            want = repeated["metrics"][metric]["values"][model]["estimate"]
+            assert v["estimate"] == pytest.approx(want, rel=1e-9, abs=1e-12), (metric, model)

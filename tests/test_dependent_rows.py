@@ -351,11 +351,6 @@ def test_cli_cluster_and_block_size(files):
         (["--block-size", "x"], 2, "integer >= 1 or 'auto'"),
         (["--cluster", "site", "--block-size", "3"], 2, "not both"),
         (["--cluster", "nosuch"], 3, "column 'nosuch' not found"),
-        (
-            ["--block-size", "5", "--engine", "stream"],
-            2,
-            "--block-size needs every row in memory (with bootstrap intervals",
-        ),
     ],
 )
 def test_cli_refusals(files, args, code, message):

@@ -144,7 +144,7 @@ def test_sign_flip_from_blocks_equals_the_matrix(t):
     (N, t) matrix: the same p-values; the running column sums add the rows in numpy's order (t >= 2), a
     single column is summed in numpy's pairwise order (PairwiseSum)."""
     rng = np.random.default_rng(11)
-    from uqeval.commands.compare.core import _ROWS
+    from uqeval.commands.compare.core import BLOCK_ROWS as _ROWS
 
     n = _ROWS + 1234  # two blocks, the second partial
     d = rng.normal(0.002, 1.0, size=(n, t)) * rng.uniform(0.0, 50.0, size=(n, 1))

@@ -1,6 +1,7 @@
 """``compare --cluster`` and ``--block-size`` on the stream and Dask engines (issue 25): the per-cluster and
 per-block sums merge over chunks and partitions, so the intervals and p-values equal the in-memory ones for
-the same seed; the circular block bootstrap is not streamed (a usage error)."""
+the same seed; the circular block bootstrap and ``--block-size auto`` keep the per-row forms and run memory's
+functions on them when every row is in (issue 37)."""
 
 from __future__ import annotations
 
@@ -67,7 +68,14 @@ def _assert_same(got, want):
 
 @pytest.mark.parametrize(
     "args",
-    [("--cluster", "site", "-b", "200"), ("--block-size", "7", "-b", "0"), ("--block-size", "1", "-b", "50")],
+    [
+        ("--cluster", "site", "-b", "200"),
+        ("--block-size", "7", "-b", "0"),
+        ("--block-size", "1", "-b", "50"),
+        ("--block-size", "7", "-b", "200"),  # the circular block bootstrap (issue 37)
+        ("--block-size", "auto", "-b", "200"),
+        ("--block-size", "auto", "-b", "0"),
+    ],
 )
 def test_stream_equals_memory(files, args):
     want = _run(files["csv"], *args)
@@ -87,11 +95,6 @@ def test_clusters_change_the_answer(files):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (("--block-size", "7"), "--block-size needs every row in memory (with bootstrap intervals"),
-        (
-            ("--block-size", "auto", "-b", "0"),
-            "--block-size auto needs every row in memory (it chooses the size",
-        ),
         (("--cluster", "nosuch"), "column 'nosuch' not found"),
     ],
 )
@@ -111,7 +114,12 @@ def test_dask_equals_memory(files):
         dashboard_address="127.0.0.1:0",
         silence_logs=50,
     ) as cluster:
-        for args in (("--cluster", "site", "-b", "200"), ("--block-size", "7", "-b", "0")):
+        for args in (
+            ("--cluster", "site", "-b", "200"),
+            ("--block-size", "7", "-b", "0"),
+            ("--block-size", "7", "-b", "200"),
+            ("--block-size", "auto", "-b", "100"),
+        ):
             want = _run(files["parquet"], *args)
             got = _run(
                 files["parquet"],

@@ -171,14 +171,21 @@ def compare(
     >>> out.to_frame()[["metric", "model", "best"]].values.tolist()
     [['crps', 'a', True], ['crps', 'b', False]]
     """
-    from ..commands.compare.core import Model, align_models, compare_models
+    from ..commands.compare.core import CompareOptions, Model, align_models, compare_models
     from ..resample import Resampling
 
-    # the command line's words for them (uqeval.vocabulary.OPTIONS): bootstrap=, permutations=
-    n_boot = columns.pop("bootstrap", n_boot)
-    n_permutations = columns.pop("permutations", n_permutations)
-    # the labels themselves are given (no column): the resampling's cluster column is named after the keyword
-    resampling = Resampling.parse(None if cluster is None else "cluster", block_size)
+    options = CompareOptions(
+        metrics,
+        # the command line's words for them (uqeval.vocabulary.OPTIONS): bootstrap=, permutations=
+        columns.pop("bootstrap", n_boot),
+        ci_level,
+        seed,
+        columns.pop("permutations", n_permutations),
+        pairs,
+        dm_lag,
+        # the labels themselves are given (no column): the resampling's cluster column is named after the keyword
+        Resampling.parse(None if cluster is None else "cluster", block_size),
+    )
     named, settings = _model_predictions(models, columns, settings)
     id_arrays = None
     if ids is not None:
@@ -201,14 +208,7 @@ def compare(
     result = compare_models(
         aligned,
         settings or Settings(),
-        metrics,
-        n_boot=n_boot,
-        ci_level=ci_level,
-        seed=seed,
-        n_permutations=n_permutations,
-        pairs=pairs,
-        dm_lag=dm_lag,
-        resampling=resampling,
+        options,
         clusters=None if cluster is None else np.asarray(cluster),  # the first model's rows keep their order
         weights=weights,  # one a row of the first model, whose rows keep their order
     )

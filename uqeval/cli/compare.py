@@ -26,6 +26,9 @@ from .common import (
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..commands.compare.core import CompareOptions
+    from ..commands.compare.skill import Reference
+    from ..config import Settings
     from ..engine.options import EngineOptions
     from ..resample import Resampling
 
@@ -133,7 +136,7 @@ def compare(
     the best model; every metric gets a rank per model and, where it can be
     resampled cheaply, a seeded bootstrap interval shared across models.
     """
-    from ..commands.compare.core import Model, align_models, compare_models, model_names
+    from ..commands.compare.core import CompareOptions, model_names
     from ..commands.verdict import with_verdict
     from ..errors import UsageError
     from ..io.writers import check_output_path
@@ -149,88 +152,86 @@ def compare(
         metric_names = [m.strip() for m in metrics.split(",") if m.strip()]
         if not metric_names:
             raise UsageError("--metrics is empty; give comma-separated names such as crps,nll,ma_cal")
-    id_col = flags.id
-    settings = flags.settings(columns={"by": id_col})
+    settings = flags.settings(columns={"by": flags.id})
     reference = flags.reference_spec(joins_files=True)
     for out in (output, plot):
         if out is not None:
             check_output_path(out, files)
-
     labels = model_names([str(f) for f in files], names.split(",") if names is not None else None)
-    options: dict[str, Any] = dict(
-        n_boot=bootstrap, ci_level=ci_level, n_permutations=permutations, pairs=pairs.value, dm_lag=dm_lag
+    options = CompareOptions(
+        metric_names, bootstrap, ci_level, settings.seed, permutations, pairs.value, dm_lag, resampling
     )
     engine = engine_options.choose(files)
-    weights_col = settings.columns.get("weights")
-    if weights_col and reference:
+    if settings.columns.get("weights") and reference:
         from ..commands.compare.skill import refuse_weighted_skill
 
         raise refuse_weighted_skill()
     if engine.streams:
-        engine.memory_only(id=id_col, reference=reference)
+        engine.memory_only(id=flags.id, reference=reference)
+        from ..commands.compare.stream import compare_with_engine
         from ..io.uri import as_spec
 
-        result = _compare_streamed(
-            [as_spec(f) for f in files],  # a URI as given (str() of a Path folds s3:// to s3:/)
-            labels,
-            settings,
-            metric_names,
-            options,
-            engine,
-            resampling,
-        )
-        if not no_verdict:
-            with_verdict(result)
-        _write(result, output, plot)
-        show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
-        return
-    from ..commands.score.core import read_extra_column
-    from ..engine.progress import stage, work_progress
+        specs = [as_spec(f) for f in files]  # a URI as given (str() of a Path folds s3:// to s3:/)
+        with engine.progress(specs[:1]) as progress:
+            result = compare_with_engine(specs, labels, settings, options, engine, progress)
+    else:
+        from ..engine.progress import work_progress
 
-    with work_progress(engine.quiet):  # a terminal shows the stages (reading, scoring, bootstrap, tests)
-        models, ids = [], []
-        weights = None
-        for i, (name, path) in enumerate(zip(labels, files)):
-            stage(f"reading {name}")
-            loaded = load_same_rows(i, path, settings)
-            weights = loaded.weights if i == 0 else weights
-            models.append(Model(name, loaded.prediction, loaded.info))
-            ids.append(loaded.groups)
-        # with --id it is the "by" column, read from every file: each file's groups are its ids
-        models = align_models(models, cast("list[np.ndarray]", ids) if id_col else None, id_column=id_col)
-        first = models[0].prediction
-        clusters = (
-            None
-            if resampling.cluster is None
-            else read_extra_column(models[0].source, resampling.cluster, first.row_numbers())
-        )
-        times = None
-        # forecast verification (issue 16): the skill of each model against the reference
-        if reference is not None:
-            if reference.kind == "persistence":
-                times = read_extra_column(models[0].source, reference.time, first.row_numbers())
-            if id_col is not None:  # the reference is joined to the first model's rows on the same column
-                from dataclasses import replace
-
-                reference = replace(reference, model_ids=ids[0])
-        stage("scoring")
-        result = compare_models(
-            models,
-            settings,
-            metric_names,
-            seed=settings.seed,
-            **options,
-            resampling=resampling,
-            clusters=clusters,
-            weights=weights,
-            weights_column=weights_col,
-            reference=reference,
-            reference_times=times,
-        )
+        with work_progress(engine.quiet):  # a terminal shows the stages (reading, scoring, bootstrap, tests)
+            result = _compare_in_memory(files, labels, settings, options, flags.id, reference)
     if not no_verdict:
         with_verdict(result)
     _write(result, output, plot)
     show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
+
+
+def _compare_in_memory(
+    files: list[Path],
+    labels: list[str],
+    settings: Settings,
+    options: CompareOptions,
+    id_col: str | None,
+    reference: Reference | None,
+) -> dict[str, Any]:
+    """The comparison of ``files`` read whole (joined on ``id_col`` when given), with the skill against
+    ``reference`` when given."""
+    from ..commands.compare.core import Model, align_models, compare_models
+    from ..commands.score.core import read_extra_column
+    from ..engine.progress import stage
+
+    models, ids = [], []
+    weights = None
+    for i, (name, path) in enumerate(zip(labels, files)):
+        stage(f"reading {name}")
+        loaded = load_same_rows(i, path, settings)
+        weights = loaded.weights if i == 0 else weights
+        models.append(Model(name, loaded.prediction, loaded.info))
+        ids.append(loaded.groups)
+    # with --id it is the "by" column, read from every file: each file's groups are its ids
+    models = align_models(models, cast("list[np.ndarray]", ids) if id_col else None, id_column=id_col)
+    first = models[0].prediction
+    cluster = options.resampling.cluster
+    clusters = None if cluster is None else read_extra_column(models[0].source, cluster, first.row_numbers())
+    times = None
+    # forecast verification (issue 16): the skill of each model against the reference
+    if reference is not None:
+        if reference.kind == "persistence":
+            times = read_extra_column(models[0].source, reference.time, first.row_numbers())
+        if id_col is not None:  # the reference is joined to the first model's rows on the same column
+            from dataclasses import replace
+
+            reference = replace(reference, model_ids=ids[0])
+    stage("scoring")
+    return compare_models(
+        models,
+        settings,
+        options,
+        clusters=clusters,
+        weights=weights,
+        weights_column=settings.columns.get("weights"),
+        reference=reference,
+        reference_times=times,
+    )
 
 
 def _write(result: dict, output: Path | None, plot: Path | None) -> None:
@@ -264,14 +265,3 @@ def _write(result: dict, output: Path | None, plot: Path | None) -> None:
                     plot.suffix.lower().lstrip("."),
                 ),
             )
-
-
-def _compare_streamed(
-    files, labels, settings, metric_names, options, engine: EngineOptions, resampling
-) -> dict:
-    """The comparison on the stream or Dask ``engine``, with a progress bar on a terminal."""
-    from ..commands.compare.stream import compare_with_engine
-
-    options = dict(options, metrics=metric_names, seed=settings.seed)
-    with engine.progress(files[:1]) as progress:
-        return compare_with_engine(files, labels, settings, options, engine, resampling, progress)

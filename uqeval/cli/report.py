@@ -270,7 +270,7 @@ def report(
             notes += entry_notes
         comparison = None
         if models is not None:
-            from ..commands.compare.core import align_models, compare_models
+            from ..commands.compare.core import CompareOptions, align_models, compare_models
 
             stage("report: comparing the files")
             # with --weights: the first file's weights (the files hold the same rows)
@@ -279,7 +279,9 @@ def report(
                 if not models_weights
                 else {"weights": models_weights[0], "weights_column": settings.columns["weights"]}
             )
-            comparison = compare_models(align_models(models), settings, seed=settings.seed, **extra)
+            comparison = compare_models(
+                align_models(models), settings, CompareOptions(seed=settings.seed), **extra
+            )
             if not no_verdict:
                 from ..commands.verdict import with_verdict
 

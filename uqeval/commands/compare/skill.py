@@ -178,6 +178,53 @@ def _join_on_id(
     return aligned[1].prediction
 
 
+def _climatology(
+    ref: Reference, model: Prediction, source: str, settings: Settings
+) -> tuple[Prediction, np.ndarray | None, dict[str, Any]]:
+    """The climatology reference of :func:`build_reference`: the training targets' distribution (classifiers:
+    their base rates)."""
+    from ...predictions import Categorical, Climatology
+
+    y = model.require_targets()
+    labels = model.kind in CLASSIFICATION
+    if ref.values is not None:
+        train, col = np.asarray(ref.values, dtype=np.float64), "train"
+        train = train[np.isfinite(train)]
+        if train.size < 1:
+            raise InputError("the training targets of the climatology hold no finite value")
+    else:
+        assert ref.path is not None  # climatology without values names the training file (reference_spec)
+        from ...io.load import read_targets
+
+        train, col = read_targets(ref.path, settings, labels)
+    info = {
+        "kind": "climatology",
+        "path": ref.path,
+        "column": col,
+        "n_train": int(train.size),
+        "n_rows": int(model.n),
+    }
+    if labels:
+        k = cast(Any, model).proba.shape[1]  # every CLASSIFICATION kind has .proba
+        if not (np.all(train == np.round(train)) and train.min() >= 0 and train.max() < k):
+            raise InputError(
+                f"{ref.path}: training labels in column '{col}' must be integers 0..{k - 1} "
+                f"(the classes of {source})"
+            )
+        rates = np.bincount(train.astype(np.int64), minlength=k) / train.size
+        info["base_rates"] = rates.tolist()
+        return (
+            Categorical(
+                y_true=y,
+                proba=np.broadcast_to(rates, (model.n, k)).copy(),
+                columns={"proba": "base rates"},
+            ),
+            None,
+            info,
+        )
+    return Climatology(y_true=y, values=train, columns={"values": f"{ref.path}:{col}"}), None, info
+
+
 def build_reference(
     ref: Reference,
     model: Prediction,
@@ -192,7 +239,7 @@ def build_reference(
     ``time_values``: persistence, the time of each row of ``model`` (read from its file by the caller).
     ``model_ids``: ``--id``, the id of each row of ``model`` (default ``ref.model_ids``).
     """
-    from ...predictions import Categorical, Climatology, PointMass
+    from ...predictions import PointMass
 
     y = model.require_targets()
     if ref.kind in ("file", "prediction"):
@@ -232,43 +279,7 @@ def build_reference(
             info["id"] = ref.id
         return pred, None, info
     if ref.kind == "climatology":
-        labels = model.kind in CLASSIFICATION
-        if ref.values is not None:
-            train, col = np.asarray(ref.values, dtype=np.float64), "train"
-            train = train[np.isfinite(train)]
-            if train.size < 1:
-                raise InputError("the training targets of the climatology hold no finite value")
-        else:
-            assert ref.path is not None  # climatology without values names the training file (reference_spec)
-            from ...io.load import read_targets
-
-            train, col = read_targets(ref.path, settings, labels)
-        info = {
-            "kind": "climatology",
-            "path": ref.path,
-            "column": col,
-            "n_train": int(train.size),
-            "n_rows": int(model.n),
-        }
-        if labels:
-            k = cast(Any, model).proba.shape[1]  # every CLASSIFICATION kind has .proba
-            if not (np.all(train == np.round(train)) and train.min() >= 0 and train.max() < k):
-                raise InputError(
-                    f"{ref.path}: training labels in column '{col}' must be integers 0..{k - 1} "
-                    f"(the classes of {source})"
-                )
-            rates = np.bincount(train.astype(np.int64), minlength=k) / train.size
-            info["base_rates"] = rates.tolist()
-            return (
-                Categorical(
-                    y_true=y,
-                    proba=np.broadcast_to(rates, (model.n, k)).copy(),
-                    columns={"proba": "base rates"},
-                ),
-                None,
-                info,
-            )
-        return Climatology(y_true=y, values=train, columns={"values": f"{ref.path}:{col}"}), None, info
+        return _climatology(ref, model, source, settings)
     if ref.kind == "persistence":
         if model.kind in CLASSIFICATION:
             raise InputError(

@@ -15,12 +15,17 @@ memory. Nothing depends on the chunking: the draws of a row depend on the seed a
 the clusters' counts, times the weights: :meth:`uqeval.resample.Accumulator.update`), every estimate is its
 per-row form's finish of the weighted sums (as memory's resampler at the weights), and the paired tests run
 on :math:`w_i d_i` (memory's :math:`w_i d_i / \bar w`: the same p-values and DM statistic, a constant
-apart); metrics whose weighted form is not a function of sums are not compared (``input.not_streamed``).
+apart); a metric weighted by its family's kernels streams where those are functions of weighted bin sums
+(:attr:`uqeval.catalogue.Family.weighted_sums`: ECE, MCE, SCE, the Brier decomposition); metrics whose
+weighted form is not a function of sums are not compared (``input.not_streamed``).
+
+Clusters and the block sign flip fold the units' sums (:class:`UnitSums`). The circular block bootstrap and
+``block_size="auto"`` need every row (blocks start anywhere; the size comes from the whole series): the state
+keeps the rows' per-row forms (:class:`KeptRows`) and runs the in-memory resampling on them at the end.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
@@ -31,8 +36,9 @@ from ...config import Settings
 from ...engine.aligned import ModelSource, Rowset, check_same_rows
 from ...errors import InputError, option
 from ...metrics.comparison import Moments
-from ...resample import ROWS, Resampling
-from .core import MetricRef, Model, Plan
+from ...resample import Resampling
+from .core import NO_RESAMPLER, CompareOptions, MetricRef, Model, Plan
+from .paired import test_entry
 
 if TYPE_CHECKING:
     from ...engine.options import EngineOptions
@@ -60,8 +66,11 @@ class Layout:
     not_streamed: dict[str, str]
     skip: set[tuple[str, int]]  # (metric, model) whose estimate is not streamed
     #: dependent rows (issue 25): clusters (the column as the first file spells it) or blocks (a number of
-    #: rows, not "auto"); None: independent rows
+    #: rows or "auto"); None: independent rows
     units: Resampling | None = None
+    #: ``block_size="auto"``: the metric whose per-row scores choose the size (as in memory: the first
+    #: compared metric that has them); None: the size is given
+    auto_ref: MetricRef | None = None
     #: the seed of the sign flips, from the seed and the first rows (:func:`uqeval.resample.flip_seed`)
     flip_seed: int | None = None
     #: ``--weights``: the first model's column (None: unweighted); ``not_weighted``: as in memory
@@ -69,12 +78,21 @@ class Layout:
     not_weighted: dict[str, str] = field(default_factory=dict)
     #: weighted: the family result of each target-oriented ``(metric, model)`` on the first batch (its target)
     target_results: dict[tuple[str, int], Any] = field(default_factory=dict)
+    #: weighted: the ``(metric, model)`` pairs computed from their family's weighted cell sums (the family)
+    cells: dict[tuple[str, int], str] = field(default_factory=dict)
+
+    @property
+    def keeps_rows(self) -> bool:
+        """Whether the states keep the per-row forms (:class:`KeptRows`): the circular block bootstrap (its
+        blocks start anywhere in the N rows) and ``block_size="auto"`` (the size comes from the whole series)."""
+        size = None if self.units is None else self.units.block_size
+        return size == "auto" or (size is not None and int(size) > 1 and self.plan.options.n_boot > 0)
 
 
 def _results(preds: Sequence, plan: Plan):
-    from .core import _Results
+    from .core import Results
 
-    return _Results([Model(n, p) for n, p in zip(plan.names, preds)], plan.settings, plan.grids)
+    return Results([Model(n, p) for n, p in zip(plan.names, preds)], plan.settings, plan.grids)
 
 
 def make_layout(
@@ -93,24 +111,30 @@ def make_layout(
     families = (
         () if weighted else tuple(sorted({cast("str", r.group) for r in plan.refs if r.source == "summary"}))
     )
+    from ...catalogue import METRICS
+    from .core import no_row_form
+
     columns, pairs, not_streamed, skip, finishes = [], [], {}, set(), {}
+    cells: dict[tuple[str, int], str] = {}
     target_results: dict[tuple[str, int], Any] = {}
+    # block_size="auto" reads the per-row scores of the first compared metric that has them (as in memory)
+    auto_ref = next(
+        (r for r in plan.refs if any(row_score(results, k, r) is not None for k in range(len(preds)))), None
+    )
     for ref in list(plan.refs):
         if ref.source == "summary" and weighted:
-            from ...catalogue import METRICS
-            from ...catalogue.weighted import NOT_STREAMED
-            from .core import no_row_form
-
             for k, p in enumerate(preds):
-                stat = row_form(results, k, ref)
-                if stat is None or stat.sums_form is None:
+                how = _weighted_form(results, k, ref, plan.settings)
+                if how in ("sums", "cells") and ref.orientation == "target":
+                    target_results[(ref.name, k)] = results.get(k, cast("str", ref.group))
+                if how == "cells":
+                    cells[(ref.name, k)] = cast("str", ref.group)
+                elif how != "sums":
                     skip.add((ref.name, k))
-                    if stat is not None:
-                        not_streamed[ref.name] = NOT_STREAMED
+                    if how is not None:
+                        not_streamed[ref.name] = how
                     elif METRICS[f"{ref.group}.{ref.keys[-1]}"].applies_to(p.kind):
                         cast("dict", not_weighted).setdefault(ref.name, no_row_form(p.kind, plan.names[k]))
-                elif ref.orientation == "target":
-                    target_results[(ref.name, k)] = results.get(k, cast("str", ref.group))
             if all((ref.name, k) in skip for k in range(len(preds))):
                 plan.refs.remove(ref)
                 continue
@@ -131,7 +155,11 @@ def make_layout(
                 plan.refs.remove(ref)
                 continue
         for k in range(len(preds)):
-            stat = row_form(results, k, ref) if plan.n_boot or weighted or ref.source == "per_row" else None
+            stat = (
+                row_form(results, k, ref)
+                if plan.options.n_boot or weighted or ref.source == "per_row"
+                else None
+            )
             form = None if stat is None else stat.sums_form
             if form is not None and (ref.name, k) not in skip:
                 terms, codes, n_codes, finishes[(ref.name, k)] = form
@@ -141,10 +169,33 @@ def make_layout(
         if ref.orientation != "target":
             avail = [k for k in range(len(preds)) if row_score(results, k, ref) is not None]
             pairs += [(ref.name, a, b) for i, a in enumerate(avail) for b in avail[i + 1 :]]
-    layout = Layout(plan, families, columns, pairs, not_streamed, skip)
+    layout = Layout(plan, families, columns, pairs, not_streamed, skip, auto_ref=auto_ref)
     if weighted:
         layout.not_weighted, layout.target_results = cast("dict", not_weighted), target_results
+        layout.cells = cells
     return layout, finishes
+
+
+def _weighted_form(results: Any, k: int, ref: MetricRef, settings: Settings) -> str | None:
+    """How model ``k``'s metric ``ref`` streams with weights: ``"sums"`` (its per-row form's weighted sums),
+    ``"cells"`` (its family's weighted cell sums: :attr:`uqeval.catalogue.Family.weighted_sums`, as the
+    weighted score streams ECE, MCE, SCE and the Brier decomposition), why it is not streamed (its weighted
+    form needs every row), or None (it takes no weights for this representation)."""
+    from ...catalogue import METRICS, get_family
+    from ...catalogue.weighted import NOT_STREAMED, NOT_STREAMED_KERNEL
+    from .core import row_form
+
+    stat = row_form(results, k, ref)
+    if stat is not None:
+        return "sums" if stat.sums_form is not None else NOT_STREAMED
+    pred, group = results.models[k].prediction, cast("str", ref.group)
+    if pred.kind not in METRICS[f"{group}.{ref.keys[-1]}"].weighted_kinds:
+        return None
+    family = get_family(group)
+    if family.weighted_sums is None or family.from_sums is None or family.by_level:
+        return NOT_STREAMED_KERNEL
+    probe = family.from_sums(family.weighted_sums(pred, results.settings, np.ones(pred.n)), settings)
+    return "cells" if ref.keys[-1] in probe else NOT_STREAMED_KERNEL
 
 
 @dataclass
@@ -168,6 +219,11 @@ class ComparePartial:
     by_unit: Any = None
     #: ``--weights``: the total weight of the kept rows (the rows of weight 0 are not kept)
     w: float = 0.0
+    #: the circular block bootstrap or ``block_size="auto"``: the per-row forms of every kept row
+    #: (:class:`KeptRows`), resampled when every row is in
+    kept: KeptRows | None = None
+    #: weighted: per ``(family, model)`` of :attr:`Layout.cells`, the family's weighted cell sums
+    cells: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         from ...catalogue import states
@@ -182,22 +238,24 @@ class ComparePartial:
         cols, plan = self.layout.columns, self.layout.plan
         if self.unit is None:
             self.unit = np.zeros(sum(t + c for _, _, t, c in cols))
-        if self.by_unit is None and self.layout.units is not None:
+        if self.kept is None and self.layout.keeps_rows:
+            self.kept = KeptRows()
+        if self.by_unit is None and self.layout.units is not None and not self.layout.keeps_rows:
             self.by_unit = UnitSums(
                 sum(t for _, _, t, _ in cols) + 1, [c for _, _, _, c in cols if c], len(self.layout.pairs)
             )
         if self.acc is None and self.layout.units is None:
             self.acc = Accumulator(
-                plan.seed or 0,
-                plan.n_boot,
-                plan.n_permutations if self.layout.pairs else 0,
+                plan.options.seed or 0,
+                plan.options.n_boot,
+                plan.options.n_permutations if self.layout.pairs else 0,
                 n_terms=sum(t for _, _, t, _ in cols),
                 n_categories=tuple(c for _, _, _, c in cols if c),
                 n_diffs=len(self.layout.pairs),
                 flip_seed=self.layout.flip_seed,
             )
         if self.moments is None:
-            self.moments = Moments(plan.dm_lag)
+            self.moments = Moments(plan.options.dm_lag)
 
     @property
     def kept_rows(self) -> int:
@@ -258,21 +316,33 @@ class ComparePartial:
                 unit.append(np.bincount(codes[-1], weights=w, minlength=n_codes).astype(np.float64))
         diffs = None
         if lay.pairs:
-            from .core import _without_rounding_noise
+            from .core import without_rounding_noise
 
             cols = []
             for name, a, b in lay.pairs:
                 # the pairs are of models with per-row scores (make_layout)
                 sa = cast("np.ndarray", row_score(results, a, refs[name]))
                 sb = cast("np.ndarray", row_score(results, b, refs[name]))
-                cols.append(sa - _without_rounding_noise(sa, sb))
+                cols.append(sa - without_rounding_noise(sa, sb))
             diffs = np.column_stack(cols)
             if w is not None:  # the paired tests run on w_i d_i (over the mean weight, a constant: finish)
                 diffs *= w[:, None]
-            self.moments = self.moments.merge(Moments.of(diffs, plan.dm_lag))
+            self.moments = self.moments.merge(Moments.of(diffs, plan.options.dm_lag))
         if unit:
             self.unit += np.concatenate(unit)
-        if self.by_unit is not None:
+        for group, k in sorted({(g, k) for (_, k), g in lay.cells.items()}):
+            from ...catalogue import get_family
+
+            sums = cast("Any", get_family(group).weighted_sums)(preds[k], plan.settings, w)
+            self.cells[(group, k)] = self.cells[(group, k)] + sums if (group, k) in self.cells else sums
+        if self.kept is not None:
+            series = (
+                None
+                if lay.auto_ref is None
+                else [row_score(results, k, lay.auto_ref) for k in range(len(preds))]
+            )
+            self.kept.add(n, dense, codes, diffs, w, series)
+        elif self.by_unit is not None:
             self.by_unit.add(self._unit_keys(files, batches, n), dense, codes, diffs, w)
         else:
             self.acc.update(
@@ -314,11 +384,15 @@ class ComparePartial:
 
         if other.start != self.start + self.n:
             raise ValueError("partials must be merged in row order")  # a bug, not bad input
-        if self.by_unit is not None:
+        if self.kept is not None:
+            self.kept.merge(cast("KeptRows", other.kept))
+        elif self.by_unit is not None:
             self.by_unit.merge(other.by_unit)
         else:
             self.acc.merge(other.acc)
         self.unit = self.unit + other.unit
+        for key, sums in other.cells.items():
+            self.cells[key] = self.cells[key] + sums if key in self.cells else sums
         self.w += other.w
         self.moments = self.moments.merge(other.moments)
         for k in range(len(self.states)):
@@ -338,6 +412,89 @@ class ComparePartial:
             self.states[k] = states.merge(self.states[k], other.states[k])
         self.n += other.n
         return self
+
+
+class KeptRows:
+    """The per-row forms of the kept rows, in row order: the bootstrap columns' terms and codes, the paired
+    differences, the weights and (``block_size="auto"``) each model's per-row scores that choose the size.
+    The circular block bootstrap draws blocks that start anywhere in the N rows and ``auto`` reads the whole
+    series, so this state grows with the rows (a few floats a row per metric and model, not the predictions:
+    "needs every row" in the design's words); :meth:`resample` then runs the in-memory functions on them, so
+    the replicates and p-values are memory's."""
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[Any, ...]] = []
+
+    def add(self, n: int, dense: list, codes: list, diffs: Any, w: Any, series: Any) -> None:
+        """Keep one batch's ``n`` rows."""
+        self.parts.append((n, np.column_stack(dense) if dense else None, codes, diffs, w, series))
+
+    def merge(self, other: KeptRows) -> None:
+        """Append ``other``'s rows (the next ones)."""
+        self.parts += other.parts
+
+    def _joined(self, i: int) -> Any:
+        """Item ``i`` of every kept batch in one array (None where the batches have none), each batch's copy
+        let go as it is copied (the rows are held once, not twice)."""
+        if not self.parts or self.parts[0][i] is None:
+            return None
+        first = self.parts[0][i]
+        out = np.empty((sum(p[0] for p in self.parts), *first.shape[1:]), dtype=first.dtype)
+        at = 0
+        for j, part in enumerate(self.parts):
+            out[at : at + part[0]] = part[i]
+            at += part[0]
+            self.parts[j] = (*part[:i], None, *part[i + 1 :])
+        return out
+
+    def resample(
+        self, lay: Layout, columns: list, finishes: dict[tuple[str, int], Callable]
+    ) -> tuple[dict[tuple[str, str], np.ndarray], np.ndarray | None, dict[str, Any]]:
+        """``(replicates, sign-flip p-values of the pairs or None, the resampling's description)``: the block
+        size (``auto``: :func:`~uqeval.commands.compare.resampling.auto_block_size` of the per-row scores),
+        memory's :func:`~uqeval.commands.compare.resampling.poisson_bootstrap` of the ``columns`` that
+        :func:`~uqeval.commands.compare.assemble.estimate_metrics` kept, and its sign flips of the blocks' sums
+        of differences."""
+        from ...catalogue import RowStat
+        from .resampling import auto_block_size, poisson_bootstrap, sign_flip_tests
+
+        plan, opts = lay.plan, lay.plan.options
+        n, dense, diffs, w = sum(p[0] for p in self.parts), self._joined(1), self._joined(3), self._joined(4)
+        series = [
+            np.concatenate([p[5][k] for p in self.parts])
+            for k in range(len(plan.names))
+            if self.parts and self.parts[0][5] is not None and self.parts[0][5][k] is not None
+        ]
+        units_of = cast("Resampling", lay.units)
+        done, units, info = units_of.units(n, None, lambda: auto_block_size(series))
+        size = cast("int", done.block_size)
+        uw = None if w is None or (w == w[0]).all() else w  # constant weights are no weights (as in memory)
+        replicates: dict[tuple[str, str], np.ndarray] = {}
+        if opts.n_boot and columns:
+            at, stats = _offsets(lay), []
+            for _, _, key in columns:
+                c0, width, ci, n_codes = at[key]
+                code = None if ci is None else np.concatenate([p[2][ci] for p in self.parts])
+                terms = None if not width else dense[:, c0 : c0 + width]
+                stats.append(RowStat(terms=terms, codes=code, n_codes=n_codes, finish=finishes[key]))
+            reps = poisson_bootstrap(stats, n, opts.n_boot, opts.seed or 0, units, size, uw)
+            replicates = {(metric, model): rep for (metric, model, _), rep in zip(columns, reps)}
+        p_values = None
+        if opts.n_permutations and lay.pairs:
+            seed = opts.seed or 0 if lay.flip_seed is None else lay.flip_seed
+            p_values = sign_flip_tests(diffs, opts.n_permutations, seed, units=units)
+        return replicates, p_values, info
+
+
+def _offsets(lay: Layout) -> dict[tuple[str, int], tuple[int, int, int | None, int]]:
+    """Per bootstrap column: ``(first dense column, width, its code column or None, n_codes)`` in the batches'
+    dense terms and code list."""
+    out, col, cat = {}, 0, 0
+    for name, k, width, n_codes in lay.columns:
+        out[(name, k)] = (col, width, cat if n_codes else None, n_codes)
+        col += width
+        cat += 1 if n_codes else 0
+    return out
 
 
 class UnitSums:
@@ -448,7 +605,7 @@ def plan_on(
     preds: Sequence,
     names: Sequence[str],
     settings: Settings,
-    options: dict[str, Any],
+    options: CompareOptions,
     seen: Sequence = (),
 ) -> tuple[Layout, dict]:
     from .core import align_models, plan_comparison
@@ -466,7 +623,7 @@ def plan_on(
 
         raise not_streamed("murphy", "it draws curves over all rows")
     not_weighted: dict[str, str] | None = {} if column else None
-    plan, _ = plan_comparison(chunk, settings, **options, not_weighted=not_weighted)
+    plan, _ = plan_comparison(chunk, settings, options, not_weighted)
     layout, finishes = make_layout(plan, preds, not_weighted)
     layout.weights = column
     return layout, finishes
@@ -477,30 +634,16 @@ def _flip_seed(layout: Layout, seen: list, batches) -> int | None:
     from ...resample import flip_seed
 
     plan = layout.plan
-    if not (plan.n_permutations and layout.pairs):
+    if not (plan.options.n_permutations and layout.pairs):
         return None
-    return flip_seed(plan.seed or 0, first_rows_key(seen, batches))
+    return flip_seed(plan.options.seed or 0, first_rows_key(seen, batches))
 
 
-def stream_units(models: Sequence[ModelSource], resampling: Resampling, n_boot: int) -> Resampling | None:
+def stream_units(models: Sequence[ModelSource], resampling: Resampling) -> Resampling | None:
     """The :attr:`Layout.units` of ``resampling``: clusters of the first model's column (read as its "by"
-    role), or blocks. Blocks stream for the sign-flip test (non-overlapping blocks) but not for the
-    bootstrap: the circular block bootstrap draws blocks that start anywhere in the N rows, and N and the
-    rows' window sums are known only at the end."""
-    size = resampling.block_size
-    if size is not None:
-        from ...engine.options import not_streamed
-
-        if size == "auto":
-            raise not_streamed(
-                "block_size", "it chooses the size from the whole series", "auto", "give the size"
-            )
-        if n_boot and int(size) > 1:
-            raise not_streamed(
-                "block_size",
-                "with bootstrap intervals: the circular block bootstrap draws blocks starting anywhere in the rows",
-                alternative=f"{option('bootstrap', 0)} for the block sign-flip test alone",
-            )
+    role), or blocks (the sign-flip test alone sums the non-overlapping blocks as they come; the circular
+    block bootstrap and ``auto`` keep the rows' per-row forms: :attr:`Layout.keeps_rows`)."""
+    if resampling.block_size is not None:
         return resampling
     if resampling.cluster is None:
         return None
@@ -537,19 +680,12 @@ def finish(
     merged = _Merged(part, finishes)
     estimates, targets, columns, notes = estimate_metrics(plan, merged.value, merged.at_full)
     notes = list(dict.fromkeys(n for m in models for n in m.src.notes())) + list(notes)
-    acc, total, flipped = part.acc, None if part.acc is None else part.acc.total, None
-    if part.by_unit is not None:
-        acc, total, flipped, info = _unit_resampling(part)
-        plan = replace(plan, resampling=info)
-    replicates = _replicates(lay, columns, acc, total, finishes) if plan.n_boot and columns else {}
+    replicates, flipped, info = _resampled(part, columns, finishes)
+    if info is not None:
+        plan = replace(plan, units_info=info)
     available: dict[str, list[int]] = {}
     for name, a, b in lay.pairs:
-        available.setdefault(name, [])
-        for k in (a, b):
-            if k not in available[name]:
-                available[name].append(k)
-    for name in available:
-        available[name].sort()
+        available[name] = sorted({*available.get(name, []), a, b})
     tests = _MergedTests(part, plan, merged.total_w, flipped)
     info_models = [
         Model(
@@ -620,7 +756,7 @@ class _Merged:
         return float(np.asarray(full, dtype=np.float64)[0])
 
     def value(self, k: int, ref: MetricRef):
-        from .core import _num, _value_at
+        from .core import as_number, value_at
 
         if ref.source == "per_row":
             if (ref.name, k) not in self.offsets:
@@ -628,14 +764,27 @@ class _Merged:
             return float(self.part.unit[self.offsets[(ref.name, k)][0]] / self.total_w), None
         if (ref.name, k) in self.lay.skip:
             return None, None
+        if (ref.name, k) in self.lay.cells:  # the family's finish of its weighted cell sums
+            from ...catalogue import get_family
+
+            family = get_family(self.lay.cells[(ref.name, k)])
+            cells = self.part.cells.get((family.name, k))
+            value = (
+                None
+                if cells is None
+                else cast("Any", family.from_sums)(cells, self.plan.settings).get(ref.keys[-1])
+            )
+            return as_number(value), self.lay.target_results.get((ref.name, k))
         if self.lay.weights is not None:  # the per-row form at the weights (as in memory: one definition)
-            return _num(self.at_unit(k, ref)), self.lay.target_results.get((ref.name, k))
+            return as_number(self.at_unit(k, ref)), self.lay.target_results.get((ref.name, k))
         res = self.results[k].get(ref.group)  # type: ignore[arg-type]  # a ref without a group finds None
-        return _num(_value_at(res, ref.keys)), res
+        return as_number(value_at(res, ref.keys)), res
 
     def at_full(self, k: int, ref: MetricRef):
-        if ref.source == "summary" and not self.plan.n_boot:
-            return None, None, "no cheap resampler (it would be recomputed from scratch per resample)"
+        if ref.source == "summary" and not self.plan.options.n_boot:
+            return None, None, NO_RESAMPLER
+        if (ref.name, k) in self.lay.cells:
+            return None, None, NO_RESAMPLER
         if (ref.name, k) not in self.offsets:
             return None, None, NO_STREAMED_BOOTSTRAP
         if ref.source == "per_row":
@@ -643,24 +792,30 @@ class _Merged:
         return (ref.name, k), self.at_unit(k, ref), None
 
 
-def _replicates(lay, columns, acc, total, finishes: dict[tuple[str, int], Callable]) -> dict:
-    """The bootstrap replicates of every column: its finish at the accumulated resampled sums and counts."""
-    col = cat = 0
-    dense_at = {}
-    for name, k, width, n_codes in lay.columns:
-        dense_at[(name, k)] = (col, width, cat if n_codes else None)
-        col += width
-        cat += 1 if n_codes else 0
+def _resampled(
+    part: ComparePartial, columns: list, finishes: dict[tuple[str, int], Callable]
+) -> tuple[dict[tuple[str, str], np.ndarray], Any, dict[str, Any] | None]:
+    """``(bootstrap replicates, the units' sign-flip p-values or None, the resampling's description or None)``
+    of a merged partial: from the kept rows (:class:`KeptRows`), the units' sums (:class:`UnitSums`), or the
+    rows' accumulator."""
+    if part.kept is not None:
+        return part.kept.resample(part.layout, columns, finishes)
+    acc, total, flipped, info = part.acc, None if part.acc is None else part.acc.total, None, None
+    if part.by_unit is not None:
+        acc, total, flipped, info = _unit_resampling(part)
+    if not (part.layout.plan.options.n_boot and columns):
+        return {}, flipped, info
+    at = _offsets(part.layout)
     replicates: dict[tuple[str, str], np.ndarray] = {}
     for metric, model, key in columns:
-        c0, width, c = dense_at[key]
+        c0, width, c, _ = at[key]
         parts = [acc.sums[c0 : c0 + width].T] if width else []
         if c is not None:
             parts.append(acc.counts[c].T)
         replicates[(metric, model)] = np.asarray(
             finishes[key](np.concatenate(parts, axis=1), total), dtype=np.float64
         )
-    return replicates
+    return replicates, flipped, info
 
 
 class _MergedTests:
@@ -678,7 +833,7 @@ class _MergedTests:
         part, plan, n = self.part, self.plan, self.part.n
         mom = part.moments
         p_values = self.flipped
-        if p_values is None and plan.n_permutations and part.layout.pairs:
+        if p_values is None and plan.options.n_permutations and part.layout.pairs:
             p_values = permutation_p_values(part.acc.flipped, mom.total, mom.total_abs)
         out = []
         for name, a, b in todo:
@@ -686,16 +841,9 @@ class _MergedTests:
             j = self.index.get((name, a, b))
             if j is None:
                 j, sign = self.index[(name, b, a)], -1.0
-            entry = {
-                "metric": name,
-                "model": plan.names[a],
-                "reference": plan.names[b],
-                "mean_diff": sign * float(mom.total[j]) / self.total_w + 0.0,
-                "permutation_p": math.nan,
-                "dm_statistic": math.nan,
-                "dm_p": math.nan,
-            }
-            if n >= 2 and plan.dm_lag < n:
+            entry = test_entry(name, plan.names[a], plan.names[b])
+            entry["mean_diff"] = sign * float(mom.total[j]) / self.total_w + 0.0
+            if n >= 2 and plan.options.dm_lag < n:
                 dm = mom.dm(j)
                 entry["dm_statistic"], entry["dm_p"] = sign * dm["statistic"] + 0.0, dm["p_value"]
             if p_values is not None:
@@ -744,15 +892,20 @@ def _unit_resampling(part: ComparePartial):
     count = len(units.index)
     info = cast("Resampling", lay.units).describe(count)
     acc, total = None, None
-    if plan.n_boot:  # clusters (blocks of more than one row are refused with the bootstrap: stream_units)
-        acc = Accumulator(plan.seed or 0, plan.n_boot, n_terms=units.width, n_categories=tuple(units.n_codes))
+    if plan.options.n_boot:  # clusters, or blocks of one row (longer blocks keep the rows: KeptRows)
+        acc = Accumulator(
+            plan.options.seed or 0,
+            plan.options.n_boot,
+            n_terms=units.width,
+            n_categories=tuple(units.n_codes),
+        )
         if count:
             acc.update(0, units.sums, [csr_matrix(c) for c in units.codes])
         total = acc.sums[-1]
     p_values = None
-    if plan.n_permutations and lay.pairs:
-        seed = plan.seed or 0 if lay.flip_seed is None else lay.flip_seed
-        p_values = sign_flip_tests(units.diffs, plan.n_permutations, seed)
+    if plan.options.n_permutations and lay.pairs:
+        seed = plan.options.seed or 0 if lay.flip_seed is None else lay.flip_seed
+        p_values = sign_flip_tests(units.diffs, plan.options.n_permutations, seed)
     return acc, total, p_values, info
 
 
@@ -767,28 +920,32 @@ def compare_with_engine(
     specs: Sequence[str],
     names: Sequence[str],
     settings: Settings,
-    options: dict[str, Any],
+    options: CompareOptions,
     engine: EngineOptions,
-    resampling: Resampling = ROWS,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """The comparison JSON of ``specs`` on a streaming engine (``engine``: ``stream`` or ``dask``, as
     :meth:`~uqeval.engine.options.EngineOptions.choose` chose it), resampling rows, clusters or blocks: the
     plan is made on the first rows (this process), then every aligned batch is folded into a
     :class:`ComparePartial` (keyed by its kept rows) and the merged partial assembled by :func:`finish`.
-    ``options``: the keyword arguments of :func:`uqeval.commands.compare.core.compare_models` from
-    ``metrics`` to ``dm_lag``."""
+    ``options``: what is compared and how, as in memory."""
     from functools import partial
 
     from ...engine.aligned import open_models, over_aligned
 
     models = open_models(specs, settings)
-    units = stream_units(models, resampling, options.get("n_boot", 1000))
+    units = stream_units(models, options.resampling)
     with over_aligned(specs, settings, engine, progress, models) as run:
         head = run.head()
         preds, seen = first_batch(head)
         layout, finishes = plan_on(models, preds, names, settings, options, seen)
         layout.units = units
+        if units is None or units.block_size != "auto":
+            layout.auto_ref = None
+        elif layout.auto_ref is None:
+            from .resampling import auto_block_size
+
+            auto_block_size([])  # raises: no compared metric has a per-row score
         layout.flip_seed = _flip_seed(layout, seen, head)
         part = run.fold(partial(ComparePartial, layout), keyed=True)
     return finish(models, part, finishes, run.engine, run.info)
