@@ -260,6 +260,12 @@ def figure_option(help: str, panel: str | None = PLOTS_PANEL) -> Any:
     return typer.Option("--plot", help=help, dir_okay=False, rich_help_panel=panel)
 
 
+def permutations_option(flag: str, help: str) -> Any:
+    """The ``typer.Option`` of a permutation count ``flag`` (0: no test), also spelled ``--n-permutations`` as
+    the Python keyword is (:data:`uqeval.vocabulary.OPTIONS`)."""
+    return typer.Option(flag, "--n-permutations", min=0, max=LIMITS["permutations"], help=help)
+
+
 def parse_levels(text: str | None) -> tuple[float, ...] | None:
     if text is None:
         return None

@@ -18,6 +18,7 @@ from .common import (
     figure_option,
     handle_errors,
     load_same_rows,
+    permutations_option,
     remote_options,
     resampling_options,
     scoring_options,
@@ -66,13 +67,7 @@ BootstrapOpt = Annotated[
 CiLevelOpt = Annotated[float, typer.Option("--ci-level", help="Level of the bootstrap percentile intervals.")]
 PermutationsOpt = Annotated[
     int,
-    typer.Option(
-        "--permutations",
-        "--n-permutations",  # the Python keyword (uqeval.vocabulary.OPTIONS)
-        min=0,
-        max=LIMITS["permutations"],
-        help="Random sign flips of the paired permutation test (0: skip it).",
-    ),
+    permutations_option("--permutations", "Random sign flips of the paired permutation test (0: skip it)."),
 ]
 PairsOpt = Annotated[
     Pairs,

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..config import LIMITS
 from .common import (
     OUTPUT_PANEL,
     FormatOpt,
@@ -22,6 +21,7 @@ from .common import (
     load_same_rows,
     note,
     parse_pair,
+    permutations_option,
     remote_options,
     show,
 )
@@ -79,12 +79,9 @@ CostOpt = Annotated[
 ]
 PermutationTestOpt = Annotated[
     int,
-    typer.Option(
+    permutations_option(
         "--permutation-test",
-        "--n-permutations",  # the Python keyword (uqeval.vocabulary.OPTIONS)
-        min=0,
-        max=LIMITS["permutations"],
-        help="Paired permutation test of AUUCC differences with this many permutations (0: none); needs two or more files with the same point prediction.",
+        "Paired permutation test of AUUCC differences with this many permutations (0: none); needs two or more files with the same point prediction.",
     ),
 ]
 PlotOpt = Annotated[
