@@ -151,13 +151,16 @@ def inspect(path: str | Path) -> TableInfo:
         spooled = stdin_file()
         register_input(spooled)
         return _inspect(spooled)
-    from .labelled import is_labelled
+    from .labelled import LabelledFile, is_labelled
 
-    if is_labelled(path):  # NetCDF or Zarr: its rows flattened once to a Parquet file (uqeval.io.labelled)
+    if is_labelled(path) or isinstance(path, LabelledFile):  # NetCDF or Zarr: its rows (uqeval.io.labelled)
         from .labelled import labelled_file
 
-        register_input(path)
-        return _inspect(labelled_file(path), "parquet")  # type: ignore[arg-type]  # a PathLike named as the file
+        lf = path if isinstance(path, LabelledFile) else labelled_file(path)
+        register_input(lf.name)
+        if lf.direct:  # not spooled (yet): the schema of its first row
+            return parquet_info(lf, lf.schema)
+        return _inspect(lf, "parquet")  # type: ignore[arg-type]  # a PathLike named as the file
     p = Path(path)
     if not p.exists() or p.is_dir():
         from .inputs import single_file
