@@ -104,11 +104,13 @@ def build(directory: Path, grid: tuple[int, int, int], members: int, fmt: str, c
     return path
 
 
-def timed(cmd: list[str]) -> dict:
-    """Wall time and peak RSS of ``cmd`` run in a child of a fresh process (so its getrusage is that child's)."""
+def timed(cmd: list[str], ok: tuple[int, ...] = (0,)) -> dict:
+    """Wall time, CPU time and peak RSS of ``cmd`` run in a child of a fresh process (so its getrusage is that
+    child's); ``ok``: the exit codes of a run that worked (uqeval exits 1 for a failed verdict)."""
     p = subprocess.run([sys.executable, "-c", _WRAP, *cmd], capture_output=True, text=True, check=True)
     out = json.loads(p.stdout.strip().splitlines()[-1])
-    if out["rc"] not in (0, 1):
+    out["ok"] = out["rc"] in ok
+    if not out["ok"]:
         print(f"{' '.join(cmd)}: exit {out['rc']}\n{out['err']}", file=sys.stderr)
     return out
 
@@ -141,7 +143,7 @@ def main() -> None:
         if "uqeval" not in a.skip:
             cmd = [sys.executable, "-m", "uqeval", "score", str(path), "--preserve-dims", "lat,lon"]
             cmd += ["--diagnostics", "--engine", a.engine, "-o", str(metrics), "-f", "json"]
-            results["uqeval"] = timed(cmd)
+            results["uqeval"] = timed(cmd, ok=(0, 1))
         for name, code in (("scores", _SCORES), ("xskillscore", _XSKILL)):
             if name in a.skip:
                 continue
@@ -149,11 +151,11 @@ def main() -> None:
             script.write_text(code)
             results[name] = timed([a.ref_python, str(script), str(path), str(root / f"{name}.npz")])
         for name, r in results.items():
-            failed = f"  (failed: exit {r['rc']})" if r["rc"] not in (0, 1) else ""
+            failed = "" if r["ok"] else f"  (failed: exit {r['rc']})"
             print(
                 f"{name:12s} {r['wall']:8.2f} s wall {r['cpu']:8.2f} s CPU {r['rss_mb']:9.0f} MB peak RSS{failed}"
             )
-        results = {n: r for n, r in results.items() if r["rc"] in (0, 1)}
+        results = {n: r for n, r in results.items() if r["ok"]}
         refs = [r for n, r in results.items() if n != "uqeval"]
         if "uqeval" in results and refs:
             best = min(refs, key=lambda r: r["wall"])

@@ -532,5 +532,9 @@ def to_matrix(column, name: str, path: str | Path, offset: int = 0) -> np.ndarra
     flat = pc.list_flatten(chunks)
     if not (pa.types.is_integer(flat.type) or pa.types.is_floating(flat.type)):
         raise SchemaError(f"{path}: list column '{name}' holds {flat.type}, expected numbers")
-    flat = pc.fill_null(pc.cast(flat, pa.float64()), np.nan).to_numpy()
+    flat = pc.cast(flat, pa.float64())
+    if flat.null_count:
+        flat = pc.fill_null(flat, np.nan).to_numpy()
+    else:  # no null: a plain (writable) copy, several times faster than fill_null's
+        flat = np.array(flat.to_numpy(zero_copy_only=False))
     return flat.reshape(len(lengths), int(lengths[0]) if len(lengths) else 0)
