@@ -110,8 +110,9 @@ def timed(cmd: list[str], ok: tuple[int, ...] = (0,)) -> dict:
     p = subprocess.run([sys.executable, "-c", _WRAP, *cmd], capture_output=True, text=True, check=True)
     out = json.loads(p.stdout.strip().splitlines()[-1])
     out["ok"] = out["rc"] in ok
-    if not out["ok"]:
-        print(f"{' '.join(cmd)}: exit {out['rc']}\n{out['err']}", file=sys.stderr)
+    if not out["ok"]:  # the exception's last line (xskillscore: properscoring's N x M x M array)
+        last = next((line for line in reversed(out["err"].splitlines()) if line.strip()), "")
+        print(f"{Path(cmd[1]).name if len(cmd) > 1 else cmd[0]}: exit {out['rc']}: {last}", file=sys.stderr)
     return out
 
 
