@@ -5,8 +5,9 @@ A grid of 64 x 128 points keeps 8,192 cells; scoring each with every metric (the
 run keeps one mergeable state for all of them, a few arrays with a row per cell:
 
 - the metrics that are functions of weighted sums of their per-row form (:attr:`uqeval.catalogue.RowStat.
-  sums_form`: the CRPS and its fair form, MAE, RMSE, R², correlation, coverage, width, the PIT
-  calibration errors, sharpness, the spread–skill ratio, ...): the per-row terms of a batch are computed once
+  sums_form`: the CRPS and its fair form, MAE, MARPD, coverage, width, the PIT calibration errors,
+  sharpness, the spread–skill ratio, ...; not RMSE, R² and correlation, whose per-row form is a function of
+  all the rows): the per-row terms of a batch are computed once
   for all its rows, and summed per cell with :func:`numpy.bincount` (codes: counted per (cell, code)); a cell's
   metric is the form's own ``finish`` of its sums, the function weighted streaming and the bootstrap use, so
   no formula is written here;
@@ -15,8 +16,8 @@ run keeps one mergeable state for all of them, a few arrays with a row per cell:
   (:class:`uqeval.catalogue.states.RankHistogram`), so ties are broken per cell as ``--by`` breaks them, and
   the χ² test of its counts.
 
-The other metrics (order statistics, adaptive bins, resampling) are computed for the whole data only; a note
-names them. States merge by adding their arrays (the union of the cells seen), on every engine; the whole
+The other metrics (order statistics, adaptive bins, resampling, RMSE) are computed for the whole data only;
+a note names them. States merge by adding their arrays (the union of the cells seen), on every engine; the whole
 data's metrics are the usual ones (:class:`~.stream.Partial`).
 """
 
