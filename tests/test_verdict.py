@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 import uqeval
 from uqeval.cli import app
-from uqeval.commands.verdict import check_aspect, holm, monitor_verdict, verdict_of, with_verdict
+from uqeval.commands.verdict import check_aspect, holm, verdict_of, with_verdict
 from uqeval.report.verdict import html_verdict, markdown_verdict, plain_lines, rich_verdict
 
 from .conftest import ROOT, SAMPLE
@@ -155,11 +155,11 @@ def test_monitor_hook_reads_a_monitor_document():
             },
         ],
     }
-    v = monitor_verdict(doc)
+    v = verdict_of(doc)
     assert v is not None and v["aspects"][0]["label"] == "alarm"
     assert "coverage@0.9 since row 12" in v["aspects"][0]["sentence"]
     doc["tests"][0]["alarm"] = False
-    assert monitor_verdict(doc)["aspects"][0]["label"] == "no alarm"  # type: ignore[index]
+    assert verdict_of(doc)["aspects"][0]["label"] == "no alarm"  # type: ignore[index]
 
 
 def test_weighted_gaussian_uses_the_effective_size():

@@ -184,6 +184,18 @@ def check_same_length(arrays: Sequence[np.ndarray], names: Sequence[str]) -> int
     return lengths[0] if lengths else 0
 
 
+def finite_arrays(*, positive: tuple[str, ...] = (), **arrays: Any) -> tuple[np.ndarray, ...]:
+    """Same-length finite 1-d float arrays, given by keyword and returned in that order (None left out);
+    those named in ``positive`` must also be > 0. One :class:`InputError` naming the argument otherwise."""
+    given = {k: as_float_array(v, k) for k, v in arrays.items() if v is not None}
+    check_same_length(list(given.values()), list(given))
+    for name, arr in given.items():
+        check_finite(arr, name)
+        if name in positive:
+            check_positive(arr, name)
+    return tuple(given.values())
+
+
 def check_nonempty(n: int, what: str = "input") -> None:
     if n == 0:
         raise InputError(f"{what} has no rows to evaluate")

@@ -129,19 +129,7 @@ def evaluate(
     y_true, weights = roles.pop("y_true"), roles.pop("weights")
     settings = make_settings(None, **overrides) if settings is None else replace(settings, **overrides)
     given, table, target, level, settings = _in._prepare(data, y_true, None, level, levels, settings, **roles)
-    spec = None
-    if reference is not None or time is not None or id is not None:  # forecast verification (issue 16)
-        from ..commands.compare.skill import reference_spec
-
-        spec = reference_spec(reference, train, time, id)
-        if id is not None and not table:
-            raise UsageError(
-                f"id={id!r} names a column of data and of the reference file, but data is "
-                "not a table: pass a pandas DataFrame or pyarrow Table, or use evaluate_file"
-            )
-        if isinstance(time, str) and not table:
-            raise UsageError("time= names a column, but data is not a table: pass the times as an array")
-
+    spec = _skill_spec(reference, train, time, id, table)
     loaded, settings, arrow = _in._load(
         data, given, table, target, level, levels, member_axis, settings, classes=classes
     )
@@ -149,17 +137,42 @@ def evaluate(
         weights = settings.columns.get("weights")
     if weights is not None:
         _in._attach_weights(loaded, weights, arrow)
+    if spec is not None:
+        spec = _spec_rows(spec, loaded, arrow, time, id)
+    return Scores(_judged(score_loaded(loaded, settings, spec), loaded), loaded.prediction, settings)
+
+
+def _skill_spec(reference: Any, train: Any, time: Any, id: str | None, table: bool) -> Any:
+    """The reference forecast of :func:`evaluate`'s skill scores (issue 16), or None without one."""
+    if reference is None and time is None and id is None:
+        return None
+    from ..commands.compare.skill import reference_spec
+
+    spec = reference_spec(reference, train, time, id)
+    if id is not None and not table:
+        raise UsageError(
+            f"id={id!r} names a column of data and of the reference file, but data is "
+            "not a table: pass a pandas DataFrame or pyarrow Table, or use evaluate_file"
+        )
+    if isinstance(time, str) and not table:
+        raise UsageError("time= names a column, but data is not a table: pass the times as an array")
+    return spec
+
+
+def _spec_rows(spec: Any, loaded: Any, arrow: Any, time: Any, id: str | None) -> Any:
+    """``spec`` with the times and ids of the rows ``loaded`` kept (columns of the table ``arrow``, or an
+    array of times given for every row)."""
     if arrow is not None:
         rows = loaded.prediction.row_numbers()
-        if spec is not None and isinstance(time, str):
+        if isinstance(time, str):
             spec = replace(spec, time=_in._objects(arrow, time, "time", rows))
-        if spec is not None and id is not None:
+        if id is not None:
             spec = replace(spec, model_ids=_in._objects(arrow, id, "id", rows))
-    if spec is not None and spec.kind == "persistence" and not isinstance(time, str) and time is not None:
+    if spec.kind == "persistence" and not isinstance(time, str) and time is not None:
         times = np.asarray(time)
         if loaded.info["n_dropped"] and times.shape[:1] == (loaded.info["n_rows"],):
             spec = replace(spec, time=times[loaded.prediction.row_numbers()])  # the times of the rows kept
-    return Scores(_judged(score_loaded(loaded, settings, spec), loaded), loaded.prediction, settings)
+    return spec
 
 
 def _judged(summary: dict[str, Any], loaded: Any) -> dict[str, Any]:

@@ -43,7 +43,7 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import InputError, SchemaError, UsageError, naming, option
-from ..io.load import Loaded, load_predictions
+from ..io.load import Loaded, evaluated_rows, load_predictions
 from ..predictions import Categorical, Gaussian, Intervals, Point, Prediction
 
 SCHEMA = "uqeval.recalibrate/1"
@@ -271,7 +271,7 @@ def read_features(loaded: Loaded, names: Sequence[str]) -> np.ndarray:
     """
     from ..io.readers import to_float
 
-    table, rows = loaded.table, loaded.prediction.rows
+    table = loaded.table
     assert table is not None  # read from a file by load_for: its header
     lower = {c.lower(): c for c in table.columns}
     found: list[str] = []
@@ -286,18 +286,7 @@ def read_features(loaded: Loaded, names: Sequence[str]) -> np.ndarray:
             f"{' ...' if len(table.columns) > 20 else ''}"
         )
     x = np.column_stack([to_float(loaded.extra[c], c, table.path) for c in found])
-    if rows is not None:
-        x = x[rows]
-    bad = ~np.isfinite(x)
-    if bad.any():
-        j = int(np.flatnonzero(bad.any(axis=0))[0])
-        idx = np.flatnonzero(bad[:, j])
-        row = int(rows[idx[0]]) if rows is not None else int(idx[0])
-        raise InputError(
-            f"{table.path}: feature column '{found[j]}' must be finite: {idx.size} row(s) with NaN/inf "
-            f"(first at row {row}); clean or drop those rows"
-        )
-    return x
+    return evaluated_rows(loaded, x, found, "feature column")
 
 
 # --------------------------------------------------------------------------- fit and apply

@@ -113,11 +113,6 @@ def check_verdict(report: dict[str, Any], summary: dict[str, Any] | None = None)
     return verdict
 
 
-def monitor_verdict(document: dict[str, Any]) -> dict[str, Any] | None:
-    """The hook for ``uqeval monitor`` (issue 38): the verdict of a ``uqeval.monitor/1`` document."""
-    return verdict_of(document)
-
-
 # --------------------------------------------------------------------------------------------- helpers
 
 

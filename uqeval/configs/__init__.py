@@ -1,1 +1,2 @@
-"""Example files installed with uqeval: ``default.toml`` (settings) and ``ci.toml`` (check rules)."""
+"""Example files installed with uqeval: ``default.toml`` (settings) and ``ci.toml`` (check rules). Data only:
+imports nothing."""

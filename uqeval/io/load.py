@@ -519,6 +519,25 @@ def _build(
     raise AssertionError(kind)
 
 
+def evaluated_rows(loaded: Loaded, x: np.ndarray, columns: Sequence[str], what: str) -> np.ndarray:
+    """``x`` (one value, or one row of values, per row of ``loaded``'s file; ``columns`` name its columns)
+    restricted to the rows its prediction kept. NaN/inf there is an :class:`InputError` naming the file,
+    the column (``what`` says what it is for), the count and the first row."""
+    rows = loaded.prediction.rows
+    x = x[rows] if rows is not None else x[: loaded.prediction.n]
+    bad = ~np.isfinite(x.reshape(len(x), -1))
+    if bad.any():
+        j = int(np.flatnonzero(bad.any(axis=0))[0])
+        idx = np.flatnonzero(bad[:, j])
+        row = int(rows[idx[0]]) if rows is not None else int(idx[0])
+        path = loaded.table.path if loaded.table is not None else "input"
+        raise InputError(
+            f"{path}: {what} '{columns[j]}' must be finite: {idx.size} row(s) with NaN/inf "
+            f"(first at row {row}); clean or drop those rows"
+        )
+    return x
+
+
 def read_targets(
     path: str | Path, settings: Settings, labels: bool = False, at_least: int = 1
 ) -> tuple[np.ndarray, str]:

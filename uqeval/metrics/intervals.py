@@ -24,8 +24,8 @@ from ..validation import (
     check_finite,
     check_level,
     check_nonempty,
-    check_positive,
     check_same_length,
+    finite_arrays,
 )
 from .blocks import BLOCK, PairwiseSum
 from .normal import ndtri
@@ -68,12 +68,7 @@ def gaussian_interval(mean: np.ndarray, std: np.ndarray, level: float) -> tuple[
     (lower, upper) : two (N,) arrays.
     """
     level = check_level(level)
-    mu = as_float_array(mean, "mean")
-    sigma = as_float_array(std, "std")
-    check_same_length([mu, sigma], ["mean", "std"])
-    check_finite(mu, "mean")
-    check_finite(sigma, "std")
-    check_positive(sigma, "std")
+    mu, sigma = finite_arrays(mean=mean, std=std, positive=("std",))
     z = float(ndtri(0.5 + 0.5 * level))
     half = z * sigma
     return mu - half, mu + half

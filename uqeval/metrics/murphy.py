@@ -28,8 +28,6 @@ from typing import Literal
 
 import numpy as np
 
-#: Elements of the (N, block) buffer of the direct (reference) form per threshold block.
-_BLOCK_ELEMENTS = 1 << 20
 #: Thresholds of the grid of ``uqeval score --murphy``.
 GRID_POINTS = 201
 
@@ -113,25 +111,6 @@ def murphy_curve(
     cy_sum = d[2] - alpha * d[3]
     out = th * c_sum - cy_sum
     return np.maximum(out, 0.0) / total
-
-
-def murphy_curve_direct(
-    forecast, y_true, thetas, functional: str = "expectile", alpha: float = 0.5
-) -> np.ndarray:
-    """The elementary scores summed row by threshold, in blocks of thresholds (O(N G) time, at most
-    ``2**20`` temporaries): the obviously correct form :func:`murphy_curve` is tested against."""
-    x = np.asarray(forecast, dtype=np.float64)[:, None]
-    y = np.asarray(y_true, dtype=np.float64)[:, None]
-    th = np.asarray(thetas, dtype=np.float64)
-    out = np.empty(th.shape[0])
-    block = max(1, _BLOCK_ELEMENTS // max(x.shape[0], 1))
-    for start in range(0, th.shape[0], block):  # blocks of thresholds, not rows
-        t = th[None, start : start + block]
-        s = np.where((x > t) & (y <= t), 1.0 - alpha, 0.0) + np.where((x <= t) & (y > t), alpha, 0.0)
-        if functional == "expectile":
-            s = s * np.abs(y - t)
-        out[start : start + block] = s.mean(axis=0)
-    return out
 
 
 def jump_points(*arrays: np.ndarray) -> np.ndarray:

@@ -9,7 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from ..validation import as_float_array, check_finite, check_nonempty, check_positive, check_same_length
+from ..validation import (
+    check_nonempty,
+    finite_arrays,
+)
 from .normal import ndtr, ndtri
 from .search import searchsorted_fixed
 
@@ -76,15 +79,8 @@ def _gaussian_arrays(y_true, mean, std) -> tuple[np.ndarray, np.ndarray, np.ndar
     Shared by every Gaussian kernel of :mod:`uqeval.metrics`: 1-d, equal length,
     non-empty, finite, ``std > 0``. Raises :class:`uqeval.errors.InputError`.
     """
-    y = as_float_array(y_true, "y_true")
-    mu = as_float_array(mean, "mean")
-    sd = as_float_array(std, "std")
-    n = check_same_length([y, mu, sd], ["y_true", "mean", "std"])
-    check_nonempty(n)
-    check_finite(y, "y_true")
-    check_finite(mu, "mean")
-    check_finite(sd, "std")
-    check_positive(sd, "std")
+    y, mu, sd = finite_arrays(y_true=y_true, mean=mean, std=std, positive=("std",))
+    check_nonempty(y.size)
     return y, mu, sd
 
 

@@ -29,7 +29,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..errors import InputError, UsageError
-from ..validation import as_float_array, check_finite, check_same_length
+from ..validation import as_float_array, check_finite, finite_arrays
 from .style import COLORS, FIGSIZE, FONT, GRID, LINE, MODEL_COLORS, SQUARE, axis_label, model_color
 
 __all__ = [
@@ -435,11 +435,10 @@ def finite_1d(x, name: str) -> np.ndarray:
 
 def finite_columns(**arrays) -> dict[str, np.ndarray]:
     """Validate several same-length finite 1-d arrays given by keyword; those given as None are left out."""
-    out = {k: finite_1d(v, k) for k, v in arrays.items() if v is not None}
-    given = list(out.items())
-    check_same_length([v for _, v in given], [k for k, _ in given])
-    if given and len(given[0][1]) == 0:
-        raise InputError(f"{given[0][0]} has no rows to plot")
+    given = [k for k, v in arrays.items() if v is not None]
+    out = dict(zip(given, finite_arrays(**arrays)))
+    if given and len(out[given[0]]) == 0:
+        raise InputError(f"{given[0]} has no rows to plot")
     return out
 
 

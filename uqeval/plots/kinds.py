@@ -251,22 +251,8 @@ AX_KINDS: tuple[str, ...] = PLOT_KINDS
 #: (:func:`uqeval.plots.style.model_color`, in the order given; :func:`uqeval.plot` with ``{name: data}``).
 #: The others draw one model's picture (an interval band, a scatter, bars per score, curves per threshold or
 #: level) that would be unreadable several times over.
-OVERLAY_KINDS: tuple[str, ...] = (
-    "calibration",
-    "adversarial",
-    "sharpness",
-    "reliability",
-    "pit",
-    "sets",
-    "rejection",
-    "ucc",
-    "corp",
-    "smooth_reliability",
-    "spread_reliability",
-    "spread_skill",
-    "rank_histogram",
-    "coverage",
-)
+_ONE_MODEL = "predictions intervals residuals confidence murphy exceedance_reliability skill multivariate_rank_histogram"
+OVERLAY_KINDS: tuple[str, ...] = tuple(k for k in PLOT_KINDS if k not in _ONE_MODEL.split())
 
 
 # --------------------------------------------------------------------------- calibration diagnostics (issue 15, part A)
@@ -503,21 +489,15 @@ def x_values(loaded: Any, column: str) -> np.ndarray:
     the name matches exactly, else case-insensitively. Non-finite values in kept rows are an
     error naming the column and the first such row.
     """
+    from ..errors import option
+    from ..io.load import evaluated_rows
     from ..io.readers import to_float
 
-    table, pred = loaded.table, loaded.prediction
+    table = loaded.table
     name = find_x_column(table, column)
-    x = to_float(loaded.extra[name], name, table.path)
-    rows = pred.rows
-    x = x[rows] if rows is not None else x[: pred.n]
-    bad = np.flatnonzero(~np.isfinite(x))
-    if bad.size:
-        first = int(rows[bad[0]]) if rows is not None else int(bad[0])
-        raise InputError(
-            f"{table.path}: --x column '{name}' must be finite in every evaluated row: {bad.size} row(s) "
-            f"with NaN/inf (first at row {first}); clean the column or choose another --x"
-        )
-    return x
+    return evaluated_rows(
+        loaded, to_float(loaded.extra[name], name, table.path), [name], f"{option('x')} column"
+    )
 
 
 # --------------------------------------------------------------------------- builders
@@ -767,6 +747,81 @@ def _wanted_kinds(
     return wanted
 
 
+def _kind_title(kind: str, name: str) -> str:
+    return f"{KIND_TITLES[kind]}: {name}" if name else KIND_TITLES[kind]
+
+
+def _from_summary(
+    pred: Prediction,
+    wanted: Sequence[str],
+    asked: bool,
+    metrics,
+    settings: Settings,
+    cache: dict,
+    name: str,
+    info: Mapping[str, Any] | None,
+    bundle: PlotBundle,
+    on: Mapping[str, Any],
+    over: Mapping[str, Any],
+    seed: int,
+) -> dict[str, Any]:
+    """The figures of the kinds drawn from a command's result or a whole-file computation (UCC, Murphy,
+    exceedance reliability, skill, multivariate ranks, coverage by level); notes go to ``bundle``.
+    ``asked``: the kinds were named, so a UCC that cannot be drawn is an error rather than a note; ``seed``
+    draws the multivariate ranks' ties."""
+    figs: dict[str, Any] = {}
+    if "ucc" in wanted:
+        try:
+            res = ucc_result(pred, settings, name, info)
+        except InputError as exc:
+            if asked:  # asked for explicitly: the reason is the error
+                raise
+            bundle.notes.append(f"UCC skipped: {exc}")
+        else:
+            from .ucc import plot_ucc
+
+            bundle.ucc = res["summary"]
+            bundle.notes.extend(res["notes"])
+            figs["ucc"] = plot_ucc([res["model"]], title=_kind_title("ucc", name), **on)
+    if "murphy" in wanted:  # issue 16 A
+        from .murphy import murphy_panels, plot_murphy
+
+        thetas, curves, xlabel = murphy_panels(_group(pred, settings, metrics, "murphy", cache))
+        figs["murphy"] = plot_murphy(
+            thetas,
+            curves,
+            title=_kind_title("murphy", name),
+            xlabel=xlabel,
+            **on,
+        )
+    if "exceedance_reliability" in wanted:  # issue 16
+        figs["exceedance_reliability"] = _exceedance_reliability(pred, settings, name, bundle.notes, on)
+    if "skill" in wanted:  # issue 16: drawn from the summary's skill group
+        from .verification import plot_skill
+
+        assert metrics is not None  # the skill kind applies with a skill group in metrics only (_has_skill)
+        figs["skill"] = plot_skill(metrics["skill"], title=_kind_title("skill", name), **on)
+    if "multivariate_rank_histogram" in wanted:  # issue 16
+        from ..metrics.calibration_tests import rank_counts_test
+        from ..metrics.multivariate import average_ranks
+        from .regression import plot_rank_histogram
+
+        mv = cast("Multivariate", pred)  # the multivariate kind only
+        m = mv.samples.shape[1]
+        test = rank_counts_test(average_ranks(mv.require_targets(), mv.samples, seed=seed), m)
+        head = f"{KIND_TITLES['multivariate_rank_histogram']} ({mv.samples.shape[2]} components)"
+        figs["multivariate_rank_histogram"] = plot_rank_histogram(
+            test["rank_histogram"],
+            title=f"{head}: {name}" if name else head,
+            p_value=test["rank_hist_chi2_p"],
+            xlabel=f"average rank of the outcome among the {m} members",
+            **on,
+        )
+    if "coverage" in wanted:  # issue 26/28: the coverage by level of `coverage --plot`
+        figs["coverage"] = _coverage(pred, settings, name, info, over)
+    return figs
+
+
 def build_figures(
     pred: Prediction,
     metrics: Mapping[str, Any] | None = None,
@@ -851,58 +906,11 @@ def build_figures(
     if "rejection" in wanted:
         figs["rejection"] = _rejection(pred, metrics, settings, cache, name, on, series, color)
     figs.update(_diagnostics(pred, wanted, metrics, settings, cache, name, on, over))
-    if "ucc" in wanted:
-        try:
-            res = ucc_result(pred, settings, name, info)
-        except InputError as exc:
-            if kinds is not None:  # asked for explicitly: the reason is the error
-                raise
-            bundle.notes.append(f"UCC skipped: {exc}")
-        else:
-            from .ucc import plot_ucc
-
-            bundle.ucc = res["summary"]
-            bundle.notes.extend(res["notes"])
-            title = f"{KIND_TITLES['ucc']}: {name}" if name else KIND_TITLES["ucc"]
-            figs["ucc"] = plot_ucc([res["model"]], title=title, **on)
-    if "murphy" in wanted:  # issue 16 A
-        from .murphy import murphy_panels, plot_murphy
-
-        thetas, curves, xlabel = murphy_panels(_group(pred, settings, metrics, "murphy", cache))
-        figs["murphy"] = plot_murphy(
-            thetas,
-            curves,
-            title=f"{KIND_TITLES['murphy']}: {name}" if name else KIND_TITLES["murphy"],
-            xlabel=xlabel,
-            **on,
+    figs.update(
+        _from_summary(
+            pred, wanted, kinds is not None, metrics, settings, cache, name, info, bundle, on, over, seed
         )
-    if "exceedance_reliability" in wanted:  # issue 16
-        figs["exceedance_reliability"] = _exceedance_reliability(pred, settings, name, bundle.notes, on)
-    if "skill" in wanted:  # issue 16: drawn from the summary's skill group
-        from .verification import plot_skill
-
-        assert metrics is not None  # the skill kind applies with a skill group in metrics only (_has_skill)
-        figs["skill"] = plot_skill(
-            metrics["skill"], title=f"{KIND_TITLES['skill']}: {name}" if name else KIND_TITLES["skill"], **on
-        )
-    if "multivariate_rank_histogram" in wanted:  # issue 16
-        from ..metrics.calibration_tests import rank_counts_test
-        from ..metrics.multivariate import average_ranks
-        from .regression import plot_rank_histogram
-
-        mv = cast("Multivariate", pred)  # the multivariate kind only
-        m = mv.samples.shape[1]
-        test = rank_counts_test(average_ranks(mv.require_targets(), mv.samples, seed=seed), m)
-        head = f"{KIND_TITLES['multivariate_rank_histogram']} ({mv.samples.shape[2]} components)"
-        figs["multivariate_rank_histogram"] = plot_rank_histogram(
-            test["rank_histogram"],
-            title=f"{head}: {name}" if name else head,
-            p_value=test["rank_hist_chi2_p"],
-            xlabel=f"average rank of the outcome among the {m} members",
-            **on,
-        )
-    if "coverage" in wanted:  # issue 26/28: the coverage by level of `coverage --plot`
-        figs["coverage"] = _coverage(pred, settings, name, info, over)
+    )
     bundle.figures = {k: figs[k] for k in PLOT_KINDS if k in figs}
     return bundle
 

@@ -60,6 +60,47 @@ def _draw_curve(ax, curve: UCCCurve, **kw) -> None:
         ax.plot(x, y, **kw)
 
 
+def _draw_model(ax: Axes, m: Mapping, color: str) -> None:
+    """One model of :func:`plot_ucc`: its curve, its constant-band reference (dashed) and its two operating
+    points (hollow circle at k = 1, filled diamond at the minimum cost)."""
+    _draw_curve(
+        ax,
+        m["curve"],
+        color=color,
+        linewidth=LINE["main"],
+        label=f"{m['name']} (AUUCC={_fmt_area(m['auucc'])}, gain={_fmt_gain(m.get('gain'))})",
+    )
+    _draw_curve(
+        ax,
+        m["const_curve"],
+        color=color,
+        linewidth=1.1,
+        linestyle="--",
+        label=f"{m['name']} constant band (AUUCC={_fmt_area(auucc(m['const_curve']))})",
+    )
+    op, op_min = m["op"], m["op_min"]
+    ax.plot(
+        [_value(op["x"])],
+        [_value(op["y"])],
+        marker="o",
+        markersize=7,
+        markerfacecolor="white",
+        markeredgecolor=color,
+        markeredgewidth=1.6,
+        linestyle="none",
+        zorder=5,
+    )
+    ax.plot(
+        [_value(op_min["x"])],
+        [_value(op_min["y"])],
+        marker="D",
+        markersize=6,
+        color=color,
+        linestyle="none",
+        zorder=5,
+    )
+
+
 def plot_ucc(
     models: Sequence[Mapping],
     cost: float = 0.5,
@@ -105,43 +146,7 @@ def plot_ucc(
 
     fig, ax = axes_for(ax)
     for i, m in enumerate(models):
-        color = _MODEL_COLORS[i % len(_MODEL_COLORS)]
-        _draw_curve(
-            ax,
-            m["curve"],
-            color=color,
-            linewidth=LINE["main"],
-            label=f"{m['name']} (AUUCC={_fmt_area(m['auucc'])}, gain={_fmt_gain(m.get('gain'))})",
-        )
-        _draw_curve(
-            ax,
-            m["const_curve"],
-            color=color,
-            linewidth=1.1,
-            linestyle="--",
-            label=f"{m['name']} constant band (AUUCC={_fmt_area(auucc(m['const_curve']))})",
-        )
-        op, op_min = m["op"], m["op_min"]
-        ax.plot(
-            [_value(op["x"])],
-            [_value(op["y"])],
-            marker="o",
-            markersize=7,
-            markerfacecolor="white",
-            markeredgecolor=color,
-            markeredgewidth=1.6,
-            linestyle="none",
-            zorder=5,
-        )
-        ax.plot(
-            [_value(op_min["x"])],
-            [_value(op_min["y"])],
-            marker="D",
-            markersize=6,
-            color=color,
-            linestyle="none",
-            zorder=5,
-        )
+        _draw_model(ax, m, _MODEL_COLORS[i % len(_MODEL_COLORS)])
 
     # isocost lines span the view fixed by the curves
     ax.margins(0.03)

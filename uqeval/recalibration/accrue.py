@@ -61,6 +61,7 @@ from __future__ import annotations
 import math
 import warnings
 from contextlib import nullcontext
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import numpy as np
@@ -71,7 +72,14 @@ from scipy.optimize import brentq, minimize
 from ..errors import InputError, UsageError
 from ..metrics.normal import erf
 from ..metrics.scoring import _gaussian_arrays
-from ..validation import as_float_array, bad_rows, check_finite, check_same_length, finite_difference
+from ..validation import (
+    as_float_array,
+    bad_rows,
+    check_finite,
+    check_same_length,
+    finite_arrays,
+    finite_difference,
+)
 
 try:  # optional, speed only: see _single_threaded_blas
     from threadpoolctl import threadpool_limits
@@ -207,11 +215,7 @@ def accrue_objective(
 
 
 def _check_ymu(y_true, mean) -> tuple[np.ndarray, np.ndarray]:
-    y = as_float_array(y_true, "y_true")
-    mu = as_float_array(mean, "mean")
-    check_same_length([y, mu], ["y_true", "mean"])
-    check_finite(y, "y_true")
-    check_finite(mu, "mean")
+    y, mu = finite_arrays(y_true=y_true, mean=mean)
     return y, mu
 
 
@@ -573,35 +577,70 @@ def fit_accrue(
     UsageError
         unknown model or invalid option values.
     """
+    opts = _Options(
+        clusters, seed, tuple(hidden), restarts, validation_fraction, patience, maxiter, max_order, tol
+    )
     if model not in MODELS:
         raise UsageError(f"unknown ACCRUE model {model!r}; choose one of {', '.join(MODELS)}")
     x = _as_features(features)
     y, mu = _check_ymu(y_true, mean)
     n = check_same_length([x, y], ["features", "y_true"])
+    _check_options(model, n, x.shape[1], opts)
+    eps = finite_difference(y, mu, ("y_true", "mean"), rows)
+    state = _fit_scaled(x, eps, model, opts, rows)
+    sigma_fit = apply_accrue(state, x)
+    beta_orig = accrue_beta(eps)
+    state["beta"] = beta_orig
+    state["cost"] = _objective(eps, sigma_fit, beta_orig)[0]
+    state["cost_constant"] = _objective(eps, np.full(n, state["sigma_constant"]), beta_orig)[0]
+    return state
+
+
+@dataclass(frozen=True)
+class _Options:
+    """The fitting options of :func:`fit_accrue` (see its parameters)."""
+
+    clusters: int
+    seed: int
+    hidden: tuple[int, ...]
+    restarts: int
+    validation_fraction: float
+    patience: int
+    maxiter: int
+    max_order: int
+    tol: float
+
+
+def _check_options(model: str, n: int, n_features: int, opts: _Options) -> None:
+    """Raise unless ``opts`` fit ``model`` on ``n`` rows of ``n_features`` features."""
     if n < MIN_ROWS[model]:
         raise InputError(f"too few rows for ACCRUE model {model!r}: got {n}, need at least {MIN_ROWS[model]}")
-    if model == "poly" and x.shape[1] != 1:
+    if model == "poly" and n_features != 1:
         raise InputError(
-            f"ACCRUE model 'poly' takes exactly one feature, got {x.shape[1]}; "
+            f"ACCRUE model 'poly' takes exactly one feature, got {n_features}; "
             "pass a single feature or use model 'mlp' or 'kmeans'"
         )
-    if not 0.0 < validation_fraction < 1.0:
-        raise UsageError(f"validation_fraction must be in (0, 1), got {validation_fraction}")
+    fraction, max_order, seed = opts.validation_fraction, opts.max_order, opts.seed
+    if not 0.0 < fraction < 1.0:
+        raise UsageError(f"validation_fraction must be in (0, 1), got {fraction}")
     if not (isinstance(max_order, int) and 1 <= max_order <= 10):
         raise UsageError(f"max_order must be an integer in 1..10, got {max_order!r}")
-    if restarts < 1 or patience < 1 or maxiter < 1:
+    if opts.restarts < 1 or opts.patience < 1 or opts.maxiter < 1:
         raise UsageError("restarts, patience and maxiter must be positive")
     if isinstance(seed, bool) or int(seed) != seed or seed < 0:
         raise UsageError(f"seed must be a non-negative integer, got {seed!r}")
     if model == "mlp":
-        n_val = max(1, int(round(validation_fraction * n)))
+        n_val = max(1, int(round(fraction * n)))
         if min(n_val, n - n_val) < 10:
             raise InputError(
-                f"too few rows for ACCRUE model 'mlp' with validation_fraction {validation_fraction:g}: "
+                f"too few rows for ACCRUE model 'mlp' with validation_fraction {fraction:g}: "
                 f"{n - n_val} training and {n_val} validation rows, need at least 10 of each"
             )
 
-    eps = finite_difference(y, mu, ("y_true", "mean"), rows)
+
+def _fit_scaled(x, eps, model: str, opts: _Options, rows) -> dict[str, Any]:
+    """The state of :func:`fit_accrue` before its costs: ``model`` fitted on the standardised ``x`` and the
+    residuals ``eps`` scaled by the CRPS-optimal constant σ."""
     sigma_c = _constant_sigma_or_raise(eps)
     with np.errstate(over="ignore"):
         e = eps / sigma_c  # scale-free problem, see module docstring
@@ -615,86 +654,54 @@ def fit_accrue(
         )
     beta = accrue_beta(e)
     xs, loc, scale = _standardise(x)
-
     state: dict[str, Any] = {
         "method": "accrue",
         "model": model,
-        "n_rows": int(n),
+        "n_rows": int(eps.size),
         "n_features": int(x.shape[1]),
         "feature_mean": loc.tolist(),
         "feature_std": scale.tolist(),
         "sigma_constant": float(sigma_c),
-        "seed": int(seed),
+        "seed": int(opts.seed),
     }
     with _single_threaded_blas():
-        _fit_model(
-            state,
-            model,
-            xs,
-            e,
-            eps,
-            beta,
-            sigma_c,
-            clusters,
-            seed,
-            hidden,
-            restarts,
-            validation_fraction,
-            patience,
-            maxiter,
-            max_order,
-            tol,
-        )
-    sigma_fit = apply_accrue(state, x)
-    beta_orig = accrue_beta(eps)
-    state["beta"] = beta_orig
-    state["cost"] = _objective(eps, sigma_fit, beta_orig)[0]
-    state["cost_constant"] = _objective(eps, np.full(n, sigma_c), beta_orig)[0]
+        _fit_model(state, model, xs, e, eps, beta, sigma_c, opts)
     return state
 
 
-def _fit_model(
-    state,
-    model,
-    xs,
-    e,
-    eps,
-    beta,
-    sigma_c,
-    clusters,
-    seed,
-    hidden,
-    restarts,
-    validation_fraction,
-    patience,
-    maxiter,
-    max_order,
-    tol,
-) -> None:
+def _fit_model(state, model, xs, e, eps, beta, sigma_c, opts: _Options) -> None:
     """Fit ``model`` on standardised features ``xs`` and scaled errors ``e``; fill ``state``."""
     if model == "constant":
         state["sigma"] = float(sigma_c)
     elif model == "kmeans":
-        state.update(_fit_kmeans(xs, eps, clusters, seed, sigma_c))
+        state.update(_fit_kmeans(xs, eps, opts.clusters, opts.seed, sigma_c))
     elif model == "poly":
         lo, hi = float(xs[:, 0].min()), float(xs[:, 0].max())
         if not hi > lo:
             raise InputError("ACCRUE model 'poly' needs a feature that varies; all its values are equal")
-        theta, history = _fit_poly(_poly_u(xs[:, 0], lo, hi), e, beta, max_order, tol, maxiter)
+        theta, history = _fit_poly(_poly_u(xs[:, 0], lo, hi), e, beta, opts.max_order, opts.tol, opts.maxiter)
         state.update(
             basis="legendre",
             u_range=[lo, hi],
             order=int(theta.size - 1),
             coef=theta.tolist(),
             history=history,
-            tol=float(tol),
+            tol=float(opts.tol),
         )
     else:
-        hidden = tuple(int(h) for h in hidden)
+        hidden = tuple(int(h) for h in opts.hidden)
         if not hidden or min(hidden) < 1:
             raise UsageError(f"hidden sizes must be positive integers, got {hidden}")
         layers, info, best_k, n_val = _fit_mlp(
-            xs, e, beta, hidden, seed, restarts, validation_fraction, patience, maxiter
+            xs,
+            e,
+            beta,
+            hidden,
+            opts.seed,
+            opts.restarts,
+            opts.validation_fraction,
+            opts.patience,
+            opts.maxiter,
         )
         state.update(
             hidden=list(hidden),
@@ -704,8 +711,8 @@ def _fit_model(
             restarts=info,
             best_restart=best_k,
             validation_rows=n_val,
-            validation_fraction=float(validation_fraction),
-            patience=int(patience),
+            validation_fraction=float(opts.validation_fraction),
+            patience=int(opts.patience),
         )
 
 

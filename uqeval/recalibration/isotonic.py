@@ -40,7 +40,11 @@ from ..errors import InputError
 from ..metrics.blocks import rowwise
 from ..metrics.normal import ndtr, ndtri
 from ..metrics.scoring import _gaussian_arrays
-from ..validation import as_float_array, check_finite, check_level, check_positive, check_same_length
+from ..validation import (
+    as_float_array,
+    check_level,
+    finite_arrays,
+)
 
 MIN_ROWS = 2
 # keep inverted levels strictly inside (0, 1) so that quantiles stay finite
@@ -145,12 +149,7 @@ def _inverse(x: np.ndarray, r: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def _gaussian(mean, std) -> tuple[np.ndarray, np.ndarray]:
-    mu = as_float_array(mean, "mean")
-    sd = as_float_array(std, "std")
-    check_same_length([mu, sd], ["mean", "std"])
-    check_finite(mu, "mean")
-    check_finite(sd, "std")
-    check_positive(sd, "std")
+    mu, sd = finite_arrays(mean=mean, std=std, positive=("std",))
     return mu, sd
 
 

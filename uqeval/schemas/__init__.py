@@ -6,7 +6,8 @@ new document needs only its file here. Each schema names its document by a ``con
 document's tag key (``schema``, or ``format`` for a saved recalibrator), e.g. ``uqeval.score/1``.
 
 uqeval itself never validates against these (``jsonschema`` is not a dependency); they are for
-consumers of the JSON, and the test suite checks every command's output against them.
+consumers of the JSON, and the test suite checks every command's output against them. May import only
+:mod:`uqeval.errors` (the ground floor).
 """
 
 from __future__ import annotations

@@ -16,41 +16,20 @@ size (Kompa et al., Eq. 4).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...config import Settings
-from ...errors import InputError, UsageError, option
+from ...errors import UsageError, option
 from ...io.load import Loaded
 
 if TYPE_CHECKING:
-    from ...predictions import Prediction
+    pass
 
 _INTERVALS = ("gaussian", "intervals", "quantiles", "samples")
 _SETS = ("categorical", "members", "dirichlet")
-
-
-def _labels(values: np.ndarray | None, n: int) -> np.ndarray:
-    """Each row's label of a --by / point column (``"all"`` without one), as :func:`~.score.group_codes`."""
-    if values is None:
-        return np.full(n, "all", dtype=object)
-    from ..score.core import group_codes
-
-    labels, codes = group_codes(values)
-    return np.array(labels.tolist(), dtype=object)[codes]
-
-
-def _codes(values: np.ndarray | None) -> tuple[list[str], np.ndarray | None]:
-    """The labels of a --by / point column sorted as strings and each row's index into them
-    (:func:`~.score.group_codes`); ``(["all"], None)`` without one (every row has label 0)."""
-    if values is None:
-        return ["all"], None
-    from ..score.core import group_codes
-
-    labels, codes = group_codes(values)
-    return [str(x) for x in labels.tolist()], codes
 
 
 def _point_metrics(pred, levels: Sequence[float], y_std: float | None) -> dict[str, dict[str, float]]:
@@ -125,81 +104,20 @@ def coverage_points(
     facet comes from ``loaded.groups`` (the ``--by`` column) when present. A loaded file with
     ``weights`` (``--weights``) gives weighted coverage and mean width (:func:`_weighted_point_metrics`):
     its rows of weight 0 are dropped, and a (facet, point) whose weights are all 0 gives no record.
+    In memory each file is the one batch of the streamed fold (:class:`~.stream.Cells`).
     """
-    from ...catalogue import coverage_levels
+    from .stream import Cells, check_kinds, records_of
 
     records: list[dict[str, Any]] = []
-    families = {"classification" if r[1].prediction.kind in _SETS else "regression" for r in runs}
-    if len(families) > 1:
-        cls = [str(r[1].info.get("path")) for r in runs if r[1].prediction.kind in _SETS]
-        reg = [str(r[1].info.get("path")) for r in runs if r[1].prediction.kind not in _SETS]
-        raise InputError(
-            f"coverage compares methods on one task: {reg[0]} holds regression intervals but {cls[0]} "
-            "classification prediction sets; run them separately"
-        )
+    kinds: dict[str, str] = {}
     for method, loaded, point_values in runs:
-        pred = loaded.prediction
-        if pred.kind not in _SETS + _INTERVALS:
-            raise InputError(
-                f"{loaded.info['path']}: {pred.kind} predictions have no intervals or prediction "
-                "sets; coverage needs a std, bounds, quantiles, samples or class probabilities"
-            )
-        reason = pred.no_band()
-        if reason is not None:
-            raise InputError(f"{loaded.info['path']}: no coverage to check: {reason}")
-        weights = loaded.weights
-        fvals, fcode = _codes(loaded.groups)
-        pvals, pcode = _codes(point_values)
-        if weights is not None and not (weights > 0).all():  # rows of weight 0 are dropped
-            keep = weights > 0
-            pred, weights = pred.subset(keep), weights[keep]
-            fcode = None if fcode is None else fcode[keep]
-            pcode = None if pcode is None else pcode[keep]
-        n = pred.n
-        levels = (
-            coverage_levels(pred, settings) if pred.kind not in _SETS else list(settings.levels or (0.95,))
-        )
-        # cell = facet * len(pvals) + point; the cells in that order: facets, then points, sorted as strings
-        cell = (
-            None
-            if fcode is None and pcode is None
-            # one of the codes is an array, so the sum is one
-            else cast(
-                "np.ndarray", (0 if fcode is None else fcode * len(pvals)) + (0 if pcode is None else pcode)
-            )
-        )
-        cells: list[int] | np.ndarray
-        parts: Iterable[tuple[int, Prediction, np.ndarray | None]]
-        if not n:
-            cells, parts = [], []
-        elif cell is None or cell.min() == cell.max():  # one cell: the prediction itself, no copy
-            cells, parts = [0 if cell is None else int(cell[0])], [(n, pred, weights)]
-        else:
-            order = np.argsort(cell, kind="stable")
-            cells, starts = np.unique(cell[order], return_index=True)
-            parts = (
-                (idx.size, pred.subset(idx), None if weights is None else weights[idx])
-                for idx in np.split(order, starts[1:])
-            )
-        for c, (size, part, w) in zip(cells, parts):  # a loop over (facet, point) cells, not rows
-            facet, point = fvals[c // len(pvals)], pvals[c % len(pvals)]
-            metrics = (
-                _point_metrics(part, levels, settings.y_std)
-                if w is None
-                else _weighted_point_metrics(part, levels, settings, w)
-            )
-            for lk, m in metrics.items():
-                records.append(
-                    {
-                        "method": method,
-                        "file": loaded.info["path"],
-                        "facet": facet,
-                        "point": point,
-                        "level": lk,
-                        "n_rows": int(size),
-                        **m,
-                    }
-                )
+        path = str(loaded.info.get("path"))
+        cells = Cells(path, settings, None)
+        cells.add_rows(loaded.prediction, loaded.weights, loaded.groups, point_values)
+        if cells.kind is not None:
+            kinds[path] = cells.kind
+        records += records_of(method, path, cells.cells) if cells.cells else []
+    check_kinds(kinds)
     return records
 
 

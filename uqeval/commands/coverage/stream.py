@@ -16,6 +16,7 @@ from ...errors import InputError
 if TYPE_CHECKING:
     from ...engine.fold import Piece
     from ...engine.options import EngineOptions
+    from ...predictions import Prediction
 
 
 class Cells:
@@ -32,28 +33,42 @@ class Cells:
         self.w = 0.0
 
     def add(self, piece: Piece) -> None:
-        from ...catalogue import coverage_levels
-        from .core import _INTERVALS, _SETS, _labels, _point_metrics, _weighted_point_metrics
-
         self.rows += piece.rows
-        pred, settings, weights = piece.batch.prediction, self.settings, piece.batch.weights
+        pred = piece.batch.prediction
         if pred is None:
             return
+        pts = None
+        if self.points_by:
+            kept = pred.row_numbers() - piece.offset
+            pts = np.asarray(piece.extra[self.points_by].to_numpy(zero_copy_only=False), dtype=object)[kept]
+        self.add_rows(pred, piece.batch.weights, piece.batch.groups, pts)
+
+    def add_rows(
+        self,
+        pred: Prediction,
+        weights: np.ndarray | None,
+        facets: np.ndarray | None,
+        points: np.ndarray | None,
+    ) -> None:
+        """Fold in the rows of ``pred`` with their weights (None: 1 each), facets (``--by`` values) and points
+        (``--points-by`` values; None: one facet or point, ``"all"``). The cells are computed a cell at a
+        time (a loop over cells, not rows): in memory a file is one call, its numbers those of the whole cell."""
+        from ...catalogue import coverage_levels
+        from ..score.core import group_codes
+        from .core import _INTERVALS, _SETS, _point_metrics, _weighted_point_metrics
+
         if pred.kind not in _SETS + _INTERVALS:
             raise InputError(
                 f"{self.path}: {pred.kind} predictions have no intervals or prediction sets; coverage "
                 "needs a std, bounds, quantiles, samples or class probabilities"
             )
-        self.kind = pred.kind
+        reason = pred.no_band()
+        if reason is not None:
+            raise InputError(f"{self.path}: no coverage to check: {reason}")
+        self.kind, settings = pred.kind, self.settings
         levels = (
             coverage_levels(pred, settings) if pred.kind not in _SETS else list(settings.levels or (0.95,))
         )
-        pts = None
-        if self.points_by:
-            kept = pred.row_numbers() - piece.offset
-            pts = np.asarray(piece.extra[self.points_by].to_numpy(zero_copy_only=False), dtype=object)[kept]
-        facets = _labels(piece.batch.groups, pred.n).astype(str)
-        points = _labels(pts, pred.n).astype(str)
         if weights is not None:
             self.w += float(weights.sum())
             self.n_zero += int((weights == 0).sum())
@@ -61,46 +76,70 @@ class Cells:
             if not keep.all():
                 if not keep.any():
                     return
-                pred, weights, facets, points = pred.subset(keep), weights[keep], facets[keep], points[keep]
-        for facet, point in sorted(set(zip(facets.tolist(), points.tolist()))):
-            idx = np.flatnonzero((facets == facet) & (points == point))
-            part = pred.subset(idx)
-            if weights is None:
-                total = float(idx.size)
-                means = _point_metrics(part, levels, settings.y_std)
-            else:
-                total = float(weights[idx].sum())
-                means = _weighted_point_metrics(part, levels, settings, weights[idx])
-            sums = {lk: {key: total * v for key, v in m.items()} for lk, m in means.items()}
-            self._add_cell((facet, point), idx.size, total, sums)
+                pred, weights = pred.subset(keep), weights[keep]
+                facets = None if facets is None else np.asarray(facets)[keep]
+                points = None if points is None else np.asarray(points)[keep]
+        n = pred.n
+        if not n:
+            return
+        (flabels, fcode), (plabels, pcode) = (
+            (np.array(["all"]), np.zeros(n, dtype=np.intp)) if v is None else group_codes(v)
+            for v in (facets, points)
+        )
+        cell = fcode * len(plabels) + pcode  # facets, then points, each sorted as strings
+        if cell.min() == cell.max():  # one cell: the prediction itself, no copy
+            parts: Any = [(int(cell[0]), pred, weights)]
+        else:
+            order = np.argsort(cell, kind="stable")
+            codes, starts = np.unique(cell[order], return_index=True)
+            parts = (
+                (int(c), pred.subset(idx), None if weights is None else weights[idx])
+                for c, idx in zip(codes, np.split(order, starts[1:]))
+            )
+        for c, part, w in parts:  # a loop over (facet, point) cells, not rows
+            means = (
+                _point_metrics(part, levels, settings.y_std)
+                if w is None
+                else _weighted_point_metrics(part, levels, settings, w)
+            )
+            total = float(part.n) if w is None else float(w.sum())
+            key = (str(flabels[c // len(plabels)]), str(plabels[c % len(plabels)]))
+            self._add_cell(key, part.n, total, means)
 
-    def _add_cell(self, key: tuple[str, str], n: int, w: float, sums: dict[str, dict[str, float]]) -> None:
-        cell = self.cells.setdefault(key, {"n": 0, "w": 0.0, "sums": {}})
-        cell["n"] += n
-        cell["w"] += w
-        for lk, values in sums.items():
-            acc = cell["sums"].setdefault(lk, {})
+    def _add_cell(self, key: tuple[str, str], n: int, w: float, means: dict[str, dict[str, float]]) -> None:
+        """Fold a cell's ``n`` rows of total weight ``w`` and weighted ``means`` into ``key``: the means of a cell
+        seen once are kept as computed, those of a cell seen in several parts averaged with their weights."""
+        cell = self.cells.get(key)
+        if cell is None:
+            self.cells[key] = {"n": n, "w": w, "means": {lk: dict(m) for lk, m in means.items()}}
+            return
+        total = cell["w"] + w
+        for lk, values in means.items():
+            acc = cell["means"].setdefault(lk, {})
             for k, v in values.items():
-                acc[k] = acc.get(k, 0.0) + v
+                acc[k] = (acc[k] * cell["w"] + v * w) / total if k in acc else v
+        cell["n"] += n
+        cell["w"] = total
 
     def merge(self, other: Cells) -> Cells:
         """The cells of both parts' rows: counts, weights and weighted sums add (associative)."""
         out = Cells(self.path, self.settings, self.points_by)
         for part in (self, other):
             for key, c in part.cells.items():
-                out._add_cell(key, c["n"], c["w"], c["sums"])
+                out._add_cell(key, c["n"], c["w"], c["means"])
         out.kind, out.rows = self.kind or other.kind, self.rows + other.rows
         out.w, out.n_zero = self.w + other.w, self.n_zero + other.n_zero
         return out
 
 
-def _records(method: str, path: str, cells: dict) -> list[dict[str, Any]]:
+def records_of(method: str, path: str, cells: dict) -> list[dict[str, Any]]:
+    """The records of one file's cells: one per (facet, point, level), in that order."""
     if not cells:
         raise InputError(f"{path}: every row has NaN/inf in a used column; nothing left to evaluate")
     records = []
     for facet, point in sorted(cells):
         cell = cells[(facet, point)]
-        for lk, sums in cell["sums"].items():
+        for lk, means in cell["means"].items():
             records.append(
                 {
                     "method": method,
@@ -109,19 +148,22 @@ def _records(method: str, path: str, cells: dict) -> list[dict[str, Any]]:
                     "point": point,
                     "level": lk,
                     "n_rows": int(cell["n"]),
-                    **{k: v / cell["w"] for k, v in sums.items()},
+                    **means,
                 }
             )
     return records
 
 
-def _check_kinds(kinds: dict[str, str]) -> None:
+def check_kinds(kinds: dict[str, str]) -> None:
+    """Raise unless the files (path -> representation) are all regression intervals or all prediction sets."""
     from .core import _SETS
 
-    if len({k in _SETS for k in kinds.values()}) > 1:
+    sets = [p for p, k in kinds.items() if k in _SETS]
+    intervals = [p for p, k in kinds.items() if k not in _SETS]
+    if sets and intervals:
         raise InputError(
-            "coverage compares methods on one task: regression intervals and classification "
-            "prediction sets are mixed; run them separately"
+            f"coverage compares methods on one task: {intervals[0]} holds regression intervals but {sets[0]} "
+            "classification prediction sets; run them separately"
         )
 
 
@@ -157,6 +199,6 @@ def coverage_points_with_engine(
             total_w, n_zero = total_w + cells.w, n_zero + cells.n_zero
             if cells.kind is not None:
                 kinds[path] = cells.kind
-            records += _records(method, path, cells.cells)
-    _check_kinds(kinds)
+            records += records_of(method, path, cells.cells)
+    check_kinds(kinds)
     return records, (total_w, n_zero)

@@ -276,24 +276,10 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
     return summary
 
 
-def score_file(
-    path: str | Path, settings: Settings | None = None, per_row: str | Path | None = None, reference=None
-) -> dict[str, Any]:
-    """Load ``path`` and return the full JSON summary (see :mod:`uqeval.commands.score.summary`).
-
-    ``per_row``: also write the per-row uncertainty decomposition (:func:`per_row_table`)
-    to this Parquet file, atomically, once every metric has been computed.
-    """
+def score_file(path: str | Path, settings: Settings | None = None, reference=None) -> dict[str, Any]:
+    """Load ``path`` and return the full JSON summary (see :mod:`uqeval.commands.score.summary`)."""
     settings = settings or Settings()
-    loaded = load_predictions(path, settings, weights_ok=True)
-    rows_table = per_row_table(loaded.prediction) if per_row is not None else None  # fails before scoring
-    summary = score_loaded(loaded, settings, reference)
-    if rows_table is not None:
-        from ...io.writers import write_parquet
-
-        assert per_row is not None  # the table is made only for per_row
-        write_parquet(per_row, rows_table)
-    return summary
+    return score_loaded(load_predictions(path, settings, weights_ok=True), settings, reference)
 
 
 def read_extra_column(path: str | Path, column: str, rows: np.ndarray | slice) -> np.ndarray:
