@@ -97,6 +97,7 @@ LIMITS: dict[str, int] = {
     "bootstrap": 100_000,  # compare --bootstrap (resampled in bounded-memory chunks)
     "permutations": 1_000_000,  # compare --permutations, ucc --permutation-test
     "groups": 1_000,  # distinct --by values scored one by one
+    "cells": 1_048_576,  # cells kept by --preserve-dims / --reduce-dims (per-cell sums, uqeval.commands.score.cells)
     "max_points": 1_000_000,
     "clusters": 10_000,
 }

@@ -18,12 +18,21 @@ Versions used for the frozen files: scores 2.7.0, xskillscore 0.0.29, xarray 202
   (``weights=``, fully reduced and ``preserve_dims=["lat", "lon"]`` (no weighting within one latitude)),
   and ``xskillscore.mse/rmse/mae`` with ``weights=`` over every dimension;
 - rank histogram: ``scores.probability.rank_histogram`` (relative frequencies; x N rows = counts) and
-  ``xskillscore.rank_histogram`` (counts; the data have no ties, so its random tie-breaking never acts).
+  ``xskillscore.rank_histogram`` (counts; the data have no ties, so its random tie-breaking never acts);
+- Brier score of the exceedance of ``THRESHOLD`` from the ensemble (the share of members above it):
+  ``scores.probability.brier_score_for_ensemble`` with ``event_threshold_operator=operator.gt`` and
+  ``fair_correction=False`` (uqeval's convention: P(Y > t), the plain ensemble fraction) and with its
+  defaults (``operator.ge``, ``fair_correction=True``), on the data and on the data rounded to one decimal
+  (values equal to the threshold: where ``>`` and ``>=`` differ); ``xskillscore.threshold_brier_score``
+  (properscoring: ``>``, plain fraction);
+- threshold-weighted CRPS with the weight 1{z > THRESHOLD} (chaining function max(z, t)):
+  ``scores.probability.tail_tw_crps_for_ensemble(tail="upper", method="ecdf"|"fair")``.
 """
 
 from __future__ import annotations
 
 import json
+import operator
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +43,7 @@ OUT = HERE / "gridded_reference.json"
 T, LAT, LON, M = 8, 4, 5, 6
 LATS = np.array([-60.0, -20.0, 10.0, 50.0])
 LONS = np.array([0.0, 72.0, 144.0, 216.0, 288.0])
+THRESHOLD = 0.5
 
 
 def make_inputs() -> dict[str, np.ndarray]:
@@ -48,7 +58,12 @@ def main() -> None:
     import xarray as xr
     import xskillscore as xs
     from scores.continuous import mae, mse, rmse
-    from scores.probability import crps_for_ensemble, rank_histogram
+    from scores.probability import (
+        brier_score_for_ensemble,
+        crps_for_ensemble,
+        rank_histogram,
+        tail_tw_crps_for_ensemble,
+    )
 
     data = make_inputs()
     HERE.mkdir(exist_ok=True)
@@ -61,6 +76,17 @@ def main() -> None:
     mean = fc.mean("member")
     w = np.cos(np.deg2rad(obs["lat"]))
     wfull = w.broadcast_like(obs)
+
+    def brier(f, o, op, fair) -> float:
+        value = brier_score_for_ensemble(
+            f, o, "member", THRESHOLD, event_threshold_operator=op, fair_correction=fair
+        )
+        return float(value.squeeze())
+
+    def tw(f, o, method) -> float:
+        return float(tail_tw_crps_for_ensemble(f, o, "member", THRESHOLD, tail="upper", method=method))
+
+    fc_r, obs_r = fc.round(1), obs.round(1)
 
     def per_lat(da) -> dict[str, float]:
         return {f"{float(la):g}": float(v) for la, v in zip(da["lat"].values, da.values)}
@@ -87,6 +113,14 @@ def main() -> None:
             "mae_per_cell": mae(mean, obs, preserve_dims=["lat", "lon"]).values.tolist(),
             "rmse_per_cell": rmse(mean, obs, preserve_dims=["lat", "lon"]).values.tolist(),
             "rank_histogram_counts": (rank_histogram(fc, obs, "member").values * obs.size).tolist(),
+            "threshold": THRESHOLD,
+            "brier_gt": brier(fc, obs, operator.gt, False),
+            "brier_default": brier(fc, obs, operator.ge, True),
+            "brier_gt_rounded": brier(fc_r, obs_r, operator.gt, False),
+            "brier_ge_rounded": brier(fc_r, obs_r, operator.ge, False),
+            "brier_default_rounded": brier(fc_r, obs_r, operator.ge, True),
+            "twcrps_upper_ecdf": tw(fc, obs, "ecdf"),
+            "twcrps_upper_fair": tw(fc, obs, "fair"),
         },
         "xskillscore": {
             "crps_ensemble": float(xs.crps_ensemble(obs, fc, member_dim="member")),
@@ -98,6 +132,14 @@ def main() -> None:
             )
             .values.astype(float)
             .tolist(),
+            "threshold_brier_score": float(
+                xs.threshold_brier_score(obs, fc, THRESHOLD, member_dim="member", dim=["time", "lat", "lon"])
+            ),
+            "threshold_brier_score_rounded": float(
+                xs.threshold_brier_score(
+                    obs_r, fc_r, THRESHOLD, member_dim="member", dim=["time", "lat", "lon"]
+                )
+            ),
         },
     }
     OUT.write_text(json.dumps(ref, indent=1) + "\n")

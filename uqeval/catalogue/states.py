@@ -664,7 +664,7 @@ class RankHistogram(Special):
         if p.ragged:
             return {"ragged": True}
         m = p.samples.shape[1]
-        lo, hi = p.map_rows(lambda mem, y: ct.ensemble_pit_bounds(y, mem), p.y_true)
+        lo, hi = p.pit_bounds()  # (computed once per prediction: the PIT coverage shares use them too)
         ell = np.rint(lo * (m + 1)).astype(np.int64)
         t = np.rint(hi * (m + 1)).astype(np.int64) - ell - 1
         return {

@@ -767,7 +767,9 @@ def emit(summary: dict, fmt: OutputFormat, output: Path | None, title: str | Non
     """Write the JSON file (if asked) and render the summary on stdout."""
     from ..io.writers import write_json
 
-    if output is not None and str(output).lower().endswith((".nc", ".nc4")):  # per kept coordinate (issue 41)
+    if output is not None and str(output).lower().endswith(
+        (".nc", ".nc4", ".zarr")
+    ):  # per kept cell (issue 41)
         from ..io.labelled import write_metrics
 
         write_metrics(output, summary)

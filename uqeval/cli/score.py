@@ -111,9 +111,14 @@ def score(
     if output is not None:
         check_output_path(output, [file])
     engine = engine_options.choose([file])
+    maps = _draws_maps(file)
     if engine.streams:
-        engine.memory_only(per_row=per_row, plot_dir=plot_dir, reference=flags.reference)
+        engine.memory_only(per_row=per_row, plot_dir=None if maps else plot_dir, reference=flags.reference)
+        if plot_dir is not None:  # a grid: the maps, from the per-cell metrics
+            _check_plot_options(file, plot_dir, plot_format, max_points, x)
         streamed = score_streamed(file, settings, engine)
+        if plot_dir is not None:
+            _write_maps(streamed, plot_dir, plot_format)
         emit(streamed if no_verdict else with_verdict(streamed), fmt, output)
         return
     if per_row is not None:
@@ -139,7 +144,34 @@ def score(
 
         assert plot_dir is not None  # the images are made only for --plot-dir
         write_images(images, plot_dir, plot_format.value if plot_format else "png")
+        if maps:
+            _write_maps(summary, plot_dir, plot_format)
     emit(summary, fmt, output)
+
+
+def _draws_maps(file: Path) -> bool:
+    """Whether ``--plot-dir`` draws maps: a NetCDF/Zarr input with two dimensions kept (``--preserve-dims
+    lat,lon``), on every engine (the other figures need the rows in memory)."""
+    from ..io import labelled
+
+    return labelled.is_labelled(file) and len(labelled.kept_dims(file)) == 2
+
+
+def _write_maps(summary: dict, plot_dir: Path, plot_format) -> None:
+    """``map_<metric>.<format>`` in ``plot_dir``: the headline metrics per kept cell (:func:`uqeval.plots.maps.
+    metric_maps`)."""
+    from ..io.labelled import metrics_dataset
+    from ..plots.kinds import encode_figures, write_images
+    from ..plots.maps import metric_maps
+
+    if "groups" not in summary:
+        return
+    figures = metric_maps(metrics_dataset(summary), summary["input"].get("representation"))
+    notes: list[str] = []
+    fmt = plot_format.value if plot_format else "png"
+    write_images(encode_figures(figures, fmt, notes=notes), plot_dir, fmt)
+    for text in notes:
+        note(text)
 
 
 def _check_per_row(file: Path, per_row: Path, output: Path | None) -> None:

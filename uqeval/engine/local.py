@@ -147,6 +147,8 @@ def _values_per_row(src, column: str) -> int:
     """Numbers per row of a column: 1, or a list column's mean length from the first row group's footer."""
     if column not in src.info.list_columns or src.fmt != "parquet":
         return 1
+    if hasattr(src.files[0], "values_per_row"):  # a NetCDF/Zarr input read directly (uqeval.io.labelled)
+        return int(src.files[0].values_per_row(column))
     from ..io.source import parquet_file
 
     try:
@@ -187,6 +189,10 @@ def total_rows(spec: str | Path) -> int | None:
 
         total = 0
         for f in src.files:
+            rows = getattr(f, "n_rows", None)  # a NetCDF/Zarr input read directly (uqeval.io.labelled)
+            if rows is not None:
+                total += int(rows)
+                continue
             with parquet_file(f) as pf:
                 total += pf.metadata.num_rows
         return total

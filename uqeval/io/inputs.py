@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 
@@ -48,11 +49,14 @@ class Inputs:
 
         return detect_format(self.files[0])
 
-    def record(self) -> dict[str, list[str]]:
+    def record(self) -> dict[str, Any]:
         """``{"files": [...], "skipped": [...]}`` for a directory or a pattern (the JSON ``input``); ``{}`` for a
         single file, whose summary stays as it was."""
         if self.kind == "file":
-            return {}
+            from .labelled import source_format
+
+            fmt = source_format(self.files[0]) if self.files else None
+            return {"format": fmt} if fmt else {}  # NetCDF/Zarr read as rows (uqeval.io.labelled)
         return {"files": list(self.files), "skipped": list(self.skipped)}
 
     def note(self) -> str | None:

@@ -98,6 +98,16 @@ def is_labelled(spec: object) -> bool:
     return p.is_dir() and any((p / m).exists() for m in (".zgroup", "zarr.json", ".zmetadata"))
 
 
+def source_format(spec: object) -> str | None:
+    """``"zarr"`` or ``"netcdf"`` for a labelled input (the ``input.format`` of its documents), else None."""
+    if isinstance(spec, LabelledFile):
+        spec = spec.name
+    if spec is None or not is_labelled(spec):
+        return None
+    s = str(spec).rstrip("/").lower()
+    return "zarr" if s.endswith(".zarr") or Path(str(spec)).is_dir() else "netcdf"
+
+
 def weights_column(name: str | None) -> str | None:
     """The column ``--weights NAME`` reads from a flattened labelled file: ``cos(NAME)`` for a latitude."""
     if name is not None and name.lower() in LATITUDES:
@@ -113,15 +123,19 @@ def parse_dims(text: str | None) -> tuple[str, ...] | None:
 
 
 class LabelledFile(os.PathLike):
-    """The flattened rows of a labelled file, spooled to a private Parquet file: opened through
-    :func:`os.fspath`, named by the original file in messages (``str``)."""
+    """The flattened rows of a labelled file: read directly, a slab of array chunks at a time, by the stream
+    engine (:meth:`batches`), and spooled to a private Parquet file the first time something opens it as a
+    file through :func:`os.fspath` (the memory and Dask engines); named by the original file in messages
+    (``str``)."""
 
     format = "parquet"
 
-    def __init__(self, real: str, name: str) -> None:
-        self.real, self.name = real, name
+    def __init__(self, real: str, name: str, spool: _Spool | None = None) -> None:
+        self.real, self.name, self.spool = real, name, spool
 
     def __fspath__(self) -> str:
+        if not self.real and self.spool is not None:
+            self.real = _write(self.spool)
         return self.real
 
     def __str__(self) -> str:
@@ -129,8 +143,38 @@ class LabelledFile(os.PathLike):
 
     __repr__ = __str__
 
-    def __reduce__(self):  # to a Dask worker: the same spooled file
-        return (LabelledFile, (self.real, self.name))
+    def __reduce__(self):  # to a Dask worker: the spooled file
+        return (LabelledFile, (os.fspath(self), self.name))
+
+    @property
+    def direct(self) -> bool:
+        """Whether the rows are read from the arrays (not yet spooled to Parquet)."""
+        return not self.real and self.spool is not None
+
+    @property
+    def n_rows(self) -> int | None:
+        return None if self.spool is None else self.spool.n_rows
+
+    def values_per_row(self, column: str) -> int:
+        """Numbers per row of ``column`` (members of ``samples``), for the batch size."""
+        if self.spool is None or not self.spool.layout.member or column != "samples":
+            return 1
+        return int(self.spool.ds.sizes[self.spool.layout.member])
+
+    @property
+    def schema(self):
+        """The Arrow schema of the rows (of the first row, flattened alone)."""
+        assert self.spool is not None  # (only a directly read file is asked)
+        return next(_slabs(self.spool, rows=1)).schema
+
+    def batches(self, columns: list[str], chunk_rows: int) -> Iterator[tuple[str, dict, int]]:
+        """``(file, {column: Arrow array}, rows)`` of at most ``chunk_rows`` rows, straight from the arrays (the
+        record batches :func:`uqeval.io.source.iter_batches` yields for a Parquet file)."""
+        assert self.spool is not None  # (only a directly read file is asked)
+        for table in _slabs(self.spool, columns=columns):
+            for start in range(0, table.num_rows, chunk_rows):
+                part = table.slice(start, chunk_rows)
+                yield self.name, {c: part.column(c) for c in columns}, part.num_rows
 
 
 @dataclass
@@ -140,6 +184,10 @@ class _Spool:
     kept: tuple[str, ...]  # the dims of the CELL key (empty: no key column)
     cells: dict[str, tuple[Any, ...]]  # key -> coordinate values of the kept dims
     coords: dict[str, tuple[np.ndarray, dict[str, Any]]]  # kept dim -> (values in order, attrs)
+    ds: Any = None  # the opened Dataset (slabs are read from it)
+    layout: Any = None  # its _Layout
+    step: int = 1  # values of the leading dimension per slab
+    n_rows: int = 0
 
 
 _SPOOLS: dict[tuple[str, GridOptions, tuple[float, ...]], _Spool] = {}
@@ -412,141 +460,181 @@ def _cell_keys(ds, kept: Sequence[str], coords: dict[str, np.ndarray]):
     return cells, np.array(labels, dtype=object).reshape([ds.sizes[d] for d in kept])
 
 
-def _slab_columns(part, start: int, step: int, layout: _Layout) -> dict[str, Any]:
+def _slab_columns(
+    part, start: int, step: int, layout: _Layout, columns: Sequence[str] | None = None
+) -> dict[str, Any]:
     """The Arrow columns of one slab ``part`` (rows ``start`` to ``start + step`` of the leading dimension):
-    the coordinates, the ``--preserve-dims`` key, the cos(lat) weights and the variables."""
+    the coordinates, the ``--preserve-dims`` key, the cos(lat) weights and the variables (``columns``: only
+    these)."""
     import pyarrow as pa
 
-    spec, row_dims, kept, member, quant = (
-        layout.spec,
-        layout.row_dims,
-        layout.kept,
-        layout.member,
-        layout.quant,
-    )
-    coords, keys, weights, names, qnames = (
-        layout.coords,
-        layout.keys,
-        layout.weights,
-        layout.names,
-        layout.qnames,
-    )
-    lead = row_dims[0]
+    row_dims, kept, keys = layout.row_dims, layout.kept, layout.keys
     sub = [part.sizes[d] for d in row_dims]
-    n_rows = int(np.prod(sub, dtype=np.int64))
+    wanted = set(columns) if columns is not None else None
+
+    def want(name: str) -> bool:
+        return wanted is None or name in wanted
+
     cols: dict[str, Any] = {}
     for i, d in enumerate(row_dims):
-        vals = coords[d][start : start + step] if i == 0 else coords[d]
-        view = np.broadcast_to(vals.reshape([-1 if j == i else 1 for j in range(len(row_dims))]), sub)
-        cols[d] = _arrow(view.ravel())
-    if keys is not None:
-        kshape = [sub[row_dims.index(d)] if d in kept else 1 for d in row_dims]
-        kv = keys
-        if lead in kept:
-            kv = keys[start : start + step]
-        kv = kv.reshape(kshape)
+        if want(d):
+            vals = layout.coords[d][start : start + step] if i == 0 else layout.coords[d]
+            view = np.broadcast_to(vals.reshape([-1 if j == i else 1 for j in range(len(row_dims))]), sub)
+            cols[d] = _arrow(view.ravel())
+    if keys is not None and want(CELL):
+        kv = keys[start : start + step] if row_dims[0] in kept else keys
+        kv = kv.reshape([sub[row_dims.index(d)] if d in kept else 1 for d in row_dims])
         cols[CELL] = pa.array(np.broadcast_to(kv, sub).ravel(), type=pa.string())  # (no Python list per row)
-    if weights is not None:
-        i = row_dims.index(weights)
-        lat = np.asarray(coords[weights], dtype=float)
-        if i == 0:
-            lat = lat[start : start + step]
-        w = np.cos(np.deg2rad(lat)).reshape([-1 if j == i else 1 for j in range(len(row_dims))])
-        cols[f"cos({weights})"] = pa.array(np.broadcast_to(w, sub).ravel())
-    for n in names:
+    if layout.weights is not None and want(f"cos({layout.weights})"):
+        lat = _on_rows(part[layout.weights], row_dims, part)
+        cols[f"cos({layout.weights})"] = pa.array(np.cos(np.deg2rad(lat.astype(float))).ravel())
+    cols.update(_variable_columns(part, layout, want))
+    return cols
+
+
+def _on_rows(da, row_dims: list[str], part) -> np.ndarray:
+    """The values of ``da`` (over some of the row dimensions) repeated over the others, in row order."""
+    missing = [d for d in row_dims if d not in da.dims]
+    if missing:
+        da = da.expand_dims({d: part.sizes[d] for d in missing})
+    return np.asarray(da.transpose(*row_dims, ...).values)
+
+
+def _variable_columns(part, layout: _Layout, want) -> dict[str, Any]:
+    """The Arrow columns of a slab's variables: ``samples`` (members), ``q_<level>`` (quantiles) or its name."""
+    import pyarrow as pa
+
+    member, quant, spec = layout.member, layout.quant, layout.spec
+    n_rows = int(np.prod([part.sizes[d] for d in layout.row_dims], dtype=np.int64))
+    cols: dict[str, Any] = {}
+    for n in layout.names:
         da = part[n]
         inner = [d for d in (member, quant) if d is not None and d in da.dims]
-        missing = [d for d in row_dims if d not in da.dims]
-        if missing:
-            da = da.expand_dims({d: part.sizes[d] for d in missing})
-        arr = np.asarray(da.transpose(*row_dims, *inner).values)
+        if member is not None and member in inner:
+            if not want("samples"):
+                continue
+        elif quant is not None and quant in inner:
+            if not any(want(q) for q in layout.qnames):
+                continue
+        else:
+            if n in layout.row_dims or n == CELL:
+                raise InputError(f"{spec}: variable '{n}' clashes with a column of the same name")
+            if not want(n):
+                continue
+        arr = _on_rows(da.transpose(..., *inner), layout.row_dims, part)
         if arr.dtype.kind not in "fiub":
             raise InputError(f"{spec}: variable '{n}' holds {arr.dtype}, expected numbers")
         arr = arr.astype(np.float64, copy=False)
         if member is not None and member in inner:
-            m = arr.shape[-1]
-            cols["samples"] = pa.FixedSizeListArray.from_arrays(pa.array(arr.reshape(-1)), m)
+            cols["samples"] = pa.FixedSizeListArray.from_arrays(pa.array(arr.reshape(-1)), arr.shape[-1])
         elif quant is not None and quant in inner:
             block = arr.reshape(n_rows, -1)
-            for j, q in enumerate(qnames):
+            for j, q in enumerate(layout.qnames):
                 cols[q] = pa.array(block[:, j])
         else:
-            if n in cols:
-                raise InputError(f"{spec}: variable '{n}' clashes with a column of the same name")
             cols[n] = pa.array(arr.reshape(-1))
     return cols
 
 
-def _spool(
-    spec: str, opts: GridOptions, dataset: Any = None, obs: Any = None, collect: list | None = None
-) -> _Spool:
-    """Flatten ``spec`` (or the in-memory ``dataset``, named ``spec`` in messages) and write its rows to a
-    private Parquet file; with ``collect``, append each slab's Arrow table to it instead (nothing written)."""
-    import atexit
-    import tempfile
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+def _spool(spec: str, opts: GridOptions, dataset: Any = None, obs: Any = None) -> _Spool:
+    """Open ``spec`` (or take the in-memory ``dataset``, named ``spec`` in messages) and plan its flattening:
+    the layout every slab is flattened by (nothing is read yet; :func:`_slabs` reads, :func:`_write` spools)."""
     ds = open_dataset(spec) if dataset is None else dataset
     notes: list[str] = []
     if opts.obs is not None or obs is not None:
         ds, notes = _with_obs(ds, spec, opts.obs or "obs", (), obs)
     row_dims, member, quant, names = _layout(ds, spec, opts)
     kept = _kept_dims(row_dims, spec, opts)
-    weights = opts.weights if opts.weights is not None and opts.weights.lower() in LATITUDES else None
-    if weights is not None and weights not in row_dims:
-        raise InputError(
-            f"{spec}: {option('weights', weights)} names no latitude dimension; dimensions: {', '.join(row_dims)}"
-        )
+    weights = _latitude(ds, spec, row_dims, opts.weights)
     qnames = (
         _quantile_names(ds, quant, spec)
         if quant is not None and any(quant in ds[n].dims for n in names)
         else []
     )
     coords = {d: _coord_values(ds, d) for d in row_dims}
-    if weights is not None:
-        lat = np.asarray(coords[weights], dtype=float)
-        if np.any(np.abs(lat) > 90) or not np.all(np.isfinite(lat)):
-            raise InputError(
-                f"{spec}: latitude '{weights}' holds values outside [-90, 90]; cannot weight by cos(lat)"
-            )
     cells, keys = _cell_keys(ds, kept, coords)
     for n in (*row_dims, *(names)):
         if n == CELL and kept:
             raise InputError(f"{spec}: already holds '{CELL}'; rename it to use {option('preserve_dims')}")
-    lead = row_dims[0]
     width = sum(
         ds.sizes[member] if member in ds[n].dims else len(qnames) if quant in ds[n].dims else 1 for n in names
     )
-    step = _slab_rows(ds, row_dims, width)
-    real = ""
-    if collect is None:
-        fd, real = tempfile.mkstemp(prefix="uqeval-labelled-", suffix=".parquet")
-        os.close(fd)
-        atexit.register(lambda: os.path.exists(real) and os.unlink(real))  # type: ignore[func-returns-value]
-    writer = None
     layout = _Layout(spec, row_dims, kept, member, quant, names, qnames, coords, keys, weights)
+    attrs: dict[str, tuple[np.ndarray, dict[str, Any]]] = {d: (coords[d], {}) for d in kept}
+    n_rows = int(np.prod([ds.sizes[d] for d in row_dims], dtype=np.int64))
+    out = _Spool(
+        LabelledFile("", spec), notes, kept, cells, attrs, ds, layout, _slab_rows(ds, row_dims, width), n_rows
+    )
+    out.file.spool = out
+    return out
+
+
+def _latitude(ds, spec: str, row_dims: list[str], name: str | None) -> str | None:
+    """The latitude coordinate ``--weights`` names (a dimension's, or a 2-D coordinate of a curvilinear grid
+    over row dimensions), checked; None where ``name`` is not a latitude name."""
+    if name is None or name.lower() not in LATITUDES:
+        return None
+    if name not in ds.coords and name not in ds.data_vars:
+        raise InputError(
+            f"{spec}: {option('weights', name)} names no latitude coordinate; dimensions: {', '.join(row_dims)}"
+        )
+    lat = ds[name]
+    if not set(map(str, lat.dims)) <= set(row_dims):
+        raise InputError(
+            f"{spec}: latitude '{name}' has dimensions {', '.join(map(str, lat.dims))}; cos(lat) weights need a "
+            f"latitude over the row dimensions ({', '.join(row_dims)})"
+        )
+    values = np.asarray(lat.values, dtype=float)
+    if np.any(np.abs(values) > 90) or not np.all(np.isfinite(values)):
+        raise InputError(
+            f"{spec}: latitude '{name}' holds values outside [-90, 90]; cannot weight by cos(lat)"
+        )
+    return name
+
+
+def _slabs(spool: _Spool, columns: Sequence[str] | None = None, rows: int | None = None):
+    """The Arrow tables of ``spool``'s rows, a slab of the leading dimension at a time (``columns``: only
+    these; ``rows``: only the first ``rows`` values of the leading dimension)."""
+    import pyarrow as pa
+
+    ds, layout = spool.ds, spool.layout
+    lead = layout.row_dims[0]
+    size = ds.sizes[lead] if rows is None else min(rows, ds.sizes[lead])
+    step = min(spool.step, size)
     try:
-        for start in range(0, ds.sizes[lead], step):
-            table = pa.table(_slab_columns(ds.isel({lead: slice(start, start + step)}), start, step, layout))
-            if collect is not None:
-                collect.append(table)
-                continue
-            if writer is None:
-                writer = pq.ParquetWriter(real, table.schema)
-            writer.write_table(table, row_group_size=max(table.num_rows, 1))
+        for start in range(0, size, step):
+            part = ds.isel({lead: slice(start, min(start + step, size))})
+            yield pa.table(_slab_columns(part, start, step, layout, columns))
     except InputError:
         raise
     except (OSError, ValueError, RuntimeError, pa.ArrowException) as exc:
-        raise InputError(f"{spec}: cannot read its values ({_short(exc)})") from None
+        raise InputError(f"{layout.spec}: cannot read its values ({_short(exc)})") from None
+
+
+def _write(spool: _Spool) -> str:
+    """Write ``spool``'s rows to a private Parquet file (one row group per slab); its path."""
+    import atexit
+    import tempfile
+
+    import pyarrow.parquet as pq
+
+    fd, real = tempfile.mkstemp(prefix="uqeval-labelled-", suffix=".parquet")
+    os.close(fd)
+    atexit.register(lambda: os.path.exists(real) and os.unlink(real))  # type: ignore[func-returns-value]
+    writer = None
+    try:
+        for table in _slabs(spool):
+            if writer is None:
+                writer = pq.ParquetWriter(real, table.schema, compression="none")
+            writer.write_table(table, row_group_size=max(table.num_rows, 1))
+    except OSError as exc:
+        raise InputError(
+            f"{spool.layout.spec}: cannot write its rows to a temporary file ({_short(exc)})"
+        ) from None
     finally:
         if writer is not None:
             writer.close()
-        if dataset is None:
-            ds.close()
-    attrs: dict[str, tuple[np.ndarray, dict[str, Any]]] = {d: (coords[d], {}) for d in kept}
-    return _Spool(LabelledFile(real, spec), notes, kept, cells, attrs)
+    return real
 
 
 def to_table(
@@ -575,9 +663,7 @@ def to_table(
     if weights is None:
         weights = next((d for d in map(str, data.dims) if d.lower() in LATITUDES), None)
     opts = GridOptions(member_dim=member_dim, quantile_dim=quantile_dim, weights=weights)
-    tables: list[Any] = []
-    _spool("data", opts, dataset=data, obs=obs, collect=tables)
-    return pa.concat_tables(tables)
+    return pa.concat_tables(list(_slabs(_spool("data", opts, dataset=data, obs=obs))))
 
 
 def labelled_file(spec: str | Path) -> LabelledFile:
@@ -594,6 +680,12 @@ def notes_of(spec: str | Path) -> list[str]:
     return list(s.notes) if s is not None else []
 
 
+def cell_count(spec: str | Path) -> int:
+    """How many cells ``--preserve-dims``/``--reduce-dims`` keep for ``spec`` (0: none kept)."""
+    labelled_file(spec)
+    return len(_SPOOLS[_key(spec)].cells)
+
+
 def kept_dims(spec: str | Path) -> tuple[str, ...]:
     """The dimensions ``--preserve-dims``/``--reduce-dims`` keep for ``spec`` (flattening it if not yet)."""
     labelled_file(spec)
@@ -603,12 +695,15 @@ def kept_dims(spec: str | Path) -> tuple[str, ...]:
 # --------------------------------------------------------------------------- writing metrics per cell
 
 
-def _leaves(prefix: str, obj: Any, out: dict[str, float]) -> None:
+def _leaves(prefix: str, obj: Any, out: dict[str, Any]) -> None:
+    """Number leaves as floats, lists of numbers (a rank histogram per cell) as float arrays."""
     if isinstance(obj, dict):
         for k, v in obj.items():
             _leaves(f"{prefix}.{k}" if prefix else str(k), v, out)
     elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
         out[prefix] = float(obj)
+    elif isinstance(obj, list) and obj and all(isinstance(v, (int, float)) for v in obj):
+        out[prefix] = np.asarray(obj, dtype=float)
 
 
 def metrics_dataset(summary: dict[str, Any], spool: _Spool | None = None):
@@ -618,9 +713,9 @@ def metrics_dataset(summary: dict[str, Any], spool: _Spool | None = None):
     xr = _import_xarray()
     groups = summary.get("groups")
     if not groups:
-        flat: dict[str, float] = {}
+        flat: dict[str, Any] = {}
         _leaves("", summary.get("metrics", {}), flat)
-        return xr.Dataset({k: ((), v) for k, v in flat.items()})
+        return xr.Dataset({k: (_extra_dims(k, np.ndim(v)), v) for k, v in flat.items()})
     if spool is None:
         spool = next((s for s in reversed(list(_SPOOLS.values())) if s.kept), None)
     if spool is None or groups.get("column") != CELL:
@@ -631,30 +726,80 @@ def metrics_dataset(summary: dict[str, Any], spool: _Spool | None = None):
     dims = spool.kept
     sizes = [len(spool.coords[d][0]) for d in dims]
     index = {d: {_label(v): i for i, v in enumerate(spool.coords[d][0])} for d in dims}
-    data: dict[str, np.ndarray] = {}
+    at: list[tuple[int, ...]] = []  # each cell's position
+    found: dict[str, tuple[list[int], list[Any]]] = {}  # metric -> (cells, values)
     for key, entry in groups.get("values", {}).items():
         vals = spool.cells.get(key)
         if vals is None:
             continue
-        pos = tuple(index[d][_label(v)] for d, v in zip(dims, vals))
-        flat = {"n_rows": float(entry.get("n_rows", np.nan))}
-        _leaves("", entry.get("metrics", {}), flat)
-        for k, v in flat.items():
-            if k not in data:
-                data[k] = np.full(sizes, np.nan)
-            data[k][pos] = v
+        at.append(tuple(index[d][_label(v)] for d, v in zip(dims, vals)))
+        leaves: dict[str, Any] = {"n_rows": float(entry.get("n_rows", np.nan))}
+        _leaves("", entry.get("metrics", {}), leaves)
+        for k, v in leaves.items():
+            cells_k, values_k = found.setdefault(k, ([], []))
+            cells_k.append(len(at) - 1)
+            values_k.append(v)
+    where = np.array(at, dtype=np.intp).reshape(-1, len(dims))
+    data: dict[str, np.ndarray] = {}
+    for k, (cells_k, values_k) in found.items():
+        shape = np.shape(values_k[0])
+        same = [
+            i for i, v in enumerate(values_k) if np.shape(v) == shape
+        ]  # (a list of another length: left out)
+        data[k] = np.full([*sizes, *shape], np.nan)
+        data[k][tuple(where[np.asarray(cells_k)[same]].T)] = np.asarray(
+            [values_k[i] for i in same], dtype=float
+        )
     coords = {d: spool.coords[d][0] for d in dims}
-    return xr.Dataset({k: (dims, v) for k, v in data.items()}, coords=coords)
+    return xr.Dataset(
+        {k: ((*dims, *_extra_dims(k, v.ndim - len(dims))), v) for k, v in data.items()}, coords=coords
+    )
+
+
+def _extra_dims(name: str, ndim: int) -> tuple[str, ...]:
+    """The dimension of a list-valued metric (``ndim`` 1): ``rank`` for a rank histogram, else ``<name>_bin``."""
+    if ndim == 0:
+        return ()
+    return ("rank",) if name.endswith("rank_histogram") else (f"{name}_bin",)
 
 
 def write_metrics(path: str | Path, summary: dict[str, Any]) -> None:
-    """Write ``summary``'s metrics as NetCDF (atomically): per kept coordinate with ``--preserve-dims``."""
+    """Write ``summary``'s metrics as NetCDF (``.nc``) or as a Zarr store (``.zarr``), atomically: per kept
+    coordinate with ``--preserve-dims``."""
     from .writers import atomic_write_bytes
 
     ds = metrics_dataset(summary)
     ds.attrs["source"] = "uqeval score"
+    if str(path).rstrip("/").lower().endswith(".zarr"):
+        _write_zarr(Path(path), ds)
+        return
     try:
         data = ds.to_netcdf(engine="scipy")
     except (ValueError, TypeError) as exc:
         raise InputError(f"{path}: cannot write the metrics as NetCDF ({_short(exc)})") from None
     atomic_write_bytes(path, bytes(data))
+
+
+def _write_zarr(path: Path, ds) -> None:
+    """``ds`` as a new Zarr store at ``path``: written beside it, then renamed into place (a store already
+    there is refused: nothing is deleted)."""
+    import shutil
+    import tempfile
+
+    if path.exists() or path.is_symlink():
+        raise InputError(
+            f"{path}: already exists; give a new name for the Zarr store (nothing is overwritten)"
+        )
+    parent = path.parent if str(path.parent) else Path(".")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=parent))
+    try:
+        ds.to_zarr(tmp / "store", mode="w")
+        os.replace(tmp / "store", path)
+    except ImportError:
+        raise InputError(
+            f"{path}: writing Zarr needs the zarr package: pip install 'uqeval[xarray]'"
+        ) from None
+    except (OSError, ValueError, TypeError) as exc:
+        raise InputError(f"{path}: cannot write the metrics as Zarr ({_short(exc)})") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -151,13 +151,16 @@ def inspect(path: str | Path) -> TableInfo:
         spooled = stdin_file()
         register_input(spooled)
         return _inspect(spooled)
-    from .labelled import is_labelled
+    from .labelled import LabelledFile, is_labelled
 
-    if is_labelled(path):  # NetCDF or Zarr: its rows flattened once to a Parquet file (uqeval.io.labelled)
+    if is_labelled(path) or isinstance(path, LabelledFile):  # NetCDF or Zarr: its rows (uqeval.io.labelled)
         from .labelled import labelled_file
 
-        register_input(path)
-        return _inspect(labelled_file(path), "parquet")  # type: ignore[arg-type]  # a PathLike named as the file
+        lf = path if isinstance(path, LabelledFile) else labelled_file(path)
+        register_input(lf.name)
+        if lf.direct:  # not spooled (yet): the schema of its first row
+            return parquet_info(lf, lf.schema)
+        return _inspect(lf, "parquet")  # type: ignore[arg-type]  # a PathLike named as the file
     p = Path(path)
     if not p.exists() or p.is_dir():
         from .inputs import single_file
@@ -529,5 +532,9 @@ def to_matrix(column, name: str, path: str | Path, offset: int = 0) -> np.ndarra
     flat = pc.list_flatten(chunks)
     if not (pa.types.is_integer(flat.type) or pa.types.is_floating(flat.type)):
         raise SchemaError(f"{path}: list column '{name}' holds {flat.type}, expected numbers")
-    flat = pc.fill_null(pc.cast(flat, pa.float64()), np.nan).to_numpy()
+    flat = pc.cast(flat, pa.float64())
+    if flat.null_count:
+        flat = pc.fill_null(flat, np.nan).to_numpy()
+    else:  # no null: a plain (writable) copy, several times faster than fill_null's
+        flat = np.array(flat.to_numpy(zero_copy_only=False))
     return flat.reshape(len(lengths), int(lengths[0]) if len(lengths) else 0)

@@ -329,6 +329,9 @@ def iter_batches(
     for name in src.files:  # partitioned: the files pyarrow.dataset found, in path order
         if str(name) in skip:
             continue
+        if getattr(name, "direct", False):  # a NetCDF/Zarr input: its slabs straight from the arrays
+            yield from name.batches(columns, chunk_rows)  # type: ignore[attr-defined]
+            continue
         try:
             with parquet_file(name) as pf:  # a remote open: bounded (--connect-timeout), in a helper thread
                 batches = pf.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=False)

@@ -284,6 +284,11 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 def jsonable(obj: Any) -> Any:
     """Convert numpy scalars/arrays to plain Python; NaN and inf become ``None`` (strict JSON)."""
+    kind = type(obj)  # the plain types first, by identity: a per-cell document has millions of leaves
+    if kind is float:
+        return obj if math.isfinite(obj) else None
+    if kind is str or kind is int or obj is None:
+        return obj
     if isinstance(obj, dict):
         return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

@@ -215,13 +215,20 @@ def data_key(*columns: np.ndarray) -> int:
     as 0.0). A sum does not depend on the order of the rows and adds over batches of rows
     (:func:`merge_keys`); two data sets that differ in any value get unrelated keys.
     """
+    h = row_hashes(*columns)
+    if h.size == 0:
+        return 0
+    return int(np.add.reduce(h, dtype=np.uint64))
+
+
+def row_hashes(*columns: np.ndarray) -> np.ndarray:
+    """The per-row terms ``h`` (uint64) whose sum modulo 2**64 is :func:`data_key` (sums of them per group of
+    rows are the groups' keys: ``score --preserve-dims``' rank histogram per cell)."""
     h: np.ndarray | None = None
     for c in columns:
         bits = (np.asarray(c, dtype=np.float64).ravel() + 0.0).view(np.uint64)
         h = _mix64(bits + _GOLDEN) if h is None else _mix64((h ^ bits) + _GOLDEN)
-    if h is None or h.size == 0:
-        return 0
-    return int(np.add.reduce(h, dtype=np.uint64))
+    return np.zeros(0, dtype=np.uint64) if h is None else h
 
 
 def merge_keys(a: int, b: int) -> int:
@@ -356,16 +363,20 @@ def rank_histogram_test(u: np.ndarray, m: int) -> dict:
 def rank_counts_test(ranks: np.ndarray, m: int) -> dict:
     """:func:`rank_histogram_test` of integer ranks ``0..m`` (e.g. multivariate average ranks,
     :func:`uqeval.metrics.multivariate.average_ranks`): the M + 1 counts and their χ² test."""
+    counts = np.bincount(np.asarray(ranks, dtype=np.int64), minlength=m + 1)
+    chi2, p = rank_counts_chi2(counts)
+    return {"rank_histogram": counts.tolist(), "rank_hist_chi2": float(chi2), "rank_hist_chi2_p": float(p)}
+
+
+def rank_counts_chi2(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(X², p)`` of :func:`rank_histogram_test` from rank counts ``(..., M + 1)`` (one test per leading index:
+    ``score --preserve-dims`` tests each cell's histogram)."""
     from scipy import stats
 
-    counts = np.bincount(np.asarray(ranks, dtype=np.int64), minlength=m + 1)
-    expected = counts.sum() / (m + 1.0)
-    chi2 = float(((counts - expected) ** 2).sum() / expected)
-    return {
-        "rank_histogram": counts.tolist(),
-        "rank_hist_chi2": chi2,
-        "rank_hist_chi2_p": float(stats.chi2.sf(chi2, m)),
-    }
+    c = np.asarray(counts, dtype=np.float64)
+    expected = c.sum(axis=-1, keepdims=True) / c.shape[-1]
+    chi2 = ((c - expected) ** 2).sum(axis=-1) / expected[..., 0]
+    return chi2, stats.chi2.sf(chi2, c.shape[-1] - 1)
 
 
 # --------------------------------------------------------------------------- binary probabilities

@@ -51,3 +51,26 @@ def metric_map(metrics, name: str, x: str = "lon", y: str = "lat", ax: Axes | No
         raise InputError(f"metric_map: {name!r} has dimensions {tuple(da.dims)}, expected ({y!r}, {x!r})")
     da = da.transpose(y, x)
     return plot_map(da.values, da[x].values, da[y].values, title=name, xlabel=x, ylabel=y, label=name, ax=ax)
+
+
+#: spatial dimension names drawn on the vertical axis of a map (the other kept dimension is horizontal)
+_Y_NAMES = ("lat", "latitude", "y", "rlat", "south_north")
+
+
+def metric_maps(metrics, kind: str | None) -> dict[str, Figure]:
+    """``{"map_<metric path>": figure}`` of the headline metrics of ``kind`` (:data:`uqeval.catalogue.HEADLINE`)
+    found in a per-cell metrics Dataset over two dimensions (:func:`uqeval.io.labelled.metrics_dataset`: ``score
+    --preserve-dims lat,lon --plot-dir``), the latitude-like one on the vertical axis. Nothing for other
+    Datasets."""
+    from ..catalogue import headline_paths
+
+    if "n_rows" not in metrics or metrics["n_rows"].ndim != 2:  # (its dimensions: the kept ones)
+        return {}
+    two = [str(d) for d in metrics["n_rows"].dims]
+    y = next((d for d in two if d.lower() in _Y_NAMES), two[0])
+    x = next(d for d in two if d != y)
+    names = [str(v) for v in metrics.data_vars if metrics[v].dims == metrics["n_rows"].dims]
+    out = {}
+    for _, path in headline_paths(kind, names):
+        out[f"map_{path}"] = metric_map(metrics, path, x=x, y=y)
+    return out

@@ -37,11 +37,21 @@ def metric_rows(summary: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     ]
 
 
+#: most ``--by`` values the table shows as columns (more: the whole data's column only)
+TABLE_GROUPS = 50
+
+
 def grouped_rows(summary: dict[str, Any]) -> tuple[list[str], list[tuple[str, str, list[str], str]]]:
     """With ``--by``: column labels and ``(group, metric, [overall, per value...], direction)`` rows."""
     orient, kind = summary.get("orientation", {}), _kind(summary)
     values = summary["groups"]["values"]
     column = summary["groups"].get("column") or "group"
+    if len(values) > TABLE_GROUPS:  # a grid's cells (score --preserve-dims): the whole data only
+        head = f"all\n({len(values):,} {column} values: in the JSON or NetCDF output)"
+        rows = _raw_rows(summary.get("metrics", {}), orient, kind)
+        return [head], [
+            (g, m, [f"[{len(v)}]" if isinstance(v, list) else fmt_number(v)], d) for g, m, v, d in rows
+        ]
     labels = ["all"] + [f"{column}={v}\nn={body['n_rows']}" for v, body in values.items()]
     per_value = [
         {(g, m): val for g, m, val, _ in _raw_rows(body["metrics"], orient, kind)} for body in values.values()

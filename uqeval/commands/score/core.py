@@ -11,6 +11,7 @@ from ...catalogue import compute_metrics, not_computed_notes, not_defined
 from ...config import Settings
 from ...io.load import Loaded, load_predictions
 from ...predictions import Prediction
+from .cells import many_cells
 from .summary import build_summary
 
 
@@ -108,6 +109,11 @@ def check_group_count(n_groups: int, path: Any) -> None:
 def score_groups(loaded: Loaded, settings: Settings) -> dict[str, Any]:
     """Every metric per value of the ``--by`` column (a loop over groups, not rows)."""
     assert loaded.groups is not None  # the only caller checks it
+    if many_cells(loaded.info.get("path"), settings):  # score --preserve-dims on many cells (.cells)
+        from .cells import CellSums, cell_groups
+
+        cells = CellSums.of(loaded.prediction, loaded.groups, settings, loaded.weights)
+        return cell_groups(cells, settings, settings.columns["by"])
     values, inverse = group_codes(loaded.groups)
     check_group_count(len(values), loaded.info.get("path"))
     out: dict[str, Any] = {}
@@ -262,7 +268,12 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
                 f"{len(not_weighted)} metric(s) take no weights and were not computed (listed with the reason "
                 "under weights.not_weighted)"
             )
-    return build_summary(loaded.info, settings, metrics, orientation, groups, notes, weights)
+    summary = build_summary(loaded.info, settings, metrics, orientation, groups, notes, weights)
+    if groups is not None and many_cells(loaded.info.get("path"), settings):
+        from .cells import with_cell_note
+
+        with_cell_note(summary, groups)
+    return summary
 
 
 def score_file(path: str | Path, settings: Settings | None = None, reference=None) -> dict[str, Any]:

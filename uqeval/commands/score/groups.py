@@ -130,6 +130,8 @@ def second_states(
             continue
         if sel is not None:
             second = states.merge_second(second, states.second_state(sel, pred, settings), pred.kind)
+        if not group_sel:  # (no group needs a second pass: no split of the rows by group)
+            continue
         for label, idx in _split(batch):
             if label in group_sel:
                 group_second[label] = states.merge_second(

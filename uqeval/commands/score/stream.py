@@ -171,10 +171,12 @@ def score_state(
 
     from ...catalogue import states
     from ...engine.fold import over_rows
+    from .cells import many_cells, new_cell_partial
 
     grouped = bool(settings.columns.get("by"))
+    new = new_cell_partial if grouped and many_cells(spec, settings) else new_partial
     with over_rows(spec, settings, engine, progress, allow_by=grouped, weights_ok=True) as rows:
-        part = rows.fold(partial(new_partial, settings))
+        part = rows.fold(partial(new, settings))
         part.selection = states.selection(part.state) if part.state["n"] else None
         group_selection = part.selections() if part.state["n"] else {}
         if part.selection is not None or group_selection:
@@ -197,6 +199,13 @@ def score_with_engine(
     rows, part = score_state(spec, settings, engine, progress)
     groups = None
     if settings.columns.get("by") and part.state["n"]:
+        from .cells import CellPartial, WeightedCellPartial, cell_groups, with_cell_note
+
+        if isinstance(part, (CellPartial, WeightedCellPartial)):  # score --preserve-dims on many cells
+            groups = cell_groups(part.cells, settings, settings.columns["by"])
+            return with_cell_note(
+                summary_of(rows.src, part, settings, rows.engine, rows.info, groups), groups
+            )
         from .groups import GroupedPartial, groups_of
 
         groups = groups_of(cast("GroupedPartial", part), settings)
