@@ -8,9 +8,11 @@ Builds one file holding an ensemble ``t2m(time, lat, lon, member)`` and its obse
 (float64) in a temporary directory (NetCDF, or a Zarr store chunked along ``time``), then times, each in a
 child process of its own (wall time, and peak resident memory from ``getrusage`` of that child):
 
-- ``uqeval score FILE --preserve-dims lat,lon --diagnostics -o metrics.nc`` (every per-cell metric uqeval
-  computes on many cells: CRPS (ecdf and fair), the rank histogram and its chi-squared test, MAE, RMSE, the
-  PIT histogram, coverage, ...), on the engine ``--engine`` says;
+- ``uqeval score FILE --preserve-dims lat,lon --groups scoring_rule,calibration_tests -o metrics.nc`` (what
+  the references compute: CRPS and the rank histogram, with their siblings in those groups: the fair CRPS,
+  the rank histogram's chi-squared test, ...), on the engine ``--engine`` says; and, as ``uqeval-all``, the
+  same with ``--diagnostics`` and no ``--groups`` (every per-cell metric uqeval computes on many cells and
+  every metric of the whole data: MAE, the PIT histogram, coverage, the exact median in a second pass, ...);
 - ``scores``: ``crps_for_ensemble(method="ecdf")`` and ``rank_histogram`` with ``preserve_dims=["lat",
   "lon"]``;
 - ``xskillscore``: ``crps_ensemble`` and ``rank_histogram`` over ``time``.
@@ -127,7 +129,9 @@ def main() -> None:
         "--ref-python", default="/work/venv-ref41/bin/python", help="python with scores, xskillscore"
     )
     ap.add_argument("--dir", default=None, help="where the files go (default: a temporary directory)")
-    ap.add_argument("--skip", action="append", default=[], help="uqeval, scores or xskillscore (repeatable)")
+    ap.add_argument(
+        "--skip", action="append", default=[], help="uqeval, uqeval-all, scores or xskillscore (repeatable)"
+    )
     a = ap.parse_args()
     grid = tuple(int(v) for v in a.grid.split(","))
     assert len(grid) == 3, "--grid time,lat,lon"
@@ -143,8 +147,14 @@ def main() -> None:
         metrics = root / "metrics.nc"
         if "uqeval" not in a.skip:
             cmd = [sys.executable, "-m", "uqeval", "score", str(path), "--preserve-dims", "lat,lon"]
-            cmd += ["--diagnostics", "--engine", a.engine, "-o", str(metrics), "-f", "json"]
-            results["uqeval"] = timed(cmd, ok=(0, 1))
+            cmd += ["--engine", a.engine, "-f", "json"]
+            # what the references compute: CRPS (group scoring_rule) and the rank histogram (calibration_tests)
+            results["uqeval"] = timed(
+                cmd + ["--groups", "scoring_rule,calibration_tests", "-o", str(metrics)], ok=(0, 1)
+            )
+            if "uqeval-all" not in a.skip:  # every metric of the whole data and every per-cell one
+                everything = root / "metrics_all.nc"
+                results["uqeval-all"] = timed(cmd + ["--diagnostics", "-o", str(everything)], ok=(0, 1))
         for name, code in (("scores", _SCORES), ("xskillscore", _XSKILL)):
             if name in a.skip:
                 continue
@@ -157,7 +167,7 @@ def main() -> None:
                 f"{name:12s} {r['wall']:8.2f} s wall {r['cpu']:8.2f} s CPU {r['rss_mb']:9.0f} MB peak RSS{failed}"
             )
         results = {n: r for n, r in results.items() if r["ok"]}
-        refs = [r for n, r in results.items() if n != "uqeval"]
+        refs = [r for n, r in results.items() if not n.startswith("uqeval")]
         if "uqeval" in results and refs:
             best = min(refs, key=lambda r: r["wall"])
             u = results["uqeval"]
@@ -167,7 +177,7 @@ def main() -> None:
                 f"{cpu['cpu'] / u['cpu']:.2f}x (CPU time), {u['rss_mb'] / best['rss_mb']:.2f}x its peak memory"
             )
         if "uqeval" in results:
-            check(metrics, root, [n for n in results if n != "uqeval"])
+            check(metrics, root, [n for n in results if not n.startswith("uqeval")])
 
 
 def check(metrics: Path, root: Path, names: list[str]) -> None:

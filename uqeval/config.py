@@ -52,6 +52,8 @@ class Settings:
     tw_threshold: tuple[float | None, float | None] | None = None  # weight region [a, b] (None: unbounded)
     thresholds: tuple[float, ...] | None = None  # exceedance thresholds t: the events Y > t
     murphy: bool = False  # Murphy diagrams (elementary scores over a threshold grid)
+    # only these metric groups (the JSON groups, e.g. scoring_rule); None: every group that applies
+    groups: tuple[str, ...] | None = None
     nan_policy: str = "raise"
     fix_crossing: bool = False
     renormalize: bool = False
@@ -77,7 +79,8 @@ class Settings:
         d["levels"] = list(self.levels) if self.levels is not None else None
         d["tw_threshold"] = list(self.tw_threshold) if self.tw_threshold is not None else None
         d["thresholds"] = list(self.thresholds) if self.thresholds is not None else None
-        for key in ("sep", "decimal"):  # how a CSV file was read: written only when it is not the default
+        d["groups"] = list(self.groups) if self.groups is not None else None
+        for key in ("sep", "decimal", "groups"):  # written only when not the default
             if d[key] is None:
                 del d[key]
         return d
@@ -121,6 +124,7 @@ _TABLES = {
         "tw_threshold",
         "thresholds",
         "murphy",
+        "groups",
     },
     "input": {"nan_policy", "fix_crossing", "renormalize", "logits", "representation", "sep", "decimal"},
     "columns": set(COLUMN_ROLES),
@@ -457,6 +461,8 @@ def _validate(s: Settings) -> None:
     for lv in s.levels or ():
         check_level(lv, labelled("levels", "coverage level"))
     _validate_verification(s)
+    if s.groups is not None and parse_groups(s.groups) != tuple(s.groups):
+        raise InputError(f"{labelled('groups')} must be distinct group names, got {_show(s.groups)}")
     check_level(s.level, labelled("level", "interval level"))
     if s.nan_policy not in ("raise", "omit"):
         raise InputError(f"nan_policy must be 'raise' or 'omit', got {s.nan_policy!r}")
@@ -561,6 +567,20 @@ def parse_thresholds(value: Any) -> tuple[float, ...] | None:
     return tuple(out)
 
 
+def parse_groups(value: Any) -> tuple[str, ...] | None:
+    """Metric groups from a list or comma-separated text (blanks and duplicates dropped, order kept); the
+    catalogue checks the names (:func:`uqeval.catalogue.families_for`)."""
+    if value is None:
+        return None
+    parts = value.split(",") if isinstance(value, str) else value
+    if not isinstance(parts, (list, tuple)) or not all(isinstance(p, str) for p in parts):
+        raise InputError(f"{labelled('groups')} must be group names (a list, or 'a,b'), got {_show(value)}")
+    out = tuple(dict.fromkeys(p.strip() for p in parts if p.strip()))
+    if not out:
+        raise InputError(f"{labelled('groups')} is empty")
+    return out
+
+
 def _separator(value: Any) -> Any:
     """A CSV field separator as typed on a command line or in a file: ``\\t`` or ``tab`` is a tab."""
     return "\t" if value in ("\\t", "tab") else value
@@ -570,6 +590,7 @@ _CONVERT = {
     "levels": _levels,
     "tw_threshold": parse_region,
     "thresholds": parse_thresholds,
+    "groups": parse_groups,
     "sep": _separator,
 }
 

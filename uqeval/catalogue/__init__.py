@@ -187,8 +187,35 @@ def headline_paths(kind: str | None, paths) -> list[tuple[str, str]]:
 
 
 def families_for(kind: str, settings: Settings | None = None) -> list[Family]:
-    """The families that apply to ``kind``; with ``settings``, only those it turns on (:attr:`Family.option`)."""
-    return [f for f in FAMILIES if kind in f.compute and (settings is None or f.enabled(settings))]
+    """The families that apply to ``kind``; with ``settings``, only those it turns on (:attr:`Family.option`)
+    and, when it names ``groups``, only those: naming an opt-in group turns it on where its option is a
+    switch (``--diagnostics``, ``--murphy``); one that needs a value (``--tw-threshold``, ``--threshold``)
+    still needs it. This is the one place ``groups`` is applied, for every command and engine."""
+    if settings is None:
+        return [f for f in FAMILIES if kind in f.compute]
+    if settings.groups is None:
+        return [f for f in FAMILIES if kind in f.compute and f.enabled(settings)]
+    unknown = [g for g in settings.groups if g not in _FAMILY_NAMES]
+    if unknown:
+        from ..errors import UsageError, option
+        from ..vocabulary import close_matches
+
+        near = close_matches(unknown[0], _FAMILY_NAMES)
+        raise UsageError(
+            f"unknown metric group {unknown[0]!r} in {option('groups')}"
+            + (f" (did you mean {', '.join(near)}?)" if near else "")
+            + f"; groups: {', '.join(_FAMILY_NAMES)}"
+        )
+    return [
+        f
+        for f in FAMILIES
+        if kind in f.compute
+        and f.name in settings.groups
+        and (f.enabled(settings) or f.option is not None and isinstance(getattr(settings, f.option), bool))
+    ]
+
+
+_FAMILY_NAMES = tuple(f.name for f in FAMILIES)
 
 
 def get_family(name: str) -> Family:

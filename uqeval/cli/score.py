@@ -54,6 +54,16 @@ def score(
             rich_help_panel=METRICS_PANEL,
         ),
     ] = None,
+    groups: Annotated[
+        str | None,
+        typer.Option(
+            "--groups",
+            metavar="GROUPS",
+            help="Compute only these metric groups, comma-separated (the JSON groups, e.g. scoring_rule,calibration_tests; "
+            "naming --diagnostics or --murphy groups turns them on): faster on large or gridded data.",
+            rich_help_panel=METRICS_PANEL,
+        ),
+    ] = None,
     oca_fraction: Annotated[
         float | None,
         typer.Option(
@@ -104,7 +114,9 @@ def score(
     from ..io.load import load_predictions
     from ..io.writers import check_output_path, write_parquet
 
-    settings = flags.settings(columns={"by": by}, oca_fraction=oca_fraction, bayes_samples=bayes_samples)
+    settings = flags.settings(
+        columns={"by": by}, oca_fraction=oca_fraction, bayes_samples=bayes_samples, groups=groups
+    )
     reference = flags.reference_spec()
     if plot_dir is not None and settings.columns.get("weights"):
         raise UsageError("--plot-dir draws unweighted plots: leave out --weights or --plot-dir")
