@@ -91,3 +91,13 @@ def test_python_groups_keyword():
     s = uqeval.evaluate(y, mean=mu, std=np.ones(300), groups="scoring_rule")
     assert set(json.loads(s.to_json())["metrics"]) == {"scoring_rule"}
     assert s["crps"] == uqeval.evaluate(y, mean=mu, std=np.ones(300))["crps"]
+
+
+def test_config_file_groups(tmp_path):
+    good = tmp_path / "g.toml"
+    good.write_text('[metrics]\ngroups = ["accuracy", "coverage"]\n')
+    assert set(_score(SAMPLE / "gaussian.csv", "--config", str(good))["metrics"]) == {"accuracy", "coverage"}
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[metrics]\ngroups = 3\n")
+    r = runner.invoke(app_(), ["score", str(SAMPLE / "gaussian.csv"), "--config", str(bad)])
+    assert r.exit_code == 3 and "metrics.groups (line 2)" in r.stderr
