@@ -181,3 +181,24 @@ def test_curvilinear_latitude_weights(tmp_path):
     np.testing.assert_allclose(
         got["metrics"]["scoring_rule"]["crps"], want["metrics"]["scoring_rule"]["crps"], rtol=1e-12
     )
+
+
+@pytest.mark.parametrize("engine", ["memory", "stream"])
+def test_groups_keeps_the_named_groups_per_cell(files, few_groups, engine):
+    """``--groups scoring_rule,calibration_tests`` (what scores and xskillscore compute) gives every cell the CRPS
+    and the rank histogram (named, so without --diagnostics) with the numbers of the full run, and nothing else."""
+    full = _score(str(files / "fc.nc"), "--preserve-dims", "lat,lon", "--diagnostics", "--engine", engine)
+    doc = _score(
+        str(files / "fc.nc"),
+        "--preserve-dims",
+        "lat,lon",
+        "--groups",
+        "scoring_rule,calibration_tests",
+        "--engine",
+        engine,
+    )
+    want = {p for p in PER_CELL if p.split(".")[0] in ("scoring_rule", "calibration_tests")}
+    for label, entry in doc["groups"]["values"].items():
+        assert {p for p, _ in flatten(entry["metrics"])} == want
+        _close(entry["metrics"], full["groups"]["values"][label]["metrics"])
+    assert set(doc["metrics"]) <= {"scoring_rule", "calibration_tests"}

@@ -95,6 +95,13 @@ def _sum_form(stat, codes: np.ndarray, g: int, w: np.ndarray | None) -> np.ndarr
     return np.concatenate(parts, axis=1)
 
 
+def _rank_histogram_on(kind: str, settings: Settings) -> bool:
+    """Whether the settings compute the rank histogram's group (``--diagnostics``, or ``--groups`` naming it)."""
+    from ...catalogue import families_for
+
+    return any(f.name == "calibration_tests" for f in families_for(kind, settings))
+
+
 def _rank_sums(pred: Prediction, codes: np.ndarray, g: int) -> dict[str, Any] | None:
     """Rows per (cell, members below, members tied) and each cell's data key (the whole file's rank-histogram
     state, :class:`uqeval.catalogue.states.RankHistogram`, per cell)."""
@@ -165,7 +172,7 @@ class CellSums:
                 made[ident] = name = f"{f.name}.{key}.{m.name}"
                 out.blocks[name] = block
             out.forms[(f.name, key, m.name)] = made[ident]
-        if w is None and settings.diagnostics:  # the rank histogram takes no weights (as in memory)
+        if w is None and _rank_histogram_on(pred.kind, settings):  # it takes no weights (as in memory)
             out.rank = _rank_sums(pred, codes, g)
         return out
 
