@@ -264,12 +264,34 @@ def _ensemble_uncertainty(p, s: Settings) -> dict:
     return out
 
 
-def _information_criteria(p, s: Settings) -> dict | None:
+def _information_criteria(p, s: Settings, w: np.ndarray | None = None) -> dict | None:
     if p.loglik is None:
         return None
     from ..metrics.ensembles import information_criteria
 
-    return information_criteria(p.loglik)
+    if w is None:
+        return information_criteria(p.loglik)
+    return _ic_se_from_sums(cast("np.ndarray", _ic_se_sums(p, s, w)), s)  # (waic1, waic2, iscv: their per-row forms)
+
+
+_IC_TERMS = ("waic1", "waic2", "iscv")
+
+
+def _ic_se_sums(p, s: Settings, w: np.ndarray) -> np.ndarray | None:
+    """The weighted sums of the information criteria's standard errors (streamed with weights); None without
+    log-likelihoods."""
+    from ..metrics.ensembles import information_criteria_rows, weighted_sem_sums
+
+    if p.loglik is None:
+        return None
+    t = information_criteria_rows(p.loglik)
+    return weighted_sem_sums(np.column_stack([t[k] for k in _IC_TERMS]), w)
+
+
+def _ic_se_from_sums(sums: np.ndarray, s: Settings) -> dict:
+    from ..metrics.ensembles import sem_from_sums
+
+    return {f"{k}_se": float(v) for k, v in zip(_IC_TERMS, sem_from_sums(sums))}
 
 
 def _diversity(p, s: Settings, w: np.ndarray | None = None) -> dict:
@@ -749,11 +771,11 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         imports=_ENSEMBLE_KERNELS,
         rows=_rows_information_criteria,
         no_rows=("waic1_se", "waic2_se", "iscv_se"),
-        no_weights=dict.fromkeys(
-            ("waic1_se", "waic2_se", "iscv_se"),
-            "a standard error depends on the number of independent rows, which weights do not define "
-            "(scaling every weight would change it)",
-        ),
+        # the standard errors of weighted means, with Kish's effective number of rows (the criteria themselves:
+        # their per-row forms)
+        weighted=(*REGRESSION, *CLASSIFICATION, "loglik"),
+        weighted_sums=_ic_se_sums,
+        from_sums=_ic_se_from_sums,
     ),
     _family(
         "diversity",

@@ -56,8 +56,11 @@ def weighted_state(pred: Prediction, settings: Settings, weights: np.ndarray) ->
     for f in families:
         summed: set[str] = set()
         if f.weighted_sums is not None and f.from_sums is not None:
-            family_sums[f.name] = f.weighted_sums(pred, settings, w)
-            summed = set(f.from_sums(family_sums[f.name], settings))
+            cells = f.weighted_sums(pred, settings, w)
+            if cells is None:  # the family does not apply to these data (as its kernel's None in memory)
+                continue
+            family_sums[f.name] = cells
+            summed = set(f.from_sums(cells, settings))
         not_streamed.update(
             {
                 m.path: NOT_STREAMED_KERNEL

@@ -356,6 +356,35 @@ def _sem(t: np.ndarray) -> float:
     return float(np.std(t, ddof=1) / math.sqrt(t.size))
 
 
+def weighted_sem_sums(t: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The sums :func:`sem_from_sums` takes, of per-row terms ``t`` (N, k) and row weights (N,):
+    ``[sum w, sum w^2, sum w t (k), sum w t^2 (k)]`` (sums over batches add up)."""
+    w = np.asarray(weights, dtype=np.float64)
+    t = np.asarray(t, dtype=np.float64)
+    return np.concatenate([[w.sum(), np.dot(w, w)], w @ t, w @ (t * t)])
+
+
+def sem_from_sums(sums: np.ndarray) -> np.ndarray:
+    r"""``(k,)`` standard errors of weighted means from :func:`weighted_sem_sums`:
+
+    .. math:: \mathrm{se} = \sqrt{\frac{\sum_i w_i (t_i - \bar t_w)^2 / \sum_i w_i}{n_\mathrm{eff} - 1}},
+              \qquad n_\mathrm{eff} = \frac{(\sum_i w_i)^2}{\sum_i w_i^2}
+
+    (Kish's effective number of rows, :func:`~uqeval.metrics.rowweights.effective_rows`): with equal weights
+    :math:`s / \sqrt N` (ddof = 1), scale-free, and :math:`\mathrm{se}^2 (n_\mathrm{eff} - 1)` is the
+    weighted variance of the rows (integer weights: that of the repeated rows). NaN where
+    :math:`n_\mathrm{eff} \le 1`. Assumes independent rows with weights fixed apart from the outcomes.
+    """
+    total, sq = sums[0], sums[1]
+    k = (sums.size - 2) // 2
+    mean = sums[2 : 2 + k] / total
+    var = np.maximum(sums[2 + k :] / total - mean * mean, 0.0)
+    n_eff = total * total / sq if sq > 0 else 0.0
+    if not n_eff > 1.0 + 1e-12:
+        return np.full(k, np.nan)
+    return np.sqrt(var / (n_eff - 1.0))
+
+
 def information_criteria(loglik, ddof: int = 1) -> dict[str, float]:
     r"""Negative WAIC (types 1 and 2) and importance-sampling CV from a log-likelihood matrix.
 

@@ -49,3 +49,16 @@ def weighted_sorted_cdf(weights_sorted: np.ndarray) -> tuple[np.ndarray, np.ndar
     w = np.asarray(weights_sorted, dtype=np.float64)
     total = w.sum()
     return np.cumsum(w) / total, w / total
+
+
+def effective_rows(weights) -> float:
+    r"""Kish's effective number of rows of weighted rows, :math:`n_\mathrm{eff} = (\sum_i w_i)^2 / \sum_i w_i^2`.
+
+    The variance of a weighted mean of independent rows with a common variance :math:`\sigma^2` is
+    :math:`\sigma^2 / n_\mathrm{eff}`; it is scale-free and equals ``n`` for equal weights (Kish 1965, Survey
+    Sampling, section 11.7). The calibration tests' null distributions and the information criteria's
+    standard errors take it where the unweighted ones take the number of rows."""
+    w = np.asarray(weights, dtype=np.float64)
+    scale = w.max()  # (squares of large or tiny weights stay finite)
+    v = w / scale
+    return float(v.sum() ** 2 / np.dot(v, v))
