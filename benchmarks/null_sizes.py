@@ -300,7 +300,11 @@ def main(argv: list[str] | None = None) -> int:
             )
             bad += abs(z) > 3.5 and not expected
             flag = (
-                (f"  <-- {'over' if z > 0 else 'under'}sized, as expected" if expected else "  <-- outside 3.5 se")
+                (
+                    f"  <-- {'over' if z > 0 else 'under'}sized, as expected"
+                    if expected
+                    else "  <-- outside 3.5 se"
+                )
                 if abs(z) > 3.5
                 else ""
             )

@@ -157,7 +157,9 @@ def test_the_entries_that_refuse_weights_are_listed(capsys):
         for case in refused:
             path = case.split("-")[0]
             print(f"   {case:55s} {_listed(path) or 'NOT LISTED'}")
-        print("weighted with Kish's n_eff for the number of independent rows (statistic part = repeated rows):")
+        print(
+            "weighted with Kish's n_eff for the number of independent rows (statistic part = repeated rows):"
+        )
         for path in [*STAT_PART, "calibration_tests.hosmer_lemeshow_stat (n_eff per group)", *P_OF_STAT]:
             print(f"   {path}")
     assert not [c for c in refused if _listed(c.split("-")[0]) is None]
@@ -452,7 +454,9 @@ def test_check_names_a_rule_on_a_metric_without_weights(weighted_file, tmp_path)
     args = ["check", str(weighted_file), "--rules", str(rules), "--weights", "w", "--diagnostics"]
     r = runner.invoke(app, args)
     assert r.exit_code == 3, r.output
-    assert '"adv_group_calibration.ma_mean" is not computed with weights (it draws random' in r.output, r.output
+    assert '"adv_group_calibration.ma_mean" is not computed with weights (it draws random' in r.output, (
+        r.output
+    )
     rules.write_text(
         '[rules]\n"calibration_tests.pit_ks_p" = { min = 0.0 }\n"calibration_tests.pit_ad_stat" = { max = 1e9 }\n'
         '"reliability.rs" = { max = 5 }\n'

@@ -271,7 +271,9 @@ def _information_criteria(p, s: Settings, w: np.ndarray | None = None) -> dict |
 
     if w is None:
         return information_criteria(p.loglik)
-    return _ic_se_from_sums(cast("np.ndarray", _ic_se_sums(p, s, w)), s)  # (waic1, waic2, iscv: their per-row forms)
+    return _ic_se_from_sums(
+        cast("np.ndarray", _ic_se_sums(p, s, w)), s
+    )  # (waic1, waic2, iscv: their per-row forms)
 
 
 _IC_TERMS = ("waic1", "waic2", "iscv")

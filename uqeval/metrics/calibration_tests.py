@@ -104,7 +104,12 @@ def _sorted_shares(u: np.ndarray, weights=None) -> tuple[np.ndarray, np.ndarray,
     w = row_units(weights)[order]  # (scaled weights: the same numbers, bit for bit)
     total = w.sum()
     # the midpoints from the cumulative weights (exact integers for integer weights), divided once
-    return np.asarray(u, dtype=np.float64)[order], w / total, (np.cumsum(w) - w / 2) / total, effective_rows(w)
+    return (
+        np.asarray(u, dtype=np.float64)[order],
+        w / total,
+        (np.cumsum(w) - w / 2) / total,
+        effective_rows(w),
+    )
 
 
 def cvm_statistic(u: np.ndarray, weights=None) -> np.ndarray:
@@ -148,7 +153,7 @@ def cvm_pvalue(w2: float, n: float) -> float:
     return float(np.clip(1.0 - _cdf_cvm(w2, n), 0.0, 1.0))
 
 
-def ad_pvalue(a2: np.ndarray | float, n: int) -> np.ndarray:
+def ad_pvalue(a2: np.ndarray | float, n: float) -> np.ndarray:
     r"""Upper-tail p-value of the Anderson–Darling statistic for a fully specified distribution.
 
     Marsaglia & Marsaglia (2004), "Evaluating the Anderson-Darling distribution", J. Stat.
