@@ -506,3 +506,28 @@ def test_array_functions_take_weights():
         ), kw
     with pytest.raises(InputError, match="negative"):
         uqeval.log_loss(labels, p1, weights=-np.ones(n))
+
+
+@pytest.mark.parametrize("rounding", [2, 1])
+def test_weighted_calibration_errors_with_ties_and_zeros_equal_repeated_rows(rounding):
+    """The weighted calibration errors sum each set of scores per float-bit code and sort only the rows of the
+    codes that hold an edge (uqeval.metrics.rowweights.CodeSums): with heavy ties, exact zeros, scores on
+    the even edges and at 1, integer weights equal the repeated rows and a common factor changes nothing."""
+    from uqeval.metrics.classification import calibration_errors
+
+    rng = np.random.default_rng(40 + rounding)
+    n, k = 3000, 5
+    p = np.round(rng.dirichlet(np.full(k, 0.3), size=n), rounding)
+    p[:, 0] = 1.0 - p[:, 1:].sum(axis=1)  # rows on the simplex; many exact 0s and 1s, scores on even edges
+    p = np.clip(p, 0.0, 1.0)
+    p /= p.sum(axis=1, keepdims=True)
+    y = (rng.uniform(size=(n, 1)) > np.cumsum(p, axis=1)).sum(axis=1).clip(0, k - 1)
+    w = rng.integers(0, 4, n).astype(np.float64)
+    w[0] = 1.0
+    idx = np.repeat(np.arange(n), w.astype(int))
+    want = calibration_errors(p[idx], y[idx], num_bins=15, tace_threshold=0.01)
+    kept = w > 0
+    for scale in (1.0, 0.37):
+        got = calibration_errors(p[kept], y[kept], num_bins=15, tace_threshold=0.01, weights=scale * w[kept])
+        for key, value in want.items():
+            assert got[key] == pytest.approx(value, rel=1e-12, abs=1e-14), (key, scale)

@@ -445,17 +445,16 @@ def spiegelhalter(p: np.ndarray, y: np.ndarray, weights=None) -> tuple[float, fl
 def type7_quantiles(x: np.ndarray, q: np.ndarray, weights=None) -> np.ndarray:
     """``np.quantile(x, q)`` (type 7, linear) of the rows, a row of weight :math:`w_i` counted as
     :func:`~uqeval.metrics.rowweights.row_units` rows: integer weights with a 1 among them give the quantiles
-    of the repeated rows, and scaling every weight changes nothing."""
+    of the repeated rows, and scaling every weight changes nothing. With weights ``x`` must be >= 0 (the
+    order statistics come from :class:`~uqeval.metrics.rowweights.CodeSums`, in O(N))."""
     if weights is None:
         return np.quantile(x, q)
-    from .rowweights import row_at, row_units
+    from .rowweights import CodeSums, row_units
 
-    order = np.argsort(x, kind="stable")
-    xs = np.asarray(x, dtype=np.float64)[order]
-    cum = np.cumsum(row_units(np.asarray(weights, dtype=np.float64)[order]))
-    h = (cum[-1] - 1.0) * np.asarray(q, dtype=np.float64)
+    sums = CodeSums(np.asarray(x, dtype=np.float64), row_units(weights))  # (x >= 0: probabilities; no sort)
+    h = (sums.total - 1.0) * np.asarray(q, dtype=np.float64)
     lo = np.floor(h)
-    a, b = xs[row_at(cum, lo)], xs[row_at(cum, lo + 1.0)]
+    a, b = sums.order_statistics(lo), sums.order_statistics(lo + 1.0)
     t = h - lo
     return np.where(t >= 0.5, b - (b - a) * (1 - t), a + (b - a) * t)  # numpy's lerp
 

@@ -521,51 +521,43 @@ def calibration_errors(
 def _weighted_calibration_errors(
     p: np.ndarray, y: np.ndarray, num_bins: int, thr: float, weights
 ) -> dict[str, float]:
-    """:func:`calibration_errors` with row weights: the same bins and gaps, each score carrying its weight in
-    rows through one argsort per class and for the top label."""
-    from .rowweights import row_units
+    """:func:`calibration_errors` with row weights, in O(N) per class without sorting the rows: each set of
+    scores (the top label, every class) is summed once per float-bit code (:class:`~uqeval.metrics.rowweights.CodeSums`), and every bin
+    (even, equal-mass, above a threshold) comes from those sums and the few rows of the codes that hold an
+    edge; the same bins and gaps as the repeated rows."""
+    from .rowweights import CodeSums, row_units
 
     u = row_units(weights)
-    even = _even_upper_edges(num_bins)
     k = p.shape[1]
+    even = _even_upper_edges(num_bins)
 
-    def kept(ordered: tuple[np.ndarray, np.ndarray, np.ndarray], above: float):
-        """``(scores, hit scores, their weights, the hits' weights)`` of sorted scores above ``above``."""
-        xs, hits, ws = ordered
-        start = np.searchsorted(xs, above, side="right")
-        xs, hits, ws = xs[start:], hits[start:], ws[start:]
-        return xs, xs[hits], ws, ws[hits]
+    def stats(sums: CodeSums, above: float, adaptive: bool) -> tuple[np.ndarray, ...]:
+        """``(counts, score sums, hits)`` per bin of the scores > ``above``: even or equal-mass bins."""
+        cut = np.nextafter(above, np.inf)  # a score goes up from the cut: score > above
+        if not adaptive:
+            return tuple(v[1:] for v in sums.bins(np.concatenate(([cut], even))))
+        below = float(sums.bins(np.array([cut]))[0][0])  # the units at or under the cut
+        n = sums.total - below
+        pos = np.minimum(np.round(np.linspace(0, n, num_bins, endpoint=False)), max(n - 1.0, 0.0))[1:]
+        edges = sums.order_statistics(below + pos)
+        return tuple(v[1:] for v in sums.bins(np.concatenate(([cut], edges))))
 
-    def sort(pair: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        # the order within tied scores does not matter (a tie lies in one bin, and an edge is a score value)
-        scores, hit = pair
-        order = np.argsort(scores)
-        return scores[order], hit[order], u[order]
-
-    def top_label() -> tuple[np.ndarray, np.ndarray]:
-        return _top_label(p, y)
-
-    def one_class(j: int):
-        return lambda: (p[:, j], y == j)
-
-    # as the unweighted path: the top label's and each class's scores sorted two at a time from 100,000 rows
-    ordered_all = _sorted_in_pairs(
-        [top_label] + [one_class(j) for j in range(k)], threaded=p.shape[0] >= _THREAD_ROWS, sort=sort
-    )
-    xs, xh, ws, wh = kept(next(ordered_all), 0.0)
-    ece, mce = _l1_max(*_bin_stats(xs, xh, even, ws, wh))
-    counts, s_conf, s_hit = _bin_stats(xs, xh, _adaptive_upper_edges(xs, num_bins, ws), ws, wh)
+    conf, correct = _top_label(p, y)
+    top = CodeSums(conf, u, correct)
+    ece, mce = _l1_max(*stats(top, 0.0, adaptive=False))
+    counts, s_conf, s_hit = stats(top, 0.0, adaptive=True)
     nz = counts > 0
-    rmsce = float(np.sqrt(np.sum((s_hit[nz] - s_conf[nz]) ** 2 / counts[nz]) / np.sum(ws)))
+    rmsce = float(np.sqrt(np.sum((s_hit[nz] - s_conf[nz]) ** 2 / counts[nz]) / np.sum(counts)))
+    del top
     sce = ace = tace = 0.0
-    for ordered in ordered_all:  # a loop over the K classes; each step vectorised over rows
-        xs, xh, ws, wh = kept(ordered, 0.0)
-        sce += _l1_gap(xs, xh, even, ws, wh)
-        if xs.size:
-            ace += _l1_gap(xs, xh, _adaptive_upper_edges(xs, num_bins, ws), ws, wh)
-        xs, xh, ws, wh = kept(ordered, thr)
-        if xs.size:
-            tace += _l1_gap(xs, xh, _adaptive_upper_edges(xs, num_bins, ws), ws, wh)
+    columns = np.ascontiguousarray(p.T)  # (a class's scores contiguous)
+    for j in range(k):  # a loop over the K classes; each step vectorised over rows
+        sums = CodeSums(columns[j], u, y == j)
+        sce += _l1_max(*stats(sums, 0.0, adaptive=False))[0]
+        if sums.total > sums.bins(np.array([np.nextafter(0.0, 1.0)]))[0][0]:  # a score > 0
+            ace += _l1_max(*stats(sums, 0.0, adaptive=True))[0]
+        if (columns[j] > thr).any():
+            tace += _l1_max(*stats(sums, thr, adaptive=True))[0]
     return {"ece": ece, "rmsce": rmsce, "mce": mce, "sce": sce / k, "ace": ace / k, "tace": tace / k}
 
 
