@@ -3,6 +3,7 @@ classification and ensembles (every ``uqeval score`` runs these)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import cast
 
 import numpy as np
@@ -494,10 +495,29 @@ def _rows_information_criteria(p, s, level) -> dict[str, RowStat] | None:
     return {k: RowStat(score=v) for k, v in information_criteria_rows(p.loglik).items()}
 
 
-def _classifier_family(name: str, specs: list[dict], compute, kernels: tuple[str, ...], **kw) -> Family:
+def _classifier_family(
+    name: str,
+    specs: list[dict],
+    compute,
+    kernels: tuple[str, ...] = _CLS_KERNELS,
+    weighted: tuple[str, ...] = CLASSIFICATION,
+    sums: tuple[Callable, Callable] | None = None,
+    **kw,
+) -> Family:
     """A family with one compute function for every classification representation (categorical, members,
-    Dirichlet), whose kernels import ``kernels`` (:attr:`Family.imports`)."""
-    return _family(name, specs, dict.fromkeys(CLASSIFICATION, compute), imports=kernels, **kw)
+    Dirichlet), whose kernels import ``kernels`` (:attr:`Family.imports`) and take row weights (``weighted``,
+    every representation unless said); ``sums``: its ``(weighted_sums, from_sums)``."""
+    weighted_sums, from_sums = sums or (None, None)
+    return _family(
+        name,
+        specs,
+        dict.fromkeys(CLASSIFICATION, compute),
+        imports=kernels,
+        weighted=weighted,
+        weighted_sums=weighted_sums,
+        from_sums=from_sums,
+        **kw,
+    )
 
 
 STANDARD_FAMILIES: tuple[Family, ...] = (
@@ -705,10 +725,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("reliability", "lower", "reliability (calibration) term", "counts"),
         ],
         _brier_decomposition,
-        _CLS_KERNELS,
-        weighted=CLASSIFICATION,
-        weighted_sums=_brier_sums,
-        from_sums=_brier_from_sums,
+        sums=(_brier_sums, _brier_from_sums),
     ),
     _classifier_family(
         "calibration",
@@ -721,10 +738,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("tace", "lower", "thresholded adaptive calibration error", "order"),
         ],
         _calibration_cls,
-        _CLS_KERNELS,
-        weighted=CLASSIFICATION,
-        weighted_sums=_even_bin_sums,
-        from_sums=_even_bin_errors,
+        sums=(_even_bin_sums, _even_bin_errors),
     ),
     _classifier_family(
         "prediction_sets",
@@ -734,10 +748,8 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("size_histogram", None, "number of rows per set size 1..K", "histogram"),
         ],
         _prediction_sets,
-        _CLS_KERNELS,
         rows=_rows_prediction_sets,
-        by_level=True,
-        weighted=CLASSIFICATION,  # size_histogram (the others: their per-row forms)
+        by_level=True,  # (weighted: size_histogram; the others by their per-row forms)
     ),
     # ensembles and Bayesian outputs (Google Uncertainty Metrics). The entropies are descriptive, like
     # sharpness: "lower" means a more certain model, which is better only if it stays calibrated.
@@ -835,6 +847,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         ],
         _bayesian_ece,
         _ENSEMBLE_KERNELS,
+        weighted=(),  # (random draws)
     ),
     _classifier_family(
         "spce",
@@ -845,6 +858,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         ],
         _spce,
         _ENSEMBLE_KERNELS,
+        weighted=(),  # (random draws)
         background=True,
     ),
 )
