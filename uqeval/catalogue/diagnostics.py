@@ -136,7 +136,7 @@ def diagnostic_pit(p: Prediction, s: Settings) -> np.ndarray:
             return p.pit()
         y_true = cast("np.ndarray", p.y_true)  # the diagnostics run on predictions with targets only
         if p.kind == "samples":
-            lo, hi = cast("Samples", p).map_rows(lambda m, y: ct.ensemble_pit_bounds(y, m), y_true)
+            lo, hi = cast("Samples", p).pit_bounds()
         else:  # quantile levels the file carries (intervals: (1 -/+ level)/2 of each central level)
             levels = cast("Quantiles | Intervals", p).levels
             lv = (

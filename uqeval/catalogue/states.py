@@ -32,7 +32,7 @@ How each metric merges follows its catalogue :attr:`~uqeval.catalogue.Metric.red
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from typing import Any, cast
 
 import numpy as np
@@ -706,7 +706,7 @@ class RankHistogram(Special):
         if p.ragged:
             return {"ragged": True}
         m = p.samples.shape[1]
-        lo, hi = p.map_rows(lambda mem, y: ct.ensemble_pit_bounds(y, mem), p.y_true)
+        lo, hi = p.pit_bounds()  # (memoised: the calibration tests use the same)
         ell = np.rint(lo * (m + 1)).astype(np.int64)
         t = np.rint(hi * (m + 1)).astype(np.int64) - ell - 1
         return {
@@ -794,36 +794,42 @@ def not_streamed(kind: str, settings: Settings | None = None) -> dict[str, str]:
     return out
 
 
+def _specials(kind: str, settings: Settings | None) -> Iterator[tuple[Family, Special]]:
+    """``(family, its mergeable state)`` of every family of ``kind`` that has one."""
+    for f in families_for(kind, settings):
+        special = _plan(f, kind)[1]
+        if special is not None:
+            yield f, special
+
+
+def _applies(f: Family, name: str, kind: str) -> bool:
+    return any(x.name == name and x.applies_to(kind) for x in f.metrics)
+
+
+def _two_pass_metrics(special: Special) -> list[str]:
+    """The metrics of a state (or of its parts) that a second pass over the rows finishes (MdAE)."""
+    parts = getattr(special, "parts", (special,))
+    return [m for sp in parts if type(sp).select is not Special.select for m in sp.metrics]
+
+
 def approximate(kind: str, settings: Settings | None = None) -> dict[str, str]:
     """``{"group.name": bound}`` of the streamed metrics of ``kind`` that are approximate (the rest are exact)."""
-    out = {}
-    for f in families_for(kind, settings):
-        _, special, _ = _plan(f, kind)
-        if special is not None:
-            out.update(
-                {
-                    f"{f.name}.{m}": b
-                    for m, b in special.approximate.items()
-                    if any(x.name == m and x.applies_to(kind) for x in f.metrics)
-                }
-            )
-    return out
+    return {
+        f"{f.name}.{m}": b
+        for f, special in _specials(kind, settings)
+        for m, b in special.approximate.items()
+        if _applies(f, m, kind)
+    }
 
 
 def two_pass(kind: str, settings: Settings | None = None) -> list[str]:
     """Paths of the metrics of ``kind`` that a second pass over the rows makes exact (MdAE)."""
-    out = []
-    for f in families_for(kind, settings):
-        _, special, _ = _plan(f, kind)
-        parts = getattr(special, "parts", (special,)) if special is not None else ()
-        out += [
-            f"{f.name}.{m}"
-            for sp in parts
-            if type(sp).select is not Special.select
-            for m in sp.metrics
-            if any(x.name == m and x.applies_to(kind) for x in f.metrics)
-        ]
-    return out
+    return [
+        f"{f.name}.{m}"
+        for f, special in _specials(kind, settings)
+        for m in _two_pass_metrics(special)
+        if _applies(f, m, kind)
+    ]
 
 
 def streamed(kind: str, settings: Settings | None = None) -> list[str]:
@@ -1037,14 +1043,7 @@ def streaming_table(extra_rows: Collection[tuple[str, str, str]] = ()) -> str:
                     if name in applies:
                         exact.setdefault(f"{f.name}.{name}", None)
                 approx.update({f"{f.name}.{m}": v for m, v in special.approximate.items() if m in applies})
-                parts = getattr(special, "parts", (special,))
-                two.update(
-                    f"{f.name}.{m}"
-                    for sp in parts
-                    if type(sp).select is not Special.select
-                    for m in sp.metrics
-                    if m in applies
-                )
+                two.update(f"{f.name}.{m}" for m in _two_pass_metrics(special) if m in applies)
             for name in skipped:
                 left.setdefault(f"{f.name}.{name}", WHY.get(by_name[name].reduction, "not mergeable"))
     how = {

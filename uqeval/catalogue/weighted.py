@@ -34,8 +34,8 @@ NOT_STREAMED = "its weighted form needs all the rows at once (not a function of 
 #: the metrics exact after a second pass over the rows (the weighted MdAE); ``score`` makes it for the whole data
 TWO_PASS = ("mdae",)
 NOT_STREAMED_TWO_PASS = (
-    "its weighted form needs a second pass over the rows, which score --by with weights does not make; "
-    "score in memory"
+    "its weighted form needs a second pass over the rows (score makes one for the whole data; score --by "
+    "groups and monitor windows do not); score in memory"
 )
 #: the metrics whose family kernels take the weights (:attr:`uqeval.catalogue.Family.weighted`)
 NOT_STREAMED_KERNEL = (

@@ -352,14 +352,12 @@ def ensemble_pit_bounds(y_true: np.ndarray, samples: np.ndarray) -> tuple[np.nda
 
     With :math:`\ell` members below y and :math:`t` equal to it, the observation's rank (0-based)
     is uniform on :math:`\{\ell, \dots, \ell + t\}` under exchangeability, so its continuous
-    randomised PIT is uniform on :math:`[\ell/(M+1), (\ell + t + 1)/(M+1)]`.
+    randomised PIT is uniform on :math:`[\ell/(M+1), (\ell + t + 1)/(M+1)]`
+    (:func:`uqeval.metrics.samples.pit_bounds_samples`, counted in blocks of rows).
     """
-    y = np.asarray(y_true, dtype=np.float64)[:, None]
-    s = np.asarray(samples, dtype=np.float64)
-    m = s.shape[1]
-    below = np.count_nonzero(s < y, axis=1)
-    ties = np.count_nonzero(s == y, axis=1)
-    return below / (m + 1.0), (below + ties + 1.0) / (m + 1.0)
+    from .samples import pit_bounds_samples
+
+    return pit_bounds_samples(y_true, samples)
 
 
 def quantile_pit_bounds(

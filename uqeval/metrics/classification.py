@@ -234,31 +234,18 @@ def _even_upper_edges(num_bins: int) -> np.ndarray:
     return np.linspace(0.0, 1.0, num_bins + 1)[1:]
 
 
-def _adaptive_upper_edges(xs: np.ndarray, num_bins: int, ws: np.ndarray | None = None) -> np.ndarray:
+def _adaptive_upper_edges(xs: np.ndarray, num_bins: int) -> np.ndarray:
     """Upper edges of equal-mass bins over sorted scores ``xs`` (Uncertainty Metrics' ``get_adaptive_bins``).
 
-    The edges are the order statistics ``xs[r_m]``, ``r_m = round(m n / M)``
-    (``numpy.round``, half to even) clipped to ``n - 1``, for ``m = 1..M-1``. ``ws``: each sorted score's
-    weight in rows (:func:`~uqeval.metrics.rowweights.row_units`): ``n`` is their sum and ``r_m`` a position
-    among the repeated rows, the weighted quantile the repeated rows would give.
+    The edges are the order statistics ``xs[r_m]``, ``r_m = round(m n / M)`` (``numpy.round``, half to even)
+    clipped to ``n - 1``, for ``m = 1..M-1`` (with row weights: :func:`_weighted_calibration_errors`).
     """
-    n = xs.size if ws is None else float(np.sum(ws))
-    idx = np.round(np.linspace(0, n, num_bins, endpoint=False))
-    if ws is None:
-        pos = np.minimum(idx.astype(np.intp), n - 1)
-    else:
-        from .rowweights import row_at
-
-        pos = row_at(np.cumsum(ws), np.minimum(idx, max(n - 1.0, 0.0)))
-    return xs[pos][1:]
+    idx = np.round(np.linspace(0, xs.size, num_bins, endpoint=False))
+    return xs[np.minimum(idx.astype(np.intp), xs.size - 1)][1:]
 
 
 def _bin_stats(
-    xs: np.ndarray,
-    xh: np.ndarray,
-    upper: np.ndarray,
-    ws: np.ndarray | None = None,
-    wh: np.ndarray | None = None,
+    xs: np.ndarray, xh: np.ndarray, upper: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Counts, sums of scores and numbers of hits per bin, from sorted data.
 
@@ -266,8 +253,7 @@ def _bin_stats(
     is 1, ``upper`` the non-decreasing upper edges. A score goes to bin
     ``#{edges <= score}`` (``numpy.digitize`` with ``right=False``), so in sorted
     order every bin is a contiguous run and its boundaries are
-    ``searchsorted(xs, edge, "left")``: O(M log N) after the sort. ``ws``, ``wh``: the weights of
-    ``xs`` and ``xh`` (then weighted counts, sums and hits).
+    ``searchsorted(xs, edge, "left")``: O(M log N) after the sort.
     """
     nb = upper.size + 1
     bnd = np.empty(nb + 1, dtype=np.intp)
@@ -276,13 +262,7 @@ def _bin_stats(
     hb = np.empty(nb + 1, dtype=np.intp)
     hb[0], hb[-1] = 0, xh.size
     hb[1:-1] = np.searchsorted(xh, upper, side="left")
-    if ws is None or wh is None:
-        counts = np.diff(bnd)
-        s_hit = np.diff(hb).astype(np.float64)
-    else:
-        counts = _run_sums(ws, bnd)
-        s_hit = _run_sums(wh, hb)
-    return counts, _run_sums(xs if ws is None else xs * ws, bnd), s_hit
+    return np.diff(bnd), _run_sums(xs, bnd), np.diff(hb).astype(np.float64)
 
 
 def _run_sums(values: np.ndarray, bnd: np.ndarray) -> np.ndarray:
@@ -300,18 +280,12 @@ def _above(xs: np.ndarray, threshold: float) -> np.ndarray:
     return xs[np.searchsorted(xs, threshold, side="right") :]
 
 
-def _l1_gap(
-    xs: np.ndarray,
-    xh: np.ndarray,
-    upper: np.ndarray,
-    ws: np.ndarray | None = None,
-    wh: np.ndarray | None = None,
-) -> float:
+def _l1_gap(xs: np.ndarray, xh: np.ndarray, upper: np.ndarray) -> float:
     r"""L1 gap :math:`\sum_b \frac{n_b}{n} |\mathrm{acc}_b - \mathrm{conf}_b|`, computed as
     :math:`\frac1n \sum_b |\mathrm{hits}_b - \sum_{B_b} x|`; 0 when no score is kept."""
     if xs.size == 0:
         return 0.0
-    return _l1_max(*_bin_stats(xs, xh, upper, ws, wh))[0]
+    return _l1_max(*_bin_stats(xs, xh, upper))[0]
 
 
 def _l1_max(counts: np.ndarray, s_conf: np.ndarray, s_hit: np.ndarray) -> tuple[float, float]:
@@ -378,9 +352,8 @@ def _sort_all(arrays):
     return arrays
 
 
-def _sorted_in_pairs(items: list, threaded: bool, sort=_sort_all):
-    """Yield ``sort(item())`` for each item, in order (by default ``item()``'s arrays, new arrays, sorted here
-    in place).
+def _sorted_in_pairs(items: list, threaded: bool):
+    """Yield ``item()``'s arrays (new arrays) for each item, in order, sorted here in place.
 
     With ``threaded``, two items at a time: a worker thread sorts the second while this thread sorts
     the first (sorting, most of the time, releases the GIL; ~45% less wall time for
@@ -390,7 +363,7 @@ def _sorted_in_pairs(items: list, threaded: bool, sort=_sort_all):
     """
     if not threaded:
         for item in items:
-            yield sort(item())
+            yield _sort_all(item())
         return
     from concurrent.futures import ThreadPoolExecutor
 
@@ -398,8 +371,8 @@ def _sorted_in_pairs(items: list, threaded: bool, sort=_sort_all):
         for i in range(0, len(items), 2):  # pairs of items
             first = items[i]()
             second = items[i + 1]() if i + 1 < len(items) else None
-            done = None if second is None else pool.submit(sort, second)
-            first = sort(first)
+            done = None if second is None else pool.submit(_sort_all, second)
+            first = _sort_all(first)
             second = None if done is None else done.result()
             yield first
             first = None  # freed while the second is used

@@ -742,7 +742,7 @@ def _min_cost_point(curve: UCCCurve, cost: float) -> dict[str, float]:
     return _operating_point(curve.k[j], curve.x[j], curve.y[j], cost)
 
 
-def ucc_summary(y_true, pred, lower, upper, **options: Any) -> dict:
+def ucc_summary(y_true, pred, lower, upper, *args: Any, **options: Any) -> dict:
     r"""AUUCC, gain over the constant band, partial area and operating points of one model.
 
     Gain (paper Eq. 6, as a fraction rather than a percentage):
@@ -763,12 +763,12 @@ def ucc_summary(y_true, pred, lower, upper, **options: Any) -> dict:
     ``{"x" | "y": [a, b], "auucc", "auucc_const", "gain"}``, each curve clipped to its own
     extent), ``op`` (``{"k": 1.0, "x", "y", "cost"}``, the original intervals) and
     ``op_min`` (``{"k", "x", "y", "cost"}``, the minimum-cost point). Use
-    :func:`ucc_curves` for the curves themselves. ``options``: the keywords of :func:`ucc_summary_rows`
-    (``x_axis="bandwidth"``, ``y_axis="missrate"``, ``normalize="std"``, ``partial_x``, ``partial_y``,
-    ``cost=0.5``, ``weights``).
+    :func:`ucc_curves` for the curves themselves. ``args``, ``options``: the arguments of
+    :func:`ucc_summary_rows` after its bounds, in its order (``x_axis="bandwidth"``, ``y_axis="missrate"``,
+    ``normalize="std"``, ``partial_x``, ``partial_y``, ``cost=0.5``, ``weights``).
     """
     _, _, lo, hi = _check_band(y_true, pred, lower, upper)
-    return ucc_summary_rows(y_true, pred, lambda a, b: (lo[a:b], hi[a:b]), **options)
+    return ucc_summary_rows(y_true, pred, lambda a, b: (lo[a:b], hi[a:b]), *args, **options)
 
 
 def _summary_options(x_axis: str, y_axis: str, normalize: str, partial_x, partial_y, cost: float):
