@@ -347,6 +347,20 @@ class MedianAbsErr(Special):
         return {"mdae": float(np.mean(pair))}
 
 
+def chan_merge(a: State, b: State, comoments: bool) -> State:
+    """Two ``{"n", "mean", "m2"}`` moment states of some columns combined (Chan, Golub & LeVeque's pairwise
+    update; ``n`` a row count or a total weight): ``m2`` the co-moment matrix (``comoments``) or the
+    columns' second central moments."""
+    n = a["n"] + b["n"]
+    delta = b["mean"] - a["mean"]
+    cross = np.outer(delta, delta) if comoments else delta**2
+    return {
+        "n": n,
+        "mean": a["mean"] + delta * (b["n"] / n),
+        "m2": a["m2"] + b["m2"] + cross * (a["n"] * b["n"] / n),
+    }
+
+
 class AccuracyMoments(Special):
     """(target, point) means and co-moments, merged with Chan, Golub & LeVeque's pairwise update,
     plus the sum of squared errors: rmse, r2 and corr as :func:`uqeval.metrics.accuracy.accuracy_batch`."""
@@ -381,14 +395,7 @@ class AccuracyMoments(Special):
         }
 
     def merge(self, a, b):
-        n = a["n"] + b["n"]
-        delta = b["mean"] - a["mean"]
-        return {
-            "n": n,
-            "mean": a["mean"] + delta * (b["n"] / n),
-            "m2": a["m2"] + b["m2"] + np.outer(delta, delta) * (a["n"] * b["n"] / n),
-            "sse": a["sse"] + b["sse"],
-        }
+        return {**chan_merge(a, b, comoments=True), "sse": a["sse"] + b["sse"]}
 
     def finalize(self, st, s):
         n, sse, m2 = st["n"], st["sse"], st["m2"]
@@ -550,13 +557,7 @@ class RowTermMoments(Special):
         return {"n": x.shape[0], "mean": mu, "m2": np.square(x - mu).sum(axis=0)}
 
     def merge(self, a, b):
-        n = a["n"] + b["n"]
-        delta = b["mean"] - a["mean"]
-        return {
-            "n": n,
-            "mean": a["mean"] + delta * (b["n"] / n),
-            "m2": a["m2"] + b["m2"] + delta**2 * (a["n"] * b["n"] / n),
-        }
+        return chan_merge(a, b, comoments=False)
 
     def finalize(self, st, s):
         n = st["n"]
