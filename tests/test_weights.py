@@ -531,3 +531,13 @@ def test_weighted_calibration_errors_with_ties_and_zeros_equal_repeated_rows(rou
         got = calibration_errors(p[kept], y[kept], num_bins=15, tace_threshold=0.01, weights=scale * w[kept])
         for key, value in want.items():
             assert got[key] == pytest.approx(value, rel=1e-12, abs=1e-14), (key, scale)
+    # one value for every row (every edge in one code) and a single row
+    for q, lab, ww in (
+        (np.full((7, 2), 0.5), np.arange(7) % 2, np.arange(1.0, 8.0)),
+        (p[:1], y[:1], w[:1] + 1),
+    ):
+        idx = np.repeat(np.arange(len(ww)), ww.astype(int))
+        want = calibration_errors(q[idx], lab[idx])
+        got = calibration_errors(q, lab, weights=ww)
+        for key, value in want.items():
+            assert got[key] == pytest.approx(value, rel=1e-12, abs=1e-14, nan_ok=True), key

@@ -6,14 +6,16 @@ total weight; states merge by adding them, and the metric is the form's ``finish
 function the in-memory run applies to the sums of all rows at once: stream and memory agree to rounding
 (~1e-15). The per-row forms come from :func:`uqeval.catalogue.weighted_forms`, as in memory.
 
-Metrics whose weighted form is not a function of sums (the weighted median absolute error, RMSE, R² and
-correlation, which the in-memory run computes from all the rows at once, and the metrics whose family kernels
-take the weights and need every row: the equal-mass calibration errors, CORP, ENCE/UCE, rejection curves,
-RS/ACCRUE, ...) are not streamed with weights: they are named in ``input.not_streamed``. A family whose
-kernels take the weights streams the metrics that are functions of its weighted cell sums
-(:attr:`uqeval.catalogue.Family.weighted_sums`: ECE, MCE, SCE and the Brier decomposition), added up over
-the chunks like the per-row sums. Metrics that take no weights at all are named in
-``weights.not_weighted``, as in memory. ``--by`` is not streamed with weights.
+The weighted RMSE, R² and correlation are kept as weighted moments and the weighted MdAE as a histogram of
+weights over float bit patterns (the family's mergeable state, :data:`uqeval.catalogue.states.SPECIAL`, given
+the weights: ``specials``); the MdAE is finished by a second pass over the rows (:func:`weighted_selection`,
+:func:`weighted_second_state`), which ``score`` makes for the whole data. Metrics whose family kernels take the
+weights and need every row (the equal-mass calibration errors, CORP, ENCE/UCE, rejection curves, RS/ACCRUE,
+the calibration tests, ...) are not streamed with weights: they are named in ``input.not_streamed``. A family
+whose kernels take the weights streams the metrics that are functions of its weighted cell sums
+(:attr:`uqeval.catalogue.Family.weighted_sums`: ECE, MCE, SCE, the Brier decomposition and the information
+criteria's standard errors), added up over the chunks like the per-row sums. Metrics that take no weights at
+all are named in ``weights.not_weighted``, as in memory.
 """
 
 from __future__ import annotations

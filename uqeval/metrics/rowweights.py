@@ -114,7 +114,8 @@ class CodeSums:
         exact[held[(held >= 0) & (held < self.count.size)]] = True
         # a code without an edge lies in one bin: the number of edges in lower codes
         code_bin = np.searchsorted(held, np.arange(self.count.size), side="left")
-        out = np.stack([np.bincount(code_bin[~exact], weights=v[~exact], minlength=nb) for v in self._sums])
+        out = np.zeros((3, nb))  # (float: bincount of no rows gives integers)
+        out += np.stack([np.bincount(code_bin[~exact], weights=v[~exact], minlength=nb) for v in self._sums])
         rows = self._rows_in(held)
         if rows.size:
             b = np.searchsorted(edges, self.x[rows], side="right")
