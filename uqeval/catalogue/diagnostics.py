@@ -282,7 +282,12 @@ DIAGNOSTIC_TEST_FAMILIES: tuple[Family, ...] = (
             **{k: _calibration_tests for k in PIT_TEST_KINDS},
             **{k: _calibration_tests for k in CLASSIFICATION},
         },
-        imports=("uqeval.metrics.calibration_tests", "uqeval.metrics.normal", "scipy.stats"),
+        imports=(
+            "uqeval.metrics.calibration_tests",
+            "uqeval.metrics.normal",
+            "uqeval.metrics.rowweights",
+            "scipy.stats",
+        ),
         option="diagnostics",
         weighted=("gaussian", *CLASSIFICATION),
         no_weights=dict.fromkeys(

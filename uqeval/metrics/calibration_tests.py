@@ -216,12 +216,14 @@ def pit_uniformity_tests(pit: np.ndarray, weights=None) -> dict[str, float]:
     """
     from scipy import stats
 
-    from .rowweights import effective_rows
-
     u = np.asarray(pit, dtype=np.float64)
     if u.ndim != 1 or u.size < 2:
         raise InputError(f"the PIT tests need at least 2 rows, found {u.size}")
-    n = float(u.size) if weights is None else effective_rows(weights)
+    n = float(u.size)
+    if weights is not None:
+        from .rowweights import effective_rows
+
+        n = effective_rows(weights)
     d = float(ks_statistic(u, weights))
     w2 = float(cvm_statistic(u, weights))
     a2 = float(ad_statistic(u, weights))
@@ -425,7 +427,6 @@ def spiegelhalter(p: np.ndarray, y: np.ndarray, weights=None) -> tuple[float, fl
     function of the weighted rows). Z and p are NaN when the variance is 0 (every probability is 0, ½ or 1).
     """
     from .normal import ndtr
-    from .rowweights import effective_rows
 
     p = np.asarray(p, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
@@ -435,7 +436,12 @@ def spiegelhalter(p: np.ndarray, y: np.ndarray, weights=None) -> tuple[float, fl
     var = float(np.dot(w, (1.0 - 2.0 * p) ** 2 * p * (1.0 - p)) / total)
     if not var > 0:
         return float("nan"), float("nan")
-    n = float(p.size) if weights is None else effective_rows(w)
+    if weights is None:
+        n = float(p.size)
+    else:
+        from .rowweights import effective_rows
+
+        n = effective_rows(w)
     z = np.sqrt(n) * num / np.sqrt(var)
     return float(z), float(2.0 * ndtr(-abs(z)))
 
