@@ -98,13 +98,14 @@ def run_cli_bare(repeat: int | None = None) -> tuple[float, float]:
     return min(walls), 0.0
 
 
-def best_of(fn, repeats: int) -> float:
-    """Best wall seconds of ``repeats`` in-process calls of ``fn()``."""
+def best_of(fn, repeats: int, clock=time.perf_counter) -> float:
+    """Best wall seconds (``clock``: e.g. ``time.process_time`` for CPU seconds) of ``repeats`` in-process
+    calls of ``fn()``."""
     times = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
     return min(times)
 
 
@@ -160,6 +161,72 @@ def bench_weights(n: int, runs: int = 5) -> None:
             f"score gaussian {k:<9} N={n:>9,d}  wall {med[k][0]:6.2f} s  cpu {med[k][1]:6.2f} s  (median of {runs})"
         )
     print(f"weights cost: wall x{ratio[0]:.3f}, cpu x{ratio[1]:.3f}   (target: <= x1.15)")
+
+
+def classification_weighted_file(n: int, k: int = 10) -> Path:
+    """:func:`classification_file`'s rows with a weights column ``w`` (uniform on [0, 2], every 10th row 0)."""
+    import pyarrow.parquet as pq
+
+    path = DATA / f"classification_weighted_{n}_{k}.parquet"
+    if not path.exists():
+        table = pq.read_table(classification_file(n, k))
+        w = np.random.default_rng(1).uniform(0.0, 2.0, n)
+        w[::10] = 0.0
+        pq.write_table(table.append_column("w", [w]), path)
+    return path
+
+
+def bench_weights_classification(n: int, runs: int = 5) -> None:
+    """`uqeval score --diagnostics` of N 10-class rows without and with `--weights` (issue 37: at most +10%),
+    runs alternated on the same file, medians of wall and CPU seconds. The weighted run leaves out the
+    metrics that draw at random (SPCE, Bayesian ECE: named in weights.not_weighted), so the families both
+    compute are also timed one by one in this process (CPU seconds, best of 3 each: on a shared machine wall
+    times of one kernel swing by 2x), plain against weighted kernel."""
+    import pyarrow.parquet as pq
+
+    path = classification_weighted_file(n)
+    times: dict[str, list[tuple[float, float]]] = {"plain": [], "weighted": []}
+    for _ in range(runs):
+        for name, w in (("plain", []), ("weighted", ["--weights", "w"])):
+            wall, _, cpu = run_cli_cpu(
+                ["score", str(path), "--diagnostics", "--format", "json", *w], repeat=1
+            )
+            times[name].append((wall, cpu))
+    med = {k: np.median(np.array(v), axis=0) for k, v in times.items()}
+    ratio = med["weighted"] / med["plain"]
+    for k in ("plain", "weighted"):
+        print(
+            f"score --diagnostics classif. {k:<9} N={n:>9,d}  wall {med[k][0]:6.2f} s  cpu {med[k][1]:6.2f} s  "
+            f"(median of {runs})"
+        )
+    print(f"weights cost (whole runs): wall x{ratio[0]:.3f}, cpu x{ratio[1]:.3f}   (target: <= x1.10)")
+
+    sys.path.insert(0, str(ROOT))
+    from uqeval.catalogue import families_for
+    from uqeval.config import make_settings
+    from uqeval.predictions import Categorical
+
+    t = pq.read_table(path)
+    proba = np.column_stack([t.column(f"p_{j}").to_numpy() for j in range(10)])
+    label, wt = t.column("label").to_numpy(), t.column("w").to_numpy()
+    keep = wt > 0  # (the weighted run drops the rows of weight 0 first; both kernels get the same rows)
+    proba, label, wt = proba[keep], label[keep], wt[keep]
+    settings = make_settings(diagnostics=True)
+    total = [0.0, 0.0]
+    for f in families_for("categorical", settings):
+        if "categorical" not in f.weighted:
+            continue
+        fn = f.compute["categorical"]
+        plain = best_of(lambda: fn(Categorical(proba, y_true=label), settings), 3, time.process_time)  # noqa: B023
+        weighted = best_of(lambda: fn(Categorical(proba, y_true=label), settings, wt), 3, time.process_time)  # noqa: B023
+        total[0] += plain
+        total[1] += weighted
+        print(
+            f"  kernel {f.name:<24} plain {plain:6.3f} s  weighted {weighted:6.3f} s  x{weighted / plain:.2f}"
+        )
+    print(
+        f"  kernels with a weighted form: plain {total[0]:.2f} s, weighted {total[1]:.2f} s, x{total[1] / total[0]:.2f}"
+    )
 
 
 def bench_classification(n: int, k: int = 10) -> None:
@@ -697,6 +764,7 @@ def bench_memory(n: int, floor_rows: int = 1000) -> None:
 BENCHES = {
     "score": (bench_score, 1_000_000),
     "weights": (bench_weights, 1_000_000),
+    "weights_classification": (bench_weights_classification, 1_000_000),
     "crps": (bench_crps_samples, 1_000_000),
     "samples": (bench_score_samples, 1_000_000),
     "classification": (bench_classification, 1_000_000),

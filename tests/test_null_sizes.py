@@ -194,3 +194,38 @@ def test_ucc_and_compare_draws_are_reproducible_and_differ_between_data_sets():
     seed = flip_seed(0, rows_key(list(models.values())))
     assert out["tests"][0]["permutation_p"] == pytest.approx(sign_flip_tests(d, 499, seed)[0], abs=1e-12)
     assert seed != flip_seed(0, rows_key(list(models.values())[::-1]))
+
+
+def test_weighted_calibration_tests_hold_their_size():
+    """The calibration tests with --weights (issue 37): the statistics of the weighted rows, their null at Kish's
+    n_eff (Hosmer-Lemeshow: per group), on data sets with weights drawn apart from the outcomes (uniform on
+    [0.2, 3]); benchmarks/null_sizes.py --only weighted runs 4000 with log-normal weights too."""
+    rng = np.random.default_rng(37)
+    pit: dict[str, list[float]] = {k: [] for k in PIT_P}
+    binary: dict[str, list[float]] = {k: [] for k in ("spiegelhalter_p", "hosmer_lemeshow_p")}
+    for _ in range(600):
+        res = FAMILY.compute["gaussian"](_gaussian(rng), SETTINGS, rng.uniform(0.2, 3.0, 40))
+        for k in pit:
+            pit[k].append(res[k])
+    for _ in range(800):
+        p = rng.uniform(0.05, 0.95, size=300)
+        y = (rng.uniform(size=300) < p).astype(float)
+        res = FAMILY.compute["categorical"](Categorical(p, y_true=y), SETTINGS, rng.uniform(0.2, 3.0, 300))
+        for k in binary:
+            binary[k].append(res[k])
+    for k, v in {**pit, **binary}.items():
+        _assert_size(np.array(v), f"weighted {k}")
+
+
+def test_weighted_standard_error_covers_the_mean():
+    """information_criteria.*_se with weights (uqeval.metrics.ensembles.sem_from_sums, Kish's n_eff): a z test of
+    a weighted mean of iid terms with uneven weights holds its size."""
+    from uqeval.metrics.ensembles import sem_from_sums, weighted_sem_sums
+    from uqeval.metrics.normal import ndtr
+
+    rng = np.random.default_rng(38)
+    p = []
+    for _ in range(1000):
+        sums = weighted_sem_sums(rng.normal(size=(200, 1)), rng.uniform(0.2, 3.0, 200))
+        p.append(2.0 * ndtr(-abs(sums[2] / sums[0] / sem_from_sums(sums)[0])))
+    _assert_size(np.array(p), "weighted standard error")

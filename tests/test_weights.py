@@ -62,36 +62,79 @@ WEIGHTED_CASES = [c for c in CASES if c.values[0].takes_weights(c.values[1])]
 REFUSED_CASES = [c for c in CASES if not c.values[0].takes_weights(c.values[1])]
 
 _RANDOM = "random subsets: a weighted draw would not equal the draws of the repeated rows"
-_OF_N = "a test statistic, p-value or standard error that depends on the number of independent rows"
+_RANDOM_PIT = "samples, quantiles, intervals: a PIT (or rank) drawn at random per row"
 
-#: every catalogue entry (or group, ``group.*``) that still refuses weights for some representation, and why
-#: (issue 37). Each is refused by name with its reason in ``weights.not_weighted``.
+#: every catalogue entry (a path, or a pattern: ``group.*``, ``group.pit_*``) that still refuses weights for
+#: some representation, and why (issue 37): only those that draw at random. Each is refused by name with its
+#: reason in ``weights.not_weighted``.
 STILL_REFUSED = {
     "adv_group_calibration.*": _RANDOM,
     "bayesian_ece.*": _RANDOM,
     "spce.*": _RANDOM,
-    "calibration_tests.pit_ks_stat": "samples, quantiles, intervals: a PIT drawn at random per row",
-    **dict.fromkeys(
-        (
-            "calibration_tests.pit_ks_p",
-            "calibration_tests.pit_cvm_stat",
-            "calibration_tests.pit_cvm_p",
-            "calibration_tests.pit_ad_stat",
-            "calibration_tests.pit_ad_p",
-            "calibration_tests.rank_hist_chi2",
-            "calibration_tests.rank_hist_chi2_p",
-            "calibration_tests.spiegelhalter_z",
-            "calibration_tests.spiegelhalter_p",
-            "calibration_tests.hosmer_lemeshow_stat",
-            "calibration_tests.hosmer_lemeshow_p",
-            "information_criteria.waic1_se",
-            "information_criteria.waic2_se",
-            "information_criteria.iscv_se",
-        ),
-        _OF_N,
-    ),
-    "calibration_tests.rank_histogram": "ranks of the targets among the members, broken at random per row",
+    "calibration_tests.pit_*": _RANDOM_PIT,
+    "calibration_tests.rank_*": _RANDOM_PIT,
 }
+
+#: tests and standard errors whose null or variance takes a number of independent rows: with weights Kish's
+#: n_eff = (sum w)^2 / sum w^2 (uqeval.metrics.rowweights.effective_rows), scale-free, which repeated rows do
+#: not raise (they are not independent draws; docs/guide/weights.md). Their statistic part, a function of the
+#: weighted rows, is checked against the repeated rows: ``part(value, n)``; the p-values are checked to be
+#: the null law at n_eff of that statistic (:func:`_null_p`). Hosmer-Lemeshow takes n_eff per group: its
+#: groups and shares are those of the repeated rows (:func:`_hosmer_lemeshow_of_repeated_groups`).
+STAT_PART = {
+    "calibration_tests.pit_cvm_stat": lambda v, n: v / n,
+    "calibration_tests.pit_ad_stat": lambda v, n: v / n,
+    "calibration_tests.spiegelhalter_z": lambda v, n: v / np.sqrt(n),
+    **dict.fromkeys(
+        ("information_criteria.waic1_se", "information_criteria.waic2_se", "information_criteria.iscv_se"),
+        lambda v, n: v * v * (n - 1),
+    ),
+}
+P_OF_STAT = {
+    "calibration_tests.pit_ks_p": "calibration_tests.pit_ks_stat",
+    "calibration_tests.pit_cvm_p": "calibration_tests.pit_cvm_stat",
+    "calibration_tests.pit_ad_p": "calibration_tests.pit_ad_stat",
+    "calibration_tests.spiegelhalter_p": "calibration_tests.spiegelhalter_z",
+    "calibration_tests.hosmer_lemeshow_p": "calibration_tests.hosmer_lemeshow_stat",
+}
+
+
+def _null_p(path: str, stat: float, n: float) -> float:
+    """The null law at ``n`` rows of each p-value in :data:`P_OF_STAT` (written out here, from scipy)."""
+    from scipy import stats
+
+    from uqeval.metrics import calibration_tests as ct
+
+    return {
+        "calibration_tests.pit_ks_p": lambda: stats.kstwo.sf(stat, round(n)),
+        "calibration_tests.pit_cvm_p": lambda: ct.cvm_pvalue(stat, n),
+        "calibration_tests.pit_ad_p": lambda: ct.ad_pvalue(stat, n),
+        "calibration_tests.spiegelhalter_p": lambda: 2 * stats.norm.sf(abs(stat)),
+        "calibration_tests.hosmer_lemeshow_p": lambda: stats.chi2.sf(stat, 10),  # 10 groups (no tied edges)
+    }[path]()
+
+
+def _n_eff(w: np.ndarray) -> float:
+    return float(w.sum() ** 2 / (w * w).sum())
+
+
+def _hosmer_lemeshow_of_repeated_groups(pred) -> float:
+    """The weighted Hosmer-Lemeshow statistic built in numpy: the groups (type-7 deciles, np.quantile) and
+    each group's shares of events and expected events are those of the repeated rows; each group counts
+    Kish's n_eff of the weights W of its rows."""
+    from uqeval.catalogue.diagnostics import binary_events
+
+    p, y = binary_events(pred)
+    edges = np.quantile(p[REPEATED], np.linspace(0.0, 1.0, 11))
+    g = np.clip(np.searchsorted(edges, p, side="left"), 1, 10)
+    stat = 0.0
+    for k in range(1, 11):
+        rows = REPEATED[g[REPEATED] == k]  # the repeated rows of group k
+        if rows.size:
+            o, e = y[rows].mean(), p[rows].mean()
+            w = W[(g == k) & (W > 0)]
+            stat += _n_eff(w) * ((o - e) ** 2 / e + (o - e) ** 2 / (1 - e))
+    return stat
 
 
 def _refused_list() -> list[str]:
@@ -99,23 +142,30 @@ def _refused_list() -> list[str]:
 
 
 def _listed(path: str) -> str | None:
-    return STILL_REFUSED.get(path) or STILL_REFUSED.get(path.split(".")[0] + ".*")
+    from fnmatch import fnmatchcase
+
+    return next((why for key, why in STILL_REFUSED.items() if fnmatchcase(path, key)), None)
 
 
 def test_the_entries_that_refuse_weights_are_listed(capsys):
-    """Prints every entry x representation that refuses weights (the acceptance of issue 37), and checks that
-    each is in :data:`STILL_REFUSED` with its reason, and that every entry there still refuses (no stale
-    line)."""
+    """Prints every entry x representation that refuses weights (the acceptance of issue 37), and those whose
+    p-value or standard error takes n_eff, and checks that each refused case is in :data:`STILL_REFUSED` with
+    its reason, and that every entry there still refuses (no stale line)."""
     refused = _refused_list()
     with capsys.disabled():
         print(f"\n{len(refused)} of {len(CASES)} entry x representation cases refuse weights:")
         for case in refused:
             path = case.split("-")[0]
             print(f"   {case:55s} {_listed(path) or 'NOT LISTED'}")
+        print(
+            "weighted with Kish's n_eff for the number of independent rows (statistic part = repeated rows):"
+        )
+        for path in [*STAT_PART, "calibration_tests.hosmer_lemeshow_stat (n_eff per group)", *P_OF_STAT]:
+            print(f"   {path}")
     assert not [c for c in refused if _listed(c.split("-")[0]) is None]
     paths = {c.split("-")[0] for c in refused}
     for key in STILL_REFUSED:
-        assert any(p == key or p.startswith(key.removesuffix("*")) for p in paths), f"{key} takes weights now"
+        assert any(_listed(p) == STILL_REFUSED[key] for p in paths), f"{key} takes weights now"
 
 
 @pytest.mark.parametrize("metric,kind", WEIGHTED_CASES)
@@ -125,6 +175,18 @@ def test_integer_weights_equal_repeated_rows(wstore, metric, kind):
     got = _values(weighted, metric)
     want = _values(wstore.repeated(kind), metric)
     assert got and got.keys() == want.keys(), (metric.path, kind)
+    if metric.path in P_OF_STAT:  # the null law at n_eff of the statistic checked below
+        stat = METRICS[P_OF_STAT[metric.path]]
+        n = _n_eff(W)
+        for key, value in got.items():
+            assert value == pytest.approx(_null_p(metric.path, _values(weighted, stat)[key], n), rel=1e-12)
+        return
+    if metric.path == "calibration_tests.hosmer_lemeshow_stat":
+        want = {"": _hosmer_lemeshow_of_repeated_groups(wstore.pred(kind))}
+    part = STAT_PART.get(metric.path)
+    if part is not None:  # the statistic of the weighted rows at n_eff; of the repeated rows at their number
+        got = {k: part(v, _n_eff(W)) for k, v in got.items()}
+        want = {k: part(v, float(REPEATED.size)) for k, v in want.items()}
     np.testing.assert_allclose(_leaves(got), _leaves(want), rtol=1e-12, atol=1e-12, err_msg=metric.path)
 
 
@@ -387,18 +449,19 @@ def test_commands_without_weights_refuse_them(weighted_file, tmp_path, args):
 def test_check_names_a_rule_on_a_metric_without_weights(weighted_file, tmp_path):
     rules = tmp_path / "rules.toml"
     rules.write_text(
-        '[rules]\n"scoring_rule.crps" = { max = 5 }\n"calibration_tests.pit_ks_p" = { min = 0.01 }\n'
+        '[rules]\n"scoring_rule.crps" = { max = 5 }\n"adv_group_calibration.ma_mean" = { max = 1 }\n'
     )
     args = ["check", str(weighted_file), "--rules", str(rules), "--weights", "w", "--diagnostics"]
     r = runner.invoke(app, args)
     assert r.exit_code == 3, r.output
-    assert '"calibration_tests.pit_ks_p" is not computed with weights (its null distribution' in r.output, (
+    assert '"adv_group_calibration.ma_mean" is not computed with weights (it draws random' in r.output, (
         r.output
     )
     rules.write_text(
-        '[rules]\n"calibration_tests.pit_ks_stat" = { max = 0.5 }\n"reliability.rs" = { max = 5 }\n'
+        '[rules]\n"calibration_tests.pit_ks_p" = { min = 0.0 }\n"calibration_tests.pit_ad_stat" = { max = 1e9 }\n'
+        '"reliability.rs" = { max = 5 }\n'
     )
-    assert runner.invoke(app, args).exit_code == 0  # weighted since issue 37
+    assert runner.invoke(app, args).exit_code == 0  # weighted since issue 37 (the tests: with n_eff)
     rules.write_text('[rules]\n"scoring_rule.crps" = { max = 5 }\n')
     r = runner.invoke(
         app, ["check", str(weighted_file), "--rules", str(rules), "--weights", "w", "--format", "json"]
@@ -443,3 +506,38 @@ def test_array_functions_take_weights():
         ), kw
     with pytest.raises(InputError, match="negative"):
         uqeval.log_loss(labels, p1, weights=-np.ones(n))
+
+
+@pytest.mark.parametrize("rounding", [2, 1])
+def test_weighted_calibration_errors_with_ties_and_zeros_equal_repeated_rows(rounding):
+    """The weighted calibration errors sum each set of scores per float-bit code and sort only the rows of the
+    codes that hold an edge (uqeval.metrics.rowweights.CodeSums): with heavy ties, exact zeros, scores on
+    the even edges and at 1, integer weights equal the repeated rows and a common factor changes nothing."""
+    from uqeval.metrics.classification import calibration_errors
+
+    rng = np.random.default_rng(40 + rounding)
+    n, k = 3000, 5
+    p = np.round(rng.dirichlet(np.full(k, 0.3), size=n), rounding)
+    p[:, 0] = 1.0 - p[:, 1:].sum(axis=1)  # rows on the simplex; many exact 0s and 1s, scores on even edges
+    p = np.clip(p, 0.0, 1.0)
+    p /= p.sum(axis=1, keepdims=True)
+    y = (rng.uniform(size=(n, 1)) > np.cumsum(p, axis=1)).sum(axis=1).clip(0, k - 1)
+    w = rng.integers(0, 4, n).astype(np.float64)
+    w[0] = 1.0
+    idx = np.repeat(np.arange(n), w.astype(int))
+    want = calibration_errors(p[idx], y[idx], num_bins=15, tace_threshold=0.01)
+    kept = w > 0
+    for scale in (1.0, 0.37):
+        got = calibration_errors(p[kept], y[kept], num_bins=15, tace_threshold=0.01, weights=scale * w[kept])
+        for key, value in want.items():
+            assert got[key] == pytest.approx(value, rel=1e-12, abs=1e-14), (key, scale)
+    # one value for every row (every edge in one code) and a single row
+    for q, lab, ww in (
+        (np.full((7, 2), 0.5), np.arange(7) % 2, np.arange(1.0, 8.0)),
+        (p[:1], y[:1], w[:1] + 1),
+    ):
+        idx = np.repeat(np.arange(len(ww)), ww.astype(int))
+        want = calibration_errors(q[idx], lab[idx])
+        got = calibration_errors(q, lab, weights=ww)
+        for key, value in want.items():
+            assert got[key] == pytest.approx(value, rel=1e-12, abs=1e-14, nan_ok=True), key

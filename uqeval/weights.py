@@ -4,9 +4,12 @@ that says how they were used.
 A weight is how many times a row counts: area weights on a grid, importance or survey weights. Every metric
 that takes weights (:meth:`uqeval.catalogue.Metric.takes_weights`: by its per-row form, or by its family's
 kernels given the weights) is computed from the weighted rows (:func:`uqeval.catalogue.compute_weighted_metrics`);
-with integer weights it equals the metric of the rows repeated that often, and rows of weight 0 are dropped. Scaling every weight by the same factor changes
-nothing. A metric that takes no weights is never computed unweighted: it is left out and named, with the
-reason, in the summary's ``weights.not_weighted``.
+with integer weights it equals the metric of the rows repeated that often, and rows of weight 0 are dropped.
+Scaling every weight by the same factor changes nothing. The calibration tests and the information criteria's
+standard errors take the statistic of the weighted rows with Kish's effective number of rows as their number
+of independent rows (:func:`uqeval.metrics.rowweights.effective_rows`; docs/guide/weights.md). A metric that
+takes no weights (those that draw at random) is never computed unweighted: it is left out and named, with
+the reason, in the summary's ``weights.not_weighted``.
 """
 
 from __future__ import annotations

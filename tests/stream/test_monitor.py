@@ -559,6 +559,10 @@ def test_weighted_windows_equal_score_with_weights_and_tests_stay_unweighted(tmp
         ref = score_with_engine(part, weighted, EngineOptions("stream"))
         got = dict(flatten(doc["cumulative"]["metrics"] if win is None else win["metrics"]))
         want = dict(flatten(ref["metrics"]))
+        # score streams the weighted MdAE in a second pass over the rows; the monitor's windows take one pass
+        # and name it (issue 37)
+        assert "accuracy.mdae" in want and "accuracy.mdae" in doc["input"]["not_streamed"]
+        want.pop("accuracy.mdae")
         assert got and set(got) == set(want)
         for path, value in got.items():
             np.testing.assert_allclose(value, want[path], rtol=1e-12, atol=1e-14, err_msg=path)

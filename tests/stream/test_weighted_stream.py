@@ -96,3 +96,35 @@ def test_weighted_by_streamed_equals_memory(tmp_path, kind):
         for path, value in st.items():
             np.testing.assert_allclose(value, mem[path], rtol=1e-12, atol=1e-14, err_msg=(label, path))
     assert streamed["groups"]["values"]["3"]["notes"] == memory["groups"]["values"]["3"]["notes"]
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "samples"])
+def test_weighted_rmse_mdae_r2_corr_stream(tmp_path, kind):
+    """Issue 37: the weighted RMSE, R² and correlation stream as weighted moments (Chan's merge with weights), the
+    weighted MdAE in two passes (a histogram of weights over the float bit patterns finds the median's codes,
+    the second pass selects in their rows): equal to memory to 1e-12, and with integer weights to the rows
+    repeated that often."""
+    from uqeval.catalogue.weighted import NOT_STREAMED_TWO_PASS
+
+    cols = _columns(kind, "true")
+    w = np.random.default_rng(37).integers(0, 4, N).astype(np.float64)
+    f = write_table(tmp_path / "w.parquet", {**cols, "w": w})
+    idx = np.repeat(np.arange(N), w.astype(int))
+    rep = write_table(tmp_path / "rep.parquet", {k: np.asarray(v)[idx] for k, v in cols.items()})
+    memory = _json(f, "--weights", "w")
+    repeated = _json(rep)
+    for engine in (["--chunk-rows", "53"], ["--chunk-rows", "400"]):
+        streamed = _json(f, "--weights", "w", "--engine", "stream", *engine)
+        _agree(memory, streamed)
+        for name in ("rmse", "mdae", "r2", "corr"):
+            got = streamed["metrics"]["accuracy"][name]
+            assert got == pytest.approx(memory["metrics"]["accuracy"][name], rel=1e-12, abs=1e-14), name
+            assert got == pytest.approx(repeated["metrics"]["accuracy"][name], rel=1e-12, abs=1e-14), name
+            assert f"accuracy.{name}" not in streamed["input"]["not_streamed"]
+    # with --by the groups' weighted states take one pass: MdAE is named, never a different number
+    grouped = _json(f, "--weights", "w", "--by", "w", "--engine", "stream", "--chunk-rows", "53")
+    assert grouped["input"]["not_streamed"]["accuracy.mdae"] == NOT_STREAMED_TWO_PASS
+    assert "mdae" not in grouped["metrics"]["accuracy"]
+    assert grouped["metrics"]["accuracy"]["rmse"] == pytest.approx(
+        memory["metrics"]["accuracy"]["rmse"], rel=1e-12
+    )

@@ -228,7 +228,7 @@ class Family:
     #: ECE, MCE and SCE; the (predicted class, label) cells of the Brier decomposition): ``(pred, settings,
     #: weights) -> sums``, whose sums over chunks add up, and ``(sums, settings) -> {metric: value}`` of the
     #: metrics they give. The weighted streaming engines stream those exactly (:mod:`uqeval.catalogue.weighted`)
-    weighted_sums: Callable[[Prediction, Settings, np.ndarray], np.ndarray] | None = None
+    weighted_sums: Callable[[Prediction, Settings, np.ndarray], np.ndarray | None] | None = None
     from_sums: Callable[[np.ndarray, Settings], dict] | None = None
 
     def enabled(self, settings: Settings | None) -> bool:
@@ -371,7 +371,7 @@ def _family(
     weighted: tuple[str, ...] = (),
     no_weights: Mapping[str, str] | None = None,
     other_kinds: str | None = None,
-    weighted_sums: Callable[[Prediction, Settings, np.ndarray], np.ndarray] | None = None,
+    weighted_sums: Callable[[Prediction, Settings, np.ndarray], np.ndarray | None] | None = None,
     from_sums: Callable[[np.ndarray, Settings], dict] | None = None,
 ) -> Family:
     """A family whose metrics share a per-row form ``rows(p, s, level) -> {metric: RowStat}``.

@@ -114,19 +114,12 @@ DIAGNOSTIC_FAMILIES: tuple[Family, ...] = (
 # calibration tests with p-values and conditional coverage. p-values rank nothing (orientation None: they
 # weigh evidence, which grows with N); a check rule bounds them (`min = 0.01`).
 PIT_TEST_KINDS = ("gaussian", "samples", "quantiles", "intervals")
-#: why the calibration tests refuse weights (issue 37): a weight says how often a row counts, not how many
-#: independent rows there are, and these depend on that number
-_NULL_OF_N = (
-    "its null distribution depends on the number of independent rows, which weights do not define "
-    "(scaling every weight would move the p-value)"
-)
-_STAT_OF_N = (
-    "the statistic grows with the number of rows, which weights do not define (scaling every weight "
-    "would change it); calibration_tests.pit_ks_stat (Gaussians) is the scale-free weighted statistic"
-)
+#: why the calibration tests of samples, quantiles and intervals refuse weights (issue 37): their PIT is a
+#: random draw per row. Gaussians and classifiers take weights: the statistics of the weighted rows with
+#: Kish's effective number of rows as their n (:func:`uqeval.metrics.rowweights.effective_rows`)
 _RANDOM_PIT = (
     "its PIT is drawn at random within each row's interval (a weighted row is one draw, its repeated rows "
-    "several); with weights only Gaussians, whose PIT is exact, give calibration_tests.pit_ks_stat"
+    "several); with weights only Gaussians, whose PIT is exact, give the PIT tests"
 )
 
 
@@ -171,10 +164,10 @@ def _calibration_tests(p, s: Settings, w: np.ndarray | None = None) -> dict | No
 
     if p.n < 2:  # no test of a distribution from one row (the family is left out, as spce below 10 rows)
         return None
-    if w is not None:  # Gaussians (the exact PIT): the weighted KS distance, the one scale-free statistic
-        return ct.pit_uniformity_tests(p.pit(), weights=w)
     if p.kind in CLASSIFICATION:
-        return ct.binary_calibration_tests(*binary_events(p))
+        return ct.binary_calibration_tests(*binary_events(p), weights=w)
+    if w is not None:  # Gaussians only (the exact PIT; the others' PIT is a random draw per row)
+        return ct.pit_uniformity_tests(p.pit(), weights=w)
     u = diagnostic_pit(p, s)
     out = ct.pit_uniformity_tests(u)
     if p.kind == "samples" and not p.ragged:  # one rank histogram needs one member count
@@ -289,30 +282,19 @@ DIAGNOSTIC_TEST_FAMILIES: tuple[Family, ...] = (
             **{k: _calibration_tests for k in PIT_TEST_KINDS},
             **{k: _calibration_tests for k in CLASSIFICATION},
         },
-        imports=("uqeval.metrics.calibration_tests", "uqeval.metrics.normal", "scipy.stats"),
+        imports=(
+            "uqeval.metrics.calibration_tests",
+            "uqeval.metrics.normal",
+            "uqeval.metrics.rowweights",
+            "scipy.stats",
+        ),
         option="diagnostics",
-        weighted=("gaussian",),
-        no_weights={
-            **dict.fromkeys(
-                (
-                    "pit_ks_p",
-                    "pit_cvm_p",
-                    "pit_ad_p",
-                    "rank_hist_chi2_p",
-                    "spiegelhalter_p",
-                    "hosmer_lemeshow_p",
-                ),
-                _NULL_OF_N,
-            ),
-            **dict.fromkeys(
-                ("pit_cvm_stat", "pit_ad_stat", "rank_hist_chi2", "spiegelhalter_z", "hosmer_lemeshow_stat"),
-                _STAT_OF_N,
-            ),
-            "rank_histogram": (
-                "its ranks come from the PIT drawn at random within each row's rank interval (a weighted row "
-                "is one draw, its repeated rows several)"
-            ),
-        },
+        weighted=("gaussian", *CLASSIFICATION),
+        no_weights=dict.fromkeys(
+            ("rank_histogram", "rank_hist_chi2", "rank_hist_chi2_p"),
+            "its ranks come from the PIT drawn at random within each row's rank interval (a weighted row "
+            "is one draw, its repeated rows several)",
+        ),
         other_kinds=_RANDOM_PIT,
     ),
     _family(

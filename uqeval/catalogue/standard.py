@@ -3,6 +3,7 @@ classification and ensembles (every ``uqeval score`` runs these)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import cast
 
 import numpy as np
@@ -264,12 +265,36 @@ def _ensemble_uncertainty(p, s: Settings) -> dict:
     return out
 
 
-def _information_criteria(p, s: Settings) -> dict | None:
+def _information_criteria(p, s: Settings, w: np.ndarray | None = None) -> dict | None:
     if p.loglik is None:
         return None
     from ..metrics.ensembles import information_criteria
 
-    return information_criteria(p.loglik)
+    if w is None:
+        return information_criteria(p.loglik)
+    return _ic_se_from_sums(
+        cast("np.ndarray", _ic_se_sums(p, s, w)), s
+    )  # (waic1, waic2, iscv: their per-row forms)
+
+
+_IC_TERMS = ("waic1", "waic2", "iscv")
+
+
+def _ic_se_sums(p, s: Settings, w: np.ndarray) -> np.ndarray | None:
+    """The weighted sums of the information criteria's standard errors (streamed with weights); None without
+    log-likelihoods."""
+    from ..metrics.ensembles import information_criteria_rows, weighted_sem_sums
+
+    if p.loglik is None:
+        return None
+    t = information_criteria_rows(p.loglik)
+    return weighted_sem_sums(np.column_stack([t[k] for k in _IC_TERMS]), w)
+
+
+def _ic_se_from_sums(sums: np.ndarray, s: Settings) -> dict:
+    from ..metrics.ensembles import sem_from_sums
+
+    return {f"{k}_se": float(v) for k, v in zip(_IC_TERMS, sem_from_sums(sums))}
 
 
 def _diversity(p, s: Settings, w: np.ndarray | None = None) -> dict:
@@ -470,10 +495,29 @@ def _rows_information_criteria(p, s, level) -> dict[str, RowStat] | None:
     return {k: RowStat(score=v) for k, v in information_criteria_rows(p.loglik).items()}
 
 
-def _classifier_family(name: str, specs: list[dict], compute, kernels: tuple[str, ...], **kw) -> Family:
+def _classifier_family(
+    name: str,
+    specs: list[dict],
+    compute,
+    kernels: tuple[str, ...] = _CLS_KERNELS,
+    weighted: tuple[str, ...] = CLASSIFICATION,
+    sums: tuple[Callable, Callable] | None = None,
+    **kw,
+) -> Family:
     """A family with one compute function for every classification representation (categorical, members,
-    Dirichlet), whose kernels import ``kernels`` (:attr:`Family.imports`)."""
-    return _family(name, specs, dict.fromkeys(CLASSIFICATION, compute), imports=kernels, **kw)
+    Dirichlet), whose kernels import ``kernels`` (:attr:`Family.imports`) and take row weights (``weighted``,
+    every representation unless said); ``sums``: its ``(weighted_sums, from_sums)``."""
+    weighted_sums, from_sums = sums or (None, None)
+    return _family(
+        name,
+        specs,
+        dict.fromkeys(CLASSIFICATION, compute),
+        imports=kernels,
+        weighted=weighted,
+        weighted_sums=weighted_sums,
+        from_sums=from_sums,
+        **kw,
+    )
 
 
 STANDARD_FAMILIES: tuple[Family, ...] = (
@@ -681,10 +725,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("reliability", "lower", "reliability (calibration) term", "counts"),
         ],
         _brier_decomposition,
-        _CLS_KERNELS,
-        weighted=CLASSIFICATION,
-        weighted_sums=_brier_sums,
-        from_sums=_brier_from_sums,
+        sums=(_brier_sums, _brier_from_sums),
     ),
     _classifier_family(
         "calibration",
@@ -697,10 +738,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("tace", "lower", "thresholded adaptive calibration error", "order"),
         ],
         _calibration_cls,
-        _CLS_KERNELS,
-        weighted=CLASSIFICATION,
-        weighted_sums=_even_bin_sums,
-        from_sums=_even_bin_errors,
+        sums=(_even_bin_sums, _even_bin_errors),
     ),
     _classifier_family(
         "prediction_sets",
@@ -710,10 +748,8 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
             _m("size_histogram", None, "number of rows per set size 1..K", "histogram"),
         ],
         _prediction_sets,
-        _CLS_KERNELS,
         rows=_rows_prediction_sets,
-        by_level=True,
-        weighted=CLASSIFICATION,  # size_histogram (the others: their per-row forms)
+        by_level=True,  # (weighted: size_histogram; the others by their per-row forms)
     ),
     # ensembles and Bayesian outputs (Google Uncertainty Metrics). The entropies are descriptive, like
     # sharpness: "lower" means a more certain model, which is better only if it stays calibrated.
@@ -749,11 +785,11 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         imports=_ENSEMBLE_KERNELS,
         rows=_rows_information_criteria,
         no_rows=("waic1_se", "waic2_se", "iscv_se"),
-        no_weights=dict.fromkeys(
-            ("waic1_se", "waic2_se", "iscv_se"),
-            "a standard error depends on the number of independent rows, which weights do not define "
-            "(scaling every weight would change it)",
-        ),
+        # the standard errors of weighted means, with Kish's effective number of rows (the criteria themselves:
+        # their per-row forms)
+        weighted=(*REGRESSION, *CLASSIFICATION, "loglik"),
+        weighted_sums=_ic_se_sums,
+        from_sums=_ic_se_from_sums,
     ),
     _family(
         "diversity",
@@ -811,6 +847,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         ],
         _bayesian_ece,
         _ENSEMBLE_KERNELS,
+        weighted=(),  # (random draws)
     ),
     _classifier_family(
         "spce",
@@ -821,6 +858,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         ],
         _spce,
         _ENSEMBLE_KERNELS,
+        weighted=(),  # (random draws)
         background=True,
     ),
 )

@@ -32,7 +32,7 @@ How each metric merges follows its catalogue :attr:`~uqeval.catalogue.Metric.red
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from typing import Any, cast
 
 import numpy as np
@@ -202,7 +202,11 @@ class Special:
     #: a monitor finishes many windows of few rows, and unpacking 2**20 bins each time dominated
     sparse = False
 
-    def update(self, p: Prediction, s: Settings) -> State | None: ...
+    #: update/update2 take ``(N,)`` row weights (``w``; rows of weight 0 dropped): the weighted streaming engines
+    #: keep this state beside the weighted sums (:mod:`uqeval.catalogue.weighted`)
+    weighted = False
+
+    def update(self, p: Prediction, s: Settings, w: np.ndarray | None = None) -> State | None: ...
 
     def merge(self, a: State, b: State) -> State:
         return {k: a[k] + b[k] for k in a}
@@ -215,7 +219,7 @@ class Special:
     def select(self, st: State) -> Any | None:
         return None
 
-    def update2(self, sel: Any, p: Prediction, s: Settings) -> State: ...  # type: ignore[empty-body]
+    def update2(self, sel: Any, p: Prediction, s: Settings, w: np.ndarray | None = None) -> State: ...  # type: ignore[empty-body]
 
     def merge2(self, a: State, b: State) -> State: ...  # type: ignore[empty-body]
 
@@ -230,9 +234,10 @@ class Composite(Special):
         self.metrics = tuple(m for p in parts for m in p.metrics)
         self.approximate = {k: v for p in parts for k, v in p.approximate.items()}
         self.sparse = all(p.sparse for p in parts)
+        self.weighted = all(p.weighted for p in parts)
 
-    def update(self, p, s):
-        out = {i: part.update(p, s) for i, part in enumerate(self.parts)}
+    def update(self, p, s, w=None):
+        out = {i: part.update(p, s, w) for i, part in enumerate(self.parts)}
         return None if all(v is None for v in out.values()) else out
 
     def merge(self, a, b):
@@ -246,8 +251,8 @@ class Composite(Special):
         out = {i: v for i, v in out.items() if v is not None}
         return out or None
 
-    def update2(self, sel, p, s):
-        return {i: self.parts[i].update2(v, p, s) for i, v in sel.items()}
+    def update2(self, sel, p, s, w=None):
+        return {i: self.parts[i].update2(v, p, s, w) for i, v in sel.items()}
 
     def merge2(self, a, b):
         return {i: self.parts[i].merge2(a[i], b[i]) for i in a}
@@ -268,10 +273,14 @@ class MedianAbsErr(Special):
     """Exact MdAE in two passes: a histogram of |y - point| over the float64 bit patterns (monotone for
     non-negative numbers) finds the codes holding the middle order statistics; the second pass collects
     the rows in those codes, and their sort gives the median exactly (the mean of the two middle values
-    for even N, as ``numpy.median``)."""
+    for even N, as ``numpy.median``). With row weights the histogram also sums the weights per code; the
+    codes are those where the cumulative weight reaches and passes half the total, and the collected rows'
+    weighted selection (:func:`uqeval.metrics.accuracy.weighted_median_select`, as in memory) gives the
+    weighted median exactly."""
 
     metrics = ("mdae",)
     sparse = True  # finalize reads nothing; select unpacks
+    weighted = True
 
     @staticmethod
     def _abs_err(p) -> np.ndarray | None:
@@ -282,43 +291,74 @@ class MedianAbsErr(Special):
     def _codes(a: np.ndarray) -> np.ndarray:
         return (np.ascontiguousarray(a, dtype=np.float64).view(np.int64) >> MEDIAN_SHIFT).astype(np.intp)
 
-    def update(self, p, s):
+    def update(self, p, s, w=None):
         a = self._abs_err(p)
         if a is None:
             return None
-        return {"hist": histogram(self._codes(a), MEDIAN_CODES)}
+        codes = self._codes(a)
+        out = {"hist": histogram(codes, MEDIAN_CODES)}
+        if w is not None:
+            out["whist"] = histogram(codes, MEDIAN_CODES, w)
+        return out
 
     def merge(self, a, b):
-        return {"hist": a["hist"] + b["hist"]}
+        return {k: a[k] + b[k] for k in a}
 
     def finalize(self, st, s):
         return {}
 
     def select(self, st):
         hist = unpack(st["hist"])
-        n = int(hist.sum())
-        k1, k2 = (n - 1) // 2, n // 2
         cum = np.cumsum(hist)
-        lo, hi = int(np.searchsorted(cum, k1, side="right")), int(np.searchsorted(cum, k2, side="right"))
-        held = int(hist[lo : hi + 1].sum())
-        if held > MEDIAN_CAP:
+        if "whist" in st:  # the codes where the cumulative weight reaches half the total, and exceeds it
+            wcum = np.cumsum(unpack(st["whist"]))
+            mid = float(wcum[-1]) / 2.0
+            last = int(np.flatnonzero(hist)[-1])
+            lo = min(int(np.searchsorted(wcum, mid, side="left")), last)
+            hi = min(int(np.searchsorted(wcum, mid, side="right")), last)
+            where: dict[str, Any] = {"below_w": float(wcum[lo - 1]) if lo else 0.0, "mid": mid}
+        else:
+            n = int(cum[-1])
+            k1, k2 = (n - 1) // 2, n // 2
+            lo, hi = int(np.searchsorted(cum, k1, side="right")), int(np.searchsorted(cum, k2, side="right"))
+            where = {"below": int(cum[lo - 1]) if lo else 0, "k": (k1, k2)}
+        if int(hist[lo : hi + 1].sum()) > MEDIAN_CAP:
             return None
-        return {"lo": lo, "hi": hi, "below": int(cum[lo - 1]) if lo else 0, "k": (k1, k2)}
+        return {"lo": lo, "hi": hi, **where}
 
-    def update2(self, sel, p, s):
+    def update2(self, sel, p, s, w=None):
         # the first pass had a point for this kind, else there is no selection
         a = cast("np.ndarray", self._abs_err(p))
         c = self._codes(a)
-        return {"values": a[(c >= sel["lo"]) & (c <= sel["hi"])]}
+        keep = (c >= sel["lo"]) & (c <= sel["hi"])
+        return {"values": a[keep]} if w is None else {"values": a[keep], "weights": w[keep]}
 
     def merge2(self, a, b):
-        return {"values": np.concatenate([a["values"], b["values"]])}
+        return {k: np.concatenate([a[k], b[k]]) for k in a}
 
     def finalize2(self, st, sel, st2, s):
+        if "weights" in st2:
+            from ..metrics.accuracy import weighted_median_select
+
+            return {"mdae": weighted_median_select(st2["values"], st2["weights"], sel["mid"], sel["below_w"])}
         v = np.sort(st2["values"])
         k1, k2 = sel["k"]
         pair = v[[k1 - sel["below"], k2 - sel["below"]]]
         return {"mdae": float(np.mean(pair))}
+
+
+def chan_merge(a: State, b: State, comoments: bool) -> State:
+    """Two ``{"n", "mean", "m2"}`` moment states of some columns combined (Chan, Golub & LeVeque's pairwise
+    update; ``n`` a row count or a total weight): ``m2`` the co-moment matrix (``comoments``) or the
+    columns' second central moments."""
+    n = a["n"] + b["n"]
+    delta = b["mean"] - a["mean"]
+    cross = np.outer(delta, delta) if comoments else delta**2
+    return {
+        "n": n,
+        "mean": a["mean"] + delta * (b["n"] / n),
+        "m2": a["m2"] + b["m2"] + cross * (a["n"] * b["n"] / n),
+    }
 
 
 class AccuracyMoments(Special):
@@ -328,25 +368,34 @@ class AccuracyMoments(Special):
     metrics = ("rmse", "r2", "corr")
     kinds = ("gaussian", "point", "intervals", "quantiles", "samples")
     sparse = True  # moments: no histogram
+    weighted = True  # with row weights: "n" is the total weight, the moments weighted (West 1979)
 
-    def update(self, p, s):
+    def update(self, p, s, w=None):
         point = p.point()
         if point is None:
             return None
         x = np.column_stack([p.y_true, point])
-        mu = x.mean(axis=0)
+        if w is None:
+            mu = x.mean(axis=0)
+            d = x - mu
+            return {
+                "n": x.shape[0],
+                "mean": mu,
+                "m2": d.T @ d,
+                "sse": float(np.square(x[:, 0] - x[:, 1]).sum()),
+            }
+        total = float(w.sum())
+        mu = w @ x / total
         d = x - mu
-        return {"n": x.shape[0], "mean": mu, "m2": d.T @ d, "sse": float(np.square(x[:, 0] - x[:, 1]).sum())}
+        return {
+            "n": total,
+            "mean": mu,
+            "m2": (d * w[:, None]).T @ d,
+            "sse": float(w @ np.square(x[:, 0] - x[:, 1])),
+        }
 
     def merge(self, a, b):
-        n = a["n"] + b["n"]
-        delta = b["mean"] - a["mean"]
-        return {
-            "n": n,
-            "mean": a["mean"] + delta * (b["n"] / n),
-            "m2": a["m2"] + b["m2"] + np.outer(delta, delta) * (a["n"] * b["n"] / n),
-            "sse": a["sse"] + b["sse"],
-        }
+        return {**chan_merge(a, b, comoments=True), "sse": a["sse"] + b["sse"]}
 
     def finalize(self, st, s):
         n, sse, m2 = st["n"], st["sse"], st["m2"]
@@ -373,7 +422,7 @@ class Sharp(Special):
 
     metrics = ("sharp",)
 
-    def update(self, p, s):
+    def update(self, p, s, w=None):
         sd = p.spread()
         return {"n": sd.size, "sum_var": float(np.square(sd).sum())}
 
@@ -387,7 +436,7 @@ class SpreadSkill(Special):
 
     metrics = ("ratio",)
 
-    def update(self, p, s):
+    def update(self, p, s, w=None):
         from .core import error_spread
 
         sd = error_spread(p)
@@ -412,7 +461,7 @@ class AvgCalibration(Special):
 
     metrics = ("rms_cal", "ma_cal", "miscal_area")
 
-    def update(self, p, s):
+    def update(self, p, s, w=None):
         if p.kind == "quantiles":
             return {"n": p.n, "below": np.sum(p.y_true[:, None] <= p.quantiles, axis=0)}
         return {"n": p.n, "counts": _cover_counts(p, s)}
@@ -429,7 +478,7 @@ class AvgCalibration(Special):
 
 
 class AvgCalibrationQuantiles(AvgCalibration):
-    def update(self, p, s):
+    def update(self, p, s, w=None):
         st = super().update(p, s)
         st["levels"] = np.asarray(p.levels, dtype=np.float64)
         return st
@@ -443,7 +492,7 @@ class Adversarial(Special):
 
     metrics = ("ma_mean", "ma_stderr", "rms_mean", "rms_stderr", "group_sizes")
 
-    def update(self, p, s):
+    def update(self, p, s, w=None):
         return {"counts": _cover_counts(p, s)}
 
     def finalize(self, st, s):
@@ -463,7 +512,7 @@ class Adversarial(Special):
 class BrierDecomposition(Special):
     metrics = ("uncertainty", "resolution", "reliability")
 
-    def update(self, p, s):
+    def update(self, p, s, w=None):
         from ..metrics.classification import brier_stats
 
         conf, sums, sq = brier_stats(p.proba, p.labels)
@@ -478,7 +527,7 @@ class BrierDecomposition(Special):
 class EvenBins(Special):
     metrics = ("ece", "mce", "sce")
 
-    def update(self, p, s):
+    def update(self, p, s, w=None):
         from ..metrics.classification import even_bin_stats
 
         return {"stats": even_bin_stats(p.proba, p.labels, s.class_bins)}
@@ -497,7 +546,7 @@ class RowTermMoments(Special):
     metrics = ("waic1_se", "waic2_se", "iscv_se")
     terms = ("waic1", "waic2", "iscv")
 
-    def update(self, p, s):
+    def update(self, p, s, w=None):
         from ..metrics.ensembles import information_criteria_rows
 
         if p.loglik is None:
@@ -508,13 +557,7 @@ class RowTermMoments(Special):
         return {"n": x.shape[0], "mean": mu, "m2": np.square(x - mu).sum(axis=0)}
 
     def merge(self, a, b):
-        n = a["n"] + b["n"]
-        delta = b["mean"] - a["mean"]
-        return {
-            "n": n,
-            "mean": a["mean"] + delta * (b["n"] / n),
-            "m2": a["m2"] + b["m2"] + delta**2 * (a["n"] * b["n"] / n),
-        }
+        return chan_merge(a, b, comoments=False)
 
     def finalize(self, st, s):
         n = st["n"]
@@ -543,7 +586,7 @@ class PitKS(Special):
         f"(PIT histogram of {PIT_BINS} bins)"
     }
 
-    def update(self, p, s):
+    def update(self, p, s, w=None):
         u = p.pit()
         j = np.minimum((u * PIT_BINS).astype(np.int64), PIT_BINS - 1)
         return {"counts": histogram(j, PIT_BINS)}
@@ -607,7 +650,7 @@ class ReliabilityScore(Special):
         "accrue": "within the data-dependent bound in input.bounds ((1 - beta) x that of rs)",
     }
 
-    def update(self, p, s):
+    def update(self, p, s, w=None):
         from ..metrics.normal import erfc
         from ..metrics.scoring import _crps_z
 
@@ -658,13 +701,13 @@ class RankHistogram(Special):
 
     metrics = ("rank_histogram",)
 
-    def update(self, p, s):
+    def update(self, p, s, w=None):
         from ..metrics import calibration_tests as ct
 
         if p.ragged:
             return {"ragged": True}
         m = p.samples.shape[1]
-        lo, hi = p.pit_bounds()  # (computed once per prediction: the PIT coverage shares use them too)
+        lo, hi = p.pit_bounds()  # (memoised: the calibration tests use the same)
         ell = np.rint(lo * (m + 1)).astype(np.int64)
         t = np.rint(hi * (m + 1)).astype(np.int64) - ell - 1
         return {
@@ -752,36 +795,42 @@ def not_streamed(kind: str, settings: Settings | None = None) -> dict[str, str]:
     return out
 
 
+def _specials(kind: str, settings: Settings | None) -> Iterator[tuple[Family, Special]]:
+    """``(family, its mergeable state)`` of every family of ``kind`` that has one."""
+    for f in families_for(kind, settings):
+        special = _plan(f, kind)[1]
+        if special is not None:
+            yield f, special
+
+
+def _applies(f: Family, name: str, kind: str) -> bool:
+    return any(x.name == name and x.applies_to(kind) for x in f.metrics)
+
+
+def _two_pass_metrics(special: Special) -> list[str]:
+    """The metrics of a state (or of its parts) that a second pass over the rows finishes (MdAE)."""
+    parts = getattr(special, "parts", (special,))
+    return [m for sp in parts if type(sp).select is not Special.select for m in sp.metrics]
+
+
 def approximate(kind: str, settings: Settings | None = None) -> dict[str, str]:
     """``{"group.name": bound}`` of the streamed metrics of ``kind`` that are approximate (the rest are exact)."""
-    out = {}
-    for f in families_for(kind, settings):
-        _, special, _ = _plan(f, kind)
-        if special is not None:
-            out.update(
-                {
-                    f"{f.name}.{m}": b
-                    for m, b in special.approximate.items()
-                    if any(x.name == m and x.applies_to(kind) for x in f.metrics)
-                }
-            )
-    return out
+    return {
+        f"{f.name}.{m}": b
+        for f, special in _specials(kind, settings)
+        for m, b in special.approximate.items()
+        if _applies(f, m, kind)
+    }
 
 
 def two_pass(kind: str, settings: Settings | None = None) -> list[str]:
     """Paths of the metrics of ``kind`` that a second pass over the rows makes exact (MdAE)."""
-    out = []
-    for f in families_for(kind, settings):
-        _, special, _ = _plan(f, kind)
-        parts = getattr(special, "parts", (special,)) if special is not None else ()
-        out += [
-            f"{f.name}.{m}"
-            for sp in parts
-            if type(sp).select is not Special.select
-            for m in sp.metrics
-            if any(x.name == m and x.applies_to(kind) for x in f.metrics)
-        ]
-    return out
+    return [
+        f"{f.name}.{m}"
+        for f, special in _specials(kind, settings)
+        for m in _two_pass_metrics(special)
+        if _applies(f, m, kind)
+    ]
 
 
 def streamed(kind: str, settings: Settings | None = None) -> list[str]:
@@ -995,14 +1044,7 @@ def streaming_table(extra_rows: Collection[tuple[str, str, str]] = ()) -> str:
                     if name in applies:
                         exact.setdefault(f"{f.name}.{name}", None)
                 approx.update({f"{f.name}.{m}": v for m, v in special.approximate.items() if m in applies})
-                parts = getattr(special, "parts", (special,))
-                two.update(
-                    f"{f.name}.{m}"
-                    for sp in parts
-                    if type(sp).select is not Special.select
-                    for m in sp.metrics
-                    if m in applies
-                )
+                two.update(f"{f.name}.{m}" for m in _two_pass_metrics(special) if m in applies)
             for name in skipped:
                 left.setdefault(f"{f.name}.{name}", WHY.get(by_name[name].reduction, "not mergeable"))
     how = {

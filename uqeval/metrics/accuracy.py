@@ -142,11 +142,7 @@ def _weighted_median(x: np.ndarray, w: np.ndarray | None, overwrite: bool = Fals
         part.partition([h - 1, h] if n % 2 == 0 else [h])
         return np.atleast_1d(np.mean(part[h - 1 : h + 1]) if n % 2 == 0 else part[h])
     if w.shape[0] == 1:  # one set of weights (--weights): selection in O(N), no sort
-        weights = w[0]
-        mid = float(weights.sum()) / 2.0
-        lo = _weighted_select(x, weights, mid, strict=False)
-        hi = lo if weights[x <= lo].sum() > mid else _weighted_select(x, weights, mid, strict=True)
-        return np.array([0.5 * (lo + hi)])
+        return np.array([weighted_median_select(x, w[0], float(w[0].sum()) / 2.0)])
     # any order of ties gives the same values at the crossing (a block of equal values has one cumulative
     # weight at its end): quicksort, ~5x faster than a stable sort on 1e6 rows
     order = np.argsort(x)
@@ -160,11 +156,21 @@ def _weighted_median(x: np.ndarray, w: np.ndarray | None, overwrite: bool = Fals
     return 0.5 * (xs[i_lo] + xs[i_hi])
 
 
-def _weighted_select(x: np.ndarray, w: np.ndarray, target: float, strict: bool) -> float:
+def weighted_median_select(x: np.ndarray, w: np.ndarray, mid: float, below: float = 0.0) -> float:
+    """The weighted median of :func:`_weighted_median` in O(N): the mean of the smallest value whose cumulative
+    weight reaches ``mid`` (half the total) and the smallest whose cumulative weight exceeds it. ``below``:
+    the weight of rows left out below ``x`` (the streamed MdAE's second pass keeps the rows of the median's
+    histogram codes only, :class:`uqeval.catalogue.states.MedianAbsErr`)."""
+    lo = _weighted_select(x, w, mid, strict=False, below=below)
+    hi = lo if below + w[x <= lo].sum() > mid else _weighted_select(x, w, mid, strict=True, below=below)
+    return 0.5 * (lo + hi)
+
+
+def _weighted_select(x: np.ndarray, w: np.ndarray, target: float, strict: bool, below: float = 0.0) -> float:
     """The smallest value ``v`` of ``x`` whose weight at or below it, W(x <= v), reaches ``target`` (exceeds
     it: ``strict``): the value at that crossing of the cumulative weights of the sorted rows, found by
-    quickselect on median pivots (each step keeps at most half of the rows: O(N) in all)."""
-    below = 0.0  # the weight of the rows left out below the ones kept
+    quickselect on median pivots (each step keeps at most half of the rows: O(N) in all). ``below``: the
+    weight of rows below ``x`` that are not in it."""
 
     def reaches(total: float) -> bool:
         return total > target if strict else total >= target

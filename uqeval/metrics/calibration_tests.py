@@ -42,6 +42,7 @@ __all__ = [
     "ad_pvalue",
     "ad_statistic",
     "binary_calibration_tests",
+    "cvm_pvalue",
     "cvm_statistic",
     "data_key",
     "keyed_seed",
@@ -56,6 +57,7 @@ __all__ = [
     "rank_counts_test",
     "rank_histogram_test",
     "spiegelhalter",
+    "type7_quantiles",
 ]
 
 #: PIT values are kept inside [EPS, 1 - EPS] for the logarithms of the Anderson–Darling statistic
@@ -87,32 +89,71 @@ def ks_statistic(u: np.ndarray, weights=None) -> np.ndarray:
     return np.maximum((i / n - u).max(axis=-1), (u - (i - 1) / n).max(axis=-1))
 
 
-def cvm_statistic(u: np.ndarray) -> np.ndarray:
+def _sorted_shares(u: np.ndarray, weights=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    r"""``(u, p, mid, n)``: the PIT values sorted on the last axis, each one's share :math:`p_i` of the weight,
+    the midpoint :math:`(C_{i-1} + C_i)/2` of the (weighted) ECDF's jump there, and the number of rows ``n``
+    the null distributions take (Kish's :math:`n_\mathrm{eff}` with ``weights``,
+    :func:`~uqeval.metrics.rowweights.effective_rows`). ``weights`` (N,): for one set of PIT values."""
+    if weights is None:
+        u = np.sort(np.asarray(u, dtype=np.float64), axis=-1)
+        n = u.shape[-1]
+        return u, np.full(n, 1.0 / n), (2 * np.arange(1, n + 1) - 1) / (2 * n), float(n)
+    from .rowweights import effective_rows, row_units
+
+    order = np.argsort(np.asarray(u, dtype=np.float64), kind="stable")
+    w = row_units(weights)[order]  # (scaled weights: the same numbers, bit for bit)
+    total = w.sum()
+    # the midpoints from the cumulative weights (exact integers for integer weights), divided once
+    return (
+        np.asarray(u, dtype=np.float64)[order],
+        w / total,
+        (np.cumsum(w) - w / 2) / total,
+        effective_rows(w),
+    )
+
+
+def cvm_statistic(u: np.ndarray, weights=None) -> np.ndarray:
     r"""Cramér–von Mises statistic of the PIT values (last axis) against U(0, 1).
 
-    .. math:: W^2 = \frac{1}{12n} + \sum_{i=1}^n \Big(\frac{2i - 1}{2n} - u_{(i)}\Big)^2
+    .. math:: W^2 = n \int_0^1 (C(x) - x)^2\,dx
+              = n \Big[\sum_i p_i \Big(\frac{C_{i-1} + C_i}{2} - u_{(i)}\Big)^2 + \sum_i \frac{p_i^3}{12}\Big]
+
+    with :math:`C` the ECDF, :math:`p_i` the share of row i and :math:`C_i = \sum_{j \le i} p_j`; with
+    :math:`p_i = 1/n` the textbook :math:`\frac{1}{12n} + \sum_i (\frac{2i - 1}{2n} - u_{(i)})^2`. The
+    integral is exact for tied values too, so the weighted ECDF of integer weights is that of the repeated
+    rows. ``weights`` (N,): :math:`p_i = w_i / \sum w` and :math:`n = n_\mathrm{eff}` (:func:`_sorted_shares`).
     """
-    u = np.sort(np.asarray(u, dtype=np.float64), axis=-1)
-    n = u.shape[-1]
-    i = np.arange(1, n + 1)
-    return 1.0 / (12 * n) + (((2 * i - 1) / (2 * n) - u) ** 2).sum(axis=-1)
+    us, p, mid, n = _sorted_shares(u, weights)
+    return n * ((p * (mid - us) ** 2).sum(axis=-1) + (p**3).sum(axis=-1) / 12)
 
 
-def ad_statistic(u: np.ndarray) -> np.ndarray:
+def ad_statistic(u: np.ndarray, weights=None) -> np.ndarray:
     r"""Anderson–Darling statistic of the PIT values (last axis) against U(0, 1).
 
-    .. math:: A^2 = -n - \frac1n \sum_{i=1}^n (2i - 1)\,\big[\ln u_{(i)} + \ln(1 - u_{(n+1-i)})\big]
+    .. math:: A^2 = n \int_0^1 \frac{(C(x) - x)^2}{x(1 - x)}\,dx
+              = -n - 2n \sum_i p_i \big[m_i \ln u_{(i)} + (1 - m_i) \ln(1 - u_{(i)})\big],
+              \qquad m_i = \frac{C_{i-1} + C_i}{2}
 
-    Values are clipped to [1e-12, 1 − 1e-12] so that a PIT of exactly 0 or 1 gives a large,
-    finite statistic.
+    (from :math:`\frac{(C - x)^2}{x(1-x)} = \frac{C^2}{x} + \frac{(1 - C)^2}{1 - x} - 1` integrated between
+    jumps); with :math:`p_i = 1/n` the textbook
+    :math:`-n - \frac1n \sum_i (2i - 1)[\ln u_{(i)} + \ln(1 - u_{(n+1-i)})]`. ``weights``: as
+    :func:`cvm_statistic`. Values are clipped to [1e-12, 1 − 1e-12] so that a PIT of exactly 0 or 1 gives a
+    large, finite statistic.
     """
-    u = np.clip(np.sort(np.asarray(u, dtype=np.float64), axis=-1), EPS, 1.0 - EPS)
-    n = u.shape[-1]
-    i = np.arange(1, n + 1)
-    return -n - ((2 * i - 1) * (np.log(u) + np.log1p(-u[..., ::-1]))).sum(axis=-1) / n
+    us, p, mid, n = _sorted_shares(u, weights)
+    us = np.clip(us, EPS, 1.0 - EPS)
+    return -n - 2 * n * (p * (mid * np.log(us) + (1 - mid) * np.log1p(-us))).sum(axis=-1)
 
 
-def ad_pvalue(a2: np.ndarray | float, n: int) -> np.ndarray:
+def cvm_pvalue(w2: float, n: float) -> float:
+    """Upper-tail p-value of the Cramér–von Mises statistic ``w2`` of ``n`` rows (Csörgő & Faraway 1996, as
+    ``scipy.stats.cramervonmises``, whose finite-n distribution takes a real ``n``)."""
+    from scipy.stats._hypotests import _cdf_cvm  # (the function cramervonmises calls; scipy >= 1.6)
+
+    return float(np.clip(1.0 - _cdf_cvm(w2, n), 0.0, 1.0))
+
+
+def ad_pvalue(a2: np.ndarray | float, n: float) -> np.ndarray:
     r"""Upper-tail p-value of the Anderson–Darling statistic for a fully specified distribution.
 
     Marsaglia & Marsaglia (2004), "Evaluating the Anderson-Darling distribution", J. Stat.
@@ -158,12 +199,15 @@ def pit_uniformity_tests(pit: np.ndarray, weights=None) -> dict[str, float]:
     r"""KS, Cramér–von Mises and Anderson–Darling tests of PIT values against U(0, 1).
 
     p-values: KS from the exact distribution of :math:`D_n` (``scipy.stats.kstwo``, as
-    ``scipy.stats.ks_1samp(method="exact")``), CvM from ``scipy.stats.cramervonmises``
-    (Csörgő & Faraway 1996), AD from :func:`ad_pvalue` (Marsaglia & Marsaglia 2004).
+    ``scipy.stats.ks_1samp(method="exact")``), CvM from :func:`cvm_pvalue` (Csörgő & Faraway 1996), AD from
+    :func:`ad_pvalue` (Marsaglia & Marsaglia 2004).
 
-    ``weights`` (N,): the weighted KS distance only (``pit_ks_stat``). The null distributions, and the CvM and
-    AD statistics themselves, depend on the number of rows, which weights do not define (scaling every
-    weight would move them).
+    ``weights`` (N,), rows of weight 0 dropped: the statistics of the weighted ECDF, with Kish's
+    :math:`n_\mathrm{eff}` (:func:`~uqeval.metrics.rowweights.effective_rows`) as their number of rows, and
+    the null distributions at :math:`n_\mathrm{eff}` (rounded to an integer for the exact KS law). The KS
+    distance and :math:`W^2 / n`, :math:`A^2 / n` are functions of the weighted ECDF (integer weights: the
+    repeated rows); :math:`n_\mathrm{eff}` does not grow when a row is repeated, because a repeated row is
+    not an independent draw. Assumed: independent rows, weights fixed apart from the outcomes.
 
     Returns
     -------
@@ -175,17 +219,19 @@ def pit_uniformity_tests(pit: np.ndarray, weights=None) -> dict[str, float]:
     u = np.asarray(pit, dtype=np.float64)
     if u.ndim != 1 or u.size < 2:
         raise InputError(f"the PIT tests need at least 2 rows, found {u.size}")
+    n = float(u.size)
     if weights is not None:
-        return {"pit_ks_stat": float(ks_statistic(u, weights))}
-    n = u.size
-    d = float(ks_statistic(u))
-    w2 = float(cvm_statistic(u))
-    a2 = float(ad_statistic(u))
+        from .rowweights import effective_rows
+
+        n = effective_rows(weights)
+    d = float(ks_statistic(u, weights))
+    w2 = float(cvm_statistic(u, weights))
+    a2 = float(ad_statistic(u, weights))
     return {
         "pit_ks_stat": d,
-        "pit_ks_p": float(np.clip(stats.kstwo.sf(d, n), 0.0, 1.0)),
+        "pit_ks_p": float(np.clip(stats.kstwo.sf(d, max(round(n), 1)), 0.0, 1.0)),
         "pit_cvm_stat": w2,
-        "pit_cvm_p": float(stats.cramervonmises(u, "uniform").pvalue),
+        "pit_cvm_p": cvm_pvalue(w2, n),
         "pit_ad_stat": a2,
         "pit_ad_p": float(ad_pvalue(a2, n)),
     }
@@ -315,14 +361,12 @@ def ensemble_pit_bounds(y_true: np.ndarray, samples: np.ndarray) -> tuple[np.nda
 
     With :math:`\ell` members below y and :math:`t` equal to it, the observation's rank (0-based)
     is uniform on :math:`\{\ell, \dots, \ell + t\}` under exchangeability, so its continuous
-    randomised PIT is uniform on :math:`[\ell/(M+1), (\ell + t + 1)/(M+1)]`.
+    randomised PIT is uniform on :math:`[\ell/(M+1), (\ell + t + 1)/(M+1)]`
+    (:func:`uqeval.metrics.samples.pit_bounds_samples`, counted in blocks of rows).
     """
-    y = np.asarray(y_true, dtype=np.float64)[:, None]
-    s = np.asarray(samples, dtype=np.float64)
-    m = s.shape[1]
-    below = np.count_nonzero(s < y, axis=1)
-    ties = np.count_nonzero(s == y, axis=1)
-    return below / (m + 1.0), (below + ties + 1.0) / (m + 1.0)
+    from .samples import pit_bounds_samples
+
+    return pit_bounds_samples(y_true, samples)
 
 
 def quantile_pit_bounds(
@@ -382,27 +426,57 @@ def rank_counts_chi2(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 # --------------------------------------------------------------------------- binary probabilities
 
 
-def spiegelhalter(p: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+def spiegelhalter(p: np.ndarray, y: np.ndarray, weights=None) -> tuple[float, float]:
     r"""Spiegelhalter's (1986) z-test of calibration of binary probabilities.
 
     .. math:: Z = \frac{\sum_i (y_i - p_i)(1 - 2p_i)}{\sqrt{\sum_i (1 - 2p_i)^2\,p_i(1 - p_i)}}
+              = \sqrt{n}\,\frac{\bar a}{\sqrt{\bar b}}
 
-    standard normal under calibration; two-sided p-value :math:`2\Phi(-|Z|)`. Z and p are NaN
-    when the denominator is 0 (every probability is 0, ½ or 1).
+    (:math:`\bar a`, :math:`\bar b` the means of the numerator's and the variance's terms), standard normal
+    under calibration; two-sided p-value :math:`2\Phi(-|Z|)`. ``weights`` (N,): weighted means and Kish's
+    :math:`n_\mathrm{eff}` for n (:func:`~uqeval.metrics.rowweights.effective_rows`; :math:`Z/\sqrt{n}` is a
+    function of the weighted rows). Z and p are NaN when the variance is 0 (every probability is 0, ½ or 1).
     """
     from .normal import ndtr
 
     p = np.asarray(p, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    num = float(((y - p) * (1.0 - 2.0 * p)).sum())
-    var = float(((1.0 - 2.0 * p) ** 2 * p * (1.0 - p)).sum())
+    w = np.ones(p.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    total = w.sum()
+    num = float(np.dot(w, (y - p) * (1.0 - 2.0 * p)) / total)
+    var = float(np.dot(w, (1.0 - 2.0 * p) ** 2 * p * (1.0 - p)) / total)
     if not var > 0:
         return float("nan"), float("nan")
-    z = num / np.sqrt(var)
+    if weights is None:
+        n = float(p.size)
+    else:
+        from .rowweights import effective_rows
+
+        n = effective_rows(w)
+    z = np.sqrt(n) * num / np.sqrt(var)
     return float(z), float(2.0 * ndtr(-abs(z)))
 
 
-def hosmer_lemeshow(p: np.ndarray, y: np.ndarray, groups: int = HL_GROUPS) -> tuple[float, float, int]:
+def type7_quantiles(x: np.ndarray, q: np.ndarray, weights=None) -> np.ndarray:
+    """``np.quantile(x, q)`` (type 7, linear) of the rows, a row of weight :math:`w_i` counted as
+    :func:`~uqeval.metrics.rowweights.row_units` rows: integer weights with a 1 among them give the quantiles
+    of the repeated rows, and scaling every weight changes nothing. With weights ``x`` must be >= 0 (the
+    order statistics come from :class:`~uqeval.metrics.rowweights.CodeSums`, in O(N))."""
+    if weights is None:
+        return np.quantile(x, q)
+    from .rowweights import CodeSums, row_units
+
+    sums = CodeSums(np.asarray(x, dtype=np.float64), row_units(weights))  # (x >= 0: probabilities; no sort)
+    h = (sums.total - 1.0) * np.asarray(q, dtype=np.float64)
+    lo = np.floor(h)
+    a, b = sums.order_statistics(lo), sums.order_statistics(lo + 1.0)
+    t = h - lo
+    return np.where(t >= 0.5, b - (b - a) * (1 - t), a + (b - a) * t)  # numpy's lerp
+
+
+def hosmer_lemeshow(
+    p: np.ndarray, y: np.ndarray, groups: int = HL_GROUPS, weights=None
+) -> tuple[float, float, int]:
     r"""Hosmer–Lemeshow goodness-of-fit test with groups by deciles of the predicted probability.
 
     Group edges are the (type 7) quantiles of p at 0, 1/g, ..., 1; a row goes to the group
@@ -421,20 +495,34 @@ def hosmer_lemeshow(p: np.ndarray, y: np.ndarray, groups: int = HL_GROUPS) -> tu
     2013, Applied Logistic Regression, 3rd ed., section 5.5 on external validation). With G − 2 the
     p-values of calibrated forecasts are far from uniform (a test checks both).
 
+    ``weights`` (N,): the edges are weighted quantiles (:func:`type7_quantiles`) and each group's term is
+    taken on its weighted shares :math:`o_k = O_k / W_k`, :math:`e_k = E_k / W_k` at its effective number of
+    rows (Kish, :func:`~uqeval.metrics.rowweights.effective_rows` of the group's weights):
+
+    .. math:: \hat C = \sum_k n_{\mathrm{eff},k} \Big[\frac{(o_k - e_k)^2}{e_k} + \frac{(o_k - e_k)^2}{1 - e_k}\Big],
+
+    the formula above with equal weights. (One n_eff for all the groups over-rejects when the weights are
+    uneven: 0.063 at the 5 % level with log-normal weights, against 0.052 per group; benchmarks/null_sizes.py.)
+
     Returns ``(statistic, p_value, G)``; NaN statistic and p-value when G < 3.
     """
     from scipy import stats
 
     p = np.asarray(p, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    edges = np.quantile(p, np.linspace(0.0, 1.0, groups + 1))
+    w = np.ones(p.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    edges = type7_quantiles(p, np.linspace(0.0, 1.0, groups + 1), weights)
     g = np.clip(np.searchsorted(edges, p, side="left"), 1, groups)
-    n_k = np.bincount(g, minlength=groups + 1)[1:]
-    keep = n_k > 0
-    o1 = np.bincount(g, weights=y, minlength=groups + 1)[1:][keep]
-    e1 = np.bincount(g, weights=p, minlength=groups + 1)[1:][keep]
-    n_k = n_k[keep]
-    o0, e0 = n_k - o1, n_k - e1
+
+    def by_group(values):
+        return np.bincount(g, weights=values, minlength=groups + 1)[1:]
+
+    total = by_group(w)
+    keep = total > 0
+    total = total[keep]
+    n_k = total if weights is None else total**2 / by_group(w * w)[keep]  # (equal weights: the row counts)
+    o1, e1 = by_group(w * y)[keep] / total, by_group(w * p)[keep] / total
+    o0, e0 = 1.0 - o1, 1.0 - e1
 
     def term(o, e):
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -443,12 +531,13 @@ def hosmer_lemeshow(p: np.ndarray, y: np.ndarray, groups: int = HL_GROUPS) -> tu
     n_groups = int(keep.sum())
     if n_groups < 3:
         return float("nan"), float("nan"), n_groups
-    stat = float((term(o1, e1) + term(o0, e0)).sum())
+    stat = float((n_k * (term(o1, e1) + term(o0, e0))).sum())
     return stat, float(stats.chi2.sf(stat, n_groups)), n_groups
 
 
-def binary_calibration_tests(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    """Spiegelhalter's z and p and the Hosmer–Lemeshow statistic and p of P(event) ``p``, events ``y``."""
-    z, zp = spiegelhalter(p, y)
-    hl, hlp, _ = hosmer_lemeshow(p, y)
+def binary_calibration_tests(p: np.ndarray, y: np.ndarray, weights=None) -> dict[str, float]:
+    """Spiegelhalter's z and p and the Hosmer–Lemeshow statistic and p of P(event) ``p``, events ``y``
+    (``weights``: of the rows, see :func:`spiegelhalter` and :func:`hosmer_lemeshow`)."""
+    z, zp = spiegelhalter(p, y, weights)
+    hl, hlp, _ = hosmer_lemeshow(p, y, weights=weights)
     return {"spiegelhalter_z": z, "spiegelhalter_p": zp, "hosmer_lemeshow_stat": hl, "hosmer_lemeshow_p": hlp}

@@ -234,31 +234,18 @@ def _even_upper_edges(num_bins: int) -> np.ndarray:
     return np.linspace(0.0, 1.0, num_bins + 1)[1:]
 
 
-def _adaptive_upper_edges(xs: np.ndarray, num_bins: int, ws: np.ndarray | None = None) -> np.ndarray:
+def _adaptive_upper_edges(xs: np.ndarray, num_bins: int) -> np.ndarray:
     """Upper edges of equal-mass bins over sorted scores ``xs`` (Uncertainty Metrics' ``get_adaptive_bins``).
 
-    The edges are the order statistics ``xs[r_m]``, ``r_m = round(m n / M)``
-    (``numpy.round``, half to even) clipped to ``n - 1``, for ``m = 1..M-1``. ``ws``: each sorted score's
-    weight in rows (:func:`~uqeval.metrics.rowweights.row_units`): ``n`` is their sum and ``r_m`` a position
-    among the repeated rows, the weighted quantile the repeated rows would give.
+    The edges are the order statistics ``xs[r_m]``, ``r_m = round(m n / M)`` (``numpy.round``, half to even)
+    clipped to ``n - 1``, for ``m = 1..M-1`` (with row weights: :func:`_weighted_calibration_errors`).
     """
-    n = xs.size if ws is None else float(np.sum(ws))
-    idx = np.round(np.linspace(0, n, num_bins, endpoint=False))
-    if ws is None:
-        pos = np.minimum(idx.astype(np.intp), n - 1)
-    else:
-        from .rowweights import row_at
-
-        pos = row_at(np.cumsum(ws), np.minimum(idx, max(n - 1.0, 0.0)))
-    return xs[pos][1:]
+    idx = np.round(np.linspace(0, xs.size, num_bins, endpoint=False))
+    return xs[np.minimum(idx.astype(np.intp), xs.size - 1)][1:]
 
 
 def _bin_stats(
-    xs: np.ndarray,
-    xh: np.ndarray,
-    upper: np.ndarray,
-    ws: np.ndarray | None = None,
-    wh: np.ndarray | None = None,
+    xs: np.ndarray, xh: np.ndarray, upper: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Counts, sums of scores and numbers of hits per bin, from sorted data.
 
@@ -266,8 +253,7 @@ def _bin_stats(
     is 1, ``upper`` the non-decreasing upper edges. A score goes to bin
     ``#{edges <= score}`` (``numpy.digitize`` with ``right=False``), so in sorted
     order every bin is a contiguous run and its boundaries are
-    ``searchsorted(xs, edge, "left")``: O(M log N) after the sort. ``ws``, ``wh``: the weights of
-    ``xs`` and ``xh`` (then weighted counts, sums and hits).
+    ``searchsorted(xs, edge, "left")``: O(M log N) after the sort.
     """
     nb = upper.size + 1
     bnd = np.empty(nb + 1, dtype=np.intp)
@@ -276,13 +262,7 @@ def _bin_stats(
     hb = np.empty(nb + 1, dtype=np.intp)
     hb[0], hb[-1] = 0, xh.size
     hb[1:-1] = np.searchsorted(xh, upper, side="left")
-    if ws is None or wh is None:
-        counts = np.diff(bnd)
-        s_hit = np.diff(hb).astype(np.float64)
-    else:
-        counts = _run_sums(ws, bnd)
-        s_hit = _run_sums(wh, hb)
-    return counts, _run_sums(xs if ws is None else xs * ws, bnd), s_hit
+    return np.diff(bnd), _run_sums(xs, bnd), np.diff(hb).astype(np.float64)
 
 
 def _run_sums(values: np.ndarray, bnd: np.ndarray) -> np.ndarray:
@@ -300,18 +280,12 @@ def _above(xs: np.ndarray, threshold: float) -> np.ndarray:
     return xs[np.searchsorted(xs, threshold, side="right") :]
 
 
-def _l1_gap(
-    xs: np.ndarray,
-    xh: np.ndarray,
-    upper: np.ndarray,
-    ws: np.ndarray | None = None,
-    wh: np.ndarray | None = None,
-) -> float:
+def _l1_gap(xs: np.ndarray, xh: np.ndarray, upper: np.ndarray) -> float:
     r"""L1 gap :math:`\sum_b \frac{n_b}{n} |\mathrm{acc}_b - \mathrm{conf}_b|`, computed as
     :math:`\frac1n \sum_b |\mathrm{hits}_b - \sum_{B_b} x|`; 0 when no score is kept."""
     if xs.size == 0:
         return 0.0
-    return _l1_max(*_bin_stats(xs, xh, upper, ws, wh))[0]
+    return _l1_max(*_bin_stats(xs, xh, upper))[0]
 
 
 def _l1_max(counts: np.ndarray, s_conf: np.ndarray, s_hit: np.ndarray) -> tuple[float, float]:
@@ -378,9 +352,8 @@ def _sort_all(arrays):
     return arrays
 
 
-def _sorted_in_pairs(items: list, threaded: bool, sort=_sort_all):
-    """Yield ``sort(item())`` for each item, in order (by default ``item()``'s arrays, new arrays, sorted here
-    in place).
+def _sorted_in_pairs(items: list, threaded: bool):
+    """Yield ``item()``'s arrays (new arrays) for each item, in order, sorted here in place.
 
     With ``threaded``, two items at a time: a worker thread sorts the second while this thread sorts
     the first (sorting, most of the time, releases the GIL; ~45% less wall time for
@@ -390,7 +363,7 @@ def _sorted_in_pairs(items: list, threaded: bool, sort=_sort_all):
     """
     if not threaded:
         for item in items:
-            yield sort(item())
+            yield _sort_all(item())
         return
     from concurrent.futures import ThreadPoolExecutor
 
@@ -398,8 +371,8 @@ def _sorted_in_pairs(items: list, threaded: bool, sort=_sort_all):
         for i in range(0, len(items), 2):  # pairs of items
             first = items[i]()
             second = items[i + 1]() if i + 1 < len(items) else None
-            done = None if second is None else pool.submit(sort, second)
-            first = sort(first)
+            done = None if second is None else pool.submit(_sort_all, second)
+            first = _sort_all(first)
             second = None if done is None else done.result()
             yield first
             first = None  # freed while the second is used
@@ -521,51 +494,43 @@ def calibration_errors(
 def _weighted_calibration_errors(
     p: np.ndarray, y: np.ndarray, num_bins: int, thr: float, weights
 ) -> dict[str, float]:
-    """:func:`calibration_errors` with row weights: the same bins and gaps, each score carrying its weight in
-    rows through one argsort per class and for the top label."""
-    from .rowweights import row_units
+    """:func:`calibration_errors` with row weights, in O(N) per class without sorting the rows: each set of
+    scores (the top label, every class) is summed once per float-bit code (:class:`~uqeval.metrics.rowweights.CodeSums`), and every bin
+    (even, equal-mass, above a threshold) comes from those sums and the few rows of the codes that hold an
+    edge; the same bins and gaps as the repeated rows."""
+    from .rowweights import CodeSums, row_units
 
     u = row_units(weights)
-    even = _even_upper_edges(num_bins)
     k = p.shape[1]
+    even = _even_upper_edges(num_bins)
 
-    def kept(ordered: tuple[np.ndarray, np.ndarray, np.ndarray], above: float):
-        """``(scores, hit scores, their weights, the hits' weights)`` of sorted scores above ``above``."""
-        xs, hits, ws = ordered
-        start = np.searchsorted(xs, above, side="right")
-        xs, hits, ws = xs[start:], hits[start:], ws[start:]
-        return xs, xs[hits], ws, ws[hits]
+    def stats(sums: CodeSums, above: float, adaptive: bool) -> tuple[np.ndarray, ...]:
+        """``(counts, score sums, hits)`` per bin of the scores > ``above``: even or equal-mass bins."""
+        cut = np.nextafter(above, np.inf)  # a score goes up from the cut: score > above
+        if not adaptive:
+            return tuple(v[1:] for v in sums.bins(np.concatenate(([cut], even))))
+        below = float(sums.bins(np.array([cut]))[0][0])  # the units at or under the cut
+        n = sums.total - below
+        pos = np.minimum(np.round(np.linspace(0, n, num_bins, endpoint=False)), max(n - 1.0, 0.0))[1:]
+        edges = sums.order_statistics(below + pos)
+        return tuple(v[1:] for v in sums.bins(np.concatenate(([cut], edges))))
 
-    def sort(pair: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        # the order within tied scores does not matter (a tie lies in one bin, and an edge is a score value)
-        scores, hit = pair
-        order = np.argsort(scores)
-        return scores[order], hit[order], u[order]
-
-    def top_label() -> tuple[np.ndarray, np.ndarray]:
-        return _top_label(p, y)
-
-    def one_class(j: int):
-        return lambda: (p[:, j], y == j)
-
-    # as the unweighted path: the top label's and each class's scores sorted two at a time from 100,000 rows
-    ordered_all = _sorted_in_pairs(
-        [top_label] + [one_class(j) for j in range(k)], threaded=p.shape[0] >= _THREAD_ROWS, sort=sort
-    )
-    xs, xh, ws, wh = kept(next(ordered_all), 0.0)
-    ece, mce = _l1_max(*_bin_stats(xs, xh, even, ws, wh))
-    counts, s_conf, s_hit = _bin_stats(xs, xh, _adaptive_upper_edges(xs, num_bins, ws), ws, wh)
+    conf, correct = _top_label(p, y)
+    top = CodeSums(conf, u, correct)
+    ece, mce = _l1_max(*stats(top, 0.0, adaptive=False))
+    counts, s_conf, s_hit = stats(top, 0.0, adaptive=True)
     nz = counts > 0
-    rmsce = float(np.sqrt(np.sum((s_hit[nz] - s_conf[nz]) ** 2 / counts[nz]) / np.sum(ws)))
+    rmsce = float(np.sqrt(np.sum((s_hit[nz] - s_conf[nz]) ** 2 / counts[nz]) / np.sum(counts)))
+    del top
     sce = ace = tace = 0.0
-    for ordered in ordered_all:  # a loop over the K classes; each step vectorised over rows
-        xs, xh, ws, wh = kept(ordered, 0.0)
-        sce += _l1_gap(xs, xh, even, ws, wh)
-        if xs.size:
-            ace += _l1_gap(xs, xh, _adaptive_upper_edges(xs, num_bins, ws), ws, wh)
-        xs, xh, ws, wh = kept(ordered, thr)
-        if xs.size:
-            tace += _l1_gap(xs, xh, _adaptive_upper_edges(xs, num_bins, ws), ws, wh)
+    columns = np.ascontiguousarray(p.T)  # (a class's scores contiguous)
+    for j in range(k):  # a loop over the K classes; each step vectorised over rows
+        sums = CodeSums(columns[j], u, y == j)
+        sce += _l1_max(*stats(sums, 0.0, adaptive=False))[0]
+        if sums.total > sums.bins(np.array([np.nextafter(0.0, 1.0)]))[0][0]:  # a score > 0
+            ace += _l1_max(*stats(sums, 0.0, adaptive=True))[0]
+        if (columns[j] > thr).any():
+            tace += _l1_max(*stats(sums, thr, adaptive=True))[0]
     return {"ece": ece, "rmsce": rmsce, "mce": mce, "sce": sce / k, "ace": ace / k, "tace": tace / k}
 
 

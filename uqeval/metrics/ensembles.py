@@ -356,6 +356,35 @@ def _sem(t: np.ndarray) -> float:
     return float(np.std(t, ddof=1) / math.sqrt(t.size))
 
 
+def weighted_sem_sums(t: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The sums :func:`sem_from_sums` takes, of per-row terms ``t`` (N, k) and row weights (N,):
+    ``[sum w, sum w^2, sum w t (k), sum w t^2 (k)]`` (sums over batches add up)."""
+    w = np.asarray(weights, dtype=np.float64)
+    t = np.asarray(t, dtype=np.float64)
+    return np.concatenate([[w.sum(), np.dot(w, w)], w @ t, w @ (t * t)])
+
+
+def sem_from_sums(sums: np.ndarray) -> np.ndarray:
+    r"""``(k,)`` standard errors of weighted means from :func:`weighted_sem_sums`:
+
+    .. math:: \mathrm{se} = \sqrt{\frac{\sum_i w_i (t_i - \bar t_w)^2 / \sum_i w_i}{n_\mathrm{eff} - 1}},
+              \qquad n_\mathrm{eff} = \frac{(\sum_i w_i)^2}{\sum_i w_i^2}
+
+    (Kish's effective number of rows, :func:`~uqeval.metrics.rowweights.effective_rows`): with equal weights
+    :math:`s / \sqrt N` (ddof = 1), scale-free, and :math:`\mathrm{se}^2 (n_\mathrm{eff} - 1)` is the
+    weighted variance of the rows (integer weights: that of the repeated rows). NaN where
+    :math:`n_\mathrm{eff} \le 1`. Assumes independent rows with weights fixed apart from the outcomes.
+    """
+    total, sq = sums[0], sums[1]
+    k = (sums.size - 2) // 2
+    mean = sums[2 : 2 + k] / total
+    var = np.maximum(sums[2 + k :] / total - mean * mean, 0.0)
+    n_eff = total * total / sq if sq > 0 else 0.0
+    if not n_eff > 1.0 + 1e-12:
+        return np.full(k, np.nan)
+    return np.sqrt(var / (n_eff - 1.0))
+
+
 def information_criteria(loglik, ddof: int = 1) -> dict[str, float]:
     r"""Negative WAIC (types 1 and 2) and importance-sampling CV from a log-likelihood matrix.
 
@@ -1009,6 +1038,78 @@ class _BinnedSmoother:
         return float(quad - 2.0 * np.sum(self.cross[0] * a + self.cross[1] * b) + self.resid_sq)
 
 
+def _spce_inputs(
+    proba, labels, num_folds, n_bootstrap, grid_size, num_bandwidths, level
+) -> tuple[np.ndarray, np.ndarray]:
+    """The checked ``(p, y)`` of :func:`spce` (confidence and 0/1 outcome per row) and its checked options."""
+    raw = as_float_array(proba, "proba", ndim=(1, 2))
+    if raw.ndim == 1:
+        check_finite(raw, "proba")
+        _check_unit_interval(raw, "proba")
+        y = _check_labels(labels, raw.size, 2).astype(np.float64)
+        p = raw
+    else:
+        pk = _check_proba(raw)
+        p, y = _top_label(pk, _check_labels(labels, len(pk), pk.shape[1]))
+    n = p.size
+    num_folds, n_bootstrap, grid_size = int(num_folds), int(n_bootstrap), int(grid_size)
+    if num_folds < 2:
+        raise InputError(f"num_folds must be >= 2, got {num_folds}")
+    if n < 2 * num_folds:
+        raise InputError(
+            f"spce needs at least {2 * num_folds} rows for {num_folds}-fold cross-fitting, got {n}"
+        )
+    if n_bootstrap < 2:
+        raise InputError(f"n_bootstrap must be >= 2, got {n_bootstrap}")
+    if grid_size < 16:
+        raise InputError(f"grid_size must be >= 16, got {grid_size}")
+    if int(num_bandwidths) < 1:
+        raise InputError(f"num_bandwidths must be >= 1, got {num_bandwidths}")
+    if not (0.0 < float(level) < 1.0):
+        raise InputError(f"level must be strictly between 0 and 1, got {level:g}")
+    return p, y
+
+
+def _bootstrap_means(psi: np.ndarray, n_bootstrap: int, rng: np.random.Generator) -> np.ndarray:
+    """The means of ``n_bootstrap`` resamples of ``psi`` (rows drawn by ``rng``, block by block), each
+    ``np.mean(psi.take(idx))`` bit for bit."""
+    n = psi.size
+    boot = np.empty(n_bootstrap)
+    chunk = max(1, min(n_bootstrap, 2_000_000 // n))  # bound the index block to ~16 MB
+    from .blocks import PairwiseSum
+
+    # each resample's mean gathered leaf by leaf of numpy's pairwise summation into one cache-sized buffer: no
+    # (chunk, N) array of gathered values
+    leaves = PairwiseSum(n, leaf=1 << 15).leaves
+    buf = np.empty(max(leaves))
+
+    def resample_mean(rows: np.ndarray) -> float:
+        total, at = PairwiseSum(n, leaf=1 << 15), 0
+        for m in leaves:  # a loop over ~N / 2**15 leaves
+            total.add(psi.take(rows[at : at + m], out=buf[:m]))
+            at += m
+        return total.total() / n
+
+    blocks = [(start, min(start + chunk, n_bootstrap)) for start in range(0, n_bootstrap, chunk)]
+    from concurrent.futures import ThreadPoolExecutor
+
+    # a loop over resample blocks, not rows; a worker thread draws the next block's indices (numpy releases
+    # the GIL there) while this one averages the current block: the same draws in the same order, ~40% less
+    # wall time at 1e6 rows (drawing and gathering cost about the same)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+
+        def draw(block: tuple[int, int]):
+            return pool.submit(rng.integers, 0, n, size=(block[1] - block[0], n))
+
+        pending = draw(blocks[0])
+        for i, (start, stop) in enumerate(blocks):
+            idx = pending.result()
+            if i + 1 < len(blocks):
+                pending = draw(blocks[i + 1])
+            boot[start:stop] = [resample_mean(rows) for rows in idx]
+    return boot
+
+
 def spce(
     proba,
     labels,
@@ -1081,35 +1182,11 @@ def spce(
     -------
     dict with float values ``spce``, ``ci_low``, ``ci_high``.
     """
-    raw = as_float_array(proba, "proba", ndim=(1, 2))
-    if raw.ndim == 1:
-        check_finite(raw, "proba")
-        _check_unit_interval(raw, "proba")
-        y = _check_labels(labels, raw.size, 2).astype(np.float64)
-        p = raw
-    else:
-        pk = _check_proba(raw)
-        p, y = _top_label(pk, _check_labels(labels, len(pk), pk.shape[1]))
-    n = p.size
-    num_folds, n_bootstrap, grid_size = int(num_folds), int(n_bootstrap), int(grid_size)
-    if num_folds < 2:
-        raise InputError(f"num_folds must be >= 2, got {num_folds}")
-    if n < 2 * num_folds:
-        raise InputError(
-            f"spce needs at least {2 * num_folds} rows for {num_folds}-fold cross-fitting, got {n}"
-        )
-    if n_bootstrap < 2:
-        raise InputError(f"n_bootstrap must be >= 2, got {n_bootstrap}")
-    if grid_size < 16:
-        raise InputError(f"grid_size must be >= 16, got {grid_size}")
-    if int(num_bandwidths) < 1:
-        raise InputError(f"num_bandwidths must be >= 1, got {num_bandwidths}")
-    if not (0.0 < float(level) < 1.0):
-        raise InputError(f"level must be strictly between 0 and 1, got {level:g}")
-
+    p, y = _spce_inputs(proba, labels, num_folds, n_bootstrap, grid_size, num_bandwidths, level)
+    n, num_folds = p.size, int(num_folds)
     rng = np.random.default_rng(seed)
     folds = _stratified_folds(y, num_folds, rng)
-    smoother = _BinnedSmoother(p, y - p, folds, num_folds, grid_size)
+    smoother = _BinnedSmoother(p, y - p, folds, num_folds, int(grid_size))
     candidates = np.geomspace(2.0 * smoother.delta, smoother.span, int(num_bandwidths))
     errors = [smoother.squared_error(h) for h in candidates]  # n times the mean squared error
     h = max(candidates[int(np.argmin(errors))] * n**-0.04, smoother.delta)
@@ -1119,40 +1196,7 @@ def spce(
     theta = float(np.mean((p - y) * (p - c_hat)))
     psi = (p - c_hat) * (p + c_hat - 2.0 * y)
     del p, y, c_hat  # only psi is resampled
-    boot = np.empty(n_bootstrap)
-    chunk = max(1, min(n_bootstrap, 2_000_000 // n))  # bound the index block to ~16 MB
-    from .blocks import PairwiseSum
-
-    # each resample's mean, np.mean(psi.take(idx)) bit for bit, gathered leaf by leaf of numpy's pairwise
-    # summation into one cache-sized buffer: no (chunk, N) array of gathered values
-    leaves = PairwiseSum(n, leaf=1 << 15).leaves
-    buf = np.empty(max(leaves))
-
-    def resample_mean(rows: np.ndarray) -> float:
-        total, at = PairwiseSum(n, leaf=1 << 15), 0
-        for m in leaves:  # a loop over ~N / 2**15 leaves
-            total.add(psi.take(rows[at : at + m], out=buf[:m]))
-            at += m
-        return total.total() / n
-
-    blocks = [(start, min(start + chunk, n_bootstrap)) for start in range(0, n_bootstrap, chunk)]
-    from concurrent.futures import ThreadPoolExecutor
-
-    # a loop over resample blocks, not rows; a worker thread draws the next block's indices (numpy releases
-    # the GIL there) while this one averages the current block: the same draws in the same order, ~40% less
-    # wall time at 1e6 rows (drawing and gathering cost about the same)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-
-        def draw(block: tuple[int, int]):
-            return pool.submit(rng.integers, 0, n, size=(block[1] - block[0], n))
-
-        pending = draw(blocks[0])
-        for i, (start, stop) in enumerate(blocks):
-            idx = pending.result()
-            if i + 1 < len(blocks):
-                pending = draw(blocks[i + 1])
-            boot[start:stop] = [resample_mean(rows) for rows in idx]
-    se = float(np.std(boot))
+    se = float(np.std(_bootstrap_means(psi, int(n_bootstrap), rng)))
     z = float(ndtri(0.5 + float(level) / 2.0))
     return {
         "spce": math.sqrt(max(theta, 0.0)),

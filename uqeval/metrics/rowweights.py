@@ -49,3 +49,97 @@ def weighted_sorted_cdf(weights_sorted: np.ndarray) -> tuple[np.ndarray, np.ndar
     w = np.asarray(weights_sorted, dtype=np.float64)
     total = w.sum()
     return np.cumsum(w) / total, w / total
+
+
+def effective_rows(weights) -> float:
+    r"""Kish's effective number of rows of weighted rows, :math:`n_\mathrm{eff} = (\sum_i w_i)^2 / \sum_i w_i^2`.
+
+    The variance of a weighted mean of independent rows with a common variance :math:`\sigma^2` is
+    :math:`\sigma^2 / n_\mathrm{eff}`; it is scale-free and equals ``n`` for equal weights (Kish 1965, Survey
+    Sampling, section 11.7). The calibration tests' null distributions and the information criteria's
+    standard errors take it where the unweighted ones take the number of rows."""
+    w = np.asarray(weights, dtype=np.float64)
+    scale = w.max()  # (squares of large or tiny weights stay finite)
+    v = w / scale
+    return float(v.sum() ** 2 / np.dot(v, v))
+
+
+#: float64 bit pattern >> _CODE_SHIFT: histogram codes of non-negative numbers (monotone in the value; a code
+#: spans a relative width of 2**-8)
+_CODE_SHIFT = 44
+
+
+class CodeSums:
+    """The weighted counts, score sums and hits of non-negative scores ``x`` per code of their float64 bit
+    patterns (monotone in the value), from which the weighted bins of any edges and the order statistics of
+    the repeated rows (a row counting ``units`` rows) follow in O(N), sorting only the rows of the codes that
+    hold an edge."""
+
+    def __init__(self, x: np.ndarray, units: np.ndarray, hit: np.ndarray | None = None) -> None:
+        codes = np.ascontiguousarray(x, dtype=np.float64).view(np.int64) >> _CODE_SHIFT
+        self.low = int(codes.min())
+        self.x, self.units = x, units
+        self.hit = np.zeros(x.size, dtype=bool) if hit is None else hit
+        self.codes = (codes - self.low).astype(np.intp)
+        self.count = np.bincount(self.codes, weights=units)
+        self.cum = np.cumsum(self.count)
+        self.total = float(self.cum[-1])
+        self._sums: np.ndarray | None = None
+
+    def _code_of(self, values: np.ndarray) -> np.ndarray:
+        c = (np.ascontiguousarray(values, dtype=np.float64).view(np.int64) >> _CODE_SHIFT) - self.low
+        return np.clip(c, -1, self.count.size)
+
+    def _rows_in(self, codes: np.ndarray) -> np.ndarray:
+        """Indices of the rows in ``codes`` (valid codes only)."""
+        need = np.zeros(self.count.size, dtype=bool)
+        need[codes[(codes >= 0) & (codes < self.count.size)]] = True
+        return np.flatnonzero(need[self.codes])
+
+    def bins(self, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Weighted ``(counts, score sums, hits)`` per bin of non-decreasing ``edges``, a score in bin
+        ``#{edges <= score}`` (as :func:`uqeval.metrics.classification.calibration_errors` bins them)."""
+        if self._sums is None:  # the score sums and hits per code, once
+            u = self.units
+            self._sums = np.stack(
+                [
+                    self.count,
+                    np.bincount(self.codes, weights=u * self.x, minlength=self.count.size),
+                    np.bincount(self.codes, weights=np.where(self.hit, u, 0.0), minlength=self.count.size),
+                ]
+            )
+        held = self._code_of(edges)
+        nb = edges.size + 1
+        exact = np.zeros(self.count.size, dtype=bool)
+        exact[held[(held >= 0) & (held < self.count.size)]] = True
+        # a code without an edge lies in one bin: the number of edges in lower codes
+        code_bin = np.searchsorted(held, np.arange(self.count.size), side="left")
+        out = np.zeros((3, nb))  # (float: bincount of no rows gives integers)
+        out += np.stack([np.bincount(code_bin[~exact], weights=v[~exact], minlength=nb) for v in self._sums])
+        rows = self._rows_in(held)
+        if rows.size:
+            b = np.searchsorted(edges, self.x[rows], side="right")
+            u = self.units[rows]
+            out += np.stack(
+                [
+                    np.bincount(b, weights=v, minlength=nb)
+                    for v in (u, u * self.x[rows], np.where(self.hit[rows], u, 0.0))
+                ]
+            )
+        return out[0], out[1], out[2]
+
+    def order_statistics(self, positions: np.ndarray) -> np.ndarray:
+        """The scores at ``positions`` (0-based, in sorted order) of the rows repeated ``units`` times:
+        :func:`~uqeval.metrics.rowweights.row_at` of the sorted rows."""
+        held = np.minimum(np.searchsorted(self.cum, positions, side="right"), self.cum.size - 1)
+        rows = self._rows_in(held)
+        xs, us, cs = self.x[rows], self.units[rows], self.codes[rows]
+        order = np.argsort(xs, kind="stable")
+        xs, us, cs = xs[order], us[order], cs[order]  # sorted by value, so grouped by code
+        within = np.cumsum(us)
+        first = np.searchsorted(cs, cs, side="left")  # each row's first row of its code
+        base = np.where(cs > 0, self.cum[np.maximum(cs - 1, 0)], 0.0)
+        at = (
+            base + within - (within[first] - us[first])
+        )  # the cumulative units of the sorted rows at each row
+        return xs[np.minimum(np.searchsorted(at, positions, side="right"), xs.size - 1)]

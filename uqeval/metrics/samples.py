@@ -48,25 +48,28 @@ def _raise_if_not_finite(y: np.ndarray, s: np.ndarray) -> None:
     check_finite(s, "samples")
 
 
+def _row_blocks(s: np.ndarray) -> list[slice]:
+    """Cache-sized blocks of rows of an (N, M) array of float64 members (a loop over blocks, not rows)."""
+    block = max(1, _BLOCK_BYTES // (8 * max(s.shape[1], 1)))
+    return [slice(start, start + block) for start in range(0, s.shape[0], block)]
+
+
 def sort_rows(samples: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``np.sort(samples, axis=1)`` in cache-sized blocks of rows, into ``out`` (``out=samples``: in place)."""
     s = np.asarray(samples, dtype=np.float64)
     out = np.empty_like(s) if out is None else out
-    block = max(1, _BLOCK_BYTES // (8 * max(s.shape[1], 1)))
-    for start in range(0, s.shape[0], block):  # blocks of rows, not rows
-        stop = start + block
+    for rows in _row_blocks(s):
         if out is not s:
-            out[start:stop] = s[start:stop]
-        out[start:stop].sort(axis=1)
+            out[rows] = s[rows]
+        out[rows].sort(axis=1)
     return out
 
 
 def all_finite(samples: np.ndarray) -> bool:
     """``np.isfinite(samples).all()`` in blocks of rows: no (N, M) boolean temporary."""
     s = np.asarray(samples)
-    block = max(1, _BLOCK_BYTES // (8 * max(s.shape[1], 1)))
-    for start in range(0, s.shape[0], block):  # blocks of rows, not rows
-        if not np.isfinite(s[start : start + block]).all():
+    for rows in _row_blocks(s):
+        if not np.isfinite(s[rows]).all():
             return False
     return True
 
@@ -74,9 +77,8 @@ def all_finite(samples: np.ndarray) -> bool:
 def rows_sorted(samples: np.ndarray) -> bool:
     """True when the members of every row are ascending (False with NaN), checked in blocks of rows."""
     s = np.asarray(samples)
-    block = max(1, _BLOCK_BYTES // (8 * max(s.shape[1], 1)))
-    for start in range(0, s.shape[0], block):  # blocks of rows, not rows
-        part = s[start : start + block]
+    for rows in _row_blocks(s):
+        part = s[rows]
         if not (part[:, 1:] >= part[:, :-1]).all():
             return False
     return True
@@ -240,11 +242,10 @@ def _below_ties(y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Members below each target and equal to it, counted in blocks of rows (block-sized temporaries)."""
     below = np.empty(s.shape[0], dtype=np.intp)
     ties = np.empty(s.shape[0], dtype=np.intp)
-    block = max(1, _BLOCK_BYTES // (8 * s.shape[1]))
-    for start in range(0, s.shape[0], block):  # blocks of rows, not rows
-        part, yc = s[start : start + block], y[start : start + block, None]
-        below[start : start + block] = np.count_nonzero(part < yc, axis=1)
-        ties[start : start + block] = np.count_nonzero(part == yc, axis=1)
+    for rows in _row_blocks(s):
+        part, yc = s[rows], y[rows, None]
+        below[rows] = np.count_nonzero(part < yc, axis=1)
+        ties[rows] = np.count_nonzero(part == yc, axis=1)
     return below, ties
 
 
@@ -258,8 +259,8 @@ def pit_bounds_samples(y_true: np.ndarray, samples: np.ndarray) -> tuple[np.ndar
 
     .. math:: \left[\frac{\ell}{M + 1},\ \frac{\ell + t + 1}{M + 1}\right]
 
-    (Hamill 2001's rank histogram with ties broken at random; as
-    :func:`uqeval.metrics.calibration_tests.ensemble_pit_bounds`, counted in blocks of rows).
+    (Hamill 2001's rank histogram with ties broken at random; the calibration tests'
+    :func:`uqeval.metrics.calibration_tests.ensemble_pit_bounds`), counted in blocks of rows.
 
     Parameters
     ----------
@@ -325,9 +326,8 @@ def ensemble_mean_std(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     check_finite(s, "samples")
     n = s.shape[0]
     mean, std = np.empty(n), np.empty(n)
-    block = max(1, _BLOCK_BYTES // (8 * s.shape[1]))
-    for start in range(0, n, block):  # blocks of rows: the (x - mean) temporaries stay block-sized
-        part = s[start : start + block]
-        mean[start : start + block] = part.mean(axis=-1)
-        std[start : start + block] = part.std(axis=-1, ddof=1)
+    for rows in _row_blocks(s):  # the (x - mean) temporaries stay block-sized
+        part = s[rows]
+        mean[rows] = part.mean(axis=-1)
+        std[rows] = part.std(axis=-1, ddof=1)
     return mean, std

@@ -22,15 +22,17 @@ MESH_POINTS = 200
 _DENSITY_EPS = 1e-4  # relplot BaseKernelMixin.smooth(eps=0.0001)
 
 
-def _to_grid(f: np.ndarray, w: np.ndarray, points: int) -> np.ndarray:
-    """Each row's weight split linearly between its two neighbouring grid points (relplot's
-    ``smooth_round_to_grid``)."""
+def _to_grid(f: np.ndarray, values: tuple[np.ndarray, ...], points: int) -> list[np.ndarray]:
+    """Each row's weight (of each of ``values``) split linearly between its two neighbouring grid points
+    (relplot's ``smooth_round_to_grid``); the grid positions of ``f`` computed once."""
     pos = f * (points - 1)
     bins = pos.astype(np.int64).clip(0, points - 2)
     frac = pos - bins
-    return np.bincount(bins, weights=(1 - frac) * w, minlength=points) + np.bincount(
-        bins + 1, weights=frac * w, minlength=points
-    )
+    return [
+        np.bincount(bins, weights=(1 - frac) * w, minlength=points)
+        + np.bincount(bins + 1, weights=frac * w, minlength=points)
+        for w in values
+    ]
 
 
 def _convolve_valid(a: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -42,18 +44,20 @@ def _convolve_valid(a: np.ndarray, k: np.ndarray) -> np.ndarray:
     return full[len(k) - 1 : len(a)]
 
 
-def _smooth(f: np.ndarray, w: np.ndarray, sigma: float, t: np.ndarray) -> np.ndarray:
-    """Reflected-Gaussian kernel sum of the weights ``w`` at ``f``, evaluated at ``t``."""
+def _smooth(f: np.ndarray, values: tuple[np.ndarray, ...], sigma: float, t: np.ndarray) -> list[np.ndarray]:
+    """Reflected-Gaussian kernel sums of each of ``values`` (per-row weights) at ``f``, evaluated at ``t``."""
     points = max(2000, round(20 / sigma)) // 2 + 1
-    values = _to_grid(f, w, points)
     grid = np.linspace(0.0, 1.0, points)
     ker = np.exp(-np.square(grid - 0.5) / (2 * sigma * sigma)) / (np.sqrt(2 * np.pi) * sigma)
-    ext = np.concatenate([values[::-1][:-1], values, values[::-1][1:]])  # reflect at 0 and 1
-    smoothed = _convolve_valid(ext, ker)[points // 2 : points // 2 + points]
     # linear interpolation of the grid values at t (relplot's ``interpolate``)
     inds = (t * (points - 1)).astype(np.int64).clip(0, points - 2)
     frac = (t - inds / (points - 1)) * (points - 1)
-    return smoothed[inds] * (1 - frac) + smoothed[inds + 1] * frac
+    out = []
+    for gridded in _to_grid(f, values, points):
+        ext = np.concatenate([gridded[::-1][:-1], gridded, gridded[::-1][1:]])  # reflect at 0 and 1
+        smoothed = _convolve_valid(ext, ker)[points // 2 : points // 2 + points]
+        out.append(smoothed[inds] * (1 - frac) + smoothed[inds + 1] * frac)
+    return out
 
 
 def smece_at(f, y, sigma: float, weights=None) -> float:
@@ -69,17 +73,24 @@ def smece_at(f, y, sigma: float, weights=None) -> float:
     equal the repeated rows and a common factor changes nothing).
     """
     f = np.asarray(f, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    t = np.linspace(0.0, 1.0, max(round(10 / sigma), MESH_POINTS))
-    if weights is None:
-        w, r = np.ones_like(f), f - y
-    else:
-        from .rowweights import row_units
+    return _smece(f, *_row_terms(f, np.asarray(y, dtype=np.float64), weights), sigma)
 
-        w = row_units(weights)
-        r = w * (f - y)
-    dens = _smooth(f, w, sigma, t) + _DENSITY_EPS
-    resid = _smooth(f, r, sigma, t) / dens
+
+def _row_terms(f: np.ndarray, y: np.ndarray, weights) -> tuple[np.ndarray, np.ndarray]:
+    """``(w, r)``: each row's kernel weight in rows and its weighted residual ``w (f - y)``."""
+    if weights is None:
+        return np.ones_like(f), f - y
+    from .rowweights import row_units
+
+    w = row_units(weights)
+    return w, w * (f - y)
+
+
+def _smece(f: np.ndarray, w: np.ndarray, r: np.ndarray, sigma: float) -> float:
+    t = np.linspace(0.0, 1.0, max(round(10 / sigma), MESH_POINTS))
+    dens, resid = _smooth(f, (w, r), sigma, t)
+    dens = dens + _DENSITY_EPS
+    resid = resid / dens
     return float(np.sum(np.abs(resid) * dens) / np.sum(dens))
 
 
@@ -105,10 +116,10 @@ def smooth_ece(f, y, eps: float = 0.001, weights=None) -> dict[str, float]:
     arXiv:2309.12236; relplot (Apple).
     """
     f = np.asarray(f, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    w, r = _row_terms(f, np.asarray(y, dtype=np.float64), weights)  # (once for the 12 bandwidths)
 
     def fails(sigma: float) -> bool:  # relplot's check_smooth_ece
-        return sigma < eps or sigma < smece_at(f, y, sigma, weights)
+        return sigma < eps or sigma < _smece(f, w, r, sigma)
 
     sigma = 1.0
     if not fails(sigma):
@@ -120,7 +131,7 @@ def smooth_ece(f, y, eps: float = 0.001, weights=None) -> dict[str, float]:
             else:
                 start = mid
         sigma = start
-    return {"smece": smece_at(f, y, sigma, weights), "bandwidth": sigma}
+    return {"smece": _smece(f, w, r, sigma), "bandwidth": sigma}
 
 
 def smooth_reliability_curve(f, y, sigma: float, points: int = MESH_POINTS) -> dict[str, np.ndarray]:
@@ -130,5 +141,6 @@ def smooth_reliability_curve(f, y, sigma: float, points: int = MESH_POINTS) -> d
     f = np.asarray(f, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     t = np.linspace(0.0, 1.0, points)
-    dens = _smooth(f, np.ones_like(f), sigma, t) + _DENSITY_EPS
-    return {"t": t, "mu": _smooth(f, y, sigma, t) / dens, "density": dens / f.size}
+    dens, outcome = _smooth(f, (np.ones_like(f), y), sigma, t)
+    dens = dens + _DENSITY_EPS
+    return {"t": t, "mu": outcome / dens, "density": dens / f.size}

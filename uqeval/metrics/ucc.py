@@ -742,18 +742,7 @@ def _min_cost_point(curve: UCCCurve, cost: float) -> dict[str, float]:
     return _operating_point(curve.k[j], curve.x[j], curve.y[j], cost)
 
 
-def ucc_summary(
-    y_true,
-    pred,
-    lower,
-    upper,
-    x_axis: str = "bandwidth",
-    y_axis: str = "missrate",
-    normalize: str = "std",
-    partial_x: Sequence[float] | None = None,
-    partial_y: Sequence[float] | None = None,
-    cost: float = 0.5,
-) -> dict:
+def ucc_summary(y_true, pred, lower, upper, *args: Any, **options: Any) -> dict:
     r"""AUUCC, gain over the constant band, partial area and operating points of one model.
 
     Gain (paper Eq. 6, as a fraction rather than a percentage):
@@ -774,11 +763,12 @@ def ucc_summary(
     ``{"x" | "y": [a, b], "auucc", "auucc_const", "gain"}``, each curve clipped to its own
     extent), ``op`` (``{"k": 1.0, "x", "y", "cost"}``, the original intervals) and
     ``op_min`` (``{"k", "x", "y", "cost"}``, the minimum-cost point). Use
-    :func:`ucc_curves` for the curves themselves.
+    :func:`ucc_curves` for the curves themselves. ``args``, ``options``: the arguments of
+    :func:`ucc_summary_rows` after its bounds, in its order (``x_axis="bandwidth"``, ``y_axis="missrate"``,
+    ``normalize="std"``, ``partial_x``, ``partial_y``, ``cost=0.5``, ``weights``).
     """
-    px, py, c = _summary_options(x_axis, y_axis, normalize, partial_x, partial_y, cost)
-    y, p, lo, hi = _check_band(y_true, pred, lower, upper)
-    return _summary_rows(y, p, lambda a, b: (lo[a:b], hi[a:b]), x_axis, y_axis, normalize, px, py, c)
+    _, _, lo, hi = _check_band(y_true, pred, lower, upper)
+    return ucc_summary_rows(y_true, pred, lambda a, b: (lo[a:b], hi[a:b]), *args, **options)
 
 
 def _summary_options(x_axis: str, y_axis: str, normalize: str, partial_x, partial_y, cost: float):
@@ -1111,6 +1101,66 @@ def permutation_key(
     return data_key(y, err, *lows, *highs)
 
 
+def _permutation_options(n_permutations: int, bands: Sequence[tuple], names: Sequence[str] | None):
+    """The checked ``(n_permutations, bands, names)`` of :func:`permutation_test`."""
+    n_perm = int(n_permutations)
+    if n_perm < 1:
+        raise UsageError(f"n_permutations must be >= 1, got {n_permutations}")
+    bands = list(bands)
+    if len(bands) < 2:
+        raise UsageError(f"the permutation test needs at least 2 models, got {len(bands)}")
+    if names is None:
+        names = [f"model_{i}" for i in range(len(bands))]
+    names = [str(s) for s in names]
+    if len(names) != len(bands):
+        raise UsageError(f"{len(names)} names given for {len(bands)} models")
+    return n_perm, bands, names
+
+
+def _permuted_hits(
+    rng: np.random.Generator,
+    n_perm: int,
+    batch: int,
+    d: np.ndarray,
+    a: tuple[np.ndarray, ...],
+    b: tuple[np.ndarray, ...],
+    x_axis: str,
+    y_axis: str,
+    unit: float,
+    obs: float,
+    progress: Callable[[int], None] | None,
+) -> int:
+    """How many of ``n_perm`` permutations of the bands of models ``a`` and ``b`` (each ``(critical scales,
+    half widths, zl, zu)``) give an AUUCC difference at least as large as the observed ``obs`` (in batches
+    of ``batch``): the count of :func:`permutation_test`'s p-value."""
+    closed = _closed_form_applies(x_axis, y_axis, a[0], b[0])
+    any_inf = closed and not (np.isfinite(a[0]).all() and np.isfinite(b[0]).all())
+    if closed:  # the observed difference in the same arithmetic as the permuted ones
+        two = _auucc_closed(np.stack([a[0], b[0]]), np.stack([a[1], b[1]]), x_axis, unit, any_inf)
+        obs = float(two[0] - two[1])
+    thresh = abs(obs) * (1.0 - 1e-12)
+
+    def area(swap: np.ndarray, first: tuple[np.ndarray, ...], second: tuple[np.ndarray, ...]) -> np.ndarray:
+        """The areas of the model with ``first``'s bands where not swapped (``second``'s where swapped)."""
+        if closed:
+            pick = [np.where(swap, second[k], first[k]) for k in (0, 1)]
+            return _auucc_closed(pick[0], pick[1], x_axis, unit, any_inf)
+        pick = [np.where(swap, second[k], first[k]) for k in (2, 3)]
+        return _auucc_batch(d, pick[0], pick[1], x_axis, y_axis, unit)
+
+    hits = done = 0
+    while done < n_perm:
+        bsz = min(batch, n_perm - done)
+        swap = rng.random((bsz, d.size)) < 0.5
+        diff = area(swap, a, b) - area(swap, b, a)
+        del swap
+        hits += int(np.count_nonzero(np.abs(diff) >= thresh))
+        done += bsz
+        if progress is not None:
+            progress(bsz)
+    return hits
+
+
 def permutation_test(
     y_true,
     pred,
@@ -1163,17 +1213,7 @@ def permutation_test(
     """
     _check_axes(x_axis, y_axis)
     _check_normalize(normalize)
-    n_perm = int(n_permutations)
-    if n_perm < 1:
-        raise UsageError(f"n_permutations must be >= 1, got {n_permutations}")
-    bands = list(bands)
-    if len(bands) < 2:
-        raise UsageError(f"the permutation test needs at least 2 models, got {len(bands)}")
-    if names is None:
-        names = [f"model_{i}" for i in range(len(bands))]
-    names = [str(s) for s in names]
-    if len(names) != len(bands):
-        raise UsageError(f"{len(names)} names given for {len(bands)} models")
+    n_perm, bands, names = _permutation_options(n_permutations, bands, names)
     zls, zus = [], []
     for lo, hi in bands:
         y, d, zl, zu = _validate(y_true, pred, lo, hi)
@@ -1193,49 +1233,20 @@ def permutation_test(
     scales = [_active(d, zl, zu)[0] for zl, zu in zip(zls, zus)]
     halves = [0.5 * (zl + zu) for zl, zu in zip(zls, zus)]
     for (i, j), child in zip(pairs_idx, children):
-        rng = np.random.default_rng(child)
         obs = area[i] - area[j]
-        closed = _closed_form_applies(x_axis, y_axis, scales[i], scales[j])
-        if closed:  # the observed difference in the same arithmetic as the permuted ones
-            any_inf = not (np.isfinite(scales[i]).all() and np.isfinite(scales[j]).all())
-            pair = np.stack([scales[i], scales[j]])
-            two = _auucc_closed(pair, np.stack([halves[i], halves[j]]), x_axis, unit, any_inf)
-            obs_test = float(two[0] - two[1])
-        else:
-            obs_test = obs
-        thresh = abs(obs_test) * (1.0 - 1e-12)
-        hits = 0
-        done = 0
-        while done < n_perm:
-            bsz = min(batch, n_perm - done)
-            swap = rng.random((bsz, n)) < 0.5
-            if closed:
-                diff = _auucc_closed(
-                    np.where(swap, scales[j], scales[i]),
-                    np.where(swap, halves[j], halves[i]),
-                    x_axis,
-                    unit,
-                    any_inf,
-                ) - _auucc_closed(
-                    np.where(swap, scales[i], scales[j]),
-                    np.where(swap, halves[i], halves[j]),
-                    x_axis,
-                    unit,
-                    any_inf,
-                )
-            else:
-                zl_a = np.where(swap, zls[j], zls[i])
-                zu_a = np.where(swap, zus[j], zus[i])
-                zl_b = np.where(swap, zls[i], zls[j])
-                zu_b = np.where(swap, zus[i], zus[j])
-                diff = _auucc_batch(d, zl_a, zu_a, x_axis, y_axis, unit) - _auucc_batch(
-                    d, zl_b, zu_b, x_axis, y_axis, unit
-                )
-            del swap
-            hits += int(np.count_nonzero(np.abs(diff) >= thresh))
-            done += bsz
-            if progress is not None:
-                progress(bsz)
+        hits = _permuted_hits(
+            np.random.default_rng(child),
+            n_perm,
+            batch,
+            d,
+            (scales[i], halves[i], zls[i], zus[i]),
+            (scales[j], halves[j], zls[j], zus[j]),
+            x_axis,
+            y_axis,
+            unit,
+            obs,
+            progress,
+        )
         p = (1.0 + hits) / (1.0 + n_perm)
         pmat[i][j] = pmat[j][i] = p
         pairs.append(

@@ -175,8 +175,21 @@ def score_state(
 
     grouped = bool(settings.columns.get("by"))
     new = new_cell_partial if grouped and many_cells(spec, settings) else new_partial
+    weighted = bool(settings.columns.get("weights"))
     with over_rows(spec, settings, engine, progress, allow_by=grouped, weights_ok=True) as rows:
         part = rows.fold(partial(new, settings))
+        if weighted:  # the weighted MdAE of the whole data (the --by groups' weighted states: one pass)
+            if part.state["n"] and not grouped:
+                from ...catalogue.weighted import weighted_selection
+
+                part.selection = weighted_selection(part.state)
+                if part.selection is not None:
+                    kind = part.state["kind"]
+                    wsecond = rows.fold(
+                        partial(WeightedSecondPass, settings, part.selection, kind), report=False
+                    )
+                    part.second = wsecond.second
+            return rows, part
         part.selection = states.selection(part.state) if part.state["n"] else None
         group_selection = part.selections() if part.state["n"] else {}
         if part.selection is not None or group_selection:
@@ -238,7 +251,7 @@ def summary_of(
     if weighted:
         from ...catalogue.weighted import finalize_weighted
 
-        metrics, orientation = finalize_weighted(part.state, settings)
+        metrics, orientation = finalize_weighted(part.state, settings, part.selection, part.second)
     else:
         metrics, orientation = states.finalize(part.state, settings, part.selection, part.second, bounds)
     kind = part.state["kind"]
@@ -259,7 +272,11 @@ def summary_of(
     if part.n_members_dropped:
         info["n_members_dropped"] = part.n_members_dropped
     notes = src.notes() + not_computed_notes(part.undefined)
-    left_out = dict(part.state["not_streamed"]) if weighted else states.not_streamed_in(part.state, settings)
+    left_out = (
+        _weighted_left_out(part.state["not_streamed"], metrics, grouped=groups is not None)
+        if weighted
+        else states.not_streamed_in(part.state, settings)
+    )
     for path in [] if weighted else states.streamed(kind, settings):  # a two-pass metric whose selection
         # was too large (MdAE)
         group, name = path.split(".", 1)
@@ -269,10 +286,7 @@ def summary_of(
             and not get_family(group).by_level
             and path in states.two_pass(kind, settings)
         ):
-            left_out[path] = (
-                f"the rows around the median exceed {states.MEDIAN_CAP:,} in one histogram code "
-                "(many equal values); score in memory"
-            )
+            left_out[path] = median_too_wide()
     info["not_streamed"] = dict(left_out)
     approx = (
         {}
@@ -326,6 +340,62 @@ def summary_of(
         if not metrics["conditional_coverage"]:
             del metrics["conditional_coverage"]
     return build_summary(info, settings, metrics, orientation, groups, notes, weights)
+
+
+def median_too_wide() -> str:
+    """Why a two-pass metric (MdAE) was not streamed after all."""
+    from ...catalogue import states
+
+    return (
+        f"the rows around the median exceed {states.MEDIAN_CAP:,} in one histogram code (many equal values); "
+        "score in memory"
+    )
+
+
+def _weighted_left_out(
+    not_streamed: dict[str, str], metrics: dict[str, Any], grouped: bool
+) -> dict[str, str]:
+    """The weighted state's not-streamed metrics, less the two-pass ones the second pass computed (one the
+    second pass of the whole data could not compute: :func:`median_too_wide`)."""
+    from ...catalogue.weighted import NOT_STREAMED_TWO_PASS
+
+    out = {}
+    for path, why in not_streamed.items():
+        group, name = path.split(".", 1)
+        if why == NOT_STREAMED_TWO_PASS and not grouped:
+            if name in metrics.get(group, {}):
+                continue
+            why = median_too_wide()
+        out[path] = why
+    return out
+
+
+class WeightedSecondPass:
+    """The second pass of weighted rows (exact weighted MdAE of the whole data) for the selection the first pass
+    made (:func:`uqeval.catalogue.weighted.weighted_selection`)."""
+
+    def __init__(self, settings: Settings, selection: dict, kind: str) -> None:
+        self.settings, self.selection, self.kind = settings, selection, kind
+        self.second: Any = None
+
+    def add(self, piece: Piece) -> None:
+        from ...catalogue import states
+        from ...catalogue.weighted import weighted_second_state
+
+        batch = piece.batch
+        if batch.prediction is None:
+            return
+        if batch.weights is None:
+            raise InputError("weighted streaming needs the weights column in every batch")
+        st = weighted_second_state(self.selection, batch.prediction, self.settings, batch.weights)
+        self.second = states.merge_second(self.second, st, self.kind)
+
+    def merge(self, other: WeightedSecondPass) -> WeightedSecondPass:
+        from ...catalogue import states
+
+        out = WeightedSecondPass(self.settings, self.selection, self.kind)
+        out.second = states.merge_second(self.second, other.second, self.kind)
+        return out
 
 
 class WeightedPartial(Partial):
