@@ -155,8 +155,8 @@ class Metric:
             return None
         if self.weighted_kinds:
             return (
-                "its weighted form needs all the rows at once (no per-row form): score, check, report and "
-                "uqeval.evaluate compute it in memory, compare does not yet"
+                "its weighted form needs all the rows at once (no per-row form): every command computes it, "
+                "compare without bootstrap intervals or paired tests"
             )
         if self.no_weights is not None:
             return self.no_weights

@@ -194,8 +194,10 @@ def _weighted_form(results: Any, k: int, ref: MetricRef, settings: Settings) -> 
     family = get_family(group)
     if family.weighted_sums is None or family.from_sums is None or family.by_level:
         return NOT_STREAMED_KERNEL
-    probe = family.from_sums(family.weighted_sums(pred, results.settings, np.ones(pred.n)), settings)
-    return "cells" if ref.keys[-1] in probe else NOT_STREAMED_KERNEL
+    sums = family.weighted_sums(pred, results.settings, np.ones(pred.n))
+    if sums is None:  # (the family gives no sums for this prediction)
+        return NOT_STREAMED_KERNEL
+    return "cells" if ref.keys[-1] in family.from_sums(sums, settings) else NOT_STREAMED_KERNEL
 
 
 @dataclass
