@@ -33,6 +33,18 @@ if TYPE_CHECKING:
     from ..engine.options import EngineOptions
 
 
+GroupsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--groups",
+        metavar="GROUPS",
+        help="Compute only these metric groups, comma-separated (the JSON groups, e.g. scoring_rule,calibration_tests; "
+        "naming --diagnostics or --murphy groups turns them on): faster on large or gridded data.",
+        rich_help_panel=METRICS_PANEL,
+    ),
+]
+
+
 @handle_errors
 @remote_options
 @grid_options
@@ -54,16 +66,7 @@ def score(
             rich_help_panel=METRICS_PANEL,
         ),
     ] = None,
-    groups: Annotated[
-        str | None,
-        typer.Option(
-            "--groups",
-            metavar="GROUPS",
-            help="Compute only these metric groups, comma-separated (the JSON groups, e.g. scoring_rule,calibration_tests; "
-            "naming --diagnostics or --murphy groups turns them on): faster on large or gridded data.",
-            rich_help_panel=METRICS_PANEL,
-        ),
-    ] = None,
+    groups: GroupsOpt = None,
     oca_fraction: Annotated[
         float | None,
         typer.Option(
