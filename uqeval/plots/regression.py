@@ -46,7 +46,7 @@ from .common import (
     subsample_indices,
     thousands,
 )
-from .style import reference_color
+from .style import reference_band, reference_color
 
 __all__ = [
     "plot_adversarial",
@@ -581,13 +581,8 @@ def plot_pit_histogram(
         e,
         baseline=lo,
         fill=True,
-        facecolor="none",
-        edgecolor=ref,
-        hatch="////",
-        linewidth=0,
-        alpha=0.8,
         label=f"{level:.0%} band of a uniform PIT",
-        zorder=3,
+        **reference_band(overlay=label is not None),
     )
     ax.stairs(
         n * p,
@@ -645,15 +640,7 @@ def plot_rank_histogram(
         ax.bar(r, c, width=0.9, color=COLORS["main"], alpha=0.7, label=f"rows (N = {int(n):,}){test}")
     ref = reference_color(overlay=label is not None)
     ax.axhspan(
-        lo,
-        hi,
-        facecolor="none",
-        edgecolor=ref,
-        hatch="////",
-        linewidth=0,
-        alpha=0.8,
-        label=f"{level:.0%} band of a calibrated ensemble",
-        zorder=3,
+        lo, hi, label=f"{level:.0%} band of a calibrated ensemble", **reference_band(label is not None)
     )
     ax.axhline(
         n / m1,

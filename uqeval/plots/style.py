@@ -20,6 +20,8 @@ same phrasing, in every figure of a run.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "COLORS",
     "FIGSIZE",
@@ -98,6 +100,19 @@ def reference_color(overlay: bool) -> str:
     ``"ref"`` grey on an overlay of models, where the accent would be a model's colour (vermillion is the
     second model's)."""
     return COLORS["ref"] if overlay else COLORS["accent"]
+
+
+def reference_band(overlay: bool) -> dict[str, Any]:
+    """The style of a figure's band under calibration (drawn on top of the bars, hatched in
+    :func:`reference_color`, so that it stays visible): keyword arguments of ``stairs`` or ``axhspan``."""
+    return {
+        "facecolor": "none",
+        "edgecolor": reference_color(overlay),
+        "hatch": "////",
+        "linewidth": 0,
+        "alpha": 0.8,
+        "zorder": 3,
+    }
 
 
 def axis_label(text: str) -> str:
