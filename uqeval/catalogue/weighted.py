@@ -83,9 +83,11 @@ def weighted_state(pred: Prediction, settings: Settings, weights: np.ndarray) ->
     for f, key, m, stat in forms:
         if stat.sums_form is not None:
             sums[(f.name, key, m.name)] = stat.weighted_sums(w[None, :], blas=False)[0]
-        elif _special(f.name, pred.kind, m.name) is not None:  # weighted moments; MdAE's weighted histogram
+        elif (
+            weighted_special(f.name, pred.kind, m.name) is not None
+        ):  # weighted moments; MdAE's weighted histogram
             if f.name not in specials:
-                specials[f.name] = cast("Special", _special(f.name, pred.kind, m.name)).update(
+                specials[f.name] = cast("Special", weighted_special(f.name, pred.kind, m.name)).update(
                     pred, settings, w
                 )
             if m.name in TWO_PASS:  # exact after a second pass over the rows (score, whole data)
@@ -121,7 +123,9 @@ def merge_weighted(a: State, b: State) -> State:
         family_sums[name] = family_sums[name] + v if name in family_sums else v
     specials = dict(a.get("specials", {}))
     for name, v in b.get("specials", {}).items():
-        specials[name] = _special_of(name, a["kind"]).merge(specials[name], v) if name in specials else v
+        specials[name] = (
+            weighted_special_of(name, a["kind"]).merge(specials[name], v) if name in specials else v
+        )
     return {
         **a,
         "specials": specials,
@@ -158,7 +162,7 @@ def finalize_weighted(
         keep = {m.name for m in f.metrics if state["kind"] in m.weighted_kinds}
         results[name] = {k: v for k, v in f.from_sums(cells, settings).items() if k in keep}
     for name, st in state.get("specials", {}).items():
-        sp = _special_of(name, state["kind"])
+        sp = weighted_special_of(name, state["kind"])
         done = sp.finalize(st, settings)
         if sel and second and name in sel:
             done.update(sp.finalize2(st, sel[name], second[name], settings))
@@ -172,7 +176,7 @@ def weighted_selection(state: State) -> dict[str, Any] | None:
 
     out = {}
     for name, st in state.get("specials", {}).items():
-        sel = _special_of(name, state["kind"]).select(unpack(st))
+        sel = weighted_special_of(name, state["kind"]).select(unpack(st))
         if sel is not None:
             out[name] = sel
     return out or None
@@ -186,10 +190,12 @@ def weighted_second_state(
     keep = w > 0
     if not keep.all():
         pred, w = pred.subset(keep), w[keep]
-    return {name: _special_of(name, pred.kind).update2(v, pred, settings, w) for name, v in sel.items()}
+    return {
+        name: weighted_special_of(name, pred.kind).update2(v, pred, settings, w) for name, v in sel.items()
+    }
 
 
-def _special(family: str, kind: str, metric: str) -> Special | None:
+def weighted_special(family: str, kind: str, metric: str) -> Special | None:
     """The family's mergeable state (:data:`uqeval.catalogue.states.SPECIAL`) where it takes row weights and
     gives ``metric``, else None."""
     from .states import SPECIAL
@@ -199,7 +205,7 @@ def _special(family: str, kind: str, metric: str) -> Special | None:
     return sp if sp is not None and sp.weighted and metric in sp.metrics else None
 
 
-def _special_of(family: str, kind: str) -> Special:
+def weighted_special_of(family: str, kind: str) -> Special:
     from .states import SPECIAL
 
     return cast("Special", SPECIAL[family](kind))  # (a family with a state in "specials" has one)

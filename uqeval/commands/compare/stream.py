@@ -80,6 +80,9 @@ class Layout:
     target_results: dict[tuple[str, int], Any] = field(default_factory=dict)
     #: weighted: the ``(metric, model)`` pairs computed from their family's weighted cell sums (the family)
     cells: dict[tuple[str, int], str] = field(default_factory=dict)
+    #: weighted: the ``(metric, model)`` pairs computed from their family's weighted mergeable state (the
+    #: family and the model's representation): the weighted moments of RMSE, R² and the correlation, as the weighted score streams them
+    specials: dict[tuple[str, int], tuple[str, str]] = field(default_factory=dict)
 
     @property
     def keeps_rows(self) -> bool:
@@ -116,6 +119,7 @@ def make_layout(
 
     columns, pairs, not_streamed, skip, finishes = [], [], {}, set(), {}
     cells: dict[tuple[str, int], str] = {}
+    specials: dict[tuple[str, int], tuple[str, str]] = {}
     target_results: dict[tuple[str, int], Any] = {}
     # block_size="auto" reads the per-row scores of the first compared metric that has them (as in memory)
     auto_ref = next(
@@ -125,10 +129,12 @@ def make_layout(
         if ref.source == "summary" and weighted:
             for k, p in enumerate(preds):
                 how = _weighted_form(results, k, ref, plan.settings)
-                if how in ("sums", "cells") and ref.orientation == "target":
+                if how in ("sums", "cells", "special") and ref.orientation == "target":
                     target_results[(ref.name, k)] = results.get(k, cast("str", ref.group))
                 if how == "cells":
                     cells[(ref.name, k)] = cast("str", ref.group)
+                elif how == "special":
+                    specials[(ref.name, k)] = (cast("str", ref.group), p.kind)
                 elif how != "sums":
                     skip.add((ref.name, k))
                     if how is not None:
@@ -172,14 +178,15 @@ def make_layout(
     layout = Layout(plan, families, columns, pairs, not_streamed, skip, auto_ref=auto_ref)
     if weighted:
         layout.not_weighted, layout.target_results = cast("dict", not_weighted), target_results
-        layout.cells = cells
+        layout.cells, layout.specials = cells, specials
     return layout, finishes
 
 
 def _weighted_form(results: Any, k: int, ref: MetricRef, settings: Settings) -> str | None:
     """How model ``k``'s metric ``ref`` streams with weights: ``"sums"`` (its per-row form's weighted sums),
     ``"cells"`` (its family's weighted cell sums: :attr:`uqeval.catalogue.Family.weighted_sums`, as the
-    weighted score streams ECE, MCE, SCE and the Brier decomposition), why it is not streamed (its weighted
+    weighted score streams ECE, MCE, SCE and the Brier decomposition), ``"special"`` (its family's weighted
+    mergeable state: the weighted moments of RMSE, R² and the correlation, as the weighted score streams them), why it is not streamed (its weighted
     form needs every row), or None (it takes no weights for this representation)."""
     from ...catalogue import METRICS, get_family
     from ...catalogue.weighted import NOT_STREAMED, NOT_STREAMED_KERNEL
@@ -187,7 +194,13 @@ def _weighted_form(results: Any, k: int, ref: MetricRef, settings: Settings) -> 
 
     stat = row_form(results, k, ref)
     if stat is not None:
-        return "sums" if stat.sums_form is not None else NOT_STREAMED
+        if stat.sums_form is not None:
+            return "sums"
+        from ...catalogue.weighted import NOT_STREAMED_TWO_PASS, TWO_PASS, weighted_special
+
+        if weighted_special(cast("str", ref.group), results.models[k].prediction.kind, ref.keys[-1]) is None:
+            return NOT_STREAMED
+        return NOT_STREAMED_TWO_PASS if ref.keys[-1] in TWO_PASS else "special"
     pred, group = results.models[k].prediction, cast("str", ref.group)
     if pred.kind not in METRICS[f"{group}.{ref.keys[-1]}"].weighted_kinds:
         return None
@@ -226,6 +239,9 @@ class ComparePartial:
     kept: KeptRows | None = None
     #: weighted: per ``(family, model)`` of :attr:`Layout.cells`, the family's weighted cell sums
     cells: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
+    #: weighted: per ``(family, representation, model)`` of :attr:`Layout.specials`, the family's weighted
+    #: mergeable state
+    specials: dict[tuple[str, str, int], Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         from ...catalogue import states
@@ -337,6 +353,14 @@ class ComparePartial:
 
             sums = cast("Any", get_family(group).weighted_sums)(preds[k], plan.settings, w)
             self.cells[(group, k)] = self.cells[(group, k)] + sums if (group, k) in self.cells else sums
+        for group, kind, k in sorted({(*gk, k) for (_, k), gk in lay.specials.items()}):
+            from ...catalogue.weighted import weighted_special_of
+
+            sp = weighted_special_of(group, kind)
+            st = sp.update(preds[k], plan.settings, w)
+            if st is not None:  # (None: the family gives nothing for these rows, as in memory)
+                prior = self.specials.get((group, kind, k))
+                self.specials[(group, kind, k)] = st if prior is None else sp.merge(prior, st)
         if self.kept is not None:
             series = (
                 None
@@ -395,6 +419,12 @@ class ComparePartial:
         self.unit = self.unit + other.unit
         for key, sums in other.cells.items():
             self.cells[key] = self.cells[key] + sums if key in self.cells else sums
+        for spec, st in other.specials.items():
+            if spec in self.specials:
+                from ...catalogue.weighted import weighted_special_of
+
+                st = weighted_special_of(spec[0], spec[1]).merge(self.specials[spec], st)
+            self.specials[spec] = st
         self.w += other.w
         self.moments = self.moments.merge(other.moments)
         for k in range(len(self.states)):
@@ -777,6 +807,15 @@ class _Merged:
                 else cast("Any", family.from_sums)(cells, self.plan.settings).get(ref.keys[-1])
             )
             return as_number(value), self.lay.target_results.get((ref.name, k))
+        if (ref.name, k) in self.lay.specials:  # the family's finish of its weighted mergeable state
+            from ...catalogue.weighted import weighted_special_of
+
+            group, kind = self.lay.specials[(ref.name, k)]
+            st = self.part.specials.get((group, kind, k))
+            value = None if st is None else weighted_special_of(group, kind).finalize(st, self.plan.settings)
+            return as_number(None if value is None else value.get(ref.keys[-1])), self.lay.target_results.get(
+                (ref.name, k)
+            )
         if self.lay.weights is not None:  # the per-row form at the weights (as in memory: one definition)
             return as_number(self.at_unit(k, ref)), self.lay.target_results.get((ref.name, k))
         res = self.results[k].get(ref.group)  # type: ignore[arg-type]  # a ref without a group finds None
@@ -785,6 +824,8 @@ class _Merged:
     def at_full(self, k: int, ref: MetricRef):
         if ref.source == "summary" and not self.plan.options.n_boot:
             return None, None, NO_RESAMPLER
+        if (ref.name, k) in self.lay.specials:
+            return None, None, NO_STREAMED_BOOTSTRAP
         if (ref.name, k) in self.lay.cells:
             return None, None, NO_RESAMPLER
         if (ref.name, k) not in self.offsets:
