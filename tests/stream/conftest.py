@@ -16,3 +16,21 @@ def dask_cluster():
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0", silence_logs=50
     ) as c:
         yield c
+
+
+@pytest.fixture(scope="session")
+def scheduler():
+    """The address of one in-process Dask cluster (2 worker threads over TCP on 127.0.0.1) for the tests that
+    pass ``--scheduler``/``scheduler=``: cheaper to start than :func:`dask_cluster`'s processes."""
+    distributed = pytest.importorskip(
+        "distributed", reason="the Dask extra is not installed (pip install 'uqeval[dask]')"
+    )
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=False,
+        protocol="tcp://",
+        dashboard_address="127.0.0.1:0",
+        silence_logs=50,
+    ) as cluster:
+        yield cluster.scheduler_address

@@ -51,20 +51,6 @@ def files(tmp_path_factory):
     return out
 
 
-@pytest.fixture(scope="module")
-def scheduler():
-    distributed = pytest.importorskip("distributed", reason="the Dask extra is not installed")
-    with distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=False,
-        protocol="tcp://",
-        dashboard_address="127.0.0.1:0",
-        silence_logs=50,
-    ) as cluster:
-        yield cluster.scheduler_address
-
-
 def _run(paths, *args):
     r = runner.invoke(
         app,

@@ -104,32 +104,16 @@ def test_stream_refusals(files, args, message):
     assert message in r.output
 
 
-def test_dask_equals_memory(files):
-    distributed = pytest.importorskip("distributed", reason="the Dask extra is not installed")
-    with distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=False,
-        protocol="tcp://",
-        dashboard_address="127.0.0.1:0",
-        silence_logs=50,
-    ) as cluster:
-        for args in (
-            ("--cluster", "site", "-b", "200"),
-            ("--block-size", "7", "-b", "0"),
-            ("--block-size", "7", "-b", "200"),
-            ("--block-size", "auto", "-b", "100"),
-        ):
-            want = _run(files["parquet"], *args)
-            got = _run(
-                files["parquet"],
-                *args,
-                "--engine",
-                "dask",
-                "--scheduler",
-                cluster.scheduler_address,
-                "--chunk-rows",
-                "50",
-            )
-            assert got["input"]["engine"] == "dask"
-            _assert_same(got, want)
+def test_dask_equals_memory(files, scheduler):
+    for args in (
+        ("--cluster", "site", "-b", "200"),
+        ("--block-size", "7", "-b", "0"),
+        ("--block-size", "7", "-b", "200"),
+        ("--block-size", "auto", "-b", "100"),
+    ):
+        want = _run(files["parquet"], *args)
+        got = _run(
+            files["parquet"], *args, "--engine", "dask", "--scheduler", scheduler, "--chunk-rows", "50"
+        )
+        assert got["input"]["engine"] == "dask"
+        _assert_same(got, want)

@@ -57,19 +57,10 @@ def _files(d, n: int = 3, rows: int = 40) -> list:
     return out
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=1, processes=False, protocol="tcp", dashboard_address="127.0.0.1:0", silence_logs=50
-    ) as c:
-        yield c.scheduler_address
-
-
 @pytest.mark.parametrize("dask", [False, True])
-def test_over_rows_skips_the_files_asked_and_numbers_the_rest_from_0(tmp_path, cluster, dask):
+def test_over_rows_skips_the_files_asked_and_numbers_the_rest_from_0(tmp_path, scheduler, dask):
     files = _files(tmp_path / "d")
-    engine = EngineOptions("dask", 10, cluster) if dask else EngineOptions("stream", 10)
+    engine = EngineOptions("dask", 10, scheduler) if dask else EngineOptions("stream", 10)
     asked = []
 
     def skip(src):
@@ -90,10 +81,10 @@ def test_over_rows_skips_the_files_asked_and_numbers_the_rest_from_0(tmp_path, c
 
 
 @pytest.mark.parametrize("dask", [False, True])
-def test_over_aligned_carries_the_extra_columns_of_every_input(tmp_path, cluster, dask):
+def test_over_aligned_carries_the_extra_columns_of_every_input(tmp_path, scheduler, dask):
     _files(tmp_path / "a")
     _files(tmp_path / "b")
-    engine = EngineOptions("dask", 10, cluster) if dask else EngineOptions("stream", 10)
+    engine = EngineOptions("dask", 10, scheduler) if dask else EngineOptions("stream", 10)
     with over_aligned([tmp_path / "a", tmp_path / "b"], SETTINGS, engine, extra=("tag",)) as run:
         assert (run.parts is None) != dask
         seen = run.fold(Seen)

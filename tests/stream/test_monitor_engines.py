@@ -71,17 +71,8 @@ def _parts(table: pa.Table, d, n: int = 3, row_group_size: int = 150):
     return d
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=1, processes=False, protocol="tcp", dashboard_address="127.0.0.1:0", silence_logs=50
-    ) as c:
-        yield c.scheduler_address
-
-
 @pytest.mark.parametrize("window", ["1D", 250])
-def test_weighted_monitor_is_the_same_document_in_memory_streamed_and_on_dask(tmp_path, cluster, window):
+def test_weighted_monitor_is_the_same_document_in_memory_streamed_and_on_dask(tmp_path, scheduler, window):
     table = _gaussian(n=1500, days=4, shrink_from=2, seed=11)
     w = np.random.default_rng(2).integers(0, 4, table.num_rows).astype(float)  # some rows of weight 0
     table = table.append_column("w", pa.array(w))
@@ -91,7 +82,9 @@ def test_weighted_monitor_is_the_same_document_in_memory_streamed_and_on_dask(tm
     assert memory["input"]["weights"] == "w"
     streamed = uqeval.monitor(str(d), chunk_rows=200, **kw)
     settings = Settings(columns={"weights": "w", "y_true": "y", "mean": "mu", "std": "sigma"})
-    dasked, _ = monitor_file(d, settings, window=window, time="t", engine=EngineOptions("dask", 200, cluster))
+    dasked, _ = monitor_file(
+        d, settings, window=window, time="t", engine=EngineOptions("dask", 200, scheduler)
+    )
     assert (memory["input"]["engine"], streamed["input"]["engine"], dasked["input"]["engine"]) == (
         "memory",
         "stream",
@@ -102,7 +95,7 @@ def test_weighted_monitor_is_the_same_document_in_memory_streamed_and_on_dask(tm
     assert_same_document(dasked, memory)
 
 
-def test_weighted_state_holds_numbers_only_and_resumes_on_every_engine(tmp_path, cluster):
+def test_weighted_state_holds_numbers_only_and_resumes_on_every_engine(tmp_path, scheduler):
     from uqeval.commands.monitor.windows import _unpickle
 
     table = _gaussian(n=1200, days=4, seed=12)
@@ -114,7 +107,7 @@ def test_weighted_state_holds_numbers_only_and_resumes_on_every_engine(tmp_path,
     whole = _parts(table, tmp_path / "whole")
     settings = Settings(columns={"weights": "w", "y_true": "y", "mean": "mu", "std": "sigma"})
     one, _ = monitor_file(whole, settings, window="1D", time="t")
-    for engine in (EngineOptions(chunk_rows=100), EngineOptions("dask", 100, cluster)):
+    for engine in (EngineOptions(chunk_rows=100), EngineOptions("dask", 100, scheduler)):
         _, saved = monitor_file(first, settings, window="1D", time="t", engine=engine, state_source="s")
         payload = _unpickle(_unpickle(saved, "s")["payload"], "s")  # the safe loader: numbers and text only
         probes = [w["state"]["probe"] for w in payload["single"]["windows"].values() if w["state"]]
@@ -126,7 +119,7 @@ def test_weighted_state_holds_numbers_only_and_resumes_on_every_engine(tmp_path,
 
 
 @pytest.mark.parametrize("window", ["1D", 300])
-def test_two_models_on_dask_equal_the_stream_engine(tmp_path, cluster, window):
+def test_two_models_on_dask_equal_the_stream_engine(tmp_path, scheduler, window):
     table = _gaussian(n=2000, days=4, seed=13)
     worse = table.set_column(3, "sigma", pa.array(table.column("sigma").to_numpy() * 1.5))
     a = _parts(table, tmp_path / "a", row_group_size=300)
@@ -134,7 +127,7 @@ def test_two_models_on_dask_equal_the_stream_engine(tmp_path, cluster, window):
     kw = {"window": window, "time": "t", "bound": 10.0}
     settings = Settings(columns={"y_true": "y", "mean": "mu", "std": "sigma"})
     streamed, _ = monitor_file([a, b], settings, engine=EngineOptions(chunk_rows=250), **kw)
-    dasked, _ = monitor_file([a, b], settings, engine=EngineOptions("dask", 250, cluster), **kw)
+    dasked, _ = monitor_file([a, b], settings, engine=EngineOptions("dask", 250, scheduler), **kw)
     assert dasked["input"]["engine"] == "dask" and "path_b" in dasked["input"]
     assert any(t["name"].startswith("mean_difference") for t in dasked["tests"])
     assert_same_document(dasked, streamed)
@@ -146,7 +139,7 @@ def test_two_models_on_dask_equal_the_stream_engine(tmp_path, cluster, window):
     a2, b2 = _parts(table.slice(half), tmp_path / "a2"), _parts(worse.slice(half), tmp_path / "b2")
     _, saved = monitor_file([a1, b1], settings, engine=EngineOptions(chunk_rows=250), **kw)
     resumed, _ = monitor_file(
-        [a2, b2], settings, engine=EngineOptions("dask", 250, cluster), state=saved, **kw
+        [a2, b2], settings, engine=EngineOptions("dask", 250, scheduler), state=saved, **kw
     )
     assert_same_document(resumed, streamed)
 
