@@ -143,19 +143,25 @@ def gaussian_weighted_file(n: int) -> Path:
     return path
 
 
+def _with_and_without_weights(args: list[str], runs: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """``uqeval ARGS`` without and with ``--weights w``, runs alternated: the medians of (wall, CPU) seconds of
+    each (``"plain"``, ``"weighted"``) and their ratio weighted / plain."""
+    times: dict[str, list[tuple[float, float]]] = {"plain": [], "weighted": []}
+    for _ in range(runs):
+        for name, extra in (("plain", []), ("weighted", ["--weights", "w"])):
+            wall, _, cpu = run_cli_cpu([*args, *extra], repeat=1)
+            times[name].append((wall, cpu))
+    med = {k: np.median(np.array(v), axis=0) for k, v in times.items()}
+    return med, med["weighted"] / med["plain"]
+
+
 def bench_weights(n: int, runs: int = 5) -> None:
     """`uqeval score` of N Gaussian rows without and with `--weights` (issue 25: at most +15%), runs
     alternated on the same file, medians of wall and CPU seconds. With weights, the metrics that take none
     (reliability, adversarial group calibration, ...) are left out, and the weighted ones go through their
     per-row forms."""
     path = gaussian_weighted_file(n)
-    times: dict[str, list[tuple[float, float]]] = {"plain": [], "weighted": []}
-    for _ in range(runs):
-        for name, extra in (("plain", []), ("weighted", ["--weights", "w"])):
-            wall, _, cpu = run_cli_cpu(["score", str(path), "--format", "json", *extra], repeat=1)
-            times[name].append((wall, cpu))
-    med = {k: np.median(np.array(v), axis=0) for k, v in times.items()}
-    ratio = med["weighted"] / med["plain"]
+    med, ratio = _with_and_without_weights(["score", str(path), "--format", "json"], runs)
     for k in ("plain", "weighted"):
         print(
             f"score gaussian {k:<9} N={n:>9,d}  wall {med[k][0]:6.2f} s  cpu {med[k][1]:6.2f} s  (median of {runs})"
@@ -185,15 +191,7 @@ def bench_weights_classification(n: int, runs: int = 5) -> None:
     import pyarrow.parquet as pq
 
     path = classification_weighted_file(n)
-    times: dict[str, list[tuple[float, float]]] = {"plain": [], "weighted": []}
-    for _ in range(runs):
-        for name, w in (("plain", []), ("weighted", ["--weights", "w"])):
-            wall, _, cpu = run_cli_cpu(
-                ["score", str(path), "--diagnostics", "--format", "json", *w], repeat=1
-            )
-            times[name].append((wall, cpu))
-    med = {k: np.median(np.array(v), axis=0) for k, v in times.items()}
-    ratio = med["weighted"] / med["plain"]
+    med, ratio = _with_and_without_weights(["score", str(path), "--diagnostics", "--format", "json"], runs)
     for k in ("plain", "weighted"):
         print(
             f"score --diagnostics classif. {k:<9} N={n:>9,d}  wall {med[k][0]:6.2f} s  cpu {med[k][1]:6.2f} s  "
