@@ -94,6 +94,20 @@ def interrupts_blocked() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+#: the ``-W`` option that keeps multiprocessing's resource tracker from warning, at its exit, of the semaphores
+#: a process it served left behind (a run interrupted while its figure workers' queues were open): it
+#: unlinks them all the same, and a Ctrl-C stays one line on the terminal
+QUIET_TRACKER = "ignore:resource_tracker:UserWarning"
+
+
+def quiet_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker, if this process starts it later, with its clean-up warnings
+    off (it takes this interpreter's ``-W`` options from :data:`sys.warnoptions`). Call before creating
+    a pool's queues; the filters of this process are not changed."""
+    if QUIET_TRACKER not in sys.warnoptions:
+        sys.warnoptions.append(QUIET_TRACKER)
+
+
 #: the environment variable that marks the processes a :func:`watchdog` kills
 MARK = "UQEVAL_WATCHDOG"
 

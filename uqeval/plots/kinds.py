@@ -1065,6 +1065,7 @@ def render_workers(processes: int):
         # the parent-death signal is tied to the thread that starts a worker: here, every worker is
         # started by the warm-ups below, in this thread
         main = threading.current_thread() is threading.main_thread()
+        _children.quiet_resource_tracker()  # (its semaphores' tracker starts with the pool's queues)
         pool = ProcessPoolExecutor(
             max_workers=processes - 1,
             mp_context=multiprocessing.get_context("spawn"),
