@@ -239,10 +239,17 @@ def test_python_api_verdict():
     assert json.loads(s.to_json())["verdict"] == s.verdict
     s.verdict["aspects"].clear()  # a copy: the document is not changed
     assert s.verdict["aspects"]
+    action = uqeval.evaluate_file(SAMPLE / "classification.parquet").verdict["aspects"][1]  # type: ignore[index]
+    assert action["label"] == "temperature"
+    # the temperature recalibrate fits on the same rows (one fit: uqeval.recalibration.temperature)
+    from uqeval.io.load import load_predictions
+    from uqeval.recalibration.temperature import fit_temperature
+
+    pred = load_predictions(SAMPLE / "classification.parquet").prediction
     assert (
-        uqeval.evaluate_file(SAMPLE / "classification.parquet").verdict["aspects"][1]["label"]
-        == "temperature"
-    )  # type: ignore[index]
+        action["parameters"]["temperature"]
+        == fit_temperature(pred.proba, pred.labels, kind="proba")["temperature"]
+    )
 
 
 def test_verdict_blocks_match_the_schemas():

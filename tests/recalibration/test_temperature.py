@@ -57,6 +57,15 @@ def test_fit_is_the_nll_minimum():
     assert state["nll_before"] == pytest.approx(classification_accuracy(softmax(logits), y)["nll"], rel=1e-12)
 
 
+def test_fit_is_the_root_of_the_slope():
+    # a closed-form check of the optimiser: the NLL's derivative in 1/T (a central difference of the
+    # direct NLL) vanishes at the fit, to the difference's own error
+    logits, y = miscalibrated(11, 5000, 6, 0.7)
+    beta, h = 1.0 / fit_temperature(logits, y)["temperature"], 1e-5
+    slope = (direct_nll(logits, y, 1 / (beta + h)) - direct_nll(logits, y, 1 / (beta - h))) / (2 * h)
+    assert abs(slope) < 1e-9
+
+
 @settings(max_examples=20, deadline=None, derandomize=True)
 @given(
     seed=st.integers(0, 2**32 - 1), n=st.integers(2, 200), k=st.integers(2, 6), scale=st.floats(0.05, 20.0)
