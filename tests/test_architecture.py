@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "uqeval"
 
 #: bottom to top; a module may import its own floor and the floors below, never one above
 FLOORS: list[set[str]] = [
-    {"errors", "validation", "text", "strict", "_version", "_python", "_children", "vocabulary"},
+    {"errors", "validation", "text", "strict", "_version", "_python", "_children", "vocabulary", "names"},
     {"metrics"},
     {"config", "predictions", "resample", "weights"},
     {"glossary", "catalogue"},

@@ -16,7 +16,7 @@ from uqeval.api.inputs import _ROLES
 from uqeval.cli import app
 from uqeval.config import _TABLES, COLUMN_ROLES, Settings, load_config, make_settings
 from uqeval.errors import InputError, UsageError
-from uqeval.vocabulary import OPTIONS, ROLES, SETTINGS, canonical, cli_flags, names_of
+from uqeval.names import OPTIONS, ROLES, SETTINGS, canonical, cli_flags, names_of
 
 #: every command that reads prediction files
 READERS = ("score", "ucc", "coverage", "monitor", "check", "compare", "recalibrate", "plot", "report")
@@ -231,3 +231,20 @@ def test_ucc_takes_the_permutation_tests_other_names():
         uqeval.ucc(models, n_permutations=9, permutation_test=9)
     with pytest.raises(UsageError, match="did you mean 'n_permutations'"):
         uqeval.ucc(models, permutaton_test=9)
+
+
+def test_messages_spell_the_flag_and_keyword_the_front_ends_have():
+    # one table (uqeval.names): a message's option is the command line's main flag, or the Python keyword
+    from uqeval.errors import front_end, option
+
+    for name in [*ROLES, *SETTINGS, *OPTIONS, *(a for v in OPTIONS.values() for a in v), "label"]:
+        with front_end("cli"):
+            assert option(name) == cli_flags(name)[0]
+        with front_end("python"):
+            assert option(name) == canonical(name if name != "label" else "y_true") + "="
+    with front_end("cli"):
+        assert (option("label"), option("class_bins"), option("bootstrap")) == (
+            "--y",
+            "--bins",
+            "--bootstrap",
+        )

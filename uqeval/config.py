@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError, UsageError, labelled, option
-from .vocabulary import ROLES, SETTINGS, canonical, with_canonical_keys
+from .names import ROLES, SETTINGS, canonical
+from .vocabulary import with_canonical_keys
 
-#: the column roles, canonical spellings (their aliases: :data:`uqeval.vocabulary.ROLES`)
+#: the column roles, canonical spellings (their aliases: :data:`uqeval.names.ROLES`)
 COLUMN_ROLES = tuple(ROLES)
 
 

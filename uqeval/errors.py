@@ -15,6 +15,8 @@ import os
 from collections.abc import Iterator
 from contextvars import ContextVar
 
+from .names import cli_flag, keyword
+
 #: The front end of this call (set by :func:`front_end`); None: the process's (``UQEVAL_FRONT_END``,
 #: default ``"python"``), which the command line sets for its run so that threads and spawned workers
 #: (figure workers, a local Dask cluster) inherit it.
@@ -27,12 +29,6 @@ def voice() -> str:
     return _FRONT_END.get() or os.environ.get(_PROCESS_VARIABLE, "python")
 
 
-#: CLI flags whose name is not the option's with ``-`` for ``_``
-_CLI_FLAGS = {"y_true": "--y", "label": "--y", "thresholds": "--threshold"}
-#: Python keyword arguments whose name is not the option's
-_PYTHON_KEYWORDS = {"label": "y_true", "permutation_test": "n_permutations", "bootstrap": "n_boot"}
-
-
 def option(name: str, value: object = None) -> str:
     """How the running front end spells option ``name`` (with a placeholder for its ``value``).
 
@@ -41,9 +37,9 @@ def option(name: str, value: object = None) -> str:
     (:func:`front_end`). Without a value: ``--seed`` or ``seed=``.
     """
     if voice() == "python":
-        kw = _PYTHON_KEYWORDS.get(name, name)
+        kw = keyword(name)
         return f"{kw}={value!r}" if value is not None else f"{kw}="
-    flag = _CLI_FLAGS.get(name, "--" + name.replace("_", "-"))
+    flag = cli_flag(name)
     return f"{flag} {value}" if value is not None else flag
 
 
@@ -71,7 +67,7 @@ def labelled(name: str, what: str | None = None) -> str:
     command line; from Python ``seed`` where the argument is ``what`` itself, else
     ``coverage level (levels=)``."""
     what = name if what is None else what
-    if voice() == "python" and _PYTHON_KEYWORDS.get(name, name) == what:
+    if voice() == "python" and keyword(name) == what:
         return what
     return f"{what} ({option(name)})"
 

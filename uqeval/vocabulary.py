@@ -2,16 +2,16 @@
 
 Every column role and every setting has one canonical spelling (the Python keyword, the settings key)
 and documented aliases, the names scikit-learn and pandas users type (``y``/``target`` for ``y_true``,
-``sample_weight`` for ``weights``, ``y_pred`` for ``mean``). The command line (its flags, spelled with
-``-`` for ``_``), the settings files (``[columns]``, ``[metrics]``, ``[input]`` and their
-``[tool.uqeval...]`` forms) and the Python API (keyword arguments) all read names through this module,
-so a name accepted by one front end is accepted by the others (``tests/test_vocabulary.py``).
+``sample_weight`` for ``weights``, ``y_pred`` for ``mean``): the tables are :mod:`uqeval.names`. The
+command line (its flags), the settings files (``[columns]``, ``[metrics]``, ``[input]`` and their
+``[tool.uqeval...]`` forms) and the Python API (keyword arguments) all read names through them, so a
+name accepted by one front end is accepted by the others (``tests/test_vocabulary.py``).
 
 Metric names are resolved by :func:`resolve_metric` everywhere a metric is named (rules files, the
 metrics of ``compare``, ``Scores[...]``): a full path (``scoring_rule.crps``) or a short name that is
 unique (``crps``), with close matches when neither is found.
 
-Ground floor: imports nothing of uqeval but :mod:`uqeval.errors`.
+Ground floor: imports nothing of uqeval but :mod:`uqeval.errors` and :mod:`uqeval.names`.
 """
 
 from __future__ import annotations
@@ -22,79 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .errors import InputError, UsageError
-
-#: Column roles: canonical name -> its aliases. The canonical name is the Python keyword and the settings
-#: file's ``[columns]`` key; the command line's flag is ``--y`` for ``y_true`` (:data:`CLI_FLAGS`) and
-#: ``--NAME`` for the others, and every alias is a flag too (``--target``, ``--sample-weight``).
-ROLES: dict[str, tuple[str, ...]] = {
-    "y_true": ("y", "target"),
-    "mean": ("y_pred",),
-    "std": ("sigma",),
-    "var": ("variance",),
-    "lower": (),
-    "upper": (),
-    "quantiles": (),
-    "samples": (),
-    "proba": ("y_proba",),
-    "logits": (),
-    "by": (),
-    "weights": ("sample_weight",),
-}
-
-#: Settings whose command-line flag or usual name differs from the settings key: canonical -> aliases
-SETTINGS: dict[str, tuple[str, ...]] = {
-    "class_bins": ("bins",),
-    "thresholds": ("threshold",),
-}
-
-#: Options of one command that are not settings (the resampling of ``compare``, the permutation tests of
-#: ``compare`` and ``ucc``): canonical (the Python keyword) -> aliases (the command line's words)
-OPTIONS: dict[str, tuple[str, ...]] = {
-    "n_boot": ("bootstrap",),
-    "n_permutations": ("permutations", "permutation_test"),
-}
-
-#: The command line's main flag where it is not ``--NAME``: the flag people type (``--y``); the
-#: canonical name is an alias flag there (``--y-true``).
-CLI_FLAGS: dict[str, str] = {
-    "y_true": "--y",
-    "class_bins": "--bins",
-    "thresholds": "--threshold",
-    "n_boot": "--bootstrap",
-    "n_permutations": "--permutations",
-}
-
-
-def _alias_table() -> dict[str, str]:
-    table: dict[str, str] = {}
-    for canonical, aliases in (*ROLES.items(), *SETTINGS.items(), *OPTIONS.items()):
-        for alias in aliases:
-            table[alias] = canonical
-    return table
-
-
-#: alias -> canonical name, for roles and settings alike
-ALIASES: dict[str, str] = _alias_table()
-
-
-def canonical(name: str) -> str:
-    """The canonical spelling of a role or setting ``name`` (``name`` itself if it is not an alias)."""
-    return ALIASES.get(name, name)
-
-
-def names_of(name: str) -> tuple[str, ...]:
-    """Every spelling of the role or setting ``name`` (canonical first)."""
-    name = canonical(name)
-    return (name, *ROLES.get(name, SETTINGS.get(name, OPTIONS.get(name, ()))))
-
-
-def cli_flags(name: str) -> tuple[str, ...]:
-    """The command-line flags of the role or setting ``name``: its main flag first, then every other spelling
-    (``("--y", "--y-true", "--target")``)."""
-    name = canonical(name)
-    main = CLI_FLAGS.get(name, "--" + name.replace("_", "-"))
-    others = ["--" + n.replace("_", "-") for n in names_of(name)]
-    return tuple(dict.fromkeys([main, *others]))
+from .names import canonical
 
 
 def with_canonical_keys(

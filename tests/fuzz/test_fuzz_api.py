@@ -267,7 +267,7 @@ def test_fuzz_array_functions(data):
 
 # --------------------------------------------------------------------------- issue 40: the API as people type it
 
-#: each role's aliases (uqeval.vocabulary.ROLES), as a scikit-learn or pandas user types them
+#: each role's aliases (uqeval.names.ROLES), as a scikit-learn or pandas user types them
 ALIASES = {
     "y_true": ["target", "y"],
     "mean": ["y_pred"],

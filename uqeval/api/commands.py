@@ -61,7 +61,8 @@ def ucc(
 
     bands = [band_of(name, Loaded(pred, {"path": name}), level) for name, pred in _models(models).items()]
     if aliases:  # the command line's words for the permutation test: permutations=, permutation_test=
-        from ..vocabulary import canonical, did_you_mean, with_canonical_keys
+        from ..names import canonical
+        from ..vocabulary import did_you_mean, with_canonical_keys
 
         unknown = [k for k in aliases if canonical(k) != "n_permutations"]
         if unknown:
@@ -176,7 +177,7 @@ def compare(
 
     options = CompareOptions(
         metrics,
-        # the command line's words for them (uqeval.vocabulary.OPTIONS): bootstrap=, permutations=
+        # the command line's words for them (uqeval.names.OPTIONS): bootstrap=, permutations=
         columns.pop("bootstrap", n_boot),
         ci_level,
         seed,

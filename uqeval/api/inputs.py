@@ -12,6 +12,7 @@ import numpy as np
 
 from ..config import COLUMN_ROLES, Settings, make_settings
 from ..errors import InputError, UsageError
+from ..names import ROLES, canonical
 from ..predictions import (
     Categorical,
     Gaussian,
@@ -24,7 +25,7 @@ from ..predictions import (
     Samples,
 )
 from ..validation import as_real_array
-from ..vocabulary import ROLES, canonical, with_canonical_keys
+from ..vocabulary import with_canonical_keys
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -45,7 +46,7 @@ def _softmax(z: np.ndarray) -> np.ndarray:
 def _canonical_roles(explicit: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
     """The role keywords ``explicit`` (name -> value) with their aliases found in ``overrides`` (popped from
     it: ``sample_weight=`` is ``weights=``, ``target=`` and ``y=`` are ``y_true=``, ...;
-    :data:`uqeval.vocabulary.ROLES`); a role given under two spellings is a :class:`UsageError`."""
+    :data:`uqeval.names.ROLES`); a role given under two spellings is a :class:`UsageError`."""
     aliases = {k: overrides.pop(k) for k in list(overrides) if canonical(k) in ROLES and k not in ROLES}
     return with_canonical_keys({**explicit, **aliases}, ROLES)
 

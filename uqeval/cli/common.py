@@ -17,7 +17,7 @@ import typer
 # the limits live with the settings (config.py imports nothing heavy)
 from ..config import LIMITS
 from ..errors import UqevalError
-from ..vocabulary import cli_flags
+from ..names import cli_flags
 
 
 class OutputFormat(str, Enum):
@@ -262,7 +262,7 @@ def figure_option(help: str, panel: str | None = PLOTS_PANEL) -> Any:
 
 def permutations_option(flag: str, help: str) -> Any:
     """The ``typer.Option`` of a permutation count ``flag`` (0: no test), also spelled ``--n-permutations`` as
-    the Python keyword is (:data:`uqeval.vocabulary.OPTIONS`)."""
+    the Python keyword is (:data:`uqeval.names.OPTIONS`)."""
     return typer.Option(flag, "--n-permutations", min=0, max=LIMITS["permutations"], help=help)
 
 

@@ -58,7 +58,7 @@ BootstrapOpt = Annotated[
     typer.Option(
         "--bootstrap",
         "-b",
-        "--n-boot",  # the Python keyword (uqeval.vocabulary.OPTIONS)
+        "--n-boot",  # the Python keyword (uqeval.names.OPTIONS)
         min=0,
         max=LIMITS["bootstrap"],
         help="Bootstrap resamples of the rows for the intervals (0: no intervals).",
