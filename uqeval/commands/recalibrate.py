@@ -258,7 +258,9 @@ def load_for(
     if (
         require_targets and loaded.prediction.y_true is None
     ):  # pragma: no cover - load_predictions raises first
-        raise InputError(f"{path}: the calibration file needs a target column; name it with --y")
+        raise InputError(
+            f"{path}: the calibration file needs a target column; name it with {option('y_true')}"
+        )
     return loaded
 
 

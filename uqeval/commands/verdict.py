@@ -49,6 +49,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..errors import option
+
 if TYPE_CHECKING:
     from ..predictions import Prediction
 
@@ -222,7 +224,9 @@ def _pit_tests(document: dict[str, Any]) -> list[dict[str, Any]]:
     ):
         p = _num(tests.get(key))
         if p is not None:
-            out.append(_evidence(name, None, p_value=p, note="--diagnostics; shown, not in the rule"))
+            out.append(
+                _evidence(name, None, p_value=p, note=f"{option('diagnostics')}; shown, not in the rule")
+            )
     return out
 
 
@@ -520,7 +524,9 @@ def _classifier(
     for key, body in corp.items():
         mcb = _num((body or {}).get("mcb"))
         if mcb is not None:
-            evidence.append(_evidence(f"CORP MCB ({key})", mcb, note="--diagnostics; shown, not in the rule"))
+            evidence.append(
+                _evidence(f"CORP MCB ({key})", mcb, note=f"{option('diagnostics')}; shown, not in the rule")
+            )
     evidence += _pit_tests(document)
     assumes = "independent rows; under calibration each top label is right with probability its confidence"
     how = f"accuracy {acc:.3f} vs mean confidence {mconf:.3f}, {_p(p)} (z-test at α = {ALPHA})"

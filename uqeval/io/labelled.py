@@ -289,7 +289,9 @@ def _with_obs(ds, spec: str, obs_spec: str, extra: Sequence[str], obs: Any = Non
                 f"in '{u}'; convert one of them"
             )
     if "y" in ds.data_vars or "y" in ds.coords:
-        raise InputError(f"{spec}: already holds a variable 'y'; give the targets once (drop --obs)")
+        raise InputError(
+            f"{spec}: already holds a variable 'y'; give the targets once (drop {option('obs')})"
+        )
     if len(fvars) == 1 and not any(d in MEMBER_DIMS or d in QUANTILE_DIMS for d in ds[fvars[0]].dims):
         if fvars[0] not in ("mean", "mu", "y_pred", "pred"):
             ds = ds.rename({fvars[0]: "mean"})

@@ -59,7 +59,7 @@ def register_input(path: str | os.PathLike[str]) -> None:
     """
     if not _BATCH:
         return
-    _LAST_INPUT[:] = [str(path)]
+    _READ.pop(str(path), None)  # the last registered is the last key
     _READ[str(path)] = os.fspath(path)
     ident = _identity(path)
     if ident is not None:
@@ -244,7 +244,6 @@ def output_batch(commit_on: tuple[type[BaseException], ...] = ()) -> Iterator[No
         if not _BATCH:
             discard_temps()
             _INPUTS.clear()
-            _LAST_INPUT.clear()
             _READ.clear()
 
 
@@ -323,7 +322,6 @@ def write_parquet(path: str | Path, table: Any) -> None:
     atomic_write_bytes(path, sink.getvalue().to_pybytes())
 
 
-_LAST_INPUT: list[str] = []
 # each file this run read: its name in messages -> its path (<stdin>: the spooled copy)
 _READ: dict[str, str] = {}
 
@@ -335,7 +333,7 @@ def inputs_read() -> dict[str, str]:
 
 def last_input() -> str | None:
     """The file this run registered last (named in errors that do not say which file they are about)."""
-    return _LAST_INPUT[-1] if _LAST_INPUT else None
+    return next(reversed(_READ), None)
 
 
 def output_format(path: str | Path) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ..errors import InputError
+from ..errors import InputError, option
 from .common import COLORS, FONT, LINE, axes_for, model_color, style_axes
 
 __all__ = ["plot_skill", "reference_label"]
@@ -66,7 +66,9 @@ def plot_skill(
     """
     scores = list(skill)
     if not scores:
-        raise InputError("no skill score to draw: give --reference (and a score both forecasts have)")
+        raise InputError(
+            f"no skill score to draw: give {option('reference')} (and a score both forecasts have)"
+        )
     per_model = isinstance(skill[scores[0]], Mapping)
     models = list(dict.fromkeys(m for s in scores for m in skill[s])) if per_model else [None]
     width = 0.8 / len(models)
