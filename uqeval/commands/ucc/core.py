@@ -724,17 +724,14 @@ def ucc_report(
     weights_column: str | None = None,
 ) -> dict[str, Any]:
     """The JSON summary of ``uqeval ucc`` in memory (schema ``uqeval.ucc/1``, see the module docstring): the
-    bands folded as the one batch of a :class:`UccState` that keeps its rows, finished into the exact curve.
+    bands (of the same targets) folded as the one batch of a :class:`UccState` that keeps its rows, finished
+    into the exact curves and, with ``options.n_permutations``, the permutation test (bands of the same
+    centre, unweighted).
 
     ``weights`` (one per row, checked here; ``weights_column``: their column, for the JSON): the weighted
     UCC (:func:`~uqeval.metrics.ucc.ucc_summary_rows`): rows of weight 0 are dropped, the miss rate is a
     weighted fraction, band width, excess and deficit weighted means, the unit the weighted std of the
-    targets. The permutation test is not weighted (refused).
-
-    Several bands must share their targets (:func:`check_same_targets`); a permutation test
-    (``n_permutations > 0``, at least two bands) also needs the same centre
-    (:func:`check_same_pred`) and runs on every pair of models with the widths
-    ``pred - lower`` and ``upper - pred`` of each model around the first model's centre.
+    targets.
     """
     bands = list(bands)
     check_request(options, len(bands), weights is not None, needs_all_rows=True)
