@@ -498,9 +498,8 @@ class UccState:
         self.parts: list[Any] = [None] * n  # per model: its Band (all rows) or its cells (file_state)
         self.weights: np.ndarray | None = None  # needs_all_rows: the positive weights of the rows kept
         self.infos: list[dict[str, Any]] = [{} for _ in range(n)]  # streamed: representation, columns
-        self.counts = np.zeros(
-            (n, 3), dtype=np.int64
-        )  # streamed: rows read, dropped, with crossing quantiles
+        # streamed: per model the rows read, dropped (NaN/inf) and with crossing quantiles sorted
+        self.counts = np.zeros((n, 3), dtype=np.int64)
         self.bands: list[dict[str, Any] | None] = [None] * n  # per model: its band's description
         self.notes: list[list[str]] = [[] for _ in range(n)]
         self.n = self.n_zero = 0  # rows kept (of every model: check_same_targets), rows of weight 0 dropped
@@ -557,7 +556,7 @@ class UccState:
                 state = file_state(b.y_true, b.pred, *b.bounds_of(), weights)
             except InputError as exc:
                 raise exc.at(b.source) from None
-            self.parts[i] = state if self.parts[i] is None else merge_file(self.parts[i], state)
+            self.parts[i] = merge_file(self.parts[i], state)
         if self.needs_all_rows:
             self.weights = weights
 
