@@ -5,9 +5,10 @@
 
 Each case runs ``before``, ``after``, ``before``, ... (``--runs`` each), so load that comes and goes
 hits both alike; the median wall time of each is printed with their ratio. The cases are the redesign's
-yardsticks (issue 36): ``score`` of 1e6 Gaussian rows, ``compare`` of 3 x 1e6, ``report`` of 2 x 1e5,
-``monitor`` of 1e7 rows in 300 windows and ``stream`` (``score --engine stream``) of 1e7 rows. Files are
-written under benchmarks/data/ (git-ignored) and reused. Figures are printed, never asserted.
+yardsticks (issue 36): ``score`` of 1e6 Gaussian rows, ``compare`` of 3 x 1e6, ``ucc`` of 2 x 1e6 (in
+memory), ``report`` of 2 x 1e5, ``monitor`` of 1e7 rows in 300 windows and ``stream`` (``score --engine
+stream``) of 1e7 rows. Files are written under benchmarks/data/ (git-ignored) and reused. Figures are
+printed, never asserted.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def cases() -> dict[str, list[str]]:
     return {
         "score": ["score", one[0], "--format", "json"],
         "compare": ["compare", *one, "--format", "json"],
+        "ucc": ["ucc", *one[:2], "--format", "json"],
         "report": ["report", *small, "--output", str(DATA / "alt_report.html")],
         "monitor": ["monitor", timed, "--time", "t", "--window", "1D", "--format", "json"],
         "stream": ["score", big, "--engine", "stream", "--format", "json"],

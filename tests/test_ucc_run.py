@@ -8,6 +8,7 @@ from scipy import stats
 
 from uqeval.commands.ucc.core import (
     SCHEMA,
+    Band,
     UccOptions,
     band_of,
     check_same_pred,
@@ -419,3 +420,43 @@ def test_sorted_crossing_quantiles_are_noted():
     pred = Quantiles(y_true=y, columns={"y_true": "y"}, quantiles=q, levels=levels)
     b = band_of("q", Loaded(pred, {"path": "q.parquet", "n_fixed_crossing": 3}), 0.9)
     assert any("3 row(s) had crossing quantiles" in n for n in b.notes)
+
+
+def test_one_fold_keeps_rows_in_memory_and_cells_streamed():
+    """The fold of every engine (UccState): in memory the bands are its one batch and it keeps their rows (the
+    exact curve: ucc_summary, the sorted sweep); a state that keeps cells instead, fed the same rows as one
+    batch, gives the same op point (exact) and areas within the bounds it reports, through the same finish."""
+    from uqeval.commands.ucc.core import UccState, finish
+
+    y, mean, std = _data()
+    w = np.random.default_rng(3).uniform(0, 2, N)
+    w[:40] = 0
+    bands = [band_of("a", _gauss(y, mean, std), 0.9), band_of("b", _gauss(y, mean, 1.5 * std), 0.9)]
+    docs = {}
+    for keep in (True, False):
+        state = UccState(["a", "b"], ["a", "b"], 0.9, UccOptions(), needs_all_rows=keep)
+        state.add_bands(bands, w, "w")
+        if keep:  # the bands of the rows of positive weight
+            assert all(isinstance(p, Band) and p.y_true.size == (w > 0).sum() for p in state.parts)
+        else:  # the cells of critical scales (stream.file_state)
+            assert all(isinstance(p, dict) and "model" in p for p in state.parts)
+        docs[keep] = finish(state, [b.info for b in bands], "stream", "w")
+    exact, binned = docs[True], docs[False]
+    assert exact == ucc_report(bands, UccOptions(), w, "w")
+    assert exact["weights"] == binned["weights"] and exact["n_rows"] == binned["n_rows"] == N
+    keep = w > 0
+    for name, s in zip("ab", (1.0, 1.5)):
+        ref = ucc_summary(y[keep], mean[keep], *_bounds(mean[keep], s * std[keep], 0.9), weights=w[keep])
+        e, b = exact["models"][name], binned["models"][name]
+        assert e["ucc"]["auucc"] == pytest.approx(ref["auucc"], rel=1e-12)
+        assert "bounds" not in e["input"]
+        assert b["ucc"]["op"] == pytest.approx(e["ucc"]["op"], rel=1e-12)
+        assert abs(b["ucc"]["auucc"] - e["ucc"]["auucc"]) <= b["input"]["bounds"]["auucc"] + 1e-12
+    assert any("approximate" in n for n in binned["notes"]) and not any(
+        "approximate" in n for n in exact["notes"]
+    )
+
+
+def _bounds(mean, std, level):
+    z = stats.norm.ppf(0.5 + level / 2)
+    return mean - z * std, mean + z * std

@@ -24,10 +24,13 @@ Steps
    a ``mean`` column that does not belong to the intervals) is an :class:`~uqeval.errors.InputError` naming the file and first row.
 2. :func:`check_same_targets` (several files: the same ``y_true`` in the same order) and,
    for the permutation test, :func:`check_same_pred` (the same :math:`\hat y`).
-3. :func:`ucc_report` runs :func:`~uqeval.metrics.ucc.ucc_summary_rows` per model (the bounds
-   handed out block by block) and, on
-   request, :func:`~uqeval.metrics.ucc.permutation_test`, and returns the JSON summary
-   (schema ``uqeval.ucc/1``)::
+3. One fold for every engine: a :class:`UccState` per batch of the same rows of every model (plan:
+   :func:`check_request`; merge: :meth:`UccState.merge`); :func:`finish` turns the merged state into the
+   document. In memory (:func:`ucc_report`) the bands are the one batch and the state keeps their rows,
+   so :func:`~uqeval.metrics.ucc.ucc_summary_rows` gives the exact curve (the bounds handed out block by
+   block) and, on request, :func:`~uqeval.metrics.ucc.permutation_test` runs; streamed
+   (:func:`uqeval.commands.ucc.stream.ucc_with_engine`) the state keeps binned critical scales. The
+   document (schema ``uqeval.ucc/1``)::
 
        {
          "schema": "uqeval.ucc/1",
@@ -52,7 +55,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -311,10 +314,7 @@ def band_of(name: str, loaded: Loaded, level: float = 0.95) -> Band:
     pred, bounds, centre = _centre(p, lower, upper, used, where, notes)
     key = _level_key(used)
     if loaded.info.get("n_fixed_crossing"):
-        notes.append(
-            f"{where}: {loaded.info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted "
-            f"({option('fix_crossing')})"
-        )
+        notes.append(crossing_note(where, loaded.info["n_fixed_crossing"]))
     _check_centre_inside(p, pred, lower, upper, make_bounds, key, centre, where)
     return Band(
         name=name,
@@ -446,103 +446,147 @@ class UccOptions:
         }
 
 
-def ucc_report(
-    bands: Sequence[Band],
-    options: UccOptions = UccOptions(),
-    weights: Any = None,
-    weights_column: str | None = None,
-) -> dict[str, Any]:
-    """The JSON summary of ``uqeval ucc`` (schema ``uqeval.ucc/1``, see the module docstring).
+def crossing_note(where: str, n: int) -> str:
+    """The note of a file whose ``n`` rows had crossing quantiles, sorted (in memory :func:`band_of` adds it;
+    streamed, the finish, once the rows are counted)."""
+    return f"{where}: {n} row(s) had crossing quantiles and were sorted ({option('fix_crossing')})"
 
-    ``weights`` (one per row, checked here; ``weights_column``: their column, for the JSON): the weighted
-    UCC (:func:`~uqeval.metrics.ucc.ucc_summary_rows`): rows of weight 0 are dropped, the miss rate is a
-    weighted fraction, band width, excess and deficit weighted means, the unit the weighted std of the
-    targets. The permutation test is not weighted (refused).
 
-    Several bands must share their targets (:func:`check_same_targets`); a permutation test
-    (``n_permutations > 0``, at least two bands) also needs the same centre
-    (:func:`check_same_pred`) and runs on every pair of models with the widths
-    ``pred - lower`` and ``upper - pred`` of each model around the first model's centre.
-    """
-    bands = list(bands)
-    if not bands:
-        raise UsageError("uqeval ucc needs at least one prediction file")
+def check_request(options: UccOptions, n_models: int, weighted: bool, needs_all_rows: bool) -> None:
+    """The plan's checks of a run of ``n_models`` files (``weighted``: with row weights) whose state keeps
+    every row (``needs_all_rows``) or not."""
     n_perm = options.n_permutations
-    if n_perm and len(bands) < 2:
+    if not n_models:
+        raise UsageError("uqeval ucc needs at least one prediction file")
+    if n_perm and not needs_all_rows:
+        from ...engine.options import not_streamed
+
+        raise not_streamed("permutation_test", "it swaps the bands of every row between models")
+    if n_perm and n_models < 2:
         raise UsageError(f"{option('permutation_test')} compares models: give at least two prediction files")
-    if weights is not None and n_perm:
+    if weighted and n_perm:
         raise UsageError(
             f"the UCC permutation test is not weighted: leave out {option('weights')} or "
             f"{option('permutation_test')}"
         )
-    check_same_targets(bands)
-    if n_perm:
-        check_same_pred(bands)
-    w, weights_json = None, None
-    weight_notes: list[str] = []
-    if weights is not None:
-        bands, w, weights_json, weight_notes = _weighted_bands(bands, weights, weights_column)
-    models: dict[str, Any] = {}
-    for b in bands:
-        summ = _named(
-            b,
-            ucc_summary_rows,
-            b.y_true,
-            b.pred,
-            b.bounds_of,
-            weights=w,
-            **options.curve,
+
+
+class UccState:
+    """The fold of ``uqeval ucc``: what it keeps of each model (``names``, read from ``specs``) while the rows
+    are read, one per record batch, per Dask task, or in memory for all rows (one batch: :func:`ucc_report`).
+
+    The engine decides what a model keeps through ``needs_all_rows``: in memory (:func:`ucc_report`) True,
+    the state keeps its one batch's :class:`Band` and weights, from which the finish computes the exact curve
+    (:func:`~uqeval.metrics.ucc.ucc_summary_rows`) and the permutation test (which swaps the bands of every
+    row between models); on the stream and Dask engines (:func:`~.stream.ucc_with_engine`) False, it keeps
+    the cells of critical scales of :func:`~.stream.file_state`, merged batch by batch
+    (:func:`~.stream.merge_file`), and the finish reports the binned curve with its bounds
+    (:func:`~.stream.finalize_file`). A state that keeps its rows is never merged (memory is one batch).
+    ``level``: the band's level asked for; ``options``: the run's :class:`UccOptions`."""
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        specs: Sequence[str],
+        level: float,
+        options: UccOptions,
+        needs_all_rows: bool = False,
+    ) -> None:
+        n = len(names)
+        self.names, self.specs, self.level = list(names), list(specs), float(level)
+        self.options, self.needs_all_rows = options, needs_all_rows
+        self.parts: list[Any] = [None] * n  # per model: its Band (all rows) or its cells (file_state)
+        self.weights: np.ndarray | None = None  # needs_all_rows: the positive weights of the rows kept
+        self.infos: list[dict[str, Any]] = [{} for _ in range(n)]  # streamed: representation, columns
+        # streamed: per model the rows read, dropped (NaN/inf) and with crossing quantiles sorted
+        self.counts = np.zeros((n, 3), dtype=np.int64)
+        self.bands: list[dict[str, Any] | None] = [None] * n  # per model: its band's description
+        self.notes: list[list[str]] = [[] for _ in range(n)]
+        self.n = self.n_zero = 0  # rows kept (of every model: check_same_targets), rows of weight 0 dropped
+        self.weighted, self.w = False, 0.0  # with weights: their total
+
+    def add(self, piece: Any) -> None:
+        """One aligned record batch of every model (a :class:`~uqeval.engine.aligned.Rowset`): the same kept
+        rows (:func:`~uqeval.engine.aligned.check_same_rows`, rows of weight 0 dropped by the engine), counted
+        into each model's ``input`` entries, and their bands folded in (:meth:`add_bands`)."""
+        from ...engine.aligned import check_same_rows
+        from ...io.load import Loaded
+
+        check_same_rows(piece.files, [b.prediction for b in piece.batches])
+        bands = []
+        for i, batch in enumerate(piece.batches):
+            pred = batch.prediction
+            self.counts[i] += (piece.rows, batch.n_dropped, int(getattr(pred, "n_fixed", 0) or 0))
+            if pred is not None:
+                self.infos[i] = self.infos[i] or {"representation": pred.kind, "columns": batch.columns}
+                bands.append(band_of(self.names[i], Loaded(pred, {"path": self.specs[i]}), self.level))
+        first = piece.batches[0]
+        self.n_zero += piece.rows - first.n_dropped - (bands[0].y_true.size if bands else 0)  # by the engine
+        if bands:
+            self.add_bands(bands, first.weights)  # the first file's weights (as in memory)
+
+    def add_bands(self, bands: Sequence[Band], weights: Any = None, column: str | None = None) -> None:
+        """The bands of the same rows of every model, with their ``weights`` (one per row, checked here,
+        ``column``: their column, for the messages; None: unweighted): the targets compared
+        (:func:`check_same_targets`), and the centres for the permutation test (:func:`check_same_pred`),
+        the rows of weight 0 dropped, each band folded into its model."""
+        check_same_targets(bands)
+        if self.options.n_permutations:
+            check_same_pred(bands)
+        if weights is not None:
+            from ...weights import check_weights
+
+            weights = check_weights(weights, column, n=bands[0].y_true.size)
+            self.weighted = True
+            self.w += float(weights.sum())
+            bands, weights, dropped = _drop_zero(bands, weights)
+            self.n_zero += dropped
+        self.n += bands[0].y_true.size
+        for i, b in enumerate(bands):
+            if self.bands[i] is None:
+                self.bands[i] = {"level": b.level, "bounds": b.bounds, "centre": b.centre}
+            self.notes[i] += [n for n in b.notes if n not in self.notes[i]]
+            if self.needs_all_rows:
+                assert self.parts[i] is None  # memory folds its rows as one batch
+                self.parts[i] = b
+                continue
+            from .stream import file_state, merge_file
+
+            try:
+                state = file_state(b.y_true, b.pred, *b.bounds_of(), weights)
+            except InputError as exc:
+                raise exc.at(b.source) from None
+            self.parts[i] = merge_file(self.parts[i], state)
+        if self.needs_all_rows:
+            self.weights = weights
+
+    def merge(self, other: UccState) -> UccState:
+        """Both parts' rows (associative; the cells of the states are a union)."""
+        from .stream import merge_file
+
+        assert not self.needs_all_rows  # memory folds its rows as one batch
+        out = UccState(self.names, self.specs, self.level, self.options)
+        out.weighted, out.w = self.weighted or other.weighted, self.w + other.w
+        out.n, out.n_zero, out.counts = (
+            self.n + other.n,
+            self.n_zero + other.n_zero,
+            self.counts + other.counts,
         )
-        models[b.name] = {
-            "input": b.info,
-            "band": {"level": b.level, "bounds": b.bounds, "centre": b.centre},
-            "ucc": summ,
-        }
-    test = None
-    if n_perm:
-        from ...engine.progress import stage
-
-        ref = bands[0]
-        n_pairs = len(bands) * (len(bands) - 1) // 2
-        widths = [
-            (ref.pred - (b.pred - lo), ref.pred + (hi - b.pred)) for b in bands for lo, hi in [b.bounds_of()]
-        ]
-        test = _named(
-            ref,
-            permutation_test,
-            ref.y_true,
-            ref.pred,
-            widths,
-            n_permutations=n_perm,
-            seed=options.seed,
-            x_axis=options.x_axis,
-            y_axis=options.y_axis,
-            normalize=options.normalize,
-            names=[b.name for b in bands],
-            progress=stage(f"UCC permutation test ({n_perm:,} per pair)", n_perm * n_pairs),
-        )
-    notes = [n for b in bands for n in b.notes] + weight_notes
-    doc = ucc_document(models, int(bands[0].y_true.size), [b.level for b in bands], options, test, notes)
-    if weights_json is not None:
-        doc["weights"] = weights_json
-        doc["n_rows"] = int(np.asarray(weights).size)
-    return doc
+        for i, (a, b) in enumerate(zip(self.parts, other.parts)):
+            out.parts[i] = a if b is None else b if a is None else merge_file(a, b)
+            out.infos[i], out.bands[i] = self.infos[i] or other.infos[i], self.bands[i] or other.bands[i]
+            out.notes[i] = list(dict.fromkeys(self.notes[i] + other.notes[i]))
+        return out
 
 
-def _weighted_bands(
-    bands: list[Band], weights: Any, column: str | None
-) -> tuple[list[Band], np.ndarray, dict[str, Any], list[str]]:
-    """The bands without their rows of weight 0 (bounds made whole for them), the positive weights, the
-    JSON ``weights`` block and a note on the dropped rows."""
+def _drop_zero(bands: Sequence[Band], w: np.ndarray) -> tuple[list[Band], np.ndarray, int]:
+    """The bands without their rows of weight 0 (bounds made whole for them), the positive weights and the
+    number of rows dropped."""
     from dataclasses import replace
 
-    from ...weights import check_weights, weights_block
-
-    w = check_weights(weights, column, n=bands[0].y_true.size)
-    block = weights_block(column, float(w.sum()), int((w == 0).sum()), {})
     keep = w > 0
     if keep.all():
-        return bands, w, block, []
+        return list(bands), w, 0
     out = []
     for b in bands:
         lo, hi = b.bounds_of()
@@ -557,23 +601,64 @@ def _weighted_bands(
                 make_bounds=None,
             )
         )
-    return out, w[keep], block, [f"weights: {int((~keep).sum())} row(s) of weight 0 were dropped"]
+    return out, w[keep], int((~keep).sum())
 
 
-def ucc_document(
-    models: dict[str, Any],
-    n_rows: int,
-    levels: Sequence[float],
-    options: UccOptions,
-    test: dict | None,
-    notes: Sequence[str],
+def finish(
+    state: UccState,
+    inputs: Sequence[dict[str, Any]],
+    engine: str = "memory",
+    column: str | None = None,
+    notes: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The ``uqeval.ucc/1`` document around the per-model entries (in memory: :func:`ucc_report`;
-    streamed: :func:`uqeval.commands.ucc.stream.ucc_with_engine`)."""
+    """The ``uqeval.ucc/1`` document of a merged :class:`UccState`, whichever engine folded it: per model its
+    ``input`` entry (``inputs``; with ``approximate`` and ``bounds`` for a binned curve), band and ``ucc``
+    summary, the permutation test, ``notes`` (the source's) with the models' own, and the ``weights`` block
+    (``column``: the weights' column)."""
+    options = state.options
+    notes = [*notes, *(n for model in state.notes for n in model)]
+    models: dict[str, Any] = {}
+    for i, (name, part) in enumerate(zip(state.names, state.parts)):
+        if part is None:
+            raise InputError(
+                f"{state.specs[i]}: every row has NaN/inf in a used column; nothing left to evaluate"
+            )
+        if state.needs_all_rows:
+            summ = _named(
+                part,
+                ucc_summary_rows,
+                part.y_true,
+                part.pred,
+                part.bounds_of,
+                weights=state.weights,
+                **options.curve,
+            )
+            info = inputs[i]
+        else:
+            from .stream import APPROXIMATE, finalize_file
+
+            try:
+                summ, bounds = finalize_file(part, options)
+            except InputError as exc:
+                raise exc.at(state.specs[i]) from None
+            approximate = {k: v for k, v in APPROXIMATE.items() if k != "partial" or summ["partial"]}
+            info = {**inputs[i], "approximate": approximate, "bounds": bounds}
+        models[name] = {"input": info, "band": state.bands[i], "ucc": summ}
+    if not state.needs_all_rows:
+        from .stream import CELL_WIDTH
+
+        notes.append(
+            f"{option('engine', engine)}: the AUUCC, gain, partial area and minimum-cost point are approximate "
+            f"(exact points at the smallest and largest critical scale of every {CELL_WIDTH}-relative cell); "
+            "their bounds are in models.<name>.input.bounds; the original operating point (k = 1) is exact"
+        )
+    if state.weighted and state.n_zero:
+        notes.append(f"weights: {state.n_zero} row(s) of weight 0 were dropped")
     from ..._version import __version__
     from ...io.writers import jsonable
 
-    out: dict[str, Any] = {
+    levels = [m["band"]["level"] for m in models.values()]
+    doc: dict[str, Any] = {
         "schema": SCHEMA,
         "uqeval_version": __version__,
         "settings": {
@@ -587,13 +672,73 @@ def ucc_document(
             "permutation_test": options.n_permutations,
             "seed": int(options.seed),
         },
-        "n_rows": int(n_rows),
+        "n_rows": state.n,
         "models": models,
-        "permutation_test": test,
+        "permutation_test": _permutation(state),
+        **({"notes": notes} if notes else {}),
     }
-    if notes:
-        out["notes"] = list(notes)
-    return jsonable(out)
+    if state.weighted:
+        from ...weights import weights_block
+
+        doc["weights"] = weights_block(column, state.w, state.n_zero, {})
+        doc["n_rows"] = state.n + state.n_zero
+    return cast("dict[str, Any]", jsonable(doc))
+
+
+def _permutation(state: UccState) -> dict[str, Any] | None:
+    """The paired permutation test of a state that keeps its rows (None: not asked for), with the widths
+    ``pred - lower`` and ``upper - pred`` of each model around the first model's centre."""
+    options, bands = state.options, list(state.parts)
+    n_perm = options.n_permutations
+    if not n_perm:
+        return None
+    from ...engine.progress import stage
+
+    ref = bands[0]
+    n_pairs = len(bands) * (len(bands) - 1) // 2
+    widths = [
+        (ref.pred - (b.pred - lo), ref.pred + (hi - b.pred)) for b in bands for lo, hi in [b.bounds_of()]
+    ]
+    test: dict[str, Any] = _named(
+        ref,
+        permutation_test,
+        ref.y_true,
+        ref.pred,
+        widths,
+        n_permutations=n_perm,
+        seed=options.seed,
+        x_axis=options.x_axis,
+        y_axis=options.y_axis,
+        normalize=options.normalize,
+        names=[b.name for b in bands],
+        progress=stage(f"UCC permutation test ({n_perm:,} per pair)", n_perm * n_pairs),
+    )
+    return test
+
+
+def ucc_report(
+    bands: Sequence[Band],
+    options: UccOptions = UccOptions(),
+    weights: Any = None,
+    weights_column: str | None = None,
+) -> dict[str, Any]:
+    """The JSON summary of ``uqeval ucc`` in memory (schema ``uqeval.ucc/1``, see the module docstring): the
+    bands (of the same targets) folded as the one batch of a :class:`UccState` that keeps its rows, finished
+    into the exact curves and, with ``options.n_permutations``, the permutation test (bands of the same
+    centre, unweighted).
+
+    ``weights`` (one per row, checked here; ``weights_column``: their column, for the JSON): the weighted
+    UCC (:func:`~uqeval.metrics.ucc.ucc_summary_rows`): rows of weight 0 are dropped, the miss rate is a
+    weighted fraction, band width, excess and deficit weighted means, the unit the weighted std of the
+    targets.
+    """
+    bands = list(bands)
+    check_request(options, len(bands), weights is not None, needs_all_rows=True)
+    state = UccState(
+        [b.name for b in bands], [b.source for b in bands], bands[0].level, options, needs_all_rows=True
+    )
+    state.add_bands(bands, weights, weights_column)
+    return finish(state, [b.info for b in bands], column=weights_column)
 
 
 def plot_models(
@@ -605,7 +750,9 @@ def plot_models(
     out = []
     w = None
     if weights is not None:
-        bands, w, _, _ = _weighted_bands(list(bands), weights, None)
+        from ...weights import check_weights
+
+        bands, w, _ = _drop_zero(bands, check_weights(weights, n=bands[0].y_true.size))
     for b in bands:
         u = summary["models"][b.name]["ucc"]
         curve, const = _named(

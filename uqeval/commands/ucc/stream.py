@@ -1,4 +1,5 @@
-r"""``uqeval ucc --engine stream``: the Uncertainty Characteristics Curve from record batches.
+r"""``uqeval ucc --engine stream|dask``: the Uncertainty Characteristics Curve from record batches, the part of
+the fold (:class:`uqeval.commands.ucc.core.UccState`) that keeps cells of critical scales instead of rows.
 
 Notation of :mod:`uqeval.metrics.ucc`: row :math:`i` has critical scale :math:`k_i = |d_i| / w_i`, active
 width :math:`w_i` and :math:`|d_i| = k_i w_i`; every metric at a scale :math:`k` is a sum over rows of a
@@ -58,12 +59,11 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ...config import Settings
-from ...errors import InputError, UsageError, option
+from ...errors import InputError
 
 if TYPE_CHECKING:
-    from ...engine.aligned import Rowset
     from ...engine.options import EngineOptions
-    from .core import Band, UccOptions
+    from .core import UccOptions
 
 #: float64 bit pattern >> SHIFT: a cell of critical scales spans a relative width of 2**-(52 - SHIFT) = 2**-14
 SHIFT = 38
@@ -355,127 +355,6 @@ def finalize_file(st: State, options: UccOptions) -> tuple[dict[str, Any], dict[
 # --------------------------------------------------------------------------- the command
 
 
-def _band(name: str, spec: str, batch, level: float):
-    from ...io.load import Loaded
-    from .core import band_of
-
-    return band_of(name, Loaded(batch.prediction, {"path": spec}), level)
-
-
-def _targets(spec: str, y: np.ndarray, rows: np.ndarray):
-    """A :class:`~uqeval.commands.ucc.core.Band` holding only targets and row numbers, for
-    :func:`~uqeval.commands.ucc.core.check_same_targets`."""
-    from .core import Band
-
-    return Band(
-        name=spec,
-        y_true=y,
-        pred=y,
-        lower=y,
-        upper=y,
-        level=0.0,
-        bounds="",
-        centre="",
-        info={"path": spec},
-        rows=rows,
-    )
-
-
-class _Models:
-    """What the UCC keeps of each model (``names``, read from ``specs``) while its rows are read: the merged
-    state, the row counts, the band's description and the notes; one per record batch, per Dask task or for
-    all rows (:meth:`merge`)."""
-
-    def __init__(self, names: Sequence[str], specs: Sequence[str], level: float) -> None:
-        n = len(names)
-        self.names, self.specs, self.level = list(names), list(specs), float(level)
-        self.states: list[State | None] = [None] * n
-        self.infos: list[dict[str, Any]] = [
-            {"n_rows": 0, "n_dropped": 0, "n_fixed_crossing": 0} for _ in range(n)
-        ]
-        self.bands: list[dict[str, Any] | None] = [None] * n
-        self.levels = [float(level)] * n
-        self.kept = [0] * n
-        self.notes: list[str] = []
-        self.w = 0.0  # --weights: the total weight of the rows kept
-
-    def add(self, piece: Rowset) -> None:
-        """One aligned batch of every model: the same kept rows (:func:`~uqeval.engine.aligned.check_same_rows`)
-        and the same targets (:func:`~uqeval.commands.ucc.core.check_same_targets`, naming the first row that
-        differs)."""
-        from ...engine.aligned import check_same_rows
-        from .core import check_same_targets
-
-        check_same_rows(piece.files, [b.prediction for b in piece.batches])
-        weights = piece.batches[0].weights  # the first file's (its rows of weight 0 dropped from every file)
-        if weights is not None:
-            self.w += float(weights.sum())
-        bands = [self.fold(i, b, piece.rows, weights) for i, b in enumerate(piece.batches)]
-        if len(bands) > 1 and bands[0] is not None:
-            check_same_targets(
-                [
-                    _targets(spec, b.y_true, b.rows if b.rows is not None else np.arange(b.y_true.size))
-                    for spec, b in zip(self.specs, cast("list[Band]", bands))
-                ]
-            )
-
-    def fold(self, i: int, batch, k: int, weights: np.ndarray | None = None) -> Band | None:
-        """Model ``i``'s record batch of ``k`` rows into its state (``weights``: its kept rows' positive
-        weights); returns its band (None: no row kept)."""
-        spec, info = self.specs[i], self.infos[i]
-        info["n_rows"] += k
-        info["n_dropped"] += batch.n_dropped
-        pred = batch.prediction
-        if pred is None:
-            return None
-        info.setdefault("representation", pred.kind)
-        info.setdefault("columns", batch.columns)
-        info["n_fixed_crossing"] += int(getattr(pred, "n_fixed", 0) or 0)
-        band = _band(self.names[i], spec, batch, self.level)
-        if self.bands[i] is None:
-            self.bands[i] = {"level": band.level, "bounds": band.bounds, "centre": band.centre}
-            self.levels[i] = band.level
-        self.notes.extend(band.notes)
-        try:
-            lower, upper = band.bounds_of()
-            state = file_state(band.y_true, band.pred, lower, upper, weights)
-            self.states[i] = merge_file(self.states[i], state)
-        except InputError as exc:
-            raise exc.at(spec) from None
-        self.kept[i] += band.y_true.size
-        return band
-
-    def merge(self, other: _Models) -> _Models:
-        """Both parts' rows (associative; the cells of the states are a union)."""
-        out = _Models(self.names, self.specs, self.level)
-        out.w = self.w + other.w
-        for i, (a, b) in enumerate(zip(self.states, other.states)):
-            out.states[i] = a if b is None else merge_file(a, b)
-            info = dict(self.infos[i])
-            for key in ("n_rows", "n_dropped", "n_fixed_crossing"):
-                info[key] += other.infos[i][key]
-            for key in ("representation", "columns"):
-                if key not in info and key in other.infos[i]:
-                    info[key] = other.infos[i][key]
-            out.infos[i] = info
-            first = self if self.bands[i] is not None else other
-            out.bands[i], out.levels[i] = first.bands[i], first.levels[i]
-            out.kept[i] = self.kept[i] + other.kept[i]
-        out.notes = list(dict.fromkeys(self.notes + other.notes))
-        return out
-
-
-def _check_request(options: UccOptions, files) -> list[str]:
-    if options.n_permutations:
-        from ...engine.options import not_streamed
-
-        raise not_streamed("permutation_test", "it swaps the bands of every row between models")
-    files = [str(f) for f in files]
-    if not files:
-        raise UsageError("uqeval ucc needs at least one prediction file")
-    return files
-
-
 def ucc_with_engine(
     files: Sequence[str | Path],
     names: Sequence[str],
@@ -488,81 +367,38 @@ def ucc_with_engine(
     (``engine``: ``stream`` or ``dask``, as :meth:`~uqeval.engine.options.EngineOptions.choose` chose it), with
     ``input.engine``, ``input.approximate`` and ``input.bounds`` per model. The files are read in aligned
     record batches (:func:`~uqeval.engine.aligned.over_aligned`: on Dask, row ranges on the workers) and
-    folded into :class:`_Models`, their targets compared batch by batch, so memory stays about one batch per
-    file (per task on Dask)."""
+    folded into a :class:`~uqeval.commands.ucc.core.UccState` that keeps the cells of critical scales, their
+    targets compared batch by batch, so memory stays about one batch per file (per task on Dask)."""
     from functools import partial
 
     from ...engine.aligned import over_aligned
+    from .core import UccState, check_request, crossing_note, finish
 
-    specs = _check_request(options, files)
+    specs = [str(f) for f in files]
+    column = settings.columns.get("weights")
+    check_request(options, len(specs), column is not None, needs_all_rows=False)
     with over_aligned(specs, settings, engine, progress) as run:
-        acc = run.fold(partial(_Models, list(names), specs, settings.level))
+        state = run.fold(partial(UccState, list(names), specs, settings.level, options))
     sources = [m.src for m in run.models]
-    return _document(acc, sources, names, options, run.engine, run.info, settings.columns.get("weights"))
-
-
-def _document(
-    acc: _Models,
-    sources,
-    names: Sequence[str],
-    options: UccOptions,
-    engine: str,
-    extra: dict[str, Any],
-    column: str | None = None,
-) -> dict[str, Any]:
-    """The ``uqeval.ucc/1`` document of the merged per-model states (``column``: the ``--weights`` column)."""
-    from .core import ucc_document
-
-    kept, notes = acc.kept, list(dict.fromkeys(n for src in sources for n in src.notes())) + list(acc.notes)
-    if len(set(kept)) > 1:
-        i = next(j for j, t in enumerate(kept) if t != kept[0])
-        raise InputError(
-            f"{sources[i].spec} has {kept[i]} rows but {sources[0].spec} has {kept[0]}; the UCCs of several files are "
-            f"compared on the same targets: every file must hold the same rows in the same order (with {option('nan_policy')} "
-            "omit, the same rows must be dropped everywhere)"
-        )
-    models: dict[str, Any] = {}
-    for i, (src, name) in enumerate(zip(sources, names)):
-        state = acc.states[i]
-        if state is None:
-            raise InputError(f"{src.spec}: every row has NaN/inf in a used column; nothing left to evaluate")
-        try:
-            summ, bounds = finalize_file(state, options)
-        except InputError as exc:
-            raise exc.at(str(src.spec)) from None
+    inputs = []
+    for i, src in enumerate(sources):
+        n_rows, n_dropped, n_fixed = (int(v) for v in state.counts[i])
         info = {
             "path": str(src.spec),
             "format": src.fmt,
-            **acc.infos[i],
-            "engine": engine,
-            **extra,
+            "n_rows": n_rows,
+            "n_dropped": n_dropped,
+            **({"n_fixed_crossing": n_fixed} if n_fixed else {}),
+            **state.infos[i],
+            "engine": run.engine,
+            **run.info,
             "n_files": len(src.files),
             **src.record(),
-            "approximate": {k: v for k, v in APPROXIMATE.items() if k != "partial" or summ["partial"]},
-            "bounds": bounds,
         }
         if column and i == 0:  # the weights are the first file's column (as in memory)
             info["weights"] = column
-        if info["n_fixed_crossing"]:
-            notes.append(
-                f"{src.spec}: {info['n_fixed_crossing']} row(s) had crossing quantiles and were sorted "
-                f"({option('fix_crossing')})"
-            )
-        else:
-            del info["n_fixed_crossing"]
-        models[name] = {"input": info, "band": acc.bands[i], "ucc": summ}
-    notes.append(
-        f"{option('engine', engine)}: the AUUCC, gain, partial area and minimum-cost point are approximate (exact "
-        f"points at the smallest and largest critical scale of every {CELL_WIDTH}-relative cell); their "
-        "bounds are in models.<name>.input.bounds; the original operating point (k = 1) is exact"
-    )
-    n_zero = acc.infos[0]["n_rows"] - acc.infos[0]["n_dropped"] - kept[0]  # --weights: rows of weight 0
-    if column and n_zero:
-        notes.append(f"weights: {n_zero} row(s) of weight 0 were dropped")
-    doc = ucc_document(models, kept[0], acc.levels, options, None, list(dict.fromkeys(notes)))
-    if column:
-        from ...weights import weights_block
-
-        doc["weights"] = weights_block(column, acc.w, n_zero, {})
-        doc["n_rows"] = kept[0] + n_zero
-    return doc
+        if n_fixed:
+            state.notes[i].append(crossing_note(str(src.spec), n_fixed))
+        inputs.append(info)
+    notes = list(dict.fromkeys(n for src in sources for n in src.notes()))
+    return finish(state, inputs, run.engine, column, notes)
