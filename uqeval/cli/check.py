@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from .common import (
-    FormatOpt,
-    NoVerdictOpt,
-    OutputFormat,
+    Output,
     ScoringFlags,
+    check_outputs,
     console,
     engine_options,
     handle_errors,
+    output_options,
     remote_options,
     scoring_options,
     show,
@@ -152,17 +152,17 @@ OutputOpt = Annotated[
 @remote_options
 @scoring_options
 @engine_options(dask=False)
+@output_options(output=OutputOpt)
 def check(
     input: InputArg,
     rules: RulesOpt,
     baseline: BaselineOpt = None,
     allow_settings_mismatch: AllowSettingsMismatchOpt = False,
     junit: JunitOpt = None,
-    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
-    fmt: FormatOpt = OutputFormat.table,
-    output: OutputOpt = None,
-    no_verdict: NoVerdictOpt = False,
-    engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
+    *,
+    out: Output,
+    engine_options: EngineOptions,
+    flags: ScoringFlags,
 ) -> None:
     """Check a model against CI rules: metric limits, regressions against a baseline, required metrics.
 
@@ -174,7 +174,7 @@ def check(
     """
     from ..commands.check import evaluate, load_rules, opt_in_options, settings_mismatch
     from ..errors import GateFailure, InputError, UsageError
-    from ..io.writers import atomic_write_text, check_output_path, write_json
+    from ..io.writers import atomic_write_text, write_json
     from ..report.check import rich_tables, to_dict, to_junit, to_markdown
 
     columns, given_values, config, train = flags.columns, flags.given(), flags.config, flags.train
@@ -183,10 +183,7 @@ def check(
         _no_scoring_options(input, flags)
     if given_values.get("y_std") is not None and train is not None:
         raise UsageError("give either --y-std or --train, not both")
-    inputs = [p for p in (input, rules, baseline, train) if p is not None]
-    for out in (junit, output):
-        if out is not None:
-            check_output_path(out, inputs)
+    check_outputs([p for p in (input, rules, baseline, train) if p is not None], junit, out.path)
 
     rule_set = load_rules(_read_text(rules, "rules file"), str(rules))
     base = _read_summary(baseline, "baseline") if baseline is not None else None
@@ -254,15 +251,21 @@ def check(
     report = to_dict(result)
     report["input"] = str(input)
     report["baseline"] = str(baseline) if baseline is not None else None
-    if not no_verdict:
+    if out.verdict:
         from ..commands.verdict import check_verdict
 
         report["verdict"] = check_verdict(report, summary)
     if junit is not None:
         atomic_write_text(junit, to_junit(result))
-    if output is not None:
-        write_json(output, report)
-    show(report, fmt, lambda: to_markdown(result, report), lambda: rich_tables(result, report), console(140))
+    if out.path is not None:
+        write_json(out.path, report)
+    show(
+        report,
+        out.fmt,
+        lambda: to_markdown(result, report),
+        lambda: rich_tables(result, report),
+        console(140),
+    )
     if not result.passed:
         failed = [r.name for r in result.failures]
         more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""

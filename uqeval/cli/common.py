@@ -479,19 +479,21 @@ def _flags(v: dict[str, Any]) -> ScoringFlags:
 
 
 #: the arguments a decorator below fills with one value made of several options (left unevaluated
-#: until then: their classes may live in modules the command line imports only when it runs)
-_BUNDLES = ("flags", "resampling", "engine_options")
+#: until then: their classes may live in modules the command line imports only when it runs); a command
+#: declares them keyword-only where the options go in its --help: ``*, flags: ScoringFlags``
+_BUNDLES = ("flags", "resampling", "engine_options", "out")
 
 
-def _bundle(
+def _with_options(
     func: Callable[..., Any],
-    name: str,
     specs: list[tuple[str, Any, Any]],
-    pack: Callable[[dict[str, Any]], Any],
+    run: Callable[[dict[str, Any], tuple[Any, ...], dict[str, Any]], Any],
+    drop: str | None = None,
 ) -> Callable[..., Any]:
     """``func`` with the keyword-only options ``specs`` ((parameter, annotation, default), in --help order)
-    appended to its signature, after its own, and their values packed by ``pack`` into its argument
-    ``name`` (Typer has no option groups). A command may not declare one of these options itself."""
+    in its signature, in place of its parameter ``drop`` (else after its own): the wrapper takes their
+    values out of the call and returns ``run(values, args, kwargs)``, which calls ``func``. A command may
+    not declare one of these options itself."""
     import inspect
 
     sig = inspect.signature(func)
@@ -501,23 +503,36 @@ def _bundle(
         if isinstance(p.annotation, str) and p.name not in _BUNDLES
         else p
         for p in sig.parameters.values()
-        if p.name != name
     ]
+    at = next((i for i, p in enumerate(own) if p.name == drop), len(own))
     clash = {p.name for p in own} & {n for n, _, _ in specs}
     if clash:  # a shared option is declared once, here
         raise TypeError(f"{func.__name__} declares shared options itself: {sorted(clash)}")
     added = [
         inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a) for n, a, d in specs
     ]
+    params = own[:at] + added + own[at + 1 :]
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        values = {n: kwargs.pop(n, d) for n, _, d in specs}
-        return func(*args, **{name: pack(values)}, **kwargs)
+        return run({n: kwargs.pop(n, d) for n, _, d in specs}, args, kwargs)
 
-    wrapper.__signature__ = sig.replace(parameters=own + added)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in own + added}
+    wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
     return wrapper
+
+
+def _bundle(
+    func: Callable[..., Any],
+    name: str,
+    specs: list[tuple[str, Any, Any]],
+    pack: Callable[[dict[str, Any]], Any],
+) -> Callable[..., Any]:
+    """``func`` with the options ``specs`` (:func:`_with_options`), their values packed by ``pack`` into its
+    keyword-only argument ``name`` (Typer has no option groups)."""
+    return _with_options(
+        func, specs, lambda values, args, kwargs: func(*args, **{name: pack(values)}, **kwargs), drop=name
+    )
 
 
 def _shared_options(
@@ -888,6 +903,42 @@ NoVerdictOpt = Annotated[
         rich_help_panel=OUTPUT_PANEL,
     ),
 ]
+
+
+@dataclass(frozen=True)
+class Output:
+    """What a command shows and writes (:func:`output_options`): ``--format``, ``--output`` and, where the
+    command gives a verdict, ``--no-verdict``."""
+
+    fmt: OutputFormat = OutputFormat.table
+    path: Path | None = None
+    verdict: bool = True
+
+
+def output_options(
+    func: Callable[..., Any] | None = None, *, output: Any = OutputOpt, verdict: bool = True
+) -> Any:
+    """Give a command ``--format``, ``--output`` (``output``: the command's own wording of it) and, with
+    ``verdict``, ``--no-verdict``, in place of its argument ``out: Output`` (:class:`Output`)."""
+    specs: list[tuple[str, Any, Any]] = [("fmt", FormatOpt, OutputFormat.table), ("output", output, None)]
+    specs += [("no_verdict", NoVerdictOpt, False)] if verdict else []
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        return _bundle(f, "out", specs, lambda v: Output(v["fmt"], v["output"], not v.get("no_verdict")))
+
+    return decorate if func is None else decorate(func)
+
+
+def check_outputs(inputs: list[Any], *paths: Path | None) -> None:
+    """Fail before any work when one of the output ``paths`` given cannot be written or would overwrite one of
+    the ``inputs`` (:func:`uqeval.io.writers.check_output_path`)."""
+    from ..io.writers import check_output_path
+
+    for path in paths:
+        if path is not None:
+            check_output_path(path, inputs)
+
+
 QuietOpt = Annotated[
     bool,
     typer.Option(
@@ -921,27 +972,16 @@ for _ann in cast("tuple[Any, ...]", _engine_opts):
 def remote_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Give a command ``--connect-timeout SECONDS``, applied to every remote open and scheduler connect
     while it runs (:mod:`uqeval.io.remote`, imported only when the option is given)."""
-    import inspect
 
-    sig = inspect.signature(func, eval_str=True)
-    own = list(sig.parameters.values())
-    extra = inspect.Parameter(
-        "connect_timeout", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ConnectTimeoutOpt
-    )
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        seconds = kwargs.pop("connect_timeout", None)
-        if seconds is None:
+    def run(values: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if values["connect_timeout"] is None:
             return func(*args, **kwargs)
         from ..io.remote import connect_timeout
 
-        with connect_timeout(seconds):
+        with connect_timeout(values["connect_timeout"]):
             return func(*args, **kwargs)
 
-    wrapper.__signature__ = sig.replace(parameters=own + [extra])  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in own + [extra]}
-    return wrapper
+    return _with_options(func, [("connect_timeout", ConnectTimeoutOpt, None)], run)
 
 
 #: the engine options (:func:`engine_options`): (parameter, annotation, default), in --help order
@@ -1051,18 +1091,8 @@ def grid_options(func: Callable[..., Any]) -> Callable[..., Any]:
     (:data:`GRID_OPTIONS`), applied while it runs (:func:`uqeval.io.labelled.grid_options`):
     ``--preserve-dims``/``--reduce-dims`` become ``--by`` on the key of the kept coordinates and
     ``--weights lat`` the cos(lat) column. Nothing is imported for a CSV or Parquet file."""
-    import inspect
 
-    sig = inspect.signature(func, eval_str=True)
-    names = [n for n, _, _ in GRID_OPTIONS]
-    extra = [
-        inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a)
-        for n, a, d in GRID_OPTIONS
-    ]
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        given = {n: kwargs.pop(n, None) for n in names}
+    def run(given: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         from ..io.labelled import is_labelled
 
         file = kwargs.get("file", args[0] if args else None)
@@ -1095,9 +1125,7 @@ def grid_options(func: Callable[..., Any]) -> Callable[..., Any]:
                 note(text)
             return func(*args, **kwargs)
 
-    wrapper.__signature__ = sig.replace(parameters=list(sig.parameters.values()) + extra)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in list(sig.parameters.values()) + extra}
-    return wrapper
+    return _with_options(func, GRID_OPTIONS, run)
 
 
 # --------------------------------------------------------------------------- dependent rows (issue 25)

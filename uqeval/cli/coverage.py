@@ -9,15 +9,15 @@ import typer
 
 from .common import (
     METRICS_PANEL,
-    FormatOpt,
     LevelsOpt,
-    OutputFormat,
-    OutputOpt,
+    Output,
     ScoringFlags,
+    check_outputs,
     engine_options,
     figure_option,
     handle_errors,
     input_options,
+    output_options,
     remote_options,
     show,
 )
@@ -62,6 +62,7 @@ PlotOpt = Annotated[Path | None, figure_option("Write the faceted coverage-vs-wi
 @remote_options
 @input_options
 @engine_options
+@output_options(verdict=False)
 def coverage(
     files: FilesArg,
     by: ByOpt = None,
@@ -71,10 +72,10 @@ def coverage(
     y_std: YStdOpt = None,
     train: TrainOpt = None,
     plot: PlotOpt = None,
-    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @input_options
-    fmt: FormatOpt = OutputFormat.table,
-    output: OutputOpt = None,
-    engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
+    *,
+    out: Output,
+    engine_options: EngineOptions,
+    flags: ScoringFlags,
 ) -> None:
     """Compare methods' coverage and width per shift group (Kompa, Snoek & Beam): table, scatter, share above the fit."""
     from dataclasses import replace
@@ -83,16 +84,14 @@ def coverage(
     from ..commands.score.core import read_extra_column, train_std
     from ..errors import UsageError
     from ..io.load import load_predictions
-    from ..io.writers import check_output_path, write_json
+    from ..io.writers import write_json
     from ..report.coverage import coverage_document
     from .common import parse_levels
 
     if y_std is not None and train is not None:
         raise UsageError("give either --y-std or --train, not both")
     settings = flags.settings(columns={"by": by}, levels=parse_levels(levels), y_std=y_std)
-    for out in (output, plot):
-        if out is not None:
-            check_output_path(out, files)
+    check_outputs(files, out.path, plot)
     if train is not None:
         settings = replace(settings, y_std=train_std(train, settings))
     names = method_names([str(f) for f in files], name)
@@ -148,8 +147,8 @@ def coverage(
                 records, lines, first_level, facet_label=by or "group", title="Coverage vs width"
             ),
         )
-    if output is not None:
-        write_json(output, result)
+    if out.path is not None:
+        write_json(out.path, result)
     from ..report.coverage import rich_table, to_markdown
 
-    show(result, fmt, lambda: to_markdown(result), lambda: [rich_table(result)])
+    show(result, out.fmt, lambda: to_markdown(result), lambda: [rich_table(result)])

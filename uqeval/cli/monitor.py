@@ -10,14 +10,13 @@ import typer
 from .common import (
     _SHARED,
     PLOTS_PANEL,
-    FormatOpt,
-    NoVerdictOpt,
-    OutputFormat,
-    OutputOpt,
+    Output,
     ScoringFlags,
     _shared_options,
+    check_outputs,
     engine_options,
     handle_errors,
+    output_options,
     remote_options,
     show,
     with_help,
@@ -164,10 +163,10 @@ PlotOpt = Annotated[
 @remote_options
 @monitor_options
 @engine_options
+@output_options
 def monitor(
     files: FilesArg,
     window: WindowOpt,
-    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
     by: ByOpt = None,
     origin: OriginOpt = None,
     detect: DetectOpt = True,
@@ -178,10 +177,10 @@ def monitor(
     bound: BoundOpt = None,
     adversarial_windows: AdversarialWindowsOpt = False,
     plot: PlotOpt = None,
-    fmt: FormatOpt = OutputFormat.table,
-    output: OutputOpt = None,
-    no_verdict: NoVerdictOpt = False,
-    engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
+    *,
+    out: Output,
+    engine_options: EngineOptions,
+    flags: ScoringFlags,
 ) -> None:
     """Monitor predictions over time: the metrics per window and cumulatively, with alarms when calibration changes.
 
@@ -195,7 +194,7 @@ def monitor(
     from ..commands.monitor.core import monitor_file
     from ..errors import UsageError
     from ..io.uri import as_spec
-    from ..io.writers import atomic_write_bytes, check_output_path, write_json
+    from ..io.writers import atomic_write_bytes, write_json
     from ..report.monitor import rich_tables, to_markdown
 
     if not 1 <= len(files) <= 2:
@@ -206,11 +205,7 @@ def monitor(
         )
     engine = engine_options.streamed("monitor")
     settings = flags.settings(columns={"by": by})
-    for out in (output, plot):
-        if out is not None:
-            check_output_path(out, files)
-    if state is not None:
-        check_output_path(state, files)
+    check_outputs(files, out.path, plot, state)
     from ..commands.monitor.windows import read_state
     from ..vocabulary import window_span
 
@@ -233,7 +228,7 @@ def monitor(
             detect=detect,
             arl=arl,
         )
-    if not no_verdict:  # the alarm sentence first (issue 39)
+    if out.verdict:  # the alarm sentence first (issue 39)
         from ..commands.verdict import with_verdict
 
         doc = with_verdict(doc)
@@ -243,8 +238,8 @@ def monitor(
 
         if (figure := plot_monitor(doc)) is not None:
             write_figure(plot, figure)
-    if output is not None:
-        write_json(output, doc)
+    if out.path is not None:
+        write_json(out.path, doc)
     if state is not None:  # last: the outputs are committed in this order, the state only after them
         atomic_write_bytes(state, new_state)
     from .common import note
@@ -262,4 +257,4 @@ def monitor(
 
         return [p for p in (rich_verdict(doc), *rich_tables(doc)) if p is not None]
 
-    show(doc, fmt, markdown, parts)
+    show(doc, out.fmt, markdown, parts)

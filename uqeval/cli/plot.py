@@ -121,7 +121,8 @@ def plot(
     order_by: OrderByOpt = OrderBy.target,
     plot_format: PlotFormatOpt = None,
     dpi: DpiOpt = 150,
-    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
+    *,
+    flags: ScoringFlags,
 ) -> None:
     """Draw one figure of a prediction file.
 

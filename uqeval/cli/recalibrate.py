@@ -165,8 +165,9 @@ def recalibrate(
     features: FeaturesOpt = None,
     num_bins: NumBinsOpt = None,
     bins: BinsOpt = None,
-    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @input_options
     fmt: FormatOpt = OutputFormat.table,
+    *,
+    flags: ScoringFlags,
 ) -> None:
     """Recalibrate predictive uncertainty: std scaling, isotonic, conformal, ACCRUE sigma(x), temperature.
 

@@ -201,7 +201,8 @@ def report(
     monitor: MonitorOpt = None,
     quiet: QuietOpt = False,
     no_verdict: NoVerdictOpt = False,
-    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
+    *,
+    flags: ScoringFlags,
 ) -> None:
     """Write one self-contained HTML report of one or more prediction files.
 

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from .common import (
-    OUTPUT_PANEL,
-    FormatOpt,
+    Output,
     OutputFormat,
     ScoringFlags,
+    check_outputs,
     console,
     engine_options,
     figure_option,
@@ -20,6 +20,7 @@ from .common import (
     input_options,
     load_same_rows,
     note,
+    output_options,
     parse_pair,
     permutations_option,
     remote_options,
@@ -88,16 +89,6 @@ PlotOpt = Annotated[
     Path | None,
     figure_option("Draw every UCC with its constant-band reference to this .png (or .svg, .pdf)."),
 ]
-OutputOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--output",
-        "-o",
-        help="Also write the JSON summary here (atomically).",
-        dir_okay=False,
-        rich_help_panel=OUTPUT_PANEL,
-    ),
-]
 
 
 @handle_errors
@@ -110,6 +101,7 @@ OutputOpt = Annotated[
     }
 )
 @engine_options
+@output_options(verdict=False)
 def ucc(
     files: FilesArg,
     x_axis: XAxisOpt = Axis.bandwidth,
@@ -120,10 +112,10 @@ def ucc(
     cost: CostOpt = 0.5,
     permutation_test: PermutationTestOpt = 0,
     plot: PlotOpt = None,
-    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @input_options
-    fmt: FormatOpt = OutputFormat.table,
-    output: OutputOpt = None,
-    engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
+    *,
+    out: Output,
+    engine_options: EngineOptions,
+    flags: ScoringFlags,
 ) -> None:
     """Uncertainty Characteristics Curve (Navratil et al.): AUUCC, gain, operating points.
 
@@ -139,7 +131,6 @@ def ucc(
     """
     from ..commands.ucc.core import UccOptions, band_of, model_names, ucc_report
     from ..errors import UsageError
-    from ..io.writers import check_output_path
 
     px = parse_pair(partial_x, "--partial-x")
     py = parse_pair(partial_y, "--partial-y")
@@ -151,10 +142,8 @@ def ucc(
     if plot is not None and plot.suffix.lower().lstrip(".") not in ("png", "svg", "pdf"):
         raise UsageError(f"--plot {plot}: give a file name ending in .png (or .svg, .pdf)")
     settings = flags.settings()
-    for out in (output, plot):
-        if out is not None:
-            check_output_path(out, files)
-    if output is not None and plot is not None and output.resolve() == plot.resolve():
+    check_outputs(files, out.path, plot)
+    if out.path is not None and plot is not None and out.path.resolve() == plot.resolve():
         raise UsageError("--output and --plot name the same file")
 
     options = UccOptions(
@@ -175,11 +164,11 @@ def ucc(
 
         with engine.progress(files[:1]) as progress:
             summary = ucc_with_engine(files, model_names(files), settings, engine, options, progress)
-        if output is not None:
+        if out.path is not None:
             from ..io.writers import write_json
 
-            write_json(output, summary)
-        _render(summary, fmt)
+            write_json(out.path, summary)
+        _render(summary, out.fmt)
         return
     from ..engine.progress import stage, work_progress
 
@@ -201,16 +190,16 @@ def ucc(
 
         fig = plot_ucc(plot_models(bands, summary, weights), cost=cost)
         image = figure_to_bytes(fig, plot.suffix.lower().lstrip("."))
-    if output is not None:
+    if out.path is not None:
         from ..io.writers import write_json
 
-        write_json(output, summary)
+        write_json(out.path, summary)
     if image is not None:
         from ..io.writers import atomic_write_bytes
 
         assert plot is not None  # the image is made only for --plot
         atomic_write_bytes(plot, image)
-    _render(summary, fmt)
+    _render(summary, out.fmt)
 
 
 def _render(summary: dict[str, Any], fmt: OutputFormat) -> None:
