@@ -536,14 +536,21 @@ def _bundle(
 
 
 def _shared_options(
-    specs: list[tuple[str, Any, Any]], wording: dict[str, str] | None = None
+    specs: list[tuple[str, Any, Any]],
+    wording: dict[str, str] | None = None,
+    panels: dict[str, str] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """A decorator appending the options ``specs`` to a command's signature (so they appear in
-    ``--help`` after its own) and packing their values into its ``flags: ScoringFlags`` argument.
-    ``wording``: parameter -> this command's help text for it (:func:`with_help`)."""
+    """A decorator giving a command the options ``specs``, their values packed into its ``flags:
+    ScoringFlags`` argument. ``wording``, ``panels``: parameter -> this command's help text for it, the
+    panel it is listed under (:func:`with_help`)."""
+    wording, panels = wording or {}, panels or {}
     worded = [
-        (name, with_help(ann, (wording or {})[name]) if name in (wording or {}) else ann, default)
-        for name, ann, default in specs
+        (
+            name,
+            with_help(ann, wording.get(name), panels.get(name)) if {name} & {*wording, *panels} else ann,
+            d,
+        )
+        for name, ann, d in specs
     ]
     return lambda func: _bundle(func, "flags", worded, _flags)
 
@@ -558,11 +565,17 @@ def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return _shared_options(_SHARED)(func)
 
 
-def input_options(func: Callable[..., Any] | None = None, *, wording: dict[str, str] | None = None) -> Any:
-    """Give a command the input options alone (:data:`INPUT_OPTIONS`) in its ``flags: ScoringFlags``
-    argument: commands that read predictions but take their own metric settings (coverage, ucc,
-    recalibrate). ``wording``: parameter -> the command's own help text for it."""
-    decorate = _shared_options(INPUT_OPTIONS, wording)
+def input_options(
+    func: Callable[..., Any] | None = None,
+    *,
+    metrics: tuple[str, ...] = (),
+    wording: dict[str, str] | None = None,
+) -> Any:
+    """Give a command the input options (:data:`INPUT_OPTIONS`) and only the metric settings named in
+    ``metrics`` (parameters of :data:`METRIC_OPTIONS`) in its ``flags: ScoringFlags`` argument: commands
+    that read predictions but take their own metric settings (coverage, ucc, recalibrate). ``wording``:
+    parameter -> the command's own help text for it."""
+    decorate = _shared_options(INPUT_OPTIONS + [s for s in METRIC_OPTIONS if s[0] in metrics], wording)
     return decorate if func is None else decorate(func)
 
 

@@ -9,17 +9,16 @@ import typer
 
 from .common import (
     _SHARED,
-    PLOTS_PANEL,
     Output,
     ScoringFlags,
     _shared_options,
     check_outputs,
     engine_options,
+    figure_option,
     handle_errors,
     output_options,
     remote_options,
     show,
-    with_help,
 )
 
 if TYPE_CHECKING:
@@ -33,21 +32,12 @@ TESTS_PANEL = "Alarms"
 
 #: the shared input and metric options, --time worded for the monitor and shown under "Windows"
 monitor_options = _shared_options(
-    [
-        (
-            name,
-            with_help(
-                ann,
-                "The monitor's time column (timestamps or ISO strings): each row goes to the --window of its "
-                "time, whatever its position in the file.",
-                WINDOWS_PANEL,
-            )
-            if name == "time"
-            else ann,
-            default,
-        )
-        for name, ann, default in _SHARED
-    ]
+    _SHARED,
+    wording={
+        "time": "The monitor's time column (timestamps or ISO strings): each row goes to the --window of its "
+        "time, whatever its position in the file."
+    },
+    panels={"time": WINDOWS_PANEL},
 )
 
 FilesArg = Annotated[
@@ -149,13 +139,7 @@ AdversarialWindowsOpt = Annotated[
     ),
 ]
 PlotOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--plot",
-        help="Draw the headline metrics per window with the alarms marked (PNG/SVG/PDF).",
-        dir_okay=False,
-        rich_help_panel=PLOTS_PANEL,
-    ),
+    Path | None, figure_option("Draw the headline metrics per window with the alarms marked (PNG/SVG/PDF).")
 ]
 
 
