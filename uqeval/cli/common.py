@@ -10,7 +10,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 import typer
 
@@ -18,6 +18,14 @@ import typer
 from ..config import LIMITS
 from ..errors import UqevalError
 from ..vocabulary import cli_flags
+
+#: Help panels (typer's ``rich_help_panel``): ``uqeval COMMAND --help`` lists the options under these
+#: headings (:class:`uqeval.cli.panels.PanelCommand`); an option without one is listed under "Options".
+INPUT_PANEL = "Input columns"
+METRICS_PANEL = "Metrics"
+OUTPUT_PANEL = "Output"
+PLOTS_PANEL = "Plots"
+ENGINE_PANEL = "Engine"
 
 
 class OutputFormat(str, Enum):
@@ -37,7 +45,12 @@ class OrderBy(str, Enum):
 
 
 OrderByOpt = Annotated[
-    OrderBy, typer.Option("--order-by", help="Order of the intervals plot: by target or by prediction.")
+    OrderBy,
+    typer.Option(
+        "--order-by",
+        help="Order of the intervals plot: by target or by prediction.",
+        rich_help_panel=PLOTS_PANEL,
+    ),
 ]
 
 
@@ -54,204 +67,38 @@ class Representation(str, Enum):
     multivariate = "multivariate"
 
 
-#: Help panels (typer's ``rich_help_panel``): ``uqeval COMMAND --help`` lists the options under these
-#: headings (:class:`uqeval.cli.panels.PanelCommand`); an option without one is listed under "Options".
-INPUT_PANEL = "Input columns"
-METRICS_PANEL = "Metrics"
-OUTPUT_PANEL = "Output"
-PLOTS_PANEL = "Plots"
-ENGINE_PANEL = "Engine"
-
-# Options shared by every command that reads prediction files (INPUT_OPTIONS below).
-YCol = Annotated[
-    str | None,
-    typer.Option(
-        *cli_flags("y_true"),
-        help="Target column (default: y, y_true or target, else truth or actual; label for classification).",
-    ),
-]
-MeanCol = Annotated[
-    str | None,
-    typer.Option(
-        *cli_flags("mean"),
-        help="Mean / point prediction column (default: mean, mu, y_pred or pred, else prediction, y_hat or yhat).",
-    ),
-]
-StdCol = Annotated[
-    str | None,
-    typer.Option(
-        *cli_flags("std"),
-        help="Standard deviation column (default: std, sigma or y_std, else stddev, sd or pred_std).",
-    ),
-]
-VarCol = Annotated[
-    str | None,
-    typer.Option(*cli_flags("var"), help="Variance column (default: var or variance); converted to std."),
-]
-LowerCol = Annotated[str | None, typer.Option("--lower", help="Lower bound column (default: lower).")]
-UpperCol = Annotated[str | None, typer.Option("--upper", help="Upper bound column (default: upper).")]
-ProbaCol = Annotated[
-    str | None,
-    typer.Option(
-        *cli_flags("proba"),
-        metavar="<cols>",
-        help="Class probability columns: a comma list (p0,p1,p2) or a glob ('p*'; ordered by the number in "
-        "the name), or one Parquet list column (default: p_<k>, prob_<k> or proba; logits: --logits).",
-    ),
-]
-ConfigOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--config", help="TOML settings file (every key: uqeval config show default).", dir_okay=False
-    ),
-]
 FormatOpt = Annotated[
-    OutputFormat, typer.Option("--format", "-f", help="Output: rich table, JSON only on stdout, or Markdown.")
+    OutputFormat,
+    typer.Option(
+        "--format",
+        "-f",
+        help="Output: rich table, JSON only on stdout, or Markdown.",
+        rich_help_panel=OUTPUT_PANEL,
+    ),
 ]
 OutputOpt = Annotated[
     Path | None,
-    typer.Option("--output", "-o", help="Also write the JSON summary here (atomically).", dir_okay=False),
-]
-WeightsCol = Annotated[
-    str | None,
     typer.Option(
-        *cli_flags("weights"),
-        metavar="COLUMN",
-        help="Per-row weights (area, importance or survey weights; >= 0, not all 0): every metric that takes "
-        "weights is computed from the weighted rows, the others are left out and listed (score, check, compare, ucc, coverage, monitor, report).",
-    ),
-]
-NanOpt = Annotated[
-    NanPolicy | None,
-    typer.Option("--nan-policy", help="raise: NaN/inf is an error (default); omit: drop those rows."),
-]
-SeedOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--seed", min=0, help="Seed for randomised metrics (default 0)."
-    ),  # at most 2**63-1: Settings
-]
-SepOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--sep",
-        metavar="CHAR",
-        help="CSV field separator (default ','; ';' for files written with decimal commas).",
-    ),
-]
-DecimalOpt = Annotated[
-    str | None, typer.Option("--decimal", metavar="CHAR", help="CSV decimal mark: '.' (default) or ','.")
-]
-ReprOpt = Annotated[
-    Representation | None,
-    typer.Option("--representation", help="Force the representation when columns fit several."),
-]
-LevelsOpt = Annotated[
-    str | None,
-    typer.Option("--levels", help="Comma-separated coverage levels, e.g. 0.5,0.9,0.95 (default 0.95)."),
-]
-LevelOpt = Annotated[
-    float | None,
-    typer.Option("--level", help="Nominal level of a single lower/upper pair (default 0.95)."),
-]
-YStdOpt = Annotated[
-    float | None,
-    typer.Option("--y-std", help="Std of the training targets: coverage widths are also given in this unit."),
-]
-TrainOpt = Annotated[
-    Path | None,
-    typer.Option("--train", help="Training file whose target std is the unit of width_norm.", dir_okay=False),
-]
-NumBinsOpt = Annotated[
-    int | None,
-    typer.Option("--num-bins", min=2, max=LIMITS["num_bins"], help="Calibration curve bins (default 100)."),
-]
-ResolutionOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--resolution", min=2, max=LIMITS["resolution"], help="Levels for check/interval scores (default 99)."
-    ),
-]
-BinsOpt = Annotated[
-    int | None,
-    typer.Option(
-        *cli_flags("class_bins"),
-        min=2,
-        max=LIMITS["class_bins"],
-        help="Classification calibration bins (default 15).",
-    ),
-]
-FixCrossingOpt = Annotated[
-    bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")
-]
-LogitsCol = Annotated[
-    str | None,
-    typer.Option(
-        "--logits",
-        metavar="<cols>",
-        help="Class logit columns, named as --proba names probabilities (a comma list or a glob such as 'z*'); "
-        "softmax turns them into probabilities (default: logit_<k>); for logits in p_<k> columns pass --logits 'p_*'.",
-    ),
-]
-RenormalizeOpt = Annotated[
-    bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")
-]
-DiagnosticsOpt = Annotated[
-    bool,
-    typer.Option(
-        "--diagnostics",
-        help="Also compute the diagnostic groups (calibration tests, score decompositions, ...).",
-    ),
-]
-# forecast verification (issue 16 A): weighted_scoring, exceedance and murphy groups
-TwThresholdOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--tw-threshold",
-        help="Weighted CRPS (twcrps, owcrps) on a region: 't' or '>t' above t, '<t' below t, "
-        "'a:b' between a and b.",
-    ),
-]
-ThresholdOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        *cli_flags("thresholds"),
-        help="Exceedance threshold t: Brier score of P(Y > t); repeat or give a comma list.",
-    ),
-]
-MurphyOpt = Annotated[
-    bool,
-    typer.Option(
-        "--murphy",
-        help="Murphy diagrams: elementary scores over a threshold grid (mean, quantile, probability).",
+        "--output",
+        "-o",
+        help="Also write the JSON summary here (atomically).",
+        dir_okay=False,
+        rich_help_panel=OUTPUT_PANEL,
     ),
 ]
 
-# forecast verification (issue 16): skill against a reference forecast
-ReferenceOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--reference",
-        help="Skill scores (1 - S/S_ref) against a reference forecast: a predictions FILE over the same "
-        "targets (same row order, or joined on --id), 'climatology' (the --train file's targets) or 'persistence' "
-        "(the previous row's target in --time order).",
-    ),
-]
-TimeOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--time",
-        help="Column of the rows' times: the windows of `monitor --window 1D`, the order of --reference persistence.",
-    ),
-]
-IdOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--id",
-        help="Join on this id column instead of requiring the same row order: a --reference FILE to the "
-        "model (both files hold the column); in compare also the files to each other.",
-    ),
-]
+
+def _option(name: str, kind: Any, *flags: str, default: Any = None, **info: Any) -> tuple[str, Any, Any]:
+    """One row of an option table: (parameter, ``Annotated[kind, typer.Option(*flags, **info)]``, default);
+    a switch (``kind`` bool) is off by default."""
+    return name, Annotated[kind, typer.Option(*flags, **info)], False if kind is bool else default
+
+
+def _options(panel: str | None, *rows: tuple[str, Any, Any]) -> list[tuple[str, Any, Any]]:
+    """An option table: ``rows`` (:func:`_option`) in --help order, listed under ``panel``."""
+    for _, annotation, _ in rows:
+        annotation.__metadata__[0].rich_help_panel = panel
+    return list(rows)
 
 
 def figure_option(help: str, panel: str | None = PLOTS_PANEL) -> Any:
@@ -370,51 +217,192 @@ class ScoringFlags:
 #: The input options: every command that reads prediction files takes exactly these (the column
 #: names, how the file is read, --seed and --config), listed under "Input columns" in its --help.
 #: (parameter, annotation, default), in --help order.
-INPUT_OPTIONS: list[tuple[str, Any, Any]] = [
-    ("y", YCol, None),
-    ("mean", MeanCol, None),
-    ("std", StdCol, None),
-    ("var", VarCol, None),
-    ("lower", LowerCol, None),
-    ("upper", UpperCol, None),
-    ("proba", ProbaCol, None),
-    ("weights", WeightsCol, None),
-    ("representation", ReprOpt, None),
-    ("level", LevelOpt, None),
-    ("fix_crossing", FixCrossingOpt, False),
-    ("logits", LogitsCol, None),
-    ("renormalize", RenormalizeOpt, False),
-    ("nan_policy", NanOpt, None),
-    ("sep", SepOpt, None),
-    ("decimal", DecimalOpt, None),
-    ("seed", SeedOpt, None),
-    ("config", ConfigOpt, None),
-]
+INPUT_OPTIONS = _options(
+    INPUT_PANEL,
+    _option(
+        "y",
+        str | None,
+        *cli_flags("y_true"),
+        help="Target column (default: y, y_true or target, else truth or actual; label for classification).",
+    ),
+    _option(
+        "mean",
+        str | None,
+        *cli_flags("mean"),
+        help="Mean / point prediction column (default: mean, mu, y_pred or pred, else prediction, y_hat or yhat).",
+    ),
+    _option(
+        "std",
+        str | None,
+        *cli_flags("std"),
+        help="Standard deviation column (default: std, sigma or y_std, else stddev, sd or pred_std).",
+    ),
+    _option(
+        "var",
+        str | None,
+        *cli_flags("var"),
+        help="Variance column (default: var or variance); converted to std.",
+    ),
+    _option("lower", str | None, "--lower", help="Lower bound column (default: lower)."),
+    _option("upper", str | None, "--upper", help="Upper bound column (default: upper)."),
+    _option(
+        "proba",
+        str | None,
+        *cli_flags("proba"),
+        metavar="<cols>",
+        help="Class probability columns: a comma list (p0,p1,p2) or a glob ('p*'; ordered by the number in "
+        "the name), or one Parquet list column (default: p_<k>, prob_<k> or proba; logits: --logits).",
+    ),
+    _option(
+        "weights",
+        str | None,
+        *cli_flags("weights"),
+        metavar="COLUMN",
+        help="Per-row weights (area, importance or survey weights; >= 0, not all 0): every metric that takes "
+        "weights is computed from the weighted rows, the others are left out and listed (score, check, compare, ucc, coverage, monitor, report).",
+    ),
+    _option(
+        "representation",
+        Representation | None,
+        "--representation",
+        help="Force the representation when columns fit several.",
+    ),
+    _option(
+        "level", float | None, "--level", help="Nominal level of a single lower/upper pair (default 0.95)."
+    ),
+    _option("fix_crossing", bool, "--fix-crossing", help="Sort crossing quantiles instead of failing."),
+    _option(
+        "logits",
+        str | None,
+        "--logits",
+        metavar="<cols>",
+        help="Class logit columns, named as --proba names probabilities (a comma list or a glob such as 'z*'); "
+        "softmax turns them into probabilities (default: logit_<k>); for logits in p_<k> columns pass --logits 'p_*'.",
+    ),
+    _option("renormalize", bool, "--renormalize", help="Rescale probabilities that drift off the simplex."),
+    _option(
+        "nan_policy",
+        NanPolicy | None,
+        "--nan-policy",
+        help="raise: NaN/inf is an error (default); omit: drop those rows.",
+    ),
+    _option(
+        "sep",
+        str | None,
+        "--sep",
+        metavar="CHAR",
+        help="CSV field separator (default ','; ';' for files written with decimal commas).",
+    ),
+    _option(
+        "decimal", str | None, "--decimal", metavar="CHAR", help="CSV decimal mark: '.' (default) or ','."
+    ),
+    _option(
+        "seed", int | None, "--seed", min=0, help="Seed for randomised metrics (default 0)."
+    ),  # <= 2**63-1: Settings
+    _option(
+        "config",
+        Path | None,
+        "--config",
+        help="TOML settings file (every key: uqeval config show default).",
+        dir_okay=False,
+    ),
+)
 #: The metric settings of the scoring commands (score, check, compare, plot, report), under "Metrics".
-METRIC_OPTIONS: list[tuple[str, Any, Any]] = [
-    ("levels", LevelsOpt, None),
-    ("y_std", YStdOpt, None),
-    ("train", TrainOpt, None),
-    ("num_bins", NumBinsOpt, None),
-    ("resolution", ResolutionOpt, None),
-    ("bins", BinsOpt, None),
-    ("diagnostics", DiagnosticsOpt, False),
-    ("tw_threshold", TwThresholdOpt, None),
-    ("threshold", ThresholdOpt, None),
-    ("murphy", MurphyOpt, False),
-    ("reference", ReferenceOpt, None),
-    ("time", TimeOpt, None),
-    ("id", IdOpt, None),
-]
+METRIC_OPTIONS = _options(
+    METRICS_PANEL,
+    _option(
+        "levels",
+        str | None,
+        "--levels",
+        help="Comma-separated coverage levels, e.g. 0.5,0.9,0.95 (default 0.95).",
+    ),
+    _option(
+        "y_std",
+        float | None,
+        "--y-std",
+        help="Std of the training targets: coverage widths are also given in this unit.",
+    ),
+    _option(
+        "train",
+        Path | None,
+        "--train",
+        help="Training file whose target std is the unit of width_norm.",
+        dir_okay=False,
+    ),
+    _option(
+        "num_bins",
+        int | None,
+        "--num-bins",
+        min=2,
+        max=LIMITS["num_bins"],
+        help="Calibration curve bins (default 100).",
+    ),
+    _option(
+        "resolution",
+        int | None,
+        "--resolution",
+        min=2,
+        max=LIMITS["resolution"],
+        help="Levels for check/interval scores (default 99).",
+    ),
+    _option(
+        "bins",
+        int | None,
+        *cli_flags("class_bins"),
+        min=2,
+        max=LIMITS["class_bins"],
+        help="Classification calibration bins (default 15).",
+    ),
+    _option(
+        "diagnostics",
+        bool,
+        "--diagnostics",
+        help="Also compute the diagnostic groups (calibration tests, score decompositions, ...).",
+    ),
+    # forecast verification (issue 16 A): weighted_scoring, exceedance and murphy groups
+    _option(
+        "tw_threshold",
+        str | None,
+        "--tw-threshold",
+        help="Weighted CRPS (twcrps, owcrps) on a region: 't' or '>t' above t, '<t' below t, "
+        "'a:b' between a and b.",
+    ),
+    _option(
+        "threshold",
+        list[str] | None,
+        *cli_flags("thresholds"),
+        help="Exceedance threshold t: Brier score of P(Y > t); repeat or give a comma list.",
+    ),
+    _option(
+        "murphy",
+        bool,
+        "--murphy",
+        help="Murphy diagrams: elementary scores over a threshold grid (mean, quantile, probability).",
+    ),
+    # forecast verification (issue 16): skill against a reference forecast
+    _option(
+        "reference",
+        str | None,
+        "--reference",
+        help="Skill scores (1 - S/S_ref) against a reference forecast: a predictions FILE over the same "
+        "targets (same row order, or joined on --id), 'climatology' (the --train file's targets) or 'persistence' "
+        "(the previous row's target in --time order).",
+    ),
+    _option(
+        "time",
+        str | None,
+        "--time",
+        help="Column of the rows' times: the windows of `monitor --window 1D`, the order of --reference persistence.",
+    ),
+    _option(
+        "id",
+        str | None,
+        "--id",
+        help="Join on this id column instead of requiring the same row order: a --reference FILE to the "
+        "model (both files hold the column); in compare also the files to each other.",
+    ),
+)
 _SHARED = INPUT_OPTIONS + METRIC_OPTIONS
-
-for _ann, _panel in (
-    [(a, INPUT_PANEL) for _, a, _ in INPUT_OPTIONS]
-    + [(a, METRICS_PANEL) for _, a, _ in METRIC_OPTIONS]
-    + [(a, OUTPUT_PANEL) for a in (FormatOpt, OutputOpt)]
-    + [(OrderByOpt, PLOTS_PANEL)]
-):
-    _ann.__metadata__[0].rich_help_panel = _panel
 
 
 def with_help(annotation: Any, text: str | None = None, panel: str | None = None) -> Any:
@@ -865,47 +853,7 @@ def show(
             out.print(part)
 
 
-# --------------------------------------------------------------------------- engines (issue 14): streaming and Dask
-class Engine(str, Enum):
-    auto = "auto"
-    memory = "memory"
-    stream = "stream"
-    dask = "dask"
-
-
-EngineOpt = Annotated[
-    Engine,
-    typer.Option(
-        "--engine",
-        help="memory: read the file at once; stream: record batches with bounded memory (files, Parquet "
-        "directories incl. hive partitions, globs, and - : standard input, spooled to a temporary file "
-        "first); dask: partial states on a Dask cluster (not -); auto: stream above 1 GiB on disk or for "
-        "a directory/glob, else memory.",
-    ),
-]
-ChunkRowsOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--chunk-rows",
-        min=1,
-        help="Rows per record batch when streaming (default: about 4 million numbers per batch, at most 1,000,000 rows).",
-    ),
-]
-SchedulerOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--scheduler", help="--engine dask: address of an existing Dask scheduler (tcp://host:8786)."
-    ),
-]
-WorkersOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--workers",
-        min=1,
-        max=256,
-        help="--engine dask: start a local cluster with this many worker processes.",
-    ),
-]
+# --------------------------------------------------------------------------- output
 #: issue 39: the verdict (first lines of the table and Markdown, the JSON's "verdict") is shown unless this is given
 NoVerdictOpt = Annotated[
     bool,
@@ -952,6 +900,14 @@ def check_outputs(inputs: list[Any], *paths: Path | None) -> None:
             check_output_path(path, inputs)
 
 
+# --------------------------------------------------------------------------- engines (issue 14): streaming and Dask
+class Engine(str, Enum):
+    auto = "auto"
+    memory = "memory"
+    stream = "stream"
+    dask = "dask"
+
+
 QuietOpt = Annotated[
     bool,
     typer.Option(
@@ -960,11 +916,51 @@ QuietOpt = Annotated[
         help="No progress bar on stderr (it is shown only on a terminal anyway); with --output FILE, nothing "
         "on standard output either: the document is written to the file only. Notes and errors still go "
         "to stderr.",
+        rich_help_panel=ENGINE_PANEL,
     ),
 ]
-ConnectTimeoutOpt = Annotated[
-    float | None,
-    typer.Option(
+#: the engine options (:func:`engine_options`), in --help order
+ENGINE_OPTIONS = _options(
+    ENGINE_PANEL,
+    _option(
+        "engine",
+        Engine,
+        "--engine",
+        default=Engine.auto,
+        help="memory: read the file at once; stream: record batches with bounded memory (files, Parquet "
+        "directories incl. hive partitions, globs, and - : standard input, spooled to a temporary file "
+        "first); dask: partial states on a Dask cluster (not -); auto: stream above 1 GiB on disk or for "
+        "a directory/glob, else memory.",
+    ),
+    _option(
+        "chunk_rows",
+        int | None,
+        "--chunk-rows",
+        min=1,
+        help="Rows per record batch when streaming (default: about 4 million numbers per batch, at most 1,000,000 rows).",
+    ),
+    _option(
+        "scheduler",
+        str | None,
+        "--scheduler",
+        help="--engine dask: address of an existing Dask scheduler (tcp://host:8786).",
+    ),
+    _option(
+        "workers",
+        int | None,
+        "--workers",
+        min=1,
+        max=256,
+        help="--engine dask: start a local cluster with this many worker processes.",
+    ),
+    ("quiet", QuietOpt, False),
+)
+#: --connect-timeout (:func:`remote_options`)
+REMOTE_OPTIONS = _options(
+    ENGINE_PANEL,
+    _option(
+        "connect_timeout",
+        float | None,
         "--connect-timeout",
         min=0.1,
         max=3600,
@@ -973,13 +969,7 @@ ConnectTimeoutOpt = Annotated[
         "may wait for an answer (default 20); a request is tried at most 3 times, then the run stops "
         "with one error line.",
     ),
-]
-
-
-# Annotated aliases: mypy sees the plain types, at run time each carries its typer.Option in __metadata__
-_engine_opts = (EngineOpt, ChunkRowsOpt, SchedulerOpt, WorkersOpt, QuietOpt, ConnectTimeoutOpt)
-for _ann in cast("tuple[Any, ...]", _engine_opts):
-    _ann.__metadata__[0].rich_help_panel = ENGINE_PANEL
+)
 
 
 def remote_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -994,17 +984,7 @@ def remote_options(func: Callable[..., Any]) -> Callable[..., Any]:
         with connect_timeout(values["connect_timeout"]):
             return func(*args, **kwargs)
 
-    return _with_options(func, [("connect_timeout", ConnectTimeoutOpt, None)], run)
-
-
-#: the engine options (:func:`engine_options`): (parameter, annotation, default), in --help order
-ENGINE_OPTIONS: list[tuple[str, Any, Any]] = [
-    ("engine", EngineOpt, Engine.auto),
-    ("chunk_rows", ChunkRowsOpt, None),
-    ("scheduler", SchedulerOpt, None),
-    ("workers", WorkersOpt, None),
-    ("quiet", QuietOpt, False),
-]
+    return _with_options(func, REMOTE_OPTIONS, run)
 
 
 def engine_options(func: Callable[..., Any] | None = None, *, dask: bool = True) -> Any:
@@ -1028,75 +1008,46 @@ def engine_options(func: Callable[..., Any] | None = None, *, dask: bool = True)
 
 # --------------------------------------------------------------------------- gridded inputs (issue 41)
 GRID_PANEL = "Gridded inputs (NetCDF, Zarr)"
-#: the options of a labelled input (:mod:`uqeval.io.labelled`): (parameter, annotation, default)
-GRID_OPTIONS: list[tuple[str, Any, Any]] = [
-    (
+#: the options of a labelled input (:mod:`uqeval.io.labelled`)
+GRID_OPTIONS = _options(
+    GRID_PANEL,
+    _option(
         "obs",
-        Annotated[
-            Path | None,
-            typer.Option(
-                "--obs",
-                metavar="FILE",
-                help="NetCDF/Zarr file of the observations, aligned with the forecast file by coordinates "
-                "(inner join; a note says what was dropped).",
-                rich_help_panel=GRID_PANEL,
-            ),
-        ],
-        None,
+        Path | None,
+        "--obs",
+        metavar="FILE",
+        help="NetCDF/Zarr file of the observations, aligned with the forecast file by coordinates "
+        "(inner join; a note says what was dropped).",
     ),
-    (
+    _option(
         "member_dim",
-        Annotated[
-            str | None,
-            typer.Option(
-                "--member-dim",
-                metavar="DIM",
-                help="Ensemble member dimension (default: member, ensemble, realization or number).",
-                rich_help_panel=GRID_PANEL,
-            ),
-        ],
-        None,
+        str | None,
+        "--member-dim",
+        metavar="DIM",
+        help="Ensemble member dimension (default: member, ensemble, realization or number).",
     ),
-    (
+    _option(
         "quantile_dim",
-        Annotated[
-            str | None,
-            typer.Option(
-                "--quantile-dim",
-                metavar="DIM",
-                help="Quantile dimension, its coordinate the levels (default: quantile).",
-                rich_help_panel=GRID_PANEL,
-            ),
-        ],
-        None,
+        str | None,
+        "--quantile-dim",
+        metavar="DIM",
+        help="Quantile dimension, its coordinate the levels (default: quantile).",
     ),
-    (
+    _option(
         "preserve_dims",
-        Annotated[
-            str | None,
-            typer.Option(
-                "--preserve-dims",
-                metavar="DIMS",
-                help="Every metric per coordinate of these dimensions (e.g. lat,lon); -o metrics.nc writes them.",
-                rich_help_panel=GRID_PANEL,
-            ),
-        ],
-        None,
+        str | None,
+        "--preserve-dims",
+        metavar="DIMS",
+        help="Every metric per coordinate of these dimensions (e.g. lat,lon); -o metrics.nc writes them.",
     ),
-    (
+    _option(
         "reduce_dims",
-        Annotated[
-            str | None,
-            typer.Option(
-                "--reduce-dims",
-                metavar="DIMS",
-                help="Reduce over these dimensions, keep the others (the complement of --preserve-dims).",
-                rich_help_panel=GRID_PANEL,
-            ),
-        ],
-        None,
+        str | None,
+        "--reduce-dims",
+        metavar="DIMS",
+        help="Reduce over these dimensions, keep the others (the complement of --preserve-dims).",
     ),
-]
+)
 
 
 def grid_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -1142,24 +1093,26 @@ def grid_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 # --------------------------------------------------------------------------- dependent rows (issue 25)
-ClusterOpt = Annotated[
-    str | None,
-    typer.Option(
+#: --cluster and --block-size (:func:`resampling_options`), listed with the command's own options
+RESAMPLING_OPTIONS = _options(
+    None,
+    _option(
+        "cluster",
+        str | None,
         "--cluster",
         metavar="COLUMN",
         help="Rows with the same value in this column of the (first) file are related (a location, a patient, "
         "a day): the bootstrap resamples and the permutation test flips whole clusters.",
     ),
-]
-BlockSizeOpt = Annotated[
-    str | None,
-    typer.Option(
+    _option(
+        "block_size",
+        str | None,
         "--block-size",
         metavar="N|auto",
         help="Rows in time order: the bootstrap resamples and the permutation test flips consecutive blocks "
         "of N rows (auto: Politis-White's choice from the per-row scores). Default: independent rows.",
     ),
-]
+)
 
 
 def resampling_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -1175,9 +1128,7 @@ def resampling_options(func: Callable[..., Any]) -> Callable[..., Any]:
         except UsageError as exc:  # a bad value of these options: click's usage error, as typer gives one
             raise typer.BadParameter(str(exc)) from None
 
-    return _bundle(
-        func, "resampling", [("cluster", ClusterOpt, None), ("block_size", BlockSizeOpt, None)], pack
-    )
+    return _bundle(func, "resampling", RESAMPLING_OPTIONS, pack)
 
 
 def load_same_rows(index: int, path: Any, settings: Any) -> Any:
