@@ -296,9 +296,8 @@ INPUT_OPTIONS = _options(
     _option(
         "decimal", str | None, "--decimal", metavar="CHAR", help="CSV decimal mark: '.' (default) or ','."
     ),
-    _option(
-        "seed", int | None, "--seed", min=0, help="Seed for randomised metrics (default 0)."
-    ),  # <= 2**63-1: Settings
+    # at most 2**63-1: Settings
+    _option("seed", int | None, "--seed", min=0, help="Seed for randomised metrics (default 0)."),
     _option(
         "config",
         Path | None,
