@@ -90,18 +90,6 @@ def _read_summary(path: Path, what: str) -> dict:
     return summary_from_json(_read_text(path, what), str(path))
 
 
-def _settings(baseline: dict | None, config: Path | None, columns: dict[str, str], flags: dict[str, Any]):
-    """Defaults <- the baseline's settings <- the config file <- flags (:func:`uqeval.config.make_settings`)."""
-    from ..config import make_settings
-
-    base = None if baseline is None else dict(baseline.get("settings") or {})
-    if base is not None and isinstance(base.get("columns"), dict):
-        base["columns"] = {k: v for k, v in base["columns"].items() if k != "by"}
-    return make_settings(
-        config, baseline=base, columns={k: v for k, v in columns.items() if k != "by"}, discover=True, **flags
-    )
-
-
 InputArg = Annotated[
     Path,
     typer.Argument(
@@ -173,7 +161,7 @@ def check(
     input or a bad rules file (naming the line).
     """
     from ..commands.check import evaluate, load_rules, opt_in_options, settings_mismatch
-    from ..errors import GateFailure, InputError, UsageError
+    from ..errors import GateFailure, InputError
     from ..io.writers import atomic_write_text, write_json
     from ..report.check import rich_tables, to_dict, to_junit, to_markdown
 
@@ -181,8 +169,6 @@ def check(
     is_summary = input.suffix.lower() == ".json"
     if is_summary:
         _no_scoring_options(input, flags)
-    if given_values.get("y_std") is not None and train is not None:
-        raise UsageError("give either --y-std or --train, not both")
     check_outputs([p for p in (input, rules, baseline, train) if p is not None], junit, out.path)
 
     rule_set = load_rules(_read_text(rules, "rules file"), str(rules))
@@ -192,23 +178,12 @@ def check(
     if is_summary:
         summary = _read_summary(input, "summary")
     else:
-        import contextlib
-
-        from ..commands.score.core import score_file, train_std
-        from ..errors import naming
-
-        with naming(baseline) if baseline is not None else contextlib.nullcontext():
-            settings = _settings(base, config, columns, given_values)
         from dataclasses import replace
 
         from ..catalogue import settings_for_paths
+        from ..commands.score.core import score_file
 
-        if train is not None:
-            try:
-                settings = replace(settings, y_std=train_std(train, settings))
-            except InputError:
-                if flags.reference != "climatology":  # a classifier's climatology: labels, no target std
-                    raise
+        settings = flags.settings(baseline=None if baseline is None or base is None else (baseline, base))
         # a rule on an opt-in group turns its option on: on/off options (corp.brier.mcb -> --diagnostics,
         # murphy.* -> --murphy), and the thresholds named in exceedance.<t>.* paths
         wanted = {o: True for o in opt_in_options(rule_set) if getattr(settings, o, None) is False}

@@ -107,6 +107,16 @@ def figure_option(help: str, panel: str | None = PLOTS_PANEL) -> Any:
     return typer.Option("--plot", help=help, dir_okay=False, rich_help_panel=panel)
 
 
+def figure_format(path: Path) -> str:
+    """The image format of a ``--plot FILE`` by its suffix: png, svg or pdf, else a usage error."""
+    from ..errors import UsageError
+
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in ("png", "svg", "pdf"):
+        raise UsageError(f"--plot {path}: give a file name ending in .png, .svg or .pdf")
+    return fmt
+
+
 def permutations_option(flag: str, help: str) -> Any:
     """The ``typer.Option`` of a permutation count ``flag`` (0: no test), also spelled ``--n-permutations`` as
     the Python keyword is (:data:`uqeval.vocabulary.OPTIONS`)."""
@@ -183,22 +193,28 @@ class ScoringFlags:
             out["levels"] = self.levels
         return out
 
-    def settings(self, columns: dict[str, str | None] | None = None, **extra: Any):
-        """Settings: defaults <- --config <- these flags (<- ``extra``); ``--train`` sets ``y_std``."""
+    def settings(
+        self,
+        columns: dict[str, str | None] | None = None,
+        baseline: tuple[Path, dict[str, Any]] | None = None,
+        **extra: Any,
+    ):
+        """Settings: defaults <- the ``baseline`` summary's (a file and its document; check) <- --config <-
+        these flags (<- ``extra``); ``--train`` sets ``y_std``."""
         from dataclasses import replace
 
         from ..config import make_settings
-        from ..errors import UsageError
+        from ..errors import naming
 
-        if self.train is not None and self.values.get("y_std") is not None:
-            raise UsageError("give either --y-std or --train, not both")
         values = {"representation": self.representation, "levels": self.levels, **self.values, **extra}
-        settings = make_settings(
-            self.config,
-            columns={**self.columns, **column_overrides(**(columns or {}))},
-            discover=True,  # the command line finds a config it was not given (UQEVAL_CONFIG, pyproject.toml)
-            **values,
-        )
+        with naming(baseline[0]) if baseline else contextlib.nullcontext():
+            settings = make_settings(
+                self.config,
+                (baseline[1].get("settings") or {}) if baseline else None,
+                columns={**self.columns, **column_overrides(**(columns or {}))},
+                discover=True,  # the command line finds a config it was not given (UQEVAL_CONFIG, pyproject.toml)
+                **values,
+            )
         from ..io.dialect import set_csv_dialect
 
         set_csv_dialect(settings.sep, settings.decimal, process=True)  # the run's (handle_errors restores)
@@ -419,9 +435,11 @@ def with_help(annotation: Any, text: str | None = None, panel: str | None = None
 
 def _flags(v: dict[str, Any]) -> ScoringFlags:
     """The :class:`ScoringFlags` of the shared options' values ``v`` (metric ones absent: not given)."""
-    if (v["logits"] or "").startswith("-"):  # the next option taken as --logits' value: it was a switch
-        from ..errors import UsageError
+    from ..errors import UsageError
 
+    if v.get("train") is not None and v.get("y_std") is not None:
+        raise UsageError("give either --y-std or --train, not both")
+    if (v["logits"] or "").startswith("-"):  # the next option taken as --logits' value: it was a switch
         raise UsageError(
             f"--logits takes the logit columns (a comma list or a glob such as 'z*'), got {v['logits']!r}; "
             "it is no longer a switch: for logits in p_<k> columns pass --logits 'p_*'"

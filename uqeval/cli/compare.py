@@ -14,6 +14,7 @@ from .common import (
     ScoringFlags,
     check_outputs,
     engine_options,
+    figure_format,
     figure_option,
     handle_errors,
     load_same_rows,
@@ -139,8 +140,8 @@ def compare(
 
     if len(files) < 2:
         raise UsageError(f"compare needs at least two prediction files, got {len(files)}")
-    if plot is not None and plot.suffix.lower().lstrip(".") not in ("png", "svg", "pdf"):
-        raise UsageError(f"--plot {plot}: give a file name ending in .png, .svg or .pdf")
+    if plot is not None:
+        figure_format(plot)
     metric_names = None
     if metrics is not None:
         metric_names = [m.strip() for m in metrics.split(",") if m.strip()]
@@ -237,23 +238,19 @@ def _write(result: dict, output: Path | None, plot: Path | None) -> None:
         from ..plots.common import figure_to_bytes
         from ..plots.compare import compare_figure
 
-        atomic_write_bytes(plot, figure_to_bytes(compare_figure(result), plot.suffix.lower().lstrip(".")))
+        fmt = figure_format(plot)
+        atomic_write_bytes(plot, figure_to_bytes(compare_figure(result), fmt))
         if result.get("murphy", {}).get(
             "curves"
         ):  # --murphy: the overlaid Murphy curves next to it (issue 16 A)
             from ..plots.murphy import murphy_compare_figure
 
+            murphy = murphy_compare_figure(result["murphy"])
             atomic_write_bytes(
-                plot.with_name(f"{plot.stem}_murphy{plot.suffix}"),
-                figure_to_bytes(murphy_compare_figure(result["murphy"]), plot.suffix.lower().lstrip(".")),
+                plot.with_name(f"{plot.stem}_murphy{plot.suffix}"), figure_to_bytes(murphy, fmt)
             )
         if result.get("skill"):  # --reference: the skill of each model with its bootstrap interval (issue 16)
             from ..plots.verification import plot_skill, reference_label
 
-            atomic_write_bytes(
-                plot.with_name(f"{plot.stem}_skill{plot.suffix}"),
-                figure_to_bytes(
-                    plot_skill(result["skill"], reference=reference_label(result["reference"])),
-                    plot.suffix.lower().lstrip("."),
-                ),
-            )
+            skill = plot_skill(result["skill"], reference=reference_label(result["reference"]))
+            atomic_write_bytes(plot.with_name(f"{plot.stem}_skill{plot.suffix}"), figure_to_bytes(skill, fmt))

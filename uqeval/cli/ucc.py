@@ -15,6 +15,7 @@ from .common import (
     check_outputs,
     console,
     engine_options,
+    figure_format,
     figure_option,
     handle_errors,
     input_options,
@@ -129,7 +130,8 @@ def ucc(
     same order. --engine stream (or dask) reads record batches: the op point is exact,
     the areas, gains and k* are approximate within bounds written to the JSON.
     """
-    from ..commands.ucc.core import UccOptions, band_of, model_names, ucc_report
+    from ..commands.ucc.core import UccOptions, model_names
+    from ..engine.progress import work_progress
     from ..errors import UsageError
 
     px = parse_pair(partial_x, "--partial-x")
@@ -139,8 +141,8 @@ def ucc(
         raise UsageError(f"--level must be strictly between 0 and 1, got {level:g}")
     if permutation_test and len(files) < 2:
         raise UsageError("--permutation-test compares models: give at least two prediction files")
-    if plot is not None and plot.suffix.lower().lstrip(".") not in ("png", "svg", "pdf"):
-        raise UsageError(f"--plot {plot}: give a file name ending in .png (or .svg, .pdf)")
+    if plot is not None:
+        figure_format(plot)
     settings = flags.settings()
     check_outputs(files, out.path, plot)
     if out.path is not None and plot is not None and out.path.resolve() == plot.resolve():
@@ -157,39 +159,16 @@ def ucc(
         seed=settings.seed,
     )
     engine = engine_options.choose(files)
-    weights_col = settings.columns.get("weights")
+    image = None
     if engine.streams:
         engine.memory_only(permutation_test=permutation_test, plot=plot)
         from ..commands.ucc.stream import ucc_with_engine
 
         with engine.progress(files[:1]) as progress:
             summary = ucc_with_engine(files, model_names(files), settings, engine, options, progress)
-        if out.path is not None:
-            from ..io.writers import write_json
-
-            write_json(out.path, summary)
-        _render(summary, out.fmt)
-        return
-    from ..engine.progress import stage, work_progress
-
-    with work_progress(engine.quiet):  # a terminal shows the stages (reading, the permutation test)
-        bands = []
-        weights = None
-        for i, (name, path) in enumerate(zip(model_names(files), files)):
-            stage(f"reading {name}")
-            loaded = load_same_rows(i, path, settings)
-            weights = loaded.weights if i == 0 else weights
-            bands.append(band_of(name, loaded, settings.level))
-        stage("UCC")
-        summary = ucc_report(bands, options, weights=weights, weights_column=weights_col)
-    image = None
-    if plot is not None:  # rendered before anything is written: a failure leaves no output
-        from ..commands.ucc.core import plot_models
-        from ..plots.common import figure_to_bytes
-        from ..plots.ucc import plot_ucc
-
-        fig = plot_ucc(plot_models(bands, summary, weights), cost=cost)
-        image = figure_to_bytes(fig, plot.suffix.lower().lstrip("."))
+    else:
+        with work_progress(engine.quiet):  # a terminal shows the stages (reading, the permutation test)
+            summary, image = _in_memory(files, settings, options, plot)
     if out.path is not None:
         from ..io.writers import write_json
 
@@ -200,6 +179,32 @@ def ucc(
         assert plot is not None  # the image is made only for --plot
         atomic_write_bytes(plot, image)
     _render(summary, out.fmt)
+
+
+def _in_memory(
+    files: list[Path], settings: Any, options: Any, plot: Path | None
+) -> tuple[dict[str, Any], bytes | None]:
+    """The UCC summary of ``files`` read whole, and its figure for ``--plot`` (rendered before anything is
+    written: a failure leaves no output)."""
+    from ..commands.ucc.core import band_of, model_names, ucc_report
+    from ..engine.progress import stage
+
+    bands, weights = [], None
+    for i, (name, path) in enumerate(zip(model_names(files), files)):
+        stage(f"reading {name}")
+        loaded = load_same_rows(i, path, settings)
+        weights = loaded.weights if i == 0 else weights
+        bands.append(band_of(name, loaded, settings.level))
+    stage("UCC")
+    summary = ucc_report(bands, options, weights=weights, weights_column=settings.columns.get("weights"))
+    if plot is None:
+        return summary, None
+    from ..commands.ucc.core import plot_models
+    from ..plots.common import figure_to_bytes
+    from ..plots.ucc import plot_ucc
+
+    figure = plot_ucc(plot_models(bands, summary, weights), cost=options.cost)
+    return summary, figure_to_bytes(figure, figure_format(plot))
 
 
 def _render(summary: dict[str, Any], fmt: OutputFormat) -> None:
