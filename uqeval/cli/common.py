@@ -123,28 +123,27 @@ def permutations_option(flag: str, help: str) -> Any:
     return typer.Option(flag, "--n-permutations", min=0, max=LIMITS["permutations"], help=help)
 
 
-def parse_levels(text: str | None) -> tuple[float, ...] | None:
+def parse_levels(text: str | None, flag: str = "--levels") -> tuple[float, ...] | None:
+    """The comma-separated numbers ``text`` of ``flag``, or None when it is not given."""
     if text is None:
         return None
     try:
         vals = tuple(float(t) for t in text.split(",") if t.strip())
     except ValueError:
-        raise typer.BadParameter(f"--levels takes comma-separated numbers, got {text!r}") from None
+        raise typer.BadParameter(f"{flag} takes comma-separated numbers, got {text!r}") from None
     if not vals:
-        raise typer.BadParameter("--levels is empty")
+        raise typer.BadParameter(f"{flag} is empty")
     return vals
 
 
 def parse_pair(text: str | None, flag: str) -> tuple[float, float] | None:
-    if text is None:
-        return None
-    try:
-        a, b = (float(t) for t in text.split(","))
-    except ValueError:
-        raise typer.BadParameter(f"{flag} takes two comma-separated numbers a,b; got {text!r}") from None
-    if not a < b:
+    """The two comma-separated numbers a,b (a < b) ``text`` of ``flag``, or None when it is not given."""
+    vals = parse_levels(text, flag)
+    if vals is not None and len(vals) != 2:
+        raise typer.BadParameter(f"{flag} takes two comma-separated numbers a,b; got {text!r}")
+    if vals is not None and not vals[0] < vals[1]:
         raise typer.BadParameter(f"{flag} needs a < b; got {text!r}")
-    return a, b
+    return None if vals is None else (vals[0], vals[1])
 
 
 def column_overrides(**roles: str | None) -> dict[str, str]:
@@ -596,11 +595,12 @@ def error_line(exc: UqevalError) -> str:
     return str(exc) or type(exc).__name__  # newlines from input are shown escaped by fail(), not cut
 
 
-def note(text: str) -> None:
-    """One ``note:`` line on stderr, input-derived text made inert."""
+def note(*texts: str) -> None:
+    """One ``note:`` line on stderr for each of ``texts``, input-derived text made inert."""
     from ..text import note_line
 
-    typer.echo(note_line(text), err=True)
+    for text in texts:
+        typer.echo(note_line(text), err=True)
 
 
 def _expected_error(exc: BaseException) -> str | None:
@@ -808,8 +808,7 @@ def emit(summary: dict, fmt: OutputFormat, output: Path | None, title: str | Non
         write_metrics(output, summary)
     elif output is not None:
         write_json(output, summary)
-    for text in summary.get("notes", []):
-        note(text)
+    note(*summary.get("notes", []))
     table = None
     if fmt is OutputFormat.table:  # the renderers (and rich) load only for the output asked for
         from ..report.tables import rich_table
@@ -1102,8 +1101,7 @@ def grid_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
                     raise UsageError("give --by or --preserve-dims/--reduce-dims, not both")
                 kwargs["by"] = labelled.CELL
-            for text in labelled.notes_of(file):
-                note(text)
+            note(*labelled.notes_of(file))
             return func(*args, **kwargs)
 
     return _with_options(func, GRID_OPTIONS, run)

@@ -228,8 +228,7 @@ def monitor(
         atomic_write_bytes(state, new_state)
     from .common import note
 
-    for text in doc.get("notes", []):
-        note(text)
+    note(*doc.get("notes", []))
 
     def markdown() -> str:
         from ..report.verdict import markdown_verdict

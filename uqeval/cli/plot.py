@@ -195,8 +195,7 @@ def plot(
                 reference_ids(loaded, reference),
             )
             metrics = {"skill": skill}
-            for text in skill_notes:
-                note(text)
+            note(*skill_notes)
         bundle = build_figures(
             loaded.prediction,
             metrics,
@@ -214,8 +213,7 @@ def plot(
 
         why = "; ".join(bundle.notes) or "nothing to draw"
         raise InputError(f"{file}: cannot draw the {kind.value} figure: {why}")
-    for text in bundle.notes:
-        note(text)
+    note(*bundle.notes)
     with naming(file):  # a figure too large to draw names its data
         image = figure_to_bytes(bundle.figures[kind.value], fmt, dpi)
     atomic_write_bytes(output, image)

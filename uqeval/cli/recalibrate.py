@@ -311,16 +311,12 @@ def _check_method_flags(method: str, **given: Any) -> None:
 
 
 def _emit(summary: dict[str, Any], fmt: OutputFormat) -> None:
-    for text in summary.get("notes", []):
-        note(text)
+    note(*summary.get("notes", []))
     from ..io.writers import after_write
-
-    def say(text: str) -> None:
-        typer.echo(text, err=True)
 
     for key, what in (("saved", "saved the recalibrator to"), ("output", "wrote")):
         if summary.get(key):  # printed once the file is written (a full disk fails at the end of the run)
-            after_write(functools.partial(say, f"{what} {plain(summary[key])}"))
+            after_write(functools.partial(typer.echo, f"{what} {plain(summary[key])}", err=True))
     from ..report.recalibrate import rich_tables, to_markdown
 
     show(summary, fmt, lambda: to_markdown(summary), lambda: rich_tables(summary))

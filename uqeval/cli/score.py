@@ -183,8 +183,7 @@ def _write_maps(summary: dict, plot_dir: Path, plot_format) -> None:
     notes: list[str] = []
     fmt = plot_format.value if plot_format else "png"
     write_images(encode_figures(figures, fmt, notes=notes), plot_dir, fmt)
-    for text in notes:
-        note(text)
+    note(*notes)
 
 
 def _check_per_row(file: Path, per_row: Path, output: Path | None) -> None:
@@ -252,6 +251,5 @@ def _plot_images(
     if not bundle.figures:
         note(f"no plot applies to {loaded.prediction.kind} predictions; nothing written to {plot_dir}")
     images = encode_figures(bundle.figures, plot_format.value if plot_format else "png", notes=bundle.notes)
-    for text in bundle.notes:
-        note(text)
+    note(*bundle.notes)
     return images

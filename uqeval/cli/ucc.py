@@ -208,8 +208,7 @@ def _in_memory(
 
 
 def _render(summary: dict[str, Any], fmt: OutputFormat) -> None:
-    for text in summary.get("notes", []):
-        note(text)
+    note(*summary.get("notes", []))
     from ..report.ucc import rich_tables, to_markdown
 
     out = console(200)  # pipes and CI logs: do not squeeze the columns
