@@ -165,11 +165,10 @@ def check(
     from ..io.writers import atomic_write_text, write_json
     from ..report.check import rich_tables, to_dict, to_junit, to_markdown
 
-    columns, given_values, config, train = flags.columns, flags.given(), flags.config, flags.train
     is_summary = input.suffix.lower() == ".json"
     if is_summary:
         _no_scoring_options(input, flags)
-    check_outputs([p for p in (input, rules, baseline, train) if p is not None], junit, out.path)
+    check_outputs([p for p in (input, rules, baseline, flags.train) if p is not None], junit, out.path)
 
     rule_set = load_rules(_read_text(rules, "rules file"), str(rules))
     base = _read_summary(baseline, "baseline") if baseline is not None else None
@@ -204,10 +203,10 @@ def check(
             skipped = expand_input(input, check=False).note()  # files of a directory that were not read
             notes += [skipped] if skipped else []
         if base is not None:
-            notes.append(
-                f"{input} scored with the baseline's settings"
-                + (" (overridden by flags/--config)" if config or given_values or columns else "")
+            changed = (
+                " (overridden by flags/--config)" if flags.config or flags.given() or flags.columns else ""
             )
+            notes.append(f"{input} scored with the baseline's settings{changed}")
 
     if base is not None:
         diffs = settings_mismatch(result_view(summary), result_view(base))

@@ -416,7 +416,6 @@ METRIC_OPTIONS = _options(
         "model (both files hold the column); in compare also the files to each other.",
     ),
 )
-_SHARED = INPUT_OPTIONS + METRIC_OPTIONS
 
 
 def with_help(annotation: Any, text: str | None = None, panel: str | None = None) -> Any:
@@ -559,14 +558,17 @@ def _shared_options(
     return lambda func: _bundle(func, "flags", worded, _flags)
 
 
-def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
+def scoring_options(
+    func: Callable[..., Any] | None = None,
+    *,
+    wording: dict[str, str] | None = None,
+    panels: dict[str, str] | None = None,
+) -> Any:
     """Give a command the input options and the metric settings (:data:`INPUT_OPTIONS`,
-    :data:`METRIC_OPTIONS`), collected into its ``flags: ScoringFlags`` argument.
-
-    Typer has no option groups; this appends the shared parameters to the command's
-    signature and packs their values.
-    """
-    return _shared_options(_SHARED)(func)
+    :data:`METRIC_OPTIONS`), collected into its ``flags: ScoringFlags`` argument (Typer has no option
+    groups). ``wording``, ``panels``: parameter -> the command's own help text for it, its panel."""
+    metrics = tuple(name for name, _, _ in METRIC_OPTIONS)
+    return input_options(func, metrics=metrics, wording=wording, panels=panels)
 
 
 def input_options(
@@ -574,12 +576,14 @@ def input_options(
     *,
     metrics: tuple[str, ...] = (),
     wording: dict[str, str] | None = None,
+    panels: dict[str, str] | None = None,
 ) -> Any:
     """Give a command the input options (:data:`INPUT_OPTIONS`) and only the metric settings named in
     ``metrics`` (parameters of :data:`METRIC_OPTIONS`) in its ``flags: ScoringFlags`` argument: commands
-    that read predictions but take their own metric settings (coverage, ucc, recalibrate). ``wording``:
-    parameter -> the command's own help text for it."""
-    decorate = _shared_options(INPUT_OPTIONS + [s for s in METRIC_OPTIONS if s[0] in metrics], wording)
+    that read predictions but take their own metric settings (coverage, ucc, recalibrate). ``wording``,
+    ``panels``: parameter -> the command's own help text for it, its panel."""
+    specs = INPUT_OPTIONS + [s for s in METRIC_OPTIONS if s[0] in metrics]
+    decorate = _shared_options(specs, wording, panels)
     return decorate if func is None else decorate(func)
 
 

@@ -8,16 +8,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .common import (
-    _SHARED,
     Output,
     ScoringFlags,
-    _shared_options,
     check_outputs,
     engine_options,
     figure_option,
     handle_errors,
     output_options,
     remote_options,
+    scoring_options,
     show,
 )
 
@@ -30,15 +29,6 @@ WINDOWS_PANEL = "Windows"
 #: "Tests": how alarms are raised
 TESTS_PANEL = "Alarms"
 
-#: the shared input and metric options, --time worded for the monitor and shown under "Windows"
-monitor_options = _shared_options(
-    _SHARED,
-    wording={
-        "time": "The monitor's time column (timestamps or ISO strings): each row goes to the --window of its "
-        "time, whatever its position in the file."
-    },
-    panels={"time": WINDOWS_PANEL},
-)
 
 FilesArg = Annotated[
     list[Path],
@@ -145,7 +135,13 @@ PlotOpt = Annotated[
 
 @handle_errors
 @remote_options
-@monitor_options
+@scoring_options(  # --time worded for the monitor and shown under "Windows"
+    wording={
+        "time": "The monitor's time column (timestamps or ISO strings): each row goes to the --window of its "
+        "time, whatever its position in the file."
+    },
+    panels={"time": WINDOWS_PANEL},
+)
 @engine_options
 @output_options
 def monitor(
