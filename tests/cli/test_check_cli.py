@@ -221,7 +221,6 @@ def test_predictions_are_scored_with_the_baseline_settings(gaussian_file, rules,
     assert row["value"] == row["baseline"]
 
 
-
 def test_sep_and_decimal_read_a_predictions_input_as_score_reads_it(tmp_path):
     """--sep and --decimal apply to check's predictions INPUT (check took them but read the file with ',')."""
     import numpy as np
@@ -240,6 +239,7 @@ def test_sep_and_decimal_read_a_predictions_input_as_score_reads_it(tmp_path):
     assert r.exit_code == 0, r.output
     (row,) = json.loads(r.stdout)["rows"]
     assert row["value"] == json.loads(scored.stdout)["metrics"]["accuracy"]["rmse"]
+
 
 def test_scoring_flags_with_a_summary_input_are_a_usage_error(baseline, rules):
     r = check(str(baseline), "--rules", str(rules), "--num-bins", "10", "--y", "target")
