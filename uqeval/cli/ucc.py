@@ -29,6 +29,8 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from ..commands.ucc.core import UccOptions
+    from ..config import Settings
     from ..engine.options import EngineOptions
 
 
@@ -182,7 +184,7 @@ def ucc(
 
 
 def _in_memory(
-    files: list[Path], settings: Any, options: Any, plot: Path | None
+    files: list[Path], settings: Settings, options: UccOptions, plot: Path | None
 ) -> tuple[dict[str, Any], bytes | None]:
     """The UCC summary of ``files`` read whole, and its figure for ``--plot`` (rendered before anything is
     written: a failure leaves no output)."""
