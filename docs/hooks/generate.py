@@ -130,6 +130,7 @@ def cli_page() -> str:
     import typer
 
     from uqeval.cli import app
+    from uqeval.cli.panels import by_panel
 
     # typer ships its own copy of click (typer._click): walk the tree by duck typing, with its own Context
     root = typer.main.get_command(app)
@@ -152,16 +153,15 @@ def cli_page() -> str:
         if cmd.help:
             lines.extend([f"<p>{_text(cmd.help).replace(chr(10) + chr(10), '</p><p>')}</p>", ""])
         lines.extend(["```text", cmd.get_usage(ctx).strip(), "```", ""])
-        params = [p for p in cmd.get_params(ctx) if not getattr(p, "hidden", False)]
-        if params:
+        # in the order of --help: under their headings (uqeval.cli.panels)
+        panels = by_panel([p for p in cmd.get_params(ctx) if not getattr(p, "hidden", False)])
+        if panels:
             lines.extend(["| argument or option | panel | meaning |", "|---|---|---|"])
-            for p in params:
-                opts, help_text = _record(p, ctx)
-                panel = getattr(p, "rich_help_panel", None) or (
-                    "Arguments" if p.param_type_name == "argument" else "Options"
-                )
-                cell = _text(help_text).replace("|", "\\|").replace("\n", " ")
-                lines.append(f"| `{opts.replace('|', '¦')}` | {panel} | {cell} |")
+            for panel, params in panels.items():
+                for p in params:
+                    opts, help_text = _record(p, ctx)
+                    cell = _text(help_text).replace("|", "\\|").replace("\n", " ")
+                    lines.append(f"| `{opts.replace('|', '¦')}` | {panel} | {cell} |")
             lines.append("")
         if hasattr(cmd, "commands"):
             for sub_name, sub in cmd.commands.items():

@@ -221,6 +221,26 @@ def test_predictions_are_scored_with_the_baseline_settings(gaussian_file, rules,
     assert row["value"] == row["baseline"]
 
 
+def test_sep_and_decimal_read_a_predictions_input_as_score_reads_it(tmp_path):
+    """--sep and --decimal apply to check's predictions INPUT (check took them but read the file with ',')."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    y = rng.normal(size=100)
+    rows = [f"{a:.6f};{a + b:.6f};0,5".replace(".", ",") for a, b in zip(y, 0.5 * rng.normal(size=100))]
+    f = tmp_path / "semicolons.csv"
+    f.write_text("y;mean;std\n" + "\n".join(rows) + "\n")
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[rules]\n"accuracy.rmse" = { max = 10 }\n')
+    args = ["--sep", ";", "--decimal", ",", "-f", "json"]
+    scored = runner.invoke(app, ["score", str(f), *args])
+    assert scored.exit_code == 0, scored.output
+    r = check(str(f), "--rules", str(rules), *args)
+    assert r.exit_code == 0, r.output
+    (row,) = json.loads(r.stdout)["rows"]
+    assert row["value"] == json.loads(scored.stdout)["metrics"]["accuracy"]["rmse"]
+
+
 def test_scoring_flags_with_a_summary_input_are_a_usage_error(baseline, rules):
     r = check(str(baseline), "--rules", str(rules), "--num-bins", "10", "--y", "target")
     assert r.exit_code == 2, r.output

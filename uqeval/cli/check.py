@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from .common import (
-    FormatOpt,
-    NoVerdictOpt,
-    OutputFormat,
+    Output,
     ScoringFlags,
+    check_outputs,
     console,
     engine_options,
     handle_errors,
+    output_options,
     remote_options,
     scoring_options,
     show,
@@ -90,18 +90,6 @@ def _read_summary(path: Path, what: str) -> dict:
     return summary_from_json(_read_text(path, what), str(path))
 
 
-def _settings(baseline: dict | None, config: Path | None, columns: dict[str, str], flags: dict[str, Any]):
-    """Defaults <- the baseline's settings <- the config file <- flags (:func:`uqeval.config.make_settings`)."""
-    from ..config import make_settings
-
-    base = None if baseline is None else dict(baseline.get("settings") or {})
-    if base is not None and isinstance(base.get("columns"), dict):
-        base["columns"] = {k: v for k, v in base["columns"].items() if k != "by"}
-    return make_settings(
-        config, baseline=base, columns={k: v for k, v in columns.items() if k != "by"}, discover=True, **flags
-    )
-
-
 InputArg = Annotated[
     Path,
     typer.Argument(
@@ -152,17 +140,17 @@ OutputOpt = Annotated[
 @remote_options
 @scoring_options
 @engine_options(dask=False)
+@output_options(output=OutputOpt)
 def check(
     input: InputArg,
     rules: RulesOpt,
     baseline: BaselineOpt = None,
     allow_settings_mismatch: AllowSettingsMismatchOpt = False,
     junit: JunitOpt = None,
-    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
-    fmt: FormatOpt = OutputFormat.table,
-    output: OutputOpt = None,
-    no_verdict: NoVerdictOpt = False,
-    engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
+    *,
+    out: Output,
+    engine_options: EngineOptions,
+    flags: ScoringFlags,
 ) -> None:
     """Check a model against CI rules: metric limits, regressions against a baseline, required metrics.
 
@@ -173,20 +161,14 @@ def check(
     input or a bad rules file (naming the line).
     """
     from ..commands.check import evaluate, load_rules, opt_in_options, settings_mismatch
-    from ..errors import GateFailure, InputError, UsageError
-    from ..io.writers import atomic_write_text, check_output_path, write_json
+    from ..errors import GateFailure, InputError
+    from ..io.writers import atomic_write_text, write_json
     from ..report.check import rich_tables, to_dict, to_junit, to_markdown
 
-    columns, given_values, config, train = flags.columns, flags.given(), flags.config, flags.train
     is_summary = input.suffix.lower() == ".json"
     if is_summary:
         _no_scoring_options(input, flags)
-    if given_values.get("y_std") is not None and train is not None:
-        raise UsageError("give either --y-std or --train, not both")
-    inputs = [p for p in (input, rules, baseline, train) if p is not None]
-    for out in (junit, output):
-        if out is not None:
-            check_output_path(out, inputs)
+    check_outputs([p for p in (input, rules, baseline, flags.train) if p is not None], junit, out.path)
 
     rule_set = load_rules(_read_text(rules, "rules file"), str(rules))
     base = _read_summary(baseline, "baseline") if baseline is not None else None
@@ -195,23 +177,12 @@ def check(
     if is_summary:
         summary = _read_summary(input, "summary")
     else:
-        import contextlib
-
-        from ..commands.score.core import score_file, train_std
-        from ..errors import naming
-
-        with naming(baseline) if baseline is not None else contextlib.nullcontext():
-            settings = _settings(base, config, columns, given_values)
         from dataclasses import replace
 
         from ..catalogue import settings_for_paths
+        from ..commands.score.core import score_file
 
-        if train is not None:
-            try:
-                settings = replace(settings, y_std=train_std(train, settings))
-            except InputError:
-                if flags.reference != "climatology":  # a classifier's climatology: labels, no target std
-                    raise
+        settings = flags.settings(baseline=None if baseline is None or base is None else (baseline, base))
         # a rule on an opt-in group turns its option on: on/off options (corp.brier.mcb -> --diagnostics,
         # murphy.* -> --murphy), and the thresholds named in exceedance.<t>.* paths
         wanted = {o: True for o in opt_in_options(rule_set) if getattr(settings, o, None) is False}
@@ -232,10 +203,10 @@ def check(
             skipped = expand_input(input, check=False).note()  # files of a directory that were not read
             notes += [skipped] if skipped else []
         if base is not None:
-            notes.append(
-                f"{input} scored with the baseline's settings"
-                + (" (overridden by flags/--config)" if config or given_values or columns else "")
+            changed = (
+                " (overridden by flags/--config)" if flags.config or flags.given() or flags.columns else ""
             )
+            notes.append(f"{input} scored with the baseline's settings{changed}")
 
     if base is not None:
         diffs = settings_mismatch(result_view(summary), result_view(base))
@@ -254,15 +225,21 @@ def check(
     report = to_dict(result)
     report["input"] = str(input)
     report["baseline"] = str(baseline) if baseline is not None else None
-    if not no_verdict:
+    if out.verdict:
         from ..commands.verdict import check_verdict
 
         report["verdict"] = check_verdict(report, summary)
     if junit is not None:
         atomic_write_text(junit, to_junit(result))
-    if output is not None:
-        write_json(output, report)
-    show(report, fmt, lambda: to_markdown(result, report), lambda: rich_tables(result, report), console(140))
+    if out.path is not None:
+        write_json(out.path, report)
+    show(
+        report,
+        out.fmt,
+        lambda: to_markdown(result, report),
+        lambda: rich_tables(result, report),
+        console(140),
+    )
     if not result.passed:
         failed = [r.name for r in result.failures]
         more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""

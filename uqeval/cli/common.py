@@ -10,7 +10,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 import typer
 
@@ -18,6 +18,14 @@ import typer
 from ..config import LIMITS
 from ..errors import UqevalError
 from ..names import cli_flags
+
+#: Help panels (typer's ``rich_help_panel``): ``uqeval COMMAND --help`` lists the options under these
+#: headings (:class:`uqeval.cli.panels.PanelCommand`); an option without one is listed under "Options".
+INPUT_PANEL = "Input columns"
+METRICS_PANEL = "Metrics"
+OUTPUT_PANEL = "Output"
+PLOTS_PANEL = "Plots"
+ENGINE_PANEL = "Engine"
 
 
 class OutputFormat(str, Enum):
@@ -37,7 +45,12 @@ class OrderBy(str, Enum):
 
 
 OrderByOpt = Annotated[
-    OrderBy, typer.Option("--order-by", help="Order of the intervals plot: by target or by prediction.")
+    OrderBy,
+    typer.Option(
+        "--order-by",
+        help="Order of the intervals plot: by target or by prediction.",
+        rich_help_panel=PLOTS_PANEL,
+    ),
 ]
 
 
@@ -54,204 +67,38 @@ class Representation(str, Enum):
     multivariate = "multivariate"
 
 
-#: Help panels (typer's ``rich_help_panel``): ``uqeval COMMAND --help`` lists the options under these
-#: headings (:class:`uqeval.cli.panels.PanelCommand`); an option without one is listed under "Options".
-INPUT_PANEL = "Input columns"
-METRICS_PANEL = "Metrics"
-OUTPUT_PANEL = "Output"
-PLOTS_PANEL = "Plots"
-ENGINE_PANEL = "Engine"
-
-# Options shared by every command that reads prediction files (INPUT_OPTIONS below).
-YCol = Annotated[
-    str | None,
-    typer.Option(
-        *cli_flags("y_true"),
-        help="Target column (default: y, y_true or target, else truth or actual; label for classification).",
-    ),
-]
-MeanCol = Annotated[
-    str | None,
-    typer.Option(
-        *cli_flags("mean"),
-        help="Mean / point prediction column (default: mean, mu, y_pred or pred, else prediction, y_hat or yhat).",
-    ),
-]
-StdCol = Annotated[
-    str | None,
-    typer.Option(
-        *cli_flags("std"),
-        help="Standard deviation column (default: std, sigma or y_std, else stddev, sd or pred_std).",
-    ),
-]
-VarCol = Annotated[
-    str | None,
-    typer.Option(*cli_flags("var"), help="Variance column (default: var or variance); converted to std."),
-]
-LowerCol = Annotated[str | None, typer.Option("--lower", help="Lower bound column (default: lower).")]
-UpperCol = Annotated[str | None, typer.Option("--upper", help="Upper bound column (default: upper).")]
-ProbaCol = Annotated[
-    str | None,
-    typer.Option(
-        *cli_flags("proba"),
-        metavar="<cols>",
-        help="Class probability columns: a comma list (p0,p1,p2) or a glob ('p*'; ordered by the number in "
-        "the name), or one Parquet list column (default: p_<k>, prob_<k> or proba; logits: --logits).",
-    ),
-]
-ConfigOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--config", help="TOML settings file (every key: uqeval config show default).", dir_okay=False
-    ),
-]
 FormatOpt = Annotated[
-    OutputFormat, typer.Option("--format", "-f", help="Output: rich table, JSON only on stdout, or Markdown.")
+    OutputFormat,
+    typer.Option(
+        "--format",
+        "-f",
+        help="Output: rich table, JSON only on stdout, or Markdown.",
+        rich_help_panel=OUTPUT_PANEL,
+    ),
 ]
 OutputOpt = Annotated[
     Path | None,
-    typer.Option("--output", "-o", help="Also write the JSON summary here (atomically).", dir_okay=False),
-]
-WeightsCol = Annotated[
-    str | None,
     typer.Option(
-        *cli_flags("weights"),
-        metavar="COLUMN",
-        help="Per-row weights (area, importance or survey weights; >= 0, not all 0): every metric that takes "
-        "weights is computed from the weighted rows, the others are left out and listed (score, check, compare, ucc, coverage, monitor, report).",
-    ),
-]
-NanOpt = Annotated[
-    NanPolicy | None,
-    typer.Option("--nan-policy", help="raise: NaN/inf is an error (default); omit: drop those rows."),
-]
-SeedOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--seed", min=0, help="Seed for randomised metrics (default 0)."
-    ),  # at most 2**63-1: Settings
-]
-SepOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--sep",
-        metavar="CHAR",
-        help="CSV field separator (default ','; ';' for files written with decimal commas).",
-    ),
-]
-DecimalOpt = Annotated[
-    str | None, typer.Option("--decimal", metavar="CHAR", help="CSV decimal mark: '.' (default) or ','.")
-]
-ReprOpt = Annotated[
-    Representation | None,
-    typer.Option("--representation", help="Force the representation when columns fit several."),
-]
-LevelsOpt = Annotated[
-    str | None,
-    typer.Option("--levels", help="Comma-separated coverage levels, e.g. 0.5,0.9,0.95 (default 0.95)."),
-]
-LevelOpt = Annotated[
-    float | None,
-    typer.Option("--level", help="Nominal level of a single lower/upper pair (default 0.95)."),
-]
-YStdOpt = Annotated[
-    float | None,
-    typer.Option("--y-std", help="Std of the training targets: coverage widths are also given in this unit."),
-]
-TrainOpt = Annotated[
-    Path | None,
-    typer.Option("--train", help="Training file whose target std is the unit of width_norm.", dir_okay=False),
-]
-NumBinsOpt = Annotated[
-    int | None,
-    typer.Option("--num-bins", min=2, max=LIMITS["num_bins"], help="Calibration curve bins (default 100)."),
-]
-ResolutionOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--resolution", min=2, max=LIMITS["resolution"], help="Levels for check/interval scores (default 99)."
-    ),
-]
-BinsOpt = Annotated[
-    int | None,
-    typer.Option(
-        *cli_flags("class_bins"),
-        min=2,
-        max=LIMITS["class_bins"],
-        help="Classification calibration bins (default 15).",
-    ),
-]
-FixCrossingOpt = Annotated[
-    bool, typer.Option("--fix-crossing", help="Sort crossing quantiles instead of failing.")
-]
-LogitsCol = Annotated[
-    str | None,
-    typer.Option(
-        "--logits",
-        metavar="<cols>",
-        help="Class logit columns, named as --proba names probabilities (a comma list or a glob such as 'z*'); "
-        "softmax turns them into probabilities (default: logit_<k>); for logits in p_<k> columns pass --logits 'p_*'.",
-    ),
-]
-RenormalizeOpt = Annotated[
-    bool, typer.Option("--renormalize", help="Rescale probabilities that drift off the simplex.")
-]
-DiagnosticsOpt = Annotated[
-    bool,
-    typer.Option(
-        "--diagnostics",
-        help="Also compute the diagnostic groups (calibration tests, score decompositions, ...).",
-    ),
-]
-# forecast verification (issue 16 A): weighted_scoring, exceedance and murphy groups
-TwThresholdOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--tw-threshold",
-        help="Weighted CRPS (twcrps, owcrps) on a region: 't' or '>t' above t, '<t' below t, "
-        "'a:b' between a and b.",
-    ),
-]
-ThresholdOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        *cli_flags("thresholds"),
-        help="Exceedance threshold t: Brier score of P(Y > t); repeat or give a comma list.",
-    ),
-]
-MurphyOpt = Annotated[
-    bool,
-    typer.Option(
-        "--murphy",
-        help="Murphy diagrams: elementary scores over a threshold grid (mean, quantile, probability).",
+        "--output",
+        "-o",
+        help="Also write the JSON summary here (atomically).",
+        dir_okay=False,
+        rich_help_panel=OUTPUT_PANEL,
     ),
 ]
 
-# forecast verification (issue 16): skill against a reference forecast
-ReferenceOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--reference",
-        help="Skill scores (1 - S/S_ref) against a reference forecast: a predictions FILE over the same "
-        "targets (same row order, or joined on --id), 'climatology' (the --train file's targets) or 'persistence' "
-        "(the previous row's target in --time order).",
-    ),
-]
-TimeOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--time",
-        help="Column of the rows' times: the windows of `monitor --window 1D`, the order of --reference persistence.",
-    ),
-]
-IdOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--id",
-        help="Join on this id column instead of requiring the same row order: a --reference FILE to the "
-        "model (both files hold the column); in compare also the files to each other.",
-    ),
-]
+
+def _option(name: str, kind: Any, *flags: str, default: Any = None, **info: Any) -> tuple[str, Any, Any]:
+    """One row of an option table: (parameter, ``Annotated[kind, typer.Option(*flags, **info)]``, default);
+    a switch (``kind`` bool) is off by default."""
+    return name, Annotated[kind, typer.Option(*flags, **info)], False if kind is bool else default
+
+
+def _options(panel: str | None, *rows: tuple[str, Any, Any]) -> list[tuple[str, Any, Any]]:
+    """An option table: ``rows`` (:func:`_option`) in --help order, listed under ``panel``."""
+    for _, annotation, _ in rows:
+        annotation.__metadata__[0].rich_help_panel = panel
+    return list(rows)
 
 
 def figure_option(help: str, panel: str | None = PLOTS_PANEL) -> Any:
@@ -260,34 +107,43 @@ def figure_option(help: str, panel: str | None = PLOTS_PANEL) -> Any:
     return typer.Option("--plot", help=help, dir_okay=False, rich_help_panel=panel)
 
 
+def figure_format(path: Path) -> str:
+    """The image format of a ``--plot FILE`` by its suffix: png, svg or pdf, else a usage error."""
+    from ..errors import UsageError
+
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in ("png", "svg", "pdf"):
+        raise UsageError(f"--plot {path}: give a file name ending in .png, .svg or .pdf")
+    return fmt
+
+
 def permutations_option(flag: str, help: str) -> Any:
     """The ``typer.Option`` of a permutation count ``flag`` (0: no test), also spelled ``--n-permutations`` as
     the Python keyword is (:data:`uqeval.names.OPTIONS`)."""
     return typer.Option(flag, "--n-permutations", min=0, max=LIMITS["permutations"], help=help)
 
 
-def parse_levels(text: str | None) -> tuple[float, ...] | None:
+def parse_levels(text: str | None, flag: str = "--levels") -> tuple[float, ...] | None:
+    """The comma-separated numbers ``text`` of ``flag``, or None when it is not given."""
     if text is None:
         return None
     try:
         vals = tuple(float(t) for t in text.split(",") if t.strip())
     except ValueError:
-        raise typer.BadParameter(f"--levels takes comma-separated numbers, got {text!r}") from None
+        raise typer.BadParameter(f"{flag} takes comma-separated numbers, got {text!r}") from None
     if not vals:
-        raise typer.BadParameter("--levels is empty")
+        raise typer.BadParameter(f"{flag} is empty")
     return vals
 
 
 def parse_pair(text: str | None, flag: str) -> tuple[float, float] | None:
-    if text is None:
-        return None
-    try:
-        a, b = (float(t) for t in text.split(","))
-    except ValueError:
-        raise typer.BadParameter(f"{flag} takes two comma-separated numbers a,b; got {text!r}") from None
-    if not a < b:
+    """The two comma-separated numbers a,b (a < b) ``text`` of ``flag``, or None when it is not given."""
+    vals = parse_levels(text, flag)
+    if vals is not None and len(vals) != 2:
+        raise typer.BadParameter(f"{flag} takes two comma-separated numbers a,b; got {text!r}")
+    if vals is not None and not vals[0] < vals[1]:
         raise typer.BadParameter(f"{flag} needs a < b; got {text!r}")
-    return a, b
+    return None if vals is None else (vals[0], vals[1])
 
 
 def column_overrides(**roles: str | None) -> dict[str, str]:
@@ -336,22 +192,28 @@ class ScoringFlags:
             out["levels"] = self.levels
         return out
 
-    def settings(self, columns: dict[str, str | None] | None = None, **extra: Any):
-        """Settings: defaults <- --config <- these flags (<- ``extra``); ``--train`` sets ``y_std``."""
+    def settings(
+        self,
+        columns: dict[str, str | None] | None = None,
+        baseline: tuple[Path, dict[str, Any]] | None = None,
+        **extra: Any,
+    ):
+        """Settings: defaults <- the ``baseline`` summary's (a file and its document; check) <- --config <-
+        these flags (<- ``extra``); ``--train`` sets ``y_std``."""
         from dataclasses import replace
 
         from ..config import make_settings
-        from ..errors import UsageError
+        from ..errors import naming
 
-        if self.train is not None and self.values.get("y_std") is not None:
-            raise UsageError("give either --y-std or --train, not both")
         values = {"representation": self.representation, "levels": self.levels, **self.values, **extra}
-        settings = make_settings(
-            self.config,
-            columns={**self.columns, **column_overrides(**(columns or {}))},
-            discover=True,  # the command line finds a config it was not given (UQEVAL_CONFIG, pyproject.toml)
-            **values,
-        )
+        with naming(baseline[0]) if baseline else contextlib.nullcontext():
+            settings = make_settings(
+                self.config,
+                (baseline[1].get("settings") or {}) if baseline else None,
+                columns={**self.columns, **column_overrides(**(columns or {}))},
+                discover=True,  # the command line finds a config it was not given (UQEVAL_CONFIG, pyproject.toml)
+                **values,
+            )
         from ..io.dialect import set_csv_dialect
 
         set_csv_dialect(settings.sep, settings.decimal, process=True)  # the run's (handle_errors restores)
@@ -370,51 +232,190 @@ class ScoringFlags:
 #: The input options: every command that reads prediction files takes exactly these (the column
 #: names, how the file is read, --seed and --config), listed under "Input columns" in its --help.
 #: (parameter, annotation, default), in --help order.
-INPUT_OPTIONS: list[tuple[str, Any, Any]] = [
-    ("y", YCol, None),
-    ("mean", MeanCol, None),
-    ("std", StdCol, None),
-    ("var", VarCol, None),
-    ("lower", LowerCol, None),
-    ("upper", UpperCol, None),
-    ("proba", ProbaCol, None),
-    ("weights", WeightsCol, None),
-    ("representation", ReprOpt, None),
-    ("level", LevelOpt, None),
-    ("fix_crossing", FixCrossingOpt, False),
-    ("logits", LogitsCol, None),
-    ("renormalize", RenormalizeOpt, False),
-    ("nan_policy", NanOpt, None),
-    ("sep", SepOpt, None),
-    ("decimal", DecimalOpt, None),
-    ("seed", SeedOpt, None),
-    ("config", ConfigOpt, None),
-]
+INPUT_OPTIONS = _options(
+    INPUT_PANEL,
+    _option(
+        "y",
+        str | None,
+        *cli_flags("y_true"),
+        help="Target column (default: y, y_true or target, else truth or actual; label for classification).",
+    ),
+    _option(
+        "mean",
+        str | None,
+        *cli_flags("mean"),
+        help="Mean / point prediction column (default: mean, mu, y_pred or pred, else prediction, y_hat or yhat).",
+    ),
+    _option(
+        "std",
+        str | None,
+        *cli_flags("std"),
+        help="Standard deviation column (default: std, sigma or y_std, else stddev, sd or pred_std).",
+    ),
+    _option(
+        "var",
+        str | None,
+        *cli_flags("var"),
+        help="Variance column (default: var or variance); converted to std.",
+    ),
+    _option("lower", str | None, "--lower", help="Lower bound column (default: lower)."),
+    _option("upper", str | None, "--upper", help="Upper bound column (default: upper)."),
+    _option(
+        "proba",
+        str | None,
+        *cli_flags("proba"),
+        metavar="<cols>",
+        help="Class probability columns: a comma list (p0,p1,p2) or a glob ('p*'; ordered by the number in "
+        "the name), or one Parquet list column (default: p_<k>, prob_<k> or proba; logits: --logits).",
+    ),
+    _option(
+        "weights",
+        str | None,
+        *cli_flags("weights"),
+        metavar="COLUMN",
+        help="Per-row weights (area, importance or survey weights; >= 0, not all 0): every metric that takes "
+        "weights is computed from the weighted rows, the others are left out and listed (score, check, compare, ucc, coverage, monitor, report).",
+    ),
+    _option(
+        "representation",
+        Representation | None,
+        "--representation",
+        help="Force the representation when columns fit several.",
+    ),
+    _option(
+        "level", float | None, "--level", help="Nominal level of a single lower/upper pair (default 0.95)."
+    ),
+    _option("fix_crossing", bool, "--fix-crossing", help="Sort crossing quantiles instead of failing."),
+    _option(
+        "logits",
+        str | None,
+        "--logits",
+        metavar="<cols>",
+        help="Class logit columns, named as --proba names probabilities (a comma list or a glob such as 'z*'); "
+        "softmax turns them into probabilities (default: logit_<k>); for logits in p_<k> columns pass --logits 'p_*'.",
+    ),
+    _option("renormalize", bool, "--renormalize", help="Rescale probabilities that drift off the simplex."),
+    _option(
+        "nan_policy",
+        NanPolicy | None,
+        "--nan-policy",
+        help="raise: NaN/inf is an error (default); omit: drop those rows.",
+    ),
+    _option(
+        "sep",
+        str | None,
+        "--sep",
+        metavar="CHAR",
+        help="CSV field separator (default ','; ';' for files written with decimal commas).",
+    ),
+    _option(
+        "decimal", str | None, "--decimal", metavar="CHAR", help="CSV decimal mark: '.' (default) or ','."
+    ),
+    # at most 2**63-1: Settings
+    _option("seed", int | None, "--seed", min=0, help="Seed for randomised metrics (default 0)."),
+    _option(
+        "config",
+        Path | None,
+        "--config",
+        help="TOML settings file (every key: uqeval config show default).",
+        dir_okay=False,
+    ),
+)
 #: The metric settings of the scoring commands (score, check, compare, plot, report), under "Metrics".
-METRIC_OPTIONS: list[tuple[str, Any, Any]] = [
-    ("levels", LevelsOpt, None),
-    ("y_std", YStdOpt, None),
-    ("train", TrainOpt, None),
-    ("num_bins", NumBinsOpt, None),
-    ("resolution", ResolutionOpt, None),
-    ("bins", BinsOpt, None),
-    ("diagnostics", DiagnosticsOpt, False),
-    ("tw_threshold", TwThresholdOpt, None),
-    ("threshold", ThresholdOpt, None),
-    ("murphy", MurphyOpt, False),
-    ("reference", ReferenceOpt, None),
-    ("time", TimeOpt, None),
-    ("id", IdOpt, None),
-]
-_SHARED = INPUT_OPTIONS + METRIC_OPTIONS
-
-for _ann, _panel in (
-    [(a, INPUT_PANEL) for _, a, _ in INPUT_OPTIONS]
-    + [(a, METRICS_PANEL) for _, a, _ in METRIC_OPTIONS]
-    + [(a, OUTPUT_PANEL) for a in (FormatOpt, OutputOpt)]
-    + [(OrderByOpt, PLOTS_PANEL)]
-):
-    _ann.__metadata__[0].rich_help_panel = _panel
+METRIC_OPTIONS = _options(
+    METRICS_PANEL,
+    _option(
+        "levels",
+        str | None,
+        "--levels",
+        help="Comma-separated coverage levels, e.g. 0.5,0.9,0.95 (default 0.95).",
+    ),
+    _option(
+        "y_std",
+        float | None,
+        "--y-std",
+        help="Std of the training targets: coverage widths are also given in this unit.",
+    ),
+    _option(
+        "train",
+        Path | None,
+        "--train",
+        help="Training file whose target std is the unit of width_norm.",
+        dir_okay=False,
+    ),
+    _option(
+        "num_bins",
+        int | None,
+        "--num-bins",
+        min=2,
+        max=LIMITS["num_bins"],
+        help="Calibration curve bins (default 100).",
+    ),
+    _option(
+        "resolution",
+        int | None,
+        "--resolution",
+        min=2,
+        max=LIMITS["resolution"],
+        help="Levels for check/interval scores (default 99).",
+    ),
+    _option(
+        "bins",
+        int | None,
+        *cli_flags("class_bins"),
+        min=2,
+        max=LIMITS["class_bins"],
+        help="Classification calibration bins (default 15).",
+    ),
+    _option(
+        "diagnostics",
+        bool,
+        "--diagnostics",
+        help="Also compute the diagnostic groups (calibration tests, score decompositions, ...).",
+    ),
+    # forecast verification (issue 16 A): weighted_scoring, exceedance and murphy groups
+    _option(
+        "tw_threshold",
+        str | None,
+        "--tw-threshold",
+        help="Weighted CRPS (twcrps, owcrps) on a region: 't' or '>t' above t, '<t' below t, "
+        "'a:b' between a and b.",
+    ),
+    _option(
+        "threshold",
+        list[str] | None,
+        *cli_flags("thresholds"),
+        help="Exceedance threshold t: Brier score of P(Y > t); repeat or give a comma list.",
+    ),
+    _option(
+        "murphy",
+        bool,
+        "--murphy",
+        help="Murphy diagrams: elementary scores over a threshold grid (mean, quantile, probability).",
+    ),
+    # forecast verification (issue 16): skill against a reference forecast
+    _option(
+        "reference",
+        str | None,
+        "--reference",
+        help="Skill scores (1 - S/S_ref) against a reference forecast: a predictions FILE over the same "
+        "targets (same row order, or joined on --id), 'climatology' (the --train file's targets) or 'persistence' "
+        "(the previous row's target in --time order).",
+    ),
+    _option(
+        "time",
+        str | None,
+        "--time",
+        help="Column of the rows' times: the windows of `monitor --window 1D`, the order of --reference persistence.",
+    ),
+    _option(
+        "id",
+        str | None,
+        "--id",
+        help="Join on this id column instead of requiring the same row order: a --reference FILE to the "
+        "model (both files hold the column); in compare also the files to each other.",
+    ),
+)
 
 
 def with_help(annotation: Any, text: str | None = None, panel: str | None = None) -> Any:
@@ -432,9 +433,11 @@ def with_help(annotation: Any, text: str | None = None, panel: str | None = None
 
 def _flags(v: dict[str, Any]) -> ScoringFlags:
     """The :class:`ScoringFlags` of the shared options' values ``v`` (metric ones absent: not given)."""
-    if (v["logits"] or "").startswith("-"):  # the next option taken as --logits' value: it was a switch
-        from ..errors import UsageError
+    from ..errors import UsageError
 
+    if v.get("train") is not None and v.get("y_std") is not None:
+        raise UsageError("give either --y-std or --train, not both")
+    if (v["logits"] or "").startswith("-"):  # the next option taken as --logits' value: it was a switch
         raise UsageError(
             f"--logits takes the logit columns (a comma list or a glob such as 'z*'), got {v['logits']!r}; "
             "it is no longer a switch: for logits in p_<k> columns pass --logits 'p_*'"
@@ -479,19 +482,21 @@ def _flags(v: dict[str, Any]) -> ScoringFlags:
 
 
 #: the arguments a decorator below fills with one value made of several options (left unevaluated
-#: until then: their classes may live in modules the command line imports only when it runs)
-_BUNDLES = ("flags", "resampling", "engine_options")
+#: until then: their classes may live in modules the command line imports only when it runs); a command
+#: declares them keyword-only where the options go in its --help: ``*, flags: ScoringFlags``
+_BUNDLES = ("flags", "resampling", "engine_options", "out")
 
 
-def _bundle(
+def _with_options(
     func: Callable[..., Any],
-    name: str,
     specs: list[tuple[str, Any, Any]],
-    pack: Callable[[dict[str, Any]], Any],
+    run: Callable[[dict[str, Any], tuple[Any, ...], dict[str, Any]], Any],
+    drop: str | None = None,
 ) -> Callable[..., Any]:
     """``func`` with the keyword-only options ``specs`` ((parameter, annotation, default), in --help order)
-    appended to its signature, after its own, and their values packed by ``pack`` into its argument
-    ``name`` (Typer has no option groups). A command may not declare one of these options itself."""
+    in its signature, in place of its parameter ``drop`` (else after its own): the wrapper takes their
+    values out of the call and returns ``run(values, args, kwargs)``, which calls ``func``. A command may
+    not declare one of these options itself."""
     import inspect
 
     sig = inspect.signature(func)
@@ -501,53 +506,84 @@ def _bundle(
         if isinstance(p.annotation, str) and p.name not in _BUNDLES
         else p
         for p in sig.parameters.values()
-        if p.name != name
     ]
+    at = next((i for i, p in enumerate(own) if p.name == drop), len(own))
     clash = {p.name for p in own} & {n for n, _, _ in specs}
     if clash:  # a shared option is declared once, here
         raise TypeError(f"{func.__name__} declares shared options itself: {sorted(clash)}")
     added = [
         inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a) for n, a, d in specs
     ]
+    params = own[:at] + added + own[at + 1 :]
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        values = {n: kwargs.pop(n, d) for n, _, d in specs}
-        return func(*args, **{name: pack(values)}, **kwargs)
+        return run({n: kwargs.pop(n, d) for n, _, d in specs}, args, kwargs)
 
-    wrapper.__signature__ = sig.replace(parameters=own + added)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in own + added}
+    wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
     return wrapper
 
 
+def _bundle(
+    func: Callable[..., Any],
+    name: str,
+    specs: list[tuple[str, Any, Any]],
+    pack: Callable[[dict[str, Any]], Any],
+) -> Callable[..., Any]:
+    """``func`` with the options ``specs`` (:func:`_with_options`), their values packed by ``pack`` into its
+    keyword-only argument ``name`` (Typer has no option groups)."""
+    return _with_options(
+        func, specs, lambda values, args, kwargs: func(*args, **{name: pack(values)}, **kwargs), drop=name
+    )
+
+
 def _shared_options(
-    specs: list[tuple[str, Any, Any]], wording: dict[str, str] | None = None
+    specs: list[tuple[str, Any, Any]],
+    wording: dict[str, str] | None = None,
+    panels: dict[str, str] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """A decorator appending the options ``specs`` to a command's signature (so they appear in
-    ``--help`` after its own) and packing their values into its ``flags: ScoringFlags`` argument.
-    ``wording``: parameter -> this command's help text for it (:func:`with_help`)."""
+    """A decorator giving a command the options ``specs``, their values packed into its ``flags:
+    ScoringFlags`` argument. ``wording``, ``panels``: parameter -> this command's help text for it, the
+    panel it is listed under (:func:`with_help`)."""
+    wording, panels = wording or {}, panels or {}
     worded = [
-        (name, with_help(ann, (wording or {})[name]) if name in (wording or {}) else ann, default)
-        for name, ann, default in specs
+        (
+            name,
+            with_help(ann, wording.get(name), panels.get(name)) if {name} & {*wording, *panels} else ann,
+            d,
+        )
+        for name, ann, d in specs
     ]
     return lambda func: _bundle(func, "flags", worded, _flags)
 
 
-def scoring_options(func: Callable[..., Any]) -> Callable[..., Any]:
+def scoring_options(
+    func: Callable[..., Any] | None = None,
+    *,
+    wording: dict[str, str] | None = None,
+    panels: dict[str, str] | None = None,
+) -> Any:
     """Give a command the input options and the metric settings (:data:`INPUT_OPTIONS`,
-    :data:`METRIC_OPTIONS`), collected into its ``flags: ScoringFlags`` argument.
-
-    Typer has no option groups; this appends the shared parameters to the command's
-    signature and packs their values.
-    """
-    return _shared_options(_SHARED)(func)
+    :data:`METRIC_OPTIONS`), collected into its ``flags: ScoringFlags`` argument (Typer has no option
+    groups). ``wording``, ``panels``: parameter -> the command's own help text for it, its panel."""
+    metrics = tuple(name for name, _, _ in METRIC_OPTIONS)
+    return input_options(func, metrics=metrics, wording=wording, panels=panels)
 
 
-def input_options(func: Callable[..., Any] | None = None, *, wording: dict[str, str] | None = None) -> Any:
-    """Give a command the input options alone (:data:`INPUT_OPTIONS`) in its ``flags: ScoringFlags``
-    argument: commands that read predictions but take their own metric settings (coverage, ucc,
-    recalibrate). ``wording``: parameter -> the command's own help text for it."""
-    decorate = _shared_options(INPUT_OPTIONS, wording)
+def input_options(
+    func: Callable[..., Any] | None = None,
+    *,
+    metrics: tuple[str, ...] = (),
+    wording: dict[str, str] | None = None,
+    panels: dict[str, str] | None = None,
+) -> Any:
+    """Give a command the input options (:data:`INPUT_OPTIONS`) and only the metric settings named in
+    ``metrics`` (parameters of :data:`METRIC_OPTIONS`) in its ``flags: ScoringFlags`` argument: commands
+    that read predictions but take their own metric settings (coverage, ucc, recalibrate). ``wording``,
+    ``panels``: parameter -> the command's own help text for it, its panel."""
+    specs = INPUT_OPTIONS + [s for s in METRIC_OPTIONS if s[0] in metrics]
+    decorate = _shared_options(specs, wording, panels)
     return decorate if func is None else decorate(func)
 
 
@@ -563,11 +599,12 @@ def error_line(exc: UqevalError) -> str:
     return str(exc) or type(exc).__name__  # newlines from input are shown escaped by fail(), not cut
 
 
-def note(text: str) -> None:
-    """One ``note:`` line on stderr, input-derived text made inert."""
+def note(*texts: str) -> None:
+    """One ``note:`` line on stderr for each of ``texts``, input-derived text made inert."""
     from ..text import note_line
 
-    typer.echo(note_line(text), err=True)
+    for text in texts:
+        typer.echo(note_line(text), err=True)
 
 
 def _expected_error(exc: BaseException) -> str | None:
@@ -775,8 +812,7 @@ def emit(summary: dict, fmt: OutputFormat, output: Path | None, title: str | Non
         write_metrics(output, summary)
     elif output is not None:
         write_json(output, summary)
-    for text in summary.get("notes", []):
-        note(text)
+    note(*summary.get("notes", []))
     table = None
     if fmt is OutputFormat.table:  # the renderers (and rich) load only for the output asked for
         from ..report.tables import rich_table
@@ -837,47 +873,7 @@ def show(
             out.print(part)
 
 
-# --------------------------------------------------------------------------- engines (issue 14): streaming and Dask
-class Engine(str, Enum):
-    auto = "auto"
-    memory = "memory"
-    stream = "stream"
-    dask = "dask"
-
-
-EngineOpt = Annotated[
-    Engine,
-    typer.Option(
-        "--engine",
-        help="memory: read the file at once; stream: record batches with bounded memory (files, Parquet "
-        "directories incl. hive partitions, globs, and - : standard input, spooled to a temporary file "
-        "first); dask: partial states on a Dask cluster (not -); auto: stream above 1 GiB on disk or for "
-        "a directory/glob, else memory.",
-    ),
-]
-ChunkRowsOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--chunk-rows",
-        min=1,
-        help="Rows per record batch when streaming (default: about 4 million numbers per batch, at most 1,000,000 rows).",
-    ),
-]
-SchedulerOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--scheduler", help="--engine dask: address of an existing Dask scheduler (tcp://host:8786)."
-    ),
-]
-WorkersOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--workers",
-        min=1,
-        max=256,
-        help="--engine dask: start a local cluster with this many worker processes.",
-    ),
-]
+# --------------------------------------------------------------------------- output
 #: issue 39: the verdict (first lines of the table and Markdown, the JSON's "verdict") is shown unless this is given
 NoVerdictOpt = Annotated[
     bool,
@@ -888,6 +884,50 @@ NoVerdictOpt = Annotated[
         rich_help_panel=OUTPUT_PANEL,
     ),
 ]
+
+
+@dataclass(frozen=True)
+class Output:
+    """What a command shows and writes (:func:`output_options`): ``--format``, ``--output`` and, where the
+    command gives a verdict, ``--no-verdict``."""
+
+    fmt: OutputFormat = OutputFormat.table
+    path: Path | None = None
+    verdict: bool = True
+
+
+def output_options(
+    func: Callable[..., Any] | None = None, *, output: Any = OutputOpt, verdict: bool = True
+) -> Any:
+    """Give a command ``--format``, ``--output`` (``output``: the command's own wording of it) and, with
+    ``verdict``, ``--no-verdict``, in place of its argument ``out: Output`` (:class:`Output`)."""
+    specs: list[tuple[str, Any, Any]] = [("fmt", FormatOpt, OutputFormat.table), ("output", output, None)]
+    specs += [("no_verdict", NoVerdictOpt, False)] if verdict else []
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        return _bundle(f, "out", specs, lambda v: Output(v["fmt"], v["output"], not v.get("no_verdict")))
+
+    return decorate if func is None else decorate(func)
+
+
+def check_outputs(inputs: list[Any], *paths: Path | None) -> None:
+    """Fail before any work when one of the output ``paths`` given cannot be written or would overwrite one of
+    the ``inputs`` (:func:`uqeval.io.writers.check_output_path`)."""
+    from ..io.writers import check_output_path
+
+    for path in paths:
+        if path is not None:
+            check_output_path(path, inputs)
+
+
+# --------------------------------------------------------------------------- engines (issue 14): streaming and Dask
+class Engine(str, Enum):
+    auto = "auto"
+    memory = "memory"
+    stream = "stream"
+    dask = "dask"
+
+
 QuietOpt = Annotated[
     bool,
     typer.Option(
@@ -896,11 +936,51 @@ QuietOpt = Annotated[
         help="No progress bar on stderr (it is shown only on a terminal anyway); with --output FILE, nothing "
         "on standard output either: the document is written to the file only. Notes and errors still go "
         "to stderr.",
+        rich_help_panel=ENGINE_PANEL,
     ),
 ]
-ConnectTimeoutOpt = Annotated[
-    float | None,
-    typer.Option(
+#: the engine options (:func:`engine_options`), in --help order
+ENGINE_OPTIONS = _options(
+    ENGINE_PANEL,
+    _option(
+        "engine",
+        Engine,
+        "--engine",
+        default=Engine.auto,
+        help="memory: read the file at once; stream: record batches with bounded memory (files, Parquet "
+        "directories incl. hive partitions, globs, and - : standard input, spooled to a temporary file "
+        "first); dask: partial states on a Dask cluster (not -); auto: stream above 1 GiB on disk or for "
+        "a directory/glob, else memory.",
+    ),
+    _option(
+        "chunk_rows",
+        int | None,
+        "--chunk-rows",
+        min=1,
+        help="Rows per record batch when streaming (default: about 4 million numbers per batch, at most 1,000,000 rows).",
+    ),
+    _option(
+        "scheduler",
+        str | None,
+        "--scheduler",
+        help="--engine dask: address of an existing Dask scheduler (tcp://host:8786).",
+    ),
+    _option(
+        "workers",
+        int | None,
+        "--workers",
+        min=1,
+        max=256,
+        help="--engine dask: start a local cluster with this many worker processes.",
+    ),
+    ("quiet", QuietOpt, False),
+)
+#: --connect-timeout (:func:`remote_options`)
+REMOTE_OPTIONS = _options(
+    ENGINE_PANEL,
+    _option(
+        "connect_timeout",
+        float | None,
         "--connect-timeout",
         min=0.1,
         max=3600,
@@ -909,49 +989,22 @@ ConnectTimeoutOpt = Annotated[
         "may wait for an answer (default 20); a request is tried at most 3 times, then the run stops "
         "with one error line.",
     ),
-]
-
-
-# Annotated aliases: mypy sees the plain types, at run time each carries its typer.Option in __metadata__
-_engine_opts = (EngineOpt, ChunkRowsOpt, SchedulerOpt, WorkersOpt, QuietOpt, ConnectTimeoutOpt)
-for _ann in cast("tuple[Any, ...]", _engine_opts):
-    _ann.__metadata__[0].rich_help_panel = ENGINE_PANEL
+)
 
 
 def remote_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Give a command ``--connect-timeout SECONDS``, applied to every remote open and scheduler connect
     while it runs (:mod:`uqeval.io.remote`, imported only when the option is given)."""
-    import inspect
 
-    sig = inspect.signature(func, eval_str=True)
-    own = list(sig.parameters.values())
-    extra = inspect.Parameter(
-        "connect_timeout", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ConnectTimeoutOpt
-    )
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        seconds = kwargs.pop("connect_timeout", None)
-        if seconds is None:
+    def run(values: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if values["connect_timeout"] is None:
             return func(*args, **kwargs)
         from ..io.remote import connect_timeout
 
-        with connect_timeout(seconds):
+        with connect_timeout(values["connect_timeout"]):
             return func(*args, **kwargs)
 
-    wrapper.__signature__ = sig.replace(parameters=own + [extra])  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in own + [extra]}
-    return wrapper
-
-
-#: the engine options (:func:`engine_options`): (parameter, annotation, default), in --help order
-ENGINE_OPTIONS: list[tuple[str, Any, Any]] = [
-    ("engine", EngineOpt, Engine.auto),
-    ("chunk_rows", ChunkRowsOpt, None),
-    ("scheduler", SchedulerOpt, None),
-    ("workers", WorkersOpt, None),
-    ("quiet", QuietOpt, False),
-]
+    return _with_options(func, REMOTE_OPTIONS, run)
 
 
 def engine_options(func: Callable[..., Any] | None = None, *, dask: bool = True) -> Any:
@@ -975,75 +1028,46 @@ def engine_options(func: Callable[..., Any] | None = None, *, dask: bool = True)
 
 # --------------------------------------------------------------------------- gridded inputs (issue 41)
 GRID_PANEL = "Gridded inputs (NetCDF, Zarr)"
-#: the options of a labelled input (:mod:`uqeval.io.labelled`): (parameter, annotation, default)
-GRID_OPTIONS: list[tuple[str, Any, Any]] = [
-    (
+#: the options of a labelled input (:mod:`uqeval.io.labelled`)
+GRID_OPTIONS = _options(
+    GRID_PANEL,
+    _option(
         "obs",
-        Annotated[
-            Path | None,
-            typer.Option(
-                "--obs",
-                metavar="FILE",
-                help="NetCDF/Zarr file of the observations, aligned with the forecast file by coordinates "
-                "(inner join; a note says what was dropped).",
-                rich_help_panel=GRID_PANEL,
-            ),
-        ],
-        None,
+        Path | None,
+        "--obs",
+        metavar="FILE",
+        help="NetCDF/Zarr file of the observations, aligned with the forecast file by coordinates "
+        "(inner join; a note says what was dropped).",
     ),
-    (
+    _option(
         "member_dim",
-        Annotated[
-            str | None,
-            typer.Option(
-                "--member-dim",
-                metavar="DIM",
-                help="Ensemble member dimension (default: member, ensemble, realization or number).",
-                rich_help_panel=GRID_PANEL,
-            ),
-        ],
-        None,
+        str | None,
+        "--member-dim",
+        metavar="DIM",
+        help="Ensemble member dimension (default: member, ensemble, realization or number).",
     ),
-    (
+    _option(
         "quantile_dim",
-        Annotated[
-            str | None,
-            typer.Option(
-                "--quantile-dim",
-                metavar="DIM",
-                help="Quantile dimension, its coordinate the levels (default: quantile).",
-                rich_help_panel=GRID_PANEL,
-            ),
-        ],
-        None,
+        str | None,
+        "--quantile-dim",
+        metavar="DIM",
+        help="Quantile dimension, its coordinate the levels (default: quantile).",
     ),
-    (
+    _option(
         "preserve_dims",
-        Annotated[
-            str | None,
-            typer.Option(
-                "--preserve-dims",
-                metavar="DIMS",
-                help="Every metric per coordinate of these dimensions (e.g. lat,lon); -o metrics.nc writes them.",
-                rich_help_panel=GRID_PANEL,
-            ),
-        ],
-        None,
+        str | None,
+        "--preserve-dims",
+        metavar="DIMS",
+        help="Every metric per coordinate of these dimensions (e.g. lat,lon); -o metrics.nc writes them.",
     ),
-    (
+    _option(
         "reduce_dims",
-        Annotated[
-            str | None,
-            typer.Option(
-                "--reduce-dims",
-                metavar="DIMS",
-                help="Reduce over these dimensions, keep the others (the complement of --preserve-dims).",
-                rich_help_panel=GRID_PANEL,
-            ),
-        ],
-        None,
+        str | None,
+        "--reduce-dims",
+        metavar="DIMS",
+        help="Reduce over these dimensions, keep the others (the complement of --preserve-dims).",
     ),
-]
+)
 
 
 def grid_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -1051,18 +1075,8 @@ def grid_options(func: Callable[..., Any]) -> Callable[..., Any]:
     (:data:`GRID_OPTIONS`), applied while it runs (:func:`uqeval.io.labelled.grid_options`):
     ``--preserve-dims``/``--reduce-dims`` become ``--by`` on the key of the kept coordinates and
     ``--weights lat`` the cos(lat) column. Nothing is imported for a CSV or Parquet file."""
-    import inspect
 
-    sig = inspect.signature(func, eval_str=True)
-    names = [n for n, _, _ in GRID_OPTIONS]
-    extra = [
-        inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d, annotation=a)
-        for n, a, d in GRID_OPTIONS
-    ]
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        given = {n: kwargs.pop(n, None) for n in names}
+    def run(given: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         from ..io.labelled import is_labelled
 
         file = kwargs.get("file", args[0] if args else None)
@@ -1091,34 +1105,33 @@ def grid_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
                     raise UsageError("give --by or --preserve-dims/--reduce-dims, not both")
                 kwargs["by"] = labelled.CELL
-            for text in labelled.notes_of(file):
-                note(text)
+            note(*labelled.notes_of(file))
             return func(*args, **kwargs)
 
-    wrapper.__signature__ = sig.replace(parameters=list(sig.parameters.values()) + extra)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in list(sig.parameters.values()) + extra}
-    return wrapper
+    return _with_options(func, GRID_OPTIONS, run)
 
 
 # --------------------------------------------------------------------------- dependent rows (issue 25)
-ClusterOpt = Annotated[
-    str | None,
-    typer.Option(
+#: --cluster and --block-size (:func:`resampling_options`), listed with the command's own options
+RESAMPLING_OPTIONS = _options(
+    None,
+    _option(
+        "cluster",
+        str | None,
         "--cluster",
         metavar="COLUMN",
         help="Rows with the same value in this column of the (first) file are related (a location, a patient, "
         "a day): the bootstrap resamples and the permutation test flips whole clusters.",
     ),
-]
-BlockSizeOpt = Annotated[
-    str | None,
-    typer.Option(
+    _option(
+        "block_size",
+        str | None,
         "--block-size",
         metavar="N|auto",
         help="Rows in time order: the bootstrap resamples and the permutation test flips consecutive blocks "
         "of N rows (auto: Politis-White's choice from the per-row scores). Default: independent rows.",
     ),
-]
+)
 
 
 def resampling_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -1134,9 +1147,7 @@ def resampling_options(func: Callable[..., Any]) -> Callable[..., Any]:
         except UsageError as exc:  # a bad value of these options: click's usage error, as typer gives one
             raise typer.BadParameter(str(exc)) from None
 
-    return _bundle(
-        func, "resampling", [("cluster", ClusterOpt, None), ("block_size", BlockSizeOpt, None)], pack
-    )
+    return _bundle(func, "resampling", RESAMPLING_OPTIONS, pack)
 
 
 def load_same_rows(index: int, path: Any, settings: Any) -> Any:

@@ -10,14 +10,15 @@ import typer
 
 from ..config import LIMITS
 from .common import (
-    FormatOpt,
-    NoVerdictOpt,
-    OutputFormat,
+    Output,
     ScoringFlags,
+    check_outputs,
     engine_options,
+    figure_format,
     figure_option,
     handle_errors,
     load_same_rows,
+    output_options,
     permutations_option,
     remote_options,
     resampling_options,
@@ -106,6 +107,7 @@ PlotOpt = Annotated[
 @resampling_options
 @scoring_options
 @engine_options
+@output_options(output=OutputOpt)
 def compare(
     files: FilesArg,
     metrics: MetricsOpt = None,
@@ -115,13 +117,12 @@ def compare(
     pairs: PairsOpt = Pairs.best,
     dm_lag: DmLagOpt = 0,
     names: NamesOpt = None,
-    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
-    resampling: Resampling = None,  # type: ignore[assignment]  # filled by @resampling_options
-    fmt: FormatOpt = OutputFormat.table,
-    output: OutputOpt = None,
+    *,
+    out: Output,
     plot: PlotOpt = None,
-    no_verdict: NoVerdictOpt = False,
-    engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
+    engine_options: EngineOptions,
+    flags: ScoringFlags,
+    resampling: Resampling,
 ) -> None:
     """Compare models on the same targets: metrics with bootstrap intervals, ranks and paired tests.
 
@@ -134,14 +135,13 @@ def compare(
     from ..commands.compare.core import CompareOptions, model_names
     from ..commands.verdict import with_verdict
     from ..errors import UsageError
-    from ..io.writers import check_output_path
     from ..report.compare import rich_tables, to_markdown
     from .common import console, show
 
     if len(files) < 2:
         raise UsageError(f"compare needs at least two prediction files, got {len(files)}")
-    if plot is not None and plot.suffix.lower().lstrip(".") not in ("png", "svg", "pdf"):
-        raise UsageError(f"--plot {plot}: give a file name ending in .png, .svg or .pdf")
+    if plot is not None:
+        figure_format(plot)
     metric_names = None
     if metrics is not None:
         metric_names = [m.strip() for m in metrics.split(",") if m.strip()]
@@ -149,9 +149,7 @@ def compare(
             raise UsageError("--metrics is empty; give comma-separated names such as crps,nll,ma_cal")
     settings = flags.settings(columns={"by": flags.id})
     reference = flags.reference_spec(joins_files=True)
-    for out in (output, plot):
-        if out is not None:
-            check_output_path(out, files)
+    check_outputs(files, out.path, plot)
     labels = model_names([str(f) for f in files], names.split(",") if names is not None else None)
     options = CompareOptions(
         metric_names, bootstrap, ci_level, settings.seed, permutations, pairs.value, dm_lag, resampling
@@ -174,10 +172,10 @@ def compare(
 
         with work_progress(engine.quiet):  # a terminal shows the stages (reading, scoring, bootstrap, tests)
             result = _compare_in_memory(files, labels, settings, options, flags.id, reference)
-    if not no_verdict:
+    if out.verdict:
         with_verdict(result)
-    _write(result, output, plot)
-    show(result, fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
+    _write(result, out.path, plot)
+    show(result, out.fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
 
 
 def _compare_in_memory(
@@ -240,23 +238,19 @@ def _write(result: dict, output: Path | None, plot: Path | None) -> None:
         from ..plots.common import figure_to_bytes
         from ..plots.compare import compare_figure
 
-        atomic_write_bytes(plot, figure_to_bytes(compare_figure(result), plot.suffix.lower().lstrip(".")))
+        fmt = figure_format(plot)
+        atomic_write_bytes(plot, figure_to_bytes(compare_figure(result), fmt))
         if result.get("murphy", {}).get(
             "curves"
         ):  # --murphy: the overlaid Murphy curves next to it (issue 16 A)
             from ..plots.murphy import murphy_compare_figure
 
+            murphy = murphy_compare_figure(result["murphy"])
             atomic_write_bytes(
-                plot.with_name(f"{plot.stem}_murphy{plot.suffix}"),
-                figure_to_bytes(murphy_compare_figure(result["murphy"]), plot.suffix.lower().lstrip(".")),
+                plot.with_name(f"{plot.stem}_murphy{plot.suffix}"), figure_to_bytes(murphy, fmt)
             )
         if result.get("skill"):  # --reference: the skill of each model with its bootstrap interval (issue 16)
             from ..plots.verification import plot_skill, reference_label
 
-            atomic_write_bytes(
-                plot.with_name(f"{plot.stem}_skill{plot.suffix}"),
-                figure_to_bytes(
-                    plot_skill(result["skill"], reference=reference_label(result["reference"])),
-                    plot.suffix.lower().lstrip("."),
-                ),
-            )
+            skill = plot_skill(result["skill"], reference=reference_label(result["reference"]))
+            atomic_write_bytes(plot.with_name(f"{plot.stem}_skill{plot.suffix}"), figure_to_bytes(skill, fmt))

@@ -8,16 +8,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .common import (
-    METRICS_PANEL,
-    FormatOpt,
-    LevelsOpt,
-    OutputFormat,
-    OutputOpt,
+    Output,
     ScoringFlags,
+    check_outputs,
     engine_options,
     figure_option,
     handle_errors,
     input_options,
+    output_options,
     remote_options,
     show,
 )
@@ -40,61 +38,40 @@ NameOpt = Annotated[
     list[str] | None,
     typer.Option("--name", help="Method name per file, in order (files may share one); default: file stem."),
 ]
-YStdOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--y-std", help="Std of the training targets: widths in this unit.", rich_help_panel=METRICS_PANEL
-    ),
-]
-TrainOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--train",
-        help="Training file whose target std is the width unit.",
-        dir_okay=False,
-        rich_help_panel=METRICS_PANEL,
-    ),
-]
 PlotOpt = Annotated[Path | None, figure_option("Write the faceted coverage-vs-width scatter (PNG/SVG/PDF).")]
 
 
 @handle_errors
 @remote_options
-@input_options
+@input_options(
+    metrics=("levels", "y_std", "train"),
+    wording={
+        "y_std": "Std of the training targets: widths in this unit.",
+        "train": "Training file whose target std is the width unit.",
+    },
+)
 @engine_options
+@output_options(verdict=False)
 def coverage(
     files: FilesArg,
     by: ByOpt = None,
     points_by: PointsByOpt = None,
     name: NameOpt = None,
-    levels: LevelsOpt = None,
-    y_std: YStdOpt = None,
-    train: TrainOpt = None,
     plot: PlotOpt = None,
-    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @input_options
-    fmt: FormatOpt = OutputFormat.table,
-    output: OutputOpt = None,
-    engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
+    *,
+    out: Output,
+    engine_options: EngineOptions,
+    flags: ScoringFlags,
 ) -> None:
     """Compare methods' coverage and width per shift group (Kompa, Snoek & Beam): table, scatter, share above the fit."""
-    from dataclasses import replace
-
     from ..commands.coverage.core import above_line, coverage_points, method_names
-    from ..commands.score.core import read_extra_column, train_std
-    from ..errors import UsageError
+    from ..commands.score.core import read_extra_column
     from ..io.load import load_predictions
-    from ..io.writers import check_output_path, write_json
+    from ..io.writers import write_json
     from ..report.coverage import coverage_document
-    from .common import parse_levels
 
-    if y_std is not None and train is not None:
-        raise UsageError("give either --y-std or --train, not both")
-    settings = flags.settings(columns={"by": by}, levels=parse_levels(levels), y_std=y_std)
-    for out in (output, plot):
-        if out is not None:
-            check_output_path(out, files)
-    if train is not None:
-        settings = replace(settings, y_std=train_std(train, settings))
+    settings = flags.settings(columns={"by": by})
+    check_outputs(files, out.path, plot)
     names = method_names([str(f) for f in files], name)
     engine = engine_options.choose(files)
     weights_col = settings.columns.get("weights")
@@ -148,8 +125,8 @@ def coverage(
                 records, lines, first_level, facet_label=by or "group", title="Coverage vs width"
             ),
         )
-    if output is not None:
-        write_json(output, result)
+    if out.path is not None:
+        write_json(out.path, result)
     from ..report.coverage import rich_table, to_markdown
 
-    show(result, fmt, lambda: to_markdown(result), lambda: [rich_table(result)])
+    show(result, out.fmt, lambda: to_markdown(result), lambda: [rich_table(result)])

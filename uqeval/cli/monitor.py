@@ -8,19 +8,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .common import (
-    _SHARED,
-    PLOTS_PANEL,
-    FormatOpt,
-    NoVerdictOpt,
-    OutputFormat,
-    OutputOpt,
+    Output,
     ScoringFlags,
-    _shared_options,
+    check_outputs,
     engine_options,
+    figure_option,
     handle_errors,
+    output_options,
     remote_options,
+    scoring_options,
     show,
-    with_help,
 )
 
 if TYPE_CHECKING:
@@ -32,24 +29,6 @@ WINDOWS_PANEL = "Windows"
 #: "Tests": how alarms are raised
 TESTS_PANEL = "Alarms"
 
-#: the shared input and metric options, --time worded for the monitor and shown under "Windows"
-monitor_options = _shared_options(
-    [
-        (
-            name,
-            with_help(
-                ann,
-                "The monitor's time column (timestamps or ISO strings): each row goes to the --window of its "
-                "time, whatever its position in the file.",
-                WINDOWS_PANEL,
-            )
-            if name == "time"
-            else ann,
-            default,
-        )
-        for name, ann, default in _SHARED
-    ]
-)
 
 FilesArg = Annotated[
     list[Path],
@@ -150,24 +129,24 @@ AdversarialWindowsOpt = Annotated[
     ),
 ]
 PlotOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--plot",
-        help="Draw the headline metrics per window with the alarms marked (PNG/SVG/PDF).",
-        dir_okay=False,
-        rich_help_panel=PLOTS_PANEL,
-    ),
+    Path | None, figure_option("Draw the headline metrics per window with the alarms marked (PNG/SVG/PDF).")
 ]
 
 
 @handle_errors
 @remote_options
-@monitor_options
+@scoring_options(  # --time worded for the monitor and shown under "Windows"
+    wording={
+        "time": "The monitor's time column (timestamps or ISO strings): each row goes to the --window of its "
+        "time, whatever its position in the file."
+    },
+    panels={"time": WINDOWS_PANEL},
+)
 @engine_options
+@output_options
 def monitor(
     files: FilesArg,
     window: WindowOpt,
-    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
     by: ByOpt = None,
     origin: OriginOpt = None,
     detect: DetectOpt = True,
@@ -178,10 +157,10 @@ def monitor(
     bound: BoundOpt = None,
     adversarial_windows: AdversarialWindowsOpt = False,
     plot: PlotOpt = None,
-    fmt: FormatOpt = OutputFormat.table,
-    output: OutputOpt = None,
-    no_verdict: NoVerdictOpt = False,
-    engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
+    *,
+    out: Output,
+    engine_options: EngineOptions,
+    flags: ScoringFlags,
 ) -> None:
     """Monitor predictions over time: the metrics per window and cumulatively, with alarms when calibration changes.
 
@@ -195,7 +174,7 @@ def monitor(
     from ..commands.monitor.core import monitor_file
     from ..errors import UsageError
     from ..io.uri import as_spec
-    from ..io.writers import atomic_write_bytes, check_output_path, write_json
+    from ..io.writers import atomic_write_bytes, write_json
     from ..report.monitor import rich_tables, to_markdown
 
     if not 1 <= len(files) <= 2:
@@ -206,11 +185,7 @@ def monitor(
         )
     engine = engine_options.streamed("monitor")
     settings = flags.settings(columns={"by": by})
-    for out in (output, plot):
-        if out is not None:
-            check_output_path(out, files)
-    if state is not None:
-        check_output_path(state, files)
+    check_outputs(files, out.path, plot, state)
     from ..commands.monitor.windows import read_state
     from ..vocabulary import window_span
 
@@ -233,7 +208,7 @@ def monitor(
             detect=detect,
             arl=arl,
         )
-    if not no_verdict:  # the alarm sentence first (issue 39)
+    if out.verdict:  # the alarm sentence first (issue 39)
         from ..commands.verdict import with_verdict
 
         doc = with_verdict(doc)
@@ -243,14 +218,13 @@ def monitor(
 
         if (figure := plot_monitor(doc)) is not None:
             write_figure(plot, figure)
-    if output is not None:
-        write_json(output, doc)
+    if out.path is not None:
+        write_json(out.path, doc)
     if state is not None:  # last: the outputs are committed in this order, the state only after them
         atomic_write_bytes(state, new_state)
     from .common import note
 
-    for text in doc.get("notes", []):
-        note(text)
+    note(*doc.get("notes", []))
 
     def markdown() -> str:
         from ..report.verdict import markdown_verdict
@@ -262,4 +236,4 @@ def monitor(
 
         return [p for p in (rich_verdict(doc), *rich_tables(doc)) if p is not None]
 
-    show(doc, fmt, markdown, parts)
+    show(doc, out.fmt, markdown, parts)

@@ -97,6 +97,19 @@ class CommandsGroup(typer.core.TyperGroup):
                 formatter.write_dl(rows)
 
 
+def by_panel(params: list[Any]) -> dict[str, list[Any]]:
+    """A command's parameters under their ``--help`` headings, in ``--help`` order: "Arguments", the options
+    without a panel ("Options"), then each panel of :data:`PANEL_ORDER`, then any other (headings with
+    nothing under them left out)."""
+    panels: dict[str, list[Any]] = {p: [] for p in ("Arguments", *PANEL_ORDER)}
+    for param in params:
+        if param.param_type_name == "argument":
+            panels["Arguments"].append(param)
+        else:
+            panels.setdefault(getattr(param, "rich_help_panel", None) or "Options", []).append(param)
+    return {title: listed for title, listed in panels.items() if listed}
+
+
 class PanelCommand(typer.core.TyperCommand):
     """A Typer command whose plain ``--help`` lists options by panel (long choice lists summarised), and
     whose usage errors on an enumerated option name the close choice."""
@@ -110,22 +123,8 @@ class PanelCommand(typer.core.TyperCommand):
             raise
 
     def format_options(self, ctx: Any, formatter: Any) -> None:
-        args: list[tuple[str, str]] = []
-        panels: dict[str, list[tuple[str, str]]] = {p: [] for p in PANEL_ORDER}
-        for param in self.get_params(ctx):
-            record = param.get_help_record(ctx)
-            if record is None:
-                continue
-            record = summarised(record)
-            if param.param_type_name == "argument":
-                args.append(record)
-            else:
-                panel = getattr(param, "rich_help_panel", None) or "Options"
-                panels.setdefault(panel, []).append(record)
-        if args:
-            with formatter.section("Arguments"):
-                formatter.write_dl(args)
-        for title, records in panels.items():
+        for title, params in by_panel(self.get_params(ctx)).items():
+            records = [summarised(r) for r in (p.get_help_record(ctx) for p in params) if r is not None]
             if records:
                 with formatter.section(title):
                     formatter.write_dl(records)

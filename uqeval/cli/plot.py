@@ -121,7 +121,8 @@ def plot(
     order_by: OrderByOpt = OrderBy.target,
     plot_format: PlotFormatOpt = None,
     dpi: DpiOpt = 150,
-    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
+    *,
+    flags: ScoringFlags,
 ) -> None:
     """Draw one figure of a prediction file.
 
@@ -136,10 +137,11 @@ def plot(
     multivariate ensemble), coverage (observed coverage by nominal level). Which kinds apply depends
     on the file's representation; `uqeval score FILE --plot-dir DIR` writes all of them.
     """
+    from ..errors import UsageError, naming
     from ..io.load import load_predictions
     from ..io.writers import atomic_write_bytes, check_output_path
     from ..plots.common import figure_to_bytes
-    from ..plots.kinds import build_figures
+    from ..plots.kinds import OPT_IN_KINDS, build_figures
 
     fmt = output_format(output, plot_format)
     n_points = check_max_points(max_points)
@@ -148,21 +150,15 @@ def plot(
     if kind.value == "skill":  # the skill bars need the reference forecast
         reference = flags.reference_spec()
         if reference is None:
-            from ..errors import UsageError
-
             raise UsageError(
                 "--kind skill needs --reference (a predictions FILE, climatology with --train, or "
                 "persistence with --time)"
             )
     elif flags.reference is not None or flags.time is not None or flags.id is not None:
-        from ..errors import UsageError
-
         raise UsageError(
             "--reference, --time and --id apply to score, compare, check, report and plot --kind skill "
             "(skill scores), not to other plots"
         )
-    from ..plots.kinds import OPT_IN_KINDS
-
     if kind.value in OPT_IN_KINDS:  # asking for the figure asks for the opt-in family it draws
         from dataclasses import replace
 
@@ -171,14 +167,11 @@ def plot(
             settings = replace(settings, **{field: True})
         elif not getattr(settings, field):  # a setting with a value (--threshold t) cannot be guessed
             from ..catalogue import OPTION_FLAGS
-            from ..errors import UsageError
 
             raise UsageError(f"--kind {kind.value} needs {OPTION_FLAGS[field]}")
     check_output_path(output, [file])
     loaded = load_predictions(file, settings, extra=[x] if x else ())
     xs, x_label = load_x(x, loaded)
-    from ..errors import naming
-
     with naming(file):
         metrics = None
         if reference is not None:
@@ -194,8 +187,7 @@ def plot(
                 reference_ids(loaded, reference),
             )
             metrics = {"skill": skill}
-            for text in skill_notes:
-                note(text)
+            note(*skill_notes)
         bundle = build_figures(
             loaded.prediction,
             metrics,
@@ -213,8 +205,7 @@ def plot(
 
         why = "; ".join(bundle.notes) or "nothing to draw"
         raise InputError(f"{file}: cannot draw the {kind.value} figure: {why}")
-    for text in bundle.notes:
-        note(text)
+    note(*bundle.notes)
     with naming(file):  # a figure too large to draw names its data
         image = figure_to_bytes(bundle.figures[kind.value], fmt, dpi)
     atomic_write_bytes(output, image)

@@ -12,11 +12,10 @@ import typer
 from ..config import LIMITS
 from ..text import plain
 from .common import (
-    METRICS_PANEL,
-    BinsOpt,
     FormatOpt,
     OutputFormat,
     ScoringFlags,
+    check_outputs,
     handle_errors,
     input_options,
     note,
@@ -129,25 +128,17 @@ FeaturesOpt = Annotated[
         help="accrue: comma-separated input columns sigma(x) depends on (with --load: default the saved ones).",
     ),
 ]
-NumBinsOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--num-bins",
-        min=2,
-        max=LIMITS["num_bins"],
-        help="Calibration curve bins of the metrics, std-scaling and isotonic (default 100).",
-        rich_help_panel=METRICS_PANEL,
-    ),
-]
 
 
 @handle_errors
 @input_options(
+    metrics=("num_bins", "bins"),
     wording={
+        "num_bins": "Calibration curve bins of the metrics, std-scaling and isotonic (default 100).",
         "seed": "accrue: seed of k-means, the validation split and the MLP restarts (default 0).",
         "logits": "temperature: class logit columns (a comma list or a glob such as 'z*'); softmax applied.",
         "renormalize": "temperature: rescale probabilities that drift off the simplex.",
-    }
+    },
 )
 def recalibrate(
     file: FileArg = None,
@@ -163,10 +154,9 @@ def recalibrate(
     model: ModelOpt = None,
     clusters: ClustersOpt = None,
     features: FeaturesOpt = None,
-    num_bins: NumBinsOpt = None,
-    bins: BinsOpt = None,
-    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @input_options
     fmt: FormatOpt = OutputFormat.table,
+    *,
+    flags: ScoringFlags,
 ) -> None:
     """Recalibrate predictive uncertainty: std scaling, isotonic, conformal, ACCRUE sigma(x), temperature.
 
@@ -193,14 +183,11 @@ def recalibrate(
         raise typer.BadParameter("--features is empty")
 
     from ..commands.recalibrate import Options, cli_method, run
-    from ..io.writers import atomic_write_text, check_output_path, write_table
+    from ..io.writers import atomic_write_text, write_table
     from ..recalibration.serialize import load_state, save_state
 
-    settings = flags.settings(num_bins=num_bins, class_bins=bins)
-    inputs = [p for p in (file, apply, load) if p is not None]
-    for out in (output, save):
-        if out is not None:
-            check_output_path(out, inputs)
+    settings = flags.settings()
+    check_outputs([p for p in (file, apply, load) if p is not None], output, save)
 
     state = None
     if load is not None:
@@ -324,16 +311,12 @@ def _check_method_flags(method: str, **given: Any) -> None:
 
 
 def _emit(summary: dict[str, Any], fmt: OutputFormat) -> None:
-    for text in summary.get("notes", []):
-        note(text)
+    note(*summary.get("notes", []))
     from ..io.writers import after_write
-
-    def say(text: str) -> None:
-        typer.echo(text, err=True)
 
     for key, what in (("saved", "saved the recalibrator to"), ("output", "wrote")):
         if summary.get(key):  # printed once the file is written (a full disk fails at the end of the run)
-            after_write(functools.partial(say, f"{what} {plain(summary[key])}"))
+            after_write(functools.partial(typer.echo, f"{what} {plain(summary[key])}", err=True))
     from ..report.recalibrate import rich_tables, to_markdown
 
     show(summary, fmt, lambda: to_markdown(summary), lambda: rich_tables(summary))

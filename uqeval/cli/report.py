@@ -201,7 +201,8 @@ def report(
     monitor: MonitorOpt = None,
     quiet: QuietOpt = False,
     no_verdict: NoVerdictOpt = False,
-    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @scoring_options
+    *,
+    flags: ScoringFlags,
 ) -> None:
     """Write one self-contained HTML report of one or more prediction files.
 
@@ -302,8 +303,7 @@ def report(
         stage("report: writing HTML")
         html = render_report(entries, title=title, overlays=overlaid, comparison=comparison, monitor=shown)
     atomic_write_text(output, html)
-    for text in notes:
-        note(text)
+    note(*notes)
     n_fig = sum(len(e["figures"]) for e in entries) + len(overlaid) + int(bool(shown and shown["image"]))
     after_write(  # only once the file is written (a full disk fails at the end of the run)
         lambda: typer.echo(f"wrote {plain(output)} ({len(entries)} file(s), {n_fig} figure(s))", err=True)

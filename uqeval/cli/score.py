@@ -12,18 +12,17 @@ from .common import (
     METRICS_PANEL,
     OUTPUT_PANEL,
     PLOTS_PANEL,
-    FormatOpt,
-    NoVerdictOpt,
     OrderBy,
     OrderByOpt,
-    OutputFormat,
-    OutputOpt,
+    Output,
     ScoringFlags,
+    check_outputs,
     emit,
     engine_options,
     grid_options,
     handle_errors,
     note,
+    output_options,
     remote_options,
     scoring_options,
 )
@@ -50,6 +49,7 @@ GroupsOpt = Annotated[
 @grid_options
 @scoring_options
 @engine_options
+@output_options
 def score(
     file: Annotated[
         Path,
@@ -57,7 +57,6 @@ def score(
             help="CSV (.csv, .csv.gz), Parquet (.parquet, .pq), NetCDF (.nc) or Zarr (.zarr) file of targets and predictions; an existing file is that file whatever its name; with --engine stream/dask also a directory of parts (hive partitions), a glob, or a URI (s3://, gs://, file://, ...)."
         ),
     ],
-    flags: ScoringFlags,
     by: Annotated[
         str | None,
         typer.Option(
@@ -93,8 +92,8 @@ def score(
             rich_help_panel=OUTPUT_PANEL,
         ),
     ] = None,
-    fmt: FormatOpt = OutputFormat.table,
-    output: OutputOpt = None,
+    *,
+    out: Output,
     plot_dir: Annotated[
         Path | None,
         typer.Option(
@@ -107,15 +106,15 @@ def score(
     max_points: MaxPointsOpt = None,
     x: XOpt = None,
     order_by: OrderByOpt = OrderBy.target,
-    no_verdict: NoVerdictOpt = False,
-    engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
+    engine_options: EngineOptions,
+    flags: ScoringFlags,
 ) -> None:
     """Score a prediction file: accuracy, calibration, sharpness, scoring rules, reliability, coverage."""
     from ..commands.score.core import per_row_table, score_loaded
     from ..commands.verdict import with_verdict
     from ..errors import UsageError
     from ..io.load import load_predictions
-    from ..io.writers import check_output_path, write_parquet
+    from ..io.writers import write_parquet
 
     settings = flags.settings(
         columns={"by": by}, oca_fraction=oca_fraction, bayes_samples=bayes_samples, groups=groups
@@ -123,8 +122,7 @@ def score(
     reference = flags.reference_spec()
     if plot_dir is not None and settings.columns.get("weights"):
         raise UsageError("--plot-dir draws unweighted plots: leave out --weights or --plot-dir")
-    if output is not None:
-        check_output_path(output, [file])
+    check_outputs([file], out.path)
     engine = engine_options.choose([file])
     maps = _draws_maps(file)
     if engine.streams:
@@ -134,17 +132,17 @@ def score(
         streamed = score_streamed(file, settings, engine)
         if plot_dir is not None:
             _write_maps(streamed, plot_dir, plot_format)
-        emit(streamed if no_verdict else with_verdict(streamed), fmt, output)
+        emit(with_verdict(streamed) if out.verdict else streamed, out.fmt, out.path)
         return
     if per_row is not None:
-        _check_per_row(file, per_row, output)
+        _check_per_row(file, per_row, out.path)
     _check_plot_options(file, plot_dir, plot_format, max_points, x)
     # compute everything first, then write: a failure leaves no output behind
     # --x read with the prediction
     loaded = load_predictions(file, settings, extra=[x] if x else (), weights_ok=True)
     rows_table = per_row_table(loaded.prediction) if per_row is not None else None
     summary = score_loaded(loaded, settings, reference)
-    if not no_verdict:
+    if out.verdict:
         with_verdict(summary, loaded.prediction, loaded.weights)
     images = (
         _plot_images(file, loaded, settings, summary, plot_dir, plot_format, max_points, x, order_by)
@@ -161,7 +159,7 @@ def score(
         write_images(images, plot_dir, plot_format.value if plot_format else "png")
         if maps:
             _write_maps(summary, plot_dir, plot_format)
-    emit(summary, fmt, output)
+    emit(summary, out.fmt, out.path)
 
 
 def _draws_maps(file: Path) -> bool:
@@ -185,8 +183,7 @@ def _write_maps(summary: dict, plot_dir: Path, plot_format) -> None:
     notes: list[str] = []
     fmt = plot_format.value if plot_format else "png"
     write_images(encode_figures(figures, fmt, notes=notes), plot_dir, fmt)
-    for text in notes:
-        note(text)
+    note(*notes)
 
 
 def _check_per_row(file: Path, per_row: Path, output: Path | None) -> None:
@@ -254,6 +251,5 @@ def _plot_images(
     if not bundle.figures:
         note(f"no plot applies to {loaded.prediction.kind} predictions; nothing written to {plot_dir}")
     images = encode_figures(bundle.figures, plot_format.value if plot_format else "png", notes=bundle.notes)
-    for text in bundle.notes:
-        note(text)
+    note(*bundle.notes)
     return images

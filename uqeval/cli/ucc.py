@@ -9,17 +9,19 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from .common import (
-    OUTPUT_PANEL,
-    FormatOpt,
+    Output,
     OutputFormat,
     ScoringFlags,
+    check_outputs,
     console,
     engine_options,
+    figure_format,
     figure_option,
     handle_errors,
     input_options,
     load_same_rows,
     note,
+    output_options,
     parse_pair,
     permutations_option,
     remote_options,
@@ -27,6 +29,8 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from ..commands.ucc.core import UccOptions
+    from ..config import Settings
     from ..engine.options import EngineOptions
 
 
@@ -88,16 +92,6 @@ PlotOpt = Annotated[
     Path | None,
     figure_option("Draw every UCC with its constant-band reference to this .png (or .svg, .pdf)."),
 ]
-OutputOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--output",
-        "-o",
-        help="Also write the JSON summary here (atomically).",
-        dir_okay=False,
-        rich_help_panel=OUTPUT_PANEL,
-    ),
-]
 
 
 @handle_errors
@@ -110,6 +104,7 @@ OutputOpt = Annotated[
     }
 )
 @engine_options
+@output_options(verdict=False)
 def ucc(
     files: FilesArg,
     x_axis: XAxisOpt = Axis.bandwidth,
@@ -120,10 +115,10 @@ def ucc(
     cost: CostOpt = 0.5,
     permutation_test: PermutationTestOpt = 0,
     plot: PlotOpt = None,
-    flags: ScoringFlags = None,  # type: ignore[assignment]  # filled by @input_options
-    fmt: FormatOpt = OutputFormat.table,
-    output: OutputOpt = None,
-    engine_options: EngineOptions = None,  # type: ignore[assignment]  # filled by @engine_options
+    *,
+    out: Output,
+    engine_options: EngineOptions,
+    flags: ScoringFlags,
 ) -> None:
     """Uncertainty Characteristics Curve (Navratil et al.): AUUCC, gain, operating points.
 
@@ -137,9 +132,9 @@ def ucc(
     same order. --engine stream (or dask) reads record batches: the op point is exact,
     the areas, gains and k* are approximate within bounds written to the JSON.
     """
-    from ..commands.ucc.core import UccOptions, band_of, model_names, ucc_report
+    from ..commands.ucc.core import UccOptions, model_names
+    from ..engine.progress import work_progress
     from ..errors import UsageError
-    from ..io.writers import check_output_path
 
     px = parse_pair(partial_x, "--partial-x")
     py = parse_pair(partial_y, "--partial-y")
@@ -148,13 +143,11 @@ def ucc(
         raise UsageError(f"--level must be strictly between 0 and 1, got {level:g}")
     if permutation_test and len(files) < 2:
         raise UsageError("--permutation-test compares models: give at least two prediction files")
-    if plot is not None and plot.suffix.lower().lstrip(".") not in ("png", "svg", "pdf"):
-        raise UsageError(f"--plot {plot}: give a file name ending in .png (or .svg, .pdf)")
+    if plot is not None:
+        figure_format(plot)
     settings = flags.settings()
-    for out in (output, plot):
-        if out is not None:
-            check_output_path(out, files)
-    if output is not None and plot is not None and output.resolve() == plot.resolve():
+    check_outputs(files, out.path, plot)
+    if out.path is not None and plot is not None and out.path.resolve() == plot.resolve():
         raise UsageError("--output and --plot name the same file")
 
     options = UccOptions(
@@ -168,54 +161,56 @@ def ucc(
         seed=settings.seed,
     )
     engine = engine_options.choose(files)
-    weights_col = settings.columns.get("weights")
+    image = None
     if engine.streams:
         engine.memory_only(permutation_test=permutation_test, plot=plot)
         from ..commands.ucc.stream import ucc_with_engine
 
         with engine.progress(files[:1]) as progress:
             summary = ucc_with_engine(files, model_names(files), settings, engine, options, progress)
-        if output is not None:
-            from ..io.writers import write_json
-
-            write_json(output, summary)
-        _render(summary, fmt)
-        return
-    from ..engine.progress import stage, work_progress
-
-    with work_progress(engine.quiet):  # a terminal shows the stages (reading, the permutation test)
-        bands = []
-        weights = None
-        for i, (name, path) in enumerate(zip(model_names(files), files)):
-            stage(f"reading {name}")
-            loaded = load_same_rows(i, path, settings)
-            weights = loaded.weights if i == 0 else weights
-            bands.append(band_of(name, loaded, settings.level))
-        stage("UCC")
-        summary = ucc_report(bands, options, weights=weights, weights_column=weights_col)
-    image = None
-    if plot is not None:  # rendered before anything is written: a failure leaves no output
-        from ..commands.ucc.core import plot_models
-        from ..plots.common import figure_to_bytes
-        from ..plots.ucc import plot_ucc
-
-        fig = plot_ucc(plot_models(bands, summary, weights), cost=cost)
-        image = figure_to_bytes(fig, plot.suffix.lower().lstrip("."))
-    if output is not None:
+    else:
+        with work_progress(engine.quiet):  # a terminal shows the stages (reading, the permutation test)
+            summary, image = _in_memory(files, settings, options, plot)
+    if out.path is not None:
         from ..io.writers import write_json
 
-        write_json(output, summary)
+        write_json(out.path, summary)
     if image is not None:
         from ..io.writers import atomic_write_bytes
 
         assert plot is not None  # the image is made only for --plot
         atomic_write_bytes(plot, image)
-    _render(summary, fmt)
+    _render(summary, out.fmt)
+
+
+def _in_memory(
+    files: list[Path], settings: Settings, options: UccOptions, plot: Path | None
+) -> tuple[dict[str, Any], bytes | None]:
+    """The UCC summary of ``files`` read whole, and its figure for ``--plot`` (rendered before anything is
+    written: a failure leaves no output)."""
+    from ..commands.ucc.core import band_of, model_names, ucc_report
+    from ..engine.progress import stage
+
+    bands, weights = [], None
+    for i, (name, path) in enumerate(zip(model_names(files), files)):
+        stage(f"reading {name}")
+        loaded = load_same_rows(i, path, settings)
+        weights = loaded.weights if i == 0 else weights
+        bands.append(band_of(name, loaded, settings.level))
+    stage("UCC")
+    summary = ucc_report(bands, options, weights=weights, weights_column=settings.columns.get("weights"))
+    if plot is None:
+        return summary, None
+    from ..commands.ucc.core import plot_models
+    from ..plots.common import figure_to_bytes
+    from ..plots.ucc import plot_ucc
+
+    figure = plot_ucc(plot_models(bands, summary, weights), cost=options.cost)
+    return summary, figure_to_bytes(figure, figure_format(plot))
 
 
 def _render(summary: dict[str, Any], fmt: OutputFormat) -> None:
-    for text in summary.get("notes", []):
-        note(text)
+    note(*summary.get("notes", []))
     from ..report.ucc import rich_tables, to_markdown
 
     out = console(200)  # pipes and CI logs: do not squeeze the columns
