@@ -96,7 +96,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from ..catalogue.paths import flatten, metric_orientation
+from ..catalogue.paths import flatten, is_number, metric_orientation
 from ..errors import InputError, option
 from ..strict import tomllib
 from ..text import DETAIL, fmt_number
@@ -255,13 +255,9 @@ def summary_from_json(text: str, source: str = "summary.json") -> dict:
     return validate_summary(obj, source)
 
 
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
 def _leaves(node: Any, prefix: str = "") -> dict[str, Any]:
     """Numeric and ``null`` leaves below ``node`` by dotted path (lists are not metrics)."""
-    return {p: v for p, v in flatten(node, prefix, empty=False) if _is_number(v) or v is None}
+    return {p: v for p, v in flatten(node, prefix, empty=False) if is_number(v) or v is None}
 
 
 def flatten_metrics(summary: Mapping[str, Any]) -> dict[str, float | int]:
@@ -431,7 +427,7 @@ def target_of(summary: Mapping[str, Any], path: str, override: float | None = No
                 tv = targets[key]
                 if tv == "level" and level is not None:
                     return level
-                if _is_number(tv):
+                if is_number(tv):
                     return float(tv)
     from ..catalogue import target as metric_target
 
@@ -481,7 +477,7 @@ def settings_mismatch(summary: Mapping[str, Any], baseline: Mapping[str, Any]) -
 
 
 def _same(a: Any, b: Any) -> bool:
-    if _is_number(a) and _is_number(b):
+    if is_number(a) and is_number(b):
         return a == b or (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-12, abs_tol=0)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
@@ -623,7 +619,7 @@ def _parse_rule(path: str, opts: dict, text: str, problems: _Problems) -> list[C
             problems.add(
                 oline, f"rule \"{path}\": unknown option '{opt}'{hint}; allowed: {', '.join(RULE_OPTIONS)}"
             )
-        elif not _is_number(val) or not math.isfinite(val):
+        elif not is_number(val) or not math.isfinite(val):
             problems.add(
                 oline, f"rule \"{path}\": option '{opt}' must be a finite number, found {_show(val)}"
             )
@@ -742,13 +738,13 @@ def _pct(x: float) -> str:
 
 
 def _number_or_none(val: Any) -> float | None:
-    return float(val) if _is_number(val) else None
+    return float(val) if is_number(val) else None
 
 
 def _bad_value(val: Any) -> str | None:
     if val is None:
         return "value is null (not computed for this input)"
-    if not _is_number(val):
+    if not is_number(val):
         return f"value is not a number ({_show(val)})"
     if math.isnan(val):
         return "value is NaN"

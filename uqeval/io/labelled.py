@@ -45,6 +45,7 @@ import numpy as np
 
 from ..errors import InputError, UsageError, option
 from .columns import ALIASES
+from .readers import _short
 
 #: file name endings read as labelled data (a ``.zarr`` directory is a Zarr store)
 SUFFIXES = (".nc", ".nc4", ".netcdf", ".cdf", ".zarr")
@@ -214,10 +215,6 @@ def _import_xarray():
             "(xarray, h5netcdf or netCDF4, zarr)"
         ) from None
     return xr
-
-
-def _short(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def open_dataset(spec: str):
@@ -697,15 +694,15 @@ def kept_dims(spec: str | Path) -> tuple[str, ...]:
 # --------------------------------------------------------------------------- writing metrics per cell
 
 
-def _leaves(prefix: str, obj: Any, out: dict[str, Any]) -> None:
+def _leaves(obj: Any, out: dict[str, Any]) -> None:
     """Number leaves as floats, lists of numbers (a rank histogram per cell) as float arrays."""
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            _leaves(f"{prefix}.{k}" if prefix else str(k), v, out)
-    elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
-        out[prefix] = float(obj)
-    elif isinstance(obj, list) and obj and all(isinstance(v, (int, float)) for v in obj):
-        out[prefix] = np.asarray(obj, dtype=float)
+    from ..catalogue.paths import flatten, is_number
+
+    for path, v in flatten(obj, empty=False):
+        if is_number(v):
+            out[path] = float(v)
+        elif isinstance(v, list) and v and all(isinstance(x, (int, float)) for x in v):
+            out[path] = np.asarray(v, dtype=float)
 
 
 def metrics_dataset(summary: dict[str, Any], spool: _Spool | None = None):
@@ -716,7 +713,7 @@ def metrics_dataset(summary: dict[str, Any], spool: _Spool | None = None):
     groups = summary.get("groups")
     if not groups:
         flat: dict[str, Any] = {}
-        _leaves("", summary.get("metrics", {}), flat)
+        _leaves(summary.get("metrics", {}), flat)
         return xr.Dataset({k: (_extra_dims(k, np.ndim(v)), v) for k, v in flat.items()})
     if spool is None:
         spool = next((s for s in reversed(list(_SPOOLS.values())) if s.kept), None)
@@ -736,7 +733,7 @@ def metrics_dataset(summary: dict[str, Any], spool: _Spool | None = None):
             continue
         at.append(tuple(index[d][_label(v)] for d, v in zip(dims, vals)))
         leaves: dict[str, Any] = {"n_rows": float(entry.get("n_rows", np.nan))}
-        _leaves("", entry.get("metrics", {}), leaves)
+        _leaves(entry.get("metrics", {}), leaves)
         for k, v in leaves.items():
             cells_k, values_k = found.setdefault(k, ([], []))
             cells_k.append(len(at) - 1)
