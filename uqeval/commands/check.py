@@ -717,7 +717,8 @@ def _find_option_line(text: str, path: str, option: str) -> int | None:
 # --------------------------------------------------------------------------- evaluation
 
 
-def _fmt(x: float | None) -> str:
+def fmt_value(x: float | None) -> str:
+    """A value, limit or target as a check quotes it (messages, the table, JUnit details)."""
     return fmt_number(x, DETAIL)
 
 
@@ -775,7 +776,7 @@ def evaluate(
         elif isinstance(val, (dict, list)):
             msg = f'"{path}" is a group or list, not a scalar metric'
         else:
-            bad = _bad_value(val) or (None if math.isfinite(val) else f"value is {_fmt(val)}")
+            bad = _bad_value(val) or (None if math.isfinite(val) else f"value is {fmt_value(val)}")
             msg = f"present but {bad}" if bad else "present"
         status: Status = "PASS" if msg == "present" else "FAIL"
         rows.append(
@@ -824,16 +825,16 @@ def _evaluate_check(
         return GateRow(chk.path, opt, value, base, limit, status, msg, orient, chk.line)
 
     if opt in ABSOLUTE_OPTIONS:
-        limit = f">= {_fmt(x)}" if opt == "min" else f"<= {_fmt(x)}"
+        limit = f">= {fmt_value(x)}" if opt == "min" else f"<= {fmt_value(x)}"
         bad = _bad_value(val)
         if bad:
             return row("FAIL", limit, bad)
         assert value is not None  # a number: _bad_value found nothing wrong
         ok = _le(x, value) if opt == "min" else _le(value, x)
         if ok:
-            return row("PASS", limit, f"{_fmt(value)} {limit}")
+            return row("PASS", limit, f"{fmt_value(value)} {limit}")
         op = "<" if opt == "min" else ">"
-        return row("FAIL", limit, f"{_fmt(value)} {op} {opt} {_fmt(x)}")
+        return row("FAIL", limit, f"{fmt_value(value)} {op} {opt} {fmt_value(x)}")
 
     rel = opt.endswith("_rel")
     kind = opt.removeprefix("max_").removesuffix("_rel")  # increase | decrease | regression
@@ -853,10 +854,10 @@ def _evaluate_check(
             orient = None
 
     unit = "% of baseline" if rel else ""
-    shown = f"{x * 100:.6g}{unit}" if rel else _fmt(x)
+    shown = f"{x * 100:.6g}{unit}" if rel else fmt_value(x)
     limit = f"{kind} <= {shown}"
     if kind == "regression" and orient == "target":
-        limit += f" (target {_fmt(target)})"
+        limit += f" (target {fmt_value(target)})"
 
     if baseline is None:
         if rules.settings.get("require_baseline", False):
@@ -896,7 +897,7 @@ def _evaluate_check(
     amount_txt = _pct(amount * 100) if rel else f"{change:+.6g}"
 
     if kind == "regression":
-        what = f"distance to target {_fmt(target)}" if orient == "target" else f"{orient} is better"
+        what = f"distance to target {fmt_value(target)}" if orient == "target" else f"{orient} is better"
         desc = f"regression {amount_txt} ({what})"
     else:
         desc = f"{kind} {amount_txt}"
