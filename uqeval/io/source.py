@@ -40,7 +40,6 @@ class Source:
     info: TableInfo
     files: list[str]
     fmt: str  # "parquet" or "csv"
-    partitioned: bool = False
     inputs: Inputs | None = None  # what the argument named: files read and skipped
 
     def record(self) -> dict[str, list[str]]:
@@ -289,7 +288,7 @@ def open_source(spec: str | Path) -> Source:
         except (pa.ArrowException, OSError) as exc:
             raise InputError(f"{spec}: cannot open the Parquet dataset ({_short(exc)})") from None
         info = parquet_info(spec if remote else Path(spec), dataset.schema)
-        return Source(spec, info, files, "parquet", partitioned=True, inputs=inputs)
+        return Source(spec, info, files, "parquet", inputs=inputs)
     head = header(files[0])
     where = head.path if inputs.kind == "file" else (spec if remote else Path(spec))
     # TableInfo.path holds the URI string for a remote input (as parquet_info's does; see its field comment)
