@@ -1,87 +1,27 @@
 """CI rule gate: thresholds and baseline regressions on a ``uqeval score`` summary.
 
-Pure functions only: TOML text and summary dicts in, a :class:`GateResult` out
-(rendered as JSON, Markdown, JUnit or a table by :mod:`uqeval.report.check`).
-Nothing here reads files, prints or exits; the ``uqeval check`` command does that
-and turns a failed gate into exit code 1.
+Pure functions: TOML text and summary dicts in, a :class:`GateResult` out (rendered by
+:mod:`uqeval.report.check`); nothing reads files, prints or exits. The rules file, its options and the
+settings-mismatch stop are documented in docs/commands/check.md; what the code decides beyond it:
 
-Metric paths
-------------
-A *path* names one scalar of a summary's ``"metrics"`` object: its JSON keys
-joined by dots, e.g. ``"accuracy.mae"``, ``"avg_calibration.ma_cal"`` or
-``"coverage.0.95.coverage"``. Keys that themselves contain a dot (probability
-levels such as ``"0.95"``) match whole: a path is resolved by walking the tree
-and, at each level, trying the longest key that is a prefix of the rest of the
-path first (with backtracking), never by a naive ``split(".")``.
-
-Only numeric scalars (JSON numbers, including ``NaN``) are metrics. Lists (for
-example the ``adv_group_calibration`` curves) and objects are not: a rule that
-points at a list or an object is an error that lists the scalars under it.
-List elements cannot be addressed.
-
-Orientation
------------
-Each summary carries ``"orientation"``: ``{"group.key": "lower" | "higher" |
-"target"}``. An exact full-path entry answers first; otherwise the path's entry
-in the metric catalogue (:func:`uqeval.catalogue.lookup`, so ``"coverage.width"``
-applies to ``"coverage.0.95.width"`` at every level) names its key in that map,
-or, when the summary lacks it, gives its own orientation for the summary's
-representation. Orientation is never guessed from a key's name.
-
-``"target"`` metrics are best at a target value. The target of a path is, in
-order: the rule's ``target`` option; ``summary["targets"][orientation key]`` if
-the summary has such an object (a number, or the string ``"level"``); the target
-the registry declares (:func:`uqeval.catalogue.target`: the enclosing level for
-``coverage.0.95.coverage`` and ``prediction_sets.0.95.coverage``, (1 - level)/2 for
-``miss_below``/``miss_above``, 0 for ``coverage_error``); otherwise 0.
-
-Rules file (TOML)
------------------
-::
-
-    # keys before the first [table] header are top level
-    require = ["accuracy.mae", "coverage.0.95.coverage"]
-
-    [settings]
-    require_baseline = false         # regression checks without a baseline: SKIP (false) or FAIL (true)
-    allow_settings_mismatch = false  # read by `uqeval check` (the --allow-settings-mismatch flag ORs in)
-
-    [rules]
-    "avg_calibration.ma_cal" = { max = 0.05 }
-    "coverage.0.95.coverage" = { min = 0.93, max = 0.97 }
-    "accuracy.mae"           = { max_regression_rel = 0.05 }
-    "coverage.0.95.width"    = { max_increase = 0.5 }
-
-Rule paths may be quoted (recommended) or bare dotted keys; ``[rules.accuracy]``
-sub-tables also work, since nested tables are joined back into paths.
-
-Options of a rule (each option is one *check*, i.e. one row of the result):
-
-- ``min``: ``value >= min``
-- ``max``: ``value <= max``
-- ``max_increase``: ``value - baseline <= x`` (raw direction, ignores orientation)
-- ``max_decrease``: ``baseline - value <= x`` (raw direction, ignores orientation)
-- ``max_increase_rel``: ``(value - baseline) / |baseline| <= x``
-- ``max_decrease_rel``: ``(baseline - value) / |baseline| <= x``
-- ``max_regression``: orientation-aware, ``r <= x`` with the regression ``r`` =
-  ``value - baseline`` (lower is better), ``baseline - value`` (higher is
-  better) or ``|value - t| - |baseline - t|`` (target ``t``)
-- ``max_regression_rel``: ``r / |baseline| <= x``
-- ``target``: the target ``t`` used by ``max_regression[_rel]`` (not a check)
-
-Relative limits are fractions (``0.1`` = 10 %) of ``|baseline|``; with a zero
-baseline any positive change is an infinite relative change and fails. All
-``max_*`` limits must be ``>= 0``. ``max_increase``/``max_decrease`` are raw:
-``max_increase`` on a higher-is-better metric limits *improvements*, which is
-rarely intended; use ``max_regression`` to limit only changes for the worse
-(the row message says so when this happens). Comparisons forgive floating-point
-rounding (relative 1e-9, absolute 1e-12), so identical summaries always pass.
-
-Checks that need a baseline are ``SKIP`` when none is given (or ``FAIL`` with
-``require_baseline = true``); a baseline that lacks the path fails the check.
-A ``NaN`` or ``null`` value fails every check. ``require`` lists paths that must
-hold a finite number; a missing one is a ``FAIL`` row (with close matches),
-whereas a rule on an unknown path is an :class:`~uqeval.errors.InputError`.
+- A *path* is a summary's ``metrics`` keys joined by dots; keys that contain a dot (levels such as
+  ``"0.95"``) match whole: at each level the longest key that is a prefix of the rest is tried first,
+  with backtracking, never a naive ``split(".")``. Only numeric scalars (NaN included) are metrics: a
+  rule on a list or an object is an error listing the scalars under it; list elements have no path.
+- Orientation: the summary's exact full-path ``orientation`` entry first; else the path's catalogue entry
+  (:func:`uqeval.catalogue.lookup`, ``coverage.width`` for ``coverage.0.95.width``) names its key in that
+  map or, when the summary lacks it, gives its own for the representation. Never guessed from a name.
+- The target of a ``target`` metric, in order: the rule's ``target``; ``summary["targets"][key]`` (a number
+  or ``"level"``); :func:`uqeval.catalogue.target` (the enclosing level for ``coverage.0.95.coverage``,
+  (1 - level)/2 for ``miss_below``/``miss_above``, 0 for ``coverage_error``); else 0.
+- ``max_regression`` is ``value - baseline`` (lower is better), ``baseline - value`` (higher) or
+  ``|value - t| - |baseline - t|`` (target ``t``); the ``_rel`` forms divide by ``|baseline|``, so a zero
+  baseline makes any positive change infinite (FAIL). ``max_increase``/``max_decrease`` are raw (the row
+  says so when one limits an improvement). Limits ``max_*`` must be ``>= 0``. Comparisons forgive rounding
+  (relative 1e-9, absolute 1e-12): identical summaries always pass.
+- Baseline checks are SKIP without a baseline (FAIL with ``require_baseline``); a baseline lacking the path
+  fails. NaN or ``null`` fails every check. A ``require`` path that is missing is a FAIL row with close
+  matches; a rule on an unknown path is an :class:`~uqeval.errors.InputError`.
 """
 
 from __future__ import annotations
@@ -140,7 +80,7 @@ class Check:
 
 @dataclass(frozen=True)
 class Rules:
-    """Parsed rules file (see the module docstring for the format)."""
+    """Parsed rules file (format: docs/commands/check.md)."""
 
     checks: tuple[Check, ...]
     require: tuple[str, ...] = ()
@@ -497,7 +437,7 @@ _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
 def load_rules(text: str, source: str = "rules.toml") -> Rules:
-    """Parse a rules file (TOML; format in the module docstring).
+    """Parse a rules file (TOML; format: docs/commands/check.md).
 
     Raises :class:`InputError` naming the file and line for malformed TOML, unknown
     top-level keys, settings or rule options, and bad values: one error for every
