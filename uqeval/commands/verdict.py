@@ -1,44 +1,13 @@
-r"""The verdict (issue 39): answers under the numbers, each named by the rule that produced it.
+"""The verdict (issue 39): answers under the numbers, each named by the rule that produced it.
 
 One function, :func:`with_verdict`, attaches ``document["verdict"]`` (``uqeval.verdict/1``) to the
 document a command returned; every front end calls it (the CLI's ``score``, ``compare``, ``check`` and
 ``report``, and :func:`uqeval.evaluate` / :func:`uqeval.compare` in Python), the renderers of
-:mod:`uqeval.report.verdict` show it. Nothing here is a threshold picked by taste: every label comes from
-a test at level :data:`ALPHA` with its multiplicity stated, every number shown beside an interval or a
-p-value says what it assumes. The rules and their error rates are on the docs page
-``docs/guide/verdicts.md``; ``benchmarks/verdict_sim.py`` measures them.
-
-The rules
----------
-``pit-moments`` (Gaussian predictions, rows in memory)
-    With :math:`u_i = F_i(y_i)` uniform under calibration, two z-tests (Bonferroni: each at
-    :math:`\alpha/2`): the mean, :math:`\bar u - \tfrac12` over :math:`\sqrt{\max(s_u^2, 1/12)/n}` (a too
-    narrow forecast's U-shaped PIT has a variance above 1/12), and the spread,
-    :math:`\overline{|u-\tfrac12|} - \tfrac14` with variance :math:`1/(48 n)` (:math:`|u - \tfrac12|` is
-    uniform on :math:`[0, \tfrac12]`; weights: :math:`n` is
-    Kish's effective size :math:`(\sum w)^2/\sum w^2`). A mean away from ½ is *biased* (below ½: forecasts
-    too high); otherwise a spread above 1/12 (a U-shaped PIT) is *overconfident*, below is
-    *underconfident*; neither is *calibrated* (no evidence of miscalibration at level α).
-``coverage-binomial`` (other regression representations, or a document alone: streamed runs, ``check``)
-    At each central level ℓ of ``metrics.coverage``: an exact two-sided binomial test of the coverage
-    against ℓ and, where the misses below and above are given, of their split against ½ (a biased
-    forecast misses on one side). Bonferroni over every test done. Unweighted rows only.
-``top-label-mean`` (classifiers, rows in memory)
-    Calibration in the large of the top label: :math:`z = \sum (c_i - p_i)/\sqrt{\sum p_i(1-p_i)}` (less
-    1/2 in absolute value for unweighted rows: a continuity correction) with
-    :math:`p_i` the confidence and :math:`c_i` whether the top label is right (independent Bernoulli
-    :math:`(p_i)` under calibration). Accuracy below the confidence is *overconfident*, above
-    *underconfident*. Where it is off: the same test in each of up to 10 equal-count confidence bins,
-    Bonferroni over the bins.
-``paired-holm`` (``compare``, ``report --compare``)
-    The document's paired tests (the permutation p-value, else Diebold–Mariano's), Holm's step-down over
-    every test in the document at level α: a difference that survives is reported with its bootstrap
-    interval; the rest are *not distinguishable*.
-``check-rules`` (``check``)
-    The user's own rules: which failed and by how much (value against its limit). uqeval adds no test.
-
-Every test assumes independent rows (the document's resampling setting says when compare's tests assumed
-clusters or blocks instead).
+:mod:`uqeval.report.verdict` show it. Every label comes from a test at level :data:`ALPHA` with its
+multiplicity stated, never a threshold picked by taste. The rules (``pit-moments``, ``coverage-binomial``,
+``top-label-mean``, ``paired-holm``, ``check-rules``, the actions), their formulas, assumptions and error
+rates are on docs/guide/verdicts.md; ``benchmarks/verdict_sim.py`` measures the error rates. Every test
+assumes independent rows (compare's resampling setting says when its tests assumed clusters or blocks).
 """
 
 from __future__ import annotations
