@@ -1,32 +1,15 @@
 """Labelled (gridded) inputs: NetCDF and Zarr files read through xarray, one more source (issue 41).
 
-A Dataset holding the target and the prediction variables is flattened to rows: one row per combination
-of the coordinates of its dimensions other than the member and quantile dimensions, with
-
-- each of those coordinates as a column of its own name (``time``, ``lead_time``, ``lat``, ``lon``; a
-  dimension without a coordinate gets its positions 0, 1, ...);
-- each variable without a member or quantile dimension as a column of its name (``y``, ``mean``, ``std``,
-  ``lower``, ...), found by the same rules as a table's columns;
-- a variable along the member dimension (``--member-dim``; by default ``member``, ``ensemble``,
-  ``realization`` or ``number`` when present) as the list column ``samples`` (an ensemble);
-- a variable along the quantile dimension (``--quantile-dim``; by default ``quantile`` when present) as the
-  wide columns ``q_<level>`` of its coordinate's levels.
-
-With ``--obs FILE`` the targets come from a second file: its one data variable (or its ``y``/``target``
-one) is the target ``y``, aligned with the forecast by coordinates (an inner join: coordinate values that
-are not in both files are dropped, and a note says how many). A forecast file with one data variable and
-no member or quantile dimension is then the point forecast ``mean``.
+How a Dataset becomes rows (one per combination of the non-member, non-quantile coordinates; members as
+``samples``, quantiles as ``q_<level>``), ``--obs`` (aligned by coordinates, an inner join),
+``--preserve-dims`` / ``--reduce-dims`` (the key column :data:`CELL`, grouped by ``score``'s ``--by``
+machinery; :func:`write_metrics` writes the per-cell document as NetCDF) and ``--weights lat`` (the column
+``cos(lat)``): docs/guide/gridded.md.
 
 The flattened rows are written once to a private temporary Parquet file, a slab of the leading dimension
 at a time (one row group per slab, a Zarr chunk's height when the store is chunked along it), and read from
 there like standard input's spooled file: every reader, the loader, each engine and every command run on
 it unchanged, the stream engine a row group at a time. Messages name the original file.
-
-``--preserve-dims`` / ``--reduce-dims`` (the vocabulary of the ``scores`` package) add the key column
-:data:`CELL`, one value per combination of the kept coordinates (``lat=-45,lon=120``), which ``score``
-groups by (its ``--by`` machinery, so on every engine); :func:`write_metrics` writes such a document
-as NetCDF with the kept dimensions as coordinates. ``--weights lat`` (a latitude coordinate: ``lat`` or
-``latitude``) weights each row by the cosine of its latitude, the column ``cos(lat)``.
 
 xarray is imported only here, and only when such a file is read (``pip install 'uqeval[xarray]'``).
 """
