@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -163,16 +164,23 @@ def _level_key(key: str) -> float | None:
     return v if 0.0 < v < 1.0 else None
 
 
-def _coverage_evidence(document: dict[str, Any], n: int) -> list[dict[str, Any]]:
-    """Coverage at each level of ``metrics.coverage`` with its exact 95% interval (independent rows)."""
-    out = []
+def _coverages(document: dict[str, Any], n: int) -> Iterator[tuple[str, float, float, dict[str, Any]]]:
+    """``(key, level, coverage, body)`` of each level of ``metrics.coverage`` that has one (none without rows)."""
     for key, body in ((document.get("metrics") or {}).get("coverage") or {}).items():
         level, cov = _level_key(key), _num((body or {}).get("coverage"))
-        if level is None or cov is None or n <= 0:
-            continue
-        low, high = wilson(round(cov * n), n)
-        out.append(_evidence(f"coverage at {key}", cov, low=low, high=high, target=level))
-    return out
+        if level is not None and cov is not None and n > 0:
+            yield key, level, cov, body
+
+
+def _coverage_item(key: str, level: float, cov: float, n: int, **extra: Any) -> dict[str, Any]:
+    """The evidence of the coverage at one level with its Wilson 95% interval (independent rows)."""
+    low, high = wilson(round(cov * n), n)
+    return _evidence(f"coverage at {key}", cov, low=low, high=high, target=level, **extra)
+
+
+def _coverage_evidence(document: dict[str, Any], n: int) -> list[dict[str, Any]]:
+    """Coverage at each level of ``metrics.coverage`` with its Wilson 95% interval (independent rows)."""
+    return [_coverage_item(key, level, cov, n) for key, level, cov, _ in _coverages(document, n)]
 
 
 def _spread_skill(document: dict[str, Any]) -> list[dict[str, Any]]:
@@ -378,14 +386,9 @@ def _coverage_rule(document: dict[str, Any], kind: str | None) -> list[dict[str,
         ]
     tests: list[tuple[str, float, str]] = []  # (what, p, direction)
     evidence = []
-    for key, body in ((document.get("metrics") or {}).get("coverage") or {}).items():
-        level, cov = _level_key(key), _num((body or {}).get("coverage"))
-        if level is None or cov is None or n <= 0:
-            continue
-        k = int(round(cov * n))
-        p = _binom_p(k, n, level)
-        low, high = wilson(k, n)
-        evidence.append(_evidence(f"coverage at {key}", cov, low=low, high=high, target=level, p_value=p))
+    for key, level, cov, body in _coverages(document, n):
+        p = _binom_p(round(cov * n), n, level)
+        evidence.append(_coverage_item(key, level, cov, n, p_value=p))
         tests.append((f"coverage at {key}", p, "low" if cov < level else "high"))
         below, above = _num(body.get("miss_below")), _num(body.get("miss_above"))
         if below is not None and above is not None:
