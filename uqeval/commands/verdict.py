@@ -226,16 +226,23 @@ def score_aspects(
         if kind in ("categorical", "members", "dirichlet", "binary")
         else f"no calibration rule applies to {kind} predictions (no PIT, no central intervals)"
     )
-    return [
-        _aspect(
-            "calibration",
-            "not assessed",
-            "none",
-            f"calibration not assessed: {reason}",
-            "",
-            _pit_tests(document),
-        )
-    ]
+    return [_not_assessed("none", reason, _pit_tests(document))]
+
+
+def _not_assessed(rule: str, reason: str, evidence: list[dict[str, Any]]) -> dict[str, Any]:
+    return _aspect("calibration", "not assessed", rule, f"calibration not assessed: {reason}", "", evidence)
+
+
+def _no_action(kind: str | None, why: str) -> dict[str, Any]:
+    """The action aspect when no ``uqeval recalibrate`` method applies to ``kind`` predictions (``why``)."""
+    return _aspect(
+        "action",
+        "none",
+        "action-none",
+        f"no uqeval recalibrate method applies to {kind} predictions {why}",
+        "",
+        [],
+    )
 
 
 def _wmean(x: np.ndarray, weights: np.ndarray | None) -> float:
@@ -372,18 +379,11 @@ def _coverage_rule(document: dict[str, Any], kind: str | None) -> list[dict[str,
     inp = document.get("input") or {}
     n = int(inp.get("n_rows") or 0)
     if "weights" in document:
-        return [
-            _aspect(
-                "calibration",
-                "not assessed",
-                "coverage-binomial",
-                "calibration not assessed: the coverage rule counts unweighted rows, and these are weighted "
-                "(the Python API and `uqeval score` with the rows in memory judge Gaussian and classifier "
-                "predictions with weights)",
-                "",
-                _coverage_evidence(document, n),
-            )
-        ]
+        reason = (
+            "the coverage rule counts unweighted rows, and these are weighted (the Python API and `uqeval "
+            "score` with the rows in memory judge Gaussian and classifier predictions with weights)"
+        )
+        return [_not_assessed("coverage-binomial", reason, _coverage_evidence(document, n))]
     tests: list[tuple[str, float, str]] = []  # (what, p, direction)
     evidence = []
     for key, level, cov, body in _coverages(document, n):
@@ -402,16 +402,7 @@ def _coverage_rule(document: dict[str, Any], kind: str | None) -> list[dict[str,
         "" if kind != "samples" else " (an ensemble's empirical quantiles are, only for many members)"
     )
     if not tests:
-        return [
-            _aspect(
-                "calibration",
-                "not assessed",
-                "coverage-binomial",
-                "calibration not assessed: no coverage",
-                "",
-                evidence,
-            )
-        ]
+        return [_not_assessed("coverage-binomial", "no coverage", evidence)]
     cut = ALPHA / len(tests)
     hits = [t for t in tests if t[1] < cut]
     how = f"exact binomial tests, Bonferroni over {len(tests)} at α = {ALPHA}"
@@ -436,14 +427,10 @@ def _coverage_rule(document: dict[str, Any], kind: str | None) -> list[dict[str,
     out = [_aspect("calibration", label, "coverage-binomial", sentence, assumes, evidence)]
     if label in ("overconfident", "underconfident") and kind not in ("gaussian",):
         out.append(
-            _aspect(
-                "action",
-                "none",
-                "action-none",
-                f"no uqeval recalibrate method applies to {kind} predictions (they need a mean and a std, "
-                "or class probabilities); widen or narrow the intervals with a conformal step fitted on held-out rows",
-                "",
-                [],
+            _no_action(
+                kind,
+                "(they need a mean and a std, or class probabilities); widen or narrow the intervals with a "
+                "conformal step fitted on held-out rows",
             )
         )
     elif label != "calibrated" and kind == "gaussian":
@@ -561,14 +548,8 @@ def _where_off(conf: np.ndarray, correct: np.ndarray, w: np.ndarray, over: bool,
 
 def _temperature_action(prediction: Any, seed: int = 0) -> dict[str, Any]:
     if getattr(prediction, "kind", None) != "categorical":
-        return _aspect(
-            "action",
-            "none",
-            "action-none",
-            f"no uqeval recalibrate method applies to {prediction.kind} predictions "
-            "(temperature scaling takes one classifier's probabilities or logits)",
-            "",
-            [],
+        return _no_action(
+            prediction.kind, "(temperature scaling takes one classifier's probabilities or logits)"
         )
     proba, labels = prediction.proba, prediction.labels
     on = "these rows"
