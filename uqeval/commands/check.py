@@ -376,14 +376,9 @@ def target_of(summary: Mapping[str, Any], path: str, override: float | None = No
 
 
 def _enclosing_level(keys: tuple[str, ...]) -> float | None:
-    for key in reversed(keys[:-1]):
-        try:
-            lv = float(key)
-        except ValueError:
-            continue
-        if 0.0 < lv < 1.0:
-            return lv
-    return None
+    from .verdict import level_of
+
+    return next((lv for key in reversed(keys[:-1]) if (lv := level_of(key)) is not None), None)
 
 
 def settings_mismatch(summary: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:

@@ -156,7 +156,8 @@ def _binom_p(k: int, n: int, p: float) -> float:
     return min(1.0, 2.0 * min(lower, upper))
 
 
-def _level_key(key: str) -> float | None:
+def level_of(key: str) -> float | None:
+    """The probability level a metric key names (``"0.95"`` -> 0.95), else None."""
     try:
         v = float(key)
     except ValueError:
@@ -167,7 +168,7 @@ def _level_key(key: str) -> float | None:
 def _coverages(document: dict[str, Any], n: int) -> Iterator[tuple[str, float, float, dict[str, Any]]]:
     """``(key, level, coverage, body)`` of each level of ``metrics.coverage`` that has one (none without rows)."""
     for key, body in ((document.get("metrics") or {}).get("coverage") or {}).items():
-        level, cov = _level_key(key), _num((body or {}).get("coverage"))
+        level, cov = level_of(key), _num((body or {}).get("coverage"))
         if level is not None and cov is not None and n > 0:
             yield key, level, cov, body
 
@@ -350,7 +351,7 @@ def _gaussian_action(
     evidence = [_evidence("std-scaling factor (NLL)", factor)]
     restored = []
     for key in ((document.get("metrics") or {}).get("coverage") or {}).keys():
-        level = _level_key(key)
+        level = level_of(key)
         if level is None:
             continue
         # |z| <= s·c  is  |u - 1/2| <= Φ(s·c) - 1/2
