@@ -26,6 +26,7 @@ from .readers import (
     csv_records,
     decimal_point,
     inspect,
+    open_csv_text,
     parquet_info,
     parse_options,
 )
@@ -214,15 +215,13 @@ def parquet_file(f: str | Path):
 
 def _open_text(f: str):
     """A text handle on a (possibly gzipped) CSV file, local or remote."""
-    import gzip
     import io
 
     if is_uri(f):
         fs, path = filesystem(f)
         raw = fs.open_input_stream(path, compression="gzip" if f.lower().endswith(".gz") else None)
         return io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
-    opener = gzip.open if str(f).lower().endswith(".gz") else open  # standard input: a spooled StdinFile
-    return opener(f, "rt", encoding="utf-8-sig", newline="")
+    return open_csv_text(f)  # standard input: a spooled StdinFile
 
 
 def _remote_info(f: str, fmt: str) -> TableInfo:
