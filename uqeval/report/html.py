@@ -106,6 +106,10 @@ def _esc(value: Any) -> str:
     return html.escape(xml_text(value), quote=True)  # control characters shown as \xNN
 
 
+#: the characters an element id may not hold
+_ID_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
 class _Ids:
     """Unique, attribute-safe element ids."""
 
@@ -114,7 +118,7 @@ class _Ids:
 
     def make(self, *parts: Any) -> str:
         raw = "-".join(str(p) for p in parts)
-        base = re.sub(r"[^A-Za-z0-9_.-]+", "-", raw).strip("-") or "x"
+        base = _ID_UNSAFE.sub("-", raw).strip("-") or "x"
         ident, k = base, 2
         while ident in self._seen:
             ident, k = f"{base}-{k}", k + 1
@@ -302,15 +306,11 @@ def _matrix_table(
 
 
 def _glossary_id(key: str) -> str:
-    return "glossary-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", key)
+    return "glossary-" + _ID_UNSAFE.sub("-", key)
 
 
 def _union(seqs: Iterable[Iterable[str]]) -> list[str]:
-    seen: dict[str, None] = {}
-    for s in seqs:
-        for p in s:
-            seen.setdefault(p, None)
-    return list(seen)
+    return list(dict.fromkeys(p for s in seqs for p in s))
 
 
 # ----------------------------------------------------------------------------- entries
