@@ -163,17 +163,11 @@ def validate_summary(obj: Any, source: str = "summary") -> dict:
             f"{source} has unsupported summary schema {schema!r}; this uqeval reads "
             f"{SUMMARY_SCHEMA!r}: re-score the predictions with this version of uqeval"
         )
-    for key in ("metrics", "orientation"):
-        if not isinstance(obj.get(key), dict):
+    for key in ("metrics", "orientation", "settings", "input"):  # the last two may be missing
+        if (key in obj or key in ("metrics", "orientation")) and not isinstance(obj.get(key), dict):
             found = "missing" if key not in obj else type(obj[key]).__name__
             raise InputError(
                 f"{source} is not a valid uqeval summary: '{key}' must be a JSON object, found {found}; {how}"
-            )
-    for key in ("settings", "input"):
-        if key in obj and not isinstance(obj[key], dict):
-            raise InputError(
-                f"{source} is not a valid uqeval summary: '{key}' must be a JSON object, "
-                f"found {type(obj[key]).__name__}; {how}"
             )
     return obj
 
