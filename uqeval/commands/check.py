@@ -1,87 +1,27 @@
 """CI rule gate: thresholds and baseline regressions on a ``uqeval score`` summary.
 
-Pure functions only: TOML text and summary dicts in, a :class:`GateResult` out
-(rendered as JSON, Markdown, JUnit or a table by :mod:`uqeval.report.check`).
-Nothing here reads files, prints or exits; the ``uqeval check`` command does that
-and turns a failed gate into exit code 1.
+Pure functions: TOML text and summary dicts in, a :class:`GateResult` out (rendered by
+:mod:`uqeval.report.check`); nothing reads files, prints or exits. The rules file, its options and the
+settings-mismatch stop are documented in docs/commands/check.md; what the code decides beyond it:
 
-Metric paths
-------------
-A *path* names one scalar of a summary's ``"metrics"`` object: its JSON keys
-joined by dots, e.g. ``"accuracy.mae"``, ``"avg_calibration.ma_cal"`` or
-``"coverage.0.95.coverage"``. Keys that themselves contain a dot (probability
-levels such as ``"0.95"``) match whole: a path is resolved by walking the tree
-and, at each level, trying the longest key that is a prefix of the rest of the
-path first (with backtracking), never by a naive ``split(".")``.
-
-Only numeric scalars (JSON numbers, including ``NaN``) are metrics. Lists (for
-example the ``adv_group_calibration`` curves) and objects are not: a rule that
-points at a list or an object is an error that lists the scalars under it.
-List elements cannot be addressed.
-
-Orientation
------------
-Each summary carries ``"orientation"``: ``{"group.key": "lower" | "higher" |
-"target"}``. An exact full-path entry answers first; otherwise the path's entry
-in the metric catalogue (:func:`uqeval.catalogue.lookup`, so ``"coverage.width"``
-applies to ``"coverage.0.95.width"`` at every level) names its key in that map,
-or, when the summary lacks it, gives its own orientation for the summary's
-representation. Orientation is never guessed from a key's name.
-
-``"target"`` metrics are best at a target value. The target of a path is, in
-order: the rule's ``target`` option; ``summary["targets"][orientation key]`` if
-the summary has such an object (a number, or the string ``"level"``); the target
-the registry declares (:func:`uqeval.catalogue.target`: the enclosing level for
-``coverage.0.95.coverage`` and ``prediction_sets.0.95.coverage``, (1 - level)/2 for
-``miss_below``/``miss_above``, 0 for ``coverage_error``); otherwise 0.
-
-Rules file (TOML)
------------------
-::
-
-    # keys before the first [table] header are top level
-    require = ["accuracy.mae", "coverage.0.95.coverage"]
-
-    [settings]
-    require_baseline = false         # regression checks without a baseline: SKIP (false) or FAIL (true)
-    allow_settings_mismatch = false  # read by `uqeval check` (the --allow-settings-mismatch flag ORs in)
-
-    [rules]
-    "avg_calibration.ma_cal" = { max = 0.05 }
-    "coverage.0.95.coverage" = { min = 0.93, max = 0.97 }
-    "accuracy.mae"           = { max_regression_rel = 0.05 }
-    "coverage.0.95.width"    = { max_increase = 0.5 }
-
-Rule paths may be quoted (recommended) or bare dotted keys; ``[rules.accuracy]``
-sub-tables also work, since nested tables are joined back into paths.
-
-Options of a rule (each option is one *check*, i.e. one row of the result):
-
-- ``min``: ``value >= min``
-- ``max``: ``value <= max``
-- ``max_increase``: ``value - baseline <= x`` (raw direction, ignores orientation)
-- ``max_decrease``: ``baseline - value <= x`` (raw direction, ignores orientation)
-- ``max_increase_rel``: ``(value - baseline) / |baseline| <= x``
-- ``max_decrease_rel``: ``(baseline - value) / |baseline| <= x``
-- ``max_regression``: orientation-aware, ``r <= x`` with the regression ``r`` =
-  ``value - baseline`` (lower is better), ``baseline - value`` (higher is
-  better) or ``|value - t| - |baseline - t|`` (target ``t``)
-- ``max_regression_rel``: ``r / |baseline| <= x``
-- ``target``: the target ``t`` used by ``max_regression[_rel]`` (not a check)
-
-Relative limits are fractions (``0.1`` = 10 %) of ``|baseline|``; with a zero
-baseline any positive change is an infinite relative change and fails. All
-``max_*`` limits must be ``>= 0``. ``max_increase``/``max_decrease`` are raw:
-``max_increase`` on a higher-is-better metric limits *improvements*, which is
-rarely intended; use ``max_regression`` to limit only changes for the worse
-(the row message says so when this happens). Comparisons forgive floating-point
-rounding (relative 1e-9, absolute 1e-12), so identical summaries always pass.
-
-Checks that need a baseline are ``SKIP`` when none is given (or ``FAIL`` with
-``require_baseline = true``); a baseline that lacks the path fails the check.
-A ``NaN`` or ``null`` value fails every check. ``require`` lists paths that must
-hold a finite number; a missing one is a ``FAIL`` row (with close matches),
-whereas a rule on an unknown path is an :class:`~uqeval.errors.InputError`.
+- A *path* is a summary's ``metrics`` keys joined by dots; keys that contain a dot (levels such as
+  ``"0.95"``) match whole: at each level the longest key that is a prefix of the rest is tried first,
+  with backtracking, never a naive ``split(".")``. Only numeric scalars (NaN included) are metrics: a
+  rule on a list or an object is an error listing the scalars under it; list elements have no path.
+- Orientation: the summary's exact full-path ``orientation`` entry first; else the path's catalogue entry
+  (:func:`uqeval.catalogue.lookup`, ``coverage.width`` for ``coverage.0.95.width``) names its key in that
+  map or, when the summary lacks it, gives its own for the representation. Never guessed from a name.
+- The target of a ``target`` metric, in order: the rule's ``target``; ``summary["targets"][key]`` (a number
+  or ``"level"``); :func:`uqeval.catalogue.target` (the enclosing level for ``coverage.0.95.coverage``,
+  (1 - level)/2 for ``miss_below``/``miss_above``, 0 for ``coverage_error``); else 0.
+- ``max_regression`` is ``value - baseline`` (lower is better), ``baseline - value`` (higher) or
+  ``|value - t| - |baseline - t|`` (target ``t``); the ``_rel`` forms divide by ``|baseline|``, so a zero
+  baseline makes any positive change infinite (FAIL). ``max_increase``/``max_decrease`` are raw (the row
+  says so when one limits an improvement). Limits ``max_*`` must be ``>= 0``. Comparisons forgive rounding
+  (relative 1e-9, absolute 1e-12): identical summaries always pass.
+- Baseline checks are SKIP without a baseline (FAIL with ``require_baseline``); a baseline lacking the path
+  fails. NaN or ``null`` fails every check. A ``require`` path that is missing is a FAIL row with close
+  matches; a rule on an unknown path is an :class:`~uqeval.errors.InputError`.
 """
 
 from __future__ import annotations
@@ -96,7 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from ..catalogue.paths import flatten, metric_orientation
+from ..catalogue.paths import flatten, is_number, metric_orientation
 from ..errors import InputError, option
 from ..strict import tomllib
 from ..text import DETAIL, fmt_number
@@ -140,7 +80,7 @@ class Check:
 
 @dataclass(frozen=True)
 class Rules:
-    """Parsed rules file (see the module docstring for the format)."""
+    """Parsed rules file (format: docs/commands/check.md)."""
 
     checks: tuple[Check, ...]
     require: tuple[str, ...] = ()
@@ -223,17 +163,11 @@ def validate_summary(obj: Any, source: str = "summary") -> dict:
             f"{source} has unsupported summary schema {schema!r}; this uqeval reads "
             f"{SUMMARY_SCHEMA!r}: re-score the predictions with this version of uqeval"
         )
-    for key in ("metrics", "orientation"):
-        if not isinstance(obj.get(key), dict):
+    for key in ("metrics", "orientation", "settings", "input"):  # the last two may be missing
+        if (key in obj or key in ("metrics", "orientation")) and not isinstance(obj.get(key), dict):
             found = "missing" if key not in obj else type(obj[key]).__name__
             raise InputError(
                 f"{source} is not a valid uqeval summary: '{key}' must be a JSON object, found {found}; {how}"
-            )
-    for key in ("settings", "input"):
-        if key in obj and not isinstance(obj[key], dict):
-            raise InputError(
-                f"{source} is not a valid uqeval summary: '{key}' must be a JSON object, "
-                f"found {type(obj[key]).__name__}; {how}"
             )
     return obj
 
@@ -255,13 +189,9 @@ def summary_from_json(text: str, source: str = "summary.json") -> dict:
     return validate_summary(obj, source)
 
 
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
 def _leaves(node: Any, prefix: str = "") -> dict[str, Any]:
     """Numeric and ``null`` leaves below ``node`` by dotted path (lists are not metrics)."""
-    return {p: v for p, v in flatten(node, prefix, empty=False) if _is_number(v) or v is None}
+    return {p: v for p, v in flatten(node, prefix, empty=False) if is_number(v) or v is None}
 
 
 def flatten_metrics(summary: Mapping[str, Any]) -> dict[str, float | int]:
@@ -431,7 +361,7 @@ def target_of(summary: Mapping[str, Any], path: str, override: float | None = No
                 tv = targets[key]
                 if tv == "level" and level is not None:
                     return level
-                if _is_number(tv):
+                if is_number(tv):
                     return float(tv)
     from ..catalogue import target as metric_target
 
@@ -440,14 +370,9 @@ def target_of(summary: Mapping[str, Any], path: str, override: float | None = No
 
 
 def _enclosing_level(keys: tuple[str, ...]) -> float | None:
-    for key in reversed(keys[:-1]):
-        try:
-            lv = float(key)
-        except ValueError:
-            continue
-        if 0.0 < lv < 1.0:
-            return lv
-    return None
+    from .verdict import level_of
+
+    return next((lv for key in reversed(keys[:-1]) if (lv := level_of(key)) is not None), None)
 
 
 def settings_mismatch(summary: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
@@ -481,7 +406,7 @@ def settings_mismatch(summary: Mapping[str, Any], baseline: Mapping[str, Any]) -
 
 
 def _same(a: Any, b: Any) -> bool:
-    if _is_number(a) and _is_number(b):
+    if is_number(a) and is_number(b):
         return a == b or (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-12, abs_tol=0)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
@@ -501,7 +426,7 @@ _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
 def load_rules(text: str, source: str = "rules.toml") -> Rules:
-    """Parse a rules file (TOML; format in the module docstring).
+    """Parse a rules file (TOML; format: docs/commands/check.md).
 
     Raises :class:`InputError` naming the file and line for malformed TOML, unknown
     top-level keys, settings or rule options, and bad values: one error for every
@@ -623,7 +548,7 @@ def _parse_rule(path: str, opts: dict, text: str, problems: _Problems) -> list[C
             problems.add(
                 oline, f"rule \"{path}\": unknown option '{opt}'{hint}; allowed: {', '.join(RULE_OPTIONS)}"
             )
-        elif not _is_number(val) or not math.isfinite(val):
+        elif not is_number(val) or not math.isfinite(val):
             problems.add(
                 oline, f"rule \"{path}\": option '{opt}' must be a finite number, found {_show(val)}"
             )
@@ -721,7 +646,8 @@ def _find_option_line(text: str, path: str, option: str) -> int | None:
 # --------------------------------------------------------------------------- evaluation
 
 
-def _fmt(x: float | None) -> str:
+def fmt_value(x: float | None) -> str:
+    """A value, limit or target as a check quotes it (messages, the table, JUnit details)."""
     return fmt_number(x, DETAIL)
 
 
@@ -742,13 +668,13 @@ def _pct(x: float) -> str:
 
 
 def _number_or_none(val: Any) -> float | None:
-    return float(val) if _is_number(val) else None
+    return float(val) if is_number(val) else None
 
 
 def _bad_value(val: Any) -> str | None:
     if val is None:
         return "value is null (not computed for this input)"
-    if not _is_number(val):
+    if not is_number(val):
         return f"value is not a number ({_show(val)})"
     if math.isnan(val):
         return "value is NaN"
@@ -779,7 +705,7 @@ def evaluate(
         elif isinstance(val, (dict, list)):
             msg = f'"{path}" is a group or list, not a scalar metric'
         else:
-            bad = _bad_value(val) or (None if math.isfinite(val) else f"value is {_fmt(val)}")
+            bad = _bad_value(val) or (None if math.isfinite(val) else f"value is {fmt_value(val)}")
             msg = f"present but {bad}" if bad else "present"
         status: Status = "PASS" if msg == "present" else "FAIL"
         rows.append(
@@ -828,16 +754,16 @@ def _evaluate_check(
         return GateRow(chk.path, opt, value, base, limit, status, msg, orient, chk.line)
 
     if opt in ABSOLUTE_OPTIONS:
-        limit = f">= {_fmt(x)}" if opt == "min" else f"<= {_fmt(x)}"
+        limit = f">= {fmt_value(x)}" if opt == "min" else f"<= {fmt_value(x)}"
         bad = _bad_value(val)
         if bad:
             return row("FAIL", limit, bad)
         assert value is not None  # a number: _bad_value found nothing wrong
         ok = _le(x, value) if opt == "min" else _le(value, x)
         if ok:
-            return row("PASS", limit, f"{_fmt(value)} {limit}")
+            return row("PASS", limit, f"{fmt_value(value)} {limit}")
         op = "<" if opt == "min" else ">"
-        return row("FAIL", limit, f"{_fmt(value)} {op} {opt} {_fmt(x)}")
+        return row("FAIL", limit, f"{fmt_value(value)} {op} {opt} {fmt_value(x)}")
 
     rel = opt.endswith("_rel")
     kind = opt.removeprefix("max_").removesuffix("_rel")  # increase | decrease | regression
@@ -857,10 +783,10 @@ def _evaluate_check(
             orient = None
 
     unit = "% of baseline" if rel else ""
-    shown = f"{x * 100:.6g}{unit}" if rel else _fmt(x)
+    shown = f"{x * 100:.6g}{unit}" if rel else fmt_value(x)
     limit = f"{kind} <= {shown}"
     if kind == "regression" and orient == "target":
-        limit += f" (target {_fmt(target)})"
+        limit += f" (target {fmt_value(target)})"
 
     if baseline is None:
         if rules.settings.get("require_baseline", False):
@@ -900,7 +826,7 @@ def _evaluate_check(
     amount_txt = _pct(amount * 100) if rel else f"{change:+.6g}"
 
     if kind == "regression":
-        what = f"distance to target {_fmt(target)}" if orient == "target" else f"{orient} is better"
+        what = f"distance to target {fmt_value(target)}" if orient == "target" else f"{orient} is better"
         desc = f"regression {amount_txt} ({what})"
     else:
         desc = f"{kind} {amount_txt}"

@@ -37,7 +37,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -47,6 +47,8 @@ from ..io.load import Loaded, evaluated_rows, load_predictions
 from ..predictions import Categorical, Gaussian, Intervals, Point, Prediction
 
 SCHEMA = "uqeval.recalibrate/1"
+
+P = TypeVar("P", bound=Prediction)
 
 #: CLI method name -> ``state["method"]`` of its kernel.
 METHODS: dict[str, str] = {
@@ -566,15 +568,14 @@ def isotonic_metrics(
     return out
 
 
+def _like(kind: type[P], pred: Prediction, **fields: Any) -> P:
+    """A ``kind`` prediction of ``pred``'s targets, columns and rows with the forecast ``fields``."""
+    return kind(y_true=pred.y_true, columns=dict(pred.columns), rows=pred.rows, **fields)
+
+
 def _intervals(pred: Prediction, lower: np.ndarray, upper: np.ndarray, levels: Sequence[float]) -> Intervals:
-    return Intervals(
-        y_true=pred.y_true,
-        columns=dict(pred.columns),
-        rows=pred.rows,
-        lower=lower,
-        upper=upper,
-        levels=np.asarray(levels),
-        mean=getattr(pred, "mean", None),
+    return _like(
+        Intervals, pred, lower=lower, upper=upper, levels=np.asarray(levels), mean=getattr(pred, "mean", None)
     )
 
 
@@ -587,28 +588,16 @@ def evaluate(state: dict[str, Any], loaded: Loaded, applied: Applied, settings: 
     if method == "temperature":
         before, o1 = _groups(pred, s, CLASSIFICATION_GROUPS)
         assert applied.proba is not None  # apply_state made it (temperature)
-        after_pred: Prediction = Categorical(
-            y_true=pred.y_true, columns=dict(pred.columns), rows=pred.rows, proba=applied.proba
-        )
+        after_pred: Prediction = _like(Categorical, pred, proba=applied.proba)
         after, o2 = _groups(after_pred, s, CLASSIFICATION_GROUPS)
     elif method in ("std-scaling", "accrue"):
         mean = cast("Point", pred).mean  # loaded as gaussian or point (_representation)
         assert applied.std is not None  # apply_state made it (std-scaling, accrue)
         base = (
-            pred
-            if applied.before_std is None
-            else Gaussian(
-                y_true=pred.y_true,
-                columns=dict(pred.columns),
-                rows=pred.rows,
-                mean=mean,
-                std=applied.before_std,
-            )
+            pred if applied.before_std is None else _like(Gaussian, pred, mean=mean, std=applied.before_std)
         )
         before, o1 = _groups(base, s, REGRESSION_GROUPS)
-        after_pred = Gaussian(
-            y_true=pred.y_true, columns=dict(pred.columns), rows=pred.rows, mean=mean, std=applied.std
-        )
+        after_pred = _like(Gaussian, pred, mean=mean, std=applied.std)
         after, o2 = _groups(after_pred, s, REGRESSION_GROUPS)
     elif method == "isotonic":
         before, o1 = _groups(pred, s, REGRESSION_GROUPS)

@@ -1,50 +1,20 @@
-r"""The verdict (issue 39): answers under the numbers, each named by the rule that produced it.
+"""The verdict (issue 39): answers under the numbers, each named by the rule that produced it.
 
 One function, :func:`with_verdict`, attaches ``document["verdict"]`` (``uqeval.verdict/1``) to the
 document a command returned; every front end calls it (the CLI's ``score``, ``compare``, ``check`` and
 ``report``, and :func:`uqeval.evaluate` / :func:`uqeval.compare` in Python), the renderers of
-:mod:`uqeval.report.verdict` show it. Nothing here is a threshold picked by taste: every label comes from
-a test at level :data:`ALPHA` with its multiplicity stated, every number shown beside an interval or a
-p-value says what it assumes. The rules and their error rates are on the docs page
-``docs/guide/verdicts.md``; ``benchmarks/verdict_sim.py`` measures them.
-
-The rules
----------
-``pit-moments`` (Gaussian predictions, rows in memory)
-    With :math:`u_i = F_i(y_i)` uniform under calibration, two z-tests (Bonferroni: each at
-    :math:`\alpha/2`): the mean, :math:`\bar u - \tfrac12` over :math:`\sqrt{\max(s_u^2, 1/12)/n}` (a too
-    narrow forecast's U-shaped PIT has a variance above 1/12), and the spread,
-    :math:`\overline{|u-\tfrac12|} - \tfrac14` with variance :math:`1/(48 n)` (:math:`|u - \tfrac12|` is
-    uniform on :math:`[0, \tfrac12]`; weights: :math:`n` is
-    Kish's effective size :math:`(\sum w)^2/\sum w^2`). A mean away from ½ is *biased* (below ½: forecasts
-    too high); otherwise a spread above 1/12 (a U-shaped PIT) is *overconfident*, below is
-    *underconfident*; neither is *calibrated* (no evidence of miscalibration at level α).
-``coverage-binomial`` (other regression representations, or a document alone: streamed runs, ``check``)
-    At each central level ℓ of ``metrics.coverage``: an exact two-sided binomial test of the coverage
-    against ℓ and, where the misses below and above are given, of their split against ½ (a biased
-    forecast misses on one side). Bonferroni over every test done. Unweighted rows only.
-``top-label-mean`` (classifiers, rows in memory)
-    Calibration in the large of the top label: :math:`z = \sum (c_i - p_i)/\sqrt{\sum p_i(1-p_i)}` (less
-    1/2 in absolute value for unweighted rows: a continuity correction) with
-    :math:`p_i` the confidence and :math:`c_i` whether the top label is right (independent Bernoulli
-    :math:`(p_i)` under calibration). Accuracy below the confidence is *overconfident*, above
-    *underconfident*. Where it is off: the same test in each of up to 10 equal-count confidence bins,
-    Bonferroni over the bins.
-``paired-holm`` (``compare``, ``report --compare``)
-    The document's paired tests (the permutation p-value, else Diebold–Mariano's), Holm's step-down over
-    every test in the document at level α: a difference that survives is reported with its bootstrap
-    interval; the rest are *not distinguishable*.
-``check-rules`` (``check``)
-    The user's own rules: which failed and by how much (value against its limit). uqeval adds no test.
-
-Every test assumes independent rows (the document's resampling setting says when compare's tests assumed
-clusters or blocks instead).
+:mod:`uqeval.report.verdict` show it. Every label comes from a test at level :data:`ALPHA` with its
+multiplicity stated, never a threshold picked by taste. The rules (``pit-moments``, ``coverage-binomial``,
+``top-label-mean``, ``paired-holm``, ``check-rules``, the actions), their formulas, assumptions and error
+rates are on docs/guide/verdicts.md; ``benchmarks/verdict_sim.py`` measures the error rates. Every test
+assumes independent rows (compare's resampling setting says when its tests assumed clusters or blocks).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -186,7 +156,8 @@ def _binom_p(k: int, n: int, p: float) -> float:
     return min(1.0, 2.0 * min(lower, upper))
 
 
-def _level_key(key: str) -> float | None:
+def level_of(key: str) -> float | None:
+    """The probability level a metric key names (``"0.95"`` -> 0.95), else None."""
     try:
         v = float(key)
     except ValueError:
@@ -194,16 +165,23 @@ def _level_key(key: str) -> float | None:
     return v if 0.0 < v < 1.0 else None
 
 
-def _coverage_evidence(document: dict[str, Any], n: int) -> list[dict[str, Any]]:
-    """Coverage at each level of ``metrics.coverage`` with its exact 95% interval (independent rows)."""
-    out = []
+def _coverages(document: dict[str, Any], n: int) -> Iterator[tuple[str, float, float, dict[str, Any]]]:
+    """``(key, level, coverage, body)`` of each level of ``metrics.coverage`` that has one (none without rows)."""
     for key, body in ((document.get("metrics") or {}).get("coverage") or {}).items():
-        level, cov = _level_key(key), _num((body or {}).get("coverage"))
-        if level is None or cov is None or n <= 0:
-            continue
-        low, high = wilson(round(cov * n), n)
-        out.append(_evidence(f"coverage at {key}", cov, low=low, high=high, target=level))
-    return out
+        level, cov = level_of(key), _num((body or {}).get("coverage"))
+        if level is not None and cov is not None and n > 0:
+            yield key, level, cov, body
+
+
+def _coverage_item(key: str, level: float, cov: float, n: int, **extra: Any) -> dict[str, Any]:
+    """The evidence of the coverage at one level with its Wilson 95% interval (independent rows)."""
+    low, high = wilson(round(cov * n), n)
+    return _evidence(f"coverage at {key}", cov, low=low, high=high, target=level, **extra)
+
+
+def _coverage_evidence(document: dict[str, Any], n: int) -> list[dict[str, Any]]:
+    """Coverage at each level of ``metrics.coverage`` with its Wilson 95% interval (independent rows)."""
+    return [_coverage_item(key, level, cov, n) for key, level, cov, _ in _coverages(document, n)]
 
 
 def _spread_skill(document: dict[str, Any]) -> list[dict[str, Any]]:
@@ -249,16 +227,23 @@ def score_aspects(
         if kind in ("categorical", "members", "dirichlet", "binary")
         else f"no calibration rule applies to {kind} predictions (no PIT, no central intervals)"
     )
-    return [
-        _aspect(
-            "calibration",
-            "not assessed",
-            "none",
-            f"calibration not assessed: {reason}",
-            "",
-            _pit_tests(document),
-        )
-    ]
+    return [_not_assessed("none", reason, _pit_tests(document))]
+
+
+def _not_assessed(rule: str, reason: str, evidence: list[dict[str, Any]]) -> dict[str, Any]:
+    return _aspect("calibration", "not assessed", rule, f"calibration not assessed: {reason}", "", evidence)
+
+
+def _no_action(kind: str | None, why: str) -> dict[str, Any]:
+    """The action aspect when no ``uqeval recalibrate`` method applies to ``kind`` predictions (``why``)."""
+    return _aspect(
+        "action",
+        "none",
+        "action-none",
+        f"no uqeval recalibrate method applies to {kind} predictions {why}",
+        "",
+        [],
+    )
 
 
 def _wmean(x: np.ndarray, weights: np.ndarray | None) -> float:
@@ -366,7 +351,7 @@ def _gaussian_action(
     evidence = [_evidence("std-scaling factor (NLL)", factor)]
     restored = []
     for key in ((document.get("metrics") or {}).get("coverage") or {}).keys():
-        level = _level_key(key)
+        level = level_of(key)
         if level is None:
             continue
         # |z| <= s·c  is  |u - 1/2| <= Φ(s·c) - 1/2
@@ -395,28 +380,16 @@ def _coverage_rule(document: dict[str, Any], kind: str | None) -> list[dict[str,
     inp = document.get("input") or {}
     n = int(inp.get("n_rows") or 0)
     if "weights" in document:
-        return [
-            _aspect(
-                "calibration",
-                "not assessed",
-                "coverage-binomial",
-                "calibration not assessed: the coverage rule counts unweighted rows, and these are weighted "
-                "(the Python API and `uqeval score` with the rows in memory judge Gaussian and classifier "
-                "predictions with weights)",
-                "",
-                _coverage_evidence(document, n),
-            )
-        ]
+        reason = (
+            "the coverage rule counts unweighted rows, and these are weighted (the Python API and `uqeval "
+            "score` with the rows in memory judge Gaussian and classifier predictions with weights)"
+        )
+        return [_not_assessed("coverage-binomial", reason, _coverage_evidence(document, n))]
     tests: list[tuple[str, float, str]] = []  # (what, p, direction)
     evidence = []
-    for key, body in ((document.get("metrics") or {}).get("coverage") or {}).items():
-        level, cov = _level_key(key), _num((body or {}).get("coverage"))
-        if level is None or cov is None or n <= 0:
-            continue
-        k = int(round(cov * n))
-        p = _binom_p(k, n, level)
-        low, high = wilson(k, n)
-        evidence.append(_evidence(f"coverage at {key}", cov, low=low, high=high, target=level, p_value=p))
+    for key, level, cov, body in _coverages(document, n):
+        p = _binom_p(round(cov * n), n, level)
+        evidence.append(_coverage_item(key, level, cov, n, p_value=p))
         tests.append((f"coverage at {key}", p, "low" if cov < level else "high"))
         below, above = _num(body.get("miss_below")), _num(body.get("miss_above"))
         if below is not None and above is not None:
@@ -430,16 +403,7 @@ def _coverage_rule(document: dict[str, Any], kind: str | None) -> list[dict[str,
         "" if kind != "samples" else " (an ensemble's empirical quantiles are, only for many members)"
     )
     if not tests:
-        return [
-            _aspect(
-                "calibration",
-                "not assessed",
-                "coverage-binomial",
-                "calibration not assessed: no coverage",
-                "",
-                evidence,
-            )
-        ]
+        return [_not_assessed("coverage-binomial", "no coverage", evidence)]
     cut = ALPHA / len(tests)
     hits = [t for t in tests if t[1] < cut]
     how = f"exact binomial tests, Bonferroni over {len(tests)} at α = {ALPHA}"
@@ -464,14 +428,10 @@ def _coverage_rule(document: dict[str, Any], kind: str | None) -> list[dict[str,
     out = [_aspect("calibration", label, "coverage-binomial", sentence, assumes, evidence)]
     if label in ("overconfident", "underconfident") and kind not in ("gaussian",):
         out.append(
-            _aspect(
-                "action",
-                "none",
-                "action-none",
-                f"no uqeval recalibrate method applies to {kind} predictions (they need a mean and a std, "
-                "or class probabilities); widen or narrow the intervals with a conformal step fitted on held-out rows",
-                "",
-                [],
+            _no_action(
+                kind,
+                "(they need a mean and a std, or class probabilities); widen or narrow the intervals with a "
+                "conformal step fitted on held-out rows",
             )
         )
     elif label != "calibrated" and kind == "gaussian":
@@ -589,14 +549,8 @@ def _where_off(conf: np.ndarray, correct: np.ndarray, w: np.ndarray, over: bool,
 
 def _temperature_action(prediction: Any, seed: int = 0) -> dict[str, Any]:
     if getattr(prediction, "kind", None) != "categorical":
-        return _aspect(
-            "action",
-            "none",
-            "action-none",
-            f"no uqeval recalibrate method applies to {prediction.kind} predictions "
-            "(temperature scaling takes one classifier's probabilities or logits)",
-            "",
-            [],
+        return _no_action(
+            prediction.kind, "(temperature scaling takes one classifier's probabilities or logits)"
         )
     proba, labels = prediction.proba, prediction.labels
     on = "these rows"

@@ -13,7 +13,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import SchemaError, option
+from ..errors import InputError, SchemaError, option
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "y_true": ("y", "y_true", "target"),
@@ -46,13 +46,6 @@ ALPHA_RE = re.compile(r"^alpha_(\d+)$", re.I)  # Dirichlet concentrations
 LOGLIK_RE = re.compile(r"^loglik_(\d+)$", re.I)  # log p(y | member j)
 MV_MEMBER_RE = re.compile(r"^m(\d+)_(\d+)$", re.I)  # multivariate ensembles: member j, component k
 MV_TARGET_RE = re.compile(r"^y_(\d+)$", re.I)  # multivariate targets y_1..y_d
-LIST_COLUMNS = {
-    "samples": "samples",
-    "proba": "proba",
-    "member_proba": "member_proba",
-    "alpha": "alpha",
-    "loglik": "loglik",
-}
 
 
 #: What each representation reads, for the error when ``--representation`` finds none of it.
@@ -528,15 +521,17 @@ def numeric_columns(path: str, names: list[str]) -> set[str] | None:
     decimal columns; a CSV column whose first 200 values are numbers or empty), or None when the file
     cannot be read here (standard input, a URI, an in-memory table). For messages only."""
     import csv
-    import gzip
     import zlib
     from pathlib import Path
 
-    from .readers import FORMATS
+    from .readers import detect_format, open_csv_text
 
     p = Path(path)
-    fmt = next((FORMATS[e] for e in sorted(FORMATS, key=len, reverse=True) if path.lower().endswith(e)), None)
-    if fmt is None or not p.is_file():
+    try:
+        fmt = detect_format(path)
+    except InputError:
+        return None
+    if not p.is_file():
         return None
     if fmt == "parquet":
         import pyarrow as pa
@@ -551,9 +546,8 @@ def numeric_columns(path: str, names: list[str]) -> set[str] | None:
             for f in schema
             if pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type)
         }
-    opener = gzip.open if path.lower().endswith(".gz") else open
     try:
-        with opener(p, "rt", encoding="utf-8-sig", newline="") as fh:
+        with open_csv_text(p) as fh:
             reader = csv.reader(fh)
             header = [h.strip() for h in next(reader, [])]
             numeric = set(header)

@@ -1,32 +1,15 @@
 """Labelled (gridded) inputs: NetCDF and Zarr files read through xarray, one more source (issue 41).
 
-A Dataset holding the target and the prediction variables is flattened to rows: one row per combination
-of the coordinates of its dimensions other than the member and quantile dimensions, with
-
-- each of those coordinates as a column of its own name (``time``, ``lead_time``, ``lat``, ``lon``; a
-  dimension without a coordinate gets its positions 0, 1, ...);
-- each variable without a member or quantile dimension as a column of its name (``y``, ``mean``, ``std``,
-  ``lower``, ...), found by the same rules as a table's columns;
-- a variable along the member dimension (``--member-dim``; by default ``member``, ``ensemble``,
-  ``realization`` or ``number`` when present) as the list column ``samples`` (an ensemble);
-- a variable along the quantile dimension (``--quantile-dim``; by default ``quantile`` when present) as the
-  wide columns ``q_<level>`` of its coordinate's levels.
-
-With ``--obs FILE`` the targets come from a second file: its one data variable (or its ``y``/``target``
-one) is the target ``y``, aligned with the forecast by coordinates (an inner join: coordinate values that
-are not in both files are dropped, and a note says how many). A forecast file with one data variable and
-no member or quantile dimension is then the point forecast ``mean``.
+How a Dataset becomes rows (one per combination of the non-member, non-quantile coordinates; members as
+``samples``, quantiles as ``q_<level>``), ``--obs`` (aligned by coordinates, an inner join),
+``--preserve-dims`` / ``--reduce-dims`` (the key column :data:`CELL`, grouped by ``score``'s ``--by``
+machinery; :func:`write_metrics` writes the per-cell document as NetCDF) and ``--weights lat`` (the column
+``cos(lat)``): docs/guide/gridded.md.
 
 The flattened rows are written once to a private temporary Parquet file, a slab of the leading dimension
 at a time (one row group per slab, a Zarr chunk's height when the store is chunked along it), and read from
 there like standard input's spooled file: every reader, the loader, each engine and every command run on
 it unchanged, the stream engine a row group at a time. Messages name the original file.
-
-``--preserve-dims`` / ``--reduce-dims`` (the vocabulary of the ``scores`` package) add the key column
-:data:`CELL`, one value per combination of the kept coordinates (``lat=-45,lon=120``), which ``score``
-groups by (its ``--by`` machinery, so on every engine); :func:`write_metrics` writes such a document
-as NetCDF with the kept dimensions as coordinates. ``--weights lat`` (a latitude coordinate: ``lat`` or
-``latitude``) weights each row by the cosine of its latitude, the column ``cos(lat)``.
 
 xarray is imported only here, and only when such a file is read (``pip install 'uqeval[xarray]'``).
 """
@@ -45,6 +28,7 @@ import numpy as np
 
 from ..errors import InputError, UsageError, option
 from .columns import ALIASES
+from .readers import _short
 
 #: file name endings read as labelled data (a ``.zarr`` directory is a Zarr store)
 SUFFIXES = (".nc", ".nc4", ".netcdf", ".cdf", ".zarr")
@@ -214,10 +198,6 @@ def _import_xarray():
             "(xarray, h5netcdf or netCDF4, zarr)"
         ) from None
     return xr
-
-
-def _short(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def open_dataset(spec: str):
@@ -697,15 +677,15 @@ def kept_dims(spec: str | Path) -> tuple[str, ...]:
 # --------------------------------------------------------------------------- writing metrics per cell
 
 
-def _leaves(prefix: str, obj: Any, out: dict[str, Any]) -> None:
+def _leaves(obj: Any, out: dict[str, Any]) -> None:
     """Number leaves as floats, lists of numbers (a rank histogram per cell) as float arrays."""
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            _leaves(f"{prefix}.{k}" if prefix else str(k), v, out)
-    elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
-        out[prefix] = float(obj)
-    elif isinstance(obj, list) and obj and all(isinstance(v, (int, float)) for v in obj):
-        out[prefix] = np.asarray(obj, dtype=float)
+    from ..catalogue.paths import flatten, is_number
+
+    for path, v in flatten(obj, empty=False):
+        if is_number(v):
+            out[path] = float(v)
+        elif isinstance(v, list) and v and all(isinstance(x, (int, float)) for x in v):
+            out[path] = np.asarray(v, dtype=float)
 
 
 def metrics_dataset(summary: dict[str, Any], spool: _Spool | None = None):
@@ -716,7 +696,7 @@ def metrics_dataset(summary: dict[str, Any], spool: _Spool | None = None):
     groups = summary.get("groups")
     if not groups:
         flat: dict[str, Any] = {}
-        _leaves("", summary.get("metrics", {}), flat)
+        _leaves(summary.get("metrics", {}), flat)
         return xr.Dataset({k: (_extra_dims(k, np.ndim(v)), v) for k, v in flat.items()})
     if spool is None:
         spool = next((s for s in reversed(list(_SPOOLS.values())) if s.kept), None)
@@ -736,7 +716,7 @@ def metrics_dataset(summary: dict[str, Any], spool: _Spool | None = None):
             continue
         at.append(tuple(index[d][_label(v)] for d, v in zip(dims, vals)))
         leaves: dict[str, Any] = {"n_rows": float(entry.get("n_rows", np.nan))}
-        _leaves("", entry.get("metrics", {}), leaves)
+        _leaves(entry.get("metrics", {}), leaves)
         for k, v in leaves.items():
             cells_k, values_k = found.setdefault(k, ([], []))
             cells_k.append(len(at) - 1)

@@ -177,9 +177,8 @@ def _inspect(p: Path | StdinFile, fmt: str | None = None) -> TableInfo:
         fmt = p.format
     if fmt == "parquet":
         return parquet_info(p, parquet_schema(p))
-    opener = gzip.open if str(p).lower().endswith(".gz") else open
-    try:  # utf-8-sig: a byte-order mark (Excel's CSV export) is not part of the first name
-        with opener(p, "rt", encoding="utf-8-sig", newline="") as fh:
+    try:
+        with open_csv_text(p) as fh:
             return csv_info(p, fh)
     except (OSError, UnicodeDecodeError, EOFError, zlib.error, csv.Error) as exc:
         raise InputError(f"{p}: cannot read CSV file ({_short(exc)})") from None
@@ -328,7 +327,7 @@ def _ragged_csv_row(info: TableInfo) -> str:
     Only called after a parse error, so a plain pass over the file is fine here.
     """
     try:
-        with _open_csv_text(info.path) as fh:
+        with open_csv_text(info.path) as fh:
             for i, line, record in csv_records(fh):
                 if len(record) != len(info.columns):
                     return (
@@ -339,7 +338,9 @@ def _ragged_csv_row(info: TableInfo) -> str:
     return ""
 
 
-def _open_csv_text(path: str | Path):
+def open_csv_text(path: str | Path | StdinFile):
+    """A text handle on a local CSV file, gzipped when its name ends in ``.gz``; ``utf-8-sig``: a byte-order
+    mark (Excel's CSV export) is not part of the first name."""
     opener = gzip.open if str(path).lower().endswith(".gz") else open
     return opener(path, "rt", encoding="utf-8-sig", newline="")
 
@@ -414,7 +415,7 @@ def _csv_lines(path: str, rows: set[int]) -> dict[int, int]:
     """``{row: line}`` of the data rows ``rows`` of the CSV file at ``path`` (those found)."""
     last, out = max(rows), {}
     try:
-        with _open_csv_text(path) as fh:
+        with open_csv_text(path) as fh:
             for row, line, _ in csv_records(fh):
                 if row in rows:
                     out[row] = line

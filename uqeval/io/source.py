@@ -26,6 +26,7 @@ from .readers import (
     csv_records,
     decimal_point,
     inspect,
+    open_csv_text,
     parquet_info,
     parse_options,
 )
@@ -40,7 +41,6 @@ class Source:
     info: TableInfo
     files: list[str]
     fmt: str  # "parquet" or "csv"
-    partitioned: bool = False
     inputs: Inputs | None = None  # what the argument named: files read and skipped
 
     def record(self) -> dict[str, list[str]]:
@@ -215,15 +215,13 @@ def parquet_file(f: str | Path):
 
 def _open_text(f: str):
     """A text handle on a (possibly gzipped) CSV file, local or remote."""
-    import gzip
     import io
 
     if is_uri(f):
         fs, path = filesystem(f)
         raw = fs.open_input_stream(path, compression="gzip" if f.lower().endswith(".gz") else None)
         return io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
-    opener = gzip.open if str(f).lower().endswith(".gz") else open  # standard input: a spooled StdinFile
-    return opener(f, "rt", encoding="utf-8-sig", newline="")
+    return open_csv_text(f)  # standard input: a spooled StdinFile
 
 
 def _remote_info(f: str, fmt: str) -> TableInfo:
@@ -289,7 +287,7 @@ def open_source(spec: str | Path) -> Source:
         except (pa.ArrowException, OSError) as exc:
             raise InputError(f"{spec}: cannot open the Parquet dataset ({_short(exc)})") from None
         info = parquet_info(spec if remote else Path(spec), dataset.schema)
-        return Source(spec, info, files, "parquet", partitioned=True, inputs=inputs)
+        return Source(spec, info, files, "parquet", inputs=inputs)
     head = header(files[0])
     where = head.path if inputs.kind == "file" else (spec if remote else Path(spec))
     # TableInfo.path holds the URI string for a remote input (as parquet_info's does; see its field comment)

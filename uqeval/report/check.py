@@ -3,19 +3,16 @@ document, Markdown, JUnit XML and a rich table."""
 
 from __future__ import annotations
 
-import math
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
 
-from ..text import DETAIL, fmt_number, md_code_span, note_line
+from ..commands.check import fmt_value as _fmt
+from ..io.writers import jsonable
+from ..text import md_code_span, note_line
 from .format import md_cell, md_table
 
 SCHEMA = "uqeval.check/1"
-
-
-def _fmt(x: float | None) -> str:
-    return fmt_number(x, DETAIL)
 
 
 def headline(result) -> str:
@@ -86,10 +83,6 @@ def to_junit(result, name: str = "uqeval.check") -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + xml_text(ET.tostring(root, encoding="unicode")) + "\n"
 
 
-def _json_num(x: float | None) -> float | None:
-    return x if x is None or math.isfinite(x) else None
-
-
 def to_dict(result) -> dict[str, Any]:
     """A JSON-serialisable view (schema ``uqeval.check/1``); NaN/inf become ``null``."""
     from .._version import __version__
@@ -106,8 +99,8 @@ def to_dict(result) -> dict[str, Any]:
                 "path": r.path,
                 "check": r.check,
                 "status": r.status,
-                "value": _json_num(r.value),
-                "baseline": _json_num(r.baseline),
+                "value": jsonable(r.value),
+                "baseline": jsonable(r.baseline),
                 "limit": r.limit,
                 "message": r.message,
                 "orientation": r.orientation,

@@ -9,15 +9,7 @@ Every string that comes from the input — file names, column names, group value
 keys, captions — goes through :func:`html.escape`; element ids are built from a
 restricted alphabet. The output is deterministic (no timestamps), so it can be diffed.
 
-Sections, in order (ids in brackets): title [top] with a one-line contents list [contents]; the summary
-[summary] — one scoreboard row per file with the headline metrics of its representation
-(:data:`uqeval.catalogue.HEADLINE`), the best value of each column marked (target-oriented metrics by their
-distance to the target) and, when the report ran ``compare``, its paired tests [summary-tests]; with a monitor
-document, the monitor [monitor]: its plot, its tests [monitor-tests] and its windows [monitor-windows]; the key
-figures [key-figures], every model overlaid on one figure per kind; the per-file detail [detail]: every metric
-table [metrics] with one table per metric group [metrics-<group>], metrics by group value [groups] (only when
-a summary has ``groups``), each file's own figures [figures] with one block per file [figures-<n>]; inputs
-and settings folded in ``<details>`` [inputs], [settings]; glossary [glossary].
+The sections, in order, with their ids and the best-value rules: docs/guide/report.md.
 """
 
 from __future__ import annotations
@@ -114,6 +106,10 @@ def _esc(value: Any) -> str:
     return html.escape(xml_text(value), quote=True)  # control characters shown as \xNN
 
 
+#: the characters an element id may not hold
+_ID_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
 class _Ids:
     """Unique, attribute-safe element ids."""
 
@@ -122,7 +118,7 @@ class _Ids:
 
     def make(self, *parts: Any) -> str:
         raw = "-".join(str(p) for p in parts)
-        base = re.sub(r"[^A-Za-z0-9_.-]+", "-", raw).strip("-") or "x"
+        base = _ID_UNSAFE.sub("-", raw).strip("-") or "x"
         ident, k = base, 2
         while ident in self._seen:
             ident, k = f"{base}-{k}", k + 1
@@ -310,15 +306,11 @@ def _matrix_table(
 
 
 def _glossary_id(key: str) -> str:
-    return "glossary-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", key)
+    return "glossary-" + _ID_UNSAFE.sub("-", key)
 
 
 def _union(seqs: Iterable[Iterable[str]]) -> list[str]:
-    seen: dict[str, None] = {}
-    for s in seqs:
-        for p in s:
-            seen.setdefault(p, None)
-    return list(seen)
+    return list(dict.fromkeys(p for s in seqs for p in s))
 
 
 # ----------------------------------------------------------------------------- entries
