@@ -230,6 +230,16 @@ def test_the_column_hint_goes_by_names_and_types_never_by_position(tmp_path, ext
         plan_columns(["a", "b", "c"])
 
 
+def test_the_column_hint_reads_the_files_separator_and_decimal_mark(tmp_path):
+    # the hint's number test reads the file with --sep and --decimal (it read every CSV with ',' and '.',
+    # so in a ';' file no column held numbers and the hint fell back to placeholders)
+    f = tmp_path / "semi.csv"
+    f.write_text("region;obs;fcst\nnorth;1,5;1,2\nsouth;2,0;2,1\n")
+    r = runner.invoke(app, ["coverage", str(f), "--sep", ";", "--decimal", ","])
+    assert r.exit_code == 3, r.output
+    assert "e.g. --y obs --mean fcst (" in r.stderr
+
+
 def test_no_prediction_columns_suggests_proba_for_numbered_columns(tmp_path):
     f = tmp_path / "p.csv"
     f.write_text("label,p0,p1,p2\n0,0.2,0.3,0.5\n2,0.1,0.1,0.8\n")

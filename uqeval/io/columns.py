@@ -546,16 +546,19 @@ def numeric_columns(path: str, names: list[str]) -> set[str] | None:
             for f in schema
             if pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type)
         }
+    from .dialect import csv_dialect
+
+    sep, decimal = csv_dialect()  # the --sep and --decimal of this run
     try:
         with open_csv_text(p) as fh:
-            reader = csv.reader(fh)
+            reader = csv.reader(fh, delimiter=sep)
             header = [h.strip() for h in next(reader, [])]
             numeric = set(header)
             for i, record in enumerate(reader):
                 if i >= 200:
                     break
                 for name, value in zip(header, record):
-                    if name in numeric and value.strip() and not _is_number(value):
+                    if name in numeric and value.strip() and not _is_number(value.replace(decimal, ".")):
                         numeric.discard(name)
             return numeric
     except (OSError, ValueError, csv.Error, EOFError, zlib.error):  # UnicodeDecodeError is a ValueError
