@@ -737,16 +737,12 @@ class Samples(_AnyLevel, Prediction):
         return _memo(self, "member_counts", make)
 
     def ensemble_spread(self) -> np.ndarray:
-        """The members' standard deviation s (ddof 1) times √((M + 1)/M): the spread of a finite ensemble as
-        the standard deviation of ``y − ensemble mean``, E[(y − x̄)²] = (M + 1)/M · σ² for y and M members drawn
-        from one distribution of variance σ² (Fortin et al. 2014). Spread calibration (ENCE, UCE) and
-        ``spread_skill`` use it."""
+        """The spread of a finite ensemble on the scale of ``y − ensemble mean``
+        (:func:`uqeval.metrics.spread.ensemble_std` of the members' ddof-1 standard deviation and their
+        counts). Spread calibration (ENCE, UCE) and ``spread_skill`` use it."""
+        from .metrics.spread import ensemble_std
 
-        def make():
-            m = self.member_counts()
-            return self.spread() * np.sqrt((m + 1.0) / m)
-
-        return _memo(self, "ensemble_spread", make)
+        return _memo(self, "ensemble_spread", lambda: ensemble_std(self.spread(), self.member_counts()))
 
     def pit(self) -> np.ndarray:
         from .metrics.samples import pit_samples
@@ -904,14 +900,6 @@ class MemberCategorical(_Classifier, Prediction):
     def n(self) -> int:
         return self.member_proba.shape[0]
 
-    def mean_prediction(self) -> Categorical:
-        """The ensemble mean as a :class:`Categorical` (same targets, rows and log-likelihoods)."""
-        cols = {k: v for k, v in self.columns.items() if k != "member_proba"}
-        cols["proba"] = f"mean of {_colname(self.columns, 'member_proba')}"
-        return Categorical(
-            y_true=self.y_true, columns=cols, rows=self.rows, proba=self.proba, loglik=self.loglik
-        )
-
 
 @dataclass(frozen=True)
 class Dirichlet(_Classifier, Prediction):
@@ -944,14 +932,6 @@ class Dirichlet(_Classifier, Prediction):
     @property
     def n(self) -> int:
         return self.alpha.shape[0]
-
-    def mean_prediction(self) -> Categorical:
-        """The Dirichlet mean as a :class:`Categorical` (same targets, rows and log-likelihoods)."""
-        cols = {k: v for k, v in self.columns.items() if k != "alpha"}
-        cols["proba"] = f"normalised {_colname(self.columns, 'alpha')}"
-        return Categorical(
-            y_true=self.y_true, columns=cols, rows=self.rows, proba=self.proba, loglik=self.loglik
-        )
 
 
 @dataclass(frozen=True)

@@ -36,13 +36,6 @@ def aspects(document: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     return [a for a in verdict.get("aspects") or [] if isinstance(a, dict)]
 
 
-def plain_lines(document: Mapping[str, Any] | None, prefix: str = "") -> list[str]:
-    """``aspect: sentence [rule]`` per aspect, unescaped (escape for the sink)."""
-    return [
-        f"{prefix}{a.get('aspect')}: {a.get('sentence')} [rule {a.get('rule')}]" for a in aspects(document)
-    ]
-
-
 def rich_verdict(document: Mapping[str, Any] | None, prefix: str = "") -> Any | None:
     """A rich ``Text`` of the verdict lines (``None`` without a verdict), each label coloured."""
     shown = aspects(document)
