@@ -415,23 +415,17 @@ class UCCCurve:
         return int(self.k.size)
 
 
-def _curve(
-    d: np.ndarray,
-    zl: np.ndarray | None,
-    zu: np.ndarray | None,
-    x_axis: str,
-    y_axis: str,
-    normalize: str,
-    unit: float,
-) -> UCCCurve:
-    """The UCC of bands ``zl, zu`` with errors ``d``; ``None, None``: the constant band of
-    width 1 (critical scales ``|d|``)."""
+def _scales(
+    d: np.ndarray, zl: np.ndarray | None, zu: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, float]:
+    """``(k, w, a, half)`` of :func:`_curve_of` for the bands ``zl, zu`` with errors ``d``; ``None, None``: the
+    constant band of width 1 (critical scales ``|d|``)."""
     if zl is None:
         a = np.abs(d)
-        return _curve_of(a, None, a, 1.0, d.size, x_axis, y_axis, normalize, unit)
+        return a, None, a, 1.0
     assert zu is not None  # zl and zu come together (both None: the constant band)
     k, w, a = _active(d, zl, zu)
-    return _curve_of(k, w, a, 0.5 * (zl.mean() + zu.mean()), d.size, x_axis, y_axis, normalize, unit)
+    return k, w, a, float(0.5 * (zl.mean() + zu.mean()))
 
 
 def _curve_of(
@@ -513,7 +507,7 @@ def ucc_curve(
     _check_axes(x_axis, y_axis)
     _check_normalize(normalize)
     y, d, zl, zu = _validate(y_true, pred, lower, upper)
-    return _curve(d, zl, zu, x_axis, y_axis, normalize, _unit(y, normalize))
+    return _curve_of(*_scales(d, zl, zu), d.size, x_axis, y_axis, normalize, _unit(y, normalize))
 
 
 def ucc_curves(
@@ -531,9 +525,8 @@ def ucc_curves(
     _check_normalize(normalize)
     y, d, zl, zu = _validate(y_true, pred, lower, upper)
     unit = _unit(y, normalize)
-    model = _curve(d, zl, zu, x_axis, y_axis, normalize, unit)
-    const = _curve(d, None, None, x_axis, y_axis, normalize, unit)
-    return model, const
+    model = _curve_of(*_scales(d, zl, zu), d.size, x_axis, y_axis, normalize, unit)
+    return model, _curve_of(*_scales(d, None, None), d.size, x_axis, y_axis, normalize, unit)
 
 
 def metrics_at_scale(y_true, pred, lower, upper, k: float = 1.0, normalize: str = "std") -> dict[str, float]:
