@@ -70,7 +70,7 @@ Bad arrays raise :class:`~uqeval.errors.InputError`; bad options (axis names,
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -813,21 +813,8 @@ def ucc_curves_rows(
     _check_axes(x_axis, y_axis)
     _check_normalize(normalize)
     y, p = _check_band_rows(y_true, pred, bounds)
-    rows = _band_rows(y, p, bounds)
-    sums = _op_sums(rows, y.size, 1.0, weights)
-    return tuple(
-        _curves_rows(
-            rows,
-            y,
-            p,
-            x_axis,
-            y_axis,
-            normalize,
-            _unit(y, normalize, weights),
-            0.5 * (sums["zl"] + sums["zu"]),
-            weights,
-        )
-    )
+    curves = _curves_rows(y, p, bounds, x_axis, y_axis, normalize, weights)[2]
+    return next(curves), next(curves)
 
 
 def _check_band_rows(y_true, pred, bounds) -> tuple[np.ndarray, np.ndarray]:
@@ -863,6 +850,18 @@ def _band_rows(y: np.ndarray, p: np.ndarray, bounds):
 
 
 def _curves_rows(
+    y: np.ndarray, p: np.ndarray, bounds, x_axis: str, y_axis: str, normalize: str, weights: np.ndarray | None
+) -> tuple[dict, float, Iterator[UCCCurve]]:
+    """``(sums, unit, curves)`` of checked arrays and bounds handed out by ``bounds(start, stop)``: the
+    :func:`_op_sums` at ``k = 1``, the unit of ``normalize`` and :func:`_curves_of_rows`."""
+    rows = _band_rows(y, p, bounds)
+    sums = _op_sums(rows, y.size, 1.0, weights)
+    unit = _unit(y, normalize, weights)
+    half = 0.5 * (sums["zl"] + sums["zu"])
+    return sums, unit, _curves_of_rows(rows, y, p, x_axis, y_axis, normalize, unit, half, weights)
+
+
+def _curves_of_rows(
     rows,
     y: np.ndarray,
     p: np.ndarray,
@@ -872,7 +871,7 @@ def _curves_rows(
     unit: float,
     half: float,
     weights: np.ndarray | None = None,
-):
+) -> Iterator[UCCCurve]:
     """The model's curve of the two axes, then the constant band's (a generator: the first can be dropped
     before the second is made), from per-row arrays made block by block by ``rows`` (no full-size d, zl,
     zu; each value as :func:`_active` makes it from the whole arrays)."""
@@ -907,19 +906,13 @@ def _summary_rows(
     c: float,
     weights: np.ndarray | None = None,
 ) -> dict:
-    """:func:`ucc_summary` of checked arrays and bounds handed out by ``bounds(start, stop)``."""
-    unit = _unit(y, normalize, weights)
-    n = y.size
-    # every per-row array is made block by block from the bounds, each curve holds its two axes only and is
-    # summarised before the next one is made
-    rows = _band_rows(y, p, bounds)
-    sums = _op_sums(rows, n, 1.0, weights)
-    curves = _curves_rows(
-        rows, y, p, x_axis, y_axis, normalize, unit, 0.5 * (sums["zl"] + sums["zu"]), weights
-    )
+    """:func:`ucc_summary` of checked arrays and bounds handed out by ``bounds(start, stop)``: every per-row
+    array is made block by block from the bounds, each curve holds its two axes only and is summarised
+    before the next one is made."""
+    sums, unit, curves = _curves_rows(y, p, bounds, x_axis, y_axis, normalize, weights)
     part_m = _curve_part(next(curves), px, py, c)
     part_c = _curve_part(next(curves), px, py)
-    return _summary(x_axis, y_axis, normalize, part_m, part_c, _op_metrics(sums, n, 1.0, unit), px, py, c)
+    return _summary(part_m, part_c, _op_metrics(sums, y.size, 1.0, unit), px, py, c)
 
 
 def summary_of_curves(
@@ -933,23 +926,13 @@ def summary_of_curves(
     """The dict of :func:`ucc_summary` from the two curves, the metrics at ``k = 1`` (``op``), checked
     partial ranges and cost (the streamed UCC, :mod:`uqeval.commands.ucc.stream`, passes curves through a subset
     of the operating points)."""
-    return _summary(
-        model.x_axis,
-        model.y_axis,
-        model.normalize,
-        _curve_part(model, px, py, c),
-        _curve_part(const, px, py),
-        op,
-        px,
-        py,
-        c,
-    )
+    return _summary(_curve_part(model, px, py, c), _curve_part(const, px, py), op, px, py, c)
 
 
 def _curve_part(
     curve: UCCCurve, px: tuple[float, float] | None, py: tuple[float, float] | None, c: float | None = None
 ) -> dict:
-    """What a summary takes from one curve: its area, partial area (or None) and, with a cost ``c``,
+    """What a summary takes from one curve: its axes, area, partial area (or None) and, with a cost ``c``,
     its minimum-cost point."""
     partial = None
     if px is not None:
@@ -957,6 +940,9 @@ def _curve_part(
     elif py is not None:
         partial = partial_auucc(curve, y_range=py)
     return {
+        "x_axis": curve.x_axis,
+        "y_axis": curve.y_axis,
+        "normalize": curve.normalize,
         "area": auucc(curve),
         "points": len(curve),
         "partial": partial,
@@ -965,9 +951,6 @@ def _curve_part(
 
 
 def _summary(
-    x_axis: str,
-    y_axis: str,
-    normalize: str,
     model: dict,
     const: dict,
     op: dict[str, float],
@@ -976,6 +959,7 @@ def _summary(
     c: float,
 ) -> dict:
     """The dict of :func:`ucc_summary` from the :func:`_curve_part` of the model and constant curves."""
+    x_axis, y_axis = model["x_axis"], model["y_axis"]
     a_m, a_c = model["area"], const["area"]
     points = max(model["points"], const["points"])
     partial = None
@@ -987,7 +971,7 @@ def _summary(
     return {
         "x_axis": x_axis,
         "y_axis": y_axis,
-        "normalize": normalize,
+        "normalize": model["normalize"],
         "auucc": a_m,
         "auucc_const": a_c,
         "gain": _gain(a_c, a_m, points),
