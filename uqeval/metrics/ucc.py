@@ -73,7 +73,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -96,6 +96,9 @@ __all__ = [
     "ucc_summary",
     "ucc_summary_rows",
 ]
+
+#: a partial range of an axis, ``(low, high)``, or None for none
+Range: TypeAlias = "tuple[float, float] | None"
 
 #: Axis names, in UQ360's order of its ``axes_name2idx`` table.
 AXES: tuple[str, ...] = ("missrate", "bandwidth", "excess", "deficit")
@@ -901,8 +904,8 @@ def _summary_rows(
     x_axis: str,
     y_axis: str,
     normalize: str,
-    px: tuple[float, float] | None,
-    py: tuple[float, float] | None,
+    px: Range,
+    py: Range,
     c: float,
     weights: np.ndarray | None = None,
 ) -> dict:
@@ -916,12 +919,7 @@ def _summary_rows(
 
 
 def summary_of_curves(
-    model: UCCCurve,
-    const: UCCCurve,
-    op: dict[str, float],
-    px: tuple[float, float] | None,
-    py: tuple[float, float] | None,
-    c: float,
+    model: UCCCurve, const: UCCCurve, op: dict[str, float], px: Range, py: Range, c: float
 ) -> dict:
     """The dict of :func:`ucc_summary` from the two curves, the metrics at ``k = 1`` (``op``), checked
     partial ranges and cost (the streamed UCC, :mod:`uqeval.commands.ucc.stream`, passes curves through a subset
@@ -929,9 +927,7 @@ def summary_of_curves(
     return _summary(_curve_part(model, px, py, c), _curve_part(const, px, py), op, px, py, c)
 
 
-def _curve_part(
-    curve: UCCCurve, px: tuple[float, float] | None, py: tuple[float, float] | None, c: float | None = None
-) -> dict:
+def _curve_part(curve: UCCCurve, px: Range, py: Range, c: float | None = None) -> dict:
     """What a summary takes from one curve: its axes, area, partial area (or None) and, with a cost ``c``,
     its minimum-cost point."""
     partial = None
@@ -950,14 +946,7 @@ def _curve_part(
     }
 
 
-def _summary(
-    model: dict,
-    const: dict,
-    op: dict[str, float],
-    px: tuple[float, float] | None,
-    py: tuple[float, float] | None,
-    c: float,
-) -> dict:
+def _summary(model: dict, const: dict, op: dict[str, float], px: Range, py: Range, c: float) -> dict:
     """The dict of :func:`ucc_summary` from the :func:`_curve_part` of the model and constant curves."""
     x_axis, y_axis = model["x_axis"], model["y_axis"]
     a_m, a_c = model["area"], const["area"]
