@@ -798,7 +798,12 @@ def ucc_summary_rows(
     of the repeated rows."""
     px, py, c = _summary_options(x_axis, y_axis, normalize, partial_x, partial_y, cost)
     y, p = _check_band_rows(y_true, pred, bounds)
-    return _summary_rows(y, p, bounds, x_axis, y_axis, normalize, px, py, c, weights)
+    # every per-row array is made block by block, each curve holds its two axes only and is summarised
+    # before the next one is made
+    sums, unit, curves = _curves_rows(y, p, bounds, x_axis, y_axis, normalize, weights)
+    part_m = _curve_part(next(curves), px, py, c)
+    part_c = _curve_part(next(curves), px, py)
+    return _summary(part_m, part_c, _op_metrics(sums, y.size, 1.0, unit), px, py, c)
 
 
 def ucc_curves_rows(
@@ -895,27 +900,6 @@ def _curves_of_rows(
     del curve  # the caller's reference is the only one left
     a = rowwise(lambda yb, pb: np.abs(yb - pb), y, p)
     yield _curve_of(a, None, a, 1.0, n, x_axis, y_axis, normalize, unit, axes, inplace=True, weights=weights)
-
-
-def _summary_rows(
-    y: np.ndarray,
-    p: np.ndarray,
-    bounds,
-    x_axis: str,
-    y_axis: str,
-    normalize: str,
-    px: Range,
-    py: Range,
-    c: float,
-    weights: np.ndarray | None = None,
-) -> dict:
-    """:func:`ucc_summary` of checked arrays and bounds handed out by ``bounds(start, stop)``: every per-row
-    array is made block by block from the bounds, each curve holds its two axes only and is summarised
-    before the next one is made."""
-    sums, unit, curves = _curves_rows(y, p, bounds, x_axis, y_axis, normalize, weights)
-    part_m = _curve_part(next(curves), px, py, c)
-    part_c = _curve_part(next(curves), px, py)
-    return _summary(part_m, part_c, _op_metrics(sums, y.size, 1.0, unit), px, py, c)
 
 
 def summary_of_curves(
