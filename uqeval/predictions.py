@@ -855,6 +855,14 @@ class Categorical(_Classifier, Prediction):
         return self.proba.shape[0]
 
 
+def _as_categorical(pred: MemberCategorical | Dirichlet, role: str, how: str) -> Categorical:
+    """``pred``'s predictive distribution ``proba`` as a :class:`Categorical`, its column named ``how`` the
+    ``role`` columns."""
+    cols = {k: v for k, v in pred.columns.items() if k != role}
+    cols["proba"] = f"{how} {_colname(pred.columns, role)}"
+    return Categorical(y_true=pred.y_true, columns=cols, rows=pred.rows, proba=pred.proba, loglik=pred.loglik)
+
+
 @dataclass(frozen=True)
 class MemberCategorical(_Classifier, Prediction):
     """An ensemble of classifiers: ``member_proba`` (N, M, K), each member's row on the simplex.
@@ -900,6 +908,10 @@ class MemberCategorical(_Classifier, Prediction):
     def n(self) -> int:
         return self.member_proba.shape[0]
 
+    def mean_prediction(self) -> Categorical:
+        """The ensemble mean as a :class:`Categorical` (same targets, rows and log-likelihoods)."""
+        return _as_categorical(self, "member_proba", "mean of")
+
 
 @dataclass(frozen=True)
 class Dirichlet(_Classifier, Prediction):
@@ -932,6 +944,10 @@ class Dirichlet(_Classifier, Prediction):
     @property
     def n(self) -> int:
         return self.alpha.shape[0]
+
+    def mean_prediction(self) -> Categorical:
+        """The Dirichlet mean as a :class:`Categorical` (same targets, rows and log-likelihoods)."""
+        return _as_categorical(self, "alpha", "normalised")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from uqeval.config import make_settings
 from uqeval.errors import InputError, SchemaError
 from uqeval.io.columns import plan_columns
 from uqeval.io.load import load_predictions
-from uqeval.predictions import Dirichlet, Gaussian, LogLikelihood, MemberCategorical
+from uqeval.predictions import Categorical, Dirichlet, Gaussian, LogLikelihood, MemberCategorical
 
 from ..conftest import SAMPLE, write_table
 
@@ -64,6 +64,15 @@ def test_csv_flat_columns_and_parquet_list_of_lists_agree(tmp_path):
     assert isinstance(b, MemberCategorical) and b.columns["member_proba"] == "member_proba"
     np.testing.assert_allclose(a.member_proba, b.member_proba, rtol=1e-15)
     np.testing.assert_array_equal(b.member_proba, p)
+
+
+def test_mean_prediction_is_a_categorical():
+    p, labels = _members(2)
+    pred = MemberCategorical(y_true=labels.astype(float), member_proba=p)
+    mean = pred.mean_prediction()
+    assert isinstance(mean, Categorical)
+    np.testing.assert_allclose(mean.proba, p.mean(axis=1), rtol=1e-15)
+    np.testing.assert_array_equal(mean.labels, labels)
 
 
 def test_plan_for_members_dirichlet_and_loglik():
@@ -204,7 +213,7 @@ def test_dirichlet_columns_and_list_column(tmp_path):
     assert isinstance(a, Dirichlet) and isinstance(b.prediction, Dirichlet)
     np.testing.assert_array_equal(a.alpha, b.prediction.alpha)
     np.testing.assert_allclose(a.proba, alpha / alpha.sum(1, keepdims=True), rtol=1e-15)
-    np.testing.assert_allclose(a.proba.sum(1), 1.0, rtol=1e-15)
+    np.testing.assert_allclose(a.mean_prediction().proba.sum(1), 1.0, rtol=1e-15)
 
 
 def test_dirichlet_alpha_must_be_positive(tmp_path):
