@@ -439,7 +439,7 @@ class Gaussian(_AnyLevel, Point):
         return self.mean[:, None] + self.std[:, None] * ndtri(np.asarray(levels, dtype=np.float64))[None, :]
 
     def intervals_at(self, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        # symmetric half-widths z·σ, z = Φ⁻¹(½ + level/2): the same bounds as metrics.intervals.gaussian_interval
+        # the central intervals of N(μ, σ²): symmetric half-widths z·σ, z = Φ⁻¹(½ + level/2)
         from .metrics.normal import ndtri
 
         half = self.std[:, None] * ndtri(0.5 + 0.5 * np.asarray(levels, dtype=np.float64))[None, :]
