@@ -855,16 +855,23 @@ class Categorical(_Classifier, Prediction):
         return self.proba.shape[0]
 
 
-def _as_categorical(pred: MemberCategorical | Dirichlet, role: str, how: str) -> Categorical:
-    """``pred``'s predictive distribution ``proba`` as a :class:`Categorical`, its column named ``how`` the
-    ``role`` columns."""
-    cols = {k: v for k, v in pred.columns.items() if k != role}
-    cols["proba"] = f"{how} {_colname(pred.columns, role)}"
-    return Categorical(y_true=pred.y_true, columns=cols, rows=pred.rows, proba=pred.proba, loglik=pred.loglik)
+class _Mixture(_Classifier):
+    """A classifier whose predictive distribution ``proba`` is the mean of a richer output, the ``_role``
+    columns (ensemble members, Dirichlet concentrations)."""
+
+    _role: ClassVar[str]
+    _how: ClassVar[str]  # the proba column's name: "<_how> <the _role columns>"
+
+    def mean_prediction(self) -> Categorical:
+        """The predictive mean as a :class:`Categorical` (same targets, rows and log-likelihoods)."""
+        p = cast("Prediction", self)  # always mixed into a Prediction
+        cols = {k: v for k, v in p.columns.items() if k != self._role}
+        cols["proba"] = f"{self._how} {_colname(p.columns, self._role)}"
+        return Categorical(y_true=p.y_true, columns=cols, rows=p.rows, proba=self.proba, loglik=p.loglik)
 
 
 @dataclass(frozen=True)
-class MemberCategorical(_Classifier, Prediction):
+class MemberCategorical(_Mixture, Prediction):
     """An ensemble of classifiers: ``member_proba`` (N, M, K), each member's row on the simplex.
 
     ``y_true`` holds integer labels 0..K-1. The ensemble's prediction is the mean over
@@ -875,6 +882,8 @@ class MemberCategorical(_Classifier, Prediction):
     """
 
     kind: ClassVar[str] = "members"
+    _role: ClassVar[str] = "member_proba"
+    _how: ClassVar[str] = "mean of"
     member_proba: np.ndarray = None  # type: ignore[assignment]
     atol: float = field(default=1e-6, compare=False)
     renormalize: bool = field(default=False, compare=False)
@@ -908,13 +917,9 @@ class MemberCategorical(_Classifier, Prediction):
     def n(self) -> int:
         return self.member_proba.shape[0]
 
-    def mean_prediction(self) -> Categorical:
-        """The ensemble mean as a :class:`Categorical` (same targets, rows and log-likelihoods)."""
-        return _as_categorical(self, "member_proba", "mean of")
-
 
 @dataclass(frozen=True)
-class Dirichlet(_Classifier, Prediction):
+class Dirichlet(_Mixture, Prediction):
     """Dirichlet outputs (prior networks, evidential models): concentrations ``alpha`` (N, K) > 0.
 
     The predictive distribution is the Dirichlet mean :attr:`proba` = alpha / sum(alpha),
@@ -922,6 +927,8 @@ class Dirichlet(_Classifier, Prediction):
     """
 
     kind: ClassVar[str] = "dirichlet"
+    _role: ClassVar[str] = "alpha"
+    _how: ClassVar[str] = "normalised"
     alpha: np.ndarray = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
@@ -944,10 +951,6 @@ class Dirichlet(_Classifier, Prediction):
     @property
     def n(self) -> int:
         return self.alpha.shape[0]
-
-    def mean_prediction(self) -> Categorical:
-        """The Dirichlet mean as a :class:`Categorical` (same targets, rows and log-likelihoods)."""
-        return _as_categorical(self, "alpha", "normalised")
 
 
 @dataclass(frozen=True)
