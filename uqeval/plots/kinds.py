@@ -85,7 +85,7 @@ from typing import Any, cast
 import numpy as np
 
 from ..config import Settings
-from ..errors import InputError
+from ..errors import InputError, option
 from ..predictions import Multivariate, Prediction, Samples, _Classifier
 from . import PLOT_KINDS
 
@@ -831,7 +831,7 @@ def build_figures(
 
     name, x_label = _title_text(name), _title_text(x_label) if x_label is not None else x_label
     if int(max_points) < 1:
-        raise InputError(f"--max-points must be >= 1, got {max_points}")
+        raise InputError(f"{option('max_points')} must be >= 1, got {max_points}")
     wanted = _wanted_kinds(pred, kinds, settings, metrics)
     if not wanted:  # e.g. point predictions, or log-likelihoods alone
         return PlotBundle()
