@@ -19,7 +19,6 @@ from uqeval.errors import InputError, UsageError
 from uqeval.resample import (
     block_starts,
     circular_block_weights,
-    lag1_autocorrelation,
     optimal_block_size,
     poisson_weights,
     resampling_units,
@@ -82,12 +81,6 @@ def test_optimal_block_size_grows_with_dependence():
     strong = optimal_block_size(ar)
     assert iid <= 3 < ma < strong <= 3 * math.sqrt(4000)
     assert optimal_block_size(np.ones(50)) == 1
-
-
-def test_lag1_autocorrelation_matches_numpy():
-    x = np.random.default_rng(1).normal(size=300).cumsum()
-    c = x - x.mean()
-    assert lag1_autocorrelation(x) == pytest.approx(np.sum(c[1:] * c[:-1]) / np.sum(c * c), rel=1e-12)
 
 
 # --------------------------------------------------------------------------- the resampling itself

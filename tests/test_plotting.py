@@ -174,7 +174,7 @@ def test_requested_kind_that_does_not_apply_lists_those_that_do(preds):
         build_figures(preds["point"], kinds=["calibration"])
     with pytest.raises(InputError, match="unknown plot kind"):
         build_figures(preds["gaussian"], kinds=["violin"])
-    with pytest.raises(InputError, match="max-points"):
+    with pytest.raises(InputError, match="max_points= must be >= 1"):  # the Python voice (errors.option)
         build_figures(preds["gaussian"], kinds=["pit"], max_points=0)
 
 

@@ -23,11 +23,27 @@ from uqeval.resample import (
     CHUNK,
     Accumulator,
     Resampling,
+    _block_bits,
+    _blocks,
     _table,
     permutation_p_values,
     poisson_weights,
-    sign_flips,
 )
+
+
+def sign_flips(seed: int, start: int, stop: int, permutations: int) -> np.ndarray:
+    """Random signs (+1/-1) of global rows ``start .. stop-1``, ``(permutations, stop - start)`` int8: the
+    dense reference for :meth:`Accumulator.update`'s sign flips, drawn from the same bits."""
+    n = stop - start
+    out = np.empty((n, permutations), dtype=np.int8)
+    for c in range(-(-permutations // CHUNK)):
+        r0, r1 = c * CHUNK, min(permutations, (c + 1) * CHUNK)
+        for g, lo, hi in _blocks(start, stop):
+            bits = np.unpackbits(_block_bits(seed, g, c)[lo:hi], axis=1)[:, : r1 - r0]
+            at = g * BLOCK + lo - start
+            out[at : at + hi - lo, r0:r1] = 2 * bits.astype(np.int8) - 1
+    return out.T
+
 
 # these tests call the core directly and check the flags its messages name (and Python's keywords)
 pytestmark = pytest.mark.usefixtures("cli_voice")

@@ -77,23 +77,17 @@ def front_end(name: str, process: bool = False) -> Iterator[None]:
     """Phrase the options named in errors raised (and read) inside this block for ``name`` (``"cli"``,
     ``"python"``); ``process``: for the whole process while the block runs, its threads and the processes
     it starts included (the command line's run)."""
-    if not process:
-        token = _FRONT_END.set(name)
-        try:
-            yield
-        finally:
-            _FRONT_END.reset(token)
-        return
     before = os.environ.get(_PROCESS_VARIABLE)
-    os.environ[_PROCESS_VARIABLE] = name
+    if process:
+        os.environ[_PROCESS_VARIABLE] = name
     token = _FRONT_END.set(name)
     try:
         yield
     finally:
         _FRONT_END.reset(token)
-        if before is None:
+        if process and before is None:
             os.environ.pop(_PROCESS_VARIABLE, None)
-        else:
+        elif process and before is not None:
             os.environ[_PROCESS_VARIABLE] = before
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from ._python import python_api
 from .errors import InputError
-from .validation import as_real_array
+from .validation import as_real_array, member_axis_of
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -43,14 +43,6 @@ def _rows(*args: Any, names: tuple[str, ...]) -> tuple[tuple[np.ndarray, ...], t
         raise InputError(f"arguments do not broadcast together ({shapes})") from None
     shape = arrays[0].shape
     return tuple(a.reshape(-1) for a in arrays), shape
-
-
-def _axis(member_axis: Any, ndim: int) -> int:
-    if isinstance(member_axis, bool) or not isinstance(member_axis, (int, np.integer)):
-        raise InputError(f"member_axis must be an integer, got {member_axis!r}")
-    if not -ndim <= member_axis < ndim:
-        raise InputError(f"member_axis={member_axis} is out of range for fct with {ndim} dimension(s)")
-    return int(member_axis)
 
 
 def _batch(y: np.ndarray, block: np.ndarray, name: str, other: str) -> tuple[np.ndarray, np.ndarray]:
@@ -177,7 +169,7 @@ def crps_ensemble(
     f = as_real_array(fct, "fct")
     if f.ndim == 0:
         raise InputError("fct must hold the ensemble members along member_axis, got a scalar")
-    f = np.moveaxis(f, _axis(member_axis, f.ndim), -1)
+    f = np.moveaxis(f, member_axis_of(member_axis, f.ndim, "fct"), -1)
     if f.shape[-1] < 1:
         raise InputError("fct has no members")
     y, f = _batch(as_real_array(obs, "obs"), f, "obs", "fct without its member axis")
@@ -330,12 +322,8 @@ def coverage(
     (y, lo, hi), shape = _rows(y_true, lower, upper, names=("y_true", "lower", "upper"))
     from .metrics.intervals import coverage_metrics, coverage_rows
 
-    if reduce is None or weights is not None:
+    if reduce != "mean" or weights is not None:  # per row, weighted, or _shaped's message for a bad reduce
         return _shaped(coverage_rows(y, lo, hi, 0.5)["coverage"][0].astype(float), shape, reduce, weights)
-    if reduce != "mean":
-        _shaped(y, shape, reduce)  # the one message for a bad reduce
-    if weights is not None:
-        return _average(coverage_rows(y, lo, hi, 0.5)["coverage"][0], weights)
     return float(coverage_metrics(y, lo, hi, 0.5)["coverage"])
 
 

@@ -439,7 +439,7 @@ class Gaussian(_AnyLevel, Point):
         return self.mean[:, None] + self.std[:, None] * ndtri(np.asarray(levels, dtype=np.float64))[None, :]
 
     def intervals_at(self, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        # symmetric half-widths z·σ, z = Φ⁻¹(½ + level/2): the same bounds as metrics.intervals.gaussian_interval
+        # the central intervals of N(μ, σ²): symmetric half-widths z·σ, z = Φ⁻¹(½ + level/2)
         from .metrics.normal import ndtri
 
         half = self.std[:, None] * ndtri(0.5 + 0.5 * np.asarray(levels, dtype=np.float64))[None, :]
@@ -737,16 +737,12 @@ class Samples(_AnyLevel, Prediction):
         return _memo(self, "member_counts", make)
 
     def ensemble_spread(self) -> np.ndarray:
-        """The members' standard deviation s (ddof 1) times √((M + 1)/M): the spread of a finite ensemble as
-        the standard deviation of ``y − ensemble mean``, E[(y − x̄)²] = (M + 1)/M · σ² for y and M members drawn
-        from one distribution of variance σ² (Fortin et al. 2014). Spread calibration (ENCE, UCE) and
-        ``spread_skill`` use it."""
+        """The spread of a finite ensemble on the scale of ``y − ensemble mean``
+        (:func:`uqeval.metrics.spread.ensemble_std` of the members' ddof-1 standard deviation and their
+        counts). Spread calibration (ENCE, UCE) and ``spread_skill`` use it."""
+        from .metrics.spread import ensemble_std
 
-        def make():
-            m = self.member_counts()
-            return self.spread() * np.sqrt((m + 1.0) / m)
-
-        return _memo(self, "ensemble_spread", make)
+        return _memo(self, "ensemble_spread", lambda: ensemble_std(self.spread(), self.member_counts()))
 
     def pit(self) -> np.ndarray:
         from .metrics.samples import pit_samples
@@ -859,8 +855,23 @@ class Categorical(_Classifier, Prediction):
         return self.proba.shape[0]
 
 
+class _Mixture(_Classifier):
+    """A classifier whose predictive distribution ``proba`` is the mean of a richer output, the ``_role``
+    columns (ensemble members, Dirichlet concentrations)."""
+
+    _role: ClassVar[str]
+    _how: ClassVar[str]  # the proba column's name: "<_how> <the _role columns>"
+
+    def mean_prediction(self) -> Categorical:
+        """The predictive mean as a :class:`Categorical` (same targets, rows and log-likelihoods)."""
+        p = cast("Prediction", self)  # always mixed into a Prediction
+        cols = {k: v for k, v in p.columns.items() if k != self._role}
+        cols["proba"] = f"{self._how} {_colname(p.columns, self._role)}"
+        return Categorical(y_true=p.y_true, columns=cols, rows=p.rows, proba=self.proba, loglik=p.loglik)
+
+
 @dataclass(frozen=True)
-class MemberCategorical(_Classifier, Prediction):
+class MemberCategorical(_Mixture, Prediction):
     """An ensemble of classifiers: ``member_proba`` (N, M, K), each member's row on the simplex.
 
     ``y_true`` holds integer labels 0..K-1. The ensemble's prediction is the mean over
@@ -871,6 +882,8 @@ class MemberCategorical(_Classifier, Prediction):
     """
 
     kind: ClassVar[str] = "members"
+    _role: ClassVar[str] = "member_proba"
+    _how: ClassVar[str] = "mean of"
     member_proba: np.ndarray = None  # type: ignore[assignment]
     atol: float = field(default=1e-6, compare=False)
     renormalize: bool = field(default=False, compare=False)
@@ -904,17 +917,9 @@ class MemberCategorical(_Classifier, Prediction):
     def n(self) -> int:
         return self.member_proba.shape[0]
 
-    def mean_prediction(self) -> Categorical:
-        """The ensemble mean as a :class:`Categorical` (same targets, rows and log-likelihoods)."""
-        cols = {k: v for k, v in self.columns.items() if k != "member_proba"}
-        cols["proba"] = f"mean of {_colname(self.columns, 'member_proba')}"
-        return Categorical(
-            y_true=self.y_true, columns=cols, rows=self.rows, proba=self.proba, loglik=self.loglik
-        )
-
 
 @dataclass(frozen=True)
-class Dirichlet(_Classifier, Prediction):
+class Dirichlet(_Mixture, Prediction):
     """Dirichlet outputs (prior networks, evidential models): concentrations ``alpha`` (N, K) > 0.
 
     The predictive distribution is the Dirichlet mean :attr:`proba` = alpha / sum(alpha),
@@ -922,6 +927,8 @@ class Dirichlet(_Classifier, Prediction):
     """
 
     kind: ClassVar[str] = "dirichlet"
+    _role: ClassVar[str] = "alpha"
+    _how: ClassVar[str] = "normalised"
     alpha: np.ndarray = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
@@ -944,14 +951,6 @@ class Dirichlet(_Classifier, Prediction):
     @property
     def n(self) -> int:
         return self.alpha.shape[0]
-
-    def mean_prediction(self) -> Categorical:
-        """The Dirichlet mean as a :class:`Categorical` (same targets, rows and log-likelihoods)."""
-        cols = {k: v for k, v in self.columns.items() if k != "alpha"}
-        cols["proba"] = f"normalised {_colname(self.columns, 'alpha')}"
-        return Categorical(
-            y_true=self.y_true, columns=cols, rows=self.rows, proba=self.proba, loglik=self.loglik
-        )
 
 
 @dataclass(frozen=True)

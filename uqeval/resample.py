@@ -131,19 +131,6 @@ def poisson_weights(seed: int, start: int, stop: int, replicates: int) -> np.nda
     return out.T
 
 
-def sign_flips(seed: int, start: int, stop: int, permutations: int) -> np.ndarray:
-    """Random signs (+1/-1) of global rows ``start .. stop-1``: ``(permutations, stop - start)`` int8."""
-    n = stop - start
-    out = np.empty((n, permutations), dtype=np.int8)
-    for c in range(-(-permutations // CHUNK)):
-        r0, r1 = c * CHUNK, min(permutations, (c + 1) * CHUNK)
-        for g, lo, hi in _blocks(start, stop):
-            bits = np.unpackbits(_block_bits(seed, g, c)[lo:hi], axis=1)[:, : r1 - r0]
-            at = g * BLOCK + lo - start
-            out[at : at + hi - lo, r0:r1] = 2 * bits.astype(np.int8) - 1
-    return out.T
-
-
 @dataclass
 class Accumulator:
     """Weighted sums over rows for ``replicates`` Poisson-bootstrap replicates and sign flips of
@@ -531,15 +518,6 @@ def window_sums(x: np.ndarray, size: int) -> np.ndarray:
     p = np.zeros((g + 1, size + 1, k))
     np.cumsum(e, axis=1, out=p[:, 1:])
     return (p[:g, size:] - p[:g, :size] + p[1:, :size]).reshape(g * size, k)[:n]
-
-
-def lag1_autocorrelation(x: np.ndarray) -> float:
-    """Lag-1 sample autocorrelation :math:`\\hat\\rho_1 = \\sum (x_i - \\bar x)(x_{i-1} - \\bar x) / \\sum (x_i - \\bar x)^2`
-    (NaN for a constant series); under independence it is within :math:`\\pm 2.576/\\sqrt n` 99 % of the time."""
-    x = np.asarray(x, dtype=np.float64)
-    c = x - x.mean()
-    den = float(c @ c)
-    return float(c[1:] @ c[:-1]) / den if den > 0 else math.nan
 
 
 def optimal_block_size(x: np.ndarray) -> int:

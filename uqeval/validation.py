@@ -196,6 +196,15 @@ def finite_arrays(*, positive: tuple[str, ...] = (), **arrays: Any) -> tuple[np.
     return tuple(given.values())
 
 
+def member_axis_of(member_axis: Any, ndim: int, what: str) -> int:
+    """``member_axis`` checked as an axis of the ``ndim``-dimensional array ``what`` (``samples``, ``fct``)."""
+    if isinstance(member_axis, bool) or not isinstance(member_axis, (int, np.integer)):
+        raise InputError(f"member_axis must be an integer, got {member_axis!r}")
+    if not -ndim <= member_axis < ndim:
+        raise InputError(f"member_axis={member_axis} is out of range for {what} with {ndim} dimension(s)")
+    return int(member_axis)
+
+
 def check_nonempty(n: int, what: str = "input") -> None:
     if n == 0:
         raise InputError(f"{what} has no rows to evaluate")

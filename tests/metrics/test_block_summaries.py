@@ -28,8 +28,8 @@ def _whole_summary(y, p, lo, hi, x_axis, y_axis, **kw):
     """ucc_summary as it was: both full curves (all four metrics) from the whole arrays."""
     _, d, zl, zu = U._validate(y, p, lo, hi)
     unit = U._unit(y, kw.get("normalize", "std"))
-    model = U._curve(d, zl, zu, x_axis, y_axis, kw.get("normalize", "std"), unit)
-    const = U._curve(d, None, None, x_axis, y_axis, kw.get("normalize", "std"), unit)
+    model = U._curve_of(*U._scales(d, zl, zu), d.size, x_axis, y_axis, kw.get("normalize", "std"), unit)
+    const = U._curve_of(*U._scales(d, None, None), d.size, x_axis, y_axis, kw.get("normalize", "std"), unit)
     return U.summary_of_curves(
         model,
         const,

@@ -9,9 +9,10 @@ from hypothesis.extra.numpy import arrays
 from scipy.special import ndtr, ndtri
 from scipy.stats import norm
 
+from tests.metrics.test_intervals import gaussian_interval
 from tests.reference.regen_properscoring import quantile_data
 from uqeval.errors import InputError
-from uqeval.metrics.intervals import coverage_metrics, gaussian_interval
+from uqeval.metrics.intervals import coverage_metrics
 from uqeval.metrics.quantiles import (
     check_quantiles_sorted,
     interval_calibration_curve_from_pit,

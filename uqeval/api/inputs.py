@@ -24,7 +24,7 @@ from ..predictions import (
     Quantiles,
     Samples,
 )
-from ..validation import as_real_array
+from ..validation import as_real_array, member_axis_of
 from ..vocabulary import with_canonical_keys
 
 if TYPE_CHECKING:
@@ -215,14 +215,6 @@ def _scalar(x: ArrayLike, name: str) -> float:
     return float(v)
 
 
-def _member_axis(member_axis: Any, ndim: int) -> int:
-    if isinstance(member_axis, bool) or not isinstance(member_axis, (int, np.integer)):
-        raise InputError(f"member_axis must be an integer, got {member_axis!r}")
-    if not -ndim <= member_axis < ndim:
-        raise InputError(f"member_axis={member_axis} is out of range for samples with {ndim} dimension(s)")
-    return int(member_axis)
-
-
 def _prediction(
     arrays: dict[str, np.ndarray],
     columns: dict[str, Any],
@@ -248,7 +240,7 @@ def _prediction(
             a[role] = a[role][:, 0]
     if "samples" in a:
         s = a["samples"]
-        a["samples"] = np.moveaxis(s, _member_axis(member_axis, s.ndim), -1) if s.ndim else s
+        a["samples"] = np.moveaxis(s, member_axis_of(member_axis, s.ndim, "samples"), -1) if s.ndim else s
     if "y_true" not in a and set(a) != {"loglik"}:
         raise UsageError("no targets: pass them as data or y_true= (with a table, name their column with y=)")
     if not any(r in a for r in _ROLES[1:]):

@@ -46,8 +46,6 @@ ALPHA_RE = re.compile(r"^alpha_(\d+)$", re.I)  # Dirichlet concentrations
 LOGLIK_RE = re.compile(r"^loglik_(\d+)$", re.I)  # log p(y | member j)
 MV_MEMBER_RE = re.compile(r"^m(\d+)_(\d+)$", re.I)  # multivariate ensembles: member j, component k
 MV_TARGET_RE = re.compile(r"^y_(\d+)$", re.I)  # multivariate targets y_1..y_d
-
-
 #: What each representation reads, for the error when ``--representation`` finds none of it.
 NEEDS: dict[str, str] = {
     "gaussian": "a spread column: std (std, sigma, y_std, sd, stddev or --std) or a variance (var, variance or --var)",

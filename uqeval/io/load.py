@@ -12,17 +12,9 @@ import numpy as np
 from ..config import Settings
 from ..errors import InputError, SchemaError, option
 from ..predictions import (
-    Categorical,
-    Dirichlet,
-    Gaussian,
-    Intervals,
-    LogLikelihood,
-    MemberCategorical,
-    Multivariate,
-    Point,
+    REPRESENTATIONS,
     Prediction,
     Quantiles,
-    Samples,
 )
 from .columns import ColumnPlan, plan_columns
 from .readers import (
@@ -456,67 +448,35 @@ def usable_rows(
     return ok, n_members_dropped
 
 
+#: the arrays each representation takes from the file beyond ``y_true`` (its constructor's keywords)
+_ARRAYS: dict[str, tuple[str, ...]] = {
+    "gaussian": ("mean", "std", "loglik"),
+    "point": ("mean", "loglik"),
+    "intervals": ("lower", "upper", "mean", "loglik"),
+    "quantiles": ("quantiles", "loglik"),
+    "samples": ("samples", "loglik"),
+    "categorical": ("proba", "loglik"),
+    "members": ("member_proba", "loglik"),
+    "dirichlet": ("alpha", "loglik"),
+    "loglik": ("loglik",),
+    "multivariate": ("samples",),
+}
+
+
 def _build(
     plan: ColumnPlan, a: dict[str, np.ndarray], columns: dict, rows: np.ndarray | None, s: Settings
 ) -> Prediction:
-    y = a.get("y_true")
     kind = plan.representation
-    ll = a.get("loglik")
-    if kind == "gaussian":
-        return Gaussian(y_true=y, columns=columns, rows=rows, mean=a["mean"], std=a["std"], loglik=ll)
-    if kind == "point":
-        return Point(y_true=y, columns=columns, rows=rows, mean=a["mean"], loglik=ll)
-    if kind == "intervals":
-        levels = plan.levels if plan.levels else [s.level]
-        return Intervals(
-            y_true=y,
-            columns=columns,
-            rows=rows,
-            lower=a["lower"],
-            upper=a["upper"],
-            levels=levels,  # type: ignore[arg-type]  # a list: __post_init__ makes it an array
-            mean=a.get("mean"),
-            loglik=ll,
-        )
-    if kind == "quantiles":
-        return Quantiles(
-            y_true=y,
-            columns=columns,
-            rows=rows,
-            quantiles=a["quantiles"],
-            levels=plan.levels,  # type: ignore[arg-type]  # a list: __post_init__ makes it an array
-            fix_crossing=s.fix_crossing,
-            loglik=ll,
-        )
-    if kind == "samples":
-        return Samples(
-            y_true=y,
-            columns=columns,
-            rows=rows,
-            samples=a["samples"],
-            loglik=ll,
-            allow_missing=s.nan_policy == "omit",
-        )
-    if kind == "categorical":
-        return Categorical(
-            y_true=y, columns=columns, rows=rows, proba=a["proba"], renormalize=s.renormalize, loglik=ll
-        )
-    if kind == "members":
-        return MemberCategorical(
-            y_true=y,
-            columns=columns,
-            rows=rows,
-            member_proba=a["member_proba"],
-            renormalize=s.renormalize,
-            loglik=ll,
-        )
-    if kind == "dirichlet":
-        return Dirichlet(y_true=y, columns=columns, rows=rows, alpha=a["alpha"], loglik=ll)
-    if kind == "loglik":
-        return LogLikelihood(y_true=y, columns=columns, rows=rows, loglik=ll)
-    if kind == "multivariate":
-        return Multivariate(y_true=y, columns=columns, rows=rows, samples=a["samples"])
-    raise AssertionError(kind)
+    by_kind: dict[str, dict[str, Any]] = {  # the settings each takes; levels: __post_init__ makes an array
+        "intervals": {"levels": plan.levels if plan.levels else [s.level]},
+        "quantiles": {"levels": plan.levels, "fix_crossing": s.fix_crossing},
+        "samples": {"allow_missing": s.nan_policy == "omit"},
+        "categorical": {"renormalize": s.renormalize},
+        "members": {"renormalize": s.renormalize},
+    }
+    options = by_kind.get(kind, {})
+    arrays = {role: a.get(role) for role in _ARRAYS[kind]}
+    return REPRESENTATIONS[kind](y_true=a.get("y_true"), columns=columns, rows=rows, **arrays, **options)
 
 
 def evaluated_rows(loaded: Loaded, x: np.ndarray, columns: Sequence[str], what: str) -> np.ndarray:

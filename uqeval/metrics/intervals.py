@@ -25,10 +25,8 @@ from ..validation import (
     check_level,
     check_nonempty,
     check_same_length,
-    finite_arrays,
 )
 from .blocks import BLOCK, PairwiseSum
-from .normal import ndtri
 
 #: Two quantile levels tau and 1 - tau' form a central pair when |tau - tau'| <= this.
 PAIR_TOL = 1e-9
@@ -51,27 +49,6 @@ def level_key(level: float) -> str:
         raise InputError(f"level must be a finite number, got {value!r}")
     rounded = round(value, 10) + 0.0  # + 0.0 turns -0.0 into 0.0
     return np.format_float_positional(rounded, unique=True, trim="-")
-
-
-def gaussian_interval(mean: np.ndarray, std: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    r"""Central ``level`` interval of :math:`N(\mu, \sigma^2)`.
-
-    .. math:: [\mu - z\sigma,\ \mu + z\sigma], \qquad z = \Phi^{-1}\left(\tfrac12 + \tfrac{\text{level}}{2}\right)
-
-    Parameters
-    ----------
-    mean, std : (N,) arrays; ``std`` must be > 0.
-    level : float in (0, 1).
-
-    Returns
-    -------
-    (lower, upper) : two (N,) arrays.
-    """
-    level = check_level(level)
-    mu, sigma = finite_arrays(mean=mean, std=std, positive=("std",))
-    z = float(ndtri(0.5 + 0.5 * level))
-    half = z * sigma
-    return mu - half, mu + half
 
 
 def coverage_metrics(

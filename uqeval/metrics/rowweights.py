@@ -37,12 +37,6 @@ def row_units(weights) -> np.ndarray:
     return np.where(np.abs(u - r) <= _SNAP * u, r, u)
 
 
-def row_at(cum: np.ndarray, position: np.ndarray) -> np.ndarray:
-    """Index of the row that holds repeated position ``position`` (0-based) given the cumulative row units
-    ``cum`` of sorted rows: the first ``i`` with ``cum[i] > position`` (clipped to the last row)."""
-    return np.minimum(np.searchsorted(cum, position, side="right"), cum.size - 1)
-
-
 def weighted_sorted_cdf(weights_sorted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(C_i, p_i)`` of rows sorted by value: the weighted ECDF just right of each row (the share of weight
     at or before it) and each row's share of the weight."""

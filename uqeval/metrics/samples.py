@@ -139,10 +139,7 @@ def crps_ensemble(y_true: np.ndarray, samples: np.ndarray) -> np.ndarray:
     --------
     crps_fair : the unbiased estimator of the CRPS of the distribution the members are drawn from.
     """
-    y, s = _as_obs_samples(y_true, samples)
-    abs_mean, pair = _crps_terms(y, s)
-    m = s.shape[1]
-    return abs_mean - pair / (m * m)
+    return crps_ensemble_and_fair(y_true, samples)[0]
 
 
 def crps_fair(y_true: np.ndarray, samples: np.ndarray) -> np.ndarray:
@@ -155,21 +152,9 @@ def crps_fair(y_true: np.ndarray, samples: np.ndarray) -> np.ndarray:
     Unbiased for the CRPS of the distribution the members are exchangeably drawn
     from; equals ``scoringrules.crps_ensemble(obs, fct, estimator="fair")``.
     Always <= :func:`crps_ensemble` and may be negative for a single row.
-    O(M log M) per row by sorting.
-
-    Parameters
-    ----------
-    y_true : (N,) observations.
-    samples : (N, M) members, M >= 2.
-
-    Returns
-    -------
-    (N,) array of scores, lower is better.
+    O(M log M) per row by sorting. Parameters as :func:`crps_ensemble`; returns (N,) scores, lower is better.
     """
-    y, s = _as_obs_samples(y_true, samples)
-    abs_mean, pair = _crps_terms(y, s)
-    m = s.shape[1]
-    return abs_mean - pair / (m * (m - 1))
+    return crps_ensemble_and_fair(y_true, samples)[1]
 
 
 def crps_ensemble_and_fair(
@@ -260,12 +245,8 @@ def pit_bounds_samples(y_true: np.ndarray, samples: np.ndarray) -> tuple[np.ndar
     .. math:: \left[\frac{\ell}{M + 1},\ \frac{\ell + t + 1}{M + 1}\right]
 
     (Hamill 2001's rank histogram with ties broken at random; the calibration tests'
-    :func:`uqeval.metrics.calibration_tests.ensemble_pit_bounds`), counted in blocks of rows.
-
-    Parameters
-    ----------
-    y_true : (N,) observations.
-    samples : (N, M) members, M >= 2.
+    :func:`uqeval.metrics.calibration_tests.ensemble_pit_bounds`), counted in blocks of rows. Parameters as
+    :func:`pit_samples`.
 
     Returns
     -------

@@ -71,16 +71,9 @@ def capped_exp(logs: np.ndarray) -> np.ndarray:
 def coverage_log_e(n: np.ndarray, k: np.ndarray, miss_rate: float) -> tuple[np.ndarray, np.ndarray]:
     """``(log e_under, log e_over)`` after ``n`` rows with ``k`` misses (arrays of looks, cumulative counts):
     log e-values against "miss rate <= miss_rate" (the intervals cover too little) and against
-    "miss rate >= miss_rate" (they cover too much)."""
-    n = np.asarray(n, dtype=np.float64)[..., None]
-    k = np.asarray(k, dtype=np.float64)[..., None]
-    m = float(miss_rate)
-    g = COVERAGE_GRID
-    out = []
-    for p in (m + (1.0 - m) * g, m * (1.0 - g)):
-        logs = k * np.log(p / m) + (n - k) * np.log((1.0 - p) / (1.0 - m))
-        out.append(_log_mean_exp(logs))
-    return out[0], out[1]
+    "miss rate >= miss_rate" (they cover too much): the mixtures of the bets of :func:`coverage_log_factors`."""
+    logs = coverage_log_factors(n, k, miss_rate)
+    return _log_mean_exp(logs[..., : COVERAGE_GRID.size]), _log_mean_exp(logs[..., COVERAGE_GRID.size :])
 
 
 def pit_sums(u: np.ndarray) -> np.ndarray:
@@ -95,12 +88,9 @@ def _betaln(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def pit_log_e(sums: np.ndarray) -> np.ndarray:
-    """Log e-values of "the PIT is uniform" from cumulative :func:`pit_sums` (``(..., 3)``, one per look)."""
-    sums = np.asarray(sums, dtype=np.float64)
-    a, b = (g.ravel() for g in np.meshgrid(PIT_GRID, PIT_GRID))
-    n, s1, s2 = (sums[..., j, None] for j in range(3))
-    logs = (a - 1.0) * s1 + (b - 1.0) * s2 - n * _betaln(a, b)
-    return _log_mean_exp(logs)
+    """Log e-values of "the PIT is uniform" from cumulative :func:`pit_sums` (``(..., 3)``, one per look): the
+    mixture of the Beta bets of :func:`pit_log_factors`."""
+    return _log_mean_exp(pit_log_factors(sums))
 
 
 def _mean_logs(sums: np.ndarray, mu: np.ndarray, bound: float) -> np.ndarray:
@@ -158,9 +148,9 @@ def mean_cs(sums: np.ndarray, bound: float, threshold: float, grid: int = 4001) 
 
 
 def coverage_log_factors(n: np.ndarray, k: np.ndarray, miss_rate: float) -> np.ndarray:
-    """Per-window log factors ``(windows, 2 * len(COVERAGE_GRID))`` of the bets of :func:`coverage_log_e` (the
-    under- then the over-coverage ones) from each window's rows ``n`` and misses ``k`` (not cumulative): their
-    cumulative sums' :func:`log_mean_exp` is the two-sided log e-value of :func:`coverage_log_e`.
+    """Log factors ``(..., 2 * len(COVERAGE_GRID))`` of the bets of :func:`coverage_log_e` (the under- then the
+    over-coverage ones) after ``n`` rows with ``k`` misses: of each window's rows and misses (not cumulative),
+    the per-window factors of the e-detector; of cumulative ones, the log capital of each bet.
 
     ``k`` may be fractional (a finite ensemble's randomised-PIT miss chances, in [0, 1] per row): for a row
     with miss chance :math:`x` the bet's factor :math:`(p/m)^x ((1-p)/(1-m))^{1-x}` is at most the betting
@@ -175,8 +165,8 @@ def coverage_log_factors(n: np.ndarray, k: np.ndarray, miss_rate: float) -> np.n
 
 
 def pit_log_factors(sums: np.ndarray) -> np.ndarray:
-    """Per-window log factors ``(windows, len(PIT_GRID) ** 2)`` of the Beta bets of :func:`pit_log_e` from each
-    window's :func:`pit_sums` (not cumulative)."""
+    """Log factors ``(..., len(PIT_GRID) ** 2)`` of the Beta bets of :func:`pit_log_e` from :func:`pit_sums`
+    (each window's: the e-detector's per-window factors; cumulative: each bet's log capital)."""
     sums = np.asarray(sums, dtype=np.float64)
     a, b = (g.ravel() for g in np.meshgrid(PIT_GRID, PIT_GRID))
     n, s1, s2 = (sums[..., j, None] for j in range(3))

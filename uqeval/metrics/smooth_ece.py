@@ -60,22 +60,6 @@ def _smooth(f: np.ndarray, values: tuple[np.ndarray, ...], sigma: float, t: np.n
     return out
 
 
-def smece_at(f, y, sigma: float, weights=None) -> float:
-    r"""smECE at a fixed bandwidth σ.
-
-    .. math:: \mathrm{smECE}_\sigma = \frac{\sum_t |\hat r_\sigma(t)|\,\hat\delta_\sigma(t)}{\sum_t \hat\delta_\sigma(t)},\quad
-              \hat r_\sigma(t) = \frac{\sum_i K_\sigma(t, f_i)(f_i - y_i)}{\hat\delta_\sigma(t)},\
-              \hat\delta_\sigma(t) = \sum_i K_\sigma(t, f_i) + 10^{-4}
-
-    on the mesh t = linspace(0, 1, max(round(10/σ), 200)), K_σ the Gaussian kernel reflected at 0 and 1.
-    ``weights`` (N,): each row's kernel weighted by its weight in rows
-    (:func:`~uqeval.metrics.rowweights.row_units`: the 10⁻⁴ is in rows, so integer weights with a 1 among them
-    equal the repeated rows and a common factor changes nothing).
-    """
-    f = np.asarray(f, dtype=np.float64)
-    return _smece(f, *_row_terms(f, np.asarray(y, dtype=np.float64), weights), sigma)
-
-
 def _row_terms(f: np.ndarray, y: np.ndarray, weights) -> tuple[np.ndarray, np.ndarray]:
     """``(w, r)``: each row's kernel weight in rows and its weighted residual ``w (f - y)``."""
     if weights is None:

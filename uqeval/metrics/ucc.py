@@ -70,10 +70,10 @@ Bad arrays raise :class:`~uqeval.errors.InputError`; bad options (axis names,
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -96,6 +96,9 @@ __all__ = [
     "ucc_summary",
     "ucc_summary_rows",
 ]
+
+#: a partial range of an axis, ``(low, high)``, or None for none
+Range: TypeAlias = "tuple[float, float] | None"
 
 #: Axis names, in UQ360's order of its ``axes_name2idx`` table.
 AXES: tuple[str, ...] = ("missrate", "bandwidth", "excess", "deficit")
@@ -415,23 +418,17 @@ class UCCCurve:
         return int(self.k.size)
 
 
-def _curve(
-    d: np.ndarray,
-    zl: np.ndarray | None,
-    zu: np.ndarray | None,
-    x_axis: str,
-    y_axis: str,
-    normalize: str,
-    unit: float,
-) -> UCCCurve:
-    """The UCC of bands ``zl, zu`` with errors ``d``; ``None, None``: the constant band of
-    width 1 (critical scales ``|d|``)."""
+def _scales(
+    d: np.ndarray, zl: np.ndarray | None, zu: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, float]:
+    """``(k, w, a, half)`` of :func:`_curve_of` for the bands ``zl, zu`` with errors ``d``; ``None, None``: the
+    constant band of width 1 (critical scales ``|d|``)."""
     if zl is None:
         a = np.abs(d)
-        return _curve_of(a, None, a, 1.0, d.size, x_axis, y_axis, normalize, unit)
+        return a, None, a, 1.0
     assert zu is not None  # zl and zu come together (both None: the constant band)
     k, w, a = _active(d, zl, zu)
-    return _curve_of(k, w, a, 0.5 * (zl.mean() + zu.mean()), d.size, x_axis, y_axis, normalize, unit)
+    return k, w, a, float(0.5 * (zl.mean() + zu.mean()))
 
 
 def _curve_of(
@@ -513,7 +510,7 @@ def ucc_curve(
     _check_axes(x_axis, y_axis)
     _check_normalize(normalize)
     y, d, zl, zu = _validate(y_true, pred, lower, upper)
-    return _curve(d, zl, zu, x_axis, y_axis, normalize, _unit(y, normalize))
+    return _curve_of(*_scales(d, zl, zu), d.size, x_axis, y_axis, normalize, _unit(y, normalize))
 
 
 def ucc_curves(
@@ -531,9 +528,8 @@ def ucc_curves(
     _check_normalize(normalize)
     y, d, zl, zu = _validate(y_true, pred, lower, upper)
     unit = _unit(y, normalize)
-    model = _curve(d, zl, zu, x_axis, y_axis, normalize, unit)
-    const = _curve(d, None, None, x_axis, y_axis, normalize, unit)
-    return model, const
+    model = _curve_of(*_scales(d, zl, zu), d.size, x_axis, y_axis, normalize, unit)
+    return model, _curve_of(*_scales(d, None, None), d.size, x_axis, y_axis, normalize, unit)
 
 
 def metrics_at_scale(y_true, pred, lower, upper, k: float = 1.0, normalize: str = "std") -> dict[str, float]:
@@ -802,7 +798,12 @@ def ucc_summary_rows(
     of the repeated rows."""
     px, py, c = _summary_options(x_axis, y_axis, normalize, partial_x, partial_y, cost)
     y, p = _check_band_rows(y_true, pred, bounds)
-    return _summary_rows(y, p, bounds, x_axis, y_axis, normalize, px, py, c, weights)
+    # every per-row array is made block by block, each curve holds its two axes only and is summarised
+    # before the next one is made
+    sums, unit, curves = _curves_rows(y, p, bounds, x_axis, y_axis, normalize, weights)
+    part_m = _curve_part(next(curves), px, py, c)
+    part_c = _curve_part(next(curves), px, py)
+    return _summary(part_m, part_c, _op_metrics(sums, y.size, 1.0, unit), px, py, c)
 
 
 def ucc_curves_rows(
@@ -820,21 +821,8 @@ def ucc_curves_rows(
     _check_axes(x_axis, y_axis)
     _check_normalize(normalize)
     y, p = _check_band_rows(y_true, pred, bounds)
-    rows = _band_rows(y, p, bounds)
-    sums = _op_sums(rows, y.size, 1.0, weights)
-    return tuple(
-        _curves_rows(
-            rows,
-            y,
-            p,
-            x_axis,
-            y_axis,
-            normalize,
-            _unit(y, normalize, weights),
-            0.5 * (sums["zl"] + sums["zu"]),
-            weights,
-        )
-    )
+    curves = _curves_rows(y, p, bounds, x_axis, y_axis, normalize, weights)[2]
+    return next(curves), next(curves)
 
 
 def _check_band_rows(y_true, pred, bounds) -> tuple[np.ndarray, np.ndarray]:
@@ -870,6 +858,18 @@ def _band_rows(y: np.ndarray, p: np.ndarray, bounds):
 
 
 def _curves_rows(
+    y: np.ndarray, p: np.ndarray, bounds, x_axis: str, y_axis: str, normalize: str, weights: np.ndarray | None
+) -> tuple[dict, float, Iterator[UCCCurve]]:
+    """``(sums, unit, curves)`` of checked arrays and bounds handed out by ``bounds(start, stop)``: the
+    :func:`_op_sums` at ``k = 1``, the unit of ``normalize`` and :func:`_curves_of_rows`."""
+    rows = _band_rows(y, p, bounds)
+    sums = _op_sums(rows, y.size, 1.0, weights)
+    unit = _unit(y, normalize, weights)
+    half = 0.5 * (sums["zl"] + sums["zu"])
+    return sums, unit, _curves_of_rows(rows, y, p, x_axis, y_axis, normalize, unit, half, weights)
+
+
+def _curves_of_rows(
     rows,
     y: np.ndarray,
     p: np.ndarray,
@@ -879,7 +879,7 @@ def _curves_rows(
     unit: float,
     half: float,
     weights: np.ndarray | None = None,
-):
+) -> Iterator[UCCCurve]:
     """The model's curve of the two axes, then the constant band's (a generator: the first can be dropped
     before the second is made), from per-row arrays made block by block by ``rows`` (no full-size d, zl,
     zu; each value as :func:`_active` makes it from the whole arrays)."""
@@ -902,61 +902,17 @@ def _curves_rows(
     yield _curve_of(a, None, a, 1.0, n, x_axis, y_axis, normalize, unit, axes, inplace=True, weights=weights)
 
 
-def _summary_rows(
-    y: np.ndarray,
-    p: np.ndarray,
-    bounds,
-    x_axis: str,
-    y_axis: str,
-    normalize: str,
-    px: tuple[float, float] | None,
-    py: tuple[float, float] | None,
-    c: float,
-    weights: np.ndarray | None = None,
-) -> dict:
-    """:func:`ucc_summary` of checked arrays and bounds handed out by ``bounds(start, stop)``."""
-    unit = _unit(y, normalize, weights)
-    n = y.size
-    # every per-row array is made block by block from the bounds, each curve holds its two axes only and is
-    # summarised before the next one is made
-    rows = _band_rows(y, p, bounds)
-    sums = _op_sums(rows, n, 1.0, weights)
-    curves = _curves_rows(
-        rows, y, p, x_axis, y_axis, normalize, unit, 0.5 * (sums["zl"] + sums["zu"]), weights
-    )
-    part_m = _curve_part(next(curves), px, py, c)
-    part_c = _curve_part(next(curves), px, py)
-    return _summary(x_axis, y_axis, normalize, part_m, part_c, _op_metrics(sums, n, 1.0, unit), px, py, c)
-
-
 def summary_of_curves(
-    model: UCCCurve,
-    const: UCCCurve,
-    op: dict[str, float],
-    px: tuple[float, float] | None,
-    py: tuple[float, float] | None,
-    c: float,
+    model: UCCCurve, const: UCCCurve, op: dict[str, float], px: Range, py: Range, c: float
 ) -> dict:
     """The dict of :func:`ucc_summary` from the two curves, the metrics at ``k = 1`` (``op``), checked
     partial ranges and cost (the streamed UCC, :mod:`uqeval.commands.ucc.stream`, passes curves through a subset
     of the operating points)."""
-    return _summary(
-        model.x_axis,
-        model.y_axis,
-        model.normalize,
-        _curve_part(model, px, py, c),
-        _curve_part(const, px, py),
-        op,
-        px,
-        py,
-        c,
-    )
+    return _summary(_curve_part(model, px, py, c), _curve_part(const, px, py), op, px, py, c)
 
 
-def _curve_part(
-    curve: UCCCurve, px: tuple[float, float] | None, py: tuple[float, float] | None, c: float | None = None
-) -> dict:
-    """What a summary takes from one curve: its area, partial area (or None) and, with a cost ``c``,
+def _curve_part(curve: UCCCurve, px: Range, py: Range, c: float | None = None) -> dict:
+    """What a summary takes from one curve: its axes, area, partial area (or None) and, with a cost ``c``,
     its minimum-cost point."""
     partial = None
     if px is not None:
@@ -964,6 +920,9 @@ def _curve_part(
     elif py is not None:
         partial = partial_auucc(curve, y_range=py)
     return {
+        "x_axis": curve.x_axis,
+        "y_axis": curve.y_axis,
+        "normalize": curve.normalize,
         "area": auucc(curve),
         "points": len(curve),
         "partial": partial,
@@ -971,18 +930,9 @@ def _curve_part(
     }
 
 
-def _summary(
-    x_axis: str,
-    y_axis: str,
-    normalize: str,
-    model: dict,
-    const: dict,
-    op: dict[str, float],
-    px: tuple[float, float] | None,
-    py: tuple[float, float] | None,
-    c: float,
-) -> dict:
+def _summary(model: dict, const: dict, op: dict[str, float], px: Range, py: Range, c: float) -> dict:
     """The dict of :func:`ucc_summary` from the :func:`_curve_part` of the model and constant curves."""
+    x_axis, y_axis = model["x_axis"], model["y_axis"]
     a_m, a_c = model["area"], const["area"]
     points = max(model["points"], const["points"])
     partial = None
@@ -994,7 +944,7 @@ def _summary(
     return {
         "x_axis": x_axis,
         "y_axis": y_axis,
-        "normalize": normalize,
+        "normalize": model["normalize"],
         "auucc": a_m,
         "auucc_const": a_c,
         "gain": _gain(a_c, a_m, points),

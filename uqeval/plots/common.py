@@ -176,6 +176,20 @@ def legend_once(ax: Axes, outside: bool = False) -> None:
         ax.legend(list(seen.values()), list(seen.keys()), fontsize=FONT["legend"])
 
 
+def corner_note(ax: Axes, text: str) -> None:
+    """``text`` in a white box in the lower right corner of ``ax`` (a figure's number: an area, a score)."""
+    ax.text(
+        0.97,
+        0.04,
+        text,
+        transform=ax.transAxes,
+        ha="right",
+        va="bottom",
+        fontsize=FONT["note"],
+        bbox={"facecolor": "white", "edgecolor": COLORS["frame"], "boxstyle": "round"},
+    )
+
+
 def diagonal(ax: Axes, label: str, hi: float = 1.0) -> None:
     """The dashed reference line y = x from 0 to ``hi`` (perfect calibration, nominal coverage, ...)."""
     ax.plot([0, hi], [0, hi], linestyle="--", color=COLORS["ref"], linewidth=LINE["ref"], label=label)

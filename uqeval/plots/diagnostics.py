@@ -20,6 +20,7 @@ from .common import (
     LINE,
     SQUARE,
     axes_for,
+    corner_note,
     count_strip,
     diagonal,
     model_color,
@@ -28,19 +29,6 @@ from .common import (
 )
 
 __all__ = ["plot_corp", "plot_corp_panels", "plot_smooth_reliability", "plot_spread_reliability"]
-
-
-def _note(ax, text: str) -> None:
-    ax.text(
-        0.97,
-        0.04,
-        text,
-        transform=ax.transAxes,
-        ha="right",
-        va="bottom",
-        fontsize=FONT["note"],
-        bbox={"facecolor": "white", "edgecolor": COLORS["frame"], "boxstyle": "round"},
-    )
 
 
 def plot_corp(
@@ -107,7 +95,7 @@ def _corp_panel(
             label="CORP (PAV-recalibrated)",
         )
         if d:
-            _note(ax, f"Brier MCB {d['mcb']:.4f}  DSC {d['dsc']:.4f}  UNC {d['unc']:.4f}")
+            corner_note(ax, f"Brier MCB {d['mcb']:.4f}  DSC {d['dsc']:.4f}  UNC {d['unc']:.4f}")
     else:
         extra = f" (MCB {d['mcb']:.4f}, DSC {d['dsc']:.4f})" if d else ""
         ax.step(x, cal, where="post", color=color, linewidth=LINE["main"], label=f"{label}{extra}")
@@ -194,7 +182,7 @@ def plot_smooth_reliability(
         ax.plot(t, mu, color=color, linewidth=LINE["main"], label=f"{label} (smECE = {smece:.4f})")
     else:
         ax.plot(t, mu, color=COLORS["main"], linewidth=LINE["main"], label="smoothed outcome")
-        _note(ax, f"smECE = {smece:.4f} (σ* = {sigma:.4f})")
+        corner_note(ax, f"smECE = {smece:.4f} (σ* = {sigma:.4f})")
     if one and label is None and dens.size and float(dens.max()) > 0:
         ax.fill_between(
             t,
@@ -282,7 +270,7 @@ def _binned_spread(
             rmv, rmse, marker="o", color=COLORS["main"], linewidth=LINE["main"], label="bins (equal count)"
         )
     if note is not None and label is None:
-        _note(
+        corner_note(
             ax,
             f"{note} ({int(ok.sum())} of {ok.size} bins drawn)"
             if not ok.all()

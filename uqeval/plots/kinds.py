@@ -85,7 +85,7 @@ from typing import Any, cast
 import numpy as np
 
 from ..config import Settings
-from ..errors import InputError
+from ..errors import InputError, option
 from ..predictions import Multivariate, Prediction, Samples, _Classifier
 from . import PLOT_KINDS
 
@@ -154,6 +154,33 @@ class PlotBundle:
     figures: dict[str, Any] = field(default_factory=dict)
     ucc: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Draw:
+    """What every figure of one prediction is drawn from: the prediction, the ``metrics`` of its summary
+    (a group missing there is computed once, into ``cache``), the settings, the file's ``name`` (ending every
+    title), ``on`` (``{"ax": ...}``: for every drawing function) and ``over`` (``on`` with a series ``label``
+    and ``color``: for those that overlay several models, :data:`OVERLAY_KINDS`), the seed of the scatter
+    subsampling and the notes of what was left out."""
+
+    pred: Prediction
+    metrics: Mapping[str, Any] | None
+    settings: Settings
+    name: str
+    on: Mapping[str, Any]
+    over: Mapping[str, Any]
+    seed: int
+    notes: list[str]
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    def group(self, family: str) -> dict[str, Any]:
+        return _group(self.pred, self.settings, self.metrics, family, self.cache)
+
+    def title(self, kind: str, head: str | None = None) -> str:
+        """``head`` (the kind's title by default), ending with the file's name."""
+        head = KIND_TITLES[kind] if head is None else head
+        return f"{head}: {self.name}" if self.name else head
 
 
 # --------------------------------------------------------------------------- what applies
@@ -288,20 +315,11 @@ PLOT_NEEDS.update(
 )
 
 
-def _diagnostics(
-    pred: Prediction,
-    kinds: Sequence[str],
-    metrics,
-    settings: Settings,
-    cache: dict,
-    name: str,
-    on: Mapping[str, Any] | None = None,
-    over: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+def _diagnostics(d: _Draw, kinds: Sequence[str]) -> dict[str, Any]:
     from . import diagnostics as plots
 
     out: dict[str, Any] = {}
-    suffix = f": {name}" if name else ""
+    pred, over = d.pred, d.over
     if "corp" in kinds or "smooth_reliability" in kinds:
         from ..catalogue import binary_or_top_label
 
@@ -311,45 +329,44 @@ def _diagnostics(
         if "corp" in kinds:
             from ..metrics.corp import reliability_curve
 
-            corp = _group(pred, settings, metrics, "corp", cache)
+            corp = d.group("corp")
             out["corp"] = plots.plot_corp(
-                reliability_curve(f, y, seed=settings.seed),
+                reliability_curve(f, y, seed=d.settings.seed),
                 corp.get("brier") or corp.get("brier_top_label"),
-                title=KIND_TITLES["corp"] + suffix,
+                title=d.title("corp"),
                 xlabel=xlabel,
-                **(over or {}),
+                **over,
             )
         if "smooth_reliability" in kinds:
             from ..metrics.smooth_ece import smooth_reliability_curve
 
-            sm = _group(pred, settings, metrics, "smooth_calibration", cache)
+            sm = d.group("smooth_calibration")
             out["smooth_reliability"] = plots.plot_smooth_reliability(
                 smooth_reliability_curve(f, y, sm["bandwidth"]),
                 sm["smece"],
                 sm["bandwidth"],
-                title=KIND_TITLES["smooth_reliability"] + suffix,
+                title=d.title("smooth_reliability"),
                 xlabel=xlabel,
-                **(over or {}),
+                **over,
             )
     if "spread_reliability" in kinds or "spread_skill" in kinds:
         from ..catalogue.core import error_spread
         from ..metrics.spread import spread_bins
 
         # samples: the finite-ensemble spread, as ENCE and spread_skill.ratio
-        bins = spread_bins(pred.y_true, pred.point(), error_spread(pred), settings.class_bins)
+        bins = spread_bins(pred.y_true, pred.point(), error_spread(pred), d.settings.class_bins)
     if "spread_skill" in kinds:
-        ratio = _group(pred, settings, metrics, "spread_skill", cache).get("ratio")
         out["spread_skill"] = plots.plot_spread_skill(
             bins,
-            ratio,
-            title=KIND_TITLES["spread_skill"] + suffix,
+            d.group("spread_skill").get("ratio"),
+            title=d.title("spread_skill"),
             ensemble=pred.kind == "samples",
-            **(over or {}),
+            **over,
         )
     if "spread_reliability" in kinds:
-        ence = _group(pred, settings, metrics, "spread_calibration", cache).get("ence")
+        ence = d.group("spread_calibration").get("ence")
         out["spread_reliability"] = plots.plot_spread_reliability(
-            bins, ence, title=KIND_TITLES["spread_reliability"] + suffix, **(over or {})
+            bins, ence, title=d.title("spread_reliability"), **over
         )
     return out
 
@@ -502,46 +519,25 @@ def x_values(loaded: Any, column: str) -> np.ndarray:
 
 # --------------------------------------------------------------------------- builders
 def _regression(
-    pred: Prediction,
-    kinds: Sequence[str],
-    metrics,
-    settings: Settings,
-    cache: dict,
-    name: str,
-    x,
-    x_label,
-    max_points: int,
-    seed: int,
-    notes: list[str],
-    order_by: str = "target",
-    on: Mapping[str, Any] | None = None,
-    over: Mapping[str, Any] | None = None,
+    d: _Draw, kinds: Sequence[str], x, x_label, max_points: int, order_by: str = "target"
 ) -> dict[str, Any]:
-    """The regression figures; ``on`` (``{"ax": ...}``) is passed to every drawing function, ``over`` (``on``
-    with a series ``label`` and ``color``) to those that overlay several models (see :data:`OVERLAY_KINDS`)."""
+    """The regression figures."""
     from . import regression as plots
 
-    on, over = on or {}, over or {}
+    pred, settings, on, over = d.pred, d.settings, d.on, d.over
     out: dict[str, Any] = {}
     y = pred.require_targets()
-
-    def title(kind: str) -> str:
-        head = "Reliability diagram (bin-free)" if kind == "reliability" else KIND_TITLES[kind]
-        return f"{head}: {name}" if name else head
-
-    def group(family: str) -> dict[str, Any]:
-        return _group(pred, settings, metrics, family, cache)
 
     if "predictions" in kinds or "intervals" in kinds:
         level = plot_level(pred, settings)
         assert level is not None  # the band kinds apply with a central interval only (_band)
         point, lo, hi, point_label = _point_and_interval(pred, level)
         band: dict[str, Any] = dict(
-            band_label=_band_label(pred, level), mean_label=point_label, max_points=max_points, seed=seed
+            band_label=_band_label(pred, level), mean_label=point_label, max_points=max_points, seed=d.seed
         )
         bad = ~(np.isfinite(lo) & np.isfinite(hi) & np.isfinite(point))
         if bad.any():  # finite data whose interval overflows (a spread near 1e308): nothing to draw
-            notes.append(
+            d.notes.append(
                 f"{' and '.join(k for k in ('predictions', 'intervals') if k in kinds)}: figure left out: the "
                 f"{level:.0%} interval is not finite in {int(bad.sum())} row(s) (first at row {int(np.argmax(bad))}; "
                 "its bounds overflow float64)"
@@ -549,11 +545,11 @@ def _regression(
             kinds = [k for k in kinds if k not in ("predictions", "intervals")]
         if "predictions" in kinds:
             out["predictions"] = plots.plot_predictions_band(
-                y, point, lo, hi, x=x, title=title("predictions"), x_label=x_label, **band, **on
+                y, point, lo, hi, x=x, title=d.title("predictions"), x_label=x_label, **band, **on
             )
         if "intervals" in kinds:
             out["intervals"] = plots.plot_intervals_ordered(
-                y, point, lo, hi, title=title("intervals"), order_by=order_by, **band, **on
+                y, point, lo, hi, title=d.title("intervals"), order_by=order_by, **band, **on
             )
     if "calibration" in kinds:
         from ..catalogue import calibration_curve
@@ -562,8 +558,8 @@ def _regression(
         fig = plots.plot_calibration_curve(
             expected,
             observed,
-            group("avg_calibration").get("miscal_area"),
-            title=title("calibration"),
+            d.group("avg_calibration").get("miscal_area"),
+            title=d.title("calibration"),
             **over,
         )
         if pred.quantile_keys() is not None:  # quantile mode: at the levels the file carries
@@ -576,119 +572,106 @@ def _regression(
             )
         out["calibration"] = fig
     if "adversarial" in kinds:
-        adv = group("adv_group_calibration")
+        adv = d.group("adv_group_calibration")
         out["adversarial"] = plots.plot_adversarial(
-            adv["group_sizes"], adv["ma_mean"], adv["ma_stderr"], title=title("adversarial"), **over
+            adv["group_sizes"], adv["ma_mean"], adv["ma_stderr"], title=d.title("adversarial"), **over
         )
     if "sharpness" in kinds:
         std = cast("np.ndarray", pred.spread())  # sharpness applies to gaussian and samples: a spread
         if np.all(std > 0):
             out["sharpness"] = plots.plot_sharpness(
-                std, title=title("sharpness"), sharpness=group("sharpness"), **over
+                std, title=d.title("sharpness"), sharpness=d.group("sharpness"), **over
             )
         else:
-            notes.append(
+            d.notes.append(
                 f"sharpness plot skipped: {int(np.sum(std <= 0))} row(s) have identical "
                 "members (ensemble std 0)"
             )
     if "residuals" in kinds:
         out["residuals"] = plots.plot_residuals_vs_std(
-            y, pred.point(), pred.spread(), title=title("residuals"), max_points=max_points, seed=seed, **on
+            y,
+            pred.point(),
+            pred.spread(),
+            title=d.title("residuals"),
+            max_points=max_points,
+            seed=d.seed,
+            **on,
         )
     if "reliability" in kinds:
         out["reliability"] = plots.plot_reliability_diagram(
-            pred.pit(), group("reliability").get("max_cal_err"), title=title("reliability"), **over
+            pred.pit(),
+            d.group("reliability").get("max_cal_err"),
+            title=d.title("reliability", "Reliability diagram (bin-free)"),
+            **over,
         )
     if "pit" in kinds:
-        hist = group("avg_calibration").get("pit_histogram")
+        hist = d.group("avg_calibration").get("pit_histogram")
         if hist is None:  # Gaussians: the JSON holds no histogram; the kernel bins the PIT
             from ..metrics.quantiles import pit_histogram
 
             hist = pit_histogram(cast("np.ndarray", pred.pit()), bins=10)  # exact for Gaussians
         out["pit"] = plots.plot_pit_histogram(
-            counts=hist["counts"], edges=hist["edges"], title=title("pit"), **over
+            counts=hist["counts"], edges=hist["edges"], title=d.title("pit"), **over
         )
     if "rank_histogram" in kinds:
-        tests = group("calibration_tests")
+        tests = d.group("calibration_tests")
         out["rank_histogram"] = plots.plot_rank_histogram(
             tests["rank_histogram"],
-            title=title("rank_histogram"),
+            title=d.title("rank_histogram"),
             p_value=tests.get("rank_hist_chi2_p"),
             **over,
         )
     return out
 
 
-def _categorical(
-    pred: Prediction,
-    kinds: Sequence[str],
-    metrics,
-    settings: Settings,
-    cache: dict,
-    name: str,
-    on: Mapping[str, Any] | None = None,
-    over: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+def _categorical(d: _Draw, kinds: Sequence[str]) -> dict[str, Any]:
     from ..metrics.classification import prediction_sets, reliability_bins
     from .classification import confidence_histogram, reliability_diagram, set_size_vs_coverage
 
     out: dict[str, Any] = {}
-    clf = cast("_Classifier", pred)  # called for the classification kinds only
+    clf = cast("_Classifier", d.pred)  # called for the classification kinds only
     proba, labels = clf.proba, clf.labels
-    suffix = f": {name}" if name else ""
     if "reliability" in kinds or "confidence" in kinds:
-        bins = reliability_bins(proba, labels, num_bins=settings.class_bins)
+        bins = reliability_bins(proba, labels, num_bins=d.settings.class_bins)
         if "reliability" in kinds:
-            ece = _group(pred, settings, metrics, "calibration", cache).get("ece")
+            ece = d.group("calibration").get("ece")
             head = "Reliability diagram" + (f" (ECE = {ece:.4f})" if ece is not None else "")
             out["reliability"] = reliability_diagram(
-                bins, ece=ece, title=(KIND_TITLES["reliability"] if over else head) + suffix, **(over or {})
+                bins, ece=ece, title=d.title("reliability", None if d.over else head), **d.over
             )
         if "confidence" in kinds:
-            out["confidence"] = confidence_histogram(
-                bins, title=KIND_TITLES["confidence"] + suffix, **(on or {})
-            )
+            out["confidence"] = confidence_histogram(bins, title=d.title("confidence"), **d.on)
     if "sets" in kinds:
         from ..metrics.intervals import level_key
 
-        levels = {level_key(v): float(v) for v in (*SET_LEVELS, *(settings.levels or ()))}
+        levels = {level_key(v): float(v) for v in (*SET_LEVELS, *(d.settings.levels or ()))}
         # the levels the summary holds are not computed again
-        done = {k: v for k, v in ((metrics or {}).get("prediction_sets") or {}).items() if k in levels}
+        done = {k: v for k, v in ((d.metrics or {}).get("prediction_sets") or {}).items() if k in levels}
         todo = sorted(v for k, v in levels.items() if k not in done)
         sets = {**done, **(prediction_sets(proba, labels, levels=todo) if todo else {})}
-        out["sets"] = set_size_vs_coverage(sets, title=KIND_TITLES["sets"] + suffix, **(over or {}))
+        out["sets"] = set_size_vs_coverage(sets, title=d.title("sets"), **d.over)
     return out
 
 
-def _rejection(
-    pred: Prediction,
-    metrics,
-    settings: Settings,
-    cache: dict,
-    name: str,
-    on: Mapping[str, Any] | None = None,
-    series: str | None = None,
-    color: str | None = None,
-) -> Any:
+def _rejection(d: _Draw, series: str | None = None, color: str | None = None) -> Any:
     """Rejection curve and its oracle: accuracy of the kept rows (classification, rejecting the
     least confident first) or RMSE of the ensemble mean (samples, largest ensemble std first)."""
     from ..catalogue import CLASSIFICATION
     from .rejection import plot_rejection
 
-    regression = pred.kind not in CLASSIFICATION
+    regression = d.pred.kind not in CLASSIFICATION
     how = "by ensemble std" if regression else "by confidence"
-    title = f"{KIND_TITLES['rejection']} ({how}): {name}" if name else f"{KIND_TITLES['rejection']} ({how})"
-    if _has_rejection_curve(metrics):
-        curve = dict(metrics["rejection"])
-    else:
-        curve = _group(pred, settings, None, "rejection", cache)
+    if _has_rejection_curve(d.metrics):
+        curve = dict(cast("Mapping[str, Any]", d.metrics)["rejection"])
+    else:  # the summary's rejection group without its curve: computed
+        curve = _group(d.pred, d.settings, None, "rejection", d.cache)
     return plot_rejection(
         [curve],
-        title=title,
+        title=d.title("rejection", f"{KIND_TITLES['rejection']} ({how})"),
         metric="rmse" if regression else "accuracy",
-        labels=[series if series is not None else "ensemble mean" if regression else (name or "model")],
+        labels=[series if series is not None else "ensemble mean" if regression else (d.name or "model")],
         colors=[color] if color is not None else None,
-        **(on or {}),
+        **d.on,
     )
 
 
@@ -747,28 +730,14 @@ def _wanted_kinds(
     return wanted
 
 
-def _kind_title(kind: str, name: str) -> str:
-    return f"{KIND_TITLES[kind]}: {name}" if name else KIND_TITLES[kind]
-
-
 def _from_summary(
-    pred: Prediction,
-    wanted: Sequence[str],
-    asked: bool,
-    metrics,
-    settings: Settings,
-    cache: dict,
-    name: str,
-    info: Mapping[str, Any] | None,
-    bundle: PlotBundle,
-    on: Mapping[str, Any],
-    over: Mapping[str, Any],
-    seed: int,
+    d: _Draw, wanted: Sequence[str], asked: bool, info: Mapping[str, Any] | None, bundle: PlotBundle
 ) -> dict[str, Any]:
     """The figures of the kinds drawn from a command's result or a whole-file computation (UCC, Murphy,
-    exceedance reliability, skill, multivariate ranks, coverage by level); notes go to ``bundle``.
-    ``asked``: the kinds were named, so a UCC that cannot be drawn is an error rather than a note; ``seed``
-    draws the multivariate ranks' ties."""
+    exceedance reliability, skill, multivariate ranks, coverage by level); the UCC summary goes to
+    ``bundle``. ``asked``: the kinds were named, so a UCC that cannot be drawn is an error rather than a
+    note; ``d.seed`` draws the multivariate ranks' ties."""
+    pred, settings, name, on = d.pred, d.settings, d.name, d.on
     figs: dict[str, Any] = {}
     if "ucc" in wanted:
         try:
@@ -776,31 +745,25 @@ def _from_summary(
         except InputError as exc:
             if asked:  # asked for explicitly: the reason is the error
                 raise
-            bundle.notes.append(f"UCC skipped: {exc}")
+            d.notes.append(f"UCC skipped: {exc}")
         else:
             from .ucc import plot_ucc
 
             bundle.ucc = res["summary"]
-            bundle.notes.extend(res["notes"])
-            figs["ucc"] = plot_ucc([res["model"]], title=_kind_title("ucc", name), **on)
+            d.notes.extend(res["notes"])
+            figs["ucc"] = plot_ucc([res["model"]], title=d.title("ucc"), **on)
     if "murphy" in wanted:  # issue 16 A
         from .murphy import murphy_panels, plot_murphy
 
-        thetas, curves, xlabel = murphy_panels(_group(pred, settings, metrics, "murphy", cache))
-        figs["murphy"] = plot_murphy(
-            thetas,
-            curves,
-            title=_kind_title("murphy", name),
-            xlabel=xlabel,
-            **on,
-        )
+        thetas, curves, xlabel = murphy_panels(d.group("murphy"))
+        figs["murphy"] = plot_murphy(thetas, curves, title=d.title("murphy"), xlabel=xlabel, **on)
     if "exceedance_reliability" in wanted:  # issue 16
-        figs["exceedance_reliability"] = _exceedance_reliability(pred, settings, name, bundle.notes, on)
+        figs["exceedance_reliability"] = _exceedance_reliability(d)
     if "skill" in wanted:  # issue 16: drawn from the summary's skill group
         from .verification import plot_skill
 
-        assert metrics is not None  # the skill kind applies with a skill group in metrics only (_has_skill)
-        figs["skill"] = plot_skill(metrics["skill"], title=_kind_title("skill", name), **on)
+        assert d.metrics is not None  # the skill kind applies with a skill group in metrics only (_has_skill)
+        figs["skill"] = plot_skill(d.metrics["skill"], title=d.title("skill"), **on)
     if "multivariate_rank_histogram" in wanted:  # issue 16
         from ..metrics.calibration_tests import rank_counts_test
         from ..metrics.multivariate import average_ranks
@@ -808,17 +771,17 @@ def _from_summary(
 
         mv = cast("Multivariate", pred)  # the multivariate kind only
         m = mv.samples.shape[1]
-        test = rank_counts_test(average_ranks(mv.require_targets(), mv.samples, seed=seed), m)
+        test = rank_counts_test(average_ranks(mv.require_targets(), mv.samples, seed=d.seed), m)
         head = f"{KIND_TITLES['multivariate_rank_histogram']} ({mv.samples.shape[2]} components)"
         figs["multivariate_rank_histogram"] = plot_rank_histogram(
             test["rank_histogram"],
-            title=f"{head}: {name}" if name else head,
+            title=d.title("multivariate_rank_histogram", head),
             p_value=test["rank_hist_chi2_p"],
             xlabel=f"average rank of the outcome among the {m} members",
             **on,
         )
     if "coverage" in wanted:  # issue 26/28: the coverage by level of `coverage --plot`
-        figs["coverage"] = _coverage(pred, settings, name, info, over)
+        figs["coverage"] = _coverage(d, info)
     return figs
 
 
@@ -868,7 +831,7 @@ def build_figures(
 
     name, x_label = _title_text(name), _title_text(x_label) if x_label is not None else x_label
     if int(max_points) < 1:
-        raise InputError(f"--max-points must be >= 1, got {max_points}")
+        raise InputError(f"{option('max_points')} must be >= 1, got {max_points}")
     wanted = _wanted_kinds(pred, kinds, settings, metrics)
     if not wanted:  # e.g. point predictions, or log-likelihoods alone
         return PlotBundle()
@@ -881,36 +844,17 @@ def build_figures(
     from ..catalogue import CLASSIFICATION
 
     bundle = PlotBundle()
-    cache: dict[str, Any] = {}
     on: dict[str, Any] = {} if ax is None else {"ax": ax}
     over = {**on, "label": series, "color": color} if series is not None else on
+    d = _Draw(pred, metrics, settings, name, on, over, seed, bundle.notes)
     if pred.kind in CLASSIFICATION:
-        figs = _categorical(pred, wanted, metrics, settings, cache, name, on, over)
+        figs = _categorical(d, wanted)
     else:
-        figs = _regression(
-            pred,
-            wanted,
-            metrics,
-            settings,
-            cache,
-            name,
-            x,
-            x_label,
-            int(max_points),
-            seed,
-            bundle.notes,
-            order_by,
-            on,
-            over,
-        )
+        figs = _regression(d, wanted, x, x_label, int(max_points), order_by)
     if "rejection" in wanted:
-        figs["rejection"] = _rejection(pred, metrics, settings, cache, name, on, series, color)
-    figs.update(_diagnostics(pred, wanted, metrics, settings, cache, name, on, over))
-    figs.update(
-        _from_summary(
-            pred, wanted, kinds is not None, metrics, settings, cache, name, info, bundle, on, over, seed
-        )
-    )
+        figs["rejection"] = _rejection(d, series, color)
+    figs.update(_diagnostics(d, wanted))
+    figs.update(_from_summary(d, wanted, kinds is not None, info, bundle))
     bundle.figures = {k: figs[k] for k in PLOT_KINDS if k in figs}
     return bundle
 
@@ -927,13 +871,7 @@ def coverage_levels_drawn(pred: Prediction, settings: Settings) -> list[float]:
     return coverage_levels(pred, settings)
 
 
-def _coverage(
-    pred: Prediction,
-    settings: Settings,
-    name: str,
-    info: Mapping[str, Any] | None,
-    over: Mapping[str, Any] | None = None,
-) -> Any:
+def _coverage(d: _Draw, info: Mapping[str, Any] | None) -> Any:
     """Observed coverage against the nominal level, with the mean width (set size) per level: the records
     of ``uqeval coverage`` (:func:`uqeval.commands.coverage.core.coverage_points`), pooled and drawn as the last panel
     of its ``--plot`` (:func:`uqeval.plots.coverage.pooled_coverage`, :func:`~uqeval.plots.coverage.plot_coverage_by_level`)."""
@@ -942,12 +880,11 @@ def _coverage(
     from ..io.load import Loaded
     from .coverage import plot_coverage_by_level, pooled_coverage
 
-    label = name or "model"
+    pred, settings, label = d.pred, d.settings, d.name or "model"
     levels = tuple(coverage_levels_drawn(pred, settings))
     loaded = Loaded(pred, dict(info) if info else {"path": label})
     records = coverage_points([(label, loaded, None)], replace(settings, levels=levels))
     lv, cov, width = pooled_coverage(records)[label]
-    head = KIND_TITLES["coverage"]
     return plot_coverage_by_level(
         lv,
         cov,
@@ -957,8 +894,8 @@ def _coverage(
         else "mean width (std of training targets)"
         if settings.y_std
         else "mean width (units of y)",
-        title=f"{head}: {name}" if name else head,
-        **(over or {}),
+        title=d.title("coverage"),
+        **d.over,
     )
 
 
@@ -966,9 +903,7 @@ def _coverage(
 MAX_EXCEEDANCE_PANELS = 6
 
 
-def _exceedance_reliability(
-    pred: Prediction, settings: Settings, name: str, notes: list[str], on: Mapping[str, Any] | None = None
-) -> Any:
+def _exceedance_reliability(d: _Draw) -> Any:
     """The CORP reliability diagram of the event Y > t for each ``--threshold`` t (the first
     :data:`MAX_EXCEEDANCE_PANELS`): the forecast probability P(Y > t)
     (:func:`uqeval.catalogue.exceedance_probability`) against 1{y > t}, with its consistency band and the
@@ -978,10 +913,11 @@ def _exceedance_reliability(
     from ..metrics.intervals import level_key
     from .diagnostics import plot_corp_panels
 
+    pred, settings = d.pred, d.settings
     assert settings.thresholds is not None  # an opt-in kind: it applies with --threshold only
     thresholds = list(settings.thresholds)
     if len(thresholds) > MAX_EXCEEDANCE_PANELS:
-        notes.append(
+        d.notes.append(
             f"exceedance_reliability: drew the first {MAX_EXCEEDANCE_PANELS} of {len(thresholds)} thresholds"
         )
     panels = []
@@ -996,8 +932,7 @@ def _exceedance_reliability(
                 f"P(Y > {level_key(t)})",
             )
         )
-    head = KIND_TITLES["exceedance_reliability"]
-    return plot_corp_panels(panels, suptitle=f"{head}: {name}" if name else head, **(on or {}))
+    return plot_corp_panels(panels, suptitle=d.title("exceedance_reliability"), **d.on)
 
 
 # --------------------------------------------------------------------------- output

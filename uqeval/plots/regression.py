@@ -37,6 +37,7 @@ from .common import (
     band_downsample,
     binomial_band,
     check_unit_interval,
+    corner_note,
     diagonal,
     envelope_downsample,
     finite_1d,
@@ -255,17 +256,7 @@ def plot_calibration_curve(
     else:
         ax.fill_between(p, p, q, color=COLORS["fill"], alpha=0.3, linewidth=0, label="miscalibration area")
         ax.plot(p, q, color=COLORS["main"], linewidth=LINE["main"], label="observed")
-    if label is None:
-        ax.text(
-            0.97,
-            0.04,
-            f"miscalibration area = {miscal_area:.4f}",
-            transform=ax.transAxes,
-            ha="right",
-            va="bottom",
-            fontsize=FONT["note"],
-            bbox={"facecolor": "white", "edgecolor": COLORS["frame"], "boxstyle": "round"},
-        )
+        corner_note(ax, f"miscalibration area = {miscal_area:.4f}")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_aspect("equal")

@@ -29,15 +29,7 @@ def summary_rows(summary: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
             p = u["partial"]
             row += [_num(p["auucc"]), _num(p["auucc_const"]), _pct(p["gain"])]
         op, om = u["op"], u["op_min"]
-        row += [
-            _num(op["x"]),
-            _num(op["y"]),
-            _num(op["cost"]),
-            _num(om["k"]),
-            _num(om["x"]),
-            _num(om["y"]),
-            _num(om["cost"]),
-        ]
+        row += [_num(v) for v in (op["x"], op["y"], op["cost"], om["k"], om["x"], om["y"], om["cost"])]
         rows.append(row)
     return header, rows
 
