@@ -134,7 +134,7 @@ def test_skill_bars_are_the_skill_values_with_the_zero_line():
     assert any(t.get_text() == "0.3" for t in ax.texts)  # bars carry their values
     assert any(t.get_text() == "n/a" for t in ax.texts)  # a null skill (reference scores 0) is marked
     assert any(list(ln.get_ydata()) == [0.0, 0.0] for ln in ax.lines)  # the 0 line
-    with pytest.raises(Exception, match="--reference"):
+    with pytest.raises(Exception, match="reference"):
         plot_skill({})
 
 
