@@ -226,7 +226,7 @@ def _calibration_cls(p, s: Settings, w: np.ndarray | None = None) -> dict:
     )
 
 
-def _brier_sums(p, s: Settings, w: np.ndarray) -> np.ndarray:
+def _brier_sums(p, s: Settings, w: np.ndarray | None) -> np.ndarray:
     from ..metrics.classification import brier_sums
 
     return brier_sums(p.proba, p.labels, w)
@@ -238,7 +238,7 @@ def _brier_from_sums(sums: np.ndarray, s: Settings) -> dict:
     return brier_decomposition_from_sums(sums)
 
 
-def _even_bin_sums(p, s: Settings, w: np.ndarray) -> np.ndarray:
+def _even_bin_sums(p, s: Settings, w: np.ndarray | None) -> np.ndarray:
     from ..metrics.classification import even_bin_stats
 
     return even_bin_stats(p.proba, p.labels, s.class_bins, w)
@@ -280,15 +280,15 @@ def _information_criteria(p, s: Settings, w: np.ndarray | None = None) -> dict |
 _IC_TERMS = ("waic1", "waic2", "iscv")
 
 
-def _ic_se_sums(p, s: Settings, w: np.ndarray) -> np.ndarray | None:
-    """The weighted sums of the information criteria's standard errors (streamed with weights); None without
-    log-likelihoods."""
+def _ic_se_sums(p, s: Settings, w: np.ndarray | None) -> np.ndarray | None:
+    """The weighted sums of the information criteria's standard errors (streamed with weights; unit weights
+    where ``w`` is None); None without log-likelihoods."""
     from ..metrics.ensembles import information_criteria_rows, weighted_sem_sums
 
     if p.loglik is None:
         return None
     t = information_criteria_rows(p.loglik)
-    return weighted_sem_sums(np.column_stack([t[k] for k in _IC_TERMS]), w)
+    return weighted_sem_sums(np.column_stack([t[k] for k in _IC_TERMS]), np.ones(p.n) if w is None else w)
 
 
 def _ic_se_from_sums(sums: np.ndarray, s: Settings) -> dict:

@@ -880,8 +880,8 @@ _FIELDS = (
 
 
 def _saved(state: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A window's state as a state file keeps it: histograms packed; a weighted state's probe
-    (:func:`~uqeval.catalogue.weighted.weighted_state`, a prediction of a few rows that tells the finishing
+    """A window's state as a state file keeps it: histograms packed; its probe (the rows of
+    :func:`~uqeval.catalogue.states.batch_state` and :func:`~uqeval.catalogue.weighted.weighted_state`, a prediction of a few rows that tells the finishing
     functions its shape) as its fields, numbers and text the safe loader reads (:func:`_probe`)."""
     if state is None or "probe" not in state:
         return None if state is None else pack(state)
@@ -889,11 +889,11 @@ def _saved(state: dict[str, Any] | None) -> dict[str, Any] | None:
 
     probe = state["probe"]
     fields = {f.name: getattr(probe, f.name) for f in dataclasses.fields(probe) if f.init}
-    return {**state, "probe": {"class": type(probe).__name__, "fields": fields}}
+    return {**pack(state), "probe": {"class": type(probe).__name__, "fields": fields}}
 
 
 def _probe(state: Any, source: str) -> Any:
-    """A saved window state with its weighted probe a prediction again (:func:`_saved`)."""
+    """A saved window state with its probe a prediction again (:func:`_saved`)."""
     from ... import predictions
 
     saved = state.get("probe") if isinstance(state, dict) else None
@@ -906,7 +906,7 @@ def _probe(state: Any, source: str) -> Any:
         return {**state, "probe": cls(**saved["fields"])}
     except Exception:  # a field the prediction refuses: a file written by hand
         raise InputError(
-            f"{source}: not a valid uqeval monitor state (the weighted state's rows); restore a saved copy, "
+            f"{source}: not a valid uqeval monitor state (the state's rows); restore a saved copy, "
             "or delete it to start afresh"
         ) from None
 
