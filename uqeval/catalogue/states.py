@@ -6,27 +6,31 @@ states and tree-reduces them with :func:`merge` (torchmetrics' ``update``/``comp
 Dask's chunk/combine/aggregate). States are plain dicts of numbers and numpy arrays, so
 they pickle cheaply between processes.
 
-How each metric merges follows its catalogue :attr:`~uqeval.catalogue.Metric.reduction`:
+One state per metric (issue 36), by the first of these routes that applies (:func:`_plan`):
 
-- ``"mean"``: the family's own kernel runs on the batch and every value is weighted by
-  the batch's row count (a mean of per-row scores is the count-weighted mean of batch
-  means); ``"histogram"``: bin counts add up (the edges are fixed). **Exact**, and no
-  formula is repeated.
-- ``"counts"`` and the adversarial draws: sufficient statistics from the kernels' own helpers,
-  finished by the same functions as in memory (:data:`SPECIAL`): cover-index counts (average
-  calibration; adversarial group calibration, the same multivariate-hypergeometric draws),
-  per-level hit counts (quantile calibration), Brier-decomposition cell sums
-  (``brier_decomposition_from_stats``), even-bin calibration sums (``even_bin_errors``). **Exact.**
-- ``"moments"``: (target, point) means and co-moments merged with Chan et al.'s pairwise update,
-  the sum of variances, the WAIC/ISCV term moments. Their finish (rmse, r2, corr, sharp, *_se)
-  is the moment form of the kernel's formula, written here once and tested against the kernel
-  to 1e-12. **Exact.**
-- Order statistics: MdAE exact in two passes (:class:`MedianAbsErr`); max_cal_err from a
-  2^20-bin PIT histogram within 1/(2B) (:class:`PitKS`); RS and ACCRUE from per-row sums plus a
-  code histogram for the Gini pair sum, within a bound computed from the data
-  (:class:`ReliabilityScore`). The rest (adaptive-bin RMSCE/ACE/TACE, rejection curves,
-  Bayesian ECE, SPCE) is **not streamed**: left out of the result and named with the reason
-  (:func:`not_streamed`); run in memory (``--engine memory``) for those.
+- a Special state of :data:`SPECIAL` (below), where sums cannot express the metric;
+- **the sums of its per-row form** (:meth:`uqeval.catalogue.RowStat.sums`: plain sums and counts of codes at unit
+  weights, weighted sums with ``--weights``), finished by the form's own ``finish``: the state of weighted
+  streaming, the bootstrap and ``score --preserve-dims`` cells too (MAE, the scoring rules, coverage, the PIT
+  calibration errors, sharpness, the spread–skill ratio, ...). **Exact.**
+- a family's fixed-cell sums (:attr:`uqeval.catalogue.Family.weighted_sums` at unit weights, its ``from_sums``):
+  the even-bin ECE/MCE/SCE and the Brier decomposition. **Exact.**
+- no per-row form (per-level pinball and interval scores, the PIT and set-size histograms, ensemble diversity):
+  the family's own kernel runs on the batch, every value weighted by the batch's row count (``"mean"``) or
+  summed (``"histogram"``, fixed edges). **Exact.**
+
+The Special states: (target, point) moments merged with Chan et al.'s pairwise update (RMSE, R², correlation)
+and the WAIC/ISCV term moments (``*_se``), whose finish is written here once and tested against the kernel to
+1e-12; cover-index counts feeding the adversarial group calibration's seeded draws; the ensemble rank
+histogram. Order statistics: MdAE exact in two passes (:class:`MedianAbsErr`); max_cal_err from a
+2^20-bin PIT histogram within 1/(2B) (:class:`PitKS`); RS and ACCRUE from per-row sums plus a
+code histogram for the Gini pair sum, within a bound computed from the data
+(:class:`ReliabilityScore`). The rest (adaptive-bin RMSCE/ACE/TACE, rejection curves,
+Bayesian ECE, SPCE) is **not streamed**: left out of the result and named with the reason
+(:func:`not_streamed`); run in memory (``--engine memory``) for those.
+
+A weighted state (:func:`uqeval.catalogue.weighted.weighted_state`) has the same layout, so :func:`merge`,
+:func:`selection`, :func:`second_state` and :func:`finalize` serve both.
 """
 
 from __future__ import annotations
@@ -787,10 +791,22 @@ def update(state: State, pred: Prediction, settings: Settings) -> State:
     return merge(state, batch_state(pred, settings))
 
 
-def batch_state(pred: Prediction, settings: Settings, families: Collection[str] | None = None) -> State:
+def batch_state(
+    pred: Prediction,
+    settings: Settings,
+    families: Collection[str] | None = None,
+    weights: np.ndarray | None = None,
+) -> State:
     """The state of one batch of rows (a validated prediction container); ``families``: only these groups
-    (``compare`` keeps the states of the metrics it compares)."""
+    (``compare`` keeps the states of the metrics it compares); ``weights`` (N,): the weighted state of the
+    metrics that take weights (:func:`uqeval.catalogue.weighted.weighted_state`, the same layout)."""
     from ..validation import trusted
+
+    if weights is not None:
+        from .weighted import weighted_state
+
+        assert families is None  # (compare streams no weighted state of its own families)
+        return weighted_state(pred, settings, weights)
 
     fams: dict[str, Any] = {}
     # named families are computed whether or not the settings turn them on (compare names them explicitly)
@@ -813,7 +829,7 @@ def batch_state(pred: Prediction, settings: Settings, families: Collection[str] 
                 entry["linear"] = _linear_tree(f, plan.linear, result, pred.n)
         if plan.summed:
             sums = _row_sums(f, plan.summed, pred, settings, result)
-            if sums:
+            if sums is not None:
                 entry["sums"] = sums
         if plan.cells:
             assert f.weighted_sums is not None  # (_plan names cells of such families only)
@@ -829,7 +845,7 @@ def batch_state(pred: Prediction, settings: Settings, families: Collection[str] 
         if entry:
             fams[f.name] = entry
     out = {"n": pred.n, "kind": pred.kind, "families": fams}
-    if any("sums" in e for e in fams.values()):  # the rows that rebuild each form's finish (finalize)
+    if any(e.get("sums") for e in fams.values()):  # the rows that rebuild each form's finish (finalize)
         out["probe"] = pred.subset(np.arange(min(pred.n, 2)))
     return out
 
@@ -849,10 +865,11 @@ def _linear_tree(f: Family, linear: list[str], result: dict[str, Any], n: int) -
 
 def _row_sums(
     f: Family, names: list[str], pred: Prediction, settings: Settings, result: dict[str, Any] | None
-) -> dict[tuple[str | None, str], np.ndarray]:
+) -> dict[tuple[str | None, str], np.ndarray] | None:
     """``{(level key, metric): sums}`` of the per-row forms of ``names`` (:meth:`RowStat.sums`, unit weights),
-    each form summed once; a by-level family at the level keys of its kernel's ``result`` (of a probe of two
-    rows when the batch has none: the keys do not depend on the rows)."""
+    each form summed once, or None where none applies; a by-level family at the level keys of its kernel's
+    ``result`` (of a probe of two rows when the batch has none: the keys do not depend on the rows), empty
+    where the kernel gives no level (as in memory: the family is there, with no value)."""
     from . import METRICS, rows
 
     keys: list[str | None] = [None]
@@ -874,7 +891,7 @@ def _row_sums(
             if ident not in made:
                 made[ident] = stat.sums()
             out[(key, name)] = made[ident]
-    return out
+    return out if out or f.by_level and result is not None else None
 
 
 def finish_sums(
@@ -899,10 +916,11 @@ def finish_sums(
 
 def merge(a: State, b: State) -> State:
     """Two states combined (associative; :func:`init` is the identity)."""
-    if not a["n"]:
-        return b
-    if not b["n"]:
-        return a
+    if not a["n"] or not b["n"]:
+        out = b if not a["n"] else a
+        if "n_zero" in a or "n_zero" in b:  # (weighted: the rows of weight 0 count even without others)
+            out = {**out, "n_zero": a.get("n_zero", 0) + b.get("n_zero", 0)}
+        return out
     fams = dict(a["families"])
     kind = a["kind"]
     for name, eb in b["families"].items():
@@ -924,10 +942,11 @@ def merge(a: State, b: State) -> State:
             sp = cast("Special", SPECIAL[name](kind))  # a "special" entry: the family has one for this kind
             out["special"] = sp.merge(ea["special"], eb["special"]) if "special" in ea else eb["special"]
         fams[name] = out
-    out_state = {"n": a["n"] + b["n"], "kind": kind, "families": fams}
-    probe = a.get("probe", b.get("probe"))
-    if probe is not None:
-        out_state["probe"] = probe
+    out_state = {**b, **a, "n": a["n"] + b["n"], "families": fams}  # (the first probe)
+    if "w" in a:  # weighted states: total weight, rows of weight 0, the metrics named
+        out_state.update(w=a["w"] + b["w"], n_zero=a["n_zero"] + b["n_zero"])
+        for k in ("not_weighted", "not_streamed"):
+            out_state[k] = {**a[k], **b[k]}
     return out_state
 
 
@@ -944,11 +963,19 @@ def selection(state: State) -> dict[str, Any] | None:
     return out or None
 
 
-def second_state(sel: dict[str, Any], pred: Prediction, settings: Settings) -> State:
-    """The second-pass state of one batch (:func:`selection` says what to keep)."""
+def second_state(
+    sel: dict[str, Any], pred: Prediction, settings: Settings, weights: np.ndarray | None = None
+) -> State:
+    """The second-pass state of one batch (:func:`selection` says what to keep); ``weights``: of a weighted
+    state (rows of weight 0 dropped, as in the first pass)."""
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    if w is not None and not (w > 0).all():
+        keep = w > 0
+        pred, w = pred.subset(keep), w[keep]
     # the selection names families with a Special for this kind (as in merge)
     return {
-        name: cast("Special", SPECIAL[name](pred.kind)).update2(v, pred, settings) for name, v in sel.items()
+        name: cast("Special", SPECIAL[name](pred.kind)).update2(v, pred, settings, w)
+        for name, v in sel.items()
     }
 
 
@@ -991,11 +1018,14 @@ def finalize(
             continue
         result: dict[str, Any] = _finish_tree(entry["linear"], n) if "linear" in entry else {}
         for (key, name), sums in entry.get("sums", {}).items():
-            value = finish_sums(f.name, key, name, sums, n, state["probe"], settings)
+            total = float(state["w"] if "w" in state else n)
+            value = finish_sums(f.name, key, name, sums, total, state["probe"], settings)
             (result.setdefault(cast("str", key), {}) if f.by_level else result)[name] = value
         if "cells" in entry:
             assert f.from_sums is not None  # (a family with cells has its finish)
-            cells = _plan(f, kind).cells
+            cells = {
+                m.name for m in f.metrics if kind in m.weighted_kinds
+            }  # (of the rest, some need all rows)
             result.update({k: v for k, v in f.from_sums(entry["cells"], settings).items() if k in cells})
         if "special" in entry:
             sp = cast("Special", SPECIAL[f.name](kind))  # as in merge
