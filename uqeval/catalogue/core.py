@@ -245,6 +245,9 @@ class Family:
     #: or not (:mod:`uqeval.catalogue.weighted`, :mod:`uqeval.catalogue.states`)
     weighted_sums: Callable[[Prediction, Settings, np.ndarray | None], np.ndarray | None] | None = None
     from_sums: Callable[[np.ndarray, Settings], dict] | None = None
+    #: a by-level family's level keys for a prediction (the keys of its kernel's result, without running it:
+    #: the streamed sums of its per-row forms are taken at these), or None (the keys of the kernel's result)
+    levels: Callable[[Prediction, Settings], list[str]] | None = None
 
     def enabled(self, settings: Settings | None) -> bool:
         return self.option is None or settings is not None and bool(getattr(settings, self.option, None))
@@ -388,6 +391,7 @@ def _family(
     other_kinds: str | None = None,
     weighted_sums: Callable[[Prediction, Settings, np.ndarray | None], np.ndarray | None] | None = None,
     from_sums: Callable[[np.ndarray, Settings], dict] | None = None,
+    levels: Callable[[Prediction, Settings], list[str]] | None = None,
 ) -> Family:
     """A family whose metrics share a per-row form ``rows(p, s, level) -> {metric: RowStat}``.
 
@@ -437,4 +441,5 @@ def _family(
         weighted,
         weighted_sums,
         from_sums,
+        levels,
     )

@@ -192,13 +192,20 @@ def _reliability_samples(p, s: Settings, w: np.ndarray | None = None) -> dict:
     return {"max_cal_err": max_calibration_error(p.pit(), weights=w)}
 
 
+def _coverage_keys(p, s: Settings) -> list[str]:
+    """The level keys of :func:`_coverage`'s result."""
+    from ..metrics.intervals import level_key
+
+    return [level_key(lv) for lv in coverage_levels(p, s)]
+
+
 def _coverage(p, s: Settings) -> dict:
-    from ..metrics.intervals import coverage_from_bounds, coverage_metrics, level_key
+    from ..metrics.intervals import coverage_from_bounds, coverage_metrics
 
     out = {}
-    for lv in coverage_levels(p, s):
+    for key, lv in zip(_coverage_keys(p, s), coverage_levels(p, s), strict=True):
         if p.kind == "gaussian":  # mean -/+ z std, made for one block of rows at a time (no (N,) bounds)
-            out[level_key(lv)] = coverage_from_bounds(
+            out[key] = coverage_from_bounds(
                 p.y_true,
                 lambda start, stop, lv=lv: p.subset(slice(start, stop)).interval(lv),
                 lv,
@@ -206,9 +213,7 @@ def _coverage(p, s: Settings) -> dict:
             )
             continue
         lo, hi = p.interval(lv)
-        out[level_key(lv)] = coverage_metrics(
-            p.y_true, lo, hi, lv, y_std=s.y_std, shares=p.coverage_shares(lv)
-        )
+        out[key] = coverage_metrics(p.y_true, lo, hi, lv, y_std=s.y_std, shares=p.coverage_shares(lv))
     return out
 
 
@@ -711,6 +716,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         {"gaussian": _coverage, "samples": _coverage, "quantiles": _coverage, "intervals": _coverage},
         rows=_rows_coverage,
         by_level=True,
+        levels=_coverage_keys,
     ),
     _classifier_family(
         "brier_decomposition",

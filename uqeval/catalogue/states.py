@@ -42,7 +42,7 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 
 from ..predictions import Prediction
-from . import FAMILIES, Family, Settings, compute, families_for, orientation_of
+from . import FAMILIES, Family, RowStat, Settings, compute, families_for, orientation_of
 
 State = dict[str, Any]
 
@@ -845,7 +845,7 @@ def batch_state(
         if entry:
             fams[f.name] = entry
     out = {"n": pred.n, "kind": pred.kind, "families": fams}
-    if any(e.get("sums") for e in fams.values()):  # the rows that rebuild each form's finish (finalize)
+    if any(not mean for e in fams.values() for _, _, mean in e.get("sums", ())):  # (finalize: finish_sums)
         out["probe"] = pred.subset(np.arange(min(pred.n, 2)))
     return out
 
@@ -865,22 +865,25 @@ def _linear_tree(f: Family, linear: list[str], result: dict[str, Any], n: int) -
 
 def _row_sums(
     f: Family, names: list[str], pred: Prediction, settings: Settings, result: dict[str, Any] | None
-) -> dict[tuple[str | None, str], np.ndarray] | None:
-    """``{(level key, metric): sums}`` of the per-row forms of ``names`` (:meth:`RowStat.sums`, unit weights),
+) -> dict[SumsKey, np.ndarray] | None:
+    """``{(level key, metric, mean): sums}`` (:func:`sums_key`) of the per-row forms of ``names`` (:meth:`RowStat.sums`, unit weights),
     each form summed once, or None where none applies; a by-level family at the level keys of its kernel's
-    ``result`` (of a probe of two rows when the batch has none: the keys do not depend on the rows), empty
-    where the kernel gives no level (as in memory: the family is there, with no value)."""
+    ``result`` (else its :attr:`~uqeval.catalogue.Family.levels`, or the result of a probe of two rows: the
+    keys do not depend on the rows), empty where the kernel gives no level (as in memory: the family is there,
+    with no value)."""
     from . import METRICS, rows
 
     keys: list[str | None] = [None]
     if f.by_level:
-        if result is None:
+        if result is None and f.levels is not None:
+            result = dict.fromkeys(f.levels(pred, settings))
+        elif result is None:
             from ..validation import trusted
 
             with trusted():
                 result = compute(f, pred.subset(np.arange(min(pred.n, 2))), settings)
         keys = list(result or {})
-    out: dict[tuple[str | None, str], np.ndarray] = {}
+    out: dict[SumsKey, np.ndarray] = {}
     made: dict[tuple[int, int, int], np.ndarray] = {}
     for key in keys:
         for name in names:
@@ -890,8 +893,18 @@ def _row_sums(
             ident = (id(stat.terms), id(stat.codes), id(stat.score))  # metrics sharing one form: summed once
             if ident not in made:
                 made[ident] = stat.sums()
-            out[(key, name)] = made[ident]
+            out[sums_key(key, name, stat)] = made[ident]
     return out if out or f.by_level and result is not None else None
+
+
+#: a metric's key in a family's ``sums``: (level key or None, metric, whether its finish is the mean of a score)
+SumsKey = tuple["str | None", str, bool]
+
+
+def sums_key(key: str | None, name: str, stat: RowStat) -> SumsKey:
+    """The key of a metric's sums in a state: a form of a per-row score alone finishes as its mean, without
+    rebuilding the form (:func:`finish_sums`)."""
+    return key, name, stat.finish is None
 
 
 def finish_sums(
@@ -904,11 +917,11 @@ def finish_sums(
     settings: Settings,
 ) -> float:
     """A metric of its summed per-row form (``total``: the rows' total weight): the form's own ``finish``,
-    rebuilt from ``probe`` (rows of the same representation and levels), as in memory and the bootstrap."""
+    rebuilt from ``probe`` (rows of the same representation and levels; the forms are memoised on it: give a
+    copy of a state's probe, :func:`_probe`), as in memory and the bootstrap."""
     from . import METRICS, rows
 
-    # rows() memoises the forms on the prediction it is given: a copy, so the state's probe stays picklable
-    stat = rows(METRICS[f"{family}.{name}"], probe.subset(np.arange(probe.n)), settings, key)
+    stat = rows(METRICS[f"{family}.{name}"], probe, settings, key)
     form = None if stat is None else stat.sums_form
     assert form is not None  # the probe's rows have the form the batches had
     return float(form[3](np.asarray(sums, dtype=np.float64)[None, :], np.array([total], dtype=np.float64))[0])
@@ -1012,14 +1025,18 @@ def finalize(
     }
     metrics: dict[str, Any] = {}
     orientation: dict[str, str] = {}
+    probe = _probe(state)
     for f in FAMILIES:
         entry = state["families"].get(f.name)
         if entry is None:
             continue
         result: dict[str, Any] = _finish_tree(entry["linear"], n) if "linear" in entry else {}
-        for (key, name), sums in entry.get("sums", {}).items():
-            total = float(state["w"] if "w" in state else n)
-            value = finish_sums(f.name, key, name, sums, total, state["probe"], settings)
+        total = float(state["w"] if "w" in state else n)
+        for (key, name, mean), sums in entry.get("sums", {}).items():
+            if mean:  # (the finish of a per-row score's form, RowStat.sums_form)
+                value = float(sums[0] / total)
+            else:
+                value = finish_sums(f.name, key, name, sums, total, cast("Prediction", probe), settings)
             (result.setdefault(cast("str", key), {}) if f.by_level else result)[name] = value
         if "cells" in entry:
             assert f.from_sums is not None  # (a family with cells has its finish)
@@ -1046,6 +1063,13 @@ def finalize(
         metrics[f.name] = result
         orientation.update(orientation_of(result, f, kind))
     return metrics, orientation
+
+
+def _probe(state: State) -> Prediction | None:
+    """A copy of the state's probe (None without): :func:`finish_sums` memoises the forms on the prediction it is
+    given, and the state's own probe must stay picklable (monitor state files, Dask)."""
+    probe = state.get("probe")
+    return None if probe is None else probe.subset(np.arange(probe.n))
 
 
 def _in_order(body: dict[str, Any], f: Family) -> dict[str, Any]:

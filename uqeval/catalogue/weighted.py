@@ -55,6 +55,7 @@ def weighted_state(pred: Prediction, settings: Settings, weights: np.ndarray) ->
     the total weight ``w``, the rows of weight 0 ``n_zero`` and the metrics ``not_weighted`` and
     ``not_streamed`` with their reasons."""
     from . import weighted_forms
+    from .states import sums_key
 
     w = np.asarray(weights, dtype=np.float64)
     n_zero = int((w == 0).sum())
@@ -87,7 +88,7 @@ def weighted_state(pred: Prediction, settings: Settings, weights: np.ndarray) ->
     for f, key, m, stat in forms:
         entry = fams.setdefault(f.name, {})
         if stat.sums_form is not None:
-            entry.setdefault("sums", {})[(key, m.name)] = stat.sums(w)
+            entry.setdefault("sums", {})[sums_key(key, m.name, stat)] = stat.sums(w)
         elif (sp := weighted_special(f.name, pred.kind, m.name)) is not None:  # weighted moments; MdAE
             if "special" not in entry:
                 entry["special"] = sp.update(pred, settings, w)
