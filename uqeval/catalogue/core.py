@@ -95,6 +95,20 @@ class RowStat:
             parts.append(np.stack([np.bincount(codes, weights=row, minlength=n_codes) for row in w]))
         return np.concatenate(parts, axis=1)
 
+    def sums(self, w: np.ndarray | None = None) -> np.ndarray:
+        """``(k + n_codes,)``: :meth:`weighted_sums` for one set of ``(N,)`` row weights, or for unit weights
+        (``w`` None: plain sums and counts, no product): the streamed state of the metric (sums of chunks add
+        up)."""
+        if w is not None:
+            return self.weighted_sums(w[None, :], blas=False)[0]
+        form = self.sums_form
+        assert form is not None  # called for forms with sums only
+        terms, codes, n_codes, _ = form
+        parts = [] if terms is None else [np.asarray(terms, dtype=np.float64).sum(axis=0)]
+        if codes is not None:
+            parts.append(np.bincount(codes, minlength=n_codes).astype(np.float64))
+        return np.concatenate(parts)
+
 
 def _mean_of_first(sums: np.ndarray, total: np.ndarray) -> np.ndarray:
     return sums[:, 0] / total
@@ -227,9 +241,13 @@ class Family:
     #: where some of those weighted metrics are functions of weighted sums over fixed cells (the even bins of
     #: ECE, MCE and SCE; the (predicted class, label) cells of the Brier decomposition): ``(pred, settings,
     #: weights) -> sums``, whose sums over chunks add up, and ``(sums, settings) -> {metric: value}`` of the
-    #: metrics they give. The weighted streaming engines stream those exactly (:mod:`uqeval.catalogue.weighted`)
-    weighted_sums: Callable[[Prediction, Settings, np.ndarray], np.ndarray | None] | None = None
+    #: metrics they give (``weights`` None: unit weights). The streaming engines stream those exactly, weighted
+    #: or not (:mod:`uqeval.catalogue.weighted`, :mod:`uqeval.catalogue.states`)
+    weighted_sums: Callable[[Prediction, Settings, np.ndarray | None], np.ndarray | None] | None = None
     from_sums: Callable[[np.ndarray, Settings], dict] | None = None
+    #: a by-level family's level keys for a prediction (the keys of its kernel's result, without running it:
+    #: the streamed sums of its per-row forms are taken at these), or None (the keys of the kernel's result)
+    levels: Callable[[Prediction, Settings], list[str]] | None = None
 
     def enabled(self, settings: Settings | None) -> bool:
         return self.option is None or settings is not None and bool(getattr(settings, self.option, None))
@@ -371,8 +389,9 @@ def _family(
     weighted: tuple[str, ...] = (),
     no_weights: Mapping[str, str] | None = None,
     other_kinds: str | None = None,
-    weighted_sums: Callable[[Prediction, Settings, np.ndarray], np.ndarray | None] | None = None,
+    weighted_sums: Callable[[Prediction, Settings, np.ndarray | None], np.ndarray | None] | None = None,
     from_sums: Callable[[np.ndarray, Settings], dict] | None = None,
+    levels: Callable[[Prediction, Settings], list[str]] | None = None,
 ) -> Family:
     """A family whose metrics share a per-row form ``rows(p, s, level) -> {metric: RowStat}``.
 
@@ -422,4 +441,5 @@ def _family(
         weighted,
         weighted_sums,
         from_sums,
+        levels,
     )

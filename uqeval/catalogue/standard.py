@@ -192,13 +192,20 @@ def _reliability_samples(p, s: Settings, w: np.ndarray | None = None) -> dict:
     return {"max_cal_err": max_calibration_error(p.pit(), weights=w)}
 
 
+def _coverage_keys(p, s: Settings) -> list[str]:
+    """The level keys of :func:`_coverage`'s result."""
+    from ..metrics.intervals import level_key
+
+    return [level_key(lv) for lv in coverage_levels(p, s)]
+
+
 def _coverage(p, s: Settings) -> dict:
-    from ..metrics.intervals import coverage_from_bounds, coverage_metrics, level_key
+    from ..metrics.intervals import coverage_from_bounds, coverage_metrics
 
     out = {}
-    for lv in coverage_levels(p, s):
+    for key, lv in zip(_coverage_keys(p, s), coverage_levels(p, s), strict=True):
         if p.kind == "gaussian":  # mean -/+ z std, made for one block of rows at a time (no (N,) bounds)
-            out[level_key(lv)] = coverage_from_bounds(
+            out[key] = coverage_from_bounds(
                 p.y_true,
                 lambda start, stop, lv=lv: p.subset(slice(start, stop)).interval(lv),
                 lv,
@@ -206,9 +213,7 @@ def _coverage(p, s: Settings) -> dict:
             )
             continue
         lo, hi = p.interval(lv)
-        out[level_key(lv)] = coverage_metrics(
-            p.y_true, lo, hi, lv, y_std=s.y_std, shares=p.coverage_shares(lv)
-        )
+        out[key] = coverage_metrics(p.y_true, lo, hi, lv, y_std=s.y_std, shares=p.coverage_shares(lv))
     return out
 
 
@@ -226,7 +231,7 @@ def _calibration_cls(p, s: Settings, w: np.ndarray | None = None) -> dict:
     )
 
 
-def _brier_sums(p, s: Settings, w: np.ndarray) -> np.ndarray:
+def _brier_sums(p, s: Settings, w: np.ndarray | None) -> np.ndarray:
     from ..metrics.classification import brier_sums
 
     return brier_sums(p.proba, p.labels, w)
@@ -238,7 +243,7 @@ def _brier_from_sums(sums: np.ndarray, s: Settings) -> dict:
     return brier_decomposition_from_sums(sums)
 
 
-def _even_bin_sums(p, s: Settings, w: np.ndarray) -> np.ndarray:
+def _even_bin_sums(p, s: Settings, w: np.ndarray | None) -> np.ndarray:
     from ..metrics.classification import even_bin_stats
 
     return even_bin_stats(p.proba, p.labels, s.class_bins, w)
@@ -280,15 +285,15 @@ def _information_criteria(p, s: Settings, w: np.ndarray | None = None) -> dict |
 _IC_TERMS = ("waic1", "waic2", "iscv")
 
 
-def _ic_se_sums(p, s: Settings, w: np.ndarray) -> np.ndarray | None:
-    """The weighted sums of the information criteria's standard errors (streamed with weights); None without
-    log-likelihoods."""
+def _ic_se_sums(p, s: Settings, w: np.ndarray | None) -> np.ndarray | None:
+    """The weighted sums of the information criteria's standard errors (streamed with weights; unit weights
+    where ``w`` is None); None without log-likelihoods."""
     from ..metrics.ensembles import information_criteria_rows, weighted_sem_sums
 
     if p.loglik is None:
         return None
     t = information_criteria_rows(p.loglik)
-    return weighted_sem_sums(np.column_stack([t[k] for k in _IC_TERMS]), w)
+    return weighted_sem_sums(np.column_stack([t[k] for k in _IC_TERMS]), np.ones(p.n) if w is None else w)
 
 
 def _ic_se_from_sums(sums: np.ndarray, s: Settings) -> dict:
@@ -711,6 +716,7 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         {"gaussian": _coverage, "samples": _coverage, "quantiles": _coverage, "intervals": _coverage},
         rows=_rows_coverage,
         by_level=True,
+        levels=_coverage_keys,
     ),
     _classifier_family(
         "brier_decomposition",

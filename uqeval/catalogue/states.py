@@ -6,39 +6,43 @@ states and tree-reduces them with :func:`merge` (torchmetrics' ``update``/``comp
 Dask's chunk/combine/aggregate). States are plain dicts of numbers and numpy arrays, so
 they pickle cheaply between processes.
 
-How each metric merges follows its catalogue :attr:`~uqeval.catalogue.Metric.reduction`:
+One state per metric (issue 36), by the first of these routes that applies (:func:`_plan`):
 
-- ``"mean"``: the family's own kernel runs on the batch and every value is weighted by
-  the batch's row count (a mean of per-row scores is the count-weighted mean of batch
-  means); ``"histogram"``: bin counts add up (the edges are fixed). **Exact**, and no
-  formula is repeated.
-- ``"counts"`` and the adversarial draws: sufficient statistics from the kernels' own helpers,
-  finished by the same functions as in memory (:data:`SPECIAL`): cover-index counts (average
-  calibration; adversarial group calibration, the same multivariate-hypergeometric draws),
-  per-level hit counts (quantile calibration), Brier-decomposition cell sums
-  (``brier_decomposition_from_stats``), even-bin calibration sums (``even_bin_errors``). **Exact.**
-- ``"moments"``: (target, point) means and co-moments merged with Chan et al.'s pairwise update,
-  the sum of variances, the WAIC/ISCV term moments. Their finish (rmse, r2, corr, sharp, *_se)
-  is the moment form of the kernel's formula, written here once and tested against the kernel
-  to 1e-12. **Exact.**
-- Order statistics: MdAE exact in two passes (:class:`MedianAbsErr`); max_cal_err from a
-  2^20-bin PIT histogram within 1/(2B) (:class:`PitKS`); RS and ACCRUE from per-row sums plus a
-  code histogram for the Gini pair sum, within a bound computed from the data
-  (:class:`ReliabilityScore`). The rest (adaptive-bin RMSCE/ACE/TACE, rejection curves,
-  Bayesian ECE, SPCE) is **not streamed**: left out of the result and named with the reason
-  (:func:`not_streamed`); run in memory (``--engine memory``) for those.
+- a Special state of :data:`SPECIAL` (below), where sums cannot express the metric;
+- **the sums of its per-row form** (:meth:`uqeval.catalogue.RowStat.sums`: plain sums and counts of codes at unit
+  weights, weighted sums with ``--weights``), finished by the form's own ``finish``: the state of weighted
+  streaming, the bootstrap and ``score --preserve-dims`` cells too (MAE, the scoring rules, coverage, the PIT
+  calibration errors, sharpness, the spread–skill ratio, ...). **Exact.**
+- a family's fixed-cell sums (:attr:`uqeval.catalogue.Family.weighted_sums` at unit weights, its ``from_sums``):
+  the even-bin ECE/MCE/SCE and the Brier decomposition. **Exact.**
+- no per-row form (per-level pinball and interval scores, the PIT and set-size histograms, ensemble diversity):
+  the family's own kernel runs on the batch, every value weighted by the batch's row count (``"mean"``) or
+  summed (``"histogram"``, fixed edges). **Exact.**
+
+The Special states: (target, point) moments merged with Chan et al.'s pairwise update (RMSE, R², correlation)
+and the WAIC/ISCV term moments (``*_se``), whose finish is written here once and tested against the kernel to
+1e-12; cover-index counts feeding the adversarial group calibration's seeded draws; the ensemble rank
+histogram. Order statistics: MdAE exact in two passes (:class:`MedianAbsErr`); max_cal_err from a
+2^20-bin PIT histogram within 1/(2B) (:class:`PitKS`); RS and ACCRUE from per-row sums plus a
+code histogram for the Gini pair sum, within a bound computed from the data
+(:class:`ReliabilityScore`). The rest (adaptive-bin RMSCE/ACE/TACE, rejection curves,
+Bayesian ECE, SPCE) is **not streamed**: left out of the result and named with the reason
+(:func:`not_streamed`); run in memory (``--engine memory``) for those.
+
+A weighted state (:func:`uqeval.catalogue.weighted.weighted_state`) has the same layout, so :func:`merge`,
+:func:`selection`, :func:`second_state` and :func:`finalize` serve both.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Collection, Iterator
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
 from ..predictions import Prediction
-from . import FAMILIES, Family, Settings, compute, families_for, orientation_of
+from . import FAMILIES, Family, RowStat, Settings, compute, families_for, orientation_of
 
 State = dict[str, Any]
 
@@ -417,74 +421,10 @@ class AccuracyMoments(Special):
         }
 
 
-class Sharp(Special):
-    """Sum of predicted variances: sharp = sqrt(mean variance) (:func:`uqeval.metrics.sharpness.sharpness`)."""
-
-    metrics = ("sharp",)
-
-    def update(self, p, s, w=None):
-        sd = p.spread()
-        return {"n": sd.size, "sum_var": float(np.square(sd).sum())}
-
-    def finalize(self, st, s):
-        return {"sharp": float(np.sqrt(st["sum_var"] / st["n"]))}
-
-
-class SpreadSkill(Special):
-    """Σσ², Σ(y − μ)² and N: the spread–skill ratio (:func:`uqeval.metrics.spread.spread_skill_from_sums`,
-    the function the in-memory kernel finishes with; samples: the finite-ensemble spread)."""
-
-    metrics = ("ratio",)
-
-    def update(self, p, s, w=None):
-        from .core import error_spread
-
-        sd = error_spread(p)
-        err = p.y_true - p.point()
-        return {"n": sd.size, "sum_var": float(np.dot(sd, sd)), "sse": float(np.dot(err, err))}
-
-    def finalize(self, st, s):
-        from ..metrics.spread import spread_skill_from_sums
-
-        return {"ratio": spread_skill_from_sums(st["sum_var"], st["sse"], st["n"])["ratio"]}
-
-
 def _cover_counts(p: Prediction, s: Settings) -> np.ndarray:
     from .core import _cover_index
 
     return np.bincount(_cover_index(p, s), minlength=s.num_bins + 1)
-
-
-class AvgCalibration(Special):
-    """Counts of the cover index (interval mode) or of y <= q per level (quantile mode); the curve
-    and its errors come from the kernels (``_observed_from_counts``, ``calibration_errors``)."""
-
-    metrics = ("rms_cal", "ma_cal", "miscal_area")
-
-    def update(self, p, s, w=None):
-        if p.kind == "quantiles":
-            return {"n": p.n, "below": np.sum(p.y_true[:, None] <= p.quantiles, axis=0)}
-        return {"n": p.n, "counts": _cover_counts(p, s)}
-
-    def finalize(self, st, s):
-        from ..metrics.calibration import _observed_from_counts, calibration_errors
-        from .core import _expected
-
-        if "below" in st:
-            return calibration_errors(np.asarray(st["levels"]), st["below"] / st["n"])
-        return calibration_errors(
-            _expected(s), _observed_from_counts(st["counts"][None, :], st["n"], s.num_bins)[0]
-        )
-
-
-class AvgCalibrationQuantiles(AvgCalibration):
-    def update(self, p, s, w=None):
-        st = super().update(p, s)
-        st["levels"] = np.asarray(p.levels, dtype=np.float64)
-        return st
-
-    def merge(self, a, b):
-        return {"n": a["n"] + b["n"], "below": a["below"] + b["below"], "levels": a["levels"]}
 
 
 class Adversarial(Special):
@@ -507,35 +447,6 @@ class Adversarial(Special):
             num_group_draws=s.adv_num_group_draws,
             seed=s.seed,
         )
-
-
-class BrierDecomposition(Special):
-    metrics = ("uncertainty", "resolution", "reliability")
-
-    def update(self, p, s, w=None):
-        from ..metrics.classification import brier_stats
-
-        conf, sums, sq = brier_stats(p.proba, p.labels)
-        return {"conf": conf, "sums": sums, "sq": sq}
-
-    def finalize(self, st, s):
-        from ..metrics.classification import brier_decomposition_from_stats
-
-        return brier_decomposition_from_stats(st["conf"], st["sums"], st["sq"])
-
-
-class EvenBins(Special):
-    metrics = ("ece", "mce", "sce")
-
-    def update(self, p, s, w=None):
-        from ..metrics.classification import even_bin_stats
-
-        return {"stats": even_bin_stats(p.proba, p.labels, s.class_bins)}
-
-    def finalize(self, st, s):
-        from ..metrics.classification import even_bin_errors
-
-        return even_bin_errors(st["stats"])
 
 
 class RowTermMoments(Special):
@@ -746,12 +657,7 @@ SPECIAL: dict[str, Callable[[str], Special | None]] = {
     "accuracy": lambda kind: (
         Composite(AccuracyMoments(), MedianAbsErr()) if kind in AccuracyMoments.kinds else None
     ),
-    "sharpness": lambda kind: Sharp(),
-    "spread_skill": lambda kind: SpreadSkill(),
-    "avg_calibration": lambda kind: AvgCalibrationQuantiles() if kind == "quantiles" else AvgCalibration(),
     "adv_group_calibration": lambda kind: Adversarial(),
-    "brier_decomposition": lambda kind: BrierDecomposition(),
-    "calibration": lambda kind: EvenBins(),
     "information_criteria": lambda kind: RowTermMoments(),
     "reliability": lambda kind: Composite(PitKS(), ReliabilityScore()) if kind == "gaussian" else PitKS(),
     "calibration_tests": lambda kind: RankHistogram() if kind == "samples" else None,
@@ -767,22 +673,49 @@ WHY = {
 }
 
 
-def _plan(family: Family, kind: str) -> tuple[list[str], Special | None, list[str]]:
-    """``(linear metrics, special state, not streamed metrics)`` of a family for a representation."""
+class Plan(NamedTuple):
+    """How a family's metrics stream for a representation (each metric by one route)."""
+
+    #: the sums of the metric's per-row form (:meth:`uqeval.catalogue.RowStat.sums`; unit weights), finished
+    #: by the form's own ``finish``: the state of weighted streaming and of the bootstrap too
+    summed: list[str]
+    #: the family's fixed-cell sums (:attr:`uqeval.catalogue.Family.weighted_sums`, unit weights), finished by
+    #: its ``from_sums`` (the even-bin ECE/MCE/SCE, the Brier decomposition)
+    cells: list[str]
+    #: no per-row form: the family's kernel on each batch, weighted by its rows (means) or summed (histograms)
+    linear: list[str]
+    #: a state of :data:`SPECIAL` (order statistics, histograms, Chan-merged moments, count draws)
+    special: Special | None
+    #: not streamed
+    skipped: list[str]
+
+    @property
+    def streams(self) -> bool:
+        return bool(self.summed or self.cells or self.linear or self.special is not None)
+
+
+#: the reductions whose metrics stream as the sums of their per-row form where they have one
+SUMMED = ("mean", "moments", "counts")
+
+
+def _plan(family: Family, kind: str) -> Plan:
+    """How the metrics of a family stream for a representation (:class:`Plan`)."""
     make = SPECIAL.get(family.name)
     special = make(kind) if make else None
     covered = set(special.metrics) if special else set()
-    linear, skipped = [], []
+    plan = Plan([], [], [], special, [])
     for m in family.metrics:
-        if not m.applies_to(kind):
+        if not m.applies_to(kind) or m.name in covered:
             continue
-        if m.name in covered:
-            continue
-        if m.reduction in ("mean", "histogram"):
-            linear.append(m.name)
+        if m.rows_fn is not None and m.reduction in SUMMED:
+            plan.summed.append(m.name)
+        elif family.weighted_sums is not None and kind in m.weighted_kinds and m.reduction == "counts":
+            plan.cells.append(m.name)
+        elif m.reduction in ("mean", "histogram"):
+            plan.linear.append(m.name)
         else:
-            skipped.append(m.name)
-    return linear, special, skipped
+            plan.skipped.append(m.name)
+    return plan
 
 
 def not_streamed(kind: str, settings: Settings | None = None) -> dict[str, str]:
@@ -790,7 +723,7 @@ def not_streamed(kind: str, settings: Settings | None = None) -> dict[str, str]:
     out = {}
     for f in families_for(kind, settings):
         by_name = {m.name: m for m in f.metrics}
-        for name in _plan(f, kind)[2]:
+        for name in _plan(f, kind).skipped:
             out[f"{f.name}.{name}"] = WHY.get(by_name[name].reduction, "not mergeable")
     return out
 
@@ -798,7 +731,7 @@ def not_streamed(kind: str, settings: Settings | None = None) -> dict[str, str]:
 def _specials(kind: str, settings: Settings | None) -> Iterator[tuple[Family, Special]]:
     """``(family, its mergeable state)`` of every family of ``kind`` that has one."""
     for f in families_for(kind, settings):
-        special = _plan(f, kind)[1]
+        special = _plan(f, kind).special
         if special is not None:
             yield f, special
 
@@ -837,8 +770,9 @@ def streamed(kind: str, settings: Settings | None = None) -> list[str]:
     """Paths of the metrics of ``kind`` that stream (exactly, or within the bound :func:`approximate` states)."""
     out = []
     for f in families_for(kind, settings):
-        linear, special, _ = _plan(f, kind)
-        out += [f"{f.name}.{m}" for m in linear]
+        plan = _plan(f, kind)
+        special = plan.special
+        out += [f"{f.name}.{m}" for m in plan.summed + plan.cells + plan.linear]
         if special is not None:
             out += [m.path for m in f.metrics if m.name in special.metrics and m.applies_to(kind)]
     return out
@@ -857,10 +791,22 @@ def update(state: State, pred: Prediction, settings: Settings) -> State:
     return merge(state, batch_state(pred, settings))
 
 
-def batch_state(pred: Prediction, settings: Settings, families: Collection[str] | None = None) -> State:
+def batch_state(
+    pred: Prediction,
+    settings: Settings,
+    families: Collection[str] | None = None,
+    weights: np.ndarray | None = None,
+) -> State:
     """The state of one batch of rows (a validated prediction container); ``families``: only these groups
-    (``compare`` keeps the states of the metrics it compares)."""
+    (``compare`` keeps the states of the metrics it compares); ``weights`` (N,): the weighted state of the
+    metrics that take weights (:func:`uqeval.catalogue.weighted.weighted_state`, the same layout)."""
     from ..validation import trusted
+
+    if weights is not None:
+        from .weighted import weighted_state
+
+        assert families is None  # (compare streams no weighted state of its own families)
+        return weighted_state(pred, settings, weights)
 
     fams: dict[str, Any] = {}
     # named families are computed whether or not the settings turn them on (compare names them explicitly)
@@ -873,41 +819,121 @@ def batch_state(pred: Prediction, settings: Settings, families: Collection[str] 
             f.why_undefined(pred) is not None
         ):  # not defined for this data: left out, as in memory (a note says why)
             continue
-        linear, special, _ = _plan(f, pred.kind)
+        plan = _plan(f, pred.kind)
         entry: dict[str, Any] = {}
-        if linear:
+        result = None
+        if plan.linear:
             with trusted():
                 result = compute(f, pred, settings)
             if result is not None:
-                by_name = {m.name: m for m in f.metrics}
-                tree: dict[str, Any] = {}
-                for key, value in result.items():
-                    if f.by_level and isinstance(value, dict):
-                        sub = {
-                            k: _tag_leaves(v, pred.n, by_name[k].reduction)
-                            for k, v in value.items()
-                            if k in linear
-                        }
-                        tree[key] = sub
-                    elif key in linear:
-                        tree[key] = _tag_leaves(value, pred.n, by_name[key].reduction, key)
-                entry["linear"] = tree
-        if special is not None:
+                entry["linear"] = _linear_tree(f, plan.linear, result, pred.n)
+        if plan.summed:
+            sums = _row_sums(f, plan.summed, pred, settings, result)
+            if sums is not None:
+                entry["sums"] = sums
+        if plan.cells:
+            assert f.weighted_sums is not None  # (_plan names cells of such families only)
             with trusted():
-                st = special.update(pred, settings)
+                cells = f.weighted_sums(pred, settings, None)
+            if cells is not None:
+                entry["cells"] = cells
+        if plan.special is not None:
+            with trusted():
+                st = plan.special.update(pred, settings)
             if st is not None:
                 entry["special"] = st
         if entry:
             fams[f.name] = entry
-    return {"n": pred.n, "kind": pred.kind, "families": fams}
+    out = {"n": pred.n, "kind": pred.kind, "families": fams}
+    if any(not mean for e in fams.values() for _, _, mean in e.get("sums", ())):  # (finalize: finish_sums)
+        out["probe"] = pred.subset(np.arange(min(pred.n, 2)))
+    return out
+
+
+def _linear_tree(f: Family, linear: list[str], result: dict[str, Any], n: int) -> dict[str, Any]:
+    """The kernel's ``result`` of a batch of ``n`` rows as tagged leaves (:func:`_tag_leaves`) of the
+    ``linear`` metrics."""
+    by_name = {m.name: m for m in f.metrics}
+    tree: dict[str, Any] = {}
+    for key, value in result.items():
+        if f.by_level and isinstance(value, dict):
+            tree[key] = {k: _tag_leaves(v, n, by_name[k].reduction) for k, v in value.items() if k in linear}
+        elif key in linear:
+            tree[key] = _tag_leaves(value, n, by_name[key].reduction, key)
+    return tree
+
+
+def _row_sums(
+    f: Family, names: list[str], pred: Prediction, settings: Settings, result: dict[str, Any] | None
+) -> dict[SumsKey, np.ndarray] | None:
+    """``{(level key, metric, mean): sums}`` (:func:`sums_key`) of the per-row forms of ``names`` (:meth:`RowStat.sums`, unit weights),
+    each form summed once, or None where none applies; a by-level family at the level keys of its kernel's
+    ``result`` (else its :attr:`~uqeval.catalogue.Family.levels`, or the result of a probe of two rows: the
+    keys do not depend on the rows), empty where the kernel gives no level (as in memory: the family is there,
+    with no value)."""
+    from . import METRICS, rows
+
+    keys: list[str | None] = [None]
+    if f.by_level:
+        if result is None and f.levels is not None:
+            result = dict.fromkeys(f.levels(pred, settings))
+        elif result is None:
+            from ..validation import trusted
+
+            with trusted():
+                result = compute(f, pred.subset(np.arange(min(pred.n, 2))), settings)
+        keys = list(result or {})
+    out: dict[SumsKey, np.ndarray] = {}
+    made: dict[tuple[int, int, int], np.ndarray] = {}
+    for key in keys:
+        for name in names:
+            stat = rows(METRICS[f"{f.name}.{name}"], pred, settings, key)
+            if stat is None or stat.sums_form is None:
+                continue
+            ident = (id(stat.terms), id(stat.codes), id(stat.score))  # metrics sharing one form: summed once
+            if ident not in made:
+                made[ident] = stat.sums()
+            out[sums_key(key, name, stat)] = made[ident]
+    return out if out or f.by_level and result is not None else None
+
+
+#: a metric's key in a family's ``sums``: (level key or None, metric, whether its finish is the mean of a score)
+SumsKey = tuple["str | None", str, bool]
+
+
+def sums_key(key: str | None, name: str, stat: RowStat) -> SumsKey:
+    """The key of a metric's sums in a state: a form of a per-row score alone finishes as its mean, without
+    rebuilding the form (:func:`finish_sums`)."""
+    return key, name, stat.finish is None
+
+
+def finish_sums(
+    family: str,
+    key: str | None,
+    name: str,
+    sums: np.ndarray,
+    total: float,
+    probe: Prediction,
+    settings: Settings,
+) -> float:
+    """A metric of its summed per-row form (``total``: the rows' total weight): the form's own ``finish``,
+    rebuilt from ``probe`` (rows of the same representation and levels; the forms are memoised on it: give a
+    copy of a state's probe, :func:`_probe`), as in memory and the bootstrap."""
+    from . import METRICS, rows
+
+    stat = rows(METRICS[f"{family}.{name}"], probe, settings, key)
+    form = None if stat is None else stat.sums_form
+    assert form is not None  # the probe's rows have the form the batches had
+    return float(form[3](np.asarray(sums, dtype=np.float64)[None, :], np.array([total], dtype=np.float64))[0])
 
 
 def merge(a: State, b: State) -> State:
     """Two states combined (associative; :func:`init` is the identity)."""
-    if not a["n"]:
-        return b
-    if not b["n"]:
-        return a
+    if not a["n"] or not b["n"]:
+        out = b if not a["n"] else a
+        if "n_zero" in a or "n_zero" in b:  # (weighted: the rows of weight 0 count even without others)
+            out = {**out, "n_zero": a.get("n_zero", 0) + b.get("n_zero", 0)}
+        return out
     fams = dict(a["families"])
     kind = a["kind"]
     for name, eb in b["families"].items():
@@ -918,11 +944,23 @@ def merge(a: State, b: State) -> State:
         out = dict(ea)
         if "linear" in eb:
             out["linear"] = _merge_tree(ea["linear"], eb["linear"]) if "linear" in ea else eb["linear"]
+        if "sums" in eb:
+            sa = dict(ea.get("sums", {}))
+            for k, v in eb["sums"].items():
+                sa[k] = sa[k] + v if k in sa else v
+            out["sums"] = sa
+        if "cells" in eb:
+            out["cells"] = ea["cells"] + eb["cells"] if "cells" in ea else eb["cells"]
         if "special" in eb:
             sp = cast("Special", SPECIAL[name](kind))  # a "special" entry: the family has one for this kind
             out["special"] = sp.merge(ea["special"], eb["special"]) if "special" in ea else eb["special"]
         fams[name] = out
-    return {"n": a["n"] + b["n"], "kind": kind, "families": fams}
+    out_state = {**b, **a, "n": a["n"] + b["n"], "families": fams}  # (the first probe)
+    if "w" in a:  # weighted states: total weight, rows of weight 0, the metrics named
+        out_state.update(w=a["w"] + b["w"], n_zero=a["n_zero"] + b["n_zero"])
+        for k in ("not_weighted", "not_streamed"):
+            out_state[k] = {**a[k], **b[k]}
+    return out_state
 
 
 def selection(state: State) -> dict[str, Any] | None:
@@ -938,11 +976,19 @@ def selection(state: State) -> dict[str, Any] | None:
     return out or None
 
 
-def second_state(sel: dict[str, Any], pred: Prediction, settings: Settings) -> State:
-    """The second-pass state of one batch (:func:`selection` says what to keep)."""
+def second_state(
+    sel: dict[str, Any], pred: Prediction, settings: Settings, weights: np.ndarray | None = None
+) -> State:
+    """The second-pass state of one batch (:func:`selection` says what to keep); ``weights``: of a weighted
+    state (rows of weight 0 dropped, as in the first pass)."""
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    if w is not None and not (w > 0).all():
+        keep = w > 0
+        pred, w = pred.subset(keep), w[keep]
     # the selection names families with a Special for this kind (as in merge)
     return {
-        name: cast("Special", SPECIAL[name](pred.kind)).update2(v, pred, settings) for name, v in sel.items()
+        name: cast("Special", SPECIAL[name](pred.kind)).update2(v, pred, settings, w)
+        for name, v in sel.items()
     }
 
 
@@ -979,11 +1025,25 @@ def finalize(
     }
     metrics: dict[str, Any] = {}
     orientation: dict[str, str] = {}
+    probe = _probe(state)
     for f in FAMILIES:
         entry = state["families"].get(f.name)
         if entry is None:
             continue
         result: dict[str, Any] = _finish_tree(entry["linear"], n) if "linear" in entry else {}
+        total = float(state["w"] if "w" in state else n)
+        for (key, name, mean), sums in entry.get("sums", {}).items():
+            if mean:  # (the finish of a per-row score's form, RowStat.sums_form)
+                value = float(sums[0] / total)
+            else:
+                value = finish_sums(f.name, key, name, sums, total, cast("Prediction", probe), settings)
+            (result.setdefault(cast("str", key), {}) if f.by_level else result)[name] = value
+        if "cells" in entry:
+            assert f.from_sums is not None  # (a family with cells has its finish)
+            cells = {
+                m.name for m in f.metrics if kind in m.weighted_kinds
+            }  # (of the rest, some need all rows)
+            result.update({k: v for k, v in f.from_sums(entry["cells"], settings).items() if k in cells})
         if "special" in entry:
             sp = cast("Special", SPECIAL[f.name](kind))  # as in merge
             result.update(sp.finalize(entry["special"], settings))
@@ -995,15 +1055,27 @@ def finalize(
                 value = result.pop(key)
                 if bounds is not None:
                     bounds[f"{f.name}.{key[1 : -len('_bound')]}"] = value
-        order = [m.name for m in f.metrics]
-        if not f.by_level:
-            result = {
-                k: result[k]
-                for k in sorted(result, key=lambda k: order.index(k) if k in order else len(order))
-            }
+        result = (
+            {k: _in_order(v, f) if isinstance(v, dict) else v for k, v in result.items()}
+            if f.by_level
+            else _in_order(result, f)
+        )
         metrics[f.name] = result
         orientation.update(orientation_of(result, f, kind))
     return metrics, orientation
+
+
+def _probe(state: State) -> Prediction | None:
+    """A copy of the state's probe (None without): :func:`finish_sums` memoises the forms on the prediction it is
+    given, and the state's own probe must stay picklable (monitor state files, Dask)."""
+    probe = state.get("probe")
+    return None if probe is None else probe.subset(np.arange(probe.n))
+
+
+def _in_order(body: dict[str, Any], f: Family) -> dict[str, Any]:
+    """A family's results in catalogue order (other keys last)."""
+    order = [m.name for m in f.metrics]
+    return {k: body[k] for k in sorted(body, key=lambda k: order.index(k) if k in order else len(order))}
 
 
 def not_streamed_in(state: State, settings: Settings) -> dict[str, str]:
@@ -1014,11 +1086,11 @@ def not_streamed_in(state: State, settings: Settings) -> dict[str, str]:
         return {}
     out = {}
     for f in families_for(kind, settings):
-        linear, special, skipped = _plan(f, kind)
-        if not skipped or (f.name not in state["families"] and (linear or special is not None)):
+        plan = _plan(f, kind)
+        if not plan.skipped or (f.name not in state["families"] and plan.streams):
             continue
         by_name = {m.name: m for m in f.metrics}
-        out.update({f"{f.name}.{n}": WHY.get(by_name[n].reduction, "not mergeable") for n in skipped})
+        out.update({f"{f.name}.{n}": WHY.get(by_name[n].reduction, "not mergeable") for n in plan.skipped})
     return out
 
 
@@ -1028,17 +1100,20 @@ def streaming_table(extra_rows: Collection[tuple[str, str, str]] = ()) -> str:
     :data:`uqeval.commands.ucc.stream.UCC_TABLE`)."""
     from . import METRICS
 
-    exact: dict[str, None] = {}
+    exact: dict[str, str | None] = {}
     left: dict[str, str] = {}
     approx: dict[str, str] = {}
     two: set[str] = set()
     for f in FAMILIES:  # every family, opt-in ones included (their option may be a threshold, not a flag)
         by_name = {m.name: m for m in f.metrics}
         for kind in f.representations:
-            linear, special, skipped = _plan(f, kind)
+            plan = _plan(f, kind)
+            special, skipped = plan.special, plan.skipped
             applies = [m.name for m in f.metrics if m.applies_to(kind)]
-            for name in linear:
+            for name in plan.linear + plan.cells:
                 exact.setdefault(f"{f.name}.{name}", None)
+            for name in plan.summed:
+                exact[f"{f.name}.{name}"] = "summed"
             if special is not None:
                 for name in special.metrics:
                     if name in applies:
@@ -1048,7 +1123,8 @@ def streaming_table(extra_rows: Collection[tuple[str, str, str]] = ()) -> str:
             for name in skipped:
                 left.setdefault(f"{f.name}.{name}", WHY.get(by_name[name].reduction, "not mergeable"))
     how = {
-        "mean": "count-weighted batch means (sums of per-row scores)",
+        "summed": "sums of its per-row form (RowStat, unit weights)",
+        "mean": "count-weighted batch means of its family's kernel (no per-row form)",
         "histogram": "summed bin counts",
         "moments": "moment sums (Chan's pairwise merge)",
         "counts": "summed fixed-bin / cell counts",
@@ -1065,7 +1141,7 @@ def streaming_table(extra_rows: Collection[tuple[str, str, str]] = ()) -> str:
                 "bin; a second pass collects its rows |"
             )
         elif path in exact and path not in left:
-            rows.append(f"| `{path}` | exact | {how.get(m.reduction, m.reduction)} |")
+            rows.append(f"| `{path}` | exact | {how.get(exact[path] or m.reduction, m.reduction)} |")
         elif path in left:
             rows.append(f"| `{path}` | not streamed | {left[path]} |")
     rows += [f"| `{path}` | {how} | {why} |" for path, how, why in extra_rows]

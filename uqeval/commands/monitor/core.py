@@ -134,7 +134,8 @@ def _looks(values: np.ndarray) -> list[float | None]:
 
 def _windows_of(win: Windows, keys: list[int], settings: Settings):
     """Per window ``(metrics, n_rows, n_dropped)`` entries, the cumulative metrics and the orientation."""
-    from .windows import finish_window, has_rows, merge_states
+    from ...catalogue import states
+    from .windows import finish_window, has_rows
 
     windows: list[dict[str, Any]] = []
     orientation: dict[str, str] = {}
@@ -147,12 +148,12 @@ def _windows_of(win: Windows, keys: list[int], settings: Settings):
             continue
         if w is None or not w["state"]["n"]:
             if w is not None and has_rows(w["state"]):  # weighted: rows of weight 0 only
-                total = merge_states(total, w["state"])
+                total = states.merge(total, w["state"])
             windows.append({})
             continue
         metrics, o = finish_window(w["state"], settings, win.skip)
         orientation.update(o)
-        total = merge_states(total, w["state"])
+        total = states.merge(total, w["state"])
         windows.append(metrics)
     cumulative, o = finish_window(total, settings) if total["n"] else ({}, {})
     orientation.update(o)
@@ -291,7 +292,7 @@ def _left_out(
     from ...catalogue import states
     from ...errors import InputError
 
-    if "sums" not in total:
+    if "w" not in total:  # (a weighted state has its total weight)
         left_out = states.not_streamed_in(total, settings)
         left_out.update(
             {
@@ -377,7 +378,7 @@ def build_document(
         specs.append(_difference_spec(pair, keys, level_threshold))
     threshold = n_tests * arl if detect else level_threshold
     tests = [_test_entry(spec, threshold, windows, detect) for spec in specs]
-    weighted = "sums" in total
+    weighted = "w" in total
     left_out, weights, notes = _left_out(src_info, win, total, settings)
     if tests:
         notes.append(_tests_note(len(tests), detect, arl, alpha, threshold))

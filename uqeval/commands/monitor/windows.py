@@ -321,31 +321,16 @@ def _runs(keys: np.ndarray) -> tuple[np.ndarray, list, np.ndarray]:
     return wk, [np.sort(order[a : a + c]) for a, c in zip(starts, n_in)], n_in
 
 
-def merge_states(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    """Two window states combined: :func:`uqeval.catalogue.states.merge`, or for weighted states (``--weights``,
-    :mod:`uqeval.catalogue.weighted`) :func:`~uqeval.catalogue.weighted.merge_weighted`."""
-    if "sums" in a or "sums" in b:
-        from ...catalogue.weighted import merge_weighted
-
-        return merge_weighted(a, b)
-    return states.merge(a, b)
-
-
 def has_rows(state: dict[str, Any]) -> bool:
     """Whether a state counts anything: rows, or (weighted) rows of weight 0."""
     return bool(state["n"] or state.get("n_zero"))
 
 
 def finish_window(state: Any, settings: Settings, skip: frozenset[str] = frozenset()) -> tuple[dict, dict]:
-    """``(metrics, orientation)`` of one window's (packed or dense) state, without the families ``skip``;
-    a weighted state's weighted metrics (:func:`~uqeval.catalogue.weighted.finalize_weighted`)."""
+    """``(metrics, orientation)`` of one window's (packed or dense) state, without the families ``skip``
+    (a weighted state: its weighted metrics)."""
     from ...io.writers import jsonable
 
-    if "sums" in state:
-        from ...catalogue.weighted import finalize_weighted
-
-        metrics, orientation = finalize_weighted(state, settings)
-        return jsonable(metrics), orientation
     if skip:
         state = {**state, "families": {k: v for k, v in state["families"].items() if k not in skip}}
     metrics, orientation = states.finalize(state, settings)
@@ -611,7 +596,7 @@ class Windows:
         """The merged state of the closed windows."""
         while len(self._closed) > 1:
             b = self._closed.pop()
-            self._closed[-1] = merge_states(self._closed[-1], b)
+            self._closed[-1] = states.merge(self._closed[-1], b)
         return self._closed[0] if self._closed else states.init()
 
     @total.setter
@@ -623,7 +608,7 @@ class Windows:
         stack.append(st)
         while len(stack) > 1 and (stack[-2]["n"] <= 2 * stack[-1]["n"] or len(stack) > MAX_CLOSED):
             b = stack.pop()
-            stack[-1] = merge_states(stack[-1], b)
+            stack[-1] = states.merge(stack[-1], b)
 
     def _window(self, key: int, where: str = "") -> dict[str, Any]:
         w = self.windows.get(key)
@@ -739,10 +724,8 @@ class Windows:
                 w = self._window(key)
                 tested = sub
                 if batch.weights is not None:  # --weights: batches carry weights only when asked
-                    from ...catalogue.weighted import merge_weighted, weighted_state
-
                     wts = batch.weights if c == pred.n else batch.weights[piece]
-                    w["state"] = merge_weighted(w["state"], weighted_state(sub, self.settings, wts))
+                    w["state"] = states.merge(w["state"], states.batch_state(sub, self.settings, weights=wts))
                     w["weight"] = w.get("weight", 0.0) + float(np.sum(wts))
                     if not np.all(wts > 0):  # the tests count the rows that count (weight > 0), unweighted
                         tested = sub.subset(np.flatnonzero(wts > 0))
@@ -803,7 +786,7 @@ class Windows:
         out.n_members_dropped = self.n_members_dropped + other.n_members_dropped
         out.seen = self.seen.merge(other.seen)
         out.windows = dict(self.windows)
-        out.total = merge_states(self.total, other.total)
+        out.total = states.merge(self.total, other.total)
         for key, w in other.windows.items():
             a = out.windows.get(key)
             if a is None:
@@ -818,7 +801,7 @@ class Windows:
             both = out.windows[key] = {
                 "n_rows": a["n_rows"] + w["n_rows"],
                 "n_dropped": a["n_dropped"] + w["n_dropped"],
-                "state": merge_states(a["state"], w["state"]),
+                "state": states.merge(a["state"], w["state"]),
                 "tests": _merge_sums(a["tests"], w["tests"]) if w["tests"] else a["tests"],
             }
             if "groups" in a or "groups" in w:
@@ -880,8 +863,8 @@ _FIELDS = (
 
 
 def _saved(state: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A window's state as a state file keeps it: histograms packed; a weighted state's probe
-    (:func:`~uqeval.catalogue.weighted.weighted_state`, a prediction of a few rows that tells the finishing
+    """A window's state as a state file keeps it: histograms packed; its probe (the rows of
+    :func:`~uqeval.catalogue.states.batch_state` and :func:`~uqeval.catalogue.weighted.weighted_state`, a prediction of a few rows that tells the finishing
     functions its shape) as its fields, numbers and text the safe loader reads (:func:`_probe`)."""
     if state is None or "probe" not in state:
         return None if state is None else pack(state)
@@ -889,11 +872,11 @@ def _saved(state: dict[str, Any] | None) -> dict[str, Any] | None:
 
     probe = state["probe"]
     fields = {f.name: getattr(probe, f.name) for f in dataclasses.fields(probe) if f.init}
-    return {**state, "probe": {"class": type(probe).__name__, "fields": fields}}
+    return {**pack(state), "probe": {"class": type(probe).__name__, "fields": fields}}
 
 
 def _probe(state: Any, source: str) -> Any:
-    """A saved window state with its weighted probe a prediction again (:func:`_saved`)."""
+    """A saved window state with its probe a prediction again (:func:`_saved`)."""
     from ... import predictions
 
     saved = state.get("probe") if isinstance(state, dict) else None
@@ -906,7 +889,7 @@ def _probe(state: Any, source: str) -> Any:
         return {**state, "probe": cls(**saved["fields"])}
     except Exception:  # a field the prediction refuses: a file written by hand
         raise InputError(
-            f"{source}: not a valid uqeval monitor state (the weighted state's rows); restore a saved copy, "
+            f"{source}: not a valid uqeval monitor state (the state's rows); restore a saved copy, "
             "or delete it to start afresh"
         ) from None
 

@@ -23,13 +23,13 @@ data's metrics are the usual ones (:class:`~.stream.Partial`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ...config import Settings
 from ...errors import InputError, option
-from .stream import Partial, WeightedPartial
+from .stream import Partial
 
 if TYPE_CHECKING:
     from ...predictions import Prediction
@@ -333,34 +333,20 @@ def with_cell_note(summary: dict[str, Any], groups: dict[str, Any]) -> dict[str,
     return summary
 
 
-class _Cells:
-    """What :class:`CellPartial` and :class:`WeightedCellPartial` add to their whole-data state: the
-    :class:`CellSums` of the rows (``cells``)."""
+class CellPartial(Partial):
+    """A :class:`~.stream.Partial` (weighted where the settings name a weights column) that also keeps the
+    :class:`CellSums` of its rows (``cells``)."""
 
     cells: CellSums
-    settings: Settings
 
     def batch_state(self, batch, settings: Settings):
         if batch.groups is None:
             raise InputError("per-cell streaming needs the key column in every batch")
         part = CellSums.of(batch.prediction, batch.groups, settings, batch.weights)
         self.cells = getattr(self, "cells", CellSums()).merge(part)
-        return super().batch_state(batch, settings)  # type: ignore[misc]
+        return super().batch_state(batch, settings)
 
-    def merge(self, other):
-        out = super().merge(other)  # type: ignore[misc]
+    def merge(self, other: Partial) -> CellPartial:
+        out = cast("CellPartial", super().merge(other))
         out.cells = getattr(self, "cells", CellSums()).merge(getattr(other, "cells", CellSums()))
         return out
-
-
-class CellPartial(_Cells, Partial):
-    """A :class:`~.stream.Partial` that also keeps the :class:`CellSums` of its rows."""
-
-
-class WeightedCellPartial(_Cells, WeightedPartial):
-    """A :class:`~.stream.WeightedPartial` that also keeps the weighted :class:`CellSums` of its rows."""
-
-
-def new_cell_partial(settings: Settings) -> Partial:
-    """An empty :class:`CellPartial` (weighted where the settings name a weights column)."""
-    return (WeightedCellPartial if settings.columns.get("weights") else CellPartial)(settings)

@@ -19,7 +19,6 @@ import numpy as np
 from ...catalogue import states
 from ...catalogue.states import pack, unpack
 from ...config import Settings
-from ...errors import InputError
 from .core import check_group_count
 from .stream import Partial
 
@@ -36,12 +35,12 @@ def _split(batch) -> list[tuple[str, np.ndarray]]:
     return [(str(v), np.flatnonzero(inverse == j)) for j, v in enumerate(values)]
 
 
-def merge_groups(a: dict[str, Any], b: dict[str, Any], merge=states.merge) -> dict[str, Any]:
-    """Two ``{label: (packed) state}`` dicts combined: the union of labels, common ones merged with ``merge``
-    (associative)."""
+def merge_groups(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Two ``{label: (packed) state}`` dicts combined: the union of labels, common ones merged
+    (:func:`~uqeval.catalogue.states.merge`, associative)."""
     out = dict(a)
     for label, st in b.items():
-        out[label] = merge(out[label], st) if label in out else st
+        out[label] = states.merge(out[label], st) if label in out else st
     return out
 
 
@@ -62,29 +61,33 @@ class GroupedPartial(Partial):
         super().add(piece)
 
     def batch_state(self, batch, settings: Settings):
+        from .stream import batch_weights
+
         whole = states.init()
         for label, idx in _split(batch):
-            st = self.group_state(batch, idx, settings)
-            whole = self.merge_states(whole, st)
-            self.groups = merge_groups(self.groups, {label: pack(st)}, self.merge_states)
+            # (weighted: the group's rows of weight 0 dropped and counted)
+            st = states.batch_state(
+                batch.prediction.subset(idx), settings, weights=batch_weights(batch, settings, idx)
+            )
+            whole = states.merge(whole, st)
+            self.groups = merge_groups(self.groups, {label: pack(st)})
             check_group_count(len(self.groups), self.path)
         return whole
-
-    def group_state(self, batch, idx: np.ndarray, settings: Settings):
-        """The state of one group's rows ``idx`` of a batch."""
-        return states.batch_state(batch.prediction.subset(idx), settings)
 
     # a GroupedPartial is only ever merged with another of the same grouped run (narrower than Partial)
     def merge(self, other: GroupedPartial) -> GroupedPartial:  # type: ignore[override]
         """Both parts' rows: the whole state as :meth:`Partial.merge`, the groups by :func:`merge_groups`."""
         out = cast("GroupedPartial", Partial.merge(self, other))
-        out.groups = merge_groups(self.groups, other.groups, self.merge_states)
+        out.groups = merge_groups(self.groups, other.groups)
         out.path = self.path or other.path
         check_group_count(len(out.groups), self.path or other.path)
         return out
 
     def selections(self) -> dict[str, Any]:
-        """``{label: selection}`` of the groups whose metrics need a second pass (exact MdAE)."""
+        """``{label: selection}`` of the groups whose metrics need a second pass (exact MdAE; weighted groups:
+        none, one pass)."""
+        if self.settings.columns.get("weights"):
+            return {}
         return {g: sel for g, st in self.groups.items() if (sel := states.selection(unpack(st))) is not None}
 
     def add_second(
@@ -97,31 +100,13 @@ class GroupedPartial(Partial):
             self.group_second[label] = states.merge_second(self.group_second.get(label), st, kind)
 
 
-class WeightedGroupedPartial(GroupedPartial):
-    """A :class:`GroupedPartial` of weighted states (``--by`` with ``--weights``): each group's rows folded
-    into :func:`~uqeval.catalogue.weighted.weighted_state` (its rows of weight 0 dropped and counted)."""
-
-    def group_state(self, batch, idx: np.ndarray, settings: Settings):
-        from ...catalogue.weighted import weighted_state
-
-        if batch.weights is None:
-            raise InputError("weighted streaming needs the weights column in every batch")
-        return weighted_state(batch.prediction.subset(idx), settings, batch.weights[idx])
-
-    def merge_states(self, a, b):
-        from ...catalogue.weighted import merge_weighted
-
-        return merge_weighted(a, b)
-
-    def selections(self) -> dict[str, Any]:
-        return {}  # weighted states have no second pass
-
-
 def second_states(
     batches, settings: Settings, sel: dict | None, group_sel: dict[str, Any]
 ) -> tuple[Any, dict[str, Any]]:
     """``(second-pass state of all rows, {label: second-pass state})`` of ``batches`` for the selections
     :func:`uqeval.catalogue.states.selection` made of the whole data (``sel``) and of each group (``group_sel``)."""
+    from .stream import batch_weights
+
     second: Any = None
     group_second: dict[str, Any] = {}
     for batch in batches:
@@ -129,7 +114,8 @@ def second_states(
         if pred is None:
             continue
         if sel is not None:
-            second = states.merge_second(second, states.second_state(sel, pred, settings), pred.kind)
+            weights = batch_weights(batch, settings)
+            second = states.merge_second(second, states.second_state(sel, pred, settings, weights), pred.kind)
         if not group_sel:  # (no group needs a second pass: no split of the rows by group)
             continue
         for label, idx in _split(batch):
@@ -147,25 +133,18 @@ def groups_of(part: GroupedPartial, settings: Settings) -> dict[str, Any]:
     (sorted) its row count and streamed metrics (the not-streamed ones are named in ``input.not_streamed``), and
     ``bounds`` of its approximate metrics when there are any."""
     values: dict[str, Any] = {}
-    if isinstance(part, WeightedGroupedPartial):
-        from ...catalogue.weighted import finalize_weighted
-
-        for label in sorted(part.groups):
-            st = unpack(part.groups[label])
-            n_rows = int(st["n"]) + int(st.get("n_zero", 0))
-            if not st["n"]:  # as in memory: a group whose weights are all 0
-                note = "no metric computed: every row of the group has weight 0"
-                values[label] = {"n_rows": n_rows, "metrics": {}, "notes": [note]}
-                continue
-            values[label] = {"n_rows": n_rows, "metrics": finalize_weighted(st, settings)[0]}
-        return {"column": settings.columns.get("by"), "values": values}
     for label in sorted(part.groups):
         st = unpack(part.groups[label])
+        n_rows = int(st["n"]) + int(st.get("n_zero", 0))
+        if not st["n"]:  # as in memory: a group whose weights are all 0
+            note = "no metric computed: every row of the group has weight 0"
+            values[label] = {"n_rows": n_rows, "metrics": {}, "notes": [note]}
+            continue
         bounds: dict[str, float] = {}
         metrics, _ = states.finalize(
             st, settings, part.group_selection.get(label), part.group_second.get(label), bounds
         )
-        values[label] = {"n_rows": int(st["n"]), "metrics": metrics}
+        values[label] = {"n_rows": n_rows, "metrics": metrics}
         if bounds:  # the group's own data-dependent bounds of the approximate metrics (RS, ACCRUE)
             values[label]["bounds"] = bounds
     return {"column": settings.columns.get("by"), "values": values}

@@ -58,21 +58,16 @@ class Partial:
                 "of members, classes and levels"
             )
         self.n_fixed += int(getattr(pred, "n_fixed", 0) or 0)
-        self.state = self.merge_states(self.state, self.batch_state(batch, settings))
-
-    def merge_states(self, a, b):
-        """Two states of this kind of partial combined (:func:`uqeval.catalogue.states.merge`; weighted states:
-        :func:`uqeval.catalogue.weighted.merge_weighted`)."""
         from ...catalogue import states
 
-        return states.merge(a, b)
+        self.state = states.merge(self.state, self.batch_state(batch, settings))
 
     def batch_state(self, batch, settings: Settings):
-        """The metric state of one batch's rows (:class:`uqeval.commands.score.groups.GroupedPartial` also keeps
-        one per ``--by`` value)."""
+        """The metric state of one batch's rows, weighted where the settings name a weights column
+        (:class:`uqeval.commands.score.groups.GroupedPartial` also keeps one per ``--by`` value)."""
         from ...catalogue import states
 
-        return states.batch_state(batch.prediction, settings)
+        return states.batch_state(batch.prediction, settings, weights=batch_weights(batch, settings))
 
     def selections(self) -> dict[str, Any]:
         """``{label: selection}`` of the ``--by`` groups whose metrics need a second pass (none here)."""
@@ -99,8 +94,10 @@ class Partial:
                 f"{other.first_file}: per-row shapes {dict(other.signature)} differ from "
                 f"{self.first_file}'s {dict(self.signature)}"
             )
+        from ...catalogue import states
+
         out = self.empty()
-        out.state = self.merge_states(self.state, other.state)
+        out.state = states.merge(self.state, other.state)
         for k in ("n_rows", "n_dropped", "n_members_dropped", "n_fixed"):
             setattr(out, k, getattr(self, k) + getattr(other, k))
         first = self if self.signature is not None else other
@@ -109,16 +106,22 @@ class Partial:
         return out
 
 
-def new_partial(settings: Settings) -> Partial:
-    """An empty :class:`Partial`: a weighted one (:class:`WeightedPartial`) where the
-    settings name a weights column, one per ``--by`` group too (:class:`~.groups.GroupedPartial`) where they
-    name a ``by`` column."""
-    if settings.columns.get("by"):
-        from .groups import GroupedPartial, WeightedGroupedPartial
+def batch_weights(batch, settings: Settings, idx=None):
+    """The row weights of a batch (``idx``: of these rows) where the settings name a weights column, else None."""
+    if not settings.columns.get("weights"):
+        return None
+    if batch.weights is None:
+        raise InputError("weighted streaming needs the weights column in every batch")
+    return batch.weights if idx is None else batch.weights[idx]
 
-        return (WeightedGroupedPartial if settings.columns.get("weights") else GroupedPartial)(settings)
-    if settings.columns.get("weights"):
-        return WeightedPartial(settings)
+
+def new_partial(settings: Settings) -> Partial:
+    """An empty :class:`Partial` (weighted where the settings name a weights column), one per ``--by`` group
+    too (:class:`~.groups.GroupedPartial`) where they name a ``by`` column."""
+    if settings.columns.get("by"):
+        from .groups import GroupedPartial
+
+        return GroupedPartial(settings)
     return Partial(settings)
 
 
@@ -171,26 +174,15 @@ def score_state(
 
     from ...catalogue import states
     from ...engine.fold import over_rows
-    from .cells import many_cells, new_cell_partial
+    from .cells import CellPartial, many_cells
 
     grouped = bool(settings.columns.get("by"))
-    new = new_cell_partial if grouped and many_cells(spec, settings) else new_partial
-    weighted = bool(settings.columns.get("weights"))
+    new = CellPartial if grouped and many_cells(spec, settings) else new_partial
+    # weighted --by: one pass (the groups' and the whole data's weighted MdAE are not streamed)
+    one_pass = grouped and bool(settings.columns.get("weights"))
     with over_rows(spec, settings, engine, progress, allow_by=grouped, weights_ok=True) as rows:
         part = rows.fold(partial(new, settings))
-        if weighted:  # the weighted MdAE of the whole data (the --by groups' weighted states: one pass)
-            if part.state["n"] and not grouped:
-                from ...catalogue.weighted import weighted_selection
-
-                part.selection = weighted_selection(part.state)
-                if part.selection is not None:
-                    kind = part.state["kind"]
-                    wsecond = rows.fold(
-                        partial(WeightedSecondPass, settings, part.selection, kind), report=False
-                    )
-                    part.second = wsecond.second
-            return rows, part
-        part.selection = states.selection(part.state) if part.state["n"] else None
+        part.selection = states.selection(part.state) if part.state["n"] and not one_pass else None
         group_selection = part.selections() if part.state["n"] else {}
         if part.selection is not None or group_selection:
             kind = part.state["kind"]
@@ -212,9 +204,9 @@ def score_with_engine(
     rows, part = score_state(spec, settings, engine, progress)
     groups = None
     if settings.columns.get("by") and part.state["n"]:
-        from .cells import CellPartial, WeightedCellPartial, cell_groups, with_cell_note
+        from .cells import CellPartial, cell_groups, with_cell_note
 
-        if isinstance(part, (CellPartial, WeightedCellPartial)):  # score --preserve-dims on many cells
+        if isinstance(part, CellPartial):  # score --preserve-dims on many cells
             groups = cell_groups(part.cells, settings, settings.columns["by"])
             return with_cell_note(
                 summary_of(rows.src, part, settings, rows.engine, rows.info, groups), groups
@@ -248,12 +240,7 @@ def summary_of(
     if part.state["n"] == 0:
         raise InputError(f"{src.spec}: every row has NaN/inf in a used column; nothing left to evaluate")
     bounds: dict[str, float] = {}
-    if weighted:
-        from ...catalogue.weighted import finalize_weighted
-
-        metrics, orientation = finalize_weighted(part.state, settings, part.selection, part.second)
-    else:
-        metrics, orientation = states.finalize(part.state, settings, part.selection, part.second, bounds)
+    metrics, orientation = states.finalize(part.state, settings, part.selection, part.second, bounds)
     kind = part.state["kind"]
     info: dict[str, Any] = {
         "path": str(src.spec),
@@ -368,47 +355,3 @@ def _weighted_left_out(
             why = median_too_wide()
         out[path] = why
     return out
-
-
-class WeightedSecondPass:
-    """The second pass of weighted rows (exact weighted MdAE of the whole data) for the selection the first pass
-    made (:func:`uqeval.catalogue.weighted.weighted_selection`)."""
-
-    def __init__(self, settings: Settings, selection: dict, kind: str) -> None:
-        self.settings, self.selection, self.kind = settings, selection, kind
-        self.second: Any = None
-
-    def add(self, piece: Piece) -> None:
-        from ...catalogue import states
-        from ...catalogue.weighted import weighted_second_state
-
-        batch = piece.batch
-        if batch.prediction is None:
-            return
-        if batch.weights is None:
-            raise InputError("weighted streaming needs the weights column in every batch")
-        st = weighted_second_state(self.selection, batch.prediction, self.settings, batch.weights)
-        self.second = states.merge_second(self.second, st, self.kind)
-
-    def merge(self, other: WeightedSecondPass) -> WeightedSecondPass:
-        from ...catalogue import states
-
-        out = WeightedSecondPass(self.settings, self.selection, self.kind)
-        out.second = states.merge_second(self.second, other.second, self.kind)
-        return out
-
-
-class WeightedPartial(Partial):
-    """A :class:`Partial` whose state is a weighted one (:func:`uqeval.catalogue.weighted.weighted_state`)."""
-
-    def batch_state(self, batch, settings: Settings):
-        if batch.weights is None:
-            raise InputError("weighted streaming needs the weights column in every batch")
-        from ...catalogue.weighted import weighted_state
-
-        return weighted_state(batch.prediction, settings, batch.weights)
-
-    def merge_states(self, a, b):
-        from ...catalogue.weighted import merge_weighted
-
-        return merge_weighted(a, b)
