@@ -1077,7 +1077,7 @@ def grid_options(func: Callable[..., Any]) -> Callable[..., Any]:
     ``--weights lat`` the cos(lat) column. Nothing is imported for a CSV or Parquet file."""
 
     def run(given: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        from ..io.labelled import is_labelled
+        from ..io.readers import is_labelled
 
         file = kwargs.get("file", args[0] if args else None)
         if file is None or not is_labelled(file):

@@ -165,9 +165,13 @@ def score(
 def _draws_maps(file: Path) -> bool:
     """Whether ``--plot-dir`` draws maps: a NetCDF/Zarr input with two dimensions kept (``--preserve-dims
     lat,lon``), on every engine (the other figures need the rows in memory)."""
+    from ..io.readers import is_labelled
+
+    if not is_labelled(file):
+        return False
     from ..io import labelled
 
-    return labelled.is_labelled(file) and len(labelled.kept_dims(file)) == 2
+    return len(labelled.kept_dims(file)) == 2
 
 
 def _write_maps(summary: dict, plot_dir: Path, plot_format) -> None:

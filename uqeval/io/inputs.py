@@ -53,9 +53,9 @@ class Inputs:
         """``{"files": [...], "skipped": [...]}`` for a directory or a pattern (the JSON ``input``); ``{}`` for a
         single file, whose summary stays as it was."""
         if self.kind == "file":
-            from .labelled import source_format
+            from .readers import labelled_format
 
-            fmt = source_format(self.files[0]) if self.files else None
+            fmt = labelled_format(self.files[0]) if self.files else None
             return {"format": fmt} if fmt else {}  # NetCDF/Zarr read as rows (uqeval.io.labelled)
         return {"files": list(self.files), "skipped": list(self.skipped)}
 
@@ -131,7 +131,7 @@ def expand_input(spec: str | Path, check: bool = True) -> Inputs:
         from .readers import stdin_file
 
         return Inputs(s, "file", [stdin_file()])  # type: ignore[list-item]  # a PathLike named <stdin>
-    from .labelled import is_labelled
+    from .readers import is_labelled
 
     if is_labelled(s):  # NetCDF or Zarr: flattened once to a Parquet file (uqeval.io.labelled)
         from .labelled import labelled_file

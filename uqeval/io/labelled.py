@@ -28,10 +28,9 @@ import numpy as np
 
 from ..errors import InputError, UsageError, option
 from .columns import ALIASES
-from .readers import _short
+from .readers import Spooled, _short
 
 #: file name endings read as labelled data (a ``.zarr`` directory is a Zarr store)
-SUFFIXES = (".nc", ".nc4", ".netcdf", ".cdf", ".zarr")
 #: default names of the ensemble member dimension, in the order they are looked for
 MEMBER_DIMS = ("member", "ensemble", "realization", "realisation", "number")
 QUANTILE_DIMS = ("quantile",)
@@ -71,27 +70,6 @@ def grid_options(opts: GridOptions) -> Iterator[None]:
         _OPTIONS.reset(token)
 
 
-def is_labelled(spec: object) -> bool:
-    """A NetCDF file or a Zarr store, by its name (a directory holding Zarr metadata too); nothing imported."""
-    if isinstance(spec, LabelledFile):
-        return False  # already spooled: it is a Parquet file now
-    s = str(spec).rstrip("/").lower()
-    if s.endswith(SUFFIXES):
-        return True
-    p = Path(str(spec))
-    return p.is_dir() and any((p / m).exists() for m in (".zgroup", "zarr.json", ".zmetadata"))
-
-
-def source_format(spec: object) -> str | None:
-    """``"zarr"`` or ``"netcdf"`` for a labelled input (the ``input.format`` of its documents), else None."""
-    if isinstance(spec, LabelledFile):
-        spec = spec.name
-    if spec is None or not is_labelled(spec):
-        return None
-    s = str(spec).rstrip("/").lower()
-    return "zarr" if s.endswith(".zarr") or Path(str(spec)).is_dir() else "netcdf"
-
-
 def weights_column(name: str | None) -> str | None:
     """The column ``--weights NAME`` reads from a flattened labelled file: ``cos(NAME)`` for a latitude."""
     if name is not None and name.lower() in LATITUDES:
@@ -106,13 +84,11 @@ def parse_dims(text: str | None) -> tuple[str, ...] | None:
     return tuple(d.strip() for d in text.split(",") if d.strip())
 
 
-class LabelledFile(os.PathLike):
+class LabelledFile(Spooled):
     """The flattened rows of a labelled file: read directly, a slab of array chunks at a time, by the stream
     engine (:meth:`batches`), and spooled to a private Parquet file the first time something opens it as a
     file through :func:`os.fspath` (the memory and Dask engines); named by the original file in messages
     (``str``)."""
-
-    format = "parquet"
 
     def __init__(self, real: str, name: str, spool: _Spool | None = None) -> None:
         self.real, self.name, self.spool = real, name, spool

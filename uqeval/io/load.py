@@ -223,12 +223,12 @@ def load_predictions(
 
 def input_info(batch: Any, plan: ColumnPlan, path: str, fmt: str, n_rows: int) -> dict[str, Any]:
     """The ``input`` block of a summary for the rows of ``batch`` (a file's, or an in-memory table's)."""
-    from .labelled import source_format
+    from .readers import labelled_format
 
     pred = batch.prediction
     info: dict[str, Any] = {
         "path": path,
-        "format": source_format(path) or fmt,  # NetCDF/Zarr read as rows (uqeval.io.labelled)
+        "format": labelled_format(path) or fmt,  # NetCDF/Zarr read as rows (uqeval.io.labelled)
         "n_rows": n_rows,
         "n_dropped": batch.n_dropped,
         "representation": pred.kind,

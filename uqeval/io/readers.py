@@ -41,11 +41,7 @@ def decimal_point() -> dict[str, str]:
 def detect_format(path: str | Path) -> str:
     """``"csv"`` or ``"parquet"`` from the file name (standard input: from its first bytes); anything else
     is an error."""
-    if isinstance(path, StdinFile):
-        return path.format
-    from .labelled import LabelledFile
-
-    if isinstance(path, LabelledFile):  # a NetCDF/Zarr input flattened to Parquet (uqeval.io.labelled)
+    if isinstance(path, Spooled):  # standard input, or a NetCDF/Zarr input read as rows (uqeval.io.labelled)
         return path.format
     name = str(path).lower()
     for ext in sorted(FORMATS, key=len, reverse=True):
@@ -58,7 +54,38 @@ def detect_format(path: str | Path) -> str:
 STDIN = "-"
 
 
-class StdinFile(os.PathLike):
+class Spooled(os.PathLike):
+    """An input read through a private copy or a reader of its own (standard input, a NetCDF/Zarr input's
+    rows: :class:`uqeval.io.labelled.LabelledFile`): its :attr:`format` says how the copy reads."""
+
+    format = "parquet"
+
+
+#: the names of NetCDF files and Zarr stores (read as rows by :mod:`uqeval.io.labelled`)
+LABELLED_SUFFIXES = (".nc", ".nc4", ".netcdf", ".cdf", ".zarr")
+
+
+def is_labelled(spec: object) -> bool:
+    """A NetCDF file or a Zarr store, by its name (a directory holding Zarr metadata too); nothing imported."""
+    if isinstance(spec, Spooled):
+        return False  # read through its copy already
+    s = str(spec).rstrip("/").lower()
+    if s.endswith(LABELLED_SUFFIXES):
+        return True
+    p = Path(str(spec))
+    return p.is_dir() and any((p / m).exists() for m in (".zgroup", "zarr.json", ".zmetadata"))
+
+
+def labelled_format(spec: object) -> str | None:
+    """``"zarr"`` or ``"netcdf"`` for a labelled input (the ``input.format`` of its documents), else None."""
+    spec = getattr(spec, "name", spec) if isinstance(spec, Spooled) else spec
+    if spec is None or not is_labelled(spec):
+        return None
+    s = str(spec).rstrip("/").lower()
+    return "zarr" if s.endswith(".zarr") or Path(str(spec)).is_dir() else "netcdf"
+
+
+class StdinFile(Spooled):
     """Standard input, spooled to a private temporary file: opened through :func:`os.fspath` (pyarrow,
     ``open``), named ``<stdin>`` in messages (``str``)."""
 
@@ -151,10 +178,8 @@ def inspect(path: str | Path) -> TableInfo:
         spooled = stdin_file()
         register_input(spooled)
         return _inspect(spooled)
-    from .labelled import LabelledFile, is_labelled
-
-    if is_labelled(path) or isinstance(path, LabelledFile):  # NetCDF or Zarr: its rows (uqeval.io.labelled)
-        from .labelled import labelled_file
+    if is_labelled(path) or (isinstance(path, Spooled) and not isinstance(path, StdinFile)):
+        from .labelled import LabelledFile, labelled_file  # NetCDF or Zarr: its rows
 
         lf = path if isinstance(path, LabelledFile) else labelled_file(path)
         register_input(lf.name)

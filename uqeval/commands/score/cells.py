@@ -46,9 +46,13 @@ def many_cells(spec: Any, settings: Settings) -> bool:
     """Whether ``spec`` is a labelled input whose ``--preserve-dims``/``--reduce-dims`` keep more cells than
     ``LIMITS["groups"]`` (scored here, not one group at a time)."""
     from ...config import LIMITS
+    from ...io.readers import is_labelled
+
+    if spec is None or not is_labelled(spec):
+        return False
     from ...io import labelled
 
-    if settings.columns.get("by") != labelled.CELL or spec is None or not labelled.is_labelled(spec):
+    if settings.columns.get("by") != labelled.CELL:
         return False
     n = labelled.cell_count(spec)
     if n > LIMITS["cells"]:
