@@ -19,6 +19,7 @@ import pytest
 from uqeval.catalogue import compute, get_family
 from uqeval.config import make_settings
 from uqeval.metrics import calibration_tests as ct
+from uqeval.metrics.samples import pit_bounds_samples
 from uqeval.predictions import Categorical, Gaussian, Intervals, Quantiles, Samples
 
 SETTINGS = make_settings(diagnostics=True)  # seed 0, as the CLI's default
@@ -88,8 +89,8 @@ def test_randomised_pit_is_reproducible_and_differs_between_data_sets():
     assert compute(FAMILY, a, SETTINGS) == compute(FAMILY, a, SETTINGS)  # one data set, one seed: one answer
     other_seed = make_settings(diagnostics=True, seed=1)
     assert compute(FAMILY, a, SETTINGS)["pit_ks_p"] != compute(FAMILY, a, other_seed)["pit_ks_p"]
-    lo, hi = ct.ensemble_pit_bounds(a.y_true, a.sorted_samples())
-    lo2, hi2 = ct.ensemble_pit_bounds(b.y_true, b.sorted_samples())
+    lo, hi = pit_bounds_samples(a.y_true, a.sorted_samples())
+    lo2, hi2 = pit_bounds_samples(b.y_true, b.sorted_samples())
     assert ct.data_key(a.y_true, lo, hi) != ct.data_key(b.y_true, lo2, hi2)
     # the same intervals with other targets: other random numbers
     assert ct.data_key(a.y_true + 1, lo, hi) != ct.data_key(a.y_true, lo, hi)

@@ -24,6 +24,7 @@ from scipy import stats
 from uqeval.catalogue import compute, get_family
 from uqeval.config import make_settings
 from uqeval.metrics import calibration_tests as ct
+from uqeval.metrics.samples import pit_bounds_samples
 from uqeval.predictions import Categorical, Gaussian, Quantiles, Samples
 
 DATA = Path(__file__).resolve().parents[1] / "reference" / "data"
@@ -166,7 +167,7 @@ def test_randomised_pit_of_ensembles_and_quantiles_is_uniform_under_calibration(
     y = rng.normal(size=(r, n))
     members = np.round(rng.normal(size=(r, n, m)), 1)  # exchangeable with y after the same rounding: ties
     yr = np.round(y, 1)
-    lo, hi = ct.ensemble_pit_bounds(yr.ravel(), members.reshape(-1, m))
+    lo, hi = pit_bounds_samples(yr.ravel(), members.reshape(-1, m))
     u = np.stack([ct.randomised_pit(lo.reshape(r, n)[k], hi.reshape(r, n)[k], seed=k) for k in range(r)])
     assert _uniform_pvalue(stats.kstwo.sf(ct.ks_statistic(u), n)) > 0.001
     chi_p = np.array([ct.rank_histogram_test(u[k], m)["rank_hist_chi2_p"] for k in range(r)])

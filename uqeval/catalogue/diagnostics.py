@@ -136,7 +136,7 @@ def diagnostic_pit(p: Prediction, s: Settings) -> np.ndarray:
             return p.pit()
         y_true = cast("np.ndarray", p.y_true)  # the diagnostics run on predictions with targets only
         if p.kind == "samples":
-            lo, hi = cast("Samples", p).pit_bounds()  # (ensemble_pit_bounds, computed once per prediction)
+            lo, hi = cast("Samples", p).pit_bounds()  # (pit_bounds_samples, computed once per prediction)
         else:  # quantile levels the file carries (intervals: (1 -/+ level)/2 of each central level)
             levels = cast("Quantiles | Intervals", p).levels
             lv = (

@@ -331,7 +331,7 @@ RANK_BLOCK = 1 << 20
 
 def ensemble_rank_counts(groups: np.ndarray, m: int, seed: int, key: int) -> np.ndarray:
     r"""The rank histogram of :func:`rank_histogram_test` (of :func:`randomised_pit` of
-    :func:`ensemble_pit_bounds`) from the number of rows with each (members below, members tied).
+    :func:`uqeval.metrics.samples.pit_bounds_samples`) from the number of rows with each (members below, members tied).
 
     ``groups[l, t]``: rows with :math:`\ell` members below the target and :math:`t` equal to it; ``key``:
     the rows' :func:`data_key`. The rows sorted by PIT interval are these groups in (l, t) order, so
@@ -356,19 +356,6 @@ def ensemble_rank_counts(groups: np.ndarray, m: int, seed: int, key: int) -> np.
     return counts
 
 
-def ensemble_pit_bounds(y_true: np.ndarray, samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r"""PIT interval of each observation among its M members: rank positions over M + 1.
-
-    With :math:`\ell` members below y and :math:`t` equal to it, the observation's rank (0-based)
-    is uniform on :math:`\{\ell, \dots, \ell + t\}` under exchangeability, so its continuous
-    randomised PIT is uniform on :math:`[\ell/(M+1), (\ell + t + 1)/(M+1)]`
-    (:func:`uqeval.metrics.samples.pit_bounds_samples`, counted in blocks of rows).
-    """
-    from .samples import pit_bounds_samples
-
-    return pit_bounds_samples(y_true, samples)
-
-
 def quantile_pit_bounds(
     y_true: np.ndarray, quantiles: np.ndarray, levels: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -388,7 +375,7 @@ def quantile_pit_bounds(
 def rank_histogram_test(u: np.ndarray, m: int) -> dict:
     r"""Rank histogram (Talagrand diagram) of an M-member ensemble and its χ² test of uniformity.
 
-    ``u`` is the randomised ensemble PIT (:func:`ensemble_pit_bounds`, :func:`randomised_pit`):
+    ``u`` is the randomised ensemble PIT (:func:`uqeval.metrics.samples.pit_bounds_samples`, :func:`randomised_pit`):
     the randomised rank is :math:`r = \lfloor (M + 1) u \rfloor \in \{0, \dots, M\}` (ties
     between observation and members broken at random). Under calibration the ranks are
     uniform over the M + 1 values:

@@ -244,8 +244,8 @@ def pit_bounds_samples(y_true: np.ndarray, samples: np.ndarray) -> tuple[np.ndar
 
     .. math:: \left[\frac{\ell}{M + 1},\ \frac{\ell + t + 1}{M + 1}\right]
 
-    (Hamill 2001's rank histogram with ties broken at random; the calibration tests'
-    :func:`uqeval.metrics.calibration_tests.ensemble_pit_bounds`), counted in blocks of rows. Parameters as
+    (Hamill 2001's rank histogram with ties broken at random; the calibration tests' randomised PIT of an
+    ensemble), counted in blocks of rows. Parameters as
     :func:`pit_samples`.
 
     Returns

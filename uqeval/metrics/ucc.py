@@ -774,7 +774,7 @@ def _summary_options(x_axis: str, y_axis: str, normalize: str, partial_x, partia
     px = _check_range(partial_x, "partial_x")
     py = _check_range(partial_y, "partial_y")
     if px is not None and py is not None:
-        raise UsageError("give at most one of partial_x (--partial-x) and partial_y (--partial-y)")
+        raise UsageError(f"give at most one of {option('partial_x')} and {option('partial_y')}")
     return px, py, _check_cost(cost)
 
 
