@@ -106,19 +106,30 @@ def coverage_points(
     its rows of weight 0 are dropped, and a (facet, point) whose weights are all 0 gives no record.
     In memory each file is the one batch of the streamed fold (:class:`~.stream.Cells`).
     """
+    return coverage_points_weighted(runs, settings)[0]
+
+
+def coverage_points_weighted(
+    runs: Sequence[tuple[str, Loaded, np.ndarray | None]],
+    settings: Settings,
+) -> tuple[list[dict[str, Any]], tuple[float, int]]:
+    """``(records, (total weight, rows of weight 0))``: :func:`coverage_points` and the weights' totals over
+    every file, as :func:`~.stream.coverage_points_with_engine` gives them (``(0.0, 0)`` without weights)."""
     from .stream import Cells, check_kinds, records_of
 
     records: list[dict[str, Any]] = []
     kinds: dict[str, str] = {}
+    total_w, n_zero = 0.0, 0
     for method, loaded, point_values in runs:
         path = str(loaded.info.get("path"))
         cells = Cells(path, settings, None)
         cells.add_rows(loaded.prediction, loaded.weights, loaded.groups, point_values)
+        total_w, n_zero = total_w + cells.w, n_zero + cells.n_zero
         if cells.kind is not None:
             kinds[path] = cells.kind
         records += records_of(method, path, cells.cells) if cells.cells else []
     check_kinds(kinds)
-    return records
+    return records, (total_w, n_zero)
 
 
 def above_line(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
