@@ -64,7 +64,7 @@ def coverage(
     flags: ScoringFlags,
 ) -> None:
     """Compare methods' coverage and width per shift group (Kompa, Snoek & Beam): table, scatter, share above the fit."""
-    from ..commands.coverage.core import above_line, coverage_points_weighted, method_names
+    from ..commands.coverage.core import above_line, coverage_points, method_names
     from ..commands.score.core import read_extra_column
     from ..io.load import load_predictions
     from ..io.writers import write_json
@@ -104,7 +104,7 @@ def coverage(
         )
         runs.append((method, loaded, pts))
     if runs:
-        records, (total_w, zero_w) = coverage_points_weighted(runs, settings)
+        records, (total_w, zero_w) = coverage_points(runs, settings)
     lines = above_line(records)
     result = coverage_document(records, lines, by=by, points_by=points_by, y_std=settings.y_std)
     if weights_col:

@@ -97,8 +97,10 @@ def _weighted_point_metrics(
 def coverage_points(
     runs: Sequence[tuple[str, Loaded, np.ndarray | None]],
     settings: Settings,
-) -> list[dict[str, Any]]:
-    """One record per (method, file, facet, point, level).
+) -> tuple[list[dict[str, Any]], tuple[float, int]]:
+    """``(records, (total weight, rows of weight 0))``: one record per (method, file, facet, point, level), and
+    the weights' totals over every file as :func:`~.stream.coverage_points_with_engine` gives them (``(0.0,
+    0)`` without weights).
 
     ``runs`` holds ``(method name, loaded file, points-by values or None)``; the
     facet comes from ``loaded.groups`` (the ``--by`` column) when present. A loaded file with
@@ -106,15 +108,6 @@ def coverage_points(
     its rows of weight 0 are dropped, and a (facet, point) whose weights are all 0 gives no record.
     In memory each file is the one batch of the streamed fold (:class:`~.stream.Cells`).
     """
-    return coverage_points_weighted(runs, settings)[0]
-
-
-def coverage_points_weighted(
-    runs: Sequence[tuple[str, Loaded, np.ndarray | None]],
-    settings: Settings,
-) -> tuple[list[dict[str, Any]], tuple[float, int]]:
-    """``(records, (total weight, rows of weight 0))``: :func:`coverage_points` and the weights' totals over
-    every file, as :func:`~.stream.coverage_points_with_engine` gives them (``(0.0, 0)`` without weights)."""
     from .stream import Cells, check_kinds, records_of
 
     records: list[dict[str, Any]] = []
