@@ -541,3 +541,20 @@ def test_weighted_calibration_errors_with_ties_and_zeros_equal_repeated_rows(rou
         got = calibration_errors(q, lab, weights=ww)
         for key, value in want.items():
             assert got[key] == pytest.approx(value, rel=1e-12, abs=1e-14, nan_ok=True), key
+
+
+def test_drop_zero_is_the_one_rule_of_rows_of_weight_0():
+    """weights.drop_zero: every row set (a prediction, an array, None) loses the same rows of weight 0, the count
+    is theirs, and nothing is copied without a weight 0."""
+    from uqeval.predictions import Gaussian
+    from uqeval.weights import drop_zero
+
+    pred = Gaussian(np.arange(5.0), np.ones(5), y_true=np.arange(5.0) + 0.5)
+    groups = np.array(list("abcde"), dtype=object)
+    w, (p, g, none), dropped = drop_zero(np.array([1.0, 0.0, 2.0, 0.0, 3.0]), pred, groups, None)
+    assert w.tolist() == [1.0, 2.0, 3.0] and dropped == 2 and none is None
+    assert p.row_numbers().tolist() == [0, 2, 4] and g.tolist() == ["a", "c", "e"]
+    w, (p, g), dropped = drop_zero(np.ones(5), pred, groups)
+    assert dropped == 0 and p is pred and g is groups
+    w, (p,), dropped = drop_zero(np.zeros(5), pred)
+    assert w.size == 0 and p.n == 0 and dropped == 5

@@ -334,13 +334,12 @@ def _average(values: np.ndarray, weights: ArrayLike | None) -> float:
     if weights is None:
         return float(np.mean(values))
     from .catalogue.core import RowStat
-    from .weights import check_weights
+    from .weights import check_weights, drop_zero
 
-    w = check_weights(weights, n=len(values))
-    keep = w > 0
-    fn = RowStat(score=values[keep]).resampler(blas=False)
+    w, (kept,), _ = drop_zero(check_weights(weights, n=len(values)), values)
+    fn = RowStat(score=kept).resampler(blas=False)
     assert fn is not None  # a score always resamples
-    return float(fn(w[keep][None, :])[0])
+    return float(fn(w[None, :])[0])
 
 
 def _classifier(
@@ -403,11 +402,10 @@ def expected_calibration_error(
         )
     p, y = _classifier(labels, proba, classes)
     if weights is not None:
-        from .weights import check_weights
+        from .weights import check_weights, drop_zero
 
-        w = check_weights(weights, n=len(y))
-        keep = w > 0
-        return float(calibration_errors(p[keep], y[keep], num_bins=num_bins, weights=w[keep])[key])
+        w, (p, y), _ = drop_zero(check_weights(weights, n=len(y)), p, y)
+        return float(calibration_errors(p, y, num_bins=num_bins, weights=w)[key])
     return float(calibration_errors(p, y, num_bins=num_bins)[key])
 
 

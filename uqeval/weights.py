@@ -68,6 +68,21 @@ def check_weights(
     return w
 
 
+def drop_zero(weights: np.ndarray, *rows: Any) -> tuple[np.ndarray, list[Any], int]:
+    """Rows of weight 0 dropped, the one rule of every weighted computation (exactly the result without
+    them): ``(the positive weights, each of rows on those rows, how many rows were dropped)``. A row set
+    is a prediction (its ``subset``), an array (its first axis) or None (left None); nothing is copied when
+    no weight is 0. ``weights`` must have been checked (:func:`check_weights`: finite, >= 0)."""
+    w = np.asarray(weights, dtype=np.float64)
+    keep = w > 0
+    if keep.all():
+        return w, list(rows), 0
+    kept = [
+        None if r is None else r.subset(keep) if hasattr(r, "subset") else np.asarray(r)[keep] for r in rows
+    ]
+    return w[keep], kept, int(w.size - np.count_nonzero(keep))
+
+
 def weights_block(
     column: str | None, total: float, n_zero: int, not_weighted: dict[str, str]
 ) -> dict[str, Any]:

@@ -59,7 +59,7 @@ def test_mixed_labels_give_string_sorted_records_equal_to_the_reference():
     points = np.array(["x", "y", 3], dtype=object)[rng.integers(0, 3, N)]
     loaded = Loaded(_gaussian(), {"path": "g.parquet"}, groups=by)
     settings = Settings(levels=(0.5, 0.9), y_std=2.0)
-    got = coverage_points([("m", loaded, points)], settings)
+    got = coverage_points([("m", loaded, points)], settings)[0]
     want = _reference("m", loaded, points, (0.5, 0.9), y_std=2.0)
     assert got == want
     assert [r["facet"] for r in got] == sorted(
@@ -70,12 +70,12 @@ def test_mixed_labels_give_string_sorted_records_equal_to_the_reference():
 def test_one_cell_uses_the_whole_prediction_with_the_subset_numbers():
     loaded = Loaded(_gaussian(1), {"path": "g.parquet"})
     settings = Settings(levels=(0.95,))
-    whole = coverage_points([("m", loaded, None)], settings)
+    whole = coverage_points([("m", loaded, None)], settings)[0]
     assert whole == _reference("m", loaded, None, (0.95,))
     assert [(r["facet"], r["point"], r["n_rows"]) for r in whole] == [("all", "all", N)]
     # a constant --by column: one cell too, named by its label, the same numbers
     const = Loaded(loaded.prediction, {"path": "g.parquet"}, groups=np.full(N, 3.0))
-    one = coverage_points([("m", const, None)], settings)
+    one = coverage_points([("m", const, None)], settings)[0]
     assert [r["facet"] for r in one] == ["3"]
     assert {k: v for k, v in one[0].items() if k != "facet"} == {
         k: v for k, v in whole[0].items() if k != "facet"
@@ -89,4 +89,4 @@ def test_samples_in_blocks_equal_the_reference():
     pred = Samples(samples, y_true=rng.normal(size=n))
     loaded = Loaded(pred, {"path": "s.parquet"}, groups=rng.integers(0, 2, n))
     settings = Settings(levels=(0.5, 0.8))
-    assert coverage_points([("s", loaded, None)], settings) == _reference("s", loaded, None, (0.5, 0.8))
+    assert coverage_points([("s", loaded, None)], settings)[0] == _reference("s", loaded, None, (0.5, 0.8))

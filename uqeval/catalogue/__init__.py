@@ -520,10 +520,9 @@ def compute_weighted_metrics(
     takes no weights to the reason: those are not computed (never unweighted). ``weights`` must have been
     checked (:func:`uqeval.weights.check_weights`).
     """
-    w = np.asarray(weights, dtype=np.float64)
-    if (w == 0).any():
-        keep = w > 0
-        pred, w = pred.subset(keep), w[keep]
+    from ..weights import drop_zero
+
+    w, (pred,), _ = drop_zero(weights, pred)
     forms, families, not_weighted = weighted_forms(pred, settings, skipped)
     values = []
     for f, key, m, stat in forms:

@@ -981,10 +981,11 @@ def second_state(
 ) -> State:
     """The second-pass state of one batch (:func:`selection` says what to keep); ``weights``: of a weighted
     state (rows of weight 0 dropped, as in the first pass)."""
-    w = None if weights is None else np.asarray(weights, dtype=np.float64)
-    if w is not None and not (w > 0).all():
-        keep = w > 0
-        pred, w = pred.subset(keep), w[keep]
+    w = None
+    if weights is not None:
+        from ..weights import drop_zero
+
+        w, (pred,), _ = drop_zero(weights, pred)
     # the selection names families with a Special for this kind (as in merge)
     return {
         name: cast("Special", SPECIAL[name](pred.kind)).update2(v, pred, settings, w)

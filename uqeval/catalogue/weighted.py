@@ -54,16 +54,13 @@ def weighted_state(pred: Prediction, settings: Settings, weights: np.ndarray) ->
     :func:`~uqeval.catalogue.states.selection` and :func:`~uqeval.catalogue.states.finalize` serve both; plus
     the total weight ``w``, the rows of weight 0 ``n_zero`` and the metrics ``not_weighted`` and
     ``not_streamed`` with their reasons."""
+    from ..weights import drop_zero
     from . import weighted_forms
     from .states import sums_key
 
-    w = np.asarray(weights, dtype=np.float64)
-    n_zero = int((w == 0).sum())
-    if n_zero:
-        keep = w > 0
-        if not keep.any():
-            return {"n": 0, "families": {}, "n_zero": n_zero}
-        pred, w = pred.subset(keep), w[keep]
+    w, (pred,), n_zero = drop_zero(weights, pred)
+    if not w.size:
+        return {"n": 0, "families": {}, "n_zero": n_zero}
     forms, families, not_weighted = weighted_forms(pred, settings)
     fams: dict[str, dict[str, Any]] = {}
     # a family weighted by its kernels streams the metrics that are functions of its weighted cell sums

@@ -95,9 +95,6 @@ def coverage(
     runs = []
     for method, f in zip(names, files) if not engine.streams else ():
         loaded = load_predictions(f, settings, weights_ok=True)  # --weights: a column of every file
-        if loaded.weights is not None:
-            total_w += float(loaded.weights.sum())
-            zero_w += int((loaded.weights == 0).sum())
         pts = (
             read_extra_column(
                 f, points_by, loaded.prediction.rows if loaded.prediction.rows is not None else slice(None)
@@ -107,7 +104,7 @@ def coverage(
         )
         runs.append((method, loaded, pts))
     if runs:
-        records = coverage_points(runs, settings)
+        records, (total_w, zero_w) = coverage_points(runs, settings)
     lines = above_line(records)
     result = coverage_document(records, lines, by=by, points_by=points_by, y_std=settings.y_std)
     if weights_col:

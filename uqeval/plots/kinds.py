@@ -883,7 +883,7 @@ def _coverage(d: _Draw, info: Mapping[str, Any] | None) -> Any:
     pred, settings, label = d.pred, d.settings, d.name or "model"
     levels = tuple(coverage_levels_drawn(pred, settings))
     loaded = Loaded(pred, dict(info) if info else {"path": label})
-    records = coverage_points([(label, loaded, None)], replace(settings, levels=levels))
+    records, _ = coverage_points([(label, loaded, None)], replace(settings, levels=levels))
     lv, cov, width = pooled_coverage(records)[label]
     return plot_coverage_by_level(
         lv,

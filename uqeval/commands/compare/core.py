@@ -344,16 +344,15 @@ def weighted_rows(
       fixed constants; rows independent, or the HAC variance up to ``dm_lag``).
     - Constant weights are no weights: the unweighted computation, bit for bit.
     """
-    from ...weights import check_weights
+    from ...weights import check_weights, drop_zero
 
     n = models[0].prediction.n
     w = check_weights(weights, column, n=n)
-    keep = w > 0
-    if not keep.all():
-        models = [replace(m, prediction=m.prediction.subset(keep)) for m in models]
-        if clusters is not None and np.shape(clusters)[:1] == (n,):
-            clusters = np.asarray(clusters)[keep]
-    kept = w[keep]
+    on_rows = clusters is not None and np.shape(clusters)[:1] == (n,)
+    kept, (cl, *preds), dropped = drop_zero(w, clusters if on_rows else None, *(m.prediction for m in models))
+    if dropped:
+        models = [replace(m, prediction=p) for m, p in zip(models, preds)]
+        clusters = cl if on_rows else clusters
     uw = None if (kept == kept[0]).all() else kept
     return list(models), clusters, uw, w
 

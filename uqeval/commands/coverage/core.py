@@ -97,8 +97,10 @@ def _weighted_point_metrics(
 def coverage_points(
     runs: Sequence[tuple[str, Loaded, np.ndarray | None]],
     settings: Settings,
-) -> list[dict[str, Any]]:
-    """One record per (method, file, facet, point, level).
+) -> tuple[list[dict[str, Any]], tuple[float, int]]:
+    """``(records, (total weight, rows of weight 0))``: one record per (method, file, facet, point, level), and
+    the weights' totals over every file as :func:`~.stream.coverage_points_with_engine` gives them (``(0.0,
+    0)`` without weights).
 
     ``runs`` holds ``(method name, loaded file, points-by values or None)``; the
     facet comes from ``loaded.groups`` (the ``--by`` column) when present. A loaded file with
@@ -110,15 +112,17 @@ def coverage_points(
 
     records: list[dict[str, Any]] = []
     kinds: dict[str, str] = {}
+    total_w, n_zero = 0.0, 0
     for method, loaded, point_values in runs:
         path = str(loaded.info.get("path"))
         cells = Cells(path, settings, None)
         cells.add_rows(loaded.prediction, loaded.weights, loaded.groups, point_values)
+        total_w, n_zero = total_w + cells.w, n_zero + cells.n_zero
         if cells.kind is not None:
             kinds[path] = cells.kind
         records += records_of(method, path, cells.cells) if cells.cells else []
     check_kinds(kinds)
-    return records
+    return records, (total_w, n_zero)
 
 
 def above_line(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -70,15 +70,15 @@ class Cells:
             coverage_levels(pred, settings) if pred.kind not in _SETS else list(settings.levels or (0.95,))
         )
         if weights is not None:
+            from ...weights import drop_zero
+
             self.w += float(weights.sum())
-            self.n_zero += int((weights == 0).sum())
-            keep = weights > 0  # rows of weight 0 are dropped, as in memory
-            if not keep.all():
-                if not keep.any():
-                    return
-                pred, weights = pred.subset(keep), weights[keep]
-                facets = None if facets is None else np.asarray(facets)[keep]
-                points = None if points is None else np.asarray(points)[keep]
+            weights, (pred, facets, points), dropped = drop_zero(
+                weights, pred, facets, points
+            )  # as in memory
+            self.n_zero += dropped
+            if not weights.size:
+                return
         n = pred.n
         if not n:
             return

@@ -48,6 +48,7 @@ from ...catalogue.states import pack
 from ...config import Settings
 from ...errors import InputError, UsageError, option
 from ...text import plain
+from ...weights import drop_zero
 
 SCHEMA = "uqeval.monitor/1"
 #: a state file: a pickled ``{"format", "sha256", "payload"}`` whose payload (the pickled state) must match
@@ -727,8 +728,7 @@ class Windows:
                     wts = batch.weights if c == pred.n else batch.weights[piece]
                     w["state"] = states.merge(w["state"], states.batch_state(sub, self.settings, weights=wts))
                     w["weight"] = w.get("weight", 0.0) + float(np.sum(wts))
-                    if not np.all(wts > 0):  # the tests count the rows that count (weight > 0), unweighted
-                        tested = sub.subset(np.flatnonzero(wts > 0))
+                    _, (tested,), _ = drop_zero(wts, sub)  # the tests count the rows that count, unweighted
                 else:
                     if labels is None:
                         new = states.batch_state(sub, self.settings)

@@ -150,13 +150,13 @@ class CellSums:
         labels, codes = _cell_index(groups)
         g = labels.size
         out.labels, out.kind = labels, pred.kind
-        w = None if weights is None else np.asarray(weights, dtype=np.float64)
+        w = None
         out.n_zero = np.zeros(g, dtype=np.int64)
-        if w is not None and (w == 0).any():
-            zero = w == 0
-            out.n_zero = np.bincount(codes[zero], minlength=g)
-            keep = ~zero
-            pred, codes, w = pred.subset(keep), codes[keep], w[keep]
+        if weights is not None:
+            from ...weights import drop_zero
+
+            out.n_zero = np.bincount(codes[np.asarray(weights) == 0], minlength=g)
+            w, (pred, codes), _ = drop_zero(weights, pred, codes)
         out.n = np.bincount(codes, minlength=g)
         out.w = out.n.astype(float) if w is None else np.bincount(codes, weights=w, minlength=g)
         if not pred.n:

@@ -122,6 +122,22 @@ class Band:
     def row(self, i: int) -> int:
         return int(self.rows[i]) if self.rows is not None else int(i)
 
+    def subset(self, keep: np.ndarray) -> Band:
+        """The band of the rows where ``keep`` is True (its bounds made whole for them)."""
+        from dataclasses import replace
+
+        lo, hi = self.bounds_of()
+        rows = None if self.rows is None else self.rows[keep]
+        return replace(
+            self,
+            y_true=self.y_true[keep],
+            pred=self.pred[keep],
+            lower=lo[keep],
+            upper=hi[keep],
+            rows=rows,
+            make_bounds=None,
+        )
+
 
 # --------------------------------------------------------------------------- names
 
@@ -534,12 +550,12 @@ class UccState:
         if self.options.n_permutations:
             check_same_pred(bands)
         if weights is not None:
-            from ...weights import check_weights
+            from ...weights import check_weights, drop_zero
 
             weights = check_weights(weights, column, n=bands[0].y_true.size)
             self.weighted = True
             self.w += float(weights.sum())
-            bands, weights, dropped = _drop_zero(bands, weights)
+            weights, bands, dropped = drop_zero(weights, *bands)
             self.n_zero += dropped
         self.n += bands[0].y_true.size
         for i, b in enumerate(bands):
@@ -577,31 +593,6 @@ class UccState:
             out.infos[i], out.bands[i] = self.infos[i] or other.infos[i], self.bands[i] or other.bands[i]
             out.notes[i] = list(dict.fromkeys(self.notes[i] + other.notes[i]))
         return out
-
-
-def _drop_zero(bands: Sequence[Band], w: np.ndarray) -> tuple[list[Band], np.ndarray, int]:
-    """The bands without their rows of weight 0 (bounds made whole for them), the positive weights and the
-    number of rows dropped."""
-    from dataclasses import replace
-
-    keep = w > 0
-    if keep.all():
-        return list(bands), w, 0
-    out = []
-    for b in bands:
-        lo, hi = b.bounds_of()
-        out.append(
-            replace(
-                b,
-                y_true=b.y_true[keep],
-                pred=b.pred[keep],
-                lower=lo[keep],
-                upper=hi[keep],
-                rows=None if b.rows is None else b.rows[keep],
-                make_bounds=None,
-            )
-        )
-    return out, w[keep], int((~keep).sum())
 
 
 def finish(
@@ -750,9 +741,9 @@ def plot_models(
     out = []
     w = None
     if weights is not None:
-        from ...weights import check_weights
+        from ...weights import check_weights, drop_zero
 
-        bands, w, _ = _drop_zero(bands, check_weights(weights, n=bands[0].y_true.size))
+        w, bands, _ = drop_zero(check_weights(weights, n=bands[0].y_true.size), *bands)
     for b in bands:
         u = summary["models"][b.name]["ucc"]
         curve, const = _named(
