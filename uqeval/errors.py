@@ -48,17 +48,19 @@ _PHRASES = {
     "cli": {
         "accrue": "`uqeval recalibrate FILE --method accrue`",
         "join_ids": "pass --id COLUMN to join the files on an id column",
+        "summary": "a summary written by `uqeval score PREDICTIONS --output summary.json`",
     },
     "python": {
         "accrue": "the ACCRUE recalibration (uqeval.recalibration.accrue)",
         "join_ids": "pass ids= (each model's row ids) to join the models' rows on them",
+        "summary": "the document of uqeval.evaluate(...).to_json()",
     },
 }
 
 
 def phrase(name: str) -> str:
     """How the running front end spells a fix that is more than one option (``"accrue"``: fit a std to
-    point predictions; ``"join_ids"``: join the models' rows on ids)."""
+    point predictions; ``"join_ids"``: join the models' rows on ids; ``"summary"``: where a score summary comes from)."""
     return _PHRASES[voice()][name]
 
 

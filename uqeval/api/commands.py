@@ -419,7 +419,7 @@ def _monitor_table(
     time = given["time"]
     if given["by"] is not None:
         raise UsageError(
-            "by= applies to a file (monitor reads its --by column with the rows); write the table first"
+            "by= applies to a file (monitor reads its by column with the rows); write the table first"
         )
     if kw["skip_seen"] and kw["state_source"] is None:
         raise UsageError("skip_seen= leaves out the rows a state counted: give state= as well")

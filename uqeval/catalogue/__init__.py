@@ -70,14 +70,6 @@ FAMILIES: tuple[Family, ...] = (
     + MULTIVARIATE_FAMILIES
 )
 
-#: The flag that turns on each opt-in family's Settings field (for messages).
-OPTION_FLAGS = {
-    "diagnostics": "--diagnostics",
-    "tw_threshold": "--tw-threshold",
-    "thresholds": "--threshold",
-    "murphy": "--murphy",
-}
-
 
 def settings_for_paths(settings: Settings, paths) -> Settings:
     """``settings`` with the opt-ins that metric ``paths`` (check rules) name and that need no value:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 
 from ..config import LIMITS
+from ..errors import option
 from ..plots import PLOT_KINDS
 from .common import (
     PLOTS_PANEL,
@@ -166,9 +167,7 @@ def plot(
         if isinstance(getattr(settings, field), bool):
             settings = replace(settings, **{field: True})
         elif not getattr(settings, field):  # a setting with a value (--threshold t) cannot be guessed
-            from ..catalogue import OPTION_FLAGS
-
-            raise UsageError(f"--kind {kind.value} needs {OPTION_FLAGS[field]}")
+            raise UsageError(f"--kind {kind.value} needs {option(field)}")
     check_output_path(output, [file])
     loaded = load_predictions(file, settings, extra=[x] if x else ())
     xs, x_label = load_x(x, loaded)

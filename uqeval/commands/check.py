@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from ..catalogue.paths import flatten, is_number, metric_orientation
-from ..errors import InputError, option
+from ..errors import InputError, option, phrase
 from ..strict import tomllib
 from ..text import DETAIL, fmt_number
 
@@ -144,7 +144,7 @@ def validate_summary(obj: Any, source: str = "summary") -> dict:
 
     Raises :class:`InputError` saying what is wrong and how to produce a summary.
     """
-    how = "produce one with `uqeval score PREDICTIONS --output summary.json`"
+    how = f"pass {phrase('summary')}"
     if not isinstance(obj, dict):
         raise InputError(
             f"{source} is not a uqeval summary: expected a JSON object, found {type(obj).__name__}; {how}"
@@ -179,7 +179,7 @@ def summary_from_json(text: str, source: str = "summary.json") -> dict:
     try:
         obj = loads_json(text, source)
     except InputError as exc:
-        raise InputError(f"{exc}; pass a summary written by `uqeval score --output`") from None
+        raise InputError(f"{exc}; pass {phrase('summary')}") from None
     if isinstance(obj, dict) and str(obj.get("schema", "")).startswith("uqeval.monitor/"):
         from .monitor.core import (
             as_summary,  # rules on a monitor document: last.*, cumulative.*, tests.*, alarms
@@ -263,16 +263,15 @@ def opt_in_options(rules: Rules) -> dict[str, list[str]]:
 
 def _opt_in_hint(path: str) -> str:
     """Why an opt-in group is missing from a summary, and how to get it."""
-    from ..catalogue import FAMILIES, OPTION_FLAGS
+    from ..catalogue import FAMILIES
 
     group = path.split(".", 1)[0]
     family = next((f for f in FAMILIES if f.option is not None and f.name == group), None)
     if family is None or family.option is None:  # the search above kept only families with an option
         return ""
-    flag = OPTION_FLAGS.get(family.option, "--" + family.option.replace("_", "-"))
     return (
-        f" ({group} is computed only with {flag}: score the predictions with `uqeval score {flag}`, "
-        f"or check the predictions file itself)"
+        f" ({group} is computed only with {option(family.option)}: score the predictions with it, "
+        "or check the predictions file itself)"
     )
 
 

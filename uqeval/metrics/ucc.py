@@ -678,7 +678,7 @@ def partial_auucc(
     xr = _check_range(x_range, "x_range")
     yr = _check_range(y_range, "y_range")
     if (xr is None) == (yr is None):
-        raise UsageError("give exactly one of x_range (--partial-x) and y_range (--partial-y)")
+        raise UsageError("give exactly one of x_range and y_range")
     x, y = curve.x, curve.y
     if x.size < 2:
         return 0.0

@@ -490,11 +490,11 @@ def find_x_column(table: Any, column: str) -> str:
     if name is None:
         shown = ", ".join(table.columns[:20]) + (" ..." if len(table.columns) > 20 else "")
         raise SchemaError(
-            f"{table.path}: column '{column}' given for --x not found; available columns: {shown}"
+            f"{table.path}: column '{column}' given for {option('x')} not found; available columns: {shown}"
         )
     if name in table.list_columns:
         raise SchemaError(
-            f"{table.path}: column '{name}' given for --x is a list column; --x needs one number per row"
+            f"{table.path}: column '{name}' given for {option('x')} is a list column; it needs one number per row"
         )
     return name
 
@@ -708,13 +708,13 @@ def _wanted_kinds(
 
             if "skill" in bad and not _has_skill(metrics):
                 raise InputError(
-                    "plot kind 'skill' needs skill scores: give --reference (a predictions FILE, "
-                    "climatology with --train, or persistence with --time)"
+                    f"plot kind 'skill' needs skill scores: give {option('reference')} (a predictions FILE, "
+                    f"climatology with {option('train')}, or persistence with {option('time')})"
                 )
             hint = (
                 f"kinds for {pred.kind} predictions: {', '.join(shown)}"
                 if shown
-                else "the multivariate_rank_histogram (a --diagnostics figure) is the plot of multivariate "
+                else f"the multivariate_rank_histogram (a {option('diagnostics')} figure) is the plot of multivariate "
                 "ensembles"
                 if pred.kind == "multivariate"
                 else f"no plot applies to these {pred.kind} predictions"
@@ -1124,11 +1124,13 @@ def check_plot_dir(directory: str | Path) -> Path:
     d = Path(directory)
     if d.exists():
         if not d.is_dir():
-            raise InputError(f"--plot-dir {d}: exists and is not a directory; choose a directory")
+            raise InputError(f"{option('plot_dir')} {d}: exists and is not a directory; choose a directory")
         return d
     parent = d.parent if str(d.parent) else Path(".")
     if not parent.is_dir():
-        raise InputError(f"--plot-dir {d}: parent directory '{parent}' does not exist; create it first")
+        raise InputError(
+            f"{option('plot_dir')} {d}: parent directory '{parent}' does not exist; create it first"
+        )
     return d
 
 
@@ -1138,5 +1140,5 @@ def prepare_plot_dir(directory: str | Path) -> Path:
     try:
         d.mkdir(exist_ok=True)
     except OSError as exc:
-        raise InputError(f"--plot-dir {d}: cannot create the directory ({exc})") from None
+        raise InputError(f"{option('plot_dir')} {d}: cannot create the directory ({exc})") from None
     return d

@@ -23,7 +23,7 @@ from typing import Any
 
 from .._version import __version__
 from ..catalogue.paths import flatten, is_number as _is_number, metric_orientation
-from ..errors import InputError
+from ..errors import InputError, option
 from ..glossary import find_entry
 from ..text import HTML, fmt_number, xml_text
 
@@ -585,7 +585,7 @@ def _verdict_block(entries, names: Sequence[str], comparison: Mapping[str, Any] 
                                 "aspect": "comparison",
                                 "label": "not tested",
                                 "rule": "paired-holm",
-                                "sentence": "not tested: the paired tests need --compare (the files must hold "
+                                "sentence": f"not tested: the paired tests need {option('compare')} (the files must hold "
                                 "the same targets in the same order)",
                             }
                         ]

@@ -9,6 +9,7 @@ import math
 from typing import Any
 
 from ..catalogue.paths import flatten, is_number
+from ..errors import option
 from ..text import fmt_number
 from .format import md_table
 
@@ -199,7 +200,7 @@ def window_table(
     if changes:
         notes.append("* a change estimated to begin in this window")
     if hidden:
-        notes.append(f"... {hidden} window(s) not listed (all are in --format json)")
+        notes.append(f"... {hidden} window(s) not listed (all are in {option('format', 'json')})")
     return ["window", "rows", *(short_name(p) for p in paths), "alarm"], rows, "; ".join(notes)
 
 

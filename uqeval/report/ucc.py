@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import option
 from ..text import fmt_number, fmt_percent
 from .format import md_cell, md_table
 
@@ -68,7 +69,7 @@ def title(summary: dict[str, Any]) -> str:
     return (
         f"UCC: x = {_axis_label(s['x_axis'], s['normalize'])}, y = {_axis_label(s['y_axis'], s['normalize'])}; "
         f"level {level}; cost c = {s['cost']:g}{part}; {summary['n_rows']} rows"
-        + ("; rows weighted (--weights)" if summary.get("weights") else "")
+        + (f"; rows weighted ({option('weights')})" if summary.get("weights") else "")
     )
 
 
