@@ -124,3 +124,33 @@ def test_each_folder_says_what_it_may_import(folder):
     assert "may import" in doc.lower(), (
         f"uqeval/{folder}/__init__.py: say in its docstring what it may import"
     )
+
+
+#: rooms that spell the command line's flags on purpose: the front end itself and the tables the voice reads
+_FLAG_ROOMS = ("cli/", "errors.py", "names.py")
+
+
+def _raised_strings(tree: ast.AST):
+    """Every string constant inside the arguments of a ``raise X(...)`` (f-strings' literal parts too)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+            for arg in [*node.exc.args, *(k.value for k in node.exc.keywords)]:
+                for part in ast.walk(arg):
+                    if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                        yield part.lineno, part.value
+
+
+def test_core_error_messages_spell_no_flag():
+    """Issue 36, one error voice: a message raised below the command line names an option through
+    ``errors.option`` (``--weights`` on the command line, ``weights=`` from Python), never as a literal flag."""
+    import re
+
+    flag = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
+    found = [
+        f"{path.relative_to(PACKAGE)}:{line}: {text!r}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if not str(path.relative_to(PACKAGE)).startswith(_FLAG_ROOMS)
+        for line, text in _raised_strings(ast.parse(path.read_text(encoding="utf-8")))
+        if flag.search(text)
+    ]
+    assert not found, "\n".join(found)

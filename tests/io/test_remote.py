@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from uqeval.cli import app
-from uqeval.errors import InputError, UsageError
+from uqeval.errors import InputError, UsageError, front_end
 from uqeval.io import remote
 
 from ..stream.servers import FAKE_AWS, closed_port, s3_uri, server
@@ -58,7 +58,10 @@ def test_call_returns_raises_and_gives_up_at_its_limit():
     with pytest.raises(KeyError):
         remote.call("x", {}.__getitem__, "k")
     start = time.monotonic()
-    with pytest.raises(InputError, match=r"^slow: no answer within 0\.2 s.*--connect-timeout"):
+    with (
+        front_end("cli"),
+        pytest.raises(InputError, match=r"^slow: no answer within 0\.2 s.*--connect-timeout"),
+    ):
         remote.call("slow", time.sleep, 1.0, limit=0.2)
     assert time.monotonic() - start < 0.8
     assert remote.in_flight()  # the abandoned call still sleeps ...

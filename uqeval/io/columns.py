@@ -46,13 +46,14 @@ ALPHA_RE = re.compile(r"^alpha_(\d+)$", re.I)  # Dirichlet concentrations
 LOGLIK_RE = re.compile(r"^loglik_(\d+)$", re.I)  # log p(y | member j)
 MV_MEMBER_RE = re.compile(r"^m(\d+)_(\d+)$", re.I)  # multivariate ensembles: member j, component k
 MV_TARGET_RE = re.compile(r"^y_(\d+)$", re.I)  # multivariate targets y_1..y_d
-#: What each representation reads, for the error when ``--representation`` finds none of it.
+#: What each representation reads, for the error when ``--representation`` finds none of it (``{role}``: the
+#: option that names that role's columns, as the front end spells it).
 NEEDS: dict[str, str] = {
-    "gaussian": "a spread column: std (std, sigma, y_std, sd, stddev or --std) or a variance (var, variance or --var)",
-    "intervals": "lower and upper bound columns (lower/upper, lower_<level>/upper_<level>, or --lower/--upper)",
+    "gaussian": "a spread column: std (std, sigma, y_std, sd, stddev or {std}) or a variance (var, variance or {var})",
+    "intervals": "lower and upper bound columns (lower/upper, lower_<level>/upper_<level>, or {lower}/{upper})",
     "quantiles": "quantile columns q_<level> (e.g. q_0.05, q_0.5, q_0.95)",
     "samples": "sample columns s_0 .. s_<M-1>, or a Parquet list column 'samples'",
-    "categorical": "class probability columns p_0 .. p_<K-1> (or logit_<k>, or a Parquet list column 'proba', or columns named with --proba)",
+    "categorical": "class probability columns p_0 .. p_<K-1> (or logit_<k>, or a Parquet list column 'proba', or columns named with {proba})",
     "members": "ensemble member columns m<j>_p_<k>, or a Parquet list column 'member_proba'",
     "dirichlet": "concentration columns alpha_0 .. alpha_<K-1>, or a Parquet list column 'alpha'",
     "loglik": "log-likelihood columns loglik_<j>, or a Parquet list column 'loglik'",
@@ -374,7 +375,9 @@ def _chosen(
         elif representation == "loglik" and loglik:
             chosen = ColumnPlan("loglik")
         elif representation not in fam:
-            need = NEEDS.get(representation)
+            need = NEEDS.get(representation, "").format(
+                **{r: option(r) for r in ("std", "var", "lower", "upper", "proba")}
+            )
             raise SchemaError(
                 f"{path}: {option('representation', representation)} requested but its columns were not found "
                 f"(detected: {', '.join(sorted(fam)) or 'none'}){f'; it needs {need}' if need else ''}"

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, option
 
 GLOB_CHARS = frozenset("*?[")
 DATA_SUFFIXES = (".parquet", ".pq", ".csv", ".csv.gz")
@@ -171,8 +171,8 @@ def single_file(spec: str | Path) -> Path:
         what = "directory" if inputs.kind == "directory" else "pattern"
         raise InputError(
             f"{inputs.spec}: the {what} names {len(inputs.files)} files ({inputs.files[0]}, ...); the in-memory "
-            "reader takes one file: name one, or stream them with --engine stream (score, check, compare, ucc, "
-            "coverage)"
+            f"reader takes one file: name one, or stream them with {option('engine', 'stream')} (score, check, "
+            "compare, ucc, coverage)"
         )
     return Path(inputs.files[0])
 

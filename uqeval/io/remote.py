@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from ..errors import InputError
+from ..errors import InputError, option
 
 #: seconds one connection attempt or one request may wait for an answer (``--connect-timeout``)
 DEFAULT_TIMEOUT = 20.0
@@ -103,7 +103,7 @@ def call(what: str, fn: Callable[..., T], *args: Any, limit: float | None = None
             if left <= 0:
                 raise InputError(
                     f"{what}: no answer within {limit:g} s; check the address and the network, "
-                    "or give more time with --connect-timeout SECONDS"
+                    f"or give more time with {option('connect_timeout', 'SECONDS')}"
                 )
             step = min(step, left)
         worker.join(step)

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import InputError, option
 from .inputs import Inputs, check_parts, expand_input, has_glob, one_format, select_parts, type_class
 from .readers import (
     TableInfo,
@@ -108,7 +108,7 @@ def _unsupported(native: str) -> bool:
 
 def _hint(native: str) -> str:
     """How to give a slow store more time, when pyarrow's error was a timeout."""
-    return "; raise --connect-timeout for a slow store" if "timeout" in native.lower() else ""
+    return f"; raise {option('connect_timeout')} for a slow store" if "timeout" in native.lower() else ""
 
 
 def _uri_of(spec: str, path: str) -> str:

@@ -110,7 +110,7 @@ def time_ns(values: Any, column: str, where: str, offset: int) -> np.ndarray:
         else:
             raise InputError(
                 f"{where}: time column '{column}' holds {t}, not times; give it as timestamps or ISO "
-                "strings (2024-01-31T12:00), or use --window N (rows)"
+                f"strings (2024-01-31T12:00), or use {option('window', 'N')} (rows)"
             )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         bad = _first_unparsed(arr)
@@ -620,7 +620,7 @@ class Windows:
             raise InputError(
                 f"{where}: rows of the window [{start}, {end}) come after that window was finished (the monitor "
                 f"keeps the latest {MAX_OPEN_WINDOWS} windows open, or it was finished by an earlier run "
-                "saved with --state); give the rows in time order"
+                f"saved with {option('state')}); give the rows in time order"
             )
         return w
 
@@ -1107,7 +1107,7 @@ def load_state(
     if payload["layout"] != layout.record():
         raise UsageError(
             f"{source} was saved with window {payload['layout']}, this run asks for {layout.record()}; "
-            "use the same --time, --window and --origin, or a new state file"
+            f"use the same {option('time')}, {option('window')} and {option('origin')}, or a new state file"
         )
     if payload["settings"] != _fingerprint(settings):
         raise UsageError(
