@@ -14,9 +14,10 @@ state has the layout of the unweighted one, and merges and finishes by the same 
 weights and need every row (the equal-mass calibration errors, CORP, ENCE/UCE, rejection curves, RS/ACCRUE,
 the calibration tests, ...) are not streamed with weights: they are named in ``input.not_streamed``. A family
 whose kernels take the weights streams the metrics that are functions of its weighted cell sums
-(:attr:`uqeval.catalogue.Family.weighted_sums`: ECE, MCE, SCE, the Brier decomposition and the information
-criteria's standard errors), added up over the chunks like the per-row sums. Metrics that take no weights at
-all are named in ``weights.not_weighted``, as in memory.
+(:attr:`uqeval.catalogue.Family.weighted_sums`: ECE, MCE, SCE, the Brier decomposition), added up over the
+chunks like the per-row sums, and those of its weighted mergeable state (the information criteria's standard
+errors: the weighted moments of :class:`~uqeval.catalogue.states.RowTermMoments`, the unweighted state's at
+unit weights). Metrics that take no weights at all are named in ``weights.not_weighted``, as in memory.
 """
 
 from __future__ import annotations
@@ -64,8 +65,9 @@ def weighted_state(pred: Prediction, settings: Settings, weights: np.ndarray) ->
     forms, families, not_weighted = weighted_forms(pred, settings)
     fams: dict[str, dict[str, Any]] = {}
     # a family weighted by its kernels streams the metrics that are functions of its weighted cell sums
-    # (Family.weighted_sums: ECE, MCE, SCE, the Brier decomposition); the others (equal-mass bins, PAV fits,
-    # sorts) need every row: named, never streamed with a different number
+    # (Family.weighted_sums: ECE, MCE, SCE, the Brier decomposition) or of its weighted mergeable state (the
+    # information criteria's standard errors); the others (equal-mass bins, PAV fits, sorts) need every row:
+    # named, never streamed with a different number
     not_streamed: dict[str, str] = {}
     for f in families:
         summed: set[str] = set()
@@ -75,13 +77,15 @@ def weighted_state(pred: Prediction, settings: Settings, weights: np.ndarray) ->
                 continue
             fams[f.name] = {"cells": cells}
             summed = set(f.from_sums(cells, settings))
-        not_streamed.update(
-            {
-                m.path: NOT_STREAMED_KERNEL
-                for m in f.metrics
-                if pred.kind in m.weighted_kinds and m.name not in summed
-            }
-        )
+        kernel = [m for m in f.metrics if pred.kind in m.weighted_kinds and m.name not in summed]
+        sp = next((x for m in kernel if (x := weighted_special(f.name, pred.kind, m.name))), None)
+        if sp is not None:
+            st = sp.update(pred, settings, w)
+            if st is None:  # the family does not apply to these data (as its kernel's None in memory)
+                continue
+            fams.setdefault(f.name, {})["special"] = st
+            summed.update(sp.metrics)
+        not_streamed.update({m.path: NOT_STREAMED_KERNEL for m in kernel if m.name not in summed})
     for f, key, m, stat in forms:
         entry = fams.setdefault(f.name, {})
         if stat.sums_form is not None:
