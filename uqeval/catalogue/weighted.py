@@ -9,15 +9,16 @@ function the in-memory run applies to the sums of all rows at once: stream and m
 The weighted RMSE, R² and correlation are kept as weighted moments and the weighted MdAE as a histogram of
 weights over float bit patterns (the family's mergeable state, :data:`uqeval.catalogue.states.SPECIAL`, given
 the weights); the MdAE is finished by a second pass over the rows (:func:`uqeval.catalogue.states.selection`,
-:func:`~uqeval.catalogue.states.second_state` with the weights), which ``score`` makes for the whole data. The
-state has the layout of the unweighted one, and merges and finishes by the same functions. Metrics whose family kernels take the
-weights and need every row (the equal-mass calibration errors, CORP, ENCE/UCE, rejection curves, RS/ACCRUE,
-the calibration tests, ...) are not streamed with weights: they are named in ``input.not_streamed``. A family
-whose kernels take the weights streams the metrics that are functions of its weighted cell sums
-(:attr:`uqeval.catalogue.Family.weighted_sums`: ECE, MCE, SCE, the Brier decomposition), added up over the
-chunks like the per-row sums, and those of its weighted mergeable state (the information criteria's standard
-errors: the weighted moments of :class:`~uqeval.catalogue.states.RowTermMoments`, the unweighted state's at
-unit weights). Metrics that take no weights at all are named in ``weights.not_weighted``, as in memory.
+:func:`~uqeval.catalogue.states.second_state` with the weights), which ``score`` makes for the whole data and
+each ``--by`` group. The state has the layout of the unweighted one, and merges and finishes by the same
+functions. Metrics whose family kernels take the weights and need every row (the equal-mass calibration
+errors, CORP, ENCE/UCE, rejection curves, RS/ACCRUE, the calibration tests, ...) are not streamed with
+weights: they are named in ``input.not_streamed``. A family whose kernels take the weights streams the
+metrics that are functions of its weighted cell sums (:attr:`uqeval.catalogue.Family.weighted_sums`: ECE,
+MCE, SCE, the Brier decomposition), added up over the chunks like the per-row sums, and those of its weighted
+mergeable state (the information criteria's standard errors: the weighted moments of
+:class:`~uqeval.catalogue.states.RowTermMoments`, the unweighted state's at unit weights). Metrics that take
+no weights at all are named in ``weights.not_weighted``, as in memory.
 """
 
 from __future__ import annotations
@@ -36,10 +37,11 @@ State = dict[str, Any]
 
 NOT_STREAMED = "its weighted form needs all the rows at once (not a function of sums); score in memory"
 #: the metrics exact after a second pass over the rows (the weighted MdAE); ``score`` makes it for the whole data
+#: and each group
 TWO_PASS = ("mdae",)
 NOT_STREAMED_TWO_PASS = (
-    "its weighted form needs a second pass over the rows (score makes one for the whole data; score --by "
-    "groups and monitor windows do not); score in memory"
+    "its weighted form needs a second pass over the rows (score makes one, for the whole data and each "
+    "group; compare and monitor windows do not); score in memory"
 )
 #: the metrics whose family kernels take the weights (:attr:`uqeval.catalogue.Family.weighted`)
 NOT_STREAMED_KERNEL = (
