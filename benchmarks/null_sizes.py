@@ -218,7 +218,7 @@ def weighted_families(reps: int, rng) -> Iterator[Row]:
     mean (p = 2 Phi(-|mean / se|) of iid N(0, 1) terms)."""
     from uqeval.catalogue import get_family
     from uqeval.config import make_settings
-    from uqeval.metrics.ensembles import sem_from_sums, weighted_sem_sums
+    from uqeval.metrics.ensembles import sem_from_moments, sem_moments
     from uqeval.metrics.normal import ndtr
     from uqeval.predictions import Categorical, Gaussian
 
@@ -240,8 +240,8 @@ def weighted_families(reps: int, rng) -> Iterator[Row]:
             for k in binary:
                 binary[k].append(res[k])
             t, w = rng.normal(size=(200, 1)), _weights(kind, rng, 200)
-            sums = weighted_sem_sums(t, w)
-            se_p.append(2.0 * ndtr(-abs(sums[2] / sums[0] / sem_from_sums(sums)[0])))
+            st = sem_moments(t, w)
+            se_p.append(2.0 * ndtr(-abs(st["mean"][0] / sem_from_moments(st)[0])))
         label = f"weighted ({kind} weights)"
         # the exact KS law at n_eff is conservative for very uneven weights (0.037 at 5 % with log-normal
         # weights, n_eff ~ 15): below alpha is expected there, above would not be

@@ -31,6 +31,12 @@ FILES = {
 }
 
 
+def _special(state, name: str) -> str:
+    """``special:<State>``: the state (or the part of a composite state) that gives metric ``name``."""
+    parts = getattr(state, "parts", (state,))
+    return "special:" + next(type(p).__name__ for p in parts if name in p.metrics)
+
+
 def routes(kind: str, file: str) -> list[tuple[str, str, str, str, str]]:
     from uqeval.catalogue import families_for, rows, states
     from uqeval.catalogue.weighted import weighted_state
@@ -41,7 +47,8 @@ def routes(kind: str, file: str) -> list[tuple[str, str, str, str, str]]:
     pred = load_predictions(SAMPLE / file, settings, require_targets=kind != "loglik").prediction
     st = states.batch_state(pred, settings)
     wst = weighted_state(pred, settings, np.ones(pred.n))
-    summed = {(f, n) for (f, _, n) in wst["sums"]}  # (weighted: the sums of the forms, at unit weights here)
+    wfams = wst["families"]  # (weighted: the sums of the forms, the cells, the states, at unit weights here)
+    summed = {(f, n) for f, e in wfams.items() for (_, n, _) in e.get("sums", {})}
     out = []
     for f in families_for(pred.kind, settings):
         plan = states._plan(f, pred.kind)
@@ -57,8 +64,7 @@ def routes(kind: str, file: str) -> list[tuple[str, str, str, str, str]]:
             elif m.name in plan.linear:
                 un = "linear"
             elif special is not None and m.name in special.metrics:
-                parts = getattr(special, "parts", (special,))
-                un = "special:" + next(type(p).__name__ for p in parts if m.name in p.metrics)
+                un = _special(special, m.name)
             else:
                 un = "-"
             if f.name not in st["families"] and un != "-":
@@ -69,15 +75,15 @@ def routes(kind: str, file: str) -> list[tuple[str, str, str, str, str]]:
                 w = "sums"
             elif m.path in wst["not_streamed"]:
                 w = "-"
-            elif f.name in wst["family_sums"] and pred.kind in m.weighted_kinds:
+            elif "cells" in wfams.get(f.name, {}) and pred.kind in m.weighted_kinds:
                 w = "family-sums"
-            elif f.name in wst["specials"] and state is not None and m.name in state.metrics:
-                w = "special:" + type(state).__name__
+            elif "special" in wfams.get(f.name, {}) and state is not None and m.name in state.metrics:
+                w = _special(state, m.name)
             elif m.path in wst["not_weighted"]:
                 w = "n/w"
             else:
                 w = "-"
-            keys = [k for k, _ in entry.get("sums", {})] + list(entry.get("linear", {}))
+            keys = [k for k, _, _ in entry.get("sums", {})] + list(entry.get("linear", {}))
             key = keys[0] if keys else None
             stat = rows(m, pred, settings, key if f.by_level else None)
             form = "sums" if stat is not None and stat.sums_form is not None else ("weighted" if stat else "")

@@ -219,14 +219,14 @@ def test_weighted_calibration_tests_hold_their_size():
 
 
 def test_weighted_standard_error_covers_the_mean():
-    """information_criteria.*_se with weights (uqeval.metrics.ensembles.sem_from_sums, Kish's n_eff): a z test of
-    a weighted mean of iid terms with uneven weights holds its size."""
-    from uqeval.metrics.ensembles import sem_from_sums, weighted_sem_sums
+    """information_criteria.*_se with weights (uqeval.metrics.ensembles.sem_from_moments, Kish's n_eff): a z test
+    of a weighted mean of iid terms with uneven weights holds its size."""
+    from uqeval.metrics.ensembles import sem_from_moments, sem_moments
     from uqeval.metrics.normal import ndtr
 
     rng = np.random.default_rng(38)
     p = []
     for _ in range(1000):
-        sums = weighted_sem_sums(rng.normal(size=(200, 1)), rng.uniform(0.2, 3.0, 200))
-        p.append(2.0 * ndtr(-abs(sums[2] / sums[0] / sem_from_sums(sums)[0])))
+        st = sem_moments(rng.normal(size=(200, 1)), rng.uniform(0.2, 3.0, 200))
+        p.append(2.0 * ndtr(-abs(st["mean"][0] / sem_from_moments(st)[0])))
     _assert_size(np.array(p), "weighted standard error")

@@ -125,6 +125,62 @@ def test_moment_merge_is_stable_far_from_zero():
         assert got["accuracy"][k] == pytest.approx(ref["accuracy"][k], rel=1e-9), k
 
 
+@pytest.mark.parametrize("offset", [0.0, -1e4])
+def test_information_criteria_se_are_one_state_weighted_or_not(offset):
+    """information_criteria.*_se stream as one state, weighted or with unit weights (RowTermMoments: centred
+    moments, Chan's pairwise merge, weighted as West 1979): chunked with or without weights they equal memory
+    (1e-12 at realistic log-likelihoods; 1e-10 with every term near -1e4, where raw sums of w t^2 lose about
+    eight digits), the weighted state at unit weights is the unweighted one, and both equal Kish's formula
+    written out here (numpy.average, n_eff = (sum w)^2 / sum w^2; unit weights: numpy.std(ddof=1) / sqrt(N))."""
+    from uqeval.catalogue import compute_weighted_metrics
+    from uqeval.metrics.ensembles import IC_TERMS, information_criteria_rows
+    from uqeval.predictions import LogLikelihood
+
+    rng = np.random.default_rng(36)
+    n = 3000
+    loglik = offset + rng.normal(-1.0, 0.7, size=(n, 1)) + 0.3 * rng.normal(size=(n, 8))
+    pred = LogLikelihood(y_true=None, loglik=loglik)
+    w = rng.uniform(0.0, 3.0, n)
+    w[::7] = 0.0
+    s = Settings()
+    t = information_criteria_rows(loglik)
+    rel = 1e-12 if offset == 0.0 else 1e-10
+
+    def kish(weights):
+        keep = weights > 0
+        out = {}
+        for k in IC_TERMS:
+            x, v = t[k][keep], weights[keep]
+            var = np.average((x - np.average(x, weights=v)) ** 2, weights=v)
+            out[f"{k}_se"] = np.sqrt(var / (v.sum() ** 2 / (v @ v) - 1.0))
+        return out
+
+    def streamed(weights, size):
+        st = states.init()
+        for start in range(0, n, size):
+            idx = np.arange(start, min(start + size, n))
+            part = states.batch_state(pred.subset(idx), s, weights=None if weights is None else weights[idx])
+            st = states.merge(part, st) if start % 2 else states.merge(st, part)  # either order
+        return states.finalize(st, s)[0]["information_criteria"]
+
+    memory = compute_metrics(pred, s)[0]["information_criteria"]
+    weighted = compute_weighted_metrics(pred, s, w)[0]["information_criteria"]
+    ones = kish(np.ones(n))
+    for k in IC_TERMS:
+        assert ones[f"{k}_se"] == pytest.approx(np.std(t[k], ddof=1) / np.sqrt(n), rel=1e-12)
+    for size in (13, 500):
+        for got, want in (
+            (streamed(None, size), memory),
+            (streamed(np.ones(n), size), memory),
+            (streamed(w, size), weighted),
+        ):
+            for k in IC_TERMS:
+                assert got[f"{k}_se"] == pytest.approx(want[f"{k}_se"], rel=rel), (size, k)
+    for k in IC_TERMS:
+        assert memory[f"{k}_se"] == pytest.approx(ones[f"{k}_se"], rel=rel), k
+        assert weighted[f"{k}_se"] == pytest.approx(kish(w)[f"{k}_se"], rel=rel), k
+
+
 def test_every_metric_is_streamed_or_declared():
     """Each catalogue metric of each representation is streamed exactly or named with a reason."""
     from uqeval.catalogue import CLASSIFICATION, REGRESSION, metrics_for

@@ -277,29 +277,13 @@ def _information_criteria(p, s: Settings, w: np.ndarray | None = None) -> dict |
 
     if w is None:
         return information_criteria(p.loglik)
-    return _ic_se_from_sums(
-        cast("np.ndarray", _ic_se_sums(p, s, w)), s
-    )  # (waic1, waic2, iscv: their per-row forms)
+    # with weights: the standard errors (the criteria themselves: their per-row forms), from the moments the
+    # streaming engines merge (uqeval.catalogue.states.RowTermMoments)
+    from ..metrics.ensembles import IC_TERMS, information_criteria_rows, sem_from_moments, sem_moments
 
-
-_IC_TERMS = ("waic1", "waic2", "iscv")
-
-
-def _ic_se_sums(p, s: Settings, w: np.ndarray | None) -> np.ndarray | None:
-    """The weighted sums of the information criteria's standard errors (streamed with weights; unit weights
-    where ``w`` is None); None without log-likelihoods."""
-    from ..metrics.ensembles import information_criteria_rows, weighted_sem_sums
-
-    if p.loglik is None:
-        return None
     t = information_criteria_rows(p.loglik)
-    return weighted_sem_sums(np.column_stack([t[k] for k in _IC_TERMS]), np.ones(p.n) if w is None else w)
-
-
-def _ic_se_from_sums(sums: np.ndarray, s: Settings) -> dict:
-    from ..metrics.ensembles import sem_from_sums
-
-    return {f"{k}_se": float(v) for k, v in zip(_IC_TERMS, sem_from_sums(sums))}
+    se = sem_from_moments(sem_moments(np.column_stack([t[k] for k in IC_TERMS]), w))
+    return {f"{k}_se": float(v) for k, v in zip(IC_TERMS, se)}
 
 
 def _diversity(p, s: Settings, w: np.ndarray | None = None) -> dict:
@@ -792,10 +776,8 @@ STANDARD_FAMILIES: tuple[Family, ...] = (
         rows=_rows_information_criteria,
         no_rows=("waic1_se", "waic2_se", "iscv_se"),
         # the standard errors of weighted means, with Kish's effective number of rows (the criteria themselves:
-        # their per-row forms)
+        # their per-row forms); streamed as weighted moments (uqeval.catalogue.states.RowTermMoments)
         weighted=(*REGRESSION, *CLASSIFICATION, "loglik"),
-        weighted_sums=_ic_se_sums,
-        from_sums=_ic_se_from_sums,
     ),
     _family(
         "diversity",

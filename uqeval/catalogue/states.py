@@ -19,10 +19,11 @@ One state per metric (issue 36), by the first of these routes that applies (:fun
   the family's own kernel runs on the batch, every value weighted by the batch's row count (``"mean"``) or
   summed (``"histogram"``, fixed edges). **Exact.**
 
-The Special states: (target, point) moments merged with Chan et al.'s pairwise update (RMSE, R², correlation)
-and the WAIC/ISCV term moments (``*_se``), whose finish is written here once and tested against the kernel to
-1e-12; cover-index counts feeding the adversarial group calibration's seeded draws; the ensemble rank
-histogram. Order statistics: MdAE exact in two passes (:class:`MedianAbsErr`); max_cal_err from a
+The Special states: (target, point) moments (RMSE, R², correlation) and the WAIC/ISCV term moments (``*_se``,
+finished by the kernel's own :func:`~uqeval.metrics.ensembles.sem_from_moments`), both centred and merged with
+Chan et al.'s pairwise update, weighted (West 1979) with ``--weights`` and at unit weights without: one state
+each, weighted or not; cover-index counts feeding the adversarial group calibration's seeded draws; the
+ensemble rank histogram. Order statistics: MdAE exact in two passes (:class:`MedianAbsErr`); max_cal_err from a
 2^20-bin PIT histogram within 1/(2B) (:class:`PitKS`); RS and ACCRUE from per-row sums plus a
 code histogram for the Gini pair sum, within a bound computed from the data
 (:class:`ReliabilityScore`). The rest (adaptive-bin RMSCE/ACE/TACE, rejection curves,
@@ -450,32 +451,32 @@ class Adversarial(Special):
 
 
 class RowTermMoments(Special):
-    """Mean and second central moment (Chan's merge) of the per-row WAIC/ISCV terms
-    (:func:`uqeval.metrics.ensembles.information_criteria_rows`): ``*_se = s / sqrt(N)``, ddof = 1,
-    as :func:`~uqeval.metrics.ensembles.information_criteria`."""
+    """Weighted means and second central moments of the per-row WAIC/ISCV terms
+    (:func:`uqeval.metrics.ensembles.information_criteria_rows`) with the sum of the squared weights
+    (:func:`~uqeval.metrics.ensembles.sem_moments`; unit weights without ``--weights``), merged with Chan's
+    pairwise update (weighted: West 1979) and finished by :func:`~uqeval.metrics.ensembles.sem_from_moments`:
+    the ``*_se`` of :func:`~uqeval.metrics.ensembles.information_criteria`, and with weights those of memory's
+    weighted kernel, from the same two functions."""
 
     metrics = ("waic1_se", "waic2_se", "iscv_se")
-    terms = ("waic1", "waic2", "iscv")
+    sparse = True  # moments: no histogram
+    weighted = True
 
     def update(self, p, s, w=None):
-        from ..metrics.ensembles import information_criteria_rows
+        from ..metrics.ensembles import IC_TERMS, information_criteria_rows, sem_moments
 
         if p.loglik is None:
             return None
         rows = information_criteria_rows(p.loglik)
-        x = np.column_stack([rows[t] for t in self.terms])
-        mu = x.mean(axis=0)
-        return {"n": x.shape[0], "mean": mu, "m2": np.square(x - mu).sum(axis=0)}
+        return sem_moments(np.column_stack([rows[t] for t in IC_TERMS]), w)
 
     def merge(self, a, b):
-        return chan_merge(a, b, comoments=False)
+        return {**chan_merge(a, b, comoments=False), "sq": a["sq"] + b["sq"]}
 
     def finalize(self, st, s):
-        n = st["n"]
-        if n < 2:
-            return {f"{t}_se": float("nan") for t in self.terms}
-        se = np.sqrt(st["m2"] / (n - 1)) / np.sqrt(n)
-        return {f"{t}_se": float(v) for t, v in zip(self.terms, se)}
+        from ..metrics.ensembles import IC_TERMS, sem_from_moments
+
+        return {f"{t}_se": float(v) for t, v in zip(IC_TERMS, sem_from_moments(st))}
 
 
 #: PIT histogram bins of the streamed max_cal_err: |streamed - exact| <= 1 / (2 * PIT_BINS)

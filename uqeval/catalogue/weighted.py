@@ -9,14 +9,16 @@ function the in-memory run applies to the sums of all rows at once: stream and m
 The weighted RMSE, R² and correlation are kept as weighted moments and the weighted MdAE as a histogram of
 weights over float bit patterns (the family's mergeable state, :data:`uqeval.catalogue.states.SPECIAL`, given
 the weights); the MdAE is finished by a second pass over the rows (:func:`uqeval.catalogue.states.selection`,
-:func:`~uqeval.catalogue.states.second_state` with the weights), which ``score`` makes for the whole data. The
-state has the layout of the unweighted one, and merges and finishes by the same functions. Metrics whose family kernels take the
-weights and need every row (the equal-mass calibration errors, CORP, ENCE/UCE, rejection curves, RS/ACCRUE,
-the calibration tests, ...) are not streamed with weights: they are named in ``input.not_streamed``. A family
-whose kernels take the weights streams the metrics that are functions of its weighted cell sums
-(:attr:`uqeval.catalogue.Family.weighted_sums`: ECE, MCE, SCE, the Brier decomposition and the information
-criteria's standard errors), added up over the chunks like the per-row sums. Metrics that take no weights at
-all are named in ``weights.not_weighted``, as in memory.
+:func:`~uqeval.catalogue.states.second_state` with the weights), which ``score`` makes for the whole data and
+each ``--by`` group. The state has the layout of the unweighted one, and merges and finishes by the same
+functions. Metrics whose family kernels take the weights and need every row (the equal-mass calibration
+errors, CORP, ENCE/UCE, rejection curves, RS/ACCRUE, the calibration tests, ...) are not streamed with
+weights: they are named in ``input.not_streamed``. A family whose kernels take the weights streams the
+metrics that are functions of its weighted cell sums (:attr:`uqeval.catalogue.Family.weighted_sums`: ECE,
+MCE, SCE, the Brier decomposition), added up over the chunks like the per-row sums, and those of its weighted
+mergeable state (the information criteria's standard errors: the weighted moments of
+:class:`~uqeval.catalogue.states.RowTermMoments`, the unweighted state's at unit weights). Metrics that take
+no weights at all are named in ``weights.not_weighted``, as in memory.
 """
 
 from __future__ import annotations
@@ -35,10 +37,11 @@ State = dict[str, Any]
 
 NOT_STREAMED = "its weighted form needs all the rows at once (not a function of sums); score in memory"
 #: the metrics exact after a second pass over the rows (the weighted MdAE); ``score`` makes it for the whole data
+#: and each group
 TWO_PASS = ("mdae",)
 NOT_STREAMED_TWO_PASS = (
-    "its weighted form needs a second pass over the rows (score makes one for the whole data; score --by "
-    "groups and monitor windows do not); score in memory"
+    "its weighted form needs a second pass over the rows (score makes one, for the whole data and each "
+    "group; compare and monitor windows do not); score in memory"
 )
 #: the metrics whose family kernels take the weights (:attr:`uqeval.catalogue.Family.weighted`)
 NOT_STREAMED_KERNEL = (
@@ -64,8 +67,9 @@ def weighted_state(pred: Prediction, settings: Settings, weights: np.ndarray) ->
     forms, families, not_weighted = weighted_forms(pred, settings)
     fams: dict[str, dict[str, Any]] = {}
     # a family weighted by its kernels streams the metrics that are functions of its weighted cell sums
-    # (Family.weighted_sums: ECE, MCE, SCE, the Brier decomposition); the others (equal-mass bins, PAV fits,
-    # sorts) need every row: named, never streamed with a different number
+    # (Family.weighted_sums: ECE, MCE, SCE, the Brier decomposition) or of its weighted mergeable state (the
+    # information criteria's standard errors); the others (equal-mass bins, PAV fits, sorts) need every row:
+    # named, never streamed with a different number
     not_streamed: dict[str, str] = {}
     for f in families:
         summed: set[str] = set()
@@ -75,13 +79,15 @@ def weighted_state(pred: Prediction, settings: Settings, weights: np.ndarray) ->
                 continue
             fams[f.name] = {"cells": cells}
             summed = set(f.from_sums(cells, settings))
-        not_streamed.update(
-            {
-                m.path: NOT_STREAMED_KERNEL
-                for m in f.metrics
-                if pred.kind in m.weighted_kinds and m.name not in summed
-            }
-        )
+        kernel = [m for m in f.metrics if pred.kind in m.weighted_kinds and m.name not in summed]
+        sp = next((x for m in kernel if (x := weighted_special(f.name, pred.kind, m.name))), None)
+        if sp is not None:
+            st = sp.update(pred, settings, w)
+            if st is None:  # the family does not apply to these data (as its kernel's None in memory)
+                continue
+            fams.setdefault(f.name, {})["special"] = st
+            summed.update(sp.metrics)
+        not_streamed.update({m.path: NOT_STREAMED_KERNEL for m in kernel if m.name not in summed})
     for f, key, m, stat in forms:
         entry = fams.setdefault(f.name, {})
         if stat.sums_form is not None:

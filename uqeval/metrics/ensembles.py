@@ -39,6 +39,7 @@ using uncertainty estimation* (oracle collaborative accuracy).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from scipy import special
@@ -349,40 +350,39 @@ def dirichlet_uncertainty(alpha) -> dict[str, float]:
 # --------------------------------------------------------------------------- #
 
 
-def _sem(t: np.ndarray) -> float:
-    """Standard error of the mean over rows; NaN with fewer than two rows."""
-    if t.size < 2:
-        return float("nan")
-    return float(np.std(t, ddof=1) / math.sqrt(t.size))
+#: the information criteria whose per-row terms :func:`information_criteria_rows` gives
+IC_TERMS = ("waic1", "waic2", "iscv")
 
 
-def weighted_sem_sums(t: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """The sums :func:`sem_from_sums` takes, of per-row terms ``t`` (N, k) and row weights (N,):
-    ``[sum w, sum w^2, sum w t (k), sum w t^2 (k)]`` (sums over batches add up)."""
-    w = np.asarray(weights, dtype=np.float64)
+def sem_moments(t: np.ndarray, weights: np.ndarray | None = None) -> dict[str, Any]:
+    """The moments :func:`sem_from_moments` takes, of per-row terms ``t`` (N, k) and row weights (N,) (unit
+    weights where None): ``{"n": sum w, "sq": sum w^2, "mean": (k,) weighted means, "m2": (k,) sums of
+    w (t - mean)^2}``. Two such states of disjoint rows merge with the weighted form of Chan, Golub &
+    LeVeque's pairwise update (West 1979; :func:`uqeval.catalogue.states.chan_merge`, ``sq`` added): centred
+    sums, exact far from zero where raw sums of squares lose every digit."""
     t = np.asarray(t, dtype=np.float64)
-    return np.concatenate([[w.sum(), np.dot(w, w)], w @ t, w @ (t * t)])
+    w = np.ones(t.shape[0]) if weights is None else np.asarray(weights, dtype=np.float64)
+    total = float(w.sum())
+    mean = w @ t / total
+    return {"n": total, "sq": float(np.dot(w, w)), "mean": mean, "m2": w @ np.square(t - mean)}
 
 
-def sem_from_sums(sums: np.ndarray) -> np.ndarray:
-    r"""``(k,)`` standard errors of weighted means from :func:`weighted_sem_sums`:
+def sem_from_moments(st: dict[str, Any]) -> np.ndarray:
+    r"""``(k,)`` standard errors of weighted means from :func:`sem_moments` (of all rows, or merged):
 
     .. math:: \mathrm{se} = \sqrt{\frac{\sum_i w_i (t_i - \bar t_w)^2 / \sum_i w_i}{n_\mathrm{eff} - 1}},
               \qquad n_\mathrm{eff} = \frac{(\sum_i w_i)^2}{\sum_i w_i^2}
 
-    (Kish's effective number of rows, :func:`~uqeval.metrics.rowweights.effective_rows`): with equal weights
+    (Kish's effective number of rows, :func:`~uqeval.metrics.rowweights.effective_rows`): with unit weights
     :math:`s / \sqrt N` (ddof = 1), scale-free, and :math:`\mathrm{se}^2 (n_\mathrm{eff} - 1)` is the
     weighted variance of the rows (integer weights: that of the repeated rows). NaN where
-    :math:`n_\mathrm{eff} \le 1`. Assumes independent rows with weights fixed apart from the outcomes.
+    :math:`n_\mathrm{eff} \le 1` (one row). Assumes independent rows with weights fixed apart from the outcomes.
     """
-    total, sq = sums[0], sums[1]
-    k = (sums.size - 2) // 2
-    mean = sums[2 : 2 + k] / total
-    var = np.maximum(sums[2 + k :] / total - mean * mean, 0.0)
+    total, sq, m2 = st["n"], st["sq"], np.asarray(st["m2"], dtype=np.float64)
     n_eff = total * total / sq if sq > 0 else 0.0
     if not n_eff > 1.0 + 1e-12:
-        return np.full(k, np.nan)
-    return np.sqrt(var / (n_eff - 1.0))
+        return np.full(m2.shape, np.nan)
+    return np.sqrt(m2 / total / (n_eff - 1.0))
 
 
 def information_criteria(loglik, ddof: int = 1) -> dict[str, float]:
@@ -441,13 +441,10 @@ def information_criteria(loglik, ddof: int = 1) -> dict[str, float]:
         raise InputError(f"ddof must be 0 or 1, got {ddof!r}")
     check_finite(ll, "loglik")
     t = information_criteria_rows(ll, ddof)
+    se = sem_from_moments(sem_moments(np.column_stack([t[k] for k in IC_TERMS])))
     return {
-        "waic1": float(t["waic1"].mean()),
-        "waic2": float(t["waic2"].mean()),
-        "iscv": float(t["iscv"].mean()),
-        "waic1_se": _sem(t["waic1"]),
-        "waic2_se": _sem(t["waic2"]),
-        "iscv_se": _sem(t["iscv"]),
+        **{k: float(t[k].mean()) for k in IC_TERMS},
+        **{f"{k}_se": float(v) for k, v in zip(IC_TERMS, se)},
     }
 
 

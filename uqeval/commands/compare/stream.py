@@ -186,24 +186,31 @@ def _weighted_form(results: Any, k: int, ref: MetricRef, settings: Settings) -> 
     """How model ``k``'s metric ``ref`` streams with weights: ``"sums"`` (its per-row form's weighted sums),
     ``"cells"`` (its family's weighted cell sums: :attr:`uqeval.catalogue.Family.weighted_sums`, as the
     weighted score streams ECE, MCE, SCE and the Brier decomposition), ``"special"`` (its family's weighted
-    mergeable state: the weighted moments of RMSE, R² and the correlation, as the weighted score streams them), why it is not streamed (its weighted
-    form needs every row), or None (it takes no weights for this representation)."""
+    mergeable state: the weighted moments of RMSE, R², the correlation and the information criteria's
+    standard errors, as the weighted score streams them), why it is not streamed (its weighted form needs
+    every row), or None (it takes no weights for this representation)."""
     from ...catalogue import METRICS, get_family
-    from ...catalogue.weighted import NOT_STREAMED, NOT_STREAMED_KERNEL
+    from ...catalogue.weighted import (
+        NOT_STREAMED,
+        NOT_STREAMED_KERNEL,
+        NOT_STREAMED_TWO_PASS,
+        TWO_PASS,
+        weighted_special,
+    )
     from .core import row_form
 
     stat = row_form(results, k, ref)
     if stat is not None:
         if stat.sums_form is not None:
             return "sums"
-        from ...catalogue.weighted import NOT_STREAMED_TWO_PASS, TWO_PASS, weighted_special
-
         if weighted_special(cast("str", ref.group), results.models[k].prediction.kind, ref.keys[-1]) is None:
             return NOT_STREAMED
         return NOT_STREAMED_TWO_PASS if ref.keys[-1] in TWO_PASS else "special"
     pred, group = results.models[k].prediction, cast("str", ref.group)
     if pred.kind not in METRICS[f"{group}.{ref.keys[-1]}"].weighted_kinds:
         return None
+    if weighted_special(group, pred.kind, ref.keys[-1]) is not None:  # the information criteria's *_se
+        return "special"
     family = get_family(group)
     if family.weighted_sums is None or family.from_sums is None or family.by_level:
         return NOT_STREAMED_KERNEL

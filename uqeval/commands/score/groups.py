@@ -5,7 +5,7 @@ the in-memory ``--by``) and each part updates its group's state (:func:`uqeval.c
 the states of a group merge with :func:`~uqeval.catalogue.states.merge` like the whole file's, so a dict of
 states keyed by label is itself mergeable (union of keys, merge on common keys). The whole file's state is
 the merge of the batch's group states (no metric is computed twice). Exact metrics equal the in-memory
-``--by`` ones to float rounding; the two-pass MdAE selects its rows per group. Between batches a group's
+``--by`` ones to float rounding; the two-pass MdAE selects its rows per group (weighted or not). Between batches a group's
 large histograms are kept as their non-zeros (:func:`pack`), so memory grows with the rows of a group, not
 with the 2**20 bins of each histogram.
 """
@@ -84,10 +84,8 @@ class GroupedPartial(Partial):
         return out
 
     def selections(self) -> dict[str, Any]:
-        """``{label: selection}`` of the groups whose metrics need a second pass (exact MdAE; weighted groups:
-        none, one pass)."""
-        if self.settings.columns.get("weights"):
-            return {}
+        """``{label: selection}`` of the groups whose metrics need a second pass (exact MdAE, weighted or not;
+        a group whose weights are all 0 has no rows, so none)."""
         return {g: sel for g, st in self.groups.items() if (sel := states.selection(unpack(st))) is not None}
 
     def add_second(
@@ -119,10 +117,12 @@ def second_states(
         if not group_sel:  # (no group needs a second pass: no split of the rows by group)
             continue
         for label, idx in _split(batch):
-            if label in group_sel:
+            if label in group_sel:  # (weighted: the group's rows of weight 0 dropped, as in its first pass)
                 group_second[label] = states.merge_second(
                     group_second.get(label),
-                    states.second_state(group_sel[label], pred.subset(idx), settings),
+                    states.second_state(
+                        group_sel[label], pred.subset(idx), settings, batch_weights(batch, settings, idx)
+                    ),
                     pred.kind,
                 )
     return second, group_second

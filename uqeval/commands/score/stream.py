@@ -178,11 +178,9 @@ def score_state(
 
     grouped = bool(settings.columns.get("by"))
     new = CellPartial if grouped and many_cells(spec, settings) else new_partial
-    # weighted --by: one pass (the groups' and the whole data's weighted MdAE are not streamed)
-    one_pass = grouped and bool(settings.columns.get("weights"))
     with over_rows(spec, settings, engine, progress, allow_by=grouped, weights_ok=True) as rows:
         part = rows.fold(partial(new, settings))
-        part.selection = states.selection(part.state) if part.state["n"] and not one_pass else None
+        part.selection = states.selection(part.state) if part.state["n"] else None
         group_selection = part.selections() if part.state["n"] else {}
         if part.selection is not None or group_selection:
             kind = part.state["kind"]
@@ -260,7 +258,7 @@ def summary_of(
         info["n_members_dropped"] = part.n_members_dropped
     notes = src.notes() + not_computed_notes(part.undefined)
     left_out = (
-        _weighted_left_out(part.state["not_streamed"], metrics, grouped=groups is not None)
+        _weighted_left_out(part.state["not_streamed"], metrics)
         if weighted
         else states.not_streamed_in(part.state, settings)
     )
@@ -339,9 +337,7 @@ def median_too_wide() -> str:
     )
 
 
-def _weighted_left_out(
-    not_streamed: dict[str, str], metrics: dict[str, Any], grouped: bool
-) -> dict[str, str]:
+def _weighted_left_out(not_streamed: dict[str, str], metrics: dict[str, Any]) -> dict[str, str]:
     """The weighted state's not-streamed metrics, less the two-pass ones the second pass computed (one the
     second pass of the whole data could not compute: :func:`median_too_wide`)."""
     from ...catalogue.weighted import NOT_STREAMED_TWO_PASS
@@ -349,7 +345,7 @@ def _weighted_left_out(
     out = {}
     for path, why in not_streamed.items():
         group, name = path.split(".", 1)
-        if why == NOT_STREAMED_TWO_PASS and not grouped:
+        if why == NOT_STREAMED_TWO_PASS:
             if name in metrics.get(group, {}):
                 continue
             why = median_too_wide()
