@@ -434,7 +434,7 @@ def test_one_fold_keeps_rows_in_memory_and_cells_streamed():
     bands = [band_of("a", _gauss(y, mean, std), 0.9), band_of("b", _gauss(y, mean, 1.5 * std), 0.9)]
     docs = {}
     for keep in (True, False):
-        state = UccState(["a", "b"], ["a", "b"], 0.9, UccOptions(), needs_all_rows=keep)
+        state = UccState(["a", "b"], ["a", "b"], UccOptions(level=0.9), needs_all_rows=keep)
         state.add_bands(bands, w, "w")
         if keep:  # the bands of the rows of positive weight
             assert all(isinstance(p, Band) and p.y_true.size == (w > 0).sum() for p in state.parts)

@@ -52,10 +52,10 @@ Steps
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -63,6 +63,10 @@ from ...errors import InputError, UsageError, option, phrase
 from ...io.load import Loaded
 from ...metrics.ucc import permutation_test, ucc_curves_rows, ucc_summary_rows
 from ...predictions import Prediction
+
+if TYPE_CHECKING:
+    from ...config import Settings
+    from ...engine.options import EngineOptions
 
 __all__ = [
     "SCHEMA",
@@ -72,6 +76,7 @@ __all__ = [
     "check_same_targets",
     "model_names",
     "plot_models",
+    "run_ucc",
     "ucc_report",
 ]
 
@@ -421,7 +426,8 @@ class UccOptions:
     ``x_axis``/``y_axis``: the curve's axes (``bandwidth``, ``missrate``, ``excess``, ``deficit``);
     ``normalize``: the unit of the widths (``std``, ``none``); ``partial_x``/``partial_y``: the range of the
     partial area (at most one); ``cost``: c of the minimum-cost point c*x + (1 - c)*y; ``n_permutations``
-    and ``seed``: the paired permutation test (0: none)."""
+    and ``seed``: the paired permutation test (0: none); ``level``: the nominal level of every band
+    (:func:`band_of`; the command line checks its ``--level``, a band that has none at it says so)."""
 
     x_axis: str = "bandwidth"
     y_axis: str = "missrate"
@@ -431,6 +437,7 @@ class UccOptions:
     cost: float = 0.5
     n_permutations: int = 0
     seed: int = 0
+    level: float = 0.95
 
     def __post_init__(self) -> None:
         from ...metrics.ucc import _check_axes, _check_cost, _check_normalize, _check_range
@@ -498,18 +505,13 @@ class UccState:
     the cells of critical scales of :func:`~.stream.file_state`, merged batch by batch
     (:func:`~.stream.merge_file`), and the finish reports the binned curve with its bounds
     (:func:`~.stream.finalize_file`). A state that keeps its rows is never merged (memory is one batch).
-    ``level``: the band's level asked for; ``options``: the run's :class:`UccOptions`."""
+    ``options``: the run's :class:`UccOptions` (the bands at ``options.level``)."""
 
     def __init__(
-        self,
-        names: Sequence[str],
-        specs: Sequence[str],
-        level: float,
-        options: UccOptions,
-        needs_all_rows: bool = False,
+        self, names: Sequence[str], specs: Sequence[str], options: UccOptions, needs_all_rows: bool = False
     ) -> None:
         n = len(names)
-        self.names, self.specs, self.level = list(names), list(specs), float(level)
+        self.names, self.specs = list(names), list(specs)
         self.options, self.needs_all_rows = options, needs_all_rows
         self.parts: list[Any] = [None] * n  # per model: its Band (all rows) or its cells (file_state)
         self.weights: np.ndarray | None = None  # needs_all_rows: the positive weights of the rows kept
@@ -535,7 +537,9 @@ class UccState:
             self.counts[i] += (piece.rows, batch.n_dropped, int(getattr(pred, "n_fixed", 0) or 0))
             if pred is not None:
                 self.infos[i] = self.infos[i] or {"representation": pred.kind, "columns": batch.columns}
-                bands.append(band_of(self.names[i], Loaded(pred, {"path": self.specs[i]}), self.level))
+                bands.append(
+                    band_of(self.names[i], Loaded(pred, {"path": self.specs[i]}), self.options.level)
+                )
         first = piece.batches[0]
         self.n_zero += piece.rows - first.n_dropped - (bands[0].y_true.size if bands else 0)  # by the engine
         if bands:
@@ -581,7 +585,7 @@ class UccState:
         from .stream import merge_file
 
         assert not self.needs_all_rows  # memory folds its rows as one batch
-        out = UccState(self.names, self.specs, self.level, self.options)
+        out = UccState(self.names, self.specs, self.options)
         out.weighted, out.w = self.weighted or other.weighted, self.w + other.w
         out.n, out.n_zero, out.counts = (
             self.n + other.n,
@@ -725,11 +729,61 @@ def ucc_report(
     """
     bands = list(bands)
     check_request(options, len(bands), weights is not None, needs_all_rows=True)
-    state = UccState(
-        [b.name for b in bands], [b.source for b in bands], bands[0].level, options, needs_all_rows=True
-    )
+    state = UccState([b.name for b in bands], [b.source for b in bands], options, needs_all_rows=True)
     state.add_bands(bands, weights, weights_column)
     return finish(state, [b.info for b in bands], column=weights_column)
+
+
+def run_ucc(
+    sources: Sequence[str | Path] | Mapping[str, Loaded],
+    settings: Settings,
+    options: UccOptions,
+    engine: EngineOptions | None = None,
+    weights: Any = None,
+    plot: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
+    """``(document, plot models)`` of ``uqeval ucc``, the one entry of every front end and engine.
+
+    ``sources``: files (read with ``settings``; ``--weights``: the first file's column) or, in memory,
+    ``{name: loaded}`` (Python's containers; ``weights``: one a row). ``engine``: as
+    :meth:`~uqeval.engine.options.EngineOptions.choose` chose it for the files (None: memory). In memory each
+    file is loaded, its band made (:func:`band_of`, at ``options.level``) and the bands folded as the one
+    batch (:func:`ucc_report`); on the stream and Dask engines :func:`~.stream.ucc_with_engine` folds record
+    batches (``progress``: rows read). ``plot``: also the models of :func:`~uqeval.plots.ucc.plot_ucc` (in
+    memory; else None)."""
+    if engine is not None and engine.streams:
+        engine.memory_only(permutation_test=options.n_permutations, plot=plot)
+        from .stream import ucc_with_engine
+
+        files = list(cast("Sequence[str | Path]", sources))
+        return ucc_with_engine(files, model_names(files), settings, engine, options, progress), None
+    column = None
+    if isinstance(sources, Mapping):
+        bands = [band_of(name, loaded, options.level) for name, loaded in sources.items()]
+    else:
+        bands, weights, column = _file_bands(sources, settings, options.level)
+    summary = ucc_report(bands, options, weights, column)
+    return summary, plot_models(bands, summary, weights) if plot else None
+
+
+def _file_bands(
+    files: Sequence[str | Path], settings: Settings, level: float
+) -> tuple[list[Band], np.ndarray | None, str | None]:
+    """``(bands, weights, their column)`` of ``files`` read whole (the weights: the first file's ``--weights``
+    column, as on the streaming engines)."""
+    from ...engine.aligned import file_settings
+    from ...engine.progress import stage
+    from ...io.load import load_predictions
+
+    bands, weights = [], None
+    for i, (name, path) in enumerate(zip(model_names(files), files)):
+        stage(f"reading {name}")
+        loaded = load_predictions(path, file_settings(settings, i), weights_ok=i == 0)
+        weights = loaded.weights if i == 0 else weights
+        bands.append(band_of(name, loaded, level))
+    stage("UCC")
+    return bands, weights, settings.columns.get("weights")
 
 
 def plot_models(
