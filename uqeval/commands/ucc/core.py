@@ -1,6 +1,7 @@
-r"""The glue of ``uqeval ucc``: loaded predictions -> bands -> UCC summaries -> one JSON dict.
+r"""The command ``uqeval ucc``: files or loaded predictions -> bands -> UCC summaries -> one JSON dict.
 
-Nothing here reads files, prints or plots; the kernels are in :mod:`uqeval.metrics.ucc`.
+Nothing here prints or plots (files are read through :mod:`uqeval.io` and the engines); the kernels are
+in :mod:`uqeval.metrics.ucc`.
 
 Steps
 -----
@@ -46,8 +47,12 @@ Steps
          "notes": ["..."]                     # only when there is something to point out
        }
 
-4. :func:`plot_models` builds the input of :func:`~uqeval.plots.ucc.plot_ucc`; the tables
-   are rendered by :mod:`uqeval.report.ucc`.
+4. :func:`plot_models` builds the input of :func:`~uqeval.plots.ucc.plot_ucc` from the curves the
+   in-memory finish summarised (made once); the tables are rendered by :mod:`uqeval.report.ucc`.
+
+:func:`run_ucc` is the one entry of every front end (the command line, :func:`uqeval.ucc`, the report's
+UCC figure): files or Python's containers in, steps 1-4 on the engine chosen, the document (and the
+plot's models) out.
 """
 
 from __future__ import annotations
@@ -61,7 +66,7 @@ import numpy as np
 
 from ...errors import InputError, UsageError, option, phrase
 from ...io.load import Loaded
-from ...metrics.ucc import permutation_test, ucc_curves_rows, ucc_summary_rows
+from ...metrics.ucc import UCCCurve, permutation_test, ucc_summary_rows
 from ...predictions import Prediction
 
 if TYPE_CHECKING:
@@ -605,11 +610,13 @@ def finish(
     engine: str = "memory",
     column: str | None = None,
     notes: Sequence[str] = (),
+    curves: list[UCCCurve] | None = None,
 ) -> dict[str, Any]:
     """The ``uqeval.ucc/1`` document of a merged :class:`UccState`, whichever engine folded it: per model its
     ``input`` entry (``inputs``; with ``approximate`` and ``bounds`` for a binned curve), band and ``ucc``
     summary, the permutation test, ``notes`` (the source's) with the models' own, and the ``weights`` block
-    (``column``: the weights' column)."""
+    (``column``: the weights' column). ``curves``: a list that gets each model's exact curve and its constant
+    band's, in turn, as they are summarised (a state that keeps its rows)."""
     options = state.options
     notes = [*notes, *(n for model in state.notes for n in model)]
     models: dict[str, Any] = {}
@@ -626,6 +633,7 @@ def finish(
                 part.pred,
                 part.bounds_of,
                 weights=state.weights,
+                curves=curves,
                 **options.curve,
             )
             info = inputs[i]
@@ -716,6 +724,7 @@ def ucc_report(
     options: UccOptions = UccOptions(),
     weights: Any = None,
     weights_column: str | None = None,
+    curves: list[UCCCurve] | None = None,
 ) -> dict[str, Any]:
     """The JSON summary of ``uqeval ucc`` in memory (schema ``uqeval.ucc/1``, see the module docstring): the
     bands (of the same targets) folded as the one batch of a :class:`UccState` that keeps its rows, finished
@@ -725,13 +734,13 @@ def ucc_report(
     ``weights`` (one per row, checked here; ``weights_column``: their column, for the JSON): the weighted
     UCC (:func:`~uqeval.metrics.ucc.ucc_summary_rows`): rows of weight 0 are dropped, the miss rate is a
     weighted fraction, band width, excess and deficit weighted means, the unit the weighted std of the
-    targets.
+    targets. ``curves``: a list that gets each model's curve and its constant band's (:func:`finish`).
     """
     bands = list(bands)
     check_request(options, len(bands), weights is not None, needs_all_rows=True)
     state = UccState([b.name for b in bands], [b.source for b in bands], options, needs_all_rows=True)
     state.add_bands(bands, weights, weights_column)
-    return finish(state, [b.info for b in bands], column=weights_column)
+    return finish(state, [b.info for b in bands], column=weights_column, curves=curves)
 
 
 def run_ucc(
@@ -763,8 +772,9 @@ def run_ucc(
         bands = [band_of(name, loaded, options.level) for name, loaded in sources.items()]
     else:
         bands, weights, column = _file_bands(sources, settings, options.level)
-    summary = ucc_report(bands, options, weights, column)
-    return summary, plot_models(bands, summary, weights) if plot else None
+    curves: list[UCCCurve] | None = [] if plot else None
+    summary = ucc_report(bands, options, weights, column, curves)
+    return summary, None if curves is None else plot_models(summary, curves)
 
 
 def _file_bands(
@@ -786,40 +796,19 @@ def _file_bands(
     return bands, weights, settings.columns.get("weights")
 
 
-def plot_models(
-    bands: Sequence[Band], summary: dict[str, Any], weights: np.ndarray | None = None
-) -> list[dict[str, Any]]:
-    """The ``models`` argument of :func:`~uqeval.plots.ucc.plot_ucc`: each band's exact curve and
-    constant-band curve of the plotted axes (:func:`~uqeval.metrics.ucc.ucc_curves_rows`: its bounds made
-    block by block) with its summary values; ``weights``: the weighted curves (as :func:`ucc_report`)."""
+def plot_models(summary: dict[str, Any], curves: Sequence[UCCCurve]) -> list[dict[str, Any]]:
+    """The ``models`` argument of :func:`~uqeval.plots.ucc.plot_ucc`: each model's exact curve and its
+    constant band's, as :func:`finish` summarised them (``curves``: two per model, in turn), with the
+    model's summary values."""
     out = []
-    w = None
-    if weights is not None:
-        from ...weights import check_weights, drop_zero
-
-        w, bands, _ = drop_zero(check_weights(weights, n=bands[0].y_true.size), *bands)
-    for b in bands:
-        u = summary["models"][b.name]["ucc"]
-        curve, const = _named(
-            b,
-            ucc_curves_rows,
-            b.y_true,
-            b.pred,
-            b.bounds_of,
-            x_axis=u["x_axis"],
-            y_axis=u["y_axis"],
-            normalize=u["normalize"],
-            weights=w,
-        )
+    for i, (name, model) in enumerate(summary["models"].items()):
+        u = model["ucc"]
         out.append(
             {
-                "name": b.name,
-                "curve": curve,
-                "const_curve": const,
-                "op": u["op"],
-                "op_min": u["op_min"],
-                "auucc": u["auucc"],
-                "gain": u["gain"],
+                "name": name,
+                "curve": curves[2 * i],
+                "const_curve": curves[2 * i + 1],
+                **{key: u[key] for key in ("op", "op_min", "auucc", "auucc_const", "gain")},
             }
         )
     return out
