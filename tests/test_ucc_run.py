@@ -14,7 +14,6 @@ from uqeval.commands.ucc.core import (
     check_same_pred,
     check_same_targets,
     model_names,
-    plot_models,
     ucc_report,
 )
 from uqeval.errors import InputError, UsageError
@@ -403,14 +402,42 @@ def test_tables_and_markdown():
     assert pvalue_rows(ucc_report(bands)) is None
 
 
-def test_plot_models_carry_exact_curves():
+def test_plot_models_carry_the_curves_the_finish_summarised(monkeypatch):
+    """run_ucc(plot=True): each model's curves are the ones its summary was computed from (made once: two
+    sweeps per model, not four), ucc_curves's of the whole bounds, weighted too, with the summary's values."""
+    import uqeval.metrics.ucc as kernels
+    from uqeval.commands.ucc.core import run_ucc
+    from uqeval.config import Settings
+    from uqeval.metrics.ucc import auucc, ucc_curves
+
     y, mean, std = _data()
-    bands = [band_of("a", _gauss(y, mean, std), 0.95)]
-    rep = ucc_report(bands, UccOptions(x_axis="bandwidth", y_axis="excess"))
-    (m,) = plot_models(bands, rep)
-    assert m["name"] == "a" and m["curve"].x_axis == "bandwidth" and m["curve"].y_axis == "excess"
-    assert len(m["curve"]) == N and m["auucc"] == rep["models"]["a"]["ucc"]["auucc"]
-    assert m["op_min"] == rep["models"]["a"]["ucc"]["op_min"]
+    w = np.random.default_rng(4).uniform(0, 2, N)
+    w[:30] = 0
+    keep = w > 0
+    sources = {"a": _gauss(y, mean, std), "b": _gauss(y, mean, 1.5 * std)}
+    options = UccOptions(x_axis="bandwidth", y_axis="excess", level=0.9)
+    sweeps = []
+    curve_of = kernels._curve_of
+    monkeypatch.setattr(kernels, "_curve_of", lambda *a, **k: sweeps.append(1) or curve_of(*a, **k))
+    for weights in (None, w):
+        sweeps.clear()
+        doc, models = run_ucc(sources, Settings(), options, weights=weights, plot=True)
+        assert len(sweeps) == 4 and models is not None  # (the figure's curves were made again: 8)
+        assert run_ucc(sources, Settings(), options, weights=weights) == (doc, None)
+        rows = slice(None) if weights is None else keep
+        for m, s in zip(models, (1.0, 1.5)):
+            u = doc["models"][m["name"]]["ucc"]
+            assert {k: m[k] for k in ("op", "op_min", "auucc", "auucc_const", "gain")} == {
+                k: u[k] for k in ("op", "op_min", "auucc", "auucc_const", "gain")
+            }
+            assert (auucc(m["curve"]), auucc(m["const_curve"])) == (u["auucc"], u["auucc_const"])
+            lo, hi = _bounds(mean[rows], s * std[rows], 0.9)
+            if weights is None:  # the whole-array curves (weighted: checked against repeated rows elsewhere)
+                want = ucc_curves(y, mean, lo, hi, x_axis="bandwidth", y_axis="excess")
+                for got, ref in zip((m["curve"], m["const_curve"]), want):
+                    np.testing.assert_allclose(got.x, ref.x, rtol=1e-12)
+                    np.testing.assert_allclose(got.y, ref.y, rtol=1e-12, atol=1e-15)
+            assert len(m["curve"]) == (N if weights is None else keep.sum())
 
 
 def test_sorted_crossing_quantiles_are_noted():
@@ -434,7 +461,7 @@ def test_one_fold_keeps_rows_in_memory_and_cells_streamed():
     bands = [band_of("a", _gauss(y, mean, std), 0.9), band_of("b", _gauss(y, mean, 1.5 * std), 0.9)]
     docs = {}
     for keep in (True, False):
-        state = UccState(["a", "b"], ["a", "b"], 0.9, UccOptions(), needs_all_rows=keep)
+        state = UccState(["a", "b"], ["a", "b"], UccOptions(level=0.9), needs_all_rows=keep)
         state.add_bands(bands, w, "w")
         if keep:  # the bands of the rows of positive weight
             assert all(isinstance(p, Band) and p.y_true.size == (w > 0).sum() for p in state.parts)

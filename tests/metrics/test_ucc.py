@@ -766,11 +766,11 @@ def test_min_cost_ties_take_smallest_scale():
 
 @pytest.mark.parametrize("x_axis,y_axis", PAIRS)
 def test_curves_from_bounds_in_blocks_equal_the_whole_array_curves(x_axis, y_axis):
-    """ucc_curves_rows (the plot's curves; bounds handed out block by block, over several blocks) gives
-    ucc_curves's k, x and y bit for bit and leaves the other two metrics out; a bad bound raises the
-    whole-array message."""
+    """The curves ucc_summary_rows summarises (the plot's curves; bounds handed out block by block, over
+    several blocks) are ucc_curves's k, x and y bit for bit, without the other two metrics, and summarised
+    as ucc_summary summarises the whole arrays; a bad bound raises the whole-array message."""
     from uqeval.metrics.blocks import BLOCK
-    from uqeval.metrics.ucc import ucc_curves_rows
+    from uqeval.metrics.ucc import ucc_summary_rows
 
     rng = np.random.default_rng(8)
     n = 2 * BLOCK + 77
@@ -779,7 +779,12 @@ def test_curves_from_bounds_in_blocks_equal_the_whole_array_curves(x_axis, y_axi
     lo, hi = p - rng.uniform(0, 1, n), p + rng.uniform(0, 1, n)
     lo[:3] = p[:3]
     whole = ucc_curves(y, p, lo, hi, x_axis=x_axis, y_axis=y_axis)
-    rows = ucc_curves_rows(y, p, lambda a, b: (lo[a:b], hi[a:b]), x_axis=x_axis, y_axis=y_axis)
+    rows: list = []
+    summary = ucc_summary_rows(
+        y, p, lambda a, b: (lo[a:b], hi[a:b]), x_axis=x_axis, y_axis=y_axis, curves=rows
+    )
+    assert summary == ucc_summary(y, p, lo, hi, x_axis=x_axis, y_axis=y_axis)
+    assert len(rows) == 2 and (summary["auucc"], summary["auucc_const"]) == tuple(auucc(c) for c in rows)
     for a, b in zip(whole, rows):
         np.testing.assert_array_equal(a.k, b.k)
         np.testing.assert_array_equal(a.x, b.x)
@@ -791,5 +796,5 @@ def test_curves_from_bounds_in_blocks_equal_the_whole_array_curves(x_axis, y_axi
     with pytest.raises(InputError) as whole_err:
         ucc_curves(y, p, lo, bad)
     with pytest.raises(InputError) as rows_err:
-        ucc_curves_rows(y, p, lambda a, b: (lo[a:b], bad[a:b]))
+        ucc_summary_rows(y, p, lambda a, b: (lo[a:b], bad[a:b]))
     assert str(rows_err.value) == str(whole_err.value)

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 import uqeval
 from uqeval.cli import app
 from uqeval.errors import UsageError
-from uqeval.metrics.ucc import ucc_curves_rows, ucc_summary_rows
+from uqeval.metrics.ucc import ucc_summary_rows
 
 runner = CliRunner()
 AXES = [("bandwidth", "missrate"), ("excess", "deficit"), ("missrate", "excess"), ("bandwidth", "deficit")]
@@ -44,12 +44,13 @@ def test_integer_weights_are_repeated_rows(x_axis, y_axis):
     idx = np.repeat(np.arange(y.size), w.astype(int))
     part = {"partial_x": (0.0, 0.5)} if x_axis != "missrate" else {"partial_y": (0.0, 0.5)}
     kw = dict(x_axis=x_axis, y_axis=y_axis, **part)
-    got = ucc_summary_rows(y, p, lambda a, b: (lo[a:b], hi[a:b]), weights=w, **kw)
-    want = ucc_summary_rows(y[idx], p[idx], lambda a, b: (lo[idx][a:b], hi[idx][a:b]), **kw)
+    weighted: list = []
+    repeated: list = []
+    got = ucc_summary_rows(y, p, lambda a, b: (lo[a:b], hi[a:b]), weights=w, curves=weighted, **kw)
+    want = ucc_summary_rows(y[idx], p[idx], lambda a, b: (lo[idx][a:b], hi[idx][a:b]), curves=repeated, **kw)
     _close(got, want)
     # the curves too: every distinct point of the repeated rows' curve is on the weighted one
-    cw, _ = ucc_curves_rows(y, p, lambda a, b: (lo[a:b], hi[a:b]), x_axis, y_axis, weights=w)
-    cr, _ = ucc_curves_rows(y[idx], p[idx], lambda a, b: (lo[idx][a:b], hi[idx][a:b]), x_axis, y_axis)
+    cw, cr = weighted[0], repeated[0]
     pts = np.unique(np.round(np.column_stack([cr.x, cr.y]), 10), axis=0)
     np.testing.assert_allclose(np.unique(np.round(np.column_stack([cw.x, cw.y]), 10), axis=0), pts, atol=1e-9)
 

@@ -35,6 +35,7 @@ def _models(n=2000, x_axis="bandwidth", y_axis="missrate", normalize="std", cost
                 "op": summ["op"],
                 "op_min": summ["op_min"],
                 "auucc": summ["auucc"],
+                "auucc_const": summ["auucc_const"],
                 "gain": summ["gain"],
             }
         )
@@ -125,7 +126,8 @@ def test_no_pyplot_state():
         "y=np.arange(20.)%7; p=y*0.9; lo, hi = p-1, p+2; c, k = ucc_curves(y,p,lo,hi); "
         "s = ucc_summary(y,p,lo,hi); "
         "plot_ucc([dict(name='m', curve=c, const_curve=k, op=s['op'], op_min=s['op_min'], "
-        "auucc=s['auucc'], gain=s['gain'])]); print('matplotlib.pyplot' in sys.modules)"
+        "auucc=s['auucc'], auucc_const=s['auucc_const'], gain=s['gain'])]); "
+        "print('matplotlib.pyplot' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -138,13 +140,14 @@ def test_a_model_whose_area_and_operating_points_are_null_is_drawn():
     models[1] = {
         **models[1],
         "auucc": None,
+        "auucc_const": None,
         "gain": None,
         "op": {"k": 1.0, "x": None, "y": None, "cost": None},
         "op_min": {"k": None, "x": None, "y": None, "cost": None},
     }
     fig = plot_ucc(models, cost=0.5)
     legend = [t.get_text() for t in (fig.axes[0].get_legend() or fig.legends[0]).get_texts()]
-    assert "shuffled (AUUCC=n/a, gain=n/a)" in legend
+    assert "shuffled (AUUCC=n/a, gain=n/a)" in legend and "shuffled constant band (AUUCC=n/a)" in legend
     assert figure_to_bytes(fig, "png").startswith(PNG_SIGNATURE)
 
 

@@ -56,10 +56,10 @@ def ucc(
     >>> 0 < out["models"]["model 1"]["ucc"]["auucc"] < 1
     True
     """
-    from ..commands.ucc.core import UccOptions, band_of, ucc_report
+    from ..commands.ucc.core import UccOptions, run_ucc
     from ..io.load import Loaded
 
-    bands = [band_of(name, Loaded(pred, {"path": name}), level) for name, pred in _models(models).items()]
+    sources = {name: Loaded(pred, {"path": name}) for name, pred in _models(models).items()}
     if aliases:  # the command line's words for the permutation test: permutations=, permutation_test=
         from ..names import canonical
         from ..vocabulary import did_you_mean, with_canonical_keys
@@ -71,9 +71,9 @@ def ucc(
             )
         given = with_canonical_keys({"n_permutations": n_permutations or None, **aliases})
         n_permutations = int(given["n_permutations"] or 0)
-    options = UccOptions(x_axis, y_axis, normalize, partial_x, partial_y, cost, n_permutations, seed)
+    options = UccOptions(x_axis, y_axis, normalize, partial_x, partial_y, cost, n_permutations, seed, level)
     # weights: one a row (the same rows for every model); the permutation test refuses them
-    return ucc_report(bands, options, weights=weights)
+    return run_ucc(sources, Settings(), options, weights=weights)[0]
 
 
 class Comparison(dict):  # a dict for the code that reads the document as one

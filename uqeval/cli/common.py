@@ -1151,15 +1151,10 @@ def resampling_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def load_same_rows(index: int, path: Any, settings: Any) -> Any:
-    """The ``index``-th file of a command whose files hold the same rows (compare, ucc), loaded: the weights
-    belong to the rows, so ``--weights`` is read from the first file, and the others need not hold the
-    column (it is not looked for there)."""
-    from dataclasses import replace
-
+    """The ``index``-th file of ``compare``, whose files hold the same rows, loaded: the weights belong to the
+    rows, so ``--weights`` is read from the first file, and the others need not hold the column (it is not
+    looked for there: :func:`~uqeval.engine.aligned.file_settings`)."""
+    from ..engine.aligned import file_settings
     from ..io.load import load_predictions
 
-    if index == 0:
-        return load_predictions(path, settings, weights_ok=True)
-    if settings.columns.get("weights"):
-        settings = replace(settings, columns={k: v for k, v in settings.columns.items() if k != "weights"})
-    return load_predictions(path, settings)
+    return load_predictions(path, file_settings(settings, index), weights_ok=index == 0)

@@ -19,7 +19,6 @@ from .common import (
     figure_option,
     handle_errors,
     input_options,
-    load_same_rows,
     note,
     output_options,
     parse_pair,
@@ -29,8 +28,6 @@ from .common import (
 )
 
 if TYPE_CHECKING:
-    from ..commands.ucc.core import UccOptions
-    from ..config import Settings
     from ..engine.options import EngineOptions
 
 
@@ -132,7 +129,7 @@ def ucc(
     same order. --engine stream (or dask) reads record batches: the op point is exact,
     the areas, gains and k* are approximate within bounds written to the JSON.
     """
-    from ..commands.ucc.core import UccOptions, model_names
+    from ..commands.ucc.core import UccOptions, run_ucc
     from ..engine.progress import work_progress
     from ..errors import UsageError
 
@@ -159,18 +156,19 @@ def ucc(
         cost=cost,
         n_permutations=permutation_test,
         seed=settings.seed,
+        level=settings.level,
     )
     engine = engine_options.choose(files)
-    image = None
-    if engine.streams:
-        engine.memory_only(permutation_test=permutation_test, plot=plot)
-        from ..commands.ucc.stream import ucc_with_engine
+    # a terminal shows the rows read (streamed) or the stages (reading, the permutation test, the figure)
+    with engine.progress(files[:1]) if engine.streams else work_progress(engine.quiet) as progress:
+        summary, models = run_ucc(files, settings, options, engine, plot=plot is not None, progress=progress)
+        image = None
+        if models is not None:  # rendered before anything is written: a failure leaves no output
+            from ..plots.common import figure_to_bytes
+            from ..plots.ucc import plot_ucc
 
-        with engine.progress(files[:1]) as progress:
-            summary = ucc_with_engine(files, model_names(files), settings, engine, options, progress)
-    else:
-        with work_progress(engine.quiet):  # a terminal shows the stages (reading, the permutation test)
-            summary, image = _in_memory(files, settings, options, plot)
+            assert plot is not None  # the models are made only for --plot
+            image = figure_to_bytes(plot_ucc(models, cost=options.cost), figure_format(plot))
     if out.path is not None:
         from ..io.writers import write_json
 
@@ -181,32 +179,6 @@ def ucc(
         assert plot is not None  # the image is made only for --plot
         atomic_write_bytes(plot, image)
     _render(summary, out.fmt)
-
-
-def _in_memory(
-    files: list[Path], settings: Settings, options: UccOptions, plot: Path | None
-) -> tuple[dict[str, Any], bytes | None]:
-    """The UCC summary of ``files`` read whole, and its figure for ``--plot`` (rendered before anything is
-    written: a failure leaves no output)."""
-    from ..commands.ucc.core import band_of, model_names, ucc_report
-    from ..engine.progress import stage
-
-    bands, weights = [], None
-    for i, (name, path) in enumerate(zip(model_names(files), files)):
-        stage(f"reading {name}")
-        loaded = load_same_rows(i, path, settings)
-        weights = loaded.weights if i == 0 else weights
-        bands.append(band_of(name, loaded, settings.level))
-    stage("UCC")
-    summary = ucc_report(bands, options, weights=weights, weights_column=settings.columns.get("weights"))
-    if plot is None:
-        return summary, None
-    from ..commands.ucc.core import plot_models
-    from ..plots.common import figure_to_bytes
-    from ..plots.ucc import plot_ucc
-
-    figure = plot_ucc(plot_models(bands, summary, weights), cost=options.cost)
-    return summary, figure_to_bytes(figure, figure_format(plot))
 
 
 def _render(summary: dict[str, Any], fmt: OutputFormat) -> None:

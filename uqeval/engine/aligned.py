@@ -116,13 +116,13 @@ def open_models(specs: Sequence[str], settings: Settings, extra: tuple[str, ...]
 
     models = []
     for i, s in enumerate(specs):
-        src, plan, numeric = _prepare(s, _file_settings(settings, i), weights_ok=i == 0)
+        src, plan, numeric = _prepare(s, file_settings(settings, i), weights_ok=i == 0)
         check_columns(src, extra)
         models.append(ModelSource(str(s), src, plan, numeric, extra))
     return models
 
 
-def _file_settings(settings: Settings, index: int) -> Settings:
+def file_settings(settings: Settings, index: int) -> Settings:
     """The settings of the ``index``-th file: ``--weights`` is a column of the first file only."""
     if index == 0 or not settings.columns.get("weights"):
         return settings
@@ -327,7 +327,7 @@ def over_aligned(
     as opened already (:func:`open_models`: ``--weights`` is a column of the first input only); ``extra``:
     columns of every input each :class:`Rowset` carries (with ``models``, give them to :func:`open_models`)."""
     paths = [str(s) for s in specs]
-    engine = engine.sized(paths, [_file_settings(settings, i) for i in range(len(paths))])
+    engine = engine.sized(paths, [file_settings(settings, i) for i in range(len(paths))])
     chunk_rows = cast("int", engine.chunk_rows)
     models = models if models is not None else open_models(paths, settings, extra)
     if engine.engine != "dask":

@@ -92,7 +92,6 @@ __all__ = [
     "permutation_test",
     "ucc_curve",
     "ucc_curves",
-    "ucc_curves_rows",
     "ucc_summary",
     "ucc_summary_rows",
 ]
@@ -521,8 +520,8 @@ def ucc_curves(
     The reference has all widths equal to 1 (paper Sec. 2.2; UQ360 uses ``std(pred)``):
     its critical scales are :math:`|d_i|` and its curve, in any units, does not depend on
     the constant (a constant :math:`c` divides every scale by :math:`c` and multiplies every
-    width by :math:`c`). Returns ``(model_curve, const_curve)``; :func:`ucc_curves_rows` gives
-    the curves of two axes from bounds made block by block.
+    width by :math:`c`). Returns ``(model_curve, const_curve)``; :func:`ucc_summary_rows` gives
+    the curves of two axes from bounds made block by block with their summary.
     """
     _check_axes(x_axis, y_axis)
     _check_normalize(normalize)
@@ -789,40 +788,29 @@ def ucc_summary_rows(
     partial_y: Sequence[float] | None = None,
     cost: float = 0.5,
     weights: np.ndarray | None = None,
+    curves: list[UCCCurve] | None = None,
 ) -> dict:
     """:func:`ucc_summary` with the bounds handed out block by block: ``bounds(start, stop) -> (lower,
     upper)`` of rows ``start:stop`` (e.g. a Gaussian's ``mean -+ z std``, never held whole). The same
     numbers, bit for bit; bounds that are not finite or do not contain ``pred`` are made whole once to
     raise :func:`ucc_summary`'s message. ``weights``: checked positive row weights (the weighted UCC,
     :func:`_sweep`; the axis unit is the weighted std of the targets); with integer weights the summary
-    of the repeated rows."""
+    of the repeated rows. ``curves``: a list that gets the two curves summarised, the model's and the
+    constant band's, as :func:`ucc_curves` makes them with only the ``x_axis`` and ``y_axis`` metrics (the
+    others None; what the UCC plot draws); None: each curve is dropped once summarised."""
     px, py, c = _summary_options(x_axis, y_axis, normalize, partial_x, partial_y, cost)
     y, p = _check_band_rows(y_true, pred, bounds)
     # every per-row array is made block by block, each curve holds its two axes only and is summarised
     # before the next one is made
-    sums, unit, curves = _curves_rows(y, p, bounds, x_axis, y_axis, normalize, weights)
-    part_m = _curve_part(next(curves), px, py, c)
-    part_c = _curve_part(next(curves), px, py)
-    return _summary(part_m, part_c, _op_metrics(sums, y.size, 1.0, unit), px, py, c)
-
-
-def ucc_curves_rows(
-    y_true,
-    pred,
-    bounds,
-    x_axis: str = "bandwidth",
-    y_axis: str = "missrate",
-    normalize: str = "std",
-    weights: np.ndarray | None = None,
-) -> tuple[UCCCurve, UCCCurve]:
-    """The curves of :func:`ucc_curves` with only the ``x_axis`` and ``y_axis`` metrics (the others None)
-    and the bounds handed out block by block, as in :func:`ucc_summary_rows`: the same values bit for bit,
-    without the whole bounds, errors or band widths (what the UCC plot draws)."""
-    _check_axes(x_axis, y_axis)
-    _check_normalize(normalize)
-    y, p = _check_band_rows(y_true, pred, bounds)
-    curves = _curves_rows(y, p, bounds, x_axis, y_axis, normalize, weights)[2]
-    return next(curves), next(curves)
+    sums, unit, made = _curves_rows(y, p, bounds, x_axis, y_axis, normalize, weights)
+    parts = []
+    for cost_of in (c, None):  # the minimum-cost point of the model's curve only
+        curve = next(made)
+        parts.append(_curve_part(curve, px, py, cost_of))
+        if curves is not None:
+            curves.append(curve)
+        del curve
+    return _summary(parts[0], parts[1], _op_metrics(sums, y.size, 1.0, unit), px, py, c)
 
 
 def _check_band_rows(y_true, pred, bounds) -> tuple[np.ndarray, np.ndarray]:

@@ -462,7 +462,7 @@ def ucc_result(
     :func:`uqeval.plots.ucc.plot_ucc` takes. Raises InputError when there is no band or its
     centre lies outside it.
     """
-    from ..commands.ucc.core import band_of, plot_models, ucc_report
+    from ..commands.ucc.core import UccOptions, run_ucc
     from ..io.load import Loaded
 
     level = ucc_level(pred, settings)
@@ -473,12 +473,11 @@ def ucc_result(
         )
     label = name or "model"
     loaded = Loaded(pred, dict(info) if info else {"path": label})
-    band = band_of(label, loaded, level)
-    report = ucc_report([band])
-    summary = dict(report["models"][label]["ucc"])
-    summary["level"] = float(band.level)
-    summary["centre"] = band.centre
-    return {"summary": summary, "model": plot_models([band], report)[0], "notes": list(band.notes)}
+    report, models = run_ucc({label: loaded}, settings, UccOptions(level=level), plot=True)
+    assert models is not None  # asked for (plot=True)
+    model = report["models"][label]
+    summary = {**model["ucc"], "level": model["band"]["level"], "centre": model["band"]["centre"]}
+    return {"summary": summary, "model": models[0], "notes": list(report.get("notes", []))}
 
 
 def find_x_column(table: Any, column: str) -> str:

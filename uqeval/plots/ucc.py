@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from ..errors import UsageError
-from ..metrics.ucc import UCCCurve, auucc
+from ..metrics.ucc import UCCCurve
 from .common import COLORS, FONT, LINE, MODEL_COLORS, axes_for, envelope_downsample, style_axes
 
 __all__ = ["plot_ucc", "axis_label"]
@@ -76,7 +76,7 @@ def _draw_model(ax: Axes, m: Mapping, color: str) -> None:
         color=color,
         linewidth=1.1,
         linestyle="--",
-        label=f"{m['name']} constant band (AUUCC={_fmt_area(auucc(m['const_curve']))})",
+        label=f"{m['name']} constant band (AUUCC={_fmt_area(m['auucc_const'])})",
     )
     op, op_min = m["op"], m["op_min"]
     ax.plot(
@@ -114,8 +114,9 @@ def plot_ucc(
     models : list of dicts with keys ``name`` (str), ``curve`` and ``const_curve``
         (:class:`~uqeval.metrics.ucc.UCCCurve`, e.g. from
         :func:`~uqeval.metrics.ucc.ucc_curves`), ``op`` and ``op_min`` (``{"k", "x", "y",
-        "cost"}`` from :func:`~uqeval.metrics.ucc.ucc_summary`), ``auucc`` (float) and
-        ``gain`` (float or None). All curves must share their axes and normalisation.
+        "cost"}`` from :func:`~uqeval.metrics.ucc.ucc_summary`), ``auucc`` and ``auucc_const``
+        (the areas of the two curves) and ``gain`` (float or None: null in the summary). All
+        curves must share their axes and normalisation.
     cost : the weight ``c`` of the x axis in the linear cost ``c x + (1 - c) y``; the
         isocost line through each model's minimum-cost point is drawn.
     title : figure title.

@@ -1,6 +1,7 @@
-r"""The glue of ``uqeval ucc``: loaded predictions -> bands -> UCC summaries -> one JSON dict.
+r"""The command ``uqeval ucc``: files or loaded predictions -> bands -> UCC summaries -> one JSON dict.
 
-Nothing here reads files, prints or plots; the kernels are in :mod:`uqeval.metrics.ucc`.
+Nothing here prints or plots (files are read through :mod:`uqeval.io` and the engines); the kernels are
+in :mod:`uqeval.metrics.ucc`.
 
 Steps
 -----
@@ -46,23 +47,31 @@ Steps
          "notes": ["..."]                     # only when there is something to point out
        }
 
-4. :func:`plot_models` builds the input of :func:`~uqeval.plots.ucc.plot_ucc`; the tables
-   are rendered by :mod:`uqeval.report.ucc`.
+4. :func:`plot_models` builds the input of :func:`~uqeval.plots.ucc.plot_ucc` from the curves the
+   in-memory finish summarised (made once); the tables are rendered by :mod:`uqeval.report.ucc`.
+
+:func:`run_ucc` is the one entry of every front end (the command line, :func:`uqeval.ucc`, the report's
+UCC figure): files or Python's containers in, steps 1-4 on the engine chosen, the document (and the
+plot's models) out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ...errors import InputError, UsageError, option, phrase
 from ...io.load import Loaded
-from ...metrics.ucc import permutation_test, ucc_curves_rows, ucc_summary_rows
+from ...metrics.ucc import UCCCurve, permutation_test, ucc_summary_rows
 from ...predictions import Prediction
+
+if TYPE_CHECKING:
+    from ...config import Settings
+    from ...engine.options import EngineOptions
 
 __all__ = [
     "SCHEMA",
@@ -72,6 +81,7 @@ __all__ = [
     "check_same_targets",
     "model_names",
     "plot_models",
+    "run_ucc",
     "ucc_report",
 ]
 
@@ -421,7 +431,8 @@ class UccOptions:
     ``x_axis``/``y_axis``: the curve's axes (``bandwidth``, ``missrate``, ``excess``, ``deficit``);
     ``normalize``: the unit of the widths (``std``, ``none``); ``partial_x``/``partial_y``: the range of the
     partial area (at most one); ``cost``: c of the minimum-cost point c*x + (1 - c)*y; ``n_permutations``
-    and ``seed``: the paired permutation test (0: none)."""
+    and ``seed``: the paired permutation test (0: none); ``level``: the nominal level of every band
+    (:func:`band_of`; the command line checks its ``--level``, a band that has none at it says so)."""
 
     x_axis: str = "bandwidth"
     y_axis: str = "missrate"
@@ -431,6 +442,7 @@ class UccOptions:
     cost: float = 0.5
     n_permutations: int = 0
     seed: int = 0
+    level: float = 0.95
 
     def __post_init__(self) -> None:
         from ...metrics.ucc import _check_axes, _check_cost, _check_normalize, _check_range
@@ -498,18 +510,13 @@ class UccState:
     the cells of critical scales of :func:`~.stream.file_state`, merged batch by batch
     (:func:`~.stream.merge_file`), and the finish reports the binned curve with its bounds
     (:func:`~.stream.finalize_file`). A state that keeps its rows is never merged (memory is one batch).
-    ``level``: the band's level asked for; ``options``: the run's :class:`UccOptions`."""
+    ``options``: the run's :class:`UccOptions` (the bands at ``options.level``)."""
 
     def __init__(
-        self,
-        names: Sequence[str],
-        specs: Sequence[str],
-        level: float,
-        options: UccOptions,
-        needs_all_rows: bool = False,
+        self, names: Sequence[str], specs: Sequence[str], options: UccOptions, needs_all_rows: bool = False
     ) -> None:
         n = len(names)
-        self.names, self.specs, self.level = list(names), list(specs), float(level)
+        self.names, self.specs = list(names), list(specs)
         self.options, self.needs_all_rows = options, needs_all_rows
         self.parts: list[Any] = [None] * n  # per model: its Band (all rows) or its cells (file_state)
         self.weights: np.ndarray | None = None  # needs_all_rows: the positive weights of the rows kept
@@ -535,7 +542,9 @@ class UccState:
             self.counts[i] += (piece.rows, batch.n_dropped, int(getattr(pred, "n_fixed", 0) or 0))
             if pred is not None:
                 self.infos[i] = self.infos[i] or {"representation": pred.kind, "columns": batch.columns}
-                bands.append(band_of(self.names[i], Loaded(pred, {"path": self.specs[i]}), self.level))
+                bands.append(
+                    band_of(self.names[i], Loaded(pred, {"path": self.specs[i]}), self.options.level)
+                )
         first = piece.batches[0]
         self.n_zero += piece.rows - first.n_dropped - (bands[0].y_true.size if bands else 0)  # by the engine
         if bands:
@@ -581,7 +590,7 @@ class UccState:
         from .stream import merge_file
 
         assert not self.needs_all_rows  # memory folds its rows as one batch
-        out = UccState(self.names, self.specs, self.level, self.options)
+        out = UccState(self.names, self.specs, self.options)
         out.weighted, out.w = self.weighted or other.weighted, self.w + other.w
         out.n, out.n_zero, out.counts = (
             self.n + other.n,
@@ -601,11 +610,13 @@ def finish(
     engine: str = "memory",
     column: str | None = None,
     notes: Sequence[str] = (),
+    curves: list[UCCCurve] | None = None,
 ) -> dict[str, Any]:
     """The ``uqeval.ucc/1`` document of a merged :class:`UccState`, whichever engine folded it: per model its
     ``input`` entry (``inputs``; with ``approximate`` and ``bounds`` for a binned curve), band and ``ucc``
     summary, the permutation test, ``notes`` (the source's) with the models' own, and the ``weights`` block
-    (``column``: the weights' column)."""
+    (``column``: the weights' column). ``curves``: a list that gets each model's exact curve and its constant
+    band's, in turn, as they are summarised (a state that keeps its rows)."""
     options = state.options
     notes = [*notes, *(n for model in state.notes for n in model)]
     models: dict[str, Any] = {}
@@ -622,6 +633,7 @@ def finish(
                 part.pred,
                 part.bounds_of,
                 weights=state.weights,
+                curves=curves,
                 **options.curve,
             )
             info = inputs[i]
@@ -712,6 +724,7 @@ def ucc_report(
     options: UccOptions = UccOptions(),
     weights: Any = None,
     weights_column: str | None = None,
+    curves: list[UCCCurve] | None = None,
 ) -> dict[str, Any]:
     """The JSON summary of ``uqeval ucc`` in memory (schema ``uqeval.ucc/1``, see the module docstring): the
     bands (of the same targets) folded as the one batch of a :class:`UccState` that keeps its rows, finished
@@ -721,51 +734,81 @@ def ucc_report(
     ``weights`` (one per row, checked here; ``weights_column``: their column, for the JSON): the weighted
     UCC (:func:`~uqeval.metrics.ucc.ucc_summary_rows`): rows of weight 0 are dropped, the miss rate is a
     weighted fraction, band width, excess and deficit weighted means, the unit the weighted std of the
-    targets.
+    targets. ``curves``: a list that gets each model's curve and its constant band's (:func:`finish`).
     """
     bands = list(bands)
     check_request(options, len(bands), weights is not None, needs_all_rows=True)
-    state = UccState(
-        [b.name for b in bands], [b.source for b in bands], bands[0].level, options, needs_all_rows=True
-    )
+    state = UccState([b.name for b in bands], [b.source for b in bands], options, needs_all_rows=True)
     state.add_bands(bands, weights, weights_column)
-    return finish(state, [b.info for b in bands], column=weights_column)
+    return finish(state, [b.info for b in bands], column=weights_column, curves=curves)
 
 
-def plot_models(
-    bands: Sequence[Band], summary: dict[str, Any], weights: np.ndarray | None = None
-) -> list[dict[str, Any]]:
-    """The ``models`` argument of :func:`~uqeval.plots.ucc.plot_ucc`: each band's exact curve and
-    constant-band curve of the plotted axes (:func:`~uqeval.metrics.ucc.ucc_curves_rows`: its bounds made
-    block by block) with its summary values; ``weights``: the weighted curves (as :func:`ucc_report`)."""
+def run_ucc(
+    sources: Sequence[str | Path] | Mapping[str, Loaded],
+    settings: Settings,
+    options: UccOptions,
+    engine: EngineOptions | None = None,
+    weights: Any = None,
+    plot: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
+    """``(document, plot models)`` of ``uqeval ucc``, the one entry of every front end and engine.
+
+    ``sources``: files (read with ``settings``; ``--weights``: the first file's column) or, in memory,
+    ``{name: loaded}`` (Python's containers; ``weights``: one a row). ``engine``: as
+    :meth:`~uqeval.engine.options.EngineOptions.choose` chose it for the files (None: memory). In memory each
+    file is loaded, its band made (:func:`band_of`, at ``options.level``) and the bands folded as the one
+    batch (:func:`ucc_report`); on the stream and Dask engines :func:`~.stream.ucc_with_engine` folds record
+    batches (``progress``: rows read). ``plot``: also the models of :func:`~uqeval.plots.ucc.plot_ucc` (in
+    memory; else None)."""
+    if engine is not None and engine.streams:
+        engine.memory_only(permutation_test=options.n_permutations, plot=plot)
+        from .stream import ucc_with_engine
+
+        files = list(cast("Sequence[str | Path]", sources))
+        return ucc_with_engine(files, model_names(files), settings, engine, options, progress), None
+    column = None
+    if isinstance(sources, Mapping):
+        bands = [band_of(name, loaded, options.level) for name, loaded in sources.items()]
+    else:
+        bands, weights, column = _file_bands(sources, settings, options.level)
+    curves: list[UCCCurve] | None = [] if plot else None
+    summary = ucc_report(bands, options, weights, column, curves)
+    return summary, None if curves is None else plot_models(summary, curves)
+
+
+def _file_bands(
+    files: Sequence[str | Path], settings: Settings, level: float
+) -> tuple[list[Band], np.ndarray | None, str | None]:
+    """``(bands, weights, their column)`` of ``files`` read whole (the weights: the first file's ``--weights``
+    column, as on the streaming engines)."""
+    from ...engine.aligned import file_settings
+    from ...engine.progress import stage
+    from ...io.load import load_predictions
+
+    bands, weights = [], None
+    for i, (name, path) in enumerate(zip(model_names(files), files)):
+        stage(f"reading {name}")
+        loaded = load_predictions(path, file_settings(settings, i), weights_ok=i == 0)
+        weights = loaded.weights if i == 0 else weights
+        bands.append(band_of(name, loaded, level))
+    stage("UCC")
+    return bands, weights, settings.columns.get("weights")
+
+
+def plot_models(summary: dict[str, Any], curves: Sequence[UCCCurve]) -> list[dict[str, Any]]:
+    """The ``models`` argument of :func:`~uqeval.plots.ucc.plot_ucc`: each model's exact curve and its
+    constant band's, as :func:`finish` summarised them (``curves``: two per model, in turn), with the
+    model's summary values."""
     out = []
-    w = None
-    if weights is not None:
-        from ...weights import check_weights, drop_zero
-
-        w, bands, _ = drop_zero(check_weights(weights, n=bands[0].y_true.size), *bands)
-    for b in bands:
-        u = summary["models"][b.name]["ucc"]
-        curve, const = _named(
-            b,
-            ucc_curves_rows,
-            b.y_true,
-            b.pred,
-            b.bounds_of,
-            x_axis=u["x_axis"],
-            y_axis=u["y_axis"],
-            normalize=u["normalize"],
-            weights=w,
-        )
+    for i, (name, model) in enumerate(summary["models"].items()):
+        u = model["ucc"]
         out.append(
             {
-                "name": b.name,
-                "curve": curve,
-                "const_curve": const,
-                "op": u["op"],
-                "op_min": u["op_min"],
-                "auucc": u["auucc"],
-                "gain": u["gain"],
+                "name": name,
+                "curve": curves[2 * i],
+                "const_curve": curves[2 * i + 1],
+                **{key: u[key] for key in ("op", "op_min", "auucc", "auucc_const", "gain")},
             }
         )
     return out

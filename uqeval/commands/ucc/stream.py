@@ -378,7 +378,7 @@ def ucc_with_engine(
     column = settings.columns.get("weights")
     check_request(options, len(specs), column is not None, needs_all_rows=False)
     with over_aligned(specs, settings, engine, progress) as run:
-        state = run.fold(partial(UccState, list(names), specs, settings.level, options))
+        state = run.fold(partial(UccState, list(names), specs, options))
     sources = [m.src for m in run.models]
     inputs = []
     for i, src in enumerate(sources):
