@@ -26,8 +26,7 @@ if TYPE_CHECKING:
 
 class Partial:
     """Counts and the metric state of some rows (one chunk, one partition, or all merged); with
-    ``needs_all_rows`` (the memory engine) the one piece of every row, ``kept`` whole (:mod:`module docs
-    <uqeval.commands.score.stream>`)."""
+    ``needs_all_rows`` (the memory engine) the one piece of every row, ``kept`` whole and not summed."""
 
     def __init__(self, settings: Settings | None = None, needs_all_rows: bool = False) -> None:
         self.settings = settings or Settings()
