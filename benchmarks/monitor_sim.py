@@ -104,7 +104,7 @@ def speed(n: float, windows: list[str]) -> None:
     from uqeval.engine.options import EngineOptions
 
     def score_stream(path: Path, settings: Settings) -> dict:
-        return score_with_engine(path, settings, EngineOptions("stream"))
+        return score_with_engine(path, settings, EngineOptions("stream")).summary
 
     rows = int(n)
     path = Path(__file__).resolve().parent / "data" / f"monitor_gaussian_{rows}.parquet"

@@ -106,7 +106,8 @@ def evaluate(
     >>> round(s["crps"], 4) == round(uqeval.crps_normal(y, mu, 1.0), 4)
     True
     """
-    from ..commands.score.core import score_loaded
+    from ..commands.score.stream import score_with_engine
+    from ..engine.options import EngineOptions
 
     roles = _in._canonical_roles(
         dict(
@@ -139,7 +140,8 @@ def evaluate(
         _in._attach_weights(loaded, weights, arrow)
     if spec is not None:
         spec = _spec_rows(spec, loaded, arrow, time, id)
-    return Scores(_judged(score_loaded(loaded, settings, spec), loaded), loaded.prediction, settings)
+    scored = score_with_engine(loaded, settings, EngineOptions("memory"), reference=spec)
+    return Scores(scored.judged(), loaded.prediction, settings)
 
 
 def _skill_spec(reference: Any, train: Any, time: Any, id: str | None, table: bool) -> Any:
@@ -173,13 +175,6 @@ def _spec_rows(spec: Any, loaded: Any, arrow: Any, time: Any, id: str | None) ->
         if loaded.info["n_dropped"] and times.shape[:1] == (loaded.info["n_rows"],):
             spec = replace(spec, time=times[loaded.prediction.row_numbers()])  # the times of the rows kept
     return spec
-
-
-def _judged(summary: dict[str, Any], loaded: Any) -> dict[str, Any]:
-    """``summary`` with its verdict (issue 39), judged on the rows still in memory."""
-    from ..commands.verdict import with_verdict
-
-    return with_verdict(summary, loaded.prediction, loaded.weights)
 
 
 @python_api
@@ -333,8 +328,8 @@ def evaluate_file(
     Other ``overrides`` are settings (``num_bins=50``, ``nan_policy="omit"``).
     ``Scores.to_json()`` is the document ``uqeval score FILE --format json`` prints.
     """
-    from ..commands.score.core import score_loaded
-    from ..io.load import load_predictions
+    from ..commands.score.stream import score_with_engine
+    from ..engine.options import EngineOptions
 
     roles = _in._file_roles(overrides)
     weights = overrides.pop("weights", None)
@@ -362,8 +357,9 @@ def evaluate_file(
                 s = _in._with_columns(s, roles)
             if weights is not None:
                 s = replace(s, columns={**s.columns, "weights": weights})
-            loaded = load_predictions(path, s, weights_ok=True)
-            return Scores(_judged(score_loaded(loaded, s, spec), loaded), loaded.prediction, s)
+            scored = score_with_engine(path, s, EngineOptions("memory"), reference=spec)
+            assert scored.loaded is not None  # read in memory
+            return Scores(scored.judged(), scored.loaded.prediction, s)
         # lists of columns (quantiles, samples, proba, ...): read the file and evaluate its table
         from ..io.readers import inspect, read_columns
 

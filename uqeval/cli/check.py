@@ -180,7 +180,6 @@ def check(
         from dataclasses import replace
 
         from ..catalogue import settings_for_paths
-        from ..commands.score.core import score_file
 
         settings = flags.settings(baseline=None if baseline is None or base is None else (baseline, base))
         # a rule on an opt-in group turns its option on: on/off options (corp.brier.mcb -> --diagnostics,
@@ -191,13 +190,11 @@ def check(
         settings = settings_for_paths(settings, [c.path for c in rule_set.checks] + list(rule_set.require))
         engine = engine_options.choose([input])
         reference = flags.reference_spec()  # usage errors (--id without --reference FILE) on every engine
-        if not engine.streams:
-            summary = score_file(input, settings, reference=reference)
-        else:
-            engine.memory_only(reference=flags.reference)
-            from .score import score_streamed
+        engine.memory_only(reference=flags.reference)
+        from .score import run_score
 
-            summary = score_streamed(input, settings, engine)
+        summary = run_score(input, settings, engine, reference).summary
+        if engine.streams:
             from ..io.inputs import expand_input
 
             skipped = expand_input(input, check=False).note()  # files of a directory that were not read

@@ -50,18 +50,16 @@ def build_entry(
     With ``--weights`` the metric tables are weighted (``score``'s machinery); the figures take no weights:
     they are drawn from the unweighted rows and every caption says so, and the UCC numbers are left out
     (``uqeval ucc --weights`` gives the weighted UCC), each with a note."""
-    from ..commands.score.core import score_loaded
-    from ..io.load import load_predictions
+    from ..commands.score.stream import score_with_engine
+    from ..engine.options import EngineOptions
     from ..plots.kinds import KIND_TITLES, PLOT_KINDS, applicable_kinds, build_figures, encode_figures
     from .plot import load_x
 
     # read once: scored, then drawn
-    loaded = load_predictions(file, settings, extra=[x] if x else (), weights_ok=True)
-    summary = score_loaded(loaded, settings, reference)
-    if verdict:  # issue 39: judged on the rows in memory
-        from ..commands.verdict import with_verdict
-
-        with_verdict(summary, loaded.prediction, loaded.weights)
+    scored = score_with_engine(file, settings, EngineOptions("memory"), None, reference, [x] if x else ())
+    loaded = scored.loaded
+    assert loaded is not None  # read in memory
+    summary = scored.judged() if verdict else scored.summary  # issue 39: judged on the rows in memory
     metrics = summary.get("metrics")
     weighted = loaded.weights is not None
     if models is not None:

@@ -29,6 +29,9 @@ from .common import (
 from .plot import MaxPointsOpt, PlotFormatOpt, XOpt
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..commands.score.stream import Scored
     from ..engine.options import EngineOptions
 
 
@@ -110,10 +113,7 @@ def score(
     flags: ScoringFlags,
 ) -> None:
     """Score a prediction file: accuracy, calibration, sharpness, scoring rules, reliability, coverage."""
-    from ..commands.score.core import per_row_table, score_loaded
-    from ..commands.verdict import with_verdict
     from ..errors import UsageError
-    from ..io.load import load_predictions
     from ..io.writers import write_parquet
 
     settings = flags.settings(
@@ -125,40 +125,31 @@ def score(
     check_outputs([file], out.path)
     engine = engine_options.choose([file])
     maps = _draws_maps(file)
-    if engine.streams:
-        engine.memory_only(per_row=per_row, plot_dir=None if maps else plot_dir, reference=flags.reference)
-        if plot_dir is not None:  # a grid: the maps, from the per-cell metrics
-            _check_plot_options(file, plot_dir, plot_format, max_points, x)
-        streamed = score_streamed(file, settings, engine)
-        if plot_dir is not None:
-            _write_maps(streamed, plot_dir, plot_format)
-        emit(with_verdict(streamed) if out.verdict else streamed, out.fmt, out.path)
-        return
+    # streamed: the maps of a grid only (from the per-cell metrics); the other figures need the rows in memory
+    engine.memory_only(per_row=per_row, plot_dir=None if maps else plot_dir, reference=flags.reference)
     if per_row is not None:
         _check_per_row(file, per_row, out.path)
-    _check_plot_options(file, plot_dir, plot_format, max_points, x)
-    # compute everything first, then write: a failure leaves no output behind
-    # --x read with the prediction
-    loaded = load_predictions(file, settings, extra=[x] if x else (), weights_ok=True)
-    rows_table = per_row_table(loaded.prediction) if per_row is not None else None
-    summary = score_loaded(loaded, settings, reference)
-    if out.verdict:
-        with_verdict(summary, loaded.prediction, loaded.weights)
+    if plot_dir is not None or not engine.streams:
+        _check_plot_options(file, plot_dir, plot_format, max_points, x)
+    # compute everything first, then write: a failure leaves no output behind (--x read with the prediction)
+    scored = run_score(file, settings, engine, reference, extra=[x] if x else (), per_row=per_row is not None)
+    summary = scored.judged() if out.verdict else scored.summary
+    loaded = scored.loaded
     images = (
         _plot_images(file, loaded, settings, summary, plot_dir, plot_format, max_points, x, order_by)
-        if plot_dir is not None
+        if plot_dir is not None and loaded is not None
         else None
     )
-    if rows_table is not None:
+    if scored.per_row is not None:
         assert per_row is not None  # the table is made only for --per-row
-        write_parquet(per_row, rows_table)
+        write_parquet(per_row, scored.per_row)
     if images is not None:
         from ..plots.kinds import write_images
 
         assert plot_dir is not None  # the images are made only for --plot-dir
         write_images(images, plot_dir, plot_format.value if plot_format else "png")
-        if maps:
-            _write_maps(summary, plot_dir, plot_format)
+    if plot_dir is not None and maps:
+        _write_maps(summary, plot_dir, plot_format)
     emit(summary, out.fmt, out.path)
 
 
@@ -225,12 +216,22 @@ def _check_plot_options(file: Path, plot_dir: Path | None, plot_format, max_poin
     render_workers(plots.RENDER_PROCESSES)
 
 
-def score_streamed(file: Path, settings, engine: EngineOptions) -> dict:
-    """The summary of ``file`` on the stream or Dask ``engine``, with a progress bar on a terminal."""
+def run_score(
+    file: Path,
+    settings,
+    engine: EngineOptions,
+    reference=None,
+    extra: Sequence[str] = (),
+    per_row: bool = False,
+) -> Scored:
+    """``score`` of ``file`` on ``engine`` (:func:`~uqeval.commands.score.stream.score_with_engine`), with a
+    progress bar on a terminal when streamed."""
+    from contextlib import nullcontext
+
     from ..commands.score.stream import score_with_engine
 
-    with engine.progress([file]) as progress:
-        return score_with_engine(file, settings, engine, progress)
+    with engine.progress([file]) if engine.streams else nullcontext() as progress:
+        return score_with_engine(file, settings, engine, progress, reference, extra, per_row)
 
 
 def _plot_images(

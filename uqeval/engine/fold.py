@@ -1,4 +1,4 @@
-"""The one way a command runs on the stream and Dask engines: it hands the engine a *fold*.
+"""The one way a command runs on every engine: it hands the engine a *fold*.
 
 A fold is a picklable callable ``new()`` returning an empty state. A state has ``add(piece)``, which folds
 one record batch (a :class:`Piece`) into it, and ``merge(other)``, which returns the state of both parts'
@@ -9,7 +9,8 @@ finishes the merged state into its document.
 pass, such as the exact median of ``score``, folds twice): the stream engine reads record batches in
 order on this process; the Dask engine maps Parquet row groups to states on the workers and tree-reduces
 them there. Both hand a state the same pieces, built and validated by the loader, so a state's code is
-the same on every engine and nothing here knows a metric or a command.
+the same on every engine and nothing here knows a metric or a command. The memory engine is the one-batch
+case (:func:`in_memory`): one state gets one piece holding the whole loaded input, and is never merged.
 """
 
 from __future__ import annotations
@@ -50,13 +51,14 @@ S = TypeVar("S", bound=State)
 
 @dataclass
 class Rows:
-    """The rows of one input on the stream or Dask engine (:func:`over_rows`).
+    """The rows of one input on an engine (:func:`over_rows`, :func:`in_memory`).
 
-    ``src``: the opened source (its spec, format, files and notes); ``engine``: ``"stream"`` or ``"dask"``;
+    ``src``: the opened source (its spec, format, files and notes; None in memory); ``engine``: ``"memory"``,
+    ``"stream"`` or ``"dask"``;
     ``info``: the entries the document's ``input`` block records of the run (rows per batch; on Dask the
     partitions and the cluster); ``parts``: on Dask the tasks, ``(file, row groups, global first row,
     rows)`` in row order, one state each (a fold whose states finish parts of their work early, such as a
-    monitor's windows, plans on them); None on the stream engine (one state reads every row)."""
+    monitor's windows, plans on them); None on the stream and memory engines (one state reads every row)."""
 
     src: Any
     engine: str
@@ -92,6 +94,20 @@ def session(engine: EngineOptions) -> Iterator[None]:
             _CLIENT.reset(token)
 
 
+def in_memory(loaded: Any) -> Rows:
+    """The rows of an input loaded in memory (a :class:`~uqeval.io.load.Loaded`) on the memory engine: a fold
+    gets one piece, ``batch`` the :class:`~uqeval.io.load.Loaded` itself, holding every row, into one state
+    (never merged: a state that keeps all its rows can finish exactly)."""
+    piece = Piece(str(loaded.info.get("path")), loaded, int(loaded.info.get("n_rows", 0)), 0, loaded.extra)
+
+    def fold_memory(new, report):
+        state = new()
+        state.add(piece)
+        return state
+
+    return Rows(None, "memory", {}, fold_memory)
+
+
 def _fold_task(task, plan, settings: Settings, chunk_rows: int, columns: list[str], extra, new) -> Any:
     """The state of one Dask task's row groups (runs on a worker)."""
     from .dask import task_batches
@@ -118,13 +134,20 @@ def over_rows(
     weights_ok: bool = False,
     skip: Callable[[Any], Collection[str]] | None = None,
 ) -> Iterator[Rows]:
-    """The :class:`Rows` of ``spec`` on ``engine`` (``stream`` or ``dask``, chosen by
-    :meth:`~uqeval.engine.options.EngineOptions.choose`; ``chunk_rows`` defaults to
+    """The :class:`Rows` of ``spec`` on ``engine`` (``memory``, ``stream`` or ``dask``, chosen by
+    :meth:`~uqeval.engine.options.EngineOptions.choose`; in memory the file loaded whole, :func:`in_memory`,
+    ``extra`` columns read when the file has them; ``chunk_rows`` defaults to
     :func:`~uqeval.engine.local.auto_chunk_rows`), open for folds while the context lasts (on Dask: the
     client). ``extra``: further columns each piece carries; ``allow_by``: the ``by`` role is read (into the
     batches' groups); ``weights_ok``: the fold uses the weights (else a weights column is refused);
     ``skip(source)``: the files of the opened source to leave out, asked once before any row is read (their
-    rows are not numbered: the rows of the files read are numbered from 0)."""
+    rows are not numbered: the rows of the files read are numbered from 0; not in memory)."""
+    if engine.engine == "memory":
+        from ..io.load import load_predictions
+
+        assert skip is None  # a file in memory is read whole
+        yield in_memory(load_predictions(spec, settings, extra=extra, weights_ok=weights_ok))
+        return
     engine = engine.sized([spec], settings)
     chunk_rows = cast("int", engine.chunk_rows)
     if engine.engine != "dask":

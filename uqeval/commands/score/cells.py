@@ -350,7 +350,7 @@ class CellPartial(Partial):
         self.cells = getattr(self, "cells", CellSums()).merge(part)
         return super().batch_state(batch, settings)
 
-    def merge(self, other: Partial) -> CellPartial:
-        out = cast("CellPartial", super().merge(other))
+    def merge_sums(self, other: Partial) -> CellPartial:
+        out = cast("CellPartial", super().merge_sums(other))
         out.cells = getattr(self, "cells", CellSums()).merge(getattr(other, "cells", CellSums()))
         return out

@@ -9,7 +9,7 @@ import numpy as np
 
 from ...catalogue import compute_metrics, not_computed_notes, not_defined
 from ...config import Settings
-from ...io.load import Loaded, load_predictions
+from ...io.load import Loaded
 from ...predictions import Prediction
 from .cells import many_cells
 from .summary import build_summary
@@ -203,7 +203,9 @@ def reference_ids(loaded: Loaded, reference) -> np.ndarray | None:
 
 
 def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str, Any]:
-    """The full JSON summary (see :mod:`uqeval.commands.score.summary`) of an already loaded file.
+    """The full JSON summary (see :mod:`uqeval.commands.score.summary`) of an input loaded in memory: how
+    ``score``'s fold finishes a state that kept every row (:func:`~.stream.score_with_engine`, the memory
+    engine), with the exact kernels, the ``--by`` groups and the skill scores.
 
     ``reference``: a :class:`uqeval.commands.compare.skill.Reference`; adds the ``skill`` group and ``input.reference``.
     """
@@ -277,9 +279,14 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
 
 
 def score_file(path: str | Path, settings: Settings | None = None, reference=None) -> dict[str, Any]:
-    """Load ``path`` and return the full JSON summary (see :mod:`uqeval.commands.score.summary`)."""
-    settings = settings or Settings()
-    return score_loaded(load_predictions(path, settings, weights_ok=True), settings, reference)
+    """Load ``path`` and return the full JSON summary (see :mod:`uqeval.commands.score.summary`), as
+    ``uqeval score --engine memory`` does (:func:`~.stream.score_with_engine`)."""
+    from ...engine.options import EngineOptions
+    from .stream import score_with_engine
+
+    return score_with_engine(
+        path, settings or Settings(), EngineOptions("memory"), reference=reference
+    ).summary
 
 
 def read_extra_column(path: str | Path, column: str, rows: np.ndarray | slice) -> np.ndarray:

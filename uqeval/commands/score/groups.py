@@ -49,8 +49,8 @@ class GroupedPartial(Partial):
     and, after the second pass, the per-group selections and second-pass states (``group_selection``,
     ``group_second``)."""
 
-    def __init__(self, settings: Settings | None = None) -> None:
-        super().__init__(settings)
+    def __init__(self, settings: Settings | None = None, needs_all_rows: bool = False) -> None:
+        super().__init__(settings, needs_all_rows)
         self.groups: dict[str, Any] = {}
         self.group_selection: dict[str, Any] = {}
         self.group_second: dict[str, Any] = {}
@@ -75,9 +75,9 @@ class GroupedPartial(Partial):
         return whole
 
     # a GroupedPartial is only ever merged with another of the same grouped run (narrower than Partial)
-    def merge(self, other: GroupedPartial) -> GroupedPartial:  # type: ignore[override]
-        """Both parts' rows: the whole state as :meth:`Partial.merge`, the groups by :func:`merge_groups`."""
-        out = cast("GroupedPartial", Partial.merge(self, other))
+    def merge_sums(self, other: GroupedPartial) -> GroupedPartial:  # type: ignore[override]
+        """Both parts' rows: the whole state as :meth:`Partial.merge_sums`, the groups by :func:`merge_groups`."""
+        out = cast("GroupedPartial", Partial.merge_sums(self, other))
         out.groups = merge_groups(self.groups, other.groups)
         out.path = self.path or other.path
         check_group_count(len(out.groups), self.path or other.path)

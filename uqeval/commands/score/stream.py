@@ -1,12 +1,18 @@
-"""``score`` on the stream and Dask engines: a :class:`Partial` (counts and the catalogue's metric state)
-per record batch or partition, merged, then finished into the same JSON summary as in memory.
+"""``score``'s fold on every engine: a :class:`Partial` per record batch, partition, or (in memory) the one
+piece holding the whole loaded input, merged, then finished into the JSON summary (:func:`score_with_engine`).
+
+A state the memory engine fills (``needs_all_rows``) keeps its one piece whole and no sums: it finishes with
+the exact in-memory computation (:func:`uqeval.commands.score.core.score_loaded`: every metric, the exact
+order statistics, the ``--by`` groups and the skill scores). Merged with another state it turns into sums
+(:meth:`Partial.summed`); a summed state (counts and the catalogue's metric state) finishes as
+:func:`summary_of` does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from ...config import Settings
 from ...engine.local import row_signature
@@ -15,16 +21,17 @@ from ...errors import InputError, option
 if TYPE_CHECKING:
     from ...engine.fold import Piece, Rows
     from ...engine.options import EngineOptions
+    from ...io.load import Loaded
 
 
 class Partial:
-    """Counts and the metric state of some rows (one chunk, one partition, or all merged)."""
+    """Counts and the metric state of some rows (one chunk, one partition, or all merged); with
+    ``needs_all_rows`` (the memory engine) the one piece of every row, ``kept`` whole and not summed."""
 
-    def __init__(self, settings: Settings | None = None) -> None:
-        from ...catalogue import states
-
+    def __init__(self, settings: Settings | None = None, needs_all_rows: bool = False) -> None:
         self.settings = settings or Settings()
-        self.state = states.init()
+        #: the catalogue's metric state of the rows summed (:mod:`uqeval.catalogue.states`; none while kept)
+        self.state: dict[str, Any] = {} if needs_all_rows else _init()
         self.n_rows = self.n_dropped = self.n_members_dropped = self.n_fixed = 0
         self.columns: dict[str, Any] | None = None
         self.signature: tuple | None = None
@@ -35,10 +42,21 @@ class Partial:
         self.second: dict | None = None  # the merged second-pass state
         #: families not defined for these rows' shape (uqeval.catalogue.not_defined; every batch has the same)
         self.undefined: list[tuple[str, str]] = []
+        self.needs_all_rows = needs_all_rows
+        #: needs_all_rows: the memory engine's one piece (its batch the Loaded input), kept for the exact finish
+        self.kept: Piece | None = None
 
     def add(self, piece: Piece) -> None:
-        """Fold one record batch in (:class:`~uqeval.engine.fold.Piece`)."""
-        batch, where, settings = piece.batch, piece.file, self.settings
+        """Fold one record batch in (:class:`~uqeval.engine.fold.Piece`); with ``needs_all_rows`` the first piece
+        is kept whole, and a second turns the state into sums."""
+        if self.needs_all_rows:
+            if self.kept is None:
+                self.kept = piece
+                return
+            # a second piece: no longer the one-batch case, both pieces summed
+            self.needs_all_rows, kept, self.kept, self.state = False, self.kept, None, _init()
+            self.add(kept)
+        batch, where, settings = _batch(piece.batch), piece.file, self.settings
         self.n_rows += piece.rows
         self.n_dropped += batch.n_dropped
         self.n_members_dropped += batch.n_members_dropped
@@ -84,11 +102,25 @@ class Partial:
         self.second = states.merge_second(self.second, second, kind)
 
     def empty(self) -> Partial:
-        """A new state of this kind, for no rows."""
+        """A new state of this kind, for no rows (summed)."""
         return type(self)(self.settings)
 
-    def merge(self, other: Partial) -> Partial:
+    def summed(self) -> Partial:
+        """This state as sums: itself, or for a state that kept its piece a new one with the piece folded in."""
+        if self.kept is None:
+            return self
+        out = self.empty()
+        out.add(self.kept)
+        return out
 
+    def merge(self, other: Partial) -> Partial:
+        """Both parts' rows, as sums (associative; neither part changed)."""
+        if self.kept is not None or other.kept is not None:
+            return self.summed().merge(other.summed())
+        return self.merge_sums(other)
+
+    def merge_sums(self, other: Partial) -> Partial:
+        """Both summed parts' rows (:meth:`merge`)."""
         if self.signature is not None and other.signature is not None and self.signature != other.signature:
             raise InputError(
                 f"{other.first_file}: per-row shapes {dict(other.signature)} differ from "
@@ -106,6 +138,31 @@ class Partial:
         return out
 
 
+def _init() -> dict[str, Any]:
+    """The metric state of no rows (:func:`uqeval.catalogue.states.init`)."""
+    from ...catalogue import states
+
+    return states.init()
+
+
+def _batch(batch):
+    """A piece's record batch; the memory engine's piece holds a :class:`~uqeval.io.load.Loaded` input,
+    summed as the one batch of its rows."""
+    from ...io.load import Batch, Loaded
+
+    if not isinstance(batch, Loaded):
+        return batch
+    info = batch.info
+    return Batch(
+        batch.prediction,
+        int(info.get("n_dropped", 0)),
+        int(info.get("n_members_dropped", 0)),
+        info.get("columns") or {},
+        batch.groups,
+        batch.weights,
+    )
+
+
 def batch_weights(batch, settings: Settings, idx=None):
     """The row weights of a batch (``idx``: of these rows) where the settings name a weights column, else None."""
     if not settings.columns.get("weights"):
@@ -115,14 +172,14 @@ def batch_weights(batch, settings: Settings, idx=None):
     return batch.weights if idx is None else batch.weights[idx]
 
 
-def new_partial(settings: Settings) -> Partial:
+def new_partial(settings: Settings, needs_all_rows: bool = False) -> Partial:
     """An empty :class:`Partial` (weighted where the settings name a weights column), one per ``--by`` group
     too (:class:`~.groups.GroupedPartial`) where they name a ``by`` column."""
     if settings.columns.get("by"):
         from .groups import GroupedPartial
 
-        return GroupedPartial(settings)
-    return Partial(settings)
+        return GroupedPartial(settings, needs_all_rows)
+    return Partial(settings, needs_all_rows)
 
 
 class SecondPass:
@@ -161,25 +218,65 @@ class SecondPass:
         return out
 
 
+class Scored(NamedTuple):
+    """What :func:`score_with_engine` returns: the JSON ``summary``; on the memory engine the ``loaded`` input
+    (its rows in memory, for the verdict and the figures; None when streamed) and, when asked for, its
+    ``per_row`` uncertainty table (:func:`~uqeval.commands.score.core.per_row_table`)."""
+
+    summary: dict[str, Any]
+    loaded: Loaded | None = None
+    per_row: Any = None
+
+    def judged(self) -> dict[str, Any]:
+        """The summary with its verdict (issue 39), judged on the rows still in memory if any."""
+        from ..verdict import with_verdict
+
+        if self.loaded is None:
+            return with_verdict(self.summary)
+        return with_verdict(self.summary, self.loaded.prediction, self.loaded.weights)
+
+
 def score_state(
-    spec: str | Path,
+    source: str | Path | Loaded,
     settings: Settings,
     engine: EngineOptions,
     progress: Callable[[int], None] | None = None,
+    extra: Sequence[str] = (),
 ) -> tuple[Rows, Partial]:
-    """The rows of ``spec`` on a streaming engine (``engine``: ``stream`` or ``dask``) and their merged
-    :class:`Partial`; when a metric needs one (:func:`uqeval.catalogue.states.selection`: exact MdAE, of the
-    whole data and of each ``--by`` group), the rows are folded a second time."""
+    """The rows of ``source`` on ``engine`` (as :meth:`~uqeval.engine.options.EngineOptions.choose` chose it; a
+    :class:`~uqeval.io.load.Loaded` input is in memory already) and their merged :class:`Partial`; when a
+    summed state's metric needs one (:func:`uqeval.catalogue.states.selection`: exact MdAE, of the whole data
+    and of each ``--by`` group), the rows are folded a second time. ``extra``: further columns read in
+    memory (``--x``)."""
+    from contextlib import nullcontext
     from functools import partial
 
-    from ...catalogue import states
-    from ...engine.fold import over_rows
+    from ...engine.fold import in_memory, over_rows
+    from ...io.load import Loaded
     from .cells import CellPartial, many_cells
 
     grouped = bool(settings.columns.get("by"))
-    new = CellPartial if grouped and many_cells(spec, settings) else new_partial
-    with over_rows(spec, settings, engine, progress, allow_by=grouped, weights_ok=True) as rows:
-        part = rows.fold(partial(new, settings))
+    memory = isinstance(source, Loaded) or engine.engine == "memory"
+    with (
+        nullcontext(in_memory(source))
+        if isinstance(source, Loaded)
+        else over_rows(
+            source,
+            settings,
+            engine,
+            progress,
+            extra=tuple(extra) if memory else (),
+            allow_by=grouped,
+            weights_ok=True,
+        )
+    ) as rows:
+        spec = source.info.get("path") if isinstance(source, Loaded) else source
+        new = CellPartial if grouped and many_cells(spec, settings) else new_partial
+        part = rows.fold(partial(new, settings, memory))
+        if part.kept is not None:  # every row kept: the exact order statistics need no second pass
+            return rows, part
+        from ...catalogue import states
+
         part.selection = states.selection(part.state) if part.state["n"] else None
         group_selection = part.selections() if part.state["n"] else {}
         if part.selection is not None or group_selection:
@@ -192,27 +289,40 @@ def score_state(
 
 
 def score_with_engine(
-    spec: str | Path,
+    source: str | Path | Loaded,
     settings: Settings,
     engine: EngineOptions,
     progress: Callable[[int], None] | None = None,
-) -> dict[str, Any]:
-    """The JSON summary of ``spec`` on a streaming engine (``engine``: ``stream`` or ``dask``, as
-    :meth:`~uqeval.engine.options.EngineOptions.choose` chose it)."""
-    rows, part = score_state(spec, settings, engine, progress)
+    reference=None,
+    extra: Sequence[str] = (),
+    per_row: bool = False,
+) -> Scored:
+    """``score`` of ``source`` (a path, or a :class:`~uqeval.io.load.Loaded` input) on ``engine`` (``memory``,
+    ``stream`` or ``dask``, as :meth:`~uqeval.engine.options.EngineOptions.choose` chose it): its fold
+    (:func:`score_state`) finished into the JSON summary. ``reference``: a
+    :class:`uqeval.commands.compare.skill.Reference` (memory only), for the ``skill`` group; ``extra``: further
+    columns read with the input in memory (``--x``); ``per_row``: the per-row uncertainty table too (memory
+    only)."""
+    rows, part = score_state(source, settings, engine, progress, extra)
+    if part.kept is not None:  # the one-batch case: every row in memory, the exact computation
+        from .core import per_row_table, score_loaded
+
+        loaded = part.kept.batch
+        table = per_row_table(loaded.prediction) if per_row else None
+        return Scored(score_loaded(loaded, settings, reference), loaded, table)
+    assert reference is None and not per_row  # the front ends refuse them on a streaming engine
     groups = None
     if settings.columns.get("by") and part.state["n"]:
         from .cells import CellPartial, cell_groups, with_cell_note
 
         if isinstance(part, CellPartial):  # score --preserve-dims on many cells
             groups = cell_groups(part.cells, settings, settings.columns["by"])
-            return with_cell_note(
-                summary_of(rows.src, part, settings, rows.engine, rows.info, groups), groups
-            )
+            summary = summary_of(rows.src, part, settings, rows.engine, rows.info, groups)
+            return Scored(with_cell_note(summary, groups), None)
         from .groups import GroupedPartial, groups_of
 
         groups = groups_of(cast("GroupedPartial", part), settings)
-    return summary_of(rows.src, part, settings, rows.engine, rows.info, groups)
+    return Scored(summary_of(rows.src, part, settings, rows.engine, rows.info, groups), None)
 
 
 def summary_of(
