@@ -16,6 +16,7 @@ import typer
 
 # the limits live with the settings (config.py imports nothing heavy)
 from ..config import LIMITS
+from ..engine.local import ENGINES
 from ..errors import UqevalError
 from ..names import cli_flags
 
@@ -921,11 +922,8 @@ def check_outputs(inputs: list[Any], *paths: Path | None) -> None:
 
 
 # --------------------------------------------------------------------------- engines (issue 14): streaming and Dask
-class Engine(str, Enum):
-    auto = "auto"
-    memory = "memory"
-    stream = "stream"
-    dask = "dask"
+#: the --engine choices (:data:`uqeval.engine.local.ENGINES`)
+Engine = Enum("Engine", {k: k for k in ENGINES}, type=str)  # type: ignore[misc]  # members known at run time only
 
 
 QuietOpt = Annotated[
@@ -946,7 +944,7 @@ ENGINE_OPTIONS = _options(
         "engine",
         Engine,
         "--engine",
-        default=Engine.auto,
+        default=Engine("auto"),
         help="memory: read the file at once; stream: record batches with bounded memory (files, Parquet "
         "directories incl. hive partitions, globs, and - : standard input, spooled to a temporary file "
         "first); dask: partial states on a Dask cluster (not -); auto: stream above 1 GiB on disk or for "
