@@ -234,18 +234,25 @@ def _is_pyproject(p: Path) -> bool:
     return p.name == "pyproject.toml"
 
 
+def read_text(path: Path, what: str) -> str:
+    """The text of a file the user named (``what``: "config file", "rules file"), or a one-line InputError."""
+    try:
+        return path.read_text(
+            encoding="utf-8-sig"
+        )  # a byte-order mark (Windows editors) is not part of the text
+    except FileNotFoundError:
+        raise InputError(f"{what} '{path}' does not exist") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {what} '{path}': {exc}") from None
+
+
 def load_config(path: str | Path) -> dict[str, Any]:
     """Read a TOML config file into flat ``Settings`` keyword overrides.
 
     A ``pyproject.toml`` holds the same tables under ``[tool.uqeval]`` (``[tool.uqeval.metrics]``, ...).
     """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")  # a byte-order mark (Windows editors) is not TOML
-    except FileNotFoundError:
-        raise InputError(f"config file '{p}' does not exist") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read config file '{p}': {exc}") from None
+    text = read_text(p, "config file")
     from .strict import loads_toml, tomllib
 
     try:

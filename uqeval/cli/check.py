@@ -73,21 +73,11 @@ def _no_scoring_options(input: Path, flags: ScoringFlags) -> None:
         )
 
 
-def _read_text(path: Path, what: str) -> str:
-    from ..errors import InputError
-
-    try:
-        return path.read_text(encoding="utf-8-sig")  # a byte-order mark is not part of the text
-    except FileNotFoundError:
-        raise InputError(f"{what} '{path}' does not exist") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {what} '{path}': {exc}") from None
-
-
 def _read_summary(path: Path, what: str) -> dict:
     from ..commands.check import summary_from_json
+    from ..config import read_text
 
-    return summary_from_json(_read_text(path, what), str(path))
+    return summary_from_json(read_text(path, what), str(path))
 
 
 InputArg = Annotated[
@@ -161,6 +151,7 @@ def check(
     input or a bad rules file (naming the line).
     """
     from ..commands.check import evaluate, load_rules, opt_in_options, settings_mismatch
+    from ..config import read_text
     from ..errors import GateFailure, InputError
     from ..io.writers import atomic_write_text, write_json
     from ..report.check import rich_tables, to_dict, to_junit, to_markdown
@@ -170,7 +161,7 @@ def check(
         _no_scoring_options(input, flags)
     check_outputs([p for p in (input, rules, baseline, flags.train) if p is not None], junit, out.path)
 
-    rule_set = load_rules(_read_text(rules, "rules file"), str(rules))
+    rule_set = load_rules(read_text(rules, "rules file"), str(rules))
     base = _read_summary(baseline, "baseline") if baseline is not None else None
 
     notes: list[str] = []
