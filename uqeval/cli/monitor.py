@@ -225,15 +225,4 @@ def monitor(
     from .common import note
 
     note(*doc.get("notes", []))
-
-    def markdown() -> str:
-        from ..report.verdict import markdown_verdict
-
-        return "\n".join(markdown_verdict(doc)) + to_markdown(doc) if doc.get("verdict") else to_markdown(doc)
-
-    def parts() -> list:
-        from ..report.verdict import rich_verdict
-
-        return [p for p in (rich_verdict(doc), *rich_tables(doc)) if p is not None]
-
-    show(doc, out.fmt, markdown, parts)
+    show(doc, out.fmt, lambda: to_markdown(doc), lambda: rich_tables(doc))
