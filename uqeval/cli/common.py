@@ -35,9 +35,9 @@ class OutputFormat(str, Enum):
     markdown = "markdown"
 
 
-class NanPolicy(str, Enum):
-    raise_ = "raise"
-    omit = "omit"
+#: the choices of an option whose members are only read by value: a ``str`` Enum made from their names
+#: (mypy does not read a functional Enum's members from a comprehension, hence its ignore)
+NanPolicy = Enum("NanPolicy", {k: k for k in ("raise", "omit")}, type=str)  # type: ignore[misc]
 
 
 class OrderBy(str, Enum):
@@ -55,17 +55,8 @@ OrderByOpt = Annotated[
 ]
 
 
-class Representation(str, Enum):
-    gaussian = "gaussian"
-    point = "point"
-    intervals = "intervals"
-    quantiles = "quantiles"
-    samples = "samples"
-    categorical = "categorical"
-    members = "members"
-    dirichlet = "dirichlet"
-    loglik = "loglik"
-    multivariate = "multivariate"
+_KINDS = "gaussian point intervals quantiles samples categorical members dirichlet loglik multivariate"
+Representation = Enum("Representation", {k: k for k in _KINDS.split()}, type=str)  # type: ignore[misc]
 
 
 FormatOpt = Annotated[

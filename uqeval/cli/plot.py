@@ -27,10 +27,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-class PlotFormat(str, Enum):
-    png = "png"
-    svg = "svg"
-    pdf = "pdf"
+PlotFormat = Enum("PlotFormat", {k: k for k in ("png", "svg", "pdf")}, type=str)  # type: ignore[misc]  # as cli.common.NanPolicy
 
 
 # The --kind choices (uqeval.plots holds only the names: no matplotlib import for `uqeval --help`).
