@@ -19,6 +19,7 @@ from ..config import LIMITS
 from ..engine.local import ENGINES
 from ..errors import UqevalError
 from ..names import cli_flags
+from ..plots import PLOT_FORMATS
 
 #: Help panels (typer's ``rich_help_panel``): ``uqeval COMMAND --help`` lists the options under these
 #: headings (:class:`uqeval.cli.panels.PanelCommand`); an option without one is listed under "Options".
@@ -104,7 +105,7 @@ def figure_format(path: Path) -> str:
     from ..errors import UsageError
 
     fmt = path.suffix.lower().lstrip(".")
-    if fmt not in ("png", "svg", "pdf"):
+    if fmt not in PLOT_FORMATS:
         raise UsageError(f"--plot {path}: give a file name ending in .png, .svg or .pdf")
     return fmt
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 
 from ..config import LIMITS
-from ..plots import PLOT_KINDS
+from ..plots import PLOT_FORMATS, PLOT_KINDS
 from .common import (
     PLOTS_PANEL,
     OrderBy,
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-PlotFormat = Enum("PlotFormat", {k: k for k in ("png", "svg", "pdf")}, type=str)  # type: ignore[misc]  # as cli.common.NanPolicy
+PlotFormat = Enum("PlotFormat", {k: k for k in PLOT_FORMATS}, type=str)  # type: ignore[misc]  # as cli.common.NanPolicy
 
 
 # The --kind choices (uqeval.plots holds only the names: no matplotlib import for `uqeval --help`).
@@ -77,13 +77,13 @@ def output_format(output: Path, plot_format: PlotFormat | None) -> str:
 
     suffix = output.suffix.lower().lstrip(".")
     if plot_format is not None:
-        if suffix in ("png", "svg", "pdf") and suffix != plot_format.value:
+        if suffix in PLOT_FORMATS and suffix != plot_format.value:
             raise UsageError(
                 f"--output {output} ends in .{suffix} but --plot-format is {plot_format.value}; "
                 "make them agree"
             )
         return plot_format.value
-    return suffix if suffix in ("png", "svg", "pdf") else "png"
+    return suffix if suffix in PLOT_FORMATS else "png"
 
 
 def load_x(x: str | None, loaded) -> tuple[np.ndarray | None, str | None]:
