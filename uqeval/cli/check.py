@@ -7,18 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .common import (
-    Output,
-    ScoringFlags,
-    check_outputs,
-    console,
-    engine_options,
-    handle_errors,
-    output_options,
-    remote_options,
-    scoring_options,
-    show,
-)
+from .common import Output, ScoringFlags, check_outputs, console, engine_command, show
 
 if TYPE_CHECKING:
     from ..engine.options import EngineOptions
@@ -126,11 +115,7 @@ OutputOpt = Annotated[
 ]
 
 
-@handle_errors
-@remote_options
-@scoring_options
-@engine_options(dask=False)
-@output_options(output=OutputOpt)
+@engine_command(dask=False, output=OutputOpt)
 def check(
     input: InputArg,
     rules: RulesOpt,

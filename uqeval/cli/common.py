@@ -1016,6 +1016,31 @@ def engine_options(func: Callable[..., Any] | None = None, *, dask: bool = True)
     return decorate if func is None else decorate(func)
 
 
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def engine_command(
+    inputs: Decorator = scoring_options,
+    *extra: Decorator,
+    dask: bool = True,
+    output: Any = OutputOpt,
+    verdict: bool = True,
+) -> Decorator:
+    """The options and the edge of a command that reads predictions on an engine, in their --help order:
+    ``out: Output`` (:func:`output_options` with ``output``, ``verdict``), ``engine_options`` (``dask``),
+    ``flags`` (``inputs``: :func:`scoring_options`, or the command's :func:`input_options`), the ``extra``
+    bundles (:func:`resampling_options`), ``--connect-timeout`` (:func:`remote_options`); then
+    :func:`handle_errors`."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        func = engine_options(output_options(func, output=output, verdict=verdict), dask=dask)
+        for outer in (inputs, *extra, remote_options, handle_errors):
+            func = outer(func)
+        return func
+
+    return decorate
+
+
 # --------------------------------------------------------------------------- gridded inputs (issue 41)
 GRID_PANEL = "Gridded inputs (NetCDF, Zarr)"
 #: the options of a labelled input (:mod:`uqeval.io.labelled`)

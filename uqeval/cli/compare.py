@@ -13,14 +13,11 @@ from .common import (
     Output,
     ScoringFlags,
     check_outputs,
-    engine_options,
+    engine_command,
     figure_format,
     figure_option,
-    handle_errors,
     load_same_rows,
-    output_options,
     permutations_option,
-    remote_options,
     resampling_options,
     scoring_options,
 )
@@ -102,12 +99,7 @@ PlotOpt = Annotated[
 ]
 
 
-@handle_errors
-@remote_options
-@resampling_options
-@scoring_options
-@engine_options
-@output_options(output=OutputOpt)
+@engine_command(scoring_options, resampling_options, output=OutputOpt)
 def compare(
     files: FilesArg,
     metrics: MetricsOpt = None,

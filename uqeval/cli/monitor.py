@@ -7,18 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .common import (
-    Output,
-    ScoringFlags,
-    check_outputs,
-    engine_options,
-    figure_option,
-    handle_errors,
-    output_options,
-    remote_options,
-    scoring_options,
-    show,
-)
+from .common import Output, ScoringFlags, check_outputs, engine_command, figure_option, scoring_options, show
 
 if TYPE_CHECKING:
     from ..engine.options import EngineOptions
@@ -133,17 +122,15 @@ PlotOpt = Annotated[
 ]
 
 
-@handle_errors
-@remote_options
-@scoring_options(  # --time worded for the monitor and shown under "Windows"
-    wording={
-        "time": "The monitor's time column (timestamps or ISO strings): each row goes to the --window of its "
-        "time, whatever its position in the file."
-    },
-    panels={"time": WINDOWS_PANEL},
+@engine_command(
+    scoring_options(  # --time worded for the monitor and shown under "Windows"
+        wording={
+            "time": "The monitor's time column (timestamps or ISO strings): each row goes to the --window of its "
+            "time, whatever its position in the file."
+        },
+        panels={"time": WINDOWS_PANEL},
+    )
 )
-@engine_options
-@output_options
 def monitor(
     files: FilesArg,
     window: WindowOpt,
