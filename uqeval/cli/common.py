@@ -41,9 +41,7 @@ class OutputFormat(str, Enum):
 NanPolicy = Enum("NanPolicy", {k: k for k in ("raise", "omit")}, type=str)  # type: ignore[misc]
 
 
-class OrderBy(str, Enum):
-    target = "target"
-    prediction = "prediction"
+OrderBy = Enum("OrderBy", {"target": "target", "prediction": "prediction"}, type=str)
 
 
 OrderByOpt = Annotated[

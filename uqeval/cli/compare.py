@@ -32,9 +32,7 @@ if TYPE_CHECKING:
     from ..resample import Resampling
 
 
-class Pairs(str, Enum):
-    best = "best"
-    all = "all"
+Pairs = Enum("Pairs", {"best": "best", "all": "all"}, type=str)
 
 
 FilesArg = Annotated[
