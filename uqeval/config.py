@@ -77,10 +77,8 @@ class Settings:
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
-        d["levels"] = list(self.levels) if self.levels is not None else None
-        d["tw_threshold"] = list(self.tw_threshold) if self.tw_threshold is not None else None
-        d["thresholds"] = list(self.thresholds) if self.thresholds is not None else None
-        d["groups"] = list(self.groups) if self.groups is not None else None
+        for key in ("levels", "tw_threshold", "thresholds", "groups"):  # tuples as JSON arrays
+            d[key] = None if d[key] is None else list(d[key])
         for key in ("sep", "decimal", "groups"):  # written only when not the default
             if d[key] is None:
                 del d[key]
