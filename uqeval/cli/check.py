@@ -39,23 +39,14 @@ def result_view(summary: dict[str, Any]) -> dict[str, Any]:
 def _no_scoring_options(input: Path, flags: ScoringFlags) -> None:
     """Refuse scoring options given with a summary JSON (it is already scored)."""
     from ..errors import UsageError
+    from ..names import cli_flag
 
-    given = list(flags.given()) + list(flags.columns)
+    given = [*flags.given(), *flags.columns]
     given += [
-        name
-        for name, v in (
-            ("config", flags.config),
-            ("train", flags.train),
-            ("reference", flags.reference),
-            ("time", flags.time),
-            ("id", flags.id),
-        )
-        if v is not None
+        name for name in ("config", "train", "reference", "time", "id") if getattr(flags, name) is not None
     ]
     if given:
-        shown = ", ".join(
-            "--" + g.replace("_", "-").replace("class-bins", "bins").replace("y-true", "y") for g in given
-        )
+        shown = ", ".join(cli_flag(g) for g in given)
         raise UsageError(
             f"{shown}: scoring options apply to a predictions INPUT, but {input} is a summary "
             "JSON that is already scored; drop them or pass the predictions file"
