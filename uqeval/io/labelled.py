@@ -30,7 +30,6 @@ from ..errors import InputError, UsageError, option
 from .columns import ALIASES
 from .readers import Spooled, _short
 
-#: file name endings read as labelled data (a ``.zarr`` directory is a Zarr store)
 #: default names of the ensemble member dimension, in the order they are looked for
 MEMBER_DIMS = ("member", "ensemble", "realization", "realisation", "number")
 QUANTILE_DIMS = ("quantile",)
