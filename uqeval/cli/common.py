@@ -585,11 +585,6 @@ def fail(message: str, code: int) -> None:
     raise typer.Exit(code)
 
 
-def error_line(exc: UqevalError) -> str:
-    """The one line printed for an error: its message and the flag that fixes it (the CLI's voice)."""
-    return str(exc) or type(exc).__name__  # newlines from input are shown escaped by fail(), not cut
-
-
 def note(*texts: str) -> None:
     """One ``note:`` line on stderr for each of ``texts``, input-derived text made inert."""
     from ..text import note_line
@@ -720,7 +715,9 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
             except UqevalError as exc:
                 interrupts.settle()
                 _warnings_note(caught, exc.exit_code)
-                fail(error_line(exc), exc.exit_code)
+                # its message and the flag that fixes it (the CLI's voice); newlines from input are shown
+                # escaped by fail(), not cut
+                fail(str(exc) or type(exc).__name__, exc.exit_code)
             except KeyboardInterrupt:
                 interrupts.settle()
                 discard_temps()
