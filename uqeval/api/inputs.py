@@ -352,13 +352,13 @@ def _from_plan(arrow: Any, names: dict[str, str], settings: Settings) -> tuple[L
     """A table whose columns are detected (or named, one per role) exactly as ``uqeval score`` detects a
     file's: the same column plan and loader, over the table in memory."""
     from ..io.load import Loaded, build_batch, input_info, plan_for
-    from ..io.readers import TableInfo
+    from ..io.readers import TableInfo, is_list_type
 
     info = TableInfo(
         path="data",  # type: ignore[arg-type]  # messages name the argument
         format="python",
         columns=list(arrow.column_names),
-        list_columns=frozenset(f.name for f in arrow.schema if _is_list(f.type)),
+        list_columns=frozenset(f.name for f in arrow.schema if is_list_type(f.type)),
     )
     if names:
         settings = _with_columns(settings, names)
@@ -369,12 +369,6 @@ def _from_plan(arrow: Any, names: dict[str, str], settings: Settings) -> tuple[L
     assert pred is not None  # allow_empty=False: a table without rows left raised
     meta = input_info(batch, plan, "<table>", "python", arrow.num_rows)
     return Loaded(pred, meta, batch.groups, weights=batch.weights), settings
-
-
-def _is_list(t: Any) -> bool:
-    import pyarrow as pa
-
-    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
 
 
 def _prepare(
