@@ -228,10 +228,6 @@ def find_config(start: str | Path | None = None, environ: Any = None) -> tuple[P
     return None
 
 
-def _is_pyproject(p: Path) -> bool:
-    return p.name == "pyproject.toml"
-
-
 def read_text(path: Path, what: str) -> str:
     """The text of a file the user named (``what``: "config file", "rules file"), or a one-line InputError."""
     try:
@@ -262,7 +258,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):  # pragma: no cover - tomllib always returns a table
         raise InputError(f"config file '{p}' must hold TOML tables")
     prefix: tuple[str, ...] = ()
-    if _is_pyproject(p):
+    if p.name == "pyproject.toml":
         prefix = ("tool", "uqeval")
         tool = data.get("tool")
         section = tool.get("uqeval") if isinstance(tool, dict) else None
