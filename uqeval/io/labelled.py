@@ -55,10 +55,6 @@ _DEFAULT = GridOptions()
 _OPTIONS: ContextVar[GridOptions | None] = ContextVar("uqeval_grid_options", default=None)
 
 
-def _current() -> GridOptions:
-    return _OPTIONS.get() or _DEFAULT
-
-
 @contextmanager
 def grid_options(opts: GridOptions) -> Iterator[None]:
     """Read labelled inputs with ``opts`` while the context lasts."""
@@ -154,7 +150,7 @@ _SPOOLS: dict[tuple[str, GridOptions, tuple[float, ...]], _Spool] = {}
 
 def _key(spec: str | Path) -> tuple[str, GridOptions, tuple[float, ...]]:
     """A spool is reused while the options and the files' modification times are the same."""
-    opts = _current()
+    opts = _OPTIONS.get() or _DEFAULT
     stamps = []
     for f in (str(spec), opts.obs):
         try:
