@@ -77,10 +77,8 @@ class Settings:
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
-        d["levels"] = list(self.levels) if self.levels is not None else None
-        d["tw_threshold"] = list(self.tw_threshold) if self.tw_threshold is not None else None
-        d["thresholds"] = list(self.thresholds) if self.thresholds is not None else None
-        d["groups"] = list(self.groups) if self.groups is not None else None
+        for key in ("levels", "tw_threshold", "thresholds", "groups"):  # tuples as JSON arrays
+            d[key] = None if d[key] is None else list(d[key])
         for key in ("sep", "decimal", "groups"):  # written only when not the default
             if d[key] is None:
                 del d[key]
@@ -230,8 +228,16 @@ def find_config(start: str | Path | None = None, environ: Any = None) -> tuple[P
     return None
 
 
-def _is_pyproject(p: Path) -> bool:
-    return p.name == "pyproject.toml"
+def read_text(path: Path, what: str) -> str:
+    """The text of a file the user named (``what``: "config file", "rules file"), or a one-line InputError."""
+    try:
+        return path.read_text(
+            encoding="utf-8-sig"
+        )  # a byte-order mark (Windows editors) is not part of the text
+    except FileNotFoundError:
+        raise InputError(f"{what} '{path}' does not exist") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {what} '{path}': {exc}") from None
 
 
 def load_config(path: str | Path) -> dict[str, Any]:
@@ -240,12 +246,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
     A ``pyproject.toml`` holds the same tables under ``[tool.uqeval]`` (``[tool.uqeval.metrics]``, ...).
     """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")  # a byte-order mark (Windows editors) is not TOML
-    except FileNotFoundError:
-        raise InputError(f"config file '{p}' does not exist") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read config file '{p}': {exc}") from None
+    text = read_text(p, "config file")
     from .strict import loads_toml, tomllib
 
     try:
@@ -257,7 +258,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):  # pragma: no cover - tomllib always returns a table
         raise InputError(f"config file '{p}' must hold TOML tables")
     prefix: tuple[str, ...] = ()
-    if _is_pyproject(p):
+    if p.name == "pyproject.toml":
         prefix = ("tool", "uqeval")
         tool = data.get("tool")
         section = tool.get("uqeval") if isinstance(tool, dict) else None

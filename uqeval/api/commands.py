@@ -22,9 +22,7 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
     from ..engine.options import EngineOptions
-
-    #: what ``ucc`` and ``compare`` take as models
-    Models = Prediction | Mapping[str, Prediction] | Sequence[Prediction]
+    from .inputs import Models
 
 
 @python_api

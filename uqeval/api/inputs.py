@@ -105,12 +105,7 @@ def _encode_table_labels(arrow: Any, target: Any, classes: Any) -> Any:
     input is not changed."""
     import pyarrow as pa
 
-    name = target if isinstance(target, str) else None
-    if name is None and target is None:
-        from ..io.columns import ALIASES
-
-        found = [c for c in arrow.column_names if c.lower() in ALIASES["y_true"] + ("label",)]
-        name = found[0] if len(found) == 1 else None
+    name = target if isinstance(target, str) else None if target is not None else _target_column(arrow)
     if name is None or name not in arrow.column_names:
         return arrow
     column = arrow.column(name)
@@ -121,6 +116,14 @@ def _encode_table_labels(arrow: Any, target: Any, classes: Any) -> Any:
     values = np.asarray(column.to_pylist(), dtype=object)
     codes = _encode_labels(values, classes, f"column {name!r}")
     return arrow.set_column(arrow.column_names.index(name), name, pa.array(np.asarray(codes, dtype=float)))
+
+
+def _target_column(arrow: Any) -> str | None:
+    """The one column of ``arrow`` named as a target (``y``, ``y_true``, ``target``, ``label``), else None."""
+    from ..io.columns import ALIASES
+
+    found = [c for c in arrow.column_names if c.lower() in ALIASES["y_true"] + ("label",)]
+    return found[0] if len(found) == 1 else None
 
 
 #: the roles of :func:`evaluate` that are arrays (or column names of ``data``), in the order they are checked
@@ -349,13 +352,13 @@ def _from_plan(arrow: Any, names: dict[str, str], settings: Settings) -> tuple[L
     """A table whose columns are detected (or named, one per role) exactly as ``uqeval score`` detects a
     file's: the same column plan and loader, over the table in memory."""
     from ..io.load import Loaded, build_batch, input_info, plan_for
-    from ..io.readers import TableInfo
+    from ..io.readers import TableInfo, is_list_type
 
     info = TableInfo(
         path="data",  # type: ignore[arg-type]  # messages name the argument
         format="python",
         columns=list(arrow.column_names),
-        list_columns=frozenset(f.name for f in arrow.schema if _is_list(f.type)),
+        list_columns=frozenset(f.name for f in arrow.schema if is_list_type(f.type)),
     )
     if names:
         settings = _with_columns(settings, names)
@@ -366,12 +369,6 @@ def _from_plan(arrow: Any, names: dict[str, str], settings: Settings) -> tuple[L
     assert pred is not None  # allow_empty=False: a table without rows left raised
     meta = input_info(batch, plan, "<table>", "python", arrow.num_rows)
     return Loaded(pred, meta, batch.groups, weights=batch.weights), settings
-
-
-def _is_list(t: Any) -> bool:
-    import pyarrow as pa
-
-    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
 
 
 def _prepare(
@@ -460,11 +457,7 @@ def _load(
         else:  # arrays, or lists of column names: the arrays path
             columns: dict[str, Any] = {}
             arrays: dict[str, np.ndarray] = {}
-            if target is None:
-                from ..io.columns import ALIASES
-
-                found = [c for c in arrow.column_names if c.lower() in ALIASES["y_true"] + ("label",)]
-                target = found[0] if len(found) == 1 else None
+            target = _target_column(arrow) if target is None else target
             for role, v in {"y_true": target, **given}.items():
                 if v is None:
                     continue

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
@@ -14,9 +14,6 @@ from ..predictions import (
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
-
-    #: what ``ucc`` and ``compare`` take as models
-    Models = Prediction | Mapping[str, Prediction] | Sequence[Prediction]
 
 
 class Scores(Mapping):

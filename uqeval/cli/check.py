@@ -7,18 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .common import (
-    Output,
-    ScoringFlags,
-    check_outputs,
-    console,
-    engine_options,
-    handle_errors,
-    output_options,
-    remote_options,
-    scoring_options,
-    show,
-)
+from .common import Output, ScoringFlags, check_outputs, console, engine_command, show
 
 if TYPE_CHECKING:
     from ..engine.options import EngineOptions
@@ -50,44 +39,25 @@ def result_view(summary: dict[str, Any]) -> dict[str, Any]:
 def _no_scoring_options(input: Path, flags: ScoringFlags) -> None:
     """Refuse scoring options given with a summary JSON (it is already scored)."""
     from ..errors import UsageError
+    from ..names import cli_flag
 
-    given = list(flags.given()) + list(flags.columns)
+    given = [*flags.given(), *flags.columns]
     given += [
-        name
-        for name, v in (
-            ("config", flags.config),
-            ("train", flags.train),
-            ("reference", flags.reference),
-            ("time", flags.time),
-            ("id", flags.id),
-        )
-        if v is not None
+        name for name in ("config", "train", "reference", "time", "id") if getattr(flags, name) is not None
     ]
     if given:
-        shown = ", ".join(
-            "--" + g.replace("_", "-").replace("class-bins", "bins").replace("y-true", "y") for g in given
-        )
+        shown = ", ".join(cli_flag(g) for g in given)
         raise UsageError(
             f"{shown}: scoring options apply to a predictions INPUT, but {input} is a summary "
             "JSON that is already scored; drop them or pass the predictions file"
         )
 
 
-def _read_text(path: Path, what: str) -> str:
-    from ..errors import InputError
-
-    try:
-        return path.read_text(encoding="utf-8-sig")  # a byte-order mark is not part of the text
-    except FileNotFoundError:
-        raise InputError(f"{what} '{path}' does not exist") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {what} '{path}': {exc}") from None
-
-
 def _read_summary(path: Path, what: str) -> dict:
     from ..commands.check import summary_from_json
+    from ..config import read_text
 
-    return summary_from_json(_read_text(path, what), str(path))
+    return summary_from_json(read_text(path, what), str(path))
 
 
 InputArg = Annotated[
@@ -136,11 +106,7 @@ OutputOpt = Annotated[
 ]
 
 
-@handle_errors
-@remote_options
-@scoring_options
-@engine_options(dask=False)
-@output_options(output=OutputOpt)
+@engine_command(dask=False, output=OutputOpt)
 def check(
     input: InputArg,
     rules: RulesOpt,
@@ -161,6 +127,7 @@ def check(
     input or a bad rules file (naming the line).
     """
     from ..commands.check import evaluate, load_rules, opt_in_options, settings_mismatch
+    from ..config import read_text
     from ..errors import GateFailure, InputError
     from ..io.writers import atomic_write_text, write_json
     from ..report.check import rich_tables, to_dict, to_junit, to_markdown
@@ -170,7 +137,7 @@ def check(
         _no_scoring_options(input, flags)
     check_outputs([p for p in (input, rules, baseline, flags.train) if p is not None], junit, out.path)
 
-    rule_set = load_rules(_read_text(rules, "rules file"), str(rules))
+    rule_set = load_rules(read_text(rules, "rules file"), str(rules))
     base = _read_summary(baseline, "baseline") if baseline is not None else None
 
     notes: list[str] = []

@@ -16,8 +16,10 @@ import typer
 
 # the limits live with the settings (config.py imports nothing heavy)
 from ..config import LIMITS
+from ..engine.local import ENGINES
 from ..errors import UqevalError
 from ..names import cli_flags
+from ..plots import PLOT_FORMATS
 
 #: Help panels (typer's ``rich_help_panel``): ``uqeval COMMAND --help`` lists the options under these
 #: headings (:class:`uqeval.cli.panels.PanelCommand`); an option without one is listed under "Options".
@@ -34,14 +36,12 @@ class OutputFormat(str, Enum):
     markdown = "markdown"
 
 
-class NanPolicy(str, Enum):
-    raise_ = "raise"
-    omit = "omit"
+#: the choices of an option whose members are only read by value: a ``str`` Enum made from their names
+#: (mypy does not read a functional Enum's members from a comprehension, hence its ignore)
+NanPolicy = Enum("NanPolicy", {k: k for k in ("raise", "omit")}, type=str)  # type: ignore[misc]
 
 
-class OrderBy(str, Enum):
-    target = "target"
-    prediction = "prediction"
+OrderBy = Enum("OrderBy", {"target": "target", "prediction": "prediction"}, type=str)
 
 
 OrderByOpt = Annotated[
@@ -54,17 +54,8 @@ OrderByOpt = Annotated[
 ]
 
 
-class Representation(str, Enum):
-    gaussian = "gaussian"
-    point = "point"
-    intervals = "intervals"
-    quantiles = "quantiles"
-    samples = "samples"
-    categorical = "categorical"
-    members = "members"
-    dirichlet = "dirichlet"
-    loglik = "loglik"
-    multivariate = "multivariate"
+_KINDS = "gaussian point intervals quantiles samples categorical members dirichlet loglik multivariate"
+Representation = Enum("Representation", {k: k for k in _KINDS.split()}, type=str)  # type: ignore[misc]
 
 
 FormatOpt = Annotated[
@@ -112,7 +103,7 @@ def figure_format(path: Path) -> str:
     from ..errors import UsageError
 
     fmt = path.suffix.lower().lstrip(".")
-    if fmt not in ("png", "svg", "pdf"):
+    if fmt not in PLOT_FORMATS:
         raise UsageError(f"--plot {path}: give a file name ending in .png, .svg or .pdf")
     return fmt
 
@@ -594,11 +585,6 @@ def fail(message: str, code: int) -> None:
     raise typer.Exit(code)
 
 
-def error_line(exc: UqevalError) -> str:
-    """The one line printed for an error: its message and the flag that fixes it (the CLI's voice)."""
-    return str(exc) or type(exc).__name__  # newlines from input are shown escaped by fail(), not cut
-
-
 def note(*texts: str) -> None:
     """One ``note:`` line on stderr for each of ``texts``, input-derived text made inert."""
     from ..text import note_line
@@ -729,7 +715,9 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
             except UqevalError as exc:
                 interrupts.settle()
                 _warnings_note(caught, exc.exit_code)
-                fail(error_line(exc), exc.exit_code)
+                # its message and the flag that fixes it (the CLI's voice); newlines from input are shown
+                # escaped by fail(), not cut
+                fail(str(exc) or type(exc).__name__, exc.exit_code)
             except KeyboardInterrupt:
                 interrupts.settle()
                 discard_temps()
@@ -921,11 +909,8 @@ def check_outputs(inputs: list[Any], *paths: Path | None) -> None:
 
 
 # --------------------------------------------------------------------------- engines (issue 14): streaming and Dask
-class Engine(str, Enum):
-    auto = "auto"
-    memory = "memory"
-    stream = "stream"
-    dask = "dask"
+#: the --engine choices (:data:`uqeval.engine.local.ENGINES`)
+Engine = Enum("Engine", {k: k for k in ENGINES}, type=str)  # type: ignore[misc]  # members known at run time only
 
 
 QuietOpt = Annotated[
@@ -946,7 +931,7 @@ ENGINE_OPTIONS = _options(
         "engine",
         Engine,
         "--engine",
-        default=Engine.auto,
+        default=Engine("auto"),
         help="memory: read the file at once; stream: record batches with bounded memory (files, Parquet "
         "directories incl. hive partitions, globs, and - : standard input, spooled to a temporary file "
         "first); dask: partial states on a Dask cluster (not -); auto: stream above 1 GiB on disk or for "
@@ -1024,6 +1009,31 @@ def engine_options(func: Callable[..., Any] | None = None, *, dask: bool = True)
         return _bundle(f, "engine_options", specs, pack)
 
     return decorate if func is None else decorate(func)
+
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def engine_command(
+    inputs: Decorator = scoring_options,
+    *extra: Decorator,
+    dask: bool = True,
+    output: Any = OutputOpt,
+    verdict: bool = True,
+) -> Decorator:
+    """The options and the edge of a command that reads predictions on an engine, in their --help order:
+    ``out: Output`` (:func:`output_options` with ``output``, ``verdict``), ``engine_options`` (``dask``),
+    ``flags`` (``inputs``: :func:`scoring_options`, or the command's :func:`input_options`), the ``extra``
+    bundles (:func:`resampling_options`), ``--connect-timeout`` (:func:`remote_options`); then
+    :func:`handle_errors`."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        func = engine_options(output_options(func, output=output, verdict=verdict), dask=dask)
+        for outer in (inputs, *extra, remote_options, handle_errors):
+            func = outer(func)
+        return func
+
+    return decorate
 
 
 # --------------------------------------------------------------------------- gridded inputs (issue 41)

@@ -13,14 +13,11 @@ from .common import (
     Output,
     ScoringFlags,
     check_outputs,
-    engine_options,
+    engine_command,
     figure_format,
     figure_option,
-    handle_errors,
     load_same_rows,
-    output_options,
     permutations_option,
-    remote_options,
     resampling_options,
     scoring_options,
 )
@@ -35,9 +32,7 @@ if TYPE_CHECKING:
     from ..resample import Resampling
 
 
-class Pairs(str, Enum):
-    best = "best"
-    all = "all"
+Pairs = Enum("Pairs", {"best": "best", "all": "all"}, type=str)
 
 
 FilesArg = Annotated[
@@ -102,12 +97,7 @@ PlotOpt = Annotated[
 ]
 
 
-@handle_errors
-@remote_options
-@resampling_options
-@scoring_options
-@engine_options
-@output_options(output=OutputOpt)
+@engine_command(scoring_options, resampling_options, output=OutputOpt)
 def compare(
     files: FilesArg,
     metrics: MetricsOpt = None,
@@ -233,24 +223,20 @@ def _write(result: dict, output: Path | None, plot: Path | None) -> None:
         from ..io.writers import write_json
 
         write_json(output, result)
-    if plot is not None:
-        from ..io.writers import atomic_write_bytes
-        from ..plots.common import figure_to_bytes
+    if plot is not None:  # (its suffix was checked before any work: figure_format)
+        from ..plots.common import write_figure
         from ..plots.compare import compare_figure
 
-        fmt = figure_format(plot)
-        atomic_write_bytes(plot, figure_to_bytes(compare_figure(result), fmt))
-        if result.get("murphy", {}).get(
-            "curves"
-        ):  # --murphy: the overlaid Murphy curves next to it (issue 16 A)
+        write_figure(plot, compare_figure(result))
+        # --murphy: the overlaid Murphy curves next to it (issue 16 A)
+        if result.get("murphy", {}).get("curves"):
             from ..plots.murphy import murphy_compare_figure
 
-            murphy = murphy_compare_figure(result["murphy"])
-            atomic_write_bytes(
-                plot.with_name(f"{plot.stem}_murphy{plot.suffix}"), figure_to_bytes(murphy, fmt)
+            write_figure(
+                plot.with_name(f"{plot.stem}_murphy{plot.suffix}"), murphy_compare_figure(result["murphy"])
             )
         if result.get("skill"):  # --reference: the skill of each model with its bootstrap interval (issue 16)
             from ..plots.verification import plot_skill, reference_label
 
             skill = plot_skill(result["skill"], reference=reference_label(result["reference"]))
-            atomic_write_bytes(plot.with_name(f"{plot.stem}_skill{plot.suffix}"), figure_to_bytes(skill, fmt))
+            write_figure(plot.with_name(f"{plot.stem}_skill{plot.suffix}"), skill)

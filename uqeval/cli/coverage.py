@@ -7,18 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .common import (
-    Output,
-    ScoringFlags,
-    check_outputs,
-    engine_options,
-    figure_option,
-    handle_errors,
-    input_options,
-    output_options,
-    remote_options,
-    show,
-)
+from .common import Output, ScoringFlags, check_outputs, engine_command, figure_option, input_options, show
 
 if TYPE_CHECKING:
     from ..engine.options import EngineOptions
@@ -41,17 +30,16 @@ NameOpt = Annotated[
 PlotOpt = Annotated[Path | None, figure_option("Write the faceted coverage-vs-width scatter (PNG/SVG/PDF).")]
 
 
-@handle_errors
-@remote_options
-@input_options(
-    metrics=("levels", "y_std", "train"),
-    wording={
-        "y_std": "Std of the training targets: widths in this unit.",
-        "train": "Training file whose target std is the width unit.",
-    },
+@engine_command(
+    input_options(
+        metrics=("levels", "y_std", "train"),
+        wording={
+            "y_std": "Std of the training targets: widths in this unit.",
+            "train": "Training file whose target std is the width unit.",
+        },
+    ),
+    verdict=False,
 )
-@engine_options
-@output_options(verdict=False)
 def coverage(
     files: FilesArg,
     by: ByOpt = None,

@@ -7,18 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .common import (
-    Output,
-    ScoringFlags,
-    check_outputs,
-    engine_options,
-    figure_option,
-    handle_errors,
-    output_options,
-    remote_options,
-    scoring_options,
-    show,
-)
+from .common import Output, ScoringFlags, check_outputs, engine_command, figure_option, scoring_options, show
 
 if TYPE_CHECKING:
     from ..engine.options import EngineOptions
@@ -133,17 +122,15 @@ PlotOpt = Annotated[
 ]
 
 
-@handle_errors
-@remote_options
-@scoring_options(  # --time worded for the monitor and shown under "Windows"
-    wording={
-        "time": "The monitor's time column (timestamps or ISO strings): each row goes to the --window of its "
-        "time, whatever its position in the file."
-    },
-    panels={"time": WINDOWS_PANEL},
+@engine_command(
+    scoring_options(  # --time worded for the monitor and shown under "Windows"
+        wording={
+            "time": "The monitor's time column (timestamps or ISO strings): each row goes to the --window of its "
+            "time, whatever its position in the file."
+        },
+        panels={"time": WINDOWS_PANEL},
+    )
 )
-@engine_options
-@output_options
 def monitor(
     files: FilesArg,
     window: WindowOpt,
@@ -225,15 +212,4 @@ def monitor(
     from .common import note
 
     note(*doc.get("notes", []))
-
-    def markdown() -> str:
-        from ..report.verdict import markdown_verdict
-
-        return "\n".join(markdown_verdict(doc)) + to_markdown(doc) if doc.get("verdict") else to_markdown(doc)
-
-    def parts() -> list:
-        from ..report.verdict import rich_verdict
-
-        return [p for p in (rich_verdict(doc), *rich_tables(doc)) if p is not None]
-
-    show(doc, out.fmt, markdown, parts)
+    show(doc, out.fmt, lambda: to_markdown(doc), lambda: rich_tables(doc))

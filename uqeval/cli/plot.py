@@ -13,7 +13,7 @@ import typer
 
 from ..config import LIMITS
 from ..errors import option
-from ..plots import PLOT_KINDS
+from ..plots import PLOT_FORMATS, PLOT_KINDS
 from .common import (
     PLOTS_PANEL,
     OrderBy,
@@ -28,10 +28,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-class PlotFormat(str, Enum):
-    png = "png"
-    svg = "svg"
-    pdf = "pdf"
+PlotFormat = Enum("PlotFormat", {k: k for k in PLOT_FORMATS}, type=str)  # type: ignore[misc]  # as cli.common.NanPolicy
 
 
 # The --kind choices (uqeval.plots holds only the names: no matplotlib import for `uqeval --help`).
@@ -81,13 +78,13 @@ def output_format(output: Path, plot_format: PlotFormat | None) -> str:
 
     suffix = output.suffix.lower().lstrip(".")
     if plot_format is not None:
-        if suffix in ("png", "svg", "pdf") and suffix != plot_format.value:
+        if suffix in PLOT_FORMATS and suffix != plot_format.value:
             raise UsageError(
                 f"--output {output} ends in .{suffix} but --plot-format is {plot_format.value}; "
                 "make them agree"
             )
         return plot_format.value
-    return suffix if suffix in ("png", "svg", "pdf") else "png"
+    return suffix if suffix in PLOT_FORMATS else "png"
 
 
 def load_x(x: str | None, loaded) -> tuple[np.ndarray | None, str | None]:

@@ -23,28 +23,12 @@ from .common import (
     show,
 )
 
-
-class Method(str, Enum):
-    std_scaling = "std-scaling"
-    isotonic = "isotonic"
-    conformal = "conformal"
-    accrue = "accrue"
-    temperature = "temperature"
-
-
-class Criterion(str, Enum):
-    ma_cal = "ma_cal"
-    rms_cal = "rms_cal"
-    miscal_area = "miscal_area"
-    nll = "nll"
-    crps = "crps"
-
-
-class Model(str, Enum):
-    poly = "poly"
-    mlp = "mlp"
-    constant = "constant"
-    kmeans = "kmeans"
+# the choices of --method, --criterion and --model (:data:`uqeval.cli.common.NanPolicy` says why ignored)
+_METHODS = ("std-scaling", "isotonic", "conformal", "accrue", "temperature")
+Method = Enum("Method", {k: k for k in _METHODS}, type=str)  # type: ignore[misc]
+_CRITERIA = ("ma_cal", "rms_cal", "miscal_area", "nll", "crps")
+Criterion = Enum("Criterion", {k: k for k in _CRITERIA}, type=str)  # type: ignore[misc]
+Model = Enum("Model", {k: k for k in ("poly", "mlp", "constant", "kmeans")}, type=str)  # type: ignore[misc]
 
 
 FileArg = Annotated[

@@ -182,13 +182,15 @@ def type_class(typ) -> str:
     every list is a list of its values' class; ``"null"`` (an all-null column) agrees with anything."""
     import pyarrow as pa
 
+    from .readers import is_list_type
+
     if pa.types.is_null(typ):
         return "null"
     if pa.types.is_integer(typ) or pa.types.is_floating(typ) or pa.types.is_decimal(typ):
         return "number"
     if pa.types.is_string(typ) or pa.types.is_large_string(typ):
         return "string"
-    if pa.types.is_list(typ) or pa.types.is_large_list(typ) or pa.types.is_fixed_size_list(typ):
+    if is_list_type(typ):
         return f"list<{type_class(typ.value_type)}>"
     return str(typ)
 

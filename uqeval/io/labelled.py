@@ -30,7 +30,6 @@ from ..errors import InputError, UsageError, option
 from .columns import ALIASES
 from .readers import Spooled, _short
 
-#: file name endings read as labelled data (a ``.zarr`` directory is a Zarr store)
 #: default names of the ensemble member dimension, in the order they are looked for
 MEMBER_DIMS = ("member", "ensemble", "realization", "realisation", "number")
 QUANTILE_DIMS = ("quantile",)
@@ -54,10 +53,6 @@ class GridOptions:
 
 _DEFAULT = GridOptions()
 _OPTIONS: ContextVar[GridOptions | None] = ContextVar("uqeval_grid_options", default=None)
-
-
-def _current() -> GridOptions:
-    return _OPTIONS.get() or _DEFAULT
 
 
 @contextmanager
@@ -155,7 +150,7 @@ _SPOOLS: dict[tuple[str, GridOptions, tuple[float, ...]], _Spool] = {}
 
 def _key(spec: str | Path) -> tuple[str, GridOptions, tuple[float, ...]]:
     """A spool is reused while the options and the files' modification times are the same."""
-    opts = _current()
+    opts = _OPTIONS.get() or _DEFAULT
     stamps = []
     for f in (str(spec), opts.obs):
         try:

@@ -21,6 +21,7 @@ from .readers import (
     TableInfo,
     float64_numpy,
     inspect,
+    is_list_type,
     numbers_numpy,
     read_block,
     read_columns,
@@ -90,19 +91,9 @@ def _stack(cols: dict, names: list[str], path: str | Path, offset: int = 0, orde
     return out
 
 
-def _is_list_type(t) -> bool:
-    import pyarrow as pa
-
-    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
-
-
 def _nested(column) -> bool:
     """True for a Parquet list-of-lists column."""
-    import pyarrow as pa
-
-    t = column.type
-    is_list = (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list)
-    return any(f(t) for f in is_list) and any(f(t.value_type) for f in is_list)
+    return is_list_type(column.type) and is_list_type(column.type.value_type)
 
 
 def _to_tensor(column, name: str, path: str | Path, offset: int = 0) -> np.ndarray:
@@ -112,13 +103,7 @@ def _to_tensor(column, name: str, path: str | Path, offset: int = 0) -> np.ndarr
 
     chunks = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     outer = chunks.type
-    if not (
-        pa.types.is_list(outer) or pa.types.is_large_list(outer) or pa.types.is_fixed_size_list(outer)
-    ) or not (
-        pa.types.is_list(outer.value_type)
-        or pa.types.is_large_list(outer.value_type)
-        or pa.types.is_fixed_size_list(outer.value_type)
-    ):
+    if not (is_list_type(outer) and is_list_type(outer.value_type)):
         raise SchemaError(
             f"{path}: column '{name}' must be a list of lists (one list of K class probabilities per member), "
             f"found {outer}"
@@ -366,7 +351,7 @@ def build_batch(
             plan.list_roles.add("y_true")
             spec_y = plan.roles["y_true"]
             target = cols.get(spec_y) if isinstance(spec_y, str) else None
-            if target is not None and not _is_list_type(target.type):
+            if target is not None and not is_list_type(target.type):
                 spec = plan.roles["samples"]
                 raise SchemaError(
                     f"{p}: column '{spec}' holds a list of lists per row, read as a multivariate ensemble "

@@ -222,15 +222,16 @@ def parquet_schema(path):
         ) from None
 
 
-def parquet_info(where, schema) -> TableInfo:
-    """The :class:`TableInfo` of a Parquet file at ``where`` (a path or a URI) with this Arrow schema."""
+def is_list_type(t) -> bool:
+    """Whether the Arrow type ``t`` is a list (of any of Arrow's three list types)."""
     import pyarrow as pa
 
-    lists = frozenset(
-        f.name
-        for f in schema
-        if pa.types.is_list(f.type) or pa.types.is_large_list(f.type) or pa.types.is_fixed_size_list(f.type)
-    )
+    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+
+
+def parquet_info(where, schema) -> TableInfo:
+    """The :class:`TableInfo` of a Parquet file at ``where`` (a path or a URI) with this Arrow schema."""
+    lists = frozenset(f.name for f in schema if is_list_type(f.type))
     return TableInfo(where, "parquet", list(schema.names), lists)
 
 
@@ -538,11 +539,7 @@ def to_matrix(column, name: str, path: str | Path, offset: int = 0) -> np.ndarra
     import pyarrow.compute as pc
 
     chunks = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    if not (
-        pa.types.is_list(chunks.type)
-        or pa.types.is_large_list(chunks.type)
-        or pa.types.is_fixed_size_list(chunks.type)
-    ):
+    if not is_list_type(chunks.type):
         raise SchemaError(f"{path}: column '{name}' must be a list column")
     lengths = pc.list_value_length(chunks).to_numpy(zero_copy_only=False)
     lengths = np.where(np.isnan(lengths.astype(float)), -1, lengths).astype(np.int64)

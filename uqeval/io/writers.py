@@ -356,14 +356,11 @@ def write_table(path: str | Path, table) -> None:
     if output_format(path) == "parquet":
         write_parquet(path, table)
         return
-    import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    nested = [
-        f.name
-        for f in table.schema
-        if pa.types.is_list(f.type) or pa.types.is_large_list(f.type) or pa.types.is_fixed_size_list(f.type)
-    ]
+    from .readers import is_list_type
+
+    nested = [f.name for f in table.schema if is_list_type(f.type)]
     if nested:
         raise InputError(
             f"{path}: list column(s) {', '.join(nested)} cannot be written to CSV; write a .parquet output instead"

@@ -32,6 +32,9 @@ PLOT_KINDS: tuple[str, ...] = (
     "coverage",  # issue 26/28: observed coverage against the nominal level (--diagnostics)
 )
 
+#: the image formats a figure is written in (``--plot FILE``'s suffix, ``--plot-format``)
+PLOT_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
+
 #: processes that draw and encode figures (``uqeval.plots.kinds.encode_figures``): 1 in a library call;
 #: ``uqeval.cli.main`` sets 2 on a machine with two or more cores, where drawing is most of a report's time
 RENDER_PROCESSES = 1

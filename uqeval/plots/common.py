@@ -30,6 +30,7 @@ from matplotlib.figure import Figure
 
 from ..errors import InputError, UsageError
 from ..validation import as_float_array, check_finite, finite_arrays
+from . import PLOT_FORMATS
 from .style import COLORS, FIGSIZE, FONT, GRID, LINE, MODEL_COLORS, SQUARE, axis_label, model_color
 
 __all__ = [
@@ -76,9 +77,6 @@ LegendLoc = Literal[
     "center",
     "outside",
 ]
-
-#: Output formats understood by :func:`figure_to_bytes`.
-PLOT_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
 
 # Metadata that would make the bytes differ run to run (dates) or name the software.
 _METADATA: dict[str, dict[str, None]] = {
@@ -472,7 +470,7 @@ def write_figure(path: str | Path, fig: Any, dpi: int = 150) -> None:
     from ..io.writers import atomic_write_bytes
 
     fmt = Path(path).suffix.lstrip(".").lower() or "png"
-    if fmt not in ("png", "svg", "pdf"):
+    if fmt not in PLOT_FORMATS:
         raise InputError(f"{path}: plots are written as .png, .svg or .pdf")
     if fig.canvas is None or not isinstance(fig.canvas, FigureCanvasAgg):
         FigureCanvasAgg(fig)

@@ -84,6 +84,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from ..catalogue import CLASSIFICATION
 from ..config import Settings
 from ..errors import InputError, option
 from ..predictions import Multivariate, Prediction, Samples, _Classifier
@@ -296,15 +297,9 @@ def _diagnostic(family: str, kinds: tuple[str, ...] | None = None) -> Callable[[
     return applies
 
 
-def _classifiers() -> tuple[str, ...]:
-    from ..catalogue import CLASSIFICATION
-
-    return CLASSIFICATION
-
-
 PLOT_NEEDS.update(
     {
-        "corp": _diagnostic("corp", _classifiers()),
+        "corp": _diagnostic("corp", CLASSIFICATION),
         "smooth_reliability": _diagnostic("smooth_calibration"),
         "spread_reliability": _diagnostic("spread_calibration"),
         # the ratio is a default metric; its binned diagram is a diagnostic figure (as spread_reliability)
@@ -655,7 +650,6 @@ def _categorical(d: _Draw, kinds: Sequence[str]) -> dict[str, Any]:
 def _rejection(d: _Draw, series: str | None = None, color: str | None = None) -> Any:
     """Rejection curve and its oracle: accuracy of the kept rows (classification, rejecting the
     least confident first) or RMSE of the ensemble mean (samples, largest ensemble std first)."""
-    from ..catalogue import CLASSIFICATION
     from .rejection import plot_rejection
 
     regression = d.pred.kind not in CLASSIFICATION
@@ -840,8 +834,6 @@ def build_figures(
         if x.shape != (pred.n,):
             raise InputError(f"x has {x.size} values but the prediction has {pred.n} rows")
 
-    from ..catalogue import CLASSIFICATION
-
     bundle = PlotBundle()
     on: dict[str, Any] = {} if ax is None else {"ax": ax}
     over = {**on, "label": series, "color": color} if series is not None else on
@@ -862,7 +854,7 @@ def coverage_levels_drawn(pred: Prediction, settings: Settings) -> list[float]:
     """The levels of the ``coverage`` figure: ``--levels`` when it gives several, else :data:`SET_LEVELS` for
     representations with any level (Gaussians, samples, classifiers' prediction sets); the levels quantiles
     and intervals carry (those asked for by ``--levels``)."""
-    from ..catalogue import CLASSIFICATION, coverage_levels
+    from ..catalogue import coverage_levels
 
     several = settings.levels is not None and len(settings.levels) > 1
     if pred.kind in CLASSIFICATION or pred.carried_levels() is None:
@@ -874,7 +866,6 @@ def _coverage(d: _Draw, info: Mapping[str, Any] | None) -> Any:
     """Observed coverage against the nominal level, with the mean width (set size) per level: the records
     of ``uqeval coverage`` (:func:`uqeval.commands.coverage.core.coverage_points`), pooled and drawn as the last panel
     of its ``--plot`` (:func:`uqeval.plots.coverage.pooled_coverage`, :func:`~uqeval.plots.coverage.plot_coverage_by_level`)."""
-    from ..catalogue import CLASSIFICATION
     from ..commands.coverage.core import coverage_points
     from ..io.load import Loaded
     from .coverage import plot_coverage_by_level, pooled_coverage

@@ -88,11 +88,6 @@ class Overlays:
         self._ucc: list[dict[str, Any]] = []
         self._n = 0
 
-    def _color(self, i: int) -> str:
-        from .style import model_color  # model i has one colour in every figure
-
-        return model_color(i)
-
     def _ax(self, key: str) -> Any:
         if key not in self._axes:
             from .common import new_figure
@@ -116,7 +111,9 @@ class Overlays:
         not be drawn for this data is skipped with a note, as ``uqeval report`` did for each file)."""
         # the colour slot of the models drawn on an overlay so far: plot_ucc colours its models by their
         # position, so a model with no overlay at all (points, classifiers) takes no slot
-        color = self._color(self._n)
+        from .style import model_color  # model i has one colour in every figure
+
+        color = model_color(self._n)
         wanted = overlay_kinds(pred, settings, metrics) if kinds is None else list(kinds)
         drawn: list[str] = []
         alone = PlotBundle()

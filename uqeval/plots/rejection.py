@@ -27,30 +27,17 @@ def plot_rejection(
     ax: Axes | None = None,
     colors: Sequence[str] | None = None,
 ) -> Figure:
-    """Plot one or more rejection curves with their oracle curves.
+    """One or more rejection curves, each solid with its oracle dashed in the same colour, the areas under
+    the curves in the legend.
 
     Parameters
     ----------
-    curves : sequence of dicts
-        Outputs of :func:`uqeval.metrics.ensembles.rejection_curve` (keys
-        ``fractions``, ``values``, ``oracle_values``, ``auc_rejection``,
-        ``auc_oracle``); an optional ``label`` key names the curve.
-    title : str
-        Figure title (e.g. naming the input file).
-    metric : {"accuracy", "rmse"}
-        Only used for the y-axis label.
-    labels : sequence of str, optional
-        Curve names; overrides ``label`` keys. Default ``model 1``, ``model 2``, ...
-    ax : matplotlib Axes, optional
-        Draw there (its figure is returned, and its layout left to the caller) instead of on a new figure.
-    colors : sequence of str, optional
-        One colour per curve; default the models' colours in order (:func:`uqeval.plots.style.model_color`).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        One axes: each model curve solid, its oracle dashed in the same colour,
-        with the areas under the curves in the legend.
+    curves : outputs of :func:`uqeval.metrics.ensembles.rejection_curve` (``fractions``, ``values``,
+        ``oracle_values``, ``auc_rejection``, ``auc_oracle``); an optional ``label`` key names the curve.
+    metric : ``"accuracy"`` or ``"rmse"``: only the y-axis label.
+    labels : curve names, over the ``label`` keys; default ``model 1``, ``model 2``, ...
+    ax : draw there (its figure is returned, its layout left to the caller) instead of on a new figure.
+    colors : one per curve; default the models' colours in order (:func:`uqeval.plots.style.model_color`).
     """
     if len(curves) == 0:
         raise InputError("plot_rejection needs at least one curve; compute one with rejection_curve()")

@@ -126,10 +126,6 @@ class _Ids:
         return ident
 
 
-def _is_scalar(v: Any) -> bool:
-    return v is None or isinstance(v, (str, bool, int, float))
-
-
 def _fmt_number(v: float | int) -> str:
     return fmt_number(v, HTML)
 
@@ -348,7 +344,7 @@ def _section_inputs(entries, names, ids: _Ids) -> str:
     flats = []
     for e in entries:
         s = e["summary"]
-        top = {k: v for k, v in s.items() if _is_scalar(v)}
+        top = {k: v for k, v in s.items() if v is None or isinstance(v, (str, bool, int, float))}
         flat = dict(flatten(top))
         flat.update(flatten(s.get("input") or {}, "input"))
         flats.append(flat)

@@ -205,6 +205,9 @@ def window_table(
 
 
 def to_markdown(doc: dict[str, Any]) -> str:
+    """The verdict's bullets (issue 39), the tests and the windows as Markdown."""
+    from .verdict import markdown_verdict
+
     lines: list[str] = []
     if doc["tests"]:
         thead, trows = test_table(doc)
@@ -216,14 +219,15 @@ def to_markdown(doc: dict[str, Any]) -> str:
     lines += md_table(head, rows, "lr" + "r" * (len(head) - 3) + "l")
     if caption:
         lines += ["", f"({caption})"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(markdown_verdict(doc)) + "\n".join(lines) + "\n"
 
 
 def rich_tables(doc: dict[str, Any]) -> list[Any]:
     from ..text import markup as escape
     from .format import rich_table
+    from .verdict import rich_verdict
 
-    out = []
+    out = [v for v in (rich_verdict(doc),) if v is not None]
     if doc["tests"]:
         thead, trows = test_table(doc)
         tcols = [
