@@ -445,3 +445,15 @@ def test_monitor_leads_with_its_alarm_sentence(tmp_path):
     pd.DataFrame({"y": rng.normal(size=n), "mean": 0.0, "std": 1.0}).to_csv(path, index=False)
     r = runner.invoke(app, ["monitor", str(path), "--window", "200"])
     assert r.exit_code == 0 and "no alarm (change detectors" in r.stdout.splitlines()[0], r.output
+
+
+def test_monitor_markdown_leaves_a_blank_line_after_the_verdict():
+    """The verdict's bullets end their list: the next line is blank, else Markdown reads the tests' title
+    as a continuation of the last bullet (it did, in ``monitor --format markdown``)."""
+    res = CliRunner().invoke(
+        app, ["monitor", str(SAMPLE / "gaussian.parquet"), "--window", "200", "-f", "markdown"]
+    )
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    last = max(i for i, line in enumerate(lines) if line.startswith("- **"))
+    assert lines[last + 1] == "" and lines[last + 2], lines[last : last + 3]

@@ -219,7 +219,7 @@ def to_markdown(doc: dict[str, Any]) -> str:
     lines += md_table(head, rows, "lr" + "r" * (len(head) - 3) + "l")
     if caption:
         lines += ["", f"({caption})"]
-    return "\n".join(markdown_verdict(doc)) + "\n".join(lines) + "\n"
+    return "\n".join([*markdown_verdict(doc), *lines]) + "\n"
 
 
 def rich_tables(doc: dict[str, Any]) -> list[Any]:
