@@ -187,8 +187,10 @@ def test_plot_dir_and_option_errors(tmp_path, small):
     (tmp_path / "file").write_text("x")
     r = invoke("score", small, "--plot-dir", tmp_path / "file")
     assert r.exit_code == 3 and "not a directory" in r.stderr
-    r = invoke("score", small, "--max-points", "10")
-    assert r.exit_code == 2 and "only apply with --plot-dir" in r.stderr
+    for engine in ("memory", "stream"):  # the same refusal on every engine (streamed, it was silent)
+        for extra in (["--max-points", "10"], ["--plot-format", "svg"], ["--x", "y"]):
+            r = invoke("score", small, "--engine", engine, *extra)
+            assert r.exit_code == 2 and "only apply with --plot-dir" in r.stderr, (engine, extra)
     r = invoke("score", small, "--plot-dir", tmp_path / "p", "--max-points", "0")
     assert r.exit_code == 2 and "--max-points must be >= 1" in r.stderr
     r = invoke("plot", small, "--kind", "pit", "-o", tmp_path / "nodir" / "a.png")

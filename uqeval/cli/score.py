@@ -129,8 +129,7 @@ def score(
     engine.memory_only(per_row=per_row, plot_dir=None if maps else plot_dir, reference=flags.reference)
     if per_row is not None:
         _check_per_row(file, per_row, out.path)
-    if plot_dir is not None or not engine.streams:
-        _check_plot_options(file, plot_dir, plot_format, max_points, x)
+    _check_plot_options(file, plot_dir, plot_format, max_points, x)  # on every engine: the same refusals
     # compute everything first, then write: a failure leaves no output behind (--x read with the prediction)
     scored = run_score(file, settings, engine, reference, extra=[x] if x else (), per_row=per_row is not None)
     summary = scored.judged() if out.verdict else scored.summary
