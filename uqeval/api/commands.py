@@ -170,7 +170,8 @@ def compare(
     >>> out.to_frame()[["metric", "model", "best"]].values.tolist()
     [['crps', 'a', True], ['crps', 'b', False]]
     """
-    from ..commands.compare.core import CompareOptions, Model, align_models, compare_models
+    from ..commands.compare.core import CompareOptions
+    from ..commands.compare.run import run_compare
     from ..resample import Resampling
 
     options = CompareOptions(
@@ -201,16 +202,10 @@ def compare(
                 raise InputError(
                     f"ids of model {name!r} has shape {a.shape}, but the model has {pred.n} rows"
                 )
-    aligned = align_models([Model(name, pred, {"path": name}) for name, pred in named.items()], id_arrays)
     from ..commands.verdict import with_verdict
 
-    result = compare_models(
-        aligned,
-        settings or Settings(),
-        options,
-        clusters=None if cluster is None else np.asarray(cluster),  # the first model's rows keep their order
-        weights=weights,  # one a row of the first model, whose rows keep their order
-    )
+    # cluster, weights: one a row of the first model, whose rows keep their order
+    result = run_compare(named, settings, options, ids=id_arrays, clusters=cluster, weights=weights)
     return Comparison(with_verdict(result))
 
 

@@ -1158,13 +1158,3 @@ def resampling_options(func: Callable[..., Any]) -> Callable[..., Any]:
             raise typer.BadParameter(str(exc)) from None
 
     return _bundle(func, "resampling", RESAMPLING_OPTIONS, pack)
-
-
-def load_same_rows(index: int, path: Any, settings: Any) -> Any:
-    """The ``index``-th file of ``compare``, whose files hold the same rows, loaded: the weights belong to the
-    rows, so ``--weights`` is read from the first file, and the others need not hold the column (it is not
-    looked for there: :func:`~uqeval.engine.aligned.file_settings`)."""
-    from ..engine.aligned import file_settings
-    from ..io.load import load_predictions
-
-    return load_predictions(path, file_settings(settings, index), weights_ok=index == 0)

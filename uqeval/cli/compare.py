@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -16,18 +16,12 @@ from .common import (
     engine_command,
     figure_format,
     figure_option,
-    load_same_rows,
     permutations_option,
     resampling_options,
     scoring_options,
 )
 
 if TYPE_CHECKING:
-    import numpy as np
-
-    from ..commands.compare.core import CompareOptions
-    from ..commands.compare.skill import Reference
-    from ..config import Settings
     from ..engine.options import EngineOptions
     from ..resample import Resampling
 
@@ -123,7 +117,9 @@ def compare(
     resampled cheaply, a seeded bootstrap interval shared across models.
     """
     from ..commands.compare.core import CompareOptions, model_names
+    from ..commands.compare.run import run_compare
     from ..commands.verdict import with_verdict
+    from ..engine.progress import work_progress
     from ..errors import UsageError
     from ..report.compare import rich_tables, to_markdown
     from .common import console, show
@@ -145,76 +141,22 @@ def compare(
         metric_names, bootstrap, ci_level, settings.seed, permutations, pairs.value, dm_lag, resampling
     )
     engine = engine_options.choose(files)
-    if settings.columns.get("weights") and reference:
-        from ..commands.compare.skill import refuse_weighted_skill
-
-        raise refuse_weighted_skill()
-    if engine.streams:
-        engine.memory_only(id=flags.id, reference=reference)
-        from ..commands.compare.stream import compare_with_engine
-        from ..io.uri import as_spec
-
-        specs = [as_spec(f) for f in files]  # a URI as given (str() of a Path folds s3:// to s3:/)
-        with engine.progress(specs[:1]) as progress:
-            result = compare_with_engine(specs, labels, settings, options, engine, progress)
-    else:
-        from ..engine.progress import work_progress
-
-        with work_progress(engine.quiet):  # a terminal shows the stages (reading, scoring, bootstrap, tests)
-            result = _compare_in_memory(files, labels, settings, options, flags.id, reference)
+    # a terminal shows the rows read (streamed) or the stages (reading, scoring, bootstrap, tests)
+    with engine.progress(files[:1]) if engine.streams else work_progress(engine.quiet) as progress:
+        result = run_compare(
+            files,
+            settings,
+            options,
+            engine,
+            names=labels,
+            ids=flags.id,
+            reference=reference,
+            progress=progress,
+        )
     if out.verdict:
         with_verdict(result)
     _write(result, out.path, plot)
     show(result, out.fmt, lambda: to_markdown(result), lambda: rich_tables(result), console(140))
-
-
-def _compare_in_memory(
-    files: list[Path],
-    labels: list[str],
-    settings: Settings,
-    options: CompareOptions,
-    id_col: str | None,
-    reference: Reference | None,
-) -> dict[str, Any]:
-    """The comparison of ``files`` read whole (joined on ``id_col`` when given), with the skill against
-    ``reference`` when given."""
-    from ..commands.compare.core import Model, align_models, compare_models
-    from ..commands.score.core import read_extra_column
-    from ..engine.progress import stage
-
-    models, ids = [], []
-    weights = None
-    for i, (name, path) in enumerate(zip(labels, files)):
-        stage(f"reading {name}")
-        loaded = load_same_rows(i, path, settings)
-        weights = loaded.weights if i == 0 else weights
-        models.append(Model(name, loaded.prediction, loaded.info))
-        ids.append(loaded.groups)
-    # with --id it is the "by" column, read from every file: each file's groups are its ids
-    models = align_models(models, cast("list[np.ndarray]", ids) if id_col else None, id_column=id_col)
-    first = models[0].prediction
-    cluster = options.resampling.cluster
-    clusters = None if cluster is None else read_extra_column(models[0].source, cluster, first.row_numbers())
-    times = None
-    # forecast verification (issue 16): the skill of each model against the reference
-    if reference is not None:
-        if reference.kind == "persistence":
-            times = read_extra_column(models[0].source, reference.time, first.row_numbers())
-        if id_col is not None:  # the reference is joined to the first model's rows on the same column
-            from dataclasses import replace
-
-            reference = replace(reference, model_ids=ids[0])
-    stage("scoring")
-    return compare_models(
-        models,
-        settings,
-        options,
-        clusters=clusters,
-        weights=weights,
-        weights_column=settings.columns.get("weights"),
-        reference=reference,
-        reference_times=times,
-    )
 
 
 def _write(result: dict, output: Path | None, plot: Path | None) -> None:

@@ -1,0 +1,128 @@
+"""The one entry of ``uqeval compare`` for every front end and engine: :func:`run_compare`.
+
+Files (or Python's containers) in, the ``uqeval.compare/1`` document out. In memory each file is read
+whole, the rows aligned (:func:`~.models.align_models`) and :func:`~.core.compare_models` computes; on the
+stream and Dask engines :func:`~.stream.compare_with_engine` folds aligned record batches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from .models import Model, align_models, model_names
+
+if TYPE_CHECKING:
+    from ...config import Settings
+    from ...engine.options import EngineOptions
+    from ...predictions import Prediction
+    from .plan import CompareOptions
+    from .skill import Reference
+
+__all__ = ["run_compare"]
+
+
+def run_compare(
+    sources: Sequence[str | Path] | Mapping[str, Prediction],
+    settings: Settings,
+    options: CompareOptions,
+    engine: EngineOptions | None = None,
+    *,
+    names: Sequence[str] | None = None,
+    ids: str | Sequence[np.ndarray] | None = None,
+    clusters: Any = None,
+    weights: Any = None,
+    reference: Reference | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """The document of ``uqeval compare``, the one entry of every front end and engine.
+
+    ``sources``: files (named ``names``, by default :func:`~.models.model_names`; read with ``settings``)
+    or, in memory, ``{name: prediction}`` (Python's containers). ``ids``: files: the id column read from every file
+    (``--id``); containers: one array per model; the rows are joined on them. ``clusters`` and ``weights``:
+    files: the columns ``options.resampling`` and ``settings`` name (the first file's); containers: one
+    value a row of the first model. ``reference``: the skill against it (not with weights). ``engine``: as
+    :meth:`~uqeval.engine.options.EngineOptions.choose` chose it for the files (None: memory); on the
+    stream and Dask engines ``progress`` gets the rows read."""
+    from .core import compare_models
+
+    if reference is not None and (weights is not None or settings.columns.get("weights")):
+        from .skill import refuse_weighted_skill
+
+        raise refuse_weighted_skill()
+    if not isinstance(sources, Mapping) and names is None:
+        names = model_names([str(f) for f in sources])
+    if engine is not None and engine.streams:
+        engine.memory_only(id=ids, reference=reference)
+        from ...io.uri import as_spec
+        from .stream import compare_with_engine
+
+        # a URI as given (str() of a Path folds s3:// to s3:/)
+        specs = [as_spec(f) for f in cast("Sequence[str | Path]", sources)]
+        return compare_with_engine(specs, cast("Sequence[str]", names), settings, options, engine, progress)
+    times, column = None, None
+    if isinstance(sources, Mapping):
+        models = [Model(name, pred, {"path": name}) for name, pred in sources.items()]
+        models = align_models(models, cast("Sequence[np.ndarray] | None", ids))
+        clusters = (
+            None if clusters is None else np.asarray(clusters)
+        )  # the first model's rows keep their order
+    else:
+        models, weights, clusters, reference, times = _read_files(
+            sources, cast("Sequence[str]", names), settings, options, cast("str | None", ids), reference
+        )
+        column = settings.columns.get("weights")
+    return compare_models(
+        models,
+        settings,
+        options,
+        clusters=clusters,
+        weights=weights,  # one a row of the first model, whose rows keep their order
+        weights_column=column,
+        reference=reference,
+        reference_times=times,
+    )
+
+
+def _read_files(
+    files: Sequence[str | Path],
+    names: Sequence[str],
+    settings: Settings,
+    options: CompareOptions,
+    id_col: str | None,
+    reference: Reference | None,
+) -> tuple[list[Model], np.ndarray | None, np.ndarray | None, Reference | None, np.ndarray | None]:
+    """``(models aligned, weights, clusters, reference, its times)`` of ``files`` read whole (joined on
+    ``id_col`` when given; ``--weights`` and ``--cluster``: the first file's columns; the reference joined
+    to the first file's rows on ``id_col``, a persistence reference's times read from it)."""
+    from ...engine.aligned import file_settings
+    from ...engine.progress import stage
+    from ...io.load import load_predictions
+    from ..score.core import read_extra_column
+
+    models, ids = [], []
+    weights = None
+    for i, (name, path) in enumerate(zip(names, files)):
+        stage(f"reading {name}")
+        loaded = load_predictions(path, file_settings(settings, i), weights_ok=i == 0)
+        weights = loaded.weights if i == 0 else weights
+        models.append(Model(name, loaded.prediction, loaded.info))
+        ids.append(loaded.groups)
+    # with --id it is the "by" column, read from every file: each file's groups are its ids
+    models = align_models(models, cast("list[np.ndarray]", ids) if id_col else None, id_column=id_col)
+    first = models[0].prediction
+    cluster = options.resampling.cluster
+    clusters = None if cluster is None else read_extra_column(models[0].source, cluster, first.row_numbers())
+    times = None
+    # forecast verification (issue 16): the skill of each model against the reference
+    if reference is not None:
+        if reference.kind == "persistence":
+            times = read_extra_column(models[0].source, reference.time, first.row_numbers())
+        if id_col is not None:  # the reference is joined to the first model's rows on the same column
+            reference = replace(reference, model_ids=ids[0])
+    stage("scoring")
+    return models, weights, clusters, reference, times
