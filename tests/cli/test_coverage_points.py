@@ -1,10 +1,11 @@
-"""`uqeval coverage`'s points (tasks.coverage.coverage_points) against a plain reference: the cells of the
+"""`uqeval coverage`'s points (commands.coverage.core.run_coverage) against a plain reference: the cells of the
 string-sorted --by / --points-by labels, each scored by coverage_metrics on its own rows (issue 18 made
 the cells from integer codes, used the prediction itself for a single cell and scores in blocks of rows)."""
 
 import numpy as np
 
-from uqeval.commands.coverage.core import coverage_points
+from uqeval.commands.coverage.core import run_coverage
+from uqeval.commands.coverage.stream import Cells, points_of
 from uqeval.commands.score.core import group_labels
 from uqeval.config import Settings
 from uqeval.io.load import Loaded
@@ -44,6 +45,16 @@ def _reference(method, loaded, points, levels, y_std=None):
     return out
 
 
+def _points(method, loaded, points, settings):
+    """The records of ``loaded`` with ``points`` (--points-by values) in memory: its rows as the one batch of
+    the fold, as :func:`run_coverage` folds a file it read (Python's containers carry no points)."""
+    if points is None:
+        return run_coverage([(method, loaded)], settings)["points"]
+    cells = Cells(loaded.info["path"], settings, None)
+    cells.add_rows(loaded.prediction, loaded.weights, loaded.groups, points)
+    return points_of([(method, cells)])[0]
+
+
 def _gaussian(seed=0, n=N):
     rng = np.random.default_rng(seed)
     mean = rng.normal(size=n)
@@ -59,7 +70,7 @@ def test_mixed_labels_give_string_sorted_records_equal_to_the_reference():
     points = np.array(["x", "y", 3], dtype=object)[rng.integers(0, 3, N)]
     loaded = Loaded(_gaussian(), {"path": "g.parquet"}, groups=by)
     settings = Settings(levels=(0.5, 0.9), y_std=2.0)
-    got = coverage_points([("m", loaded, points)], settings)[0]
+    got = _points("m", loaded, points, settings)
     want = _reference("m", loaded, points, (0.5, 0.9), y_std=2.0)
     assert got == want
     assert [r["facet"] for r in got] == sorted(
@@ -70,12 +81,12 @@ def test_mixed_labels_give_string_sorted_records_equal_to_the_reference():
 def test_one_cell_uses_the_whole_prediction_with_the_subset_numbers():
     loaded = Loaded(_gaussian(1), {"path": "g.parquet"})
     settings = Settings(levels=(0.95,))
-    whole = coverage_points([("m", loaded, None)], settings)[0]
+    whole = _points("m", loaded, None, settings)
     assert whole == _reference("m", loaded, None, (0.95,))
     assert [(r["facet"], r["point"], r["n_rows"]) for r in whole] == [("all", "all", N)]
     # a constant --by column: one cell too, named by its label, the same numbers
     const = Loaded(loaded.prediction, {"path": "g.parquet"}, groups=np.full(N, 3.0))
-    one = coverage_points([("m", const, None)], settings)[0]
+    one = _points("m", const, None, settings)
     assert [r["facet"] for r in one] == ["3"]
     assert {k: v for k, v in one[0].items() if k != "facet"} == {
         k: v for k, v in whole[0].items() if k != "facet"
@@ -89,4 +100,4 @@ def test_samples_in_blocks_equal_the_reference():
     pred = Samples(samples, y_true=rng.normal(size=n))
     loaded = Loaded(pred, {"path": "s.parquet"}, groups=rng.integers(0, 2, n))
     settings = Settings(levels=(0.5, 0.8))
-    assert coverage_points([("s", loaded, None)], settings)[0] == _reference("s", loaded, None, (0.5, 0.8))
+    assert _points("s", loaded, None, settings) == _reference("s", loaded, None, (0.5, 0.8))

@@ -7,7 +7,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .common import Output, ScoringFlags, check_outputs, engine_command, figure_option, input_options, show
+from .common import (
+    Output,
+    ScoringFlags,
+    check_outputs,
+    engine_command,
+    figure_option,
+    input_options,
+    note,
+    show,
+)
 
 if TYPE_CHECKING:
     from ..engine.options import EngineOptions
@@ -52,65 +61,35 @@ def coverage(
     flags: ScoringFlags,
 ) -> None:
     """Compare methods' coverage and width per shift group (Kompa, Snoek & Beam): table, scatter, share above the fit."""
-    from ..commands.coverage.core import above_line, coverage_points, method_names
-    from ..commands.score.core import read_extra_column
-    from ..io.load import load_predictions
-    from ..io.writers import write_json
-    from ..report.coverage import coverage_document
+    from contextlib import nullcontext
+
+    from ..commands.coverage.core import method_names, run_coverage
 
     settings = flags.settings(columns={"by": by})
     check_outputs(files, out.path, plot)
     names = method_names([str(f) for f in files], name)
     engine = engine_options.choose(files)
-    weights_col = settings.columns.get("weights")
-    total_w, zero_w = 0.0, 0
-    if engine.streams:
-        from ..commands.coverage.stream import coverage_points_with_engine
-        from ..io.uri import as_spec
-
-        pairs = [(m, as_spec(f)) for m, f in zip(names, files)]  # a URI as given (str() folds s3:// to s3:/)
-        with engine.progress(files) as progress:
-            records, (total_w, zero_w) = coverage_points_with_engine(
-                pairs, settings, engine, points_by, progress
-            )
-        from ..io.inputs import expand_input
-        from .common import note
-
-        for f in files:  # files of a directory that were not read
-            skipped = expand_input(f, check=False).note()
-            if skipped and not engine.quiet:
-                note(skipped)
-    runs = []
-    for method, f in zip(names, files) if not engine.streams else ():
-        loaded = load_predictions(f, settings, weights_ok=True)  # --weights: a column of every file
-        pts = (
-            read_extra_column(
-                f, points_by, loaded.prediction.rows if loaded.prediction.rows is not None else slice(None)
-            )
-            if points_by
-            else None
+    # a terminal shows the rows read over every file (streamed)
+    with engine.progress(files) if engine.streams else nullcontext() as progress:
+        result = run_coverage(
+            list(zip(names, files)), settings, by=by, points_by=points_by, engine=engine, progress=progress
         )
-        runs.append((method, loaded, pts))
-    if runs:
-        records, (total_w, zero_w) = coverage_points(runs, settings)
-    lines = above_line(records)
-    result = coverage_document(records, lines, by=by, points_by=points_by, y_std=settings.y_std)
-    if weights_col:
-        from ..weights import weights_block
+    if engine.streams and not engine.quiet:
+        from ..io.inputs import expand_input
 
-        result["weights"] = weights_block(weights_col, total_w, zero_w, {})
+        note(*(n for f in files if (n := expand_input(f, check=False).note())))  # files not read
     if plot is not None:
         from ..plots.common import write_figure  # matplotlib: only when drawing
         from ..plots.coverage import plot_coverage_width
 
-        first_level = records[0]["level"]
-        write_figure(
-            plot,
-            plot_coverage_width(
-                records, lines, first_level, facet_label=by or "group", title="Coverage vs width"
-            ),
+        records = result["points"]
+        figure = plot_coverage_width(
+            records, result["fit"], records[0]["level"], facet_label=by or "group", title="Coverage vs width"
         )
+        write_figure(plot, figure)
     if out.path is not None:
+        from ..io.writers import write_json
+
         write_json(out.path, result)
     from ..report.coverage import rich_table, to_markdown
 

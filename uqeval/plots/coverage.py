@@ -146,8 +146,8 @@ def plot_coverage_width(
 
 
 def pooled_coverage(records: list[dict[str, Any]]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per method, ``(levels, coverage, width)`` over all its rows: the records of
-    :func:`uqeval.commands.coverage.core.coverage_points` (per file, facet and point) averaged with their rows as
+    """Per method, ``(levels, coverage, width)`` over all its rows: the ``points`` of
+    :func:`uqeval.commands.coverage.core.run_coverage` (per file, facet and point) averaged with their rows as
     weights, levels ascending."""
     acc: dict[str, dict[float, list[float]]] = {}
     for r in records:

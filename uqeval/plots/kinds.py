@@ -864,16 +864,16 @@ def coverage_levels_drawn(pred: Prediction, settings: Settings) -> list[float]:
 
 def _coverage(d: _Draw, info: Mapping[str, Any] | None) -> Any:
     """Observed coverage against the nominal level, with the mean width (set size) per level: the records
-    of ``uqeval coverage`` (:func:`uqeval.commands.coverage.core.coverage_points`), pooled and drawn as the last panel
+    of ``uqeval coverage`` (:func:`uqeval.commands.coverage.core.run_coverage`), pooled and drawn as the last panel
     of its ``--plot`` (:func:`uqeval.plots.coverage.pooled_coverage`, :func:`~uqeval.plots.coverage.plot_coverage_by_level`)."""
-    from ..commands.coverage.core import coverage_points
+    from ..commands.coverage.core import run_coverage
     from ..io.load import Loaded
     from .coverage import plot_coverage_by_level, pooled_coverage
 
     pred, settings, label = d.pred, d.settings, d.name or "model"
     levels = tuple(coverage_levels_drawn(pred, settings))
     loaded = Loaded(pred, dict(info) if info else {"path": label})
-    records, _ = coverage_points([(label, loaded, None)], replace(settings, levels=levels))
+    records = run_coverage([(label, loaded)], replace(settings, levels=levels))["points"]
     lv, cov, width = pooled_coverage(records)[label]
     return plot_coverage_by_level(
         lv,

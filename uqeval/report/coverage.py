@@ -1,4 +1,5 @@
-"""The coverage document (``uqeval.coverage/1``) and its Markdown and rich tables."""
+"""The Markdown and rich tables of the coverage document (``uqeval.coverage/1``,
+:func:`uqeval.commands.coverage.core.run_coverage`)."""
 
 from __future__ import annotations
 
@@ -6,30 +7,6 @@ from typing import Any
 
 from ..text import fmt_number
 from .format import md_table
-
-SCHEMA = "uqeval.coverage/1"
-
-
-def coverage_document(
-    records: list[dict[str, Any]],
-    fit: dict[str, Any],
-    *,
-    by: str | None,
-    points_by: str | None,
-    y_std: float | None,
-) -> dict[str, Any]:
-    """The JSON document of ``uqeval coverage`` (see docs/guide/json.md)."""
-    from .._version import __version__
-
-    return {
-        "schema": SCHEMA,
-        "uqeval_version": __version__,
-        "by": by,
-        "points_by": points_by,
-        "y_std": y_std,
-        "points": records,
-        "fit": fit,
-    }
 
 
 def _table(result: dict[str, Any]) -> tuple[list[str], list[list[str]], str]:

@@ -16,8 +16,9 @@ size (Kompa et al., Eq. 4).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -26,8 +27,10 @@ from ...errors import UsageError, option
 from ...io.load import Loaded
 
 if TYPE_CHECKING:
-    pass
+    from ...engine.options import EngineOptions
+    from .stream import Cells
 
+SCHEMA = "uqeval.coverage/1"
 _INTERVALS = ("gaussian", "intervals", "quantiles", "samples")
 _SETS = ("categorical", "members", "dirichlet")
 
@@ -94,35 +97,86 @@ def _weighted_point_metrics(
     return out
 
 
-def coverage_points(
-    runs: Sequence[tuple[str, Loaded, np.ndarray | None]],
+def run_coverage(
+    runs: Sequence[tuple[str, str | Path | Loaded]],
     settings: Settings,
-) -> tuple[list[dict[str, Any]], tuple[float, int]]:
-    """``(records, (total weight, rows of weight 0))``: one record per (method, file, facet, point, level), and
-    the weights' totals over every file as :func:`~.stream.coverage_points_with_engine` gives them (``(0.0,
-    0)`` without weights).
+    *,
+    by: str | None = None,
+    points_by: str | None = None,
+    engine: EngineOptions | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """The document of ``uqeval coverage`` (``uqeval.coverage/1``), the one entry of every front end and engine.
 
-    ``runs`` holds ``(method name, loaded file, points-by values or None)``; the
-    facet comes from ``loaded.groups`` (the ``--by`` column) when present. A loaded file with
-    ``weights`` (``--weights``) gives weighted coverage and mean width (:func:`_weighted_point_metrics`):
-    its rows of weight 0 are dropped, and a (facet, point) whose weights are all 0 gives no record.
-    In memory each file is the one batch of the streamed fold (:class:`~.stream.Cells`).
+    ``runs``: ``(method name, file)`` pairs (read with ``settings``; ``--weights``: a column of every file,
+    ``--points-by``: the ``points_by`` column) or, in memory, ``(method name, loaded)`` (Python's containers,
+    without ``points_by``). ``by``: the ``--by`` column as the document names it. ``engine``: as
+    :meth:`~uqeval.engine.options.EngineOptions.choose` chose it for the files (None: memory). Every file is
+    folded into the (facet, point) cells of :class:`~.stream.Cells`: in memory each file is loaded whole (all
+    of them before the first is folded) and is the one batch; on the stream and Dask engines
+    :func:`~.stream.coverage_points_with_engine` folds its record batches (``progress``: rows read over all
+    files). With ``--weights`` a point's coverage and mean width are weighted means (rows of weight 0 dropped; a
+    (facet, point) whose weights are all 0 gives no point) and the document gains a ``weights`` block. Per facet
+    and level the least-squares line and each method's share above it follow (:func:`above_line`).
+
+    In memory, a file whose rows kept (``--nan-policy omit``) all have weight 0 gives no point; the stream and
+    Dask engines refuse it (:func:`~.stream.records_of`), as they always have.
     """
-    from .stream import Cells, check_kinds, records_of
+    from ...weights import weights_block
+    from .stream import points_of
 
-    records: list[dict[str, Any]] = []
-    kinds: dict[str, str] = {}
-    total_w, n_zero = 0.0, 0
-    for method, loaded, point_values in runs:
-        path = str(loaded.info.get("path"))
-        cells = Cells(path, settings, None)
-        cells.add_rows(loaded.prediction, loaded.weights, loaded.groups, point_values)
-        total_w, n_zero = total_w + cells.w, n_zero + cells.n_zero
-        if cells.kind is not None:
-            kinds[path] = cells.kind
-        records += records_of(method, path, cells.cells) if cells.cells else []
-    check_kinds(kinds)
-    return records, (total_w, n_zero)
+    if engine is not None and engine.streams:
+        from ...io.uri import as_spec
+        from .stream import coverage_points_with_engine
+
+        files = [(method, as_spec(cast("str | Path", f))) for method, f in runs]  # a URI as given
+        records, (total_w, n_zero) = coverage_points_with_engine(files, settings, engine, points_by, progress)
+    else:
+        loaded = [(method, *_loaded(f, settings, points_by)) for method, f in runs]
+        cells = ((method, _one_batch(one, points, settings)) for method, one, points in loaded)
+        records, (total_w, n_zero) = points_of(cells, allow_empty=True)
+    from ..._version import __version__
+
+    document = {
+        "schema": SCHEMA,
+        "uqeval_version": __version__,
+        "by": by,
+        "points_by": points_by,
+        "y_std": settings.y_std,
+        "points": records,
+        "fit": above_line(records),
+    }
+    column = settings.columns.get("weights")
+    if column:
+        document["weights"] = weights_block(column, total_w, n_zero, {})
+    return document
+
+
+def _loaded(
+    source: str | Path | Loaded, settings: Settings, points_by: str | None
+) -> tuple[Loaded, np.ndarray | None]:
+    """``(loaded, its points-by values or None)`` of a file read whole (``--weights``: a column of every file)
+    or of Python's container."""
+    if isinstance(source, Loaded):
+        assert points_by is None  # Python's containers carry no points-by column
+        return source, None
+    from ...io.load import load_predictions
+    from ..score.core import read_extra_column
+
+    loaded = load_predictions(source, settings, weights_ok=True)
+    if not points_by:
+        return loaded, None
+    rows = loaded.prediction.rows
+    return loaded, read_extra_column(source, points_by, rows if rows is not None else slice(None))
+
+
+def _one_batch(loaded: Loaded, points: np.ndarray | None, settings: Settings) -> Cells:
+    """The cells of a file in memory: its rows as the one batch of the streamed fold."""
+    from .stream import Cells
+
+    cells = Cells(str(loaded.info.get("path")), settings, None)
+    cells.add_rows(loaded.prediction, loaded.weights, loaded.groups, points)
+    return cells
 
 
 def above_line(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -165,8 +219,6 @@ def above_line(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def method_names(paths: Sequence[str], names: Sequence[str] | None) -> list[str]:
     """Method name per file: ``--name`` values in order, else the file stem (files may share a method)."""
-    from pathlib import Path
-
     if names:
         if len(names) != len(paths):
             raise UsageError(

@@ -5,7 +5,7 @@ so a cell keeps its row count, its total weight and weight-weighted sums (exact)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -167,6 +167,25 @@ def check_kinds(kinds: dict[str, str]) -> None:
         )
 
 
+def points_of(
+    folded: Iterable[tuple[str, Cells]], allow_empty: bool = False
+) -> tuple[list[dict[str, Any]], tuple[float, int]]:
+    """``(records, (total weight, rows of weight 0))`` of each file's folded cells, ``(method, cells)`` in file
+    order (:func:`records_of`; the totals over every file, ``(0.0, 0)`` without weights); the files must all
+    hold regression intervals or all prediction sets (:func:`check_kinds`). ``allow_empty``: a file without
+    cells (in memory: every row kept has weight 0) gives no record, else :func:`records_of` refuses it."""
+    records: list[dict[str, Any]] = []
+    kinds: dict[str, str] = {}
+    total_w, n_zero = 0.0, 0
+    for method, cells in folded:
+        total_w, n_zero = total_w + cells.w, n_zero + cells.n_zero
+        if cells.kind is not None:
+            kinds[cells.path] = cells.kind
+        records += records_of(method, cells.path, cells.cells) if cells.cells or not allow_empty else []
+    check_kinds(kinds)
+    return records, (total_w, n_zero)
+
+
 def coverage_points_with_engine(
     files: Sequence[tuple[str, str]],
     settings: Settings,
@@ -174,31 +193,35 @@ def coverage_points_with_engine(
     points_by: str | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> tuple[list[dict[str, Any]], tuple[float, int]]:
-    """The records of :func:`uqeval.commands.coverage.core.coverage_points` for ``(method, path)`` pairs on a
-    streaming engine (``engine``: ``stream`` or ``dask``, as :meth:`~uqeval.engine.options.EngineOptions.choose`
-    chose it), each file folded into :class:`Cells`, and ``(total weight, rows of weight 0)`` over the files
-    (``--weights``: a column of every file; ``(0.0, 0)`` without). ``progress(rows)``: rows read so far over
+    """:func:`points_of` the ``(method, path)`` pairs on a streaming engine (``engine``: ``stream`` or ``dask``,
+    as :meth:`~uqeval.engine.options.EngineOptions.choose` chose it), each file's record batches folded into
+    :class:`Cells` in turn (``--weights``: a column of every file). ``progress(rows)``: rows read so far over
     all files."""
-    from functools import partial
-
-    from ...engine.fold import over_rows, session
+    from ...engine.fold import session
 
     engine = engine.sized([path for _, path in files], settings)
-    extra = (points_by,) if points_by else ()
-    records: list[dict[str, Any]] = []
-    kinds: dict[str, str] = {}
-    done, total_w, n_zero = 0, 0.0, 0
     with session(engine):
-        for method, path in files:
-            counted = None if progress is None else (lambda rows, base=done: progress(base + rows))
-            with over_rows(
-                path, settings, engine, counted, extra=extra, allow_by=True, weights_ok=True
-            ) as run:
-                cells = run.fold(partial(Cells, path, settings, points_by))
-            done += cells.rows
-            total_w, n_zero = total_w + cells.w, n_zero + cells.n_zero
-            if cells.kind is not None:
-                kinds[path] = cells.kind
-            records += records_of(method, path, cells.cells)
-    check_kinds(kinds)
-    return records, (total_w, n_zero)
+        return points_of(_folded(files, settings, engine, points_by, progress))
+
+
+def _folded(
+    files: Sequence[tuple[str, str]],
+    settings: Settings,
+    engine: EngineOptions,
+    points_by: str | None,
+    progress: Callable[[int], None] | None,
+) -> Iterator[tuple[str, Cells]]:
+    """``(method, cells)`` of each file, folded when asked for (a file's records are made before the next is
+    read, as its errors are reported)."""
+    from functools import partial
+
+    from ...engine.fold import over_rows
+
+    extra = (points_by,) if points_by else ()
+    done = 0
+    for method, path in files:
+        counted = None if progress is None else (lambda rows, base=done: progress(base + rows))
+        with over_rows(path, settings, engine, counted, extra=extra, allow_by=True, weights_ok=True) as run:
+            cells = run.fold(partial(Cells, path, settings, points_by))
+        done += cells.rows
+        yield method, cells
