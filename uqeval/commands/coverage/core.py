@@ -28,7 +28,6 @@ from ...io.load import Loaded
 
 if TYPE_CHECKING:
     from ...engine.options import EngineOptions
-    from .stream import Cells
 
 SCHEMA = "uqeval.coverage/1"
 _INTERVALS = ("gaussian", "intervals", "quantiles", "samples")
@@ -106,21 +105,23 @@ def run_coverage(
     engine: EngineOptions | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """The document of ``uqeval coverage`` (``uqeval.coverage/1``), the one entry of every front end and engine.
+    """The document of ``uqeval coverage`` (``uqeval.coverage/1``), the one entry of every front end and
+    engine.
 
     ``runs``: ``(method name, file)`` pairs (read with ``settings``; ``--weights``: a column of every file,
     ``--points-by``: the ``points_by`` column) or, in memory, ``(method name, loaded)`` (Python's containers,
     without ``points_by``). ``by``: the ``--by`` column as the document names it. ``engine``: as
     :meth:`~uqeval.engine.options.EngineOptions.choose` chose it for the files (None: memory). Every file is
     folded into the (facet, point) cells of :class:`~.stream.Cells`: in memory each file is loaded whole (all
-    of them before the first is folded) and is the one batch; on the stream and Dask engines
-    :func:`~.stream.coverage_points_with_engine` folds its record batches (``progress``: rows read over all
-    files). With ``--weights`` a point's coverage and mean width are weighted means (rows of weight 0 dropped; a
-    (facet, point) whose weights are all 0 gives no point) and the document gains a ``weights`` block. Per facet
-    and level the least-squares line and each method's share above it follow (:func:`above_line`).
+    of them before the first is folded) and is the one piece of :func:`~uqeval.engine.fold.in_memory`; on
+    the stream and Dask engines :func:`~.stream.coverage_points_with_engine` folds its record batches
+    (``progress``: rows read over all files). With ``--weights`` a point's coverage and mean width are
+    weighted means (rows of weight 0 dropped; a (facet, point) whose weights are all 0 gives no point) and
+    the document gains a ``weights`` block. Per facet and level the least-squares line and each method's
+    share above it follow (:func:`above_line`).
 
-    In memory, a file whose rows kept (``--nan-policy omit``) all have weight 0 gives no point; the stream and
-    Dask engines refuse it (:func:`~.stream.records_of`), as they always have.
+    In memory, a file whose rows kept (``--nan-policy omit``) all have weight 0 gives no point; the stream
+    and Dask engines refuse it (:func:`~.stream.records_of`), as they always have.
     """
     from ...weights import weights_block
     from .stream import points_of
@@ -132,8 +133,17 @@ def run_coverage(
         files = [(method, as_spec(cast("str | Path", f))) for method, f in runs]  # a URI as given
         records, (total_w, n_zero) = coverage_points_with_engine(files, settings, engine, points_by, progress)
     else:
+        from functools import partial
+
+        from ...engine.fold import in_memory
+        from .stream import Cells
+
+        # every file is read before the first is folded (its errors first, as always)
         loaded = [(method, *_loaded(f, settings, points_by)) for method, f in runs]
-        cells = ((method, _one_batch(one, points, settings)) for method, one, points in loaded)
+        cells = (
+            (method, in_memory(one).fold(partial(Cells, str(one.info.get("path")), settings, column)))
+            for method, one, column in loaded
+        )
         records, (total_w, n_zero) = points_of(cells, allow_empty=True)
     from ..._version import __version__
 
@@ -154,29 +164,21 @@ def run_coverage(
 
 def _loaded(
     source: str | Path | Loaded, settings: Settings, points_by: str | None
-) -> tuple[Loaded, np.ndarray | None]:
-    """``(loaded, its points-by values or None)`` of a file read whole (``--weights``: a column of every file)
-    or of Python's container."""
+) -> tuple[Loaded, str | None]:
+    """``(loaded, its points-by column's name or None)`` of a file read whole, the points-by column in the same
+    pass (matched exactly, else case-insensitively; ``--weights``: a column of every file), or of Python's
+    container."""
     if isinstance(source, Loaded):
         assert points_by is None  # Python's containers carry no points-by column
         return source, None
     from ...io.load import load_predictions
-    from ..score.core import read_extra_column
 
-    loaded = load_predictions(source, settings, weights_ok=True)
-    if not points_by:
-        return loaded, None
-    rows = loaded.prediction.rows
-    return loaded, read_extra_column(source, points_by, rows if rows is not None else slice(None))
+    loaded = load_predictions(source, settings, extra=(points_by,) if points_by else (), weights_ok=True)
+    if points_by and not loaded.extra:
+        from ..score.core import column_not_found
 
-
-def _one_batch(loaded: Loaded, points: np.ndarray | None, settings: Settings) -> Cells:
-    """The cells of a file in memory: its rows as the one batch of the streamed fold."""
-    from .stream import Cells
-
-    cells = Cells(str(loaded.info.get("path")), settings, None)
-    cells.add_rows(loaded.prediction, loaded.weights, loaded.groups, points)
-    return cells
+        raise column_not_found(loaded.table, points_by)
+    return loaded, next(iter(loaded.extra), None)
 
 
 def above_line(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -289,17 +289,23 @@ def score_file(path: str | Path, settings: Settings | None = None, reference=Non
     ).summary
 
 
+def column_not_found(table: Any, column: str) -> Exception:
+    """The :class:`~uqeval.errors.SchemaError` of a ``column`` the file of ``table`` (its header) does not have."""
+    from ...errors import SchemaError
+
+    return SchemaError(
+        f"{table.path}: column '{column}' not found; available columns: {', '.join(table.columns[:20])}"
+    )
+
+
 def read_extra_column(path: str | Path, column: str, rows: np.ndarray | slice) -> np.ndarray:
     """One more column of ``path`` (any type), aligned with the kept ``rows`` of a loaded prediction."""
-    from ...errors import SchemaError
     from ...io.readers import inspect, read_columns
 
     table = inspect(path)
     names = {c.lower(): c for c in table.columns}
     if column not in table.columns and column.lower() not in names:
-        raise SchemaError(
-            f"{table.path}: column '{column}' not found; available columns: {', '.join(table.columns[:20])}"
-        )
+        raise column_not_found(table, column)
     name = column if column in table.columns else names[column.lower()]
     cols, _ = read_columns(table, [name])
     column_data: Any = cols[name]  # a pyarrow array
