@@ -7,16 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .common import (
-    Output,
-    ScoringFlags,
-    check_outputs,
-    engine_command,
-    figure_option,
-    input_options,
-    note,
-    show,
-)
+from .common import Output, ScoringFlags, check_outputs, engine_command, figure_option, input_options, show
 
 if TYPE_CHECKING:
     from ..engine.options import EngineOptions
@@ -76,6 +67,7 @@ def coverage(
         )
     if engine.streams and not engine.quiet:
         from ..io.inputs import expand_input
+        from .common import note
 
         note(*(n for f in files if (n := expand_input(f, check=False).note())))  # files not read
     if plot is not None:
