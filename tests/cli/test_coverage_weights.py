@@ -67,3 +67,21 @@ def test_the_table_says_weighted(tmp_path):
     df.to_csv(tmp_path / "m.csv", index=False)
     r = runner.invoke(app, ["coverage", str(tmp_path / "m.csv"), "--weights", "w", "--format", "markdown"])
     assert r.exit_code == 0 and "| coverage (weighted) | width (weighted) |" in r.output, r.output
+
+
+@pytest.mark.parametrize("engine", ["memory", "stream"])
+def test_a_file_whose_rows_kept_all_weigh_0_is_refused_on_every_engine(tmp_path, engine):
+    """After --nan-policy omit only rows of weight 0 are left: exit 3 with one line on every engine (memory
+    wrote an empty document, and drew nothing but a traceback with --plot; stream blamed NaN)."""
+    f = tmp_path / "mix.csv"
+    pd.DataFrame({"y": [1.0, np.nan, 3.0], "mean": [1.0, 2.0, 3.0], "std": 1.0, "w": [0.0, 1.0, 0.0]}).to_csv(
+        f, index=False
+    )
+    args = ["coverage", str(f), "--weights", "w", "--nan-policy", "omit", "--engine", engine]
+    for extra in ([], ["--plot", str(tmp_path / "p.png")]):
+        res = runner.invoke(app, args + extra)
+        assert res.exit_code == 3, res.output
+        assert res.stderr.strip().splitlines() == [
+            f"error: {f}: the weights are all 0 on the rows kept: no row counts; give some rows a positive weight"
+        ]
+        assert not (tmp_path / "p.png").exists()

@@ -144,7 +144,7 @@ def run_coverage(
             (method, in_memory(one).fold(partial(Cells, str(one.info.get("path")), settings, column)))
             for method, one, column in loaded
         )
-        records, (total_w, n_zero) = points_of(cells, allow_empty=True)
+        records, (total_w, n_zero) = points_of(cells)
     from ..._version import __version__
 
     document = {

@@ -167,13 +167,12 @@ def check_kinds(kinds: dict[str, str]) -> None:
         )
 
 
-def points_of(
-    folded: Iterable[tuple[str, Cells]], allow_empty: bool = False
-) -> tuple[list[dict[str, Any]], tuple[float, int]]:
+def points_of(folded: Iterable[tuple[str, Cells]]) -> tuple[list[dict[str, Any]], tuple[float, int]]:
     """``(records, (total weight, rows of weight 0))`` of each file's folded cells, ``(method, cells)`` in file
     order (:func:`records_of`; the totals over every file, ``(0.0, 0)`` without weights); the files must all
-    hold regression intervals or all prediction sets (:func:`check_kinds`). ``allow_empty``: a file without
-    cells (in memory: every row kept has weight 0) gives no record, else :func:`records_of` refuses it."""
+    hold regression intervals or all prediction sets (:func:`check_kinds`). A file without cells is refused, on
+    every engine: its rows kept all have weight 0 (no row counts, as ``score`` and ``monitor`` say), or none
+    was kept (:func:`records_of`)."""
     records: list[dict[str, Any]] = []
     kinds: dict[str, str] = {}
     total_w, n_zero = 0.0, 0
@@ -181,7 +180,12 @@ def points_of(
         total_w, n_zero = total_w + cells.w, n_zero + cells.n_zero
         if cells.kind is not None:
             kinds[cells.path] = cells.kind
-        records += records_of(method, cells.path, cells.cells) if cells.cells or not allow_empty else []
+        if not cells.cells and cells.n_zero:
+            raise InputError(
+                f"{cells.path}: the weights are all 0 on the rows kept: no row counts; give some rows a positive "
+                "weight"
+            )
+        records += records_of(method, cells.path, cells.cells)
     check_kinds(kinds)
     return records, (total_w, n_zero)
 
