@@ -300,7 +300,7 @@ def test_dask_tasks_finish_the_windows_no_other_task_has(tmp_path, window):
     for task in tasks[:2]:
         win = Windows(layout, Settings(), plan)
         for b, rows, offset, cols in task_batches(
-            task, col_plan, Settings(), 100, list(col_plan.needed()), ("t",)
+            task, col_plan, Settings(), 100, list(col_plan.needed()), {"t": "t"}
         ):
             win.add(Piece(task[0], b, rows, offset, cols))
         states.append(win)

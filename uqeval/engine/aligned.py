@@ -95,17 +95,17 @@ def aligned(
 @dataclass
 class ModelSource:
     """One model's input: its source, column plan, the numeric columns of CSV blocks and the ``extra``
-    columns read besides the plan's."""
+    columns read besides the plan's (name asked for -> the file's column: :func:`~.local.check_columns`)."""
 
     spec: str
     src: Any
     plan: Any
     numeric: frozenset
-    extra: tuple[str, ...] = ()
+    extra: dict[str, str] = field(default_factory=dict)
 
     @property
     def needed(self) -> list[str]:
-        return list(dict.fromkeys([*self.plan.needed(), *self.extra]))
+        return list(dict.fromkeys([*self.plan.needed(), *self.extra.values()]))
 
 
 def open_models(specs: Sequence[str], settings: Settings, extra: tuple[str, ...] = ()) -> list[ModelSource]:
@@ -117,8 +117,7 @@ def open_models(specs: Sequence[str], settings: Settings, extra: tuple[str, ...]
     models = []
     for i, s in enumerate(specs):
         src, plan, numeric = _prepare(s, file_settings(settings, i), weights_ok=i == 0)
-        check_columns(src, extra)
-        models.append(ModelSource(str(s), src, plan, numeric, extra))
+        models.append(ModelSource(str(s), src, plan, numeric, check_columns(src, extra)))
     return models
 
 
@@ -173,7 +172,7 @@ def stream_batches(models: Sequence[ModelSource], settings: Settings, chunk_rows
 
 def extras(models: Sequence[ModelSource], cols: Sequence[dict]) -> list[dict[str, Any]]:
     """Each input's ``extra`` columns of an aligned batch."""
-    return [{e: c[e] for e in m.extra} for m, c in zip(models, cols)]
+    return [{e: c[name] for e, name in m.extra.items()} for m, c in zip(models, cols)]
 
 
 def row_groups(files: Sequence[str]) -> list[tuple[str, int, int, int]]:

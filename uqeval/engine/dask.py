@@ -252,10 +252,11 @@ def task_batches(
     settings: Settings,
     chunk_rows: int,
     columns: list[str],
-    extra: tuple[str, ...] = (),
+    extra: dict[str, str] | None = None,
 ):
     """``(Batch, rows, global offset, {extra column: array})`` of one task's row groups, built and validated by
-    the loader with global row numbers."""
+    the loader with global row numbers; ``extra``: the further columns, name asked for -> the file's column
+    (:func:`parquet_tasks`)."""
     import pyarrow as pa
 
     from ..io.load import build_batch
@@ -263,7 +264,8 @@ def task_batches(
 
     f, groups, offset, _ = task
     done = 0
-    read = list(dict.fromkeys([*columns, *extra]))
+    extra = extra or {}
+    read = list(dict.fromkeys([*columns, *extra.values()]))
     try:
         with parquet_file(f) as pf:
             for batch in pf.iter_batches(
@@ -276,7 +278,7 @@ def task_batches(
                     ),
                     batch.num_rows,
                     offset + done,
-                    {e: cols[e] for e in extra},
+                    {e: cols[name] for e, name in extra.items()},
                 )
                 done += batch.num_rows
     except (pa.ArrowException, OSError) as exc:
@@ -285,9 +287,10 @@ def task_batches(
 
 def parquet_tasks(
     spec, settings: Settings, allow_by: bool, weights_ok: bool = True, extra: tuple[str, ...] = ()
-) -> tuple[Any, Any, list, list[str]]:
-    """``(source, column plan, partitions, columns to read)`` of a Parquet input for the Dask engine; CSV is
-    refused (the workers read row groups), and so is an ``extra`` column the input does not have."""
+) -> tuple[Any, Any, list, list[str], dict[str, str]]:
+    """``(source, column plan, partitions, columns to read, extra columns)`` of a Parquet input for the Dask
+    engine; CSV is refused (the workers read row groups), and so is an ``extra`` column the input does not
+    have (the others: name asked for -> the file's column, :func:`~uqeval.engine.local.check_columns`)."""
     from .local import _prepare, check_columns
 
     src, plan, _ = _prepare(spec, settings, allow_by=allow_by, weights_ok=weights_ok)
@@ -296,5 +299,5 @@ def parquet_tasks(
             f"{option('engine', 'dask')} reads Parquet (files, directories, globs), not {src.spec}; stream CSV "
             f"with {option('engine', 'stream')}"
         )
-    check_columns(src, extra)
-    return src, plan, partitions(src.files), list(dict.fromkeys(plan.needed()))
+    names = check_columns(src, extra)
+    return src, plan, partitions(src.files), list(dict.fromkeys(plan.needed())), names

@@ -177,7 +177,7 @@ def over_rows(
         return
     from .dask import cluster_info, dask_client, parquet_tasks, partitions, tree_reduce, wait
 
-    src, plan, tasks, columns = parquet_tasks(spec, settings, allow_by, weights_ok, extra)
+    src, plan, tasks, columns, names = parquet_tasks(spec, settings, allow_by, weights_ok, extra)
     if skip is not None and (gone := {str(f) for f in skip(src)}):
         tasks = partitions([f for f in src.files if str(f) not in gone])
     held = _CLIENT.get()
@@ -187,7 +187,7 @@ def over_rows(
             if not tasks:  # no row group: the empty state, as a stream of no batch
                 return new()
             futures = [
-                client.submit(_fold_task, t, plan, settings, chunk_rows, columns, extra, new, pure=False)
+                client.submit(_fold_task, t, plan, settings, chunk_rows, columns, names, new, pure=False)
                 for t in tasks
             ]
             wait(distributed, futures, [t[3] for t in tasks], progress if report else None)

@@ -98,15 +98,22 @@ def _prepare(spec: str | Path, settings: Settings, allow_by: bool = False, weigh
     return src, plan, numeric
 
 
-def check_columns(src, columns: Collection[str]) -> None:
-    """A :class:`~uqeval.errors.SchemaError` naming the first of ``columns`` the source ``src`` does not have."""
+def check_columns(src, columns: Collection[str]) -> dict[str, str]:
+    """Each of ``columns`` -> the source ``src``'s column it names (matched as the in-memory loader matches
+    its further columns: :func:`~uqeval.io.readers.match_column`); a :class:`~uqeval.errors.SchemaError`
+    naming the first it does not have."""
     from ..errors import SchemaError
+    from ..io.readers import match_column
 
+    found = {}
     for c in columns:
-        if c not in src.info.columns:
+        name = match_column(src.info.columns, c)
+        if name is None:
             raise SchemaError(
                 f"{src.spec}: column '{c}' not found; available columns: {', '.join(src.info.columns[:20])}"
             )
+        found[c] = name
+    return found
 
 
 def iter_batches_of(
@@ -126,17 +133,17 @@ def iter_batches_of(
 
     check_chunk_rows(chunk_rows)
     src, plan, numeric = _prepare(spec, settings, allow_by, weights_ok)
-    check_columns(src, extra)
+    names = check_columns(src, extra)  # the pieces carry them under the names asked for
 
     def gen():
         offset = 0
-        for f, cols, k in iter_batches(src, [*plan.needed(), *extra], chunk_rows, numeric, skip):
+        for f, cols, k in iter_batches(src, [*plan.needed(), *names.values()], chunk_rows, numeric, skip):
             yield (
                 f,
                 build_batch(f, plan, cols, k, settings, offset=offset, allow_empty=True),
                 k,
                 offset,
-                {e: cols[e] for e in extra},
+                {e: cols[name] for e, name in names.items()},
             )
             offset += k
 

@@ -22,6 +22,7 @@ from .readers import (
     float64_numpy,
     inspect,
     is_list_type,
+    match_column,
     numbers_numpy,
     read_block,
     read_columns,
@@ -161,12 +162,7 @@ def load_predictions(
         from ..weights import refuse_weights
 
         raise refuse_weights("this command")
-    lower = {c.lower(): c for c in table.columns}
-    extra_names = [
-        e if e in table.columns else lower[e.lower()]
-        for e in extra
-        if e in table.columns or e.lower() in lower
-    ]
+    extra_names = [c for c in (match_column(table.columns, e) for e in extra) if c is not None]
     # the widest block (sample, member, class-probability or quantile columns of a Parquet file) is decoded
     # batch by batch into its array, never held as a whole Arrow table next to it
     wide = next(

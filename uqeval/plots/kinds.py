@@ -479,8 +479,9 @@ def find_x_column(table: Any, column: str) -> str:
     """The name of the --x column in a :class:`~uqeval.io.readers.TableInfo` (exact, else
     case-insensitive match); a missing or list column is a SchemaError. Reads no data."""
     from ..errors import SchemaError
+    from ..io.readers import match_column
 
-    name = column if column in table.columns else {c.lower(): c for c in table.columns}.get(column.lower())
+    name = match_column(table.columns, column)
     if name is None:
         shown = ", ".join(table.columns[:20]) + (" ..." if len(table.columns) > 20 else "")
         raise SchemaError(

@@ -120,8 +120,8 @@ def run_coverage(
     the document gains a ``weights`` block. Per facet and level the least-squares line and each method's
     share above it follow (:func:`above_line`).
 
-    In memory, a file whose rows kept (``--nan-policy omit``) all have weight 0 gives no point; the stream
-    and Dask engines refuse it (:func:`~.stream.records_of`), as they always have.
+    A file whose rows kept (``--nan-policy omit``) all have weight 0 is refused on every engine
+    (:func:`~.stream.points_of`).
     """
     from ...weights import weights_block
     from .stream import points_of

@@ -300,13 +300,12 @@ def column_not_found(table: Any, column: str) -> Exception:
 
 def read_extra_column(path: str | Path, column: str, rows: np.ndarray | slice) -> np.ndarray:
     """One more column of ``path`` (any type), aligned with the kept ``rows`` of a loaded prediction."""
-    from ...io.readers import inspect, read_columns
+    from ...io.readers import inspect, match_column, read_columns
 
     table = inspect(path)
-    names = {c.lower(): c for c in table.columns}
-    if column not in table.columns and column.lower() not in names:
+    name = match_column(table.columns, column)
+    if name is None:
         raise column_not_found(table, column)
-    name = column if column in table.columns else names[column.lower()]
     cols, _ = read_columns(table, [name])
     column_data: Any = cols[name]  # a pyarrow array
     return np.asarray(column_data.to_numpy(zero_copy_only=False), dtype=object)[rows]
