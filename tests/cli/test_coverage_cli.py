@@ -158,3 +158,15 @@ def test_mixed_tasks_and_files_without_intervals_are_errors():
     assert "classification.parquet classification prediction sets" in r.stderr
     r = runner.invoke(app, ["coverage", str(SAMPLE / "loglik.parquet")])
     assert r.exit_code == 3 and "loglik predictions have no intervals" in r.stderr
+
+
+def test_a_settings_file_by_names_the_facets_as_the_flag_does(tmp_path):
+    """``[columns] by`` in a settings file facets the rows as ``--by`` does, and the document names it (it said
+    ``"by": null``, and the figure's legend "group")."""
+    config = tmp_path / "uqeval.toml"
+    config.write_text('[columns]\nby = "shift"\n')
+    path = str(SAMPLE / "classification.parquet")
+    from_file = _json([path, "--config", str(config), "--levels", "0.9"])
+    from_flag = _json([path, "--by", "shift", "--levels", "0.9"])
+    assert from_file["by"] == from_flag["by"] == "shift"
+    assert from_file["points"] == from_flag["points"] and len({p["facet"] for p in from_flag["points"]}) > 1

@@ -57,6 +57,7 @@ def coverage(
     from ..commands.coverage.core import method_names, run_coverage
 
     settings = flags.settings(columns={"by": by})
+    by = settings.columns.get("by")  # --by, else a settings file's [columns] by
     check_outputs(files, out.path, plot)
     names = method_names([str(f) for f in files], name)
     engine = engine_options.choose(files)
