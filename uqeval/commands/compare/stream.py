@@ -1,5 +1,5 @@
-r"""``uqeval compare --engine stream|dask``: several model files read in aligned record batches (the same
-global rows), folded into one mergeable :class:`ComparePartial`.
+r"""``uqeval compare``'s fold: on the stream and Dask engines several model files read in aligned record
+batches (the same global rows), folded into one mergeable :class:`ComparePartial`.
 
 Per batch and model: the metric states of the compared families (:func:`uqeval.catalogue.states.batch_state`),
 and the per-row forms of every compared metric (:func:`uqeval.commands.compare.core.row_form`: per-row scores,
@@ -22,6 +22,11 @@ weighted form is not a function of sums are not compared (``input.not_streamed``
 Clusters and the block sign flip fold the units' sums (:class:`UnitSums`). The circular block bootstrap and
 ``block_size="auto"`` need every row (blocks start anywhere; the size comes from the whole series): the state
 keeps the rows' per-row forms (:class:`KeptRows`) and runs the in-memory resampling on them at the end.
+
+The memory engine is the one-batch case of this fold: its one piece (:class:`Whole`) holds every row of the
+aligned models, and its state (:class:`KeptCompare`) keeps it and finishes with the in-memory computation
+(:func:`uqeval.commands.compare.core.compare_models`); given a second piece or merged, it turns into a
+:class:`ComparePartial` (:meth:`KeptCompare.summed`).
 """
 
 from __future__ import annotations
