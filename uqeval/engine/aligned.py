@@ -6,7 +6,8 @@ stream engine cuts every input's batches to common row ranges (:func:`aligned`) 
 engine cuts the rows into ranges at the first input's row groups and reads that range of every input on a
 worker (:func:`range_batches`). Each fold's state gets :class:`Rowset` pieces: one validated batch per
 input, the same kept rows in each (rows of weight 0, by the first input's weights, are dropped here, once,
-before the rows are numbered).
+before the rows are numbered). The memory engine is the one-batch case (:func:`in_memory`): one state
+gets one piece holding every row of every input.
 """
 
 from __future__ import annotations
@@ -142,11 +143,16 @@ def build(
         build_batch(f, m.plan, c, k, settings, offset=offset, allow_empty=True)
         for m, f, c in zip(models, files, cols)
     ]
+    return drop_weightless(out)
+
+
+def drop_weightless(out: list) -> list:
+    """Aligned batches (one per input) without the rows of weight 0 by the first input's weights: they are
+    dropped before anything else, as in memory: the kept rows are numbered after dropping them (the
+    resampling key), and every input drops the same rows."""
     w = out[0].weights
     if w is None or out[0].prediction is None or (w > 0).all():
         return out
-    # rows of weight 0 are dropped before anything else, as in memory: the kept rows are numbered after
-    # dropping them (the resampling key), and every model drops the same rows (the first model's weights)
     zero = out[0].prediction.row_numbers()[w == 0]
     for j, b in enumerate(out):
         if b.prediction is None:
@@ -283,12 +289,13 @@ class _Replay:
 
 @dataclass
 class Aligned:
-    """Several inputs open side by side on the stream or Dask engine (:func:`over_aligned`).
+    """Several inputs open side by side on an engine (:func:`over_aligned`, :func:`in_memory`).
 
-    ``models``: one :class:`ModelSource` per input; ``engine``: ``"stream"`` or ``"dask"``; ``info``: the
+    ``models``: one :class:`ModelSource` per input (none in memory); ``engine``: ``"memory"``, ``"stream"`` or
+    ``"dask"``; ``info``: the
     ``input`` entries of the run (rows per batch; on Dask the partitions and the cluster); ``parts``: as
     :attr:`uqeval.engine.fold.Rows.parts` (on Dask the tasks, the first input's partitions, whose global rows
-    every input's state of that task reads; None on the stream engine)."""
+    every input's state of that task reads; None on the stream and memory engines)."""
 
     models: list[ModelSource]
     engine: str
@@ -309,6 +316,19 @@ class Aligned:
         row dropped before them) was wrong run again with the right index (``state.kept_rows`` tells how
         many rows a task kept)."""
         return self._fold(new, keyed)
+
+
+def in_memory(piece: Any) -> Aligned:
+    """The inputs in memory on the memory engine, the one-batch case: a fold gets one ``piece`` holding every
+    row of every input (whatever the command made of them, such as its models joined on an id column) into
+    one state, never merged (a state that keeps all its rows can finish exactly)."""
+
+    def fold_memory(new, keyed):
+        state = new(0) if keyed else new()
+        state.add(piece)
+        return state
+
+    return Aligned([], "memory", {}, _Replay(iter([piece])), fold_memory)
 
 
 @contextmanager

@@ -1,8 +1,12 @@
 """The one entry of ``uqeval compare`` for every front end and engine: :func:`run_compare`.
 
-Files (or Python's containers) in, the ``uqeval.compare/1`` document out. In memory each file is read
-whole, the rows aligned (:func:`~.models.align_models`) and :func:`~.core.compare_models` computes; on the
-stream and Dask engines :func:`~.stream.compare_with_engine` folds aligned record batches.
+Files (or Python's containers) in, the ``uqeval.compare/1`` document out, on one route for every engine:
+the engine opens the rows, the fold is planned, folded and finished. In memory each file is read whole and
+the rows aligned (:func:`~.models.align_models`, joined on ``--id``): one piece (:class:`~.stream.Whole`),
+kept by a :class:`~.stream.KeptCompare`, which finishes with :func:`~.core.compare_models`; on the stream and
+Dask engines the fold is planned on the first aligned record batches (:func:`~.stream.plan_stream`), every
+batch folded into a :class:`~.stream.ComparePartial`, and the merged state finished
+(:func:`~.stream.finish`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ if TYPE_CHECKING:
     from ...predictions import Prediction
     from .plan import CompareOptions
     from .skill import Reference
+    from .stream import Whole
 
 __all__ = ["run_compare"]
 
@@ -48,7 +53,11 @@ def run_compare(
     value a row of the first model. ``reference``: the skill against it (not with weights). ``engine``: as
     :meth:`~uqeval.engine.options.EngineOptions.choose` chose it for the files (None: memory); on the
     stream and Dask engines ``progress`` gets the rows read."""
-    from .core import compare_models
+    from contextlib import nullcontext
+    from functools import partial
+
+    from ...engine.aligned import in_memory, open_models, over_aligned
+    from .stream import ComparePartial, KeptCompare, finish, plan_stream, stream_units
 
     if reference is not None and (weights is not None or settings.columns.get("weights")):
         from .skill import refuse_weighted_skill
@@ -56,36 +65,62 @@ def run_compare(
         raise refuse_weighted_skill()
     if not isinstance(sources, Mapping) and names is None:
         names = model_names([str(f) for f in sources])
-    if engine is not None and engine.streams:
+    named = list(sources) if isinstance(sources, Mapping) else cast("Sequence[str]", names)
+    units = None
+    if engine is not None and engine.streams:  # the rows in aligned record batches
         engine.memory_only(id=ids, reference=reference)
         from ...io.uri import as_spec
-        from .stream import compare_with_engine
 
         # a URI as given (str() of a Path folds s3:// to s3:/)
         specs = [as_spec(f) for f in cast("Sequence[str | Path]", sources)]
-        return compare_with_engine(specs, cast("Sequence[str]", names), settings, options, engine, progress)
-    times, column = None, None
+        models = open_models(specs, settings)
+        units = stream_units(models, options.resampling)
+        rows: Any = over_aligned(specs, settings, engine, progress, models)
+    else:  # every row in memory: one piece
+        rows = nullcontext(
+            in_memory(_whole(sources, named, settings, options, ids, clusters, weights, reference))
+        )
+    new: Callable[..., KeptCompare | ComparePartial]
+    finishes: dict[tuple[str, int], Callable] = {}
+    with rows as run:
+        if run.engine == "memory":
+            new = partial(KeptCompare, named, settings, options)
+        else:  # planned on the first rows
+            specs = [m.spec for m in run.models]
+            layout, finishes = plan_stream(specs, units, run.head(), named, settings, options)
+            new = partial(ComparePartial, layout)
+        part = run.fold(new, keyed=True)
+    if isinstance(part, KeptCompare):  # the one-batch case: the exact in-memory computation
+        return cast("Whole", part.kept).compared(settings, options)
+    return finish(run.models, part, finishes, run.engine, run.info)
+
+
+def _whole(
+    sources: Sequence[str | Path] | Mapping[str, Prediction],
+    names: Sequence[str],
+    settings: Settings,
+    options: CompareOptions,
+    ids: str | Sequence[np.ndarray] | None,
+    clusters: Any,
+    weights: Any,
+    reference: Reference | None,
+) -> Whole:
+    """The memory engine's one piece: the files read whole (:func:`_read_files`) or Python's containers,
+    the rows aligned (joined on ``ids``)."""
+    from .stream import Whole
+
     if isinstance(sources, Mapping):
         models = [Model(name, pred, {"path": name}) for name, pred in sources.items()]
         models = align_models(models, cast("Sequence[np.ndarray] | None", ids))
-        clusters = (
-            None if clusters is None else np.asarray(clusters)
-        )  # the first model's rows keep their order
-    else:
-        models, weights, clusters, reference, times = _read_files(
-            sources, cast("Sequence[str]", names), settings, options, cast("str | None", ids), reference
+        # the first model's rows keep their order
+        return Whole(
+            models, None if clusters is None else np.asarray(clusters), weights, joined=ids is not None
         )
-        column = settings.columns.get("weights")
-    return compare_models(
-        models,
-        settings,
-        options,
-        clusters=clusters,
-        weights=weights,  # one a row of the first model, whose rows keep their order
-        weights_column=column,
-        reference=reference,
-        reference_times=times,
+    models, weights, clusters, reference, times = _read_files(
+        sources, names, settings, options, cast("str | None", ids), reference
     )
+    column = settings.columns.get("weights")
+    return Whole(models, clusters, weights, column, reference, times, joined=ids is not None)
 
 
 def _read_files(

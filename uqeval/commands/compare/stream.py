@@ -1,5 +1,5 @@
-r"""``uqeval compare --engine stream|dask``: several model files read in aligned record batches (the same
-global rows), folded into one mergeable :class:`ComparePartial`.
+r"""``uqeval compare``'s fold: on the stream and Dask engines several model files read in aligned record
+batches (the same global rows), folded into one mergeable :class:`ComparePartial`.
 
 Per batch and model: the metric states of the compared families (:func:`uqeval.catalogue.states.batch_state`),
 and the per-row forms of every compared metric (:func:`uqeval.commands.compare.core.row_form`: per-row scores,
@@ -22,18 +22,23 @@ weighted form is not a function of sums are not compared (``input.not_streamed``
 Clusters and the block sign flip fold the units' sums (:class:`UnitSums`). The circular block bootstrap and
 ``block_size="auto"`` need every row (blocks start anywhere; the size comes from the whole series): the state
 keeps the rows' per-row forms (:class:`KeptRows`) and runs the in-memory resampling on them at the end.
+
+The memory engine is the one-batch case of this fold: its one piece (:class:`Whole`) holds every row of the
+aligned models, and its state (:class:`KeptCompare`) keeps it and finishes with the in-memory computation
+(:func:`uqeval.commands.compare.core.compare_models`); given a second piece or merged, it turns into a
+:class:`ComparePartial` (:meth:`KeptCompare.summed`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 
 from ...config import Settings
-from ...engine.aligned import ModelSource, Rowset, check_same_rows
+from ...engine.aligned import ModelSource, Rowset, check_same_rows, drop_weightless
 from ...errors import InputError, option
 from ...metrics.comparison import Moments
 from ...resample import Resampling
@@ -41,8 +46,8 @@ from .core import NO_RESAMPLER, CompareOptions, MetricRef, Model, Plan
 from .paired import test_entry
 
 if TYPE_CHECKING:
-    from ...engine.options import EngineOptions
     from ...predictions import Prediction
+    from .skill import Reference
 
 #: why the bootstrap of a metric is not streamed
 NO_STREAMED_BOOTSTRAP = (
@@ -453,6 +458,141 @@ class ComparePartial:
         return self
 
 
+class Whole(NamedTuple):
+    """``compare``'s one piece on the memory engine (:func:`uqeval.engine.aligned.in_memory`): every row of the
+    aligned ``models`` (``joined``: on an id column), with the first model's ``clusters`` and ``weights``
+    (``weights_column``: their column, None for Python's arrays), the ``reference`` and its ``times``, as
+    :func:`~uqeval.commands.compare.core.compare_models` takes them."""
+
+    models: list[Model]
+    clusters: np.ndarray | None = None
+    weights: np.ndarray | None = None
+    weights_column: str | None = None
+    reference: Reference | None = None
+    times: np.ndarray | None = None
+    joined: bool = False
+
+    @property
+    def rows(self) -> int:
+        """The rows read of the first model (those dropped for NaN/inf included)."""
+        first = self.models[0]
+        return first.prediction.n + int(first.info.get("n_dropped", 0))
+
+    def compared(self, settings: Settings, options: CompareOptions) -> dict[str, Any]:
+        """The comparison document of every row in memory: the exact in-memory computation."""
+        from .core import compare_models
+
+        return compare_models(
+            self.models,
+            settings,
+            options,
+            clusters=self.clusters,
+            weights=self.weights,  # one a row of the first model, whose rows keep their order
+            weights_column=self.weights_column,
+            reference=self.reference,
+            reference_times=self.times,
+        )
+
+    def rowset(self, offset: int) -> Rowset:
+        """These rows as one aligned record batch of the stream engine, its global rows from ``offset`` (for a
+        state that turns into sums: :meth:`KeptCompare.summed`). What the stream engine does not fold (a join
+        on an id column, a reference, Python's weights without a column) is refused as there."""
+        from ...engine.options import not_streamed
+        from ...io.load import Batch
+        from ...weights import check_weights
+
+        no_column = self.weights is not None and not self.weights_column
+        for name, given in (
+            ("id", self.joined),
+            ("reference", self.reference is not None),
+            ("weights", no_column),
+        ):
+            if given:
+                raise not_streamed(name)
+        n = self.models[0].prediction.n
+        w = None if self.weights is None else check_weights(self.weights, self.weights_column, n=n)
+        batches = [
+            Batch(
+                m.prediction,
+                int(m.info.get("n_dropped", 0)),
+                int(m.info.get("n_members_dropped", 0)),
+                dict(m.info.get("columns") or {}),
+                self.clusters if k == 0 else None,
+                w if k == 0 else None,
+            )
+            for k, m in enumerate(self.models)
+        ]
+        return Rowset([m.source for m in self.models], drop_weightless(batches), self.rows, offset)
+
+
+class KeptCompare:
+    """``compare``'s fold state that needs all rows (the memory engine): it keeps its one piece, a
+    :class:`Whole`, and computes no sums; :meth:`Whole.compared` finishes it with the exact in-memory
+    computation. Given a second piece, or merged with another state, it turns into sums: a
+    :class:`ComparePartial` planned on the kept rows as the stream engine plans on its first batch
+    (:func:`plan_stream`), the kept rows its first batch (:meth:`summed`). ``start``: as
+    :attr:`ComparePartial.start`."""
+
+    def __init__(
+        self, names: Sequence[str], settings: Settings, options: CompareOptions, start: int = 0
+    ) -> None:
+        self.names, self.settings, self.options, self.start = list(names), settings, options, start
+        self.kept: Whole | None = None
+        self.sums: ComparePartial | None = None
+        #: the ``finish`` of each bootstrap column of the sums (:func:`make_layout`)
+        self.finishes: dict[tuple[str, int], Callable] = {}
+
+    @property
+    def kept_rows(self) -> int:
+        """The rows kept (:attr:`ComparePartial.kept_rows`)."""
+        return 0 if self.kept is None and self.sums is None else self.summed().kept_rows
+
+    def add(self, piece: Whole | Rowset) -> None:
+        """Keep the first piece; a second turns the state into sums and folds it in."""
+        if self.kept is None and self.sums is None and isinstance(piece, Whole):
+            self.kept = piece
+            return
+        self.sums, self.kept = self.summed(), None
+        self.sums.add(piece.rowset(self.sums.start + self.sums.n) if isinstance(piece, Whole) else piece)
+
+    def summed(
+        self, planned: tuple[Layout, dict[tuple[str, int], Callable]] | None = None, start: int | None = None
+    ) -> ComparePartial:
+        """This state as sums: its sums, or the kept piece folded into a new :class:`ComparePartial` (its rows
+        from ``start``, by default :attr:`start`; ``planned``: the layout and finishes to use, by default
+        planned on the kept rows); neither part changed but :attr:`finishes`."""
+        if self.sums is not None:
+            return self.sums
+        start = self.start if start is None else start
+        piece = None if self.kept is None else self.kept.rowset(start)
+        if planned is None:
+            if piece is None:
+                raise ValueError("an empty state has no plan: merge it after one that has rows")  # a bug
+            resampling = self.options.resampling
+            units = resampling if resampling.block_size is not None else None
+            if resampling.cluster is not None:
+                units = Resampling(cluster=resampling.cluster)
+            specs = list(piece.files)
+            planned = plan_stream(specs, units, iter([piece]), self.names, self.settings, self.options)
+        self.finishes = planned[1]
+        out = ComparePartial(planned[0], start)
+        if piece is not None:
+            out.add(piece)
+        return out
+
+    def merge(self, other: KeptCompare | ComparePartial) -> KeptCompare:
+        """Both parts' rows, ``other``'s following, as sums (neither part changed)."""
+        mine = self.summed()
+        theirs = (
+            other
+            if isinstance(other, ComparePartial)
+            else other.summed((mine.layout, self.finishes), mine.start + mine.n)
+        )
+        out = KeptCompare(self.names, self.settings, self.options, self.start)
+        out.sums, out.finishes = mine.merge(theirs), self.finishes
+        return out
+
+
 class KeptRows:
     """The per-row forms of the kept rows, in row order: the bootstrap columns' terms and codes, the paired
     differences, the weights and (``block_size="auto"``) each model's per-row scores that choose the size.
@@ -640,7 +780,7 @@ def first_batch(batches) -> tuple[list, list]:
 
 
 def plan_on(
-    models: Sequence[ModelSource],
+    specs: Sequence[str],
     preds: Sequence,
     names: Sequence[str],
     settings: Settings,
@@ -655,8 +795,8 @@ def plan_on(
 
         check_weights(np.zeros(1), column)  # raises: rows were kept, and every one has weight 0
     if not preds:
-        raise InputError(f"{models[0].spec}: every row has NaN/inf in a used column; nothing left to compare")
-    chunk = align_models([Model(n, p, {"path": m.spec}) for n, p, m in zip(names, preds, models)])
+        raise InputError(f"{specs[0]}: every row has NaN/inf in a used column; nothing left to compare")
+    chunk = align_models([Model(n, p, {"path": spec}) for n, p, spec in zip(names, preds, specs)])
     if settings.murphy:
         from ...engine.options import not_streamed
 
@@ -966,36 +1106,26 @@ class _Kind:
         self.kind = kind
 
 
-def compare_with_engine(
+def plan_stream(
     specs: Sequence[str],
+    units: Resampling | None,
+    head: Iterator[Rowset],
     names: Sequence[str],
     settings: Settings,
     options: CompareOptions,
-    engine: EngineOptions,
-    progress: Callable[[int], None] | None = None,
-) -> dict[str, Any]:
-    """The comparison JSON of ``specs`` on a streaming engine (``engine``: ``stream`` or ``dask``, as
-    :meth:`~uqeval.engine.options.EngineOptions.choose` chose it), resampling rows, clusters or blocks: the
-    plan is made on the first rows (this process), then every aligned batch is folded into a
-    :class:`ComparePartial` (keyed by its kept rows) and the merged partial assembled by :func:`finish`.
-    ``options``: what is compared and how, as in memory."""
-    from functools import partial
+) -> tuple[Layout, dict[tuple[str, int], Callable]]:
+    """The :class:`Layout` of a comparison of ``specs`` and the ``finish`` of each bootstrap column
+    (:func:`make_layout`), planned on the first aligned batches of ``head`` (read on this process; those read
+    are folded after, :meth:`~uqeval.engine.aligned.Aligned.head`): what is compared and how, as in memory
+    (``options``), resampling rows, clusters or blocks (``units``: :func:`stream_units`)."""
+    preds, seen = first_batch(head)
+    layout, finishes = plan_on(specs, preds, names, settings, options, seen)
+    layout.units = units
+    if units is None or units.block_size != "auto":
+        layout.auto_ref = None
+    elif layout.auto_ref is None:
+        from .resampling import auto_block_size
 
-    from ...engine.aligned import open_models, over_aligned
-
-    models = open_models(specs, settings)
-    units = stream_units(models, options.resampling)
-    with over_aligned(specs, settings, engine, progress, models) as run:
-        head = run.head()
-        preds, seen = first_batch(head)
-        layout, finishes = plan_on(models, preds, names, settings, options, seen)
-        layout.units = units
-        if units is None or units.block_size != "auto":
-            layout.auto_ref = None
-        elif layout.auto_ref is None:
-            from .resampling import auto_block_size
-
-            auto_block_size([])  # raises: no compared metric has a per-row score
-        layout.flip_seed = _flip_seed(layout, seen, head)
-        part = run.fold(partial(ComparePartial, layout), keyed=True)
-    return finish(models, part, finishes, run.engine, run.info)
+        auto_block_size([])  # raises: no compared metric has a per-row score
+    layout.flip_seed = _flip_seed(layout, seen, head)
+    return layout, finishes
