@@ -262,10 +262,6 @@ def _kept(state) -> int:
     return int(state.kept_rows)
 
 
-def _merge(a, b):
-    return a.merge(b)
-
-
 class _Replay:
     """An iterator that keeps what it hands out, so that the stream fold can start from the first batch
     after the command planned on the rows it read ahead."""
@@ -372,6 +368,6 @@ def over_aligned(
                     if first != kept:
                         futures[i] = submit(i, kept)
                     kept += n
-            return tree_reduce(client, futures, _merge)  # pairs in row order
+            return tree_reduce(client, futures)  # pairs in row order
 
         yield Aligned(models, "dask", cluster_info(engine, len(tasks)), head, fold_dask, tasks)

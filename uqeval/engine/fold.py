@@ -118,10 +118,6 @@ def _fold_task(task, plan, settings: Settings, chunk_rows: int, columns: list[st
     return state
 
 
-def _merge(a, b):
-    return a.merge(b)
-
-
 @contextmanager
 def over_rows(
     spec: str | Path,
@@ -191,6 +187,6 @@ def over_rows(
                 for t in tasks
             ]
             wait(distributed, futures, [t[3] for t in tasks], progress if report else None)
-            return tree_reduce(client, futures, _merge)  # pairs in file order
+            return tree_reduce(client, futures)  # pairs in file order
 
         yield Rows(src, "dask", cluster_info(engine, len(tasks)), fold_dask, tasks)
