@@ -17,15 +17,11 @@ if TYPE_CHECKING:
     from ..predictions import Dirichlet, Gaussian, MemberCategorical
 
 Compute = Callable[[Prediction, Settings], "dict | None"]
-#: a family's compute function with ``(N,)`` row weights (rows of weight 0 already dropped): the same kernel,
-#: given the weights (:attr:`Family.weighted`)
-WeightedCompute = Callable[[Prediction, Settings, np.ndarray], "dict | None"]
 #: ``(B, N)`` row weights (a resample counts row ``i`` ``w[b, i]`` times) -> ``(B,)`` metric values.
 Resampler = Callable[[np.ndarray], np.ndarray]
 
 REGRESSION = ("gaussian", "point", "intervals", "quantiles", "samples")
 CLASSIFICATION = ("categorical", "members", "dirichlet")  # all have .proba (the predictive mean) and .labels
-ORIENTATIONS = ("lower", "higher", "target")
 
 
 @dataclass(frozen=True)
