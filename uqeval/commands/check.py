@@ -499,13 +499,10 @@ class _Problems:
             return
         items = sorted(self.items, key=lambda item: (item[0] is None, item[0] or 0))  # stable: file order
         if len(items) == 1:
-            raise InputError(f"{_at(self.source, items[0][0])}{items[0][1]}")
+            line, msg = items[0]
+            raise InputError(f"{self.source}, line {line}: {msg}" if line else f"{self.source}: {msg}")
         listed = "; ".join(f"line {line}: {msg}" if line else msg for line, msg in items)
         raise InputError(f"{self.source}: {len(items)} problems, in line order: {listed}")
-
-
-def _at(source: str, line: int | None) -> str:
-    return f"{source}, line {line}: " if line else f"{source}: "
 
 
 def _rule_tables(tbl: dict, prefix: tuple[str, ...], text: str, problems: _Problems):

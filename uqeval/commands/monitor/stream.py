@@ -120,10 +120,6 @@ def plan_run(
     )
 
 
-def _new_windows(layout: Layout, settings: Settings, plan: RunPlan) -> Windows:
-    return Windows(layout, settings, plan)
-
-
 def _new_pair(
     layout: Layout, settings: Settings, plans: tuple[RunPlan, RunPlan], bound: float | None
 ) -> Pair:
@@ -151,7 +147,7 @@ def windows_with_engine(
         spec, settings, engine, progress, extra=extra, allow_by=True, weights_ok=True, skip=skip
     ) as rows:
         plan = plan_run(layout, start, rows.parts)
-        win = rows.fold(partial(_new_windows, layout, settings, plan))
+        win = rows.fold(partial(Windows, layout, settings, plan))
     out = start.merge(win) if start is not None else win
     out.base = plan.base
     out.close_old()  # the resumed state's windows this run held open: all but the latest finished now
