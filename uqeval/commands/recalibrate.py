@@ -44,6 +44,7 @@ import numpy as np
 from ..config import Settings
 from ..errors import InputError, SchemaError, UsageError, naming, option
 from ..io.load import Loaded, evaluated_rows, load_predictions
+from ..metrics.intervals import central_pairs, coverage_from_bounds, coverage_metrics, level_key
 from ..predictions import Categorical, Gaussian, Intervals, Point, Prediction
 
 SCHEMA = "uqeval.recalibrate/1"
@@ -128,12 +129,6 @@ def cli_method(state: dict[str, Any]) -> str:
     return _CLI_NAME[name]
 
 
-def _key(level: float) -> str:
-    from ..metrics.intervals import level_key
-
-    return level_key(level)
-
-
 def central_levels(method: str, options: Options, state: dict[str, Any] | None = None) -> list[float]:
     """Central levels at which intervals are produced and coverage is reported."""
     if method == "temperature":
@@ -145,15 +140,13 @@ def central_levels(method: str, options: Options, state: dict[str, Any] | None =
             state.get("levels", []), options.levels, "this conformal recalibrator was fitted at", UsageError
         )
     if method == "isotonic" and options.quantiles:
-        from ..metrics.intervals import central_pairs
-
         return [lv for _, _, lv in central_pairs(np.sort(np.asarray(quantile_levels(options))))]
     return [float(v) for v in (options.levels or DEFAULT_LEVELS)]
 
 
 def quantile_levels(options: Options) -> list[float]:
     levels = [float(v) for v in (options.levels or DEFAULT_QUANTILE_LEVELS)]
-    if len({_key(v) for v in levels}) != len(levels):
+    if len({level_key(v) for v in levels}) != len(levels):
         raise InputError(f"quantile levels must be distinct, got {levels}")
     return sorted(levels)
 
@@ -432,27 +425,27 @@ def apply_state(
         if options.quantiles:
             tau = quantile_levels(options)
             q = isotonic_quantiles(state, mu, sd, tau)
-            out.columns = {f"q_{_key(t)}": q[:, j] for j, t in enumerate(tau)}
+            out.columns = {f"q_{level_key(t)}": q[:, j] for j, t in enumerate(tau)}
         if out.levels:
             out.lower, out.upper = isotonic_intervals(state, mu, sd, out.levels)
             if not options.quantiles:
                 for j, lv in enumerate(out.levels):
-                    out.columns[f"lower_{_key(lv)}"] = out.lower[:, j]
-                    out.columns[f"upper_{_key(lv)}"] = out.upper[:, j]
+                    out.columns[f"lower_{level_key(lv)}"] = out.lower[:, j]
+                    out.columns[f"upper_{level_key(lv)}"] = out.upper[:, j]
         if options.equivalent_std:
             for lv, k in isotonic_equivalent_std(state, out.levels).items():
-                out.columns[f"std_{_key(lv)}"] = k * sd
+                out.columns[f"std_{level_key(lv)}"] = k * sd
     elif method == "conformal":
         from ..recalibration.conformal import apply_conformal
 
         bounds = apply_conformal(state, mu, sd if state.get("normalized") else None)
-        by_key = {_key(lv): b for lv, b in bounds.items()}
-        lo = [by_key[_key(lv)][0] for lv in out.levels]
-        hi = [by_key[_key(lv)][1] for lv in out.levels]
+        by_key = {level_key(lv): b for lv, b in bounds.items()}
+        lo = [by_key[level_key(lv)][0] for lv in out.levels]
+        hi = [by_key[level_key(lv)][1] for lv in out.levels]
         out.lower, out.upper = np.column_stack(lo), np.column_stack(hi)
         for j, lv in enumerate(out.levels):
-            out.columns[f"lower_{_key(lv)}"] = out.lower[:, j]
-            out.columns[f"upper_{_key(lv)}"] = out.upper[:, j]
+            out.columns[f"lower_{level_key(lv)}"] = out.lower[:, j]
+            out.columns[f"upper_{level_key(lv)}"] = out.upper[:, j]
     return out
 
 
@@ -516,7 +509,6 @@ def isotonic_metrics(
     """
     from ..metrics.blocks import rowwise
     from ..metrics.calibration import calibration_errors
-    from ..metrics.intervals import coverage_from_bounds, coverage_metrics
     from ..metrics.quantiles import interval_calibration_curve_from_pit
     from ..metrics.reliability import max_calibration_error
     from ..metrics.scoring import _check_profile, _interval_profile
@@ -564,7 +556,7 @@ def isotonic_metrics(
 
             return coverage_from_bounds(y, block, lv, y_std=settings.y_std)  # never both bounds whole
 
-        out["coverage"] = {_key(lv): coverage_at(j, lv) for j, lv in enumerate(levels)}
+        out["coverage"] = {level_key(lv): coverage_at(j, lv) for j, lv in enumerate(levels)}
     return out
 
 
@@ -686,13 +678,13 @@ def compact_parameters(state: dict[str, Any], levels: Sequence[float] = ()) -> d
         out["n_knots"] = len(state.get("expected", []))
         if levels:
             out["equivalent_std_factor"] = {
-                _key(k): v for k, v in isotonic_equivalent_std(state, levels).items()
+                level_key(k): v for k, v in isotonic_equivalent_std(state, levels).items()
             }
     elif method == "conformal":
         names = ("rank", "score_quantile", "coverage_guaranteed", "coverage_upper")
         lv = state.get("levels", [])
         out["per_level"] = {
-            _key(v): {n: state[n][j] for n in names if n in state and j < len(state[n])}
+            level_key(v): {n: state[n][j] for n in names if n in state and j < len(state[n])}
             for j, v in enumerate(lv)
         }
     elif method == "temperature":
@@ -910,11 +902,11 @@ def run(
         "parameters": params,
         "fitted_on": str(calibration) if loaded_c is not None else None,
         "loaded_from": str(loaded_from) if loaded_from is not None else None,
-        "levels": [_key(v) for v in levels],
+        "levels": [level_key(v) for v in levels],
         "files": files,
         "orientation": dict(sorted(orientation.items())),
         "notes": notes,
     }
     if method == "isotonic" and options.quantiles:
-        summary["quantile_levels"] = [_key(v) for v in quantile_levels(options)]
+        summary["quantile_levels"] = [level_key(v) for v in quantile_levels(options)]
     return Result(summary, state, table)
