@@ -627,7 +627,6 @@ def _add_central_calibration(
     """``avg_calibration`` and ``reliability.max_cal_err`` from central PIT values ``c`` (y lies in
     the central p interval iff c <= p): the interval-mode curve at ``linspace(0, 1, num_bins)``
     and the bin-free sup |C(p) - p| of their ECDF."""
-    from ..catalogue import get_family, orientation_of
     from ..metrics.calibration import calibration_errors, central_cover_index, observed_from_cover_index
     from ..metrics.reliability import max_calibration_error
 
@@ -637,8 +636,7 @@ def _add_central_calibration(
         expected, observed_from_cover_index(central_cover_index(c, expected), expected.size)
     )
     metrics["reliability"] = {"max_cal_err": max_calibration_error(np.clip(c, 0.0, 1.0))}
-    for group in ("avg_calibration", "reliability"):
-        orientation.update(orientation_of(metrics[group], get_family(group), None))
+    orientation.update(_orient({g: metrics[g] for g in ("avg_calibration", "reliability")}))
 
 
 # --------------------------------------------------------------------------- parameters
