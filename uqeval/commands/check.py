@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from ..catalogue.paths import flatten, is_number, metric_orientation
+from ..config import key_lines, line_of
 from ..errors import InputError, option, phrase
 from ..strict import tomllib
 from ..text import DETAIL, fmt_number
@@ -606,15 +607,11 @@ def _parse_settings(val: Any, text: str, problems: _Problems) -> dict[str, bool]
 @functools.lru_cache(maxsize=4)
 def _key_lines(text: str) -> dict[tuple[str, ...], int]:
     """:func:`uqeval.config.key_lines` of a rules file (computed once per text; not to be modified)."""
-    from ..config import key_lines
-
     return key_lines(text)
 
 
 def _find_key_line(text: str, *path: str) -> int | None:
     """Line of the key ``path`` (``("settings", "require_baseline")``; one part: a top-level key)."""
-    from ..config import line_of
-
     return line_of(_key_lines(text), *path)
 
 
@@ -633,8 +630,6 @@ def _find_path_line(text: str, path: str) -> int | None:
 def _find_option_line(text: str, path: str, option: str) -> int | None:
     """Line of ``option`` in the rule ``path``: the ``option = ...`` line of a ``[rules."path"]`` sub-table,
     the rule's own line for an inline table (``"path" = { ... }``)."""
-    from ..config import line_of
-
     key = _rule_key(text, path)
     return line_of(_key_lines(text), *key, option) if key is not None else None
 
