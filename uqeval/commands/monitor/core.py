@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ...config import Settings
-from ...errors import UsageError, option
+from ...errors import InputError, UsageError, option
 from .windows import SCHEMA, Windows
 
 if TYPE_CHECKING:
@@ -290,7 +290,6 @@ def _left_out(
     ``total``; with ``--weights`` (weighted window states, uqeval.catalogue.weighted) a run whose weights are
     all 0 is an error."""
     from ...catalogue import states
-    from ...errors import InputError
 
     if "w" not in total:  # (a weighted state has its total weight)
         left_out = states.not_streamed_in(total, settings)
@@ -350,7 +349,6 @@ def build_document(
     ``detect``: the tests are e-detectors (alarm threshold ``K * arl``), else anytime-valid tests (``K / alpha``)."""
     from ..._version import __version__
     from ...catalogue import states
-    from ...errors import InputError
     from ...io.writers import jsonable
     from .windows import WINDOW_OPT_IN, Pair
 

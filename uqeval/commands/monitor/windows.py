@@ -43,7 +43,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ...catalogue import states
+from ...catalogue import coverage_levels, lookup, rows, states
 from ...catalogue.states import pack
 from ...config import Settings
 from ...errors import InputError, UsageError, option
@@ -220,7 +220,6 @@ def _iso(ns: int) -> str:
 
 def _covered(pred, settings: Settings, level: float) -> np.ndarray | None:
     """The per-row coverage indicator at ``level`` from the catalogue's per-row form."""
-    from ...catalogue import lookup, rows
     from ...metrics.intervals import level_key
 
     for path in ("coverage.coverage", "prediction_sets.coverage"):
@@ -237,8 +236,6 @@ def _covered(pred, settings: Settings, level: float) -> np.ndarray | None:
 
 
 def test_levels(pred, settings: Settings) -> list[float]:
-    from ...catalogue import coverage_levels
-
     try:
         levels = coverage_levels(pred, settings)
     except (InputError, KeyError):
@@ -1149,8 +1146,6 @@ SCORE_BOUNDS = {"accuracy.brier": 2.0}
 
 
 def pair_score(kind: str) -> str:
-    from ...catalogue import lookup
-
     for path in PAIR_SCORES:
         metric = lookup(path)
         if metric is not None and metric.applies_to(kind):
@@ -1162,8 +1157,6 @@ def pair_score(kind: str) -> str:
 
 def row_scores(pred, settings: Settings, path: str) -> np.ndarray:
     """The per-row score (the catalogue's per-row form of ``path``)."""
-    from ...catalogue import lookup, rows
-
     metric = lookup(path)
     stat = rows(metric, pred, settings) if metric is not None else None
     if stat is None or stat.score is None:
