@@ -36,10 +36,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from ..catalogue import FAMILIES, target as metric_target
 from ..catalogue.paths import flatten, is_number, metric_orientation
 from ..config import key_lines, line_of
 from ..errors import InputError, option, phrase
-from ..strict import tomllib
+from ..strict import loads_json, loads_toml, tomllib
 from ..text import DETAIL, fmt_number
 
 SUMMARY_SCHEMA = "uqeval.score/1"
@@ -175,8 +176,6 @@ def validate_summary(obj: Any, source: str = "summary") -> dict:
 
 def summary_from_json(text: str, source: str = "summary.json") -> dict:
     """Parse and validate a summary JSON document (see :func:`validate_summary`)."""
-    from ..strict import loads_json
-
     try:
         obj = loads_json(text, source)
     except InputError as exc:
@@ -252,8 +251,6 @@ def _close_matches(summary: Mapping[str, Any], path: str) -> list[str]:
 def opt_in_options(rules: Rules) -> dict[str, list[str]]:
     """``{option: [group, ...]}``: the opt-in catalogue families (``Family.option``, e.g. ``diagnostics``)
     whose groups the rules name, so that checking a predictions file can compute them."""
-    from ..catalogue import FAMILIES
-
     groups = {p.split(".", 1)[0] for p in (*rules.require, *(c.path for c in rules.checks))}
     out: dict[str, list[str]] = {}
     for f in FAMILIES:
@@ -264,8 +261,6 @@ def opt_in_options(rules: Rules) -> dict[str, list[str]]:
 
 def _opt_in_hint(path: str) -> str:
     """Why an opt-in group is missing from a summary, and how to get it."""
-    from ..catalogue import FAMILIES
-
     group = path.split(".", 1)[0]
     family = next((f for f in FAMILIES if f.option is not None and f.name == group), None)
     if family is None or family.option is None:  # the search above kept only families with an option
@@ -363,7 +358,6 @@ def target_of(summary: Mapping[str, Any], path: str, override: float | None = No
                     return level
                 if is_number(tv):
                     return float(tv)
-    from ..catalogue import target as metric_target
 
     target = metric_target(keys[0], keys[-1], level) if len(keys) >= 2 else None
     return 0.0 if target is None else target
@@ -432,8 +426,6 @@ def load_rules(text: str, source: str = "rules.toml") -> Rules:
     top-level keys, settings or rule options, and bad values: one error for every
     problem of the file, in line order.
     """
-    from ..strict import loads_toml
-
     try:
         doc = loads_toml(text, source)
     except tomllib.TOMLDecodeError as exc:
