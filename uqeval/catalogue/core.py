@@ -11,7 +11,9 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import InputError, option
-from ..predictions import Prediction, _memo  # noqa: F401  (re-exported to the catalogue)
+from ..metrics.blocks import rowwise
+from ..metrics.intervals import level_key
+from ..predictions import Prediction, Samples, _memo  # noqa: F401  (re-exported to the catalogue)
 
 if TYPE_CHECKING:
     from ..predictions import Dirichlet, Gaussian, MemberCategorical
@@ -278,8 +280,6 @@ def pick_levels(available, requested, where: str, error: type[Exception] = Input
 
     A requested level that is not available raises ``error`` naming it and ``where`` they come from.
     """
-    from ..metrics.intervals import level_key
-
     available = [float(v) for v in available]
     if not requested:
         return available
@@ -297,8 +297,6 @@ def error_spread(p: Prediction) -> np.ndarray:
     """The predicted standard deviation of ``y − point`` that spread calibration and spread–skill compare with
     the error: σ of a Gaussian; for samples the members' ddof-1 standard deviation times √((M + 1)/M)
     (:meth:`uqeval.predictions.Samples.ensemble_spread`, the finite-ensemble correction)."""
-    from ..predictions import Samples
-
     if isinstance(p, Samples):
         return p.ensemble_spread()
     spread = p.spread()
@@ -343,7 +341,6 @@ def _cover_index(p: Prediction, s: Settings) -> np.ndarray:
 
     def make():
         if p.kind == "gaussian":  # exact on |z|, as the toolbox (no round trip through the PIT)
-            from ..metrics.blocks import rowwise
             from ..metrics.calibration import interval_cover_index
 
             g = cast("Gaussian", p)
