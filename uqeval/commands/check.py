@@ -42,6 +42,7 @@ from ..config import key_lines, line_of
 from ..errors import InputError, option, phrase
 from ..strict import loads_json, loads_toml, tomllib
 from ..text import DETAIL, fmt_number
+from ..vocabulary import AmbiguousName, UnknownName, close_matches, resolve_metric
 
 SUMMARY_SCHEMA = "uqeval.score/1"
 
@@ -226,8 +227,6 @@ def resolve_path(summary: Mapping[str, Any], path: str, known: bool = True) -> t
     metrics = summary.get("metrics", {})
     ok, val, keys = _resolve(metrics, path)
     if not ok and "." not in path:  # a short name (crps) is the one metric of that name (scoring_rule.crps)
-        from ..vocabulary import AmbiguousName, UnknownName, resolve_metric
-
         try:
             ok, val, keys = _resolve(metrics, resolve_metric(path, _leaves(metrics)))
         except AmbiguousName:
@@ -240,8 +239,6 @@ def resolve_path(summary: Mapping[str, Any], path: str, known: bool = True) -> t
 
 
 def _close_matches(summary: Mapping[str, Any], path: str) -> list[str]:
-    from ..vocabulary import close_matches
-
     names = list(_leaves(summary.get("metrics", {})))
     matches = close_matches(path, names)  # also the same metric name in another group: ma_cal
     matches += [name for name in names if name.endswith("." + path) and name not in matches]

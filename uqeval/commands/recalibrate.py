@@ -43,9 +43,13 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import InputError, SchemaError, UsageError, naming, option
+from ..io.columns import ALIASES, LOGIT_RE, _find, plan_columns
 from ..io.load import Loaded, evaluated_rows, load_predictions
+from ..io.readers import inspect, to_float
+from ..metrics.blocks import rowwise
 from ..metrics.intervals import central_pairs, coverage_from_bounds, coverage_metrics, level_key
 from ..predictions import Categorical, Gaussian, Intervals, Point, Prediction
+from ..validation import finite_difference
 
 SCHEMA = "uqeval.recalibrate/1"
 
@@ -157,8 +161,6 @@ def quantile_levels(options: Options) -> list[float]:
 def _representation(method: str, table: Any, settings: Settings, state: dict[str, Any] | None) -> str:
     """Representation to load a file (its header ``table``) as, with a clear error when the method's
     columns are missing."""
-    from ..io.columns import _find, plan_columns
-
     names, p = table.columns, str(table.path)
     explicit = {k: v for k, v in settings.columns.items() if v}
     try:
@@ -240,8 +242,6 @@ def load_for(
     The ACCRUE ``features`` (:func:`read_features`), or with ``every_column`` every column of the
     file (:func:`build_table`), are read in the same pass.
     """
-    from ..io.readers import inspect
-
     table = inspect(path)
     rep = _representation(method, table, settings, state)
     loaded = load_predictions(
@@ -266,8 +266,6 @@ def read_features(loaded: Loaded, names: Sequence[str]) -> np.ndarray:
     Missing columns are a :class:`SchemaError`; NaN/inf an :class:`InputError` naming the
     file, column, count and first row.
     """
-    from ..io.readers import to_float
-
     table = loaded.table
     assert table is not None  # read from a file by load_for: its header
     lower = {c.lower(): c for c in table.columns}
@@ -321,7 +319,6 @@ def fit_state(
         return fit_conformal(y, mu, sd, levels=list(options.levels or DEFAULT_LEVELS))
     if method == "accrue":
         from ..recalibration.accrue import fit_accrue
-        from ..validation import finite_difference
 
         if features is None or options.features is None:
             raise UsageError(
@@ -339,8 +336,6 @@ def fit_state(
 
 def _std_target(loaded: Loaded, settings: Settings) -> tuple[str, str]:
     """``("std" | "var", column)``: the column that holds the input spread."""
-    from ..io.columns import ALIASES
-
     name = loaded.prediction.columns["std"]
     explicit_var = settings.columns.get("var")
     is_var = (explicit_var is not None and explicit_var.lower() == str(name).lower()) or (
@@ -364,7 +359,6 @@ def _proba_columns(loaded: Loaded, proba: np.ndarray, logits: bool = False) -> d
     cols = list(cols)
     if len(cols) == 1 and k == 2:  # binary: a single column holds P(class 1)
         return {cols[0]: proba[:, 1]}
-    from ..io.columns import LOGIT_RE
 
     if logits or all(LOGIT_RE.match(str(c)) for c in cols):  # logits in, probabilities out
         return {f"p_{j}": proba[:, j] for j in range(k)}
@@ -507,7 +501,6 @@ def isotonic_metrics(
     ``_interval_profile``): O(N log resolution) time, no (rows x levels) array; the per-row
     terms are made in blocks of rows (:func:`uqeval.metrics.blocks.rowwise`).
     """
-    from ..metrics.blocks import rowwise
     from ..metrics.calibration import calibration_errors
     from ..metrics.quantiles import interval_calibration_curve_from_pit
     from ..metrics.reliability import max_calibration_error

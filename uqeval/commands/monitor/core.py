@@ -25,8 +25,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from ...catalogue import states
 from ...config import Settings
 from ...errors import InputError, UsageError, option
+from ...weights import refuse_weights, weights_block
 from .windows import SCHEMA, Windows
 
 if TYPE_CHECKING:
@@ -134,7 +136,6 @@ def _looks(values: np.ndarray) -> list[float | None]:
 
 def _windows_of(win: Windows, keys: list[int], settings: Settings):
     """Per window ``(metrics, n_rows, n_dropped)`` entries, the cumulative metrics and the orientation."""
-    from ...catalogue import states
     from .windows import finish_window, has_rows
 
     windows: list[dict[str, Any]] = []
@@ -289,8 +290,6 @@ def _left_out(
     """``(metrics not streamed with the reason, the weights block or None, notes)`` of the merged state
     ``total``; with ``--weights`` (weighted window states, uqeval.catalogue.weighted) a run whose weights are
     all 0 is an error."""
-    from ...catalogue import states
-
     if "w" not in total:  # (a weighted state has its total weight)
         left_out = states.not_streamed_in(total, settings)
         left_out.update(
@@ -300,7 +299,6 @@ def _left_out(
             }
         )
         return left_out, None, []
-    from ...weights import weights_block
 
     if not total["n"]:
         raise InputError(
@@ -348,7 +346,6 @@ def build_document(
     :class:`~uqeval.commands.monitor.windows.Pair` (two inputs: model A's metrics, ``metrics_b`` model B's).
     ``detect``: the tests are e-detectors (alarm threshold ``K * arl``), else anytime-valid tests (``K / alpha``)."""
     from ..._version import __version__
-    from ...catalogue import states
     from ...io.writers import jsonable
     from .windows import WINDOW_OPT_IN, Pair
 
@@ -507,8 +504,6 @@ class Options:
         from .windows import Layout, Pair, load_state
 
         if two and settings.columns.get("weights"):
-            from ...weights import refuse_weights
-
             raise refuse_weights("monitor A B", f"monitor each model alone with {option('weights')}")
         layout = Layout(self.window, self.time, self.origin, self.adversarial_windows)
         if self.state is not None:
