@@ -21,6 +21,7 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import InputError, UsageError, option
+from .local import _prepare, check_columns
 from .options import EngineOptions
 
 
@@ -112,8 +113,6 @@ def open_models(specs: Sequence[str], settings: Settings, extra: tuple[str, ...]
     """The model sources; ``--weights`` is read from the first file (the weights belong to the rows: the
     other files need not hold the column, as in memory); ``extra``: columns every file must hold, carried
     with the rows (:attr:`Rowset.extra`)."""
-    from .local import _prepare, check_columns
-
     models = []
     for i, s in enumerate(specs):
         src, plan, numeric = _prepare(s, file_settings(settings, i), weights_ok=i == 0)

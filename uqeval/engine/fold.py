@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol, TypeVar, cast
 
 from ..config import Settings
+from .local import iter_batches_of
 from .options import EngineOptions
 
 
@@ -147,8 +148,6 @@ def over_rows(
     engine = engine.sized([spec], settings)
     chunk_rows = cast("int", engine.chunk_rows)
     if engine.engine != "dask":
-        from .local import iter_batches_of
-
         left: set[str] = set()  # read lazily: filled before the first batch
         src, first = iter_batches_of(spec, settings, chunk_rows, extra, allow_by, weights_ok, left)
         if skip is not None:

@@ -11,7 +11,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from ..config import Settings
-from ..errors import InputError, UsageError, option
+from ..errors import InputError, SchemaError, UsageError, option
 
 ENGINES = ("auto", "memory", "stream", "dask")
 #: inputs larger than this (bytes on disk, summed over files) are streamed by ``--engine auto``
@@ -100,8 +100,6 @@ def _prepare(spec: str | Path, settings: Settings, allow_by: bool = False, weigh
 
 def check_columns(src, columns: Collection[str]) -> None:
     """A :class:`~uqeval.errors.SchemaError` naming the first of ``columns`` the source ``src`` does not have."""
-    from ..errors import SchemaError
-
     for c in columns:
         if c not in src.info.columns:
             raise SchemaError(

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..validation import check_level, check_nonempty
+from .blocks import BLOCK
 from .intervals import level_key
 
 __all__ = [
@@ -644,8 +645,6 @@ def prediction_set_rows(proba, labels, level: float) -> tuple[np.ndarray, np.nda
 def _set_rows_blocks(p: np.ndarray, y: np.ndarray, levels) -> list[tuple[np.ndarray, np.ndarray]]:
     """``(covered, size)`` of :func:`_set_rows` at each level, computed block by block of rows: the
     sorted probabilities and their running sums (each (N, K)) are only ever held for one block."""
-    from .blocks import BLOCK
-
     n = p.shape[0]
     out = [(np.empty(n), np.empty(n, dtype=np.intp)) for _ in levels]
     for start in range(0, n, BLOCK):  # a loop over blocks of rows; every row's numbers are its own

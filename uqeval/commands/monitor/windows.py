@@ -47,6 +47,7 @@ from ...catalogue import coverage_levels, lookup, rows, states
 from ...catalogue.states import pack
 from ...config import Settings
 from ...errors import InputError, UsageError, option
+from ...metrics.intervals import level_key
 from ...text import plain
 from ...weights import drop_zero
 
@@ -220,8 +221,6 @@ def _iso(ns: int) -> str:
 
 def _covered(pred, settings: Settings, level: float) -> np.ndarray | None:
     """The per-row coverage indicator at ``level`` from the catalogue's per-row form."""
-    from ...metrics.intervals import level_key
-
     for path in ("coverage.coverage", "prediction_sets.coverage"):
         metric = lookup(path)
         if metric is None or not metric.applies_to(pred.kind):
