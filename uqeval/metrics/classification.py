@@ -37,6 +37,7 @@ from ..errors import InputError
 from ..validation import check_level, check_nonempty
 from .blocks import BLOCK
 from .intervals import level_key
+from .rowweights import CodeSums, row_units
 
 __all__ = [
     "classification_accuracy",
@@ -499,8 +500,6 @@ def _weighted_calibration_errors(
     scores (the top label, every class) is summed once per float-bit code (:class:`~uqeval.metrics.rowweights.CodeSums`), and every bin
     (even, equal-mass, above a threshold) comes from those sums and the few rows of the codes that hold an
     edge; the same bins and gaps as the repeated rows."""
-    from .rowweights import CodeSums, row_units
-
     u = row_units(weights)
     k = p.shape[1]
     even = _even_upper_edges(num_bins)
@@ -617,8 +616,6 @@ def prediction_sets(
     out: dict[str, dict] = {}
     units = None
     if weights is not None:
-        from .rowweights import row_units
-
         units = row_units(weights)
     for level, (covered, size) in zip(lv, _set_rows_blocks(p, y, lv)):
         if units is None:
