@@ -28,6 +28,18 @@ import numpy as np
 from ...catalogue import states
 from ...config import Settings
 from ...errors import InputError, UsageError, option
+from ...metrics.sequential import (
+    capped_exp,
+    change_window,
+    coverage_log_e,
+    coverage_log_factors,
+    detector_log_path,
+    mean_cs,
+    mean_log_factors,
+    pit_log_e,
+    pit_log_factors,
+    process_log_path,
+)
 from ...weights import refuse_weights, weights_block
 from .windows import SCHEMA, Windows
 
@@ -51,15 +63,6 @@ def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[st
     """One entry per test: name, null, the per-window log factors of its bets (``factors``, windows x bets: the
     e-process and the e-detector are both made of them), and per-window sums for the metric behind it."""
     from ...metrics.intervals import level_key
-    from ...metrics.sequential import (
-        capped_exp,
-        coverage_log_e,
-        coverage_log_factors,
-        mean_log_factors,
-        pit_log_e,
-        pit_log_factors,
-        process_log_path,
-    )
     from .windows import PIT_BETS
 
     tests: list[dict[str, Any]] = []
@@ -186,8 +189,6 @@ def _window_entries(win: Windows, keys: list, metrics: list, settings: Settings)
 
 def _difference_spec(pair: Any, keys: list, threshold: float) -> dict[str, Any]:
     """The A/B test: a confidence sequence for the mean score difference (:func:`~uqeval.metrics.sequential.mean_cs`)."""
-    from ...metrics.sequential import mean_cs, mean_log_factors
-
     per = np.array([pair.diffs.get(k, np.zeros(4)) for k in keys], dtype=np.float64)
     sums = np.cumsum(per, axis=0)
     cs = mean_cs(sums[:, :3], float(pair.bound or 0), threshold)
@@ -230,8 +231,6 @@ def _test_entry(
     """A test of the document: its e-values per window (``detect``: the e-detector's), its alarms when one reaches
     ``threshold``, the status at the last window (a detector: in alarm while at or above the threshold; a test:
     from its first alarm on, as its null stays rejected), and (``detect``) the change point of each alarm."""
-    from ...metrics.sequential import capped_exp, change_window, detector_log_path
-
     factors = np.asarray(spec["factors"], dtype=np.float64)
     log_path = detector_log_path(factors) if detect else np.asarray(spec["log_path"], dtype=np.float64)
     path = capped_exp(log_path)

@@ -48,6 +48,7 @@ from ...catalogue.states import pack
 from ...config import Settings
 from ...errors import InputError, UsageError, option
 from ...metrics.intervals import level_key
+from ...metrics.sequential import mean_sums, pit_bin_log_sums, pit_mean_sums, pit_sums
 from ...text import plain
 from ...weights import drop_zero
 
@@ -268,8 +269,6 @@ def test_sums(pred, settings: Settings, levels: list[float]) -> dict[str, Any]:
     """The sums the tests need from some rows: misses per level (an ensemble's randomised-PIT miss chances,
     :meth:`~uqeval.predictions.Prediction.coverage_shares`), the PIT's log-sums (continuous PIT) or its Beta
     bets' log factors (a PIT known up to a bin), and the mean PIT's moments."""
-    from ...metrics.sequential import pit_bin_log_sums, pit_mean_sums, pit_sums
-
     miss = np.array(
         [pred.n - float(np.sum(cast("np.ndarray", _covered(pred, settings, lv)))) for lv in levels]
     )
@@ -1175,8 +1174,6 @@ class Pair:
         self.diffs: dict[int, np.ndarray] = {}
 
     def add_diffs(self, keys: np.ndarray, sa: np.ndarray, sb: np.ndarray, where: str) -> None:
-        from ...metrics.sequential import mean_sums
-
         if self.bound is None:
             self.bound = SCORE_BOUNDS.get(self.score or "")
             if self.bound is None:
