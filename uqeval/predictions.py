@@ -21,6 +21,18 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 import numpy as np
 
 from .errors import InputError, option
+from .metrics.intervals import central_pairs, level_key, pit_miss_shares
+from .metrics.normal import ndtr, ndtri
+from .metrics.samples import (
+    all_finite,
+    empirical_quantiles,
+    ensemble_mean_std,
+    pit_bounds_samples,
+    pit_samples,
+    rows_sorted,
+    sort_rows,
+)
+from .metrics.spread import ensemble_std
 from .validation import as_float_array, bad_rows, check_finite, check_level, check_positive
 
 
@@ -429,19 +441,13 @@ class Gaussian(_AnyLevel, Point):
         return self.std
 
     def pit(self) -> np.ndarray:
-        from .metrics.normal import ndtr
-
         return _memo(self, "pit", lambda: ndtr((self.require_targets() - self.mean) / self.std))
 
     def quantiles_at(self, levels: np.ndarray) -> np.ndarray:
-        from .metrics.normal import ndtri
-
         return self.mean[:, None] + self.std[:, None] * ndtri(np.asarray(levels, dtype=np.float64))[None, :]
 
     def intervals_at(self, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # the central intervals of N(μ, σ²): symmetric half-widths z·σ, z = Φ⁻¹(½ + level/2)
-        from .metrics.normal import ndtri
-
         half = self.std[:, None] * ndtri(0.5 + 0.5 * np.asarray(levels, dtype=np.float64))[None, :]
         upper = self.mean[:, None] + half
         return np.subtract(self.mean[:, None], half, out=half), upper  # the lower bounds reuse `half`
@@ -500,20 +506,14 @@ class Intervals(Prediction):
         return [float(v) for v in self.levels]
 
     def central_keys(self) -> set[str]:
-        from .metrics.intervals import level_key
-
         return {level_key(p) for p in self.levels}
 
     def quantile_keys(self) -> set[str]:
-        from .metrics.intervals import level_key
-
         return {level_key((1.0 - p) / 2.0) for p in self.levels} | {
             level_key((1.0 + p) / 2.0) for p in self.levels
         }
 
     def quantiles_at(self, levels: np.ndarray) -> np.ndarray:
-        from .metrics.intervals import level_key
-
         cols = {}
         for j, p in enumerate(self.levels):
             cols[level_key((1.0 - p) / 2.0)] = self.lower[:, j]
@@ -524,16 +524,12 @@ class Intervals(Prediction):
             raise KeyError(f"no interval bound at quantile level {e.args[0]}") from None
 
     def intervals_at(self, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        from .metrics.intervals import level_key
-
         index = {level_key(p): j for j, p in enumerate(self.levels)}
         j = [index[level_key(p)] for p in levels]
         return self.lower[:, j], self.upper[:, j]
 
     def interval(self, level: float) -> tuple[np.ndarray, np.ndarray]:
         """The carried central interval at ``level`` as read-only views of its columns (no copies)."""
-        from .metrics.intervals import level_key
-
         j = {level_key(p): j for j, p in enumerate(self.levels)}[level_key(float(level))]
         return _column(self.lower, j), _column(self.upper, j)
 
@@ -593,16 +589,12 @@ class Quantiles(Prediction):
         return self.quantiles[:, i[0]] if i.size else None
 
     def _pairs(self) -> list[tuple[int, int, float]]:
-        from .metrics.intervals import central_pairs
-
         return central_pairs(self.levels)
 
     def carried_levels(self) -> list[float]:
         return [lv for _, _, lv in self._pairs()]
 
     def central_keys(self) -> set[str]:
-        from .metrics.intervals import level_key
-
         return {level_key(p) for _, _, p in self._pairs()}
 
     def no_band(self) -> str | None:
@@ -610,8 +602,6 @@ class Quantiles(Prediction):
         the reason ``coverage`` and ``ucc`` give for having nothing to show."""
         if self._pairs():
             return None
-        from .metrics.intervals import level_key
-
         names = [_colname(self.columns, "quantiles", j) for j in range(self.levels.size)]
         if self.levels.size == 1:
             found = f"only a single quantile level (column '{names[0]}', level {level_key(self.levels[0])})"
@@ -626,27 +616,19 @@ class Quantiles(Prediction):
         )
 
     def quantile_keys(self) -> set[str]:
-        from .metrics.intervals import level_key
-
         return {level_key(t) for t in self.levels}
 
     def quantiles_at(self, levels: np.ndarray) -> np.ndarray:
-        from .metrics.intervals import level_key
-
         index = {level_key(t): j for j, t in enumerate(self.levels)}
         return self.quantiles[:, [index[level_key(t)] for t in levels]]
 
     def intervals_at(self, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        from .metrics.intervals import level_key
-
         pairs = {level_key(p): (i, k) for i, k, p in self._pairs()}
         ij = [pairs[level_key(p)] for p in levels]
         return self.quantiles[:, [a for a, _ in ij]], self.quantiles[:, [b for _, b in ij]]
 
     def interval(self, level: float) -> tuple[np.ndarray, np.ndarray]:
         """The central interval at a carried ``level`` as read-only views of its two quantile columns."""
-        from .metrics.intervals import level_key
-
         i, k = {level_key(p): (i, k) for i, k, p in self._pairs()}[level_key(float(level))]
         return _column(self.quantiles, i), _column(self.quantiles, k)
 
@@ -676,8 +658,6 @@ class Samples(_AnyLevel, Prediction):
                 f"samples need at least 2 members per row, found {s.shape[1]} in "
                 f"'{_colname(self.columns, 'samples')}'; a single draw is a point prediction (use {option('mean')})"
             )
-        from .metrics.samples import all_finite
-
         ragged = not all_finite(s)  # in blocks of rows: no (N, M) temporary when every member is finite
         if ragged and self.allow_missing:
             finite = np.isfinite(s)
@@ -698,8 +678,6 @@ class Samples(_AnyLevel, Prediction):
         """The members sorted ascending in each row (NaN last), computed once: the input itself when
         its rows are already sorted (the loader sorts them in place; checking is one cheap pass),
         else a copy sorted in cache-sized blocks of rows."""
-        from .metrics.samples import rows_sorted, sort_rows
-
         return _memo(
             self, "sorted", lambda: self.samples if rows_sorted(self.samples) else sort_rows(self.samples)
         )
@@ -715,8 +693,6 @@ class Samples(_AnyLevel, Prediction):
 
     def moments(self) -> tuple[np.ndarray, np.ndarray]:
         """Members' mean and standard deviation (ddof 1) per row, computed once."""
-        from .metrics.samples import ensemble_mean_std
-
         return _memo(self, "moments", lambda: self.map_rows(ensemble_mean_std))
 
     def point(self) -> np.ndarray:
@@ -740,13 +716,9 @@ class Samples(_AnyLevel, Prediction):
         """The spread of a finite ensemble on the scale of ``y − ensemble mean``
         (:func:`uqeval.metrics.spread.ensemble_std` of the members' ddof-1 standard deviation and their
         counts). Spread calibration (ENCE, UCE) and ``spread_skill`` use it."""
-        from .metrics.spread import ensemble_std
-
         return _memo(self, "ensemble_spread", lambda: ensemble_std(self.spread(), self.member_counts()))
 
     def pit(self) -> np.ndarray:
-        from .metrics.samples import pit_samples
-
         return _memo(
             self, "pit", lambda: self.map_rows(lambda s, y: pit_samples(y, s), self.require_targets())
         )
@@ -754,8 +726,6 @@ class Samples(_AnyLevel, Prediction):
     def pit_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """``(low, high)``: each target's randomised PIT lies uniformly in ``[low, high]``, its rank among the
         members over M + 1 (:func:`~uqeval.metrics.samples.pit_bounds_samples`), computed once."""
-        from .metrics.samples import pit_bounds_samples
-
         return _memo(
             self,
             "pit_bounds",
@@ -767,13 +737,9 @@ class Samples(_AnyLevel, Prediction):
         (:func:`~uqeval.metrics.intervals.pit_miss_shares`): a calibrated ensemble of any size misses at
         exactly ``1 - level``, which no interval between its members does (10 members: [min, max] covers
         9/11)."""
-        from .metrics.intervals import pit_miss_shares
-
         return pit_miss_shares(*self.pit_bounds(), level)
 
     def quantiles_at(self, levels: np.ndarray) -> np.ndarray:
-        from .metrics.samples import empirical_quantiles
-
         levels = np.asarray(levels, dtype=np.float64)
         return self.map_rows(lambda s: empirical_quantiles(s, levels, presorted=True))
 

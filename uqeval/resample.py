@@ -56,7 +56,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from .errors import UsageError, option
+from .errors import InputError, UsageError, option
+from .metrics.calibration_tests import data_key, keyed_seed
 from .validation import is_count
 
 #: rows per generator block (the unit of the global key)
@@ -299,8 +300,6 @@ def rows_key(preds: Sequence[Any], stop: int = KEY_ROWS) -> int:
     """The :func:`~uqeval.metrics.calibration_tests.data_key` of rows ``0 .. stop - 1`` of every prediction
     (targets and every per-row array, in field order); a sum over rows, so batches add up with
     :func:`~uqeval.metrics.calibration_tests.merge_keys`."""
-    from .metrics.calibration_tests import data_key
-
     columns: list[np.ndarray] = []
     for p in preds:
         for name in p._array_fields():
@@ -312,8 +311,6 @@ def rows_key(preds: Sequence[Any], stop: int = KEY_ROWS) -> int:
 def flip_seed(seed: int, key: int) -> int:
     """The seed of the sign flips of a data set with :func:`rows_key` ``key`` under ``seed`` (STYLE: draws
     reproducible for one data set and seed, different between data sets)."""
-    from .metrics.calibration_tests import keyed_seed
-
     return keyed_seed(seed, key)
 
 
@@ -424,8 +421,6 @@ def resampling_units(n: int, cluster=None, block_size: int | None = None) -> tup
     unit (at most one of them: :class:`Resampling`), or neither (``None``: every row its own unit). Units
     are numbered ``0 .. G-1`` in order of first appearance, so a cluster's draws do not depend on how its
     label sorts."""
-    from .errors import InputError
-
     Resampling(None if cluster is None else "cluster", block_size)  # checks the pair and the block size
     if block_size == "auto":
         raise ValueError("block_size 'auto' is chosen by the caller (Resampling.units)")  # a bug

@@ -32,8 +32,10 @@ from typing import Any
 import numpy as np
 
 from ..config import Settings
-from ..errors import InputError
+from ..errors import InputError, UsageError, option
 from ..predictions import Prediction
+from ..validation import trusted
+from ..vocabulary import close_matches
 
 # The names bound "as" themselves are re-exported: tasks import them from ``uqeval.catalogue``.
 from .core import (
@@ -189,9 +191,6 @@ def families_for(kind: str, settings: Settings | None = None) -> list[Family]:
         return [f for f in FAMILIES if kind in f.compute and f.enabled(settings)]
     unknown = [g for g in settings.groups if g not in _FAMILY_NAMES]
     if unknown:
-        from ..errors import UsageError, option
-        from ..vocabulary import close_matches
-
         near = close_matches(unknown[0], _FAMILY_NAMES)
         raise UsageError(
             f"unknown metric group {unknown[0]!r} in {option('groups')}"
@@ -274,8 +273,6 @@ def compute(
 
     ``weights`` (N,) (positive; for a representation in :attr:`Family.weighted` only): the family's kernels
     given the row weights, keeping the metrics it weights (:attr:`Metric.weighted_kinds`)."""
-    from ..validation import trusted
-
     fn = family.compute.get(pred.kind)
     if fn is None or family.why_undefined(pred) is not None:
         return None
@@ -398,7 +395,6 @@ def rows(metric: Metric, pred: Prediction, settings: Settings, level: str | None
         and pred.kind != "loglik"
     ):
         return None
-    from ..validation import trusted
 
     with trusted():
         stat = metric.rows_fn(pred, settings, level)

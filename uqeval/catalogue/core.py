@@ -11,21 +11,19 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import InputError, option
-from ..predictions import Prediction, _memo  # noqa: F401  (re-exported to the catalogue)
+from ..metrics.blocks import rowwise
+from ..metrics.intervals import level_key
+from ..predictions import Prediction, Samples, _memo  # noqa: F401  (re-exported to the catalogue)
 
 if TYPE_CHECKING:
     from ..predictions import Dirichlet, Gaussian, MemberCategorical
 
 Compute = Callable[[Prediction, Settings], "dict | None"]
-#: a family's compute function with ``(N,)`` row weights (rows of weight 0 already dropped): the same kernel,
-#: given the weights (:attr:`Family.weighted`)
-WeightedCompute = Callable[[Prediction, Settings, np.ndarray], "dict | None"]
 #: ``(B, N)`` row weights (a resample counts row ``i`` ``w[b, i]`` times) -> ``(B,)`` metric values.
 Resampler = Callable[[np.ndarray], np.ndarray]
 
 REGRESSION = ("gaussian", "point", "intervals", "quantiles", "samples")
 CLASSIFICATION = ("categorical", "members", "dirichlet")  # all have .proba (the predictive mean) and .labels
-ORIENTATIONS = ("lower", "higher", "target")
 
 
 @dataclass(frozen=True)
@@ -282,8 +280,6 @@ def pick_levels(available, requested, where: str, error: type[Exception] = Input
 
     A requested level that is not available raises ``error`` naming it and ``where`` they come from.
     """
-    from ..metrics.intervals import level_key
-
     available = [float(v) for v in available]
     if not requested:
         return available
@@ -301,8 +297,6 @@ def error_spread(p: Prediction) -> np.ndarray:
     """The predicted standard deviation of ``y − point`` that spread calibration and spread–skill compare with
     the error: σ of a Gaussian; for samples the members' ddof-1 standard deviation times √((M + 1)/M)
     (:meth:`uqeval.predictions.Samples.ensemble_spread`, the finite-ensemble correction)."""
-    from ..predictions import Samples
-
     if isinstance(p, Samples):
         return p.ensemble_spread()
     spread = p.spread()
@@ -347,7 +341,6 @@ def _cover_index(p: Prediction, s: Settings) -> np.ndarray:
 
     def make():
         if p.kind == "gaussian":  # exact on |z|, as the toolbox (no round trip through the PIT)
-            from ..metrics.blocks import rowwise
             from ..metrics.calibration import interval_cover_index
 
             g = cast("Gaussian", p)

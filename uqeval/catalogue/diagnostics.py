@@ -12,6 +12,8 @@ from ..predictions import Prediction
 
 if TYPE_CHECKING:
     from ..predictions import Intervals, Quantiles, Samples, _Classifier
+from ..metrics.intervals import level_key
+from ..metrics.spread import spread_calibration
 from .core import CLASSIFICATION, REGRESSION, Family, _family, _m, _memo, coverage_levels, error_spread
 
 # --------------------------------------------------------------------------- calibration diagnostics (issue 15, part A)
@@ -34,7 +36,6 @@ def _corp(p, s: Settings, w: np.ndarray | None = None) -> dict | None:
         return corp_classification(p.proba, p.labels, weights=w)
     if p.kind == "quantiles":  # the pinball loss of each quantile (their median is no mean forecast)
         from ..metrics.corp import corp_quantile
-        from ..metrics.intervals import level_key
 
         return {
             f"pinball_{level_key(t)}": corp_quantile(p.y_true, p.quantiles[:, j], float(t), weights=w)
@@ -45,8 +46,6 @@ def _corp(p, s: Settings, w: np.ndarray | None = None) -> dict | None:
 
 
 def _spread_calibration(p, s: Settings, w: np.ndarray | None = None) -> dict:
-    from ..metrics.spread import spread_calibration
-
     # samples: the finite-ensemble spread s·√((M+1)/M) (ddof 1); bins are formed on it (see metrics.spread)
     return spread_calibration(p.y_true, p.point(), error_spread(p), num_bins=s.class_bins, weights=w)
 
@@ -177,7 +176,6 @@ def _calibration_tests(p, s: Settings, w: np.ndarray | None = None) -> dict | No
 
 def _conditional_coverage(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.conditional_coverage import class_coverage, interval_ssc, set_ssc
-    from ..metrics.intervals import level_key
 
     out = {}
     if p.kind in CLASSIFICATION:

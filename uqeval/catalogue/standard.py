@@ -9,6 +9,10 @@ from typing import cast
 import numpy as np
 
 from ..config import Settings
+from ..metrics.blocks import row_mean, rowwise
+from ..metrics.intervals import coverage_from_bounds, coverage_metrics, coverage_rows, level_key
+from ..metrics.samples import crps_ensemble_and_fair
+from ..metrics.spread import spread_skill
 from ..predictions import Prediction, Quantiles
 from .core import (
     CLASSIFICATION,
@@ -117,8 +121,6 @@ def _sharpness(p, s: Settings) -> dict:
 
 
 def _spread_skill(p, s: Settings) -> dict:
-    from ..metrics.spread import spread_skill
-
     return {"ratio": spread_skill(p.y_true, p.point(), error_spread(p))["ratio"]}
 
 
@@ -129,8 +131,6 @@ def _scoring_gaussian(p, s: Settings) -> dict:
 
 
 def _crps_samples_rows(p) -> tuple[np.ndarray, np.ndarray]:
-    from ..metrics.samples import crps_ensemble_and_fair
-
     return _memo(
         p,
         "crps_rows",
@@ -151,7 +151,6 @@ def _scoring_quantiles(p, s: Settings, w: np.ndarray | None = None) -> dict:
 
 def _interval_rows(p) -> np.ndarray:
     """(N,) interval score of each row averaged over the file's interval levels, block by block."""
-    from ..metrics.blocks import rowwise
     from ..metrics.scoring import interval_score
 
     return rowwise(
@@ -160,8 +159,6 @@ def _interval_rows(p) -> np.ndarray:
 
 
 def _scoring_intervals(p, s: Settings, w: np.ndarray | None = None) -> dict:
-    from ..metrics.blocks import row_mean
-    from ..metrics.intervals import level_key
     from ..metrics.scoring import interval_score
 
     # each level's scores block by block into one buffer: the means of the columns of the (N, L) scores
@@ -194,14 +191,10 @@ def _reliability_samples(p, s: Settings, w: np.ndarray | None = None) -> dict:
 
 def _coverage_keys(p, s: Settings) -> list[str]:
     """The level keys of :func:`_coverage`'s result."""
-    from ..metrics.intervals import level_key
-
     return [level_key(lv) for lv in coverage_levels(p, s)]
 
 
 def _coverage(p, s: Settings) -> dict:
-    from ..metrics.intervals import coverage_from_bounds, coverage_metrics
-
     out = {}
     for key, lv in zip(_coverage_keys(p, s), coverage_levels(p, s), strict=True):
         if p.kind == "gaussian":  # mean -/+ z std, made for one block of rows at a time (no (N,) bounds)
@@ -441,8 +434,6 @@ def _rows_scoring(p, s, level) -> dict[str, RowStat]:
 
 
 def _rows_coverage(p, s, level) -> dict[str, RowStat] | None:
-    from ..metrics.intervals import coverage_rows
-
     try:
         lv = float(level)
         lo, hi = p.interval(lv)

@@ -42,8 +42,11 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 
+from ..errors import InputError
 from ..predictions import Prediction
-from . import FAMILIES, Family, RowStat, Settings, compute, families_for, orientation_of
+from ..validation import trusted
+from . import FAMILIES, METRICS, Family, RowStat, Settings, compute, families_for, orientation_of, rows
+from .core import _cover_index, _expected
 
 State = dict[str, Any]
 
@@ -423,8 +426,6 @@ class AccuracyMoments(Special):
 
 
 def _cover_counts(p: Prediction, s: Settings) -> np.ndarray:
-    from .core import _cover_index
-
     return np.bincount(_cover_index(p, s), minlength=s.num_bins + 1)
 
 
@@ -438,7 +439,6 @@ class Adversarial(Special):
 
     def finalize(self, st, s):
         from ..metrics.calibration import adversarial_group_calibration_counts
-        from .core import _expected
 
         return adversarial_group_calibration_counts(
             st["counts"],
@@ -801,8 +801,6 @@ def batch_state(
     """The state of one batch of rows (a validated prediction container); ``families``: only these groups
     (``compare`` keeps the states of the metrics it compares); ``weights`` (N,): the weighted state of the
     metrics that take weights (:func:`uqeval.catalogue.weighted.weighted_state`, the same layout)."""
-    from ..validation import trusted
-
     if weights is not None:
         from .weighted import weighted_state
 
@@ -872,15 +870,11 @@ def _row_sums(
     ``result`` (else its :attr:`~uqeval.catalogue.Family.levels`, or the result of a probe of two rows: the
     keys do not depend on the rows), empty where the kernel gives no level (as in memory: the family is there,
     with no value)."""
-    from . import METRICS, rows
-
     keys: list[str | None] = [None]
     if f.by_level:
         if result is None and f.levels is not None:
             result = dict.fromkeys(f.levels(pred, settings))
         elif result is None:
-            from ..validation import trusted
-
             with trusted():
                 result = compute(f, pred.subset(np.arange(min(pred.n, 2))), settings)
         keys = list(result or {})
@@ -920,8 +914,6 @@ def finish_sums(
     """A metric of its summed per-row form (``total``: the rows' total weight): the form's own ``finish``,
     rebuilt from ``probe`` (rows of the same representation and levels; the forms are memoised on it: give a
     copy of a state's probe, :func:`_probe`), as in memory and the bootstrap."""
-    from . import METRICS, rows
-
     stat = rows(METRICS[f"{family}.{name}"], probe, settings, key)
     form = None if stat is None else stat.sums_form
     assert form is not None  # the probe's rows have the form the batches had
@@ -1010,8 +1002,6 @@ def finalize(
     """``(metrics, orientation)`` as :func:`uqeval.catalogue.compute_metrics` gives them, without the
     metrics that are not streamed (:func:`not_streamed`) and, without a second pass (``sel``, ``second``),
     without those that need one (MdAE)."""
-    from ..errors import InputError
-
     n, kind = state["n"], cast("str", state.get("kind"))  # a state with rows has its kind
     if not n:
         raise InputError("no rows to evaluate")
@@ -1100,8 +1090,6 @@ def streaming_table(extra_rows: Collection[tuple[str, str, str]] = ()) -> str:
     """The table of docs/guide/scaling.md (and the metrics reference): per catalogue metric, streamed exactly
     or not and why; ``extra_rows`` (path, how, why) follow (the ``ucc`` command's summary:
     :data:`uqeval.commands.ucc.stream.UCC_TABLE`)."""
-    from . import METRICS
-
     exact: dict[str, str | None] = {}
     left: dict[str, str] = {}
     approx: dict[str, str] = {}

@@ -12,6 +12,7 @@ from ..predictions import Prediction
 
 if TYPE_CHECKING:
     from ..predictions import Gaussian, Quantiles, Samples, _Classifier
+from ..metrics.intervals import level_key
 from .core import CLASSIFICATION, REGRESSION, Family, RowStat, _family, _m, _memo
 
 # --------------------------------------------------------------------------- forecast verification (issue 16 A)
@@ -89,8 +90,6 @@ def _rows_exceedance(p, s, level) -> dict[str, RowStat] | None:
 
 
 def _exceedance(p, s: Settings) -> dict | None:
-    from ..metrics.intervals import level_key
-
     if not s.thresholds:
         return None
     out = {}
@@ -108,8 +107,6 @@ def murphy_forecasts(p: Prediction) -> dict[str, tuple[np.ndarray, np.ndarray, s
     with a mean), ``quantile <level>`` (quantiles), ``probability <class>`` (classifiers: each class's
     probability against its indicator, the event's mean; binary: class 1 only).
     """
-    from ..metrics.intervals import level_key
-
     if p.kind in CLASSIFICATION:
         c = cast("_Classifier", p)
         proba = c.proba

@@ -36,10 +36,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from ..catalogue import FAMILIES, target as metric_target
 from ..catalogue.paths import flatten, is_number, metric_orientation
+from ..config import key_lines, line_of
 from ..errors import InputError, option, phrase
-from ..strict import tomllib
+from ..strict import loads_json, loads_toml, tomllib
 from ..text import DETAIL, fmt_number
+from ..vocabulary import AmbiguousName, UnknownName, close_matches, resolve_metric
 
 SUMMARY_SCHEMA = "uqeval.score/1"
 
@@ -174,8 +177,6 @@ def validate_summary(obj: Any, source: str = "summary") -> dict:
 
 def summary_from_json(text: str, source: str = "summary.json") -> dict:
     """Parse and validate a summary JSON document (see :func:`validate_summary`)."""
-    from ..strict import loads_json
-
     try:
         obj = loads_json(text, source)
     except InputError as exc:
@@ -226,8 +227,6 @@ def resolve_path(summary: Mapping[str, Any], path: str, known: bool = True) -> t
     metrics = summary.get("metrics", {})
     ok, val, keys = _resolve(metrics, path)
     if not ok and "." not in path:  # a short name (crps) is the one metric of that name (scoring_rule.crps)
-        from ..vocabulary import AmbiguousName, UnknownName, resolve_metric
-
         try:
             ok, val, keys = _resolve(metrics, resolve_metric(path, _leaves(metrics)))
         except AmbiguousName:
@@ -240,8 +239,6 @@ def resolve_path(summary: Mapping[str, Any], path: str, known: bool = True) -> t
 
 
 def _close_matches(summary: Mapping[str, Any], path: str) -> list[str]:
-    from ..vocabulary import close_matches
-
     names = list(_leaves(summary.get("metrics", {})))
     matches = close_matches(path, names)  # also the same metric name in another group: ma_cal
     matches += [name for name in names if name.endswith("." + path) and name not in matches]
@@ -251,8 +248,6 @@ def _close_matches(summary: Mapping[str, Any], path: str) -> list[str]:
 def opt_in_options(rules: Rules) -> dict[str, list[str]]:
     """``{option: [group, ...]}``: the opt-in catalogue families (``Family.option``, e.g. ``diagnostics``)
     whose groups the rules name, so that checking a predictions file can compute them."""
-    from ..catalogue import FAMILIES
-
     groups = {p.split(".", 1)[0] for p in (*rules.require, *(c.path for c in rules.checks))}
     out: dict[str, list[str]] = {}
     for f in FAMILIES:
@@ -263,8 +258,6 @@ def opt_in_options(rules: Rules) -> dict[str, list[str]]:
 
 def _opt_in_hint(path: str) -> str:
     """Why an opt-in group is missing from a summary, and how to get it."""
-    from ..catalogue import FAMILIES
-
     group = path.split(".", 1)[0]
     family = next((f for f in FAMILIES if f.option is not None and f.name == group), None)
     if family is None or family.option is None:  # the search above kept only families with an option
@@ -362,7 +355,6 @@ def target_of(summary: Mapping[str, Any], path: str, override: float | None = No
                     return level
                 if is_number(tv):
                     return float(tv)
-    from ..catalogue import target as metric_target
 
     target = metric_target(keys[0], keys[-1], level) if len(keys) >= 2 else None
     return 0.0 if target is None else target
@@ -431,8 +423,6 @@ def load_rules(text: str, source: str = "rules.toml") -> Rules:
     top-level keys, settings or rule options, and bad values: one error for every
     problem of the file, in line order.
     """
-    from ..strict import loads_toml
-
     try:
         doc = loads_toml(text, source)
     except tomllib.TOMLDecodeError as exc:
@@ -499,13 +489,10 @@ class _Problems:
             return
         items = sorted(self.items, key=lambda item: (item[0] is None, item[0] or 0))  # stable: file order
         if len(items) == 1:
-            raise InputError(f"{_at(self.source, items[0][0])}{items[0][1]}")
+            line, msg = items[0]
+            raise InputError(f"{self.source}, line {line}: {msg}" if line else f"{self.source}: {msg}")
         listed = "; ".join(f"line {line}: {msg}" if line else msg for line, msg in items)
         raise InputError(f"{self.source}: {len(items)} problems, in line order: {listed}")
-
-
-def _at(source: str, line: int | None) -> str:
-    return f"{source}, line {line}: " if line else f"{source}: "
 
 
 def _rule_tables(tbl: dict, prefix: tuple[str, ...], text: str, problems: _Problems):
@@ -609,15 +596,11 @@ def _parse_settings(val: Any, text: str, problems: _Problems) -> dict[str, bool]
 @functools.lru_cache(maxsize=4)
 def _key_lines(text: str) -> dict[tuple[str, ...], int]:
     """:func:`uqeval.config.key_lines` of a rules file (computed once per text; not to be modified)."""
-    from ..config import key_lines
-
     return key_lines(text)
 
 
 def _find_key_line(text: str, *path: str) -> int | None:
     """Line of the key ``path`` (``("settings", "require_baseline")``; one part: a top-level key)."""
-    from ..config import line_of
-
     return line_of(_key_lines(text), *path)
 
 
@@ -636,8 +619,6 @@ def _find_path_line(text: str, path: str) -> int | None:
 def _find_option_line(text: str, path: str, option: str) -> int | None:
     """Line of ``option`` in the rule ``path``: the ``option = ...`` line of a ``[rules."path"]`` sub-table,
     the rule's own line for an inline table (``"path" = { ... }``)."""
-    from ..config import line_of
-
     key = _rule_key(text, path)
     return line_of(_key_lines(text), *key, option) if key is not None else None
 

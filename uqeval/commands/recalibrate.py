@@ -43,8 +43,13 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import InputError, SchemaError, UsageError, naming, option
+from ..io.columns import ALIASES, LOGIT_RE, _find, plan_columns
 from ..io.load import Loaded, evaluated_rows, load_predictions
+from ..io.readers import inspect, to_float
+from ..metrics.blocks import rowwise
+from ..metrics.intervals import central_pairs, coverage_from_bounds, coverage_metrics, level_key
 from ..predictions import Categorical, Gaussian, Intervals, Point, Prediction
+from ..validation import finite_difference
 
 SCHEMA = "uqeval.recalibrate/1"
 
@@ -128,12 +133,6 @@ def cli_method(state: dict[str, Any]) -> str:
     return _CLI_NAME[name]
 
 
-def _key(level: float) -> str:
-    from ..metrics.intervals import level_key
-
-    return level_key(level)
-
-
 def central_levels(method: str, options: Options, state: dict[str, Any] | None = None) -> list[float]:
     """Central levels at which intervals are produced and coverage is reported."""
     if method == "temperature":
@@ -145,15 +144,13 @@ def central_levels(method: str, options: Options, state: dict[str, Any] | None =
             state.get("levels", []), options.levels, "this conformal recalibrator was fitted at", UsageError
         )
     if method == "isotonic" and options.quantiles:
-        from ..metrics.intervals import central_pairs
-
         return [lv for _, _, lv in central_pairs(np.sort(np.asarray(quantile_levels(options))))]
     return [float(v) for v in (options.levels or DEFAULT_LEVELS)]
 
 
 def quantile_levels(options: Options) -> list[float]:
     levels = [float(v) for v in (options.levels or DEFAULT_QUANTILE_LEVELS)]
-    if len({_key(v) for v in levels}) != len(levels):
+    if len({level_key(v) for v in levels}) != len(levels):
         raise InputError(f"quantile levels must be distinct, got {levels}")
     return sorted(levels)
 
@@ -164,8 +161,6 @@ def quantile_levels(options: Options) -> list[float]:
 def _representation(method: str, table: Any, settings: Settings, state: dict[str, Any] | None) -> str:
     """Representation to load a file (its header ``table``) as, with a clear error when the method's
     columns are missing."""
-    from ..io.columns import _find, plan_columns
-
     names, p = table.columns, str(table.path)
     explicit = {k: v for k, v in settings.columns.items() if v}
     try:
@@ -247,8 +242,6 @@ def load_for(
     The ACCRUE ``features`` (:func:`read_features`), or with ``every_column`` every column of the
     file (:func:`build_table`), are read in the same pass.
     """
-    from ..io.readers import inspect
-
     table = inspect(path)
     rep = _representation(method, table, settings, state)
     loaded = load_predictions(
@@ -273,8 +266,6 @@ def read_features(loaded: Loaded, names: Sequence[str]) -> np.ndarray:
     Missing columns are a :class:`SchemaError`; NaN/inf an :class:`InputError` naming the
     file, column, count and first row.
     """
-    from ..io.readers import to_float
-
     table = loaded.table
     assert table is not None  # read from a file by load_for: its header
     lower = {c.lower(): c for c in table.columns}
@@ -328,7 +319,6 @@ def fit_state(
         return fit_conformal(y, mu, sd, levels=list(options.levels or DEFAULT_LEVELS))
     if method == "accrue":
         from ..recalibration.accrue import fit_accrue
-        from ..validation import finite_difference
 
         if features is None or options.features is None:
             raise UsageError(
@@ -346,8 +336,6 @@ def fit_state(
 
 def _std_target(loaded: Loaded, settings: Settings) -> tuple[str, str]:
     """``("std" | "var", column)``: the column that holds the input spread."""
-    from ..io.columns import ALIASES
-
     name = loaded.prediction.columns["std"]
     explicit_var = settings.columns.get("var")
     is_var = (explicit_var is not None and explicit_var.lower() == str(name).lower()) or (
@@ -371,7 +359,6 @@ def _proba_columns(loaded: Loaded, proba: np.ndarray, logits: bool = False) -> d
     cols = list(cols)
     if len(cols) == 1 and k == 2:  # binary: a single column holds P(class 1)
         return {cols[0]: proba[:, 1]}
-    from ..io.columns import LOGIT_RE
 
     if logits or all(LOGIT_RE.match(str(c)) for c in cols):  # logits in, probabilities out
         return {f"p_{j}": proba[:, j] for j in range(k)}
@@ -432,27 +419,27 @@ def apply_state(
         if options.quantiles:
             tau = quantile_levels(options)
             q = isotonic_quantiles(state, mu, sd, tau)
-            out.columns = {f"q_{_key(t)}": q[:, j] for j, t in enumerate(tau)}
+            out.columns = {f"q_{level_key(t)}": q[:, j] for j, t in enumerate(tau)}
         if out.levels:
             out.lower, out.upper = isotonic_intervals(state, mu, sd, out.levels)
             if not options.quantiles:
                 for j, lv in enumerate(out.levels):
-                    out.columns[f"lower_{_key(lv)}"] = out.lower[:, j]
-                    out.columns[f"upper_{_key(lv)}"] = out.upper[:, j]
+                    out.columns[f"lower_{level_key(lv)}"] = out.lower[:, j]
+                    out.columns[f"upper_{level_key(lv)}"] = out.upper[:, j]
         if options.equivalent_std:
             for lv, k in isotonic_equivalent_std(state, out.levels).items():
-                out.columns[f"std_{_key(lv)}"] = k * sd
+                out.columns[f"std_{level_key(lv)}"] = k * sd
     elif method == "conformal":
         from ..recalibration.conformal import apply_conformal
 
         bounds = apply_conformal(state, mu, sd if state.get("normalized") else None)
-        by_key = {_key(lv): b for lv, b in bounds.items()}
-        lo = [by_key[_key(lv)][0] for lv in out.levels]
-        hi = [by_key[_key(lv)][1] for lv in out.levels]
+        by_key = {level_key(lv): b for lv, b in bounds.items()}
+        lo = [by_key[level_key(lv)][0] for lv in out.levels]
+        hi = [by_key[level_key(lv)][1] for lv in out.levels]
         out.lower, out.upper = np.column_stack(lo), np.column_stack(hi)
         for j, lv in enumerate(out.levels):
-            out.columns[f"lower_{_key(lv)}"] = out.lower[:, j]
-            out.columns[f"upper_{_key(lv)}"] = out.upper[:, j]
+            out.columns[f"lower_{level_key(lv)}"] = out.lower[:, j]
+            out.columns[f"upper_{level_key(lv)}"] = out.upper[:, j]
     return out
 
 
@@ -514,9 +501,7 @@ def isotonic_metrics(
     ``_interval_profile``): O(N log resolution) time, no (rows x levels) array; the per-row
     terms are made in blocks of rows (:func:`uqeval.metrics.blocks.rowwise`).
     """
-    from ..metrics.blocks import rowwise
     from ..metrics.calibration import calibration_errors
-    from ..metrics.intervals import coverage_from_bounds, coverage_metrics
     from ..metrics.quantiles import interval_calibration_curve_from_pit
     from ..metrics.reliability import max_calibration_error
     from ..metrics.scoring import _check_profile, _interval_profile
@@ -564,7 +549,7 @@ def isotonic_metrics(
 
             return coverage_from_bounds(y, block, lv, y_std=settings.y_std)  # never both bounds whole
 
-        out["coverage"] = {_key(lv): coverage_at(j, lv) for j, lv in enumerate(levels)}
+        out["coverage"] = {level_key(lv): coverage_at(j, lv) for j, lv in enumerate(levels)}
     return out
 
 
@@ -635,7 +620,6 @@ def _add_central_calibration(
     """``avg_calibration`` and ``reliability.max_cal_err`` from central PIT values ``c`` (y lies in
     the central p interval iff c <= p): the interval-mode curve at ``linspace(0, 1, num_bins)``
     and the bin-free sup |C(p) - p| of their ECDF."""
-    from ..catalogue import get_family, orientation_of
     from ..metrics.calibration import calibration_errors, central_cover_index, observed_from_cover_index
     from ..metrics.reliability import max_calibration_error
 
@@ -645,8 +629,7 @@ def _add_central_calibration(
         expected, observed_from_cover_index(central_cover_index(c, expected), expected.size)
     )
     metrics["reliability"] = {"max_cal_err": max_calibration_error(np.clip(c, 0.0, 1.0))}
-    for group in ("avg_calibration", "reliability"):
-        orientation.update(orientation_of(metrics[group], get_family(group), None))
+    orientation.update(_orient({g: metrics[g] for g in ("avg_calibration", "reliability")}))
 
 
 # --------------------------------------------------------------------------- parameters
@@ -686,13 +669,13 @@ def compact_parameters(state: dict[str, Any], levels: Sequence[float] = ()) -> d
         out["n_knots"] = len(state.get("expected", []))
         if levels:
             out["equivalent_std_factor"] = {
-                _key(k): v for k, v in isotonic_equivalent_std(state, levels).items()
+                level_key(k): v for k, v in isotonic_equivalent_std(state, levels).items()
             }
     elif method == "conformal":
         names = ("rank", "score_quantile", "coverage_guaranteed", "coverage_upper")
         lv = state.get("levels", [])
         out["per_level"] = {
-            _key(v): {n: state[n][j] for n in names if n in state and j < len(state[n])}
+            level_key(v): {n: state[n][j] for n in names if n in state and j < len(state[n])}
             for j, v in enumerate(lv)
         }
     elif method == "temperature":
@@ -910,11 +893,11 @@ def run(
         "parameters": params,
         "fitted_on": str(calibration) if loaded_c is not None else None,
         "loaded_from": str(loaded_from) if loaded_from is not None else None,
-        "levels": [_key(v) for v in levels],
+        "levels": [level_key(v) for v in levels],
         "files": files,
         "orientation": dict(sorted(orientation.items())),
         "notes": notes,
     }
     if method == "isotonic" and options.quantiles:
-        summary["quantile_levels"] = [_key(v) for v in quantile_levels(options)]
+        summary["quantile_levels"] = [level_key(v) for v in quantile_levels(options)]
     return Result(summary, state, table)

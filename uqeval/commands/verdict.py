@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import option
+from ..metrics.normal import ndtr, ndtri  # no scipy: score on a Gaussian file imports none (startup time)
+from ..metrics.rowweights import effective_rows
 
 if TYPE_CHECKING:
     from ..predictions import Prediction
@@ -107,8 +109,6 @@ def _p(p: float | None) -> str:
 
 
 def _z_p(z: float) -> float:
-    from ..metrics.normal import ndtr  # no scipy: score on a Gaussian file imports none (startup time)
-
     return float(2.0 * ndtr(np.array(-abs(z))))
 
 
@@ -137,8 +137,6 @@ def _aspect(aspect: str, label: str, rule: str, sentence: str, assumes: str, evi
 def wilson(k: float, n: int, level: float = 0.95) -> tuple[float, float]:
     """The Wilson score interval of a binomial proportion ``k / n`` (Wilson 1927; close to its nominal level
     down to a few dozen rows, unlike the Wald interval)."""
-    from ..metrics.normal import ndtri
-
     z = float(ndtri(np.array(0.5 + level / 2.0)))
     phat = k / n
     centre = (phat + z * z / (2 * n)) / (1 + z * z / n)
@@ -253,9 +251,6 @@ def _wmean(x: np.ndarray, weights: np.ndarray | None) -> float:
 
 
 def _gaussian(document: dict[str, Any], prediction: Any, weights: np.ndarray | None) -> list[dict[str, Any]]:
-    from ..metrics.normal import ndtr, ndtri
-    from ..metrics.rowweights import effective_rows
-
     # one array, rewritten in place: z = (y - mean)/std, then u - 1/2 = Φ(z) - 1/2, then |u - 1/2| (kept for
     # the action): the verdict stays a small share of score's time (benchmarks/verdict_sim.py cost)
     d = np.subtract(prediction.require_targets(), prediction.mean, dtype=np.float64)
@@ -328,8 +323,6 @@ def _gaussian_action(
     abs_d: np.ndarray,
 ):
     """The action of a miscalibrated Gaussian forecast; ``zz`` is the mean of z², ``abs_d`` is |u - 1/2|."""
-    from ..metrics.normal import ndtr, ndtri
-
     assumes = "in-sample: fitted and judged on the same rows, so optimistic; fit it on held-out rows"
     if label == "biased":
         shift = _wmean(prediction.require_targets(), weights) - _wmean(prediction.mean, weights)
@@ -454,8 +447,6 @@ def _coverage_rule(document: dict[str, Any], kind: str | None) -> list[dict[str,
 def _classifier(
     document: dict[str, Any], prediction: Any, weights: np.ndarray | None
 ) -> list[dict[str, Any]]:
-    from ..metrics.normal import ndtri
-
     conf, correct = prediction.top_label()
     conf = np.asarray(conf, dtype=np.float64)
     w = np.ones_like(conf) if weights is None else np.asarray(weights, dtype=np.float64)

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import InputError, UsageError, option
+from .local import _prepare, check_columns
 from .options import EngineOptions
 
 
@@ -113,8 +114,6 @@ def open_models(specs: Sequence[str], settings: Settings, extra: tuple[str, ...]
     """The model sources; ``--weights`` is read from the first file (the weights belong to the rows: the
     other files need not hold the column, as in memory); ``extra``: columns every file must hold, carried
     with the rows (:attr:`Rowset.extra`)."""
-    from .local import _prepare, check_columns
-
     models = []
     for i, s in enumerate(specs):
         src, plan, numeric = _prepare(s, file_settings(settings, i), weights_ok=i == 0)
@@ -267,10 +266,6 @@ def _kept(state) -> int:
     return int(state.kept_rows)
 
 
-def _merge(a, b):
-    return a.merge(b)
-
-
 class _Replay:
     """An iterator that keeps what it hands out, so that the stream fold can start from the first batch
     after the command planned on the rows it read ahead."""
@@ -391,6 +386,6 @@ def over_aligned(
                     if first != kept:
                         futures[i] = submit(i, kept)
                     kept += n
-            return tree_reduce(client, futures, _merge)  # pairs in row order
+            return tree_reduce(client, futures)  # pairs in row order
 
         yield Aligned(models, "dask", cluster_info(engine, len(tasks)), head, fold_dask, tasks)

@@ -170,12 +170,16 @@ def dask_client(engine: EngineOptions) -> Iterator[tuple[Any, Any]]:
         guard.close()
 
 
-def tree_reduce(client, futures: list, merge: Callable[[Any, Any], Any]):
-    """The merge of every future's result, reduced pairwise on the cluster in the futures' order."""
+def _merge(a, b):
+    return a.merge(b)
+
+
+def tree_reduce(client, futures: list):
+    """Every future's result merged (``a.merge(b)``) pairwise on the cluster, in the futures' order."""
     level = list(futures)
     while len(level) > 1:
         level = [
-            client.submit(merge, level[i], level[i + 1], pure=False) if i + 1 < len(level) else level[i]
+            client.submit(_merge, level[i], level[i + 1], pure=False) if i + 1 < len(level) else level[i]
             for i in range(0, len(level), 2)
         ]
     return level[0].result()

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol, TypeVar, cast
 
 from ..config import Settings
+from .local import iter_batches_of
 from .options import EngineOptions
 
 
@@ -118,10 +119,6 @@ def _fold_task(task, plan, settings: Settings, chunk_rows: int, columns: list[st
     return state
 
 
-def _merge(a, b):
-    return a.merge(b)
-
-
 @contextmanager
 def over_rows(
     spec: str | Path,
@@ -151,8 +148,6 @@ def over_rows(
     engine = engine.sized([spec], settings)
     chunk_rows = cast("int", engine.chunk_rows)
     if engine.engine != "dask":
-        from .local import iter_batches_of
-
         left: set[str] = set()  # read lazily: filled before the first batch
         src, first = iter_batches_of(spec, settings, chunk_rows, extra, allow_by, weights_ok, left)
         if skip is not None:
@@ -191,6 +186,6 @@ def over_rows(
                 for t in tasks
             ]
             wait(distributed, futures, [t[3] for t in tasks], progress if report else None)
-            return tree_reduce(client, futures, _merge)  # pairs in file order
+            return tree_reduce(client, futures)  # pairs in file order
 
         yield Rows(src, "dask", cluster_info(engine, len(tasks)), fold_dask, tasks)

@@ -11,7 +11,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from ..config import Settings
-from ..errors import InputError, UsageError, option
+from ..errors import InputError, SchemaError, UsageError, option
 
 ENGINES = ("auto", "memory", "stream", "dask")
 #: inputs larger than this (bytes on disk, summed over files) are streamed by ``--engine auto``
@@ -102,7 +102,6 @@ def check_columns(src, columns: Collection[str]) -> dict[str, str]:
     """Each of ``columns`` -> the source ``src``'s column it names (matched as the in-memory loader matches
     its further columns: :func:`~uqeval.io.readers.match_column`); a :class:`~uqeval.errors.SchemaError`
     naming the first it does not have."""
-    from ..errors import SchemaError
     from ..io.readers import match_column
 
     found = {}

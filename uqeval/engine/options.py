@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError, option
-from .local import ENGINES, check_chunk_rows
+from .local import ENGINES, auto_chunk_rows, check_chunk_rows, choose_engine, total_rows
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -82,8 +82,6 @@ class EngineOptions:
     def choose(self, specs: Sequence[str | Path]) -> EngineOptions:
         """These options on the engine for the inputs ``specs``: :func:`~uqeval.engine.local.choose_engine` of
         each, Dask over stream over memory; a :class:`UsageError` for an option the engine does not take."""
-        from .local import choose_engine
-
         chosen = {choose_engine(self.engine, s) for s in specs}
         return self._on(next((e for e in ("dask", "stream") if e in chosen), "memory"))
 
@@ -122,7 +120,6 @@ class EngineOptions:
         :func:`~uqeval.engine.local.auto_chunk_rows` of the inputs (``settings``: one, or one per input)."""
         if self.chunk_rows is not None:
             return self
-        from .local import auto_chunk_rows
 
         per = [settings] * len(specs) if not isinstance(settings, Sequence) else list(settings)
         return replace(self, chunk_rows=min(auto_chunk_rows(s, st) for s, st in zip(specs, per)))
@@ -131,7 +128,6 @@ class EngineOptions:
     def progress(self, specs: Sequence[str | Path]) -> Iterator[Callable[[int], None] | None]:
         """The progress bar's callback ``update(rows done)`` while the rows of ``specs`` are read (None when
         ``quiet`` or stderr is not a terminal); its total is their rows, where the footers tell."""
-        from .local import total_rows
         from .progress import row_progress
 
         total = None

@@ -37,6 +37,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
+from .normal import ndtr
+from .rowweights import CodeSums, effective_rows, row_units
 
 __all__ = [
     "ad_pvalue",
@@ -98,7 +100,6 @@ def _sorted_shares(u: np.ndarray, weights=None) -> tuple[np.ndarray, np.ndarray,
         u = np.sort(np.asarray(u, dtype=np.float64), axis=-1)
         n = u.shape[-1]
         return u, np.full(n, 1.0 / n), (2 * np.arange(1, n + 1) - 1) / (2 * n), float(n)
-    from .rowweights import effective_rows, row_units
 
     order = np.argsort(np.asarray(u, dtype=np.float64), kind="stable")
     w = row_units(weights)[order]  # (scaled weights: the same numbers, bit for bit)
@@ -221,8 +222,6 @@ def pit_uniformity_tests(pit: np.ndarray, weights=None) -> dict[str, float]:
         raise InputError(f"the PIT tests need at least 2 rows, found {u.size}")
     n = float(u.size)
     if weights is not None:
-        from .rowweights import effective_rows
-
         n = effective_rows(weights)
     d = float(ks_statistic(u, weights))
     w2 = float(cvm_statistic(u, weights))
@@ -424,8 +423,6 @@ def spiegelhalter(p: np.ndarray, y: np.ndarray, weights=None) -> tuple[float, fl
     :math:`n_\mathrm{eff}` for n (:func:`~uqeval.metrics.rowweights.effective_rows`; :math:`Z/\sqrt{n}` is a
     function of the weighted rows). Z and p are NaN when the variance is 0 (every probability is 0, ½ or 1).
     """
-    from .normal import ndtr
-
     p = np.asarray(p, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     w = np.ones(p.size) if weights is None else np.asarray(weights, dtype=np.float64)
@@ -437,8 +434,6 @@ def spiegelhalter(p: np.ndarray, y: np.ndarray, weights=None) -> tuple[float, fl
     if weights is None:
         n = float(p.size)
     else:
-        from .rowweights import effective_rows
-
         n = effective_rows(w)
     z = np.sqrt(n) * num / np.sqrt(var)
     return float(z), float(2.0 * ndtr(-abs(z)))
@@ -451,7 +446,6 @@ def type7_quantiles(x: np.ndarray, q: np.ndarray, weights=None) -> np.ndarray:
     order statistics come from :class:`~uqeval.metrics.rowweights.CodeSums`, in O(N))."""
     if weights is None:
         return np.quantile(x, q)
-    from .rowweights import CodeSums, row_units
 
     sums = CodeSums(np.asarray(x, dtype=np.float64), row_units(weights))  # (x >= 0: probabilities; no sort)
     h = (sums.total - 1.0) * np.asarray(q, dtype=np.float64)

@@ -35,7 +35,9 @@ import numpy as np
 
 from ..errors import InputError
 from ..validation import check_level, check_nonempty
+from .blocks import BLOCK
 from .intervals import level_key
+from .rowweights import CodeSums, row_units
 
 __all__ = [
     "classification_accuracy",
@@ -498,8 +500,6 @@ def _weighted_calibration_errors(
     scores (the top label, every class) is summed once per float-bit code (:class:`~uqeval.metrics.rowweights.CodeSums`), and every bin
     (even, equal-mass, above a threshold) comes from those sums and the few rows of the codes that hold an
     edge; the same bins and gaps as the repeated rows."""
-    from .rowweights import CodeSums, row_units
-
     u = row_units(weights)
     k = p.shape[1]
     even = _even_upper_edges(num_bins)
@@ -616,8 +616,6 @@ def prediction_sets(
     out: dict[str, dict] = {}
     units = None
     if weights is not None:
-        from .rowweights import row_units
-
         units = row_units(weights)
     for level, (covered, size) in zip(lv, _set_rows_blocks(p, y, lv)):
         if units is None:
@@ -644,8 +642,6 @@ def prediction_set_rows(proba, labels, level: float) -> tuple[np.ndarray, np.nda
 def _set_rows_blocks(p: np.ndarray, y: np.ndarray, levels) -> list[tuple[np.ndarray, np.ndarray]]:
     """``(covered, size)`` of :func:`_set_rows` at each level, computed block by block of rows: the
     sorted probabilities and their running sums (each (N, K)) are only ever held for one block."""
-    from .blocks import BLOCK
-
     n = p.shape[0]
     out = [(np.empty(n), np.empty(n, dtype=np.intp)) for _ in levels]
     for start in range(0, n, BLOCK):  # a loop over blocks of rows; every row's numbers are its own

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .rowweights import row_units
+
 _EPS = float(np.finfo(np.float64).eps)
 
 
@@ -190,8 +192,6 @@ def isotonic_quantile(x, y, tau: float, weights=None) -> np.ndarray:
     n = x.size
     order, _, group = _pooled(x)
     if weights is not None:
-        from .rowweights import row_units
-
         w_sorted = row_units(weights)[order]
     values, rank = np.unique(y[order], return_inverse=True)
     group_start = np.r_[True, group[1:] != group[:-1]]
@@ -245,8 +245,6 @@ def corp_quantile(y_true, q, tau: float, weights=None) -> dict[str, float]:
     if weights is None:
         ref = float(np.quantile(y, tau, method="inverted_cdf"))
     else:
-        from .rowweights import row_units
-
         u = row_units(weights)
         order = np.argsort(y, kind="stable")
         cum = np.cumsum(u[order])

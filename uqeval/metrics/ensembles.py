@@ -46,7 +46,7 @@ from scipy import special
 
 from ..errors import InputError
 from ..validation import as_float_array, check_finite, check_positive, check_same_length, is_trusted
-from .blocks import trapezoid
+from .blocks import BLOCK, PairwiseSum, trapezoid
 from .normal import ndtri
 
 __all__ = [
@@ -451,8 +451,6 @@ def information_criteria(loglik, ddof: int = 1) -> dict[str, float]:
 def information_criteria_rows(loglik: np.ndarray, ddof: int = 1) -> dict[str, np.ndarray]:
     """Per-row terms of :func:`information_criteria` (``waic1``, ``waic2``, ``iscv``, each (N,)):
     their means are the criteria."""
-    from .blocks import BLOCK
-
     ll = np.asarray(loglik, dtype=np.float64)
     n, m = ll.shape
     log_m = math.log(m)
@@ -1073,7 +1071,6 @@ def _bootstrap_means(psi: np.ndarray, n_bootstrap: int, rng: np.random.Generator
     n = psi.size
     boot = np.empty(n_bootstrap)
     chunk = max(1, min(n_bootstrap, 2_000_000 // n))  # bound the index block to ~16 MB
-    from .blocks import PairwiseSum
 
     # each resample's mean gathered leaf by leaf of numpy's pairwise summation into one cache-sized buffer: no
     # (chunk, N) array of gathered values

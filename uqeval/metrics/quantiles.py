@@ -16,7 +16,9 @@ import numpy as np
 from ..errors import InputError, option
 from ..validation import as_float_array, check_finite, check_nonempty, check_same_length
 from .blocks import row_mean, rowwise
+from .calibration import calibration_errors, central_cover_index
 from .intervals import PAIR_TOL, central_pairs, level_key
+from .rowweights import row_units
 from .scoring import interval_score, pinball_loss
 
 #: Slack for "bounds inclusive" comparisons of PIT values with levels
@@ -206,8 +208,6 @@ def quantile_calibration_terms(y_true: np.ndarray, quantiles: np.ndarray, levels
     total (B,))`` -> dict of (B,) calibration errors of the curve ``sums / total`` (a set of rows,
     each counted with its weight).
     """
-    from .calibration import calibration_errors
-
     y, q, tau = _inputs(y_true, quantiles, levels)
     below = (y[:, None] <= q).astype(np.float64)  # (N, Q), Q small
 
@@ -273,7 +273,6 @@ def pit_histogram_quantiles(
     if weights is None:
         counts = np.bincount(bins, minlength=tau.size + 1)
         return {"edges": edges, "counts": counts, "expected_counts": y.size * np.diff(edges)}
-    from .rowweights import row_units
 
     units = row_units(weights)
     counts_w = np.bincount(bins, weights=units, minlength=tau.size + 1)
@@ -308,7 +307,6 @@ def pit_histogram(pit: np.ndarray, bins: int = 10, weights=None) -> dict:
     if weights is None:
         counts, _ = np.histogram(u, bins=edges)
         return {"edges": edges, "counts": counts, "expected_counts": np.full(int(bins), u.size / bins)}
-    from .rowweights import row_units
 
     units = row_units(weights)
     counts_w, _ = np.histogram(u, bins=edges, weights=units)
@@ -350,6 +348,4 @@ def pit_cover_index(pit: np.ndarray, expected: np.ndarray) -> np.ndarray:
     ``searchsorted(expected, |2u - 1| - tol, "left")``; ``len(expected)`` means never covered.
     Counting indices <= j reproduces that curve, which is what adversarial group calibration needs.
     """
-    from .calibration import central_cover_index
-
     return central_cover_index(np.abs(2.0 * _as_pit(pit) - 1.0) - PIT_TOL, expected)

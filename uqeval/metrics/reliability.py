@@ -13,7 +13,9 @@ import numpy as np
 
 from ..errors import InputError
 from ..validation import as_float_array, check_nonempty
+from .blocks import row_argmax, row_mean, rowwise
 from .normal import erf, erfc, ndtr
+from .rowweights import weighted_sorted_cdf
 from .scoring import _crps_z, _gaussian_arrays
 
 #: :math:`\tfrac12\sqrt{2/\pi} = 1/\sqrt{2\pi}`: ``E|X - X'|/2`` for iid :math:`X, X' \sim N(0, 1/2)`.
@@ -46,11 +48,7 @@ def _rs_sorted(
     """RS of sorted standardized errors; ``out``: an (N,) buffer for the per-row terms; ``w_sorted``: their
     weights (then :math:`1/N` is each row's share :math:`p_i` of the weight and :math:`(2i - 1)/N` is
     :math:`C_{i-1} + C_i`, the weighted ECDF on both sides of its jump)."""
-    from .blocks import rowwise
-
     if w_sorted is not None:
-        from .rowweights import weighted_sorted_cdf
-
         c, p = weighted_sorted_cdf(w_sorted)
         eta = eta_sorted
         t = (eta * p) * (erfc(-eta) - (2.0 * c - p)) + np.exp(-eta * eta) * (p / np.sqrt(np.pi))
@@ -93,11 +91,7 @@ def reliability_score(y_true, mean, std) -> float:
 def _max_cal_err_sorted(u: np.ndarray, w_sorted: np.ndarray | None = None) -> tuple[float, float, float]:
     """``(value, phi, c)`` of sorted PIT values: the largest gap, where it is and the ECDF value there;
     ``w_sorted``: their weights (the weighted ECDF)."""
-    from .blocks import row_argmax
-
     if w_sorted is not None:
-        from .rowweights import weighted_sorted_cdf
-
         c, p = weighted_sorted_cdf(w_sorted)
         gaps_above, gaps_below = c - u, u - (c - p)
         ka, kb = int(np.argmax(gaps_above)), int(np.argmax(gaps_below))
@@ -213,8 +207,6 @@ def reliability_gaussian(y_true, mean, std, weights=None) -> dict[str, float]:
     serves all three (the PIT is monotone in :math:`\\eta`). ``weights`` (N,): weighted means and the
     weighted ECDF of the standardized errors (integer weights equal the repeated rows).
     """
-    from .blocks import row_mean, rowwise
-
     y, mu, sd = _gaussian_arrays(y_true, mean, std)
     if weights is not None:
         w = np.asarray(weights, dtype=np.float64)

@@ -13,6 +13,7 @@ from ..validation import (
     check_nonempty,
     finite_arrays,
 )
+from .blocks import row_mean
 from .normal import ndtr, ndtri
 from .search import searchsorted_fixed
 
@@ -226,8 +227,6 @@ def scoring_rules_gaussian(y_true, mean, std, resolution: int = 99) -> dict[str,
     :func:`crps_gaussian`, :func:`check_score_gaussian`, :func:`interval_score_gaussian`.
     Matches the Uncertainty Toolbox's ``get_all_scoring_rule_metrics`` (scaled=True).
     """
-    from .blocks import row_mean
-
     y, mu, sd = _gaussian_arrays(y_true, mean, std)
     levels = _resolution_levels(resolution)
     z = np.subtract(y, mu)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .rowweights import row_units
+
 
 def _sorted_rows(std: np.ndarray, err: np.ndarray) -> np.ndarray:
     """Rows by increasing σ; ties broken by the squared error, so equal-count bins do not depend on row order."""
@@ -66,8 +68,6 @@ def spread_bins(y_true, mean, std, num_bins: int = 15, weights=None) -> dict[str
     err = np.square(y - m)
     order = _sorted_rows(sd, err)
     if weights is not None:
-        from .rowweights import row_units
-
         u = row_units(weights)[order]
         counts, s_var, s_err = _equal_count_sums(
             float(u.sum()), num_bins, u, np.square(sd[order]), err[order]
@@ -112,7 +112,6 @@ def coefficient_of_variation(std, weights=None) -> float:
         if sd.size < 2:
             return 0.0
         return float(np.std(sd, ddof=1) / np.mean(sd))
-    from .rowweights import row_units
 
     u = row_units(weights)
     n = float(u.sum())

@@ -25,8 +25,22 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from ...catalogue import states
 from ...config import Settings
-from ...errors import UsageError, option
+from ...errors import InputError, UsageError, option
+from ...metrics.sequential import (
+    capped_exp,
+    change_window,
+    coverage_log_e,
+    coverage_log_factors,
+    detector_log_path,
+    mean_cs,
+    mean_log_factors,
+    pit_log_e,
+    pit_log_factors,
+    process_log_path,
+)
+from ...weights import refuse_weights, weights_block
 from .windows import SCHEMA, Windows
 
 if TYPE_CHECKING:
@@ -49,15 +63,6 @@ def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[st
     """One entry per test: name, null, the per-window log factors of its bets (``factors``, windows x bets: the
     e-process and the e-detector are both made of them), and per-window sums for the metric behind it."""
     from ...metrics.intervals import level_key
-    from ...metrics.sequential import (
-        capped_exp,
-        coverage_log_e,
-        coverage_log_factors,
-        mean_log_factors,
-        pit_log_e,
-        pit_log_factors,
-        process_log_path,
-    )
     from .windows import PIT_BETS
 
     tests: list[dict[str, Any]] = []
@@ -134,7 +139,6 @@ def _looks(values: np.ndarray) -> list[float | None]:
 
 def _windows_of(win: Windows, keys: list[int], settings: Settings):
     """Per window ``(metrics, n_rows, n_dropped)`` entries, the cumulative metrics and the orientation."""
-    from ...catalogue import states
     from .windows import finish_window, has_rows
 
     windows: list[dict[str, Any]] = []
@@ -185,8 +189,6 @@ def _window_entries(win: Windows, keys: list, metrics: list, settings: Settings)
 
 def _difference_spec(pair: Any, keys: list, threshold: float) -> dict[str, Any]:
     """The A/B test: a confidence sequence for the mean score difference (:func:`~uqeval.metrics.sequential.mean_cs`)."""
-    from ...metrics.sequential import mean_cs, mean_log_factors
-
     per = np.array([pair.diffs.get(k, np.zeros(4)) for k in keys], dtype=np.float64)
     sums = np.cumsum(per, axis=0)
     cs = mean_cs(sums[:, :3], float(pair.bound or 0), threshold)
@@ -229,8 +231,6 @@ def _test_entry(
     """A test of the document: its e-values per window (``detect``: the e-detector's), its alarms when one reaches
     ``threshold``, the status at the last window (a detector: in alarm while at or above the threshold; a test:
     from its first alarm on, as its null stays rejected), and (``detect``) the change point of each alarm."""
-    from ...metrics.sequential import capped_exp, change_window, detector_log_path
-
     factors = np.asarray(spec["factors"], dtype=np.float64)
     log_path = detector_log_path(factors) if detect else np.asarray(spec["log_path"], dtype=np.float64)
     path = capped_exp(log_path)
@@ -289,9 +289,6 @@ def _left_out(
     """``(metrics not streamed with the reason, the weights block or None, notes)`` of the merged state
     ``total``; with ``--weights`` (weighted window states, uqeval.catalogue.weighted) a run whose weights are
     all 0 is an error."""
-    from ...catalogue import states
-    from ...errors import InputError
-
     if "w" not in total:  # (a weighted state has its total weight)
         left_out = states.not_streamed_in(total, settings)
         left_out.update(
@@ -301,7 +298,6 @@ def _left_out(
             }
         )
         return left_out, None, []
-    from ...weights import weights_block
 
     if not total["n"]:
         raise InputError(
@@ -349,8 +345,6 @@ def build_document(
     :class:`~uqeval.commands.monitor.windows.Pair` (two inputs: model A's metrics, ``metrics_b`` model B's).
     ``detect``: the tests are e-detectors (alarm threshold ``K * arl``), else anytime-valid tests (``K / alpha``)."""
     from ..._version import __version__
-    from ...catalogue import states
-    from ...errors import InputError
     from ...io.writers import jsonable
     from .windows import WINDOW_OPT_IN, Pair
 
@@ -509,8 +503,6 @@ class Options:
         from .windows import Layout, Pair, load_state
 
         if two and settings.columns.get("weights"):
-            from ...weights import refuse_weights
-
             raise refuse_weights("monitor A B", f"monitor each model alone with {option('weights')}")
         layout = Layout(self.window, self.time, self.origin, self.adversarial_windows)
         if self.state is not None:

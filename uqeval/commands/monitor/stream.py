@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...config import Settings
-from .windows import Layout, Pair, RunPlan, Windows
+from .windows import Layout, Pair, RunPlan, Windows, _pair_inputs, time_ns
 
 if TYPE_CHECKING:
     from ...engine.options import EngineOptions
@@ -37,7 +37,6 @@ def _time_range(task, layout: Layout) -> tuple[float, float]:
     import pyarrow as pa
 
     from ...engine.dask import footer
-    from .windows import time_ns
 
     f, groups, name = task[0], task[1], layout.time or ""
     try:
@@ -120,10 +119,6 @@ def plan_run(
     )
 
 
-def _new_windows(layout: Layout, settings: Settings, plan: RunPlan) -> Windows:
-    return Windows(layout, settings, plan)
-
-
 def _new_pair(
     layout: Layout, settings: Settings, plans: tuple[RunPlan, RunPlan], bound: float | None
 ) -> Pair:
@@ -151,7 +146,7 @@ def windows_with_engine(
         spec, settings, engine, progress, extra=extra, allow_by=True, weights_ok=True, skip=skip
     ) as rows:
         plan = plan_run(layout, start, rows.parts)
-        win = rows.fold(partial(_new_windows, layout, settings, plan))
+        win = rows.fold(partial(Windows, layout, settings, plan))
     out = start.merge(win) if start is not None else win
     out.base = plan.base
     out.close_old()  # the resumed state's windows this run held open: all but the latest finished now
@@ -172,7 +167,6 @@ def pair_with_engine(
     matched by row number: a row dropped in either is left out of the difference), added to ``start`` (files
     it has read: as :func:`windows_with_engine`, both inputs alike)."""
     from ...engine.aligned import over_aligned
-    from .windows import _pair_inputs
 
     extra = (layout.time,) if layout.time else ()
     with over_aligned([str(s) for s in specs], settings, engine, progress, extra=extra) as run:

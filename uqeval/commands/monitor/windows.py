@@ -43,10 +43,12 @@ from typing import Any, cast
 
 import numpy as np
 
-from ...catalogue import states
+from ...catalogue import coverage_levels, lookup, rows, states
 from ...catalogue.states import pack
 from ...config import Settings
 from ...errors import InputError, UsageError, option
+from ...metrics.intervals import level_key
+from ...metrics.sequential import mean_sums, pit_bin_log_sums, pit_mean_sums, pit_sums
 from ...text import plain
 from ...weights import drop_zero
 
@@ -220,9 +222,6 @@ def _iso(ns: int) -> str:
 
 def _covered(pred, settings: Settings, level: float) -> np.ndarray | None:
     """The per-row coverage indicator at ``level`` from the catalogue's per-row form."""
-    from ...catalogue import lookup, rows
-    from ...metrics.intervals import level_key
-
     for path in ("coverage.coverage", "prediction_sets.coverage"):
         metric = lookup(path)
         if metric is None or not metric.applies_to(pred.kind):
@@ -237,8 +236,6 @@ def _covered(pred, settings: Settings, level: float) -> np.ndarray | None:
 
 
 def test_levels(pred, settings: Settings) -> list[float]:
-    from ...catalogue import coverage_levels
-
     try:
         levels = coverage_levels(pred, settings)
     except (InputError, KeyError):
@@ -272,8 +269,6 @@ def test_sums(pred, settings: Settings, levels: list[float]) -> dict[str, Any]:
     """The sums the tests need from some rows: misses per level (an ensemble's randomised-PIT miss chances,
     :meth:`~uqeval.predictions.Prediction.coverage_shares`), the PIT's log-sums (continuous PIT) or its Beta
     bets' log factors (a PIT known up to a bin), and the mean PIT's moments."""
-    from ...metrics.sequential import pit_bin_log_sums, pit_mean_sums, pit_sums
-
     miss = np.array(
         [pred.n - float(np.sum(cast("np.ndarray", _covered(pred, settings, lv)))) for lv in levels]
     )
@@ -1149,8 +1144,6 @@ SCORE_BOUNDS = {"accuracy.brier": 2.0}
 
 
 def pair_score(kind: str) -> str:
-    from ...catalogue import lookup
-
     for path in PAIR_SCORES:
         metric = lookup(path)
         if metric is not None and metric.applies_to(kind):
@@ -1162,8 +1155,6 @@ def pair_score(kind: str) -> str:
 
 def row_scores(pred, settings: Settings, path: str) -> np.ndarray:
     """The per-row score (the catalogue's per-row form of ``path``)."""
-    from ...catalogue import lookup, rows
-
     metric = lookup(path)
     stat = rows(metric, pred, settings) if metric is not None else None
     if stat is None or stat.score is None:
@@ -1183,8 +1174,6 @@ class Pair:
         self.diffs: dict[int, np.ndarray] = {}
 
     def add_diffs(self, keys: np.ndarray, sa: np.ndarray, sb: np.ndarray, where: str) -> None:
-        from ...metrics.sequential import mean_sums
-
         if self.bound is None:
             self.bound = SCORE_BOUNDS.get(self.score or "")
             if self.bound is None:
