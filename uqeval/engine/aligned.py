@@ -128,6 +128,20 @@ def file_settings(settings: Settings, index: int) -> Settings:
     return replace(settings, columns={k: v for k, v in settings.columns.items() if k != "weights"})
 
 
+def read_whole(
+    files: Sequence[str | Path], names: Sequence[str], settings: Settings
+) -> Iterator[tuple[str, Any]]:
+    """``(name, Loaded)`` of each of ``files`` read whole, in turn (the memory engine's inputs of ``compare``
+    and ``ucc``; a file's errors come before the next is read), a progress stage each; ``--weights`` is a
+    column of the first file only (:func:`file_settings`)."""
+    from ..io.load import load_predictions
+    from .progress import stage
+
+    for i, (name, path) in enumerate(zip(names, files)):
+        stage(f"reading {name}")
+        yield name, load_predictions(path, file_settings(settings, i), weights_ok=i == 0)
+
+
 def build(
     models: Sequence[ModelSource],
     files: Sequence[str],

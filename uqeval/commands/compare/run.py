@@ -134,16 +134,13 @@ def _read_files(
     """``(models aligned, weights, clusters, reference, its times)`` of ``files`` read whole (joined on
     ``id_col`` when given; ``--weights`` and ``--cluster``: the first file's columns; the reference joined
     to the first file's rows on ``id_col``, a persistence reference's times read from it)."""
-    from ...engine.aligned import file_settings
+    from ...engine.aligned import read_whole
     from ...engine.progress import stage
-    from ...io.load import load_predictions
     from ..score.core import read_extra_column
 
     models, ids = [], []
     weights = None
-    for i, (name, path) in enumerate(zip(names, files)):
-        stage(f"reading {name}")
-        loaded = load_predictions(path, file_settings(settings, i), weights_ok=i == 0)
+    for i, (name, loaded) in enumerate(read_whole(files, names, settings)):
         weights = loaded.weights if i == 0 else weights
         models.append(Model(name, loaded.prediction, loaded.info))
         ids.append(loaded.groups)

@@ -782,14 +782,11 @@ def _file_bands(
 ) -> tuple[list[Band], np.ndarray | None, str | None]:
     """``(bands, weights, their column)`` of ``files`` read whole (the weights: the first file's ``--weights``
     column, as on the streaming engines)."""
-    from ...engine.aligned import file_settings
+    from ...engine.aligned import read_whole
     from ...engine.progress import stage
-    from ...io.load import load_predictions
 
     bands, weights = [], None
-    for i, (name, path) in enumerate(zip(model_names(files), files)):
-        stage(f"reading {name}")
-        loaded = load_predictions(path, file_settings(settings, i), weights_ok=i == 0)
+    for i, (name, loaded) in enumerate(read_whole(files, model_names(files), settings)):
         weights = loaded.weights if i == 0 else weights
         bands.append(band_of(name, loaded, level))
     stage("UCC")
