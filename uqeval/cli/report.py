@@ -269,18 +269,13 @@ def report(
             notes += entry_notes
         comparison = None
         if models is not None:
-            from ..commands.compare.core import CompareOptions, align_models, compare_models
+            from ..commands.compare.plan import CompareOptions
+            from ..commands.compare.run import run_compare
 
             stage("report: comparing the files")
             # with --weights: the first file's weights (the files hold the same rows)
-            extra = (
-                {}
-                if not models_weights
-                else {"weights": models_weights[0], "weights_column": settings.columns["weights"]}
-            )
-            comparison = compare_models(
-                align_models(models), settings, CompareOptions(seed=settings.seed), **extra
-            )
+            weights = models_weights[0] if models_weights else None
+            comparison = run_compare(models, settings, CompareOptions(seed=settings.seed), weights=weights)
             if not no_verdict:
                 from ..commands.verdict import with_verdict
 

@@ -32,7 +32,7 @@ __all__ = ["run_compare"]
 
 
 def run_compare(
-    sources: Sequence[str | Path] | Mapping[str, Prediction],
+    sources: Sequence[str | Path] | Mapping[str, Prediction] | Sequence[Model],
     settings: Settings,
     options: CompareOptions,
     engine: EngineOptions | None = None,
@@ -47,7 +47,9 @@ def run_compare(
     """The document of ``uqeval compare``, the one entry of every front end and engine.
 
     ``sources``: files (named ``names``, by default :func:`~.models.model_names`; read with ``settings``)
-    or, in memory, ``{name: prediction}`` (Python's containers). ``ids``: files: the id column read from every file
+    or, in memory, ``{name: prediction}`` (Python's containers) or models (:class:`~.models.Model`) loaded already
+    (``uqeval report --compare``: each keeps its name and its loader's ``info``; the weights are the first
+    file's, their column the settings'). ``ids``: files: the id column read from every file
     (``--id``); containers: one array per model; the rows are joined on them. ``clusters`` and ``weights``:
     files: the columns ``options.resampling`` and ``settings`` name (the first file's); containers: one
     value a row of the first model. ``reference``: the skill against it (not with weights). ``engine``: as
@@ -63,7 +65,10 @@ def run_compare(
         from .skill import refuse_weighted_skill
 
         raise refuse_weighted_skill()
-    if not isinstance(sources, Mapping) and names is None:
+    loaded = not isinstance(sources, Mapping) and any(isinstance(m, Model) for m in sources)
+    if loaded:
+        names = [cast("Model", m).name for m in sources]
+    elif not isinstance(sources, Mapping) and names is None:
         names = model_names([str(f) for f in sources])
     named = list(sources) if isinstance(sources, Mapping) else cast("Sequence[str]", names)
     units = None
@@ -96,7 +101,7 @@ def run_compare(
 
 
 def _whole(
-    sources: Sequence[str | Path] | Mapping[str, Prediction],
+    sources: Sequence[str | Path] | Mapping[str, Prediction] | Sequence[Model],
     names: Sequence[str],
     settings: Settings,
     options: CompareOptions,
@@ -105,10 +110,13 @@ def _whole(
     weights: Any,
     reference: Reference | None,
 ) -> Whole:
-    """The memory engine's one piece: the files read whole (:func:`_read_files`) or Python's containers,
-    the rows aligned (joined on ``ids``)."""
+    """The memory engine's one piece: the files read whole (:func:`_read_files`), Python's containers or
+    models loaded already, the rows aligned (joined on ``ids``)."""
     from .stream import Whole
 
+    if not isinstance(sources, Mapping) and any(isinstance(m, Model) for m in sources):
+        models = align_models(list(cast("Sequence[Model]", sources)))
+        return Whole(models, None, weights, settings.columns.get("weights") if weights is not None else None)
     if isinstance(sources, Mapping):
         models = [Model(name, pred, {"path": name}) for name, pred in sources.items()]
         models = align_models(models, cast("Sequence[np.ndarray] | None", ids))
@@ -117,7 +125,7 @@ def _whole(
             models, None if clusters is None else np.asarray(clusters), weights, joined=ids is not None
         )
     models, weights, clusters, reference, times = _read_files(
-        sources, names, settings, options, cast("str | None", ids), reference
+        cast("Sequence[str | Path]", sources), names, settings, options, cast("str | None", ids), reference
     )
     column = settings.columns.get("weights")
     return Whole(models, clusters, weights, column, reference, times, joined=ids is not None)
