@@ -71,20 +71,21 @@ def gaussian_file(tmp_path, gaussian_cols) -> Path:
 GOLDEN = ROOT / "tests" / "golden"
 
 
-def assert_tree_close(got, want, where="$", rel=1e-9, abs_=1e-12):
-    """Compare nested JSON-like data: same keys and types, floats to ``rel``/``abs_``, the rest exactly."""
+def assert_tree_close(got, want, where="$", rel=1e-9, abs_=1e-12, nan_ok=False):
+    """Compare nested JSON-like data: same keys and types, floats to ``rel``/``abs_`` (``nan_ok``: NaN equals
+    NaN), the rest exactly."""
     numbers = (int, float)
     assert type(got) is type(want) or (isinstance(got, numbers) and isinstance(want, numbers)), where
     if isinstance(want, dict):
         assert sorted(got) == sorted(want), where
         for k in want:
-            assert_tree_close(got[k], want[k], f"{where}.{k}", rel, abs_)
+            assert_tree_close(got[k], want[k], f"{where}.{k}", rel, abs_, nan_ok)
     elif isinstance(want, list):
         assert len(got) == len(want), where
         for i, (g, w) in enumerate(zip(got, want)):
-            assert_tree_close(g, w, f"{where}[{i}]", rel, abs_)
+            assert_tree_close(g, w, f"{where}[{i}]", rel, abs_, nan_ok)
     elif isinstance(want, float):
-        assert got == pytest.approx(want, rel=rel, abs=abs_), where
+        assert got == pytest.approx(want, rel=rel, abs=abs_, nan_ok=nan_ok), where
     else:
         assert got == want, where
     return True

@@ -23,6 +23,8 @@ from uqeval.engine.options import EngineOptions
 from uqeval.io.load import load_predictions
 from uqeval.resample import Resampling
 
+from ..conftest import assert_tree_close
+
 N = 5000  # more than resample.KEY_ROWS: the sign flips' seed comes from the first batch on either side
 NAMES = ["a", "b"]
 COLUMNS = {"y_true": "y", "mean": "mu", "std": "sigma"}
@@ -72,14 +74,6 @@ def _doc(models, part, finishes) -> dict:
     return {k: out[k] for k in ("n_rows", "metrics", "ranks", "tests", "notes", "weights") if k in out}
 
 
-def _flat(tree, prefix: str = "") -> dict:
-    if isinstance(tree, list):
-        tree = dict(enumerate(tree))
-    if not isinstance(tree, dict):
-        return {prefix: tree}
-    return {k: v for key, sub in tree.items() for k, v in _flat(sub, f"{prefix}.{key}").items()}
-
-
 def _kept(specs, settings, options) -> KeptCompare:
     whole = _whole(specs, NAMES, settings, options, None, None, None, None)
     return in_memory(whole).fold(partial(KeptCompare, NAMES, settings, options), keyed=True)
@@ -116,14 +110,7 @@ def test_a_kept_state_given_a_second_piece_or_merged_turns_into_the_streamed_sum
     want = _doc(models2, twice, finishes2)
     assert _doc(models2, grown.sums, grown.finishes) == want  # the same additions
     assert merged.sums is not None and merged.sums.n == twice.n  # two states' sums added: to 1e-12
-    got, want = _flat(_doc(models2, merged.sums, merged.finishes)), _flat(want)
-    numbers = {k for k, v in want.items() if isinstance(v, float)}
-    assert {k: got[k] for k in numbers} == pytest.approx(
-        {k: want[k] for k in numbers}, rel=1e-12, nan_ok=True
-    )
-    assert {k: v for k, v in got.items() if k not in numbers} == {
-        k: v for k, v in want.items() if k not in numbers
-    }
+    assert_tree_close(_doc(models2, merged.sums, merged.finishes), want, rel=1e-12, nan_ok=True)
 
 
 def test_what_the_stream_engine_does_not_fold_is_refused_when_turned_into_sums(tmp_path):
