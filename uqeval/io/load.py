@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -252,6 +252,19 @@ class Batch:
     columns: dict[str, Any]
     groups: np.ndarray | None = None
     weights: np.ndarray | None = None  # the checked --weights column, aligned with the rows kept
+
+
+def batch_of(prediction: Prediction, info: Mapping[str, Any], groups=None, weights=None) -> Batch:
+    """The one :class:`Batch` of every row of an input loaded whole: ``prediction`` and the rows and members
+    its load dropped, as its ``info`` records them (:func:`load_predictions`)."""
+    return Batch(
+        prediction,
+        int(info.get("n_dropped", 0)),
+        int(info.get("n_members_dropped", 0)),
+        dict(info.get("columns") or {}),
+        groups,
+        weights,
+    )
 
 
 def _decode(

@@ -498,7 +498,7 @@ class Whole(NamedTuple):
         state that turns into sums: :meth:`KeptCompare.summed`). What the stream engine does not fold (a join
         on an id column, a reference, Python's weights without a column) is refused as there."""
         from ...engine.options import not_streamed
-        from ...io.load import Batch
+        from ...io.load import batch_of
         from ...weights import check_weights
 
         no_column = self.weights is not None and not self.weights_column
@@ -512,14 +512,7 @@ class Whole(NamedTuple):
         n = self.models[0].prediction.n
         w = None if self.weights is None else check_weights(self.weights, self.weights_column, n=n)
         batches = [
-            Batch(
-                m.prediction,
-                int(m.info.get("n_dropped", 0)),
-                int(m.info.get("n_members_dropped", 0)),
-                dict(m.info.get("columns") or {}),
-                self.clusters if k == 0 else None,
-                w if k == 0 else None,
-            )
+            batch_of(m.prediction, m.info, self.clusters if k == 0 else None, w if k == 0 else None)
             for k, m in enumerate(self.models)
         ]
         return Rowset([m.source for m in self.models], drop_weightless(batches), self.rows, offset)

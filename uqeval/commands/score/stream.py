@@ -148,19 +148,11 @@ def _init() -> dict[str, Any]:
 def _batch(batch):
     """A piece's record batch; the memory engine's piece holds a :class:`~uqeval.io.load.Loaded` input,
     summed as the one batch of its rows."""
-    from ...io.load import Batch, Loaded
+    from ...io.load import Loaded, batch_of
 
     if not isinstance(batch, Loaded):
         return batch
-    info = batch.info
-    return Batch(
-        batch.prediction,
-        int(info.get("n_dropped", 0)),
-        int(info.get("n_members_dropped", 0)),
-        info.get("columns") or {},
-        batch.groups,
-        batch.weights,
-    )
+    return batch_of(batch.prediction, batch.info, batch.groups, batch.weights)
 
 
 def batch_weights(batch, settings: Settings, idx=None):
