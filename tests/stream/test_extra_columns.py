@@ -1,5 +1,5 @@
 """A further column (``--points-by``, ``--time``) is matched as the in-memory loader matches it (exactly, else
-case-insensitively: ``uqeval.io.readers.match_column``) on every engine: the stream and Dask engines matched
+case-insensitively: ``uqeval.io.columns.match_column``) on every engine: the stream and Dask engines matched
 exactly and refused ``--points-by site`` for a column ``Site`` that memory read."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from uqeval.cli import app
-from uqeval.io.readers import match_column
+from uqeval.io.columns import match_column
 
 
 def test_match_column_is_exact_first_then_case_insensitive():

@@ -43,7 +43,7 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import InputError, SchemaError, UsageError, naming, option
-from ..io.columns import ALIASES, LOGIT_RE, _find, plan_columns
+from ..io.columns import ALIASES, LOGIT_RE, _find, match_column, plan_columns
 from ..io.load import Loaded, evaluated_rows, load_predictions
 from ..io.readers import inspect, to_float
 from ..metrics.blocks import rowwise
@@ -268,11 +268,10 @@ def read_features(loaded: Loaded, names: Sequence[str]) -> np.ndarray:
     """
     table = loaded.table
     assert table is not None  # read from a file by load_for: its header
-    lower = {c.lower(): c for c in table.columns}
     found: list[str] = []
     missing: list[str] = []
     for name in names:
-        col = name if name in table.columns else lower.get(name.lower())
+        col = match_column(table.columns, name)
         (found if col is not None else missing).append(col if col is not None else name)
     if missing:
         raise SchemaError(

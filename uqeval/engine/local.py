@@ -100,9 +100,9 @@ def _prepare(spec: str | Path, settings: Settings, allow_by: bool = False, weigh
 
 def check_columns(src, columns: Collection[str]) -> dict[str, str]:
     """Each of ``columns`` -> the source ``src``'s column it names (matched as the in-memory loader matches
-    its further columns: :func:`~uqeval.io.readers.match_column`); a :class:`~uqeval.errors.SchemaError`
+    its further columns: :func:`~uqeval.io.columns.match_column`); a :class:`~uqeval.errors.SchemaError`
     naming the first it does not have."""
-    from ..io.readers import match_column
+    from ..io.columns import match_column
 
     found = {}
     for c in columns:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,14 +79,20 @@ class ColumnPlan:
         return out
 
 
+def match_column(columns: Sequence[str], name: str) -> str | None:
+    """The column of ``columns`` that ``name`` names (a role's ``--NAME COLUMN``, ``--x``, ``--points-by``, a
+    feature, ``--cluster``): the same name, else the one that matches it case-insensitively; None if none."""
+    if name in columns:
+        return name
+    return {c.lower(): c for c in columns}.get(name.lower())  # (of two such, the last, as it always was)
+
+
 def _find(names: list[str], role: str, explicit: dict[str, str], path: str) -> str | None:
     if role in explicit:
         want = explicit[role]
-        if want in names:
-            return want
-        lower = {n.lower(): n for n in names}
-        if want.lower() in lower:
-            return lower[want.lower()]
+        found = match_column(names, want)
+        if found is not None:
+            return found
         raise SchemaError(
             f"{path}: column '{want}' given for {role} ({option(role)}) not found; "
             f"available columns: {', '.join(names[:20])}{' ...' if len(names) > 20 else ''}"

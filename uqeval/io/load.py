@@ -16,13 +16,12 @@ from ..predictions import (
     Prediction,
     Quantiles,
 )
-from .columns import ColumnPlan, plan_columns
+from .columns import ColumnPlan, match_column, plan_columns
 from .readers import (
     TableInfo,
     float64_numpy,
     inspect,
     is_list_type,
-    match_column,
     numbers_numpy,
     read_block,
     read_columns,

@@ -12,7 +12,7 @@ import gzip
 import os
 import re
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, cast
@@ -165,14 +165,6 @@ class TableInfo:
     raw_names: dict[str, str] = field(
         default_factory=dict
     )  # CSV: name -> header text as written (spaces kept)
-
-
-def match_column(columns: Sequence[str], name: str) -> str | None:
-    """The column of ``columns`` that a further column ``name`` (``--x``, ``--points-by``, a feature) names: the
-    same name, else the one that matches it case-insensitively; None when there is none."""
-    if name in columns:
-        return name
-    return next((c for c in columns if c.lower() == name.lower()), None)
 
 
 def inspect(path: str | Path) -> TableInfo:

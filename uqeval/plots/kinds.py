@@ -479,7 +479,7 @@ def find_x_column(table: Any, column: str) -> str:
     """The name of the --x column in a :class:`~uqeval.io.readers.TableInfo` (exact, else
     case-insensitive match); a missing or list column is a SchemaError. Reads no data."""
     from ..errors import SchemaError
-    from ..io.readers import match_column
+    from ..io.columns import match_column
 
     name = match_column(table.columns, column)
     if name is None:

@@ -820,12 +820,12 @@ def stream_units(models: Sequence[ModelSource], resampling: Resampling) -> Resam
     if resampling.cluster is None:
         return None
     from ...errors import SchemaError
+    from ...io.columns import match_column
 
     m = models[0]
     names = list(m.src.info.columns)
-    lower = {c.lower(): c for c in names}
     cluster = resampling.cluster
-    name = cluster if cluster in names else lower.get(cluster.lower())
+    name = match_column(names, cluster)
     if name is None:
         raise SchemaError(
             f"{m.spec}: column '{cluster}' not found; available columns: {', '.join(names[:20])}"

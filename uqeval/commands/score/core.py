@@ -300,7 +300,8 @@ def column_not_found(table: Any, column: str) -> Exception:
 
 def read_extra_column(path: str | Path, column: str, rows: np.ndarray | slice) -> np.ndarray:
     """One more column of ``path`` (any type), aligned with the kept ``rows`` of a loaded prediction."""
-    from ...io.readers import inspect, match_column, read_columns
+    from ...io.columns import match_column
+    from ...io.readers import inspect, read_columns
 
     table = inspect(path)
     name = match_column(table.columns, column)
