@@ -15,7 +15,7 @@ from uqeval.metrics.blocks import row_argmax, rowwise
 from uqeval.metrics.calibration import interval_cover_index
 from uqeval.metrics.intervals import coverage_metrics
 from uqeval.metrics.reliability import reliability_gaussian
-from uqeval.metrics.scoring import scoring_rules_gaussian
+from uqeval.metrics.scoring import crps_gaussian_mean, scoring_rules_gaussian
 from uqeval.metrics.search import searchsorted_fixed
 from uqeval.metrics.sharpness import sharpness
 
@@ -78,6 +78,11 @@ def test_blocked_kernels_equal_the_plain_formulas():
     crps = np.mean(std * (z * (2.0 * ndtr(z) - 1.0) + 2.0 * pdf - 1.0 / np.sqrt(np.pi)))
     got = scoring_rules_gaussian(y, mean, std)
     assert got["nll"] == float(nll) and got["crps"] == float(crps)
+    # the mean the catalogue makes once and hands to both families is bitwise each family's own
+    shared = crps_gaussian_mean(y, mean, std)
+    assert shared == float(crps)
+    assert scoring_rules_gaussian(y, mean, std, crps=shared) == got
+    assert reliability_gaussian(y, mean, std, crps_mean=shared) == reliability_gaussian(y, mean, std)
     zs = np.sort(z)
     i = np.arange(1, z.size + 1, dtype=np.float64)
     eta = zs / np.sqrt(2.0)

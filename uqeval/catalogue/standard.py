@@ -124,10 +124,19 @@ def _spread_skill(p, s: Settings) -> dict:
     return {"ratio": spread_skill(p.y_true, p.point(), error_spread(p))["ratio"]}
 
 
+def _crps_gaussian_mean(p) -> float:
+    """The mean CRPS of a Gaussian prediction, made once for the scoring and the reliability families."""
+    from ..metrics.scoring import crps_gaussian_mean
+
+    return _memo(p, "crps_mean", lambda: crps_gaussian_mean(p.y_true, p.mean, p.std))
+
+
 def _scoring_gaussian(p, s: Settings) -> dict:
     from ..metrics.scoring import scoring_rules_gaussian
 
-    return scoring_rules_gaussian(p.y_true, p.mean, p.std, resolution=s.resolution)
+    return scoring_rules_gaussian(
+        p.y_true, p.mean, p.std, resolution=s.resolution, crps=_crps_gaussian_mean(p)
+    )
 
 
 def _crps_samples_rows(p) -> tuple[np.ndarray, np.ndarray]:
@@ -180,7 +189,8 @@ def _scoring_intervals(p, s: Settings, w: np.ndarray | None = None) -> dict:
 def _reliability_gaussian(p, s: Settings, w: np.ndarray | None = None) -> dict:
     from ..metrics.reliability import reliability_gaussian
 
-    return reliability_gaussian(p.y_true, p.mean, p.std, weights=w)
+    crps = None if w is not None else _crps_gaussian_mean(p)
+    return reliability_gaussian(p.y_true, p.mean, p.std, weights=w, crps_mean=crps)
 
 
 def _reliability_samples(p, s: Settings, w: np.ndarray | None = None) -> dict:

@@ -199,13 +199,14 @@ def accrue_score(y_true, mean, std) -> dict[str, float]:
     return _accrue(float(np.mean(_crps_z(z, sd))), rs, float(np.mean(np.abs(eps))))
 
 
-def reliability_gaussian(y_true, mean, std, weights=None) -> dict[str, float]:
+def reliability_gaussian(y_true, mean, std, weights=None, crps_mean: float | None = None) -> dict[str, float]:
     """Reliability group: ``{"rs", "max_cal_err", "accrue"}`` (floats, lower is better).
 
     ``rs`` is :func:`reliability_score`, ``max_cal_err`` is :func:`max_calibration_error`
     of :func:`pit_gaussian`, ``accrue`` is :func:`accrue_score`'s ``accrue``. One sort
     serves all three (the PIT is monotone in :math:`\\eta`). ``weights`` (N,): weighted means and the
-    weighted ECDF of the standardized errors (integer weights equal the repeated rows).
+    weighted ECDF of the standardized errors (integer weights equal the repeated rows). ``crps_mean``: the
+    unweighted mean CRPS when the caller already has it (:func:`~uqeval.metrics.scoring.crps_gaussian_mean`).
     """
     y, mu, sd = _gaussian_arrays(y_true, mean, std)
     if weights is not None:
@@ -221,7 +222,8 @@ def reliability_gaussian(y_true, mean, std, weights=None) -> dict[str, float]:
     buf = np.empty(y.size)  # per-row values of one quantity at a time (block by block), then reduced
     mean_abs_err = row_mean(lambda y, mu: np.abs(y - mu), y, mu, out=buf)
     z = rowwise(lambda y, mu, sd: (y - mu) / sd, y, mu, sd)
-    crps_mean = row_mean(_crps_z, z, sd, out=buf)
+    if crps_mean is None:
+        crps_mean = row_mean(_crps_z, z, sd, out=buf)
     z.sort()  # ours: sorted in place
     mce = _max_cal_err_sorted(rowwise(ndtr, z, out=buf))[0]
     z /= np.sqrt(2.0)

@@ -220,12 +220,21 @@ def interval_score_gaussian(y_true, mean, std, resolution: int = 99) -> np.ndarr
     return sd * _interval_profile((y - mu) / sd, _resolution_levels(resolution))
 
 
-def scoring_rules_gaussian(y_true, mean, std, resolution: int = 99) -> dict[str, float]:
+def crps_gaussian_mean(y_true, mean, std) -> float:
+    """The mean over rows of :func:`crps_gaussian`, block by block (no (N,) temporaries)."""
+    return row_mean(lambda y, mu, sd: _crps_z((y - mu) / sd, sd), *_gaussian_arrays(y_true, mean, std))
+
+
+def scoring_rules_gaussian(
+    y_true, mean, std, resolution: int = 99, crps: float | None = None
+) -> dict[str, float]:
     """Means over rows of the four Gaussian scoring rules (all lower-is-better).
 
     Returns ``{"nll", "crps", "check", "interval"}``; see :func:`nll_gaussian`,
     :func:`crps_gaussian`, :func:`check_score_gaussian`, :func:`interval_score_gaussian`.
     Matches the Uncertainty Toolbox's ``get_all_scoring_rule_metrics`` (scaled=True).
+    ``crps``: the mean CRPS when the caller already has it (:func:`crps_gaussian_mean`; the catalogue
+    shares it with :func:`~uqeval.metrics.reliability.reliability_gaussian`).
     """
     y, mu, sd = _gaussian_arrays(y_true, mean, std)
     levels = _resolution_levels(resolution)
@@ -235,7 +244,7 @@ def scoring_rules_gaussian(y_true, mean, std, resolution: int = 99) -> dict[str,
     buf = np.empty_like(z)  # each rule's per-row values, block by block, then their mean
     return {
         "nll": row_mean(_nll_z, z, sd, out=buf),
-        "crps": row_mean(_crps_z, z, sd, out=buf),
+        "crps": row_mean(_crps_z, z, sd, out=buf) if crps is None else crps,
         "check": row_mean(lambda z, sd: sd * _check_profile(z, levels, q), z, sd, out=buf),
         "interval": row_mean(lambda z, sd: sd * _interval_profile(z, levels, lo, hi), z, sd, out=buf),
     }
