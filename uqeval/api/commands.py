@@ -406,7 +406,7 @@ def _monitor_table(
     ``given``: its ``time``, ``by`` and ``weights`` (arrays, or column names of a table)."""
     from ..commands.monitor.core import monitor_rows
     from ..engine.fold import Piece
-    from ..io.load import Batch
+    from ..io.load import batch_of
     from .inputs import _attach_weights
 
     time = given["time"]
@@ -431,8 +431,7 @@ def _monitor_table(
         extra[tname] = arrow.column(time) if isinstance(time, str) else np.asarray(time)
         if len(extra[tname]) != n_raw:
             raise UsageError(f"time= has {len(extra[tname])} values for {n_raw} rows")
-    n_dropped = int(loaded.info["n_dropped"])
-    batch = Batch(loaded.prediction, n_dropped, 0, loaded.info.get("columns") or {}, weights=loaded.weights)
+    batch = batch_of(loaded.prediction, loaded.info, weights=loaded.weights)
     where = str(loaded.info["path"])
     info = {"path": loaded.info["path"], "format": loaded.info["format"], "engine": "memory"}
     return monitor_rows(Piece(where, batch, n_raw, 0, extra), info, s, time=tname, **kw)
