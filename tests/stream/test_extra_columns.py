@@ -68,3 +68,31 @@ def test_time_in_another_case_on_the_streamed_engines(timed, scheduler):
     dask = _json(*args, "--engine", "dask", "--scheduler", scheduler, "--chunk-rows", "50")
     assert [w["n_rows"] for w in stream["windows"]] == [24] * 16 + [16]
     assert [w["n_rows"] for w in dask["windows"]] == [w["n_rows"] for w in stream["windows"]]
+
+
+def test_a_further_column_is_kept_under_the_name_asked_for_in_memory_and_streamed(timed):
+    """``Loaded.extra`` (memory) and a streamed piece's ``extra`` both key a further column by the name asked
+    for, not the file's spelling, so a fold reads ``piece.extra[name]`` the same way on every engine."""
+    from uqeval.config import Settings
+    from uqeval.engine.fold import over_rows
+    from uqeval.engine.options import EngineOptions
+    from uqeval.io.load import load_predictions
+
+    loaded = load_predictions(timed, Settings(), extra=("site", "TIME", "absent"))
+    assert list(loaded.extra) == ["site", "TIME"]
+    assert loaded.extra["site"].to_pylist() == pd.read_parquet(timed)["Site"].tolist()
+
+    class Keys:  # a fold state that records the extra columns' names of its pieces
+        def __init__(self) -> None:
+            self.seen: set[tuple[str, ...]] = set()
+
+        def add(self, piece) -> None:
+            self.seen.add(tuple(sorted(piece.extra)))
+
+        def merge(self, other):
+            self.seen |= other.seen
+            return self
+
+    for engine in (EngineOptions("memory"), EngineOptions("stream", chunk_rows=100)):
+        with over_rows(str(timed), Settings(), engine, extra=("site", "TIME")) as run:
+            assert run.fold(Keys).seen == {("TIME", "site")}

@@ -279,7 +279,9 @@ def read_features(loaded: Loaded, names: Sequence[str]) -> np.ndarray:
             f"needs {', '.join(names)}; available columns: {', '.join(table.columns[:20])}"
             f"{' ...' if len(table.columns) > 20 else ''}"
         )
-    x = np.column_stack([to_float(loaded.extra[c], c, table.path) for c in found])
+    # Loaded.extra is keyed by the names asked for: these features, or every column of the file (load_for)
+    keys = [match_column(list(loaded.extra), name) or name for name in names]
+    x = np.column_stack([to_float(loaded.extra[k], c, table.path) for k, c in zip(keys, found, strict=True)])
     return evaluated_rows(loaded, x, found, "feature column")
 
 

@@ -38,7 +38,7 @@ class Loaded:
     prediction: Prediction
     info: dict[str, Any]
     groups: np.ndarray | None = None  # values of the --by column, aligned with the rows kept
-    #: the ``extra`` columns read in the same pass, by their name in the file (pyarrow, every row of the file)
+    #: the ``extra`` columns read in the same pass, by the name asked for (pyarrow, every row of the file)
     extra: dict[str, Any] = field(default_factory=dict)
     table: TableInfo | None = None  # the file's header
     #: the checked ``--weights`` column (:func:`uqeval.weights.check_weights`), aligned with the rows kept
@@ -151,8 +151,9 @@ def load_predictions(
     With ``settings.nan_policy == "omit"`` rows with NaN/inf in any used column are
     dropped and counted in ``info["n_dropped"]``; otherwise the container raises
     naming the first bad row. ``extra``: further columns (``--x``, features, every
-    column) read in the same pass into ``Loaded.extra``, matched exactly, else
-    case-insensitively; names not in the file are left out (the caller says why it needs them).
+    column) read in the same pass into ``Loaded.extra`` under the names asked for (as a streamed piece's
+    ``extra``), matched exactly, else case-insensitively; names not in the file are left out (the caller says
+    why it needs them).
     """
     settings = settings or Settings()
     table = inspect(path)
@@ -161,7 +162,8 @@ def load_predictions(
         from ..weights import refuse_weights
 
         raise refuse_weights("this command")
-    extra_names = [c for c in (match_column(table.columns, e) for e in extra) if c is not None]
+    # each further column asked for -> its name in the file (asked-for names key Loaded.extra, as a piece's)
+    extra_names = {e: c for e in extra if (c := match_column(table.columns, e)) is not None}
     # the widest block (sample, member, class-probability or quantile columns of a Parquet file) is decoded
     # batch by batch into its array, never held as a whole Arrow table next to it
     wide = next(
@@ -177,7 +179,8 @@ def load_predictions(
         None,
     )
     wide_names = list(plan.roles[wide]) if wide else []
-    first = [c for c in [*plan.needed(), *extra_names] if c not in wide_names or c in extra_names]
+    asked = set(extra_names.values())
+    first = list(dict.fromkeys(c for c in [*plan.needed(), *asked] if c not in wide_names or c in asked))
     cols, n_rows = read_columns(table, first or wide_names[:1])
     prefilled: dict[str, np.ndarray] = {}
     block = read_block(table, wide_names, n_rows, order=_ORDER.get(wide, "C")) if wide else None
@@ -190,7 +193,7 @@ def load_predictions(
             block.reshape(n_rows, -1, cast(int, plan.classes)) if wide == "member_proba" else block
         )
     batch = build_batch(table.path, plan, cols, n_rows, settings, prefilled=prefilled)
-    extra_cols = {e: cols[e] for e in extra_names}
+    extra_cols = {e: cols[c] for e, c in extra_names.items()}
     del cols, prefilled, block
     # the columns were copied into the prediction's arrays and their Arrow buffers are now free, but Arrow's
     # allocator keeps the pages (about the input's size): hand them back before the metrics allocate theirs

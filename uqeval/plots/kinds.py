@@ -508,7 +508,7 @@ def x_values(loaded: Any, column: str) -> np.ndarray:
     table = loaded.table
     name = find_x_column(table, column)
     return evaluated_rows(
-        loaded, to_float(loaded.extra[name], name, table.path), [name], f"{option('x')} column"
+        loaded, to_float(loaded.extra[column], name, table.path), [name], f"{option('x')} column"
     )
 
 

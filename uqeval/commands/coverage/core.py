@@ -139,10 +139,10 @@ def run_coverage(
         from .stream import Cells
 
         # every file is read before the first is folded (its errors first, as always)
-        loaded = [(method, *_loaded(f, settings, points_by)) for method, f in runs]
+        loaded = [(method, _loaded(f, settings, points_by)) for method, f in runs]
         cells = (
-            (method, in_memory(one).fold(partial(Cells, str(one.info.get("path")), settings, column)))
-            for method, one, column in loaded
+            (method, in_memory(one).fold(partial(Cells, str(one.info.get("path")), settings, points_by)))
+            for method, one in loaded
         )
         records, (total_w, n_zero) = points_of(cells)
     from ..._version import __version__
@@ -162,15 +162,13 @@ def run_coverage(
     return document
 
 
-def _loaded(
-    source: str | Path | Loaded, settings: Settings, points_by: str | None
-) -> tuple[Loaded, str | None]:
-    """``(loaded, its points-by column's name or None)`` of a file read whole, the points-by column in the same
-    pass (matched exactly, else case-insensitively; ``--weights``: a column of every file), or of Python's
+def _loaded(source: str | Path | Loaded, settings: Settings, points_by: str | None) -> Loaded:
+    """A file read whole, the points-by column in the same pass (matched exactly, else case-insensitively, and
+    kept under ``points_by`` as a streamed piece keeps it; ``--weights``: a column of every file), or Python's
     container."""
     if isinstance(source, Loaded):
         assert points_by is None  # Python's containers carry no points-by column
-        return source, None
+        return source
     from ...io.load import load_predictions
 
     loaded = load_predictions(source, settings, extra=(points_by,) if points_by else (), weights_ok=True)
@@ -178,7 +176,7 @@ def _loaded(
         from ..score.core import column_not_found
 
         raise column_not_found(loaded.table, points_by)
-    return loaded, next(iter(loaded.extra), None)
+    return loaded
 
 
 def above_line(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
