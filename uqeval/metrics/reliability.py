@@ -42,6 +42,12 @@ def pit_gaussian(y_true, mean, std) -> np.ndarray:
     return ndtr((y - mu) / sd)
 
 
+def _exp_m_sq(eta: np.ndarray) -> np.ndarray:
+    """exp(-eta^2): 0 where eta^2 overflows (|eta| > 1e154), as the limit is, without numpy's overflow warning."""
+    with np.errstate(over="ignore"):
+        return np.exp(-eta * eta)
+
+
 def _rs_sorted(
     eta_sorted: np.ndarray, out: np.ndarray | None = None, w_sorted: np.ndarray | None = None
 ) -> float:
@@ -51,7 +57,7 @@ def _rs_sorted(
     if w_sorted is not None:
         c, p = weighted_sorted_cdf(w_sorted)
         eta = eta_sorted
-        t = (eta * p) * (erfc(-eta) - (2.0 * c - p)) + np.exp(-eta * eta) * (p / np.sqrt(np.pi))
+        t = (eta * p) * (erfc(-eta) - (2.0 * c - p)) + _exp_m_sq(eta) * (p / np.sqrt(np.pi))
         return float(np.sum(t) - _HALF_SQRT_2_OVER_PI)
     n = eta_sorted.size
 
@@ -59,7 +65,7 @@ def _rs_sorted(
         # eta/N (erf eta + 1) - eta (2i-1)/N^2 grouped as eta/N ((1 + erf eta) - (2i-1)/N):
         # the bracket is a small difference of two O(1) terms, better than two O(1) sums.
         t = (eta / n) * (erfc(-eta) - (2.0 * i - 1.0) / n)
-        t += np.exp(-eta * eta) / (n * np.sqrt(np.pi))
+        t += _exp_m_sq(eta) / (n * np.sqrt(np.pi))
         return t
 
     return float(np.sum(rowwise(terms, eta_sorted, out=out, positions=True)) - _HALF_SQRT_2_OVER_PI)

@@ -97,7 +97,8 @@ def _nll_z(z: np.ndarray, sd: np.ndarray) -> np.ndarray:
 
 
 def _crps_z(z: np.ndarray, sd: np.ndarray) -> np.ndarray:
-    pdf = _INV_SQRT_2PI * np.exp(-0.5 * z * z)
+    with np.errstate(over="ignore"):  # z^2 overflows beyond |z| ~ 1e154, where the density is 0 (its limit)
+        pdf = _INV_SQRT_2PI * np.exp(-0.5 * z * z)
     return sd * (z * (2.0 * ndtr(z) - 1.0) + 2.0 * pdf - _INV_SQRT_PI)
 
 
