@@ -561,10 +561,7 @@ class KeptCompare:
         if planned is None:
             if piece is None:
                 raise ValueError("an empty state has no plan: merge it after one that has rows")  # a bug
-            resampling = self.options.resampling
-            units = resampling if resampling.block_size is not None else None
-            if resampling.cluster is not None:
-                units = Resampling(cluster=resampling.cluster)
+            units = units_of(self.options.resampling)
             specs = list(piece.files)
             planned = plan_stream(specs, units, iter([piece]), self.names, self.settings, self.options)
         self.finishes = planned[1]
@@ -811,14 +808,20 @@ def _flip_seed(layout: Layout, seen: list, batches) -> int | None:
     return flip_seed(plan.options.seed or 0, first_rows_key(seen, batches))
 
 
-def stream_units(models: Sequence[ModelSource], resampling: Resampling) -> Resampling | None:
-    """The :attr:`Layout.units` of ``resampling``: clusters of the first model's column (read as its "by"
-    role), or blocks (the sign-flip test alone sums the non-overlapping blocks as they come; the circular
-    block bootstrap and ``auto`` keep the rows' per-row forms: :attr:`Layout.keeps_rows`)."""
+def units_of(resampling: Resampling, cluster: str | None = None) -> Resampling | None:
+    """The :attr:`Layout.units` of ``resampling``: blocks (the sign-flip test alone sums the non-overlapping
+    blocks as they come; the circular block bootstrap and ``auto`` keep the rows' per-row forms:
+    :attr:`Layout.keeps_rows`), clusters of the column ``cluster`` (by default the name given), or None."""
     if resampling.block_size is not None:
         return resampling
+    return None if resampling.cluster is None else Resampling(cluster=cluster or resampling.cluster)
+
+
+def stream_units(models: Sequence[ModelSource], resampling: Resampling) -> Resampling | None:
+    """:func:`units_of` ``resampling``, its clusters those of the first model's column (matched by
+    :func:`~uqeval.io.columns.match_column`, read as its "by" role)."""
     if resampling.cluster is None:
-        return None
+        return units_of(resampling)
     from ...errors import SchemaError
     from ...io.columns import match_column
 
@@ -831,7 +834,7 @@ def stream_units(models: Sequence[ModelSource], resampling: Resampling) -> Resam
             f"{m.spec}: column '{cluster}' not found; available columns: {', '.join(names[:20])}"
         )
     m.plan.roles["by"] = name  # build_batch hands its values, aligned with the kept rows, to Batch.groups
-    return Resampling(cluster=name)
+    return units_of(resampling, name)
 
 
 def finish(
