@@ -71,7 +71,8 @@ from scipy.optimize import brentq, minimize
 
 from ..errors import InputError, UsageError
 from ..metrics.normal import erf
-from ..metrics.scoring import _gaussian_arrays
+from ..metrics.reliability import _rs_sorted
+from ..metrics.scoring import _crps_z, _gaussian_arrays
 from ..validation import (
     as_float_array,
     bad_rows,
@@ -123,8 +124,7 @@ def crps_and_grad(eps: np.ndarray, sigma: np.ndarray) -> tuple[np.ndarray, np.nd
     z = eps / sigma
     with np.errstate(over="ignore"):  # z^2 overflows beyond |z| ~ 1e154, where the density is 0 (its limit)
         g = np.exp(-0.5 * z * z)
-    crps = sigma * (z * erf(z / _SQRT_2) + _SQRT_2_OVER_PI * g - 1.0 / _SQRT_PI)
-    return crps, _SQRT_2_OVER_PI * g - 1.0 / _SQRT_PI
+    return _crps_z(z, sigma), _SQRT_2_OVER_PI * g - 1.0 / _SQRT_PI  # the CRPS: the metric's own kernel
 
 
 def reliability_and_grad(eps: np.ndarray, sigma: np.ndarray) -> tuple[float, np.ndarray]:
@@ -153,15 +153,12 @@ def reliability_and_grad(eps: np.ndarray, sigma: np.ndarray) -> tuple[float, np.
     """
     n = eps.shape[0]
     eta = eps / (_SQRT_2 * sigma)
+    order = np.argsort(eta, kind="stable")
     ranks = np.empty(n, dtype=np.float64)
-    ranks[np.argsort(eta, kind="stable")] = np.arange(1, n + 1, dtype=np.float64)
+    ranks[order] = np.arange(1, n + 1, dtype=np.float64)
     erf_eta = erf(eta)
     odd = (2.0 * ranks - 1.0) / n
-    with np.errstate(
-        over="ignore"
-    ):  # eta^2 overflows beyond |eta| ~ 1e154, where exp(-eta^2) is 0 (its limit)
-        terms = eta * (erf_eta + 1.0 - odd) / n + np.exp(-eta * eta) / (n * _SQRT_PI)
-    rs = float(np.sum(terms) - 0.5 * _SQRT_2_OVER_PI)
+    rs = _rs_sorted(eta[order])  # RS: the metric's own kernel
     grad = eta / (n * sigma) * (odd - erf_eta - 1.0)
     return rs, grad
 
