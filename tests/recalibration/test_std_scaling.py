@@ -234,3 +234,18 @@ def test_summaries_are_those_of_the_whole_arrays():
         ref["nll"] = float(np.mean(nll_gaussian(y, mu, s)))
         ref["crps"] = float(np.mean(crps_gaussian(y, mu, s)))
         assert state[key] == ref
+
+
+def test_crps_factor_with_a_residual_near_the_largest_double():
+    """std-scaling by CRPS shares ACCRUE's root in log s (``crps_scale``): a residual near 1e308 crashed the old
+    root finder (brentq: "function value at x=nan"); its term is e^-inf = 0, as that of a residual of 1e6."""
+    rng = np.random.default_rng(0)
+    y, mu, sd = rng.normal(size=200), np.zeros(200), rng.uniform(0.5, 2.0, 200)
+    far, near = y.copy(), y.copy()
+    far[0], near[0] = 1e308, 1e6
+    with np.errstate(
+        over="ignore"
+    ):  # the summary's NLL of that row is inf (its value), not the fit's concern
+        got = fit_std_scaling(far, mu, sd, criterion="crps")["factor"]
+        want = fit_std_scaling(near, mu, sd, criterion="crps")["factor"]
+    assert np.isfinite(got) and got == pytest.approx(want, rel=1e-12)

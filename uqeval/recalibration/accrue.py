@@ -67,7 +67,7 @@ from typing import Any, NoReturn
 import numpy as np
 from numpy.polynomial import legendre
 from scipy.cluster.vq import kmeans2, vq
-from scipy.optimize import brentq, minimize
+from scipy.optimize import minimize
 
 from ..errors import InputError, UsageError
 from ..metrics.normal import erf
@@ -81,6 +81,7 @@ from ..validation import (
     finite_arrays,
     finite_difference,
 )
+from .std_scaling import crps_scale
 
 try:  # optional, speed only: see _single_threaded_blas
     from threadpoolctl import threadpool_limits
@@ -95,7 +96,6 @@ MIN_ROWS: dict[str, int] = {"constant": 2, "kmeans": 2, "poly": 20, "mlp": 50}
 _SQRT_PI = math.sqrt(math.pi)
 _SQRT_2 = math.sqrt(2.0)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-_LOG_MAX_FLOAT = math.log(np.finfo(np.float64).max)
 _LOG_SIGMA_CLIP = 50.0  # numerical guard on log(sigma / sigma_constant): exp(50) ~ 5e21
 
 
@@ -245,38 +245,6 @@ def _single_threaded_blas():
 # --------------------------------------------------------------------------- constant / kmeans
 
 
-def _crps_optimal_sigma(eps: np.ndarray) -> float | None:
-    r"""Root of :math:`\sum_i \partial\mathrm{CRPS}_i/\partial\sigma = 0` (one σ for all rows).
-
-    The derivative :math:`\sqrt{2/\pi}\,\overline{e^{-\varepsilon^2/2\sigma^2}} - 1/\sqrt\pi`
-    increases with σ, so the root is unique when it exists; it does not when more than
-    :math:`1/\sqrt2` of the errors are zero (then σ → 0 is optimal). Returns None then.
-
-    The root is sought in :math:`\log\sigma` with :math:`(\varepsilon/\sigma)^2 = e^{2(\log|\varepsilon| - \log\sigma)}`,
-    so neither the bracket :math:`[10^{-3}\min_{\varepsilon_i \ne 0}|\varepsilon_i|, 10\max|\varepsilon|]` nor
-    a ratio leaves the doubles, whatever the errors' magnitude (errors near 1e308 overflowed both; issue 35).
-    The result is ``inf`` only when the root itself is beyond the largest double.
-    """
-    a = np.abs(eps)
-    amax = float(a.max()) if a.size else 0.0
-    if not amax > 0:
-        return None
-    with np.errstate(divide="ignore"):
-        log_a = np.log(a)  # -inf for exact zeros: their term is e^0 = 1
-
-    def h(log_s: float) -> float:
-        with np.errstate(over="ignore"):  # a huge ratio: its term is e^-inf = 0
-            terms = np.exp(-0.5 * np.exp(2.0 * (log_a - log_s)))
-        return _SQRT_2_OVER_PI * float(np.mean(terms)) - 1.0 / _SQRT_PI
-
-    hi = math.log(amax) + math.log(10.0)
-    lo = math.log(float(a[a > 0].min())) + math.log(1e-3)
-    if h(lo) >= 0:
-        return None
-    root = brentq(h, lo, hi, xtol=1e-12, rtol=1e-12)
-    return math.exp(root) if root < _LOG_MAX_FLOAT else math.inf
-
-
 def _sigma_overflow(eps: np.ndarray) -> NoReturn:
     raise InputError(
         "cannot estimate a spread: the CRPS-optimal sigma of the residuals y_true - mean is beyond the largest "
@@ -286,7 +254,7 @@ def _sigma_overflow(eps: np.ndarray) -> NoReturn:
 
 
 def _constant_sigma_or_raise(eps: np.ndarray) -> float:
-    s = _crps_optimal_sigma(eps)
+    s = crps_scale(np.abs(eps))  # std-scaling's CRPS root at unit std: one sigma for all rows
     if s == math.inf:
         _sigma_overflow(eps)
     if s is None:
@@ -334,7 +302,7 @@ def _fit_kmeans(xs: np.ndarray, eps: np.ndarray, clusters: int, seed: int, sigma
     sigmas, fallback = [], []
     for k in range(centroids.shape[0]):  # loop over clusters (K small), not rows
         members = np.flatnonzero(labels == k)
-        s = _crps_optimal_sigma(eps[members])
+        s = crps_scale(np.abs(eps[members]))
         if s == math.inf:
             _sigma_overflow(eps[members])
         fallback.append(s is None)

@@ -50,6 +50,7 @@ MIN_ROWS = 2
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
+_LOG_MAX_FLOAT = math.log(np.finfo(np.float64).max)
 
 
 def _summary(
@@ -144,26 +145,54 @@ def _grid_search(a_sorted: np.ndarray, criterion: str, num_bins: int, bounds, gr
     return float(math.sqrt(edges[left] * edges[right + 1]))
 
 
-def _crps_factor(a: np.ndarray, sd: np.ndarray) -> float:
-    """Root in s of d/ds mean CRPS(y; mu, s*sd) (a = |z|)."""
-    amax = float(a.max())
+def crps_scale(a: np.ndarray, sd: np.ndarray | None = None) -> float | None:
+    r"""The CRPS-optimal scale: the :math:`s > 0` that minimises :math:`\sum_i \mathrm{CRPS}(y_i; \mu_i, s\,sd_i)`,
+    for ``a`` :math:`= |y - \mu|/sd` ((N,); ``sd`` (N,) > 0, by default 1: one σ for all rows, ACCRUE's constant).
+
+    The root of :math:`\sum_i sd_i\,(\sqrt{2/\pi}\,e^{-a_i^2/2s^2} - 1/\sqrt\pi) = 0`, which increases with
+    :math:`s`, so the root is unique when it exists; it does not when more than :math:`1/\sqrt2` of the weight
+    is on :math:`a_i = 0` (then :math:`s \to 0` is optimal): None then, and when every :math:`a_i` is 0.
+    Sought in :math:`\log s` with :math:`(a/s)^2 = e^{2(\log a - \log s)}`, so neither the bracket
+    :math:`[10^{-3}\min_{a_i \ne 0} a_i, 10\max a]` nor a ratio leaves the doubles, whatever the magnitude
+    (errors near 1e308 overflowed both; issue 35). ``inf`` only when the root itself is beyond the largest double.
+    """
+    amax = float(a.max()) if a.size else 0.0
     if not amax > 0:
+        return None
+    with np.errstate(divide="ignore"):
+        log_a = np.log(a)  # -inf for exact zeros: their term is e^0 = 1
+
+    def h(log_s: float) -> float:
+        with np.errstate(over="ignore"):  # a huge ratio: its term is e^-inf = 0
+            terms = np.exp(-0.5 * np.exp(2.0 * (log_a - log_s)))
+        mean = float(np.mean(terms)) if sd is None else float(np.average(terms, weights=sd))
+        return _SQRT_2_OVER_PI * mean - _INV_SQRT_PI
+
+    hi = math.log(amax) + math.log(10.0)
+    lo = math.log(float(a[a > 0].min())) + math.log(1e-3)
+    if h(lo) >= 0:
+        return None
+    root = brentq(h, lo, hi, xtol=1e-13, rtol=1e-13)
+    return math.exp(root) if root < _LOG_MAX_FLOAT else math.inf
+
+
+def _crps_factor(a: np.ndarray, sd: np.ndarray) -> float:
+    """:func:`crps_scale` of ``a`` = |z| weighted by ``sd``, or an InputError saying why there is none."""
+    factor = crps_scale(a, sd)
+    if factor is None and not float(a.max()) > 0:
         raise InputError(
             "cannot scale std by CRPS: every residual y_true - mean is exactly 0; check the mean column"
         )
-
-    def h(log_s: float) -> float:
-        s = math.exp(log_s)
-        return float(np.sum(sd * (_SQRT_2_OVER_PI * np.exp(-0.5 * (a / s) ** 2) - _INV_SQRT_PI)))
-
-    lo = math.log(float(a[a > 0].min()) * 1e-3)
-    hi = math.log(amax * 10.0)
-    if h(lo) >= 0:
+    if factor is None:
         raise InputError(
             "cannot scale std by CRPS: most residuals y_true - mean are exactly 0 so the optimal factor is 0; "
             "use another criterion or check the mean column"
         )
-    return math.exp(brentq(h, lo, hi, xtol=1e-13, rtol=1e-13))
+    if factor == math.inf:
+        raise InputError(
+            "cannot scale std by CRPS: the optimal factor is beyond the largest double; check the std column"
+        )
+    return factor
 
 
 def fit_std_scaling(
