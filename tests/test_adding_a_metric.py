@@ -4,7 +4,8 @@ and then works in every route, with nothing else edited (CONTRIBUTING.md, "Addin
 The test copies the ``uqeval`` package to a temporary directory, edits only those three places of the copy
 textually, and runs the copy's command line in subprocesses (``PYTHONPATH`` the copy's parent, the current
 directory the temporary one, so that the tree under test is never imported): ``score`` in memory, streamed
-in several batches, on Dask (the synchronous local scheduler), with ``--weights``; ``compare`` (bootstrap
+in several batches, on Dask (three parts on a one-worker ``LocalCluster`` on 127.0.0.1 that the copy's
+command starts, so that its worker imports the copy too), each also with ``--weights``; ``compare`` (bootstrap
 intervals, and the paired tests where the metric has them); ``check`` (rules on the new paths against a
 baseline); ``monitor`` (the metric per window); and ``explain``. Every value is checked against numpy on the
 same rows. ``monitor A B`` compares one score per representation (``PAIR_SCORES`` in
@@ -210,7 +211,7 @@ class Copy:
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "UQEVAL"))}
-        return {**env, "PYTHONPATH": str(self.package.parent), "PYTHONHASHSEED": "0"}
+        return {**env, "PYTHONPATH": str(self.package.parent)}
 
     def run(self, *args: str) -> str:
         done = subprocess.run(
@@ -243,7 +244,8 @@ def _close(got, want, rtol: float = 1e-12) -> None:
 
 def _valid(copy: Copy, doc: dict, schema: str) -> None:
     """``doc`` holds by the copy's own JSON Schema (the schemas are not edited either)."""
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema  # (the test extra)
+
     jsonschema.validate(doc, json.loads((copy.package / "schemas" / f"{schema}.schema.json").read_text()))
 
 
