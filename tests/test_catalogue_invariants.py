@@ -777,6 +777,18 @@ def test_every_group_declares_known_orientations():
             assert m.orientation in ("lower", "higher", "target", None), (g.name, m.name)
 
 
+def test_every_target_metric_declares_its_target():
+    """A ``"target"``-oriented metric says what it aims at in its entry (``Metric.target``: a number, or a rule
+    of the nominal level), which compare's ranks, check's rules and explain read; an entry without one would
+    be ranked against 0. The other orientations declare none."""
+    for m in METRICS.values():
+        aims = "target" in (m.orientation, *m.orientation_by_kind.values())
+        assert (m.target is not None) == aims, m.path
+        if aims:
+            assert m.target_at(0.9) is not None and m.target_text, m.path
+            assert target(m.group, m.name, 0.9) == m.target_at(0.9), m.path
+
+
 # --------------------------------------------------------------------------- the docs' reduction table
 
 

@@ -422,7 +422,7 @@ def test_target_orientation_ranks_by_distance_to_the_target(two, monkeypatch):
         return {"0.95": {"coverage": cov[key]}}
 
     metric = catalogue.Metric(
-        "coverage", "coverage", "target", "", representations=("gaussian",), by_level=True
+        "coverage", "coverage", "target", "", representations=("gaussian",), by_level=True, target="level"
     )
     fake = catalogue.Family("coverage", (metric,), {"gaussian": compute}, by_level=True)
     monkeypatch.setattr(

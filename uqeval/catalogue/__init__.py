@@ -231,25 +231,14 @@ def lookup(path: str) -> Metric | None:
 
 
 def target(group: str, key: str, level: float | None = None) -> float | None:
-    """Target value of a ``"target"``-oriented metric; None when it depends on an unknown level.
-
-    ``coverage.coverage`` and ``prediction_sets.coverage`` aim at their level,
+    """Target value of the ``"target"``-oriented metric ``group.key`` at the nominal ``level``: its catalogue
+    entry's :attr:`Metric.target` (:meth:`Metric.target_at`); None for a metric without one, or whose target
+    is a rule of an unknown level. ``coverage.coverage`` and ``prediction_sets.coverage`` aim at their level,
     ``coverage.miss_below``/``miss_above`` at half the nominal miss rate (1 - level)/2, and
     ``coverage.coverage_error`` at 0, ``spread_skill.ratio`` at 1.
     """
-    if key == "coverage_error" or (group, key) == ("calibration_tests", "spiegelhalter_z"):
-        return 0.0
-    if (group, key) == ("spread_skill", "ratio"):
-        return 1.0
-    if level is None:
-        return None
-    if key == "coverage" and group in ("coverage", "prediction_sets"):
-        return float(level)
-    if group == "conditional_coverage" and key.endswith("_coverage"):  # worst stratum / class / group
-        return float(level)
-    if group == "coverage" and key in ("miss_below", "miss_above"):
-        return (1.0 - float(level)) / 2.0
-    return None
+    metric = METRICS.get(f"{group}.{key}")
+    return None if metric is None else metric.target_at(level)
 
 
 def orientation_of(result: Mapping[str, Any], family: Family, kind: str | None) -> dict[str, str]:

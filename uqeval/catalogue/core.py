@@ -114,6 +114,13 @@ def _mean_of_first(sums: np.ndarray, total: np.ndarray) -> np.ndarray:
 
 RowsFn = Callable[[Prediction, Settings, Any], "RowStat | None"]
 
+#: the rules of the nominal level that a ``"target"``-oriented metric may aim at (:attr:`Metric.target`): the
+#: target at a level, and how it is said inside a sentence ("closest to ... is best")
+TARGET_RULES: dict[str, tuple[Callable[[float], float], str]] = {
+    "level": (lambda level: level, "its nominal level"),
+    "half_miss": (lambda level: (1.0 - level) / 2.0, "half the nominal miss rate, (1 - level)/2,"),
+}
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -139,6 +146,10 @@ class Metric:
     weighted_kinds: tuple[str, ...] = ()
     #: why the metric takes no weights, where a generic reason (by :attr:`reduction`) would not say it
     no_weights: str | None = None
+    #: the value a ``"target"``-oriented metric aims at: a number (``spread_skill.ratio``: 1), or the name of a
+    #: rule of the nominal level in :data:`TARGET_RULES` (``"level"``: coverage; ``"half_miss"``: the share of
+    #: targets below the interval); None for the other orientations (:meth:`target_at`)
+    target: float | str | None = None
 
     @property
     def path(self) -> str:
@@ -186,6 +197,21 @@ class Metric:
         if self.weighted_kinds:  # weighted for other representations
             return self.no_weights or f"it has no weighted form for {kind} predictions"
         return self.unweighted_reason
+
+    def target_at(self, level: float | None = None) -> float | None:
+        """The value this metric aims at (its :attr:`target`), at the nominal ``level`` for a rule of the level;
+        None where it has none, or where its target is a rule of the level and ``level`` is None."""
+        if self.target is None or isinstance(self.target, (int, float)):
+            return None if self.target is None else float(self.target)
+        return None if level is None else TARGET_RULES[self.target][0](float(level))
+
+    @property
+    def target_text(self) -> str | None:
+        """The target in words, as said inside a sentence (``"1"``, ``"its nominal level"``: ``uqeval explain``'s
+        "closest to ... is best"), or None where the metric has none."""
+        if self.target is None or isinstance(self.target, (int, float)):
+            return None if self.target is None else f"{float(self.target):g}"
+        return TARGET_RULES[self.target][1]
 
     def orientation_for(self, kind: str | None) -> str | None:
         return self.orientation_by_kind.get(kind, self.orientation) if kind is not None else self.orientation

@@ -255,6 +255,7 @@ DIAGNOSTIC_TEST_FAMILIES: tuple[Family, ...] = (
                 "Spiegelhalter's z of binary (top-label) probabilities (target: 0)",
                 "moments",
                 representations=CLASSIFICATION,
+                target=0.0,
             ),
             _m(
                 "spiegelhalter_p",
@@ -303,6 +304,7 @@ DIAGNOSTIC_TEST_FAMILIES: tuple[Family, ...] = (
                 "worst_stratum_coverage",
                 "target",
                 "lowest coverage of a set-size / width stratum (target: the level)",
+                target="level",
             ),
             _m(
                 "worst_class",
@@ -315,6 +317,7 @@ DIAGNOSTIC_TEST_FAMILIES: tuple[Family, ...] = (
                 "target",
                 "coverage of the worst class (target: the level)",
                 representations=CLASSIFICATION,
+                target="level",
             ),
             # filled by `score --by` from the per-group coverage (uqeval.commands.score.core), not by a representation
             _m("worst_group", None, "the --by group with the lowest coverage", representations=()),
@@ -323,6 +326,7 @@ DIAGNOSTIC_TEST_FAMILIES: tuple[Family, ...] = (
                 "target",
                 "coverage of the worst --by group (target: the level)",
                 representations=(),
+                target="level",
             ),
         ],
         {

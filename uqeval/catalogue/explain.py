@@ -41,7 +41,7 @@ def explain(name: str) -> str:
 
 def direction(key: str) -> str | None:
     """Which way is better for the metric ``key``, from its catalogue orientation (None: not declared)."""
-    from . import lookup, target
+    from . import lookup
 
     metric = lookup(key)
     if metric is None:  # computed outside the catalogue (ucc, skill scores)
@@ -53,16 +53,8 @@ def direction(key: str) -> str | None:
     }
 
     def one(orientation: str | None) -> str | None:
-        if orientation == "target":
-            goal = target(metric.group, metric.name)
-            if goal is not None:
-                return f"closest to {goal:g} is best"
-            if metric.group in ("coverage", "prediction_sets", "conditional_coverage"):
-                return (
-                    "closest to its nominal level is best"
-                    if "miss" not in metric.name
-                    else ("closest to half the nominal miss rate, (1 - level)/2, is best")
-                )
+        if orientation == "target" and metric.target_text is not None:
+            return f"closest to {metric.target_text} is best"
         return say.get(orientation or "")
 
     base = one(metric.orientation)

@@ -112,9 +112,11 @@ def compare(
 
     Every file must hold the same targets in the same order (checked to 1e-12), or
     give --id to join them on an id column. Per-row scores (crps, nll, pinball,
-    interval, check, brier) get paired permutation and Diebold-Mariano tests against
-    the best model; every metric gets a rank per model and, where it can be
-    resampled cheaply, a seeded bootstrap interval shared across models.
+    interval, check, brier, and every named metric that is a mean of per-row scores,
+    such as accuracy.mae; not those with a target) get paired permutation and
+    Diebold-Mariano tests against the best model; every metric gets a rank per model
+    and, where it can be resampled cheaply, a seeded bootstrap interval shared across
+    models.
     """
     from ..commands.compare.core import CompareOptions, model_names
     from ..commands.compare.run import run_compare

@@ -12,8 +12,9 @@ settings-mismatch stop are documented in docs/commands/check.md; what the code d
   (:func:`uqeval.catalogue.lookup`, ``coverage.width`` for ``coverage.0.95.width``) names its key in that
   map or, when the summary lacks it, gives its own for the representation. Never guessed from a name.
 - The target of a ``target`` metric, in order: the rule's ``target``; ``summary["targets"][key]`` (a number
-  or ``"level"``); :func:`uqeval.catalogue.target` (the enclosing level for ``coverage.0.95.coverage``,
-  (1 - level)/2 for ``miss_below``/``miss_above``, 0 for ``coverage_error``); else 0.
+  or ``"level"``); :func:`uqeval.catalogue.target`, the target its catalogue entry declares (the enclosing
+  level for ``coverage.0.95.coverage``, (1 - level)/2 for ``miss_below``/``miss_above``, 0 for
+  ``coverage_error``); else 0.
 - ``max_regression`` is ``value - baseline`` (lower is better), ``baseline - value`` (higher) or
   ``|value - t| - |baseline - t|`` (target ``t``); the ``_rel`` forms divide by ``|baseline|``, so a zero
   baseline makes any positive change infinite (FAIL). ``max_increase``/``max_decrease`` are raw (the row
