@@ -876,26 +876,12 @@ NoVerdictOpt = Annotated[
 
 @dataclass(frozen=True)
 class Output:
-    """What a command shows and writes (:func:`output_options`): ``--format``, ``--output`` and, where the
+    """What a command shows and writes (:func:`engine_command`): ``--format``, ``--output`` and, where the
     command gives a verdict, ``--no-verdict``."""
 
     fmt: OutputFormat = OutputFormat.table
     path: Path | None = None
     verdict: bool = True
-
-
-def output_options(
-    func: Callable[..., Any] | None = None, *, output: Any = OutputOpt, verdict: bool = True
-) -> Any:
-    """Give a command ``--format``, ``--output`` (``output``: the command's own wording of it) and, with
-    ``verdict``, ``--no-verdict``, in place of its argument ``out: Output`` (:class:`Output`)."""
-    specs: list[tuple[str, Any, Any]] = [("fmt", FormatOpt, OutputFormat.table), ("output", output, None)]
-    specs += [("no_verdict", NoVerdictOpt, False)] if verdict else []
-
-    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
-        return _bundle(f, "out", specs, lambda v: Output(v["fmt"], v["output"], not v.get("no_verdict")))
-
-    return decorate if func is None else decorate(func)
 
 
 def check_outputs(inputs: list[Any], *paths: Path | None) -> None:
@@ -924,7 +910,7 @@ QuietOpt = Annotated[
         rich_help_panel=ENGINE_PANEL,
     ),
 ]
-#: the engine options (:func:`engine_options`), in --help order
+#: the engine options (:func:`engine_command`), in --help order
 ENGINE_OPTIONS = _options(
     ENGINE_PANEL,
     _option(
@@ -992,25 +978,6 @@ def remote_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return _with_options(func, REMOTE_OPTIONS, run)
 
 
-def engine_options(func: Callable[..., Any] | None = None, *, dask: bool = True) -> Any:
-    """Give a command ``--engine``, ``--chunk-rows``, ``--scheduler``, ``--workers`` and ``--quiet`` (without
-    ``dask``: no ``--scheduler``/``--workers``, a local Dask cluster is the only one), packed into its
-    ``engine_options: EngineOptions`` argument (:class:`uqeval.engine.options.EngineOptions`)."""
-    specs = [s for s in ENGINE_OPTIONS if dask or s[0] not in ("scheduler", "workers")]
-
-    def pack(v: dict[str, Any]) -> Any:
-        from ..engine.options import EngineOptions
-
-        return EngineOptions(
-            v["engine"].value, v["chunk_rows"], v.get("scheduler"), v.get("workers"), v["quiet"]
-        )
-
-    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
-        return _bundle(f, "engine_options", specs, pack)
-
-    return decorate if func is None else decorate(func)
-
-
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 
@@ -1022,13 +989,27 @@ def engine_command(
     verdict: bool = True,
 ) -> Decorator:
     """The options and the edge of a command that reads predictions on an engine, in their --help order:
-    ``out: Output`` (:func:`output_options` with ``output``, ``verdict``), ``engine_options`` (``dask``),
-    ``flags`` (``inputs``: :func:`scoring_options`, or the command's :func:`input_options`), the ``extra``
-    bundles (:func:`resampling_options`), ``--connect-timeout`` (:func:`remote_options`); then
-    :func:`handle_errors`."""
+    ``--format``, ``--output`` (``output``: the command's own wording of it) and, with ``verdict``,
+    ``--no-verdict``, in its argument ``out: Output`` (:class:`Output`); ``--engine``, ``--chunk-rows``,
+    ``--scheduler``, ``--workers`` and ``--quiet`` (without ``dask``: no ``--scheduler``/``--workers``, a
+    local Dask cluster is the only one) in its ``engine_options: EngineOptions`` argument
+    (:class:`uqeval.engine.options.EngineOptions`); ``flags`` (``inputs``: :func:`scoring_options`, or the
+    command's :func:`input_options`), the ``extra`` bundles (:func:`resampling_options`,
+    :func:`grid_options`), ``--connect-timeout`` (:func:`remote_options`); then :func:`handle_errors`."""
+    outputs: list[tuple[str, Any, Any]] = [("fmt", FormatOpt, OutputFormat.table), ("output", output, None)]
+    outputs += [("no_verdict", NoVerdictOpt, False)] if verdict else []
+    engines = [s for s in ENGINE_OPTIONS if dask or s[0] not in ("scheduler", "workers")]
+
+    def engine(v: dict[str, Any]) -> Any:
+        from ..engine.options import EngineOptions
+
+        return EngineOptions(
+            v["engine"].value, v["chunk_rows"], v.get("scheduler"), v.get("workers"), v["quiet"]
+        )
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-        func = engine_options(output_options(func, output=output, verdict=verdict), dask=dask)
+        func = _bundle(func, "out", outputs, lambda v: Output(v["fmt"], v["output"], not v.get("no_verdict")))
+        func = _bundle(func, "engine_options", engines, engine)
         for outer in (inputs, *extra, remote_options, handle_errors):
             func = outer(func)
         return func

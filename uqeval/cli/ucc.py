@@ -14,16 +14,13 @@ from .common import (
     ScoringFlags,
     check_outputs,
     console,
-    engine_options,
+    engine_command,
     figure_format,
     figure_option,
-    handle_errors,
     input_options,
     note,
-    output_options,
     parse_pair,
     permutations_option,
-    remote_options,
     show,
 )
 
@@ -91,17 +88,16 @@ PlotOpt = Annotated[
 ]
 
 
-@handle_errors
-@remote_options
-@input_options(
-    wording={
-        "level": "Nominal level of the band: Gaussian mean ± z·std, the interval pair, the central quantile "
-        "pair or the empirical sample quantiles (default 0.95).",
-        "seed": "Seed of --permutation-test (default 0).",
-    }
+@engine_command(
+    input_options(
+        wording={
+            "level": "Nominal level of the band: Gaussian mean ± z·std, the interval pair, the central quantile "
+            "pair or the empirical sample quantiles (default 0.95).",
+            "seed": "Seed of --permutation-test (default 0).",
+        }
+    ),
+    verdict=False,
 )
-@engine_options
-@output_options(verdict=False)
 def ucc(
     files: FilesArg,
     x_axis: XAxisOpt = Axis.bandwidth,
