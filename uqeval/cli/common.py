@@ -529,26 +529,6 @@ def _bundle(
     )
 
 
-def _shared_options(
-    specs: list[tuple[str, Any, Any]],
-    wording: dict[str, str] | None = None,
-    panels: dict[str, str] | None = None,
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """A decorator giving a command the options ``specs``, their values packed into its ``flags:
-    ScoringFlags`` argument. ``wording``, ``panels``: parameter -> this command's help text for it, the
-    panel it is listed under (:func:`with_help`)."""
-    wording, panels = wording or {}, panels or {}
-    worded = [
-        (
-            name,
-            with_help(ann, wording.get(name), panels.get(name)) if {name} & {*wording, *panels} else ann,
-            d,
-        )
-        for name, ann, d in specs
-    ]
-    return lambda func: _bundle(func, "flags", worded, _flags)
-
-
 def scoring_options(
     func: Callable[..., Any] | None = None,
     *,
@@ -572,9 +552,16 @@ def input_options(
     """Give a command the input options (:data:`INPUT_OPTIONS`) and only the metric settings named in
     ``metrics`` (parameters of :data:`METRIC_OPTIONS`) in its ``flags: ScoringFlags`` argument: commands
     that read predictions but take their own metric settings (coverage, ucc, recalibrate). ``wording``,
-    ``panels``: parameter -> the command's own help text for it, its panel."""
-    specs = INPUT_OPTIONS + [s for s in METRIC_OPTIONS if s[0] in metrics]
-    decorate = _shared_options(specs, wording, panels)
+    ``panels``: parameter -> the command's own help text for it, its panel (:func:`with_help`)."""
+    wording, panels = wording or {}, panels or {}
+    specs = [
+        (name, with_help(ann, wording.get(name), panels.get(name)), d)
+        for name, ann, d in INPUT_OPTIONS + [s for s in METRIC_OPTIONS if s[0] in metrics]
+    ]
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        return _bundle(f, "flags", specs, _flags)
+
     return decorate if func is None else decorate(func)
 
 
