@@ -595,6 +595,8 @@ def _expected_error(exc: BaseException) -> str | None:
     if isinstance(exc, OSError):
         path = exc.filename or where or "output"
         return f"{path}: {exc.strerror or type(exc).__name__}{_first_line(exc, exc.strerror)}"
+    import pyarrow as pa
+
     kinds: tuple[type[BaseException], ...] = (
         EOFError,
         zlib.error,
@@ -602,13 +604,8 @@ def _expected_error(exc: BaseException) -> str | None:
         RecursionError,
         csv.Error,
         MemoryError,
+        pa.ArrowException,
     )
-    try:
-        import pyarrow as pa
-
-        kinds += (pa.ArrowException,)
-    except ImportError:  # pragma: no cover
-        pass
     if "rich" in sys.modules:
         from rich.errors import MarkupError
 
@@ -775,7 +772,7 @@ def click_exceptions() -> tuple[type[BaseException], ...]:
     return (usage, typer.Exit, typer.Abort)
 
 
-def emit(summary: dict, fmt: OutputFormat, output: Path | None, title: str | None = None) -> None:
+def emit(summary: dict, fmt: OutputFormat, output: Path | None) -> None:
     """Write the JSON file (if asked) and render the summary on stdout."""
     from ..io.writers import write_json
 
@@ -792,12 +789,12 @@ def emit(summary: dict, fmt: OutputFormat, output: Path | None, title: str | Non
     if fmt is OutputFormat.table:  # the renderers (and rich) load only for the output asked for
         from ..report.tables import rich_table
 
-        table = rich_table(summary, title)
+        table = rich_table(summary)
 
     def markdown() -> str:
         from ..report.tables import markdown
 
-        return markdown(summary, title)
+        return markdown(summary)
 
     def parts() -> list:
         from ..report.verdict import rich_verdict
