@@ -3,7 +3,7 @@ keywords of every API call (the roles), read in one place."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -402,7 +402,7 @@ def _prepare(
     if given.get("logits") is not None and not settings.logits:  # the class scores are logits: say so
         settings = replace(settings, logits=True)  # in the JSON settings, however they were given
     if level is not None:  # the nominal level of a single lower/upper pair (as --level)
-        level = float(_scalar(level, "level"))
+        level = _scalar(level, "level")
         settings = replace(settings, level=level)
     if quantiles is None and lower is None:  # levels do not describe columns: they are the coverage levels
         if levels is not None:
@@ -553,10 +553,11 @@ def _load_table(
     return _load(data, given, table, target, level, levels, member_axis, s, classes=classes)
 
 
-def _file_table(
-    info: TableInfo, read_columns: Callable[[TableInfo, list[str]], tuple[dict[str, object], int]]
-) -> Any:
+def _file_table(info: TableInfo) -> Any:
+    """Every column of the file ``info`` as a pyarrow Table."""
     import pyarrow as pa
+
+    from ..io.readers import read_columns
 
     cols, _ = read_columns(info, list(info.columns))
     return pa.table({name: cols[name] for name in info.columns})
