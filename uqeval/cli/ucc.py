@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .common import (
     Output,
-    OutputFormat,
     ScoringFlags,
     check_outputs,
     console,
@@ -174,12 +173,8 @@ def ucc(
 
         assert plot is not None  # the image is made only for --plot
         atomic_write_bytes(plot, image)
-    _render(summary, out.fmt)
-
-
-def _render(summary: dict[str, Any], fmt: OutputFormat) -> None:
     note(*summary.get("notes", []))
     from ..report.ucc import rich_tables, to_markdown
 
-    out = console(200)  # pipes and CI logs: do not squeeze the columns
-    show(summary, fmt, lambda: to_markdown(summary), lambda: rich_tables(summary, out.width), out)
+    wide = console(200)  # pipes and CI logs: do not squeeze the columns
+    show(summary, out.fmt, lambda: to_markdown(summary), lambda: rich_tables(summary, wide.width), wide)
