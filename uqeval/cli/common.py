@@ -529,19 +529,6 @@ def _bundle(
     )
 
 
-def scoring_options(
-    func: Callable[..., Any] | None = None,
-    *,
-    wording: dict[str, str] | None = None,
-    panels: dict[str, str] | None = None,
-) -> Any:
-    """Give a command the input options and the metric settings (:data:`INPUT_OPTIONS`,
-    :data:`METRIC_OPTIONS`), collected into its ``flags: ScoringFlags`` argument (Typer has no option
-    groups). ``wording``, ``panels``: parameter -> the command's own help text for it, its panel."""
-    metrics = tuple(name for name, _, _ in METRIC_OPTIONS)
-    return input_options(func, metrics=metrics, wording=wording, panels=panels)
-
-
 def input_options(
     func: Callable[..., Any] | None = None,
     *,
@@ -563,6 +550,11 @@ def input_options(
         return _bundle(f, "flags", specs, _flags)
 
     return decorate if func is None else decorate(func)
+
+
+#: :func:`input_options` with every metric setting: the options of the scoring commands (score, check,
+#: compare, monitor, plot, report), ``@scoring_options`` or ``@scoring_options(wording=..., panels=...)``
+scoring_options = functools.partial(input_options, metrics=tuple(name for name, _, _ in METRIC_OPTIONS))
 
 
 def fail(message: str, code: int) -> None:
