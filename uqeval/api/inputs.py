@@ -3,7 +3,7 @@ keywords of every API call (the roles), read in one place."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -402,7 +402,7 @@ def _prepare(
     if given.get("logits") is not None and not settings.logits:  # the class scores are logits: say so
         settings = replace(settings, logits=True)  # in the JSON settings, however they were given
     if level is not None:  # the nominal level of a single lower/upper pair (as --level)
-        level = float(_scalar(level, "level"))
+        level = _scalar(level, "level")
         settings = replace(settings, level=level)
     if quantiles is None and lower is None:  # levels do not describe columns: they are the coverage levels
         if levels is not None:
@@ -429,24 +429,11 @@ def _load(
     """The prediction container of ``data`` and the role keywords (checked by :func:`_prepare`), the settings
     (a table's plan may set levels) and the Arrow table (None unless ``data`` is a table). ``classes``: the
     class labels in the order of the probabilities' columns (:func:`_encode_labels`)."""
-    from ..io.load import Loaded
-
     arrow = None
     if isinstance(data, Prediction):
         if given or target is not None:
             raise UsageError("data is a prediction container: pass no other arrays or columns with it")
-        n = data.n
-        loaded = Loaded(
-            data,
-            {
-                "path": "<arrays>",
-                "format": "python",
-                "n_rows": n,
-                "n_dropped": 0,
-                "representation": data.kind,
-                "columns": {},
-            },
-        )
+        loaded = _loaded(data, "<arrays>", data.n, 0)
     elif table:
         arrow = _arrow(data)
         if classes is not None or _classifier_table(arrow, given):
@@ -476,17 +463,7 @@ def _load(
             pred, n_dropped = _prediction(
                 arrays, columns, level=level, levels=levels, member_axis=member_axis, settings=settings
             )
-            loaded = Loaded(
-                pred,
-                {
-                    "path": "<table>",
-                    "format": "python",
-                    "n_rows": arrow.num_rows,
-                    "n_dropped": n_dropped,
-                    "representation": pred.kind,
-                    "columns": columns,
-                },
-            )
+            loaded = _loaded(pred, "<table>", arrow.num_rows, n_dropped, columns)
     elif data is None and target is None and not given:
         raise UsageError(
             "nothing to evaluate: pass the targets (data or y_true=) and a prediction (mean=, ...)"
@@ -500,18 +477,19 @@ def _load(
         pred, n_dropped = _prediction(
             arrays, {}, level=level, levels=levels, member_axis=member_axis, settings=settings
         )
-        loaded = Loaded(
-            pred,
-            {
-                "path": "<arrays>",
-                "format": "python",
-                "n_rows": pred.n + n_dropped,
-                "n_dropped": n_dropped,
-                "representation": pred.kind,
-                "columns": {},
-            },
-        )
+        loaded = _loaded(pred, "<arrays>", pred.n + n_dropped, n_dropped)
     return loaded, settings, arrow
+
+
+def _loaded(
+    pred: Prediction, path: str, n_rows: int, n_dropped: int, columns: dict[str, Any] | None = None
+) -> Loaded:
+    """``pred`` given in Python, with the ``input`` block a file's rows get (:func:`uqeval.io.load.input_info`):
+    ``n_rows`` given, ``n_dropped`` of them dropped (``nan_policy="omit"``), ``columns`` named in a table."""
+    from ..io.load import Loaded
+
+    info = {"path": path, "format": "python", "n_rows": n_rows, "n_dropped": n_dropped}
+    return Loaded(pred, {**info, "representation": pred.kind, "columns": columns or {}})
 
 
 def _classifier_table(arrow: Any, given: Mapping[str, Any]) -> bool:
@@ -575,10 +553,11 @@ def _load_table(
     return _load(data, given, table, target, level, levels, member_axis, s, classes=classes)
 
 
-def _file_table(
-    info: TableInfo, read_columns: Callable[[TableInfo, list[str]], tuple[dict[str, object], int]]
-) -> Any:
+def _file_table(info: TableInfo) -> Any:
+    """Every column of the file ``info`` as a pyarrow Table."""
     import pyarrow as pa
+
+    from ..io.readers import read_columns
 
     cols, _ = read_columns(info, list(info.columns))
     return pa.table({name: cols[name] for name in info.columns})

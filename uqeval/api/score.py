@@ -3,7 +3,7 @@ explained; the JSON Schemas."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,9 +24,6 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
     from ..io.load import Loaded
-
-    #: what ``ucc`` and ``compare`` take as models
-    Models = Prediction | Mapping[str, Prediction] | Sequence[Prediction]
 
 
 @python_api
@@ -344,14 +341,10 @@ def evaluate_file(
     from ..io.dialect import reading_csv
 
     with reading_csv(s.sep, s.decimal):  # the CSV dialect of the settings (sep=, decimal=)
-        if any(not isinstance(v, str) for r, v in roles.items() if r in _in._COLUMN_ROLES):
-            bad = next(r for r, v in roles.items() if r in _in._COLUMN_ROLES and not isinstance(v, str))
-            raise UsageError(f"{bad}= names a column of the file, got {type(roles[bad]).__name__}")
-        spec = None
-        if reference is not None or time is not None or id is not None:  # skill scores (see evaluate)
-            from ..commands.compare.skill import reference_spec
-
-            spec = reference_spec(reference, train, time, id)
+        bad = [r for r, v in roles.items() if r in _in._COLUMN_ROLES and not isinstance(v, str)]
+        if bad:
+            raise UsageError(f"{bad[0]}= names a column of the file, got {type(roles[bad[0]]).__name__}")
+        spec = _skill_spec(reference, train, time, id, table=True)
         if _in._by_plan(roles) and classes is None:  # the loader's own column plan
             if roles:
                 s = _in._with_columns(s, roles)
@@ -361,10 +354,10 @@ def evaluate_file(
             assert scored.loaded is not None  # read in memory
             return Scores(scored.judged(), scored.loaded.prediction, s)
         # lists of columns (quantiles, samples, proba, ...): read the file and evaluate its table
-        from ..io.readers import inspect, read_columns
+        from ..io.readers import inspect
 
         info = inspect(path)
-        arrow = _in._file_table(info, read_columns)
+        arrow = _in._file_table(info)
         try:
             weights = weights if weights is not None else s.columns.get("weights")
             scores = evaluate(
@@ -401,9 +394,9 @@ def _load_file(path: str | Path, columns: dict[str, Any], settings: Settings) ->
     with reading_csv(s.sep, s.decimal):
         if _in._by_plan(roles) and classes is None:
             return load_predictions(path, _in._with_columns(s, roles) if roles else s)
-        from ..io.readers import inspect, read_columns
+        from ..io.readers import inspect
 
-        table = _in._file_table(inspect(path), read_columns)
+        table = _in._file_table(inspect(path))
     loaded, _, _ = _in._load_table(table, {**roles, "classes": classes}, s)
     return loaded
 

@@ -109,28 +109,25 @@ class Scores(Mapping):
 
         return plot(self._prediction, kind, ax=ax, settings=self._settings)
 
-    def __repr__(self) -> str:
+    def _numbers(self) -> Iterator[tuple[str, str, str]]:
+        """``(key, value as shown, orientation or "")`` of each number of the repr (curves and tables left out)."""
         from ..text import DETAIL, fmt_number
 
-        lines = [f"Scores({self.representation}, {self._summary['input'].get('n_rows')} rows)"]
         for k, v in self._flat.items():
             if isinstance(v, (int, float)) or v is None:
-                lines.append(
-                    f"  {k}: {fmt_number(v, DETAIL)}"
-                    + (f"  ({self.orientation[k]})" if k in self.orientation else "")
-                )
+                yield k, fmt_number(v, DETAIL), self.orientation.get(k, "")
+
+    def __repr__(self) -> str:
+        lines = [f"Scores({self.representation}, {self._summary['input'].get('n_rows')} rows)"]
+        lines += [f"  {k}: {v}" + (f"  ({o})" if o else "") for k, v, o in self._numbers()]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
         from html import escape
 
-        from ..text import DETAIL, fmt_number
-
         rows = "".join(
-            f"<tr><td>{escape(k)}</td><td style='text-align:right'>{escape(fmt_number(v, DETAIL))}</td>"
-            f"<td>{escape(self.orientation.get(k, ''))}</td></tr>"
-            for k, v in self._flat.items()
-            if isinstance(v, (int, float)) or v is None
+            f"<tr><td>{escape(k)}</td><td style='text-align:right'>{escape(v)}</td><td>{escape(o)}</td></tr>"
+            for k, v, o in self._numbers()
         )
         return (
             f"<table><caption>uqeval scores: {escape(self.representation)}, "

@@ -4,7 +4,7 @@ Each command lives in its own module and only parses options, calls the core
 and renders. Command modules import nothing heavy at module level, so
 ``uqeval --help`` and ``uqeval --version`` never load numpy's friends
 (scipy, matplotlib, pandas). ``main`` imports only the module of the command it
-runs (``uqeval score FILE`` never compiles the other eight); ``app``, the full
+runs (``uqeval score FILE`` never compiles the others); ``app``, the full
 Typer application with every command, is built on first access.
 
 The top floor: may import anything in the package; nothing imports it (but ``uqeval.__main__``).

@@ -35,10 +35,6 @@ _INT = re.compile(r"-?[0-9]+")
 _FLOAT = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 
 
-def _in_range(number, info) -> bool:
-    return (info.min is None or number >= info.min) and (info.max is None or number <= info.max)
-
-
 def fast_value(annotation: Any, info: Any, value: Any, ctx: Any = None, param: Any = None) -> Any:
     """``value`` coerced as typer's adapter for ``annotation`` would, or ``_MISS`` when that needs the adapter."""
     from typer._param_types import coerce_cli_choice, coerce_cli_path
@@ -65,7 +61,7 @@ def fast_value(annotation: Any, info: Any, value: Any, ctx: Any = None, param: A
         pattern = _INT if annotation is int else _FLOAT
         if pattern.fullmatch(value):
             number = annotation(value)
-            if _in_range(number, info):
+            if (info.min is None or number >= info.min) and (info.max is None or number <= info.max):
                 return number
         return _MISS
     origin = getattr(annotation, "__origin__", None)

@@ -529,39 +529,6 @@ def _bundle(
     )
 
 
-def _shared_options(
-    specs: list[tuple[str, Any, Any]],
-    wording: dict[str, str] | None = None,
-    panels: dict[str, str] | None = None,
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """A decorator giving a command the options ``specs``, their values packed into its ``flags:
-    ScoringFlags`` argument. ``wording``, ``panels``: parameter -> this command's help text for it, the
-    panel it is listed under (:func:`with_help`)."""
-    wording, panels = wording or {}, panels or {}
-    worded = [
-        (
-            name,
-            with_help(ann, wording.get(name), panels.get(name)) if {name} & {*wording, *panels} else ann,
-            d,
-        )
-        for name, ann, d in specs
-    ]
-    return lambda func: _bundle(func, "flags", worded, _flags)
-
-
-def scoring_options(
-    func: Callable[..., Any] | None = None,
-    *,
-    wording: dict[str, str] | None = None,
-    panels: dict[str, str] | None = None,
-) -> Any:
-    """Give a command the input options and the metric settings (:data:`INPUT_OPTIONS`,
-    :data:`METRIC_OPTIONS`), collected into its ``flags: ScoringFlags`` argument (Typer has no option
-    groups). ``wording``, ``panels``: parameter -> the command's own help text for it, its panel."""
-    metrics = tuple(name for name, _, _ in METRIC_OPTIONS)
-    return input_options(func, metrics=metrics, wording=wording, panels=panels)
-
-
 def input_options(
     func: Callable[..., Any] | None = None,
     *,
@@ -572,10 +539,22 @@ def input_options(
     """Give a command the input options (:data:`INPUT_OPTIONS`) and only the metric settings named in
     ``metrics`` (parameters of :data:`METRIC_OPTIONS`) in its ``flags: ScoringFlags`` argument: commands
     that read predictions but take their own metric settings (coverage, ucc, recalibrate). ``wording``,
-    ``panels``: parameter -> the command's own help text for it, its panel."""
-    specs = INPUT_OPTIONS + [s for s in METRIC_OPTIONS if s[0] in metrics]
-    decorate = _shared_options(specs, wording, panels)
+    ``panels``: parameter -> the command's own help text for it, its panel (:func:`with_help`)."""
+    wording, panels = wording or {}, panels or {}
+    specs = [
+        (name, with_help(ann, wording.get(name), panels.get(name)), d)
+        for name, ann, d in INPUT_OPTIONS + [s for s in METRIC_OPTIONS if s[0] in metrics]
+    ]
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        return _bundle(f, "flags", specs, _flags)
+
     return decorate if func is None else decorate(func)
+
+
+#: :func:`input_options` with every metric setting: the options of the scoring commands (score, check,
+#: compare, monitor, plot, report), ``@scoring_options`` or ``@scoring_options(wording=..., panels=...)``
+scoring_options = functools.partial(input_options, metrics=tuple(name for name, _, _ in METRIC_OPTIONS))
 
 
 def fail(message: str, code: int) -> None:
@@ -608,6 +587,8 @@ def _expected_error(exc: BaseException) -> str | None:
     if isinstance(exc, OSError):
         path = exc.filename or where or "output"
         return f"{path}: {exc.strerror or type(exc).__name__}{_first_line(exc, exc.strerror)}"
+    import pyarrow as pa
+
     kinds: tuple[type[BaseException], ...] = (
         EOFError,
         zlib.error,
@@ -615,13 +596,8 @@ def _expected_error(exc: BaseException) -> str | None:
         RecursionError,
         csv.Error,
         MemoryError,
+        pa.ArrowException,
     )
-    try:
-        import pyarrow as pa
-
-        kinds += (pa.ArrowException,)
-    except ImportError:  # pragma: no cover
-        pass
     if "rich" in sys.modules:
         from rich.errors import MarkupError
 
@@ -788,7 +764,7 @@ def click_exceptions() -> tuple[type[BaseException], ...]:
     return (usage, typer.Exit, typer.Abort)
 
 
-def emit(summary: dict, fmt: OutputFormat, output: Path | None, title: str | None = None) -> None:
+def emit(summary: dict, fmt: OutputFormat, output: Path | None) -> None:
     """Write the JSON file (if asked) and render the summary on stdout."""
     from ..io.writers import write_json
 
@@ -805,12 +781,12 @@ def emit(summary: dict, fmt: OutputFormat, output: Path | None, title: str | Non
     if fmt is OutputFormat.table:  # the renderers (and rich) load only for the output asked for
         from ..report.tables import rich_table
 
-        table = rich_table(summary, title)
+        table = rich_table(summary)
 
     def markdown() -> str:
         from ..report.tables import markdown
 
-        return markdown(summary, title)
+        return markdown(summary)
 
     def parts() -> list:
         from ..report.verdict import rich_verdict
@@ -876,26 +852,12 @@ NoVerdictOpt = Annotated[
 
 @dataclass(frozen=True)
 class Output:
-    """What a command shows and writes (:func:`output_options`): ``--format``, ``--output`` and, where the
+    """What a command shows and writes (:func:`engine_command`): ``--format``, ``--output`` and, where the
     command gives a verdict, ``--no-verdict``."""
 
     fmt: OutputFormat = OutputFormat.table
     path: Path | None = None
     verdict: bool = True
-
-
-def output_options(
-    func: Callable[..., Any] | None = None, *, output: Any = OutputOpt, verdict: bool = True
-) -> Any:
-    """Give a command ``--format``, ``--output`` (``output``: the command's own wording of it) and, with
-    ``verdict``, ``--no-verdict``, in place of its argument ``out: Output`` (:class:`Output`)."""
-    specs: list[tuple[str, Any, Any]] = [("fmt", FormatOpt, OutputFormat.table), ("output", output, None)]
-    specs += [("no_verdict", NoVerdictOpt, False)] if verdict else []
-
-    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
-        return _bundle(f, "out", specs, lambda v: Output(v["fmt"], v["output"], not v.get("no_verdict")))
-
-    return decorate if func is None else decorate(func)
 
 
 def check_outputs(inputs: list[Any], *paths: Path | None) -> None:
@@ -924,7 +886,7 @@ QuietOpt = Annotated[
         rich_help_panel=ENGINE_PANEL,
     ),
 ]
-#: the engine options (:func:`engine_options`), in --help order
+#: the engine options (:func:`engine_command`), in --help order
 ENGINE_OPTIONS = _options(
     ENGINE_PANEL,
     _option(
@@ -992,25 +954,6 @@ def remote_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return _with_options(func, REMOTE_OPTIONS, run)
 
 
-def engine_options(func: Callable[..., Any] | None = None, *, dask: bool = True) -> Any:
-    """Give a command ``--engine``, ``--chunk-rows``, ``--scheduler``, ``--workers`` and ``--quiet`` (without
-    ``dask``: no ``--scheduler``/``--workers``, a local Dask cluster is the only one), packed into its
-    ``engine_options: EngineOptions`` argument (:class:`uqeval.engine.options.EngineOptions`)."""
-    specs = [s for s in ENGINE_OPTIONS if dask or s[0] not in ("scheduler", "workers")]
-
-    def pack(v: dict[str, Any]) -> Any:
-        from ..engine.options import EngineOptions
-
-        return EngineOptions(
-            v["engine"].value, v["chunk_rows"], v.get("scheduler"), v.get("workers"), v["quiet"]
-        )
-
-    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
-        return _bundle(f, "engine_options", specs, pack)
-
-    return decorate if func is None else decorate(func)
-
-
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 
@@ -1022,13 +965,27 @@ def engine_command(
     verdict: bool = True,
 ) -> Decorator:
     """The options and the edge of a command that reads predictions on an engine, in their --help order:
-    ``out: Output`` (:func:`output_options` with ``output``, ``verdict``), ``engine_options`` (``dask``),
-    ``flags`` (``inputs``: :func:`scoring_options`, or the command's :func:`input_options`), the ``extra``
-    bundles (:func:`resampling_options`), ``--connect-timeout`` (:func:`remote_options`); then
-    :func:`handle_errors`."""
+    ``--format``, ``--output`` (``output``: the command's own wording of it) and, with ``verdict``,
+    ``--no-verdict``, in its argument ``out: Output`` (:class:`Output`); ``--engine``, ``--chunk-rows``,
+    ``--scheduler``, ``--workers`` and ``--quiet`` (without ``dask``: no ``--scheduler``/``--workers``, a
+    local Dask cluster is the only one) in its ``engine_options: EngineOptions`` argument
+    (:class:`uqeval.engine.options.EngineOptions`); ``flags`` (``inputs``: :func:`scoring_options`, or the
+    command's :func:`input_options`), the ``extra`` bundles (:func:`resampling_options`,
+    :func:`grid_options`), ``--connect-timeout`` (:func:`remote_options`); then :func:`handle_errors`."""
+    outputs: list[tuple[str, Any, Any]] = [("fmt", FormatOpt, OutputFormat.table), ("output", output, None)]
+    outputs += [("no_verdict", NoVerdictOpt, False)] if verdict else []
+    engines = [s for s in ENGINE_OPTIONS if dask or s[0] not in ("scheduler", "workers")]
+
+    def engine(v: dict[str, Any]) -> Any:
+        from ..engine.options import EngineOptions
+
+        return EngineOptions(
+            v["engine"].value, v["chunk_rows"], v.get("scheduler"), v.get("workers"), v["quiet"]
+        )
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-        func = engine_options(output_options(func, output=output, verdict=verdict), dask=dask)
+        func = _bundle(func, "out", outputs, lambda v: Output(v["fmt"], v["output"], not v.get("no_verdict")))
+        func = _bundle(func, "engine_options", engines, engine)
         for outer in (inputs, *extra, remote_options, handle_errors):
             func = outer(func)
         return func

@@ -18,12 +18,9 @@ from .common import (
     ScoringFlags,
     check_outputs,
     emit,
-    engine_options,
+    engine_command,
     grid_options,
-    handle_errors,
     note,
-    output_options,
-    remote_options,
     scoring_options,
 )
 from .plot import MaxPointsOpt, PlotFormatOpt, XOpt
@@ -47,12 +44,7 @@ GroupsOpt = Annotated[
 ]
 
 
-@handle_errors
-@remote_options
-@grid_options
-@scoring_options
-@engine_options
-@output_options
+@engine_command(scoring_options, grid_options)
 def score(
     file: Annotated[
         Path,

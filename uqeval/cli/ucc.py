@@ -4,26 +4,22 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .common import (
     Output,
-    OutputFormat,
     ScoringFlags,
     check_outputs,
     console,
-    engine_options,
+    engine_command,
     figure_format,
     figure_option,
-    handle_errors,
     input_options,
     note,
-    output_options,
     parse_pair,
     permutations_option,
-    remote_options,
     show,
 )
 
@@ -91,17 +87,16 @@ PlotOpt = Annotated[
 ]
 
 
-@handle_errors
-@remote_options
-@input_options(
-    wording={
-        "level": "Nominal level of the band: Gaussian mean ± z·std, the interval pair, the central quantile "
-        "pair or the empirical sample quantiles (default 0.95).",
-        "seed": "Seed of --permutation-test (default 0).",
-    }
+@engine_command(
+    input_options(
+        wording={
+            "level": "Nominal level of the band: Gaussian mean ± z·std, the interval pair, the central quantile "
+            "pair or the empirical sample quantiles (default 0.95).",
+            "seed": "Seed of --permutation-test (default 0).",
+        }
+    ),
+    verdict=False,
 )
-@engine_options
-@output_options(verdict=False)
 def ucc(
     files: FilesArg,
     x_axis: XAxisOpt = Axis.bandwidth,
@@ -178,12 +173,8 @@ def ucc(
 
         assert plot is not None  # the image is made only for --plot
         atomic_write_bytes(plot, image)
-    _render(summary, out.fmt)
-
-
-def _render(summary: dict[str, Any], fmt: OutputFormat) -> None:
     note(*summary.get("notes", []))
     from ..report.ucc import rich_tables, to_markdown
 
-    out = console(200)  # pipes and CI logs: do not squeeze the columns
-    show(summary, fmt, lambda: to_markdown(summary), lambda: rich_tables(summary, out.width), out)
+    wide = console(200)  # pipes and CI logs: do not squeeze the columns
+    show(summary, out.fmt, lambda: to_markdown(summary), lambda: rich_tables(summary, wide.width), wide)
