@@ -56,6 +56,19 @@ def test_a_table_with_text_labels_and_class_columns():
     pd.testing.assert_frame_equal(frame, before)  # the input is not changed
 
 
+def test_missing_labels_of_every_kind_are_missing_and_the_rest_encoded_in_order():
+    """None, NaN of any float type, pandas' NA and NaT are missing labels (NaN codes); the others take their
+    position in the sorted labels or in classes= (one hash lookup for all rows, not a loop over them)."""
+    from uqeval.api.inputs import _encode_labels
+
+    labels = np.array(["b", None, "a", np.nan, np.float32("nan"), pd.NA, pd.NaT, np.str_("b")], dtype=object)
+    codes = _encode_labels(labels, None)
+    np.testing.assert_array_equal(codes, [1, np.nan, 0, np.nan, np.nan, np.nan, np.nan, 1])
+    np.testing.assert_array_equal(_encode_labels([np.int64(7), 3.0, None], [3, 7]), [1, 0, np.nan])
+    with pytest.raises(InputError, match=r"label 'c' at row 2, which is not one of classes= \('a', 'b'\)"):
+        _encode_labels(["a", None, "c", "d"], ["a", "b"])
+
+
 def test_column_vectors_are_one_value_per_row():
     rng = np.random.default_rng(1)
     y, mu = rng.normal(size=100), rng.normal(size=100)

@@ -70,8 +70,10 @@ def _encode_labels(y: Any, classes: Any, role: str = "y_true") -> Any:
         return y
     if arr.ndim != 1:
         raise InputError(f"{role} holds class labels: give one label per row, got shape {arr.shape}")
+    import pandas as pd
+
     flat = arr.astype(object)
-    missing = np.array([v is None or (isinstance(v, float) and v != v) for v in flat], dtype=bool)
+    missing = np.asarray(pd.isna(flat), dtype=bool)  # None, NaN (of any float type), pd.NA, NaT
     if classes is None:
         try:
             order = sorted(set(flat[~missing].tolist()))
@@ -84,18 +86,17 @@ def _encode_labels(y: Any, classes: Any, role: str = "y_true") -> Any:
         order = list(np.asarray(classes, dtype=object).reshape(-1).tolist())
         if len(set(order)) != len(order):
             raise InputError(f"classes= names a class twice: {order!r}")
-    index = {label: i for i, label in enumerate(order)}
+    rows = np.flatnonzero(~missing)
+    # each label's position in ``order`` by one hash lookup (numpy scalars hash and compare as Python's)
+    found = pd.Index(order, dtype=object).get_indexer(pd.Index(flat[rows], dtype=object))
+    if (found < 0).any():
+        i = int(rows[np.argmax(found < 0)])
+        shown = ", ".join(repr(c) for c in order[:10]) + (" ..." if len(order) > 10 else "")
+        raise InputError(
+            f"{role} holds the label {flat[i]!r} at row {i}, which is not one of classes= ({shown})"
+        )
     codes = np.full(len(flat), np.nan)
-    for i, label in enumerate(flat):
-        if missing[i]:
-            continue
-        code = index.get(label.item() if isinstance(label, np.generic) else label)
-        if code is None:
-            shown = ", ".join(repr(c) for c in order[:10]) + (" ..." if len(order) > 10 else "")
-            raise InputError(
-                f"{role} holds the label {label!r} at row {i}, which is not one of classes= ({shown})"
-            )
-        codes[i] = code
+    codes[rows] = found
     return codes
 
 
