@@ -240,3 +240,19 @@ def test_persistence_times_follow_the_rows_kept():
     named = uqeval.evaluate(frame, y="y", mean="mean", std="std", time="t", **kw)
     assert arrays["skill.crps"] == pytest.approx(detected["skill.crps"]) == pytest.approx(named["skill.crps"])
     assert arrays._summary["input"]["n_dropped"] == 1
+
+
+def test_logits_and_variances_are_decoded_as_a_file_decodes_them():
+    """Python's arrays share the file loader's decoding (``io.load.softmax_rows``, ``std_of_variance``): a NaN
+    logit stays in its own column, so the error names that column (the whole row went NaN, and column 0 was
+    named); a non-positive variance names the argument and the row."""
+    rng = np.random.default_rng(0)
+    z, y = rng.normal(size=(50, 3)), rng.integers(0, 3, 50)
+    z[4, 1] = np.nan
+    with pytest.raises(InputError, match=r"column 'proba\[1\]' \(first at row 4, found nan\)"):
+        uqeval.evaluate(y, logits=z)
+    var = np.r_[1.0, 1.0, 1.0, -1.0, np.ones(6)]
+    with pytest.raises(
+        InputError, match=r"variance must be > 0: 1 non-positive value\(s\) in column 'var' \(first at row 3"
+    ):
+        uqeval.evaluate(rng.normal(size=10), mean=np.zeros(10), var=var)

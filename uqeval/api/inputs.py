@@ -37,12 +37,6 @@ if TYPE_CHECKING:
     Models = Prediction | Mapping[str, Prediction] | Sequence[Prediction]
 
 
-def _softmax(z: np.ndarray) -> np.ndarray:
-    z = z - z.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 def _canonical_roles(explicit: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
     """The role keywords ``explicit`` (name -> value) with their aliases found in ``overrides`` (popped from
     it: ``sample_weight=`` is ``weights=``, ``target=`` and ``y=`` are ``y_true=``, ...;
@@ -230,6 +224,8 @@ def _prediction(
 ) -> tuple[Prediction, int]:
     """The container the given arrays describe (the representation follows from the roles given), and
     the number of rows dropped by ``nan_policy="omit"``."""
+    from ..io.load import softmax_rows, std_of_variance
+
     a = dict(arrays)
     if "std" in a and "var" in a:
         raise UsageError("give std or var, not both")
@@ -280,22 +276,13 @@ def _prediction(
             rows = np.flatnonzero(ok)
             a = {k: v[ok] for k, v in a.items()}
     if "var" in a:
-        var = a.pop("var")
-        bad = ~(var > 0) & np.isfinite(var)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            row = int(rows[i]) if rows is not None else i
-            raise InputError(
-                f"var must be > 0: {int(bad.sum())} non-positive value(s) in '{columns.get('var', 'var')}' "
-                f"(first at row {row}, found {var[i]:g})"
-            )
-        a["std"] = np.sqrt(var)
+        a["std"] = std_of_variance(a.pop("var"), "data", columns.get("var", "var"), rows)
         if "var" in columns:
             columns["std"] = columns.pop("var")
     y, ll = a.get("y_true"), a.get("loglik")
     common: dict[str, Any] = dict(y_true=y, columns=columns, rows=rows, loglik=ll)
     if "proba" in a or "logits" in a:
-        p = _softmax(a["logits"]) if "logits" in a else a["proba"]
+        p = softmax_rows(a["logits"]) if "logits" in a else a["proba"]
         if p.ndim == 2 and p.shape[1] == 1:  # one named column (proba="p"): as the file loader reads it
             p = p[:, 0]
         if p.ndim == 1:  # binary: P(class 1)

@@ -304,30 +304,43 @@ def _decode(
         else:
             arrays[role] = to_float(cols[plan.roles[role]], plan.roles[role], p, offset)
     if "var" in arrays:
-        var = arrays.pop("var")
-        bad = np.isfinite(var) & (var <= 0)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise InputError(
-                f"{p}: variance must be > 0: {int(bad.sum())} non-positive value(s) in column "
-                f"'{plan.roles['var']}' (first at row {offset + i}, found {var[i]:g})"
-            )
-        arrays["std"] = np.sqrt(var)
+        arrays["std"] = std_of_variance(arrays.pop("var"), str(p), plan.roles["var"], offset=offset)
         plan.roles["std"] = plan.roles.pop("var")
     if plan.logits and "proba" in arrays:
-        z = arrays["proba"]
-        finite = np.isfinite(z)
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            zz = np.where(finite, z, -np.inf)
-            zz = zz - np.max(zz, axis=1, keepdims=True)
-            e = np.where(finite, np.exp(zz), 0.0)
-            # a NaN/inf logit stays in its own column, so the finiteness check names that column
-            arrays["proba"] = np.where(finite, e / e.sum(axis=1, keepdims=True), z)
+        arrays["proba"] = softmax_rows(arrays["proba"])
     if plan.representation == "categorical" and arrays["proba"].shape[1] == 1:
         p1 = arrays["proba"][:, 0]
         arrays["proba"] = np.column_stack([1.0 - p1, p1])
 
     return arrays
+
+
+def std_of_variance(
+    var: np.ndarray, where: str, column: str, rows: np.ndarray | None = None, offset: int = 0
+) -> np.ndarray:
+    """The standard deviations of a variance role, ``sqrt(var)``, its finite values checked > 0 (non-finite ones
+    are the finiteness check's): an InputError names ``where``, ``column`` and the first bad row, ``rows[i]``
+    (the rows kept of the input) or ``offset + i``. Files and Python's arrays both read a variance here."""
+    bad = np.isfinite(var) & ~(var > 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        row = int(rows[i]) if rows is not None else offset + i
+        raise InputError(
+            f"{where}: variance must be > 0: {int(bad.sum())} non-positive value(s) in column '{column}' "
+            f"(first at row {row}, found {var[i]:g})"
+        )
+    return np.sqrt(var)
+
+
+def softmax_rows(z: np.ndarray) -> np.ndarray:
+    """Probabilities of logits, along the last axis (the classes), shifted by the row's largest finite logit; a
+    NaN/inf logit stays in its own column, so the finiteness check names that column and not the whole row."""
+    finite = np.isfinite(z)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        zz = np.where(finite, z, -np.inf)
+        zz = zz - np.max(zz, axis=-1, keepdims=True)
+        e = np.where(finite, np.exp(zz), 0.0)
+        return np.where(finite, e / e.sum(axis=-1, keepdims=True), z)
 
 
 def build_batch(
