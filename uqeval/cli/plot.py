@@ -171,17 +171,9 @@ def plot(
     with naming(file):
         metrics = None
         if reference is not None:
-            from ..commands.compare.skill import evaluate_skill
-            from ..commands.score.core import reference_ids, reference_time
+            from ..commands.score.core import skill_of
 
-            skill, _, skill_notes = evaluate_skill(
-                loaded.prediction,
-                str(file),
-                reference,
-                settings,
-                reference_time(loaded, reference),
-                reference_ids(loaded, reference),
-            )
+            skill, _, skill_notes = skill_of(loaded, reference, settings)
             metrics = {"skill": skill}
             note(*skill_notes)
         bundle = build_figures(

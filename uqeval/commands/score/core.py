@@ -202,6 +202,23 @@ def reference_ids(loaded: Loaded, reference) -> np.ndarray | None:
     return read_extra_column(loaded.info["path"], reference.id, pred.row_numbers())
 
 
+def skill_of(
+    loaded: Loaded, reference, settings: Settings
+) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """``(skill, input.reference, notes)``: the skill scores of a loaded input against ``reference`` (a
+    :class:`uqeval.commands.compare.skill.Reference`), its rows matched by time or id as the reference says."""
+    from ..compare.skill import evaluate_skill
+
+    return evaluate_skill(
+        loaded.prediction,
+        str(loaded.info.get("path")),
+        reference,
+        settings,
+        reference_time(loaded, reference),
+        reference_ids(loaded, reference),
+    )
+
+
 def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str, Any]:
     """The full JSON summary (see :mod:`uqeval.commands.score.summary`) of an input loaded in memory: how
     ``score``'s fold finishes a state that kept every row (:func:`~.stream.score_with_engine`, the memory
@@ -223,16 +240,7 @@ def score_loaded(loaded: Loaded, settings: Settings, reference=None) -> dict[str
         )
         groups = score_groups(loaded, settings) if loaded.groups is not None else None
         if reference is not None:  # forecast verification (issue 16): skill against a reference forecast
-            from ..compare.skill import evaluate_skill
-
-            skill, loaded.info["reference"], skill_notes = evaluate_skill(
-                loaded.prediction,
-                str(loaded.info.get("path")),
-                reference,
-                settings,
-                reference_time(loaded, reference),
-                reference_ids(loaded, reference),
-            )
+            skill, loaded.info["reference"], skill_notes = skill_of(loaded, reference, settings)
             if skill:
                 metrics["skill"] = skill
                 orientation.update({f"skill.{k}": "higher" for k in skill})
