@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -47,9 +47,11 @@ __all__ = [
     "count_strip",
     "legend_once",
     "diagonal",
+    "nan_if_null",
     "binomial_band",
     "check_unit_interval",
     "envelope_downsample",
+    "estimate_bounds",
     "figure_to_bytes",
     "finite_1d",
     "finite_columns",
@@ -452,6 +454,23 @@ def finite_columns(**arrays) -> dict[str, np.ndarray]:
     if given and len(out[given[0]]) == 0:
         raise InputError(f"{given[0]} has no rows to plot")
     return out
+
+
+def nan_if_null(v: Any) -> float:
+    """A JSON number to draw: ``null`` (not computed, or not finite) is NaN, which draws nothing."""
+    return float("nan") if v is None else float(v)
+
+
+def estimate_bounds(value: Any) -> tuple[float, float, float]:
+    """``(estimate, low, high)`` of a JSON value: ``{estimate, low, high}`` (``uqeval compare``), or a number
+    alone (NaN bounds); ``null`` is NaN (:func:`nan_if_null`)."""
+    if isinstance(value, Mapping):
+        return (
+            nan_if_null(value.get("estimate")),
+            nan_if_null(value.get("low")),
+            nan_if_null(value.get("high")),
+        )
+    return nan_if_null(value), float("nan"), float("nan")
 
 
 def check_unit_interval(arr: np.ndarray, name: str) -> None:

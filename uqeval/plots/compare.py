@@ -15,13 +15,9 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from .common import COLORS, FONT, LINE, new_figure, style_axes
+from .common import COLORS, FONT, LINE, estimate_bounds, new_figure, style_axes
 
 _DIRECTION = {"lower": "lower is better", "higher": "higher is better"}
-
-
-def _nan(x: Any) -> float:
-    return math.nan if x is None else float(x)
 
 
 def compare_figure(result: Mapping[str, Any], max_cols: int = 3) -> Figure:
@@ -51,8 +47,7 @@ def compare_figure(result: Mapping[str, Any], max_cols: int = 3) -> Figure:
         values = body["values"]
         best = set(body.get("best") or [])
         for name, y in zip(names, ypos):
-            e = values[name]
-            est, lo, hi = _nan(e.get("estimate")), _nan(e.get("low")), _nan(e.get("high"))
+            est, lo, hi = estimate_bounds(values[name])
             color = COLORS["accent"] if name in best else COLORS["main"]
             if math.isnan(est):
                 ax.text(
