@@ -358,30 +358,25 @@ def plot_sharpness(
     if label is not None:
         ax.stairs(counts, edges, color=color, linewidth=LINE["main"], label=f"{label} (RMS σ = {rms_sd:.4g})")
         ax.axvline(rms_sd, color=color, linewidth=LINE["ref"], linestyle="--")
-        ax.set_ylim(bottom=0)
-        thousands(ax.yaxis)
-        style_axes(
-            ax,
-            title,
-            f"predicted standard deviation σ ({_Y_UNITS})",
-            "number of rows",
-            legend_loc="upper right",
+    else:
+        ax.stairs(counts, edges, fill=True, color=COLORS["band"], alpha=0.6, label="rows")
+        ax.stairs(counts, edges, color=COLORS["main"], linewidth=LINE["thin"])
+        ax.axvline(mean_sd, color=COLORS["accent"], linewidth=LINE["main"], label=f"mean σ = {mean_sd:.4g}")
+        ax.axvline(
+            rms_sd,
+            color=COLORS["accent2"],
+            linewidth=LINE["main"],
+            linestyle="--",
+            label=f"RMS σ (sharpness) = {rms_sd:.4g}",
         )
-        return fig
-    ax.stairs(counts, edges, fill=True, color=COLORS["band"], alpha=0.6, label="rows")
-    ax.stairs(counts, edges, color=COLORS["main"], linewidth=LINE["thin"])
-    ax.axvline(mean_sd, color=COLORS["accent"], linewidth=LINE["main"], label=f"mean σ = {mean_sd:.4g}")
-    ax.axvline(
-        rms_sd,
-        color=COLORS["accent2"],
-        linewidth=LINE["main"],
-        linestyle="--",
-        label=f"RMS σ (sharpness) = {rms_sd:.4g}",
-    )
     ax.set_ylim(bottom=0)
     thousands(ax.yaxis)
     style_axes(
-        ax, title, f"predicted standard deviation σ ({_Y_UNITS})", "number of rows", legend_loc="outside"
+        ax,
+        title,
+        f"predicted standard deviation σ ({_Y_UNITS})",
+        "number of rows",
+        legend_loc="upper right" if label is not None else "outside",
     )
     return fig
 
@@ -478,33 +473,29 @@ def plot_reliability_diagram(
             linewidth=LINE["main"],
             label=f"{label} (max |C(φ) − φ| = {max_cal_err:.4f})",
         )
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
-        ax.set_aspect("equal")
-        style_axes(
-            ax, title, "predicted probability φ (PIT)", "observed frequency C(φ)", legend_loc="upper left"
+    else:
+        ax.step(
+            xs, ys, where="post", color=COLORS["main"], linewidth=LINE["main"], label="empirical CDF of PIT"
         )
-        return fig
-    ax.step(xs, ys, where="post", color=COLORS["main"], linewidth=LINE["main"], label="empirical CDF of PIT")
-    ax.plot(
-        [phi, phi],
-        [phi, c_phi],
-        color=COLORS["accent"],
-        linewidth=2.2,
-        label=f"max |C(φ) − φ| = {max_cal_err:.4f}",
-    )
-    ax.plot([phi], [c_phi], marker="o", color=COLORS["accent"], markersize=5)
-    right = phi < 0.6  # put the label on the side with room
-    ax.annotate(
-        f"φ = {phi:.3f}",
-        (phi, 0.5 * (phi + c_phi)),
-        xytext=(8 if right else -8, 0),
-        textcoords="offset points",
-        fontsize=FONT["note"],
-        color=COLORS["accent"],
-        va="center",
-        ha="left" if right else "right",
-    )
+        ax.plot(
+            [phi, phi],
+            [phi, c_phi],
+            color=COLORS["accent"],
+            linewidth=2.2,
+            label=f"max |C(φ) − φ| = {max_cal_err:.4f}",
+        )
+        ax.plot([phi], [c_phi], marker="o", color=COLORS["accent"], markersize=5)
+        right = phi < 0.6  # put the label on the side with room
+        ax.annotate(
+            f"φ = {phi:.3f}",
+            (phi, 0.5 * (phi + c_phi)),
+            xytext=(8 if right else -8, 0),
+            textcoords="offset points",
+            fontsize=FONT["note"],
+            color=COLORS["accent"],
+            va="center",
+            ha="left" if right else "right",
+        )
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_aspect("equal")
