@@ -662,7 +662,7 @@ def _section_monitor(monitor: Mapping[str, Any] | None, ids: _Ids) -> str:
     tests with their alarms, and its plot (``monitor = {"name", "doc", "image"}``)."""
     if monitor is None:
         return ""
-    from .monitor import test_table, window_table
+    from .monitor import in_alarm, test_table, window_table
 
     doc = monitor["doc"]
     inp = doc.get("input") or {}
@@ -711,7 +711,7 @@ def _section_monitor(monitor: Mapping[str, Any] | None, ids: _Ids) -> str:
             + "</tr>"
             for r in trows
         )
-        n_alarm = sum(1 for t in tests if t.get("status", "alarm" if t.get("alarm") else "ok") == "alarm")
+        n_alarm = sum(map(in_alarm, tests))
         kind = "Change detectors" if doc.get("mode") == "detect" else "Anytime-valid tests"
         parts.append(
             f'<h3 id="{ids.make("monitor-tests")}">{kind}: {n_alarm} in alarm</h3>'
