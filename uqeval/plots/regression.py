@@ -340,9 +340,7 @@ def plot_sharpness(
     :func:`uqeval.metrics.sharpness.sharpness` when None). Uses every row. ``label``, ``color``: one
     labelled series of an overlay of models (an outline, its RMS σ dashed in its colour).
     """
-    sd = finite_1d(std, "std")
-    if sd.size == 0:
-        raise InputError("std has no rows to plot")
+    sd = finite_columns(std=std)["std"]
     check_positive(sd, "std")
     try:
         counts, edges = np.histogram(sd, bins=bins)
@@ -446,9 +444,7 @@ def plot_reliability_diagram(
     """
     from ..metrics.reliability import max_calibration_error_at
 
-    u = finite_1d(pit, "pit")
-    if u.size == 0:
-        raise InputError("pit has no rows to plot")
+    u = finite_columns(pit=pit)["pit"]
     check_unit_interval(u, "pit")
     u = np.sort(u)
     n = u.size
@@ -528,9 +524,7 @@ def plot_pit_histogram(
     if (pit is None) == (counts is None):
         raise InputError("give exactly one of pit (values) or counts (histogram) to plot")
     if pit is not None:
-        u = finite_1d(pit, "pit")
-        if u.size == 0:
-            raise InputError("pit has no rows to plot")
+        u = finite_columns(pit=pit)["pit"]
         check_unit_interval(u, "pit")
         from ..metrics.quantiles import pit_histogram
 
