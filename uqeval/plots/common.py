@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -57,6 +58,7 @@ __all__ = [
     "finite_columns",
     "axes_for",
     "new_figure",
+    "panel_grid",
     "style_axes",
     "step_vertices",
     "subsample_indices",
@@ -100,6 +102,20 @@ def new_figure(
     FigureCanvasAgg(fig)
     ax = fig.subplots(nrows, ncols, squeeze=True, **subplots)
     return fig, ax
+
+
+def panel_grid(
+    n: int, panel: tuple[float, float], max_cols: int = 3, extra_height: float = 0.0
+) -> tuple[Figure, np.ndarray]:
+    """A figure of ``n`` panels of ``panel`` inches each, in rows of at most ``max_cols`` (``extra_height``
+    inches more for a title or legend): the flat array of its Axes, those after the ``n``-th hidden."""
+    ncols = max(1, min(int(max_cols), n))
+    nrows = max(1, math.ceil(n / ncols))
+    fig, axes = new_figure((panel[0] * ncols, panel[1] * nrows + extra_height), nrows=nrows, ncols=ncols)
+    flat = np.asarray(axes).ravel()  # one Axes or an array of them
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat
 
 
 def axes_for(ax: Axes | None, figsize: tuple[float, float] = FIGSIZE) -> tuple[Figure, Axes]:

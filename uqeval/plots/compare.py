@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from .common import COLORS, FONT, LINE, estimate_bounds, new_figure, style_axes
+from .common import COLORS, FONT, LINE, estimate_bounds, panel_grid, style_axes
 
 _DIRECTION = {"lower": "lower is better", "higher": "higher is better"}
 
@@ -35,12 +35,7 @@ def compare_figure(result: Mapping[str, Any], max_cols: int = 3) -> Figure:
     """
     names = [m["name"] for m in result["models"]]
     metrics = list(result["metrics"].items())
-    k = max(len(metrics), 1)
-    ncols = max(1, min(int(max_cols), k))
-    nrows = math.ceil(k / ncols)
-    height = max(2.4, 0.42 * len(names) + 1.4)
-    fig, axes = new_figure((4.4 * ncols, height * nrows), nrows=nrows, ncols=ncols)
-    axes = np.asarray(axes).ravel()  # one Axes or an array of them
+    fig, axes = panel_grid(len(metrics), (4.4, max(2.4, 0.42 * len(names) + 1.4)), max_cols)
     ypos = np.arange(len(names))[::-1]
     s = result.get("settings", {})
     for ax, (metric, body) in zip(axes, metrics):
@@ -96,8 +91,6 @@ def compare_figure(result: Mapping[str, Any], max_cols: int = 3) -> Figure:
                 fontsize=FONT["note"],
                 color=COLORS["ref"],
             )
-    for ax in axes[len(metrics) :]:
-        ax.set_visible(False)
     if s.get("bootstrap"):
         fig.suptitle(
             f"{s.get('ci_level', 0.95) * 100:g}% bootstrap intervals ({s['bootstrap']} resamples, "

@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from .common import COLORS, FONT, LINE, axes_for, diagonal, model_color, new_figure, style_axes
+from .common import COLORS, FONT, LINE, axes_for, diagonal, model_color, panel_grid, style_axes
 
 
 def plot_coverage_by_level(
@@ -81,11 +81,7 @@ def plot_coverage_width(
     methods = sorted({r["method"] for r in recs})
     by_level = pooled_coverage(records)
     several = any(len(v[0]) > 1 for v in by_level.values())
-    n_panels = len(facets) + several
-    ncols = min(3, n_panels)
-    nrows = int(np.ceil(n_panels / ncols))
-    fig, axes = new_figure(figsize=(4.2 * ncols, 3.6 * nrows + 0.5), nrows=nrows, ncols=ncols)
-    axes = np.asarray(axes).ravel()  # one Axes or an array of them
+    fig, axes = panel_grid(len(facets) + several, (4.2, 3.6), extra_height=0.5)
     for ax in axes[1 : len(facets)]:
         ax.sharey(axes[0])
     xkey = "width_norm" if all("width_norm" in r for r in recs) else "width"
@@ -128,8 +124,6 @@ def plot_coverage_width(
         legend = ax.get_legend()
         if legend is not None:  # the methods are in the figure's legend
             legend.remove()
-    for ax in axes[n_panels:]:
-        ax.set_visible(False)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.suptitle(f"{title} (level {level})", fontsize=FONT["title"])
     # as many legend columns as fit the figure's width (about 1.6 inches each): never clipped at the sides

@@ -13,7 +13,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ..errors import InputError
-from .common import LINE, axes_for, model_color, new_figure, style_axes
+from .common import LINE, axes_for, model_color, panel_grid, style_axes
 
 
 def plot_murphy(
@@ -57,10 +57,7 @@ def murphy_compare_figure(murphy: Mapping, title: str = "Murphy diagrams") -> Fi
     if not curves:
         raise InputError("no Murphy curves to draw")
     keys = list(curves)[:6]  # a quantile file: the first levels; the JSON holds them all
-    ncols = min(3, len(keys))
-    nrows = -(-len(keys) // ncols)
-    fig, axes = new_figure((5.0 * ncols, 3.8 * nrows), nrows, ncols)
-    axes = np.asarray(axes).ravel()  # one Axes or an array of them
+    fig, axes = panel_grid(len(keys), (5.0, 3.8))
     th = np.asarray(murphy["thetas"], dtype=float)
     for ax, key in zip(axes, keys):
         for i, (model, values) in enumerate(curves[key].items()):
@@ -68,6 +65,4 @@ def murphy_compare_figure(murphy: Mapping, title: str = "Murphy diagrams") -> Fi
                 th, np.asarray(values, dtype=float), color=model_color(i), lw=LINE["main"], label=str(model)
             )
         style_axes(ax, f"{title}: {key}", "threshold θ", "mean elementary score", legend=True)
-    for ax in axes[len(keys) :]:
-        ax.set_visible(False)
     return fig
