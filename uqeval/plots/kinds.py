@@ -91,7 +91,6 @@ from ..predictions import Multivariate, Prediction, Samples, _Classifier
 from . import PLOT_KINDS
 
 __all__ = [
-    "AX_KINDS",
     "KIND_TITLES",
     "OVERLAY_KINDS",
     "PLOT_KINDS",
@@ -102,7 +101,6 @@ __all__ = [
     "encode_figures",
     "find_x_column",
     "plot_level",
-    "prepare_plot_dir",
     "ucc_level",
     "ucc_result",
     "x_values",
@@ -268,12 +266,6 @@ OPT_IN_KINDS: dict[str, str] = {
     "coverage": "diagnostics",
 }
 
-
-#: Kinds drawn on a caller's matplotlib Axes (``ax=`` of :func:`build_figures` and :func:`uqeval.plot`): every
-#: kind. Those whose own figure has several panels draw one panel there: the classifier reliability diagram,
-#: corp and smooth_reliability with their counts as grey bars along the bottom, sets as coverage by level
-#: with the set sizes written at the points, exceedance_reliability with one curve per threshold.
-AX_KINDS: tuple[str, ...] = PLOT_KINDS
 
 #: Kinds that overlay several models on one Axes, one labelled series each in the models' colours
 #: (:func:`uqeval.plots.style.model_color`, in the order given; :func:`uqeval.plot` with ``{name: data}``).
@@ -501,7 +493,6 @@ def x_values(loaded: Any, column: str) -> np.ndarray:
     the name matches exactly, else case-insensitively. Non-finite values in kept rows are an
     error naming the column and the first such row.
     """
-    from ..errors import option
     from ..io.load import evaluated_rows
     from ..io.readers import to_float
 
@@ -810,8 +801,11 @@ def build_figures(
         ``predictions`` plot; when None, the ordered view (intervals sorted by the prediction).
     max_points, seed : scatter subsampling (``seed`` defaults to ``settings.seed``).
     info : the loader's ``info`` (``path``, ...), naming the file in UCC messages.
-    ax : a matplotlib Axes to draw on (the kinds of :data:`AX_KINDS`; :func:`uqeval.plot`), instead of a
-        new figure per kind.
+    ax : a matplotlib Axes to draw on (every kind; :func:`uqeval.plot`), instead of a new figure per kind.
+        Kinds whose own figure has several panels draw one panel there: the classifier reliability
+        diagram, corp and smooth_reliability with their counts as grey bars along the bottom, sets as
+        coverage by level with the set sizes written at the points, exceedance_reliability with one
+        curve per threshold.
     series, color : with ``ax``, the label and colour of this prediction's series, for the kinds of
         :data:`OVERLAY_KINDS` (several models on one Axes).
 
@@ -977,6 +971,7 @@ def render_workers(processes: int):
     (:func:`uqeval._children.stop_children`: a worker holds no output and no state); a library
     caller's pool is shut down at exit."""
     import atexit
+    import functools
     import multiprocessing
     import os
     import threading
@@ -999,7 +994,7 @@ def render_workers(processes: int):
             initargs=(os.getpid(), main),
         )
         _WORKERS.append(pool)
-        _children.track(_kill_workers)
+        _children.track(functools.partial(_stop_workers, kill=True))
         atexit.register(_stop_workers)
         with _children.interrupts_blocked():
             for _ in range(processes - 1):  # start the workers now, not when the first figures are ready
@@ -1016,16 +1011,12 @@ def _warm() -> None:
 
 def _stop_workers(kill: bool = False) -> None:
     """Shut the pool down and drop it (``kill``: its workers killed first): at exit, while the modules
-    are intact, and killed at the end of each CLI command (:func:`_kill_workers`)."""
+    are intact, and killed at the end of each CLI command (:func:`uqeval._children.stop_children`)."""
     from .._children import stop_pool
 
     while _WORKERS:
         stop_pool(_WORKERS[-1], kill)
         _WORKERS.pop()
-
-
-def _kill_workers() -> None:
-    _stop_workers(kill=True)
 
 
 def _encode(fig: Any, fmt: str, dpi: int) -> bytes | str:
@@ -1101,7 +1092,11 @@ def write_images(images: Mapping[str, bytes], directory: str | Path, fmt: str = 
     """
     from ..io.writers import atomic_write_bytes
 
-    d = prepare_plot_dir(directory)
+    d = check_plot_dir(directory)
+    try:
+        d.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{option('plot_dir')} {d}: cannot create the directory ({exc})") from None
     paths = []
     for kind, data in images.items():
         path = d / f"{kind}.{fmt}"
@@ -1122,14 +1117,4 @@ def check_plot_dir(directory: str | Path) -> Path:
         raise InputError(
             f"{option('plot_dir')} {d}: parent directory '{parent}' does not exist; create it first"
         )
-    return d
-
-
-def prepare_plot_dir(directory: str | Path) -> Path:
-    """:func:`check_plot_dir`, then create the directory if needed."""
-    d = check_plot_dir(directory)
-    try:
-        d.mkdir(exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"{option('plot_dir')} {d}: cannot create the directory ({exc})") from None
     return d
