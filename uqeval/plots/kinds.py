@@ -215,6 +215,19 @@ def _band(pred: Prediction, settings: Settings) -> bool:
     return plot_level(pred, settings) is not None
 
 
+def _diagnostic(family: str, kinds: tuple[str, ...] | None = None) -> Callable[[Prediction, Settings], bool]:
+    """An opt-in family's plot: it applies where the family applies and is turned on (``--diagnostics``;
+    :func:`build_figures` turns it on for a kind asked for by name)."""
+
+    def applies(pred: Prediction, settings: Settings) -> bool:
+        from ..catalogue import get_family
+
+        f = get_family(family)
+        return pred.kind in f.compute and (kinds is None or pred.kind in kinds) and f.enabled(settings)
+
+    return applies
+
+
 #: The one table of what each plot kind needs: a catalogue family that applies to the
 #: representation (its results are what the plot draws), or a central band.
 PLOT_NEEDS: dict[str, Callable[[Prediction, Settings], bool]] = {
@@ -230,6 +243,13 @@ PLOT_NEEDS: dict[str, Callable[[Prediction, Settings], bool]] = {
     "sets": _family("prediction_sets"),
     "rejection": _family("rejection"),
     "ucc": _band,
+    "corp": _diagnostic("corp", CLASSIFICATION),  # the calibration diagnostics (issue 15, part A)
+    "smooth_reliability": _diagnostic("smooth_calibration"),
+    "spread_reliability": _diagnostic("spread_calibration"),
+    # the ratio is a default metric; its binned diagram is a diagnostic figure (as spread_reliability)
+    "spread_skill": lambda pred, settings: (
+        bool(settings.diagnostics) and _family("spread_skill")(pred, settings)
+    ),
     # issue 15 part B: an opt-in family (--diagnostics); one histogram needs one member count
     "rank_histogram": lambda pred, settings: (
         isinstance(pred, Samples) and not pred.ragged and _family("calibration_tests")(pred, settings)
@@ -276,30 +296,6 @@ OVERLAY_KINDS: tuple[str, ...] = tuple(k for k in PLOT_KINDS if k not in _ONE_MO
 
 
 # --------------------------------------------------------------------------- calibration diagnostics (issue 15, part A)
-def _diagnostic(family: str, kinds: tuple[str, ...] | None = None) -> Callable[[Prediction, Settings], bool]:
-    """An opt-in family's plot: it applies where the family applies and is turned on (``--diagnostics``;
-    :func:`build_figures` turns it on for a kind asked for by name)."""
-
-    def applies(pred: Prediction, settings: Settings) -> bool:
-        from ..catalogue import get_family
-
-        f = get_family(family)
-        return pred.kind in f.compute and (kinds is None or pred.kind in kinds) and f.enabled(settings)
-
-    return applies
-
-
-PLOT_NEEDS.update(
-    {
-        "corp": _diagnostic("corp", CLASSIFICATION),
-        "smooth_reliability": _diagnostic("smooth_calibration"),
-        "spread_reliability": _diagnostic("spread_calibration"),
-        # the ratio is a default metric; its binned diagram is a diagnostic figure (as spread_reliability)
-        "spread_skill": lambda pred, settings: (
-            bool(settings.diagnostics) and _family("spread_skill")(pred, settings)
-        ),
-    }
-)
 
 
 def _diagnostics(d: _Draw, kinds: Sequence[str]) -> dict[str, Any]:
