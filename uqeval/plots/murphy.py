@@ -22,6 +22,7 @@ def plot_murphy(
     title: str = "Murphy diagram",
     xlabel: str = "threshold θ",
     ax: Axes | None = None,
+    ylabel: str = "mean elementary score (lower is better)",
 ) -> Figure:
     """One line per entry of ``curves`` (label -> elementary scores on ``thetas``); lower is better at each θ."""
     th = np.asarray(thetas, dtype=float)
@@ -33,7 +34,7 @@ def plot_murphy(
         if v.shape != th.shape:
             raise InputError(f"curve {label!r} has {v.size} values for {th.size} thresholds")
         ax.plot(th, v, color=model_color(i), lw=LINE["main"], label=str(label))
-    style_axes(ax, title, xlabel, "mean elementary score (lower is better)", legend=True)
+    style_axes(ax, title, xlabel, ylabel, legend=True)
     return fig
 
 
@@ -58,11 +59,6 @@ def murphy_compare_figure(murphy: Mapping, title: str = "Murphy diagrams") -> Fi
         raise InputError("no Murphy curves to draw")
     keys = list(curves)[:6]  # a quantile file: the first levels; the JSON holds them all
     fig, axes = panel_grid(len(keys), (5.0, 3.8))
-    th = np.asarray(murphy["thetas"], dtype=float)
     for ax, key in zip(axes, keys):
-        for i, (model, values) in enumerate(curves[key].items()):
-            ax.plot(
-                th, np.asarray(values, dtype=float), color=model_color(i), lw=LINE["main"], label=str(model)
-            )
-        style_axes(ax, f"{title}: {key}", "threshold θ", "mean elementary score", legend=True)
+        plot_murphy(murphy["thetas"], curves[key], f"{title}: {key}", ax=ax, ylabel="mean elementary score")
     return fig
