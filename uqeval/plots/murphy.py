@@ -38,7 +38,7 @@ def plot_murphy(
     return fig
 
 
-def murphy_panels(group: Mapping, name: str = "") -> tuple[list[float], dict[str, list[float]], str]:
+def murphy_panels(group: Mapping) -> tuple[list[float], dict[str, list[float]], str]:
     """``(thetas, {label: curve}, xlabel)`` of one summary's ``murphy`` group."""
     thetas = group["thetas"]
     if "mean" in group:

@@ -152,7 +152,7 @@ def _marks(doc: dict[str, Any]) -> tuple[dict[int, int], set[int]]:
     return alarms, changes
 
 
-def _shown(doc: dict[str, Any], alarms: dict[int, int], changes: set[int]) -> list[int | None]:
+def _shown(doc: dict[str, Any], changes: set[int]) -> list[int | None]:
     """The window indices listed (None: a run of windows left out)."""
     n = len(doc["windows"])
     if n <= MAX_WINDOW_ROWS:
@@ -179,7 +179,7 @@ def window_table(
     starts = start_labels(doc)
     n_tests = len(doc["tests"])
     rows = []
-    for i in _shown(doc, alarms, changes):
+    for i in _shown(doc, changes):
         if i is None:
             rows.append(["...", "", *[""] * len(paths), ""])
             continue
