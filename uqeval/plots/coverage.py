@@ -39,25 +39,22 @@ def plot_coverage_by_level(
     lo = float(min(lv.min(), cov.min(), 0.5))
     lo = min(lo, ax.get_xlim()[0]) if ax.lines else lo  # an overlay: the range of every series so far
     diagonal(ax, "nominal")
-    if label is not None:
-        extra = f", {size_what.split(' (')[0]} {sz[-1]:.3g} at {lv[-1]:g}" if sz is not None else ""
-        ax.plot(
-            lv, cov, marker="o", markersize=4, color=color, linewidth=LINE["main"], label=f"{label}{extra}"
-        )
-    else:
-        ax.plot(
-            lv, cov, marker="o", markersize=4, color=COLORS["main"], linewidth=LINE["main"], label="observed"
-        )
-        if sz is not None:
-            for x, c, s in zip(lv, cov, sz):
-                ax.annotate(
-                    f"{s:.3g}",
-                    (x, c),
-                    textcoords="offset points",
-                    xytext=(5, -11),
-                    fontsize=FONT["note"] - 1.5,
-                )
-            ax.plot([], [], linestyle="none", label=f"numbers: {size_what}")
+    extra = f", {size_what.split(' (')[0]} {sz[-1]:.3g} at {lv[-1]:g}" if sz is not None else ""
+    ax.plot(
+        lv,
+        cov,
+        marker="o",
+        markersize=4,
+        color=COLORS["main"] if label is None else color,
+        linewidth=LINE["main"],
+        label="observed" if label is None else f"{label}{extra}",
+    )
+    if label is None and sz is not None:
+        for x, c, s in zip(lv, cov, sz):
+            ax.annotate(
+                f"{s:.3g}", (x, c), textcoords="offset points", xytext=(5, -11), fontsize=FONT["note"] - 1.5
+            )
+        ax.plot([], [], linestyle="none", label=f"numbers: {size_what}")
     pad = 0.05 * (1.0 - lo)  # room for the numbers written under the lowest point
     ax.set_xlim(lo - pad, 1.0 + pad)
     ax.set_ylim(lo - pad, 1.0 + pad)

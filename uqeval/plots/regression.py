@@ -460,19 +460,16 @@ def plot_reliability_diagram(
     ys = np.concatenate([[0.0], (idx + 1) / n, [1.0]])
     fig, ax = axes_for(ax, figsize=(5.6, 5.2))
     diagonal(ax, "perfect reliability")
-    if label is not None:  # one labelled series of an overlay: its largest deviation goes in the legend
-        ax.step(
-            xs,
-            ys,
-            where="post",
-            color=color,
-            linewidth=LINE["main"],
-            label=f"{label} (max |C(φ) − φ| = {max_cal_err:.4f})",
-        )
-    else:
-        ax.step(
-            xs, ys, where="post", color=COLORS["main"], linewidth=LINE["main"], label="empirical CDF of PIT"
-        )
+    ax.step(
+        xs,
+        ys,
+        where="post",
+        color=COLORS["main"] if label is None else color,
+        linewidth=LINE["main"],
+        # one labelled series of an overlay: its largest deviation goes in the legend
+        label="empirical CDF of PIT" if label is None else f"{label} (max |C(φ) − φ| = {max_cal_err:.4f})",
+    )
+    if label is None:
         ax.plot(
             [phi, phi],
             [phi, c_phi],
