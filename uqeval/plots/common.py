@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import io
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -47,14 +48,17 @@ __all__ = [
     "count_strip",
     "legend_once",
     "diagonal",
+    "nan_if_null",
     "binomial_band",
     "check_unit_interval",
     "envelope_downsample",
+    "estimate_bounds",
     "figure_to_bytes",
     "finite_1d",
     "finite_columns",
     "axes_for",
     "new_figure",
+    "panel_grid",
     "style_axes",
     "step_vertices",
     "subsample_indices",
@@ -98,6 +102,20 @@ def new_figure(
     FigureCanvasAgg(fig)
     ax = fig.subplots(nrows, ncols, squeeze=True, **subplots)
     return fig, ax
+
+
+def panel_grid(
+    n: int, panel: tuple[float, float], max_cols: int = 3, extra_height: float = 0.0
+) -> tuple[Figure, np.ndarray]:
+    """A figure of ``n`` panels of ``panel`` inches each, in rows of at most ``max_cols`` (``extra_height``
+    inches more for a title or legend): the flat array of its Axes, those after the ``n``-th hidden."""
+    ncols = max(1, min(int(max_cols), n))
+    nrows = max(1, math.ceil(n / ncols))
+    fig, axes = new_figure((panel[0] * ncols, panel[1] * nrows + extra_height), nrows=nrows, ncols=ncols)
+    flat = np.asarray(axes).ravel()  # one Axes or an array of them
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat
 
 
 def axes_for(ax: Axes | None, figsize: tuple[float, float] = FIGSIZE) -> tuple[Figure, Axes]:
@@ -452,6 +470,23 @@ def finite_columns(**arrays) -> dict[str, np.ndarray]:
     if given and len(out[given[0]]) == 0:
         raise InputError(f"{given[0]} has no rows to plot")
     return out
+
+
+def nan_if_null(v: Any) -> float:
+    """A JSON number to draw: ``null`` (not computed, or not finite) is NaN, which draws nothing."""
+    return float("nan") if v is None else float(v)
+
+
+def estimate_bounds(value: Any) -> tuple[float, float, float]:
+    """``(estimate, low, high)`` of a JSON value: ``{estimate, low, high}`` (``uqeval compare``), or a number
+    alone (NaN bounds); ``null`` is NaN (:func:`nan_if_null`)."""
+    if isinstance(value, Mapping):
+        return (
+            nan_if_null(value.get("estimate")),
+            nan_if_null(value.get("low")),
+            nan_if_null(value.get("high")),
+        )
+    return nan_if_null(value), float("nan"), float("nan")
 
 
 def check_unit_interval(arr: np.ndarray, name: str) -> None:

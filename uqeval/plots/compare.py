@@ -15,13 +15,9 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-from .common import COLORS, FONT, LINE, new_figure, style_axes
+from .common import COLORS, FONT, LINE, estimate_bounds, panel_grid, style_axes
 
 _DIRECTION = {"lower": "lower is better", "higher": "higher is better"}
-
-
-def _nan(x: Any) -> float:
-    return math.nan if x is None else float(x)
 
 
 def compare_figure(result: Mapping[str, Any], max_cols: int = 3) -> Figure:
@@ -39,20 +35,14 @@ def compare_figure(result: Mapping[str, Any], max_cols: int = 3) -> Figure:
     """
     names = [m["name"] for m in result["models"]]
     metrics = list(result["metrics"].items())
-    k = max(len(metrics), 1)
-    ncols = max(1, min(int(max_cols), k))
-    nrows = math.ceil(k / ncols)
-    height = max(2.4, 0.42 * len(names) + 1.4)
-    fig, axes = new_figure((4.4 * ncols, height * nrows), nrows=nrows, ncols=ncols)
-    axes = np.asarray(axes).ravel()  # one Axes or an array of them
+    fig, axes = panel_grid(len(metrics), (4.4, max(2.4, 0.42 * len(names) + 1.4)), max_cols)
     ypos = np.arange(len(names))[::-1]
     s = result.get("settings", {})
     for ax, (metric, body) in zip(axes, metrics):
         values = body["values"]
         best = set(body.get("best") or [])
         for name, y in zip(names, ypos):
-            e = values[name]
-            est, lo, hi = _nan(e.get("estimate")), _nan(e.get("low")), _nan(e.get("high"))
+            est, lo, hi = estimate_bounds(values[name])
             color = COLORS["accent"] if name in best else COLORS["main"]
             if math.isnan(est):
                 ax.text(
@@ -101,8 +91,6 @@ def compare_figure(result: Mapping[str, Any], max_cols: int = 3) -> Figure:
                 fontsize=FONT["note"],
                 color=COLORS["ref"],
             )
-    for ax in axes[len(metrics) :]:
-        ax.set_visible(False)
     if s.get("bootstrap"):
         fig.suptitle(
             f"{s.get('ci_level', 0.95) * 100:g}% bootstrap intervals ({s['bootstrap']} resamples, "

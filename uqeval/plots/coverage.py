@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from .common import COLORS, FONT, LINE, axes_for, diagonal, model_color, new_figure, style_axes
+from .common import COLORS, FONT, LINE, axes_for, diagonal, model_color, panel_grid, style_axes
 
 
 def plot_coverage_by_level(
@@ -39,25 +39,22 @@ def plot_coverage_by_level(
     lo = float(min(lv.min(), cov.min(), 0.5))
     lo = min(lo, ax.get_xlim()[0]) if ax.lines else lo  # an overlay: the range of every series so far
     diagonal(ax, "nominal")
-    if label is not None:
-        extra = f", {size_what.split(' (')[0]} {sz[-1]:.3g} at {lv[-1]:g}" if sz is not None else ""
-        ax.plot(
-            lv, cov, marker="o", markersize=4, color=color, linewidth=LINE["main"], label=f"{label}{extra}"
-        )
-    else:
-        ax.plot(
-            lv, cov, marker="o", markersize=4, color=COLORS["main"], linewidth=LINE["main"], label="observed"
-        )
-        if sz is not None:
-            for x, c, s in zip(lv, cov, sz):
-                ax.annotate(
-                    f"{s:.3g}",
-                    (x, c),
-                    textcoords="offset points",
-                    xytext=(5, -11),
-                    fontsize=FONT["note"] - 1.5,
-                )
-            ax.plot([], [], linestyle="none", label=f"numbers: {size_what}")
+    extra = f", {size_what.split(' (')[0]} {sz[-1]:.3g} at {lv[-1]:g}" if sz is not None else ""
+    ax.plot(
+        lv,
+        cov,
+        marker="o",
+        markersize=4,
+        color=COLORS["main"] if label is None else color,
+        linewidth=LINE["main"],
+        label="observed" if label is None else f"{label}{extra}",
+    )
+    if label is None and sz is not None:
+        for x, c, s in zip(lv, cov, sz):
+            ax.annotate(
+                f"{s:.3g}", (x, c), textcoords="offset points", xytext=(5, -11), fontsize=FONT["note"] - 1.5
+            )
+        ax.plot([], [], linestyle="none", label=f"numbers: {size_what}")
     pad = 0.05 * (1.0 - lo)  # room for the numbers written under the lowest point
     ax.set_xlim(lo - pad, 1.0 + pad)
     ax.set_ylim(lo - pad, 1.0 + pad)
@@ -81,11 +78,7 @@ def plot_coverage_width(
     methods = sorted({r["method"] for r in recs})
     by_level = pooled_coverage(records)
     several = any(len(v[0]) > 1 for v in by_level.values())
-    n_panels = len(facets) + several
-    ncols = min(3, n_panels)
-    nrows = int(np.ceil(n_panels / ncols))
-    fig, axes = new_figure(figsize=(4.2 * ncols, 3.6 * nrows + 0.5), nrows=nrows, ncols=ncols)
-    axes = np.asarray(axes).ravel()  # one Axes or an array of them
+    fig, axes = panel_grid(len(facets) + several, (4.2, 3.6), extra_height=0.5)
     for ax in axes[1 : len(facets)]:
         ax.sharey(axes[0])
     xkey = "width_norm" if all("width_norm" in r for r in recs) else "width"
@@ -128,8 +121,6 @@ def plot_coverage_width(
         legend = ax.get_legend()
         if legend is not None:  # the methods are in the figure's legend
             legend.remove()
-    for ax in axes[n_panels:]:
-        ax.set_visible(False)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.suptitle(f"{title} (level {level})", fontsize=FONT["title"])
     # as many legend columns as fit the figure's width (about 1.6 inches each): never clipped at the sides

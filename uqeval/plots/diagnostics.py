@@ -85,20 +85,17 @@ def _corp_panel(
             label="90% consistency band",
         )
     diagonal(ax, "calibrated")
-    if label is None:
-        ax.step(
-            x,
-            cal,
-            where="post",
-            color=COLORS["main"],
-            linewidth=LINE["main"],
-            label="CORP (PAV-recalibrated)",
-        )
-        if d:
-            corner_note(ax, f"Brier MCB {d['mcb']:.4f}  DSC {d['dsc']:.4f}  UNC {d['unc']:.4f}")
-    else:
-        extra = f" (MCB {d['mcb']:.4f}, DSC {d['dsc']:.4f})" if d else ""
-        ax.step(x, cal, where="post", color=color, linewidth=LINE["main"], label=f"{label}{extra}")
+    extra = f" (MCB {d['mcb']:.4f}, DSC {d['dsc']:.4f})" if d else ""
+    ax.step(
+        x,
+        cal,
+        where="post",
+        color=COLORS["main"] if label is None else color,
+        linewidth=LINE["main"],
+        label="CORP (PAV-recalibrated)" if label is None else f"{label}{extra}",
+    )
+    if label is None and d:
+        corner_note(ax, f"Brier MCB {d['mcb']:.4f}  DSC {d['dsc']:.4f}  UNC {d['unc']:.4f}")
     if strip:
         edges = np.linspace(0, 1, 41)
         hist, _ = np.histogram(x, bins=edges, weights=curve["counts"])
@@ -178,10 +175,14 @@ def plot_smooth_reliability(
         # two rows: an array of two Axes
         fig, (ax, axd) = cast("tuple[Figure, np.ndarray]", new_figure(figsize=(5.6, 6.4), nrows=2))
     diagonal(ax, "calibrated")
-    if label is not None:
-        ax.plot(t, mu, color=color, linewidth=LINE["main"], label=f"{label} (smECE = {smece:.4f})")
-    else:
-        ax.plot(t, mu, color=COLORS["main"], linewidth=LINE["main"], label="smoothed outcome")
+    ax.plot(
+        t,
+        mu,
+        color=COLORS["main"] if label is None else color,
+        linewidth=LINE["main"],
+        label="smoothed outcome" if label is None else f"{label} (smECE = {smece:.4f})",
+    )
+    if label is None:
         corner_note(ax, f"smECE = {smece:.4f} (σ* = {sigma:.4f})")
     if one and label is None and dens.size and float(dens.max()) > 0:
         ax.fill_between(
@@ -256,19 +257,14 @@ def _binned_spread(
     if label is not None:  # one labelled series of an overlay: the axes hold every series drawn so far
         hi = max(hi, ax.get_xlim()[1] if ax.lines else 0.0)
     diagonal(ax, diagonal_label, hi)
-    if label is not None:
-        ax.plot(
-            rmv,
-            rmse,
-            marker="o",
-            color=color,
-            linewidth=LINE["main"],
-            label=f"{label}" + (f" ({note})" if note else ""),
-        )
-    else:
-        ax.plot(
-            rmv, rmse, marker="o", color=COLORS["main"], linewidth=LINE["main"], label="bins (equal count)"
-        )
+    ax.plot(
+        rmv,
+        rmse,
+        marker="o",
+        color=COLORS["main"] if label is None else color,
+        linewidth=LINE["main"],
+        label="bins (equal count)" if label is None else f"{label}" + (f" ({note})" if note else ""),
+    )
     if note is not None and label is None:
         corner_note(
             ax,

@@ -91,7 +91,6 @@ from ..predictions import Multivariate, Prediction, Samples, _Classifier
 from . import PLOT_KINDS
 
 __all__ = [
-    "AX_KINDS",
     "KIND_TITLES",
     "OVERLAY_KINDS",
     "PLOT_KINDS",
@@ -102,7 +101,6 @@ __all__ = [
     "encode_figures",
     "find_x_column",
     "plot_level",
-    "prepare_plot_dir",
     "ucc_level",
     "ucc_result",
     "x_values",
@@ -217,6 +215,19 @@ def _band(pred: Prediction, settings: Settings) -> bool:
     return plot_level(pred, settings) is not None
 
 
+def _diagnostic(family: str, kinds: tuple[str, ...] | None = None) -> Callable[[Prediction, Settings], bool]:
+    """An opt-in family's plot: it applies where the family applies and is turned on (``--diagnostics``;
+    :func:`build_figures` turns it on for a kind asked for by name)."""
+
+    def applies(pred: Prediction, settings: Settings) -> bool:
+        from ..catalogue import get_family
+
+        f = get_family(family)
+        return pred.kind in f.compute and (kinds is None or pred.kind in kinds) and f.enabled(settings)
+
+    return applies
+
+
 #: The one table of what each plot kind needs: a catalogue family that applies to the
 #: representation (its results are what the plot draws), or a central band.
 PLOT_NEEDS: dict[str, Callable[[Prediction, Settings], bool]] = {
@@ -232,6 +243,13 @@ PLOT_NEEDS: dict[str, Callable[[Prediction, Settings], bool]] = {
     "sets": _family("prediction_sets"),
     "rejection": _family("rejection"),
     "ucc": _band,
+    "corp": _diagnostic("corp", CLASSIFICATION),  # the calibration diagnostics (issue 15, part A)
+    "smooth_reliability": _diagnostic("smooth_calibration"),
+    "spread_reliability": _diagnostic("spread_calibration"),
+    # the ratio is a default metric; its binned diagram is a diagnostic figure (as spread_reliability)
+    "spread_skill": lambda pred, settings: (
+        bool(settings.diagnostics) and _family("spread_skill")(pred, settings)
+    ),
     # issue 15 part B: an opt-in family (--diagnostics); one histogram needs one member count
     "rank_histogram": lambda pred, settings: (
         isinstance(pred, Samples) and not pred.ragged and _family("calibration_tests")(pred, settings)
@@ -269,12 +287,6 @@ OPT_IN_KINDS: dict[str, str] = {
 }
 
 
-#: Kinds drawn on a caller's matplotlib Axes (``ax=`` of :func:`build_figures` and :func:`uqeval.plot`): every
-#: kind. Those whose own figure has several panels draw one panel there: the classifier reliability diagram,
-#: corp and smooth_reliability with their counts as grey bars along the bottom, sets as coverage by level
-#: with the set sizes written at the points, exceedance_reliability with one curve per threshold.
-AX_KINDS: tuple[str, ...] = PLOT_KINDS
-
 #: Kinds that overlay several models on one Axes, one labelled series each in the models' colours
 #: (:func:`uqeval.plots.style.model_color`, in the order given; :func:`uqeval.plot` with ``{name: data}``).
 #: The others draw one model's picture (an interval band, a scatter, bars per score, curves per threshold or
@@ -284,30 +296,6 @@ OVERLAY_KINDS: tuple[str, ...] = tuple(k for k in PLOT_KINDS if k not in _ONE_MO
 
 
 # --------------------------------------------------------------------------- calibration diagnostics (issue 15, part A)
-def _diagnostic(family: str, kinds: tuple[str, ...] | None = None) -> Callable[[Prediction, Settings], bool]:
-    """An opt-in family's plot: it applies where the family applies and is turned on (``--diagnostics``;
-    :func:`build_figures` turns it on for a kind asked for by name)."""
-
-    def applies(pred: Prediction, settings: Settings) -> bool:
-        from ..catalogue import get_family
-
-        f = get_family(family)
-        return pred.kind in f.compute and (kinds is None or pred.kind in kinds) and f.enabled(settings)
-
-    return applies
-
-
-PLOT_NEEDS.update(
-    {
-        "corp": _diagnostic("corp", CLASSIFICATION),
-        "smooth_reliability": _diagnostic("smooth_calibration"),
-        "spread_reliability": _diagnostic("spread_calibration"),
-        # the ratio is a default metric; its binned diagram is a diagnostic figure (as spread_reliability)
-        "spread_skill": lambda pred, settings: (
-            bool(settings.diagnostics) and _family("spread_skill")(pred, settings)
-        ),
-    }
-)
 
 
 def _diagnostics(d: _Draw, kinds: Sequence[str]) -> dict[str, Any]:
@@ -501,7 +489,6 @@ def x_values(loaded: Any, column: str) -> np.ndarray:
     the name matches exactly, else case-insensitively. Non-finite values in kept rows are an
     error naming the column and the first such row.
     """
-    from ..errors import option
     from ..io.load import evaluated_rows
     from ..io.readers import to_float
 
@@ -810,8 +797,11 @@ def build_figures(
         ``predictions`` plot; when None, the ordered view (intervals sorted by the prediction).
     max_points, seed : scatter subsampling (``seed`` defaults to ``settings.seed``).
     info : the loader's ``info`` (``path``, ...), naming the file in UCC messages.
-    ax : a matplotlib Axes to draw on (the kinds of :data:`AX_KINDS`; :func:`uqeval.plot`), instead of a
-        new figure per kind.
+    ax : a matplotlib Axes to draw on (every kind; :func:`uqeval.plot`), instead of a new figure per kind.
+        Kinds whose own figure has several panels draw one panel there: the classifier reliability
+        diagram, corp and smooth_reliability with their counts as grey bars along the bottom, sets as
+        coverage by level with the set sizes written at the points, exceedance_reliability with one
+        curve per threshold.
     series, color : with ``ax``, the label and colour of this prediction's series, for the kinds of
         :data:`OVERLAY_KINDS` (several models on one Axes).
 
@@ -977,6 +967,7 @@ def render_workers(processes: int):
     (:func:`uqeval._children.stop_children`: a worker holds no output and no state); a library
     caller's pool is shut down at exit."""
     import atexit
+    import functools
     import multiprocessing
     import os
     import threading
@@ -999,7 +990,7 @@ def render_workers(processes: int):
             initargs=(os.getpid(), main),
         )
         _WORKERS.append(pool)
-        _children.track(_kill_workers)
+        _children.track(functools.partial(_stop_workers, kill=True))
         atexit.register(_stop_workers)
         with _children.interrupts_blocked():
             for _ in range(processes - 1):  # start the workers now, not when the first figures are ready
@@ -1016,16 +1007,12 @@ def _warm() -> None:
 
 def _stop_workers(kill: bool = False) -> None:
     """Shut the pool down and drop it (``kill``: its workers killed first): at exit, while the modules
-    are intact, and killed at the end of each CLI command (:func:`_kill_workers`)."""
+    are intact, and killed at the end of each CLI command (:func:`uqeval._children.stop_children`)."""
     from .._children import stop_pool
 
     while _WORKERS:
         stop_pool(_WORKERS[-1], kill)
         _WORKERS.pop()
-
-
-def _kill_workers() -> None:
-    _stop_workers(kill=True)
 
 
 def _encode(fig: Any, fmt: str, dpi: int) -> bytes | str:
@@ -1101,7 +1088,11 @@ def write_images(images: Mapping[str, bytes], directory: str | Path, fmt: str = 
     """
     from ..io.writers import atomic_write_bytes
 
-    d = prepare_plot_dir(directory)
+    d = check_plot_dir(directory)
+    try:
+        d.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{option('plot_dir')} {d}: cannot create the directory ({exc})") from None
     paths = []
     for kind, data in images.items():
         path = d / f"{kind}.{fmt}"
@@ -1122,14 +1113,4 @@ def check_plot_dir(directory: str | Path) -> Path:
         raise InputError(
             f"{option('plot_dir')} {d}: parent directory '{parent}' does not exist; create it first"
         )
-    return d
-
-
-def prepare_plot_dir(directory: str | Path) -> Path:
-    """:func:`check_plot_dir`, then create the directory if needed."""
-    d = check_plot_dir(directory)
-    try:
-        d.mkdir(exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"{option('plot_dir')} {d}: cannot create the directory ({exc})") from None
     return d

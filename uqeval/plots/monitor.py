@@ -25,13 +25,6 @@ def metric_label(path: str) -> str:
     return f"{title} ({level})" if level else title
 
 
-def _time_labels(windows: list[dict[str, Any]]) -> list[str]:
-    starts = [str(w["start"]) for w in windows]
-    if all(s.endswith("T00:00:00") for s in starts):
-        return [s[:10] for s in starts]
-    return starts
-
-
 def _alarm_spans(doc: dict[str, Any]) -> list[tuple[int, int, int]]:
     """``(change window, first alarm window, last alarm window)`` of every alarm of every test."""
     out = []
@@ -87,7 +80,7 @@ def plot_monitor(doc: dict[str, Any]) -> Any:
     rows), the cumulative value (dashed); then the log10 e-values of the tests (or of the change detectors) with
     the alarm threshold. Every panel shares one time axis (the windows' starts); each alarm is shaded from the
     window where the change is estimated to begin to its last window; legends sit to the right of the axes."""
-    from ..report.monitor import headline_paths
+    from ..report.monitor import headline_paths, start_labels
 
     paths = headline_paths(doc["cumulative"]["metrics"])[:3]
     windows = doc["windows"]
@@ -116,7 +109,7 @@ def plot_monitor(doc: dict[str, Any]) -> Any:
             )
     step = max(1, len(windows) // 8)
     axes[-1].set_xticks(
-        x[::step], _time_labels(windows)[::step], rotation=30, ha="right", fontsize=FONT["tick"] - 2
+        x[::step], start_labels(doc)[::step], rotation=30, ha="right", fontsize=FONT["tick"] - 2
     )
     axes[-1].set_xlabel(f"window start ({doc['input']['window']} windows)", fontsize=FONT["label"])
     what = "change estimated to alarm end shaded" if doc.get("mode") == "detect" else "alarms shaded"

@@ -13,7 +13,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ..errors import InputError
-from .common import LINE, axes_for, model_color, new_figure, style_axes
+from .common import LINE, axes_for, model_color, panel_grid, style_axes
 
 
 def plot_murphy(
@@ -22,6 +22,7 @@ def plot_murphy(
     title: str = "Murphy diagram",
     xlabel: str = "threshold θ",
     ax: Axes | None = None,
+    ylabel: str = "mean elementary score (lower is better)",
 ) -> Figure:
     """One line per entry of ``curves`` (label -> elementary scores on ``thetas``); lower is better at each θ."""
     th = np.asarray(thetas, dtype=float)
@@ -33,11 +34,11 @@ def plot_murphy(
         if v.shape != th.shape:
             raise InputError(f"curve {label!r} has {v.size} values for {th.size} thresholds")
         ax.plot(th, v, color=model_color(i), lw=LINE["main"], label=str(label))
-    style_axes(ax, title, xlabel, "mean elementary score (lower is better)", legend=True)
+    style_axes(ax, title, xlabel, ylabel, legend=True)
     return fig
 
 
-def murphy_panels(group: Mapping, name: str = "") -> tuple[list[float], dict[str, list[float]], str]:
+def murphy_panels(group: Mapping) -> tuple[list[float], dict[str, list[float]], str]:
     """``(thetas, {label: curve}, xlabel)`` of one summary's ``murphy`` group."""
     thetas = group["thetas"]
     if "mean" in group:
@@ -57,17 +58,7 @@ def murphy_compare_figure(murphy: Mapping, title: str = "Murphy diagrams") -> Fi
     if not curves:
         raise InputError("no Murphy curves to draw")
     keys = list(curves)[:6]  # a quantile file: the first levels; the JSON holds them all
-    ncols = min(3, len(keys))
-    nrows = -(-len(keys) // ncols)
-    fig, axes = new_figure((5.0 * ncols, 3.8 * nrows), nrows, ncols)
-    axes = np.asarray(axes).ravel()  # one Axes or an array of them
-    th = np.asarray(murphy["thetas"], dtype=float)
+    fig, axes = panel_grid(len(keys), (5.0, 3.8))
     for ax, key in zip(axes, keys):
-        for i, (model, values) in enumerate(curves[key].items()):
-            ax.plot(
-                th, np.asarray(values, dtype=float), color=model_color(i), lw=LINE["main"], label=str(model)
-            )
-        style_axes(ax, f"{title}: {key}", "threshold θ", "mean elementary score", legend=True)
-    for ax in axes[len(keys) :]:
-        ax.set_visible(False)
+        plot_murphy(murphy["thetas"], curves[key], f"{title}: {key}", ax=ax, ylabel="mean elementary score")
     return fig

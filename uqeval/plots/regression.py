@@ -340,9 +340,7 @@ def plot_sharpness(
     :func:`uqeval.metrics.sharpness.sharpness` when None). Uses every row. ``label``, ``color``: one
     labelled series of an overlay of models (an outline, its RMS σ dashed in its colour).
     """
-    sd = finite_1d(std, "std")
-    if sd.size == 0:
-        raise InputError("std has no rows to plot")
+    sd = finite_columns(std=std)["std"]
     check_positive(sd, "std")
     try:
         counts, edges = np.histogram(sd, bins=bins)
@@ -358,30 +356,25 @@ def plot_sharpness(
     if label is not None:
         ax.stairs(counts, edges, color=color, linewidth=LINE["main"], label=f"{label} (RMS σ = {rms_sd:.4g})")
         ax.axvline(rms_sd, color=color, linewidth=LINE["ref"], linestyle="--")
-        ax.set_ylim(bottom=0)
-        thousands(ax.yaxis)
-        style_axes(
-            ax,
-            title,
-            f"predicted standard deviation σ ({_Y_UNITS})",
-            "number of rows",
-            legend_loc="upper right",
+    else:
+        ax.stairs(counts, edges, fill=True, color=COLORS["band"], alpha=0.6, label="rows")
+        ax.stairs(counts, edges, color=COLORS["main"], linewidth=LINE["thin"])
+        ax.axvline(mean_sd, color=COLORS["accent"], linewidth=LINE["main"], label=f"mean σ = {mean_sd:.4g}")
+        ax.axvline(
+            rms_sd,
+            color=COLORS["accent2"],
+            linewidth=LINE["main"],
+            linestyle="--",
+            label=f"RMS σ (sharpness) = {rms_sd:.4g}",
         )
-        return fig
-    ax.stairs(counts, edges, fill=True, color=COLORS["band"], alpha=0.6, label="rows")
-    ax.stairs(counts, edges, color=COLORS["main"], linewidth=LINE["thin"])
-    ax.axvline(mean_sd, color=COLORS["accent"], linewidth=LINE["main"], label=f"mean σ = {mean_sd:.4g}")
-    ax.axvline(
-        rms_sd,
-        color=COLORS["accent2"],
-        linewidth=LINE["main"],
-        linestyle="--",
-        label=f"RMS σ (sharpness) = {rms_sd:.4g}",
-    )
     ax.set_ylim(bottom=0)
     thousands(ax.yaxis)
     style_axes(
-        ax, title, f"predicted standard deviation σ ({_Y_UNITS})", "number of rows", legend_loc="outside"
+        ax,
+        title,
+        f"predicted standard deviation σ ({_Y_UNITS})",
+        "number of rows",
+        legend_loc="upper right" if label is not None else "outside",
     )
     return fig
 
@@ -451,9 +444,7 @@ def plot_reliability_diagram(
     """
     from ..metrics.reliability import max_calibration_error_at
 
-    u = finite_1d(pit, "pit")
-    if u.size == 0:
-        raise InputError("pit has no rows to plot")
+    u = finite_columns(pit=pit)["pit"]
     check_unit_interval(u, "pit")
     u = np.sort(u)
     n = u.size
@@ -469,42 +460,35 @@ def plot_reliability_diagram(
     ys = np.concatenate([[0.0], (idx + 1) / n, [1.0]])
     fig, ax = axes_for(ax, figsize=(5.6, 5.2))
     diagonal(ax, "perfect reliability")
-    if label is not None:  # one labelled series of an overlay: its largest deviation goes in the legend
-        ax.step(
-            xs,
-            ys,
-            where="post",
-            color=color,
-            linewidth=LINE["main"],
-            label=f"{label} (max |C(φ) − φ| = {max_cal_err:.4f})",
-        )
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
-        ax.set_aspect("equal")
-        style_axes(
-            ax, title, "predicted probability φ (PIT)", "observed frequency C(φ)", legend_loc="upper left"
-        )
-        return fig
-    ax.step(xs, ys, where="post", color=COLORS["main"], linewidth=LINE["main"], label="empirical CDF of PIT")
-    ax.plot(
-        [phi, phi],
-        [phi, c_phi],
-        color=COLORS["accent"],
-        linewidth=2.2,
-        label=f"max |C(φ) − φ| = {max_cal_err:.4f}",
+    ax.step(
+        xs,
+        ys,
+        where="post",
+        color=COLORS["main"] if label is None else color,
+        linewidth=LINE["main"],
+        # one labelled series of an overlay: its largest deviation goes in the legend
+        label="empirical CDF of PIT" if label is None else f"{label} (max |C(φ) − φ| = {max_cal_err:.4f})",
     )
-    ax.plot([phi], [c_phi], marker="o", color=COLORS["accent"], markersize=5)
-    right = phi < 0.6  # put the label on the side with room
-    ax.annotate(
-        f"φ = {phi:.3f}",
-        (phi, 0.5 * (phi + c_phi)),
-        xytext=(8 if right else -8, 0),
-        textcoords="offset points",
-        fontsize=FONT["note"],
-        color=COLORS["accent"],
-        va="center",
-        ha="left" if right else "right",
-    )
+    if label is None:
+        ax.plot(
+            [phi, phi],
+            [phi, c_phi],
+            color=COLORS["accent"],
+            linewidth=2.2,
+            label=f"max |C(φ) − φ| = {max_cal_err:.4f}",
+        )
+        ax.plot([phi], [c_phi], marker="o", color=COLORS["accent"], markersize=5)
+        right = phi < 0.6  # put the label on the side with room
+        ax.annotate(
+            f"φ = {phi:.3f}",
+            (phi, 0.5 * (phi + c_phi)),
+            xytext=(8 if right else -8, 0),
+            textcoords="offset points",
+            fontsize=FONT["note"],
+            color=COLORS["accent"],
+            va="center",
+            ha="left" if right else "right",
+        )
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_aspect("equal")
@@ -537,9 +521,7 @@ def plot_pit_histogram(
     if (pit is None) == (counts is None):
         raise InputError("give exactly one of pit (values) or counts (histogram) to plot")
     if pit is not None:
-        u = finite_1d(pit, "pit")
-        if u.size == 0:
-            raise InputError("pit has no rows to plot")
+        u = finite_columns(pit=pit)["pit"]
         check_unit_interval(u, "pit")
         from ..metrics.quantiles import pit_histogram
 

@@ -19,11 +19,11 @@ from matplotlib.lines import Line2D
 
 from ..errors import UsageError
 from ..metrics.ucc import UCCCurve
-from .common import COLORS, FONT, LINE, MODEL_COLORS, axes_for, envelope_downsample, style_axes
+from ..text import fmt_percent
+from .common import COLORS, FONT, LINE, axes_for, envelope_downsample, model_color, nan_if_null, style_axes
 
 __all__ = ["plot_ucc", "axis_label"]
 
-_MODEL_COLORS = MODEL_COLORS  # one per model, in the fixed order of the style
 _TITLES = {"bandwidth": "Bandwidth", "missrate": "Miss rate", "excess": "Excess", "deficit": "Deficit"}
 
 
@@ -36,20 +36,9 @@ def axis_label(axis: str, normalize: str) -> str:
     return f"{_TITLES[axis]} ({unit})"
 
 
-def _fmt_gain(gain: float | None) -> str:
-    from ..text import fmt_percent
-
-    return fmt_percent(gain)
-
-
 def _fmt_area(area: float | None) -> str:
     """An AUUCC in a legend; ``n/a`` when it could not be computed finitely (null in the summary)."""
     return "n/a" if area is None or not np.isfinite(area) else f"{area:.4g}"
-
-
-def _value(v: float | None) -> float:
-    """A coordinate of an operating point: null (not computed finitely) is NaN, which draws nothing."""
-    return np.nan if v is None else float(v)
 
 
 def _draw_curve(ax, curve: UCCCurve, **kw) -> None:
@@ -68,7 +57,7 @@ def _draw_model(ax: Axes, m: Mapping, color: str) -> None:
         m["curve"],
         color=color,
         linewidth=LINE["main"],
-        label=f"{m['name']} (AUUCC={_fmt_area(m['auucc'])}, gain={_fmt_gain(m.get('gain'))})",
+        label=f"{m['name']} (AUUCC={_fmt_area(m['auucc'])}, gain={fmt_percent(m.get('gain'))})",
     )
     _draw_curve(
         ax,
@@ -80,8 +69,8 @@ def _draw_model(ax: Axes, m: Mapping, color: str) -> None:
     )
     op, op_min = m["op"], m["op_min"]
     ax.plot(
-        [_value(op["x"])],
-        [_value(op["y"])],
+        [nan_if_null(op["x"])],
+        [nan_if_null(op["y"])],
         marker="o",
         markersize=7,
         markerfacecolor="white",
@@ -91,8 +80,8 @@ def _draw_model(ax: Axes, m: Mapping, color: str) -> None:
         zorder=5,
     )
     ax.plot(
-        [_value(op_min["x"])],
-        [_value(op_min["y"])],
+        [nan_if_null(op_min["x"])],
+        [nan_if_null(op_min["y"])],
         marker="D",
         markersize=6,
         color=color,
@@ -147,15 +136,15 @@ def plot_ucc(
 
     fig, ax = axes_for(ax)
     for i, m in enumerate(models):
-        _draw_model(ax, m, _MODEL_COLORS[i % len(_MODEL_COLORS)])
+        _draw_model(ax, m, model_color(i))
 
     # isocost lines span the view fixed by the curves
     ax.margins(0.03)
     x0, x1 = ax.get_xlim()
     y0, y1 = ax.get_ylim()
     for i, m in enumerate(models):
-        color = _MODEL_COLORS[i % len(_MODEL_COLORS)]
-        level = _value(m["op_min"]["cost"])
+        color = model_color(i)
+        level = nan_if_null(m["op_min"]["cost"])
         if not np.isfinite(level):
             continue  # no minimum-cost point (an axis overflowed): no isocost line
         if c == 1.0:

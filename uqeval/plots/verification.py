@@ -16,7 +16,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ..errors import InputError, option
-from .common import COLORS, FONT, LINE, axes_for, model_color, style_axes
+from .common import COLORS, FONT, LINE, axes_for, estimate_bounds, model_color, style_axes
 
 __all__ = ["plot_skill", "reference_label"]
 
@@ -27,17 +27,6 @@ def reference_label(info: Mapping[str, Any]) -> str:
     if kind in ("file", "prediction"):
         return str(info.get("path") or kind)
     return kind + (f" of {info['path']}" if kind == "climatology" and info.get("path") else "")
-
-
-def _entry(value: Any) -> tuple[float, float, float]:
-    """``(estimate, low, high)`` of a skill value: a number (score) or ``{estimate, low, high}`` (compare)."""
-
-    def num(v: Any) -> float:
-        return float("nan") if v is None else float(v)
-
-    if isinstance(value, Mapping):
-        return num(value.get("estimate")), num(value.get("low")), num(value.get("high"))
-    return num(value), float("nan"), float("nan")
 
 
 #: Scores whose skill is not the ratio 1 − S/S_ref but a difference, with its unit (glossary ``skill.<score>``).
@@ -77,7 +66,7 @@ def plot_skill(
     values: list[float] = [0.0]
     bars = []
     for i, model in enumerate(models):
-        vals = [_entry(skill[s].get(model) if per_model else skill[s]) for s in scores]
+        vals = [estimate_bounds(skill[s].get(model) if per_model else skill[s]) for s in scores]
         est = np.array([v[0] for v in vals])
         pos = x - 0.4 + width * (i + 0.5)
         ok = np.isfinite(est)

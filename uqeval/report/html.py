@@ -279,9 +279,7 @@ def _matrix_table(
                     break
         label = f"<code>{_esc(path)}</code>"
         if link_glossary:
-            entry = find_entry(path)
-            if entry:
-                label = f'<a href="#{_glossary_id(entry[0])}" title="{_esc(entry[1]["title"])}">{label}</a>'
+            label = _glossary_link(path, label)
         cells = [f'<th scope="row">{label}</th>']
         if orientations is not None:
             # orient None is simply not a key: "—" is shown
@@ -295,14 +293,27 @@ def _matrix_table(
         best = _best_columns(values, orient, targets)
         cells += [_value_cell(v, i in best) for i, v in enumerate(values)]
         rows.append(f"<tr>{''.join(cells)}</tr>")
-    return (
-        f'<div class="table-wrap"><table class="{table_class}"><thead><tr>{"".join(head)}</tr>'
-        f"</thead><tbody>{''.join(rows)}</tbody></table></div>"
-    )
+    return _table(table_class, "".join(head), "".join(rows))
 
 
 def _glossary_id(key: str) -> str:
     return "glossary-" + _ID_UNSAFE.sub("-", key)
+
+
+def _glossary_link(path: str, label: str) -> str:
+    """``label`` linked to the glossary entry of the metric at ``path`` (its title on hover), if it has one."""
+    entry = find_entry(path)
+    if not entry:
+        return label
+    return f'<a href="#{_glossary_id(entry[0])}" title="{_esc(entry[1]["title"])}">{label}</a>'
+
+
+def _table(table_class: str, head: str, body: str) -> str:
+    """A table that scrolls sideways when too wide: ``head`` its header cells, ``body`` its rows (HTML)."""
+    return (
+        f'<div class="table-wrap"><table class="{table_class}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
 
 
 def _union(seqs: Iterable[Iterable[str]]) -> list[str]:
@@ -527,10 +538,8 @@ def _section_summary(entries, names, ids: _Ids, flats, orients, comparison) -> s
             else:
                 better = _SHORT_ORIENTATION.get(orient or "", "—")
             group, _, rest = shown_path.partition(".")
-            label = f"<code>{_esc(group)}.<wbr>{_esc(rest)}</code>"  # breaks after the group
-            entry = find_entry(shown_path)
-            if entry:
-                label = f'<a href="#{_glossary_id(entry[0])}" title="{_esc(entry[1]["title"])}">{label}</a>'
+            code = f"<code>{_esc(group)}.<wbr>{_esc(rest)}</code>"  # breaks after the group
+            label = _glossary_link(shown_path, code)
             head.append(f'<th scope="col">{label}<br><span class="orient">{_esc(better)}</span></th>')
             best = _best_columns(values, orient, targets)
             for i, v in enumerate(values):
@@ -546,10 +555,7 @@ def _section_summary(entries, names, ids: _Ids, flats, orients, comparison) -> s
                 cells.append(f'<td class="num">{len(wins[i])} of {len(columns)}</td>')
             rows.append(f"<tr>{''.join(cells)}</tr>")
         parts.append(f'<p class="lead">{_verdict(names, wins, len(columns))}</p>')
-        parts.append(
-            f'<div class="table-wrap"><table class="scoreboard"><thead><tr>{"".join(head)}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table></div>"
-        )
+        parts.append(_table("scoreboard", "".join(head), "".join(rows)))
         parts.append(
             '<p class="note">The headline metrics of each representation, one row per file; the best value of '
             "each column is in bold (↓ the lowest, ↑ the highest, ◎ the closest to its target; ties are all "
@@ -641,12 +647,7 @@ def _comparison_tests(comparison: Mapping[str, Any], ids: _Ids) -> str:
             "verdict",
         )
     )
-    table = (
-        f'<div class="table-wrap"><table class="tests"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
-        "</table></div>"
-        if rows
-        else '<p class="note">No paired test was run.</p>'
-    )
+    table = _table("tests", head, "".join(rows)) if rows else '<p class="note">No paired test was run.</p>'
     return (
         f'<h3 id="{ids.make("summary-tests")}">Paired tests (uqeval compare)</h3>{table}'
         '<p class="note">Each model against the best one per comparison score (lower is better), on the same '
@@ -662,7 +663,7 @@ def _section_monitor(monitor: Mapping[str, Any] | None, ids: _Ids) -> str:
     tests with their alarms, and its plot (``monitor = {"name", "doc", "image"}``)."""
     if monitor is None:
         return ""
-    from .monitor import test_table, window_table
+    from .monitor import in_alarm, test_table, window_table
 
     doc = monitor["doc"]
     inp = doc.get("input") or {}
@@ -679,10 +680,7 @@ def _section_monitor(monitor: Mapping[str, Any] | None, ids: _Ids) -> str:
 
     thead = "".join(f'<th scope="col">{_esc(h)}</th>' for h in head)
     body = "".join(row(r, i == len(rows) - 1) for i, r in enumerate(rows))
-    windows = (
-        f'<div class="table-wrap"><table class="monitor"><thead><tr>{thead}</tr></thead><tbody>{body}</tbody>'
-        "</table></div>" + (f'<p class="meta">{_esc(caption)}</p>' if caption else "")
-    )
+    windows = _table("monitor", thead, body) + (f'<p class="meta">{_esc(caption)}</p>' if caption else "")
     n_win = len(doc.get("windows") or ())
     parts = [
         f'<section id="{ids.make("monitor")}"><h2>Monitor</h2>',
@@ -711,13 +709,11 @@ def _section_monitor(monitor: Mapping[str, Any] | None, ids: _Ids) -> str:
             + "</tr>"
             for r in trows
         )
-        n_alarm = sum(1 for t in tests if t.get("status", "alarm" if t.get("alarm") else "ok") == "alarm")
+        n_alarm = sum(map(in_alarm, tests))
         kind = "Change detectors" if doc.get("mode") == "detect" else "Anytime-valid tests"
         parts.append(
             f'<h3 id="{ids.make("monitor-tests")}">{kind}: {n_alarm} in alarm</h3>'
-            f'<div class="table-wrap"><table class="tests"><thead><tr>'
-            + "".join(f'<th scope="col">{_esc(h)}</th>' for h in thead_t)
-            + f"</tr></thead><tbody>{tbody}</tbody></table></div>"
+            + _table("tests", "".join(f'<th scope="col">{_esc(h)}</th>' for h in thead_t), tbody)
         )
     parts.append(
         f'<h3 id="{ids.make("monitor-windows")}">Headline metrics per window</h3>'

@@ -81,26 +81,25 @@ def fmt_e(value: float | None) -> str:
     return f"{value:.3g}"
 
 
-def _day(value: Any, dates: bool) -> str:
-    """A window bound as text: ISO dates without a midnight time when every window starts at midnight."""
-    text = str(value)
-    return text[:10] if dates and text.endswith("T00:00:00") else text
+def start_labels(doc: dict[str, Any]) -> list[str]:
+    """Each window's start as text: ISO dates without the time when every window starts at midnight."""
+    starts = [str(w["start"]) for w in doc["windows"]]
+    if all(s.endswith("T00:00:00") for s in starts):
+        return [s[:10] for s in starts]
+    return starts
 
 
-def _dates_only(doc: dict[str, Any]) -> bool:
-    return all(str(w["start"]).endswith("T00:00:00") for w in doc["windows"])
+def in_alarm(t: dict[str, Any]) -> bool:
+    """Whether a test is in alarm at the last window (``status``; ``alarm`` in documents without it)."""
+    return t.get("status", "alarm" if t["alarm"] else "ok") == "alarm"
 
 
-def _status(t: dict[str, Any], windows: list[dict[str, Any]], dates: bool) -> tuple[str, str, str]:
+def _status(t: dict[str, Any], starts: list[str]) -> tuple[str, str, str]:
     """``(status, alarm window, change window)`` of a test at the last window (windows by their start)."""
-    if t.get("status", "alarm" if t["alarm"] else "ok") == "alarm":
+    if in_alarm(t):
         since = t.get("alarm_since_window", t.get("first_alarm_window"))
         change = t.get("change_window")
-        return (
-            "ALARM",
-            "" if since is None else _day(windows[since]["start"], dates),
-            "" if change is None else _day(windows[change]["start"], dates),
-        )
+        return "ALARM", "" if since is None else starts[since], "" if change is None else starts[change]
     earlier = len(t.get("alarms", []))
     return ("OK" if not earlier else f"OK ({earlier} earlier)"), "", ""
 
@@ -114,11 +113,11 @@ def _metric(t: dict[str, Any]) -> str:
 
 def test_table(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """One row per test: name, status, the window its alarm began in, the change's first window, e-value, metric."""
-    dates = _dates_only(doc)
+    starts = start_labels(doc)
     detect = doc.get("mode") == "detect"
     rows = []
     for t in doc["tests"]:
-        status, since, change = _status(t, doc["windows"], dates)
+        status, since, change = _status(t, starts)
         rows.append(
             [t["name"], status, since, *([change] if detect else []), fmt_e(t["e_value"]), _metric(t)]
         )
@@ -153,7 +152,7 @@ def _marks(doc: dict[str, Any]) -> tuple[dict[int, int], set[int]]:
     return alarms, changes
 
 
-def _shown(doc: dict[str, Any], alarms: dict[int, int], changes: set[int]) -> list[int | None]:
+def _shown(doc: dict[str, Any], changes: set[int]) -> list[int | None]:
     """The window indices listed (None: a run of windows left out)."""
     n = len(doc["windows"])
     if n <= MAX_WINDOW_ROWS:
@@ -177,16 +176,16 @@ def window_table(
     alarm at its end; ``*``: a change estimated to begin there), then the cumulative row."""
     paths = headline_paths(doc["cumulative"]["metrics"])[:n_metrics]
     alarms, changes = _marks(doc)
-    dates = _dates_only(doc)
+    starts = start_labels(doc)
     n_tests = len(doc["tests"])
     rows = []
-    for i in _shown(doc, alarms, changes):
+    for i in _shown(doc, changes):
         if i is None:
             rows.append(["...", "", *[""] * len(paths), ""])
             continue
         w = doc["windows"][i]
         rows.append(
-            [_day(w["start"], dates) + ("*" if i in changes else ""), str(w["n_rows"])]
+            [starts[i] + ("*" if i in changes else ""), str(w["n_rows"])]
             + [fmt_number(value_at(w["metrics"], p)) for p in paths]
             + [f"ALARM {alarms[i]}/{n_tests}" if i in alarms else ""]
         )

@@ -73,12 +73,11 @@ def title(summary: dict[str, Any]) -> str:
     )
 
 
-def caption(summary: dict[str, Any]) -> str:
-    """How to read the table: gain, k = 1 and k*."""
-    return (
-        "gain = (AUUCC const − AUUCC) / AUUCC const, higher is better (const: constant-width band around "
-        "the same prediction); k=1: the intervals as given; k*: minimum of the cost c·x + (1 − c)·y"
-    )
+#: How to read the table: gain, k = 1 and k*.
+CAPTION = (
+    "gain = (AUUCC const − AUUCC) / AUUCC const, higher is better (const: constant-width band around "
+    "the same prediction); k=1: the intervals as given; k*: minimum of the cost c·x + (1 − c)·y"
+)
 
 
 def pvalue_title(summary: dict[str, Any]) -> str:
@@ -100,7 +99,7 @@ def to_markdown(summary: dict[str, Any]) -> str:
         "",
         *table(*summary_rows(summary)),
         "",
-        md_cell(caption(summary)),
+        md_cell(CAPTION),
     ]
     pv = pvalue_rows(summary)
     if pv is not None:
@@ -135,7 +134,7 @@ def rich_tables(summary: dict[str, Any], width: int) -> list[Any]:
 
     header, rows = summary_rows(summary)
     header = [h.replace(" ", "\n", 1) for h in header]  # "k=1" over "bandwidth": narrower columns
-    table = _table(title(summary), caption(summary), header, rows)
+    table = _table(title(summary), CAPTION, header, rows)
     out = [table]
     console = Console(width=width)
     if console.measure(table, options=console.options.update_width(100_000)).maximum > width:
@@ -144,7 +143,7 @@ def rich_tables(summary: dict[str, Any], width: int) -> list[Any]:
         out = [
             _table(
                 title(summary) if j == 0 else None,
-                caption(summary) if j == 1 else None,
+                CAPTION if j == 1 else None,
                 [header[i] for i in idx],
                 [[r[i] for i in idx] for r in rows],
             )

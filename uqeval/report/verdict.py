@@ -36,7 +36,7 @@ def aspects(document: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     return [a for a in verdict.get("aspects") or [] if isinstance(a, dict)]
 
 
-def rich_verdict(document: Mapping[str, Any] | None, prefix: str = "") -> Any | None:
+def rich_verdict(document: Mapping[str, Any] | None) -> Any | None:
     """A rich ``Text`` of the verdict lines (``None`` without a verdict), each label coloured."""
     shown = aspects(document)
     if not shown:
@@ -49,7 +49,7 @@ def rich_verdict(document: Mapping[str, Any] | None, prefix: str = "") -> Any | 
     for i, a in enumerate(shown):
         if i:
             out.append("\n")
-        out.append(plain(f"{prefix}{a.get('aspect')}: "), style="bold")
+        out.append(plain(f"{a.get('aspect')}: "), style="bold")
         out.append(
             plain(str(a.get("sentence"))), style=_RICH[_tone(a)] if i == 0 or _tone(a) != "bad" else ""
         )
@@ -57,12 +57,12 @@ def rich_verdict(document: Mapping[str, Any] | None, prefix: str = "") -> Any | 
     return out
 
 
-def markdown_verdict(document: Mapping[str, Any] | None, prefix: str = "") -> list[str]:
+def markdown_verdict(document: Mapping[str, Any] | None) -> list[str]:
     """Markdown lines: one bullet per aspect, then a blank line (none without a verdict)."""
     from ..text import md_cell, md_code
 
     lines = [
-        f"- **{md_cell(prefix + str(a.get('aspect')))}**: {md_cell(a.get('sentence'))} "
+        f"- **{md_cell(str(a.get('aspect')))}**: {md_cell(a.get('sentence'))} "
         f"(rule `{md_code(a.get('rule'))}`)"
         for a in aspects(document)
     ]
