@@ -406,22 +406,13 @@ class AccuracyMoments(Special):
         return {**chan_merge(a, b, comoments=True), "sse": a["sse"] + b["sse"]}
 
     def finalize(self, st, s):
+        from ..metrics.accuracy import corr_from_sums, r2_from_sums
+
         n, sse, m2 = st["n"], st["sse"], st["m2"]
-        # the conventions of accuracy_batch: r2 as scikit-learn's force_finite, NaN below 2 rows
-        ss_tot, sp = m2[0, 0], m2[1, 1]
-        if ss_tot > 0:
-            r2 = 1.0 - sse / ss_tot
-        else:
-            r2 = 1.0 if sse == 0 else 0.0
-        corr = (
-            float(np.clip(m2[0, 1] / np.sqrt(ss_tot * sp), -1.0, 1.0))
-            if ss_tot > 0 and sp > 0
-            else float("nan")
-        )
         return {
             "rmse": float(np.sqrt(sse / n)),
-            "r2": float(r2) if n >= 2 else float("nan"),
-            "corr": corr if n >= 2 else float("nan"),
+            "r2": float(r2_from_sums(sse, m2[0, 0], n)),
+            "corr": float(corr_from_sums(m2[0, 1], m2[0, 0], m2[1, 1], n)),
         }
 
 
