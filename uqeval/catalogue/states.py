@@ -359,14 +359,10 @@ def chan_merge(a: State, b: State, comoments: bool) -> State:
     """Two ``{"n", "mean", "m2"}`` moment states of some columns combined (Chan, Golub & LeVeque's pairwise
     update; ``n`` a row count or a total weight): ``m2`` the co-moment matrix (``comoments``) or the
     columns' second central moments."""
-    n = a["n"] + b["n"]
-    delta = b["mean"] - a["mean"]
-    cross = np.outer(delta, delta) if comoments else delta**2
-    return {
-        "n": n,
-        "mean": a["mean"] + delta * (b["n"] / n),
-        "m2": a["m2"] + b["m2"] + cross * (a["n"] * b["n"] / n),
-    }
+    from ..metrics.blocks import merge_moments
+
+    n, mean, m2 = merge_moments(a["n"], a["mean"], a["m2"], b["n"], b["mean"], b["m2"], comoments)
+    return {"n": n, "mean": mean, "m2": m2}
 
 
 class AccuracyMoments(Special):

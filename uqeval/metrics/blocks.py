@@ -12,6 +12,7 @@ the same order as before.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -176,3 +177,23 @@ def trapezoid(x: np.ndarray, y: np.ndarray) -> float:
     for start, stop in _blocks(m, BLOCK):
         total.add(np.diff(x[start : stop + 1]) * (y[start + 1 : stop + 1] + y[start:stop]))
     return float(total.total() * 0.5)
+
+
+def merge_moments(
+    n_a: Any, mean_a: Any, m2_a: Any, n_b: Any, mean_b: Any, m2_b: Any, comoments: bool = False
+) -> tuple[Any, Any, Any]:
+    r"""``(n, mean, m2)`` of two disjoint sets of rows from each one's count (or total weight), mean and centred
+    sum of squares: Chan, Golub & LeVeque's pairwise update (1979; weighted: West 1979),
+
+    .. math:: \delta = \bar x_b - \bar x_a, \quad \bar x = \bar x_a + \delta\,\frac{n_b}{n}, \quad
+              M_2 = M_{2,a} + M_{2,b} + \delta^2\,\frac{n_a n_b}{n},
+
+    exact far from zero where raw sums of squares lose every digit. ``mean`` and ``m2`` may be arrays (one
+    column each); ``comoments``: ``m2`` is the co-moment matrix and :math:`\delta^2` the outer product
+    :math:`\delta\delta^\top`. The one place of this update: the catalogue's moment states
+    (:func:`uqeval.catalogue.states.chan_merge`), the Diebold-Mariano moments
+    (:class:`uqeval.metrics.comparison.Moments`) and the UCC's target moments call it."""
+    n = n_a + n_b
+    delta = mean_b - mean_a
+    cross = np.outer(delta, delta) if comoments else delta * delta
+    return n, mean_a + delta * (n_b / n), m2_a + m2_b + cross * (n_a * n_b / n)

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..validation import as_float_array, check_finite, check_same_length
+from .blocks import merge_moments
 
 
 def _check_count(value: int, name: str, minimum: int = 1) -> int:
@@ -166,8 +167,7 @@ class Moments:
             return self
         if not np.array_equal(self.shift, other.shift):
             raise ValueError("moments with different shifts cannot be merged")  # a bug, not bad input
-        n = self.n + other.n
-        delta = other.mean - self.mean
+        n, mean, m2 = merge_moments(self.n, self.mean, self.m2, other.n, other.mean, other.m2)
         lagged = self.lagged + other.lagged
         x = np.concatenate([self.tail, other.head])
         la = len(self.tail)
@@ -175,12 +175,11 @@ class Moments:
             lo, hi = max(0, la - k), min(la, len(x) - k)
             if hi > lo:
                 lagged[k - 1] += np.einsum("ij,ij->j", x[lo:hi], x[lo + k : hi + k])
-        m2 = self.m2 + other.m2 + delta * delta * (self.n * other.n / n)
         return Moments(
             self.lag,
             self.shift,
             n,
-            self.mean + delta * (other.n / n),
+            mean,
             m2,
             lagged,
             np.concatenate([self.head, other.head])[: self.lag],

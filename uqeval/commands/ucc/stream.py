@@ -60,6 +60,7 @@ import numpy as np
 
 from ...config import Settings
 from ...errors import InputError
+from ...metrics.blocks import merge_moments
 
 if TYPE_CHECKING:
     from ...engine.options import EngineOptions
@@ -268,13 +269,12 @@ def merge_file(a: State | None, b: State) -> State:
     """Two file states combined: sums add, the target's moments by Chan's merge over the total weights."""
     if a is None:
         return b
-    t = a["t"] + b["t"]
-    delta = b["y_mean"] - a["y_mean"]
+    t, y_mean, y_m2 = merge_moments(a["t"], a["y_mean"], a["y_m2"], b["t"], b["y_mean"], b["y_m2"])
     return {
         "n": a["n"] + b["n"],
         "t": t,
-        "y_mean": a["y_mean"] + delta * (b["t"] / t),
-        "y_m2": a["y_m2"] + b["y_m2"] + delta * delta * (a["t"] * b["t"] / t),
+        "y_mean": y_mean,
+        "y_m2": y_m2,
         "op": {key: a["op"][key] + b["op"][key] for key in a["op"]},
         "model": merge_band(a["model"], b["model"]),
         "const": merge_band(a["const"], b["const"]),
