@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -104,6 +104,15 @@ def dm_from_moments(dbar: float, acov: float, n: int, max_abs: float, lag: int =
         h = lag + 1
         statistic = dbar / np.sqrt(acov / n) * np.sqrt((n + 1 - 2 * h + h * (h - 1) / n) / n)
     return {"statistic": float(statistic), "p_value": float(2.0 * stdtr(n - 1, -abs(statistic)))}
+
+
+def lag_autocovariance(lagged: Any, delta: Any, sum_a: Any, sum_b: Any, n: int, k: int) -> Any:
+    r"""The lag-``k`` autocovariance :math:`\hat\gamma_k = \frac1N\sum_{i>k} (d_i - \bar d)(d_{i-k} - \bar d)` from
+    sums of the shifted :math:`e = d - c`: :math:`N\hat\gamma_k = S_k - \delta (A_k + B_k) + (N - k)\delta^2`,
+    with :math:`S_k = \sum_i e_i e_{i-k}`, :math:`\delta = \bar d - c` and :math:`A_k, B_k` the sums of
+    :math:`e` without its first and without its last ``k`` rows (floats, or arrays of one column each). The one
+    place of this expansion: :meth:`Moments.dm` and compare's lag-1 note call it."""
+    return (lagged - delta * (sum_a + sum_b) + (n - k) * delta * delta) / n
 
 
 @dataclass
@@ -200,7 +209,7 @@ class Moments:
         for k in range(1, self.lag + 1):
             a = sum_e - float(self.head[:k, j].sum())
             b = sum_e - float(self.tail[len(self.tail) - k :, j].sum())
-            gamma = (float(self.lagged[k - 1, j]) - delta * (a + b) + (n - k) * delta * delta) / n
+            gamma = lag_autocovariance(float(self.lagged[k - 1, j]), delta, a, b, n, k)
             acov += 2.0 * gamma  # uniform weights up to lag h - 1 (HLN 1997, eq. 5)
         return dm_from_moments(dbar, acov, n, float(self.max_abs[j]), self.lag)
 
