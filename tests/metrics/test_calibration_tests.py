@@ -234,3 +234,20 @@ def test_degenerate_inputs():
     assert (
         np.isfinite(out["pit_ad_stat"]) and out["pit_ad_p"] < 0.01
     )  # one clipped PIT carries limited weight
+
+
+def test_kish_is_the_one_effective_number_of_rows():
+    """effective_rows, the information criteria's standard errors (sem_from_moments) and the Hosmer-Lemeshow
+    groups all take rowweights.kish: (sum w)^2 / sum w^2, n for equal weights, scale-free."""
+    from uqeval.metrics.ensembles import sem_from_moments, sem_moments
+    from uqeval.metrics.rowweights import effective_rows, kish
+
+    w = np.random.default_rng(2).lognormal(size=200)
+    ref = w.sum() ** 2 / np.sum(w * w)
+    assert effective_rows(w) == pytest.approx(ref, rel=1e-14)
+    assert effective_rows(7.0 * w) == pytest.approx(ref, rel=1e-14)
+    assert kish(np.array([3.0, 4.0]), np.array([3.0, 16.0])).tolist() == [3.0, 1.0]
+    t = np.random.default_rng(3).normal(size=(200, 1))
+    st = sem_moments(t, w)
+    se = float(sem_from_moments(st)[0])
+    assert se * se * (kish(st["n"], st["sq"]) - 1.0) == pytest.approx(float(st["m2"][0]) / st["n"], rel=1e-12)

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..errors import InputError
 from .normal import ndtr
-from .rowweights import CodeSums, effective_rows, row_units
+from .rowweights import CodeSums, effective_rows, kish, row_units
 
 __all__ = [
     "ad_pvalue",
@@ -501,7 +501,7 @@ def hosmer_lemeshow(
     total = by_group(w)
     keep = total > 0
     total = total[keep]
-    n_k = total if weights is None else total**2 / by_group(w * w)[keep]  # (equal weights: the row counts)
+    n_k = total if weights is None else kish(total, by_group(w * w)[keep])  # (equal weights: the row counts)
     o1, e1 = by_group(w * y)[keep] / total, by_group(w * p)[keep] / total
     o0, e0 = 1.0 - o1, 1.0 - e1
 

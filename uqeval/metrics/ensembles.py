@@ -373,13 +373,15 @@ def sem_from_moments(st: dict[str, Any]) -> np.ndarray:
     .. math:: \mathrm{se} = \sqrt{\frac{\sum_i w_i (t_i - \bar t_w)^2 / \sum_i w_i}{n_\mathrm{eff} - 1}},
               \qquad n_\mathrm{eff} = \frac{(\sum_i w_i)^2}{\sum_i w_i^2}
 
-    (Kish's effective number of rows, :func:`~uqeval.metrics.rowweights.effective_rows`): with unit weights
+    (Kish's effective number of rows, :func:`~uqeval.metrics.rowweights.kish`): with unit weights
     :math:`s / \sqrt N` (ddof = 1), scale-free, and :math:`\mathrm{se}^2 (n_\mathrm{eff} - 1)` is the
     weighted variance of the rows (integer weights: that of the repeated rows). NaN where
     :math:`n_\mathrm{eff} \le 1` (one row). Assumes independent rows with weights fixed apart from the outcomes.
     """
+    from .rowweights import kish
+
     total, sq, m2 = st["n"], st["sq"], np.asarray(st["m2"], dtype=np.float64)
-    n_eff = total * total / sq if sq > 0 else 0.0
+    n_eff = kish(total, sq) if sq > 0 else 0.0
     if not n_eff > 1.0 + 1e-12:
         return np.full(m2.shape, np.nan)
     return np.sqrt(m2 / total / (n_eff - 1.0))

@@ -20,6 +20,8 @@ positions ``[C_{i-1}, C_i)``, ``C = cumsum(u)`` (:func:`row_at`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 #: relative distance from an integer within which a ratio of weights is taken as that integer (weights
@@ -45,6 +47,15 @@ def weighted_sorted_cdf(weights_sorted: np.ndarray) -> tuple[np.ndarray, np.ndar
     return np.cumsum(w) / total, w / total
 
 
+def kish(total: Any, sq: Any) -> Any:
+    r"""Kish's effective number of rows from the sum of the weights and the sum of their squares,
+    :math:`n_\mathrm{eff} = (\sum_i w_i)^2 / \sum_i w_i^2` (floats or arrays: one per group). The one place of the
+    formula: :func:`effective_rows` (of the weights themselves), the information criteria's streamed standard
+    errors (:func:`uqeval.metrics.ensembles.sem_from_moments`, of merged sums) and the Hosmer-Lemeshow groups
+    (:func:`uqeval.metrics.calibration_tests.hosmer_lemeshow`, per group) call it."""
+    return total * total / sq
+
+
 def effective_rows(weights) -> float:
     r"""Kish's effective number of rows of weighted rows, :math:`n_\mathrm{eff} = (\sum_i w_i)^2 / \sum_i w_i^2`.
 
@@ -55,7 +66,7 @@ def effective_rows(weights) -> float:
     w = np.asarray(weights, dtype=np.float64)
     scale = w.max()  # (squares of large or tiny weights stay finite)
     v = w / scale
-    return float(v.sum() ** 2 / np.dot(v, v))
+    return float(kish(v.sum(), np.dot(v, v)))
 
 
 #: float64 bit pattern >> _CODE_SHIFT: histogram codes of non-negative numbers (monotone in the value; a code
