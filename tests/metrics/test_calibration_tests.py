@@ -251,3 +251,16 @@ def test_kish_is_the_one_effective_number_of_rows():
     st = sem_moments(t, w)
     se = float(sem_from_moments(st)[0])
     assert se * se * (kish(st["n"], st["sq"]) - 1.0) == pytest.approx(float(st["m2"][0]) / st["n"], rel=1e-12)
+
+
+def test_two_sided_normal_p_is_scipys_and_keeps_the_tail():
+    """two_sided_normal_p (Spiegelhalter's and the verdict's z-tests) equals scipy.stats.norm's 2 sf(|z|),
+    symmetric in z, with full relative precision at z = 30 (where 1 - cdf would give 0)."""
+    from scipy import stats
+
+    from uqeval.metrics.calibration_tests import two_sided_normal_p
+
+    for z in (0.0, 0.3, -1.96, 4.5, 30.0):
+        assert two_sided_normal_p(z) == pytest.approx(2.0 * stats.norm.sf(abs(z)), rel=1e-14)
+        assert two_sided_normal_p(-z) == two_sided_normal_p(z)
+    assert two_sided_normal_p(30.0) > 0.0

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import option
+from ..metrics.calibration_tests import two_sided_normal_p
 from ..metrics.normal import ndtr, ndtri  # no scipy: score on a Gaussian file imports none (startup time)
 from ..metrics.rowweights import effective_rows
 
@@ -106,10 +107,6 @@ def _p(p: float | None) -> str:
     if p is None:
         return "p n/a"
     return "p < 1e-16" if p < 1e-16 else f"p = {p:.2g}"
-
-
-def _z_p(z: float) -> float:
-    return float(2.0 * ndtr(np.array(-abs(z))))
 
 
 def _log10(v: float | None) -> float | None:
@@ -274,7 +271,7 @@ def _gaussian(document: dict[str, Any], prediction: Any, weights: np.ndarray | N
     # the spread: |u - 1/2| is uniform on [0, 1/2] under calibration (mean 1/4, variance 1/48), a mean of
     # uniforms whose normal approximation holds at 200 rows (the squared deviation is skewed: it did not)
     z_spread = (m_abs - 0.25) / math.sqrt(1.0 / (48.0 * n_eff))
-    p_mean, p_spread = _z_p(z_mean), _z_p(z_spread)
+    p_mean, p_spread = two_sided_normal_p(z_mean), two_sided_normal_p(z_spread)
     cut = ALPHA / 2.0  # Bonferroni over the two tests
     half = float(ndtri(0.975)) * math.sqrt(var_u / n_eff)
     evidence = [
@@ -456,7 +453,7 @@ def _classifier(
     # normal approximation's size at or below alpha at a few hundred rows (measured: benchmarks/verdict_sim.py)
     step = 0.5 if weights is None else 0.0
     z = math.copysign(max(abs(diff) - step, 0.0), diff) / math.sqrt(var) if var > 0 else 0.0
-    p = _z_p(z) if var > 0 else 1.0
+    p = two_sided_normal_p(z) if var > 0 else 1.0
     acc, mconf = _wmean(correct, weights), _wmean(conf, weights)
     half = float(ndtri(0.975)) * math.sqrt(var) / float(w.sum())
     evidence = [
@@ -517,7 +514,7 @@ def _where_off(conf: np.ndarray, correct: np.ndarray, w: np.ndarray, over: bool,
         if sw[i] <= 0:
             continue
         zb = math.copysign(max(abs(d[i]) - step, 0.0), d[i]) / math.sqrt(var[i]) if var[i] > 0 else 0.0
-        pb = _z_p(zb) if var[i] > 0 else 1.0
+        pb = two_sided_normal_p(zb) if var[i] > 0 else 1.0
         lo, hi = float(edges[i]), float(edges[i + 1])
         evidence.append(
             _evidence(

@@ -59,6 +59,7 @@ __all__ = [
     "rank_counts_test",
     "rank_histogram_test",
     "spiegelhalter",
+    "two_sided_normal_p",
     "type7_quantiles",
 ]
 
@@ -436,7 +437,14 @@ def spiegelhalter(p: np.ndarray, y: np.ndarray, weights=None) -> tuple[float, fl
     else:
         n = effective_rows(w)
     z = np.sqrt(n) * num / np.sqrt(var)
-    return float(z), float(2.0 * ndtr(-abs(z)))
+    return float(z), two_sided_normal_p(float(z))
+
+
+def two_sided_normal_p(z: float) -> float:
+    r"""The two-sided p-value of a standard normal statistic, :math:`2\Phi(-|z|)` (``ndtr`` keeps its full
+    relative precision far in the tail). The one place of this conversion: :func:`spiegelhalter` and the
+    verdict's z-tests call it."""
+    return float(2.0 * ndtr(np.array(-abs(z))))
 
 
 def type7_quantiles(x: np.ndarray, q: np.ndarray, weights=None) -> np.ndarray:
