@@ -550,7 +550,7 @@ class ReliabilityScore(Special):
     }
 
     def update(self, p, s, w=None):
-        from ..metrics.normal import erfc
+        from ..metrics.reliability import _rs_terms
         from ..metrics.scoring import _crps_z
 
         eps = p.y_true - p.mean
@@ -561,7 +561,7 @@ class ReliabilityScore(Special):
             "n": eta.size,
             "counts": histogram(code, RS_CODES),
             "sums": histogram(code, RS_CODES, weights=eta),
-            "t13": float(np.sum(eta * erfc(-eta) + np.exp(-eta * eta) / np.sqrt(np.pi))),
+            "t13": float(np.sum(_rs_terms(eta, 0.0, 1.0))),
             "sum_eta": float(eta.sum()),
             "crps": float(_crps_z(z, p.std).sum()),
             "abs_eps": float(np.abs(eps).sum()),

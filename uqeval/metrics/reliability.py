@@ -48,6 +48,17 @@ def _exp_m_sq(eta: np.ndarray) -> np.ndarray:
         return np.exp(-eta * eta)
 
 
+def _rs_terms(eta: np.ndarray, rank: np.ndarray | float, d: np.ndarray | float) -> np.ndarray:
+    r"""The per-row terms of RS, :math:`\frac{\eta_i}{d_i}\big[(1 + \operatorname{erf}\eta_i) - r_i\big]
+    + \frac{e^{-\eta_i^2}}{d_i\sqrt\pi}`, with :math:`1/d_i` the row's share of the weight (:math:`1/N`) and
+    :math:`r_i` the ECDF on both sides of its jump (:math:`(2i - 1)/N`; weighted :math:`C_{i-1} + C_i`), as
+    :func:`reliability_score` writes them; ``rank=0, d=1``: the rank-free part whose sum the streamed state
+    keeps (:class:`uqeval.catalogue.states.ReliabilityScore`). ``1 + erf`` is taken as ``erfc(-eta)``, which
+    keeps its digits in the lower tail, and the rank is subtracted inside the bracket, a small difference of
+    two O(1) numbers rather than of two O(1) sums."""
+    return (eta / d) * (erfc(-eta) - rank) + _exp_m_sq(eta) / (d * np.sqrt(np.pi))
+
+
 def _rs_sorted(
     eta_sorted: np.ndarray, out: np.ndarray | None = None, w_sorted: np.ndarray | None = None
 ) -> float:
@@ -56,17 +67,12 @@ def _rs_sorted(
     :math:`C_{i-1} + C_i`, the weighted ECDF on both sides of its jump)."""
     if w_sorted is not None:
         c, p = weighted_sorted_cdf(w_sorted)
-        eta = eta_sorted
-        t = (eta * p) * (erfc(-eta) - (2.0 * c - p)) + _exp_m_sq(eta) * (p / np.sqrt(np.pi))
-        return float(np.sum(t) - _HALF_SQRT_2_OVER_PI)
+        d = w_sorted.sum() / w_sorted  # 1/p_i (the total of weighted_sorted_cdf)
+        return float(np.sum(_rs_terms(eta_sorted, 2.0 * c - p, d)) - _HALF_SQRT_2_OVER_PI)
     n = eta_sorted.size
 
     def terms(i: np.ndarray, eta: np.ndarray) -> np.ndarray:  # i: 1-based ranks
-        # eta/N (erf eta + 1) - eta (2i-1)/N^2 grouped as eta/N ((1 + erf eta) - (2i-1)/N):
-        # the bracket is a small difference of two O(1) terms, better than two O(1) sums.
-        t = (eta / n) * (erfc(-eta) - (2.0 * i - 1.0) / n)
-        t += _exp_m_sq(eta) / (n * np.sqrt(np.pi))
-        return t
+        return _rs_terms(eta, (2.0 * i - 1.0) / n, n)
 
     return float(np.sum(rowwise(terms, eta_sorted, out=out, positions=True)) - _HALF_SQRT_2_OVER_PI)
 
