@@ -1,4 +1,5 @@
-"""The standard normal's special functions, vectorised in numpy: ``ndtr``, ``ndtri``, ``erf``, ``erfc``.
+"""The standard normal's special functions, vectorised in numpy: ``ndtr``, ``ndtri``, ``erf``, ``erfc`` (and
+the density ``norm_pdf``).
 
 These are the Cephes algorithms that ``scipy.special`` evaluates (``xsf/cephes/ndtr.h`` and
 ``ndtri.h`` in SciPy's xsf library, after S. L. Moshier's Cephes Math Library): the same
@@ -17,11 +18,13 @@ in cache-sized blocks of elements.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .blocks import BLOCK
 
-__all__ = ["erf", "erfc", "ndtr", "ndtri"]
+__all__ = ["erf", "erfc", "ndtr", "ndtri", "norm_pdf"]
 
 # erf on [0, 1]: x T(x^2) / U(x^2);  erfc on [1, 8): exp(-x^2) P(x) / Q(x);  on [8, inf): R(x) / S(x)
 _T = (
@@ -283,3 +286,15 @@ def ndtri(p):
     x = np.where(upper | central, x, -x)
     x = np.where(p == 0.0, -np.inf, np.where(p == 1.0, np.inf, x))
     return np.where((p < 0.0) | (p > 1.0), np.nan, x)
+
+
+_INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
+
+
+def norm_pdf(x: Any) -> Any:
+    r"""The standard normal density :math:`e^{-x^2/2}/\sqrt{2\pi}`, as ``scipy.stats.norm.pdf``: 0 where
+    :math:`x^2` overflows (|x| > 1e154, its limit), without numpy's overflow warning. The one place of the
+    density: the Gaussian CRPS and its derivative (:mod:`uqeval.metrics.scoring`) and the weighted CRPS's
+    integrals (:mod:`uqeval.metrics.weighted`) call it."""
+    with np.errstate(over="ignore"):
+        return _INV_SQRT_2PI * np.exp(-0.5 * x * x)

@@ -14,7 +14,7 @@ from ..validation import (
     finite_arrays,
 )
 from .blocks import row_mean
-from .normal import ndtr, ndtri
+from .normal import ndtr, ndtri, norm_pdf
 from .search import searchsorted_fixed
 
 
@@ -71,7 +71,6 @@ def interval_score(
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 _INV_SQRT_PI = 1.0 / np.sqrt(np.pi)
-_INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 
 
 def _gaussian_arrays(y_true, mean, std) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -97,9 +96,14 @@ def _nll_z(z: np.ndarray, sd: np.ndarray) -> np.ndarray:
 
 
 def _crps_z(z: np.ndarray, sd: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):  # z^2 overflows beyond |z| ~ 1e154, where the density is 0 (its limit)
-        pdf = _INV_SQRT_2PI * np.exp(-0.5 * z * z)
-    return sd * (z * (2.0 * ndtr(z) - 1.0) + 2.0 * pdf - _INV_SQRT_PI)
+    return sd * (z * (2.0 * ndtr(z) - 1.0) + 2.0 * norm_pdf(z) - _INV_SQRT_PI)
+
+
+def _crps_z_dsd(z: np.ndarray) -> np.ndarray:
+    r""":math:`\partial\,\mathrm{CRPS}/\partial\sigma = 2\varphi(z) - 1/\sqrt\pi` at a fixed error (z = error / σ),
+    the derivative of :func:`_crps_z` (ACCRUE's gradient; std-scaling's CRPS root sums it in log form,
+    :func:`uqeval.recalibration.std_scaling.crps_scale`)."""
+    return 2.0 * norm_pdf(z) - _INV_SQRT_PI
 
 
 def _check_profile(z: np.ndarray, levels: np.ndarray, q: np.ndarray | None = None) -> np.ndarray:
