@@ -22,7 +22,7 @@ import numpy as np
 
 from .errors import InputError, option
 from .metrics.intervals import central_pairs, level_key, pit_miss_shares
-from .metrics.normal import ndtr, ndtri
+from .metrics.normal import central_z, ndtr, ndtri
 from .metrics.samples import (
     all_finite,
     empirical_quantiles,
@@ -448,7 +448,7 @@ class Gaussian(_AnyLevel, Point):
 
     def intervals_at(self, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # the central intervals of N(μ, σ²): symmetric half-widths z·σ, z = Φ⁻¹(½ + level/2)
-        half = self.std[:, None] * ndtri(0.5 + 0.5 * np.asarray(levels, dtype=np.float64))[None, :]
+        half = self.std[:, None] * central_z(levels)[None, :]
         upper = self.mean[:, None] + half
         return np.subtract(self.mean[:, None], half, out=half), upper  # the lower bounds reuse `half`
 

@@ -201,3 +201,18 @@ def test_norm_pdf_is_scipys_density_and_the_crps_derivative():
     eps, sd, h = np.array([-2.0, -0.3, 0.0, 0.7, 3.0]), 1.3, 1e-6
     numeric = (_crps_z(eps / (sd + h), sd + h) - _crps_z(eps / (sd - h), sd - h)) / (2.0 * h)
     np.testing.assert_allclose(_crps_z_dsd(eps / sd), numeric, rtol=1e-7, atol=1e-9)
+
+
+def test_central_z_is_the_toolbox_threshold():
+    """central_z (every central interval's half-width in sigmas: calibration thresholds, Gaussian intervals,
+    std-scaling, isotonic, SPCE, the verdict) is scipy's norm.ppf(0.5 + p / 2) bitwise on the toolbox grid, the
+    same as norm.ppf((1 + p) / 2), 1.959963984540054 at 0.95, 0 at 0 and inf at 1, and takes scalars."""
+    from scipy import stats
+
+    from uqeval.metrics.normal import central_z
+
+    p = np.linspace(0.0, 1.0, 100)
+    assert np.array_equal(central_z(p), stats.norm.ppf(0.5 + p / 2.0))
+    assert np.array_equal(central_z(p), stats.norm.ppf((1.0 + p) / 2.0))
+    assert float(central_z(0.95)) == pytest.approx(1.959963984540054, rel=1e-15)
+    assert float(central_z(0.0)) == 0.0 and float(central_z(1.0)) == np.inf

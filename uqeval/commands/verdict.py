@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import option
 from ..metrics.calibration_tests import two_sided_normal_p
-from ..metrics.normal import ndtr, ndtri  # no scipy: score on a Gaussian file imports none (startup time)
+from ..metrics.normal import central_z, ndtr  # no scipy: score on a Gaussian file imports none (startup time)
 from ..metrics.rowweights import effective_rows
 
 if TYPE_CHECKING:
@@ -134,7 +134,7 @@ def _aspect(aspect: str, label: str, rule: str, sentence: str, assumes: str, evi
 def wilson(k: float, n: int, level: float = 0.95) -> tuple[float, float]:
     """The Wilson score interval of a binomial proportion ``k / n`` (Wilson 1927; close to its nominal level
     down to a few dozen rows, unlike the Wald interval)."""
-    z = float(ndtri(np.array(0.5 + level / 2.0)))
+    z = float(central_z(level))
     phat = k / n
     centre = (phat + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n))
@@ -273,7 +273,7 @@ def _gaussian(document: dict[str, Any], prediction: Any, weights: np.ndarray | N
     z_spread = (m_abs - 0.25) / math.sqrt(1.0 / (48.0 * n_eff))
     p_mean, p_spread = two_sided_normal_p(z_mean), two_sided_normal_p(z_spread)
     cut = ALPHA / 2.0  # Bonferroni over the two tests
-    half = float(ndtri(0.975)) * math.sqrt(var_u / n_eff)
+    half = float(central_z(0.95)) * math.sqrt(var_u / n_eff)
     evidence = [
         _evidence("mean PIT", m1, low=m1 - half, high=m1 + half, target=0.5, p_value=p_mean),
         _evidence("PIT spread mean |u - 1/2|", m_abs, target=0.25, p_value=p_spread),
@@ -345,7 +345,7 @@ def _gaussian_action(
         if level is None:
             continue
         # |z| <= s·c  is  |u - 1/2| <= Φ(s·c) - 1/2
-        inside = abs_d <= float(ndtr(np.array(factor * float(ndtri(np.array(0.5 + level / 2.0)))))) - 0.5
+        inside = abs_d <= float(ndtr(np.array(factor * float(central_z(level))))) - 0.5
         after = float(np.count_nonzero(inside)) / len(abs_d) if weights is None else _wmean(inside, weights)
         evidence.append(_evidence(f"coverage at {key} after scaling (in-sample)", after, target=level))
         restored.append(f"{key} coverage {after:.3f}")
@@ -455,7 +455,7 @@ def _classifier(
     z = math.copysign(max(abs(diff) - step, 0.0), diff) / math.sqrt(var) if var > 0 else 0.0
     p = two_sided_normal_p(z) if var > 0 else 1.0
     acc, mconf = _wmean(correct, weights), _wmean(conf, weights)
-    half = float(ndtri(0.975)) * math.sqrt(var) / float(w.sum())
+    half = float(central_z(0.95)) * math.sqrt(var) / float(w.sum())
     evidence = [
         _evidence(
             "accuracy - mean confidence",

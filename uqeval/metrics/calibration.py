@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..validation import as_float_array
-from .normal import ndtri
+from .normal import central_z
 from .scoring import _gaussian_arrays
 from .search import searchsorted_fixed
 
@@ -79,7 +79,7 @@ def interval_cover_index(z_abs, expected) -> np.ndarray:
     p = _check_expected(expected)
     if a.size and not np.all(a >= 0.0):  # also rejects NaN
         raise InputError("z_abs must be non-negative standardized absolute residuals (no NaN)")
-    thresholds = ndtri(0.5 + p / 2.0)
+    thresholds = central_z(p)
     return searchsorted_fixed(thresholds, a, side="left")
 
 

@@ -47,7 +47,7 @@ from scipy import special
 from ..errors import InputError
 from ..validation import as_float_array, check_finite, check_positive, check_same_length, is_trusted
 from .blocks import BLOCK, PairwiseSum, trapezoid
-from .normal import ndtri
+from .normal import central_z
 
 __all__ = [
     "ensemble_uncertainty",
@@ -1193,7 +1193,7 @@ def spce(
     psi = (p - c_hat) * (p + c_hat - 2.0 * y)
     del p, y, c_hat  # only psi is resampled
     se = float(np.std(_bootstrap_means(psi, int(n_bootstrap), rng)))
-    z = float(ndtri(0.5 + float(level) / 2.0))
+    z = float(central_z(float(level)))
     return {
         "spce": math.sqrt(max(theta, 0.0)),
         "ci_low": math.sqrt(max(theta - z * se, 0.0)),

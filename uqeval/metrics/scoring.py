@@ -14,7 +14,7 @@ from ..validation import (
     finite_arrays,
 )
 from .blocks import row_mean
-from .normal import ndtr, ndtri, norm_pdf
+from .normal import central_z, ndtr, ndtri, norm_pdf
 from .search import searchsorted_fixed
 
 
@@ -149,7 +149,7 @@ def _interval_profile(
     p = np.asarray(levels, dtype=np.float64)
     k = p.size
     lo = ndtri(0.5 - p / 2.0) if lo is None else np.asarray(lo, dtype=np.float64)  # descending in p
-    hi = ndtri(0.5 + p / 2.0) if hi is None else np.asarray(hi, dtype=np.float64)  # ascending in p
+    hi = central_z(p) if hi is None else np.asarray(hi, dtype=np.float64)  # ascending in p
     w = 2.0 / (1.0 - p)
     width = np.sum(hi - lo)
     # above: sum over {k: u_k < z} = the first m_u levels (hi ascending)
@@ -245,7 +245,7 @@ def scoring_rules_gaussian(
     levels = _resolution_levels(resolution)
     z = np.subtract(y, mu)
     z /= sd
-    q, lo, hi = ndtri(levels), ndtri(0.5 - levels / 2.0), ndtri(0.5 + levels / 2.0)  # the profiles' defaults
+    q, lo, hi = ndtri(levels), ndtri(0.5 - levels / 2.0), central_z(levels)  # the profiles' defaults
     buf = np.empty_like(z)  # each rule's per-row values, block by block, then their mean
     return {
         "nll": row_mean(_nll_z, z, sd, out=buf),

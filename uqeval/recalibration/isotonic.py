@@ -38,7 +38,7 @@ from scipy.optimize import isotonic_regression
 
 from ..errors import InputError
 from ..metrics.blocks import rowwise
-from ..metrics.normal import ndtr, ndtri
+from ..metrics.normal import central_z, ndtr, ndtri
 from ..metrics.scoring import _gaussian_arrays
 from ..validation import (
     as_float_array,
@@ -211,7 +211,7 @@ def isotonic_equivalent_std(state: dict[str, Any], levels) -> dict[float, float]
     c = _levels(levels)
     lo = ndtri(_inverse(x, r, (1.0 - c) / 2.0))
     hi = ndtri(_inverse(x, r, (1.0 + c) / 2.0))
-    k = (hi - lo) / (2.0 * ndtri((1.0 + c) / 2.0))
+    k = (hi - lo) / (2.0 * central_z(c))
     return {float(level): float(v) for level, v in zip(c, k)}
 
 

@@ -41,7 +41,7 @@ from scipy.optimize import brentq
 from ..errors import InputError, UsageError
 from ..metrics.blocks import row_mean, rowwise
 from ..metrics.calibration import calibration_errors, interval_cover_index, observed_from_cover_index
-from ..metrics.normal import ndtri
+from ..metrics.normal import central_z
 from ..metrics.scoring import _gaussian_arrays, crps_gaussian, nll_gaussian
 from ..validation import as_float_array, check_finite, check_positive
 
@@ -79,7 +79,7 @@ def _summary(
 
 def _thresholds(num_bins: int) -> tuple[np.ndarray, np.ndarray]:
     expected = np.linspace(0.0, 1.0, num_bins)
-    return expected, ndtri(0.5 + expected / 2.0)  # as avg_calibration_gaussian; last one is +inf
+    return expected, central_z(expected)  # as avg_calibration_gaussian; last one is +inf
 
 
 #: (factors x bins) cells per chunk of :func:`_calibration_on_grid`
