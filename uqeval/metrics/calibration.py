@@ -28,7 +28,10 @@ from .scoring import _gaussian_arrays
 from .search import searchsorted_fixed
 
 
-def _expected_grid(num_bins: int) -> np.ndarray:
+def expected_proportions(num_bins: int) -> np.ndarray:
+    """The expected proportions of the calibration curve, ``linspace(0, 1, num_bins)`` (the Uncertainty
+    Toolbox's grid; ``num_bins`` >= 2): the one place of this grid, for the metrics, the catalogue,
+    std-scaling and ``recalibrate``."""
     if isinstance(num_bins, bool) or int(num_bins) != num_bins or num_bins < 2:
         raise InputError(f"num_bins must be an integer >= 2, got {num_bins!r}")
     return np.linspace(0.0, 1.0, int(num_bins))
@@ -215,7 +218,7 @@ def calibration_errors_from_counts(expected: np.ndarray):
 
 def _gaussian_cover_index(y_true, mean, std, num_bins: int) -> tuple[np.ndarray, np.ndarray]:
     y, mu, sd = _gaussian_arrays(y_true, mean, std)
-    expected = _expected_grid(num_bins)
+    expected = expected_proportions(num_bins)
     return interval_cover_index(np.abs(y - mu) / sd, expected), expected
 
 

@@ -84,8 +84,9 @@ def _gaussian_arrays(y_true, mean, std) -> tuple[np.ndarray, np.ndarray, np.ndar
     return y, mu, sd
 
 
-def _resolution_levels(resolution: int) -> np.ndarray:
-    """``linspace(0.01, 0.99, resolution)``, the Uncertainty Toolbox's level grid."""
+def toolbox_levels(resolution: int) -> np.ndarray:
+    """``linspace(0.01, 0.99, resolution)``, the Uncertainty Toolbox's level grid of the check and interval
+    scores: the one place of this grid, for the metrics, ``compare`` and ``recalibrate``."""
     if isinstance(resolution, bool) or int(resolution) != resolution or resolution < 1:
         raise InputError(f"resolution must be a positive integer, got {resolution!r}")
     return np.linspace(0.01, 0.99, int(resolution))
@@ -203,7 +204,7 @@ def check_score_gaussian(y_true, mean, std, resolution: int = 99) -> np.ndarray:
     Returns an (N,) array.
     """
     y, mu, sd = _gaussian_arrays(y_true, mean, std)
-    return sd * _check_profile((y - mu) / sd, _resolution_levels(resolution))
+    return sd * _check_profile((y - mu) / sd, toolbox_levels(resolution))
 
 
 def interval_score_gaussian(y_true, mean, std, resolution: int = 99) -> np.ndarray:
@@ -222,7 +223,7 @@ def interval_score_gaussian(y_true, mean, std, resolution: int = 99) -> np.ndarr
     :math:`z = (y-\mu)/\sigma` (O(N log K), no (N, K) array). Returns an (N,) array.
     """
     y, mu, sd = _gaussian_arrays(y_true, mean, std)
-    return sd * _interval_profile((y - mu) / sd, _resolution_levels(resolution))
+    return sd * _interval_profile((y - mu) / sd, toolbox_levels(resolution))
 
 
 def crps_gaussian_mean(y_true, mean, std) -> float:
@@ -242,7 +243,7 @@ def scoring_rules_gaussian(
     shares it with :func:`~uqeval.metrics.reliability.reliability_gaussian`).
     """
     y, mu, sd = _gaussian_arrays(y_true, mean, std)
-    levels = _resolution_levels(resolution)
+    levels = toolbox_levels(resolution)
     z = np.subtract(y, mu)
     z /= sd
     q, lo, hi = ndtri(levels), ndtri(0.5 - levels / 2.0), central_z(levels)  # the profiles' defaults
