@@ -39,6 +39,17 @@ def row_units(weights) -> np.ndarray:
     return np.where(np.abs(u - r) <= _SNAP * u, r, u)
 
 
+def split_bounds(n: float, parts: int) -> np.ndarray:
+    """The ``(parts + 1,)`` boundaries of ``numpy.array_split`` of ``n`` sorted rows (repeated rows: a float
+    ``n``) into ``parts`` runs of equal count, the first ``n - parts * floor(n / parts)`` one row larger:
+    ``[0, ..., n]``. The one place of this equal-count rule: the spread bins of ENCE
+    (:func:`uqeval.metrics.spread.spread_bins`) and the width strata of the SSC
+    (:func:`uqeval.metrics.conditional_coverage.interval_ssc`) call it."""
+    q = np.floor(n / parts)
+    j = np.arange(parts + 1)
+    return j * q + np.minimum(j, n - q * parts)
+
+
 def weighted_sorted_cdf(weights_sorted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(C_i, p_i)`` of rows sorted by value: the weighted ECDF just right of each row (the share of weight
     at or before it) and each row's share of the weight."""

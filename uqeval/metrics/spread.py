@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .rowweights import row_units
+from .rowweights import row_units, split_bounds
 
 
 def _sorted_rows(std: np.ndarray, err: np.ndarray) -> np.ndarray:
@@ -29,8 +29,7 @@ def _count_bins(n: int, num_bins: int) -> np.ndarray:
     """Bin of each sorted row: ``num_bins`` (at most n) bins of equal count; the first ``n % num_bins`` bins
     hold one row more (``numpy.array_split``)."""
     b = min(num_bins, n)
-    sizes = np.full(b, n // b) + (np.arange(b) < n % b)
-    return np.repeat(np.arange(b), sizes)
+    return np.repeat(np.arange(b), np.diff(split_bounds(n, b)).astype(np.intp))
 
 
 def _equal_count_sums(n: float, num_bins: int, units: np.ndarray, *values: np.ndarray) -> list[np.ndarray]:
@@ -38,9 +37,7 @@ def _equal_count_sums(n: float, num_bins: int, units: np.ndarray, *values: np.nd
     rows, row ``i`` standing for ``units[i]`` rows (:func:`~uqeval.metrics.rowweights.row_units`); the first
     ``n % B`` bins hold one row more, as :func:`_count_bins`. A row that straddles a bin boundary is split
     between the two bins, as its repeated copies would be."""
-    b = min(num_bins, int(np.ceil(n)))
-    q = np.floor(n / b)
-    bounds = np.arange(b + 1) * q + np.minimum(np.arange(b + 1), n - q * b)
+    bounds = split_bounds(n, min(num_bins, int(np.ceil(n))))
     cum = np.concatenate([[0.0], np.cumsum(units)])
     row = np.minimum(np.searchsorted(cum, bounds, side="right") - 1, units.size - 1)
     out = [np.diff(bounds)]
