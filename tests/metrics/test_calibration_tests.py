@@ -264,3 +264,16 @@ def test_two_sided_normal_p_is_scipys_and_keeps_the_tail():
         assert two_sided_normal_p(z) == pytest.approx(2.0 * stats.norm.sf(abs(z)), rel=1e-14)
         assert two_sided_normal_p(-z) == two_sided_normal_p(z)
     assert two_sided_normal_p(30.0) > 0.0
+
+
+def test_monte_carlo_p_is_phipson_smyth():
+    """monte_carlo_p (the sign-flip tests' and the UCC permutation test's p-value) is (1 + hits) / (1 + draws):
+    1/(P + 1) when no draw is as extreme, 1 when all are, elementwise on arrays."""
+    from uqeval.metrics.calibration_tests import monte_carlo_p
+    from uqeval.resample import permutation_p_values
+
+    assert monte_carlo_p(0, 999) == 0.001 and monte_carlo_p(999, 999) == 1.0
+    flipped = np.array([[3.0, -1.0, 0.5, -4.0], [0.1, 0.2, -0.3, 0.0]])
+    got = permutation_p_values(flipped, np.array([2.0, -0.25]), np.ones(2))
+    np.testing.assert_array_equal(got, monte_carlo_p(np.array([2, 1]), 4))
+    assert got.tolist() == [3.0 / 5.0, 2.0 / 5.0]

@@ -34,6 +34,8 @@ merge it over batches like any other count (:func:`ensemble_rank_counts`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..errors import InputError
@@ -53,6 +55,7 @@ __all__ = [
     "hosmer_lemeshow",
     "ks_statistic",
     "merge_keys",
+    "monte_carlo_p",
     "pit_generator",
     "pit_uniformity_tests",
     "randomised_pit",
@@ -438,6 +441,14 @@ def spiegelhalter(p: np.ndarray, y: np.ndarray, weights=None) -> tuple[float, fl
         n = effective_rows(w)
     z = np.sqrt(n) * num / np.sqrt(var)
     return float(z), two_sided_normal_p(float(z))
+
+
+def monte_carlo_p(hits: Any, draws: Any) -> Any:
+    r"""The Monte-Carlo p-value :math:`(1 + h) / (1 + P)` of ``hits`` :math:`h` among ``draws`` :math:`P`
+    statistics drawn under the null as extreme as the observed one (Phipson & Smyth 2010: never 0, valid at
+    every P; scalars or arrays). The one place of this conversion: the sign-flip tests
+    (:func:`uqeval.resample.permutation_p_values`) and the UCC permutation test call it."""
+    return (1.0 + hits) / (1.0 + draws)
 
 
 def two_sided_normal_p(z: float) -> float:
