@@ -277,3 +277,16 @@ def test_monte_carlo_p_is_phipson_smyth():
     got = permutation_p_values(flipped, np.array([2.0, -0.25]), np.ones(2))
     np.testing.assert_array_equal(got, monte_carlo_p(np.array([2, 1]), 4))
     assert got.tolist() == [3.0 / 5.0, 2.0 / 5.0]
+
+
+def test_ks_statistic_is_the_max_calibration_error_bit_for_bit():
+    """The KS distance of the PIT tests and reliability's bin-free max_cal_err take their gaps from one place
+    (reliability.ks_gaps): equal bit for bit on one set (ties included), and row by row on many."""
+    from uqeval.metrics.reliability import max_calibration_error
+
+    rng = np.random.default_rng(6)
+    for size in (1, 2, 37, 5000):
+        u = np.round(rng.uniform(size=size), 3)
+        assert float(ct.ks_statistic(u)) == max_calibration_error(u)
+    many = rng.uniform(size=(20, 50))
+    assert ct.ks_statistic(many).tolist() == [max_calibration_error(r) for r in many]

@@ -85,14 +85,13 @@ def ks_statistic(u: np.ndarray, weights=None) -> np.ndarray:
     ``weights`` (N,), for one set of PIT values: the distance of their weighted ECDF, the bin-free maximum
     calibration error (:func:`~uqeval.metrics.reliability.max_calibration_error`).
     """
-    if weights is not None:
-        from .reliability import max_calibration_error
+    from .reliability import ks_gaps, max_calibration_error
 
+    if weights is not None:
         return np.asarray(max_calibration_error(u, weights))
     u = np.sort(np.asarray(u, dtype=np.float64), axis=-1)
-    n = u.shape[-1]
-    i = np.arange(1, n + 1)
-    return np.maximum((i / n - u).max(axis=-1), (u - (i - 1) / n).max(axis=-1))
+    above, below = ks_gaps(np.arange(1, u.shape[-1] + 1), u, u.shape[-1])
+    return np.maximum(above.max(axis=-1), below.max(axis=-1))
 
 
 def _sorted_shares(u: np.ndarray, weights=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:

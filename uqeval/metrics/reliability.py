@@ -100,6 +100,14 @@ def reliability_score(y_true, mean, std) -> float:
     return _rs_sorted(np.sort((y - mu) / sd) / np.sqrt(2.0))
 
 
+def ks_gaps(i: np.ndarray, u: np.ndarray, n: float) -> tuple[np.ndarray, np.ndarray]:
+    """The gaps of the ECDF of ``n`` sorted PIT values ``u`` (1-based ranks ``i``) to the diagonal on both sides
+    of each jump: ``(i/n - u, u - (i - 1)/n)``, whose largest is the Kolmogorov-Smirnov distance. The one place
+    of these gaps: :func:`max_calibration_error` (block by block, with where it is attained) and
+    :func:`uqeval.metrics.calibration_tests.ks_statistic` (over the last axis of many sets) call it."""
+    return i / n - u, u - (i - 1.0) / n
+
+
 def _max_cal_err_sorted(u: np.ndarray, w_sorted: np.ndarray | None = None) -> tuple[float, float, float]:
     """``(value, phi, c)`` of sorted PIT values: the largest gap, where it is and the ECDF value there;
     ``w_sorted``: their weights (the weighted ECDF)."""
@@ -112,9 +120,9 @@ def _max_cal_err_sorted(u: np.ndarray, w_sorted: np.ndarray | None = None) -> tu
         return float(gaps_below[kb]), float(u[kb]), float(c[kb] - p[kb])
     n = u.size
     ka, above = row_argmax(
-        lambda i, u: i / n - u, u, positions=True
+        lambda i, u: ks_gaps(i, u, n)[0], u, positions=True
     )  # C just right of each jump (C(u_i) with ties: last of a run)
-    kb, below = row_argmax(lambda i, u: u - (i - 1.0) / n, u, positions=True)  # C just left of each jump
+    kb, below = row_argmax(lambda i, u: ks_gaps(i, u, n)[1], u, positions=True)  # C just left of each jump
     if above >= below:
         return above, float(u[ka]), float((ka + 1) / n)
     return below, float(u[kb]), float(kb / n)
