@@ -297,7 +297,9 @@ class MedianAbsErr(Special):
 
     @staticmethod
     def _codes(a: np.ndarray) -> np.ndarray:
-        return (np.ascontiguousarray(a, dtype=np.float64).view(np.int64) >> MEDIAN_SHIFT).astype(np.intp)
+        from ..metrics.rowweights import float_codes
+
+        return float_codes(a, MEDIAN_SHIFT).astype(np.intp)
 
     def update(self, p, s, w=None):
         a = self._abs_err(p)

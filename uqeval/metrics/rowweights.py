@@ -85,6 +85,14 @@ def effective_rows(weights) -> float:
 _CODE_SHIFT = 44
 
 
+def float_codes(x: np.ndarray, shift: int = _CODE_SHIFT) -> np.ndarray:
+    """Histogram codes of non-negative doubles: their float64 bit patterns ``>> shift``, increasing with the
+    value (a code spans a relative width of ``2**-(52 - shift)``). The one place of these codes: the weighted
+    order statistics (:class:`CodeSums`), the streamed median (:class:`uqeval.catalogue.states.MedianAbsErr`)
+    and the streamed UCC's cells of critical scales call it."""
+    return np.ascontiguousarray(x, dtype=np.float64).view(np.int64) >> shift
+
+
 class CodeSums:
     """The weighted counts, score sums and hits of non-negative scores ``x`` per code of their float64 bit
     patterns (monotone in the value), from which the weighted bins of any edges and the order statistics of
@@ -92,7 +100,7 @@ class CodeSums:
     hold an edge."""
 
     def __init__(self, x: np.ndarray, units: np.ndarray, hit: np.ndarray | None = None) -> None:
-        codes = np.ascontiguousarray(x, dtype=np.float64).view(np.int64) >> _CODE_SHIFT
+        codes = float_codes(x)
         self.low = int(codes.min())
         self.x, self.units = x, units
         self.hit = np.zeros(x.size, dtype=bool) if hit is None else hit
@@ -103,7 +111,7 @@ class CodeSums:
         self._sums: np.ndarray | None = None
 
     def _code_of(self, values: np.ndarray) -> np.ndarray:
-        c = (np.ascontiguousarray(values, dtype=np.float64).view(np.int64) >> _CODE_SHIFT) - self.low
+        c = float_codes(values) - self.low
         return np.clip(c, -1, self.count.size)
 
     def _rows_in(self, codes: np.ndarray) -> np.ndarray:

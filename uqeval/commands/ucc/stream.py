@@ -61,6 +61,7 @@ import numpy as np
 from ...config import Settings
 from ...errors import InputError
 from ...metrics.blocks import merge_moments
+from ...metrics.rowweights import float_codes
 
 if TYPE_CHECKING:
     from ...engine.options import EngineOptions
@@ -85,7 +86,7 @@ def band_state(
     fin = np.isfinite(k)
     order = np.argsort(k[fin], kind="stable")
     kf, wf = k[fin][order], w[fin][order]
-    codes = kf.view(np.int64) >> SHIFT
+    codes = float_codes(kf, SHIFT)
     lo = (codes << SHIFT).view(np.float64)
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if kf.size else np.zeros(0, dtype=np.intp)
     ends = np.r_[starts[1:], kf.size].astype(np.intp)
