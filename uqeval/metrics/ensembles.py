@@ -627,10 +627,9 @@ def _oracle_kept(sorted_values: np.ndarray, n_keep: np.ndarray, units: np.ndarra
     sorted rows' weights in rows."""
     if units is None:
         return np.concatenate([[0.0], np.cumsum(sorted_values)])[n_keep]
-    cw = np.concatenate([[0.0], np.cumsum(units)])
-    cs = np.concatenate([[0.0], np.cumsum(units * sorted_values)])
-    j = np.minimum(np.searchsorted(cw[1:], n_keep, side="left"), sorted_values.size - 1)
-    return cs[j] + (n_keep - cw[j]) * sorted_values[j]
+    from .rowweights import repeated_prefix_sums
+
+    return repeated_prefix_sums(units, sorted_values, n_keep)
 
 
 def rejection_curve(

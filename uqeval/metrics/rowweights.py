@@ -50,6 +50,19 @@ def split_bounds(n: float, parts: int) -> np.ndarray:
     return j * q + np.minimum(j, n - q * parts)
 
 
+def repeated_prefix_sums(units: np.ndarray, values: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    r"""Sums of ``values`` over the first ``positions`` repeated rows of sorted rows, row :math:`i` counting
+    ``units[i]`` rows (:func:`row_units`) and a row that straddles a position counted in part:
+    :math:`S(p) = \sum_{j < i} u_j x_j + (p - C_i)\,x_i` with :math:`C_i = \sum_{j < i} u_j \le p < C_{i+1}`
+    (exactly the cumulative sum where :math:`p = C_i`). The one place of this rule: the equal-count bins of
+    ENCE (:func:`uqeval.metrics.spread.spread_bins`) and the oracle of the rejection curves
+    (:func:`uqeval.metrics.ensembles.rejection_curve`) call it."""
+    cum = np.concatenate([[0.0], np.cumsum(units)])
+    sums = np.concatenate([[0.0], np.cumsum(units * values)])
+    row = np.minimum(np.searchsorted(cum, positions, side="right") - 1, units.size - 1)
+    return sums[row] + (positions - cum[row]) * values[row]
+
+
 def weighted_sorted_cdf(weights_sorted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(C_i, p_i)`` of rows sorted by value: the weighted ECDF just right of each row (the share of weight
     at or before it) and each row's share of the weight."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .rowweights import row_units, split_bounds
+from .rowweights import repeated_prefix_sums, row_units, split_bounds
 
 
 def _sorted_rows(std: np.ndarray, err: np.ndarray) -> np.ndarray:
@@ -38,13 +38,7 @@ def _equal_count_sums(n: float, num_bins: int, units: np.ndarray, *values: np.nd
     ``n % B`` bins hold one row more, as :func:`_count_bins`. A row that straddles a bin boundary is split
     between the two bins, as its repeated copies would be."""
     bounds = split_bounds(n, min(num_bins, int(np.ceil(n))))
-    cum = np.concatenate([[0.0], np.cumsum(units)])
-    row = np.minimum(np.searchsorted(cum, bounds, side="right") - 1, units.size - 1)
-    out = [np.diff(bounds)]
-    for x in values:
-        sums = np.concatenate([[0.0], np.cumsum(units * x)])
-        out.append(np.diff(sums[row] + (bounds - cum[row]) * x[row]))
-    return out
+    return [np.diff(bounds)] + [np.diff(repeated_prefix_sums(units, x, bounds)) for x in values]
 
 
 def spread_bins(y_true, mean, std, num_bins: int = 15, weights=None) -> dict[str, np.ndarray]:
