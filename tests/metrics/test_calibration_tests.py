@@ -239,7 +239,7 @@ def test_degenerate_inputs():
 def test_kish_is_the_one_effective_number_of_rows():
     """effective_rows, the information criteria's standard errors (sem_from_moments) and the Hosmer-Lemeshow
     groups all take rowweights.kish: (sum w)^2 / sum w^2, n for equal weights, scale-free."""
-    from uqeval.metrics.ensembles import sem_from_moments, sem_moments
+    from uqeval.metrics.blocks import sem_from_moments, sem_moments
     from uqeval.metrics.rowweights import effective_rows, kish
 
     w = np.random.default_rng(2).lognormal(size=200)

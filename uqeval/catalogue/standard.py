@@ -282,7 +282,8 @@ def _information_criteria(p, s: Settings, w: np.ndarray | None = None) -> dict |
         return information_criteria(p.loglik)
     # with weights: the standard errors (the criteria themselves: their per-row forms), from the moments the
     # streaming engines merge (uqeval.catalogue.states.RowTermMoments)
-    from ..metrics.ensembles import IC_TERMS, information_criteria_rows, sem_from_moments, sem_moments
+    from ..metrics.blocks import sem_from_moments, sem_moments
+    from ..metrics.ensembles import IC_TERMS, information_criteria_rows
 
     t = information_criteria_rows(p.loglik)
     se = sem_from_moments(sem_moments(np.column_stack([t[k] for k in IC_TERMS]), w))

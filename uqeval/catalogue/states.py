@@ -20,7 +20,7 @@ One state per metric (issue 36), by the first of these routes that applies (:fun
   summed (``"histogram"``, fixed edges). **Exact.**
 
 The Special states: (target, point) moments (RMSE, R², correlation) and the WAIC/ISCV term moments (``*_se``,
-finished by the kernel's own :func:`~uqeval.metrics.ensembles.sem_from_moments`), both centred and merged with
+finished by the kernel's own :func:`~uqeval.metrics.blocks.sem_from_moments`), both centred and merged with
 Chan et al.'s pairwise update, weighted (West 1979) with ``--weights`` and at unit weights without: one state
 each, weighted or not; cover-index counts feeding the adversarial group calibration's seeded draws; the
 ensemble rank histogram. Order statistics: MdAE exact in two passes (:class:`MedianAbsErr`); max_cal_err from a
@@ -442,8 +442,8 @@ class Adversarial(Special):
 class RowTermMoments(Special):
     """Weighted means and second central moments of the per-row WAIC/ISCV terms
     (:func:`uqeval.metrics.ensembles.information_criteria_rows`) with the sum of the squared weights
-    (:func:`~uqeval.metrics.ensembles.sem_moments`; unit weights without ``--weights``), merged with Chan's
-    pairwise update (weighted: West 1979) and finished by :func:`~uqeval.metrics.ensembles.sem_from_moments`:
+    (:func:`~uqeval.metrics.blocks.sem_moments`; unit weights without ``--weights``), merged with Chan's
+    pairwise update (weighted: West 1979) and finished by :func:`~uqeval.metrics.blocks.sem_from_moments`:
     the ``*_se`` of :func:`~uqeval.metrics.ensembles.information_criteria`, and with weights those of memory's
     weighted kernel, from the same two functions."""
 
@@ -452,7 +452,8 @@ class RowTermMoments(Special):
     weighted = True
 
     def update(self, p, s, w=None):
-        from ..metrics.ensembles import IC_TERMS, information_criteria_rows, sem_moments
+        from ..metrics.blocks import sem_moments
+        from ..metrics.ensembles import IC_TERMS, information_criteria_rows
 
         if p.loglik is None:
             return None
@@ -463,7 +464,8 @@ class RowTermMoments(Special):
         return {**chan_merge(a, b, comoments=False), "sq": a["sq"] + b["sq"]}
 
     def finalize(self, st, s):
-        from ..metrics.ensembles import IC_TERMS, sem_from_moments
+        from ..metrics.blocks import sem_from_moments
+        from ..metrics.ensembles import IC_TERMS
 
         return {f"{t}_se": float(v) for t, v in zip(IC_TERMS, sem_from_moments(st))}
 

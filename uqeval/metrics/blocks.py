@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from .rowweights import kish
+
 #: rows per block: 16 Ki rows, 128 KiB per float64 temporary -- cache-sized, and small enough for malloc to
 #: reuse heap memory (larger blocks are mmap-ed and page-faulted afresh each time: ~0.1 s of system time per
 #: pass at 1e7 rows); 611 Python iterations per pass at 1e7 rows
@@ -197,3 +199,36 @@ def merge_moments(
     delta = mean_b - mean_a
     cross = np.outer(delta, delta) if comoments else delta * delta
     return n, mean_a + delta * (n_b / n), m2_a + m2_b + cross * (n_a * n_b / n)
+
+
+def sem_moments(t: np.ndarray, weights: np.ndarray | None = None) -> dict[str, Any]:
+    """The moments :func:`sem_from_moments` takes, of per-row terms ``t`` (N, k) and row weights (N,) (unit
+    weights where None): ``{"n": sum w, "sq": sum w^2, "mean": (k,) weighted means, "m2": (k,) sums of
+    w (t - mean)^2}``. Two such states of disjoint rows merge with the weighted form of Chan, Golub &
+    LeVeque's pairwise update (West 1979; :func:`merge_moments`, ``sq`` added): centred
+    sums, exact far from zero where raw sums of squares lose every digit."""
+    t = np.asarray(t, dtype=np.float64)
+    w = np.ones(t.shape[0]) if weights is None else np.asarray(weights, dtype=np.float64)
+    total = float(w.sum())
+    mean = w @ t / total
+    return {"n": total, "sq": float(np.dot(w, w)), "mean": mean, "m2": w @ np.square(t - mean)}
+
+
+def sem_from_moments(st: dict[str, Any]) -> np.ndarray:
+    r"""``(k,)`` standard errors of weighted means from :func:`sem_moments` (of all rows, or merged):
+
+    .. math:: \mathrm{se} = \sqrt{\frac{\sum_i w_i (t_i - \bar t_w)^2 / \sum_i w_i}{n_\mathrm{eff} - 1}},
+              \qquad n_\mathrm{eff} = \frac{(\sum_i w_i)^2}{\sum_i w_i^2}
+
+    (Kish's effective number of rows, :func:`~uqeval.metrics.rowweights.kish`): with unit weights
+    :math:`s / \sqrt N` (ddof = 1), scale-free, and :math:`\mathrm{se}^2 (n_\mathrm{eff} - 1)` is the
+    weighted variance of the rows (integer weights: that of the repeated rows). NaN where
+    :math:`n_\mathrm{eff} \le 1` (one row). Assumes independent rows with weights fixed apart from the outcomes.
+    The one place of the standard error of a mean: the information criteria's ``*_se`` (in memory and
+    streamed) and the adversarial group calibration's ``*_stderr`` call it.
+    """
+    total, sq, m2 = st["n"], st["sq"], np.asarray(st["m2"], dtype=np.float64)
+    n_eff = kish(total, sq) if sq > 0 else 0.0
+    if not n_eff > 1.0 + 1e-12:
+        return np.full(m2.shape, np.nan)
+    return np.sqrt(m2 / total / (n_eff - 1.0))

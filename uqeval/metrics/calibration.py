@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..validation import as_float_array
+from .blocks import sem_from_moments, sem_moments
 from .normal import central_z
 from .scoring import _gaussian_arrays
 from .search import searchsorted_fixed
@@ -249,14 +250,15 @@ def avg_calibration_gaussian(y_true, mean, std, num_bins: int = 100) -> dict[str
 
 
 def _mean_stderr(values: np.ndarray) -> tuple[float, float]:
-    """Mean and standard error (sample std, ddof=1, over sqrt(n)) of a 1-d array.
+    """Mean and standard error (sample std, ddof=1, over sqrt(n): :func:`~uqeval.metrics.blocks.sem_from_moments`)
+    of a 1-d array.
 
     Identical values return that value and 0 exactly (a float mean of equal values can
     be off in the last bit), so a group of the whole data reproduces ``ma_cal`` exactly.
     """
     if np.all(values == values[0]):
         return float(values[0]), 0.0
-    return float(np.mean(values)), float(np.std(values, ddof=1) / np.sqrt(values.size))
+    return float(np.mean(values)), float(sem_from_moments(sem_moments(values[:, None]))[0])
 
 
 def adversarial_group_calibration(cover_index, expected, **options: Any) -> dict[str, list[float]]:

@@ -39,14 +39,13 @@ using uncertainty estimation* (oracle collaborative accuracy).
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 from scipy import special
 
 from ..errors import InputError
 from ..validation import as_float_array, check_finite, check_positive, check_same_length, is_trusted
-from .blocks import BLOCK, PairwiseSum, trapezoid
+from .blocks import BLOCK, PairwiseSum, sem_from_moments, sem_moments, trapezoid
 from .normal import central_z
 
 __all__ = [
@@ -352,39 +351,6 @@ def dirichlet_uncertainty(alpha) -> dict[str, float]:
 
 #: the information criteria whose per-row terms :func:`information_criteria_rows` gives
 IC_TERMS = ("waic1", "waic2", "iscv")
-
-
-def sem_moments(t: np.ndarray, weights: np.ndarray | None = None) -> dict[str, Any]:
-    """The moments :func:`sem_from_moments` takes, of per-row terms ``t`` (N, k) and row weights (N,) (unit
-    weights where None): ``{"n": sum w, "sq": sum w^2, "mean": (k,) weighted means, "m2": (k,) sums of
-    w (t - mean)^2}``. Two such states of disjoint rows merge with the weighted form of Chan, Golub &
-    LeVeque's pairwise update (West 1979; :func:`uqeval.catalogue.states.chan_merge`, ``sq`` added): centred
-    sums, exact far from zero where raw sums of squares lose every digit."""
-    t = np.asarray(t, dtype=np.float64)
-    w = np.ones(t.shape[0]) if weights is None else np.asarray(weights, dtype=np.float64)
-    total = float(w.sum())
-    mean = w @ t / total
-    return {"n": total, "sq": float(np.dot(w, w)), "mean": mean, "m2": w @ np.square(t - mean)}
-
-
-def sem_from_moments(st: dict[str, Any]) -> np.ndarray:
-    r"""``(k,)`` standard errors of weighted means from :func:`sem_moments` (of all rows, or merged):
-
-    .. math:: \mathrm{se} = \sqrt{\frac{\sum_i w_i (t_i - \bar t_w)^2 / \sum_i w_i}{n_\mathrm{eff} - 1}},
-              \qquad n_\mathrm{eff} = \frac{(\sum_i w_i)^2}{\sum_i w_i^2}
-
-    (Kish's effective number of rows, :func:`~uqeval.metrics.rowweights.kish`): with unit weights
-    :math:`s / \sqrt N` (ddof = 1), scale-free, and :math:`\mathrm{se}^2 (n_\mathrm{eff} - 1)` is the
-    weighted variance of the rows (integer weights: that of the repeated rows). NaN where
-    :math:`n_\mathrm{eff} \le 1` (one row). Assumes independent rows with weights fixed apart from the outcomes.
-    """
-    from .rowweights import kish
-
-    total, sq, m2 = st["n"], st["sq"], np.asarray(st["m2"], dtype=np.float64)
-    n_eff = kish(total, sq) if sq > 0 else 0.0
-    if not n_eff > 1.0 + 1e-12:
-        return np.full(m2.shape, np.nan)
-    return np.sqrt(m2 / total / (n_eff - 1.0))
 
 
 def information_criteria(loglik, ddof: int = 1) -> dict[str, float]:

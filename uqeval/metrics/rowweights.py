@@ -75,7 +75,7 @@ def kish(total: Any, sq: Any) -> Any:
     r"""Kish's effective number of rows from the sum of the weights and the sum of their squares,
     :math:`n_\mathrm{eff} = (\sum_i w_i)^2 / \sum_i w_i^2` (floats or arrays: one per group). The one place of the
     formula: :func:`effective_rows` (of the weights themselves), the information criteria's streamed standard
-    errors (:func:`uqeval.metrics.ensembles.sem_from_moments`, of merged sums) and the Hosmer-Lemeshow groups
+    errors (:func:`uqeval.metrics.blocks.sem_from_moments`, of merged sums) and the Hosmer-Lemeshow groups
     (:func:`uqeval.metrics.calibration_tests.hosmer_lemeshow`, per group) call it."""
     return total * total / sq
 
