@@ -47,6 +47,7 @@ from ..errors import InputError
 from ..validation import as_float_array, check_finite, check_positive, check_same_length, is_trusted
 from .blocks import BLOCK, PairwiseSum, sem_from_moments, sem_moments, trapezoid
 from .normal import central_z
+from .sequential import log_mean_exp
 
 __all__ = [
     "ensemble_uncertainty",
@@ -420,24 +421,17 @@ def information_criteria_rows(loglik: np.ndarray, ddof: int = 1) -> dict[str, np
     """Per-row terms of :func:`information_criteria` (``waic1``, ``waic2``, ``iscv``, each (N,)):
     their means are the criteria."""
     ll = np.asarray(loglik, dtype=np.float64)
-    n, m = ll.shape
-    log_m = math.log(m)
+    n = ll.shape[0]
     out = {name: np.empty(n) for name in ("waic1", "waic2", "iscv")}
     # block by block of rows: every row goes through the same operations (bitwise the whole-array result)
     # with cache-sized (B, M) temporaries instead of page-faulting (N, M) ones
     for start in range(0, n, BLOCK):  # a loop over blocks of rows, each vectorised
         b = ll[start : start + BLOCK]
-        lpd = _logsumexp_rows(b) - log_m
+        lpd = log_mean_exp(b, axis=1)
         out["waic1"][start : start + BLOCK] = lpd - np.var(b, axis=1, ddof=ddof)
         out["waic2"][start : start + BLOCK] = 2.0 * b.mean(axis=1) - lpd
-        out["iscv"][start : start + BLOCK] = -(_logsumexp_rows(-b) - log_m)
+        out["iscv"][start : start + BLOCK] = -log_mean_exp(-b, axis=1)
     return out
-
-
-def _logsumexp_rows(a: np.ndarray) -> np.ndarray:
-    """``scipy.special.logsumexp(a, axis=1)`` for finite ``a``, without its generic overhead."""
-    top = a.max(axis=1)
-    return np.log(np.exp(a - top[:, None]).sum(axis=1)) + top
 
 
 # --------------------------------------------------------------------------- #
