@@ -232,3 +232,19 @@ def sem_from_moments(st: dict[str, Any]) -> np.ndarray:
     if not n_eff > 1.0 + 1e-12:
         return np.full(m2.shape, np.nan)
     return np.sqrt(m2 / total / (n_eff - 1.0))
+
+
+def lerp(a: np.ndarray, b: np.ndarray, t: Any) -> Any:
+    """numpy's ``_lerp`` of ``np.quantile(method="linear")``: ``a + (b - a) t``, but ``b - (b - a)(1 - t)`` where
+    ``t >= 0.5`` (exact at ``t == 1``), so type-7 quantiles equal numpy's bit for bit. ``t`` a scalar or an
+    array along the last axis of ``a`` and ``b``. The one place of this rule: the ensembles' quantiles
+    (:func:`uqeval.metrics.samples.empirical_quantiles`) and the weighted type-7 quantiles
+    (:func:`uqeval.metrics.calibration_tests.type7_quantiles`) call it."""
+    diff = b - a
+    out = a + diff * t
+    upper = np.asarray(t) >= 0.5
+    if upper.ndim == 0:
+        return b - diff * (1.0 - t) if upper else out
+    if upper.any():
+        out[..., upper] = b[..., upper] - diff[..., upper] * (1.0 - t[upper])
+    return out

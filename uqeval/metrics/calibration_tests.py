@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from .blocks import lerp
 from .normal import ndtr
 from .rowweights import CodeSums, effective_rows, kish, row_units
 
@@ -470,7 +471,7 @@ def type7_quantiles(x: np.ndarray, q: np.ndarray, weights=None) -> np.ndarray:
     lo = np.floor(h)
     a, b = sums.order_statistics(lo), sums.order_statistics(lo + 1.0)
     t = h - lo
-    return np.where(t >= 0.5, b - (b - a) * (1 - t), a + (b - a) * t)  # numpy's lerp
+    return lerp(a, b, t)
 
 
 def hosmer_lemeshow(
