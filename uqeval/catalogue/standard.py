@@ -406,10 +406,10 @@ def _rows_spread_skill(p, s, level) -> dict[str, RowStat]:
 
 
 def _spread_skill_ratio(sums: np.ndarray, total: np.ndarray) -> np.ndarray:
-    """√(Σσ²/Σ(y − μ)²) of each resample (:func:`uqeval.metrics.spread.spread_skill`: inf where every error
-    is 0 but not the spread, NaN where both are)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.sqrt(sums[:, 0] / sums[:, 1])
+    """√(Σσ²/Σ(y − μ)²) of each resample (:func:`uqeval.metrics.spread.spread_skill_ratio`)."""
+    from ..metrics.spread import spread_skill_ratio
+
+    return cast("np.ndarray", spread_skill_ratio(sums[:, 0], sums[:, 1]))
 
 
 def _root_mean(sums: np.ndarray, total: np.ndarray) -> np.ndarray:

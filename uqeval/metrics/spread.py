@@ -15,6 +15,8 @@ which does not bin, has no such bias.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .rowweights import repeated_prefix_sums, row_units, split_bounds
@@ -193,8 +195,13 @@ def spread_skill_from_sums(sum_var: float, sum_sq_err: float, n: int) -> dict[st
     """:func:`spread_skill` from Σσ², Σ(y − μ)² and N (a mergeable state: the sums of chunks add up)."""
     spread = float(np.sqrt(sum_var / n))
     rmse = float(np.sqrt(sum_sq_err / n))
-    if rmse > 0:
-        ratio = spread / rmse
-    else:
-        ratio = float("inf") if spread > 0 else float("nan")
-    return {"ratio": ratio, "spread": spread, "rmse": rmse}
+    return {"ratio": float(spread_skill_ratio(sum_var, sum_sq_err)), "spread": spread, "rmse": rmse}
+
+
+def spread_skill_ratio(sum_var: Any, sum_sq_err: Any) -> Any:
+    r"""The spread-skill ratio :math:`\sqrt{\sum\sigma^2 / \sum (y - \mu)^2}` from the two sums (floats, or
+    arrays of resamples; weighted sums give the weighted ratio): ``inf`` where every error is 0 but not the
+    spread, NaN where both are. The one place of the ratio: :func:`spread_skill` and the catalogue's per-row
+    form (bootstrap, weights, streaming) call it."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.sqrt(np.asarray(sum_var, dtype=np.float64) / np.asarray(sum_sq_err, dtype=np.float64))
