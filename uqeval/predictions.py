@@ -453,8 +453,28 @@ class Gaussian(_AnyLevel, Point):
         return np.subtract(self.mean[:, None], half, out=half), upper  # the lower bounds reuse `half`
 
 
+class _CarriedLevels:
+    """The PIT bin of quantile and interval forecasts: between the quantile levels they carry."""
+
+    def pit_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(low, high)``: the carried quantile levels that bracket each target's PIT (for intervals the levels
+        (1 ∓ level)/2 of its central levels; :func:`~uqeval.metrics.calibration_tests.quantile_pit_bounds`),
+        computed once. The one place of this bin: the calibration tests' randomised PIT and the monitor's
+        PIT test take it."""
+        from .metrics.calibration_tests import quantile_pit_bounds
+
+        def make() -> tuple[np.ndarray, np.ndarray]:
+            pred = cast("Quantiles | Intervals", self)
+            levels = np.asarray(pred.levels, dtype=np.float64)
+            if pred.kind == "intervals":
+                levels = np.unique(np.concatenate([(1 - levels) / 2, (1 + levels) / 2]))
+            return quantile_pit_bounds(pred.require_targets(), pred.quantiles_at(levels), levels)
+
+        return cast("tuple[np.ndarray, np.ndarray]", _memo(cast("Prediction", self), "pit_bounds", make))
+
+
 @dataclass(frozen=True)
-class Intervals(Prediction):
+class Intervals(_CarriedLevels, Prediction):
     """Central prediction intervals at one or more nominal levels.
 
     ``lower``/``upper`` have shape (N, L) for ``levels`` of shape (L,); ``mean``
@@ -535,7 +555,7 @@ class Intervals(Prediction):
 
 
 @dataclass(frozen=True)
-class Quantiles(Prediction):
+class Quantiles(_CarriedLevels, Prediction):
     """Predictive quantiles: ``quantiles`` (N, Q) at increasing ``levels`` (Q,)."""
 
     kind: ClassVar[str] = "quantiles"

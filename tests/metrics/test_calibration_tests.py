@@ -290,3 +290,27 @@ def test_ks_statistic_is_the_max_calibration_error_bit_for_bit():
         assert float(ct.ks_statistic(u)) == max_calibration_error(u)
     many = rng.uniform(size=(20, 50))
     assert ct.ks_statistic(many).tolist() == [max_calibration_error(r) for r in many]
+
+
+def test_the_pit_bin_of_carried_quantiles_is_one_rule():
+    """The bin of a quantile or interval forecast's PIT is written once (quantile_pit_bins): the containers'
+    pit_bounds (the diagnostics' randomised PIT, the monitor's PIT test) and the PIT histogram's counts agree,
+    and an interval forecast's bin is that of its bounds read as quantiles at (1 -/+ level)/2."""
+    from uqeval.commands.monitor.windows import pit_bins
+    from uqeval.metrics.quantiles import pit_histogram_quantiles
+    from uqeval.predictions import Intervals, Quantiles
+
+    rng = np.random.default_rng(11)
+    y = rng.normal(size=200)
+    levels = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
+    q = np.sort(rng.normal(size=(200, 5)), axis=1)
+    pred = Quantiles(y_true=y, quantiles=q, levels=levels, columns={})
+    lo, hi = pred.pit_bounds()
+    np.testing.assert_array_equal(np.stack(pit_bins(pred)), np.stack((lo, hi)))
+    np.testing.assert_array_equal(np.stack((lo, hi)), np.stack(ct.quantile_pit_bounds(y, q, levels)))
+    counts = pit_histogram_quantiles(y, q, levels)["counts"]
+    np.testing.assert_array_equal(counts, np.bincount(ct.quantile_pit_bins(y, q), minlength=6))
+    box = Intervals(y_true=y, lower=q[:, [1, 0]], upper=q[:, [3, 4]], levels=np.array([0.5, 0.9]), columns={})
+    both = Quantiles(y_true=y, quantiles=q[:, [0, 1, 3, 4]], levels=levels[[0, 1, 3, 4]], columns={})
+    # ((1 - 0.9)/2 is 0.04999999999999999: the same bins, at levels equal to rounding)
+    np.testing.assert_allclose(np.stack(box.pit_bounds()), np.stack(both.pit_bounds()), rtol=1e-15)

@@ -368,11 +368,18 @@ def quantile_pit_bounds(
     (:math:`\tau_0 = 0`, :math:`\tau_{Q+1} = 1`), the bins of
     :func:`uqeval.metrics.quantiles.pit_histogram_quantiles`.
     """
-    y = np.asarray(y_true, dtype=np.float64)
-    q = np.asarray(quantiles, dtype=np.float64)
     edges = np.concatenate(([0.0], np.asarray(levels, dtype=np.float64), [1.0]))
-    b = np.count_nonzero(q < y[:, None], axis=1)
+    b = quantile_pit_bins(y_true, quantiles)
     return edges[b], edges[b + 1]
+
+
+def quantile_pit_bins(y_true: np.ndarray, quantiles: np.ndarray) -> np.ndarray:
+    r"""The bin :math:`b_i = \#\{j : q_{\tau_j, i} < y_i\}` of each row's PIT between the carried quantile levels
+    (bin :math:`b` is :math:`(\tau_b, \tau_{b+1}]`, :math:`\tau_0 = 0`, :math:`\tau_{Q+1} = 1`). The one place of
+    this rule: :func:`quantile_pit_bounds` and the PIT histogram
+    (:func:`uqeval.metrics.quantiles.pit_histogram_quantiles`) call it."""
+    y = np.asarray(y_true, dtype=np.float64)
+    return np.count_nonzero(np.asarray(quantiles, dtype=np.float64) < y[:, None], axis=1)
 
 
 def rank_histogram_test(u: np.ndarray, m: int) -> dict:

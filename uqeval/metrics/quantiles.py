@@ -17,6 +17,7 @@ from ..errors import InputError, option
 from ..validation import as_float_array, check_finite, check_nonempty, check_same_length
 from .blocks import row_mean, rowwise
 from .calibration import calibration_errors, central_cover_index, observed_from_cover_index
+from .calibration_tests import quantile_pit_bins
 from .intervals import PAIR_TOL, central_pairs, level_key
 from .rowweights import row_units
 from .scoring import interval_score, pinball_loss
@@ -268,7 +269,7 @@ def pit_histogram_quantiles(
     """
     y, q, tau = _inputs(y_true, quantiles, levels)
     check_quantiles_sorted(q, tau)
-    bins = np.count_nonzero(q < y[:, None], axis=1)
+    bins = quantile_pit_bins(y, q)
     edges = np.concatenate(([0.0], tau, [1.0]))
     if weights is None:
         counts = np.bincount(bins, minlength=tau.size + 1)
