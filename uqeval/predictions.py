@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 import numpy as np
 
 from .errors import InputError, option
-from .metrics.intervals import central_pairs, level_key, pit_miss_shares
+from .metrics.intervals import bound_levels, central_pairs, level_key, pit_miss_shares
 from .metrics.normal import central_z, ndtr, ndtri
 from .metrics.samples import (
     all_finite,
@@ -353,7 +353,7 @@ class Prediction:
         quantile files override it with their own pairs.
         """
         levels = np.asarray(levels, dtype=np.float64)
-        q = self.quantiles_at(np.concatenate([(1.0 - levels) / 2.0, (1.0 + levels) / 2.0]))
+        q = self.quantiles_at(bound_levels(levels))
         return q[:, : levels.size], q[:, levels.size :]
 
     def interval(self, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -467,7 +467,7 @@ class _CarriedLevels:
             pred = cast("Quantiles | Intervals", self)
             levels = np.asarray(pred.levels, dtype=np.float64)
             if pred.kind == "intervals":
-                levels = np.unique(np.concatenate([(1 - levels) / 2, (1 + levels) / 2]))
+                levels = np.unique(bound_levels(levels))
             return quantile_pit_bounds(pred.require_targets(), pred.quantiles_at(levels), levels)
 
         return cast("tuple[np.ndarray, np.ndarray]", _memo(cast("Prediction", self), "pit_bounds", make))

@@ -12,7 +12,7 @@ from ..predictions import Prediction
 
 if TYPE_CHECKING:
     from ..predictions import Gaussian, Quantiles, Samples, _Classifier
-from ..metrics.intervals import level_key
+from ..metrics.intervals import bound_levels, level_key
 from .core import CLASSIFICATION, REGRESSION, Family, RowStat, _family, _m, _memo
 
 # --------------------------------------------------------------------------- forecast verification (issue 16 A)
@@ -52,7 +52,7 @@ def _quantile_table(p) -> tuple[np.ndarray, np.ndarray]:
     """``(quantiles, levels)`` of a quantile or interval forecast (interval ends as quantiles, rows sorted)."""
     if p.kind == "quantiles":
         return p.quantiles, p.levels
-    levels = np.concatenate([(1.0 - p.levels) / 2.0, (1.0 + p.levels) / 2.0])
+    levels = bound_levels(p.levels)
     order = np.argsort(levels, kind="stable")
     return np.sort(np.column_stack([p.lower, p.upper])[:, order], axis=1), levels[order]
 

@@ -47,7 +47,7 @@ from ..io.columns import ALIASES, LOGIT_RE, _find, match_column, plan_columns
 from ..io.load import Loaded, evaluated_rows, load_predictions
 from ..io.readers import inspect, to_float
 from ..metrics.blocks import rowwise
-from ..metrics.intervals import central_pairs, coverage_from_bounds, coverage_metrics, level_key
+from ..metrics.intervals import bound_levels, central_pairs, coverage_from_bounds, coverage_metrics, level_key
 from ..predictions import Categorical, Gaussian, Intervals, Point, Prediction
 from ..validation import finite_difference
 
@@ -520,9 +520,7 @@ def isotonic_metrics(
     del u
     tau = toolbox_levels(settings.resolution)
     std_q = isotonic_quantiles(state, np.zeros(1), np.ones(1), tau)[0]  # q'_tau of a standard forecast
-    bounds = isotonic_quantiles(
-        state, np.zeros(1), np.ones(1), np.concatenate([(1 - tau) / 2, (1 + tau) / 2])
-    )[0]
+    bounds = isotonic_quantiles(state, np.zeros(1), np.ones(1), bound_levels(tau))[0]
     lo_q, hi_q = bounds[: tau.size], bounds[tau.size :]
     # sigma * rho_tau(z, q'_tau) summed in closed form over the levels (prefix sums, no (rows x levels) array)
     rows = rowwise(lambda y, mu, sd: sd * _check_profile((y - mu) / sd, tau, std_q), y, mu, sd)

@@ -38,6 +38,7 @@ from scipy.optimize import isotonic_regression
 
 from ..errors import InputError
 from ..metrics.blocks import rowwise
+from ..metrics.intervals import bound_levels
 from ..metrics.normal import central_z, ndtr, ndtri
 from ..metrics.scoring import _gaussian_arrays
 from ..validation import (
@@ -194,7 +195,7 @@ def isotonic_intervals(
     lower, upper : two (N, L) arrays.
     """
     c = _levels(levels)
-    bounds = isotonic_quantiles(state, mean, std, np.concatenate([(1.0 - c) / 2.0, (1.0 + c) / 2.0]))
+    bounds = isotonic_quantiles(state, mean, std, bound_levels(c))
     return bounds[:, : c.size], bounds[:, c.size :]
 
 
