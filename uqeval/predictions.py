@@ -22,7 +22,8 @@ import numpy as np
 
 from .errors import InputError, option
 from .metrics.intervals import bound_levels, central_pairs, level_key, pit_miss_shares
-from .metrics.normal import central_z, ndtr, ndtri
+from .metrics.normal import central_z, ndtri
+from .metrics.reliability import gaussian_pit
 from .metrics.samples import (
     all_finite,
     empirical_quantiles,
@@ -441,7 +442,7 @@ class Gaussian(_AnyLevel, Point):
         return self.std
 
     def pit(self) -> np.ndarray:
-        return _memo(self, "pit", lambda: ndtr((self.require_targets() - self.mean) / self.std))
+        return _memo(self, "pit", lambda: gaussian_pit(self.require_targets(), self.mean, self.std))
 
     def quantiles_at(self, levels: np.ndarray) -> np.ndarray:
         return self.mean[:, None] + self.std[:, None] * ndtri(np.asarray(levels, dtype=np.float64))[None, :]

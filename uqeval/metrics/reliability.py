@@ -38,7 +38,13 @@ def pit_gaussian(y_true, mean, std) -> np.ndarray:
     (ACCRUE, section 3). Evaluated with ``ndtr`` (:mod:`uqeval.metrics.normal`), which keeps full relative
     precision in the lower tail where ``1 + erf`` cancels. Returns an (N,) array in [0, 1].
     """
-    y, mu, sd = _gaussian_arrays(y_true, mean, std)
+    return gaussian_pit(*_gaussian_arrays(y_true, mean, std))
+
+
+def gaussian_pit(y: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    """:func:`pit_gaussian` of arrays already checked: ``ndtr((y - mu) / sd)``. The one place of the Gaussian PIT:
+    :func:`pit_gaussian`, the Gaussian container's ``pit()`` and isotonic recalibration (block by block of
+    rows) call it."""
     return ndtr((y - mu) / sd)
 
 

@@ -39,7 +39,8 @@ from scipy.optimize import isotonic_regression
 from ..errors import InputError
 from ..metrics.blocks import rowwise
 from ..metrics.intervals import bound_levels
-from ..metrics.normal import central_z, ndtr, ndtri
+from ..metrics.normal import central_z, ndtri
+from ..metrics.reliability import gaussian_pit
 from ..metrics.scoring import _gaussian_arrays
 from ..validation import (
     as_float_array,
@@ -76,7 +77,7 @@ def fit_isotonic(
     n = y.size
     if n < MIN_ROWS:
         raise InputError(f"too few rows for isotonic recalibration: got {n}, need at least {MIN_ROWS}")
-    pit = rowwise(lambda y, mu, sd: ndtr((y - mu) / sd), y, mu, sd)  # no full-size temporaries
+    pit = rowwise(gaussian_pit, y, mu, sd)  # no full-size temporaries
     grid = np.linspace(0.0, 1.0, int(num_bins) + 1)
     # quantiles first, partitioning pit in place (they depend on its values only, not their order), then sorted
     x = np.unique(np.concatenate([grid, np.quantile(pit, grid, overwrite_input=True)]))
@@ -224,4 +225,4 @@ def isotonic_cdf(state: dict[str, Any], y_true: np.ndarray, mean: np.ndarray, st
     """
     x, r = _knots(state)
     y, mu, sd = _gaussian_arrays(y_true, mean, std)
-    return rowwise(lambda y, mu, sd: np.interp(ndtr((y - mu) / sd), x, r), y, mu, sd)
+    return rowwise(lambda y, mu, sd: np.interp(gaussian_pit(y, mu, sd), x, r), y, mu, sd)
