@@ -491,7 +491,9 @@ class PitKS(Special):
 
     def update(self, p, s, w=None):
         u = p.pit()
-        j = np.minimum((u * PIT_BINS).astype(np.int64), PIT_BINS - 1)
+        from ..metrics.calibration_tests import unit_bins
+
+        j = unit_bins(u, PIT_BINS)
         return {"counts": histogram(j, PIT_BINS)}
 
     sparse = True

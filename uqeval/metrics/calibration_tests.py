@@ -325,7 +325,14 @@ def randomised_pit(low: np.ndarray, high: np.ndarray, seed: int, key: int | None
 
 def _ranks(u: np.ndarray, m: int) -> np.ndarray:
     """Randomised ranks 0..m of PIT values ``u`` of an m-member ensemble."""
-    return np.minimum(np.floor(u * (m + 1)).astype(np.int64), m)
+    return unit_bins(u, m + 1)
+
+
+def unit_bins(u: np.ndarray, bins: int) -> np.ndarray:
+    """The bin ``floor(u * bins)`` of each value ``u`` in [0, 1] among ``bins`` equal bins, 1 in the last one.
+    The one place of this rule: the randomised ranks of an ensemble and the streamed max_cal_err's PIT
+    histogram (:class:`uqeval.catalogue.states.PitKS`) call it."""
+    return np.minimum(np.floor(u * bins).astype(np.int64), bins - 1)
 
 
 #: uniforms drawn per block by :func:`ensemble_rank_counts` (bounded memory for any row count)
