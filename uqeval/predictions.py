@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 import numpy as np
 
 from .errors import InputError, option
-from .metrics.intervals import central_pairs, level_key, pit_miss_shares
-from .metrics.normal import ndtr, ndtri
+from .metrics.intervals import bound_levels, central_pairs, level_key, pit_miss_shares
+from .metrics.normal import central_z, ndtri
+from .metrics.reliability import gaussian_pit
 from .metrics.samples import (
     all_finite,
     empirical_quantiles,
@@ -353,7 +354,7 @@ class Prediction:
         quantile files override it with their own pairs.
         """
         levels = np.asarray(levels, dtype=np.float64)
-        q = self.quantiles_at(np.concatenate([(1.0 - levels) / 2.0, (1.0 + levels) / 2.0]))
+        q = self.quantiles_at(bound_levels(levels))
         return q[:, : levels.size], q[:, levels.size :]
 
     def interval(self, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -441,20 +442,40 @@ class Gaussian(_AnyLevel, Point):
         return self.std
 
     def pit(self) -> np.ndarray:
-        return _memo(self, "pit", lambda: ndtr((self.require_targets() - self.mean) / self.std))
+        return _memo(self, "pit", lambda: gaussian_pit(self.require_targets(), self.mean, self.std))
 
     def quantiles_at(self, levels: np.ndarray) -> np.ndarray:
         return self.mean[:, None] + self.std[:, None] * ndtri(np.asarray(levels, dtype=np.float64))[None, :]
 
     def intervals_at(self, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # the central intervals of N(μ, σ²): symmetric half-widths z·σ, z = Φ⁻¹(½ + level/2)
-        half = self.std[:, None] * ndtri(0.5 + 0.5 * np.asarray(levels, dtype=np.float64))[None, :]
+        half = self.std[:, None] * central_z(levels)[None, :]
         upper = self.mean[:, None] + half
         return np.subtract(self.mean[:, None], half, out=half), upper  # the lower bounds reuse `half`
 
 
+class _CarriedLevels:
+    """The PIT bin of quantile and interval forecasts: between the quantile levels they carry."""
+
+    def pit_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(low, high)``: the carried quantile levels that bracket each target's PIT (for intervals the levels
+        (1 ∓ level)/2 of its central levels; :func:`~uqeval.metrics.calibration_tests.quantile_pit_bounds`),
+        computed once. The one place of this bin: the calibration tests' randomised PIT and the monitor's
+        PIT test take it."""
+        from .metrics.calibration_tests import quantile_pit_bounds
+
+        def make() -> tuple[np.ndarray, np.ndarray]:
+            pred = cast("Quantiles | Intervals", self)
+            levels = np.asarray(pred.levels, dtype=np.float64)
+            if pred.kind == "intervals":
+                levels = np.unique(bound_levels(levels))
+            return quantile_pit_bounds(pred.require_targets(), pred.quantiles_at(levels), levels)
+
+        return cast("tuple[np.ndarray, np.ndarray]", _memo(cast("Prediction", self), "pit_bounds", make))
+
+
 @dataclass(frozen=True)
-class Intervals(Prediction):
+class Intervals(_CarriedLevels, Prediction):
     """Central prediction intervals at one or more nominal levels.
 
     ``lower``/``upper`` have shape (N, L) for ``levels`` of shape (L,); ``mean``
@@ -535,7 +556,7 @@ class Intervals(Prediction):
 
 
 @dataclass(frozen=True)
-class Quantiles(Prediction):
+class Quantiles(_CarriedLevels, Prediction):
     """Predictive quantiles: ``quantiles`` (N, Q) at increasing ``levels`` (Q,)."""
 
     kind: ClassVar[str] = "quantiles"

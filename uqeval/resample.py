@@ -57,7 +57,7 @@ from typing import Any, cast
 import numpy as np
 
 from .errors import InputError, UsageError, option
-from .metrics.calibration_tests import data_key, keyed_seed
+from .metrics.calibration_tests import data_key, keyed_seed, monte_carlo_p
 from .validation import is_count
 
 #: rows per generator block (the unit of the global key)
@@ -320,7 +320,7 @@ def permutation_p_values(flipped: np.ndarray, observed: np.ndarray, scale: np.nd
     statistics within ``1e-9 * scale`` of ``|T|`` count as ties (summation rounding)."""
     obs = np.abs(observed)[:, None]
     exceed = np.count_nonzero(np.abs(flipped) >= obs - 1e-9 * np.asarray(scale)[:, None], axis=1)
-    return (1.0 + exceed) / (1.0 + flipped.shape[1])
+    return cast("np.ndarray", monte_carlo_p(exceed, flipped.shape[1]))
 
 
 # --------------------------------------------------------------------------- dependent rows (issue 25)

@@ -230,3 +230,29 @@ def test_coverage_from_block_bounds_is_coverage_of_the_whole_bounds(small_blocks
     got = coverage_from_bounds(y, lambda a, b: pred.subset(slice(a, b)).interval(0.9), 0.9, y_std=1.7)
     assert repr(got) == repr(coverage_metrics(y, lo, hi, 0.9, y_std=1.7))
     assert got["width"] == float(np.mean(hi - lo)) and got["width_norm"] == float(np.mean((hi - lo) / 1.7))
+
+
+@pytest.mark.parametrize(("offset", "rtol"), [(0.0, 1e-14), (1e8, 1e-7)])
+def test_merge_moments_equals_the_moments_of_all_rows(offset, rtol):
+    """merge_moments (Chan, Golub & LeVeque's update, the one the catalogue's moment states, the Diebold-Mariano
+    moments and the UCC's target moments call) equals the weighted mean and centred sum of squares (West 1979)
+    of the joined rows, per column or as the co-moment matrix; near 1e8 to the digits the means themselves
+    keep (raw sums of squares would keep none)."""
+    rng = np.random.default_rng(3)
+    x = offset + rng.normal(size=(301, 2))
+    w = rng.uniform(0.1, 3.0, size=301)
+
+    def moments(x, w):
+        t = w.sum()
+        mu = w @ x / t
+        d = x - mu
+        return t, mu, (d * w[:, None]).T @ d
+
+    ref = moments(x, w)
+    a, b = moments(x[:120], w[:120]), moments(x[120:], w[120:])
+    for comoments in (False, True):
+        m2a, m2b, m2r = (a[2], b[2], ref[2]) if comoments else (np.diag(a[2]), np.diag(b[2]), np.diag(ref[2]))
+        n, mu, m2 = blocks.merge_moments(a[0], a[1], m2a, b[0], b[1], m2b, comoments)
+        assert n == pytest.approx(ref[0], rel=1e-15)
+        np.testing.assert_allclose(mu, ref[1], rtol=1e-15)
+        np.testing.assert_allclose(m2, m2r, rtol=rtol)

@@ -234,3 +234,83 @@ def test_degenerate_inputs():
     assert (
         np.isfinite(out["pit_ad_stat"]) and out["pit_ad_p"] < 0.01
     )  # one clipped PIT carries limited weight
+
+
+def test_kish_is_the_one_effective_number_of_rows():
+    """effective_rows, the information criteria's standard errors (sem_from_moments) and the Hosmer-Lemeshow
+    groups all take rowweights.kish: (sum w)^2 / sum w^2, n for equal weights, scale-free."""
+    from uqeval.metrics.blocks import sem_from_moments, sem_moments
+    from uqeval.metrics.rowweights import effective_rows, kish
+
+    w = np.random.default_rng(2).lognormal(size=200)
+    ref = w.sum() ** 2 / np.sum(w * w)
+    assert effective_rows(w) == pytest.approx(ref, rel=1e-14)
+    assert effective_rows(7.0 * w) == pytest.approx(ref, rel=1e-14)
+    assert kish(np.array([3.0, 4.0]), np.array([3.0, 16.0])).tolist() == [3.0, 1.0]
+    t = np.random.default_rng(3).normal(size=(200, 1))
+    st = sem_moments(t, w)
+    se = float(sem_from_moments(st)[0])
+    assert se * se * (kish(st["n"], st["sq"]) - 1.0) == pytest.approx(float(st["m2"][0]) / st["n"], rel=1e-12)
+
+
+def test_two_sided_normal_p_is_scipys_and_keeps_the_tail():
+    """two_sided_normal_p (Spiegelhalter's and the verdict's z-tests) equals scipy.stats.norm's 2 sf(|z|),
+    symmetric in z, with full relative precision at z = 30 (where 1 - cdf would give 0)."""
+    from scipy import stats
+
+    from uqeval.metrics.calibration_tests import two_sided_normal_p
+
+    for z in (0.0, 0.3, -1.96, 4.5, 30.0):
+        assert two_sided_normal_p(z) == pytest.approx(2.0 * stats.norm.sf(abs(z)), rel=1e-14)
+        assert two_sided_normal_p(-z) == two_sided_normal_p(z)
+    assert two_sided_normal_p(30.0) > 0.0
+
+
+def test_monte_carlo_p_is_phipson_smyth():
+    """monte_carlo_p (the sign-flip tests' and the UCC permutation test's p-value) is (1 + hits) / (1 + draws):
+    1/(P + 1) when no draw is as extreme, 1 when all are, elementwise on arrays."""
+    from uqeval.metrics.calibration_tests import monte_carlo_p
+    from uqeval.resample import permutation_p_values
+
+    assert monte_carlo_p(0, 999) == 0.001 and monte_carlo_p(999, 999) == 1.0
+    flipped = np.array([[3.0, -1.0, 0.5, -4.0], [0.1, 0.2, -0.3, 0.0]])
+    got = permutation_p_values(flipped, np.array([2.0, -0.25]), np.ones(2))
+    np.testing.assert_array_equal(got, monte_carlo_p(np.array([2, 1]), 4))
+    assert got.tolist() == [3.0 / 5.0, 2.0 / 5.0]
+
+
+def test_ks_statistic_is_the_max_calibration_error_bit_for_bit():
+    """The KS distance of the PIT tests and reliability's bin-free max_cal_err take their gaps from one place
+    (reliability.ks_gaps): equal bit for bit on one set (ties included), and row by row on many."""
+    from uqeval.metrics.reliability import max_calibration_error
+
+    rng = np.random.default_rng(6)
+    for size in (1, 2, 37, 5000):
+        u = np.round(rng.uniform(size=size), 3)
+        assert float(ct.ks_statistic(u)) == max_calibration_error(u)
+    many = rng.uniform(size=(20, 50))
+    assert ct.ks_statistic(many).tolist() == [max_calibration_error(r) for r in many]
+
+
+def test_the_pit_bin_of_carried_quantiles_is_one_rule():
+    """The bin of a quantile or interval forecast's PIT is written once (quantile_pit_bins): the containers'
+    pit_bounds (the diagnostics' randomised PIT, the monitor's PIT test) and the PIT histogram's counts agree,
+    and an interval forecast's bin is that of its bounds read as quantiles at (1 -/+ level)/2."""
+    from uqeval.commands.monitor.windows import pit_bins
+    from uqeval.metrics.quantiles import pit_histogram_quantiles
+    from uqeval.predictions import Intervals, Quantiles
+
+    rng = np.random.default_rng(11)
+    y = rng.normal(size=200)
+    levels = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
+    q = np.sort(rng.normal(size=(200, 5)), axis=1)
+    pred = Quantiles(y_true=y, quantiles=q, levels=levels, columns={})
+    lo, hi = pred.pit_bounds()
+    np.testing.assert_array_equal(np.stack(pit_bins(pred)), np.stack((lo, hi)))
+    np.testing.assert_array_equal(np.stack((lo, hi)), np.stack(ct.quantile_pit_bounds(y, q, levels)))
+    counts = pit_histogram_quantiles(y, q, levels)["counts"]
+    np.testing.assert_array_equal(counts, np.bincount(ct.quantile_pit_bins(y, q), minlength=6))
+    box = Intervals(y_true=y, lower=q[:, [1, 0]], upper=q[:, [3, 4]], levels=np.array([0.5, 0.9]), columns={})
+    both = Quantiles(y_true=y, quantiles=q[:, [0, 1, 3, 4]], levels=levels[[0, 1, 3, 4]], columns={})
+    # ((1 - 0.9)/2 is 0.04999999999999999: the same bins, at levels equal to rounding)
+    np.testing.assert_allclose(np.stack(box.pit_bounds()), np.stack(both.pit_bounds()), rtol=1e-15)

@@ -161,3 +161,21 @@ def test_dm_p_value_is_scipy_t_sf():
     for dbar in (0.01, -0.3, 2.0, 1e-5):
         out = dm_from_moments(dbar, 0.7, 500, 5.0)
         assert out["p_value"] == pytest.approx(2.0 * stats.t.sf(abs(out["statistic"]), 499), rel=1e-12)
+
+
+def test_lag_autocovariance_from_shifted_sums_equals_the_direct_sum():
+    """lag_autocovariance (the one expansion Moments.dm and compare's lag-1 note call) equals
+    sum_{i>k} (d_i - dbar)(d_{i-k} - dbar) / N written out, for any shift c, per column."""
+    from uqeval.metrics.comparison import lag_autocovariance
+
+    rng = np.random.default_rng(5)
+    d = 3.0 + np.cumsum(rng.normal(size=(400, 2)), axis=0) * 0.1
+    n, dbar = d.shape[0], d.mean(axis=0)
+    for c in (0.0, 2.9):
+        e = d - c
+        for k in (1, 2, 5):
+            direct = np.einsum("ij,ij->j", d[k:] - dbar, d[:-k] - dbar) / n
+            got = lag_autocovariance(
+                np.einsum("ij,ij->j", e[k:], e[:-k]), dbar - c, e[k:].sum(axis=0), e[:-k].sum(axis=0), n, k
+            )
+            np.testing.assert_allclose(got, direct, rtol=1e-11)

@@ -192,3 +192,15 @@ def test_central_pairs_rejects_unsorted_or_out_of_range():
         central_pairs([0.9, 0.1])
     with pytest.raises(InputError, match="between 0 and 1"):
         central_pairs([0.0, 0.5])
+
+
+def test_bound_levels_are_the_mirror_of_central_pairs():
+    """bound_levels (the one map from central levels p to their bounds' quantile levels (1 -/+ p)/2) and
+    central_pairs (the map back) invert each other."""
+    from uqeval.metrics.intervals import bound_levels, central_pairs
+
+    p = np.array([0.5, 0.8, 0.95])
+    b = bound_levels(p)
+    assert b.tolist() == [0.25, (1 - 0.8) / 2, (1 - 0.95) / 2, 0.75, 0.9, 0.975]
+    back = sorted(lv for _, _, lv in central_pairs(np.sort(b)))
+    np.testing.assert_allclose(back, p, rtol=1e-12)

@@ -180,3 +180,39 @@ def test_identities():
     np.testing.assert_allclose(normal.ndtr(x) + normal.ndtr(-x), 1.0, rtol=0, atol=4e-16)
     np.testing.assert_allclose(normal.ndtri(normal.ndtr(x)), x, rtol=0, atol=2e-9 * np.exp(x * x / 2).max())
     np.testing.assert_array_equal(normal.erf(-x), -normal.erf(x))
+
+
+def test_norm_pdf_is_scipys_density_and_the_crps_derivative():
+    """norm_pdf equals scipy.stats.norm.pdf (1e-15; 0 without a warning where x^2 overflows), and
+    scoring._crps_z_dsd, built on it, is the derivative of the Gaussian CRPS in sigma at a fixed error
+    (central differences of scoring._crps_z, 1e-7)."""
+    import warnings
+
+    from scipy import stats
+
+    from uqeval.metrics.normal import norm_pdf
+    from uqeval.metrics.scoring import _crps_z, _crps_z_dsd
+
+    x = np.linspace(-38.0, 38.0, 2001)
+    np.testing.assert_allclose(norm_pdf(x), stats.norm.pdf(x), rtol=1e-14, atol=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert norm_pdf(np.array([1e200, -1e200])).tolist() == [0.0, 0.0]
+    eps, sd, h = np.array([-2.0, -0.3, 0.0, 0.7, 3.0]), 1.3, 1e-6
+    numeric = (_crps_z(eps / (sd + h), sd + h) - _crps_z(eps / (sd - h), sd - h)) / (2.0 * h)
+    np.testing.assert_allclose(_crps_z_dsd(eps / sd), numeric, rtol=1e-7, atol=1e-9)
+
+
+def test_central_z_is_the_toolbox_threshold():
+    """central_z (every central interval's half-width in sigmas: calibration thresholds, Gaussian intervals,
+    std-scaling, isotonic, SPCE, the verdict) is scipy's norm.ppf(0.5 + p / 2) bitwise on the toolbox grid, the
+    same as norm.ppf((1 + p) / 2), 1.959963984540054 at 0.95, 0 at 0 and inf at 1, and takes scalars."""
+    from scipy import stats
+
+    from uqeval.metrics.normal import central_z
+
+    p = np.linspace(0.0, 1.0, 100)
+    assert np.array_equal(central_z(p), stats.norm.ppf(0.5 + p / 2.0))
+    assert np.array_equal(central_z(p), stats.norm.ppf((1.0 + p) / 2.0))
+    assert float(central_z(0.95)) == pytest.approx(1.959963984540054, rel=1e-15)
+    assert float(central_z(0.0)) == 0.0 and float(central_z(1.0)) == np.inf

@@ -247,3 +247,22 @@ def test_bad_input():
         max_calibration_error([])
     with pytest.raises(InputError, match="mean must be finite"):
         accrue_score([1.0], [np.inf], [1.0])
+
+
+def test_rs_terms_give_memory_weighted_and_streamed_rs_alike():
+    """RS's per-row terms are written once (reliability._rs_terms): the unweighted kernel, the weighted one at
+    integer weights (the repeated rows) and the streamed state's split, rank-free sum minus the Gini part
+    -(G + N sum eta)/N^2 (states.ReliabilityScore, here with G exact), give the same RS (1e-12)."""
+    from uqeval.metrics.reliability import _HALF_SQRT_2_OVER_PI, _rs_sorted, _rs_terms
+
+    rng = np.random.default_rng(4)
+    eta = np.sort(rng.normal(scale=0.8, size=500))
+    n = eta.size
+    rs = _rs_sorted(eta)
+    gini = float(np.sum((2.0 * np.arange(1, n + 1) - n - 1) * eta))  # sum_{i<j} |eta_i - eta_j|
+    streamed = (
+        float(np.sum(_rs_terms(eta, 0.0, 1.0))) - (gini + n * eta.sum()) / n
+    ) / n - _HALF_SQRT_2_OVER_PI
+    assert streamed == pytest.approx(rs, rel=1e-12)
+    w = rng.integers(1, 4, size=n).astype(np.float64)
+    assert _rs_sorted(eta, w_sorted=w) == pytest.approx(_rs_sorted(np.repeat(eta, w.astype(int))), rel=1e-12)

@@ -137,3 +137,25 @@ def test_relation_to_the_uncorrected_community_convention(case):
     assert ours == pytest.approx(c["xs_ratio_ddof1"] * np.sqrt((m + 1) / m), rel=1e-12)
     rmse = np.sqrt(np.mean((y - members.mean(axis=1)) ** 2))
     assert rmse == pytest.approx(c["xs_rmse"], rel=1e-12)
+
+
+def test_in_memory_ratio_is_the_per_row_forms_finish():
+    """The spread-skill ratio is one formula (metrics.spread.spread_skill_ratio): the kernel's ratio equals the
+    catalogue's per-row form (the bootstrap's, the weights', the streamed one) finished on the same sums, bit for
+    bit, with its inf / NaN conventions; the per-row terms' own sums agree to rounding."""
+    from uqeval.catalogue import METRICS, rows
+
+    rng = np.random.default_rng(9)
+    y, mean, std = rng.normal(size=300), rng.normal(size=300), rng.uniform(0.5, 2.0, size=300)
+    pred = Gaussian(y_true=y, mean=mean, std=std, columns={"y_true": "y", "mean": "mu", "std": "sd"})
+    stat = rows(METRICS["spread_skill.ratio"], pred, Settings(), None)
+    ratio = spread_skill(y, mean, std)["ratio"]
+    same_sums = np.array([[np.dot(std, std), np.sum(np.square(y - mean))]])
+    assert float(stat.finish(same_sums, np.array([300.0]))[0]) == ratio
+    own = float(stat.finish(stat.terms.sum(axis=0)[None, :], np.array([300.0]))[0])
+    assert own == pytest.approx(ratio, rel=1e-14)
+    for errors, expected in ((0.0, np.inf), (np.nan, np.nan)):
+        zero = np.array([[0.0 if np.isnan(errors) else 1.0, 0.0]])
+        got = float(stat.finish(zero, np.array([1.0]))[0])
+        assert got == expected or (np.isnan(expected) and np.isnan(got))
+        assert spread_skill_from_sums(float(zero[0, 0]), 0.0, 1)["ratio"] == got or np.isnan(got)

@@ -211,3 +211,22 @@ def test_a_calibrated_ensemble_file_does_not_alarm(tmp_path):
         assert [t["alarm"] for t in doc["tests"]] == [False] * len(doc["tests"]), doc["tests"]
         cov = next(x for x in doc["tests"] if x["name"] == "coverage@0.95")
         assert abs(cov["metric"]["value"] - 0.95) < 0.01
+
+
+def test_mean_bets_are_one_formula_for_the_e_value_and_the_detector():
+    """The empirical-Bernstein bets are written once (sequential._mean_bets): the mixture of the per-window
+    factors of the e-detector (mean_log_factors, summed over windows) is mean_cs's e-value of "mean difference
+    = 0" at every look (1e-12), and two_sided_log_e of two one-sided mixtures is the mixture of all the bets."""
+    from uqeval.metrics.sequential import log_mean_exp, mean_cs, mean_log_factors, mean_sums, two_sided_log_e
+
+    rng = np.random.default_rng(8)
+    sums = np.array([mean_sums(rng.uniform(-0.6, 1.0, size=120)) for _ in range(30)])
+    factors = mean_log_factors(sums, 1.0)
+    path = log_mean_exp(np.cumsum(factors, axis=0))
+    np.testing.assert_allclose(path, mean_cs(np.cumsum(sums, axis=0), 1.0, 20.0)["log_e"], rtol=1e-12)
+    k = factors.shape[-1] // 2
+    np.testing.assert_allclose(
+        two_sided_log_e(log_mean_exp(factors[:, :k]), log_mean_exp(factors[:, k:])),
+        log_mean_exp(factors),
+        rtol=1e-12,
+    )

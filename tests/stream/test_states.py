@@ -125,6 +125,32 @@ def test_moment_merge_is_stable_far_from_zero():
         assert got["accuracy"][k] == pytest.approx(ref["accuracy"][k], rel=1e-9), k
 
 
+def test_streamed_corr_keeps_huge_sums_and_memory_conventions():
+    """The streamed r2 and corr are memory's formulas (:func:`uqeval.metrics.accuracy.r2_from_sums`,
+    ``corr_from_sums``), so their conventions cannot drift apart: targets near 1e160 (centred sums of squares
+    near 1e323 in their product) keep corr finite, where the streamed state's root of the product overflowed
+    to inf and gave corr 0; constant targets give memory's r2 (1 or 0) and a NaN corr."""
+    from uqeval.predictions import Point
+
+    rng = np.random.default_rng(1)
+    s = Settings()
+    for scale in (1e150, 1.0):
+        y = scale * rng.normal(size=3000)
+        mean = y + 0.3 * scale * rng.normal(size=3000)
+        pred = Point(y_true=y, mean=mean, columns={"y_true": "y", "mean": "mean"})
+        got, _ = _finalize_two_pass(_chunked(pred, s, 7), pred, s, 7)
+        ref, _ = compute_metrics(pred, s)
+        assert 0.9 < ref["accuracy"]["corr"] < 1.0
+        for k in ("r2", "corr"):
+            assert got["accuracy"][k] == pytest.approx(ref["accuracy"][k], rel=1e-12), (scale, k)
+    for mean in (np.full(50, 2.0), np.full(50, 3.0)):  # constant targets: exact (r2 = 1) or not (0)
+        pred = Point(y_true=np.full(50, 2.0), mean=mean, columns={"y_true": "y", "mean": "mean"})
+        got, _ = _finalize_two_pass(_chunked(pred, s, 3), pred, s, 3)
+        ref, _ = compute_metrics(pred, s)
+        assert got["accuracy"]["r2"] == ref["accuracy"]["r2"]
+        assert np.isnan(got["accuracy"]["corr"]) and np.isnan(ref["accuracy"]["corr"])
+
+
 @pytest.mark.parametrize("offset", [0.0, -1e4])
 def test_information_criteria_se_are_one_state_weighted_or_not(offset):
     """information_criteria.*_se stream as one state, weighted or with unit weights (RowTermMoments: centred

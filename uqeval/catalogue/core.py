@@ -289,7 +289,9 @@ class Family:
 
 
 def _expected(s: Settings) -> np.ndarray:
-    return np.linspace(0.0, 1.0, s.num_bins)
+    from ..metrics.calibration import expected_proportions
+
+    return expected_proportions(s.num_bins)
 
 
 def coverage_levels(p: Prediction, s: Settings) -> list[float]:

@@ -134,16 +134,9 @@ def diagnostic_pit(p: Prediction, s: Settings) -> np.ndarray:
         if p.kind == "gaussian":
             return p.pit()
         y_true = cast("np.ndarray", p.y_true)  # the diagnostics run on predictions with targets only
-        if p.kind == "samples":
-            lo, hi = cast("Samples", p).pit_bounds()  # (pit_bounds_samples, computed once per prediction)
-        else:  # quantile levels the file carries (intervals: (1 -/+ level)/2 of each central level)
-            levels = cast("Quantiles | Intervals", p).levels
-            lv = (
-                levels
-                if p.kind == "quantiles"
-                else np.unique(np.concatenate([(1 - levels) / 2, (1 + levels) / 2]))
-            )
-            lo, hi = ct.quantile_pit_bounds(y_true, p.quantiles_at(lv), lv)
+        # samples: the rank among the members; quantiles and intervals: between the carried quantile levels
+        # (the containers' pit_bounds, computed once per prediction)
+        lo, hi = cast("Samples | Quantiles | Intervals", p).pit_bounds()
         return ct.randomised_pit(lo, hi, s.seed, ct.data_key(y_true, lo, hi))
 
     return _memo(p, f"diagnostic_pit_{s.seed}", make)

@@ -282,7 +282,8 @@ def _information_criteria(p, s: Settings, w: np.ndarray | None = None) -> dict |
         return information_criteria(p.loglik)
     # with weights: the standard errors (the criteria themselves: their per-row forms), from the moments the
     # streaming engines merge (uqeval.catalogue.states.RowTermMoments)
-    from ..metrics.ensembles import IC_TERMS, information_criteria_rows, sem_from_moments, sem_moments
+    from ..metrics.blocks import sem_from_moments, sem_moments
+    from ..metrics.ensembles import IC_TERMS, information_criteria_rows
 
     t = information_criteria_rows(p.loglik)
     se = sem_from_moments(sem_moments(np.column_stack([t[k] for k in IC_TERMS]), w))
@@ -405,10 +406,10 @@ def _rows_spread_skill(p, s, level) -> dict[str, RowStat]:
 
 
 def _spread_skill_ratio(sums: np.ndarray, total: np.ndarray) -> np.ndarray:
-    """√(Σσ²/Σ(y − μ)²) of each resample (:func:`uqeval.metrics.spread.spread_skill`: inf where every error
-    is 0 but not the spread, NaN where both are)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.sqrt(sums[:, 0] / sums[:, 1])
+    """√(Σσ²/Σ(y − μ)²) of each resample (:func:`uqeval.metrics.spread.spread_skill_ratio`)."""
+    from ..metrics.spread import spread_skill_ratio
+
+    return cast("np.ndarray", spread_skill_ratio(sums[:, 0], sums[:, 1]))
 
 
 def _root_mean(sums: np.ndarray, total: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ One state per metric (issue 36), by the first of these routes that applies (:fun
   summed (``"histogram"``, fixed edges). **Exact.**
 
 The Special states: (target, point) moments (RMSE, R², correlation) and the WAIC/ISCV term moments (``*_se``,
-finished by the kernel's own :func:`~uqeval.metrics.ensembles.sem_from_moments`), both centred and merged with
+finished by the kernel's own :func:`~uqeval.metrics.blocks.sem_from_moments`), both centred and merged with
 Chan et al.'s pairwise update, weighted (West 1979) with ``--weights`` and at unit weights without: one state
 each, weighted or not; cover-index counts feeding the adversarial group calibration's seeded draws; the
 ensemble rank histogram. Order statistics: MdAE exact in two passes (:class:`MedianAbsErr`); max_cal_err from a
@@ -297,7 +297,9 @@ class MedianAbsErr(Special):
 
     @staticmethod
     def _codes(a: np.ndarray) -> np.ndarray:
-        return (np.ascontiguousarray(a, dtype=np.float64).view(np.int64) >> MEDIAN_SHIFT).astype(np.intp)
+        from ..metrics.rowweights import float_codes
+
+        return float_codes(a, MEDIAN_SHIFT).astype(np.intp)
 
     def update(self, p, s, w=None):
         a = self._abs_err(p)
@@ -359,14 +361,10 @@ def chan_merge(a: State, b: State, comoments: bool) -> State:
     """Two ``{"n", "mean", "m2"}`` moment states of some columns combined (Chan, Golub & LeVeque's pairwise
     update; ``n`` a row count or a total weight): ``m2`` the co-moment matrix (``comoments``) or the
     columns' second central moments."""
-    n = a["n"] + b["n"]
-    delta = b["mean"] - a["mean"]
-    cross = np.outer(delta, delta) if comoments else delta**2
-    return {
-        "n": n,
-        "mean": a["mean"] + delta * (b["n"] / n),
-        "m2": a["m2"] + b["m2"] + cross * (a["n"] * b["n"] / n),
-    }
+    from ..metrics.blocks import merge_moments
+
+    n, mean, m2 = merge_moments(a["n"], a["mean"], a["m2"], b["n"], b["mean"], b["m2"], comoments)
+    return {"n": n, "mean": mean, "m2": m2}
 
 
 class AccuracyMoments(Special):
@@ -406,22 +404,13 @@ class AccuracyMoments(Special):
         return {**chan_merge(a, b, comoments=True), "sse": a["sse"] + b["sse"]}
 
     def finalize(self, st, s):
+        from ..metrics.accuracy import corr_from_sums, r2_from_sums
+
         n, sse, m2 = st["n"], st["sse"], st["m2"]
-        # the conventions of accuracy_batch: r2 as scikit-learn's force_finite, NaN below 2 rows
-        ss_tot, sp = m2[0, 0], m2[1, 1]
-        if ss_tot > 0:
-            r2 = 1.0 - sse / ss_tot
-        else:
-            r2 = 1.0 if sse == 0 else 0.0
-        corr = (
-            float(np.clip(m2[0, 1] / np.sqrt(ss_tot * sp), -1.0, 1.0))
-            if ss_tot > 0 and sp > 0
-            else float("nan")
-        )
         return {
             "rmse": float(np.sqrt(sse / n)),
-            "r2": float(r2) if n >= 2 else float("nan"),
-            "corr": corr if n >= 2 else float("nan"),
+            "r2": float(r2_from_sums(sse, m2[0, 0], n)),
+            "corr": float(corr_from_sums(m2[0, 1], m2[0, 0], m2[1, 1], n)),
         }
 
 
@@ -453,8 +442,8 @@ class Adversarial(Special):
 class RowTermMoments(Special):
     """Weighted means and second central moments of the per-row WAIC/ISCV terms
     (:func:`uqeval.metrics.ensembles.information_criteria_rows`) with the sum of the squared weights
-    (:func:`~uqeval.metrics.ensembles.sem_moments`; unit weights without ``--weights``), merged with Chan's
-    pairwise update (weighted: West 1979) and finished by :func:`~uqeval.metrics.ensembles.sem_from_moments`:
+    (:func:`~uqeval.metrics.blocks.sem_moments`; unit weights without ``--weights``), merged with Chan's
+    pairwise update (weighted: West 1979) and finished by :func:`~uqeval.metrics.blocks.sem_from_moments`:
     the ``*_se`` of :func:`~uqeval.metrics.ensembles.information_criteria`, and with weights those of memory's
     weighted kernel, from the same two functions."""
 
@@ -463,7 +452,8 @@ class RowTermMoments(Special):
     weighted = True
 
     def update(self, p, s, w=None):
-        from ..metrics.ensembles import IC_TERMS, information_criteria_rows, sem_moments
+        from ..metrics.blocks import sem_moments
+        from ..metrics.ensembles import IC_TERMS, information_criteria_rows
 
         if p.loglik is None:
             return None
@@ -474,7 +464,8 @@ class RowTermMoments(Special):
         return {**chan_merge(a, b, comoments=False), "sq": a["sq"] + b["sq"]}
 
     def finalize(self, st, s):
-        from ..metrics.ensembles import IC_TERMS, sem_from_moments
+        from ..metrics.blocks import sem_from_moments
+        from ..metrics.ensembles import IC_TERMS
 
         return {f"{t}_se": float(v) for t, v in zip(IC_TERMS, sem_from_moments(st))}
 
@@ -500,7 +491,9 @@ class PitKS(Special):
 
     def update(self, p, s, w=None):
         u = p.pit()
-        j = np.minimum((u * PIT_BINS).astype(np.int64), PIT_BINS - 1)
+        from ..metrics.calibration_tests import unit_bins
+
+        j = unit_bins(u, PIT_BINS)
         return {"counts": histogram(j, PIT_BINS)}
 
     sparse = True
@@ -563,7 +556,7 @@ class ReliabilityScore(Special):
     }
 
     def update(self, p, s, w=None):
-        from ..metrics.normal import erfc
+        from ..metrics.reliability import _rs_terms
         from ..metrics.scoring import _crps_z
 
         eps = p.y_true - p.mean
@@ -574,7 +567,7 @@ class ReliabilityScore(Special):
             "n": eta.size,
             "counts": histogram(code, RS_CODES),
             "sums": histogram(code, RS_CODES, weights=eta),
-            "t13": float(np.sum(eta * erfc(-eta) + np.exp(-eta * eta) / np.sqrt(np.pi))),
+            "t13": float(np.sum(_rs_terms(eta, 0.0, 1.0))),
             "sum_eta": float(eta.sum()),
             "crps": float(_crps_z(z, p.std).sum()),
             "abs_eps": float(np.abs(eps).sum()),

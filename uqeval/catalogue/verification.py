@@ -12,7 +12,7 @@ from ..predictions import Prediction
 
 if TYPE_CHECKING:
     from ..predictions import Gaussian, Quantiles, Samples, _Classifier
-from ..metrics.intervals import level_key
+from ..metrics.intervals import bound_levels, level_key
 from .core import CLASSIFICATION, REGRESSION, Family, RowStat, _family, _m, _memo
 
 # --------------------------------------------------------------------------- forecast verification (issue 16 A)
@@ -20,18 +20,12 @@ from .core import CLASSIFICATION, REGRESSION, Family, RowStat, _family, _m, _mem
 # Kernels: metrics/weighted.py, metrics/exceedance.py, metrics/murphy.py.
 
 
-def _region(s: Settings) -> tuple[float, float]:
-    assert s.tw_threshold is not None  # the only caller, _rows_weighted, returns before when it is None
-    a, b = s.tw_threshold
-    return (-np.inf if a is None else a, np.inf if b is None else b)
-
-
 def _rows_weighted(p, s, level) -> dict[str, RowStat] | None:
     from ..metrics import weighted
 
     if s.tw_threshold is None:  # the group is off (reached through compare's catalogue lookups)
         return None
-    region = _region(s)
+    region = weighted.check_region(s.tw_threshold)  # (None ends: -inf / inf)
     if p.kind == "gaussian":
         return {
             "twcrps": RowStat(score=weighted.twcrps_gaussian(p.y_true, p.mean, p.std, region)),
@@ -58,7 +52,7 @@ def _quantile_table(p) -> tuple[np.ndarray, np.ndarray]:
     """``(quantiles, levels)`` of a quantile or interval forecast (interval ends as quantiles, rows sorted)."""
     if p.kind == "quantiles":
         return p.quantiles, p.levels
-    levels = np.concatenate([(1.0 - p.levels) / 2.0, (1.0 + p.levels) / 2.0])
+    levels = bound_levels(p.levels)
     order = np.argsort(levels, kind="stable")
     return np.sort(np.column_stack([p.lower, p.upper])[:, order], axis=1), levels[order]
 

@@ -47,7 +47,7 @@ from ..io.columns import ALIASES, LOGIT_RE, _find, match_column, plan_columns
 from ..io.load import Loaded, evaluated_rows, load_predictions
 from ..io.readers import inspect, to_float
 from ..metrics.blocks import rowwise
-from ..metrics.intervals import central_pairs, coverage_from_bounds, coverage_metrics, level_key
+from ..metrics.intervals import bound_levels, central_pairs, coverage_from_bounds, coverage_metrics, level_key
 from ..predictions import Categorical, Gaussian, Intervals, Point, Prediction
 from ..validation import finite_difference
 
@@ -502,27 +502,25 @@ def isotonic_metrics(
     ``_interval_profile``): O(N log resolution) time, no (rows x levels) array; the per-row
     terms are made in blocks of rows (:func:`uqeval.metrics.blocks.rowwise`).
     """
-    from ..metrics.calibration import calibration_errors
+    from ..metrics.calibration import calibration_errors, expected_proportions
     from ..metrics.quantiles import interval_calibration_curve_from_pit
     from ..metrics.reliability import max_calibration_error
-    from ..metrics.scoring import _check_profile, _interval_profile
+    from ..metrics.scoring import _check_profile, _interval_profile, toolbox_levels
     from ..recalibration.isotonic import isotonic_cdf, isotonic_intervals, isotonic_quantiles
 
     y = np.asarray(y_true, dtype=np.float64)
     mu = np.asarray(mean, dtype=np.float64)
     sd = np.asarray(std, dtype=np.float64)
     u = isotonic_cdf(state, y, mu, sd)
-    expected = np.linspace(0.0, 1.0, settings.num_bins)
+    expected = expected_proportions(settings.num_bins)
     out: dict[str, Any] = {
         "avg_calibration": calibration_errors(expected, interval_calibration_curve_from_pit(u, expected)),
         "reliability": {"max_cal_err": max_calibration_error(u)},
     }
     del u
-    tau = np.linspace(0.01, 0.99, settings.resolution)
+    tau = toolbox_levels(settings.resolution)
     std_q = isotonic_quantiles(state, np.zeros(1), np.ones(1), tau)[0]  # q'_tau of a standard forecast
-    bounds = isotonic_quantiles(
-        state, np.zeros(1), np.ones(1), np.concatenate([(1 - tau) / 2, (1 + tau) / 2])
-    )[0]
+    bounds = isotonic_quantiles(state, np.zeros(1), np.ones(1), bound_levels(tau))[0]
     lo_q, hi_q = bounds[: tau.size], bounds[tau.size :]
     # sigma * rho_tau(z, q'_tau) summed in closed form over the levels (prefix sums, no (rows x levels) array)
     rows = rowwise(lambda y, mu, sd: sd * _check_profile((y - mu) / sd, tau, std_q), y, mu, sd)
@@ -621,10 +619,15 @@ def _add_central_calibration(
     """``avg_calibration`` and ``reliability.max_cal_err`` from central PIT values ``c`` (y lies in
     the central p interval iff c <= p): the interval-mode curve at ``linspace(0, 1, num_bins)``
     and the bin-free sup |C(p) - p| of their ECDF."""
-    from ..metrics.calibration import calibration_errors, central_cover_index, observed_from_cover_index
+    from ..metrics.calibration import (
+        calibration_errors,
+        central_cover_index,
+        expected_proportions,
+        observed_from_cover_index,
+    )
     from ..metrics.reliability import max_calibration_error
 
-    expected = np.linspace(0.0, 1.0, settings.num_bins)
+    expected = expected_proportions(settings.num_bins)
     c = np.asarray(central, dtype=np.float64)
     metrics["avg_calibration"] = calibration_errors(
         expected, observed_from_cover_index(central_cover_index(c, expected), expected.size)

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import option
-from ..metrics.normal import ndtr, ndtri  # no scipy: score on a Gaussian file imports none (startup time)
+from ..metrics.calibration_tests import two_sided_normal_p
+from ..metrics.normal import central_z, ndtr  # no scipy: score on a Gaussian file imports none (startup time)
 from ..metrics.rowweights import effective_rows
 
 if TYPE_CHECKING:
@@ -108,10 +109,6 @@ def _p(p: float | None) -> str:
     return "p < 1e-16" if p < 1e-16 else f"p = {p:.2g}"
 
 
-def _z_p(z: float) -> float:
-    return float(2.0 * ndtr(np.array(-abs(z))))
-
-
 def _log10(v: float | None) -> float | None:
     return math.log10(v) if v is not None and v > 0 else None
 
@@ -137,7 +134,7 @@ def _aspect(aspect: str, label: str, rule: str, sentence: str, assumes: str, evi
 def wilson(k: float, n: int, level: float = 0.95) -> tuple[float, float]:
     """The Wilson score interval of a binomial proportion ``k / n`` (Wilson 1927; close to its nominal level
     down to a few dozen rows, unlike the Wald interval)."""
-    z = float(ndtri(np.array(0.5 + level / 2.0)))
+    z = float(central_z(level))
     phat = k / n
     centre = (phat + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n))
@@ -274,9 +271,9 @@ def _gaussian(document: dict[str, Any], prediction: Any, weights: np.ndarray | N
     # the spread: |u - 1/2| is uniform on [0, 1/2] under calibration (mean 1/4, variance 1/48), a mean of
     # uniforms whose normal approximation holds at 200 rows (the squared deviation is skewed: it did not)
     z_spread = (m_abs - 0.25) / math.sqrt(1.0 / (48.0 * n_eff))
-    p_mean, p_spread = _z_p(z_mean), _z_p(z_spread)
+    p_mean, p_spread = two_sided_normal_p(z_mean), two_sided_normal_p(z_spread)
     cut = ALPHA / 2.0  # Bonferroni over the two tests
-    half = float(ndtri(0.975)) * math.sqrt(var_u / n_eff)
+    half = float(central_z(0.95)) * math.sqrt(var_u / n_eff)
     evidence = [
         _evidence("mean PIT", m1, low=m1 - half, high=m1 + half, target=0.5, p_value=p_mean),
         _evidence("PIT spread mean |u - 1/2|", m_abs, target=0.25, p_value=p_spread),
@@ -348,7 +345,7 @@ def _gaussian_action(
         if level is None:
             continue
         # |z| <= s·c  is  |u - 1/2| <= Φ(s·c) - 1/2
-        inside = abs_d <= float(ndtr(np.array(factor * float(ndtri(np.array(0.5 + level / 2.0)))))) - 0.5
+        inside = abs_d <= float(ndtr(np.array(factor * float(central_z(level))))) - 0.5
         after = float(np.count_nonzero(inside)) / len(abs_d) if weights is None else _wmean(inside, weights)
         evidence.append(_evidence(f"coverage at {key} after scaling (in-sample)", after, target=level))
         restored.append(f"{key} coverage {after:.3f}")
@@ -456,9 +453,9 @@ def _classifier(
     # normal approximation's size at or below alpha at a few hundred rows (measured: benchmarks/verdict_sim.py)
     step = 0.5 if weights is None else 0.0
     z = math.copysign(max(abs(diff) - step, 0.0), diff) / math.sqrt(var) if var > 0 else 0.0
-    p = _z_p(z) if var > 0 else 1.0
+    p = two_sided_normal_p(z) if var > 0 else 1.0
     acc, mconf = _wmean(correct, weights), _wmean(conf, weights)
-    half = float(ndtri(0.975)) * math.sqrt(var) / float(w.sum())
+    half = float(central_z(0.95)) * math.sqrt(var) / float(w.sum())
     evidence = [
         _evidence(
             "accuracy - mean confidence",
@@ -517,7 +514,7 @@ def _where_off(conf: np.ndarray, correct: np.ndarray, w: np.ndarray, over: bool,
         if sw[i] <= 0:
             continue
         zb = math.copysign(max(abs(d[i]) - step, 0.0), d[i]) / math.sqrt(var[i]) if var[i] > 0 else 0.0
-        pb = _z_p(zb) if var[i] > 0 else 1.0
+        pb = two_sided_normal_p(zb) if var[i] > 0 else 1.0
         lo, hi = float(edges[i]), float(edges[i + 1])
         evidence.append(
             _evidence(

@@ -107,24 +107,42 @@ def accuracy_batch(
         out["mdae"] = _weighted_median(rowwise(abs_err, y, yhat), w, overwrite=True)  # a copy of ours
     if "marpd" in keys:
         out["marpd"] = 100.0 * wmean(rel, y, yhat)
-    n_ok = total >= 2
     if "r2" in keys or "corr" in keys:
         my = wmean(None, y)[:, None]
         ss_tot = wsum(lambda y: np.square(y - my), y)
     if "r2" in keys:
-        ss_res = wsum(sq_err, y, yhat)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r2 = np.where(ss_tot > 0, 1.0 - ss_res / ss_tot, np.where(ss_res == 0, 1.0, 0.0))
-        out["r2"] = np.where(n_ok, r2, np.nan)
+        out["r2"] = r2_from_sums(wsum(sq_err, y, yhat), ss_tot, total)
     if "corr" in keys:
         mp = wmean(None, yhat)[:, None]
-        sy = np.sqrt(ss_tot)
-        sp = np.sqrt(wsum(lambda yhat: np.square(yhat - mp), yhat))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r = wsum(lambda y, yhat: (y - my) * (yhat - mp), y, yhat) / (sy * sp)
-        r = np.clip(np.where((sy > 0) & (sp > 0), r, np.nan), -1.0, 1.0)
-        out["corr"] = np.where(n_ok, r, np.nan)
+        ss_pred = wsum(lambda yhat: np.square(yhat - mp), yhat)
+        cross = wsum(lambda y, yhat: (y - my) * (yhat - mp), y, yhat)
+        out["corr"] = corr_from_sums(cross, ss_tot, ss_pred, total)
     return out
+
+
+def r2_from_sums(ss_res, ss_tot, total) -> np.ndarray:
+    r"""R² from the (weighted) sum of squared errors, the targets' centred sum of squares and the number of rows
+    (total weight): :math:`1 - SS_\mathrm{res}/SS_\mathrm{tot}`, scikit-learn's ``force_finite`` convention
+    (1 for constant targets predicted exactly, else 0) and NaN below 2 rows. The one place of these
+    conventions: :func:`accuracy_batch` and the streamed state (:class:`uqeval.catalogue.states.AccuracyMoments`,
+    from merged moments) call it."""
+    ss_res, ss_tot = np.asarray(ss_res, dtype=np.float64), np.asarray(ss_tot, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r2 = np.where(ss_tot > 0, 1.0 - ss_res / ss_tot, np.where(ss_res == 0, 1.0, 0.0))
+    return np.where(np.asarray(total) >= 2, r2, np.nan)
+
+
+def corr_from_sums(cross, ss_tot, ss_pred, total) -> np.ndarray:
+    r"""Pearson's r from the centred cross product and the two centred sums of squares,
+    :math:`S_{yp}/(\sqrt{S_{yy}}\sqrt{S_{pp}})` (each root taken apart: their product would overflow where
+    the sums pass ~1e154), clipped to [-1, 1]; NaN when either side is constant or below 2 rows
+    (:func:`accuracy_batch` and :class:`uqeval.catalogue.states.AccuracyMoments` call it)."""
+    sy = np.sqrt(np.asarray(ss_tot, dtype=np.float64))
+    sp = np.sqrt(np.asarray(ss_pred, dtype=np.float64))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.asarray(cross, dtype=np.float64) / (sy * sp)
+    r = np.clip(np.where((sy > 0) & (sp > 0), r, np.nan), -1.0, 1.0)
+    return np.where(np.asarray(total) >= 2, r, np.nan)
 
 
 def _weighted_median(x: np.ndarray, w: np.ndarray | None, overwrite: bool = False) -> np.ndarray:

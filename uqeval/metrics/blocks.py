@@ -12,8 +12,11 @@ the same order as before.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+
+from .rowweights import kish
 
 #: rows per block: 16 Ki rows, 128 KiB per float64 temporary -- cache-sized, and small enough for malloc to
 #: reuse heap memory (larger blocks are mmap-ed and page-faulted afresh each time: ~0.1 s of system time per
@@ -176,3 +179,72 @@ def trapezoid(x: np.ndarray, y: np.ndarray) -> float:
     for start, stop in _blocks(m, BLOCK):
         total.add(np.diff(x[start : stop + 1]) * (y[start + 1 : stop + 1] + y[start:stop]))
     return float(total.total() * 0.5)
+
+
+def merge_moments(
+    n_a: Any, mean_a: Any, m2_a: Any, n_b: Any, mean_b: Any, m2_b: Any, comoments: bool = False
+) -> tuple[Any, Any, Any]:
+    r"""``(n, mean, m2)`` of two disjoint sets of rows from each one's count (or total weight), mean and centred
+    sum of squares: Chan, Golub & LeVeque's pairwise update (1979; weighted: West 1979),
+
+    .. math:: \delta = \bar x_b - \bar x_a, \quad \bar x = \bar x_a + \delta\,\frac{n_b}{n}, \quad
+              M_2 = M_{2,a} + M_{2,b} + \delta^2\,\frac{n_a n_b}{n},
+
+    exact far from zero where raw sums of squares lose every digit. ``mean`` and ``m2`` may be arrays (one
+    column each); ``comoments``: ``m2`` is the co-moment matrix and :math:`\delta^2` the outer product
+    :math:`\delta\delta^\top`. The one place of this update: the catalogue's moment states
+    (:func:`uqeval.catalogue.states.chan_merge`), the Diebold-Mariano moments
+    (:class:`uqeval.metrics.comparison.Moments`) and the UCC's target moments call it."""
+    n = n_a + n_b
+    delta = mean_b - mean_a
+    cross = np.outer(delta, delta) if comoments else delta * delta
+    return n, mean_a + delta * (n_b / n), m2_a + m2_b + cross * (n_a * n_b / n)
+
+
+def sem_moments(t: np.ndarray, weights: np.ndarray | None = None) -> dict[str, Any]:
+    """The moments :func:`sem_from_moments` takes, of per-row terms ``t`` (N, k) and row weights (N,) (unit
+    weights where None): ``{"n": sum w, "sq": sum w^2, "mean": (k,) weighted means, "m2": (k,) sums of
+    w (t - mean)^2}``. Two such states of disjoint rows merge with the weighted form of Chan, Golub &
+    LeVeque's pairwise update (West 1979; :func:`merge_moments`, ``sq`` added): centred
+    sums, exact far from zero where raw sums of squares lose every digit."""
+    t = np.asarray(t, dtype=np.float64)
+    w = np.ones(t.shape[0]) if weights is None else np.asarray(weights, dtype=np.float64)
+    total = float(w.sum())
+    mean = w @ t / total
+    return {"n": total, "sq": float(np.dot(w, w)), "mean": mean, "m2": w @ np.square(t - mean)}
+
+
+def sem_from_moments(st: dict[str, Any]) -> np.ndarray:
+    r"""``(k,)`` standard errors of weighted means from :func:`sem_moments` (of all rows, or merged):
+
+    .. math:: \mathrm{se} = \sqrt{\frac{\sum_i w_i (t_i - \bar t_w)^2 / \sum_i w_i}{n_\mathrm{eff} - 1}},
+              \qquad n_\mathrm{eff} = \frac{(\sum_i w_i)^2}{\sum_i w_i^2}
+
+    (Kish's effective number of rows, :func:`~uqeval.metrics.rowweights.kish`): with unit weights
+    :math:`s / \sqrt N` (ddof = 1), scale-free, and :math:`\mathrm{se}^2 (n_\mathrm{eff} - 1)` is the
+    weighted variance of the rows (integer weights: that of the repeated rows). NaN where
+    :math:`n_\mathrm{eff} \le 1` (one row). Assumes independent rows with weights fixed apart from the outcomes.
+    The one place of the standard error of a mean: the information criteria's ``*_se`` (in memory and
+    streamed) and the adversarial group calibration's ``*_stderr`` call it.
+    """
+    total, sq, m2 = st["n"], st["sq"], np.asarray(st["m2"], dtype=np.float64)
+    n_eff = kish(total, sq) if sq > 0 else 0.0
+    if not n_eff > 1.0 + 1e-12:
+        return np.full(m2.shape, np.nan)
+    return np.sqrt(m2 / total / (n_eff - 1.0))
+
+
+def lerp(a: np.ndarray, b: np.ndarray, t: Any) -> Any:
+    """numpy's ``_lerp`` of ``np.quantile(method="linear")``: ``a + (b - a) t``, but ``b - (b - a)(1 - t)`` where
+    ``t >= 0.5`` (exact at ``t == 1``), so type-7 quantiles equal numpy's bit for bit. ``t`` a scalar or an
+    array along the last axis of ``a`` and ``b``. The one place of this rule: the ensembles' quantiles
+    (:func:`uqeval.metrics.samples.empirical_quantiles`) and the weighted type-7 quantiles
+    (:func:`uqeval.metrics.calibration_tests.type7_quantiles`) call it."""
+    diff = b - a
+    out = a + diff * t
+    upper = np.asarray(t) >= 0.5
+    if upper.ndim == 0:
+        return b - diff * (1.0 - t) if upper else out
+    if upper.any():
+        out[..., upper] = b[..., upper] - diff[..., upper] * (1.0 - t[upper])
+    return out

@@ -23,12 +23,16 @@ import numpy as np
 
 from ..errors import InputError
 from ..validation import as_float_array
-from .normal import ndtri
+from .blocks import sem_from_moments, sem_moments
+from .normal import central_z
 from .scoring import _gaussian_arrays
 from .search import searchsorted_fixed
 
 
-def _expected_grid(num_bins: int) -> np.ndarray:
+def expected_proportions(num_bins: int) -> np.ndarray:
+    """The expected proportions of the calibration curve, ``linspace(0, 1, num_bins)`` (the Uncertainty
+    Toolbox's grid; ``num_bins`` >= 2): the one place of this grid, for the metrics, the catalogue,
+    std-scaling and ``recalibrate``."""
     if isinstance(num_bins, bool) or int(num_bins) != num_bins or num_bins < 2:
         raise InputError(f"num_bins must be an integer >= 2, got {num_bins!r}")
     return np.linspace(0.0, 1.0, int(num_bins))
@@ -79,7 +83,7 @@ def interval_cover_index(z_abs, expected) -> np.ndarray:
     p = _check_expected(expected)
     if a.size and not np.all(a >= 0.0):  # also rejects NaN
         raise InputError("z_abs must be non-negative standardized absolute residuals (no NaN)")
-    thresholds = ndtri(0.5 + p / 2.0)
+    thresholds = central_z(p)
     return searchsorted_fixed(thresholds, a, side="left")
 
 
@@ -215,7 +219,7 @@ def calibration_errors_from_counts(expected: np.ndarray):
 
 def _gaussian_cover_index(y_true, mean, std, num_bins: int) -> tuple[np.ndarray, np.ndarray]:
     y, mu, sd = _gaussian_arrays(y_true, mean, std)
-    expected = _expected_grid(num_bins)
+    expected = expected_proportions(num_bins)
     return interval_cover_index(np.abs(y - mu) / sd, expected), expected
 
 
@@ -246,14 +250,15 @@ def avg_calibration_gaussian(y_true, mean, std, num_bins: int = 100) -> dict[str
 
 
 def _mean_stderr(values: np.ndarray) -> tuple[float, float]:
-    """Mean and standard error (sample std, ddof=1, over sqrt(n)) of a 1-d array.
+    """Mean and standard error (sample std, ddof=1, over sqrt(n): :func:`~uqeval.metrics.blocks.sem_from_moments`)
+    of a 1-d array.
 
     Identical values return that value and 0 exactly (a float mean of equal values can
     be off in the last bit), so a group of the whole data reproduces ``ma_cal`` exactly.
     """
     if np.all(values == values[0]):
         return float(values[0]), 0.0
-    return float(np.mean(values)), float(np.std(values, ddof=1) / np.sqrt(values.size))
+    return float(np.mean(values)), float(sem_from_moments(sem_moments(values[:, None]))[0])
 
 
 def adversarial_group_calibration(cover_index, expected, **options: Any) -> dict[str, list[float]]:

@@ -34,11 +34,14 @@ merge it over batches like any other count (:func:`ensemble_rank_counts`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..errors import InputError
+from .blocks import lerp
 from .normal import ndtr
-from .rowweights import CodeSums, effective_rows, row_units
+from .rowweights import CodeSums, effective_rows, kish, row_units
 
 __all__ = [
     "ad_pvalue",
@@ -53,12 +56,14 @@ __all__ = [
     "hosmer_lemeshow",
     "ks_statistic",
     "merge_keys",
+    "monte_carlo_p",
     "pit_generator",
     "pit_uniformity_tests",
     "randomised_pit",
     "rank_counts_test",
     "rank_histogram_test",
     "spiegelhalter",
+    "two_sided_normal_p",
     "type7_quantiles",
 ]
 
@@ -81,14 +86,13 @@ def ks_statistic(u: np.ndarray, weights=None) -> np.ndarray:
     ``weights`` (N,), for one set of PIT values: the distance of their weighted ECDF, the bin-free maximum
     calibration error (:func:`~uqeval.metrics.reliability.max_calibration_error`).
     """
-    if weights is not None:
-        from .reliability import max_calibration_error
+    from .reliability import ks_gaps, max_calibration_error
 
+    if weights is not None:
         return np.asarray(max_calibration_error(u, weights))
     u = np.sort(np.asarray(u, dtype=np.float64), axis=-1)
-    n = u.shape[-1]
-    i = np.arange(1, n + 1)
-    return np.maximum((i / n - u).max(axis=-1), (u - (i - 1) / n).max(axis=-1))
+    above, below = ks_gaps(np.arange(1, u.shape[-1] + 1), u, u.shape[-1])
+    return np.maximum(above.max(axis=-1), below.max(axis=-1))
 
 
 def _sorted_shares(u: np.ndarray, weights=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
@@ -321,7 +325,14 @@ def randomised_pit(low: np.ndarray, high: np.ndarray, seed: int, key: int | None
 
 def _ranks(u: np.ndarray, m: int) -> np.ndarray:
     """Randomised ranks 0..m of PIT values ``u`` of an m-member ensemble."""
-    return np.minimum(np.floor(u * (m + 1)).astype(np.int64), m)
+    return unit_bins(u, m + 1)
+
+
+def unit_bins(u: np.ndarray, bins: int) -> np.ndarray:
+    """The bin ``floor(u * bins)`` of each value ``u`` in [0, 1] among ``bins`` equal bins, 1 in the last one.
+    The one place of this rule: the randomised ranks of an ensemble and the streamed max_cal_err's PIT
+    histogram (:class:`uqeval.catalogue.states.PitKS`) call it."""
+    return np.minimum(np.floor(u * bins).astype(np.int64), bins - 1)
 
 
 #: uniforms drawn per block by :func:`ensemble_rank_counts` (bounded memory for any row count)
@@ -364,11 +375,18 @@ def quantile_pit_bounds(
     (:math:`\tau_0 = 0`, :math:`\tau_{Q+1} = 1`), the bins of
     :func:`uqeval.metrics.quantiles.pit_histogram_quantiles`.
     """
-    y = np.asarray(y_true, dtype=np.float64)
-    q = np.asarray(quantiles, dtype=np.float64)
     edges = np.concatenate(([0.0], np.asarray(levels, dtype=np.float64), [1.0]))
-    b = np.count_nonzero(q < y[:, None], axis=1)
+    b = quantile_pit_bins(y_true, quantiles)
     return edges[b], edges[b + 1]
+
+
+def quantile_pit_bins(y_true: np.ndarray, quantiles: np.ndarray) -> np.ndarray:
+    r"""The bin :math:`b_i = \#\{j : q_{\tau_j, i} < y_i\}` of each row's PIT between the carried quantile levels
+    (bin :math:`b` is :math:`(\tau_b, \tau_{b+1}]`, :math:`\tau_0 = 0`, :math:`\tau_{Q+1} = 1`). The one place of
+    this rule: :func:`quantile_pit_bounds` and the PIT histogram
+    (:func:`uqeval.metrics.quantiles.pit_histogram_quantiles`) call it."""
+    y = np.asarray(y_true, dtype=np.float64)
+    return np.count_nonzero(np.asarray(quantiles, dtype=np.float64) < y[:, None], axis=1)
 
 
 def rank_histogram_test(u: np.ndarray, m: int) -> dict:
@@ -436,7 +454,22 @@ def spiegelhalter(p: np.ndarray, y: np.ndarray, weights=None) -> tuple[float, fl
     else:
         n = effective_rows(w)
     z = np.sqrt(n) * num / np.sqrt(var)
-    return float(z), float(2.0 * ndtr(-abs(z)))
+    return float(z), two_sided_normal_p(float(z))
+
+
+def monte_carlo_p(hits: Any, draws: Any) -> Any:
+    r"""The Monte-Carlo p-value :math:`(1 + h) / (1 + P)` of ``hits`` :math:`h` among ``draws`` :math:`P`
+    statistics drawn under the null as extreme as the observed one (Phipson & Smyth 2010: never 0, valid at
+    every P; scalars or arrays). The one place of this conversion: the sign-flip tests
+    (:func:`uqeval.resample.permutation_p_values`) and the UCC permutation test call it."""
+    return (1.0 + hits) / (1.0 + draws)
+
+
+def two_sided_normal_p(z: float) -> float:
+    r"""The two-sided p-value of a standard normal statistic, :math:`2\Phi(-|z|)` (``ndtr`` keeps its full
+    relative precision far in the tail). The one place of this conversion: :func:`spiegelhalter` and the
+    verdict's z-tests call it."""
+    return float(2.0 * ndtr(np.array(-abs(z))))
 
 
 def type7_quantiles(x: np.ndarray, q: np.ndarray, weights=None) -> np.ndarray:
@@ -452,7 +485,7 @@ def type7_quantiles(x: np.ndarray, q: np.ndarray, weights=None) -> np.ndarray:
     lo = np.floor(h)
     a, b = sums.order_statistics(lo), sums.order_statistics(lo + 1.0)
     t = h - lo
-    return np.where(t >= 0.5, b - (b - a) * (1 - t), a + (b - a) * t)  # numpy's lerp
+    return lerp(a, b, t)
 
 
 def hosmer_lemeshow(
@@ -501,7 +534,7 @@ def hosmer_lemeshow(
     total = by_group(w)
     keep = total > 0
     total = total[keep]
-    n_k = total if weights is None else total**2 / by_group(w * w)[keep]  # (equal weights: the row counts)
+    n_k = total if weights is None else kish(total, by_group(w * w)[keep])  # (equal weights: the row counts)
     o1, e1 = by_group(w * y)[keep] / total, by_group(w * p)[keep] / total
     o0, e0 = 1.0 - o1, 1.0 - e1
 

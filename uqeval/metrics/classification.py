@@ -242,8 +242,14 @@ def _adaptive_upper_edges(xs: np.ndarray, num_bins: int) -> np.ndarray:
     The edges are the order statistics ``xs[r_m]``, ``r_m = round(m n / M)`` (``numpy.round``, half to even)
     clipped to ``n - 1``, for ``m = 1..M-1`` (with row weights: :func:`_weighted_calibration_errors`).
     """
-    idx = np.round(np.linspace(0, xs.size, num_bins, endpoint=False))
-    return xs[np.minimum(idx.astype(np.intp), xs.size - 1)][1:]
+    return xs[adaptive_positions(xs.size, num_bins).astype(np.intp)]
+
+
+def adaptive_positions(n: float, num_bins: int) -> np.ndarray:
+    r"""The 0-based sorted positions :math:`r_m = \min(\mathrm{round}(m n / M), n - 1)`, m = 1..M-1, of the
+    equal-mass upper edges among ``n`` scores (``n`` repeated rows with weights): the one place of this rule,
+    for :func:`_adaptive_upper_edges` and :func:`_weighted_calibration_errors`."""
+    return np.minimum(np.round(np.linspace(0, n, num_bins, endpoint=False)), max(n - 1.0, 0.0))[1:]
 
 
 def _bin_stats(
@@ -288,6 +294,14 @@ def _l1_gap(xs: np.ndarray, xh: np.ndarray, upper: np.ndarray) -> float:
     if xs.size == 0:
         return 0.0
     return _l1_max(*_bin_stats(xs, xh, upper))[0]
+
+
+def _l2_gap(counts: np.ndarray, s_conf: np.ndarray, s_hit: np.ndarray) -> float:
+    r"""L2 gap :math:`\big(\sum_b \frac{n_b}{n} (\mathrm{acc}_b - \mathrm{conf}_b)^2\big)^{1/2}` (rmsce) from
+    per-bin counts, score sums and hits (weighted or not), as :math:`\big(\frac1n \sum_{b: n_b > 0}
+    (\mathrm{hits}_b - \sum_{B_b} x)^2 / n_b\big)^{1/2}`."""
+    nz = counts > 0
+    return float(np.sqrt(np.sum((s_hit[nz] - s_conf[nz]) ** 2 / counts[nz]) / np.sum(counts)))
 
 
 def _l1_max(counts: np.ndarray, s_conf: np.ndarray, s_hit: np.ndarray) -> tuple[float, float]:
@@ -472,11 +486,8 @@ def calibration_errors(
     # Top label. The library keeps scores > 0, which every top-label probability is.
     xs, xh = next(sorted_scores)
     xs, xh = _above(xs, 0.0), _above(xh, 0.0)
-    n = xs.size
     ece, mce = _l1_max(*_bin_stats(xs, xh, even))
-    counts, s_conf, s_hit = _bin_stats(xs, xh, _adaptive_upper_edges(xs, num_bins))
-    nz = counts > 0
-    rmsce = float(np.sqrt(np.sum((s_hit[nz] - s_conf[nz]) ** 2 / counts[nz]) / n))
+    rmsce = _l2_gap(*_bin_stats(xs, xh, _adaptive_upper_edges(xs, num_bins)))
     del xs, xh
 
     # Class-conditional (a loop over the K classes; each step vectorised over rows).
@@ -511,16 +522,13 @@ def _weighted_calibration_errors(
             return tuple(v[1:] for v in sums.bins(np.concatenate(([cut], even))))
         below = float(sums.bins(np.array([cut]))[0][0])  # the units at or under the cut
         n = sums.total - below
-        pos = np.minimum(np.round(np.linspace(0, n, num_bins, endpoint=False)), max(n - 1.0, 0.0))[1:]
-        edges = sums.order_statistics(below + pos)
+        edges = sums.order_statistics(below + adaptive_positions(n, num_bins))
         return tuple(v[1:] for v in sums.bins(np.concatenate(([cut], edges))))
 
     conf, correct = _top_label(p, y)
     top = CodeSums(conf, u, correct)
     ece, mce = _l1_max(*stats(top, 0.0, adaptive=False))
-    counts, s_conf, s_hit = stats(top, 0.0, adaptive=True)
-    nz = counts > 0
-    rmsce = float(np.sqrt(np.sum((s_hit[nz] - s_conf[nz]) ** 2 / counts[nz]) / np.sum(counts)))
+    rmsce = _l2_gap(*stats(top, 0.0, adaptive=True))
     del top
     sce = ace = tace = 0.0
     columns = np.ascontiguousarray(p.T)  # (a class's scores contiguous)

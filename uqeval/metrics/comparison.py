@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from ..errors import InputError
 from ..validation import as_float_array, check_finite, check_same_length
+from .blocks import merge_moments
 
 
 def _check_count(value: int, name: str, minimum: int = 1) -> int:
@@ -105,6 +106,15 @@ def dm_from_moments(dbar: float, acov: float, n: int, max_abs: float, lag: int =
     return {"statistic": float(statistic), "p_value": float(2.0 * stdtr(n - 1, -abs(statistic)))}
 
 
+def lag_autocovariance(lagged: Any, delta: Any, sum_a: Any, sum_b: Any, n: int, k: int) -> Any:
+    r"""The lag-``k`` autocovariance :math:`\hat\gamma_k = \frac1N\sum_{i>k} (d_i - \bar d)(d_{i-k} - \bar d)` from
+    sums of the shifted :math:`e = d - c`: :math:`N\hat\gamma_k = S_k - \delta (A_k + B_k) + (N - k)\delta^2`,
+    with :math:`S_k = \sum_i e_i e_{i-k}`, :math:`\delta = \bar d - c` and :math:`A_k, B_k` the sums of
+    :math:`e` without its first and without its last ``k`` rows (floats, or arrays of one column each). The one
+    place of this expansion: :meth:`Moments.dm` and compare's lag-1 note call it."""
+    return (lagged - delta * (sum_a + sum_b) + (n - k) * delta * delta) / n
+
+
 @dataclass
 class Moments:
     r"""Mergeable moments of paired differences :math:`d` (one column per test) for the Diebold--Mariano
@@ -166,8 +176,7 @@ class Moments:
             return self
         if not np.array_equal(self.shift, other.shift):
             raise ValueError("moments with different shifts cannot be merged")  # a bug, not bad input
-        n = self.n + other.n
-        delta = other.mean - self.mean
+        n, mean, m2 = merge_moments(self.n, self.mean, self.m2, other.n, other.mean, other.m2)
         lagged = self.lagged + other.lagged
         x = np.concatenate([self.tail, other.head])
         la = len(self.tail)
@@ -175,12 +184,11 @@ class Moments:
             lo, hi = max(0, la - k), min(la, len(x) - k)
             if hi > lo:
                 lagged[k - 1] += np.einsum("ij,ij->j", x[lo:hi], x[lo + k : hi + k])
-        m2 = self.m2 + other.m2 + delta * delta * (self.n * other.n / n)
         return Moments(
             self.lag,
             self.shift,
             n,
-            self.mean + delta * (other.n / n),
+            mean,
             m2,
             lagged,
             np.concatenate([self.head, other.head])[: self.lag],
@@ -201,7 +209,7 @@ class Moments:
         for k in range(1, self.lag + 1):
             a = sum_e - float(self.head[:k, j].sum())
             b = sum_e - float(self.tail[len(self.tail) - k :, j].sum())
-            gamma = (float(self.lagged[k - 1, j]) - delta * (a + b) + (n - k) * delta * delta) / n
+            gamma = lag_autocovariance(float(self.lagged[k - 1, j]), delta, a, b, n, k)
             acov += 2.0 * gamma  # uniform weights up to lag h - 1 (HLN 1997, eq. 5)
         return dm_from_moments(dbar, acov, n, float(self.max_abs[j]), self.lag)
 

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .rowweights import split_bounds
+
 __all__ = ["WIDTH_STRATA", "class_coverage", "interval_ssc", "set_ssc", "stratum_coverage"]
 
 #: Equal-count width strata of interval forecasts (MAPIE's default ``num_bins``).
@@ -94,8 +96,7 @@ def interval_ssc(
         n = float(before[-1])
         start = before[first]
     k = max(1, min(int(n_strata), int(np.ceil(n))))
-    q = n // k
-    ends = np.arange(1, k + 1) * q + np.minimum(np.arange(1, k + 1), n - q * k)  # array_split boundaries
+    ends = split_bounds(n, k)[1:]
     stratum = np.empty(covered.size, dtype=np.int64)
     stratum[order] = np.searchsorted(ends, start, side="right")
     cov, _ = stratum_coverage(covered, stratum, k, weights)

@@ -39,15 +39,15 @@ using uncertainty estimation* (oracle collaborative accuracy).
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 from scipy import special
 
 from ..errors import InputError
 from ..validation import as_float_array, check_finite, check_positive, check_same_length, is_trusted
-from .blocks import BLOCK, PairwiseSum, trapezoid
-from .normal import ndtri
+from .blocks import BLOCK, PairwiseSum, sem_from_moments, sem_moments, trapezoid
+from .normal import central_z
+from .sequential import log_mean_exp
 
 __all__ = [
     "ensemble_uncertainty",
@@ -354,37 +354,6 @@ def dirichlet_uncertainty(alpha) -> dict[str, float]:
 IC_TERMS = ("waic1", "waic2", "iscv")
 
 
-def sem_moments(t: np.ndarray, weights: np.ndarray | None = None) -> dict[str, Any]:
-    """The moments :func:`sem_from_moments` takes, of per-row terms ``t`` (N, k) and row weights (N,) (unit
-    weights where None): ``{"n": sum w, "sq": sum w^2, "mean": (k,) weighted means, "m2": (k,) sums of
-    w (t - mean)^2}``. Two such states of disjoint rows merge with the weighted form of Chan, Golub &
-    LeVeque's pairwise update (West 1979; :func:`uqeval.catalogue.states.chan_merge`, ``sq`` added): centred
-    sums, exact far from zero where raw sums of squares lose every digit."""
-    t = np.asarray(t, dtype=np.float64)
-    w = np.ones(t.shape[0]) if weights is None else np.asarray(weights, dtype=np.float64)
-    total = float(w.sum())
-    mean = w @ t / total
-    return {"n": total, "sq": float(np.dot(w, w)), "mean": mean, "m2": w @ np.square(t - mean)}
-
-
-def sem_from_moments(st: dict[str, Any]) -> np.ndarray:
-    r"""``(k,)`` standard errors of weighted means from :func:`sem_moments` (of all rows, or merged):
-
-    .. math:: \mathrm{se} = \sqrt{\frac{\sum_i w_i (t_i - \bar t_w)^2 / \sum_i w_i}{n_\mathrm{eff} - 1}},
-              \qquad n_\mathrm{eff} = \frac{(\sum_i w_i)^2}{\sum_i w_i^2}
-
-    (Kish's effective number of rows, :func:`~uqeval.metrics.rowweights.effective_rows`): with unit weights
-    :math:`s / \sqrt N` (ddof = 1), scale-free, and :math:`\mathrm{se}^2 (n_\mathrm{eff} - 1)` is the
-    weighted variance of the rows (integer weights: that of the repeated rows). NaN where
-    :math:`n_\mathrm{eff} \le 1` (one row). Assumes independent rows with weights fixed apart from the outcomes.
-    """
-    total, sq, m2 = st["n"], st["sq"], np.asarray(st["m2"], dtype=np.float64)
-    n_eff = total * total / sq if sq > 0 else 0.0
-    if not n_eff > 1.0 + 1e-12:
-        return np.full(m2.shape, np.nan)
-    return np.sqrt(m2 / total / (n_eff - 1.0))
-
-
 def information_criteria(loglik, ddof: int = 1) -> dict[str, float]:
     r"""Negative WAIC (types 1 and 2) and importance-sampling CV from a log-likelihood matrix.
 
@@ -452,24 +421,17 @@ def information_criteria_rows(loglik: np.ndarray, ddof: int = 1) -> dict[str, np
     """Per-row terms of :func:`information_criteria` (``waic1``, ``waic2``, ``iscv``, each (N,)):
     their means are the criteria."""
     ll = np.asarray(loglik, dtype=np.float64)
-    n, m = ll.shape
-    log_m = math.log(m)
+    n = ll.shape[0]
     out = {name: np.empty(n) for name in ("waic1", "waic2", "iscv")}
     # block by block of rows: every row goes through the same operations (bitwise the whole-array result)
     # with cache-sized (B, M) temporaries instead of page-faulting (N, M) ones
     for start in range(0, n, BLOCK):  # a loop over blocks of rows, each vectorised
         b = ll[start : start + BLOCK]
-        lpd = _logsumexp_rows(b) - log_m
+        lpd = log_mean_exp(b, axis=1)
         out["waic1"][start : start + BLOCK] = lpd - np.var(b, axis=1, ddof=ddof)
         out["waic2"][start : start + BLOCK] = 2.0 * b.mean(axis=1) - lpd
-        out["iscv"][start : start + BLOCK] = -(_logsumexp_rows(-b) - log_m)
+        out["iscv"][start : start + BLOCK] = -log_mean_exp(-b, axis=1)
     return out
-
-
-def _logsumexp_rows(a: np.ndarray) -> np.ndarray:
-    """``scipy.special.logsumexp(a, axis=1)`` for finite ``a``, without its generic overhead."""
-    top = a.max(axis=1)
-    return np.log(np.exp(a - top[:, None]).sum(axis=1)) + top
 
 
 # --------------------------------------------------------------------------- #
@@ -625,10 +587,9 @@ def _oracle_kept(sorted_values: np.ndarray, n_keep: np.ndarray, units: np.ndarra
     sorted rows' weights in rows."""
     if units is None:
         return np.concatenate([[0.0], np.cumsum(sorted_values)])[n_keep]
-    cw = np.concatenate([[0.0], np.cumsum(units)])
-    cs = np.concatenate([[0.0], np.cumsum(units * sorted_values)])
-    j = np.minimum(np.searchsorted(cw[1:], n_keep, side="left"), sorted_values.size - 1)
-    return cs[j] + (n_keep - cw[j]) * sorted_values[j]
+    from .rowweights import repeated_prefix_sums
+
+    return repeated_prefix_sums(units, sorted_values, n_keep)
 
 
 def rejection_curve(
@@ -1191,7 +1152,7 @@ def spce(
     psi = (p - c_hat) * (p + c_hat - 2.0 * y)
     del p, y, c_hat  # only psi is resampled
     se = float(np.std(_bootstrap_means(psi, int(n_bootstrap), rng)))
-    z = float(ndtri(0.5 + float(level) / 2.0))
+    z = float(central_z(float(level)))
     return {
         "spce": math.sqrt(max(theta, 0.0)),
         "ci_low": math.sqrt(max(theta - z * se, 0.0)),

@@ -264,6 +264,15 @@ def pit_miss_shares(low: np.ndarray, high: np.ndarray, level: float) -> tuple[np
     return below, above
 
 
+def bound_levels(levels: Any) -> np.ndarray:
+    r"""The quantile levels of the bounds of central intervals: :math:`(1 - p)/2` of every level :math:`p`, then
+    :math:`(1 + p)/2` (a ``(2L,)`` array, lower bounds first). The one place of this map: the containers'
+    intervals and PIT bins, the verification family's quantile table, isotonic recalibration's intervals and
+    ``recalibrate``'s interval score call it; :func:`central_pairs` goes the other way."""
+    p = np.asarray(levels, dtype=np.float64)
+    return np.concatenate([(1.0 - p) / 2.0, (1.0 + p) / 2.0])
+
+
 def central_pairs(levels: Sequence[float] | np.ndarray) -> list[tuple[int, int, float]]:
     r"""Pairs of quantile levels :math:`(\tau, 1-\tau)` that bound central intervals.
 

@@ -1,4 +1,5 @@
-"""The standard normal's special functions, vectorised in numpy: ``ndtr``, ``ndtri``, ``erf``, ``erfc``.
+"""The standard normal's special functions, vectorised in numpy: ``ndtr``, ``ndtri``, ``erf``, ``erfc`` (and
+the density ``norm_pdf`` and the central intervals' ``central_z``).
 
 These are the Cephes algorithms that ``scipy.special`` evaluates (``xsf/cephes/ndtr.h`` and
 ``ndtri.h`` in SciPy's xsf library, after S. L. Moshier's Cephes Math Library): the same
@@ -17,11 +18,13 @@ in cache-sized blocks of elements.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .blocks import BLOCK
 
-__all__ = ["erf", "erfc", "ndtr", "ndtri"]
+__all__ = ["central_z", "erf", "erfc", "ndtr", "ndtri", "norm_pdf"]
 
 # erf on [0, 1]: x T(x^2) / U(x^2);  erfc on [1, 8): exp(-x^2) P(x) / Q(x);  on [8, inf): R(x) / S(x)
 _T = (
@@ -283,3 +286,24 @@ def ndtri(p):
     x = np.where(upper | central, x, -x)
     x = np.where(p == 0.0, -np.inf, np.where(p == 1.0, np.inf, x))
     return np.where((p < 0.0) | (p > 1.0), np.nan, x)
+
+
+_INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
+
+
+def norm_pdf(x: Any) -> Any:
+    r"""The standard normal density :math:`e^{-x^2/2}/\sqrt{2\pi}`, as ``scipy.stats.norm.pdf``: 0 where
+    :math:`x^2` overflows (|x| > 1e154, its limit), without numpy's overflow warning. The one place of the
+    density: the Gaussian CRPS and its derivative (:mod:`uqeval.metrics.scoring`) and the weighted CRPS's
+    integrals (:mod:`uqeval.metrics.weighted`) call it."""
+    with np.errstate(over="ignore"):
+        return _INV_SQRT_2PI * np.exp(-0.5 * x * x)
+
+
+def central_z(level: Any) -> Any:
+    r""":math:`\Phi^{-1}(\tfrac12 + \tfrac p2)`: the half-width, in standard deviations, of the central ``level``
+    interval of a normal distribution (``level`` a scalar or an array in [0, 1]; 1 gives inf), computed as the
+    Uncertainty Toolbox's ``norm.ppf(0.5 + p / 2)`` (bitwise, with :func:`ndtri`). The one place of this
+    quantile: the calibration curve's thresholds, the Gaussian container's intervals, the interval score's
+    profile, std-scaling, isotonic recalibration, the SPCE interval and the verdict's intervals call it."""
+    return ndtri(0.5 + np.asarray(level, dtype=np.float64) / 2.0)

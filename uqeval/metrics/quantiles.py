@@ -16,7 +16,8 @@ import numpy as np
 from ..errors import InputError, option
 from ..validation import as_float_array, check_finite, check_nonempty, check_same_length
 from .blocks import row_mean, rowwise
-from .calibration import calibration_errors, central_cover_index
+from .calibration import calibration_errors, central_cover_index, observed_from_cover_index
+from .calibration_tests import quantile_pit_bins
 from .intervals import PAIR_TOL, central_pairs, level_key
 from .rowweights import row_units
 from .scoring import interval_score, pinball_loss
@@ -268,7 +269,7 @@ def pit_histogram_quantiles(
     """
     y, q, tau = _inputs(y_true, quantiles, levels)
     check_quantiles_sorted(q, tau)
-    bins = np.count_nonzero(q < y[:, None], axis=1)
+    bins = quantile_pit_bins(y, q)
     edges = np.concatenate(([0.0], tau, [1.0]))
     if weights is None:
         counts = np.bincount(bins, minlength=tau.size + 1)
@@ -322,7 +323,9 @@ def interval_calibration_curve_from_pit(pit: np.ndarray, expected: np.ndarray) -
     .. math:: \hat c(p) = \frac1N \sum_i \mathbb{1}[|2u_i - 1| \le p]
 
     (bounds inclusive, with a 1e-12 slack for rounding). This gives sample
-    forecasts the same interval-mode calibration curve as Gaussians.
+    forecasts the same interval-mode calibration curve as Gaussians. Counted from :func:`pit_cover_index`
+    (one ``searchsorted`` into the levels, O(N log P), and one ``bincount``), the rule the catalogue's curve
+    and adversarial groups use, so the two cannot differ.
 
     Parameters
     ----------
@@ -333,11 +336,9 @@ def interval_calibration_curve_from_pit(pit: np.ndarray, expected: np.ndarray) -
     -------
     (P,) observed shares.
     """
-    u = _as_pit(pit)
     p = as_float_array(expected, "expected")
     check_finite(p, "expected")
-    dist = np.sort(np.abs(2.0 * u - 1.0))
-    return np.searchsorted(dist, p + PIT_TOL, side="right") / u.size
+    return observed_from_cover_index(pit_cover_index(pit, p), p.size)
 
 
 def pit_cover_index(pit: np.ndarray, expected: np.ndarray) -> np.ndarray:

@@ -38,7 +38,13 @@ def pit_gaussian(y_true, mean, std) -> np.ndarray:
     (ACCRUE, section 3). Evaluated with ``ndtr`` (:mod:`uqeval.metrics.normal`), which keeps full relative
     precision in the lower tail where ``1 + erf`` cancels. Returns an (N,) array in [0, 1].
     """
-    y, mu, sd = _gaussian_arrays(y_true, mean, std)
+    return gaussian_pit(*_gaussian_arrays(y_true, mean, std))
+
+
+def gaussian_pit(y: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    """:func:`pit_gaussian` of arrays already checked: ``ndtr((y - mu) / sd)``. The one place of the Gaussian PIT:
+    :func:`pit_gaussian`, the Gaussian container's ``pit()`` and isotonic recalibration (block by block of
+    rows) call it."""
     return ndtr((y - mu) / sd)
 
 
@@ -46,6 +52,17 @@ def _exp_m_sq(eta: np.ndarray) -> np.ndarray:
     """exp(-eta^2): 0 where eta^2 overflows (|eta| > 1e154), as the limit is, without numpy's overflow warning."""
     with np.errstate(over="ignore"):
         return np.exp(-eta * eta)
+
+
+def _rs_terms(eta: np.ndarray, rank: np.ndarray | float, d: np.ndarray | float) -> np.ndarray:
+    r"""The per-row terms of RS, :math:`\frac{\eta_i}{d_i}\big[(1 + \operatorname{erf}\eta_i) - r_i\big]
+    + \frac{e^{-\eta_i^2}}{d_i\sqrt\pi}`, with :math:`1/d_i` the row's share of the weight (:math:`1/N`) and
+    :math:`r_i` the ECDF on both sides of its jump (:math:`(2i - 1)/N`; weighted :math:`C_{i-1} + C_i`), as
+    :func:`reliability_score` writes them; ``rank=0, d=1``: the rank-free part whose sum the streamed state
+    keeps (:class:`uqeval.catalogue.states.ReliabilityScore`). ``1 + erf`` is taken as ``erfc(-eta)``, which
+    keeps its digits in the lower tail, and the rank is subtracted inside the bracket, a small difference of
+    two O(1) numbers rather than of two O(1) sums."""
+    return (eta / d) * (erfc(-eta) - rank) + _exp_m_sq(eta) / (d * np.sqrt(np.pi))
 
 
 def _rs_sorted(
@@ -56,17 +73,12 @@ def _rs_sorted(
     :math:`C_{i-1} + C_i`, the weighted ECDF on both sides of its jump)."""
     if w_sorted is not None:
         c, p = weighted_sorted_cdf(w_sorted)
-        eta = eta_sorted
-        t = (eta * p) * (erfc(-eta) - (2.0 * c - p)) + _exp_m_sq(eta) * (p / np.sqrt(np.pi))
-        return float(np.sum(t) - _HALF_SQRT_2_OVER_PI)
+        d = w_sorted.sum() / w_sorted  # 1/p_i (the total of weighted_sorted_cdf)
+        return float(np.sum(_rs_terms(eta_sorted, 2.0 * c - p, d)) - _HALF_SQRT_2_OVER_PI)
     n = eta_sorted.size
 
     def terms(i: np.ndarray, eta: np.ndarray) -> np.ndarray:  # i: 1-based ranks
-        # eta/N (erf eta + 1) - eta (2i-1)/N^2 grouped as eta/N ((1 + erf eta) - (2i-1)/N):
-        # the bracket is a small difference of two O(1) terms, better than two O(1) sums.
-        t = (eta / n) * (erfc(-eta) - (2.0 * i - 1.0) / n)
-        t += _exp_m_sq(eta) / (n * np.sqrt(np.pi))
-        return t
+        return _rs_terms(eta, (2.0 * i - 1.0) / n, n)
 
     return float(np.sum(rowwise(terms, eta_sorted, out=out, positions=True)) - _HALF_SQRT_2_OVER_PI)
 
@@ -94,6 +106,14 @@ def reliability_score(y_true, mean, std) -> float:
     return _rs_sorted(np.sort((y - mu) / sd) / np.sqrt(2.0))
 
 
+def ks_gaps(i: np.ndarray, u: np.ndarray, n: float) -> tuple[np.ndarray, np.ndarray]:
+    """The gaps of the ECDF of ``n`` sorted PIT values ``u`` (1-based ranks ``i``) to the diagonal on both sides
+    of each jump: ``(i/n - u, u - (i - 1)/n)``, whose largest is the Kolmogorov-Smirnov distance. The one place
+    of these gaps: :func:`max_calibration_error` (block by block, with where it is attained) and
+    :func:`uqeval.metrics.calibration_tests.ks_statistic` (over the last axis of many sets) call it."""
+    return i / n - u, u - (i - 1.0) / n
+
+
 def _max_cal_err_sorted(u: np.ndarray, w_sorted: np.ndarray | None = None) -> tuple[float, float, float]:
     """``(value, phi, c)`` of sorted PIT values: the largest gap, where it is and the ECDF value there;
     ``w_sorted``: their weights (the weighted ECDF)."""
@@ -106,9 +126,9 @@ def _max_cal_err_sorted(u: np.ndarray, w_sorted: np.ndarray | None = None) -> tu
         return float(gaps_below[kb]), float(u[kb]), float(c[kb] - p[kb])
     n = u.size
     ka, above = row_argmax(
-        lambda i, u: i / n - u, u, positions=True
+        lambda i, u: ks_gaps(i, u, n)[0], u, positions=True
     )  # C just right of each jump (C(u_i) with ties: last of a run)
-    kb, below = row_argmax(lambda i, u: u - (i - 1.0) / n, u, positions=True)  # C just left of each jump
+    kb, below = row_argmax(lambda i, u: ks_gaps(i, u, n)[1], u, positions=True)  # C just left of each jump
     if above >= below:
         return above, float(u[ka]), float((ka + 1) / n)
     return below, float(u[kb]), float(kb / n)

@@ -20,6 +20,8 @@ positions ``[C_{i-1}, C_i)``, ``C = cumsum(u)`` (:func:`row_at`).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 #: relative distance from an integer within which a ratio of weights is taken as that integer (weights
@@ -37,12 +39,45 @@ def row_units(weights) -> np.ndarray:
     return np.where(np.abs(u - r) <= _SNAP * u, r, u)
 
 
+def split_bounds(n: float, parts: int) -> np.ndarray:
+    """The ``(parts + 1,)`` boundaries of ``numpy.array_split`` of ``n`` sorted rows (repeated rows: a float
+    ``n``) into ``parts`` runs of equal count, the first ``n - parts * floor(n / parts)`` one row larger:
+    ``[0, ..., n]``. The one place of this equal-count rule: the spread bins of ENCE
+    (:func:`uqeval.metrics.spread.spread_bins`) and the width strata of the SSC
+    (:func:`uqeval.metrics.conditional_coverage.interval_ssc`) call it."""
+    q = np.floor(n / parts)
+    j = np.arange(parts + 1)
+    return j * q + np.minimum(j, n - q * parts)
+
+
+def repeated_prefix_sums(units: np.ndarray, values: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    r"""Sums of ``values`` over the first ``positions`` repeated rows of sorted rows, row :math:`i` counting
+    ``units[i]`` rows (:func:`row_units`) and a row that straddles a position counted in part:
+    :math:`S(p) = \sum_{j < i} u_j x_j + (p - C_i)\,x_i` with :math:`C_i = \sum_{j < i} u_j \le p < C_{i+1}`
+    (exactly the cumulative sum where :math:`p = C_i`). The one place of this rule: the equal-count bins of
+    ENCE (:func:`uqeval.metrics.spread.spread_bins`) and the oracle of the rejection curves
+    (:func:`uqeval.metrics.ensembles.rejection_curve`) call it."""
+    cum = np.concatenate([[0.0], np.cumsum(units)])
+    sums = np.concatenate([[0.0], np.cumsum(units * values)])
+    row = np.minimum(np.searchsorted(cum, positions, side="right") - 1, units.size - 1)
+    return sums[row] + (positions - cum[row]) * values[row]
+
+
 def weighted_sorted_cdf(weights_sorted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(C_i, p_i)`` of rows sorted by value: the weighted ECDF just right of each row (the share of weight
     at or before it) and each row's share of the weight."""
     w = np.asarray(weights_sorted, dtype=np.float64)
     total = w.sum()
     return np.cumsum(w) / total, w / total
+
+
+def kish(total: Any, sq: Any) -> Any:
+    r"""Kish's effective number of rows from the sum of the weights and the sum of their squares,
+    :math:`n_\mathrm{eff} = (\sum_i w_i)^2 / \sum_i w_i^2` (floats or arrays: one per group). The one place of the
+    formula: :func:`effective_rows` (of the weights themselves), the information criteria's streamed standard
+    errors (:func:`uqeval.metrics.blocks.sem_from_moments`, of merged sums) and the Hosmer-Lemeshow groups
+    (:func:`uqeval.metrics.calibration_tests.hosmer_lemeshow`, per group) call it."""
+    return total * total / sq
 
 
 def effective_rows(weights) -> float:
@@ -55,12 +90,20 @@ def effective_rows(weights) -> float:
     w = np.asarray(weights, dtype=np.float64)
     scale = w.max()  # (squares of large or tiny weights stay finite)
     v = w / scale
-    return float(v.sum() ** 2 / np.dot(v, v))
+    return float(kish(v.sum(), np.dot(v, v)))
 
 
 #: float64 bit pattern >> _CODE_SHIFT: histogram codes of non-negative numbers (monotone in the value; a code
 #: spans a relative width of 2**-8)
 _CODE_SHIFT = 44
+
+
+def float_codes(x: np.ndarray, shift: int = _CODE_SHIFT) -> np.ndarray:
+    """Histogram codes of non-negative doubles: their float64 bit patterns ``>> shift``, increasing with the
+    value (a code spans a relative width of ``2**-(52 - shift)``). The one place of these codes: the weighted
+    order statistics (:class:`CodeSums`), the streamed median (:class:`uqeval.catalogue.states.MedianAbsErr`)
+    and the streamed UCC's cells of critical scales call it."""
+    return np.ascontiguousarray(x, dtype=np.float64).view(np.int64) >> shift
 
 
 class CodeSums:
@@ -70,7 +113,7 @@ class CodeSums:
     hold an edge."""
 
     def __init__(self, x: np.ndarray, units: np.ndarray, hit: np.ndarray | None = None) -> None:
-        codes = np.ascontiguousarray(x, dtype=np.float64).view(np.int64) >> _CODE_SHIFT
+        codes = float_codes(x)
         self.low = int(codes.min())
         self.x, self.units = x, units
         self.hit = np.zeros(x.size, dtype=bool) if hit is None else hit
@@ -81,7 +124,7 @@ class CodeSums:
         self._sums: np.ndarray | None = None
 
     def _code_of(self, values: np.ndarray) -> np.ndarray:
-        c = (np.ascontiguousarray(values, dtype=np.float64).view(np.int64) >> _CODE_SHIFT) - self.low
+        c = float_codes(values) - self.low
         return np.clip(c, -1, self.count.size)
 
     def _rows_in(self, codes: np.ndarray) -> np.ndarray:

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..validation import as_float_array, check_finite, check_nonempty, check_same_length
+from .blocks import lerp
 
 #: Bytes of the row-block buffer of the CRPS kernels (4096 rows x 50 members of float64,
 #: 1.6 MB): small enough to stay in cache between the subtract, sort, matmul and abs passes.
@@ -212,15 +213,7 @@ def empirical_quantiles(samples: np.ndarray, levels: np.ndarray, *, presorted: b
     top = h >= m - 1
     j[top] = m - 1
     k = np.where(top, m - 1, j + 1)
-    a = xs[:, j]
-    b = xs[:, k]
-    diff = b - a
-    out = a + diff * gamma
-    # numpy's _lerp: from the upper neighbour when gamma >= 0.5 (exact at gamma == 1)
-    upper = gamma >= 0.5
-    if upper.any():
-        out[:, upper] = b[:, upper] - diff[:, upper] * (1.0 - gamma[upper])
-    return out
+    return lerp(xs[:, j], xs[:, k], gamma)
 
 
 def _below_ties(y: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

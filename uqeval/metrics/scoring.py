@@ -14,7 +14,7 @@ from ..validation import (
     finite_arrays,
 )
 from .blocks import row_mean
-from .normal import ndtr, ndtri
+from .normal import central_z, ndtr, ndtri, norm_pdf
 from .search import searchsorted_fixed
 
 
@@ -71,7 +71,6 @@ def interval_score(
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 _INV_SQRT_PI = 1.0 / np.sqrt(np.pi)
-_INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 
 
 def _gaussian_arrays(y_true, mean, std) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -85,8 +84,9 @@ def _gaussian_arrays(y_true, mean, std) -> tuple[np.ndarray, np.ndarray, np.ndar
     return y, mu, sd
 
 
-def _resolution_levels(resolution: int) -> np.ndarray:
-    """``linspace(0.01, 0.99, resolution)``, the Uncertainty Toolbox's level grid."""
+def toolbox_levels(resolution: int) -> np.ndarray:
+    """``linspace(0.01, 0.99, resolution)``, the Uncertainty Toolbox's level grid of the check and interval
+    scores: the one place of this grid, for the metrics, ``compare`` and ``recalibrate``."""
     if isinstance(resolution, bool) or int(resolution) != resolution or resolution < 1:
         raise InputError(f"resolution must be a positive integer, got {resolution!r}")
     return np.linspace(0.01, 0.99, int(resolution))
@@ -97,9 +97,14 @@ def _nll_z(z: np.ndarray, sd: np.ndarray) -> np.ndarray:
 
 
 def _crps_z(z: np.ndarray, sd: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):  # z^2 overflows beyond |z| ~ 1e154, where the density is 0 (its limit)
-        pdf = _INV_SQRT_2PI * np.exp(-0.5 * z * z)
-    return sd * (z * (2.0 * ndtr(z) - 1.0) + 2.0 * pdf - _INV_SQRT_PI)
+    return sd * (z * (2.0 * ndtr(z) - 1.0) + 2.0 * norm_pdf(z) - _INV_SQRT_PI)
+
+
+def _crps_z_dsd(z: np.ndarray) -> np.ndarray:
+    r""":math:`\partial\,\mathrm{CRPS}/\partial\sigma = 2\varphi(z) - 1/\sqrt\pi` at a fixed error (z = error / σ),
+    the derivative of :func:`_crps_z` (ACCRUE's gradient; std-scaling's CRPS root sums it in log form,
+    :func:`uqeval.recalibration.std_scaling.crps_scale`)."""
+    return 2.0 * norm_pdf(z) - _INV_SQRT_PI
 
 
 def _check_profile(z: np.ndarray, levels: np.ndarray, q: np.ndarray | None = None) -> np.ndarray:
@@ -145,7 +150,7 @@ def _interval_profile(
     p = np.asarray(levels, dtype=np.float64)
     k = p.size
     lo = ndtri(0.5 - p / 2.0) if lo is None else np.asarray(lo, dtype=np.float64)  # descending in p
-    hi = ndtri(0.5 + p / 2.0) if hi is None else np.asarray(hi, dtype=np.float64)  # ascending in p
+    hi = central_z(p) if hi is None else np.asarray(hi, dtype=np.float64)  # ascending in p
     w = 2.0 / (1.0 - p)
     width = np.sum(hi - lo)
     # above: sum over {k: u_k < z} = the first m_u levels (hi ascending)
@@ -199,7 +204,7 @@ def check_score_gaussian(y_true, mean, std, resolution: int = 99) -> np.ndarray:
     Returns an (N,) array.
     """
     y, mu, sd = _gaussian_arrays(y_true, mean, std)
-    return sd * _check_profile((y - mu) / sd, _resolution_levels(resolution))
+    return sd * _check_profile((y - mu) / sd, toolbox_levels(resolution))
 
 
 def interval_score_gaussian(y_true, mean, std, resolution: int = 99) -> np.ndarray:
@@ -218,7 +223,7 @@ def interval_score_gaussian(y_true, mean, std, resolution: int = 99) -> np.ndarr
     :math:`z = (y-\mu)/\sigma` (O(N log K), no (N, K) array). Returns an (N,) array.
     """
     y, mu, sd = _gaussian_arrays(y_true, mean, std)
-    return sd * _interval_profile((y - mu) / sd, _resolution_levels(resolution))
+    return sd * _interval_profile((y - mu) / sd, toolbox_levels(resolution))
 
 
 def crps_gaussian_mean(y_true, mean, std) -> float:
@@ -238,10 +243,10 @@ def scoring_rules_gaussian(
     shares it with :func:`~uqeval.metrics.reliability.reliability_gaussian`).
     """
     y, mu, sd = _gaussian_arrays(y_true, mean, std)
-    levels = _resolution_levels(resolution)
+    levels = toolbox_levels(resolution)
     z = np.subtract(y, mu)
     z /= sd
-    q, lo, hi = ndtri(levels), ndtri(0.5 - levels / 2.0), ndtri(0.5 + levels / 2.0)  # the profiles' defaults
+    q, lo, hi = ndtri(levels), ndtri(0.5 - levels / 2.0), central_z(levels)  # the profiles' defaults
     buf = np.empty_like(z)  # each rule's per-row values, block by block, then their mean
     return {
         "nll": row_mean(_nll_z, z, sd, out=buf),

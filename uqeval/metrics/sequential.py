@@ -37,7 +37,7 @@ times, so the guarantee holds a fortiori).
 from __future__ import annotations
 
 import math
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -93,18 +93,31 @@ def pit_log_e(sums: np.ndarray) -> np.ndarray:
     return _log_mean_exp(pit_log_factors(sums))
 
 
-def _mean_logs(sums: np.ndarray, mu: np.ndarray, bound: float) -> np.ndarray:
-    """Log e-values (looks x mu) of "mean difference = mu" from cumulative ``[n, sum d, sum d^2]``."""
+def two_sided_log_e(log_up: np.ndarray, log_down: np.ndarray) -> np.ndarray:
+    """The log of the average of two e-values (the two one-sided mixtures of a two-sided test): itself an
+    e-value. The one place of this average: :func:`mean_cs` and the monitor's two-sided coverage test."""
+    return np.logaddexp(log_up, log_down) - math.log(2.0)
+
+
+def _mean_bets(n: Any, s1: Any, s2: Any, mu: Any, bound: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""Log capitals of the bets :math:`\pm\lambda` of :func:`mean_cs` (``MEAN_GRID`` on the last axis) at "mean
+    difference = ``mu``" from ``n``, :math:`\sum d` and :math:`\sum d^2` (broadcast):
+    :math:`\pm\lambda S - \psi_E(\lambda) V` with :math:`x = (d - \mu)/(2B)`, :math:`S = \sum x`, :math:`V = \sum x^2`.
+    The one place of the empirical-Bernstein bet: :func:`mean_cs` (its e-values and confidence sequence) and
+    :func:`mean_log_factors` (the e-detector's per-window factors, ``mu = 0``) call it."""
     c = 2.0 * float(bound)
-    n, s1, s2 = (np.asarray(sums, dtype=np.float64)[..., j, None, None] for j in range(3))
-    mu = np.asarray(mu, dtype=np.float64)[None, :, None]
     s = (s1 - n * mu) / c
     v = (s2 - 2.0 * mu * s1 + n * mu * mu) / (c * c)
-    lam = MEAN_GRID[None, None, :]
+    lam = MEAN_GRID
     psi = -np.log1p(-lam) - lam
-    up = _log_mean_exp(lam * s - psi * v)
-    down = _log_mean_exp(-lam * s - psi * v)
-    return np.logaddexp(up, down) - math.log(2.0)
+    return lam * s - psi * v, -lam * s - psi * v
+
+
+def _mean_logs(sums: np.ndarray, mu: np.ndarray, bound: float) -> np.ndarray:
+    """Log e-values (looks x mu) of "mean difference = mu" from cumulative ``[n, sum d, sum d^2]``."""
+    n, s1, s2 = (np.asarray(sums, dtype=np.float64)[..., j, None, None] for j in range(3))
+    up, down = _mean_bets(n, s1, s2, np.asarray(mu, dtype=np.float64)[None, :, None], bound)
+    return two_sided_log_e(_log_mean_exp(up), _log_mean_exp(down))
 
 
 def mean_sums(d: np.ndarray) -> np.ndarray:
@@ -176,13 +189,9 @@ def pit_log_factors(sums: np.ndarray) -> np.ndarray:
 def mean_log_factors(sums: np.ndarray, bound: float) -> np.ndarray:
     """Per-window log factors ``(windows, 2 * len(MEAN_GRID))`` of the bets of :func:`mean_cs` at "mean difference
     = 0" (both signs) from each window's :func:`mean_sums` ``[n, sum d, sum d^2]`` (not cumulative)."""
-    c = 2.0 * float(bound)
     sums = np.asarray(sums, dtype=np.float64)
-    s = sums[..., 1, None] / c
-    v = sums[..., 2, None] / (c * c)
-    lam = MEAN_GRID
-    psi = -np.log1p(-lam) - lam
-    return np.concatenate([lam * s - psi * v, -lam * s - psi * v], axis=-1)
+    n, s1, s2 = (sums[..., j, None] for j in range(3))
+    return np.concatenate(_mean_bets(n, s1, s2, 0.0, bound), axis=-1)
 
 
 def log_mean_exp(logs: np.ndarray, axis: int = -1) -> np.ndarray:

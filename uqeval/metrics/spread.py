@@ -15,9 +15,11 @@ which does not bin, has no such bias.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from .rowweights import row_units
+from .rowweights import repeated_prefix_sums, row_units, split_bounds
 
 
 def _sorted_rows(std: np.ndarray, err: np.ndarray) -> np.ndarray:
@@ -29,8 +31,7 @@ def _count_bins(n: int, num_bins: int) -> np.ndarray:
     """Bin of each sorted row: ``num_bins`` (at most n) bins of equal count; the first ``n % num_bins`` bins
     hold one row more (``numpy.array_split``)."""
     b = min(num_bins, n)
-    sizes = np.full(b, n // b) + (np.arange(b) < n % b)
-    return np.repeat(np.arange(b), sizes)
+    return np.repeat(np.arange(b), np.diff(split_bounds(n, b)).astype(np.intp))
 
 
 def _equal_count_sums(n: float, num_bins: int, units: np.ndarray, *values: np.ndarray) -> list[np.ndarray]:
@@ -38,16 +39,8 @@ def _equal_count_sums(n: float, num_bins: int, units: np.ndarray, *values: np.nd
     rows, row ``i`` standing for ``units[i]`` rows (:func:`~uqeval.metrics.rowweights.row_units`); the first
     ``n % B`` bins hold one row more, as :func:`_count_bins`. A row that straddles a bin boundary is split
     between the two bins, as its repeated copies would be."""
-    b = min(num_bins, int(np.ceil(n)))
-    q = np.floor(n / b)
-    bounds = np.arange(b + 1) * q + np.minimum(np.arange(b + 1), n - q * b)
-    cum = np.concatenate([[0.0], np.cumsum(units)])
-    row = np.minimum(np.searchsorted(cum, bounds, side="right") - 1, units.size - 1)
-    out = [np.diff(bounds)]
-    for x in values:
-        sums = np.concatenate([[0.0], np.cumsum(units * x)])
-        out.append(np.diff(sums[row] + (bounds - cum[row]) * x[row]))
-    return out
+    bounds = split_bounds(n, min(num_bins, int(np.ceil(n))))
+    return [np.diff(bounds)] + [np.diff(repeated_prefix_sums(units, x, bounds)) for x in values]
 
 
 def spread_bins(y_true, mean, std, num_bins: int = 15, weights=None) -> dict[str, np.ndarray]:
@@ -202,8 +195,13 @@ def spread_skill_from_sums(sum_var: float, sum_sq_err: float, n: int) -> dict[st
     """:func:`spread_skill` from Σσ², Σ(y − μ)² and N (a mergeable state: the sums of chunks add up)."""
     spread = float(np.sqrt(sum_var / n))
     rmse = float(np.sqrt(sum_sq_err / n))
-    if rmse > 0:
-        ratio = spread / rmse
-    else:
-        ratio = float("inf") if spread > 0 else float("nan")
-    return {"ratio": ratio, "spread": spread, "rmse": rmse}
+    return {"ratio": float(spread_skill_ratio(sum_var, sum_sq_err)), "spread": spread, "rmse": rmse}
+
+
+def spread_skill_ratio(sum_var: Any, sum_sq_err: Any) -> Any:
+    r"""The spread-skill ratio :math:`\sqrt{\sum\sigma^2 / \sum (y - \mu)^2}` from the two sums (floats, or
+    arrays of resamples; weighted sums give the weighted ratio): ``inf`` where every error is 0 but not the
+    spread, NaN where both are. The one place of the ratio: :func:`spread_skill` and the catalogue's per-row
+    form (bootstrap, weights, streaming) call it."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.sqrt(np.asarray(sum_var, dtype=np.float64) / np.asarray(sum_sq_err, dtype=np.float64))

@@ -1161,7 +1161,7 @@ def permutation_test(
     n = d.size
     area = [float(_auucc_batch(d, zl[None], zu[None], x_axis, y_axis, unit)[0]) for zl, zu in zip(zls, zus)]
     pairs_idx = list(combinations(range(len(bands)), 2))
-    from .calibration_tests import keyed_seed_sequence
+    from .calibration_tests import keyed_seed_sequence, monte_carlo_p
 
     # the draws come from the seed and the data (every model's band), so they differ between data sets
     children = keyed_seed_sequence(seed, permutation_key(y, d, zls, zus)).spawn(len(pairs_idx))
@@ -1185,7 +1185,7 @@ def permutation_test(
             obs,
             progress,
         )
-        p = (1.0 + hits) / (1.0 + n_perm)
+        p = monte_carlo_p(hits, n_perm)
         pmat[i][j] = pmat[j][i] = p
         pairs.append(
             {"a": names[i], "b": names[j], "auucc_a": area[i], "auucc_b": area[j], "diff": obs, "p_value": p}

@@ -33,11 +33,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from .normal import ndtr
+from .normal import ndtr, norm_pdf
 
 _SQRT2 = np.sqrt(2.0)
 _INV_SQRT_PI = 1.0 / np.sqrt(np.pi)
-_INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 
 
 def check_region(region) -> tuple[float, float]:
@@ -53,23 +52,18 @@ def check_region(region) -> tuple[float, float]:
     return a, b
 
 
-def _phi(u: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        return _INV_SQRT_2PI * np.exp(-0.5 * u * u)
-
-
 def _B(u: np.ndarray) -> np.ndarray:
     """:math:`\\int_{-\\infty}^u \\Phi(s)^2 ds` (0 at -inf; use for u <= 0 or moderate u)."""
     with np.errstate(invalid="ignore"):
         cdf = ndtr(u)
-        out = u * cdf * cdf + 2.0 * cdf * _phi(u) - _INV_SQRT_PI * ndtr(_SQRT2 * u)
+        out = u * cdf * cdf + 2.0 * cdf * norm_pdf(u) - _INV_SQRT_PI * ndtr(_SQRT2 * u)
     return np.where(np.isneginf(u), 0.0, out)
 
 
 def _A(u: np.ndarray) -> np.ndarray:
     """:math:`\\int_{-\\infty}^u \\Phi(s) ds` (0 at -inf)."""
     with np.errstate(invalid="ignore"):
-        out = u * ndtr(u) + _phi(u)
+        out = u * ndtr(u) + norm_pdf(u)
     return np.where(np.isneginf(u), 0.0, out)
 
 

@@ -38,7 +38,9 @@ from scipy.optimize import isotonic_regression
 
 from ..errors import InputError
 from ..metrics.blocks import rowwise
-from ..metrics.normal import ndtr, ndtri
+from ..metrics.intervals import bound_levels
+from ..metrics.normal import central_z, ndtri
+from ..metrics.reliability import gaussian_pit
 from ..metrics.scoring import _gaussian_arrays
 from ..validation import (
     as_float_array,
@@ -75,7 +77,7 @@ def fit_isotonic(
     n = y.size
     if n < MIN_ROWS:
         raise InputError(f"too few rows for isotonic recalibration: got {n}, need at least {MIN_ROWS}")
-    pit = rowwise(lambda y, mu, sd: ndtr((y - mu) / sd), y, mu, sd)  # no full-size temporaries
+    pit = rowwise(gaussian_pit, y, mu, sd)  # no full-size temporaries
     grid = np.linspace(0.0, 1.0, int(num_bins) + 1)
     # quantiles first, partitioning pit in place (they depend on its values only, not their order), then sorted
     x = np.unique(np.concatenate([grid, np.quantile(pit, grid, overwrite_input=True)]))
@@ -194,7 +196,7 @@ def isotonic_intervals(
     lower, upper : two (N, L) arrays.
     """
     c = _levels(levels)
-    bounds = isotonic_quantiles(state, mean, std, np.concatenate([(1.0 - c) / 2.0, (1.0 + c) / 2.0]))
+    bounds = isotonic_quantiles(state, mean, std, bound_levels(c))
     return bounds[:, : c.size], bounds[:, c.size :]
 
 
@@ -211,7 +213,7 @@ def isotonic_equivalent_std(state: dict[str, Any], levels) -> dict[float, float]
     c = _levels(levels)
     lo = ndtri(_inverse(x, r, (1.0 - c) / 2.0))
     hi = ndtri(_inverse(x, r, (1.0 + c) / 2.0))
-    k = (hi - lo) / (2.0 * ndtri((1.0 + c) / 2.0))
+    k = (hi - lo) / (2.0 * central_z(c))
     return {float(level): float(v) for level, v in zip(c, k)}
 
 
@@ -223,4 +225,4 @@ def isotonic_cdf(state: dict[str, Any], y_true: np.ndarray, mean: np.ndarray, st
     """
     x, r = _knots(state)
     y, mu, sd = _gaussian_arrays(y_true, mean, std)
-    return rowwise(lambda y, mu, sd: np.interp(ndtr((y - mu) / sd), x, r), y, mu, sd)
+    return rowwise(lambda y, mu, sd: np.interp(gaussian_pit(y, mu, sd), x, r), y, mu, sd)

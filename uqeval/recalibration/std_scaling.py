@@ -40,8 +40,13 @@ from scipy.optimize import brentq
 
 from ..errors import InputError, UsageError
 from ..metrics.blocks import row_mean, rowwise
-from ..metrics.calibration import calibration_errors, interval_cover_index, observed_from_cover_index
-from ..metrics.normal import ndtri
+from ..metrics.calibration import (
+    calibration_errors,
+    expected_proportions,
+    interval_cover_index,
+    observed_from_cover_index,
+)
+from ..metrics.normal import central_z
 from ..metrics.scoring import _gaussian_arrays, crps_gaussian, nll_gaussian
 from ..validation import as_float_array, check_finite, check_positive
 
@@ -58,7 +63,7 @@ def _summary(
 ) -> dict[str, float]:
     r""":func:`avg_calibration_gaussian` and the mean NLL and CRPS of :math:`N(\mu, (s\sigma)^2)`, the
     per-row terms made in blocks of rows (the same numbers, no full-size temporaries)."""
-    expected = np.linspace(0.0, 1.0, num_bins)  # as avg_calibration_gaussian
+    expected = expected_proportions(num_bins)  # as avg_calibration_gaussian
     cover = rowwise(
         lambda y, mu, sd: interval_cover_index(np.abs(y - mu) / (factor * sd), expected),
         y,
@@ -78,8 +83,8 @@ def _summary(
 
 
 def _thresholds(num_bins: int) -> tuple[np.ndarray, np.ndarray]:
-    expected = np.linspace(0.0, 1.0, num_bins)
-    return expected, ndtri(0.5 + expected / 2.0)  # as avg_calibration_gaussian; last one is +inf
+    expected = expected_proportions(num_bins)
+    return expected, central_z(expected)  # as avg_calibration_gaussian; last one is +inf
 
 
 #: (factors x bins) cells per chunk of :func:`_calibration_on_grid`

@@ -181,12 +181,14 @@ class _Lag1:
         self.last = e[-1].copy()
 
     def rho(self, moments: Any) -> np.ndarray:
+        from ...metrics.comparison import lag_autocovariance
+
         n = moments.n
         delta = moments.mean - self.shift
         sum_e = moments.total - n * self.shift
         a, b = sum_e - self.first, sum_e - self.last
         with np.errstate(all="ignore"):
-            gamma1 = (self.s1 - delta * (a + b) + (n - 1) * delta * delta) / n
+            gamma1 = lag_autocovariance(self.s1, delta, a, b, n, 1)
             return gamma1 / (moments.m2 / n)
 
     def note(self, moments: Any, todo: list[tuple[str, int, int]], names: list[str]) -> str | None:

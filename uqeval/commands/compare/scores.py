@@ -64,7 +64,9 @@ def common_grids(models: Sequence[Model], resolution: int = 99) -> Grids:
     pinball, central levels for interval), which makes ``pinball`` the toolbox check
     score and ``interval`` the toolbox interval score.
     """
-    toolbox = np.linspace(0.01, 0.99, int(resolution))
+    from ...metrics.scoring import toolbox_levels
+
+    toolbox = toolbox_levels(resolution)
     q, notes_q = _common(models, lambda p: p.quantile_keys(), "pinball")
     c, notes_c = _common(models, lambda p: p.central_keys(), "interval")
     tq = q is not None and q.size == 0

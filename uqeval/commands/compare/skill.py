@@ -476,12 +476,10 @@ def compare_skill(
         reps = poisson_bootstrap(
             [c[2] for c in columns], first.prediction.n, int(n_boot), seed or 0, units, block_size
         )
+        from .assemble import _percentile_interval
+
         for (name, model, _), rep in zip(columns, reps):
-            with np.errstate(all="ignore"):
-                if not np.all(np.isnan(rep)):
-                    out[name][model]["low"], out[name][model]["high"] = (
-                        float(v) for v in np.nanquantile(rep, [alpha / 2, 1 - alpha / 2])
-                    )
+            out[name][model]["low"], out[name][model]["high"] = _percentile_interval(rep, alpha)
     return {
         "reference": info,
         "skill": out,

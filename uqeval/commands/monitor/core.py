@@ -39,6 +39,7 @@ from ...metrics.sequential import (
     pit_log_e,
     pit_log_factors,
     process_log_path,
+    two_sided_log_e,
 )
 from ...weights import refuse_weights, weights_block
 from .windows import SCHEMA, Windows
@@ -88,7 +89,7 @@ def _test_specs(win: Windows, keys: list[int], prefix: str = "") -> list[dict[st
             _spec(
                 f"{prefix}coverage@{level_key(lv)}",
                 f"the {level_key(lv)} intervals miss at rate {level_key(1 - lv)} (two-sided)",
-                np.logaddexp(under, over) - np.log(2.0),
+                two_sided_log_e(under, over),
                 coverage_log_factors(n_w, miss_w[:, j], 1.0 - lv),
                 ("coverage", n_w, n_w - miss_w[:, j], lv),
                 e_under=capped_exp(under),

@@ -60,6 +60,8 @@ import numpy as np
 
 from ...config import Settings
 from ...errors import InputError
+from ...metrics.blocks import merge_moments
+from ...metrics.rowweights import float_codes
 
 if TYPE_CHECKING:
     from ...engine.options import EngineOptions
@@ -84,7 +86,7 @@ def band_state(
     fin = np.isfinite(k)
     order = np.argsort(k[fin], kind="stable")
     kf, wf = k[fin][order], w[fin][order]
-    codes = kf.view(np.int64) >> SHIFT
+    codes = float_codes(kf, SHIFT)
     lo = (codes << SHIFT).view(np.float64)
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if kf.size else np.zeros(0, dtype=np.intp)
     ends = np.r_[starts[1:], kf.size].astype(np.intp)
@@ -268,13 +270,12 @@ def merge_file(a: State | None, b: State) -> State:
     """Two file states combined: sums add, the target's moments by Chan's merge over the total weights."""
     if a is None:
         return b
-    t = a["t"] + b["t"]
-    delta = b["y_mean"] - a["y_mean"]
+    t, y_mean, y_m2 = merge_moments(a["t"], a["y_mean"], a["y_m2"], b["t"], b["y_mean"], b["y_m2"])
     return {
         "n": a["n"] + b["n"],
         "t": t,
-        "y_mean": a["y_mean"] + delta * (b["t"] / t),
-        "y_m2": a["y_m2"] + b["y_m2"] + delta * delta * (a["t"] * b["t"] / t),
+        "y_mean": y_mean,
+        "y_m2": y_m2,
         "op": {key: a["op"][key] + b["op"][key] for key in a["op"]},
         "model": merge_band(a["model"], b["model"]),
         "const": merge_band(a["const"], b["const"]),
