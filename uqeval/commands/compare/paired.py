@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ...errors import option
+from ...metrics.normal import central_z
 
 if TYPE_CHECKING:
     pass
@@ -196,7 +197,7 @@ class _Lag1:
         if self.last is None:
             return None
         rho = self.rho(moments)
-        band = 2.576 / math.sqrt(moments.n)
+        band = float(central_z(0.99)) / math.sqrt(moments.n)  # the 99 % band of rho under independence
         worst = np.where(np.isfinite(rho), np.abs(rho), 0.0)
         j = int(np.argmax(worst))
         if not worst[j] > band:
