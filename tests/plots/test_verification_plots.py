@@ -5,6 +5,7 @@ Thorarinsdottir, Scheuerer & Heinz 2016)."""
 
 from __future__ import annotations
 
+import matplotlib.text
 import numpy as np
 import pytest
 from scipy.stats import norm
@@ -81,7 +82,7 @@ def test_exceedance_reliability_title_is_literal():
     fig = build_figures(
         _gaussian(), None, Settings(thresholds=(0.0,)), name="$x^2$ [bold]", kinds=["exceedance_reliability"]
     ).figures["exceedance_reliability"]
-    assert fig._suptitle.get_text().endswith(r"\$x^2\$ [bold]")
+    assert fig._suptitle.get_text().endswith("$x^2$ [bold]") and not fig._suptitle.get_parse_math()
 
 
 def test_exceedance_reliability_in_the_cli(tmp_path):
@@ -283,7 +284,7 @@ def test_multivariate_rank_histogram_plot(tmp_path):
 
     want = np.bincount(average_ranks(pred.y_true, pred.samples), minlength=pred.samples.shape[1] + 1)
     assert [p.get_height() for p in ax.patches if p.get_width() == pytest.approx(0.9)] == want.tolist()
-    assert ax.get_title().endswith(r"\$m\$")
+    assert ax.get_title().endswith("$m$") and not ax.title.get_parse_math()
     r = runner.invoke(
         app, ["plot", src, "--kind", "multivariate_rank_histogram", "-o", str(tmp_path / "m.png")]
     )
@@ -313,3 +314,25 @@ def test_exceedance_reliability_draws_at_most_six_thresholds_in_rows_of_three():
         _gaussian(), None, Settings(thresholds=(-1.0, 0.0, 0.5, 1.0)), kinds=["exceedance_reliability"]
     ).figures["exceedance_reliability"]
     assert sum(ax.get_visible() for ax in fig.axes) == 8 and len(fig.axes) == 12  # 2 empty slots hidden
+
+
+def test_a_dollar_in_a_name_is_drawn_as_itself_in_saved_figures_and_on_a_given_axes():
+    """A file named ``cost$1.csv`` was titled ``cost\\$1.csv`` in saved figures: the title was escaped for mathtext,
+    which the saved figures then switched off. The texts uqeval draws are literal instead (math parsing off), on
+    a new figure and on a given Axes, whose own texts keep their math."""
+    import matplotlib.pyplot as plt
+
+    from uqeval.plots.common import figure_to_bytes
+
+    fig = build_figures(_gaussian(), None, Settings(), name="cost$1.csv", kinds=["calibration"]).figures[
+        "calibration"
+    ]
+    figure_to_bytes(fig, "png")
+    titles = [t.get_text() for t in fig.findobj(matplotlib.text.Text) if "cost" in t.get_text()]
+    assert titles and all("cost$1.csv" in t and "\\$" not in t for t in titles)
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    mine = ax.text(0.5, 0.5, "$\\sigma$")  # the user's own text
+    build_figures(_gaussian(), None, Settings(), name="m$", kinds=["calibration"], ax=ax)
+    assert mine.get_parse_math() and not ax.title.get_parse_math() and ax.get_title().endswith("m$")
+    plt.close(fig)
