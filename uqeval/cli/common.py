@@ -10,7 +10,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -664,7 +664,7 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 
         from .. import _children
         from ..errors import GateFailure, front_end
-        from ..io.writers import discard_temps, output_batch
+        from ..io.writers import output_batch
         from . import interrupts
 
         interrupts.start()
@@ -689,21 +689,21 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
                     interrupts.check()  # one a destructor swallowed: raised before the outputs are written
                 interrupts.settle()
             except UqevalError as exc:
+                if interrupts.caused(exc):
+                    _interrupted()
                 interrupts.settle()
                 _warnings_note(caught, exc.exit_code)
                 # its message and the flag that fixes it (the CLI's voice); newlines from input are shown
                 # escaped by fail(), not cut
                 fail(str(exc) or type(exc).__name__, exc.exit_code)
             except KeyboardInterrupt:
-                interrupts.settle()
-                discard_temps()
-                _children.stop_children(raise_errors=False)  # one whose stop was interrupted
-                interrupts.report()
-                raise typer.Exit(130) from None
+                _interrupted()
             except click_exceptions():  # typer.Exit, typer.Abort and click's usage errors
                 interrupts.settle()
                 raise
             except Exception as exc:
+                if interrupts.caused(exc):  # e.g. an import the interrupt broke: ImportError from it
+                    _interrupted()
                 interrupts.settle()
                 message = _expected_error(exc)
                 if message is None:
@@ -714,6 +714,20 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 
     wrapper._uqeval_edge = True  # type: ignore[attr-defined]
     return wrapper
+
+
+def _interrupted() -> NoReturn:
+    """An interrupted run: settled, its temporary files discarded, its children ended, ``interrupted`` said,
+    exit 130 (the modules below were imported by the command's wrapper already)."""
+    from .. import _children
+    from ..io.writers import discard_temps
+    from . import interrupts
+
+    interrupts.settle()
+    discard_temps()
+    _children.stop_children(raise_errors=False)  # one whose stop was interrupted
+    interrupts.report()
+    raise typer.Exit(130) from None
 
 
 @contextlib.contextmanager

@@ -74,6 +74,20 @@ def _unraisable(unraisable) -> None:
     sys.__unraisablehook__(unraisable)
 
 
+def caused(exc: BaseException) -> bool:
+    """True when an interrupt is behind ``exc``: a ``KeyboardInterrupt`` raised inside a C extension's import
+    comes out as ``ImportError: initialization failed`` caused by it (1 run in ~200 interrupted at start,
+    while matplotlib imported), and a wrapper may raise its own error from one."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, KeyboardInterrupt):
+            return True
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
 def check() -> None:
     """Raise ``KeyboardInterrupt`` if an interrupt arrived and was swallowed on its way (before the
     outputs are written)."""
