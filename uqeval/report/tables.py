@@ -77,7 +77,7 @@ def _rows(summary: dict[str, Any]) -> tuple[list[str], list[tuple[str, str, list
     return ["value"], [(g, m, [v], d) for g, m, v, d in metric_rows(summary)]
 
 
-def rich_table(summary: dict[str, Any], title: str | None = None):
+def rich_table(summary: dict[str, Any]):
     from ..text import markup as escape
 
     labels, rows = _rows(summary)
@@ -99,15 +99,15 @@ def rich_table(summary: dict[str, Any], title: str | None = None):
             ]
         )
         last = group
-    return _rich_table(columns, cells, title=title or header_line(summary), sections=sections)
+    return _rich_table(columns, cells, title=header_line(summary), sections=sections)
 
 
-def markdown(summary: dict[str, Any], title: str | None = None) -> str:
+def markdown(summary: dict[str, Any]) -> str:
     from .verdict import markdown_verdict
 
     labels, rows = _rows(summary)
     lines = [
-        f"**{md_cell(title or header_line(summary))}**",
+        f"**{md_cell(header_line(summary))}**",
         "",
         *markdown_verdict(summary),
         *md_table(
