@@ -245,6 +245,19 @@ def thousands(ax_axis) -> None:
     ax_axis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
 
 
+def drawn_texts(fig: Any) -> list[Any]:
+    """The texts of ``fig`` but its tick labels (numbers; listing them would compute the axis limits, which
+    :func:`figure_to_bytes` guards): titles, axis labels, texts and legends."""
+    out = [*fig.texts, *[t for leg in fig.legends for t in leg.get_texts()]]
+    if getattr(fig, "_suptitle", None) is not None:
+        out.append(fig._suptitle)
+    for a in fig.axes:
+        out += [a.title, a._left_title, a._right_title, a.xaxis.label, a.yaxis.label, *a.texts]
+        if a.get_legend() is not None:
+            out += [*a.get_legend().get_texts(), a.get_legend().get_title()]
+    return out
+
+
 def _literal_text(fig: Figure) -> None:
     """Every text of ``fig`` is literal: no mathtext (a ``$`` in a file or model name), control
     characters shown as ``\\xNN`` (no missing-glyph warnings). uqeval draws no math."""

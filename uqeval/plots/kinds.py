@@ -656,19 +656,6 @@ def _rejection(d: _Draw, series: str | None = None, color: str | None = None) ->
     )
 
 
-def _texts(fig: Any) -> list[Any]:
-    """The texts of ``fig`` but its tick labels (numbers; listing them would compute the axis limits, which
-    :func:`~uqeval.plots.common.figure_to_bytes` guards): titles, axis labels, texts and legends."""
-    out = [*fig.texts, *[t for leg in fig.legends for t in leg.get_texts()]]
-    if getattr(fig, "_suptitle", None) is not None:
-        out.append(fig._suptitle)
-    for a in fig.axes:
-        out += [a.title, a._left_title, a._right_title, a.xaxis.label, a.yaxis.label, *a.texts]
-        if a.get_legend() is not None:
-            out += [*a.get_legend().get_texts(), a.get_legend().get_title()]
-    return out
-
-
 def _title_text(s: str) -> str:
     """Input text for a title: no control characters (a ``$`` stays: :func:`build_figures` draws it literally)."""
     from ..text import plain
@@ -838,8 +825,10 @@ def build_figures(
         if x.shape != (pred.n,):
             raise InputError(f"x has {x.size} values but the prediction has {pred.n} rows")
 
+    from .common import drawn_texts
+
     # a given Axes' texts that the drawing does not change keep their math (its title and labels are rewritten)
-    before = {} if ax is None else {t: t.get_text() for t in _texts(ax.figure)}
+    before = {} if ax is None else {t: t.get_text() for t in drawn_texts(ax.figure)}
     bundle = PlotBundle()
     on: dict[str, Any] = {} if ax is None else {"ax": ax}
     over = {**on, "label": series, "color": color} if series is not None else on
@@ -854,7 +843,7 @@ def build_figures(
     figs.update(_from_summary(d, wanted, kinds is not None, info, bundle))
     bundle.figures = {k: figs[k] for k in PLOT_KINDS if k in figs}
     for fig in {id(f): f for f in bundle.figures.values()}.values():  # uqeval draws no math: a $ is a $
-        for t in _texts(fig):
+        for t in drawn_texts(fig):
             if before.get(t) != t.get_text():
                 t.set_parse_math(False)
     return bundle
