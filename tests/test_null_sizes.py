@@ -230,3 +230,24 @@ def test_weighted_standard_error_covers_the_mean():
         st = sem_moments(rng.normal(size=(200, 1)), rng.uniform(0.2, 3.0, 200))
         p.append(2.0 * ndtr(-abs(st["mean"][0] / sem_from_moments(st)[0])))
     _assert_size(np.array(p), "weighted standard error")
+
+
+def test_compare_serial_correlation_note_holds_its_size():
+    """compare's lag-1 note (commands.compare.paired._Lag1) flags a pair when |rho_1| leaves its 99 % band for
+    independent rows, Phi^-1(0.995)/sqrt(n) (Bartlett: rho_1 ~ N(0, 1/n)): on independent differences, folded
+    in two blocks as the stream engine folds them, it fires in about 1 % of runs, never far more."""
+    from uqeval.commands.compare.paired import _Lag1
+    from uqeval.metrics.comparison import Moments
+
+    rng = np.random.default_rng(41)
+    r, n = 2000, 400
+    fired = 0
+    for _ in range(r):
+        d = rng.normal(size=(n, 1)) + 0.3
+        shift = d[:8].mean(axis=0)
+        lag1, moments = _Lag1(1, shift), Moments.of(d[:150], 1, shift).merge(Moments.of(d[150:], 1, shift))
+        lag1.add(d[:150])
+        lag1.add(d[150:])
+        fired += lag1.note(moments, [("crps", 0, 1)], ["a", "b"]) is not None
+    se = math.sqrt(0.01 * 0.99 / r)
+    assert abs(fired / r - 0.01) < 3.5 * se, f"fired in {fired} of {r} runs, want 1 % ± {3.5 * se:.4f}"
